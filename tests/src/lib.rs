@@ -1,0 +1,1 @@
+//! Helpers for integration tests that run real jobs.

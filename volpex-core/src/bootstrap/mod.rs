@@ -1,0 +1,183 @@
+//! Joining a job: what the launcher passes in the environment, the authenticated
+//! control connection, registration and the rendezvous (address table).
+//!
+//! Owns the `VOLPEX_*` launch variables. Must never carry protocol traffic between
+//! replicas; after the rendezvous the control connection belongs to the transport.
+
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::time::Duration;
+
+use crate::config::env_u64;
+use crate::error::Error;
+use crate::message::ReplicaId;
+use crate::transport::auth::{self, JobKey, PeerId};
+use crate::wire::control::{self, ToLauncher, ToProcess};
+use crate::wire::stream::{read_one, write_one};
+
+/// Environment variable names the launcher sets.
+pub mod vars {
+    /// Rank of this process.
+    pub const RANK: &str = "VOLPEX_RANK";
+    /// Replica index (= team) of this process.
+    pub const REPLICA: &str = "VOLPEX_REPLICA";
+    /// Number of ranks.
+    pub const SIZE: &str = "VOLPEX_SIZE";
+    /// Replicas per rank.
+    pub const REPLICAS: &str = "VOLPEX_REPLICAS";
+    /// Launcher control address, `ip:port`.
+    pub const LAUNCHER: &str = "VOLPEX_LAUNCHER";
+    /// Job key, 64 hex digits. Never put on a command line.
+    pub const JOB_KEY: &str = "VOLPEX_JOB_KEY";
+    /// Address to listen on for peers and advertise (default 127.0.0.1).
+    pub const BIND: &str = "VOLPEX_BIND";
+    /// Fault injection: exit abruptly right after this many sends.
+    pub const FAULT_EXIT_AFTER_SENDS: &str = "VOLPEX_FAULT_EXIT_AFTER_SENDS";
+    /// How long to wait for the address table, in ms.
+    pub const RENDEZVOUS_TIMEOUT_MS: &str = "VOLPEX_RENDEZVOUS_TIMEOUT_MS";
+}
+
+/// Process exit code used by `exit@sends` fault injection.
+pub const EXIT_FAULT: i32 = 99;
+
+/// Everything a process learns when it joins a job.
+pub struct Joined {
+    /// This process.
+    pub me: ReplicaId,
+    /// Number of ranks.
+    pub ranks: u32,
+    /// Replicas per rank.
+    pub replicas: u32,
+    /// The job key.
+    pub key: JobKey,
+    /// Where peers reach us.
+    pub listener: mio::net::TcpListener,
+    /// Authenticated control connection to the launcher.
+    pub launcher: TcpStream,
+    /// Every replica's address, `None` if it never registered.
+    pub addrs: Vec<Vec<Option<SocketAddr>>>,
+    /// Fault injection: exit after this many sends.
+    pub exit_after_sends: Option<u64>,
+}
+
+fn var(name: &str) -> Result<String, Error> {
+    std::env::var(name).map_err(|_| Error::Launch(format!("{name} is not set")))
+}
+
+fn num(name: &str) -> Result<u32, Error> {
+    match env_u64(name).map_err(Error::Launch)? {
+        Some(v) => u32::try_from(v).map_err(|_| Error::Launch(format!("{name} too large"))),
+        None => Err(Error::Launch(format!("{name} is not set"))),
+    }
+}
+
+/// Parses a 64-hex-digit key.
+pub fn parse_key(hex: &str) -> Result<JobKey, String> {
+    let hex = hex.trim();
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err("job key must be 64 hex digits".into());
+    }
+    let mut k = [0u8; 32];
+    for (i, slot) in k.iter_mut().enumerate() {
+        *slot = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|e| e.to_string())?;
+    }
+    Ok(k)
+}
+
+/// Formats a key as hex.
+pub fn key_hex(k: &JobKey) -> String {
+    k.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// True when the launcher started this process.
+pub fn launched() -> bool {
+    std::env::var_os(vars::RANK).is_some()
+}
+
+/// Joins the job the launcher described in the environment.
+pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
+    let rank = num(vars::RANK)?;
+    let replica = num(vars::REPLICA)?;
+    let ranks = num(vars::SIZE)?;
+    let replicas = num(vars::REPLICAS)?;
+    if rank >= ranks || replica >= replicas || ranks == 0 || replicas == 0 {
+        return Err(Error::Launch(format!(
+            "replica {rank}.{replica} does not fit a job of {ranks} x {replicas}"
+        )));
+    }
+    let key = parse_key(&var(vars::JOB_KEY)?)
+        .map_err(|e| Error::Launch(format!("{}: {e}", vars::JOB_KEY)))?;
+    let launcher_addr: SocketAddr = var(vars::LAUNCHER)?
+        .parse()
+        .map_err(|e| Error::Launch(format!("{}: {e}", vars::LAUNCHER)))?;
+    let bind_ip: IpAddr = match std::env::var(vars::BIND) {
+        Ok(s) => s
+            .parse()
+            .map_err(|e| Error::Launch(format!("{}={s:?}: {e}", vars::BIND)))?,
+        Err(_) => IpAddr::from([127, 0, 0, 1]),
+    };
+    let exit_after_sends = env_u64(vars::FAULT_EXIT_AFTER_SENDS).map_err(Error::Launch)?;
+    let rendezvous = Duration::from_millis(
+        env_u64(vars::RENDEZVOUS_TIMEOUT_MS)
+            .map_err(Error::Launch)?
+            .unwrap_or(120_000),
+    );
+    let me = ReplicaId::new(rank, replica);
+
+    let listener = mio::net::TcpListener::bind(SocketAddr::new(bind_ip, 0))
+        .map_err(|e| Error::Bootstrap(format!("cannot listen on {bind_ip}: {e}")))?;
+    let my_addr = listener
+        .local_addr()
+        .map_err(|e| Error::Bootstrap(e.to_string()))?;
+
+    let mut s = TcpStream::connect_timeout(&launcher_addr, connect_timeout)
+        .map_err(|e| Error::Bootstrap(format!("launcher {launcher_addr}: {e}")))?;
+    let _ = s.set_nodelay(true);
+    s.set_read_timeout(Some(rendezvous))
+        .map_err(|e| Error::Bootstrap(e.to_string()))?;
+    let server = auth::client_blocking(&mut s, &key, PeerId::Replica(me))
+        .map_err(|e| Error::Bootstrap(format!("launcher handshake: {e}")))?;
+    if server != PeerId::Launcher {
+        return Err(Error::Bootstrap(
+            "the control address is not a launcher".into(),
+        ));
+    }
+    let (h, p) = control::encode(&ToLauncher::Register {
+        addr: my_addr.to_string(),
+    });
+    write_one(&mut s, &h, &p).map_err(|e| Error::Bootstrap(e.to_string()))?;
+    let (h, p) = read_one(&mut s).map_err(|e| Error::Bootstrap(format!("rendezvous: {e}")))?;
+    let table = match control::decode::<ToProcess>(&h, &p) {
+        Ok(ToProcess::Table { addrs }) => addrs,
+        Ok(other) => {
+            return Err(Error::Bootstrap(format!(
+                "expected the address table, got {other:?}"
+            )))
+        }
+        Err(e) => return Err(Error::Bootstrap(e.to_string())),
+    };
+    if table.len() != ranks as usize || table.iter().any(|r| r.len() != replicas as usize) {
+        return Err(Error::Bootstrap("address table has the wrong shape".into()));
+    }
+    let addrs = table
+        .into_iter()
+        .map(|reps| {
+            reps.into_iter()
+                .map(|a| a.and_then(|s| s.parse::<SocketAddr>().ok()))
+                .collect()
+        })
+        .collect();
+    s.set_read_timeout(None)
+        .map_err(|e| Error::Bootstrap(e.to_string()))?;
+    s.flush().map_err(|e| Error::Bootstrap(e.to_string()))?;
+    Ok(Joined {
+        me,
+        ranks,
+        replicas,
+        key,
+        listener,
+        launcher: s,
+        addrs,
+        exit_after_sends,
+    })
+}

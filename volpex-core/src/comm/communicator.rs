@@ -1,0 +1,392 @@
+//! `Communicator` and `Process`: point-to-point operations (MPI-3.1 chapter 3).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::request::Request;
+use super::universe::Inner;
+use super::{Status, Tag, TAG_UB};
+use crate::bootstrap::EXIT_FAULT;
+use crate::collective;
+use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
+use crate::error::Error;
+use crate::message::Key;
+use crate::transport::progress::AppGuard;
+
+/// How long a sender blocked on a full log waits per loop turn.
+const FULL_LOG_TURN: Duration = Duration::from_millis(10);
+
+/// A group of ranks with its own message space (MPI communicator). Only the world
+/// communicator exists so far.
+#[derive(Clone)]
+pub struct Communicator {
+    pub(crate) inner: Arc<Inner>,
+    /// Context id of point-to-point traffic; `id + 1` carries collectives.
+    id: u32,
+    rank: u32,
+    size: u32,
+}
+
+/// One rank of a communicator, as a message partner.
+#[derive(Clone, Copy)]
+pub struct Process<'a> {
+    comm: &'a Communicator,
+    rank: i32,
+}
+
+impl Communicator {
+    pub(crate) fn world(inner: Arc<Inner>) -> Communicator {
+        Communicator {
+            id: 0,
+            rank: inner.me.rank,
+            size: inner.ranks,
+            inner,
+        }
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> i32 {
+        self.rank as i32
+    }
+
+    /// Number of ranks.
+    pub fn size(&self) -> i32 {
+        self.size as i32
+    }
+
+    /// The partner at `rank` (checked when used).
+    pub fn process_at_rank(&self, rank: i32) -> Process<'_> {
+        Process { comm: self, rank }
+    }
+
+    /// Blocks until every rank has called it (MPI_Barrier).
+    pub fn barrier(&self) -> Result<(), Error> {
+        collective::barrier::barrier(self)
+    }
+
+    /// A seed equal in every replica of this rank and different between ranks: the way
+    /// to seed randomness without breaking replica determinism.
+    pub fn rank_seed(&self, salt: u64) -> u64 {
+        let mut h = blake3::Hasher::new();
+        h.update(b"volpex rank seed");
+        h.update(&salt.to_le_bytes());
+        h.update(&self.id.to_le_bytes());
+        h.update(&self.rank.to_le_bytes());
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&h.finalize().as_bytes()[..8]);
+        u64::from_le_bytes(b)
+    }
+
+    /// Sends `send` to `dest` and receives into `recv` from `source`, both with tag 0
+    /// (MPI_Sendrecv). Sends are buffered, so any cycle of these completes.
+    pub fn send_receive_into<S, R>(
+        &self,
+        send: &S,
+        dest: i32,
+        recv: &mut R,
+        source: i32,
+    ) -> Result<Status, Error>
+    where
+        S: Buffer + ?Sized,
+        R: BufferMut + ?Sized,
+    {
+        self.send_receive_into_with_tags(send, dest, 0, recv, source, 0)
+    }
+
+    /// MPI_Sendrecv with explicit tags.
+    pub fn send_receive_into_with_tags<S, R>(
+        &self,
+        send: &S,
+        dest: i32,
+        send_tag: Tag,
+        recv: &mut R,
+        source: i32,
+        recv_tag: Tag,
+    ) -> Result<Status, Error>
+    where
+        S: Buffer + ?Sized,
+        R: BufferMut + ?Sized,
+    {
+        self.process_at_rank(dest).send_with_tag(send, send_tag)?;
+        self.process_at_rank(source)
+            .receive_into_with_tag(recv, recv_tag)
+    }
+
+    /// MPI_Sendrecv receiving a vector of `T` (tag 0).
+    pub fn send_receive_vec<S, T>(
+        &self,
+        send: &S,
+        dest: i32,
+        source: i32,
+    ) -> Result<(Vec<T>, Status), Error>
+    where
+        S: Buffer + ?Sized,
+        T: Equivalence,
+    {
+        self.process_at_rank(dest).send(send)?;
+        self.process_at_rank(source).receive_vec::<T>()
+    }
+
+    fn check_rank(&self, rank: i32) -> Result<u32, Error> {
+        if rank >= 0 && (rank as u32) < self.size {
+            Ok(rank as u32)
+        } else {
+            Err(Error::RankOutOfRange {
+                rank: rank.into(),
+                size: self.size,
+            })
+        }
+    }
+
+    fn check_tag(tag: Tag) -> Result<(), Error> {
+        if (0..=TAG_UB).contains(&tag) {
+            Ok(())
+        } else {
+            Err(Error::BadTag(tag))
+        }
+    }
+
+    /// Appends to the log, blocking while the log is full; applies `exit@sends`.
+    fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
+        let payload = Bytes::copy_from_slice(bytes);
+        let inner = &self.inner;
+        let mut core = inner.rt.lock();
+        let mut blocked = false;
+        loop {
+            let now = core.now();
+            match core.engine.send(now, ctx, tag, dst, payload.clone()) {
+                Ok(_) => break,
+                Err(full) => {
+                    if !blocked {
+                        log::debug!(
+                            "replica {}: sender log full ({} bytes used, {} needed); blocking sender until a destination replica consumes",
+                            inner.me, full.used_bytes, full.need_bytes
+                        );
+                        blocked = true;
+                    }
+                    if !core.engine.rank_alive(dst) {
+                        return Err(Error::RankLost { rank: dst });
+                    }
+                    core.turn(Some(FULL_LOG_TURN), false)
+                        .map_err(|e| Error::Runtime(e.to_string()))?;
+                }
+            }
+        }
+        core.flush();
+        let n = inner.sends.fetch_add(1, Ordering::Relaxed) + 1;
+        if inner.exit_after_sends == Some(n) {
+            eprintln!(
+                "volpex: replica {} exits after send {n} (fault injection)",
+                inner.me
+            );
+            std::process::exit(EXIT_FAULT);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn post_on(&self, ctx: u32, tag: Tag, src: u32) -> Key {
+        let mut core = self.inner.rt.lock();
+        let now = core.now();
+        let key = core.engine.post_receive(now, ctx, tag, src);
+        core.flush();
+        key
+    }
+
+    /// Drives the loop until `key` completes.
+    pub(crate) fn wait_key(&self, key: &Key) -> Result<Bytes, Error> {
+        let mut core = self.inner.rt.lock();
+        wait_locked(&mut core, key)
+    }
+
+    /// Completes `key` if it is done, without waiting (one non-blocking loop turn).
+    pub(crate) fn test_key(&self, key: &Key) -> Result<Option<Bytes>, Error> {
+        let mut core = self.inner.rt.lock();
+        if let Some(r) = core.engine.take_received(key) {
+            return r.map(Some).map_err(Error::from);
+        }
+        core.turn(Some(Duration::ZERO), false)
+            .map_err(|e| Error::Runtime(e.to_string()))?;
+        match core.engine.take_received(key) {
+            Some(r) => r.map(Some).map_err(Error::from),
+            None => Ok(None),
+        }
+    }
+
+    /// One blocking turn of the event loop (returns when anything happened).
+    pub(crate) fn drive_once(&self) -> Result<(), Error> {
+        self.inner
+            .rt
+            .lock()
+            .turn(None, false)
+            .map_err(|e| Error::Runtime(e.to_string()))
+    }
+
+    pub(crate) fn detach(&self, key: &Key) {
+        self.inner.rt.lock().engine.detach(key);
+    }
+
+    pub(crate) fn send_internal(&self, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
+        self.send_on(self.id + 1, tag, dst, bytes)
+    }
+
+    pub(crate) fn receive_internal(&self, tag: Tag, src: u32) -> Result<Bytes, Error> {
+        let key = self.post_on(self.id + 1, tag, src);
+        self.wait_key(&key)
+    }
+
+    pub(crate) fn status_for(&self, key: &Key, bytes: usize) -> Status {
+        Status {
+            source: key.src as i32,
+            tag: key.tag,
+            bytes,
+        }
+    }
+}
+
+fn wait_locked(core: &mut AppGuard<'_>, key: &Key) -> Result<Bytes, Error> {
+    loop {
+        if let Some(r) = core.engine.take_received(key) {
+            return r.map_err(Error::from);
+        }
+        core.turn(None, false)
+            .map_err(|e| Error::Runtime(e.to_string()))?;
+    }
+}
+
+/// Copies a received message into a buffer, checking it fits in whole elements.
+pub(crate) fn fill<R: BufferMut + ?Sized>(buf: &mut R, data: &[u8]) -> Result<usize, Error> {
+    let elem = buf.elem_bytes().max(1);
+    let dst = buf.as_bytes_mut();
+    if data.len() > dst.len() {
+        return Err(Error::Truncated {
+            message_bytes: data.len(),
+            buffer_bytes: dst.len(),
+        });
+    }
+    if data.len() % elem != 0 {
+        return Err(Error::BadLength {
+            message_bytes: data.len(),
+            elem_bytes: elem,
+        });
+    }
+    dst[..data.len()].copy_from_slice(data);
+    Ok(data.len())
+}
+
+impl<'a> Process<'a> {
+    /// This partner's rank.
+    pub fn rank(&self) -> i32 {
+        self.rank
+    }
+
+    /// Buffered send with tag 0 (MPI_Send): returns once the message is in the local log.
+    pub fn send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<(), Error> {
+        self.send_with_tag(buf, 0)
+    }
+
+    /// Buffered send with a tag.
+    pub fn send_with_tag<B: Buffer + ?Sized>(&self, buf: &B, tag: Tag) -> Result<(), Error> {
+        let dst = self.comm.check_rank(self.rank)?;
+        Communicator::check_tag(tag)?;
+        self.comm.send_on(self.comm.id, tag, dst, buf.as_bytes())
+    }
+
+    /// Receives the next tag-0 message from this partner into `buf` (MPI_Recv).
+    pub fn receive_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<Status, Error> {
+        self.receive_into_with_tag(buf, 0)
+    }
+
+    /// Receives the next message with `tag` from this partner into `buf`.
+    pub fn receive_into_with_tag<B: BufferMut + ?Sized>(
+        &self,
+        buf: &mut B,
+        tag: Tag,
+    ) -> Result<Status, Error> {
+        let key = self.post(tag)?;
+        let data = self.comm.wait_key(&key)?;
+        let n = fill(buf, &data)?;
+        Ok(self.comm.status_for(&key, n))
+    }
+
+    /// Receives one value of `T` with tag 0.
+    pub fn receive<T: Equivalence>(&self) -> Result<(T, Status), Error> {
+        self.receive_with_tag(0)
+    }
+
+    /// Receives one value of `T` with `tag`.
+    pub fn receive_with_tag<T: Equivalence>(&self, tag: Tag) -> Result<(T, Status), Error> {
+        let mut v = [T::zeroed()];
+        let st = self.receive_into_with_tag(&mut v[..], tag)?;
+        if st.count_bytes() != std::mem::size_of::<T>() {
+            return Err(Error::BadLength {
+                message_bytes: st.count_bytes(),
+                elem_bytes: std::mem::size_of::<T>(),
+            });
+        }
+        Ok((v[0], st))
+    }
+
+    /// Receives a whole message of `T`s with tag 0, however long.
+    pub fn receive_vec<T: Equivalence>(&self) -> Result<(Vec<T>, Status), Error> {
+        self.receive_vec_with_tag(0)
+    }
+
+    /// Receives a whole message of `T`s with `tag`.
+    pub fn receive_vec_with_tag<T: Equivalence>(
+        &self,
+        tag: Tag,
+    ) -> Result<(Vec<T>, Status), Error> {
+        let key = self.post(tag)?;
+        let data = self.comm.wait_key(&key)?;
+        let v = vec_from_bytes::<T>(&data)?;
+        Ok((v, self.comm.status_for(&key, data.len())))
+    }
+
+    /// Immediate send (MPI_Isend). Sends are buffered, so the request is already complete.
+    pub fn immediate_send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<Request<'static>, Error> {
+        self.immediate_send_with_tag(buf, 0)
+    }
+
+    /// Immediate send with a tag.
+    pub fn immediate_send_with_tag<B: Buffer + ?Sized>(
+        &self,
+        buf: &B,
+        tag: Tag,
+    ) -> Result<Request<'static>, Error> {
+        self.send_with_tag(buf, tag)?;
+        Ok(Request::done(Status {
+            source: self.comm.rank(),
+            tag,
+            bytes: buf.as_bytes().len(),
+        }))
+    }
+
+    /// Immediate receive of a tag-0 message into `buf` (MPI_Irecv); the buffer is borrowed
+    /// until the request completes.
+    pub fn immediate_receive_into<B: BufferMut + ?Sized>(
+        &self,
+        buf: &'a mut B,
+    ) -> Result<Request<'a>, Error> {
+        self.immediate_receive_into_with_tag(buf, 0)
+    }
+
+    /// Immediate receive with a tag.
+    pub fn immediate_receive_into_with_tag<B: BufferMut + ?Sized>(
+        &self,
+        buf: &'a mut B,
+        tag: Tag,
+    ) -> Result<Request<'a>, Error> {
+        let key = self.post(tag)?;
+        let elem = buf.elem_bytes();
+        Ok(Request::receive(self.comm, key, buf.as_bytes_mut(), elem))
+    }
+
+    fn post(&self, tag: Tag) -> Result<Key, Error> {
+        let src = self.comm.check_rank(self.rank)?;
+        Communicator::check_tag(tag)?;
+        Ok(self.comm.post_on(self.comm.id, tag, src))
+    }
+}

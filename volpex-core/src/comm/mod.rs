@@ -1,0 +1,21 @@
+//! The application-facing API in the style of the `mpi` crate: universe, communicators,
+//! point-to-point operations, requests and statuses.
+//!
+//! Owns the mapping from MPI calls to engine commands and the waiting loop. Must never
+//! open sockets or decide which replica to ask.
+
+pub mod communicator;
+pub mod request;
+pub mod status;
+pub mod universe;
+
+pub use communicator::{Communicator, Process};
+pub use request::{wait_all, wait_any, Request};
+pub use status::Status;
+pub use universe::{initialize, Universe};
+
+/// A message tag.
+pub type Tag = i32;
+
+/// Largest user tag (MPI_TAG_UB).
+pub const TAG_UB: Tag = i32::MAX;

@@ -1,0 +1,134 @@
+//! `Universe`: joining the job, and finalization by drop.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::Communicator;
+use crate::bootstrap;
+use crate::config::Config;
+use crate::error::Error;
+use crate::message::ReplicaId;
+use crate::transport::{Core, Runtime};
+use crate::wire::control::ToLauncher;
+
+/// Shared state behind every communicator of a process.
+pub(crate) struct Inner {
+    pub(crate) rt: Arc<Runtime>,
+    pub(crate) me: ReplicaId,
+    pub(crate) ranks: u32,
+    pub(crate) replicas: u32,
+    pub(crate) sends: AtomicU64,
+    pub(crate) exit_after_sends: Option<u64>,
+    launched: bool,
+    bg: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// The MPI environment of this process. Dropping it finalizes: the replica tells the
+/// launcher it is done and keeps serving its log until the whole job is done.
+pub struct Universe {
+    inner: Arc<Inner>,
+}
+
+/// Joins the job the launcher started this process in, or, without a launcher, a job of
+/// one rank and one replica. Logging goes to stderr at the level in `VOLPEX_LOG`.
+pub fn initialize() -> Result<Universe, Error> {
+    let _ = env_logger::Builder::from_env(env_logger::Env::new().filter_or("VOLPEX_LOG", "warn"))
+        .format_timestamp_micros()
+        .try_init();
+    let cfg = Config::from_env().map_err(Error::Launch)?;
+    let start = Instant::now();
+    let inner = if bootstrap::launched() {
+        let j = bootstrap::join(cfg.connect_timeout)?;
+        let (core, waker) = Core::new(
+            j.me,
+            j.ranks,
+            j.replicas,
+            j.key,
+            cfg,
+            Some(j.listener),
+            Some(j.launcher),
+            j.addrs,
+            start,
+        )
+        .map_err(|e| Error::Runtime(e.to_string()))?;
+        let (rt, bg) = Runtime::start(core, waker);
+        log::debug!(
+            "replica {} joined a job of {} x {}",
+            j.me,
+            j.ranks,
+            j.replicas
+        );
+        Inner {
+            rt,
+            me: j.me,
+            ranks: j.ranks,
+            replicas: j.replicas,
+            sends: AtomicU64::new(0),
+            exit_after_sends: j.exit_after_sends,
+            launched: true,
+            bg: Mutex::new(Some(bg)),
+        }
+    } else {
+        let me = ReplicaId::new(0, 0);
+        let (core, waker) = Core::new(me, 1, 1, [0; 32], cfg, None, None, vec![vec![None]], start)
+            .map_err(|e| Error::Runtime(e.to_string()))?;
+        let (rt, bg) = Runtime::start(core, waker);
+        Inner {
+            rt,
+            me,
+            ranks: 1,
+            replicas: 1,
+            sends: AtomicU64::new(0),
+            exit_after_sends: None,
+            launched: false,
+            bg: Mutex::new(Some(bg)),
+        }
+    };
+    Ok(Universe {
+        inner: Arc::new(inner),
+    })
+}
+
+impl Universe {
+    /// MPI_COMM_WORLD.
+    pub fn world(&self) -> Communicator {
+        Communicator::world(self.inner.clone())
+    }
+
+    /// Which copy of its rank this process is (0..replicas). For logs only: a program's
+    /// results must not depend on it.
+    pub fn replica(&self) -> u32 {
+        self.inner.me.replica
+    }
+
+    /// How many replicas every rank has.
+    pub fn replicas(&self) -> u32 {
+        self.inner.replicas
+    }
+}
+
+impl Drop for Universe {
+    fn drop(&mut self) {
+        let inner = &self.inner;
+        if inner.launched {
+            let mut core = inner.rt.lock();
+            let stats = core.engine.stats();
+            core.flush();
+            core.to_launcher(&ToLauncher::Finalized { stats });
+            while !core.shutdown_requested() {
+                if let Err(e) = core.turn(Some(Duration::from_millis(100)), false) {
+                    log::error!("event loop failed while serving after finalize: {e}");
+                    break;
+                }
+            }
+        }
+        inner.rt.stop();
+        if let Some(h) = inner.bg.lock().take() {
+            let _ = h.join();
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! Every limit and timeout of the runtime, in one place, units last in names.
+//!
+//! Values come from defaults here, overridden by environment variables the launcher
+//! exports (documented in the README). This module only reads the environment; it must
+//! never hold runtime state.
+
+use std::time::Duration;
+
+/// Size of the fixed wire header in bytes (asserted against the codec in `wire`).
+pub const HEADER_BYTES: usize = 56;
+
+/// Largest payload one frame may carry. Anything larger is a protocol error that closes
+/// the connection, so a hostile length field can never make us allocate without bound.
+pub const FRAME_PAYLOAD_BYTES_MAX: usize = 1 << 30;
+
+/// Largest control-message payload (launcher <-> process).
+pub const CONTROL_PAYLOAD_BYTES_MAX: usize = 16 << 20;
+
+/// Default bound on the sender log.
+pub const LOG_BYTES_DEFAULT: usize = 256 << 20;
+
+/// Bookkeeping bytes charged per log entry on top of its payload.
+pub const LOG_ENTRY_OVERHEAD_BYTES: usize = 64;
+
+/// Runtime tunables of one replica.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Bound on the sender log (`VOLPEX_LOG_BYTES`).
+    pub log_bytes_max: usize,
+    /// A pull that gets no answer at all (no ACK, DATA or GONE) within this time fails
+    /// over to another replica (`VOLPEX_ACK_TIMEOUT_MS`).
+    pub ack_timeout: Duration,
+    /// A pull parked at the sender for this long is hedged: another replica of the sender
+    /// is asked whether it already has the message (`VOLPEX_HEDGE_MS`).
+    pub hedge_timeout: Duration,
+    /// How often a receiver tells all replicas of a sender how far it has consumed
+    /// (`VOLPEX_CONSUMED_MS`); lets sender logs evict.
+    pub consumed_interval: Duration,
+    /// Connection establishment (TCP connect plus handshake) timeout
+    /// (`VOLPEX_CONNECT_TIMEOUT_MS`).
+    pub connect_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            log_bytes_max: LOG_BYTES_DEFAULT,
+            ack_timeout: Duration::from_millis(2000),
+            hedge_timeout: Duration::from_millis(200),
+            consumed_interval: Duration::from_millis(20),
+            connect_timeout: Duration::from_millis(5000),
+        }
+    }
+}
+
+impl Config {
+    /// Defaults overridden by `VOLPEX_*` environment variables. A variable that does not
+    /// parse is an error naming it.
+    pub fn from_env() -> Result<Config, String> {
+        let mut c = Config::default();
+        if let Some(v) = env_u64("VOLPEX_LOG_BYTES")? {
+            c.log_bytes_max = usize::try_from(v).map_err(|_| "VOLPEX_LOG_BYTES too large")?;
+        }
+        if let Some(v) = env_u64("VOLPEX_ACK_TIMEOUT_MS")? {
+            c.ack_timeout = Duration::from_millis(v.max(1));
+        }
+        if let Some(v) = env_u64("VOLPEX_HEDGE_MS")? {
+            c.hedge_timeout = Duration::from_millis(v.max(1));
+        }
+        if let Some(v) = env_u64("VOLPEX_CONSUMED_MS")? {
+            c.consumed_interval = Duration::from_millis(v.max(1));
+        }
+        if let Some(v) = env_u64("VOLPEX_CONNECT_TIMEOUT_MS")? {
+            c.connect_timeout = Duration::from_millis(v.max(1));
+        }
+        Ok(c)
+    }
+}
+
+/// Reads an unsigned integer environment variable (`_` separators allowed).
+pub fn env_u64(name: &str) -> Result<Option<u64>, String> {
+    match std::env::var(name) {
+        Ok(s) => s
+            .replace('_', "")
+            .trim()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| format!("{name}={s:?} is not a non-negative integer")),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(format!("{name} is not valid UTF-8")),
+    }
+}

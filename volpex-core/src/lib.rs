@@ -1,0 +1,76 @@
+//! Volpex: a replicated, pull-based MPI runtime for volatile machines.
+//!
+//! Every MPI rank runs as `r` replicas. Senders keep every message in a bounded
+//! sender-side log; each receiving replica pulls each message from one replica of the
+//! sender (its own team first, another on failure or lag). A job goes on while one replica
+//! of every rank is alive, at the speed of the fastest replica of each rank.
+//!
+//! ```no_run
+//! let universe = volpex::initialize()?;
+//! let world = universe.world();
+//! if world.rank() == 0 {
+//!     world.process_at_rank(1).send(&[1.0f64, 2.0])?;
+//! } else if world.rank() == 1 {
+//!     let (v, status) = world.process_at_rank(0).receive_vec::<f64>()?;
+//!     assert_eq!(v.len(), status.count::<f64>());
+//! }
+//! # Ok::<(), volpex::Error>(())
+//! ```
+//!
+//! # Architecture
+//!
+//! ```text
+//!  comm/ (Universe, Communicator, Process, Request)   collective/ (barrier)
+//!        |                                                 |
+//!        +---------------- progress (driver lock) ---------+
+//!                               |
+//!        transport/ (mio loop, connections, auth)   <- drives ->   pull/ (Engine: no I/O)
+//!              |                                                     |
+//!        wire/ (header, frames, streams)              message/ (keys, sender log) + replica/
+//!              |
+//!        bootstrap/ (launcher rendezvous, death notices)
+//! ```
+//!
+//! Dependencies point down. The pull engine takes `(now, event)` and yields frames; the
+//! mio transport drives it in production and a seeded simulator drives it in tests.
+//!
+//! # Glossary
+//!
+//! | word | meaning |
+//! |---|---|
+//! | rank | a logical MPI process, 0..n |
+//! | replica | one OS process running a rank; index 0..r |
+//! | team k | replica k of every rank; a receiver asks its own team first |
+//! | message key | (communicator, tag, source, destination, seq) |
+//! | sender log | messages a replica has sent, kept for any replica of the receiver |
+//! | pull | a receiver asks one replica of the sender for the message with a key |
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod bootstrap;
+pub mod collective;
+pub mod comm;
+pub mod config;
+pub mod datatype;
+pub mod error;
+pub mod message;
+pub mod pull;
+pub mod replica;
+pub mod transport;
+pub mod wire;
+
+pub use comm::{
+    initialize, wait_all, wait_any, Communicator, Process, Request, Status, Tag, Universe,
+};
+pub use datatype::Equivalence;
+pub use error::Error;
+
+/// Seconds since an arbitrary fixed point in the past (MPI_Wtime).
+pub fn wtime() -> f64 {
+    use std::sync::OnceLock;
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs_f64()
+}

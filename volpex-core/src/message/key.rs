@@ -1,0 +1,55 @@
+//! The message key and process identities.
+
+use std::fmt;
+
+/// Identity of one logical message: (communicator, tag, source rank, destination rank,
+/// seq). `seq` counts earlier sends with the same (comm, tag, src, dst), so every replica of
+/// a deterministic program gives the same message the same key, and the k-th receive a
+/// rank posts for (comm, tag, src) names the k-th such send (MPI non-overtaking, MPI-3.1
+/// section 3.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    /// Communicator context id.
+    pub comm: u32,
+    /// Message tag.
+    pub tag: i32,
+    /// Sending rank.
+    pub src: u32,
+    /// Receiving rank.
+    pub dst: u32,
+    /// Number of earlier messages with the same (comm, tag, src, dst).
+    pub seq: u64,
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "(comm {}, tag {}, src {}, dst {}, seq {})",
+            self.comm, self.tag, self.src, self.dst, self.seq
+        )
+    }
+}
+
+/// One OS process of the job: replica `replica` of rank `rank`. Replica k of every rank
+/// forms team k.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReplicaId {
+    /// The MPI rank this process runs.
+    pub rank: u32,
+    /// Which copy of the rank (also its team).
+    pub replica: u32,
+}
+
+impl ReplicaId {
+    /// Shorthand constructor.
+    pub fn new(rank: u32, replica: u32) -> Self {
+        ReplicaId { rank, replica }
+    }
+}
+
+impl fmt::Display for ReplicaId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.rank, self.replica)
+    }
+}

@@ -1,0 +1,252 @@
+//! The sender-based message log (VolpexMPI section 3, "buffer management").
+//!
+//! Every send is appended here and served from here to whichever replica of the
+//! destination pulls it. The log is bounded in bytes; when full it evicts the oldest
+//! entries that some replica of their destination has already received, and refuses new
+//! entries (the caller blocks) rather than evict anything no replica has received.
+//! It owns the per-(comm, tag, dst) seq counters and per-(comm, dst) order numbers, so a
+//! lookup can tell "evicted" from "not sent yet". It must never do I/O.
+
+use std::collections::{HashMap, VecDeque};
+
+use bytes::Bytes;
+
+use super::Key;
+use crate::config::LOG_ENTRY_OVERHEAD_BYTES;
+
+/// One logged message. The payload is stored once and shared by every pull of it.
+#[derive(Debug, Clone)]
+pub struct LogEntry {
+    /// Message bytes.
+    pub payload: Bytes,
+    /// Order number among all sends from this rank to the destination on this comm.
+    pub order: u64,
+}
+
+/// Answer to "do you have this key?".
+#[derive(Debug)]
+pub enum Lookup<'a> {
+    /// Logged: serve it.
+    Present(&'a LogEntry),
+    /// Sent once, since evicted: answer GONE.
+    Evicted,
+    /// This replica has not made that send yet: park the request.
+    NotYetSent,
+}
+
+/// The log is full of messages no replica of their destination has received yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogFull {
+    /// Bytes in use.
+    pub used_bytes: usize,
+    /// Bytes the new entry needs.
+    pub need_bytes: usize,
+}
+
+/// Bounded store of this replica's sent messages.
+#[derive(Debug)]
+pub struct SendLog {
+    bytes_max: usize,
+    bytes_used: usize,
+    entries: HashMap<Key, LogEntry>,
+    /// Keys in send order, oldest first (eviction order).
+    fifo: VecDeque<Key>,
+    /// Next seq per (comm, tag, dst).
+    seqs: HashMap<(u32, i32, u32), u64>,
+    /// Next order number per (comm, dst).
+    orders: HashMap<(u32, u32), u64>,
+    /// Highest watermark any replica of dst reported, per (comm, dst).
+    consumed: HashMap<(u32, u32), u64>,
+    evicted_count: u64,
+}
+
+impl SendLog {
+    /// An empty log bounded at `bytes_max`.
+    pub fn new(bytes_max: usize) -> Self {
+        SendLog {
+            bytes_max,
+            bytes_used: 0,
+            entries: HashMap::new(),
+            fifo: VecDeque::new(),
+            seqs: HashMap::new(),
+            orders: HashMap::new(),
+            consumed: HashMap::new(),
+            evicted_count: 0,
+        }
+    }
+
+    fn cost(len: usize) -> usize {
+        len + LOG_ENTRY_OVERHEAD_BYTES
+    }
+
+    /// Appends a message from `src` and returns its key and order number, or `LogFull`
+    /// when even after eviction there is no room. An entry larger than the whole bound is
+    /// accepted into an empty log, so one huge message cannot block forever.
+    pub fn append(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        src: u32,
+        dst: u32,
+        payload: Bytes,
+    ) -> Result<(Key, u64), LogFull> {
+        let need = Self::cost(payload.len());
+        if self.bytes_used + need > self.bytes_max && !self.entries.is_empty() {
+            self.evict_for(need);
+            if self.bytes_used + need > self.bytes_max && !self.entries.is_empty() {
+                return Err(LogFull {
+                    used_bytes: self.bytes_used,
+                    need_bytes: need,
+                });
+            }
+        }
+        let seq_slot = self.seqs.entry((comm, tag, dst)).or_insert(0);
+        let key = Key {
+            comm,
+            tag,
+            src,
+            dst,
+            seq: *seq_slot,
+        };
+        *seq_slot += 1;
+        let order_slot = self.orders.entry((comm, dst)).or_insert(0);
+        let order = *order_slot;
+        *order_slot += 1;
+        self.bytes_used += need;
+        self.entries.insert(key, LogEntry { payload, order });
+        self.fifo.push_back(key);
+        Ok((key, order))
+    }
+
+    /// Looks a key up.
+    pub fn lookup(&self, key: &Key) -> Lookup<'_> {
+        if let Some(e) = self.entries.get(key) {
+            return Lookup::Present(e);
+        }
+        let next = self
+            .seqs
+            .get(&(key.comm, key.tag, key.dst))
+            .copied()
+            .unwrap_or(0);
+        if key.seq < next {
+            Lookup::Evicted
+        } else {
+            Lookup::NotYetSent
+        }
+    }
+
+    /// Number of messages this replica has sent to `dst` on `comm` (its progress).
+    pub fn sent_to(&self, comm: u32, dst: u32) -> u64 {
+        self.orders.get(&(comm, dst)).copied().unwrap_or(0)
+    }
+
+    /// Records that some replica of `dst` has received every message below `watermark`.
+    pub fn note_consumed(&mut self, comm: u32, dst: u32, watermark: u64) {
+        let slot = self.consumed.entry((comm, dst)).or_insert(0);
+        if watermark > *slot {
+            *slot = watermark;
+        }
+    }
+
+    fn evictable(&self, key: &Key, entry: &LogEntry) -> bool {
+        entry.order
+            < self
+                .consumed
+                .get(&(key.comm, key.dst))
+                .copied()
+                .unwrap_or(0)
+    }
+
+    /// Evicts oldest-first among entries some destination replica has received, until
+    /// `need` more bytes fit or nothing more may go.
+    fn evict_for(&mut self, need: usize) {
+        let mut kept = VecDeque::with_capacity(self.fifo.len());
+        while let Some(key) = self.fifo.pop_front() {
+            if self.bytes_used + need <= self.bytes_max {
+                kept.push_back(key);
+                kept.extend(self.fifo.drain(..));
+                break;
+            }
+            let evict = match self.entries.get(&key) {
+                Some(e) => self.evictable(&key, e),
+                None => true,
+            };
+            if evict {
+                if let Some(e) = self.entries.remove(&key) {
+                    self.bytes_used -= Self::cost(e.payload.len());
+                    self.evicted_count += 1;
+                }
+            } else {
+                kept.push_back(key);
+            }
+        }
+        self.fifo = kept;
+    }
+
+    /// Whether an entry of `len` payload bytes would be accepted now (after eviction).
+    pub fn has_room_for(&mut self, len: usize) -> bool {
+        let need = Self::cost(len);
+        if self.entries.is_empty() || self.bytes_used + need <= self.bytes_max {
+            return true;
+        }
+        self.evict_for(need);
+        self.bytes_used + need <= self.bytes_max
+    }
+
+    /// Bytes currently held.
+    pub fn used_bytes(&self) -> usize {
+        self.bytes_used
+    }
+
+    /// Entries evicted so far.
+    pub fn evicted_count(&self) -> u64 {
+        self.evicted_count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(n: usize) -> Bytes {
+        Bytes::from(vec![7u8; n])
+    }
+
+    #[test]
+    fn seq_and_order_count_per_key_and_pair() {
+        let mut log = SendLog::new(1 << 20);
+        let (k0, o0) = log.append(0, 5, 1, 2, msg(1)).unwrap();
+        let (k1, o1) = log.append(0, 6, 1, 2, msg(1)).unwrap();
+        let (k2, o2) = log.append(0, 5, 1, 2, msg(1)).unwrap();
+        assert_eq!((k0.seq, k1.seq, k2.seq), (0, 0, 1));
+        assert_eq!((o0, o1, o2), (0, 1, 2));
+        assert_eq!(log.sent_to(0, 2), 3);
+        let unsent = Key { seq: 2, ..k0 };
+        assert!(matches!(log.lookup(&unsent), Lookup::NotYetSent));
+    }
+
+    #[test]
+    fn never_evicts_unreceived_and_blocks_instead() {
+        let per = 100 + LOG_ENTRY_OVERHEAD_BYTES;
+        let mut log = SendLog::new(per * 2);
+        let (k0, _) = log.append(0, 0, 0, 1, msg(100)).unwrap();
+        log.append(0, 0, 0, 1, msg(100)).unwrap();
+        assert!(
+            log.append(0, 0, 0, 1, msg(100)).is_err(),
+            "nothing received yet"
+        );
+        assert!(matches!(log.lookup(&k0), Lookup::Present(_)));
+        log.note_consumed(0, 1, 1);
+        let (k2, _) = log.append(0, 0, 0, 1, msg(100)).unwrap();
+        assert!(matches!(log.lookup(&k0), Lookup::Evicted));
+        assert!(matches!(log.lookup(&k2), Lookup::Present(_)));
+        assert_eq!(log.evicted_count(), 1);
+    }
+
+    #[test]
+    fn oversized_entry_fits_an_empty_log() {
+        let mut log = SendLog::new(10);
+        assert!(log.append(0, 0, 0, 1, msg(1000)).is_ok());
+        assert!(log.append(0, 0, 0, 1, msg(1)).is_err());
+    }
+}

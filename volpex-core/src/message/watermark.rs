@@ -1,0 +1,81 @@
+//! Consumption watermarks: how far a receiver has received from one sender.
+//!
+//! Every send from `src` to `dst` on a communicator gets an order number (0, 1, 2, ...).
+//! A receiver's watermark for (comm, src) is the smallest order number it has *not* yet
+//! received; everything below it has arrived. Receivers report watermarks to senders
+//! (piggybacked on pulls and in CONSUMED frames) so sender logs can evict safely.
+
+use std::collections::{BTreeSet, HashMap};
+
+/// Per-(comm, src) consumption state of one receiver.
+#[derive(Debug, Default)]
+pub struct Consumed {
+    by_source: HashMap<(u32, u32), Track>,
+}
+
+#[derive(Debug, Default)]
+struct Track {
+    watermark: u64,
+    above: BTreeSet<u64>,
+    dirty: bool,
+}
+
+impl Consumed {
+    /// Records that the message with `order` from `src` on `comm` has been received.
+    /// Returns true when the watermark moved.
+    pub fn record(&mut self, comm: u32, src: u32, order: u64) -> bool {
+        let t = self.by_source.entry((comm, src)).or_default();
+        if order < t.watermark {
+            return false;
+        }
+        t.above.insert(order);
+        let before = t.watermark;
+        while t.above.remove(&t.watermark) {
+            t.watermark += 1;
+        }
+        if t.watermark != before {
+            t.dirty = true;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Current watermark for (comm, src).
+    pub fn watermark(&self, comm: u32, src: u32) -> u64 {
+        self.by_source.get(&(comm, src)).map_or(0, |t| t.watermark)
+    }
+
+    /// Watermarks that moved since the last call, as (comm, src, watermark).
+    pub fn take_dirty(&mut self) -> Vec<(u32, u32, u64)> {
+        let mut out = Vec::new();
+        for (&(comm, src), t) in self.by_source.iter_mut() {
+            if t.dirty {
+                t.dirty = false;
+                out.push((comm, src, t.watermark));
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watermark_waits_for_holes() {
+        let mut c = Consumed::default();
+        assert!(!c.record(0, 1, 1));
+        assert_eq!(c.watermark(0, 1), 0);
+        assert!(c.record(0, 1, 0));
+        assert_eq!(c.watermark(0, 1), 2);
+        assert!(
+            !c.record(0, 1, 0),
+            "duplicate below the watermark is ignored"
+        );
+        assert_eq!(c.take_dirty(), vec![(0, 1, 2)]);
+        assert!(c.take_dirty().is_empty());
+    }
+}

@@ -1,0 +1,132 @@
+//! Per-replica state and team-first selection (VolpexMPI section 3, "replica selection").
+
+use std::time::Duration;
+
+use crate::message::ReplicaId;
+
+/// What this process believes about one replica.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerState {
+    /// Answers normally.
+    Alive,
+    /// Timed out or lagged behind a sibling; asked only when nothing better is left.
+    Suspect {
+        /// When it became suspect.
+        since: Duration,
+    },
+    /// Its process is gone (connection failed, or the launcher said so).
+    Dead,
+}
+
+/// Beliefs about every replica of the job.
+#[derive(Debug, Clone)]
+pub struct Liveness {
+    replicas: u32,
+    states: Vec<PeerState>,
+}
+
+impl Liveness {
+    /// Everyone alive.
+    pub fn new(ranks: u32, replicas: u32) -> Self {
+        Liveness {
+            replicas,
+            states: vec![PeerState::Alive; (ranks * replicas) as usize],
+        }
+    }
+
+    fn idx(&self, id: ReplicaId) -> Option<usize> {
+        if id.replica >= self.replicas {
+            return None;
+        }
+        let i = (id.rank * self.replicas + id.replica) as usize;
+        (i < self.states.len()).then_some(i)
+    }
+
+    /// Current state; unknown ids count as dead.
+    pub fn state(&self, id: ReplicaId) -> PeerState {
+        self.idx(id).map_or(PeerState::Dead, |i| self.states[i])
+    }
+
+    /// True unless known dead.
+    pub fn is_usable(&self, id: ReplicaId) -> bool {
+        !matches!(self.state(id), PeerState::Dead)
+    }
+
+    /// Marks dead; returns true if it was not already.
+    pub fn mark_dead(&mut self, id: ReplicaId) -> bool {
+        match self.idx(id) {
+            Some(i) if self.states[i] != PeerState::Dead => {
+                self.states[i] = PeerState::Dead;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Marks an alive replica suspect; returns true if it changed.
+    pub fn suspect(&mut self, id: ReplicaId, now: Duration) -> bool {
+        match self.idx(id) {
+            Some(i) if self.states[i] == PeerState::Alive => {
+                self.states[i] = PeerState::Suspect { since: now };
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A suspect that delivered data is trusted again.
+    pub fn clear_suspicion(&mut self, id: ReplicaId) {
+        if let Some(i) = self.idx(id) {
+            if let PeerState::Suspect { .. } = self.states[i] {
+                self.states[i] = PeerState::Alive;
+            }
+        }
+    }
+
+    /// True when at least one replica of `rank` is not dead.
+    pub fn rank_alive(&self, rank: u32) -> bool {
+        (0..self.replicas).any(|k| self.is_usable(ReplicaId::new(rank, k)))
+    }
+
+    /// The replica of `rank` to ask next, for a receiver in team `team`: own team first,
+    /// then the other teams in ring order; alive before suspect; never dead, never one
+    /// `skip` rejects.
+    pub fn choose(&self, rank: u32, team: u32, skip: impl Fn(u32) -> bool) -> Option<u32> {
+        let order = (0..self.replicas).map(|i| (team + i) % self.replicas);
+        let mut suspect = None;
+        for k in order {
+            if skip(k) {
+                continue;
+            }
+            match self.state(ReplicaId::new(rank, k)) {
+                PeerState::Alive => return Some(k),
+                PeerState::Suspect { .. } => {
+                    suspect.get_or_insert(k);
+                }
+                PeerState::Dead => {}
+            }
+        }
+        suspect
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_team_first_then_ring_order_suspects_last() {
+        let mut l = Liveness::new(2, 3);
+        assert_eq!(l.choose(1, 2, |_| false), Some(2));
+        l.suspect(ReplicaId::new(1, 2), Duration::ZERO);
+        assert_eq!(l.choose(1, 2, |_| false), Some(0));
+        l.mark_dead(ReplicaId::new(1, 0));
+        assert_eq!(l.choose(1, 2, |_| false), Some(1));
+        l.mark_dead(ReplicaId::new(1, 1));
+        assert_eq!(l.choose(1, 2, |_| false), Some(2), "suspect beats nothing");
+        l.mark_dead(ReplicaId::new(1, 2));
+        assert_eq!(l.choose(1, 2, |_| false), None);
+        assert!(!l.rank_alive(1));
+        assert!(l.rank_alive(0));
+    }
+}

@@ -1,0 +1,281 @@
+//! Mutual challenge-response authentication with the job key (keyed BLAKE3).
+//!
+//! The client speaks first (HELLO: its nonce and identity). The server answers CHALLENGE:
+//! its nonce and identity and a MAC over both nonces, proving it holds the key. The client
+//! checks that and answers AUTH: a MAC over both nonces and its identity. The key itself
+//! never crosses the wire; fresh nonces on both sides stop replays. A server sends nothing
+//! to a client whose first frame is not a well-formed HELLO, and accepts nothing but AUTH
+//! before the client has proven itself. I/O-free: callers move the bytes.
+
+use bytes::Bytes;
+
+use crate::message::ReplicaId;
+use crate::wire::header::{
+    Header, Kind, WireError, AUTH_BYTES, CHALLENGE_BYTES, HELLO_BYTES, NONCE_BYTES,
+};
+
+/// A 32-byte job key.
+pub type JobKey = [u8; 32];
+
+/// Who is at the other end of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PeerId {
+    /// A replica.
+    Replica(ReplicaId),
+    /// The launcher.
+    Launcher,
+}
+
+impl PeerId {
+    fn encode(self) -> [u8; 8] {
+        let (a, b) = match self {
+            PeerId::Replica(r) => (r.rank, r.replica),
+            PeerId::Launcher => (u32::MAX, u32::MAX),
+        };
+        let mut out = [0u8; 8];
+        out[..4].copy_from_slice(&a.to_le_bytes());
+        out[4..].copy_from_slice(&b.to_le_bytes());
+        out
+    }
+
+    fn decode(b: &[u8]) -> PeerId {
+        let a = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let r = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+        if a == u32::MAX && r == u32::MAX {
+            PeerId::Launcher
+        } else {
+            PeerId::Replica(ReplicaId::new(a, r))
+        }
+    }
+}
+
+/// Why a handshake failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    /// Not the frame the handshake expects at this point.
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    /// The peer's MAC does not verify: it does not hold the job key.
+    #[error("peer failed authentication (wrong job key)")]
+    BadMac,
+    /// The peer proved the key but is not the process we dialed.
+    #[error("a different process answered at the dialed address")]
+    WrongPeer,
+}
+
+/// Fresh random nonce.
+pub fn nonce() -> [u8; NONCE_BYTES] {
+    let mut n = [0u8; NONCE_BYTES];
+    // A failing OS RNG is not recoverable; a zero nonce would still not leak the key.
+    if getrandom::fill(&mut n).is_err() {
+        log::error!("OS random source failed; using a time-derived nonce");
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        n[..16].copy_from_slice(&t.to_le_bytes());
+    }
+    n
+}
+
+/// A fresh random job key.
+pub fn new_job_key() -> JobKey {
+    nonce()
+}
+
+fn mac(key: &JobKey, label: &[u8], a: &[u8], b: &[u8], id: [u8; 8]) -> blake3::Hash {
+    let mut h = blake3::Hasher::new_keyed(key);
+    h.update(label);
+    h.update(a);
+    h.update(b);
+    h.update(&id);
+    h.finalize()
+}
+
+fn expect(h: &Header, kind: Kind, context: &'static str) -> Result<(), AuthError> {
+    if h.kind == kind {
+        Ok(())
+    } else {
+        Err(WireError::Unexpected {
+            kind: h.kind,
+            context,
+        }
+        .into())
+    }
+}
+
+/// Client side, after sending HELLO.
+#[derive(Debug, Clone)]
+pub struct ClientHandshake {
+    me: PeerId,
+    nonce: [u8; NONCE_BYTES],
+}
+
+impl ClientHandshake {
+    /// Starts a handshake; returns the state and the HELLO frame to send.
+    pub fn start(me: PeerId) -> (ClientHandshake, Header, Bytes) {
+        let n = nonce();
+        let mut p = Vec::with_capacity(HELLO_BYTES);
+        p.extend_from_slice(&n);
+        p.extend_from_slice(&me.encode());
+        (
+            ClientHandshake { me, nonce: n },
+            Header::new(Kind::Hello, HELLO_BYTES),
+            Bytes::from(p),
+        )
+    }
+
+    /// Handles the server's CHALLENGE; on success returns the server's identity and the
+    /// AUTH frame to send, after which the connection is established.
+    pub fn on_challenge(
+        &self,
+        key: &JobKey,
+        h: &Header,
+        payload: &[u8],
+    ) -> Result<(PeerId, Header, Bytes), AuthError> {
+        expect(h, Kind::Challenge, "as the answer to HELLO")?;
+        debug_assert_eq!(payload.len(), CHALLENGE_BYTES);
+        let server_nonce = &payload[..NONCE_BYTES];
+        let server_mac = &payload[NONCE_BYTES..NONCE_BYTES + 32];
+        let server_id = &payload[NONCE_BYTES + 32..];
+        let mut sid = [0u8; 8];
+        sid.copy_from_slice(server_id);
+        let want = mac(key, b"volpex server", &self.nonce, server_nonce, sid);
+        let mut got = [0u8; 32];
+        got.copy_from_slice(server_mac);
+        if want != blake3::Hash::from(got) {
+            return Err(AuthError::BadMac);
+        }
+        let m = mac(
+            key,
+            b"volpex client",
+            server_nonce,
+            &self.nonce,
+            self.me.encode(),
+        );
+        Ok((
+            PeerId::decode(&sid),
+            Header::new(Kind::Auth, AUTH_BYTES),
+            Bytes::copy_from_slice(m.as_bytes()),
+        ))
+    }
+}
+
+/// Server side, after answering HELLO with CHALLENGE.
+#[derive(Debug, Clone)]
+pub struct ServerHandshake {
+    client: PeerId,
+    client_nonce: [u8; NONCE_BYTES],
+    nonce: [u8; NONCE_BYTES],
+}
+
+impl ServerHandshake {
+    /// Handles the client's HELLO; returns the state and the CHALLENGE frame to send.
+    pub fn on_hello(
+        key: &JobKey,
+        me: PeerId,
+        h: &Header,
+        payload: &[u8],
+    ) -> Result<(ServerHandshake, Header, Bytes), AuthError> {
+        expect(h, Kind::Hello, "before authentication")?;
+        debug_assert_eq!(payload.len(), HELLO_BYTES);
+        let mut client_nonce = [0u8; NONCE_BYTES];
+        client_nonce.copy_from_slice(&payload[..NONCE_BYTES]);
+        let client = PeerId::decode(&payload[NONCE_BYTES..]);
+        let n = nonce();
+        let m = mac(key, b"volpex server", &client_nonce, &n, me.encode());
+        let mut p = Vec::with_capacity(CHALLENGE_BYTES);
+        p.extend_from_slice(&n);
+        p.extend_from_slice(m.as_bytes());
+        p.extend_from_slice(&me.encode());
+        Ok((
+            ServerHandshake {
+                client,
+                client_nonce,
+                nonce: n,
+            },
+            Header::new(Kind::Challenge, CHALLENGE_BYTES),
+            Bytes::from(p),
+        ))
+    }
+
+    /// Handles AUTH; on success the client's (now proven) identity.
+    pub fn on_auth(&self, key: &JobKey, h: &Header, payload: &[u8]) -> Result<PeerId, AuthError> {
+        expect(h, Kind::Auth, "before authentication")?;
+        debug_assert_eq!(payload.len(), AUTH_BYTES);
+        let want = mac(
+            key,
+            b"volpex client",
+            &self.nonce,
+            &self.client_nonce,
+            self.client.encode(),
+        );
+        let mut got = [0u8; 32];
+        got.copy_from_slice(payload);
+        if want == blake3::Hash::from(got) {
+            Ok(self.client)
+        } else {
+            Err(AuthError::BadMac)
+        }
+    }
+}
+
+/// Runs the client side over a blocking stream; returns the server's identity.
+pub fn client_blocking<S: std::io::Read + std::io::Write>(
+    s: &mut S,
+    key: &JobKey,
+    me: PeerId,
+) -> Result<PeerId, String> {
+    use crate::wire::stream::{read_one, write_one};
+    let (st, h, p) = ClientHandshake::start(me);
+    write_one(s, &h, &p).map_err(|e| e.to_string())?;
+    let (ch, cp) = read_one(s).map_err(|e| e.to_string())?;
+    let (server, ah, ap) = st.on_challenge(key, &ch, &cp).map_err(|e| e.to_string())?;
+    write_one(s, &ah, &ap).map_err(|e| e.to_string())?;
+    Ok(server)
+}
+
+/// Runs the server side over a blocking stream; returns the client's identity.
+pub fn server_blocking<S: std::io::Read + std::io::Write>(
+    s: &mut S,
+    key: &JobKey,
+    me: PeerId,
+) -> Result<PeerId, String> {
+    use crate::wire::stream::{read_one, write_one};
+    let (hh, hp) = read_one(s).map_err(|e| e.to_string())?;
+    let (st, ch, cp) = ServerHandshake::on_hello(key, me, &hh, &hp).map_err(|e| e.to_string())?;
+    write_one(s, &ch, &cp).map_err(|e| e.to_string())?;
+    let (ah, ap) = read_one(s).map_err(|e| e.to_string())?;
+    st.on_auth(key, &ah, &ap).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(client_key: &JobKey, server_key: &JobKey) -> Result<(PeerId, PeerId), AuthError> {
+        let me = PeerId::Replica(ReplicaId::new(1, 2));
+        let srv = PeerId::Replica(ReplicaId::new(3, 0));
+        let (c, h, p) = ClientHandshake::start(me);
+        let (s, ch, cp) = ServerHandshake::on_hello(server_key, srv, &h, &p)?;
+        let (server, ah, ap) = c.on_challenge(client_key, &ch, &cp)?;
+        let client = s.on_auth(server_key, &ah, &ap)?;
+        Ok((server, client))
+    }
+
+    #[test]
+    fn same_key_authenticates_both_ways() {
+        let k = new_job_key();
+        let (server, client) = run(&k, &k).unwrap();
+        assert_eq!(server, PeerId::Replica(ReplicaId::new(3, 0)));
+        assert_eq!(client, PeerId::Replica(ReplicaId::new(1, 2)));
+    }
+
+    #[test]
+    fn wrong_key_fails() {
+        assert_eq!(
+            run(&new_job_key(), &new_job_key()).unwrap_err(),
+            AuthError::BadMac
+        );
+    }
+}

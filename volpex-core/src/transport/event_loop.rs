@@ -1,0 +1,531 @@
+//! `Core`: the mio poll, every connection, and the engine they feed.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token, Waker};
+
+use super::auth::{JobKey, PeerId};
+use super::connection::{Conn, Step};
+use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX};
+use crate::message::ReplicaId;
+use crate::pull::{Engine, EngineEvent};
+use crate::wire::control::{self, ToLauncher, ToProcess};
+use crate::wire::header::{Header, Kind, WireError};
+use crate::wire::stream::ReadStatus;
+use crate::wire::Frame;
+
+const LISTENER: Token = Token(0);
+/// Token of the waker that kicks a thread out of `poll`.
+pub const WAKER: Token = Token(1);
+const FIRST_CONN: usize = 2;
+
+/// Process exit code of a replica that fell behind the logs and retired.
+pub const EXIT_RETIRED: i32 = 75;
+/// Process exit code when the launcher connection is lost (orphaned replica).
+pub const EXIT_ORPHANED: i32 = 76;
+
+/// Flags shared between the application thread and the background progress thread.
+#[derive(Debug, Default)]
+pub struct Signals {
+    /// Number of application threads waiting for (or holding) the core.
+    pub app_waiting: AtomicUsize,
+    /// True while the background thread sleeps in `poll`.
+    pub in_poll: AtomicBool,
+}
+
+/// The event loop state of one replica.
+pub struct Core {
+    /// The protocol engine this loop drives.
+    pub engine: Engine,
+    me: ReplicaId,
+    key: JobKey,
+    cfg: Config,
+    poll: Poll,
+    events: Events,
+    listener: Option<TcpListener>,
+    conns: HashMap<Token, Conn>,
+    /// Connection our frames to a peer go on (dialing or established).
+    peers: HashMap<ReplicaId, Token>,
+    launcher: Option<Token>,
+    addrs: Vec<Vec<Option<SocketAddr>>>,
+    next_token: usize,
+    start: Instant,
+    shutdown: bool,
+    signals: Arc<Signals>,
+}
+
+impl Core {
+    /// A core for `me`; `listener` accepts peers, `launcher` is the authenticated control
+    /// connection (absent for a single-process run).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        me: ReplicaId,
+        ranks: u32,
+        replicas: u32,
+        key: JobKey,
+        cfg: Config,
+        listener: Option<TcpListener>,
+        launcher: Option<std::net::TcpStream>,
+        addrs: Vec<Vec<Option<SocketAddr>>>,
+        start: Instant,
+    ) -> io::Result<(Core, Waker)> {
+        let poll = Poll::new()?;
+        let waker = Waker::new(poll.registry(), WAKER)?;
+        let mut core = Core {
+            engine: Engine::new(me, ranks, replicas, cfg.clone()),
+            me,
+            key,
+            cfg,
+            poll,
+            events: Events::with_capacity(256),
+            listener,
+            conns: HashMap::new(),
+            peers: HashMap::new(),
+            launcher: None,
+            addrs,
+            next_token: FIRST_CONN,
+            start,
+            shutdown: false,
+            signals: Arc::new(Signals::default()),
+        };
+        if let Some(l) = core.listener.as_mut() {
+            core.poll
+                .registry()
+                .register(l, LISTENER, Interest::READABLE)?;
+        }
+        if let Some(std_stream) = launcher {
+            std_stream.set_nonblocking(true)?;
+            let mut stream = TcpStream::from_std(std_stream);
+            let token = core.token();
+            core.poll
+                .registry()
+                .register(&mut stream, token, Interest::READABLE)?;
+            let mut conn = Conn::incoming(stream, Duration::ZERO);
+            conn.link.establish(PeerId::Launcher);
+            conn.reader.max_payload = crate::config::CONTROL_PAYLOAD_BYTES_MAX;
+            core.conns.insert(token, conn);
+            core.launcher = Some(token);
+        }
+        // Replicas that never registered are dead from the start.
+        let dead: Vec<ReplicaId> = core
+            .addrs
+            .iter()
+            .enumerate()
+            .flat_map(|(r, reps)| {
+                reps.iter()
+                    .enumerate()
+                    .filter(|(_, a)| a.is_none())
+                    .map(move |(k, _)| ReplicaId::new(r as u32, k as u32))
+            })
+            .collect();
+        for d in dead {
+            core.engine.handle_peer_down(Duration::ZERO, d);
+        }
+        Ok((core, waker))
+    }
+
+    /// Flags shared with the progress thread.
+    pub fn signals(&self) -> Arc<Signals> {
+        self.signals.clone()
+    }
+
+    /// Time since the process joined, the engine's clock.
+    pub fn now(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// True once the launcher said the job is done (or is gone).
+    pub fn shutdown_requested(&self) -> bool {
+        self.shutdown
+    }
+
+    fn token(&mut self) -> Token {
+        let t = Token(self.next_token);
+        self.next_token += 1;
+        t
+    }
+
+    /// Sends a control message to the launcher (best effort, flushed now).
+    pub fn to_launcher(&mut self, msg: &ToLauncher) {
+        let (h, p) = control::encode(msg);
+        if let Some(t) = self.launcher {
+            if let Some(c) = self.conns.get_mut(&t) {
+                c.send(h, Bytes::from(p));
+            }
+            self.flush_conn(t);
+        }
+    }
+
+    /// Moves every frame the engine wants sent onto its connection and writes.
+    pub fn flush(&mut self) {
+        let now = self.now();
+        while let Some((to, frame)) = self.engine.poll_transmit() {
+            self.route(now, to, frame);
+        }
+        self.handle_engine_events();
+    }
+
+    fn route(&mut self, now: Duration, to: ReplicaId, frame: Frame) {
+        if !self.engine_knows_alive(to) {
+            return;
+        }
+        let token = match self.peers.get(&to) {
+            Some(t) => *t,
+            None => match self.dial(now, to) {
+                Some(t) => t,
+                None => {
+                    self.engine.handle_peer_down(now, to);
+                    return;
+                }
+            },
+        };
+        let (h, payload) = frame.to_parts();
+        if let Some(c) = self.conns.get_mut(&token) {
+            c.send(h, payload);
+        }
+        self.flush_conn(token);
+    }
+
+    fn engine_knows_alive(&self, to: ReplicaId) -> bool {
+        self.engine.rank_alive(to.rank) && !self.dead_peer(to)
+    }
+
+    fn dead_peer(&self, to: ReplicaId) -> bool {
+        self.addr_of(to).is_none()
+    }
+
+    fn addr_of(&self, to: ReplicaId) -> Option<SocketAddr> {
+        self.addrs
+            .get(to.rank as usize)
+            .and_then(|r| r.get(to.replica as usize))
+            .copied()
+            .flatten()
+    }
+
+    fn dial(&mut self, now: Duration, to: ReplicaId) -> Option<Token> {
+        let addr = self.addr_of(to)?;
+        let mut stream = match TcpStream::connect(addr) {
+            Ok(s) => s,
+            Err(e) => {
+                log::info!("{}: connect to {to} at {addr} failed: {e}", self.me);
+                return None;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let token = self.token();
+        if let Err(e) = self.poll.registry().register(
+            &mut stream,
+            token,
+            Interest::READABLE | Interest::WRITABLE,
+        ) {
+            log::warn!("{}: register failed: {e}", self.me);
+            return None;
+        }
+        let mut conn = Conn::outgoing(stream, PeerId::Replica(self.me), PeerId::Replica(to), now);
+        conn.want_write = true;
+        self.conns.insert(token, conn);
+        self.peers.insert(to, token);
+        log::debug!("{}: dialing {to} at {addr}", self.me);
+        Some(token)
+    }
+
+    /// Writes what the connection can take; closes it on error.
+    fn flush_conn(&mut self, token: Token) {
+        let Some(c) = self.conns.get_mut(&token) else {
+            return;
+        };
+        if c.link.out.is_empty() {
+            return;
+        }
+        match c.link.out.flush_to(&mut c.stream) {
+            Ok(true) => {
+                if c.want_write {
+                    // Keep WRITABLE while a connect is pending (its completion shows there).
+                    let connecting = c.peer().is_none() && c.intended_peer().is_some();
+                    if !connecting {
+                        c.want_write = false;
+                        let _ = self.poll.registry().reregister(
+                            &mut c.stream,
+                            token,
+                            Interest::READABLE,
+                        );
+                    }
+                }
+            }
+            Ok(false) => {
+                if !c.want_write {
+                    c.want_write = true;
+                    let _ = self.poll.registry().reregister(
+                        &mut c.stream,
+                        token,
+                        Interest::READABLE | Interest::WRITABLE,
+                    );
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => {}
+            Err(e) => self.close(token, &format!("write failed: {e}")),
+        }
+    }
+
+    /// Closes a connection. If it carried an authenticated replica (or the one we dialed),
+    /// that replica is reported dead to the engine.
+    fn close(&mut self, token: Token, why: &str) {
+        let Some(mut c) = self.conns.remove(&token) else {
+            return;
+        };
+        let _ = self.poll.registry().deregister(&mut c.stream);
+        let peer = c.intended_peer();
+        match peer {
+            Some(PeerId::Launcher) => {
+                if !self.shutdown {
+                    log::error!(
+                        "volpex: replica {}: connection to the launcher lost ({why}); exiting",
+                        self.me
+                    );
+                    std::process::exit(EXIT_ORPHANED);
+                }
+            }
+            Some(PeerId::Replica(r)) => {
+                log::debug!("{}: connection to {r} closed: {why}", self.me);
+                if self.peers.get(&r) == Some(&token) {
+                    self.peers.remove(&r);
+                }
+                // Another authenticated connection to it may still be open.
+                let other = self
+                    .conns
+                    .values()
+                    .any(|o| o.peer() == Some(PeerId::Replica(r)));
+                if !other {
+                    let now = self.now();
+                    self.engine.handle_peer_down(now, r);
+                }
+            }
+            None => log::debug!("{}: unauthenticated connection dropped: {why}", self.me),
+        }
+    }
+
+    /// Runs one round of the event loop: waits at most `timeout` (None = until something
+    /// happens or a protocol timer fires), handles what happened, fires timers, writes.
+    /// `background` marks the progress thread, which yields to a waiting application.
+    pub fn turn(&mut self, timeout: Option<Duration>, background: bool) -> io::Result<()> {
+        self.flush();
+        let now = self.now();
+        let mut wait = timeout;
+        if let Some(at) = self.engine.poll_timeout() {
+            let d = at.saturating_sub(now);
+            wait = Some(wait.map_or(d, |w| w.min(d)));
+        }
+        if self.conns.values().any(|c| c.peer().is_none()) {
+            let d = self.cfg.connect_timeout.min(Duration::from_millis(100));
+            wait = Some(wait.map_or(d, |w| w.min(d)));
+        }
+        let mut events = std::mem::replace(&mut self.events, Events::with_capacity(0));
+        let res = if background {
+            self.signals.in_poll.store(true, Ordering::SeqCst);
+            if self.signals.app_waiting.load(Ordering::SeqCst) > 0 {
+                wait = Some(Duration::ZERO);
+            }
+            let r = self.poll.poll(&mut events, wait);
+            self.signals.in_poll.store(false, Ordering::SeqCst);
+            r
+        } else {
+            self.poll.poll(&mut events, wait)
+        };
+        match res {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                self.events = events;
+                return Err(e);
+            }
+        }
+        for ev in events.iter() {
+            match ev.token() {
+                LISTENER => self.accept(),
+                WAKER => {}
+                t => {
+                    if ev.is_writable() {
+                        self.on_writable(t);
+                    }
+                    if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                        self.on_readable(t);
+                    }
+                }
+            }
+        }
+        self.events = events;
+        let now = self.now();
+        if self.engine.poll_timeout().is_some_and(|at| at <= now) {
+            self.engine.handle_timeout(now);
+        }
+        self.expire_handshakes(now);
+        self.flush();
+        Ok(())
+    }
+
+    fn accept(&mut self) {
+        loop {
+            let Some(l) = self.listener.as_ref() else {
+                return;
+            };
+            match l.accept() {
+                Ok((mut stream, from)) => {
+                    let _ = stream.set_nodelay(true);
+                    let token = self.token();
+                    if self
+                        .poll
+                        .registry()
+                        .register(&mut stream, token, Interest::READABLE)
+                        .is_ok()
+                    {
+                        log::trace!("{}: accepted connection from {from}", self.me);
+                        let now = self.now();
+                        self.conns.insert(token, Conn::incoming(stream, now));
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    log::warn!("{}: accept failed: {e}", self.me);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn on_writable(&mut self, token: Token) {
+        if let Some(c) = self.conns.get_mut(&token) {
+            if let Ok(Some(e)) | Err(e) = c.stream.take_error() {
+                let why = format!("connect failed: {e}");
+                self.close(token, &why);
+                return;
+            }
+        }
+        self.flush_conn(token);
+    }
+
+    fn on_readable(&mut self, token: Token) {
+        let now = self.now();
+        let me = PeerId::Replica(self.me);
+        let key = self.key;
+        let Some(c) = self.conns.get_mut(&token) else {
+            return;
+        };
+        let mut steps: Vec<Step> = Vec::new();
+        let mut handshake_err = None;
+        let Conn {
+            stream,
+            reader,
+            link,
+            ..
+        } = c;
+        // The handshake must advance frame by frame, so the link is updated inline.
+        let result = reader.read_from(stream, |h, p| match link.on_frame(&key, me, h, p) {
+            Ok(s) => {
+                steps.push(s);
+                Ok(())
+            }
+            Err(e) => {
+                handshake_err = Some(e.to_string());
+                Err(WireError::Unexpected {
+                    kind: h.kind,
+                    context: "(handshake failed)",
+                })
+            }
+        });
+        if c.peer().is_some() {
+            c.reader.max_payload = if c.peer() == Some(PeerId::Launcher) {
+                crate::config::CONTROL_PAYLOAD_BYTES_MAX
+            } else {
+                FRAME_PAYLOAD_BYTES_MAX
+            };
+        }
+        for s in steps {
+            match s {
+                Step::Nothing => {}
+                Step::Established(PeerId::Replica(r)) => {
+                    log::debug!("{}: connection to {r} established", self.me);
+                    self.peers.entry(r).or_insert(token);
+                }
+                Step::Established(PeerId::Launcher) => {
+                    log::warn!("{}: a peer claimed to be the launcher", self.me);
+                }
+                Step::Frame(PeerId::Replica(r), h, p) => match Frame::from_parts(&h, p) {
+                    Ok(f) => self.engine.handle_frame(now, r, f),
+                    Err(e) => {
+                        self.close(token, &format!("bad frame from {r}: {e}"));
+                        return;
+                    }
+                },
+                Step::Frame(PeerId::Launcher, h, p) => self.on_control(&h, &p),
+            }
+        }
+        match result {
+            Ok(ReadStatus::Open) => self.flush_conn(token),
+            Ok(ReadStatus::Closed) => self.close(token, "closed by peer"),
+            Err(e) => {
+                let why = handshake_err.unwrap_or_else(|| e.to_string());
+                self.close(token, &why);
+            }
+        }
+    }
+
+    fn on_control(&mut self, h: &Header, p: &[u8]) {
+        if h.kind != Kind::Control {
+            log::warn!("{}: launcher sent a {:?} frame", self.me, h.kind);
+            return;
+        }
+        match control::decode::<ToProcess>(h, p) {
+            Ok(ToProcess::Death { rank, replica }) => {
+                let now = self.now();
+                self.engine
+                    .handle_peer_down(now, ReplicaId::new(rank, replica));
+            }
+            Ok(ToProcess::Shutdown) => self.shutdown = true,
+            Ok(ToProcess::Table { .. }) => {
+                log::warn!("{}: unexpected second address table", self.me)
+            }
+            Err(e) => log::warn!("{}: bad control message: {e}", self.me),
+        }
+    }
+
+    fn expire_handshakes(&mut self, now: Duration) {
+        let late: Vec<Token> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.peer().is_none() && now > c.opened_at + self.cfg.connect_timeout)
+            .map(|(t, _)| *t)
+            .collect();
+        for t in late {
+            let why = format!(
+                "connection setup timed out after {:?}",
+                self.cfg.connect_timeout
+            );
+            self.close(t, &why);
+        }
+    }
+
+    fn handle_engine_events(&mut self) {
+        while let Some(ev) = self.engine.poll_event() {
+            match ev {
+                EngineEvent::Retire { reason } => {
+                    log::error!("volpex: {reason}; retiring");
+                    eprintln!("volpex: {reason}; retiring");
+                    self.to_launcher(&ToLauncher::Retired { reason });
+                    std::process::exit(EXIT_RETIRED);
+                }
+            }
+        }
+    }
+
+    /// Marks the job done locally (used by single-process runs and after SHUTDOWN).
+    pub fn set_shutdown(&mut self) {
+        self.shutdown = true;
+    }
+}

@@ -1,0 +1,15 @@
+//! The production driver: a mio event loop that owns every socket and drives the pull
+//! engine, plus the lock discipline that lets a blocked application thread drive the loop
+//! itself while a background thread serves pulls when the application computes.
+//!
+//! Owns connections (opened on first use, authenticated, cached), routing of engine frames
+//! to peers, timeouts on connection setup, and the launcher control connection. Must never
+//! decide protocol questions (which replica, what to answer): that is the engine's job.
+
+pub mod auth;
+pub mod connection;
+pub mod event_loop;
+pub mod progress;
+
+pub use event_loop::Core;
+pub use progress::Runtime;

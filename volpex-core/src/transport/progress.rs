@@ -1,0 +1,123 @@
+//! Who drives the event loop when.
+//!
+//! The core sits behind one lock. An application thread that needs progress (a blocking
+//! receive, a full log) takes the lock and turns the loop itself, so a message that
+//! arrives wakes exactly the thread that waits for it. While the application computes,
+//! a background thread turns the loop so pulls from other replicas are served. The
+//! background thread steps aside whenever the application wants the lock: it never
+//! sleeps in `poll` while an application thread waits (the waker kicks it out), and it
+//! stays away while the application has used the lock in the last millisecond.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use mio::Waker;
+use parking_lot::{Mutex, MutexGuard};
+
+use super::event_loop::{Core, Signals};
+
+const APP_ACTIVE_WINDOW: Duration = Duration::from_millis(1);
+const BACKGROUND_POLL: Duration = Duration::from_millis(50);
+
+/// The shared runtime of one replica.
+pub struct Runtime {
+    core: Mutex<Core>,
+    waker: Waker,
+    signals: Arc<Signals>,
+    last_app_us: AtomicU64,
+    stop: AtomicBool,
+    start: Instant,
+}
+
+/// The application's hold on the core; releasing it lets the background thread run.
+pub struct AppGuard<'a> {
+    rt: &'a Runtime,
+    guard: MutexGuard<'a, Core>,
+}
+
+impl std::ops::Deref for AppGuard<'_> {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for AppGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.guard
+    }
+}
+
+impl Drop for AppGuard<'_> {
+    fn drop(&mut self) {
+        let rt = self.rt;
+        rt.last_app_us
+            .store(rt.start.elapsed().as_micros() as u64, Ordering::Relaxed);
+        rt.signals.app_waiting.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Runtime {
+    /// Wraps a core and starts the background progress thread.
+    pub fn start(core: Core, waker: Waker) -> (Arc<Runtime>, JoinHandle<()>) {
+        let signals = core.signals();
+        let rt = Arc::new(Runtime {
+            core: Mutex::new(core),
+            waker,
+            signals,
+            last_app_us: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            start: Instant::now(),
+        });
+        let bg = rt.clone();
+        let handle = std::thread::Builder::new()
+            .name("volpex-progress".into())
+            .spawn(move || bg.background())
+            .unwrap_or_else(|e| {
+                // Without a progress thread the app thread still drives the loop in every
+                // call; only serving while computing is lost.
+                log::warn!("no background progress thread: {e}");
+                std::thread::spawn(|| {})
+            });
+        (rt, handle)
+    }
+
+    /// Takes the core for the application thread.
+    pub fn lock(&self) -> AppGuard<'_> {
+        self.signals.app_waiting.fetch_add(1, Ordering::SeqCst);
+        if self.signals.in_poll.load(Ordering::SeqCst) {
+            let _ = self.waker.wake();
+        }
+        AppGuard {
+            rt: self,
+            guard: self.core.lock(),
+        }
+    }
+
+    /// Stops the background thread (it exits after its current turn).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.waker.wake();
+    }
+
+    fn background(&self) {
+        while !self.stop.load(Ordering::SeqCst) {
+            let now_us = self.start.elapsed().as_micros() as u64;
+            let last = self.last_app_us.load(Ordering::Relaxed);
+            let active = self.signals.app_waiting.load(Ordering::SeqCst) > 0
+                || now_us.saturating_sub(last) < APP_ACTIVE_WINDOW.as_micros() as u64;
+            if active {
+                std::thread::sleep(APP_ACTIVE_WINDOW);
+                continue;
+            }
+            let mut core = self.core.lock();
+            if let Err(e) = core.turn(Some(BACKGROUND_POLL), true) {
+                log::error!("event loop failed: {e}");
+                drop(core);
+                std::thread::sleep(BACKGROUND_POLL);
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Control messages between the launcher and a replica (postcard in a CONTROL frame).
+
+use serde::{Deserialize, Serialize};
+
+use super::header::{Header, Kind, WireError};
+
+/// Counters a replica reports when it finishes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ReplicaStats {
+    /// Pulls that moved to another replica of the sender (death, silence, lag).
+    pub failovers: u64,
+    /// Messages sent (appended to the log).
+    pub sends: u64,
+    /// Messages received.
+    pub receives: u64,
+    /// Pulls this replica answered with DATA.
+    pub served: u64,
+    /// Log entries evicted.
+    pub evicted: u64,
+}
+
+/// Process -> launcher.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub enum ToLauncher {
+    /// First message: where this replica listens for peers.
+    Register {
+        /// Peer listener address, `ip:port`.
+        addr: String,
+    },
+    /// The application finished (finalize); the replica keeps serving its log.
+    Finalized {
+        /// What it did.
+        stats: ReplicaStats,
+    },
+    /// The replica gives up (fell behind the logs); it exits after this.
+    Retired {
+        /// Human-readable reason.
+        reason: String,
+    },
+}
+
+/// Launcher -> process.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub enum ToProcess {
+    /// Listener address of every replica, `[rank][replica]`; `None` for one that never
+    /// registered (dead at start).
+    Table {
+        /// The addresses.
+        addrs: Vec<Vec<Option<String>>>,
+    },
+    /// That replica's process is gone.
+    Death {
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+    },
+    /// The job is done: stop serving and exit 0.
+    Shutdown,
+}
+
+/// Encodes a control message into header and payload.
+pub fn encode<T: Serialize>(msg: &T) -> (Header, Vec<u8>) {
+    let payload = postcard::to_stdvec(msg).unwrap_or_default();
+    (Header::new(Kind::Control, payload.len()), payload)
+}
+
+/// Decodes a control payload.
+pub fn decode<T: for<'de> Deserialize<'de>>(h: &Header, payload: &[u8]) -> Result<T, WireError> {
+    if h.kind != Kind::Control {
+        return Err(WireError::Unexpected {
+            kind: h.kind,
+            context: "on a control connection",
+        });
+    }
+    postcard::from_bytes(payload).map_err(|e| WireError::BadControl(e.to_string()))
+}

@@ -1,0 +1,282 @@
+//! The fixed frame header (56 bytes, little-endian). See `docs/PROTOCOL.md`.
+
+use crate::config::{CONTROL_PAYLOAD_BYTES_MAX, FRAME_PAYLOAD_BYTES_MAX, HEADER_BYTES};
+
+/// First four bytes of every frame: "VPX1".
+pub const MAGIC: u32 = u32::from_le_bytes(*b"VPX1");
+/// Wire version; bumped on any incompatible change.
+pub const VERSION: u8 = 1;
+
+/// Handshake payload sizes.
+pub const NONCE_BYTES: usize = 32;
+/// HELLO: nonce, rank, replica.
+pub const HELLO_BYTES: usize = NONCE_BYTES + 8;
+/// CHALLENGE: nonce, MAC, rank, replica.
+pub const CHALLENGE_BYTES: usize = NONCE_BYTES + 32 + 8;
+/// AUTH: MAC.
+pub const AUTH_BYTES: usize = 32;
+
+/// Frame kinds. Numbers are part of the protocol: a retired number stays reserved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Client opens a connection: its nonce and identity.
+    Hello = 1,
+    /// Server proves it holds the job key and sends its nonce.
+    Challenge = 2,
+    /// Client proves it holds the job key.
+    Auth = 3,
+    /// Receiver asks a sender replica for one message.
+    Pull = 4,
+    /// A logged message, answering a pull.
+    Data = 5,
+    /// Pull parked at the sender (not sent yet); carries the sender's progress.
+    Ack = 6,
+    /// The message was evicted from this sender's log.
+    Gone = 7,
+    /// Receiver withdraws a parked pull.
+    Cancel = 8,
+    /// Receiver's consumption watermark, so sender logs can evict.
+    Consumed = 9,
+    /// Launcher <-> process control message (postcard payload).
+    Control = 10,
+}
+
+impl Kind {
+    fn from_u8(v: u8) -> Option<Kind> {
+        Some(match v {
+            1 => Kind::Hello,
+            2 => Kind::Challenge,
+            3 => Kind::Auth,
+            4 => Kind::Pull,
+            5 => Kind::Data,
+            6 => Kind::Ack,
+            7 => Kind::Gone,
+            8 => Kind::Cancel,
+            9 => Kind::Consumed,
+            10 => Kind::Control,
+            _ => return None,
+        })
+    }
+
+    /// The payload length this kind allows: exact size or an upper bound.
+    fn payload_rule(self) -> PayloadRule {
+        match self {
+            Kind::Hello => PayloadRule::Exactly(HELLO_BYTES),
+            Kind::Challenge => PayloadRule::Exactly(CHALLENGE_BYTES),
+            Kind::Auth => PayloadRule::Exactly(AUTH_BYTES),
+            Kind::Pull | Kind::Ack | Kind::Gone | Kind::Cancel | Kind::Consumed => {
+                PayloadRule::Exactly(0)
+            }
+            Kind::Data => PayloadRule::AtMost(FRAME_PAYLOAD_BYTES_MAX),
+            Kind::Control => PayloadRule::AtMost(CONTROL_PAYLOAD_BYTES_MAX),
+        }
+    }
+}
+
+enum PayloadRule {
+    Exactly(usize),
+    AtMost(usize),
+}
+
+/// Why a frame was rejected. The connection it came on is closed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// Field `magic` is not "VPX1".
+    #[error("bad magic {0:#010x}")]
+    BadMagic(u32),
+    /// Field `version` is not ours.
+    #[error("unsupported wire version {0}")]
+    BadVersion(u8),
+    /// Field `kind` is not a known frame kind.
+    #[error("unknown frame kind {0}")]
+    UnknownKind(u8),
+    /// A reserved field is not zero.
+    #[error("reserved field {field} is {value}, must be 0")]
+    Reserved {
+        /// Which field.
+        field: &'static str,
+        /// What it held.
+        value: u64,
+    },
+    /// Field `length` is wrong for the kind.
+    #[error("{kind:?} frame with payload length {len} (allowed: {rule})")]
+    BadLength {
+        /// Frame kind.
+        kind: Kind,
+        /// Length read.
+        len: u64,
+        /// What was allowed, in words.
+        rule: String,
+    },
+    /// A frame kind that is not allowed at this point of the conversation.
+    #[error("{kind:?} frame not allowed {context}")]
+    Unexpected {
+        /// Frame kind.
+        kind: Kind,
+        /// Where it came.
+        context: &'static str,
+    },
+    /// Control payload did not decode.
+    #[error("control payload does not decode: {0}")]
+    BadControl(String),
+}
+
+/// The decoded fixed header. Field meaning depends on `kind`; see `docs/PROTOCOL.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// Frame kind.
+    pub kind: Kind,
+    /// Payload length in bytes following the header.
+    pub len: u32,
+    /// Communicator id of the key.
+    pub comm: u32,
+    /// Tag of the key.
+    pub tag: i32,
+    /// Source rank of the key.
+    pub src: u32,
+    /// Destination rank of the key.
+    pub dst: u32,
+    /// Seq of the key.
+    pub seq: u64,
+    /// Request id chosen by the receiver, echoed in answers.
+    pub req: u64,
+    /// Kind-specific number: watermark (PULL, CONSUMED), order (DATA), progress (ACK).
+    pub aux: u64,
+}
+
+impl Header {
+    /// A header of `kind` with every other field zero.
+    pub fn new(kind: Kind, len: usize) -> Header {
+        Header {
+            kind,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
+            comm: 0,
+            tag: 0,
+            src: 0,
+            dst: 0,
+            seq: 0,
+            req: 0,
+            aux: 0,
+        }
+    }
+
+    /// Encodes into the fixed 56-byte form.
+    pub fn encode(&self) -> [u8; HEADER_BYTES] {
+        let mut b = [0u8; HEADER_BYTES];
+        b[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+        b[4] = VERSION;
+        b[5] = self.kind as u8;
+        // b[6..8] reserved
+        b[8..12].copy_from_slice(&self.len.to_le_bytes());
+        b[12..16].copy_from_slice(&self.comm.to_le_bytes());
+        b[16..20].copy_from_slice(&self.tag.to_le_bytes());
+        b[20..24].copy_from_slice(&self.src.to_le_bytes());
+        b[24..28].copy_from_slice(&self.dst.to_le_bytes());
+        // b[28..32] reserved
+        b[32..40].copy_from_slice(&self.seq.to_le_bytes());
+        b[40..48].copy_from_slice(&self.req.to_le_bytes());
+        b[48..56].copy_from_slice(&self.aux.to_le_bytes());
+        b
+    }
+
+    /// Decodes and validates every field; the error names the bad one.
+    pub fn decode(b: &[u8; HEADER_BYTES]) -> Result<Header, WireError> {
+        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let u64_at = |i: usize| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(a)
+        };
+        let magic = u32_at(0);
+        if magic != MAGIC {
+            return Err(WireError::BadMagic(magic));
+        }
+        if b[4] != VERSION {
+            return Err(WireError::BadVersion(b[4]));
+        }
+        let kind = Kind::from_u8(b[5]).ok_or(WireError::UnknownKind(b[5]))?;
+        let r1 = u16::from_le_bytes([b[6], b[7]]);
+        if r1 != 0 {
+            return Err(WireError::Reserved {
+                field: "reserved16",
+                value: r1.into(),
+            });
+        }
+        let r2 = u32_at(28);
+        if r2 != 0 {
+            return Err(WireError::Reserved {
+                field: "reserved32",
+                value: r2.into(),
+            });
+        }
+        let len = u32_at(8);
+        let ok = match kind.payload_rule() {
+            PayloadRule::Exactly(n) => len as usize == n,
+            PayloadRule::AtMost(n) => len as usize <= n,
+        };
+        if !ok {
+            let rule = match kind.payload_rule() {
+                PayloadRule::Exactly(n) => format!("exactly {n}"),
+                PayloadRule::AtMost(n) => format!("at most {n}"),
+            };
+            return Err(WireError::BadLength {
+                kind,
+                len: len.into(),
+                rule,
+            });
+        }
+        Ok(Header {
+            kind,
+            len,
+            comm: u32_at(12),
+            tag: u32_at(16) as i32,
+            src: u32_at(20),
+            dst: u32_at(24),
+            seq: u64_at(32),
+            req: u64_at(40),
+            aux: u64_at(48),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn header_round_trips() {
+        let h = Header {
+            kind: Kind::Data,
+            len: 12,
+            comm: 3,
+            tag: -4,
+            src: 5,
+            dst: 6,
+            seq: 7,
+            req: 8,
+            aux: 9,
+        };
+        assert_eq!(Header::decode(&h.encode()), Ok(h));
+    }
+
+    #[test]
+    fn oversized_length_is_rejected() {
+        let mut h = Header::new(Kind::Data, 0).encode();
+        h[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(
+            Header::decode(&h),
+            Err(WireError::BadLength { .. })
+        ));
+    }
+
+    proptest! {
+        #[test]
+        fn random_headers_never_panic(bytes in proptest::collection::vec(any::<u8>(), HEADER_BYTES)) {
+            let mut a = [0u8; HEADER_BYTES];
+            a.copy_from_slice(&bytes);
+            let _ = Header::decode(&a);
+        }
+    }
+}

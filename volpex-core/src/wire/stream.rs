@@ -1,0 +1,353 @@
+//! Frame streams over byte pipes: an incremental reader for non-blocking sockets, an output
+//! queue that writes header and payload without copying the payload, and blocking helpers
+//! for simple control connections.
+
+use std::collections::VecDeque;
+use std::io::{self, IoSlice, Read, Write};
+
+use bytes::Bytes;
+
+use super::header::{Header, WireError};
+use crate::config::HEADER_BYTES;
+
+/// Payloads larger than this are read straight into their own allocation.
+const LARGE_PAYLOAD_BYTES: usize = 64 << 10;
+/// Bytes asked of the socket per read of small frames.
+const READ_CHUNK_BYTES: usize = 256 << 10;
+
+/// Why reading stopped for good.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The socket failed.
+    #[error("i/o: {0}")]
+    Io(#[from] io::Error),
+    /// The peer sent a bad frame.
+    #[error("bad frame: {0}")]
+    Wire(#[from] WireError),
+}
+
+/// State of the connection after draining the socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadStatus {
+    /// Everything available was read; more may come.
+    Open,
+    /// The peer closed its side.
+    Closed,
+}
+
+/// Incremental frame decoder for a non-blocking byte stream.
+#[derive(Debug)]
+pub struct FrameReader {
+    buf: Vec<u8>,
+    pos: usize,
+    large: Option<(Header, Vec<u8>)>,
+    /// Largest payload accepted now; an unauthenticated peer gets only handshake sizes.
+    pub max_payload: usize,
+}
+
+impl Default for FrameReader {
+    fn default() -> Self {
+        FrameReader {
+            buf: Vec::new(),
+            pos: 0,
+            large: None,
+            max_payload: crate::wire::header::CHALLENGE_BYTES,
+        }
+    }
+}
+
+impl FrameReader {
+    /// An empty reader accepting only handshake-sized payloads until told otherwise.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads until the source would block or ends, handing each complete frame to
+    /// `on_frame`. An error from `on_frame` stops reading and is returned.
+    pub fn read_from<R: Read>(
+        &mut self,
+        r: &mut R,
+        mut on_frame: impl FnMut(Header, Bytes) -> Result<(), WireError>,
+    ) -> Result<ReadStatus, ReadError> {
+        loop {
+            if let Some((h, payload)) = self.large.as_mut() {
+                let want = h.len as usize - payload.len();
+                match (&mut *r).take(want as u64).read_to_end(payload) {
+                    Ok(n) if n == want => {
+                        if let Some((h, payload)) = self.large.take() {
+                            on_frame(h, Bytes::from(payload))?;
+                        }
+                    }
+                    Ok(_) => return Ok(ReadStatus::Closed),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadStatus::Open),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e.into()),
+                }
+            } else {
+                if self.pos > 0 {
+                    self.buf.drain(..self.pos);
+                    self.pos = 0;
+                }
+                self.buf.reserve(READ_CHUNK_BYTES);
+                let res = (&mut *r)
+                    .take(READ_CHUNK_BYTES as u64)
+                    .read_to_end(&mut self.buf);
+                self.parse(&mut on_frame)?;
+                match res {
+                    Ok(n) if n == READ_CHUNK_BYTES => {}
+                    Ok(_) => return Ok(ReadStatus::Closed),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadStatus::Open),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+    }
+
+    fn parse(
+        &mut self,
+        on_frame: &mut impl FnMut(Header, Bytes) -> Result<(), WireError>,
+    ) -> Result<(), WireError> {
+        while self.large.is_none() {
+            let avail = self.buf.len() - self.pos;
+            if avail < HEADER_BYTES {
+                return Ok(());
+            }
+            let mut hb = [0u8; HEADER_BYTES];
+            hb.copy_from_slice(&self.buf[self.pos..self.pos + HEADER_BYTES]);
+            let h = Header::decode(&hb)?;
+            let len = h.len as usize;
+            if len > self.max_payload {
+                return Err(WireError::BadLength {
+                    kind: h.kind,
+                    len: len as u64,
+                    rule: format!("at most {} on this connection now", self.max_payload),
+                });
+            }
+            let body = self.pos + HEADER_BYTES;
+            if avail - HEADER_BYTES >= len {
+                let payload = Bytes::copy_from_slice(&self.buf[body..body + len]);
+                self.pos = body + len;
+                on_frame(h, payload)?;
+            } else if len > LARGE_PAYLOAD_BYTES {
+                let mut p = Vec::with_capacity(len);
+                p.extend_from_slice(&self.buf[body..]);
+                self.pos = self.buf.len();
+                self.large = Some((h, p));
+            } else {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Out {
+    header: [u8; HEADER_BYTES],
+    payload: Bytes,
+    written: usize,
+}
+
+/// Frames waiting to be written to one connection.
+#[derive(Default)]
+pub struct OutQueue {
+    frames: VecDeque<Out>,
+}
+
+impl OutQueue {
+    /// Appends a frame; the payload is shared, not copied.
+    pub fn push(&mut self, h: &Header, payload: Bytes) {
+        self.frames.push_back(Out {
+            header: h.encode(),
+            payload,
+            written: 0,
+        });
+    }
+
+    /// True when nothing is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// Writes as much as the sink takes. `Ok(true)` when everything went out, `Ok(false)`
+    /// when the sink would block.
+    pub fn flush_to<W: Write>(&mut self, w: &mut W) -> io::Result<bool> {
+        while !self.frames.is_empty() {
+            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(32);
+            for f in self.frames.iter().take(16) {
+                if f.written < HEADER_BYTES {
+                    slices.push(IoSlice::new(&f.header[f.written..]));
+                    if !f.payload.is_empty() {
+                        slices.push(IoSlice::new(&f.payload));
+                    }
+                } else {
+                    slices.push(IoSlice::new(&f.payload[f.written - HEADER_BYTES..]));
+                }
+            }
+            let n = match w.write_vectored(&slices) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            self.advance(n);
+        }
+        Ok(true)
+    }
+
+    fn advance(&mut self, mut n: usize) {
+        while n > 0 {
+            let Some(f) = self.frames.front_mut() else {
+                return;
+            };
+            let left = HEADER_BYTES + f.payload.len() - f.written;
+            if n >= left {
+                n -= left;
+                self.frames.pop_front();
+            } else {
+                f.written += n;
+                n = 0;
+            }
+        }
+    }
+}
+
+/// Reads one whole frame from a blocking source.
+pub fn read_one<R: Read>(r: &mut R) -> Result<(Header, Vec<u8>), ReadError> {
+    let mut hb = [0u8; HEADER_BYTES];
+    r.read_exact(&mut hb)?;
+    let h = Header::decode(&hb)?;
+    let mut payload = vec![0u8; h.len as usize];
+    r.read_exact(&mut payload)?;
+    Ok((h, payload))
+}
+
+/// Writes one whole frame to a blocking sink.
+pub fn write_one<W: Write>(w: &mut W, h: &Header, payload: &[u8]) -> io::Result<()> {
+    let mut v = Vec::with_capacity(HEADER_BYTES + payload.len());
+    v.extend_from_slice(&h.encode());
+    v.extend_from_slice(payload);
+    w.write_all(&v)?;
+    w.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::header::Kind;
+    use proptest::prelude::*;
+
+    /// A reader that yields its bytes in chunks, then WouldBlock, then EOF when told.
+    struct Chunks {
+        data: Vec<u8>,
+        at: usize,
+        step: usize,
+        eof: bool,
+    }
+
+    impl Read for Chunks {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            if self.at == self.data.len() {
+                return if self.eof {
+                    Ok(0)
+                } else {
+                    Err(io::ErrorKind::WouldBlock.into())
+                };
+            }
+            let n = out.len().min(self.step).min(self.data.len() - self.at);
+            out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    fn data_frame(len: usize, fill: u8) -> Vec<u8> {
+        let mut v = Header::new(Kind::Data, len).encode().to_vec();
+        v.extend(std::iter::repeat_n(fill, len));
+        v
+    }
+
+    #[test]
+    fn small_and_large_frames_arrive_whole_in_any_chunking() {
+        let sizes = [0usize, 1, 100, LARGE_PAYLOAD_BYTES + 1, 3 << 20, 5];
+        let mut data = Vec::new();
+        for (i, s) in sizes.iter().enumerate() {
+            data.extend(data_frame(*s, i as u8));
+        }
+        for step in [1usize, 7, 4096, 1 << 20] {
+            let mut src = Chunks {
+                data: data.clone(),
+                at: 0,
+                step,
+                eof: true,
+            };
+            let mut got = Vec::new();
+            let mut r = FrameReader::new();
+            r.max_payload = usize::MAX;
+            let st = r
+                .read_from(&mut src, |h, p| {
+                    got.push((h.len as usize, p));
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(st, ReadStatus::Closed);
+            assert_eq!(got.len(), sizes.len(), "step {step}");
+            for (i, (len, p)) in got.iter().enumerate() {
+                assert_eq!(*len, sizes[i]);
+                assert!(p.iter().all(|b| *b == i as u8));
+            }
+        }
+    }
+
+    #[test]
+    fn out_queue_writes_everything_through_partial_writes() {
+        struct Slow(Vec<u8>, usize);
+        impl Write for Slow {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                let n = b.len().min(self.1);
+                self.0.extend_from_slice(&b[..n]);
+                Ok(n)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut q = OutQueue::default();
+        let mut expect = Vec::new();
+        for i in 0..5u8 {
+            let f = data_frame(i as usize * 10, i);
+            expect.extend_from_slice(&f);
+            q.push(
+                &Header::new(Kind::Data, i as usize * 10),
+                Bytes::from(vec![i; i as usize * 10]),
+            );
+        }
+        let mut w = Slow(Vec::new(), 13);
+        assert!(q.flush_to(&mut w).unwrap());
+        assert_eq!(w.0, expect);
+    }
+
+    proptest! {
+        /// Random bytes never panic the decoder and never make it allocate past the limit.
+        #[test]
+        fn random_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..512), step in 1usize..64) {
+            let mut src = Chunks { data, at: 0, step, eof: true };
+            let mut r = FrameReader::new();
+            let _ = r.read_from(&mut src, |_, _| Ok(()));
+        }
+
+        /// A valid frame followed by garbage: the valid frame is delivered, then an error.
+        #[test]
+        fn garbage_after_valid_frame(garbage in proptest::collection::vec(any::<u8>(), 56..200)) {
+            let mut data = data_frame(3, 1);
+            data.extend(garbage);
+            let mut src = Chunks { data, at: 0, step: 5, eof: true };
+            let mut r = FrameReader::new();
+            r.max_payload = 1 << 20;
+            let mut n = 0;
+            let _ = r.read_from(&mut src, |_, _| { n += 1; Ok(()) });
+            prop_assert!(n >= 1);
+        }
+    }
+}
