@@ -1,0 +1,191 @@
+//! Command line of `volpexrun` and the fault-injection spec parser.
+
+use std::time::Duration;
+
+use clap::Parser;
+
+/// Start a replicated Volpex job: N ranks, each run as R replicas (copies) in teams.
+///
+/// Everything after PROGRAM belongs to the program. The job succeeds when every rank has a
+/// replica that finished; it goes on while at least one replica of every rank is alive.
+/// Each rank's output is printed once, as soon as its fastest replica prints it.
+#[derive(Debug, Parser)]
+#[command(name = "volpexrun", version, about, long_about = None)]
+pub struct Args {
+    /// Number of ranks (MPI processes) to run.
+    #[arg(short = 'n', long = "np", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub ranks: u32,
+
+    /// Replicas (copies) of every rank; replica k of every rank forms team k.
+    #[arg(short = 'r', long = "replicas", value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub replicas: u32,
+
+    /// Prefix every output line with the rank that printed it, as "[rank] ".
+    #[arg(long)]
+    pub tag_output: bool,
+
+    /// Give up after this many seconds: end every process and exit non-zero.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+
+    /// Export an environment variable to every process: VAR=VALUE, or VAR to pass this
+    /// launcher's value on. Repeatable.
+    #[arg(short = 'x', value_name = "VAR[=VALUE]")]
+    pub export: Vec<String>,
+
+    /// Write the end-of-job summary as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<std::path::PathBuf>,
+
+    /// Inject a fault (repeatable). R.K:kill@T sends SIGKILL to replica K of rank R T
+    /// seconds after start; R.K:stop@T sends SIGSTOP (never continued unless a cont@ spec
+    /// says so); R.K:cont@T sends SIGCONT; R.K:exit@sends=N makes that replica exit
+    /// abruptly right after its N-th send.
+    #[arg(long = "fault", value_name = "SPEC", value_parser = parse_fault)]
+    pub faults: Vec<Fault>,
+
+    /// The program to run, then its arguments.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROGRAM [ARGS]..."
+    )]
+    pub command: Vec<String>,
+}
+
+/// What a fault does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FaultAction {
+    /// SIGKILL after a delay.
+    Kill(Duration),
+    /// SIGSTOP after a delay.
+    Stop(Duration),
+    /// SIGCONT after a delay.
+    Cont(Duration),
+    /// Exit right after the N-th send.
+    ExitAfterSends(u64),
+}
+
+/// One injected fault.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fault {
+    /// Rank.
+    pub rank: u32,
+    /// Replica index.
+    pub replica: u32,
+    /// What happens.
+    pub action: FaultAction,
+}
+
+/// Parses `R.K:kill@T`, `R.K:stop@T`, `R.K:cont@T`, `R.K:exit@sends=N`.
+pub fn parse_fault(s: &str) -> Result<Fault, String> {
+    let err = |why: &str| {
+        format!(
+            "fault {s:?}: {why} (expected R.K:kill@T, R.K:stop@T, R.K:cont@T or R.K:exit@sends=N)"
+        )
+    };
+    let (who, what) = s.split_once(':').ok_or_else(|| err("missing ':'"))?;
+    let (r, k) = who
+        .split_once('.')
+        .ok_or_else(|| err("replica must be RANK.REPLICA"))?;
+    let rank = r.parse::<u32>().map_err(|_| err("bad rank"))?;
+    let replica = k.parse::<u32>().map_err(|_| err("bad replica"))?;
+    let (verb, arg) = what.split_once('@').ok_or_else(|| err("missing '@'"))?;
+    let secs = |a: &str| -> Result<Duration, String> {
+        let v = a.parse::<f64>().map_err(|_| err("bad time"))?;
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(err("time must be a non-negative number of seconds"));
+        }
+        Ok(Duration::from_secs_f64(v))
+    };
+    let action = match verb {
+        "kill" => FaultAction::Kill(secs(arg)?),
+        "stop" => FaultAction::Stop(secs(arg)?),
+        "cont" => FaultAction::Cont(secs(arg)?),
+        "exit" => {
+            let n = arg
+                .strip_prefix("sends=")
+                .ok_or_else(|| err("exit takes sends=N"))?
+                .parse::<u64>()
+                .map_err(|_| err("bad send count"))?;
+            if n == 0 {
+                return Err(err("send count must be at least 1"));
+            }
+            FaultAction::ExitAfterSends(n)
+        }
+        _ => return Err(err("unknown action")),
+    };
+    Ok(Fault {
+        rank,
+        replica,
+        action,
+    })
+}
+
+/// Splits `VAR=VALUE` / `VAR` into a pair, taking the launcher's value for a bare name.
+pub fn parse_export(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        Some(_) => Err(format!("-x {s:?}: empty variable name")),
+        None => std::env::var(s)
+            .map(|v| (s.to_string(), v))
+            .map_err(|_| format!("-x {s}: not set in volpexrun's environment")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fault_specs_parse() {
+        assert_eq!(
+            parse_fault("2.1:kill@0.5").unwrap(),
+            Fault {
+                rank: 2,
+                replica: 1,
+                action: FaultAction::Kill(Duration::from_millis(500))
+            }
+        );
+        assert_eq!(
+            parse_fault("0.0:exit@sends=7").unwrap().action,
+            FaultAction::ExitAfterSends(7)
+        );
+        assert!(matches!(
+            parse_fault("1.0:stop@2").unwrap().action,
+            FaultAction::Stop(_)
+        ));
+        for bad in [
+            "1:kill@1",
+            "1.0kill@1",
+            "1.0:kill",
+            "1.0:nuke@1",
+            "1.0:kill@-1",
+            "a.0:kill@1",
+            "1.0:exit@3",
+            "1.0:exit@sends=0",
+        ] {
+            assert!(parse_fault(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn program_arguments_are_not_ours() {
+        let a = Args::try_parse_from([
+            "volpexrun",
+            "-n",
+            "2",
+            "-r",
+            "2",
+            "prog",
+            "-n",
+            "5",
+            "--fault",
+            "x",
+        ])
+        .unwrap();
+        assert_eq!(a.ranks, 2);
+        assert_eq!(a.command, ["prog", "-n", "5", "--fault", "x"]);
+    }
+}

@@ -1,0 +1,125 @@
+//! Output of a replicated job: each rank's lines appear once, in order, as soon as its
+//! fastest replica prints them.
+//!
+//! Every replica's stdout and stderr are read line by line, numbered per replica. Line i
+//! of rank x on a stream is printed the first time any replica of x produces it; later
+//! copies are dropped. Owns only the deduplication and the printing; never touches
+//! processes.
+
+use std::io::{BufRead, BufReader, Read, Write};
+
+use crossbeam_channel::Sender;
+
+/// Which stream a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output.
+    Out,
+    /// Standard error.
+    Err,
+}
+
+/// One line read from one replica.
+#[derive(Debug)]
+pub struct Line {
+    /// Rank that printed it.
+    pub rank: u32,
+    /// Which stream.
+    pub stream: Stream,
+    /// Index of the line in that replica's stream.
+    pub index: u64,
+    /// The bytes, including the newline if there was one.
+    pub text: Vec<u8>,
+}
+
+/// Reads a pipe line by line into `tx` until EOF, then sends `on_end`.
+pub fn pump<R: Read, E: Send + 'static>(
+    pipe: R,
+    rank: u32,
+    stream: Stream,
+    tx: Sender<E>,
+    wrap: impl Fn(Line) -> E,
+    on_end: E,
+) {
+    let mut r = BufReader::new(pipe);
+    let mut index = 0;
+    loop {
+        let mut text = Vec::new();
+        match r.read_until(b'\n', &mut text) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                if tx
+                    .send(wrap(Line {
+                        rank,
+                        stream,
+                        index,
+                        text,
+                    }))
+                    .is_err()
+                {
+                    return;
+                }
+                index += 1;
+            }
+        }
+    }
+    let _ = tx.send(on_end);
+}
+
+/// Per-rank, per-stream count of lines already printed.
+pub struct Dedup {
+    printed: Vec<[u64; 2]>,
+    tag: bool,
+    muted: bool,
+}
+
+impl Dedup {
+    /// For `ranks` ranks; `tag` prefixes lines with "[rank] ".
+    pub fn new(ranks: u32, tag: bool) -> Dedup {
+        Dedup {
+            printed: vec![[0; 2]; ranks as usize],
+            tag,
+            muted: false,
+        }
+    }
+
+    /// Stops printing (the job failed and its message must stand alone).
+    pub fn mute(&mut self) {
+        self.muted = true;
+    }
+
+    /// Prints the line if it is the next one of its rank and stream.
+    pub fn offer(&mut self, line: &Line) {
+        let Some(slot) = self.printed.get_mut(line.rank as usize) else {
+            return;
+        };
+        let i = match line.stream {
+            Stream::Out => 0,
+            Stream::Err => 1,
+        };
+        if line.index != slot[i] {
+            return;
+        }
+        slot[i] += 1;
+        if self.muted {
+            return;
+        }
+        let mut buf = Vec::with_capacity(line.text.len() + 12);
+        if self.tag {
+            buf.extend_from_slice(format!("[{}] ", line.rank).as_bytes());
+        }
+        buf.extend_from_slice(&line.text);
+        if buf.last() != Some(&b'\n') {
+            buf.push(b'\n');
+        }
+        let _ = match line.stream {
+            Stream::Out => std::io::stdout().lock().write_all(&buf),
+            Stream::Err => std::io::stderr().lock().write_all(&buf),
+        };
+    }
+
+    /// Flushes stdout.
+    pub fn flush(&self) {
+        let _ = std::io::stdout().flush();
+    }
+}

@@ -1,0 +1,108 @@
+//! The end-of-job summary, as text for people and JSON for tools (`--report`).
+
+use serde::Serialize;
+use volpex::message::ReplicaId;
+use volpex::wire::control::ReplicaStats;
+
+use crate::job::ReplicaState;
+
+/// One replica's line in the report.
+#[derive(Debug, Serialize)]
+pub struct ReplicaReport {
+    /// Rank.
+    pub rank: u32,
+    /// Replica index (team).
+    pub replica: u32,
+    /// Host it ran on.
+    pub host: String,
+    /// OS process id.
+    pub pid: u32,
+    /// finished | failed | retired | ended | running.
+    pub state: &'static str,
+    /// Why it failed or retired.
+    pub detail: Option<String>,
+    /// Counters the replica reported when it finished.
+    pub stats: Option<ReplicaStats>,
+}
+
+impl ReplicaReport {
+    /// Builds one line from the launcher's view of a replica.
+    pub fn new(id: ReplicaId, pid: u32, state: &ReplicaState, stats: Option<ReplicaStats>) -> Self {
+        let (name, detail) = match state {
+            ReplicaState::Finished => ("finished", None),
+            ReplicaState::Failed(w) => ("failed", Some(w.clone())),
+            ReplicaState::Retired(w) => ("retired", Some(w.clone())),
+            ReplicaState::Ended => ("ended", None),
+            ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => {
+                ("running", None)
+            }
+        };
+        ReplicaReport {
+            rank: id.rank,
+            replica: id.replica,
+            host: "localhost".into(),
+            pid,
+            state: name,
+            detail,
+            stats,
+        }
+    }
+}
+
+/// The whole summary.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// Ranks in the job.
+    pub ranks: u32,
+    /// Replicas per rank.
+    pub replicas: u32,
+    /// Whether every rank finished.
+    pub success: bool,
+    /// volpexrun's exit code.
+    pub exit_code: i32,
+    /// Wall time from start to end, seconds.
+    pub elapsed_s: f64,
+    /// Why the job failed.
+    pub error: Option<String>,
+    /// Failovers all replicas reported.
+    pub failovers: u64,
+    /// Every replica.
+    pub processes: Vec<ReplicaReport>,
+}
+
+impl Report {
+    /// The human summary printed to stderr.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "volpexrun: {} ranks x {} replicas, {} in {:.2} s, {} failovers\n",
+            self.ranks,
+            self.replicas,
+            if self.success { "succeeded" } else { "FAILED" },
+            self.elapsed_s,
+            self.failovers
+        );
+        for p in &self.processes {
+            if p.state == "finished" {
+                continue;
+            }
+            s.push_str(&format!(
+                "volpexrun:   replica {}.{} (pid {}) {}{}\n",
+                p.rank,
+                p.replica,
+                p.pid,
+                p.state,
+                p.detail
+                    .as_ref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default()
+            ));
+        }
+        s
+    }
+
+    /// Writes the JSON report.
+    pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
+        let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(path, json + "\n")
+    }
+}
