@@ -1,1 +1,280 @@
-//! Helpers for integration tests that run real jobs.
+//! Helpers for integration tests that run real Volpex jobs: real processes, real sockets
+//! on loopback, real signals.
+//!
+//! Every job is started through `volpexrun`; a job that outlives its deadline gets
+//! SIGTERM (volpexrun then ends every process it started, by pid) and, if that does not
+//! end it, SIGKILL. Temporary files are removed when their guard drops, also on failure.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Directory of the build profile the tests were built with (`target/debug`, ...).
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test-binary>
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test binary lives in target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// Builds every binary and example of the workspace once per test process, so the
+/// tests run the code they were compiled with.
+pub fn ensure_built() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.current_dir(&root)
+            .args(["build", "--workspace", "--bins", "--examples"]);
+        if profile_dir().file_name().and_then(|s| s.to_str()) == Some("release") {
+            cmd.arg("--release");
+        }
+        let st = cmd.status().expect("run cargo build");
+        assert!(st.success(), "cargo build of the workspace binaries failed");
+    });
+}
+
+/// Path of `volpexrun`.
+pub fn volpexrun() -> PathBuf {
+    ensure_built();
+    profile_dir().join("volpexrun")
+}
+
+/// Path of a `volpex-core` example.
+pub fn example(name: &str) -> PathBuf {
+    ensure_built();
+    profile_dir().join("examples").join(name)
+}
+
+/// Path of a workspace binary (test programs of this crate, volpex-bench, npb).
+pub fn bin(name: &str) -> PathBuf {
+    ensure_built();
+    profile_dir().join(name)
+}
+
+/// A file path that is removed when dropped.
+pub struct TempPath(pub PathBuf);
+
+impl TempPath {
+    /// A fresh unique path in the temp dir.
+    pub fn new(stem: &str) -> TempPath {
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        TempPath(std::env::temp_dir().join(format!(
+            "volpex-test-{}-{}-{stem}",
+            std::process::id(),
+            n
+        )))
+    }
+}
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// What a finished job left behind.
+#[derive(Debug)]
+pub struct Run {
+    /// volpexrun's exit code; `None` if it had to be killed at the deadline.
+    pub code: Option<i32>,
+    /// volpexrun's stdout (the program's deduplicated output).
+    pub stdout: String,
+    /// volpexrun's stderr (program stderr, summary, errors).
+    pub stderr: String,
+    /// The `--report` JSON.
+    pub report: Option<serde_json::Value>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl Run {
+    /// Asserts success and returns stdout.
+    pub fn ok(&self) -> &str {
+        assert_eq!(
+            self.code,
+            Some(0),
+            "job failed\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+        &self.stdout
+    }
+
+    /// State of replica `rank.replica` in the report.
+    pub fn state(&self, rank: u64, replica: u64) -> String {
+        self.report
+            .as_ref()
+            .and_then(|r| r["processes"].as_array())
+            .and_then(|ps| {
+                ps.iter()
+                    .find(|p| p["rank"] == rank && p["replica"] == replica)
+                    .and_then(|p| p["state"].as_str())
+            })
+            .unwrap_or("?")
+            .to_string()
+    }
+
+    /// Asserts that no process the job started is still running.
+    pub fn assert_no_leftovers(&self) {
+        let Some(ps) = self.report.as_ref().and_then(|r| r["processes"].as_array()) else {
+            return;
+        };
+        for p in ps {
+            let pid = p["pid"].as_u64().unwrap_or(0);
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat.split_whitespace().nth(2) == Some("Z");
+            assert!(
+                cmdline.is_empty() || zombie,
+                "process {pid} ({}) is still running",
+                String::from_utf8_lossy(&cmdline)
+            );
+        }
+    }
+}
+
+/// A running job.
+pub struct LiveJob {
+    child: Child,
+    start: Instant,
+    report: TempPath,
+    stdout: Receiver<String>,
+    stderr: Receiver<String>,
+    out_lines: Vec<String>,
+    err_lines: Vec<String>,
+}
+
+/// Starts `volpexrun LAUNCHER_ARGS --report FILE PROGRAM PROG_ARGS`.
+pub fn spawn(launcher_args: &[&str], program: &Path, prog_args: &[&str]) -> LiveJob {
+    let report = TempPath::new("report.json");
+    let mut cmd = Command::new(volpexrun());
+    cmd.args(launcher_args)
+        .arg("--report")
+        .arg(&report.0)
+        .arg(program)
+        .args(prog_args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("start volpexrun");
+    let stdout = lines(child.stdout.take().expect("stdout"));
+    let stderr = lines(child.stderr.take().expect("stderr"));
+    LiveJob {
+        child,
+        start: Instant::now(),
+        report,
+        stdout,
+        stderr,
+        out_lines: Vec::new(),
+        err_lines: Vec::new(),
+    }
+}
+
+fn lines<R: std::io::Read + Send + 'static>(r: R) -> Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(r).lines() {
+            let Ok(l) = l else { return };
+            if tx.send(l).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+impl LiveJob {
+    /// Waits until a stderr line satisfies `f` (returns it) or the deadline passes.
+    pub fn wait_stderr(&mut self, deadline: Duration, f: impl Fn(&str) -> bool) -> Option<String> {
+        let end = Instant::now() + deadline;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.stderr.recv_timeout(left) {
+                Ok(l) => {
+                    let hit = f(&l);
+                    self.err_lines.push(l.clone());
+                    if hit {
+                        return Some(l);
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Waits for the job to end (ending it at the deadline) and collects its results.
+    pub fn wait(mut self, deadline: Duration) -> Run {
+        let end = self.start + deadline;
+        let mut code = None;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(st)) => {
+                    code = st.code();
+                    break;
+                }
+                Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(20)),
+                _ => {
+                    self.terminate();
+                    break;
+                }
+            }
+        }
+        let elapsed = self.start.elapsed();
+        while let Ok(l) = self.stdout.recv_timeout(Duration::from_secs(2)) {
+            self.out_lines.push(l);
+        }
+        while let Ok(l) = self.stderr.recv_timeout(Duration::from_secs(2)) {
+            self.err_lines.push(l);
+        }
+        let report = std::fs::read_to_string(&self.report.0)
+            .ok()
+            .and_then(|s| serde_json::from_str(&s).ok());
+        Run {
+            code,
+            stdout: self.out_lines.join("\n"),
+            stderr: self.err_lines.join("\n"),
+            report,
+            elapsed,
+        }
+    }
+
+    fn terminate(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let end = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < end {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for LiveJob {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.terminate();
+        }
+    }
+}
+
+/// Runs a job to completion (or the deadline).
+pub fn run(launcher_args: &[&str], program: &Path, prog_args: &[&str], deadline: Duration) -> Run {
+    spawn(launcher_args, program, prog_args).wait(deadline)
+}
+
+/// The program output lines that start with `prefix`.
+pub fn result_lines<'a>(stdout: &'a str, prefix: &str) -> Vec<&'a str> {
+    stdout.lines().filter(|l| l.starts_with(prefix)).collect()
+}

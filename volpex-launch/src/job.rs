@@ -50,6 +50,8 @@ pub enum Event {
     Line(Line),
     /// An output pipe reached EOF.
     PipeEnd,
+    /// volpexrun itself was asked to stop (SIGINT, SIGTERM, SIGHUP).
+    Interrupted(i32),
 }
 
 /// Life of one replica as the launcher sees it.
@@ -174,6 +176,22 @@ impl Job {
             std::thread::Builder::new()
                 .name("volpexrun-accept".into())
                 .spawn(move || control::serve(listener, key, ranks, replicas, tx))
+                .map_err(|e| e.to_string())?;
+        }
+        {
+            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+            let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+                .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+            let tx = tx.clone();
+            std::thread::Builder::new()
+                .name("volpexrun-signals".into())
+                .spawn(move || {
+                    for s in signals.forever() {
+                        if tx.send(Event::Interrupted(s)).is_err() {
+                            return;
+                        }
+                    }
+                })
                 .map_err(|e| e.to_string())?;
         }
         let mut job = Job {
@@ -522,6 +540,14 @@ impl Job {
         match ev {
             Event::Line(line) => self.dedup.offer(&line),
             Event::PipeEnd => self.open_pipes = self.open_pipes.saturating_sub(1),
+            Event::Interrupted(sig) => {
+                if self.failure.is_none() {
+                    let name = Signal::try_from(sig)
+                        .map(|s| s.to_string())
+                        .unwrap_or_default();
+                    self.fail(format!("interrupted by {name}; ended every process"));
+                }
+            }
             Event::Exited { id, code, signal } => {
                 let i = self.idx(id);
                 self.procs[i].exited = true;

@@ -130,6 +130,7 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
         .local_addr()
         .map_err(|e| Error::Bootstrap(e.to_string()))?;
 
+    log::info!("replica {me} listening on {my_addr}");
     let mut s = TcpStream::connect_timeout(&launcher_addr, connect_timeout)
         .map_err(|e| Error::Bootstrap(format!("launcher {launcher_addr}: {e}")))?;
     let _ = s.set_nodelay(true);
