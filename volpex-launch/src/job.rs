@@ -27,6 +27,8 @@ use crate::report::{ReplicaReport, Report};
 
 /// How long every replica has to register before the table goes out without it.
 const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(60);
+/// Once every rank has a registered replica, how long the stragglers get.
+const RENDEZVOUS_GRACE: Duration = Duration::from_secs(3);
 /// How long finished replicas have to exit after SHUTDOWN before they are killed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// How long to wait for output pipes to drain after the last process exited.
@@ -132,6 +134,8 @@ struct Job {
     start: Instant,
     timers: Vec<Timer>,
     table_sent: bool,
+    /// When every rank first had a registered replica.
+    covered_at: Option<Duration>,
     shutdown_at: Option<Duration>,
     failure: Option<String>,
     dedup: Dedup,
@@ -202,6 +206,7 @@ impl Job {
             start: Instant::now(),
             timers: Vec::new(),
             table_sent: false,
+            covered_at: None,
             shutdown_at: None,
             failure: None,
             dedup: Dedup::new(args.ranks, args.tag_output),
@@ -366,6 +371,13 @@ impl Job {
             }
         }
         self.dedup.flush();
+    }
+
+    fn rank_registered(&self, rank: u32) -> bool {
+        (0..self.replicas).any(|k| {
+            let p = &self.procs[self.idx(ReplicaId::new(rank, k))];
+            p.addr.is_some() && p.state.alive()
+        })
     }
 
     fn rank_completed(&self, rank: u32) -> bool {
@@ -580,9 +592,6 @@ impl Job {
                 }
                 self.procs[i].state = ReplicaState::Running;
                 self.procs[i].addr = Some(addr);
-                if self.table_sent {
-                    control::send(&mut writer, &self.table());
-                }
                 self.procs[i].writer = Some(writer);
             }
             Event::Control(ControlEvent::Message { id, msg }) => {

@@ -147,15 +147,21 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
         addr: my_addr.to_string(),
     });
     write_one(&mut s, &h, &p).map_err(|e| Error::Bootstrap(e.to_string()))?;
-    let (h, p) = read_one(&mut s).map_err(|e| Error::Bootstrap(format!("rendezvous: {e}")))?;
-    let table = match control::decode::<ToProcess>(&h, &p) {
-        Ok(ToProcess::Table { addrs }) => addrs,
-        Ok(other) => {
-            return Err(Error::Bootstrap(format!(
-                "expected the address table, got {other:?}"
-            )))
+    // Death notices for replicas that never registered may come first; the table
+    // leaves those out anyway.
+    let table = loop {
+        let (h, p) =
+            read_one(&mut s).map_err(|e| Error::Bootstrap(format!("rendezvous: {e}")))?;
+        match control::decode::<ToProcess>(&h, &p) {
+            Ok(ToProcess::Table { addrs }) => break addrs,
+            Ok(ToProcess::Death { rank, replica }) => {
+                log::debug!("replica {rank}.{replica} died before the rendezvous")
+            }
+            Ok(ToProcess::Shutdown) => {
+                return Err(Error::Bootstrap("the launcher ended the job".into()))
+            }
+            Err(e) => return Err(Error::Bootstrap(e.to_string())),
         }
-        Err(e) => return Err(Error::Bootstrap(e.to_string())),
     };
     if table.len() != ranks as usize || table.iter().any(|r| r.len() != replicas as usize) {
         return Err(Error::Bootstrap("address table has the wrong shape".into()));

@@ -1,0 +1,128 @@
+//! Replica failures must not change results while one replica of every rank lives, and
+//! must end the job with one clear message when a whole rank is lost.
+//! Reference: VolpexMPI section 3 (replica selection, failover); DESIGN.md "Failure
+//! detection" and "Launcher" (exit policy).
+
+use rand::{Rng, SeedableRng};
+use std::time::Duration;
+use volpex_tests::{example, run, Run};
+
+const DEADLINE: Duration = Duration::from_secs(120);
+const RING: &[&str] = &["--rounds", "150", "--work-ms", "2", "--payload", "256"];
+const STENCIL: &[&str] = &["--cells", "300", "--iters", "150", "--work-ms", "2"];
+
+fn reference(name: &str, args: &[&str]) -> (String, Duration) {
+    let r = run(&["-n", "4", "-r", "2"], &example(name), args, DEADLINE);
+    (r.ok().to_string(), r.elapsed)
+}
+
+fn seeded() -> rand::rngs::StdRng {
+    let seed = std::env::var("VOLPEX_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| rand::rng().random::<u64>());
+    eprintln!("VOLPEX_TEST_SEED={seed}");
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+fn with_faults(name: &str, args: &[&str], r: &str, faults: &[String]) -> Run {
+    let mut la: Vec<&str> = vec!["-n", "4", "-r", r];
+    for f in faults {
+        la.push("--fault");
+        la.push(f);
+    }
+    let run = run(&la, &example(name), args, DEADLINE);
+    run.assert_no_leftovers();
+    run
+}
+
+#[test]
+fn sigkill_of_any_one_replica_changes_nothing() {
+    let mut rng = seeded();
+    for (name, args) in [("ring", RING), ("stencil", STENCIL)] {
+        let (expect, t) = reference(name, args);
+        for _ in 0..2 {
+            let rank = rng.random_range(0..4);
+            let replica = rng.random_range(0..2);
+            let at = rng.random_range(0.05..t.as_secs_f64() * 0.8);
+            let fault = format!("{rank}.{replica}:kill@{at:.3}");
+            let run = with_faults(name, args, "2", std::slice::from_ref(&fault));
+            assert_eq!(run.ok(), expect, "{name} with {fault}\n{}", run.stderr);
+        }
+    }
+}
+
+#[test]
+fn exit_after_sends_changes_nothing() {
+    for (name, args) in [("ring", RING), ("stencil", STENCIL)] {
+        let (expect, _) = reference(name, args);
+        for fault in ["0.0:exit@sends=1", "2.1:exit@sends=40", "3.0:exit@sends=100"] {
+            let run = with_faults(name, args, "2", &[fault.to_string()]);
+            assert_eq!(run.ok(), expect, "{name} with {fault}\n{}", run.stderr);
+            let (rank, replica) = (fault.as_bytes()[0] - b'0', fault.as_bytes()[2] - b'0');
+            assert_eq!(run.state(rank.into(), replica.into()), "failed", "{fault}");
+        }
+    }
+}
+
+#[test]
+fn r3_survives_two_replicas_of_one_rank() {
+    let mut rng = seeded();
+    for (name, args) in [("ring", RING), ("stencil", STENCIL)] {
+        let (expect, t) = reference(name, args);
+        let rank = rng.random_range(0..4);
+        let a = rng.random_range(0.05..t.as_secs_f64() * 0.4);
+        let b = rng.random_range(a..t.as_secs_f64() * 0.8);
+        let (k1, k2) = match rng.random_range(0..3) {
+            0 => (0, 1),
+            1 => (1, 2),
+            _ => (0, 2),
+        };
+        let faults = [
+            format!("{rank}.{k1}:kill@{a:.3}"),
+            format!("{rank}.{k2}:kill@{b:.3}"),
+        ];
+        let run = with_faults(name, args, "3", &faults);
+        assert_eq!(run.ok(), expect, "{name} with {faults:?}\n{}", run.stderr);
+    }
+}
+
+#[test]
+fn sigstopped_replica_does_not_stop_the_job() {
+    for (name, args) in [("ring", RING), ("stencil", STENCIL)] {
+        let (expect, t) = reference(name, args);
+        for fault in ["1.0:stop@0.2", "0.1:stop@0.1", "3.0:stop@0"] {
+            let run = with_faults(name, args, "2", &[fault.to_string()]);
+            assert_eq!(run.ok(), expect, "{name} with {fault}\n{}", run.stderr);
+            eprintln!(
+                "{name} {fault}: {:.2} s vs {:.2} s failure-free ({:.2}x)",
+                run.elapsed.as_secs_f64(),
+                t.as_secs_f64(),
+                run.elapsed.as_secs_f64() / t.as_secs_f64()
+            );
+        }
+    }
+}
+
+#[test]
+fn losing_every_replica_of_a_rank_fails_clearly() {
+    let faults = ["2.0:kill@0.2".to_string(), "2.1:exit@sends=20".to_string()];
+    let run = with_faults("ring", RING, "2", &faults);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("volpexrun: error"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", run.stderr);
+    assert!(errors[0].contains("rank 2 lost"), "{}", errors[0]);
+    assert!(run.stdout.is_empty(), "no result from a failed job: {}", run.stdout);
+    assert!(run.elapsed < DEADLINE);
+}
+
+#[test]
+fn a_lost_rank_is_also_detected_at_r1() {
+    let run = with_faults("ring", RING, "1", &["1.0:kill@0.2".to_string()]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("rank 1 lost"), "{}", run.stderr);
+}
