@@ -56,7 +56,11 @@ fn sigkill_of_any_one_replica_changes_nothing() {
 fn exit_after_sends_changes_nothing() {
     for (name, args) in [("ring", RING), ("stencil", STENCIL)] {
         let (expect, _) = reference(name, args);
-        for fault in ["0.0:exit@sends=1", "2.1:exit@sends=40", "3.0:exit@sends=100"] {
+        for fault in [
+            "0.0:exit@sends=1",
+            "2.1:exit@sends=40",
+            "3.0:exit@sends=100",
+        ] {
             let run = with_faults(name, args, "2", &[fault.to_string()]);
             assert_eq!(run.ok(), expect, "{name} with {fault}\n{}", run.stderr);
             let (rank, replica) = (fault.as_bytes()[0] - b'0', fault.as_bytes()[2] - b'0');
@@ -116,7 +120,11 @@ fn losing_every_replica_of_a_rank_fails_clearly() {
         .collect();
     assert_eq!(errors.len(), 1, "{}", run.stderr);
     assert!(errors[0].contains("rank 2 lost"), "{}", errors[0]);
-    assert!(run.stdout.is_empty(), "no result from a failed job: {}", run.stdout);
+    assert!(
+        run.stdout.is_empty(),
+        "no result from a failed job: {}",
+        run.stdout
+    );
     assert!(run.elapsed < DEADLINE);
 }
 

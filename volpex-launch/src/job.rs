@@ -350,14 +350,18 @@ impl Job {
                     ));
                 }
             }
-            if !self.table_sent
-                && (self
+            if !self.table_sent {
+                if self.covered_at.is_none() && (0..self.ranks).all(|r| self.rank_registered(r)) {
+                    self.covered_at = Some(now);
+                }
+                let everyone = self
                     .procs
                     .iter()
-                    .all(|p| p.addr.is_some() || !p.state.alive())
-                    || now >= RENDEZVOUS_TIMEOUT)
-            {
-                self.send_table();
+                    .all(|p| p.addr.is_some() || !p.state.alive());
+                let grace_over = self.covered_at.is_some_and(|t| now >= t + RENDEZVOUS_GRACE);
+                if everyone || grace_over || now >= RENDEZVOUS_TIMEOUT {
+                    self.send_table();
+                }
             }
             self.check_progress(now);
         }
@@ -580,11 +584,7 @@ impl Job {
                     | ReplicaState::Ended => {}
                 }
             }
-            Event::Control(ControlEvent::Registered {
-                id,
-                addr,
-                mut writer,
-            }) => {
+            Event::Control(ControlEvent::Registered { id, addr, writer }) => {
                 let i = self.idx(id);
                 if self.procs[i].state != ReplicaState::Starting || self.procs[i].addr.is_some() {
                     log::warn!("replica {id} registered twice; ignored");
