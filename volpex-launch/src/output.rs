@@ -26,8 +26,9 @@ pub struct Line {
     pub rank: u32,
     /// Which stream.
     pub stream: Stream,
-    /// Index of the line in that replica's stream.
-    pub index: u64,
+    /// Index of the line among that replica's program lines on this stream; `None` for a
+    /// runtime diagnostic (`volpex[...]` prefix), which is printed as it comes.
+    pub index: Option<u64>,
     /// The bytes, including the newline if there was one.
     pub text: Vec<u8>,
 }
@@ -48,18 +49,21 @@ pub fn pump<R: Read, E: Send + 'static>(
         match r.read_until(b'\n', &mut text) {
             Ok(0) | Err(_) => break,
             Ok(_) => {
-                if tx
-                    .send(wrap(Line {
-                        rank,
-                        stream,
-                        index,
-                        text,
-                    }))
-                    .is_err()
-                {
+                let diag = stream == Stream::Err
+                    && text.starts_with(volpex::bootstrap::DIAG_PREFIX.as_bytes())
+                    && text.get(volpex::bootstrap::DIAG_PREFIX.len()) == Some(&b'[');
+                let line = Line {
+                    rank,
+                    stream,
+                    index: (!diag).then_some(index),
+                    text,
+                };
+                if !diag {
+                    index += 1;
+                }
+                if tx.send(wrap(line)).is_err() {
                     return;
                 }
-                index += 1;
             }
         }
     }
@@ -97,11 +101,12 @@ impl Dedup {
             Stream::Out => 0,
             Stream::Err => 1,
         };
-        if line.index != slot[i] {
-            return;
+        match line.index {
+            Some(n) if n == slot[i] => slot[i] += 1,
+            Some(_) => return,
+            None => {}
         }
-        slot[i] += 1;
-        if self.muted {
+        if self.muted && line.index.is_some() {
             return;
         }
         let mut buf = Vec::with_capacity(line.text.len() + 12);

@@ -37,6 +37,10 @@ pub mod vars {
     pub const RENDEZVOUS_TIMEOUT_MS: &str = "VOLPEX_RENDEZVOUS_TIMEOUT_MS";
 }
 
+/// Stderr lines a replica's runtime prints start with this (then `[rank.replica]`), so the
+/// launcher can tell diagnostics from program output.
+pub const DIAG_PREFIX: &str = "volpex";
+
 /// Process exit code used by `exit@sends` fault injection.
 pub const EXIT_FAULT: i32 = 99;
 
@@ -150,8 +154,7 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
     // Death notices for replicas that never registered may come first; the table
     // leaves those out anyway.
     let table = loop {
-        let (h, p) =
-            read_one(&mut s).map_err(|e| Error::Bootstrap(format!("rendezvous: {e}")))?;
+        let (h, p) = read_one(&mut s).map_err(|e| Error::Bootstrap(format!("rendezvous: {e}")))?;
         match control::decode::<ToProcess>(&h, &p) {
             Ok(ToProcess::Table { addrs }) => break addrs,
             Ok(ToProcess::Death { rank, replica }) => {

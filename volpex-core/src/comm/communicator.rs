@@ -179,7 +179,7 @@ impl Communicator {
         let n = inner.sends.fetch_add(1, Ordering::Relaxed) + 1;
         if inner.exit_after_sends == Some(n) {
             eprintln!(
-                "volpex: replica {} exits after send {n} (fault injection)",
+                "volpex[{}] exits after send {n} (fault injection)",
                 inner.me
             );
             std::process::exit(EXIT_FAULT);

@@ -36,9 +36,7 @@ pub struct Universe {
 /// Joins the job the launcher started this process in, or, without a launcher, a job of
 /// one rank and one replica. Logging goes to stderr at the level in `VOLPEX_LOG`.
 pub fn initialize() -> Result<Universe, Error> {
-    let _ = env_logger::Builder::from_env(env_logger::Env::new().filter_or("VOLPEX_LOG", "warn"))
-        .format_timestamp_micros()
-        .try_init();
+    init_logging();
     let cfg = Config::from_env().map_err(Error::Launch)?;
     let start = Instant::now();
     let inner = if bootstrap::launched() {
@@ -91,6 +89,30 @@ pub fn initialize() -> Result<Universe, Error> {
     Ok(Universe {
         inner: Arc::new(inner),
     })
+}
+
+/// Diagnostics go to stderr as `volpex[RANK.REPLICA] time LEVEL target: message`; the
+/// launcher passes lines with that prefix through unmerged, unlike program output.
+fn init_logging() {
+    use std::io::Write;
+    let who = format!(
+        "{}[{}.{}]",
+        bootstrap::DIAG_PREFIX,
+        std::env::var(bootstrap::vars::RANK).unwrap_or_else(|_| "0".into()),
+        std::env::var(bootstrap::vars::REPLICA).unwrap_or_else(|_| "0".into())
+    );
+    let _ = env_logger::Builder::from_env(env_logger::Env::new().filter_or("VOLPEX_LOG", "warn"))
+        .format(move |buf, rec| {
+            writeln!(
+                buf,
+                "{who} {} {} {}: {}",
+                buf.timestamp_micros(),
+                rec.level(),
+                rec.target(),
+                rec.args()
+            )
+        })
+        .try_init();
 }
 
 impl Universe {

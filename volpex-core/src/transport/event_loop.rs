@@ -515,8 +515,7 @@ impl Core {
         while let Some(ev) = self.engine.poll_event() {
             match ev {
                 EngineEvent::Retire { reason } => {
-                    log::error!("volpex: {reason}; retiring");
-                    eprintln!("volpex: {reason}; retiring");
+                    eprintln!("volpex[{}] {reason}; retiring", self.me);
                     self.to_launcher(&ToLauncher::Retired { reason });
                     std::process::exit(EXIT_RETIRED);
                 }

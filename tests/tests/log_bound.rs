@@ -1,0 +1,67 @@
+//! The sender log is bounded: eviction lets long runs complete, never drops a message no
+//! replica has received, and a replica that falls out of the logs retires while the job
+//! goes on. Reference: VolpexMPI section 3 ("buffer management"); DESIGN.md "Sender log".
+
+use std::time::Duration;
+use volpex_tests::{example, run};
+
+const DEADLINE: Duration = Duration::from_secs(180);
+
+#[test]
+fn long_run_with_a_tiny_log_completes() {
+    let args = ["--rounds", "400", "--payload", "4096"];
+    let expect = run(&["-n", "4", "-r", "2"], &example("ring"), &args, DEADLINE)
+        .ok()
+        .to_string();
+    let small = run(
+        &["-n", "4", "-r", "2", "-x", "VOLPEX_LOG_BYTES=32768"],
+        &example("ring"),
+        &args,
+        DEADLINE,
+    );
+    assert_eq!(small.ok(), expect, "{}", small.stderr);
+    let evicted: u64 = small.report.as_ref().expect("report")["processes"]
+        .as_array()
+        .expect("processes")
+        .iter()
+        .filter_map(|p| p["stats"]["evicted"].as_u64())
+        .sum();
+    assert!(evicted > 0, "the log never filled: {}", small.stderr);
+}
+
+#[test]
+fn a_replica_stopped_past_the_log_retires_and_the_job_succeeds() {
+    let args = ["--rounds", "500", "--payload", "4096", "--work-ms", "2"];
+    let expect = run(&["-n", "4"], &example("ring"), &args, DEADLINE)
+        .ok()
+        .to_string();
+    let r = run(
+        &[
+            "-n",
+            "4",
+            "-r",
+            "2",
+            "-x",
+            "VOLPEX_LOG_BYTES=32768",
+            // Team 1 must fail over to team 0 before team 0's logs move on, so the rest of
+            // team 1 keeps pace and only the stopped replica falls behind.
+            "-x",
+            "VOLPEX_HEDGE_MS=20",
+            "--fault",
+            "1.1:stop@0.3",
+            "--fault",
+            "1.1:cont@1.5",
+        ],
+        &example("ring"),
+        &args,
+        DEADLINE,
+    );
+    assert_eq!(r.ok(), expect, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("replica 1.1 fell too far behind"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.state(1, 1), "retired", "{}", r.stderr);
+    r.assert_no_leftovers();
+}
