@@ -266,7 +266,7 @@ pub(crate) fn fill<R: BufferMut + ?Sized>(buf: &mut R, data: &[u8]) -> Result<us
             buffer_bytes: dst.len(),
         });
     }
-    if data.len() % elem != 0 {
+    if !data.len().is_multiple_of(elem) {
         return Err(Error::BadLength {
             message_bytes: data.len(),
             elem_bytes: elem,

@@ -94,7 +94,7 @@ scalar_buffers!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, usize, isize, 
 /// Copies message bytes into a vector of `T`, checking the length is whole elements.
 pub fn vec_from_bytes<T: Equivalence>(bytes: &[u8]) -> Result<Vec<T>, crate::Error> {
     let elem = std::mem::size_of::<T>().max(1);
-    if bytes.len() % elem != 0 {
+    if !bytes.len().is_multiple_of(elem) {
         return Err(crate::Error::BadLength {
             message_bytes: bytes.len(),
             elem_bytes: elem,

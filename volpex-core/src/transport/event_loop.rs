@@ -512,7 +512,7 @@ impl Core {
     }
 
     fn handle_engine_events(&mut self) {
-        while let Some(ev) = self.engine.poll_event() {
+        if let Some(ev) = self.engine.poll_event() {
             match ev {
                 EngineEvent::Retire { reason } => {
                     eprintln!("volpex[{}] {reason}; retiring", self.me);
