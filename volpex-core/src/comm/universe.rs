@@ -136,7 +136,8 @@ impl Universe {
 impl Drop for Universe {
     fn drop(&mut self) {
         let inner = &self.inner;
-        if inner.launched {
+        // A panicking application has not finished: do not tell the launcher it did.
+        if inner.launched && !std::thread::panicking() {
             let mut core = inner.rt.lock();
             let stats = core.engine.stats();
             core.flush();
