@@ -39,6 +39,9 @@ pub struct Config {
     /// Connection establishment (TCP connect plus handshake) timeout
     /// (`VOLPEX_CONNECT_TIMEOUT_MS`).
     pub connect_timeout: Duration,
+    /// How long a blocked call polls without sleeping before it sleeps in the kernel
+    /// (`VOLPEX_SPIN_US`); waking from a sleep costs tens of microseconds.
+    pub spin: Duration,
 }
 
 impl Default for Config {
@@ -49,6 +52,7 @@ impl Default for Config {
             hedge_timeout: Duration::from_millis(200),
             consumed_interval: Duration::from_millis(20),
             connect_timeout: Duration::from_millis(5000),
+            spin: Duration::from_micros(200),
         }
     }
 }
@@ -72,6 +76,9 @@ impl Config {
         }
         if let Some(v) = env_u64("VOLPEX_CONNECT_TIMEOUT_MS")? {
             c.connect_timeout = Duration::from_millis(v.max(1));
+        }
+        if let Some(v) = env_u64("VOLPEX_SPIN_US")? {
+            c.spin = Duration::from_micros(v);
         }
         Ok(c)
     }

@@ -247,13 +247,9 @@ impl Communicator {
 }
 
 fn wait_locked(core: &mut AppGuard<'_>, key: &Key) -> Result<Bytes, Error> {
-    loop {
-        if let Some(r) = core.engine.take_received(key) {
-            return r.map_err(Error::from);
-        }
-        core.turn(None, false)
-            .map_err(|e| Error::Runtime(e.to_string()))?;
-    }
+    core.drive_until(|c| c.engine.take_received(key))
+        .map_err(|e| Error::Runtime(e.to_string()))?
+        .map_err(Error::from)
 }
 
 /// Copies a received message into a buffer, checking it fits in whole elements.

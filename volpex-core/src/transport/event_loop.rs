@@ -54,6 +54,8 @@ pub struct Core {
     /// Connection our frames to a peer go on (dialing or established).
     peers: HashMap<ReplicaId, Token>,
     launcher: Option<Token>,
+    /// Connections with frames queued since the last flush.
+    dirty: Vec<Token>,
     addrs: Vec<Vec<Option<SocketAddr>>>,
     next_token: usize,
     start: Instant,
@@ -89,6 +91,7 @@ impl Core {
             conns: HashMap::new(),
             peers: HashMap::new(),
             launcher: None,
+            dirty: Vec::new(),
             addrs,
             next_token: FIRST_CONN,
             start,
@@ -163,11 +166,15 @@ impl Core {
         }
     }
 
-    /// Moves every frame the engine wants sent onto its connection and writes.
+    /// Moves every frame the engine wants sent onto its connection, then writes each
+    /// connection that got frames once (one `writev` for all of them).
     pub fn flush(&mut self) {
         let now = self.now();
         while let Some((to, frame)) = self.engine.poll_transmit() {
             self.route(now, to, frame);
+        }
+        while let Some(t) = self.dirty.pop() {
+            self.flush_conn(t);
         }
         self.handle_engine_events();
     }
@@ -189,8 +196,10 @@ impl Core {
         let (h, payload) = frame.to_parts();
         if let Some(c) = self.conns.get_mut(&token) {
             c.send(h, payload);
+            if !self.dirty.contains(&token) {
+                self.dirty.push(token);
+            }
         }
-        self.flush_conn(token);
     }
 
     fn engine_knows_alive(&self, to: ReplicaId) -> bool {
@@ -519,6 +528,32 @@ impl Core {
                     self.to_launcher(&ToLauncher::Retired { reason });
                     std::process::exit(EXIT_RETIRED);
                 }
+            }
+        }
+    }
+
+    /// Turns the loop until `done` yields a value: first polling without sleeping for the
+    /// configured spin time (yielding the CPU between polls), then sleeping in `poll`.
+    pub fn drive_until<T>(
+        &mut self,
+        mut done: impl FnMut(&mut Core) -> Option<T>,
+    ) -> io::Result<T> {
+        if let Some(v) = done(self) {
+            return Ok(v);
+        }
+        let spin_until = Instant::now() + self.cfg.spin;
+        loop {
+            if Instant::now() < spin_until {
+                self.turn(Some(Duration::ZERO), false)?;
+                if let Some(v) = done(self) {
+                    return Ok(v);
+                }
+                std::thread::yield_now();
+            } else {
+                self.turn(None, false)?;
+            }
+            if let Some(v) = done(self) {
+                return Ok(v);
             }
         }
     }

@@ -109,7 +109,7 @@ impl Runtime {
             let active = self.signals.app_waiting.load(Ordering::SeqCst) > 0
                 || now_us.saturating_sub(last) < APP_ACTIVE_WINDOW.as_micros() as u64;
             if active {
-                std::thread::sleep(APP_ACTIVE_WINDOW);
+                std::thread::sleep(APP_ACTIVE_WINDOW * 2);
                 continue;
             }
             let mut core = self.core.lock();
