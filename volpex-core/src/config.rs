@@ -30,6 +30,10 @@ pub struct Config {
     /// A pull that gets no answer at all (no ACK, DATA or GONE) within this time fails
     /// over to another replica (`VOLPEX_ACK_TIMEOUT_MS`).
     pub ack_timeout: Duration,
+    /// A sender answers a pull it must park with ACK only if the pull is still parked
+    /// after this delay (`VOLPEX_ACK_DELAY_US`; 0 = at once). A pull answered by DATA
+    /// within the delay needs no ACK, which keeps one write off the critical path.
+    pub ack_delay: Duration,
     /// A pull parked at the sender for this long is hedged: another replica of the sender
     /// is asked whether it already has the message (`VOLPEX_HEDGE_MS`).
     pub hedge_timeout: Duration,
@@ -49,6 +53,7 @@ impl Default for Config {
         Config {
             log_bytes_max: LOG_BYTES_DEFAULT,
             ack_timeout: Duration::from_millis(2000),
+            ack_delay: Duration::from_micros(1000),
             hedge_timeout: Duration::from_millis(200),
             consumed_interval: Duration::from_millis(20),
             connect_timeout: Duration::from_millis(5000),
@@ -76,6 +81,9 @@ impl Config {
         }
         if let Some(v) = env_u64("VOLPEX_CONNECT_TIMEOUT_MS")? {
             c.connect_timeout = Duration::from_millis(v.max(1));
+        }
+        if let Some(v) = env_u64("VOLPEX_ACK_DELAY_US")? {
+            c.ack_delay = Duration::from_micros(v);
         }
         if let Some(v) = env_u64("VOLPEX_SPIN_US")? {
             c.spin = Duration::from_micros(v);

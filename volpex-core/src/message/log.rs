@@ -4,6 +4,8 @@
 //! destination pulls it. The log is bounded in bytes; when full it evicts the oldest
 //! entries that some replica of their destination has already received, and refuses new
 //! entries (the caller blocks) rather than evict anything no replica has received.
+//! Entries every live replica of their destination has received are dropped at once: no
+//! one can ask for them again, and their memory is reused for the next sends.
 //! It owns the per-(comm, tag, dst) seq counters and per-(comm, dst) order numbers, so a
 //! lookup can tell "evicted" from "not sent yet". It must never do I/O.
 
@@ -55,14 +57,20 @@ pub struct SendLog {
     seqs: HashMap<(u32, i32, u32), u64>,
     /// Next order number per (comm, dst).
     orders: HashMap<(u32, u32), u64>,
-    /// Highest watermark any replica of dst reported, per (comm, dst).
-    consumed: HashMap<(u32, u32), u64>,
+    /// Watermark each replica of dst reported, per (comm, dst); `u64::MAX` for a dead one.
+    consumed: HashMap<(u32, u32), Vec<u64>>,
+    /// Replicas per rank (length of each watermark vector).
+    replicas: usize,
+    /// Replicas known dead, per rank: their watermark starts at `u64::MAX`.
+    dead: HashMap<u32, Vec<u32>>,
+    /// Keys per (comm, dst) in send (= order) order, for eager eviction.
+    by_dst: HashMap<(u32, u32), VecDeque<(u64, Key)>>,
     evicted_count: u64,
 }
 
 impl SendLog {
-    /// An empty log bounded at `bytes_max`.
-    pub fn new(bytes_max: usize) -> Self {
+    /// An empty log bounded at `bytes_max`, for destinations with `replicas` replicas.
+    pub fn new(bytes_max: usize, replicas: u32) -> Self {
         SendLog {
             bytes_max,
             bytes_used: 0,
@@ -71,6 +79,9 @@ impl SendLog {
             seqs: HashMap::new(),
             orders: HashMap::new(),
             consumed: HashMap::new(),
+            replicas: replicas.max(1) as usize,
+            dead: HashMap::new(),
+            by_dst: HashMap::new(),
             evicted_count: 0,
         }
     }
@@ -115,6 +126,10 @@ impl SendLog {
         self.bytes_used += need;
         self.entries.insert(key, LogEntry { payload, order });
         self.fifo.push_back(key);
+        self.by_dst
+            .entry((comm, dst))
+            .or_default()
+            .push_back((order, key));
         Ok((key, order))
     }
 
@@ -140,21 +155,86 @@ impl SendLog {
         self.orders.get(&(comm, dst)).copied().unwrap_or(0)
     }
 
-    /// Records that some replica of `dst` has received every message below `watermark`.
-    pub fn note_consumed(&mut self, comm: u32, dst: u32, watermark: u64) {
-        let slot = self.consumed.entry((comm, dst)).or_insert(0);
-        if watermark > *slot {
-            *slot = watermark;
+    /// Records that replica `replica` of `dst` has received every message below
+    /// `watermark` on `comm`; drops what every live replica of `dst` now has.
+    pub fn note_consumed(&mut self, comm: u32, dst: u32, replica: u32, watermark: u64) {
+        let marks = self.marks(comm, dst);
+        if let Some(slot) = marks.get_mut(replica as usize) {
+            if watermark > *slot {
+                *slot = watermark;
+            }
+        }
+        self.drop_fully_consumed(comm, dst);
+    }
+
+    /// Replica `replica` of `dst` is dead: it will never ask for anything again.
+    pub fn note_dead(&mut self, dst: u32, replica: u32) {
+        let list = self.dead.entry(dst).or_default();
+        if list.contains(&replica) {
+            return;
+        }
+        list.push(replica);
+        let comms: Vec<u32> = self
+            .consumed
+            .keys()
+            .filter(|(_, d)| *d == dst)
+            .map(|(c, _)| *c)
+            .collect();
+        for comm in comms {
+            self.note_consumed(comm, dst, replica, u64::MAX);
         }
     }
 
+    fn marks(&mut self, comm: u32, dst: u32) -> &mut Vec<u64> {
+        let replicas = self.replicas;
+        let dead = self.dead.get(&dst);
+        self.consumed.entry((comm, dst)).or_insert_with(|| {
+            (0..replicas)
+                .map(|k| {
+                    if dead.is_some_and(|d| d.contains(&(k as u32))) {
+                        u64::MAX
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        })
+    }
+
+    fn drop_fully_consumed(&mut self, comm: u32, dst: u32) {
+        let all = self
+            .consumed
+            .get(&(comm, dst))
+            .and_then(|m| m.iter().min().copied())
+            .unwrap_or(0);
+        let Some(q) = self.by_dst.get_mut(&(comm, dst)) else {
+            return;
+        };
+        while let Some(&(order, key)) = q.front() {
+            if order >= all {
+                break;
+            }
+            q.pop_front();
+            if let Some(e) = self.entries.remove(&key) {
+                self.bytes_used -= Self::cost(e.payload.len());
+                self.evicted_count += 1;
+            }
+        }
+        // Keys of dropped entries linger in the eviction queue; compact it now and then.
+        if self.fifo.len() > 2 * self.entries.len() + 64 {
+            let entries = &self.entries;
+            self.fifo.retain(|k| entries.contains_key(k));
+        }
+    }
+
+    /// Some replica of dst has every message below the highest reported watermark.
     fn evictable(&self, key: &Key, entry: &LogEntry) -> bool {
-        entry.order
-            < self
-                .consumed
-                .get(&(key.comm, key.dst))
-                .copied()
-                .unwrap_or(0)
+        let any = self
+            .consumed
+            .get(&(key.comm, key.dst))
+            .and_then(|m| m.iter().filter(|w| **w != u64::MAX).max().copied())
+            .unwrap_or(0);
+        entry.order < any
     }
 
     /// Evicts oldest-first among entries some destination replica has received, until
@@ -214,7 +294,7 @@ mod tests {
 
     #[test]
     fn seq_and_order_count_per_key_and_pair() {
-        let mut log = SendLog::new(1 << 20);
+        let mut log = SendLog::new(1 << 20, 1);
         let (k0, o0) = log.append(0, 5, 1, 2, msg(1)).unwrap();
         let (k1, o1) = log.append(0, 6, 1, 2, msg(1)).unwrap();
         let (k2, o2) = log.append(0, 5, 1, 2, msg(1)).unwrap();
@@ -228,7 +308,7 @@ mod tests {
     #[test]
     fn never_evicts_unreceived_and_blocks_instead() {
         let per = 100 + LOG_ENTRY_OVERHEAD_BYTES;
-        let mut log = SendLog::new(per * 2);
+        let mut log = SendLog::new(per * 2, 2);
         let (k0, _) = log.append(0, 0, 0, 1, msg(100)).unwrap();
         log.append(0, 0, 0, 1, msg(100)).unwrap();
         assert!(
@@ -236,7 +316,11 @@ mod tests {
             "nothing received yet"
         );
         assert!(matches!(log.lookup(&k0), Lookup::Present(_)));
-        log.note_consumed(0, 1, 1);
+        log.note_consumed(0, 1, 0, 1);
+        assert!(
+            matches!(log.lookup(&k0), Lookup::Present(_)),
+            "replica 1 still may ask"
+        );
         let (k2, _) = log.append(0, 0, 0, 1, msg(100)).unwrap();
         assert!(matches!(log.lookup(&k0), Lookup::Evicted));
         assert!(matches!(log.lookup(&k2), Lookup::Present(_)));
@@ -244,8 +328,21 @@ mod tests {
     }
 
     #[test]
+    fn entries_every_live_replica_has_are_dropped_at_once() {
+        let mut log = SendLog::new(1 << 20, 2);
+        let (k0, _) = log.append(0, 0, 0, 1, msg(10)).unwrap();
+        let (k1, _) = log.append(0, 0, 0, 1, msg(10)).unwrap();
+        log.note_consumed(0, 1, 1, 2);
+        assert!(matches!(log.lookup(&k0), Lookup::Present(_)));
+        log.note_dead(1, 0);
+        assert!(matches!(log.lookup(&k0), Lookup::Evicted));
+        assert!(matches!(log.lookup(&k1), Lookup::Evicted));
+        assert_eq!(log.used_bytes(), 0);
+    }
+
+    #[test]
     fn oversized_entry_fits_an_empty_log() {
-        let mut log = SendLog::new(10);
+        let mut log = SendLog::new(10, 1);
         assert!(log.append(0, 0, 0, 1, msg(1000)).is_ok());
         assert!(log.append(0, 0, 0, 1, msg(1)).is_err());
     }

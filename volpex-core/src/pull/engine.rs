@@ -85,6 +85,8 @@ pub struct Engine {
     cfg: Config,
     log: SendLog,
     parked: HashMap<Key, Vec<(ReplicaId, u64)>>,
+    /// Parked pulls not yet acknowledged, in parking order: (due, key, from, req).
+    unacked: VecDeque<(Duration, Key, ReplicaId, u64)>,
     consumed: Consumed,
     consumed_dirty: bool,
     next_consumed_at: Duration,
@@ -107,9 +109,10 @@ impl Engine {
             me,
             ranks,
             replicas,
-            log: SendLog::new(cfg.log_bytes_max),
+            log: SendLog::new(cfg.log_bytes_max, replicas),
             cfg,
             parked: HashMap::new(),
+            unacked: VecDeque::new(),
             consumed: Consumed::default(),
             consumed_dirty: false,
             next_consumed_at: Duration::ZERO,
@@ -245,6 +248,7 @@ impl Engine {
             return;
         }
         log::info!("{}: replica {peer} is dead", self.me);
+        self.log.note_dead(peer.rank, peer.replica);
         self.parked.retain(|_, list| {
             list.retain(|&(r, _)| r != peer);
             !list.is_empty()
@@ -255,6 +259,19 @@ impl Engine {
 
     /// Timers: hedges for waiting pulls, ack timeouts, consumption notices.
     pub fn handle_timeout(&mut self, now: Duration) {
+        while let Some(&(due, key, from, req)) = self.unacked.front() {
+            if due > now {
+                break;
+            }
+            self.unacked.pop_front();
+            let still_parked = self
+                .parked
+                .get(&key)
+                .is_some_and(|l| l.contains(&(from, req)));
+            if still_parked {
+                self.ack(key, from, req);
+            }
+        }
         let mut silent = Vec::new();
         let mut hedge = Vec::new();
         for (key, p) in self.pending.iter() {
@@ -332,6 +349,9 @@ impl Engine {
         if self.consumed_dirty {
             at(self.next_consumed_at);
         }
+        if let Some(&(due, ..)) = self.unacked.front() {
+            at(due);
+        }
         t
     }
 
@@ -358,7 +378,7 @@ impl Engine {
 
     fn dispatch(&mut self, now: Duration, from: ReplicaId, frame: Frame) {
         match frame {
-            Frame::Pull { key, req, consumed } => self.on_pull(from, key, req, consumed),
+            Frame::Pull { key, req, consumed } => self.on_pull(now, from, key, req, consumed),
             Frame::Data {
                 key,
                 req: _,
@@ -388,7 +408,7 @@ impl Engine {
                 watermark,
             } => {
                 if src == self.me.rank && dst == from.rank {
-                    self.log.note_consumed(comm, dst, watermark);
+                    self.log.note_consumed(comm, dst, from.replica, watermark);
                 } else {
                     log::debug!("{}: CONSUMED from {from} for {src}->{dst} ignored", self.me);
                 }
@@ -407,12 +427,13 @@ impl Engine {
             .find(|a| a.replica == from.replica && a.req == req)
     }
 
-    fn on_pull(&mut self, from: ReplicaId, key: Key, req: u64, consumed: u64) {
+    fn on_pull(&mut self, now: Duration, from: ReplicaId, key: Key, req: u64, consumed: u64) {
         if key.src != self.me.rank || key.dst != from.rank {
             log::warn!("{}: PULL {key} from {from} is not for us; dropped", self.me);
             return;
         }
-        self.log.note_consumed(key.comm, key.dst, consumed);
+        self.log
+            .note_consumed(key.comm, key.dst, from.replica, consumed);
         let reply = match self.log.lookup(&key) {
             Lookup::Present(e) => {
                 self.stats.served += 1;
@@ -426,14 +447,21 @@ impl Engine {
             Lookup::Evicted => Frame::Gone { key, req },
             Lookup::NotYetSent => {
                 self.parked.entry(key).or_default().push((from, req));
-                Frame::Ack {
-                    key,
-                    req,
-                    progress: self.log.sent_to(key.comm, key.dst),
+                if self.cfg.ack_delay.is_zero() {
+                    self.ack(key, from, req);
+                } else {
+                    self.unacked
+                        .push_back((now + self.cfg.ack_delay, key, from, req));
                 }
+                return;
             }
         };
         self.out(from, reply);
+    }
+
+    fn ack(&mut self, key: Key, to: ReplicaId, req: u64) {
+        let progress = self.log.sent_to(key.comm, key.dst);
+        self.out(to, Frame::Ack { key, req, progress });
     }
 
     fn on_data(&mut self, now: Duration, from: ReplicaId, key: Key, order: u64, payload: Bytes) {

@@ -48,8 +48,11 @@ pub struct Link {
 
 /// A connection and its buffers.
 pub struct Conn {
-    /// The socket.
+    /// The socket, registered with the poll.
     pub stream: TcpStream,
+    /// The same socket as a std stream, for reading: std reads into spare capacity
+    /// without zero-filling it first, which matters for megabyte payloads.
+    pub read_half: std::net::TcpStream,
     /// Incoming frame decoder.
     pub reader: FrameReader,
     /// Handshake state and output.
@@ -62,11 +65,17 @@ pub struct Conn {
 
 impl Conn {
     /// An outgoing connection to `expect`, HELLO queued.
-    pub fn outgoing(stream: TcpStream, me: PeerId, expect: PeerId, now: Duration) -> Conn {
+    pub fn outgoing(
+        stream: TcpStream,
+        me: PeerId,
+        expect: PeerId,
+        now: Duration,
+    ) -> std::io::Result<Conn> {
         let (hs, h, p) = ClientHandshake::start(me);
         let mut out = OutQueue::default();
         out.push(&h, p);
-        Conn {
+        Ok(Conn {
+            read_half: dup(&stream)?,
             stream,
             reader: FrameReader::new(),
             link: Link {
@@ -76,12 +85,13 @@ impl Conn {
             },
             opened_at: now,
             want_write: false,
-        }
+        })
     }
 
     /// An accepted connection.
-    pub fn incoming(stream: TcpStream, now: Duration) -> Conn {
-        Conn {
+    pub fn incoming(stream: TcpStream, now: Duration) -> std::io::Result<Conn> {
+        Ok(Conn {
+            read_half: dup(&stream)?,
             stream,
             reader: FrameReader::new(),
             link: Link {
@@ -91,7 +101,7 @@ impl Conn {
             },
             opened_at: now,
             want_write: false,
-        }
+        })
     }
 
     /// The authenticated peer, if any.
@@ -122,6 +132,13 @@ impl Conn {
             }
         }
     }
+}
+
+fn dup(stream: &TcpStream) -> std::io::Result<std::net::TcpStream> {
+    use std::os::fd::AsFd;
+    Ok(std::net::TcpStream::from(
+        stream.as_fd().try_clone_to_owned()?,
+    ))
 }
 
 impl Link {

@@ -31,6 +31,18 @@ pub const EXIT_RETIRED: i32 = 75;
 /// Process exit code when the launcher connection is lost (orphaned replica).
 pub const EXIT_ORPHANED: i32 = 76;
 
+/// Socket options for peer connections: no Nagle delay, and buffers large enough that a
+/// multi-megabyte message does not need many readiness round trips.
+fn tune(stream: &TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let sock = socket2::SockRef::from(stream);
+    let _ = sock.set_send_buffer_size(SOCKET_BUFFER_BYTES);
+    let _ = sock.set_recv_buffer_size(SOCKET_BUFFER_BYTES);
+}
+
+/// Requested SO_SNDBUF / SO_RCVBUF (the kernel caps it at its `*mem_max`).
+const SOCKET_BUFFER_BYTES: usize = 4 << 20;
+
 /// Flags shared between the application thread and the background progress thread.
 #[derive(Debug, Default)]
 pub struct Signals {
@@ -110,7 +122,7 @@ impl Core {
             core.poll
                 .registry()
                 .register(&mut stream, token, Interest::READABLE)?;
-            let mut conn = Conn::incoming(stream, Duration::ZERO);
+            let mut conn = Conn::incoming(stream, Duration::ZERO)?;
             conn.link.establish(PeerId::Launcher);
             conn.reader.max_payload = crate::config::CONTROL_PAYLOAD_BYTES_MAX;
             core.conns.insert(token, conn);
@@ -227,7 +239,7 @@ impl Core {
                 return None;
             }
         };
-        let _ = stream.set_nodelay(true);
+        tune(&stream);
         let token = self.token();
         if let Err(e) = self.poll.registry().register(
             &mut stream,
@@ -237,7 +249,14 @@ impl Core {
             log::warn!("{}: register failed: {e}", self.me);
             return None;
         }
-        let mut conn = Conn::outgoing(stream, PeerId::Replica(self.me), PeerId::Replica(to), now);
+        let mut conn =
+            match Conn::outgoing(stream, PeerId::Replica(self.me), PeerId::Replica(to), now) {
+                Ok(c) => c,
+                Err(e) => {
+                    log::warn!("{}: cannot set up a connection to {to}: {e}", self.me);
+                    return None;
+                }
+            };
         conn.want_write = true;
         self.conns.insert(token, conn);
         self.peers.insert(to, token);
@@ -386,7 +405,7 @@ impl Core {
             };
             match l.accept() {
                 Ok((mut stream, from)) => {
-                    let _ = stream.set_nodelay(true);
+                    tune(&stream);
                     let token = self.token();
                     if self
                         .poll
@@ -396,7 +415,12 @@ impl Core {
                     {
                         log::trace!("{}: accepted connection from {from}", self.me);
                         let now = self.now();
-                        self.conns.insert(token, Conn::incoming(stream, now));
+                        match Conn::incoming(stream, now) {
+                            Ok(c) => {
+                                self.conns.insert(token, c);
+                            }
+                            Err(e) => log::warn!("{}: cannot accept: {e}", self.me),
+                        }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -429,23 +453,25 @@ impl Core {
         let mut steps: Vec<Step> = Vec::new();
         let mut handshake_err = None;
         let Conn {
-            stream,
+            read_half,
             reader,
             link,
             ..
         } = c;
         // The handshake must advance frame by frame, so the link is updated inline.
-        let result = reader.read_from(stream, |h, p| match link.on_frame(&key, me, h, p) {
-            Ok(s) => {
-                steps.push(s);
-                Ok(())
-            }
-            Err(e) => {
-                handshake_err = Some(e.to_string());
-                Err(WireError::Unexpected {
-                    kind: h.kind,
-                    context: "(handshake failed)",
-                })
+        let result = reader.read_from(&mut &*read_half, |h, p| {
+            match link.on_frame(&key, me, h, p) {
+                Ok(s) => {
+                    steps.push(s);
+                    Ok(())
+                }
+                Err(e) => {
+                    handshake_err = Some(e.to_string());
+                    Err(WireError::Unexpected {
+                        kind: h.kind,
+                        context: "(handshake failed)",
+                    })
+                }
             }
         });
         if c.peer().is_some() {
