@@ -38,8 +38,8 @@ impl Liveness {
         if id.replica >= self.replicas {
             return None;
         }
-        let i = (id.rank * self.replicas + id.replica) as usize;
-        (i < self.states.len()).then_some(i)
+        let i = u64::from(id.rank) * u64::from(self.replicas) + u64::from(id.replica);
+        usize::try_from(i).ok().filter(|i| *i < self.states.len())
     }
 
     /// Current state; unknown ids count as dead.
