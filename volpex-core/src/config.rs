@@ -57,7 +57,7 @@ impl Default for Config {
             hedge_timeout: Duration::from_millis(200),
             consumed_interval: Duration::from_millis(20),
             connect_timeout: Duration::from_millis(5000),
-            spin: Duration::from_micros(200),
+            spin: Duration::from_micros(1000),
         }
     }
 }

@@ -151,7 +151,7 @@ impl Communicator {
 
     /// Appends to the log, blocking while the log is full; applies `exit@sends`.
     fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
-        let payload = Bytes::copy_from_slice(bytes);
+        let payload = crate::message::pool::copy(bytes);
         let inner = &self.inner;
         let mut core = inner.rt.lock();
         let mut blocked = false;
@@ -303,8 +303,9 @@ impl<'a> Process<'a> {
     ) -> Result<Status, Error> {
         let key = self.post(tag)?;
         let data = self.comm.wait_key(&key)?;
-        let n = fill(buf, &data)?;
-        Ok(self.comm.status_for(&key, n))
+        let n = fill(buf, &data);
+        crate::message::pool::recycle(data);
+        Ok(self.comm.status_for(&key, n?))
     }
 
     /// Receives one value of `T` with tag 0.
@@ -337,8 +338,10 @@ impl<'a> Process<'a> {
     ) -> Result<(Vec<T>, Status), Error> {
         let key = self.post(tag)?;
         let data = self.comm.wait_key(&key)?;
-        let v = vec_from_bytes::<T>(&data)?;
-        Ok((v, self.comm.status_for(&key, data.len())))
+        let len = data.len();
+        let v = vec_from_bytes::<T>(&data);
+        crate::message::pool::recycle(data);
+        Ok((v?, self.comm.status_for(&key, len)))
     }
 
     /// Immediate send (MPI_Isend). Sends are buffered, so the request is already complete.

@@ -64,10 +64,11 @@ impl<'a> Request<'a> {
         key: &Key,
         buf: &mut [u8],
         elem: usize,
-        data: &[u8],
+        data: bytes::Bytes,
     ) -> Result<Status, Error> {
-        let n = fill(&mut ElemBuf { bytes: buf, elem }, data)?;
-        Ok(comm.status_for(key, n))
+        let n = fill(&mut ElemBuf { bytes: buf, elem }, &data);
+        crate::message::pool::recycle(data);
+        Ok(comm.status_for(key, n?))
     }
 
     /// Blocks until the operation completes (MPI_Wait).
@@ -81,7 +82,7 @@ impl<'a> Request<'a> {
                 elem,
             } => {
                 let data = comm.wait_key(&key)?;
-                Self::finish(&comm, &key, buf, elem, &data)
+                Self::finish(&comm, &key, buf, elem, data)
             }
             State::Taken => Err(Error::Runtime("request already completed".into())),
         }
@@ -98,7 +99,7 @@ impl<'a> Request<'a> {
                 elem,
             } => match comm.test_key(key)? {
                 Some(data) => {
-                    let st = Self::finish(comm, key, buf, *elem, &data)?;
+                    let st = Self::finish(comm, key, buf, *elem, data)?;
                     self.state = State::Done(st);
                     Ok(Some(st))
                 }

@@ -218,6 +218,7 @@ impl SendLog {
             if let Some(e) = self.entries.remove(&key) {
                 self.bytes_used -= Self::cost(e.payload.len());
                 self.evicted_count += 1;
+                super::pool::recycle(e.payload);
             }
         }
         // Keys of dropped entries linger in the eviction queue; compact it now and then.

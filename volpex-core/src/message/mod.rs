@@ -6,6 +6,7 @@
 
 pub mod key;
 pub mod log;
+pub mod pool;
 pub mod watermark;
 
 pub use key::{Key, ReplicaId};

@@ -146,7 +146,7 @@ impl FrameReader {
                 self.start = body + len;
                 on_frame(h, payload)?;
             } else if len > LARGE_PAYLOAD_BYTES {
-                let mut p = Vec::with_capacity(len);
+                let mut p = crate::message::pool::take(len);
                 p.extend_from_slice(&self.buf[body..self.end]);
                 self.start = self.end;
                 self.large = Some((h, p));
