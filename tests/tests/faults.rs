@@ -134,3 +134,16 @@ fn a_lost_rank_is_also_detected_at_r1() {
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     assert!(run.stderr.contains("rank 1 lost"), "{}", run.stderr);
 }
+
+#[test]
+fn large_messages_survive_kills_mid_transfer() {
+    // 400 KB tokens land straight in the receive buffer; a kill mid-transfer must make the
+    // receiver fail over and take a whole copy from the other replica.
+    let args = &["--rounds", "60", "--work-ms", "3", "--payload", "400000"];
+    let (expect, _) = reference("ring", args);
+    assert!(expect.contains("bad_payload_words=0"), "{expect}");
+    for fault in ["1.0:kill@0.15", "2.1:kill@0.1", "0.0:exit@sends=7"] {
+        let run = with_faults("ring", args, "2", &[fault.to_string()]);
+        assert_eq!(run.ok(), expect, "ring with {fault}\n{}", run.stderr);
+    }
+}

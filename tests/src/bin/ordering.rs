@@ -133,6 +133,36 @@ fn main() -> Result<(), volpex::Error> {
         );
     }
 
+    // 6. Large messages into bigger buffers, blocking and immediate.
+    let big: Vec<u64> = (0..100_000u64).map(|i| i * 3 + 1).collect();
+    if rank == 0 && size > 1 {
+        world.process_at_rank(1).send_with_tag(&big[..], 40)?;
+        world.process_at_rank(1).send_with_tag(&big[..50_000], 41)?;
+    } else if rank == 1 {
+        let mut a = vec![0u64; 120_000];
+        let st = world
+            .process_at_rank(0)
+            .receive_into_with_tag(&mut a[..], 40)?;
+        check(
+            st.count::<u64>() == 100_000 && a[..100_000] == big[..],
+            "large receive",
+        );
+        check(
+            a[100_000..].iter().all(|x| *x == 0),
+            "nothing past the message",
+        );
+        let mut b = vec![0u64; 60_000];
+        let req = world
+            .process_at_rank(0)
+            .immediate_receive_into_with_tag(&mut b[..], 41)?;
+        let st = req.wait()?;
+        check(
+            st.count::<u64>() == 50_000 && b[..50_000] == big[..50_000],
+            "large immediate",
+        );
+        add(a[99_999] + b[49_999]);
+    }
+
     // Everyone's digest to rank 0, in rank order.
     world.barrier()?;
     if rank == 0 {

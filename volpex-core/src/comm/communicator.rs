@@ -15,6 +15,7 @@ use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
 use crate::error::Error;
 use crate::message::Key;
 use crate::transport::progress::AppGuard;
+use crate::wire::stream::Landing;
 
 /// How long a sender blocked on a full log waits per loop turn.
 const FULL_LOG_TURN: Duration = Duration::from_millis(10);
@@ -201,6 +202,29 @@ impl Communicator {
         wait_locked(&mut core, key)
     }
 
+    /// Drives the loop until `key` completes, with its message put into `buf` (a large one
+    /// lands there straight from the socket). Returns the message length in bytes.
+    pub(crate) fn wait_into(&self, key: &Key, buf: &mut [u8], elem: usize) -> Result<usize, Error> {
+        let mut core = self.inner.rt.lock();
+        let mut landing = Landing {
+            key: *key,
+            buf,
+            landed: None,
+        };
+        let data = core
+            .drive_until(|c| c.engine.take_received(key), Some(&mut landing))
+            .map_err(|e| Error::Runtime(e.to_string()))??;
+        drop(core);
+        match landing.landed {
+            Some(n) if data.is_empty() => check_whole(n, elem).map(|()| n),
+            _ => {
+                let n = fill_bytes(landing.buf, elem, &data);
+                crate::message::pool::recycle(data);
+                n
+            }
+        }
+    }
+
     /// Completes `key` if it is done, without waiting (one non-blocking loop turn).
     pub(crate) fn test_key(&self, key: &Key) -> Result<Option<Bytes>, Error> {
         let mut core = self.inner.rt.lock();
@@ -247,27 +271,32 @@ impl Communicator {
 }
 
 fn wait_locked(core: &mut AppGuard<'_>, key: &Key) -> Result<Bytes, Error> {
-    core.drive_until(|c| c.engine.take_received(key))
+    core.drive_until(|c| c.engine.take_received(key), None)
         .map_err(|e| Error::Runtime(e.to_string()))?
         .map_err(Error::from)
 }
 
-/// Copies a received message into a buffer, checking it fits in whole elements.
-pub(crate) fn fill<R: BufferMut + ?Sized>(buf: &mut R, data: &[u8]) -> Result<usize, Error> {
-    let elem = buf.elem_bytes().max(1);
-    let dst = buf.as_bytes_mut();
+fn check_whole(bytes: usize, elem: usize) -> Result<(), Error> {
+    if bytes.is_multiple_of(elem.max(1)) {
+        Ok(())
+    } else {
+        Err(Error::BadLength {
+            message_bytes: bytes,
+            elem_bytes: elem,
+        })
+    }
+}
+
+/// Copies a received message into a buffer of `elem`-byte elements, checking it fits
+/// in whole elements.
+pub(crate) fn fill_bytes(dst: &mut [u8], elem: usize, data: &[u8]) -> Result<usize, Error> {
     if data.len() > dst.len() {
         return Err(Error::Truncated {
             message_bytes: data.len(),
             buffer_bytes: dst.len(),
         });
     }
-    if !data.len().is_multiple_of(elem) {
-        return Err(Error::BadLength {
-            message_bytes: data.len(),
-            elem_bytes: elem,
-        });
-    }
+    check_whole(data.len(), elem)?;
     dst[..data.len()].copy_from_slice(data);
     Ok(data.len())
 }
@@ -302,10 +331,9 @@ impl<'a> Process<'a> {
         tag: Tag,
     ) -> Result<Status, Error> {
         let key = self.post(tag)?;
-        let data = self.comm.wait_key(&key)?;
-        let n = fill(buf, &data);
-        crate::message::pool::recycle(data);
-        Ok(self.comm.status_for(&key, n?))
+        let elem = buf.elem_bytes();
+        let n = self.comm.wait_into(&key, buf.as_bytes_mut(), elem)?;
+        Ok(self.comm.status_for(&key, n))
     }
 
     /// Receives one value of `T` with tag 0.

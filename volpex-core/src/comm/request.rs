@@ -1,6 +1,6 @@
 //! `Request`: an immediate operation in flight (MPI-3.1 section 3.7).
 
-use super::communicator::{fill, Communicator};
+use super::communicator::{fill_bytes, Communicator};
 use super::Status;
 use crate::error::Error;
 use crate::message::Key;
@@ -20,20 +20,6 @@ enum State<'a> {
 /// consumes its message (it is discarded on arrival), like MPI_Request_free.
 pub struct Request<'a> {
     state: State<'a>,
-}
-
-struct ElemBuf<'b> {
-    bytes: &'b mut [u8],
-    elem: usize,
-}
-
-impl crate::datatype::BufferMut for ElemBuf<'_> {
-    fn as_bytes_mut(&mut self) -> &mut [u8] {
-        self.bytes
-    }
-    fn elem_bytes(&self) -> usize {
-        self.elem
-    }
 }
 
 impl<'a> Request<'a> {
@@ -66,7 +52,7 @@ impl<'a> Request<'a> {
         elem: usize,
         data: bytes::Bytes,
     ) -> Result<Status, Error> {
-        let n = fill(&mut ElemBuf { bytes: buf, elem }, &data);
+        let n = fill_bytes(buf, elem, &data);
         crate::message::pool::recycle(data);
         Ok(comm.status_for(key, n?))
     }
@@ -81,8 +67,8 @@ impl<'a> Request<'a> {
                 buf,
                 elem,
             } => {
-                let data = comm.wait_key(&key)?;
-                Self::finish(&comm, &key, buf, elem, data)
+                let n = comm.wait_into(&key, buf, elem)?;
+                Ok(comm.status_for(&key, n))
             }
             State::Taken => Err(Error::Runtime("request already completed".into())),
         }

@@ -18,7 +18,7 @@ use crate::message::ReplicaId;
 use crate::pull::{Engine, EngineEvent};
 use crate::wire::control::{self, ToLauncher, ToProcess};
 use crate::wire::header::{Header, Kind, WireError};
-use crate::wire::stream::ReadStatus;
+use crate::wire::stream::{Landing, ReadStatus};
 use crate::wire::Frame;
 
 const LISTENER: Token = Token(0);
@@ -343,6 +343,16 @@ impl Core {
     /// happens or a protocol timer fires), handles what happened, fires timers, writes.
     /// `background` marks the progress thread, which yields to a waiting application.
     pub fn turn(&mut self, timeout: Option<Duration>, background: bool) -> io::Result<()> {
+        self.turn_with(timeout, background, None)
+    }
+
+    /// `turn`, offering a waiting receive's buffer for its message to land in directly.
+    pub fn turn_with(
+        &mut self,
+        timeout: Option<Duration>,
+        background: bool,
+        mut landing: Option<&mut Landing<'_>>,
+    ) -> io::Result<()> {
         self.flush();
         let now = self.now();
         let mut wait = timeout;
@@ -383,7 +393,7 @@ impl Core {
                         self.on_writable(t);
                     }
                     if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                        self.on_readable(t);
+                        self.on_readable(t, landing.as_deref_mut());
                     }
                 }
             }
@@ -443,7 +453,7 @@ impl Core {
         self.flush_conn(token);
     }
 
-    fn on_readable(&mut self, token: Token) {
+    fn on_readable(&mut self, token: Token, landing: Option<&mut Landing<'_>>) {
         let now = self.now();
         let me = PeerId::Replica(self.me);
         let key = self.key;
@@ -459,7 +469,7 @@ impl Core {
             ..
         } = c;
         // The handshake must advance frame by frame, so the link is updated inline.
-        let result = reader.read_from(&mut &*read_half, |h, p| {
+        let result = reader.read_from(&mut &*read_half, landing, |h, p| {
             match link.on_frame(&key, me, h, p) {
                 Ok(s) => {
                     steps.push(s);
@@ -560,9 +570,11 @@ impl Core {
 
     /// Turns the loop until `done` yields a value: first polling without sleeping for the
     /// configured spin time (yielding the CPU between polls), then sleeping in `poll`.
+    /// `landing`, if given, must belong to the receive `done` waits for.
     pub fn drive_until<T>(
         &mut self,
         mut done: impl FnMut(&mut Core) -> Option<T>,
+        mut landing: Option<&mut Landing<'_>>,
     ) -> io::Result<T> {
         if let Some(v) = done(self) {
             return Ok(v);
@@ -570,13 +582,13 @@ impl Core {
         let spin_until = Instant::now() + self.cfg.spin;
         loop {
             if Instant::now() < spin_until {
-                self.turn(Some(Duration::ZERO), false)?;
+                self.turn_with(Some(Duration::ZERO), false, landing.as_deref_mut())?;
                 if let Some(v) = done(self) {
                     return Ok(v);
                 }
                 std::thread::yield_now();
             } else {
-                self.turn(None, false)?;
+                self.turn_with(None, false, landing.as_deref_mut())?;
             }
             if let Some(v) = done(self) {
                 return Ok(v);

@@ -7,8 +7,9 @@ use std::io::{self, IoSlice, Read, Write};
 
 use bytes::Bytes;
 
-use super::header::{Header, WireError};
+use super::header::{Header, Kind, WireError};
 use crate::config::HEADER_BYTES;
+use crate::message::Key;
 
 /// Payloads larger than this are read straight into their own allocation.
 const LARGE_PAYLOAD_BYTES: usize = 32 << 10;
@@ -35,18 +36,55 @@ pub enum ReadStatus {
     Closed,
 }
 
+/// Where a waiting receive wants one large message put: straight into its buffer, with
+/// no intermediate copy. Only a caller that keeps driving until that receive completes may
+/// offer one (a blocking wait), because a frame half-landed when the offer is withdrawn can
+/// only be discarded.
+pub struct Landing<'a> {
+    /// The message wanted.
+    pub key: Key,
+    /// The receive buffer.
+    pub buf: &'a mut [u8],
+    /// Set to the message length once a frame has landed.
+    pub landed: Option<usize>,
+}
+
+impl Landing<'_> {
+    fn wants(&self, h: &Header) -> bool {
+        h.kind == Kind::Data
+            && h.comm == self.key.comm
+            && h.tag == self.key.tag
+            && h.src == self.key.src
+            && h.dst == self.key.dst
+            && h.seq == self.key.seq
+            && h.len as usize <= self.buf.len()
+    }
+}
+
+/// A large payload in progress.
+#[derive(Debug)]
+enum Partial {
+    /// Read into its own buffer.
+    Buffered(Header, Vec<u8>),
+    /// Read into the receive buffer of a `Landing`; `filled` bytes are there.
+    Direct(Header, usize),
+    /// The rest of a frame whose landing was withdrawn: read and dropped.
+    Discard(usize),
+}
+
 /// Incremental frame decoder for a non-blocking byte stream.
 ///
 /// Small frames are read in bulk into one reusable buffer; a large payload is read
-/// straight into its own allocation (no zero-fill). A read that returns less than was
-/// asked for means the socket is drained: with edge-triggered readiness, new data raises
-/// a new event, so no extra read just to see `WouldBlock` is needed.
+/// straight into its own (pooled) allocation, or into a waiting receive's buffer. A read
+/// that returns less than was asked for means the socket is drained: with edge-triggered
+/// readiness, new data raises a new event, so no extra read just to see `WouldBlock` is
+/// needed.
 #[derive(Debug)]
 pub struct FrameReader {
     buf: Vec<u8>,
     start: usize,
     end: usize,
-    large: Option<(Header, Vec<u8>)>,
+    partial: Option<Partial>,
     /// Largest payload accepted now; an unauthenticated peer gets only handshake sizes.
     pub max_payload: usize,
 }
@@ -57,9 +95,29 @@ impl Default for FrameReader {
             buf: Vec::new(),
             start: 0,
             end: 0,
-            large: None,
+            partial: None,
             max_payload: crate::wire::header::CHALLENGE_BYTES,
         }
+    }
+}
+
+/// What one read into a large payload did.
+enum Step {
+    Progress,
+    Drained,
+    Closed,
+}
+
+fn read_some<R: Read>(r: &mut R, into: &mut [u8]) -> Result<(usize, Step), ReadError> {
+    loop {
+        return match r.read(into) {
+            Ok(0) => Ok((0, Step::Closed)),
+            Ok(n) if n < into.len() => Ok((n, Step::Drained)),
+            Ok(n) => Ok((n, Step::Progress)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok((0, Step::Drained)),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => Err(e.into()),
+        };
     }
 }
 
@@ -70,61 +128,109 @@ impl FrameReader {
     }
 
     /// Reads until the source is drained or ends, handing each complete frame to
-    /// `on_frame`. An error from `on_frame` stops reading and is returned.
+    /// `on_frame`. A frame that landed in `landing` is handed over with an empty payload
+    /// (its bytes are in the landing buffer). An error from `on_frame` stops reading.
     pub fn read_from<R: Read>(
         &mut self,
         r: &mut R,
+        mut landing: Option<&mut Landing<'_>>,
         mut on_frame: impl FnMut(Header, Bytes) -> Result<(), WireError>,
     ) -> Result<ReadStatus, ReadError> {
         loop {
-            if let Some((h, payload)) = self.large.as_mut() {
-                let want = h.len as usize - payload.len();
-                match (&mut *r).take(want as u64).read_to_end(payload) {
-                    Ok(n) if n == want => {
-                        if let Some((h, payload)) = self.large.take() {
-                            on_frame(h, Bytes::from(payload))?;
+            match self.partial.take() {
+                Some(Partial::Buffered(h, mut payload)) => {
+                    let want = h.len as usize - payload.len();
+                    match (&mut *r).take(want as u64).read_to_end(&mut payload) {
+                        Ok(n) if n == want => on_frame(h, Bytes::from(payload))?,
+                        Ok(_) => return Ok(ReadStatus::Closed),
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            self.partial = Some(Partial::Buffered(h, payload));
+                            return Ok(ReadStatus::Open);
                         }
-                    }
-                    Ok(_) => return Ok(ReadStatus::Closed),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadStatus::Open),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e.into()),
-                }
-                continue;
-            }
-            if self.buf.is_empty() {
-                self.buf = vec![0; READ_BUFFER_BYTES];
-            }
-            if self.start == self.end {
-                self.start = 0;
-                self.end = 0;
-            } else if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            }
-            let space = self.buf.len() - self.end;
-            match r.read(&mut self.buf[self.end..]) {
-                Ok(0) => return Ok(ReadStatus::Closed),
-                Ok(n) => {
-                    self.end += n;
-                    self.parse(&mut on_frame)?;
-                    if n < space && self.large.is_none() {
-                        return Ok(ReadStatus::Open);
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                            self.partial = Some(Partial::Buffered(h, payload));
+                        }
+                        Err(e) => return Err(e.into()),
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadStatus::Open),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
+                Some(Partial::Direct(h, filled)) => {
+                    let len = h.len as usize;
+                    let Some(l) = landing.as_deref_mut().filter(|l| l.wants(&h)) else {
+                        // The receive that offered the buffer is gone (it completed from
+                        // another copy, or failed): drop the rest of this copy.
+                        self.partial = Some(Partial::Discard(len - filled));
+                        continue;
+                    };
+                    let (n, step) = read_some(r, &mut l.buf[filled..len])?;
+                    let filled = filled + n;
+                    if filled == len {
+                        l.landed = Some(len);
+                        on_frame(h, Bytes::new())?;
+                    } else {
+                        self.partial = Some(Partial::Direct(h, filled));
+                    }
+                    match step {
+                        Step::Progress => {}
+                        Step::Drained => return Ok(ReadStatus::Open),
+                        Step::Closed => return Ok(ReadStatus::Closed),
+                    }
+                }
+                Some(Partial::Discard(left)) => {
+                    self.ensure_buf();
+                    let room = left.min(self.buf.len());
+                    let (n, step) = read_some(r, &mut self.buf[..room])?;
+                    if n < left {
+                        self.partial = Some(Partial::Discard(left - n));
+                    }
+                    match step {
+                        Step::Progress => {}
+                        Step::Drained => return Ok(ReadStatus::Open),
+                        Step::Closed => return Ok(ReadStatus::Closed),
+                    }
+                }
+                None => {
+                    self.ensure_buf();
+                    if self.start == self.end {
+                        self.start = 0;
+                        self.end = 0;
+                    } else if self.start > 0 {
+                        self.buf.copy_within(self.start..self.end, 0);
+                        self.end -= self.start;
+                        self.start = 0;
+                    }
+                    let space = self.buf.len() - self.end;
+                    match r.read(&mut self.buf[self.end..]) {
+                        Ok(0) => return Ok(ReadStatus::Closed),
+                        Ok(n) => {
+                            self.end += n;
+                            self.parse(landing.as_deref_mut(), &mut on_frame)?;
+                            if n < space && self.partial.is_none() {
+                                return Ok(ReadStatus::Open);
+                            }
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            return Ok(ReadStatus::Open)
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
             }
+        }
+    }
+
+    fn ensure_buf(&mut self) {
+        if self.buf.is_empty() {
+            self.buf = vec![0; READ_BUFFER_BYTES];
         }
     }
 
     fn parse(
         &mut self,
+        mut landing: Option<&mut Landing<'_>>,
         on_frame: &mut impl FnMut(Header, Bytes) -> Result<(), WireError>,
     ) -> Result<(), WireError> {
-        while self.large.is_none() {
+        while self.partial.is_none() {
             let avail = self.end - self.start;
             if avail < HEADER_BYTES {
                 return Ok(());
@@ -146,10 +252,19 @@ impl FrameReader {
                 self.start = body + len;
                 on_frame(h, payload)?;
             } else if len > LARGE_PAYLOAD_BYTES {
-                let mut p = crate::message::pool::take(len);
-                p.extend_from_slice(&self.buf[body..self.end]);
+                let have = self.end - body;
+                match landing.as_deref_mut().filter(|l| l.wants(&h)) {
+                    Some(l) => {
+                        l.buf[..have].copy_from_slice(&self.buf[body..self.end]);
+                        self.partial = Some(Partial::Direct(h, have));
+                    }
+                    None => {
+                        let mut p = crate::message::pool::take(len);
+                        p.extend_from_slice(&self.buf[body..self.end]);
+                        self.partial = Some(Partial::Buffered(h, p));
+                    }
+                }
                 self.start = self.end;
-                self.large = Some((h, p));
             } else {
                 return Ok(());
             }
@@ -304,7 +419,7 @@ mod tests {
             // Each call is one readiness event; a short read ends it.
             loop {
                 let st = r
-                    .read_from(&mut src, |h, p| {
+                    .read_from(&mut src, None, |h, p| {
                         got.push((h.len as usize, p));
                         Ok(())
                     })
@@ -356,7 +471,7 @@ mod tests {
             let mut src = Chunks { data, at: 0, step, eof: true };
             let mut r = FrameReader::new();
             for _ in 0..1000 {
-                match r.read_from(&mut src, |_, _| Ok(())) {
+                match r.read_from(&mut src, None, |_, _| Ok(())) {
                     Ok(ReadStatus::Open) => {}
                     Ok(ReadStatus::Closed) | Err(_) => break,
                 }
@@ -373,7 +488,7 @@ mod tests {
             r.max_payload = 1 << 20;
             let mut n = 0;
             for _ in 0..1000 {
-                match r.read_from(&mut src, |_, _| { n += 1; Ok(()) }) {
+                match r.read_from(&mut src, None, |_, _| { n += 1; Ok(()) }) {
                     Ok(ReadStatus::Open) => {}
                     Ok(ReadStatus::Closed) | Err(_) => break,
                 }
