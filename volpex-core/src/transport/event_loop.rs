@@ -360,7 +360,8 @@ impl Core {
             let d = at.saturating_sub(now);
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
-        if self.conns.values().any(|c| c.peer().is_none()) {
+        let handshaking = self.conns.values().any(|c| c.peer().is_none());
+        if handshaking {
             let d = self.cfg.connect_timeout.min(Duration::from_millis(100));
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
@@ -403,7 +404,9 @@ impl Core {
         if self.engine.poll_timeout().is_some_and(|at| at <= now) {
             self.engine.handle_timeout(now);
         }
-        self.expire_handshakes(now);
+        if handshaking {
+            self.expire_handshakes(now);
+        }
         self.flush();
         Ok(())
     }
@@ -586,6 +589,7 @@ impl Core {
                 if let Some(v) = done(self) {
                     return Ok(v);
                 }
+                // With more processes than cores, the one we wait for may need the CPU.
                 std::thread::yield_now();
             } else {
                 self.turn_with(None, false, landing.as_deref_mut())?;
