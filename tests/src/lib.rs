@@ -192,6 +192,11 @@ fn lines<R: std::io::Read + Send + 'static>(r: R) -> Receiver<String> {
 }
 
 impl LiveJob {
+    /// volpexrun's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Waits until a stderr line satisfies `f` (returns it) or the deadline passes.
     pub fn wait_stderr(&mut self, deadline: Duration, f: impl Fn(&str) -> bool) -> Option<String> {
         let end = Instant::now() + deadline;
