@@ -35,27 +35,24 @@ fn a_replica_stopped_past_the_log_retires_and_the_job_succeeds() {
     let expect = run(&["-n", "4"], &example("ring"), &args, DEADLINE)
         .ok()
         .to_string();
-    let r = run(
-        &[
-            "-n",
-            "4",
-            "-r",
-            "2",
-            "-x",
-            "VOLPEX_LOG_BYTES=32768",
-            // Team 1 must fail over to team 0 before team 0's logs move on, so the rest of
-            // team 1 keeps pace and only the stopped replica falls behind.
-            "-x",
-            "VOLPEX_HEDGE_MS=20",
-            "--fault",
-            "1.1:stop@0.3",
-            "--fault",
-            "1.1:cont@1.5",
-        ],
-        &example("ring"),
-        &args,
-        DEADLINE,
-    );
+    // The log holds ~23 of these messages. The rest of team 1 fails over to team 0
+    // within one hedge (20 ms, a few rounds), so only the stopped replica falls behind,
+    // by ~250 rounds while it is stopped.
+    let launcher = [
+        "-n",
+        "4",
+        "-r",
+        "2",
+        "-x",
+        "VOLPEX_LOG_BYTES=98304",
+        "-x",
+        "VOLPEX_HEDGE_MS=20",
+        "--fault",
+        "1.1:stop@0.3",
+        "--fault",
+        "1.1:cont@2.3",
+    ];
+    let r = run(&launcher, &example("ring"), &args, DEADLINE);
     assert_eq!(r.ok(), expect, "{}", r.stderr);
     assert!(
         r.stderr.contains("replica 1.1 fell too far behind"),

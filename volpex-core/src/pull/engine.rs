@@ -385,13 +385,7 @@ impl Engine {
                 order,
                 payload,
             } => self.on_data(now, from, key, order, payload),
-            Frame::Ack { key, req, .. } => {
-                if let Some(a) = self.ask_mut(&key, from, req) {
-                    if let AskState::Sent { .. } = a.state {
-                        a.state = AskState::Parked;
-                    }
-                }
-            }
+            Frame::Ack { key, req, .. } => self.on_ack(from, key, req),
             Frame::Gone { key, req } => self.on_gone(now, from, key, req),
             Frame::Cancel { key, req } => {
                 if let Some(list) = self.parked.get_mut(&key) {
@@ -499,6 +493,34 @@ impl Engine {
         }
         for other in lagging {
             self.fail_over(now, other);
+        }
+    }
+
+    /// A sender parked our pull. If another replica already parked one for the same
+    /// message, that one is alive and simply has not sent yet: withdraw this (hedge) ask
+    /// at once, so the message crosses the network only once.
+    fn on_ack(&mut self, from: ReplicaId, key: Key, req: u64) {
+        let Some(p) = self.pending.get_mut(&key) else {
+            return;
+        };
+        let other_parked = p
+            .asks
+            .iter()
+            .any(|a| a.replica != from.replica && a.state == AskState::Parked);
+        let Some(a) = p
+            .asks
+            .iter_mut()
+            .find(|a| a.replica == from.replica && a.req == req && from.rank == key.src)
+        else {
+            return;
+        };
+        if let AskState::Sent { .. } = a.state {
+            if other_parked {
+                a.state = AskState::Dropped;
+                self.out(from, Frame::Cancel { key, req });
+            } else {
+                a.state = AskState::Parked;
+            }
         }
     }
 
