@@ -1,1 +1,40 @@
-fn main() {}
+//! `volpex-bench`: benchmarks of the Volpex runtime, and side-by-side runs against
+//! Open MPI over TCP. Benchmarks are measurements, never tests.
+#![deny(unsafe_code)]
+
+mod compare;
+mod pingpong;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "volpex-bench", version, about = "Volpex benchmarks")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Ping-pong between ranks 0 and 1 (run under `volpexrun -n 2`): one-way latency
+    /// (half the round trip) and bandwidth for message sizes 1 B .. 4 MiB.
+    Pingpong(pingpong::Args),
+    /// Run a benchmark under Volpex and under Open MPI (over TCP) alternately, several
+    /// rounds, and print the medians side by side.
+    Compare {
+        #[command(subcommand)]
+        what: compare::What,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let res = match cli.cmd {
+        Cmd::Pingpong(a) => pingpong::run(&a),
+        Cmd::Compare { what } => compare::run(&what),
+    };
+    if let Err(e) = res {
+        eprintln!("volpex-bench: {e}");
+        std::process::exit(1);
+    }
+}

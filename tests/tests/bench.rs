@@ -1,0 +1,53 @@
+//! The benchmark harness runs and prints what it promises (no timing is asserted:
+//! benchmarks are not tests).
+
+use std::process::Command;
+use std::time::Duration;
+use volpex_tests::{bin, run};
+
+#[test]
+fn pingpong_prints_one_csv_row_per_size() {
+    let r = run(
+        &["-n", "2", "-r", "2"],
+        &bin("volpex-bench"),
+        &["pingpong", "--csv", "--max-bytes", "65536", "--iters", "30"],
+        Duration::from_secs(120),
+    );
+    let out = r.ok();
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some("size_bytes,lat_us,mbps"));
+    let sizes: Vec<u64> = lines
+        .map(|l| {
+            l.split(',')
+                .next()
+                .and_then(|s| s.parse().ok())
+                .expect("row")
+        })
+        .collect();
+    assert_eq!(sizes, (0..=16).map(|i| 1u64 << i).collect::<Vec<_>>());
+}
+
+#[test]
+fn compare_with_open_mpi_has_the_promised_csv() {
+    if Command::new("mpicc").arg("--version").output().is_err() {
+        eprintln!("Open MPI not installed: .ci/run installs it; skipping here");
+        return;
+    }
+    let out = Command::new(bin("volpex-bench"))
+        .args(["compare", "pingpong", "--rounds", "1", "--csv"])
+        .args(["--max-bytes", "1024", "--iters", "30"])
+        .output()
+        .expect("run volpex-bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines = stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some("size_bytes,volpex_lat_us,openmpi_lat_us,lat_ratio,volpex_mbps,openmpi_mbps,bw_ratio")
+    );
+    assert_eq!(lines.filter(|l| l.split(',').count() == 7).count(), 11);
+}

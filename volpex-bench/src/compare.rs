@@ -1,0 +1,214 @@
+//! Side-by-side runs: the same benchmark under Volpex and under Open MPI over TCP,
+//! alternating, several rounds, medians per message size.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What to compare.
+#[derive(clap::Subcommand, Debug)]
+pub enum What {
+    /// Ping-pong latency and bandwidth, 1 B .. 4 MiB.
+    Pingpong(Args),
+}
+
+/// Comparison options.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Replicas per rank on the Volpex side (each replica pulls from its own team).
+    #[arg(short = 'r', long = "replicas", default_value_t = 1)]
+    pub replicas: u32,
+    /// Runs of each side, alternating; the medians are reported.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Print CSV: size_bytes,volpex_lat_us,openmpi_lat_us,lat_ratio,volpex_mbps,openmpi_mbps,bw_ratio.
+    #[arg(long)]
+    pub csv: bool,
+    /// Largest message size in bytes.
+    #[arg(long, default_value_t = 4 << 20)]
+    pub max_bytes: usize,
+    /// Round trips per size up to 8 KiB (fewer for larger sizes).
+    #[arg(long, default_value_t = 2000)]
+    pub iters: u64,
+}
+
+/// Header of `--csv` output.
+pub const CSV_HEADER: &str =
+    "size_bytes,volpex_lat_us,openmpi_lat_us,lat_ratio,volpex_mbps,openmpi_mbps,bw_ratio";
+
+/// Removes a directory when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+fn volpexrun() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("VOLPEX_RUN") {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let beside = exe.with_file_name("volpexrun");
+    if beside.is_file() {
+        return Ok(beside);
+    }
+    on_path("volpexrun").ok_or_else(|| {
+        "volpexrun not found next to volpex-bench or on PATH (build it: cargo build --release -p volpex-launch, or set VOLPEX_RUN)".into()
+    })
+}
+
+/// Rows of `size_bytes,lat_us,mbps` in a program's output.
+fn parse(out: &str) -> BTreeMap<usize, (f64, f64)> {
+    out.lines()
+        .filter_map(|l| {
+            let mut f = l.trim().split(',');
+            let size = f.next()?.parse().ok()?;
+            let lat = f.next()?.parse().ok()?;
+            let bw = f.next()?.parse().ok()?;
+            Some((size, (lat, bw)))
+        })
+        .collect()
+}
+
+fn run_capture(cmd: &mut Command, what: &str) -> Result<String, String> {
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {what}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Runs the comparison.
+pub fn run(what: &What) -> Result<(), String> {
+    let What::Pingpong(a) = what;
+    let missing = "is not installed (apt-get install openmpi-bin libopenmpi-dev)";
+    let mpicc = on_path("mpicc").ok_or(format!("Open MPI's mpicc {missing}"))?;
+    let mpirun = on_path("mpirun").ok_or(format!("Open MPI's mpirun {missing}"))?;
+    let src_dir = std::env::var_os("VOLPEX_BENCH_C_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("c"));
+    let src = src_dir.join("pingpong.c");
+    let tmp = TempDir(std::env::temp_dir().join(format!("volpex-bench-{}", std::process::id())));
+    std::fs::create_dir_all(&tmp.0).map_err(|e| format!("{}: {e}", tmp.0.display()))?;
+    let c_bin = tmp.0.join("pingpong");
+    run_capture(
+        Command::new(&mpicc)
+            .arg("-O3")
+            .arg("-o")
+            .arg(&c_bin)
+            .arg(&src),
+        "mpicc",
+    )?;
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let vrun = volpexrun()?;
+    let common = [
+        "--csv".to_string(),
+        "--max-bytes".to_string(),
+        a.max_bytes.to_string(),
+        "--iters".to_string(),
+        a.iters.to_string(),
+    ];
+    let root = nix::unistd::geteuid().is_root();
+    let mut volpex: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    let mut ompi: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for round in 1..=a.rounds.max(1) {
+        eprintln!("volpex-bench: round {round}/{}: Open MPI", a.rounds.max(1));
+        let mut cmd = Command::new(&mpirun);
+        if root {
+            cmd.arg("--allow-run-as-root");
+        }
+        cmd.args(["--oversubscribe", "--mca", "btl", "tcp,self"])
+            .args(["--mca", "btl_tcp_if_include", "lo", "-n", "2"])
+            .arg(&c_bin)
+            .args(&common);
+        for (s, (l, _)) in parse(&run_capture(&mut cmd, "mpirun")?) {
+            ompi.entry(s).or_default().push(l);
+        }
+        eprintln!(
+            "volpex-bench: round {round}/{}: Volpex r={}",
+            a.rounds.max(1),
+            a.replicas
+        );
+        let mut cmd = Command::new(&vrun);
+        cmd.args(["-n", "2", "-r", &a.replicas.to_string()])
+            .arg(&me)
+            .arg("pingpong")
+            .args(&common);
+        for (s, (l, _)) in parse(&run_capture(&mut cmd, "volpexrun")?) {
+            volpex.entry(s).or_default().push(l);
+        }
+    }
+    if a.csv {
+        println!("{CSV_HEADER}");
+    } else {
+        println!(
+            "{:>10} {:>12} {:>12} {:>8} {:>12} {:>12} {:>8}",
+            "bytes", "volpex_us", "openmpi_us", "lat x", "volpex_MB/s", "openmpi_MB/s", "bw x"
+        );
+    }
+    for (size, vl) in volpex {
+        let Some(ol) = ompi.remove(&size) else {
+            continue;
+        };
+        // Bandwidth from the median latency (bytes per microsecond = MB/s), so the ratio
+        // is not distorted by the rounding of the printed rates.
+        let (vl, ol) = (median(vl), median(ol));
+        let (vb, ob) = (size as f64 / vl, size as f64 / ol);
+        if a.csv {
+            println!(
+                "{size},{vl:.3},{ol:.3},{:.3},{vb:.1},{ob:.1},{:.3}",
+                vl / ol,
+                vb / ob
+            );
+        } else {
+            println!(
+                "{size:>10} {vl:>12.3} {ol:>12.3} {:>8.2} {vb:>12.1} {ob:>12.1} {:>8.2}",
+                vl / ol,
+                vb / ob
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_only_csv_rows() {
+        let rows = parse("size_bytes,lat_us,mbps\n8,10.5,0.8\nnoise\n16,11,1.5\n");
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[&8], (10.5, 0.8));
+    }
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+}

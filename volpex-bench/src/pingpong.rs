@@ -1,0 +1,83 @@
+//! The ping-pong benchmark on Volpex; `c/pingpong.c` is the same method on MPI.
+
+/// Ping-pong options (the C program takes the same ones).
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Print CSV (`size_bytes,lat_us,mbps`) instead of a table.
+    #[arg(long)]
+    pub csv: bool,
+    /// Round trips per size up to 8 KiB; larger sizes do proportionally fewer (at least 20).
+    #[arg(long, default_value_t = 2000)]
+    pub iters: u64,
+    /// Smallest message size in bytes.
+    #[arg(long, default_value_t = 1)]
+    pub min_bytes: usize,
+    /// Largest message size in bytes (sizes double from the smallest).
+    #[arg(long, default_value_t = 4 << 20)]
+    pub max_bytes: usize,
+}
+
+/// Round trips for one size.
+pub fn iters_for(size: usize, base: u64) -> u64 {
+    let n = if size <= 8192 {
+        base
+    } else {
+        base * 8192 / size as u64
+    };
+    n.max(20)
+}
+
+/// Runs the ping-pong; rank 0 prints the results.
+pub fn run(a: &Args) -> Result<(), String> {
+    let universe = volpex::initialize().map_err(|e| e.to_string())?;
+    let world = universe.world();
+    if world.size() != 2 {
+        return Err(format!(
+            "pingpong needs exactly 2 ranks (got {}): volpexrun -n 2 ...",
+            world.size()
+        ));
+    }
+    let (rank, other) = (world.rank(), world.process_at_rank(1 - world.rank()));
+    let mut buf = vec![0u8; a.max_bytes.max(1)];
+    if rank == 0 {
+        if a.csv {
+            println!("size_bytes,lat_us,mbps");
+        } else {
+            println!("{:>12} {:>12} {:>12}", "bytes", "latency_us", "MB/s");
+        }
+    }
+    let mut size = a.min_bytes.max(1);
+    while size <= a.max_bytes {
+        let iters = iters_for(size, a.iters);
+        let warm = (iters / 10).max(2);
+        world.barrier().map_err(|e| e.to_string())?;
+        let mut t0 = 0.0;
+        for i in 0..iters + warm {
+            if i == warm {
+                t0 = volpex::wtime();
+            }
+            let msg = &mut buf[..size];
+            let step = if rank == 0 {
+                other
+                    .send(&msg[..])
+                    .and_then(|()| other.receive_into(msg).map(drop))
+            } else {
+                other
+                    .receive_into(&mut msg[..])
+                    .and_then(|_| other.send(&msg[..]))
+            };
+            step.map_err(|e| e.to_string())?;
+        }
+        let one_way = (volpex::wtime() - t0) / iters as f64 / 2.0;
+        if rank == 0 {
+            let (lat, mbps) = (one_way * 1e6, size as f64 / one_way / 1e6);
+            if a.csv {
+                println!("{size},{lat:.3},{mbps:.1}");
+            } else {
+                println!("{size:>12} {lat:>12.3} {mbps:>12.1}");
+            }
+        }
+        size *= 2;
+    }
+    Ok(())
+}
