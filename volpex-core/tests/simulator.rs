@@ -1,0 +1,659 @@
+//! Seeded simulator for the pull engine: N ranks x R replicas of `volpex::pull::Engine`
+//! in one process, a fake clock, and a network with random delays (FIFO per link, like
+//! TCP), killed replicas (with or without a death notice), silenced replicas (SIGSTOP:
+//! alive but mute) and cut links. After every step it checks that every completed receive
+//! got exactly the message a failure-free run delivers for it, exactly once; at the end,
+//! that every replica still able to run finished its program.
+//!
+//! Reference: DESIGN.md "Pull protocol", "Sender log", "Failure detection", "Testing".
+//! Replay one seed with `VOLPEX_SIM_SEED=<seed> cargo test -p volpex --test simulator`.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::time::Duration;
+
+use bytes::Bytes;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use volpex::config::Config;
+use volpex::message::{Key, ReplicaId};
+use volpex::pull::{Engine, EngineEvent};
+use volpex::wire::Frame;
+
+const COMM: u32 = 0;
+
+/// One step of a rank's program. Every replica of the rank runs the same program.
+#[derive(Debug, Clone)]
+enum Op {
+    /// Send global message `msg`.
+    Send(usize),
+    /// Post receives for these global messages (in this order), then wait for all.
+    Recv(Vec<usize>),
+}
+
+#[derive(Debug, Clone)]
+struct Msg {
+    src: u32,
+    dst: u32,
+    tag: i32,
+    len: usize,
+}
+
+fn content(g: usize, m: &Msg) -> Bytes {
+    Bytes::from(
+        (0..m.len)
+            .map(|i| (g as u64 * 31 + i as u64 * 7 + m.tag as u64) as u8)
+            .collect::<Vec<u8>>(),
+    )
+}
+
+/// A random schedule of messages and, per rank, a program that cannot deadlock with
+/// buffered sends: every rank sends and receives in global message order, except that
+/// consecutive receives are sometimes posted together with their tags reordered.
+fn programs(
+    rng: &mut ChaCha8Rng,
+    ranks: u32,
+    msgs: usize,
+    max_len: usize,
+) -> (Vec<Msg>, Vec<Vec<Op>>) {
+    let schedule: Vec<Msg> = (0..msgs)
+        .map(|_| Msg {
+            src: rng.random_range(0..ranks),
+            dst: rng.random_range(0..ranks),
+            tag: rng.random_range(0..3),
+            len: if rng.random_bool(0.05) {
+                max_len
+            } else {
+                rng.random_range(0..=max_len / 4)
+            },
+        })
+        .collect();
+    let mut progs = vec![Vec::new(); ranks as usize];
+    for (g, m) in schedule.iter().enumerate() {
+        progs[m.src as usize].push(Op::Send(g));
+        let p = &mut progs[m.dst as usize];
+        let batch = rng.random_bool(0.4);
+        match p.last_mut() {
+            Some(Op::Recv(list)) if batch && list.len() < 4 => list.push(g),
+            _ => p.push(Op::Recv(vec![g])),
+        }
+    }
+    // Post batched receives tag by tag, highest tag first: receives with different tags
+    // complete out of send order; the same (src, tag) keeps its order.
+    for p in progs.iter_mut() {
+        for op in p.iter_mut() {
+            if let Op::Recv(list) = op {
+                list.sort_by_key(|g| Reverse(schedule[*g].tag));
+            }
+        }
+    }
+    (schedule, progs)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Life {
+    Running,
+    Killed,
+    Silenced,
+    Retired,
+}
+
+struct Replica {
+    engine: Engine,
+    pc: usize,
+    /// Posted receives of the current op: key -> global message.
+    waiting: HashMap<Key, usize>,
+    posted: bool,
+    life: Life,
+    completed: HashSet<Key>,
+    slowness: u32,
+}
+
+#[derive(Default, Clone)]
+struct Faults {
+    /// (replica, at, death notice after) kills.
+    kills: Vec<(ReplicaId, Duration, Option<Duration>)>,
+    /// (replica, from, until) silences; `until` None = forever.
+    silences: Vec<(ReplicaId, Duration, Option<Duration>)>,
+    /// Cut links (both directions), from time zero.
+    cuts: Vec<(ReplicaId, ReplicaId)>,
+    may_retire: bool,
+}
+
+struct Sim {
+    seed: u64,
+    rng: ChaCha8Rng,
+    now: Duration,
+    r: u32,
+    schedule: Vec<Msg>,
+    progs: Vec<Vec<Op>>,
+    reps: Vec<Replica>,
+    net: BinaryHeap<Reverse<(Duration, u64)>>,
+    frames: HashMap<u64, (ReplicaId, ReplicaId, Frame)>,
+    next_frame: u64,
+    link_free: HashMap<(ReplicaId, ReplicaId), Duration>,
+    faults: Faults,
+    notices: Vec<(Duration, ReplicaId)>,
+    data_frames: u64,
+}
+
+impl Sim {
+    fn new(
+        seed: u64,
+        ranks: u32,
+        r: u32,
+        msgs: usize,
+        max_len: usize,
+        cfg: Config,
+        faults: Faults,
+    ) -> Sim {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (schedule, progs) = programs(&mut rng, ranks, msgs, max_len);
+        let reps = (0..ranks * r)
+            .map(|i| Replica {
+                engine: Engine::new(ReplicaId::new(i / r, i % r), ranks, r, cfg.clone()),
+                pc: 0,
+                waiting: HashMap::new(),
+                posted: false,
+                life: Life::Running,
+                completed: HashSet::new(),
+                slowness: rng.random_range(1..=4),
+            })
+            .collect();
+        Sim {
+            seed,
+            rng,
+            now: Duration::ZERO,
+            r,
+            schedule,
+            progs,
+            reps,
+            net: BinaryHeap::new(),
+            frames: HashMap::new(),
+            next_frame: 0,
+            link_free: HashMap::new(),
+            faults,
+            notices: Vec::new(),
+            data_frames: 0,
+        }
+    }
+
+    fn idx(&self, id: ReplicaId) -> usize {
+        (id.rank * self.r + id.replica) as usize
+    }
+
+    fn fail(&self, what: String) -> ! {
+        panic!("seed {}: t={:?}: {what}", self.seed, self.now)
+    }
+
+    fn cut(&self, a: ReplicaId, b: ReplicaId) -> bool {
+        self.faults
+            .cuts
+            .iter()
+            .any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a))
+    }
+
+    /// Moves everything replica `i` wants to transmit onto the network.
+    fn collect(&mut self, i: usize) {
+        let from = self.reps[i].engine.me();
+        while let Some((to, frame)) = self.reps[i].engine.poll_transmit() {
+            if self.cut(from, to) {
+                continue;
+            }
+            if matches!(frame, Frame::Data { .. }) {
+                self.data_frames += 1;
+            }
+            let delay = Duration::from_micros(self.rng.random_range(20..400));
+            let free = self.link_free.get(&(from, to)).copied().unwrap_or_default();
+            let at = (self.now + delay).max(free);
+            self.link_free.insert((from, to), at);
+            let id = self.next_frame;
+            self.next_frame += 1;
+            self.frames.insert(id, (from, to, frame));
+            self.net.push(Reverse((at, id)));
+        }
+        while let Some(ev) = self.reps[i].engine.poll_event() {
+            match ev {
+                EngineEvent::Retire { reason } => {
+                    if !self.faults.may_retire {
+                        self.fail(format!("unexpected retirement: {reason}"));
+                    }
+                    self.reps[i].life = Life::Retired;
+                    // The launcher tells everyone, as for any replica that is gone.
+                    self.notices.push((self.now, from));
+                }
+            }
+        }
+    }
+
+    /// Runs one program step of replica `i` if it can make progress.
+    fn step(&mut self, i: usize) -> bool {
+        let rank = (i as u32) / self.r;
+        let Some(op) = self.progs[rank as usize].get(self.reps[i].pc).cloned() else {
+            return false;
+        };
+        let now = self.now;
+        let progressed = match op {
+            Op::Send(g) => {
+                let m = self.schedule[g].clone();
+                let payload = content(g, &m);
+                match self.reps[i].engine.send(now, COMM, m.tag, m.dst, payload) {
+                    Ok(_) => {
+                        self.reps[i].pc += 1;
+                        true
+                    }
+                    Err(_) => false, // log full: try again later
+                }
+            }
+            Op::Recv(list) => {
+                if !self.reps[i].posted {
+                    for g in list {
+                        let m = &self.schedule[g];
+                        let key = self.reps[i].engine.post_receive(now, COMM, m.tag, m.src);
+                        self.reps[i].waiting.insert(key, g);
+                    }
+                    self.reps[i].posted = true;
+                }
+                self.check_completions(i);
+                if self.reps[i].waiting.is_empty() {
+                    self.reps[i].posted = false;
+                    self.reps[i].pc += 1;
+                    true
+                } else {
+                    false
+                }
+            }
+        };
+        self.collect(i);
+        progressed
+    }
+
+    fn check_completions(&mut self, i: usize) {
+        let keys: Vec<Key> = self.reps[i].waiting.keys().copied().collect();
+        for key in keys {
+            let Some(res) = self.reps[i].engine.take_received(&key) else {
+                continue;
+            };
+            let g = self.reps[i].waiting[&key];
+            let who = self.reps[i].engine.me();
+            match res {
+                Ok(data) => {
+                    let want = content(g, &self.schedule[g]);
+                    if data != want {
+                        self.fail(format!(
+                            "replica {who} got the wrong data for {key} (message {g})"
+                        ));
+                    }
+                    if !self.reps[i].completed.insert(key) {
+                        self.fail(format!("replica {who} completed {key} twice"));
+                    }
+                    self.reps[i].waiting.remove(&key);
+                }
+                Err(e) => {
+                    if !(self.faults.may_retire && self.reps[i].life == Life::Retired) {
+                        self.fail(format!("replica {who}: receive {key} failed: {e}"));
+                    }
+                    self.reps[i].waiting.clear();
+                }
+            }
+        }
+    }
+
+    fn runnable(&self, i: usize) -> bool {
+        self.reps[i].life == Life::Running
+    }
+
+    fn done(&self, i: usize) -> bool {
+        self.reps[i].pc >= self.progs[(i as u32 / self.r) as usize].len()
+    }
+
+    fn apply_faults(&mut self) {
+        let now = self.now;
+        for (id, at, notice) in self.faults.kills.clone() {
+            let i = self.idx(id);
+            if now >= at && self.reps[i].life == Life::Running {
+                self.reps[i].life = Life::Killed;
+                if let Some(d) = notice {
+                    self.notices.push((now + d, id));
+                }
+            }
+        }
+        for (id, from, until) in self.faults.silences.clone() {
+            let i = self.idx(id);
+            let silenced = now >= from && until.is_none_or(|u| now < u);
+            match (self.reps[i].life, silenced) {
+                (Life::Running, true) => self.reps[i].life = Life::Silenced,
+                (Life::Silenced, false) => self.reps[i].life = Life::Running,
+                _ => {}
+            }
+        }
+        let due: Vec<ReplicaId> = self
+            .notices
+            .iter()
+            .filter(|(t, _)| *t <= now)
+            .map(|(_, id)| *id)
+            .collect();
+        self.notices.retain(|(t, _)| *t > now);
+        for dead in due {
+            for i in 0..self.reps.len() {
+                if self.runnable(i) {
+                    self.reps[i].engine.handle_peer_down(now, dead);
+                    self.collect(i);
+                }
+            }
+        }
+    }
+
+    fn deliver_due(&mut self) {
+        while let Some(&Reverse((at, id))) = self.net.peek() {
+            if at > self.now {
+                return;
+            }
+            self.net.pop();
+            let Some((from, to, frame)) = self.frames.remove(&id) else {
+                continue;
+            };
+            let i = self.idx(to);
+            match self.reps[i].life {
+                Life::Running => {
+                    self.reps[i].engine.handle_frame(self.now, from, frame);
+                    self.collect(i);
+                    self.check_completions(i);
+                }
+                // A stopped process keeps its socket: the frame waits for it.
+                Life::Silenced => {
+                    let later = self.now + Duration::from_millis(1);
+                    self.frames.insert(id, (from, to, frame));
+                    self.net.push(Reverse((later, id)));
+                    return;
+                }
+                Life::Killed | Life::Retired => {}
+            }
+        }
+    }
+
+    fn fire_timers(&mut self) {
+        for i in 0..self.reps.len() {
+            if self.runnable(i)
+                && self.reps[i]
+                    .engine
+                    .poll_timeout()
+                    .is_some_and(|t| t <= self.now)
+            {
+                self.reps[i].engine.handle_timeout(self.now);
+                self.collect(i);
+                self.check_completions(i);
+            }
+        }
+    }
+
+    fn finished(&self) -> bool {
+        (0..self.reps.len()).all(|i| !self.runnable(i) || self.done(i))
+    }
+
+    /// Nothing may complete a second time: a completed key has no result left behind.
+    fn check_no_leftovers(&mut self) {
+        for i in 0..self.reps.len() {
+            let keys: Vec<Key> = self.reps[i].completed.iter().copied().collect();
+            for key in keys {
+                if self.reps[i].engine.take_received(&key).is_some() {
+                    let who = self.reps[i].engine.me();
+                    self.fail(format!("replica {who} completed {key} a second time"));
+                }
+            }
+        }
+    }
+
+    /// Failovers all replicas made.
+    fn failovers(&self) -> u64 {
+        self.reps.iter().map(|r| r.engine.stats().failovers).sum()
+    }
+
+    /// Replicas that a fault stopped before they finished.
+    fn cut_short(&self) -> usize {
+        (0..self.reps.len())
+            .filter(|&i| !self.done(i) && self.reps[i].life != Life::Running)
+            .count()
+    }
+
+    /// Runs to completion or fails with the seed.
+    fn run(&mut self, limit: Duration) {
+        let mut steps = 0u64;
+        while !self.finished() {
+            steps += 1;
+            if self.now > limit || steps > 5_000_000 {
+                let stuck: Vec<String> = (0..self.reps.len())
+                    .filter(|&i| self.runnable(i) && !self.done(i))
+                    .map(|i| {
+                        format!(
+                            "{} at op {} of {} waiting {:?}",
+                            self.reps[i].engine.me(),
+                            self.reps[i].pc,
+                            self.progs[i / self.r as usize].len(),
+                            self.reps[i].waiting.keys().collect::<Vec<_>>()
+                        )
+                    })
+                    .collect();
+                self.fail(format!("no progress: {stuck:?}"));
+            }
+            self.apply_faults();
+            self.deliver_due();
+            self.fire_timers();
+            // Let a few random replicas run; slow ones run less often.
+            let mut progressed = false;
+            for _ in 0..self.reps.len() {
+                let i = self.rng.random_range(0..self.reps.len());
+                if self.runnable(i) && self.rng.random_range(0..self.reps[i].slowness) == 0 {
+                    while self.step(i) {
+                        progressed = true;
+                    }
+                }
+            }
+            if !progressed {
+                // Jump to the next thing that can happen.
+                let mut next = self.now + Duration::from_micros(self.rng.random_range(10..200));
+                if let Some(&Reverse((at, _))) = self.net.peek() {
+                    next = next.min(at.max(self.now));
+                }
+                for i in 0..self.reps.len() {
+                    if self.runnable(i) {
+                        if let Some(t) = self.reps[i].engine.poll_timeout() {
+                            next = next.min(t.max(self.now));
+                        }
+                    }
+                }
+                self.now = next.max(self.now + Duration::from_micros(1));
+            }
+        }
+        // Let the network drain, then look for results delivered twice.
+        let end = self.now + Duration::from_secs(1);
+        while self.now < end {
+            self.apply_faults();
+            self.deliver_due();
+            self.fire_timers();
+            self.now += Duration::from_millis(1);
+        }
+        self.check_no_leftovers();
+    }
+}
+
+fn cfg() -> Config {
+    Config {
+        hedge_timeout: Duration::from_millis(50),
+        ack_timeout: Duration::from_millis(500),
+        ..Config::default()
+    }
+}
+
+fn seeds(n: u64, salt: u64) -> Vec<u64> {
+    match std::env::var("VOLPEX_SIM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        Some(s) => vec![s],
+        None => (0..n).map(|i| i * 1_000_003 + salt).collect(),
+    }
+}
+
+fn any_replica(rng: &mut ChaCha8Rng, ranks: u32, r: u32) -> ReplicaId {
+    ReplicaId::new(rng.random_range(0..ranks), rng.random_range(0..r))
+}
+
+/// Failure-free runs at every replication degree deliver every message exactly once.
+#[test]
+fn failure_free_runs_deliver_exactly_once() {
+    for seed in seeds(150, 1) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let ranks = rng.random_range(1..=5);
+        let r = rng.random_range(1..=3);
+        let mut sim = Sim::new(seed, ranks, r, 120, 2000, cfg(), Faults::default());
+        sim.run(Duration::from_secs(60));
+    }
+}
+
+/// Without faults and without hedging, each message crosses the network once per
+/// receiving replica (r copies, never r x r). DESIGN.md "Pull protocol".
+#[test]
+fn one_copy_per_receiving_replica() {
+    for seed in seeds(60, 2) {
+        let cfg = Config {
+            hedge_timeout: Duration::from_secs(3600),
+            ack_timeout: Duration::from_secs(3600),
+            ..Config::default()
+        };
+        let mut sim = Sim::new(seed, 4, 2, 150, 500, cfg, Faults::default());
+        sim.run(Duration::from_secs(60));
+        let remote = sim.schedule.iter().filter(|m| m.src != m.dst).count() as u64;
+        assert_eq!(sim.data_frames, remote * 2, "seed {seed}");
+    }
+}
+
+/// Kills (with and without death notices), one per rank at most, at random times.
+#[test]
+fn kills_change_nothing() {
+    let (mut runs, mut hit, mut failovers) = (0usize, 0usize, 0u64);
+    for seed in seeds(200, 3) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xfeed);
+        let ranks = rng.random_range(2..=5);
+        let r = rng.random_range(2..=3);
+        let mut faults = Faults::default();
+        for rank in 0..ranks {
+            if rng.random_bool(0.5) {
+                // Up to r - 1 replicas of this rank.
+                let victims = rng.random_range(1..r);
+                for k in 0..victims {
+                    let notice = rng
+                        .random_bool(0.7)
+                        .then(|| Duration::from_micros(rng.random_range(0..20_000)));
+                    let at = Duration::from_micros(rng.random_range(0..30_000));
+                    faults
+                        .kills
+                        .push((ReplicaId::new(rank, (k + seed as u32) % r), at, notice));
+                }
+            }
+        }
+        let mut sim = Sim::new(seed, ranks, r, 150, 2000, cfg(), faults);
+        sim.run(Duration::from_secs(120));
+        runs += 1;
+        hit += usize::from(sim.cut_short() > 0);
+        failovers += sim.failovers();
+    }
+    eprintln!("kills: {hit} of {runs} runs lost a replica mid-run; {failovers} failovers");
+    assert!(
+        runs == 1 || hit * 2 > runs,
+        "faults must strike mid-run in most runs"
+    );
+    assert!(runs == 1 || failovers > 0);
+}
+
+/// Silenced (stopped, never continued) replicas and cut links: receivers fail over on
+/// timeouts alone. DESIGN.md "Failure detection".
+#[test]
+fn silences_and_cut_links_change_nothing() {
+    let (mut runs, mut hit, mut failovers) = (0usize, 0usize, 0u64);
+    for seed in seeds(200, 4) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xbeef);
+        let ranks = rng.random_range(2..=5);
+        let r = rng.random_range(2..=3);
+        let mut faults = Faults::default();
+        let silenced = any_replica(&mut rng, ranks, r);
+        faults.silences.push((
+            silenced,
+            Duration::from_micros(rng.random_range(0..20_000)),
+            None,
+        ));
+        // A cut between two other replicas of different ranks.
+        for _ in 0..10 {
+            let a = any_replica(&mut rng, ranks, r);
+            let b = any_replica(&mut rng, ranks, r);
+            if a.rank != b.rank && a.rank != silenced.rank && b.rank != silenced.rank {
+                faults.cuts.push((a, b));
+                break;
+            }
+        }
+        let mut sim = Sim::new(seed, ranks, r, 150, 2000, cfg(), faults);
+        sim.run(Duration::from_secs(120));
+        runs += 1;
+        hit += usize::from(sim.cut_short() > 0);
+        failovers += sim.failovers();
+    }
+    eprintln!("silences: {hit} of {runs} runs silenced a replica mid-run; {failovers} failovers");
+    assert!(
+        runs == 1 || hit * 2 > runs,
+        "faults must strike mid-run in most runs"
+    );
+    assert!(runs == 1 || failovers > 0);
+}
+
+/// A tiny sender log: flow control and eviction let long runs complete; a replica
+/// silenced for long and then resumed catches up or retires, and everyone else finishes.
+/// DESIGN.md "Sender log".
+#[test]
+fn tiny_logs_complete_and_laggards_retire() {
+    let (mut runs, mut retired, mut evicted) = (0usize, 0usize, 0u64);
+    for seed in seeds(150, 5) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xcafe);
+        let ranks = rng.random_range(2..=4);
+        let r = 2;
+        // Fast failover, so the rest of a silenced replica's team moves on without it
+        // while it is stopped, and only it falls out of the logs.
+        let cfg = Config {
+            log_bytes_max: 4096,
+            hedge_timeout: Duration::from_millis(1),
+            ack_timeout: Duration::from_millis(5),
+            ..cfg()
+        };
+        let mut faults = Faults {
+            may_retire: true,
+            ..Faults::default()
+        };
+        if rng.random_bool(0.6) {
+            let from = Duration::from_micros(rng.random_range(0..10_000));
+            let until = from + Duration::from_millis(rng.random_range(10..500));
+            faults
+                .silences
+                .push((any_replica(&mut rng, ranks, r), from, Some(until)));
+        }
+        let mut sim = Sim::new(seed, ranks, r, 300, 600, cfg, faults);
+        sim.run(Duration::from_secs(300));
+        runs += 1;
+        retired += sim.reps.iter().filter(|x| x.life == Life::Retired).count();
+        evicted += sim
+            .reps
+            .iter()
+            .map(|x| x.engine.stats().evicted)
+            .sum::<u64>();
+        // Some replica of every rank finished.
+        for rank in 0..ranks {
+            assert!(
+                (0..r).any(|k| {
+                    let i = (rank * r + k) as usize;
+                    sim.reps[i].life != Life::Retired && sim.done(i)
+                }),
+                "seed {seed}: every replica of rank {rank} retired"
+            );
+        }
+    }
+    eprintln!("tiny logs: {runs} runs, {retired} replicas retired, {evicted} entries evicted");
+    assert!(runs == 1 || (evicted > 0 && retired > 0));
+}
