@@ -196,7 +196,16 @@ impl Sim {
     /// Moves everything replica `i` wants to transmit onto the network.
     fn collect(&mut self, i: usize) {
         let from = self.reps[i].engine.me();
-        while let Some((to, frame)) = self.reps[i].engine.poll_transmit() {
+        // Deferred frames leave with the next write; here they simply go now, after the
+        // urgent ones.
+        let mut out = Vec::new();
+        while let Some(f) = self.reps[i].engine.poll_transmit() {
+            out.push(f);
+        }
+        while let Some(f) = self.reps[i].engine.poll_deferred() {
+            out.push(f);
+        }
+        for (to, frame) in out {
             if self.cut(from, to) {
                 continue;
             }
@@ -271,7 +280,7 @@ impl Sim {
     fn check_completions(&mut self, i: usize) {
         let keys: Vec<Key> = self.reps[i].waiting.keys().copied().collect();
         for key in keys {
-            let Some(res) = self.reps[i].engine.take_received(&key) else {
+            let Some(res) = self.reps[i].engine.take_received(self.now, &key) else {
                 continue;
             };
             let g = self.reps[i].waiting[&key];
@@ -396,7 +405,7 @@ impl Sim {
         for i in 0..self.reps.len() {
             let keys: Vec<Key> = self.reps[i].completed.iter().copied().collect();
             for key in keys {
-                if self.reps[i].engine.take_received(&key).is_some() {
+                if self.reps[i].engine.take_received(self.now, &key).is_some() {
                     let who = self.reps[i].engine.me();
                     self.fail(format!("replica {who} completed {key} a second time"));
                 }

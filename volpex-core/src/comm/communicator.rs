@@ -176,7 +176,7 @@ impl Communicator {
                 }
             }
         }
-        core.flush();
+        core.flush_all();
         let n = inner.sends.fetch_add(1, Ordering::Relaxed) + 1;
         if inner.exit_after_sends == Some(n) {
             eprintln!(
@@ -192,7 +192,7 @@ impl Communicator {
         let mut core = self.inner.rt.lock();
         let now = core.now();
         let key = core.engine.post_receive(now, ctx, tag, src);
-        core.flush();
+        core.flush_all();
         key
     }
 
@@ -212,7 +212,7 @@ impl Communicator {
             landed: None,
         };
         let data = core
-            .drive_until(|c| c.engine.take_received(key), Some(&mut landing))
+            .drive_until(|c| c.take_received(key), Some(&mut landing))
             .map_err(|e| Error::Runtime(e.to_string()))??;
         drop(core);
         match landing.landed {
@@ -228,12 +228,12 @@ impl Communicator {
     /// Completes `key` if it is done, without waiting (one non-blocking loop turn).
     pub(crate) fn test_key(&self, key: &Key) -> Result<Option<Bytes>, Error> {
         let mut core = self.inner.rt.lock();
-        if let Some(r) = core.engine.take_received(key) {
+        if let Some(r) = core.take_received(key) {
             return r.map(Some).map_err(Error::from);
         }
         core.turn(Some(Duration::ZERO), false)
             .map_err(|e| Error::Runtime(e.to_string()))?;
-        match core.engine.take_received(key) {
+        match core.take_received(key) {
             Some(r) => r.map(Some).map_err(Error::from),
             None => Ok(None),
         }
@@ -271,7 +271,7 @@ impl Communicator {
 }
 
 fn wait_locked(core: &mut AppGuard<'_>, key: &Key) -> Result<Bytes, Error> {
-    core.drive_until(|c| c.engine.take_received(key), None)
+    core.drive_until(|c| c.take_received(key), None)
         .map_err(|e| Error::Runtime(e.to_string()))?
         .map_err(Error::from)
 }

@@ -140,7 +140,7 @@ impl Drop for Universe {
         if inner.launched && !std::thread::panicking() {
             let mut core = inner.rt.lock();
             let stats = core.engine.stats();
-            core.flush();
+            core.flush_all();
             core.to_launcher(&ToLauncher::Finalized { stats });
             while !core.shutdown_requested() {
                 if let Err(e) = core.turn(Some(Duration::from_millis(100)), false) {

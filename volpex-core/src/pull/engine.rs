@@ -1,8 +1,15 @@
 //! The engine of one replica. Method kinds, in the order a driver uses them:
 //! getters; `handle_frame`, `handle_peer_down`, `handle_timeout` for inputs; `send`,
-//! `post_receive`, `detach` as commands; then `poll_transmit`, `poll_event`,
-//! `poll_timeout` and `take_received` for outputs. Poll transmits after every input or
-//! command.
+//! `post_receive`, `detach` as commands; then `poll_transmit`, `poll_deferred`,
+//! `poll_event`, `poll_timeout` and `take_received` for outputs. Poll transmits after
+//! every input or command; deferred frames may wait for the next command's write.
+//!
+//! Speculative pulls: when the application takes a message of a stream (comm, tag, src),
+//! the engine asks for the stream's next message right away, as a deferred frame, so it
+//! leaves in the same write as the application's next send. By the time the application
+//! posts that receive the pull is already parked at the sender (or answered), and each
+//! message costs one write on each side, as with a push protocol. A speculative pull never
+//! hedges, never retires the replica and never reports a lost rank: the real receive does.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -75,6 +82,8 @@ struct Pending {
     /// When to ask another replica whether it already has the message.
     hedge_at: Duration,
     detached: bool,
+    /// Asked for ahead of the application's receive (see the module doc).
+    speculative: bool,
 }
 
 /// The pull-protocol state of one replica.
@@ -95,6 +104,8 @@ pub struct Engine {
     completed: HashMap<Key, Result<Bytes, RecvError>>,
     liveness: Liveness,
     transmit: VecDeque<(ReplicaId, Frame)>,
+    /// Frames that may wait for the next command's write (speculative pulls).
+    deferred: VecDeque<(ReplicaId, Frame)>,
     loopback: VecDeque<Frame>,
     events: VecDeque<EngineEvent>,
     next_req: u64,
@@ -121,6 +132,7 @@ impl Engine {
             completed: HashMap::new(),
             liveness: Liveness::new(ranks, replicas),
             transmit: VecDeque::new(),
+            deferred: VecDeque::new(),
             loopback: VecDeque::new(),
             events: VecDeque::new(),
             next_req: 1,
@@ -212,15 +224,25 @@ impl Engine {
             seq: *slot,
         };
         *slot += 1;
-        self.pending.insert(
-            key,
-            Pending {
-                asks: Vec::new(),
-                hedge_at: now + self.cfg.hedge_timeout,
-                detached: false,
-            },
-        );
-        self.ask_next(now, key);
+        if let Some(p) = self.pending.get_mut(&key) {
+            // A speculative pull is out already: it becomes the real one.
+            p.speculative = false;
+            p.hedge_at = now + self.cfg.hedge_timeout;
+            if !p.asks.iter().any(Ask::outstanding) {
+                self.ask_next(now, key);
+            }
+        } else if !self.completed.contains_key(&key) {
+            self.pending.insert(
+                key,
+                Pending {
+                    asks: Vec::new(),
+                    hedge_at: now + self.cfg.hedge_timeout,
+                    detached: false,
+                    speculative: false,
+                },
+            );
+            self.ask_next(now, key);
+        }
         self.drain_loopback(now);
         key
     }
@@ -324,9 +346,14 @@ impl Engine {
 
     // ---- outputs ----
 
-    /// Next frame to put on the wire.
+    /// Next frame to put on the wire now.
     pub fn poll_transmit(&mut self) -> Option<(ReplicaId, Frame)> {
         self.transmit.pop_front()
+    }
+
+    /// Next frame that may wait for the next command's write (speculative pulls).
+    pub fn poll_deferred(&mut self) -> Option<(ReplicaId, Frame)> {
+        self.deferred.pop_front()
     }
 
     /// Next event for the driver.
@@ -355,12 +382,48 @@ impl Engine {
         t
     }
 
-    /// The outcome of a receive, once it is complete.
-    pub fn take_received(&mut self, key: &Key) -> Option<Result<Bytes, RecvError>> {
-        self.completed.remove(key)
+    /// The outcome of a receive, once it is complete. Taking a message also asks,
+    /// speculatively, for the next one of its stream.
+    pub fn take_received(&mut self, now: Duration, key: &Key) -> Option<Result<Bytes, RecvError>> {
+        let r = self.completed.remove(key)?;
+        if r.is_ok() {
+            self.speculate(now, key);
+        }
+        Some(r)
     }
 
     // ---- internals ----
+
+    /// Asks for the message after `done` on its stream, unless the application already
+    /// posted that receive or it is a message to ourselves.
+    fn speculate(&mut self, now: Duration, done: &Key) {
+        let next = Key {
+            seq: done.seq + 1,
+            ..*done
+        };
+        let posted = self
+            .recv_seqs
+            .get(&(next.comm, next.tag, next.src))
+            .copied()
+            .unwrap_or(0);
+        if next.src == self.me.rank
+            || posted != next.seq
+            || self.pending.contains_key(&next)
+            || self.completed.contains_key(&next)
+        {
+            return;
+        }
+        self.pending.insert(
+            next,
+            Pending {
+                asks: Vec::new(),
+                hedge_at: Duration::MAX,
+                detached: false,
+                speculative: true,
+            },
+        );
+        self.ask_next(now, next);
+    }
 
     fn out(&mut self, to: ReplicaId, f: Frame) {
         if to == self.me {
@@ -550,6 +613,7 @@ impl Engine {
             let req = self.next_req;
             self.next_req += 1;
             let consumed = self.consumed.watermark(key.comm, key.src);
+            let mut speculative = false;
             if let Some(p) = self.pending.get_mut(&key) {
                 if !p.asks.is_empty() {
                     self.stats.failovers += 1;
@@ -560,12 +624,23 @@ impl Engine {
                     req,
                     state: AskState::Sent { at: now },
                 });
+                speculative = p.speculative;
             }
-            self.out(
-                ReplicaId::new(key.src, k),
-                Frame::Pull { key, req, consumed },
-            );
+            let to = ReplicaId::new(key.src, k);
+            let pull = Frame::Pull { key, req, consumed };
+            if speculative && to != self.me {
+                self.deferred.push_back((to, pull));
+            } else {
+                self.out(to, pull);
+            }
             return true;
+        }
+        if p.speculative {
+            // Nobody can serve it now; the real receive will ask again and report.
+            if !p.asks.iter().any(Ask::outstanding) {
+                self.pending.remove(&key);
+            }
+            return false;
         }
         if p.asks.iter().any(Ask::outstanding) {
             return false;

@@ -178,7 +178,26 @@ impl Core {
         }
     }
 
-    /// Moves every frame the engine wants sent onto its connection, then writes each
+    /// The outcome of a receive, once complete (see `Engine::take_received`).
+    pub fn take_received(
+        &mut self,
+        key: &crate::message::Key,
+    ) -> Option<Result<Bytes, crate::pull::RecvError>> {
+        let now = self.now();
+        self.engine.take_received(now, key)
+    }
+
+    /// `flush`, including the frames the engine lets wait (speculative pulls): called
+    /// after application commands, so they share the command's write.
+    pub fn flush_all(&mut self) {
+        let now = self.now();
+        while let Some((to, frame)) = self.engine.poll_deferred() {
+            self.route(now, to, frame);
+        }
+        self.flush();
+    }
+
+    /// Moves every frame the engine wants sent now onto its connection, then writes each
     /// connection that got frames once (one `writev` for all of them).
     pub fn flush(&mut self) {
         let now = self.now();
@@ -407,7 +426,11 @@ impl Core {
         if handshaking {
             self.expire_handshakes(now);
         }
-        self.flush();
+        if background {
+            self.flush_all();
+        } else {
+            self.flush();
+        }
         Ok(())
     }
 
