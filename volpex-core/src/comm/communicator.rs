@@ -15,10 +15,13 @@ use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
 use crate::error::Error;
 use crate::message::Key;
 use crate::transport::progress::AppGuard;
+use crate::wire::frame::data_header;
 use crate::wire::stream::Landing;
 
 /// How long a sender blocked on a full log waits per loop turn.
 const FULL_LOG_TURN: Duration = Duration::from_millis(10);
+/// Messages at least this large start going out before they are copied into the log.
+const DIRECT_WRITE_BYTES_MIN: usize = 64 << 10;
 
 /// A group of ranks with its own message space (MPI communicator). Only the world
 /// communicator exists so far.
@@ -151,31 +154,43 @@ impl Communicator {
     }
 
     /// Appends to the log, blocking while the log is full; applies `exit@sends`.
+    /// A large message whose pull is already parked here starts going out straight from
+    /// `bytes`, and is copied into the log while the receiver reads it.
     fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
-        let payload = crate::message::pool::copy(bytes);
         let inner = &self.inner;
         let mut core = inner.rt.lock();
         let mut blocked = false;
-        loop {
-            let now = core.now();
-            match core.engine.send(now, ctx, tag, dst, payload.clone()) {
-                Ok(_) => break,
-                Err(full) => {
-                    if !blocked {
-                        log::debug!(
-                            "replica {}: sender log full ({} bytes used, {} needed); blocking sender until a destination replica consumes",
-                            inner.me, full.used_bytes, full.need_bytes
-                        );
-                        blocked = true;
-                    }
-                    if !core.engine.rank_alive(dst) {
-                        return Err(Error::RankLost { rank: dst });
-                    }
-                    core.turn(Some(FULL_LOG_TURN), false)
-                        .map_err(|e| Error::Runtime(e.to_string()))?;
-                }
+        while !core.engine.log_has_room(bytes.len()) {
+            if !blocked {
+                log::debug!(
+                    "replica {}: sender log full; blocking the sender until a replica of rank {dst} consumes",
+                    inner.me
+                );
+                blocked = true;
+            }
+            if !core.engine.rank_alive(dst) {
+                return Err(Error::RankLost { rank: dst });
+            }
+            core.turn(Some(FULL_LOG_TURN), false)
+                .map_err(|e| Error::Runtime(e.to_string()))?;
+        }
+        if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
+            let (key, order, waiters) = core.engine.next_send(ctx, tag, dst);
+            for (to, req) in waiters {
+                let h = data_header(&key, req, order, bytes.len());
+                core.write_direct(to, key, req, &h, bytes);
             }
         }
+        let payload = crate::message::pool::copy(bytes);
+        let now = core.now();
+        // The log had room a moment ago under the same lock, so this cannot fail.
+        core.engine
+            .send(now, ctx, tag, dst, payload)
+            .map_err(|full| {
+                Error::Runtime(format!(
+                    "sender log refused a message it had room for: {full:?}"
+                ))
+            })?;
         core.flush_all();
         let n = inner.sends.fetch_add(1, Ordering::Relaxed) + 1;
         if inner.exit_after_sends == Some(n) {

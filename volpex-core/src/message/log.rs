@@ -133,6 +133,22 @@ impl SendLog {
         Ok((key, order))
     }
 
+    /// The key and order number the next `append` for (comm, tag, dst) will get.
+    pub fn peek_next(&self, comm: u32, tag: i32, src: u32, dst: u32) -> (Key, u64) {
+        let seq = self.seqs.get(&(comm, tag, dst)).copied().unwrap_or(0);
+        let order = self.orders.get(&(comm, dst)).copied().unwrap_or(0);
+        (
+            Key {
+                comm,
+                tag,
+                src,
+                dst,
+                seq,
+            },
+            order,
+        )
+    }
+
     /// Looks a key up.
     pub fn lookup(&self, key: &Key) -> Lookup<'_> {
         if let Some(e) = self.entries.get(key) {

@@ -161,6 +161,24 @@ impl Engine {
         self.log.has_room_for(len)
     }
 
+    /// The key and order number the next `send` to (comm, tag, dst) will get, and the
+    /// live replicas whose pulls for it are parked here (replica, request id): a driver
+    /// may start writing the message to them before `send` logs it.
+    pub fn next_send(&self, comm: u32, tag: i32, dst: u32) -> (Key, u64, Vec<(ReplicaId, u64)>) {
+        let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
+        let waiters = self
+            .parked
+            .get(&key)
+            .map(|l| {
+                l.iter()
+                    .copied()
+                    .filter(|(to, _)| *to != self.me && self.liveness.is_usable(*to))
+                    .collect()
+            })
+            .unwrap_or_default();
+        (key, order, waiters)
+    }
+
     /// Whether this replica gave up (fell behind the logs).
     pub fn is_retired(&self) -> bool {
         self.retired

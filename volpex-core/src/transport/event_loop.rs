@@ -14,7 +14,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use super::auth::{JobKey, PeerId};
 use super::connection::{Conn, Step};
 use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX};
-use crate::message::ReplicaId;
+use crate::message::{Key, ReplicaId};
 use crate::pull::{Engine, EngineEvent};
 use crate::wire::control::{self, ToLauncher, ToProcess};
 use crate::wire::header::{Header, Kind, WireError};
@@ -68,6 +68,8 @@ pub struct Core {
     launcher: Option<Token>,
     /// Connections with frames queued since the last flush.
     dirty: Vec<Token>,
+    /// DATA frames partly written straight from the sender's buffer: (to, key, req, bytes).
+    direct: Vec<(ReplicaId, Key, u64, usize)>,
     addrs: Vec<Vec<Option<SocketAddr>>>,
     next_token: usize,
     start: Instant,
@@ -104,6 +106,7 @@ impl Core {
             peers: HashMap::new(),
             launcher: None,
             dirty: Vec::new(),
+            direct: Vec::new(),
             addrs,
             next_token: FIRST_CONN,
             start,
@@ -195,6 +198,8 @@ impl Core {
             self.route(now, to, frame);
         }
         self.flush();
+        // Direct writes whose DATA frame was not routed (its receiver died meanwhile).
+        self.direct.clear();
     }
 
     /// Moves every frame the engine wants sent now onto its connection, then writes each
@@ -224,11 +229,41 @@ impl Core {
                 }
             },
         };
+        let already = match &frame {
+            Frame::Data { key, req, .. } => self
+                .direct
+                .iter()
+                .position(|d| d.0 == to && d.1 == *key && d.2 == *req)
+                .map(|i| self.direct.swap_remove(i).3),
+            _ => None,
+        };
         let (h, payload) = frame.to_parts();
         if let Some(c) = self.conns.get_mut(&token) {
-            c.send(h, payload);
+            match already {
+                Some(written) => c.link.out.push_rest(&h, payload, written),
+                None => c.send(h, payload),
+            }
             if !self.dirty.contains(&token) {
                 self.dirty.push(token);
+            }
+        }
+    }
+
+    /// Starts writing a DATA frame to `to` straight from the sender's buffer, before the
+    /// message is copied into the log, when the connection is idle. The engine's DATA
+    /// frame for the same (to, key, req) later carries on where this stopped.
+    pub fn write_direct(&mut self, to: ReplicaId, key: Key, req: u64, h: &Header, payload: &[u8]) {
+        let Some(c) = self.peers.get(&to).and_then(|t| self.conns.get_mut(t)) else {
+            return;
+        };
+        if c.peer() != Some(PeerId::Replica(to)) || !c.link.out.is_empty() {
+            return;
+        }
+        let head = h.encode();
+        let bufs = [std::io::IoSlice::new(&head), std::io::IoSlice::new(payload)];
+        if let Ok(n) = std::io::Write::write_vectored(&mut c.stream, &bufs) {
+            if n > 0 {
+                self.direct.push((to, key, req, n));
             }
         }
     }

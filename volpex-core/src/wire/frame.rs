@@ -64,6 +64,11 @@ pub enum Frame {
     },
 }
 
+/// The header of a DATA frame, for writers that send the payload from elsewhere.
+pub fn data_header(key: &Key, req: u64, order: u64, len: usize) -> Header {
+    keyed(Kind::Data, key, req, order, len)
+}
+
 fn keyed(kind: Kind, key: &Key, req: u64, aux: u64, len: usize) -> Header {
     Header {
         comm: key.comm,
@@ -90,7 +95,7 @@ impl Frame {
                 order,
                 payload,
             } => (
-                keyed(Kind::Data, key, *req, *order, payload.len()),
+                data_header(key, *req, *order, payload.len()),
                 payload.clone(),
             ),
             Frame::Ack { key, req, progress } => {

@@ -288,11 +288,18 @@ pub struct OutQueue {
 impl OutQueue {
     /// Appends a frame; the payload is shared, not copied.
     pub fn push(&mut self, h: &Header, payload: Bytes) {
-        self.frames.push_back(Out {
-            header: h.encode(),
-            payload,
-            written: 0,
-        });
+        self.push_rest(h, payload, 0);
+    }
+
+    /// Appends a frame whose first `written` bytes (header included) are already out.
+    pub fn push_rest(&mut self, h: &Header, payload: Bytes, written: usize) {
+        if written < HEADER_BYTES + payload.len() {
+            self.frames.push_back(Out {
+                header: h.encode(),
+                payload,
+                written,
+            });
+        }
     }
 
     /// True when nothing is waiting.
