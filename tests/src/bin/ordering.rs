@@ -133,6 +133,9 @@ fn main() -> Result<(), volpex::Error> {
         );
     }
 
+    // The seed helper is equal in every replica of a rank.
+    add(world.rank_seed(7));
+
     // 6. Large messages into bigger buffers, blocking and immediate.
     let big: Vec<u64> = (0..100_000u64).map(|i| i * 3 + 1).collect();
     if rank == 0 && size > 1 {

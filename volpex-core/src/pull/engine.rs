@@ -89,7 +89,6 @@ struct Pending {
 /// The pull-protocol state of one replica.
 pub struct Engine {
     me: ReplicaId,
-    ranks: u32,
     replicas: u32,
     cfg: Config,
     log: SendLog,
@@ -118,7 +117,6 @@ impl Engine {
     pub fn new(me: ReplicaId, ranks: u32, replicas: u32, cfg: Config) -> Engine {
         Engine {
             me,
-            ranks,
             replicas,
             log: SendLog::new(cfg.log_bytes_max, replicas),
             cfg,
@@ -179,20 +177,12 @@ impl Engine {
         (key, order, waiters)
     }
 
-    /// Whether this replica gave up (fell behind the logs).
-    pub fn is_retired(&self) -> bool {
-        self.retired
-    }
 
     /// Whether any replica of `rank` may still be alive.
     pub fn rank_alive(&self, rank: u32) -> bool {
         self.liveness.rank_alive(rank)
     }
 
-    /// Whether a receive is still waiting for its message.
-    pub fn is_pending(&self, key: &Key) -> bool {
-        self.pending.contains_key(key)
-    }
 
     // ---- commands ----
 
@@ -794,8 +784,4 @@ impl Engine {
         }
     }
 
-    /// Number of ranks in the job.
-    pub fn ranks(&self) -> u32 {
-        self.ranks
-    }
 }

@@ -658,8 +658,4 @@ impl Core {
         }
     }
 
-    /// Marks the job done locally (used by single-process runs and after SHUTDOWN).
-    pub fn set_shutdown(&mut self) {
-        self.shutdown = true;
-    }
 }
