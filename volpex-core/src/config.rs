@@ -46,6 +46,9 @@ pub struct Config {
     /// How long a blocked call polls without sleeping before it sleeps in the kernel
     /// (`VOLPEX_SPIN_US`); waking from a sleep costs tens of microseconds.
     pub spin: Duration,
+    /// Whether a spinning call gives the CPU away between polls (`VOLPEX_YIELD`, 0 or 1;
+    /// volpexrun sets 0 when this host runs no more processes than it has cores).
+    pub yield_when_idle: bool,
 }
 
 impl Default for Config {
@@ -58,6 +61,7 @@ impl Default for Config {
             consumed_interval: Duration::from_millis(20),
             connect_timeout: Duration::from_millis(5000),
             spin: Duration::from_micros(1000),
+            yield_when_idle: true,
         }
     }
 }
@@ -87,6 +91,9 @@ impl Config {
         }
         if let Some(v) = env_u64("VOLPEX_SPIN_US")? {
             c.spin = Duration::from_micros(v);
+        }
+        if let Some(v) = env_u64("VOLPEX_YIELD")? {
+            c.yield_when_idle = v != 0;
         }
         Ok(c)
     }

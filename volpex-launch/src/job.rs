@@ -212,6 +212,9 @@ impl Job {
             dedup: Dedup::new(args.ranks, args.tag_output),
             open_pipes: 0,
         };
+        // Spinning processes need not give the CPU away when each has a core of its own.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let oversubscribed = (args.ranks * args.replicas) as usize > cores;
         let (program, prog_args) = args
             .command
             .split_first()
@@ -230,6 +233,7 @@ impl Job {
                     .env(vars::REPLICAS, args.replicas.to_string())
                     .env(vars::LAUNCHER, control_addr.to_string())
                     .env(vars::JOB_KEY, key_hex(&key))
+                    .env("VOLPEX_YIELD", if oversubscribed { "1" } else { "0" })
                     .envs(exports.iter().map(|(k, v)| (k, v)));
                 for f in &args.faults {
                     if let (true, FaultAction::ExitAfterSends(n)) =

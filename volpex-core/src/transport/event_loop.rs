@@ -193,9 +193,12 @@ impl Core {
     /// `flush`, including the frames the engine lets wait (speculative pulls): called
     /// after application commands, so they share the command's write.
     pub fn flush_all(&mut self) {
-        let now = self.now();
-        while let Some((to, frame)) = self.engine.poll_deferred() {
+        if let Some((to, frame)) = self.engine.poll_deferred() {
+            let now = self.now();
             self.route(now, to, frame);
+            while let Some((to, frame)) = self.engine.poll_deferred() {
+                self.route(now, to, frame);
+            }
         }
         self.flush();
         // Direct writes whose DATA frame was not routed (its receiver died meanwhile).
@@ -205,9 +208,12 @@ impl Core {
     /// Moves every frame the engine wants sent now onto its connection, then writes each
     /// connection that got frames once (one `writev` for all of them).
     pub fn flush(&mut self) {
-        let now = self.now();
-        while let Some((to, frame)) = self.engine.poll_transmit() {
+        if let Some((to, frame)) = self.engine.poll_transmit() {
+            let now = self.now();
             self.route(now, to, frame);
+            while let Some((to, frame)) = self.engine.poll_transmit() {
+                self.route(now, to, frame);
+            }
         }
         while let Some(t) = self.dirty.pop() {
             self.flush_conn(t);
@@ -408,10 +414,11 @@ impl Core {
         mut landing: Option<&mut Landing<'_>>,
     ) -> io::Result<()> {
         self.flush();
-        let now = self.now();
         let mut wait = timeout;
-        if let Some(at) = self.engine.poll_timeout() {
-            let d = at.saturating_sub(now);
+        // Timers set during this turn fire on the next one.
+        let deadline = self.engine.poll_timeout();
+        if let Some(at) = deadline {
+            let d = at.saturating_sub(self.now());
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
         let handshaking = self.conns.values().any(|c| c.peer().is_none());
@@ -454,12 +461,14 @@ impl Core {
             }
         }
         self.events = events;
-        let now = self.now();
-        if self.engine.poll_timeout().is_some_and(|at| at <= now) {
-            self.engine.handle_timeout(now);
-        }
-        if handshaking {
-            self.expire_handshakes(now);
+        if deadline.is_some() || handshaking {
+            let now = self.now();
+            if deadline.is_some_and(|at| at <= now) {
+                self.engine.handle_timeout(now);
+            }
+            if handshaking {
+                self.expire_handshakes(now);
+            }
         }
         if background {
             self.flush_all();
@@ -641,14 +650,22 @@ impl Core {
             return Ok(v);
         }
         let spin_until = Instant::now() + self.cfg.spin;
+        let mut spinning = !self.cfg.spin.is_zero();
+        let mut spins = 0u32;
         loop {
-            if Instant::now() < spin_until {
+            if spinning {
                 self.turn_with(Some(Duration::ZERO), false, landing.as_deref_mut())?;
                 if let Some(v) = done(self) {
                     return Ok(v);
                 }
                 // With more processes than cores, the one we wait for may need the CPU.
-                std::thread::yield_now();
+                if self.cfg.yield_when_idle {
+                    std::thread::yield_now();
+                }
+                spins += 1;
+                if spins.is_multiple_of(16) {
+                    spinning = Instant::now() < spin_until;
+                }
             } else {
                 self.turn_with(None, false, landing.as_deref_mut())?;
             }
@@ -657,5 +674,4 @@ impl Core {
             }
         }
     }
-
 }
