@@ -49,6 +49,19 @@ pub enum Error {
         /// Element size.
         elem_bytes: usize,
     },
+    /// An operation called the wrong way (say, a root-only call on another rank).
+    #[error("{0}")]
+    Usage(&'static str),
+    /// A collective got a buffer of the wrong length.
+    #[error("{what}: expected {expected} elements, got {got}")]
+    BufferSize {
+        /// Which buffer.
+        what: &'static str,
+        /// Elements expected.
+        expected: usize,
+        /// Elements given.
+        got: usize,
+    },
     /// The runtime's connection to the launcher or its event loop failed.
     #[error("runtime failure: {0}")]
     Runtime(String),

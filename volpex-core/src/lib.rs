@@ -59,6 +59,7 @@ pub mod replica;
 pub mod transport;
 pub mod wire;
 
+pub use collective::{Operation, SystemOperation, UserOperation};
 pub use comm::{
     initialize, wait_all, wait_any, Communicator, Process, Request, Status, Tag, Universe,
 };

@@ -1,7 +1,281 @@
-//! Collective operations, built on replicated point-to-point in a communicator's own
-//! collective context so they never match user messages.
+//! Collective operations (MPI-3.1 chapter 5), built on replicated point-to-point in a
+//! communicator's own collective context, so they never match user messages and are
+//! replicated and fault tolerant like everything else.
 //!
-//! Must never touch sockets or the engine directly: only the communicator's internal
-//! send and receive.
+//! Algorithms: dissemination barrier; binomial-tree broadcast; binomial-tree reduction in
+//! rank order (correct for non-commutative operations), forwarded to the root;
+//! all-reduce as reduce plus broadcast; linear gather and scatter at the root; ring
+//! all-gather; pairwise-exchange all-to-all; chained scans. Must never touch sockets or
+//! the engine directly: only the communicator's internal send and receive.
 
 pub mod barrier;
+pub mod ops;
+
+use crate::comm::Communicator;
+use crate::datatype::{vec_from_bytes, Equivalence};
+use crate::error::Error;
+pub use ops::{Numeric, Operation, SystemOperation, UserOperation};
+
+/// Tags of the collective context; one per algorithm, so different collectives never
+/// match each other's messages.
+mod tag {
+    pub const BROADCAST: i32 = 2;
+    pub const REDUCE: i32 = 3;
+    pub const GATHER: i32 = 4;
+    pub const SCATTER: i32 = 5;
+    pub const ALL_GATHER: i32 = 6;
+    pub const ALL_TO_ALL: i32 = 7;
+    pub const SCAN: i32 = 8;
+}
+
+fn bytes<T: Equivalence>(v: &[T]) -> &[u8] {
+    bytemuck::cast_slice(v)
+}
+
+fn expect_len(what: &'static str, got: usize, expected: usize) -> Result<(), Error> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(Error::BufferSize {
+            what,
+            expected,
+            got,
+        })
+    }
+}
+
+fn recv_into<T: Equivalence>(
+    comm: &Communicator,
+    tag: i32,
+    src: u32,
+    out: &mut [T],
+) -> Result<(), Error> {
+    let data = comm.receive_internal(tag, src)?;
+    let v = vec_from_bytes::<T>(&data)?;
+    expect_len("collective message", v.len(), out.len())?;
+    out.copy_from_slice(&v);
+    Ok(())
+}
+
+fn shape(comm: &Communicator) -> (u32, u32) {
+    (comm.size() as u32, comm.rank() as u32)
+}
+
+/// MPI_Bcast: `buf` at `root` is copied into `buf` everywhere (binomial tree).
+pub fn broadcast<T: Equivalence>(
+    comm: &Communicator,
+    root: u32,
+    buf: &mut [T],
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    let rel = (me + n - root) % n;
+    let mut mask = 1u32;
+    while mask < n {
+        if rel & mask != 0 {
+            recv_into(comm, tag::BROADCAST, (rel - mask + root) % n, buf)?;
+            break;
+        }
+        mask <<= 1;
+    }
+    mask >>= 1;
+    while mask > 0 {
+        if rel + mask < n {
+            comm.send_internal(tag::BROADCAST, (rel + mask + root) % n, bytes(buf))?;
+        }
+        mask >>= 1;
+    }
+    Ok(())
+}
+
+/// MPI_Reduce: the element-wise reduction of every rank's `send`, in rank order, lands
+/// in `recv` at `root` (`recv` is ignored elsewhere).
+pub fn reduce<T: Equivalence, O: Operation<T>>(
+    comm: &Communicator,
+    root: u32,
+    send: &[T],
+    recv: Option<&mut [T]>,
+    op: &O,
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    let mut acc = send.to_vec();
+    let mut child = vec![T::zeroed(); send.len()];
+    let mut mask = 1u32;
+    while mask < n {
+        if me & mask != 0 {
+            comm.send_internal(tag::REDUCE, me - mask, bytes(&acc))?;
+            break;
+        }
+        if me + mask < n {
+            recv_into(comm, tag::REDUCE, me + mask, &mut child)?;
+            op.combine(&mut acc, &child);
+        }
+        mask <<= 1;
+    }
+    if root != 0 {
+        if me == 0 {
+            comm.send_internal(tag::REDUCE, root, bytes(&acc))?;
+        } else if me == root {
+            recv_into(comm, tag::REDUCE, 0, &mut acc)?;
+        }
+    }
+    if me == root {
+        let out = recv.ok_or(Error::BufferSize {
+            what: "reduce result at the root",
+            expected: send.len(),
+            got: 0,
+        })?;
+        expect_len("reduce result", out.len(), send.len())?;
+        out.copy_from_slice(&acc);
+    }
+    Ok(())
+}
+
+/// MPI_Allreduce: reduce to rank 0, then broadcast.
+pub fn all_reduce<T: Equivalence, O: Operation<T>>(
+    comm: &Communicator,
+    send: &[T],
+    recv: &mut [T],
+    op: &O,
+) -> Result<(), Error> {
+    expect_len("all-reduce result", recv.len(), send.len())?;
+    let at_root = (comm.rank() == 0).then_some(&mut *recv);
+    reduce(comm, 0, send, at_root, op)?;
+    broadcast(comm, 0, recv)
+}
+
+/// MPI_Gather: rank i's `send` lands in block i of `recv` at `root`.
+pub fn gather<T: Equivalence>(
+    comm: &Communicator,
+    root: u32,
+    send: &[T],
+    recv: Option<&mut [T]>,
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    if me != root {
+        return comm.send_internal(tag::GATHER, root, bytes(send));
+    }
+    let out = recv.ok_or(Error::BufferSize {
+        what: "gather result at the root",
+        expected: send.len() * n as usize,
+        got: 0,
+    })?;
+    let k = send.len();
+    expect_len("gather result", out.len(), k * n as usize)?;
+    for r in 0..n {
+        let block = &mut out[r as usize * k..(r as usize + 1) * k];
+        if r == me {
+            block.copy_from_slice(send);
+        } else {
+            recv_into(comm, tag::GATHER, r, block)?;
+        }
+    }
+    Ok(())
+}
+
+/// MPI_Scatter: block i of `send` at `root` lands in `recv` at rank i.
+pub fn scatter<T: Equivalence>(
+    comm: &Communicator,
+    root: u32,
+    send: Option<&[T]>,
+    recv: &mut [T],
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    if me != root {
+        return recv_into(comm, tag::SCATTER, root, recv);
+    }
+    let k = recv.len();
+    let src = send.ok_or(Error::BufferSize {
+        what: "scatter input at the root",
+        expected: k * n as usize,
+        got: 0,
+    })?;
+    expect_len("scatter input", src.len(), k * n as usize)?;
+    for r in 0..n {
+        let block = &src[r as usize * k..(r as usize + 1) * k];
+        if r == me {
+            recv.copy_from_slice(block);
+        } else {
+            comm.send_internal(tag::SCATTER, r, bytes(block))?;
+        }
+    }
+    Ok(())
+}
+
+/// MPI_Allgather: every rank's `send` lands in its block of every `recv` (ring).
+pub fn all_gather<T: Equivalence>(
+    comm: &Communicator,
+    send: &[T],
+    recv: &mut [T],
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    let k = send.len();
+    expect_len("all-gather result", recv.len(), k * n as usize)?;
+    let block = |r: u32| r as usize * k..(r as usize + 1) * k;
+    recv[block(me)].copy_from_slice(send);
+    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+    for step in 0..n.saturating_sub(1) {
+        let out = (me + n - step) % n;
+        let inn = (me + 2 * n - step - 1) % n;
+        comm.send_internal(tag::ALL_GATHER, right, bytes(&recv[block(out)]))?;
+        recv_into(comm, tag::ALL_GATHER, left, &mut recv[block(inn)])?;
+    }
+    Ok(())
+}
+
+/// MPI_Alltoall: block j of rank i's `send` lands in block i of rank j's `recv`
+/// (pairwise exchange).
+pub fn all_to_all<T: Equivalence>(
+    comm: &Communicator,
+    send: &[T],
+    recv: &mut [T],
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    expect_len("all-to-all result", recv.len(), send.len())?;
+    if !send.len().is_multiple_of(n as usize) {
+        return Err(Error::BufferSize {
+            what: "all-to-all input (a multiple of the size)",
+            expected: send.len() - send.len() % n as usize,
+            got: send.len(),
+        });
+    }
+    let k = send.len() / n as usize;
+    let block = |r: u32| r as usize * k..(r as usize + 1) * k;
+    recv[block(me)].copy_from_slice(&send[block(me)]);
+    for step in 1..n {
+        let to = (me + step) % n;
+        let from = (me + n - step) % n;
+        comm.send_internal(tag::ALL_TO_ALL, to, bytes(&send[block(to)]))?;
+        recv_into(comm, tag::ALL_TO_ALL, from, &mut recv[block(from)])?;
+    }
+    Ok(())
+}
+
+/// MPI_Scan (inclusive) and MPI_Exscan: rank i gets the reduction of ranks 0..=i (or
+/// 0..i; rank 0's `recv` is left as it was for the exclusive scan).
+pub fn scan<T: Equivalence, O: Operation<T>>(
+    comm: &Communicator,
+    send: &[T],
+    recv: &mut [T],
+    op: &O,
+    exclusive: bool,
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    expect_len("scan result", recv.len(), send.len())?;
+    let mut inclusive = send.to_vec();
+    if me > 0 {
+        let mut prefix = vec![T::zeroed(); send.len()];
+        recv_into(comm, tag::SCAN, me - 1, &mut prefix)?;
+        if exclusive {
+            recv.copy_from_slice(&prefix);
+        }
+        op.combine(&mut prefix, send);
+        inclusive = prefix;
+    }
+    if !exclusive {
+        recv.copy_from_slice(&inclusive);
+    }
+    if me + 1 < n {
+        comm.send_internal(tag::SCAN, me + 1, bytes(&inclusive))?;
+    }
+    Ok(())
+}

@@ -10,7 +10,7 @@ use super::request::Request;
 use super::universe::Inner;
 use super::{Status, Tag, TAG_UB};
 use crate::bootstrap::EXIT_FAULT;
-use crate::collective;
+use crate::collective::{self, Operation};
 use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
 use crate::error::Error;
 use crate::message::Key;
@@ -132,6 +132,50 @@ impl Communicator {
     {
         self.process_at_rank(dest).send(send)?;
         self.process_at_rank(source).receive_vec::<T>()
+    }
+
+    /// Combines every rank's `send` element-wise with `op` (in rank order) into `recv` on
+    /// every rank (MPI_Allreduce, MPI-3.1 section 5.9.6).
+    pub fn all_reduce_into<T: Equivalence, O: Operation<T>>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: O,
+    ) -> Result<(), Error> {
+        collective::all_reduce(self, send, recv, &op)
+    }
+
+    /// Every rank's `send` lands in block `rank` of `recv` on every rank (MPI_Allgather,
+    /// section 5.7).
+    pub fn all_gather_into<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
+        collective::all_gather(self, send, recv)
+    }
+
+    /// Block j of `send` goes to rank j; block i of `recv` comes from rank i
+    /// (MPI_Alltoall, section 5.8).
+    pub fn all_to_all_into<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
+        collective::all_to_all(self, send, recv)
+    }
+
+    /// Inclusive prefix reduction over ranks 0..=rank (MPI_Scan, section 5.11.1).
+    pub fn scan_into<T: Equivalence, O: Operation<T>>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: O,
+    ) -> Result<(), Error> {
+        collective::scan(self, send, recv, &op, false)
+    }
+
+    /// Exclusive prefix reduction over ranks 0..rank; rank 0's `recv` is left as it was
+    /// (MPI_Exscan, section 5.11.2).
+    pub fn exclusive_scan_into<T: Equivalence, O: Operation<T>>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: O,
+    ) -> Result<(), Error> {
+        collective::scan(self, send, recv, &op, true)
     }
 
     fn check_rank(&self, rank: i32) -> Result<u32, Error> {
@@ -385,6 +429,82 @@ impl<'a> Process<'a> {
         let v = vec_from_bytes::<T>(&data);
         crate::message::pool::recycle(data);
         Ok((v?, self.comm.status_for(&key, len)))
+    }
+
+    fn root(&self) -> Result<u32, Error> {
+        self.comm.check_rank(self.rank)
+    }
+
+    fn at_root(&self) -> Result<u32, Error> {
+        let root = self.root()?;
+        if root as i32 == self.comm.rank() {
+            Ok(root)
+        } else {
+            Err(Error::Usage(
+                "a *_root collective must be called on the root itself",
+            ))
+        }
+    }
+
+    /// Broadcasts `buf` from this (root) process to every rank (MPI_Bcast, MPI-3.1
+    /// section 5.4); every rank calls it with a buffer of the same length.
+    pub fn broadcast_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<(), Error> {
+        let root = self.root()?;
+        collective::broadcast(self.comm, root, buf.as_bytes_mut())
+    }
+
+    /// At the root: the rank-ordered reduction of every rank's `send` into `recv`
+    /// (MPI_Reduce, section 5.9.1).
+    pub fn reduce_into_root<T: Equivalence, O: Operation<T>>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: O,
+    ) -> Result<(), Error> {
+        let root = self.at_root()?;
+        collective::reduce(self.comm, root, send, Some(recv), &op)
+    }
+
+    /// At the other ranks: contribute `send` to a reduction at this root.
+    pub fn reduce_into<T: Equivalence, O: Operation<T>>(
+        &self,
+        send: &[T],
+        op: O,
+    ) -> Result<(), Error> {
+        let root = self.root()?;
+        collective::reduce(self.comm, root, send, None, &op)
+    }
+
+    /// At the root: block i of `recv` gets rank i's `send` (MPI_Gather, section 5.5).
+    pub fn gather_into_root<T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<(), Error> {
+        let root = self.at_root()?;
+        collective::gather(self.comm, root, send, Some(recv))
+    }
+
+    /// At the other ranks: contribute `send` to a gather at this root.
+    pub fn gather_into<T: Equivalence>(&self, send: &[T]) -> Result<(), Error> {
+        let root = self.root()?;
+        collective::gather(self.comm, root, send, None)
+    }
+
+    /// At the root: block i of `send` goes to rank i's `recv` (MPI_Scatter, section 5.6).
+    pub fn scatter_into_root<T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<(), Error> {
+        let root = self.at_root()?;
+        collective::scatter(self.comm, root, Some(send), recv)
+    }
+
+    /// At the other ranks: receive this root's block into `recv`.
+    pub fn scatter_into<T: Equivalence>(&self, recv: &mut [T]) -> Result<(), Error> {
+        let root = self.root()?;
+        collective::scatter(self.comm, root, None, recv)
     }
 
     /// Immediate send (MPI_Isend). Sends are buffered, so the request is already complete.

@@ -177,12 +177,10 @@ impl Engine {
         (key, order, waiters)
     }
 
-
     /// Whether any replica of `rank` may still be alive.
     pub fn rank_alive(&self, rank: u32) -> bool {
         self.liveness.rank_alive(rank)
     }
-
 
     // ---- commands ----
 
@@ -783,5 +781,4 @@ impl Engine {
             );
         }
     }
-
 }

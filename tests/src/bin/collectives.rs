@@ -1,0 +1,186 @@
+//! Test program: every collective against a sequential computation of its expected
+//! result (MPI-3.1 chapter 5), for any number of ranks, including zero-length parts and
+//! a non-commutative user operation. `--iters` repeats the whole set (with `--work-ms`
+//! between rounds) so replicas can be killed mid-run. Prints one line from rank 0.
+
+use volpex::{SystemOperation, UserOperation};
+
+fn check(ok: bool, what: &str) {
+    if !ok {
+        println!("collectives: FAILED {what}");
+        std::process::exit(1);
+    }
+}
+
+/// Rank i's j-th input element in round `round`.
+fn input(i: i32, j: usize, round: u64) -> i64 {
+    (i as i64 + 1) * 1000 + j as i64 * 7 + round as i64
+}
+
+/// A non-commutative, associative operation: 2x2 matrix product (wrapping).
+fn matmul(a: [i64; 4], b: [i64; 4]) -> [i64; 4] {
+    let m = |x: i64, y: i64| x.wrapping_mul(y);
+    [
+        m(a[0], b[0]).wrapping_add(m(a[1], b[2])),
+        m(a[0], b[1]).wrapping_add(m(a[1], b[3])),
+        m(a[2], b[0]).wrapping_add(m(a[3], b[2])),
+        m(a[2], b[1]).wrapping_add(m(a[3], b[3])),
+    ]
+}
+
+/// Rank i's j-th matrix.
+fn matrix(i: i32, j: usize, round: u64) -> [i64; 4] {
+    let x = input(i, j, round);
+    [x, 1, x % 7, 2]
+}
+
+/// Folds a value into the run's digest.
+fn mix(d: i64, v: i64) -> i64 {
+    d.wrapping_mul(1_000_003).wrapping_add(v)
+}
+
+fn main() -> Result<(), volpex::Error> {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str, default: u64| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (iters, work_ms) = (arg("--iters", 1), arg("--work-ms", 0));
+    let universe = volpex::initialize()?;
+    let world = universe.world();
+    let (me, n) = (world.rank(), world.size());
+    let mut digest = 0i64;
+    for round in 0..iters {
+        for len in [0usize, 1, 5] {
+            let mine: Vec<i64> = (0..len).map(|j| input(me, j, round)).collect();
+            let mats: Vec<[i64; 4]> = (0..len).map(|j| matrix(me, j, round)).collect();
+            // Product of the matrices of ranks 0..upto, in rank order.
+            let mat_prefix = |upto: i32| -> Vec<[i64; 4]> {
+                (0..len)
+                    .map(|j| {
+                        (1..upto).fold(matrix(0, j, round), |acc, r| {
+                            matmul(acc, matrix(r, j, round))
+                        })
+                    })
+                    .collect()
+            };
+            let all = |f: &dyn Fn(i64, i64) -> i64| -> Vec<i64> {
+                (0..len)
+                    .map(|j| (1..n).fold(input(0, j, round), |acc, r| f(acc, input(r, j, round))))
+                    .collect()
+            };
+            for root in [0, n - 1] {
+                // Broadcast.
+                let mut b: Vec<i64> = if me == root {
+                    mine.clone()
+                } else {
+                    vec![0; len]
+                };
+                world.process_at_rank(root).broadcast_into(&mut b[..])?;
+                let want: Vec<i64> = (0..len).map(|j| input(root, j, round)).collect();
+                check(b == want, "broadcast");
+                // Reduce, commutative and not.
+                let rootp = world.process_at_rank(root);
+                let mut r = vec![0i64; len];
+                let mut o = vec![[0i64; 4]; len];
+                if me == root {
+                    rootp.reduce_into_root(&mine, &mut r, SystemOperation::sum())?;
+                    rootp.reduce_into_root(
+                        &mats,
+                        &mut o,
+                        UserOperation::non_commutative(matmul),
+                    )?;
+                    check(r == all(&|a, b| a + b), "reduce sum");
+                    check(o == mat_prefix(n), "reduce non-commutative");
+                } else {
+                    rootp.reduce_into(&mine, SystemOperation::sum())?;
+                    rootp.reduce_into(&mats, UserOperation::non_commutative(matmul))?;
+                }
+                // Gather and scatter.
+                let everyone: Vec<i64> = (0..n)
+                    .flat_map(|i| (0..len).map(move |j| input(i, j, round)))
+                    .collect();
+                if me == root {
+                    let mut g = vec![0i64; len * n as usize];
+                    rootp.gather_into_root(&mine, &mut g)?;
+                    check(g == everyone, "gather");
+                    let mut s = vec![0i64; len];
+                    rootp.scatter_into_root(&everyone, &mut s)?;
+                    check(s == mine, "scatter at root");
+                } else {
+                    rootp.gather_into(&mine)?;
+                    let mut s = vec![0i64; len];
+                    rootp.scatter_into(&mut s)?;
+                    check(s == mine, "scatter");
+                }
+                digest = mix(
+                    digest,
+                    r.iter()
+                        .chain(o.iter().map(|m| &m[0]))
+                        .fold(0, |a: i64, b| a.wrapping_add(*b)),
+                );
+            }
+            // All-reduce with every predefined operation family, and a user operation.
+            let mut ar = vec![0i64; len];
+            world.all_reduce_into(&mine, &mut ar, SystemOperation::max())?;
+            check(ar == all(&|a, b| a.max(b)), "all-reduce max");
+            world.all_reduce_into(&mine, &mut ar, SystemOperation::bitwise_xor())?;
+            check(ar == all(&|a, b| a ^ b), "all-reduce bxor");
+            let mut am = vec![[0i64; 4]; len];
+            world.all_reduce_into(&mats, &mut am, UserOperation::non_commutative(matmul))?;
+            check(am == mat_prefix(n), "all-reduce non-commutative");
+            let fmine: Vec<f64> = mine.iter().map(|x| *x as f64 * 0.5).collect();
+            let mut fr = vec![0f64; len];
+            world.all_reduce_into(&fmine, &mut fr, SystemOperation::sum())?;
+            let fwant: Vec<f64> = all(&|a, b| a + b).iter().map(|x| *x as f64 * 0.5).collect();
+            check(fr == fwant, "all-reduce f64 sum");
+            // All-gather.
+            let everyone: Vec<i64> = (0..n)
+                .flat_map(|i| (0..len).map(move |j| input(i, j, round)))
+                .collect();
+            let mut ag = vec![0i64; len * n as usize];
+            world.all_gather_into(&mine, &mut ag)?;
+            check(ag == everyone, "all-gather");
+            // All-to-all: block j of rank i is (i, j).
+            let send: Vec<i64> = (0..n)
+                .flat_map(|j| (0..len).map(move |k| (me * 100 + j) as i64 * 10 + k as i64))
+                .collect();
+            let mut recv = vec![0i64; len * n as usize];
+            world.all_to_all_into(&send, &mut recv)?;
+            let want: Vec<i64> = (0..n)
+                .flat_map(|i| (0..len).map(move |k| (i * 100 + me) as i64 * 10 + k as i64))
+                .collect();
+            check(recv == want, "all-to-all");
+            // Scans.
+            let mut sc = vec![[0i64; 4]; len];
+            world.scan_into(&mats, &mut sc, UserOperation::non_commutative(matmul))?;
+            check(sc == mat_prefix(me + 1), "scan");
+            let mut ex = vec![[-1i64; 4]; len];
+            world.exclusive_scan_into(&mats, &mut ex, UserOperation::non_commutative(matmul))?;
+            check(me == 0 || ex == mat_prefix(me), "exclusive scan");
+            let mut sum_scan = vec![0i64; len];
+            world.scan_into(&mine, &mut sum_scan, SystemOperation::sum())?;
+            let want: Vec<i64> = (0..len)
+                .map(|j| (0..=me).map(|r| input(r, j, round)).sum())
+                .collect();
+            check(sum_scan == want, "scan sum");
+            let s = ar
+                .iter()
+                .chain(&sum_scan)
+                .chain(sc.iter().map(|m| &m[3]))
+                .fold(0, |a: i64, b| a.wrapping_add(*b));
+            digest = mix(digest, s);
+        }
+        world.barrier()?;
+        if work_ms > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(work_ms));
+        }
+    }
+    if me == 0 {
+        println!("collectives: ok ranks={n} digest={digest:016x}");
+    }
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! Collectives against sequential computations at r = 1, 2, 3 and N in {1, 2, 3, 4, 5,
+//! 8}, and surviving a SIGKILL mid-operation. Reference: MPI-3.1 chapter 5.
+
+use std::time::Duration;
+use volpex_tests::{bin, run};
+
+#[test]
+fn every_collective_matches_a_sequential_computation() {
+    for n in ["1", "2", "3", "4", "5", "8"] {
+        let mut first = None;
+        for r in ["1", "2", "3"] {
+            let run = run(
+                &["-n", n, "-r", r],
+                &bin("collectives"),
+                &[],
+                Duration::from_secs(180),
+            );
+            let out = run.ok().to_string();
+            assert!(
+                out.starts_with(&format!("collectives: ok ranks={n} ")),
+                "n={n} r={r}: {out}"
+            );
+            run.assert_no_leftovers();
+            match &first {
+                None => first = Some(out),
+                Some(f) => assert_eq!(&out, f, "n={n}: r={r} differs from r=1"),
+            }
+        }
+    }
+}
+
+#[test]
+fn collectives_survive_a_kill_mid_operation() {
+    let args = &["--iters", "40", "--work-ms", "5"];
+    let expect = run(
+        &["-n", "4"],
+        &bin("collectives"),
+        args,
+        Duration::from_secs(180),
+    );
+    let expect = expect.ok().to_string();
+    for fault in ["0.0:kill@0.1", "3.1:kill@0.15", "2.0:exit@sends=50"] {
+        let r = run(
+            &["-n", "4", "-r", "2", "--fault", fault],
+            &bin("collectives"),
+            args,
+            Duration::from_secs(180),
+        );
+        assert_eq!(r.ok(), expect, "{fault}\n{}", r.stderr);
+        r.assert_no_leftovers();
+    }
+}
