@@ -1,11 +1,12 @@
 //! `Communicator` and `Process`: point-to-point operations (MPI-3.1 chapter 3).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::group::{derive_id, Group, Members};
 use super::request::Request;
 use super::universe::Inner;
 use super::{Status, Tag, TAG_UB};
@@ -23,15 +24,18 @@ const FULL_LOG_TURN: Duration = Duration::from_millis(10);
 /// Messages at least this large start going out before they are copied into the log.
 const DIRECT_WRITE_BYTES_MIN: usize = 64 << 10;
 
-/// A group of ranks with its own message space (MPI communicator). Only the world
-/// communicator exists so far.
+/// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
+/// Clones share the same communicator.
 #[derive(Clone)]
 pub struct Communicator {
     pub(crate) inner: Arc<Inner>,
     /// Context id of point-to-point traffic; `id + 1` carries collectives.
     id: u32,
+    /// This process's rank in the communicator.
     rank: u32,
-    size: u32,
+    members: Arc<Members>,
+    /// Communicators created from this one so far (names the next one's context).
+    created: Arc<AtomicU32>,
 }
 
 /// One rank of a communicator, as a message partner.
@@ -43,10 +47,12 @@ pub struct Process<'a> {
 
 impl Communicator {
     pub(crate) fn world(inner: Arc<Inner>) -> Communicator {
+        let world: Arc<[u32]> = (0..inner.ranks).collect::<Vec<u32>>().into();
         Communicator {
             id: 0,
             rank: inner.me.rank,
-            size: inner.ranks,
+            members: Arc::new(Members::new(world)),
+            created: Arc::new(AtomicU32::new(0)),
             inner,
         }
     }
@@ -58,7 +64,108 @@ impl Communicator {
 
     /// Number of ranks.
     pub fn size(&self) -> i32 {
-        self.size as i32
+        self.members.world.len() as i32
+    }
+
+    /// The context id (equal in every replica of every member).
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The communicator's group (MPI_Comm_group).
+    pub fn group(&self) -> Group {
+        Group {
+            world: self.members.world.clone(),
+            me: self.inner.me.rank,
+        }
+    }
+
+    fn child(&self, what: &[u8], world: Arc<[u32]>) -> Option<Communicator> {
+        let nth = self.created.fetch_add(1, Ordering::Relaxed);
+        let id = derive_id(self.id, nth, what);
+        let members = Members::new(world);
+        let rank = members.local(self.inner.me.rank)?;
+        Some(Communicator {
+            inner: self.inner.clone(),
+            id,
+            rank,
+            members: Arc::new(members),
+            created: Arc::new(AtomicU32::new(0)),
+        })
+    }
+
+    /// A new communicator with the same members and its own message space
+    /// (MPI_Comm_dup). Collective: every member calls it, in the same order.
+    pub fn duplicate(&self) -> Communicator {
+        let world = self.members.world.clone();
+        match self.child(b"dup", world) {
+            Some(c) => c,
+            // This process is a member of its own communicator.
+            None => unreachable!("a process is always a member of its communicator"),
+        }
+    }
+
+    /// Splits by color: members passing the same color form a new communicator, ranked
+    /// as in this one; `None` (MPI_UNDEFINED) joins none (MPI_Comm_split).
+    pub fn split_by_color(&self, color: Option<i32>) -> Result<Option<Communicator>, Error> {
+        self.split_by_color_with_key(color, 0)
+    }
+
+    /// Splits by color, ranking each new communicator by `key`, then by rank here.
+    pub fn split_by_color_with_key(
+        &self,
+        color: Option<i32>,
+        key: i32,
+    ) -> Result<Option<Communicator>, Error> {
+        // Everyone learns everyone's (has color, color, key).
+        let mine = [
+            i64::from(color.is_some()),
+            i64::from(color.unwrap_or(0)),
+            i64::from(key),
+        ];
+        let mut all = vec![0i64; 3 * self.members.world.len()];
+        self.all_gather_into(&mine, &mut all)?;
+        let nth = self.created.fetch_add(1, Ordering::Relaxed);
+        let Some(c) = color else {
+            return Ok(None);
+        };
+        let mut chosen: Vec<(i64, usize)> = all
+            .chunks(3)
+            .enumerate()
+            .filter(|(_, e)| e[0] == 1 && e[1] == i64::from(c))
+            .map(|(r, e)| (e[2], r))
+            .collect();
+        chosen.sort_unstable();
+        let world: Arc<[u32]> = chosen
+            .iter()
+            .map(|(_, r)| self.members.world[*r])
+            .collect::<Vec<u32>>()
+            .into();
+        let members = Members::new(world);
+        let Some(rank) = members.local(self.inner.me.rank) else {
+            return Err(Error::Usage(
+                "split: this process is missing from its own color",
+            ));
+        };
+        Ok(Some(Communicator {
+            inner: self.inner.clone(),
+            id: derive_id(
+                self.id,
+                nth,
+                &[b"split".as_slice(), &c.to_le_bytes()].concat(),
+            ),
+            rank,
+            members: Arc::new(members),
+            created: Arc::new(AtomicU32::new(0)),
+        }))
+    }
+
+    /// A communicator of the members of `group` (a subgroup of this one's), or `None`
+    /// at processes outside it (MPI_Comm_create). Collective over this communicator;
+    /// every member passes the same group.
+    pub fn create(&self, group: &Group) -> Option<Communicator> {
+        let what: Vec<u8> = group.world.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.child(&[b"create".as_slice(), &what].concat(), group.world.clone())
     }
 
     /// The partner at `rank` (checked when used).
@@ -179,13 +286,15 @@ impl Communicator {
     }
 
     fn check_rank(&self, rank: i32) -> Result<u32, Error> {
-        if rank >= 0 && (rank as u32) < self.size {
-            Ok(rank as u32)
-        } else {
-            Err(Error::RankOutOfRange {
+        match usize::try_from(rank)
+            .ok()
+            .and_then(|r| self.members.world.get(r))
+        {
+            Some(_) => Ok(rank as u32),
+            None => Err(Error::RankOutOfRange {
                 rank: rank.into(),
-                size: self.size,
-            })
+                size: self.members.world.len() as u32,
+            }),
         }
     }
 
@@ -201,6 +310,7 @@ impl Communicator {
     /// A large message whose pull is already parked here starts going out straight from
     /// `bytes`, and is copied into the log while the receiver reads it.
     fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
+        let dst = self.world_rank(dst)?;
         let inner = &self.inner;
         let mut core = inner.rt.lock();
         let mut blocked = false;
@@ -247,12 +357,25 @@ impl Communicator {
         Ok(())
     }
 
-    pub(crate) fn post_on(&self, ctx: u32, tag: Tag, src: u32) -> Key {
+    pub(crate) fn post_on(&self, ctx: u32, tag: Tag, src: u32) -> Result<Key, Error> {
+        let src = self.world_rank(src)?;
         let mut core = self.inner.rt.lock();
         let now = core.now();
         let key = core.engine.post_receive(now, ctx, tag, src);
         core.flush_all();
-        key
+        Ok(key)
+    }
+
+    /// World rank of a rank of this communicator (ranks are checked by the callers).
+    fn world_rank(&self, rank: u32) -> Result<u32, Error> {
+        self.members
+            .world
+            .get(rank as usize)
+            .copied()
+            .ok_or(Error::RankOutOfRange {
+                rank: rank.into(),
+                size: self.members.world.len() as u32,
+            })
     }
 
     /// Drives the loop until `key` completes.
@@ -316,13 +439,13 @@ impl Communicator {
     }
 
     pub(crate) fn receive_internal(&self, tag: Tag, src: u32) -> Result<Bytes, Error> {
-        let key = self.post_on(self.id + 1, tag, src);
+        let key = self.post_on(self.id + 1, tag, src)?;
         self.wait_key(&key)
     }
 
     pub(crate) fn status_for(&self, key: &Key, bytes: usize) -> Status {
         Status {
-            source: key.src as i32,
+            source: self.members.local(key.src).map_or(-1, |r| r as i32),
             tag: key.tag,
             bytes,
         }
@@ -549,6 +672,6 @@ impl<'a> Process<'a> {
     fn post(&self, tag: Tag) -> Result<Key, Error> {
         let src = self.comm.check_rank(self.rank)?;
         Communicator::check_tag(tag)?;
-        Ok(self.comm.post_on(self.comm.id, tag, src))
+        self.comm.post_on(self.comm.id, tag, src)
     }
 }

@@ -5,11 +5,13 @@
 //! open sockets or decide which replica to ask.
 
 pub mod communicator;
+pub mod group;
 pub mod request;
 pub mod status;
 pub mod universe;
 
 pub use communicator::{Communicator, Process};
+pub use group::Group;
 pub use request::{wait_all, wait_any, Request};
 pub use status::Status;
 pub use universe::{initialize, Universe};
