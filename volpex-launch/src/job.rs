@@ -407,7 +407,14 @@ impl Job {
         if self.failure.is_some() {
             return;
         }
-        if let Some(rank) = (0..self.ranks).find(|&r| !self.rank_alive(r)) {
+        // Once every rank has finished, the verdict waits for the exits (`finish`): the
+        // replicas ended on purpose do not make a rank lost.
+        let lost = if self.shutdown_at.is_none() {
+            (0..self.ranks).find(|&r| !self.rank_alive(r))
+        } else {
+            None
+        };
+        if let Some(rank) = lost {
             let why: Vec<String> = (0..self.replicas)
                 .map(|k| {
                     let p = &self.procs[self.idx(ReplicaId::new(rank, k))];
@@ -430,6 +437,8 @@ impl Job {
             None => {
                 if (0..self.ranks).all(|r| self.rank_completed(r)) {
                     self.shutdown_at = Some(now);
+                    // Faults are for the run; the job is done.
+                    self.timers.clear();
                     for i in 0..self.procs.len() {
                         let id = self.procs[i].id;
                         match self.procs[i].state {
