@@ -174,6 +174,58 @@ fn main() -> Result<(), volpex::Error> {
                 .fold(0, |a: i64, b| a.wrapping_add(*b));
             digest = mix(digest, s);
         }
+        // Varcount variants: rank i contributes i % 3 elements (zero-length parts too).
+        let counts: Vec<usize> = (0..n).map(|i| (i % 3) as usize).collect();
+        let part =
+            |i: i32| -> Vec<i64> { (0..(i % 3) as usize).map(|j| input(i, j, round)).collect() };
+        let concat: Vec<i64> = (0..n).flat_map(part).collect();
+        let mine = part(me);
+        let root = world.process_at_rank(n - 1);
+        if me == n - 1 {
+            let mut g = vec![0i64; concat.len()];
+            root.gather_varcount_into_root(&mine, &mut g, &counts)?;
+            check(g == concat, "gatherv");
+        } else {
+            root.gather_varcount_into(&mine)?;
+        }
+        let zero = world.process_at_rank(0);
+        let mut sv = vec![0i64; mine.len()];
+        if me == 0 {
+            zero.scatter_varcount_into_root(&concat, &counts, &mut sv)?;
+        } else {
+            zero.scatter_varcount_into(&mut sv)?;
+        }
+        check(sv == mine, "scatterv");
+        let mut agv = vec![0i64; concat.len()];
+        world.all_gather_varcount_into(&mine, &mut agv, &counts)?;
+        check(agv == concat, "allgatherv");
+        let len_to = |i: i32, j: i32| ((i + j) % 3) as usize;
+        let val = |i: i32, j: i32, k: usize| (i * 100 + j) as i64 * 10 + k as i64;
+        let send_counts: Vec<usize> = (0..n).map(|j| len_to(me, j)).collect();
+        let recv_counts: Vec<usize> = (0..n).map(|i| len_to(i, me)).collect();
+        let send: Vec<i64> = (0..n)
+            .flat_map(|j| (0..len_to(me, j)).map(move |k| val(me, j, k)))
+            .collect();
+        let want: Vec<i64> = (0..n)
+            .flat_map(|i| (0..len_to(i, me)).map(move |k| val(i, me, k)))
+            .collect();
+        let mut atv = vec![0i64; want.len()];
+        world.all_to_all_varcount_into(&send, &send_counts, &mut atv, &recv_counts)?;
+        check(atv == want, "alltoallv");
+        let rs_send: Vec<i64> = (0..2 * n as usize).map(|j| input(me, j, round)).collect();
+        let mut rs = [0i64; 2];
+        world.reduce_scatter_block_into(&rs_send, &mut rs, SystemOperation::sum())?;
+        let want: Vec<i64> = (0..2)
+            .map(|b| (0..n).map(|i| input(i, 2 * me as usize + b, round)).sum())
+            .collect();
+        check(rs[..] == want[..], "reduce-scatter block");
+        digest = mix(
+            digest,
+            agv.iter()
+                .chain(&atv)
+                .chain(&rs)
+                .fold(0, |a: i64, b| a.wrapping_add(*b)),
+        );
         world.barrier()?;
         if work_ms > 0 {
             std::thread::sleep(std::time::Duration::from_millis(work_ms));

@@ -5,7 +5,9 @@
 //! Algorithms: dissemination barrier; binomial-tree broadcast; binomial-tree reduction in
 //! rank order (correct for non-commutative operations), forwarded to the root;
 //! all-reduce as reduce plus broadcast; linear gather and scatter at the root; ring
-//! all-gather; pairwise-exchange all-to-all; chained scans. Must never touch sockets or
+//! all-gather; pairwise-exchange all-to-all; chained scans. The varcount (v) variants use
+//! the same algorithms with per-rank block lengths; reduce-scatter is an all-reduce that
+//! keeps one block. Must never touch sockets or
 //! the engine directly: only the communicator's internal send and receive.
 
 pub mod barrier;
@@ -277,5 +279,151 @@ pub fn scan<T: Equivalence, O: Operation<T>>(
     if me + 1 < n {
         comm.send_internal(tag::SCAN, me + 1, bytes(&inclusive))?;
     }
+    Ok(())
+}
+
+/// Offsets of consecutive blocks of the given lengths, and their total.
+fn offsets(counts: &[usize]) -> (Vec<usize>, usize) {
+    let mut at = Vec::with_capacity(counts.len());
+    let mut total = 0;
+    for c in counts {
+        at.push(total);
+        total += c;
+    }
+    (at, total)
+}
+
+fn check_counts(comm: &Communicator, counts: &[usize]) -> Result<(), Error> {
+    expect_len("counts (one per rank)", counts.len(), comm.size() as usize)
+}
+
+/// MPI_Gatherv: rank i's `send` (of `counts[i]` elements) lands at offset
+/// `counts[..i].sum()` of `recv` at `root`.
+pub fn gather_varcount<T: Equivalence>(
+    comm: &Communicator,
+    root: u32,
+    send: &[T],
+    recv: Option<(&mut [T], &[usize])>,
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    if me != root {
+        return comm.send_internal(tag::GATHER, root, bytes(send));
+    }
+    let (out, counts) = recv.ok_or(Error::Usage("gatherv: the root needs a buffer and counts"))?;
+    check_counts(comm, counts)?;
+    let (at, total) = offsets(counts);
+    expect_len("gatherv result", out.len(), total)?;
+    for r in 0..n as usize {
+        let block = &mut out[at[r]..at[r] + counts[r]];
+        if r == me as usize {
+            expect_len("gatherv own block", send.len(), counts[r])?;
+            block.copy_from_slice(send);
+        } else {
+            recv_into(comm, tag::GATHER, r as u32, block)?;
+        }
+    }
+    Ok(())
+}
+
+/// MPI_Scatterv: the block of `counts[i]` elements at offset `counts[..i].sum()` of
+/// `send` at `root` lands in `recv` at rank i.
+pub fn scatter_varcount<T: Equivalence>(
+    comm: &Communicator,
+    root: u32,
+    send: Option<(&[T], &[usize])>,
+    recv: &mut [T],
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    if me != root {
+        return recv_into(comm, tag::SCATTER, root, recv);
+    }
+    let (src, counts) = send.ok_or(Error::Usage("scatterv: the root needs a buffer and counts"))?;
+    check_counts(comm, counts)?;
+    let (at, total) = offsets(counts);
+    expect_len("scatterv input", src.len(), total)?;
+    for r in 0..n as usize {
+        let block = &src[at[r]..at[r] + counts[r]];
+        if r == me as usize {
+            expect_len("scatterv own block", recv.len(), counts[r])?;
+            recv.copy_from_slice(block);
+        } else {
+            comm.send_internal(tag::SCATTER, r as u32, bytes(block))?;
+        }
+    }
+    Ok(())
+}
+
+/// MPI_Allgatherv: rank i's `send` (`counts[i]` elements) lands at its offset in every
+/// `recv` (ring).
+pub fn all_gather_varcount<T: Equivalence>(
+    comm: &Communicator,
+    send: &[T],
+    recv: &mut [T],
+    counts: &[usize],
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    check_counts(comm, counts)?;
+    let (at, total) = offsets(counts);
+    expect_len("allgatherv result", recv.len(), total)?;
+    expect_len("allgatherv own block", send.len(), counts[me as usize])?;
+    let block = |r: u32| at[r as usize]..at[r as usize] + counts[r as usize];
+    recv[block(me)].copy_from_slice(send);
+    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+    for step in 0..n.saturating_sub(1) {
+        let out = (me + n - step) % n;
+        let inn = (me + 2 * n - step - 1) % n;
+        comm.send_internal(tag::ALL_GATHER, right, bytes(&recv[block(out)]))?;
+        recv_into(comm, tag::ALL_GATHER, left, &mut recv[block(inn)])?;
+    }
+    Ok(())
+}
+
+/// MPI_Alltoallv: `send_counts[j]` elements at their offset in `send` go to rank j;
+/// `recv_counts[i]` elements from rank i land at their offset in `recv`.
+pub fn all_to_all_varcount<T: Equivalence>(
+    comm: &Communicator,
+    send: &[T],
+    send_counts: &[usize],
+    recv: &mut [T],
+    recv_counts: &[usize],
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    check_counts(comm, send_counts)?;
+    check_counts(comm, recv_counts)?;
+    let (sat, stotal) = offsets(send_counts);
+    let (rat, rtotal) = offsets(recv_counts);
+    expect_len("alltoallv input", send.len(), stotal)?;
+    expect_len("alltoallv result", recv.len(), rtotal)?;
+    let sblock = |r: u32| sat[r as usize]..sat[r as usize] + send_counts[r as usize];
+    let rblock = |r: u32| rat[r as usize]..rat[r as usize] + recv_counts[r as usize];
+    expect_len(
+        "alltoallv own block",
+        recv_counts[me as usize],
+        send_counts[me as usize],
+    )?;
+    recv[rblock(me)].copy_from_slice(&send[sblock(me)]);
+    for step in 1..n {
+        let to = (me + step) % n;
+        let from = (me + n - step) % n;
+        comm.send_internal(tag::ALL_TO_ALL, to, bytes(&send[sblock(to)]))?;
+        recv_into(comm, tag::ALL_TO_ALL, from, &mut recv[rblock(from)])?;
+    }
+    Ok(())
+}
+
+/// MPI_Reduce_scatter_block: the reduction of every rank's `send` (size x `recv.len()`
+/// elements), of which rank i keeps block i.
+pub fn reduce_scatter_block<T: Equivalence, O: Operation<T>>(
+    comm: &Communicator,
+    send: &[T],
+    recv: &mut [T],
+    op: &O,
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    let k = recv.len();
+    expect_len("reduce-scatter input", send.len(), k * n as usize)?;
+    let mut all = vec![T::zeroed(); send.len()];
+    all_reduce(comm, send, &mut all, op)?;
+    recv.copy_from_slice(&all[me as usize * k..(me as usize + 1) * k]);
     Ok(())
 }

@@ -264,6 +264,39 @@ impl Communicator {
         collective::all_to_all(self, send, recv)
     }
 
+    /// Like `all_gather_into` with `counts[i]` elements from rank i, placed one after
+    /// the other (MPI_Allgatherv, section 5.7).
+    pub fn all_gather_varcount_into<T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+    ) -> Result<(), Error> {
+        collective::all_gather_varcount(self, send, recv, counts)
+    }
+
+    /// Like `all_to_all_into` with per-rank block lengths (MPI_Alltoallv, section 5.8).
+    pub fn all_to_all_varcount_into<T: Equivalence>(
+        &self,
+        send: &[T],
+        send_counts: &[usize],
+        recv: &mut [T],
+        recv_counts: &[usize],
+    ) -> Result<(), Error> {
+        collective::all_to_all_varcount(self, send, send_counts, recv, recv_counts)
+    }
+
+    /// Reduces every rank's `send` (size x `recv.len()` elements) and leaves block
+    /// `rank` of the result in `recv` (MPI_Reduce_scatter_block, section 5.10.1).
+    pub fn reduce_scatter_block_into<T: Equivalence, O: Operation<T>>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: O,
+    ) -> Result<(), Error> {
+        collective::reduce_scatter_block(self, send, recv, &op)
+    }
+
     /// Inclusive prefix reduction over ranks 0..=rank (MPI_Scan, section 5.11.1).
     pub fn scan_into<T: Equivalence, O: Operation<T>>(
         &self,
@@ -628,6 +661,42 @@ impl<'a> Process<'a> {
     pub fn scatter_into<T: Equivalence>(&self, recv: &mut [T]) -> Result<(), Error> {
         let root = self.root()?;
         collective::scatter(self.comm, root, None, recv)
+    }
+
+    /// At the root: rank i's `send` lands at offset `counts[..i].sum()` of `recv`
+    /// (MPI_Gatherv, section 5.5).
+    pub fn gather_varcount_into_root<T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+    ) -> Result<(), Error> {
+        let root = self.at_root()?;
+        collective::gather_varcount(self.comm, root, send, Some((recv, counts)))
+    }
+
+    /// At the other ranks: contribute `send` to a gatherv at this root.
+    pub fn gather_varcount_into<T: Equivalence>(&self, send: &[T]) -> Result<(), Error> {
+        let root = self.root()?;
+        collective::gather_varcount(self.comm, root, send, None)
+    }
+
+    /// At the root: `counts[i]` elements at their offset in `send` go to rank i
+    /// (MPI_Scatterv, section 5.6).
+    pub fn scatter_varcount_into_root<T: Equivalence>(
+        &self,
+        send: &[T],
+        counts: &[usize],
+        recv: &mut [T],
+    ) -> Result<(), Error> {
+        let root = self.at_root()?;
+        collective::scatter_varcount(self.comm, root, Some((send, counts)), recv)
+    }
+
+    /// At the other ranks: receive this root's block into `recv`.
+    pub fn scatter_varcount_into<T: Equivalence>(&self, recv: &mut [T]) -> Result<(), Error> {
+        let root = self.root()?;
+        collective::scatter_varcount(self.comm, root, None, recv)
     }
 
     /// Immediate send (MPI_Isend). Sends are buffered, so the request is already complete.
