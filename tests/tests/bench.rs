@@ -51,3 +51,44 @@ fn compare_with_open_mpi_has_the_promised_csv() {
     );
     assert_eq!(lines.filter(|l| l.split(',').count() == 7).count(), 11);
 }
+
+#[test]
+fn compare_collectives_with_open_mpi_has_the_promised_csv() {
+    if Command::new("mpicc").arg("--version").output().is_err() {
+        eprintln!("Open MPI not installed: .ci/run installs it; skipping here");
+        return;
+    }
+    let out = Command::new(bin("volpex-bench"))
+        .args([
+            "compare",
+            "collectives",
+            "--rounds",
+            "1",
+            "--csv",
+            "-r",
+            "2",
+        ])
+        .args(["--max-bytes", "512", "--iters", "20"])
+        .output()
+        .expect("run volpex-bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines = stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some("op,size_bytes,volpex_us,openmpi_us,ratio")
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(
+        rows.len(),
+        12,
+        "3 operations x sizes 8, 32, 128, 512: {rows:?}"
+    );
+    for op in ["allreduce", "broadcast", "alltoall"] {
+        assert_eq!(rows.iter().filter(|r| r.starts_with(op)).count(), 4);
+    }
+}

@@ -10,7 +10,35 @@ use std::process::Command;
 pub enum What {
     /// Ping-pong latency and bandwidth, 1 B .. 4 MiB.
     Pingpong(Args),
+    /// All-reduce, broadcast and all-to-all times, 8 B .. 1 MiB.
+    Collectives(CollectiveArgs),
 }
+
+/// Collective comparison options.
+#[derive(clap::Args, Debug)]
+pub struct CollectiveArgs {
+    /// Ranks on both sides.
+    #[arg(short = 'n', long = "np", default_value_t = 4)]
+    pub ranks: u32,
+    /// Replicas per rank on the Volpex side.
+    #[arg(short = 'r', long = "replicas", default_value_t = 1)]
+    pub replicas: u32,
+    /// Runs of each side, alternating; the medians are reported.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Print CSV: op,size_bytes,volpex_us,openmpi_us,ratio.
+    #[arg(long)]
+    pub csv: bool,
+    /// Largest size in bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_bytes: usize,
+    /// Operations per size up to 8 KiB (fewer for larger sizes).
+    #[arg(long, default_value_t = 500)]
+    pub iters: u64,
+}
+
+/// Header of `compare collectives --csv` output.
+pub const COLLECTIVES_CSV_HEADER: &str = "op,size_bytes,volpex_us,openmpi_us,ratio";
 
 /// Comparison options.
 #[derive(clap::Args, Debug)]
@@ -102,29 +130,90 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// Both sides of a comparison: a compiled C program for Open MPI, and this binary's
+/// subcommand under volpexrun.
+struct Harness {
+    _tmp: TempDir,
+    c_bin: PathBuf,
+    mpirun: PathBuf,
+    vrun: PathBuf,
+    me: PathBuf,
+}
+
+impl Harness {
+    fn new(c_file: &str) -> Result<Harness, String> {
+        let missing = "is not installed (apt-get install openmpi-bin libopenmpi-dev)";
+        let mpicc = on_path("mpicc").ok_or(format!("Open MPI's mpicc {missing}"))?;
+        let mpirun = on_path("mpirun").ok_or(format!("Open MPI's mpirun {missing}"))?;
+        let src_dir = std::env::var_os("VOLPEX_BENCH_C_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("c"));
+        let tmp = TempDir(
+            std::env::temp_dir().join(format!("volpex-bench-{}-{c_file}", std::process::id())),
+        );
+        std::fs::create_dir_all(&tmp.0).map_err(|e| format!("{}: {e}", tmp.0.display()))?;
+        let c_bin = tmp.0.join("bench");
+        run_capture(
+            Command::new(&mpicc)
+                .arg("-O3")
+                .arg("-o")
+                .arg(&c_bin)
+                .arg(src_dir.join(c_file)),
+            "mpicc",
+        )?;
+        Ok(Harness {
+            _tmp: tmp,
+            c_bin,
+            mpirun,
+            vrun: volpexrun()?,
+            me: std::env::current_exe().map_err(|e| e.to_string())?,
+        })
+    }
+
+    fn openmpi(&self, ranks: u32, args: &[String]) -> Result<String, String> {
+        let mut cmd = Command::new(&self.mpirun);
+        if nix::unistd::geteuid().is_root() {
+            cmd.arg("--allow-run-as-root");
+        }
+        cmd.args(["--oversubscribe", "--mca", "btl", "tcp,self"])
+            .args([
+                "--mca",
+                "btl_tcp_if_include",
+                "lo",
+                "-n",
+                &ranks.to_string(),
+            ])
+            .arg(&self.c_bin)
+            .args(args);
+        run_capture(&mut cmd, "mpirun")
+    }
+
+    fn volpex(
+        &self,
+        ranks: u32,
+        replicas: u32,
+        sub: &str,
+        args: &[String],
+    ) -> Result<String, String> {
+        let mut cmd = Command::new(&self.vrun);
+        cmd.args(["-n", &ranks.to_string(), "-r", &replicas.to_string()])
+            .arg(&self.me)
+            .arg(sub)
+            .args(args);
+        run_capture(&mut cmd, "volpexrun")
+    }
+}
+
 /// Runs the comparison.
 pub fn run(what: &What) -> Result<(), String> {
-    let What::Pingpong(a) = what;
-    let missing = "is not installed (apt-get install openmpi-bin libopenmpi-dev)";
-    let mpicc = on_path("mpicc").ok_or(format!("Open MPI's mpicc {missing}"))?;
-    let mpirun = on_path("mpirun").ok_or(format!("Open MPI's mpirun {missing}"))?;
-    let src_dir = std::env::var_os("VOLPEX_BENCH_C_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("c"));
-    let src = src_dir.join("pingpong.c");
-    let tmp = TempDir(std::env::temp_dir().join(format!("volpex-bench-{}", std::process::id())));
-    std::fs::create_dir_all(&tmp.0).map_err(|e| format!("{}: {e}", tmp.0.display()))?;
-    let c_bin = tmp.0.join("pingpong");
-    run_capture(
-        Command::new(&mpicc)
-            .arg("-O3")
-            .arg("-o")
-            .arg(&c_bin)
-            .arg(&src),
-        "mpicc",
-    )?;
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let vrun = volpexrun()?;
+    match what {
+        What::Pingpong(a) => pingpong(a),
+        What::Collectives(a) => collectives(a),
+    }
+}
+
+fn pingpong(a: &Args) -> Result<(), String> {
+    let h = Harness::new("pingpong.c")?;
     let common = [
         "--csv".to_string(),
         "--max-bytes".to_string(),
@@ -132,33 +221,19 @@ pub fn run(what: &What) -> Result<(), String> {
         "--iters".to_string(),
         a.iters.to_string(),
     ];
-    let root = nix::unistd::geteuid().is_root();
     let mut volpex: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
     let mut ompi: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-    for round in 1..=a.rounds.max(1) {
-        eprintln!("volpex-bench: round {round}/{}: Open MPI", a.rounds.max(1));
-        let mut cmd = Command::new(&mpirun);
-        if root {
-            cmd.arg("--allow-run-as-root");
-        }
-        cmd.args(["--oversubscribe", "--mca", "btl", "tcp,self"])
-            .args(["--mca", "btl_tcp_if_include", "lo", "-n", "2"])
-            .arg(&c_bin)
-            .args(&common);
-        for (s, (l, _)) in parse(&run_capture(&mut cmd, "mpirun")?) {
+    let rounds = a.rounds.max(1);
+    for round in 1..=rounds {
+        eprintln!("volpex-bench: round {round}/{rounds}: Open MPI");
+        for (s, (l, _)) in parse(&h.openmpi(2, &common)?) {
             ompi.entry(s).or_default().push(l);
         }
         eprintln!(
-            "volpex-bench: round {round}/{}: Volpex r={}",
-            a.rounds.max(1),
+            "volpex-bench: round {round}/{rounds}: Volpex r={}",
             a.replicas
         );
-        let mut cmd = Command::new(&vrun);
-        cmd.args(["-n", "2", "-r", &a.replicas.to_string()])
-            .arg(&me)
-            .arg("pingpong")
-            .args(&common);
-        for (s, (l, _)) in parse(&run_capture(&mut cmd, "volpexrun")?) {
+        for (s, (l, _)) in parse(&h.volpex(2, a.replicas, "pingpong", &common)?) {
             volpex.entry(s).or_default().push(l);
         }
     }
@@ -190,6 +265,66 @@ pub fn run(what: &What) -> Result<(), String> {
                 vl / ol,
                 vb / ob
             );
+        }
+    }
+    Ok(())
+}
+
+/// Rows of `op,size_bytes,time_us`.
+fn parse_ops(out: &str) -> Vec<((String, usize), f64)> {
+    out.lines()
+        .filter_map(|l| {
+            let mut f = l.trim().split(',');
+            let op = f.next()?.to_string();
+            let size = f.next()?.parse().ok()?;
+            let t = f.next()?.parse().ok()?;
+            Some(((op, size), t))
+        })
+        .collect()
+}
+
+fn collectives(a: &CollectiveArgs) -> Result<(), String> {
+    let h = Harness::new("collectives.c")?;
+    let common = [
+        "--csv".to_string(),
+        "--max-bytes".to_string(),
+        a.max_bytes.to_string(),
+        "--iters".to_string(),
+        a.iters.to_string(),
+    ];
+    let mut volpex: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
+    let mut ompi: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
+    let rounds = a.rounds.max(1);
+    for round in 1..=rounds {
+        eprintln!("volpex-bench: round {round}/{rounds}: Open MPI");
+        for (k, t) in parse_ops(&h.openmpi(a.ranks, &common)?) {
+            ompi.entry(k).or_default().push(t);
+        }
+        eprintln!(
+            "volpex-bench: round {round}/{rounds}: Volpex r={}",
+            a.replicas
+        );
+        for (k, t) in parse_ops(&h.volpex(a.ranks, a.replicas, "collectives", &common)?) {
+            volpex.entry(k).or_default().push(t);
+        }
+    }
+    if a.csv {
+        println!("{COLLECTIVES_CSV_HEADER}");
+    } else {
+        println!(
+            "{:<10} {:>10} {:>12} {:>12} {:>8}",
+            "op", "bytes", "volpex_us", "openmpi_us", "ratio"
+        );
+    }
+    for ((op, size), v) in volpex {
+        let Some(o) = ompi.remove(&(op.clone(), size)) else {
+            continue;
+        };
+        let (v, o) = (median(v), median(o));
+        if a.csv {
+            println!("{op},{size},{v:.3},{o:.3},{:.3}", v / o);
+        } else {
+            println!("{op:<10} {size:>10} {v:>12.3} {o:>12.3} {:>8.2}", v / o);
         }
     }
     Ok(())

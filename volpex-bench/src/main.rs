@@ -2,6 +2,7 @@
 //! Open MPI over TCP. Benchmarks are measurements, never tests.
 #![deny(unsafe_code)]
 
+mod collectives;
 mod compare;
 mod pingpong;
 
@@ -19,6 +20,9 @@ enum Cmd {
     /// Ping-pong between ranks 0 and 1 (run under `volpexrun -n 2`): one-way latency
     /// (half the round trip) and bandwidth for message sizes 1 B .. 4 MiB.
     Pingpong(pingpong::Args),
+    /// All-reduce, broadcast and all-to-all times for 8 B .. 1 MiB (run under
+    /// `volpexrun -n N`).
+    Collectives(collectives::Args),
     /// Run a benchmark under Volpex and under Open MPI (over TCP) alternately, several
     /// rounds, and print the medians side by side.
     Compare {
@@ -31,6 +35,7 @@ fn main() {
     let cli = Cli::parse();
     let res = match cli.cmd {
         Cmd::Pingpong(a) => pingpong::run(&a),
+        Cmd::Collectives(a) => collectives::run(&a),
         Cmd::Compare { what } => compare::run(&what),
     };
     if let Err(e) = res {
