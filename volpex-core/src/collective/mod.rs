@@ -4,7 +4,7 @@
 //!
 //! Algorithms: dissemination barrier; binomial-tree broadcast; binomial-tree reduction in
 //! rank order (correct for non-commutative operations), forwarded to the root;
-//! all-reduce as reduce plus broadcast; linear gather and scatter at the root; ring
+//! all-reduce by recursive doubling (commutative) or reduce plus broadcast; linear gather and scatter at the root; ring
 //! all-gather; pairwise-exchange all-to-all; chained scans. The varcount (v) variants use
 //! the same algorithms with per-rank block lengths; reduce-scatter is an all-reduce that
 //! keeps one block. Must never touch sockets or
@@ -28,6 +28,7 @@ mod tag {
     pub const ALL_GATHER: i32 = 6;
     pub const ALL_TO_ALL: i32 = 7;
     pub const SCAN: i32 = 8;
+    pub const ALL_REDUCE: i32 = 9;
 }
 
 fn bytes<T: Equivalence>(v: &[T]) -> &[u8] {
@@ -132,7 +133,10 @@ pub fn reduce<T: Equivalence, O: Operation<T>>(
     Ok(())
 }
 
-/// MPI_Allreduce: reduce to rank 0, then broadcast.
+/// MPI_Allreduce. Commutative operations use recursive doubling (ranks beyond the
+/// largest power of two fold into a partner first and get the result back); every step
+/// combines the lower rank's partial on the left, so all ranks compute bit-identical
+/// results. Non-commutative operations reduce to rank 0 in rank order, then broadcast.
 pub fn all_reduce<T: Equivalence, O: Operation<T>>(
     comm: &Communicator,
     send: &[T],
@@ -140,9 +144,42 @@ pub fn all_reduce<T: Equivalence, O: Operation<T>>(
     op: &O,
 ) -> Result<(), Error> {
     expect_len("all-reduce result", recv.len(), send.len())?;
-    let at_root = (comm.rank() == 0).then_some(&mut *recv);
-    reduce(comm, 0, send, at_root, op)?;
-    broadcast(comm, 0, recv)
+    let (n, me) = shape(comm);
+    if !op.is_commutative() || n == 1 {
+        let at_root = (me == 0).then_some(&mut *recv);
+        reduce(comm, 0, send, at_root, op)?;
+        return broadcast(comm, 0, recv);
+    }
+    let p = 1u32 << (31 - n.leading_zeros());
+    let extra = n - p;
+    if me >= p {
+        comm.send_internal(tag::ALL_REDUCE, me - p, bytes(send))?;
+        return recv_into(comm, tag::ALL_REDUCE, me - p, recv);
+    }
+    let mut acc = send.to_vec();
+    let mut other = vec![T::zeroed(); send.len()];
+    if me < extra {
+        recv_into(comm, tag::ALL_REDUCE, me + p, &mut other)?;
+        op.combine(&mut acc, &other);
+    }
+    let mut mask = 1u32;
+    while mask < p {
+        let partner = me ^ mask;
+        comm.send_internal(tag::ALL_REDUCE, partner, bytes(&acc))?;
+        recv_into(comm, tag::ALL_REDUCE, partner, &mut other)?;
+        if partner < me {
+            op.combine(&mut other, &acc);
+            std::mem::swap(&mut acc, &mut other);
+        } else {
+            op.combine(&mut acc, &other);
+        }
+        mask <<= 1;
+    }
+    if me < extra {
+        comm.send_internal(tag::ALL_REDUCE, me + p, bytes(&acc))?;
+    }
+    recv.copy_from_slice(&acc);
+    Ok(())
 }
 
 /// MPI_Gather: rank i's `send` lands in block i of `recv` at `root`.
