@@ -283,3 +283,11 @@ pub fn run(launcher_args: &[&str], program: &Path, prog_args: &[&str], deadline:
 pub fn result_lines<'a>(stdout: &'a str, prefix: &str) -> Vec<&'a str> {
     stdout.lines().filter(|l| l.starts_with(prefix)).collect()
 }
+
+/// For the test programs: prints `<program>: FAILED <what>` and exits 1 unless `ok`.
+pub fn check(program: &str, ok: bool, what: &str) {
+    if !ok {
+        println!("{program}: FAILED {what}");
+        std::process::exit(1);
+    }
+}

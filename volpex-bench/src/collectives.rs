@@ -22,15 +22,6 @@ pub struct Args {
     pub max_bytes: usize,
 }
 
-fn iters_for(size: usize, base: u64) -> u64 {
-    let n = if size <= 8192 {
-        base
-    } else {
-        base * 8192 / size as u64
-    };
-    n.max(10)
-}
-
 /// Runs the timings; rank 0 prints them.
 pub fn run(a: &Args) -> Result<(), String> {
     let universe = volpex::initialize().map_err(|e| e.to_string())?;
@@ -53,7 +44,7 @@ pub fn run(a: &Args) -> Result<(), String> {
             let bytes = vec![7u8; block * n];
             let mut bout = bytes.clone();
             let mut bcast = vec![0u8; size];
-            let iters = iters_for(size, a.iters);
+            let iters = crate::pingpong::iters_for(size, a.iters, 10);
             let warm = (iters / 10).max(2);
             world.barrier().map_err(err)?;
             let mut t0 = 0.0;

@@ -17,14 +17,15 @@ pub struct Args {
     pub max_bytes: usize,
 }
 
-/// Round trips for one size.
-pub fn iters_for(size: usize, base: u64) -> u64 {
+/// Repetitions for one size: `base` up to 8 KiB, proportionally fewer above, at least
+/// `min` (the C programs use the same rule).
+pub fn iters_for(size: usize, base: u64, min: u64) -> u64 {
     let n = if size <= 8192 {
         base
     } else {
         base * 8192 / size as u64
     };
-    n.max(20)
+    n.max(min)
 }
 
 /// Runs the ping-pong; rank 0 prints the results.
@@ -48,7 +49,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     }
     let mut size = a.min_bytes.max(1);
     while size <= a.max_bytes {
-        let iters = iters_for(size, a.iters);
+        let iters = iters_for(size, a.iters, 20);
         let warm = (iters / 10).max(2);
         world.barrier().map_err(|e| e.to_string())?;
         let mut t0 = 0.0;

@@ -6,10 +6,7 @@
 use volpex::{SystemOperation, UserOperation};
 
 fn check(ok: bool, what: &str) {
-    if !ok {
-        println!("collectives: FAILED {what}");
-        std::process::exit(1);
-    }
+    volpex_tests::check("collectives", ok, what);
 }
 
 /// Rank i's j-th input element in round `round`.

@@ -6,10 +6,7 @@
 use volpex::SystemOperation;
 
 fn check(ok: bool, what: &str) {
-    if !ok {
-        println!("comms: FAILED {what}");
-        std::process::exit(1);
-    }
+    volpex_tests::check("comms", ok, what);
 }
 
 fn main() -> Result<(), volpex::Error> {

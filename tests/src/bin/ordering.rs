@@ -6,10 +6,7 @@
 use std::time::Duration;
 
 fn check(ok: bool, what: &str) {
-    if !ok {
-        println!("ordering: FAILED {what}");
-        std::process::exit(1);
-    }
+    volpex_tests::check("ordering", ok, what);
 }
 
 fn main() -> Result<(), volpex::Error> {

@@ -14,7 +14,7 @@ pub mod barrier;
 pub mod ops;
 
 use crate::comm::Communicator;
-use crate::datatype::{vec_from_bytes, Equivalence};
+use crate::datatype::Equivalence;
 use crate::error::Error;
 pub use ops::{Numeric, Operation, SystemOperation, UserOperation};
 
@@ -54,9 +54,9 @@ fn recv_into<T: Equivalence>(
     out: &mut [T],
 ) -> Result<(), Error> {
     let data = comm.receive_internal(tag, src)?;
-    let v = vec_from_bytes::<T>(&data)?;
-    expect_len("collective message", v.len(), out.len())?;
-    out.copy_from_slice(&v);
+    let dst: &mut [u8] = bytemuck::cast_slice_mut(out);
+    expect_len("collective message bytes", data.len(), dst.len())?;
+    dst.copy_from_slice(&data);
     Ok(())
 }
 
@@ -189,26 +189,8 @@ pub fn gather<T: Equivalence>(
     send: &[T],
     recv: Option<&mut [T]>,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
-    if me != root {
-        return comm.send_internal(tag::GATHER, root, bytes(send));
-    }
-    let out = recv.ok_or(Error::BufferSize {
-        what: "gather result at the root",
-        expected: send.len() * n as usize,
-        got: 0,
-    })?;
-    let k = send.len();
-    expect_len("gather result", out.len(), k * n as usize)?;
-    for r in 0..n {
-        let block = &mut out[r as usize * k..(r as usize + 1) * k];
-        if r == me {
-            block.copy_from_slice(send);
-        } else {
-            recv_into(comm, tag::GATHER, r, block)?;
-        }
-    }
-    Ok(())
+    let counts = uniform(comm, send.len());
+    gather_varcount(comm, root, send, recv.map(|r| (r, counts.as_slice())))
 }
 
 /// MPI_Scatter: block i of `send` at `root` lands in `recv` at rank i.
@@ -218,26 +200,8 @@ pub fn scatter<T: Equivalence>(
     send: Option<&[T]>,
     recv: &mut [T],
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
-    if me != root {
-        return recv_into(comm, tag::SCATTER, root, recv);
-    }
-    let k = recv.len();
-    let src = send.ok_or(Error::BufferSize {
-        what: "scatter input at the root",
-        expected: k * n as usize,
-        got: 0,
-    })?;
-    expect_len("scatter input", src.len(), k * n as usize)?;
-    for r in 0..n {
-        let block = &src[r as usize * k..(r as usize + 1) * k];
-        if r == me {
-            recv.copy_from_slice(block);
-        } else {
-            comm.send_internal(tag::SCATTER, r, bytes(block))?;
-        }
-    }
-    Ok(())
+    let counts = uniform(comm, recv.len());
+    scatter_varcount(comm, root, send.map(|s| (s, counts.as_slice())), recv)
 }
 
 /// MPI_Allgather: every rank's `send` lands in its block of every `recv` (ring).
@@ -246,19 +210,7 @@ pub fn all_gather<T: Equivalence>(
     send: &[T],
     recv: &mut [T],
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
-    let k = send.len();
-    expect_len("all-gather result", recv.len(), k * n as usize)?;
-    let block = |r: u32| r as usize * k..(r as usize + 1) * k;
-    recv[block(me)].copy_from_slice(send);
-    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
-    for step in 0..n.saturating_sub(1) {
-        let out = (me + n - step) % n;
-        let inn = (me + 2 * n - step - 1) % n;
-        comm.send_internal(tag::ALL_GATHER, right, bytes(&recv[block(out)]))?;
-        recv_into(comm, tag::ALL_GATHER, left, &mut recv[block(inn)])?;
-    }
-    Ok(())
+    all_gather_varcount(comm, send, recv, &uniform(comm, send.len()))
 }
 
 /// MPI_Alltoall: block j of rank i's `send` lands in block i of rank j's `recv`
@@ -268,25 +220,16 @@ pub fn all_to_all<T: Equivalence>(
     send: &[T],
     recv: &mut [T],
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
-    expect_len("all-to-all result", recv.len(), send.len())?;
-    if !send.len().is_multiple_of(n as usize) {
+    let n = comm.size() as usize;
+    if !send.len().is_multiple_of(n) {
         return Err(Error::BufferSize {
             what: "all-to-all input (a multiple of the size)",
-            expected: send.len() - send.len() % n as usize,
+            expected: send.len() - send.len() % n,
             got: send.len(),
         });
     }
-    let k = send.len() / n as usize;
-    let block = |r: u32| r as usize * k..(r as usize + 1) * k;
-    recv[block(me)].copy_from_slice(&send[block(me)]);
-    for step in 1..n {
-        let to = (me + step) % n;
-        let from = (me + n - step) % n;
-        comm.send_internal(tag::ALL_TO_ALL, to, bytes(&send[block(to)]))?;
-        recv_into(comm, tag::ALL_TO_ALL, from, &mut recv[block(from)])?;
-    }
-    Ok(())
+    let counts = uniform(comm, send.len() / n);
+    all_to_all_varcount(comm, send, &counts, recv, &counts)
 }
 
 /// MPI_Scan (inclusive) and MPI_Exscan: rank i gets the reduction of ranks 0..=i (or
@@ -328,6 +271,11 @@ fn offsets(counts: &[usize]) -> (Vec<usize>, usize) {
         total += c;
     }
     (at, total)
+}
+
+/// The same block length for every rank.
+fn uniform(comm: &Communicator, len: usize) -> Vec<usize> {
+    vec![len; comm.size() as usize]
 }
 
 fn check_counts(comm: &Communicator, counts: &[usize]) -> Result<(), Error> {
