@@ -22,6 +22,9 @@ pub const LOG_BYTES_DEFAULT: usize = 256 << 20;
 /// Bookkeeping bytes charged per log entry on top of its payload.
 pub const LOG_ENTRY_OVERHEAD_BYTES: usize = 64;
 
+/// Most choices (see `pull::decision`) a replica keeps for siblings that lag behind.
+pub const DECISIONS_HELD_MAX: usize = 1 << 20;
+
 /// Runtime tunables of one replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -49,6 +52,10 @@ pub struct Config {
     /// Whether a spinning call gives the CPU away between polls (`VOLPEX_YIELD`, 0 or 1;
     /// volpexrun sets 0 when this host runs no more processes than it has cores).
     pub yield_when_idle: bool,
+    /// The program declares that any choice among messages gives the same sends
+    /// (`VOLPEX_SEND_DETERMINISTIC`, 0 or 1): replicas make wildcard and `wait_any`
+    /// choices on their own instead of following their rank's leader.
+    pub send_deterministic: bool,
 }
 
 impl Default for Config {
@@ -62,6 +69,7 @@ impl Default for Config {
             connect_timeout: Duration::from_millis(5000),
             spin: Duration::from_micros(1000),
             yield_when_idle: true,
+            send_deterministic: false,
         }
     }
 }
@@ -94,6 +102,9 @@ impl Config {
         }
         if let Some(v) = env_u64("VOLPEX_YIELD")? {
             c.yield_when_idle = v != 0;
+        }
+        if let Some(v) = env_u64("VOLPEX_SEND_DETERMINISTIC")? {
+            c.send_deterministic = v != 0;
         }
         Ok(c)
     }

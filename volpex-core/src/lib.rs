@@ -61,7 +61,8 @@ pub mod wire;
 
 pub use collective::{Operation, SystemOperation, UserOperation};
 pub use comm::{
-    initialize, wait_all, wait_any, Communicator, Process, Request, Status, Tag, Universe,
+    initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess, Communicator,
+    Message, Process, Request, Status, Tag, Universe, ANY_SOURCE,
 };
 pub use datatype::Equivalence;
 pub use error::Error;

@@ -625,6 +625,7 @@ impl Job {
                         eprintln!("volpexrun: {reason}; the job goes on without it");
                         self.mark_dead(i, ReplicaState::Retired(reason));
                     }
+                    ToLauncher::Fence { rank, replica } => self.fence(id, rank, replica),
                     ToLauncher::Register { .. } => log::warn!("replica {id} registered twice"),
                 }
             }
@@ -632,6 +633,34 @@ impl Job {
                 let i = self.idx(id);
                 self.procs[i].writer = None;
             }
+        }
+    }
+
+    /// Replica `by` found its sibling `rank.replica` unreachable or silent while it
+    /// needed its choices: end it and announce its death, so that only one replica of the
+    /// rank ever makes choices. Only siblings may ask; a replica that already finished is
+    /// left alone.
+    fn fence(&mut self, by: ReplicaId, rank: u32, replica: u32) {
+        if rank != by.rank || replica >= self.replicas || replica == by.replica {
+            log::warn!("replica {by} asked to fence {rank}.{replica}; refused");
+            return;
+        }
+        let target = ReplicaId::new(rank, replica);
+        let i = self.idx(target);
+        match self.procs[i].state {
+            ReplicaState::Starting | ReplicaState::Running => {
+                eprintln!("volpexrun: replica {target} is unresponsive to {by}; ending it");
+                self.signal(target, Signal::SIGKILL);
+                self.mark_dead(
+                    i,
+                    ReplicaState::Failed(format!("fenced: unresponsive to replica {by}")),
+                );
+            }
+            ReplicaState::Finalized
+            | ReplicaState::Finished
+            | ReplicaState::Failed(_)
+            | ReplicaState::Retired(_)
+            | ReplicaState::Ended => {}
         }
     }
 

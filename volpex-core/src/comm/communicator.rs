@@ -7,15 +7,16 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::group::{derive_id, Group, Members};
-use super::request::Request;
+use super::process::{AnyProcess, Process};
 use super::universe::Inner;
 use super::{Status, Tag, TAG_UB};
 use crate::bootstrap::EXIT_FAULT;
 use crate::collective::{self, Operation};
-use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
+use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::error::Error;
+use crate::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
 use crate::message::Key;
-use crate::transport::progress::AppGuard;
+use crate::pull::ChoiceState;
 use crate::wire::frame::data_header;
 use crate::wire::stream::Landing;
 
@@ -38,11 +39,11 @@ pub struct Communicator {
     created: Arc<AtomicU32>,
 }
 
-/// One rank of a communicator, as a message partner.
-#[derive(Clone, Copy)]
-pub struct Process<'a> {
-    comm: &'a Communicator,
-    rank: i32,
+/// Who a receive names: one rank of the communicator, or any (`ANY_SOURCE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Partner {
+    Rank(i32),
+    Any,
 }
 
 impl Communicator {
@@ -170,7 +171,13 @@ impl Communicator {
 
     /// The partner at `rank` (checked when used).
     pub fn process_at_rank(&self, rank: i32) -> Process<'_> {
-        Process { comm: self, rank }
+        Process::new(self, rank)
+    }
+
+    /// Any rank of this communicator as a source (`MPI_ANY_SOURCE`): which message a
+    /// receive from it takes is decided once per rank and followed by every replica.
+    pub fn any_process(&self) -> AnyProcess<'_> {
+        Process::any(self)
     }
 
     /// Blocks until every rank has called it (MPI_Barrier).
@@ -318,7 +325,7 @@ impl Communicator {
         collective::scan(self, send, recv, &op, true)
     }
 
-    fn check_rank(&self, rank: i32) -> Result<u32, Error> {
+    pub(crate) fn check_rank(&self, rank: i32) -> Result<u32, Error> {
         match usize::try_from(rank)
             .ok()
             .and_then(|r| self.members.world.get(r))
@@ -331,7 +338,7 @@ impl Communicator {
         }
     }
 
-    fn check_tag(tag: Tag) -> Result<(), Error> {
+    pub(crate) fn check_tag(tag: Tag) -> Result<(), Error> {
         if (0..=TAG_UB).contains(&tag) {
             Ok(())
         } else {
@@ -342,7 +349,7 @@ impl Communicator {
     /// Appends to the log, blocking while the log is full; applies `exit@sends`.
     /// A large message whose pull is already parked here starts going out straight from
     /// `bytes`, and is copied into the log while the receiver reads it.
-    fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
+    pub(crate) fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
         let dst = self.world_rank(dst)?;
         let inner = &self.inner;
         let mut core = inner.rt.lock();
@@ -390,13 +397,43 @@ impl Communicator {
         Ok(())
     }
 
-    pub(crate) fn post_on(&self, ctx: u32, tag: Tag, src: u32) -> Result<Key, Error> {
-        let src = self.world_rank(src)?;
+    /// What a receive from `from` with `tag` (`None`: any tag) in context `ctx` matches.
+    pub(crate) fn spec(
+        &self,
+        ctx: u32,
+        from: Partner,
+        tag: Option<Tag>,
+    ) -> Result<RecvSpec, Error> {
+        let src = match from {
+            Partner::Rank(r) => Source::Rank(self.world_rank(self.check_rank(r)?)?),
+            Partner::Any => Source::Any(self.members.world.clone()),
+        };
+        let tag = match tag {
+            Some(t) => {
+                Self::check_tag(t)?;
+                TagSel::Tag(t)
+            }
+            None => TagSel::Any,
+        };
+        Ok(RecvSpec {
+            comm: ctx,
+            src,
+            tag,
+        })
+    }
+
+    /// Posts a receive or probe.
+    pub(crate) fn post(&self, spec: RecvSpec, mode: Mode) -> Result<RecvId, Error> {
         let mut core = self.inner.rt.lock();
+        if mode == Mode::ImmediateProbe {
+            // Let what already reached the socket count.
+            core.turn(Some(Duration::ZERO), false)
+                .map_err(|e| Error::Runtime(e.to_string()))?;
+        }
         let now = core.now();
-        let key = core.engine.post_receive(now, ctx, tag, src);
+        let id = core.engine.post(now, spec, mode);
         core.flush_all();
-        Ok(key)
+        Ok(id)
     }
 
     /// World rank of a rank of this communicator (ranks are checked by the callers).
@@ -411,44 +448,72 @@ impl Communicator {
             })
     }
 
-    /// Drives the loop until `key` completes.
-    pub(crate) fn wait_key(&self, key: &Key) -> Result<Bytes, Error> {
+    /// Drives the loop until `id` completes.
+    pub(crate) fn wait(&self, id: RecvId) -> Result<Matched, Error> {
         let mut core = self.inner.rt.lock();
-        wait_locked(&mut core, key)
+        core.drive_until(|c| c.take(id), None)
+            .map_err(|e| Error::Runtime(e.to_string()))?
+            .map_err(Error::from)
     }
 
-    /// Drives the loop until `key` completes, with its message put into `buf` (a large one
-    /// lands there straight from the socket). Returns the message length in bytes.
-    pub(crate) fn wait_into(&self, key: &Key, buf: &mut [u8], elem: usize) -> Result<usize, Error> {
+    /// Drives the loop until receive `id` completes with its message in `buf` (a large
+    /// one lands there straight from the socket). Returns its status.
+    pub(crate) fn wait_into(
+        &self,
+        id: RecvId,
+        buf: &mut [u8],
+        elem: usize,
+    ) -> Result<Status, Error> {
         let mut core = self.inner.rt.lock();
-        let mut landing = Landing {
-            key: *key,
-            buf,
-            landed: None,
-        };
-        let data = core
-            .drive_until(|c| c.take_received(key), Some(&mut landing))
-            .map_err(|e| Error::Runtime(e.to_string()))??;
-        drop(core);
-        match landing.landed {
-            Some(n) if data.is_empty() => check_whole(n, elem).map(|()| n),
-            _ => {
-                let n = fill_bytes(landing.buf, elem, &data);
-                crate::message::pool::recycle(data);
-                n
+        // Until the receive knows its message, nothing can land.
+        let early = core
+            .drive_until(
+                |c| match c.take(id) {
+                    Some(r) => Some(Some(r)),
+                    None => c.engine.landing_for(id).map(|_| None),
+                },
+                None,
+            )
+            .map_err(|e| Error::Runtime(e.to_string()))?;
+        let (result, landed) = match early {
+            Some(r) => (r, None),
+            None => {
+                let Some(want) = core.engine.landing_for(id) else {
+                    return Err(Error::Runtime("receive lost its landing".into()));
+                };
+                let mut landing = Landing {
+                    want,
+                    buf: &mut *buf,
+                    landed: None,
+                };
+                let r = core
+                    .drive_until(|c| c.take(id), Some(&mut landing))
+                    .map_err(|e| Error::Runtime(e.to_string()))?;
+                (r, landing.landed)
             }
-        }
+        };
+        drop(core);
+        let (key, payload) = message(result?)?;
+        let n = match landed {
+            Some(n) if payload.is_empty() => check_whole(n, elem).map(|()| n)?,
+            _ => {
+                let n = fill_bytes(buf, elem, &payload);
+                crate::message::pool::recycle(payload);
+                n?
+            }
+        };
+        Ok(self.status_for(&key, n))
     }
 
-    /// Completes `key` if it is done, without waiting (one non-blocking loop turn).
-    pub(crate) fn test_key(&self, key: &Key) -> Result<Option<Bytes>, Error> {
+    /// Completes `id` if it is done, without waiting (one non-blocking loop turn).
+    pub(crate) fn test(&self, id: RecvId) -> Result<Option<Matched>, Error> {
         let mut core = self.inner.rt.lock();
-        if let Some(r) = core.take_received(key) {
+        if let Some(r) = core.take(id) {
             return r.map(Some).map_err(Error::from);
         }
         core.turn(Some(Duration::ZERO), false)
             .map_err(|e| Error::Runtime(e.to_string()))?;
-        match core.take_received(key) {
+        match core.take(id) {
             Some(r) => r.map(Some).map_err(Error::from),
             None => Ok(None),
         }
@@ -463,8 +528,30 @@ impl Communicator {
             .map_err(|e| Error::Runtime(e.to_string()))
     }
 
-    pub(crate) fn detach(&self, key: &Key) {
-        self.inner.rt.lock().engine.detach(key);
+    pub(crate) fn detach(&self, id: RecvId) {
+        self.inner.rt.lock().engine.detach(id);
+    }
+
+    /// A slot for a choice this rank's replicas must agree on (`None`: not coordinated).
+    pub(crate) fn post_choice(&self) -> Option<u64> {
+        self.inner.rt.lock().engine.post_choice()
+    }
+
+    /// Where choice `slot` stands (asks the leader for it if need be).
+    pub(crate) fn choice(&self, slot: u64) -> ChoiceState {
+        let mut core = self.inner.rt.lock();
+        let now = core.now();
+        let st = core.engine.choice(now, slot);
+        core.flush();
+        st
+    }
+
+    /// Records this replica's (the leader's) choice for `slot`.
+    pub(crate) fn make_choice(&self, slot: u64, value: Bytes) {
+        let mut core = self.inner.rt.lock();
+        let now = core.now();
+        core.engine.make_choice(now, slot, value);
+        core.flush();
     }
 
     pub(crate) fn send_internal(&self, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
@@ -472,8 +559,9 @@ impl Communicator {
     }
 
     pub(crate) fn receive_internal(&self, tag: Tag, src: u32) -> Result<Bytes, Error> {
-        let key = self.post_on(self.id + 1, tag, src)?;
-        self.wait_key(&key)
+        let spec = RecvSpec::exact(self.id + 1, self.world_rank(src)?, tag);
+        let id = self.post(spec, Mode::Receive)?;
+        message(self.wait(id)?).map(|(_, payload)| payload)
     }
 
     pub(crate) fn status_for(&self, key: &Key, bytes: usize) -> Status {
@@ -485,10 +573,14 @@ impl Communicator {
     }
 }
 
-fn wait_locked(core: &mut AppGuard<'_>, key: &Key) -> Result<Bytes, Error> {
-    core.drive_until(|c| c.take_received(key), None)
-        .map_err(|e| Error::Runtime(e.to_string()))?
-        .map_err(Error::from)
+/// The message a completed receive or blocking probe matched.
+pub(crate) fn message(m: Matched) -> Result<(Key, Bytes), Error> {
+    match m {
+        Matched::Message { key, payload } => Ok((key, payload)),
+        Matched::Nothing => Err(Error::Runtime(
+            "a blocking receive completed without a message".into(),
+        )),
+    }
 }
 
 fn check_whole(bytes: usize, elem: usize) -> Result<(), Error> {
@@ -514,233 +606,4 @@ pub(crate) fn fill_bytes(dst: &mut [u8], elem: usize, data: &[u8]) -> Result<usi
     check_whole(data.len(), elem)?;
     dst[..data.len()].copy_from_slice(data);
     Ok(data.len())
-}
-
-impl<'a> Process<'a> {
-    /// This partner's rank.
-    pub fn rank(&self) -> i32 {
-        self.rank
-    }
-
-    /// Buffered send with tag 0 (MPI_Send): returns once the message is in the local log.
-    pub fn send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<(), Error> {
-        self.send_with_tag(buf, 0)
-    }
-
-    /// Buffered send with a tag.
-    pub fn send_with_tag<B: Buffer + ?Sized>(&self, buf: &B, tag: Tag) -> Result<(), Error> {
-        let dst = self.comm.check_rank(self.rank)?;
-        Communicator::check_tag(tag)?;
-        self.comm.send_on(self.comm.id, tag, dst, buf.as_bytes())
-    }
-
-    /// Receives the next tag-0 message from this partner into `buf` (MPI_Recv).
-    pub fn receive_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<Status, Error> {
-        self.receive_into_with_tag(buf, 0)
-    }
-
-    /// Receives the next message with `tag` from this partner into `buf`.
-    pub fn receive_into_with_tag<B: BufferMut + ?Sized>(
-        &self,
-        buf: &mut B,
-        tag: Tag,
-    ) -> Result<Status, Error> {
-        let key = self.post(tag)?;
-        let elem = buf.elem_bytes();
-        let n = self.comm.wait_into(&key, buf.as_bytes_mut(), elem)?;
-        Ok(self.comm.status_for(&key, n))
-    }
-
-    /// Receives one value of `T` with tag 0.
-    pub fn receive<T: Equivalence>(&self) -> Result<(T, Status), Error> {
-        self.receive_with_tag(0)
-    }
-
-    /// Receives one value of `T` with `tag`.
-    pub fn receive_with_tag<T: Equivalence>(&self, tag: Tag) -> Result<(T, Status), Error> {
-        let mut v = [T::zeroed()];
-        let st = self.receive_into_with_tag(&mut v[..], tag)?;
-        if st.count_bytes() != std::mem::size_of::<T>() {
-            return Err(Error::BadLength {
-                message_bytes: st.count_bytes(),
-                elem_bytes: std::mem::size_of::<T>(),
-            });
-        }
-        Ok((v[0], st))
-    }
-
-    /// Receives a whole message of `T`s with tag 0, however long.
-    pub fn receive_vec<T: Equivalence>(&self) -> Result<(Vec<T>, Status), Error> {
-        self.receive_vec_with_tag(0)
-    }
-
-    /// Receives a whole message of `T`s with `tag`.
-    pub fn receive_vec_with_tag<T: Equivalence>(
-        &self,
-        tag: Tag,
-    ) -> Result<(Vec<T>, Status), Error> {
-        let key = self.post(tag)?;
-        let data = self.comm.wait_key(&key)?;
-        let len = data.len();
-        let v = vec_from_bytes::<T>(&data);
-        crate::message::pool::recycle(data);
-        Ok((v?, self.comm.status_for(&key, len)))
-    }
-
-    fn root(&self) -> Result<u32, Error> {
-        self.comm.check_rank(self.rank)
-    }
-
-    fn at_root(&self) -> Result<u32, Error> {
-        let root = self.root()?;
-        if root as i32 == self.comm.rank() {
-            Ok(root)
-        } else {
-            Err(Error::Usage(
-                "a *_root collective must be called on the root itself",
-            ))
-        }
-    }
-
-    /// Broadcasts `buf` from this (root) process to every rank (MPI_Bcast, MPI-3.1
-    /// section 5.4); every rank calls it with a buffer of the same length.
-    pub fn broadcast_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<(), Error> {
-        let root = self.root()?;
-        collective::broadcast(self.comm, root, buf.as_bytes_mut())
-    }
-
-    /// At the root: the rank-ordered reduction of every rank's `send` into `recv`
-    /// (MPI_Reduce, section 5.9.1).
-    pub fn reduce_into_root<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        let root = self.at_root()?;
-        collective::reduce(self.comm, root, send, Some(recv), &op)
-    }
-
-    /// At the other ranks: contribute `send` to a reduction at this root.
-    pub fn reduce_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        op: O,
-    ) -> Result<(), Error> {
-        let root = self.root()?;
-        collective::reduce(self.comm, root, send, None, &op)
-    }
-
-    /// At the root: block i of `recv` gets rank i's `send` (MPI_Gather, section 5.5).
-    pub fn gather_into_root<T: Equivalence>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-    ) -> Result<(), Error> {
-        let root = self.at_root()?;
-        collective::gather(self.comm, root, send, Some(recv))
-    }
-
-    /// At the other ranks: contribute `send` to a gather at this root.
-    pub fn gather_into<T: Equivalence>(&self, send: &[T]) -> Result<(), Error> {
-        let root = self.root()?;
-        collective::gather(self.comm, root, send, None)
-    }
-
-    /// At the root: block i of `send` goes to rank i's `recv` (MPI_Scatter, section 5.6).
-    pub fn scatter_into_root<T: Equivalence>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-    ) -> Result<(), Error> {
-        let root = self.at_root()?;
-        collective::scatter(self.comm, root, Some(send), recv)
-    }
-
-    /// At the other ranks: receive this root's block into `recv`.
-    pub fn scatter_into<T: Equivalence>(&self, recv: &mut [T]) -> Result<(), Error> {
-        let root = self.root()?;
-        collective::scatter(self.comm, root, None, recv)
-    }
-
-    /// At the root: rank i's `send` lands at offset `counts[..i].sum()` of `recv`
-    /// (MPI_Gatherv, section 5.5).
-    pub fn gather_varcount_into_root<T: Equivalence>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        counts: &[usize],
-    ) -> Result<(), Error> {
-        let root = self.at_root()?;
-        collective::gather_varcount(self.comm, root, send, Some((recv, counts)))
-    }
-
-    /// At the other ranks: contribute `send` to a gatherv at this root.
-    pub fn gather_varcount_into<T: Equivalence>(&self, send: &[T]) -> Result<(), Error> {
-        let root = self.root()?;
-        collective::gather_varcount(self.comm, root, send, None)
-    }
-
-    /// At the root: `counts[i]` elements at their offset in `send` go to rank i
-    /// (MPI_Scatterv, section 5.6).
-    pub fn scatter_varcount_into_root<T: Equivalence>(
-        &self,
-        send: &[T],
-        counts: &[usize],
-        recv: &mut [T],
-    ) -> Result<(), Error> {
-        let root = self.at_root()?;
-        collective::scatter_varcount(self.comm, root, Some((send, counts)), recv)
-    }
-
-    /// At the other ranks: receive this root's block into `recv`.
-    pub fn scatter_varcount_into<T: Equivalence>(&self, recv: &mut [T]) -> Result<(), Error> {
-        let root = self.root()?;
-        collective::scatter_varcount(self.comm, root, None, recv)
-    }
-
-    /// Immediate send (MPI_Isend). Sends are buffered, so the request is already complete.
-    pub fn immediate_send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<Request<'static>, Error> {
-        self.immediate_send_with_tag(buf, 0)
-    }
-
-    /// Immediate send with a tag.
-    pub fn immediate_send_with_tag<B: Buffer + ?Sized>(
-        &self,
-        buf: &B,
-        tag: Tag,
-    ) -> Result<Request<'static>, Error> {
-        self.send_with_tag(buf, tag)?;
-        Ok(Request::done(Status {
-            source: self.comm.rank(),
-            tag,
-            bytes: buf.as_bytes().len(),
-        }))
-    }
-
-    /// Immediate receive of a tag-0 message into `buf` (MPI_Irecv); the buffer is borrowed
-    /// until the request completes.
-    pub fn immediate_receive_into<B: BufferMut + ?Sized>(
-        &self,
-        buf: &'a mut B,
-    ) -> Result<Request<'a>, Error> {
-        self.immediate_receive_into_with_tag(buf, 0)
-    }
-
-    /// Immediate receive with a tag.
-    pub fn immediate_receive_into_with_tag<B: BufferMut + ?Sized>(
-        &self,
-        buf: &'a mut B,
-        tag: Tag,
-    ) -> Result<Request<'a>, Error> {
-        let key = self.post(tag)?;
-        let elem = buf.elem_bytes();
-        Ok(Request::receive(self.comm, key, buf.as_bytes_mut(), elem))
-    }
-
-    fn post(&self, tag: Tag) -> Result<Key, Error> {
-        let src = self.comm.check_rank(self.rank)?;
-        Communicator::check_tag(tag)?;
-        self.comm.post_on(self.comm.id, tag, src)
-    }
 }

@@ -6,13 +6,15 @@
 
 pub mod communicator;
 pub mod group;
+pub mod process;
 pub mod request;
 pub mod status;
 pub mod universe;
 
-pub use communicator::{Communicator, Process};
+pub use communicator::Communicator;
 pub use group::Group;
-pub use request::{wait_all, wait_any, Request};
+pub use process::{AnyProcess, Message, Process, ANY_SOURCE};
+pub use request::{test_any, test_some, wait_all, wait_any, wait_some, Request};
 pub use status::Status;
 pub use universe::{initialize, Universe};
 

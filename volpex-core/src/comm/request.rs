@@ -1,15 +1,24 @@
-//! `Request`: an immediate operation in flight (MPI-3.1 section 3.7).
+//! `Request`: an immediate operation in flight (MPI-3.1 section 3.7), and the calls that
+//! complete one of many (`wait_any`, `test_any`, `wait_some`, `test_some`).
+//!
+//! Which of several requests completes first depends on timing, so those calls are
+//! coordinated like wildcard receives: the leader replica of the rank decides and records
+//! the indices, every other replica waits for exactly those requests. With one replica
+//! per rank, or a send-deterministic program, each replica decides for itself.
 
-use super::communicator::{fill_bytes, Communicator};
+use bytes::{BufMut, Bytes, BytesMut};
+
+use super::communicator::{fill_bytes, message, Communicator};
 use super::Status;
 use crate::error::Error;
-use crate::message::Key;
+use crate::message::matching::RecvId;
+use crate::pull::ChoiceState;
 
 enum State<'a> {
     Done(Status),
     Receive {
         comm: Communicator,
-        key: Key,
+        id: RecvId,
         buf: &'a mut [u8],
         elem: usize,
     },
@@ -31,61 +40,62 @@ impl<'a> Request<'a> {
 
     pub(crate) fn receive(
         comm: &Communicator,
-        key: Key,
+        id: RecvId,
         buf: &'a mut [u8],
         elem: usize,
     ) -> Request<'a> {
         Request {
             state: State::Receive {
                 comm: comm.clone(),
-                key,
+                id,
                 buf,
                 elem,
             },
         }
     }
 
-    fn finish(
-        comm: &Communicator,
-        key: &Key,
-        buf: &mut [u8],
-        elem: usize,
-        data: bytes::Bytes,
-    ) -> Result<Status, Error> {
-        let n = fill_bytes(buf, elem, &data);
-        crate::message::pool::recycle(data);
-        Ok(comm.status_for(key, n?))
+    fn comm(&self) -> Option<&Communicator> {
+        match &self.state {
+            State::Receive { comm, .. } => Some(comm),
+            State::Done(_) | State::Taken => None,
+        }
     }
 
     /// Blocks until the operation completes (MPI_Wait).
     pub fn wait(mut self) -> Result<Status, Error> {
+        self.wait_here()
+    }
+
+    fn wait_here(&mut self) -> Result<Status, Error> {
         match std::mem::replace(&mut self.state, State::Taken) {
             State::Done(st) => Ok(st),
             State::Receive {
                 comm,
-                key,
+                id,
                 buf,
                 elem,
-            } => {
-                let n = comm.wait_into(&key, buf, elem)?;
-                Ok(comm.status_for(&key, n))
-            }
+            } => comm.wait_into(id, buf, elem),
             State::Taken => Err(Error::Runtime("request already completed".into())),
         }
     }
 
-    /// Completes the operation if it can without waiting (MPI_Test).
+    /// Completes the operation if it can without waiting (MPI_Test). Not coordinated:
+    /// how often it says "not yet" may differ between replicas (see the determinism
+    /// contract); `test_any` is.
     pub fn test(&mut self) -> Result<Option<Status>, Error> {
         match &mut self.state {
             State::Done(st) => Ok(Some(*st)),
             State::Receive {
                 comm,
-                key,
+                id,
                 buf,
                 elem,
-            } => match comm.test_key(key)? {
-                Some(data) => {
-                    let st = Self::finish(comm, key, buf, *elem, data)?;
+            } => match comm.test(*id)? {
+                Some(m) => {
+                    let (key, data) = message(m)?;
+                    let n = fill_bytes(buf, *elem, &data);
+                    crate::message::pool::recycle(data);
+                    let st = comm.status_for(&key, n?);
                     self.state = State::Done(st);
                     Ok(Some(st))
                 }
@@ -98,8 +108,8 @@ impl<'a> Request<'a> {
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
-        if let State::Receive { comm, key, .. } = &self.state {
-            comm.detach(key);
+        if let State::Receive { comm, id, .. } = &self.state {
+            comm.detach(*id);
         }
     }
 }
@@ -109,28 +119,121 @@ pub fn wait_all(requests: Vec<Request<'_>>) -> Result<Vec<Status>, Error> {
     requests.into_iter().map(Request::wait).collect()
 }
 
+/// How many requests a "some" call completes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Some_ {
+    One,
+    All,
+}
+
 /// Waits until one request completes, removes it and returns its former index and status
-/// (MPI_Waitany); `None` for an empty list. Which of several complete requests is
-/// returned may differ between replicas: programs must not branch on it (see the
-/// determinism contract in the README).
+/// (MPI_Waitany); `None` for an empty list. Every replica of the rank returns the same
+/// index.
 pub fn wait_any(requests: &mut Vec<Request<'_>>) -> Result<Option<(usize, Status)>, Error> {
-    if requests.is_empty() {
-        return Ok(None);
-    }
+    let done = complete_some(requests, Some_::One, true)?;
+    Ok(done.into_iter().next())
+}
+
+/// Like `wait_any`, but returns `None` at once when no request is complete (MPI_Testany).
+pub fn test_any(requests: &mut Vec<Request<'_>>) -> Result<Option<(usize, Status)>, Error> {
+    let done = complete_some(requests, Some_::One, false)?;
+    Ok(done.into_iter().next())
+}
+
+/// Waits until at least one request completes and removes every complete one, returning
+/// their former indices and statuses in index order (MPI_Waitsome).
+pub fn wait_some(requests: &mut Vec<Request<'_>>) -> Result<Vec<(usize, Status)>, Error> {
+    complete_some(requests, Some_::All, true)
+}
+
+/// Removes every request that is complete now (maybe none), as `wait_some` (MPI_Testsome).
+pub fn test_some(requests: &mut Vec<Request<'_>>) -> Result<Vec<(usize, Status)>, Error> {
+    complete_some(requests, Some_::All, false)
+}
+
+fn complete_some(
+    requests: &mut Vec<Request<'_>>,
+    how: Some_,
+    block: bool,
+) -> Result<Vec<(usize, Status)>, Error> {
+    let Some(comm) = requests.iter().find_map(|r| r.comm().cloned()) else {
+        // Only completed sends: every replica sees the same.
+        let n = match how {
+            Some_::One => requests.len().min(1),
+            Some_::All => requests.len(),
+        };
+        return take(requests, (0..n).collect());
+    };
+    let slot = comm.post_choice();
     loop {
-        for i in 0..requests.len() {
-            if let Some(st) = requests[i].test()? {
-                let mut r = requests.remove(i);
-                r.state = State::Taken;
-                return Ok(Some((i, st)));
+        let choice = match slot {
+            None => ChoiceState::Yours,
+            Some(s) => comm.choice(s),
+        };
+        match choice {
+            ChoiceState::Made(v) => return take(requests, decode(&v, requests.len())?),
+            ChoiceState::Yours => {
+                let mut ready = Vec::new();
+                for (i, r) in requests.iter_mut().enumerate() {
+                    if r.test()?.is_some() {
+                        ready.push(i);
+                        if how == Some_::One {
+                            break;
+                        }
+                    }
+                }
+                if !ready.is_empty() || !block {
+                    if let Some(s) = slot {
+                        comm.make_choice(s, encode(&ready));
+                    }
+                    return take(requests, ready);
+                }
+                comm.drive_once()?;
             }
-        }
-        // Nothing complete: sleep in the event loop until something happens.
-        if let Some(comm) = requests.iter().find_map(|r| match &r.state {
-            State::Receive { comm, .. } => Some(comm.clone()),
-            State::Done(_) | State::Taken => None,
-        }) {
-            comm.drive_once()?;
+            ChoiceState::Waiting => comm.drive_once()?,
         }
     }
+}
+
+/// Completes the requests at `indices` (ascending) and removes them from the list.
+fn take(
+    requests: &mut Vec<Request<'_>>,
+    indices: Vec<usize>,
+) -> Result<Vec<(usize, Status)>, Error> {
+    let mut out = Vec::with_capacity(indices.len());
+    for &i in &indices {
+        out.push((i, requests[i].wait_here()?));
+    }
+    for &i in indices.iter().rev() {
+        requests.remove(i);
+    }
+    Ok(out)
+}
+
+fn encode(indices: &[usize]) -> Bytes {
+    let mut b = BytesMut::with_capacity(4 * indices.len());
+    for &i in indices {
+        b.put_u32_le(i as u32);
+    }
+    b.freeze()
+}
+
+fn decode(b: &[u8], len: usize) -> Result<Vec<usize>, Error> {
+    let bad = || {
+        Error::Runtime(format!(
+            "recorded request choice {b:?} does not fit {len} requests"
+        ))
+    };
+    if !b.len().is_multiple_of(4) {
+        return Err(bad());
+    }
+    let mut out = Vec::with_capacity(b.len() / 4);
+    for c in b.chunks_exact(4) {
+        let i = u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize;
+        if i >= len || out.last().is_some_and(|&p| p >= i) {
+            return Err(bad());
+        }
+        out.push(i);
+    }
+    Ok(out)
 }

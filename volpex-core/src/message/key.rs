@@ -31,6 +31,67 @@ impl fmt::Display for Key {
     }
 }
 
+/// What a pull asks a sender replica for: one message by key, or, for a receive with
+/// `ANY_TAG`, whatever message has a given order number among the sends from `src` to
+/// `dst` on `comm` (order numbers are the same in every replica of a deterministic
+/// sender, like keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Want {
+    /// The message with this key.
+    Key(Key),
+    /// The `order`-th message from `src` to `dst` on `comm`, whatever its tag.
+    Order {
+        /// Communicator context id.
+        comm: u32,
+        /// Sending rank.
+        src: u32,
+        /// Receiving rank.
+        dst: u32,
+        /// Order number among all sends from src to dst on comm.
+        order: u64,
+    },
+}
+
+impl Want {
+    /// Sending rank.
+    pub fn src(&self) -> u32 {
+        match self {
+            Want::Key(k) => k.src,
+            Want::Order { src, .. } => *src,
+        }
+    }
+
+    /// Receiving rank.
+    pub fn dst(&self) -> u32 {
+        match self {
+            Want::Key(k) => k.dst,
+            Want::Order { dst, .. } => *dst,
+        }
+    }
+
+    /// Communicator context id.
+    pub fn comm(&self) -> u32 {
+        match self {
+            Want::Key(k) => k.comm,
+            Want::Order { comm, .. } => *comm,
+        }
+    }
+}
+
+impl fmt::Display for Want {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Want::Key(k) => k.fmt(f),
+            Want::Order {
+                comm,
+                src,
+                dst,
+                order,
+            } => write!(f, "(comm {comm}, src {src}, dst {dst}, order {order})"),
+        }
+    }
+}
+
 /// One OS process of the job: replica `replica` of rank `rank`. Replica k of every rank
 /// forms team k.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -23,6 +23,9 @@ pub struct LogEntry {
     pub payload: Bytes,
     /// Order number among all sends from this rank to the destination on this comm.
     pub order: u64,
+    /// Coordinated choices (slots `0..choices`) the sender had made or followed before
+    /// this send; the message may depend on them (see `pull::decision`).
+    pub choices: u64,
 }
 
 /// Answer to "do you have this key?".
@@ -90,9 +93,10 @@ impl SendLog {
         len + LOG_ENTRY_OVERHEAD_BYTES
     }
 
-    /// Appends a message from `src` and returns its key and order number, or `LogFull`
-    /// when even after eviction there is no room. An entry larger than the whole bound is
-    /// accepted into an empty log, so one huge message cannot block forever.
+    /// Appends a message from `src` that may depend on `choices` coordinated choices and
+    /// returns its key and order number, or `LogFull` when even after eviction there is
+    /// no room. An entry larger than the whole bound is accepted into an empty log, so one
+    /// huge message cannot block forever.
     pub fn append(
         &mut self,
         comm: u32,
@@ -100,6 +104,7 @@ impl SendLog {
         src: u32,
         dst: u32,
         payload: Bytes,
+        choices: u64,
     ) -> Result<(Key, u64), LogFull> {
         let need = Self::cost(payload.len());
         if self.bytes_used + need > self.bytes_max && !self.entries.is_empty() {
@@ -124,7 +129,14 @@ impl SendLog {
         let order = *order_slot;
         *order_slot += 1;
         self.bytes_used += need;
-        self.entries.insert(key, LogEntry { payload, order });
+        self.entries.insert(
+            key,
+            LogEntry {
+                payload,
+                order,
+                choices,
+            },
+        );
         self.fifo.push_back(key);
         self.by_dst
             .entry((comm, dst))
@@ -164,6 +176,14 @@ impl SendLog {
         } else {
             Lookup::NotYetSent
         }
+    }
+
+    /// The key of the `order`-th message to `dst` on `comm`, whatever its tag, while its
+    /// entry (or the record of its eviction under memory pressure) is still here.
+    pub fn key_at_order(&self, comm: u32, dst: u32, order: u64) -> Option<Key> {
+        let q = self.by_dst.get(&(comm, dst))?;
+        let i = q.binary_search_by_key(&order, |&(o, _)| o).ok()?;
+        q.get(i).map(|(_, k)| *k)
     }
 
     /// Number of messages this replica has sent to `dst` on `comm` (its progress).
@@ -312,24 +332,26 @@ mod tests {
     #[test]
     fn seq_and_order_count_per_key_and_pair() {
         let mut log = SendLog::new(1 << 20, 1);
-        let (k0, o0) = log.append(0, 5, 1, 2, msg(1)).unwrap();
-        let (k1, o1) = log.append(0, 6, 1, 2, msg(1)).unwrap();
-        let (k2, o2) = log.append(0, 5, 1, 2, msg(1)).unwrap();
+        let (k0, o0) = log.append(0, 5, 1, 2, msg(1), 0).unwrap();
+        let (k1, o1) = log.append(0, 6, 1, 2, msg(1), 0).unwrap();
+        let (k2, o2) = log.append(0, 5, 1, 2, msg(1), 0).unwrap();
         assert_eq!((k0.seq, k1.seq, k2.seq), (0, 0, 1));
         assert_eq!((o0, o1, o2), (0, 1, 2));
         assert_eq!(log.sent_to(0, 2), 3);
         let unsent = Key { seq: 2, ..k0 };
         assert!(matches!(log.lookup(&unsent), Lookup::NotYetSent));
+        assert_eq!(log.key_at_order(0, 2, 1), Some(k1));
+        assert_eq!(log.key_at_order(0, 2, 3), None);
     }
 
     #[test]
     fn never_evicts_unreceived_and_blocks_instead() {
         let per = 100 + LOG_ENTRY_OVERHEAD_BYTES;
         let mut log = SendLog::new(per * 2, 2);
-        let (k0, _) = log.append(0, 0, 0, 1, msg(100)).unwrap();
-        log.append(0, 0, 0, 1, msg(100)).unwrap();
+        let (k0, _) = log.append(0, 0, 0, 1, msg(100), 0).unwrap();
+        log.append(0, 0, 0, 1, msg(100), 0).unwrap();
         assert!(
-            log.append(0, 0, 0, 1, msg(100)).is_err(),
+            log.append(0, 0, 0, 1, msg(100), 0).is_err(),
             "nothing received yet"
         );
         assert!(matches!(log.lookup(&k0), Lookup::Present(_)));
@@ -338,7 +360,7 @@ mod tests {
             matches!(log.lookup(&k0), Lookup::Present(_)),
             "replica 1 still may ask"
         );
-        let (k2, _) = log.append(0, 0, 0, 1, msg(100)).unwrap();
+        let (k2, _) = log.append(0, 0, 0, 1, msg(100), 0).unwrap();
         assert!(matches!(log.lookup(&k0), Lookup::Evicted));
         assert!(matches!(log.lookup(&k2), Lookup::Present(_)));
         assert_eq!(log.evicted_count(), 1);
@@ -347,8 +369,8 @@ mod tests {
     #[test]
     fn entries_every_live_replica_has_are_dropped_at_once() {
         let mut log = SendLog::new(1 << 20, 2);
-        let (k0, _) = log.append(0, 0, 0, 1, msg(10)).unwrap();
-        let (k1, _) = log.append(0, 0, 0, 1, msg(10)).unwrap();
+        let (k0, _) = log.append(0, 0, 0, 1, msg(10), 0).unwrap();
+        let (k1, _) = log.append(0, 0, 0, 1, msg(10), 0).unwrap();
         log.note_consumed(0, 1, 1, 2);
         assert!(matches!(log.lookup(&k0), Lookup::Present(_)));
         log.note_dead(1, 0);
@@ -360,7 +382,7 @@ mod tests {
     #[test]
     fn oversized_entry_fits_an_empty_log() {
         let mut log = SendLog::new(10, 1);
-        assert!(log.append(0, 0, 0, 1, msg(1000)).is_ok());
-        assert!(log.append(0, 0, 0, 1, msg(1)).is_err());
+        assert!(log.append(0, 0, 0, 1, msg(1000), 0).is_ok());
+        assert!(log.append(0, 0, 0, 1, msg(1), 0).is_err());
     }
 }

@@ -41,6 +41,13 @@ impl Consumed {
         }
     }
 
+    /// Whether the message with `order` from `src` on `comm` was recorded already.
+    pub fn has(&self, comm: u32, src: u32, order: u64) -> bool {
+        self.by_source
+            .get(&(comm, src))
+            .is_some_and(|t| order < t.watermark || t.above.contains(&order))
+    }
+
     /// Current watermark for (comm, src).
     pub fn watermark(&self, comm: u32, src: u32) -> u64 {
         self.by_source.get(&(comm, src)).map_or(0, |t| t.watermark)
@@ -69,6 +76,7 @@ mod tests {
         let mut c = Consumed::default();
         assert!(!c.record(0, 1, 1));
         assert_eq!(c.watermark(0, 1), 0);
+        assert!(c.has(0, 1, 1) && !c.has(0, 1, 0));
         assert!(c.record(0, 1, 0));
         assert_eq!(c.watermark(0, 1), 2);
         assert!(

@@ -1,24 +1,37 @@
 //! The engine of one replica. Method kinds, in the order a driver uses them:
 //! getters; `handle_frame`, `handle_peer_down`, `handle_timeout` for inputs; `send`,
-//! `post_receive`, `detach` as commands; then `poll_transmit`, `poll_deferred`,
-//! `poll_event`, `poll_timeout` and `take_received` for outputs. Poll transmits after
-//! every input or command; deferred frames may wait for the next command's write.
+//! `post`, `detach`, `make_choice` as commands; then `poll_transmit`, `poll_deferred`,
+//! `poll_event`, `poll_timeout` and `take` for outputs. Poll transmits after every input
+//! or command; deferred frames may wait for the next command's write.
+//!
+//! Receiving is split in two: `message::matching` decides which message each posted
+//! receive matches and says what it needs; this engine fetches it, choosing replicas,
+//! failing over and hedging. Coordinated choices (`ANY_SOURCE`, immediate probes,
+//! `wait_any`, ...) come from `decision`.
 //!
 //! Speculative pulls: when the application takes a message of a stream (comm, tag, src),
 //! the engine asks for the stream's next message right away, as a deferred frame, so it
 //! leaves in the same write as the application's next send. By the time the application
 //! posts that receive the pull is already parked at the sender (or answered), and each
-//! message costs one write on each side, as with a push protocol. A speculative pull never
-//! hedges, never retires the replica and never reports a lost rank: the real receive does.
+//! message costs one write on each side, as with a push protocol. A pull nobody waits for
+//! yet (a speculative pull, or a candidate of an unresolved wildcard) never hedges, never
+//! retires the replica and never reports a lost rank: the receive that needs it does.
+//!
+//! Silence: a pull with no answer within the ack timeout, or parked at a replica we have
+//! not heard from for that long (we ask again halfway, so a live sender always answers),
+//! fails over. For choices, a silent or unreachable leader is fenced through the launcher
+//! instead, so that two replicas never choose at once.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
 
-use crate::config::Config;
+use super::decision::{self, slot_key, Authority, Decisions, Slot, DECISION_CTX};
+use crate::config::{Config, DECISIONS_HELD_MAX};
 use crate::message::log::{LogFull, Lookup};
-use crate::message::{Consumed, Key, ReplicaId, SendLog};
+use crate::message::matching::{Choice, Chooser, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
+use crate::message::{Consumed, Key, ReplicaId, SendLog, Want};
 use crate::replica::Liveness;
 use crate::wire::control::ReplicaStats;
 use crate::wire::Frame;
@@ -48,6 +61,23 @@ pub enum EngineEvent {
         /// Human-readable reason naming the evicted message.
         reason: String,
     },
+    /// A sibling that makes or holds choices is unreachable or silent: ask the launcher
+    /// to end it and announce its death.
+    Fence {
+        /// The sibling.
+        peer: ReplicaId,
+    },
+}
+
+/// Where a coordinated choice of the caller's (see `post_choice`) stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChoiceState {
+    /// Made (here or by the leader): act on it.
+    Made(Bytes),
+    /// This replica leads: decide now and call `make_choice`.
+    Yours,
+    /// The leader has not told us yet.
+    Waiting,
 }
 
 /// State of one ask (a pull sent to one sender replica).
@@ -57,6 +87,9 @@ enum AskState {
     Sent { at: Duration },
     /// The sender parked it (not sent yet there).
     Parked,
+    /// No answer within the ack timeout (or the sender went quiet while it was parked):
+    /// another replica was asked; a late answer still counts.
+    Silent,
     /// The sender evicted the message.
     Gone,
     /// Abandoned: the replica died, or it was cancelled.
@@ -81,9 +114,10 @@ struct Pending {
     asks: Vec<Ask>,
     /// When to ask another replica whether it already has the message.
     hedge_at: Duration,
-    detached: bool,
-    /// Asked for ahead of the application's receive (see the module doc).
-    speculative: bool,
+    /// A resolved receive waits for it (else it is fetched ahead).
+    needed: bool,
+    /// Its first ask may wait for the next command's write (a speculative pull).
+    defer: bool,
 }
 
 /// The pull-protocol state of one replica.
@@ -92,15 +126,25 @@ pub struct Engine {
     replicas: u32,
     cfg: Config,
     log: SendLog,
-    parked: HashMap<Key, Vec<(ReplicaId, u64)>>,
-    /// Parked pulls not yet acknowledged, in parking order: (due, key, from, req).
-    unacked: VecDeque<(Duration, Key, ReplicaId, u64)>,
+    decisions: Decisions,
+    parked: HashMap<Want, Vec<(ReplicaId, u64)>>,
+    /// Parked wants whose message is logged but may not leave yet (output commit, see
+    /// `decision`), and since when the oldest has waited.
+    blocked: HashSet<Want>,
+    blocked_since: Option<Duration>,
+    /// Parked pulls not yet acknowledged, in parking order: (due, want, from, req).
+    unacked: VecDeque<(Duration, Want, ReplicaId, u64)>,
     consumed: Consumed,
     consumed_dirty: bool,
     next_consumed_at: Duration,
-    recv_seqs: HashMap<(u32, i32, u32), u64>,
-    pending: HashMap<Key, Pending>,
-    completed: HashMap<Key, Result<Bytes, RecvError>>,
+    matcher: Matcher<RecvError>,
+    pending: HashMap<Want, Pending>,
+    /// When a frame last came from each peer, and when we last asked it again.
+    heard: HashMap<ReplicaId, Duration>,
+    pinged: HashMap<ReplicaId, Duration>,
+    /// The last `handle_timeout`: a long gap means this process was stopped.
+    last_tick: Duration,
+    fenced: HashSet<ReplicaId>,
     liveness: Liveness,
     transmit: VecDeque<(ReplicaId, Frame)>,
     /// Frames that may wait for the next command's write (speculative pulls).
@@ -112,22 +156,63 @@ pub struct Engine {
     stats: ReplicaStats,
 }
 
+/// The matcher's view of the choices: records go to `decisions`, and the slots recorded
+/// are remembered so the engine can serve followers waiting for them.
+struct EngineChooser<'a> {
+    decisions: &'a mut Decisions,
+    recorded: Vec<u64>,
+}
+
+impl Chooser for EngineChooser<'_> {
+    fn recorded(&mut self, slot: u64) -> Option<Choice> {
+        let Slot::Held(b) = self.decisions.slot(slot) else {
+            return None;
+        };
+        self.decisions.mark_used(slot);
+        match decision::decode_match(&b) {
+            Some(c) => Some(c),
+            None => {
+                log::error!("choice {slot} is not a match; treated as nothing");
+                Some(None)
+            }
+        }
+    }
+
+    fn may_choose(&mut self, _slot: u64) -> bool {
+        self.decisions.is_leader()
+    }
+
+    fn record(&mut self, slot: u64, choice: Choice) {
+        if self.decisions.record(slot, decision::encode_match(choice)) {
+            self.recorded.push(slot);
+        }
+        self.decisions.mark_used(slot);
+    }
+}
+
 impl Engine {
     /// A fresh engine for replica `me` of a job of `ranks` x `replicas`.
     pub fn new(me: ReplicaId, ranks: u32, replicas: u32, cfg: Config) -> Engine {
+        let coordinated = replicas > 1 && !cfg.send_deterministic;
         Engine {
             me,
             replicas,
             log: SendLog::new(cfg.log_bytes_max, replicas),
+            decisions: Decisions::new(me, replicas, coordinated, DECISIONS_HELD_MAX),
             cfg,
             parked: HashMap::new(),
+            blocked: HashSet::new(),
+            blocked_since: None,
             unacked: VecDeque::new(),
             consumed: Consumed::default(),
             consumed_dirty: false,
             next_consumed_at: Duration::ZERO,
-            recv_seqs: HashMap::new(),
+            matcher: Matcher::new(me.rank),
             pending: HashMap::new(),
-            completed: HashMap::new(),
+            heard: HashMap::new(),
+            pinged: HashMap::new(),
+            last_tick: Duration::ZERO,
+            fenced: HashSet::new(),
             liveness: Liveness::new(ranks, replicas),
             transmit: VecDeque::new(),
             deferred: VecDeque::new(),
@@ -164,16 +249,22 @@ impl Engine {
     /// may start writing the message to them before `send` logs it.
     pub fn next_send(&self, comm: u32, tag: i32, dst: u32) -> (Key, u64, Vec<(ReplicaId, u64)>) {
         let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
-        let waiters = self
-            .parked
-            .get(&key)
-            .map(|l| {
-                l.iter()
-                    .copied()
-                    .filter(|(to, _)| *to != self.me && self.liveness.is_usable(*to))
-                    .collect()
-            })
-            .unwrap_or_default();
+        if self.decisions.used_bound() > self.decisions.stable() {
+            return (key, order, Vec::new());
+        }
+        let by_order = Want::Order {
+            comm,
+            src: self.me.rank,
+            dst,
+            order,
+        };
+        let waiters = [Want::Key(key), by_order]
+            .iter()
+            .filter_map(|w| self.parked.get(w))
+            .flatten()
+            .copied()
+            .filter(|(to, _)| *to != self.me && self.liveness.is_usable(*to))
+            .collect();
         (key, order, waiters)
     }
 
@@ -182,7 +273,31 @@ impl Engine {
         self.liveness.rank_alive(rank)
     }
 
+    /// How a blocking receive's message can be recognized on the wire before it is
+    /// matched, so it can land straight in the receive buffer: its key once resolved, or
+    /// its order number (see `Matcher::sole_order`).
+    pub fn landing_for(&self, id: RecvId) -> Option<Want> {
+        if let Some(k) = self.matcher.resolved_key(id) {
+            return Some(Want::Key(k));
+        }
+        let consumed = &self.consumed;
+        self.matcher
+            .sole_order(id, &|comm, src| consumed.watermark(comm, src))
+    }
+
+    /// Whether choices are coordinated between replicas (off with one replica per rank
+    /// or for a send-deterministic program).
+    pub fn coordinated(&self) -> bool {
+        self.decisions.enabled()
+    }
+
     // ---- commands ----
+
+    /// The program declares itself send-deterministic: every replica makes its own
+    /// choices. Call before any coordinated operation.
+    pub fn declare_send_deterministic(&mut self) {
+        self.decisions.disable();
+    }
 
     /// Appends a message to the log and answers any pull parked for it. `Err(LogFull)`
     /// means the caller must wait (drive the engine) and try again.
@@ -194,138 +309,230 @@ impl Engine {
         dst: u32,
         payload: Bytes,
     ) -> Result<Key, LogFull> {
-        let (key, order) = self
-            .log
-            .append(comm, tag, self.me.rank, dst, payload.clone())?;
+        let choices = self.decisions.used_bound();
+        let (key, order) =
+            self.log
+                .append(comm, tag, self.me.rank, dst, payload.clone(), choices)?;
         self.stats.sends += 1;
-        if let Some(waiting) = self.parked.remove(&key) {
-            for (to, req) in waiting {
-                if self.liveness.is_usable(to) {
-                    self.stats.served += 1;
-                    self.out(
-                        to,
-                        Frame::Data {
-                            key,
-                            req,
-                            order,
-                            payload: payload.clone(),
-                        },
-                    );
-                }
+        let by_order = Want::Order {
+            comm,
+            src: self.me.rank,
+            dst,
+            order,
+        };
+        for want in [Want::Key(key), by_order] {
+            if !self.parked.contains_key(&want) {
+                continue;
+            }
+            if choices > self.decisions.stable() {
+                self.block(now, want);
+            } else {
+                self.serve_parked(want, key, order, &payload);
             }
         }
         self.drain_loopback(now);
         Ok(key)
     }
 
-    /// Posts a receive from `src` with `tag` on `comm`: the next message with that
-    /// (comm, tag, src) to this rank. Returns its key, the handle for `take_received`.
-    pub fn post_receive(&mut self, now: Duration, comm: u32, tag: i32, src: u32) -> Key {
-        let slot = self.recv_seqs.entry((comm, tag, src)).or_insert(0);
-        let key = Key {
-            comm,
-            tag,
-            src,
-            dst: self.me.rank,
-            seq: *slot,
-        };
-        *slot += 1;
-        if let Some(p) = self.pending.get_mut(&key) {
-            // A speculative pull is out already: it becomes the real one.
-            p.speculative = false;
-            p.hedge_at = now + self.cfg.hedge_timeout;
-            if !p.asks.iter().any(Ask::outstanding) {
-                self.ask_next(now, key);
-            }
-        } else if !self.completed.contains_key(&key) {
-            self.pending.insert(
-                key,
-                Pending {
-                    asks: Vec::new(),
-                    hedge_at: now + self.cfg.hedge_timeout,
-                    detached: false,
-                    speculative: false,
-                },
-            );
-            self.ask_next(now, key);
-        }
+    /// Posts a receive or probe; its result comes out of `take`.
+    pub fn post(&mut self, now: Duration, spec: RecvSpec, mode: Mode) -> RecvId {
+        let coordinate = spec.any_source() || mode == Mode::ImmediateProbe;
+        let slot = (coordinate && self.decisions.enabled()).then(|| self.decisions.next_slot());
+        let id = self.matcher.post(spec, mode, slot);
+        self.rematch(now);
         self.drain_loopback(now);
-        key
+        id
     }
 
-    /// The caller no longer wants this receive's data (a dropped request): it still
+    /// The caller no longer wants this result (a dropped request): a receive still
     /// consumes its message, which is discarded on arrival.
-    pub fn detach(&mut self, key: &Key) {
-        if let Some(p) = self.pending.get_mut(key) {
-            p.detached = true;
+    pub fn detach(&mut self, id: RecvId) {
+        self.matcher.detach(id);
+    }
+
+    /// A slot for a choice the caller makes (`wait_any`, `test_some`, ...), or `None`
+    /// when choices are not coordinated (decide locally).
+    pub fn post_choice(&mut self) -> Option<u64> {
+        self.decisions.enabled().then(|| self.decisions.next_slot())
+    }
+
+    /// Where the caller's choice `slot` stands; asks the leader for it if need be.
+    pub fn choice(&mut self, now: Duration, slot: u64) -> ChoiceState {
+        match self.decisions.slot(slot) {
+            Slot::Held(b) => {
+                self.decisions.mark_used(slot);
+                ChoiceState::Made(b)
+            }
+            Slot::Evicted => ChoiceState::Waiting,
+            Slot::Unknown if self.decisions.is_leader() => ChoiceState::Yours,
+            Slot::Unknown => {
+                self.want(now, Want::Key(slot_key(self.me.rank, slot)), true);
+                self.drain_loopback(now);
+                ChoiceState::Waiting
+            }
         }
-        self.completed.remove(key);
+    }
+
+    /// The leader records its choice for `slot`.
+    pub fn make_choice(&mut self, now: Duration, slot: u64, value: Bytes) {
+        if self.decisions.record(slot, value) {
+            self.after_record(now, slot);
+        }
+        self.decisions.mark_used(slot);
+    }
+
+    /// Starts what runs without being asked: a follower's standing pull for its leader's
+    /// next choice. Call once, after the peers are known.
+    pub fn start(&mut self, now: Duration) {
+        self.stand(now);
+        self.drain_loopback(now);
     }
 
     // ---- inputs ----
 
     /// A frame from an authenticated replica.
     pub fn handle_frame(&mut self, now: Duration, from: ReplicaId, frame: Frame) {
+        self.heard.insert(from, now);
         self.dispatch(now, from, frame);
         self.drain_loopback(now);
     }
 
-    /// A replica is gone (connection failed, or the launcher's death notice).
-    pub fn handle_peer_down(&mut self, now: Duration, peer: ReplicaId) {
-        if peer == self.me || !self.liveness.mark_dead(peer) {
+    /// A replica is gone: `confirmed` when the launcher said so (it ended the process),
+    /// otherwise its connection failed.
+    pub fn handle_peer_down(&mut self, now: Duration, peer: ReplicaId, confirmed: bool) {
+        if peer == self.me {
             return;
         }
-        log::info!("{}: replica {peer} is dead", self.me);
-        self.log.note_dead(peer.rank, peer.replica);
-        self.parked.retain(|_, list| {
-            list.retain(|&(r, _)| r != peer);
-            !list.is_empty()
-        });
-        self.fail_over(now, peer);
+        if peer.rank == self.me.rank && self.decisions.enabled() {
+            if confirmed {
+                if let Some(siblings) = self.decisions.on_dead(peer.replica, now) {
+                    let base = self.consumed.watermark(DECISION_CTX, self.me.rank);
+                    for k in siblings {
+                        let to = ReplicaId::new(self.me.rank, k);
+                        self.out(
+                            to,
+                            Frame::Takeover {
+                                rank: self.me.rank,
+                                base,
+                            },
+                        );
+                    }
+                }
+                self.release_blocked(now);
+                self.on_authority_change(now);
+            } else {
+                self.fence(peer);
+            }
+        }
+        if self.liveness.mark_dead(peer) {
+            log::info!("{}: replica {peer} is dead", self.me);
+            self.log.note_dead(peer.rank, peer.replica);
+            self.parked.retain(|_, list| {
+                list.retain(|&(r, _)| r != peer);
+                !list.is_empty()
+            });
+            self.fail_over(now, peer);
+            let liveness = &self.liveness;
+            self.matcher.fail_unresolved(|spec| {
+                let ranks = spec.ranks();
+                let lost = !ranks.is_empty() && ranks.iter().all(|&r| !liveness.rank_alive(r));
+                lost.then(|| RecvError::RankLost { rank: ranks[0] })
+            });
+        }
+        self.rematch(now);
         self.drain_loopback(now);
     }
 
-    /// Timers: hedges for waiting pulls, ack timeouts, consumption notices.
+    /// Timers: acks, silence, hedges, takeover answers, consumption notices.
     pub fn handle_timeout(&mut self, now: Duration) {
-        while let Some(&(due, key, from, req)) = self.unacked.front() {
+        if now > self.last_tick + self.cfg.ack_timeout {
+            self.resync(now);
+        }
+        self.last_tick = now;
+        while let Some(&(due, want, from, req)) = self.unacked.front() {
             if due > now {
                 break;
             }
             self.unacked.pop_front();
             let still_parked = self
                 .parked
-                .get(&key)
+                .get(&want)
                 .is_some_and(|l| l.contains(&(from, req)));
             if still_parked {
-                self.ack(key, from, req);
+                self.ack(want, from, req);
             }
         }
-        let mut silent = Vec::new();
+        let half = self.cfg.ack_timeout / 2;
+        // Asks whose replica went silent, and peers to ask again (keepalive).
+        let mut silent: Vec<(Want, ReplicaId)> = Vec::new();
+        let mut ping: HashMap<ReplicaId, (Want, u64)> = HashMap::new();
         let mut hedge = Vec::new();
-        for (key, p) in self.pending.iter() {
+        for (want, p) in self.pending.iter() {
             for a in &p.asks {
-                if let AskState::Sent { at } = a.state {
-                    if now >= at + self.cfg.ack_timeout {
-                        silent.push(ReplicaId::new(key.src, a.replica));
+                let peer = ReplicaId::new(want.src(), a.replica);
+                if peer == self.me {
+                    continue;
+                }
+                match a.state {
+                    AskState::Sent { at } if now >= at + self.cfg.ack_timeout => {
+                        silent.push((*want, peer));
                     }
+                    AskState::Parked => {
+                        let heard = self.heard.get(&peer).copied().unwrap_or(Duration::ZERO);
+                        if now >= heard + self.cfg.ack_timeout {
+                            silent.push((*want, peer));
+                        } else if now >= heard + half
+                            && self.pinged.get(&peer).is_none_or(|&t| t < heard)
+                        {
+                            ping.entry(peer).or_insert((*want, a.req));
+                        }
+                    }
+                    AskState::Sent { .. }
+                    | AskState::Silent
+                    | AskState::Gone
+                    | AskState::Dropped => {}
                 }
             }
             if now >= p.hedge_at {
-                hedge.push(*key);
+                hedge.push(*want);
             }
         }
-        for peer in silent {
-            if self.liveness.suspect(peer, now) {
+        for (peer, (want, req)) in ping {
+            self.pinged.insert(peer, now);
+            let consumed = self.consumed.watermark(want.comm(), want.src());
+            log::trace!("{}: asking {peer} again for {want} (keepalive)", self.me);
+            self.out(
+                peer,
+                Frame::Pull {
+                    want,
+                    req,
+                    consumed,
+                },
+            );
+        }
+        for (want, peer) in silent {
+            self.on_silent(now, want, peer);
+        }
+        for k in self.decisions.overdue(now, self.cfg.ack_timeout) {
+            self.fence(ReplicaId::new(self.me.rank, k));
+        }
+        if self
+            .blocked_since
+            .is_some_and(|t| now >= t + self.cfg.ack_timeout)
+        {
+            for k in self.decisions.lagging(self.decisions.used_bound()) {
                 log::info!(
-                    "{}: replica {peer} silent for {:?} (ack timeout); failing over",
+                    "{}: sibling {}.{k} has not taken choices for {:?}; fencing it",
                     self.me,
+                    self.me.rank,
                     self.cfg.ack_timeout
                 );
-                self.fail_over(now, peer);
+                self.fence(ReplicaId::new(self.me.rank, k));
             }
+            self.blocked_since = Some(now);
         }
-        for key in hedge {
-            self.hedge(now, key);
+        for want in hedge {
+            self.hedge(now, want);
         }
         if self.consumed_dirty && now >= self.next_consumed_at {
             self.consumed_dirty = false;
@@ -371,11 +578,22 @@ impl Engine {
     pub fn poll_timeout(&self) -> Option<Duration> {
         let mut t: Option<Duration> = None;
         let mut at = |d: Duration| t = Some(t.map_or(d, |x| x.min(d)));
-        for p in self.pending.values() {
+        let half = self.cfg.ack_timeout / 2;
+        for (want, p) in &self.pending {
             at(p.hedge_at);
             for a in &p.asks {
-                if let AskState::Sent { at: s } = a.state {
-                    at(s + self.cfg.ack_timeout);
+                let peer = ReplicaId::new(want.src(), a.replica);
+                if peer == self.me {
+                    continue;
+                }
+                match a.state {
+                    AskState::Sent { at: s } => at(s + self.cfg.ack_timeout),
+                    AskState::Parked => {
+                        let heard = self.heard.get(&peer).copied().unwrap_or(Duration::ZERO);
+                        let pinged = self.pinged.get(&peer).is_some_and(|&t| t >= heard);
+                        at(heard + if pinged { self.cfg.ack_timeout } else { half });
+                    }
+                    AskState::Silent | AskState::Gone | AskState::Dropped => {}
                 }
             }
         }
@@ -385,50 +603,354 @@ impl Engine {
         if let Some(&(due, ..)) = self.unacked.front() {
             at(due);
         }
+        if let Some(d) = self.decisions.deadline(self.cfg.ack_timeout) {
+            at(d);
+        }
+        if let Some(b) = self.blocked_since {
+            at(b + self.cfg.ack_timeout);
+        }
         t
     }
 
-    /// The outcome of a receive, once it is complete. Taking a message also asks,
+    /// The outcome of a receive or probe, once complete. Taking a message also asks,
     /// speculatively, for the next one of its stream.
-    pub fn take_received(&mut self, now: Duration, key: &Key) -> Option<Result<Bytes, RecvError>> {
-        let r = self.completed.remove(key)?;
-        if r.is_ok() {
-            self.speculate(now, key);
+    pub fn take(&mut self, now: Duration, id: RecvId) -> Option<Result<Matched, RecvError>> {
+        let (r, any_tag) = self.matcher.take(id)?;
+        match (&r, any_tag) {
+            (Ok(Matched::Message { .. }), Some((comm, src))) => {
+                let order = self.consumed.watermark(comm, src);
+                if !self.matcher.has_unexpected_below(comm, src, order) {
+                    let dst = self.me.rank;
+                    self.speculate(
+                        now,
+                        Want::Order {
+                            comm,
+                            src,
+                            dst,
+                            order,
+                        },
+                    );
+                }
+            }
+            (Ok(Matched::Message { key, .. }), None) => {
+                let next = Key {
+                    seq: key.seq + 1,
+                    ..*key
+                };
+                let claimed = self.matcher.next_claim(next.comm, next.tag, next.src) != next.seq;
+                if !claimed && !self.matcher.is_unexpected(&next) {
+                    self.speculate(now, Want::Key(next));
+                }
+            }
+            (Ok(Matched::Nothing) | Err(_), _) => {}
         }
         Some(r)
     }
 
     // ---- internals ----
 
-    /// Asks for the message after `done` on its stream, unless the application already
-    /// posted that receive or it is a message to ourselves.
-    fn speculate(&mut self, now: Duration, done: &Key) {
-        let next = Key {
-            seq: done.seq + 1,
-            ..*done
+    /// Lets the matcher resolve what it can and fetches what it needs.
+    fn rematch(&mut self, now: Duration) {
+        if !self.matcher.has_unresolved() {
+            return;
+        }
+        let mut needs = Vec::new();
+        let mut chooser = EngineChooser {
+            decisions: &mut self.decisions,
+            recorded: Vec::new(),
         };
-        let posted = self
-            .recv_seqs
-            .get(&(next.comm, next.tag, next.src))
+        let consumed = &self.consumed;
+        self.matcher.resolve(
+            &|comm, src| consumed.watermark(comm, src),
+            &mut chooser,
+            &mut needs,
+        );
+        let recorded = chooser.recorded;
+        for slot in recorded {
+            self.after_record(now, slot);
+        }
+        for need in needs {
+            match need {
+                Need::Message { want, needed } => self.want(now, want, needed),
+                Need::Choice(slot) => self.want(now, Want::Key(slot_key(self.me.rank, slot)), true),
+            }
+        }
+    }
+
+    /// Makes sure `want` is being fetched.
+    fn want(&mut self, now: Duration, want: Want, needed: bool) {
+        if let Some(p) = self.pending.get_mut(&want) {
+            if needed && !p.needed {
+                p.needed = true;
+                p.hedge_at = now + self.cfg.hedge_timeout;
+                if !p.asks.iter().any(Ask::outstanding) {
+                    self.ask_next(now, want);
+                }
+            }
+            return;
+        }
+        if let Want::Key(k) = want {
+            if self.matcher.is_unexpected(&k) {
+                return;
+            }
+        }
+        self.pending.insert(
+            want,
+            Pending {
+                asks: Vec::new(),
+                hedge_at: if needed {
+                    now + self.cfg.hedge_timeout
+                } else {
+                    Duration::MAX
+                },
+                needed,
+                defer: false,
+            },
+        );
+        self.ask_next(now, want);
+    }
+
+    /// A choice was recorded here: followers waiting for it get it, and it counts as
+    /// received for eviction.
+    fn after_record(&mut self, now: Duration, slot: u64) {
+        let key = slot_key(self.me.rank, slot);
+        if let (Some(waiting), Slot::Held(value)) = (
+            self.parked.remove(&Want::Key(key)),
+            self.decisions.slot(slot),
+        ) {
+            for (to, req) in waiting {
+                if self.liveness.is_usable(to) {
+                    self.out(
+                        to,
+                        Frame::Data {
+                            key,
+                            req,
+                            order: slot,
+                            payload: value.clone(),
+                        },
+                    );
+                }
+            }
+        }
+        if self.consumed.record(DECISION_CTX, self.me.rank, slot) {
+            // Siblings wait for this to let messages out (output commit): tell them now.
+            let watermark = self.consumed.watermark(DECISION_CTX, self.me.rank);
+            for k in 0..self.replicas {
+                let to = ReplicaId::new(self.me.rank, k);
+                if to != self.me && self.liveness.is_usable(to) {
+                    self.out(
+                        to,
+                        Frame::Consumed {
+                            comm: DECISION_CTX,
+                            src: self.me.rank,
+                            dst: self.me.rank,
+                            watermark,
+                        },
+                    );
+                }
+            }
+        }
+        self.pending.remove(&Want::Key(key));
+        self.stand(now);
+        self.rematch(now);
+    }
+
+    /// A follower keeps a pull for the first choice it does not hold standing at the
+    /// leader (see `decision`).
+    fn stand(&mut self, now: Duration) {
+        if !self.decisions.enabled() || self.decisions.is_leader() {
+            return;
+        }
+        let next = self.consumed.watermark(DECISION_CTX, self.me.rank);
+        if let Slot::Unknown = self.decisions.slot(next) {
+            self.want(now, Want::Key(slot_key(self.me.rank, next)), true);
+        }
+    }
+
+    /// Parks `want` until its message may leave (output commit).
+    fn block(&mut self, now: Duration, want: Want) {
+        self.blocked.insert(want);
+        self.blocked_since.get_or_insert(now);
+    }
+
+    /// The logged message `want` names, if it is here: (key, order, payload, choices).
+    fn logged(&self, want: &Want) -> Option<(Key, u64, Bytes, u64)> {
+        let key = match *want {
+            Want::Key(k) => k,
+            Want::Order {
+                comm, dst, order, ..
+            } => self.log.key_at_order(comm, dst, order)?,
+        };
+        match self.log.lookup(&key) {
+            Lookup::Present(e) => Some((key, e.order, e.payload.clone(), e.choices)),
+            Lookup::Evicted | Lookup::NotYetSent => None,
+        }
+    }
+
+    /// Answers every pull parked for `want` with the message.
+    fn serve_parked(&mut self, want: Want, key: Key, order: u64, payload: &Bytes) {
+        for (to, req) in self.parked.remove(&want).unwrap_or_default() {
+            if self.liveness.is_usable(to) {
+                self.stats.served += 1;
+                let payload = payload.clone();
+                self.out(
+                    to,
+                    Frame::Data {
+                        key,
+                        req,
+                        order,
+                        payload,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Lets out the blocked messages every live sibling's choices now cover.
+    fn release_blocked(&mut self, now: Duration) {
+        if self.blocked.is_empty() {
+            return;
+        }
+        let stable = self.decisions.stable();
+        let wants: Vec<Want> = self.blocked.iter().copied().collect();
+        for want in wants {
+            match self.logged(&want) {
+                Some((key, order, payload, choices)) if choices <= stable => {
+                    self.blocked.remove(&want);
+                    self.serve_parked(want, key, order, &payload);
+                }
+                Some(_) => {}
+                None => {
+                    self.blocked.remove(&want);
+                }
+            }
+        }
+        self.blocked_since = if self.blocked.is_empty() {
+            None
+        } else {
+            Some(now)
+        };
+    }
+
+    /// Leadership may have changed: a new leader drops its pulls for choices (it makes or
+    /// adopted them), a follower re-asks the new leader.
+    fn on_authority_change(&mut self, now: Duration) {
+        let choice_wants: Vec<Want> = self
+            .pending
+            .keys()
+            .filter(|w| w.comm() == DECISION_CTX)
             .copied()
-            .unwrap_or(0);
-        if next.src == self.me.rank
-            || posted != next.seq
-            || self.pending.contains_key(&next)
-            || self.completed.contains_key(&next)
+            .collect();
+        for want in choice_wants {
+            match self.decisions.authority() {
+                Authority::Leader => {
+                    self.pending.remove(&want);
+                }
+                Authority::Follower { leader } => {
+                    let leader = *leader;
+                    let asked = self.pending.get(&want).is_some_and(|p| {
+                        p.asks
+                            .iter()
+                            .any(|a| a.replica == leader && a.outstanding())
+                    });
+                    if !asked {
+                        self.ask_next(now, want);
+                    }
+                }
+                Authority::TakingOver { .. } => {}
+            }
+        }
+        self.stand(now);
+        self.rematch(now);
+    }
+
+    /// This process did not run for a while (stopped, or starved of CPU): what looked
+    /// like silence was ours. Every silence clock starts over now.
+    fn resync(&mut self, now: Duration) {
+        log::debug!(
+            "{}: no timer ran for {:?}; restarting silence clocks",
+            self.me,
+            now.saturating_sub(self.last_tick)
+        );
+        for t in self.heard.values_mut() {
+            *t = now;
+        }
+        self.pinged.clear();
+        for p in self.pending.values_mut() {
+            for a in p.asks.iter_mut() {
+                if let AskState::Sent { at } = &mut a.state {
+                    *at = now;
+                }
+            }
+        }
+        if self.blocked_since.is_some() {
+            self.blocked_since = Some(now);
+        }
+        self.decisions.restart_clock(now);
+    }
+
+    /// `peer` did not answer the ask for `want` in time: fence it if it is the leader of
+    /// our choices, otherwise suspect it and ask another replica.
+    fn on_silent(&mut self, now: Duration, want: Want, peer: ReplicaId) {
+        if let Some(a) = self
+            .pending
+            .get_mut(&want)
+            .and_then(|p| p.asks.iter_mut().find(|a| a.replica == peer.replica))
+        {
+            a.state = AskState::Silent;
+        }
+        if want.comm() == DECISION_CTX {
+            log::info!(
+                "{}: leader {peer} silent for {:?}; fencing it",
+                self.me,
+                self.cfg.ack_timeout
+            );
+            self.fence(peer);
+            return;
+        }
+        if self.liveness.suspect(peer, now) {
+            log::info!(
+                "{}: replica {peer} silent for {:?} (ack timeout); failing over",
+                self.me,
+                self.cfg.ack_timeout
+            );
+            self.stats.failovers += 1;
+        }
+        let others = self
+            .pending
+            .get(&want)
+            .is_some_and(|p| p.asks.iter().any(Ask::outstanding));
+        if !others {
+            self.ask_next(now, want);
+        }
+    }
+
+    fn fence(&mut self, peer: ReplicaId) {
+        if self.fenced.insert(peer) {
+            log::info!("{}: asking the launcher to fence {peer}", self.me);
+            self.events.push_back(EngineEvent::Fence { peer });
+        }
+    }
+
+    /// Asks ahead for the next message of a stream (see the module doc), unless it is a
+    /// message to ourselves, a choice, or already asked for.
+    fn speculate(&mut self, now: Duration, want: Want) {
+        if want.src() == self.me.rank
+            || want.comm() == DECISION_CTX
+            || self.pending.contains_key(&want)
         {
             return;
         }
         self.pending.insert(
-            next,
+            want,
             Pending {
                 asks: Vec::new(),
                 hedge_at: Duration::MAX,
-                detached: false,
-                speculative: true,
+                needed: false,
+                defer: true,
             },
         );
-        self.ask_next(now, next);
+        self.ask_next(now, want);
     }
 
     fn out(&mut self, to: ReplicaId, f: Frame) {
@@ -447,20 +969,24 @@ impl Engine {
 
     fn dispatch(&mut self, now: Duration, from: ReplicaId, frame: Frame) {
         match frame {
-            Frame::Pull { key, req, consumed } => self.on_pull(now, from, key, req, consumed),
+            Frame::Pull {
+                want,
+                req,
+                consumed,
+            } => self.on_pull(now, from, want, req, consumed),
             Frame::Data {
                 key,
                 req: _,
                 order,
                 payload,
             } => self.on_data(now, from, key, order, payload),
-            Frame::Ack { key, req, .. } => self.on_ack(from, key, req),
-            Frame::Gone { key, req } => self.on_gone(now, from, key, req),
-            Frame::Cancel { key, req } => {
-                if let Some(list) = self.parked.get_mut(&key) {
+            Frame::Ack { want, req, .. } => self.on_ack(from, want, req),
+            Frame::Gone { want, req } => self.on_gone(now, from, want, req),
+            Frame::Cancel { want, req } => {
+                if let Some(list) = self.parked.get_mut(&want) {
                     list.retain(|&(r, q)| !(r == from && q == req));
                     if list.is_empty() {
-                        self.parked.remove(&key);
+                        self.parked.remove(&want);
                     }
                 }
             }
@@ -470,61 +996,132 @@ impl Engine {
                 dst,
                 watermark,
             } => {
-                if src == self.me.rank && dst == from.rank {
+                if comm == DECISION_CTX && src == self.me.rank && from.rank == self.me.rank {
+                    if self.decisions.note_held(from.replica, watermark) {
+                        self.release_blocked(now);
+                    }
+                } else if src == self.me.rank && dst == from.rank {
                     self.log.note_consumed(comm, dst, from.replica, watermark);
                 } else {
                     log::debug!("{}: CONSUMED from {from} for {src}->{dst} ignored", self.me);
                 }
             }
+            Frame::Takeover { rank, base } => {
+                if rank == self.me.rank && from.rank == rank {
+                    let entries = self.decisions.on_takeover(from.replica, base);
+                    self.out(from, Frame::Decided { rank, entries });
+                } else {
+                    log::warn!("{}: TAKEOVER from {from} for rank {rank} ignored", self.me);
+                }
+            }
+            Frame::Decided { rank, entries } => {
+                if rank != self.me.rank || from.rank != rank {
+                    log::warn!("{}: DECIDED from {from} for rank {rank} ignored", self.me);
+                    return;
+                }
+                match self.decisions.on_decided(from.replica, &entries) {
+                    Ok(adopted) => {
+                        for slot in adopted {
+                            self.after_record(now, slot);
+                        }
+                        self.on_authority_change(now);
+                    }
+                    Err(e) => log::error!("{}: bad DECIDED from {from}: {e}", self.me),
+                }
+            }
         }
     }
 
-    fn ask_mut(&mut self, key: &Key, from: ReplicaId, req: u64) -> Option<&mut Ask> {
-        if from.rank != key.src {
-            return None;
-        }
-        self.pending
-            .get_mut(key)?
-            .asks
-            .iter_mut()
-            .find(|a| a.replica == from.replica && a.req == req)
-    }
-
-    fn on_pull(&mut self, now: Duration, from: ReplicaId, key: Key, req: u64, consumed: u64) {
-        if key.src != self.me.rank || key.dst != from.rank {
-            log::warn!("{}: PULL {key} from {from} is not for us; dropped", self.me);
+    fn on_pull(&mut self, now: Duration, from: ReplicaId, want: Want, req: u64, consumed: u64) {
+        if want.src() != self.me.rank || want.dst() != from.rank {
+            log::warn!(
+                "{}: PULL {want} from {from} is not for us; dropped",
+                self.me
+            );
             return;
         }
-        self.log
-            .note_consumed(key.comm, key.dst, from.replica, consumed);
-        let reply = match self.log.lookup(&key) {
-            Lookup::Present(e) => {
-                self.stats.served += 1;
-                Frame::Data {
-                    key,
-                    req,
-                    order: e.order,
-                    payload: e.payload.clone(),
-                }
-            }
-            Lookup::Evicted => Frame::Gone { key, req },
-            Lookup::NotYetSent => {
-                self.parked.entry(key).or_default().push((from, req));
-                if self.cfg.ack_delay.is_zero() {
-                    self.ack(key, from, req);
-                } else {
-                    self.unacked
-                        .push_back((now + self.cfg.ack_delay, key, from, req));
-                }
+        if let Some(list) = self.parked.get(&want) {
+            if list.contains(&(from, req)) {
+                // Asked again (keepalive): still parked.
+                self.ack(want, from, req);
                 return;
             }
+        }
+        let found = if want.comm() == DECISION_CTX {
+            let slot = match want {
+                Want::Key(k) => k.seq,
+                Want::Order { order, .. } => order,
+            };
+            match self.decisions.slot(slot) {
+                Slot::Held(payload) => Some((slot_key(self.me.rank, slot), slot, payload)),
+                Slot::Evicted => {
+                    self.out(from, Frame::Gone { want, req });
+                    return;
+                }
+                Slot::Unknown => None,
+            }
+        } else {
+            self.log
+                .note_consumed(want.comm(), want.dst(), from.replica, consumed);
+            match self.logged(&want) {
+                Some((key, order, payload, choices)) => {
+                    if choices > self.decisions.stable() {
+                        self.block(now, want);
+                        None
+                    } else {
+                        Some((key, order, payload))
+                    }
+                }
+                None => {
+                    let sent = match want {
+                        Want::Key(k) => !matches!(self.log.lookup(&k), Lookup::NotYetSent),
+                        Want::Order {
+                            comm, dst, order, ..
+                        } => order < self.log.sent_to(comm, dst),
+                    };
+                    if sent {
+                        self.out(from, Frame::Gone { want, req });
+                        return;
+                    }
+                    None
+                }
+            }
         };
-        self.out(from, reply);
+        match found {
+            Some((key, order, payload)) => {
+                self.stats.served += 1;
+                self.out(
+                    from,
+                    Frame::Data {
+                        key,
+                        req,
+                        order,
+                        payload,
+                    },
+                );
+            }
+            None => {
+                self.parked.entry(want).or_default().push((from, req));
+                if self.cfg.ack_delay.is_zero() {
+                    self.ack(want, from, req);
+                } else {
+                    self.unacked
+                        .push_back((now + self.cfg.ack_delay, want, from, req));
+                }
+            }
+        }
     }
 
-    fn ack(&mut self, key: Key, to: ReplicaId, req: u64) {
-        let progress = self.log.sent_to(key.comm, key.dst);
-        self.out(to, Frame::Ack { key, req, progress });
+    fn ack(&mut self, want: Want, to: ReplicaId, req: u64) {
+        let progress = self.log.sent_to(want.comm(), want.dst());
+        self.out(
+            to,
+            Frame::Ack {
+                want,
+                req,
+                progress,
+            },
+        );
     }
 
     fn on_data(&mut self, now: Duration, from: ReplicaId, key: Key, order: u64, payload: Bytes) {
@@ -532,33 +1129,66 @@ impl Engine {
             log::warn!("{}: DATA {key} from {from} is not for us; dropped", self.me);
             return;
         }
-        let Some(p) = self.pending.remove(&key) else {
+        if self.consumed.has(key.comm, key.src, order) {
             log::trace!("{}: duplicate DATA {key} from {from} dropped", self.me);
             return;
+        }
+        if key.comm == DECISION_CTX {
+            let adopted = self.decisions.adopt(key.seq, payload, from.replica);
+            if let Slot::Held(_) = self.decisions.slot(key.seq) {
+                self.complete(now, from, &[Want::Key(key)]);
+            }
+            if adopted {
+                self.after_record(now, key.seq);
+            }
+            return;
+        }
+        let by_order = Want::Order {
+            comm: key.comm,
+            src: key.src,
+            dst: key.dst,
+            order,
         };
+        self.complete(now, from, &[Want::Key(key), by_order]);
+        self.stats.receives += 1;
+        if self.consumed.record(key.comm, key.src, order) {
+            self.consumed_dirty = true;
+        }
+        self.matcher.arrive(key, order, payload);
+        self.rematch(now);
+    }
+
+    /// `wants` arrived from `from`: forget them, withdraw the other asks, and mark the
+    /// replicas that were asked first but answered later as lagging.
+    fn complete(&mut self, now: Duration, from: ReplicaId, wants: &[Want]) {
         self.liveness.clear_suspicion(from);
         let mut lagging = Vec::new();
-        for a in &p.asks {
-            if a.replica != from.replica && a.outstanding() {
-                let other = ReplicaId::new(key.src, a.replica);
+        for want in wants {
+            let Some(p) = self.pending.remove(want) else {
+                continue;
+            };
+            for a in p.asks.iter().filter(|a| a.outstanding()) {
+                if a.replica == from.replica {
+                    continue;
+                }
+                let other = ReplicaId::new(from.rank, a.replica);
                 // The sibling we asked first is behind the one that answered.
-                if self.liveness.suspect(other, now) {
+                if other.rank != self.me.rank && self.liveness.suspect(other, now) {
                     log::info!(
-                        "{}: replica {other} lags behind {from} for {key}; preferring others",
+                        "{}: replica {other} lags behind {from} for {want}; preferring others",
                         self.me
                     );
                     self.stats.failovers += 1;
                     lagging.push(other);
                 }
-                self.out(other, Frame::Cancel { key, req: a.req });
+                self.out(
+                    other,
+                    Frame::Cancel {
+                        want: *want,
+                        req: a.req,
+                    },
+                );
             }
-        }
-        self.stats.receives += 1;
-        if self.consumed.record(key.comm, key.src, order) {
-            self.consumed_dirty = true;
-        }
-        if !p.detached {
-            self.completed.insert(key, Ok(payload));
         }
         for other in lagging {
             self.fail_over(now, other);
@@ -568,8 +1198,11 @@ impl Engine {
     /// A sender parked our pull. If another replica already parked one for the same
     /// message, that one is alive and simply has not sent yet: withdraw this (hedge) ask
     /// at once, so the message crosses the network only once.
-    fn on_ack(&mut self, from: ReplicaId, key: Key, req: u64) {
-        let Some(p) = self.pending.get_mut(&key) else {
+    fn on_ack(&mut self, from: ReplicaId, want: Want, req: u64) {
+        if from.rank != want.src() {
+            return;
+        }
+        let Some(p) = self.pending.get_mut(&want) else {
             return;
         };
         let other_parked = p
@@ -579,49 +1212,69 @@ impl Engine {
         let Some(a) = p
             .asks
             .iter_mut()
-            .find(|a| a.replica == from.replica && a.req == req && from.rank == key.src)
+            .find(|a| a.replica == from.replica && a.req == req)
         else {
             return;
         };
-        if let AskState::Sent { .. } = a.state {
+        if let AskState::Sent { .. } | AskState::Silent = a.state {
             if other_parked {
                 a.state = AskState::Dropped;
-                self.out(from, Frame::Cancel { key, req });
+                self.out(from, Frame::Cancel { want, req });
             } else {
                 a.state = AskState::Parked;
             }
         }
     }
 
-    fn on_gone(&mut self, now: Duration, from: ReplicaId, key: Key, req: u64) {
-        let Some(a) = self.ask_mut(&key, from, req) else {
+    fn on_gone(&mut self, now: Duration, from: ReplicaId, want: Want, req: u64) {
+        if from.rank != want.src() {
+            return;
+        }
+        let Some(a) = self.pending.get_mut(&want).and_then(|p| {
+            p.asks
+                .iter_mut()
+                .find(|a| a.replica == from.replica && a.req == req)
+        }) else {
             return;
         };
         a.state = AskState::Gone;
-        log::debug!("{}: {from} evicted {key}", self.me);
-        self.ask_next(now, key);
+        log::debug!("{}: {from} evicted {want}", self.me);
+        self.ask_next(now, want);
     }
 
-    /// Sends the pull for `key` to the best replica not asked yet. If none is left, the
-    /// receive fails: rank lost when every replica is dead, retirement when the live ones
-    /// all evicted it; otherwise it keeps waiting on the outstanding asks.
-    fn ask_next(&mut self, now: Duration, key: Key) -> bool {
-        let Some(p) = self.pending.get(&key) else {
-            return false;
-        };
+    /// The replica to ask for `want` next: the leader for a choice, otherwise the best
+    /// replica of the sender not asked yet (own team first).
+    fn choose_replica(&self, want: &Want, p: &Pending) -> Option<u32> {
         let asked = |k: u32| {
             p.asks
                 .iter()
                 .any(|a| a.replica == k && a.state != AskState::Dropped)
         };
-        let choice = self.liveness.choose(key.src, self.me.replica, asked);
-        if let Some(k) = choice {
+        if want.comm() == DECISION_CTX {
+            return match self.decisions.authority() {
+                Authority::Follower { leader } if !asked(*leader) => Some(*leader),
+                Authority::Follower { .. } | Authority::TakingOver { .. } | Authority::Leader => {
+                    None
+                }
+            };
+        }
+        self.liveness.choose(want.src(), self.me.replica, asked)
+    }
+
+    /// Sends the pull for `want` to the best replica not asked yet. If none is left, the
+    /// receive fails: rank lost when every replica is dead, retirement when the live ones
+    /// all evicted it; otherwise it keeps waiting on the outstanding asks.
+    fn ask_next(&mut self, now: Duration, want: Want) -> bool {
+        let Some(p) = self.pending.get(&want) else {
+            return false;
+        };
+        if let Some(k) = self.choose_replica(&want, p) {
             let req = self.next_req;
             self.next_req += 1;
-            let consumed = self.consumed.watermark(key.comm, key.src);
-            let mut speculative = false;
-            if let Some(p) = self.pending.get_mut(&key) {
-                if !p.asks.is_empty() {
+            let consumed = self.consumed.watermark(want.comm(), want.src());
+            let mut defer = false;
+            if let Some(p) = self.pending.get_mut(&want) {
+                if p.asks.iter().any(|a| a.state != AskState::Dropped) {
                     self.stats.failovers += 1;
                 }
                 p.asks.retain(|a| a.replica != k);
@@ -630,96 +1283,120 @@ impl Engine {
                     req,
                     state: AskState::Sent { at: now },
                 });
-                speculative = p.speculative;
+                defer = p.defer;
+                p.defer = false;
             }
-            let to = ReplicaId::new(key.src, k);
-            let pull = Frame::Pull { key, req, consumed };
-            if speculative && to != self.me {
+            let to = ReplicaId::new(want.src(), k);
+            let pull = Frame::Pull {
+                want,
+                req,
+                consumed,
+            };
+            if defer && to != self.me {
                 self.deferred.push_back((to, pull));
             } else {
                 self.out(to, pull);
             }
             return true;
         }
-        if p.speculative {
-            // Nobody can serve it now; the real receive will ask again and report.
+        if want.comm() == DECISION_CTX {
+            // A choice is never lost: the leader (maybe this replica, after a takeover)
+            // makes it; a GONE means we fell behind.
+            if p.asks.iter().any(|a| a.state == AskState::Gone) {
+                let reason = format!(
+                    "replica {} fell too far behind: choice {} evicted",
+                    self.me, want
+                );
+                self.retire(reason);
+            }
+            return false;
+        }
+        if !p.needed {
+            // Nobody waits for it yet; whoever does will ask again and report.
             if !p.asks.iter().any(Ask::outstanding) {
-                self.pending.remove(&key);
+                self.pending.remove(&want);
             }
             return false;
         }
         if p.asks.iter().any(Ask::outstanding) {
             return false;
         }
-        let err = if !self.liveness.rank_alive(key.src) {
-            RecvError::RankLost { rank: key.src }
+        let err = if !self.liveness.rank_alive(want.src()) {
+            RecvError::RankLost { rank: want.src() }
         } else if p.asks.iter().any(|a| a.state == AskState::Gone) {
             let reason = format!(
-                "replica {} fell too far behind: message {key} evicted",
+                "replica {} fell too far behind: message {want} evicted",
                 self.me
             );
-            if !self.retired {
-                self.retired = true;
-                self.events.push_back(EngineEvent::Retire {
-                    reason: reason.clone(),
-                });
-            }
+            self.retire(reason.clone());
             RecvError::Retired { reason }
         } else {
             // Every live replica was dropped (cancelled); ask them all again.
-            if let Some(p) = self.pending.get_mut(&key) {
+            if let Some(p) = self.pending.get_mut(&want) {
                 p.asks.clear();
             }
-            return self.ask_next(now, key);
+            return self.ask_next(now, want);
         };
-        if let Some(p) = self.pending.remove(&key) {
-            if !p.detached {
-                self.completed.insert(key, Err(err));
-            }
+        self.pending.remove(&want);
+        match want {
+            Want::Key(key) => self.matcher.fail_key(&key, err),
+            Want::Order { comm, src, .. } => self.matcher.fail_unresolved(|spec| {
+                (spec.comm == comm && spec.ranks() == [src]).then(|| err.clone())
+            }),
         }
         false
+    }
+
+    fn retire(&mut self, reason: String) {
+        if !self.retired {
+            self.retired = true;
+            self.events.push_back(EngineEvent::Retire { reason });
+        }
     }
 
     /// Re-posts every pull outstanding at `peer` to another replica of its rank.
     fn fail_over(&mut self, now: Duration, peer: ReplicaId) {
         let dead = !self.liveness.is_usable(peer);
-        let keys: Vec<Key> = self
+        let wants: Vec<Want> = self
             .pending
             .iter()
-            .filter(|(k, p)| {
-                k.src == peer.rank
+            .filter(|(w, p)| {
+                w.src() == peer.rank
                     && p.asks
                         .iter()
                         .any(|a| a.replica == peer.replica && a.outstanding())
             })
-            .map(|(k, _)| *k)
+            .map(|(w, _)| *w)
             .collect();
-        for key in keys {
+        for want in wants {
             if dead {
-                if let Some(p) = self.pending.get_mut(&key) {
+                if let Some(p) = self.pending.get_mut(&want) {
                     for a in p.asks.iter_mut().filter(|a| a.replica == peer.replica) {
                         a.state = AskState::Dropped;
                     }
                 }
             }
-            let others_outstanding = self.pending.get(&key).is_some_and(|p| {
+            let others_outstanding = self.pending.get(&want).is_some_and(|p| {
                 p.asks
                     .iter()
                     .any(|a| a.replica != peer.replica && a.outstanding())
             });
             if !others_outstanding {
-                self.ask_next(now, key);
+                self.ask_next(now, want);
             }
         }
     }
 
     /// Asks one more replica whether it already has the message the current asks are
     /// still waiting for; the first DATA wins and the rest are cancelled.
-    fn hedge(&mut self, now: Duration, key: Key) {
-        let Some(p) = self.pending.get_mut(&key) else {
+    fn hedge(&mut self, now: Duration, want: Want) {
+        let Some(p) = self.pending.get_mut(&want) else {
             return;
         };
         p.hedge_at = now + self.cfg.hedge_timeout;
+        if want.comm() == DECISION_CTX {
+            return;
+        }
         // Withdraw earlier hedges that were only parked too, keeping the first ask.
         let mut cancels = Vec::new();
         let mut seen_outstanding = false;
@@ -747,8 +1424,9 @@ impl Engine {
             .map(|a| a.replica)
             .collect();
         let last_hedged = p.asks.last().map(|a| a.replica);
+        let src = want.src();
         for (k, req) in cancels {
-            self.out(ReplicaId::new(key.src, k), Frame::Cancel { key, req });
+            self.out(ReplicaId::new(src, k), Frame::Cancel { want, req });
         }
         if self.replicas < 2 {
             return;
@@ -760,13 +1438,13 @@ impl Engine {
             .find(|&k| {
                 !outstanding.contains(&k)
                     && !gone.contains(&k)
-                    && self.liveness.is_usable(ReplicaId::new(key.src, k))
+                    && self.liveness.is_usable(ReplicaId::new(src, k))
             });
         if let Some(k) = candidate {
             let req = self.next_req;
             self.next_req += 1;
-            let consumed = self.consumed.watermark(key.comm, key.src);
-            if let Some(p) = self.pending.get_mut(&key) {
+            let consumed = self.consumed.watermark(want.comm(), src);
+            if let Some(p) = self.pending.get_mut(&want) {
                 p.asks.retain(|a| a.replica != k || a.outstanding());
                 p.asks.push(Ask {
                     replica: k,
@@ -774,10 +1452,14 @@ impl Engine {
                     state: AskState::Sent { at: now },
                 });
             }
-            log::trace!("{}: hedging {key} at replica {k}", self.me);
+            log::trace!("{}: hedging {want} at replica {k}", self.me);
             self.out(
-                ReplicaId::new(key.src, k),
-                Frame::Pull { key, req, consumed },
+                ReplicaId::new(src, k),
+                Frame::Pull {
+                    want,
+                    req,
+                    consumed,
+                },
             );
         }
     }

@@ -6,6 +6,7 @@
 //! deadline and completed receives are polled out (`poll_*`, `take_received`). The mio
 //! transport drives it in production; a seeded simulator drives it in tests.
 
+pub mod decision;
 pub mod engine;
 
-pub use engine::{Engine, EngineEvent, RecvError};
+pub use engine::{ChoiceState, Engine, EngineEvent, RecvError};

@@ -14,6 +14,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use super::auth::{JobKey, PeerId};
 use super::connection::{Conn, Step};
 use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX};
+use crate::message::matching::{Matched, RecvId};
 use crate::message::{Key, ReplicaId};
 use crate::pull::{Engine, EngineEvent};
 use crate::wire::control::{self, ToLauncher, ToProcess};
@@ -144,8 +145,10 @@ impl Core {
             })
             .collect();
         for d in dead {
-            core.engine.handle_peer_down(Duration::ZERO, d);
+            core.engine.handle_peer_down(Duration::ZERO, d, true);
         }
+        let now = core.now();
+        core.engine.start(now);
         Ok((core, waker))
     }
 
@@ -181,13 +184,10 @@ impl Core {
         }
     }
 
-    /// The outcome of a receive, once complete (see `Engine::take_received`).
-    pub fn take_received(
-        &mut self,
-        key: &crate::message::Key,
-    ) -> Option<Result<Bytes, crate::pull::RecvError>> {
+    /// The outcome of a receive or probe, once complete (see `Engine::take`).
+    pub fn take(&mut self, id: RecvId) -> Option<Result<Matched, crate::pull::RecvError>> {
         let now = self.now();
-        self.engine.take_received(now, key)
+        self.engine.take(now, id)
     }
 
     /// `flush`, including the frames the engine lets wait (speculative pulls): called
@@ -230,7 +230,7 @@ impl Core {
             None => match self.dial(now, to) {
                 Some(t) => t,
                 None => {
-                    self.engine.handle_peer_down(now, to);
+                    self.engine.handle_peer_down(now, to, false);
                     return;
                 }
             },
@@ -392,7 +392,7 @@ impl Core {
                     .any(|o| o.peer() == Some(PeerId::Replica(r)));
                 if !other {
                     let now = self.now();
-                    self.engine.handle_peer_down(now, r);
+                    self.engine.handle_peer_down(now, r, false);
                 }
             }
             None => log::debug!("{}: unauthenticated connection dropped: {why}", self.me),
@@ -600,7 +600,7 @@ impl Core {
             Ok(ToProcess::Death { rank, replica }) => {
                 let now = self.now();
                 self.engine
-                    .handle_peer_down(now, ReplicaId::new(rank, replica));
+                    .handle_peer_down(now, ReplicaId::new(rank, replica), true);
             }
             Ok(ToProcess::Shutdown) => self.shutdown = true,
             Ok(ToProcess::Table { .. }) => {
@@ -627,12 +627,22 @@ impl Core {
     }
 
     fn handle_engine_events(&mut self) {
-        if let Some(ev) = self.engine.poll_event() {
+        while let Some(ev) = self.engine.poll_event() {
             match ev {
                 EngineEvent::Retire { reason } => {
                     eprintln!("volpex[{}] {reason}; retiring", self.me);
                     self.to_launcher(&ToLauncher::Retired { reason });
                     std::process::exit(EXIT_RETIRED);
+                }
+                EngineEvent::Fence { peer } => {
+                    if self.launcher.is_some() {
+                        self.to_launcher(&ToLauncher::Fence {
+                            rank: peer.rank,
+                            replica: peer.replica,
+                        });
+                    } else {
+                        log::warn!("{}: no launcher to fence {peer}", self.me);
+                    }
                 }
             }
         }

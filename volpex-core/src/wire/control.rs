@@ -37,6 +37,14 @@ pub enum ToLauncher {
         /// Human-readable reason.
         reason: String,
     },
+    /// A sibling that leads or holds this rank's choices is unreachable or silent: end
+    /// it and announce its death (see `pull::decision`).
+    Fence {
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+    },
 }
 
 /// Launcher -> process.

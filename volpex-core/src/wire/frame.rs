@@ -2,19 +2,19 @@
 
 use bytes::Bytes;
 
-use super::header::{Header, Kind, WireError};
-use crate::message::Key;
+use super::header::{Header, Kind, WireError, FLAG_BY_ORDER};
+use crate::message::{Key, Want};
 
 /// A pull-protocol frame between two replicas.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Frame {
-    /// Receiver asks for `key`; `consumed` is its watermark for (comm, src).
+    /// Receiver asks for a message; `consumed` is its watermark for (comm, src).
     Pull {
         /// Message wanted.
-        key: Key,
+        want: Want,
         /// Receiver-chosen id, echoed in the answer.
         req: u64,
-        /// Receiver's consumption watermark for (key.comm, key.src).
+        /// Receiver's consumption watermark for (comm, src).
         consumed: u64,
     },
     /// The message.
@@ -30,8 +30,8 @@ pub enum Frame {
     },
     /// Parked: the sender has not made that send yet.
     Ack {
-        /// Message key.
-        key: Key,
+        /// What the pull asked for.
+        want: Want,
         /// Echoed request id.
         req: u64,
         /// Sends this sender replica has made to the destination on comm so far.
@@ -39,15 +39,15 @@ pub enum Frame {
     },
     /// The message was evicted from this sender replica's log.
     Gone {
-        /// Message key.
-        key: Key,
+        /// What the pull asked for.
+        want: Want,
         /// Echoed request id.
         req: u64,
     },
     /// Receiver withdraws a parked pull.
     Cancel {
-        /// Message key.
-        key: Key,
+        /// What the pull asked for.
+        want: Want,
         /// Request id of the pull.
         req: u64,
     },
@@ -62,33 +62,98 @@ pub enum Frame {
         /// First order number not yet received.
         watermark: u64,
     },
+    /// The sender becomes the leader of `rank`'s choices: the receiver (a sibling) must
+    /// answer with every choice it holds from slot `base` on, and ignore choices from
+    /// replicas below the sender from now on.
+    Takeover {
+        /// The rank both replicas run.
+        rank: u32,
+        /// First slot asked for.
+        base: u64,
+    },
+    /// Answer to TAKEOVER: encoded (slot, choice) entries (see `pull::decision`).
+    Decided {
+        /// The rank both replicas run.
+        rank: u32,
+        /// The entries.
+        entries: Bytes,
+    },
 }
 
 /// The header of a DATA frame, for writers that send the payload from elsewhere.
 pub fn data_header(key: &Key, req: u64, order: u64, len: usize) -> Header {
-    keyed(Kind::Data, key, req, order, len)
+    keyed(Kind::Data, &Want::Key(*key), req, order, len)
 }
 
-fn keyed(kind: Kind, key: &Key, req: u64, aux: u64, len: usize) -> Header {
-    Header {
-        comm: key.comm,
-        tag: key.tag,
-        src: key.src,
-        dst: key.dst,
-        seq: key.seq,
+fn keyed(kind: Kind, want: &Want, req: u64, aux: u64, len: usize) -> Header {
+    let base = Header {
         req,
         aux,
         ..Header::new(kind, len)
+    };
+    match *want {
+        Want::Key(key) => Header {
+            comm: key.comm,
+            tag: key.tag,
+            src: key.src,
+            dst: key.dst,
+            seq: key.seq,
+            ..base
+        },
+        Want::Order {
+            comm,
+            src,
+            dst,
+            order,
+        } => Header {
+            flags: FLAG_BY_ORDER,
+            comm,
+            src,
+            dst,
+            seq: order,
+            ..base
+        },
+    }
+}
+
+fn want_of(h: &Header) -> Result<Want, WireError> {
+    if h.flags & FLAG_BY_ORDER == 0 {
+        return Ok(Want::Key(key_of(h)));
+    }
+    if h.tag != 0 {
+        return Err(WireError::Reserved {
+            field: "tag (by-order)",
+            value: h.tag as u32 as u64,
+        });
+    }
+    Ok(Want::Order {
+        comm: h.comm,
+        src: h.src,
+        dst: h.dst,
+        order: h.seq,
+    })
+}
+
+fn key_of(h: &Header) -> Key {
+    Key {
+        comm: h.comm,
+        tag: h.tag,
+        src: h.src,
+        dst: h.dst,
+        seq: h.seq,
     }
 }
 
 impl Frame {
-    /// The header for this frame, and the payload that follows it (empty for all but DATA).
+    /// The header for this frame, and the payload that follows it (empty for all but DATA
+    /// and DECIDED).
     pub fn to_parts(&self) -> (Header, Bytes) {
         match self {
-            Frame::Pull { key, req, consumed } => {
-                (keyed(Kind::Pull, key, *req, *consumed, 0), Bytes::new())
-            }
+            Frame::Pull {
+                want,
+                req,
+                consumed,
+            } => (keyed(Kind::Pull, want, *req, *consumed, 0), Bytes::new()),
             Frame::Data {
                 key,
                 req,
@@ -98,11 +163,13 @@ impl Frame {
                 data_header(key, *req, *order, payload.len()),
                 payload.clone(),
             ),
-            Frame::Ack { key, req, progress } => {
-                (keyed(Kind::Ack, key, *req, *progress, 0), Bytes::new())
-            }
-            Frame::Gone { key, req } => (keyed(Kind::Gone, key, *req, 0, 0), Bytes::new()),
-            Frame::Cancel { key, req } => (keyed(Kind::Cancel, key, *req, 0, 0), Bytes::new()),
+            Frame::Ack {
+                want,
+                req,
+                progress,
+            } => (keyed(Kind::Ack, want, *req, *progress, 0), Bytes::new()),
+            Frame::Gone { want, req } => (keyed(Kind::Gone, want, *req, 0, 0), Bytes::new()),
+            Frame::Cancel { want, req } => (keyed(Kind::Cancel, want, *req, 0, 0), Bytes::new()),
             Frame::Consumed {
                 comm,
                 src,
@@ -118,43 +185,67 @@ impl Frame {
                 },
                 Bytes::new(),
             ),
+            Frame::Takeover { rank, base } => (
+                Header {
+                    src: *rank,
+                    dst: *rank,
+                    seq: *base,
+                    ..Header::new(Kind::Takeover, 0)
+                },
+                Bytes::new(),
+            ),
+            Frame::Decided { rank, entries } => (
+                Header {
+                    src: *rank,
+                    dst: *rank,
+                    ..Header::new(Kind::Decided, entries.len())
+                },
+                entries.clone(),
+            ),
         }
     }
 
     /// Builds a protocol frame from a validated header and its payload. Handshake and
     /// control kinds are not protocol frames and are rejected.
     pub fn from_parts(h: &Header, payload: Bytes) -> Result<Frame, WireError> {
-        let key = Key {
-            comm: h.comm,
-            tag: h.tag,
-            src: h.src,
-            dst: h.dst,
-            seq: h.seq,
-        };
         Ok(match h.kind {
             Kind::Pull => Frame::Pull {
-                key,
+                want: want_of(h)?,
                 req: h.req,
                 consumed: h.aux,
             },
             Kind::Data => Frame::Data {
-                key,
+                key: key_of(h),
                 req: h.req,
                 order: h.aux,
                 payload,
             },
             Kind::Ack => Frame::Ack {
-                key,
+                want: want_of(h)?,
                 req: h.req,
                 progress: h.aux,
             },
-            Kind::Gone => Frame::Gone { key, req: h.req },
-            Kind::Cancel => Frame::Cancel { key, req: h.req },
+            Kind::Gone => Frame::Gone {
+                want: want_of(h)?,
+                req: h.req,
+            },
+            Kind::Cancel => Frame::Cancel {
+                want: want_of(h)?,
+                req: h.req,
+            },
             Kind::Consumed => Frame::Consumed {
                 comm: h.comm,
                 src: h.src,
                 dst: h.dst,
                 watermark: h.aux,
+            },
+            Kind::Takeover => Frame::Takeover {
+                rank: h.src,
+                base: h.seq,
+            },
+            Kind::Decided => Frame::Decided {
+                rank: h.src,
+                entries: payload,
             },
             Kind::Hello | Kind::Challenge | Kind::Auth | Kind::Control => {
                 return Err(WireError::Unexpected {
@@ -179,9 +270,20 @@ mod tests {
             dst: 4,
             seq: 5,
         };
+        let by_order = Want::Order {
+            comm: 1,
+            src: 3,
+            dst: 4,
+            order: 7,
+        };
         let frames = [
             Frame::Pull {
-                key,
+                want: Want::Key(key),
+                req: 9,
+                consumed: 3,
+            },
+            Frame::Pull {
+                want: by_order,
                 req: 9,
                 consumed: 3,
             },
@@ -192,17 +294,28 @@ mod tests {
                 payload: Bytes::from_static(b"hello"),
             },
             Frame::Ack {
-                key,
+                want: by_order,
                 req: 9,
                 progress: 2,
             },
-            Frame::Gone { key, req: 9 },
-            Frame::Cancel { key, req: 9 },
+            Frame::Gone {
+                want: Want::Key(key),
+                req: 9,
+            },
+            Frame::Cancel {
+                want: by_order,
+                req: 9,
+            },
             Frame::Consumed {
                 comm: 1,
                 src: 3,
                 dst: 4,
                 watermark: 8,
+            },
+            Frame::Takeover { rank: 3, base: 17 },
+            Frame::Decided {
+                rank: 3,
+                entries: Bytes::from_static(b"xyz"),
             },
         ];
         for f in frames {

@@ -5,7 +5,11 @@ use crate::config::{CONTROL_PAYLOAD_BYTES_MAX, FRAME_PAYLOAD_BYTES_MAX, HEADER_B
 /// First four bytes of every frame: "VPX1".
 pub const MAGIC: u32 = u32::from_le_bytes(*b"VPX1");
 /// Wire version; bumped on any incompatible change.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
+
+/// Bit of `flags`: the key fields of a PULL, ACK, GONE or CANCEL name
+/// (comm, src, dst, order) with the order number in `seq` and `tag` 0, instead of a key.
+pub const FLAG_BY_ORDER: u8 = 1;
 
 /// Handshake payload sizes.
 pub const NONCE_BYTES: usize = 32;
@@ -40,6 +44,11 @@ pub enum Kind {
     Consumed = 9,
     /// Launcher <-> process control message (postcard payload).
     Control = 10,
+    /// A replica becoming the leader of its rank's choices asks a sibling for the
+    /// choices it holds from `seq` on.
+    Takeover = 11,
+    /// A sibling's answer to TAKEOVER: the choices it holds.
+    Decided = 12,
 }
 
 impl Kind {
@@ -55,6 +64,8 @@ impl Kind {
             8 => Kind::Cancel,
             9 => Kind::Consumed,
             10 => Kind::Control,
+            11 => Kind::Takeover,
+            12 => Kind::Decided,
             _ => return None,
         })
     }
@@ -65,10 +76,13 @@ impl Kind {
             Kind::Hello => PayloadRule::Exactly(HELLO_BYTES),
             Kind::Challenge => PayloadRule::Exactly(CHALLENGE_BYTES),
             Kind::Auth => PayloadRule::Exactly(AUTH_BYTES),
-            Kind::Pull | Kind::Ack | Kind::Gone | Kind::Cancel | Kind::Consumed => {
-                PayloadRule::Exactly(0)
-            }
-            Kind::Data => PayloadRule::AtMost(FRAME_PAYLOAD_BYTES_MAX),
+            Kind::Pull
+            | Kind::Ack
+            | Kind::Gone
+            | Kind::Cancel
+            | Kind::Consumed
+            | Kind::Takeover => PayloadRule::Exactly(0),
+            Kind::Data | Kind::Decided => PayloadRule::AtMost(FRAME_PAYLOAD_BYTES_MAX),
             Kind::Control => PayloadRule::AtMost(CONTROL_PAYLOAD_BYTES_MAX),
         }
     }
@@ -117,6 +131,14 @@ pub enum WireError {
         /// Where it came.
         context: &'static str,
     },
+    /// Field `flags` has a bit that is unknown or not allowed on this kind.
+    #[error("{kind:?} frame with flags {flags:#04x}")]
+    BadFlags {
+        /// Frame kind.
+        kind: Kind,
+        /// Flags read.
+        flags: u8,
+    },
     /// Control payload did not decode.
     #[error("control payload does not decode: {0}")]
     BadControl(String),
@@ -127,6 +149,8 @@ pub enum WireError {
 pub struct Header {
     /// Frame kind.
     pub kind: Kind,
+    /// `FLAG_BY_ORDER` or 0.
+    pub flags: u8,
     /// Payload length in bytes following the header.
     pub len: u32,
     /// Communicator id of the key.
@@ -150,6 +174,7 @@ impl Header {
     pub fn new(kind: Kind, len: usize) -> Header {
         Header {
             kind,
+            flags: 0,
             len: u32::try_from(len).unwrap_or(u32::MAX),
             comm: 0,
             tag: 0,
@@ -167,7 +192,8 @@ impl Header {
         b[0..4].copy_from_slice(&MAGIC.to_le_bytes());
         b[4] = VERSION;
         b[5] = self.kind as u8;
-        // b[6..8] reserved
+        b[6] = self.flags;
+        // b[7] reserved
         b[8..12].copy_from_slice(&self.len.to_le_bytes());
         b[12..16].copy_from_slice(&self.comm.to_le_bytes());
         b[16..20].copy_from_slice(&self.tag.to_le_bytes());
@@ -196,12 +222,16 @@ impl Header {
             return Err(WireError::BadVersion(b[4]));
         }
         let kind = Kind::from_u8(b[5]).ok_or(WireError::UnknownKind(b[5]))?;
-        let r1 = u16::from_le_bytes([b[6], b[7]]);
-        if r1 != 0 {
+        if b[7] != 0 {
             return Err(WireError::Reserved {
-                field: "reserved16",
-                value: r1.into(),
+                field: "reserved8",
+                value: b[7].into(),
             });
+        }
+        let flags = b[6];
+        let by_order_ok = matches!(kind, Kind::Pull | Kind::Ack | Kind::Gone | Kind::Cancel);
+        if flags & !FLAG_BY_ORDER != 0 || (flags != 0 && !by_order_ok) {
+            return Err(WireError::BadFlags { kind, flags });
         }
         let r2 = u32_at(28);
         if r2 != 0 {
@@ -228,6 +258,7 @@ impl Header {
         }
         Ok(Header {
             kind,
+            flags,
             len,
             comm: u32_at(12),
             tag: u32_at(16) as i32,
@@ -248,8 +279,9 @@ mod tests {
     #[test]
     fn header_round_trips() {
         let h = Header {
-            kind: Kind::Data,
-            len: 12,
+            kind: Kind::Pull,
+            flags: FLAG_BY_ORDER,
+            len: 0,
             comm: 3,
             tag: -4,
             src: 5,
@@ -259,6 +291,22 @@ mod tests {
             aux: 9,
         };
         assert_eq!(Header::decode(&h.encode()), Ok(h));
+    }
+
+    #[test]
+    fn flags_are_checked() {
+        let mut h = Header::new(Kind::Data, 0).encode();
+        h[6] = FLAG_BY_ORDER;
+        assert!(matches!(
+            Header::decode(&h),
+            Err(WireError::BadFlags { .. })
+        ));
+        let mut h = Header::new(Kind::Pull, 0).encode();
+        h[6] = 2;
+        assert!(matches!(
+            Header::decode(&h),
+            Err(WireError::BadFlags { .. })
+        ));
     }
 
     #[test]

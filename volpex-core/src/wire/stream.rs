@@ -9,7 +9,7 @@ use bytes::Bytes;
 
 use super::header::{Header, Kind, WireError};
 use crate::config::HEADER_BYTES;
-use crate::message::Key;
+use crate::message::Want;
 
 /// Payloads larger than this are read straight into their own allocation.
 const LARGE_PAYLOAD_BYTES: usize = 32 << 10;
@@ -41,8 +41,9 @@ pub enum ReadStatus {
 /// offer one (a blocking wait), because a frame half-landed when the offer is withdrawn can
 /// only be discarded.
 pub struct Landing<'a> {
-    /// The message wanted.
-    pub key: Key,
+    /// The message wanted: by key, or (a receive with `ANY_TAG` nothing else competes
+    /// with) by order number.
+    pub want: Want,
     /// The receive buffer.
     pub buf: &'a mut [u8],
     /// Set to the message length once a frame has landed.
@@ -51,13 +52,22 @@ pub struct Landing<'a> {
 
 impl Landing<'_> {
     fn wants(&self, h: &Header) -> bool {
-        h.kind == Kind::Data
-            && h.comm == self.key.comm
-            && h.tag == self.key.tag
-            && h.src == self.key.src
-            && h.dst == self.key.dst
-            && h.seq == self.key.seq
-            && h.len as usize <= self.buf.len()
+        let same = match self.want {
+            Want::Key(k) => {
+                h.comm == k.comm
+                    && h.tag == k.tag
+                    && h.src == k.src
+                    && h.dst == k.dst
+                    && h.seq == k.seq
+            }
+            Want::Order {
+                comm,
+                src,
+                dst,
+                order,
+            } => h.comm == comm && h.src == src && h.dst == dst && h.aux == order,
+        };
+        h.kind == Kind::Data && same && h.len as usize <= self.buf.len()
     }
 }
 

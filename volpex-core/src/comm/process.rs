@@ -1,0 +1,395 @@
+//! `Process`: one rank of a communicator, or any rank (`any_process`), as the partner of
+//! point-to-point operations and the root of rooted collectives (MPI-3.1 chapter 3).
+//!
+//! Owns the mapping of every receive flavour (blocking, immediate, vector, probe,
+//! matched probe; with a tag or `ANY_TAG`) onto one posted operation of the matcher. Must
+//! never decide matches itself: the engine does.
+
+use bytes::Bytes;
+
+use super::communicator::{fill_bytes, message, Communicator, Partner};
+use super::request::Request;
+use super::{Status, Tag};
+use crate::collective::{self, Operation};
+use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
+use crate::error::Error;
+use crate::message::matching::{Matched, Mode};
+use crate::message::Key;
+
+/// `MPI_ANY_SOURCE`: what `Process::rank` returns for `any_process()`.
+pub const ANY_SOURCE: i32 = -1;
+
+/// A partner of point-to-point operations: one rank of a communicator, or any rank
+/// (`Communicator::any_process`, receives and probes only). Receives without a tag match
+/// any tag (`MPI_ANY_TAG`), as in the `mpi` crate; sends without a tag use tag 0.
+#[derive(Clone, Copy)]
+pub struct Process<'a> {
+    comm: &'a Communicator,
+    partner: Partner,
+}
+
+/// Any rank of a communicator as a source (`MPI_ANY_SOURCE`).
+pub type AnyProcess<'a> = Process<'a>;
+
+/// A message taken by `matched_probe` (MPI_Mprobe): it is this caller's, and no other
+/// receive can match it any more.
+pub struct Message {
+    comm: Communicator,
+    key: Key,
+    payload: Bytes,
+}
+
+impl Message {
+    /// Receives it into `buf` (MPI_Mrecv).
+    pub fn matched_receive_into<B: BufferMut + ?Sized>(self, buf: &mut B) -> Result<Status, Error> {
+        let elem = buf.elem_bytes();
+        let n = fill_bytes(buf.as_bytes_mut(), elem, &self.payload)?;
+        Ok(self.comm.status_for(&self.key, n))
+    }
+
+    /// Receives it as a vector of `T`.
+    pub fn matched_receive_vec<T: Equivalence>(self) -> Result<(Vec<T>, Status), Error> {
+        let v = vec_from_bytes::<T>(&self.payload)?;
+        Ok((v, self.comm.status_for(&self.key, self.payload.len())))
+    }
+}
+
+impl<'a> Process<'a> {
+    pub(crate) fn new(comm: &'a Communicator, rank: i32) -> Process<'a> {
+        Process {
+            comm,
+            partner: Partner::Rank(rank),
+        }
+    }
+
+    pub(crate) fn any(comm: &'a Communicator) -> Process<'a> {
+        Process {
+            comm,
+            partner: Partner::Any,
+        }
+    }
+
+    /// This partner's rank, or `ANY_SOURCE`.
+    pub fn rank(&self) -> i32 {
+        match self.partner {
+            Partner::Rank(r) => r,
+            Partner::Any => ANY_SOURCE,
+        }
+    }
+
+    fn dest(&self) -> Result<u32, Error> {
+        match self.partner {
+            Partner::Rank(r) => self.comm.check_rank(r),
+            Partner::Any => Err(Error::Usage("cannot send to any_process()")),
+        }
+    }
+
+    /// Buffered send with tag 0 (MPI_Send): returns once the message is in the local log.
+    pub fn send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<(), Error> {
+        self.send_with_tag(buf, 0)
+    }
+
+    /// Buffered send with a tag.
+    pub fn send_with_tag<B: Buffer + ?Sized>(&self, buf: &B, tag: Tag) -> Result<(), Error> {
+        let dst = self.dest()?;
+        Communicator::check_tag(tag)?;
+        self.comm.send_on(self.comm.id(), tag, dst, buf.as_bytes())
+    }
+
+    /// Immediate send (MPI_Isend). Sends are buffered, so the request is already complete.
+    pub fn immediate_send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<Request<'static>, Error> {
+        self.immediate_send_with_tag(buf, 0)
+    }
+
+    /// Immediate send with a tag.
+    pub fn immediate_send_with_tag<B: Buffer + ?Sized>(
+        &self,
+        buf: &B,
+        tag: Tag,
+    ) -> Result<Request<'static>, Error> {
+        self.send_with_tag(buf, tag)?;
+        Ok(Request::done(Status {
+            source: self.comm.rank(),
+            tag,
+            bytes: buf.as_bytes().len(),
+        }))
+    }
+
+    fn post(
+        &self,
+        tag: Option<Tag>,
+        mode: Mode,
+    ) -> Result<crate::message::matching::RecvId, Error> {
+        let spec = self.comm.spec(self.comm.id(), self.partner, tag)?;
+        self.comm.post(spec, mode)
+    }
+
+    /// Receives the next message with any tag into `buf` (MPI_Recv with MPI_ANY_TAG).
+    pub fn receive_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<Status, Error> {
+        self.receive_into_tagged(buf, None)
+    }
+
+    /// Receives the next message with `tag` into `buf`.
+    pub fn receive_into_with_tag<B: BufferMut + ?Sized>(
+        &self,
+        buf: &mut B,
+        tag: Tag,
+    ) -> Result<Status, Error> {
+        self.receive_into_tagged(buf, Some(tag))
+    }
+
+    fn receive_into_tagged<B: BufferMut + ?Sized>(
+        &self,
+        buf: &mut B,
+        tag: Option<Tag>,
+    ) -> Result<Status, Error> {
+        let id = self.post(tag, Mode::Receive)?;
+        let elem = buf.elem_bytes();
+        self.comm.wait_into(id, buf.as_bytes_mut(), elem)
+    }
+
+    /// Receives one value of `T` with any tag.
+    pub fn receive<T: Equivalence>(&self) -> Result<(T, Status), Error> {
+        self.receive_one(None)
+    }
+
+    /// Receives one value of `T` with `tag`.
+    pub fn receive_with_tag<T: Equivalence>(&self, tag: Tag) -> Result<(T, Status), Error> {
+        self.receive_one(Some(tag))
+    }
+
+    fn receive_one<T: Equivalence>(&self, tag: Option<Tag>) -> Result<(T, Status), Error> {
+        let mut v = [T::zeroed()];
+        let st = self.receive_into_tagged(&mut v[..], tag)?;
+        if st.count_bytes() != std::mem::size_of::<T>() {
+            return Err(Error::BadLength {
+                message_bytes: st.count_bytes(),
+                elem_bytes: std::mem::size_of::<T>(),
+            });
+        }
+        Ok((v[0], st))
+    }
+
+    /// Receives a whole message of `T`s with any tag, however long.
+    pub fn receive_vec<T: Equivalence>(&self) -> Result<(Vec<T>, Status), Error> {
+        self.receive_vec_tagged(None)
+    }
+
+    /// Receives a whole message of `T`s with `tag`.
+    pub fn receive_vec_with_tag<T: Equivalence>(
+        &self,
+        tag: Tag,
+    ) -> Result<(Vec<T>, Status), Error> {
+        self.receive_vec_tagged(Some(tag))
+    }
+
+    fn receive_vec_tagged<T: Equivalence>(
+        &self,
+        tag: Option<Tag>,
+    ) -> Result<(Vec<T>, Status), Error> {
+        let id = self.post(tag, Mode::Receive)?;
+        let (key, data) = message(self.comm.wait(id)?)?;
+        let len = data.len();
+        let v = vec_from_bytes::<T>(&data);
+        crate::message::pool::recycle(data);
+        Ok((v?, self.comm.status_for(&key, len)))
+    }
+
+    /// Immediate receive with any tag into `buf` (MPI_Irecv); the buffer is borrowed until
+    /// the request completes.
+    pub fn immediate_receive_into<B: BufferMut + ?Sized>(
+        &self,
+        buf: &'a mut B,
+    ) -> Result<Request<'a>, Error> {
+        self.immediate_receive_tagged(buf, None)
+    }
+
+    /// Immediate receive with a tag.
+    pub fn immediate_receive_into_with_tag<B: BufferMut + ?Sized>(
+        &self,
+        buf: &'a mut B,
+        tag: Tag,
+    ) -> Result<Request<'a>, Error> {
+        self.immediate_receive_tagged(buf, Some(tag))
+    }
+
+    fn immediate_receive_tagged<B: BufferMut + ?Sized>(
+        &self,
+        buf: &'a mut B,
+        tag: Option<Tag>,
+    ) -> Result<Request<'a>, Error> {
+        let id = self.post(tag, Mode::Receive)?;
+        let elem = buf.elem_bytes();
+        Ok(Request::receive(self.comm, id, buf.as_bytes_mut(), elem))
+    }
+
+    /// Waits for a message with any tag and returns its status without receiving it
+    /// (MPI_Probe); a receive from `status.source_rank()` with `status.tag()` then gets it.
+    pub fn probe(&self) -> Result<Status, Error> {
+        self.probe_tagged(None)
+    }
+
+    /// `probe` for a message with `tag`.
+    pub fn probe_with_tag(&self, tag: Tag) -> Result<Status, Error> {
+        self.probe_tagged(Some(tag))
+    }
+
+    fn probe_tagged(&self, tag: Option<Tag>) -> Result<Status, Error> {
+        let id = self.post(tag, Mode::Probe)?;
+        let (key, data) = message(self.comm.wait(id)?)?;
+        Ok(self.comm.status_for(&key, data.len()))
+    }
+
+    /// Whether a message with any tag is here now, without receiving it (MPI_Iprobe).
+    /// Every replica of this rank gets the same answer: the leader's.
+    pub fn immediate_probe(&self) -> Result<Option<Status>, Error> {
+        self.immediate_probe_tagged(None)
+    }
+
+    /// `immediate_probe` for a message with `tag`.
+    pub fn immediate_probe_with_tag(&self, tag: Tag) -> Result<Option<Status>, Error> {
+        self.immediate_probe_tagged(Some(tag))
+    }
+
+    fn immediate_probe_tagged(&self, tag: Option<Tag>) -> Result<Option<Status>, Error> {
+        let id = self.post(tag, Mode::ImmediateProbe)?;
+        Ok(match self.comm.wait(id)? {
+            Matched::Message { key, payload } => Some(self.comm.status_for(&key, payload.len())),
+            Matched::Nothing => None,
+        })
+    }
+
+    /// Waits for a message with any tag and takes it for this caller alone (MPI_Mprobe).
+    pub fn matched_probe(&self) -> Result<(Message, Status), Error> {
+        self.matched_probe_tagged(None)
+    }
+
+    /// `matched_probe` for a message with `tag`.
+    pub fn matched_probe_with_tag(&self, tag: Tag) -> Result<(Message, Status), Error> {
+        self.matched_probe_tagged(Some(tag))
+    }
+
+    fn matched_probe_tagged(&self, tag: Option<Tag>) -> Result<(Message, Status), Error> {
+        let id = self.post(tag, Mode::Receive)?;
+        let (key, payload) = message(self.comm.wait(id)?)?;
+        let status = self.comm.status_for(&key, payload.len());
+        let msg = Message {
+            comm: self.comm.clone(),
+            key,
+            payload,
+        };
+        Ok((msg, status))
+    }
+
+    fn root(&self) -> Result<u32, Error> {
+        self.dest()
+    }
+
+    fn at_root(&self) -> Result<u32, Error> {
+        let root = self.root()?;
+        if root as i32 == self.comm.rank() {
+            Ok(root)
+        } else {
+            Err(Error::Usage(
+                "a *_root collective must be called on the root itself",
+            ))
+        }
+    }
+
+    /// Broadcasts `buf` from this (root) process to every rank (MPI_Bcast, MPI-3.1
+    /// section 5.4); every rank calls it with a buffer of the same length.
+    pub fn broadcast_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<(), Error> {
+        let root = self.root()?;
+        collective::broadcast(self.comm, root, buf.as_bytes_mut())
+    }
+
+    /// At the root: the rank-ordered reduction of every rank's `send` into `recv`
+    /// (MPI_Reduce, section 5.9.1).
+    pub fn reduce_into_root<T: Equivalence, O: Operation<T>>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: O,
+    ) -> Result<(), Error> {
+        let root = self.at_root()?;
+        collective::reduce(self.comm, root, send, Some(recv), &op)
+    }
+
+    /// At the other ranks: contribute `send` to a reduction at this root.
+    pub fn reduce_into<T: Equivalence, O: Operation<T>>(
+        &self,
+        send: &[T],
+        op: O,
+    ) -> Result<(), Error> {
+        let root = self.root()?;
+        collective::reduce(self.comm, root, send, None, &op)
+    }
+
+    /// At the root: block i of `recv` gets rank i's `send` (MPI_Gather, section 5.5).
+    pub fn gather_into_root<T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<(), Error> {
+        let root = self.at_root()?;
+        collective::gather(self.comm, root, send, Some(recv))
+    }
+
+    /// At the other ranks: contribute `send` to a gather at this root.
+    pub fn gather_into<T: Equivalence>(&self, send: &[T]) -> Result<(), Error> {
+        let root = self.root()?;
+        collective::gather(self.comm, root, send, None)
+    }
+
+    /// At the root: block i of `send` goes to rank i's `recv` (MPI_Scatter, section 5.6).
+    pub fn scatter_into_root<T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<(), Error> {
+        let root = self.at_root()?;
+        collective::scatter(self.comm, root, Some(send), recv)
+    }
+
+    /// At the other ranks: receive this root's block into `recv`.
+    pub fn scatter_into<T: Equivalence>(&self, recv: &mut [T]) -> Result<(), Error> {
+        let root = self.root()?;
+        collective::scatter(self.comm, root, None, recv)
+    }
+
+    /// At the root: rank i's `send` lands at offset `counts[..i].sum()` of `recv`
+    /// (MPI_Gatherv, section 5.5).
+    pub fn gather_varcount_into_root<T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+    ) -> Result<(), Error> {
+        let root = self.at_root()?;
+        collective::gather_varcount(self.comm, root, send, Some((recv, counts)))
+    }
+
+    /// At the other ranks: contribute `send` to a gatherv at this root.
+    pub fn gather_varcount_into<T: Equivalence>(&self, send: &[T]) -> Result<(), Error> {
+        let root = self.root()?;
+        collective::gather_varcount(self.comm, root, send, None)
+    }
+
+    /// At the root: `counts[i]` elements at their offset in `send` go to rank i
+    /// (MPI_Scatterv, section 5.6).
+    pub fn scatter_varcount_into_root<T: Equivalence>(
+        &self,
+        send: &[T],
+        counts: &[usize],
+        recv: &mut [T],
+    ) -> Result<(), Error> {
+        let root = self.at_root()?;
+        collective::scatter_varcount(self.comm, root, Some((send, counts)), recv)
+    }
+
+    /// At the other ranks: receive this root's block into `recv`.
+    pub fn scatter_varcount_into<T: Equivalence>(&self, recv: &mut [T]) -> Result<(), Error> {
+        let root = self.root()?;
+        collective::scatter_varcount(self.comm, root, None, recv)
+    }
+}

@@ -1,0 +1,772 @@
+//! MPI message matching at one receiving rank (MPI-3.1 sections 3.5, 3.8): posted
+//! receives and probes in posting order, the message each one matches, and the messages
+//! that arrived before anyone matched them (the unexpected queue).
+//!
+//! A message is named by its key, so matching is claiming keys: the k-th receive that
+//! matches stream (comm, tag, src) claims seq k. A receive is *resolved* once its key is
+//! known. A specific receive resolves as soon as no earlier unresolved receive could match
+//! the same messages (receives match in the order posted). A receive with `ANY_TAG` from
+//! one source takes the earliest unclaimed message by order number, which every replica
+//! computes alike. A receive with `ANY_SOURCE` needs a choice that must be equal in every
+//! replica of the rank: the caller's `Chooser` says whether this replica makes it now
+//! (then it takes the first candidate that arrived) or supplies the one a sibling
+//! recorded. Owns no I/O and no replica choice: what must be fetched comes out as `Need`s.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::{Key, Want};
+
+/// Handle of a posted receive or probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RecvId(pub u64);
+
+/// Which sources a receive accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// One rank (world rank).
+    Rank(u32),
+    /// Any of these ranks (the communicator's members, as world ranks): `ANY_SOURCE`.
+    Any(Arc<[u32]>),
+}
+
+/// Which tags a receive accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagSel {
+    /// Exactly this tag.
+    Tag(i32),
+    /// Any tag: `ANY_TAG`.
+    Any,
+}
+
+/// What a receive or probe matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecvSpec {
+    /// Communicator context id.
+    pub comm: u32,
+    /// Accepted sources.
+    pub src: Source,
+    /// Accepted tags.
+    pub tag: TagSel,
+}
+
+impl RecvSpec {
+    /// A receive from one source with one tag.
+    pub fn exact(comm: u32, src: u32, tag: i32) -> RecvSpec {
+        RecvSpec {
+            comm,
+            src: Source::Rank(src),
+            tag: TagSel::Tag(tag),
+        }
+    }
+
+    /// True for `ANY_SOURCE`: the match depends on timing and must be coordinated.
+    pub fn any_source(&self) -> bool {
+        matches!(self.src, Source::Any(_))
+    }
+
+    /// The ranks it accepts.
+    pub fn ranks(&self) -> &[u32] {
+        match &self.src {
+            Source::Rank(r) => std::slice::from_ref(r),
+            Source::Any(m) => m,
+        }
+    }
+
+    fn exact_stream(&self) -> Option<(u32, i32)> {
+        match (&self.src, self.tag) {
+            (Source::Rank(s), TagSel::Tag(t)) => Some((*s, t)),
+            _ => None,
+        }
+    }
+
+    /// Whether some message could match both.
+    fn overlaps(&self, other: &RecvSpec) -> bool {
+        let tags = match (self.tag, other.tag) {
+            (TagSel::Tag(a), TagSel::Tag(b)) => a == b,
+            _ => true,
+        };
+        let srcs = match (&self.src, &other.src) {
+            (Source::Rank(a), Source::Rank(b)) => a == b,
+            (Source::Rank(a), Source::Any(m)) | (Source::Any(m), Source::Rank(a)) => m.contains(a),
+            (Source::Any(_), Source::Any(_)) => true,
+        };
+        self.comm == other.comm && tags && srcs
+    }
+}
+
+/// How a posted operation treats the message it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Claims the message (MPI_Recv, MPI_Irecv, MPI_Mprobe).
+    Receive,
+    /// Waits for a matching message and leaves it unclaimed (MPI_Probe).
+    Probe,
+    /// Reports at once whether a matching message is here, leaving it unclaimed
+    /// (MPI_Iprobe).
+    ImmediateProbe,
+}
+
+/// A choice for one coordinated operation: the (source, tag) it matched, or nothing (an
+/// immediate probe that found no message).
+pub type Choice = Option<(u32, i32)>;
+
+/// Where choices come from (see `pull::decision`).
+pub trait Chooser {
+    /// The choice recorded for `slot`, if this replica knows it.
+    fn recorded(&mut self, slot: u64) -> Option<Choice>;
+    /// Whether this replica makes the choice for `slot` now (it must then `record` it).
+    fn may_choose(&mut self, slot: u64) -> bool;
+    /// Records this replica's choice for `slot`.
+    fn record(&mut self, slot: u64, choice: Choice);
+}
+
+/// Something the matcher needs from the network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Need {
+    /// Pull this message. `needed`: a resolved receive waits for it; otherwise it is a
+    /// candidate of an unresolved wildcard, fetched ahead.
+    Message {
+        /// What to pull.
+        want: Want,
+        /// A receive waits for exactly this.
+        needed: bool,
+    },
+    /// Fetch the choice recorded for `slot` from the sibling that makes them.
+    Choice(u64),
+}
+
+/// What a completed receive or probe yields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Matched {
+    /// The message it matched.
+    Message {
+        /// Its key (source and tag for the status).
+        key: Key,
+        /// Its bytes (shared with the unexpected queue for a probe).
+        payload: Bytes,
+    },
+    /// An immediate probe found no message.
+    Nothing,
+}
+
+#[derive(Debug)]
+struct Posted {
+    id: RecvId,
+    spec: RecvSpec,
+    mode: Mode,
+    slot: Option<u64>,
+}
+
+#[derive(Debug)]
+struct Arrival {
+    order: u64,
+    payload: Bytes,
+    /// Arrival count, for "first come" among candidates.
+    nth: u64,
+}
+
+#[derive(Debug, Default)]
+struct Waiters {
+    receive: Option<RecvId>,
+    probes: Vec<RecvId>,
+}
+
+/// A finished operation: its result, and (comm, src) when it was a receive from one
+/// source with `ANY_TAG` (the next such receive will want that source's next order).
+pub type Finished<E> = (Result<Matched, E>, Option<(u32, u32)>);
+
+/// Matching state of one replica; `E` is the error a failed receive completes with.
+#[derive(Debug)]
+pub struct Matcher<E> {
+    me: u32,
+    /// Posted, not resolved yet, in posting order.
+    unresolved: VecDeque<Posted>,
+    /// Next seq to claim per (comm, tag, src).
+    claimed: HashMap<(u32, i32, u32), u64>,
+    /// Arrived and unclaimed.
+    arrived: HashMap<Key, Arrival>,
+    /// Arrived and unclaimed, per (comm, src), by order number.
+    by_order: HashMap<(u32, u32), BTreeMap<u64, Key>>,
+    /// Resolved, waiting for their message.
+    waiting: HashMap<Key, Waiters>,
+    /// The key each waiting operation resolved to.
+    keys: HashMap<RecvId, Key>,
+    done: HashMap<RecvId, Finished<E>>,
+    /// Resolved receives from one source with `ANY_TAG`: (comm, src).
+    any_tag: HashMap<RecvId, (u32, u32)>,
+    detached: HashSet<RecvId>,
+    next_id: u64,
+    arrivals: u64,
+}
+
+impl<E: Clone> Matcher<E> {
+    /// Matching for rank `me`.
+    pub fn new(me: u32) -> Matcher<E> {
+        Matcher {
+            me,
+            unresolved: VecDeque::new(),
+            claimed: HashMap::new(),
+            arrived: HashMap::new(),
+            by_order: HashMap::new(),
+            waiting: HashMap::new(),
+            keys: HashMap::new(),
+            done: HashMap::new(),
+            any_tag: HashMap::new(),
+            detached: HashSet::new(),
+            next_id: 1,
+            arrivals: 0,
+        }
+    }
+
+    /// Posts a receive or probe; `slot` is its coordination slot when its match must be
+    /// equal in every replica. Call `resolve` afterwards.
+    pub fn post(&mut self, spec: RecvSpec, mode: Mode, slot: Option<u64>) -> RecvId {
+        let id = RecvId(self.next_id);
+        self.next_id += 1;
+        self.unresolved.push_back(Posted {
+            id,
+            spec,
+            mode,
+            slot,
+        });
+        id
+    }
+
+    /// True while some posted operation is not resolved.
+    pub fn has_unresolved(&self) -> bool {
+        !self.unresolved.is_empty()
+    }
+
+    /// Resolves what can be resolved, in posting order; `watermark(comm, src)` is the
+    /// first order number from src not yet arrived here. Appends what must be fetched.
+    pub fn resolve(
+        &mut self,
+        watermark: &dyn Fn(u32, u32) -> u64,
+        chooser: &mut dyn Chooser,
+        needs: &mut Vec<Need>,
+    ) {
+        let mut i = 0;
+        while i < self.unresolved.len() {
+            let p = &self.unresolved[i];
+            let blocked = self
+                .unresolved
+                .iter()
+                .take(i)
+                .any(|e| e.spec.overlaps(&p.spec));
+            let choice = if blocked {
+                None
+            } else {
+                match (p.spec.exact_stream(), p.slot) {
+                    (Some(stream), None) => Some(Some(stream)),
+                    _ => self.choose(p, watermark, chooser, needs),
+                }
+            };
+            match choice {
+                Some(c) => {
+                    if let Some(p) = self.unresolved.remove(i) {
+                        self.settle(p, c, needs);
+                    }
+                }
+                None => i += 1,
+            }
+        }
+    }
+
+    fn choose(
+        &self,
+        p: &Posted,
+        watermark: &dyn Fn(u32, u32) -> u64,
+        chooser: &mut dyn Chooser,
+        needs: &mut Vec<Need>,
+    ) -> Option<Choice> {
+        if let Some(slot) = p.slot {
+            if let Some(c) = chooser.recorded(slot) {
+                return Some(c);
+            }
+            if !chooser.may_choose(slot) {
+                needs.push(Need::Choice(slot));
+                // Fetch the candidates meanwhile: the chosen one is usually among them.
+                self.first_candidate(p, watermark, needs);
+                return None;
+            }
+        }
+        let c = match self.first_candidate(p, watermark, needs) {
+            Some(c) => Some(c),
+            None if p.mode == Mode::ImmediateProbe => None,
+            None => return None,
+        };
+        if let Some(slot) = p.slot {
+            chooser.record(slot, c);
+        }
+        Some(c)
+    }
+
+    /// The candidate that arrived first, as (src, tag); asks for the missing ones.
+    fn first_candidate(
+        &self,
+        p: &Posted,
+        watermark: &dyn Fn(u32, u32) -> u64,
+        needs: &mut Vec<Need>,
+    ) -> Option<(u32, i32)> {
+        let comm = p.spec.comm;
+        // A receive from one source with ANY_TAG must see that source's messages.
+        let needed = !p.spec.any_source();
+        let mut best: Option<(u64, u32, i32)> = None;
+        let mut consider = |nth: u64, src: u32, tag: i32| {
+            if best.is_none_or(|(n, ..)| nth < n) {
+                best = Some((nth, src, tag));
+            }
+        };
+        for &src in p.spec.ranks() {
+            match p.spec.tag {
+                TagSel::Tag(tag) => {
+                    let key = self.next_key(comm, tag, src);
+                    match self.arrived.get(&key) {
+                        Some(a) => consider(a.nth, src, tag),
+                        None => needs.push(Need::Message {
+                            want: Want::Key(key),
+                            needed,
+                        }),
+                    }
+                }
+                TagSel::Any => {
+                    // Every order below the watermark arrived, so the earliest unclaimed
+                    // arrival below it is the earliest unclaimed message of the source.
+                    let below = watermark(comm, src);
+                    let first = self
+                        .by_order
+                        .get(&(comm, src))
+                        .and_then(|m| m.range(..below).next())
+                        .and_then(|(_, k)| self.arrived.get(k).map(|a| (a.nth, k.tag)));
+                    match first {
+                        Some((nth, tag)) => consider(nth, src, tag),
+                        None => needs.push(Need::Message {
+                            want: Want::Order {
+                                comm,
+                                src,
+                                dst: self.me,
+                                order: below,
+                            },
+                            needed,
+                        }),
+                    }
+                }
+            }
+        }
+        best.map(|(_, src, tag)| (src, tag))
+    }
+
+    fn next_key(&self, comm: u32, tag: i32, src: u32) -> Key {
+        Key {
+            comm,
+            tag,
+            src,
+            dst: self.me,
+            seq: self.claimed.get(&(comm, tag, src)).copied().unwrap_or(0),
+        }
+    }
+
+    fn settle(&mut self, p: Posted, choice: Choice, needs: &mut Vec<Need>) {
+        let Some((src, tag)) = choice else {
+            self.finish(p.id, Ok(Matched::Nothing));
+            return;
+        };
+        let key = self.next_key(p.spec.comm, tag, src);
+        let claims = p.mode == Mode::Receive;
+        if let (true, Source::Rank(_), TagSel::Any) = (claims, &p.spec.src, p.spec.tag) {
+            self.any_tag.insert(p.id, (p.spec.comm, src));
+        }
+        if claims {
+            *self.claimed.entry((key.comm, tag, src)).or_insert(0) += 1;
+        }
+        if claims {
+            if let Some(a) = self.arrived.remove(&key) {
+                self.forget_order(&key, a.order);
+                self.finish(
+                    p.id,
+                    Ok(Matched::Message {
+                        key,
+                        payload: a.payload,
+                    }),
+                );
+                return;
+            }
+        } else if let Some(a) = self.arrived.get(&key) {
+            let payload = a.payload.clone();
+            self.finish(p.id, Ok(Matched::Message { key, payload }));
+            return;
+        }
+        self.keys.insert(p.id, key);
+        let w = self.waiting.entry(key).or_default();
+        if claims {
+            w.receive = Some(p.id);
+        } else {
+            w.probes.push(p.id);
+        }
+        needs.push(Need::Message {
+            want: Want::Key(key),
+            needed: true,
+        });
+    }
+
+    fn forget_order(&mut self, key: &Key, order: u64) {
+        if let Some(m) = self.by_order.get_mut(&(key.comm, key.src)) {
+            m.remove(&order);
+            if m.is_empty() {
+                self.by_order.remove(&(key.comm, key.src));
+            }
+        }
+    }
+
+    fn finish(&mut self, id: RecvId, r: Result<Matched, E>) {
+        self.keys.remove(&id);
+        let any_tag = self.any_tag.remove(&id);
+        if !self.detached.remove(&id) {
+            self.done.insert(id, (r, any_tag));
+        }
+    }
+
+    /// A message arrived (each key once): it completes the operations waiting for it, or
+    /// joins the unexpected queue. Call `resolve` afterwards if anything is unresolved.
+    pub fn arrive(&mut self, key: Key, order: u64, payload: Bytes) {
+        if let Some(w) = self.waiting.remove(&key) {
+            for probe in w.probes {
+                let payload = payload.clone();
+                self.finish(probe, Ok(Matched::Message { key, payload }));
+            }
+            if let Some(r) = w.receive {
+                self.finish(r, Ok(Matched::Message { key, payload }));
+                return;
+            }
+        }
+        self.arrivals += 1;
+        self.by_order
+            .entry((key.comm, key.src))
+            .or_default()
+            .insert(order, key);
+        let nth = self.arrivals;
+        self.arrived.insert(
+            key,
+            Arrival {
+                order,
+                payload,
+                nth,
+            },
+        );
+    }
+
+    /// For an unresolved receive from one source with `ANY_TAG` that no other posted
+    /// operation competes with: the order number its message will have (the first not
+    /// arrived from that source), so it can be recognized on the wire before it matches.
+    pub fn sole_order(&self, id: RecvId, watermark: &dyn Fn(u32, u32) -> u64) -> Option<Want> {
+        if self.unresolved.len() != 1 {
+            return None;
+        }
+        let p = self.unresolved.front()?;
+        let (Source::Rank(src), TagSel::Any, Mode::Receive) = (&p.spec.src, p.spec.tag, p.mode)
+        else {
+            return None;
+        };
+        let comm = p.spec.comm;
+        let competing = self.waiting.keys().any(|k| k.comm == comm && k.src == *src);
+        (p.id == id && !competing).then(|| Want::Order {
+            comm,
+            src: *src,
+            dst: self.me,
+            order: watermark(comm, *src),
+        })
+    }
+
+    /// The key a resolved operation waits for.
+    pub fn resolved_key(&self, id: RecvId) -> Option<Key> {
+        self.keys.get(&id).copied()
+    }
+
+    /// Whether `key` arrived and nobody claimed it yet.
+    pub fn is_unexpected(&self, key: &Key) -> bool {
+        self.arrived.contains_key(key)
+    }
+
+    /// Seq the next receive of (comm, tag, src) will claim.
+    pub fn next_claim(&self, comm: u32, tag: i32, src: u32) -> u64 {
+        self.next_key(comm, tag, src).seq
+    }
+
+    /// The result of a completed operation (once).
+    pub fn take(&mut self, id: RecvId) -> Option<Finished<E>> {
+        self.done.remove(&id)
+    }
+
+    /// Whether an unclaimed message from `src` on `comm` with order below `bound` is here.
+    pub fn has_unexpected_below(&self, comm: u32, src: u32, bound: u64) -> bool {
+        self.by_order
+            .get(&(comm, src))
+            .is_some_and(|m| m.range(..bound).next().is_some())
+    }
+
+    /// The caller will not take this result: drop it now or on completion. A receive still
+    /// claims its message, in order.
+    pub fn detach(&mut self, id: RecvId) {
+        if self.done.remove(&id).is_none() {
+            self.detached.insert(id);
+        }
+    }
+
+    /// Completes every operation waiting for `key` with `err`.
+    pub fn fail_key(&mut self, key: &Key, err: E) {
+        if let Some(w) = self.waiting.remove(key) {
+            for id in w.probes.into_iter().chain(w.receive) {
+                self.finish(id, Err(err.clone()));
+            }
+        }
+    }
+
+    /// Completes every unresolved operation `doomed` says can never match, with the error
+    /// it gives.
+    pub fn fail_unresolved(&mut self, doomed: impl Fn(&RecvSpec) -> Option<E>) {
+        let mut i = 0;
+        while i < self.unresolved.len() {
+            match doomed(&self.unresolved[i].spec) {
+                Some(err) => {
+                    if let Some(p) = self.unresolved.remove(i) {
+                        self.finish(p.id, Err(err));
+                    }
+                }
+                None => i += 1,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chooses everything itself and remembers what it chose.
+    #[derive(Default)]
+    struct Leader(HashMap<u64, Choice>);
+
+    impl Chooser for Leader {
+        fn recorded(&mut self, slot: u64) -> Option<Choice> {
+            self.0.get(&slot).copied()
+        }
+        fn may_choose(&mut self, _: u64) -> bool {
+            true
+        }
+        fn record(&mut self, slot: u64, choice: Choice) {
+            self.0.insert(slot, choice);
+        }
+    }
+
+    /// Knows only what a leader recorded.
+    struct Follower(HashMap<u64, Choice>);
+
+    impl Chooser for Follower {
+        fn recorded(&mut self, slot: u64) -> Option<Choice> {
+            self.0.get(&slot).copied()
+        }
+        fn may_choose(&mut self, _: u64) -> bool {
+            false
+        }
+        fn record(&mut self, _: u64, _: Choice) {
+            unreachable!("a follower never chooses")
+        }
+    }
+
+    fn key(tag: i32, src: u32, seq: u64) -> Key {
+        Key {
+            comm: 0,
+            tag,
+            src,
+            dst: 9,
+            seq,
+        }
+    }
+
+    fn any(ranks: &[u32]) -> Source {
+        Source::Any(ranks.to_vec().into())
+    }
+
+    fn run(m: &mut Matcher<()>, c: &mut dyn Chooser, marks: &HashMap<u32, u64>) -> Vec<Need> {
+        let mut needs = Vec::new();
+        m.resolve(
+            &|_, src| marks.get(&src).copied().unwrap_or(0),
+            c,
+            &mut needs,
+        );
+        needs
+    }
+
+    fn got(m: &mut Matcher<()>, id: RecvId) -> Option<Key> {
+        match m.take(id) {
+            Some((Ok(Matched::Message { key, .. }), _)) => Some(key),
+            _ => None,
+        }
+    }
+
+    /// MPI-3.1 section 3.5: a posted specific receive keeps its message even when a
+    /// wildcard receive posted later could match it.
+    #[test]
+    fn posted_specific_receive_keeps_its_message() {
+        let mut m = Matcher::<()>::new(9);
+        let mut c = Leader::default();
+        let marks = HashMap::new();
+        let specific = m.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+        let wild = m.post(
+            RecvSpec {
+                comm: 0,
+                src: any(&[1, 2]),
+                tag: TagSel::Tag(5),
+            },
+            Mode::Receive,
+            Some(0),
+        );
+        let needs = run(&mut m, &mut c, &marks);
+        assert!(needs.contains(&Need::Message {
+            want: Want::Key(key(5, 1, 1)),
+            needed: false
+        }));
+        m.arrive(key(5, 1, 0), 0, Bytes::from_static(b"a"));
+        run(&mut m, &mut c, &marks);
+        assert_eq!(got(&mut m, specific), Some(key(5, 1, 0)));
+        assert_eq!(got(&mut m, wild), None);
+        m.arrive(key(5, 2, 0), 0, Bytes::from_static(b"b"));
+        run(&mut m, &mut c, &marks);
+        assert_eq!(got(&mut m, wild), Some(key(5, 2, 0)));
+    }
+
+    /// A receive posted after an unresolved wildcard waits for the wildcard's choice: the
+    /// seq it claims depends on it.
+    #[test]
+    fn later_specific_receive_waits_for_the_wildcard() {
+        let mut m = Matcher::<()>::new(9);
+        let mut c = Leader::default();
+        let marks = HashMap::new();
+        let wild = m.post(
+            RecvSpec {
+                comm: 0,
+                src: any(&[1, 2]),
+                tag: TagSel::Tag(0),
+            },
+            Mode::Receive,
+            Some(0),
+        );
+        let specific = m.post(RecvSpec::exact(0, 1, 0), Mode::Receive, None);
+        run(&mut m, &mut c, &marks);
+        m.arrive(key(0, 1, 0), 0, Bytes::new());
+        let needs = run(&mut m, &mut c, &marks);
+        assert_eq!(got(&mut m, wild), Some(key(0, 1, 0)));
+        assert!(needs.contains(&Need::Message {
+            want: Want::Key(key(0, 1, 1)),
+            needed: true
+        }));
+        m.arrive(key(0, 1, 1), 1, Bytes::new());
+        assert_eq!(got(&mut m, specific), Some(key(0, 1, 1)));
+    }
+
+    /// A follower resolves exactly as the leader recorded, whatever arrived first there.
+    #[test]
+    fn follower_takes_the_recorded_choice() {
+        let mut m = Matcher::<()>::new(9);
+        let mut c = Follower(HashMap::new());
+        let marks = HashMap::new();
+        let spec = RecvSpec {
+            comm: 0,
+            src: any(&[1, 2]),
+            tag: TagSel::Any,
+        };
+        let wild = m.post(spec, Mode::Receive, Some(3));
+        m.arrive(key(4, 1, 0), 0, Bytes::new());
+        let needs = run(&mut m, &mut c, &HashMap::from([(1, 1)]));
+        assert!(needs.contains(&Need::Choice(3)));
+        assert_eq!(got(&mut m, wild), None, "no choice yet");
+        c.0.insert(3, Some((2, 7)));
+        let needs = run(&mut m, &mut c, &marks);
+        assert!(needs.contains(&Need::Message {
+            want: Want::Key(key(7, 2, 0)),
+            needed: true
+        }));
+        m.arrive(key(7, 2, 0), 0, Bytes::new());
+        assert_eq!(got(&mut m, wild), Some(key(7, 2, 0)));
+    }
+
+    /// ANY_TAG from one source takes the earliest unclaimed message by order, skipping
+    /// what earlier receives claimed.
+    #[test]
+    fn any_tag_takes_the_earliest_unclaimed() {
+        let mut m = Matcher::<()>::new(9);
+        let mut c = Leader::default();
+        let mut marks = HashMap::new();
+        let first = m.post(RecvSpec::exact(0, 1, 8), Mode::Receive, None);
+        let spec = RecvSpec {
+            comm: 0,
+            src: Source::Rank(1),
+            tag: TagSel::Any,
+        };
+        let wild = m.post(spec, Mode::Receive, None);
+        let needs = run(&mut m, &mut c, &marks);
+        let order0 = Want::Order {
+            comm: 0,
+            src: 1,
+            dst: 9,
+            order: 0,
+        };
+        assert!(needs.contains(&Need::Message {
+            want: order0,
+            needed: true
+        }));
+        // Order 0 is the tag-8 message the first receive claimed; order 1 has tag 3.
+        m.arrive(key(8, 1, 0), 0, Bytes::new());
+        marks.insert(1, 1);
+        assert_eq!(got(&mut m, first), Some(key(8, 1, 0)));
+        run(&mut m, &mut c, &marks);
+        m.arrive(key(3, 1, 0), 1, Bytes::new());
+        marks.insert(1, 2);
+        run(&mut m, &mut c, &marks);
+        assert_eq!(got(&mut m, wild), Some(key(3, 1, 0)));
+    }
+
+    /// A probe leaves the message for the receive that follows it (MPI-3.1 section 3.8.1).
+    #[test]
+    fn probe_then_receive_get_the_same_message() {
+        let mut m = Matcher::<()>::new(9);
+        let mut c = Leader::default();
+        let marks = HashMap::from([(2, 1)]);
+        m.arrive(key(6, 2, 0), 0, Bytes::from_static(b"x"));
+        let spec = RecvSpec {
+            comm: 0,
+            src: any(&[1, 2]),
+            tag: TagSel::Any,
+        };
+        let p = m.post(spec.clone(), Mode::Probe, Some(0));
+        run(&mut m, &mut c, &marks);
+        assert_eq!(got(&mut m, p), Some(key(6, 2, 0)));
+        let r = m.post(RecvSpec::exact(0, 2, 6), Mode::Receive, None);
+        run(&mut m, &mut c, &marks);
+        assert_eq!(got(&mut m, r), Some(key(6, 2, 0)));
+        let ip = m.post(spec, Mode::ImmediateProbe, Some(1));
+        run(&mut m, &mut c, &marks);
+        assert_eq!(m.take(ip), Some((Ok(Matched::Nothing), None)));
+        assert_eq!(c.0.get(&1), Some(&None));
+    }
+
+    /// A dropped receive still claims its message.
+    #[test]
+    fn detached_receive_still_claims() {
+        let mut m = Matcher::<()>::new(9);
+        let mut c = Leader::default();
+        let marks = HashMap::new();
+        let a = m.post(RecvSpec::exact(0, 1, 0), Mode::Receive, None);
+        run(&mut m, &mut c, &marks);
+        m.detach(a);
+        let b = m.post(RecvSpec::exact(0, 1, 0), Mode::Receive, None);
+        run(&mut m, &mut c, &marks);
+        m.arrive(key(0, 1, 0), 0, Bytes::new());
+        m.arrive(key(0, 1, 1), 1, Bytes::new());
+        assert!(m.take(a).is_none());
+        assert_eq!(got(&mut m, b), Some(key(0, 1, 1)));
+    }
+}

@@ -1,0 +1,498 @@
+//! Choices that must be equal in every replica of a rank: which message an `ANY_SOURCE`
+//! receive or probe matches, what an immediate probe saw, which requests `wait_any` and
+//! `test_some` report. Owns who makes them, where they are kept, and the takeover when the
+//! replica that made them dies. Must never do I/O: the engine moves its frames.
+//!
+//! Every coordinated call gets the next slot number of its rank (the k-th such call in
+//! program order, the same in every replica). The *leader*, the lowest replica of the
+//! rank the launcher has not declared dead, makes each choice when its application reaches
+//! the call and records it. Followers pull slot k from the leader like a message (key:
+//! `DECISION_CTX`, tag 0, src = dst = the rank, seq = k) and keep what they got. A follower
+//! whose leader is unreachable or silent asks the launcher to fence it (kill it and
+//! announce its death), so two replicas never choose at once.
+//!
+//! Followers keep a pull for the next slot standing at the leader, so they hold each
+//! choice one hop after it is made, however far behind their application runs.
+//!
+//! Output commit: a message a replica sends after following slot k may depend on that
+//! choice, so it is served to other ranks only once every live sibling holds slot k (each
+//! replica reports the slots it holds with CONSUMED frames). Then whoever survives a
+//! leader's death holds every choice anyone outside the rank may have seen the effects of.
+//!
+//! A replica that becomes leader after a death has not seen every choice the dead leader
+//! made: first it sends TAKEOVER to every live sibling, which answers with every choice it
+//! holds (DECIDED) and from then on ignores choices from replicas below the new leader.
+//! Only when every live sibling answered does the new leader choose anything itself.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::message::{Key, ReplicaId};
+
+/// Context id of choice slots; never a communicator's (those are 31-bit hashes, plus one).
+pub const DECISION_CTX: u32 = u32::MAX;
+
+/// The key slot `slot` of `rank`'s choices is pulled under.
+pub fn slot_key(rank: u32, slot: u64) -> Key {
+    Key {
+        comm: DECISION_CTX,
+        tag: 0,
+        src: rank,
+        dst: rank,
+        seq: slot,
+    }
+}
+
+/// Who makes this rank's choices, as this replica sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Authority {
+    /// Replica `leader` chooses; this one pulls its choices.
+    Follower {
+        /// Replica index of the leader.
+        leader: u32,
+    },
+    /// This replica will lead once the listed siblings told it what they hold.
+    TakingOver {
+        /// Siblings that have not answered TAKEOVER yet.
+        waiting: Vec<u32>,
+        /// When the takeover started (for the answer timeout).
+        since: Duration,
+    },
+    /// This replica chooses.
+    Leader,
+}
+
+/// Where a slot stands at this replica.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Slot {
+    /// Recorded here.
+    Held(Bytes),
+    /// Was here, evicted since.
+    Evicted,
+    /// Not known here yet.
+    Unknown,
+}
+
+/// The choice state of one replica.
+#[derive(Debug)]
+pub struct Decisions {
+    me: ReplicaId,
+    replicas: u32,
+    enabled: bool,
+    next_slot: u64,
+    held: BTreeMap<u64, Bytes>,
+    evicted_below: u64,
+    /// Per sibling: every slot below this arrived there (`u64::MAX` once it is dead, and
+    /// for this replica itself).
+    marks: Vec<u64>,
+    /// Slots this replica followed or chose: every one below `used_below`, and these.
+    used_below: u64,
+    used_above: BTreeSet<u64>,
+    /// Replicas the launcher declared dead.
+    dead: Vec<bool>,
+    authority: Authority,
+    /// Choices from replicas below this index are ignored (a takeover fenced them).
+    fenced_below: u32,
+    held_max: usize,
+}
+
+impl Decisions {
+    /// Choice state of replica `me`; `enabled` is false when no coordination is needed (one
+    /// replica per rank, or a program declared send-deterministic).
+    pub fn new(me: ReplicaId, replicas: u32, enabled: bool, held_max: usize) -> Decisions {
+        let mut marks = vec![0; replicas as usize];
+        if let Some(m) = marks.get_mut(me.replica as usize) {
+            *m = u64::MAX;
+        }
+        Decisions {
+            me,
+            replicas,
+            enabled,
+            next_slot: 0,
+            held: BTreeMap::new(),
+            evicted_below: 0,
+            marks,
+            used_below: 0,
+            used_above: BTreeSet::new(),
+            dead: vec![false; replicas as usize],
+            authority: if me.replica == 0 {
+                Authority::Leader
+            } else {
+                Authority::Follower { leader: 0 }
+            },
+            fenced_below: 0,
+            held_max: held_max.max(1),
+        }
+    }
+
+    /// Whether coordinated calls need slots at all.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Turns coordination off (the program declared itself send-deterministic).
+    pub fn disable(&mut self) {
+        self.enabled = false;
+    }
+
+    /// The slot of the next coordinated call.
+    pub fn next_slot(&mut self) -> u64 {
+        let s = self.next_slot;
+        self.next_slot += 1;
+        s
+    }
+
+    /// Who chooses.
+    pub fn authority(&self) -> &Authority {
+        &self.authority
+    }
+
+    /// True when this replica chooses.
+    pub fn is_leader(&self) -> bool {
+        self.authority == Authority::Leader
+    }
+
+    /// Where `slot` stands here.
+    pub fn slot(&self, slot: u64) -> Slot {
+        match self.held.get(&slot) {
+            Some(b) => Slot::Held(b.clone()),
+            None if slot < self.evicted_below => Slot::Evicted,
+            None => Slot::Unknown,
+        }
+    }
+
+    /// This replica acted on slot `slot` (followed or made it).
+    pub fn mark_used(&mut self, slot: u64) {
+        if slot < self.used_below {
+            return;
+        }
+        self.used_above.insert(slot);
+        while self.used_above.remove(&self.used_below) {
+            self.used_below += 1;
+        }
+    }
+
+    /// How many choices a message sent now may depend on: one past the highest slot used.
+    pub fn used_bound(&self) -> u64 {
+        self.used_above
+            .last()
+            .map_or(self.used_below, |&m| m + 1)
+            .max(self.used_below)
+    }
+
+    /// Every live sibling holds every slot below this (`u64::MAX` with none left).
+    pub fn stable(&self) -> u64 {
+        self.marks.iter().copied().min().unwrap_or(u64::MAX)
+    }
+
+    /// Live siblings holding fewer than `bound` slots.
+    pub fn lagging(&self, bound: u64) -> Vec<u32> {
+        (0..self.replicas)
+            .filter(|&k| self.marks[k as usize] < bound)
+            .collect()
+    }
+
+    /// The leader records its choice for `slot`; false if the slot was known already.
+    pub fn record(&mut self, slot: u64, value: Bytes) -> bool {
+        if self.held.contains_key(&slot) || slot < self.evicted_below {
+            return false;
+        }
+        self.held.insert(slot, value);
+        true
+    }
+
+    /// A choice pulled from replica `from`; false if ignored (fenced sender, or known).
+    pub fn adopt(&mut self, slot: u64, value: Bytes, from: u32) -> bool {
+        if from < self.fenced_below {
+            log::debug!(
+                "{}: choice {slot} from fenced replica {from} ignored",
+                self.me
+            );
+            return false;
+        }
+        self.record(slot, value)
+    }
+
+    /// The launcher declared sibling `replica` dead. If this replica must now take over,
+    /// returns the siblings to send TAKEOVER to (possibly none: then it leads at once).
+    pub fn on_dead(&mut self, replica: u32, now: Duration) -> Option<Vec<u32>> {
+        let i = replica as usize;
+        if i >= self.dead.len() || self.dead[i] || replica == self.me.replica {
+            return None;
+        }
+        self.dead[i] = true;
+        self.marks[i] = u64::MAX;
+        self.evict();
+        let lowest = (0..self.replicas).find(|&k| !self.dead[k as usize])?;
+        match &mut self.authority {
+            Authority::Leader => None,
+            Authority::TakingOver { waiting, .. } => {
+                waiting.retain(|&k| k != replica);
+                if waiting.is_empty() {
+                    self.authority = Authority::Leader;
+                }
+                None
+            }
+            Authority::Follower { .. } if lowest == self.me.replica => {
+                let siblings: Vec<u32> = (0..self.replicas)
+                    .filter(|&k| k != self.me.replica && !self.dead[k as usize])
+                    .collect();
+                log::info!(
+                    "{}: leader of rank {}'s choices is dead; taking over (asking {siblings:?})",
+                    self.me,
+                    self.me.rank
+                );
+                self.authority = if siblings.is_empty() {
+                    Authority::Leader
+                } else {
+                    Authority::TakingOver {
+                        waiting: siblings.clone(),
+                        since: now,
+                    }
+                };
+                Some(siblings)
+            }
+            Authority::Follower { .. } => {
+                self.authority = Authority::Follower { leader: lowest };
+                None
+            }
+        }
+    }
+
+    /// Sibling `from` takes over: fence everything below it; the entries it asked for.
+    pub fn on_takeover(&mut self, from: u32, base: u64) -> Bytes {
+        self.fenced_below = self.fenced_below.max(from);
+        let mut b = BytesMut::new();
+        for (slot, v) in self.held.range(base..) {
+            b.put_u64_le(*slot);
+            b.put_u32_le(v.len() as u32);
+            b.put_slice(v);
+        }
+        b.freeze()
+    }
+
+    /// Sibling `from` answered TAKEOVER. Returns the slots newly adopted, or an error for
+    /// entries that do not decode.
+    pub fn on_decided(&mut self, from: u32, entries: &[u8]) -> Result<Vec<u64>, String> {
+        let Authority::TakingOver { waiting, .. } = &mut self.authority else {
+            return Ok(Vec::new());
+        };
+        if !waiting.contains(&from) {
+            return Ok(Vec::new());
+        }
+        // Decode before changing anything: a bad answer leaves the sibling owing one.
+        let entries = decode_entries(entries)?;
+        waiting.retain(|&k| k != from);
+        if waiting.is_empty() {
+            log::info!("{}: now leads rank {}'s choices", self.me, self.me.rank);
+            self.authority = Authority::Leader;
+        }
+        let mut adopted = Vec::new();
+        for (slot, v) in entries {
+            if self.record(slot, v) {
+                adopted.push(slot);
+            }
+        }
+        Ok(adopted)
+    }
+
+    /// Siblings still owing a TAKEOVER answer past `timeout` (to be fenced); the timeout
+    /// starts over.
+    pub fn overdue(&mut self, now: Duration, timeout: Duration) -> Vec<u32> {
+        match &mut self.authority {
+            Authority::TakingOver { waiting, since } if now >= *since + timeout => {
+                *since = now;
+                waiting.clone()
+            }
+            Authority::TakingOver { .. } | Authority::Follower { .. } | Authority::Leader => {
+                Vec::new()
+            }
+        }
+    }
+
+    /// Restarts the takeover answer timeout (this process was not running).
+    pub fn restart_clock(&mut self, now: Duration) {
+        if let Authority::TakingOver { since, .. } = &mut self.authority {
+            *since = now;
+        }
+    }
+
+    /// When the takeover answer timeout fires, if one runs.
+    pub fn deadline(&self, timeout: Duration) -> Option<Duration> {
+        match &self.authority {
+            Authority::TakingOver { since, .. } => Some(*since + timeout),
+            Authority::Follower { .. } | Authority::Leader => None,
+        }
+    }
+
+    /// Sibling `replica` holds every slot below `watermark`. Returns whether that moved
+    /// `stable`.
+    pub fn note_held(&mut self, replica: u32, watermark: u64) -> bool {
+        let before = self.stable();
+        if let Some(m) = self.marks.get_mut(replica as usize) {
+            if *m != u64::MAX && watermark > *m {
+                *m = watermark;
+            }
+        }
+        self.evict();
+        self.stable() != before
+    }
+
+    /// Drops what no live replica still needs (every sibling holds it and this replica
+    /// used it), and the oldest used ones beyond the bound.
+    fn evict(&mut self) {
+        let used = self.used_below;
+        self.evict_below(self.stable().min(used));
+        while self.held.len() > self.held_max {
+            match self.held.first_key_value() {
+                Some((&first, _)) if first < used => self.evict_below(first + 1),
+                _ => break,
+            }
+        }
+    }
+
+    fn evict_below(&mut self, bound: u64) {
+        if bound <= self.evicted_below {
+            return;
+        }
+        self.held = self.held.split_off(&bound);
+        self.evicted_below = bound;
+    }
+}
+
+fn decode_entries(mut b: &[u8]) -> Result<Vec<(u64, Bytes)>, String> {
+    let mut out = Vec::new();
+    while !b.is_empty() {
+        let (Some(slot), Some(len)) = (
+            b.get(..8)
+                .and_then(|s| s.try_into().ok())
+                .map(u64::from_le_bytes),
+            b.get(8..12)
+                .and_then(|s| s.try_into().ok())
+                .map(u32::from_le_bytes),
+        ) else {
+            return Err("truncated DECIDED entry header".into());
+        };
+        let Some(v) = b.get(12..12 + len as usize) else {
+            return Err(format!(
+                "DECIDED entry {slot} claims {len} bytes past the end"
+            ));
+        };
+        out.push((slot, Bytes::copy_from_slice(v)));
+        b = &b[12 + len as usize..];
+    }
+    Ok(out)
+}
+
+/// A matching choice as bytes: empty for "nothing", else source and tag.
+pub fn encode_match(choice: Option<(u32, i32)>) -> Bytes {
+    match choice {
+        None => Bytes::new(),
+        Some((src, tag)) => {
+            let mut b = BytesMut::with_capacity(8);
+            b.put_u32_le(src);
+            b.put_i32_le(tag);
+            b.freeze()
+        }
+    }
+}
+
+/// Decodes `encode_match`; `None` (outer) for bytes that are neither form.
+pub fn decode_match(b: &[u8]) -> Option<Option<(u32, i32)>> {
+    match b.len() {
+        0 => Some(None),
+        8 => {
+            let src = u32::from_le_bytes(b[..4].try_into().ok()?);
+            let tag = i32::from_le_bytes(b[4..].try_into().ok()?);
+            Some(Some((src, tag)))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lowest_live_replica_leads_and_takes_over_after_asking() {
+        let mut d = Decisions::new(ReplicaId::new(3, 1), 3, true, 100);
+        assert_eq!(d.authority(), &Authority::Follower { leader: 0 });
+        assert!(d.adopt(0, encode_match(Some((1, 2))), 0));
+        let t = Duration::from_secs(1);
+        assert_eq!(d.on_dead(0, t), Some(vec![2]));
+        assert!(!d.is_leader());
+        assert_eq!(d.overdue(t, Duration::from_secs(2)), Vec::<u32>::new());
+        assert_eq!(d.overdue(t * 3, Duration::from_secs(2)), vec![2]);
+        assert_eq!(d.overdue(t * 3, Duration::from_secs(2)), Vec::<u32>::new());
+        // Sibling 2 held slot 1 from the dead leader: it is adopted, not chosen anew.
+        let mut sibling = Decisions::new(ReplicaId::new(3, 2), 3, true, 100);
+        sibling.adopt(1, encode_match(None), 0);
+        let entries = sibling.on_takeover(1, 1);
+        assert!(
+            !sibling.adopt(2, encode_match(None), 0),
+            "fenced below replica 1"
+        );
+        assert_eq!(d.on_decided(2, &entries), Ok(vec![1]));
+        assert!(d.is_leader());
+        assert_eq!(d.slot(1), Slot::Held(encode_match(None)));
+        assert!(
+            !d.record(1, encode_match(Some((0, 0)))),
+            "never chosen twice"
+        );
+    }
+
+    #[test]
+    fn held_and_used_slots_are_evicted_and_stability_follows_siblings() {
+        let mut d = Decisions::new(ReplicaId::new(0, 0), 3, true, 2);
+        for s in 0..4 {
+            d.record(s, encode_match(None));
+            d.mark_used(s);
+        }
+        assert_eq!((d.used_bound(), d.stable()), (4, 0));
+        assert!(!d.note_held(1, 3), "replica 2 holds nothing yet");
+        assert!(d.note_held(2, 2));
+        assert_eq!(d.stable(), 2);
+        assert_eq!(d.lagging(3), vec![2]);
+        assert_eq!(d.slot(1), Slot::Evicted);
+        assert_eq!(d.slot(2), Slot::Held(Bytes::new()));
+        d.on_dead(2, Duration::ZERO);
+        assert_eq!(d.stable(), 3);
+    }
+
+    #[test]
+    fn unused_slots_stay_however_far_siblings_are() {
+        let mut d = Decisions::new(ReplicaId::new(0, 1), 2, true, 1);
+        for s in 0..3 {
+            d.adopt(s, encode_match(None), 0);
+        }
+        d.note_held(0, 3);
+        assert_eq!(d.slot(0), Slot::Held(Bytes::new()), "not used here yet");
+        d.mark_used(0);
+        d.note_held(0, 3);
+        assert_eq!(d.slot(0), Slot::Evicted);
+        assert_eq!(d.slot(1), Slot::Held(Bytes::new()));
+    }
+
+    #[test]
+    fn malformed_entries_are_errors() {
+        let mut d = Decisions::new(ReplicaId::new(0, 1), 2, true, 10);
+        d.on_dead(0, Duration::ZERO);
+        assert!(
+            d.on_decided(1, &[1, 2, 3]).is_ok(),
+            "not waiting for replica 1"
+        );
+        let mut e = Decisions::new(ReplicaId::new(0, 1), 3, true, 10);
+        e.on_dead(0, Duration::ZERO);
+        let mut bad = 5u64.to_le_bytes().to_vec();
+        bad.extend_from_slice(&100u32.to_le_bytes());
+        assert!(e.on_decided(2, &bad).is_err());
+        assert_eq!(decode_match(&[1, 2, 3]), None);
+        assert_eq!(
+            decode_match(&encode_match(Some((4, -1)))),
+            Some(Some((4, -1)))
+        );
+    }
+}
