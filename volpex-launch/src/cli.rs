@@ -40,7 +40,9 @@ pub struct Args {
     /// Inject a fault (repeatable). R.K:kill@T sends SIGKILL to replica K of rank R T
     /// seconds after start; R.K:stop@T sends SIGSTOP (never continued unless a cont@ spec
     /// says so); R.K:cont@T sends SIGCONT; R.K:exit@sends=N makes that replica exit
-    /// abruptly right after its N-th send.
+    /// abruptly right after its N-th send; R.K:exit@choices=N right after it made its
+    /// N-th coordinated choice (wildcard match, wait_any) as its rank's leader, before
+    /// telling anyone.
     #[arg(long = "fault", value_name = "SPEC", value_parser = parse_fault)]
     pub faults: Vec<Fault>,
 
@@ -65,6 +67,8 @@ pub enum FaultAction {
     Cont(Duration),
     /// Exit right after the N-th send.
     ExitAfterSends(u64),
+    /// Exit right after making the N-th coordinated choice.
+    ExitAfterChoices(u64),
 }
 
 /// One injected fault.
@@ -78,11 +82,12 @@ pub struct Fault {
     pub action: FaultAction,
 }
 
-/// Parses `R.K:kill@T`, `R.K:stop@T`, `R.K:cont@T`, `R.K:exit@sends=N`.
+/// Parses `R.K:kill@T`, `R.K:stop@T`, `R.K:cont@T`, `R.K:exit@sends=N`,
+/// `R.K:exit@choices=N`.
 pub fn parse_fault(s: &str) -> Result<Fault, String> {
     let err = |why: &str| {
         format!(
-            "fault {s:?}: {why} (expected R.K:kill@T, R.K:stop@T, R.K:cont@T or R.K:exit@sends=N)"
+            "fault {s:?}: {why} (expected R.K:kill@T, R.K:stop@T, R.K:cont@T, R.K:exit@sends=N or R.K:exit@choices=N)"
         )
     };
     let (who, what) = s.split_once(':').ok_or_else(|| err("missing ':'"))?;
@@ -104,15 +109,18 @@ pub fn parse_fault(s: &str) -> Result<Fault, String> {
         "stop" => FaultAction::Stop(secs(arg)?),
         "cont" => FaultAction::Cont(secs(arg)?),
         "exit" => {
-            let n = arg
-                .strip_prefix("sends=")
-                .ok_or_else(|| err("exit takes sends=N"))?
-                .parse::<u64>()
-                .map_err(|_| err("bad send count"))?;
+            let (what, n) = arg
+                .split_once('=')
+                .ok_or_else(|| err("exit takes sends=N or choices=N"))?;
+            let n = n.parse::<u64>().map_err(|_| err("bad count"))?;
             if n == 0 {
-                return Err(err("send count must be at least 1"));
+                return Err(err("count must be at least 1"));
             }
-            FaultAction::ExitAfterSends(n)
+            match what {
+                "sends" => FaultAction::ExitAfterSends(n),
+                "choices" => FaultAction::ExitAfterChoices(n),
+                _ => return Err(err("exit takes sends=N or choices=N")),
+            }
         }
         _ => return Err(err("unknown action")),
     };

@@ -235,11 +235,19 @@ impl Job {
                     .env(vars::JOB_KEY, key_hex(&key))
                     .env("VOLPEX_YIELD", if oversubscribed { "1" } else { "0" })
                     .envs(exports.iter().map(|(k, v)| (k, v)));
-                for f in &args.faults {
-                    if let (true, FaultAction::ExitAfterSends(n)) =
-                        (f.rank == rank && f.replica == replica, f.action)
-                    {
-                        cmd.env(vars::FAULT_EXIT_AFTER_SENDS, n.to_string());
+                for f in args
+                    .faults
+                    .iter()
+                    .filter(|f| f.rank == rank && f.replica == replica)
+                {
+                    match f.action {
+                        FaultAction::ExitAfterSends(n) => {
+                            cmd.env(vars::FAULT_EXIT_AFTER_SENDS, n.to_string());
+                        }
+                        FaultAction::ExitAfterChoices(n) => {
+                            cmd.env(vars::FAULT_EXIT_AFTER_CHOICES, n.to_string());
+                        }
+                        FaultAction::Kill(_) | FaultAction::Stop(_) | FaultAction::Cont(_) => {}
                     }
                 }
                 let mut child = match cmd.spawn() {
@@ -286,7 +294,7 @@ impl Job {
         for f in &args.faults {
             let at = match f.action {
                 FaultAction::Kill(t) | FaultAction::Stop(t) | FaultAction::Cont(t) => t,
-                FaultAction::ExitAfterSends(_) => continue,
+                FaultAction::ExitAfterSends(_) | FaultAction::ExitAfterChoices(_) => continue,
             };
             job.timers.push(Timer { at, fault: *f });
         }
@@ -496,7 +504,7 @@ impl Job {
                 FaultAction::Kill(_) => Signal::SIGKILL,
                 FaultAction::Stop(_) => Signal::SIGSTOP,
                 FaultAction::Cont(_) => Signal::SIGCONT,
-                FaultAction::ExitAfterSends(_) => continue,
+                FaultAction::ExitAfterSends(_) | FaultAction::ExitAfterChoices(_) => continue,
             };
             log::info!("fault injection: {sig} to replica {id}");
             self.signal(id, sig);

@@ -33,6 +33,8 @@ pub mod vars {
     pub const BIND: &str = "VOLPEX_BIND";
     /// Fault injection: exit abruptly right after this many sends.
     pub const FAULT_EXIT_AFTER_SENDS: &str = "VOLPEX_FAULT_EXIT_AFTER_SENDS";
+    /// Fault injection: exit abruptly right after making this many coordinated choices.
+    pub const FAULT_EXIT_AFTER_CHOICES: &str = "VOLPEX_FAULT_EXIT_AFTER_CHOICES";
     /// How long to wait for the address table, in ms.
     pub const RENDEZVOUS_TIMEOUT_MS: &str = "VOLPEX_RENDEZVOUS_TIMEOUT_MS";
 }
@@ -62,6 +64,8 @@ pub struct Joined {
     pub addrs: Vec<Vec<Option<SocketAddr>>>,
     /// Fault injection: exit after this many sends.
     pub exit_after_sends: Option<u64>,
+    /// Fault injection: exit after making this many coordinated choices.
+    pub exit_after_choices: Option<u64>,
 }
 
 fn var(name: &str) -> Result<String, Error> {
@@ -121,6 +125,7 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
         Err(_) => IpAddr::from([127, 0, 0, 1]),
     };
     let exit_after_sends = env_u64(vars::FAULT_EXIT_AFTER_SENDS).map_err(Error::Launch)?;
+    let exit_after_choices = env_u64(vars::FAULT_EXIT_AFTER_CHOICES).map_err(Error::Launch)?;
     let rendezvous = Duration::from_millis(
         env_u64(vars::RENDEZVOUS_TIMEOUT_MS)
             .map_err(Error::Launch)?
@@ -189,5 +194,6 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
         launcher: s,
         addrs,
         exit_after_sends,
+        exit_after_choices,
     })
 }

@@ -53,6 +53,8 @@ pub fn initialize() -> Result<Universe, Error> {
             start,
         )
         .map_err(|e| Error::Runtime(e.to_string()))?;
+        let mut core = core;
+        core.exit_after_choices = j.exit_after_choices;
         let (rt, bg) = Runtime::start(core, waker);
         log::debug!(
             "replica {} joined a job of {} x {}",

@@ -161,6 +161,7 @@ pub struct Engine {
 struct EngineChooser<'a> {
     decisions: &'a mut Decisions,
     recorded: Vec<u64>,
+    made: &'a mut u64,
 }
 
 impl Chooser for EngineChooser<'_> {
@@ -185,6 +186,7 @@ impl Chooser for EngineChooser<'_> {
     fn record(&mut self, slot: u64, choice: Choice) {
         if self.decisions.record(slot, decision::encode_match(choice)) {
             self.recorded.push(slot);
+            *self.made += 1;
         }
         self.decisions.mark_used(slot);
     }
@@ -376,6 +378,7 @@ impl Engine {
     /// The leader records its choice for `slot`.
     pub fn make_choice(&mut self, now: Duration, slot: u64, value: Bytes) {
         if self.decisions.record(slot, value) {
+            self.stats.choices += 1;
             self.after_record(now, slot);
         }
         self.decisions.mark_used(slot);
@@ -658,6 +661,7 @@ impl Engine {
         let mut chooser = EngineChooser {
             decisions: &mut self.decisions,
             recorded: Vec::new(),
+            made: &mut self.stats.choices,
         };
         let consumed = &self.consumed;
         self.matcher.resolve(

@@ -76,6 +76,8 @@ pub struct Core {
     start: Instant,
     shutdown: bool,
     signals: Arc<Signals>,
+    /// Fault injection: exit right after making this many coordinated choices.
+    pub exit_after_choices: Option<u64>,
 }
 
 impl Core {
@@ -113,6 +115,7 @@ impl Core {
             start,
             shutdown: false,
             signals: Arc::new(Signals::default()),
+            exit_after_choices: None,
         };
         if let Some(l) = core.listener.as_mut() {
             core.poll
@@ -208,6 +211,15 @@ impl Core {
     /// Moves every frame the engine wants sent now onto its connection, then writes each
     /// connection that got frames once (one `writev` for all of them).
     pub fn flush(&mut self) {
+        if let Some(n) = self.exit_after_choices {
+            if self.engine.stats().choices >= n {
+                eprintln!(
+                    "volpex[{}] exits after choice {n} (fault injection)",
+                    self.me
+                );
+                std::process::exit(crate::bootstrap::EXIT_FAULT);
+            }
+        }
         if let Some((to, frame)) = self.engine.poll_transmit() {
             let now = self.now();
             self.route(now, to, frame);

@@ -17,6 +17,8 @@ pub struct ReplicaStats {
     pub served: u64,
     /// Log entries evicted.
     pub evicted: u64,
+    /// Coordinated choices this replica made as its rank's leader.
+    pub choices: u64,
 }
 
 /// Process -> launcher.
