@@ -18,6 +18,7 @@ use nix::unistd::Pid;
 use volpex::bootstrap::{key_hex, vars};
 use volpex::message::ReplicaId;
 use volpex::transport::auth::new_job_key;
+use volpex::transport::EXIT_RETIRED;
 use volpex::wire::control::{ReplicaStats, ToLauncher, ToProcess};
 
 use crate::cli::{Args, Fault, FaultAction};
@@ -148,7 +149,7 @@ fn describe_exit(code: Option<i32>, signal: Option<i32>) -> String {
             Ok(sig) => format!("killed by {sig}"),
             Err(_) => format!("killed by signal {s}"),
         },
-        (Some(75), None) => "retired (exit code 75)".into(),
+        (Some(EXIT_RETIRED), None) => format!("retired (exit code {EXIT_RETIRED})"),
         (Some(c), None) => format!("exited with code {c}"),
         (None, None) => "ended".into(),
     }
@@ -597,7 +598,13 @@ impl Job {
                     ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => {
                         let why = describe_exit(code, signal);
                         log::info!("replica {id} {why}");
-                        self.mark_dead(i, ReplicaState::Failed(why));
+                        // Its RETIRED message may still be on its way: it brings the reason.
+                        let state = if (code, signal) == (Some(EXIT_RETIRED), None) {
+                            ReplicaState::Retired(why)
+                        } else {
+                            ReplicaState::Failed(why)
+                        };
+                        self.mark_dead(i, state);
                     }
                     ReplicaState::Finished
                     | ReplicaState::Failed(_)
@@ -631,7 +638,11 @@ impl Job {
                     }
                     ToLauncher::Retired { reason } => {
                         eprintln!("volpexrun: {reason}; the job goes on without it");
-                        self.mark_dead(i, ReplicaState::Retired(reason));
+                        if let ReplicaState::Retired(_) = self.procs[i].state {
+                            self.procs[i].state = ReplicaState::Retired(reason);
+                        } else {
+                            self.mark_dead(i, ReplicaState::Retired(reason));
+                        }
                     }
                     ToLauncher::Fence { rank, replica } => self.fence(id, rank, replica),
                     ToLauncher::Register { .. } => log::warn!("replica {id} registered twice"),

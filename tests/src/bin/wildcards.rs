@@ -267,7 +267,7 @@ fn semantics(universe: &Universe, world: &Communicator) -> Result<(), volpex::Er
         }
         let mut rounds = 0u64;
         while !reqs.is_empty() {
-            let done = if rounds % 2 == 0 {
+            let done = if rounds.is_multiple_of(2) {
                 volpex::wait_some(&mut reqs)?
             } else {
                 volpex::test_some(&mut reqs)?

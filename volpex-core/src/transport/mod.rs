@@ -11,5 +11,5 @@ pub mod connection;
 pub mod event_loop;
 pub mod progress;
 
-pub use event_loop::Core;
+pub use event_loop::{Core, EXIT_ORPHANED, EXIT_RETIRED};
 pub use progress::Runtime;
