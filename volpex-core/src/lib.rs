@@ -59,7 +59,7 @@ pub mod replica;
 pub mod transport;
 pub mod wire;
 
-pub use collective::{Operation, SystemOperation, UserOperation};
+pub use collective::{MaxLoc, MinLoc, Operation, SystemOperation, UserOperation};
 pub use comm::{
     initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess, Communicator,
     Message, Process, Request, Status, Tag, Universe, ANY_SOURCE,

@@ -16,7 +16,7 @@ pub mod ops;
 use crate::comm::Communicator;
 use crate::datatype::Equivalence;
 use crate::error::Error;
-pub use ops::{Numeric, Operation, SystemOperation, UserOperation};
+pub use ops::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
 
 /// Tags of the collective context; one per algorithm, so different collectives never
 /// match each other's messages.

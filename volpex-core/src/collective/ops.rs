@@ -159,6 +159,47 @@ impl<T: Numeric> Operation<T> for SystemOperation {
     }
 }
 
+/// MPI_MINLOC over (value, location) pairs, as `[value, location]` of one type (like
+/// MPI_2INT, MPI_2DOUBLE_PRECISION): the smallest value, and of equal values the smallest
+/// location.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MinLoc;
+
+/// MPI_MAXLOC over `[value, location]` pairs: the largest value, and of equal values the
+/// smallest location.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MaxLoc;
+
+fn pick_loc<T: PartialOrd + Copy>(a: &mut [T; 2], b: &[T; 2], better: fn(&T, &T) -> bool) {
+    if better(&b[0], &a[0]) || (b[0] == a[0] && b[1] < a[1]) {
+        *a = *b;
+    }
+}
+
+impl<T: Numeric> Operation<[T; 2]> for MinLoc {
+    fn combine(&self, lhs: &mut [[T; 2]], rhs: &[[T; 2]]) {
+        for (a, b) in lhs.iter_mut().zip(rhs) {
+            pick_loc(a, b, |x, y| x < y);
+        }
+    }
+
+    fn is_commutative(&self) -> bool {
+        true
+    }
+}
+
+impl<T: Numeric> Operation<[T; 2]> for MaxLoc {
+    fn combine(&self, lhs: &mut [[T; 2]], rhs: &[[T; 2]]) {
+        for (a, b) in lhs.iter_mut().zip(rhs) {
+            pick_loc(a, b, |x, y| x > y);
+        }
+    }
+
+    fn is_commutative(&self) -> bool {
+        true
+    }
+}
+
 /// A user-defined operation from a function `f(lower, higher) -> combined`.
 pub struct UserOperation<F> {
     f: F,
@@ -214,6 +255,16 @@ mod tests {
         let mut u = [0b1100u8];
         SystemOperation::bitwise_xor().combine(&mut u, &[0b1010]);
         assert_eq!(u, [0b0110]);
+    }
+
+    #[test]
+    fn min_and_max_loc_break_ties_by_location() {
+        let mut a = [[2.0f64, 5.0], [1.0, 3.0], [4.0, 9.0]];
+        MinLoc.combine(&mut a, &[[2.0, 1.0], [0.5, 7.0], [4.0, 10.0]]);
+        assert_eq!(a, [[2.0, 1.0], [0.5, 7.0], [4.0, 9.0]]);
+        let mut b = [[3i32, 2], [3, 0]];
+        MaxLoc.combine(&mut b, &[[3, 1], [7, 4]]);
+        assert_eq!(b, [[3, 1], [7, 4]]);
     }
 
     #[test]

@@ -583,7 +583,7 @@ pub(crate) fn message(m: Matched) -> Result<(Key, Bytes), Error> {
     }
 }
 
-fn check_whole(bytes: usize, elem: usize) -> Result<(), Error> {
+pub(crate) fn check_whole(bytes: usize, elem: usize) -> Result<(), Error> {
     if bytes.is_multiple_of(elem.max(1)) {
         Ok(())
     } else {

@@ -7,11 +7,11 @@
 
 use bytes::Bytes;
 
-use super::communicator::{fill_bytes, message, Communicator, Partner};
+use super::communicator::{check_whole, fill_bytes, message, Communicator, Partner};
 use super::request::Request;
 use super::{Status, Tag};
 use crate::collective::{self, Operation};
-use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
+use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence, Target};
 use crate::error::Error;
 use crate::message::matching::{Matched, Mode};
 use crate::message::Key;
@@ -39,11 +39,30 @@ pub struct Message {
     payload: Bytes,
 }
 
+/// Puts a received message into a receive target, checking it fits in whole elements;
+/// returns its length in bytes.
+pub(crate) fn deliver(target: Target<'_>, elem: usize, data: &[u8]) -> Result<usize, Error> {
+    match target {
+        Target::Contiguous(b) => fill_bytes(b, elem, data),
+        Target::Scattered(layout) => {
+            if data.len() > layout.byte_len() {
+                return Err(Error::Truncated {
+                    message_bytes: data.len(),
+                    buffer_bytes: layout.byte_len(),
+                });
+            }
+            check_whole(data.len(), elem)?;
+            layout.unpack(data);
+            Ok(data.len())
+        }
+    }
+}
+
 impl Message {
     /// Receives it into `buf` (MPI_Mrecv).
     pub fn matched_receive_into<B: BufferMut + ?Sized>(self, buf: &mut B) -> Result<Status, Error> {
         let elem = buf.elem_bytes();
-        let n = fill_bytes(buf.as_bytes_mut(), elem, &self.payload)?;
+        let n = deliver(buf.target(), elem, &self.payload)?;
         Ok(self.comm.status_for(&self.key, n))
     }
 
@@ -93,7 +112,7 @@ impl<'a> Process<'a> {
     pub fn send_with_tag<B: Buffer + ?Sized>(&self, buf: &B, tag: Tag) -> Result<(), Error> {
         let dst = self.dest()?;
         Communicator::check_tag(tag)?;
-        self.comm.send_on(self.comm.id(), tag, dst, buf.as_bytes())
+        self.comm.send_on(self.comm.id(), tag, dst, &buf.bytes())
     }
 
     /// Immediate send (MPI_Isend). Sends are buffered, so the request is already complete.
@@ -107,11 +126,14 @@ impl<'a> Process<'a> {
         buf: &B,
         tag: Tag,
     ) -> Result<Request<'static>, Error> {
-        self.send_with_tag(buf, tag)?;
+        let bytes = buf.bytes();
+        let dst = self.dest()?;
+        Communicator::check_tag(tag)?;
+        self.comm.send_on(self.comm.id(), tag, dst, &bytes)?;
         Ok(Request::done(Status {
             source: self.comm.rank(),
             tag,
-            bytes: buf.as_bytes().len(),
+            bytes: bytes.len(),
         }))
     }
 
@@ -145,7 +167,14 @@ impl<'a> Process<'a> {
     ) -> Result<Status, Error> {
         let id = self.post(tag, Mode::Receive)?;
         let elem = buf.elem_bytes();
-        self.comm.wait_into(id, buf.as_bytes_mut(), elem)
+        match buf.target() {
+            Target::Contiguous(b) => self.comm.wait_into(id, b, elem),
+            Target::Scattered(layout) => {
+                let (key, data) = message(self.comm.wait(id)?)?;
+                let n = deliver(Target::Scattered(layout), elem, &data)?;
+                Ok(self.comm.status_for(&key, n))
+            }
+        }
     }
 
     /// Receives one value of `T` with any tag.
@@ -220,7 +249,7 @@ impl<'a> Process<'a> {
     ) -> Result<Request<'a>, Error> {
         let id = self.post(tag, Mode::Receive)?;
         let elem = buf.elem_bytes();
-        Ok(Request::receive(self.comm, id, buf.as_bytes_mut(), elem))
+        Ok(Request::receive(self.comm, id, buf.target(), elem))
     }
 
     /// Waits for a message with any tag and returns its status without receiving it
@@ -300,7 +329,15 @@ impl<'a> Process<'a> {
     /// section 5.4); every rank calls it with a buffer of the same length.
     pub fn broadcast_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<(), Error> {
         let root = self.root()?;
-        collective::broadcast(self.comm, root, buf.as_bytes_mut())
+        match buf.target() {
+            Target::Contiguous(b) => collective::broadcast(self.comm, root, b),
+            Target::Scattered(layout) => {
+                let mut packed = layout.pack();
+                collective::broadcast(self.comm, root, &mut packed)?;
+                layout.unpack(&packed);
+                Ok(())
+            }
+        }
     }
 
     /// At the root: the rank-ordered reduction of every rank's `send` into `recv`

@@ -8,8 +8,10 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::communicator::{fill_bytes, message, Communicator};
+use super::communicator::{message, Communicator};
+use super::process::deliver;
 use super::Status;
+use crate::datatype::Target;
 use crate::error::Error;
 use crate::message::matching::RecvId;
 use crate::pull::ChoiceState;
@@ -19,7 +21,7 @@ enum State<'a> {
     Receive {
         comm: Communicator,
         id: RecvId,
-        buf: &'a mut [u8],
+        buf: Target<'a>,
         elem: usize,
     },
     Taken,
@@ -41,7 +43,7 @@ impl<'a> Request<'a> {
     pub(crate) fn receive(
         comm: &Communicator,
         id: RecvId,
-        buf: &'a mut [u8],
+        buf: Target<'a>,
         elem: usize,
     ) -> Request<'a> {
         Request {
@@ -72,9 +74,19 @@ impl<'a> Request<'a> {
             State::Receive {
                 comm,
                 id,
-                buf,
+                buf: Target::Contiguous(buf),
                 elem,
             } => comm.wait_into(id, buf, elem),
+            State::Receive {
+                comm,
+                id,
+                buf: buf @ Target::Scattered(_),
+                elem,
+            } => {
+                let (key, data) = message(comm.wait(id)?)?;
+                let n = deliver(buf, elem, &data)?;
+                Ok(comm.status_for(&key, n))
+            }
             State::Taken => Err(Error::Runtime("request already completed".into())),
         }
     }
@@ -93,7 +105,11 @@ impl<'a> Request<'a> {
             } => match comm.test(*id)? {
                 Some(m) => {
                     let (key, data) = message(m)?;
-                    let n = fill_bytes(buf, *elem, &data);
+                    let target = match buf {
+                        Target::Contiguous(b) => Target::Contiguous(&mut **b),
+                        Target::Scattered(l) => Target::Scattered(&mut **l),
+                    };
+                    let n = deliver(target, *elem, &data);
                     crate::message::pool::recycle(data);
                     let st = comm.status_for(&key, n?);
                     self.state = State::Done(st);

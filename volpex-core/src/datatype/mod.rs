@@ -1,40 +1,75 @@
 //! Buffers the API accepts: plain-data (`bytemuck::Pod`) values, slices, arrays and
-//! vectors of them, viewed as bytes without copying.
+//! vectors of them, viewed as bytes without copying; and strided and indexed views
+//! (`layout`) that send a matrix column or a face without a copy in user code.
 //!
 //! Must never reinterpret bytes that are not plain data: everything goes through
 //! `bytemuck`, so there is no `unsafe` here.
 
+pub mod layout;
+
+use std::borrow::Cow;
+
 pub use bytemuck;
 use bytemuck::Pod;
+pub use layout::{Indexed, IndexedMut, LayoutError, Strided, StridedMut};
 
 /// A plain-data element type that can be sent (any `bytemuck::Pod` type; derive it with
 /// `#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]` and `#[repr(C)]`).
 pub trait Equivalence: Pod {}
 impl<T: Pod> Equivalence for T {}
 
-/// Something that can be sent: its bytes, and the element size for `Status::count`.
+/// Something that can be sent: its bytes in message order, borrowed when the layout is
+/// contiguous (slices, arrays, vectors, scalars), packed for strided and indexed views.
 pub trait Buffer {
     /// The bytes to send.
-    fn as_bytes(&self) -> &[u8];
+    fn bytes(&self) -> Cow<'_, [u8]>;
+}
+
+/// Where a received message goes.
+pub enum Target<'a> {
+    /// One contiguous run of bytes (a large message may land there from the socket).
+    Contiguous(&'a mut [u8]),
+    /// A strided or indexed layout, filled from the message bytes.
+    Scattered(&'a mut dyn Layout),
+}
+
+/// A non-contiguous layout a message can be received into.
+pub trait Layout {
+    /// How many bytes it holds.
+    fn byte_len(&self) -> usize;
+    /// Its current contents in message order (a broadcast root sends them).
+    fn pack(&self) -> Vec<u8>;
+    /// Spreads `bytes` (at most `byte_len`, whole elements) over the layout in order.
+    fn unpack(&mut self, bytes: &[u8]);
 }
 
 /// Something a message can be received into.
 pub trait BufferMut {
-    /// The bytes to fill.
-    fn as_bytes_mut(&mut self) -> &mut [u8];
+    /// Where the bytes go.
+    fn target(&mut self) -> Target<'_>;
     /// Size of one element, to check the message is whole elements.
     fn elem_bytes(&self) -> usize;
 }
 
+impl Target<'_> {
+    /// Capacity in bytes.
+    pub fn byte_len(&self) -> usize {
+        match self {
+            Target::Contiguous(b) => b.len(),
+            Target::Scattered(u) => u.byte_len(),
+        }
+    }
+}
+
 impl<T: Equivalence> Buffer for [T] {
-    fn as_bytes(&self) -> &[u8] {
-        bytemuck::cast_slice(self)
+    fn bytes(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(bytemuck::cast_slice(self))
     }
 }
 
 impl<T: Equivalence> BufferMut for [T] {
-    fn as_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::cast_slice_mut(self)
+    fn target(&mut self) -> Target<'_> {
+        Target::Contiguous(bytemuck::cast_slice_mut(self))
     }
     fn elem_bytes(&self) -> usize {
         std::mem::size_of::<T>()
@@ -42,14 +77,14 @@ impl<T: Equivalence> BufferMut for [T] {
 }
 
 impl<T: Equivalence> Buffer for Vec<T> {
-    fn as_bytes(&self) -> &[u8] {
-        bytemuck::cast_slice(self)
+    fn bytes(&self) -> Cow<'_, [u8]> {
+        self.as_slice().bytes()
     }
 }
 
 impl<T: Equivalence> BufferMut for Vec<T> {
-    fn as_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::cast_slice_mut(self)
+    fn target(&mut self) -> Target<'_> {
+        self.as_mut_slice().target()
     }
     fn elem_bytes(&self) -> usize {
         std::mem::size_of::<T>()
@@ -57,14 +92,14 @@ impl<T: Equivalence> BufferMut for Vec<T> {
 }
 
 impl<T: Equivalence, const N: usize> Buffer for [T; N] {
-    fn as_bytes(&self) -> &[u8] {
-        bytemuck::cast_slice(self)
+    fn bytes(&self) -> Cow<'_, [u8]> {
+        self.as_slice().bytes()
     }
 }
 
 impl<T: Equivalence, const N: usize> BufferMut for [T; N] {
-    fn as_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::cast_slice_mut(self)
+    fn target(&mut self) -> Target<'_> {
+        self.as_mut_slice().target()
     }
     fn elem_bytes(&self) -> usize {
         std::mem::size_of::<T>()
@@ -74,13 +109,13 @@ impl<T: Equivalence, const N: usize> BufferMut for [T; N] {
 macro_rules! scalar_buffers {
     ($($t:ty),*) => {$(
         impl Buffer for $t {
-            fn as_bytes(&self) -> &[u8] {
-                bytemuck::bytes_of(self)
+            fn bytes(&self) -> Cow<'_, [u8]> {
+                Cow::Borrowed(bytemuck::bytes_of(self))
             }
         }
         impl BufferMut for $t {
-            fn as_bytes_mut(&mut self) -> &mut [u8] {
-                bytemuck::bytes_of_mut(self)
+            fn target(&mut self) -> Target<'_> {
+                Target::Contiguous(bytemuck::bytes_of_mut(self))
             }
             fn elem_bytes(&self) -> usize {
                 std::mem::size_of::<$t>()
