@@ -106,7 +106,7 @@ impl<'a> Request<'a> {
                 Some(m) => {
                     let (key, data) = message(m)?;
                     let target = match buf {
-                        Target::Contiguous(b) => Target::Contiguous(&mut **b),
+                        Target::Contiguous(b) => Target::Contiguous(b),
                         Target::Scattered(l) => Target::Scattered(&mut **l),
                     };
                     let n = deliver(target, *elem, &data);

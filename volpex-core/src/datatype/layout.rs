@@ -34,7 +34,7 @@ pub enum LayoutError {
 /// `(offset, length)` of every block, checked against a slice of `len` elements.
 fn check(blocks: &[(usize, usize)], len: usize, disjoint: bool) -> Result<(), LayoutError> {
     for (i, &(at, n)) in blocks.iter().enumerate() {
-        let end = at.checked_add(n).unwrap_or(usize::MAX);
+        let end = at.saturating_add(n);
         if end > len {
             return Err(LayoutError::OutOfBounds { block: i, end, len });
         }
