@@ -1151,6 +1151,12 @@ impl Job {
 
     fn send_table(&mut self) {
         self.table_sent = true;
+        log::info!(
+            "rendezvous complete after {:.3} s: {} of {} replicas registered",
+            self.now().as_secs_f64(),
+            self.procs.iter().filter(|p| p.addr.is_some()).count(),
+            self.procs.len()
+        );
         let table = self.table();
         for i in 0..self.procs.len() {
             if self.procs[i].addr.is_none() && self.procs[i].state.alive() {
