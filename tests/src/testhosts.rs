@@ -87,6 +87,11 @@ pub struct TestNet {
 impl TestNet {
     /// Creates `hosts` test hosts, each with a running sshd, and checks each answers ssh.
     pub fn new(hosts: usize) -> TestNet {
+        TestNet::create(hosts, true)
+    }
+
+    /// `new`, with or without sshd on the hosts.
+    pub fn create(hosts: usize, sshd: bool) -> TestNet {
         require_prerequisites();
         assert!((1..=200).contains(&hosts));
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -103,7 +108,7 @@ impl TestNet {
         };
         // From here on, Drop cleans up whatever was made, even if a step panics.
         std::fs::create_dir_all(&net.dir).expect("temp dir");
-        net.build();
+        net.build(sshd);
         net
     }
 
@@ -152,7 +157,7 @@ impl TestNet {
         p
     }
 
-    fn build(&mut self) {
+    fn build(&mut self, sshd: bool) {
         let head = self.head();
         must(&["ip", "netns", "add", &head]);
         self.namespaces.push(head.clone());
@@ -203,6 +208,9 @@ impl TestNet {
             self.etc.push(etc.clone());
             std::fs::write(etc.join("hosts"), &hosts_file).expect("write netns hosts");
         }
+        if !sshd {
+            return;
+        }
         self.keys_and_configs();
         for i in 0..self.hosts {
             self.start_sshd(i);
@@ -210,6 +218,28 @@ impl TestNet {
         for i in 0..self.hosts {
             self.wait_ssh(i, Duration::from_secs(20));
         }
+    }
+
+    /// Starts a daemon inside namespace `ns` with its own host name (UTS namespace), with
+    /// nsenter rather than `ip netns exec` so that it keeps the machine's /sys (cgroups).
+    pub fn daemon(&self, ns: &str, hostname: &str, cmd: &[&str], log: &Path) -> Child {
+        let script = format!(
+            "hostname {hostname} && exec {}",
+            cmd.iter()
+                .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let out = std::fs::File::create(log).expect("daemon log");
+        let err = out.try_clone().expect("daemon log");
+        Command::new("nsenter")
+            .arg(format!("--net=/run/netns/{ns}"))
+            .args(["unshare", "--uts", "sh", "-c", &script])
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {cmd:?} in {ns}: {e}"))
     }
 
     fn keys_and_configs(&self) {
@@ -470,5 +500,163 @@ impl Drop for TestNet {
             let _ = std::fs::remove_dir_all(e);
         }
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A Slurm cluster on the test hosts: munged and slurmctld in the head namespace, one
+/// slurmd per host (node `h<i>`), all from Debian's packages, configured in a temp dir.
+/// Dropping it ends every daemon (by pid) and then the network.
+pub struct TestSlurm {
+    /// The hosts (without sshd).
+    pub net: TestNet,
+    daemons: Vec<Child>,
+    /// `SLURM_CONF` for salloc, srun, scontrol.
+    pub conf: PathBuf,
+}
+
+impl TestSlurm {
+    /// Starts a cluster of `nodes` nodes with `cpus` CPUs each and waits until every node
+    /// is idle.
+    pub fn new(nodes: usize, cpus: u32) -> TestSlurm {
+        for (bin, pkg) in [
+            ("/usr/sbin/slurmctld", "slurmctld"),
+            ("/usr/sbin/slurmd", "slurmd"),
+            ("/usr/bin/salloc", "slurm-client"),
+            ("/usr/sbin/munged", "munge"),
+            ("/usr/bin/nsenter", "util-linux"),
+        ] {
+            assert!(
+                Path::new(bin).exists(),
+                "{bin} is missing: apt-get install {pkg} (.ci/run installs slurm-wlm and munge)"
+            );
+        }
+        let net = TestNet::create(nodes, false);
+        let mut s = TestSlurm {
+            conf: net.dir.join("slurm.conf"),
+            net,
+            daemons: Vec::new(),
+        };
+        s.start(nodes, cpus);
+        s
+    }
+
+    fn start(&mut self, nodes: usize, cpus: u32) {
+        let d = self.net.dir.clone();
+        let p = |n: &str| d.join(n).to_string_lossy().into_owned();
+        let munge = d.join("munge");
+        std::fs::create_dir_all(&munge).expect("munge dir");
+        let key: Vec<u8> = (0..1024).map(|_| rand::random::<u8>()).collect();
+        std::fs::write(munge.join("key"), key).expect("munge key");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(munge.join("key"), std::fs::Permissions::from_mode(0o400))
+            .expect("key mode");
+        std::fs::set_permissions(&munge, std::fs::Permissions::from_mode(0o755))
+            .expect("munge dir mode");
+        let head = self.net.head();
+        let sock = p("munge/sock");
+        let c = self.net.daemon(
+            &head,
+            "head",
+            &[
+                "munged",
+                "-F",
+                "-f",
+                &format!("--socket={sock}"),
+                &format!("--key-file={}", p("munge/key")),
+                &format!("--log-file={}", p("munge/log")),
+                &format!("--pid-file={}", p("munge/pid")),
+                &format!("--seed-file={}", p("munge/seed")),
+            ],
+            &d.join("munged.out"),
+        );
+        self.daemons.push(c);
+        wait_for(Duration::from_secs(20), "munged socket", || {
+            Path::new(&sock).exists()
+        });
+        std::fs::create_dir_all(d.join("state")).expect("state dir");
+        let mut conf = format!(
+            "ClusterName=vxtest\nSlurmctldHost=head({SUBNET}.1)\nSlurmctldPort=6817\n\
+             SlurmdPort=6818\nAuthType=auth/munge\nAuthInfo=socket={sock}\nCredType=cred/munge\n\
+             SlurmUser=root\nSlurmdUser=root\nStateSaveLocation={}\nSlurmdSpoolDir={}\n\
+             SlurmctldPidFile={}\nSlurmdPidFile={}\nSlurmctldLogFile={}\nSlurmdLogFile={}\n\
+             ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
+             SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nReturnToService=2\n\
+             MpiDefault=none\nSwitchType=switch/none\nJobAcctGatherType=jobacct_gather/none\n\
+             AccountingStorageType=accounting_storage/none\nSchedulerType=sched/builtin\n\
+             SlurmdParameters=config_overrides\nPlugStackConfig=/dev/null\n",
+            p("state"),
+            p("spool-%n"),
+            p("slurmctld.pid"),
+            p("slurmd-%n.pid"),
+            p("slurmctld.log"),
+            p("slurmd-%n.log"),
+        );
+        for i in 0..nodes {
+            conf.push_str(&format!(
+                "NodeName={} NodeAddr={} CPUs={cpus} State=UNKNOWN\n",
+                self.net.name(i),
+                self.net.addr(i)
+            ));
+            std::fs::create_dir_all(d.join(format!("spool-{}", self.net.name(i))))
+                .expect("spool dir");
+        }
+        conf.push_str("PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n");
+        std::fs::write(&self.conf, conf).expect("slurm.conf");
+        let conf_path = self.conf.to_string_lossy().into_owned();
+        let c = self.net.daemon(
+            &head,
+            "head",
+            &["slurmctld", "-D", "-f", &conf_path],
+            &d.join("slurmctld.out"),
+        );
+        self.daemons.push(c);
+        for i in 0..nodes {
+            let name = self.net.name(i);
+            let c = self.net.daemon(
+                &self.net.ns(i),
+                &name,
+                &["slurmd", "-D", "-N", &name, "-f", &conf_path],
+                &d.join(format!("slurmd-{name}.out")),
+            );
+            self.daemons.push(c);
+        }
+        let conf = self.conf.clone();
+        let head_ns = head.clone();
+        wait_for(Duration::from_secs(60), "every Slurm node idle", || {
+            let out = Command::new("ip")
+                .args(["netns", "exec", &head_ns, "sinfo", "-h", "-N", "-o", "%t"])
+                .env("SLURM_CONF", &conf)
+                .stdin(Stdio::null())
+                .output();
+            match out {
+                Ok(o) if o.status.success() => {
+                    let states = String::from_utf8_lossy(&o.stdout).into_owned();
+                    let states: Vec<&str> = states.split_whitespace().collect();
+                    states.len() == nodes && states.iter().all(|s| *s == "idle")
+                }
+                _ => false,
+            }
+        });
+    }
+}
+
+fn wait_for(deadline: Duration, what: &str, mut ok: impl FnMut() -> bool) {
+    let end = Instant::now() + deadline;
+    while !ok() {
+        assert!(
+            Instant::now() < end,
+            "test hosts: timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+impl Drop for TestSlurm {
+    fn drop(&mut self) {
+        for c in self.daemons.iter_mut().rev() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // The network's own Drop ends whatever is left in the namespaces.
     }
 }
