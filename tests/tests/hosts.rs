@@ -89,6 +89,13 @@ fn on_host(run: &Run, host: &str) -> Vec<(u64, u64, String, String)> {
         .collect()
 }
 
+/// Prints volpexrun's own lines (summary, host reports) into the test log.
+fn show_summary(run: &Run) {
+    for l in run.stderr.lines().filter(|l| l.starts_with("volpexrun:")) {
+        eprintln!("  {l}");
+    }
+}
+
 fn wait_rendezvous(job: &mut LiveJob) -> Duration {
     let t0 = Instant::now();
     job.wait_stderr(Duration::from_secs(60), |l| {
@@ -143,6 +150,36 @@ fn four_hosts_give_the_local_result_with_anti_affinity() {
         run.assert_no_leftovers();
         assert_hosts_idle(&net, &[]);
     }
+    // Fault injection reaches remote replicas through their host's agent.
+    let expect = local_reference("ring", RING);
+    let run = spawn_on(
+        &net,
+        &[
+            "-n",
+            "4",
+            "-r",
+            "2",
+            "--hosts",
+            &hf,
+            "--fault",
+            "3.1:kill@0.3",
+            "--fault",
+            "0.0:exit@sends=20",
+        ],
+        "ring",
+        RING,
+    )
+    .wait(DEADLINE);
+    assert_eq!(run.ok(), expect, "{}", run.stderr);
+    assert_eq!(run.state(3, 1), "failed", "{}", run.stderr);
+    assert_eq!(run.state(0, 0), "failed", "{}", run.stderr);
+    assert!(
+        run.stderr.contains("on h3) failed: killed by SIGKILL"),
+        "{}",
+        run.stderr
+    );
+    run.assert_no_leftovers();
+    assert_hosts_idle(&net, &[]);
 }
 
 #[test]
@@ -172,6 +209,7 @@ fn a_host_cut_off_silently_is_declared_dead_and_the_job_finishes() {
         detection.as_secs_f64()
     );
     let run = job.wait(DEADLINE);
+    show_summary(&run);
     assert_eq!(run.ok(), expect, "{}", run.stderr);
     let h1 = on_host(&run, "h1");
     assert_eq!(h1.len(), 2, "{h1:?}");
@@ -209,6 +247,7 @@ fn killing_every_process_on_a_host_changes_nothing() {
     let killed = net.kill_host(2);
     eprintln!("killed {killed} processes on h2");
     let run = job.wait(DEADLINE);
+    show_summary(&run);
     assert_eq!(run.ok(), expect, "{}", run.stderr);
     for (rank, replica, state, detail) in on_host(&run, "h2") {
         assert_eq!(state, "failed", "{rank}.{replica}: {detail}");

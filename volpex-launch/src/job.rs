@@ -431,7 +431,14 @@ impl Job {
                     state: HostState::Up,
                     open_pipes: 0,
                 });
-                job.start_local(program, prog_args, &common, &per_proc, &tx)?;
+                job.start_local(
+                    program,
+                    prog_args,
+                    args.wdir.as_deref(),
+                    &common,
+                    &per_proc,
+                    &tx,
+                )?;
             }
             Some(p) => {
                 let shell = Shell::new(
@@ -475,6 +482,7 @@ impl Job {
         &mut self,
         program: &str,
         prog_args: &[String],
+        wdir: Option<&std::path::Path>,
         common: &[(String, String)],
         per_proc: &dyn Fn(u32, u32) -> Vec<(String, String)>,
         tx: &Sender<Event>,
@@ -489,6 +497,9 @@ impl Job {
                     .stderr(Stdio::piped())
                     .envs(common.iter().map(|(k, v)| (k, v)))
                     .envs(per_proc(rank, replica));
+                if let Some(d) = wdir {
+                    cmd.current_dir(d);
+                }
                 let mut child = match cmd.spawn() {
                     Ok(c) => c,
                     Err(e) => {
