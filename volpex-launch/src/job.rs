@@ -120,6 +120,9 @@ struct Replica {
     host: usize,
     /// OS pid on its host; 0 until known.
     pid: u32,
+    /// For a remote replica the launcher ended: when to stop waiting for its exit report
+    /// (its host may be cut off).
+    give_up_at: Option<Duration>,
     state: ReplicaState,
     exited: bool,
     addr: Option<String>,
@@ -530,6 +533,7 @@ impl Job {
                     id,
                     host: 0,
                     pid,
+                    give_up_at: None,
                     state: ReplicaState::Starting,
                     exited: false,
                     addr: None,
@@ -574,6 +578,7 @@ impl Job {
                     id: ReplicaId::new(x, k),
                     host: p.host(x, k),
                     pid: 0,
+                    give_up_at: None,
                     state: ReplicaState::Starting,
                     exited: false,
                     addr: None,
@@ -969,6 +974,16 @@ impl Job {
             if self.ending_at.is_some_and(|t| now >= t + REMOTE_END_GRACE) {
                 self.end_remote_now();
             }
+            for p in self.procs.iter_mut() {
+                if !p.exited && p.give_up_at.is_some_and(|t| now >= t) {
+                    log::info!(
+                        "replica {} did not report its end; not waiting for it",
+                        p.id
+                    );
+                    p.exited = true;
+                    p.writer = None;
+                }
+            }
             if let Some(t) = job_timeout {
                 if now >= t && self.failure.is_none() && self.shutdown_at.is_none() {
                     let waiting: Vec<String> = (0..self.ranks)
@@ -1104,6 +1119,10 @@ impl Job {
                             ReplicaState::Starting | ReplicaState::Running => {
                                 self.procs[i].state = ReplicaState::Ended;
                                 self.signal(id, Signal::SIGKILL);
+                                let h = self.procs[i].host;
+                                if matches!(self.hosts[h].link, HostLink::Agent(_)) {
+                                    self.procs[i].give_up_at = Some(now + REMOTE_END_GRACE);
+                                }
                             }
                             ReplicaState::Finished
                             | ReplicaState::Failed(_)
