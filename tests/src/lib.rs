@@ -1,5 +1,6 @@
 //! Helpers for integration tests that run real Volpex jobs: real processes, real sockets
-//! on loopback, real signals.
+//! on loopback or between test hosts (`testhosts`: network namespaces with sshd and
+//! Slurm), real signals.
 //!
 //! Every job is started through `volpexrun`; a job that outlives its deadline gets
 //! SIGTERM (volpexrun then ends every process it started, by pid) and, if that does not
