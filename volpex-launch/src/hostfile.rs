@@ -58,6 +58,14 @@ pub fn parse_hostfile(text: &str, origin: &str) -> Result<Vec<HostSpec>, String>
         if line.is_empty() {
             continue;
         }
+        // `slots = 4` is read as `slots=4`, as Open MPI does.
+        let line = line
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace(" = ", "=")
+            .replace(" =", "=")
+            .replace("= ", "=");
         let mut words = line.split_whitespace();
         let Some(name) = words.next() else { continue };
         if !valid_name(name) {
@@ -130,7 +138,7 @@ mod tests {
 
     #[test]
     fn open_mpi_hostfile_lines() {
-        let text = "# cluster\n\nnode1 slots=4\n  node2   # one slot\nnode3 slots=2 # two\nnode1 slots=1\n10.0.0.7\n";
+        let text = "# cluster\n\nnode1 slots=4\n  node2   # one slot\nnode3 slots = 2 # two\nnode1\tslots=1\n10.0.0.7\n";
         assert_eq!(
             parse_hostfile(text, "hosts.txt").unwrap(),
             vec![

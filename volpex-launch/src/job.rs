@@ -643,13 +643,9 @@ impl Job {
                     env: per_proc(rank, replica),
                 })
                 .collect();
-            let cores_hint = procs.len();
-            let mut env = common.to_vec();
-            // Hosts' core counts are unknown here: spinning processes yield unless the
-            // user says otherwise with -x VOLPEX_YIELD=0.
-            if !env.iter().any(|(k, _)| k == "VOLPEX_YIELD") {
-                env.push(("VOLPEX_YIELD".into(), "1".into()));
-            }
+            let host_procs = procs.len();
+            // The agent sets VOLPEX_YIELD from the host's cores unless -x gave it.
+            let env = common.to_vec();
             let spec = StartSpec {
                 host: p.hosts[h].name.clone(),
                 program: staged_program.clone(),
@@ -671,8 +667,8 @@ impl Job {
             ) {
                 Ok(link) => {
                     self.hosts[h].link = HostLink::Agent(link);
-                    self.hosts[h].open_pipes = 2 * cores_hint;
-                    self.open_pipes += 2 * cores_hint;
+                    self.hosts[h].open_pipes = 2 * host_procs;
+                    self.open_pipes += 2 * host_procs;
                 }
                 Err(e) => self.host_lost(h, e),
             }
