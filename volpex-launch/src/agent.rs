@@ -233,7 +233,7 @@ pub fn main() -> i32 {
     let mut stdin = std::io::stdin();
     let spec = match read_frame::<ToAgent>(&mut stdin) {
         Ok(Some(ToAgent::Start(spec))) => spec,
-        Ok(Some(other)) => {
+        Ok(Some(other @ (ToAgent::Signal { .. } | ToAgent::EndAll))) => {
             let _ = write_frame(
                 &mut out,
                 &FromAgent::Fatal {

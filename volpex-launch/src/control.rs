@@ -176,7 +176,11 @@ fn heartbeat(s: TcpStream, id: ReplicaId, beats: Beats, tx: &Sender<Event>) {
                         Ok(ToLauncher::Heartbeat) => {
                             heard_ms.store(start.elapsed().as_millis() as u64, Ordering::Relaxed)
                         }
-                        Ok(other) => log::warn!("{id}: {other:?} on the heartbeat connection"),
+                        Ok(
+                            other @ (ToLauncher::Register { .. }
+                            | ToLauncher::Finalized { .. }
+                            | ToLauncher::Retired { .. }),
+                        ) => log::warn!("{id}: {other:?} on the heartbeat connection"),
                         Err(e) => {
                             log::debug!("{id}: bad heartbeat frame: {e}");
                             break;
