@@ -117,10 +117,17 @@ impl AgentLink {
         self.stdin = None;
     }
 
-    /// Kills the remote-shell process (our own child, by pid) and reaps it.
+    /// Kills the remote-shell process (our own child, by pid, with the process group we
+    /// made for it, so a wrapper's children go too) and reaps it.
     pub fn kill(&mut self) {
         self.stdin = None;
         if let Ok(None) = self.child.try_wait() {
+            if let Ok(pid) = i32::try_from(self.child.id()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
             let _ = self.child.kill();
         }
         let _ = self.child.wait();
@@ -143,6 +150,8 @@ pub fn start_agent(
 ) -> Result<AgentLink, String> {
     let remote = vec![agent_path.to_string(), "agent".to_string()];
     let mut cmd = shell.command(host_name, &remote);
+    // Its own process group: volpexrun handles SIGINT itself and ends the group by pid.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

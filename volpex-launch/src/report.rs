@@ -92,10 +92,14 @@ impl Report {
                 continue;
             }
             s.push_str(&format!(
-                "volpexrun:   replica {}.{} (pid {} on {}) {}{}\n",
+                "volpexrun:   replica {}.{} ({} on {}) {}{}\n",
                 p.rank,
                 p.replica,
-                p.pid,
+                if p.pid == 0 {
+                    "never started".to_string()
+                } else {
+                    format!("pid {}", p.pid)
+                },
                 p.host,
                 p.state,
                 p.detail
