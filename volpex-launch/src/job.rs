@@ -402,6 +402,17 @@ impl Job {
                 ((args.peer_timeout * 1000.0).round() as u64).to_string(),
             ),
         ];
+        // Replicas wait for the address table at least as long as the launcher may take
+        // to send it (see the rendezvous deadline in `main_loop`).
+        let table_wait = RENDEZVOUS_TIMEOUT
+            .max(Duration::from_secs_f64(args.launch_timeout) + RENDEZVOUS_GRACE)
+            + Duration::from_secs(60);
+        if table_wait > Duration::from_secs(120) {
+            common.push((
+                vars::RENDEZVOUS_TIMEOUT_MS.into(),
+                table_wait.as_millis().to_string(),
+            ));
+        }
         let per_proc = |rank: u32, replica: u32| {
             let mut env = vec![
                 (vars::RANK.to_string(), rank.to_string()),
@@ -1012,7 +1023,9 @@ impl Job {
                     RENDEZVOUS_GRACE
                 };
                 let grace_over = self.covered_at.is_some_and(|t| now >= t + grace);
-                if everyone || grace_over || now >= RENDEZVOUS_TIMEOUT {
+                // A long --launch-timeout stretches the rendezvous with it.
+                let deadline = RENDEZVOUS_TIMEOUT.max(self.launch_timeout + RENDEZVOUS_GRACE);
+                if everyone || grace_over || now >= deadline {
                     self.send_table();
                 }
             }
