@@ -1,5 +1,6 @@
 //! Helpers for integration tests that run real Volpex jobs: real processes, real sockets
-//! on loopback, real signals.
+//! on loopback or between test hosts (`testhosts`: network namespaces with sshd and
+//! Slurm), real signals.
 //!
 //! Every job is started through `volpexrun`; a job that outlives its deadline gets
 //! SIGTERM (volpexrun then ends every process it started, by pid) and, if that does not
@@ -11,6 +12,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+pub mod testhosts;
 
 /// Directory of the build profile the tests were built with (`target/debug`, ...).
 pub fn profile_dir() -> PathBuf {
@@ -154,9 +157,29 @@ pub struct LiveJob {
 
 /// Starts `volpexrun LAUNCHER_ARGS --report FILE PROGRAM PROG_ARGS`.
 pub fn spawn(launcher_args: &[&str], program: &Path, prog_args: &[&str]) -> LiveJob {
+    spawn_with(&[], &[], launcher_args, program, prog_args)
+}
+
+/// `spawn`, with volpexrun run through `wrapper` (e.g. `ip netns exec NS`, which execs it
+/// so the pid stays volpexrun's) and `env` added to its environment.
+pub fn spawn_with(
+    wrapper: &[&str],
+    env: &[(&str, &str)],
+    launcher_args: &[&str],
+    program: &Path,
+    prog_args: &[&str],
+) -> LiveJob {
     let report = TempPath::new("report.json");
-    let mut cmd = Command::new(volpexrun());
-    cmd.args(launcher_args)
+    let mut cmd = match wrapper.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(volpexrun());
+            c
+        }
+        None => Command::new(volpexrun()),
+    };
+    cmd.envs(env.iter().copied())
+        .args(launcher_args)
         .arg("--report")
         .arg(&report.0)
         .arg(program)

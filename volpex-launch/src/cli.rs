@@ -1,8 +1,26 @@
-//! Command line of `volpexrun` and the fault-injection spec parser.
+//! Command line of `volpexrun` and the fault-injection spec parser. Owns parsing and
+//! the checks clap cannot do alone; must never start anything.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+
+use crate::placement::MapStrategy;
+
+/// How processes are started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LauncherKind {
+    /// Every process on this machine (the default without hosts).
+    Local,
+    /// On the hosts given, over ssh (the default with --hosts or --host).
+    Ssh,
+    /// Inside a Slurm allocation, with srun (the default inside one, without hosts).
+    Slurm,
+}
+
+/// The default remote shell (`--ssh-cmd`, `VOLPEX_SSH`).
+pub const SSH_DEFAULT: &str = "ssh -o BatchMode=yes";
 
 /// Start a replicated Volpex job: N ranks, each run as R replicas (copies) in teams.
 ///
@@ -46,6 +64,70 @@ pub struct Args {
     #[arg(long = "fault", value_name = "SPEC", value_parser = parse_fault)]
     pub faults: Vec<Fault>,
 
+    /// Hostfile in Open MPI's format: `host` or `host slots=N` per line, `#` comments.
+    #[arg(long = "hosts", value_name = "FILE", conflicts_with = "host")]
+    pub hostfile: Option<PathBuf>,
+
+    /// Hosts as a list: `a,b:2,c` (`:N` gives N slots; default 1).
+    #[arg(long = "host", value_name = "HOST[:SLOTS],...")]
+    pub host: Option<String>,
+
+    /// Placement: spread (one process per host in turn) or concentrate (fill each host's
+    /// slots in order). Two replicas of one rank never share a host.
+    #[arg(long = "map", value_enum, default_value_t = MapStrategy::Spread)]
+    pub map: MapStrategy,
+
+    /// Let a host run up to N processes whatever its slots (never two replicas of a rank).
+    #[arg(long)]
+    pub oversubscribe: bool,
+
+    /// Print the placement (hosts, replicas, teams) and exit without starting anything.
+    #[arg(long)]
+    pub print_map: bool,
+
+    /// How to start processes: local, ssh or slurm. Default: slurm inside an allocation
+    /// when no hosts are given, ssh with hosts, local otherwise.
+    #[arg(long = "launcher", value_enum)]
+    pub launcher: Option<LauncherKind>,
+
+    /// Remote shell command, split like a shell would (default "ssh -o BatchMode=yes", or
+    /// VOLPEX_SSH). volpexrun appends the host and the remote command.
+    #[arg(long = "ssh-cmd", value_name = "CMD")]
+    pub ssh_cmd: Option<String>,
+
+    /// Working directory of the processes on every host (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    pub wdir: Option<PathBuf>,
+
+    /// Copy the program and volpexrun to each host first (rsync over the remote shell),
+    /// into a job directory under /tmp removed when the host's processes end.
+    #[arg(long)]
+    pub stage: bool,
+
+    /// A host whose processes have not started this many seconds after its ssh/srun began
+    /// counts as unreachable.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = parse_seconds)]
+    pub launch_timeout: f64,
+
+    /// Heartbeat interval between volpexrun and every process, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0, value_parser = parse_seconds)]
+    pub heartbeat_interval: f64,
+
+    /// A process silent this long (no heartbeat) is declared dead and its peers fail over;
+    /// a process that hears nothing from volpexrun this long exits.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_seconds)]
+    pub heartbeat_timeout: f64,
+
+    /// TCP user timeout and keepalive bound on connections between processes, in seconds
+    /// (0: kernel defaults). Sets VOLPEX_PEER_TIMEOUT_MS.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_seconds_or_zero)]
+    pub peer_timeout: f64,
+
+    /// Address remote processes use to reach volpexrun (default: the address their ssh
+    /// connection came from; with Slurm, the one that routes to the first node).
+    #[arg(long, value_name = "IP")]
+    pub launcher_addr: Option<std::net::IpAddr>,
+
     /// The program to run, then its arguments.
     #[arg(
         required = true,
@@ -54,6 +136,33 @@ pub struct Args {
         value_name = "PROGRAM [ARGS]..."
     )]
     pub command: Vec<String>,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
+        _ => Err(format!("{s:?} is not a positive number of seconds")),
+    }
+}
+
+fn parse_seconds_or_zero(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(0.0) => Ok(0.0),
+        _ => parse_seconds(s),
+    }
+}
+
+impl Args {
+    /// Checks across flags that clap does not express.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.heartbeat_timeout <= self.heartbeat_interval {
+            return Err(format!(
+                "--heartbeat-timeout ({} s) must be longer than --heartbeat-interval ({} s)",
+                self.heartbeat_timeout, self.heartbeat_interval
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// What a fault does.

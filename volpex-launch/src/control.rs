@@ -1,14 +1,19 @@
 //! The launcher's control server: accepts replica connections, authenticates them with
 //! the job key, takes their registration and forwards their control messages as events.
+//! A replica opens two connections: the control connection (`Register` first) and the
+//! heartbeat connection (`Heartbeat` first), on which this module sends a beat every
+//! interval and reports `Silent` when the replica has sent nothing for the timeout.
 //! Must never decide anything about the job; `job` does.
 
 use std::net::{TcpListener, TcpStream};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 use volpex::message::ReplicaId;
 use volpex::transport::auth::{self, JobKey, PeerId};
-use volpex::wire::control::{self, ToLauncher, ToProcess};
+use volpex::wire::control::{self, Liveness, ToLauncher, ToProcess};
 use volpex::wire::stream::{read_one, write_one};
 
 use crate::job::Event;
@@ -42,17 +47,41 @@ pub enum ControlEvent {
         /// Who.
         id: ReplicaId,
     },
+    /// The replica's heartbeat connection has been silent (or closed without the process
+    /// being seen to exit) for longer than the heartbeat timeout.
+    Silent {
+        /// Who.
+        id: ReplicaId,
+        /// How long nothing came.
+        silent_for: Duration,
+    },
+}
+
+/// Heartbeat timing on the launcher side.
+#[derive(Debug, Clone, Copy)]
+pub struct Beats {
+    /// Beat interval.
+    pub interval: Duration,
+    /// Silence after which a replica is reported.
+    pub timeout: Duration,
 }
 
 /// Accepts connections forever (until the process exits), one thread per connection.
-pub fn serve(listener: TcpListener, key: JobKey, ranks: u32, replicas: u32, tx: Sender<Event>) {
+pub fn serve(
+    listener: TcpListener,
+    key: JobKey,
+    ranks: u32,
+    replicas: u32,
+    beats: Beats,
+    tx: Sender<Event>,
+) {
     for conn in listener.incoming() {
         let Ok(stream) = conn else { continue };
         let tx = tx.clone();
         let _ = std::thread::Builder::new()
             .name("volpexrun-control".into())
             .spawn(move || {
-                if let Err(e) = handle(stream, &key, ranks, replicas, &tx) {
+                if let Err(e) = handle(stream, &key, ranks, replicas, beats, &tx) {
                     log::debug!("control connection dropped: {e}");
                 }
             });
@@ -64,6 +93,7 @@ fn handle(
     key: &JobKey,
     ranks: u32,
     replicas: u32,
+    beats: Beats,
     tx: &Sender<Event>,
 ) -> Result<(), String> {
     let _ = s.set_nodelay(true);
@@ -76,7 +106,16 @@ fn handle(
     let (h, p) = read_one(&mut s).map_err(|e| e.to_string())?;
     let addr = match control::decode::<ToLauncher>(&h, &p).map_err(|e| e.to_string())? {
         ToLauncher::Register { addr } => addr,
-        other => return Err(format!("{id}: expected Register, got {other:?}")),
+        ToLauncher::Heartbeat => {
+            s.set_read_timeout(None).map_err(|e| e.to_string())?;
+            heartbeat(s, id, beats, tx);
+            return Ok(());
+        }
+        other @ (ToLauncher::Finalized { .. }
+        | ToLauncher::Retired { .. }
+        | ToLauncher::Fence { .. }) => {
+            return Err(format!("{id}: expected Register, got {other:?}"))
+        }
     };
     s.set_read_timeout(None).map_err(|e| e.to_string())?;
     let writer = s.try_clone().map_err(|e| e.to_string())?;
@@ -119,4 +158,64 @@ fn handle(
 pub fn send(w: &mut TcpStream, msg: &ToProcess) -> bool {
     let (h, p) = control::encode(msg);
     write_one(w, &h, &p).is_ok()
+}
+
+/// Runs one replica's heartbeat connection until it has been silent for the timeout.
+fn heartbeat(s: TcpStream, id: ReplicaId, beats: Beats, tx: &Sender<Event>) {
+    let start = Instant::now();
+    let heard_ms = Arc::new(AtomicU64::new(0));
+    let closed = Arc::new(AtomicBool::new(false));
+    let Ok(mut reader) = s.try_clone() else {
+        return;
+    };
+    {
+        let (heard_ms, closed) = (heard_ms.clone(), closed.clone());
+        let spawned = std::thread::Builder::new()
+            .name("volpexrun-heartbeat-rx".into())
+            .spawn(move || {
+                while let Ok((h, p)) = read_one(&mut reader) {
+                    match control::decode::<ToLauncher>(&h, &p) {
+                        Ok(ToLauncher::Heartbeat) => {
+                            heard_ms.store(start.elapsed().as_millis() as u64, Ordering::Relaxed)
+                        }
+                        Ok(
+                            other @ (ToLauncher::Register { .. }
+                            | ToLauncher::Finalized { .. }
+                            | ToLauncher::Retired { .. }
+                            | ToLauncher::Fence { .. }),
+                        ) => log::warn!("{id}: {other:?} on the heartbeat connection"),
+                        Err(e) => {
+                            log::debug!("{id}: bad heartbeat frame: {e}");
+                            break;
+                        }
+                    }
+                }
+                closed.store(true, Ordering::Relaxed);
+            });
+        if spawned.is_err() {
+            return;
+        }
+    }
+    let mut w = s;
+    let _ = w.set_write_timeout(Some(beats.interval));
+    let (bh, bp) = control::encode(&Liveness::Beat);
+    loop {
+        std::thread::sleep(beats.interval);
+        if !closed.load(Ordering::Relaxed) {
+            // A failed write is not a verdict: silence is.
+            let _ = write_one(&mut w, &bh, &bp);
+        }
+        let now = start.elapsed();
+        let heard = Duration::from_millis(heard_ms.load(Ordering::Relaxed));
+        let silent_for = now.saturating_sub(heard);
+        if silent_for > beats.timeout {
+            log::debug!(
+                "{id}: no heartbeat for {silent_for:?} (timeout {:?})",
+                beats.timeout
+            );
+            let _ = w.shutdown(std::net::Shutdown::Both);
+            let _ = tx.send(Event::Control(ControlEvent::Silent { id, silent_for }));
+            return;
+        }
+    }
 }

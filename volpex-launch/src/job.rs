@@ -6,8 +6,15 @@
 //! moves replicas between states. The job succeeds when every rank has a replica that
 //! finished; it fails, with one message naming the rank, when every replica of a rank is
 //! gone. Owns the child processes: ends every process it started, by pid, on every path.
+//!
+//! Processes run on hosts (`HostRt`): this machine (the embedded default), or remote hosts
+//! reached by ssh or srun, where a `volpexrun agent` starts them and reports their pids,
+//! output and exits. A host that fails at start (ssh error, `--launch-timeout`) loses its
+//! replicas; the job starts when every rank still has one. During the run a replica is
+//! declared dead when its process exits, when its host's agent link ends, or when its
+//! heartbeat connection has been silent for the heartbeat timeout (a host cut off).
 
-use std::net::{TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -21,9 +28,13 @@ use volpex::transport::auth::new_job_key;
 use volpex::transport::EXIT_RETIRED;
 use volpex::wire::control::{ReplicaStats, ToLauncher, ToProcess};
 
-use crate::cli::{Args, Fault, FaultAction};
-use crate::control::{self, ControlEvent};
+use crate::agent::{FromAgent, ProcSpec, StartSpec, ToAgent};
+use crate::cli::{Args, Fault, FaultAction, LauncherKind, SSH_DEFAULT};
+use crate::control::{self, Beats, ControlEvent};
+use crate::hostfile::HostSpec;
 use crate::output::{pump, Dedup, Line, Stream};
+use crate::placement::{place, Placement};
+use crate::remote::{start_agent, AgentLink, HostEvent, Shell};
 use crate::report::{ReplicaReport, Report};
 
 /// How long every replica has to register before the table goes out without it.
@@ -34,6 +45,9 @@ const RENDEZVOUS_GRACE: Duration = Duration::from_secs(3);
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// How long to wait for output pipes to drain after the last process exited.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// How long remote hosts get to report the exits of processes they were told to end
+/// before the launcher stops waiting for them (a host cut off never answers).
+const REMOTE_END_GRACE: Duration = Duration::from_secs(5);
 
 /// Everything the main loop reacts to.
 #[derive(Debug)]
@@ -55,6 +69,8 @@ pub enum Event {
     PipeEnd,
     /// volpexrun itself was asked to stop (SIGINT, SIGTERM, SIGHUP).
     Interrupted(i32),
+    /// From the agent link of host `.0`.
+    Host(usize, HostEvent),
 }
 
 /// Life of one replica as the launcher sees it.
@@ -101,7 +117,13 @@ impl ReplicaState {
 
 struct Replica {
     id: ReplicaId,
+    /// Index into `Job::hosts`.
+    host: usize,
+    /// OS pid on its host; 0 until known.
     pid: u32,
+    /// For a remote replica the launcher ended: when to stop waiting for its exit report
+    /// (its host may be cut off).
+    give_up_at: Option<Duration>,
     state: ReplicaState,
     exited: bool,
     addr: Option<String>,
@@ -114,8 +136,128 @@ struct Timer {
     fault: Fault,
 }
 
+/// How a host's processes are started.
+enum HostLink {
+    /// Children of volpexrun on this machine.
+    Local,
+    /// A `volpexrun agent` over ssh or srun.
+    Agent(AgentLink),
+}
+
+/// Life of a host as the launcher sees it.
+#[derive(Debug, Clone, PartialEq)]
+enum HostState {
+    /// The remote shell runs; the agent has not said hello yet.
+    Launching,
+    /// The agent runs (or the host is this machine).
+    Up,
+    /// Unreachable at start, or its link ended during the run.
+    Lost(String),
+}
+
+struct HostRt {
+    name: String,
+    link: HostLink,
+    state: HostState,
+    /// Output pipes of this host not yet at EOF.
+    open_pipes: usize,
+}
+
+/// Which launcher applies: the flag, else Slurm inside an allocation without hosts, else
+/// ssh with hosts, else local.
+fn launcher_kind(args: &Args) -> LauncherKind {
+    match args.launcher {
+        Some(k) => k,
+        None if args.hostfile.is_some() || args.host.is_some() => LauncherKind::Ssh,
+        None if crate::slurm::in_allocation() => LauncherKind::Slurm,
+        None => LauncherKind::Local,
+    }
+}
+
+/// Hosts from --hosts or --host, if given.
+fn given_hosts(args: &Args) -> Result<Option<Vec<HostSpec>>, String> {
+    match (&args.hostfile, &args.host) {
+        (Some(f), _) => crate::hostfile::read_hostfile(f).map(Some),
+        (None, Some(list)) => crate::hostfile::parse_host_list(list).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The launcher kind and, for remote launchers, the placement (checked before anything
+/// starts).
+fn placement_for(args: &Args) -> Result<(LauncherKind, Option<Placement>), String> {
+    let kind = launcher_kind(args);
+    let hosts = match kind {
+        LauncherKind::Local => {
+            if args.hostfile.is_some() || args.host.is_some() {
+                return Err(
+                    "--launcher local runs everything on this machine; drop --hosts/--host".into(),
+                );
+            }
+            return Ok((kind, None));
+        }
+        LauncherKind::Ssh => given_hosts(args)?.ok_or_else(|| {
+            "--launcher ssh needs hosts: --hosts FILE or --host a,b,c".to_string()
+        })?,
+        LauncherKind::Slurm => match given_hosts(args)? {
+            Some(h) => h,
+            None => crate::slurm::allocation_hosts()?,
+        },
+    };
+    let p = place(
+        &hosts,
+        args.ranks,
+        args.replicas,
+        args.map,
+        args.oversubscribe,
+    )?;
+    Ok((kind, Some(p)))
+}
+
+/// The program as a path that exists here (for staging): a name without a slash is
+/// looked up in PATH, a relative path is taken from the working directory.
+fn resolve_program(program: &str, wdir: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    let found = if program.contains('/') {
+        let p = std::path::Path::new(program);
+        Some(if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            wdir.join(p)
+        })
+    } else {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(program))
+                .find(|c| c.is_file())
+        })
+    };
+    match found {
+        Some(p) if p.is_file() => Ok(p),
+        _ => Err(format!("--stage: cannot find {program} here to copy it")),
+    }
+}
+
 /// Runs the job described by `args`; returns the process exit code.
 pub fn run(args: &Args) -> i32 {
+    if args.print_map {
+        return match args.validate().and_then(|()| placement_for(args)) {
+            Ok((_, Some(p))) => {
+                print!("{}", p.describe());
+                0
+            }
+            Ok((_, None)) => {
+                println!(
+                    "{} ranks x {} replicas, all on this machine (no hosts given)",
+                    args.ranks, args.replicas
+                );
+                0
+            }
+            Err(e) => {
+                eprintln!("volpexrun: {e}");
+                1
+            }
+        };
+    }
     let mut job = match Job::start(args) {
         Ok(j) => j,
         Err(e) => {
@@ -130,6 +272,11 @@ pub fn run(args: &Args) -> i32 {
 struct Job {
     ranks: u32,
     replicas: u32,
+    hosts: Vec<HostRt>,
+    launch_timeout: Duration,
+    heartbeat_timeout: Duration,
+    /// When the launcher started ending remote processes (job over or failed).
+    ending_at: Option<Duration>,
     procs: Vec<Replica>,
     rx: Receiver<Event>,
     start: Instant,
@@ -157,6 +304,7 @@ fn describe_exit(code: Option<i32>, signal: Option<i32>) -> String {
 
 impl Job {
     fn start(args: &Args) -> Result<Job, String> {
+        args.validate()?;
         let exports = args
             .export
             .iter()
@@ -170,17 +318,38 @@ impl Job {
                 ));
             }
         }
+        let (program, prog_args) = args
+            .command
+            .split_first()
+            .ok_or_else(|| "no program given".to_string())?;
+        let (kind, placement) = placement_for(args)?;
         let key = new_job_key();
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .map_err(|e| format!("cannot open the control port: {e}"))?;
+        let bind_ip = match (&placement, args.launcher_addr) {
+            (_, Some(ip)) => ip,
+            (None, None) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            (Some(_), None) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        };
+        let listener = TcpListener::bind(SocketAddr::new(bind_ip, 0))
+            .map_err(|e| format!("cannot open the control port on {bind_ip}: {e}"))?;
         let control_addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let beats = Beats {
+            interval: Duration::from_secs_f64(args.heartbeat_interval),
+            timeout: Duration::from_secs_f64(args.heartbeat_timeout),
+        };
+        log::debug!(
+            "heartbeat every {:?}, a silent process is dead after {:?}; peer TCP timeout {} s; launch timeout {} s",
+            beats.interval,
+            beats.timeout,
+            args.peer_timeout,
+            args.launch_timeout
+        );
         let (tx, rx) = crossbeam_channel::unbounded();
         {
             let tx = tx.clone();
             let (ranks, replicas) = (args.ranks, args.replicas);
             std::thread::Builder::new()
                 .name("volpexrun-accept".into())
-                .spawn(move || control::serve(listener, key, ranks, replicas, tx))
+                .spawn(move || control::serve(listener, key, ranks, replicas, beats, tx))
                 .map_err(|e| e.to_string())?;
         }
         {
@@ -202,6 +371,10 @@ impl Job {
         let mut job = Job {
             ranks: args.ranks,
             replicas: args.replicas,
+            hosts: Vec::new(),
+            launch_timeout: Duration::from_secs_f64(args.launch_timeout),
+            heartbeat_timeout: beats.timeout,
+            ending_at: None,
             procs: Vec::new(),
             rx,
             start: Instant::now(),
@@ -213,83 +386,109 @@ impl Job {
             dedup: Dedup::new(args.ranks, args.tag_output),
             open_pipes: 0,
         };
-        // Spinning processes need not give the CPU away when each has a core of its own.
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let oversubscribed = (args.ranks * args.replicas) as usize > cores;
-        let (program, prog_args) = args
-            .command
-            .split_first()
-            .ok_or_else(|| "no program given".to_string())?;
-        for rank in 0..args.ranks {
-            for replica in 0..args.replicas {
-                let id = ReplicaId::new(rank, replica);
-                let mut cmd = Command::new(program);
-                cmd.args(prog_args)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .env(vars::RANK, rank.to_string())
-                    .env(vars::REPLICA, replica.to_string())
-                    .env(vars::SIZE, args.ranks.to_string())
-                    .env(vars::REPLICAS, args.replicas.to_string())
-                    .env(vars::LAUNCHER, control_addr.to_string())
-                    .env(vars::JOB_KEY, key_hex(&key))
-                    .env("VOLPEX_YIELD", if oversubscribed { "1" } else { "0" })
-                    .envs(exports.iter().map(|(k, v)| (k, v)));
-                for f in args
-                    .faults
-                    .iter()
-                    .filter(|f| f.rank == rank && f.replica == replica)
-                {
-                    match f.action {
-                        FaultAction::ExitAfterSends(n) => {
-                            cmd.env(vars::FAULT_EXIT_AFTER_SENDS, n.to_string());
-                        }
-                        FaultAction::ExitAfterChoices(n) => {
-                            cmd.env(vars::FAULT_EXIT_AFTER_CHOICES, n.to_string());
-                        }
-                        FaultAction::Kill(_) | FaultAction::Stop(_) | FaultAction::Cont(_) => {}
+        // Variables every process gets, wherever it runs.
+        let mut common: Vec<(String, String)> = vec![
+            (vars::SIZE.into(), args.ranks.to_string()),
+            (vars::REPLICAS.into(), args.replicas.to_string()),
+            (
+                vars::HEARTBEAT_MS.into(),
+                beats.interval.as_millis().to_string(),
+            ),
+            (
+                vars::HEARTBEAT_TIMEOUT_MS.into(),
+                beats.timeout.as_millis().to_string(),
+            ),
+            (
+                volpex::transport::keepalive::PEER_TIMEOUT_VAR.into(),
+                ((args.peer_timeout * 1000.0).round() as u64).to_string(),
+            ),
+        ];
+        // Replicas wait for the address table at least as long as the launcher may take
+        // to send it (see the rendezvous deadline in `main_loop`).
+        let table_wait = RENDEZVOUS_TIMEOUT
+            .max(Duration::from_secs_f64(args.launch_timeout) + RENDEZVOUS_GRACE)
+            + Duration::from_secs(60);
+        if table_wait > Duration::from_secs(120) {
+            common.push((
+                vars::RENDEZVOUS_TIMEOUT_MS.into(),
+                table_wait.as_millis().to_string(),
+            ));
+        }
+        let per_proc = |rank: u32, replica: u32| {
+            let mut env = vec![
+                (vars::RANK.to_string(), rank.to_string()),
+                (vars::REPLICA.to_string(), replica.to_string()),
+            ];
+            for f in args
+                .faults
+                .iter()
+                .filter(|f| f.rank == rank && f.replica == replica)
+            {
+                match f.action {
+                    FaultAction::ExitAfterSends(n) => {
+                        env.push((vars::FAULT_EXIT_AFTER_SENDS.into(), n.to_string()));
                     }
-                }
-                let mut child = match cmd.spawn() {
-                    Ok(c) => c,
-                    Err(e) => {
-                        job.kill_all();
-                        return Err(format!("cannot start {program}: {e}"));
+                    FaultAction::ExitAfterChoices(n) => {
+                        env.push((vars::FAULT_EXIT_AFTER_CHOICES.into(), n.to_string()));
                     }
-                };
-                let pid = child.id();
-                if let Some(out) = child.stdout.take() {
-                    job.open_pipes += 1;
-                    spawn_pump(out, rank, Stream::Out, tx.clone());
+                    FaultAction::Kill(_) | FaultAction::Stop(_) | FaultAction::Cont(_) => {}
                 }
-                if let Some(err) = child.stderr.take() {
-                    job.open_pipes += 1;
-                    spawn_pump(err, rank, Stream::Err, tx.clone());
-                }
-                let reaper_tx: Sender<Event> = tx.clone();
-                let spawned = std::thread::Builder::new()
-                    .name("volpexrun-reaper".into())
-                    .spawn(move || {
-                        let (code, signal) = match child.wait() {
-                            Ok(st) => (st.code(), st.signal()),
-                            Err(_) => (None, None),
-                        };
-                        let _ = reaper_tx.send(Event::Exited { id, code, signal });
-                    });
-                job.procs.push(Replica {
-                    id,
-                    pid,
-                    state: ReplicaState::Starting,
-                    exited: false,
-                    addr: None,
-                    writer: None,
-                    stats: None,
+            }
+            env
+        };
+        match &placement {
+            None => {
+                // Spinning processes need not give the CPU away when each has a core.
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let oversubscribed = (args.ranks * args.replicas) as usize > cores;
+                common.push((
+                    "VOLPEX_YIELD".into(),
+                    if oversubscribed { "1" } else { "0" }.into(),
+                ));
+                common.push((vars::LAUNCHER.into(), control_addr.to_string()));
+                common.push((vars::JOB_KEY.into(), key_hex(&key)));
+                common.extend(exports.iter().cloned());
+                job.hosts.push(HostRt {
+                    name: "localhost".into(),
+                    link: HostLink::Local,
+                    state: HostState::Up,
+                    open_pipes: 0,
                 });
-                if let Err(e) = spawned {
-                    job.kill_all();
-                    return Err(format!("cannot watch process {pid}: {e}"));
-                }
+                job.start_local(
+                    program,
+                    prog_args,
+                    args.wdir.as_deref(),
+                    &common,
+                    &per_proc,
+                    &tx,
+                )?;
+            }
+            Some(p) => {
+                let shell = Shell::new(
+                    kind,
+                    &args
+                        .ssh_cmd
+                        .clone()
+                        .or_else(|| std::env::var("VOLPEX_SSH").ok())
+                        .unwrap_or_else(|| SSH_DEFAULT.to_string()),
+                )?;
+                let launcher_ip = match (args.launcher_addr, kind) {
+                    (Some(ip), _) => Some(ip.to_string()),
+                    (None, LauncherKind::Slurm) => Some(crate::slurm::route_to(&p.hosts)?),
+                    (None, LauncherKind::Ssh | LauncherKind::Local) => None,
+                };
+                common.push((vars::JOB_KEY.into(), key_hex(&key)));
+                common.extend(exports.iter().cloned());
+                job.start_remote(
+                    args,
+                    p,
+                    &shell,
+                    control_addr.port(),
+                    launcher_ip,
+                    &common,
+                    &per_proc,
+                    &tx,
+                )?;
             }
         }
         for f in &args.faults {
@@ -302,6 +501,209 @@ impl Job {
         Ok(job)
     }
 
+    fn start_local(
+        &mut self,
+        program: &str,
+        prog_args: &[String],
+        wdir: Option<&std::path::Path>,
+        common: &[(String, String)],
+        per_proc: &dyn Fn(u32, u32) -> Vec<(String, String)>,
+        tx: &Sender<Event>,
+    ) -> Result<(), String> {
+        for rank in 0..self.ranks {
+            for replica in 0..self.replicas {
+                let id = ReplicaId::new(rank, replica);
+                let mut cmd = Command::new(program);
+                cmd.args(prog_args)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .envs(common.iter().map(|(k, v)| (k, v)))
+                    .envs(per_proc(rank, replica));
+                if let Some(d) = wdir {
+                    cmd.current_dir(d);
+                }
+                let mut child = match cmd.spawn() {
+                    Ok(c) => c,
+                    Err(e) => {
+                        self.kill_all();
+                        return Err(format!("cannot start {program}: {e}"));
+                    }
+                };
+                let pid = child.id();
+                if let Some(out) = child.stdout.take() {
+                    self.open_pipes += 1;
+                    spawn_pump(out, rank, Stream::Out, tx.clone());
+                }
+                if let Some(err) = child.stderr.take() {
+                    self.open_pipes += 1;
+                    spawn_pump(err, rank, Stream::Err, tx.clone());
+                }
+                let reaper_tx: Sender<Event> = tx.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("volpexrun-reaper".into())
+                    .spawn(move || {
+                        let (code, signal) = match child.wait() {
+                            Ok(st) => (st.code(), st.signal()),
+                            Err(_) => (None, None),
+                        };
+                        let _ = reaper_tx.send(Event::Exited { id, code, signal });
+                    });
+                self.procs.push(Replica {
+                    id,
+                    host: 0,
+                    pid,
+                    give_up_at: None,
+                    state: ReplicaState::Starting,
+                    exited: false,
+                    addr: None,
+                    writer: None,
+                    stats: None,
+                });
+                if let Err(e) = spawned {
+                    self.kill_all();
+                    return Err(format!("cannot watch process {pid}: {e}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_remote(
+        &mut self,
+        args: &Args,
+        p: &Placement,
+        shell: &Shell,
+        port: u16,
+        launcher_ip: Option<String>,
+        common: &[(String, String)],
+        per_proc: &dyn Fn(u32, u32) -> Vec<(String, String)>,
+        tx: &Sender<Event>,
+    ) -> Result<(), String> {
+        let (program, prog_args) = args
+            .command
+            .split_first()
+            .ok_or_else(|| "no program given".to_string())?;
+        let wdir = match &args.wdir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| format!("cannot tell the current directory: {e}"))?,
+        };
+        let me =
+            std::env::current_exe().map_err(|e| format!("cannot tell where volpexrun is: {e}"))?;
+        for x in 0..self.ranks {
+            for k in 0..self.replicas {
+                self.procs.push(Replica {
+                    id: ReplicaId::new(x, k),
+                    host: p.host(x, k),
+                    pid: 0,
+                    give_up_at: None,
+                    state: ReplicaState::Starting,
+                    exited: false,
+                    addr: None,
+                    writer: None,
+                    stats: None,
+                });
+            }
+        }
+        for h in &p.hosts {
+            self.hosts.push(HostRt {
+                name: h.name.clone(),
+                link: HostLink::Local,
+                state: HostState::Launching,
+                open_pipes: 0,
+            });
+        }
+        // Staging: copies of the program and of volpexrun in a job directory per host.
+        let stage_dir = args
+            .stage
+            .then(|| format!("/tmp/volpex-stage-{}", &key_hex(&new_job_key())[..16]));
+        let used: Vec<usize> = (0..p.hosts.len())
+            .filter(|&h| !p.on_host(h).is_empty())
+            .collect();
+        let mut staged_program = program.clone();
+        let mut agent_path = me.to_string_lossy().into_owned();
+        if let Some(dir) = &stage_dir {
+            let prog_path = resolve_program(program, &wdir)?;
+            let name = |path: &std::path::Path| {
+                path.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            };
+            staged_program = format!("{dir}/{}", name(&prog_path));
+            agent_path = format!("{dir}/{}", name(&me));
+            let files = [me.as_path(), prog_path.as_path()];
+            let results = crate::remote::stage_all(
+                shell,
+                &used
+                    .iter()
+                    .map(|&h| p.hosts[h].name.clone())
+                    .collect::<Vec<_>>(),
+                &files,
+                dir,
+                self.launch_timeout,
+            );
+            for (&h, r) in used.iter().zip(results) {
+                if let Err(e) = r {
+                    self.host_lost(h, format!("cannot stage the program: {e}"));
+                }
+            }
+        }
+        for &h in &used {
+            if self.hosts[h].state != HostState::Launching {
+                continue;
+            }
+            let procs: Vec<ProcSpec> = p
+                .on_host(h)
+                .into_iter()
+                .map(|(rank, replica)| ProcSpec {
+                    rank,
+                    replica,
+                    env: per_proc(rank, replica),
+                })
+                .collect();
+            let host_procs = procs.len();
+            // The agent sets VOLPEX_YIELD from the host's cores unless -x gave it.
+            let env = common.to_vec();
+            let spec = StartSpec {
+                host: p.hosts[h].name.clone(),
+                program: staged_program.clone(),
+                args: prog_args.to_vec(),
+                wdir: wdir.to_string_lossy().into_owned(),
+                env,
+                launcher_port: port,
+                launcher_ip: launcher_ip.clone(),
+                stage_dir: stage_dir.clone(),
+                procs,
+            };
+            match start_agent(
+                shell,
+                &p.hosts[h].name,
+                h,
+                &agent_path,
+                ToAgent::Start(Box::new(spec)),
+                tx.clone(),
+            ) {
+                Ok(link) => {
+                    self.hosts[h].link = HostLink::Agent(link);
+                    self.hosts[h].open_pipes = 2 * host_procs;
+                    self.open_pipes += 2 * host_procs;
+                }
+                Err(e) => self.host_lost(h, e),
+            }
+        }
+        self.check_start_coverage();
+        match &self.failure {
+            Some(f) => {
+                let f = f.clone();
+                self.end_remote_now();
+                Err(f)
+            }
+            None => Ok(()),
+        }
+    }
+
     fn idx(&self, id: ReplicaId) -> usize {
         (id.rank * self.replicas + id.replica) as usize
     }
@@ -310,23 +712,257 @@ impl Job {
         self.start.elapsed()
     }
 
-    fn signal(&self, id: ReplicaId, sig: Signal) {
-        let p = &self.procs[self.idx(id)];
-        if !p.exited {
-            if let Ok(pid) = i32::try_from(p.pid) {
-                let _ = kill(Pid::from_raw(pid), sig);
+    fn signal(&mut self, id: ReplicaId, sig: Signal) {
+        let i = self.idx(id);
+        let (host, pid, exited) = (self.procs[i].host, self.procs[i].pid, self.procs[i].exited);
+        if exited {
+            return;
+        }
+        match &mut self.hosts[host].link {
+            HostLink::Local => {
+                if let Ok(pid) = i32::try_from(pid) {
+                    if pid > 0 {
+                        let _ = kill(Pid::from_raw(pid), sig);
+                    }
+                }
+            }
+            HostLink::Agent(link) => {
+                link.send(&ToAgent::Signal {
+                    rank: id.rank,
+                    replica: id.replica,
+                    signal: sig as i32,
+                });
             }
         }
     }
 
+    /// Kills every process: local ones by pid, remote ones through their agent (which
+    /// then exits); remote hosts get `REMOTE_END_GRACE` to report the exits.
     fn kill_all(&mut self) {
         for p in &self.procs {
-            if !p.exited {
+            if !p.exited && matches!(self.hosts[p.host].link, HostLink::Local) {
                 if let Ok(pid) = i32::try_from(p.pid) {
-                    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                    if pid > 0 {
+                        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                    }
                 }
             }
         }
+        for h in &mut self.hosts {
+            if let HostLink::Agent(link) = &mut h.link {
+                link.send(&ToAgent::EndAll);
+            }
+        }
+        if self.ending_at.is_none() {
+            self.ending_at = Some(self.now());
+        }
+    }
+
+    /// Stops waiting for remote hosts: kills every remote-shell process (our children,
+    /// by pid) and counts their replicas as gone.
+    fn end_remote_now(&mut self) {
+        for h in 0..self.hosts.len() {
+            if let HostLink::Agent(link) = &mut self.hosts[h].link {
+                link.kill();
+                self.open_pipes = self.open_pipes.saturating_sub(self.hosts[h].open_pipes);
+                self.hosts[h].open_pipes = 0;
+                for p in self.procs.iter_mut().filter(|p| p.host == h) {
+                    p.exited = true;
+                    p.writer = None;
+                }
+            }
+        }
+    }
+
+    /// A host is gone (unreachable at start, or its agent link ended): its replicas that
+    /// were still alive failed.
+    fn host_lost(&mut self, h: usize, why: String) {
+        if matches!(self.hosts[h].state, HostState::Lost(_)) {
+            return;
+        }
+        let starting = self.hosts[h].state == HostState::Launching;
+        self.hosts[h].state = HostState::Lost(why.clone());
+        if let HostLink::Agent(link) = &mut self.hosts[h].link {
+            link.kill();
+        }
+        self.open_pipes = self.open_pipes.saturating_sub(self.hosts[h].open_pipes);
+        self.hosts[h].open_pipes = 0;
+        let name = self.hosts[h].name.clone();
+        let mut lost = Vec::new();
+        for i in 0..self.procs.len() {
+            if self.procs[i].host != h {
+                continue;
+            }
+            if self.procs[i].state.alive() {
+                lost.push(self.procs[i].id.to_string());
+                let detail = if starting {
+                    format!("host {name} unreachable: {why}")
+                } else {
+                    format!("host {name} lost: {why}")
+                };
+                self.mark_dead(i, ReplicaState::Failed(detail));
+            }
+            self.procs[i].exited = true;
+            self.procs[i].writer = None;
+        }
+        if self.failure.is_none() && self.shutdown_at.is_none() && !lost.is_empty() {
+            eprintln!(
+                "volpexrun: host {name} {}: {why}; its replicas {} are lost",
+                if starting { "unreachable" } else { "lost" },
+                lost.join(" ")
+            );
+        }
+        if !self.table_sent {
+            self.check_start_coverage();
+        }
+    }
+
+    /// Before the job runs: every rank needs a replica on a host that is not lost.
+    fn check_start_coverage(&mut self) {
+        if self.failure.is_some() {
+            return;
+        }
+        let missing: Vec<String> = (0..self.ranks)
+            .filter(|&r| !self.rank_alive(r))
+            .map(|r| r.to_string())
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        let lost: Vec<String> = self
+            .hosts
+            .iter()
+            .filter_map(|h| match &h.state {
+                HostState::Lost(why) => Some(format!("{} ({why})", h.name)),
+                HostState::Launching | HostState::Up => None,
+            })
+            .collect();
+        self.fail(format!(
+            "cannot start the job: rank{} {} ha{} no replica on a reachable host; unreachable: {}",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            if missing.len() == 1 { "s" } else { "ve" },
+            lost.join("; ")
+        ));
+    }
+
+    /// Hosts whose agent has not said hello within the launch timeout are unreachable.
+    fn check_launch_timeouts(&mut self, now: Duration) {
+        if now < self.launch_timeout {
+            return;
+        }
+        for h in 0..self.hosts.len() {
+            if self.hosts[h].state == HostState::Launching
+                && matches!(self.hosts[h].link, HostLink::Agent(_))
+            {
+                let why = format!(
+                    "no answer within --launch-timeout {:.1} s",
+                    self.launch_timeout.as_secs_f64()
+                );
+                self.host_lost(h, why);
+            }
+        }
+    }
+
+    fn on_host_event(&mut self, h: usize, ev: HostEvent) {
+        match ev {
+            HostEvent::Gone { stderr } => {
+                let ended = self.failure.is_some() || self.shutdown_at.is_some();
+                let (code, running) = match &mut self.hosts[h].link {
+                    HostLink::Agent(link) => {
+                        // Give the remote shell a moment to exit so its status is known.
+                        let until = Instant::now() + Duration::from_millis(500);
+                        while !link.exited() && Instant::now() < until {
+                            std::thread::sleep(Duration::from_millis(10));
+                        }
+                        (
+                            link.child.try_wait().ok().flatten().and_then(|s| s.code()),
+                            self.procs.iter().any(|p| p.host == h && !p.exited),
+                        )
+                    }
+                    HostLink::Local => (None, false),
+                };
+                if !running && ended {
+                    return;
+                }
+                let mut why = match code {
+                    Some(c) => format!("remote shell exited with code {c}"),
+                    None => "remote shell ended".to_string(),
+                };
+                if !stderr.is_empty() {
+                    why.push_str(&format!(" ({stderr})"));
+                }
+                self.host_lost(h, why);
+            }
+            HostEvent::Msg(msg) => match msg {
+                FromAgent::Hello { hostname, pid } => {
+                    log::debug!(
+                        "host {}: agent up as {hostname} (pid {pid}) after {:.2} s",
+                        self.hosts[h].name,
+                        self.now().as_secs_f64()
+                    );
+                    if self.hosts[h].state == HostState::Launching {
+                        self.hosts[h].state = HostState::Up;
+                    }
+                }
+                FromAgent::Started { rank, replica, pid } => {
+                    if let Some(i) = self.remote_idx(h, rank, replica) {
+                        self.procs[i].pid = pid;
+                    }
+                }
+                FromAgent::StartFailed {
+                    rank,
+                    replica,
+                    error,
+                } => {
+                    if let Some(i) = self.remote_idx(h, rank, replica) {
+                        eprintln!("volpexrun: {error}");
+                        self.procs[i].exited = true;
+                        self.mark_dead(i, ReplicaState::Failed(error));
+                        self.hosts[h].open_pipes = self.hosts[h].open_pipes.saturating_sub(2);
+                        self.open_pipes = self.open_pipes.saturating_sub(2);
+                        if !self.table_sent {
+                            self.check_start_coverage();
+                        }
+                    }
+                }
+                FromAgent::Fatal { error } => self.host_lost(h, error),
+                FromAgent::PipeEnd => {
+                    self.hosts[h].open_pipes = self.hosts[h].open_pipes.saturating_sub(1);
+                    self.open_pipes = self.open_pipes.saturating_sub(1);
+                }
+                FromAgent::Exited {
+                    rank,
+                    replica,
+                    code,
+                    signal,
+                } => {
+                    if self.remote_idx(h, rank, replica).is_some() {
+                        self.on_event(Event::Exited {
+                            id: ReplicaId::new(rank, replica),
+                            code,
+                            signal,
+                        });
+                    }
+                }
+                line @ FromAgent::Line { .. } => {
+                    if let Some(l) = line.into_line() {
+                        if l.rank < self.ranks {
+                            self.dedup.offer(&l);
+                        }
+                    }
+                }
+            },
+        }
+    }
+
+    /// The replica an agent names, if it really runs on that host.
+    fn remote_idx(&self, h: usize, rank: u32, replica: u32) -> Option<usize> {
+        if rank >= self.ranks || replica >= self.replicas {
+            return None;
+        }
+        let i = self.idx(ReplicaId::new(rank, replica));
+        (self.procs[i].host == h).then_some(i)
     }
 
     fn main_loop(&mut self, args: &Args) {
@@ -350,6 +986,20 @@ impl Job {
             }
             let now = self.now();
             self.fire_timers(now);
+            self.check_launch_timeouts(now);
+            if self.ending_at.is_some_and(|t| now >= t + REMOTE_END_GRACE) {
+                self.end_remote_now();
+            }
+            for p in self.procs.iter_mut() {
+                if !p.exited && p.give_up_at.is_some_and(|t| now >= t) {
+                    log::info!(
+                        "replica {} did not report its end; not waiting for it",
+                        p.id
+                    );
+                    p.exited = true;
+                    p.writer = None;
+                }
+            }
             if let Some(t) = job_timeout {
                 if now >= t && self.failure.is_none() && self.shutdown_at.is_none() {
                     let waiting: Vec<String> = (0..self.ranks)
@@ -371,12 +1021,31 @@ impl Job {
                     .procs
                     .iter()
                     .all(|p| p.addr.is_some() || !p.state.alive());
-                let grace_over = self.covered_at.is_some_and(|t| now >= t + RENDEZVOUS_GRACE);
-                if everyone || grace_over || now >= RENDEZVOUS_TIMEOUT {
+                // Remote hosts may take their launch timeout to come up.
+                let grace = if self
+                    .hosts
+                    .iter()
+                    .any(|h| matches!(h.link, HostLink::Agent(_)))
+                {
+                    RENDEZVOUS_GRACE.max(self.launch_timeout)
+                } else {
+                    RENDEZVOUS_GRACE
+                };
+                let grace_over = self.covered_at.is_some_and(|t| now >= t + grace);
+                // A long --launch-timeout stretches the rendezvous with it.
+                let deadline = RENDEZVOUS_TIMEOUT.max(self.launch_timeout + RENDEZVOUS_GRACE);
+                if everyone || grace_over || now >= deadline {
                     self.send_table();
                 }
             }
             self.check_progress(now);
+        }
+        // Every process is gone: agents exit on their own once their processes have;
+        // closing their stdin makes sure.
+        for h in &mut self.hosts {
+            if let HostLink::Agent(link) = &mut h.link {
+                link.close();
+            }
         }
         // Drain what the pipes still hold.
         let until = Instant::now() + DRAIN_GRACE;
@@ -388,6 +1057,15 @@ impl Job {
             }
         }
         self.dedup.flush();
+        let until = Instant::now() + DRAIN_GRACE;
+        for h in &mut self.hosts {
+            if let HostLink::Agent(link) = &mut h.link {
+                while !link.exited() && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                link.kill();
+            }
+        }
     }
 
     fn rank_registered(&self, rank: u32) -> bool {
@@ -459,6 +1137,10 @@ impl Job {
                             ReplicaState::Starting | ReplicaState::Running => {
                                 self.procs[i].state = ReplicaState::Ended;
                                 self.signal(id, Signal::SIGKILL);
+                                let h = self.procs[i].host;
+                                if matches!(self.hosts[h].link, HostLink::Agent(_)) {
+                                    self.procs[i].give_up_at = Some(now + REMOTE_END_GRACE);
+                                }
                             }
                             ReplicaState::Finished
                             | ReplicaState::Failed(_)
@@ -477,6 +1159,9 @@ impl Job {
                             self.procs[i].state = ReplicaState::Ended;
                             self.signal(id, Signal::SIGKILL);
                         }
+                    }
+                    if self.ending_at.is_none() {
+                        self.ending_at = Some(now);
                     }
                 }
             }
@@ -514,6 +1199,12 @@ impl Job {
 
     fn send_table(&mut self) {
         self.table_sent = true;
+        log::info!(
+            "rendezvous complete after {:.3} s: {} of {} replicas registered",
+            self.now().as_secs_f64(),
+            self.procs.iter().filter(|p| p.addr.is_some()).count(),
+            self.procs.len()
+        );
         let table = self.table();
         for i in 0..self.procs.len() {
             if self.procs[i].addr.is_none() && self.procs[i].state.alive() {
@@ -646,12 +1337,36 @@ impl Job {
                     }
                     ToLauncher::Fence { rank, replica } => self.fence(id, rank, replica),
                     ToLauncher::Register { .. } => log::warn!("replica {id} registered twice"),
+                    ToLauncher::Heartbeat => {
+                        log::warn!("replica {id} sent a heartbeat on its control connection")
+                    }
                 }
             }
             Event::Control(ControlEvent::Closed { id }) => {
                 let i = self.idx(id);
                 self.procs[i].writer = None;
             }
+            Event::Control(ControlEvent::Silent { id, silent_for }) => {
+                let i = self.idx(id);
+                if self.procs[i].state.alive() {
+                    let h = self.procs[i].host;
+                    let why = format!(
+                        "silent on host {}: no heartbeat for {:.1} s (--heartbeat-timeout {:.1} s)",
+                        self.hosts[h].name,
+                        silent_for.as_secs_f64(),
+                        self.heartbeat_timeout.as_secs_f64()
+                    );
+                    log::warn!("replica {id} {why}; declared dead");
+                    self.mark_dead(i, ReplicaState::Failed(why));
+                    self.signal(id, Signal::SIGKILL);
+                    if matches!(self.hosts[h].link, HostLink::Agent(_)) {
+                        // A host cut off never reports the exit: stop waiting for it.
+                        self.procs[i].exited = true;
+                        self.procs[i].writer = None;
+                    }
+                }
+            }
+            Event::Host(h, ev) => self.on_host_event(h, ev),
         }
     }
 
@@ -710,7 +1425,15 @@ impl Job {
             processes: self
                 .procs
                 .iter()
-                .map(|p| ReplicaReport::new(p.id, p.pid, &p.state, p.stats.clone()))
+                .map(|p| {
+                    ReplicaReport::new(
+                        p.id,
+                        &self.hosts[p.host].name,
+                        p.pid,
+                        &p.state,
+                        p.stats.clone(),
+                    )
+                })
                 .collect(),
         };
         eprint!("{}", report.text());

@@ -1,21 +1,42 @@
 //! `volpexrun`: starts a replicated Volpex job and sees it through.
 //!
-//! Modules: `cli` (flags, fault specs), `job` (processes, rendezvous, exit policy),
-//! `control` (authenticated control connections), `output` (each rank's output once),
-//! `report` (summary). Local processes only so far; ssh and hostfiles come next.
+//! Modules: `cli` (flags, fault specs), `hostfile` (host lists), `placement` (which host
+//! runs which replica), `job` (processes, rendezvous, exit policy), `control`
+//! (authenticated control and heartbeat connections), `remote` (ssh / srun to a host's
+//! agent), `agent` (`volpexrun agent`, run on every remote host), `slurm` (the
+//! allocation), `output` (each rank's output once), `report` (summary), `plan`
+//! (`volpexrun plan`, replication degree against host failures).
 #![deny(unsafe_code)]
 
+mod agent;
 mod cli;
 mod control;
+mod hostfile;
 mod job;
 mod output;
+mod placement;
+mod plan;
+mod remote;
 mod report;
+mod slurm;
 
 use clap::Parser;
 
 fn main() {
     let _ = env_logger::Builder::from_env(env_logger::Env::new().filter_or("VOLPEX_LOG", "warn"))
         .try_init();
+    // Subcommands are recognised only as the first word, so a program called `plan` still
+    // runs as `volpexrun -n 2 plan`.
+    let mut argv = std::env::args_os();
+    let first = argv.nth(1);
+    match first.as_ref().and_then(|a| a.to_str()) {
+        Some("plan") => std::process::exit(plan::main(
+            std::iter::once("volpexrun plan".into()).chain(argv),
+        )),
+        // Internal: started by volpexrun on remote hosts, speaks frames on stdin/stdout.
+        Some("agent") if argv.len() == 0 => std::process::exit(agent::main()),
+        _ => {}
+    }
     let args = cli::Args::parse();
     std::process::exit(job::run(&args));
 }

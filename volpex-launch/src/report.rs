@@ -27,7 +27,13 @@ pub struct ReplicaReport {
 
 impl ReplicaReport {
     /// Builds one line from the launcher's view of a replica.
-    pub fn new(id: ReplicaId, pid: u32, state: &ReplicaState, stats: Option<ReplicaStats>) -> Self {
+    pub fn new(
+        id: ReplicaId,
+        host: &str,
+        pid: u32,
+        state: &ReplicaState,
+        stats: Option<ReplicaStats>,
+    ) -> Self {
         let (name, detail) = match state {
             ReplicaState::Finished => ("finished", None),
             ReplicaState::Failed(w) => ("failed", Some(w.clone())),
@@ -40,7 +46,7 @@ impl ReplicaReport {
         ReplicaReport {
             rank: id.rank,
             replica: id.replica,
-            host: "localhost".into(),
+            host: host.to_string(),
             pid,
             state: name,
             detail,
@@ -86,10 +92,15 @@ impl Report {
                 continue;
             }
             s.push_str(&format!(
-                "volpexrun:   replica {}.{} (pid {}) {}{}\n",
+                "volpexrun:   replica {}.{} ({} on {}) {}{}\n",
                 p.rank,
                 p.replica,
-                p.pid,
+                if p.pid == 0 {
+                    "never started".to_string()
+                } else {
+                    format!("pid {}", p.pid)
+                },
+                p.host,
                 p.state,
                 p.detail
                     .as_ref()

@@ -1,8 +1,11 @@
 //! Joining a job: what the launcher passes in the environment, the authenticated
 //! control connection, registration and the rendezvous (address table).
 //!
-//! Owns the `VOLPEX_*` launch variables. Must never carry protocol traffic between
-//! replicas; after the rendezvous the control connection belongs to the transport.
+//! Owns the `VOLPEX_*` launch variables and the heartbeat connection (`heartbeat`). Must
+//! never carry protocol traffic between replicas; after the rendezvous the control
+//! connection belongs to the transport.
+
+pub mod heartbeat;
 
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, TcpStream};
@@ -29,8 +32,14 @@ pub mod vars {
     pub const LAUNCHER: &str = "VOLPEX_LAUNCHER";
     /// Job key, 64 hex digits. Never put on a command line.
     pub const JOB_KEY: &str = "VOLPEX_JOB_KEY";
-    /// Address to listen on for peers and advertise (default 127.0.0.1).
+    /// Address to listen on for peers and advertise (default 127.0.0.1); `auto` takes
+    /// the local address of the connection to the launcher (the interface that reaches
+    /// it), which is what a replica started on another host needs.
     pub const BIND: &str = "VOLPEX_BIND";
+    /// Heartbeat interval on the launcher connection, in ms.
+    pub const HEARTBEAT_MS: &str = "VOLPEX_HEARTBEAT_MS";
+    /// Silence on the heartbeat connection after which the other side is gone, in ms.
+    pub const HEARTBEAT_TIMEOUT_MS: &str = "VOLPEX_HEARTBEAT_TIMEOUT_MS";
     /// Fault injection: exit abruptly right after this many sends.
     pub const FAULT_EXIT_AFTER_SENDS: &str = "VOLPEX_FAULT_EXIT_AFTER_SENDS";
     /// Fault injection: exit abruptly right after making this many coordinated choices.
@@ -118,12 +127,16 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
     let launcher_addr: SocketAddr = var(vars::LAUNCHER)?
         .parse()
         .map_err(|e| Error::Launch(format!("{}: {e}", vars::LAUNCHER)))?;
-    let bind_ip: IpAddr = match std::env::var(vars::BIND) {
-        Ok(s) => s
-            .parse()
-            .map_err(|e| Error::Launch(format!("{}={s:?}: {e}", vars::BIND)))?,
-        Err(_) => IpAddr::from([127, 0, 0, 1]),
+    // None: `auto`, decided once the launcher connection shows which interface reaches it.
+    let bind_ip: Option<IpAddr> = match std::env::var(vars::BIND) {
+        Ok(s) if s == "auto" => None,
+        Ok(s) => Some(
+            s.parse()
+                .map_err(|e| Error::Launch(format!("{}={s:?}: {e}", vars::BIND)))?,
+        ),
+        Err(_) => Some(IpAddr::from([127, 0, 0, 1])),
     };
+    let beat = heartbeat::HeartbeatConfig::from_env()?;
     let exit_after_sends = env_u64(vars::FAULT_EXIT_AFTER_SENDS).map_err(Error::Launch)?;
     let exit_after_choices = env_u64(vars::FAULT_EXIT_AFTER_CHOICES).map_err(Error::Launch)?;
     let rendezvous = Duration::from_millis(
@@ -133,15 +146,29 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
     );
     let me = ReplicaId::new(rank, replica);
 
-    let listener = mio::net::TcpListener::bind(SocketAddr::new(bind_ip, 0))
-        .map_err(|e| Error::Bootstrap(format!("cannot listen on {bind_ip}: {e}")))?;
-    let my_addr = listener
-        .local_addr()
-        .map_err(|e| Error::Bootstrap(e.to_string()))?;
-
-    log::info!("replica {me} listening on {my_addr}");
+    let listen = |ip: IpAddr| {
+        let l = mio::net::TcpListener::bind(SocketAddr::new(ip, 0))
+            .map_err(|e| Error::Bootstrap(format!("cannot listen on {ip}: {e}")))?;
+        let a = l
+            .local_addr()
+            .map_err(|e| Error::Bootstrap(e.to_string()))?;
+        log::info!("replica {me} listening on {a}");
+        Ok::<_, Error>((l, a))
+    };
+    let early = match bind_ip {
+        Some(ip) => Some(listen(ip)?),
+        None => None,
+    };
     let mut s = TcpStream::connect_timeout(&launcher_addr, connect_timeout)
         .map_err(|e| Error::Bootstrap(format!("launcher {launcher_addr}: {e}")))?;
+    let (listener, my_addr) = match early {
+        Some(l) => l,
+        None => listen(
+            s.local_addr()
+                .map_err(|e| Error::Bootstrap(e.to_string()))?
+                .ip(),
+        )?,
+    };
     let _ = s.set_nodelay(true);
     s.set_read_timeout(Some(rendezvous))
         .map_err(|e| Error::Bootstrap(e.to_string()))?;
@@ -156,6 +183,7 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
         addr: my_addr.to_string(),
     });
     write_one(&mut s, &h, &p).map_err(|e| Error::Bootstrap(e.to_string()))?;
+    heartbeat::start(launcher_addr, &key, me, beat, connect_timeout)?;
     // Death notices for replicas that never registered may come first; the table
     // leaves those out anyway.
     let table = loop {

@@ -39,6 +39,7 @@ fn tune(stream: &TcpStream) {
     let sock = socket2::SockRef::from(stream);
     let _ = sock.set_send_buffer_size(SOCKET_BUFFER_BYTES);
     let _ = sock.set_recv_buffer_size(SOCKET_BUFFER_BYTES);
+    super::keepalive::set_peer_timeouts(sock);
 }
 
 /// Requested SO_SNDBUF / SO_RCVBUF (the kernel caps it at its `*mem_max`).

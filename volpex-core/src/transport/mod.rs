@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod connection;
 pub mod event_loop;
+pub mod keepalive;
 pub mod progress;
 
 pub use event_loop::{Core, EXIT_ORPHANED, EXIT_RETIRED};

@@ -47,6 +47,9 @@ pub enum ToLauncher {
         /// Replica index.
         replica: u32,
     },
+    /// Liveness, on the replica's second (heartbeat) connection only: the first message
+    /// there says what the connection is, then one every heartbeat interval.
+    Heartbeat,
 }
 
 /// Launcher -> process.
@@ -67,6 +70,14 @@ pub enum ToProcess {
     },
     /// The job is done: stop serving and exit 0.
     Shutdown,
+}
+
+/// Launcher -> process on the heartbeat connection. Read by the bootstrap heartbeat
+/// thread, never by the transport.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Liveness {
+    /// The launcher is alive; sent every heartbeat interval.
+    Beat,
 }
 
 /// Encodes a control message into header and payload.

@@ -1,0 +1,495 @@
+//! volpexrun across real hosts: network namespaces with their own addresses, each running
+//! a real sshd, reached over ssh. Results must equal the local run; hosts cut off silently,
+//! killed whole, or unreachable at start must not change them while every rank keeps a
+//! replica. Reference: DESIGN.md "Launcher" and "Failure detection"; P2P-MPI (IPDPS 2008)
+//! section 4.3 for placement.
+//!
+//! Needs root, iproute2, openssh-server and rsync (`.ci/run` installs them); without them
+//! the tests fail with what is missing. They run one at a time (a lock), so the timeouts
+//! they use are not stretched by each other's load.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use volpex_tests::testhosts::TestNet;
+use volpex_tests::{example, run, spawn_with, LiveJob, Run};
+
+const DEADLINE: Duration = Duration::from_secs(180);
+/// Heartbeats every 0.5 s; a host silent for 3 s is dead (peers' TCP bound: 3 s too).
+const BEATS: &[&str] = &[
+    "--heartbeat-interval",
+    "0.5",
+    "--heartbeat-timeout",
+    "3",
+    "--peer-timeout",
+    "3",
+];
+const RING: &[&str] = &["--rounds", "200", "--work-ms", "2", "--payload", "256"];
+/// Long enough (several seconds) to cut a host well inside it.
+const LONG_RING: &[&str] = &["--rounds", "800", "--work-ms", "3", "--payload", "256"];
+const STENCIL: &[&str] = &["--cells", "300", "--iters", "150", "--work-ms", "2"];
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The local run's output (computed once per program and arguments).
+fn local_reference(name: &str, args: &[&str]) -> String {
+    static CACHE: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+    let key = format!("{name} {args:?}");
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, out)) = cache.iter().find(|(k, _)| *k == key) {
+        return out.clone();
+    }
+    let out = run(&["-n", "4", "-r", "2"], &example(name), args, DEADLINE)
+        .ok()
+        .to_string();
+    cache.push((key, out.clone()));
+    out
+}
+
+/// Starts volpexrun in the head namespace over `net`'s hosts.
+fn spawn_on(net: &TestNet, extra: &[&str], name: &str, args: &[&str]) -> LiveJob {
+    let head = net.head();
+    let ssh = net.ssh_cmd();
+    let mut la: Vec<&str> = vec!["--ssh-cmd", &ssh];
+    la.extend_from_slice(BEATS);
+    la.extend_from_slice(extra);
+    spawn_with(
+        &["ip", "netns", "exec", &head],
+        &[("VOLPEX_LOG", "volpexrun=info")],
+        &la,
+        &example(name),
+        args,
+    )
+}
+
+fn hostfile(net: &TestNet, slots: u32) -> String {
+    let lines: Vec<String> = (0..net.len())
+        .map(|i| format!("{} slots={slots}  # test host {}", net.name(i), net.addr(i)))
+        .collect();
+    net.hostfile("hosts.txt", &lines)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn report_procs(run: &Run) -> Vec<serde_json::Value> {
+    run.report
+        .as_ref()
+        .and_then(|r| r["processes"].as_array().cloned())
+        .unwrap_or_default()
+}
+
+/// The replicas the report puts on `host`, with their states.
+fn on_host(run: &Run, host: &str) -> Vec<(u64, u64, String, String)> {
+    report_procs(run)
+        .iter()
+        .filter(|p| p["host"] == host)
+        .map(|p| {
+            (
+                p["rank"].as_u64().unwrap_or(99),
+                p["replica"].as_u64().unwrap_or(99),
+                p["state"].as_str().unwrap_or("?").to_string(),
+                p["detail"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Prints volpexrun's own lines (summary, host reports) into the test log.
+fn show_summary(run: &Run) {
+    for l in run.stderr.lines().filter(|l| l.starts_with("volpexrun:")) {
+        eprintln!("  {l}");
+    }
+}
+
+fn wait_rendezvous(job: &mut LiveJob) -> Duration {
+    let t0 = Instant::now();
+    job.wait_stderr(Duration::from_secs(60), |l| {
+        l.contains("rendezvous complete")
+    })
+    .expect("the job's processes registered");
+    t0.elapsed()
+}
+
+fn assert_hosts_idle(net: &TestNet, skip: &[usize]) {
+    for i in (0..net.len()).filter(|i| !skip.contains(i)) {
+        if let Err(left) = net.wait_idle(i, Duration::from_secs(20)) {
+            panic!("processes left on {}: {left:?}", net.name(i));
+        }
+    }
+}
+
+#[test]
+fn four_hosts_give_the_local_result_with_anti_affinity() {
+    let _one = serial();
+    let net = TestNet::new(4);
+    let hf = hostfile(&net, 2);
+    for (name, args) in [("ring", RING), ("stencil", STENCIL)] {
+        let expect = local_reference(name, args);
+        let t0 = Instant::now();
+        let run =
+            spawn_on(&net, &["-n", "4", "-r", "2", "--hosts", &hf], name, args).wait(DEADLINE);
+        assert_eq!(run.ok(), expect, "{name} across 4 hosts\n{}", run.stderr);
+        eprintln!(
+            "{name}: n=4 r=2 over 4 ssh hosts in {:.2} s",
+            t0.elapsed().as_secs_f64()
+        );
+        let procs = report_procs(&run);
+        assert_eq!(procs.len(), 8);
+        for rank in 0..4u64 {
+            let hosts: Vec<&str> = procs
+                .iter()
+                .filter(|p| p["rank"] == rank)
+                .filter_map(|p| p["host"].as_str())
+                .collect();
+            assert_eq!(hosts.len(), 2);
+            assert_ne!(hosts[0], hosts[1], "rank {rank}: replicas share a host");
+        }
+        // spread over 2 slots each: team 0 on h0 h1, team 1 on h2 h3.
+        assert_eq!(
+            on_host(&run, "h0")
+                .iter()
+                .map(|p| (p.0, p.1))
+                .collect::<Vec<_>>(),
+            [(0, 0), (1, 0)]
+        );
+        run.assert_no_leftovers();
+        assert_hosts_idle(&net, &[]);
+    }
+    // Fault injection reaches remote replicas through their host's agent.
+    let expect = local_reference("ring", RING);
+    let run = spawn_on(
+        &net,
+        &[
+            "-n",
+            "4",
+            "-r",
+            "2",
+            "--hosts",
+            &hf,
+            "--fault",
+            "3.1:kill@0.3",
+            "--fault",
+            "0.0:exit@sends=20",
+        ],
+        "ring",
+        RING,
+    )
+    .wait(DEADLINE);
+    assert_eq!(run.ok(), expect, "{}", run.stderr);
+    assert_eq!(run.state(3, 1), "failed", "{}", run.stderr);
+    assert_eq!(run.state(0, 0), "failed", "{}", run.stderr);
+    assert!(
+        run.stderr.contains("on h3) failed: killed by SIGKILL"),
+        "{}",
+        run.stderr
+    );
+    run.assert_no_leftovers();
+    assert_hosts_idle(&net, &[]);
+}
+
+#[test]
+fn a_host_cut_off_silently_is_declared_dead_and_the_job_finishes() {
+    let _one = serial();
+    let net = TestNet::new(4);
+    let hf = hostfile(&net, 2);
+    let expect = local_reference("ring", LONG_RING);
+    let mut job = spawn_on(
+        &net,
+        &["-n", "4", "-r", "2", "--hosts", &hf],
+        "ring",
+        LONG_RING,
+    );
+    wait_rendezvous(&mut job);
+    std::thread::sleep(Duration::from_millis(700));
+    // h1 runs 2.0 and 3.0: their link goes down, the processes stay alive.
+    let cut_at = Instant::now();
+    net.cut(1);
+    let declared = job.wait_stderr(Duration::from_secs(60), |l| {
+        l.contains("silent on host h1") && l.contains("declared dead")
+    });
+    let detection = cut_at.elapsed();
+    assert!(declared.is_some(), "no replica of h1 was declared dead");
+    eprintln!(
+        "silent host detected {:.2} s after the cut (heartbeat 0.5 s, timeout 3 s, peer timeout 3 s)",
+        detection.as_secs_f64()
+    );
+    let run = job.wait(DEADLINE);
+    show_summary(&run);
+    assert_eq!(run.ok(), expect, "{}", run.stderr);
+    let h1 = on_host(&run, "h1");
+    assert_eq!(h1.len(), 2, "{h1:?}");
+    for (rank, replica, state, detail) in &h1 {
+        assert_eq!(state, "failed", "{rank}.{replica}: {detail}");
+        assert!(detail.contains("silent"), "{rank}.{replica}: {detail}");
+    }
+    assert!(
+        run.stderr.contains("on h1) failed: silent"),
+        "{}",
+        run.stderr
+    );
+    // The processes on the cut host end themselves: they stop hearing the launcher.
+    if let Err(left) = net.wait_idle(1, Duration::from_secs(30)) {
+        panic!("processes left on the cut host: {left:?}");
+    }
+    assert_hosts_idle(&net, &[1]);
+}
+
+#[test]
+fn killing_every_process_on_a_host_changes_nothing() {
+    let _one = serial();
+    let mut net = TestNet::new(4);
+    let hf = hostfile(&net, 2);
+    let expect = local_reference("ring", LONG_RING);
+    let mut job = spawn_on(
+        &net,
+        &["-n", "4", "-r", "2", "--hosts", &hf],
+        "ring",
+        LONG_RING,
+    );
+    wait_rendezvous(&mut job);
+    std::thread::sleep(Duration::from_millis(700));
+    // h2 runs 0.1 and 1.1 (and its sshd, the session, the agent).
+    let killed = net.kill_host(2);
+    eprintln!("killed {killed} processes on h2");
+    let run = job.wait(DEADLINE);
+    show_summary(&run);
+    assert_eq!(run.ok(), expect, "{}", run.stderr);
+    for (rank, replica, state, detail) in on_host(&run, "h2") {
+        assert_eq!(state, "failed", "{rank}.{replica}: {detail}");
+    }
+    run.assert_no_leftovers();
+    assert_hosts_idle(&net, &[2]);
+}
+
+#[test]
+fn unreachable_hosts_at_start_are_reported_and_covered_ranks_run() {
+    let _one = serial();
+    let mut net = TestNet::new(4);
+    let hf = hostfile(&net, 2);
+    let expect = local_reference("ring", RING);
+    // h3 (2.1, 3.1) refuses ssh; h2 (0.1, 1.1) is silent: its SYNs are dropped.
+    net.stop_sshd(3);
+    net.cut(2);
+    let run = spawn_on(
+        &net,
+        &[
+            "-n",
+            "4",
+            "-r",
+            "2",
+            "--hosts",
+            &hf,
+            "--launch-timeout",
+            "4",
+        ],
+        "ring",
+        RING,
+    )
+    .wait(DEADLINE);
+    assert_eq!(run.ok(), expect, "{}", run.stderr);
+    assert!(run.stderr.contains("host h3 unreachable"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("host h2 unreachable: no answer within --launch-timeout 4.0 s"),
+        "{}",
+        run.stderr
+    );
+    for h in ["h2", "h3"] {
+        for (rank, replica, state, detail) in on_host(&run, h) {
+            assert_eq!(state, "failed", "{rank}.{replica}");
+            assert!(
+                detail.contains(&format!("host {h} unreachable")),
+                "{detail}"
+            );
+        }
+    }
+    run.assert_no_leftovers();
+    assert_hosts_idle(&net, &[2, 3]);
+}
+
+#[test]
+fn unreachable_hosts_that_leave_a_rank_uncovered_are_refused() {
+    let _one = serial();
+    let mut net = TestNet::new(4);
+    let hf = hostfile(&net, 2);
+    // h0 has 0.0 and 1.0, h2 has 0.1 and 1.1: ranks 0 and 1 have nowhere to run.
+    net.stop_sshd(0);
+    net.stop_sshd(2);
+    let run = spawn_on(&net, &["-n", "4", "-r", "2", "--hosts", &hf], "ring", RING).wait(DEADLINE);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("volpexrun: error"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", run.stderr);
+    assert!(
+        errors[0].contains("cannot start the job: ranks 0, 1 have no replica on a reachable host"),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        errors[0].contains("h0 (") && errors[0].contains("h2 ("),
+        "{}",
+        errors[0]
+    );
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    run.assert_no_leftovers();
+    assert_hosts_idle(&net, &[0, 2]);
+}
+
+#[test]
+fn sixteen_ranks_times_three_start_across_the_hosts() {
+    let _one = serial();
+    let net = TestNet::new(6);
+    let hf = hostfile(&net, 8);
+    // stencil: the ring example's checksum overflows (debug build) from rank 12 on.
+    let args = &["--cells", "64", "--iters", "3"];
+    let expect = run(&["-n", "16"], &example("stencil"), args, DEADLINE)
+        .ok()
+        .to_string();
+    let t0 = Instant::now();
+    let mut job = spawn_on(
+        &net,
+        &["-n", "16", "-r", "3", "--hosts", &hf],
+        "stencil",
+        args,
+    );
+    let rendezvous = wait_rendezvous(&mut job);
+    let run = job.wait(DEADLINE);
+    assert_eq!(run.ok(), expect, "{}", run.stderr);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("rendezvous complete"))
+        .unwrap_or("");
+    eprintln!(
+        "16 x 3 over 6 ssh hosts: all 48 processes registered after {:.2} s (seen by the test), \
+         whole job {:.2} s; volpexrun: {line}",
+        rendezvous.as_secs_f64(),
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(line.contains("48 of 48 replicas registered"), "{line}");
+    run.assert_no_leftovers();
+    assert_hosts_idle(&net, &[]);
+}
+
+#[test]
+fn stage_copies_the_program_and_removes_it() {
+    let _one = serial();
+    let net = TestNet::new(2);
+    let hf = hostfile(&net, 2);
+    let expect = run(&["-n", "2", "-r", "2"], &example("ring"), RING, DEADLINE)
+        .ok()
+        .to_string();
+    let run = spawn_on(
+        &net,
+        &[
+            "-n",
+            "2",
+            "-r",
+            "2",
+            "--hosts",
+            &hf,
+            "--stage",
+            "-x",
+            "VOLPEX_LOG=info",
+        ],
+        "ring",
+        RING,
+    )
+    .wait(DEADLINE);
+    assert_eq!(run.ok(), expect, "{}", run.stderr);
+    // The processes ran the staged copies (their pids are in the report).
+    let staged: Vec<String> = std::fs::read_dir("/tmp")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("volpex-stage-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    run.assert_no_leftovers();
+    assert_hosts_idle(&net, &[]);
+    let after: Vec<String> = std::fs::read_dir("/tmp")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("volpex-stage-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        after.is_empty(),
+        "staging directories left: {after:?} (before: {staged:?})"
+    );
+}
+
+#[test]
+fn bad_host_input_is_refused_before_anything_starts() {
+    let dir = volpex_tests::TempPath::new("hosts.txt");
+    std::fs::write(&dir.0, "h0 slots=2\nh1 slots=two\n").expect("write");
+    let hf = dir.0.to_string_lossy().into_owned();
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["-n", "2", "-r", "2", "--hosts", &hf, "true"],
+            format!("{hf}:2: slots=\"two\""),
+        ),
+        (
+            vec!["-n", "4", "-r", "3", "--host", "a:8,b:8", "true"],
+            "at least 3 hosts are needed; 2 given (a, b)".into(),
+        ),
+        (
+            vec!["-n", "4", "-r", "2", "--host", "a:2,b:1,c:1", "true"],
+            "offer 4 usable slots, 4 slot(s) missing".into(),
+        ),
+        (
+            vec!["-n", "2", "--hosts", "/nonexistent/hosts", "true"],
+            "cannot read hostfile /nonexistent/hosts".into(),
+        ),
+        (
+            vec![
+                "-n",
+                "2",
+                "--host",
+                "a",
+                "--heartbeat-timeout",
+                "0.5",
+                "true",
+            ],
+            "must be longer than --heartbeat-interval".into(),
+        ),
+    ];
+    for (args, want) in cases {
+        let out = std::process::Command::new(volpex_tests::volpexrun())
+            .args(&args)
+            .output()
+            .expect("run volpexrun");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(&want), "{args:?}: expected {want:?} in\n{err}");
+        assert_eq!(err.lines().count(), 1, "one clear error: {err}");
+    }
+    let out = std::process::Command::new(volpex_tests::volpexrun())
+        .args([
+            "-n",
+            "4",
+            "-r",
+            "2",
+            "--host",
+            "a:4,b:4,c:4",
+            "--map",
+            "concentrate",
+            "--print-map",
+            "true",
+        ])
+        .output()
+        .expect("run volpexrun");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("team 0: a\nteam 1: b\n"), "{text}");
+}

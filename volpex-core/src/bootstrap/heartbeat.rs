@@ -1,0 +1,152 @@
+//! The replica's side of the heartbeat connection: a second authenticated connection to
+//! the launcher that carries nothing but liveness, in both directions.
+//!
+//! Every `interval` the replica sends `ToLauncher::Heartbeat` and the launcher sends
+//! `Liveness::Beat`. The launcher declares a replica dead (and pushes death notices on
+//! the main control connection) when it has heard nothing for `timeout`; symmetrically,
+//! a replica that has heard nothing from the launcher for `timeout` exits, so the
+//! processes on a host that was cut off do not run on forever. Two small threads own the
+//! connection, independent of the application and of the event loop, so a long
+//! computation never delays a beat. Owns only this connection; must never carry protocol
+//! or control traffic, and never blocks the caller.
+
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+use crate::message::ReplicaId;
+use crate::transport::auth::{self, JobKey, PeerId};
+use crate::transport::event_loop::EXIT_ORPHANED;
+use crate::wire::control::{self, Liveness, ToLauncher};
+use crate::wire::stream::{read_one, write_one};
+
+/// Heartbeat timing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeartbeatConfig {
+    /// How often each side sends a beat (`VOLPEX_HEARTBEAT_MS`).
+    pub interval: Duration,
+    /// Silence after which the other side counts as gone (`VOLPEX_HEARTBEAT_TIMEOUT_MS`).
+    pub timeout: Duration,
+}
+
+impl Default for HeartbeatConfig {
+    fn default() -> Self {
+        HeartbeatConfig {
+            interval: Duration::from_millis(1000),
+            timeout: Duration::from_millis(10_000),
+        }
+    }
+}
+
+impl HeartbeatConfig {
+    /// Defaults overridden by `VOLPEX_HEARTBEAT_MS` and `VOLPEX_HEARTBEAT_TIMEOUT_MS`.
+    pub fn from_env() -> Result<HeartbeatConfig, Error> {
+        let mut c = HeartbeatConfig::default();
+        if let Some(v) = crate::config::env_u64(super::vars::HEARTBEAT_MS).map_err(Error::Launch)? {
+            c.interval = Duration::from_millis(v.max(10));
+        }
+        if let Some(v) =
+            crate::config::env_u64(super::vars::HEARTBEAT_TIMEOUT_MS).map_err(Error::Launch)?
+        {
+            c.timeout = Duration::from_millis(v.max(1));
+        }
+        if c.timeout <= c.interval {
+            return Err(Error::Launch(format!(
+                "heartbeat timeout ({:?}) must be longer than the interval ({:?})",
+                c.timeout, c.interval
+            )));
+        }
+        Ok(c)
+    }
+}
+
+/// Opens the heartbeat connection and starts its threads.
+pub fn start(
+    launcher: SocketAddr,
+    key: &JobKey,
+    me: ReplicaId,
+    cfg: HeartbeatConfig,
+    connect_timeout: Duration,
+) -> Result<(), Error> {
+    let mut s = TcpStream::connect_timeout(&launcher, connect_timeout)
+        .map_err(|e| Error::Bootstrap(format!("heartbeat connection to {launcher}: {e}")))?;
+    let _ = s.set_nodelay(true);
+    s.set_read_timeout(Some(connect_timeout))
+        .map_err(|e| Error::Bootstrap(e.to_string()))?;
+    let server = auth::client_blocking(&mut s, key, PeerId::Replica(me))
+        .map_err(|e| Error::Bootstrap(format!("heartbeat handshake: {e}")))?;
+    if server != PeerId::Launcher {
+        return Err(Error::Bootstrap(
+            "the control address is not a launcher".into(),
+        ));
+    }
+    s.set_read_timeout(None)
+        .map_err(|e| Error::Bootstrap(e.to_string()))?;
+    // A write that cannot go out for a whole timeout means the launcher is gone.
+    s.set_write_timeout(Some(cfg.timeout))
+        .map_err(|e| Error::Bootstrap(e.to_string()))?;
+    let beat = control::encode(&ToLauncher::Heartbeat);
+    write_one(&mut s, &beat.0, &beat.1).map_err(|e| Error::Bootstrap(e.to_string()))?;
+    log::debug!(
+        "replica {me}: heartbeat every {:?}, launcher counted gone after {:?} of silence",
+        cfg.interval,
+        cfg.timeout
+    );
+
+    let start = Instant::now();
+    let heard_ms = Arc::new(AtomicU64::new(0));
+    let mut reader = s.try_clone().map_err(|e| Error::Bootstrap(e.to_string()))?;
+    {
+        let heard_ms = heard_ms.clone();
+        std::thread::Builder::new()
+            .name("volpex-heartbeat-rx".into())
+            .spawn(move || loop {
+                match read_one(&mut reader) {
+                    Ok((h, p)) => match control::decode::<Liveness>(&h, &p) {
+                        Ok(Liveness::Beat) => {
+                            heard_ms.store(start.elapsed().as_millis() as u64, Ordering::Relaxed)
+                        }
+                        Err(e) => log::warn!("replica {me}: bad heartbeat frame: {e}"),
+                    },
+                    Err(e) => {
+                        // Closed: the launcher ended, or it declared us dead. Either way
+                        // nobody will use this replica any more.
+                        orphaned(
+                            me,
+                            &format!("heartbeat connection to the launcher lost ({e})"),
+                        );
+                    }
+                }
+            })
+            .map_err(|e| Error::Bootstrap(format!("heartbeat thread: {e}")))?;
+    }
+    std::thread::Builder::new()
+        .name("volpex-heartbeat-tx".into())
+        .spawn(move || loop {
+            std::thread::sleep(cfg.interval);
+            if write_one(&mut s, &beat.0, &beat.1).is_err() {
+                orphaned(me, "cannot send a heartbeat to the launcher");
+            }
+            let now = start.elapsed();
+            let heard = Duration::from_millis(heard_ms.load(Ordering::Relaxed));
+            if now.saturating_sub(heard) > cfg.timeout {
+                orphaned(
+                    me,
+                    &format!(
+                        "no heartbeat from the launcher for {:.1} s (VOLPEX_HEARTBEAT_TIMEOUT_MS={})",
+                        now.saturating_sub(heard).as_secs_f64(),
+                        cfg.timeout.as_millis()
+                    ),
+                );
+            }
+        })
+        .map_err(|e| Error::Bootstrap(format!("heartbeat thread: {e}")))?;
+    Ok(())
+}
+
+fn orphaned(me: ReplicaId, why: &str) -> ! {
+    eprintln!("{}[{me}] {why}; exiting", super::DIAG_PREFIX);
+    std::process::exit(EXIT_ORPHANED);
+}

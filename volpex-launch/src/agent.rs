@@ -1,0 +1,496 @@
+//! `volpexrun agent`: the per-host helper that volpexrun starts on every remote host (over
+//! ssh or srun), and the framed messages it exchanges with volpexrun over its stdin and
+//! stdout.
+//!
+//! volpexrun writes one `ToAgent::Start` (program, working directory, environment
+//! including the job key, the replicas of this host) on the agent's stdin: the key travels
+//! inside the ssh channel, never on a command line. The agent starts the processes, sends
+//! their pids, their output lines (numbered per replica, as `output::pump` does locally)
+//! and their exits back on stdout, and obeys `Signal` and `EndAll`. When its stdin closes
+//! (volpexrun or the ssh connection is gone) it kills its processes and exits; it also
+//! exits once all of them have ended. Owns the processes of one host; must never decide
+//! anything about the job.
+//!
+//! Frames: 4-byte little-endian length, then a postcard body; at most `FRAME_BYTES_MAX`.
+
+use std::io::{Read, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Stdio};
+
+use crossbeam_channel::Sender;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+
+use crate::output::{pump, Line, Stream};
+
+/// Largest frame either side accepts.
+pub const FRAME_BYTES_MAX: usize = 64 << 20;
+
+/// One process the agent starts.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ProcSpec {
+    /// Rank.
+    pub rank: u32,
+    /// Replica index.
+    pub replica: u32,
+    /// Variables for this process only (rank, replica, fault injection).
+    pub env: Vec<(String, String)>,
+}
+
+/// Everything an agent needs to start its host's processes.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct StartSpec {
+    /// The host's name as volpexrun knows it (for messages).
+    pub host: String,
+    /// Program path (relative paths are taken from `wdir`).
+    pub program: String,
+    /// Program arguments.
+    pub args: Vec<String>,
+    /// Working directory.
+    pub wdir: String,
+    /// Variables for every process (VOLPEX_*, -x exports, the job key).
+    pub env: Vec<(String, String)>,
+    /// volpexrun's control port.
+    pub launcher_port: u16,
+    /// volpexrun's address; `None`: the client address of this ssh connection.
+    pub launcher_ip: Option<String>,
+    /// A staging directory to remove once every process has ended.
+    pub stage_dir: Option<String>,
+    /// The processes.
+    pub procs: Vec<ProcSpec>,
+}
+
+/// volpexrun -> agent.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub enum ToAgent {
+    /// Start the processes (first message, exactly once).
+    Start(Box<StartSpec>),
+    /// Send a signal to one replica.
+    Signal {
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+        /// Signal number.
+        signal: i32,
+    },
+    /// Kill every process and exit.
+    EndAll,
+}
+
+/// agent -> volpexrun.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub enum FromAgent {
+    /// The agent runs (the remote shell worked).
+    Hello {
+        /// The host's own name.
+        hostname: String,
+        /// The agent's pid.
+        pid: u32,
+    },
+    /// A process started.
+    Started {
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+        /// Its pid on that host.
+        pid: u32,
+    },
+    /// A process could not be started.
+    StartFailed {
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+        /// Why.
+        error: String,
+    },
+    /// Nothing could be started on this host.
+    Fatal {
+        /// Why.
+        error: String,
+    },
+    /// An output line (see `output::Line`).
+    Line {
+        /// Rank.
+        rank: u32,
+        /// 0 stdout, 1 stderr.
+        stream: u8,
+        /// Line index among the replica's program lines; `None` for a diagnostic.
+        index: Option<u64>,
+        /// The bytes.
+        text: Vec<u8>,
+    },
+    /// One output pipe ended.
+    PipeEnd,
+    /// A process ended.
+    Exited {
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+        /// Exit code, if it exited.
+        code: Option<i32>,
+        /// Signal, if one ended it.
+        signal: Option<i32>,
+    },
+}
+
+impl FromAgent {
+    /// The output line this message carries, if any.
+    pub fn into_line(self) -> Option<Line> {
+        match self {
+            FromAgent::Line {
+                rank,
+                stream,
+                index,
+                text,
+            } => Some(Line {
+                rank,
+                stream: if stream == 0 {
+                    Stream::Out
+                } else {
+                    Stream::Err
+                },
+                index,
+                text,
+            }),
+            FromAgent::Hello { .. }
+            | FromAgent::Started { .. }
+            | FromAgent::StartFailed { .. }
+            | FromAgent::Fatal { .. }
+            | FromAgent::PipeEnd
+            | FromAgent::Exited { .. } => None,
+        }
+    }
+}
+
+/// Writes one frame.
+pub fn write_frame<T: Serialize>(w: &mut impl Write, msg: &T) -> std::io::Result<()> {
+    let body = postcard::to_stdvec(msg).map_err(std::io::Error::other)?;
+    let len = u32::try_from(body.len()).map_err(std::io::Error::other)?;
+    let mut buf = Vec::with_capacity(4 + body.len());
+    buf.extend_from_slice(&len.to_le_bytes());
+    buf.extend_from_slice(&body);
+    w.write_all(&buf)?;
+    w.flush()
+}
+
+/// Reads one frame; `Ok(None)` at a clean end of stream.
+pub fn read_frame<T: for<'de> Deserialize<'de>>(r: &mut impl Read) -> std::io::Result<Option<T>> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len > FRAME_BYTES_MAX {
+        return Err(std::io::Error::other(format!(
+            "frame of {len} bytes is over the limit"
+        )));
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body)?;
+    postcard::from_bytes(&body)
+        .map(Some)
+        .map_err(|e| std::io::Error::other(format!("bad frame: {e}")))
+}
+
+enum AgentEvent {
+    Out(FromAgent),
+    Command(ToAgent),
+    StdinClosed,
+}
+
+struct Child {
+    rank: u32,
+    replica: u32,
+    pid: u32,
+    exited: bool,
+}
+
+/// Entry point of `volpexrun agent`; returns the exit code.
+pub fn main() -> i32 {
+    let (tx, rx) = crossbeam_channel::unbounded::<AgentEvent>();
+    let mut out = std::io::stdout().lock();
+    let hostname = nix::unistd::gethostname()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if write_frame(
+        &mut out,
+        &FromAgent::Hello {
+            hostname,
+            pid: std::process::id(),
+        },
+    )
+    .is_err()
+    {
+        return 1;
+    }
+    let mut stdin = std::io::stdin();
+    let spec = match read_frame::<ToAgent>(&mut stdin) {
+        Ok(Some(ToAgent::Start(spec))) => spec,
+        Ok(Some(other @ (ToAgent::Signal { .. } | ToAgent::EndAll))) => {
+            let _ = write_frame(
+                &mut out,
+                &FromAgent::Fatal {
+                    error: format!("expected Start, got {other:?}"),
+                },
+            );
+            return 1;
+        }
+        Ok(None) => return 0,
+        Err(e) => {
+            let _ = write_frame(
+                &mut out,
+                &FromAgent::Fatal {
+                    error: format!("reading the job description: {e}"),
+                },
+            );
+            return 1;
+        }
+    };
+    {
+        let tx = tx.clone();
+        let _ = std::thread::Builder::new()
+            .name("agent-stdin".into())
+            .spawn(move || loop {
+                match read_frame::<ToAgent>(&mut stdin) {
+                    Ok(Some(cmd)) => {
+                        if tx.send(AgentEvent::Command(cmd)).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) | Err(_) => {
+                        let _ = tx.send(AgentEvent::StdinClosed);
+                        return;
+                    }
+                }
+            });
+    }
+    let fatal = |out: &mut std::io::StdoutLock<'_>, error: String| {
+        let _ = write_frame(out, &FromAgent::Fatal { error });
+        1
+    };
+    let launcher_ip = match spec.launcher_ip.clone() {
+        Some(ip) => ip,
+        None => match std::env::var("SSH_CONNECTION")
+            .ok()
+            .and_then(|c| c.split_whitespace().next().map(str::to_string))
+        {
+            Some(ip) => ip,
+            None => {
+                return fatal(
+                    &mut out,
+                    format!(
+                        "{}: no launcher address given and SSH_CONNECTION is not set; use --launcher-addr",
+                        spec.host
+                    ),
+                )
+            }
+        },
+    };
+    let launcher = match launcher_ip.parse::<std::net::IpAddr>() {
+        Ok(ip) => std::net::SocketAddr::new(ip, spec.launcher_port).to_string(),
+        Err(e) => return fatal(&mut out, format!("launcher address {launcher_ip:?}: {e}")),
+    };
+    if let Err(e) = std::env::set_current_dir(&spec.wdir) {
+        return fatal(
+            &mut out,
+            format!(
+                "cannot enter working directory {} on {}: {e}",
+                spec.wdir, spec.host
+            ),
+        );
+    }
+    // Spinning processes need not give the CPU away when each has a core of its own.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let yield_cpu = if spec.procs.len() > cores { "1" } else { "0" };
+    let yield_given = spec.env.iter().any(|(k, _)| k == "VOLPEX_YIELD");
+    let mut children = Vec::new();
+    for p in &spec.procs {
+        let mut cmd = Command::new(&spec.program);
+        cmd.args(&spec.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .envs(p.env.iter().map(|(k, v)| (k, v)))
+            .env(volpex::bootstrap::vars::LAUNCHER, &launcher)
+            .env(volpex::bootstrap::vars::BIND, "auto");
+        if !yield_given {
+            cmd.env("VOLPEX_YIELD", yield_cpu);
+        }
+        match cmd.spawn() {
+            Ok(mut child) => {
+                let pid = child.id();
+                let _ = write_frame(
+                    &mut out,
+                    &FromAgent::Started {
+                        rank: p.rank,
+                        replica: p.replica,
+                        pid,
+                    },
+                );
+                if let Some(o) = child.stdout.take() {
+                    spawn_pump(o, p.rank, Stream::Out, tx.clone());
+                }
+                if let Some(e) = child.stderr.take() {
+                    spawn_pump(e, p.rank, Stream::Err, tx.clone());
+                }
+                let (rank, replica, tx) = (p.rank, p.replica, tx.clone());
+                let _ = std::thread::Builder::new()
+                    .name("agent-reaper".into())
+                    .spawn(move || {
+                        let (code, signal) = match child.wait() {
+                            Ok(st) => (st.code(), st.signal()),
+                            Err(_) => (None, None),
+                        };
+                        let _ = tx.send(AgentEvent::Out(FromAgent::Exited {
+                            rank,
+                            replica,
+                            code,
+                            signal,
+                        }));
+                    });
+                children.push(Child {
+                    rank: p.rank,
+                    replica: p.replica,
+                    pid,
+                    exited: false,
+                });
+            }
+            Err(e) => {
+                let _ = write_frame(
+                    &mut out,
+                    &FromAgent::StartFailed {
+                        rank: p.rank,
+                        replica: p.replica,
+                        error: format!("cannot start {} on {}: {e}", spec.program, spec.host),
+                    },
+                );
+            }
+        }
+    }
+    drop(tx);
+    let mut pipes = children.len() * 2;
+    let mut launcher_gone = false;
+    let kill_all = |children: &[Child]| {
+        for c in children.iter().filter(|c| !c.exited) {
+            if let Ok(pid) = i32::try_from(c.pid) {
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+        }
+    };
+    while children.iter().any(|c| !c.exited) || pipes > 0 {
+        let Ok(ev) = rx.recv() else { break };
+        match ev {
+            AgentEvent::Out(msg) => {
+                match &msg {
+                    FromAgent::Exited { rank, replica, .. } => {
+                        if let Some(c) = children
+                            .iter_mut()
+                            .find(|c| c.rank == *rank && c.replica == *replica)
+                        {
+                            c.exited = true;
+                        }
+                    }
+                    FromAgent::PipeEnd => pipes = pipes.saturating_sub(1),
+                    FromAgent::Hello { .. }
+                    | FromAgent::Started { .. }
+                    | FromAgent::StartFailed { .. }
+                    | FromAgent::Fatal { .. }
+                    | FromAgent::Line { .. } => {}
+                }
+                if !launcher_gone && write_frame(&mut out, &msg).is_err() {
+                    launcher_gone = true;
+                    kill_all(&children);
+                }
+            }
+            AgentEvent::Command(ToAgent::Signal {
+                rank,
+                replica,
+                signal,
+            }) => {
+                let target = children
+                    .iter()
+                    .find(|c| c.rank == rank && c.replica == replica && !c.exited);
+                if let (Some(c), Ok(sig)) = (target, Signal::try_from(signal)) {
+                    if let Ok(pid) = i32::try_from(c.pid) {
+                        let _ = kill(Pid::from_raw(pid), sig);
+                    }
+                }
+            }
+            AgentEvent::Command(ToAgent::Start(_)) => {}
+            AgentEvent::Command(ToAgent::EndAll) | AgentEvent::StdinClosed => {
+                kill_all(&children);
+            }
+        }
+    }
+    if let Some(dir) = &spec.stage_dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    0
+}
+
+fn spawn_pump<R: Read + Send + 'static>(
+    pipe: R,
+    rank: u32,
+    stream: Stream,
+    tx: Sender<AgentEvent>,
+) {
+    let _ = std::thread::Builder::new()
+        .name("agent-output".into())
+        .spawn(move || {
+            pump(
+                pipe,
+                rank,
+                stream,
+                tx,
+                |l: Line| {
+                    AgentEvent::Out(FromAgent::Line {
+                        rank: l.rank,
+                        stream: match l.stream {
+                            Stream::Out => 0,
+                            Stream::Err => 1,
+                        },
+                        index: l.index,
+                        text: l.text,
+                    })
+                },
+                AgentEvent::Out(FromAgent::PipeEnd),
+            )
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_and_bad_input_is_an_error() {
+        let mut buf = Vec::new();
+        let msg = ToAgent::Signal {
+            rank: 3,
+            replica: 1,
+            signal: 9,
+        };
+        write_frame(&mut buf, &msg).unwrap();
+        write_frame(&mut buf, &ToAgent::EndAll).unwrap();
+        let mut r = &buf[..];
+        assert_eq!(read_frame::<ToAgent>(&mut r).unwrap(), Some(msg));
+        assert_eq!(
+            read_frame::<ToAgent>(&mut r).unwrap(),
+            Some(ToAgent::EndAll)
+        );
+        assert_eq!(read_frame::<ToAgent>(&mut r).unwrap(), None);
+        // Over the limit, truncated, garbage.
+        let big = (FRAME_BYTES_MAX as u32 + 1).to_le_bytes();
+        assert!(read_frame::<ToAgent>(&mut &big[..]).is_err());
+        assert!(read_frame::<ToAgent>(&mut &[5, 0, 0, 0, 1][..]).is_err());
+        assert!(read_frame::<ToAgent>(&mut &[2, 0, 0, 0, 0xff, 0xff][..]).is_err());
+    }
+}

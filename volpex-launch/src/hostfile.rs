@@ -1,0 +1,187 @@
+//! Host lists: Open MPI's hostfile format (`--hosts FILE`) and the `--host a,b:2,c` list.
+//!
+//! Owns parsing and validation only: a line is `host`, `host slots=N` (also `slots:N` is
+//! not accepted: one spelling), a comment (`#` to the end of the line) or blank. A host
+//! named twice gets the sum of its slots, in the order of first appearance (as in Open
+//! MPI). Must never resolve names, touch the network or guess: anything else is one error
+//! naming the file and line.
+
+use std::path::Path;
+
+/// One host and how many processes it may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostSpec {
+    /// Name as given (passed to ssh / srun unchanged).
+    pub name: String,
+    /// Process slots; a host given without `slots=` has 1.
+    pub slots: u32,
+}
+
+/// Largest `slots=` value accepted (a typo guard, not a limit of the runtime).
+const SLOTS_MAX: u32 = 100_000;
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('-')
+        && name.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '@' | ':' | '[' | ']')
+        })
+}
+
+fn add(hosts: &mut Vec<HostSpec>, name: &str, slots: u32) {
+    match hosts.iter_mut().find(|h| h.name == name) {
+        Some(h) => h.slots = h.slots.saturating_add(slots),
+        None => hosts.push(HostSpec {
+            name: name.to_string(),
+            slots,
+        }),
+    }
+}
+
+fn parse_slots(v: &str) -> Option<u32> {
+    v.parse::<u32>()
+        .ok()
+        .filter(|&n| (1..=SLOTS_MAX).contains(&n))
+}
+
+/// Parses hostfile text; `origin` names the file in errors.
+pub fn parse_hostfile(text: &str, origin: &str) -> Result<Vec<HostSpec>, String> {
+    let mut hosts = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let err = |why: String| {
+            format!(
+                "{origin}:{line_no}: {why} (expected `host` or `host slots=N`, `#` comments, blank lines)"
+            )
+        };
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        // `slots = 4` is read as `slots=4`, as Open MPI does.
+        let line = line
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace(" = ", "=")
+            .replace(" =", "=")
+            .replace("= ", "=");
+        let mut words = line.split_whitespace();
+        let Some(name) = words.next() else { continue };
+        if !valid_name(name) {
+            return Err(err(format!("bad host name {name:?}")));
+        }
+        let mut slots = None;
+        for w in words {
+            match w.split_once('=') {
+                Some(("slots", v)) => {
+                    if slots.is_some() {
+                        return Err(err("slots given twice".into()));
+                    }
+                    slots = Some(parse_slots(v).ok_or_else(|| {
+                        err(format!("slots={v:?} is not a number in 1..={SLOTS_MAX}"))
+                    })?);
+                }
+                Some((k, _)) => return Err(err(format!("unknown attribute {k:?}"))),
+                None => return Err(err(format!("unexpected {w:?}"))),
+            }
+        }
+        add(&mut hosts, name, slots.unwrap_or(1));
+    }
+    if hosts.is_empty() {
+        return Err(format!("{origin}: no hosts in the file"));
+    }
+    Ok(hosts)
+}
+
+/// Reads and parses a hostfile.
+pub fn read_hostfile(path: &Path) -> Result<Vec<HostSpec>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read hostfile {}: {e}", path.display()))?;
+    parse_hostfile(&text, &path.display().to_string())
+}
+
+/// Parses `--host a,b:2,c` (a name, optionally `:SLOTS`).
+pub fn parse_host_list(list: &str) -> Result<Vec<HostSpec>, String> {
+    let mut hosts = Vec::new();
+    for item in list.split(',') {
+        let item = item.trim();
+        let err = |why: String| format!("--host {list:?}: {why} (expected host[:slots],...)");
+        if item.is_empty() {
+            return Err(err("empty host name".into()));
+        }
+        let (name, slots) = match item.rsplit_once(':') {
+            Some((n, s)) if s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty() => (
+                n,
+                parse_slots(s).ok_or_else(|| err(format!("slots {s:?} not in 1..={SLOTS_MAX}")))?,
+            ),
+            _ => (item, 1),
+        };
+        if !valid_name(name) || name.contains(':') {
+            return Err(err(format!("bad host name {name:?}")));
+        }
+        add(&mut hosts, name, slots);
+    }
+    Ok(hosts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(name: &str, slots: u32) -> HostSpec {
+        HostSpec {
+            name: name.into(),
+            slots,
+        }
+    }
+
+    #[test]
+    fn open_mpi_hostfile_lines() {
+        let text = "# cluster\n\nnode1 slots=4\n  node2   # one slot\nnode3 slots = 2 # two\nnode1\tslots=1\n10.0.0.7\n";
+        assert_eq!(
+            parse_hostfile(text, "hosts.txt").unwrap(),
+            vec![
+                h("node1", 5),
+                h("node2", 1),
+                h("node3", 2),
+                h("10.0.0.7", 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn hostfile_errors_name_the_line() {
+        let cases = [
+            ("a\nb slots=x\n", "hosts.txt:2:", "slots=\"x\""),
+            ("a slots=0\n", "hosts.txt:1:", "slots=\"0\""),
+            (
+                "a\n\nb max_slots=3\n",
+                "hosts.txt:3:",
+                "unknown attribute \"max_slots\"",
+            ),
+            ("a b\n", "hosts.txt:1:", "unexpected \"b\""),
+            ("a slots=1 slots=2\n", "hosts.txt:1:", "slots given twice"),
+            ("-oProxyCommand=x\n", "hosts.txt:1:", "bad host name"),
+            ("a slots=4x\n", "hosts.txt:1:", "slots="),
+            ("# only comments\n\n", "hosts.txt:", "no hosts"),
+        ];
+        for (text, place, what) in cases {
+            let e = parse_hostfile(text, "hosts.txt").unwrap_err();
+            assert!(e.starts_with(place), "{text:?}: {e}");
+            assert!(e.contains(what), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn host_lists() {
+        assert_eq!(
+            parse_host_list("a,b:2,c").unwrap(),
+            vec![h("a", 1), h("b", 2), h("c", 1)]
+        );
+        assert_eq!(parse_host_list("a:2,a").unwrap(), vec![h("a", 3)]);
+        for bad in ["", "a,,b", "a:0", "-x", "a:b:c", "a,b:99999999999"] {
+            assert!(parse_host_list(bad).is_err(), "{bad}");
+        }
+    }
+}
