@@ -1,0 +1,5 @@
+//! SP placeholder.
+use crate::common::{Class, NpbError, Report};
+pub fn run(_world: &volpex::Communicator, _class: Class) -> Result<Report, NpbError> {
+    Err(NpbError::Setup("SP is not ported yet".into()))
+}
