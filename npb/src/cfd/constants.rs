@@ -54,12 +54,8 @@ pub struct Constants {
     pub dt: f64,
     /// 1 / (grid points - 1) per direction.
     pub dnm1: [f64; 3],
-    /// tx1, ty1, tz1.
-    pub t1: [f64; 3],
     /// tx2, ty2, tz2.
     pub t2: [f64; 3],
-    /// tx3, ty3, tz3.
-    pub t3: [f64; 3],
     /// dx1..dx5, dy1..dy5, dz1..dz5.
     pub dd: [[f64; 5]; 3],
     /// dxmax, dymax, dzmax.
@@ -82,8 +78,6 @@ pub struct Constants {
     pub c3c4: f64,
     /// c1c5 * c3c4.
     pub c1345: f64,
-    /// 1 - c1c5.
-    pub conz1: f64,
     /// Dissipation coefficient.
     pub dssp: f64,
     /// dt * dssp.
@@ -92,8 +86,6 @@ pub struct Constants {
     pub bt: f64,
     /// 4/3.
     pub con43: f64,
-    /// 1/6.
-    pub con16: f64,
     /// 2.5.
     pub c2iv: f64,
 }
@@ -141,9 +133,7 @@ impl Constants {
         Constants {
             dt,
             dnm1,
-            t1,
             t2,
-            t3,
             dd,
             dmax,
             dt1,
@@ -155,12 +145,10 @@ impl Constants {
             c1c5,
             c3c4,
             c1345,
-            conz1,
             dssp,
             dtdssp: dt * dssp,
             bt: 0.5f64.sqrt(),
             con43,
-            con16,
             c2iv: 2.5,
         }
     }

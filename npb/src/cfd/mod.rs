@@ -6,8 +6,6 @@
 //! ghost-face exchange ([`faces`]) and the error and residual norms ([`norms`]).
 
 #![allow(clippy::needless_range_loop)]
-// SP (planar layout) is being ported in the next commit.
-#![allow(dead_code)]
 
 pub mod constants;
 pub mod decomp;
