@@ -54,8 +54,12 @@ pub struct Constants {
     pub dt: f64,
     /// 1 / (grid points - 1) per direction.
     pub dnm1: [f64; 3],
+    /// tx1, ty1, tz1.
+    pub t1: [f64; 3],
     /// tx2, ty2, tz2.
     pub t2: [f64; 3],
+    /// tx3, ty3, tz3.
+    pub t3: [f64; 3],
     /// dx1..dx5, dy1..dy5, dz1..dz5.
     pub dd: [[f64; 5]; 3],
     /// dxmax, dymax, dzmax.
@@ -133,7 +137,9 @@ impl Constants {
         Constants {
             dt,
             dnm1,
+            t1,
             t2,
+            t3,
             dd,
             dmax,
             dt1,
