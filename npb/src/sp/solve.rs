@@ -41,9 +41,16 @@ impl Lhs {
     }
 }
 
+/// Lines swept together: one at a time along x (the line is contiguous), a whole row of
+/// lines per position along y and z (the contiguous i runs across the lines), as the
+/// reference's loop orders do.
+fn groups(bases: &[usize], na: usize, d: usize) -> std::slice::Chunks<'_, usize> {
+    bases.chunks(if d == 0 { 1 } else { na.max(1) })
+}
+
 /// Base indices (position 0) of the interior lines of direction `d`, outer dimension
-/// first, and the stride along the lines.
-fn lines(cs: &CellState<Soa>, d: usize) -> (Vec<usize>, usize) {
+/// first, the stride along the lines and the number of lines per outer index.
+fn lines(cs: &CellState<Soa>, d: usize) -> (Vec<usize>, usize, usize) {
     let c = &cs.cell;
     let (a, b) = others(d);
     let mut v = Vec::new();
@@ -55,7 +62,8 @@ fn lines(cs: &CellState<Soa>, d: usize) -> (Vec<usize>, usize) {
             v.push(cs.grid.at3(idx));
         }
     }
-    (v, cs.grid.stride[d])
+    let na = c.size[a] - c.start[a] - c.end[a];
+    (v, cs.grid.stride[d], na)
 }
 
 /// The left-hand side of direction `d` for one cell (lhsx, lhsy, lhsz).
@@ -63,7 +71,7 @@ fn compute_lhs(cs: &CellState<Soa>, k: &Constants, d: usize, lhs: &mut [f64]) {
     let c = &cs.cell;
     let np = cs.grid.npts;
     let n = c.size[d];
-    let (bases, s) = lines(cs, d);
+    let (bases, s, _) = lines(cs, d);
     let a = &cs.aux;
     let vel = &a.vel[d];
     let dd = k.dd[d];
@@ -133,7 +141,7 @@ pub fn solve(flow: &mut Flow<Soa>, lhs: &mut Lhs, d: usize) -> Result<(), NpbErr
         let cs = &mut flow.cells[ci];
         let l = &mut lhs.cells[ci];
         let np = cs.grid.npts;
-        let (bases, s) = lines(cs, d);
+        let (bases, s, na) = lines(cs, d);
         let nl = bases.len();
         let n = cs.cell.size[d];
         compute_lhs(cs, &k, d, l);
@@ -188,10 +196,33 @@ pub fn solve(flow: &mut Flow<Soa>, lhs: &mut Lhs, d: usize) -> Result<(), NpbErr
                 (n0 + 3) * np,
                 (n0 + 4) * np,
             );
-            for &base in &bases {
+            for g in groups(&bases, na, d) {
                 for i in 0..n - 2 {
-                    let p = base + i * s;
-                    let (p1, p2) = (p + s, p + 2 * s);
+                    for &base in g {
+                        let p = base + i * s;
+                        let (p1, p2) = (p + s, p + 2 * s);
+                        let fac1 = 1.0 / l[c_ + p];
+                        l[d_ + p] *= fac1;
+                        l[e_ + p] *= fac1;
+                        for m in ms.clone() {
+                            r[m * np + p] *= fac1;
+                        }
+                        l[c_ + p1] -= l[b_ + p1] * l[d_ + p];
+                        l[d_ + p1] -= l[b_ + p1] * l[e_ + p];
+                        for m in ms.clone() {
+                            r[m * np + p1] -= l[b_ + p1] * r[m * np + p];
+                        }
+                        l[b_ + p2] -= l[a_ + p2] * l[d_ + p];
+                        l[c_ + p2] -= l[a_ + p2] * l[e_ + p];
+                        for m in ms.clone() {
+                            r[m * np + p2] -= l[a_ + p2] * r[m * np + p];
+                        }
+                    }
+                }
+                // The last two rows.
+                for &base in g {
+                    let p = base + (n - 2) * s;
+                    let p1 = p + s;
                     let fac1 = 1.0 / l[c_ + p];
                     l[d_ + p] *= fac1;
                     l[e_ + p] *= fac1;
@@ -203,31 +234,12 @@ pub fn solve(flow: &mut Flow<Soa>, lhs: &mut Lhs, d: usize) -> Result<(), NpbErr
                     for m in ms.clone() {
                         r[m * np + p1] -= l[b_ + p1] * r[m * np + p];
                     }
-                    l[b_ + p2] -= l[a_ + p2] * l[d_ + p];
-                    l[c_ + p2] -= l[a_ + p2] * l[e_ + p];
+                    let fac2 = 1.0 / l[c_ + p1];
+                    l[d_ + p1] *= fac2;
+                    l[e_ + p1] *= fac2;
                     for m in ms.clone() {
-                        r[m * np + p2] -= l[a_ + p2] * r[m * np + p];
+                        r[m * np + p1] *= fac2;
                     }
-                }
-                // The last two rows.
-                let p = base + (n - 2) * s;
-                let p1 = p + s;
-                let fac1 = 1.0 / l[c_ + p];
-                l[d_ + p] *= fac1;
-                l[e_ + p] *= fac1;
-                for m in ms.clone() {
-                    r[m * np + p] *= fac1;
-                }
-                l[c_ + p1] -= l[b_ + p1] * l[d_ + p];
-                l[d_ + p1] -= l[b_ + p1] * l[e_ + p];
-                for m in ms.clone() {
-                    r[m * np + p1] -= l[b_ + p1] * r[m * np + p];
-                }
-                let fac2 = 1.0 / l[c_ + p1];
-                l[d_ + p1] *= fac2;
-                l[e_ + p1] *= fac2;
-                for m in ms.clone() {
-                    r[m * np + p1] *= fac2;
                 }
             }
         }
@@ -266,7 +278,7 @@ pub fn solve(flow: &mut Flow<Soa>, lhs: &mut Lhs, d: usize) -> Result<(), NpbErr
         let cs = &mut flow.cells[ci];
         let l = &lhs.cells[ci];
         let np = cs.grid.npts;
-        let (bases, s) = lines(cs, d);
+        let (bases, s, na) = lines(cs, d);
         let n = cs.cell.size[d];
         let r = &mut cs.rhs.data;
         if stage != nc - 1 {
@@ -297,11 +309,13 @@ pub fn solve(flow: &mut Flow<Soa>, lhs: &mut Lhs, d: usize) -> Result<(), NpbErr
             let n0 = factor(if m < 3 { 0 } else { m - 2 }).0;
             let (d_, e_) = ((n0 + 3) * np, (n0 + 4) * np);
             let rm = m * np;
-            for &base in &bases {
+            for g in groups(&bases, na, d) {
                 for i in (0..n - 2).rev() {
-                    let p = base + i * s;
-                    r[rm + p] =
-                        r[rm + p] - l[d_ + p] * r[rm + p + s] - l[e_ + p] * r[rm + p + 2 * s];
+                    for &base in g {
+                        let p = base + i * s;
+                        r[rm + p] =
+                            r[rm + p] - l[d_ + p] * r[rm + p + s] - l[e_ + p] * r[rm + p + 2 * s];
+                    }
                 }
             }
         }
