@@ -5,9 +5,13 @@
 //! when the run verified against the official values.
 #![deny(unsafe_code)]
 
+mod bt;
+mod cfd;
 // The ports that use all of it are being written (issue 5).
 #[allow(dead_code)]
 mod common;
+mod lu;
+mod sp;
 
 use clap::{Parser, ValueEnum};
 use common::{Class, NpbError, Report};
@@ -37,8 +41,12 @@ struct Args {
 }
 
 fn run(bench: Bench, world: &volpex::Communicator, class: Class) -> Result<Report, NpbError> {
-    let _ = (world, class);
-    Err(NpbError::Setup(format!("{bench:?} is not ported yet")))
+    match bench {
+        Bench::Bt => bt::run(world, class),
+        Bench::Sp => sp::run(world, class),
+        Bench::Lu => lu::run(world, class),
+        _ => Err(NpbError::Setup(format!("{bench:?} is not ported yet"))),
+    }
 }
 
 fn main() -> std::process::ExitCode {

@@ -551,22 +551,32 @@ impl Core {
             link,
             ..
         } = c;
+        let established = std::cell::Cell::new(false);
         // The handshake must advance frame by frame, so the link is updated inline.
-        let result = reader.read_from(&mut &*read_half, landing, |h, p| {
-            match link.on_frame(&key, me, h, p) {
-                Ok(s) => {
-                    steps.push(s);
-                    Ok(())
+        let mut on_frame = |h, p| match link.on_frame(&key, me, h, p) {
+            Ok(s) => {
+                if matches!(s, Step::Established(PeerId::Replica(_))) {
+                    established.set(true);
                 }
-                Err(e) => {
-                    handshake_err = Some(e.to_string());
-                    Err(WireError::Unexpected {
-                        kind: h.kind,
-                        context: "(handshake failed)",
-                    })
-                }
+                steps.push(s);
+                Ok(())
             }
-        });
+            Err(e) => {
+                handshake_err = Some(e.to_string());
+                Err(WireError::Unexpected {
+                    kind: h.kind,
+                    context: "(handshake failed)",
+                })
+            }
+        };
+        let mut result = reader.read_from(&mut &*read_half, landing, &mut on_frame);
+        if established.get() && result.is_ok() {
+            // Frames that followed the handshake in the same read were held back.
+            reader.max_payload = FRAME_PAYLOAD_BYTES_MAX;
+            if let Err(e) = reader.parse_buffered(&mut on_frame) {
+                result = Err(e.into());
+            }
+        }
         if c.peer().is_some() {
             c.reader.max_payload = if c.peer() == Some(PeerId::Launcher) {
                 crate::config::CONTROL_PAYLOAD_BYTES_MAX

@@ -229,6 +229,18 @@ impl FrameReader {
         }
     }
 
+    /// Parses frames already buffered (after the caller raised `max_payload` when the
+    /// handshake completed in the middle of a read).
+    pub fn parse_buffered(
+        &mut self,
+        mut on_frame: impl FnMut(Header, Bytes) -> Result<(), WireError>,
+    ) -> Result<(), WireError> {
+        if self.partial.is_some() {
+            return Ok(());
+        }
+        self.parse(None, &mut on_frame)
+    }
+
     fn ensure_buf(&mut self) {
         if self.buf.is_empty() {
             self.buf = vec![0; READ_BUFFER_BYTES];
@@ -250,6 +262,12 @@ impl FrameReader {
             let h = Header::decode(&hb)?;
             let len = h.len as usize;
             if len > self.max_payload {
+                if self.max_payload == crate::wire::header::CHALLENGE_BYTES {
+                    // Still handshaking: a frame the peer sent right after its last
+                    // handshake frame waits until the caller raises the limit and calls
+                    // parse_buffered.
+                    return Ok(());
+                }
                 return Err(WireError::BadLength {
                     kind: h.kind,
                     len: len as u64,

@@ -1,0 +1,192 @@
+//! BT: the Block-Tridiagonal pseudo-application (NPB 3.x MPI). Owns BT's class table,
+//! official values, time-step driver (adi: copy_faces + compute_rhs, x/y/z block line
+//! solves, add) and report; the shared flow machinery is in [`crate::cfd`], the 5x5
+//! kernels in [`blocks`], the pipelined line solves in [`solve`].
+
+#![allow(clippy::needless_range_loop)]
+// The official values are kept digit for digit as published.
+#![allow(clippy::excessive_precision)]
+
+pub mod blocks;
+pub mod solve;
+
+use crate::cfd::faces::copy_faces;
+use crate::cfd::init::{exact_rhs, initialize};
+use crate::cfd::norms::{error_norm, rhs_norm};
+use crate::cfd::verify::{compare, max_time, Refs};
+use crate::cfd::{Aos, Constants, Decomp, Flow};
+use crate::common::{Class, NpbError, Report};
+use solve::{solve, SolveWork};
+
+/// Grid points per direction, iterations and time step of a class (setparams).
+fn params(class: Class) -> (usize, u64, f64) {
+    match class {
+        Class::S => (12, 60, 0.010),
+        Class::W => (24, 200, 0.0008),
+        Class::A => (64, 200, 0.0008),
+        Class::B => (102, 200, 0.0003),
+        Class::C => (162, 200, 0.0001),
+    }
+}
+
+/// The official values (verify.f / npb-verification.md).
+fn refs(class: Class) -> Refs {
+    let (dt, xcr, xce) = match class {
+        Class::S => (
+            1.0e-2,
+            [
+                1.7034283709541311e-01,
+                1.2975252070034097e-02,
+                3.2527926989486055e-02,
+                2.6436421275166801e-02,
+                1.9211784131744430e-01,
+            ],
+            [
+                4.9976913345811579e-04,
+                4.5195666782961927e-05,
+                7.3973765172921357e-05,
+                7.3821238632439731e-05,
+                8.9269630987491446e-04,
+            ],
+        ),
+        Class::W => (
+            0.8e-3,
+            [
+                0.1125590409344e+03,
+                0.1180007595731e+02,
+                0.2710329767846e+02,
+                0.2469174937669e+02,
+                0.2638427874317e+03,
+            ],
+            [
+                0.4419655736008e+01,
+                0.4638531260002e+00,
+                0.1011551749967e+01,
+                0.9235878729944e+00,
+                0.1018045837718e+02,
+            ],
+        ),
+        Class::A => (
+            0.8e-3,
+            [
+                1.0806346714637264e+02,
+                1.1319730901220813e+01,
+                2.5974354511582465e+01,
+                2.3665622544678910e+01,
+                2.5278963211748344e+02,
+            ],
+            [
+                4.2348416040525025e+00,
+                4.4390282496995698e-01,
+                9.6692480136345650e-01,
+                8.8302063039765474e-01,
+                9.7379901770829278e+00,
+            ],
+        ),
+        Class::B => (
+            3.0e-4,
+            [
+                1.4233597229287254e+03,
+                9.9330522590150238e+01,
+                3.5646025644535285e+02,
+                3.2485447959084092e+02,
+                3.2707541254659363e+03,
+            ],
+            [
+                5.2969847140936856e+01,
+                4.4632896115670668e+00,
+                1.3122573342210174e+01,
+                1.2006925323559144e+01,
+                1.2459576151035986e+02,
+            ],
+        ),
+        Class::C => (
+            1.0e-4,
+            [
+                0.62398116551764615e+04,
+                0.50793239190423964e+03,
+                0.15423530093013596e+04,
+                0.13302387929291190e+04,
+                0.11604087428436455e+05,
+            ],
+            [
+                0.16462008369091265e+03,
+                0.11497107903824313e+02,
+                0.41207446207461508e+02,
+                0.37087651059694167e+02,
+                0.36211053051841265e+03,
+            ],
+        ),
+    };
+    Refs {
+        dt,
+        xcr,
+        xce,
+        xci: None,
+    }
+}
+
+/// One time step.
+fn adi(flow: &mut Flow<Aos>, w: &mut SolveWork) -> Result<(), NpbError> {
+    copy_faces(flow)?;
+    for d in 0..3 {
+        solve(flow, w, d)?;
+    }
+    flow.add();
+    Ok(())
+}
+
+/// Runs BT of `class` on `world` (a square number of ranks).
+pub fn run(world: &volpex::Communicator, class: Class) -> Result<Report, NpbError> {
+    let (size, niter, dt) = params(class);
+    let dec = Decomp::new("BT", world.size(), world.rank(), size)?;
+    let root = world.rank() == 0;
+    if root {
+        println!("\n\n NAS Parallel Benchmarks 3.4 -- BT Benchmark\n");
+        println!(" Size: {size:4}x{size:4}x{size:4}");
+        println!(" Iterations: {niter:4}    dt: {dt:11.7}");
+        println!(" Number of active processes: {:5}\n", world.size());
+    }
+    let mut flow: Flow<Aos> = Flow::new(world, dec, Constants::new([size; 3], dt), false);
+    initialize(&mut flow);
+    exact_rhs(&mut flow);
+    let mut work = SolveWork::new(&flow);
+    // One step to touch all code and data, then start again.
+    adi(&mut flow, &mut work)?;
+    initialize(&mut flow);
+    world.barrier()?;
+    let t0 = volpex::wtime();
+    for step in 1..=niter {
+        if root && (step % 20 == 0 || step == niter || step == 1) {
+            println!(" Time step {step:4}");
+        }
+        adi(&mut flow, &mut work)?;
+    }
+    let t = volpex::wtime() - t0;
+    let xce = error_norm(&flow, world)?;
+    copy_faces(&mut flow)?;
+    let mut xcr = rhs_norm(&flow, world)?;
+    for x in &mut xcr {
+        *x /= dt;
+    }
+    let verified = compare(root, dt, &xcr, &xce, None, Some(refs(class)));
+    let tmax = max_time(world, t)?;
+    let n3 = (size * size * size) as f64;
+    let navg = size as f64;
+    let mops = if tmax > 0.0 {
+        1.0e-6 * niter as f64 * (3478.8 * n3 - 17655.7 * navg * navg + 28023.7 * navg) / tmax
+    } else {
+        0.0
+    };
+    Ok(Report {
+        name: "BT",
+        class,
+        size: (size as u64, size as u64, size as u64),
+        iterations: niter,
+        seconds: tmax,
+        processes: world.size(),
+        mops_total: mops,
+        operation: "floating point",
+        verified,
+    })
+}
