@@ -11,7 +11,7 @@
 //! Replay one seed with `VOLPEX_SIM_SEED=<seed> cargo test -p volpex --test simulator`.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -127,7 +127,7 @@ struct Replica {
     pc: usize,
     /// Posted receives of the current op: id -> (receive ordinal, global message a
     /// failure-free exact run delivers).
-    waiting: HashMap<RecvId, (usize, usize)>,
+    waiting: BTreeMap<RecvId, (usize, usize)>,
     posted: bool,
     /// Receives posted so far.
     receives: usize,
@@ -228,7 +228,7 @@ impl Sim {
             .map(|i| Replica {
                 engine: Engine::new(ReplicaId::new(i / r, i % r), ranks, r, cfg.clone()),
                 pc: 0,
-                waiting: HashMap::new(),
+                waiting: BTreeMap::new(),
                 posted: false,
                 receives: 0,
                 life: Life::Running,
@@ -400,10 +400,12 @@ impl Sim {
         let ids: Vec<RecvId> = self.reps[i].waiting.keys().copied().collect();
         let rank = i / self.r as usize;
         for id in ids {
+            let Some(&(ordinal, g)) = self.reps[i].waiting.get(&id) else {
+                continue;
+            };
             let Some(res) = self.reps[i].engine.take(self.now, id) else {
                 continue;
             };
-            let (ordinal, g) = self.reps[i].waiting[&id];
             let who = self.reps[i].engine.me();
             match res {
                 Ok(Matched::Message { key, payload }) => {
@@ -828,7 +830,7 @@ fn tiny_logs_complete_and_laggards_retire() {
         };
         if rng.random_bool(0.6) {
             let from = Duration::from_micros(rng.random_range(0..10_000));
-            let until = from + Duration::from_millis(rng.random_range(10..500));
+            let until = from + Duration::from_millis(rng.random_range(5..60));
             faults
                 .silences
                 .push((any_replica(&mut rng, ranks, r), from, Some(until)));
@@ -878,6 +880,12 @@ fn wildcards_match_alike_in_every_replica() {
             faults
                 .kills
                 .push((ReplicaId::new(rng.random_range(0..ranks), k), at, notice));
+        } else if r > 1 && rng.random_bool(0.5) {
+            // A leader that stops answering (SIGSTOP): its siblings must fence it.
+            let at = Duration::from_micros(rng.random_range(0..30_000));
+            faults
+                .silences
+                .push((ReplicaId::new(rng.random_range(0..ranks), 0), at, None));
         }
         let mut sim = Sim::new(seed, ranks, r, 150, 1000, cfg(), faults, true);
         sim.run(Duration::from_secs(120));
@@ -886,5 +894,5 @@ fn wildcards_match_alike_in_every_replica() {
         hit += usize::from(sim.cut_short() > 0);
     }
     eprintln!("wildcards: {runs} runs, {hit} lost a replica mid-run, {fenced} fenced");
-    assert!(runs == 1 || hit > 0);
+    assert!(runs == 1 || (hit > 0 && fenced > 0));
 }

@@ -9,11 +9,11 @@
 //! It owns the per-(comm, tag, dst) seq counters and per-(comm, dst) order numbers, so a
 //! lookup can tell "evicted" from "not sent yet". It must never do I/O.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use super::Key;
+use super::{Key, Map};
 use crate::config::LOG_ENTRY_OVERHEAD_BYTES;
 
 /// One logged message. The payload is stored once and shared by every pull of it.
@@ -53,21 +53,21 @@ pub struct LogFull {
 pub struct SendLog {
     bytes_max: usize,
     bytes_used: usize,
-    entries: HashMap<Key, LogEntry>,
+    entries: Map<Key, LogEntry>,
     /// Keys in send order, oldest first (eviction order).
     fifo: VecDeque<Key>,
     /// Next seq per (comm, tag, dst).
-    seqs: HashMap<(u32, i32, u32), u64>,
+    seqs: Map<(u32, i32, u32), u64>,
     /// Next order number per (comm, dst).
-    orders: HashMap<(u32, u32), u64>,
+    orders: Map<(u32, u32), u64>,
     /// Watermark each replica of dst reported, per (comm, dst); `u64::MAX` for a dead one.
-    consumed: HashMap<(u32, u32), Vec<u64>>,
+    consumed: Map<(u32, u32), Vec<u64>>,
     /// Replicas per rank (length of each watermark vector).
     replicas: usize,
     /// Replicas known dead, per rank: their watermark starts at `u64::MAX`.
-    dead: HashMap<u32, Vec<u32>>,
+    dead: Map<u32, Vec<u32>>,
     /// Keys per (comm, dst) in send (= order) order, for eager eviction.
-    by_dst: HashMap<(u32, u32), VecDeque<(u64, Key)>>,
+    by_dst: Map<(u32, u32), VecDeque<(u64, Key)>>,
     evicted_count: u64,
 }
 
@@ -77,14 +77,14 @@ impl SendLog {
         SendLog {
             bytes_max,
             bytes_used: 0,
-            entries: HashMap::new(),
+            entries: Map::default(),
             fifo: VecDeque::new(),
-            seqs: HashMap::new(),
-            orders: HashMap::new(),
-            consumed: HashMap::new(),
+            seqs: Map::default(),
+            orders: Map::default(),
+            consumed: Map::default(),
             replicas: replicas.max(1) as usize,
-            dead: HashMap::new(),
-            by_dst: HashMap::new(),
+            dead: Map::default(),
+            by_dst: Map::default(),
             evicted_count: 0,
         }
     }

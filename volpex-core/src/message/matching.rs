@@ -12,12 +12,12 @@
 //! (then it takes the first candidate that arrived) or supplies the one a sibling
 //! recorded. Owns no I/O and no replica choice: what must be fetched comes out as `Need`s.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::{Key, Want};
+use super::{Key, Map, Set, Want};
 
 /// Handle of a posted receive or probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -185,19 +185,19 @@ pub struct Matcher<E> {
     /// Posted, not resolved yet, in posting order.
     unresolved: VecDeque<Posted>,
     /// Next seq to claim per (comm, tag, src).
-    claimed: HashMap<(u32, i32, u32), u64>,
+    claimed: Map<(u32, i32, u32), u64>,
     /// Arrived and unclaimed.
-    arrived: HashMap<Key, Arrival>,
+    arrived: Map<Key, Arrival>,
     /// Arrived and unclaimed, per (comm, src), by order number.
-    by_order: HashMap<(u32, u32), BTreeMap<u64, Key>>,
+    by_order: Map<(u32, u32), BTreeMap<u64, Key>>,
     /// Resolved, waiting for their message.
-    waiting: HashMap<Key, Waiters>,
+    waiting: Map<Key, Waiters>,
     /// The key each waiting operation resolved to.
-    keys: HashMap<RecvId, Key>,
-    done: HashMap<RecvId, Finished<E>>,
+    keys: Map<RecvId, Key>,
+    done: Map<RecvId, Finished<E>>,
     /// Resolved receives from one source with `ANY_TAG`: (comm, src).
-    any_tag: HashMap<RecvId, (u32, u32)>,
-    detached: HashSet<RecvId>,
+    any_tag: Map<RecvId, (u32, u32)>,
+    detached: Set<RecvId>,
     next_id: u64,
     arrivals: u64,
 }
@@ -208,14 +208,14 @@ impl<E: Clone> Matcher<E> {
         Matcher {
             me,
             unresolved: VecDeque::new(),
-            claimed: HashMap::new(),
-            arrived: HashMap::new(),
-            by_order: HashMap::new(),
-            waiting: HashMap::new(),
-            keys: HashMap::new(),
-            done: HashMap::new(),
-            any_tag: HashMap::new(),
-            detached: HashSet::new(),
+            claimed: Map::default(),
+            arrived: Map::default(),
+            by_order: Map::default(),
+            waiting: Map::default(),
+            keys: Map::default(),
+            done: Map::default(),
+            any_tag: Map::default(),
+            detached: Set::default(),
             next_id: 1,
             arrivals: 0,
         }
@@ -544,6 +544,7 @@ impl<E: Clone> Matcher<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     /// Chooses everything itself and remembers what it chose.
     #[derive(Default)]

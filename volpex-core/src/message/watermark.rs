@@ -5,12 +5,14 @@
 //! received; everything below it has arrived. Receivers report watermarks to senders
 //! (piggybacked on pulls and in CONSUMED frames) so sender logs can evict safely.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use super::Map;
 
 /// Per-(comm, src) consumption state of one receiver.
 #[derive(Debug, Default)]
 pub struct Consumed {
-    by_source: HashMap<(u32, u32), Track>,
+    by_source: Map<(u32, u32), Track>,
 }
 
 #[derive(Debug, Default)]

@@ -22,7 +22,7 @@
 //! fails over. For choices, a silent or unreachable leader is fenced through the launcher
 //! instead, so that two replicas never choose at once.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -31,7 +31,7 @@ use super::decision::{self, slot_key, Authority, Decisions, Slot, DECISION_CTX};
 use crate::config::{Config, DECISIONS_HELD_MAX};
 use crate::message::log::{LogFull, Lookup};
 use crate::message::matching::{Choice, Chooser, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
-use crate::message::{Consumed, Key, ReplicaId, SendLog, Want};
+use crate::message::{Consumed, Key, Map, ReplicaId, SendLog, Set, Want};
 use crate::replica::Liveness;
 use crate::wire::control::ReplicaStats;
 use crate::wire::Frame;
@@ -127,10 +127,10 @@ pub struct Engine {
     cfg: Config,
     log: SendLog,
     decisions: Decisions,
-    parked: HashMap<Want, Vec<(ReplicaId, u64)>>,
+    parked: Map<Want, Vec<(ReplicaId, u64)>>,
     /// Parked wants whose message is logged but may not leave yet (output commit, see
     /// `decision`), and since when the oldest has waited.
-    blocked: HashSet<Want>,
+    blocked: Set<Want>,
     blocked_since: Option<Duration>,
     /// Parked pulls not yet acknowledged, in parking order: (due, want, from, req).
     unacked: VecDeque<(Duration, Want, ReplicaId, u64)>,
@@ -138,13 +138,13 @@ pub struct Engine {
     consumed_dirty: bool,
     next_consumed_at: Duration,
     matcher: Matcher<RecvError>,
-    pending: HashMap<Want, Pending>,
+    pending: Map<Want, Pending>,
     /// When a frame last came from each peer, and when we last asked it again.
-    heard: HashMap<ReplicaId, Duration>,
-    pinged: HashMap<ReplicaId, Duration>,
+    heard: Map<ReplicaId, Duration>,
+    pinged: Map<ReplicaId, Duration>,
     /// The last `handle_timeout`: a long gap means this process was stopped.
     last_tick: Duration,
-    fenced: HashSet<ReplicaId>,
+    fenced: Set<ReplicaId>,
     liveness: Liveness,
     transmit: VecDeque<(ReplicaId, Frame)>,
     /// Frames that may wait for the next command's write (speculative pulls).
@@ -202,19 +202,19 @@ impl Engine {
             log: SendLog::new(cfg.log_bytes_max, replicas),
             decisions: Decisions::new(me, replicas, coordinated, DECISIONS_HELD_MAX),
             cfg,
-            parked: HashMap::new(),
-            blocked: HashSet::new(),
+            parked: Map::default(),
+            blocked: Set::default(),
             blocked_since: None,
             unacked: VecDeque::new(),
             consumed: Consumed::default(),
             consumed_dirty: false,
             next_consumed_at: Duration::ZERO,
             matcher: Matcher::new(me.rank),
-            pending: HashMap::new(),
-            heard: HashMap::new(),
-            pinged: HashMap::new(),
+            pending: Map::default(),
+            heard: Map::default(),
+            pinged: Map::default(),
             last_tick: Duration::ZERO,
-            fenced: HashSet::new(),
+            fenced: Set::default(),
             liveness: Liveness::new(ranks, replicas),
             transmit: VecDeque::new(),
             deferred: VecDeque::new(),
@@ -468,7 +468,7 @@ impl Engine {
         let half = self.cfg.ack_timeout / 2;
         // Asks whose replica went silent, and peers to ask again (keepalive).
         let mut silent: Vec<(Want, ReplicaId)> = Vec::new();
-        let mut ping: HashMap<ReplicaId, (Want, u64)> = HashMap::new();
+        let mut ping: Map<ReplicaId, (Want, u64)> = Map::default();
         let mut hedge = Vec::new();
         for (want, p) in self.pending.iter() {
             for a in &p.asks {
@@ -687,7 +687,23 @@ impl Engine {
             if needed && !p.needed {
                 p.needed = true;
                 p.hedge_at = now + self.cfg.hedge_timeout;
-                if !p.asks.iter().any(Ask::outstanding) {
+                // A leader that went silent while we only stood by is needed now.
+                let silent: Vec<u32> = p
+                    .asks
+                    .iter()
+                    .filter(|a| a.state == AskState::Silent)
+                    .map(|a| a.replica)
+                    .collect();
+                if want.comm() == DECISION_CTX {
+                    for k in silent {
+                        self.fence(ReplicaId::new(self.me.rank, k));
+                    }
+                }
+                if !self
+                    .pending
+                    .get(&want)
+                    .is_some_and(|p| p.asks.iter().any(Ask::outstanding))
+                {
                     self.ask_next(now, want);
                 }
             }
@@ -767,7 +783,7 @@ impl Engine {
         }
         let next = self.consumed.watermark(DECISION_CTX, self.me.rank);
         if let Slot::Unknown = self.decisions.slot(next) {
-            self.want(now, Want::Key(slot_key(self.me.rank, next)), true);
+            self.want(now, Want::Key(slot_key(self.me.rank, next)), false);
         }
     }
 
@@ -904,12 +920,15 @@ impl Engine {
             a.state = AskState::Silent;
         }
         if want.comm() == DECISION_CTX {
-            log::info!(
-                "{}: leader {peer} silent for {:?}; fencing it",
-                self.me,
-                self.cfg.ack_timeout
-            );
-            self.fence(peer);
+            // Only fence a leader this replica is waiting on; a standing pull just waits.
+            if self.pending.get(&want).is_some_and(|p| p.needed) {
+                log::info!(
+                    "{}: leader {peer} silent for {:?}; fencing it",
+                    self.me,
+                    self.cfg.ack_timeout
+                );
+                self.fence(peer);
+            }
             return;
         }
         if self.liveness.suspect(peer, now) {

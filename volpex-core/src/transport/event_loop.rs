@@ -576,6 +576,13 @@ impl Core {
             if let Err(e) = reader.parse_buffered(&mut on_frame) {
                 result = Err(e.into());
             }
+        } else if reader.holding() && result.is_ok() {
+            result = Err(WireError::BadLength {
+                kind: Kind::Data,
+                len: reader.max_payload as u64 + 1,
+                rule: "handshake sizes before the handshake completes".into(),
+            }
+            .into());
         }
         if c.peer().is_some() {
             c.reader.max_payload = if c.peer() == Some(PeerId::Launcher) {

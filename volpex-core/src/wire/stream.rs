@@ -97,6 +97,9 @@ pub struct FrameReader {
     partial: Option<Partial>,
     /// Largest payload accepted now; an unauthenticated peer gets only handshake sizes.
     pub max_payload: usize,
+    /// A frame larger than the handshake limit waits in the buffer: the peer may have
+    /// sent it right after its last handshake frame (see `parse_buffered`).
+    held: bool,
 }
 
 impl Default for FrameReader {
@@ -107,6 +110,7 @@ impl Default for FrameReader {
             end: 0,
             partial: None,
             max_payload: crate::wire::header::CHALLENGE_BYTES,
+            held: false,
         }
     }
 }
@@ -235,10 +239,16 @@ impl FrameReader {
         &mut self,
         mut on_frame: impl FnMut(Header, Bytes) -> Result<(), WireError>,
     ) -> Result<(), WireError> {
+        self.held = false;
         if self.partial.is_some() {
             return Ok(());
         }
         self.parse(None, &mut on_frame)
+    }
+
+    /// Whether a frame over the handshake limit waits in the buffer.
+    pub fn holding(&self) -> bool {
+        self.held
     }
 
     fn ensure_buf(&mut self) {
@@ -265,7 +275,9 @@ impl FrameReader {
                 if self.max_payload == crate::wire::header::CHALLENGE_BYTES {
                     // Still handshaking: a frame the peer sent right after its last
                     // handshake frame waits until the caller raises the limit and calls
-                    // parse_buffered.
+                    // parse_buffered; if the handshake did not complete, the caller
+                    // rejects it (`holding`).
+                    self.held = true;
                     return Ok(());
                 }
                 return Err(WireError::BadLength {
