@@ -216,11 +216,102 @@ fn main() -> Result<(), volpex::Error> {
             .map(|b| (0..n).map(|i| input(i, 2 * me as usize + b, round)).sum())
             .collect();
         check(rs[..] == want[..], "reduce-scatter block");
+        // Reduce-scatter with varying counts (rank i keeps i % 3 elements).
+        let total: usize = counts.iter().sum();
+        let rv_send: Vec<i64> = (0..total).map(|j| input(me, j, round)).collect();
+        let mut rv = vec![0i64; counts[me as usize]];
+        world.reduce_scatter_into(&rv_send, &mut rv, &counts, SystemOperation::sum())?;
+        let at: usize = counts[..me as usize].iter().sum();
+        let want: Vec<i64> = (0..rv.len())
+            .map(|k| (0..n).map(|i| input(i, at + k, round)).sum())
+            .collect();
+        check(rv == want, "reduce-scatter varcount");
+        // Min-loc and max-loc over (value, location) pairs; ties keep the lower location.
+        let pairs = [
+            [(input(me, 0, round) % 5) as f64, me as f64],
+            [-((me % 2) as f64), me as f64],
+        ];
+        let mut lo = [[0f64; 2]; 2];
+        let mut hi = [[0f64; 2]; 2];
+        world.all_reduce_into(&pairs, &mut lo, volpex::MinLoc)?;
+        world.all_reduce_into(&pairs, &mut hi, volpex::MaxLoc)?;
+        let best = |better: &dyn Fn(f64, f64) -> bool, k: usize| {
+            (0..n).fold([f64::NAN, -1.0], |acc: [f64; 2], i| {
+                let v = if k == 0 {
+                    (input(i, 0, round) % 5) as f64
+                } else {
+                    -((i % 2) as f64)
+                };
+                if acc[1] < 0.0 || better(v, acc[0]) {
+                    [v, i as f64]
+                } else {
+                    acc
+                }
+            })
+        };
+        for k in 0..2 {
+            check(lo[k] == best(&|a, b| a < b, k), "min-loc");
+            check(hi[k] == best(&|a, b| a > b, k), "max-loc");
+        }
+        // Immediate barrier, broadcast and all-reduce, overlapped with other work.
+        // (Buffers first: a request must not outlive what it fills.)
+        let mut ib = if me == 0 {
+            mine.clone()
+        } else {
+            vec![0i64; counts[0]]
+        };
+        let mut ia = [0i64; 3];
+        let send3 = [input(me, 0, round), 1, me as i64];
+        let bar = world.immediate_barrier()?;
+        let bc = world
+            .process_at_rank(0)
+            .immediate_broadcast_into(&mut ib[..])?;
+        let red = world.immediate_all_reduce_into(&send3, &mut ia, SystemOperation::sum())?;
+        let mut blocking = [0i64; 3];
+        world.all_reduce_into(&send3, &mut blocking, SystemOperation::sum())?;
+        volpex::wait_all(vec![bar, bc, red])?;
+        check(ib == part(0), "immediate broadcast");
+        check(ia == blocking, "immediate all-reduce");
+        // Strided and indexed views: column `me % 3` of a 4 x 3 row-major matrix to the
+        // right neighbour, which stores it into its own column, and an indexed send.
+        let m: Vec<i64> = (0..12).map(|x| input(me, x, round)).collect();
+        let col = (me % 3) as usize;
+        let column = volpex::datatype::Strided::new(&m[col..], 4, 1, 3)
+            .map_err(|e| volpex::Error::Runtime(e.to_string()))?;
+        let right = world.process_at_rank((me + 1) % n);
+        let left = (me + n - 1) % n;
+        right.send_with_tag(&column, 40)?;
+        let mut into = vec![0i64; 12];
+        let lcol = (left % 3) as usize;
+        {
+            let mut view = volpex::datatype::StridedMut::new(&mut into[lcol..], 4, 1, 3)
+                .map_err(|e| volpex::Error::Runtime(e.to_string()))?;
+            world
+                .process_at_rank(left)
+                .receive_into_with_tag(&mut view, 40)?;
+        }
+        let want_col: Vec<i64> = (0..4).map(|r| input(left, r * 3 + lcol, round)).collect();
+        let got_col: Vec<i64> = (0..4).map(|r| into[r * 3 + lcol]).collect();
+        check(got_col == want_col, "strided column");
+        let blocks = [(9usize, 3usize), (0, 2)];
+        let idx = volpex::datatype::Indexed::new(&m, &blocks)
+            .map_err(|e| volpex::Error::Runtime(e.to_string()))?;
+        right.send_with_tag(&idx, 41)?;
+        let (flat, st) = world
+            .process_at_rank(left)
+            .receive_vec_with_tag::<i64>(41)?;
+        let want: Vec<i64> = [9, 10, 11, 0, 1]
+            .iter()
+            .map(|&x| input(left, x, round))
+            .collect();
+        check(flat == want && st.count::<i64>() == 5, "indexed send");
         digest = mix(
             digest,
             agv.iter()
                 .chain(&atv)
                 .chain(&rs)
+                .chain(&rv)
+                .chain(&ia)
                 .fold(0, |a: i64, b| a.wrapping_add(*b)),
         );
         world.barrier()?;

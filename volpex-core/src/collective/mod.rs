@@ -11,6 +11,7 @@
 //! the engine directly: only the communicator's internal send and receive.
 
 pub mod barrier;
+pub mod immediate;
 pub mod ops;
 
 use crate::comm::Communicator;
@@ -393,6 +394,26 @@ pub fn all_to_all_varcount<T: Equivalence>(
         comm.send_internal(tag::ALL_TO_ALL, to, bytes(&send[sblock(to)]))?;
         recv_into(comm, tag::ALL_TO_ALL, from, &mut recv[rblock(from)])?;
     }
+    Ok(())
+}
+
+/// MPI_Reduce_scatter: the reduction of every rank's `send` (`counts.sum()` elements), of
+/// which rank i keeps the `counts[i]` elements at their offset.
+pub fn reduce_scatter<T: Equivalence, O: Operation<T>>(
+    comm: &Communicator,
+    send: &[T],
+    recv: &mut [T],
+    counts: &[usize],
+    op: &O,
+) -> Result<(), Error> {
+    let (_, me) = shape(comm);
+    check_counts(comm, counts)?;
+    let (at, total) = offsets(counts);
+    expect_len("reduce-scatter input", send.len(), total)?;
+    expect_len("reduce-scatter result", recv.len(), counts[me as usize])?;
+    let mut all = vec![T::zeroed(); total];
+    all_reduce(comm, send, &mut all, op)?;
+    recv.copy_from_slice(&all[at[me as usize]..at[me as usize] + recv.len()]);
     Ok(())
 }
 

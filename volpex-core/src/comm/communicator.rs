@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use super::group::{derive_id, Group, Members};
 use super::process::{AnyProcess, Process};
+use super::request::Request;
 use super::universe::Inner;
 use super::{Status, Tag, TAG_UB};
 use crate::bootstrap::EXIT_FAULT;
@@ -93,6 +94,15 @@ impl Communicator {
             members: Arc::new(members),
             created: Arc::new(AtomicU32::new(0)),
         })
+    }
+
+    /// A context of its own for one immediate collective (named like a created
+    /// communicator, so it is the same in every replica of every member).
+    pub(crate) fn immediate_context(&self) -> Communicator {
+        match self.child(b"immediate", self.members.world.clone()) {
+            Some(c) => c,
+            None => unreachable!("a process is always a member of its communicator"),
+        }
     }
 
     /// A new communicator with the same members and its own message space
@@ -302,6 +312,38 @@ impl Communicator {
         op: O,
     ) -> Result<(), Error> {
         collective::reduce_scatter_block(self, send, recv, &op)
+    }
+
+    /// Reduces every rank's `send` (`counts.sum()` elements) and leaves the `counts[rank]`
+    /// elements at this rank's offset in `recv` (MPI_Reduce_scatter, section 5.10.1).
+    pub fn reduce_scatter_into<T: Equivalence, O: Operation<T>>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: O,
+    ) -> Result<(), Error> {
+        collective::reduce_scatter(self, send, recv, counts, &op)
+    }
+
+    /// Starts a barrier and returns at once (MPI_Ibarrier, section 5.12.1).
+    pub fn immediate_barrier<'a>(&self) -> Result<Request<'a>, Error> {
+        collective::immediate::immediate_barrier(self)
+    }
+
+    /// Starts an all-reduce and returns at once; `recv` is filled when the request
+    /// completes (MPI_Iallreduce, section 5.12.8).
+    pub fn immediate_all_reduce_into<'a, T, O>(
+        &self,
+        send: &[T],
+        recv: &'a mut [T],
+        op: O,
+    ) -> Result<Request<'a>, Error>
+    where
+        T: Equivalence + Send,
+        O: Operation<T> + Send + 'static,
+    {
+        collective::immediate::immediate_all_reduce(self, send, recv, op)
     }
 
     /// Inclusive prefix reduction over ranks 0..=rank (MPI_Scan, section 5.11.1).

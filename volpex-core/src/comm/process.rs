@@ -116,16 +116,16 @@ impl<'a> Process<'a> {
     }
 
     /// Immediate send (MPI_Isend). Sends are buffered, so the request is already complete.
-    pub fn immediate_send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<Request<'static>, Error> {
+    pub fn immediate_send<'r, B: Buffer + ?Sized>(&self, buf: &B) -> Result<Request<'r>, Error> {
         self.immediate_send_with_tag(buf, 0)
     }
 
     /// Immediate send with a tag.
-    pub fn immediate_send_with_tag<B: Buffer + ?Sized>(
+    pub fn immediate_send_with_tag<'r, B: Buffer + ?Sized>(
         &self,
         buf: &B,
         tag: Tag,
-    ) -> Result<Request<'static>, Error> {
+    ) -> Result<Request<'r>, Error> {
         let bytes = buf.bytes();
         let dst = self.dest()?;
         Communicator::check_tag(tag)?;
@@ -226,27 +226,27 @@ impl<'a> Process<'a> {
 
     /// Immediate receive with any tag into `buf` (MPI_Irecv); the buffer is borrowed until
     /// the request completes.
-    pub fn immediate_receive_into<B: BufferMut + ?Sized>(
+    pub fn immediate_receive_into<'b, B: BufferMut + ?Sized>(
         &self,
-        buf: &'a mut B,
-    ) -> Result<Request<'a>, Error> {
+        buf: &'b mut B,
+    ) -> Result<Request<'b>, Error> {
         self.immediate_receive_tagged(buf, None)
     }
 
     /// Immediate receive with a tag.
-    pub fn immediate_receive_into_with_tag<B: BufferMut + ?Sized>(
+    pub fn immediate_receive_into_with_tag<'b, B: BufferMut + ?Sized>(
         &self,
-        buf: &'a mut B,
+        buf: &'b mut B,
         tag: Tag,
-    ) -> Result<Request<'a>, Error> {
+    ) -> Result<Request<'b>, Error> {
         self.immediate_receive_tagged(buf, Some(tag))
     }
 
-    fn immediate_receive_tagged<B: BufferMut + ?Sized>(
+    fn immediate_receive_tagged<'b, B: BufferMut + ?Sized>(
         &self,
-        buf: &'a mut B,
+        buf: &'b mut B,
         tag: Option<Tag>,
-    ) -> Result<Request<'a>, Error> {
+    ) -> Result<Request<'b>, Error> {
         let id = self.post(tag, Mode::Receive)?;
         let elem = buf.elem_bytes();
         Ok(Request::receive(self.comm, id, buf.target(), elem))
@@ -338,6 +338,16 @@ impl<'a> Process<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// Starts a broadcast of `buf` from this (root) process and returns at once; `buf`
+    /// is filled when the request completes (MPI_Ibcast, section 5.12.2).
+    pub fn immediate_broadcast_into<'b, T: Equivalence>(
+        &self,
+        buf: &'b mut [T],
+    ) -> Result<Request<'b>, Error> {
+        let root = self.root()?;
+        collective::immediate::immediate_broadcast(self.comm, root, buf)
     }
 
     /// At the root: the rank-ordered reduction of every rank's `send` into `recv`

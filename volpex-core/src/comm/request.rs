@@ -6,6 +6,8 @@
 //! the indices, every other replica waits for exactly those requests. With one replica
 //! per rank, or a send-deterministic program, each replica decides for itself.
 
+use std::thread::JoinHandle;
+
 use bytes::{BufMut, Bytes, BytesMut};
 
 use super::communicator::{message, Communicator};
@@ -23,6 +25,12 @@ enum State<'a> {
         id: RecvId,
         buf: Target<'a>,
         elem: usize,
+    },
+    /// An immediate collective running on its own thread; its result goes to `out`.
+    Collective {
+        comm: Communicator,
+        handle: JoinHandle<Result<Vec<u8>, Error>>,
+        out: &'a mut [u8],
     },
     Taken,
 }
@@ -56,9 +64,23 @@ impl<'a> Request<'a> {
         }
     }
 
+    pub(crate) fn collective(
+        comm: &Communicator,
+        handle: JoinHandle<Result<Vec<u8>, Error>>,
+        out: &'a mut [u8],
+    ) -> Request<'a> {
+        Request {
+            state: State::Collective {
+                comm: comm.clone(),
+                handle,
+                out,
+            },
+        }
+    }
+
     fn comm(&self) -> Option<&Communicator> {
         match &self.state {
-            State::Receive { comm, .. } => Some(comm),
+            State::Receive { comm, .. } | State::Collective { comm, .. } => Some(comm),
             State::Done(_) | State::Taken => None,
         }
     }
@@ -87,6 +109,7 @@ impl<'a> Request<'a> {
                 let n = deliver(buf, elem, &data)?;
                 Ok(comm.status_for(&key, n))
             }
+            State::Collective { comm, handle, out } => finish_collective(&comm, handle, out),
             State::Taken => Err(Error::Runtime("request already completed".into())),
         }
     }
@@ -117,9 +140,42 @@ impl<'a> Request<'a> {
                 }
                 None => Ok(None),
             },
+            State::Collective { handle, .. } => {
+                if handle.is_finished() {
+                    let st = self.wait_here()?;
+                    self.state = State::Done(st);
+                    Ok(Some(st))
+                } else {
+                    Ok(None)
+                }
+            }
             State::Taken => Err(Error::Runtime("request already completed".into())),
         }
     }
+}
+
+/// Joins an immediate collective's thread and copies its result out.
+fn finish_collective(
+    comm: &Communicator,
+    handle: JoinHandle<Result<Vec<u8>, Error>>,
+    out: &mut [u8],
+) -> Result<Status, Error> {
+    let result = handle
+        .join()
+        .map_err(|_| Error::Runtime("an immediate collective panicked".into()))??;
+    if result.len() != out.len() {
+        return Err(Error::BufferSize {
+            what: "immediate collective result bytes",
+            expected: out.len(),
+            got: result.len(),
+        });
+    }
+    out.copy_from_slice(&result);
+    Ok(Status {
+        source: comm.rank(),
+        tag: 0,
+        bytes: result.len(),
+    })
 }
 
 impl Drop for Request<'_> {

@@ -440,9 +440,12 @@ impl Core {
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
         let mut events = std::mem::replace(&mut self.events, Events::with_capacity(0));
-        let res = if background {
+        // Whoever sleeps in poll holding the core is woken when an application thread
+        // (other than itself) wants the core; it does not sleep if one already does.
+        let others = usize::from(!background);
+        let res = if wait != Some(Duration::ZERO) {
             self.signals.in_poll.store(true, Ordering::SeqCst);
-            if self.signals.app_waiting.load(Ordering::SeqCst) > 0 {
+            if self.signals.app_waiting.load(Ordering::SeqCst) > others {
                 wait = Some(Duration::ZERO);
             }
             let r = self.poll.poll(&mut events, wait);
@@ -678,40 +681,14 @@ impl Core {
         }
     }
 
-    /// Turns the loop until `done` yields a value: first polling without sleeping for the
-    /// configured spin time (yielding the CPU between polls), then sleeping in `poll`.
-    /// `landing`, if given, must belong to the receive `done` waits for.
-    pub fn drive_until<T>(
-        &mut self,
-        mut done: impl FnMut(&mut Core) -> Option<T>,
-        mut landing: Option<&mut Landing<'_>>,
-    ) -> io::Result<T> {
-        if let Some(v) = done(self) {
-            return Ok(v);
-        }
-        let spin_until = Instant::now() + self.cfg.spin;
-        let mut spinning = !self.cfg.spin.is_zero();
-        let mut spins = 0u32;
-        loop {
-            if spinning {
-                self.turn_with(Some(Duration::ZERO), false, landing.as_deref_mut())?;
-                if let Some(v) = done(self) {
-                    return Ok(v);
-                }
-                // With more processes than cores, the one we wait for may need the CPU.
-                if self.cfg.yield_when_idle {
-                    std::thread::yield_now();
-                }
-                spins += 1;
-                if spins.is_multiple_of(16) {
-                    spinning = Instant::now() < spin_until;
-                }
-            } else {
-                self.turn_with(None, false, landing.as_deref_mut())?;
-            }
-            if let Some(v) = done(self) {
-                return Ok(v);
-            }
-        }
+    /// How long a blocked call polls before sleeping, and whether it yields meanwhile.
+    pub fn spin_config(&self) -> (Duration, bool) {
+        (self.cfg.spin, self.cfg.yield_when_idle)
+    }
+
+    /// Whether a large message is being read straight into a waiting receive's buffer
+    /// (its reader must not change hands before the frame is complete).
+    pub fn landing_in_progress(&self) -> bool {
+        self.conns.values().any(|c| c.reader.is_landing())
     }
 }

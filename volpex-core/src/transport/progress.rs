@@ -8,6 +8,7 @@
 //! sleeps in `poll` while an application thread waits (the waker kicks it out), and it
 //! stays away while the application has used the lock in the last millisecond.
 
+use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -17,6 +18,7 @@ use mio::Waker;
 use parking_lot::{Mutex, MutexGuard};
 
 use super::event_loop::{Core, Signals};
+use crate::wire::stream::Landing;
 
 const APP_ACTIVE_WINDOW: Duration = Duration::from_millis(1);
 const BACKGROUND_POLL: Duration = Duration::from_millis(50);
@@ -56,6 +58,52 @@ impl Drop for AppGuard<'_> {
         rt.last_app_us
             .store(rt.start.elapsed().as_micros() as u64, Ordering::Relaxed);
         rt.signals.app_waiting.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl AppGuard<'_> {
+    /// Turns the loop until `done` yields a value: first polling without sleeping for the
+    /// configured spin time (yielding the CPU between polls), then sleeping in `poll`.
+    /// `landing`, if given, must belong to the receive `done` waits for. Between turns the
+    /// core goes to another application thread that waits for it (immediate collectives
+    /// run on threads of their own), unless a message is landing in our buffer.
+    pub fn drive_until<T>(
+        &mut self,
+        mut done: impl FnMut(&mut Core) -> Option<T>,
+        mut landing: Option<&mut Landing<'_>>,
+    ) -> io::Result<T> {
+        if let Some(v) = done(&mut self.guard) {
+            return Ok(v);
+        }
+        let (spin, yield_when_idle) = self.guard.spin_config();
+        let spin_until = Instant::now() + spin;
+        let mut spinning = !spin.is_zero();
+        let mut spins = 0u32;
+        loop {
+            let wait = if spinning { Some(Duration::ZERO) } else { None };
+            self.guard.turn_with(wait, false, landing.as_deref_mut())?;
+            if let Some(v) = done(&mut self.guard) {
+                return Ok(v);
+            }
+            if self.rt.signals.app_waiting.load(Ordering::SeqCst) > 1
+                && !self.guard.landing_in_progress()
+            {
+                MutexGuard::bump(&mut self.guard);
+                if let Some(v) = done(&mut self.guard) {
+                    return Ok(v);
+                }
+            }
+            if spinning {
+                // With more processes than cores, the one we wait for may need the CPU.
+                if yield_when_idle {
+                    std::thread::yield_now();
+                }
+                spins += 1;
+                if spins.is_multiple_of(16) {
+                    spinning = Instant::now() < spin_until;
+                }
+            }
+        }
     }
 }
 

@@ -246,6 +246,11 @@ impl FrameReader {
         self.parse(None, &mut on_frame)
     }
 
+    /// Whether a frame is being read straight into a `Landing` buffer.
+    pub fn is_landing(&self) -> bool {
+        matches!(self.partial, Some(Partial::Direct(..)))
+    }
+
     /// Whether a frame over the handshake limit waits in the buffer.
     pub fn holding(&self) -> bool {
         self.held
