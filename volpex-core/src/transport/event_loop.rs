@@ -542,8 +542,16 @@ impl Core {
         let result = reader.read_from(&mut &*read_half, landing, |h, p| {
             match link.on_frame(&key, me, h, p) {
                 Ok(s) => {
+                    // Frames right behind the one that ends the handshake may be large.
+                    let limit = match s {
+                        Step::Established(PeerId::Launcher) => {
+                            Some(crate::config::CONTROL_PAYLOAD_BYTES_MAX)
+                        }
+                        Step::Established(PeerId::Replica(_)) => Some(FRAME_PAYLOAD_BYTES_MAX),
+                        Step::Nothing | Step::Frame(..) => None,
+                    };
                     steps.push(s);
-                    Ok(())
+                    Ok(limit)
                 }
                 Err(e) => {
                     handshake_err = Some(e.to_string());

@@ -129,19 +129,23 @@ impl FrameReader {
 
     /// Reads until the source is drained or ends, handing each complete frame to
     /// `on_frame`. A frame that landed in `landing` is handed over with an empty payload
-    /// (its bytes are in the landing buffer). An error from `on_frame` stops reading.
+    /// (its bytes are in the landing buffer). An error from `on_frame` stops reading;
+    /// `Some(limit)` from it sets `max_payload` for the frames after it, also those
+    /// already read (a peer may send data right behind the frame that ends the handshake).
     pub fn read_from<R: Read>(
         &mut self,
         r: &mut R,
         mut landing: Option<&mut Landing<'_>>,
-        mut on_frame: impl FnMut(Header, Bytes) -> Result<(), WireError>,
+        mut on_frame: impl FnMut(Header, Bytes) -> Result<Option<usize>, WireError>,
     ) -> Result<ReadStatus, ReadError> {
         loop {
             match self.partial.take() {
                 Some(Partial::Buffered(h, mut payload)) => {
                     let want = h.len as usize - payload.len();
                     match (&mut *r).take(want as u64).read_to_end(&mut payload) {
-                        Ok(n) if n == want => on_frame(h, Bytes::from(payload))?,
+                        Ok(n) if n == want => {
+                            self.limit(on_frame(h, Bytes::from(payload))?);
+                        }
                         Ok(_) => return Ok(ReadStatus::Closed),
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                             self.partial = Some(Partial::Buffered(h, payload));
@@ -165,7 +169,7 @@ impl FrameReader {
                     let filled = filled + n;
                     if filled == len {
                         l.landed = Some(len);
-                        on_frame(h, Bytes::new())?;
+                        self.limit(on_frame(h, Bytes::new())?);
                     } else {
                         self.partial = Some(Partial::Direct(h, filled));
                     }
@@ -219,6 +223,12 @@ impl FrameReader {
         }
     }
 
+    fn limit(&mut self, max_payload: Option<usize>) {
+        if let Some(m) = max_payload {
+            self.max_payload = m;
+        }
+    }
+
     fn ensure_buf(&mut self) {
         if self.buf.is_empty() {
             self.buf = vec![0; READ_BUFFER_BYTES];
@@ -228,7 +238,7 @@ impl FrameReader {
     fn parse(
         &mut self,
         mut landing: Option<&mut Landing<'_>>,
-        on_frame: &mut impl FnMut(Header, Bytes) -> Result<(), WireError>,
+        on_frame: &mut impl FnMut(Header, Bytes) -> Result<Option<usize>, WireError>,
     ) -> Result<(), WireError> {
         while self.partial.is_none() {
             let avail = self.end - self.start;
@@ -250,7 +260,7 @@ impl FrameReader {
             if avail - HEADER_BYTES >= len {
                 let payload = Bytes::copy_from_slice(&self.buf[body..body + len]);
                 self.start = body + len;
-                on_frame(h, payload)?;
+                self.limit(on_frame(h, payload)?);
             } else if len > LARGE_PAYLOAD_BYTES {
                 let have = self.end - body;
                 match landing.as_deref_mut().filter(|l| l.wants(&h)) {
@@ -407,6 +417,30 @@ mod tests {
     }
 
     #[test]
+    fn a_raised_limit_applies_to_frames_already_read() {
+        // The frame that ends a handshake and a data frame right behind it, in one read.
+        let mut data = data_frame(8, 1);
+        data.extend(data_frame(5000, 2));
+        let mut src = Chunks {
+            data,
+            at: 0,
+            step: 1 << 16,
+            eof: false,
+        };
+        let mut r = FrameReader::new();
+        r.max_payload = 8;
+        let mut got = Vec::new();
+        let st = r
+            .read_from(&mut src, None, |h, _| {
+                got.push(h.len);
+                Ok(Some(1 << 20))
+            })
+            .unwrap();
+        assert_eq!(st, ReadStatus::Open);
+        assert_eq!(got, vec![8, 5000]);
+    }
+
+    #[test]
     fn small_and_large_frames_arrive_whole_in_any_chunking() {
         let sizes = [0usize, 1, 100, LARGE_PAYLOAD_BYTES + 1, 3 << 20, 5];
         let mut data = Vec::new();
@@ -428,7 +462,7 @@ mod tests {
                 let st = r
                     .read_from(&mut src, None, |h, p| {
                         got.push((h.len as usize, p));
-                        Ok(())
+                        Ok(None)
                     })
                     .unwrap();
                 if st == ReadStatus::Closed {
@@ -478,7 +512,7 @@ mod tests {
             let mut src = Chunks { data, at: 0, step, eof: true };
             let mut r = FrameReader::new();
             for _ in 0..1000 {
-                match r.read_from(&mut src, None, |_, _| Ok(())) {
+                match r.read_from(&mut src, None, |_, _| Ok(None)) {
                     Ok(ReadStatus::Open) => {}
                     Ok(ReadStatus::Closed) | Err(_) => break,
                 }
@@ -495,7 +529,7 @@ mod tests {
             r.max_payload = 1 << 20;
             let mut n = 0;
             for _ in 0..1000 {
-                match r.read_from(&mut src, None, |_, _| { n += 1; Ok(()) }) {
+                match r.read_from(&mut src, None, |_, _| { n += 1; Ok(None) }) {
                     Ok(ReadStatus::Open) => {}
                     Ok(ReadStatus::Closed) | Err(_) => break,
                 }
