@@ -5,9 +5,12 @@
 //! when the run verified against the official values.
 #![deny(unsafe_code)]
 
-// The ports that use all of it are being written (issue 5).
-#[allow(dead_code)]
+mod cg;
 mod common;
+mod ep;
+mod ft;
+mod is;
+mod mg;
 
 use clap::{Parser, ValueEnum};
 use common::{Class, NpbError, Report};
@@ -37,8 +40,16 @@ struct Args {
 }
 
 fn run(bench: Bench, world: &volpex::Communicator, class: Class) -> Result<Report, NpbError> {
-    let _ = (world, class);
-    Err(NpbError::Setup(format!("{bench:?} is not ported yet")))
+    match bench {
+        Bench::Ep => ep::run(world, class),
+        Bench::Is => is::run(world, class),
+        Bench::Cg => cg::run(world, class),
+        Bench::Mg => mg::run(world, class),
+        Bench::Ft => ft::run(world, class),
+        Bench::Bt | Bench::Sp | Bench::Lu => {
+            Err(NpbError::Setup(format!("{bench:?} is not ported yet")))
+        }
+    }
 }
 
 fn main() -> std::process::ExitCode {
