@@ -229,19 +229,12 @@ impl<'a> Sorter<'a> {
                 bucket_size[nb + i] = self.key_array[index as usize % self.num_keys];
             }
         }
-        let shift = self.shift;
-        for &key in &self.key_array {
-            bucket_size[(key >> shift) as usize] += 1;
-        }
-        let mut bucket_ptrs = vec![0usize; nb];
-        for i in 1..nb {
-            bucket_ptrs[i] = bucket_ptrs[i - 1] + bucket_size[i - 1] as usize;
-        }
-        for &key in &self.key_array {
-            let b = &mut bucket_ptrs[(key >> shift) as usize];
-            self.key_buff1[*b] = key;
-            *b += 1;
-        }
+        bucket_sort(
+            &self.key_array,
+            self.shift,
+            &mut bucket_size[..nb],
+            &mut self.key_buff1,
+        );
 
         let mut totals = vec![0i32; nb + TEST_ARRAY_SIZE];
         self.world
@@ -263,8 +256,8 @@ impl<'a> Sorter<'a> {
         )?;
 
         let (first, last) = (plan.first[self.me], plan.last[self.me]);
-        let min_key_val = first << shift;
-        let max_key_val = ((last + 1) << shift) - 1;
+        let min_key_val = first << self.shift;
+        let max_key_val = ((last + 1) << self.shift) - 1;
         // Keys on lower ranks (m) and here (j), from the bucket totals.
         let lesser: i64 = (0..self.me)
             .flat_map(|k| plan.first[k]..=plan.last[k])
@@ -353,6 +346,27 @@ impl<'a> Sorter<'a> {
             );
         }
         Ok(())
+    }
+}
+
+/// Counts the keys per bucket (`key >> shift`) into `sizes` and copies them into `out`
+/// grouped by bucket, in their order within a bucket.
+fn bucket_sort(keys: &[i32], shift: u32, sizes: &mut [i32], out: &mut [i32]) {
+    // nb is a power of two and keys lie in 0..nb << shift: the mask changes nothing but
+    // lets the compiler drop the bounds checks.
+    let nb = sizes.len();
+    let mask = nb - 1;
+    for &key in keys {
+        sizes[(key >> shift) as usize & mask] += 1;
+    }
+    let mut ptrs = vec![0u32; nb];
+    for i in 1..nb {
+        ptrs[i] = ptrs[i - 1] + sizes[i - 1] as u32;
+    }
+    for &key in keys {
+        let b = &mut ptrs[(key >> shift) as usize & mask];
+        out[*b as usize] = key;
+        *b += 1;
     }
 }
 
