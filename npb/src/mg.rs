@@ -644,11 +644,15 @@ fn sides_and_corners(
         r(i2 - 1, i3 + 1),
         r(i2 + 1, i3 + 1),
     );
-    for (i, out) in sides[..n1].iter_mut().enumerate() {
-        *out = s_a[i] + s_b[i] + s_c[i] + s_d[i];
-    }
-    for (i, out) in corners[..n1].iter_mut().enumerate() {
-        *out = c_a[i] + c_b[i] + c_c[i] + c_d[i];
+    sum4(&mut sides[..n1], s_a, s_b, s_c, s_d);
+    sum4(&mut corners[..n1], c_a, c_b, c_c, c_d);
+}
+
+/// out = a + b + c + d, element-wise, in that order.
+#[inline(always)]
+fn sum4(out: &mut [f64], a: &[f64], b: &[f64], c: &[f64], d: &[f64]) {
+    for ((((o, a), b), c), d) in out.iter_mut().zip(a).zip(b).zip(c).zip(d) {
+        *o = a + b + c + d;
     }
 }
 
@@ -660,22 +664,35 @@ fn resid(u: &[f64], v: Option<&[f64]>, r: &mut [f64], m: &[usize; 3], s: [&mut V
         for i2 in 2..m[1] {
             sides_and_corners(u, m, i2, i3, u1, u2);
             let b = row(m, i2, i3);
-            match v {
-                Some(v) => vrow[..n1].copy_from_slice(&v[b..b + n1]),
-                None => vrow[..n1].copy_from_slice(&r[b..b + n1]),
-            }
-            let uc = &u[b + 1..b + n1 - 1];
-            let vc = &vrow[1..n1 - 1];
-            let out = &mut r[b + 1..b + n1 - 1];
-            let (u1l, u1r) = (&u1[..n1 - 2], &u1[2..n1]);
-            let (u2l, u2c, u2r) = (&u2[..n1 - 2], &u2[1..n1 - 1], &u2[2..n1]);
-            for i in 0..n1 - 2 {
-                out[i] = vc[i]
-                    - A[0] * uc[i]
-                    - A[2] * (u2c[i] + u1l[i] + u1r[i])
-                    - A[3] * (u2l[i] + u2r[i]);
-            }
+            let vc = match v {
+                Some(v) => &v[b + 1..b + n1 - 1],
+                None => {
+                    vrow[..n1 - 2].copy_from_slice(&r[b + 1..b + n1 - 1]);
+                    &vrow[..n1 - 2]
+                }
+            };
+            resid_row(
+                &u[b + 1..b + n1 - 1],
+                vc,
+                &u1[..n1],
+                &u2[..n1],
+                &mut r[b + 1..b + n1 - 1],
+            );
         }
+    }
+}
+
+/// One row of resid: `out = v - a0 u - a2 (u2 + u1 left + u1 right) - a3 (u2 left +
+/// u2 right)`, the side and corner sums `u1`, `u2` spanning the row's ghosts too.
+#[inline(always)]
+fn resid_row(uc: &[f64], vc: &[f64], u1: &[f64], u2: &[f64], out: &mut [f64]) {
+    let n = out.len();
+    let (u1l, u1r) = (&u1[..n], &u1[2..n + 2]);
+    let (u2l, u2c, u2r) = (&u2[..n], &u2[1..n + 1], &u2[2..n + 2]);
+    let (uc, vc) = (&uc[..n], &vc[..n]);
+    for i in 0..n {
+        out[i] =
+            vc[i] - A[0] * uc[i] - A[2] * (u2c[i] + u1l[i] + u1r[i]) - A[3] * (u2l[i] + u2r[i]);
     }
 }
 
