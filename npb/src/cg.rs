@@ -174,7 +174,7 @@ fn uneven_block(n: usize, parts: usize, p: usize) -> (usize, usize) {
 /// (0-based from `firstcol`).
 struct Matrix {
     a: Vec<f64>,
-    colidx: Vec<usize>,
+    colidx: Vec<u32>,
     rowstr: Vec<usize>,
 }
 
@@ -323,10 +323,10 @@ fn sparse(n: usize, lay: &Layout, arow: &[usize], acol: &[usize], aelt: &[f64]) 
         rowstr[j + 1] = nza;
     }
     a.truncate(nza);
-    colidx.truncate(nza);
-    for c in colidx.iter_mut() {
-        *c -= lay.firstcol;
-    }
+    let colidx = colidx[..nza]
+        .iter()
+        .map(|&c| (c - lay.firstcol) as u32)
+        .collect();
     Matrix { a, colidx, rowstr }
 }
 
@@ -518,7 +518,7 @@ fn matvec(mat: &Matrix, p: &[f64], w: &mut [f64]) {
         let (start, end) = (row[0], row[1]);
         let mut sum = 0.0;
         for (a, &c) in mat.a[start..end].iter().zip(&mat.colidx[start..end]) {
-            sum += a * p[c];
+            sum += a * p[c as usize];
         }
         *wj = sum;
     }

@@ -910,7 +910,10 @@ fn norm2u3(
             let b = row(m, i2, i3);
             for &x in &r[b + 1..b + m[0] - 1] {
                 s += x * x;
-                rnmu = rnmu.max(x.abs());
+                let a = x.abs();
+                if a > rnmu {
+                    rnmu = a;
+                }
             }
         }
     }
