@@ -246,7 +246,9 @@ impl Core {
         let (h, payload) = frame.to_parts();
         if let Some(c) = self.conns.get_mut(&token) {
             match already {
-                Some(written) => c.link.out.push_rest(&h, payload, written),
+                // Frames routed since the direct write began (a deferred speculative
+                // pull) must not land inside this frame on the wire.
+                Some(written) => c.link.out.push_front_rest(&h, payload, written),
                 None => c.send(h, payload),
             }
             if !self.dirty.contains(&token) {

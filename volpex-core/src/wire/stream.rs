@@ -312,6 +312,20 @@ impl OutQueue {
         }
     }
 
+    /// Puts first a frame whose first `written` bytes already went out ahead of the
+    /// queue (a direct write): its rest must follow them on the wire before anything
+    /// queued since. Nothing queued may have started going out.
+    pub fn push_front_rest(&mut self, h: &Header, payload: Bytes, written: usize) {
+        debug_assert_eq!(self.frames.front().map_or(0, |f| f.written), 0);
+        if written < HEADER_BYTES + payload.len() {
+            self.frames.push_front(Out {
+                header: h.encode(),
+                payload,
+                written,
+            });
+        }
+    }
+
     /// True when nothing is waiting.
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
@@ -475,6 +489,25 @@ mod tests {
                 assert!(p.iter().all(|b| *b == i as u8));
             }
         }
+    }
+
+    #[test]
+    fn the_rest_of_a_direct_write_goes_out_before_frames_queued_after_it() {
+        let big = data_frame(100, 7);
+        let mut q = OutQueue::default();
+        // A small frame was queued while the big one was half written straight to the
+        // socket; the big one's rest must come first.
+        q.push(&Header::new(Kind::Data, 3), Bytes::from(vec![1u8; 3]));
+        q.push_front_rest(
+            &Header::new(Kind::Data, 100),
+            Bytes::from(vec![7u8; 100]),
+            50,
+        );
+        let mut w = Vec::new();
+        assert!(q.flush_to(&mut w).unwrap());
+        let mut expect = big[50..].to_vec();
+        expect.extend(data_frame(3, 1));
+        assert_eq!(w, expect);
     }
 
     #[test]
