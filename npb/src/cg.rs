@@ -7,7 +7,8 @@
 use volpex::Communicator;
 
 use crate::common::{
-    log2, max_time_at_root, randlc, rel_ok, require_power_of_two, Class, NpbError, Report, RANDLC_A,
+    broadcast_from_root, log2, max_time_at_root, randlc, rel_ok, require_power_of_two, Class,
+    NpbError, Report, RANDLC_A,
 };
 
 /// CG steps per outer iteration.
@@ -353,6 +354,8 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
     let nprocs = world.size();
     require_power_of_two("CG", nprocs)?;
     let (na, nonzer, niter, shift, zeta_ref) = params(class);
+    // timeron: rank 0 would read timer.flag; the extra timers stay off.
+    broadcast_from_root(world, &mut [0])?;
     let lay = Layout::new(na, nprocs as usize, world.rank() as usize);
     let mut gen = Generator {
         tran: 314_159_265.0,

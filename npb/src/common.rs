@@ -1,7 +1,7 @@
 //! What every NAS Parallel Benchmark port shares: problem classes, the NPB pseudo-random
-//! generator, verification checks, the standard report block, and the end-of-run
-//! collectives every port shares (the maximum time at rank 0, rank 0's verdict). The
-//! benchmarks' own communication lives in their modules.
+//! generator, verification checks, the standard report block, and the small collectives
+//! every port shares (start-up broadcasts from rank 0, the maximum time at rank 0, rank
+//! 0's verdict). The benchmarks' own communication lives in their modules.
 
 use std::fmt;
 use std::str::FromStr;
@@ -222,6 +222,13 @@ pub fn max_time_at_root(world: &Communicator, seconds: f64) -> Result<f64, NpbEr
         root.reduce_into(&[seconds], SystemOperation::max())?;
         Ok(seconds)
     }
+}
+
+/// One MPI_Bcast of `values` from rank 0: the reference's start-up broadcasts of what
+/// rank 0 read (input parameters, the timer flag); every rank continues with rank 0's.
+pub fn broadcast_from_root(world: &Communicator, values: &mut [i32]) -> Result<(), NpbError> {
+    world.process_at_rank(0).broadcast_into(values)?;
+    Ok(())
 }
 
 /// Rank 0's verification verdict on every rank (a one-flag broadcast after the timed

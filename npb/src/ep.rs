@@ -4,7 +4,9 @@
 
 use volpex::{Communicator, SystemOperation};
 
-use crate::common::{pow_mod46, randlc, rel_ok, vranlc, Class, NpbError, Report, RANDLC_A};
+use crate::common::{
+    broadcast_from_root, pow_mod46, randlc, rel_ok, vranlc, Class, NpbError, Report, RANDLC_A,
+};
 
 /// log2 of the batch size (the reference's `mk`).
 const MK: u32 = 16;
@@ -38,6 +40,8 @@ struct Tally {
 /// Runs EP on `world`.
 pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
     let (m, sx_ref, sy_ref) = params(class);
+    // timers_enabled: rank 0 would read timer.flag; the extra timers stay off.
+    broadcast_from_root(world, &mut [0])?;
     let nodes = world.size() as u64;
     let node = world.rank() as u64;
     let batches = 1u64 << (m - MK);

@@ -6,8 +6,8 @@
 use volpex::{Communicator, SystemOperation};
 
 use crate::common::{
-    log2, max_time_at_root, pow_mod46, randlc, require_power_of_two, verdict_from_root, Class,
-    NpbError, Report, RANDLC_A,
+    broadcast_from_root, log2, max_time_at_root, pow_mod46, randlc, require_power_of_two,
+    verdict_from_root, Class, NpbError, Report, RANDLC_A,
 };
 
 /// Timed iterations.
@@ -137,6 +137,8 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
             p.max_procs
         )));
     }
+    // timeron: rank 0 would read timer.flag; the extra timers stay off.
+    broadcast_from_root(world, &mut [0])?;
     let mut s = Sorter::new(world, class, p);
     s.create_seq();
     // One iteration for free, to touch every page (not timed, not verified).

@@ -7,8 +7,8 @@
 use volpex::{Communicator, SystemOperation};
 
 use crate::common::{
-    log2, max_time_at_root, pow_mod46, randlc, rel_ok, require_power_of_two, vranlc, Class,
-    NpbError, Report, RANDLC_A,
+    broadcast_from_root, log2, max_time_at_root, pow_mod46, randlc, rel_ok, require_power_of_two,
+    vranlc, Class, NpbError, Report, RANDLC_A,
 };
 
 /// Verification tolerance.
@@ -251,7 +251,9 @@ impl Halo<'_> {
         self.recv_minus.resize(box_len(&take[0]), 0.0);
         self.recv_plus.resize(box_len(&take[1]), 0.0);
         {
-            // ready(axis, dir): from nbr(axis, -dir) with tag msg_type(axis, dir).
+            // ready(axis, dir): from nbr(axis, -dir) with tag msg_type(axis, dir). The
+            // reference names the source rank here (NPB 3.3 and 3.4 alike), so this needs
+            // no wildcard receive.
             let req_minus = self
                 .world
                 .process_at_rank(nbr[di(1)])
@@ -345,6 +347,7 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
     let nprocs = world.size();
     require_power_of_two("MG", nprocs)?;
     let (nx, nit, verify_value) = params(class);
+    let (nx, nit) = broadcast_input(world, nx, nit)?;
     let lay = Layout::new(nx, nprocs as usize, world.rank() as usize);
     let lt = lay.lt;
     let top = lay.levels[lt].m;
@@ -413,6 +416,23 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
         operation: "floating point",
         verified: rel_ok(rnm2, verify_value, EPSILON),
     })
+}
+
+/// The reference's broadcasts of what rank 0 read (mg.input or the compiled defaults):
+/// lt, nit, nx, ny, nz, the debug vector, the timer flag; returns rank 0's grid and
+/// iterations.
+fn broadcast_input(
+    world: &Communicator,
+    nx: usize,
+    nit: usize,
+) -> Result<(usize, usize), NpbError> {
+    let mut input = [log2(nx) as i32, nit as i32, nx as i32, nx as i32, nx as i32];
+    for v in input.chunks_mut(1) {
+        broadcast_from_root(world, v)?;
+    }
+    broadcast_from_root(world, &mut [0; 8])?;
+    broadcast_from_root(world, &mut [0])?;
+    Ok((input[2] as usize, input[1] as usize))
 }
 
 impl Solver<'_> {
