@@ -581,12 +581,21 @@ mod tests {
 
     #[test]
     fn grid_blocks_cover_the_matrix() {
-        for nprocs in [1usize, 2, 4, 8, 16] {
-            let mut rows = vec![0usize; 1401];
-            let mut cols = vec![0usize; 1401];
-            let npcols = nprocs / Layout::new(1400, nprocs, 0).nprows;
+        // Class S splits evenly; class B on 128 and 256 ranks takes the uneven paths.
+        for (na, nprocs) in [
+            (1400, 1),
+            (1400, 2),
+            (1400, 4),
+            (1400, 8),
+            (1400, 16),
+            (75000, 128),
+            (75000, 256),
+        ] {
+            let mut rows = vec![0usize; na + 1];
+            let mut cols = vec![0usize; na + 1];
+            let npcols = nprocs / Layout::new(na, nprocs, 0).nprows;
             for me in 0..nprocs {
-                let l = Layout::new(1400, nprocs, me);
+                let l = Layout::new(na, nprocs, me);
                 if me % npcols == 0 {
                     (l.firstrow..=l.lastrow).for_each(|r| rows[r] += 1);
                 }
