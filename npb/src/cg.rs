@@ -356,27 +356,7 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
     let (na, nonzer, niter, shift, zeta_ref) = params(class);
     // timeron: rank 0 would read timer.flag; the extra timers stay off.
     broadcast_from_root(world, &mut [0])?;
-    let lay = Layout::new(na, nprocs as usize, world.rank() as usize);
-    let mut gen = Generator {
-        tran: 314_159_265.0,
-    };
-    gen.next();
-    let mat = makea(na, nonzer, shift, &lay, &mut gen);
-    let len = na / lay.nprows + 2;
-    let vec = Vectors {
-        x: vec![1.0; len],
-        z: vec![0.0; len],
-        p: vec![0.0; len],
-        q: vec![0.0; len],
-        r: vec![0.0; len],
-        w: vec![0.0; len],
-    };
-    let mut s = Solver {
-        world,
-        lay,
-        mat,
-        vec,
-    };
+    let mut s = Solver::new(world, na, nonzer, shift);
 
     // One untimed iteration to touch every page, then start over from x = 1.
     s.conj_grad()?;
@@ -413,7 +393,32 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
     })
 }
 
-impl Solver<'_> {
+impl<'a> Solver<'a> {
+    /// This rank's block of the matrix and its vectors, x = 1.
+    fn new(world: &'a Communicator, na: usize, nonzer: usize, shift: f64) -> Solver<'a> {
+        let lay = Layout::new(na, world.size() as usize, world.rank() as usize);
+        let mut gen = Generator {
+            tran: 314_159_265.0,
+        };
+        gen.next();
+        let mat = makea(na, nonzer, shift, &lay, &mut gen);
+        let len = na / lay.nprows + 2;
+        let vec = Vectors {
+            x: vec![1.0; len],
+            z: vec![0.0; len],
+            p: vec![0.0; len],
+            q: vec![0.0; len],
+            r: vec![0.0; len],
+            w: vec![0.0; len],
+        };
+        Solver {
+            world,
+            lay,
+            mat,
+            vec,
+        }
+    }
+
     /// x.z and z.z summed along the row, then x = z / ||z||; returns x.z.
     fn normalize(&mut self) -> Result<f64, NpbError> {
         let n = self.lay.cols();

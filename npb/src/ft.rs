@@ -160,88 +160,54 @@ struct Solver<'a> {
     u2: Vec<f64>,
     twiddle: Vec<f64>,
     sums: Vec<(f64, f64)>,
+    /// Iterations (rank 0's choice).
+    niter: usize,
 }
 
 /// Runs FT on `world`.
 pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
-    let np = world.size();
-    require_power_of_two("FT", np)?;
     let (n, niter, csum) = params(class);
-    if np as usize > n[2] {
-        return Err(NpbError::Setup(format!(
-            "FT class {class} on {np} processes needs the 2-D layout (more processes than nz = {}), which is not ported",
-            n[2]
-        )));
-    }
-    let me = world.rank();
-    // The reference's broadcasts of rank 0's choices: np1, np2, layout, niter, timers.
-    let layout = if np == 1 { 0 } else { 1 };
-    let mut setup = [1, np, layout, niter as i32, 0];
-    for v in setup.chunks_mut(1) {
-        broadcast_from_root(world, v)?;
-    }
-    let niter = setup[3] as usize;
-    // The reference's processor grid is np1 x np2 = 1 x np; both slices are made.
-    let (me1, me2) = (0, me);
-    let slice1 = world
-        .split_by_color_with_key(Some(me1), me2)?
-        .ok_or_else(|| NpbError::Setup("FT: no row communicator".into()))?;
-    let _slice2 = world.split_by_color_with_key(Some(me2), me1)?;
-    let lay = Layout::new(n, np as usize, me as usize);
-    let points = lay.points();
-    let mut s = Solver {
-        world,
-        slice1,
-        fft: Fft::new(n[0]),
-        u0: vec![0.0; 2 * points],
-        u1: vec![0.0; 2 * points],
-        u2: vec![0.0; 2 * points],
-        twiddle: vec![0.0; points],
-        sums: Vec::with_capacity(niter),
-        lay,
-    };
+    let mut s = Solver::new(world, class, n, niter)?;
+    let niter = s.niter;
 
     // Run the set-up once untimed to touch every page, then start over.
-    s.compute_indexmap();
-    s.compute_initial_conditions();
-    s.fft = Fft::new(n[0]);
-    s.forward()?;
-
+    s.start()?;
     world.barrier()?;
     let t0 = volpex::wtime();
-    s.compute_indexmap();
-    s.compute_initial_conditions();
-    s.fft = Fft::new(n[0]);
-    s.forward()?;
+    s.start()?;
     for _ in 0..niter {
         s.evolve();
         s.inverse()?;
         s.checksum()?;
     }
-    let verified = me == 0 && s.sums.len() == csum.len() && checksums_match(&s.sums, csum);
+    let verified =
+        world.rank() == 0 && s.sums.len() == csum.len() && checksums_match(&s.sums, csum);
     let elapsed = volpex::wtime() - t0;
     let total_time = max_time_at_root(world, elapsed)?;
     let verified = verdict_from_root(world, verified)?;
-
-    let ntotal = (n[0] * n[1] * n[2]) as f64;
-    let flops = 1.0e-6
-        * ntotal
-        * (14.8157 + 7.19641 * ntotal.ln() + (5.23518 + 7.21113 * ntotal.ln()) * niter as f64);
     Ok(Report {
         name: "FT",
         class,
         size: (n[0] as u64, n[1] as u64, n[2] as u64),
         iterations: niter as u64,
         seconds: total_time,
-        processes: np,
+        processes: world.size(),
         mops_total: if total_time > 0.0 {
-            flops / total_time
+            mops(n, niter) / total_time
         } else {
             0.0
         },
         operation: "floating point",
         verified,
     })
+}
+
+/// Millions of operations of a run (the reference's count).
+fn mops(n: [usize; 3], niter: usize) -> f64 {
+    let ntotal = (n[0] * n[1] * n[2]) as f64;
+    1.0e-6
+        * ntotal
+        * (14.8157 + 7.19641 * ntotal.ln() + (5.23518 + 7.21113 * ntotal.ln()) * niter as f64)
 }
 
 /// |sum - ref| / |ref| <= EPSILON for every iteration's checksum.
@@ -252,7 +218,59 @@ fn checksums_match(sums: &[(f64, f64)], reference: &[(f64, f64)]) -> bool {
     })
 }
 
-impl Solver<'_> {
+impl<'a> Solver<'a> {
+    /// The reference's setup: process count checks, rank 0's choices broadcast (np1,
+    /// np2, layout, iterations, timers), the row and column communicators, the arrays.
+    fn new(
+        world: &'a Communicator,
+        class: Class,
+        n: [usize; 3],
+        niter: usize,
+    ) -> Result<Solver<'a>, NpbError> {
+        let np = world.size();
+        require_power_of_two("FT", np)?;
+        if np as usize > n[2] {
+            return Err(NpbError::Setup(format!(
+                "FT class {class} on {np} processes needs the 2-D layout (more processes than nz = {}), which is not ported",
+                n[2]
+            )));
+        }
+        let me = world.rank();
+        let layout = if np == 1 { 0 } else { 1 };
+        let mut setup = [1, np, layout, niter as i32, 0];
+        for v in setup.chunks_mut(1) {
+            broadcast_from_root(world, v)?;
+        }
+        // The processor grid is np1 x np2 = 1 x np; both slices are made, as there.
+        let (me1, me2) = (0, me);
+        let slice1 = world
+            .split_by_color_with_key(Some(me1), me2)?
+            .ok_or_else(|| NpbError::Setup("FT: no row communicator".into()))?;
+        let _slice2 = world.split_by_color_with_key(Some(me2), me1)?;
+        let lay = Layout::new(n, np as usize, me as usize);
+        let points = lay.points();
+        Ok(Solver {
+            world,
+            slice1,
+            fft: Fft::new(n[0]),
+            u0: vec![0.0; 2 * points],
+            u1: vec![0.0; 2 * points],
+            u2: vec![0.0; 2 * points],
+            twiddle: vec![0.0; points],
+            sums: Vec::with_capacity(niter),
+            niter: setup[3] as usize,
+            lay,
+        })
+    }
+
+    /// compute_indexmap, compute_initial_conditions, fft_init and the forward FFT.
+    fn start(&mut self) -> Result<(), NpbError> {
+        self.compute_indexmap();
+        self.compute_initial_conditions();
+        self.fft = Fft::new(self.lay.n[0]);
+        self.forward()
+    }
+
     /// twiddle = exp(-4 alpha pi^2 (kx^2 + ky^2 + kz^2)) in layout 3, with the
     /// wave numbers folded into -n/2..n/2.
     fn compute_indexmap(&mut self) {

@@ -348,35 +348,8 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
     require_power_of_two("MG", nprocs)?;
     let (nx, nit, verify_value) = params(class);
     let (nx, nit) = broadcast_input(world, nx, nit)?;
-    let lay = Layout::new(nx, nprocs as usize, world.rank() as usize);
-    let lt = lay.lt;
-    let top = lay.levels[lt].m;
-    if (top[0] - 2) * (top[1] - 2) * (top[2] - 2) < MM {
-        return Err(NpbError::Setup(format!(
-            "MG class {class} on {nprocs} processes leaves fewer than {MM} points per process"
-        )));
-    }
-    let u: Vec<Vec<f64>> = lay.levels.iter().map(|l| vec![0.0; l.len()]).collect();
-    let r = u.clone();
-    let width = top.iter().max().copied().unwrap_or(0) + 2;
-    let mut s = Solver {
-        world,
-        halo: Halo {
-            world,
-            nprocs,
-            send: Vec::new(),
-            recv_minus: Vec::new(),
-            recv_plus: Vec::new(),
-        },
-        v: vec![0.0; lay.levels[lt].len()],
-        u,
-        r,
-        lay,
-        c: smoother(class),
-        s1: vec![0.0; width],
-        s2: vec![0.0; width],
-        s3: vec![0.0; width],
-    };
+    let mut s = Solver::new(world, class, nx)?;
+    let lt = s.lay.lt;
     let dn = (nx * nx * nx) as f64;
 
     // Untimed start: one V-cycle to touch everything, then start over.
@@ -435,7 +408,39 @@ fn broadcast_input(
     Ok((input[2] as usize, input[1] as usize))
 }
 
-impl Solver<'_> {
+impl<'a> Solver<'a> {
+    /// The decomposition (the reference's setup) and zeroed arrays on every level.
+    fn new(world: &'a Communicator, class: Class, nx: usize) -> Result<Solver<'a>, NpbError> {
+        let nprocs = world.size();
+        let lay = Layout::new(nx, nprocs as usize, world.rank() as usize);
+        let top = lay.levels[lay.lt].m;
+        if (top[0] - 2) * (top[1] - 2) * (top[2] - 2) < MM {
+            return Err(NpbError::Setup(format!(
+                "MG class {class} on {nprocs} processes leaves fewer than {MM} points per process"
+            )));
+        }
+        let u: Vec<Vec<f64>> = lay.levels.iter().map(|l| vec![0.0; l.len()]).collect();
+        let width = top.iter().max().copied().unwrap_or(0) + 2;
+        Ok(Solver {
+            world,
+            halo: Halo {
+                world,
+                nprocs,
+                send: Vec::new(),
+                recv_minus: Vec::new(),
+                recv_plus: Vec::new(),
+            },
+            v: vec![0.0; lay.levels[lay.lt].len()],
+            r: u.clone(),
+            u,
+            lay,
+            c: smoother(class),
+            s1: vec![0.0; width],
+            s2: vec![0.0; width],
+            s3: vec![0.0; width],
+        })
+    }
+
     /// The V-cycle (mg3P): restrict the residual down to level 1, smooth there, then
     /// interpolate, recompute the residual and smooth on the way up.
     fn mg3p(&mut self) -> Result<(), NpbError> {
