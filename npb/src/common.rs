@@ -1,9 +1,12 @@
 //! What every NAS Parallel Benchmark port shares: problem classes, the NPB pseudo-random
-//! generator, verification checks and the standard report block. Owns no communication:
-//! each benchmark does its own, on the communicator it is given.
+//! generator, verification checks, the standard report block, and the small collectives
+//! every port shares (start-up broadcasts from rank 0, the maximum time at rank 0, rank
+//! 0's verdict). The benchmarks' own communication lives in their modules.
 
 use std::fmt;
 use std::str::FromStr;
+
+use volpex::{Communicator, SystemOperation};
 
 /// NPB problem class (sizes grow S < W < A < B < C).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -186,8 +189,55 @@ pub fn pow_mod46(a: f64, mut n: u64) -> f64 {
     acc as f64
 }
 
+/// `x * a mod 2^46`: 2^46 divides 2^64, so the low 64 bits of the product suffice.
 fn mul_mod46(x: u64, a: u64) -> u64 {
-    ((u128::from(x) * u128::from(a)) % u128::from(TWO_46)) as u64
+    x.wrapping_mul(a) & (TWO_46 - 1)
+}
+
+/// `Err(Setup)` unless `n` is a power of two (what CG, FT, IS and MG accept).
+pub fn require_power_of_two(bench: &str, n: i32) -> Result<(), NpbError> {
+    if n > 0 && (n & (n - 1)) == 0 {
+        Ok(())
+    } else {
+        Err(NpbError::Setup(format!(
+            "{bench} needs a power-of-two number of processes, got {n}"
+        )))
+    }
+}
+
+/// log2 of a power of two.
+pub fn log2(n: usize) -> u32 {
+    n.trailing_zeros()
+}
+
+/// The maximum of every rank's `seconds` at rank 0 (MPI_Reduce with MPI_MAX, as the
+/// reference reports its time); other ranks get their own value back.
+pub fn max_time_at_root(world: &Communicator, seconds: f64) -> Result<f64, NpbError> {
+    let root = world.process_at_rank(0);
+    if world.rank() == 0 {
+        let mut max = [0.0f64];
+        root.reduce_into_root(&[seconds], &mut max, SystemOperation::max())?;
+        Ok(max[0])
+    } else {
+        root.reduce_into(&[seconds], SystemOperation::max())?;
+        Ok(seconds)
+    }
+}
+
+/// One MPI_Bcast of `values` from rank 0: the reference's start-up broadcasts of what
+/// rank 0 read (input parameters, the timer flag); every rank continues with rank 0's.
+pub fn broadcast_from_root(world: &Communicator, values: &mut [i32]) -> Result<(), NpbError> {
+    world.process_at_rank(0).broadcast_into(values)?;
+    Ok(())
+}
+
+/// Rank 0's verification verdict on every rank (a one-flag broadcast after the timed
+/// section), for benchmarks whose reference checks only at rank 0: every rank's exit
+/// code then tells the same story.
+pub fn verdict_from_root(world: &Communicator, verified: bool) -> Result<bool, NpbError> {
+    let mut flag = [i32::from(verified)];
+    world.process_at_rank(0).broadcast_into(&mut flag)?;
+    Ok(flag[0] != 0)
 }
 
 #[cfg(test)]

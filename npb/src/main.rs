@@ -7,10 +7,13 @@
 
 mod bt;
 mod cfd;
-// The ports that use all of it are being written (issue 5).
-#[allow(dead_code)]
+mod cg;
 mod common;
+mod ep;
+mod ft;
+mod is;
 mod lu;
+mod mg;
 mod sp;
 
 use clap::{Parser, ValueEnum};
@@ -45,7 +48,11 @@ fn run(bench: Bench, world: &volpex::Communicator, class: Class) -> Result<Repor
         Bench::Bt => bt::run(world, class),
         Bench::Sp => sp::run(world, class),
         Bench::Lu => lu::run(world, class),
-        _ => Err(NpbError::Setup(format!("{bench:?} is not ported yet"))),
+        Bench::Ep => ep::run(world, class),
+        Bench::Is => is::run(world, class),
+        Bench::Cg => cg::run(world, class),
+        Bench::Mg => mg::run(world, class),
+        Bench::Ft => ft::run(world, class),
     }
 }
 

@@ -281,7 +281,7 @@ fn main() -> Result<(), volpex::Error> {
         let right = world.process_at_rank((me + 1) % n);
         let left = (me + n - 1) % n;
         right.send_with_tag(&column, 40)?;
-        let mut into = vec![0i64; 12];
+        let mut into = [0i64; 12];
         let lcol = (left % 3) as usize;
         {
             let mut view = volpex::datatype::StridedMut::new(&mut into[lcol..], 4, 1, 3)

@@ -259,7 +259,9 @@ impl Core {
         let (h, payload) = frame.to_parts();
         if let Some(c) = self.conns.get_mut(&token) {
             match already {
-                Some(written) => c.link.out.push_rest(&h, payload, written),
+                // Frames routed since the direct write began (a deferred speculative
+                // pull) must not land inside this frame on the wire.
+                Some(written) => c.link.out.push_front_rest(&h, payload, written),
                 None => c.send(h, payload),
             }
             if !self.dirty.contains(&token) {
@@ -554,39 +556,30 @@ impl Core {
             link,
             ..
         } = c;
-        let established = std::cell::Cell::new(false);
         // The handshake must advance frame by frame, so the link is updated inline.
-        let mut on_frame = |h, p| match link.on_frame(&key, me, h, p) {
-            Ok(s) => {
-                if matches!(s, Step::Established(PeerId::Replica(_))) {
-                    established.set(true);
+        let result = reader.read_from(&mut &*read_half, landing, |h, p| {
+            match link.on_frame(&key, me, h, p) {
+                Ok(s) => {
+                    // Frames right behind the one that ends the handshake may be large.
+                    let limit = match s {
+                        Step::Established(PeerId::Launcher) => {
+                            Some(crate::config::CONTROL_PAYLOAD_BYTES_MAX)
+                        }
+                        Step::Established(PeerId::Replica(_)) => Some(FRAME_PAYLOAD_BYTES_MAX),
+                        Step::Nothing | Step::Frame(..) => None,
+                    };
+                    steps.push(s);
+                    Ok(limit)
                 }
-                steps.push(s);
-                Ok(())
+                Err(e) => {
+                    handshake_err = Some(e.to_string());
+                    Err(WireError::Unexpected {
+                        kind: h.kind,
+                        context: "(handshake failed)",
+                    })
+                }
             }
-            Err(e) => {
-                handshake_err = Some(e.to_string());
-                Err(WireError::Unexpected {
-                    kind: h.kind,
-                    context: "(handshake failed)",
-                })
-            }
-        };
-        let mut result = reader.read_from(&mut &*read_half, landing, &mut on_frame);
-        if established.get() && result.is_ok() {
-            // Frames that followed the handshake in the same read were held back.
-            reader.max_payload = FRAME_PAYLOAD_BYTES_MAX;
-            if let Err(e) = reader.parse_buffered(&mut on_frame) {
-                result = Err(e.into());
-            }
-        } else if reader.holding() && result.is_ok() {
-            result = Err(WireError::BadLength {
-                kind: Kind::Data,
-                len: reader.max_payload as u64 + 1,
-                rule: "handshake sizes before the handshake completes".into(),
-            }
-            .into());
-        }
+        });
         if c.peer().is_some() {
             c.reader.max_payload = if c.peer() == Some(PeerId::Launcher) {
                 crate::config::CONTROL_PAYLOAD_BYTES_MAX

@@ -97,9 +97,6 @@ pub struct FrameReader {
     partial: Option<Partial>,
     /// Largest payload accepted now; an unauthenticated peer gets only handshake sizes.
     pub max_payload: usize,
-    /// A frame larger than the handshake limit waits in the buffer: the peer may have
-    /// sent it right after its last handshake frame (see `parse_buffered`).
-    held: bool,
 }
 
 impl Default for FrameReader {
@@ -110,7 +107,6 @@ impl Default for FrameReader {
             end: 0,
             partial: None,
             max_payload: crate::wire::header::CHALLENGE_BYTES,
-            held: false,
         }
     }
 }
@@ -143,19 +139,23 @@ impl FrameReader {
 
     /// Reads until the source is drained or ends, handing each complete frame to
     /// `on_frame`. A frame that landed in `landing` is handed over with an empty payload
-    /// (its bytes are in the landing buffer). An error from `on_frame` stops reading.
+    /// (its bytes are in the landing buffer). An error from `on_frame` stops reading;
+    /// `Some(limit)` from it sets `max_payload` for the frames after it, also those
+    /// already read (a peer may send data right behind the frame that ends the handshake).
     pub fn read_from<R: Read>(
         &mut self,
         r: &mut R,
         mut landing: Option<&mut Landing<'_>>,
-        mut on_frame: impl FnMut(Header, Bytes) -> Result<(), WireError>,
+        mut on_frame: impl FnMut(Header, Bytes) -> Result<Option<usize>, WireError>,
     ) -> Result<ReadStatus, ReadError> {
         loop {
             match self.partial.take() {
                 Some(Partial::Buffered(h, mut payload)) => {
                     let want = h.len as usize - payload.len();
                     match (&mut *r).take(want as u64).read_to_end(&mut payload) {
-                        Ok(n) if n == want => on_frame(h, Bytes::from(payload))?,
+                        Ok(n) if n == want => {
+                            self.limit(on_frame(h, Bytes::from(payload))?);
+                        }
                         Ok(_) => return Ok(ReadStatus::Closed),
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                             self.partial = Some(Partial::Buffered(h, payload));
@@ -179,7 +179,7 @@ impl FrameReader {
                     let filled = filled + n;
                     if filled == len {
                         l.landed = Some(len);
-                        on_frame(h, Bytes::new())?;
+                        self.limit(on_frame(h, Bytes::new())?);
                     } else {
                         self.partial = Some(Partial::Direct(h, filled));
                     }
@@ -233,27 +233,15 @@ impl FrameReader {
         }
     }
 
-    /// Parses frames already buffered (after the caller raised `max_payload` when the
-    /// handshake completed in the middle of a read).
-    pub fn parse_buffered(
-        &mut self,
-        mut on_frame: impl FnMut(Header, Bytes) -> Result<(), WireError>,
-    ) -> Result<(), WireError> {
-        self.held = false;
-        if self.partial.is_some() {
-            return Ok(());
-        }
-        self.parse(None, &mut on_frame)
-    }
-
     /// Whether a frame is being read straight into a `Landing` buffer.
     pub fn is_landing(&self) -> bool {
         matches!(self.partial, Some(Partial::Direct(..)))
     }
 
-    /// Whether a frame over the handshake limit waits in the buffer.
-    pub fn holding(&self) -> bool {
-        self.held
+    fn limit(&mut self, max_payload: Option<usize>) {
+        if let Some(m) = max_payload {
+            self.max_payload = m;
+        }
     }
 
     fn ensure_buf(&mut self) {
@@ -265,7 +253,7 @@ impl FrameReader {
     fn parse(
         &mut self,
         mut landing: Option<&mut Landing<'_>>,
-        on_frame: &mut impl FnMut(Header, Bytes) -> Result<(), WireError>,
+        on_frame: &mut impl FnMut(Header, Bytes) -> Result<Option<usize>, WireError>,
     ) -> Result<(), WireError> {
         while self.partial.is_none() {
             let avail = self.end - self.start;
@@ -277,14 +265,6 @@ impl FrameReader {
             let h = Header::decode(&hb)?;
             let len = h.len as usize;
             if len > self.max_payload {
-                if self.max_payload == crate::wire::header::CHALLENGE_BYTES {
-                    // Still handshaking: a frame the peer sent right after its last
-                    // handshake frame waits until the caller raises the limit and calls
-                    // parse_buffered; if the handshake did not complete, the caller
-                    // rejects it (`holding`).
-                    self.held = true;
-                    return Ok(());
-                }
                 return Err(WireError::BadLength {
                     kind: h.kind,
                     len: len as u64,
@@ -295,7 +275,7 @@ impl FrameReader {
             if avail - HEADER_BYTES >= len {
                 let payload = Bytes::copy_from_slice(&self.buf[body..body + len]);
                 self.start = body + len;
-                on_frame(h, payload)?;
+                self.limit(on_frame(h, payload)?);
             } else if len > LARGE_PAYLOAD_BYTES {
                 let have = self.end - body;
                 match landing.as_deref_mut().filter(|l| l.wants(&h)) {
@@ -340,6 +320,20 @@ impl OutQueue {
     pub fn push_rest(&mut self, h: &Header, payload: Bytes, written: usize) {
         if written < HEADER_BYTES + payload.len() {
             self.frames.push_back(Out {
+                header: h.encode(),
+                payload,
+                written,
+            });
+        }
+    }
+
+    /// Puts first a frame whose first `written` bytes already went out ahead of the
+    /// queue (a direct write): its rest must follow them on the wire before anything
+    /// queued since. Nothing queued may have started going out.
+    pub fn push_front_rest(&mut self, h: &Header, payload: Bytes, written: usize) {
+        debug_assert_eq!(self.frames.front().map_or(0, |f| f.written), 0);
+        if written < HEADER_BYTES + payload.len() {
+            self.frames.push_front(Out {
                 header: h.encode(),
                 payload,
                 written,
@@ -452,6 +446,30 @@ mod tests {
     }
 
     #[test]
+    fn a_raised_limit_applies_to_frames_already_read() {
+        // The frame that ends a handshake and a data frame right behind it, in one read.
+        let mut data = data_frame(8, 1);
+        data.extend(data_frame(5000, 2));
+        let mut src = Chunks {
+            data,
+            at: 0,
+            step: 1 << 16,
+            eof: false,
+        };
+        let mut r = FrameReader::new();
+        r.max_payload = 8;
+        let mut got = Vec::new();
+        let st = r
+            .read_from(&mut src, None, |h, _| {
+                got.push(h.len);
+                Ok(Some(1 << 20))
+            })
+            .unwrap();
+        assert_eq!(st, ReadStatus::Open);
+        assert_eq!(got, vec![8, 5000]);
+    }
+
+    #[test]
     fn small_and_large_frames_arrive_whole_in_any_chunking() {
         let sizes = [0usize, 1, 100, LARGE_PAYLOAD_BYTES + 1, 3 << 20, 5];
         let mut data = Vec::new();
@@ -473,7 +491,7 @@ mod tests {
                 let st = r
                     .read_from(&mut src, None, |h, p| {
                         got.push((h.len as usize, p));
-                        Ok(())
+                        Ok(None)
                     })
                     .unwrap();
                 if st == ReadStatus::Closed {
@@ -486,6 +504,25 @@ mod tests {
                 assert!(p.iter().all(|b| *b == i as u8));
             }
         }
+    }
+
+    #[test]
+    fn the_rest_of_a_direct_write_goes_out_before_frames_queued_after_it() {
+        let big = data_frame(100, 7);
+        let mut q = OutQueue::default();
+        // A small frame was queued while the big one was half written straight to the
+        // socket; the big one's rest must come first.
+        q.push(&Header::new(Kind::Data, 3), Bytes::from(vec![1u8; 3]));
+        q.push_front_rest(
+            &Header::new(Kind::Data, 100),
+            Bytes::from(vec![7u8; 100]),
+            50,
+        );
+        let mut w = Vec::new();
+        assert!(q.flush_to(&mut w).unwrap());
+        let mut expect = big[50..].to_vec();
+        expect.extend(data_frame(3, 1));
+        assert_eq!(w, expect);
     }
 
     #[test]
@@ -523,7 +560,7 @@ mod tests {
             let mut src = Chunks { data, at: 0, step, eof: true };
             let mut r = FrameReader::new();
             for _ in 0..1000 {
-                match r.read_from(&mut src, None, |_, _| Ok(())) {
+                match r.read_from(&mut src, None, |_, _| Ok(None)) {
                     Ok(ReadStatus::Open) => {}
                     Ok(ReadStatus::Closed) | Err(_) => break,
                 }
@@ -540,7 +577,7 @@ mod tests {
             r.max_payload = 1 << 20;
             let mut n = 0;
             for _ in 0..1000 {
-                match r.read_from(&mut src, None, |_, _| { n += 1; Ok(()) }) {
+                match r.read_from(&mut src, None, |_, _| { n += 1; Ok(None) }) {
                     Ok(ReadStatus::Open) => {}
                     Ok(ReadStatus::Closed) | Err(_) => break,
                 }
