@@ -36,6 +36,9 @@ use crate::replica::Liveness;
 use crate::wire::control::ReplicaStats;
 use crate::wire::Frame;
 
+/// Most choices one pull for a choice is answered with (the asked one and those after).
+const CHOICES_PER_ANSWER: u64 = 64;
+
 /// Why a receive did not deliver.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecvError {
@@ -1076,7 +1079,25 @@ impl Engine {
                 Want::Order { order, .. } => order,
             };
             match self.decisions.slot(slot) {
-                Slot::Held(payload) => Some((slot_key(self.me.rank, slot), slot, payload)),
+                Slot::Held(payload) => {
+                    // The choices after it go along unasked (a follower far behind
+                    // catches up in one write; the standing pull then asks past them).
+                    for next in slot + 1..slot + CHOICES_PER_ANSWER {
+                        let Slot::Held(more) = self.decisions.slot(next) else {
+                            break;
+                        };
+                        self.out(
+                            from,
+                            Frame::Data {
+                                key: slot_key(self.me.rank, next),
+                                req: 0,
+                                order: next,
+                                payload: more,
+                            },
+                        );
+                    }
+                    Some((slot_key(self.me.rank, slot), slot, payload))
+                }
                 Slot::Evicted => {
                     self.out(from, Frame::Gone { want, req });
                     return;
