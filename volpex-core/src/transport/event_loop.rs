@@ -1,6 +1,5 @@
 //! `Core`: the mio poll, every connection, and the engine they feed.
 
-use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -15,7 +14,7 @@ use super::auth::{JobKey, PeerId};
 use super::connection::{Conn, Step};
 use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX};
 use crate::message::matching::{Matched, RecvId};
-use crate::message::{Key, ReplicaId};
+use crate::message::{Key, Map, ReplicaId};
 use crate::pull::{Engine, EngineEvent};
 use crate::wire::control::{self, ToLauncher, ToProcess};
 use crate::wire::header::{Header, Kind, WireError};
@@ -64,9 +63,9 @@ pub struct Core {
     poll: Poll,
     events: Events,
     listener: Option<TcpListener>,
-    conns: HashMap<Token, Conn>,
+    conns: Map<Token, Conn>,
     /// Connection our frames to a peer go on (dialing or established).
-    peers: HashMap<ReplicaId, Token>,
+    peers: Map<ReplicaId, Token>,
     launcher: Option<Token>,
     /// Connections with frames queued since the last flush.
     dirty: Vec<Token>,
@@ -106,8 +105,8 @@ impl Core {
             poll,
             events: Events::with_capacity(256),
             listener,
-            conns: HashMap::new(),
-            peers: HashMap::new(),
+            conns: Map::default(),
+            peers: Map::default(),
             launcher: None,
             dirty: Vec::new(),
             direct: Vec::new(),
