@@ -15,6 +15,22 @@ pub struct Args {
     /// Largest message size in bytes (sizes double from the smallest).
     #[arg(long, default_value_t = 4 << 20)]
     pub max_bytes: usize,
+    /// How the receives name their message: `tag` (source and tag 0), `any-tag` (source,
+    /// any tag: the `mpi` crate's untagged receive, the default) or `any-source` (any
+    /// source, tag 0: a coordinated choice under replication).
+    #[arg(long, value_enum, default_value_t = Match::AnyTag)]
+    pub matching: Match,
+}
+
+/// How the ping-pong's receives match.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Match {
+    /// `process_at_rank(other).receive_into_with_tag(buf, 0)`.
+    Tag,
+    /// `process_at_rank(other).receive_into(buf)`.
+    AnyTag,
+    /// `any_process().receive_into_with_tag(buf, 0)`.
+    AnySource,
 }
 
 /// Repetitions for one size: `base` up to 8 KiB, proportionally fewer above, at least
@@ -39,6 +55,14 @@ pub fn run(a: &Args) -> Result<(), String> {
         ));
     }
     let (rank, other) = (world.rank(), world.process_at_rank(1 - world.rank()));
+    let from = match a.matching {
+        Match::Tag | Match::AnyTag => other,
+        Match::AnySource => world.any_process(),
+    };
+    let receive = |msg: &mut [u8]| match a.matching {
+        Match::AnyTag => from.receive_into(msg),
+        Match::Tag | Match::AnySource => from.receive_into_with_tag(msg, 0),
+    };
     let mut buf = vec![0u8; a.max_bytes.max(1)];
     if rank == 0 {
         if a.csv {
@@ -59,13 +83,9 @@ pub fn run(a: &Args) -> Result<(), String> {
             }
             let msg = &mut buf[..size];
             let step = if rank == 0 {
-                other
-                    .send(&msg[..])
-                    .and_then(|()| other.receive_into(msg).map(drop))
+                other.send(&msg[..]).and_then(|()| receive(msg).map(drop))
             } else {
-                other
-                    .receive_into(&mut msg[..])
-                    .and_then(|_| other.send(&msg[..]))
+                receive(&mut msg[..]).and_then(|_| other.send(&msg[..]))
             };
             step.map_err(|e| e.to_string())?;
         }
