@@ -19,9 +19,11 @@ struct Args {
 }
 
 fn mix(token: u64, rank: i32, round: u64) -> u64 {
-    token
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add((rank as u64 + 1) * 1442695040888963407 + round)
+    token.wrapping_mul(6364136223846793005).wrapping_add(
+        (rank as u64 + 1)
+            .wrapping_mul(1442695040888963407)
+            .wrapping_add(round),
+    )
 }
 
 fn main() -> Result<(), volpex::Error> {

@@ -56,6 +56,10 @@ pub struct Config {
     /// (`VOLPEX_SEND_DETERMINISTIC`, 0 or 1): replicas make wildcard and `wait_any`
     /// choices on their own instead of following their rank's leader.
     pub send_deterministic: bool,
+    /// TCP user timeout and keepalive bound on peer connections
+    /// (`VOLPEX_PEER_TIMEOUT_MS`; 0 = `None`, the kernel defaults; see
+    /// `transport::keepalive`).
+    pub peer_timeout: Option<Duration>,
 }
 
 impl Default for Config {
@@ -70,6 +74,7 @@ impl Default for Config {
             spin: Duration::from_micros(1000),
             yield_when_idle: true,
             send_deterministic: false,
+            peer_timeout: Some(crate::transport::keepalive::PEER_TIMEOUT_DEFAULT),
         }
     }
 }
@@ -102,6 +107,9 @@ impl Config {
         }
         if let Some(v) = env_u64("VOLPEX_YIELD")? {
             c.yield_when_idle = v != 0;
+        }
+        if let Some(v) = env_u64(crate::transport::keepalive::PEER_TIMEOUT_VAR)? {
+            c.peer_timeout = (v > 0).then(|| Duration::from_millis(v));
         }
         if let Some(v) = env_u64("VOLPEX_SEND_DETERMINISTIC")? {
             c.send_deterministic = v != 0;

@@ -33,12 +33,12 @@ pub const EXIT_ORPHANED: i32 = 76;
 
 /// Socket options for peer connections: no Nagle delay, and buffers large enough that a
 /// multi-megabyte message does not need many readiness round trips.
-fn tune(stream: &TcpStream) {
+fn tune(stream: &TcpStream, peer_timeout: Option<Duration>) {
     let _ = stream.set_nodelay(true);
     let sock = socket2::SockRef::from(stream);
     let _ = sock.set_send_buffer_size(SOCKET_BUFFER_BYTES);
     let _ = sock.set_recv_buffer_size(SOCKET_BUFFER_BYTES);
-    super::keepalive::set_peer_timeouts(sock);
+    super::keepalive::set_peer_timeouts(sock, peer_timeout);
 }
 
 /// Requested SO_SNDBUF / SO_RCVBUF (the kernel caps it at its `*mem_max`).
@@ -97,6 +97,7 @@ impl Core {
     ) -> io::Result<(Core, Waker)> {
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER)?;
+        super::keepalive::describe(cfg.peer_timeout);
         let mut core = Core {
             engine: Engine::new(me, ranks, replicas, cfg.clone()),
             me,
@@ -313,7 +314,7 @@ impl Core {
                 return None;
             }
         };
-        tune(&stream);
+        tune(&stream, self.cfg.peer_timeout);
         let token = self.token();
         if let Err(e) = self.poll.registry().register(
             &mut stream,
@@ -502,7 +503,7 @@ impl Core {
             };
             match l.accept() {
                 Ok((mut stream, from)) => {
-                    tune(&stream);
+                    tune(&stream, self.cfg.peer_timeout);
                     let token = self.token();
                     if self
                         .poll

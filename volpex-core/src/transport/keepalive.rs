@@ -8,38 +8,23 @@
 //! user timeout bounding the probes too. So a silent peer is an error after about T to
 //! T + T/3. Owns only these socket options; must never read, write or close a socket.
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
-/// Environment variable with the peer timeout in ms.
+/// Environment variable with the peer timeout in ms (read into `Config::peer_timeout`).
 pub const PEER_TIMEOUT_VAR: &str = "VOLPEX_PEER_TIMEOUT_MS";
 /// Default peer timeout.
 pub const PEER_TIMEOUT_DEFAULT: Duration = Duration::from_millis(10_000);
 
-/// The peer timeout from the environment (read once; a bad value is reported once and
-/// the default used).
-pub fn peer_timeout() -> Option<Duration> {
-    static T: OnceLock<Option<Duration>> = OnceLock::new();
-    *T.get_or_init(|| {
-        let t = match crate::config::env_u64(PEER_TIMEOUT_VAR) {
-            Ok(Some(0)) => None,
-            Ok(Some(ms)) => Some(Duration::from_millis(ms)),
-            Ok(None) => Some(PEER_TIMEOUT_DEFAULT),
-            Err(e) => {
-                log::warn!("{e}; using {PEER_TIMEOUT_DEFAULT:?}");
-                Some(PEER_TIMEOUT_DEFAULT)
-            }
-        };
-        match t {
-            Some(t) => log::debug!(
-                "peer connections: TCP user timeout {t:?}, keepalive after {:?} every {:?}",
-                keepalive_idle(t),
-                keepalive_interval(t)
-            ),
-            None => log::debug!("peer connections: kernel default TCP timeouts"),
-        }
-        t
-    })
+/// Says in the debug log what `set_peer_timeouts` will do with timeout `t`.
+pub fn describe(t: Option<Duration>) {
+    match t {
+        Some(t) => log::debug!(
+            "peer connections: TCP user timeout {t:?}, keepalive after {:?} every {:?}",
+            keepalive_idle(t),
+            keepalive_interval(t)
+        ),
+        None => log::debug!("peer connections: kernel default TCP timeouts"),
+    }
 }
 
 fn keepalive_idle(t: Duration) -> Duration {
@@ -50,9 +35,10 @@ fn keepalive_interval(t: Duration) -> Duration {
     (t / 6).max(Duration::from_secs(1))
 }
 
-/// Sets keepalive and the user timeout on a peer connection (best effort).
-pub fn set_peer_timeouts(sock: socket2::SockRef<'_>) {
-    let Some(t) = peer_timeout() else { return };
+/// Sets keepalive and user timeout `t` on a peer connection (best effort; `None`
+/// leaves the kernel defaults).
+pub fn set_peer_timeouts(sock: socket2::SockRef<'_>, t: Option<Duration>) {
+    let Some(t) = t else { return };
     let ka = socket2::TcpKeepalive::new()
         .with_time(keepalive_idle(t))
         .with_interval(keepalive_interval(t))
