@@ -431,7 +431,9 @@ impl<E: Clone> Matcher<E> {
 
     /// A message arrived (each key once): it completes the operations waiting for it, or
     /// joins the unexpected queue. Call `resolve` afterwards if anything is unresolved.
-    pub fn arrive(&mut self, key: Key, order: u64, payload: Bytes) {
+    /// `first_missing` is the first order number from the source that had not arrived
+    /// before this message.
+    pub fn arrive(&mut self, key: Key, order: u64, payload: Bytes, first_missing: u64) {
         if let Some(w) = self.waiting.remove(&key) {
             for probe in w.probes {
                 let payload = payload.clone();
@@ -439,6 +441,29 @@ impl<E: Clone> Matcher<E> {
             }
             if let Some(r) = w.receive {
                 self.finish(r, Ok(Matched::Message { key, payload }));
+                return;
+            }
+        }
+        // The common untagged receive: the earliest posted operation takes any tag from
+        // this source, and this is the source's earliest unclaimed message (everything
+        // before it arrived and was claimed). It matches at once, as `resolve` would.
+        let takes_it = self.unresolved.front().is_some_and(|p| {
+            p.mode == Mode::Receive
+                && p.slot.is_none()
+                && p.spec.comm == key.comm
+                && p.spec.tag == TagSel::Any
+                && p.spec.src == Source::Rank(key.src)
+        }) && order == first_missing
+            && !self.has_unexpected_below(key.comm, key.src, order)
+            && self.next_claim(key.comm, key.tag, key.src) == key.seq;
+        if takes_it {
+            if let Some(p) = self.unresolved.pop_front() {
+                *self
+                    .claimed
+                    .entry((key.comm, key.tag, key.src))
+                    .or_insert(0) += 1;
+                self.any_tag.insert(p.id, (key.comm, key.src));
+                self.finish(p.id, Ok(Matched::Message { key, payload }));
                 return;
             }
         }
@@ -630,11 +655,11 @@ mod tests {
             want: Want::Key(key(5, 1, 1)),
             needed: false
         }));
-        m.arrive(key(5, 1, 0), 0, Bytes::from_static(b"a"));
+        m.arrive(key(5, 1, 0), 0, Bytes::from_static(b"a"), 0);
         run(&mut m, &mut c, &marks);
         assert_eq!(got(&mut m, specific), Some(key(5, 1, 0)));
         assert_eq!(got(&mut m, wild), None);
-        m.arrive(key(5, 2, 0), 0, Bytes::from_static(b"b"));
+        m.arrive(key(5, 2, 0), 0, Bytes::from_static(b"b"), 0);
         run(&mut m, &mut c, &marks);
         assert_eq!(got(&mut m, wild), Some(key(5, 2, 0)));
     }
@@ -657,14 +682,14 @@ mod tests {
         );
         let specific = m.post(RecvSpec::exact(0, 1, 0), Mode::Receive, None);
         run(&mut m, &mut c, &marks);
-        m.arrive(key(0, 1, 0), 0, Bytes::new());
+        m.arrive(key(0, 1, 0), 0, Bytes::new(), 0);
         let needs = run(&mut m, &mut c, &marks);
         assert_eq!(got(&mut m, wild), Some(key(0, 1, 0)));
         assert!(needs.contains(&Need::Message {
             want: Want::Key(key(0, 1, 1)),
             needed: true
         }));
-        m.arrive(key(0, 1, 1), 1, Bytes::new());
+        m.arrive(key(0, 1, 1), 1, Bytes::new(), 1);
         assert_eq!(got(&mut m, specific), Some(key(0, 1, 1)));
     }
 
@@ -680,7 +705,7 @@ mod tests {
             tag: TagSel::Any,
         };
         let wild = m.post(spec, Mode::Receive, Some(3));
-        m.arrive(key(4, 1, 0), 0, Bytes::new());
+        m.arrive(key(4, 1, 0), 0, Bytes::new(), 0);
         let needs = run(&mut m, &mut c, &HashMap::from([(1, 1)]));
         assert!(needs.contains(&Need::Choice(3)));
         assert_eq!(got(&mut m, wild), None, "no choice yet");
@@ -690,7 +715,7 @@ mod tests {
             want: Want::Key(key(7, 2, 0)),
             needed: true
         }));
-        m.arrive(key(7, 2, 0), 0, Bytes::new());
+        m.arrive(key(7, 2, 0), 0, Bytes::new(), 0);
         assert_eq!(got(&mut m, wild), Some(key(7, 2, 0)));
     }
 
@@ -720,11 +745,11 @@ mod tests {
             needed: true
         }));
         // Order 0 is the tag-8 message the first receive claimed; order 1 has tag 3.
-        m.arrive(key(8, 1, 0), 0, Bytes::new());
+        m.arrive(key(8, 1, 0), 0, Bytes::new(), 0);
         marks.insert(1, 1);
         assert_eq!(got(&mut m, first), Some(key(8, 1, 0)));
         run(&mut m, &mut c, &marks);
-        m.arrive(key(3, 1, 0), 1, Bytes::new());
+        m.arrive(key(3, 1, 0), 1, Bytes::new(), 1);
         marks.insert(1, 2);
         run(&mut m, &mut c, &marks);
         assert_eq!(got(&mut m, wild), Some(key(3, 1, 0)));
@@ -736,7 +761,7 @@ mod tests {
         let mut m = Matcher::<()>::new(9);
         let mut c = Leader::default();
         let marks = HashMap::from([(2, 1)]);
-        m.arrive(key(6, 2, 0), 0, Bytes::from_static(b"x"));
+        m.arrive(key(6, 2, 0), 0, Bytes::from_static(b"x"), 0);
         let spec = RecvSpec {
             comm: 0,
             src: any(&[1, 2]),
@@ -765,8 +790,8 @@ mod tests {
         m.detach(a);
         let b = m.post(RecvSpec::exact(0, 1, 0), Mode::Receive, None);
         run(&mut m, &mut c, &marks);
-        m.arrive(key(0, 1, 0), 0, Bytes::new());
-        m.arrive(key(0, 1, 1), 1, Bytes::new());
+        m.arrive(key(0, 1, 0), 0, Bytes::new(), 0);
+        m.arrive(key(0, 1, 1), 1, Bytes::new(), 1);
         assert!(m.take(a).is_none());
         assert_eq!(got(&mut m, b), Some(key(0, 1, 1)));
     }

@@ -30,17 +30,17 @@ impl Consumed {
         if order < t.watermark {
             return false;
         }
-        t.above.insert(order);
-        let before = t.watermark;
+        if order != t.watermark {
+            t.above.insert(order);
+            return false;
+        }
+        // The usual case: the next one in order (no set traffic unless there are holes).
+        t.watermark += 1;
         while t.above.remove(&t.watermark) {
             t.watermark += 1;
         }
-        if t.watermark != before {
-            t.dirty = true;
-            true
-        } else {
-            false
-        }
+        t.dirty = true;
+        true
     }
 
     /// Whether the message with `order` from `src` on `comm` was recorded already.

@@ -142,6 +142,8 @@ pub struct Engine {
     next_consumed_at: Duration,
     matcher: Matcher<RecvError>,
     pending: Map<Want, Pending>,
+    /// Scratch list of what the matcher needs (kept to avoid an allocation per message).
+    needs: Vec<Need>,
     /// When a frame last came from each peer, and when we last asked it again.
     heard: Map<ReplicaId, Duration>,
     pinged: Map<ReplicaId, Duration>,
@@ -214,6 +216,7 @@ impl Engine {
             next_consumed_at: Duration::ZERO,
             matcher: Matcher::new(me.rank),
             pending: Map::default(),
+            needs: Vec::new(),
             heard: Map::default(),
             pinged: Map::default(),
             last_tick: Duration::ZERO,
@@ -660,7 +663,7 @@ impl Engine {
         if !self.matcher.has_unresolved() {
             return;
         }
-        let mut needs = Vec::new();
+        let mut needs = std::mem::take(&mut self.needs);
         let mut chooser = EngineChooser {
             decisions: &mut self.decisions,
             recorded: Vec::new(),
@@ -676,12 +679,13 @@ impl Engine {
         for slot in recorded {
             self.after_record(now, slot);
         }
-        for need in needs {
+        for need in needs.drain(..) {
             match need {
                 Need::Message { want, needed } => self.want(now, want, needed),
                 Need::Choice(slot) => self.want(now, Want::Key(slot_key(self.me.rank, slot)), true),
             }
         }
+        self.needs = needs;
     }
 
     /// Makes sure `want` is being fetched.
@@ -1195,10 +1199,11 @@ impl Engine {
         };
         self.complete(now, from, &[Want::Key(key), by_order]);
         self.stats.receives += 1;
+        let first_missing = self.consumed.watermark(key.comm, key.src);
         if self.consumed.record(key.comm, key.src, order) {
             self.consumed_dirty = true;
         }
-        self.matcher.arrive(key, order, payload);
+        self.matcher.arrive(key, order, payload, first_missing);
         self.rematch(now);
     }
 
