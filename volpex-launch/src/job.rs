@@ -131,6 +131,23 @@ struct Replica {
     stats: Option<ReplicaStats>,
 }
 
+impl Replica {
+    /// A replica about to start on host `host` (pid 0 until known).
+    fn starting(id: ReplicaId, host: usize, pid: u32) -> Replica {
+        Replica {
+            id,
+            host,
+            pid,
+            give_up_at: None,
+            state: ReplicaState::Starting,
+            exited: false,
+            addr: None,
+            writer: None,
+            stats: None,
+        }
+    }
+}
+
 struct Timer {
     at: Duration,
     fault: Fault,
@@ -549,17 +566,7 @@ impl Job {
                         };
                         let _ = reaper_tx.send(Event::Exited { id, code, signal });
                     });
-                self.procs.push(Replica {
-                    id,
-                    host: 0,
-                    pid,
-                    give_up_at: None,
-                    state: ReplicaState::Starting,
-                    exited: false,
-                    addr: None,
-                    writer: None,
-                    stats: None,
-                });
+                self.procs.push(Replica::starting(id, 0, pid));
                 if let Err(e) = spawned {
                     self.kill_all();
                     return Err(format!("cannot watch process {pid}: {e}"));
@@ -594,17 +601,8 @@ impl Job {
             std::env::current_exe().map_err(|e| format!("cannot tell where volpexrun is: {e}"))?;
         for x in 0..self.ranks {
             for k in 0..self.replicas {
-                self.procs.push(Replica {
-                    id: ReplicaId::new(x, k),
-                    host: p.host(x, k),
-                    pid: 0,
-                    give_up_at: None,
-                    state: ReplicaState::Starting,
-                    exited: false,
-                    addr: None,
-                    writer: None,
-                    stats: None,
-                });
+                self.procs
+                    .push(Replica::starting(ReplicaId::new(x, k), p.host(x, k), 0));
             }
         }
         for h in &p.hosts {

@@ -112,6 +112,17 @@ impl Ask {
     }
 }
 
+impl Pending {
+    /// The replicas whose ask satisfies `f`.
+    fn replicas(&self, f: impl Fn(&Ask) -> bool) -> Vec<u32> {
+        self.asks
+            .iter()
+            .filter(|a| f(a))
+            .map(|a| a.replica)
+            .collect()
+    }
+}
+
 #[derive(Debug)]
 struct Pending {
     asks: Vec<Ask>,
@@ -695,12 +706,7 @@ impl Engine {
                 p.needed = true;
                 p.hedge_at = now + self.cfg.hedge_timeout;
                 // A leader that went silent while we only stood by is needed now.
-                let silent: Vec<u32> = p
-                    .asks
-                    .iter()
-                    .filter(|a| a.state == AskState::Silent)
-                    .map(|a| a.replica)
-                    .collect();
+                let silent = p.replicas(|a| a.state == AskState::Silent);
                 if want.comm() == DECISION_CTX {
                     for k in silent {
                         self.fence(ReplicaId::new(self.me.rank, k));
@@ -1460,18 +1466,8 @@ impl Engine {
                 seen_outstanding = true;
             }
         }
-        let outstanding: Vec<u32> = p
-            .asks
-            .iter()
-            .filter(|a| a.outstanding())
-            .map(|a| a.replica)
-            .collect();
-        let gone: Vec<u32> = p
-            .asks
-            .iter()
-            .filter(|a| a.state == AskState::Gone)
-            .map(|a| a.replica)
-            .collect();
+        let outstanding = p.replicas(Ask::outstanding);
+        let gone = p.replicas(|a| a.state == AskState::Gone);
         let last_hedged = p.asks.last().map(|a| a.replica);
         let src = want.src();
         for (k, req) in cancels {
