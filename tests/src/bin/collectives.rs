@@ -31,6 +31,14 @@ fn matrix(i: i32, j: usize, round: u64) -> [i64; 4] {
     [x, 1, x % 7, 2]
 }
 
+/// A plain-data struct sent as it is (MPI derived datatype by `bytemuck` derive).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+struct Particle {
+    pos: [f64; 3],
+    id: u64,
+}
+
 /// Folds a value into the run's digest.
 fn mix(d: i64, v: i64) -> i64 {
     d.wrapping_mul(1_000_003).wrapping_add(v)
@@ -293,6 +301,34 @@ fn main() -> Result<(), volpex::Error> {
         let want_col: Vec<i64> = (0..4).map(|r| input(left, r * 3 + lcol, round)).collect();
         let got_col: Vec<i64> = (0..4).map(|r| into[r * 3 + lcol]).collect();
         check(got_col == want_col, "strided column");
+        // A derived plain-data struct, point-to-point and in a collective.
+        let p = Particle {
+            pos: [me as f64, 0.5, -1.0],
+            id: round * 100 + me as u64,
+        };
+        right.send_with_tag(&[p][..], 42)?;
+        let (got, _) = world
+            .process_at_rank(left)
+            .receive_with_tag::<Particle>(42)?;
+        check(
+            got.id == round * 100 + left as u64 && got.pos[0] == left as f64,
+            "struct send",
+        );
+        let mut all_p = vec![
+            Particle {
+                pos: [0.0; 3],
+                id: 0
+            };
+            n as usize
+        ];
+        world.all_gather_into(&[p], &mut all_p)?;
+        check(
+            all_p
+                .iter()
+                .enumerate()
+                .all(|(i, q)| q.id == round * 100 + i as u64),
+            "struct all-gather",
+        );
         let blocks = [(9usize, 3usize), (0, 2)];
         let idx = volpex::datatype::Indexed::new(&m, &blocks)
             .map_err(|e| volpex::Error::Runtime(e.to_string()))?;
