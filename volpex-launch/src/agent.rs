@@ -306,10 +306,6 @@ pub fn main() -> i32 {
             ),
         );
     }
-    // Spinning processes need not give the CPU away when each has a core of its own.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let yield_cpu = if spec.procs.len() > cores { "1" } else { "0" };
-    let yield_given = spec.env.iter().any(|(k, _)| k == "VOLPEX_YIELD");
     let mut children = Vec::new();
     for p in &spec.procs {
         let mut cmd = Command::new(&spec.program);
@@ -321,9 +317,6 @@ pub fn main() -> i32 {
             .envs(p.env.iter().map(|(k, v)| (k, v)))
             .env(volpex::bootstrap::vars::LAUNCHER, &launcher)
             .env(volpex::bootstrap::vars::BIND, "auto");
-        if !yield_given {
-            cmd.env("VOLPEX_YIELD", yield_cpu);
-        }
         match cmd.spawn() {
             Ok(mut child) => {
                 let pid = child.id();

@@ -455,13 +455,6 @@ impl Job {
         };
         match &placement {
             None => {
-                // Spinning processes need not give the CPU away when each has a core.
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                let oversubscribed = (args.ranks * args.replicas) as usize > cores;
-                common.push((
-                    "VOLPEX_YIELD".into(),
-                    if oversubscribed { "1" } else { "0" }.into(),
-                ));
                 common.push((vars::LAUNCHER.into(), control_addr.to_string()));
                 common.push((vars::JOB_KEY.into(), key_hex(&key)));
                 common.extend(exports.iter().cloned());
@@ -662,7 +655,6 @@ impl Job {
                 })
                 .collect();
             let host_procs = procs.len();
-            // The agent sets VOLPEX_YIELD from the host's cores unless -x gave it.
             let env = common.to_vec();
             let spec = StartSpec {
                 host: p.hosts[h].name.clone(),
