@@ -195,10 +195,10 @@ impl SendLog {
     /// `watermark` on `comm`; drops what every live replica of `dst` now has.
     pub fn note_consumed(&mut self, comm: u32, dst: u32, replica: u32, watermark: u64) {
         let marks = self.marks(comm, dst);
-        if let Some(slot) = marks.get_mut(replica as usize) {
-            if watermark > *slot {
-                *slot = watermark;
-            }
+        match marks.get_mut(replica as usize) {
+            Some(slot) if watermark > *slot => *slot = watermark,
+            // Nothing moved: nothing new to drop.
+            Some(_) | None => return,
         }
         self.drop_fully_consumed(comm, dst);
     }

@@ -78,6 +78,8 @@ pub struct Core {
     signals: Arc<Signals>,
     /// Fault injection: exit right after making this many coordinated choices.
     pub exit_after_choices: Option<u64>,
+    /// Scratch list of what one read produced (kept to avoid an allocation per read).
+    steps: Vec<Step>,
 }
 
 impl Core {
@@ -117,6 +119,7 @@ impl Core {
             shutdown: false,
             signals: Arc::new(Signals::default()),
             exit_after_choices: None,
+            steps: Vec::new(),
         };
         if let Some(l) = core.listener.as_mut() {
             core.poll
@@ -197,12 +200,8 @@ impl Core {
     /// `flush`, including the frames the engine lets wait (speculative pulls): called
     /// after application commands, so they share the command's write.
     pub fn flush_all(&mut self) {
-        if let Some((to, frame)) = self.engine.poll_deferred() {
-            let now = self.now();
-            self.route(now, to, frame);
-            while let Some((to, frame)) = self.engine.poll_deferred() {
-                self.route(now, to, frame);
-            }
+        while let Some((to, frame)) = self.engine.poll_deferred() {
+            self.route(to, frame);
         }
         self.flush();
         // Direct writes whose DATA frame was not routed (its receiver died meanwhile).
@@ -221,12 +220,8 @@ impl Core {
                 std::process::exit(crate::bootstrap::EXIT_FAULT);
             }
         }
-        if let Some((to, frame)) = self.engine.poll_transmit() {
-            let now = self.now();
-            self.route(now, to, frame);
-            while let Some((to, frame)) = self.engine.poll_transmit() {
-                self.route(now, to, frame);
-            }
+        while let Some((to, frame)) = self.engine.poll_transmit() {
+            self.route(to, frame);
         }
         while let Some(t) = self.dirty.pop() {
             self.flush_conn(t);
@@ -234,19 +229,22 @@ impl Core {
         self.handle_engine_events();
     }
 
-    fn route(&mut self, now: Duration, to: ReplicaId, frame: Frame) {
+    fn route(&mut self, to: ReplicaId, frame: Frame) {
         if !self.engine_knows_alive(to) {
             return;
         }
         let token = match self.peers.get(&to) {
             Some(t) => *t,
-            None => match self.dial(now, to) {
-                Some(t) => t,
-                None => {
-                    self.engine.handle_peer_down(now, to, false);
-                    return;
+            None => {
+                let now = self.now();
+                match self.dial(now, to) {
+                    Some(t) => t,
+                    None => {
+                        self.engine.handle_peer_down(now, to, false);
+                        return;
+                    }
                 }
-            },
+            }
         };
         let already = match &frame {
             Frame::Data { key, req, .. } => self
@@ -464,6 +462,8 @@ impl Core {
                 return Err(e);
             }
         }
+        // One clock reading for everything this turn handles.
+        let now = self.now();
         for ev in events.iter() {
             match ev.token() {
                 LISTENER => self.accept(),
@@ -473,14 +473,13 @@ impl Core {
                         self.on_writable(t);
                     }
                     if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                        self.on_readable(t, landing.as_deref_mut());
+                        self.on_readable(t, landing.as_deref_mut(), now);
                     }
                 }
             }
         }
         self.events = events;
         if deadline.is_some() || handshaking {
-            let now = self.now();
             if deadline.is_some_and(|at| at <= now) {
                 self.engine.handle_timeout(now);
             }
@@ -541,14 +540,13 @@ impl Core {
         self.flush_conn(token);
     }
 
-    fn on_readable(&mut self, token: Token, landing: Option<&mut Landing<'_>>) {
-        let now = self.now();
+    fn on_readable(&mut self, token: Token, landing: Option<&mut Landing<'_>>, now: Duration) {
         let me = PeerId::Replica(self.me);
         let key = self.key;
         let Some(c) = self.conns.get_mut(&token) else {
             return;
         };
-        let mut steps: Vec<Step> = Vec::new();
+        let mut steps = std::mem::take(&mut self.steps);
         let mut handshake_err = None;
         let Conn {
             read_half,
@@ -587,7 +585,7 @@ impl Core {
                 FRAME_PAYLOAD_BYTES_MAX
             };
         }
-        for s in steps {
+        for s in steps.drain(..) {
             match s {
                 Step::Nothing => {}
                 Step::Established(PeerId::Replica(r)) => {
@@ -607,6 +605,7 @@ impl Core {
                 Step::Frame(PeerId::Launcher, h, p) => self.on_control(&h, &p),
             }
         }
+        self.steps = steps;
         match result {
             Ok(ReadStatus::Open) => self.flush_conn(token),
             Ok(ReadStatus::Closed) => self.close(token, "closed by peer"),

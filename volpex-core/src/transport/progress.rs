@@ -6,7 +6,8 @@
 //! a background thread turns the loop so pulls from other replicas are served. The
 //! background thread steps aside whenever the application wants the lock: it never
 //! sleeps in `poll` while an application thread waits (the waker kicks it out), and it
-//! stays away while the application has used the lock in the last millisecond.
+//! stays away while the application has used the lock since its last look (it looks
+//! every two milliseconds).
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -28,9 +29,9 @@ pub struct Runtime {
     core: Mutex<Core>,
     waker: Waker,
     signals: Arc<Signals>,
-    last_app_us: AtomicU64,
+    /// How often the application released the core (no clock on the message path).
+    app_uses: AtomicU64,
     stop: AtomicBool,
-    start: Instant,
 }
 
 /// The application's hold on the core; releasing it lets the background thread run.
@@ -55,8 +56,7 @@ impl std::ops::DerefMut for AppGuard<'_> {
 impl Drop for AppGuard<'_> {
     fn drop(&mut self) {
         let rt = self.rt;
-        rt.last_app_us
-            .store(rt.start.elapsed().as_micros() as u64, Ordering::Relaxed);
+        rt.app_uses.fetch_add(1, Ordering::Relaxed);
         rt.signals.app_waiting.fetch_sub(1, Ordering::SeqCst);
     }
 }
@@ -115,9 +115,8 @@ impl Runtime {
             core: Mutex::new(core),
             waker,
             signals,
-            last_app_us: AtomicU64::new(0),
+            app_uses: AtomicU64::new(0),
             stop: AtomicBool::new(false),
-            start: Instant::now(),
         });
         let bg = rt.clone();
         let handle = std::thread::Builder::new()
@@ -151,11 +150,13 @@ impl Runtime {
     }
 
     fn background(&self) {
+        let mut seen = u64::MAX;
         while !self.stop.load(Ordering::SeqCst) {
-            let now_us = self.start.elapsed().as_micros() as u64;
-            let last = self.last_app_us.load(Ordering::Relaxed);
-            let active = self.signals.app_waiting.load(Ordering::SeqCst) > 0
-                || now_us.saturating_sub(last) < APP_ACTIVE_WINDOW.as_micros() as u64;
+            // The application used the core since the last look (within a couple of
+            // windows), or waits for it: stay away.
+            let uses = self.app_uses.load(Ordering::Relaxed);
+            let active = self.signals.app_waiting.load(Ordering::SeqCst) > 0 || uses != seen;
+            seen = uses;
             if active {
                 std::thread::sleep(APP_ACTIVE_WINDOW * 2);
                 continue;

@@ -350,18 +350,23 @@ impl OutQueue {
     /// when the sink would block.
     pub fn flush_to<W: Write>(&mut self, w: &mut W) -> io::Result<bool> {
         while !self.frames.is_empty() {
-            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(32);
+            // Up to 16 frames, two slices each, without an allocation per write.
+            let mut slices = [IoSlice::new(&[]); 32];
+            let mut count = 0;
             for f in self.frames.iter().take(16) {
                 if f.written < HEADER_BYTES {
-                    slices.push(IoSlice::new(&f.header[f.written..]));
+                    slices[count] = IoSlice::new(&f.header[f.written..]);
+                    count += 1;
                     if !f.payload.is_empty() {
-                        slices.push(IoSlice::new(&f.payload));
+                        slices[count] = IoSlice::new(&f.payload);
+                        count += 1;
                     }
                 } else {
-                    slices.push(IoSlice::new(&f.payload[f.written - HEADER_BYTES..]));
+                    slices[count] = IoSlice::new(&f.payload[f.written - HEADER_BYTES..]);
+                    count += 1;
                 }
             }
-            let n = match w.write_vectored(&slices) {
+            let n = match w.write_vectored(&slices[..count]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
