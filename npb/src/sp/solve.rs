@@ -275,41 +275,59 @@ fn forward<const NM: usize>(l: &mut [&mut [f64]; 5], r: &mut [&mut [f64]; NM], s
     let (s, w, n) = (sw.s, sw.w, sw.n);
     let [a, b, c, d, e] = l;
     if w == 1 {
-        // x: one contiguous line at a time.
+        // x: one contiguous line at a time. The values the next row needs are carried
+        // in registers: reading back what the previous step just stored would stall on
+        // store forwarding.
         for &base in &sw.bases {
             let a = &a[base..base + n];
             let b = &mut b[base..base + n];
             let c = &mut c[base..base + n];
             let d = &mut d[base..base + n];
             let e = &mut e[base..base + n];
-            let mut r: [&mut [f64]; NM] = r.each_mut().map(|x| &mut x[base..base + n]);
+            let r: [&mut [f64]; NM] = r.each_mut().map(|x| &mut x[base..base + n]);
+            let (mut c0, mut c1, mut d0, mut b1) = (c[0], c[1], d[0], b[1]);
+            let mut r0: [f64; NM] = std::array::from_fn(|m| r[m][0]);
+            let mut r1: [f64; NM] = std::array::from_fn(|m| r[m][1]);
             for i in 0..n - 2 {
-                let fac1 = 1.0 / c[i];
-                d[i] *= fac1;
-                e[i] *= fac1;
-                c[i + 1] -= b[i + 1] * d[i];
-                d[i + 1] -= b[i + 1] * e[i];
-                b[i + 2] -= a[i + 2] * d[i];
-                c[i + 2] -= a[i + 2] * e[i];
-                for x in r.iter_mut() {
-                    x[i] *= fac1;
-                    x[i + 1] -= b[i + 1] * x[i];
-                    x[i + 2] -= a[i + 2] * x[i];
+                let fac1 = 1.0 / c0;
+                let (di, ei) = (d0 * fac1, e[i] * fac1);
+                d[i] = di;
+                e[i] = ei;
+                let a2 = a[i + 2];
+                let nc1 = c1 - b1 * di;
+                let nd1 = d[i + 1] - b1 * ei;
+                let nb2 = b[i + 2] - a2 * di;
+                let nc2 = c[i + 2] - a2 * ei;
+                c[i + 1] = nc1;
+                d[i + 1] = nd1;
+                b[i + 2] = nb2;
+                c[i + 2] = nc2;
+                for m in 0..NM {
+                    let x0 = r0[m] * fac1;
+                    let x1 = r1[m] - b1 * x0;
+                    let x2 = r[m][i + 2] - a2 * x0;
+                    r[m][i] = x0;
+                    r[m][i + 1] = x1;
+                    r[m][i + 2] = x2;
+                    r0[m] = x1;
+                    r1[m] = x2;
                 }
+                (c0, c1, d0, b1) = (nc1, nc2, nd1, nb2);
             }
             let i = n - 2;
-            let fac1 = 1.0 / c[i];
-            d[i] *= fac1;
-            e[i] *= fac1;
-            c[i + 1] -= b[i + 1] * d[i];
-            d[i + 1] -= b[i + 1] * e[i];
-            let fac2 = 1.0 / c[i + 1];
-            d[i + 1] *= fac2;
+            let fac1 = 1.0 / c0;
+            let (di, ei) = (d0 * fac1, e[i] * fac1);
+            d[i] = di;
+            e[i] = ei;
+            let nc1 = c1 - b1 * di;
+            c[i + 1] = nc1;
+            let fac2 = 1.0 / nc1;
+            d[i + 1] = (d[i + 1] - b1 * ei) * fac2;
             e[i + 1] *= fac2;
-            for x in r.iter_mut() {
-                x[i] *= fac1;
-                x[i + 1] -= b[i + 1] * x[i];
-                x[i + 1] *= fac2;
+            for m in 0..NM {
+                let x0 = r0[m] * fac1;
+                r[m][i] = x0;
+                r[m][i + 1] = (r1[m] - b1 * x0) * fac2;
             }
         }
         return;
@@ -381,8 +399,12 @@ fn backward(d: &[f64], e: &[f64], r: &mut [f64], sw: &Sweep) {
             let d = &d[base..base + n];
             let e = &e[base..base + n];
             let r = &mut r[base..base + n];
+            // r[i+1] and r[i+2] stay in registers (see forward).
+            let (mut r1, mut r2) = (r[n - 2], r[n - 1]);
             for i in (0..n - 2).rev() {
-                r[i] = r[i] - d[i] * r[i + 1] - e[i] * r[i + 2];
+                let v = r[i] - d[i] * r1 - e[i] * r2;
+                r[i] = v;
+                (r1, r2) = (v, r1);
             }
             continue;
         }
