@@ -268,21 +268,21 @@ fn dissipation<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &m
         .map(|pos| diss_coef(pos, c.size[d], c.start[d], c.end[d]))
         .collect();
     let (i0, len) = (c.start[0], c.size[0] - c.end[0] - c.start[0]);
-    // The weights by offset at each point of a row: along x they change with i, along
-    // y and z they are the row's.
-    let mut w: [Vec<f64>; 5] = Default::default();
-    for (o, x) in w.iter_mut().enumerate() {
-        *x = (i0..i0 + len).map(|i| wt[i][o]).collect();
+    // Runs of a row with the same weights: along x the weights change near the
+    // boundaries, along y and z a row has one set.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    if d == 0 {
+        for i in 0..len {
+            match runs.last_mut() {
+                Some(run) if wt[i0 + run.0] == wt[i0 + i] => run.1 = i + 1,
+                _ => runs.push((i, i + 1)),
+            }
+        }
+    } else {
+        runs.push((0, len));
     }
     for kk in c.start[2]..c.size[2] - c.end[2] {
         for jj in c.start[1]..c.size[1] - c.end[1] {
-            if d > 0 {
-                let pos = if d == 1 { jj } else { kk };
-                for (o, x) in w.iter_mut().enumerate() {
-                    x.fill(wt[pos][o]);
-                }
-            }
-            let [w0, w1, w2, w3, w4] = w.each_ref().map(|x| &x[..len]);
             let p = g.at(i0 as isize, jj as isize, kk as isize);
             let [b0, b1, b2, b3, b4] = &mut sc.u;
             let u = [
@@ -294,15 +294,15 @@ fn dissipation<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &m
             ];
             with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |rows| {
                 for (r, um) in rows.into_iter().zip(&u) {
-                    let r = &mut r[..len];
-                    let [x0, x1, x2, x3, x4] = um.map(|x| &x[..len]);
-                    for i in 0..len {
-                        let v = w0[i] * x0[i]
-                            + w1[i] * x1[i]
-                            + w2[i] * x2[i]
-                            + w3[i] * x3[i]
-                            + w4[i] * x4[i];
-                        r[i] -= k.dssp * v;
+                    for &(from, to) in &runs {
+                        let pos = [i0 + from, jj, kk][d];
+                        let [w0, w1, w2, w3, w4] = wt[pos];
+                        let r = &mut r[from..to];
+                        let [x0, x1, x2, x3, x4] = um.map(|x| &x[from..to]);
+                        for i in 0..to - from {
+                            let v = w0 * x0[i] + w1 * x1[i] + w2 * x2[i] + w3 * x3[i] + w4 * x4[i];
+                            r[i] -= k.dssp * v;
+                        }
                     }
                 }
             });
