@@ -141,11 +141,12 @@ fn compute_lhs(cs: &CellState<Soa>, k: &Constants, d: usize, lhs: &mut [f64]) {
     let mut wrow = [(); 5].map(|_| vec![0.0; w]);
     let mut dg: [&mut [f64]; 15] = planes(lhs, np);
     for &base in &sw.bases {
-        for pos in lo - 1..=hi {
-            let p = base + pos * s;
+        // q = pos + 1 (pos starts at -1 in a cell without a low boundary).
+        for q in lo..=hi + 1 {
+            let p = base + q * s - s;
             let rho_i = &a.rho_i[p..p + w];
-            cv[(pos + 1) * w..(pos + 2) * w].copy_from_slice(&vel[p..p + w]);
-            let rhr = &mut rhon[(pos + 1) * w..(pos + 2) * w];
+            cv[q * w..(q + 1) * w].copy_from_slice(&vel[p..p + w]);
+            let rhr = &mut rhon[q * w..(q + 1) * w];
             for (r, &ri) in rhr.iter_mut().zip(rho_i) {
                 let ru1 = k.c3c4 * ri;
                 *r = (dd[d + 1] + k.con43 * ru1)
