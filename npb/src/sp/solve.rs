@@ -135,8 +135,8 @@ fn compute_lhs(cs: &CellState<Soa>, k: &Constants, d: usize, lhs: &mut [f64]) {
         dtt2: k.dtt2[d],
         c2dtt1: k.c2dtt1[d],
     };
-    // cv and rhon of positions lo-1 ..= hi, stored at pos + 1, w lines side by side.
-    let mut cv = vec![0.0; (n + 2) * w];
+    // rhon of positions lo-1 ..= hi, stored at pos + 1, w lines side by side (the
+    // velocities are read in place).
     let mut rhon = vec![0.0; (n + 2) * w];
     let mut wrow = [(); 5].map(|_| vec![0.0; w]);
     let mut dg: [&mut [f64]; 15] = planes(lhs, np);
@@ -145,7 +145,6 @@ fn compute_lhs(cs: &CellState<Soa>, k: &Constants, d: usize, lhs: &mut [f64]) {
         for q in lo..=hi + 1 {
             let p = base + q * s - s;
             let rho_i = &a.rho_i[p..p + w];
-            cv[q * w..(q + 1) * w].copy_from_slice(&vel[p..p + w]);
             let rhr = &mut rhon[q * w..(q + 1) * w];
             for (r, &ri) in rhr.iter_mut().zip(rho_i) {
                 let ru1 = k.c3c4 * ri;
@@ -156,13 +155,13 @@ fn compute_lhs(cs: &CellState<Soa>, k: &Constants, d: usize, lhs: &mut [f64]) {
             }
         }
         if w == 1 {
-            // x: one run along the line (cv, rhon and the weights indexed by position).
+            // x: one run along the line (rhon and the weights indexed by position).
             let (p, len) = (base + lo, hi - lo);
             lhs_of.run(
                 &mut dg,
                 p,
                 len,
-                [&cv[lo..], &cv[lo + 2..]],
+                [&vel[p - 1..], &vel[p + 1..]],
                 [&rhon[lo..], &rhon[lo + 1..], &rhon[lo + 2..]],
                 [&a.speed[p - 1..], &a.speed[p + 1..]],
                 wt.each_ref().map(|x| &x[lo..]),
@@ -179,7 +178,7 @@ fn compute_lhs(cs: &CellState<Soa>, k: &Constants, d: usize, lhs: &mut [f64]) {
                 &mut dg,
                 p,
                 w,
-                [&cv[pos * w..], &cv[(pos + 2) * w..]],
+                [&vel[p - s..], &vel[p + s..]],
                 [
                     &rhon[pos * w..],
                     &rhon[(pos + 1) * w..],
@@ -218,44 +217,56 @@ impl LhsRow {
         let (rm, r0, rp) = (&rhon[0][..len], &rhon[1][..len], &rhon[2][..len]);
         let (sm, sp) = (&speed[0][..len], &speed[1][..len]);
         let (dtt1, dtt2, c2dtt1) = (self.dtt1, self.dtt2, self.c2dtt1);
+        let (w1, w2, w3) = (&wt[1][..len], &wt[2][..len], &wt[3][..len]);
         let [d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14] = dg;
-        let l1 = &mut d1[p..p + len];
-        for (((o, &c), &r), &w) in l1.iter_mut().zip(cm).zip(rm).zip(&wt[1][..len]) {
-            *o = -dtt2 * c - dtt1 * r + w;
+        // One loop per row of the left-hand side, each writing the three factors' copies
+        // of it (a few outputs per loop keep the loops vectorized).
+        let (o0, o5, o10) = (
+            &mut d0[p..p + len],
+            &mut d5[p..p + len],
+            &mut d10[p..p + len],
+        );
+        for (((a, b), c), &w) in o0.iter_mut().zip(o5).zip(o10).zip(&wt[0][..len]) {
+            (*a, *b, *c) = (w, w, w);
         }
-        let l2 = &mut d2[p..p + len];
-        for ((o, &r), &w) in l2.iter_mut().zip(r0).zip(&wt[2][..len]) {
-            *o = 1.0 + c2dtt1 * r + w;
+        let (o1, o6, o11) = (
+            &mut d1[p..p + len],
+            &mut d6[p..p + len],
+            &mut d11[p..p + len],
+        );
+        for i in 0..len {
+            let l = -dtt2 * cm[i] - dtt1 * rm[i] + w1[i];
+            o1[i] = l;
+            o6[i] = l - dtt2 * sm[i];
+            o11[i] = l + dtt2 * sm[i];
         }
-        let l3 = &mut d3[p..p + len];
-        for (((o, &c), &r), &w) in l3.iter_mut().zip(cp).zip(rp).zip(&wt[3][..len]) {
-            *o = dtt2 * c - dtt1 * r + w;
+        let (o2, o7, o12) = (
+            &mut d2[p..p + len],
+            &mut d7[p..p + len],
+            &mut d12[p..p + len],
+        );
+        for i in 0..len {
+            let l = 1.0 + c2dtt1 * r0[i] + w2[i];
+            (o2[i], o7[i], o12[i]) = (l, l, l);
         }
-        let (l1, l2, l3) = (&d1[p..p + len], &d2[p..p + len], &d3[p..p + len]);
-        for x in [&mut **d0, &mut **d5, &mut **d10] {
-            x[p..p + len].copy_from_slice(&wt[0][..len]);
+        let (o3, o8, o13) = (
+            &mut d3[p..p + len],
+            &mut d8[p..p + len],
+            &mut d13[p..p + len],
+        );
+        for i in 0..len {
+            let l = dtt2 * cp[i] - dtt1 * rp[i] + w3[i];
+            o3[i] = l;
+            o8[i] = l + dtt2 * sp[i];
+            o13[i] = l - dtt2 * sp[i];
         }
-        for x in [&mut **d4, &mut **d9, &mut **d14] {
-            x[p..p + len].copy_from_slice(&wt[4][..len]);
-        }
-        for x in [&mut **d7, &mut **d12] {
-            x[p..p + len].copy_from_slice(l2);
-        }
-        for ((o6, o11), (&l, &s)) in d6[p..p + len]
-            .iter_mut()
-            .zip(&mut d11[p..p + len])
-            .zip(l1.iter().zip(sm))
-        {
-            *o6 = l - dtt2 * s;
-            *o11 = l + dtt2 * s;
-        }
-        for ((o8, o13), (&l, &s)) in d8[p..p + len]
-            .iter_mut()
-            .zip(&mut d13[p..p + len])
-            .zip(l3.iter().zip(sp))
-        {
-            *o8 = l + dtt2 * s;
-            *o13 = l - dtt2 * s;
+        let (o4, o9, o14) = (
+            &mut d4[p..p + len],
+            &mut d9[p..p + len],
+            &mut d14[p..p + len],
+        );
+        for (((a, b), c), &w) in o4.iter_mut().zip(o9).zip(o14).zip(&wt[4][..len]) {
+            (*a, *b, *c) = (w, w, w);
         }
     }
 }
