@@ -38,7 +38,8 @@ pub struct Args {
     /// last rank killed mid-run.
     #[arg(long)]
     pub kill: bool,
-    /// When to kill: this fraction of the failure-free run's wall time after start.
+    /// When to kill: this fraction into the failure-free run's timed loop (taken to
+    /// start `wall - seconds` after the job did).
     #[arg(long, default_value_t = 0.4)]
     pub kill_at: f64,
     /// Write the CSV here (default: standard output).
@@ -351,16 +352,22 @@ pub fn run(a: &Args) -> Result<(), String> {
         progress.start(&label(&job));
         let row = run_job(&vrun, &npb, &job, a.timeout);
         progress.finish(&label(&job), &result_text(&row));
-        let base = matches!(row.outcome, Outcome::Report { .. }).then_some(row.wall);
+        // The timed loop is taken to end with the job: it starts (wall - seconds) in.
+        let base = match row.outcome {
+            Outcome::Report { seconds, .. } => {
+                Some((row.wall - seconds).max(0.0) + a.kill_at * seconds)
+            }
+            Outcome::Failed(_) => None,
+        };
         rows.push(row);
         if !(a.kill && job.replicas >= 2) {
             continue;
         }
-        // Replica 1 of the last rank, a fraction of the failure-free run into the job.
+        // Replica 1 of the last rank, a fraction of the failure-free run's timed loop in.
         let mut kj = job.clone();
         let row = match base {
-            Some(wall) => {
-                kj.fault = Some(format!("{}.1:kill@{:.1}", job.np - 1, wall * a.kill_at));
+            Some(at) => {
+                kj.fault = Some(format!("{}.1:kill@{at:.1}", job.np - 1));
                 progress.start(&label(&kj));
                 run_job(&vrun, &npb, &kj, a.timeout)
             }
