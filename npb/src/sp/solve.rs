@@ -6,6 +6,11 @@
 //! rows of the preceding cell (22 values per line, from the predecessor), the back
 //! substitution for the first two solved rows of the following cell (10 values per line,
 //! from the successor); every message carries the reference's DEFAULT_TAG (0).
+//!
+//! Memory order: the x lines are contiguous and solved one at a time, each recurrence
+//! carrying its next rows in registers; the y and z lines are solved a row of them at a
+//! time (the contiguous i runs across the lines), every step a vector operation on
+//! windows of the diagonals.
 
 use super::invr::invert;
 use crate::cfd::{diss_coef, CellState, Constants, Flow, Soa};
