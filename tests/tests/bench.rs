@@ -92,3 +92,38 @@ fn compare_collectives_with_open_mpi_has_the_promised_csv() {
         assert_eq!(rows.iter().filter(|r| r.starts_with(op)).count(), 4);
     }
 }
+
+#[test]
+fn npb_subcommand_writes_one_csv_row_per_job() {
+    let csv = volpex_tests::TempPath::new("npb.csv");
+    let md = volpex_tests::TempPath::new("npb.md");
+    let out = Command::new(bin("volpex-bench"))
+        .args(["npb", "--bench", "ep", "--class", "S", "--np", "1,2"])
+        .args(["--replicas", "1", "--timeout", "120"])
+        .arg("--csv")
+        .arg(&csv.0)
+        .arg("--markdown")
+        .arg(&md.0)
+        .output()
+        .expect("run volpex-bench");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&csv.0).expect("csv written");
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("bench,class,np,replicas,fault,seconds,mops,verified")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for (row, np) in rows.iter().zip(["1", "2"]) {
+        assert_eq!(row[..5], ["ep", "S", np, "1", "none"], "{text}");
+        assert!(row[5].parse::<f64>().is_ok() && row[6].parse::<f64>().is_ok());
+        assert_eq!(row[7], "yes", "{text}");
+    }
+    let table = std::fs::read_to_string(&md.0).expect("markdown written");
+    assert_eq!(table.lines().filter(|l| l.starts_with("| ep |")).count(), 2);
+}

@@ -80,7 +80,8 @@ fn on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn volpexrun() -> Result<PathBuf, String> {
+/// The volpexrun launcher: $VOLPEX_RUN, next to this executable, or on PATH.
+pub(crate) fn volpexrun() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("VOLPEX_RUN") {
         return Ok(PathBuf::from(p));
     }

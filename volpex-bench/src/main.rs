@@ -4,6 +4,7 @@
 
 mod collectives;
 mod compare;
+mod npb;
 mod pingpong;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +30,9 @@ enum Cmd {
         #[command(subcommand)]
         what: compare::What,
     },
+    /// Run NAS Parallel Benchmark jobs under volpexrun (benchmark x class x ranks x
+    /// replicas, optionally with a replica killed) and write CSV and Markdown results.
+    Npb(npb::Args),
 }
 
 fn main() {
@@ -37,6 +41,7 @@ fn main() {
         Cmd::Pingpong(a) => pingpong::run(&a),
         Cmd::Collectives(a) => collectives::run(&a),
         Cmd::Compare { what } => compare::run(&what),
+        Cmd::Npb(a) => npb::run(&a),
     };
     if let Err(e) = res {
         eprintln!("volpex-bench: {e}");

@@ -237,13 +237,20 @@ impl<L: Layout> Flow<L> {
     pub fn add(&mut self) {
         for cs in &mut self.cells {
             let c = &cs.cell;
+            let len = c.size[0] - c.end[0] - c.start[0];
+            let np = cs.grid.npts;
             for k in c.start[2]..c.size[2] - c.end[2] {
                 for j in c.start[1]..c.size[1] - c.end[1] {
-                    for i in c.start[0]..c.size[0] - c.end[0] {
-                        let p = cs.grid.at(i as isize, j as isize, k as isize);
-                        for m in 0..5 {
-                            let v = cs.u.get(m, p) + cs.rhs.get(m, p);
-                            cs.u.set(m, p, v);
+                    let p = cs.grid.at(c.start[0] as isize, j as isize, k as isize);
+                    // The row's values: one run of 5*len (interleaved) or a run of len
+                    // per component (planar).
+                    let (runs, width) = if L::AOS { (1, 5 * len) } else { (5, len) };
+                    for m in 0..runs {
+                        let at = if L::AOS { 5 * p } else { m * np + p };
+                        let u = &mut cs.u.data[at..at + width];
+                        let r = &cs.rhs.data[at..at + width];
+                        for (x, y) in u.iter_mut().zip(r) {
+                            *x += *y;
                         }
                     }
                 }

@@ -1,33 +1,168 @@
 //! The explicit right-hand side of BT and SP (the reference's compute_rhs): derived
 //! quantities on the cell and its first ghost layer, the forcing term, the flux
 //! differences and 4th-order dissipation in each direction, times dt.
+//!
+//! Everything runs one row of i values at a time on contiguous slices (the fields'
+//! components at the row's points and at its neighbours' in the stencil direction), so
+//! the inner loops carry no index arithmetic or bounds checks. With the planar layout
+//! (SP) the slices are the fields' own memory; with the interleaved layout (BT) the
+//! components of a row are gathered into scratch rows first and scattered back after.
 
 use super::constants::{Constants, C1, C2};
-use super::{diss_coef, CellState, Layout};
+use super::{diss_coef, CellState, Field5, Layout};
+
+/// Scratch rows of the interleaved layout: per component, the stencil rows of u and
+/// the row of rhs.
+struct Scratch {
+    u: [Vec<f64>; 5],
+    r: [Vec<f64>; 5],
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            u: Default::default(),
+            r: Default::default(),
+        }
+    }
+}
+
+/// Component `m` of `f` at the `len` points from `p` moved by `o * s` for the offsets
+/// `o` in `-reach..=reach`, each a contiguous slice (entry `o + reach`; unused entries
+/// are empty): slices of the field itself (planar) or gathered into `buf`
+/// (interleaved).
+#[inline]
+fn stencil<'a, L: Layout>(
+    f: &'a Field5<L>,
+    m: usize,
+    p: usize,
+    len: usize,
+    s: usize,
+    reach: usize,
+    buf: &'a mut Vec<f64>,
+) -> [&'a [f64]; 5] {
+    let mut out: [&[f64]; 5] = [&[]; 5];
+    let width = 2 * reach + 1;
+    if !L::AOS {
+        let plane = &f.data[m * f.npts..(m + 1) * f.npts];
+        for (o, x) in out.iter_mut().take(width).enumerate() {
+            let at = p + o * s - reach * s;
+            *x = &plane[at..at + len];
+        }
+        return out;
+    }
+    buf.clear();
+    if s == 1 {
+        // One gathered row covers every offset.
+        let from = p - reach;
+        buf.extend(
+            f.data[5 * from + m..5 * (from + len + 2 * reach)]
+                .iter()
+                .step_by(5),
+        );
+        let buf: &'a [f64] = buf;
+        for (o, x) in out.iter_mut().take(width).enumerate() {
+            *x = &buf[o..o + len];
+        }
+    } else {
+        for o in 0..width {
+            let at = p + o * s - reach * s;
+            buf.extend(f.data[5 * at + m..5 * (at + len)].iter().step_by(5));
+        }
+        let buf: &'a [f64] = buf;
+        for (o, x) in out.iter_mut().take(width).enumerate() {
+            *x = &buf[o * len..(o + 1) * len];
+        }
+    }
+    out
+}
+
+/// Runs `body` on the five components of `f` at the `len` points from `p` as mutable
+/// contiguous slices (gathered into and scattered back from `bufs` if interleaved).
+#[inline]
+fn with_rows_mut<L: Layout>(
+    f: &mut Field5<L>,
+    p: usize,
+    len: usize,
+    bufs: &mut [Vec<f64>; 5],
+    body: impl FnOnce([&mut [f64]; 5]),
+) {
+    if !L::AOS {
+        let np = f.npts;
+        let mut planes = f.data.chunks_exact_mut(np);
+        let rows: [&mut [f64]; 5] = std::array::from_fn(|_| {
+            let plane = planes.next().expect("five components");
+            &mut plane[p..p + len]
+        });
+        body(rows);
+        return;
+    }
+    let points = &mut f.data[5 * p..5 * (p + len)];
+    for (m, b) in bufs.iter_mut().enumerate() {
+        b.clear();
+        b.extend(points.iter().skip(m).step_by(5));
+    }
+    body(bufs.each_mut().map(|b| &mut b[..]));
+    for (m, b) in bufs.iter().enumerate() {
+        for (x, v) in points.iter_mut().skip(m).step_by(5).zip(b) {
+            *x = *v;
+        }
+    }
+}
+
+/// The `len` values of `x` from `p - s`, `p` and `p + s`.
+#[inline(always)]
+fn around(x: &[f64], p: usize, s: usize, len: usize) -> (&[f64], &[f64], &[f64]) {
+    (
+        &x[p - s..p - s + len],
+        &x[p..p + len],
+        &x[p + s..p + s + len],
+    )
+}
 
 /// compute_rhs for one cell; `with_speed` also computes the speed of sound (SP).
 pub fn compute_rhs<L: Layout>(cs: &mut CellState<L>, k: &Constants, with_speed: bool) {
     let c = cs.cell.clone();
     let g = cs.grid;
+    let mut sc = Scratch::new();
     // Reciprocal of density, velocities, kinetic energy and (SP) speed of sound.
+    let len = c.size[0] + 2;
     for kk in -1..=c.size[2] as isize {
         for jj in -1..=c.size[1] as isize {
-            let row = g.at(-1, jj, kk);
-            for p in row..row + c.size[0] + 2 {
-                let u = cs.u.point(p);
-                let rho_inv = 1.0 / u[0];
-                let a = &mut cs.aux;
-                a.rho_i[p] = rho_inv;
-                a.vel[0][p] = u[1] * rho_inv;
-                a.vel[1][p] = u[2] * rho_inv;
-                a.vel[2][p] = u[3] * rho_inv;
-                let sq = 0.5 * (u[1] * u[1] + u[2] * u[2] + u[3] * u[3]) * rho_inv;
-                a.square[p] = sq;
-                a.qs[p] = sq * rho_inv;
-                if with_speed {
-                    let aux = (k.c1c2 * rho_inv * (u[4] - sq)).sqrt();
-                    a.speed[p] = aux;
-                    a.ainv[p] = 1.0 / aux;
+            let p = g.at(-1, jj, kk);
+            let [b0, b1, b2, b3, b4] = &mut sc.u;
+            let u0 = stencil(&cs.u, 0, p, len, 1, 0, b0)[0];
+            let u1 = stencil(&cs.u, 1, p, len, 1, 0, b1)[0];
+            let u2 = stencil(&cs.u, 2, p, len, 1, 0, b2)[0];
+            let u3 = stencil(&cs.u, 3, p, len, 1, 0, b3)[0];
+            let u4 = stencil(&cs.u, 4, p, len, 1, 0, b4)[0];
+            let a = &mut cs.aux;
+            let [vx, vy, vz] = &mut a.vel;
+            let rho_i = &mut a.rho_i[p..p + len];
+            let (vx, vy, vz) = (
+                &mut vx[p..p + len],
+                &mut vy[p..p + len],
+                &mut vz[p..p + len],
+            );
+            let square = &mut a.square[p..p + len];
+            let qs = &mut a.qs[p..p + len];
+            for i in 0..len {
+                let rho_inv = 1.0 / u0[i];
+                rho_i[i] = rho_inv;
+                vx[i] = u1[i] * rho_inv;
+                vy[i] = u2[i] * rho_inv;
+                vz[i] = u3[i] * rho_inv;
+                let sq = 0.5 * (u1[i] * u1[i] + u2[i] * u2[i] + u3[i] * u3[i]) * rho_inv;
+                square[i] = sq;
+                qs[i] = sq * rho_inv;
+            }
+            if with_speed {
+                let (speed, ainv) = (&mut a.speed[p..p + len], &mut a.ainv[p..p + len]);
+                let (rho_i, square) = (&a.rho_i[p..p + len], &a.square[p..p + len]);
+                for i in 0..len {
+                    let aux = (k.c1c2 * rho_i[i] * (u4[i] - square[i])).sqrt();
+                    speed[i] = aux;
+                    ainv[i] = 1.0 / aux;
                 }
             }
         }
@@ -35,99 +170,142 @@ pub fn compute_rhs<L: Layout>(cs: &mut CellState<L>, k: &Constants, with_speed: 
     // The forcing term is known on the whole cell, boundary included.
     cs.rhs.data.copy_from_slice(&cs.forcing.data);
     for d in 0..3 {
-        flux(cs, k, d);
-        dissipation(cs, k, d);
+        flux(cs, k, d, &mut sc);
+        dissipation(cs, k, d, &mut sc);
     }
+    let (i0, len) = (c.start[0], c.size[0] - c.end[0] - c.start[0]);
     for kk in c.start[2]..c.size[2] - c.end[2] {
         for jj in c.start[1]..c.size[1] - c.end[1] {
-            let row = g.at(0, jj as isize, kk as isize);
-            for p in row + c.start[0]..row + c.size[0] - c.end[0] {
-                for m in 0..5 {
-                    let v = cs.rhs.get(m, p) * k.dt;
-                    cs.rhs.set(m, p, v);
+            let p = g.at(i0 as isize, jj as isize, kk as isize);
+            with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |rows| {
+                for r in rows {
+                    for v in r.iter_mut() {
+                        *v *= k.dt;
+                    }
                 }
-            }
+            });
         }
     }
 }
 
 /// Flux differences in direction `d` on the interior points.
-fn flux<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize) {
+fn flux<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &mut Scratch) {
     let c = &cs.cell;
     let g = cs.grid;
     let s = g.stride[d];
     let n = d + 1;
     let (t2, dt1, con) = (k.t2[d], k.dt1[d], k.con[d]);
+    let (i0, len) = (c.start[0], c.size[0] - c.end[0] - c.start[0]);
     let a = &cs.aux;
-    let vel = &a.vel[d];
-    let u = &cs.u;
-    let rhs = &mut cs.rhs;
     for kk in c.start[2]..c.size[2] - c.end[2] {
         for jj in c.start[1]..c.size[1] - c.end[1] {
-            let row = g.at(0, jj as isize, kk as isize);
-            for p in row + c.start[0]..row + c.size[0] - c.end[0] {
-                let (pp, pm) = (p + s, p - s);
-                let uijk = vel[p];
-                let up1 = vel[pp];
-                let um1 = vel[pm];
-                let mut r = rhs.point(p);
-                r[0] = r[0] + dt1[0] * (u.get(0, pp) - 2.0 * u.get(0, p) + u.get(0, pm))
-                    - t2 * (u.get(n, pp) - u.get(n, pm));
-                for mm in 1..4 {
-                    let vm = &a.vel[mm - 1];
-                    let second = dt1[mm] * (u.get(mm, pp) - 2.0 * u.get(mm, p) + u.get(mm, pm));
+            let p = g.at(i0 as isize, jj as isize, kk as isize);
+            let [b0, b1, b2, b3, b4] = &mut sc.u;
+            let u = [
+                stencil(&cs.u, 0, p, len, s, 1, b0),
+                stencil(&cs.u, 1, p, len, s, 1, b1),
+                stencil(&cs.u, 2, p, len, s, 1, b2),
+                stencil(&cs.u, 3, p, len, s, 1, b3),
+                stencil(&cs.u, 4, p, len, s, 1, b4),
+            ];
+            // Neighbours below (m), at (0) and above (p) in direction d.
+            let (vm, v0, vp) = around(&a.vel[d], p, s, len);
+            let (sqm, _, sqp) = around(&a.square, p, s, len);
+            let (qm, q0, qp) = around(&a.qs, p, s, len);
+            let (rim, ri0, rip) = around(&a.rho_i, p, s, len);
+            with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |rows| {
+                let [r0, r1, r2, r3, r4] = rows;
+                let (r0, r4) = (&mut r0[..len], &mut r4[..len]);
+                let (a_m, a_0, a_p) = (&u[0][0][..len], &u[0][1][..len], &u[0][2][..len]);
+                let (n_m, n_p) = (&u[n][0][..len], &u[n][2][..len]);
+                for i in 0..len {
+                    r0[i] =
+                        r0[i] + dt1[0] * (a_p[i] - 2.0 * a_0[i] + a_m[i]) - t2 * (n_p[i] - n_m[i]);
+                }
+                let (e_m, e_0, e_p) = (&u[4][0][..len], &u[4][1][..len], &u[4][2][..len]);
+                for (mm, r) in [(1, r1), (2, r2), (3, r3)] {
+                    let r = &mut r[..len];
+                    let (x_m, x_0, x_p) = (&u[mm][0][..len], &u[mm][1][..len], &u[mm][2][..len]);
                     if mm == n {
-                        r[mm] = r[mm] + second + con[1] * k.con43 * (up1 - 2.0 * uijk + um1)
-                            - t2 * (u.get(mm, pp) * up1 - u.get(mm, pm) * um1
-                                + (u.get(4, pp) - a.square[pp] - u.get(4, pm) + a.square[pm]) * C2);
+                        for i in 0..len {
+                            r[i] = r[i]
+                                + dt1[mm] * (x_p[i] - 2.0 * x_0[i] + x_m[i])
+                                + con[1] * k.con43 * (vp[i] - 2.0 * v0[i] + vm[i])
+                                - t2 * (x_p[i] * vp[i] - x_m[i] * vm[i]
+                                    + (e_p[i] - sqp[i] - e_m[i] + sqm[i]) * C2);
+                        }
                     } else {
-                        r[mm] = r[mm] + second + con[1] * (vm[pp] - 2.0 * vm[p] + vm[pm])
-                            - t2 * (u.get(mm, pp) * up1 - u.get(mm, pm) * um1);
+                        let (wm, w0, wp) = around(&a.vel[mm - 1], p, s, len);
+                        for i in 0..len {
+                            r[i] = r[i]
+                                + dt1[mm] * (x_p[i] - 2.0 * x_0[i] + x_m[i])
+                                + con[1] * (wp[i] - 2.0 * w0[i] + wm[i])
+                                - t2 * (x_p[i] * vp[i] - x_m[i] * vm[i]);
+                        }
                     }
                 }
-                r[4] = r[4]
-                    + dt1[4] * (u.get(4, pp) - 2.0 * u.get(4, p) + u.get(4, pm))
-                    + con[2] * (a.qs[pp] - 2.0 * a.qs[p] + a.qs[pm])
-                    + con[3] * (up1 * up1 - 2.0 * uijk * uijk + um1 * um1)
-                    + con[4]
-                        * (u.get(4, pp) * a.rho_i[pp] - 2.0 * u.get(4, p) * a.rho_i[p]
-                            + u.get(4, pm) * a.rho_i[pm])
-                    - t2 * ((C1 * u.get(4, pp) - C2 * a.square[pp]) * up1
-                        - (C1 * u.get(4, pm) - C2 * a.square[pm]) * um1);
-                for (m, v) in r.iter().enumerate() {
-                    rhs.set(m, p, *v);
+                for i in 0..len {
+                    let (up1, uijk, um1) = (vp[i], v0[i], vm[i]);
+                    r4[i] = r4[i]
+                        + dt1[4] * (e_p[i] - 2.0 * e_0[i] + e_m[i])
+                        + con[2] * (qp[i] - 2.0 * q0[i] + qm[i])
+                        + con[3] * (up1 * up1 - 2.0 * uijk * uijk + um1 * um1)
+                        + con[4] * (e_p[i] * rip[i] - 2.0 * e_0[i] * ri0[i] + e_m[i] * rim[i])
+                        - t2 * ((C1 * e_p[i] - C2 * sqp[i]) * up1
+                            - (C1 * e_m[i] - C2 * sqm[i]) * um1);
                 }
-            }
+            });
         }
     }
 }
 
 /// Fourth-order dissipation in direction `d`.
-fn dissipation<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize) {
+fn dissipation<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &mut Scratch) {
     let c = &cs.cell;
     let g = cs.grid;
     let s = g.stride[d];
     let wt: Vec<[f64; 5]> = (0..c.size[d])
         .map(|pos| diss_coef(pos, c.size[d], c.start[d], c.end[d]))
         .collect();
-    let u = &cs.u;
-    let rhs = &mut cs.rhs;
+    let (i0, len) = (c.start[0], c.size[0] - c.end[0] - c.start[0]);
+    // Runs of a row with the same weights: along x the weights change near the
+    // boundaries, along y and z a row has one set.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    if d == 0 {
+        for i in 0..len {
+            match runs.last_mut() {
+                Some(run) if wt[i0 + run.0] == wt[i0 + i] => run.1 = i + 1,
+                _ => runs.push((i, i + 1)),
+            }
+        }
+    } else {
+        runs.push((0, len));
+    }
     for kk in c.start[2]..c.size[2] - c.end[2] {
         for jj in c.start[1]..c.size[1] - c.end[1] {
-            let row = g.at(0, jj as isize, kk as isize);
-            for ii in c.start[0]..c.size[0] - c.end[0] {
-                let p = row + ii;
-                let w = wt[[ii, jj, kk][d]];
-                for m in 0..5 {
-                    let v = w[0] * u.get(m, p - 2 * s)
-                        + w[1] * u.get(m, p - s)
-                        + w[2] * u.get(m, p)
-                        + w[3] * u.get(m, p + s)
-                        + w[4] * u.get(m, p + 2 * s);
-                    let r = rhs.get(m, p) - k.dssp * v;
-                    rhs.set(m, p, r);
+            let p = g.at(i0 as isize, jj as isize, kk as isize);
+            let [b0, b1, b2, b3, b4] = &mut sc.u;
+            let u = [
+                stencil(&cs.u, 0, p, len, s, 2, b0),
+                stencil(&cs.u, 1, p, len, s, 2, b1),
+                stencil(&cs.u, 2, p, len, s, 2, b2),
+                stencil(&cs.u, 3, p, len, s, 2, b3),
+                stencil(&cs.u, 4, p, len, s, 2, b4),
+            ];
+            with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |rows| {
+                for (r, um) in rows.into_iter().zip(&u) {
+                    for &(from, to) in &runs {
+                        let pos = [i0 + from, jj, kk][d];
+                        let [w0, w1, w2, w3, w4] = wt[pos];
+                        let r = &mut r[from..to];
+                        let [x0, x1, x2, x3, x4] = um.map(|x| &x[from..to]);
+                        for i in 0..to - from {
+                            let v = w0 * x0[i] + w1 * x1[i] + w2 * x2[i] + w3 * x3[i] + w4 * x4[i];
+                            r[i] -= k.dssp * v;
+                        }
+                    }
                 }
-            }
+            });
         }
     }
 }

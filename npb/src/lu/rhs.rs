@@ -48,13 +48,6 @@ fn direction(s: &Sub, k: &Constants, d: usize, w: &[f64], flux: &mut [f64], out:
         1 => ((s.ist, s.iend), (2, s.nz as isize - 1)),
         _ => ((s.ist, s.iend), (s.jst, s.jend)),
     };
-    let base = |a: isize, b: isize| -> usize {
-        match d {
-            0 => s.at(0, a, b),
-            1 => s.at(a, 0, b),
-            _ => s.at(a, b, 0),
-        }
-    };
     let wt: Vec<[f64; 5]> = (0..=n)
         .map(|p| {
             if p >= st && p <= en {
@@ -71,57 +64,70 @@ fn direction(s: &Sub, k: &Constants, d: usize, w: &[f64], flux: &mut [f64], out:
         .collect();
     let r43 = 4.0 / 3.0;
     let c1c5 = C1 * C5;
-    for b in rb.0..=rb.1 {
-        for a in ra.0..=ra.1 {
-            let b0 = base(a, b);
-            let at = |p: isize| (b0 as isize + p * sd as isize) as usize;
-            // Convective fluxes.
-            let (cl, ch) = if d == 2 { (1, n) } else { (l1, l2) };
-            for p in cl..=ch {
-                let q = at(p);
-                let u = &w[q..q + 5];
+    let (cl, ch) = if d == 2 { (1, n) } else { (l1, l2) };
+    // The passes run block by block (a line for x, a k-plane for y, the whole volume
+    // for z) over rows of consecutive i, as the reference's loops do: the flux of a
+    // block is complete before its differences are taken, and every pass works on
+    // contiguous slices (its rows and their neighbours sd away).
+    let blocks: Vec<(isize, isize)> = match d {
+        0 => (rb.0..=rb.1)
+            .flat_map(|b| (ra.0..=ra.1).map(move |a| (a, b)))
+            .collect(),
+        1 => (rb.0..=rb.1).map(|b| (0, b)).collect(),
+        _ => vec![(0, 0)],
+    };
+    for (ba, bb) in blocks {
+        let blk = Rows {
+            s,
+            d,
+            ra,
+            rb,
+            a: ba,
+            b: bb,
+        };
+        // Convective fluxes.
+        blk.each(cl, ch, |_, q, len| {
+            let (u, f) = (&w[q..q + 5 * len], &mut flux[q..q + 5 * len]);
+            for (u, f) in u.chunks_exact(5).zip(f.chunks_exact_mut(5)) {
                 let un = u[nm] / u[0];
                 let qq = 0.5 * (u[1] * u[1] + u[2] * u[2] + u[3] * u[3]) / u[0];
-                let mut f = [
-                    u[nm],
-                    u[1] * un,
-                    u[2] * un,
-                    u[3] * un,
-                    (C1 * u[4] - C2 * qq) * un,
-                ];
+                f[0] = u[nm];
+                f[1] = u[1] * un;
+                f[2] = u[2] * un;
+                f[3] = u[3] * un;
+                f[4] = (C1 * u[4] - C2 * qq) * un;
                 f[nm] += C2 * (u[4] - qq);
-                flux[q..q + 5].copy_from_slice(&f);
             }
-            for p in st..=en {
-                let q = at(p);
-                let (qp, qm) = (q + sd, q - sd);
-                for m in 0..5 {
-                    out[q + m] -= t2 * (flux[qp + m] - flux[qm + m]);
-                }
+        });
+        blk.each(st, en, |_, q, len| {
+            let l = 5 * len;
+            let (o, fp, fm) = (
+                &mut out[q..q + l],
+                &flux[q + sd..q + sd + l],
+                &flux[q - sd..q - sd + l],
+            );
+            for e in 0..l {
+                o[e] -= t2 * (fp[e] - fm[e]);
             }
-            // Viscous fluxes.
-            for p in st..=l2 {
-                let q = at(p);
-                let qm = q - sd;
-                let tmp = 1.0 / w[q];
-                let ui = [
-                    tmp * w[q + 1],
-                    tmp * w[q + 2],
-                    tmp * w[q + 3],
-                    tmp * w[q + 4],
-                ];
-                let tmp = 1.0 / w[qm];
-                let um = [
-                    tmp * w[qm + 1],
-                    tmp * w[qm + 2],
-                    tmp * w[qm + 3],
-                    tmp * w[qm + 4],
-                ];
+        });
+        // Viscous fluxes.
+        blk.each(st, l2, |_, q, len| {
+            let l = 5 * len;
+            let (u, um, f) = (&w[q..q + l], &w[q - sd..q - sd + l], &mut flux[q..q + l]);
+            for ((u, um), f) in u
+                .chunks_exact(5)
+                .zip(um.chunks_exact(5))
+                .zip(f.chunks_exact_mut(5))
+            {
+                let tmp = 1.0 / u[0];
+                let ui = [tmp * u[1], tmp * u[2], tmp * u[3], tmp * u[4]];
+                let tmp = 1.0 / um[0];
+                let um = [tmp * um[1], tmp * um[2], tmp * um[3], tmp * um[4]];
                 for c in 0..3 {
                     let coef = if c + 1 == nm { r43 * t3 } else { t3 };
-                    flux[q + 1 + c] = coef * (ui[c] - um[c]);
+                    f[1 + c] = coef * (ui[c] - um[c]);
                 }
-                flux[q + 4] = 0.50
+                f[4] = 0.50
                     * (1.0 - c1c5)
                     * t3
                     * ((ui[0] * ui[0] + ui[1] * ui[1] + ui[2] * ui[2])
@@ -129,27 +135,78 @@ fn direction(s: &Sub, k: &Constants, d: usize, w: &[f64], flux: &mut [f64], out:
                     + (1.0 / 6.0) * t3 * (ui[nm - 1] * ui[nm - 1] - um[nm - 1] * um[nm - 1])
                     + c1c5 * t3 * (ui[3] - um[3]);
             }
-            for p in st..=en {
-                let q = at(p);
-                let (qp, qm) = (q + sd, q - sd);
-                out[q] += dd[0] * t1 * (w[qm] - 2.0 * w[q] + w[qp]);
+        });
+        blk.each(st, en, |_, q, len| {
+            let l = 5 * len;
+            let o = &mut out[q..q + l];
+            let (x, xm, xp) = (&w[q..q + l], &w[q - sd..q - sd + l], &w[q + sd..q + sd + l]);
+            let (f, fp) = (&flux[q..q + l], &flux[q + sd..q + sd + l]);
+            for (((o, x), (xm, xp)), (f, fp)) in o
+                .chunks_exact_mut(5)
+                .zip(x.chunks_exact(5))
+                .zip(xm.chunks_exact(5).zip(xp.chunks_exact(5)))
+                .zip(f.chunks_exact(5).zip(fp.chunks_exact(5)))
+            {
+                o[0] += dd[0] * t1 * (xm[0] - 2.0 * x[0] + xp[0]);
                 for m in 1..5 {
-                    out[q + m] = out[q + m]
-                        + t3 * C3 * C4 * (flux[qp + m] - flux[q + m])
-                        + dd[m] * t1 * (w[qm + m] - 2.0 * w[q + m] + w[qp + m]);
+                    o[m] = o[m]
+                        + t3 * C3 * C4 * (fp[m] - f[m])
+                        + dd[m] * t1 * (xm[m] - 2.0 * x[m] + xp[m]);
                 }
             }
-            // Fourth-order dissipation.
-            for p in st..=en {
-                let q = at(p);
-                let c = wt[p as usize];
+        });
+        // Fourth-order dissipation (along x the weights change from point to point).
+        blk.each(st, en, |p, q, len| {
+            let l = 5 * len;
+            let o = &mut out[q..q + l];
+            let [x0, x1, x2, x3, x4] =
+                [-2isize, -1, 0, 1, 2].map(|o| &w[(q as isize + o * sd as isize) as usize..][..l]);
+            for (t, o) in o.chunks_exact_mut(5).enumerate() {
+                let c = wt[(if d == 0 { p + t as isize } else { p }) as usize];
+                let e0 = 5 * t;
                 for m in 0..5 {
-                    let v = c[0] * w[q - 2 * sd + m]
-                        + c[1] * w[q - sd + m]
-                        + c[2] * w[q + m]
-                        + c[3] * w[q + sd + m]
-                        + c[4] * w[q + 2 * sd + m];
-                    out[q + m] -= k.dssp * v;
+                    let e = e0 + m;
+                    let v =
+                        c[0] * x0[e] + c[1] * x1[e] + c[2] * x2[e] + c[3] * x3[e] + c[4] * x4[e];
+                    o[m] -= k.dssp * v;
+                }
+            }
+        });
+    }
+}
+
+/// One block of a direction's passes: the line (a, b) = (j, k) along x, the plane
+/// k = b along y, or the whole volume along z; `ra` and `rb` are the ranges of the two
+/// other coordinates (inner first).
+struct Rows<'a> {
+    s: &'a Sub,
+    d: usize,
+    ra: (isize, isize),
+    rb: (isize, isize),
+    a: isize,
+    b: isize,
+}
+
+impl Rows<'_> {
+    /// Calls `f(p, q, len)` for the rows of consecutive i that make up the block's
+    /// points at positions lo..=hi along the direction: `len` points from index `q`,
+    /// at position `p` (along x, the row is the line and `p` its first position).
+    #[inline(always)]
+    fn each(&self, lo: isize, hi: isize, mut f: impl FnMut(isize, usize, usize)) {
+        let s = self.s;
+        let ni = (self.ra.1 - self.ra.0 + 1) as usize;
+        match self.d {
+            0 => f(lo, s.at(lo, self.a, self.b), (hi - lo + 1) as usize),
+            1 => {
+                for p in lo..=hi {
+                    f(p, s.at(self.ra.0, p, self.b), ni);
+                }
+            }
+            _ => {
+                for p in lo..=hi {
+                    for j in self.rb.0..=self.rb.1 {
+                        f(p, s.at(self.ra.0, j, p), ni);
+                    }
                 }
             }
         }

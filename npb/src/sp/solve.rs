@@ -6,9 +6,14 @@
 //! rows of the preceding cell (22 values per line, from the predecessor), the back
 //! substitution for the first two solved rows of the following cell (10 values per line,
 //! from the successor); every message carries the reference's DEFAULT_TAG (0).
+//!
+//! Memory order: the x lines are contiguous and solved one at a time, each recurrence
+//! carrying its next rows in registers; the y and z lines are solved a row of them at a
+//! time (the contiguous i runs across the lines), every step a vector operation on
+//! windows of the diagonals.
 
 use super::invr::invert;
-use crate::cfd::{diss_coef, others, CellState, Constants, Flow, Soa};
+use crate::cfd::{diss_coef, CellState, Constants, Flow, Soa};
 use crate::common::NpbError;
 
 /// The reference's DEFAULT_TAG.
@@ -41,78 +46,232 @@ impl Lhs {
     }
 }
 
-/// Lines swept together: one at a time along x (the line is contiguous), a whole row of
-/// lines per position along y and z (the contiguous i runs across the lines), as the
-/// reference's loop orders do.
-fn groups(bases: &[usize], na: usize, d: usize) -> std::slice::Chunks<'_, usize> {
-    bases.chunks(if d == 0 { 1 } else { na.max(1) })
+/// How the interior lines of one direction of a cell lie in memory: groups of `w`
+/// lines side by side (adjacent in memory: a row of i values for the y and z lines, a
+/// single line for x), each group starting at one of `bases`; `n` positions per line,
+/// `s` apart.
+struct Sweep {
+    bases: Vec<usize>,
+    w: usize,
+    s: usize,
+    n: usize,
+}
+
+impl Sweep {
+    /// The lines of direction `d` of a cell, in the reference's loop order (outer
+    /// dimension first).
+    fn new(cs: &CellState<Soa>, d: usize) -> Sweep {
+        let c = &cs.cell;
+        let g = &cs.grid;
+        let range = |e: usize| c.start[e] as isize..(c.size[e] - c.end[e]) as isize;
+        let (bases, w): (Vec<usize>, usize) = match d {
+            0 => (
+                range(2)
+                    .flat_map(|k| range(1).map(move |j| (j, k)))
+                    .map(|(j, k)| g.at(0, j, k))
+                    .collect(),
+                1,
+            ),
+            1 => (
+                range(2).map(|k| g.at(c.start[0] as isize, 0, k)).collect(),
+                range(0).len(),
+            ),
+            _ => (
+                range(1).map(|j| g.at(c.start[0] as isize, j, 0)).collect(),
+                range(0).len(),
+            ),
+        };
+        Sweep {
+            bases,
+            w,
+            s: g.stride[d],
+            n: c.size[d],
+        }
+    }
+}
+
+/// The windows of `w` values at `p`, `p + s` and `p + 2s` of `x` (`s >= w`).
+#[inline(always)]
+fn three(x: &mut [f64], p: usize, s: usize, w: usize) -> [&mut [f64]; 3] {
+    let (lo, hi) = x[p..].split_at_mut(s);
+    let (mid, hi) = hi.split_at_mut(s);
+    [&mut lo[..w], &mut mid[..w], &mut hi[..w]]
+}
+
+/// The windows of `w` values at `p` and `p + s` of `x` (`s >= w`).
+#[inline(always)]
+fn two(x: &mut [f64], p: usize, s: usize, w: usize) -> [&mut [f64]; 2] {
+    let (lo, hi) = x[p..].split_at_mut(s);
+    [&mut lo[..w], &mut hi[..w]]
+}
+
+/// The `N` arrays of `np` values that `v` holds back to back.
+fn planes<const N: usize>(v: &mut [f64], np: usize) -> [&mut [f64]; N] {
+    let mut it = v.chunks_exact_mut(np);
+    std::array::from_fn(|_| it.next().expect("N arrays of np values"))
 }
 
 /// Base indices (position 0) of the interior lines of direction `d`, outer dimension
-/// first, the stride along the lines and the number of lines per outer index.
-fn lines(cs: &CellState<Soa>, d: usize) -> (Vec<usize>, usize, usize) {
-    let c = &cs.cell;
-    let (a, b) = others(d);
-    let mut v = Vec::new();
-    for ib in c.start[b]..c.size[b] - c.end[b] {
-        for ia in c.start[a]..c.size[a] - c.end[a] {
-            let mut idx = [0isize; 3];
-            idx[a] = ia as isize;
-            idx[b] = ib as isize;
-            v.push(cs.grid.at3(idx));
-        }
-    }
-    let na = c.size[a] - c.start[a] - c.end[a];
-    (v, cs.grid.stride[d], na)
+/// first (the order of the pipelined buffers).
+fn lines(cs: &CellState<Soa>, d: usize) -> Vec<usize> {
+    let sw = Sweep::new(cs, d);
+    sw.bases.iter().flat_map(|&b| b..b + sw.w).collect()
 }
 
 /// The left-hand side of direction `d` for one cell (lhsx, lhsy, lhsz).
 fn compute_lhs(cs: &CellState<Soa>, k: &Constants, d: usize, lhs: &mut [f64]) {
     let c = &cs.cell;
     let np = cs.grid.npts;
-    let n = c.size[d];
-    let (bases, s, _) = lines(cs, d);
+    let sw = Sweep::new(cs, d);
+    let (s, w, n) = (sw.s, sw.w, sw.n);
+    let (lo, hi) = (c.start[d], n - c.end[d]);
     let a = &cs.aux;
     let vel = &a.vel[d];
     let dd = k.dd[d];
-    let (dtt1, dtt2, c2dtt1) = (k.dtt1[d], k.dtt2[d], k.c2dtt1[d]);
-    let wt: Vec<[f64; 5]> = (0..n)
-        .map(|pos| diss_coef(pos, n, c.start[d], c.end[d]))
-        .collect();
-    let mut cv = vec![0.0; n + 2];
-    let mut rhon = vec![0.0; n + 2];
-    for &base in &bases {
-        // positions start-1 ..= n-end, stored at pos+1
-        for pos in c.start[d] as isize - 1..=(n - c.end[d]) as isize {
-            let p = (base as isize + pos * s as isize) as usize;
-            let ru1 = k.c3c4 * a.rho_i[p];
-            cv[(pos + 1) as usize] = vel[p];
-            rhon[(pos + 1) as usize] = (dd[d + 1] + k.con43 * ru1)
-                .max(dd[4] + k.c1c5 * ru1)
-                .max(k.dmax[d] + ru1)
-                .max(dd[0]);
+    // The dissipation weights (times dt*dssp) by diagonal and position.
+    let mut wt = [(); 5].map(|_| vec![0.0; n]);
+    for pos in 0..n {
+        for (x, v) in diss_coef(pos, n, c.start[d], c.end[d]).iter().enumerate() {
+            wt[x][pos] = k.dtdssp * v;
         }
-        for pos in c.start[d]..n - c.end[d] {
-            let p = base + pos * s;
-            let w = wt[pos];
-            let mut l = [
-                0.0,
-                -dtt2 * cv[pos] - dtt1 * rhon[pos],
-                1.0 + c2dtt1 * rhon[pos + 1],
-                dtt2 * cv[pos + 2] - dtt1 * rhon[pos + 2],
-                0.0,
-            ];
-            for q in 0..5 {
-                l[q] += k.dtdssp * w[q];
-                lhs[q * np + p] = l[q];
-                lhs[(5 + q) * np + p] = l[q];
-                lhs[(10 + q) * np + p] = l[q];
+    }
+    let lhs_of = LhsRow {
+        dtt1: k.dtt1[d],
+        dtt2: k.dtt2[d],
+        c2dtt1: k.c2dtt1[d],
+    };
+    // rhon of positions lo-1 ..= hi, stored at pos + 1, w lines side by side (the
+    // velocities are read in place).
+    let mut rhon = vec![0.0; (n + 2) * w];
+    let mut wrow = [(); 5].map(|_| vec![0.0; w]);
+    let mut dg: [&mut [f64]; 15] = planes(lhs, np);
+    for &base in &sw.bases {
+        // q = pos + 1 (pos starts at -1 in a cell without a low boundary).
+        for q in lo..=hi + 1 {
+            let p = base + q * s - s;
+            let rho_i = &a.rho_i[p..p + w];
+            let rhr = &mut rhon[q * w..(q + 1) * w];
+            for (r, &ri) in rhr.iter_mut().zip(rho_i) {
+                let ru1 = k.c3c4 * ri;
+                *r = (dd[d + 1] + k.con43 * ru1)
+                    .max(dd[4] + k.c1c5 * ru1)
+                    .max(k.dmax[d] + ru1)
+                    .max(dd[0]);
             }
-            let (sm, sp) = (a.speed[p - s], a.speed[p + s]);
-            lhs[6 * np + p] = l[1] - dtt2 * sm;
-            lhs[8 * np + p] = l[3] + dtt2 * sp;
-            lhs[11 * np + p] = l[1] + dtt2 * sm;
-            lhs[13 * np + p] = l[3] - dtt2 * sp;
+        }
+        if w == 1 {
+            // x: one run along the line (rhon and the weights indexed by position).
+            let (p, len) = (base + lo, hi - lo);
+            lhs_of.run(
+                &mut dg,
+                p,
+                len,
+                [&vel[p - 1..], &vel[p + 1..]],
+                [&rhon[lo..], &rhon[lo + 1..], &rhon[lo + 2..]],
+                [&a.speed[p - 1..], &a.speed[p + 1..]],
+                wt.each_ref().map(|x| &x[lo..]),
+            );
+            continue;
+        }
+        // y, z: one run across the row of lines per position.
+        for pos in lo..hi {
+            let p = base + pos * s;
+            for (x, r) in wrow.iter_mut().enumerate() {
+                r.fill(wt[x][pos]);
+            }
+            lhs_of.run(
+                &mut dg,
+                p,
+                w,
+                [&vel[p - s..], &vel[p + s..]],
+                [
+                    &rhon[pos * w..],
+                    &rhon[(pos + 1) * w..],
+                    &rhon[(pos + 2) * w..],
+                ],
+                [&a.speed[p - s..], &a.speed[p + s..]],
+                wrow.each_ref().map(|x| &x[..]),
+            );
+        }
+    }
+}
+
+/// The direction's time-step factors of the left-hand side.
+struct LhsRow {
+    dtt1: f64,
+    dtt2: f64,
+    c2dtt1: f64,
+}
+
+impl LhsRow {
+    /// Fills the 15 diagonals at `p .. p + len` from the neighbours' velocities `cv`
+    /// (-1, +1), `rhon` (-1, 0, +1), the speed of sound (-1, +1) and the dissipation
+    /// weights, each slice starting at the run's first point.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        dg: &mut [&mut [f64]; 15],
+        p: usize,
+        len: usize,
+        cv: [&[f64]; 2],
+        rhon: [&[f64]; 3],
+        speed: [&[f64]; 2],
+        wt: [&[f64]; 5],
+    ) {
+        let (cm, cp) = (&cv[0][..len], &cv[1][..len]);
+        let (rm, r0, rp) = (&rhon[0][..len], &rhon[1][..len], &rhon[2][..len]);
+        let (sm, sp) = (&speed[0][..len], &speed[1][..len]);
+        let (dtt1, dtt2, c2dtt1) = (self.dtt1, self.dtt2, self.c2dtt1);
+        let (w1, w2, w3) = (&wt[1][..len], &wt[2][..len], &wt[3][..len]);
+        let [d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14] = dg;
+        // One loop per row of the left-hand side, each writing the three factors' copies
+        // of it (a few outputs per loop keep the loops vectorized).
+        let (o0, o5, o10) = (
+            &mut d0[p..p + len],
+            &mut d5[p..p + len],
+            &mut d10[p..p + len],
+        );
+        for (((a, b), c), &w) in o0.iter_mut().zip(o5).zip(o10).zip(&wt[0][..len]) {
+            (*a, *b, *c) = (w, w, w);
+        }
+        let (o1, o6, o11) = (
+            &mut d1[p..p + len],
+            &mut d6[p..p + len],
+            &mut d11[p..p + len],
+        );
+        for i in 0..len {
+            let l = -dtt2 * cm[i] - dtt1 * rm[i] + w1[i];
+            o1[i] = l;
+            o6[i] = l - dtt2 * sm[i];
+            o11[i] = l + dtt2 * sm[i];
+        }
+        let (o2, o7, o12) = (
+            &mut d2[p..p + len],
+            &mut d7[p..p + len],
+            &mut d12[p..p + len],
+        );
+        for i in 0..len {
+            let l = 1.0 + c2dtt1 * r0[i] + w2[i];
+            (o2[i], o7[i], o12[i]) = (l, l, l);
+        }
+        let (o3, o8, o13) = (
+            &mut d3[p..p + len],
+            &mut d8[p..p + len],
+            &mut d13[p..p + len],
+        );
+        for i in 0..len {
+            let l = dtt2 * cp[i] - dtt1 * rp[i] + w3[i];
+            o3[i] = l;
+            o8[i] = l + dtt2 * sp[i];
+            o13[i] = l - dtt2 * sp[i];
+        }
+        let (o4, o9, o14) = (
+            &mut d4[p..p + len],
+            &mut d9[p..p + len],
+            &mut d14[p..p + len],
+        );
+        for (((a, b), c), &w) in o4.iter_mut().zip(o9).zip(o14).zip(&wt[4][..len]) {
+            (*a, *b, *c) = (w, w, w);
         }
     }
 }
@@ -124,6 +283,156 @@ fn factor(f: usize) -> (usize, std::ops::Range<usize>) {
         0 => (0, 0..3),
         1 => (5, 3..4),
         _ => (10, 4..5),
+    }
+}
+
+/// Forward elimination of one factor (diagonals `l`, right-hand sides `r`) along the
+/// lines of `sw`, all positions including the last two rows.
+fn forward<const NM: usize>(l: &mut [&mut [f64]; 5], r: &mut [&mut [f64]; NM], sw: &Sweep) {
+    let (s, w, n) = (sw.s, sw.w, sw.n);
+    let [a, b, c, d, e] = l;
+    if w == 1 {
+        // x: one contiguous line at a time. The values the next row needs are carried
+        // in registers: reading back what the previous step just stored would stall on
+        // store forwarding.
+        for &base in &sw.bases {
+            let a = &a[base..base + n];
+            let b = &mut b[base..base + n];
+            let c = &mut c[base..base + n];
+            let d = &mut d[base..base + n];
+            let e = &mut e[base..base + n];
+            let r: [&mut [f64]; NM] = r.each_mut().map(|x| &mut x[base..base + n]);
+            let (mut c0, mut c1, mut d0, mut b1) = (c[0], c[1], d[0], b[1]);
+            let mut r0: [f64; NM] = std::array::from_fn(|m| r[m][0]);
+            let mut r1: [f64; NM] = std::array::from_fn(|m| r[m][1]);
+            for i in 0..n - 2 {
+                let fac1 = 1.0 / c0;
+                let (di, ei) = (d0 * fac1, e[i] * fac1);
+                d[i] = di;
+                e[i] = ei;
+                let a2 = a[i + 2];
+                let nc1 = c1 - b1 * di;
+                let nd1 = d[i + 1] - b1 * ei;
+                let nb2 = b[i + 2] - a2 * di;
+                let nc2 = c[i + 2] - a2 * ei;
+                c[i + 1] = nc1;
+                d[i + 1] = nd1;
+                b[i + 2] = nb2;
+                c[i + 2] = nc2;
+                for m in 0..NM {
+                    let x0 = r0[m] * fac1;
+                    let x1 = r1[m] - b1 * x0;
+                    let x2 = r[m][i + 2] - a2 * x0;
+                    r[m][i] = x0;
+                    r[m][i + 1] = x1;
+                    r[m][i + 2] = x2;
+                    r0[m] = x1;
+                    r1[m] = x2;
+                }
+                (c0, c1, d0, b1) = (nc1, nc2, nd1, nb2);
+            }
+            let i = n - 2;
+            let fac1 = 1.0 / c0;
+            let (di, ei) = (d0 * fac1, e[i] * fac1);
+            d[i] = di;
+            e[i] = ei;
+            let nc1 = c1 - b1 * di;
+            c[i + 1] = nc1;
+            let fac2 = 1.0 / nc1;
+            d[i + 1] = (d[i + 1] - b1 * ei) * fac2;
+            e[i + 1] *= fac2;
+            for m in 0..NM {
+                let x0 = r0[m] * fac1;
+                r[m][i] = x0;
+                r[m][i + 1] = (r1[m] - b1 * x0) * fac2;
+            }
+        }
+        return;
+    }
+    // y, z: a row of lines side by side, one position at a time.
+    let mut fac = vec![0.0; w];
+    for &base in &sw.bases {
+        for pos in 0..n - 2 {
+            let p = base + pos * s;
+            let a2 = &a[p + 2 * s..p + 2 * s + w];
+            let [_, b1, b2] = three(b, p, s, w);
+            let [c0, c1, c2] = three(c, p, s, w);
+            let [d0, d1] = two(d, p, s, w);
+            let e0 = &mut e[p..p + w];
+            for q in 0..w {
+                let fac1 = 1.0 / c0[q];
+                fac[q] = fac1;
+                d0[q] *= fac1;
+                e0[q] *= fac1;
+                c1[q] -= b1[q] * d0[q];
+                d1[q] -= b1[q] * e0[q];
+                b2[q] -= a2[q] * d0[q];
+                c2[q] -= a2[q] * e0[q];
+            }
+            for x in r.iter_mut() {
+                let [r0, r1, r2] = three(x, p, s, w);
+                for q in 0..w {
+                    r0[q] *= fac[q];
+                    r1[q] -= b1[q] * r0[q];
+                    r2[q] -= a2[q] * r0[q];
+                }
+            }
+        }
+        let p = base + (n - 2) * s;
+        let b1 = &b[p + s..p + s + w];
+        let [c0, c1] = two(c, p, s, w);
+        let [d0, d1] = two(d, p, s, w);
+        let [e0, e1] = two(e, p, s, w);
+        let mut fac2 = vec![0.0; w];
+        for q in 0..w {
+            let fac1 = 1.0 / c0[q];
+            fac[q] = fac1;
+            d0[q] *= fac1;
+            e0[q] *= fac1;
+            c1[q] -= b1[q] * d0[q];
+            d1[q] -= b1[q] * e0[q];
+            let f2 = 1.0 / c1[q];
+            fac2[q] = f2;
+            d1[q] *= f2;
+            e1[q] *= f2;
+        }
+        for x in r.iter_mut() {
+            let [r0, r1] = two(x, p, s, w);
+            for q in 0..w {
+                r0[q] *= fac[q];
+                r1[q] -= b1[q] * r0[q];
+                r1[q] *= fac2[q];
+            }
+        }
+    }
+}
+
+/// Back substitution of one component `r` with its factor's upper diagonals `d`, `e`
+/// along the lines of `sw`, from position n-3 down (the last two positions are done).
+fn backward(d: &[f64], e: &[f64], r: &mut [f64], sw: &Sweep) {
+    let (s, w, n) = (sw.s, sw.w, sw.n);
+    for &base in &sw.bases {
+        if w == 1 {
+            let d = &d[base..base + n];
+            let e = &e[base..base + n];
+            let r = &mut r[base..base + n];
+            // r[i+1] and r[i+2] stay in registers (see forward).
+            let (mut r1, mut r2) = (r[n - 2], r[n - 1]);
+            for i in (0..n - 2).rev() {
+                let v = r[i] - d[i] * r1 - e[i] * r2;
+                r[i] = v;
+                (r1, r2) = (v, r1);
+            }
+            continue;
+        }
+        for pos in (0..n - 2).rev() {
+            let p = base + pos * s;
+            let (d0, e0) = (&d[p..p + w], &e[p..p + w]);
+            let [r0, r1, r2] = three(r, p, s, w);
+            for q in 0..w {
+                r0[q] = r0[q] - d0[q] * r1[q] - e0[q] * r2[q];
+            }
+        }
     }
 }
 
@@ -141,7 +450,9 @@ pub fn solve(flow: &mut Flow<Soa>, lhs: &mut Lhs, d: usize) -> Result<(), NpbErr
         let cs = &mut flow.cells[ci];
         let l = &mut lhs.cells[ci];
         let np = cs.grid.npts;
-        let (bases, s, na) = lines(cs, d);
+        let sw = Sweep::new(cs, d);
+        let bases = lines(cs, d);
+        let s = sw.s;
         let nl = bases.len();
         let n = cs.cell.size[d];
         compute_lhs(cs, &k, d, l);
@@ -153,13 +464,7 @@ pub fn solve(flow: &mut Flow<Soa>, lhs: &mut Lhs, d: usize) -> Result<(), NpbErr
             let mut at = 0;
             for f in 0..3 {
                 let (n0, ms) = factor(f);
-                let (a_, b_, c_, d_, e_) = (
-                    n0 * np,
-                    (n0 + 1) * np,
-                    (n0 + 2) * np,
-                    (n0 + 3) * np,
-                    (n0 + 4) * np,
-                );
+                let (a_, b_, c_, d_) = (n0 * np, (n0 + 1) * np, (n0 + 2) * np, (n0 + 3) * np);
                 let nm = ms.len();
                 for &p0 in &bases {
                     let p1 = p0 + s;
@@ -184,64 +489,17 @@ pub fn solve(flow: &mut Flow<Soa>, lhs: &mut Lhs, d: usize) -> Result<(), NpbErr
                     }
                     at += 4 + 2 * nm;
                 }
-                let _ = e_;
             }
         }
-        for f in 0..3 {
-            let (n0, ms) = factor(f);
-            let (a_, b_, c_, d_, e_) = (
-                n0 * np,
-                (n0 + 1) * np,
-                (n0 + 2) * np,
-                (n0 + 3) * np,
-                (n0 + 4) * np,
-            );
-            for g in groups(&bases, na, d) {
-                for i in 0..n - 2 {
-                    for &base in g {
-                        let p = base + i * s;
-                        let (p1, p2) = (p + s, p + 2 * s);
-                        let fac1 = 1.0 / l[c_ + p];
-                        l[d_ + p] *= fac1;
-                        l[e_ + p] *= fac1;
-                        for m in ms.clone() {
-                            r[m * np + p] *= fac1;
-                        }
-                        l[c_ + p1] -= l[b_ + p1] * l[d_ + p];
-                        l[d_ + p1] -= l[b_ + p1] * l[e_ + p];
-                        for m in ms.clone() {
-                            r[m * np + p1] -= l[b_ + p1] * r[m * np + p];
-                        }
-                        l[b_ + p2] -= l[a_ + p2] * l[d_ + p];
-                        l[c_ + p2] -= l[a_ + p2] * l[e_ + p];
-                        for m in ms.clone() {
-                            r[m * np + p2] -= l[a_ + p2] * r[m * np + p];
-                        }
-                    }
-                }
-                // The last two rows.
-                for &base in g {
-                    let p = base + (n - 2) * s;
-                    let p1 = p + s;
-                    let fac1 = 1.0 / l[c_ + p];
-                    l[d_ + p] *= fac1;
-                    l[e_ + p] *= fac1;
-                    for m in ms.clone() {
-                        r[m * np + p] *= fac1;
-                    }
-                    l[c_ + p1] -= l[b_ + p1] * l[d_ + p];
-                    l[d_ + p1] -= l[b_ + p1] * l[e_ + p];
-                    for m in ms.clone() {
-                        r[m * np + p1] -= l[b_ + p1] * r[m * np + p];
-                    }
-                    let fac2 = 1.0 / l[c_ + p1];
-                    l[d_ + p1] *= fac2;
-                    l[e_ + p1] *= fac2;
-                    for m in ms.clone() {
-                        r[m * np + p1] *= fac2;
-                    }
-                }
-            }
+        {
+            let dg: [&mut [f64]; 15] = planes(l, np);
+            let [r0, r1, r2, r3, r4]: [&mut [f64]; 5] = planes(r, np);
+            let mut dg = dg.into_iter();
+            let mut next5 =
+                || -> [&mut [f64]; 5] { std::array::from_fn(|_| dg.next().expect("15 diagonals")) };
+            forward::<3>(&mut next5(), &mut [r0, r1, r2], &sw);
+            forward::<1>(&mut next5(), &mut [r3], &sw);
+            forward::<1>(&mut next5(), &mut [r4], &sw);
         }
         if stage != nc - 1 {
             let mut buf = Vec::with_capacity(22 * nl);
@@ -268,7 +526,7 @@ pub fn solve(flow: &mut Flow<Soa>, lhs: &mut Lhs, d: usize) -> Result<(), NpbErr
         let ci = flow.dec.slice[d][stage];
         let mut buf = Vec::new();
         if stage != nc - 1 {
-            let nl = lines(&flow.cells[ci], d).0.len();
+            let nl = lines(&flow.cells[ci], d).len();
             buf = vec![0.0; 10 * nl];
             comm.process_at_rank(succ)
                 .receive_into_with_tag(&mut buf[..], DEFAULT_TAG)?;
@@ -278,7 +536,9 @@ pub fn solve(flow: &mut Flow<Soa>, lhs: &mut Lhs, d: usize) -> Result<(), NpbErr
         let cs = &mut flow.cells[ci];
         let l = &lhs.cells[ci];
         let np = cs.grid.npts;
-        let (bases, s, na) = lines(cs, d);
+        let sw = Sweep::new(cs, d);
+        let bases = lines(cs, d);
+        let s = sw.s;
         let n = cs.cell.size[d];
         let r = &mut cs.rhs.data;
         if stage != nc - 1 {
@@ -305,19 +565,11 @@ pub fn solve(flow: &mut Flow<Soa>, lhs: &mut Lhs, d: usize) -> Result<(), NpbErr
                 }
             }
         }
-        for m in 0..5 {
+        for (m, rm) in r.chunks_exact_mut(np).enumerate() {
             let n0 = factor(if m < 3 { 0 } else { m - 2 }).0;
-            let (d_, e_) = ((n0 + 3) * np, (n0 + 4) * np);
-            let rm = m * np;
-            for g in groups(&bases, na, d) {
-                for i in (0..n - 2).rev() {
-                    for &base in g {
-                        let p = base + i * s;
-                        r[rm + p] =
-                            r[rm + p] - l[d_ + p] * r[rm + p + s] - l[e_ + p] * r[rm + p + 2 * s];
-                    }
-                }
-            }
+            let dm = &l[(n0 + 3) * np..(n0 + 4) * np];
+            let em = &l[(n0 + 4) * np..(n0 + 5) * np];
+            backward(dm, em, rm, &sw);
         }
         if stage != 0 {
             let mut out = Vec::with_capacity(10 * bases.len());
