@@ -339,20 +339,26 @@ fn collectives(a: &CollectiveArgs) -> Result<(), String> {
     if a.csv {
         println!("{COLLECTIVES_CSV_HEADER}");
     } else {
+        // `ratio` is of the medians; `paired` the median of each round's ratio (the two
+        // sides of a round ran one right after the other, under about the same load).
         println!(
-            "{:<10} {:>10} {:>12} {:>12} {:>8}",
-            "op", "bytes", "volpex_us", "openmpi_us", "ratio"
+            "{:<10} {:>10} {:>12} {:>12} {:>8} {:>8}",
+            "op", "bytes", "volpex_us", "openmpi_us", "ratio", "paired"
         );
     }
     for ((op, size), v) in volpex {
         let Some(o) = ompi.remove(&(op.clone(), size)) else {
             continue;
         };
+        let paired = median(v.iter().zip(&o).map(|(v, o)| v / o).collect());
         let (v, o) = (median(v), median(o));
         if a.csv {
             println!("{op},{size},{v:.3},{o:.3},{:.3}", v / o);
         } else {
-            println!("{op:<10} {size:>10} {v:>12.3} {o:>12.3} {:>8.2}", v / o);
+            println!(
+                "{op:<10} {size:>10} {v:>12.3} {o:>12.3} {:>8.2} {paired:>8.2}",
+                v / o
+            );
         }
     }
     Ok(())
