@@ -73,6 +73,9 @@ pub mod limit {
     /// An all-gather of less than this many bytes in all is a gather to rank 0 plus a
     /// broadcast; from here a ring.
     pub const GATHER_BROADCAST_BYTES: usize = 256 << 10;
+    /// An all-to-all (not -v) of at most this many bytes in all (the size times each
+    /// rank's input) goes through rank 0: gather, then scatter.
+    pub const ALL_TO_ALL_ROOT_BYTES: usize = 128 << 10;
     /// An all-to-all rank whose largest incoming block has at least this many bytes
     /// posts its receives before sending (so the blocks it is sent can leave straight
     /// from the senders' buffers); below, it sends first, so its pulls share the writes
@@ -294,13 +297,17 @@ pub fn all_gather<T: Equivalence>(
 }
 
 /// MPI_Alltoall (MPI-3.1 section 5.8): block j of rank i's `send` lands in block i of
-/// rank j's `recv` (as `all_to_all_varcount`).
+/// rank j's `recv`. Up to `limit::ALL_TO_ALL_ROOT_BYTES` in all (the size times each
+/// rank's `send`), through rank 0: a gather of every rank's blocks, then a scatter of
+/// each rank's (2(n - 1) messages instead of n(n - 1), and each rank's pull for its part
+/// rides with its contribution). Otherwise as `all_to_all_varcount`.
 pub fn all_to_all<T: Equivalence>(
     comm: &Communicator,
     send: &[T],
     recv: &mut [T],
 ) -> Result<(), Error> {
-    let n = comm.size() as usize;
+    let (n, me) = shape(comm);
+    let n = n as usize;
     if !send.len().is_multiple_of(n) {
         return Err(Error::BufferSize {
             what: "all-to-all input (a multiple of the size)",
@@ -308,8 +315,27 @@ pub fn all_to_all<T: Equivalence>(
             got: send.len(),
         });
     }
-    let counts = uniform(comm, send.len() / n);
-    all_to_all_varcount(comm, send, &counts, recv, &counts)
+    let block = send.len() / n;
+    if n == 1 || std::mem::size_of_val(send) * n > limit::ALL_TO_ALL_ROOT_BYTES {
+        let counts = uniform(comm, block);
+        return all_to_all_varcount(comm, send, &counts, recv, &counts);
+    }
+    expect_len("all-to-all result", recv.len(), send.len())?;
+    if me != 0 {
+        gather(comm, 0, send, None)?;
+        return scatter(comm, 0, None, recv);
+    }
+    // Rank i's blocks, one after the other; then, for each rank j, block j of each.
+    let mut all = vec![T::zeroed(); n * send.len()];
+    gather(comm, 0, send, Some(&mut all))?;
+    let mut out = vec![T::zeroed(); all.len()];
+    for j in 0..n {
+        for i in 0..n {
+            let (to, from) = ((j * n + i) * block, (i * n + j) * block);
+            out[to..to + block].copy_from_slice(&all[from..from + block]);
+        }
+    }
+    scatter(comm, 0, Some(&out), recv)
 }
 
 /// MPI_Scan (MPI-3.1 section 5.11.1) and MPI_Exscan (section 5.11.2): rank i gets the
