@@ -56,8 +56,10 @@ mod tag {
 /// collectives` at 4 ranks on two cores (loop and single methods, rotating broadcast
 /// roots); see the README's benchmark section.
 pub mod limit {
-    /// A broadcast of at most this many bytes on at most `FLAT_RANKS` ranks goes from
-    /// the root to every rank directly (one hop; at 8 ranks a binomial tree was faster).
+    /// A broadcast or a reduction to one rank (reduce, all-reduce below
+    /// `HALVING_BYTES`, barrier) of at most this many bytes on at most `FLAT_RANKS` ranks
+    /// goes between the root and every rank directly (one hop each way; at 8 ranks a
+    /// binomial broadcast was faster).
     pub const FLAT_BYTES: usize = 32 << 10;
     /// See `FLAT_BYTES`.
     pub const FLAT_RANKS: u32 = 4;
@@ -69,7 +71,9 @@ pub mod limit {
     pub const SCATTER_RANKS: u32 = 8;
     /// Commutative reductions (reduce, all-reduce, reduce-scatter) of at least this many
     /// bytes go by recursive halving (and doubling); below, through a tree at one rank.
-    pub const HALVING_BYTES: usize = 64 << 10;
+    /// (At 4 ranks on two cores the trees were faster up to 128 KiB, the halving from
+    /// 256 KiB: it moves no fewer bytes in all there, in more messages.)
+    pub const HALVING_BYTES: usize = 256 << 10;
     /// An all-gather of less than this many bytes in all is a gather to rank 0 plus a
     /// broadcast; from here a ring.
     pub const GATHER_BROADCAST_BYTES: usize = 256 << 10;
@@ -130,10 +134,11 @@ pub fn broadcast<T: Equivalence>(
 /// MPI_Reduce (MPI-3.1 section 5.9.1): the element-wise reduction of every rank's `send`
 /// lands in `recv` at `root` (`recv` is ignored elsewhere). Commutative operations from
 /// `limit::HALVING_BYTES` (and at least one element per rank): reduce-scatter by
-/// recursive halving, then every part straight to the root (Rabenseifner). Otherwise a
-/// binomial tree, each rank combining its children's partials in rank order: rooted at
-/// the root for commutative operations, at rank 0 (which forwards the result) for the
-/// others, so they are combined in rank order.
+/// recursive halving, then every part straight to the root (Rabenseifner). Up to
+/// `limit::FLAT_BYTES` on at most `limit::FLAT_RANKS` ranks, a flat tree: every rank
+/// sends to the root, which combines all in rank order. Otherwise a binomial tree, each
+/// rank combining its children's partials in rank order: rooted at the root for
+/// commutative operations, at rank 0 (which forwards the result) for the others.
 pub fn reduce<T: Equivalence, O: Operation<T>>(
     comm: &Communicator,
     root: u32,
@@ -153,45 +158,14 @@ pub fn reduce<T: Equivalence, O: Operation<T>>(
     } else {
         None
     };
-    if op.is_commutative()
-        && std::mem::size_of_val(send) >= limit::HALVING_BYTES
-        && send.len() >= n as usize
-    {
-        return reduce_halving(comm, root, send, out, op);
+    let bytes = std::mem::size_of_val(send);
+    if op.is_commutative() && bytes >= limit::HALVING_BYTES && send.len() >= n as usize {
+        reduce_halving(comm, root, send, out, op)
+    } else if n <= limit::FLAT_RANKS && bytes <= limit::FLAT_BYTES {
+        tree::reduce_flat(comm, tag::REDUCE, root, send, out, op)
+    } else {
+        tree::reduce_binomial(comm, tag::REDUCE, root, send, out, op)
     }
-    let tree_root = if op.is_commutative() { root } else { 0 };
-    let rel = (me + n - tree_root) % n;
-    let abs = |r: u32| (r + tree_root) % n;
-    // The children, nearest first: their partials cover rel + 1, rel + 2..rel + 4, ...
-    let mut children = Vec::new();
-    let mut mask = 1u32;
-    while mask < n && rel & mask == 0 {
-        if rel + mask < n {
-            children.push(post(comm, tag::REDUCE, abs(rel + mask))?);
-        }
-        mask <<= 1;
-    }
-    let mut acc = send.to_vec();
-    if !children.is_empty() {
-        let mut child = vec![T::zeroed(); send.len()];
-        for c in children {
-            c.into(&mut child)?;
-            op.combine(&mut acc, &child);
-        }
-    }
-    if rel != 0 {
-        p2p::send(comm, tag::REDUCE, abs(rel - mask), &acc)?;
-    } else if me != root {
-        p2p::send(comm, tag::REDUCE, root, &acc)?;
-    }
-    if let Some(out) = out {
-        if me == tree_root {
-            out.copy_from_slice(&acc);
-        } else {
-            p2p::recv(comm, tag::REDUCE, tree_root, out)?;
-        }
-    }
-    Ok(())
 }
 
 /// Reduce for large vectors of a commutative operation: reduce-scatter by recursive
