@@ -1,12 +1,14 @@
 //! Collectives against sequential computations at r = 1, 2, 3 and N in {1, 2, 3, 4, 5,
-//! 8}, and surviving a SIGKILL mid-operation. Reference: MPI-3.1 chapter 5.
+//! 7, 8} (7: three ranks pair up before recursive halving), on small vectors and on
+//! vectors above the switch points of the large-vector algorithms, and surviving a
+//! SIGKILL mid-operation. Reference: MPI-3.1 chapter 5.
 
 use std::time::Duration;
 use volpex_tests::{bin, run};
 
 #[test]
 fn every_collective_matches_a_sequential_computation() {
-    for n in ["1", "2", "3", "4", "5", "8"] {
+    for n in ["1", "2", "3", "4", "5", "7", "8"] {
         let mut first = None;
         for r in ["1", "2", "3"] {
             let run = run(

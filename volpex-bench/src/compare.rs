@@ -35,6 +35,12 @@ pub struct CollectiveArgs {
     /// Operations per size up to 8 KiB (fewer for larger sizes).
     #[arg(long, default_value_t = 500)]
     pub iters: u64,
+    /// How operations are timed (see `volpex-bench collectives --help`).
+    #[arg(long, value_enum, default_value_t = crate::collectives::Method::Loop)]
+    pub method: crate::collectives::Method,
+    /// Operations to compare, comma-separated (see `volpex-bench collectives --help`).
+    #[arg(long, value_delimiter = ',', default_values_t = crate::collectives::DEFAULT_OPS.map(String::from))]
+    pub ops: Vec<String>,
 }
 
 /// Header of `compare collectives --csv` output.
@@ -120,6 +126,15 @@ fn run_capture(cmd: &mut Command, what: &str) -> Result<String, String> {
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The 1, 5 and 15 minute load averages, as the kernel reports them (the machine may be
+/// shared; the figures say how much).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".into())
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -292,40 +307,59 @@ fn collectives(a: &CollectiveArgs) -> Result<(), String> {
         a.max_bytes.to_string(),
         "--iters".to_string(),
         a.iters.to_string(),
+        "--method".to_string(),
+        a.method.name().to_string(),
+        "--ops".to_string(),
+        a.ops.join(","),
     ];
     let mut volpex: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
     let mut ompi: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
     let rounds = a.rounds.max(1);
+    eprintln!("volpex-bench: load average at start: {}", load_average());
     for round in 1..=rounds {
-        eprintln!("volpex-bench: round {round}/{rounds}: Open MPI");
-        for (k, t) in parse_ops(&h.openmpi(a.ranks, &common)?) {
-            ompi.entry(k).or_default().push(t);
-        }
-        eprintln!(
-            "volpex-bench: round {round}/{rounds}: Volpex r={}",
-            a.replicas
-        );
-        for (k, t) in parse_ops(&h.volpex(a.ranks, a.replicas, "collectives", &common)?) {
-            volpex.entry(k).or_default().push(t);
+        // Alternate which side goes first, so a trend in the machine's load does not
+        // favour one of them.
+        for side in if round % 2 == 1 { [0, 1] } else { [1, 0] } {
+            if side == 0 {
+                eprintln!("volpex-bench: round {round}/{rounds}: Open MPI");
+                for (k, t) in parse_ops(&h.openmpi(a.ranks, &common)?) {
+                    ompi.entry(k).or_default().push(t);
+                }
+            } else {
+                eprintln!(
+                    "volpex-bench: round {round}/{rounds}: Volpex r={}",
+                    a.replicas
+                );
+                for (k, t) in parse_ops(&h.volpex(a.ranks, a.replicas, "collectives", &common)?) {
+                    volpex.entry(k).or_default().push(t);
+                }
+            }
         }
     }
+    eprintln!("volpex-bench: load average at end: {}", load_average());
     if a.csv {
         println!("{COLLECTIVES_CSV_HEADER}");
     } else {
+        // `ratio` is of the medians; `paired` the median of each round's ratio (the two
+        // sides of a round ran one right after the other, under about the same load).
         println!(
-            "{:<10} {:>10} {:>12} {:>12} {:>8}",
-            "op", "bytes", "volpex_us", "openmpi_us", "ratio"
+            "{:<10} {:>10} {:>12} {:>12} {:>8} {:>8}",
+            "op", "bytes", "volpex_us", "openmpi_us", "ratio", "paired"
         );
     }
     for ((op, size), v) in volpex {
         let Some(o) = ompi.remove(&(op.clone(), size)) else {
             continue;
         };
+        let paired = median(v.iter().zip(&o).map(|(v, o)| v / o).collect());
         let (v, o) = (median(v), median(o));
         if a.csv {
             println!("{op},{size},{v:.3},{o:.3},{:.3}", v / o);
         } else {
-            println!("{op:<10} {size:>10} {v:>12.3} {o:>12.3} {:>8.2}", v / o);
+            println!(
+                "{op:<10} {size:>10} {v:>12.3} {o:>12.3} {:>8.2} {paired:>8.2}",
+                v / o
+            );
         }
     }
     Ok(())

@@ -1,9 +1,12 @@
 //! Test program: every collective against a sequential computation of its expected
 //! result (MPI-3.1 chapter 5), for any number of ranks, including zero-length parts and
-//! a non-commutative user operation. `--iters` repeats the whole set (with `--work-ms`
-//! between rounds) so replicas can be killed mid-run. Prints one line from rank 0.
+//! a non-commutative user operation, on small vectors and on vectors above the switch
+//! points of the large-vector algorithms (`volpex::collective::limit`). `--iters`
+//! repeats the whole set (with `--work-ms` between rounds) so replicas can be killed
+//! mid-run. Prints one line from rank 0.
 
-use volpex::{SystemOperation, UserOperation};
+use volpex::collective::limit;
+use volpex::{Communicator, SystemOperation, UserOperation};
 
 fn check(ok: bool, what: &str) {
     volpex_tests::check("collectives", ok, what);
@@ -350,6 +353,7 @@ fn main() -> Result<(), volpex::Error> {
                 .chain(&ia)
                 .fold(0, |a: i64, b| a.wrapping_add(*b)),
         );
+        digest = mix(digest, large_vectors(&world, round)?);
         world.barrier()?;
         if work_ms > 0 {
             std::thread::sleep(std::time::Duration::from_millis(work_ms));
@@ -359,4 +363,163 @@ fn main() -> Result<(), volpex::Error> {
         println!("collectives: ok ranks={n} digest={digest:016x}");
     }
     Ok(())
+}
+
+/// Elements of `T` just above `bytes` (so a vector of them takes the large-vector path),
+/// plus `extra` (so it does not split evenly).
+fn above<T>(bytes: usize, extra: usize) -> usize {
+    bytes / std::mem::size_of::<T>() + extra
+}
+
+/// The same 64 bits on every rank? (An all-gather of this rank's.)
+fn same_everywhere(world: &Communicator, bits: u64) -> Result<bool, volpex::Error> {
+    let mut all = vec![0u64; world.size() as usize];
+    world.all_gather_into(&[bits], &mut all)?;
+    Ok(all.iter().all(|&b| b == bits))
+}
+
+/// A hash of the bit patterns of `v`.
+fn bits_of(v: &[f64]) -> u64 {
+    v.iter().fold(0u64, |h, x| {
+        h.rotate_left(5) ^ x.to_bits().wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    })
+}
+
+/// Collectives on vectors above the switch points: all-reduce and reduce by recursive
+/// halving (commutative) and through the tree (non-commutative), reduce-scatter by
+/// halving with zero-length parts, broadcast by binomial tree or scatter plus ring, ring
+/// all-gather(v), all-to-all posting its receives first. Returns a digest of the results.
+fn large_vectors(world: &Communicator, round: u64) -> Result<i64, volpex::Error> {
+    let (me, n) = (world.rank(), world.size());
+    let mut digest = 0i64;
+    // All-reduce and reduce of integers and exact halves (any order gives the same sum).
+    let len = above::<i64>(limit::HALVING_BYTES, 3);
+    let mine: Vec<i64> = (0..len).map(|j| input(me, j, round)).collect();
+    let want: Vec<i64> = (0..len)
+        .map(|j| (0..n).map(|i| input(i, j, round)).sum())
+        .collect();
+    let mut got = vec![0i64; len];
+    world.all_reduce_into(&mine, &mut got, SystemOperation::sum())?;
+    check(got == want, "large all-reduce sum");
+    let halves: Vec<f64> = mine.iter().map(|x| *x as f64 * 0.5).collect();
+    let mut fgot = vec![0f64; len];
+    world.all_reduce_into(&halves, &mut fgot, SystemOperation::sum())?;
+    check(
+        fgot.iter().zip(&want).all(|(g, w)| *g == *w as f64 * 0.5),
+        "large all-reduce f64 sum",
+    );
+    for root in [0, n - 1] {
+        let rootp = world.process_at_rank(root);
+        if me == root {
+            let mut r = vec![0i64; len];
+            rootp.reduce_into_root(&mine, &mut r, SystemOperation::sum())?;
+            check(r == want, "large reduce sum");
+        } else {
+            rootp.reduce_into(&mine, SystemOperation::sum())?;
+        }
+    }
+    // Rounding depends on the order of the sum: every rank must still get the same bits.
+    let thirds: Vec<f64> = (0..len)
+        .map(|j| (input(me, j, round) as f64).sqrt() / 3.0)
+        .collect();
+    world.all_reduce_into(&thirds, &mut fgot, SystemOperation::sum())?;
+    check(
+        same_everywhere(world, bits_of(&fgot))?,
+        "large all-reduce: the same bits on every rank",
+    );
+    let mut small = [0f64; 3];
+    world.all_reduce_into(&thirds[..3], &mut small, SystemOperation::sum())?;
+    check(
+        same_everywhere(world, bits_of(&small))?,
+        "all-reduce: the same bits on every rank",
+    );
+    // Non-commutative: rank order, through the tree, on a vector as large.
+    let mlen = above::<[i64; 4]>(limit::HALVING_BYTES, 1);
+    let mats: Vec<[i64; 4]> = (0..mlen).map(|j| matrix(me, j, round)).collect();
+    let mut am = vec![[0i64; 4]; mlen];
+    world.all_reduce_into(&mats, &mut am, UserOperation::non_commutative(matmul))?;
+    let mat_all =
+        |j: usize| (1..n).fold(matrix(0, j, round), |a, r| matmul(a, matrix(r, j, round)));
+    check(
+        am.iter().enumerate().all(|(j, m)| *m == mat_all(j)),
+        "large all-reduce non-commutative",
+    );
+    // Reduce-scatter by halving: rank i keeps (i % 3) * k elements (zero-length parts),
+    // with k such that they add up to a large vector.
+    let shares = (0..n).map(|i| (i % 3) as usize).sum::<usize>().max(1);
+    let k = above::<i64>(limit::HALVING_BYTES, 1).div_ceil(shares);
+    let counts: Vec<usize> = (0..n).map(|i| (i % 3) as usize * k).collect();
+    let total: usize = counts.iter().sum();
+    let rs_send: Vec<i64> = (0..total).map(|j| input(me, j, round)).collect();
+    let mut rv = vec![0i64; counts[me as usize]];
+    world.reduce_scatter_into(&rs_send, &mut rv, &counts, SystemOperation::sum())?;
+    let at: usize = counts[..me as usize].iter().sum();
+    check(
+        rv.iter()
+            .enumerate()
+            .all(|(x, v)| *v == (0..n).map(|i| input(i, at + x, round)).sum::<i64>()),
+        "large reduce-scatter varcount",
+    );
+    let block = above::<i64>(limit::HALVING_BYTES, 2) / n as usize + 1;
+    let rb_send: Vec<i64> = (0..block * n as usize)
+        .map(|j| input(me, j, round))
+        .collect();
+    let mut rb = vec![0i64; block];
+    world.reduce_scatter_block_into(&rb_send, &mut rb, SystemOperation::max())?;
+    check(
+        rb.iter().enumerate().all(|(x, v)| {
+            *v == (0..n)
+                .map(|i| input(i, me as usize * block + x, round))
+                .max()
+                .unwrap_or(i64::MIN)
+        }),
+        "large reduce-scatter block",
+    );
+    // Broadcast: binomial tree, or scatter plus ring on many ranks.
+    let blen = above::<i64>(limit::SCATTER_BYTES, 5);
+    for root in [n - 1, 0] {
+        let mut b: Vec<i64> = if me == root {
+            (0..blen).map(|j| input(root, j, round)).collect()
+        } else {
+            vec![0; blen]
+        };
+        world.process_at_rank(root).broadcast_into(&mut b[..])?;
+        check(
+            b.iter()
+                .enumerate()
+                .all(|(j, v)| *v == input(root, j, round)),
+            "large broadcast",
+        );
+        digest = mix(digest, b[blen - 1]);
+    }
+    // Ring all-gather(v): rank i contributes (i % 3) * k elements.
+    let k = above::<i64>(limit::GATHER_BROADCAST_BYTES, 1).div_ceil(shares);
+    let counts: Vec<usize> = (0..n).map(|i| (i % 3) as usize * k).collect();
+    let part = |i: i32| -> Vec<i64> {
+        (0..counts[i as usize])
+            .map(|j| input(i, j, round))
+            .collect()
+    };
+    let concat: Vec<i64> = (0..n).flat_map(part).collect();
+    let mut agv = vec![0i64; concat.len()];
+    world.all_gather_varcount_into(&part(me), &mut agv, &counts)?;
+    check(agv == concat, "large allgatherv");
+    // All-to-all with blocks large enough to post the receives first.
+    let ab = above::<i64>(limit::POST_FIRST_BYTES, 1);
+    let val = |i: i32, j: i32, x: usize| input(i, x, round) * 100 + j as i64;
+    let send: Vec<i64> = (0..n)
+        .flat_map(|j| (0..ab).map(move |x| val(me, j, x)))
+        .collect();
+    let mut recv = vec![0i64; send.len()];
+    world.all_to_all_into(&send, &mut recv)?;
+    let want: Vec<i64> = (0..n)
+        .flat_map(|i| (0..ab).map(move |x| val(i, me, x)))
+        .collect();
+    check(recv == want, "large all-to-all");
+    let sum = |v: &[i64]| v.iter().fold(0i64, |a, b| a.wrapping_add(*b));
+    digest = mix(digest, sum(&got));
+    digest = mix(digest, sum(&rv));
+    digest = mix(digest, sum(&agv));
+    digest = mix(digest, am.iter().fold(0i64, |a, m| a.wrapping_add(m[1])));
+    Ok(digest)
 }

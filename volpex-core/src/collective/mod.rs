@@ -1,26 +1,43 @@
 //! Collective operations (MPI-3.1 chapter 5), built on replicated point-to-point in a
 //! communicator's own collective context, so they never match user messages and are
-//! replicated and fault tolerant like everything else.
+//! replicated and fault tolerant like everything else. Must never touch sockets or the
+//! engine directly: only the communicator's internal sends and receives (`p2p`).
 //!
-//! Algorithms: dissemination barrier; binomial-tree broadcast; binomial-tree reduction in
-//! rank order (correct for non-commutative operations), forwarded to the root;
-//! all-reduce by recursive doubling (commutative) or reduce plus broadcast; linear gather and scatter at the root; ring
-//! all-gather; pairwise-exchange all-to-all; chained scans. The varcount (v) variants use
-//! the same algorithms with per-rank block lengths; reduce-scatter is an all-reduce that
-//! keeps one block. Must never touch sockets or
-//! the engine directly: only the communicator's internal send and receive.
+//! Every rank of a call takes the same algorithm: the choice depends only on what MPI
+//! requires to agree (the size, counts, root, operation and element type). Each rank
+//! completes its receives in a fixed order, so the replicas of a rank do the same thing.
+//! Reductions give every rank the same bits: each element is combined in one fixed order
+//! by one rank, which hands the result to the others.
+//!
+//! Why the algorithms differ from a push-based MPI: a receiver pulls every message, so
+//! each message costs the receiver a pull and the sender the data, unless the pull rides
+//! with data going the other way (the runtime asks for a stream's next message as soon
+//! as the application takes one, in the same write as its next send). Trees in which a
+//! child sends to its parent and then receives from it (reduce then broadcast, gather
+//! then broadcast) pay for about one write per message, while exchanges between
+//! changing partners (recursive doubling, dissemination, all-to-one-to-all direct
+//! exchanges) pay for two. With more ranks than cores the writes are what costs time,
+//! so small operations use trees; large ones use algorithms that move fewer bytes
+//! (recursive halving, rings), whose messages are worth their pulls. The switch points
+//! are in `limit`.
 
 pub mod barrier;
+mod halving;
 pub mod immediate;
 pub mod ops;
+mod p2p;
+mod tree;
 
 use crate::comm::Communicator;
 use crate::datatype::Equivalence;
 use crate::error::Error;
 pub use ops::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
 
-/// Tags of the collective context; one per algorithm, so different collectives never
-/// match each other's messages.
+use halving::{even_bounds, Members};
+use p2p::post;
+
+/// Tags of the collective context: one per collective (and phase), so a collective's
+/// messages are told apart from those of the next collective by order alone.
 mod tag {
     pub const BROADCAST: i32 = 2;
     pub const REDUCE: i32 = 3;
@@ -30,13 +47,51 @@ mod tag {
     pub const ALL_TO_ALL: i32 = 7;
     pub const SCAN: i32 = 8;
     pub const ALL_REDUCE: i32 = 9;
+    pub const REDUCE_SCATTER: i32 = 10;
+    /// The reduced parts of a large reduce, on their way to the root.
+    pub const REDUCE_PARTS: i32 = 11;
 }
 
-fn bytes<T: Equivalence>(v: &[T]) -> &[u8] {
-    bytemuck::cast_slice(v)
+/// Where the algorithms switch (sizes in bytes). Measured with `volpex-bench
+/// collectives` at 4 ranks on two cores (loop and single methods, rotating broadcast
+/// roots); see the README's benchmark section.
+pub mod limit {
+    /// A broadcast or a reduction to one rank (reduce, all-reduce below
+    /// `HALVING_BYTES`, barrier) of at most this many bytes on at most `FLAT_RANKS` ranks
+    /// goes between the root and every rank directly (one hop each way; at 8 ranks a
+    /// binomial broadcast was faster).
+    pub const FLAT_BYTES: usize = 32 << 10;
+    /// See `FLAT_BYTES`.
+    pub const FLAT_RANKS: u32 = 4;
+    /// A broadcast of at least this many bytes on at least `SCATTER_RANKS` ranks is a
+    /// scatter plus a ring all-gather (MPICH's switch; below 8 ranks the binomial tree
+    /// moves fewer bytes in all, and was faster at every size at 4 ranks).
+    pub const SCATTER_BYTES: usize = 512 << 10;
+    /// See `SCATTER_BYTES`.
+    pub const SCATTER_RANKS: u32 = 8;
+    /// Commutative reductions (reduce, all-reduce, reduce-scatter) of at least this many
+    /// bytes go by recursive halving (and doubling); below, through a tree at one rank.
+    /// (At 4 ranks on two cores the trees were faster up to 128 KiB, the halving from
+    /// 256 KiB: it moves no fewer bytes in all there, in more messages.)
+    pub const HALVING_BYTES: usize = 256 << 10;
+    /// An all-gather of less than this many bytes in all is a gather to rank 0 plus a
+    /// broadcast; from here a ring.
+    pub const GATHER_BROADCAST_BYTES: usize = 256 << 10;
+    /// An all-to-all (not -v) of at most this many bytes in all (the size times each
+    /// rank's input) goes through rank 0: gather, then scatter.
+    pub const ALL_TO_ALL_ROOT_BYTES: usize = 128 << 10;
+    /// An all-to-all rank whose largest incoming block has at least this many bytes
+    /// posts its receives before sending (so the blocks it is sent can leave straight
+    /// from the senders' buffers); below, it sends first, so its pulls share the writes
+    /// of its sends.
+    pub const POST_FIRST_BYTES: usize = 64 << 10;
+    /// A scan on at most this many ranks goes along a chain (no more hops than the
+    /// exchange steps of recursive doubling, and half the messages); above, recursive
+    /// doubling.
+    pub const CHAIN_SCAN_RANKS: u32 = 4;
 }
 
-fn expect_len(what: &'static str, got: usize, expected: usize) -> Result<(), Error> {
+pub(crate) fn expect_len(what: &'static str, got: usize, expected: usize) -> Result<(), Error> {
     if got == expected {
         Ok(())
     } else {
@@ -48,51 +103,42 @@ fn expect_len(what: &'static str, got: usize, expected: usize) -> Result<(), Err
     }
 }
 
-fn recv_into<T: Equivalence>(
-    comm: &Communicator,
-    tag: i32,
-    src: u32,
-    out: &mut [T],
-) -> Result<(), Error> {
-    let data = comm.receive_internal(tag, src)?;
-    let dst: &mut [u8] = bytemuck::cast_slice_mut(out);
-    expect_len("collective message bytes", data.len(), dst.len())?;
-    dst.copy_from_slice(&data);
-    Ok(())
-}
-
 fn shape(comm: &Communicator) -> (u32, u32) {
     (comm.size() as u32, comm.rank() as u32)
 }
 
-/// MPI_Bcast: `buf` at `root` is copied into `buf` everywhere (binomial tree).
+/// MPI_Bcast (MPI-3.1 section 5.4): `buf` at `root` is copied into `buf` everywhere.
+/// Flat tree (the root sends to every rank) up to `limit::FLAT_BYTES` on at most
+/// `limit::FLAT_RANKS` ranks; scatter plus ring all-gather (van de Geijn) from
+/// `limit::SCATTER_BYTES` on at least `limit::SCATTER_RANKS` ranks (and at least one
+/// element per rank); otherwise a binomial tree.
 pub fn broadcast<T: Equivalence>(
     comm: &Communicator,
     root: u32,
     buf: &mut [T],
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
-    let rel = (me + n - root) % n;
-    let mut mask = 1u32;
-    while mask < n {
-        if rel & mask != 0 {
-            recv_into(comm, tag::BROADCAST, (rel - mask + root) % n, buf)?;
-            break;
-        }
-        mask <<= 1;
+    let (n, _) = shape(comm);
+    let bytes = std::mem::size_of_val(buf);
+    if n == 1 {
+        Ok(())
+    } else if n <= limit::FLAT_RANKS && bytes <= limit::FLAT_BYTES {
+        tree::flat(comm, tag::BROADCAST, root, buf)
+    } else if n >= limit::SCATTER_RANKS && bytes >= limit::SCATTER_BYTES && buf.len() >= n as usize
+    {
+        tree::scatter_ring(comm, tag::BROADCAST, root, buf)
+    } else {
+        tree::binomial(comm, tag::BROADCAST, root, buf)
     }
-    mask >>= 1;
-    while mask > 0 {
-        if rel + mask < n {
-            comm.send_internal(tag::BROADCAST, (rel + mask + root) % n, bytes(buf))?;
-        }
-        mask >>= 1;
-    }
-    Ok(())
 }
 
-/// MPI_Reduce: the element-wise reduction of every rank's `send`, in rank order, lands
-/// in `recv` at `root` (`recv` is ignored elsewhere).
+/// MPI_Reduce (MPI-3.1 section 5.9.1): the element-wise reduction of every rank's `send`
+/// lands in `recv` at `root` (`recv` is ignored elsewhere). Commutative operations from
+/// `limit::HALVING_BYTES` (and at least one element per rank): reduce-scatter by
+/// recursive halving, then every part straight to the root (Rabenseifner). Up to
+/// `limit::FLAT_BYTES` on at most `limit::FLAT_RANKS` ranks, a flat tree: every rank
+/// sends to the root, which combines all in rank order. Otherwise a binomial tree, each
+/// rank combining its children's partials in rank order: rooted at the root for
+/// commutative operations, at rank 0 (which forwards the result) for the others.
 pub fn reduce<T: Equivalence, O: Operation<T>>(
     comm: &Communicator,
     root: u32,
@@ -101,43 +147,70 @@ pub fn reduce<T: Equivalence, O: Operation<T>>(
     op: &O,
 ) -> Result<(), Error> {
     let (n, me) = shape(comm);
-    let mut acc = send.to_vec();
-    let mut child = vec![T::zeroed(); send.len()];
-    let mut mask = 1u32;
-    while mask < n {
-        if me & mask != 0 {
-            comm.send_internal(tag::REDUCE, me - mask, bytes(&acc))?;
-            break;
-        }
-        if me + mask < n {
-            recv_into(comm, tag::REDUCE, me + mask, &mut child)?;
-            op.combine(&mut acc, &child);
-        }
-        mask <<= 1;
-    }
-    if root != 0 {
-        if me == 0 {
-            comm.send_internal(tag::REDUCE, root, bytes(&acc))?;
-        } else if me == root {
-            recv_into(comm, tag::REDUCE, 0, &mut acc)?;
-        }
-    }
-    if me == root {
+    let out = if me == root {
         let out = recv.ok_or(Error::BufferSize {
             what: "reduce result at the root",
             expected: send.len(),
             got: 0,
         })?;
         expect_len("reduce result", out.len(), send.len())?;
-        out.copy_from_slice(&acc);
+        Some(out)
+    } else {
+        None
+    };
+    let bytes = std::mem::size_of_val(send);
+    if op.is_commutative() && bytes >= limit::HALVING_BYTES && send.len() >= n as usize {
+        reduce_halving(comm, root, send, out, op)
+    } else if n <= limit::FLAT_RANKS && bytes <= limit::FLAT_BYTES {
+        tree::reduce_flat(comm, tag::REDUCE, root, send, out, op)
+    } else {
+        tree::reduce_binomial(comm, tag::REDUCE, root, send, out, op)
+    }
+}
+
+/// Reduce for large vectors of a commutative operation: reduce-scatter by recursive
+/// halving, then each member's part straight into the root's result.
+fn reduce_halving<T: Equivalence, O: Operation<T>>(
+    comm: &Communicator,
+    root: u32,
+    send: &[T],
+    out: Option<&mut [T]>,
+    op: &O,
+) -> Result<(), Error> {
+    let (n, me) = shape(comm);
+    let m = Members::of(n);
+    let bounds = even_bounds(send.len(), m.p as usize);
+    let part = |k: u32| bounds[k as usize]..bounds[k as usize + 1];
+    // The root posts its receives first, so they wait at the members.
+    let mut parts = Vec::new();
+    if out.is_some() {
+        for k in (0..m.p).filter(|&k| m.rank(k) != me) {
+            parts.push((k, post(comm, tag::REDUCE_PARTS, m.rank(k))?));
+        }
+    }
+    let mut acc = send.to_vec();
+    let member = halving::reduce_scatter(comm, tag::REDUCE, &mut acc, &bounds, op)?;
+    if let Some(k) = member.filter(|_| me != root) {
+        p2p::send(comm, tag::REDUCE_PARTS, root, &acc[part(k)])?;
+    }
+    if let Some(out) = out {
+        if let Some(k) = member {
+            out[part(k)].copy_from_slice(&acc[part(k)]);
+        }
+        for (k, r) in parts {
+            r.into(&mut out[part(k)])?;
+        }
     }
     Ok(())
 }
 
-/// MPI_Allreduce. Commutative operations use recursive doubling (ranks beyond the
-/// largest power of two fold into a partner first and get the result back); every step
-/// combines the lower rank's partial on the left, so all ranks compute bit-identical
-/// results. Non-commutative operations reduce to rank 0 in rank order, then broadcast.
+/// MPI_Allreduce (MPI-3.1 section 5.9.6): the reduction of every rank's `send` lands in
+/// every rank's `recv`, the same bits everywhere. Commutative operations from
+/// `limit::HALVING_BYTES` (and at least one element per rank): reduce-scatter by
+/// recursive halving plus all-gather by recursive doubling (Rabenseifner), ranks beyond
+/// the largest power of two first handing their vectors to a partner (and getting the
+/// result back). Otherwise `reduce` to rank 0 (a binomial tree in rank order, so right
+/// for non-commutative operations) and `broadcast` from it.
 pub fn all_reduce<T: Equivalence, O: Operation<T>>(
     comm: &Communicator,
     send: &[T],
@@ -146,44 +219,25 @@ pub fn all_reduce<T: Equivalence, O: Operation<T>>(
 ) -> Result<(), Error> {
     expect_len("all-reduce result", recv.len(), send.len())?;
     let (n, me) = shape(comm);
-    if !op.is_commutative() || n == 1 {
-        let at_root = (me == 0).then_some(&mut *recv);
-        reduce(comm, 0, send, at_root, op)?;
-        return broadcast(comm, 0, recv);
+    if n == 1 {
+        recv.copy_from_slice(send);
+        return Ok(());
     }
-    let p = 1u32 << (31 - n.leading_zeros());
-    let extra = n - p;
-    if me >= p {
-        comm.send_internal(tag::ALL_REDUCE, me - p, bytes(send))?;
-        return recv_into(comm, tag::ALL_REDUCE, me - p, recv);
+    if op.is_commutative()
+        && std::mem::size_of_val(send) >= limit::HALVING_BYTES
+        && send.len() >= n as usize
+    {
+        recv.copy_from_slice(send);
+        let bounds = even_bounds(send.len(), Members::of(n).p as usize);
+        let member = halving::reduce_scatter(comm, tag::ALL_REDUCE, recv, &bounds, op)?;
+        return halving::all_gather(comm, tag::ALL_REDUCE, recv, &bounds, member);
     }
-    let mut acc = send.to_vec();
-    let mut other = vec![T::zeroed(); send.len()];
-    if me < extra {
-        recv_into(comm, tag::ALL_REDUCE, me + p, &mut other)?;
-        op.combine(&mut acc, &other);
-    }
-    let mut mask = 1u32;
-    while mask < p {
-        let partner = me ^ mask;
-        comm.send_internal(tag::ALL_REDUCE, partner, bytes(&acc))?;
-        recv_into(comm, tag::ALL_REDUCE, partner, &mut other)?;
-        if partner < me {
-            op.combine(&mut other, &acc);
-            std::mem::swap(&mut acc, &mut other);
-        } else {
-            op.combine(&mut acc, &other);
-        }
-        mask <<= 1;
-    }
-    if me < extra {
-        comm.send_internal(tag::ALL_REDUCE, me + p, bytes(&acc))?;
-    }
-    recv.copy_from_slice(&acc);
-    Ok(())
+    reduce(comm, 0, send, (me == 0).then_some(&mut *recv), op)?;
+    broadcast(comm, 0, recv)
 }
 
-/// MPI_Gather: rank i's `send` lands in block i of `recv` at `root`.
+/// MPI_Gather (MPI-3.1 section 5.5): rank i's `send` lands in block i of `recv` at
+/// `root` (flat tree, as `gather_varcount`).
 pub fn gather<T: Equivalence>(
     comm: &Communicator,
     root: u32,
@@ -194,7 +248,8 @@ pub fn gather<T: Equivalence>(
     gather_varcount(comm, root, send, recv.map(|r| (r, counts.as_slice())))
 }
 
-/// MPI_Scatter: block i of `send` at `root` lands in `recv` at rank i.
+/// MPI_Scatter (MPI-3.1 section 5.6): block i of `send` at `root` lands in `recv` at
+/// rank i (flat tree, as `scatter_varcount`).
 pub fn scatter<T: Equivalence>(
     comm: &Communicator,
     root: u32,
@@ -205,7 +260,8 @@ pub fn scatter<T: Equivalence>(
     scatter_varcount(comm, root, send.map(|s| (s, counts.as_slice())), recv)
 }
 
-/// MPI_Allgather: every rank's `send` lands in its block of every `recv` (ring).
+/// MPI_Allgather (MPI-3.1 section 5.7): every rank's `send` lands in its block of every
+/// `recv` (as `all_gather_varcount`).
 pub fn all_gather<T: Equivalence>(
     comm: &Communicator,
     send: &[T],
@@ -214,14 +270,18 @@ pub fn all_gather<T: Equivalence>(
     all_gather_varcount(comm, send, recv, &uniform(comm, send.len()))
 }
 
-/// MPI_Alltoall: block j of rank i's `send` lands in block i of rank j's `recv`
-/// (pairwise exchange).
+/// MPI_Alltoall (MPI-3.1 section 5.8): block j of rank i's `send` lands in block i of
+/// rank j's `recv`. Up to `limit::ALL_TO_ALL_ROOT_BYTES` in all (the size times each
+/// rank's `send`), through rank 0: a gather of every rank's blocks, then a scatter of
+/// each rank's (2(n - 1) messages instead of n(n - 1), and each rank's pull for its part
+/// rides with its contribution). Otherwise as `all_to_all_varcount`.
 pub fn all_to_all<T: Equivalence>(
     comm: &Communicator,
     send: &[T],
     recv: &mut [T],
 ) -> Result<(), Error> {
-    let n = comm.size() as usize;
+    let (n, me) = shape(comm);
+    let n = n as usize;
     if !send.len().is_multiple_of(n) {
         return Err(Error::BufferSize {
             what: "all-to-all input (a multiple of the size)",
@@ -229,12 +289,36 @@ pub fn all_to_all<T: Equivalence>(
             got: send.len(),
         });
     }
-    let counts = uniform(comm, send.len() / n);
-    all_to_all_varcount(comm, send, &counts, recv, &counts)
+    let block = send.len() / n;
+    if n == 1 || std::mem::size_of_val(send) * n > limit::ALL_TO_ALL_ROOT_BYTES {
+        let counts = uniform(comm, block);
+        return all_to_all_varcount(comm, send, &counts, recv, &counts);
+    }
+    expect_len("all-to-all result", recv.len(), send.len())?;
+    if me != 0 {
+        gather(comm, 0, send, None)?;
+        return scatter(comm, 0, None, recv);
+    }
+    // Rank i's blocks, one after the other; then, for each rank j, block j of each.
+    let mut all = vec![T::zeroed(); n * send.len()];
+    gather(comm, 0, send, Some(&mut all))?;
+    let mut out = vec![T::zeroed(); all.len()];
+    for j in 0..n {
+        for i in 0..n {
+            let (to, from) = ((j * n + i) * block, (i * n + j) * block);
+            out[to..to + block].copy_from_slice(&all[from..from + block]);
+        }
+    }
+    scatter(comm, 0, Some(&out), recv)
 }
 
-/// MPI_Scan (inclusive) and MPI_Exscan: rank i gets the reduction of ranks 0..=i (or
-/// 0..i; rank 0's `recv` is left as it was for the exclusive scan).
+/// MPI_Scan (MPI-3.1 section 5.11.1) and MPI_Exscan (section 5.11.2): rank i gets the
+/// reduction of ranks 0..=i (or 0..i; rank 0's `recv` is left as it was for the
+/// exclusive scan), combined in rank order. On at most `limit::CHAIN_SCAN_RANKS` ranks a
+/// chain (rank i combines rank i - 1's prefix with its own and passes it on); above,
+/// recursive doubling: in step k each rank exchanges the reduction of its aligned group
+/// of 2^k ranks with the rank 2^k away, so every partial covers a contiguous run of
+/// ranks (log2(n) steps).
 pub fn scan<T: Equivalence, O: Operation<T>>(
     comm: &Communicator,
     send: &[T],
@@ -244,23 +328,75 @@ pub fn scan<T: Equivalence, O: Operation<T>>(
 ) -> Result<(), Error> {
     let (n, me) = shape(comm);
     expect_len("scan result", recv.len(), send.len())?;
-    let mut inclusive = send.to_vec();
-    if me > 0 {
-        let mut prefix = vec![T::zeroed(); send.len()];
-        recv_into(comm, tag::SCAN, me - 1, &mut prefix)?;
-        if exclusive {
-            recv.copy_from_slice(&prefix);
+    // The reduction of the ranks below this one (rank 0: none).
+    let below = if n <= limit::CHAIN_SCAN_RANKS {
+        let below = if me > 0 {
+            let mut prefix = vec![T::zeroed(); send.len()];
+            p2p::recv(comm, tag::SCAN, me - 1, &mut prefix)?;
+            Some(prefix)
+        } else {
+            None
+        };
+        if me + 1 < n {
+            let mut upto = send.to_vec();
+            if let Some(b) = &below {
+                upto.copy_from_slice(b);
+                op.combine(&mut upto, send);
+            }
+            p2p::send(comm, tag::SCAN, me + 1, &upto)?;
         }
-        op.combine(&mut prefix, send);
-        inclusive = prefix;
-    }
-    if !exclusive {
-        recv.copy_from_slice(&inclusive);
-    }
-    if me + 1 < n {
-        comm.send_internal(tag::SCAN, me + 1, bytes(&inclusive))?;
+        below
+    } else {
+        scan_doubling(comm, send, op)?
+    };
+    match (exclusive, below) {
+        (true, Some(b)) => recv.copy_from_slice(&b),
+        (true, None) => {}
+        (false, Some(mut b)) => {
+            op.combine(&mut b, send);
+            recv.copy_from_slice(&b);
+        }
+        (false, None) => recv.copy_from_slice(send),
     }
     Ok(())
+}
+
+/// The recursive-doubling part of `scan`: the reduction of the ranks below this one.
+fn scan_doubling<T: Equivalence, O: Operation<T>>(
+    comm: &Communicator,
+    send: &[T],
+    op: &O,
+) -> Result<Option<Vec<T>>, Error> {
+    let (n, me) = shape(comm);
+    // The reduction of this rank's current group, and of the ranks of it below this one.
+    let mut group = send.to_vec();
+    let mut below: Option<Vec<T>> = None;
+    let mut other = vec![T::zeroed(); send.len()];
+    let mut scratch = vec![T::zeroed(); send.len()];
+    let mut mask = 1u32;
+    while mask < n {
+        let partner = me ^ mask;
+        mask <<= 1;
+        if partner >= n {
+            continue;
+        }
+        p2p::send(comm, tag::SCAN, partner, &group)?;
+        p2p::recv(comm, tag::SCAN, partner, &mut other)?;
+        if partner < me {
+            if let Some(b) = &mut below {
+                scratch.copy_from_slice(&other);
+                op.combine(&mut scratch, b);
+                std::mem::swap(b, &mut scratch);
+            } else {
+                below = Some(other.clone());
+            }
+            op.combine(&mut other, &group);
+            std::mem::swap(&mut group, &mut other);
+        } else {
+            op.combine(&mut group, &other);
+        }
+    }
+    Ok(below)
 }
 
 /// Offsets of consecutive blocks of the given lengths, and their total.
@@ -283,8 +419,9 @@ fn check_counts(comm: &Communicator, counts: &[usize]) -> Result<(), Error> {
     expect_len("counts (one per rank)", counts.len(), comm.size() as usize)
 }
 
-/// MPI_Gatherv: rank i's `send` (of `counts[i]` elements) lands at offset
-/// `counts[..i].sum()` of `recv` at `root`.
+/// MPI_Gatherv (MPI-3.1 section 5.5): rank i's `send` (of `counts[i]` elements) lands
+/// at offset `counts[..i].sum()` of `recv` at `root`. Flat tree: the root posts every
+/// receive before waiting for the first, and each lands straight in place.
 pub fn gather_varcount<T: Equivalence>(
     comm: &Communicator,
     root: u32,
@@ -293,26 +430,27 @@ pub fn gather_varcount<T: Equivalence>(
 ) -> Result<(), Error> {
     let (n, me) = shape(comm);
     if me != root {
-        return comm.send_internal(tag::GATHER, root, bytes(send));
+        return p2p::send(comm, tag::GATHER, root, send);
     }
     let (out, counts) = recv.ok_or(Error::Usage("gatherv: the root needs a buffer and counts"))?;
     check_counts(comm, counts)?;
     let (at, total) = offsets(counts);
     expect_len("gatherv result", out.len(), total)?;
-    for r in 0..n as usize {
-        let block = &mut out[at[r]..at[r] + counts[r]];
-        if r == me as usize {
-            expect_len("gatherv own block", send.len(), counts[r])?;
-            block.copy_from_slice(send);
-        } else {
-            recv_into(comm, tag::GATHER, r as u32, block)?;
-        }
+    expect_len("gatherv own block", send.len(), counts[me as usize])?;
+    let mut posted = Vec::with_capacity(n as usize - 1);
+    for r in (0..n).filter(|&r| r != me) {
+        posted.push((r as usize, post(comm, tag::GATHER, r)?));
+    }
+    out[at[me as usize]..at[me as usize] + send.len()].copy_from_slice(send);
+    for (r, p) in posted {
+        p.into(&mut out[at[r]..at[r] + counts[r]])?;
     }
     Ok(())
 }
 
-/// MPI_Scatterv: the block of `counts[i]` elements at offset `counts[..i].sum()` of
-/// `send` at `root` lands in `recv` at rank i.
+/// MPI_Scatterv (MPI-3.1 section 5.6): the block of `counts[i]` elements at offset
+/// `counts[..i].sum()` of `send` at `root` lands in `recv` at rank i. Flat tree: the
+/// root's sends are buffered, so it sends every block at once.
 pub fn scatter_varcount<T: Equivalence>(
     comm: &Communicator,
     root: u32,
@@ -321,26 +459,26 @@ pub fn scatter_varcount<T: Equivalence>(
 ) -> Result<(), Error> {
     let (n, me) = shape(comm);
     if me != root {
-        return recv_into(comm, tag::SCATTER, root, recv);
+        return p2p::recv(comm, tag::SCATTER, root, recv);
     }
     let (src, counts) = send.ok_or(Error::Usage("scatterv: the root needs a buffer and counts"))?;
     check_counts(comm, counts)?;
     let (at, total) = offsets(counts);
     expect_len("scatterv input", src.len(), total)?;
-    for r in 0..n as usize {
-        let block = &src[at[r]..at[r] + counts[r]];
-        if r == me as usize {
-            expect_len("scatterv own block", recv.len(), counts[r])?;
-            recv.copy_from_slice(block);
-        } else {
-            comm.send_internal(tag::SCATTER, r as u32, bytes(block))?;
-        }
+    expect_len("scatterv own block", recv.len(), counts[me as usize])?;
+    for i in 1..n {
+        let r = ((me + i) % n) as usize;
+        p2p::send(comm, tag::SCATTER, r as u32, &src[at[r]..at[r] + counts[r]])?;
     }
+    recv.copy_from_slice(&src[at[me as usize]..at[me as usize] + counts[me as usize]]);
     Ok(())
 }
 
-/// MPI_Allgatherv: rank i's `send` (`counts[i]` elements) lands at its offset in every
-/// `recv` (ring).
+/// MPI_Allgatherv (MPI-3.1 section 5.7): rank i's `send` (`counts[i]` elements) lands at
+/// its offset in every `recv`. Below `limit::GATHER_BROADCAST_BYTES` in all, a gather to
+/// rank 0 and a broadcast (each child's pull for the broadcast rides with its part);
+/// from there a ring: in n - 1 steps each rank passes on to the next the block it got in
+/// the step before, with every receive posted up front.
 pub fn all_gather_varcount<T: Equivalence>(
     comm: &Communicator,
     send: &[T],
@@ -352,20 +490,33 @@ pub fn all_gather_varcount<T: Equivalence>(
     let (at, total) = offsets(counts);
     expect_len("allgatherv result", recv.len(), total)?;
     expect_len("allgatherv own block", send.len(), counts[me as usize])?;
+    if std::mem::size_of_val(recv) < limit::GATHER_BROADCAST_BYTES {
+        gather_varcount(comm, 0, send, (me == 0).then_some((&mut *recv, counts)))?;
+        return broadcast(comm, 0, recv);
+    }
     let block = |r: u32| at[r as usize]..at[r as usize] + counts[r as usize];
     recv[block(me)].copy_from_slice(send);
     let (right, left) = ((me + 1) % n, (me + n - 1) % n);
-    for step in 0..n.saturating_sub(1) {
+    let mut posted = Vec::with_capacity(n as usize - 1);
+    for _ in 1..n {
+        posted.push(post(comm, tag::ALL_GATHER, left)?);
+    }
+    for (step, r) in (0..n).zip(posted) {
         let out = (me + n - step) % n;
         let inn = (me + 2 * n - step - 1) % n;
-        comm.send_internal(tag::ALL_GATHER, right, bytes(&recv[block(out)]))?;
-        recv_into(comm, tag::ALL_GATHER, left, &mut recv[block(inn)])?;
+        p2p::send(comm, tag::ALL_GATHER, right, &recv[block(out)])?;
+        r.into(&mut recv[block(inn)])?;
     }
     Ok(())
 }
 
-/// MPI_Alltoallv: `send_counts[j]` elements at their offset in `send` go to rank j;
-/// `recv_counts[i]` elements from rank i land at their offset in `recv`.
+/// MPI_Alltoallv (MPI-3.1 section 5.8): `send_counts[j]` elements at their offset in
+/// `send` go to rank j; `recv_counts[i]` elements from rank i land at their offset in
+/// `recv`. Every block goes straight to its rank, in the pairwise-exchange order (to
+/// rank + 1, rank + 2, ..., from rank - 1, rank - 2, ..., so no rank is everyone's first
+/// target), all sends and all receives at once: a rank sends everything and then posts
+/// its receives, or, when it gets a block of `limit::POST_FIRST_BYTES` or more, posts
+/// first; the receives complete in the same order.
 pub fn all_to_all_varcount<T: Equivalence>(
     comm: &Communicator,
     send: &[T],
@@ -387,18 +538,38 @@ pub fn all_to_all_varcount<T: Equivalence>(
         recv_counts[me as usize],
         send_counts[me as usize],
     )?;
-    recv[rblock(me)].copy_from_slice(&send[sblock(me)]);
+    let largest = recv_counts.iter().max().copied().unwrap_or(0) * std::mem::size_of::<T>();
+    let post_first = largest >= limit::POST_FIRST_BYTES;
+    let send_all = || -> Result<(), Error> {
+        for step in 1..n {
+            let to = (me + step) % n;
+            p2p::send(comm, tag::ALL_TO_ALL, to, &send[sblock(to)])?;
+        }
+        Ok(())
+    };
+    if !post_first {
+        send_all()?;
+    }
+    let mut posted = Vec::with_capacity(n as usize - 1);
     for step in 1..n {
-        let to = (me + step) % n;
         let from = (me + n - step) % n;
-        comm.send_internal(tag::ALL_TO_ALL, to, bytes(&send[sblock(to)]))?;
-        recv_into(comm, tag::ALL_TO_ALL, from, &mut recv[rblock(from)])?;
+        posted.push((from, post(comm, tag::ALL_TO_ALL, from)?));
+    }
+    if post_first {
+        send_all()?;
+    }
+    recv[rblock(me)].copy_from_slice(&send[sblock(me)]);
+    for (from, r) in posted {
+        r.into(&mut recv[rblock(from)])?;
     }
     Ok(())
 }
 
-/// MPI_Reduce_scatter: the reduction of every rank's `send` (`counts.sum()` elements), of
-/// which rank i keeps the `counts[i]` elements at their offset.
+/// MPI_Reduce_scatter (MPI-3.1 section 5.10.2): the reduction of every rank's `send`
+/// (`counts.sum()` elements), of which rank i keeps the `counts[i]` elements at their
+/// offset. Commutative operations from `limit::HALVING_BYTES` in all: recursive halving
+/// (a paired rank's part comes from the partner that reduced it). Otherwise `reduce` to
+/// rank 0 (rank order) and `scatter_varcount` from it.
 pub fn reduce_scatter<T: Equivalence, O: Operation<T>>(
     comm: &Communicator,
     send: &[T],
@@ -406,30 +577,59 @@ pub fn reduce_scatter<T: Equivalence, O: Operation<T>>(
     counts: &[usize],
     op: &O,
 ) -> Result<(), Error> {
-    let (_, me) = shape(comm);
+    let (n, me) = shape(comm);
     check_counts(comm, counts)?;
     let (at, total) = offsets(counts);
     expect_len("reduce-scatter input", send.len(), total)?;
     expect_len("reduce-scatter result", recv.len(), counts[me as usize])?;
-    let mut all = vec![T::zeroed(); total];
-    all_reduce(comm, send, &mut all, op)?;
-    recv.copy_from_slice(&all[at[me as usize]..at[me as usize] + recv.len()]);
-    Ok(())
+    let mine = at[me as usize]..at[me as usize] + recv.len();
+    if n == 1 {
+        recv.copy_from_slice(send);
+        return Ok(());
+    }
+    if !op.is_commutative() || std::mem::size_of_val(send) < limit::HALVING_BYTES {
+        let mut all = if me == 0 {
+            vec![T::zeroed(); total]
+        } else {
+            Vec::new()
+        };
+        reduce(comm, 0, send, (me == 0).then_some(&mut all[..]), op)?;
+        let from = (me == 0).then_some((&all[..], counts));
+        return scatter_varcount(comm, 0, from, recv);
+    }
+    // Member k answers for the blocks of the ranks it stands for: 2k and 2k + 1 if it
+    // was paired, k + rem otherwise.
+    let m = Members::of(n);
+    let mut bounds: Vec<usize> = (0..m.p)
+        .map(|k| at[(m.rank(k) - u32::from(k < m.rem)) as usize])
+        .collect();
+    bounds.push(total);
+    let mut acc = send.to_vec();
+    let member = halving::reduce_scatter(comm, tag::REDUCE_SCATTER, &mut acc, &bounds, op)?;
+    match member {
+        None => p2p::recv(comm, tag::REDUCE_SCATTER, me + 1, recv),
+        Some(k) => {
+            if k < m.rem {
+                let lower = me as usize - 1;
+                let part = &acc[at[lower]..at[lower] + counts[lower]];
+                p2p::send(comm, tag::REDUCE_SCATTER, me - 1, part)?;
+            }
+            recv.copy_from_slice(&acc[mine]);
+            Ok(())
+        }
+    }
 }
 
-/// MPI_Reduce_scatter_block: the reduction of every rank's `send` (size x `recv.len()`
-/// elements), of which rank i keeps block i.
+/// MPI_Reduce_scatter_block (MPI-3.1 section 5.10.1): the reduction of every rank's
+/// `send` (size x `recv.len()` elements), of which rank i keeps block i (as
+/// `reduce_scatter`).
 pub fn reduce_scatter_block<T: Equivalence, O: Operation<T>>(
     comm: &Communicator,
     send: &[T],
     recv: &mut [T],
     op: &O,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
-    let k = recv.len();
-    expect_len("reduce-scatter input", send.len(), k * n as usize)?;
-    let mut all = vec![T::zeroed(); send.len()];
-    all_reduce(comm, send, &mut all, op)?;
-    recv.copy_from_slice(&all[me as usize * k..(me as usize + 1) * k]);
-    Ok(())
+    let n = comm.size() as usize;
+    expect_len("reduce-scatter input", send.len(), recv.len() * n)?;
+    reduce_scatter(comm, send, recv, &uniform(comm, recv.len()), op)
 }

@@ -600,12 +600,6 @@ impl Communicator {
         self.send_on(self.id + 1, tag, dst, bytes)
     }
 
-    pub(crate) fn receive_internal(&self, tag: Tag, src: u32) -> Result<Bytes, Error> {
-        let spec = RecvSpec::exact(self.id + 1, self.world_rank(src)?, tag);
-        let id = self.post(spec, Mode::Receive)?;
-        message(self.wait(id)?).map(|(_, payload)| payload)
-    }
-
     pub(crate) fn status_for(&self, key: &Key, bytes: usize) -> Status {
         Status {
             source: self.members.local(key.src).map_or(-1, |r| r as i32),
