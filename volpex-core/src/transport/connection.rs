@@ -61,6 +61,8 @@ pub struct Conn {
     pub opened_at: Duration,
     /// Whether WRITABLE interest is registered.
     pub want_write: bool,
+    /// True when we dialed it, false when we accepted it.
+    pub dialed: bool,
 }
 
 impl Conn {
@@ -85,6 +87,7 @@ impl Conn {
             },
             opened_at: now,
             want_write: false,
+            dialed: true,
         })
     }
 
@@ -101,6 +104,7 @@ impl Conn {
             },
             opened_at: now,
             want_write: false,
+            dialed: false,
         })
     }
 

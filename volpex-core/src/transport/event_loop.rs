@@ -69,8 +69,9 @@ pub struct Core {
     launcher: Option<Token>,
     /// Connections with frames queued since the last flush.
     dirty: Vec<Token>,
-    /// DATA frames partly written straight from the sender's buffer: (to, key, req, bytes).
-    direct: Vec<(ReplicaId, Key, u64, usize)>,
+    /// DATA frames partly written straight from the sender's buffer: (to, key, req,
+    /// connection, bytes). The rest must follow on the same connection.
+    direct: Vec<(ReplicaId, Key, u64, Token, usize)>,
     addrs: Vec<Vec<Option<SocketAddr>>>,
     next_token: usize,
     start: Instant,
@@ -233,9 +234,21 @@ impl Core {
         if !self.engine_knows_alive(to) {
             return;
         }
-        let token = match self.peers.get(&to) {
-            Some(t) => *t,
-            None => {
+        let already = match &frame {
+            Frame::Data { key, req, .. } => self
+                .direct
+                .iter()
+                .position(|d| d.0 == to && d.1 == *key && d.2 == *req)
+                .map(|i| {
+                    let d = self.direct.swap_remove(i);
+                    (d.3, d.4)
+                }),
+            _ => None,
+        };
+        let token = match (already, self.peers.get(&to)) {
+            (Some((t, _)), _) => t,
+            (None, Some(t)) => *t,
+            (None, None) => {
                 let now = self.now();
                 match self.dial(now, to) {
                     Some(t) => t,
@@ -246,14 +259,7 @@ impl Core {
                 }
             }
         };
-        let already = match &frame {
-            Frame::Data { key, req, .. } => self
-                .direct
-                .iter()
-                .position(|d| d.0 == to && d.1 == *key && d.2 == *req)
-                .map(|i| self.direct.swap_remove(i).3),
-            _ => None,
-        };
+        let already = already.map(|(_, written)| written);
         let (h, payload) = frame.to_parts();
         if let Some(c) = self.conns.get_mut(&token) {
             match already {
@@ -272,7 +278,10 @@ impl Core {
     /// message is copied into the log, when the connection is idle. The engine's DATA
     /// frame for the same (to, key, req) later carries on where this stopped.
     pub fn write_direct(&mut self, to: ReplicaId, key: Key, req: u64, h: &Header, payload: &[u8]) {
-        let Some(c) = self.peers.get(&to).and_then(|t| self.conns.get_mut(t)) else {
+        let Some(&token) = self.peers.get(&to) else {
+            return;
+        };
+        let Some(c) = self.conns.get_mut(&token) else {
             return;
         };
         if c.peer() != Some(PeerId::Replica(to)) || !c.link.out.is_empty() {
@@ -282,7 +291,7 @@ impl Core {
         let bufs = [std::io::IoSlice::new(&head), std::io::IoSlice::new(payload)];
         if let Ok(n) = std::io::Write::write_vectored(&mut c.stream, &bufs) {
             if n > 0 {
-                self.direct.push((to, key, req, n));
+                self.direct.push((to, key, req, token, n));
             }
         }
     }
@@ -395,15 +404,19 @@ impl Core {
             }
             Some(PeerId::Replica(r)) => {
                 log::debug!("{}: connection to {r} closed: {why}", self.me);
-                if self.peers.get(&r) == Some(&token) {
-                    self.peers.remove(&r);
-                }
                 // Another authenticated connection to it may still be open.
                 let other = self
                     .conns
-                    .values()
-                    .any(|o| o.peer() == Some(PeerId::Replica(r)));
-                if !other {
+                    .iter()
+                    .find(|(_, o)| o.peer() == Some(PeerId::Replica(r)))
+                    .map(|(t, _)| *t);
+                if self.peers.get(&r) == Some(&token) {
+                    match other {
+                        Some(t) => self.peers.insert(r, t),
+                        None => self.peers.remove(&r),
+                    };
+                }
+                if other.is_none() {
                     let now = self.now();
                     self.engine.handle_peer_down(now, r, false);
                 }
@@ -590,7 +603,7 @@ impl Core {
                 Step::Nothing => {}
                 Step::Established(PeerId::Replica(r)) => {
                     log::debug!("{}: connection to {r} established", self.me);
-                    self.peers.entry(r).or_insert(token);
+                    self.settle_route(r, token);
                 }
                 Step::Established(PeerId::Launcher) => {
                     log::warn!("{}: a peer claimed to be the launcher", self.me);
@@ -614,6 +627,46 @@ impl Core {
                 self.close(token, &why);
             }
         }
+    }
+
+    /// Picks the connection our frames to `r` go on once `token` (to `r`) is
+    /// established. When both sides dialed at once there are two; both sides settle on
+    /// the one the lower replica dialed, so each direction's frames carry the ACKs of
+    /// the other's (two one-way sockets cost a pure ACK packet per round trip). Frames
+    /// still held on an unfinished connection move with the route; frames already
+    /// written may arrive after later ones, which the protocol tolerates (every frame is
+    /// keyed and idempotent).
+    fn settle_route(&mut self, r: ReplicaId, token: Token) {
+        let cur = match self.peers.get(&r) {
+            None => {
+                self.peers.insert(r, token);
+                return;
+            }
+            Some(&cur) if cur == token => return,
+            Some(&cur) => cur,
+        };
+        let dialed = self.conns.get(&token).is_some_and(|c| c.dialed);
+        if dialed != (self.me < r) {
+            return;
+        }
+        let held = self
+            .conns
+            .get_mut(&cur)
+            .map(|c| std::mem::take(&mut c.link.held))
+            .unwrap_or_default();
+        if let Some(c) = self.conns.get_mut(&token) {
+            for (h, p) in held {
+                c.send(h, p);
+            }
+        }
+        self.peers.insert(r, token);
+        if !self.dirty.contains(&token) {
+            self.dirty.push(token);
+        }
+        log::debug!(
+            "{}: frames to {r} now go on the connection the lower replica dialed",
+            self.me
+        );
     }
 
     fn on_control(&mut self, h: &Header, p: &[u8]) {
