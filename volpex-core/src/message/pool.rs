@@ -32,7 +32,7 @@ pub fn take(len: usize) -> Vec<u8> {
     }
     let cap = len.next_power_of_two();
     let mut pool = POOL.lock();
-    if let Some(i) = pool.free.iter().position(|v| v.capacity() == cap) {
+    if let Some(i) = pool.free.iter().rposition(|v| v.capacity() == cap) {
         let v = pool.free.swap_remove(i);
         pool.bytes -= v.capacity();
         return v;
