@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Class W verification of all eight NAS Parallel Benchmarks on Volpex.
 #
-# Class W takes minutes (BT, SP and LU most), too long for CI's budget, so it runs
-# here instead. Every benchmark runs under volpexrun on 4 ranks, one replica each
+# The test suite runs all eight at class W on 4 ranks (tests/tests/npb_class_w.rs);
+# this script runs them with any rank and replica count. Every benchmark runs under
+# volpexrun on 4 ranks, one replica each by default
 # (all eight accept 4 ranks: BT and SP need a square count, the kernels a power of two;
 # set NP=1 to run them as single ranks instead). The script prints each benchmark's
 # verdict and time and exits non-zero if any run fails or does not verify.
