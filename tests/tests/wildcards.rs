@@ -33,12 +33,21 @@ fn traces(dir: &Path, replicas: u32) -> Vec<Option<String>> {
         .collect()
 }
 
+/// Messages each of ranks 1..3 sends rank 0 in `gather` (ranks 1..3 of 4: 3x as many
+/// choices at rank 0), unless a test needs a longer run.
+const PER_RANK: u32 = 40;
+
 fn gather(launcher: &[&str], dir: &Path) -> Run {
+    gather_per(launcher, dir, PER_RANK)
+}
+
+fn gather_per(launcher: &[&str], dir: &Path, per: u32) -> Run {
     let d = dir.to_string_lossy().to_string();
+    let per = per.to_string();
     run(
         launcher,
         &bin("wildcards"),
-        &["gather", "--trace", &d, "--per-rank", "40"],
+        &["gather", "--trace", &d, "--per-rank", &per],
         DEADLINE,
     )
 }
@@ -49,9 +58,14 @@ fn gather(launcher: &[&str], dir: &Path) -> Run {
 /// finished).
 /// Returns how many replicas wrote a complete trace.
 fn agree(r: &Run, dir: &Path, replicas: u32) -> usize {
+    agree_per(r, dir, replicas, PER_RANK)
+}
+
+fn agree_per(r: &Run, dir: &Path, replicas: u32, per: u32) -> usize {
+    let total = 3 * per as usize;
     let out = r.ok();
     assert!(
-        out.contains("wildcards gather: received 120 digest"),
+        out.contains(&format!("wildcards gather: received {total} digest")),
         "{out}"
     );
     // A replica that died may have made choices nobody else saw: only the live ones count.
@@ -64,7 +78,7 @@ fn agree(r: &Run, dir: &Path, replicas: u32) -> usize {
     let complete: Vec<&String> = live
         .iter()
         .map(|(_, t)| t)
-        .filter(|t| t.lines().count() == 120)
+        .filter(|t| t.lines().count() == total)
         .collect();
     assert!(
         !complete.is_empty(),
@@ -94,10 +108,15 @@ fn any_source_choices_agree_in_every_replica() {
 /// told anyone), and when it is killed by SIGKILL mid-run: the others take over.
 #[test]
 fn choices_survive_the_death_of_the_replica_that_made_them() {
-    for fault in ["0.0:exit@choices=5", "0.0:exit@choices=61", "0.0:kill@0.05"] {
+    // The SIGKILL must land mid-run: 40 messages per rank can be over in 50 ms.
+    for (fault, per) in [
+        ("0.0:exit@choices=5", PER_RANK),
+        ("0.0:exit@choices=61", PER_RANK),
+        ("0.0:kill@0.05", 20 * PER_RANK),
+    ] {
         let dir = TempDir::new("wild-kill");
-        let r = gather(&["-n", "4", "-r", "3", "--fault", fault], &dir.0);
-        agree(&r, &dir.0, 3);
+        let r = gather_per(&["-n", "4", "-r", "3", "--fault", fault], &dir.0, per);
+        agree_per(&r, &dir.0, 3, per);
         assert_eq!(r.state(0, 0), "failed", "{fault}: {}", r.stderr);
     }
     // Two of three leaders in a row.

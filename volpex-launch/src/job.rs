@@ -1184,6 +1184,16 @@ impl Job {
             };
             log::info!("fault injection: {sig} to replica {id}");
             self.signal(id, sig);
+            if sig == Signal::SIGKILL {
+                // Dead from now on, whatever it reported before its exit shows: a replica
+                // that had just finalized must not complete its rank (and end the
+                // slower siblings) while the signal is on its way.
+                let i = self.idx(id);
+                self.mark_dead(
+                    i,
+                    ReplicaState::Failed("killed by SIGKILL (fault injection)".into()),
+                );
+            }
         }
     }
 
