@@ -12,7 +12,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use super::auth::{JobKey, PeerId};
 use super::connection::{Conn, Step};
-use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX};
+use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX, HEADER_BYTES, WRITE_CALL_BYTES_MAX};
 use crate::message::matching::{Matched, RecvId};
 use crate::message::{Key, Map, ReplicaId};
 use crate::pull::{Engine, EngineEvent};
@@ -288,11 +288,29 @@ impl Core {
             return;
         }
         let head = h.encode();
-        let bufs = [std::io::IoSlice::new(&head), std::io::IoSlice::new(payload)];
-        if let Ok(n) = std::io::Write::write_vectored(&mut c.stream, &bufs) {
-            if n > 0 {
-                self.direct.push((to, key, req, token, n));
+        let total = HEADER_BYTES + payload.len();
+        let mut written = 0;
+        // In calls of at most `WRITE_CALL_BYTES_MAX`, until done or the socket is full.
+        while written < total {
+            let end = (written + WRITE_CALL_BYTES_MAX).min(total);
+            let part = &payload[written.saturating_sub(HEADER_BYTES)..end - HEADER_BYTES];
+            let head_rest = &head[written.min(HEADER_BYTES)..];
+            let bufs = [
+                std::io::IoSlice::new(head_rest),
+                std::io::IoSlice::new(part),
+            ];
+            match std::io::Write::write_vectored(&mut c.stream, &bufs) {
+                Ok(n) if n > 0 => {
+                    written += n;
+                    if written < end {
+                        break;
+                    }
+                }
+                Ok(_) | Err(_) => break,
             }
+        }
+        if written > 0 {
+            self.direct.push((to, key, req, token, written));
         }
     }
 

@@ -8,7 +8,7 @@ use std::io::{self, IoSlice, Read, Write};
 use bytes::Bytes;
 
 use super::header::{Header, Kind, WireError};
-use crate::config::HEADER_BYTES;
+use crate::config::{HEADER_BYTES, WRITE_CALL_BYTES_MAX};
 use crate::message::Want;
 
 /// Payloads larger than this are read straight into their own allocation.
@@ -350,20 +350,26 @@ impl OutQueue {
     /// when the sink would block.
     pub fn flush_to<W: Write>(&mut self, w: &mut W) -> io::Result<bool> {
         while !self.frames.is_empty() {
-            // Up to 16 frames, two slices each, without an allocation per write.
+            // Up to 16 frames and `WRITE_CALL_BYTES_MAX` payload bytes per call.
             let mut slices = [IoSlice::new(&[]); 32];
             let mut count = 0;
+            let mut room = WRITE_CALL_BYTES_MAX;
             for f in self.frames.iter().take(16) {
-                if f.written < HEADER_BYTES {
+                if room == 0 {
+                    break;
+                }
+                let rest = if f.written < HEADER_BYTES {
                     slices[count] = IoSlice::new(&f.header[f.written..]);
                     count += 1;
-                    if !f.payload.is_empty() {
-                        slices[count] = IoSlice::new(&f.payload);
-                        count += 1;
-                    }
+                    &f.payload[..]
                 } else {
-                    slices[count] = IoSlice::new(&f.payload[f.written - HEADER_BYTES..]);
+                    &f.payload[f.written - HEADER_BYTES..]
+                };
+                if !rest.is_empty() {
+                    let take = rest.len().min(room);
+                    slices[count] = IoSlice::new(&rest[..take]);
                     count += 1;
+                    room -= take;
                 }
             }
             let n = match w.write_vectored(&slices[..count]) {
@@ -558,6 +564,44 @@ mod tests {
         assert_eq!(w.0, expect);
     }
 
+    #[test]
+    fn no_write_call_carries_more_than_the_cap() {
+        /// Takes everything it is given, recording each call's size.
+        struct Calls(Vec<u8>, Vec<usize>);
+        impl Write for Calls {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.write_vectored(&[IoSlice::new(b)])
+            }
+            fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+                let n = bufs.iter().map(|b| b.len()).sum();
+                bufs.iter().for_each(|b| self.0.extend_from_slice(b));
+                self.1.push(n);
+                Ok(n)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let sizes = [
+            3usize,
+            3 * WRITE_CALL_BYTES_MAX + 5,
+            7,
+            WRITE_CALL_BYTES_MAX,
+        ];
+        let mut q = OutQueue::default();
+        let mut expect = Vec::new();
+        for (i, &n) in sizes.iter().enumerate() {
+            expect.extend(data_frame(n, i as u8));
+            q.push(&Header::new(Kind::Data, n), Bytes::from(vec![i as u8; n]));
+        }
+        let mut w = Calls(Vec::new(), Vec::new());
+        assert!(q.flush_to(&mut w).unwrap());
+        assert_eq!(w.0, expect);
+        // Headers ride along with the payload they precede.
+        let most = WRITE_CALL_BYTES_MAX + 2 * HEADER_BYTES;
+        assert!(w.1.iter().all(|&n| n <= most), "{:?}", w.1);
+        assert!(w.1.len() >= 4, "{:?}", w.1);
+    }
     proptest! {
         /// Random bytes never panic the decoder and never make it allocate past the limit.
         #[test]
