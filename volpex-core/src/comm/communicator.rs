@@ -411,6 +411,10 @@ impl Communicator {
                 .map_err(|e| Error::Runtime(e.to_string()))?;
         }
         if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
+            // Speculative pulls waiting for this command's write go first, in a write of
+            // their own: a receiver that answers the message being written finds its pull
+            // here, instead of after the copy into the log.
+            core.flush_deferred();
             let (key, order, waiters) = core.engine.next_send(ctx, tag, dst);
             for (to, req) in waiters {
                 let h = data_header(&key, req, order, bytes.len());

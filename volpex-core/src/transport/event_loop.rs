@@ -201,12 +201,18 @@ impl Core {
     /// `flush`, including the frames the engine lets wait (speculative pulls): called
     /// after application commands, so they share the command's write.
     pub fn flush_all(&mut self) {
+        self.flush_deferred();
+        // Direct writes whose DATA frame was not routed (its receiver died meanwhile).
+        self.direct.clear();
+    }
+
+    /// `flush`, including the frames the engine lets wait. Not while a direct write is
+    /// half done: what it writes would land inside that DATA frame.
+    pub fn flush_deferred(&mut self) {
         while let Some((to, frame)) = self.engine.poll_deferred() {
             self.route(to, frame);
         }
         self.flush();
-        // Direct writes whose DATA frame was not routed (its receiver died meanwhile).
-        self.direct.clear();
     }
 
     /// Moves every frame the engine wants sent now onto its connection, then writes each
