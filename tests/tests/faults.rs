@@ -147,3 +147,43 @@ fn large_messages_survive_kills_mid_transfer() {
         assert_eq!(run.ok(), expect, "ring with {fault}\n{}", run.stderr);
     }
 }
+
+/// Sum of one counter over every replica in the report.
+fn counter(run: &Run, name: &str) -> u64 {
+    run.report
+        .as_ref()
+        .and_then(|r| r["processes"].as_array())
+        .map(|ps| ps.iter().filter_map(|p| p["stats"][name].as_u64()).sum())
+        .unwrap_or(0)
+}
+
+#[test]
+fn messages_that_skip_the_log_arrive_whole_and_late_confirmations_fall_back() {
+    // 3 MB tokens go out straight from the sender's buffer to every live replica of the
+    // receiver; a sender that hears every one confirm keeps no copy (counter
+    // `unlogged`), one that waits in vain copies after all. Both must deliver the same
+    // bytes, also at r = 2 once one replica of a rank is dead (then its sibling is every
+    // live replica) and when a replica dies mid-transfer.
+    let args = &["--rounds", "20", "--work-ms", "3", "--payload", "3000000"];
+    let (expect, _) = reference("ring", args);
+    assert!(expect.contains("bad_payload_words=0"), "{expect}");
+    let cases: [(&str, &str, &str, bool); 4] = [
+        ("1", "", "1000000", true),
+        ("1", "", "0", false),
+        ("2", "1.1:kill@0.02", "1000000", true),
+        ("2", "2.0:kill@0.1", "1000000", true),
+    ];
+    for (r, fault, wait, skips) in cases {
+        let wait = format!("VOLPEX_CONFIRM_WAIT_US={wait}");
+        let mut la = vec!["-n", "4", "-r", r, "-x", &wait];
+        if !fault.is_empty() {
+            la.extend(["--fault", fault]);
+        }
+        let run = run(&la, &example("ring"), args, DEADLINE);
+        run.assert_no_leftovers();
+        let what = format!("r={r} fault={fault} {wait}");
+        assert_eq!(run.ok(), expect, "{what}\n{}", run.stderr);
+        let unlogged = counter(&run, "unlogged");
+        assert_eq!(unlogged > 0, skips, "{what}: unlogged={unlogged}");
+    }
+}

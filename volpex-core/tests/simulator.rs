@@ -929,3 +929,66 @@ fn wildcards_match_alike_in_every_replica() {
     eprintln!("wildcards: {runs} runs, {hit} lost a replica mid-run, {fenced} fenced");
     assert!(runs == 1 || (hit > 0 && fenced > 0));
 }
+
+/// The sender side of an unlogged send: a receiver answers a DATA that asks for
+/// confirmation with its watermark at once (not at the next CONSUMED tick), and the
+/// sender counts the message delivered only once every live replica's watermark passed
+/// it; the message then reads as evicted (GONE to anyone who asks).
+#[test]
+fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
+    let now = Duration::ZERO;
+    let (sender, receiver) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+    let mut tx = Engine::new(sender, 2, 2, cfg());
+    let mut rx = Engine::new(receiver, 2, 2, cfg());
+    tx.start(now);
+    rx.start(now);
+    let spec = RecvSpec {
+        comm: COMM,
+        src: Source::Rank(0),
+        tag: TagSel::Tag(3),
+    };
+    rx.post(now, spec, Mode::Receive);
+    let pull = std::iter::from_fn(|| rx.poll_transmit().or_else(|| rx.poll_deferred()))
+        .find(|(to, f)| *to == sender && matches!(f, Frame::Pull { .. }))
+        .expect("the receive pulls from its own team's replica");
+    tx.handle_frame(now, receiver, pull.1);
+    let (key, order, waiters) = tx.next_send(COMM, 3, 1);
+    assert_eq!(waiters.len(), 1);
+    // Replica 1.1 is alive and has not asked: not everyone can confirm.
+    assert!(!tx.all_replicas_waiting(1, &waiters));
+    tx.handle_peer_down(now, ReplicaId::new(1, 1), true);
+    assert!(tx.all_replicas_waiting(1, &waiters));
+    assert!(!tx.delivered(COMM, 1, order));
+
+    rx.handle_frame(
+        now,
+        sender,
+        Frame::Data {
+            key,
+            req: waiters[0].1,
+            order,
+            payload: Bytes::from_static(b"payload"),
+            confirm: true,
+        },
+    );
+    let consumed = std::iter::from_fn(|| rx.poll_transmit())
+        .find(|(to, f)| *to == sender && matches!(f, Frame::Consumed { .. }))
+        .expect("a confirmed DATA is answered with CONSUMED at once");
+    tx.handle_frame(now, receiver, consumed.1);
+    assert!(tx.delivered(COMM, 1, order));
+    tx.send_unlogged(COMM, 3, 1);
+    assert_eq!(tx.stats().unlogged, 1);
+    assert_eq!(tx.next_send(COMM, 3, 1).0.seq, key.seq + 1);
+    // Asked again, the unlogged message is GONE.
+    tx.handle_frame(
+        now,
+        receiver,
+        Frame::Pull {
+            want: volpex::message::Want::Key(key),
+            req: 99,
+            consumed: 0,
+        },
+    );
+    assert!(std::iter::from_fn(|| tx.poll_transmit())
+        .any(|(to, f)| to == receiver && matches!(f, Frame::Gone { req: 99, .. })));
+}

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
@@ -18,6 +18,7 @@ use crate::error::Error;
 use crate::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
 use crate::message::Key;
 use crate::pull::ChoiceState;
+use crate::transport::progress::AppGuard;
 use crate::wire::frame::data_header;
 use crate::wire::stream::Landing;
 
@@ -25,6 +26,32 @@ use crate::wire::stream::Landing;
 const FULL_LOG_TURN: Duration = Duration::from_millis(10);
 /// Messages at least this large start going out before they are copied into the log.
 const DIRECT_WRITE_BYTES_MIN: usize = 64 << 10;
+/// Messages at least this large skip the log when every live replica of the destination
+/// confirms them at once. Below it the copy hides behind the receiver's reading (measured:
+/// skipping it gains nothing at 1 MiB, 15% at 4 MiB).
+const UNLOGGED_BYTES_MIN: usize = 2 << 20;
+
+/// Turns the loop until every live replica of `dst` confirmed the message with `order` on
+/// `ctx`, for at most `Config::confirm_wait`; false if they did not.
+fn await_delivery(
+    core: &mut AppGuard<'_>,
+    ctx: u32,
+    dst: u32,
+    order: u64,
+    len: usize,
+) -> Result<bool, Error> {
+    let until = Instant::now() + core.engine.config().confirm_wait(len);
+    loop {
+        if core.engine.delivered(ctx, dst, order) {
+            return Ok(true);
+        }
+        if Instant::now() >= until {
+            return Ok(false);
+        }
+        core.turn(Some(Duration::ZERO), false)
+            .map_err(|e| Error::Runtime(e.to_string()))?;
+    }
+}
 
 /// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
 /// Clones share the same communicator.
@@ -390,7 +417,10 @@ impl Communicator {
 
     /// Appends to the log, blocking while the log is full; applies `exit@sends`.
     /// A large message whose pull is already parked here starts going out straight from
-    /// `bytes`, and is copied into the log while the receiver reads it.
+    /// `bytes`, and is copied into the log while the receiver reads it. A very large one
+    /// that went out whole to every live replica of `dst` is not copied at all once they
+    /// all confirm it (MPI lets a standard send wait for its receiver); if the
+    /// confirmations are late, it is copied after all.
     pub(crate) fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
         let dst = self.world_rank(dst)?;
         let inner = &self.inner;
@@ -416,9 +446,17 @@ impl Communicator {
             // here, instead of after the copy into the log.
             core.flush_deferred();
             let (key, order, waiters) = core.engine.next_send(ctx, tag, dst);
-            for (to, req) in waiters {
-                let h = data_header(&key, req, order, bytes.len());
-                core.write_direct(to, key, req, &h, bytes);
+            let confirm = bytes.len() >= UNLOGGED_BYTES_MIN
+                && core.engine.all_replicas_waiting(dst, &waiters);
+            let mut whole = true;
+            for &(to, req) in &waiters {
+                let h = data_header(&key, req, order, bytes.len(), confirm);
+                whole &= core.write_direct(to, key, req, &h, bytes);
+            }
+            if confirm && whole && await_delivery(&mut core, ctx, dst, order, bytes.len())? {
+                core.engine.send_unlogged(ctx, tag, dst);
+                core.flush_all();
+                return self.count_send();
             }
         }
         let payload = crate::message::pool::copy(bytes);
@@ -432,6 +470,13 @@ impl Communicator {
                 ))
             })?;
         core.flush_all();
+        drop(core);
+        self.count_send()
+    }
+
+    /// Counts a finished send; applies `exit@sends`.
+    fn count_send(&self) -> Result<(), Error> {
+        let inner = &self.inner;
         let n = inner.sends.fetch_add(1, Ordering::Relaxed) + 1;
         if inner.exit_after_sends == Some(n) {
             eprintln!(

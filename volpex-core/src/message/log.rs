@@ -145,6 +145,25 @@ impl SendLog {
         Ok((key, order))
     }
 
+    /// Takes the key and order number of a message every live replica of `dst` already
+    /// has, without keeping it: lookups answer `Evicted`.
+    pub fn append_unlogged(&mut self, comm: u32, tag: i32, src: u32, dst: u32) -> (Key, u64) {
+        let (key, order) = self.peek_next(comm, tag, src, dst);
+        self.seqs.insert((comm, tag, dst), key.seq + 1);
+        self.orders.insert((comm, dst), order + 1);
+        (key, order)
+    }
+
+    /// Whether every replica of `dst` reported a watermark past `order` on `comm` (a dead
+    /// one counts as past everything).
+    pub fn delivered(&self, comm: u32, dst: u32, order: u64) -> bool {
+        let dead = self.dead.get(&dst);
+        match self.consumed.get(&(comm, dst)) {
+            Some(marks) => marks.iter().all(|&w| w > order),
+            None => (0..self.replicas as u32).all(|k| dead.is_some_and(|d| d.contains(&k))),
+        }
+    }
+
     /// The key and order number the next `append` for (comm, tag, dst) will get.
     pub fn peek_next(&self, comm: u32, tag: i32, src: u32, dst: u32) -> (Key, u64) {
         let seq = self.seqs.get(&(comm, tag, dst)).copied().unwrap_or(0);
@@ -327,6 +346,24 @@ mod tests {
 
     fn msg(n: usize) -> Bytes {
         Bytes::from(vec![7u8; n])
+    }
+
+    #[test]
+    fn an_unlogged_send_takes_its_numbers_and_reads_as_evicted() {
+        let mut log = SendLog::new(1 << 20, 2);
+        log.append(0, 5, 1, 2, msg(1), 0).unwrap();
+        assert!(!log.delivered(0, 2, 0));
+        let (k, o) = log.append_unlogged(0, 5, 1, 2);
+        assert_eq!((k.seq, o), (1, 1));
+        assert!(matches!(log.lookup(&k), Lookup::Evicted));
+        let (k2, o2) = log.append(0, 5, 1, 2, msg(1), 0).unwrap();
+        assert_eq!((k2.seq, o2), (2, 2));
+        // Delivered once every live replica's watermark is past it.
+        log.note_consumed(0, 2, 0, 2);
+        assert!(!log.delivered(0, 2, 1));
+        log.note_dead(2, 1);
+        assert!(log.delivered(0, 2, 1));
+        assert!(!log.delivered(0, 2, 2));
     }
 
     #[test]

@@ -283,15 +283,23 @@ impl Core {
     /// Starts writing a DATA frame to `to` straight from the sender's buffer, before the
     /// message is copied into the log, when the connection is idle. The engine's DATA
     /// frame for the same (to, key, req) later carries on where this stopped.
-    pub fn write_direct(&mut self, to: ReplicaId, key: Key, req: u64, h: &Header, payload: &[u8]) {
+    /// True when the whole frame went out.
+    pub fn write_direct(
+        &mut self,
+        to: ReplicaId,
+        key: Key,
+        req: u64,
+        h: &Header,
+        payload: &[u8],
+    ) -> bool {
         let Some(&token) = self.peers.get(&to) else {
-            return;
+            return false;
         };
         let Some(c) = self.conns.get_mut(&token) else {
-            return;
+            return false;
         };
         if c.peer() != Some(PeerId::Replica(to)) || !c.link.out.is_empty() {
-            return;
+            return false;
         }
         let head = h.encode();
         let total = HEADER_BYTES + payload.len();
@@ -318,6 +326,7 @@ impl Core {
         if written > 0 {
             self.direct.push((to, key, req, token, written));
         }
+        written == total
     }
 
     fn engine_knows_alive(&self, to: ReplicaId) -> bool {

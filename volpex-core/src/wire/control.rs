@@ -9,8 +9,11 @@ use super::header::{Header, Kind, WireError};
 pub struct ReplicaStats {
     /// Pulls that moved to another replica of the sender (death, silence, lag).
     pub failovers: u64,
-    /// Messages sent (appended to the log).
+    /// Messages sent.
     pub sends: u64,
+    /// Of those, large ones never copied into the log: every live replica of the
+    /// destination confirmed the direct write before the send returned.
+    pub unlogged: u64,
     /// Messages received.
     pub receives: u64,
     /// Pulls this replica answered with DATA.

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use super::header::{Header, Kind, WireError, FLAG_BY_ORDER};
+use super::header::{Header, Kind, WireError, FLAG_BY_ORDER, FLAG_CONFIRM};
 use crate::message::{Key, Want};
 
 /// A pull-protocol frame between two replicas.
@@ -27,6 +27,8 @@ pub enum Frame {
         order: u64,
         /// Message bytes.
         payload: Bytes,
+        /// The sender did not log it and waits for a CONSUMED covering it.
+        confirm: bool,
     },
     /// Parked: the sender has not made that send yet.
     Ack {
@@ -81,8 +83,16 @@ pub enum Frame {
 }
 
 /// The header of a DATA frame, for writers that send the payload from elsewhere.
-pub fn data_header(key: &Key, req: u64, order: u64, len: usize) -> Header {
-    keyed(Kind::Data, &Want::Key(*key), req, order, len)
+pub fn data_header(key: &Key, req: u64, order: u64, len: usize, confirm: bool) -> Header {
+    let h = keyed(Kind::Data, &Want::Key(*key), req, order, len);
+    if confirm {
+        Header {
+            flags: FLAG_CONFIRM,
+            ..h
+        }
+    } else {
+        h
+    }
 }
 
 fn keyed(kind: Kind, want: &Want, req: u64, aux: u64, len: usize) -> Header {
@@ -159,8 +169,9 @@ impl Frame {
                 req,
                 order,
                 payload,
+                confirm,
             } => (
-                data_header(key, *req, *order, payload.len()),
+                data_header(key, *req, *order, payload.len(), *confirm),
                 payload.clone(),
             ),
             Frame::Ack {
@@ -219,6 +230,7 @@ impl Frame {
                 req: h.req,
                 order: h.aux,
                 payload,
+                confirm: h.flags & FLAG_CONFIRM != 0,
             },
             Kind::Ack => Frame::Ack {
                 want: want_of(h)?,
@@ -292,6 +304,14 @@ mod tests {
                 req: 9,
                 order: 11,
                 payload: Bytes::from_static(b"hello"),
+                confirm: false,
+            },
+            Frame::Data {
+                key,
+                req: 9,
+                order: 11,
+                payload: Bytes::from_static(b"hello"),
+                confirm: true,
             },
             Frame::Ack {
                 want: by_order,

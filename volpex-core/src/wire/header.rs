@@ -10,6 +10,9 @@ pub const VERSION: u8 = 2;
 /// Bit of `flags`: the key fields of a PULL, ACK, GONE or CANCEL name
 /// (comm, src, dst, order) with the order number in `seq` and `tag` 0, instead of a key.
 pub const FLAG_BY_ORDER: u8 = 1;
+/// Bit of `flags`, DATA only: the sender did not log this message and waits for the
+/// receiver to confirm it arrived; the receiver answers with CONSUMED at once.
+pub const FLAG_CONFIRM: u8 = 2;
 
 /// Handshake payload sizes.
 pub const NONCE_BYTES: usize = 32;
@@ -149,7 +152,7 @@ pub enum WireError {
 pub struct Header {
     /// Frame kind.
     pub kind: Kind,
-    /// `FLAG_BY_ORDER` or 0.
+    /// `FLAG_BY_ORDER`, `FLAG_CONFIRM` or 0.
     pub flags: u8,
     /// Payload length in bytes following the header.
     pub len: u32,
@@ -229,8 +232,18 @@ impl Header {
             });
         }
         let flags = b[6];
-        let by_order_ok = matches!(kind, Kind::Pull | Kind::Ack | Kind::Gone | Kind::Cancel);
-        if flags & !FLAG_BY_ORDER != 0 || (flags != 0 && !by_order_ok) {
+        let allowed = match kind {
+            Kind::Pull | Kind::Ack | Kind::Gone | Kind::Cancel => FLAG_BY_ORDER,
+            Kind::Data => FLAG_CONFIRM,
+            Kind::Hello
+            | Kind::Challenge
+            | Kind::Auth
+            | Kind::Consumed
+            | Kind::Control
+            | Kind::Takeover
+            | Kind::Decided => 0,
+        };
+        if flags & !allowed != 0 {
             return Err(WireError::BadFlags { kind, flags });
         }
         let r2 = u32_at(28);
@@ -302,7 +315,15 @@ mod tests {
             Err(WireError::BadFlags { .. })
         ));
         let mut h = Header::new(Kind::Pull, 0).encode();
-        h[6] = 2;
+        h[6] = FLAG_CONFIRM;
+        assert!(matches!(
+            Header::decode(&h),
+            Err(WireError::BadFlags { .. })
+        ));
+        let mut h = Header::new(Kind::Data, 0).encode();
+        h[6] = FLAG_CONFIRM;
+        assert!(Header::decode(&h).is_ok());
+        h[6] = 4;
         assert!(matches!(
             Header::decode(&h),
             Err(WireError::BadFlags { .. })

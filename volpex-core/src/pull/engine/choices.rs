@@ -21,6 +21,7 @@ impl Engine {
                             req,
                             order: slot,
                             payload: value.clone(),
+                            confirm: false,
                         },
                     );
                 }

@@ -293,6 +293,45 @@ impl Engine {
         (key, order, waiters)
     }
 
+    /// The tunables it runs with.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Whether every live replica of `dst` is among `waiters` (as `next_send` returns
+    /// them): then all of them can confirm the message written to them at once.
+    pub fn all_replicas_waiting(&self, dst: u32, waiters: &[(ReplicaId, u64)]) -> bool {
+        dst != self.me.rank
+            && (0..self.replicas).all(|k| {
+                let r = ReplicaId::new(dst, k);
+                !self.liveness.is_usable(r) || waiters.iter().any(|(to, _)| *to == r)
+            })
+    }
+
+    /// Whether every live replica of `dst` reported having the message with `order` on
+    /// `comm` (dead ones count as having everything).
+    pub fn delivered(&self, comm: u32, dst: u32, order: u64) -> bool {
+        self.log.delivered(comm, dst, order)
+    }
+
+    /// Records the send `next_send` announced without logging its payload: every live
+    /// replica of `dst` already confirmed it (`delivered`), so no one can ask for it
+    /// again; a pull for it is answered GONE. The pulls parked for it were answered by
+    /// the caller's direct writes.
+    pub fn send_unlogged(&mut self, comm: u32, tag: i32, dst: u32) {
+        let (key, order) = self.log.append_unlogged(comm, tag, self.me.rank, dst);
+        self.stats.sends += 1;
+        self.stats.unlogged += 1;
+        let by_order = Want::Order {
+            comm,
+            src: self.me.rank,
+            dst,
+            order,
+        };
+        self.parked.remove(&Want::Key(key));
+        self.parked.remove(&by_order);
+    }
+
     /// Whether any replica of `rank` may still be alive.
     pub fn rank_alive(&self, rank: u32) -> bool {
         self.liveness.rank_alive(rank)
@@ -775,7 +814,22 @@ impl Engine {
                 req: _,
                 order,
                 payload,
-            } => self.on_data(now, from, key, order, payload),
+                confirm,
+            } => {
+                self.on_data(now, from, key, order, payload);
+                if confirm {
+                    // The sender kept no copy and waits for this (see `send_unlogged`).
+                    self.out(
+                        from,
+                        Frame::Consumed {
+                            comm: key.comm,
+                            src: key.src,
+                            dst: self.me.rank,
+                            watermark: self.consumed.watermark(key.comm, key.src),
+                        },
+                    );
+                }
+            }
             Frame::Ack { want, req, .. } => self.on_ack(from, want, req),
             Frame::Gone { want, req } => self.on_gone(now, from, want, req),
             Frame::Cancel { want, req } => {

@@ -39,6 +39,7 @@ impl Engine {
                         req,
                         order,
                         payload,
+                        confirm: false,
                     },
                 );
             }
@@ -113,6 +114,7 @@ impl Engine {
                                 req: 0,
                                 order: next,
                                 payload: more,
+                                confirm: false,
                             },
                         );
                     }
@@ -161,6 +163,7 @@ impl Engine {
                         req,
                         order,
                         payload,
+                        confirm: false,
                     },
                 );
             }
