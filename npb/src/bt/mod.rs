@@ -10,11 +10,10 @@
 pub mod blocks;
 pub mod solve;
 
+use crate::cfd::drive::{self, App};
 use crate::cfd::faces::copy_faces;
-use crate::cfd::init::{exact_rhs, initialize};
-use crate::cfd::norms::{error_norm, rhs_norm};
-use crate::cfd::verify::{compare, max_time, Refs};
-use crate::cfd::{Aos, Constants, Decomp, Flow};
+use crate::cfd::verify::Refs;
+use crate::cfd::{Aos, Flow};
 use crate::common::{Class, NpbError, Report};
 use solve::{solve, SolveWork};
 
@@ -138,55 +137,15 @@ fn adi(flow: &mut Flow<Aos>, w: &mut SolveWork) -> Result<(), NpbError> {
 
 /// Runs BT of `class` on `world` (a square number of ranks).
 pub fn run(world: &volpex::Communicator, class: Class) -> Result<Report, NpbError> {
-    let (size, niter, dt) = params(class);
-    let dec = Decomp::new("BT", world.size(), world.rank(), size)?;
-    let root = world.rank() == 0;
-    if root {
-        println!("\n\n NAS Parallel Benchmarks 3.4 -- BT Benchmark\n");
-        println!(" Size: {size:4}x{size:4}x{size:4}");
-        println!(" Iterations: {niter:4}    dt: {dt:11.7}");
-        println!(" Number of active processes: {:5}\n", world.size());
-    }
-    let mut flow: Flow<Aos> = Flow::new(world, dec, Constants::new([size; 3], dt), false);
-    initialize(&mut flow);
-    exact_rhs(&mut flow);
-    let mut work = SolveWork::new(&flow);
-    // One step to touch all code and data, then start again.
-    adi(&mut flow, &mut work)?;
-    initialize(&mut flow);
-    world.barrier()?;
-    let t0 = volpex::wtime();
-    for step in 1..=niter {
-        if root && (step % 20 == 0 || step == niter || step == 1) {
-            println!(" Time step {step:4}");
-        }
-        adi(&mut flow, &mut work)?;
-    }
-    let t = volpex::wtime() - t0;
-    let xce = error_norm(&flow, world)?;
-    copy_faces(&mut flow)?;
-    let mut xcr = rhs_norm(&flow, world)?;
-    for x in &mut xcr {
-        *x /= dt;
-    }
-    let verified = compare(root, dt, &xcr, &xce, None, Some(refs(class)));
-    let tmax = max_time(world, t)?;
-    let n3 = (size * size * size) as f64;
-    let navg = size as f64;
-    let mops = if tmax > 0.0 {
-        1.0e-6 * niter as f64 * (3478.8 * n3 - 17655.7 * navg * navg + 28023.7 * navg) / tmax
-    } else {
-        0.0
-    };
-    Ok(Report {
+    let app = App {
         name: "BT",
-        class,
-        size: (size as u64, size as u64, size as u64),
-        iterations: niter,
-        seconds: tmax,
-        processes: world.size(),
-        mops_total: mops,
-        operation: "floating point",
-        verified,
-    })
+        params: params(class),
+        with_speed: false,
+        announce_last: true,
+        refs: Some(refs(class)),
+        mops: |n, niter, t| {
+            1.0e-6 * niter as f64 * (3478.8 * n * n * n - 17655.7 * n * n + 28023.7 * n) / t
+        },
+    };
+    drive::run::<Aos, _>(world, class, app, SolveWork::new, adi)
 }

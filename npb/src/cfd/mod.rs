@@ -3,12 +3,14 @@
 //! ([`constants`]) and check themselves the same way ([`verify`]). BT and SP also share
 //! the multi-partition decomposition ([`decomp`]), the per-cell field storage (this file),
 //! initialization and forcing ([`init`]), the explicit right-hand side ([`rhs`]), the
-//! ghost-face exchange ([`faces`]) and the error and residual norms ([`norms`]).
+//! ghost-face exchange ([`faces`]), the error and residual norms ([`norms`]) and the run
+//! around their time steps ([`drive`]).
 
 #![allow(clippy::needless_range_loop)]
 
 pub mod constants;
 pub mod decomp;
+pub mod drive;
 pub mod faces;
 pub mod init;
 pub mod norms;

@@ -11,11 +11,10 @@
 pub mod invr;
 pub mod solve;
 
+use crate::cfd::drive::{self, App};
 use crate::cfd::faces::copy_faces;
-use crate::cfd::init::{exact_rhs, initialize};
-use crate::cfd::norms::{error_norm, rhs_norm};
-use crate::cfd::verify::{compare, max_time, Refs};
-use crate::cfd::{Constants, Decomp, Flow, Soa};
+use crate::cfd::verify::Refs;
+use crate::cfd::{Flow, Soa};
 use crate::common::{Class, NpbError, Report};
 use solve::{solve, Lhs};
 
@@ -127,55 +126,16 @@ fn adi(flow: &mut Flow<Soa>, lhs: &mut Lhs) -> Result<(), NpbError> {
 
 /// Runs SP of `class` on `world` (a square number of ranks).
 pub fn run(world: &volpex::Communicator, class: Class) -> Result<Report, NpbError> {
-    let (size, niter, dt) = params(class);
-    let dec = Decomp::new("SP", world.size(), world.rank(), size)?;
-    let root = world.rank() == 0;
-    if root {
-        println!("\n\n NAS Parallel Benchmarks 3.4 -- SP Benchmark\n");
-        println!(" Size: {size:4}x{size:4}x{size:4}");
-        println!(" Iterations: {niter:4}    dt: {dt:11.7}");
-        println!(" Number of active processes: {:5}\n", world.size());
-    }
-    let mut flow: Flow<Soa> = Flow::new(world, dec, Constants::new([size; 3], dt), true);
-    initialize(&mut flow);
-    let mut lhs = Lhs::new(&flow);
-    exact_rhs(&mut flow);
-    // One step to touch all code and data, then start again.
-    adi(&mut flow, &mut lhs)?;
-    initialize(&mut flow);
-    world.barrier()?;
-    let t0 = volpex::wtime();
-    for step in 1..=niter {
-        if root && (step % 20 == 0 || step == 1) {
-            println!(" Time step {step:4}");
-        }
-        adi(&mut flow, &mut lhs)?;
-    }
-    let t = volpex::wtime() - t0;
-    let xce = error_norm(&flow, world)?;
-    copy_faces(&mut flow)?;
-    let mut xcr = rhs_norm(&flow, world)?;
-    for x in &mut xcr {
-        *x /= dt;
-    }
-    let verified = compare(root, dt, &xcr, &xce, None, refs(class));
-    let tmax = max_time(world, t)?;
-    let n = size as f64;
-    let mops = if tmax > 0.0 {
-        (881.174 * n * n * n - 4683.91 * n * n + 11484.5 * n - 19272.4) * niter as f64
-            / (tmax * 1.0e6)
-    } else {
-        0.0
-    };
-    Ok(Report {
+    let app = App {
         name: "SP",
-        class,
-        size: (size as u64, size as u64, size as u64),
-        iterations: niter,
-        seconds: tmax,
-        processes: world.size(),
-        mops_total: mops,
-        operation: "floating point",
-        verified,
-    })
+        params: params(class),
+        with_speed: true,
+        announce_last: false,
+        refs: refs(class),
+        mops: |n, niter, t| {
+            (881.174 * n * n * n - 4683.91 * n * n + 11484.5 * n - 19272.4) * niter as f64
+                / (t * 1.0e6)
+        },
+    };
+    drive::run::<Soa, _>(world, class, app, Lhs::new, adi)
 }

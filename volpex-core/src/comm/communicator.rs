@@ -41,6 +41,9 @@ fn await_delivery(
     len: usize,
 ) -> Result<bool, Error> {
     let until = Instant::now() + core.engine.config().confirm_wait(len);
+    // Polls like a blocked call's spin, giving the CPU away between polls where the
+    // receiver may need it to read and confirm.
+    let (_, yield_when_idle) = core.spin_config();
     loop {
         if core.engine.delivered(ctx, dst, order) {
             return Ok(true);
@@ -50,6 +53,9 @@ fn await_delivery(
         }
         core.turn(Some(Duration::ZERO), false)
             .map_err(|e| Error::Runtime(e.to_string()))?;
+        if yield_when_idle {
+            std::thread::yield_now();
+        }
     }
 }
 
