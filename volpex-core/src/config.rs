@@ -29,6 +29,10 @@ pub const LOG_BYTES_DEFAULT: usize = 256 << 20;
 /// Bookkeeping bytes charged per log entry on top of its payload.
 pub const LOG_ENTRY_OVERHEAD_BYTES: usize = 64;
 
+/// Most unstable choices of its own rank a message carries along (see `pull::foreign`);
+/// one that depends on more waits until every live sibling holds them.
+pub const CHOICES_CARRIED_MAX: usize = 64;
+
 /// Most choices (see `pull::decision`) a replica keeps for siblings that lag behind.
 pub const DECISIONS_HELD_MAX: usize = 1 << 20;
 

@@ -320,8 +320,8 @@ impl Sim {
                     self.notices.push((self.now, from));
                 }
                 EngineEvent::Fence { peer } => {
-                    if peer.rank != from.rank {
-                        self.fail(format!("{from} asked to fence {peer} of another rank"));
+                    if peer == from {
+                        self.fail(format!("{from} asked to fence itself"));
                     }
                     // The launcher ends it (if it still runs) and announces its death.
                     let j = self.idx(peer);
@@ -584,8 +584,8 @@ impl Sim {
             .count()
     }
 
-    /// Every message anyone received carries the digest of the matches its sender rank
-    /// made in the end (the replicas that finished agree on them).
+    /// Every message a surviving replica received carries the digest of the matches its
+    /// sender rank made in the end (the replicas that finished agree on them).
     fn check_effects(&self) {
         let r = self.r as usize;
         let mut finals: Vec<Option<&HashMap<usize, Key>>> = vec![None; self.progs.len()];
@@ -602,7 +602,9 @@ impl Sim {
                 finals[rank] = Some(&rep.matched);
             }
         }
-        for rep in &self.reps {
+        // A replica that died may have seen choices that died with it (the new leader may
+        // decide those slots anew, see `pull::foreign`): only the survivors must agree.
+        for rep in self.reps.iter().filter(|rep| rep.life == Life::Running) {
             for &(g, got) in &rep.digests {
                 let src = self.schedule[g].src as usize;
                 let Some(matched) = finals[src] else { continue };

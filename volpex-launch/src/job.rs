@@ -1375,7 +1375,10 @@ impl Job {
     /// rank ever makes choices. Only siblings may ask; a replica that already finished is
     /// left alone.
     fn fence(&mut self, by: ReplicaId, rank: u32, replica: u32) {
-        if rank != by.rank || replica >= self.replicas || replica == by.replica {
+        // A replica fences its rank's silent leader, a sibling that does not take its
+        // choices, or any replica that does not answer its takeover (see
+        // `volpex::pull::foreign`).
+        if rank >= self.ranks || replica >= self.replicas || ReplicaId::new(rank, replica) == by {
             log::warn!("replica {by} asked to fence {rank}.{replica}; refused");
             return;
         }

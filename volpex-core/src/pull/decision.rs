@@ -14,21 +14,25 @@
 //! Followers keep a pull for the next slot standing at the leader, so they hold each
 //! choice one hop after it is made, however far behind their application runs.
 //!
-//! Output commit: a message a replica sends after following slot k may depend on that
-//! choice, so it is served to other ranks only once every live sibling holds slot k (each
-//! replica reports the slots it holds with CONSUMED frames). Then whoever survives a
-//! leader's death holds every choice anyone outside the rank may have seen the effects of.
+//! A message a replica sends after following slot k may depend on that choice. Each
+//! replica reports the slots it holds with CONSUMED frames; slots every live sibling
+//! holds are *stable*. A message that depends on unstable choices carries them (a
+//! CHOICES frame just before its DATA, see `foreign`), so whoever may depend on a choice
+//! holds it, and goes out at once. Only when it would carry more than
+//! `CHOICES_CARRIED_MAX` of them is it held back until they are stable (output commit).
 //!
 //! A replica that becomes leader after a death has not seen every choice the dead leader
-//! made: first it sends TAKEOVER to every live sibling, which answers with every choice it
-//! holds (DECIDED) and from then on ignores choices from replicas below the new leader.
-//! Only when every live sibling answered does the new leader choose anything itself.
+//! made: first it sends TAKEOVER to every live replica of the job, siblings and others,
+//! which answer with every choice of the rank they hold (DECIDED) and from then on ignore
+//! choices from replicas below the new leader. Only when every live replica answered (or
+//! died) does the new leader choose anything itself.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
 
+use super::foreign::{decode_entries, encode_entries};
 use crate::message::{Key, ReplicaId};
 
 /// Context id of choice slots; never a communicator's (those are 31-bit hashes, plus one).
@@ -53,10 +57,10 @@ pub enum Authority {
         /// Replica index of the leader.
         leader: u32,
     },
-    /// This replica will lead once the listed siblings told it what they hold.
+    /// This replica will lead once the listed replicas told it what they hold.
     TakingOver {
-        /// Siblings that have not answered TAKEOVER yet.
-        waiting: Vec<u32>,
+        /// Replicas (siblings and others) that have not answered TAKEOVER yet.
+        waiting: Vec<ReplicaId>,
         /// When the takeover started (for the answer timeout).
         since: Duration,
     },
@@ -187,6 +191,31 @@ impl Decisions {
         self.marks.iter().copied().min().unwrap_or(u64::MAX)
     }
 
+    /// The replica that vouches for the choices this one holds: its leader (itself while
+    /// it leads or takes over), or a newer one whose takeover it answered.
+    pub fn term(&self) -> u32 {
+        let leader = match self.authority {
+            Authority::Follower { leader } => leader,
+            Authority::TakingOver { .. } | Authority::Leader => self.me.replica,
+        };
+        leader.max(self.fenced_below)
+    }
+
+    /// The unstable choices a message depending on every slot below `bound` must carry
+    /// (`Some(empty)` if none), or `None` if there are more than `max` or one is no longer
+    /// held here: then it must wait until they are stable.
+    pub fn unstable(&self, bound: u64, max: usize) -> Option<Bytes> {
+        let stable = self.stable();
+        if bound <= stable {
+            return Some(Bytes::new());
+        }
+        if bound - stable > max as u64 {
+            return None;
+        }
+        let entries: Vec<(&u64, &Bytes)> = self.held.range(stable..bound).collect();
+        (entries.len() as u64 == bound - stable).then(|| encode_entries(entries.into_iter()))
+    }
+
     /// Live siblings holding fewer than `bound` slots.
     pub fn lagging(&self, bound: u64) -> Vec<u32> {
         (0..self.replicas)
@@ -216,8 +245,14 @@ impl Decisions {
     }
 
     /// The launcher declared sibling `replica` dead. If this replica must now take over,
-    /// returns the siblings to send TAKEOVER to (possibly none: then it leads at once).
-    pub fn on_dead(&mut self, replica: u32, now: Duration) -> Option<Vec<u32>> {
+    /// returns the replicas to send TAKEOVER to: its live siblings and `others`, the live
+    /// replicas of other ranks (possibly none: then it leads at once).
+    pub fn on_dead(
+        &mut self,
+        replica: u32,
+        now: Duration,
+        others: impl Iterator<Item = ReplicaId>,
+    ) -> Option<Vec<ReplicaId>> {
         let i = replica as usize;
         if i >= self.dead.len() || self.dead[i] || replica == self.me.replica {
             return None;
@@ -228,31 +263,31 @@ impl Decisions {
         let lowest = (0..self.replicas).find(|&k| !self.dead[k as usize])?;
         match &mut self.authority {
             Authority::Leader => None,
-            Authority::TakingOver { waiting, .. } => {
-                waiting.retain(|&k| k != replica);
-                if waiting.is_empty() {
-                    self.authority = Authority::Leader;
-                }
+            Authority::TakingOver { .. } => {
+                self.forget(ReplicaId::new(self.me.rank, replica));
                 None
             }
             Authority::Follower { .. } if lowest == self.me.replica => {
-                let siblings: Vec<u32> = (0..self.replicas)
+                let rank = self.me.rank;
+                let asked: Vec<ReplicaId> = (0..self.replicas)
                     .filter(|&k| k != self.me.replica && !self.dead[k as usize])
+                    .map(|k| ReplicaId::new(rank, k))
+                    .chain(others.filter(|p| p.rank != rank))
                     .collect();
                 log::info!(
-                    "{}: leader of rank {}'s choices is dead; taking over (asking {siblings:?})",
+                    "{}: leader of rank {rank}'s choices is dead; taking over (asking {} replicas)",
                     self.me,
-                    self.me.rank
+                    asked.len()
                 );
-                self.authority = if siblings.is_empty() {
+                self.authority = if asked.is_empty() {
                     Authority::Leader
                 } else {
                     Authority::TakingOver {
-                        waiting: siblings.clone(),
+                        waiting: asked.clone(),
                         since: now,
                     }
                 };
-                Some(siblings)
+                Some(asked)
             }
             Authority::Follower { .. } => {
                 self.authority = Authority::Follower { leader: lowest };
@@ -261,21 +296,30 @@ impl Decisions {
         }
     }
 
+    /// Replica `peer` (of any rank) died: a takeover no longer waits for its answer.
+    /// True if that completed the takeover.
+    pub fn forget(&mut self, peer: ReplicaId) -> bool {
+        let Authority::TakingOver { waiting, .. } = &mut self.authority else {
+            return false;
+        };
+        waiting.retain(|&p| p != peer);
+        if waiting.is_empty() {
+            log::info!("{}: now leads rank {}'s choices", self.me, self.me.rank);
+            self.authority = Authority::Leader;
+            return true;
+        }
+        false
+    }
+
     /// Sibling `from` takes over: fence everything below it; the entries it asked for.
     pub fn on_takeover(&mut self, from: u32, base: u64) -> Bytes {
         self.fenced_below = self.fenced_below.max(from);
-        let mut b = BytesMut::new();
-        for (slot, v) in self.held.range(base..) {
-            b.put_u64_le(*slot);
-            b.put_u32_le(v.len() as u32);
-            b.put_slice(v);
-        }
-        b.freeze()
+        encode_entries(self.held.range(base..))
     }
 
-    /// Sibling `from` answered TAKEOVER. Returns the slots newly adopted, or an error for
-    /// entries that do not decode.
-    pub fn on_decided(&mut self, from: u32, entries: &[u8]) -> Result<Vec<u64>, String> {
+    /// Replica `from` (a sibling, or a replica of another rank) answered TAKEOVER.
+    /// Returns the slots newly adopted, or an error for entries that do not decode.
+    pub fn on_decided(&mut self, from: ReplicaId, entries: &[u8]) -> Result<Vec<u64>, String> {
         let Authority::TakingOver { waiting, .. } = &mut self.authority else {
             return Ok(Vec::new());
         };
@@ -298,9 +342,9 @@ impl Decisions {
         Ok(adopted)
     }
 
-    /// Siblings still owing a TAKEOVER answer past `timeout` (to be fenced); the timeout
+    /// Replicas still owing a TAKEOVER answer past `timeout` (to be fenced); the timeout
     /// starts over.
-    pub fn overdue(&mut self, now: Duration, timeout: Duration) -> Vec<u32> {
+    pub fn overdue(&mut self, now: Duration, timeout: Duration) -> Vec<ReplicaId> {
         match &mut self.authority {
             Authority::TakingOver { waiting, since } if now >= *since + timeout => {
                 *since = now;
@@ -362,30 +406,6 @@ impl Decisions {
     }
 }
 
-fn decode_entries(mut b: &[u8]) -> Result<Vec<(u64, Bytes)>, String> {
-    let mut out = Vec::new();
-    while !b.is_empty() {
-        let (Some(slot), Some(len)) = (
-            b.get(..8)
-                .and_then(|s| s.try_into().ok())
-                .map(u64::from_le_bytes),
-            b.get(8..12)
-                .and_then(|s| s.try_into().ok())
-                .map(u32::from_le_bytes),
-        ) else {
-            return Err("truncated DECIDED entry header".into());
-        };
-        let Some(v) = b.get(12..12 + len as usize) else {
-            return Err(format!(
-                "DECIDED entry {slot} claims {len} bytes past the end"
-            ));
-        };
-        out.push((slot, Bytes::copy_from_slice(v)));
-        b = &b[12 + len as usize..];
-    }
-    Ok(out)
-}
-
 /// A matching choice as bytes: empty for "nothing", else source and tag.
 pub fn encode_match(choice: Option<(u32, i32)>) -> Bytes {
     match choice {
@@ -422,11 +442,18 @@ mod tests {
         assert_eq!(d.authority(), &Authority::Follower { leader: 0 });
         assert!(d.adopt(0, encode_match(Some((1, 2))), 0));
         let t = Duration::from_secs(1);
-        assert_eq!(d.on_dead(0, t), Some(vec![2]));
+        let other = ReplicaId::new(1, 0);
+        let (sib, none) = (ReplicaId::new(3, 2), Vec::<ReplicaId>::new());
+        // The replicas of other ranks are asked too (any of them may hold choices).
+        assert_eq!(
+            d.on_dead(0, t, [other, ReplicaId::new(3, 2)].into_iter()),
+            Some(vec![sib, other])
+        );
         assert!(!d.is_leader());
-        assert_eq!(d.overdue(t, Duration::from_secs(2)), Vec::<u32>::new());
-        assert_eq!(d.overdue(t * 3, Duration::from_secs(2)), vec![2]);
-        assert_eq!(d.overdue(t * 3, Duration::from_secs(2)), Vec::<u32>::new());
+        assert_eq!(d.overdue(t, Duration::from_secs(2)), none);
+        assert_eq!(d.overdue(t * 3, Duration::from_secs(2)), vec![sib, other]);
+        assert_eq!(d.overdue(t * 3, Duration::from_secs(2)), none);
+        assert!(!d.forget(other), "the sibling has not answered yet");
         // Sibling 2 held slot 1 from the dead leader: it is adopted, not chosen anew.
         let mut sibling = Decisions::new(ReplicaId::new(3, 2), 3, true, 100);
         sibling.adopt(1, encode_match(None), 0);
@@ -435,7 +462,7 @@ mod tests {
             !sibling.adopt(2, encode_match(None), 0),
             "fenced below replica 1"
         );
-        assert_eq!(d.on_decided(2, &entries), Ok(vec![1]));
+        assert_eq!(d.on_decided(sib, &entries), Ok(vec![1]));
         assert!(d.is_leader());
         assert_eq!(d.slot(1), Slot::Held(encode_match(None)));
         assert!(
@@ -458,7 +485,7 @@ mod tests {
         assert_eq!(d.lagging(3), vec![2]);
         assert_eq!(d.slot(1), Slot::Evicted);
         assert_eq!(d.slot(2), Slot::Held(Bytes::new()));
-        d.on_dead(2, Duration::ZERO);
+        d.on_dead(2, Duration::ZERO, std::iter::empty());
         assert_eq!(d.stable(), 3);
     }
 
@@ -479,16 +506,16 @@ mod tests {
     #[test]
     fn malformed_entries_are_errors() {
         let mut d = Decisions::new(ReplicaId::new(0, 1), 2, true, 10);
-        d.on_dead(0, Duration::ZERO);
+        d.on_dead(0, Duration::ZERO, std::iter::empty());
         assert!(
-            d.on_decided(1, &[1, 2, 3]).is_ok(),
+            d.on_decided(ReplicaId::new(0, 1), &[1, 2, 3]).is_ok(),
             "not waiting for replica 1"
         );
         let mut e = Decisions::new(ReplicaId::new(0, 1), 3, true, 10);
-        e.on_dead(0, Duration::ZERO);
+        e.on_dead(0, Duration::ZERO, std::iter::empty());
         let mut bad = 5u64.to_le_bytes().to_vec();
         bad.extend_from_slice(&100u32.to_le_bytes());
-        assert!(e.on_decided(2, &bad).is_err());
+        assert!(e.on_decided(ReplicaId::new(0, 2), &bad).is_err());
         assert_eq!(decode_match(&[1, 2, 3]), None);
         assert_eq!(
             decode_match(&encode_match(Some((4, -1)))),

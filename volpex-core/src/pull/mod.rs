@@ -8,5 +8,6 @@
 
 pub mod decision;
 pub mod engine;
+pub mod foreign;
 
 pub use engine::{ChoiceState, Engine, EngineEvent, RecvError};

@@ -52,6 +52,14 @@ impl Liveness {
         !matches!(self.state(id), PeerState::Dead)
     }
 
+    /// Every replica of the job not known dead.
+    pub fn usable(&self) -> impl Iterator<Item = ReplicaId> + '_ {
+        let r = self.replicas.max(1);
+        (0..self.states.len() as u32)
+            .map(move |i| ReplicaId::new(i / r, i % r))
+            .filter(|&id| self.is_usable(id))
+    }
+
     /// Marks dead; returns true if it was not already.
     pub fn mark_dead(&mut self, id: ReplicaId) -> bool {
         match self.idx(id) {

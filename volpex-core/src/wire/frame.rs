@@ -64,9 +64,9 @@ pub enum Frame {
         /// First order number not yet received.
         watermark: u64,
     },
-    /// The sender becomes the leader of `rank`'s choices: the receiver (a sibling) must
-    /// answer with every choice it holds from slot `base` on, and ignore choices from
-    /// replicas below the sender from now on.
+    /// The sender becomes the leader of `rank`'s choices: the receiver (a sibling, or a
+    /// replica of another rank) must answer with every choice of `rank` it holds from slot
+    /// `base` on, and ignore choices from replicas below the sender from now on.
     Takeover {
         /// The rank both replicas run.
         rank: u32,
@@ -75,9 +75,21 @@ pub enum Frame {
     },
     /// Answer to TAKEOVER: encoded (slot, choice) entries (see `pull::decision`).
     Decided {
-        /// The rank both replicas run.
+        /// The rank taken over.
         rank: u32,
         /// The entries.
+        entries: Bytes,
+    },
+    /// Choices of `rank` the next DATA frame on this connection may depend on, sent just
+    /// before it (see `pull::foreign`).
+    Choices {
+        /// The rank that made them.
+        rank: u32,
+        /// The replica of `rank` that vouches for them (see `pull::foreign`).
+        term: u32,
+        /// Every live replica of `rank` held every slot below this, as the sender knows.
+        stable: u64,
+        /// Encoded (slot, choice) entries, as in DECIDED.
         entries: Bytes,
     },
 }
@@ -213,6 +225,21 @@ impl Frame {
                 },
                 entries.clone(),
             ),
+            Frame::Choices {
+                rank,
+                term,
+                stable,
+                entries,
+            } => (
+                Header {
+                    src: *rank,
+                    dst: *rank,
+                    seq: u64::from(*term),
+                    aux: *stable,
+                    ..Header::new(Kind::Choices, entries.len())
+                },
+                entries.clone(),
+            ),
         }
     }
 
@@ -257,6 +284,15 @@ impl Frame {
             },
             Kind::Decided => Frame::Decided {
                 rank: h.src,
+                entries: payload,
+            },
+            Kind::Choices => Frame::Choices {
+                rank: h.src,
+                term: u32::try_from(h.seq).map_err(|_| WireError::Reserved {
+                    field: "seq (term)",
+                    value: h.seq,
+                })?,
+                stable: h.aux,
                 entries: payload,
             },
             Kind::Hello | Kind::Challenge | Kind::Auth | Kind::Control => {
@@ -336,6 +372,12 @@ mod tests {
             Frame::Decided {
                 rank: 3,
                 entries: Bytes::from_static(b"xyz"),
+            },
+            Frame::Choices {
+                rank: 2,
+                term: 1,
+                stable: 5,
+                entries: Bytes::from_static(b"abc"),
             },
         ];
         for f in frames {

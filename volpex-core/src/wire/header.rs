@@ -50,8 +50,11 @@ pub enum Kind {
     /// A replica becoming the leader of its rank's choices asks a sibling for the
     /// choices it holds from `seq` on.
     Takeover = 11,
-    /// A sibling's answer to TAKEOVER: the choices it holds.
+    /// The answer to TAKEOVER: the choices of that rank the answering replica holds.
     Decided = 12,
+    /// Choices of a rank that the DATA frame following on the same connection may depend
+    /// on and not every replica of that rank holds yet (see `pull::foreign`).
+    Choices = 13,
 }
 
 impl Kind {
@@ -69,6 +72,7 @@ impl Kind {
             10 => Kind::Control,
             11 => Kind::Takeover,
             12 => Kind::Decided,
+            13 => Kind::Choices,
             _ => return None,
         })
     }
@@ -85,7 +89,9 @@ impl Kind {
             | Kind::Cancel
             | Kind::Consumed
             | Kind::Takeover => PayloadRule::Exactly(0),
-            Kind::Data | Kind::Decided => PayloadRule::AtMost(FRAME_PAYLOAD_BYTES_MAX),
+            Kind::Data | Kind::Decided | Kind::Choices => {
+                PayloadRule::AtMost(FRAME_PAYLOAD_BYTES_MAX)
+            }
             Kind::Control => PayloadRule::AtMost(CONTROL_PAYLOAD_BYTES_MAX),
         }
     }
@@ -241,7 +247,8 @@ impl Header {
             | Kind::Consumed
             | Kind::Control
             | Kind::Takeover
-            | Kind::Decided => 0,
+            | Kind::Decided
+            | Kind::Choices => 0,
         };
         if flags & !allowed != 0 {
             return Err(WireError::BadFlags { kind, flags });

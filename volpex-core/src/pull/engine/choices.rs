@@ -2,6 +2,7 @@
 //! pull, leadership changes and fencing.
 
 use super::*;
+use crate::pull::foreign::decode_entries;
 
 impl Engine {
     /// A choice was recorded here: followers waiting for it get it, and it counts as
@@ -48,6 +49,26 @@ impl Engine {
         self.pending.remove(&Want::Key(key));
         self.stand(now);
         self.rematch(now);
+    }
+
+    /// Choices of this rank carried by a sibling's message to us (see `foreign`).
+    pub(super) fn adopt_carried(&mut self, now: Duration, from: ReplicaId, entries: &[u8]) {
+        if from == self.me || !self.decisions.enabled() {
+            return;
+        }
+        match decode_entries(entries) {
+            Ok(list) => {
+                for (slot, v) in list {
+                    if self.decisions.adopt(slot, v, from.replica) {
+                        self.after_record(now, slot);
+                    }
+                }
+            }
+            Err(e) => {
+                log::error!("{}: bad CHOICES from {from}: {e}", self.me);
+                self.refused.insert(from);
+            }
+        }
     }
 
     /// A follower keeps a pull for the first choice it does not hold standing at the

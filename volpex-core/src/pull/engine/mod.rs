@@ -34,7 +34,8 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::decision::{self, slot_key, Authority, Decisions, Slot, DECISION_CTX};
-use crate::config::{Config, DECISIONS_HELD_MAX};
+use super::foreign::{Foreign, Refused};
+use crate::config::{Config, CHOICES_CARRIED_MAX, DECISIONS_HELD_MAX};
 use crate::message::log::{LogFull, Lookup};
 use crate::message::matching::{Choice, Chooser, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, Map, ReplicaId, SendLog, Set, Want};
@@ -147,6 +148,10 @@ pub struct Engine {
     cfg: Config,
     log: SendLog,
     decisions: Decisions,
+    /// Choices of other ranks this replica may depend on (see `foreign`).
+    foreign: Foreign,
+    /// Peers whose next DATA must be dropped: the CHOICES before it were refused.
+    refused: Set<ReplicaId>,
     parked: Map<Want, Vec<(ReplicaId, u64)>>,
     /// Parked wants whose message is logged but may not leave yet (output commit, see
     /// `decision`), and since when the oldest has waited.
@@ -223,6 +228,8 @@ impl Engine {
             replicas,
             log: SendLog::new(cfg.log_bytes_max, replicas),
             decisions: Decisions::new(me, replicas, coordinated, DECISIONS_HELD_MAX),
+            foreign: Foreign::default(),
+            refused: Set::default(),
             cfg,
             parked: Map::default(),
             blocked: Set::default(),
@@ -274,7 +281,8 @@ impl Engine {
     /// may start writing the message to them before `send` logs it.
     pub fn next_send(&self, comm: u32, tag: i32, dst: u32) -> (Key, u64, Vec<(ReplicaId, u64)>) {
         let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
-        if self.decisions.used_bound() > self.decisions.stable() {
+        // Choices to carry go in a frame before the DATA: no direct write then.
+        if self.decisions.used_bound() > self.decisions.stable() || !self.foreign.is_empty() {
             return (key, order, Vec::new());
         }
         let by_order = Want::Order {
@@ -330,6 +338,66 @@ impl Engine {
         };
         self.parked.remove(&Want::Key(key));
         self.parked.remove(&by_order);
+    }
+
+    /// Replicas of other ranks not known dead (asked when taking over after `dead`).
+    fn live_elsewhere(&self, dead: ReplicaId) -> Vec<ReplicaId> {
+        self.liveness
+            .usable()
+            .filter(|p| p.rank != self.me.rank && *p != dead)
+            .collect()
+    }
+
+    /// Whether a message that depends on every choice of this rank below `choices` may
+    /// leave now: they are stable, or few enough to carry along.
+    fn may_leave(&self, choices: u64) -> bool {
+        choices <= self.decisions.stable()
+            || self
+                .decisions
+                .unstable(choices, CHOICES_CARRIED_MAX)
+                .is_some()
+    }
+
+    /// Sends a logged message, preceded by the choices it may depend on that not every
+    /// replica of their rank holds yet (see `foreign`).
+    fn data_to(&mut self, to: ReplicaId, key: Key, req: u64, order: u64, payload: Bytes, choices: u64) {
+        if choices > self.decisions.stable() {
+            if let Some(entries) = self.decisions.unstable(choices, CHOICES_CARRIED_MAX) {
+                let (rank, term, stable) = (self.me.rank, self.decisions.term(), self.decisions.stable());
+                self.out(
+                    to,
+                    Frame::Choices {
+                        rank,
+                        term,
+                        stable,
+                        entries,
+                    },
+                );
+            }
+        }
+        if !self.foreign.is_empty() {
+            for (rank, term, stable, entries) in self.foreign.carried() {
+                self.out(
+                    to,
+                    Frame::Choices {
+                        rank,
+                        term,
+                        stable,
+                        entries,
+                    },
+                );
+            }
+        }
+        self.out(
+            to,
+            Frame::Data {
+                key,
+                req,
+                order,
+                payload,
+                confirm: false,
+            },
+        );
     }
 
     /// Whether any replica of `rank` may still be alive.
@@ -388,10 +456,10 @@ impl Engine {
             if !self.parked.contains_key(&want) {
                 continue;
             }
-            if choices > self.decisions.stable() {
-                self.block(now, want);
+            if self.may_leave(choices) {
+                self.serve_parked(want, key, order, &payload, choices);
             } else {
-                self.serve_parked(want, key, order, &payload);
+                self.block(now, want);
             }
         }
         self.drain_loopback(now);
@@ -470,10 +538,10 @@ impl Engine {
         }
         if peer.rank == self.me.rank && self.decisions.enabled() {
             if confirmed {
-                if let Some(siblings) = self.decisions.on_dead(peer.replica, now) {
+                let others = self.live_elsewhere(peer);
+                if let Some(asked) = self.decisions.on_dead(peer.replica, now, others.into_iter()) {
                     let base = self.consumed.watermark(DECISION_CTX, self.me.rank);
-                    for k in siblings {
-                        let to = ReplicaId::new(self.me.rank, k);
+                    for to in asked {
                         self.out(
                             to,
                             Frame::Takeover {
@@ -488,6 +556,8 @@ impl Engine {
             } else {
                 self.fence(peer);
             }
+        } else if confirmed && self.decisions.forget(peer) {
+            self.on_authority_change(now);
         }
         if self.liveness.mark_dead(peer) {
             log::info!("{}: replica {peer} is dead", self.me);
@@ -578,8 +648,8 @@ impl Engine {
         for (want, peer) in silent {
             self.on_silent(now, want, peer);
         }
-        for k in self.decisions.overdue(now, self.cfg.ack_timeout) {
-            self.fence(ReplicaId::new(self.me.rank, k));
+        for peer in self.decisions.overdue(now, self.cfg.ack_timeout) {
+            self.fence(peer);
         }
         if self
             .blocked_since
@@ -857,19 +927,49 @@ impl Engine {
                 }
             }
             Frame::Takeover { rank, base } => {
-                if rank == self.me.rank && from.rank == rank {
+                if from.rank != rank {
+                    log::warn!("{}: TAKEOVER from {from} for rank {rank} ignored", self.me);
+                } else if rank == self.me.rank {
                     let entries = self.decisions.on_takeover(from.replica, base);
                     self.out(from, Frame::Decided { rank, entries });
                 } else {
-                    log::warn!("{}: TAKEOVER from {from} for rank {rank} ignored", self.me);
+                    let entries = self.foreign.on_takeover(from, base);
+                    self.out(from, Frame::Decided { rank, entries });
+                }
+            }
+            Frame::Choices {
+                rank,
+                term,
+                stable,
+                entries,
+            } => {
+                if rank == self.me.rank {
+                    // Our own rank's choices, from a sibling: adopt them as if pulled
+                    // (a message from our own rank may depend on them).
+                    self.adopt_carried(now, from, &entries);
+                    return;
+                }
+                match self.foreign.note(from, rank, term, stable, &entries) {
+                    Ok(()) => {}
+                    Err(Refused::Stale) => {
+                        log::info!(
+                            "{}: choices of rank {rank} from {from} predate its takeover; the message they go with is dropped",
+                            self.me
+                        );
+                        self.refused.insert(from);
+                    }
+                    Err(Refused::Malformed(e)) => {
+                        log::error!("{}: bad CHOICES from {from}: {e}", self.me);
+                        self.refused.insert(from);
+                    }
                 }
             }
             Frame::Decided { rank, entries } => {
-                if rank != self.me.rank || from.rank != rank {
+                if rank != self.me.rank {
                     log::warn!("{}: DECIDED from {from} for rank {rank} ignored", self.me);
                     return;
                 }
-                match self.decisions.on_decided(from.replica, &entries) {
+                match self.decisions.on_decided(from, &entries) {
                     Ok(adopted) => {
                         for slot in adopted {
                             self.after_record(now, slot);

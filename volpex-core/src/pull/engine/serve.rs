@@ -1,6 +1,6 @@
 //! The sender side of the pull protocol: answering pulls from the log (or the choice
 //! log), parking pulls for messages not sent yet, acknowledging them, and holding back
-//! messages that depend on choices not every live sibling holds yet (output commit).
+//! messages that depend on more unstable choices than they may carry (output commit).
 //! Must never ask other replicas for anything.
 
 use super::*;
@@ -27,37 +27,33 @@ impl Engine {
     }
 
     /// Answers every pull parked for `want` with the message.
-    pub(super) fn serve_parked(&mut self, want: Want, key: Key, order: u64, payload: &Bytes) {
+    pub(super) fn serve_parked(
+        &mut self,
+        want: Want,
+        key: Key,
+        order: u64,
+        payload: &Bytes,
+        choices: u64,
+    ) {
         for (to, req) in self.parked.remove(&want).unwrap_or_default() {
             if self.liveness.is_usable(to) {
                 self.stats.served += 1;
-                let payload = payload.clone();
-                self.out(
-                    to,
-                    Frame::Data {
-                        key,
-                        req,
-                        order,
-                        payload,
-                        confirm: false,
-                    },
-                );
+                self.data_to(to, key, req, order, payload.clone(), choices);
             }
         }
     }
 
-    /// Lets out the blocked messages every live sibling's choices now cover.
+    /// Lets out the blocked messages that may leave now.
     pub(super) fn release_blocked(&mut self, now: Duration) {
         if self.blocked.is_empty() {
             return;
         }
-        let stable = self.decisions.stable();
         let wants: Vec<Want> = self.blocked.iter().copied().collect();
         for want in wants {
             match self.logged(&want) {
-                Some((key, order, payload, choices)) if choices <= stable => {
+                Some((key, order, payload, choices)) if self.may_leave(choices) => {
                     self.blocked.remove(&want);
-                    self.serve_parked(want, key, order, &payload);
+                    self.serve_parked(want, key, order, &payload, choices);
                 }
                 Some(_) => {}
                 None => {
@@ -118,7 +114,7 @@ impl Engine {
                             },
                         );
                     }
-                    Some((slot_key(self.me.rank, slot), slot, payload))
+                    Some((slot_key(self.me.rank, slot), slot, payload, 0))
                 }
                 Slot::Evicted => {
                     self.out(from, Frame::Gone { want, req });
@@ -131,11 +127,11 @@ impl Engine {
                 .note_consumed(want.comm(), want.dst(), from.replica, consumed);
             match self.logged(&want) {
                 Some((key, order, payload, choices)) => {
-                    if choices > self.decisions.stable() {
+                    if self.may_leave(choices) {
+                        Some((key, order, payload, choices))
+                    } else {
                         self.block(now, want);
                         None
-                    } else {
-                        Some((key, order, payload))
                     }
                 }
                 None => {
@@ -154,18 +150,9 @@ impl Engine {
             }
         };
         match found {
-            Some((key, order, payload)) => {
+            Some((key, order, payload, choices)) => {
                 self.stats.served += 1;
-                self.out(
-                    from,
-                    Frame::Data {
-                        key,
-                        req,
-                        order,
-                        payload,
-                        confirm: false,
-                    },
-                );
+                self.data_to(from, key, req, order, payload, choices);
             }
             None => {
                 self.parked.entry(want).or_default().push((from, req));
