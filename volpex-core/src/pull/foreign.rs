@@ -104,7 +104,9 @@ impl Foreign {
             }
             match h.entries.get_mut(&slot) {
                 Some((_, old)) if *old != v => {
-                    log::error!("choice {slot} of rank {rank} heard with two values; kept the first")
+                    log::error!(
+                        "choice {slot} of rank {rank} heard with two values; kept the first"
+                    )
                 }
                 Some((t, _)) => *t = (*t).max(term),
                 None => {
@@ -179,7 +181,9 @@ pub fn decode_entries(mut b: &[u8]) -> Result<Vec<(u64, Bytes)>, String> {
             return Err("truncated choice entry header".into());
         };
         let Some(v) = b.get(12..12 + len as usize) else {
-            return Err(format!("choice entry {slot} claims {len} bytes past the end"));
+            return Err(format!(
+                "choice entry {slot} claims {len} bytes past the end"
+            ));
         };
         out.push((slot, Bytes::copy_from_slice(v)));
         b = &b[12 + len as usize..];
@@ -209,8 +213,14 @@ mod tests {
         let both = entries(&[(3, b"a"), (4, b"b")]);
         assert_eq!(f.carried(), vec![(2, 0, 3, both.clone())]);
         // Heard again from someone else (transitively), with an older watermark.
-        f.note(ReplicaId::new(1, 1), 2, 0, 1, &entries(&[(2, b"z"), (4, b"b")]))
-            .unwrap();
+        f.note(
+            ReplicaId::new(1, 1),
+            2,
+            0,
+            1,
+            &entries(&[(2, b"z"), (4, b"b")]),
+        )
+        .unwrap();
         assert_eq!(f.carried(), vec![(2, 0, 3, both)]);
         f.note(leader, 2, 0, 5, &[]).unwrap();
         assert!(f.is_empty());
@@ -224,8 +234,14 @@ mod tests {
     #[test]
     fn a_takeover_is_answered_and_fences_what_it_did_not_see() {
         let mut f = Foreign::default();
-        f.note(ReplicaId::new(0, 0), 0, 0, 0, &entries(&[(0, b"a"), (1, b"b")]))
-            .unwrap();
+        f.note(
+            ReplicaId::new(0, 0),
+            0,
+            0,
+            0,
+            &entries(&[(0, b"a"), (1, b"b")]),
+        )
+        .unwrap();
         let answer = f.on_takeover(ReplicaId::new(0, 1), 1);
         assert_eq!(answer, entries(&[(1, b"b")]));
         assert!(f.is_fenced(ReplicaId::new(0, 0)));

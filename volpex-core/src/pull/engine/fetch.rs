@@ -105,7 +105,10 @@ impl Engine {
         if self.refused.remove(&from) || self.foreign.is_fenced(from) {
             // It may depend on a choice the new leader of a rank decides differently;
             // the pull stays out and fails over or is asked again.
-            log::info!("{}: DATA {key} from {from} dropped (stale choices)", self.me);
+            log::info!(
+                "{}: DATA {key} from {from} dropped (stale choices)",
+                self.me
+            );
             return;
         }
         if self.consumed.has(key.comm, key.src, order) {

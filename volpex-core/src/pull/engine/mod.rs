@@ -360,10 +360,19 @@ impl Engine {
 
     /// Sends a logged message, preceded by the choices it may depend on that not every
     /// replica of their rank holds yet (see `foreign`).
-    fn data_to(&mut self, to: ReplicaId, key: Key, req: u64, order: u64, payload: Bytes, choices: u64) {
+    fn data_to(
+        &mut self,
+        to: ReplicaId,
+        key: Key,
+        req: u64,
+        order: u64,
+        payload: Bytes,
+        choices: u64,
+    ) {
         if choices > self.decisions.stable() {
             if let Some(entries) = self.decisions.unstable(choices, CHOICES_CARRIED_MAX) {
-                let (rank, term, stable) = (self.me.rank, self.decisions.term(), self.decisions.stable());
+                let (rank, term, stable) =
+                    (self.me.rank, self.decisions.term(), self.decisions.stable());
                 self.out(
                     to,
                     Frame::Choices {
@@ -539,7 +548,10 @@ impl Engine {
         if peer.rank == self.me.rank && self.decisions.enabled() {
             if confirmed {
                 let others = self.live_elsewhere(peer);
-                if let Some(asked) = self.decisions.on_dead(peer.replica, now, others.into_iter()) {
+                if let Some(asked) = self
+                    .decisions
+                    .on_dead(peer.replica, now, others.into_iter())
+                {
                     let base = self.consumed.watermark(DECISION_CTX, self.me.rank);
                     for to in asked {
                         self.out(
