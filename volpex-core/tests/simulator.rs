@@ -20,7 +20,7 @@ use rand_chacha::ChaCha8Rng;
 use volpex::config::Config;
 use volpex::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
 use volpex::message::{Key, ReplicaId};
-use volpex::pull::{Engine, EngineEvent};
+use volpex::pull::{ChoiceState, Engine, EngineEvent};
 use volpex::wire::Frame;
 
 const COMM: u32 = 0;
@@ -993,4 +993,86 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
     );
     assert!(std::iter::from_fn(|| tx.poll_transmit())
         .any(|(to, f)| to == receiver && matches!(f, Frame::Gone { req: 99, .. })));
+}
+
+/// A message that depends on a choice its siblings do not hold yet leaves at once,
+/// carrying the choice; when the leader then dies, the replica taking over asks the
+/// other ranks' replicas too and adopts the choice from the receiver of that message
+/// instead of deciding the slot anew.
+#[test]
+fn a_message_carries_its_choices_and_the_takeover_finds_them() {
+    let now = Duration::ZERO;
+    let (leader, follower) = (ReplicaId::new(0, 0), ReplicaId::new(0, 1));
+    let (receiver, other) = (ReplicaId::new(1, 0), ReplicaId::new(1, 1));
+    let mut l = Engine::new(leader, 2, 2, cfg());
+    let mut f = Engine::new(follower, 2, 2, cfg());
+    let mut q = Engine::new(receiver, 2, 2, cfg());
+    let mut o = Engine::new(other, 2, 2, cfg());
+    for e in [&mut l, &mut f, &mut q, &mut o] {
+        e.start(now);
+        while e.poll_transmit().is_some() {}
+    }
+    let slot = l.post_choice().expect("choices are coordinated at r = 2");
+    assert!(matches!(l.choice(now, slot), ChoiceState::Yours));
+    let chosen = Bytes::from_static(b"the choice");
+    l.make_choice(now, slot, chosen.clone());
+    while l.poll_transmit().is_some() {} // the choice to the follower is lost with `l`
+    l.send(now, COMM, 3, 1, Bytes::from_static(b"depends on it"))
+        .expect("room in the log");
+    let spec = RecvSpec {
+        comm: COMM,
+        src: Source::Rank(0),
+        tag: TagSel::Tag(3),
+    };
+    let id = q.post(now, spec, Mode::Receive);
+    let pull = std::iter::from_fn(|| q.poll_transmit().or_else(|| q.poll_deferred()))
+        .find(|(to, f)| *to == leader && matches!(f, Frame::Pull { .. }))
+        .expect("the receive pulls from its own team's replica");
+    l.handle_frame(now, receiver, pull.1);
+    let answer: Vec<Frame> = std::iter::from_fn(|| l.poll_transmit())
+        .filter(|(to, _)| *to == receiver)
+        .map(|(_, f)| f)
+        .collect();
+    assert!(
+        matches!(
+            &answer[..],
+            [
+                Frame::Choices {
+                    rank: 0,
+                    term: 0,
+                    stable: 0,
+                    ..
+                },
+                Frame::Data { .. }
+            ]
+        ),
+        "the message leaves at once, after the choice it depends on: {answer:?}"
+    );
+    for frame in answer {
+        q.handle_frame(now, leader, frame);
+    }
+    assert!(matches!(q.take(now, id), Some(Ok(Matched::Message { .. }))));
+
+    // The leader dies before the follower heard of the choice.
+    for e in [&mut f, &mut q, &mut o] {
+        e.handle_peer_down(now, leader, true);
+    }
+    let asked: Vec<(ReplicaId, Frame)> = std::iter::from_fn(|| f.poll_transmit())
+        .filter(|(_, fr)| matches!(fr, Frame::Takeover { .. }))
+        .collect();
+    let asked_whom: HashSet<ReplicaId> = asked.iter().map(|(to, _)| *to).collect();
+    assert_eq!(asked_whom, HashSet::from([receiver, other]));
+    assert!(matches!(f.choice(now, slot), ChoiceState::Waiting));
+    for (to, takeover) in asked {
+        let e = if to == receiver { &mut q } else { &mut o };
+        e.handle_frame(now, follower, takeover);
+        let decided = std::iter::from_fn(|| e.poll_transmit())
+            .find(|(to, fr)| *to == follower && matches!(fr, Frame::Decided { .. }))
+            .expect("every replica answers a takeover");
+        f.handle_frame(now, to, decided.1);
+    }
+    assert!(
+        matches!(f.choice(now, slot), ChoiceState::Made(b) if b == chosen),
+        "the new leader adopted the choice the receiver depends on"
+    );
 }
