@@ -1076,3 +1076,65 @@ fn a_message_carries_its_choices_and_the_takeover_finds_them() {
         "the new leader adopted the choice the receiver depends on"
     );
 }
+
+/// A receiver that got choices along with a message stops carrying them once it hears
+/// they became stable: the sender tells it before its next message.
+#[test]
+fn carried_choices_are_settled_with_the_next_message() {
+    let now = Duration::ZERO;
+    let (leader, follower, receiver) = (
+        ReplicaId::new(0, 0),
+        ReplicaId::new(0, 1),
+        ReplicaId::new(1, 0),
+    );
+    let mut l = Engine::new(leader, 2, 2, cfg());
+    let slot = l.post_choice().expect("coordinated");
+    l.make_choice(now, slot, Bytes::from_static(b"c"));
+    let answer_to = |l: &mut Engine, req: u64, seq: u64| -> Vec<Frame> {
+        l.handle_frame(
+            now,
+            receiver,
+            Frame::Pull {
+                want: volpex::message::Want::Key(Key {
+                    comm: COMM,
+                    tag: 3,
+                    src: 0,
+                    dst: 1,
+                    seq,
+                }),
+                req,
+                consumed: seq,
+            },
+        );
+        std::iter::from_fn(|| l.poll_transmit())
+            .filter(|(to, _)| *to == receiver)
+            .map(|(_, f)| f)
+            .collect()
+    };
+    l.send(now, COMM, 3, 1, Bytes::from_static(b"one")).unwrap();
+    let first = answer_to(&mut l, 1, 0);
+    assert!(
+        matches!(&first[..], [Frame::Choices { stable: 0, entries, .. }, Frame::Data { .. }] if !entries.is_empty())
+    );
+    // The follower reports it holds the slot: it is stable now.
+    l.handle_frame(
+        now,
+        follower,
+        Frame::Consumed {
+            comm: u32::MAX,
+            src: 0,
+            dst: 0,
+            watermark: slot + 1,
+        },
+    );
+    l.send(now, COMM, 3, 1, Bytes::from_static(b"two")).unwrap();
+    let second = answer_to(&mut l, 2, 1);
+    assert!(
+        matches!(&second[..], [Frame::Choices { stable, entries, .. }, Frame::Data { .. }] if *stable == slot + 1 && entries.is_empty()),
+        "{second:?}"
+    );
+    l.send(now, COMM, 3, 1, Bytes::from_static(b"three"))
+        .unwrap();
+    let third = answer_to(&mut l, 3, 2);
+    assert!(matches!(&third[..], [Frame::Data { .. }]), "{third:?}");
+}

@@ -64,6 +64,13 @@ impl Foreign {
         self.held == 0
     }
 
+    /// Unstable choices of `rank` held here, and the watermark known for it.
+    pub fn of_rank(&self, rank: u32) -> (bool, u64) {
+        self.ranks
+            .get(&rank)
+            .map_or((false, 0), |h| (!h.entries.is_empty(), h.stable))
+    }
+
     /// Whether `from` was fenced by a takeover of its rank (its frames are dropped).
     pub fn is_fenced(&self, from: ReplicaId) -> bool {
         self.ranks

@@ -152,6 +152,10 @@ pub struct Engine {
     foreign: Foreign,
     /// Peers whose next DATA must be dropped: the CHOICES before it were refused.
     refused: Set<ReplicaId>,
+    /// (peer, rank): we sent that peer unstable choices of that rank and have not told
+    /// it since that they became stable; and when to tell the quiet ones.
+    owed: Set<(ReplicaId, u32)>,
+    next_notice_at: Duration,
     parked: Map<Want, Vec<(ReplicaId, u64)>>,
     /// Parked wants whose message is logged but may not leave yet (output commit, see
     /// `decision`), and since when the oldest has waited.
@@ -230,6 +234,8 @@ impl Engine {
             decisions: Decisions::new(me, replicas, coordinated, DECISIONS_HELD_MAX),
             foreign: Foreign::default(),
             refused: Set::default(),
+            owed: Set::default(),
+            next_notice_at: Duration::ZERO,
             cfg,
             parked: Map::default(),
             blocked: Set::default(),
@@ -359,7 +365,8 @@ impl Engine {
     }
 
     /// Sends a logged message, preceded by the choices it may depend on that not every
-    /// replica of their rank holds yet (see `foreign`).
+    /// replica of their rank holds yet (see `foreign`), and by the news that choices this
+    /// peer got earlier became stable.
     fn data_to(
         &mut self,
         to: ReplicaId,
@@ -369,19 +376,12 @@ impl Engine {
         payload: Bytes,
         choices: u64,
     ) {
+        let mut carried_own = false;
         if choices > self.decisions.stable() {
             if let Some(entries) = self.decisions.unstable(choices, CHOICES_CARRIED_MAX) {
-                let (rank, term, stable) =
-                    (self.me.rank, self.decisions.term(), self.decisions.stable());
-                self.out(
-                    to,
-                    Frame::Choices {
-                        rank,
-                        term,
-                        stable,
-                        entries,
-                    },
-                );
+                self.out(to, self.choices_frame(self.me.rank, entries));
+                self.owed.insert((to, self.me.rank));
+                carried_own = true;
             }
         }
         if !self.foreign.is_empty() {
@@ -395,7 +395,11 @@ impl Engine {
                         entries,
                     },
                 );
+                self.owed.insert((to, rank));
             }
+        }
+        if !self.owed.is_empty() && !carried_own {
+            self.settle(|peer| peer == to);
         }
         self.out(
             to,
@@ -407,6 +411,45 @@ impl Engine {
                 confirm: false,
             },
         );
+    }
+
+    /// A CHOICES frame about `rank` as this replica knows it (no entries: a notice).
+    fn choices_frame(&self, rank: u32, entries: Bytes) -> Frame {
+        let (term, stable) = if rank == self.me.rank {
+            (self.decisions.term(), self.decisions.stable())
+        } else {
+            (0, self.foreign.of_rank(rank).1)
+        };
+        Frame::Choices {
+            rank,
+            term,
+            stable,
+            entries,
+        }
+    }
+
+    /// Tells the peers `which` selects that the choices they got from us are stable now
+    /// (so they stop carrying them along).
+    fn settle(&mut self, which: impl Fn(ReplicaId) -> bool) {
+        let settled: Vec<(ReplicaId, u32)> = self
+            .owed
+            .iter()
+            .copied()
+            .filter(|&(peer, rank)| {
+                which(peer)
+                    && if rank == self.me.rank {
+                        self.decisions.used_bound() <= self.decisions.stable()
+                    } else {
+                        !self.foreign.of_rank(rank).0
+                    }
+            })
+            .collect();
+        for (peer, rank) in settled {
+            self.owed.remove(&(peer, rank));
+            if self.liveness.is_usable(peer) {
+                self.out(peer, self.choices_frame(rank, Bytes::new()));
+            }
+        }
     }
 
     /// Whether any replica of `rank` may still be alive.
@@ -596,6 +639,10 @@ impl Engine {
             self.resync(now);
         }
         self.last_tick = now;
+        if !self.owed.is_empty() && now >= self.next_notice_at {
+            self.settle(|_| true);
+            self.next_notice_at = now + self.cfg.consumed_interval;
+        }
         while let Some(&(due, want, from, req)) = self.unacked.front() {
             if due > now {
                 break;
@@ -746,6 +793,9 @@ impl Engine {
         }
         if self.consumed_dirty {
             at(self.next_consumed_at);
+        }
+        if !self.owed.is_empty() {
+            at(self.next_notice_at);
         }
         if let Some(&(due, ..)) = self.unacked.front() {
             at(due);
