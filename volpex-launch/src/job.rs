@@ -1370,14 +1370,12 @@ impl Job {
         }
     }
 
-    /// Replica `by` found its sibling `rank.replica` unreachable or silent while it
-    /// needed its choices: end it and announce its death, so that only one replica of the
-    /// rank ever makes choices. Only siblings may ask; a replica that already finished is
-    /// left alone.
+    /// Replica `by` found replica `rank.replica` unreachable or silent while it needed it
+    /// for choices (its rank's silent leader, a sibling that does not take its choices, or
+    /// any replica that does not answer its takeover, see `volpex::pull::foreign`): end it
+    /// and announce its death, so that only one replica of a rank ever makes choices and
+    /// no takeover waits forever. A replica that already finished is left alone.
     fn fence(&mut self, by: ReplicaId, rank: u32, replica: u32) {
-        // A replica fences its rank's silent leader, a sibling that does not take its
-        // choices, or any replica that does not answer its takeover (see
-        // `volpex::pull::foreign`).
         if rank >= self.ranks || replica >= self.replicas || ReplicaId::new(rank, replica) == by {
             log::warn!("replica {by} asked to fence {rank}.{replica}; refused");
             return;

@@ -206,14 +206,16 @@ impl Decisions {
     /// held here: then it must wait until they are stable.
     pub fn unstable(&self, bound: u64, max: usize) -> Option<Bytes> {
         let stable = self.stable();
-        if bound <= stable {
-            return Some(Bytes::new());
-        }
-        if bound - stable > max as u64 {
-            return None;
-        }
-        let entries: Vec<(&u64, &Bytes)> = self.held.range(stable..bound).collect();
-        (entries.len() as u64 == bound - stable).then(|| encode_entries(entries.into_iter()))
+        self.can_carry(bound, max)
+            .then(|| encode_entries(self.held.range(stable..bound.max(stable))))
+    }
+
+    /// Whether `unstable(bound, max)` is `Some`, without encoding anything.
+    pub fn can_carry(&self, bound: u64, max: usize) -> bool {
+        let stable = self.stable();
+        bound <= stable
+            || (bound - stable <= max as u64
+                && self.held.range(stable..bound).count() as u64 == bound - stable)
     }
 
     /// Live siblings holding fewer than `bound` slots.

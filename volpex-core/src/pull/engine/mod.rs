@@ -357,11 +357,7 @@ impl Engine {
     /// Whether a message that depends on every choice of this rank below `choices` may
     /// leave now: they are stable, or few enough to carry along.
     fn may_leave(&self, choices: u64) -> bool {
-        choices <= self.decisions.stable()
-            || self
-                .decisions
-                .unstable(choices, CHOICES_CARRIED_MAX)
-                .is_some()
+        self.decisions.can_carry(choices, CHOICES_CARRIED_MAX)
     }
 
     /// Sends a logged message, preceded by the choices it may depend on that not every
