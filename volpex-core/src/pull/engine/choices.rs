@@ -29,7 +29,8 @@ impl Engine {
             }
         }
         if self.consumed.record(DECISION_CTX, self.me.rank, slot) {
-            // Siblings wait for this to let messages out (output commit): tell them now.
+            // Siblings need this to settle what their messages carry (and to let out a
+            // message held by the output commit): tell them now.
             let watermark = self.consumed.watermark(DECISION_CTX, self.me.rank);
             for k in 0..self.replicas {
                 let to = ReplicaId::new(self.me.rank, k);
