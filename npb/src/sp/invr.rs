@@ -21,6 +21,7 @@ fn rows(cs: &CellState<Soa>, mut f: impl FnMut(usize, usize)) {
 /// The five components of `rhs` (planes of `np` values) at the `len` points from `p`.
 #[inline(always)]
 fn comps(rhs: &mut [f64], np: usize, p: usize, len: usize) -> [&mut [f64]; 5] {
+    // Each part is exactly `len` long, so the row loops index without bounds checks.
     let mut it = rhs.chunks_exact_mut(np);
     std::array::from_fn(|_| &mut it.next().expect("five components")[p..p + len])
 }
@@ -39,13 +40,6 @@ pub fn txinvr(cs: &mut CellState<Soa>, k: &Constants) {
             &a.vel[2][p..p + len],
         );
         let (speed, ainv) = (&a.speed[p..p + len], &a.ainv[p..p + len]);
-        let (r1s, r2s, r3s, r4s, r5s) = (
-            &mut r1s[..len],
-            &mut r2s[..len],
-            &mut r3s[..len],
-            &mut r4s[..len],
-            &mut r5s[..len],
-        );
         for i in 0..len {
             let ru1 = rho_i[i];
             let (uu, vv, ww) = (us[i], vs[i], ws[i]);
@@ -74,13 +68,6 @@ pub fn invert(cs: &mut CellState<Soa>, k: &Constants, d: usize) {
     let u = &cs.u;
     rows(cs, |p, len| {
         let [r1s, r2s, r3s, r4s, r5s] = comps(&mut rhs, np, p, len);
-        let (r1s, r2s, r3s, r4s, r5s) = (
-            &mut r1s[..len],
-            &mut r2s[..len],
-            &mut r3s[..len],
-            &mut r4s[..len],
-            &mut r5s[..len],
-        );
         match d {
             0 => {
                 for i in 0..len {
