@@ -113,11 +113,12 @@ fn kernels_verify_as_a_plain_single_process() {
 }
 
 /// EP (NPB `EP/ep.f`) at N = 4, r = 2: losing a replica just as the computation starts
-/// (after its start-up broadcast and barrier sends) or stopping one leaves the sums
-/// unchanged.
+/// (right after its one start-up broadcast send; its next sends are the final
+/// all-reduces, which can come after the other team already finished) or stopping one
+/// leaves the sums unchanged.
 #[test]
 fn ep_survives_a_lost_and_a_stopped_replica() {
-    survives_lost_and_stopped_replicas("ep", 3, 0.3);
+    survives_lost_and_stopped_replicas("ep", 1, 0.3);
 }
 
 /// CG (NPB `CG/cg.f`) at N = 4, r = 2: a replica lost a third of the way through its
