@@ -450,7 +450,7 @@ impl Communicator {
             // Speculative pulls waiting for this command's write go first, in a write of
             // their own: a receiver that answers the message being written finds its pull
             // here, instead of after the copy into the log.
-            core.flush_deferred();
+            core.flush_all();
             let (key, order, waiters) = core.engine.next_send(ctx, tag, dst);
             let confirm = bytes.len() >= UNLOGGED_BYTES_MIN
                 && core.engine.all_replicas_waiting(dst, &waiters);
@@ -461,7 +461,7 @@ impl Communicator {
             }
             if confirm && whole && await_delivery(&mut core, ctx, dst, order, bytes.len())? {
                 core.engine.send_unlogged(ctx, tag, dst);
-                core.flush_all();
+                core.end_send();
                 return self.count_send();
             }
         }
@@ -475,7 +475,7 @@ impl Communicator {
                     "sender log refused a message it had room for: {full:?}"
                 ))
             })?;
-        core.flush_all();
+        core.end_send();
         drop(core);
         self.count_send()
     }
@@ -529,7 +529,7 @@ impl Communicator {
         }
         let now = core.now();
         let id = core.engine.post(now, spec, mode);
-        core.flush_all();
+        core.flush();
         Ok(id)
     }
 

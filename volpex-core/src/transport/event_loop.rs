@@ -81,6 +81,8 @@ pub struct Core {
     pub exit_after_choices: Option<u64>,
     /// Scratch list of what one read produced (kept to avoid an allocation per read).
     steps: Vec<Step>,
+    /// The last turn polled no event: the caller waits, so deferred frames may go.
+    idle: bool,
 }
 
 impl Core {
@@ -121,6 +123,7 @@ impl Core {
             signals: Arc::new(Signals::default()),
             exit_after_choices: None,
             steps: Vec::new(),
+            idle: false,
         };
         if let Some(l) = core.listener.as_mut() {
             core.poll
@@ -198,25 +201,25 @@ impl Core {
         self.engine.take(now, id)
     }
 
-    /// `flush`, including the frames the engine lets wait (speculative pulls): called
-    /// after application commands, so they share the command's write.
+    /// `flush`, including every frame the engine lets wait (speculative pulls).
     pub fn flush_all(&mut self) {
-        self.flush_deferred();
-        // Direct writes whose DATA frame was not routed (its receiver died meanwhile).
-        self.direct.clear();
-    }
-
-    /// `flush`, including the frames the engine lets wait. Not while a direct write is
-    /// half done: what it writes would land inside that DATA frame.
-    pub fn flush_deferred(&mut self) {
         while let Some((to, frame)) = self.engine.poll_deferred() {
             self.route(to, frame);
         }
         self.flush();
     }
 
-    /// Moves every frame the engine wants sent now onto its connection, then writes each
-    /// connection that got frames once (one `writev` for all of them).
+    /// `flush` at the end of a send command: direct writes whose DATA frame was not
+    /// routed (its receiver died meanwhile) are over.
+    pub fn end_send(&mut self) {
+        self.flush();
+        self.direct.clear();
+    }
+
+    /// Moves every frame the engine wants sent now onto its connection, and the deferred
+    /// frames to peers that get a write anyway, then writes each connection that got
+    /// frames once (one `writev` for all of them). Not while a direct write is half done
+    /// (see `write_direct`).
     pub fn flush(&mut self) {
         if let Some(n) = self.exit_after_choices {
             if self.engine.stats().choices >= n {
@@ -229,6 +232,19 @@ impl Core {
         }
         while let Some((to, frame)) = self.engine.poll_transmit() {
             self.route(to, frame);
+        }
+        if !self.dirty.is_empty() {
+            let (peers, dirty) = (&self.peers, &self.dirty);
+            let mut rides = Vec::new();
+            while let Some(d) = self
+                .engine
+                .poll_deferred_to(|to| peers.get(&to).is_some_and(|t| dirty.contains(t)))
+            {
+                rides.push(d);
+            }
+            for (to, frame) in rides {
+                self.route(to, frame);
+            }
         }
         while let Some(t) = self.dirty.pop() {
             self.flush_conn(t);
@@ -472,7 +488,13 @@ impl Core {
         background: bool,
         mut landing: Option<&mut Landing<'_>>,
     ) -> io::Result<()> {
-        self.flush();
+        // Deferred frames go once the caller waits: before a turn that may sleep, and
+        // after one that found nothing (so a message already in a socket is read first).
+        if background || self.idle || timeout != Some(Duration::ZERO) {
+            self.flush_all();
+        } else {
+            self.flush();
+        }
         let mut wait = timeout;
         // Timers set during this turn fire on the next one.
         let deadline = self.engine.poll_timeout();
@@ -508,6 +530,7 @@ impl Core {
                 return Err(e);
             }
         }
+        self.idle = events.is_empty();
         // One clock reading for everything this turn handles.
         let now = self.now();
         for ev in events.iter() {

@@ -2,7 +2,8 @@
 //! getters; `handle_frame`, `handle_peer_down`, `handle_timeout` for inputs; `send`,
 //! `post`, `detach`, `make_choice` as commands; then `poll_transmit`, `poll_deferred`,
 //! `poll_event`, `poll_timeout` and `take` for outputs. Poll transmits after every input
-//! or command; deferred frames may wait for the next command's write.
+//! or command; deferred frames may wait for a write to their peer, or until the driver
+//! idles.
 //!
 //! Receiving is split in two: `message::matching` decides which message each posted
 //! receive matches and says what it needs; this engine fetches it, choosing replicas,
@@ -12,12 +13,14 @@
 //! `choices` the glue to `decision`.
 //!
 //! Speculative pulls: when the application takes a message of a stream (comm, tag, src),
-//! the engine asks for the stream's next message right away, as a deferred frame, so it
-//! leaves in the same write as the application's next send. By the time the application
-//! posts that receive the pull is already parked at the sender (or answered), and each
-//! message costs one write on each side, as with a push protocol. A pull nobody waits for
-//! yet (a speculative pull, or a candidate of an unresolved wildcard) never hedges, never
-//! retires the replica and never reports a lost rank: the receive that needs it does.
+//! the engine asks for the stream's next message right away, as a deferred frame. It
+//! leaves with the next write to that sender, or as soon as the application waits for
+//! something and the loop finds nothing to do, so it is never written on the way to a
+//! message. By the time the application posts that receive the pull is already parked at
+//! the sender (or answered), and each message costs one write on each side, as with a
+//! push protocol. A pull nobody waits for yet (a speculative pull, or a candidate of an
+//! unresolved wildcard) never hedges, never retires the replica and never reports a lost
+//! rank: the receive that needs it does.
 //!
 //! Silence: a pull with no answer within the ack timeout, or parked at a replica we have
 //! not heard from for that long (we ask again halfway, so a live sender always answers),
@@ -754,9 +757,19 @@ impl Engine {
         self.transmit.pop_front()
     }
 
-    /// Next frame that may wait for the next command's write (speculative pulls).
+    /// Next frame that may wait (speculative pulls): for a write to its peer, or until
+    /// the driver has nothing else to do.
     pub fn poll_deferred(&mut self) -> Option<(ReplicaId, Frame)> {
         self.deferred.pop_front()
+    }
+
+    /// Next deferred frame to a peer for which `rides` holds (one a write goes to anyway).
+    pub fn poll_deferred_to(
+        &mut self,
+        rides: impl Fn(ReplicaId) -> bool,
+    ) -> Option<(ReplicaId, Frame)> {
+        let i = self.deferred.iter().position(|(to, _)| rides(*to))?;
+        self.deferred.remove(i)
     }
 
     /// Next event for the driver.
