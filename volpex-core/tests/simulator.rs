@@ -995,6 +995,68 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
         .any(|(to, f)| to == receiver && matches!(f, Frame::Gone { req: 99, .. })));
 }
 
+/// Taking a message leaves a speculative pull for the stream's next one that waits
+/// for a write to its sender (or for the driver to idle); posting the receive that needs
+/// that message sends the pull at once instead.
+#[test]
+fn a_deferred_pull_goes_at_once_when_its_receive_is_posted() {
+    let now = Duration::ZERO;
+    let (sender, receiver) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+    let mut tx = Engine::new(sender, 2, 1, cfg());
+    let mut rx = Engine::new(receiver, 2, 1, cfg());
+    tx.start(now);
+    rx.start(now);
+    let spec = RecvSpec {
+        comm: COMM,
+        src: Source::Rank(0),
+        tag: TagSel::Tag(3),
+    };
+    let pulls = |e: &mut Engine, deferred: bool| -> Vec<Frame> {
+        std::iter::from_fn(|| {
+            if deferred {
+                e.poll_deferred()
+            } else {
+                e.poll_transmit()
+            }
+        })
+        .filter(|(to, f)| *to == sender && matches!(f, Frame::Pull { .. }))
+        .map(|(_, f)| f)
+        .collect()
+    };
+    let first = rx.post(now, spec.clone(), Mode::Receive);
+    for pull in pulls(&mut rx, false) {
+        tx.handle_frame(now, receiver, pull);
+    }
+    tx.send(now, COMM, 3, 1, Bytes::from_static(b"one"))
+        .expect("the log has room");
+    while let Some((to, f)) = tx.poll_transmit() {
+        if to == receiver {
+            rx.handle_frame(now, sender, f);
+        }
+    }
+    assert!(matches!(rx.take(now, first), Some(Ok(_))));
+    // The pull for the second message waits for a write.
+    assert!(pulls(&mut rx, false).is_empty());
+    let second = rx.post(now, spec, Mode::Receive);
+    let sent = pulls(&mut rx, false);
+    assert_eq!(sent.len(), 1, "the needed pull goes at once: {sent:?}");
+    assert!(
+        pulls(&mut rx, true).is_empty(),
+        "and is not deferred any more"
+    );
+    for pull in sent {
+        tx.handle_frame(now, receiver, pull);
+    }
+    tx.send(now, COMM, 3, 1, Bytes::from_static(b"two"))
+        .expect("the log has room");
+    while let Some((to, f)) = tx.poll_transmit() {
+        if to == receiver {
+            rx.handle_frame(now, sender, f);
+        }
+    }
+    assert!(matches!(rx.take(now, second), Some(Ok(_))));
+}
+
 /// A message that depends on a choice its siblings do not hold yet leaves at once,
 /// carrying the choice; when the leader then dies, the replica taking over asks the
 /// other ranks' replicas too and adopts the choice from the receiver of that message

@@ -898,6 +898,14 @@ impl Engine {
                         self.fence(ReplicaId::new(self.me.rank, k));
                     }
                 }
+                // A speculative pull still waiting for a write goes now: we wait for it.
+                let deferred = self
+                    .deferred
+                    .iter()
+                    .position(|(_, f)| matches!(f, Frame::Pull { want: w, .. } if *w == want));
+                if let Some(d) = deferred.and_then(|i| self.deferred.remove(i)) {
+                    self.transmit.push_back(d);
+                }
                 if !self
                     .pending
                     .get(&want)
