@@ -61,7 +61,7 @@ pub struct Config {
     /// (`VOLPEX_SPIN_US`); waking from a sleep costs tens of microseconds.
     pub spin: Duration,
     /// Whether a spinning call gives the CPU away between polls (`VOLPEX_YIELD`, 0 or 1;
-    /// volpexrun sets 0 when this host runs no more processes than it has cores).
+    /// see the README for why 1 is the default even with a core for every process).
     pub yield_when_idle: bool,
     /// The program declares that any choice among messages gives the same sends
     /// (`VOLPEX_SEND_DETERMINISTIC`, 0 or 1): replicas make wildcard and `wait_any`
