@@ -43,7 +43,7 @@ fn await_delivery(
     let until = Instant::now() + core.engine.config().confirm_wait(len);
     // Polls like a blocked call's spin, giving the CPU away between polls where the
     // receiver may need it to read and confirm.
-    let (_, yield_when_idle) = core.spin_config();
+    let (_, yield_when_idle, _) = core.spin_config();
     loop {
         if core.engine.delivered(ctx, dst, order) {
             return Ok(true);

@@ -41,6 +41,23 @@ pub fn initialize() -> Result<Universe, Error> {
     let start = Instant::now();
     let inner = if bootstrap::launched() {
         let j = bootstrap::join(cfg.connect_timeout)?;
+        // The job's processes on this host: those listening on our address.
+        let mine = j
+            .addrs
+            .get(j.me.rank as usize)
+            .and_then(|r| r.get(j.me.replica as usize))
+            .copied()
+            .flatten()
+            .map(|a| a.ip());
+        let here = j
+            .addrs
+            .iter()
+            .flatten()
+            .filter(|a| a.map(|a| a.ip()) == mine)
+            .count();
+        let mut cfg = cfg;
+        let hard_spin = cfg.hard_spin_for(here);
+        cfg.hard_spin = Some(hard_spin);
         let (core, waker) = Core::new(
             j.me,
             j.ranks,
@@ -57,10 +74,11 @@ pub fn initialize() -> Result<Universe, Error> {
         core.exit_after_choices = j.exit_after_choices;
         let (rt, bg) = Runtime::start(core, waker);
         log::debug!(
-            "replica {} joined a job of {} x {}",
+            "replica {} joined a job of {} x {}; {here} of its processes on this host, hard spin {:?}",
             j.me,
             j.ranks,
-            j.replicas
+            j.replicas,
+            hard_spin
         );
         Inner {
             rt,

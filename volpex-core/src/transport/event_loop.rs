@@ -783,8 +783,12 @@ impl Core {
     }
 
     /// How long a blocked call polls before sleeping, and whether it yields meanwhile.
-    pub fn spin_config(&self) -> (Duration, bool) {
-        (self.cfg.spin, self.cfg.yield_when_idle)
+    pub fn spin_config(&self) -> (Duration, bool, Duration) {
+        (
+            self.cfg.spin,
+            self.cfg.yield_when_idle,
+            self.cfg.hard_spin.unwrap_or_default(),
+        )
     }
 
     /// Whether a large message is being read straight into a waiting receive's buffer

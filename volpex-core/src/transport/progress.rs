@@ -63,7 +63,8 @@ impl Drop for AppGuard<'_> {
 
 impl AppGuard<'_> {
     /// Turns the loop until `done` yields a value: first polling without sleeping for the
-    /// configured spin time (yielding the CPU between polls), then sleeping in `poll`.
+    /// configured spin time (yielding the CPU between polls once the hard spin is over),
+    /// then sleeping in `poll`.
     /// `landing`, if given, must belong to the receive `done` waits for. Between turns the
     /// core goes to another application thread that waits for it (immediate collectives
     /// run on threads of their own), unless a message is landing in our buffer.
@@ -75,9 +76,11 @@ impl AppGuard<'_> {
         if let Some(v) = done(&mut self.guard) {
             return Ok(v);
         }
-        let (spin, yield_when_idle) = self.guard.spin_config();
-        let spin_until = Instant::now() + spin;
+        let (spin, yield_when_idle, hard) = self.guard.spin_config();
+        let start = Instant::now();
+        let (spin_until, hard_until) = (start + spin, start + hard);
         let mut spinning = !spin.is_zero();
+        let mut hard_spin = !hard.is_zero();
         let mut spins = 0u32;
         loop {
             let wait = if spinning { Some(Duration::ZERO) } else { None };
@@ -95,12 +98,14 @@ impl AppGuard<'_> {
             }
             if spinning {
                 // With more processes than cores, the one we wait for may need the CPU.
-                if yield_when_idle {
+                if yield_when_idle && !hard_spin {
                     std::thread::yield_now();
                 }
                 spins += 1;
-                if spins.is_multiple_of(16) {
-                    spinning = Instant::now() < spin_until;
+                if hard_spin || spins.is_multiple_of(16) {
+                    let now = Instant::now();
+                    spinning = now < spin_until;
+                    hard_spin = now < hard_until;
                 }
             }
         }
