@@ -3,7 +3,8 @@
 
 use std::process::Command;
 use std::time::Duration;
-use volpex_tests::{example, run, spawn, volpexrun};
+use volpex::bootstrap::affinity::{allowed_cpus, parse_cpus};
+use volpex_tests::{bin, example, run, spawn, volpexrun, TempPath};
 
 const LONG_RING: &[&str] = &["--rounds", "100000", "--work-ms", "1"];
 
@@ -83,4 +84,84 @@ fn bad_input_gets_a_clear_error() {
         assert!(!out.status.success(), "{args:?} should fail");
         assert!(err.contains(want), "{args:?}: expected {want:?} in\n{err}");
     }
+}
+
+/// What `cpus` wrote for every replica of a `ranks` x `replicas` job: per replica, the
+/// CPU list every one of its threads may use (asserted to be the same for all threads).
+fn cpus_of_job(launcher_args: &[&str], ranks: u32, replicas: u32) -> Vec<Vec<Vec<usize>>> {
+    let base = TempPath::new("cpus");
+    let files: Vec<Vec<TempPath>> = (0..ranks)
+        .map(|r| {
+            (0..replicas)
+                .map(|k| TempPath(format!("{}.{r}.{k}", base.0.display()).into()))
+                .collect()
+        })
+        .collect();
+    let n = ranks.to_string();
+    let r = replicas.to_string();
+    let mut args = vec!["-n", n.as_str(), "-r", r.as_str()];
+    args.extend_from_slice(launcher_args);
+    let base_arg = base.0.display().to_string();
+    run(&args, &bin("cpus"), &[&base_arg], Duration::from_secs(60)).ok();
+    files
+        .iter()
+        .map(|rank| {
+            rank.iter()
+                .map(|f| {
+                    let text = std::fs::read_to_string(&f.0).expect("the replica wrote its CPUs");
+                    let lists: Vec<Vec<usize>> = text
+                        .lines()
+                        .map(|l| parse_cpus(l).expect("a CPU list"))
+                        .collect();
+                    assert!(lists.len() >= 2, "the runtime's threads are listed: {text}");
+                    assert!(
+                        lists.windows(2).all(|w| w[0] == w[1]),
+                        "one list for all threads: {text}"
+                    );
+                    lists[0].clone()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn bind_team_gives_each_team_its_own_cpus() {
+    let allowed = allowed_cpus().expect("our own CPU affinity");
+    let got = cpus_of_job(&["--bind", "team"], 2, 2);
+    for team in 0..2 {
+        assert_eq!(got[0][team], got[1][team], "one list per team: {got:?}");
+        assert!(
+            got[0][team].iter().all(|c| allowed.contains(c)),
+            "{got:?} within {allowed:?}"
+        );
+    }
+    if allowed.len() >= 2 {
+        assert!(
+            got[0][0].iter().all(|c| !got[0][1].contains(c)),
+            "teams on disjoint CPUs: {got:?}"
+        );
+    }
+    let free = cpus_of_job(&["--bind", "none"], 2, 2);
+    assert!(
+        free.iter().flatten().all(|l| *l == allowed),
+        "{free:?} vs {allowed:?}"
+    );
+}
+
+#[test]
+fn a_bad_cpu_list_is_a_clear_error() {
+    let r = run(
+        &["-n", "2", "-x", "VOLPEX_CPUS=1-x"],
+        &bin("cpus"),
+        &["/nonexistent/never-written"],
+        Duration::from_secs(60),
+    );
+    assert_ne!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("VOLPEX_CPUS=") && r.stderr.contains("is not a CPU number"),
+        "{}",
+        r.stderr
+    );
+    r.assert_no_leftovers();
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use crate::binding::Bind;
 use crate::placement::MapStrategy;
 
 /// How processes are started.
@@ -80,6 +81,13 @@ pub struct Args {
     /// Let a host run up to N processes whatever its slots (never two replicas of a rank).
     #[arg(long)]
     pub oversubscribe: bool,
+
+    /// CPU binding of a local job: team (each team on its own share of this machine's
+    /// CPUs, so teams do not slow each other down), none (the kernel places processes),
+    /// or auto (team when the job has more processes than CPUs and more than one
+    /// replica per rank). Processes on other hosts are not bound.
+    #[arg(long, value_enum, default_value_t = Bind::Auto)]
+    pub bind: Bind,
 
     /// Print the placement (hosts, replicas, teams) and exit without starting anything.
     #[arg(long)]

@@ -464,12 +464,40 @@ impl Job {
                     state: HostState::Up,
                     open_pipes: 0,
                 });
+                // An exported VOLPEX_CPUS is the user's binding: keep it.
+                let exported = exports.iter().any(|(k, _)| k == vars::CPUS);
+                let teams = if exported {
+                    None
+                } else {
+                    let allowed = volpex::bootstrap::affinity::allowed_cpus()
+                        .map_err(|e| format!("cannot read this process's CPU affinity: {e}"))?;
+                    crate::binding::team_cpus(args.bind, args.ranks, args.replicas, &allowed)
+                };
+                if let Some(t) = &teams {
+                    log::info!(
+                        "binding teams to CPUs: {}",
+                        t.iter()
+                            .map(|c| volpex::bootstrap::affinity::format_cpus(c))
+                            .collect::<Vec<_>>()
+                            .join(" | ")
+                    );
+                }
+                let local_proc = |rank: u32, replica: u32| {
+                    let mut env = per_proc(rank, replica);
+                    if let Some(cpus) = teams.as_ref().and_then(|t| t.get(replica as usize)) {
+                        env.push((
+                            vars::CPUS.into(),
+                            volpex::bootstrap::affinity::format_cpus(cpus),
+                        ));
+                    }
+                    env
+                };
                 job.start_local(
                     program,
                     prog_args,
                     args.wdir.as_deref(),
                     &common,
-                    &per_proc,
+                    &local_proc,
                     &tx,
                 )?;
             }

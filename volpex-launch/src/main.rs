@@ -9,6 +9,7 @@
 #![deny(unsafe_code)]
 
 mod agent;
+mod binding;
 mod cli;
 mod control;
 mod hostfile;

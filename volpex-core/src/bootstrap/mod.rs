@@ -5,6 +5,7 @@
 //! never carry protocol traffic between replicas; after the rendezvous the control
 //! connection belongs to the transport.
 
+pub mod affinity;
 pub mod heartbeat;
 
 use std::io::Write;
@@ -46,6 +47,8 @@ pub mod vars {
     pub const FAULT_EXIT_AFTER_CHOICES: &str = "VOLPEX_FAULT_EXIT_AFTER_CHOICES";
     /// How long to wait for the address table, in ms.
     pub const RENDEZVOUS_TIMEOUT_MS: &str = "VOLPEX_RENDEZVOUS_TIMEOUT_MS";
+    /// CPUs this process runs on (`0,2-3`; see `affinity`); unset: any.
+    pub const CPUS: &str = "VOLPEX_CPUS";
 }
 
 /// Stderr lines a replica's runtime prints start with this (then `[rank.replica]`), so the
@@ -113,6 +116,8 @@ pub fn launched() -> bool {
 
 /// Joins the job the launcher described in the environment.
 pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
+    // Before any thread starts: they inherit the binding.
+    affinity::apply_from_env()?;
     let rank = num(vars::RANK)?;
     let replica = num(vars::REPLICA)?;
     let ranks = num(vars::SIZE)?;
