@@ -932,6 +932,22 @@ fn wildcards_match_alike_in_every_replica() {
     assert!(runs == 1 || (hit > 0 && fenced > 0));
 }
 
+/// Replica 0 of rank 0 (sender) and of rank 1 (receiver), started, in a job of 2 ranks
+/// with `replicas` each, and the receive rank 1 posts: tag 3 from rank 0.
+fn sender_and_receiver(replicas: u32) -> (ReplicaId, ReplicaId, Engine, Engine, RecvSpec) {
+    let (sender, receiver) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+    let mut tx = Engine::new(sender, 2, replicas, cfg());
+    let mut rx = Engine::new(receiver, 2, replicas, cfg());
+    tx.start(Duration::ZERO);
+    rx.start(Duration::ZERO);
+    let spec = RecvSpec {
+        comm: COMM,
+        src: Source::Rank(0),
+        tag: TagSel::Tag(3),
+    };
+    (sender, receiver, tx, rx, spec)
+}
+
 /// The sender side of an unlogged send: a receiver answers a DATA that asks for
 /// confirmation with its watermark at once (not at the next CONSUMED tick), and the
 /// sender counts the message delivered only once every live replica's watermark passed
@@ -939,16 +955,7 @@ fn wildcards_match_alike_in_every_replica() {
 #[test]
 fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
     let now = Duration::ZERO;
-    let (sender, receiver) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
-    let mut tx = Engine::new(sender, 2, 2, cfg());
-    let mut rx = Engine::new(receiver, 2, 2, cfg());
-    tx.start(now);
-    rx.start(now);
-    let spec = RecvSpec {
-        comm: COMM,
-        src: Source::Rank(0),
-        tag: TagSel::Tag(3),
-    };
+    let (sender, receiver, mut tx, mut rx, spec) = sender_and_receiver(2);
     rx.post(now, spec, Mode::Receive);
     let pull = std::iter::from_fn(|| rx.poll_transmit().or_else(|| rx.poll_deferred()))
         .find(|(to, f)| *to == sender && matches!(f, Frame::Pull { .. }))
@@ -1001,15 +1008,16 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
 #[test]
 fn a_deferred_pull_goes_at_once_when_its_receive_is_posted() {
     let now = Duration::ZERO;
-    let (sender, receiver) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
-    let mut tx = Engine::new(sender, 2, 1, cfg());
-    let mut rx = Engine::new(receiver, 2, 1, cfg());
-    tx.start(now);
-    rx.start(now);
-    let spec = RecvSpec {
-        comm: COMM,
-        src: Source::Rank(0),
-        tag: TagSel::Tag(3),
+    let (sender, receiver, mut tx, mut rx, spec) = sender_and_receiver(1);
+    // The sender sends `payload` to rank 1; the receiver gets what it answers with.
+    let deliver = |tx: &mut Engine, rx: &mut Engine, payload: &'static [u8]| {
+        tx.send(now, COMM, 3, 1, Bytes::from_static(payload))
+            .expect("the log has room");
+        while let Some((to, f)) = tx.poll_transmit() {
+            if to == receiver {
+                rx.handle_frame(now, sender, f);
+            }
+        }
     };
     let pulls = |e: &mut Engine, deferred: bool| -> Vec<Frame> {
         std::iter::from_fn(|| {
@@ -1027,13 +1035,7 @@ fn a_deferred_pull_goes_at_once_when_its_receive_is_posted() {
     for pull in pulls(&mut rx, false) {
         tx.handle_frame(now, receiver, pull);
     }
-    tx.send(now, COMM, 3, 1, Bytes::from_static(b"one"))
-        .expect("the log has room");
-    while let Some((to, f)) = tx.poll_transmit() {
-        if to == receiver {
-            rx.handle_frame(now, sender, f);
-        }
-    }
+    deliver(&mut tx, &mut rx, b"one");
     assert!(matches!(rx.take(now, first), Some(Ok(_))));
     // The pull for the second message waits for a write.
     assert!(pulls(&mut rx, false).is_empty());
@@ -1047,13 +1049,7 @@ fn a_deferred_pull_goes_at_once_when_its_receive_is_posted() {
     for pull in sent {
         tx.handle_frame(now, receiver, pull);
     }
-    tx.send(now, COMM, 3, 1, Bytes::from_static(b"two"))
-        .expect("the log has room");
-    while let Some((to, f)) = tx.poll_transmit() {
-        if to == receiver {
-            rx.handle_frame(now, sender, f);
-        }
-    }
+    deliver(&mut tx, &mut rx, b"two");
     assert!(matches!(rx.take(now, second), Some(Ok(_))));
 }
 
