@@ -855,13 +855,16 @@ impl Job {
                 HostState::Launching | HostState::Up => None,
             })
             .collect();
-        self.fail(format!(
+        self.fail(
+            format!(
             "cannot start the job: rank{} {} ha{} no replica on a reachable host; unreachable: {}",
             if missing.len() == 1 { "" } else { "s" },
             missing.join(", "),
             if missing.len() == 1 { "s" } else { "ve" },
             lost.join("; ")
-        ));
+        ),
+            None,
+        );
     }
 
     /// Hosts whose agent has not said hello within the launch timeout are unreachable.
@@ -1024,11 +1027,14 @@ impl Job {
                         .filter(|&r| !self.rank_completed(r))
                         .map(|r| r.to_string())
                         .collect();
-                    self.fail(format!(
-                        "job timed out after {:.1} s (ranks not finished: {})",
-                        t.as_secs_f64(),
-                        waiting.join(", ")
-                    ));
+                    self.fail(
+                        format!(
+                            "job timed out after {:.1} s (ranks not finished: {})",
+                            t.as_secs_f64(),
+                            waiting.join(", ")
+                        ),
+                        None,
+                    );
                 }
             }
             if !self.table_sent {
@@ -1131,11 +1137,14 @@ impl Job {
                     }
                 })
                 .collect();
-            self.fail(format!(
-                "rank {rank} lost: all {} replicas failed ({})",
-                self.replicas,
-                why.join("; ")
-            ));
+            self.fail(
+                format!(
+                    "rank {rank} lost: all {} replicas failed ({})",
+                    self.replicas,
+                    why.join("; ")
+                ),
+                Some(rank),
+            );
             return;
         }
         match self.shutdown_at {
@@ -1186,9 +1195,10 @@ impl Job {
         }
     }
 
-    fn fail(&mut self, why: String) {
+    /// Ends the job as failed; `explains` is a lost rank whose errors still print.
+    fn fail(&mut self, why: String, explains: Option<u32>) {
         self.failure = Some(why);
-        self.dedup.mute();
+        self.dedup.mute(explains);
         for i in 0..self.procs.len() {
             if self.procs[i].state.alive() {
                 self.procs[i].state = ReplicaState::Ended;
@@ -1302,7 +1312,7 @@ impl Job {
                     let name = Signal::try_from(sig)
                         .map(|s| s.to_string())
                         .unwrap_or_default();
-                    self.fail(format!("interrupted by {name}; ended every process"));
+                    self.fail(format!("interrupted by {name}; ended every process"), None);
                 }
             }
             Event::Exited { id, code, signal } => {

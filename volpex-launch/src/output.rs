@@ -75,6 +75,8 @@ pub struct Dedup {
     printed: Vec<[u64; 2]>,
     tag: bool,
     muted: bool,
+    /// While muted, this rank's standard error still prints.
+    explains: Option<u32>,
 }
 
 impl Dedup {
@@ -84,12 +86,16 @@ impl Dedup {
             printed: vec![[0; 2]; ranks as usize],
             tag,
             muted: false,
+            explains: None,
         }
     }
 
-    /// Stops printing (the job failed and its message must stand alone).
-    pub fn mute(&mut self) {
+    /// Stops printing (the job failed and its message must stand alone), except the
+    /// standard error of rank `explains`: a lost rank's last words say why it failed,
+    /// and may come after its exit was seen.
+    pub fn mute(&mut self, explains: Option<u32>) {
         self.muted = true;
+        self.explains = explains;
     }
 
     /// Prints the line if it is the next one of its rank and stream.
@@ -106,7 +112,8 @@ impl Dedup {
             Some(_) => return,
             None => {}
         }
-        if self.muted && line.index.is_some() {
+        let explains = line.stream == Stream::Err && self.explains == Some(line.rank);
+        if self.muted && line.index.is_some() && !explains {
             return;
         }
         let mut buf = Vec::with_capacity(line.text.len() + 12);
