@@ -493,3 +493,52 @@ fn bad_host_input_is_refused_before_anything_starts() {
     assert!(out.status.success(), "{text}");
     assert!(text.contains("team 0: a\nteam 1: b\n"), "{text}");
 }
+
+#[test]
+fn bind_team_splits_a_hosts_cpus_between_the_teams_it_runs() {
+    let _one = serial();
+    let net = TestNet::new(3);
+    let hf = hostfile(&net, 2);
+    let allowed = volpex::bootstrap::affinity::allowed_cpus().expect("our CPU affinity");
+    let base = volpex_tests::TempPath::new("cpus");
+    // Spread: h0 runs 0.0 1.0 (team 0 only), h1 runs 0.1 and 2.0 (both teams).
+    let files: Vec<((u32, u32), volpex_tests::TempPath)> = [(0, 0), (1, 0), (0, 1), (2, 0)]
+        .into_iter()
+        .map(|(r, k)| {
+            let f = volpex_tests::TempPath(format!("{}.{r}.{k}", base.0.display()).into());
+            ((r, k), f)
+        })
+        .collect();
+    let head = net.head();
+    let ssh = net.ssh_cmd();
+    let mut la: Vec<&str> = vec!["--ssh-cmd", &ssh];
+    la.extend_from_slice(BEATS);
+    la.extend_from_slice(&["-n", "3", "-r", "2", "--hosts", &hf, "--bind", "team"]);
+    let base_arg = base.0.display().to_string();
+    let run = spawn_with(
+        &["ip", "netns", "exec", &head],
+        &[("VOLPEX_LOG", "volpexrun=info")],
+        &la,
+        &volpex_tests::bin("cpus"),
+        &[&base_arg],
+    )
+    .wait(DEADLINE);
+    run.ok();
+    assert_eq!(on_host(&run, "h1").len(), 2, "{}", run.stderr);
+    let cpus = |who: (u32, u32)| -> Vec<usize> {
+        let f = &files.iter().find(|(w, _)| *w == who).expect("listed").1;
+        let text = std::fs::read_to_string(&f.0).expect("the replica wrote its CPUs");
+        let first = text.lines().next().expect("a line");
+        volpex::bootstrap::affinity::parse_cpus(first).expect("a CPU list")
+    };
+    // One team on h0: left alone.
+    assert_eq!(cpus((0, 0)), allowed);
+    assert_eq!(cpus((1, 0)), allowed);
+    // Two teams on h1: their own CPUs each.
+    let (t1, t0) = (cpus((0, 1)), cpus((2, 0)));
+    if allowed.len() >= 2 {
+        assert!(t1.iter().all(|c| !t0.contains(c)), "{t0:?} / {t1:?}");
+    }
+    run.assert_no_leftovers();
+    assert_hosts_idle(&net, &[]);
+}

@@ -57,6 +57,8 @@ pub struct StartSpec {
     pub launcher_ip: Option<String>,
     /// A staging directory to remove once every process has ended.
     pub stage_dir: Option<String>,
+    /// CPU binding of this host's processes (`--bind`).
+    pub bind: crate::binding::Bind,
     /// The processes.
     pub procs: Vec<ProcSpec>,
 }
@@ -306,9 +308,19 @@ pub fn main() -> i32 {
             ),
         );
     }
+    let mut teams: Vec<u32> = spec.procs.iter().map(|p| p.replica).collect();
+    teams.sort_unstable();
+    teams.dedup();
+    let cpus = match crate::binding::cpus_env(spec.bind, spec.procs.len(), &teams, &spec.env) {
+        Ok(c) => c,
+        Err(e) => return fatal(&mut out, format!("{e} on {}", spec.host)),
+    };
     let mut children = Vec::new();
     for p in &spec.procs {
         let mut cmd = Command::new(&spec.program);
+        if let Some((_, list)) = cpus.iter().find(|(t, _)| *t == p.replica) {
+            cmd.env(volpex::bootstrap::vars::CPUS, list);
+        }
         cmd.args(&spec.args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

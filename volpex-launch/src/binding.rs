@@ -1,13 +1,18 @@
-//! Which CPUs each team runs on in a local job (`--bind`).
+//! Which CPUs each team runs on, on one host (`--bind`).
 //!
-//! Owns the policy only: the processes bind themselves to the list they are given
-//! (`VOLPEX_CPUS`, see `volpex::bootstrap::affinity`). Never used for processes on
-//! other hosts, whose cores volpexrun does not know.
+//! Owns the policy only: volpexrun applies it to a local job, an agent to its own host's
+//! processes, and the processes bind themselves to the list they are given
+//! (`VOLPEX_CPUS`, see `volpex::bootstrap::affinity`). Never starts or signals processes.
 
-/// `--bind`: how a local job's processes are placed on this machine's CPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+use serde::{Deserialize, Serialize};
+use volpex::bootstrap::affinity::{allowed_cpus, format_cpus};
+use volpex::bootstrap::vars;
+
+/// `--bind`: how a host's processes are placed on its CPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 pub enum Bind {
-    /// `team` when the job has more processes than this machine has CPUs, else `none`.
+    /// `team` when the host runs more of the job's processes than it has CPUs, else
+    /// `none`.
     Auto,
     /// Each team on its own share of the CPUs (teams share CPUs only when there are
     /// more teams than CPUs).
@@ -16,36 +21,67 @@ pub enum Bind {
     None,
 }
 
-/// The CPU list of every team (indexed by replica), or `None` when the processes are
-/// left to the kernel. `allowed` are the CPUs volpexrun itself may use, ascending.
+/// The CPUs of each team in `teams` (the distinct teams a host runs, ascending), when
+/// the host runs `procs` processes and may use `allowed` CPUs (ascending); empty when
+/// the processes are left to the kernel.
 pub fn team_cpus(
     bind: Bind,
-    ranks: u32,
-    replicas: u32,
+    procs: usize,
+    teams: &[u32],
     allowed: &[usize],
-) -> Option<Vec<Vec<usize>>> {
-    let procs = u64::from(ranks) * u64::from(replicas);
+) -> Vec<(u32, Vec<usize>)> {
     let by_team = match bind {
         Bind::None => false,
         Bind::Team => true,
-        Bind::Auto => procs > allowed.len() as u64,
+        Bind::Auto => procs > allowed.len(),
     };
     // One team would get every CPU: nothing to bind.
-    if !by_team || replicas < 2 || allowed.is_empty() {
-        return None;
+    if !by_team || teams.len() < 2 || allowed.is_empty() {
+        return Vec::new();
     }
-    let (c, r) = (allowed.len(), replicas as usize);
-    Some(
-        (0..r)
-            .map(|t| {
-                if r <= c {
-                    allowed[t * c / r..(t + 1) * c / r].to_vec()
-                } else {
-                    vec![allowed[t % c]]
-                }
-            })
-            .collect(),
-    )
+    let (c, r) = (allowed.len(), teams.len());
+    teams
+        .iter()
+        .enumerate()
+        .map(|(t, &team)| {
+            let cpus = if r <= c {
+                allowed[t * c / r..(t + 1) * c / r].to_vec()
+            } else {
+                vec![allowed[t % c]]
+            };
+            (team, cpus)
+        })
+        .collect()
+}
+
+/// `VOLPEX_CPUS` for each team this host runs, from the CPUs this process may use; none
+/// when `env` (what every process gets) already sets it: the user's binding wins.
+pub fn cpus_env(
+    bind: Bind,
+    procs: usize,
+    teams: &[u32],
+    env: &[(String, String)],
+) -> Result<Vec<(u32, String)>, String> {
+    if bind == Bind::None || env.iter().any(|(k, _)| k == vars::CPUS) {
+        return Ok(Vec::new());
+    }
+    let allowed =
+        allowed_cpus().map_err(|e| format!("cannot read this process's CPU affinity: {e}"))?;
+    let teams = team_cpus(bind, procs, teams, &allowed);
+    if !teams.is_empty() {
+        log::info!(
+            "binding teams to CPUs: {}",
+            teams
+                .iter()
+                .map(|(t, c)| format!("team {t}: {}", format_cpus(c)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(teams
+        .into_iter()
+        .map(|(t, c)| (t, format_cpus(&c)))
+        .collect())
 }
 
 #[cfg(test)]
@@ -56,22 +92,23 @@ mod tests {
     fn teams_get_disjoint_shares_or_take_turns() {
         let two = [0, 1];
         assert_eq!(
-            team_cpus(Bind::Auto, 2, 2, &two),
-            Some(vec![vec![0], vec![1]])
+            team_cpus(Bind::Auto, 4, &[0, 1], &two),
+            vec![(0, vec![0]), (1, vec![1])]
         );
         // A core for every process, or a single team: left to the kernel.
-        assert_eq!(team_cpus(Bind::Auto, 1, 2, &two), None);
-        assert_eq!(team_cpus(Bind::Auto, 8, 1, &two), None);
-        assert_eq!(team_cpus(Bind::None, 4, 2, &two), None);
-        // Asked for, teams are bound even with a core for every process.
+        assert!(team_cpus(Bind::Auto, 2, &[0, 1], &two).is_empty());
+        assert!(team_cpus(Bind::Auto, 8, &[0], &two).is_empty());
+        assert!(team_cpus(Bind::None, 8, &[0, 1], &two).is_empty());
+        // Asked for, teams are bound even with a core for every process; a host that
+        // runs teams 1 and 2 only splits its CPUs between those.
         assert_eq!(
-            team_cpus(Bind::Team, 1, 2, &[2, 3, 5, 7, 8]),
-            Some(vec![vec![2, 3], vec![5, 7, 8]])
+            team_cpus(Bind::Team, 2, &[1, 2], &[2, 3, 5, 7, 8]),
+            vec![(1, vec![2, 3]), (2, vec![5, 7, 8])]
         );
         // More teams than CPUs: they take turns.
         assert_eq!(
-            team_cpus(Bind::Auto, 2, 3, &two),
-            Some(vec![vec![0], vec![1], vec![0]])
+            team_cpus(Bind::Auto, 6, &[0, 1, 2], &two),
+            vec![(0, vec![0]), (1, vec![1]), (2, vec![0])]
         );
     }
 }

@@ -82,10 +82,10 @@ pub struct Args {
     #[arg(long)]
     pub oversubscribe: bool,
 
-    /// CPU binding of a local job: team (each team on its own share of this machine's
-    /// CPUs, so teams do not slow each other down), none (the kernel places processes),
-    /// or auto (team when the job has more processes than CPUs and more than one
-    /// replica per rank). Processes on other hosts are not bound.
+    /// CPU binding on each host: team (the host's CPUs split between the teams it runs,
+    /// so teams do not slow each other down), none (the kernel places processes), or auto
+    /// (team on a host that runs more of the job's processes than it has CPUs). Sets
+    /// VOLPEX_CPUS; an exported one wins.
     #[arg(long, value_enum, default_value_t = Bind::Auto)]
     pub bind: Bind,
 

@@ -464,31 +464,13 @@ impl Job {
                     state: HostState::Up,
                     open_pipes: 0,
                 });
-                // An exported VOLPEX_CPUS is the user's binding: keep it.
-                let exported = exports.iter().any(|(k, _)| k == vars::CPUS);
-                let teams = if exported {
-                    None
-                } else {
-                    let allowed = volpex::bootstrap::affinity::allowed_cpus()
-                        .map_err(|e| format!("cannot read this process's CPU affinity: {e}"))?;
-                    crate::binding::team_cpus(args.bind, args.ranks, args.replicas, &allowed)
-                };
-                if let Some(t) = &teams {
-                    log::info!(
-                        "binding teams to CPUs: {}",
-                        t.iter()
-                            .map(|c| volpex::bootstrap::affinity::format_cpus(c))
-                            .collect::<Vec<_>>()
-                            .join(" | ")
-                    );
-                }
+                let teams: Vec<u32> = (0..args.replicas).collect();
+                let procs = args.ranks as usize * args.replicas as usize;
+                let cpus = crate::binding::cpus_env(args.bind, procs, &teams, &common)?;
                 let local_proc = |rank: u32, replica: u32| {
                     let mut env = per_proc(rank, replica);
-                    if let Some(cpus) = teams.as_ref().and_then(|t| t.get(replica as usize)) {
-                        env.push((
-                            vars::CPUS.into(),
-                            volpex::bootstrap::affinity::format_cpus(cpus),
-                        ));
+                    if let Some((_, list)) = cpus.iter().find(|(t, _)| *t == replica) {
+                        env.push((vars::CPUS.into(), list.clone()));
                     }
                     env
                 };
@@ -693,6 +675,7 @@ impl Job {
                 launcher_port: port,
                 launcher_ip: launcher_ip.clone(),
                 stage_dir: stage_dir.clone(),
+                bind: args.bind,
                 procs,
             };
             match start_agent(
