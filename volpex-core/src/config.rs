@@ -22,9 +22,9 @@ pub const WRITE_CALL_BYTES_MAX: usize = 512 << 10;
 
 /// How long a blocked call polls without yielding on a host with a core for each of the
 /// job's processes there. Covers a small message's round trip (about 15 µs on loopback),
-/// so a ping-pong never pays a `sched_yield` per poll (measured: 8 B latency 7% lower,
-/// median of 10 alternating runs), and bounds what a wait can keep from the kernel's
-/// softirq thread.
+/// so a ping-pong never pays a `sched_yield` per poll (measured on the 2-core VM: 8 B
+/// latency 7% lower in one series of 10 alternating runs, 2% in another of 16), and
+/// bounds what a wait can keep from the kernel's softirq thread.
 pub const HARD_SPIN_DEFAULT: Duration = Duration::from_micros(20);
 
 /// Largest control-message payload (launcher <-> process).
