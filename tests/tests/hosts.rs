@@ -502,12 +502,18 @@ fn bind_team_splits_a_hosts_cpus_between_the_teams_it_runs() {
     let allowed = volpex::bootstrap::affinity::allowed_cpus().expect("our CPU affinity");
     let base = volpex_tests::TempPath::new("cpus");
     // Spread: h0 runs 0.0 1.0 (team 0 only), h1 runs 0.1 and 2.0 (both teams).
-    let files: Vec<((u32, u32), volpex_tests::TempPath)> = [(0, 0), (1, 0), (0, 1), (2, 0)]
-        .into_iter()
-        .map(|(r, k)| {
+    // Every replica writes its file (and, until renamed, a `.part`).
+    let all: Vec<(u32, u32)> = (0..3).flat_map(|r| (0..2).map(move |k| (r, k))).collect();
+    let files: Vec<((u32, u32), volpex_tests::TempPath)> = all
+        .iter()
+        .map(|&(r, k)| {
             let f = volpex_tests::TempPath(format!("{}.{r}.{k}", base.0.display()).into());
             ((r, k), f)
         })
+        .collect();
+    let _parts: Vec<volpex_tests::TempPath> = files
+        .iter()
+        .map(|(_, f)| volpex_tests::TempPath(format!("{}.part", f.0.display()).into()))
         .collect();
     let head = net.head();
     let ssh = net.ssh_cmd();

@@ -97,6 +97,12 @@ fn cpus_of_job(launcher_args: &[&str], ranks: u32, replicas: u32) -> Vec<Vec<Vec
                 .collect()
         })
         .collect();
+    // What a replica ended half-way through writing would leave.
+    let _parts: Vec<TempPath> = files
+        .iter()
+        .flatten()
+        .map(|f| TempPath(format!("{}.part", f.0.display()).into()))
+        .collect();
     let n = ranks.to_string();
     let r = replicas.to_string();
     let mut args = vec!["-n", n.as_str(), "-r", r.as_str()];
