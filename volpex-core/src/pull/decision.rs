@@ -321,7 +321,7 @@ impl Decisions {
 
     /// Replica `from` (a sibling, or a replica of another rank) answered TAKEOVER.
     /// Returns the slots newly adopted, or an error for entries that do not decode.
-    pub fn on_decided(&mut self, from: ReplicaId, entries: &[u8]) -> Result<Vec<u64>, String> {
+    pub fn on_decided(&mut self, from: ReplicaId, entries: &Bytes) -> Result<Vec<u64>, String> {
         let Authority::TakingOver { waiting, .. } = &mut self.authority else {
             return Ok(Vec::new());
         };
@@ -510,14 +510,17 @@ mod tests {
         let mut d = Decisions::new(ReplicaId::new(0, 1), 2, true, 10);
         d.on_dead(0, Duration::ZERO, std::iter::empty());
         assert!(
-            d.on_decided(ReplicaId::new(0, 1), &[1, 2, 3]).is_ok(),
+            d.on_decided(ReplicaId::new(0, 1), &Bytes::from_static(&[1, 2, 3]))
+                .is_ok(),
             "not waiting for replica 1"
         );
         let mut e = Decisions::new(ReplicaId::new(0, 1), 3, true, 10);
         e.on_dead(0, Duration::ZERO, std::iter::empty());
         let mut bad = 5u64.to_le_bytes().to_vec();
         bad.extend_from_slice(&100u32.to_le_bytes());
-        assert!(e.on_decided(ReplicaId::new(0, 2), &bad).is_err());
+        assert!(e
+            .on_decided(ReplicaId::new(0, 2), &Bytes::from(bad))
+            .is_err());
         assert_eq!(decode_match(&[1, 2, 3]), None);
         assert_eq!(
             decode_match(&encode_match(Some((4, -1)))),

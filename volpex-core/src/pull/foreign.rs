@@ -50,12 +50,18 @@ pub enum Refused {
     Stale,
 }
 
+/// The CHOICES frames to send before a DATA frame: (rank, term, stable, entries).
+pub type Carried = Vec<(u32, u32, u64, Bytes)>;
+
 /// Choices of other ranks this replica heard of.
 #[derive(Debug, Default)]
 pub struct Foreign {
     ranks: Map<u32, Heard>,
     /// Entries held, over all ranks (a cheap "anything to send along?").
     held: usize,
+    /// `carried()` as last encoded; `None` once anything it depends on changed (every
+    /// DATA served while carrying sends the same frames until then).
+    encoded: Option<Carried>,
 }
 
 impl Foreign {
@@ -85,7 +91,7 @@ impl Foreign {
         rank: u32,
         term: u32,
         stable: u64,
-        entries: &[u8],
+        entries: &Bytes,
     ) -> Result<(), Refused> {
         let entries = decode_entries(entries).map_err(Refused::Malformed)?;
         let h = self.ranks.entry(rank).or_default();
@@ -101,9 +107,11 @@ impl Foreign {
             }
         }
         let before = h.entries.len();
+        let mut changed = false;
         if stable > h.stable {
             h.stable = stable;
             h.entries = h.entries.split_off(&stable);
+            changed = true;
         }
         for (slot, v) in entries {
             if slot < h.stable {
@@ -115,13 +123,21 @@ impl Foreign {
                         "choice {slot} of rank {rank} heard with two values; kept the first"
                     )
                 }
-                Some((t, _)) => *t = (*t).max(term),
+                Some((t, _)) if *t < term => {
+                    *t = term;
+                    changed = true;
+                }
+                Some(_) => {}
                 None => {
                     h.entries.insert(slot, (term, v));
+                    changed = true;
                 }
             }
         }
         self.held = self.held - before + h.entries.len();
+        if changed {
+            self.encoded = None;
+        }
         Ok(())
     }
 
@@ -129,23 +145,28 @@ impl Foreign {
     /// what is held for it, and return the entries to answer with (from slot `base` on).
     pub fn on_takeover(&mut self, from: ReplicaId, base: u64) -> Bytes {
         let h = self.ranks.entry(from.rank).or_default();
-        if from.replica < h.fenced_below {
-            // An older takeover than one already answered: nothing changes.
-            return encode_entries(h.entries.range(base..).map(|(s, (_, v))| (s, v)));
-        }
-        h.fenced_below = from.replica;
-        h.answered_base = Some(base);
-        for (t, _) in h.entries.values_mut() {
-            *t = (*t).max(from.replica);
+        // An older takeover than one already answered changes nothing.
+        if from.replica >= h.fenced_below {
+            h.fenced_below = from.replica;
+            h.answered_base = Some(base);
+            for (t, _) in h.entries.values_mut() {
+                *t = (*t).max(from.replica);
+            }
+            self.encoded = None;
         }
         encode_entries(h.entries.range(base..).map(|(s, (_, v))| (s, v)))
     }
 
-    /// The CHOICES frames to send before a DATA frame: (rank, term, stable, entries) for
-    /// every rank and term with unstable entries held here.
-    pub fn carried(&self) -> Vec<(u32, u32, u64, Bytes)> {
+    /// The CHOICES frames to send before a DATA frame: one for every rank and term with
+    /// unstable entries held here (encoded once until they change).
+    pub fn carried(&mut self) -> &[(u32, u32, u64, Bytes)] {
+        let ranks = &self.ranks;
+        self.encoded.get_or_insert_with(|| Self::encode(ranks))
+    }
+
+    fn encode(ranks: &Map<u32, Heard>) -> Carried {
         let mut out = Vec::new();
-        for (&rank, h) in self.ranks.iter().filter(|(_, h)| !h.entries.is_empty()) {
+        for (&rank, h) in ranks.iter().filter(|(_, h)| !h.entries.is_empty()) {
             let mut terms: Vec<u32> = h.entries.values().map(|e| e.0).collect();
             terms.sort_unstable();
             terms.dedup();
@@ -173,9 +194,10 @@ pub fn encode_entries<'a>(entries: impl Iterator<Item = (&'a u64, &'a Bytes)>) -
     b.freeze()
 }
 
-/// Decodes `encode_entries`.
-pub fn decode_entries(mut b: &[u8]) -> Result<Vec<(u64, Bytes)>, String> {
+/// Decodes `encode_entries`; the choices are slices of `b` (no copy).
+pub fn decode_entries(b: &Bytes) -> Result<Vec<(u64, Bytes)>, String> {
     let mut out = Vec::new();
+    let mut b = b.clone();
     while !b.is_empty() {
         let (Some(slot), Some(len)) = (
             b.get(..8)
@@ -192,8 +214,9 @@ pub fn decode_entries(mut b: &[u8]) -> Result<Vec<(u64, Bytes)>, String> {
                 "choice entry {slot} claims {len} bytes past the end"
             ));
         };
-        out.push((slot, Bytes::copy_from_slice(v)));
-        b = &b[12 + len as usize..];
+        let end = 12 + v.len();
+        out.push((slot, b.slice(12..end)));
+        b = b.slice(end..);
     }
     Ok(out)
 }
@@ -219,7 +242,9 @@ mod tests {
             .unwrap();
         let both = entries(&[(3, b"a"), (4, b"b")]);
         assert_eq!(f.carried(), vec![(2, 0, 3, both.clone())]);
-        // Heard again from someone else (transitively), with an older watermark.
+        let first = f.carried()[0].3.as_ptr();
+        // Heard again from someone else (transitively), with an older watermark: nothing
+        // changes, and the frame is not encoded again.
         f.note(
             ReplicaId::new(1, 1),
             2,
@@ -229,11 +254,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(f.carried(), vec![(2, 0, 3, both)]);
-        f.note(leader, 2, 0, 5, &[]).unwrap();
+        assert_eq!(f.carried()[0].3.as_ptr(), first);
+        f.note(leader, 2, 0, 5, &Bytes::new()).unwrap();
         assert!(f.is_empty());
         assert_eq!(f.carried(), Vec::new());
         assert_eq!(
-            f.note(leader, 2, 0, 0, &[1, 2, 3]),
+            f.note(leader, 2, 0, 0, &Bytes::from_static(&[1, 2, 3])),
             Err(Refused::Malformed("truncated choice entry header".into()))
         );
     }
@@ -259,7 +285,7 @@ mod tests {
             "vouched for by the new leader now"
         );
         assert_eq!(
-            f.note(ReplicaId::new(0, 0), 0, 0, 0, &[]),
+            f.note(ReplicaId::new(0, 0), 0, 0, 0, &Bytes::new()),
             Err(Refused::Stale),
             "the old leader is fenced"
         );
@@ -272,7 +298,7 @@ mod tests {
             Err(Refused::Stale)
         );
         assert_eq!(f.note(other, 0, 1, 0, &entries(&[(2, b"d")])), Ok(()));
-        assert_eq!(f.note(ReplicaId::new(0, 1), 0, 1, 3, &[]), Ok(()));
+        assert_eq!(f.note(ReplicaId::new(0, 1), 0, 1, 3, &Bytes::new()), Ok(()));
         assert!(f.is_empty());
     }
 }

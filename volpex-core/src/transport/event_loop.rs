@@ -233,18 +233,15 @@ impl Core {
         while let Some((to, frame)) = self.engine.poll_transmit() {
             self.route(to, frame);
         }
-        if !self.dirty.is_empty() {
+        while !self.dirty.is_empty() {
             let (peers, dirty) = (&self.peers, &self.dirty);
-            let mut rides = Vec::new();
-            while let Some(d) = self
+            let Some((to, frame)) = self
                 .engine
                 .poll_deferred_to(|to| peers.get(&to).is_some_and(|t| dirty.contains(t)))
-            {
-                rides.push(d);
-            }
-            for (to, frame) in rides {
-                self.route(to, frame);
-            }
+            else {
+                break;
+            };
+            self.route(to, frame);
         }
         while let Some(t) = self.dirty.pop() {
             self.flush_conn(t);

@@ -53,7 +53,7 @@ impl Engine {
     }
 
     /// Choices of this rank carried by a sibling's message to us (see `foreign`).
-    pub(super) fn adopt_carried(&mut self, now: Duration, from: ReplicaId, entries: &[u8]) {
+    pub(super) fn adopt_carried(&mut self, now: Duration, from: ReplicaId, entries: &Bytes) {
         if from == self.me || !self.decisions.enabled() {
             return;
         }

@@ -375,26 +375,25 @@ impl Engine {
         payload: Bytes,
         choices: u64,
     ) {
+        // A message to ourselves (a rank sending to itself) needs no choices: we hold them.
         let mut carried_own = false;
-        if choices > self.decisions.stable() {
+        if to != self.me && choices > self.decisions.stable() {
             if let Some(entries) = self.decisions.unstable(choices, CHOICES_CARRIED_MAX) {
                 self.out(to, self.choices_frame(self.me.rank, entries));
                 self.owed.insert((to, self.me.rank));
                 carried_own = true;
             }
         }
-        if !self.foreign.is_empty() {
+        if to != self.me && !self.foreign.is_empty() {
             for (rank, term, stable, entries) in self.foreign.carried() {
-                self.out(
-                    to,
-                    Frame::Choices {
-                        rank,
-                        term,
-                        stable,
-                        entries,
-                    },
-                );
-                self.owed.insert((to, rank));
+                let choices = Frame::Choices {
+                    rank: *rank,
+                    term: *term,
+                    stable: *stable,
+                    entries: entries.clone(),
+                };
+                self.transmit.push_back((to, choices));
+                self.owed.insert((to, *rank));
             }
         }
         if !self.owed.is_empty() && !carried_own {
