@@ -13,19 +13,15 @@ pub const HEADER_BYTES: usize = 56;
 /// the connection, so a hostile length field can never make us allocate without bound.
 pub const FRAME_PAYLOAD_BYTES_MAX: usize = 1 << 30;
 
-/// Most bytes handed to the kernel in one write call. While a call copies into the
-/// socket, the kernel holds back the receiver's ACKs (they wait in the socket backlog until
-/// the call returns), so a call larger than the congestion window (12 to 16 segments of
-/// 64 KiB on loopback) stalls half-way and the receiver idles. Measured on loopback,
-/// 1 MiB ping-pong: one write per message 5.3 GB/s, writes of 512 KiB 8.3 GB/s.
-pub const WRITE_CALL_BYTES_MAX: usize = 512 << 10;
-
 /// How long a blocked call polls without yielding on a host with a core for each of the
 /// job's processes there. Covers a small message's round trip (about 15 µs on loopback),
 /// so a ping-pong never pays a `sched_yield` per poll (measured on the 2-core VM: 8 B
 /// latency 7% lower in one series of 10 alternating runs, 2% in another of 16), and
 /// bounds what a wait can keep from the kernel's softirq thread.
 pub const HARD_SPIN_DEFAULT: Duration = Duration::from_micros(20);
+
+/// Default TCP congestion control of peer connections (see `transport::tuning`).
+pub const TCP_CONGESTION_DEFAULT: &str = "cubic";
 
 /// Largest control-message payload (launcher <-> process).
 pub const CONTROL_PAYLOAD_BYTES_MAX: usize = 16 << 20;
@@ -86,6 +82,9 @@ pub struct Config {
     /// (`VOLPEX_PEER_TIMEOUT_MS`; 0 = `None`, the kernel defaults; see
     /// `transport::keepalive`).
     pub peer_timeout: Option<Duration>,
+    /// TCP congestion control of peer connections (`VOLPEX_TCP_CONGESTION`, default
+    /// `cubic`; `system` = `None`, the system's default; see `transport::tuning`).
+    pub tcp_congestion: Option<String>,
 }
 
 impl Default for Config {
@@ -103,6 +102,7 @@ impl Default for Config {
             send_deterministic: false,
             confirm_wait: None,
             peer_timeout: Some(crate::transport::keepalive::PEER_TIMEOUT_DEFAULT),
+            tcp_congestion: Some(TCP_CONGESTION_DEFAULT.to_string()),
         }
     }
 }
@@ -148,6 +148,9 @@ impl Config {
         if let Some(v) = env_u64("VOLPEX_CONFIRM_WAIT_US")? {
             c.confirm_wait = Some(Duration::from_micros(v));
         }
+        if let Some(v) = env_string("VOLPEX_TCP_CONGESTION")? {
+            c.tcp_congestion = parse_congestion(&v)?;
+        }
         Ok(c)
     }
 
@@ -175,23 +178,57 @@ impl Config {
     }
 }
 
-/// Reads an unsigned integer environment variable (`_` separators allowed).
-pub fn env_u64(name: &str) -> Result<Option<u64>, String> {
+/// A congestion control name as the kernel takes it (`TCP_CA_NAME_MAX` is 16 with the
+/// terminating zero), or `system` for none.
+fn parse_congestion(v: &str) -> Result<Option<String>, String> {
+    let v = v.trim();
+    if v == "system" {
+        return Ok(None);
+    }
+    if v.is_empty() || v.len() > 15 || !v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(format!(
+            "VOLPEX_TCP_CONGESTION={v:?} is not a congestion control name (e.g. cubic, reno, \
+             bbr) or `system`"
+        ));
+    }
+    Ok(Some(v.to_string()))
+}
+
+/// Reads a string environment variable.
+fn env_string(name: &str) -> Result<Option<String>, String> {
     match std::env::var(name) {
-        Ok(s) => s
-            .replace('_', "")
-            .trim()
-            .parse::<u64>()
-            .map(Some)
-            .map_err(|_| format!("{name}={s:?} is not a non-negative integer")),
+        Ok(s) => Ok(Some(s)),
         Err(std::env::VarError::NotPresent) => Ok(None),
         Err(std::env::VarError::NotUnicode(_)) => Err(format!("{name} is not valid UTF-8")),
     }
 }
 
+/// Reads an unsigned integer environment variable (`_` separators allowed).
+pub fn env_u64(name: &str) -> Result<Option<u64>, String> {
+    env_string(name)?
+        .map(|s| {
+            s.replace('_', "")
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| format!("{name}={s:?} is not a non-negative integer"))
+        })
+        .transpose()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn congestion_control_names() {
+        assert_eq!(parse_congestion("cubic"), Ok(Some("cubic".into())));
+        assert_eq!(parse_congestion(" bbr "), Ok(Some("bbr".into())));
+        assert_eq!(parse_congestion("system"), Ok(None));
+        for bad in ["", "cu bic", "a_name_too_long_", "cubic;reno"] {
+            let e = parse_congestion(bad).unwrap_err();
+            assert!(e.contains("VOLPEX_TCP_CONGESTION"), "{e}");
+        }
+    }
 
     #[test]
     fn hard_spin_only_with_a_core_for_every_process_here() {

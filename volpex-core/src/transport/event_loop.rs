@@ -12,7 +12,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use super::auth::{JobKey, PeerId};
 use super::connection::{Conn, Step};
-use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX, HEADER_BYTES, WRITE_CALL_BYTES_MAX};
+use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX, HEADER_BYTES};
 use crate::message::matching::{Matched, RecvId};
 use crate::message::{Key, Map, ReplicaId};
 use crate::pull::{Engine, EngineEvent};
@@ -30,19 +30,6 @@ const FIRST_CONN: usize = 2;
 pub const EXIT_RETIRED: i32 = 75;
 /// Process exit code when the launcher connection is lost (orphaned replica).
 pub const EXIT_ORPHANED: i32 = 76;
-
-/// Socket options for peer connections: no Nagle delay, and buffers large enough that a
-/// multi-megabyte message does not need many readiness round trips.
-fn tune(stream: &TcpStream, peer_timeout: Option<Duration>) {
-    let _ = stream.set_nodelay(true);
-    let sock = socket2::SockRef::from(stream);
-    let _ = sock.set_send_buffer_size(SOCKET_BUFFER_BYTES);
-    let _ = sock.set_recv_buffer_size(SOCKET_BUFFER_BYTES);
-    super::keepalive::set_peer_timeouts(sock, peer_timeout);
-}
-
-/// Requested SO_SNDBUF / SO_RCVBUF (the kernel caps it at its `*mem_max`).
-const SOCKET_BUFFER_BYTES: usize = 4 << 20;
 
 /// Flags shared between the application thread and the background progress thread.
 #[derive(Debug, Default)]
@@ -316,26 +303,11 @@ impl Core {
         }
         let head = h.encode();
         let total = HEADER_BYTES + payload.len();
-        let mut written = 0;
-        // In calls of at most `WRITE_CALL_BYTES_MAX`, until done or the socket is full.
-        while written < total {
-            let end = (written + WRITE_CALL_BYTES_MAX).min(total);
-            let part = &payload[written.saturating_sub(HEADER_BYTES)..end - HEADER_BYTES];
-            let head_rest = &head[written.min(HEADER_BYTES)..];
-            let bufs = [
-                std::io::IoSlice::new(head_rest),
-                std::io::IoSlice::new(part),
-            ];
-            match std::io::Write::write_vectored(&mut c.stream, &bufs) {
-                Ok(n) if n > 0 => {
-                    written += n;
-                    if written < end {
-                        break;
-                    }
-                }
-                Ok(_) | Err(_) => break,
-            }
-        }
+        // The whole frame in one call: the kernel takes what the socket buffer holds, and
+        // the engine's DATA frame carries on from there (also after an error, which shows
+        // again when that frame is written).
+        let bufs = [std::io::IoSlice::new(&head), std::io::IoSlice::new(payload)];
+        let written = std::io::Write::write_vectored(&mut c.stream, &bufs).unwrap_or(0);
         if written > 0 {
             self.direct.push((to, key, req, token, written));
         }
@@ -367,7 +339,7 @@ impl Core {
                 return None;
             }
         };
-        tune(&stream, self.cfg.peer_timeout);
+        super::tuning::tune(&stream, &self.cfg);
         let token = self.token();
         if let Err(e) = self.poll.registry().register(
             &mut stream,
@@ -568,7 +540,7 @@ impl Core {
             };
             match l.accept() {
                 Ok((mut stream, from)) => {
-                    tune(&stream, self.cfg.peer_timeout);
+                    super::tuning::tune(&stream, &self.cfg);
                     let token = self.token();
                     if self
                         .poll

@@ -11,6 +11,7 @@ pub mod connection;
 pub mod event_loop;
 pub mod keepalive;
 pub mod progress;
+pub mod tuning;
 
 pub use event_loop::{Core, EXIT_ORPHANED, EXIT_RETIRED};
 pub use progress::Runtime;
