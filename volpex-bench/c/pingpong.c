@@ -10,7 +10,7 @@
 
 static long iters_for(long size, long base) {
     long n = size <= 8192 ? base : base * 8192 / size;
-    return n < 20 ? 20 : n;
+    return n < 100 ? 100 : n; /* MIN_ITERS in pingpong.rs */
 }
 
 int main(int argc, char **argv) {
