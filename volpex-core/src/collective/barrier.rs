@@ -2,16 +2,18 @@
 //! up a binomial tree (`reduce`), and rank 0 releases them all (`broadcast`: flat on a
 //! few ranks, else a binomial tree). Each child's pull for its release rides with its
 //! report, so the barrier costs about one write per message; a dissemination barrier,
-//! whose partners change every round, costs two, and was slower (4 ranks on two cores).
+//! whose partners change every round, costs two, and was slower (4 ranks on two cores);
+//! so was recursive doubling (pairwise exchanges), whose ranks leave at about the same
+//! time. Its messages have their own tag, apart from those of `reduce` and `broadcast`.
 
 use crate::comm::Communicator;
 use crate::error::Error;
 
-use super::{broadcast, reduce, SystemOperation};
+use super::{broadcast_with, reduce_with, tag, SystemOperation};
 
 /// Blocks until every rank of `comm` has entered the barrier.
 pub fn barrier(comm: &Communicator) -> Result<(), Error> {
     let at_root = (comm.rank() == 0).then_some(&mut [][..]);
-    reduce::<u8, _>(comm, 0, &[], at_root, &SystemOperation::sum())?;
-    broadcast::<u8>(comm, 0, &mut [])
+    reduce_with::<u8, _>(comm, tag::BARRIER, 0, &[], at_root, &SystemOperation::sum())?;
+    broadcast_with::<u8>(comm, tag::BARRIER, 0, &mut [])
 }

@@ -37,8 +37,13 @@ use halving::{even_bounds, Members};
 use p2p::post;
 
 /// Tags of the collective context: one per collective (and phase), so a collective's
-/// messages are told apart from those of the next collective by order alone.
+/// messages are told apart from those of the next collective by order alone. Collectives
+/// built from others (barrier, small all-reduce, ...) use their own tag for every part:
+/// a receiver asks for the next message of a stream as it takes one (speculative pull),
+/// so two streams of back-to-back messages (a barrier's release, then a broadcast from
+/// the same root) would find that pull not yet at the sender and pay a round trip.
 mod tag {
+    pub const BARRIER: i32 = 1;
     pub const BROADCAST: i32 = 2;
     pub const REDUCE: i32 = 3;
     pub const GATHER: i32 = 4;
@@ -117,17 +122,27 @@ pub fn broadcast<T: Equivalence>(
     root: u32,
     buf: &mut [T],
 ) -> Result<(), Error> {
+    broadcast_with(comm, tag::BROADCAST, root, buf)
+}
+
+/// `broadcast` on the streams of `tag`.
+fn broadcast_with<T: Equivalence>(
+    comm: &Communicator,
+    tag: i32,
+    root: u32,
+    buf: &mut [T],
+) -> Result<(), Error> {
     let (n, _) = shape(comm);
     let bytes = std::mem::size_of_val(buf);
     if n == 1 {
         Ok(())
     } else if n <= limit::FLAT_RANKS && bytes <= limit::FLAT_BYTES {
-        tree::flat(comm, tag::BROADCAST, root, buf)
+        tree::flat(comm, tag, root, buf)
     } else if n >= limit::SCATTER_RANKS && bytes >= limit::SCATTER_BYTES && buf.len() >= n as usize
     {
-        tree::scatter_ring(comm, tag::BROADCAST, root, buf)
+        tree::scatter_ring(comm, tag, root, buf)
     } else {
-        tree::binomial(comm, tag::BROADCAST, root, buf)
+        tree::binomial(comm, tag, root, buf)
     }
 }
 
@@ -141,6 +156,18 @@ pub fn broadcast<T: Equivalence>(
 /// commutative operations, at rank 0 (which forwards the result) for the others.
 pub fn reduce<T: Equivalence, O: Operation<T>>(
     comm: &Communicator,
+    root: u32,
+    send: &[T],
+    recv: Option<&mut [T]>,
+    op: &O,
+) -> Result<(), Error> {
+    reduce_with(comm, tag::REDUCE, root, send, recv, op)
+}
+
+/// `reduce` on the streams of `tag` (the recursive halving keeps its own tags).
+fn reduce_with<T: Equivalence, O: Operation<T>>(
+    comm: &Communicator,
+    tag: i32,
     root: u32,
     send: &[T],
     recv: Option<&mut [T]>,
@@ -162,9 +189,9 @@ pub fn reduce<T: Equivalence, O: Operation<T>>(
     if op.is_commutative() && bytes >= limit::HALVING_BYTES && send.len() >= n as usize {
         reduce_halving(comm, root, send, out, op)
     } else if n <= limit::FLAT_RANKS && bytes <= limit::FLAT_BYTES {
-        tree::reduce_flat(comm, tag::REDUCE, root, send, out, op)
+        tree::reduce_flat(comm, tag, root, send, out, op)
     } else {
-        tree::reduce_binomial(comm, tag::REDUCE, root, send, out, op)
+        tree::reduce_binomial(comm, tag, root, send, out, op)
     }
 }
 
@@ -232,8 +259,15 @@ pub fn all_reduce<T: Equivalence, O: Operation<T>>(
         let member = halving::reduce_scatter(comm, tag::ALL_REDUCE, recv, &bounds, op)?;
         return halving::all_gather(comm, tag::ALL_REDUCE, recv, &bounds, member);
     }
-    reduce(comm, 0, send, (me == 0).then_some(&mut *recv), op)?;
-    broadcast(comm, 0, recv)
+    reduce_with(
+        comm,
+        tag::ALL_REDUCE,
+        0,
+        send,
+        (me == 0).then_some(&mut *recv),
+        op,
+    )?;
+    broadcast_with(comm, tag::ALL_REDUCE, 0, recv)
 }
 
 /// MPI_Gather (MPI-3.1 section 5.5): rank i's `send` lands in block i of `recv` at
@@ -492,7 +526,7 @@ pub fn all_gather_varcount<T: Equivalence>(
     expect_len("allgatherv own block", send.len(), counts[me as usize])?;
     if std::mem::size_of_val(recv) < limit::GATHER_BROADCAST_BYTES {
         gather_varcount(comm, 0, send, (me == 0).then_some((&mut *recv, counts)))?;
-        return broadcast(comm, 0, recv);
+        return broadcast_with(comm, tag::ALL_GATHER, 0, recv);
     }
     let block = |r: u32| at[r as usize]..at[r as usize] + counts[r as usize];
     recv[block(me)].copy_from_slice(send);
@@ -593,7 +627,8 @@ pub fn reduce_scatter<T: Equivalence, O: Operation<T>>(
         } else {
             Vec::new()
         };
-        reduce(comm, 0, send, (me == 0).then_some(&mut all[..]), op)?;
+        let at_root = (me == 0).then_some(&mut all[..]);
+        reduce_with(comm, tag::REDUCE_SCATTER, 0, send, at_root, op)?;
         let from = (me == 0).then_some((&all[..], counts));
         return scatter_varcount(comm, 0, from, recv);
     }
