@@ -36,6 +36,14 @@ pub const LOG_ENTRY_OVERHEAD_BYTES: usize = 64;
 /// one that depends on more waits until every live sibling holds them.
 pub const CHOICES_CARRIED_MAX: usize = 64;
 
+/// A leader sends its followers new choices (see `pull::decision`) this many at a time,
+/// or `CHOICES_BATCH_WAIT` after the first of them, whichever comes first. Below
+/// `CHOICES_CARRIED_MAX`, so followers lagging a batch behind never hold back a message
+/// (output commit).
+pub const CHOICES_BATCH: u64 = 8;
+/// See `CHOICES_BATCH`.
+pub const CHOICES_BATCH_WAIT: Duration = Duration::from_micros(1000);
+
 /// Most choices (see `pull::decision`) a replica keeps for siblings that lag behind.
 pub const DECISIONS_HELD_MAX: usize = 1 << 20;
 

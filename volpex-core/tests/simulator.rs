@@ -1196,3 +1196,72 @@ fn carried_choices_are_settled_with_the_next_message() {
     let third = answer_to(&mut l, 3, 2);
     assert!(matches!(&third[..], [Frame::Data { .. }]), "{third:?}");
 }
+
+/// A leader sends its follower new choices in batches: the follower's standing pull is
+/// answered once `CHOICES_BATCH` choices are made, or `CHOICES_BATCH_WAIT` after the
+/// first of fewer (the leader's `poll_timeout` says when), each time with all of them.
+#[test]
+fn a_leader_sends_its_follower_choices_in_batches() {
+    use volpex::config::{CHOICES_BATCH, CHOICES_BATCH_WAIT};
+    let (leader, follower) = (ReplicaId::new(0, 0), ReplicaId::new(0, 1));
+    let mut l = Engine::new(leader, 1, 2, cfg());
+    let mut f = Engine::new(follower, 1, 2, cfg());
+    let start = Duration::ZERO;
+    l.start(start);
+    f.start(start);
+    // Frames between the two; returns the slots of the choices the follower got.
+    let pump = |now: Duration, l: &mut Engine, f: &mut Engine| -> Vec<u64> {
+        let mut got = Vec::new();
+        loop {
+            let mut moved = false;
+            while let Some((to, fr)) = l.poll_transmit().or_else(|| l.poll_deferred()) {
+                if to == follower {
+                    if let Frame::Data { key, .. } = &fr {
+                        got.push(key.seq);
+                    }
+                    f.handle_frame(now, leader, fr);
+                    moved = true;
+                }
+            }
+            while let Some((to, fr)) = f.poll_transmit().or_else(|| f.poll_deferred()) {
+                if to == leader {
+                    l.handle_frame(now, follower, fr);
+                    moved = true;
+                }
+            }
+            if !moved {
+                return got;
+            }
+        }
+    };
+    // The follower waits for the first choice with a pull parked at the leader.
+    let first = f.post_choice().expect("choices are coordinated at r = 2");
+    assert!(matches!(f.choice(start, first), ChoiceState::Waiting));
+    pump(start, &mut l, &mut f);
+    let choose = |now: Duration, l: &mut Engine| {
+        let slot = l.post_choice().expect("the leader chooses");
+        assert!(matches!(l.choice(now, slot), ChoiceState::Yours));
+        l.make_choice(now, slot, Bytes::from(slot.to_le_bytes().to_vec()));
+    };
+    // Fewer than a batch: nothing until the wait is over.
+    let few = CHOICES_BATCH / 2;
+    for _ in 0..few {
+        choose(start, &mut l);
+    }
+    assert_eq!(pump(start, &mut l, &mut f), Vec::<u64>::new());
+    let due = start + CHOICES_BATCH_WAIT;
+    assert!(l.poll_timeout().is_some_and(|t| t <= due));
+    l.handle_timeout(due);
+    assert_eq!(pump(due, &mut l, &mut f), (0..few).collect::<Vec<_>>());
+    assert!(matches!(f.choice(due, first), ChoiceState::Made(_)));
+    // A full batch goes at once, in one answer to the pull standing for its first slot.
+    for _ in 0..CHOICES_BATCH - 1 {
+        choose(due, &mut l);
+    }
+    assert_eq!(pump(due, &mut l, &mut f), Vec::<u64>::new());
+    choose(due, &mut l);
+    assert_eq!(
+        pump(due, &mut l, &mut f),
+        (few..few + CHOICES_BATCH).collect::<Vec<_>>()
+    );
+}

@@ -5,51 +5,121 @@ use super::*;
 use crate::pull::foreign::decode_entries;
 
 impl Engine {
-    /// A choice was recorded here: followers waiting for it get it, and it counts as
-    /// received for eviction.
+    /// A choice was recorded here: it counts as received for eviction, and followers
+    /// waiting for it get it. A leader sends its followers new choices `CHOICES_BATCH` at a
+    /// time, or `CHOICES_BATCH_WAIT` after the first: one write (and one answer from each
+    /// follower) per choice was most of what an `ANY_SOURCE` receive cost over a specific
+    /// one at r = 2. A replica that adopted a choice passes it on at once.
     pub(super) fn after_record(&mut self, now: Duration, slot: u64) {
-        let key = slot_key(self.me.rank, slot);
-        if let (Some(waiting), Slot::Held(value)) = (
-            self.parked.remove(&Want::Key(key)),
-            self.decisions.slot(slot),
-        ) {
+        let advanced = self.consumed.record(DECISION_CTX, self.me.rank, slot);
+        if self.decisions.is_leader() {
+            self.choices_unsent += 1;
+            if self.choices_unsent >= CHOICES_BATCH {
+                self.send_choices();
+            } else if self.choices_due.is_none() {
+                self.choices_due = Some(now + CHOICES_BATCH_WAIT);
+            }
+        } else {
+            self.answer_choice_pulls(|s| s == slot);
+            if advanced {
+                self.report_choices();
+            }
+        }
+        let want = Want::Key(slot_key(self.me.rank, slot));
+        // A batch arrives in one read: the pull the batch's first choice made us stand
+        // for the next one is still unsent; it would only fetch this one again.
+        self.transmit
+            .retain(|(_, f)| !matches!(f, Frame::Pull { want: w, .. } if *w == want));
+        self.pending.remove(&want);
+        self.stand(now);
+        self.rematch(now);
+    }
+
+    /// Sends the followers the choices made since the last batch: parked pulls for them
+    /// are answered, and siblings learn how far this replica holds them.
+    pub(super) fn send_choices(&mut self) {
+        self.choices_unsent = 0;
+        self.choices_due = None;
+        self.answer_choice_pulls(|_| true);
+        self.report_choices();
+    }
+
+    /// Answers the parked pulls for held choices of this rank whose slot `which` takes,
+    /// each with the held choices after it too (see `out_choices_after`).
+    fn answer_choice_pulls(&mut self, which: impl Fn(u64) -> bool) {
+        let me = self.me.rank;
+        let wants: Vec<(Want, u64)> = self
+            .parked
+            .keys()
+            .filter_map(|w| match w {
+                Want::Key(k) if *k == slot_key(me, k.seq) && which(k.seq) => Some((*w, k.seq)),
+                _ => None,
+            })
+            .collect();
+        for (want, slot) in wants {
+            let Slot::Held(value) = self.decisions.slot(slot) else {
+                continue;
+            };
+            let Some(waiting) = self.parked.remove(&want) else {
+                continue;
+            };
             for (to, req) in waiting {
                 if self.liveness.is_usable(to) {
                     self.out(
                         to,
                         Frame::Data {
-                            key,
+                            key: slot_key(me, slot),
                             req,
                             order: slot,
                             payload: value.clone(),
                             confirm: false,
                         },
                     );
+                    self.out_choices_after(to, slot);
                 }
             }
         }
-        if self.consumed.record(DECISION_CTX, self.me.rank, slot) {
-            // Siblings need this to settle what their messages carry (and to let out a
-            // message held by the output commit): tell them now.
-            let watermark = self.consumed.watermark(DECISION_CTX, self.me.rank);
-            for k in 0..self.replicas {
-                let to = ReplicaId::new(self.me.rank, k);
-                if to != self.me && self.liveness.is_usable(to) {
-                    self.out(
-                        to,
-                        Frame::Consumed {
-                            comm: DECISION_CTX,
-                            src: self.me.rank,
-                            dst: self.me.rank,
-                            watermark,
-                        },
-                    );
-                }
+    }
+
+    /// Sends `to` the held choices after `slot`, unasked (a follower far behind catches up
+    /// in one write; its standing pull then asks past them).
+    pub(super) fn out_choices_after(&mut self, to: ReplicaId, slot: u64) {
+        for next in slot + 1..slot + CHOICES_PER_ANSWER {
+            let Slot::Held(more) = self.decisions.slot(next) else {
+                break;
+            };
+            self.out(
+                to,
+                Frame::Data {
+                    key: slot_key(self.me.rank, next),
+                    req: 0,
+                    order: next,
+                    payload: more,
+                    confirm: false,
+                },
+            );
+        }
+    }
+
+    /// Tells the siblings how far this replica holds its rank's choices: they need it to
+    /// settle what their messages carry (and to let out a message held by the output
+    /// commit).
+    fn report_choices(&mut self) {
+        let watermark = self.consumed.watermark(DECISION_CTX, self.me.rank);
+        for k in 0..self.replicas {
+            let to = ReplicaId::new(self.me.rank, k);
+            if to != self.me && self.liveness.is_usable(to) {
+                self.out(
+                    to,
+                    Frame::Consumed {
+                        comm: DECISION_CTX,
+                        src: self.me.rank,
+                        dst: self.me.rank,
+                        watermark,
+                    },
+                );
             }
         }
-        self.pending.remove(&Want::Key(key));
-        self.stand(now);
-        self.rematch(now);
     }
 
     /// Choices of this rank carried by a sibling's message to us (see `foreign`).
@@ -87,6 +157,9 @@ impl Engine {
     /// Leadership may have changed: a new leader drops its pulls for choices (it makes or
     /// adopted them), a follower re-asks the new leader.
     pub(super) fn on_authority_change(&mut self, now: Duration) {
+        if self.choices_unsent > 0 {
+            self.send_choices();
+        }
         let choice_wants: Vec<Want> = self
             .pending
             .keys()

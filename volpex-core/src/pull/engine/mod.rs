@@ -38,7 +38,9 @@ use bytes::Bytes;
 
 use super::decision::{self, slot_key, Authority, Decisions, Slot, DECISION_CTX};
 use super::foreign::{Foreign, Refused};
-use crate::config::{Config, CHOICES_CARRIED_MAX, DECISIONS_HELD_MAX};
+use crate::config::{
+    Config, CHOICES_BATCH, CHOICES_BATCH_WAIT, CHOICES_CARRIED_MAX, DECISIONS_HELD_MAX,
+};
 use crate::message::log::{LogFull, Lookup};
 use crate::message::matching::{Choice, Chooser, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, Map, ReplicaId, SendLog, Set, Want};
@@ -160,6 +162,10 @@ pub struct Engine {
     owed: Set<(ReplicaId, u32)>,
     next_notice_at: Duration,
     parked: Map<Want, Vec<(ReplicaId, u64)>>,
+    /// Choices this replica made as leader that its followers were not sent yet, and
+    /// when they go at the latest (see `choices::after_record`).
+    choices_unsent: u64,
+    choices_due: Option<Duration>,
     /// Parked wants whose message is logged but may not leave yet (output commit, see
     /// `decision`), and since when the oldest has waited.
     blocked: Set<Want>,
@@ -241,6 +247,8 @@ impl Engine {
             next_notice_at: Duration::ZERO,
             cfg,
             parked: Map::default(),
+            choices_unsent: 0,
+            choices_due: None,
             blocked: Set::default(),
             blocked_since: None,
             unacked: VecDeque::new(),
@@ -641,6 +649,9 @@ impl Engine {
             self.settle(|_| true);
             self.next_notice_at = now + self.cfg.consumed_interval;
         }
+        if self.choices_due.is_some_and(|d| now >= d) {
+            self.send_choices();
+        }
         while let Some(&(due, want, from, req)) = self.unacked.front() {
             if due > now {
                 break;
@@ -807,6 +818,9 @@ impl Engine {
         }
         if let Some(&(due, ..)) = self.unacked.front() {
             at(due);
+        }
+        if let Some(d) = self.choices_due {
+            at(d);
         }
         if let Some(d) = self.decisions.deadline(self.cfg.ack_timeout) {
             at(d);

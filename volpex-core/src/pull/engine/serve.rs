@@ -97,23 +97,7 @@ impl Engine {
             };
             match self.decisions.slot(slot) {
                 Slot::Held(payload) => {
-                    // The choices after it go along unasked (a follower far behind
-                    // catches up in one write; the standing pull then asks past them).
-                    for next in slot + 1..slot + CHOICES_PER_ANSWER {
-                        let Slot::Held(more) = self.decisions.slot(next) else {
-                            break;
-                        };
-                        self.out(
-                            from,
-                            Frame::Data {
-                                key: slot_key(self.me.rank, next),
-                                req: 0,
-                                order: next,
-                                payload: more,
-                                confirm: false,
-                            },
-                        );
-                    }
+                    self.out_choices_after(from, slot);
                     Some((slot_key(self.me.rank, slot), slot, payload, 0))
                 }
                 Slot::Evicted => {
