@@ -20,7 +20,7 @@ impl Engine {
                 self.choices_due = Some(now + CHOICES_BATCH_WAIT);
             }
         } else {
-            self.answer_choice_pulls(|s| s == slot);
+            self.answer_choice_pull(slot);
             if advanced {
                 self.report_choices();
             }
@@ -40,43 +40,44 @@ impl Engine {
     pub(super) fn send_choices(&mut self) {
         self.choices_unsent = 0;
         self.choices_due = None;
-        self.answer_choice_pulls(|_| true);
-        self.report_choices();
-    }
-
-    /// Answers the parked pulls for held choices of this rank whose slot `which` takes,
-    /// each with the held choices after it too (see `out_choices_after`).
-    fn answer_choice_pulls(&mut self, which: impl Fn(u64) -> bool) {
         let me = self.me.rank;
-        let wants: Vec<(Want, u64)> = self
+        let asked: Vec<u64> = self
             .parked
             .keys()
             .filter_map(|w| match w {
-                Want::Key(k) if *k == slot_key(me, k.seq) && which(k.seq) => Some((*w, k.seq)),
+                Want::Key(k) if *k == slot_key(me, k.seq) => Some(k.seq),
                 _ => None,
             })
             .collect();
-        for (want, slot) in wants {
-            let Slot::Held(value) = self.decisions.slot(slot) else {
-                continue;
-            };
-            let Some(waiting) = self.parked.remove(&want) else {
-                continue;
-            };
-            for (to, req) in waiting {
-                if self.liveness.is_usable(to) {
-                    self.out(
-                        to,
-                        Frame::Data {
-                            key: slot_key(me, slot),
-                            req,
-                            order: slot,
-                            payload: value.clone(),
-                            confirm: false,
-                        },
-                    );
-                    self.out_choices_after(to, slot);
-                }
+        for slot in asked {
+            self.answer_choice_pull(slot);
+        }
+        self.report_choices();
+    }
+
+    /// Answers the pulls parked for choice `slot` of this rank if it is held here, each
+    /// with the held choices after it too (see `out_choices_after`).
+    fn answer_choice_pull(&mut self, slot: u64) {
+        let key = slot_key(self.me.rank, slot);
+        let Slot::Held(value) = self.decisions.slot(slot) else {
+            return;
+        };
+        let Some(waiting) = self.parked.remove(&Want::Key(key)) else {
+            return;
+        };
+        for (to, req) in waiting {
+            if self.liveness.is_usable(to) {
+                self.out(
+                    to,
+                    Frame::Data {
+                        key,
+                        req,
+                        order: slot,
+                        payload: value.clone(),
+                        confirm: false,
+                    },
+                );
+                self.out_choices_after(to, slot);
             }
         }
     }
