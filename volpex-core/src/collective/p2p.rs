@@ -72,3 +72,13 @@ pub(super) fn send<T: Equivalence>(
 ) -> Result<(), Error> {
     comm.send_internal(tag, dst, bytemuck::cast_slice(data))
 }
+
+/// Sends `data` to each of `dsts` in turn, copying it into the local log once for all.
+pub(super) fn send_each<T: Equivalence>(
+    comm: &Communicator,
+    tag: i32,
+    dsts: &[u32],
+    data: &[T],
+) -> Result<(), Error> {
+    comm.send_internal_each(tag, dsts, bytemuck::cast_slice(data))
+}

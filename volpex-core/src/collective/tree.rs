@@ -11,7 +11,7 @@ use super::halving::even_bounds;
 use super::p2p::{self, post, recv};
 use super::{shape, Operation};
 
-/// The root sends `buf` to every other rank itself.
+/// The root sends `buf` to every other rank itself (one copy into its log for all).
 pub(super) fn flat<T: Equivalence>(
     comm: &Communicator,
     tag: i32,
@@ -22,14 +22,13 @@ pub(super) fn flat<T: Equivalence>(
     if me != root {
         return recv(comm, tag, root, buf);
     }
-    for i in 1..n {
-        p2p::send(comm, tag, (root + i) % n, buf)?;
-    }
-    Ok(())
+    let others: Vec<u32> = (1..n).map(|i| (root + i) % n).collect();
+    p2p::send_each(comm, tag, &others, buf)
 }
 
 /// Binomial tree: relative rank r receives from r minus its lowest set bit, then sends
-/// to r + 2^k for every 2^k below that bit, farthest first.
+/// to r + 2^k for every 2^k below that bit, farthest first (one copy into its log for
+/// all).
 pub(super) fn binomial<T: Equivalence>(
     comm: &Communicator,
     tag: i32,
@@ -46,14 +45,15 @@ pub(super) fn binomial<T: Equivalence>(
         }
         mask <<= 1;
     }
+    let mut children = Vec::new();
     mask >>= 1;
     while mask > 0 {
         if rel + mask < n {
-            p2p::send(comm, tag, (rel + mask + root) % n, buf)?;
+            children.push((rel + mask + root) % n);
         }
         mask >>= 1;
     }
-    Ok(())
+    p2p::send_each(comm, tag, &children, buf)
 }
 
 /// Scatter from the root (flat), then a ring all-gather over relative ranks: in step s,

@@ -59,6 +59,49 @@ fn await_delivery(
     }
 }
 
+/// Starts writing the next message from `ctx`/`tag` to `dst` straight from `bytes` to
+/// every replica whose pull waits for it. Returns its order number and whether it went
+/// out whole, asking for confirmation, to every live replica of `dst` (only if `confirm`
+/// and it is large enough to skip the log).
+fn write_ahead(
+    core: &mut AppGuard<'_>,
+    ctx: u32,
+    tag: Tag,
+    dst: u32,
+    bytes: &[u8],
+    confirm: bool,
+) -> (u64, bool) {
+    let (key, order, waiters) = core.engine.next_send(ctx, tag, dst);
+    let confirm = confirm
+        && bytes.len() >= UNLOGGED_BYTES_MIN
+        && core.engine.all_replicas_waiting(dst, &waiters);
+    let mut whole = true;
+    for &(to, req) in &waiters {
+        let h = data_header(&key, req, order, bytes.len(), confirm);
+        whole &= core.write_direct(to, key, req, &h, bytes);
+    }
+    (order, confirm && whole)
+}
+
+/// Logs the next message from `ctx`/`tag` to `dst` (the caller made room).
+fn log_send(
+    core: &mut AppGuard<'_>,
+    ctx: u32,
+    tag: Tag,
+    dst: u32,
+    payload: bytes::Bytes,
+) -> Result<(), Error> {
+    let now = core.now();
+    core.engine
+        .send(now, ctx, tag, dst, payload)
+        .map(|_| ())
+        .map_err(|full| {
+            Error::Runtime(format!(
+                "sender log refused a message it had room for: {full:?}"
+            ))
+        })
+}
+
 /// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
 /// Clones share the same communicator.
 #[derive(Clone)]
@@ -429,55 +472,86 @@ impl Communicator {
     /// confirmations are late, it is copied after all.
     pub(crate) fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
         let dst = self.world_rank(dst)?;
-        let inner = &self.inner;
-        let mut core = inner.rt.lock();
-        let mut blocked = false;
-        while !core.engine.log_has_room(bytes.len()) {
-            if !blocked {
-                log::debug!(
-                    "replica {}: sender log full; blocking the sender until a replica of rank {dst} consumes",
-                    inner.me
-                );
-                blocked = true;
-            }
-            if !core.engine.rank_alive(dst) {
-                return Err(Error::RankLost { rank: dst });
-            }
-            core.turn(Some(FULL_LOG_TURN), false)
-                .map_err(|e| Error::Runtime(e.to_string()))?;
-        }
+        let mut core = self.inner.rt.lock();
+        self.wait_for_log_room(&mut core, &[dst], bytes.len())?;
         if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
             // Speculative pulls waiting for this command's write go first, in a write of
             // their own: a receiver that answers the message being written finds its pull
             // here, instead of after the copy into the log.
             core.flush_all();
-            let (key, order, waiters) = core.engine.next_send(ctx, tag, dst);
-            let confirm = bytes.len() >= UNLOGGED_BYTES_MIN
-                && core.engine.all_replicas_waiting(dst, &waiters);
-            let mut whole = true;
-            for &(to, req) in &waiters {
-                let h = data_header(&key, req, order, bytes.len(), confirm);
-                whole &= core.write_direct(to, key, req, &h, bytes);
-            }
-            if confirm && whole && await_delivery(&mut core, ctx, dst, order, bytes.len())? {
+            let (order, confirmable) = write_ahead(&mut core, ctx, tag, dst, bytes, true);
+            if confirmable && await_delivery(&mut core, ctx, dst, order, bytes.len())? {
                 core.engine.send_unlogged(ctx, tag, dst);
                 core.end_send();
                 return self.count_send();
             }
         }
         let payload = crate::message::pool::copy(bytes);
-        let now = core.now();
-        // The log had room a moment ago under the same lock, so this cannot fail.
-        core.engine
-            .send(now, ctx, tag, dst, payload)
-            .map_err(|full| {
-                Error::Runtime(format!(
-                    "sender log refused a message it had room for: {full:?}"
-                ))
-            })?;
+        log_send(&mut core, ctx, tag, dst, payload)?;
         core.end_send();
         drop(core);
         self.count_send()
+    }
+
+    /// `send_on` to each of `dsts` in turn with one copy into the log for all of them (the
+    /// sends of one buffer in a broadcast): a large message starts going out to all of
+    /// them before that copy. Messages that may skip the log go one by one.
+    pub(crate) fn send_each_on(
+        &self,
+        ctx: u32,
+        tag: Tag,
+        dsts: &[u32],
+        bytes: &[u8],
+    ) -> Result<(), Error> {
+        if dsts.len() < 2 || bytes.len() >= UNLOGGED_BYTES_MIN {
+            return dsts
+                .iter()
+                .try_for_each(|&dst| self.send_on(ctx, tag, dst, bytes));
+        }
+        let dsts = dsts
+            .iter()
+            .map(|&d| self.world_rank(d))
+            .collect::<Result<Vec<u32>, Error>>()?;
+        let mut core = self.inner.rt.lock();
+        self.wait_for_log_room(&mut core, &dsts, bytes.len() * dsts.len())?;
+        if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
+            core.flush_all();
+            for &dst in &dsts {
+                write_ahead(&mut core, ctx, tag, dst, bytes, false);
+            }
+        }
+        let payload = crate::message::pool::copy(bytes);
+        for &dst in &dsts {
+            log_send(&mut core, ctx, tag, dst, payload.clone())?;
+        }
+        core.end_send();
+        drop(core);
+        dsts.iter().try_for_each(|_| self.count_send())
+    }
+
+    /// Blocks until the log has room for `len` more bytes (or a destination is lost).
+    fn wait_for_log_room(
+        &self,
+        core: &mut AppGuard<'_>,
+        dsts: &[u32],
+        len: usize,
+    ) -> Result<(), Error> {
+        let mut blocked = false;
+        while !core.engine.log_has_room(len) {
+            if !blocked {
+                log::debug!(
+                    "replica {}: sender log full; blocking the sender until a replica of rank {dsts:?} consumes",
+                    self.inner.me
+                );
+                blocked = true;
+            }
+            if let Some(&rank) = dsts.iter().find(|&&d| !core.engine.rank_alive(d)) {
+                return Err(Error::RankLost { rank });
+            }
+            core.turn(Some(FULL_LOG_TURN), false)
+                .map_err(|e| Error::Runtime(e.to_string()))?;
+        }
+        Ok(())
     }
 
     /// Counts a finished send; applies `exit@sends`.
@@ -653,6 +727,15 @@ impl Communicator {
 
     pub(crate) fn send_internal(&self, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
         self.send_on(self.id + 1, tag, dst, bytes)
+    }
+
+    pub(crate) fn send_internal_each(
+        &self,
+        tag: Tag,
+        dsts: &[u32],
+        bytes: &[u8],
+    ) -> Result<(), Error> {
+        self.send_each_on(self.id + 1, tag, dsts, bytes)
     }
 
     pub(crate) fn status_for(&self, key: &Key, bytes: usize) -> Status {

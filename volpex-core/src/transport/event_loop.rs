@@ -230,9 +230,12 @@ impl Core {
             };
             self.route(to, frame);
         }
-        while let Some(t) = self.dirty.pop() {
+        // In the order the connections got frames: the first message routed goes first.
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for t in dirty.drain(..) {
             self.flush_conn(t);
         }
+        self.dirty = dirty;
         self.handle_engine_events();
     }
 
