@@ -3,7 +3,7 @@
 //! goes on. Reference: VolpexMPI section 3 ("buffer management"); DESIGN.md "Sender log".
 
 use std::time::Duration;
-use volpex_tests::{example, run};
+use volpex_tests::{bin, example, run};
 
 const DEADLINE: Duration = Duration::from_secs(180);
 
@@ -27,6 +27,24 @@ fn long_run_with_a_tiny_log_completes() {
         .filter_map(|p| p["stats"]["evicted"].as_u64())
         .sum();
     assert!(evicted > 0, "the log never filled: {}", small.stderr);
+}
+
+/// A broadcast's sends of one buffer share one log copy (`send_each_on`); with a log too
+/// small to hold a large broadcast's messages to all children at once, they go one by
+/// one, and every collective still gives the right result.
+#[test]
+fn collectives_complete_with_a_log_smaller_than_a_broadcast() {
+    let expect = run(&["-n", "4"], &bin("collectives"), &[], DEADLINE)
+        .ok()
+        .to_string();
+    let small = run(
+        &["-n", "4", "-r", "2", "-x", "VOLPEX_LOG_BYTES=1048576"],
+        &bin("collectives"),
+        &[],
+        DEADLINE,
+    );
+    assert_eq!(small.ok(), expect, "{}", small.stderr);
+    small.assert_no_leftovers();
 }
 
 #[test]

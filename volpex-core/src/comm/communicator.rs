@@ -83,7 +83,8 @@ fn write_ahead(
     (order, confirm && whole)
 }
 
-/// Logs the next message from `ctx`/`tag` to `dst` (the caller made room).
+/// Logs the next message from `ctx`/`tag` to `dst`. The caller made room under the same
+/// lock, so the log does not refuse it.
 fn log_send(
     core: &mut AppGuard<'_>,
     ctx: u32,
@@ -473,7 +474,7 @@ impl Communicator {
     pub(crate) fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
         let dst = self.world_rank(dst)?;
         let mut core = self.inner.rt.lock();
-        self.wait_for_log_room(&mut core, &[dst], bytes.len())?;
+        self.wait_for_log_room(&mut core, &[dst], bytes.len(), 1)?;
         if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
             // Speculative pulls waiting for this command's write go first, in a write of
             // their own: a receiver that answers the message being written finds its pull
@@ -495,7 +496,8 @@ impl Communicator {
 
     /// `send_on` to each of `dsts` in turn with one copy into the log for all of them (the
     /// sends of one buffer in a broadcast): a large message starts going out to all of
-    /// them before that copy. Messages that may skip the log go one by one.
+    /// them before that copy. Messages that may skip the log, or that the log could not
+    /// hold all at once, go one by one.
     pub(crate) fn send_each_on(
         &self,
         ctx: u32,
@@ -503,17 +505,24 @@ impl Communicator {
         dsts: &[u32],
         bytes: &[u8],
     ) -> Result<(), Error> {
+        let one_by_one = |dsts: &[u32]| {
+            dsts.iter()
+                .try_for_each(|&dst| self.send_on(ctx, tag, dst, bytes))
+        };
         if dsts.len() < 2 || bytes.len() >= UNLOGGED_BYTES_MIN {
-            return dsts
-                .iter()
-                .try_for_each(|&dst| self.send_on(ctx, tag, dst, bytes));
+            return one_by_one(dsts);
         }
-        let dsts = dsts
+        let world = dsts
             .iter()
             .map(|&d| self.world_rank(d))
             .collect::<Result<Vec<u32>, Error>>()?;
         let mut core = self.inner.rt.lock();
-        self.wait_for_log_room(&mut core, &dsts, bytes.len() * dsts.len())?;
+        if !core.engine.log_could_hold(bytes.len(), dsts.len()) {
+            drop(core);
+            return one_by_one(dsts);
+        }
+        let dsts = world;
+        self.wait_for_log_room(&mut core, &dsts, bytes.len(), dsts.len())?;
         if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
             core.flush_all();
             for &dst in &dsts {
@@ -529,15 +538,17 @@ impl Communicator {
         dsts.iter().try_for_each(|_| self.count_send())
     }
 
-    /// Blocks until the log has room for `len` more bytes (or a destination is lost).
+    /// Blocks until the log has room for `copies` messages of `len` bytes (or a
+    /// destination is lost).
     fn wait_for_log_room(
         &self,
         core: &mut AppGuard<'_>,
         dsts: &[u32],
         len: usize,
+        copies: usize,
     ) -> Result<(), Error> {
         let mut blocked = false;
-        while !core.engine.log_has_room(len) {
+        while !core.engine.log_has_room(len, copies) {
             if !blocked {
                 log::debug!(
                     "replica {}: sender log full; blocking the sender until a replica of rank {dsts:?} consumes",

@@ -319,14 +319,21 @@ impl SendLog {
         self.fifo = kept;
     }
 
-    /// Whether an entry of `len` payload bytes would be accepted now (after eviction).
-    pub fn has_room_for(&mut self, len: usize) -> bool {
-        let need = Self::cost(len);
-        if self.entries.is_empty() || self.bytes_used + need <= self.bytes_max {
+    /// Whether `copies` entries of `len` payload bytes each would be accepted now (after
+    /// eviction). One entry is always accepted into an empty log; more only if they fit
+    /// (see `could_hold`).
+    pub fn has_room_for(&mut self, len: usize, copies: usize) -> bool {
+        let need = Self::cost(len) * copies;
+        if (copies == 1 && self.entries.is_empty()) || self.bytes_used + need <= self.bytes_max {
             return true;
         }
         self.evict_for(need);
         self.bytes_used + need <= self.bytes_max
+    }
+
+    /// Whether `copies` entries of `len` payload bytes each fit in the log at all.
+    pub fn could_hold(&self, len: usize, copies: usize) -> bool {
+        Self::cost(len) * copies <= self.bytes_max
     }
 
     /// Bytes currently held.

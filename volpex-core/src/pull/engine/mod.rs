@@ -289,8 +289,13 @@ impl Engine {
     }
 
     /// Whether a message of `len` bytes fits the log now (evicting what may go).
-    pub fn log_has_room(&mut self, len: usize) -> bool {
-        self.log.has_room_for(len)
+    pub fn log_has_room(&mut self, len: usize, copies: usize) -> bool {
+        self.log.has_room_for(len, copies)
+    }
+
+    /// Whether `copies` messages of `len` bytes fit in the sender log at all.
+    pub fn log_could_hold(&self, len: usize, copies: usize) -> bool {
+        self.log.could_hold(len, copies)
     }
 
     /// The key and order number the next `send` to (comm, tag, dst) will get, and the
