@@ -25,12 +25,8 @@ impl Engine {
                 self.report_choices();
             }
         }
-        let want = Want::Key(slot_key(self.me.rank, slot));
-        // A batch arrives in one read: the pull the batch's first choice made us stand
-        // for the next one is still unsent; it would only fetch this one again.
-        self.transmit
-            .retain(|(_, f)| !matches!(f, Frame::Pull { want: w, .. } if *w == want));
-        self.pending.remove(&want);
+        self.pending
+            .remove(&Want::Key(slot_key(self.me.rank, slot)));
         self.stand(now);
         self.rematch(now);
     }

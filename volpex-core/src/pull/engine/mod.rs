@@ -767,9 +767,17 @@ impl Engine {
 
     // ---- outputs ----
 
-    /// Next frame to put on the wire now.
+    /// Next frame to put on the wire now. A pull whose message arrived (or was given up)
+    /// before the pull left is dropped: several messages of a stream often come in one
+    /// read, and taking the first asks for the second before that is handled.
     pub fn poll_transmit(&mut self) -> Option<(ReplicaId, Frame)> {
-        self.transmit.pop_front()
+        while let Some((to, f)) = self.transmit.pop_front() {
+            if matches!(&f, Frame::Pull { want, .. } if !self.pending.contains_key(want)) {
+                continue;
+            }
+            return Some((to, f));
+        }
+        None
     }
 
     /// Next frame that may wait (speculative pulls): for a write to its peer, or until
