@@ -47,6 +47,21 @@ pub const CHOICES_BATCH_WAIT: Duration = Duration::from_micros(1000);
 /// Most choices (see `pull::decision`) a replica keeps for siblings that lag behind.
 pub const DECISIONS_HELD_MAX: usize = 1 << 20;
 
+/// Most choices one pull for a choice is answered with (the asked one and those after).
+pub const CHOICES_PER_ANSWER: u64 = 64;
+
+/// Messages at least this large start going out to the replicas whose pulls wait for
+/// them before they are copied into the log (see `transport::send`).
+pub const DIRECT_WRITE_BYTES_MIN: usize = 64 << 10;
+
+/// Messages at least this large skip the log when every live replica of the destination
+/// confirms them at once. Below it the copy hides behind the receiver's reading
+/// (measured: skipping it gains nothing at 1 MiB, 15% at 4 MiB).
+pub const UNLOGGED_BYTES_MIN: usize = 2 << 20;
+
+/// How long a sender blocked on a full log waits per loop turn.
+pub const FULL_LOG_TURN: Duration = Duration::from_millis(10);
+
 /// Runtime tunables of one replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {

@@ -1,6 +1,7 @@
 //! Errors of the public API, typed by what the caller can do about them.
 
 use crate::pull::RecvError;
+use crate::transport::SendError;
 
 /// Everything a Volpex call can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +66,15 @@ pub enum Error {
     /// The runtime's connection to the launcher or its event loop failed.
     #[error("runtime failure: {0}")]
     Runtime(String),
+}
+
+impl From<SendError> for Error {
+    fn from(e: SendError) -> Self {
+        match e {
+            SendError::RankLost { rank } => Error::RankLost { rank },
+            SendError::Io(_) | SendError::LogRefused(_) => Error::Runtime(e.to_string()),
+        }
+    }
 }
 
 impl From<RecvError> for Error {

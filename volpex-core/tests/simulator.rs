@@ -17,10 +17,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use volpex::config::Config;
+use volpex::config::{Config, UNLOGGED_BYTES_MIN};
 use volpex::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
-use volpex::message::{Key, ReplicaId};
-use volpex::pull::{ChoiceState, Engine, EngineEvent};
+use volpex::message::{Key, ReplicaId, ReqId};
+use volpex::pull::{ChoiceState, Engine, EngineEvent, WriteAhead};
 use volpex::wire::Frame;
 
 const COMM: u32 = 0;
@@ -961,12 +961,27 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
         .find(|(to, f)| *to == sender && matches!(f, Frame::Pull { .. }))
         .expect("the receive pulls from its own team's replica");
     tx.handle_frame(now, receiver, pull.1);
-    let (key, order, waiters) = tx.next_send(COMM, 3, 1);
-    assert_eq!(waiters.len(), 1);
+    let ahead = tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN, true);
+    assert_eq!(ahead.waiters.len(), 1);
     // Replica 1.1 is alive and has not asked: not everyone can confirm.
-    assert!(!tx.all_replicas_waiting(1, &waiters));
+    assert!(!ahead.confirm);
     tx.handle_peer_down(now, ReplicaId::new(1, 1), true);
-    assert!(tx.all_replicas_waiting(1, &waiters));
+    let WriteAhead {
+        key,
+        order,
+        waiters,
+        confirm,
+    } = tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN, true);
+    assert!(confirm);
+    // Smaller messages, or a caller that keeps the copy, never skip the log.
+    assert!(
+        !tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN - 1, true)
+            .confirm
+    );
+    assert!(
+        !tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN, false)
+            .confirm
+    );
     assert!(!tx.delivered(COMM, 1, order));
 
     rx.handle_frame(
@@ -974,7 +989,7 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
         sender,
         Frame::Data {
             key,
-            req: waiters[0].1,
+            req: waiters[0].req,
             order,
             payload: Bytes::from_static(b"payload"),
             confirm: true,
@@ -987,19 +1002,19 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
     assert!(tx.delivered(COMM, 1, order));
     tx.send_unlogged(COMM, 3, 1);
     assert_eq!(tx.stats().unlogged, 1);
-    assert_eq!(tx.next_send(COMM, 3, 1).0.seq, key.seq + 1);
+    assert_eq!(tx.write_ahead(COMM, 3, 1, 0, false).key.seq, key.seq + 1);
     // Asked again, the unlogged message is GONE.
     tx.handle_frame(
         now,
         receiver,
         Frame::Pull {
             want: volpex::message::Want::Key(key),
-            req: 99,
+            req: ReqId(99),
             consumed: 0,
         },
     );
     assert!(std::iter::from_fn(|| tx.poll_transmit())
-        .any(|(to, f)| to == receiver && matches!(f, Frame::Gone { req: 99, .. })));
+        .any(|(to, f)| to == receiver && matches!(f, Frame::Gone { req: ReqId(99), .. })));
 }
 
 /// Taking a message leaves a speculative pull for the stream's next one that waits
@@ -1160,7 +1175,7 @@ fn carried_choices_are_settled_with_the_next_message() {
                     dst: 1,
                     seq,
                 }),
-                req,
+                req: ReqId(req),
                 consumed: seq,
             },
         );

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 
@@ -18,90 +18,7 @@ use crate::error::Error;
 use crate::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
 use crate::message::Key;
 use crate::pull::ChoiceState;
-use crate::transport::progress::AppGuard;
-use crate::wire::frame::data_header;
 use crate::wire::stream::Landing;
-
-/// How long a sender blocked on a full log waits per loop turn.
-const FULL_LOG_TURN: Duration = Duration::from_millis(10);
-/// Messages at least this large start going out before they are copied into the log.
-const DIRECT_WRITE_BYTES_MIN: usize = 64 << 10;
-/// Messages at least this large skip the log when every live replica of the destination
-/// confirms them at once. Below it the copy hides behind the receiver's reading (measured:
-/// skipping it gains nothing at 1 MiB, 15% at 4 MiB).
-const UNLOGGED_BYTES_MIN: usize = 2 << 20;
-
-/// Turns the loop until every live replica of `dst` confirmed the message with `order` on
-/// `ctx`, for at most `Config::confirm_wait`; false if they did not.
-fn await_delivery(
-    core: &mut AppGuard<'_>,
-    ctx: u32,
-    dst: u32,
-    order: u64,
-    len: usize,
-) -> Result<bool, Error> {
-    let until = Instant::now() + core.engine.config().confirm_wait(len);
-    // Polls like a blocked call's spin, giving the CPU away between polls where the
-    // receiver may need it to read and confirm.
-    let (_, yield_when_idle, _) = core.spin_config();
-    loop {
-        if core.engine.delivered(ctx, dst, order) {
-            return Ok(true);
-        }
-        if Instant::now() >= until {
-            return Ok(false);
-        }
-        core.turn(Some(Duration::ZERO), false)
-            .map_err(|e| Error::Runtime(e.to_string()))?;
-        if yield_when_idle {
-            std::thread::yield_now();
-        }
-    }
-}
-
-/// Starts writing the next message from `ctx`/`tag` to `dst` straight from `bytes` to
-/// every replica whose pull waits for it. Returns its order number and whether it went
-/// out whole, asking for confirmation, to every live replica of `dst` (only if `confirm`
-/// and it is large enough to skip the log).
-fn write_ahead(
-    core: &mut AppGuard<'_>,
-    ctx: u32,
-    tag: Tag,
-    dst: u32,
-    bytes: &[u8],
-    confirm: bool,
-) -> (u64, bool) {
-    let (key, order, waiters) = core.engine.next_send(ctx, tag, dst);
-    let confirm = confirm
-        && bytes.len() >= UNLOGGED_BYTES_MIN
-        && core.engine.all_replicas_waiting(dst, &waiters);
-    let mut whole = true;
-    for &(to, req) in &waiters {
-        let h = data_header(&key, req, order, bytes.len(), confirm);
-        whole &= core.write_direct(to, key, req, &h, bytes);
-    }
-    (order, confirm && whole)
-}
-
-/// Logs the next message from `ctx`/`tag` to `dst`. The caller made room under the same
-/// lock, so the log does not refuse it.
-fn log_send(
-    core: &mut AppGuard<'_>,
-    ctx: u32,
-    tag: Tag,
-    dst: u32,
-    payload: bytes::Bytes,
-) -> Result<(), Error> {
-    let now = core.now();
-    core.engine
-        .send(now, ctx, tag, dst, payload)
-        .map(|_| ())
-        .map_err(|full| {
-            Error::Runtime(format!(
-                "sender log refused a message it had room for: {full:?}"
-            ))
-        })
-}
 
 /// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
 /// Clones share the same communicator.
@@ -465,39 +382,17 @@ impl Communicator {
         }
     }
 
-    /// Appends to the log, blocking while the log is full; applies `exit@sends`.
-    /// A large message whose pull is already parked here starts going out straight from
-    /// `bytes`, and is copied into the log while the receiver reads it. A very large one
-    /// that went out whole to every live replica of `dst` is not copied at all once they
-    /// all confirm it (MPI lets a standard send wait for its receiver); if the
-    /// confirmations are late, it is copied after all.
+    /// Sends `bytes` from context `ctx` with `tag` to `dst` (a rank of this
+    /// communicator); see `Core::send` for when it returns.
     pub(crate) fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
         let dst = self.world_rank(dst)?;
-        let mut core = self.inner.rt.lock();
-        self.wait_for_log_room(&mut core, &[dst], bytes.len(), 1)?;
-        if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
-            // Speculative pulls waiting for this command's write go first, in a write of
-            // their own: a receiver that answers the message being written finds its pull
-            // here, instead of after the copy into the log.
-            core.flush_all();
-            let (order, confirmable) = write_ahead(&mut core, ctx, tag, dst, bytes, true);
-            if confirmable && await_delivery(&mut core, ctx, dst, order, bytes.len())? {
-                core.engine.send_unlogged(ctx, tag, dst);
-                core.end_send();
-                return self.count_send();
-            }
-        }
-        let payload = crate::message::pool::copy(bytes);
-        log_send(&mut core, ctx, tag, dst, payload)?;
-        core.end_send();
-        drop(core);
+        self.inner.rt.lock().send(ctx, tag, dst, bytes)?;
         self.count_send()
     }
 
     /// `send_on` to each of `dsts` in turn with one copy into the log for all of them (the
-    /// sends of one buffer in a broadcast): a large message starts going out to all of
-    /// them before that copy. Messages that may skip the log, or that the log could not
-    /// hold all at once, go one by one.
+    /// sends of one buffer in a broadcast; see `Core::send_shared`), or one by one where
+    /// they cannot share it.
     pub(crate) fn send_each_on(
         &self,
         ctx: u32,
@@ -505,64 +400,16 @@ impl Communicator {
         dsts: &[u32],
         bytes: &[u8],
     ) -> Result<(), Error> {
-        let one_by_one = |dsts: &[u32]| {
-            dsts.iter()
-                .try_for_each(|&dst| self.send_on(ctx, tag, dst, bytes))
-        };
-        if dsts.len() < 2 || bytes.len() >= UNLOGGED_BYTES_MIN {
-            return one_by_one(dsts);
-        }
         let world = dsts
             .iter()
             .map(|&d| self.world_rank(d))
             .collect::<Result<Vec<u32>, Error>>()?;
-        let mut core = self.inner.rt.lock();
-        if !core.engine.log_could_hold(bytes.len(), dsts.len()) {
-            drop(core);
-            return one_by_one(dsts);
+        if self.inner.rt.lock().send_shared(ctx, tag, &world, bytes)? {
+            dsts.iter().try_for_each(|_| self.count_send())
+        } else {
+            dsts.iter()
+                .try_for_each(|&dst| self.send_on(ctx, tag, dst, bytes))
         }
-        let dsts = world;
-        self.wait_for_log_room(&mut core, &dsts, bytes.len(), dsts.len())?;
-        if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
-            core.flush_all();
-            for &dst in &dsts {
-                write_ahead(&mut core, ctx, tag, dst, bytes, false);
-            }
-        }
-        let payload = crate::message::pool::copy(bytes);
-        for &dst in &dsts {
-            log_send(&mut core, ctx, tag, dst, payload.clone())?;
-        }
-        core.end_send();
-        drop(core);
-        dsts.iter().try_for_each(|_| self.count_send())
-    }
-
-    /// Blocks until the log has room for `copies` messages of `len` bytes (or a
-    /// destination is lost).
-    fn wait_for_log_room(
-        &self,
-        core: &mut AppGuard<'_>,
-        dsts: &[u32],
-        len: usize,
-        copies: usize,
-    ) -> Result<(), Error> {
-        let mut blocked = false;
-        while !core.engine.log_has_room(len, copies) {
-            if !blocked {
-                log::debug!(
-                    "replica {}: sender log full; blocking the sender until a replica of rank {dsts:?} consumes",
-                    self.inner.me
-                );
-                blocked = true;
-            }
-            if let Some(&rank) = dsts.iter().find(|&&d| !core.engine.rank_alive(d)) {
-                return Err(Error::RankLost { rank });
-            }
-            core.turn(Some(FULL_LOG_TURN), false)
-                .map_err(|e| Error::Runtime(e.to_string()))?;
-        }
-        Ok(())
     }
 
     /// Counts a finished send; applies `exit@sends`.

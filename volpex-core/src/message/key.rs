@@ -114,3 +114,25 @@ impl fmt::Display for ReplicaId {
         write!(f, "{}.{}", self.rank, self.replica)
     }
 }
+
+/// Id a receiver gives one pull it sends, echoed in every answer to that pull (ACK, DATA,
+/// GONE) and named by its CANCEL, so an answer is matched to the ask it answers. Unique
+/// per receiving replica; 0 marks an answer nobody asked for (choices sent unasked).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReqId(pub u64);
+
+impl ReqId {
+    /// The id of frames sent without a pull to answer.
+    pub const UNASKED: ReqId = ReqId(0);
+
+    /// The id after this one.
+    pub fn next(self) -> ReqId {
+        ReqId(self.0 + 1)
+    }
+}
+
+impl fmt::Display for ReqId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "req {}", self.0)
+    }
+}

@@ -10,7 +10,7 @@ pub mod matching;
 pub mod pool;
 pub mod watermark;
 
-pub use key::{Key, ReplicaId, Want};
+pub use key::{Key, ReplicaId, ReqId, Want};
 
 /// Hash map of protocol state: FxHash, fast on the small integer keys every message
 /// looks up several times (SipHash cost half of the instructions per message), and fixed,

@@ -136,11 +136,6 @@ impl Decisions {
         self.enabled
     }
 
-    /// Turns coordination off (the program declared itself send-deterministic).
-    pub fn disable(&mut self) {
-        self.enabled = false;
-    }
-
     /// The slot of the next coordinated call.
     pub fn next_slot(&mut self) -> u64 {
         let s = self.next_slot;

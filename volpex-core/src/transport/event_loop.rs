@@ -12,9 +12,10 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use super::auth::{JobKey, PeerId};
 use super::connection::{Conn, Step};
-use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX, HEADER_BYTES};
+use super::send::DirectWrite;
+use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX};
 use crate::message::matching::{Matched, RecvId};
-use crate::message::{Key, Map, ReplicaId};
+use crate::message::{Map, ReplicaId};
 use crate::pull::{Engine, EngineEvent};
 use crate::wire::control::{self, ToLauncher, ToProcess};
 use crate::wire::header::{Header, Kind, WireError};
@@ -50,15 +51,14 @@ pub struct Core {
     poll: Poll,
     events: Events,
     listener: Option<TcpListener>,
-    conns: Map<Token, Conn>,
+    pub(super) conns: Map<Token, Conn>,
     /// Connection our frames to a peer go on (dialing or established).
-    peers: Map<ReplicaId, Token>,
+    pub(super) peers: Map<ReplicaId, Token>,
     launcher: Option<Token>,
     /// Connections with frames queued since the last flush.
     dirty: Vec<Token>,
-    /// DATA frames partly written straight from the sender's buffer: (to, key, req,
-    /// connection, bytes). The rest must follow on the same connection.
-    direct: Vec<(ReplicaId, Key, u64, Token, usize)>,
+    /// DATA frames partly written straight from the sender's buffer (see `send`).
+    pub(super) direct: Vec<DirectWrite>,
     addrs: Vec<Vec<Option<SocketAddr>>>,
     next_token: usize,
     start: Instant,
@@ -196,13 +196,6 @@ impl Core {
         self.flush();
     }
 
-    /// `flush` at the end of a send command: direct writes whose DATA frame was not
-    /// routed (its receiver died meanwhile) are over.
-    pub fn end_send(&mut self) {
-        self.flush();
-        self.direct.clear();
-    }
-
     /// Moves every frame the engine wants sent now onto its connection, and the deferred
     /// frames to peers that get a write anyway, then writes each connection that got
     /// frames once (one `writev` for all of them). Not while a direct write is half done
@@ -247,10 +240,10 @@ impl Core {
             Frame::Data { key, req, .. } => self
                 .direct
                 .iter()
-                .position(|d| d.0 == to && d.1 == *key && d.2 == *req)
+                .position(|d| d.to == to && d.key == *key && d.req == *req)
                 .map(|i| {
                     let d = self.direct.swap_remove(i);
-                    (d.3, d.4)
+                    (d.token, d.written)
                 }),
             _ => None,
         };
@@ -281,40 +274,6 @@ impl Core {
                 self.dirty.push(token);
             }
         }
-    }
-
-    /// Starts writing a DATA frame to `to` straight from the sender's buffer, before the
-    /// message is copied into the log, when the connection is idle. The engine's DATA
-    /// frame for the same (to, key, req) later carries on where this stopped.
-    /// True when the whole frame went out.
-    pub fn write_direct(
-        &mut self,
-        to: ReplicaId,
-        key: Key,
-        req: u64,
-        h: &Header,
-        payload: &[u8],
-    ) -> bool {
-        let Some(&token) = self.peers.get(&to) else {
-            return false;
-        };
-        let Some(c) = self.conns.get_mut(&token) else {
-            return false;
-        };
-        if c.peer() != Some(PeerId::Replica(to)) || !c.link.out.is_empty() {
-            return false;
-        }
-        let head = h.encode();
-        let total = HEADER_BYTES + payload.len();
-        // The whole frame in one call: the kernel takes what the socket buffer holds, and
-        // the engine's DATA frame carries on from there (also after an error, which shows
-        // again when that frame is written).
-        let bufs = [std::io::IoSlice::new(&head), std::io::IoSlice::new(payload)];
-        let written = std::io::Write::write_vectored(&mut c.stream, &bufs).unwrap_or(0);
-        if written > 0 {
-            self.direct.push((to, key, req, token, written));
-        }
-        written == total
     }
 
     fn engine_knows_alive(&self, to: ReplicaId) -> bool {

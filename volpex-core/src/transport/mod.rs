@@ -11,7 +11,9 @@ pub mod connection;
 pub mod event_loop;
 pub mod keepalive;
 pub mod progress;
+pub mod send;
 pub mod tuning;
 
 pub use event_loop::{Core, EXIT_ORPHANED, EXIT_RETIRED};
 pub use progress::Runtime;
+pub use send::SendError;

@@ -3,7 +3,7 @@
 use bytes::Bytes;
 
 use super::header::{Header, Kind, WireError, FLAG_BY_ORDER, FLAG_CONFIRM};
-use crate::message::{Key, Want};
+use crate::message::{Key, ReqId, Want};
 
 /// A pull-protocol frame between two replicas.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,7 +13,7 @@ pub enum Frame {
         /// Message wanted.
         want: Want,
         /// Receiver-chosen id, echoed in the answer.
-        req: u64,
+        req: ReqId,
         /// Receiver's consumption watermark for (comm, src).
         consumed: u64,
     },
@@ -22,7 +22,7 @@ pub enum Frame {
         /// Message key.
         key: Key,
         /// Echoed request id.
-        req: u64,
+        req: ReqId,
         /// Order number among sends from src to dst on comm.
         order: u64,
         /// Message bytes.
@@ -35,7 +35,7 @@ pub enum Frame {
         /// What the pull asked for.
         want: Want,
         /// Echoed request id.
-        req: u64,
+        req: ReqId,
         /// Sends this sender replica has made to the destination on comm so far.
         progress: u64,
     },
@@ -44,14 +44,14 @@ pub enum Frame {
         /// What the pull asked for.
         want: Want,
         /// Echoed request id.
-        req: u64,
+        req: ReqId,
     },
     /// Receiver withdraws a parked pull.
     Cancel {
         /// What the pull asked for.
         want: Want,
         /// Request id of the pull.
-        req: u64,
+        req: ReqId,
     },
     /// Receiver `dst` has every message from `src` on `comm` below `watermark`.
     Consumed {
@@ -95,7 +95,7 @@ pub enum Frame {
 }
 
 /// The header of a DATA frame, for writers that send the payload from elsewhere.
-pub fn data_header(key: &Key, req: u64, order: u64, len: usize, confirm: bool) -> Header {
+pub fn data_header(key: &Key, req: ReqId, order: u64, len: usize, confirm: bool) -> Header {
     let h = keyed(Kind::Data, &Want::Key(*key), req, order, len);
     if confirm {
         Header {
@@ -107,9 +107,9 @@ pub fn data_header(key: &Key, req: u64, order: u64, len: usize, confirm: bool) -
     }
 }
 
-fn keyed(kind: Kind, want: &Want, req: u64, aux: u64, len: usize) -> Header {
+fn keyed(kind: Kind, want: &Want, req: ReqId, aux: u64, len: usize) -> Header {
     let base = Header {
-        req,
+        req: req.0,
         aux,
         ..Header::new(kind, len)
     };
@@ -249,28 +249,28 @@ impl Frame {
         Ok(match h.kind {
             Kind::Pull => Frame::Pull {
                 want: want_of(h)?,
-                req: h.req,
+                req: ReqId(h.req),
                 consumed: h.aux,
             },
             Kind::Data => Frame::Data {
                 key: key_of(h),
-                req: h.req,
+                req: ReqId(h.req),
                 order: h.aux,
                 payload,
                 confirm: h.flags & FLAG_CONFIRM != 0,
             },
             Kind::Ack => Frame::Ack {
                 want: want_of(h)?,
-                req: h.req,
+                req: ReqId(h.req),
                 progress: h.aux,
             },
             Kind::Gone => Frame::Gone {
                 want: want_of(h)?,
-                req: h.req,
+                req: ReqId(h.req),
             },
             Kind::Cancel => Frame::Cancel {
                 want: want_of(h)?,
-                req: h.req,
+                req: ReqId(h.req),
             },
             Kind::Consumed => Frame::Consumed {
                 comm: h.comm,
@@ -327,40 +327,40 @@ mod tests {
         let frames = [
             Frame::Pull {
                 want: Want::Key(key),
-                req: 9,
+                req: ReqId(9),
                 consumed: 3,
             },
             Frame::Pull {
                 want: by_order,
-                req: 9,
+                req: ReqId(9),
                 consumed: 3,
             },
             Frame::Data {
                 key,
-                req: 9,
+                req: ReqId(9),
                 order: 11,
                 payload: Bytes::from_static(b"hello"),
                 confirm: false,
             },
             Frame::Data {
                 key,
-                req: 9,
+                req: ReqId(9),
                 order: 11,
                 payload: Bytes::from_static(b"hello"),
                 confirm: true,
             },
             Frame::Ack {
                 want: by_order,
-                req: 9,
+                req: ReqId(9),
                 progress: 2,
             },
             Frame::Gone {
                 want: Want::Key(key),
-                req: 9,
+                req: ReqId(9),
             },
             Frame::Cancel {
                 want: by_order,
-                req: 9,
+                req: ReqId(9),
             },
             Frame::Consumed {
                 comm: 1,

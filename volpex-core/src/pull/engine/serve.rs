@@ -1,19 +1,40 @@
 //! The sender side of the pull protocol: answering pulls from the log (or the choice
 //! log), parking pulls for messages not sent yet, acknowledging them, and holding back
 //! messages that depend on more unstable choices than they may carry (output commit).
-//! Must never ask other replicas for anything.
+//! The state is `service`; this file is the logic that also needs the log and the
+//! choices. Must never ask other replicas for anything.
 
-use super::*;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::service::Waiter;
+use super::timers::Timer;
+use super::Engine;
+use crate::message::log::Lookup;
+use crate::message::{Key, Want};
+use crate::pull::decision::{slot_key, Slot, DECISION_CTX};
+use crate::wire::Frame;
+
+/// A logged message as it is served: key, order number, payload, and how many of this
+/// rank's choices it may depend on.
+struct Logged {
+    key: Key,
+    order: u64,
+    payload: Bytes,
+    choices: u64,
+}
 
 impl Engine {
     /// Parks `want` until its message may leave (output commit).
     pub(super) fn block(&mut self, now: Duration, want: Want) {
-        self.blocked.insert(want);
-        self.blocked_since.get_or_insert(now);
+        self.service.block(want);
+        self.timers
+            .set_if_idle(Timer::OutputCommit, now + self.cfg.ack_timeout);
     }
 
-    /// The logged message `want` names, if it is here: (key, order, payload, choices).
-    pub(super) fn logged(&self, want: &Want) -> Option<(Key, u64, Bytes, u64)> {
+    /// The logged message `want` names, if it is here.
+    fn logged(&self, want: &Want) -> Option<Logged> {
         let key = match *want {
             Want::Key(k) => k,
             Want::Order {
@@ -21,7 +42,12 @@ impl Engine {
             } => self.log.key_at_order(comm, dst, order)?,
         };
         match self.log.lookup(&key) {
-            Lookup::Present(e) => Some((key, e.order, e.payload.clone(), e.choices)),
+            Lookup::Present(e) => Some(Logged {
+                key,
+                order: e.order,
+                payload: e.payload.clone(),
+                choices: e.choices,
+            }),
             Lookup::Evicted | Lookup::NotYetSent => None,
         }
     }
@@ -35,47 +61,39 @@ impl Engine {
         payload: &Bytes,
         choices: u64,
     ) {
-        for (to, req) in self.parked.remove(&want).unwrap_or_default() {
-            if self.liveness.is_usable(to) {
+        for w in self.service.take(&want) {
+            if self.liveness.is_usable(w.from) {
                 self.stats.served += 1;
-                self.data_to(to, key, req, order, payload.clone(), choices);
+                self.data_to(w, key, order, payload.clone(), choices);
             }
         }
     }
 
     /// Lets out the blocked messages that may leave now.
     pub(super) fn release_blocked(&mut self, now: Duration) {
-        if self.blocked.is_empty() {
+        if !self.service.any_blocked() {
             return;
         }
-        let wants: Vec<Want> = self.blocked.iter().copied().collect();
-        for want in wants {
+        for want in self.service.blocked() {
             match self.logged(&want) {
-                Some((key, order, payload, choices)) if self.may_leave(choices) => {
-                    self.blocked.remove(&want);
-                    self.serve_parked(want, key, order, &payload, choices);
+                Some(m) if self.coord.may_leave(m.choices) => {
+                    self.service.unblock(&want);
+                    self.serve_parked(want, m.key, m.order, &m.payload, m.choices);
                 }
                 Some(_) => {}
-                None => {
-                    self.blocked.remove(&want);
-                }
+                None => self.service.unblock(&want),
             }
         }
-        self.blocked_since = if self.blocked.is_empty() {
-            None
+        if self.service.any_blocked() {
+            self.timers
+                .set(Timer::OutputCommit, now + self.cfg.ack_timeout);
         } else {
-            Some(now)
-        };
+            self.timers.stop(Timer::OutputCommit);
+        }
     }
 
-    pub(super) fn on_pull(
-        &mut self,
-        now: Duration,
-        from: ReplicaId,
-        want: Want,
-        req: u64,
-        consumed: u64,
-    ) {
+    pub(super) fn on_pull(&mut self, now: Duration, w: Waiter, want: Want, consumed: u64) {
+        let from = w.from;
         if want.src() != self.me.rank || want.dst() != from.rank {
             log::warn!(
                 "{}: PULL {want} from {from} is not for us; dropped",
@@ -83,25 +101,28 @@ impl Engine {
             );
             return;
         }
-        if let Some(list) = self.parked.get(&want) {
-            if list.contains(&(from, req)) {
-                // Asked again (keepalive): still parked.
-                self.ack(want, from, req);
-                return;
-            }
+        if self.service.is_parked(&want, w) {
+            // Asked again (keepalive): still parked.
+            self.ack(want, w);
+            return;
         }
         let found = if want.comm() == DECISION_CTX {
             let slot = match want {
                 Want::Key(k) => k.seq,
                 Want::Order { order, .. } => order,
             };
-            match self.decisions.slot(slot) {
+            match self.coord.decisions.slot(slot) {
                 Slot::Held(payload) => {
                     self.out_choices_after(from, slot);
-                    Some((slot_key(self.me.rank, slot), slot, payload, 0))
+                    Some(Logged {
+                        key: slot_key(self.me.rank, slot),
+                        order: slot,
+                        payload,
+                        choices: 0,
+                    })
                 }
                 Slot::Evicted => {
-                    self.out(from, Frame::Gone { want, req });
+                    self.out.send(from, Frame::Gone { want, req: w.req });
                     return;
                 }
                 Slot::Unknown => None,
@@ -110,13 +131,10 @@ impl Engine {
             self.log
                 .note_consumed(want.comm(), want.dst(), from.replica, consumed);
             match self.logged(&want) {
-                Some((key, order, payload, choices)) => {
-                    if self.may_leave(choices) {
-                        Some((key, order, payload, choices))
-                    } else {
-                        self.block(now, want);
-                        None
-                    }
+                Some(m) if self.coord.may_leave(m.choices) => Some(m),
+                Some(_) => {
+                    self.block(now, want);
+                    None
                 }
                 None => {
                     let sent = match want {
@@ -126,7 +144,7 @@ impl Engine {
                         } => order < self.log.sent_to(comm, dst),
                     };
                     if sent {
-                        self.out(from, Frame::Gone { want, req });
+                        self.out.send(from, Frame::Gone { want, req: w.req });
                         return;
                     }
                     None
@@ -134,30 +152,45 @@ impl Engine {
             }
         };
         match found {
-            Some((key, order, payload, choices)) => {
+            Some(m) => {
                 self.stats.served += 1;
-                self.data_to(from, key, req, order, payload, choices);
+                self.data_to(w, m.key, m.order, m.payload, m.choices);
             }
             None => {
-                self.parked.entry(want).or_default().push((from, req));
+                self.service.park(want, w);
                 if self.cfg.ack_delay.is_zero() {
-                    self.ack(want, from, req);
+                    self.ack(want, w);
                 } else {
-                    self.unacked
-                        .push_back((now + self.cfg.ack_delay, want, from, req));
+                    self.service.ack_later(now + self.cfg.ack_delay, want, w);
                 }
             }
         }
     }
 
-    pub(super) fn ack(&mut self, want: Want, to: ReplicaId, req: u64) {
+    pub(super) fn ack(&mut self, want: Want, w: Waiter) {
         let progress = self.log.sent_to(want.comm(), want.dst());
-        self.out(
-            to,
+        self.out.send(
+            w.from,
             Frame::Ack {
                 want,
-                req,
+                req: w.req,
                 progress,
+            },
+        );
+    }
+
+    /// Sends a logged message to `w`, preceded by the choices it must carry (see
+    /// `carry_choices`).
+    fn data_to(&mut self, w: Waiter, key: Key, order: u64, payload: Bytes, choices: u64) {
+        self.carry_choices(w.from, choices);
+        self.out.send(
+            w.from,
+            Frame::Data {
+                key,
+                req: w.req,
+                order,
+                payload,
+                confirm: false,
             },
         );
     }

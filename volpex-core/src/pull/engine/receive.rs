@@ -1,40 +1,110 @@
 //! The receiver side of the pull protocol: asking the best replica for what the matcher
 //! needs, taking DATA, failing over on deaths, silence and GONE, hedging against lagging
-//! replicas, and speculative pulls. Must never serve other replicas.
+//! replicas, and speculative pulls. The state is `fetches`; this file is the logic that
+//! also needs liveness, the matcher and the outbox. Must never serve other replicas.
 
-use super::*;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::fetches::{Ask, AskState, Pending};
+use super::timers::Timer;
+use super::{Engine, EngineEvent, RecvError};
+use crate::message::{Key, ReplicaId, ReqId, Want};
+use crate::pull::decision::{Authority, Slot, DECISION_CTX};
+use crate::wire::Frame;
 
 impl Engine {
-    /// This process did not run for a while (stopped, or starved of CPU): what looked
-    /// like silence was ours. Every silence clock starts over now.
-    pub(super) fn resync(&mut self, now: Duration) {
-        log::debug!(
-            "{}: no timer ran for {:?}; restarting silence clocks",
-            self.me,
-            now.saturating_sub(self.last_tick)
-        );
-        for t in self.heard.values_mut() {
-            *t = now;
+    /// Makes sure `want` is being fetched.
+    pub(super) fn want(&mut self, now: Duration, want: Want, needed: bool) {
+        if let Some(p) = self.fetches.get_mut(&want) {
+            if needed && !p.needed {
+                p.needed = true;
+                p.hedge_at = now + self.cfg.hedge_timeout;
+                // A leader that went silent while we only stood by is needed now.
+                let silent = p.replicas(|a| a.state == AskState::Silent);
+                if want.comm() == DECISION_CTX {
+                    for k in silent {
+                        self.fence(ReplicaId::new(self.me.rank, k));
+                    }
+                }
+                // A speculative pull still waiting for a write goes now: we wait for it.
+                self.out.hurry_pull(want);
+                if !self
+                    .fetches
+                    .get(&want)
+                    .is_some_and(Pending::any_outstanding)
+                {
+                    self.ask_next(now, want);
+                }
+            }
+            return;
         }
-        self.pinged.clear();
-        for p in self.pending.values_mut() {
-            for a in p.asks.iter_mut() {
-                if let AskState::Sent { at } = &mut a.state {
-                    *at = now;
+        if let Want::Key(k) = want {
+            if self.matcher.is_unexpected(&k) {
+                return;
+            }
+        }
+        let hedge_at = if needed {
+            now + self.cfg.hedge_timeout
+        } else {
+            Duration::MAX
+        };
+        self.fetches
+            .insert(want, Pending::new(hedge_at, needed, false));
+        self.ask_next(now, want);
+    }
+
+    /// After the application took the message `key` of a stream, asks ahead for the
+    /// stream's next one (see the module doc of `engine`): by order number for an
+    /// `ANY_TAG` receive (`any_tag` names its (comm, src)), else by key.
+    pub(super) fn speculate_after(&mut self, now: Duration, key: Key, any_tag: Option<(u32, u32)>) {
+        match any_tag {
+            Some((comm, src)) => {
+                let order = self.consumed.watermark(comm, src);
+                if !self.matcher.has_unexpected_below(comm, src, order) {
+                    let dst = self.me.rank;
+                    self.speculate(
+                        now,
+                        Want::Order {
+                            comm,
+                            src,
+                            dst,
+                            order,
+                        },
+                    );
+                }
+            }
+            None => {
+                let next = Key {
+                    seq: key.seq + 1,
+                    ..key
+                };
+                let claimed = self.matcher.next_claim(next.comm, next.tag, next.src) != next.seq;
+                if !claimed && !self.matcher.is_unexpected(&next) {
+                    self.speculate(now, Want::Key(next));
                 }
             }
         }
-        if self.blocked_since.is_some() {
-            self.blocked_since = Some(now);
+    }
+
+    /// Asks ahead for `want`, unless it is a message to ourselves, a choice, or already
+    /// asked for.
+    fn speculate(&mut self, now: Duration, want: Want) {
+        if want.src() == self.me.rank || want.comm() == DECISION_CTX || self.fetches.contains(&want)
+        {
+            return;
         }
-        self.decisions.restart_clock(now);
+        self.fetches
+            .insert(want, Pending::new(Duration::MAX, false, true));
+        self.ask_next(now, want);
     }
 
     /// `peer` did not answer the ask for `want` in time: fence it if it is the leader of
     /// our choices, otherwise suspect it and ask another replica.
     pub(super) fn on_silent(&mut self, now: Duration, want: Want, peer: ReplicaId) {
         if let Some(a) = self
-            .pending
+            .fetches
             .get_mut(&want)
             .and_then(|p| p.asks.iter_mut().find(|a| a.replica == peer.replica))
         {
@@ -42,7 +112,7 @@ impl Engine {
         }
         if want.comm() == DECISION_CTX {
             // Only fence a leader this replica is waiting on; a standing pull just waits.
-            if self.pending.get(&want).is_some_and(|p| p.needed) {
+            if self.fetches.get(&want).is_some_and(|p| p.needed) {
                 log::info!(
                     "{}: leader {peer} silent for {:?}; fencing it",
                     self.me,
@@ -60,34 +130,13 @@ impl Engine {
             );
             self.stats.failovers += 1;
         }
-        let others = self
-            .pending
+        if !self
+            .fetches
             .get(&want)
-            .is_some_and(|p| p.asks.iter().any(Ask::outstanding));
-        if !others {
+            .is_some_and(Pending::any_outstanding)
+        {
             self.ask_next(now, want);
         }
-    }
-
-    /// Asks ahead for the next message of a stream (see the module doc), unless it is a
-    /// message to ourselves, a choice, or already asked for.
-    pub(super) fn speculate(&mut self, now: Duration, want: Want) {
-        if want.src() == self.me.rank
-            || want.comm() == DECISION_CTX
-            || self.pending.contains_key(&want)
-        {
-            return;
-        }
-        self.pending.insert(
-            want,
-            Pending {
-                asks: Vec::new(),
-                hedge_at: Duration::MAX,
-                needed: false,
-                defer: true,
-            },
-        );
-        self.ask_next(now, want);
     }
 
     pub(super) fn on_data(
@@ -102,7 +151,7 @@ impl Engine {
             log::warn!("{}: DATA {key} from {from} is not for us; dropped", self.me);
             return;
         }
-        if self.refused.remove(&from) || self.foreign.is_fenced(from) {
+        if self.coord.refused.remove(&from) || self.coord.foreign.is_fenced(from) {
             // It may depend on a choice the new leader of a rank decides differently;
             // the pull stays out and fails over or is asked again.
             log::info!(
@@ -116,8 +165,8 @@ impl Engine {
             return;
         }
         if key.comm == DECISION_CTX {
-            let adopted = self.decisions.adopt(key.seq, payload, from.replica);
-            if let Slot::Held(_) = self.decisions.slot(key.seq) {
+            let adopted = self.coord.decisions.adopt(key.seq, payload, from.replica);
+            if let Slot::Held(_) = self.coord.decisions.slot(key.seq) {
                 self.complete(now, from, &[Want::Key(key)]);
             }
             if adopted {
@@ -135,7 +184,8 @@ impl Engine {
         self.stats.receives += 1;
         let first_missing = self.consumed.watermark(key.comm, key.src);
         if self.consumed.record(key.comm, key.src, order) {
-            self.consumed_dirty = true;
+            self.timers
+                .set_if_idle(Timer::ConsumedNotice, self.consumed_notice_after);
         }
         self.matcher.arrive(key, order, payload, first_missing);
         self.rematch(now);
@@ -143,11 +193,11 @@ impl Engine {
 
     /// `wants` arrived from `from`: forget them, withdraw the other asks, and mark the
     /// replicas that were asked first but answered later as lagging.
-    pub(super) fn complete(&mut self, now: Duration, from: ReplicaId, wants: &[Want]) {
+    fn complete(&mut self, now: Duration, from: ReplicaId, wants: &[Want]) {
         self.liveness.clear_suspicion(from);
         let mut lagging = Vec::new();
         for want in wants {
-            let Some(p) = self.pending.remove(want) else {
+            let Some(p) = self.fetches.remove(want) else {
                 continue;
             };
             for a in p.asks.iter().filter(|a| a.outstanding()) {
@@ -164,7 +214,7 @@ impl Engine {
                     self.stats.failovers += 1;
                     lagging.push(other);
                 }
-                self.out(
+                self.out.send(
                     other,
                     Frame::Cancel {
                         want: *want,
@@ -181,43 +231,39 @@ impl Engine {
     /// A sender parked our pull. If another replica already parked one for the same
     /// message, that one is alive and simply has not sent yet: withdraw this (hedge) ask
     /// at once, so the message crosses the network only once.
-    pub(super) fn on_ack(&mut self, from: ReplicaId, want: Want, req: u64) {
+    pub(super) fn on_ack(&mut self, from: ReplicaId, want: Want, req: ReqId) {
         if from.rank != want.src() {
             return;
         }
-        let Some(p) = self.pending.get_mut(&want) else {
+        let Some(p) = self.fetches.get_mut(&want) else {
             return;
         };
         let other_parked = p
             .asks
             .iter()
             .any(|a| a.replica != from.replica && a.state == AskState::Parked);
-        let Some(a) = p
-            .asks
-            .iter_mut()
-            .find(|a| a.replica == from.replica && a.req == req)
-        else {
+        let Some(a) = p.ask_mut(from.replica, req) else {
             return;
         };
-        if let AskState::Sent { .. } | AskState::Silent = a.state {
-            if other_parked {
+        match a.state {
+            AskState::Sent { .. } | AskState::Silent if other_parked => {
                 a.state = AskState::Dropped;
-                self.out(from, Frame::Cancel { want, req });
-            } else {
-                a.state = AskState::Parked;
+                self.out.send(from, Frame::Cancel { want, req });
             }
+            AskState::Sent { .. } | AskState::Silent => a.state = AskState::Parked,
+            AskState::Parked | AskState::Gone | AskState::Dropped => {}
         }
     }
 
-    pub(super) fn on_gone(&mut self, now: Duration, from: ReplicaId, want: Want, req: u64) {
+    pub(super) fn on_gone(&mut self, now: Duration, from: ReplicaId, want: Want, req: ReqId) {
         if from.rank != want.src() {
             return;
         }
-        let Some(a) = self.pending.get_mut(&want).and_then(|p| {
-            p.asks
-                .iter_mut()
-                .find(|a| a.replica == from.replica && a.req == req)
-        }) else {
+        let Some(a) = self
+            .fetches
+            .get_mut(&want)
+            .and_then(|p| p.ask_mut(from.replica, req))
+        else {
             return;
         };
         a.state = AskState::Gone;
@@ -227,14 +273,14 @@ impl Engine {
 
     /// The replica to ask for `want` next: the leader for a choice, otherwise the best
     /// replica of the sender not asked yet (own team first).
-    pub(super) fn choose_replica(&self, want: &Want, p: &Pending) -> Option<u32> {
+    fn choose_replica(&self, want: &Want, p: &Pending) -> Option<u32> {
         let asked = |k: u32| {
             p.asks
                 .iter()
                 .any(|a| a.replica == k && a.state != AskState::Dropped)
         };
         if want.comm() == DECISION_CTX {
-            return match self.decisions.authority() {
+            return match self.coord.decisions.authority() {
                 Authority::Follower { leader } if !asked(*leader) => Some(*leader),
                 Authority::Follower { .. } | Authority::TakingOver { .. } | Authority::Leader => {
                     None
@@ -247,27 +293,20 @@ impl Engine {
     /// Sends the pull for `want` to the best replica not asked yet. If none is left, the
     /// receive fails: rank lost when every replica is dead, retirement when the live ones
     /// all evicted it; otherwise it keeps waiting on the outstanding asks.
-    pub(super) fn ask_next(&mut self, now: Duration, want: Want) -> bool {
-        let Some(p) = self.pending.get(&want) else {
-            return false;
+    pub(super) fn ask_next(&mut self, now: Duration, want: Want) {
+        let Some(p) = self.fetches.get(&want) else {
+            return;
         };
         if let Some(k) = self.choose_replica(&want, p) {
-            let req = self.next_req;
-            self.next_req += 1;
+            let req = self.fetches.new_req();
             let consumed = self.consumed.watermark(want.comm(), want.src());
             let mut defer = false;
-            if let Some(p) = self.pending.get_mut(&want) {
+            if let Some(p) = self.fetches.get_mut(&want) {
                 if p.asks.iter().any(|a| a.state != AskState::Dropped) {
                     self.stats.failovers += 1;
                 }
-                p.asks.retain(|a| a.replica != k);
-                p.asks.push(Ask {
-                    replica: k,
-                    req,
-                    state: AskState::Sent { at: now },
-                });
-                defer = p.defer;
-                p.defer = false;
+                p.record_ask(k, req, now, false);
+                defer = std::mem::take(&mut p.defer);
             }
             let to = ReplicaId::new(want.src(), k);
             let pull = Frame::Pull {
@@ -275,38 +314,38 @@ impl Engine {
                 req,
                 consumed,
             };
-            if defer && to != self.me {
-                self.deferred.push_back((to, pull));
+            if defer {
+                self.out.defer(to, pull);
             } else {
-                self.out(to, pull);
+                self.out.send(to, pull);
             }
-            return true;
+            return;
         }
         if want.comm() == DECISION_CTX {
             // A choice is never lost: the leader (maybe this replica, after a takeover)
             // makes it; a GONE means we fell behind.
-            if p.asks.iter().any(|a| a.state == AskState::Gone) {
+            if p.any_gone() {
                 let reason = format!(
                     "replica {} fell too far behind: choice {} evicted",
                     self.me, want
                 );
                 self.retire(reason);
             }
-            return false;
+            return;
         }
         if !p.needed {
             // Nobody waits for it yet; whoever does will ask again and report.
-            if !p.asks.iter().any(Ask::outstanding) {
-                self.pending.remove(&want);
+            if !p.any_outstanding() {
+                self.fetches.remove(&want);
             }
-            return false;
+            return;
         }
-        if p.asks.iter().any(Ask::outstanding) {
-            return false;
+        if p.any_outstanding() {
+            return;
         }
         let err = if !self.liveness.rank_alive(want.src()) {
             RecvError::RankLost { rank: want.src() }
-        } else if p.asks.iter().any(|a| a.state == AskState::Gone) {
+        } else if p.any_gone() {
             let reason = format!(
                 "replica {} fell too far behind: message {want} evicted",
                 self.me
@@ -315,56 +354,45 @@ impl Engine {
             RecvError::Retired { reason }
         } else {
             // Every live replica was dropped (cancelled); ask them all again.
-            if let Some(p) = self.pending.get_mut(&want) {
+            if let Some(p) = self.fetches.get_mut(&want) {
                 p.asks.clear();
             }
             return self.ask_next(now, want);
         };
-        self.pending.remove(&want);
+        self.fetches.remove(&want);
         match want {
             Want::Key(key) => self.matcher.fail_key(&key, err),
             Want::Order { comm, src, .. } => self.matcher.fail_unresolved(|spec| {
                 (spec.comm == comm && spec.ranks() == [src]).then(|| err.clone())
             }),
         }
-        false
     }
 
-    pub(super) fn retire(&mut self, reason: String) {
+    fn retire(&mut self, reason: String) {
         if !self.retired {
             self.retired = true;
-            self.events.push_back(EngineEvent::Retire { reason });
+            self.out.event(EngineEvent::Retire { reason });
         }
     }
 
     /// Re-posts every pull outstanding at `peer` to another replica of its rank.
     pub(super) fn fail_over(&mut self, now: Duration, peer: ReplicaId) {
         let dead = !self.liveness.is_usable(peer);
-        let wants: Vec<Want> = self
-            .pending
-            .iter()
-            .filter(|(w, p)| {
-                w.src() == peer.rank
-                    && p.asks
-                        .iter()
-                        .any(|a| a.replica == peer.replica && a.outstanding())
-            })
-            .map(|(w, _)| *w)
-            .collect();
+        let wants = self.fetches.wants(|w, p| {
+            w.src() == peer.rank
+                && p.asks
+                    .iter()
+                    .any(|a| a.replica == peer.replica && a.outstanding())
+        });
         for want in wants {
             if dead {
-                if let Some(p) = self.pending.get_mut(&want) {
+                if let Some(p) = self.fetches.get_mut(&want) {
                     for a in p.asks.iter_mut().filter(|a| a.replica == peer.replica) {
                         a.state = AskState::Dropped;
                     }
                 }
             }
-            let others_outstanding = self.pending.get(&want).is_some_and(|p| {
-                p.asks
-                    .iter()
-                    .any(|a| a.replica != peer.replica && a.outstanding())
-            });
-            if !others_outstanding {
+            if !self.fetches.others_outstanding(&want, peer.replica) {
                 self.ask_next(now, want);
             }
         }
@@ -373,7 +401,7 @@ impl Engine {
     /// Asks one more replica whether it already has the message the current asks are
     /// still waiting for; the first DATA wins and the rest are cancelled.
     pub(super) fn hedge(&mut self, now: Duration, want: Want) {
-        let Some(p) = self.pending.get_mut(&want) else {
+        let Some(p) = self.fetches.get_mut(&want) else {
             return;
         };
         p.hedge_at = now + self.cfg.hedge_timeout;
@@ -399,7 +427,8 @@ impl Engine {
         let last_hedged = p.asks.last().map(|a| a.replica);
         let src = want.src();
         for (k, req) in cancels {
-            self.out(ReplicaId::new(src, k), Frame::Cancel { want, req });
+            self.out
+                .send(ReplicaId::new(src, k), Frame::Cancel { want, req });
         }
         if self.replicas < 2 {
             return;
@@ -414,19 +443,13 @@ impl Engine {
                     && self.liveness.is_usable(ReplicaId::new(src, k))
             });
         if let Some(k) = candidate {
-            let req = self.next_req;
-            self.next_req += 1;
+            let req = self.fetches.new_req();
             let consumed = self.consumed.watermark(want.comm(), src);
-            if let Some(p) = self.pending.get_mut(&want) {
-                p.asks.retain(|a| a.replica != k || a.outstanding());
-                p.asks.push(Ask {
-                    replica: k,
-                    req,
-                    state: AskState::Sent { at: now },
-                });
+            if let Some(p) = self.fetches.get_mut(&want) {
+                p.record_ask(k, req, now, true);
             }
             log::trace!("{}: hedging {want} at replica {k}", self.me);
-            self.out(
+            self.out.send(
                 ReplicaId::new(src, k),
                 Frame::Pull {
                     want,

@@ -1,0 +1,381 @@
+//! The fetching side's state: every message this replica is pulling (`Pending`), the
+//! asks sent for it to replicas of its sender (`Ask`, with the state machine of one ask),
+//! the request ids, and the deadlines of all of them (ack timeouts, silence of a parked
+//! ask, hedges). `scan` (which deadlines passed) and `next_deadline` (the earliest one)
+//! share one rule per ask state. Never sends anything: the engine acts on what `scan`
+//! finds (see `receive`).
+
+use std::time::Duration;
+
+use super::silence::{ParkedCheck, Silence};
+use crate::message::{Map, ReplicaId, ReqId, Want};
+
+/// State of one ask (a pull sent to one sender replica).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum AskState {
+    /// Sent; no answer yet.
+    Sent { at: Duration },
+    /// The sender parked it (not sent yet there).
+    Parked,
+    /// No answer within the ack timeout (or the sender went quiet while it was parked):
+    /// another replica was asked; a late answer still counts.
+    Silent,
+    /// The sender evicted the message.
+    Gone,
+    /// Abandoned: the replica died, or it was cancelled.
+    Dropped,
+}
+
+/// One pull sent to replica `replica` of the sender.
+#[derive(Debug, Clone)]
+pub(super) struct Ask {
+    pub(super) replica: u32,
+    pub(super) req: ReqId,
+    pub(super) state: AskState,
+}
+
+impl Ask {
+    /// Still waiting for an answer.
+    pub(super) fn outstanding(&self) -> bool {
+        match self.state {
+            AskState::Sent { .. } | AskState::Parked => true,
+            AskState::Silent | AskState::Gone | AskState::Dropped => false,
+        }
+    }
+}
+
+/// A message being fetched.
+#[derive(Debug)]
+pub(super) struct Pending {
+    pub(super) asks: Vec<Ask>,
+    /// When to ask another replica whether it already has the message.
+    pub(super) hedge_at: Duration,
+    /// A resolved receive waits for it (else it is fetched ahead).
+    pub(super) needed: bool,
+    /// Its first ask may wait for the next command's write (a speculative pull).
+    pub(super) defer: bool,
+}
+
+impl Pending {
+    /// A new fetch; `hedge_at` is `Duration::MAX` for one nobody waits for.
+    pub(super) fn new(hedge_at: Duration, needed: bool, defer: bool) -> Pending {
+        Pending {
+            asks: Vec::new(),
+            hedge_at,
+            needed,
+            defer,
+        }
+    }
+
+    /// The replicas whose ask satisfies `f`.
+    pub(super) fn replicas(&self, f: impl Fn(&Ask) -> bool) -> Vec<u32> {
+        self.asks
+            .iter()
+            .filter(|a| f(a))
+            .map(|a| a.replica)
+            .collect()
+    }
+
+    /// Whether any ask still waits for an answer.
+    pub(super) fn any_outstanding(&self) -> bool {
+        self.asks.iter().any(Ask::outstanding)
+    }
+
+    /// Whether any replica evicted the message.
+    pub(super) fn any_gone(&self) -> bool {
+        self.asks.iter().any(|a| a.state == AskState::Gone)
+    }
+
+    /// The ask `req` sent to `replica`, if it is still on record.
+    pub(super) fn ask_mut(&mut self, replica: u32, req: ReqId) -> Option<&mut Ask> {
+        self.asks
+            .iter_mut()
+            .find(|a| a.replica == replica && a.req == req)
+    }
+
+    /// Records a new ask to `replica`, replacing an earlier one to the same replica
+    /// unless `keep_outstanding` and that one still waits.
+    pub(super) fn record_ask(
+        &mut self,
+        replica: u32,
+        req: ReqId,
+        now: Duration,
+        keep_outstanding: bool,
+    ) {
+        self.asks
+            .retain(|a| a.replica != replica || (keep_outstanding && a.outstanding()));
+        self.asks.push(Ask {
+            replica,
+            req,
+            state: AskState::Sent { at: now },
+        });
+    }
+}
+
+/// What passed its deadline in one scan (see `Fetches::scan`).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Expired {
+    /// Asks whose replica went silent.
+    pub(super) silent: Vec<(Want, ReplicaId)>,
+    /// Peers to ask again (keepalive), with one pull parked there to repeat.
+    pub(super) ping: Vec<(ReplicaId, Want, ReqId)>,
+    /// Fetches due for a hedge.
+    pub(super) hedge: Vec<Want>,
+}
+
+/// Every fetch in progress, by what it fetches.
+#[derive(Debug)]
+pub(super) struct Fetches {
+    me: ReplicaId,
+    pending: Map<Want, Pending>,
+    next_req: ReqId,
+}
+
+impl Fetches {
+    pub(super) fn new(me: ReplicaId) -> Fetches {
+        Fetches {
+            me,
+            pending: Map::default(),
+            next_req: ReqId(1),
+        }
+    }
+
+    /// A request id not used before.
+    pub(super) fn new_req(&mut self) -> ReqId {
+        let req = self.next_req;
+        self.next_req = req.next();
+        req
+    }
+
+    pub(super) fn get(&self, want: &Want) -> Option<&Pending> {
+        self.pending.get(want)
+    }
+
+    pub(super) fn get_mut(&mut self, want: &Want) -> Option<&mut Pending> {
+        self.pending.get_mut(want)
+    }
+
+    pub(super) fn contains(&self, want: &Want) -> bool {
+        self.pending.contains_key(want)
+    }
+
+    pub(super) fn insert(&mut self, want: Want, p: Pending) {
+        self.pending.insert(want, p);
+    }
+
+    pub(super) fn remove(&mut self, want: &Want) -> Option<Pending> {
+        self.pending.remove(want)
+    }
+
+    /// Every want fetched, in the map's (fixed) order.
+    pub(super) fn wants(&self, f: impl Fn(&Want, &Pending) -> bool) -> Vec<Want> {
+        self.pending
+            .iter()
+            .filter(|(w, p)| f(w, p))
+            .map(|(w, _)| *w)
+            .collect()
+    }
+
+    /// Whether some ask other than `replica`'s still waits for `want`.
+    pub(super) fn others_outstanding(&self, want: &Want, replica: u32) -> bool {
+        self.pending.get(want).is_some_and(|p| {
+            p.asks
+                .iter()
+                .any(|a| a.replica != replica && a.outstanding())
+        })
+    }
+
+    /// This process did not run for a while: asks in flight start their clock again.
+    pub(super) fn resync(&mut self, now: Duration) {
+        for p in self.pending.values_mut() {
+            for a in p.asks.iter_mut() {
+                if let AskState::Sent { at } = &mut a.state {
+                    *at = now;
+                }
+            }
+        }
+    }
+
+    /// When the ask `a` for `want` needs attention, if ever: an unanswered one after the
+    /// ack timeout; a parked one when its replica's silence calls for it.
+    fn ask_deadline(
+        &self,
+        want: &Want,
+        a: &Ask,
+        silence: &Silence,
+        ack_timeout: Duration,
+    ) -> Option<Duration> {
+        let peer = ReplicaId::new(want.src(), a.replica);
+        if peer == self.me {
+            return None;
+        }
+        match a.state {
+            AskState::Sent { at } => Some(at + ack_timeout),
+            AskState::Parked => Some(silence.parked_deadline(peer, ack_timeout)),
+            AskState::Silent | AskState::Gone | AskState::Dropped => None,
+        }
+    }
+
+    /// The earliest deadline of any fetch (`Duration::MAX` for one that waits for
+    /// nothing but a hedge it never makes).
+    pub(super) fn next_deadline(
+        &self,
+        silence: &Silence,
+        ack_timeout: Duration,
+    ) -> Option<Duration> {
+        let mut t: Option<Duration> = None;
+        for (want, p) in &self.pending {
+            t = Some(t.map_or(p.hedge_at, |x| x.min(p.hedge_at)));
+            for a in &p.asks {
+                if let Some(d) = self.ask_deadline(want, a, silence, ack_timeout) {
+                    t = Some(t.map_or(d, |x| x.min(d)));
+                }
+            }
+        }
+        t
+    }
+
+    /// What is due at `now`: silent asks, peers to ask again (one pull each), hedges.
+    pub(super) fn scan(&self, now: Duration, silence: &Silence, ack_timeout: Duration) -> Expired {
+        let mut out = Expired::default();
+        for (want, p) in &self.pending {
+            for a in &p.asks {
+                if self
+                    .ask_deadline(want, a, silence, ack_timeout)
+                    .is_none_or(|d| now < d)
+                {
+                    continue;
+                }
+                let peer = ReplicaId::new(want.src(), a.replica);
+                match a.state {
+                    AskState::Sent { .. } => out.silent.push((*want, peer)),
+                    AskState::Parked => match silence.parked(peer, now, ack_timeout) {
+                        ParkedCheck::Silent => out.silent.push((*want, peer)),
+                        ParkedCheck::Ping => {
+                            if !out.ping.iter().any(|(p, ..)| *p == peer) {
+                                out.ping.push((peer, *want, a.req));
+                            }
+                        }
+                        ParkedCheck::Quiet { .. } => {}
+                    },
+                    AskState::Silent | AskState::Gone | AskState::Dropped => {}
+                }
+            }
+            if now >= p.hedge_at {
+                out.hedge.push(*want);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Key;
+
+    const MS: Duration = Duration::from_millis(1);
+    const ACK: Duration = Duration::from_millis(100);
+
+    fn want(seq: u64) -> Want {
+        Want::Key(Key {
+            comm: 0,
+            tag: 0,
+            src: 1,
+            dst: 0,
+            seq,
+        })
+    }
+
+    fn fetches_with(asks: &[(u64, u32, AskState)]) -> Fetches {
+        let mut f = Fetches::new(ReplicaId::new(0, 0));
+        for &(seq, replica, state) in asks {
+            let req = f.new_req();
+            let p = f
+                .pending
+                .entry(want(seq))
+                .or_insert_with(|| Pending::new(Duration::MAX, true, false));
+            p.asks.push(Ask {
+                replica,
+                req,
+                state,
+            });
+        }
+        f
+    }
+
+    #[test]
+    fn request_ids_are_never_reused_and_never_the_unasked_id() {
+        let mut f = Fetches::new(ReplicaId::new(0, 0));
+        let a = f.new_req();
+        let b = f.new_req();
+        assert_ne!(a, ReqId::UNASKED);
+        assert!(b > a);
+    }
+
+    #[test]
+    fn an_unanswered_ask_is_silent_after_the_ack_timeout() {
+        let f = fetches_with(&[(0, 0, AskState::Sent { at: 10 * MS })]);
+        let s = Silence::default();
+        assert_eq!(f.next_deadline(&s, ACK), Some(110 * MS));
+        assert_eq!(f.scan(109 * MS, &s, ACK), Expired::default());
+        assert_eq!(
+            f.scan(110 * MS, &s, ACK).silent,
+            [(want(0), ReplicaId::new(1, 0))]
+        );
+    }
+
+    #[test]
+    fn parked_asks_ping_each_peer_once_per_scan() {
+        let f = fetches_with(&[(0, 1, AskState::Parked), (1, 1, AskState::Parked)]);
+        let mut s = Silence::default();
+        s.heard(ReplicaId::new(1, 1), Duration::ZERO);
+        assert_eq!(f.next_deadline(&s, ACK), Some(50 * MS));
+        let e = f.scan(50 * MS, &s, ACK);
+        assert_eq!(e.ping.len(), 1);
+        assert!(e.silent.is_empty());
+        let e = f.scan(100 * MS, &s, ACK);
+        assert_eq!(e.silent.len(), 2);
+    }
+
+    #[test]
+    fn settled_asks_have_no_deadline_but_hedges_do() {
+        let mut f = fetches_with(&[
+            (0, 0, AskState::Silent),
+            (0, 1, AskState::Gone),
+            (0, 1, AskState::Dropped),
+        ]);
+        let s = Silence::default();
+        // A fetch nobody hedges still reports its (never reached) hedge time.
+        assert_eq!(f.next_deadline(&s, ACK), Some(Duration::MAX));
+        if let Some(p) = f.get_mut(&want(0)) {
+            p.hedge_at = 30 * MS;
+        }
+        assert_eq!(f.next_deadline(&s, ACK), Some(30 * MS));
+        assert_eq!(f.scan(30 * MS, &s, ACK).hedge, [want(0)]);
+    }
+
+    #[test]
+    fn asks_of_our_own_rank_to_ourselves_never_time_out() {
+        let mut f = Fetches::new(ReplicaId::new(1, 0));
+        f.insert(want(0), Pending::new(Duration::MAX, true, false));
+        let req = f.new_req();
+        if let Some(p) = f.get_mut(&want(0)) {
+            p.record_ask(0, req, Duration::ZERO, false);
+        }
+        assert_eq!(f.next_deadline(&Silence::default(), ACK), Some(Duration::MAX));
+    }
+
+    #[test]
+    fn a_new_ask_replaces_a_settled_one_to_the_same_replica() {
+        let mut p = Pending::new(Duration::MAX, true, false);
+        p.record_ask(1, ReqId(1), Duration::ZERO, false);
+        p.asks[0].state = AskState::Silent;
+        p.record_ask(1, ReqId(2), 5 * MS, false);
+        assert_eq!(p.asks.len(), 1);
+        assert_eq!(p.asks[0].req, ReqId(2));
+        // A hedge keeps an ask that is still outstanding.
+        p.record_ask(1, ReqId(3), 6 * MS, true);
+        assert_eq!(p.replicas(Ask::outstanding), [1, 1]);
+    }
+}

@@ -1,0 +1,167 @@
+//! What the engine hands its driver: frames to write now, frames that may wait for a
+//! write to their peer (speculative pulls), frames to itself (handled by the engine in
+//! the same call), and events. Owns only the queues and their order: frames to one peer
+//! leave in the order they were queued. Never decides what to send.
+
+use std::collections::VecDeque;
+
+use super::EngineEvent;
+use crate::message::{ReplicaId, Want};
+use crate::wire::Frame;
+
+/// The engine's output queues.
+#[derive(Debug)]
+pub(super) struct Outbox {
+    me: ReplicaId,
+    transmit: VecDeque<(ReplicaId, Frame)>,
+    /// Frames that may wait for the next write to their peer (speculative pulls).
+    deferred: VecDeque<(ReplicaId, Frame)>,
+    /// Frames to this replica itself, dispatched by the engine before it returns.
+    loopback: VecDeque<Frame>,
+    events: VecDeque<EngineEvent>,
+}
+
+impl Outbox {
+    pub(super) fn new(me: ReplicaId) -> Outbox {
+        Outbox {
+            me,
+            transmit: VecDeque::new(),
+            deferred: VecDeque::new(),
+            loopback: VecDeque::new(),
+            events: VecDeque::new(),
+        }
+    }
+
+    /// Queues `f` for `to` (to ourselves: on the loopback).
+    pub(super) fn send(&mut self, to: ReplicaId, f: Frame) {
+        if to == self.me {
+            self.loopback.push_back(f);
+        } else {
+            self.transmit.push_back((to, f));
+        }
+    }
+
+    /// Queues `f` for `to` as a frame that may wait for a write to `to` (never to
+    /// ourselves: those go on the loopback at once).
+    pub(super) fn defer(&mut self, to: ReplicaId, f: Frame) {
+        if to == self.me {
+            self.loopback.push_back(f);
+        } else {
+            self.deferred.push_back((to, f));
+        }
+    }
+
+    /// A deferred pull for `want` goes now: the application waits for it.
+    pub(super) fn hurry_pull(&mut self, want: Want) {
+        let i = self
+            .deferred
+            .iter()
+            .position(|(_, f)| matches!(f, Frame::Pull { want: w, .. } if *w == want));
+        if let Some(d) = i.and_then(|i| self.deferred.remove(i)) {
+            self.transmit.push_back(d);
+        }
+    }
+
+    pub(super) fn event(&mut self, e: EngineEvent) {
+        self.events.push_back(e);
+    }
+
+    pub(super) fn pop_loopback(&mut self) -> Option<Frame> {
+        self.loopback.pop_front()
+    }
+
+    /// Next frame to write now, skipping those `stale` rejects.
+    pub(super) fn poll_transmit(
+        &mut self,
+        stale: impl Fn(&Frame) -> bool,
+    ) -> Option<(ReplicaId, Frame)> {
+        while let Some((to, f)) = self.transmit.pop_front() {
+            if !stale(&f) {
+                return Some((to, f));
+            }
+        }
+        None
+    }
+
+    pub(super) fn poll_deferred(&mut self) -> Option<(ReplicaId, Frame)> {
+        self.deferred.pop_front()
+    }
+
+    pub(super) fn poll_deferred_to(
+        &mut self,
+        rides: impl Fn(ReplicaId) -> bool,
+    ) -> Option<(ReplicaId, Frame)> {
+        let i = self.deferred.iter().position(|(to, _)| rides(*to))?;
+        self.deferred.remove(i)
+    }
+
+    pub(super) fn poll_event(&mut self) -> Option<EngineEvent> {
+        self.events.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{Key, ReqId};
+
+    fn pull(seq: u64) -> Frame {
+        Frame::Pull {
+            want: want(seq),
+            req: ReqId(seq),
+            consumed: 0,
+        }
+    }
+
+    fn want(seq: u64) -> Want {
+        Want::Key(Key {
+            comm: 0,
+            tag: 0,
+            src: 1,
+            dst: 0,
+            seq,
+        })
+    }
+
+    #[test]
+    fn frames_to_ourselves_go_on_the_loopback() {
+        let me = ReplicaId::new(0, 0);
+        let mut o = Outbox::new(me);
+        o.send(me, pull(1));
+        o.defer(me, pull(2));
+        o.send(ReplicaId::new(1, 0), pull(3));
+        assert_eq!(o.pop_loopback(), Some(pull(1)));
+        assert_eq!(o.pop_loopback(), Some(pull(2)));
+        assert_eq!(
+            o.poll_transmit(|_| false),
+            Some((ReplicaId::new(1, 0), pull(3)))
+        );
+        assert_eq!(o.poll_deferred(), None);
+    }
+
+    #[test]
+    fn a_hurried_pull_leaves_the_deferred_queue_in_order() {
+        let peer = ReplicaId::new(1, 0);
+        let mut o = Outbox::new(ReplicaId::new(0, 0));
+        o.defer(peer, pull(1));
+        o.defer(peer, pull(2));
+        o.send(peer, pull(3));
+        o.hurry_pull(want(2));
+        assert_eq!(o.poll_transmit(|_| false), Some((peer, pull(3))));
+        assert_eq!(o.poll_transmit(|_| false), Some((peer, pull(2))));
+        assert_eq!(o.poll_transmit(|_| false), None);
+        assert_eq!(o.poll_deferred_to(|to| to == peer), Some((peer, pull(1))));
+    }
+
+    #[test]
+    fn stale_frames_are_skipped() {
+        let peer = ReplicaId::new(1, 0);
+        let mut o = Outbox::new(ReplicaId::new(0, 0));
+        o.send(peer, pull(1));
+        o.send(peer, pull(2));
+        assert_eq!(
+            o.poll_transmit(|f| matches!(f, Frame::Pull { req, .. } if *req == ReqId(1))),
+            Some((peer, pull(2)))
+        );
+    }
+}

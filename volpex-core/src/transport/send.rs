@@ -1,0 +1,250 @@
+//! Sending a message: the application's send command, carried out under the core's lock.
+//! The engine decides what to log, whom to answer and whether a message may skip the log
+//! (`Engine::write_ahead`, `send`, `send_unlogged`); this module does the writing: a
+//! large message starts going out from the sender's buffer to the replicas whose pulls
+//! wait for it before it is copied into the log, and the sender blocks (turning the loop)
+//! while the log is full. Must never decide protocol questions itself.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use mio::Token;
+
+use super::auth::PeerId;
+use super::event_loop::Core;
+use crate::config::{DIRECT_WRITE_BYTES_MIN, FULL_LOG_TURN, HEADER_BYTES, UNLOGGED_BYTES_MIN};
+use crate::message::log::LogFull;
+use crate::message::{pool, Key, ReplicaId, ReqId};
+use crate::pull::WriteAhead;
+use crate::wire::frame::data_header;
+
+/// Why a send failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// Every replica of the destination is gone while the sender waited for log room.
+    #[error("rank {rank} lost: all its replicas failed")]
+    RankLost {
+        /// The lost destination rank.
+        rank: u32,
+    },
+    /// The event loop failed while the sender waited.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The log refused a message it had just made room for (a bug of ours).
+    #[error("sender log refused a message it had room for: {0:?}")]
+    LogRefused(LogFull),
+}
+
+/// A DATA frame partly written straight from the sender's buffer: the rest must follow
+/// on the same connection (see `Core::write_direct`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct DirectWrite {
+    pub(super) to: ReplicaId,
+    pub(super) key: Key,
+    pub(super) req: ReqId,
+    pub(super) token: Token,
+    pub(super) written: usize,
+}
+
+impl Core {
+    /// Sends one message from `comm`/`tag` to world rank `dst`. It returns once the
+    /// message is in the log (MPI buffered semantics); a large one first starts going out
+    /// from `bytes`, and is copied into the log while the receiver reads it. A very large
+    /// one that went out whole to every live replica of `dst` is not copied at all once
+    /// they all confirm it (MPI lets a standard send wait for its receiver); if the
+    /// confirmations are late, it is copied after all.
+    pub fn send(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), SendError> {
+        self.wait_for_log_room(&[dst], bytes.len(), 1)?;
+        if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
+            // Speculative pulls waiting for this command's write go first, in a write of
+            // their own: a receiver that answers the message being written finds its pull
+            // here, instead of after the copy into the log.
+            self.flush_all();
+            let (order, confirmed) = self.write_ahead(comm, tag, dst, bytes, true);
+            if confirmed && self.await_delivery(comm, dst, order, bytes.len())? {
+                self.engine.send_unlogged(comm, tag, dst);
+                self.end_send();
+                return Ok(());
+            }
+        }
+        self.log_send(comm, tag, dst, pool::copy(bytes))?;
+        self.end_send();
+        Ok(())
+    }
+
+    /// `send` of one buffer to each of `dsts` (world ranks) with one copy into the log for
+    /// all of them (the sends of one buffer in a broadcast): a large message starts going
+    /// out to all of them before that copy. `Ok(false)`, having sent nothing, when the
+    /// messages must go one by one instead: fewer than two, large enough to skip the log,
+    /// or more than the log could hold at once.
+    pub fn send_shared(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dsts: &[u32],
+        bytes: &[u8],
+    ) -> Result<bool, SendError> {
+        if dsts.len() < 2
+            || bytes.len() >= UNLOGGED_BYTES_MIN
+            || !self.engine.log_could_hold(bytes.len(), dsts.len())
+        {
+            return Ok(false);
+        }
+        self.wait_for_log_room(dsts, bytes.len(), dsts.len())?;
+        if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
+            self.flush_all();
+            for &dst in dsts {
+                self.write_ahead(comm, tag, dst, bytes, false);
+            }
+        }
+        let payload = pool::copy(bytes);
+        for &dst in dsts {
+            self.log_send(comm, tag, dst, payload.clone())?;
+        }
+        self.end_send();
+        Ok(true)
+    }
+
+    /// Blocks until the log has room for `copies` messages of `len` bytes (or a
+    /// destination is lost).
+    fn wait_for_log_room(
+        &mut self,
+        dsts: &[u32],
+        len: usize,
+        copies: usize,
+    ) -> Result<(), SendError> {
+        let mut blocked = false;
+        while !self.engine.log_has_room(len, copies) {
+            if !blocked {
+                log::debug!(
+                    "replica {}: sender log full; blocking the sender until a replica of rank {dsts:?} consumes",
+                    self.engine.me()
+                );
+                blocked = true;
+            }
+            if let Some(&rank) = dsts.iter().find(|&&d| !self.engine.rank_alive(d)) {
+                return Err(SendError::RankLost { rank });
+            }
+            self.turn(Some(FULL_LOG_TURN), false)?;
+        }
+        Ok(())
+    }
+
+    /// Starts writing the next message from `comm`/`tag` to `dst` straight from `bytes`
+    /// to every replica whose pull waits for it. Returns its order number and whether it
+    /// went out whole, asking for confirmation, to every live replica of `dst` (only if
+    /// `may_skip_log` and the engine allows it).
+    fn write_ahead(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        bytes: &[u8],
+        may_skip_log: bool,
+    ) -> (u64, bool) {
+        let WriteAhead {
+            key,
+            order,
+            waiters,
+            confirm,
+        } = self
+            .engine
+            .write_ahead(comm, tag, dst, bytes.len(), may_skip_log);
+        let mut whole = true;
+        for w in &waiters {
+            whole &= self.write_direct(w.from, key, w.req, order, bytes, confirm);
+        }
+        (order, confirm && whole)
+    }
+
+    /// Turns the loop until every live replica of `dst` confirmed the message with
+    /// `order` on `comm`, for at most `Config::confirm_wait`; false if they did not.
+    fn await_delivery(
+        &mut self,
+        comm: u32,
+        dst: u32,
+        order: u64,
+        len: usize,
+    ) -> Result<bool, SendError> {
+        let until = Instant::now() + self.engine.config().confirm_wait(len);
+        // Polls like a blocked call's spin, giving the CPU away between polls where the
+        // receiver may need it to read and confirm.
+        let (_, yield_when_idle, _) = self.spin_config();
+        loop {
+            if self.engine.delivered(comm, dst, order) {
+                return Ok(true);
+            }
+            if Instant::now() >= until {
+                return Ok(false);
+            }
+            self.turn(Some(Duration::ZERO), false)?;
+            if yield_when_idle {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// Logs the next message from `comm`/`tag` to `dst`. The caller made room under the
+    /// same lock, so the log does not refuse it.
+    fn log_send(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        payload: bytes::Bytes,
+    ) -> Result<(), SendError> {
+        let now = self.now();
+        self.engine
+            .send(now, comm, tag, dst, payload)
+            .map(|_| ())
+            .map_err(SendError::LogRefused)
+    }
+
+    /// Starts writing a DATA frame to `to` straight from the sender's buffer, before the
+    /// message is copied into the log, when the connection is idle. The engine's DATA
+    /// frame for the same (to, key, req) later carries on where this stopped.
+    /// True when the whole frame went out.
+    fn write_direct(
+        &mut self,
+        to: ReplicaId,
+        key: Key,
+        req: ReqId,
+        order: u64,
+        payload: &[u8],
+        confirm: bool,
+    ) -> bool {
+        let Some(&token) = self.peers.get(&to) else {
+            return false;
+        };
+        let Some(c) = self.conns.get_mut(&token) else {
+            return false;
+        };
+        if c.peer() != Some(PeerId::Replica(to)) || !c.link.out.is_empty() {
+            return false;
+        }
+        let head = data_header(&key, req, order, payload.len(), confirm).encode();
+        let total = HEADER_BYTES + payload.len();
+        // The whole frame in one call: the kernel takes what the socket buffer holds, and
+        // the engine's DATA frame carries on from there (also after an error, which shows
+        // again when that frame is written).
+        let bufs = [io::IoSlice::new(&head), io::IoSlice::new(payload)];
+        let written = io::Write::write_vectored(&mut c.stream, &bufs).unwrap_or(0);
+        if written > 0 {
+            self.direct.push(DirectWrite {
+                to,
+                key,
+                req,
+                token,
+                written,
+            });
+        }
+        written == total
+    }
+
+    /// `flush` at the end of a send command: direct writes whose DATA frame was not
+    /// routed (its receiver died meanwhile) are over.
+    fn end_send(&mut self) {
+        self.flush();
+        self.direct.clear();
+    }
+}
