@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-/// Size of the fixed wire header in bytes (asserted against the codec in `wire`).
+/// Size of the fixed wire header in bytes (asserted at compile time against the field
+/// layout in `wire::header`).
 pub const HEADER_BYTES: usize = 56;
 
 /// Largest payload one frame may carry. Anything larger is a protocol error that closes

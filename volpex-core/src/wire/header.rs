@@ -153,6 +153,71 @@ pub enum WireError {
     BadControl(String),
 }
 
+/// The header's fields in wire order. `LAYOUT` gives each one's width; offsets follow
+/// from it, and a compile-time assertion checks that the fields tile the header exactly
+/// (`HEADER_BYTES`, no gap, no overlap), so `encode` and `decode` cannot disagree with the
+/// table in `docs/PROTOCOL.md` about where a field sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Magic,
+    Version,
+    Kind,
+    Flags,
+    Reserved8,
+    Len,
+    Comm,
+    Tag,
+    Src,
+    Dst,
+    Reserved32,
+    Seq,
+    Req,
+    Aux,
+}
+
+/// Width in bytes of every `Field`, in order.
+const LAYOUT: [(Field, usize); 14] = [
+    (Field::Magic, 4),
+    (Field::Version, 1),
+    (Field::Kind, 1),
+    (Field::Flags, 1),
+    (Field::Reserved8, 1),
+    (Field::Len, 4),
+    (Field::Comm, 4),
+    (Field::Tag, 4),
+    (Field::Src, 4),
+    (Field::Dst, 4),
+    (Field::Reserved32, 4),
+    (Field::Seq, 8),
+    (Field::Req, 8),
+    (Field::Aux, 8),
+];
+
+const _: () = {
+    let mut end = 0;
+    let mut i = 0;
+    while i < LAYOUT.len() {
+        // Listed in declaration order, so `Field as usize` indexes `LAYOUT`.
+        assert!(LAYOUT[i].0 as usize == i);
+        end += LAYOUT[i].1;
+        i += 1;
+    }
+    assert!(end == HEADER_BYTES, "the header fields must fill HEADER_BYTES exactly");
+};
+
+impl Field {
+    /// Where the field sits in the encoded header.
+    const fn range(self) -> std::ops::Range<usize> {
+        let mut start = 0;
+        let mut i = 0;
+        while i < self as usize {
+            start += LAYOUT[i].1;
+            i += 1;
+        }
+        start..start + LAYOUT[self as usize].1
+    }
+}
+
 /// The decoded fixed header. Field meaning depends on `kind`; see `docs/PROTOCOL.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
@@ -195,49 +260,56 @@ impl Header {
         }
     }
 
-    /// Encodes into the fixed 56-byte form.
+    /// Encodes into the fixed 56-byte form (the layout is `Field`'s).
     pub fn encode(&self) -> [u8; HEADER_BYTES] {
         let mut b = [0u8; HEADER_BYTES];
-        b[0..4].copy_from_slice(&MAGIC.to_le_bytes());
-        b[4] = VERSION;
-        b[5] = self.kind as u8;
-        b[6] = self.flags;
-        // b[7] reserved
-        b[8..12].copy_from_slice(&self.len.to_le_bytes());
-        b[12..16].copy_from_slice(&self.comm.to_le_bytes());
-        b[16..20].copy_from_slice(&self.tag.to_le_bytes());
-        b[20..24].copy_from_slice(&self.src.to_le_bytes());
-        b[24..28].copy_from_slice(&self.dst.to_le_bytes());
-        // b[28..32] reserved
-        b[32..40].copy_from_slice(&self.seq.to_le_bytes());
-        b[40..48].copy_from_slice(&self.req.to_le_bytes());
-        b[48..56].copy_from_slice(&self.aux.to_le_bytes());
+        let mut put = |f: Field, v: &[u8]| b[f.range()].copy_from_slice(v);
+        put(Field::Magic, &MAGIC.to_le_bytes());
+        put(Field::Version, &[VERSION]);
+        put(Field::Kind, &[self.kind as u8]);
+        put(Field::Flags, &[self.flags]);
+        put(Field::Len, &self.len.to_le_bytes());
+        put(Field::Comm, &self.comm.to_le_bytes());
+        put(Field::Tag, &self.tag.to_le_bytes());
+        put(Field::Src, &self.src.to_le_bytes());
+        put(Field::Dst, &self.dst.to_le_bytes());
+        put(Field::Seq, &self.seq.to_le_bytes());
+        put(Field::Req, &self.req.to_le_bytes());
+        put(Field::Aux, &self.aux.to_le_bytes());
         b
     }
 
     /// Decodes and validates every field; the error names the bad one.
     pub fn decode(b: &[u8; HEADER_BYTES]) -> Result<Header, WireError> {
-        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-        let u64_at = |i: usize| {
+        let u32_at = |f: Field| {
+            let mut a = [0u8; 4];
+            a.copy_from_slice(&b[f.range()]);
+            u32::from_le_bytes(a)
+        };
+        let u64_at = |f: Field| {
             let mut a = [0u8; 8];
-            a.copy_from_slice(&b[i..i + 8]);
+            a.copy_from_slice(&b[f.range()]);
             u64::from_le_bytes(a)
         };
-        let magic = u32_at(0);
+        let u8_at = |f: Field| b[f.range().start];
+        let magic = u32_at(Field::Magic);
         if magic != MAGIC {
             return Err(WireError::BadMagic(magic));
         }
-        if b[4] != VERSION {
-            return Err(WireError::BadVersion(b[4]));
+        let version = u8_at(Field::Version);
+        if version != VERSION {
+            return Err(WireError::BadVersion(version));
         }
-        let kind = Kind::from_u8(b[5]).ok_or(WireError::UnknownKind(b[5]))?;
-        if b[7] != 0 {
+        let kind_byte = u8_at(Field::Kind);
+        let kind = Kind::from_u8(kind_byte).ok_or(WireError::UnknownKind(kind_byte))?;
+        let r1 = u8_at(Field::Reserved8);
+        if r1 != 0 {
             return Err(WireError::Reserved {
                 field: "reserved8",
-                value: b[7].into(),
+                value: r1.into(),
             });
         }
-        let flags = b[6];
+        let flags = u8_at(Field::Flags);
         let allowed = match kind {
             Kind::Pull | Kind::Ack | Kind::Gone | Kind::Cancel => FLAG_BY_ORDER,
             Kind::Data => FLAG_CONFIRM,
@@ -253,14 +325,14 @@ impl Header {
         if flags & !allowed != 0 {
             return Err(WireError::BadFlags { kind, flags });
         }
-        let r2 = u32_at(28);
+        let r2 = u32_at(Field::Reserved32);
         if r2 != 0 {
             return Err(WireError::Reserved {
                 field: "reserved32",
                 value: r2.into(),
             });
         }
-        let len = u32_at(8);
+        let len = u32_at(Field::Len);
         let ok = match kind.payload_rule() {
             PayloadRule::Exactly(n) => len as usize == n,
             PayloadRule::AtMost(n) => len as usize <= n,
@@ -280,13 +352,13 @@ impl Header {
             kind,
             flags,
             len,
-            comm: u32_at(12),
-            tag: u32_at(16) as i32,
-            src: u32_at(20),
-            dst: u32_at(24),
-            seq: u64_at(32),
-            req: u64_at(40),
-            aux: u64_at(48),
+            comm: u32_at(Field::Comm),
+            tag: u32_at(Field::Tag) as i32,
+            src: u32_at(Field::Src),
+            dst: u32_at(Field::Dst),
+            seq: u64_at(Field::Seq),
+            req: u64_at(Field::Req),
+            aux: u64_at(Field::Aux),
         })
     }
 }
