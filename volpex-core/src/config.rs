@@ -63,6 +63,31 @@ pub const UNLOGGED_BYTES_MIN: usize = 2 << 20;
 /// How long a sender blocked on a full log waits per loop turn.
 pub const FULL_LOG_TURN: Duration = Duration::from_millis(10);
 
+/// Payloads smaller than this come from the ordinary allocator, larger ones from
+/// `message::pool`.
+pub const POOLED_BYTES_MIN: usize = 64 << 10;
+/// Most bytes `message::pool` keeps.
+pub const POOL_BYTES_MAX: usize = 256 << 20;
+
+/// Received payloads larger than this are read straight into their own allocation.
+pub const LARGE_PAYLOAD_BYTES: usize = 32 << 10;
+/// Size of a connection's read buffer for small frames.
+pub const READ_BUFFER_BYTES: usize = 64 << 10;
+
+/// Requested SO_SNDBUF / SO_RCVBUF of peer connections (the kernel caps it at its
+/// `*mem_max`), so that a multi-megabyte message needs few readiness round trips.
+pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
+
+/// Default TCP user timeout and keepalive bound of peer connections
+/// (`Config::peer_timeout`, see `transport::keepalive`).
+pub const PEER_TIMEOUT_DEFAULT: Duration = Duration::from_millis(10_000);
+
+/// The progress thread keeps away from the core while the application used it within
+/// this window (see `transport::progress`).
+pub const APP_ACTIVE_WINDOW: Duration = Duration::from_millis(1);
+/// Longest the progress thread sleeps in one poll.
+pub const BACKGROUND_POLL: Duration = Duration::from_millis(50);
+
 /// Runtime tunables of one replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -125,7 +150,7 @@ impl Default for Config {
             hard_spin: None,
             send_deterministic: false,
             confirm_wait: None,
-            peer_timeout: Some(crate::transport::keepalive::PEER_TIMEOUT_DEFAULT),
+            peer_timeout: Some(PEER_TIMEOUT_DEFAULT),
             tcp_congestion: Some(TCP_CONGESTION_DEFAULT.to_string()),
         }
     }

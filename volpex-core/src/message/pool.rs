@@ -9,10 +9,7 @@
 use bytes::Bytes;
 use parking_lot::Mutex;
 
-/// Payloads smaller than this come from the ordinary allocator.
-pub const POOLED_BYTES_MIN: usize = 64 << 10;
-/// Most bytes the pool keeps.
-const POOL_BYTES_MAX: usize = 256 << 20;
+use crate::config::{POOLED_BYTES_MIN, POOL_BYTES_MAX};
 
 struct Pool {
     /// Free buffers, each with capacity a power of two.

@@ -19,10 +19,8 @@ use mio::Waker;
 use parking_lot::{Mutex, MutexGuard};
 
 use super::event_loop::{Core, Signals};
+use crate::config::{APP_ACTIVE_WINDOW, BACKGROUND_POLL};
 use crate::wire::stream::Landing;
-
-const APP_ACTIVE_WINDOW: Duration = Duration::from_millis(1);
-const BACKGROUND_POLL: Duration = Duration::from_millis(50);
 
 /// The shared runtime of one replica.
 pub struct Runtime {

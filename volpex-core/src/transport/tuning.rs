@@ -12,11 +12,7 @@
 
 use mio::net::TcpStream;
 
-use crate::config::Config;
-
-/// Requested SO_SNDBUF / SO_RCVBUF (the kernel caps it at its `*mem_max`), so that a
-/// multi-megabyte message needs few readiness round trips.
-const SOCKET_BUFFER_BYTES: usize = 4 << 20;
+use crate::config::{Config, SOCKET_BUFFER_BYTES};
 
 /// Applies the options to a peer connection (dialed or accepted).
 pub fn tune(stream: &TcpStream, cfg: &Config) {

@@ -202,7 +202,10 @@ const _: () = {
         end += LAYOUT[i].1;
         i += 1;
     }
-    assert!(end == HEADER_BYTES, "the header fields must fill HEADER_BYTES exactly");
+    assert!(
+        end == HEADER_BYTES,
+        "the header fields must fill HEADER_BYTES exactly"
+    );
 };
 
 impl Field {

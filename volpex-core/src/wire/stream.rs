@@ -8,13 +8,8 @@ use std::io::{self, IoSlice, Read, Write};
 use bytes::Bytes;
 
 use super::header::{Header, Kind, WireError};
-use crate::config::HEADER_BYTES;
+use crate::config::{HEADER_BYTES, LARGE_PAYLOAD_BYTES, READ_BUFFER_BYTES};
 use crate::message::Want;
-
-/// Payloads larger than this are read straight into their own allocation.
-const LARGE_PAYLOAD_BYTES: usize = 32 << 10;
-/// Size of a connection's read buffer for small frames.
-const READ_BUFFER_BYTES: usize = 64 << 10;
 
 /// Why reading stopped for good.
 #[derive(Debug, thiserror::Error)]

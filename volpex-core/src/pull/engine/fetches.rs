@@ -363,7 +363,10 @@ mod tests {
         if let Some(p) = f.get_mut(&want(0)) {
             p.record_ask(0, req, Duration::ZERO, false);
         }
-        assert_eq!(f.next_deadline(&Silence::default(), ACK), Some(Duration::MAX));
+        assert_eq!(
+            f.next_deadline(&Silence::default(), ACK),
+            Some(Duration::MAX)
+        );
     }
 
     #[test]
