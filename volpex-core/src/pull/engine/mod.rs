@@ -18,8 +18,8 @@
 //! | `message::SendLog`, `message::matching::Matcher`, `replica::Liveness` | the log, matching, who is alive |
 //!
 //! The protocol logic that spans them lives in this file (dispatch, timers), `receive`
-//! (asking, failing over, hedging), `serve` (answering pulls) and `choices` (coordinated
-//! choices). Receiving is split in two: `message::matching` decides which message each
+//! (asking, failing over, hedging), `serve` (the send commands and answering pulls) and
+//! `choices` (coordinated choices). Receiving is split in two: `message::matching` decides which message each
 //! posted receive matches and says what it needs; the engine fetches it.
 //!
 //! Speculative pulls: when the application takes a message of a stream (comm, tag, src),
@@ -58,8 +58,7 @@ pub use self::service::Waiter;
 use self::silence::Silence;
 use self::timers::{Timer, TimerTable};
 use super::decision::{slot_key, Slot, DECISION_CTX};
-use crate::config::{Config, DECISIONS_HELD_MAX, UNLOGGED_BYTES_MIN};
-use crate::message::log::LogFull;
+use crate::config::{Config, DECISIONS_HELD_MAX};
 use crate::message::matching::{Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, ReplicaId, SendLog, Set, Want};
 use crate::replica::Liveness;
@@ -206,50 +205,6 @@ impl Engine {
         self.log.could_hold(len, copies)
     }
 
-    /// What a driver may write before the next `send` to (comm, tag, dst) logs it: the
-    /// message's key and order number, the live replicas whose pulls for it are parked
-    /// here, and whether a message of `len` bytes may skip the log (`may_skip_log` and
-    /// it is at least `UNLOGGED_BYTES_MIN` and every live replica of `dst` waits for it,
-    /// so all of them can confirm it at once). No waiters when the message must carry
-    /// choices: those frames go before its DATA.
-    pub fn write_ahead(
-        &self,
-        comm: u32,
-        tag: i32,
-        dst: u32,
-        len: usize,
-        may_skip_log: bool,
-    ) -> WriteAhead {
-        let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
-        let waiters: Vec<Waiter> = if self.coord.must_carry() {
-            Vec::new()
-        } else {
-            [Want::Key(key), self.order_want(comm, dst, order)]
-                .iter()
-                .flat_map(|w| self.service.waiters(w))
-                .copied()
-                .filter(|w| w.from != self.me && self.liveness.is_usable(w.from))
-                .collect()
-        };
-        let confirm =
-            may_skip_log && len >= UNLOGGED_BYTES_MIN && self.all_replicas_waiting(dst, &waiters);
-        WriteAhead {
-            key,
-            order,
-            waiters,
-            confirm,
-        }
-    }
-
-    /// Whether every live replica of `dst` is among `waiters`.
-    fn all_replicas_waiting(&self, dst: u32, waiters: &[Waiter]) -> bool {
-        dst != self.me.rank
-            && (0..self.replicas).all(|k| {
-                let r = ReplicaId::new(dst, k);
-                !self.liveness.is_usable(r) || waiters.iter().any(|w| w.from == r)
-            })
-    }
-
     /// Whether every live replica of `dst` reported having the message with `order` on
     /// `comm` (dead ones count as having everything).
     pub fn delivered(&self, comm: u32, dst: u32, order: u64) -> bool {
@@ -280,47 +235,6 @@ impl Engine {
     }
 
     // ---- commands ----
-
-    /// Appends a message to the log and answers any pull parked for it. `Err(LogFull)`
-    /// means the caller must wait (drive the engine) and try again.
-    pub fn send(
-        &mut self,
-        now: Duration,
-        comm: u32,
-        tag: i32,
-        dst: u32,
-        payload: Bytes,
-    ) -> Result<Key, LogFull> {
-        let choices = self.coord.decisions.used_bound();
-        let (key, order) =
-            self.log
-                .append(comm, tag, self.me.rank, dst, payload.clone(), choices)?;
-        self.stats.sends += 1;
-        for want in [Want::Key(key), self.order_want(comm, dst, order)] {
-            if !self.service.has_waiters(&want) {
-                continue;
-            }
-            if self.coord.may_leave(choices) {
-                self.serve_parked(want, key, order, &payload, choices);
-            } else {
-                self.block(now, want);
-            }
-        }
-        self.drain_loopback(now);
-        Ok(key)
-    }
-
-    /// Records the send `write_ahead` announced without logging its payload: every live
-    /// replica of `dst` already confirmed it (`delivered`), so no one can ask for it
-    /// again; a pull for it is answered GONE. The pulls parked for it were answered by
-    /// the caller's direct writes.
-    pub fn send_unlogged(&mut self, comm: u32, tag: i32, dst: u32) {
-        let (key, order) = self.log.append_unlogged(comm, tag, self.me.rank, dst);
-        self.stats.sends += 1;
-        self.stats.unlogged += 1;
-        self.service.take(&Want::Key(key));
-        self.service.take(&self.order_want(comm, dst, order));
-    }
 
     /// Posts a receive or probe; its result comes out of `take`.
     pub fn post(&mut self, now: Duration, spec: RecvSpec, mode: Mode) -> RecvId {

@@ -1,5 +1,5 @@
-//! The sender side of the pull protocol: answering pulls from the log (or the choice
-//! log), parking pulls for messages not sent yet, acknowledging them, and holding back
+//! The sender side of the pull protocol: the send commands (`write_ahead`, `send`,
+//! `send_unlogged`), answering pulls from the log (or the choice log), parking pulls for messages not sent yet, acknowledging them, and holding back
 //! messages that depend on more unstable choices than they may carry (output commit).
 //! The state is `service`; this file is the logic that also needs the log and the
 //! choices. Must never ask other replicas for anything.
@@ -10,9 +10,10 @@ use bytes::Bytes;
 
 use super::service::Waiter;
 use super::timers::Timer;
-use super::Engine;
-use crate::message::log::Lookup;
-use crate::message::{Key, Want};
+use super::{Engine, WriteAhead};
+use crate::config::UNLOGGED_BYTES_MIN;
+use crate::message::log::{LogFull, Lookup};
+use crate::message::{Key, ReplicaId, Want};
 use crate::pull::decision::{slot_key, Slot, DECISION_CTX};
 use crate::wire::Frame;
 
@@ -26,6 +27,95 @@ struct Logged {
 }
 
 impl Engine {
+    // ---- commands and getters of the send path (see `transport::send`) ----
+
+    /// What a driver may write before the next `send` to (comm, tag, dst) logs it: the
+    /// message's key and order number, the live replicas whose pulls for it are parked
+    /// here, and whether a message of `len` bytes may skip the log (`may_skip_log` and
+    /// it is at least `UNLOGGED_BYTES_MIN` and every live replica of `dst` waits for it,
+    /// so all of them can confirm it at once). No waiters when the message must carry
+    /// choices: those frames go before its DATA.
+    pub fn write_ahead(
+        &self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        len: usize,
+        may_skip_log: bool,
+    ) -> WriteAhead {
+        let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
+        let waiters: Vec<Waiter> = if self.coord.must_carry() {
+            Vec::new()
+        } else {
+            [Want::Key(key), self.order_want(comm, dst, order)]
+                .iter()
+                .flat_map(|w| self.service.waiters(w))
+                .copied()
+                .filter(|w| w.from != self.me && self.liveness.is_usable(w.from))
+                .collect()
+        };
+        let confirm =
+            may_skip_log && len >= UNLOGGED_BYTES_MIN && self.all_replicas_waiting(dst, &waiters);
+        WriteAhead {
+            key,
+            order,
+            waiters,
+            confirm,
+        }
+    }
+
+    /// Whether every live replica of `dst` is among `waiters`.
+    fn all_replicas_waiting(&self, dst: u32, waiters: &[Waiter]) -> bool {
+        dst != self.me.rank
+            && (0..self.replicas).all(|k| {
+                let r = ReplicaId::new(dst, k);
+                !self.liveness.is_usable(r) || waiters.iter().any(|w| w.from == r)
+            })
+    }
+
+    /// Appends a message to the log and answers any pull parked for it. `Err(LogFull)`
+    /// means the caller must wait (drive the engine) and try again.
+    pub fn send(
+        &mut self,
+        now: Duration,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        payload: Bytes,
+    ) -> Result<Key, LogFull> {
+        let choices = self.coord.decisions.used_bound();
+        let (key, order) =
+            self.log
+                .append(comm, tag, self.me.rank, dst, payload.clone(), choices)?;
+        self.stats.sends += 1;
+        for want in [Want::Key(key), self.order_want(comm, dst, order)] {
+            if !self.service.has_waiters(&want) {
+                continue;
+            }
+            if self.coord.may_leave(choices) {
+                self.serve_parked(want, key, order, &payload, choices);
+            } else {
+                self.block(now, want);
+            }
+        }
+        self.drain_loopback(now);
+        Ok(key)
+    }
+
+    /// Records the send `write_ahead` announced without logging its payload: every live
+    /// replica of `dst` already confirmed it (`delivered`), so no one can ask for it
+    /// again; a pull for it is answered GONE. The pulls parked for it were answered by
+    /// the caller's direct writes.
+    pub fn send_unlogged(&mut self, comm: u32, tag: i32, dst: u32) {
+        let (key, order) = self.log.append_unlogged(comm, tag, self.me.rank, dst);
+        self.stats.sends += 1;
+        self.stats.unlogged += 1;
+        self.service.take(&Want::Key(key));
+        self.service.take(&self.order_want(comm, dst, order));
+    }
+
+    // ---- internals ----
+
     /// Parks `want` until its message may leave (output commit).
     pub(super) fn block(&mut self, now: Duration, want: Want) {
         self.service.block(want);

@@ -1,0 +1,207 @@
+//! Unit tests of `stream`.
+
+use super::*;
+use crate::wire::header::Kind;
+use proptest::prelude::*;
+
+/// A reader that yields its bytes in chunks, then WouldBlock, then EOF when told.
+struct Chunks {
+    data: Vec<u8>,
+    at: usize,
+    step: usize,
+    eof: bool,
+}
+
+impl Read for Chunks {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.data.len() {
+            return if self.eof {
+                Ok(0)
+            } else {
+                Err(io::ErrorKind::WouldBlock.into())
+            };
+        }
+        let n = out.len().min(self.step).min(self.data.len() - self.at);
+        out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+fn data_frame(len: usize, fill: u8) -> Vec<u8> {
+    let mut v = Header::new(Kind::Data, len).encode().to_vec();
+    v.extend(std::iter::repeat_n(fill, len));
+    v
+}
+
+#[test]
+fn a_raised_limit_applies_to_frames_already_read() {
+    // The frame that ends a handshake and a data frame right behind it, in one read.
+    let mut data = data_frame(8, 1);
+    data.extend(data_frame(5000, 2));
+    let mut src = Chunks {
+        data,
+        at: 0,
+        step: 1 << 16,
+        eof: false,
+    };
+    let mut r = FrameReader::new();
+    r.max_payload = 8;
+    let mut got = Vec::new();
+    let st = r
+        .read_from(&mut src, None, |h, _| {
+            got.push(h.len);
+            Ok(Some(1 << 20))
+        })
+        .unwrap();
+    assert_eq!(st, ReadStatus::Open);
+    assert_eq!(got, vec![8, 5000]);
+}
+
+#[test]
+fn small_and_large_frames_arrive_whole_in_any_chunking() {
+    let sizes = [0usize, 1, 100, LARGE_PAYLOAD_BYTES + 1, 3 << 20, 5];
+    let mut data = Vec::new();
+    for (i, s) in sizes.iter().enumerate() {
+        data.extend(data_frame(*s, i as u8));
+    }
+    for step in [1usize, 7, 4096, 1 << 20] {
+        let mut src = Chunks {
+            data: data.clone(),
+            at: 0,
+            step,
+            eof: true,
+        };
+        let mut got = Vec::new();
+        let mut r = FrameReader::new();
+        r.max_payload = usize::MAX;
+        // Each call is one readiness event; a short read ends it.
+        loop {
+            let st = r
+                .read_from(&mut src, None, |h, p| {
+                    got.push((h.len as usize, p));
+                    Ok(None)
+                })
+                .unwrap();
+            if st == ReadStatus::Closed {
+                break;
+            }
+        }
+        assert_eq!(got.len(), sizes.len(), "step {step}");
+        for (i, (len, p)) in got.iter().enumerate() {
+            assert_eq!(*len, sizes[i]);
+            assert!(p.iter().all(|b| *b == i as u8));
+        }
+    }
+}
+
+#[test]
+fn the_rest_of_a_direct_write_goes_out_before_frames_queued_after_it() {
+    let big = data_frame(100, 7);
+    let mut q = OutQueue::default();
+    // A small frame was queued while the big one was half written straight to the
+    // socket; the big one's rest must come first.
+    q.push(&Header::new(Kind::Data, 3), Bytes::from(vec![1u8; 3]));
+    q.push_front_rest(
+        &Header::new(Kind::Data, 100),
+        Bytes::from(vec![7u8; 100]),
+        50,
+    );
+    let mut w = Vec::new();
+    assert!(q.flush_to(&mut w).unwrap());
+    let mut expect = big[50..].to_vec();
+    expect.extend(data_frame(3, 1));
+    assert_eq!(w, expect);
+}
+
+#[test]
+fn out_queue_writes_everything_through_partial_writes() {
+    struct Slow(Vec<u8>, usize);
+    impl Write for Slow {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            let n = b.len().min(self.1);
+            self.0.extend_from_slice(&b[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut q = OutQueue::default();
+    let mut expect = Vec::new();
+    for i in 0..5u8 {
+        let f = data_frame(i as usize * 10, i);
+        expect.extend_from_slice(&f);
+        q.push(
+            &Header::new(Kind::Data, i as usize * 10),
+            Bytes::from(vec![i; i as usize * 10]),
+        );
+    }
+    let mut w = Slow(Vec::new(), 13);
+    assert!(q.flush_to(&mut w).unwrap());
+    assert_eq!(w.0, expect);
+}
+
+#[test]
+fn queued_frames_go_out_whole_in_one_call() {
+    /// Takes everything it is given, recording each call's size.
+    struct Calls(Vec<u8>, Vec<usize>);
+    impl Write for Calls {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.write_vectored(&[IoSlice::new(b)])
+        }
+        fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+            let n = bufs.iter().map(|b| b.len()).sum();
+            bufs.iter().for_each(|b| self.0.extend_from_slice(b));
+            self.1.push(n);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let sizes = [3usize, 3 << 20, 0, 7];
+    let mut q = OutQueue::default();
+    let mut expect = Vec::new();
+    for (i, &n) in sizes.iter().enumerate() {
+        expect.extend(data_frame(n, i as u8));
+        q.push(&Header::new(Kind::Data, n), Bytes::from(vec![i as u8; n]));
+    }
+    let mut w = Calls(Vec::new(), Vec::new());
+    assert!(q.flush_to(&mut w).unwrap());
+    assert_eq!(w.0, expect);
+    assert_eq!(w.1, [expect.len()], "one call for all four frames");
+}
+
+proptest! {
+    /// Random bytes never panic the decoder and never make it allocate past the limit.
+    #[test]
+    fn random_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..512), step in 1usize..64) {
+        let mut src = Chunks { data, at: 0, step, eof: true };
+        let mut r = FrameReader::new();
+        for _ in 0..1000 {
+            match r.read_from(&mut src, None, |_, _| Ok(None)) {
+                Ok(ReadStatus::Open) => {}
+                Ok(ReadStatus::Closed) | Err(_) => break,
+            }
+        }
+    }
+
+    /// A valid frame followed by garbage: the valid frame is delivered, then an error.
+    #[test]
+    fn garbage_after_valid_frame(garbage in proptest::collection::vec(any::<u8>(), 56..200)) {
+        let mut data = data_frame(3, 1);
+        data.extend(garbage);
+        let mut src = Chunks { data, at: 0, step: 5, eof: true };
+        let mut r = FrameReader::new();
+        r.max_payload = 1 << 20;
+        let mut n = 0;
+        for _ in 0..1000 {
+            match r.read_from(&mut src, None, |_, _| { n += 1; Ok(None) }) {
+                Ok(ReadStatus::Open) => {}
+                Ok(ReadStatus::Closed) | Err(_) => break,
+            }
+        }
+        prop_assert!(n >= 1);
+    }
+}
