@@ -19,8 +19,9 @@
 //!
 //! The protocol logic that spans them lives in this file (dispatch, timers), `receive`
 //! (asking, failing over, hedging), `serve` (the send commands and answering pulls) and
-//! `choices` (coordinated choices). Receiving is split in two: `message::matching` decides which message each
-//! posted receive matches and says what it needs; the engine fetches it.
+//! `choices` (coordinated choices). Receiving is split in two: `message::matching`
+//! decides which message each posted receive matches and says what it needs; the engine
+//! fetches it.
 //!
 //! Speculative pulls: when the application takes a message of a stream (comm, tag, src),
 //! the engine asks for the stream's next message right away, as a deferred frame. It
