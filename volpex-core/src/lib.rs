@@ -53,6 +53,7 @@ pub mod comm;
 pub mod config;
 pub mod datatype;
 pub mod error;
+pub mod exit;
 pub mod message;
 pub mod pull;
 pub mod replica;

@@ -13,5 +13,7 @@ pub mod keepalive;
 pub mod progress;
 pub mod tuning;
 
-pub use event_loop::{Core, EXIT_ORPHANED, EXIT_RETIRED};
+/// Kept at its old path for the launcher; the exit codes live in `crate::exit`.
+pub use crate::exit::EXIT_RETIRED;
+pub use event_loop::Core;
 pub use progress::Runtime;
