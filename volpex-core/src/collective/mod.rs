@@ -1,7 +1,8 @@
 //! Collective operations (MPI-3.1 chapter 5), built on replicated point-to-point in a
 //! communicator's own collective context, so they never match user messages and are
-//! replicated and fault tolerant like everything else. Must never touch sockets or the
-//! engine directly: only the communicator's internal sends and receives (`p2p`).
+//! replicated and fault tolerant like everything else. Must never touch sockets, the
+//! engine or the communicators: the algorithms run on `PointToPoint` (`p2p`), a narrow
+//! interface of their own that `comm` implements, and nothing here imports `comm`.
 //!
 //! Every rank of a call takes the same algorithm: the choice depends only on what MPI
 //! requires to agree (the size, counts, root, operation and element type). Each rank
@@ -28,13 +29,13 @@ pub mod ops;
 mod p2p;
 mod tree;
 
-use crate::comm::Communicator;
 use crate::datatype::Equivalence;
 use crate::error::Error;
 pub use ops::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
 
 use halving::{even_bounds, Members};
 use p2p::post;
+pub use p2p::PointToPoint;
 
 /// Tags of the collective context: one per collective (and phase), so a collective's
 /// messages are told apart from those of the next collective by order alone. Collectives
@@ -96,7 +97,7 @@ pub mod limit {
     pub const CHAIN_SCAN_RANKS: u32 = 4;
 }
 
-pub(crate) fn expect_len(what: &'static str, got: usize, expected: usize) -> Result<(), Error> {
+fn expect_len(what: &'static str, got: usize, expected: usize) -> Result<(), Error> {
     if got == expected {
         Ok(())
     } else {
@@ -108,17 +109,13 @@ pub(crate) fn expect_len(what: &'static str, got: usize, expected: usize) -> Res
     }
 }
 
-fn shape(comm: &Communicator) -> (u32, u32) {
-    (comm.size() as u32, comm.rank() as u32)
-}
-
 /// MPI_Bcast (MPI-3.1 section 5.4): `buf` at `root` is copied into `buf` everywhere.
 /// Flat tree (the root sends to every rank) up to `limit::FLAT_BYTES` on at most
 /// `limit::FLAT_RANKS` ranks; scatter plus ring all-gather (van de Geijn) from
 /// `limit::SCATTER_BYTES` on at least `limit::SCATTER_RANKS` ranks (and at least one
 /// element per rank); otherwise a binomial tree.
 pub fn broadcast<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     root: u32,
     buf: &mut [T],
 ) -> Result<(), Error> {
@@ -127,12 +124,12 @@ pub fn broadcast<T: Equivalence>(
 
 /// `broadcast` on the streams of `tag`.
 fn broadcast_with<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
     buf: &mut [T],
 ) -> Result<(), Error> {
-    let (n, _) = shape(comm);
+    let (n, _) = comm.shape();
     let bytes = std::mem::size_of_val(buf);
     if n == 1 {
         Ok(())
@@ -155,7 +152,7 @@ fn broadcast_with<T: Equivalence>(
 /// rank combining its children's partials in rank order: rooted at the root for
 /// commutative operations, at rank 0 (which forwards the result) for the others.
 pub fn reduce<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     root: u32,
     send: &[T],
     recv: Option<&mut [T]>,
@@ -166,14 +163,14 @@ pub fn reduce<T: Equivalence, O: Operation<T>>(
 
 /// `reduce` on the streams of `tag` (the recursive halving keeps its own tags).
 fn reduce_with<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
     send: &[T],
     recv: Option<&mut [T]>,
     op: &O,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     let out = if me == root {
         let out = recv.ok_or(Error::BufferSize {
             what: "reduce result at the root",
@@ -198,13 +195,13 @@ fn reduce_with<T: Equivalence, O: Operation<T>>(
 /// Reduce for large vectors of a commutative operation: reduce-scatter by recursive
 /// halving, then each member's part straight into the root's result.
 fn reduce_halving<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     root: u32,
     send: &[T],
     out: Option<&mut [T]>,
     op: &O,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     let m = Members::of(n);
     let bounds = even_bounds(send.len(), m.p as usize);
     let part = |k: u32| bounds[k as usize]..bounds[k as usize + 1];
@@ -239,13 +236,13 @@ fn reduce_halving<T: Equivalence, O: Operation<T>>(
 /// result back). Otherwise `reduce` to rank 0 (a binomial tree in rank order, so right
 /// for non-commutative operations) and `broadcast` from it.
 pub fn all_reduce<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
     op: &O,
 ) -> Result<(), Error> {
     expect_len("all-reduce result", recv.len(), send.len())?;
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     if n == 1 {
         recv.copy_from_slice(send);
         return Ok(());
@@ -273,7 +270,7 @@ pub fn all_reduce<T: Equivalence, O: Operation<T>>(
 /// MPI_Gather (MPI-3.1 section 5.5): rank i's `send` lands in block i of `recv` at
 /// `root` (flat tree, as `gather_varcount`).
 pub fn gather<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     root: u32,
     send: &[T],
     recv: Option<&mut [T]>,
@@ -285,7 +282,7 @@ pub fn gather<T: Equivalence>(
 /// MPI_Scatter (MPI-3.1 section 5.6): block i of `send` at `root` lands in `recv` at
 /// rank i (flat tree, as `scatter_varcount`).
 pub fn scatter<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     root: u32,
     send: Option<&[T]>,
     recv: &mut [T],
@@ -297,7 +294,7 @@ pub fn scatter<T: Equivalence>(
 /// MPI_Allgather (MPI-3.1 section 5.7): every rank's `send` lands in its block of every
 /// `recv` (as `all_gather_varcount`).
 pub fn all_gather<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
 ) -> Result<(), Error> {
@@ -310,11 +307,11 @@ pub fn all_gather<T: Equivalence>(
 /// each rank's (2(n - 1) messages instead of n(n - 1), and each rank's pull for its part
 /// rides with its contribution). Otherwise as `all_to_all_varcount`.
 pub fn all_to_all<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     let n = n as usize;
     if !send.len().is_multiple_of(n) {
         return Err(Error::BufferSize {
@@ -354,13 +351,13 @@ pub fn all_to_all<T: Equivalence>(
 /// of 2^k ranks with the rank 2^k away, so every partial covers a contiguous run of
 /// ranks (log2(n) steps).
 pub fn scan<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
     op: &O,
     exclusive: bool,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     expect_len("scan result", recv.len(), send.len())?;
     // The reduction of the ranks below this one (rank 0: none).
     let below = if n <= limit::CHAIN_SCAN_RANKS {
@@ -397,11 +394,11 @@ pub fn scan<T: Equivalence, O: Operation<T>>(
 
 /// The recursive-doubling part of `scan`: the reduction of the ranks below this one.
 fn scan_doubling<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     op: &O,
 ) -> Result<Option<Vec<T>>, Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     // The reduction of this rank's current group, and of the ranks of it below this one.
     let mut group = send.to_vec();
     let mut below: Option<Vec<T>> = None;
@@ -445,24 +442,28 @@ fn offsets(counts: &[usize]) -> (Vec<usize>, usize) {
 }
 
 /// The same block length for every rank.
-fn uniform(comm: &Communicator, len: usize) -> Vec<usize> {
-    vec![len; comm.size() as usize]
+fn uniform(comm: &dyn PointToPoint, len: usize) -> Vec<usize> {
+    vec![len; comm.shape().0 as usize]
 }
 
-fn check_counts(comm: &Communicator, counts: &[usize]) -> Result<(), Error> {
-    expect_len("counts (one per rank)", counts.len(), comm.size() as usize)
+fn check_counts(comm: &dyn PointToPoint, counts: &[usize]) -> Result<(), Error> {
+    expect_len(
+        "counts (one per rank)",
+        counts.len(),
+        comm.shape().0 as usize,
+    )
 }
 
 /// MPI_Gatherv (MPI-3.1 section 5.5): rank i's `send` (of `counts[i]` elements) lands
 /// at offset `counts[..i].sum()` of `recv` at `root`. Flat tree: the root posts every
 /// receive before waiting for the first, and each lands straight in place.
 pub fn gather_varcount<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     root: u32,
     send: &[T],
     recv: Option<(&mut [T], &[usize])>,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     if me != root {
         return p2p::send(comm, tag::GATHER, root, send);
     }
@@ -486,12 +487,12 @@ pub fn gather_varcount<T: Equivalence>(
 /// `counts[..i].sum()` of `send` at `root` lands in `recv` at rank i. Flat tree: the
 /// root's sends are buffered, so it sends every block at once.
 pub fn scatter_varcount<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     root: u32,
     send: Option<(&[T], &[usize])>,
     recv: &mut [T],
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     if me != root {
         return p2p::recv(comm, tag::SCATTER, root, recv);
     }
@@ -514,12 +515,12 @@ pub fn scatter_varcount<T: Equivalence>(
 /// from there a ring: in n - 1 steps each rank passes on to the next the block it got in
 /// the step before, with every receive posted up front.
 pub fn all_gather_varcount<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
     counts: &[usize],
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     check_counts(comm, counts)?;
     let (at, total) = offsets(counts);
     expect_len("allgatherv result", recv.len(), total)?;
@@ -552,13 +553,13 @@ pub fn all_gather_varcount<T: Equivalence>(
 /// its receives, or, when it gets a block of `limit::POST_FIRST_BYTES` or more, posts
 /// first; the receives complete in the same order.
 pub fn all_to_all_varcount<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     send_counts: &[usize],
     recv: &mut [T],
     recv_counts: &[usize],
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     check_counts(comm, send_counts)?;
     check_counts(comm, recv_counts)?;
     let (sat, stotal) = offsets(send_counts);
@@ -605,13 +606,13 @@ pub fn all_to_all_varcount<T: Equivalence>(
 /// (a paired rank's part comes from the partner that reduced it). Otherwise `reduce` to
 /// rank 0 (rank order) and `scatter_varcount` from it.
 pub fn reduce_scatter<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
     counts: &[usize],
     op: &O,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     check_counts(comm, counts)?;
     let (at, total) = offsets(counts);
     expect_len("reduce-scatter input", send.len(), total)?;
@@ -659,12 +660,12 @@ pub fn reduce_scatter<T: Equivalence, O: Operation<T>>(
 /// `send` (size x `recv.len()` elements), of which rank i keeps block i (as
 /// `reduce_scatter`).
 pub fn reduce_scatter_block<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
     op: &O,
 ) -> Result<(), Error> {
-    let n = comm.size() as usize;
+    let n = comm.shape().0 as usize;
     expect_len("reduce-scatter input", send.len(), recv.len() * n)?;
     reduce_scatter(comm, send, recv, &uniform(comm, recv.len()), op)
 }

@@ -1,4 +1,5 @@
-//! `Communicator` and `Process`: point-to-point operations (MPI-3.1 chapter 3).
+//! `Communicator`: point-to-point operations (MPI-3.1 chapter 3). Its collective methods
+//! are in `collectives.rs`.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -8,10 +9,8 @@ use bytes::Bytes;
 
 use super::group::{derive_id, Group, Members};
 use super::process::{AnyProcess, Process};
-use super::request::Request;
 use super::universe::Inner;
 use super::{Status, Tag, TAG_UB};
-use crate::collective::{self, Operation};
 use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::error::Error;
 use crate::exit::EXIT_FAULT;
@@ -109,10 +108,10 @@ fn log_send(
 pub struct Communicator {
     pub(crate) inner: Arc<Inner>,
     /// Context id of point-to-point traffic; `id + 1` carries collectives.
-    id: u32,
+    pub(super) id: u32,
     /// This process's rank in the communicator.
-    rank: u32,
-    members: Arc<Members>,
+    pub(super) rank: u32,
+    pub(super) members: Arc<Members>,
     /// Communicators created from this one so far (names the next one's context).
     created: Arc<AtomicU32>,
 }
@@ -159,7 +158,7 @@ impl Communicator {
         }
     }
 
-    fn child(&self, what: &[u8], world: Arc<[u32]>) -> Option<Communicator> {
+    pub(super) fn child(&self, what: &[u8], world: Arc<[u32]>) -> Option<Communicator> {
         let nth = self.created.fetch_add(1, Ordering::Relaxed);
         let id = derive_id(self.id, nth, what);
         let members = Members::new(world);
@@ -171,15 +170,6 @@ impl Communicator {
             members: Arc::new(members),
             created: Arc::new(AtomicU32::new(0)),
         })
-    }
-
-    /// A context of its own for one immediate collective (named like a created
-    /// communicator, so it is the same in every replica of every member).
-    pub(crate) fn immediate_context(&self) -> Communicator {
-        match self.child(b"immediate", self.members.world.clone()) {
-            Some(c) => c,
-            None => unreachable!("a process is always a member of its communicator"),
-        }
     }
 
     /// A new communicator with the same members and its own message space
@@ -267,11 +257,6 @@ impl Communicator {
         Process::any(self)
     }
 
-    /// Blocks until every rank has called it (MPI_Barrier).
-    pub fn barrier(&self) -> Result<(), Error> {
-        collective::barrier::barrier(self)
-    }
-
     /// A seed equal in every replica of this rank and different between ranks: the way
     /// to seed randomness without breaking replica determinism.
     pub fn rank_seed(&self, salt: u64) -> u64 {
@@ -333,115 +318,6 @@ impl Communicator {
     {
         self.process_at_rank(dest).send(send)?;
         self.process_at_rank(source).receive_vec::<T>()
-    }
-
-    /// Combines every rank's `send` element-wise with `op` (in rank order) into `recv` on
-    /// every rank (MPI_Allreduce, MPI-3.1 section 5.9.6).
-    pub fn all_reduce_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::all_reduce(self, send, recv, &op)
-    }
-
-    /// Every rank's `send` lands in block `rank` of `recv` on every rank (MPI_Allgather,
-    /// section 5.7).
-    pub fn all_gather_into<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
-        collective::all_gather(self, send, recv)
-    }
-
-    /// Block j of `send` goes to rank j; block i of `recv` comes from rank i
-    /// (MPI_Alltoall, section 5.8).
-    pub fn all_to_all_into<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
-        collective::all_to_all(self, send, recv)
-    }
-
-    /// Like `all_gather_into` with `counts[i]` elements from rank i, placed one after
-    /// the other (MPI_Allgatherv, section 5.7).
-    pub fn all_gather_varcount_into<T: Equivalence>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        counts: &[usize],
-    ) -> Result<(), Error> {
-        collective::all_gather_varcount(self, send, recv, counts)
-    }
-
-    /// Like `all_to_all_into` with per-rank block lengths (MPI_Alltoallv, section 5.8).
-    pub fn all_to_all_varcount_into<T: Equivalence>(
-        &self,
-        send: &[T],
-        send_counts: &[usize],
-        recv: &mut [T],
-        recv_counts: &[usize],
-    ) -> Result<(), Error> {
-        collective::all_to_all_varcount(self, send, send_counts, recv, recv_counts)
-    }
-
-    /// Reduces every rank's `send` (size x `recv.len()` elements) and leaves block
-    /// `rank` of the result in `recv` (MPI_Reduce_scatter_block, section 5.10.1).
-    pub fn reduce_scatter_block_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::reduce_scatter_block(self, send, recv, &op)
-    }
-
-    /// Reduces every rank's `send` (`counts.sum()` elements) and leaves the `counts[rank]`
-    /// elements at this rank's offset in `recv` (MPI_Reduce_scatter, section 5.10.1).
-    pub fn reduce_scatter_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        counts: &[usize],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::reduce_scatter(self, send, recv, counts, &op)
-    }
-
-    /// Starts a barrier and returns at once (MPI_Ibarrier, section 5.12.1).
-    pub fn immediate_barrier<'a>(&self) -> Result<Request<'a>, Error> {
-        collective::immediate::immediate_barrier(self)
-    }
-
-    /// Starts an all-reduce and returns at once; `recv` is filled when the request
-    /// completes (MPI_Iallreduce, section 5.12.8).
-    pub fn immediate_all_reduce_into<'a, T, O>(
-        &self,
-        send: &[T],
-        recv: &'a mut [T],
-        op: O,
-    ) -> Result<Request<'a>, Error>
-    where
-        T: Equivalence + Send,
-        O: Operation<T> + Send + 'static,
-    {
-        collective::immediate::immediate_all_reduce(self, send, recv, op)
-    }
-
-    /// Inclusive prefix reduction over ranks 0..=rank (MPI_Scan, section 5.11.1).
-    pub fn scan_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::scan(self, send, recv, &op, false)
-    }
-
-    /// Exclusive prefix reduction over ranks 0..rank; rank 0's `recv` is left as it was
-    /// (MPI_Exscan, section 5.11.2).
-    pub fn exclusive_scan_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::scan(self, send, recv, &op, true)
     }
 
     pub(crate) fn check_rank(&self, rank: i32) -> Result<u32, Error> {
@@ -579,6 +455,18 @@ impl Communicator {
         Ok(())
     }
 
+    /// World rank of a rank of this communicator (ranks are checked by the callers).
+    pub(super) fn world_rank(&self, rank: u32) -> Result<u32, Error> {
+        self.members
+            .world
+            .get(rank as usize)
+            .copied()
+            .ok_or(Error::RankOutOfRange {
+                rank: rank.into(),
+                size: self.members.world.len() as u32,
+            })
+    }
+
     /// What a receive from `from` with `tag` (`None`: any tag) in context `ctx` matches.
     pub(crate) fn spec(
         &self,
@@ -616,18 +504,6 @@ impl Communicator {
         let id = core.engine.post(now, spec, mode);
         core.flush();
         Ok(id)
-    }
-
-    /// World rank of a rank of this communicator (ranks are checked by the callers).
-    fn world_rank(&self, rank: u32) -> Result<u32, Error> {
-        self.members
-            .world
-            .get(rank as usize)
-            .copied()
-            .ok_or(Error::RankOutOfRange {
-                rank: rank.into(),
-                size: self.members.world.len() as u32,
-            })
     }
 
     /// Drives the loop until `id` completes.
@@ -734,19 +610,6 @@ impl Communicator {
         let now = core.now();
         core.engine.make_choice(now, slot, value);
         core.flush();
-    }
-
-    pub(crate) fn send_internal(&self, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
-        self.send_on(self.id + 1, tag, dst, bytes)
-    }
-
-    pub(crate) fn send_internal_each(
-        &self,
-        tag: Tag,
-        dsts: &[u32],
-        bytes: &[u8],
-    ) -> Result<(), Error> {
-        self.send_each_on(self.id + 1, tag, dsts, bytes)
     }
 
     pub(crate) fn status_for(&self, key: &Key, bytes: usize) -> Status {

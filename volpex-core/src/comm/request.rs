@@ -5,6 +5,11 @@
 //! coordinated like wildcard receives: the leader replica of the rank decides and records
 //! the indices, every other replica waits for exactly those requests. With one replica
 //! per rank, or a send-deterministic program, each replica decides for itself.
+//!
+//! Owns a request's state (done, a posted receive, a running immediate collective) and
+//! the coordination of "which completed". Must never let a replica pick completions the
+//! leader did not record, and never run a collective itself (`collective::immediate`
+//! does; the request only joins its thread and copies the result out).
 
 use std::thread::JoinHandle;
 

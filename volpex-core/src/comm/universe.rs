@@ -1,4 +1,8 @@
 //! `Universe`: joining the job, and finalization by drop.
+//!
+//! Owns the state every communicator of the process shares (`Inner`: the runtime, this
+//! replica's identity, fault-injection counters), the start of the event loop, and the
+//! end of the job for this replica. Must never carry messages itself: communicators do.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
