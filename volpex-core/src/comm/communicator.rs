@@ -1,11 +1,15 @@
-//! `Communicator`: point-to-point operations (MPI-3.1 chapter 3). Its collective methods
-//! are in `collectives.rs`.
+//! `Communicator`: a group of ranks with its own message space (MPI-3.1 chapters 3 and
+//! 6): creating communicators, and the send path (`send_on`, `send_each_on`: into the
+//! sender log, a large message straight out to the pulls already waiting for it).
+//!
+//! Owns the communicator's identity (context id, rank, members) and every send. Must
+//! never decide which replica a message goes to (the pulls do) nor run a collective
+//! algorithm (`collective`, through `PointToPoint` in `comm/collectives.rs`); the receive
+//! side is `receive.rs`.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use bytes::Bytes;
 
 use super::group::{derive_id, Group, Members};
 use super::process::{AnyProcess, Process};
@@ -14,12 +18,8 @@ use super::{Status, Tag, TAG_UB};
 use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::error::Error;
 use crate::exit::EXIT_FAULT;
-use crate::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
-use crate::message::Key;
-use crate::pull::ChoiceState;
 use crate::transport::progress::AppGuard;
 use crate::wire::frame::data_header;
-use crate::wire::stream::Landing;
 
 /// How long a sender blocked on a full log waits per loop turn.
 const FULL_LOG_TURN: Duration = Duration::from_millis(10);
@@ -466,192 +466,4 @@ impl Communicator {
                 size: self.members.world.len() as u32,
             })
     }
-
-    /// What a receive from `from` with `tag` (`None`: any tag) in context `ctx` matches.
-    pub(crate) fn spec(
-        &self,
-        ctx: u32,
-        from: Partner,
-        tag: Option<Tag>,
-    ) -> Result<RecvSpec, Error> {
-        let src = match from {
-            Partner::Rank(r) => Source::Rank(self.world_rank(self.check_rank(r)?)?),
-            Partner::Any => Source::Any(self.members.world.clone()),
-        };
-        let tag = match tag {
-            Some(t) => {
-                Self::check_tag(t)?;
-                TagSel::Tag(t)
-            }
-            None => TagSel::Any,
-        };
-        Ok(RecvSpec {
-            comm: ctx,
-            src,
-            tag,
-        })
-    }
-
-    /// Posts a receive or probe.
-    pub(crate) fn post(&self, spec: RecvSpec, mode: Mode) -> Result<RecvId, Error> {
-        let mut core = self.inner.rt.lock();
-        if mode == Mode::ImmediateProbe {
-            // Let what already reached the socket count.
-            core.turn(Some(Duration::ZERO), false)
-                .map_err(|e| Error::Runtime(e.to_string()))?;
-        }
-        let now = core.now();
-        let id = core.engine.post(now, spec, mode);
-        core.flush();
-        Ok(id)
-    }
-
-    /// Drives the loop until `id` completes.
-    pub(crate) fn wait(&self, id: RecvId) -> Result<Matched, Error> {
-        let mut core = self.inner.rt.lock();
-        core.drive_until(|c| c.take(id), None)
-            .map_err(|e| Error::Runtime(e.to_string()))?
-            .map_err(Error::from)
-    }
-
-    /// Drives the loop until receive `id` completes with its message in `buf` (a large
-    /// one lands there straight from the socket). Returns its status.
-    pub(crate) fn wait_into(
-        &self,
-        id: RecvId,
-        buf: &mut [u8],
-        elem: usize,
-    ) -> Result<Status, Error> {
-        let mut core = self.inner.rt.lock();
-        // Until the receive knows its message, nothing can land.
-        let early = core
-            .drive_until(
-                |c| match c.take(id) {
-                    Some(r) => Some(Some(r)),
-                    None => c.engine.landing_for(id).map(|_| None),
-                },
-                None,
-            )
-            .map_err(|e| Error::Runtime(e.to_string()))?;
-        let (result, landed) = match early {
-            Some(r) => (r, None),
-            None => {
-                let Some(want) = core.engine.landing_for(id) else {
-                    return Err(Error::Runtime("receive lost its landing".into()));
-                };
-                let mut landing = Landing {
-                    want,
-                    buf: &mut *buf,
-                    landed: None,
-                };
-                let r = core
-                    .drive_until(|c| c.take(id), Some(&mut landing))
-                    .map_err(|e| Error::Runtime(e.to_string()))?;
-                (r, landing.landed)
-            }
-        };
-        drop(core);
-        let (key, payload) = message(result?)?;
-        let n = match landed {
-            Some(n) if payload.is_empty() => check_whole(n, elem).map(|()| n)?,
-            _ => {
-                let n = fill_bytes(buf, elem, &payload);
-                crate::message::pool::recycle(payload);
-                n?
-            }
-        };
-        Ok(self.status_for(&key, n))
-    }
-
-    /// Completes `id` if it is done, without waiting (one non-blocking loop turn).
-    pub(crate) fn test(&self, id: RecvId) -> Result<Option<Matched>, Error> {
-        let mut core = self.inner.rt.lock();
-        if let Some(r) = core.take(id) {
-            return r.map(Some).map_err(Error::from);
-        }
-        core.turn(Some(Duration::ZERO), false)
-            .map_err(|e| Error::Runtime(e.to_string()))?;
-        match core.take(id) {
-            Some(r) => r.map(Some).map_err(Error::from),
-            None => Ok(None),
-        }
-    }
-
-    /// One blocking turn of the event loop (returns when anything happened).
-    pub(crate) fn drive_once(&self) -> Result<(), Error> {
-        self.inner
-            .rt
-            .lock()
-            .turn(None, false)
-            .map_err(|e| Error::Runtime(e.to_string()))
-    }
-
-    pub(crate) fn detach(&self, id: RecvId) {
-        self.inner.rt.lock().engine.detach(id);
-    }
-
-    /// A slot for a choice this rank's replicas must agree on (`None`: not coordinated).
-    pub(crate) fn post_choice(&self) -> Option<u64> {
-        self.inner.rt.lock().engine.post_choice()
-    }
-
-    /// Where choice `slot` stands (asks the leader for it if need be).
-    pub(crate) fn choice(&self, slot: u64) -> ChoiceState {
-        let mut core = self.inner.rt.lock();
-        let now = core.now();
-        let st = core.engine.choice(now, slot);
-        core.flush();
-        st
-    }
-
-    /// Records this replica's (the leader's) choice for `slot`.
-    pub(crate) fn make_choice(&self, slot: u64, value: Bytes) {
-        let mut core = self.inner.rt.lock();
-        let now = core.now();
-        core.engine.make_choice(now, slot, value);
-        core.flush();
-    }
-
-    pub(crate) fn status_for(&self, key: &Key, bytes: usize) -> Status {
-        Status {
-            source: self.members.local(key.src).map_or(-1, |r| r as i32),
-            tag: key.tag,
-            bytes,
-        }
-    }
-}
-
-/// The message a completed receive or blocking probe matched.
-pub(crate) fn message(m: Matched) -> Result<(Key, Bytes), Error> {
-    match m {
-        Matched::Message { key, payload } => Ok((key, payload)),
-        Matched::Nothing => Err(Error::Runtime(
-            "a blocking receive completed without a message".into(),
-        )),
-    }
-}
-
-pub(crate) fn check_whole(bytes: usize, elem: usize) -> Result<(), Error> {
-    if bytes.is_multiple_of(elem.max(1)) {
-        Ok(())
-    } else {
-        Err(Error::BadLength {
-            message_bytes: bytes,
-            elem_bytes: elem,
-        })
-    }
-}
-
-/// Copies a received message into a buffer of `elem`-byte elements, checking it fits
-/// in whole elements.
-pub(crate) fn fill_bytes(dst: &mut [u8], elem: usize, data: &[u8]) -> Result<usize, Error> {
-    if data.len() > dst.len() {
-        return Err(Error::Truncated {
-            message_bytes: data.len(),
-            buffer_bytes: dst.len(),
-        });
-    }
-    check_whole(data.len(), elem)?;
-    dst[..data.len()].copy_from_slice(data);
-    Ok(data.len())
 }

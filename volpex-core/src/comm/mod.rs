@@ -4,15 +4,16 @@
 //! Owns the mapping from MPI calls to engine commands and the waiting loop. Must never
 //! open sockets or decide which replica to ask.
 //!
-//! Files: `communicator` (identity, creation, sends and receives), `process`
-//! (point-to-point partners), `collectives` (the collective methods, and
-//! `collective::PointToPoint` for `Communicator`), `request`, `status`, `group`,
-//! `universe`. `comm` depends on `collective`, never the other way.
+//! Files: `communicator` (identity, creation, the send path), `receive` (posting,
+//! waiting, testing), `process` (point-to-point partners), `collectives` (the collective
+//! methods, and `collective::PointToPoint` for `Communicator`), `request`, `status`,
+//! `group`, `universe`. `comm` depends on `collective`, never the other way.
 
 mod collectives;
 pub mod communicator;
 pub mod group;
 pub mod process;
+mod receive;
 pub mod request;
 pub mod status;
 pub mod universe;

@@ -8,7 +8,8 @@
 
 use bytes::Bytes;
 
-use super::communicator::{check_whole, fill_bytes, message, Communicator, Partner};
+use super::communicator::{Communicator, Partner};
+use super::receive::{check_whole, fill_bytes, message};
 use super::request::Request;
 use super::{Status, Tag};
 use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence, Target};

@@ -15,8 +15,9 @@ use std::thread::JoinHandle;
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::communicator::{message, Communicator};
+use super::communicator::Communicator;
 use super::process::deliver;
+use super::receive::message;
 use super::Status;
 use crate::datatype::Target;
 use crate::error::Error;
