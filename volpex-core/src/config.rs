@@ -47,6 +47,9 @@ pub const CHOICES_BATCH_WAIT: Duration = Duration::from_micros(1000);
 /// Most choices (see `pull::decision`) a replica keeps for siblings that lag behind.
 pub const DECISIONS_HELD_MAX: usize = 1 << 20;
 
+/// Largest user tag (MPI_TAG_UB); `comm::TAG_UB` is this.
+pub const TAG_UB: i32 = i32::MAX;
+
 /// Runtime tunables of one replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {

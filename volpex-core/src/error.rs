@@ -29,7 +29,7 @@ pub enum Error {
         size: u32,
     },
     /// A tag outside 0..=TAG_UB.
-    #[error("tag {0} out of range (0..={ub})", ub = crate::comm::TAG_UB)]
+    #[error("tag {0} out of range (0..={ub})", ub = crate::config::TAG_UB)]
     BadTag(i32),
     /// The message is longer than the receive buffer.
     #[error("message of {message_bytes} bytes truncated into a {buffer_bytes}-byte buffer")]

@@ -29,4 +29,4 @@ pub use universe::{initialize, Universe};
 pub type Tag = i32;
 
 /// Largest user tag (MPI_TAG_UB).
-pub const TAG_UB: Tag = i32::MAX;
+pub const TAG_UB: Tag = crate::config::TAG_UB;
