@@ -28,7 +28,7 @@ fn start(
     std::thread::Builder::new()
         .name("volpex-icoll".into())
         .spawn(move || run(&*ctx))
-        .map_err(|e| Error::Runtime(format!("cannot start an immediate collective: {e}")))
+        .map_err(Error::ImmediateCollectiveStart)
 }
 
 /// MPI_Ibarrier; its result is empty.

@@ -51,7 +51,7 @@ fn await_delivery(
             return Ok(false);
         }
         core.turn(Some(Duration::ZERO), false)
-            .map_err(|e| Error::Runtime(e.to_string()))?;
+            .map_err(Error::EventLoop)?;
         if yield_when_idle {
             std::thread::yield_now();
         }
@@ -95,11 +95,7 @@ fn log_send(
     core.engine
         .send(now, ctx, tag, dst, payload)
         .map(|_| ())
-        .map_err(|full| {
-            Error::Runtime(format!(
-                "sender log refused a message it had room for: {full:?}"
-            ))
-        })
+        .map_err(Error::LogRefused)
 }
 
 /// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
@@ -436,7 +432,7 @@ impl Communicator {
                 return Err(Error::RankLost { rank });
             }
             core.turn(Some(FULL_LOG_TURN), false)
-                .map_err(|e| Error::Runtime(e.to_string()))?;
+                .map_err(Error::EventLoop)?;
         }
         Ok(())
     }

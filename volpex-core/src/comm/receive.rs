@@ -50,7 +50,7 @@ impl Communicator {
         if mode == Mode::ImmediateProbe {
             // Let what already reached the socket count.
             core.turn(Some(Duration::ZERO), false)
-                .map_err(|e| Error::Runtime(e.to_string()))?;
+                .map_err(Error::EventLoop)?;
         }
         let now = core.now();
         let id = core.engine.post(now, spec, mode);
@@ -62,7 +62,7 @@ impl Communicator {
     pub(crate) fn wait(&self, id: RecvId) -> Result<Matched, Error> {
         let mut core = self.inner.rt.lock();
         core.drive_until(|c| c.take(id), None)
-            .map_err(|e| Error::Runtime(e.to_string()))?
+            .map_err(Error::EventLoop)?
             .map_err(Error::from)
     }
 
@@ -79,18 +79,15 @@ impl Communicator {
         let early = core
             .drive_until(
                 |c| match c.take(id) {
-                    Some(r) => Some(Some(r)),
-                    None => c.engine.landing_for(id).map(|_| None),
+                    Some(r) => Some(Ok(r)),
+                    None => c.engine.landing_for(id).map(Err),
                 },
                 None,
             )
-            .map_err(|e| Error::Runtime(e.to_string()))?;
+            .map_err(Error::EventLoop)?;
         let (result, landed) = match early {
-            Some(r) => (r, None),
-            None => {
-                let Some(want) = core.engine.landing_for(id) else {
-                    return Err(Error::Runtime("receive lost its landing".into()));
-                };
+            Ok(r) => (r, None),
+            Err(want) => {
                 let mut landing = Landing {
                     want,
                     buf: &mut *buf,
@@ -98,7 +95,7 @@ impl Communicator {
                 };
                 let r = core
                     .drive_until(|c| c.take(id), Some(&mut landing))
-                    .map_err(|e| Error::Runtime(e.to_string()))?;
+                    .map_err(Error::EventLoop)?;
                 (r, landing.landed)
             }
         };
@@ -122,7 +119,7 @@ impl Communicator {
             return r.map(Some).map_err(Error::from);
         }
         core.turn(Some(Duration::ZERO), false)
-            .map_err(|e| Error::Runtime(e.to_string()))?;
+            .map_err(Error::EventLoop)?;
         match core.take(id) {
             Some(r) => r.map(Some).map_err(Error::from),
             None => Ok(None),
@@ -135,7 +132,7 @@ impl Communicator {
             .rt
             .lock()
             .turn(None, false)
-            .map_err(|e| Error::Runtime(e.to_string()))
+            .map_err(Error::EventLoop)
     }
 
     pub(crate) fn detach(&self, id: RecvId) {
@@ -177,9 +174,7 @@ impl Communicator {
 pub(crate) fn message(m: Matched) -> Result<(Key, Bytes), Error> {
     match m {
         Matched::Message { key, payload } => Ok((key, payload)),
-        Matched::Nothing => Err(Error::Runtime(
-            "a blocking receive completed without a message".into(),
-        )),
+        Matched::Nothing => Err(Error::NoMessage),
     }
 }
 

@@ -116,7 +116,7 @@ impl<'a> Request<'a> {
                 Ok(comm.status_for(&key, n))
             }
             State::Collective { comm, handle, out } => finish_collective(&comm, handle, out),
-            State::Taken => Err(Error::Runtime("request already completed".into())),
+            State::Taken => Err(Error::RequestCompleted),
         }
     }
 
@@ -155,7 +155,7 @@ impl<'a> Request<'a> {
                     Ok(None)
                 }
             }
-            State::Taken => Err(Error::Runtime("request already completed".into())),
+            State::Taken => Err(Error::RequestCompleted),
         }
     }
 }
@@ -168,7 +168,7 @@ fn finish_collective(
 ) -> Result<Status, Error> {
     let result = handle
         .join()
-        .map_err(|_| Error::Runtime("an immediate collective panicked".into()))??;
+        .map_err(|_| Error::ImmediateCollectivePanicked)??;
     if result.len() != out.len() {
         return Err(Error::BufferSize {
             what: "immediate collective result bytes",
@@ -297,10 +297,9 @@ fn encode(indices: &[usize]) -> Bytes {
 }
 
 fn decode(b: &[u8], len: usize) -> Result<Vec<usize>, Error> {
-    let bad = || {
-        Error::Runtime(format!(
-            "recorded request choice {b:?} does not fit {len} requests"
-        ))
+    let bad = || Error::RequestChoiceMismatch {
+        choice: b.to_vec(),
+        requests: len,
     };
     if !b.len().is_multiple_of(4) {
         return Err(bad());

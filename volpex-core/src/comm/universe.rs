@@ -73,7 +73,7 @@ pub fn initialize() -> Result<Universe, Error> {
             j.addrs,
             start,
         )
-        .map_err(|e| Error::Runtime(e.to_string()))?;
+        .map_err(Error::EventLoopStart)?;
         let mut core = core;
         core.exit_after_choices = j.exit_after_choices;
         let (rt, bg) = Runtime::start(core, waker);
@@ -97,7 +97,7 @@ pub fn initialize() -> Result<Universe, Error> {
     } else {
         let me = ReplicaId::new(0, 0);
         let (core, waker) = Core::new(me, 1, 1, [0; 32], cfg, None, None, vec![vec![None]], start)
-            .map_err(|e| Error::Runtime(e.to_string()))?;
+            .map_err(Error::EventLoopStart)?;
         let (rt, bg) = Runtime::start(core, waker);
         Inner {
             rt,
