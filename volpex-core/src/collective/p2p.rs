@@ -5,7 +5,8 @@
 //!
 //! Owns the boundary between the collectives and the communicators: `comm` implements
 //! `PointToPoint` for its `Communicator`, and nothing in `collective` may reach past it
-//! (never `use crate::comm`), so the algorithms never see locks, engines or requests.
+//! (nothing here imports from `comm`), so the algorithms never see locks, engines or
+//! requests.
 //!
 //! Posting the receives of a step (or of a whole algorithm) before sending lets their
 //! pulls reach the senders first, so each message goes out the moment it is sent. A
