@@ -78,6 +78,8 @@ pub const READ_BUFFER_BYTES: usize = 64 << 10;
 /// `*mem_max`), so that a multi-megabyte message needs few readiness round trips.
 pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
 
+/// Environment variable with the peer timeout in ms (read into `Config::peer_timeout`).
+pub const PEER_TIMEOUT_VAR: &str = "VOLPEX_PEER_TIMEOUT_MS";
 /// Default TCP user timeout and keepalive bound of peer connections
 /// (`Config::peer_timeout`, see `transport::keepalive`).
 pub const PEER_TIMEOUT_DEFAULT: Duration = Duration::from_millis(10_000);
@@ -87,6 +89,9 @@ pub const PEER_TIMEOUT_DEFAULT: Duration = Duration::from_millis(10_000);
 pub const APP_ACTIVE_WINDOW: Duration = Duration::from_millis(1);
 /// Longest the progress thread sleeps in one poll.
 pub const BACKGROUND_POLL: Duration = Duration::from_millis(50);
+
+/// Largest user tag (MPI_TAG_UB); `comm::TAG_UB` is this.
+pub const TAG_UB: i32 = i32::MAX;
 
 /// Runtime tunables of one replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,7 +193,7 @@ impl Config {
         if let Some(v) = env_u64("VOLPEX_YIELD")? {
             c.yield_when_idle = v != 0;
         }
-        if let Some(v) = env_u64(crate::transport::keepalive::PEER_TIMEOUT_VAR)? {
+        if let Some(v) = env_u64(PEER_TIMEOUT_VAR)? {
             c.peer_timeout = (v > 0).then(|| Duration::from_millis(v));
         }
         if let Some(v) = env_u64("VOLPEX_SEND_DETERMINISTIC")? {

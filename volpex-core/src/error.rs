@@ -1,5 +1,14 @@
 //! Errors of the public API, typed by what the caller can do about them.
+//!
+//! Owns `Error`, every failure a Volpex call returns, each a variant a caller can match,
+//! and the conversion from the engine's receive errors. Must never grow a catch-all
+//! variant ("anything else", with only a text): a new failure gets a variant of its own.
+//! Broken invariants that only a bug in Volpex can cause are assertions, not errors,
+//! except in the send path (`LogRefused`), where the program gets an error to report.
 
+use std::io;
+
+use crate::message::log::LogFull;
 use crate::pull::RecvError;
 use crate::transport::SendError;
 
@@ -30,7 +39,7 @@ pub enum Error {
         size: u32,
     },
     /// A tag outside 0..=TAG_UB.
-    #[error("tag {0} out of range (0..={ub})", ub = crate::comm::TAG_UB)]
+    #[error("tag {0} out of range (0..={ub})", ub = crate::config::TAG_UB)]
     BadTag(i32),
     /// The message is longer than the receive buffer.
     #[error("message of {message_bytes} bytes truncated into a {buffer_bytes}-byte buffer")]
@@ -63,16 +72,53 @@ pub enum Error {
         /// Elements given.
         got: usize,
     },
-    /// The runtime's connection to the launcher or its event loop failed.
+    /// The event loop could not be set up (its poll, waker, listener or the launcher
+    /// connection's registration failed): the process cannot take part in the job.
     #[error("runtime failure: {0}")]
-    Runtime(String),
+    EventLoopStart(io::Error),
+    /// A turn of the event loop failed (an error of `poll` itself, not of a peer's
+    /// connection, which the loop handles): the process cannot go on communicating.
+    #[error("runtime failure: {0}")]
+    EventLoop(io::Error),
+    /// The operating system refused the thread an immediate collective runs on.
+    #[error("runtime failure: cannot start an immediate collective: {0}")]
+    ImmediateCollectiveStart(io::Error),
+    /// An immediate collective's thread panicked (say, in a user operation); its request
+    /// is spent.
+    #[error("runtime failure: an immediate collective panicked")]
+    ImmediateCollectivePanicked,
+    /// The request was used after it completed or failed (`wait` or `test` again after
+    /// an error).
+    #[error("runtime failure: request already completed")]
+    RequestCompleted,
+    /// A blocking receive or probe was answered "no message", an answer only an immediate
+    /// probe may get (the leader replica recorded a choice this replica cannot follow).
+    #[error("runtime failure: a blocking receive completed without a message")]
+    NoMessage,
+    /// The leader replica's record of which requests completed does not fit this
+    /// replica's requests: the replicas of this rank passed different request lists
+    /// (a program that is not replica-deterministic), or the record is damaged.
+    #[error(
+        "runtime failure: recorded request choice {choice:?} does not fit {requests} requests"
+    )]
+    RequestChoiceMismatch {
+        /// The recorded choice as it came (little-endian `u32` indices).
+        choice: Vec<u8>,
+        /// How many requests this replica passed.
+        requests: usize,
+    },
+    /// The sender log refused a message after the sender made room for it under the same
+    /// lock: a bug in Volpex, not in the program.
+    #[error("runtime failure: sender log refused a message it had room for: {0:?}")]
+    LogRefused(LogFull),
 }
 
 impl From<SendError> for Error {
     fn from(e: SendError) -> Self {
         match e {
             SendError::RankLost { rank } => Error::RankLost { rank },
-            SendError::Io(_) | SendError::LogRefused(_) => Error::Runtime(e.to_string()),
+            SendError::Io(e) => Error::EventLoop(e),
+            SendError::LogRefused(full) => Error::LogRefused(full),
         }
     }
 }
@@ -82,6 +128,55 @@ impl From<RecvError> for Error {
         match e {
             RecvError::RankLost { rank } => Error::RankLost { rank },
             RecvError::Retired { reason } => Error::Retired(reason),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The variants that replaced `Runtime(String)` print what it printed.
+    #[test]
+    fn former_runtime_failures_keep_their_text() {
+        let io = || io::Error::other("boom");
+        let cases = [
+            (Error::EventLoopStart(io()), "runtime failure: boom"),
+            (Error::EventLoop(io()), "runtime failure: boom"),
+            (
+                Error::ImmediateCollectiveStart(io()),
+                "runtime failure: cannot start an immediate collective: boom",
+            ),
+            (
+                Error::ImmediateCollectivePanicked,
+                "runtime failure: an immediate collective panicked",
+            ),
+            (
+                Error::RequestCompleted,
+                "runtime failure: request already completed",
+            ),
+            (
+                Error::NoMessage,
+                "runtime failure: a blocking receive completed without a message",
+            ),
+            (
+                Error::RequestChoiceMismatch {
+                    choice: vec![1, 0, 0, 0],
+                    requests: 1,
+                },
+                "runtime failure: recorded request choice [1, 0, 0, 0] does not fit 1 requests",
+            ),
+            (
+                Error::LogRefused(LogFull {
+                    used_bytes: 10,
+                    need_bytes: 20,
+                }),
+                "runtime failure: sender log refused a message it had room for: \
+                 LogFull { used_bytes: 10, need_bytes: 20 }",
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(e.to_string(), text);
         }
     }
 }

@@ -20,19 +20,23 @@
 //! # Architecture
 //!
 //! ```text
-//!  comm/ (Universe, Communicator, Process, Request)   collective/ (barrier)
-//!        |                                                 |
-//!        +---------------- progress (driver lock) ---------+
-//!                               |
-//!        transport/ (mio loop, connections, auth)   <- drives ->   pull/ (Engine: no I/O)
-//!              |                                                     |
-//!        wire/ (header, frames, streams)              message/ (keys, sender log) + replica/
-//!              |
-//!        bootstrap/ (launcher rendezvous, death notices)
+//!  comm/       (Universe, Communicator, Process, Request; the collective methods)
+//!    |--> collective/  (algorithms on collective::PointToPoint alone; comm implements it)
+//!    |--> bootstrap/   (launcher rendezvous, heartbeat) --> transport::auth (handshake)
+//!    v
+//!  transport/  (progress: driver lock; mio loop, connections)  --drives-->  pull/
+//!    |                                                            (Engine: no I/O)
+//!    v                                                                  |
+//!  wire/       (header, frames, streams)  <-----------------------------+
+//!    v                                                                  |
+//!  message/    (keys, matching, sender log)  <--  replica/ (liveness)  <-+
+//!
+//!  leaves any layer may use: exit (process exit codes), error, config, datatype
 //! ```
 //!
-//! Dependencies point down. The pull engine takes `(now, event)` and yields frames; the
-//! mio transport drives it in production and a seeded simulator drives it in tests.
+//! Dependencies point down: `collective` never imports `comm`, `transport` never imports
+//! `bootstrap`. The pull engine takes `(now, event)` and yields frames; the mio transport
+//! drives it in production and a seeded simulator drives it in tests.
 //!
 //! # Glossary
 //!
@@ -53,6 +57,7 @@ pub mod comm;
 pub mod config;
 pub mod datatype;
 pub mod error;
+pub mod exit;
 pub mod message;
 pub mod pull;
 pub mod replica;

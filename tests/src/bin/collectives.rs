@@ -47,7 +47,7 @@ fn mix(d: i64, v: i64) -> i64 {
     d.wrapping_mul(1_000_003).wrapping_add(v)
 }
 
-fn main() -> Result<(), volpex::Error> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str, default: u64| {
         args.iter()
@@ -287,16 +287,14 @@ fn main() -> Result<(), volpex::Error> {
         // right neighbour, which stores it into its own column, and an indexed send.
         let m: Vec<i64> = (0..12).map(|x| input(me, x, round)).collect();
         let col = (me % 3) as usize;
-        let column = volpex::datatype::Strided::new(&m[col..], 4, 1, 3)
-            .map_err(|e| volpex::Error::Runtime(e.to_string()))?;
+        let column = volpex::datatype::Strided::new(&m[col..], 4, 1, 3)?;
         let right = world.process_at_rank((me + 1) % n);
         let left = (me + n - 1) % n;
         right.send_with_tag(&column, 40)?;
         let mut into = [0i64; 12];
         let lcol = (left % 3) as usize;
         {
-            let mut view = volpex::datatype::StridedMut::new(&mut into[lcol..], 4, 1, 3)
-                .map_err(|e| volpex::Error::Runtime(e.to_string()))?;
+            let mut view = volpex::datatype::StridedMut::new(&mut into[lcol..], 4, 1, 3)?;
             world
                 .process_at_rank(left)
                 .receive_into_with_tag(&mut view, 40)?;
@@ -333,8 +331,7 @@ fn main() -> Result<(), volpex::Error> {
             "struct all-gather",
         );
         let blocks = [(9usize, 3usize), (0, 2)];
-        let idx = volpex::datatype::Indexed::new(&m, &blocks)
-            .map_err(|e| volpex::Error::Runtime(e.to_string()))?;
+        let idx = volpex::datatype::Indexed::new(&m, &blocks)?;
         right.send_with_tag(&idx, 41)?;
         let (flat, st) = world
             .process_at_rank(left)

@@ -46,7 +46,11 @@ fn jitter(universe: &Universe, world: &Communicator) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
 }
 
-fn gather(universe: &Universe, world: &Communicator, args: &[String]) -> Result<(), volpex::Error> {
+fn gather(
+    universe: &Universe,
+    world: &Communicator,
+    args: &[String],
+) -> Result<(), Box<dyn std::error::Error>> {
     let per: u64 = arg(args, "--per-rank", 40);
     let trace_dir: Option<String> = args
         .iter()
@@ -62,10 +66,7 @@ fn gather(universe: &Universe, world: &Communicator, args: &[String]) -> Result<
         let mut trace = match &trace_dir {
             Some(dir) => {
                 let path = format!("{dir}/0.{}", universe.replica());
-                Some(
-                    std::fs::File::create(&path)
-                        .map_err(|e| volpex::Error::Runtime(format!("{path}: {e}")))?,
-                )
+                Some(std::fs::File::create(&path).map_err(|e| format!("{path}: {e}"))?)
             }
             None => None,
         };
@@ -82,7 +83,7 @@ fn gather(universe: &Universe, world: &Communicator, args: &[String]) -> Result<
             );
             if let Some(f) = trace.as_mut() {
                 writeln!(f, "{} {} {v}", st.source_rank(), st.tag())
-                    .map_err(|e| volpex::Error::Runtime(format!("trace: {e}")))?;
+                    .map_err(|e| format!("trace: {e}"))?;
             }
             if i % 8 == 7 && size > 1 {
                 world.process_at_rank(1).send_with_tag(&digest, 100)?;
@@ -317,7 +318,7 @@ fn sum(world: &Communicator) -> Result<(), volpex::Error> {
     world.barrier()
 }
 
-fn main() -> Result<(), volpex::Error> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let universe = volpex::initialize()?;
     let world = universe.world();

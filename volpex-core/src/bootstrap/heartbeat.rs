@@ -16,9 +16,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
+use crate::exit::EXIT_ORPHANED;
 use crate::message::ReplicaId;
 use crate::transport::auth::{self, JobKey, PeerId};
-use crate::transport::event_loop::EXIT_ORPHANED;
 use crate::wire::control::{self, Liveness, ToLauncher};
 use crate::wire::stream::{read_one, write_one};
 

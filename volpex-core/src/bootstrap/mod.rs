@@ -55,9 +55,6 @@ pub mod vars {
 /// launcher can tell diagnostics from program output.
 pub const DIAG_PREFIX: &str = "volpex";
 
-/// Process exit code used by `exit@sends` fault injection.
-pub const EXIT_FAULT: i32 = 99;
-
 /// Everything a process learns when it joins a job.
 pub struct Joined {
     /// This process.

@@ -11,13 +11,15 @@
 //! p / 2^(j+1) away and combine the half they keep; after log2(p) steps member k holds
 //! the reduction of its part. Each part is reduced by exactly one rank, so whatever
 //! comes next hands every rank the same bits.
+//!
+//! Owns these two algorithms only. Must never reach past `PointToPoint` (no
+//! communicator, engine or socket), and never complete receives in any but a fixed order.
 
-use crate::comm::Communicator;
 use crate::datatype::Equivalence;
 use crate::error::Error;
 
 use super::p2p::{post, send};
-use super::{shape, Operation};
+use super::{Operation, PointToPoint};
 
 /// How the ranks are paired for the halving.
 #[derive(Debug, Clone, Copy)]
@@ -65,13 +67,13 @@ pub(super) fn even_bounds(len: usize, parts: usize) -> Vec<usize> {
 /// halving, with `tag`. Returns this rank's member number (`None`: handed on); a member
 /// k then holds the reduction of `acc[bounds[k]..bounds[k + 1]]`.
 pub(super) fn reduce_scatter<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     acc: &mut [T],
     bounds: &[usize],
     op: &O,
 ) -> Result<Option<u32>, Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     let m = Members::of(n);
     let Some(k) = m.member(me) else {
         send(comm, tag, me + 1, acc)?;
@@ -123,13 +125,13 @@ pub(super) fn reduce_scatter<T: Equivalence, O: Operation<T>>(
 /// and all members end up with all of `acc` (recursive doubling), then each odd paired
 /// rank hands the whole vector back to the even rank below it, with `tag`.
 pub(super) fn all_gather<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     acc: &mut [T],
     bounds: &[usize],
     member: Option<u32>,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     let m = Members::of(n);
     let Some(k) = member else {
         return post(comm, tag, me + 1)?.into(acc);

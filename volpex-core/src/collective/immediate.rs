@@ -1,65 +1,66 @@
 //! Immediate (non-blocking) collectives (MPI-3.1 section 5.12): barrier, broadcast and
-//! all-reduce that return a `Request` at once.
+//! all-reduce that start at once and run meanwhile.
 //!
-//! Each call takes a fresh context of the communicator (named by how many communicators
-//! and immediate collectives it created before, so every replica of every member agrees)
-//! and runs the blocking algorithm there on a thread of its own, on copies of the inputs.
-//! Its messages can therefore never match those of other collectives in flight, and the
-//! program may compute meanwhile. Must never touch the caller's buffers from the thread:
-//! the result is copied out when the request completes.
+//! Each call takes a fresh context of the communicator (`PointToPoint::immediate_context`:
+//! named by how many communicators and immediate collectives it created before, so every
+//! replica of every member agrees) and runs the blocking algorithm there on a thread of
+//! its own, on copies of the inputs. Its messages can therefore never match those of other
+//! collectives in flight, and the program may compute meanwhile. Owns only the thread and
+//! the copies; must never touch the caller's buffers from the thread: the result comes
+//! back as bytes, which the request (`comm`) copies out when it completes.
 
-use crate::comm::{Communicator, Request};
+use std::thread::JoinHandle;
+
 use crate::datatype::Equivalence;
 use crate::error::Error;
 
-use super::{all_reduce, barrier, broadcast, Operation};
+use super::{all_reduce, barrier, broadcast, Operation, PointToPoint};
 
-/// Starts `run` on its own thread in a new context of `comm`; the bytes it returns are
-/// copied into `out` when the request completes.
-fn start<'a>(
-    comm: &Communicator,
-    out: &'a mut [u8],
-    run: impl FnOnce(&Communicator) -> Result<Vec<u8>, Error> + Send + 'static,
-) -> Result<Request<'a>, Error> {
+/// An immediate collective in flight: its thread, which returns the result's bytes.
+pub type Running = JoinHandle<Result<Vec<u8>, Error>>;
+
+/// Starts `run` on its own thread in a new context of `comm`.
+fn start(
+    comm: &dyn PointToPoint,
+    run: impl FnOnce(&dyn PointToPoint) -> Result<Vec<u8>, Error> + Send + 'static,
+) -> Result<Running, Error> {
     let ctx = comm.immediate_context();
-    let handle = std::thread::Builder::new()
+    std::thread::Builder::new()
         .name("volpex-icoll".into())
-        .spawn(move || run(&ctx))
-        .map_err(|e| Error::Runtime(format!("cannot start an immediate collective: {e}")))?;
-    Ok(Request::collective(comm, handle, out))
+        .spawn(move || run(&*ctx))
+        .map_err(Error::ImmediateCollectiveStart)
 }
 
-/// MPI_Ibarrier.
-pub fn immediate_barrier<'a>(comm: &Communicator) -> Result<Request<'a>, Error> {
-    start(comm, &mut [], |c| barrier::barrier(c).map(|()| Vec::new()))
+/// MPI_Ibarrier; its result is empty.
+pub fn immediate_barrier(comm: &dyn PointToPoint) -> Result<Running, Error> {
+    start(comm, |c| barrier::barrier(c).map(|()| Vec::new()))
 }
 
-/// MPI_Ibcast of `buf` from `root`.
-pub fn immediate_broadcast<'a, T: Equivalence>(
-    comm: &Communicator,
+/// MPI_Ibcast of `buf` from `root`; the result is the broadcast buffer's bytes.
+pub fn immediate_broadcast<T: Equivalence>(
+    comm: &dyn PointToPoint,
     root: u32,
-    buf: &'a mut [T],
-) -> Result<Request<'a>, Error> {
+    buf: &[T],
+) -> Result<Running, Error> {
     let mut copy: Vec<u8> = bytemuck::cast_slice(buf).to_vec();
-    start(comm, bytemuck::cast_slice_mut(buf), move |c| {
-        broadcast(c, root, &mut copy).map(|()| copy)
-    })
+    start(comm, move |c| broadcast(c, root, &mut copy).map(|()| copy))
 }
 
-/// MPI_Iallreduce of `send` into `recv` with `op`.
-pub fn immediate_all_reduce<'a, T, O>(
-    comm: &Communicator,
+/// MPI_Iallreduce of `send` with `op`, for a result buffer of `recv_len` elements; the
+/// result is the reduction's bytes.
+pub fn immediate_all_reduce<T, O>(
+    comm: &dyn PointToPoint,
     send: &[T],
-    recv: &'a mut [T],
+    recv_len: usize,
     op: O,
-) -> Result<Request<'a>, Error>
+) -> Result<Running, Error>
 where
     T: Equivalence + Send,
     O: Operation<T> + Send + 'static,
 {
-    super::expect_len("all-reduce result", recv.len(), send.len())?;
+    super::expect_len("all-reduce result", recv_len, send.len())?;
     let input = send.to_vec();
-    start(comm, bytemuck::cast_slice_mut(recv), move |c| {
+    start(comm, move |c| {
         let mut result = vec![T::zeroed(); input.len()];
         all_reduce(c, &input, &mut result, &op)?;
         Ok(bytemuck::cast_slice(&result).to_vec())

@@ -1,7 +1,8 @@
 //! Collective operations (MPI-3.1 chapter 5), built on replicated point-to-point in a
 //! communicator's own collective context, so they never match user messages and are
-//! replicated and fault tolerant like everything else. Must never touch sockets or the
-//! engine directly: only the communicator's internal sends and receives (`p2p`).
+//! replicated and fault tolerant like everything else. Must never touch sockets, the
+//! engine or the communicators: the algorithms run on `PointToPoint` (`p2p`), a narrow
+//! interface of their own that `comm` implements, and nothing here imports `comm`.
 //!
 //! Every rank of a call takes the same algorithm: the choice depends only on what MPI
 //! requires to agree (the size, counts, root, operation and element type). Each rank
@@ -20,21 +21,32 @@
 //! so small operations use trees; large ones use algorithms that move fewer bytes
 //! (recursive halving, rings), whose messages are worth their pulls. The switch points
 //! are in `limit`.
+//!
+//! Files: this one (broadcast, reductions, scan, reduce-scatter), `blocks` (gather,
+//! scatter, all-gather, all-to-all), `tree` and `halving` (the algorithms they share),
+//! `barrier`, `immediate` (the same on a thread of their own), `ops` (operations), `p2p`
+//! (`PointToPoint`, all they run on).
 
 pub mod barrier;
+mod blocks;
 mod halving;
 pub mod immediate;
 pub mod ops;
 mod p2p;
 mod tree;
 
-use crate::comm::Communicator;
 use crate::datatype::Equivalence;
 use crate::error::Error;
 pub use ops::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
 
+pub use blocks::{
+    all_gather, all_gather_varcount, all_to_all, all_to_all_varcount, gather, gather_varcount,
+    scatter, scatter_varcount,
+};
+use blocks::{check_counts, offsets, uniform};
 use halving::{even_bounds, Members};
 use p2p::post;
+pub use p2p::PointToPoint;
 
 /// Tags of the collective context: one per collective (and phase), so a collective's
 /// messages are told apart from those of the next collective by order alone. Collectives
@@ -96,7 +108,7 @@ pub mod limit {
     pub const CHAIN_SCAN_RANKS: u32 = 4;
 }
 
-pub(crate) fn expect_len(what: &'static str, got: usize, expected: usize) -> Result<(), Error> {
+fn expect_len(what: &'static str, got: usize, expected: usize) -> Result<(), Error> {
     if got == expected {
         Ok(())
     } else {
@@ -108,17 +120,13 @@ pub(crate) fn expect_len(what: &'static str, got: usize, expected: usize) -> Res
     }
 }
 
-fn shape(comm: &Communicator) -> (u32, u32) {
-    (comm.size() as u32, comm.rank() as u32)
-}
-
 /// MPI_Bcast (MPI-3.1 section 5.4): `buf` at `root` is copied into `buf` everywhere.
 /// Flat tree (the root sends to every rank) up to `limit::FLAT_BYTES` on at most
 /// `limit::FLAT_RANKS` ranks; scatter plus ring all-gather (van de Geijn) from
 /// `limit::SCATTER_BYTES` on at least `limit::SCATTER_RANKS` ranks (and at least one
 /// element per rank); otherwise a binomial tree.
 pub fn broadcast<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     root: u32,
     buf: &mut [T],
 ) -> Result<(), Error> {
@@ -127,12 +135,12 @@ pub fn broadcast<T: Equivalence>(
 
 /// `broadcast` on the streams of `tag`.
 fn broadcast_with<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
     buf: &mut [T],
 ) -> Result<(), Error> {
-    let (n, _) = shape(comm);
+    let (n, _) = comm.shape();
     let bytes = std::mem::size_of_val(buf);
     if n == 1 {
         Ok(())
@@ -155,7 +163,7 @@ fn broadcast_with<T: Equivalence>(
 /// rank combining its children's partials in rank order: rooted at the root for
 /// commutative operations, at rank 0 (which forwards the result) for the others.
 pub fn reduce<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     root: u32,
     send: &[T],
     recv: Option<&mut [T]>,
@@ -166,14 +174,14 @@ pub fn reduce<T: Equivalence, O: Operation<T>>(
 
 /// `reduce` on the streams of `tag` (the recursive halving keeps its own tags).
 fn reduce_with<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
     send: &[T],
     recv: Option<&mut [T]>,
     op: &O,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     let out = if me == root {
         let out = recv.ok_or(Error::BufferSize {
             what: "reduce result at the root",
@@ -198,13 +206,13 @@ fn reduce_with<T: Equivalence, O: Operation<T>>(
 /// Reduce for large vectors of a commutative operation: reduce-scatter by recursive
 /// halving, then each member's part straight into the root's result.
 fn reduce_halving<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     root: u32,
     send: &[T],
     out: Option<&mut [T]>,
     op: &O,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     let m = Members::of(n);
     let bounds = even_bounds(send.len(), m.p as usize);
     let part = |k: u32| bounds[k as usize]..bounds[k as usize + 1];
@@ -239,13 +247,13 @@ fn reduce_halving<T: Equivalence, O: Operation<T>>(
 /// result back). Otherwise `reduce` to rank 0 (a binomial tree in rank order, so right
 /// for non-commutative operations) and `broadcast` from it.
 pub fn all_reduce<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
     op: &O,
 ) -> Result<(), Error> {
     expect_len("all-reduce result", recv.len(), send.len())?;
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     if n == 1 {
         recv.copy_from_slice(send);
         return Ok(());
@@ -270,82 +278,6 @@ pub fn all_reduce<T: Equivalence, O: Operation<T>>(
     broadcast_with(comm, tag::ALL_REDUCE, 0, recv)
 }
 
-/// MPI_Gather (MPI-3.1 section 5.5): rank i's `send` lands in block i of `recv` at
-/// `root` (flat tree, as `gather_varcount`).
-pub fn gather<T: Equivalence>(
-    comm: &Communicator,
-    root: u32,
-    send: &[T],
-    recv: Option<&mut [T]>,
-) -> Result<(), Error> {
-    let counts = uniform(comm, send.len());
-    gather_varcount(comm, root, send, recv.map(|r| (r, counts.as_slice())))
-}
-
-/// MPI_Scatter (MPI-3.1 section 5.6): block i of `send` at `root` lands in `recv` at
-/// rank i (flat tree, as `scatter_varcount`).
-pub fn scatter<T: Equivalence>(
-    comm: &Communicator,
-    root: u32,
-    send: Option<&[T]>,
-    recv: &mut [T],
-) -> Result<(), Error> {
-    let counts = uniform(comm, recv.len());
-    scatter_varcount(comm, root, send.map(|s| (s, counts.as_slice())), recv)
-}
-
-/// MPI_Allgather (MPI-3.1 section 5.7): every rank's `send` lands in its block of every
-/// `recv` (as `all_gather_varcount`).
-pub fn all_gather<T: Equivalence>(
-    comm: &Communicator,
-    send: &[T],
-    recv: &mut [T],
-) -> Result<(), Error> {
-    all_gather_varcount(comm, send, recv, &uniform(comm, send.len()))
-}
-
-/// MPI_Alltoall (MPI-3.1 section 5.8): block j of rank i's `send` lands in block i of
-/// rank j's `recv`. Up to `limit::ALL_TO_ALL_ROOT_BYTES` in all (the size times each
-/// rank's `send`), through rank 0: a gather of every rank's blocks, then a scatter of
-/// each rank's (2(n - 1) messages instead of n(n - 1), and each rank's pull for its part
-/// rides with its contribution). Otherwise as `all_to_all_varcount`.
-pub fn all_to_all<T: Equivalence>(
-    comm: &Communicator,
-    send: &[T],
-    recv: &mut [T],
-) -> Result<(), Error> {
-    let (n, me) = shape(comm);
-    let n = n as usize;
-    if !send.len().is_multiple_of(n) {
-        return Err(Error::BufferSize {
-            what: "all-to-all input (a multiple of the size)",
-            expected: send.len() - send.len() % n,
-            got: send.len(),
-        });
-    }
-    let block = send.len() / n;
-    if n == 1 || std::mem::size_of_val(send) * n > limit::ALL_TO_ALL_ROOT_BYTES {
-        let counts = uniform(comm, block);
-        return all_to_all_varcount(comm, send, &counts, recv, &counts);
-    }
-    expect_len("all-to-all result", recv.len(), send.len())?;
-    if me != 0 {
-        gather(comm, 0, send, None)?;
-        return scatter(comm, 0, None, recv);
-    }
-    // Rank i's blocks, one after the other; then, for each rank j, block j of each.
-    let mut all = vec![T::zeroed(); n * send.len()];
-    gather(comm, 0, send, Some(&mut all))?;
-    let mut out = vec![T::zeroed(); all.len()];
-    for j in 0..n {
-        for i in 0..n {
-            let (to, from) = ((j * n + i) * block, (i * n + j) * block);
-            out[to..to + block].copy_from_slice(&all[from..from + block]);
-        }
-    }
-    scatter(comm, 0, Some(&out), recv)
-}
-
 /// MPI_Scan (MPI-3.1 section 5.11.1) and MPI_Exscan (section 5.11.2): rank i gets the
 /// reduction of ranks 0..=i (or 0..i; rank 0's `recv` is left as it was for the
 /// exclusive scan), combined in rank order. On at most `limit::CHAIN_SCAN_RANKS` ranks a
@@ -354,13 +286,13 @@ pub fn all_to_all<T: Equivalence>(
 /// of 2^k ranks with the rank 2^k away, so every partial covers a contiguous run of
 /// ranks (log2(n) steps).
 pub fn scan<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
     op: &O,
     exclusive: bool,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     expect_len("scan result", recv.len(), send.len())?;
     // The reduction of the ranks below this one (rank 0: none).
     let below = if n <= limit::CHAIN_SCAN_RANKS {
@@ -397,11 +329,11 @@ pub fn scan<T: Equivalence, O: Operation<T>>(
 
 /// The recursive-doubling part of `scan`: the reduction of the ranks below this one.
 fn scan_doubling<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     op: &O,
 ) -> Result<Option<Vec<T>>, Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     // The reduction of this rank's current group, and of the ranks of it below this one.
     let mut group = send.to_vec();
     let mut below: Option<Vec<T>> = None;
@@ -433,185 +365,19 @@ fn scan_doubling<T: Equivalence, O: Operation<T>>(
     Ok(below)
 }
 
-/// Offsets of consecutive blocks of the given lengths, and their total.
-fn offsets(counts: &[usize]) -> (Vec<usize>, usize) {
-    let mut at = Vec::with_capacity(counts.len());
-    let mut total = 0;
-    for c in counts {
-        at.push(total);
-        total += c;
-    }
-    (at, total)
-}
-
-/// The same block length for every rank.
-fn uniform(comm: &Communicator, len: usize) -> Vec<usize> {
-    vec![len; comm.size() as usize]
-}
-
-fn check_counts(comm: &Communicator, counts: &[usize]) -> Result<(), Error> {
-    expect_len("counts (one per rank)", counts.len(), comm.size() as usize)
-}
-
-/// MPI_Gatherv (MPI-3.1 section 5.5): rank i's `send` (of `counts[i]` elements) lands
-/// at offset `counts[..i].sum()` of `recv` at `root`. Flat tree: the root posts every
-/// receive before waiting for the first, and each lands straight in place.
-pub fn gather_varcount<T: Equivalence>(
-    comm: &Communicator,
-    root: u32,
-    send: &[T],
-    recv: Option<(&mut [T], &[usize])>,
-) -> Result<(), Error> {
-    let (n, me) = shape(comm);
-    if me != root {
-        return p2p::send(comm, tag::GATHER, root, send);
-    }
-    let (out, counts) = recv.ok_or(Error::Usage("gatherv: the root needs a buffer and counts"))?;
-    check_counts(comm, counts)?;
-    let (at, total) = offsets(counts);
-    expect_len("gatherv result", out.len(), total)?;
-    expect_len("gatherv own block", send.len(), counts[me as usize])?;
-    let mut posted = Vec::with_capacity(n as usize - 1);
-    for r in (0..n).filter(|&r| r != me) {
-        posted.push((r as usize, post(comm, tag::GATHER, r)?));
-    }
-    out[at[me as usize]..at[me as usize] + send.len()].copy_from_slice(send);
-    for (r, p) in posted {
-        p.into(&mut out[at[r]..at[r] + counts[r]])?;
-    }
-    Ok(())
-}
-
-/// MPI_Scatterv (MPI-3.1 section 5.6): the block of `counts[i]` elements at offset
-/// `counts[..i].sum()` of `send` at `root` lands in `recv` at rank i. Flat tree: the
-/// root's sends are buffered, so it sends every block at once.
-pub fn scatter_varcount<T: Equivalence>(
-    comm: &Communicator,
-    root: u32,
-    send: Option<(&[T], &[usize])>,
-    recv: &mut [T],
-) -> Result<(), Error> {
-    let (n, me) = shape(comm);
-    if me != root {
-        return p2p::recv(comm, tag::SCATTER, root, recv);
-    }
-    let (src, counts) = send.ok_or(Error::Usage("scatterv: the root needs a buffer and counts"))?;
-    check_counts(comm, counts)?;
-    let (at, total) = offsets(counts);
-    expect_len("scatterv input", src.len(), total)?;
-    expect_len("scatterv own block", recv.len(), counts[me as usize])?;
-    for i in 1..n {
-        let r = ((me + i) % n) as usize;
-        p2p::send(comm, tag::SCATTER, r as u32, &src[at[r]..at[r] + counts[r]])?;
-    }
-    recv.copy_from_slice(&src[at[me as usize]..at[me as usize] + counts[me as usize]]);
-    Ok(())
-}
-
-/// MPI_Allgatherv (MPI-3.1 section 5.7): rank i's `send` (`counts[i]` elements) lands at
-/// its offset in every `recv`. Below `limit::GATHER_BROADCAST_BYTES` in all, a gather to
-/// rank 0 and a broadcast (each child's pull for the broadcast rides with its part);
-/// from there a ring: in n - 1 steps each rank passes on to the next the block it got in
-/// the step before, with every receive posted up front.
-pub fn all_gather_varcount<T: Equivalence>(
-    comm: &Communicator,
-    send: &[T],
-    recv: &mut [T],
-    counts: &[usize],
-) -> Result<(), Error> {
-    let (n, me) = shape(comm);
-    check_counts(comm, counts)?;
-    let (at, total) = offsets(counts);
-    expect_len("allgatherv result", recv.len(), total)?;
-    expect_len("allgatherv own block", send.len(), counts[me as usize])?;
-    if std::mem::size_of_val(recv) < limit::GATHER_BROADCAST_BYTES {
-        gather_varcount(comm, 0, send, (me == 0).then_some((&mut *recv, counts)))?;
-        return broadcast_with(comm, tag::ALL_GATHER, 0, recv);
-    }
-    let block = |r: u32| at[r as usize]..at[r as usize] + counts[r as usize];
-    recv[block(me)].copy_from_slice(send);
-    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
-    let mut posted = Vec::with_capacity(n as usize - 1);
-    for _ in 1..n {
-        posted.push(post(comm, tag::ALL_GATHER, left)?);
-    }
-    for (step, r) in (0..n).zip(posted) {
-        let out = (me + n - step) % n;
-        let inn = (me + 2 * n - step - 1) % n;
-        p2p::send(comm, tag::ALL_GATHER, right, &recv[block(out)])?;
-        r.into(&mut recv[block(inn)])?;
-    }
-    Ok(())
-}
-
-/// MPI_Alltoallv (MPI-3.1 section 5.8): `send_counts[j]` elements at their offset in
-/// `send` go to rank j; `recv_counts[i]` elements from rank i land at their offset in
-/// `recv`. Every block goes straight to its rank, in the pairwise-exchange order (to
-/// rank + 1, rank + 2, ..., from rank - 1, rank - 2, ..., so no rank is everyone's first
-/// target), all sends and all receives at once: a rank sends everything and then posts
-/// its receives, or, when it gets a block of `limit::POST_FIRST_BYTES` or more, posts
-/// first; the receives complete in the same order.
-pub fn all_to_all_varcount<T: Equivalence>(
-    comm: &Communicator,
-    send: &[T],
-    send_counts: &[usize],
-    recv: &mut [T],
-    recv_counts: &[usize],
-) -> Result<(), Error> {
-    let (n, me) = shape(comm);
-    check_counts(comm, send_counts)?;
-    check_counts(comm, recv_counts)?;
-    let (sat, stotal) = offsets(send_counts);
-    let (rat, rtotal) = offsets(recv_counts);
-    expect_len("alltoallv input", send.len(), stotal)?;
-    expect_len("alltoallv result", recv.len(), rtotal)?;
-    let sblock = |r: u32| sat[r as usize]..sat[r as usize] + send_counts[r as usize];
-    let rblock = |r: u32| rat[r as usize]..rat[r as usize] + recv_counts[r as usize];
-    expect_len(
-        "alltoallv own block",
-        recv_counts[me as usize],
-        send_counts[me as usize],
-    )?;
-    let largest = recv_counts.iter().max().copied().unwrap_or(0) * std::mem::size_of::<T>();
-    let post_first = largest >= limit::POST_FIRST_BYTES;
-    let send_all = || -> Result<(), Error> {
-        for step in 1..n {
-            let to = (me + step) % n;
-            p2p::send(comm, tag::ALL_TO_ALL, to, &send[sblock(to)])?;
-        }
-        Ok(())
-    };
-    if !post_first {
-        send_all()?;
-    }
-    let mut posted = Vec::with_capacity(n as usize - 1);
-    for step in 1..n {
-        let from = (me + n - step) % n;
-        posted.push((from, post(comm, tag::ALL_TO_ALL, from)?));
-    }
-    if post_first {
-        send_all()?;
-    }
-    recv[rblock(me)].copy_from_slice(&send[sblock(me)]);
-    for (from, r) in posted {
-        r.into(&mut recv[rblock(from)])?;
-    }
-    Ok(())
-}
-
 /// MPI_Reduce_scatter (MPI-3.1 section 5.10.2): the reduction of every rank's `send`
 /// (`counts.sum()` elements), of which rank i keeps the `counts[i]` elements at their
 /// offset. Commutative operations from `limit::HALVING_BYTES` in all: recursive halving
 /// (a paired rank's part comes from the partner that reduced it). Otherwise `reduce` to
 /// rank 0 (rank order) and `scatter_varcount` from it.
 pub fn reduce_scatter<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
     counts: &[usize],
     op: &O,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     check_counts(comm, counts)?;
     let (at, total) = offsets(counts);
     expect_len("reduce-scatter input", send.len(), total)?;
@@ -659,12 +425,12 @@ pub fn reduce_scatter<T: Equivalence, O: Operation<T>>(
 /// `send` (size x `recv.len()` elements), of which rank i keeps block i (as
 /// `reduce_scatter`).
 pub fn reduce_scatter_block<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
     op: &O,
 ) -> Result<(), Error> {
-    let n = comm.size() as usize;
+    let n = comm.shape().0 as usize;
     expect_len("reduce-scatter input", send.len(), recv.len() * n)?;
     reduce_scatter(comm, send, recv, &uniform(comm, recv.len()), op)
 }

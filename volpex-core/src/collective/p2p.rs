@@ -1,6 +1,12 @@
-//! Point-to-point in a communicator's collective context, as the algorithms use it:
-//! buffered sends (a send returns once the message is in the local log), and receives
-//! that may be posted ahead of time and are completed in a fixed order.
+//! The point-to-point interface the collectives run on (`PointToPoint`), and the few
+//! helpers the algorithms use on it: buffered sends (a send returns once the message is in
+//! the local log), and receives that may be posted ahead of time and are completed in a
+//! fixed order.
+//!
+//! Owns the boundary between the collectives and the communicators: `comm` implements
+//! `PointToPoint` for its `Communicator`, and nothing in `collective` may reach past it
+//! (nothing here imports from `comm`), so the algorithms never see locks, engines or
+//! requests.
 //!
 //! Posting the receives of a step (or of a whole algorithm) before sending lets their
 //! pulls reach the senders first, so each message goes out the moment it is sent. A
@@ -8,18 +14,47 @@
 //! buffer. Completing receives in a fixed order (never "whichever came first") keeps
 //! every replica of a rank doing the same thing.
 
-use crate::comm::communicator::Partner;
-use crate::comm::Communicator;
 use crate::datatype::Equivalence;
 use crate::error::Error;
-use crate::message::matching::{Mode, RecvId};
+use crate::message::matching::RecvId;
 
 use super::expect_len;
+
+/// Point-to-point in a communicator's collective context (its own message space, apart
+/// from user messages), as the collective algorithms need it. Ranks are ranks of the
+/// communicator, `0..size`; tags are the collectives' own.
+pub trait PointToPoint {
+    /// The number of ranks and this process's rank.
+    fn shape(&self) -> (u32, u32);
+
+    /// Posts a receive of the next message from rank `src` with `tag`.
+    fn post_internal(&self, tag: i32, src: u32) -> Result<RecvId, Error>;
+
+    /// Waits for posted receive `id` and puts its message into `buf`, a buffer of
+    /// `elem`-byte elements (a large message lands there straight from the socket).
+    /// Returns the message's length in bytes.
+    fn wait_internal_into(&self, id: RecvId, buf: &mut [u8], elem: usize) -> Result<usize, Error>;
+
+    /// Gives up posted receive `id`: its message is discarded when it comes.
+    fn discard(&self, id: RecvId);
+
+    /// Sends `bytes` to rank `dst` with `tag`; returns once the message is logged.
+    fn send_internal(&self, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), Error>;
+
+    /// Sends `bytes` to each of `dsts` in turn with `tag`, copying them into the local log
+    /// once for all.
+    fn send_internal_each(&self, tag: i32, dsts: &[u32], bytes: &[u8]) -> Result<(), Error>;
+
+    /// A context of its own for one immediate collective, with the same ranks, equal in
+    /// every replica of every member (each call makes the next one).
+    fn immediate_context(&self) -> Box<dyn PointToPoint + Send>;
+}
 
 /// A receive posted in the collective context; dropping it unfinished discards its
 /// message when it comes (an algorithm that failed half-way leaves nothing behind).
 pub(super) struct Recv<'c> {
-    comm: &'c Communicator,
+    comm: &'c dyn PointToPoint,
+    /// `None` only once `into` took it (then the drop has nothing to discard).
     id: Option<RecvId>,
 }
 
@@ -27,35 +62,34 @@ impl Recv<'_> {
     /// Waits for the message and puts it in `out`, whose length it must have.
     pub(super) fn into<T: Equivalence>(mut self, out: &mut [T]) -> Result<(), Error> {
         let Some(id) = self.id.take() else {
-            return Err(Error::Runtime("collective receive completed twice".into()));
+            unreachable!("a collective receive is completed once: `into` takes it by value")
         };
         let dst: &mut [u8] = bytemuck::cast_slice_mut(out);
         let want = dst.len();
-        let st = self
+        let got = self
             .comm
-            .wait_into(id, dst, std::mem::size_of::<T>().max(1))?;
-        expect_len("collective message bytes", st.count_bytes(), want)
+            .wait_internal_into(id, dst, std::mem::size_of::<T>().max(1))?;
+        expect_len("collective message bytes", got, want)
     }
 }
 
 impl Drop for Recv<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            self.comm.detach(id);
+            self.comm.discard(id);
         }
     }
 }
 
 /// Posts a receive of the next message from rank `src` with `tag`.
-pub(super) fn post<'c>(comm: &'c Communicator, tag: i32, src: u32) -> Result<Recv<'c>, Error> {
-    let spec = comm.spec(comm.id() + 1, Partner::Rank(src as i32), Some(tag))?;
-    let id = comm.post(spec, Mode::Receive)?;
+pub(super) fn post(comm: &dyn PointToPoint, tag: i32, src: u32) -> Result<Recv<'_>, Error> {
+    let id = comm.post_internal(tag, src)?;
     Ok(Recv { comm, id: Some(id) })
 }
 
 /// Receives the next message from `src` with `tag` into `out` (its exact length).
 pub(super) fn recv<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     src: u32,
     out: &mut [T],
@@ -65,7 +99,7 @@ pub(super) fn recv<T: Equivalence>(
 
 /// Sends `data` to rank `dst` with `tag` (returns once it is logged).
 pub(super) fn send<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     dst: u32,
     data: &[T],
@@ -75,7 +109,7 @@ pub(super) fn send<T: Equivalence>(
 
 /// Sends `data` to each of `dsts` in turn, copying it into the local log once for all.
 pub(super) fn send_each<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     dsts: &[u32],
     data: &[T],

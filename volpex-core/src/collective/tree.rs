@@ -2,23 +2,25 @@
 //! ring all-gather (van de Geijn: Barnett et al., "Interprocessor collective
 //! communication library (InterCom)", SHPCC 1994; Thakur, Rabenseifner and Gropp,
 //! IJHPCA 2005). Broadcast ranks are taken relative to the root.
+//!
+//! Owns these algorithms only. Must never reach past `PointToPoint` (no communicator,
+//! engine or socket), and never complete receives in any but a fixed order.
 
-use crate::comm::Communicator;
 use crate::datatype::Equivalence;
 use crate::error::Error;
 
 use super::halving::even_bounds;
 use super::p2p::{self, post, recv};
-use super::{shape, Operation};
+use super::{Operation, PointToPoint};
 
 /// The root sends `buf` to every other rank itself (one copy into its log for all).
 pub(super) fn flat<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
     buf: &mut [T],
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     if me != root {
         return recv(comm, tag, root, buf);
     }
@@ -30,12 +32,12 @@ pub(super) fn flat<T: Equivalence>(
 /// to r + 2^k for every 2^k below that bit, farthest first (one copy into its log for
 /// all).
 pub(super) fn binomial<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
     buf: &mut [T],
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     let rel = (me + n - root) % n;
     let mut mask = 1u32;
     while mask < n {
@@ -60,12 +62,12 @@ pub(super) fn binomial<T: Equivalence>(
 /// rank r passes block r - s to r + 1. The rank before the root skips its sends (the root
 /// has every block), so each non-root rank receives the buffer exactly once in all.
 pub(super) fn scatter_ring<T: Equivalence>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
     buf: &mut [T],
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     let rel = (me + n - root) % n;
     let at = even_bounds(buf.len(), n as usize);
     let block = |b: u32| at[b as usize]..at[b as usize + 1];
@@ -104,14 +106,14 @@ pub(super) fn scatter_ring<T: Equivalence>(
 /// Every rank sends `send` to the root, which combines all of them in rank order into
 /// `out` (its own in its place).
 pub(super) fn reduce_flat<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
     send: &[T],
     out: Option<&mut [T]>,
     op: &O,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     let Some(out) = out else {
         return p2p::send(comm, tag, root, send);
     };
@@ -143,14 +145,14 @@ pub(super) fn reduce_flat<T: Equivalence, O: Operation<T>>(
 /// Rooted at `root` for commutative operations; at rank 0 otherwise (so every partial
 /// covers consecutive ranks in order), which then forwards the result to `root`.
 pub(super) fn reduce_binomial<T: Equivalence, O: Operation<T>>(
-    comm: &Communicator,
+    comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
     send: &[T],
     out: Option<&mut [T]>,
     op: &O,
 ) -> Result<(), Error> {
-    let (n, me) = shape(comm);
+    let (n, me) = comm.shape();
     let tree_root = if op.is_commutative() { root } else { 0 };
     let rel = (me + n - tree_root) % n;
     let abs = |r: u32| (r + tree_root) % n;

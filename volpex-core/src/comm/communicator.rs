@@ -1,24 +1,22 @@
-//! `Communicator` and `Process`: point-to-point operations (MPI-3.1 chapter 3).
+//! `Communicator`: a group of ranks with its own message space (MPI-3.1 chapters 3 and
+//! 6): creating communicators, and the send path (`send_on`, `send_each_on`: into the
+//! sender log, a large message straight out to the pulls already waiting for it).
+//!
+//! Owns the communicator's identity (context id, rank, members) and every send. Must
+//! never decide which replica a message goes to (the pulls do) nor run a collective
+//! algorithm (`collective`, through `PointToPoint` in `comm/collectives.rs`); the receive
+//! side is `receive.rs`.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
-
-use bytes::Bytes;
 
 use super::group::{derive_id, Group, Members};
 use super::process::{AnyProcess, Process};
-use super::request::Request;
 use super::universe::Inner;
 use super::{Status, Tag, TAG_UB};
-use crate::bootstrap::EXIT_FAULT;
-use crate::collective::{self, Operation};
 use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::error::Error;
-use crate::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
-use crate::message::Key;
-use crate::pull::ChoiceState;
-use crate::wire::stream::Landing;
+use crate::exit::EXIT_FAULT;
 
 /// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
 /// Clones share the same communicator.
@@ -26,10 +24,10 @@ use crate::wire::stream::Landing;
 pub struct Communicator {
     pub(crate) inner: Arc<Inner>,
     /// Context id of point-to-point traffic; `id + 1` carries collectives.
-    id: u32,
+    pub(super) id: u32,
     /// This process's rank in the communicator.
-    rank: u32,
-    members: Arc<Members>,
+    pub(super) rank: u32,
+    pub(super) members: Arc<Members>,
     /// Communicators created from this one so far (names the next one's context).
     created: Arc<AtomicU32>,
 }
@@ -76,7 +74,7 @@ impl Communicator {
         }
     }
 
-    fn child(&self, what: &[u8], world: Arc<[u32]>) -> Option<Communicator> {
+    pub(super) fn child(&self, what: &[u8], world: Arc<[u32]>) -> Option<Communicator> {
         let nth = self.created.fetch_add(1, Ordering::Relaxed);
         let id = derive_id(self.id, nth, what);
         let members = Members::new(world);
@@ -88,15 +86,6 @@ impl Communicator {
             members: Arc::new(members),
             created: Arc::new(AtomicU32::new(0)),
         })
-    }
-
-    /// A context of its own for one immediate collective (named like a created
-    /// communicator, so it is the same in every replica of every member).
-    pub(crate) fn immediate_context(&self) -> Communicator {
-        match self.child(b"immediate", self.members.world.clone()) {
-            Some(c) => c,
-            None => unreachable!("a process is always a member of its communicator"),
-        }
     }
 
     /// A new communicator with the same members and its own message space
@@ -184,11 +173,6 @@ impl Communicator {
         Process::any(self)
     }
 
-    /// Blocks until every rank has called it (MPI_Barrier).
-    pub fn barrier(&self) -> Result<(), Error> {
-        collective::barrier::barrier(self)
-    }
-
     /// A seed equal in every replica of this rank and different between ranks: the way
     /// to seed randomness without breaking replica determinism.
     pub fn rank_seed(&self, salt: u64) -> u64 {
@@ -250,115 +234,6 @@ impl Communicator {
     {
         self.process_at_rank(dest).send(send)?;
         self.process_at_rank(source).receive_vec::<T>()
-    }
-
-    /// Combines every rank's `send` element-wise with `op` (in rank order) into `recv` on
-    /// every rank (MPI_Allreduce, MPI-3.1 section 5.9.6).
-    pub fn all_reduce_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::all_reduce(self, send, recv, &op)
-    }
-
-    /// Every rank's `send` lands in block `rank` of `recv` on every rank (MPI_Allgather,
-    /// section 5.7).
-    pub fn all_gather_into<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
-        collective::all_gather(self, send, recv)
-    }
-
-    /// Block j of `send` goes to rank j; block i of `recv` comes from rank i
-    /// (MPI_Alltoall, section 5.8).
-    pub fn all_to_all_into<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
-        collective::all_to_all(self, send, recv)
-    }
-
-    /// Like `all_gather_into` with `counts[i]` elements from rank i, placed one after
-    /// the other (MPI_Allgatherv, section 5.7).
-    pub fn all_gather_varcount_into<T: Equivalence>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        counts: &[usize],
-    ) -> Result<(), Error> {
-        collective::all_gather_varcount(self, send, recv, counts)
-    }
-
-    /// Like `all_to_all_into` with per-rank block lengths (MPI_Alltoallv, section 5.8).
-    pub fn all_to_all_varcount_into<T: Equivalence>(
-        &self,
-        send: &[T],
-        send_counts: &[usize],
-        recv: &mut [T],
-        recv_counts: &[usize],
-    ) -> Result<(), Error> {
-        collective::all_to_all_varcount(self, send, send_counts, recv, recv_counts)
-    }
-
-    /// Reduces every rank's `send` (size x `recv.len()` elements) and leaves block
-    /// `rank` of the result in `recv` (MPI_Reduce_scatter_block, section 5.10.1).
-    pub fn reduce_scatter_block_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::reduce_scatter_block(self, send, recv, &op)
-    }
-
-    /// Reduces every rank's `send` (`counts.sum()` elements) and leaves the `counts[rank]`
-    /// elements at this rank's offset in `recv` (MPI_Reduce_scatter, section 5.10.1).
-    pub fn reduce_scatter_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        counts: &[usize],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::reduce_scatter(self, send, recv, counts, &op)
-    }
-
-    /// Starts a barrier and returns at once (MPI_Ibarrier, section 5.12.1).
-    pub fn immediate_barrier<'a>(&self) -> Result<Request<'a>, Error> {
-        collective::immediate::immediate_barrier(self)
-    }
-
-    /// Starts an all-reduce and returns at once; `recv` is filled when the request
-    /// completes (MPI_Iallreduce, section 5.12.8).
-    pub fn immediate_all_reduce_into<'a, T, O>(
-        &self,
-        send: &[T],
-        recv: &'a mut [T],
-        op: O,
-    ) -> Result<Request<'a>, Error>
-    where
-        T: Equivalence + Send,
-        O: Operation<T> + Send + 'static,
-    {
-        collective::immediate::immediate_all_reduce(self, send, recv, op)
-    }
-
-    /// Inclusive prefix reduction over ranks 0..=rank (MPI_Scan, section 5.11.1).
-    pub fn scan_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::scan(self, send, recv, &op, false)
-    }
-
-    /// Exclusive prefix reduction over ranks 0..rank; rank 0's `recv` is left as it was
-    /// (MPI_Exscan, section 5.11.2).
-    pub fn exclusive_scan_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::scan(self, send, recv, &op, true)
     }
 
     pub(crate) fn check_rank(&self, rank: i32) -> Result<u32, Error> {
@@ -426,47 +301,8 @@ impl Communicator {
         Ok(())
     }
 
-    /// What a receive from `from` with `tag` (`None`: any tag) in context `ctx` matches.
-    pub(crate) fn spec(
-        &self,
-        ctx: u32,
-        from: Partner,
-        tag: Option<Tag>,
-    ) -> Result<RecvSpec, Error> {
-        let src = match from {
-            Partner::Rank(r) => Source::Rank(self.world_rank(self.check_rank(r)?)?),
-            Partner::Any => Source::Any(self.members.world.clone()),
-        };
-        let tag = match tag {
-            Some(t) => {
-                Self::check_tag(t)?;
-                TagSel::Tag(t)
-            }
-            None => TagSel::Any,
-        };
-        Ok(RecvSpec {
-            comm: ctx,
-            src,
-            tag,
-        })
-    }
-
-    /// Posts a receive or probe.
-    pub(crate) fn post(&self, spec: RecvSpec, mode: Mode) -> Result<RecvId, Error> {
-        let mut core = self.inner.rt.lock();
-        if mode == Mode::ImmediateProbe {
-            // Let what already reached the socket count.
-            core.turn(Some(Duration::ZERO), false)
-                .map_err(|e| Error::Runtime(e.to_string()))?;
-        }
-        let now = core.now();
-        let id = core.engine.post(now, spec, mode);
-        core.flush();
-        Ok(id)
-    }
-
     /// World rank of a rank of this communicator (ranks are checked by the callers).
-    fn world_rank(&self, rank: u32) -> Result<u32, Error> {
+    pub(super) fn world_rank(&self, rank: u32) -> Result<u32, Error> {
         self.members
             .world
             .get(rank as usize)
@@ -476,166 +312,4 @@ impl Communicator {
                 size: self.members.world.len() as u32,
             })
     }
-
-    /// Drives the loop until `id` completes.
-    pub(crate) fn wait(&self, id: RecvId) -> Result<Matched, Error> {
-        let mut core = self.inner.rt.lock();
-        core.drive_until(|c| c.take(id), None)
-            .map_err(|e| Error::Runtime(e.to_string()))?
-            .map_err(Error::from)
-    }
-
-    /// Drives the loop until receive `id` completes with its message in `buf` (a large
-    /// one lands there straight from the socket). Returns its status.
-    pub(crate) fn wait_into(
-        &self,
-        id: RecvId,
-        buf: &mut [u8],
-        elem: usize,
-    ) -> Result<Status, Error> {
-        let mut core = self.inner.rt.lock();
-        // Until the receive knows its message, nothing can land.
-        let early = core
-            .drive_until(
-                |c| match c.take(id) {
-                    Some(r) => Some(Some(r)),
-                    None => c.engine.landing_for(id).map(|_| None),
-                },
-                None,
-            )
-            .map_err(|e| Error::Runtime(e.to_string()))?;
-        let (result, landed) = match early {
-            Some(r) => (r, None),
-            None => {
-                let Some(want) = core.engine.landing_for(id) else {
-                    return Err(Error::Runtime("receive lost its landing".into()));
-                };
-                let mut landing = Landing {
-                    want,
-                    buf: &mut *buf,
-                    landed: None,
-                };
-                let r = core
-                    .drive_until(|c| c.take(id), Some(&mut landing))
-                    .map_err(|e| Error::Runtime(e.to_string()))?;
-                (r, landing.landed)
-            }
-        };
-        drop(core);
-        let (key, payload) = message(result?)?;
-        let n = match landed {
-            Some(n) if payload.is_empty() => check_whole(n, elem).map(|()| n)?,
-            _ => {
-                let n = fill_bytes(buf, elem, &payload);
-                crate::message::pool::recycle(payload);
-                n?
-            }
-        };
-        Ok(self.status_for(&key, n))
-    }
-
-    /// Completes `id` if it is done, without waiting (one non-blocking loop turn).
-    pub(crate) fn test(&self, id: RecvId) -> Result<Option<Matched>, Error> {
-        let mut core = self.inner.rt.lock();
-        if let Some(r) = core.take(id) {
-            return r.map(Some).map_err(Error::from);
-        }
-        core.turn(Some(Duration::ZERO), false)
-            .map_err(|e| Error::Runtime(e.to_string()))?;
-        match core.take(id) {
-            Some(r) => r.map(Some).map_err(Error::from),
-            None => Ok(None),
-        }
-    }
-
-    /// One blocking turn of the event loop (returns when anything happened).
-    pub(crate) fn drive_once(&self) -> Result<(), Error> {
-        self.inner
-            .rt
-            .lock()
-            .turn(None, false)
-            .map_err(|e| Error::Runtime(e.to_string()))
-    }
-
-    pub(crate) fn detach(&self, id: RecvId) {
-        self.inner.rt.lock().engine.detach(id);
-    }
-
-    /// A slot for a choice this rank's replicas must agree on (`None`: not coordinated).
-    pub(crate) fn post_choice(&self) -> Option<u64> {
-        self.inner.rt.lock().engine.post_choice()
-    }
-
-    /// Where choice `slot` stands (asks the leader for it if need be).
-    pub(crate) fn choice(&self, slot: u64) -> ChoiceState {
-        let mut core = self.inner.rt.lock();
-        let now = core.now();
-        let st = core.engine.choice(now, slot);
-        core.flush();
-        st
-    }
-
-    /// Records this replica's (the leader's) choice for `slot`.
-    pub(crate) fn make_choice(&self, slot: u64, value: Bytes) {
-        let mut core = self.inner.rt.lock();
-        let now = core.now();
-        core.engine.make_choice(now, slot, value);
-        core.flush();
-    }
-
-    pub(crate) fn send_internal(&self, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
-        self.send_on(self.id + 1, tag, dst, bytes)
-    }
-
-    pub(crate) fn send_internal_each(
-        &self,
-        tag: Tag,
-        dsts: &[u32],
-        bytes: &[u8],
-    ) -> Result<(), Error> {
-        self.send_each_on(self.id + 1, tag, dsts, bytes)
-    }
-
-    pub(crate) fn status_for(&self, key: &Key, bytes: usize) -> Status {
-        Status {
-            source: self.members.local(key.src).map_or(-1, |r| r as i32),
-            tag: key.tag,
-            bytes,
-        }
-    }
-}
-
-/// The message a completed receive or blocking probe matched.
-pub(crate) fn message(m: Matched) -> Result<(Key, Bytes), Error> {
-    match m {
-        Matched::Message { key, payload } => Ok((key, payload)),
-        Matched::Nothing => Err(Error::Runtime(
-            "a blocking receive completed without a message".into(),
-        )),
-    }
-}
-
-pub(crate) fn check_whole(bytes: usize, elem: usize) -> Result<(), Error> {
-    if bytes.is_multiple_of(elem.max(1)) {
-        Ok(())
-    } else {
-        Err(Error::BadLength {
-            message_bytes: bytes,
-            elem_bytes: elem,
-        })
-    }
-}
-
-/// Copies a received message into a buffer of `elem`-byte elements, checking it fits
-/// in whole elements.
-pub(crate) fn fill_bytes(dst: &mut [u8], elem: usize, data: &[u8]) -> Result<usize, Error> {
-    if data.len() > dst.len() {
-        return Err(Error::Truncated {
-            message_bytes: data.len(),
-            buffer_bytes: dst.len(),
-        });
-    }
-    check_whole(data.len(), elem)?;
-    dst[..data.len()].copy_from_slice(data);
-    Ok(data.len())
 }

@@ -3,10 +3,17 @@
 //!
 //! Owns the mapping from MPI calls to engine commands and the waiting loop. Must never
 //! open sockets or decide which replica to ask.
+//!
+//! Files: `communicator` (identity, creation, the send path), `receive` (posting,
+//! waiting, testing), `process` (point-to-point partners), `collectives` (the collective
+//! methods, and `collective::PointToPoint` for `Communicator`), `request`, `status`,
+//! `group`, `universe`. `comm` depends on `collective`, never the other way.
 
+mod collectives;
 pub mod communicator;
 pub mod group;
 pub mod process;
+mod receive;
 pub mod request;
 pub mod status;
 pub mod universe;
@@ -22,4 +29,4 @@ pub use universe::{initialize, Universe};
 pub type Tag = i32;
 
 /// Largest user tag (MPI_TAG_UB).
-pub const TAG_UB: Tag = i32::MAX;
+pub const TAG_UB: Tag = crate::config::TAG_UB;

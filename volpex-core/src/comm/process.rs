@@ -1,5 +1,6 @@
 //! `Process`: one rank of a communicator, or any rank (`any_process`), as the partner of
-//! point-to-point operations and the root of rooted collectives (MPI-3.1 chapter 3).
+//! point-to-point operations (MPI-3.1 chapter 3); its rooted collectives
+//! (`broadcast_into`, `reduce_into_root`, ...) are in `collectives.rs`.
 //!
 //! Owns the mapping of every receive flavour (blocking, immediate, vector, probe,
 //! matched probe; with a tag or `ANY_TAG`) onto one posted operation of the matcher. Must
@@ -7,10 +8,10 @@
 
 use bytes::Bytes;
 
-use super::communicator::{check_whole, fill_bytes, message, Communicator, Partner};
+use super::communicator::{Communicator, Partner};
+use super::receive::{check_whole, fill_bytes, message};
 use super::request::Request;
 use super::{Status, Tag};
-use crate::collective::{self, Operation};
 use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence, Target};
 use crate::error::Error;
 use crate::message::matching::{Matched, Mode};
@@ -24,7 +25,7 @@ pub const ANY_SOURCE: i32 = -1;
 /// any tag (`MPI_ANY_TAG`), as in the `mpi` crate; sends without a tag use tag 0.
 #[derive(Clone, Copy)]
 pub struct Process<'a> {
-    comm: &'a Communicator,
+    pub(super) comm: &'a Communicator,
     partner: Partner,
 }
 
@@ -96,7 +97,7 @@ impl<'a> Process<'a> {
         }
     }
 
-    fn dest(&self) -> Result<u32, Error> {
+    pub(super) fn dest(&self) -> Result<u32, Error> {
         match self.partner {
             Partner::Rank(r) => self.comm.check_rank(r),
             Partner::Any => Err(Error::Usage("cannot send to any_process()")),
@@ -308,135 +309,5 @@ impl<'a> Process<'a> {
             payload,
         };
         Ok((msg, status))
-    }
-
-    fn root(&self) -> Result<u32, Error> {
-        self.dest()
-    }
-
-    fn at_root(&self) -> Result<u32, Error> {
-        let root = self.root()?;
-        if root as i32 == self.comm.rank() {
-            Ok(root)
-        } else {
-            Err(Error::Usage(
-                "a *_root collective must be called on the root itself",
-            ))
-        }
-    }
-
-    /// Broadcasts `buf` from this (root) process to every rank (MPI_Bcast, MPI-3.1
-    /// section 5.4); every rank calls it with a buffer of the same length.
-    pub fn broadcast_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<(), Error> {
-        let root = self.root()?;
-        match buf.target() {
-            Target::Contiguous(b) => collective::broadcast(self.comm, root, b),
-            Target::Scattered(layout) => {
-                let mut packed = layout.pack();
-                collective::broadcast(self.comm, root, &mut packed)?;
-                layout.unpack(&packed);
-                Ok(())
-            }
-        }
-    }
-
-    /// Starts a broadcast of `buf` from this (root) process and returns at once; `buf`
-    /// is filled when the request completes (MPI_Ibcast, section 5.12.2).
-    pub fn immediate_broadcast_into<'b, T: Equivalence>(
-        &self,
-        buf: &'b mut [T],
-    ) -> Result<Request<'b>, Error> {
-        let root = self.root()?;
-        collective::immediate::immediate_broadcast(self.comm, root, buf)
-    }
-
-    /// At the root: the rank-ordered reduction of every rank's `send` into `recv`
-    /// (MPI_Reduce, section 5.9.1).
-    pub fn reduce_into_root<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        let root = self.at_root()?;
-        collective::reduce(self.comm, root, send, Some(recv), &op)
-    }
-
-    /// At the other ranks: contribute `send` to a reduction at this root.
-    pub fn reduce_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        op: O,
-    ) -> Result<(), Error> {
-        let root = self.root()?;
-        collective::reduce(self.comm, root, send, None, &op)
-    }
-
-    /// At the root: block i of `recv` gets rank i's `send` (MPI_Gather, section 5.5).
-    pub fn gather_into_root<T: Equivalence>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-    ) -> Result<(), Error> {
-        let root = self.at_root()?;
-        collective::gather(self.comm, root, send, Some(recv))
-    }
-
-    /// At the other ranks: contribute `send` to a gather at this root.
-    pub fn gather_into<T: Equivalence>(&self, send: &[T]) -> Result<(), Error> {
-        let root = self.root()?;
-        collective::gather(self.comm, root, send, None)
-    }
-
-    /// At the root: block i of `send` goes to rank i's `recv` (MPI_Scatter, section 5.6).
-    pub fn scatter_into_root<T: Equivalence>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-    ) -> Result<(), Error> {
-        let root = self.at_root()?;
-        collective::scatter(self.comm, root, Some(send), recv)
-    }
-
-    /// At the other ranks: receive this root's block into `recv`.
-    pub fn scatter_into<T: Equivalence>(&self, recv: &mut [T]) -> Result<(), Error> {
-        let root = self.root()?;
-        collective::scatter(self.comm, root, None, recv)
-    }
-
-    /// At the root: rank i's `send` lands at offset `counts[..i].sum()` of `recv`
-    /// (MPI_Gatherv, section 5.5).
-    pub fn gather_varcount_into_root<T: Equivalence>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        counts: &[usize],
-    ) -> Result<(), Error> {
-        let root = self.at_root()?;
-        collective::gather_varcount(self.comm, root, send, Some((recv, counts)))
-    }
-
-    /// At the other ranks: contribute `send` to a gatherv at this root.
-    pub fn gather_varcount_into<T: Equivalence>(&self, send: &[T]) -> Result<(), Error> {
-        let root = self.root()?;
-        collective::gather_varcount(self.comm, root, send, None)
-    }
-
-    /// At the root: `counts[i]` elements at their offset in `send` go to rank i
-    /// (MPI_Scatterv, section 5.6).
-    pub fn scatter_varcount_into_root<T: Equivalence>(
-        &self,
-        send: &[T],
-        counts: &[usize],
-        recv: &mut [T],
-    ) -> Result<(), Error> {
-        let root = self.at_root()?;
-        collective::scatter_varcount(self.comm, root, Some((send, counts)), recv)
-    }
-
-    /// At the other ranks: receive this root's block into `recv`.
-    pub fn scatter_varcount_into<T: Equivalence>(&self, recv: &mut [T]) -> Result<(), Error> {
-        let root = self.root()?;
-        collective::scatter_varcount(self.comm, root, None, recv)
     }
 }

@@ -5,13 +5,19 @@
 //! coordinated like wildcard receives: the leader replica of the rank decides and records
 //! the indices, every other replica waits for exactly those requests. With one replica
 //! per rank, or a send-deterministic program, each replica decides for itself.
+//!
+//! Owns a request's state (done, a posted receive, a running immediate collective) and
+//! the coordination of "which completed". Must never let a replica pick completions the
+//! leader did not record, and never run a collective itself (`collective::immediate`
+//! does; the request only joins its thread and copies the result out).
 
 use std::thread::JoinHandle;
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::communicator::{message, Communicator};
+use super::communicator::Communicator;
 use super::process::deliver;
+use super::receive::message;
 use super::Status;
 use crate::datatype::Target;
 use crate::error::Error;
@@ -110,7 +116,7 @@ impl<'a> Request<'a> {
                 Ok(comm.status_for(&key, n))
             }
             State::Collective { comm, handle, out } => finish_collective(&comm, handle, out),
-            State::Taken => Err(Error::Runtime("request already completed".into())),
+            State::Taken => Err(Error::RequestCompleted),
         }
     }
 
@@ -149,7 +155,7 @@ impl<'a> Request<'a> {
                     Ok(None)
                 }
             }
-            State::Taken => Err(Error::Runtime("request already completed".into())),
+            State::Taken => Err(Error::RequestCompleted),
         }
     }
 }
@@ -162,7 +168,7 @@ fn finish_collective(
 ) -> Result<Status, Error> {
     let result = handle
         .join()
-        .map_err(|_| Error::Runtime("an immediate collective panicked".into()))??;
+        .map_err(|_| Error::ImmediateCollectivePanicked)??;
     if result.len() != out.len() {
         return Err(Error::BufferSize {
             what: "immediate collective result bytes",
@@ -291,10 +297,9 @@ fn encode(indices: &[usize]) -> Bytes {
 }
 
 fn decode(b: &[u8], len: usize) -> Result<Vec<usize>, Error> {
-    let bad = || {
-        Error::Runtime(format!(
-            "recorded request choice {b:?} does not fit {len} requests"
-        ))
+    let bad = || Error::RequestChoiceMismatch {
+        choice: b.to_vec(),
+        requests: len,
     };
     if !b.len().is_multiple_of(4) {
         return Err(bad());

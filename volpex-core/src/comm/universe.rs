@@ -1,4 +1,8 @@
 //! `Universe`: joining the job, and finalization by drop.
+//!
+//! Owns the state every communicator of the process shares (`Inner`: the runtime, this
+//! replica's identity, fault-injection counters), the start of the event loop, and the
+//! end of the job for this replica. Must never carry messages itself: communicators do.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -69,7 +73,7 @@ pub fn initialize() -> Result<Universe, Error> {
             j.addrs,
             start,
         )
-        .map_err(|e| Error::Runtime(e.to_string()))?;
+        .map_err(Error::EventLoopStart)?;
         let mut core = core;
         core.exit_after_choices = j.exit_after_choices;
         let (rt, bg) = Runtime::start(core, waker);
@@ -93,7 +97,7 @@ pub fn initialize() -> Result<Universe, Error> {
     } else {
         let me = ReplicaId::new(0, 0);
         let (core, waker) = Core::new(me, 1, 1, [0; 32], cfg, None, None, vec![vec![None]], start)
-            .map_err(|e| Error::Runtime(e.to_string()))?;
+            .map_err(Error::EventLoopStart)?;
         let (rt, bg) = Runtime::start(core, waker);
         Inner {
             rt,

@@ -1,4 +1,8 @@
 //! `Core`: the mio poll, every connection, and the engine they feed.
+//!
+//! Owns the sockets, the routing of the engine's frames and the ends of the process the
+//! loop decides (retired, orphaned, injected fault; the codes are in `crate::exit`). Must
+//! never decide protocol questions (the engine does) nor define exit codes of its own.
 
 use std::io;
 use std::net::SocketAddr;
@@ -14,6 +18,7 @@ use super::auth::{JobKey, PeerId};
 use super::connection::{Conn, Step};
 use super::send::DirectWrite;
 use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX};
+use crate::exit::{EXIT_FAULT, EXIT_ORPHANED, EXIT_RETIRED};
 use crate::message::matching::{Matched, RecvId};
 use crate::message::{Map, ReplicaId};
 use crate::pull::{Engine, EngineEvent};
@@ -26,11 +31,6 @@ const LISTENER: Token = Token(0);
 /// Token of the waker that kicks a thread out of `poll`.
 pub const WAKER: Token = Token(1);
 const FIRST_CONN: usize = 2;
-
-/// Process exit code of a replica that fell behind the logs and retired.
-pub const EXIT_RETIRED: i32 = 75;
-/// Process exit code when the launcher connection is lost (orphaned replica).
-pub const EXIT_ORPHANED: i32 = 76;
 
 /// Flags shared between the application thread and the background progress thread.
 #[derive(Debug, Default)]
@@ -207,7 +207,7 @@ impl Core {
                     "volpex[{}] exits after choice {n} (fault injection)",
                     self.me
                 );
-                std::process::exit(crate::bootstrap::EXIT_FAULT);
+                std::process::exit(EXIT_FAULT);
             }
         }
         while let Some((to, frame)) = self.engine.poll_transmit() {

@@ -10,8 +10,7 @@
 
 use std::time::Duration;
 
-/// Environment variable with the peer timeout in ms (read into `Config::peer_timeout`).
-pub const PEER_TIMEOUT_VAR: &str = "VOLPEX_PEER_TIMEOUT_MS";
+pub use crate::config::PEER_TIMEOUT_VAR;
 
 /// Says in the debug log what `set_peer_timeouts` will do with timeout `t`.
 pub fn describe(t: Option<Duration>) {

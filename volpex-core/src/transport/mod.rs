@@ -14,6 +14,8 @@ pub mod progress;
 pub mod send;
 pub mod tuning;
 
-pub use event_loop::{Core, EXIT_ORPHANED, EXIT_RETIRED};
+/// Kept at its old path for the launcher; the exit codes live in `crate::exit`.
+pub use crate::exit::EXIT_RETIRED;
+pub use event_loop::Core;
 pub use progress::Runtime;
 pub use send::SendError;

@@ -1,0 +1,204 @@
+//! The receive side of a communicator: what a receive matches (`spec`), posting it,
+//! waiting for it (landing a large message straight in the caller's buffer) or testing
+//! it, and the loop turns and coordinated choices that completing requests need.
+//!
+//! Owns the turn from "a posted receive" to "a status and the bytes in place". Must never
+//! decide which message a receive matches or which replica to pull from (the engine
+//! does), and never sends: the send path is `communicator.rs`.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::communicator::{Communicator, Partner};
+use super::{Status, Tag};
+use crate::error::Error;
+use crate::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
+use crate::message::Key;
+use crate::pull::ChoiceState;
+use crate::wire::stream::Landing;
+
+impl Communicator {
+    /// What a receive from `from` with `tag` (`None`: any tag) in context `ctx` matches.
+    pub(crate) fn spec(
+        &self,
+        ctx: u32,
+        from: Partner,
+        tag: Option<Tag>,
+    ) -> Result<RecvSpec, Error> {
+        let src = match from {
+            Partner::Rank(r) => Source::Rank(self.world_rank(self.check_rank(r)?)?),
+            Partner::Any => Source::Any(self.members.world.clone()),
+        };
+        let tag = match tag {
+            Some(t) => {
+                Self::check_tag(t)?;
+                TagSel::Tag(t)
+            }
+            None => TagSel::Any,
+        };
+        Ok(RecvSpec {
+            comm: ctx,
+            src,
+            tag,
+        })
+    }
+
+    /// Posts a receive or probe.
+    pub(crate) fn post(&self, spec: RecvSpec, mode: Mode) -> Result<RecvId, Error> {
+        let mut core = self.inner.rt.lock();
+        if mode == Mode::ImmediateProbe {
+            // Let what already reached the socket count.
+            core.turn(Some(Duration::ZERO), false)
+                .map_err(Error::EventLoop)?;
+        }
+        let now = core.now();
+        let id = core.engine.post(now, spec, mode);
+        core.flush();
+        Ok(id)
+    }
+
+    /// Drives the loop until `id` completes.
+    pub(crate) fn wait(&self, id: RecvId) -> Result<Matched, Error> {
+        let mut core = self.inner.rt.lock();
+        core.drive_until(|c| c.take(id), None)
+            .map_err(Error::EventLoop)?
+            .map_err(Error::from)
+    }
+
+    /// Drives the loop until receive `id` completes with its message in `buf` (a large
+    /// one lands there straight from the socket). Returns its status.
+    pub(crate) fn wait_into(
+        &self,
+        id: RecvId,
+        buf: &mut [u8],
+        elem: usize,
+    ) -> Result<Status, Error> {
+        let mut core = self.inner.rt.lock();
+        // Until the receive knows its message, nothing can land.
+        let early = core
+            .drive_until(
+                |c| match c.take(id) {
+                    Some(r) => Some(Ok(r)),
+                    None => c.engine.landing_for(id).map(Err),
+                },
+                None,
+            )
+            .map_err(Error::EventLoop)?;
+        let (result, landed) = match early {
+            Ok(r) => (r, None),
+            Err(want) => {
+                let mut landing = Landing {
+                    want,
+                    buf: &mut *buf,
+                    landed: None,
+                };
+                let r = core
+                    .drive_until(|c| c.take(id), Some(&mut landing))
+                    .map_err(Error::EventLoop)?;
+                (r, landing.landed)
+            }
+        };
+        drop(core);
+        let (key, payload) = message(result?)?;
+        let n = match landed {
+            Some(n) if payload.is_empty() => check_whole(n, elem).map(|()| n)?,
+            _ => {
+                let n = fill_bytes(buf, elem, &payload);
+                crate::message::pool::recycle(payload);
+                n?
+            }
+        };
+        Ok(self.status_for(&key, n))
+    }
+
+    /// Completes `id` if it is done, without waiting (one non-blocking loop turn).
+    pub(crate) fn test(&self, id: RecvId) -> Result<Option<Matched>, Error> {
+        let mut core = self.inner.rt.lock();
+        if let Some(r) = core.take(id) {
+            return r.map(Some).map_err(Error::from);
+        }
+        core.turn(Some(Duration::ZERO), false)
+            .map_err(Error::EventLoop)?;
+        match core.take(id) {
+            Some(r) => r.map(Some).map_err(Error::from),
+            None => Ok(None),
+        }
+    }
+
+    /// One blocking turn of the event loop (returns when anything happened).
+    pub(crate) fn drive_once(&self) -> Result<(), Error> {
+        self.inner
+            .rt
+            .lock()
+            .turn(None, false)
+            .map_err(Error::EventLoop)
+    }
+
+    pub(crate) fn detach(&self, id: RecvId) {
+        self.inner.rt.lock().engine.detach(id);
+    }
+
+    /// A slot for a choice this rank's replicas must agree on (`None`: not coordinated).
+    pub(crate) fn post_choice(&self) -> Option<u64> {
+        self.inner.rt.lock().engine.post_choice()
+    }
+
+    /// Where choice `slot` stands (asks the leader for it if need be).
+    pub(crate) fn choice(&self, slot: u64) -> ChoiceState {
+        let mut core = self.inner.rt.lock();
+        let now = core.now();
+        let st = core.engine.choice(now, slot);
+        core.flush();
+        st
+    }
+
+    /// Records this replica's (the leader's) choice for `slot`.
+    pub(crate) fn make_choice(&self, slot: u64, value: Bytes) {
+        let mut core = self.inner.rt.lock();
+        let now = core.now();
+        core.engine.make_choice(now, slot, value);
+        core.flush();
+    }
+
+    pub(crate) fn status_for(&self, key: &Key, bytes: usize) -> Status {
+        Status {
+            source: self.members.local(key.src).map_or(-1, |r| r as i32),
+            tag: key.tag,
+            bytes,
+        }
+    }
+}
+
+/// The message a completed receive or blocking probe matched.
+pub(crate) fn message(m: Matched) -> Result<(Key, Bytes), Error> {
+    match m {
+        Matched::Message { key, payload } => Ok((key, payload)),
+        Matched::Nothing => Err(Error::NoMessage),
+    }
+}
+
+pub(crate) fn check_whole(bytes: usize, elem: usize) -> Result<(), Error> {
+    if bytes.is_multiple_of(elem.max(1)) {
+        Ok(())
+    } else {
+        Err(Error::BadLength {
+            message_bytes: bytes,
+            elem_bytes: elem,
+        })
+    }
+}
+
+/// Copies a received message into a buffer of `elem`-byte elements, checking it fits
+/// in whole elements.
+pub(crate) fn fill_bytes(dst: &mut [u8], elem: usize, data: &[u8]) -> Result<usize, Error> {
+    if data.len() > dst.len() {
+        return Err(Error::Truncated {
+            message_bytes: data.len(),
+            buffer_bytes: dst.len(),
+        });
+    }
+    check_whole(data.len(), elem)?;
+    dst[..data.len()].copy_from_slice(data);
+    Ok(data.len())
+}
