@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
 use crate::message::Key;
 use crate::pull::ChoiceState;
-use crate::wire::stream::Landing;
+use crate::transport::Landing;
 
 impl Communicator {
     /// What a receive from `from` with `tag` (`None`: any tag) in context `ctx` matches.

@@ -7,7 +7,7 @@
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use parking_lot::Mutex;
 
@@ -17,7 +17,6 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::message::ReplicaId;
 use crate::transport::{Core, Runtime};
-use crate::wire::control::ToLauncher;
 
 /// Shared state behind every communicator of a process.
 pub(crate) struct Inner {
@@ -162,16 +161,7 @@ impl Drop for Universe {
         let inner = &self.inner;
         // A panicking application has not finished: do not tell the launcher it did.
         if inner.launched && !std::thread::panicking() {
-            let mut core = inner.rt.lock();
-            let stats = core.engine.stats();
-            core.flush_all();
-            core.to_launcher(&ToLauncher::Finalized { stats });
-            while !core.shutdown_requested() {
-                if let Err(e) = core.turn(Some(Duration::from_millis(100)), false) {
-                    log::error!("event loop failed while serving after finalize: {e}");
-                    break;
-                }
-            }
+            inner.rt.lock().finalize_and_serve();
         }
         inner.rt.stop();
         if let Some(h) = inner.bg.lock().take() {

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
@@ -18,12 +17,11 @@ use super::auth::{JobKey, PeerId};
 use super::connection::{Conn, Step};
 use super::send::DirectWrite;
 use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX};
-use crate::exit::{EXIT_FAULT, EXIT_ORPHANED, EXIT_RETIRED};
+use crate::exit::{EXIT_FAULT, EXIT_ORPHANED};
 use crate::message::matching::{Matched, RecvId};
 use crate::message::{Map, ReplicaId};
-use crate::pull::{Engine, EngineEvent};
-use crate::wire::control::{self, ToLauncher, ToProcess};
-use crate::wire::header::{Header, Kind, WireError};
+use crate::pull::Engine;
+use crate::wire::header::WireError;
 use crate::wire::stream::{Landing, ReadStatus};
 use crate::wire::Frame;
 
@@ -45,24 +43,24 @@ pub struct Signals {
 pub struct Core {
     /// The protocol engine this loop drives.
     pub engine: Engine,
-    me: ReplicaId,
+    pub(super) me: ReplicaId,
     key: JobKey,
-    cfg: Config,
-    poll: Poll,
+    pub(super) cfg: Config,
+    pub(super) poll: Poll,
     events: Events,
-    listener: Option<TcpListener>,
+    pub(super) listener: Option<TcpListener>,
     pub(super) conns: Map<Token, Conn>,
     /// Connection our frames to a peer go on (dialing or established).
     pub(super) peers: Map<ReplicaId, Token>,
-    launcher: Option<Token>,
+    pub(super) launcher: Option<Token>,
     /// Connections with frames queued since the last flush.
-    dirty: Vec<Token>,
+    pub(super) dirty: Vec<Token>,
     /// DATA frames partly written straight from the sender's buffer (see `send`).
     pub(super) direct: Vec<DirectWrite>,
     addrs: Vec<Vec<Option<SocketAddr>>>,
     next_token: usize,
     start: Instant,
-    shutdown: bool,
+    pub(super) shutdown: bool,
     signals: Arc<Signals>,
     /// Fault injection: exit right after making this many coordinated choices.
     pub exit_after_choices: Option<u64>,
@@ -165,21 +163,10 @@ impl Core {
         self.shutdown
     }
 
-    fn token(&mut self) -> Token {
+    pub(super) fn token(&mut self) -> Token {
         let t = Token(self.next_token);
         self.next_token += 1;
         t
-    }
-
-    /// Sends a control message to the launcher (best effort, flushed now).
-    pub fn to_launcher(&mut self, msg: &ToLauncher) {
-        let (h, p) = control::encode(msg);
-        if let Some(t) = self.launcher {
-            if let Some(c) = self.conns.get_mut(&t) {
-                c.send(h, Bytes::from(p));
-            }
-            self.flush_conn(t);
-        }
     }
 
     /// The outcome of a receive or probe, once complete (see `Engine::take`).
@@ -284,7 +271,7 @@ impl Core {
         self.addr_of(to).is_none()
     }
 
-    fn addr_of(&self, to: ReplicaId) -> Option<SocketAddr> {
+    pub(super) fn addr_of(&self, to: ReplicaId) -> Option<SocketAddr> {
         self.addrs
             .get(to.rank as usize)
             .and_then(|r| r.get(to.replica as usize))
@@ -292,42 +279,8 @@ impl Core {
             .flatten()
     }
 
-    fn dial(&mut self, now: Duration, to: ReplicaId) -> Option<Token> {
-        let addr = self.addr_of(to)?;
-        let mut stream = match TcpStream::connect(addr) {
-            Ok(s) => s,
-            Err(e) => {
-                log::info!("{}: connect to {to} at {addr} failed: {e}", self.me);
-                return None;
-            }
-        };
-        super::tuning::tune(&stream, &self.cfg);
-        let token = self.token();
-        if let Err(e) = self.poll.registry().register(
-            &mut stream,
-            token,
-            Interest::READABLE | Interest::WRITABLE,
-        ) {
-            log::warn!("{}: register failed: {e}", self.me);
-            return None;
-        }
-        let mut conn =
-            match Conn::outgoing(stream, PeerId::Replica(self.me), PeerId::Replica(to), now) {
-                Ok(c) => c,
-                Err(e) => {
-                    log::warn!("{}: cannot set up a connection to {to}: {e}", self.me);
-                    return None;
-                }
-            };
-        conn.want_write = true;
-        self.conns.insert(token, conn);
-        self.peers.insert(to, token);
-        log::debug!("{}: dialing {to} at {addr}", self.me);
-        Some(token)
-    }
-
     /// Writes what the connection can take; closes it on error.
-    fn flush_conn(&mut self, token: Token) {
+    pub(super) fn flush_conn(&mut self, token: Token) {
         let Some(c) = self.conns.get_mut(&token) else {
             return;
         };
@@ -366,7 +319,7 @@ impl Core {
 
     /// Closes a connection. If it carried an authenticated replica (or the one we dialed),
     /// that replica is reported dead to the engine.
-    fn close(&mut self, token: Token, why: &str) {
+    pub(super) fn close(&mut self, token: Token, why: &str) {
         let Some(mut c) = self.conns.remove(&token) else {
             return;
         };
@@ -495,40 +448,6 @@ impl Core {
         Ok(())
     }
 
-    fn accept(&mut self) {
-        loop {
-            let Some(l) = self.listener.as_ref() else {
-                return;
-            };
-            match l.accept() {
-                Ok((mut stream, from)) => {
-                    super::tuning::tune(&stream, &self.cfg);
-                    let token = self.token();
-                    if self
-                        .poll
-                        .registry()
-                        .register(&mut stream, token, Interest::READABLE)
-                        .is_ok()
-                    {
-                        log::trace!("{}: accepted connection from {from}", self.me);
-                        let now = self.now();
-                        match Conn::incoming(stream, now) {
-                            Ok(c) => {
-                                self.conns.insert(token, c);
-                            }
-                            Err(e) => log::warn!("{}: cannot accept: {e}", self.me),
-                        }
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) => {
-                    log::warn!("{}: accept failed: {e}", self.me);
-                    return;
-                }
-            }
-        }
-    }
-
     fn on_writable(&mut self, token: Token) {
         if let Some(c) = self.conns.get_mut(&token) {
             if let Ok(Some(e)) | Err(e) = c.stream.take_error() {
@@ -612,103 +531,6 @@ impl Core {
             Err(e) => {
                 let why = handshake_err.unwrap_or_else(|| e.to_string());
                 self.close(token, &why);
-            }
-        }
-    }
-
-    /// Picks the connection our frames to `r` go on once `token` (to `r`) is
-    /// established. When both sides dialed at once there are two; both sides settle on
-    /// the one the lower replica dialed, so each direction's frames carry the ACKs of
-    /// the other's (two one-way sockets cost a pure ACK packet per round trip). Frames
-    /// still held on an unfinished connection move with the route; frames already
-    /// written may arrive after later ones, which the protocol tolerates (every frame is
-    /// keyed and idempotent).
-    fn settle_route(&mut self, r: ReplicaId, token: Token) {
-        let cur = match self.peers.get(&r) {
-            None => {
-                self.peers.insert(r, token);
-                return;
-            }
-            Some(&cur) if cur == token => return,
-            Some(&cur) => cur,
-        };
-        let dialed = self.conns.get(&token).is_some_and(|c| c.dialed);
-        if dialed != (self.me < r) {
-            return;
-        }
-        let held = self
-            .conns
-            .get_mut(&cur)
-            .map(|c| std::mem::take(&mut c.link.held))
-            .unwrap_or_default();
-        if let Some(c) = self.conns.get_mut(&token) {
-            for (h, p) in held {
-                c.send(h, p);
-            }
-        }
-        self.peers.insert(r, token);
-        if !self.dirty.contains(&token) {
-            self.dirty.push(token);
-        }
-        log::debug!(
-            "{}: frames to {r} now go on the connection the lower replica dialed",
-            self.me
-        );
-    }
-
-    fn on_control(&mut self, h: &Header, p: &[u8]) {
-        if h.kind != Kind::Control {
-            log::warn!("{}: launcher sent a {:?} frame", self.me, h.kind);
-            return;
-        }
-        match control::decode::<ToProcess>(h, p) {
-            Ok(ToProcess::Death { rank, replica }) => {
-                let now = self.now();
-                self.engine
-                    .handle_peer_down(now, ReplicaId::new(rank, replica), true);
-            }
-            Ok(ToProcess::Shutdown) => self.shutdown = true,
-            Ok(ToProcess::Table { .. }) => {
-                log::warn!("{}: unexpected second address table", self.me)
-            }
-            Err(e) => log::warn!("{}: bad control message: {e}", self.me),
-        }
-    }
-
-    fn expire_handshakes(&mut self, now: Duration) {
-        let late: Vec<Token> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| c.peer().is_none() && now > c.opened_at + self.cfg.connect_timeout)
-            .map(|(t, _)| *t)
-            .collect();
-        for t in late {
-            let why = format!(
-                "connection setup timed out after {:?}",
-                self.cfg.connect_timeout
-            );
-            self.close(t, &why);
-        }
-    }
-
-    fn handle_engine_events(&mut self) {
-        while let Some(ev) = self.engine.poll_event() {
-            match ev {
-                EngineEvent::Retire { reason } => {
-                    eprintln!("volpex[{}] {reason}; retiring", self.me);
-                    self.to_launcher(&ToLauncher::Retired { reason });
-                    std::process::exit(EXIT_RETIRED);
-                }
-                EngineEvent::Fence { peer } => {
-                    if self.launcher.is_some() {
-                        self.to_launcher(&ToLauncher::Fence {
-                            rank: peer.rank,
-                            replica: peer.replica,
-                        });
-                    } else {
-                        log::warn!("{}: no launcher to fence {peer}", self.me);
-                    }
-                }
             }
         }
     }

@@ -10,12 +10,15 @@ pub mod auth;
 pub mod connection;
 pub mod event_loop;
 pub mod keepalive;
+mod launcher;
+mod peers;
 pub mod progress;
 pub mod send;
 pub mod tuning;
 
 /// Kept at its old path for the launcher; the exit codes live in `crate::exit`.
 pub use crate::exit::EXIT_RETIRED;
+pub use crate::wire::stream::Landing;
 pub use event_loop::Core;
 pub use progress::Runtime;
 pub use send::SendError;
