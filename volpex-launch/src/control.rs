@@ -16,46 +16,12 @@ use volpex::transport::auth::{self, JobKey, PeerId};
 use volpex::wire::control::{self, Liveness, ToLauncher, ToProcess};
 use volpex::wire::stream::{read_one, write_one};
 
-use crate::job::Event;
+use crate::job::event::{ControlEvent, Event};
 
 /// How long a new connection may take to authenticate and register.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A write to a replica that takes longer than this counts as failed.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// What a control connection reported.
-#[derive(Debug)]
-pub enum ControlEvent {
-    /// A replica authenticated and registered its peer address.
-    Registered {
-        /// Who.
-        id: ReplicaId,
-        /// Its listener address.
-        addr: String,
-        /// Where to write to it.
-        writer: TcpStream,
-    },
-    /// A message from a registered replica.
-    Message {
-        /// Who.
-        id: ReplicaId,
-        /// What.
-        msg: ToLauncher,
-    },
-    /// The connection ended.
-    Closed {
-        /// Who.
-        id: ReplicaId,
-    },
-    /// The replica's heartbeat connection has been silent (or closed without the process
-    /// being seen to exit) for longer than the heartbeat timeout.
-    Silent {
-        /// Who.
-        id: ReplicaId,
-        /// How long nothing came.
-        silent_for: Duration,
-    },
-}
 
 /// Heartbeat timing on the launcher side.
 #[derive(Debug, Clone, Copy)]

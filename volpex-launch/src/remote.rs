@@ -13,19 +13,7 @@ use crossbeam_channel::Sender;
 
 use crate::agent::{read_frame, write_frame, FromAgent, ToAgent};
 use crate::cli::LauncherKind;
-use crate::job::Event;
-
-/// What a host's link reported.
-#[derive(Debug)]
-pub enum HostEvent {
-    /// A frame from the agent.
-    Msg(FromAgent),
-    /// The agent's stdout ended (agent exited, ssh failed or was cut).
-    Gone {
-        /// The last lines ssh/srun/the agent wrote on stderr.
-        stderr: String,
-    },
-}
+use crate::job::event::{Event, HostEvent};
 
 /// How to reach hosts.
 #[derive(Debug, Clone)]

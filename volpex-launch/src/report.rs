@@ -4,7 +4,7 @@ use serde::Serialize;
 use volpex::message::ReplicaId;
 use volpex::wire::control::ReplicaStats;
 
-use crate::job::ReplicaState;
+use crate::job::replica::ReplicaState;
 
 /// One replica's line in the report.
 #[derive(Debug, Serialize)]
