@@ -12,6 +12,7 @@ mod agent;
 mod binding;
 mod cli;
 mod control;
+mod error;
 mod hostfile;
 mod job;
 mod output;

@@ -26,6 +26,7 @@ use super::{HostIo, HostLink, Job};
 use crate::agent::{ProcSpec, StartSpec, ToAgent};
 use crate::cli::{Args, LauncherKind, SSH_DEFAULT};
 use crate::control::{self, Beats};
+use crate::error::StartError;
 use crate::hostfile::HostSpec;
 use crate::output::{pump, Dedup, Stream};
 use crate::placement::{place, Placement};
@@ -33,7 +34,11 @@ use crate::remote::{start_agent, Shell};
 
 /// `--print-map`: prints where every replica would run; returns the exit code.
 pub fn print_map(args: &Args) -> i32 {
-    match args.validate().and_then(|()| placement_for(args)) {
+    match args
+        .validate()
+        .map_err(StartError::from)
+        .and_then(|()| placement_for(args))
+    {
         Ok((_, Some(p))) => {
             print!("{}", p.describe());
             0
@@ -64,30 +69,26 @@ fn launcher_kind(args: &Args) -> LauncherKind {
 }
 
 /// Hosts from --hosts or --host, if given.
-fn given_hosts(args: &Args) -> Result<Option<Vec<HostSpec>>, String> {
+fn given_hosts(args: &Args) -> Result<Option<Vec<HostSpec>>, StartError> {
     match (&args.hostfile, &args.host) {
-        (Some(f), _) => crate::hostfile::read_hostfile(f).map(Some),
-        (None, Some(list)) => crate::hostfile::parse_host_list(list).map(Some),
+        (Some(f), _) => Ok(Some(crate::hostfile::read_hostfile(f)?)),
+        (None, Some(list)) => Ok(Some(crate::hostfile::parse_host_list(list)?)),
         (None, None) => Ok(None),
     }
 }
 
 /// The launcher kind and, for remote launchers, the placement (checked before anything
 /// starts).
-fn placement_for(args: &Args) -> Result<(LauncherKind, Option<Placement>), String> {
+fn placement_for(args: &Args) -> Result<(LauncherKind, Option<Placement>), StartError> {
     let kind = launcher_kind(args);
     let hosts = match kind {
         LauncherKind::Local => {
             if args.hostfile.is_some() || args.host.is_some() {
-                return Err(
-                    "--launcher local runs everything on this machine; drop --hosts/--host".into(),
-                );
+                return Err(StartError::LocalWithHosts);
             }
             return Ok((kind, None));
         }
-        LauncherKind::Ssh => given_hosts(args)?.ok_or_else(|| {
-            "--launcher ssh needs hosts: --hosts FILE or --host a,b,c".to_string()
-        })?,
+        LauncherKind::Ssh => given_hosts(args)?.ok_or(StartError::SshWithoutHosts)?,
         LauncherKind::Slurm => match given_hosts(args)? {
             Some(h) => h,
             None => crate::slurm::allocation_hosts()?,
@@ -105,7 +106,7 @@ fn placement_for(args: &Args) -> Result<(LauncherKind, Option<Placement>), Strin
 
 /// The program as a path that exists here (for staging): a name without a slash is
 /// looked up in PATH, a relative path is taken from the working directory.
-fn resolve_program(program: &str, wdir: &Path) -> Result<PathBuf, String> {
+fn resolve_program(program: &str, wdir: &Path) -> Result<PathBuf, StartError> {
     let found = if program.contains('/') {
         let p = Path::new(program);
         Some(if p.is_absolute() {
@@ -122,7 +123,9 @@ fn resolve_program(program: &str, wdir: &Path) -> Result<PathBuf, String> {
     };
     match found {
         Some(p) if p.is_file() => Ok(p),
-        _ => Err(format!("--stage: cannot find {program} here to copy it")),
+        _ => Err(StartError::ProgramNotFound {
+            program: program.into(),
+        }),
     }
 }
 
@@ -139,7 +142,7 @@ fn spawn_pump<R: std::io::Read + Send + 'static>(
 
 impl Job {
     /// Checks the command line, opens the control port and starts every process.
-    pub(super) fn start(args: &Args) -> Result<Job, String> {
+    pub(super) fn start(args: &Args) -> Result<Job, StartError> {
         args.validate()?;
         let exports = args
             .export
@@ -148,16 +151,15 @@ impl Job {
             .collect::<Result<Vec<_>, _>>()?;
         for f in &args.faults {
             if f.rank >= args.ranks || f.replica >= args.replicas {
-                return Err(format!(
-                    "--fault names replica {}.{}, but the job has {} ranks x {} replicas",
-                    f.rank, f.replica, args.ranks, args.replicas
-                ));
+                return Err(StartError::FaultOutsideJob {
+                    rank: f.rank,
+                    replica: f.replica,
+                    ranks: args.ranks,
+                    replicas: args.replicas,
+                });
             }
         }
-        let (program, prog_args) = args
-            .command
-            .split_first()
-            .ok_or_else(|| "no program given".to_string())?;
+        let (program, prog_args) = args.command.split_first().ok_or(StartError::NoProgram)?;
         let (kind, placement) = placement_for(args)?;
         let key = new_job_key();
         let bind_ip = match (&placement, args.launcher_addr) {
@@ -165,9 +167,13 @@ impl Job {
             (None, None) => IpAddr::V4(Ipv4Addr::LOCALHOST),
             (Some(_), None) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
         };
-        let listener = TcpListener::bind(SocketAddr::new(bind_ip, 0))
-            .map_err(|e| format!("cannot open the control port on {bind_ip}: {e}"))?;
-        let control_addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let listener = TcpListener::bind(SocketAddr::new(bind_ip, 0)).map_err(|source| {
+            StartError::ControlPort {
+                ip: bind_ip,
+                source,
+            }
+        })?;
+        let control_addr = listener.local_addr().map_err(StartError::ControlAddr)?;
         let beats = Beats {
             interval: Duration::from_secs_f64(args.heartbeat_interval),
             timeout: Duration::from_secs_f64(args.heartbeat_timeout),
@@ -186,12 +192,12 @@ impl Job {
             std::thread::Builder::new()
                 .name("volpexrun-accept".into())
                 .spawn(move || control::serve(listener, key, ranks, replicas, beats, tx))
-                .map_err(|e| e.to_string())?;
+                .map_err(StartError::Thread)?;
         }
         {
             use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
             let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
-                .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+                .map_err(StartError::Signals)?;
             let tx = tx.clone();
             std::thread::Builder::new()
                 .name("volpexrun-signals".into())
@@ -202,7 +208,7 @@ impl Job {
                         }
                     }
                 })
-                .map_err(|e| e.to_string())?;
+                .map_err(StartError::Thread)?;
         }
         let config = Config {
             ranks: args.ranks,
@@ -299,7 +305,7 @@ impl Job {
         common: &[Var],
         per_proc: &dyn Fn(u32, u32) -> Vec<Var>,
         tx: &Sender<Event>,
-    ) -> Result<(), String> {
+    ) -> Result<(), StartError> {
         for rank in 0..self.ranks {
             for replica in 0..self.replicas {
                 let id = ReplicaId::new(rank, replica);
@@ -317,7 +323,10 @@ impl Job {
                     Ok(c) => c,
                     Err(e) => {
                         self.kill_all();
-                        return Err(format!("cannot start {program}: {e}"));
+                        return Err(StartError::Spawn {
+                            program: program.into(),
+                            source: e,
+                        });
                     }
                 };
                 let pid = child.id();
@@ -342,7 +351,7 @@ impl Job {
                 self.input(Input::Spawned { id, pid });
                 if let Err(e) = spawned {
                     self.kill_all();
-                    return Err(format!("cannot watch process {pid}: {e}"));
+                    return Err(StartError::Watch { pid, source: e });
                 }
             }
         }
@@ -359,18 +368,13 @@ impl Job {
         launcher_ip: Option<String>,
         common: &[Var],
         tx: &Sender<Event>,
-    ) -> Result<(), String> {
-        let (program, prog_args) = args
-            .command
-            .split_first()
-            .ok_or_else(|| "no program given".to_string())?;
+    ) -> Result<(), StartError> {
+        let (program, prog_args) = args.command.split_first().ok_or(StartError::NoProgram)?;
         let wdir = match &args.wdir {
             Some(d) => d.clone(),
-            None => std::env::current_dir()
-                .map_err(|e| format!("cannot tell the current directory: {e}"))?,
+            None => std::env::current_dir().map_err(StartError::CurrentDir)?,
         };
-        let me =
-            std::env::current_exe().map_err(|e| format!("cannot tell where volpexrun is: {e}"))?;
+        let me = std::env::current_exe().map_err(StartError::CurrentExe)?;
         let launch_timeout = Duration::from_secs_f64(args.launch_timeout);
         // Staging: copies of the program and of volpexrun in a job directory per host.
         let stage_dir = args
@@ -448,7 +452,10 @@ impl Job {
                     self.open_pipes += 2 * host_procs;
                     self.input(Input::LinkOpened { host: h });
                 }
-                Err(e) => self.input(Input::HostLost { host: h, why: e }),
+                Err(e) => self.input(Input::HostLost {
+                    host: h,
+                    why: e.to_string(),
+                }),
             }
         }
         self.input(Input::Launched);
@@ -456,7 +463,7 @@ impl Job {
             Some(f) => {
                 let f = f.to_string();
                 self.end_remote_now();
-                Err(f)
+                Err(StartError::NoReachableReplica(f))
             }
             None => Ok(()),
         }
