@@ -52,6 +52,29 @@ pub struct Config {
     pub faults: Vec<Fault>,
 }
 
+/// Where the rendezvous is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rendezvous {
+    /// Replicas register; the address table has not gone out.
+    Waiting {
+        /// When every rank first had a registered replica.
+        covered_at: Option<Duration>,
+    },
+    /// The address table went out (once): registrations after it change nothing.
+    TableSent,
+}
+
+impl Rendezvous {
+    /// Before the table goes out, a lost host may leave a rank without replicas: the job
+    /// cannot start.
+    fn waiting(self) -> bool {
+        match self {
+            Rendezvous::Waiting { .. } => true,
+            Rendezvous::TableSent => false,
+        }
+    }
+}
+
 /// A fault to inject at a time.
 #[derive(Debug, Clone)]
 struct Timer {
@@ -78,9 +101,7 @@ pub struct JobState {
     /// When the launcher started ending remote processes (job over or failed).
     ending_at: Option<Duration>,
     timers: Vec<Timer>,
-    table_sent: bool,
-    /// When every rank first had a registered replica.
-    covered_at: Option<Duration>,
+    rendezvous: Rendezvous,
     shutdown_at: Option<Duration>,
     failure: Option<String>,
     /// Actions decided so far by the input being handled.
@@ -130,8 +151,7 @@ impl JobState {
             job_timeout: config.job_timeout,
             ending_at: None,
             timers,
-            table_sent: false,
-            covered_at: None,
+            rendezvous: Rendezvous::Waiting { covered_at: None },
             shutdown_at: None,
             failure: None,
             out: Vec::new(),
@@ -276,8 +296,9 @@ impl JobState {
                 );
             }
         }
-        if !self.table_sent {
-            self.rendezvous(now);
+        match self.rendezvous {
+            Rendezvous::Waiting { .. } => self.rendezvous(now),
+            Rendezvous::TableSent => {}
         }
         self.check_progress(now);
         std::mem::take(&mut self.out)

@@ -41,7 +41,7 @@ impl JobState {
             self.procs[i].exited = true;
             self.mark_dead(i, ReplicaState::Failed(error));
             self.out.push(Action::ForgetPipes { host, count: 2 });
-            if !self.table_sent {
+            if self.rendezvous.waiting() {
                 self.check_start_coverage(now);
             }
         }
@@ -127,7 +127,7 @@ impl JobState {
                 lost.join(" ")
             )));
         }
-        if !self.table_sent {
+        if self.rendezvous.waiting() {
             self.check_start_coverage(now);
         }
     }

@@ -11,7 +11,7 @@ use volpex::wire::control::ToProcess;
 
 use super::super::replica::ReplicaState;
 use super::super::step::Action;
-use super::{JobState, RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
+use super::{JobState, Rendezvous, RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
 
 impl JobState {
     fn rank_registered(&self, rank: u32) -> bool {
@@ -24,9 +24,16 @@ impl JobState {
     /// Sends the address table once everyone registered, or the stragglers' grace or the
     /// rendezvous deadline is over.
     pub(super) fn rendezvous(&mut self, now: Duration) {
-        if self.covered_at.is_none() && (0..self.ranks).all(|r| self.rank_registered(r)) {
-            self.covered_at = Some(now);
-        }
+        let covered_at = match self.rendezvous {
+            Rendezvous::Waiting { covered_at: None }
+                if (0..self.ranks).all(|r| self.rank_registered(r)) =>
+            {
+                Some(now)
+            }
+            Rendezvous::Waiting { covered_at } => covered_at,
+            Rendezvous::TableSent => return,
+        };
+        self.rendezvous = Rendezvous::Waiting { covered_at };
         let everyone = self
             .procs
             .iter()
@@ -37,7 +44,7 @@ impl JobState {
         } else {
             RENDEZVOUS_GRACE
         };
-        let grace_over = self.covered_at.is_some_and(|t| now >= t + grace);
+        let grace_over = covered_at.is_some_and(|t| now >= t + grace);
         // A long --launch-timeout stretches the rendezvous with it.
         let deadline = RENDEZVOUS_TIMEOUT.max(self.launch_timeout + RENDEZVOUS_GRACE);
         if everyone || grace_over || now >= deadline {
@@ -46,7 +53,7 @@ impl JobState {
     }
 
     fn send_table(&mut self, now: Duration) {
-        self.table_sent = true;
+        self.rendezvous = Rendezvous::TableSent;
         log::info!(
             "rendezvous complete after {:.3} s: {} of {} replicas registered",
             now.as_secs_f64(),
