@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use volpex::bootstrap::affinity::{allowed_cpus, format_cpus};
 use volpex::bootstrap::vars;
 
+use crate::error::BindError;
+
 /// `--bind`: how a host's processes are placed on its CPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 pub enum Bind {
@@ -61,12 +63,11 @@ pub fn cpus_env(
     procs: usize,
     teams: &[u32],
     env: &[(String, String)],
-) -> Result<Vec<(u32, String)>, String> {
+) -> Result<Vec<(u32, String)>, BindError> {
     if bind == Bind::None || env.iter().any(|(k, _)| k == vars::CPUS) {
         return Ok(Vec::new());
     }
-    let allowed =
-        allowed_cpus().map_err(|e| format!("cannot read this process's CPU affinity: {e}"))?;
+    let allowed = allowed_cpus().map_err(BindError::Affinity)?;
     let teams = team_cpus(bind, procs, teams, &allowed);
     if !teams.is_empty() {
         log::info!(

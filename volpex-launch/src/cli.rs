@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use crate::binding::Bind;
+use crate::error::{CliError, FaultProblem};
 use crate::placement::MapStrategy;
 
 /// How processes are started.
@@ -146,14 +147,14 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
-fn parse_seconds(s: &str) -> Result<f64, String> {
+fn parse_seconds(s: &str) -> Result<f64, CliError> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
-        _ => Err(format!("{s:?} is not a positive number of seconds")),
+        _ => Err(CliError::NotSeconds { input: s.into() }),
     }
 }
 
-fn parse_seconds_or_zero(s: &str) -> Result<f64, String> {
+fn parse_seconds_or_zero(s: &str) -> Result<f64, CliError> {
     match s.trim().parse::<f64>() {
         Ok(0.0) => Ok(0.0),
         _ => parse_seconds(s),
@@ -162,12 +163,12 @@ fn parse_seconds_or_zero(s: &str) -> Result<f64, String> {
 
 impl Args {
     /// Checks across flags that clap does not express.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), CliError> {
         if self.heartbeat_timeout <= self.heartbeat_interval {
-            return Err(format!(
-                "--heartbeat-timeout ({} s) must be longer than --heartbeat-interval ({} s)",
-                self.heartbeat_timeout, self.heartbeat_interval
-            ));
+            return Err(CliError::HeartbeatTimeoutTooShort {
+                timeout: self.heartbeat_timeout,
+                interval: self.heartbeat_interval,
+            });
         }
         Ok(())
     }
@@ -201,23 +202,28 @@ pub struct Fault {
 
 /// Parses `R.K:kill@T`, `R.K:stop@T`, `R.K:cont@T`, `R.K:exit@sends=N`,
 /// `R.K:exit@choices=N`.
-pub fn parse_fault(s: &str) -> Result<Fault, String> {
-    let err = |why: &str| {
-        format!(
-            "fault {s:?}: {why} (expected R.K:kill@T, R.K:stop@T, R.K:cont@T, R.K:exit@sends=N or R.K:exit@choices=N)"
-        )
+pub fn parse_fault(s: &str) -> Result<Fault, CliError> {
+    let err = |problem: FaultProblem| CliError::Fault {
+        spec: s.into(),
+        problem,
     };
-    let (who, what) = s.split_once(':').ok_or_else(|| err("missing ':'"))?;
+    let (who, what) = s
+        .split_once(':')
+        .ok_or_else(|| err(FaultProblem::MissingColon))?;
     let (r, k) = who
         .split_once('.')
-        .ok_or_else(|| err("replica must be RANK.REPLICA"))?;
-    let rank = r.parse::<u32>().map_err(|_| err("bad rank"))?;
-    let replica = k.parse::<u32>().map_err(|_| err("bad replica"))?;
-    let (verb, arg) = what.split_once('@').ok_or_else(|| err("missing '@'"))?;
-    let secs = |a: &str| -> Result<Duration, String> {
-        let v = a.parse::<f64>().map_err(|_| err("bad time"))?;
+        .ok_or_else(|| err(FaultProblem::NotRankReplica))?;
+    let rank = r.parse::<u32>().map_err(|_| err(FaultProblem::BadRank))?;
+    let replica = k
+        .parse::<u32>()
+        .map_err(|_| err(FaultProblem::BadReplica))?;
+    let (verb, arg) = what
+        .split_once('@')
+        .ok_or_else(|| err(FaultProblem::MissingAt))?;
+    let secs = |a: &str| -> Result<Duration, CliError> {
+        let v = a.parse::<f64>().map_err(|_| err(FaultProblem::BadTime))?;
         if !(v.is_finite() && v >= 0.0) {
-            return Err(err("time must be a non-negative number of seconds"));
+            return Err(err(FaultProblem::NegativeTime));
         }
         Ok(Duration::from_secs_f64(v))
     };
@@ -228,18 +234,18 @@ pub fn parse_fault(s: &str) -> Result<Fault, String> {
         "exit" => {
             let (what, n) = arg
                 .split_once('=')
-                .ok_or_else(|| err("exit takes sends=N or choices=N"))?;
-            let n = n.parse::<u64>().map_err(|_| err("bad count"))?;
+                .ok_or_else(|| err(FaultProblem::ExitForm))?;
+            let n = n.parse::<u64>().map_err(|_| err(FaultProblem::BadCount))?;
             if n == 0 {
-                return Err(err("count must be at least 1"));
+                return Err(err(FaultProblem::ZeroCount));
             }
             match what {
                 "sends" => FaultAction::ExitAfterSends(n),
                 "choices" => FaultAction::ExitAfterChoices(n),
-                _ => return Err(err("exit takes sends=N or choices=N")),
+                _ => return Err(err(FaultProblem::ExitForm)),
             }
         }
-        _ => return Err(err("unknown action")),
+        _ => return Err(err(FaultProblem::UnknownAction)),
     };
     Ok(Fault {
         rank,
@@ -249,13 +255,13 @@ pub fn parse_fault(s: &str) -> Result<Fault, String> {
 }
 
 /// Splits `VAR=VALUE` / `VAR` into a pair, taking the launcher's value for a bare name.
-pub fn parse_export(s: &str) -> Result<(String, String), String> {
+pub fn parse_export(s: &str) -> Result<(String, String), CliError> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-        Some(_) => Err(format!("-x {s:?}: empty variable name")),
+        Some(_) => Err(CliError::ExportEmptyName { spec: s.into() }),
         None => std::env::var(s)
             .map(|v| (s.to_string(), v))
-            .map_err(|_| format!("-x {s}: not set in volpexrun's environment")),
+            .map_err(|_| CliError::ExportNotSet { name: s.into() }),
     }
 }
 

@@ -16,46 +16,13 @@ use volpex::transport::auth::{self, JobKey, PeerId};
 use volpex::wire::control::{self, Liveness, ToLauncher, ToProcess};
 use volpex::wire::stream::{read_one, write_one};
 
-use crate::job::Event;
+use crate::error::ControlError;
+use crate::job::event::{ControlEvent, Event};
 
 /// How long a new connection may take to authenticate and register.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A write to a replica that takes longer than this counts as failed.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// What a control connection reported.
-#[derive(Debug)]
-pub enum ControlEvent {
-    /// A replica authenticated and registered its peer address.
-    Registered {
-        /// Who.
-        id: ReplicaId,
-        /// Its listener address.
-        addr: String,
-        /// Where to write to it.
-        writer: TcpStream,
-    },
-    /// A message from a registered replica.
-    Message {
-        /// Who.
-        id: ReplicaId,
-        /// What.
-        msg: ToLauncher,
-    },
-    /// The connection ended.
-    Closed {
-        /// Who.
-        id: ReplicaId,
-    },
-    /// The replica's heartbeat connection has been silent (or closed without the process
-    /// being seen to exit) for longer than the heartbeat timeout.
-    Silent {
-        /// Who.
-        id: ReplicaId,
-        /// How long nothing came.
-        silent_for: Duration,
-    },
-}
 
 /// Heartbeat timing on the launcher side.
 #[derive(Debug, Clone, Copy)]
@@ -95,33 +62,36 @@ fn handle(
     replicas: u32,
     beats: Beats,
     tx: &Sender<Event>,
-) -> Result<(), String> {
+) -> Result<(), ControlError> {
     let _ = s.set_nodelay(true);
-    s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))
-        .map_err(|e| e.to_string())?;
-    let id = match auth::server_blocking(&mut s, key, PeerId::Launcher)? {
-        PeerId::Replica(id) if id.rank < ranks && id.replica < replicas => id,
-        other => return Err(format!("unexpected peer {other:?}")),
-    };
-    let (h, p) = read_one(&mut s).map_err(|e| e.to_string())?;
-    let addr = match control::decode::<ToLauncher>(&h, &p).map_err(|e| e.to_string())? {
+    s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
+    let id =
+        match auth::server_blocking(&mut s, key, PeerId::Launcher).map_err(ControlError::Auth)? {
+            PeerId::Replica(id) if id.rank < ranks && id.replica < replicas => id,
+            other => return Err(ControlError::UnexpectedPeer(other)),
+        };
+    let (h, p) = read_one(&mut s).map_err(|e| ControlError::Frame(e.to_string()))?;
+    let addr = match control::decode::<ToLauncher>(&h, &p)
+        .map_err(|e| ControlError::Frame(e.to_string()))?
+    {
         ToLauncher::Register { addr } => addr,
         ToLauncher::Heartbeat => {
-            s.set_read_timeout(None).map_err(|e| e.to_string())?;
+            s.set_read_timeout(None)?;
             heartbeat(s, id, beats, tx);
             return Ok(());
         }
         other @ (ToLauncher::Finalized { .. }
         | ToLauncher::Retired { .. }
         | ToLauncher::Fence { .. }) => {
-            return Err(format!("{id}: expected Register, got {other:?}"))
+            return Err(ControlError::NotRegister {
+                id,
+                msg: Box::new(other),
+            })
         }
     };
-    s.set_read_timeout(None).map_err(|e| e.to_string())?;
-    let writer = s.try_clone().map_err(|e| e.to_string())?;
-    writer
-        .set_write_timeout(Some(WRITE_TIMEOUT))
-        .map_err(|e| e.to_string())?;
+    s.set_read_timeout(None)?;
+    let writer = s.try_clone()?;
+    writer.set_write_timeout(Some(WRITE_TIMEOUT))?;
     if tx
         .send(Event::Control(ControlEvent::Registered {
             id,

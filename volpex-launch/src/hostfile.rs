@@ -8,6 +8,8 @@
 
 use std::path::Path;
 
+use crate::error::{HostProblem, HostsError};
+
 /// One host and how many processes it may run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostSpec {
@@ -18,7 +20,7 @@ pub struct HostSpec {
 }
 
 /// Largest `slots=` value accepted (a typo guard, not a limit of the runtime).
-const SLOTS_MAX: u32 = 100_000;
+pub const SLOTS_MAX: u32 = 100_000;
 
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
@@ -45,14 +47,14 @@ fn parse_slots(v: &str) -> Option<u32> {
 }
 
 /// Parses hostfile text; `origin` names the file in errors.
-pub fn parse_hostfile(text: &str, origin: &str) -> Result<Vec<HostSpec>, String> {
+pub fn parse_hostfile(text: &str, origin: &str) -> Result<Vec<HostSpec>, HostsError> {
     let mut hosts = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
-        let err = |why: String| {
-            format!(
-                "{origin}:{line_no}: {why} (expected `host` or `host slots=N`, `#` comments, blank lines)"
-            )
+        let err = |problem: HostProblem| HostsError::Line {
+            origin: origin.into(),
+            line: line_no,
+            problem,
         };
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
@@ -69,56 +71,62 @@ pub fn parse_hostfile(text: &str, origin: &str) -> Result<Vec<HostSpec>, String>
         let mut words = line.split_whitespace();
         let Some(name) = words.next() else { continue };
         if !valid_name(name) {
-            return Err(err(format!("bad host name {name:?}")));
+            return Err(err(HostProblem::BadName(name.into())));
         }
         let mut slots = None;
         for w in words {
             match w.split_once('=') {
                 Some(("slots", v)) => {
                     if slots.is_some() {
-                        return Err(err("slots given twice".into()));
+                        return Err(err(HostProblem::SlotsTwice));
                     }
-                    slots = Some(parse_slots(v).ok_or_else(|| {
-                        err(format!("slots={v:?} is not a number in 1..={SLOTS_MAX}"))
-                    })?);
+                    slots =
+                        Some(parse_slots(v).ok_or_else(|| err(HostProblem::BadSlots(v.into())))?);
                 }
-                Some((k, _)) => return Err(err(format!("unknown attribute {k:?}"))),
-                None => return Err(err(format!("unexpected {w:?}"))),
+                Some((k, _)) => return Err(err(HostProblem::UnknownAttribute(k.into()))),
+                None => return Err(err(HostProblem::Unexpected(w.into()))),
             }
         }
         add(&mut hosts, name, slots.unwrap_or(1));
     }
     if hosts.is_empty() {
-        return Err(format!("{origin}: no hosts in the file"));
+        return Err(HostsError::Empty {
+            origin: origin.into(),
+        });
     }
     Ok(hosts)
 }
 
 /// Reads and parses a hostfile.
-pub fn read_hostfile(path: &Path) -> Result<Vec<HostSpec>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read hostfile {}: {e}", path.display()))?;
+pub fn read_hostfile(path: &Path) -> Result<Vec<HostSpec>, HostsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| HostsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     parse_hostfile(&text, &path.display().to_string())
 }
 
 /// Parses `--host a,b:2,c` (a name, optionally `:SLOTS`).
-pub fn parse_host_list(list: &str) -> Result<Vec<HostSpec>, String> {
+pub fn parse_host_list(list: &str) -> Result<Vec<HostSpec>, HostsError> {
     let mut hosts = Vec::new();
     for item in list.split(',') {
         let item = item.trim();
-        let err = |why: String| format!("--host {list:?}: {why} (expected host[:slots],...)");
+        let err = |problem: HostProblem| HostsError::List {
+            list: list.into(),
+            problem,
+        };
         if item.is_empty() {
-            return Err(err("empty host name".into()));
+            return Err(err(HostProblem::EmptyName));
         }
         let (name, slots) = match item.rsplit_once(':') {
             Some((n, s)) if s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty() => (
                 n,
-                parse_slots(s).ok_or_else(|| err(format!("slots {s:?} not in 1..={SLOTS_MAX}")))?,
+                parse_slots(s).ok_or_else(|| err(HostProblem::SlotsOutOfRange(s.into())))?,
             ),
             _ => (item, 1),
         };
         if !valid_name(name) || name.contains(':') {
-            return Err(err(format!("bad host name {name:?}")));
+            return Err(err(HostProblem::BadName(name.into())));
         }
         add(&mut hosts, name, slots);
     }
@@ -167,7 +175,7 @@ mod tests {
             ("# only comments\n\n", "hosts.txt:", "no hosts"),
         ];
         for (text, place, what) in cases {
-            let e = parse_hostfile(text, "hosts.txt").unwrap_err();
+            let e = parse_hostfile(text, "hosts.txt").unwrap_err().to_string();
             assert!(e.starts_with(place), "{text:?}: {e}");
             assert!(e.contains(what), "{text:?}: {e}");
         }

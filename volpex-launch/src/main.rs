@@ -1,17 +1,25 @@
 //! `volpexrun`: starts a replicated Volpex job and sees it through.
 //!
 //! Modules: `cli` (flags, fault specs), `hostfile` (host lists), `placement` (which host
-//! runs which replica), `job` (processes, rendezvous, exit policy), `control`
-//! (authenticated control and heartbeat connections), `remote` (ssh / srun to a host's
-//! agent), `agent` (`volpexrun agent`, run on every remote host), `slurm` (the
+//! runs which replica), `job` (the job: its driver loop, `job::event` the events the
+//! threads report, `job::state` the pure state machine, `job::exit_policy` when the job
+//! is done or lost and its exit code, `job::env` and `job::spawn` starting processes),
+//! `control` (authenticated control and heartbeat connections), `remote` (ssh / srun to a
+//! host's agent), `agent` (`volpexrun agent`, run on every remote host), `slurm` (the
 //! allocation), `output` (each rank's output once), `report` (summary), `plan`
-//! (`volpexrun plan`, replication degree against host failures).
+//! (`volpexrun plan`, replication degree against host failures), `error` (every failure
+//! as a typed error).
+//!
+//! Dependencies point down: `job` uses `control`, `remote`, `report` and the parsers;
+//! those use only `job::event` and `job::replica`, never the driver. This file only
+//! dispatches to a subcommand; it must never decide anything about a job.
 #![deny(unsafe_code)]
 
 mod agent;
 mod binding;
 mod cli;
 mod control;
+mod error;
 mod hostfile;
 mod job;
 mod output;

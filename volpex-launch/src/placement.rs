@@ -17,6 +17,7 @@
 
 use std::fmt::Write as _;
 
+use crate::error::PlacementError;
 use crate::hostfile::HostSpec;
 
 /// How processes are spread over hosts.
@@ -125,21 +126,20 @@ pub fn place(
     replicas: u32,
     strategy: MapStrategy,
     oversubscribe: bool,
-) -> Result<Placement, String> {
+) -> Result<Placement, PlacementError> {
     if ranks == 0 || replicas == 0 {
-        return Err("a job needs at least one rank and one replica".into());
+        return Err(PlacementError::NoProcesses);
     }
     let total = u64::from(ranks) * u64::from(replicas);
     if (hosts.len() as u64) < u64::from(replicas) {
         let names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
-        return Err(format!(
-            "cannot place {ranks} ranks x {replicas} replicas: two replicas of one rank never \
-             share a host, so at least {replicas} hosts are needed; {} given ({}): {} more \
-             host(s) missing",
-            hosts.len(),
-            names.join(", "),
-            u64::from(replicas) - hosts.len() as u64
-        ));
+        return Err(PlacementError::TooFewHosts {
+            ranks,
+            replicas,
+            given: hosts.len(),
+            names: names.join(", "),
+            missing: u64::from(replicas) - hosts.len() as u64,
+        });
     }
     let cap: Vec<u64> = hosts
         .iter()
@@ -153,18 +153,14 @@ pub fn place(
         .collect();
     let have: u64 = cap.iter().sum();
     if have < total {
-        let capped = hosts.iter().any(|h| h.slots > ranks);
-        return Err(format!(
-            "cannot place {ranks} ranks x {replicas} replicas = {total} processes: the hosts \
-             offer {have} usable slots{}, {} slot(s) missing (add hosts or slots, or use \
-             --oversubscribe)",
-            if capped {
-                format!(" (a host counts at most {ranks}, one per rank)")
-            } else {
-                String::new()
-            },
-            total - have
-        ));
+        return Err(PlacementError::TooFewSlots {
+            ranks,
+            replicas,
+            total,
+            have,
+            missing: total - have,
+            capped: hosts.iter().any(|h| h.slots > ranks),
+        });
     }
     // P2P-MPI uses at most n*r hosts (slist).
     let slist = hosts
@@ -259,7 +255,7 @@ mod tests {
             let over = job.get(3) == Some(&"oversubscribe");
             let got = place(&hosts, n, r, map, over);
             if let Some(want) = parts[2].strip_prefix("error:") {
-                let e = got.expect_err(&at);
+                let e = got.expect_err(&at).to_string();
                 assert!(e.contains(want.trim()), "{at}: {e}");
                 continue;
             }

@@ -14,6 +14,8 @@ use std::fmt::Write as _;
 
 use clap::Parser;
 
+use crate::error::PlanError;
+
 /// Print the probability that a job survives host failures at r = 1..6 replicas, and the
 /// smallest r that reaches a target (P2P-MPI section 4.5).
 #[derive(Debug, Parser)]
@@ -78,19 +80,14 @@ pub fn survival(model: Weibull, ranks: u32, r: u32, t_s: f64) -> f64 {
 }
 
 /// The printout of `volpexrun plan`.
-pub fn report(a: &PlanArgs) -> Result<String, String> {
+pub fn report(a: &PlanArgs) -> Result<String, PlanError> {
     let model = match (a.mtbf, a.shape, a.rate) {
         (Some(m), None, None) => Weibull {
             shape: 1.0,
             rate_per_s: 1.0 / m,
         },
         (None, Some(shape), Some(rate_per_s)) => Weibull { shape, rate_per_s },
-        _ => {
-            return Err(
-                "give a failure model: --mtbf DURATION, or --weibull-shape and --weibull-rate"
-                    .into(),
-            )
-        }
+        _ => return Err(PlanError::NoModel),
     };
     let mut s = String::new();
     let _ = writeln!(
@@ -161,57 +158,61 @@ fn unit_s(u: &str) -> Option<f64> {
 }
 
 /// Parses `90`, `90s`, `30m`, `2h`, `1d` into seconds (> 0).
-pub fn parse_duration_s(s: &str) -> Result<f64, String> {
+pub fn parse_duration_s(s: &str) -> Result<f64, PlanError> {
     let t = s.trim();
     let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let v: f64 = num
         .trim()
         .parse()
-        .map_err(|_| format!("{s:?} is not a duration (90, 90s, 30m, 2h, 1d)"))?;
-    let u = unit_s(unit).ok_or_else(|| format!("{s:?}: unknown unit {unit:?} (s, m, h, d)"))?;
+        .map_err(|_| PlanError::NotDuration { input: s.into() })?;
+    let u = unit_s(unit).ok_or_else(|| PlanError::UnknownUnit {
+        input: s.into(),
+        unit: unit.into(),
+    })?;
     if !(v.is_finite() && v > 0.0) {
-        return Err(format!("{s:?}: must be positive"));
+        return Err(PlanError::MustBePositive { input: s.into() });
     }
     Ok(v * u)
 }
 
 /// Parses a rate `0.01/h` (bare numbers are per hour) into per second.
-pub fn parse_rate_per_s(s: &str) -> Result<f64, String> {
+pub fn parse_rate_per_s(s: &str) -> Result<f64, PlanError> {
     let (num, unit) = s.trim().split_once('/').unwrap_or((s.trim(), "h"));
     let v: f64 = num
         .trim()
         .parse()
-        .map_err(|_| format!("{s:?} is not a rate (0.01/h, 2e-6/s, 0.2/d)"))?;
+        .map_err(|_| PlanError::NotRate { input: s.into() })?;
     let u = unit_s(unit.trim())
         .filter(|_| !unit.trim().is_empty())
-        .ok_or_else(|| format!("{s:?}: unknown unit {unit:?} (s, m, h, d)"))?;
+        .ok_or_else(|| PlanError::UnknownUnit {
+            input: s.into(),
+            unit: unit.into(),
+        })?;
     if !(v.is_finite() && v > 0.0) {
-        return Err(format!("{s:?}: must be positive"));
+        return Err(PlanError::MustBePositive { input: s.into() });
     }
     Ok(v / u)
 }
 
-fn parse_positive(s: &str) -> Result<f64, String> {
+fn parse_positive(s: &str) -> Result<f64, PlanError> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("{s:?} is not a positive number")),
+        _ => Err(PlanError::NotPositive { input: s.into() }),
     }
 }
 
-fn parse_nonnegative(s: &str) -> Result<f64, String> {
+fn parse_nonnegative(s: &str) -> Result<f64, PlanError> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("{s:?} is not a non-negative number")),
+        _ => Err(PlanError::NotNonNegative { input: s.into() }),
     }
 }
 
-fn parse_probability(s: &str) -> Result<f64, String> {
+fn parse_probability(s: &str) -> Result<f64, PlanError> {
     match s.trim().parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        _ => Err(format!(
-            "{s:?} is not a probability strictly between 0 and 1"
-        )),
+        _ => Err(PlanError::NotProbability { input: s.into() }),
     }
 }
 

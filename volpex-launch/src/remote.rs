@@ -13,19 +13,8 @@ use crossbeam_channel::Sender;
 
 use crate::agent::{read_frame, write_frame, FromAgent, ToAgent};
 use crate::cli::LauncherKind;
-use crate::job::Event;
-
-/// What a host's link reported.
-#[derive(Debug)]
-pub enum HostEvent {
-    /// A frame from the agent.
-    Msg(FromAgent),
-    /// The agent's stdout ended (agent exited, ssh failed or was cut).
-    Gone {
-        /// The last lines ssh/srun/the agent wrote on stderr.
-        stderr: String,
-    },
-}
+use crate::error::RemoteError;
+use crate::job::event::{Event, HostEvent};
 
 /// How to reach hosts.
 #[derive(Debug, Clone)]
@@ -38,13 +27,15 @@ pub enum Shell {
 
 impl Shell {
     /// The shell for a launcher kind; `ssh_cmd` from --ssh-cmd / VOLPEX_SSH.
-    pub fn new(kind: LauncherKind, ssh_cmd: &str) -> Result<Shell, String> {
+    pub fn new(kind: LauncherKind, ssh_cmd: &str) -> Result<Shell, RemoteError> {
         match kind {
             LauncherKind::Slurm => Ok(Shell::Slurm),
             LauncherKind::Ssh | LauncherKind::Local => {
                 let words = shlex::split(ssh_cmd)
                     .filter(|w| !w.is_empty())
-                    .ok_or_else(|| format!("--ssh-cmd {ssh_cmd:?}: cannot split into words"))?;
+                    .ok_or_else(|| RemoteError::SshCmd {
+                        cmd: ssh_cmd.into(),
+                    })?;
                 Ok(Shell::Ssh(words))
             }
         }
@@ -147,7 +138,7 @@ pub fn start_agent(
     agent_path: &str,
     start: ToAgent,
     tx: Sender<Event>,
-) -> Result<AgentLink, String> {
+) -> Result<AgentLink, RemoteError> {
     let remote = vec![agent_path.to_string(), "agent".to_string()];
     let mut cmd = shell.command(host_name, &remote);
     // Its own process group: volpexrun handles SIGINT itself and ends the group by pid.
@@ -156,9 +147,10 @@ pub fn start_agent(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     log::debug!("host {host_name}: {cmd:?}");
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
+    let mut child = cmd.spawn().map_err(|source| RemoteError::Shell {
+        program: cmd.get_program().to_os_string(),
+        source,
+    })?;
     let mut stdin = child.stdin.take();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
@@ -227,15 +219,13 @@ pub fn stage(
     files: &[&Path],
     dir: &str,
     timeout: std::time::Duration,
-) -> Result<(), String> {
+) -> Result<(), RemoteError> {
     let mut cmd = Command::new("rsync");
     match shell {
         Shell::Ssh(words) => {
             cmd.arg("-e").arg(quote(words));
         }
-        Shell::Slurm => {
-            return Err("--stage is for ssh hosts; with Slurm the allocation shares files".into())
-        }
+        Shell::Slurm => return Err(RemoteError::StageWithSlurm),
     }
     cmd.args(["-q", "--perms", "--times", "--mkpath"])
         .args(files)
@@ -243,9 +233,7 @@ pub fn stage(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run rsync for --stage: {e}"))?;
+    let mut child = cmd.spawn().map_err(RemoteError::Rsync)?;
     let mut err = child.stderr.take();
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
@@ -271,14 +259,16 @@ pub fn stage(
     let stderr = reader.join().unwrap_or_default();
     match status {
         Some(st) if st.success() => Ok(()),
-        Some(_) => Err(format!(
-            "staging to {host}:{dir} failed: {}",
-            stderr.trim().replace('\n', " / ")
-        )),
-        None => Err(format!(
-            "staging to {host}:{dir} took longer than {:.1} s",
-            timeout.as_secs_f64()
-        )),
+        Some(_) => Err(RemoteError::StageFailed {
+            host: host.into(),
+            dir: dir.into(),
+            stderr: stderr.trim().replace('\n', " / "),
+        }),
+        None => Err(RemoteError::StageTimeout {
+            host: host.into(),
+            dir: dir.into(),
+            timeout,
+        }),
     }
 }
 
@@ -290,7 +280,7 @@ pub fn stage_all(
     files: &[&Path],
     dir: &str,
     timeout: std::time::Duration,
-) -> Vec<Result<(), String>> {
+) -> Vec<Result<(), RemoteError>> {
     let handles: Vec<_> = hosts
         .iter()
         .map(|h| {
@@ -310,10 +300,9 @@ pub fn stage_all(
         .into_iter()
         .map(|(ok, rx)| {
             if !ok {
-                return Err("cannot start a staging thread".to_string());
+                return Err(RemoteError::StageThread);
             }
-            rx.recv()
-                .unwrap_or_else(|_| Err("staging thread ended".to_string()))
+            rx.recv().unwrap_or(Err(RemoteError::StageThreadEnded))
         })
         .collect()
 }

@@ -1,10 +1,13 @@
 //! The end-of-job summary, as text for people and JSON for tools (`--report`).
+//!
+//! Owns the summary's shape and wording. Must never decide the verdict (the job's exit
+//! policy does) or touch processes.
 
 use serde::Serialize;
 use volpex::message::ReplicaId;
 use volpex::wire::control::ReplicaStats;
 
-use crate::job::ReplicaState;
+use crate::job::replica::ReplicaState;
 
 /// One replica's line in the report.
 #[derive(Debug, Serialize)]

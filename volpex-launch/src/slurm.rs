@@ -10,6 +10,7 @@
 use std::net::{ToSocketAddrs, UdpSocket};
 use std::process::Command;
 
+use crate::error::SlurmError;
 use crate::hostfile::HostSpec;
 
 fn env_any(names: &[&str]) -> Option<String> {
@@ -25,11 +26,14 @@ pub fn in_allocation() -> bool {
 }
 
 /// Expands Slurm's per-node counts: `4(x2),2` -> [4, 4, 2].
-pub fn expand_counts(s: &str) -> Result<Vec<u32>, String> {
+pub fn expand_counts(s: &str) -> Result<Vec<u32>, SlurmError> {
     let mut out = Vec::new();
     for part in s.split(',') {
         let part = part.trim();
-        let bad = || format!("cannot read Slurm count list {s:?} at {part:?}");
+        let bad = || SlurmError::BadCounts {
+            list: s.into(),
+            part: part.into(),
+        };
         let (n, times) = match part.split_once("(x") {
             Some((n, rest)) => (
                 n,
@@ -49,28 +53,28 @@ pub fn expand_counts(s: &str) -> Result<Vec<u32>, String> {
 }
 
 /// The allocation's hosts with their slots.
-pub fn allocation_hosts() -> Result<Vec<HostSpec>, String> {
-    let list = env_any(&["SLURM_JOB_NODELIST", "SLURM_NODELIST"]).ok_or_else(|| {
-        "--launcher slurm: not inside a Slurm allocation (SLURM_JOB_NODELIST is not set); \
-         run under salloc or sbatch, or give --hosts"
-            .to_string()
-    })?;
+pub fn allocation_hosts() -> Result<Vec<HostSpec>, SlurmError> {
+    let list =
+        env_any(&["SLURM_JOB_NODELIST", "SLURM_NODELIST"]).ok_or(SlurmError::NotInAllocation)?;
     let out = Command::new("scontrol")
         .args(["show", "hostnames", &list])
         .output()
-        .map_err(|e| format!("cannot run scontrol to expand {list:?}: {e}"))?;
+        .map_err(|source| SlurmError::Scontrol {
+            list: list.clone(),
+            source,
+        })?;
     if !out.status.success() {
-        return Err(format!(
-            "scontrol show hostnames {list:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(SlurmError::ScontrolFailed {
+            list,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     let names: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
         .map(str::to_string)
         .collect();
     if names.is_empty() {
-        return Err(format!("the Slurm node list {list:?} names no hosts"));
+        return Err(SlurmError::NoHosts { list });
     }
     let counts = |var: &[&str]| {
         env_any(var)
@@ -95,35 +99,29 @@ pub fn allocation_hosts() -> Result<Vec<HostSpec>, String> {
 
 /// The local address that routes to the first host (no packet is sent: a UDP socket is
 /// only connected, which picks the source address).
-pub fn route_to(hosts: &[HostSpec]) -> Result<String, String> {
-    let first = hosts
-        .first()
-        .ok_or_else(|| "no hosts to reach".to_string())?;
+pub fn route_to(hosts: &[HostSpec]) -> Result<String, SlurmError> {
+    let first = hosts.first().ok_or(SlurmError::NothingToReach)?;
     let addr = (first.name.as_str(), 9)
         .to_socket_addrs()
         .ok()
         .and_then(|mut a| a.next())
-        .ok_or_else(|| {
-            format!(
-                "cannot resolve {} to find the address the nodes reach volpexrun at; give --launcher-addr",
-                first.name
-            )
+        .ok_or_else(|| SlurmError::Unresolved {
+            host: first.name.clone(),
         })?;
     let unspecified: std::net::IpAddr = if addr.is_ipv4() {
         std::net::Ipv4Addr::UNSPECIFIED.into()
     } else {
         std::net::Ipv6Addr::UNSPECIFIED.into()
     };
-    let sock = UdpSocket::bind((unspecified, 0)).map_err(|e| e.to_string())?;
-    sock.connect(addr).map_err(|e| {
-        format!(
-            "no route to {} ({addr}): {e}; give --launcher-addr",
-            first.name
-        )
+    let sock = UdpSocket::bind((unspecified, 0)).map_err(SlurmError::Socket)?;
+    sock.connect(addr).map_err(|source| SlurmError::NoRoute {
+        host: first.name.clone(),
+        addr,
+        source,
     })?;
     Ok(sock
         .local_addr()
-        .map_err(|e| e.to_string())?
+        .map_err(SlurmError::Socket)?
         .ip()
         .to_string())
 }

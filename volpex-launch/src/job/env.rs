@@ -1,0 +1,168 @@
+//! The environment of every process of a job: the variables all of them get (job size,
+//! heartbeat, timeouts, the launcher's address and key, `-x` exports) and the ones each
+//! replica gets (its rank and replica, exit faults).
+//!
+//! Pure: builds lists of variables from the command line. Must never read the launcher's
+//! own environment (`-x VAR` is parsed by `cli`) or start anything.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use volpex::bootstrap::{key_hex, vars};
+use volpex::transport::auth::JobKey;
+
+use super::state::{RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
+use crate::cli::{Args, Fault, FaultAction};
+use crate::control::Beats;
+
+/// One environment variable.
+pub type Var = (String, String);
+
+/// Variables every process gets, wherever it runs, before the key and the exports.
+pub fn common(args: &Args, beats: Beats) -> Vec<Var> {
+    let mut common: Vec<Var> = vec![
+        (vars::SIZE.into(), args.ranks.to_string()),
+        (vars::REPLICAS.into(), args.replicas.to_string()),
+        (
+            vars::HEARTBEAT_MS.into(),
+            beats.interval.as_millis().to_string(),
+        ),
+        (
+            vars::HEARTBEAT_TIMEOUT_MS.into(),
+            beats.timeout.as_millis().to_string(),
+        ),
+        (
+            volpex::transport::keepalive::PEER_TIMEOUT_VAR.into(),
+            ((args.peer_timeout * 1000.0).round() as u64).to_string(),
+        ),
+    ];
+    // Replicas wait for the address table at least as long as the launcher may take to
+    // send it (see the rendezvous deadline in `state`).
+    let table_wait = RENDEZVOUS_TIMEOUT
+        .max(Duration::from_secs_f64(args.launch_timeout) + RENDEZVOUS_GRACE)
+        + Duration::from_secs(60);
+    if table_wait > Duration::from_secs(120) {
+        common.push((
+            vars::RENDEZVOUS_TIMEOUT_MS.into(),
+            table_wait.as_millis().to_string(),
+        ));
+    }
+    common
+}
+
+/// Appends the launcher's address (local processes only: remote agents are told theirs),
+/// the job key and the exports to `common`.
+pub fn add_job(common: &mut Vec<Var>, launcher: Option<SocketAddr>, key: &JobKey, exports: &[Var]) {
+    if let Some(addr) = launcher {
+        common.push((vars::LAUNCHER.into(), addr.to_string()));
+    }
+    common.push((vars::JOB_KEY.into(), key_hex(key)));
+    common.extend(exports.iter().cloned());
+}
+
+/// Variables of replica `replica` of rank `rank`: who it is and its exit faults.
+pub fn per_proc(faults: &[Fault], rank: u32, replica: u32) -> Vec<Var> {
+    let mut env = vec![
+        (vars::RANK.to_string(), rank.to_string()),
+        (vars::REPLICA.to_string(), replica.to_string()),
+    ];
+    for f in faults
+        .iter()
+        .filter(|f| f.rank == rank && f.replica == replica)
+    {
+        match f.action {
+            FaultAction::ExitAfterSends(n) => {
+                env.push((vars::FAULT_EXIT_AFTER_SENDS.into(), n.to_string()));
+            }
+            FaultAction::ExitAfterChoices(n) => {
+                env.push((vars::FAULT_EXIT_AFTER_CHOICES.into(), n.to_string()));
+            }
+            FaultAction::Kill(_) | FaultAction::Stop(_) | FaultAction::Cont(_) => {}
+        }
+    }
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::parse_fault;
+
+    fn args(extra: &[&str]) -> Args {
+        let mut argv = vec!["volpexrun", "-n", "3", "-r", "2"];
+        argv.extend_from_slice(extra);
+        argv.push("prog");
+        Args::try_parse_from(argv).expect("test arguments parse")
+    }
+
+    fn beats() -> Beats {
+        Beats {
+            interval: Duration::from_millis(250),
+            timeout: Duration::from_secs(2),
+        }
+    }
+
+    fn get<'a>(env: &'a [Var], name: &str) -> Option<&'a str> {
+        env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn every_process_gets_the_job_shape() {
+        let env = common(&args(&["--peer-timeout", "1.5"]), beats());
+        assert_eq!(get(&env, vars::SIZE), Some("3"));
+        assert_eq!(get(&env, vars::REPLICAS), Some("2"));
+        assert_eq!(get(&env, vars::HEARTBEAT_MS), Some("250"));
+        assert_eq!(get(&env, vars::HEARTBEAT_TIMEOUT_MS), Some("2000"));
+        assert_eq!(
+            get(&env, volpex::transport::keepalive::PEER_TIMEOUT_VAR),
+            Some("1500")
+        );
+        // The default rendezvous wait of the replicas is long enough.
+        assert_eq!(get(&env, vars::RENDEZVOUS_TIMEOUT_MS), None);
+    }
+
+    #[test]
+    fn a_long_launch_timeout_stretches_the_rendezvous() {
+        let env = common(&args(&["--launch-timeout", "100"]), beats());
+        assert_eq!(get(&env, vars::RENDEZVOUS_TIMEOUT_MS), Some("163000"));
+    }
+
+    #[test]
+    fn key_launcher_and_exports_come_last() {
+        let mut env = vec![("A".to_string(), "1".to_string())];
+        let key = [7u8; 32];
+        let addr: SocketAddr = "127.0.0.1:4000".parse().expect("an address");
+        add_job(&mut env, Some(addr), &key, &[("B".into(), "2".into())]);
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["A", vars::LAUNCHER, vars::JOB_KEY, "B"]);
+        assert_eq!(get(&env, vars::LAUNCHER), Some("127.0.0.1:4000"));
+        let mut remote = Vec::new();
+        add_job(&mut remote, None, &key, &[]);
+        assert_eq!(get(&remote, vars::LAUNCHER), None);
+        assert_eq!(get(&remote, vars::JOB_KEY), Some(key_hex(&key).as_str()));
+    }
+
+    #[test]
+    fn exit_faults_reach_only_their_replica() {
+        let faults = [
+            parse_fault("1.0:exit@sends=7").expect("a fault"),
+            parse_fault("1.1:exit@choices=2").expect("a fault"),
+            parse_fault("1.0:kill@3").expect("a fault"),
+        ];
+        let env = per_proc(&faults, 1, 0);
+        assert_eq!(get(&env, vars::RANK), Some("1"));
+        assert_eq!(get(&env, vars::REPLICA), Some("0"));
+        assert_eq!(get(&env, vars::FAULT_EXIT_AFTER_SENDS), Some("7"));
+        assert_eq!(get(&env, vars::FAULT_EXIT_AFTER_CHOICES), None);
+        assert_eq!(
+            env.len(),
+            3,
+            "a timed fault is the launcher's, not the process's"
+        );
+        let other = per_proc(&faults, 1, 1);
+        assert_eq!(get(&other, vars::FAULT_EXIT_AFTER_CHOICES), Some("2"));
+        assert_eq!(per_proc(&faults, 0, 0).len(), 2);
+    }
+}

@@ -1,0 +1,85 @@
+//! The events the launcher's driver loop takes from its threads: control connections,
+//! process reapers, output pumps, the signal handler and the agent links of remote hosts.
+//!
+//! Owns only the types: `control`, `remote` and the driver import them from here, so the
+//! threads that produce events never depend on the driver. Must never do I/O or decide
+//! anything about the job.
+
+use std::net::TcpStream;
+use std::time::Duration;
+
+use volpex::message::ReplicaId;
+use volpex::wire::control::ToLauncher;
+
+use crate::agent::FromAgent;
+use crate::output::Line;
+
+/// Everything the main loop reacts to.
+#[derive(Debug)]
+pub enum Event {
+    /// From a control connection.
+    Control(ControlEvent),
+    /// A process ended.
+    Exited {
+        /// Which replica.
+        id: ReplicaId,
+        /// Its exit code, if it exited.
+        code: Option<i32>,
+        /// The signal that ended it, if one did.
+        signal: Option<i32>,
+    },
+    /// An output line.
+    Line(Line),
+    /// An output pipe reached EOF.
+    PipeEnd,
+    /// volpexrun itself was asked to stop (SIGINT, SIGTERM, SIGHUP).
+    Interrupted(i32),
+    /// From the agent link of host `.0`.
+    Host(usize, HostEvent),
+}
+
+/// What a control connection reported.
+#[derive(Debug)]
+pub enum ControlEvent {
+    /// A replica authenticated and registered its peer address.
+    Registered {
+        /// Who.
+        id: ReplicaId,
+        /// Its listener address.
+        addr: String,
+        /// Where to write to it.
+        writer: TcpStream,
+    },
+    /// A message from a registered replica.
+    Message {
+        /// Who.
+        id: ReplicaId,
+        /// What.
+        msg: ToLauncher,
+    },
+    /// The connection ended.
+    Closed {
+        /// Who.
+        id: ReplicaId,
+    },
+    /// The replica's heartbeat connection has been silent (or closed without the process
+    /// being seen to exit) for longer than the heartbeat timeout.
+    Silent {
+        /// Who.
+        id: ReplicaId,
+        /// How long nothing came.
+        silent_for: Duration,
+    },
+}
+
+/// What a host's link reported.
+#[derive(Debug)]
+pub enum HostEvent {
+    /// A frame from the agent.
+    Msg(FromAgent),
+    /// The agent's stdout ended (agent exited, ssh failed or was cut).
+    Gone {
+        /// The last lines ssh/srun/the agent wrote on stderr.
+        stderr: String,
+    },
+}

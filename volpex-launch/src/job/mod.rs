@@ -1,0 +1,367 @@
+//! One job, the driver: the loop that takes events from the launcher's threads, feeds
+//! them to the pure state machine (`state`) and carries out its actions (messages on
+//! control connections, signals by pid or through a host's agent), then drains the
+//! output and prints the summary.
+//!
+//! Parts: `event` (what the threads report), `step` (the state machine's inputs and
+//! actions), `state` (the state machine: rendezvous, deaths, faults, shutdown),
+//! `exit_policy` (when the job is done or lost, and its exit code), `replica` (the
+//! records), `env` (each process's environment), `spawn` (starting processes here, over
+//! ssh or with srun). The job succeeds when every rank has a replica that finished; it
+//! fails, with one message naming the rank, when every replica of a rank is gone.
+//!
+//! Processes run on hosts: this machine (the embedded default), or remote hosts reached by
+//! ssh or srun, where a `volpexrun agent` starts them and reports their pids, output and
+//! exits. Owns the child processes, the control connections and the agent links: ends
+//! every process it started, by pid, on every path. Must never decide anything itself:
+//! every decision is the state machine's.
+
+mod env;
+pub mod event;
+mod exit_policy;
+pub mod replica;
+mod spawn;
+mod state;
+mod step;
+
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+use nix::sys::signal::kill;
+use nix::unistd::Pid;
+use volpex::message::ReplicaId;
+
+use self::event::{ControlEvent, Event, HostEvent};
+use self::state::JobState;
+use self::step::{Action, Input};
+use crate::agent::{FromAgent, ToAgent};
+use crate::cli::Args;
+use crate::control;
+use crate::output::Dedup;
+use crate::remote::AgentLink;
+use crate::report::{ReplicaReport, Report};
+
+/// How long to wait for output pipes to drain after the last process exited.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs the job described by `args`; returns the process exit code.
+pub fn run(args: &Args) -> i32 {
+    if args.print_map {
+        return spawn::print_map(args);
+    }
+    let mut job = match Job::start(args) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("volpexrun: {e}");
+            return 1;
+        }
+    };
+    job.main_loop();
+    job.finish(args)
+}
+
+/// How a host's processes are started and signalled.
+enum HostLink {
+    /// Children of volpexrun on this machine (or a remote host whose shell never ran).
+    Local,
+    /// A `volpexrun agent` over ssh or srun.
+    Agent(AgentLink),
+}
+
+/// The I/O side of a host.
+struct HostIo {
+    link: HostLink,
+    /// Output pipes of this host not yet at EOF.
+    open_pipes: usize,
+}
+
+struct Job {
+    state: JobState,
+    start: Instant,
+    rx: Receiver<Event>,
+    /// Indexed like the state's hosts.
+    hosts: Vec<HostIo>,
+    /// Control connection of every replica (rank-major), once registered.
+    writers: Vec<Option<TcpStream>>,
+    dedup: Dedup,
+    /// Output pipes not yet at EOF, on every host.
+    open_pipes: usize,
+    ranks: u32,
+    replicas: u32,
+}
+
+impl Job {
+    fn now(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    fn idx(&self, id: ReplicaId) -> usize {
+        (id.rank * self.replicas + id.replica) as usize
+    }
+
+    /// Hands one input to the state machine and carries out what it decides.
+    fn input(&mut self, input: Input) {
+        let actions = self.state.handle(input, self.now());
+        self.apply(actions);
+    }
+
+    fn tick(&mut self) {
+        let actions = self.state.tick(self.now());
+        self.apply(actions);
+    }
+
+    /// Kills every process: local ones by pid, remote ones through their agent.
+    fn kill_all(&mut self) {
+        let actions = self.state.end_all(self.now());
+        self.apply(actions);
+    }
+
+    /// Stops waiting for remote hosts (see `JobState::give_up_remote`).
+    fn end_remote_now(&mut self) {
+        let actions = self.state.give_up_remote();
+        self.apply(actions);
+    }
+
+    fn apply(&mut self, actions: Vec<Action>) {
+        for a in actions {
+            self.act(a, None);
+        }
+    }
+
+    /// Carries out one action; `registering` is the connection of a registration being
+    /// handled.
+    fn act(&mut self, action: Action, registering: Option<&mut Option<TcpStream>>) {
+        match action {
+            Action::Send { to, msg } => {
+                let i = self.idx(to);
+                if let Some(w) = self.writers[i].as_mut() {
+                    control::send(w, &msg);
+                }
+            }
+            Action::KeepControl(id) => {
+                let i = self.idx(id);
+                if let Some(w) = registering.and_then(|w| w.take()) {
+                    self.writers[i] = Some(w);
+                }
+            }
+            Action::CloseControl(id) => {
+                let i = self.idx(id);
+                self.writers[i] = None;
+            }
+            Action::Signal { id, signal } => {
+                let p = self.state.replica(id);
+                let (host, pid) = (p.host, p.pid);
+                match &mut self.hosts[host].link {
+                    HostLink::Local => {
+                        if let Ok(pid) = i32::try_from(pid) {
+                            if pid > 0 {
+                                let _ = kill(Pid::from_raw(pid), signal);
+                            }
+                        }
+                    }
+                    HostLink::Agent(link) => {
+                        link.send(&ToAgent::Signal {
+                            rank: id.rank,
+                            replica: id.replica,
+                            signal: signal as i32,
+                        });
+                    }
+                }
+            }
+            Action::EndAgents => {
+                for h in &mut self.hosts {
+                    if let HostLink::Agent(link) = &mut h.link {
+                        link.send(&ToAgent::EndAll);
+                    }
+                }
+            }
+            Action::CutHost(h) => {
+                if let HostLink::Agent(link) = &mut self.hosts[h].link {
+                    link.kill();
+                }
+                self.open_pipes = self.open_pipes.saturating_sub(self.hosts[h].open_pipes);
+                self.hosts[h].open_pipes = 0;
+            }
+            Action::ForgetPipes { host, count } => {
+                self.hosts[host].open_pipes = self.hosts[host].open_pipes.saturating_sub(count);
+                self.open_pipes = self.open_pipes.saturating_sub(count);
+            }
+            Action::Print(text) => eprintln!("volpexrun: {text}"),
+            Action::Mute(explains) => self.dedup.mute(explains),
+        }
+    }
+
+    fn on_event(&mut self, ev: Event) {
+        match ev {
+            Event::Line(line) => self.dedup.offer(&line),
+            Event::PipeEnd => self.open_pipes = self.open_pipes.saturating_sub(1),
+            Event::Interrupted(sig) => self.input(Input::Interrupted(sig)),
+            Event::Exited { id, code, signal } => self.input(Input::Exited { id, code, signal }),
+            Event::Control(ControlEvent::Registered { id, addr, writer }) => {
+                let actions = self
+                    .state
+                    .handle(Input::Registered { id, addr }, self.now());
+                let mut writer = Some(writer);
+                for a in actions {
+                    self.act(a, Some(&mut writer));
+                }
+            }
+            Event::Control(ControlEvent::Message { id, msg }) => {
+                self.input(Input::Message { id, msg })
+            }
+            Event::Control(ControlEvent::Closed { id }) => self.input(Input::ControlClosed { id }),
+            Event::Control(ControlEvent::Silent { id, silent_for }) => {
+                self.input(Input::Silent { id, silent_for })
+            }
+            Event::Host(h, ev) => self.on_host_event(h, ev),
+        }
+    }
+
+    fn on_host_event(&mut self, host: usize, ev: HostEvent) {
+        match ev {
+            HostEvent::Gone { stderr } => {
+                let code = match &mut self.hosts[host].link {
+                    HostLink::Agent(link) => {
+                        // Give the remote shell a moment to exit so its status is known.
+                        let until = Instant::now() + Duration::from_millis(500);
+                        while !link.exited() && Instant::now() < until {
+                            std::thread::sleep(Duration::from_millis(10));
+                        }
+                        link.child.try_wait().ok().flatten().and_then(|s| s.code())
+                    }
+                    HostLink::Local => None,
+                };
+                self.input(Input::LinkEnded { host, code, stderr });
+            }
+            HostEvent::Msg(msg) => match msg {
+                FromAgent::Hello { hostname, pid } => self.input(Input::Hello {
+                    host,
+                    hostname,
+                    pid,
+                }),
+                FromAgent::Started { rank, replica, pid } => self.input(Input::Started {
+                    host,
+                    rank,
+                    replica,
+                    pid,
+                }),
+                FromAgent::StartFailed {
+                    rank,
+                    replica,
+                    error,
+                } => self.input(Input::StartFailed {
+                    host,
+                    rank,
+                    replica,
+                    error,
+                }),
+                FromAgent::Fatal { error } => self.input(Input::HostLost { host, why: error }),
+                FromAgent::PipeEnd => self.act(Action::ForgetPipes { host, count: 1 }, None),
+                FromAgent::Exited {
+                    rank,
+                    replica,
+                    code,
+                    signal,
+                } => self.input(Input::RemoteExited {
+                    host,
+                    rank,
+                    replica,
+                    code,
+                    signal,
+                }),
+                line @ FromAgent::Line { .. } => {
+                    if let Some(l) = line.into_line() {
+                        if l.rank < self.ranks {
+                            self.dedup.offer(&l);
+                        }
+                    }
+                }
+            },
+        }
+    }
+
+    fn main_loop(&mut self) {
+        loop {
+            let now = self.now();
+            if self.state.all_exited() {
+                break;
+            }
+            let next = self.state.next_tick(now);
+            match self.rx.recv_timeout(next.saturating_sub(now)) {
+                Ok(ev) => self.on_event(ev),
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+            }
+            self.tick();
+        }
+        // Every process is gone: agents exit on their own once their processes have;
+        // closing their stdin makes sure.
+        for h in &mut self.hosts {
+            if let HostLink::Agent(link) = &mut h.link {
+                link.close();
+            }
+        }
+        // Drain what the pipes still hold.
+        let until = Instant::now() + DRAIN_GRACE;
+        while self.open_pipes > 0 {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(ev) => self.on_event(ev),
+                Err(_) => break,
+            }
+        }
+        self.dedup.flush();
+        let until = Instant::now() + DRAIN_GRACE;
+        for h in &mut self.hosts {
+            if let HostLink::Agent(link) = &mut h.link {
+                while !link.exited() && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                link.kill();
+            }
+        }
+    }
+
+    fn finish(&mut self, args: &Args) -> i32 {
+        let elapsed = self.now();
+        let verdict = self.state.verdict();
+        let hosts = self.state.hosts();
+        let replicas = self.state.replicas();
+        let report = Report {
+            ranks: self.ranks,
+            replicas: self.replicas,
+            success: verdict.failure().is_none(),
+            exit_code: verdict.exit_code(),
+            elapsed_s: elapsed.as_secs_f64(),
+            error: verdict.failure().map(str::to_string),
+            failovers: replicas
+                .iter()
+                .filter_map(|p| p.stats.as_ref())
+                .map(|s| s.failovers)
+                .sum(),
+            processes: replicas
+                .iter()
+                .map(|p| {
+                    ReplicaReport::new(p.id, &hosts[p.host].name, p.pid, &p.state, p.stats.clone())
+                })
+                .collect(),
+        };
+        eprint!("{}", report.text());
+        if let Some(path) = &args.report {
+            if let Err(e) = report.write(path) {
+                eprintln!("volpexrun: cannot write report {}: {e}", path.display());
+            }
+        }
+        if let Some(f) = verdict.failure() {
+            eprintln!("volpexrun: error: {f}");
+        }
+        report.exit_code
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}

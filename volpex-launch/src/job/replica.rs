@@ -1,0 +1,148 @@
+//! What the launcher knows about each replica and each host: plain records and the enums
+//! of their lives.
+//!
+//! Owns the data only, no behaviour beyond small predicates. Must never do I/O: pids are
+//! numbers here, connections and child processes live in the driver (`job::mod`).
+
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use volpex::message::ReplicaId;
+use volpex::transport::EXIT_RETIRED;
+use volpex::wire::control::ReplicaStats;
+
+/// Life of one replica as the launcher sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplicaState {
+    /// Started, not registered yet.
+    Starting,
+    /// Registered and computing.
+    Running,
+    /// The application finished; the replica serves its log until SHUTDOWN.
+    Finalized,
+    /// Exited cleanly after finishing.
+    Finished,
+    /// Died or exited badly before finishing.
+    Failed(String),
+    /// Gave up: fell behind the sender logs.
+    Retired(String),
+    /// Ended by the launcher (job done without it, or job failed).
+    Ended,
+}
+
+impl ReplicaState {
+    /// Its process is (as far as the launcher knows) still doing the job's work.
+    pub fn alive(&self) -> bool {
+        match self {
+            ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => true,
+            ReplicaState::Finished
+            | ReplicaState::Failed(_)
+            | ReplicaState::Retired(_)
+            | ReplicaState::Ended => false,
+        }
+    }
+
+    /// Its application finished (it may still serve its log).
+    pub fn completed(&self) -> bool {
+        match self {
+            ReplicaState::Finalized | ReplicaState::Finished => true,
+            ReplicaState::Starting
+            | ReplicaState::Running
+            | ReplicaState::Failed(_)
+            | ReplicaState::Retired(_)
+            | ReplicaState::Ended => false,
+        }
+    }
+}
+
+/// One replica as the launcher sees it.
+#[derive(Debug, Clone)]
+pub struct Replica {
+    /// Which one.
+    pub id: ReplicaId,
+    /// Index into the job's hosts.
+    pub host: usize,
+    /// OS pid on its host; 0 until known.
+    pub pid: u32,
+    /// For a remote replica the launcher ended: when to stop waiting for its exit report
+    /// (its host may be cut off).
+    pub give_up_at: Option<Duration>,
+    /// Where it is in its life.
+    pub state: ReplicaState,
+    /// Its process is gone (or no longer waited for).
+    pub exited: bool,
+    /// Its peer address, once registered.
+    pub addr: Option<String>,
+    /// Counters it reported when it finished.
+    pub stats: Option<ReplicaStats>,
+}
+
+impl Replica {
+    /// A replica about to start on host `host` (pid 0 until known).
+    pub fn starting(id: ReplicaId, host: usize) -> Replica {
+        Replica {
+            id,
+            host,
+            pid: 0,
+            give_up_at: None,
+            state: ReplicaState::Starting,
+            exited: false,
+            addr: None,
+            stats: None,
+        }
+    }
+}
+
+/// Life of a host as the launcher sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostState {
+    /// The remote shell runs; the agent has not said hello yet.
+    Launching,
+    /// The agent runs (or the host is this machine).
+    Up,
+    /// Unreachable at start, or its link ended during the run.
+    Lost(String),
+}
+
+/// One host as the launcher sees it.
+#[derive(Debug, Clone)]
+pub struct Host {
+    /// Its name (`localhost` for this machine).
+    pub name: String,
+    /// Where it is in its life.
+    pub state: HostState,
+    /// Its processes are started and signalled by a `volpexrun agent` (once the remote
+    /// shell runs); false for this machine and for a remote host whose shell never ran.
+    pub agent: bool,
+}
+
+/// How a process ended, in words (`killed by SIGKILL`, `exited with code 3`).
+pub fn describe_exit(code: Option<i32>, signal: Option<i32>) -> String {
+    match (code, signal) {
+        (_, Some(s)) => match Signal::try_from(s) {
+            Ok(sig) => format!("killed by {sig}"),
+            Err(_) => format!("killed by signal {s}"),
+        },
+        (Some(EXIT_RETIRED), None) => format!("retired (exit code {EXIT_RETIRED})"),
+        (Some(c), None) => format!("exited with code {c}"),
+        (None, None) => "ended".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exits_in_words() {
+        assert_eq!(describe_exit(Some(3), None), "exited with code 3");
+        assert_eq!(describe_exit(None, Some(9)), "killed by SIGKILL");
+        assert_eq!(describe_exit(Some(0), Some(15)), "killed by SIGTERM");
+        assert_eq!(describe_exit(None, Some(1000)), "killed by signal 1000");
+        assert_eq!(
+            describe_exit(Some(EXIT_RETIRED), None),
+            format!("retired (exit code {EXIT_RETIRED})")
+        );
+        assert_eq!(describe_exit(None, None), "ended");
+    }
+}

@@ -1,0 +1,471 @@
+//! Starting a job: checking the command line against the hosts, the control server and
+//! signal threads, then the processes: children of volpexrun on this machine, or a
+//! `volpexrun agent` per host over ssh or srun (after staging the binaries if asked).
+//!
+//! Owns the child processes it starts until it hands them to the driver: on failure it
+//! ends what it started. Must never decide about replicas: a host that cannot be reached
+//! is an input to the state machine, which decides whether the job can start.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+use volpex::bootstrap::{key_hex, vars};
+use volpex::message::ReplicaId;
+use volpex::transport::auth::new_job_key;
+
+use super::env::{self, Var};
+use super::event::Event;
+use super::replica::HostState;
+use super::state::{Config, JobState};
+use super::step::Input;
+use super::{HostIo, HostLink, Job};
+use crate::agent::{ProcSpec, StartSpec, ToAgent};
+use crate::cli::{Args, LauncherKind, SSH_DEFAULT};
+use crate::control::{self, Beats};
+use crate::error::StartError;
+use crate::hostfile::HostSpec;
+use crate::output::{pump, Dedup, Stream};
+use crate::placement::{place, Placement};
+use crate::remote::{start_agent, Shell};
+
+/// `--print-map`: prints where every replica would run; returns the exit code.
+pub fn print_map(args: &Args) -> i32 {
+    match args
+        .validate()
+        .map_err(StartError::from)
+        .and_then(|()| placement_for(args))
+    {
+        Ok((_, Some(p))) => {
+            print!("{}", p.describe());
+            0
+        }
+        Ok((_, None)) => {
+            println!(
+                "{} ranks x {} replicas, all on this machine (no hosts given)",
+                args.ranks, args.replicas
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("volpexrun: {e}");
+            1
+        }
+    }
+}
+
+/// Which launcher applies: the flag, else Slurm inside an allocation without hosts, else
+/// ssh with hosts, else local.
+fn launcher_kind(args: &Args) -> LauncherKind {
+    match args.launcher {
+        Some(k) => k,
+        None if args.hostfile.is_some() || args.host.is_some() => LauncherKind::Ssh,
+        None if crate::slurm::in_allocation() => LauncherKind::Slurm,
+        None => LauncherKind::Local,
+    }
+}
+
+/// Hosts from --hosts or --host, if given.
+fn given_hosts(args: &Args) -> Result<Option<Vec<HostSpec>>, StartError> {
+    match (&args.hostfile, &args.host) {
+        (Some(f), _) => Ok(Some(crate::hostfile::read_hostfile(f)?)),
+        (None, Some(list)) => Ok(Some(crate::hostfile::parse_host_list(list)?)),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The launcher kind and, for remote launchers, the placement (checked before anything
+/// starts).
+fn placement_for(args: &Args) -> Result<(LauncherKind, Option<Placement>), StartError> {
+    let kind = launcher_kind(args);
+    let hosts = match kind {
+        LauncherKind::Local => {
+            if args.hostfile.is_some() || args.host.is_some() {
+                return Err(StartError::LocalWithHosts);
+            }
+            return Ok((kind, None));
+        }
+        LauncherKind::Ssh => given_hosts(args)?.ok_or(StartError::SshWithoutHosts)?,
+        LauncherKind::Slurm => match given_hosts(args)? {
+            Some(h) => h,
+            None => crate::slurm::allocation_hosts()?,
+        },
+    };
+    let p = place(
+        &hosts,
+        args.ranks,
+        args.replicas,
+        args.map,
+        args.oversubscribe,
+    )?;
+    Ok((kind, Some(p)))
+}
+
+/// The program as a path that exists here (for staging): a name without a slash is
+/// looked up in PATH, a relative path is taken from the working directory.
+fn resolve_program(program: &str, wdir: &Path) -> Result<PathBuf, StartError> {
+    let found = if program.contains('/') {
+        let p = Path::new(program);
+        Some(if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            wdir.join(p)
+        })
+    } else {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(program))
+                .find(|c| c.is_file())
+        })
+    };
+    match found {
+        Some(p) if p.is_file() => Ok(p),
+        _ => Err(StartError::ProgramNotFound {
+            program: program.into(),
+        }),
+    }
+}
+
+fn spawn_pump<R: std::io::Read + Send + 'static>(
+    pipe: R,
+    rank: u32,
+    stream: Stream,
+    tx: Sender<Event>,
+) {
+    let _ = std::thread::Builder::new()
+        .name("volpexrun-output".into())
+        .spawn(move || pump(pipe, rank, stream, tx, Event::Line, Event::PipeEnd));
+}
+
+impl Job {
+    /// Checks the command line, opens the control port and starts every process.
+    pub(super) fn start(args: &Args) -> Result<Job, StartError> {
+        args.validate()?;
+        let exports = args
+            .export
+            .iter()
+            .map(|s| crate::cli::parse_export(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        for f in &args.faults {
+            if f.rank >= args.ranks || f.replica >= args.replicas {
+                return Err(StartError::FaultOutsideJob {
+                    rank: f.rank,
+                    replica: f.replica,
+                    ranks: args.ranks,
+                    replicas: args.replicas,
+                });
+            }
+        }
+        let (program, prog_args) = args.command.split_first().ok_or(StartError::NoProgram)?;
+        let (kind, placement) = placement_for(args)?;
+        let key = new_job_key();
+        let bind_ip = match (&placement, args.launcher_addr) {
+            (_, Some(ip)) => ip,
+            (None, None) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            (Some(_), None) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        };
+        let listener = TcpListener::bind(SocketAddr::new(bind_ip, 0)).map_err(|source| {
+            StartError::ControlPort {
+                ip: bind_ip,
+                source,
+            }
+        })?;
+        let control_addr = listener.local_addr().map_err(StartError::ControlAddr)?;
+        let beats = Beats {
+            interval: Duration::from_secs_f64(args.heartbeat_interval),
+            timeout: Duration::from_secs_f64(args.heartbeat_timeout),
+        };
+        log::debug!(
+            "heartbeat every {:?}, a silent process is dead after {:?}; peer TCP timeout {} s; launch timeout {} s",
+            beats.interval,
+            beats.timeout,
+            args.peer_timeout,
+            args.launch_timeout
+        );
+        let (tx, rx) = crossbeam_channel::unbounded();
+        {
+            let tx = tx.clone();
+            let (ranks, replicas) = (args.ranks, args.replicas);
+            std::thread::Builder::new()
+                .name("volpexrun-accept".into())
+                .spawn(move || control::serve(listener, key, ranks, replicas, beats, tx))
+                .map_err(StartError::Thread)?;
+        }
+        {
+            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+            let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+                .map_err(StartError::Signals)?;
+            let tx = tx.clone();
+            std::thread::Builder::new()
+                .name("volpexrun-signals".into())
+                .spawn(move || {
+                    for s in signals.forever() {
+                        if tx.send(Event::Interrupted(s)).is_err() {
+                            return;
+                        }
+                    }
+                })
+                .map_err(StartError::Thread)?;
+        }
+        let config = Config {
+            ranks: args.ranks,
+            replicas: args.replicas,
+            launch_timeout: Duration::from_secs_f64(args.launch_timeout),
+            heartbeat_timeout: beats.timeout,
+            job_timeout: args.timeout.map(Duration::from_secs_f64),
+            faults: args.faults.clone(),
+        };
+        let state = match &placement {
+            None => JobState::new(config, vec![("localhost".into(), HostState::Up)], |_, _| 0),
+            Some(p) => JobState::new(
+                config,
+                p.hosts
+                    .iter()
+                    .map(|h| (h.name.clone(), HostState::Launching))
+                    .collect(),
+                |x, k| p.host(x, k),
+            ),
+        };
+        let procs = args.ranks as usize * args.replicas as usize;
+        let mut job = Job {
+            hosts: (0..state.hosts().len())
+                .map(|_| HostIo {
+                    link: HostLink::Local,
+                    open_pipes: 0,
+                })
+                .collect(),
+            state,
+            start: Instant::now(),
+            rx,
+            writers: (0..procs).map(|_| None).collect(),
+            dedup: Dedup::new(args.ranks, args.tag_output),
+            open_pipes: 0,
+            ranks: args.ranks,
+            replicas: args.replicas,
+        };
+        let mut common = env::common(args, beats);
+        match &placement {
+            None => {
+                env::add_job(&mut common, Some(control_addr), &key, &exports);
+                let teams: Vec<u32> = (0..args.replicas).collect();
+                let cpus = crate::binding::cpus_env(args.bind, procs, &teams, &common)?;
+                let local_proc = |rank: u32, replica: u32| {
+                    let mut env = env::per_proc(&args.faults, rank, replica);
+                    if let Some((_, list)) = cpus.iter().find(|(t, _)| *t == replica) {
+                        env.push((vars::CPUS.into(), list.clone()));
+                    }
+                    env
+                };
+                job.start_local(
+                    program,
+                    prog_args,
+                    args.wdir.as_deref(),
+                    &common,
+                    &local_proc,
+                    &tx,
+                )?;
+            }
+            Some(p) => {
+                let shell = Shell::new(
+                    kind,
+                    &args
+                        .ssh_cmd
+                        .clone()
+                        .or_else(|| std::env::var("VOLPEX_SSH").ok())
+                        .unwrap_or_else(|| SSH_DEFAULT.to_string()),
+                )?;
+                let launcher_ip = match (args.launcher_addr, kind) {
+                    (Some(ip), _) => Some(ip.to_string()),
+                    (None, LauncherKind::Slurm) => Some(crate::slurm::route_to(&p.hosts)?),
+                    (None, LauncherKind::Ssh | LauncherKind::Local) => None,
+                };
+                env::add_job(&mut common, None, &key, &exports);
+                job.start_remote(
+                    args,
+                    p,
+                    &shell,
+                    control_addr.port(),
+                    launcher_ip,
+                    &common,
+                    &tx,
+                )?;
+            }
+        }
+        Ok(job)
+    }
+
+    fn start_local(
+        &mut self,
+        program: &str,
+        prog_args: &[String],
+        wdir: Option<&Path>,
+        common: &[Var],
+        per_proc: &dyn Fn(u32, u32) -> Vec<Var>,
+        tx: &Sender<Event>,
+    ) -> Result<(), StartError> {
+        for rank in 0..self.ranks {
+            for replica in 0..self.replicas {
+                let id = ReplicaId::new(rank, replica);
+                let mut cmd = Command::new(program);
+                cmd.args(prog_args)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .envs(common.iter().map(|(k, v)| (k, v)))
+                    .envs(per_proc(rank, replica));
+                if let Some(d) = wdir {
+                    cmd.current_dir(d);
+                }
+                let mut child = match cmd.spawn() {
+                    Ok(c) => c,
+                    Err(e) => {
+                        self.kill_all();
+                        return Err(StartError::Spawn {
+                            program: program.into(),
+                            source: e,
+                        });
+                    }
+                };
+                let pid = child.id();
+                if let Some(out) = child.stdout.take() {
+                    self.open_pipes += 1;
+                    spawn_pump(out, rank, Stream::Out, tx.clone());
+                }
+                if let Some(err) = child.stderr.take() {
+                    self.open_pipes += 1;
+                    spawn_pump(err, rank, Stream::Err, tx.clone());
+                }
+                let reaper_tx: Sender<Event> = tx.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("volpexrun-reaper".into())
+                    .spawn(move || {
+                        let (code, signal) = match child.wait() {
+                            Ok(st) => (st.code(), st.signal()),
+                            Err(_) => (None, None),
+                        };
+                        let _ = reaper_tx.send(Event::Exited { id, code, signal });
+                    });
+                self.input(Input::Spawned { id, pid });
+                if let Err(e) = spawned {
+                    self.kill_all();
+                    return Err(StartError::Watch { pid, source: e });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_remote(
+        &mut self,
+        args: &Args,
+        p: &Placement,
+        shell: &Shell,
+        port: u16,
+        launcher_ip: Option<String>,
+        common: &[Var],
+        tx: &Sender<Event>,
+    ) -> Result<(), StartError> {
+        let (program, prog_args) = args.command.split_first().ok_or(StartError::NoProgram)?;
+        let wdir = match &args.wdir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir().map_err(StartError::CurrentDir)?,
+        };
+        let me = std::env::current_exe().map_err(StartError::CurrentExe)?;
+        let launch_timeout = Duration::from_secs_f64(args.launch_timeout);
+        // Staging: copies of the program and of volpexrun in a job directory per host.
+        let stage_dir = args
+            .stage
+            .then(|| format!("/tmp/volpex-stage-{}", &key_hex(&new_job_key())[..16]));
+        let used: Vec<usize> = (0..p.hosts.len())
+            .filter(|&h| !p.on_host(h).is_empty())
+            .collect();
+        let mut staged_program = program.clone();
+        let mut agent_path = me.to_string_lossy().into_owned();
+        if let Some(dir) = &stage_dir {
+            let prog_path = resolve_program(program, &wdir)?;
+            let name = |path: &Path| {
+                path.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            };
+            staged_program = format!("{dir}/{}", name(&prog_path));
+            agent_path = format!("{dir}/{}", name(&me));
+            let files = [me.as_path(), prog_path.as_path()];
+            let results = crate::remote::stage_all(
+                shell,
+                &used
+                    .iter()
+                    .map(|&h| p.hosts[h].name.clone())
+                    .collect::<Vec<_>>(),
+                &files,
+                dir,
+                launch_timeout,
+            );
+            for (&h, r) in used.iter().zip(results) {
+                if let Err(e) = r {
+                    let why = format!("cannot stage the program: {e}");
+                    self.input(Input::HostLost { host: h, why });
+                }
+            }
+        }
+        for &h in &used {
+            if self.state.hosts()[h].state != HostState::Launching {
+                continue;
+            }
+            let procs: Vec<ProcSpec> = p
+                .on_host(h)
+                .into_iter()
+                .map(|(rank, replica)| ProcSpec {
+                    rank,
+                    replica,
+                    env: env::per_proc(&args.faults, rank, replica),
+                })
+                .collect();
+            let host_procs = procs.len();
+            let spec = StartSpec {
+                host: p.hosts[h].name.clone(),
+                program: staged_program.clone(),
+                args: prog_args.to_vec(),
+                wdir: wdir.to_string_lossy().into_owned(),
+                env: common.to_vec(),
+                launcher_port: port,
+                launcher_ip: launcher_ip.clone(),
+                stage_dir: stage_dir.clone(),
+                bind: args.bind,
+                procs,
+            };
+            match start_agent(
+                shell,
+                &p.hosts[h].name,
+                h,
+                &agent_path,
+                ToAgent::Start(Box::new(spec)),
+                tx.clone(),
+            ) {
+                Ok(link) => {
+                    self.hosts[h].link = HostLink::Agent(link);
+                    self.hosts[h].open_pipes = 2 * host_procs;
+                    self.open_pipes += 2 * host_procs;
+                    self.input(Input::LinkOpened { host: h });
+                }
+                Err(e) => self.input(Input::HostLost {
+                    host: h,
+                    why: e.to_string(),
+                }),
+            }
+        }
+        self.input(Input::Launched);
+        match self.state.failure() {
+            Some(f) => {
+                let f = f.to_string();
+                self.end_remote_now();
+                Err(StartError::NoReachableReplica(f))
+            }
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,528 @@
+//! The job as a pure state machine: inputs (registrations, control messages, exits,
+//! agent reports, the clock) in, actions (messages to replicas, signals, prints) out.
+//!
+//! `JobState::handle(input, now)` takes one input, `JobState::tick(now)` runs the
+//! deadlines (fault timers, launch timeout, rendezvous, job timeout, shutdown grace);
+//! both return the actions for the driver to carry out, in order. Time comes in as an
+//! argument (time since the job started). The decisions on when the job is done or lost
+//! are `exit_policy`'s. Must never do I/O, read a clock or touch a process: a SIGKILL is
+//! an `Action::Signal` the driver delivers.
+
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use volpex::message::ReplicaId;
+use volpex::wire::control::{ToLauncher, ToProcess};
+
+use super::exit_policy::{self, AtShutdown, Grid, Progress, Verdict};
+use super::replica::{Host, HostState, Replica, ReplicaState};
+use super::step::{Action, Input};
+use crate::cli::{Fault, FaultAction};
+
+mod deaths;
+mod hosts;
+mod rendezvous;
+
+/// How long every replica has to register before the table goes out without it.
+pub const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(60);
+/// Once every rank has a registered replica, how long the stragglers get.
+pub const RENDEZVOUS_GRACE: Duration = Duration::from_secs(3);
+/// How long finished replicas have to exit after SHUTDOWN before they are killed.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// How long remote hosts get to report the exits of processes they were told to end
+/// before the launcher stops waiting for them (a host cut off never answers).
+const REMOTE_END_GRACE: Duration = Duration::from_secs(5);
+/// The longest the driver waits for an input before ticking.
+const TICK_MAX: Duration = Duration::from_millis(200);
+
+/// Settings of the state machine.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Ranks in the job.
+    pub ranks: u32,
+    /// Replicas per rank.
+    pub replicas: u32,
+    /// `--launch-timeout`.
+    pub launch_timeout: Duration,
+    /// `--heartbeat-timeout` (for messages).
+    pub heartbeat_timeout: Duration,
+    /// `--timeout`, if any.
+    pub job_timeout: Option<Duration>,
+    /// `--fault` specs; the timed ones become timers.
+    pub faults: Vec<Fault>,
+}
+
+/// Where the rendezvous is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rendezvous {
+    /// Replicas register; the address table has not gone out.
+    Waiting {
+        /// When every rank first had a registered replica.
+        covered_at: Option<Duration>,
+    },
+    /// The address table went out (once): registrations after it change nothing.
+    TableSent,
+}
+
+impl Rendezvous {
+    /// Before the table goes out, a lost host may leave a rank without replicas: the job
+    /// cannot start.
+    fn waiting(self) -> bool {
+        match self {
+            Rendezvous::Waiting { .. } => true,
+            Rendezvous::TableSent => false,
+        }
+    }
+}
+
+/// A fault to inject at a time.
+#[derive(Debug, Clone)]
+struct Timer {
+    at: Duration,
+    fault: Fault,
+}
+
+/// The job: every replica and host, the rendezvous, the shutdown and the failure.
+///
+/// Methods of three kinds: getters (`replicas`, `hosts`, `failure`, `all_exited`,
+/// `next_tick`, `verdict`); inputs (`handle` for what happened, `tick` for the time);
+/// commands (`end_all`, `give_up_remote`). Inputs and commands return the actions to carry
+/// out, in order. The driver calls `tick` after every input and at the latest at
+/// `next_tick`.
+#[derive(Debug)]
+pub struct JobState {
+    ranks: u32,
+    replicas: u32,
+    hosts: Vec<Host>,
+    procs: Vec<Replica>,
+    launch_timeout: Duration,
+    heartbeat_timeout: Duration,
+    job_timeout: Option<Duration>,
+    /// When the launcher started ending remote processes (job over or failed).
+    ending_at: Option<Duration>,
+    timers: Vec<Timer>,
+    rendezvous: Rendezvous,
+    shutdown_at: Option<Duration>,
+    failure: Option<String>,
+    /// Actions decided so far by the input being handled.
+    out: Vec<Action>,
+}
+
+impl JobState {
+    /// A job whose hosts are `hosts` (name and whether they are still to be reached), with
+    /// replica `rank.replica` on host `host_of(rank, replica)`.
+    pub fn new(
+        config: Config,
+        hosts: Vec<(String, HostState)>,
+        host_of: impl Fn(u32, u32) -> usize,
+    ) -> JobState {
+        let mut procs = Vec::new();
+        for x in 0..config.ranks {
+            for k in 0..config.replicas {
+                let h = host_of(x, k);
+                assert!(h < hosts.len(), "replica {x}.{k} on an unknown host {h}");
+                procs.push(Replica::starting(ReplicaId::new(x, k), h));
+            }
+        }
+        let timers = config
+            .faults
+            .iter()
+            .filter_map(|f| match f.action {
+                FaultAction::Kill(at) | FaultAction::Stop(at) | FaultAction::Cont(at) => {
+                    Some(Timer { at, fault: *f })
+                }
+                FaultAction::ExitAfterSends(_) | FaultAction::ExitAfterChoices(_) => None,
+            })
+            .collect();
+        JobState {
+            ranks: config.ranks,
+            replicas: config.replicas,
+            hosts: hosts
+                .into_iter()
+                .map(|(name, state)| Host {
+                    name,
+                    state,
+                    agent: false,
+                })
+                .collect(),
+            procs,
+            launch_timeout: config.launch_timeout,
+            heartbeat_timeout: config.heartbeat_timeout,
+            job_timeout: config.job_timeout,
+            ending_at: None,
+            timers,
+            rendezvous: Rendezvous::Waiting { covered_at: None },
+            shutdown_at: None,
+            failure: None,
+            out: Vec::new(),
+        }
+    }
+
+    // Getters.
+
+    /// Every replica, rank-major.
+    pub fn replicas(&self) -> &[Replica] {
+        &self.procs
+    }
+
+    /// One replica.
+    pub fn replica(&self, id: ReplicaId) -> &Replica {
+        &self.procs[self.idx(id)]
+    }
+
+    /// Every host.
+    pub fn hosts(&self) -> &[Host] {
+        &self.hosts
+    }
+
+    /// Why the job failed, if it did.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    /// Every process is gone (or no longer waited for): the driver's loop ends.
+    pub fn all_exited(&self) -> bool {
+        self.procs.iter().all(|p| p.exited)
+    }
+
+    /// The latest time the driver should call `tick` at, given that it is `now`.
+    pub fn next_tick(&self, now: Duration) -> Duration {
+        let mut next = now + TICK_MAX;
+        for t in &self.timers {
+            next = next.min(t.at);
+        }
+        if let Some(t) = self.job_timeout {
+            next = next.min(t);
+        }
+        next
+    }
+
+    /// The verdict once every process is gone.
+    pub fn verdict(&self) -> Verdict {
+        let states: Vec<&ReplicaState> = self.procs.iter().map(|p| &p.state).collect();
+        exit_policy::verdict(self.failure(), Grid::new(self.replicas, &states))
+    }
+
+    // Inputs.
+
+    /// Takes one input at time `now`; returns what to do.
+    pub fn handle(&mut self, input: Input, now: Duration) -> Vec<Action> {
+        match input {
+            Input::Spawned { id, pid } => {
+                let i = self.idx(id);
+                self.procs[i].pid = pid;
+            }
+            Input::LinkOpened { host } => self.hosts[host].agent = true,
+            Input::Launched => self.check_start_coverage(now),
+            Input::Registered { id, addr } => self.registered(id, addr),
+            Input::Message { id, msg } => self.message(id, msg),
+            Input::ControlClosed { id } => self.out.push(Action::CloseControl(id)),
+            Input::Silent { id, silent_for } => self.silent(id, silent_for),
+            Input::Exited { id, code, signal } => self.exited(id, code, signal),
+            Input::Interrupted(sig) => {
+                if self.failure.is_none() {
+                    let name = Signal::try_from(sig)
+                        .map(|s| s.to_string())
+                        .unwrap_or_default();
+                    self.fail(
+                        format!("interrupted by {name}; ended every process"),
+                        None,
+                        now,
+                    );
+                }
+            }
+            Input::Hello {
+                host,
+                hostname,
+                pid,
+            } => self.hello(host, &hostname, pid, now),
+            Input::Started {
+                host,
+                rank,
+                replica,
+                pid,
+            } => self.started(host, ReplicaId::new(rank, replica), pid),
+            Input::StartFailed {
+                host,
+                rank,
+                replica,
+                error,
+            } => self.start_failed(host, ReplicaId::new(rank, replica), error, now),
+            Input::RemoteExited {
+                host,
+                rank,
+                replica,
+                code,
+                signal,
+            } => self.remote_exited(host, ReplicaId::new(rank, replica), code, signal),
+            Input::HostLost { host, why } => self.host_lost(host, why, now),
+            Input::LinkEnded { host, code, stderr } => self.link_ended(host, code, &stderr, now),
+        }
+        std::mem::take(&mut self.out)
+    }
+
+    /// Runs every deadline due at `now`: fault timers, the launch timeout, the wait for
+    /// remote exits, the job timeout, the rendezvous and the exit policy.
+    pub fn tick(&mut self, now: Duration) -> Vec<Action> {
+        self.fire_timers(now);
+        self.check_launch_timeouts(now);
+        if self.ending_at.is_some_and(|t| now >= t + REMOTE_END_GRACE) {
+            self.end_remote_now();
+        }
+        for p in self.procs.iter_mut() {
+            if !p.exited && p.give_up_at.is_some_and(|t| now >= t) {
+                log::info!(
+                    "replica {} did not report its end; not waiting for it",
+                    p.id
+                );
+                p.exited = true;
+                self.out.push(Action::CloseControl(p.id));
+            }
+        }
+        if let Some(t) = self.job_timeout {
+            if now >= t && self.failure.is_none() && self.shutdown_at.is_none() {
+                let waiting: Vec<String> = (0..self.ranks)
+                    .filter(|&r| !self.rank_completed(r))
+                    .map(|r| r.to_string())
+                    .collect();
+                self.fail(
+                    format!(
+                        "job timed out after {:.1} s (ranks not finished: {})",
+                        t.as_secs_f64(),
+                        waiting.join(", ")
+                    ),
+                    None,
+                    now,
+                );
+            }
+        }
+        match self.rendezvous {
+            Rendezvous::Waiting { .. } => self.rendezvous(now),
+            Rendezvous::TableSent => {}
+        }
+        self.check_progress(now);
+        std::mem::take(&mut self.out)
+    }
+
+    // Commands.
+
+    /// Ends every process: local ones by signal, remote ones through their agent (which
+    /// then exits); remote hosts get `REMOTE_END_GRACE` to report the exits.
+    pub fn end_all(&mut self, now: Duration) -> Vec<Action> {
+        self.kill_all(now);
+        std::mem::take(&mut self.out)
+    }
+
+    /// Stops waiting for remote hosts: cuts every remote shell and counts their replicas
+    /// as gone.
+    pub fn give_up_remote(&mut self) -> Vec<Action> {
+        self.end_remote_now();
+        std::mem::take(&mut self.out)
+    }
+
+    // The machine.
+
+    fn idx(&self, id: ReplicaId) -> usize {
+        (id.rank * self.replicas + id.replica) as usize
+    }
+
+    fn grid_states(&self) -> Vec<&ReplicaState> {
+        self.procs.iter().map(|p| &p.state).collect()
+    }
+
+    fn rank_states(&self, rank: u32) -> Vec<&ReplicaState> {
+        (0..self.replicas)
+            .map(|k| &self.procs[self.idx(ReplicaId::new(rank, k))].state)
+            .collect()
+    }
+
+    fn rank_completed(&self, rank: u32) -> bool {
+        exit_policy::rank_completed(&self.rank_states(rank))
+    }
+
+    fn rank_alive(&self, rank: u32) -> bool {
+        exit_policy::rank_alive(&self.rank_states(rank))
+    }
+
+    /// A signal to a replica whose process has not been seen to exit.
+    fn signal(&mut self, id: ReplicaId, signal: Signal) {
+        if !self.procs[self.idx(id)].exited {
+            self.out.push(Action::Signal { id, signal });
+        }
+    }
+
+    fn kill_all(&mut self, now: Duration) {
+        for p in &self.procs {
+            if !p.exited && !self.hosts[p.host].agent {
+                self.out.push(Action::Signal {
+                    id: p.id,
+                    signal: Signal::SIGKILL,
+                });
+            }
+        }
+        self.out.push(Action::EndAgents);
+        if self.ending_at.is_none() {
+            self.ending_at = Some(now);
+        }
+    }
+
+    fn end_remote_now(&mut self) {
+        for h in 0..self.hosts.len() {
+            if self.hosts[h].agent {
+                self.out.push(Action::CutHost(h));
+                for p in self.procs.iter_mut().filter(|p| p.host == h) {
+                    p.exited = true;
+                    self.out.push(Action::CloseControl(p.id));
+                }
+            }
+        }
+    }
+
+    fn check_progress(&mut self, now: Duration) {
+        if self.failure.is_some() {
+            return;
+        }
+        match self.shutdown_at {
+            // Once every rank has finished, the verdict waits for the exits (`verdict`):
+            // the replicas ended on purpose do not make a rank lost.
+            None => {
+                let states = self.grid_states();
+                let grid = Grid::new(self.replicas, &states);
+                match exit_policy::progress(grid) {
+                    Progress::Running => {}
+                    Progress::Lost { rank } => {
+                        let why = exit_policy::lost_message(grid, rank);
+                        self.fail(why, Some(rank), now);
+                    }
+                    Progress::Done => self.begin_shutdown(now),
+                }
+            }
+            Some(t) => {
+                if now >= t + SHUTDOWN_GRACE {
+                    for i in 0..self.procs.len() {
+                        if !self.procs[i].exited {
+                            let id = self.procs[i].id;
+                            log::warn!("replica {id} did not exit after shutdown; killing it");
+                            self.procs[i].state = ReplicaState::Ended;
+                            self.signal(id, Signal::SIGKILL);
+                        }
+                    }
+                    if self.ending_at.is_none() {
+                        self.ending_at = Some(now);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every rank completed: finished replicas are asked to exit, the others are ended.
+    fn begin_shutdown(&mut self, now: Duration) {
+        self.shutdown_at = Some(now);
+        // Faults are for the run; the job is done.
+        self.timers.clear();
+        for i in 0..self.procs.len() {
+            let id = self.procs[i].id;
+            match exit_policy::at_shutdown(&self.procs[i].state) {
+                AtShutdown::AskToExit => self.out.push(Action::Send {
+                    to: id,
+                    msg: ToProcess::Shutdown,
+                }),
+                AtShutdown::End => {
+                    self.procs[i].state = ReplicaState::Ended;
+                    self.signal(id, Signal::SIGKILL);
+                    if self.hosts[self.procs[i].host].agent {
+                        self.procs[i].give_up_at = Some(now + REMOTE_END_GRACE);
+                    }
+                }
+                AtShutdown::Leave => {}
+            }
+        }
+    }
+
+    /// Ends the job as failed; `explains` is a lost rank whose errors still print.
+    fn fail(&mut self, why: String, explains: Option<u32>, now: Duration) {
+        self.failure = Some(why);
+        self.out.push(Action::Mute(explains));
+        for p in self.procs.iter_mut() {
+            if exit_policy::ends_on_failure(&p.state) {
+                p.state = ReplicaState::Ended;
+            }
+        }
+        self.kill_all(now);
+    }
+
+    fn fire_timers(&mut self, now: Duration) {
+        let (due, later): (Vec<Timer>, Vec<Timer>) = std::mem::take(&mut self.timers)
+            .into_iter()
+            .partition(|t| t.at <= now);
+        self.timers = later;
+        for t in due {
+            let id = ReplicaId::new(t.fault.rank, t.fault.replica);
+            let sig = match t.fault.action {
+                FaultAction::Kill(_) => Signal::SIGKILL,
+                FaultAction::Stop(_) => Signal::SIGSTOP,
+                FaultAction::Cont(_) => Signal::SIGCONT,
+                FaultAction::ExitAfterSends(_) | FaultAction::ExitAfterChoices(_) => continue,
+            };
+            log::info!("fault injection: {sig} to replica {id}");
+            self.signal(id, sig);
+            if sig == Signal::SIGKILL {
+                // Dead from now on, whatever it reported before its exit shows: a replica
+                // that had just finalized must not complete its rank (and end the
+                // slower siblings) while the signal is on its way.
+                let i = self.idx(id);
+                self.mark_dead(
+                    i,
+                    ReplicaState::Failed("killed by SIGKILL (fault injection)".into()),
+                );
+            }
+        }
+    }
+
+    fn registered(&mut self, id: ReplicaId, addr: String) {
+        let i = self.idx(id);
+        if self.procs[i].state != ReplicaState::Starting || self.procs[i].addr.is_some() {
+            log::warn!("replica {id} registered twice; ignored");
+            return;
+        }
+        self.procs[i].state = ReplicaState::Running;
+        self.procs[i].addr = Some(addr);
+        self.out.push(Action::KeepControl(id));
+    }
+
+    fn message(&mut self, id: ReplicaId, msg: ToLauncher) {
+        let i = self.idx(id);
+        match msg {
+            ToLauncher::Finalized { stats } => {
+                self.procs[i].stats = Some(stats);
+                if self.procs[i].state == ReplicaState::Running {
+                    self.procs[i].state = ReplicaState::Finalized;
+                    if self.shutdown_at.is_some() {
+                        self.out.push(Action::Send {
+                            to: id,
+                            msg: ToProcess::Shutdown,
+                        });
+                    }
+                }
+            }
+            ToLauncher::Retired { reason } => {
+                self.out.push(Action::Print(format!(
+                    "{reason}; the job goes on without it"
+                )));
+                if let ReplicaState::Retired(_) = self.procs[i].state {
+                    self.procs[i].state = ReplicaState::Retired(reason);
+                } else {
+                    self.mark_dead(i, ReplicaState::Retired(reason));
+                }
+            }
+            ToLauncher::Fence { rank, replica } => self.fence(id, rank, replica),
+            ToLauncher::Register { .. } => log::warn!("replica {id} registered twice"),
+            ToLauncher::Heartbeat => {
+                log::warn!("replica {id} sent a heartbeat on its control connection")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

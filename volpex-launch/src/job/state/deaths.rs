@@ -1,0 +1,120 @@
+//! How replicas die, in the job's state machine: process exits, silent heartbeats,
+//! fencing on a sibling's request, and the death notices every living replica gets.
+//!
+//! Must never do I/O; an ended process is an `Action::Signal`, a notice an `Action::Send`.
+
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use volpex::message::ReplicaId;
+use volpex::transport::EXIT_RETIRED;
+use volpex::wire::control::ToProcess;
+
+use super::super::replica::{describe_exit, ReplicaState};
+use super::super::step::Action;
+use super::JobState;
+
+impl JobState {
+    /// Moves a replica to a dead state and tells every other replica.
+    pub(super) fn mark_dead(&mut self, i: usize, state: ReplicaState) {
+        let was_alive = self.procs[i].state.alive();
+        let id = self.procs[i].id;
+        if was_alive || matches!(self.procs[i].state, ReplicaState::Finished) {
+            self.procs[i].state = state;
+        }
+        if !was_alive {
+            return;
+        }
+        let notice = ToProcess::Death {
+            rank: id.rank,
+            replica: id.replica,
+        };
+        for (j, p) in self.procs.iter().enumerate() {
+            if j != i && p.state.alive() {
+                self.out.push(Action::Send {
+                    to: p.id,
+                    msg: notice.clone(),
+                });
+            }
+        }
+    }
+
+    pub(super) fn exited(&mut self, id: ReplicaId, code: Option<i32>, signal: Option<i32>) {
+        let i = self.idx(id);
+        self.procs[i].exited = true;
+        self.out.push(Action::CloseControl(id));
+        match self.procs[i].state {
+            ReplicaState::Finalized if code == Some(0) && self.shutdown_at.is_some() => {
+                self.procs[i].state = ReplicaState::Finished;
+            }
+            ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => {
+                let why = describe_exit(code, signal);
+                log::info!("replica {id} {why}");
+                // Its RETIRED message may still be on its way: it brings the reason.
+                let state = if (code, signal) == (Some(EXIT_RETIRED), None) {
+                    ReplicaState::Retired(why)
+                } else {
+                    ReplicaState::Failed(why)
+                };
+                self.mark_dead(i, state);
+            }
+            ReplicaState::Finished
+            | ReplicaState::Failed(_)
+            | ReplicaState::Retired(_)
+            | ReplicaState::Ended => {}
+        }
+    }
+
+    pub(super) fn silent(&mut self, id: ReplicaId, silent_for: Duration) {
+        let i = self.idx(id);
+        if !self.procs[i].state.alive() {
+            return;
+        }
+        let h = self.procs[i].host;
+        let why = format!(
+            "silent on host {}: no heartbeat for {:.1} s (--heartbeat-timeout {:.1} s)",
+            self.hosts[h].name,
+            silent_for.as_secs_f64(),
+            self.heartbeat_timeout.as_secs_f64()
+        );
+        log::warn!("replica {id} {why}; declared dead");
+        self.mark_dead(i, ReplicaState::Failed(why));
+        self.signal(id, Signal::SIGKILL);
+        if self.hosts[h].agent {
+            // A host cut off never reports the exit: stop waiting for it.
+            self.procs[i].exited = true;
+            self.out.push(Action::CloseControl(id));
+        }
+    }
+
+    /// Replica `by` found replica `rank.replica` unreachable or silent while it needed it
+    /// for choices (its rank's silent leader, a sibling that does not take its choices, or
+    /// any replica that does not answer its takeover, see `volpex::pull::foreign`): end it
+    /// and announce its death, so that only one replica of a rank ever makes choices and
+    /// no takeover waits forever. A replica that already finished is left alone.
+    pub(super) fn fence(&mut self, by: ReplicaId, rank: u32, replica: u32) {
+        if rank >= self.ranks || replica >= self.replicas || ReplicaId::new(rank, replica) == by {
+            log::warn!("replica {by} asked to fence {rank}.{replica}; refused");
+            return;
+        }
+        let target = ReplicaId::new(rank, replica);
+        let i = self.idx(target);
+        match self.procs[i].state {
+            ReplicaState::Starting | ReplicaState::Running => {
+                self.out.push(Action::Print(format!(
+                    "replica {target} is unresponsive to {by}; ending it"
+                )));
+                self.signal(target, Signal::SIGKILL);
+                self.mark_dead(
+                    i,
+                    ReplicaState::Failed(format!("fenced: unresponsive to replica {by}")),
+                );
+            }
+            ReplicaState::Finalized
+            | ReplicaState::Finished
+            | ReplicaState::Failed(_)
+            | ReplicaState::Retired(_)
+            | ReplicaState::Ended => {}
+        }
+    }
+}

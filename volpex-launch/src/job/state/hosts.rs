@@ -1,0 +1,183 @@
+//! The hosts' part of the job's state machine: agents saying hello, starting processes
+//! and reporting exits, hosts lost at start or during the run, and the launch timeout.
+//!
+//! Must never do I/O; a lost host's remote shell is cut by `Action::CutHost`.
+
+use std::time::Duration;
+
+use volpex::message::ReplicaId;
+
+use super::super::replica::{HostState, ReplicaState};
+use super::super::step::Action;
+use super::JobState;
+
+impl JobState {
+    pub(super) fn hello(&mut self, host: usize, hostname: &str, pid: u32, now: Duration) {
+        log::debug!(
+            "host {}: agent up as {hostname} (pid {pid}) after {:.2} s",
+            self.hosts[host].name,
+            now.as_secs_f64()
+        );
+        if self.hosts[host].state == HostState::Launching {
+            self.hosts[host].state = HostState::Up;
+        }
+    }
+
+    pub(super) fn started(&mut self, host: usize, id: ReplicaId, pid: u32) {
+        if let Some(i) = self.remote_idx(host, id) {
+            self.procs[i].pid = pid;
+        }
+    }
+
+    pub(super) fn start_failed(
+        &mut self,
+        host: usize,
+        id: ReplicaId,
+        error: String,
+        now: Duration,
+    ) {
+        if let Some(i) = self.remote_idx(host, id) {
+            self.out.push(Action::Print(error.clone()));
+            self.procs[i].exited = true;
+            self.mark_dead(i, ReplicaState::Failed(error));
+            self.out.push(Action::ForgetPipes { host, count: 2 });
+            if self.rendezvous.waiting() {
+                self.check_start_coverage(now);
+            }
+        }
+    }
+
+    pub(super) fn remote_exited(
+        &mut self,
+        host: usize,
+        id: ReplicaId,
+        code: Option<i32>,
+        signal: Option<i32>,
+    ) {
+        if self.remote_idx(host, id).is_some() {
+            self.exited(id, code, signal);
+        }
+    }
+
+    /// The link of a host ended: unless the job is over and nothing of it runs, the host
+    /// is lost.
+    pub(super) fn link_ended(
+        &mut self,
+        host: usize,
+        code: Option<i32>,
+        stderr: &str,
+        now: Duration,
+    ) {
+        let ended = self.failure.is_some() || self.shutdown_at.is_some();
+        let running =
+            self.hosts[host].agent && self.procs.iter().any(|p| p.host == host && !p.exited);
+        if !running && ended {
+            return;
+        }
+        let mut why = match code {
+            Some(c) => format!("remote shell exited with code {c}"),
+            None => "remote shell ended".to_string(),
+        };
+        if !stderr.is_empty() {
+            why.push_str(&format!(" ({stderr})"));
+        }
+        self.host_lost(host, why, now);
+    }
+
+    /// The replica an agent names, if it really runs on that host.
+    fn remote_idx(&self, h: usize, id: ReplicaId) -> Option<usize> {
+        if id.rank >= self.ranks || id.replica >= self.replicas {
+            return None;
+        }
+        let i = self.idx(id);
+        (self.procs[i].host == h).then_some(i)
+    }
+
+    /// A host is gone (unreachable at start, or its agent link ended): its replicas that
+    /// were still alive failed.
+    pub(super) fn host_lost(&mut self, h: usize, why: String, now: Duration) {
+        if matches!(self.hosts[h].state, HostState::Lost(_)) {
+            return;
+        }
+        let starting = self.hosts[h].state == HostState::Launching;
+        self.hosts[h].state = HostState::Lost(why.clone());
+        self.out.push(Action::CutHost(h));
+        let name = self.hosts[h].name.clone();
+        let mut lost = Vec::new();
+        for i in 0..self.procs.len() {
+            if self.procs[i].host != h {
+                continue;
+            }
+            if self.procs[i].state.alive() {
+                lost.push(self.procs[i].id.to_string());
+                let detail = if starting {
+                    format!("host {name} unreachable: {why}")
+                } else {
+                    format!("host {name} lost: {why}")
+                };
+                self.mark_dead(i, ReplicaState::Failed(detail));
+            }
+            self.procs[i].exited = true;
+            self.out.push(Action::CloseControl(self.procs[i].id));
+        }
+        if self.failure.is_none() && self.shutdown_at.is_none() && !lost.is_empty() {
+            self.out.push(Action::Print(format!(
+                "host {name} {}: {why}; its replicas {} are lost",
+                if starting { "unreachable" } else { "lost" },
+                lost.join(" ")
+            )));
+        }
+        if self.rendezvous.waiting() {
+            self.check_start_coverage(now);
+        }
+    }
+
+    /// Before the job runs: every rank needs a replica on a host that is not lost.
+    pub(super) fn check_start_coverage(&mut self, now: Duration) {
+        if self.failure.is_some() {
+            return;
+        }
+        let missing: Vec<String> = (0..self.ranks)
+            .filter(|&r| !self.rank_alive(r))
+            .map(|r| r.to_string())
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        let lost: Vec<String> = self
+            .hosts
+            .iter()
+            .filter_map(|h| match &h.state {
+                HostState::Lost(why) => Some(format!("{} ({why})", h.name)),
+                HostState::Launching | HostState::Up => None,
+            })
+            .collect();
+        self.fail(
+            format!(
+            "cannot start the job: rank{} {} ha{} no replica on a reachable host; unreachable: {}",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            if missing.len() == 1 { "s" } else { "ve" },
+            lost.join("; ")
+        ),
+            None,
+            now,
+        );
+    }
+
+    /// Hosts whose agent has not said hello within the launch timeout are unreachable.
+    pub(super) fn check_launch_timeouts(&mut self, now: Duration) {
+        if now < self.launch_timeout {
+            return;
+        }
+        for h in 0..self.hosts.len() {
+            if self.hosts[h].state == HostState::Launching && self.hosts[h].agent {
+                let why = format!(
+                    "no answer within --launch-timeout {:.1} s",
+                    self.launch_timeout.as_secs_f64()
+                );
+                self.host_lost(h, why, now);
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! The rendezvous part of the job's state machine: when the address table goes out, and
+//! ending the replicas that did not register in time.
+//!
+//! Must never do I/O; the table is an `Action::Send` to every replica.
+
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use volpex::message::ReplicaId;
+use volpex::wire::control::ToProcess;
+
+use super::super::replica::ReplicaState;
+use super::super::step::Action;
+use super::{JobState, Rendezvous, RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
+
+impl JobState {
+    fn rank_registered(&self, rank: u32) -> bool {
+        (0..self.replicas).any(|k| {
+            let p = &self.procs[self.idx(ReplicaId::new(rank, k))];
+            p.addr.is_some() && p.state.alive()
+        })
+    }
+
+    /// Sends the address table once everyone registered, or the stragglers' grace or the
+    /// rendezvous deadline is over.
+    pub(super) fn rendezvous(&mut self, now: Duration) {
+        let covered_at = match self.rendezvous {
+            Rendezvous::Waiting { covered_at: None }
+                if (0..self.ranks).all(|r| self.rank_registered(r)) =>
+            {
+                Some(now)
+            }
+            Rendezvous::Waiting { covered_at } => covered_at,
+            Rendezvous::TableSent => return,
+        };
+        self.rendezvous = Rendezvous::Waiting { covered_at };
+        let everyone = self
+            .procs
+            .iter()
+            .all(|p| p.addr.is_some() || !p.state.alive());
+        // Remote hosts may take their launch timeout to come up.
+        let grace = if self.hosts.iter().any(|h| h.agent) {
+            RENDEZVOUS_GRACE.max(self.launch_timeout)
+        } else {
+            RENDEZVOUS_GRACE
+        };
+        let grace_over = covered_at.is_some_and(|t| now >= t + grace);
+        // A long --launch-timeout stretches the rendezvous with it.
+        let deadline = RENDEZVOUS_TIMEOUT.max(self.launch_timeout + RENDEZVOUS_GRACE);
+        if everyone || grace_over || now >= deadline {
+            self.send_table(now);
+        }
+    }
+
+    fn send_table(&mut self, now: Duration) {
+        self.rendezvous = Rendezvous::TableSent;
+        log::info!(
+            "rendezvous complete after {:.3} s: {} of {} replicas registered",
+            now.as_secs_f64(),
+            self.procs.iter().filter(|p| p.addr.is_some()).count(),
+            self.procs.len()
+        );
+        let table = self.table();
+        for i in 0..self.procs.len() {
+            if self.procs[i].addr.is_none() && self.procs[i].state.alive() {
+                log::warn!(
+                    "replica {} did not register in time; ending it",
+                    self.procs[i].id
+                );
+                self.mark_dead(i, ReplicaState::Failed("did not register in time".into()));
+                let id = self.procs[i].id;
+                self.signal(id, Signal::SIGKILL);
+            }
+        }
+        for p in &self.procs {
+            self.out.push(Action::Send {
+                to: p.id,
+                msg: table.clone(),
+            });
+        }
+    }
+
+    fn table(&self) -> ToProcess {
+        let addrs = (0..self.ranks)
+            .map(|r| {
+                (0..self.replicas)
+                    .map(|k| {
+                        let p = &self.procs[self.idx(ReplicaId::new(r, k))];
+                        if p.state.alive() {
+                            p.addr.clone()
+                        } else {
+                            None
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        ToProcess::Table { addrs }
+    }
+}

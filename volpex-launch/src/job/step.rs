@@ -1,0 +1,166 @@
+//! One step of the job's state machine: the inputs the driver reports and the actions it
+//! must carry out.
+//!
+//! Owns only these two types. Must never do I/O: an action names what to do (a signal to
+//! a replica, a message on its control connection), the driver does it.
+
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use volpex::message::ReplicaId;
+use volpex::wire::control::{ToLauncher, ToProcess};
+
+/// What the driver reports to the state machine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// A local process started with this pid.
+    Spawned {
+        /// Which replica.
+        id: ReplicaId,
+        /// Its pid.
+        pid: u32,
+    },
+    /// The remote shell of `host` runs: its processes are the agent's from now on.
+    LinkOpened {
+        /// Index of the host.
+        host: usize,
+    },
+    /// Every host was asked to start its processes: check that every rank has a replica.
+    Launched,
+    /// A replica authenticated and registered its peer address.
+    Registered {
+        /// Who.
+        id: ReplicaId,
+        /// Its listener address.
+        addr: String,
+    },
+    /// A message on a replica's control connection.
+    Message {
+        /// Who.
+        id: ReplicaId,
+        /// What.
+        msg: ToLauncher,
+    },
+    /// A replica's control connection ended.
+    ControlClosed {
+        /// Who.
+        id: ReplicaId,
+    },
+    /// A replica's heartbeat connection has been silent for the heartbeat timeout.
+    Silent {
+        /// Who.
+        id: ReplicaId,
+        /// How long nothing came.
+        silent_for: Duration,
+    },
+    /// A local process ended.
+    Exited {
+        /// Which replica.
+        id: ReplicaId,
+        /// Its exit code, if it exited.
+        code: Option<i32>,
+        /// The signal that ended it, if one did.
+        signal: Option<i32>,
+    },
+    /// volpexrun itself was asked to stop by this signal.
+    Interrupted(i32),
+    /// The agent of `host` said hello.
+    Hello {
+        /// Index of the host.
+        host: usize,
+        /// The host's own name.
+        hostname: String,
+        /// The agent's pid.
+        pid: u32,
+    },
+    /// The agent of `host` started a process.
+    Started {
+        /// Index of the host.
+        host: usize,
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+        /// Its pid there.
+        pid: u32,
+    },
+    /// The agent of `host` could not start a process.
+    StartFailed {
+        /// Index of the host.
+        host: usize,
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+        /// Why.
+        error: String,
+    },
+    /// The agent of `host` reports a process ended.
+    RemoteExited {
+        /// Index of the host.
+        host: usize,
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+        /// Exit code, if it exited.
+        code: Option<i32>,
+        /// Signal, if one ended it.
+        signal: Option<i32>,
+    },
+    /// `host` is gone: unreachable at start (staging, remote shell) or a fatal agent error.
+    HostLost {
+        /// Index of the host.
+        host: usize,
+        /// Why.
+        why: String,
+    },
+    /// The link of `host` ended; `code` is the remote shell's exit code if known.
+    LinkEnded {
+        /// Index of the host.
+        host: usize,
+        /// The remote shell's exit code.
+        code: Option<i32>,
+        /// The last lines the remote side wrote on stderr.
+        stderr: String,
+    },
+}
+
+/// What the driver must do, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Send a message on the replica's control connection, if it is open.
+    Send {
+        /// To whom.
+        to: ReplicaId,
+        /// What.
+        msg: ToProcess,
+    },
+    /// Keep the control connection that came with the replica's registration.
+    KeepControl(ReplicaId),
+    /// Drop the replica's control connection.
+    CloseControl(ReplicaId),
+    /// Deliver a signal to the replica's process: by pid on this machine, through the
+    /// agent on a remote host.
+    Signal {
+        /// Which replica.
+        id: ReplicaId,
+        /// Which signal.
+        signal: Signal,
+    },
+    /// Tell every agent to kill its processes and exit.
+    EndAgents,
+    /// Kill the remote shell of a host (if it runs one) and stop waiting for its pipes.
+    CutHost(usize),
+    /// `count` output pipes of `host` will never report their end.
+    ForgetPipes {
+        /// Index of the host.
+        host: usize,
+        /// How many pipes.
+        count: usize,
+    },
+    /// Print `volpexrun: <text>` on stderr.
+    Print(String),
+    /// Silence the output, except the stderr of this rank (whose errors explain a failure).
+    Mute(Option<u32>),
+}
