@@ -10,8 +10,6 @@
 
 use std::time::Duration;
 
-pub use crate::config::PEER_TIMEOUT_VAR;
-
 /// Says in the debug log what `set_peer_timeouts` will do with timeout `t`.
 pub fn describe(t: Option<Duration>) {
     match t {

@@ -16,8 +16,6 @@ pub mod progress;
 pub mod send;
 pub mod tuning;
 
-/// Kept at its old path for the launcher; the exit codes live in `crate::exit`.
-pub use crate::exit::EXIT_RETIRED;
 pub use crate::wire::stream::Landing;
 pub use event_loop::Core;
 pub use progress::Runtime;

@@ -32,7 +32,7 @@ pub fn common(args: &Args, beats: Beats) -> Vec<Var> {
             beats.timeout.as_millis().to_string(),
         ),
         (
-            volpex::transport::keepalive::PEER_TIMEOUT_VAR.into(),
+            volpex::config::PEER_TIMEOUT_VAR.into(),
             ((args.peer_timeout * 1000.0).round() as u64).to_string(),
         ),
     ];
@@ -115,10 +115,7 @@ mod tests {
         assert_eq!(get(&env, vars::REPLICAS), Some("2"));
         assert_eq!(get(&env, vars::HEARTBEAT_MS), Some("250"));
         assert_eq!(get(&env, vars::HEARTBEAT_TIMEOUT_MS), Some("2000"));
-        assert_eq!(
-            get(&env, volpex::transport::keepalive::PEER_TIMEOUT_VAR),
-            Some("1500")
-        );
+        assert_eq!(get(&env, volpex::config::PEER_TIMEOUT_VAR), Some("1500"));
         // The default rendezvous wait of the replicas is long enough.
         assert_eq!(get(&env, vars::RENDEZVOUS_TIMEOUT_MS), None);
     }

@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
+use volpex::exit::EXIT_RETIRED;
 use volpex::message::ReplicaId;
-use volpex::transport::EXIT_RETIRED;
 use volpex::wire::control::ReplicaStats;
 
 /// Life of one replica as the launcher sees it.

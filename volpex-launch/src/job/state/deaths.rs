@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
+use volpex::exit::EXIT_RETIRED;
 use volpex::message::ReplicaId;
-use volpex::transport::EXIT_RETIRED;
 use volpex::wire::control::ToProcess;
 
 use super::super::replica::{describe_exit, ReplicaState};

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
+use volpex::exit::EXIT_RETIRED;
 use volpex::message::ReplicaId;
-use volpex::transport::EXIT_RETIRED;
 use volpex::wire::control::{ReplicaStats, ToLauncher, ToProcess};
 
 use super::super::exit_policy::Verdict;
