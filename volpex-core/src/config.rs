@@ -93,6 +93,45 @@ pub const BACKGROUND_POLL: Duration = Duration::from_millis(50);
 /// Largest user tag (MPI_TAG_UB); `comm::TAG_UB` is this.
 pub const TAG_UB: i32 = i32::MAX;
 
+/// Where the algorithms switch (sizes in bytes). Measured with `volpex-bench
+/// collectives` at 4 ranks on two cores (loop and single methods, rotating broadcast
+/// roots); see the README's benchmark section.
+pub mod collective {
+    /// A broadcast or a reduction to one rank (reduce, all-reduce below
+    /// `HALVING_BYTES`, barrier) of at most this many bytes on at most `FLAT_RANKS` ranks
+    /// goes between the root and every rank directly (one hop each way; at 8 ranks a
+    /// binomial broadcast was faster).
+    pub const FLAT_BYTES: usize = 32 << 10;
+    /// See `FLAT_BYTES`.
+    pub const FLAT_RANKS: u32 = 4;
+    /// A broadcast of at least this many bytes on at least `SCATTER_RANKS` ranks is a
+    /// scatter plus a ring all-gather (MPICH's switch; below 8 ranks the binomial tree
+    /// moves fewer bytes in all, and was faster at every size at 4 ranks).
+    pub const SCATTER_BYTES: usize = 512 << 10;
+    /// See `SCATTER_BYTES`.
+    pub const SCATTER_RANKS: u32 = 8;
+    /// Commutative reductions (reduce, all-reduce, reduce-scatter) of at least this many
+    /// bytes go by recursive halving (and doubling); below, through a tree at one rank.
+    /// (At 4 ranks on two cores the trees were faster up to 128 KiB, the halving from
+    /// 256 KiB: it moves no fewer bytes in all there, in more messages.)
+    pub const HALVING_BYTES: usize = 256 << 10;
+    /// An all-gather of less than this many bytes in all is a gather to rank 0 plus a
+    /// broadcast; from here a ring.
+    pub const GATHER_BROADCAST_BYTES: usize = 256 << 10;
+    /// An all-to-all (not -v) of at most this many bytes in all (the size times each
+    /// rank's input) goes through rank 0: gather, then scatter.
+    pub const ALL_TO_ALL_ROOT_BYTES: usize = 128 << 10;
+    /// An all-to-all rank whose largest incoming block has at least this many bytes
+    /// posts its receives before sending (so the blocks it is sent can leave straight
+    /// from the senders' buffers); below, it sends first, so its pulls share the writes
+    /// of its sends.
+    pub const POST_FIRST_BYTES: usize = 64 << 10;
+    /// A scan on at most this many ranks goes along a chain (no more hops than the
+    /// exchange steps of recursive doubling, and half the messages); above, recursive
+    /// doubling.
+    pub const CHAIN_SCAN_RANKS: u32 = 4;
+}
+
 /// Runtime tunables of one replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {

@@ -51,26 +51,41 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod bootstrap;
-pub mod collective;
-pub mod comm;
-pub mod config;
-pub mod datatype;
-pub mod error;
-pub mod exit;
-pub mod message;
-pub mod pull;
-pub mod replica;
-pub mod transport;
-pub mod wire;
+// The public API: what this file re-exports.
+mod collective;
+mod comm;
+mod datatype;
+mod error;
 
-pub use collective::{MaxLoc, MinLoc, Operation, SystemOperation, UserOperation};
+pub use collective::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
 pub use comm::{
     initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess, Communicator,
-    Message, Process, Request, Status, Tag, Universe, ANY_SOURCE,
+    Group, Message, Process, Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
 };
-pub use datatype::Equivalence;
+pub use datatype::{
+    bytemuck, Buffer, BufferMut, Equivalence, Indexed, IndexedMut, Layout, LayoutError, Strided,
+    StridedMut, Target,
+};
 pub use error::Error;
+
+// Runtime internals, public only for the launcher (`volpexrun`), the benchmarks and the
+// engine simulator of this workspace: not part of the API and not covered by semver.
+#[doc(hidden)]
+pub mod bootstrap;
+#[doc(hidden)]
+pub mod config;
+#[doc(hidden)]
+pub mod exit;
+#[doc(hidden)]
+pub mod message;
+#[doc(hidden)]
+pub mod pull;
+#[doc(hidden)]
+pub mod replica;
+#[doc(hidden)]
+pub mod transport;
+#[doc(hidden)]
+pub mod wire;
 
 /// Seconds since an arbitrary fixed point in the past (MPI_Wtime).
 pub fn wtime() -> f64 {

@@ -1,11 +1,11 @@
 //! Test program: every collective against a sequential computation of its expected
 //! result (MPI-3.1 chapter 5), for any number of ranks, including zero-length parts and
 //! a non-commutative user operation, on small vectors and on vectors above the switch
-//! points of the large-vector algorithms (`volpex::collective::limit`). `--iters`
+//! points of the large-vector algorithms (`volpex::config::collective`). `--iters`
 //! repeats the whole set (with `--work-ms` between rounds) so replicas can be killed
 //! mid-run. Prints one line from rank 0.
 
-use volpex::collective::limit;
+use volpex::config::collective as limit;
 use volpex::{Communicator, SystemOperation, UserOperation};
 
 fn check(ok: bool, what: &str) {
@@ -287,14 +287,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // right neighbour, which stores it into its own column, and an indexed send.
         let m: Vec<i64> = (0..12).map(|x| input(me, x, round)).collect();
         let col = (me % 3) as usize;
-        let column = volpex::datatype::Strided::new(&m[col..], 4, 1, 3)?;
+        let column = volpex::Strided::new(&m[col..], 4, 1, 3)?;
         let right = world.process_at_rank((me + 1) % n);
         let left = (me + n - 1) % n;
         right.send_with_tag(&column, 40)?;
         let mut into = [0i64; 12];
         let lcol = (left % 3) as usize;
         {
-            let mut view = volpex::datatype::StridedMut::new(&mut into[lcol..], 4, 1, 3)?;
+            let mut view = volpex::StridedMut::new(&mut into[lcol..], 4, 1, 3)?;
             world
                 .process_at_rank(left)
                 .receive_into_with_tag(&mut view, 40)?;
@@ -331,7 +331,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "struct all-gather",
         );
         let blocks = [(9usize, 3usize), (0, 2)];
-        let idx = volpex::datatype::Indexed::new(&m, &blocks)?;
+        let idx = volpex::Indexed::new(&m, &blocks)?;
         right.send_with_tag(&idx, 41)?;
         let (flat, st) = world
             .process_at_rank(left)
