@@ -20,23 +20,30 @@
 //! # Architecture
 //!
 //! ```text
-//!  comm/       (Universe, Communicator, Process, Request; the collective methods)
-//!    |--> collective/  (algorithms on collective::PointToPoint alone; comm implements it)
-//!    |--> bootstrap/   (launcher rendezvous, heartbeat) --> transport::auth (handshake)
-//!    v
-//!  transport/  (progress: driver lock; mio loop, connections)  --drives-->  pull/
-//!    |                                                            (Engine: no I/O)
-//!    v                                                                  |
-//!  wire/       (header, frames, streams)  <-----------------------------+
-//!    v                                                                  |
-//!  message/    (keys, matching, sender log)  <--  replica/ (liveness)  <-+
+//!  API  lib.rs re-exports: comm/ (Universe, Communicator, Process, Request, receive,
+//!   |     collective methods) --uses--> collective/ (algorithms on collective::PointToPoint,
+//!   |     which comm implements; collective never imports comm)
+//!   v
+//!  transport/  Core, the driver: event_loop (mio poll, routing), peers (dial, accept),
+//!   |          launcher (control link, finalize), send (the send command's writes),
+//!   |          progress (driver lock, background thread), auth (handshake)
+//!   | drives (now, event) -> frames
+//!   v
+//!  pull/  Engine, no I/O and no clock: fetches | service | choices (Coordination over
+//!   |     decision + foreign) | silence | timers (TimerTable) | outbox; logic in
+//!   |     receive, serve, choices
+//!   v
+//!  message/ (key, matching, sender log, watermarks, pool)   replica/ (liveness)
+//!  wire/ (header, frame, stream, control)                   bootstrap/ -> transport::auth
 //!
-//!  leaves any layer may use: exit (process exit codes), error, config, datatype
+//!  leaves any layer may use: config (every limit), exit (exit codes), error, datatype
 //! ```
 //!
-//! Dependencies point down: `collective` never imports `comm`, `transport` never imports
-//! `bootstrap`. The pull engine takes `(now, event)` and yields frames; the mio transport
-//! drives it in production and a seeded simulator drives it in tests.
+//! Dependencies point down: `collective` never imports `comm`, `comm` never imports
+//! `wire`, `transport` never imports `bootstrap`. The pull engine takes `(now, event)` and
+//! yields frames; the mio transport drives it in production and a seeded simulator
+//! (`tests/simulator/`) drives it in tests. `docs/ARCHITECTURE.md` has the picture of the
+//! whole workspace.
 //!
 //! # Glossary
 //!
