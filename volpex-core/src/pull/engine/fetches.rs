@@ -272,19 +272,13 @@ impl Fetches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::Key;
+    use crate::pull::engine::test_want;
 
     const MS: Duration = Duration::from_millis(1);
     const ACK: Duration = Duration::from_millis(100);
 
     fn want(seq: u64) -> Want {
-        Want::Key(Key {
-            comm: 0,
-            tag: 0,
-            src: 1,
-            dst: 0,
-            seq,
-        })
+        test_want(1, 0, seq)
     }
 
     fn fetches_with(asks: &[(u64, u32, AskState)]) -> Fetches {

@@ -576,3 +576,16 @@ impl Engine {
         }
     }
 }
+
+/// The want of message `seq` from `src` to `dst` on communicator 0 with tag 0, for the
+/// unit tests of the engine's parts.
+#[cfg(test)]
+fn test_want(src: u32, dst: u32, seq: u64) -> Want {
+    Want::Key(Key {
+        comm: 0,
+        tag: 0,
+        src,
+        dst,
+        seq,
+    })
+}

@@ -103,7 +103,8 @@ impl Outbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{Key, ReqId};
+    use crate::message::ReqId;
+    use crate::pull::engine::test_want;
 
     fn pull(seq: u64) -> Frame {
         Frame::Pull {
@@ -114,13 +115,7 @@ mod tests {
     }
 
     fn want(seq: u64) -> Want {
-        Want::Key(Key {
-            comm: 0,
-            tag: 0,
-            src: 1,
-            dst: 0,
-            seq,
-        })
+        test_want(1, 0, seq)
     }
 
     #[test]

@@ -136,18 +136,12 @@ impl Service {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::Key;
+    use crate::pull::engine::test_want;
 
     const MS: Duration = Duration::from_millis(1);
 
     fn want(seq: u64) -> Want {
-        Want::Key(Key {
-            comm: 0,
-            tag: 0,
-            src: 0,
-            dst: 1,
-            seq,
-        })
+        test_want(0, 1, seq)
     }
 
     fn waiter(replica: u32, req: u64) -> Waiter {
