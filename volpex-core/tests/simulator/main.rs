@@ -19,5 +19,6 @@ mod engine_pair;
 mod failure_free;
 mod faults;
 mod harness;
+mod hostile;
 mod logs;
 mod wildcards;
