@@ -1,10 +1,13 @@
 //! Hostile input, as property tests bounded to run in seconds: arbitrary bytes into the
 //! frame decoder (`wire_decode`), arbitrary well-formed frames from arbitrary peers into
-//! a small job's engines (`engine_frames`, driven by `drive`). Both check that nothing
-//! panics and that memory stays within bounds, measured by a counting allocator
-//! (`alloc`). The `fuzz/` crate at the workspace root runs the same two for hours.
+//! a small job's engines (`engine_frames`, driven by `drive`). The properties live in
+//! `decode_check` and `engine_check`, which the `fuzz/` crate at the workspace root
+//! includes by path (with `drive` and `alloc`) to run the same checks for hours; memory
+//! is measured by a counting allocator (`alloc`).
 
 mod alloc;
-pub mod drive;
+mod decode_check;
+mod drive;
+mod engine_check;
 mod engine_frames;
 mod wire_decode;

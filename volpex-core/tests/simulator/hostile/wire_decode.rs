@@ -1,31 +1,19 @@
-//! Arbitrary byte streams into the frame decoder (`wire::stream::FrameReader`, then
-//! `Header::decode` and `Frame::from_parts`): no panic, every frame handed over is within
-//! the reader's payload limit, and the heap never holds more than the read buffer plus
-//! one payload buffer of at most the limit (rounded up to a power of two by the payload
-//! pool) plus small change.
+//! Arbitrary byte streams into the frame decoder, through `decode_check::check_stream`
+//! (see there for the properties): pieces of any bytes and, mostly, headers that pass
+//! `Header::decode` with lengths around the reader's limit, so that streams go on past
+//! their first frame, large payloads get buffered, and the stream ends or turns to
+//! garbage in the middle of one.
 //!
 //! Reference: DESIGN.md "Transport": every field read from the network is checked; a bad
 //! frame closes that connection and never panics or allocates unbounded memory.
 
-use std::io::{self, Read};
-
-use bytes::Bytes;
 use proptest::prelude::*;
-use volpex::config::{CONTROL_PAYLOAD_BYTES_MAX, HEADER_BYTES};
+use volpex::config::CONTROL_PAYLOAD_BYTES_MAX;
 use volpex::wire::header::{
     Header, Kind, AUTH_BYTES, CHALLENGE_BYTES, FLAG_BY_ORDER, FLAG_CONFIRM, HELLO_BYTES,
 };
-use volpex::wire::stream::{FrameReader, ReadStatus};
-use volpex::wire::Frame;
 
-use super::alloc;
-
-/// The reader's buffer for small frames (`READ_BUFFER_BYTES` in `wire::stream`, private
-/// there: if it grows, this bound fails and must be raised with it).
-const READ_BUFFER_BYTES: usize = 64 << 10;
-/// Allocations besides the two buffers: the copy of a small payload handed to the
-/// callback (at most the read buffer), errors' strings, the frame built from it.
-const SLACK_BYTES: usize = READ_BUFFER_BYTES + (8 << 10);
+use super::decode_check::check_stream;
 
 /// A piece of a hostile stream.
 #[derive(Debug, Clone)]
@@ -169,29 +157,6 @@ fn stream() -> impl Strategy<Value = (usize, Vec<Piece>)> {
     .prop_flat_map(|limit| (Just(limit), proptest::collection::vec(piece(limit), 0..16)))
 }
 
-/// A source that hands out `data` in reads of at most `step` bytes, says `WouldBlock`
-/// after every `burst` reads (a drained socket), and ends with EOF.
-struct Chunks {
-    data: Vec<u8>,
-    at: usize,
-    step: usize,
-    burst: usize,
-    reads: usize,
-}
-
-impl Read for Chunks {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        self.reads += 1;
-        if self.reads.is_multiple_of(self.burst) {
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        let n = out.len().min(self.step).min(self.data.len() - self.at);
-        out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
@@ -210,36 +175,8 @@ proptest! {
         }
         // At most about 2,000 reads per stream, so a case takes milliseconds.
         let step = step.max(data.len() / 2000);
-        let mut src = Chunks { data, at: 0, step, burst, reads: 0 };
-        let mut reader = FrameReader::new();
-        reader.max_payload = limit;
-        let (mut frames, mut bad) = (0usize, None);
-        alloc::reset_peak();
-        let base = alloc::live();
-        // Each call is one readiness event; the stream is finite, so this ends.
-        loop {
-            let status = reader.read_from(&mut src, None, |h, payload: Bytes| {
-                if h.len as usize > limit || payload.len() != h.len as usize {
-                    bad = Some((h, payload.len()));
-                }
-                frames += 1;
-                let _ = Frame::from_parts(&h, payload);
-                Ok(None)
-            });
-            match status {
-                Ok(ReadStatus::Open) => {}
-                Ok(ReadStatus::Closed) | Err(_) => break,
-            }
+        if let Err(e) = check_stream(&data, limit, step, burst) {
+            return Err(TestCaseError::fail(e));
         }
-        let grown = (alloc::peak() - base) as usize;
-        drop(reader);
-        prop_assert!(bad.is_none(), "a frame over the limit {limit} or with a short payload: {bad:?}");
-        let bound = READ_BUFFER_BYTES + limit.next_power_of_two() + SLACK_BYTES;
-        prop_assert!(
-            grown <= bound,
-            "the decoder held {grown} bytes at its peak, more than {bound} (limit {limit})"
-        );
-        // Every frame takes a header's worth of the stream at least.
-        prop_assert!(frames <= src.data.len() / HEADER_BYTES);
     }
 }
