@@ -47,7 +47,8 @@ const POSTED_MAX: usize = 16;
 pub struct Raw {
     /// Which engine (modulo their number).
     pub to: u8,
-    /// Which peer it comes from or concerns (modulo the engines, never `to` itself).
+    /// Which peer it comes from or concerns (another engine, modulo their number; from
+    /// 248 on, the engine itself or a replica outside the job).
     pub from: u8,
     /// What happens (see `Job::step`).
     pub op: u8,
@@ -263,12 +264,26 @@ impl Job {
         (id.rank * REPLICAS + id.replica) as usize
     }
 
+    /// Where `id` is, if it is one of the job's replicas.
+    fn index(id: ReplicaId) -> Option<usize> {
+        (id.rank < RANKS && id.replica < REPLICAS).then(|| Job::idx(id))
+    }
+
     /// The step `raw` stands for, in this job's current state.
     pub fn step_of(&self, raw: &Raw) -> Step {
         let n = self.reps.len();
         let to_i = usize::from(raw.to) % n;
         let from_i = (to_i + 1 + usize::from(raw.from) % (n - 1)) % n;
-        let (to, from) = (Job::id(to_i), Job::id(from_i));
+        let to = Job::id(to_i);
+        // Now and then a peer the transport would never name: the engine itself, a rank
+        // or replica outside the job.
+        let from = match raw.from {
+            0..=247 => Job::id(from_i),
+            248 | 249 => to,
+            250 | 251 => ReplicaId::new(RANKS + u32::from(raw.from % 2), 0),
+            252 | 253 => ReplicaId::new(to.rank, REPLICAS + u32::from(raw.from % 2)),
+            _ => ReplicaId::new(u32::MAX, u32::MAX),
+        };
         let x = &raw.x;
         // A pull an engine really sent, to answer or withdraw in the wrong way.
         let real = (x[3].is_multiple_of(3) && !self.recent.is_empty())
@@ -512,11 +527,12 @@ impl Job {
 
     /// The launcher ended `peer`: every engine hears of it.
     fn kill(&mut self, peer: ReplicaId) {
-        let j = Job::idx(peer);
-        if !self.reps[j].alive {
-            return;
+        if let Some(j) = Job::index(peer) {
+            if !self.reps[j].alive {
+                return;
+            }
+            self.reps[j].alive = false;
         }
-        self.reps[j].alive = false;
         for i in 0..self.reps.len() {
             if self.reps[i].alive {
                 self.reps[i].engine.handle_peer_down(self.now, peer, true);
@@ -563,7 +579,9 @@ impl Job {
                     moved <= CASCADE_MAX,
                     "one input set more than {CASCADE_MAX} frames moving"
                 );
-                let j = Job::idx(to);
+                // Frames to a replica outside the job (one that wrote to an engine) have
+                // no connection to go on: dropped.
+                let Some(j) = Job::index(to) else { continue };
                 if self.reps[Job::idx(from)].alive && self.reps[j].alive {
                     self.reps[j].engine.handle_frame(self.now, from, f);
                     self.collect(j);
