@@ -18,6 +18,8 @@ mod alloc;
 mod drive;
 #[path = "../../volpex-core/tests/simulator/hostile/engine_check.rs"]
 mod engine_check;
+#[path = "../../volpex-core/tests/simulator/hostile/pick.rs"]
+mod pick;
 
 /// One input as the fuzzer makes it; becomes a `drive::Raw`.
 #[derive(Debug, Arbitrary)]

@@ -19,14 +19,14 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use bytes::Bytes;
 use volpex::config::Config;
 use volpex::message::matching::{Mode, RecvId, RecvSpec, Source, TagSel};
 use volpex::message::{Key, ReplicaId, Want};
-use volpex::pull::decision::{encode_match, DECISION_CTX};
-use volpex::pull::foreign::encode_entries;
+use volpex::pull::decision::encode_match;
 use volpex::pull::{ChoiceState, Engine, EngineEvent};
 use volpex::wire::Frame;
+
+use super::pick::{bytes, comm, entries, num, rank, tag, want};
 
 /// Ranks of the job under attack.
 pub const RANKS: u32 = 3;
@@ -122,100 +122,10 @@ pub struct Job {
     recent: VecDeque<(ReplicaId, ReplicaId, Want, u64)>,
     /// Frames in flight between engines.
     wire: VecDeque<(ReplicaId, ReplicaId, Frame)>,
+    /// Replicas outside the job the launcher announced dead (at most once each).
+    outsiders_gone: Vec<ReplicaId>,
     /// What happened so far.
     pub counts: Counts,
-}
-
-/// A number that is small, huge or anything.
-fn num(v: u64) -> u64 {
-    match v % 4 {
-        0 | 1 => (v >> 2) % 8,
-        2 => u64::MAX - (v >> 2) % 4,
-        _ => v >> 2,
-    }
-}
-
-/// A rank of the job most of the time, else anything.
-fn rank(v: u64) -> u32 {
-    match v % 4 {
-        3 => (v >> 2) as u32,
-        _ => ((v >> 2) % u64::from(RANKS)) as u32,
-    }
-}
-
-fn comm(v: u64) -> u32 {
-    match v % 8 {
-        0..=3 => 0,
-        4 => 1,
-        5 | 6 => DECISION_CTX,
-        _ => (v >> 3) as u32,
-    }
-}
-
-fn tag(v: u64) -> i32 {
-    match v % 8 {
-        0..=5 => (v % 3) as i32,
-        6 => -1,
-        _ => (v >> 3) as i32,
-    }
-}
-
-/// Bytes from a seed: a small linear congruential stream.
-fn bytes(seed: u64, len: usize) -> Bytes {
-    let mut s = seed | 1;
-    (0..len)
-        .map(|_| {
-            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (s >> 56) as u8
-        })
-        .collect::<Vec<u8>>()
-        .into()
-}
-
-fn want(x: &[u64; 4]) -> Want {
-    let (comm, tag, src, dst, seq) = (
-        comm(x[0]),
-        tag(x[0] >> 8),
-        rank(x[1]),
-        rank(x[1] >> 32),
-        num(x[2]),
-    );
-    if x[0] & (1 << 40) != 0 {
-        Want::Order {
-            comm,
-            src,
-            dst,
-            order: seq,
-        }
-    } else {
-        Want::Key(Key {
-            comm,
-            tag,
-            src,
-            dst,
-            seq,
-        })
-    }
-}
-
-/// Choice entries: well formed with any slots and values (a match, or anything), or
-/// garbage.
-fn entries(x: &[u64; 4], len: u16) -> Bytes {
-    if len % 4 == 3 {
-        return bytes(x[3], usize::from(len) % 64);
-    }
-    let list: Vec<(u64, Bytes)> = (0..usize::from(len % 4) + usize::from(len % 3))
-        .map(|i| {
-            let v = x[i % 4].rotate_left(i as u32 * 13);
-            let value = match v % 3 {
-                0 => encode_match(Some((rank(v >> 2), tag(v >> 8)))),
-                1 => encode_match(None),
-                _ => bytes(v, (v >> 4) as usize % 24),
-            };
-            (num(v >> 1), value)
-        })
-        .collect();
-    encode_entries(list.iter().map(|(s, v)| (s, v)))
 }
 
 impl Job {
@@ -247,6 +157,7 @@ impl Job {
             reps,
             recent: VecDeque::new(),
             wire: VecDeque::new(),
+            outsiders_gone: Vec::new(),
             counts: Counts::default(),
         };
         for i in 0..job.reps.len() {
@@ -527,11 +438,11 @@ impl Job {
 
     /// The launcher ended `peer`: every engine hears of it.
     fn kill(&mut self, peer: ReplicaId) {
-        if let Some(j) = Job::index(peer) {
-            if !self.reps[j].alive {
-                return;
-            }
-            self.reps[j].alive = false;
+        match Job::index(peer) {
+            Some(j) if !self.reps[j].alive => return,
+            Some(j) => self.reps[j].alive = false,
+            None if self.outsiders_gone.contains(&peer) => return,
+            None => self.outsiders_gone.push(peer),
         }
         for i in 0..self.reps.len() {
             if self.reps[i].alive {
@@ -562,6 +473,7 @@ impl Job {
                 EngineEvent::Fence { peer } => fence.push(peer),
             }
         }
+        // A getter, but its code runs on every state this way too.
         let _ = e.poll_timeout();
         for peer in fence {
             self.kill(peer);

@@ -1,6 +1,6 @@
 //! The properties of the engines under hostile input, as one function the property test
 //! (`engine_frames`) and the fuzz target `fuzz/fuzz_targets/engine_frames.rs` (which
-//! includes this file, `drive` and `alloc` by path) both call: for any sequence of inputs
+//! includes this file, `drive`, `pick` and `alloc` by path) both call: for any sequence of inputs
 //! to `drive::Job`, no panic and no endless exchange (the driver asserts both), at most
 //! `FRAMES_PER_INPUT_MAX` frames set moving by one input, a heap that grows by at most
 //! `INPUT_BYTES` per input beyond the payload bytes the inputs bring (no amplification),
