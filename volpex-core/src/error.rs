@@ -27,6 +27,13 @@ pub enum Error {
         /// The lost rank.
         rank: u32,
     },
+    /// Every replica of `rank` ended its program (it finished, or returned an error from
+    /// `main`) without sending a message this process waits for: the job cannot finish.
+    #[error("rank {rank} ended without sending a message this rank waits for")]
+    SenderEnded {
+        /// The rank that ended.
+        rank: u32,
+    },
     /// This replica fell too far behind and retired.
     #[error("{0}")]
     Retired(String),
@@ -128,6 +135,7 @@ impl From<RecvError> for Error {
         match e {
             RecvError::RankLost { rank } => Error::RankLost { rank },
             RecvError::Retired { reason } => Error::Retired(reason),
+            RecvError::SenderEnded { rank } => Error::SenderEnded { rank },
         }
     }
 }

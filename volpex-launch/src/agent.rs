@@ -118,6 +118,8 @@ pub enum FromAgent {
     Line {
         /// Rank.
         rank: u32,
+        /// Replica index.
+        replica: u32,
         /// 0 stdout, 1 stderr.
         stream: u8,
         /// Line index among the replica's program lines; `None` for a diagnostic.
@@ -146,11 +148,13 @@ impl FromAgent {
         match self {
             FromAgent::Line {
                 rank,
+                replica,
                 stream,
                 index,
                 text,
             } => Some(Line {
                 rank,
+                replica,
                 stream: if stream == 0 {
                     Stream::Out
                 } else {
@@ -341,10 +345,10 @@ pub fn main() -> i32 {
                     },
                 );
                 if let Some(o) = child.stdout.take() {
-                    spawn_pump(o, p.rank, Stream::Out, tx.clone());
+                    spawn_pump(o, (p.rank, p.replica), Stream::Out, tx.clone());
                 }
                 if let Some(e) = child.stderr.take() {
-                    spawn_pump(e, p.rank, Stream::Err, tx.clone());
+                    spawn_pump(e, (p.rank, p.replica), Stream::Err, tx.clone());
                 }
                 let (rank, replica, tx) = (p.rank, p.replica, tx.clone());
                 let _ = std::thread::Builder::new()
@@ -443,7 +447,7 @@ pub fn main() -> i32 {
 
 fn spawn_pump<R: Read + Send + 'static>(
     pipe: R,
-    rank: u32,
+    who: (u32, u32),
     stream: Stream,
     tx: Sender<AgentEvent>,
 ) {
@@ -452,12 +456,13 @@ fn spawn_pump<R: Read + Send + 'static>(
         .spawn(move || {
             pump(
                 pipe,
-                rank,
+                who,
                 stream,
                 tx,
                 |l: Line| {
                     AgentEvent::Out(FromAgent::Line {
                         rank: l.rank,
+                        replica: l.replica,
                         stream: match l.stream {
                             Stream::Out => 0,
                             Stream::Err => 1,

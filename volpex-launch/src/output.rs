@@ -24,6 +24,8 @@ pub enum Stream {
 pub struct Line {
     /// Rank that printed it.
     pub rank: u32,
+    /// Which of the rank's replicas printed it.
+    pub replica: u32,
     /// Which stream.
     pub stream: Stream,
     /// Index of the line among that replica's program lines on this stream; `None` for a
@@ -36,7 +38,7 @@ pub struct Line {
 /// Reads a pipe line by line into `tx` until EOF, then sends `on_end`.
 pub fn pump<R: Read, E: Send + 'static>(
     pipe: R,
-    rank: u32,
+    (rank, replica): (u32, u32),
     stream: Stream,
     tx: Sender<E>,
     wrap: impl Fn(Line) -> E,
@@ -54,6 +56,7 @@ pub fn pump<R: Read, E: Send + 'static>(
                     && text.get(volpex::bootstrap::DIAG_PREFIX.len()) == Some(&b'[');
                 let line = Line {
                     rank,
+                    replica,
                     stream,
                     index: (!diag).then_some(index),
                     text,

@@ -4,10 +4,9 @@
 //! policy does) or touch processes.
 
 use serde::Serialize;
-use volpex::message::ReplicaId;
 use volpex::wire::control::ReplicaStats;
 
-use crate::job::replica::ReplicaState;
+use crate::job::replica::{Replica, ReplicaState};
 
 /// One replica's line in the report.
 #[derive(Debug, Serialize)]
@@ -20,7 +19,8 @@ pub struct ReplicaReport {
     pub host: String,
     /// OS process id.
     pub pid: u32,
-    /// finished | failed | retired | ended | running.
+    /// finished | failed | retired | ended | finalized (the program finished, the
+    /// process had not exited) | running.
     pub state: &'static str,
     /// Why it failed or retired.
     pub detail: Option<String>,
@@ -29,22 +29,23 @@ pub struct ReplicaReport {
 }
 
 impl ReplicaReport {
-    /// Builds one line from the launcher's view of a replica.
-    pub fn new(
-        id: ReplicaId,
-        host: &str,
-        pid: u32,
-        state: &ReplicaState,
-        stats: Option<ReplicaStats>,
-    ) -> Self {
-        let (name, detail) = match state {
+    /// Builds one line from the launcher's view of a replica; a failure's detail ends
+    /// with what its program last wrote to standard error.
+    pub fn new(p: &Replica, host: &str) -> Self {
+        let (id, pid, stats) = (p.id, p.pid, p.stats.clone());
+        let (name, detail) = match &p.state {
             ReplicaState::Finished => ("finished", None),
-            ReplicaState::Failed(w) => ("failed", Some(w.clone())),
+            ReplicaState::Failed(w) => (
+                "failed",
+                Some(match p.last_words.text() {
+                    Some(words) => format!("{w}; it last wrote: {words}"),
+                    None => w.clone(),
+                }),
+            ),
             ReplicaState::Retired(w) => ("retired", Some(w.clone())),
             ReplicaState::Ended => ("ended", None),
-            ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => {
-                ("running", None)
-            }
+            ReplicaState::Finalized => ("finalized", None),
+            ReplicaState::Starting | ReplicaState::Running => ("running", None),
         };
         ReplicaReport {
             rank: id.rank,

@@ -33,6 +33,8 @@ impl Core {
     /// keep serving the log to replicas that still pull from it until the launcher says
     /// the job is done (DESIGN, "Sender log").
     pub fn finalize_and_serve(&mut self) {
+        let now = self.now();
+        self.engine.finalize(now);
         let stats = self.engine.stats();
         self.flush_all();
         self.to_launcher(&ToLauncher::Finalized { stats });

@@ -46,6 +46,13 @@ pub enum Frame {
         /// Echoed request id.
         req: ReqId,
     },
+    /// The sender replica's program ended without making this send: it never will.
+    Ended {
+        /// What the pull asked for.
+        want: Want,
+        /// Echoed request id.
+        req: ReqId,
+    },
     /// Receiver withdraws a parked pull.
     Cancel {
         /// What the pull asked for.
@@ -192,6 +199,7 @@ impl Frame {
                 progress,
             } => (keyed(Kind::Ack, want, *req, *progress, 0), Bytes::new()),
             Frame::Gone { want, req } => (keyed(Kind::Gone, want, *req, 0, 0), Bytes::new()),
+            Frame::Ended { want, req } => (keyed(Kind::Ended, want, *req, 0, 0), Bytes::new()),
             Frame::Cancel { want, req } => (keyed(Kind::Cancel, want, *req, 0, 0), Bytes::new()),
             Frame::Consumed {
                 comm,
@@ -265,6 +273,10 @@ impl Frame {
                 progress: h.aux,
             },
             Kind::Gone => Frame::Gone {
+                want: want_of(h)?,
+                req: ReqId(h.req),
+            },
+            Kind::Ended => Frame::Ended {
                 want: want_of(h)?,
                 req: ReqId(h.req),
             },
@@ -356,6 +368,10 @@ mod tests {
             },
             Frame::Gone {
                 want: Want::Key(key),
+                req: ReqId(9),
+            },
+            Frame::Ended {
+                want: by_order,
                 req: ReqId(9),
             },
             Frame::Cancel {

@@ -55,6 +55,9 @@ pub enum Kind {
     /// Choices of a rank that the DATA frame following on the same connection may depend
     /// on and not every replica of that rank holds yet (see `pull::foreign`).
     Choices = 13,
+    /// The sender replica's program ended without making the send a pull asks for (it
+    /// finalized, or returned an error): no message will ever answer it there.
+    Ended = 14,
 }
 
 impl Kind {
@@ -73,6 +76,7 @@ impl Kind {
             11 => Kind::Takeover,
             12 => Kind::Decided,
             13 => Kind::Choices,
+            14 => Kind::Ended,
             _ => return None,
         })
     }
@@ -86,6 +90,7 @@ impl Kind {
             Kind::Pull
             | Kind::Ack
             | Kind::Gone
+            | Kind::Ended
             | Kind::Cancel
             | Kind::Consumed
             | Kind::Takeover => PayloadRule::Exactly(0),
@@ -314,7 +319,7 @@ impl Header {
         }
         let flags = u8_at(Field::Flags);
         let allowed = match kind {
-            Kind::Pull | Kind::Ack | Kind::Gone | Kind::Cancel => FLAG_BY_ORDER,
+            Kind::Pull | Kind::Ack | Kind::Gone | Kind::Ended | Kind::Cancel => FLAG_BY_ORDER,
             Kind::Data => FLAG_CONFIRM,
             Kind::Hello
             | Kind::Challenge

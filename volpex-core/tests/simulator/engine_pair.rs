@@ -10,7 +10,7 @@ use bytes::Bytes;
 use volpex::config::UNLOGGED_BYTES_MIN;
 use volpex::message::matching::{Matched, Mode, RecvSpec, Source, TagSel};
 use volpex::message::{Key, ReplicaId, ReqId};
-use volpex::pull::{ChoiceState, Engine, WriteAhead};
+use volpex::pull::{ChoiceState, Engine, RecvError, WriteAhead};
 use volpex::wire::Frame;
 
 use crate::harness::{cfg, COMM};
@@ -365,4 +365,126 @@ fn a_leader_sends_its_follower_choices_in_batches() {
         pump(due, &mut l, &mut f),
         (few..few + CHOICES_BATCH).collect::<Vec<_>>()
     );
+}
+
+/// Delivers every frame the engines send each other (frames to engines not in the list
+/// are dropped) until none moves.
+fn exchange(now: Duration, engines: &mut [&mut Engine]) {
+    loop {
+        let mut frames = Vec::new();
+        for e in engines.iter_mut() {
+            let from = e.me();
+            while let Some((to, f)) = e.poll_transmit().or_else(|| e.poll_deferred()) {
+                frames.push((from, to, f));
+            }
+        }
+        if frames.is_empty() {
+            return;
+        }
+        for (from, to, f) in frames {
+            if let Some(e) = engines.iter_mut().find(|e| e.me() == to) {
+                e.handle_frame(now, from, f);
+            }
+        }
+    }
+}
+
+/// A sender whose program ended (it finalized, say after `main` returned an error)
+/// answers pulls for messages it never sent with ENDED; a receive fails with
+/// `SenderEnded` once every live replica of the sender ended, and not before (a
+/// replica that still runs may yet send it), and so does a wildcard receive that can
+/// match nothing else. DESIGN.md "Failure detection": no hang.
+#[test]
+fn a_receive_from_a_rank_whose_program_ended_fails_instead_of_waiting() {
+    let now = Duration::ZERO;
+    let (s0, s1, r0) = (
+        ReplicaId::new(0, 0),
+        ReplicaId::new(0, 1),
+        ReplicaId::new(1, 0),
+    );
+    let mut tx0 = Engine::new(s0, 2, 2, cfg());
+    let mut tx1 = Engine::new(s1, 2, 2, cfg());
+    let mut rx = Engine::new(r0, 2, 2, cfg());
+    for e in [&mut tx0, &mut tx1, &mut rx] {
+        e.start(now);
+    }
+    // Rank 1's replica 1 is not in this scene.
+    for e in [&mut tx0, &mut tx1, &mut rx] {
+        e.handle_peer_down(now, ReplicaId::new(1, 1), true);
+    }
+    let exact = rx.post(
+        now,
+        RecvSpec {
+            comm: COMM,
+            src: Source::Rank(0),
+            tag: TagSel::Tag(3),
+        },
+        Mode::Receive,
+    );
+    let wildcard = rx.post(
+        now,
+        RecvSpec {
+            comm: COMM,
+            src: Source::Any(vec![0].into()),
+            tag: TagSel::Tag(4),
+        },
+        Mode::Receive,
+    );
+    exchange(now, &mut [&mut tx0, &mut tx1, &mut rx]);
+    assert!(
+        rx.take(now, exact).is_none(),
+        "parked, waiting for the send"
+    );
+
+    tx0.finalize(now);
+    exchange(now, &mut [&mut tx0, &mut tx1, &mut rx]);
+    assert!(
+        rx.take(now, exact).is_none(),
+        "replica 0.1 still runs and may send it"
+    );
+    assert!(rx.take(now, wildcard).is_none());
+
+    tx1.finalize(now);
+    exchange(now, &mut [&mut tx0, &mut tx1, &mut rx]);
+    for id in [exact, wildcard] {
+        match rx.take(now, id) {
+            Some(Err(RecvError::SenderEnded { rank: 0 })) => {}
+            other => panic!("expected SenderEnded for rank 0, got {other:?}"),
+        }
+    }
+    // A receive posted after the end fails as well: its pulls are answered at once.
+    let after = rx.post(
+        now,
+        RecvSpec {
+            comm: COMM,
+            src: Source::Rank(0),
+            tag: TagSel::Tag(6),
+        },
+        Mode::Receive,
+    );
+    exchange(now, &mut [&mut tx0, &mut tx1, &mut rx]);
+    assert!(matches!(
+        rx.take(now, after),
+        Some(Err(RecvError::SenderEnded { rank: 0 }))
+    ));
+    // A message sent before the end is still served.
+    let mut tx2 = Engine::new(s0, 2, 2, cfg());
+    tx2.start(now);
+    tx2.send(now, COMM, 5, 1, Bytes::from_static(b"before"))
+        .expect("room in the log");
+    tx2.finalize(now);
+    let late = rx.post(
+        now,
+        RecvSpec {
+            comm: COMM,
+            src: Source::Rank(0),
+            tag: TagSel::Tag(5),
+        },
+        Mode::Receive,
+    );
+    exchange(now, &mut [&mut tx2, &mut rx]);
+    assert!(matches!(
+        rx.take(now, late),
+        Some(Ok(Matched::Message { .. }))
+    ));
 }

@@ -38,7 +38,7 @@ use self::step::{Action, Input};
 use crate::agent::{FromAgent, ToAgent};
 use crate::cli::Args;
 use crate::control;
-use crate::output::Dedup;
+use crate::output::{Dedup, Line, Stream};
 use crate::remote::AgentLink;
 use crate::report::{ReplicaReport, Report};
 
@@ -192,9 +192,24 @@ impl Job {
         }
     }
 
+    /// Prints a replica's line (once per rank) and remembers what its program last
+    /// wrote to standard error.
+    fn offer_line(&mut self, line: &Line) {
+        if line.stream == Stream::Err && line.index.is_some() {
+            let text = String::from_utf8_lossy(&line.text).trim_end().to_string();
+            if !text.is_empty() {
+                self.input(Input::LastWords {
+                    id: ReplicaId::new(line.rank, line.replica),
+                    text,
+                });
+            }
+        }
+        self.dedup.offer(line);
+    }
+
     fn on_event(&mut self, ev: Event) {
         match ev {
-            Event::Line(line) => self.dedup.offer(&line),
+            Event::Line(line) => self.offer_line(&line),
             Event::PipeEnd => self.open_pipes = self.open_pipes.saturating_sub(1),
             Event::Interrupted(sig) => self.input(Input::Interrupted(sig)),
             Event::Exited { id, code, signal } => self.input(Input::Exited { id, code, signal }),
@@ -273,7 +288,7 @@ impl Job {
                 line @ FromAgent::Line { .. } => {
                     if let Some(l) = line.into_line() {
                         if l.rank < self.ranks {
-                            self.dedup.offer(&l);
+                            self.offer_line(&l);
                         }
                     }
                 }
@@ -342,9 +357,7 @@ impl Job {
                 .sum(),
             processes: replicas
                 .iter()
-                .map(|p| {
-                    ReplicaReport::new(p.id, &hosts[p.host].name, p.pid, &p.state, p.stats.clone())
-                })
+                .map(|p| ReplicaReport::new(p, &hosts[p.host].name))
                 .collect(),
         };
         eprint!("{}", report.text());

@@ -75,6 +75,52 @@ pub struct Replica {
     pub addr: Option<String>,
     /// Counters it reported when it finished.
     pub stats: Option<ReplicaStats>,
+    /// What its program last wrote to standard error, for a failure's summary.
+    pub last_words: LastWords,
+    /// The launcher ended it on a sibling's request (see `state::deaths::fence`).
+    pub fenced: bool,
+}
+
+/// What a replica's program last wrote to standard error, for its failure's summary: the
+/// last line (a `main` that returns an error prints `Error: ...` last), or, once it
+/// panicked, the panic's place and message (the backtrace and notes after them say
+/// less).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum LastWords {
+    /// Nothing yet.
+    #[default]
+    Silent,
+    /// Its last line.
+    Said(String),
+    /// It printed a panic's heading (`thread 'main' panicked at FILE:LINE:COL:`); its
+    /// message is the next line.
+    Panicking(String),
+    /// The panic's place and message; later lines are ignored.
+    Panicked(String),
+}
+
+impl LastWords {
+    /// Takes one more line of standard error.
+    pub fn heed(&mut self, line: &str) {
+        *self = match std::mem::take(self) {
+            LastWords::Panicked(w) => LastWords::Panicked(w),
+            LastWords::Panicking(place) => LastWords::Panicked(format!("{place}: {line}")),
+            LastWords::Silent | LastWords::Said(_) => match line.find(" panicked at ") {
+                Some(at) if line.starts_with("thread '") => {
+                    LastWords::Panicking(line[at + 1..].trim_end_matches(':').to_string())
+                }
+                Some(_) | None => LastWords::Said(line.to_string()),
+            },
+        };
+    }
+
+    /// The words to quote, if any.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            LastWords::Silent => None,
+            LastWords::Said(w) | LastWords::Panicking(w) | LastWords::Panicked(w) => Some(w),
+        }
+    }
 }
 
 impl Replica {
@@ -89,6 +135,8 @@ impl Replica {
             exited: false,
             addr: None,
             stats: None,
+            last_words: LastWords::Silent,
+            fenced: false,
         }
     }
 }
@@ -132,6 +180,26 @@ pub fn describe_exit(code: Option<i32>, signal: Option<i32>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn last_words_keep_a_panics_place_and_message() {
+        let mut w = LastWords::default();
+        assert_eq!(w.text(), None);
+        w.heed("working");
+        w.heed("Error: BadInput");
+        assert_eq!(w.text(), Some("Error: BadInput"));
+        w.heed("thread 'main' (4242) panicked at src/main.rs:3:5:");
+        w.heed("rank 0 gives up");
+        w.heed("note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace");
+        assert_eq!(
+            w.text(),
+            Some("panicked at src/main.rs:3:5: rank 0 gives up")
+        );
+        // A line that only mentions a panic is just a line.
+        let mut w = LastWords::default();
+        w.heed("the solver panicked at step 3");
+        assert_eq!(w.text(), Some("the solver panicked at step 3"));
+    }
 
     #[test]
     fn exits_in_words() {

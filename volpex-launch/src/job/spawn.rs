@@ -131,13 +131,14 @@ fn resolve_program(program: &str, wdir: &Path) -> Result<PathBuf, StartError> {
 
 fn spawn_pump<R: std::io::Read + Send + 'static>(
     pipe: R,
-    rank: u32,
+    id: ReplicaId,
     stream: Stream,
     tx: Sender<Event>,
 ) {
+    let who = (id.rank, id.replica);
     let _ = std::thread::Builder::new()
         .name("volpexrun-output".into())
-        .spawn(move || pump(pipe, rank, stream, tx, Event::Line, Event::PipeEnd));
+        .spawn(move || pump(pipe, who, stream, tx, Event::Line, Event::PipeEnd));
 }
 
 impl Job {
@@ -332,11 +333,11 @@ impl Job {
                 let pid = child.id();
                 if let Some(out) = child.stdout.take() {
                     self.open_pipes += 1;
-                    spawn_pump(out, rank, Stream::Out, tx.clone());
+                    spawn_pump(out, id, Stream::Out, tx.clone());
                 }
                 if let Some(err) = child.stderr.take() {
                     self.open_pipes += 1;
-                    spawn_pump(err, rank, Stream::Err, tx.clone());
+                    spawn_pump(err, id, Stream::Err, tx.clone());
                 }
                 let reaper_tx: Sender<Event> = tx.clone();
                 let spawned = std::thread::Builder::new()

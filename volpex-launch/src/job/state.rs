@@ -219,6 +219,12 @@ impl JobState {
             Input::ControlClosed { id } => self.out.push(Action::CloseControl(id)),
             Input::Silent { id, silent_for } => self.silent(id, silent_for),
             Input::Exited { id, code, signal } => self.exited(id, code, signal),
+            Input::LastWords { id, text } => {
+                if id.rank < self.ranks && id.replica < self.replicas {
+                    let i = self.idx(id);
+                    self.procs[i].last_words.heed(&text);
+                }
+            }
             Input::Interrupted(sig) => {
                 if self.failure.is_none() {
                     let name = Signal::try_from(sig)

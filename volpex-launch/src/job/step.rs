@@ -64,6 +64,14 @@ pub enum Input {
     },
     /// volpexrun itself was asked to stop by this signal.
     Interrupted(i32),
+    /// A replica's program wrote this line to its standard error (not a runtime
+    /// diagnostic): what a failing program said last goes into the summary.
+    LastWords {
+        /// Who.
+        id: ReplicaId,
+        /// The line, without its newline.
+        text: String,
+    },
     /// The agent of `host` said hello.
     Hello {
         /// Index of the host.

@@ -22,6 +22,8 @@ pub(super) enum AskState {
     Silent,
     /// The sender evicted the message.
     Gone,
+    /// The sender's program ended without sending it.
+    Ended,
     /// Abandoned: the replica died, or it was cancelled.
     Dropped,
 }
@@ -39,7 +41,7 @@ impl Ask {
     pub(super) fn outstanding(&self) -> bool {
         match self.state {
             AskState::Sent { .. } | AskState::Parked => true,
-            AskState::Silent | AskState::Gone | AskState::Dropped => false,
+            AskState::Silent | AskState::Gone | AskState::Ended | AskState::Dropped => false,
         }
     }
 }
@@ -84,6 +86,11 @@ impl Pending {
     /// Whether any replica evicted the message.
     pub(super) fn any_gone(&self) -> bool {
         self.asks.iter().any(|a| a.state == AskState::Gone)
+    }
+
+    /// Whether any replica's program ended without sending it.
+    pub(super) fn any_ended(&self) -> bool {
+        self.asks.iter().any(|a| a.state == AskState::Ended)
     }
 
     /// The ask `req` sent to `replica`, if it is still on record.
@@ -212,7 +219,7 @@ impl Fetches {
         match a.state {
             AskState::Sent { at } => Some(at + ack_timeout),
             AskState::Parked => Some(silence.parked_deadline(peer, ack_timeout)),
-            AskState::Silent | AskState::Gone | AskState::Dropped => None,
+            AskState::Silent | AskState::Gone | AskState::Ended | AskState::Dropped => None,
         }
     }
 
@@ -258,7 +265,7 @@ impl Fetches {
                         }
                         ParkedCheck::Quiet { .. } => {}
                     },
-                    AskState::Silent | AskState::Gone | AskState::Dropped => {}
+                    AskState::Silent | AskState::Gone | AskState::Ended | AskState::Dropped => {}
                 }
             }
             if now >= p.hedge_at {

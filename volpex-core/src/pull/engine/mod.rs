@@ -81,6 +81,13 @@ pub enum RecvError {
         /// Human-readable reason.
         reason: String,
     },
+    /// The program of every live replica of the sending rank ended (it finished, or
+    /// returned an error) without sending the message.
+    #[error("rank {rank} ended without sending the message this receive waits for")]
+    SenderEnded {
+        /// The sending rank.
+        rank: u32,
+    },
 }
 
 /// Something the driver must act on beyond transmitting frames.
@@ -145,6 +152,11 @@ pub struct Engine {
     needs: Vec<Need>,
     fenced: Set<ReplicaId>,
     liveness: Liveness,
+    /// The application finalized: it sends nothing more, so a pull for a message not
+    /// sent yet is answered ENDED.
+    finalized: bool,
+    /// Messages that every live replica of their sender answered ENDED for.
+    ended: Set<Want>,
     out: Outbox,
     retired: bool,
     stats: ReplicaStats,
@@ -169,6 +181,8 @@ impl Engine {
             needs: Vec::new(),
             fenced: Set::default(),
             liveness: Liveness::new(ranks, replicas),
+            finalized: false,
+            ended: Set::default(),
             out: Outbox::new(me),
             retired: false,
             stats: ReplicaStats::default(),
@@ -548,6 +562,7 @@ impl Engine {
             }
             Frame::Ack { want, req, .. } => self.on_ack(from, want, req),
             Frame::Gone { want, req } => self.on_gone(now, from, want, req),
+            Frame::Ended { want, req } => self.on_ended(now, from, want, req),
             Frame::Cancel { want, req } => self.service.cancel(&want, Waiter { from, req }),
             Frame::Consumed {
                 comm,

@@ -251,7 +251,7 @@ impl Engine {
                 self.out.send(from, Frame::Cancel { want, req });
             }
             AskState::Sent { .. } | AskState::Silent => a.state = AskState::Parked,
-            AskState::Parked | AskState::Gone | AskState::Dropped => {}
+            AskState::Parked | AskState::Gone | AskState::Ended | AskState::Dropped => {}
         }
     }
 
@@ -269,6 +269,43 @@ impl Engine {
         a.state = AskState::Gone;
         log::debug!("{}: {from} evicted {want}", self.me);
         self.ask_next(now, want);
+    }
+
+    /// The sender replica's program ended without sending `want`: ask another replica;
+    /// once none is left the receive fails (see `ask_next`).
+    pub(super) fn on_ended(&mut self, now: Duration, from: ReplicaId, want: Want, req: ReqId) {
+        if from.rank != want.src() || want.comm() == DECISION_CTX {
+            return;
+        }
+        let Some(a) = self
+            .fetches
+            .get_mut(&want)
+            .and_then(|p| p.ask_mut(from.replica, req))
+        else {
+            return;
+        };
+        a.state = AskState::Ended;
+        log::debug!("{}: {from} ended without sending {want}", self.me);
+        self.ask_next(now, want);
+    }
+
+    /// Every live replica of `want`'s sender ended without sending it: unresolved
+    /// receives (wildcards) that can take nothing else fail too.
+    fn ended_everywhere(&mut self, want: Want) {
+        self.ended.insert(want);
+        let (liveness, ended, consumed) = (&self.liveness, &self.ended, &self.consumed);
+        self.matcher.fail_unresolved_by_candidates(
+            &|comm, src| consumed.watermark(comm, src),
+            |src, candidate| {
+                if !liveness.rank_alive(src) {
+                    Some(RecvError::RankLost { rank: src })
+                } else if ended.contains(candidate) {
+                    Some(RecvError::SenderEnded { rank: src })
+                } else {
+                    None
+                }
+            },
+        );
     }
 
     /// The replica to ask for `want` next: the leader for a choice, otherwise the best
@@ -336,7 +373,11 @@ impl Engine {
         if !p.needed {
             // Nobody waits for it yet; whoever does will ask again and report.
             if !p.any_outstanding() {
+                let ended = p.any_ended();
                 self.fetches.remove(&want);
+                if ended {
+                    self.ended_everywhere(want);
+                }
             }
             return;
         }
@@ -345,6 +386,13 @@ impl Engine {
         }
         let err = if !self.liveness.rank_alive(want.src()) {
             RecvError::RankLost { rank: want.src() }
+        } else if p.any_ended() {
+            log::info!(
+                "{}: every replica of rank {} ended without sending {want}",
+                self.me,
+                want.src()
+            );
+            RecvError::SenderEnded { rank: want.src() }
         } else if p.any_gone() {
             let reason = format!(
                 "replica {} fell too far behind: message {want} evicted",
@@ -360,6 +408,9 @@ impl Engine {
             return self.ask_next(now, want);
         };
         self.fetches.remove(&want);
+        if err == (RecvError::SenderEnded { rank: want.src() }) {
+            self.ended_everywhere(want);
+        }
         match want {
             Want::Key(key) => self.matcher.fail_key(&key, err),
             Want::Order { comm, src, .. } => self.matcher.fail_unresolved(|spec| {
@@ -423,7 +474,7 @@ impl Engine {
             }
         }
         let outstanding = p.replicas(Ask::outstanding);
-        let gone = p.replicas(|a| a.state == AskState::Gone);
+        let gone = p.replicas(|a| matches!(a.state, AskState::Gone | AskState::Ended));
         let last_hedged = p.asks.last().map(|a| a.replica);
         let src = want.src();
         for (k, req) in cancels {

@@ -116,6 +116,32 @@ impl Engine {
 
     // ---- internals ----
 
+    /// The application finalized: it makes no more sends. Pulls parked for a message it
+    /// did not send are answered ENDED, and so is every later one (see `on_pull`), so a
+    /// receiver whose sender's program ended early (an error returned from `main`) fails
+    /// instead of waiting forever. Choices are not messages: a follower's pull for the
+    /// next choice stays parked.
+    pub fn finalize(&mut self, now: Duration) {
+        self.finalized = true;
+        let unsent: Vec<Want> = self
+            .service
+            .parked_wants()
+            .filter(|w| w.comm() != DECISION_CTX)
+            .copied()
+            .collect();
+        for want in unsent {
+            if self.logged(&want).is_some() {
+                continue;
+            }
+            for w in self.service.take(&want) {
+                if self.liveness.is_usable(w.from) {
+                    self.out.send(w.from, Frame::Ended { want, req: w.req });
+                }
+            }
+        }
+        self.drain_loopback(now);
+    }
+
     /// Parks `want` until its message may leave (output commit).
     pub(super) fn block(&mut self, now: Duration, want: Want) {
         self.service.block(want);
@@ -235,6 +261,10 @@ impl Engine {
                     };
                     if sent {
                         self.out.send(from, Frame::Gone { want, req: w.req });
+                        return;
+                    }
+                    if self.finalized {
+                        self.out.send(from, Frame::Ended { want, req: w.req });
                         return;
                     }
                     None

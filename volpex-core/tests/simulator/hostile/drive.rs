@@ -258,7 +258,8 @@ impl Job {
                     progress: num(x[2] >> 7),
                 },
             ),
-            3 => frame(answer_to, answer_from, Frame::Gone { want, req }),
+            3 if x[2] & 1 == 0 => frame(answer_to, answer_from, Frame::Gone { want, req }),
+            3 => frame(answer_to, answer_from, Frame::Ended { want, req }),
             4 => {
                 let from = if from == cancel_to { to } else { from };
                 frame(cancel_to, from, Frame::Cancel { want, req })

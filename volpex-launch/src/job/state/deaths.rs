@@ -58,6 +58,15 @@ impl JobState {
                 };
                 self.mark_dead(i, state);
             }
+            // Fenced, but it had ended by itself before the SIGKILL came (a sibling saw
+            // its connections close): its own exit is the truer diagnosis.
+            ReplicaState::Failed(_)
+                if self.procs[i].fenced && signal != Some(Signal::SIGKILL as i32) =>
+            {
+                let why = describe_exit(code, signal);
+                log::info!("replica {id} {why} (before the fence took effect)");
+                self.procs[i].state = ReplicaState::Failed(why);
+            }
             ReplicaState::Finished
             | ReplicaState::Failed(_)
             | ReplicaState::Retired(_)
@@ -105,6 +114,7 @@ impl JobState {
                     "replica {target} is unresponsive to {by}; ending it"
                 )));
                 self.signal(target, Signal::SIGKILL);
+                self.procs[i].fenced = true;
                 self.mark_dead(
                     i,
                     ReplicaState::Failed(format!("fenced: unresponsive to replica {by}")),
