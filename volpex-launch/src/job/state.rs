@@ -487,8 +487,14 @@ impl JobState {
 
     fn registered(&mut self, id: ReplicaId, addr: String) {
         let i = self.idx(id);
-        if self.procs[i].state != ReplicaState::Starting || self.procs[i].addr.is_some() {
+        if self.procs[i].addr.is_some() {
             log::warn!("replica {id} registered twice; ignored");
+            return;
+        }
+        if self.procs[i].state != ReplicaState::Starting {
+            // Killed (a fault at time 0, a timeout) or lost while its registration was on
+            // its way: nothing to do, and nothing wrong with it.
+            log::debug!("replica {id} registered after it was declared dead; ignored");
             return;
         }
         self.procs[i].state = ReplicaState::Running;

@@ -311,6 +311,40 @@ fn fencing_ends_a_working_replica_and_nothing_else() {
         ReplicaState::Failed("fenced: unresponsive to replica 0.0".into())
     );
     assert_eq!(fence(&mut st, id(0, 2), 0, 1), [], "once");
+    // The SIGKILL did it: the fence stays the diagnosis.
+    exited(&mut st, id(0, 1), None, Some(Signal::SIGKILL as i32));
+    assert_eq!(
+        state(&st, id(0, 1)),
+        ReplicaState::Failed("fenced: unresponsive to replica 0.0".into())
+    );
+}
+
+#[test]
+fn a_fenced_replica_that_had_exited_by_itself_is_diagnosed_by_its_exit() {
+    let mut st = running(local(config(1, 2)));
+    let msg = ToLauncher::Fence {
+        rank: 0,
+        replica: 0,
+    };
+    st.handle(Input::Message { id: id(0, 1), msg }, s(1.0));
+    // It had panicked: its connections closed, its sibling asked for the fence.
+    exited(&mut st, id(0, 0), Some(101), None);
+    assert_eq!(
+        state(&st, id(0, 0)),
+        ReplicaState::Failed("exited with code 101".into())
+    );
+}
+
+#[test]
+fn a_registration_after_a_replica_was_killed_changes_nothing() {
+    let mut c = config(1, 2);
+    c.faults = vec![parse_fault("0.1:kill@0").expect("a fault")];
+    let mut st = local(c);
+    st.tick(s(0.0));
+    assert!(!state(&st, id(0, 1)).alive());
+    assert_eq!(register(&mut st, id(0, 1), s(0.01)), []);
+    assert!(!state(&st, id(0, 1)).alive());
+    assert!(st.replica(id(0, 1)).addr.is_none());
 }
 
 #[test]
