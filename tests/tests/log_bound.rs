@@ -80,3 +80,36 @@ fn a_replica_stopped_past_the_log_retires_and_the_job_succeeds() {
     assert_eq!(r.state(1, 1), "retired", "{}", r.stderr);
     r.assert_no_leftovers();
 }
+
+/// Replicas that lag only because the sibling they pulled from stopped do not retire:
+/// the messages their team's senders evicted may still be in the stopped replica's log,
+/// so they ask it again once it runs (issue 16, item 9: one stop used to retire a whole
+/// team). The stop is shorter than the heartbeat timeout, so the launcher never declares
+/// it dead.
+#[test]
+fn a_team_that_waited_for_a_stopped_sibling_does_not_retire() {
+    let args = ["--rounds", "1200", "--payload", "4096", "--work-ms", "2"];
+    let expect = run(&["-n", "3"], &example("ring"), &args, DEADLINE)
+        .ok()
+        .to_string();
+    let launcher = [
+        "-n",
+        "3",
+        "-r",
+        "2",
+        "--heartbeat-timeout",
+        "20",
+        "-x",
+        "VOLPEX_LOG_BYTES=65536",
+        "--fault",
+        "1.1:stop@0.5",
+        "--fault",
+        "1.1:cont@4.5",
+    ];
+    let r = run(&launcher, &example("ring"), &args, DEADLINE);
+    assert_eq!(r.ok(), expect, "{}", r.stderr);
+    for rank in [0, 2] {
+        assert_ne!(r.state(rank, 1), "retired", "{}", r.stderr);
+    }
+    r.assert_no_leftovers();
+}

@@ -384,16 +384,19 @@ impl Engine {
         if p.any_outstanding() {
             return;
         }
+        let (ended, gone) = (p.any_ended(), p.any_gone());
         let err = if !self.liveness.rank_alive(want.src()) {
             RecvError::RankLost { rank: want.src() }
-        } else if p.any_ended() {
+        } else if ended {
             log::info!(
                 "{}: every replica of rank {} ended without sending {want}",
                 self.me,
                 want.src()
             );
             RecvError::SenderEnded { rank: want.src() }
-        } else if p.any_gone() {
+        } else if gone && self.ask_silent_again(now, want) {
+            return;
+        } else if gone {
             let reason = format!(
                 "replica {} fell too far behind: message {want} evicted",
                 self.me
@@ -417,6 +420,44 @@ impl Engine {
                 (spec.comm == comm && spec.ranks() == [src]).then(|| err.clone())
             }),
         }
+    }
+
+    /// The replicas that evicted `want` cannot serve it, but one that went silent (stopped,
+    /// or starved of CPU) may still hold it: ask it again rather than retire, since this
+    /// replica only lags because it was waiting for that one. A silent replica that is
+    /// really gone is declared dead by the launcher, and then this replica retires.
+    /// Returns whether it asked.
+    fn ask_silent_again(&mut self, now: Duration, want: Want) -> bool {
+        let src = want.src();
+        let Some(p) = self.fetches.get(&want) else {
+            return false;
+        };
+        let silent = p.replicas(|a| {
+            a.state == AskState::Silent && self.liveness.is_usable(ReplicaId::new(src, a.replica))
+        });
+        if silent.is_empty() {
+            return false;
+        }
+        let consumed = self.consumed.watermark(want.comm(), src);
+        for k in silent {
+            let req = self.fetches.new_req();
+            if let Some(p) = self.fetches.get_mut(&want) {
+                p.record_ask(k, req, now, false);
+            }
+            log::debug!(
+                "{}: {want} evicted elsewhere; asking silent replica {src}.{k} again",
+                self.me
+            );
+            self.out.send(
+                ReplicaId::new(src, k),
+                Frame::Pull {
+                    want,
+                    req,
+                    consumed,
+                },
+            );
+        }
+        true
     }
 
     fn retire(&mut self, reason: String) {
