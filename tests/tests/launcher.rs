@@ -155,6 +155,63 @@ fn bind_team_gives_each_team_its_own_cpus() {
     );
 }
 
+/// Binding follows the living processes: three teams on two CPUs (teams 0 and 2 share
+/// one), and when team 1 dies team 2 moves to the CPU it left, so the survivors no longer
+/// share a CPU while another idles (issue 16, item 2).
+#[test]
+fn the_cpus_of_a_dead_team_go_to_the_survivors() {
+    let allowed = allowed_cpus().expect("our own CPU affinity");
+    if allowed.len() != 2 {
+        eprintln!("skipped: the layout checked here is the one of 2 CPUs, this process may use {allowed:?}");
+        return;
+    }
+    let base = TempPath::new("rebind");
+    let files: Vec<TempPath> = (0..2)
+        .flat_map(|r| [0, 1, 2].map(|k| TempPath(format!("{}.{r}.{k}", base.0.display()).into())))
+        .collect();
+    let _parts: Vec<TempPath> = files
+        .iter()
+        .map(|f| TempPath(format!("{}.part", f.0.display()).into()))
+        .collect();
+    let base_arg = base.0.display().to_string();
+    let r = run(
+        &[
+            "-n",
+            "2",
+            "-r",
+            "3",
+            "--bind",
+            "team",
+            "--fault",
+            "0.1:kill@0.3",
+            "--fault",
+            "1.1:kill@0.3",
+        ],
+        &bin("rebind"),
+        &[&base_arg, "--teams", "0,2"],
+        Duration::from_secs(60),
+    );
+    r.ok();
+    r.assert_no_leftovers();
+    let cpus = |rank: u32, team: u32| -> Vec<usize> {
+        let f = format!("{}.{rank}.{team}", base.0.display());
+        let text = std::fs::read_to_string(&f).expect("the replica wrote its CPUs");
+        let lists: Vec<Vec<usize>> = text
+            .lines()
+            .map(|l| parse_cpus(l).expect("a CPU list"))
+            .collect();
+        assert!(
+            lists.windows(2).all(|w| w[0] == w[1]),
+            "every thread moved: {text}"
+        );
+        lists[0].clone()
+    };
+    for rank in 0..2 {
+        assert_eq!(cpus(rank, 0), [allowed[0]], "team 0 keeps its CPU");
+        assert_eq!(cpus(rank, 2), [allowed[1]], "team 2 takes team 1's CPU");
+    }
+}
+
 #[test]
 fn a_bad_cpu_list_is_a_clear_error() {
     let r = run(

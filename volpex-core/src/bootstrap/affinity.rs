@@ -67,6 +67,31 @@ pub fn allowed_cpus() -> Result<Vec<usize>, String> {
         .collect())
 }
 
+/// Binds every thread of process `pid` (of this machine) to `cpus`: the launcher moves a
+/// team onto the CPUs a dead team left (see `volpexrun`'s `--bind`). A thread that ends
+/// meanwhile is skipped; the process itself gone is an error.
+pub fn bind_process(pid: u32, cpus: &[usize]) -> Result<(), String> {
+    let mut set = CpuSet::new();
+    for &c in cpus {
+        set.set(c).map_err(|e| format!("CPU {c}: {e}"))?;
+    }
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map_err(|e| format!("process {pid}: {e}"))?;
+    for task in tasks.flatten() {
+        let Some(tid) = task
+            .file_name()
+            .to_str()
+            .and_then(|t| t.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if let Err(e) = sched_setaffinity(Pid::from_raw(tid), &set) {
+            log::debug!("cannot bind thread {tid} of process {pid}: {e}");
+        }
+    }
+    Ok(())
+}
+
 /// Binds the calling thread (and so every thread it starts later) to `VOLPEX_CPUS`, if
 /// set. A list that does not parse or that the kernel refuses is an error naming it.
 pub fn apply_from_env() -> Result<(), Error> {

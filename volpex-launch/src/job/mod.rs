@@ -30,12 +30,14 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Receiver;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
+use volpex::bootstrap::affinity::{allowed_cpus, bind_process, format_cpus};
 use volpex::message::ReplicaId;
 
 use self::event::{ControlEvent, Event, HostEvent};
 use self::state::JobState;
 use self::step::{Action, Input};
 use crate::agent::{FromAgent, ToAgent};
+use crate::binding::{team_cpus, Bind};
 use crate::cli::Args;
 use crate::control;
 use crate::output::{Dedup, Line, Stream};
@@ -89,6 +91,9 @@ struct Job {
     open_pipes: usize,
     ranks: u32,
     replicas: u32,
+    /// The policy that bound this machine's teams to CPUs at start (`--bind`), if it
+    /// did: deaths move the survivors onto the CPUs the dead left.
+    rebind: Option<Bind>,
 }
 
 impl Job {
@@ -187,8 +192,51 @@ impl Job {
                 self.hosts[host].open_pipes = self.hosts[host].open_pipes.saturating_sub(count);
                 self.open_pipes = self.open_pipes.saturating_sub(count);
             }
+            Action::Rebind { host } => self.rebind(host),
             Action::Print(text) => eprintln!("volpexrun: {text}"),
             Action::Mute(explains) => self.dedup.mute(explains),
+        }
+    }
+
+    /// Binding follows the living processes: after a death on this machine, its living
+    /// processes are bound again as `--bind` would bind them had they been the only ones
+    /// started, so the CPUs of a dead team go to the survivors (with 3 teams on 2 CPUs,
+    /// teams 0 and 2 shared CPU 0; with team 1 gone, team 2 moves to CPU 1). Remote hosts'
+    /// agents keep the binding they made at start.
+    fn rebind(&mut self, host: usize) {
+        let Some(bind) = self.rebind else {
+            return;
+        };
+        if !matches!(self.hosts[host].link, HostLink::Local) {
+            return;
+        }
+        let living: Vec<(ReplicaId, u32)> = self
+            .state
+            .replicas()
+            .iter()
+            .filter(|p| p.host == host && p.state.alive() && !p.exited && p.pid > 0)
+            .map(|p| (p.id, p.pid))
+            .collect();
+        let mut teams: Vec<u32> = living.iter().map(|(id, _)| id.replica).collect();
+        teams.sort_unstable();
+        teams.dedup();
+        let allowed = match allowed_cpus() {
+            Ok(a) => a,
+            Err(e) => {
+                log::warn!("cannot rebind after a death: {e}");
+                return;
+            }
+        };
+        let split = team_cpus(bind, living.len(), &teams, &allowed);
+        for (id, pid) in living {
+            let cpus = split
+                .iter()
+                .find(|(t, _)| *t == id.replica)
+                .map_or(allowed.as_slice(), |(_, c)| c.as_slice());
+            match bind_process(pid, cpus) {
+                Ok(()) => log::info!("replica {id} now runs on CPUs {}", format_cpus(cpus)),
+                Err(e) => log::debug!("cannot rebind replica {id}: {e}"),
+            }
         }
     }
 

@@ -246,6 +246,7 @@ impl Job {
             open_pipes: 0,
             ranks: args.ranks,
             replicas: args.replicas,
+            rebind: None,
         };
         let mut common = env::common(args, beats);
         match &placement {
@@ -253,6 +254,10 @@ impl Job {
                 env::add_job(&mut common, Some(control_addr), &key, &exports);
                 let teams: Vec<u32> = (0..args.replicas).collect();
                 let cpus = crate::binding::cpus_env(args.bind, procs, &teams, &common)?;
+                if !cpus.is_empty() {
+                    job.rebind = Some(args.bind);
+                    job.state.rebind_on_deaths();
+                }
                 let local_proc = |rank: u32, replica: u32| {
                     let mut env = env::per_proc(&args.faults, rank, replica);
                     if let Some((_, list)) = cpus.iter().find(|(t, _)| *t == replica) {

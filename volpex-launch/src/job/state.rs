@@ -104,6 +104,8 @@ pub struct JobState {
     rendezvous: Rendezvous,
     shutdown_at: Option<Duration>,
     failure: Option<String>,
+    /// Teams were bound to CPUs at start: a death during the run asks for `Rebind`.
+    rebind: bool,
     /// Actions decided so far by the input being handled.
     out: Vec<Action>,
 }
@@ -154,8 +156,15 @@ impl JobState {
             rendezvous: Rendezvous::Waiting { covered_at: None },
             shutdown_at: None,
             failure: None,
+            rebind: false,
             out: Vec::new(),
         }
+    }
+
+    /// The teams were bound to CPUs at start (`--bind`): from now on, a death during the
+    /// run asks the driver to bind the survivors of its host again (`Action::Rebind`).
+    pub fn rebind_on_deaths(&mut self) {
+        self.rebind = true;
     }
 
     // Getters.

@@ -167,6 +167,12 @@ pub enum Action {
         /// How many pipes.
         count: usize,
     },
+    /// A replica on `host` died during the run: the host's living processes may move onto
+    /// the CPUs it used (`--bind`).
+    Rebind {
+        /// Index of the host.
+        host: usize,
+    },
     /// Print `volpexrun: <text>` on stderr.
     Print(String),
     /// Silence the output, except the stderr of this rank (whose errors explain a failure).

@@ -25,6 +25,11 @@ impl JobState {
         if !was_alive {
             return;
         }
+        if self.rebind && self.failure.is_none() && self.shutdown_at.is_none() {
+            self.out.push(Action::Rebind {
+                host: self.procs[i].host,
+            });
+        }
         let notice = ToProcess::Death {
             rank: id.rank,
             replica: id.replica,

@@ -320,6 +320,20 @@ fn fencing_ends_a_working_replica_and_nothing_else() {
 }
 
 #[test]
+fn deaths_during_the_run_rebind_their_host_when_teams_were_bound() {
+    let mut st = running(local(config(2, 3)));
+    assert!(!exited(&mut st, id(0, 1), None, Some(9)).contains(&Action::Rebind { host: 0 }));
+    st.rebind_on_deaths();
+    let acts = exited(&mut st, id(1, 1), None, Some(9));
+    assert!(acts.contains(&Action::Rebind { host: 0 }), "{acts:?}");
+    // Once the job is over, nothing moves.
+    finalized(&mut st, id(0, 0));
+    finalized(&mut st, id(1, 0));
+    st.tick(s(1.5));
+    assert!(!exited(&mut st, id(1, 2), None, Some(9)).contains(&Action::Rebind { host: 0 }));
+}
+
+#[test]
 fn a_fenced_replica_that_had_exited_by_itself_is_diagnosed_by_its_exit() {
     let mut st = running(local(config(1, 2)));
     let msg = ToLauncher::Fence {

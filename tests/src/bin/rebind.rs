@@ -1,0 +1,66 @@
+//! Test program: waits (up to `--wait-s`, default 3) until the CPUs its threads may run on
+//! change, then writes them (`Cpus_allowed_list` of every task, one line per thread) to
+//! `BASE.RANK.REPLICA`, waits until every replica of the teams listed in `--teams` wrote
+//! its file, and ends with a barrier. Usage: `rebind BASE --teams 0,2`.
+
+use std::time::{Duration, Instant};
+
+fn lists() -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let mut lines = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task")? {
+        let status = std::fs::read_to_string(task?.path().join("status"))?;
+        let list = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .ok_or("no Cpus_allowed_list")?;
+        lines.push(list.trim().to_string());
+    }
+    Ok(lines)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let base = args
+        .get(1)
+        .ok_or("usage: rebind BASE --teams LIST")?
+        .clone();
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let teams: Vec<u32> = opt("--teams")
+        .ok_or("--teams missing")?
+        .split(',')
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
+    let wait = Duration::from_secs_f64(opt("--wait-s").map_or(Ok(3.0), |s| s.parse())?);
+    let universe = volpex::initialize()?;
+    let world = universe.world();
+    let first = lists()?;
+    let until = Instant::now() + wait;
+    let mut now = first.clone();
+    while now == first && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+        now = lists()?;
+    }
+    let path = |rank: i32, replica: u32| format!("{base}.{rank}.{replica}");
+    let mine = path(world.rank(), universe.replica());
+    std::fs::write(format!("{mine}.part"), now.join("\n") + "\n")?;
+    std::fs::rename(format!("{mine}.part"), &mine)?;
+    let until = Instant::now() + Duration::from_secs(60);
+    let all = |r: i32| {
+        teams
+            .iter()
+            .all(|&k| std::path::Path::new(&path(r, k)).exists())
+    };
+    while !(0..world.size()).all(all) {
+        if Instant::now() > until {
+            return Err("not every listed replica wrote its CPUs within a minute".into());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    world.barrier()?;
+    Ok(())
+}
