@@ -32,6 +32,11 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// How long remote hosts get to report the exits of processes they were told to end
 /// before the launcher stops waiting for them (a host cut off never answers).
 const REMOTE_END_GRACE: Duration = Duration::from_secs(5);
+/// Once every rank has a replica that finished and exited cleanly, how long the other
+/// processes get to exit, and remote hosts to report it, before they are ended and no
+/// longer waited for (a host that hears nothing, say its inbound traffic dropped, would
+/// otherwise hold the end for `SHUTDOWN_GRACE` plus `REMOTE_END_GRACE`).
+const STRAGGLER_GRACE: Duration = Duration::from_secs(1);
 /// The longest the driver waits for an input before ticking.
 const TICK_MAX: Duration = Duration::from_millis(200);
 
@@ -98,8 +103,11 @@ pub struct JobState {
     launch_timeout: Duration,
     heartbeat_timeout: Duration,
     job_timeout: Option<Duration>,
-    /// When the launcher started ending remote processes (job over or failed).
-    ending_at: Option<Duration>,
+    /// When the launcher stops waiting for remote hosts to report the ends of the
+    /// processes it ended (job over or failed), and cuts their links.
+    cut_remote_at: Option<Duration>,
+    /// When every rank first had a replica that finished cleanly (after SHUTDOWN).
+    all_finished_at: Option<Duration>,
     timers: Vec<Timer>,
     rendezvous: Rendezvous,
     shutdown_at: Option<Duration>,
@@ -151,7 +159,8 @@ impl JobState {
             launch_timeout: config.launch_timeout,
             heartbeat_timeout: config.heartbeat_timeout,
             job_timeout: config.job_timeout,
-            ending_at: None,
+            cut_remote_at: None,
+            all_finished_at: None,
             timers,
             rendezvous: Rendezvous::Waiting { covered_at: None },
             shutdown_at: None,
@@ -281,7 +290,7 @@ impl JobState {
     pub fn tick(&mut self, now: Duration) -> Vec<Action> {
         self.fire_timers(now);
         self.check_launch_timeouts(now);
-        if self.ending_at.is_some_and(|t| now >= t + REMOTE_END_GRACE) {
+        if self.cut_remote_at.is_some_and(|t| now >= t) {
             self.end_remote_now();
         }
         for p in self.procs.iter_mut() {
@@ -376,9 +385,7 @@ impl JobState {
             }
         }
         self.out.push(Action::EndAgents);
-        if self.ending_at.is_none() {
-            self.ending_at = Some(now);
-        }
+        self.cut_remote_at.get_or_insert(now + REMOTE_END_GRACE);
     }
 
     fn end_remote_now(&mut self) {
@@ -413,21 +420,56 @@ impl JobState {
                 }
             }
             Some(t) => {
-                if now >= t + SHUTDOWN_GRACE {
-                    for i in 0..self.procs.len() {
-                        if !self.procs[i].exited {
-                            let id = self.procs[i].id;
-                            log::warn!("replica {id} did not exit after shutdown; killing it");
-                            self.procs[i].state = ReplicaState::Ended;
-                            self.signal(id, Signal::SIGKILL);
-                        }
-                    }
-                    if self.ending_at.is_none() {
-                        self.ending_at = Some(now);
-                    }
+                let states = self.grid_states();
+                let grid = Grid::new(self.replicas, &states);
+                let all_finished =
+                    (0..self.ranks).all(|r| exit_policy::rank_finished(grid.rank(r)));
+                if all_finished {
+                    self.all_finished_at.get_or_insert(now);
+                }
+                // The job succeeded: the rest need not be waited for long.
+                let (due, wait) = match self.all_finished_at {
+                    Some(f) => (f + STRAGGLER_GRACE, STRAGGLER_GRACE),
+                    None => (t + SHUTDOWN_GRACE, REMOTE_END_GRACE),
+                };
+                if now >= due {
+                    self.end_stragglers(now, wait);
                 }
             }
         }
+    }
+
+    /// The processes that did not exit after SHUTDOWN are ended, once each; remote hosts
+    /// get `wait` to report it. One that had finalized but never exited did not hear the
+    /// SHUTDOWN (its host is cut off, or it hangs): it counts as failed, not as ended on
+    /// purpose.
+    fn end_stragglers(&mut self, now: Duration, wait: Duration) {
+        for i in 0..self.procs.len() {
+            let p = &self.procs[i];
+            if p.exited || p.state == ReplicaState::Ended || !p.state.alive() {
+                continue;
+            }
+            let id = p.id;
+            self.procs[i].state = match p.state {
+                ReplicaState::Finalized => {
+                    log::warn!("replica {id} did not exit after SHUTDOWN; ending it");
+                    ReplicaState::Failed(
+                        "did not exit after SHUTDOWN (unreachable, or hung after finishing)".into(),
+                    )
+                }
+                ReplicaState::Starting
+                | ReplicaState::Running
+                | ReplicaState::Finished
+                | ReplicaState::Failed(_)
+                | ReplicaState::Retired(_)
+                | ReplicaState::Ended => ReplicaState::Ended,
+            };
+            self.signal(id, Signal::SIGKILL);
+            if self.hosts[self.procs[i].host].agent {
+                self.procs[i].give_up_at = Some(now + wait);
+            }
+        }
+        self.cut_remote_at.get_or_insert(now + wait);
     }
 
     /// Every rank completed: finished replicas are asked to exit, the others are ended.

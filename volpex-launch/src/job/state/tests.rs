@@ -564,6 +564,44 @@ fn remote_replicas_ended_at_shutdown_get_a_grace_to_report() {
     assert_eq!(st.verdict(), Verdict::Succeeded);
 }
 
+/// A host that hears nothing (its inbound traffic dropped) never gets SHUTDOWN: once
+/// every rank has a replica that finished cleanly, its replicas are ended once (not at
+/// every tick) and waited for only briefly, and the one that had finalized counts as
+/// failed, not as ended on purpose (issue 16, item 4: the end used to wait 15 s).
+#[test]
+fn a_deaf_host_does_not_hold_the_end() {
+    let mut st = running(remote(config(1, 2)));
+    finalized(&mut st, id(0, 0));
+    finalized(&mut st, id(0, 1));
+    st.tick(s(1.0));
+    let exit = Input::RemoteExited {
+        host: 0,
+        rank: 0,
+        replica: 0,
+        code: Some(0),
+        signal: None,
+    };
+    st.handle(exit, s(1.1));
+    assert_eq!(st.tick(s(1.1)), []);
+    assert_eq!(st.tick(s(2.0)), []);
+    assert_eq!(
+        st.tick(s(2.1)),
+        [kill(id(0, 1))],
+        "ended one second after every rank finished"
+    );
+    assert_eq!(
+        state(&st, id(0, 1)),
+        ReplicaState::Failed(
+            "did not exit after SHUTDOWN (unreachable, or hung after finishing)".into()
+        )
+    );
+    assert_eq!(st.tick(s(2.5)), [], "once");
+    let later = st.tick(s(3.1));
+    assert!(later.contains(&Action::CutHost(1)), "{later:?}");
+    assert!(st.all_exited());
+    assert_eq!(st.verdict(), Verdict::Succeeded);
+}
+
 #[test]
 fn a_link_that_ends_during_the_run_loses_its_host() {
     let mut st = running(remote(config(1, 2)));
