@@ -512,26 +512,6 @@ impl Engine {
         }
     }
 
-    /// Tells the senders how far this replica received their streams.
-    fn tell_consumed(&mut self) {
-        for (comm, src, watermark) in self.consumed.take_dirty() {
-            for k in 0..self.replicas {
-                let to = ReplicaId::new(src, k);
-                if to != self.me && self.liveness.is_usable(to) {
-                    self.out.send(
-                        to,
-                        Frame::Consumed {
-                            comm,
-                            src,
-                            dst: self.me.rank,
-                            watermark,
-                        },
-                    );
-                }
-            }
-        }
-    }
-
     fn dispatch(&mut self, now: Duration, from: ReplicaId, frame: Frame) {
         match frame {
             Frame::Pull {

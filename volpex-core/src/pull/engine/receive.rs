@@ -551,4 +551,24 @@ impl Engine {
             );
         }
     }
+
+    /// Tells the senders how far this replica received their streams.
+    pub(super) fn tell_consumed(&mut self) {
+        for (comm, src, watermark) in self.consumed.take_dirty() {
+            for k in 0..self.replicas {
+                let to = ReplicaId::new(src, k);
+                if to != self.me && self.liveness.is_usable(to) {
+                    self.out.send(
+                        to,
+                        Frame::Consumed {
+                            comm,
+                            src,
+                            dst: self.me.rank,
+                            watermark,
+                        },
+                    );
+                }
+            }
+        }
+    }
 }
