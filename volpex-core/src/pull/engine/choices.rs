@@ -227,7 +227,7 @@ impl Engine {
     /// Sends `to` the held choices after `slot`, unasked (a follower far behind catches up
     /// in one write; its standing pull then asks past them).
     pub(super) fn out_choices_after(&mut self, to: ReplicaId, slot: u64) {
-        for next in slot + 1..slot + CHOICES_PER_ANSWER {
+        for next in slot.saturating_add(1)..slot.saturating_add(CHOICES_PER_ANSWER) {
             let Slot::Held(more) = self.coord.decisions.slot(next) else {
                 break;
             };

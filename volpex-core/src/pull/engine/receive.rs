@@ -76,10 +76,10 @@ impl Engine {
                 }
             }
             None => {
-                let next = Key {
-                    seq: key.seq + 1,
-                    ..key
+                let Some(seq) = key.seq.checked_add(1) else {
+                    return;
                 };
+                let next = Key { seq, ..key };
                 let claimed = self.matcher.next_claim(next.comm, next.tag, next.src) != next.seq;
                 if !claimed && !self.matcher.is_unexpected(&next) {
                     self.speculate(now, Want::Key(next));
