@@ -113,6 +113,18 @@ impl JobState {
         }
         let target = ReplicaId::new(rank, replica);
         let i = self.idx(target);
+        let siblings_alive = (0..self.replicas)
+            .filter(|&k| k != replica)
+            .any(|k| self.procs[self.idx(ReplicaId::new(rank, k))].state.alive());
+        if !siblings_alive {
+            // Ending it would lose its rank, and the job, for sure. Fencing keeps two
+            // replicas from choosing at once and a takeover from waiting forever: the
+            // last replica of a rank never chooses alongside a sibling, and one that is
+            // really gone is declared dead by its heartbeat; one that is only slow
+            // answers in the end.
+            log::info!("replica {by} asked to fence {target}, the last of its rank; refused");
+            return;
+        }
         match self.procs[i].state {
             ReplicaState::Starting | ReplicaState::Running => {
                 self.out.push(Action::Print(format!(

@@ -333,6 +333,20 @@ fn deaths_during_the_run_rebind_their_host_when_teams_were_bound() {
     assert!(!exited(&mut st, id(1, 2), None, Some(9)).contains(&Action::Rebind { host: 0 }));
 }
 
+/// Fencing the last live replica of a rank would lose the job for sure: a takeover that
+/// waits for it keeps waiting, and the heartbeat declares it dead if it is really gone.
+#[test]
+fn the_last_replica_of_a_rank_is_never_fenced() {
+    let mut st = running(local(config(2, 2)));
+    exited(&mut st, id(0, 1), None, Some(9));
+    let msg = ToLauncher::Fence {
+        rank: 0,
+        replica: 0,
+    };
+    assert_eq!(st.handle(Input::Message { id: id(1, 1), msg }, s(1.0)), []);
+    assert!(state(&st, id(0, 0)).alive());
+}
+
 #[test]
 fn a_fenced_replica_that_had_exited_by_itself_is_diagnosed_by_its_exit() {
     let mut st = running(local(config(1, 2)));
