@@ -267,6 +267,7 @@ impl Chaos {
     }
 
     /// Kills and stops decided so far.
+    #[cfg(test)]
     pub fn timed_count(&self) -> u32 {
         self.timed
     }

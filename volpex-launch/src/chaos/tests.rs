@@ -35,7 +35,7 @@ fn specs_parse() {
         (d.stop_for, d.exit_sends, d.last),
         (STOP_FOR_DEFAULT, 200, false)
     );
-    assert_eq!(parse_chaos("7:kill=1,last=no").unwrap().last, false);
+    assert!(!parse_chaos("7:kill=1,last=no").unwrap().last);
     // The printed form parses back to the same spec.
     assert_eq!(parse_chaos(&s.to_string()).unwrap(), s);
     assert_eq!(parse_chaos(&d.to_string()).unwrap(), d);
