@@ -16,9 +16,11 @@ use std::time::Duration;
 use volpex_tests::{bin, example, run, Run};
 
 const DEADLINE: Duration = Duration::from_secs(120);
-/// Rates per second over the job: runs last one to three seconds here, so a few faults
-/// land in each; stops are short enough that no leader is fenced for silence.
+/// Rates per second over the job: the ring and the stencil run about two seconds here, so
+/// a few faults land in each; stops are short enough that no leader is fenced for silence.
 const SPEC: &str = "kill=2,stop=2,stop-for=0.3,exit=0.1,exit-sends=100";
+/// NPB class S jobs last 0.2 to 1 s here: higher rates, shorter stops.
+const NPB_SPEC: &str = "kill=10,stop=10,stop-for=0.1,exit=0.2,exit-sends=100";
 const RING: &[&str] = &["--rounds", "300", "--work-ms", "2", "--payload", "256"];
 const STENCIL: &[&str] = &["--cells", "300", "--iters", "300", "--work-ms", "2"];
 /// The report line of a verified NPB run.
@@ -74,11 +76,18 @@ fn injected(run: &Run) -> usize {
 }
 
 /// Runs `program` at `-r 2` and `-r 3` under every seed and checks `ok` on each result.
-fn series(name: &str, program: &std::path::Path, args: &[&str], n: u32, ok: impl Fn(&Run) -> bool) {
+fn series(
+    name: &str,
+    program: &std::path::Path,
+    args: &[&str],
+    rates: &str,
+    ok: impl Fn(&Run) -> bool,
+) {
+    let n = 4;
     let mut faults = 0;
     for r in [2, 3] {
         for seed in seeds(r) {
-            let spec = format!("{seed}:{SPEC}");
+            let spec = format!("{seed}:{rates}");
             let run = job(program, args, n, r, Some(spec.clone()));
             assert!(
                 ok(&run),
@@ -103,17 +112,23 @@ fn same_output_as_failure_free(name: &str, args: &[&str]) {
         expect.contains("checksum") || !expect.is_empty(),
         "{expect}"
     );
-    series(name, &program, args, 4, |run| {
+    series(name, &program, args, SPEC, |run| {
         run.code == Some(0) && run.stdout == expect
     });
 }
 
 fn npb_verifies(bench: &str) {
-    series(bench, &bin("npb"), &[bench, "--class", "S"], 4, |run| {
-        run.code == Some(0)
-            && run.stdout.matches(VERIFIED).count() == 1
-            && !run.stdout.contains("UNSUCCESSFUL")
-    });
+    series(
+        bench,
+        &bin("npb"),
+        &[bench, "--class", "S"],
+        NPB_SPEC,
+        |run| {
+            run.code == Some(0)
+                && run.stdout.matches(VERIFIED).count() == 1
+                && !run.stdout.contains("UNSUCCESSFUL")
+        },
+    );
 }
 
 #[test]

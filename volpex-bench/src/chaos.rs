@@ -193,7 +193,8 @@ pub fn run(a: &Args) -> Result<(), String> {
         let (p, r) = configs[c];
         let prog = &progs[p];
         let seed = a.seed + i as u64;
-        let spec = format!("{seed}:{}", a.spec);
+        let rates = if prog.npb { &a.npb_spec } else { &a.spec };
+        let spec = format!("{seed}:{rates}");
         let clean = job(&vrun, prog, a.np, r, a.timeout, None);
         let chaos = job(&vrun, prog, a.np, r, a.timeout, Some(&spec));
         runs += 1;
