@@ -24,12 +24,19 @@ pub struct Args {
     /// How long to keep starting jobs, in minutes.
     #[arg(long, default_value_t = 5.0, value_parser = parse_minutes)]
     pub minutes: f64,
-    /// The chaos spec after `SEED:` (see volpexrun's README, "Chaos").
+    /// The chaos spec after `SEED:` for the ring and the stencil (about 2 s each at the
+    /// sizes used; see volpexrun's README, "Chaos").
     #[arg(
         long,
         default_value = "kill=2,stop=2,stop-for=0.3,exit=0.1,exit-sends=100"
     )]
     pub spec: String,
+    /// The chaos spec after `SEED:` for cg, mg and lu (class S lasts 0.1 to 1 s).
+    #[arg(
+        long,
+        default_value = "kill=10,stop=10,stop-for=0.1,exit=0.2,exit-sends=100"
+    )]
+    pub npb_spec: String,
     /// Programs, comma-separated: ring, stencil, cg, mg, lu.
     #[arg(long, value_delimiter = ',', default_value = "ring,stencil,cg,mg,lu")]
     pub programs: Vec<String>,
