@@ -277,6 +277,11 @@ impl Chaos {
         self.next_at
     }
 
+    /// No timed fault after this: the job is over (done or failed).
+    pub fn stop(&mut self) {
+        self.next_at = None;
+    }
+
     /// Decides every timed fault due at `now`, against `live` (every replica, rank-major).
     /// A fault whose target cannot be taken is skipped (the draw still counts, so the times
     /// depend on the seed alone). Returns the faults to fire, with their times.

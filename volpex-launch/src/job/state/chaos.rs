@@ -37,7 +37,10 @@ impl JobState {
         let Some(chaos) = self.chaos.as_mut() else {
             return;
         };
-        if running {
+        if !running {
+            // The job is over: no more faults, and no deadline left for `next_tick`.
+            chaos.stop();
+        } else {
             let states: Vec<Live> = self.procs.iter().map(live).collect();
             for fault in chaos.decide(now, &states) {
                 let at = match fault.action {
@@ -140,6 +143,22 @@ mod tests {
             assert_eq!(signals, chaos.schedule().len(), "{spec}: {acts:?}");
             assert!(chaos.timed_count() > 0, "{spec}");
         }
+    }
+
+    #[test]
+    fn no_fault_and_no_deadline_once_the_job_is_over() {
+        let mut st = job("8:kill=100,stop=100", 2, 2);
+        st.handle(Input::Interrupted(15), Duration::ZERO);
+        let acts = st.tick(Duration::from_secs(1));
+        assert!(
+            !acts
+                .iter()
+                .any(|a| matches!(a, Action::Print(t) if t.starts_with("chaos"))),
+            "{acts:?}"
+        );
+        assert_eq!(st.chaos().unwrap().next_at(), None);
+        let now = Duration::from_secs(2);
+        assert!(st.next_tick(now) > now);
     }
 
     #[test]
