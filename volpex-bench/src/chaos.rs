@@ -78,6 +78,8 @@ struct Program {
 /// What one job gave.
 struct Outcome {
     ok: bool,
+    /// volpexrun's exit status, in words.
+    code: String,
     wall: f64,
     stdout: String,
     stderr: String,
@@ -97,6 +99,7 @@ fn job(vrun: &PathBuf, p: &Program, np: u32, r: u32, timeout: u64, chaos: Option
     match out {
         Err(e) => Outcome {
             ok: false,
+            code: "none".into(),
             wall,
             stdout: String::new(),
             stderr: format!("cannot start volpexrun: {e}"),
@@ -108,6 +111,7 @@ fn job(vrun: &PathBuf, p: &Program, np: u32, r: u32, timeout: u64, chaos: Option
                     || (stdout.matches(VERIFIED).count() == 1 && !stdout.contains("UNSUCCESSFUL")));
             Outcome {
                 ok,
+                code: o.status.to_string(),
                 wall,
                 stdout,
                 stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
@@ -224,7 +228,18 @@ pub fn run(a: &Args) -> Result<(), String> {
                 .find(|l| l.contains(": injected "))
                 .unwrap_or("(no chaos summary)")
                 .to_string();
-            failures.push(format!("{what}: wrong result or failure; {replay}"));
+            let why = chaos
+                .stderr
+                .lines()
+                .filter(|l| l.starts_with("volpexrun: error:") || l.contains("unresponsive"))
+                .collect::<Vec<_>>()
+                .join(" | ");
+            let why = if why.is_empty() {
+                format!("exit {}, wrong result", chaos.code)
+            } else {
+                why
+            };
+            failures.push(format!("{what}: {why}; {replay}"));
         } else {
             ratios[c].push(chaos.wall / clean.wall);
         }
