@@ -252,8 +252,8 @@ pub fn run(a: &Args) -> Result<(), String> {
         i += 1;
     }
     println!(
-        "chaos soak: {:.1} min, spec {}, -n {}",
-        a.minutes, a.spec, a.np
+        "chaos soak: {:.1} min, -n {}, spec {} (NPB class {}: {})",
+        a.minutes, a.np, a.spec, a.class, a.npb_spec
     );
     println!("runs: {runs}");
     println!(
