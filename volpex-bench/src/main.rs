@@ -2,6 +2,7 @@
 //! Open MPI over TCP. Benchmarks are measurements, never tests.
 #![deny(unsafe_code)]
 
+mod chaos;
 mod collectives;
 mod compare;
 mod npb;
@@ -33,6 +34,10 @@ enum Cmd {
     /// Run NAS Parallel Benchmark jobs under volpexrun (benchmark x class x ranks x
     /// replicas, optionally with a replica killed) and write CSV and Markdown results.
     Npb(npb::Args),
+    /// Soak run: loop jobs under `volpexrun --chaos` (ring, stencil, NPB CG, MG, LU), each
+    /// paired with a failure-free run; report runs, faults injected, failures and the time
+    /// ratio to failure-free.
+    Chaos(chaos::Args),
 }
 
 fn main() {
@@ -42,6 +47,7 @@ fn main() {
         Cmd::Collectives(a) => collectives::run(&a),
         Cmd::Compare { what } => compare::run(&what),
         Cmd::Npb(a) => npb::run(&a),
+        Cmd::Chaos(a) => chaos::run(&a),
     };
     if let Err(e) = res {
         eprintln!("volpex-bench: {e}");

@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use crate::binding::Bind;
+use crate::chaos::ChaosSpec;
 use crate::error::{CliError, FaultProblem};
 use crate::placement::MapStrategy;
 
@@ -29,15 +30,15 @@ pub const SSH_DEFAULT: &str = "ssh -o BatchMode=yes";
 /// Everything after PROGRAM belongs to the program. The job succeeds when every rank has a
 /// replica that finished; it goes on while at least one replica of every rank is alive.
 /// Each rank's output is printed once, as soon as its fastest replica prints it.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(name = "volpexrun", version, about, long_about = None)]
 pub struct Args {
     /// Number of ranks (MPI processes) to run.
-    #[arg(short = 'n', long = "np", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(short = 'n', long = "np", value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub ranks: u32,
 
     /// Replicas (copies) of every rank; replica k of every rank forms team k.
-    #[arg(short = 'r', long = "replicas", value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    #[arg(short = 'r', long = "replicas", value_name = "R", default_value_t = 1, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub replicas: u32,
 
     /// Prefix every output line with the rank that printed it, as "[rank] ".
@@ -45,7 +46,7 @@ pub struct Args {
     pub tag_output: bool,
 
     /// Give up after this many seconds: end every process and exit non-zero.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub timeout: Option<f64>,
 
     /// Export an environment variable to every process: VAR=VALUE, or VAR to pass this
@@ -63,8 +64,15 @@ pub struct Args {
     /// abruptly right after its N-th send; R.K:exit@choices=N right after it made its
     /// N-th coordinated choice (wildcard match, wait_any) as its rank's leader, before
     /// telling anyone.
-    #[arg(long = "fault", value_name = "SPEC", value_parser = parse_fault)]
+    #[arg(long = "fault", value_name = "SPEC", allow_negative_numbers = true, value_parser = parse_fault)]
     pub faults: Vec<Fault>,
+
+    /// Inject random faults drawn from SEED: SEED:kill=RATE,stop=RATE,stop-for=S,exit=P,
+    /// exit-sends=N,from=S,until=S,max=N,last=yes|no (rates per second over the job; exit
+    /// P per replica). Never takes the last live replica of a rank unless last=yes; prints
+    /// the schedule as --fault specs to replay it.
+    #[arg(long = "chaos", value_name = "SEED:SPEC", allow_hyphen_values = true, value_parser = crate::chaos::parse_chaos)]
+    pub chaos: Option<ChaosSpec>,
 
     /// Hostfile in Open MPI's format: `host` or `host slots=N` per line, `#` comments.
     #[arg(long = "hosts", value_name = "FILE", conflicts_with = "host")]
@@ -115,21 +123,21 @@ pub struct Args {
 
     /// A host whose processes have not started this many seconds after its ssh/srun began
     /// counts as unreachable.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub launch_timeout: f64,
 
     /// Heartbeat interval between volpexrun and every process, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0, value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub heartbeat_interval: f64,
 
     /// A process silent this long (no heartbeat) is declared dead and its peers fail over;
     /// a process that hears nothing from volpexrun this long exits.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub heartbeat_timeout: f64,
 
     /// TCP user timeout and keepalive bound on connections between processes, in seconds
     /// (0: kernel defaults). Sets VOLPEX_PEER_TIMEOUT_MS.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_seconds_or_zero)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, allow_negative_numbers = true, value_parser = parse_seconds_or_zero)]
     pub peer_timeout: f64,
 
     /// Address remote processes use to reach volpexrun (default: the address their ssh
@@ -147,17 +155,23 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
-fn parse_seconds(s: &str) -> Result<f64, CliError> {
+/// The most seconds any flag or fault time takes (about 11.6 days): every such value
+/// becomes a `Duration` and an environment variable in milliseconds, both of which hold it.
+pub const SECONDS_MAX: f64 = 1e6;
+
+/// A `SECONDS` flag: a finite number in (0, `SECONDS_MAX`].
+pub fn parse_seconds(s: &str) -> Result<f64, CliError> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
+        Ok(v) if v.is_finite() && v > 0.0 && v <= SECONDS_MAX => Ok(v),
         _ => Err(CliError::NotSeconds { input: s.into() }),
     }
 }
 
-fn parse_seconds_or_zero(s: &str) -> Result<f64, CliError> {
+/// A `SECONDS` flag where 0 means "off": a finite number in [0, `SECONDS_MAX`].
+pub fn parse_seconds_or_zero(s: &str) -> Result<f64, CliError> {
     match s.trim().parse::<f64>() {
-        Ok(0.0) => Ok(0.0),
-        _ => parse_seconds(s),
+        Ok(v) if v.is_finite() && (0.0..=SECONDS_MAX).contains(&v) => Ok(v),
+        _ => Err(CliError::NotSecondsOrZero { input: s.into() }),
     }
 }
 
@@ -200,6 +214,21 @@ pub struct Fault {
     pub action: FaultAction,
 }
 
+impl std::fmt::Display for Fault {
+    /// The fault in the syntax `--fault` takes; times in whole milliseconds.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secs = |d: &Duration| d.as_millis() as f64 / 1000.0;
+        write!(f, "{}.{}:", self.rank, self.replica)?;
+        match &self.action {
+            FaultAction::Kill(t) => write!(f, "kill@{}", secs(t)),
+            FaultAction::Stop(t) => write!(f, "stop@{}", secs(t)),
+            FaultAction::Cont(t) => write!(f, "cont@{}", secs(t)),
+            FaultAction::ExitAfterSends(n) => write!(f, "exit@sends={n}"),
+            FaultAction::ExitAfterChoices(n) => write!(f, "exit@choices={n}"),
+        }
+    }
+}
+
 /// Parses `R.K:kill@T`, `R.K:stop@T`, `R.K:cont@T`, `R.K:exit@sends=N`,
 /// `R.K:exit@choices=N`.
 pub fn parse_fault(s: &str) -> Result<Fault, CliError> {
@@ -222,8 +251,8 @@ pub fn parse_fault(s: &str) -> Result<Fault, CliError> {
         .ok_or_else(|| err(FaultProblem::MissingAt))?;
     let secs = |a: &str| -> Result<Duration, CliError> {
         let v = a.parse::<f64>().map_err(|_| err(FaultProblem::BadTime))?;
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(err(FaultProblem::NegativeTime));
+        if !(v.is_finite() && (0.0..=SECONDS_MAX).contains(&v)) {
+            return Err(err(FaultProblem::TimeOutOfRange));
         }
         Ok(Duration::from_secs_f64(v))
     };
@@ -298,6 +327,69 @@ mod tests {
             "1.0:exit@sends=0",
         ] {
             assert!(parse_fault(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_numeric_flag_refuses_what_is_out_of_range() {
+        let bad: [(&str, &[&str]); 9] = [
+            ("--np", &["0", "-1", "100001", "nan", "1.5"]),
+            ("--replicas", &["0", "17", "-1", "nan"]),
+            ("--timeout", &["-1", "0", "nan", "inf", "1e300", "1000001"]),
+            ("--launch-timeout", &["-1", "0", "nan", "1e300"]),
+            ("--heartbeat-interval", &["-1", "0", "nan", "1e300"]),
+            ("--heartbeat-timeout", &["-1", "0", "nan", "1e300"]),
+            ("--peer-timeout", &["-1", "nan", "inf", "1e300"]),
+            (
+                "--fault",
+                &[
+                    "0.0:kill@1e300",
+                    "0.0:stop@nan",
+                    "0.0:cont@-1",
+                    "0.0:exit@sends=1e3",
+                ],
+            ),
+            (
+                "--chaos",
+                &["x:kill=1", "1:kill=-1", "1:kill=nan", "1:stop-for=1e300"],
+            ),
+        ];
+        for (flag, values) in bad {
+            for v in values {
+                let mut argv = vec!["volpexrun"];
+                if flag != "--np" {
+                    argv.extend(["-n", "2"]);
+                }
+                argv.extend([flag, v, "/bin/true"]);
+                let e = Args::try_parse_from(&argv).expect_err(&format!("{flag} {v}"));
+                let text = e.to_string();
+                assert!(text.contains(flag), "{flag} {v}: {text}");
+                assert!(text.contains(v), "{flag} {v}: {text}");
+            }
+        }
+        for (flag, good) in [
+            ("--timeout", "1000000"),
+            ("--timeout", "0.5"),
+            ("--peer-timeout", "0"),
+            ("--fault", "0.0:kill@1000000"),
+        ] {
+            let a = Args::try_parse_from(["volpexrun", "-n", "2", flag, good, "/bin/true"]);
+            assert!(a.is_ok(), "{flag} {good}: {a:?}");
+        }
+    }
+
+    #[test]
+    fn faults_print_as_they_parse() {
+        for spec in [
+            "2.1:kill@0.5",
+            "0.0:stop@1.234",
+            "3.2:cont@12",
+            "1.0:exit@sends=7",
+            "0.1:exit@choices=3",
+        ] {
+            let f = parse_fault(spec).unwrap();
+            assert_eq!(f.to_string(), spec);
+            assert_eq!(parse_fault(&f.to_string()).unwrap(), f);
         }
     }
 

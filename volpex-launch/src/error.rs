@@ -20,9 +20,15 @@ use crate::hostfile::SLOTS_MAX;
 /// A command-line value or combination that is not valid (`cli`).
 #[derive(Debug, Error)]
 pub enum CliError {
-    /// A `SECONDS` flag that is not a positive number below 10^6.
-    #[error("{input:?} is not a positive number of seconds")]
+    /// A `SECONDS` flag that is not a positive number up to 10^6.
+    #[error("{input:?} is not a positive number of seconds (allowed: 0 < SECONDS <= 1000000)")]
     NotSeconds {
+        /// What was given.
+        input: String,
+    },
+    /// A `SECONDS` flag that takes 0, given something not in [0, 10^6].
+    #[error("{input:?} is not a number of seconds (allowed: 0 <= SECONDS <= 1000000; 0 = off)")]
+    NotSecondsOrZero {
         /// What was given.
         input: String,
     },
@@ -45,6 +51,16 @@ pub enum CliError {
         spec: String,
         /// What is wrong with it.
         problem: FaultProblem,
+    },
+    /// A `--chaos` spec that does not parse.
+    #[error(
+        "chaos {spec:?}: {problem} (expected SEED:kill=RATE,stop=RATE,stop-for=S,exit=P,exit-sends=N,from=S,until=S,max=N,last=yes|no)"
+    )]
+    Chaos {
+        /// The spec as given.
+        spec: String,
+        /// What is wrong with it.
+        problem: ChaosProblem,
     },
     /// `-x =VALUE`.
     #[error("-x {spec:?}: empty variable name")]
@@ -81,14 +97,14 @@ pub enum FaultProblem {
     /// The time is not a number.
     #[error("bad time")]
     BadTime,
-    /// The time is negative or not finite.
-    #[error("time must be a non-negative number of seconds")]
-    NegativeTime,
+    /// The time is negative, not finite or above 10^6 seconds.
+    #[error("time must be a number of seconds from 0 to 1000000")]
+    TimeOutOfRange,
     /// `exit@` without `sends=N` or `choices=N`.
     #[error("exit takes sends=N or choices=N")]
     ExitForm,
-    /// The count is not a number.
-    #[error("bad count")]
+    /// The count is not a whole number that fits 64 bits.
+    #[error("count must be a whole number from 1 to 18446744073709551615")]
     BadCount,
     /// The count is zero.
     #[error("count must be at least 1")]
@@ -96,6 +112,42 @@ pub enum FaultProblem {
     /// Not kill, stop, cont or exit.
     #[error("unknown action")]
     UnknownAction,
+}
+
+/// What is wrong with a `--chaos` spec.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum ChaosProblem {
+    /// No `:` after the seed.
+    #[error("missing ':' after the seed")]
+    MissingColon,
+    /// The seed is not a whole number that fits 64 bits.
+    #[error("the seed must be a whole number from 0 to 18446744073709551615")]
+    BadSeed,
+    /// A value outside its range (or not a number).
+    #[error("{key} must be a number from {lo} to {hi}")]
+    OutOfRange {
+        /// The item.
+        key: &'static str,
+        /// Smallest allowed.
+        lo: f64,
+        /// Largest allowed.
+        hi: f64,
+    },
+    /// `last=` neither yes nor no.
+    #[error("last takes yes or no")]
+    BadLast,
+    /// An item that is not one of ours.
+    #[error("unknown item {key:?}")]
+    UnknownKey {
+        /// The item's name.
+        key: String,
+    },
+    /// `until` before `from`.
+    #[error("until must not be before from")]
+    EmptyWindow,
+    /// Every rate zero.
+    #[error("nothing to inject: give kill=, stop= or exit= above 0")]
+    Nothing,
 }
 
 /// A host list (`--hosts FILE` or `--host a,b:2`) that cannot be used (`hostfile`).
@@ -391,20 +443,28 @@ pub enum PlanError {
         /// What was given.
         input: String,
     },
-    /// Not a positive number.
-    #[error("{input:?} is not a positive number")]
+    /// A duration or rate above what the model takes.
+    #[error("{input:?}: must be at most {max}")]
+    TooLarge {
+        /// What was given.
+        input: String,
+        /// The largest value allowed, in words.
+        max: &'static str,
+    },
+    /// Not a Weibull shape.
+    #[error("{input:?} is not a Weibull shape (allowed: 0 < DELTA <= 100)")]
     NotPositive {
         /// What was given.
         input: String,
     },
-    /// Not a non-negative number.
-    #[error("{input:?} is not a non-negative number")]
+    /// Not an overhead fraction.
+    #[error("{input:?} is not an overhead fraction (allowed: 0 <= FRACTION <= 100)")]
     NotNonNegative {
         /// What was given.
         input: String,
     },
     /// Not strictly between 0 and 1.
-    #[error("{input:?} is not a probability strictly between 0 and 1")]
+    #[error("{input:?} is not a probability (allowed: 0 < P < 1)")]
     NotProbability {
         /// What was given.
         input: String,

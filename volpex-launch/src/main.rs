@@ -1,6 +1,6 @@
 //! `volpexrun`: starts a replicated Volpex job and sees it through.
 //!
-//! Modules: `cli` (flags, fault specs), `hostfile` (host lists), `placement` (which host
+//! Modules: `cli` (flags, fault specs), `chaos` (`--chaos`: random faults from a seed), `hostfile` (host lists), `placement` (which host
 //! runs which replica), `job` (the job: its driver loop, `job::event` the events the
 //! threads report, `job::state` the pure state machine, `job::exit_policy` when the job
 //! is done or lost and its exit code, `job::env` and `job::spawn` starting processes),
@@ -17,6 +17,7 @@
 
 mod agent;
 mod binding;
+mod chaos;
 mod cli;
 mod control;
 mod error;

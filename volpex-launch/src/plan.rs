@@ -22,36 +22,36 @@ use crate::error::PlanError;
 #[command(name = "volpexrun plan")]
 pub struct PlanArgs {
     /// Number of ranks.
-    #[arg(short = 'n', long = "np", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(short = 'n', long = "np", value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub ranks: u32,
 
     /// Expected run time of the job without replication: seconds, or with a unit
     /// (90s, 30m, 2h, 1d).
-    #[arg(long = "time", value_name = "DURATION", value_parser = parse_duration_s)]
+    #[arg(long = "time", value_name = "DURATION", allow_hyphen_values = true, value_parser = parse_duration_s)]
     pub time_s: f64,
 
     /// Mean time between failures of one host (exponential failures: Weibull shape 1).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration_s, conflicts_with_all = ["shape", "rate"])]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = parse_duration_s, conflicts_with_all = ["shape", "rate"])]
     pub mtbf: Option<f64>,
 
     /// Weibull shape (delta > 0); below 1 means failures become rarer as a host stays up.
-    #[arg(long = "weibull-shape", value_name = "DELTA", requires = "rate", value_parser = parse_positive)]
+    #[arg(long = "weibull-shape", value_name = "DELTA", requires = "rate", allow_negative_numbers = true, value_parser = parse_shape)]
     pub shape: Option<f64>,
 
     /// Weibull rate lambda, failures per hour, or with a unit: 0.01/h, 2e-6/s, 0.2/d.
-    #[arg(long = "weibull-rate", value_name = "LAMBDA", requires = "shape", value_parser = parse_rate_per_s)]
+    #[arg(long = "weibull-rate", value_name = "LAMBDA", requires = "shape", allow_hyphen_values = true, value_parser = parse_rate_per_s)]
     pub rate: Option<f64>,
 
     /// Survival probability to reach.
-    #[arg(long, value_name = "P", default_value_t = 0.99, value_parser = parse_probability)]
+    #[arg(long, value_name = "P", default_value_t = 0.99, allow_negative_numbers = true, value_parser = parse_probability)]
     pub target: f64,
 
     /// Extra run time per added replica, as a fraction of the run time (0.1 = 10%).
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.0, value_parser = parse_nonnegative)]
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0, allow_negative_numbers = true, value_parser = parse_overhead)]
     pub overhead: f64,
 
     /// Largest replication degree to print.
-    #[arg(long = "max-r", value_name = "R", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long = "max-r", value_name = "R", default_value_t = 6, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub max_r: u32,
 }
 
@@ -157,7 +157,16 @@ fn unit_s(u: &str) -> Option<f64> {
     }
 }
 
-/// Parses `90`, `90s`, `30m`, `2h`, `1d` into seconds (> 0).
+/// The longest duration `--time` and `--mtbf` take: 100 years, in seconds.
+pub const DURATION_MAX_S: f64 = 100.0 * 365.0 * 86_400.0;
+/// The highest `--weibull-rate`: 1000 failures per second.
+pub const RATE_MAX_PER_S: f64 = 1000.0;
+/// The largest `--weibull-shape`.
+pub const SHAPE_MAX: f64 = 100.0;
+/// The largest `--overhead`: each added replica makes the run 100 times longer.
+pub const OVERHEAD_MAX: f64 = 100.0;
+
+/// Parses `90`, `90s`, `30m`, `2h`, `1d` into seconds, in (0, `DURATION_MAX_S`].
 pub fn parse_duration_s(s: &str) -> Result<f64, PlanError> {
     let t = s.trim();
     let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
@@ -173,10 +182,17 @@ pub fn parse_duration_s(s: &str) -> Result<f64, PlanError> {
     if !(v.is_finite() && v > 0.0) {
         return Err(PlanError::MustBePositive { input: s.into() });
     }
+    if v * u > DURATION_MAX_S {
+        return Err(PlanError::TooLarge {
+            input: s.into(),
+            max: "100 years (36500d)",
+        });
+    }
     Ok(v * u)
 }
 
-/// Parses a rate `0.01/h` (bare numbers are per hour) into per second.
+/// Parses a rate `0.01/h` (bare numbers are per hour) into per second, in
+/// (0, `RATE_MAX_PER_S`].
 pub fn parse_rate_per_s(s: &str) -> Result<f64, PlanError> {
     let (num, unit) = s.trim().split_once('/').unwrap_or((s.trim(), "h"));
     let v: f64 = num
@@ -192,19 +208,25 @@ pub fn parse_rate_per_s(s: &str) -> Result<f64, PlanError> {
     if !(v.is_finite() && v > 0.0) {
         return Err(PlanError::MustBePositive { input: s.into() });
     }
+    if v / u > RATE_MAX_PER_S {
+        return Err(PlanError::TooLarge {
+            input: s.into(),
+            max: "1000/s",
+        });
+    }
     Ok(v / u)
 }
 
-fn parse_positive(s: &str) -> Result<f64, PlanError> {
+fn parse_shape(s: &str) -> Result<f64, PlanError> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(v) if v.is_finite() && v > 0.0 && v <= SHAPE_MAX => Ok(v),
         _ => Err(PlanError::NotPositive { input: s.into() }),
     }
 }
 
-fn parse_nonnegative(s: &str) -> Result<f64, PlanError> {
+fn parse_overhead(s: &str) -> Result<f64, PlanError> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(v) if v.is_finite() && (0.0..=OVERHEAD_MAX).contains(&v) => Ok(v),
         _ => Err(PlanError::NotNonNegative { input: s.into() }),
     }
 }
@@ -314,6 +336,43 @@ mod tests {
     }
 
     #[test]
+    fn every_numeric_flag_refuses_what_is_out_of_range() {
+        let base = ["plan", "-n", "4", "--time", "1h", "--mtbf", "1d"];
+        let bad: [(&str, &[&str]); 8] = [
+            ("-n", &["0", "-1", "100001", "nan", "1e3"]),
+            ("--time", &["0", "-1h", "nan", "1e300", "inf"]),
+            ("--mtbf", &["0", "1e300d", "nan"]),
+            ("--target", &["0", "1", "1.5", "nan", "-0.5"]),
+            ("--overhead", &["-0.1", "nan", "inf", "1e300", "101"]),
+            ("--max-r", &["0", "65", "-1", "2.5"]),
+            ("--weibull-shape", &["0", "-1", "nan", "inf", "101"]),
+            ("--weibull-rate", &["0", "-1/h", "nan", "1e300/s"]),
+        ];
+        for (flag, values) in bad {
+            for v in values {
+                let mut argv: Vec<&str> = match flag {
+                    "--weibull-shape" => {
+                        vec!["plan", "-n", "4", "--time", "1h", "--weibull-rate", "1/h"]
+                    }
+                    "--weibull-rate" => {
+                        vec!["plan", "-n", "4", "--time", "1h", "--weibull-shape", "1"]
+                    }
+                    "--mtbf" => vec!["plan", "-n", "4", "--time", "1h"],
+                    _ => base.to_vec(),
+                };
+                if let Some(i) = argv.iter().position(|a| *a == flag) {
+                    argv.remove(i + 1);
+                    argv.remove(i);
+                }
+                argv.extend([flag, v]);
+                let e = PlanArgs::try_parse_from(&argv).expect_err(&format!("{flag} {v}"));
+                let text = e.to_string();
+                assert!(text.contains(flag), "{flag} {v}: {text}");
+            }
+        }
+    }
+
+    #[test]
     fn units_and_bad_values() {
         assert_eq!(parse_duration_s("90").unwrap(), 90.0);
         assert_eq!(parse_duration_s("30m").unwrap(), 1800.0);
@@ -324,9 +383,13 @@ mod tests {
         for bad in ["", "x", "-1h", "0", "2w", "nan"] {
             assert!(parse_duration_s(bad).is_err(), "{bad}");
         }
-        for bad in ["1/w", "0/h", "abc", "1/"] {
+        for bad in ["1/w", "0/h", "abc", "1/", "nan/h", "1e300/s", "inf"] {
             assert!(parse_rate_per_s(bad).is_err(), "{bad}");
         }
+        for bad in ["1e300", "101y", "36501d", "inf", "-0"] {
+            assert!(parse_duration_s(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_duration_s("36500d").unwrap(), DURATION_MAX_S);
         assert!(
             PlanArgs::try_parse_from(["plan", "-n", "4", "--time", "1h"])
                 .map(|a| report(&a).is_err())

@@ -17,7 +17,7 @@ fn io_err() -> io::Error {
 fn cli_errors_read_as_before() {
     assert_eq!(
         CliError::NotSeconds { input: "x".into() }.to_string(),
-        "\"x\" is not a positive number of seconds"
+        "\"x\" is not a positive number of seconds (allowed: 0 < SECONDS <= 1000000)"
     );
     assert_eq!(
         CliError::HeartbeatTimeoutTooShort {
@@ -52,7 +52,9 @@ fn each_bad_fault_names_its_problem() {
         ("1.0kill@1", FaultProblem::MissingColon),
         ("1.0:kill", FaultProblem::MissingAt),
         ("1.0:nuke@1", FaultProblem::UnknownAction),
-        ("1.0:kill@-1", FaultProblem::NegativeTime),
+        ("1.0:kill@-1", FaultProblem::TimeOutOfRange),
+        ("1.0:kill@1e300", FaultProblem::TimeOutOfRange),
+        ("1.0:kill@nan", FaultProblem::TimeOutOfRange),
         ("1.0:kill@soon", FaultProblem::BadTime),
         ("a.0:kill@1", FaultProblem::BadRank),
         ("0.b:kill@1", FaultProblem::BadReplica),

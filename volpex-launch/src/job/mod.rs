@@ -38,7 +38,8 @@ use self::state::JobState;
 use self::step::{Action, Input};
 use crate::agent::{FromAgent, ToAgent};
 use crate::binding::{team_cpus, Bind};
-use crate::cli::Args;
+use crate::chaos::Chaos;
+use crate::cli::{Args, FaultAction};
 use crate::control;
 use crate::output::{Dedup, Line, Stream};
 use crate::remote::AgentLink;
@@ -52,7 +53,18 @@ pub fn run(args: &Args) -> i32 {
     if args.print_map {
         return spawn::print_map(args);
     }
-    let mut job = match Job::start(args) {
+    // `--chaos` arms its exit faults before anything starts: they go into the
+    // processes' environment like `--fault`'s.
+    let chaos = args
+        .chaos
+        .clone()
+        .map(|spec| Chaos::new(spec, args.ranks, args.replicas));
+    let mut with_exits = args.clone();
+    if let Some(c) = &chaos {
+        eprintln!("volpexrun: chaos {}", c.spec());
+        with_exits.faults.extend(c.start_faults());
+    }
+    let mut job = match Job::start(&with_exits, chaos) {
         Ok(j) => j,
         Err(e) => {
             eprintln!("volpexrun: {e}");
@@ -414,11 +426,37 @@ impl Job {
                 eprintln!("volpexrun: cannot write report {}: {e}", path.display());
             }
         }
+        if let Some(c) = self.state.chaos() {
+            eprintln!("volpexrun: {}", chaos_summary(c));
+        }
         if let Some(f) = verdict.failure() {
             eprintln!("volpexrun: error: {f}");
         }
         report.exit_code
     }
+}
+
+/// The line that ends a chaos run: what was injected, and the flags that replay it.
+fn chaos_summary(c: &Chaos) -> String {
+    let replay: Vec<String> = c
+        .schedule()
+        .iter()
+        .map(|f| format!("--fault {f}"))
+        .collect();
+    let count =
+        |pick: fn(&FaultAction) -> bool| c.schedule().iter().filter(|f| pick(&f.action)).count();
+    format!(
+        "chaos {}: injected {} kills, {} stops, {} exits armed; replay: {}",
+        c.spec().seed,
+        count(|a| matches!(a, FaultAction::Kill(_))),
+        count(|a| matches!(a, FaultAction::Stop(_))),
+        count(|a| matches!(a, FaultAction::ExitAfterSends(_))),
+        if replay.is_empty() {
+            "(nothing)".to_string()
+        } else {
+            replay.join(" ")
+        }
+    )
 }
 
 impl Drop for Job {

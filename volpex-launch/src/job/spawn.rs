@@ -24,6 +24,7 @@ use super::state::{Config, JobState};
 use super::step::Input;
 use super::{HostIo, HostLink, Job};
 use crate::agent::{ProcSpec, StartSpec, ToAgent};
+use crate::chaos::Chaos;
 use crate::cli::{Args, LauncherKind, SSH_DEFAULT};
 use crate::control::{self, Beats};
 use crate::error::StartError;
@@ -143,7 +144,8 @@ fn spawn_pump<R: std::io::Read + Send + 'static>(
 
 impl Job {
     /// Checks the command line, opens the control port and starts every process.
-    pub(super) fn start(args: &Args) -> Result<Job, StartError> {
+    /// `chaos` is `--chaos`'s generator, its exit faults already among `args.faults`.
+    pub(super) fn start(args: &Args, chaos: Option<Chaos>) -> Result<Job, StartError> {
         args.validate()?;
         let exports = args
             .export
@@ -218,6 +220,7 @@ impl Job {
             heartbeat_timeout: beats.timeout,
             job_timeout: args.timeout.map(Duration::from_secs_f64),
             faults: args.faults.clone(),
+            chaos,
         };
         let state = match &placement {
             None => JobState::new(config, vec![("localhost".into(), HostState::Up)], |_, _| 0),

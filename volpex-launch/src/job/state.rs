@@ -17,8 +17,10 @@ use volpex::wire::control::{ToLauncher, ToProcess};
 use super::exit_policy::{self, AtShutdown, Grid, Progress, Verdict};
 use super::replica::{Host, HostState, Replica, ReplicaState};
 use super::step::{Action, Input};
+use crate::chaos::Chaos;
 use crate::cli::{Fault, FaultAction};
 
+mod chaos;
 mod deaths;
 mod hosts;
 mod rendezvous;
@@ -55,6 +57,8 @@ pub struct Config {
     pub job_timeout: Option<Duration>,
     /// `--fault` specs; the timed ones become timers.
     pub faults: Vec<Fault>,
+    /// `--chaos`: its timed faults become timers as they are decided.
+    pub chaos: Option<Chaos>,
 }
 
 /// Where the rendezvous is.
@@ -109,6 +113,7 @@ pub struct JobState {
     /// When every rank first had a replica that finished cleanly (after SHUTDOWN).
     all_finished_at: Option<Duration>,
     timers: Vec<Timer>,
+    chaos: Option<Chaos>,
     rendezvous: Rendezvous,
     shutdown_at: Option<Duration>,
     failure: Option<String>,
@@ -162,6 +167,7 @@ impl JobState {
             cut_remote_at: None,
             all_finished_at: None,
             timers,
+            chaos: config.chaos,
             rendezvous: Rendezvous::Waiting { covered_at: None },
             shutdown_at: None,
             failure: None,
@@ -198,6 +204,11 @@ impl JobState {
         self.failure.as_deref()
     }
 
+    /// `--chaos`'s generator, with the schedule it decided.
+    pub fn chaos(&self) -> Option<&Chaos> {
+        self.chaos.as_ref()
+    }
+
     /// Every process is gone (or no longer waited for): the driver's loop ends.
     pub fn all_exited(&self) -> bool {
         self.procs.iter().all(|p| p.exited)
@@ -208,6 +219,9 @@ impl JobState {
         let mut next = now + TICK_MAX;
         for t in &self.timers {
             next = next.min(t.at);
+        }
+        if let Some(t) = self.chaos.as_ref().and_then(Chaos::next_at) {
+            next = next.min(t);
         }
         if let Some(t) = self.job_timeout {
             next = next.min(t);
@@ -288,6 +302,7 @@ impl JobState {
     /// Runs every deadline due at `now`: fault timers, the launch timeout, the wait for
     /// remote exits, the job timeout, the rendezvous and the exit policy.
     pub fn tick(&mut self, now: Duration) -> Vec<Action> {
+        self.run_chaos(now);
         self.fire_timers(now);
         self.check_launch_timeouts(now);
         if self.cut_remote_at.is_some_and(|t| now >= t) {

@@ -29,6 +29,7 @@ fn config(ranks: u32, replicas: u32) -> Config {
         heartbeat_timeout: s(2.0),
         job_timeout: None,
         faults: Vec::new(),
+        chaos: None,
     }
 }
 

@@ -1,0 +1,175 @@
+//! `--chaos` in the job's state machine: shows the generator the replicas' live states,
+//! turns the faults it decides into fault timers (fired like `--fault`'s) and prints each
+//! as a `--fault` spec.
+//!
+//! Must never do I/O or decide a fault itself: the choice is `crate::chaos`'s, the
+//! signal `fire_timers`'.
+
+use std::time::Duration;
+
+use super::super::replica::{Replica, ReplicaState};
+use super::super::step::Action;
+use super::{JobState, Timer};
+use crate::chaos::Live;
+use crate::cli::FaultAction;
+
+/// What the generator may know of a replica.
+fn live(p: &Replica) -> Live {
+    if p.exited {
+        return Live::Gone;
+    }
+    match p.state {
+        ReplicaState::Running => Live::Running,
+        ReplicaState::Starting | ReplicaState::Finalized => Live::Alive,
+        ReplicaState::Finished
+        | ReplicaState::Failed(_)
+        | ReplicaState::Retired(_)
+        | ReplicaState::Ended => Live::Gone,
+    }
+}
+
+impl JobState {
+    /// Asks the generator for the faults due at `now` while the job runs, and schedules
+    /// them; prints every fault decided since the last call (the exits armed at the start
+    /// come first).
+    pub(super) fn run_chaos(&mut self, now: Duration) {
+        let running = self.failure.is_none() && self.shutdown_at.is_none();
+        let Some(chaos) = self.chaos.as_mut() else {
+            return;
+        };
+        if !running {
+            // The job is over: no more faults, and no deadline left for `next_tick`.
+            chaos.stop();
+        } else {
+            let states: Vec<Live> = self.procs.iter().map(live).collect();
+            for fault in chaos.decide(now, &states) {
+                let at = match fault.action {
+                    FaultAction::Kill(t) | FaultAction::Stop(t) | FaultAction::Cont(t) => t,
+                    FaultAction::ExitAfterSends(_) | FaultAction::ExitAfterChoices(_) => continue,
+                };
+                self.timers.push(Timer { at, fault });
+            }
+        }
+        for f in chaos.take_unreported() {
+            self.out.push(Action::Print(format!("chaos: --fault {f}")));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use nix::sys::signal::Signal;
+    use volpex::message::ReplicaId;
+
+    use super::super::super::replica::HostState;
+    use super::super::super::step::{Action, Input};
+    use super::super::{Config, JobState};
+    use crate::chaos::{parse_chaos, Chaos};
+
+    fn job(spec: &str, ranks: u32, replicas: u32) -> JobState {
+        let config = Config {
+            ranks,
+            replicas,
+            launch_timeout: Duration::from_secs(10),
+            heartbeat_timeout: Duration::from_secs(2),
+            job_timeout: None,
+            faults: Vec::new(),
+            chaos: Some(Chaos::new(parse_chaos(spec).unwrap(), ranks, replicas)),
+        };
+        let mut st = JobState::new(config, vec![("localhost".into(), HostState::Up)], |_, _| 0);
+        for x in 0..ranks {
+            for k in 0..replicas {
+                let id = ReplicaId::new(x, k);
+                st.handle(
+                    Input::Spawned {
+                        id,
+                        pid: 100 + x * 10 + k,
+                    },
+                    Duration::ZERO,
+                );
+                let addr = format!("127.0.0.1:{}", 7000 + x * 10 + k);
+                st.handle(Input::Registered { id, addr }, Duration::ZERO);
+            }
+        }
+        st
+    }
+
+    /// Ticks every 10 ms for `secs`, reporting each SIGKILLed process's exit; returns
+    /// every action.
+    fn run(st: &mut JobState, secs: u64) -> Vec<Action> {
+        let mut all = Vec::new();
+        for t in (0..secs * 1000).step_by(10) {
+            let now = Duration::from_millis(t);
+            let acts = st.tick(now);
+            for a in &acts {
+                if let Action::Signal {
+                    id,
+                    signal: Signal::SIGKILL,
+                } = a
+                {
+                    let exit = Input::Exited {
+                        id: *id,
+                        code: None,
+                        signal: Some(9),
+                    };
+                    all.extend(st.handle(exit, now));
+                }
+            }
+            all.extend(acts);
+        }
+        all
+    }
+
+    #[test]
+    fn chaos_faults_are_signals_printed_as_fault_specs_and_never_lose_a_rank() {
+        for seed in 0..20 {
+            let spec = format!("{seed}:kill=5,stop=5,stop-for=0.1,until=2");
+            let mut st = job(&spec, 3, 2);
+            let acts = run(&mut st, 3);
+            assert!(st.failure().is_none(), "{spec}: {:?}", st.failure());
+            let printed = acts
+                .iter()
+                .filter(|a| matches!(a, Action::Print(t) if t.starts_with("chaos: --fault ")))
+                .count();
+            let chaos = st.chaos().unwrap();
+            assert_eq!(printed, chaos.schedule().len(), "{spec}");
+            let signals = acts
+                .iter()
+                .filter(|a| matches!(a, Action::Signal { .. }))
+                .count();
+            // Every decided fault is one signal (a stop and its continue are two faults).
+            assert_eq!(signals, chaos.schedule().len(), "{spec}: {acts:?}");
+            assert!(chaos.timed_count() > 0, "{spec}");
+        }
+    }
+
+    #[test]
+    fn no_fault_and_no_deadline_once_the_job_is_over() {
+        let mut st = job("8:kill=100,stop=100", 2, 2);
+        st.handle(Input::Interrupted(15), Duration::ZERO);
+        let acts = st.tick(Duration::from_secs(1));
+        assert!(
+            !acts
+                .iter()
+                .any(|a| matches!(a, Action::Print(t) if t.starts_with("chaos"))),
+            "{acts:?}"
+        );
+        assert_eq!(st.chaos().unwrap().next_at(), None);
+        let now = Duration::from_secs(2);
+        assert!(st.next_tick(now) > now);
+    }
+
+    #[test]
+    fn exits_armed_at_the_start_are_printed_at_the_first_tick() {
+        let mut st = job("4:exit=1", 2, 3);
+        let acts = st.tick(Duration::ZERO);
+        let printed: Vec<&Action> = acts
+            .iter()
+            .filter(|a| matches!(a, Action::Print(t) if t.contains(":exit@sends=")))
+            .collect();
+        assert_eq!(printed.len(), 4, "{acts:?}");
+        assert!(st.tick(Duration::from_millis(10)).is_empty());
+    }
+}
