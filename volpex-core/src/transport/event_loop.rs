@@ -68,6 +68,8 @@ pub struct Core {
     steps: Vec<Step>,
     /// The last turn polled no event: the caller waits, so deferred frames may go.
     idle: bool,
+    /// The counters the launcher last got (see `stats`).
+    pub(super) stats_sent: super::stats::StatsSent,
 }
 
 impl Core {
@@ -109,6 +111,7 @@ impl Core {
             exit_after_choices: None,
             steps: Vec::new(),
             idle: false,
+            stats_sent: Default::default(),
         };
         if let Some(l) = core.listener.as_mut() {
             core.poll
@@ -384,6 +387,9 @@ impl Core {
         let deadline = self.engine.poll_timeout();
         if let Some(at) = deadline {
             let d = at.saturating_sub(self.now());
+            wait = Some(wait.map_or(d, |w| w.min(d)));
+        }
+        if let Some(d) = self.report_stats(self.now()) {
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
         let handshaking = self.conns.values().any(|c| c.peer().is_none());
