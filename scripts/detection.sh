@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Failure detection on a loaded machine: false positives and detection time.
 #
-#   scripts/detection.sh [RUNS] [-- extra volpexrun flags, e.g. --heartbeat-timeout 2]
+#   [VR=volpexrun RING=ring-example] scripts/detection.sh [RUNS] [-- extra volpexrun flags]
 #
 # 1. Oversubscribed: volpexrun and a 2 x 2 ring job pinned to CPU 0 with 3 busy loops
 #    there too (4 replicas per core, each competing with 3 spinners). Counts replicas
@@ -18,8 +18,8 @@ RUNS=${1:-5}
 shift || true
 [ "${1:-}" = "--" ] && shift
 EXTRA=("$@")
-VR=target/debug/volpexrun
-RING=target/debug/examples/ring
+VR=${VR:-target/debug/volpexrun}
+RING=${RING:-target/debug/examples/ring}
 [ -x "$VR" ] || cargo build -p volpex-launch -p volpex --bins --examples >/dev/null 2>&1
 TMP=$(mktemp -d)
 HOGS=()
