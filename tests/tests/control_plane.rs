@@ -287,3 +287,60 @@ fn a_stopped_replica_is_declared_dead_after_the_default_timeout() {
         "declared dead after {silent_s} s of silence (default timeout 2 s)"
     );
 }
+
+/// Socket inodes behind a process's descriptors, one entry per descriptor.
+fn socket_inodes(pid: &str) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .map(|l| l.to_string_lossy().to_string())
+        .filter(|l| l.starts_with("socket:"))
+        .collect()
+}
+
+/// Item 6: a replica holds one descriptor per connection (peers, launcher, heartbeat),
+/// never a duplicate of the same socket.
+#[test]
+fn a_replica_holds_one_descriptor_per_connection() {
+    let job = spawn(
+        &["-n", "4", "-r", "2"],
+        &example("ring"),
+        &["--rounds", "600", "--work-ms", "5"],
+    );
+    let pid = job.pid();
+    let _ = launcher_addr(pid, Duration::from_secs(30));
+    // Wait (with a deadline) until every replica talks to its ring neighbours: listener,
+    // control, heartbeat and at least two peer connections.
+    let end = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    while Instant::now() < end {
+        let children =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        seen = children
+            .split_whitespace()
+            .map(|c| (c.to_string(), socket_inodes(c)))
+            .collect();
+        if seen.len() == 8 && seen.iter().all(|(_, s)| s.len() >= 5) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let run = job.wait(DEADLINE);
+    run.ok();
+    run.assert_no_leftovers();
+    assert_eq!(seen.len(), 8, "replicas seen: {seen:?}");
+    for (child, sockets) in &seen {
+        let mut unique = sockets.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            sockets.len(),
+            "replica pid {child} holds {} descriptors for {} sockets: {sockets:?}",
+            sockets.len(),
+            unique.len()
+        );
+    }
+}

@@ -102,13 +102,15 @@ pub fn start(
 
     let start = Instant::now();
     let heard_ms = Arc::new(AtomicU64::new(0));
-    let mut reader = s.try_clone().map_err(|e| Error::Bootstrap(e.to_string()))?;
+    // Both threads use the one socket (`&TcpStream` reads and writes): one descriptor.
+    let s = Arc::new(s);
+    let reader = s.clone();
     {
         let heard_ms = heard_ms.clone();
         std::thread::Builder::new()
             .name("volpex-heartbeat-rx".into())
             .spawn(move || loop {
-                match read_one(&mut reader) {
+                match read_one(&mut &*reader) {
                     Ok((h, p)) => match control::decode::<Liveness>(&h, &p) {
                         Ok(Liveness::Beat) => {
                             heard_ms.store(start.elapsed().as_millis() as u64, Ordering::Relaxed)
@@ -132,7 +134,7 @@ pub fn start(
         .spawn(move || loop {
             let before = start.elapsed();
             std::thread::sleep(cfg.interval);
-            if write_one(&mut s, &beat.0, &beat.1).is_err() {
+            if write_one(&mut &*s, &beat.0, &beat.1).is_err() {
                 orphaned(me, "cannot send a heartbeat to the launcher");
             }
             let now = start.elapsed();
