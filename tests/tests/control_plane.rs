@@ -16,7 +16,7 @@ use volpex_tests::{example, run, spawn, Run};
 const DEADLINE: Duration = Duration::from_secs(120);
 const RING: &[&str] = &["--rounds", "150", "--work-ms", "2", "--payload", "256"];
 
-fn process<'a>(run: &'a Run, rank: u64, replica: u64) -> &'a serde_json::Value {
+fn process(run: &Run, rank: u64, replica: u64) -> &serde_json::Value {
     run.report
         .as_ref()
         .and_then(|r| r["processes"].as_array())
@@ -170,7 +170,7 @@ fn too_few_descriptors_is_a_clear_error() {
         .arg("ulimit -n 40 && exec \"$@\"")
         .arg("sh")
         .arg(&vr)
-        .args(["-n", "8", "-r", "2", "--report"])
+        .args(["-n", "4", "-r", "2", "--report"])
         .arg(&report.0)
         .arg(example("ring"))
         .args(RING)
@@ -204,7 +204,16 @@ fn too_few_descriptors_is_a_clear_error() {
 #[test]
 fn a_frozen_launcher_diagnoses_exits_not_silence() {
     let mut job = spawn(
-        &["-n", "2", "-r", "2", "--heartbeat-timeout", "1"],
+        &[
+            "-n",
+            "2",
+            "-r",
+            "2",
+            "--heartbeat-interval",
+            "0.25",
+            "--heartbeat-timeout",
+            "1",
+        ],
         &example("ring"),
         &["--rounds", "2000", "--work-ms", "5"],
     );
@@ -236,7 +245,16 @@ fn a_launcher_frozen_briefly_loses_nobody() {
     let reference = run(&["-n", "2", "-r", "2"], &example("ring"), args, DEADLINE);
     let expect = reference.ok().to_string();
     let mut job = spawn(
-        &["-n", "2", "-r", "2", "--heartbeat-timeout", "2"],
+        &[
+            "-n",
+            "2",
+            "-r",
+            "2",
+            "--heartbeat-interval",
+            "0.25",
+            "--heartbeat-timeout",
+            "2",
+        ],
         &example("ring"),
         args,
     );
