@@ -232,6 +232,11 @@ fn a_frozen_launcher_diagnoses_exits_not_silence() {
         run.stderr
     );
     assert!(
+        !run.stderr.contains("fenced"),
+        "replicas that exited were called unresponsive\n{}",
+        run.stderr
+    );
+    assert!(
         run.stderr.contains("lost volpexrun's heartbeat"),
         "{}",
         run.stderr

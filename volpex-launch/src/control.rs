@@ -10,7 +10,8 @@
 //! first) and in time (`HANDSHAKE_TIMEOUT`), so strangers cost neither threads nor more
 //! than a fixed number of descriptors. A turn of the loop that comes much later than its
 //! timer asked means volpexrun itself did not run (SIGSTOP, starved of CPU): every silence
-//! clock restarts, so replicas are judged by what they did while we watched. Running out
+//! clock restarts, so replicas are judged by what they did while we watched, and what they
+//! said meanwhile reaches the job `STALL_GRACE` later, after the exits. Running out
 //! of descriptors is reported to the job (`ControlEvent::Fatal`) with the limit.
 //!
 //! Must never decide anything about the job (`job` does) and never block on one replica.
@@ -43,6 +44,11 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest control message a replica may send.
 const CONTROL_PAYLOAD_BYTES_MAX: usize = volpex::config::CONTROL_PAYLOAD_BYTES_MAX;
 const LISTENER: Token = Token(0);
+/// After volpexrun itself stalled, what its replicas said meanwhile (a fence request
+/// against a sibling that has since exited, say) waits this long, so that the exits the
+/// process reapers report on waking reach the job first and failures are diagnosed by
+/// their causes.
+const STALL_GRACE: Duration = Duration::from_millis(300);
 
 /// Heartbeat timing on the launcher side.
 #[derive(Debug, Clone, Copy)]
@@ -95,6 +101,9 @@ struct Server {
     /// Accepting paused after running out of descriptors.
     accept_retry: Option<Instant>,
     fatal_sent: bool,
+    /// After a stall, events wait until then (see `STALL_GRACE`), in order.
+    hold_until: Option<Instant>,
+    held: Vec<ControlEvent>,
 }
 
 /// Serves control and heartbeat connections until the job's receiver is gone.
@@ -140,6 +149,8 @@ pub fn serve(
         next_beat: now + beats.interval,
         accept_retry: None,
         fatal_sent: false,
+        hold_until: None,
+        held: Vec::new(),
     };
     if let Err(e) = server.run() {
         fail(&server.tx, e);
@@ -187,6 +198,9 @@ impl Server {
             if let Some(t) = self.oldest_pending() {
                 wake = wake.min(t + HANDSHAKE_TIMEOUT);
             }
+            if let Some(t) = self.hold_until {
+                wake = wake.min(t);
+            }
             match self
                 .poll
                 .poll(&mut events, Some(wake.saturating_duration_since(now)))
@@ -197,6 +211,12 @@ impl Server {
             }
             let now = Instant::now();
             self.check_stall(now);
+            if self.hold_until.is_some_and(|t| now >= t) {
+                self.hold_until = None;
+                for ev in std::mem::take(&mut self.held) {
+                    let _ = self.tx.send(Event::Control(ev));
+                }
+            }
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => self.accept(now),
@@ -229,10 +249,20 @@ impl Server {
         for w in self.watches.iter_mut().flatten() {
             w.heard = now;
         }
+        self.hold_until = Some(now + STALL_GRACE);
         for c in self.conns.values_mut() {
             if let Role::Pending { ref mut since } = c.role {
                 *since = now;
             }
+        }
+    }
+
+    /// Passes an event to the job, or holds it while a stall's grace lasts.
+    fn emit(&mut self, ev: ControlEvent) {
+        if self.hold_until.is_some() {
+            self.held.push(ev);
+        } else {
+            let _ = self.tx.send(Event::Control(ev));
         }
     }
 
@@ -362,7 +392,7 @@ impl Server {
         let _ = self.poll.registry().deregister(&mut c.stream);
         match c.role {
             Role::Control(id) => {
-                let _ = self.tx.send(Event::Control(ControlEvent::Closed { id }));
+                self.emit(ControlEvent::Closed { id });
             }
             Role::Heartbeat(id) => {
                 let i = self.idx(id);
@@ -469,11 +499,7 @@ impl Server {
                     }
                 };
                 c.role = Role::Control(id);
-                let _ = self.tx.send(Event::Control(ControlEvent::Registered {
-                    id,
-                    addr,
-                    writer,
-                }));
+                self.emit(ControlEvent::Registered { id, addr, writer });
                 true
             }
             (Role::Pending { .. }, ToLauncher::Heartbeat) => {
@@ -503,9 +529,7 @@ impl Server {
                 true
             }
             (Role::Control(_), msg) => {
-                let _ = self
-                    .tx
-                    .send(Event::Control(ControlEvent::Message { id, msg }));
+                self.emit(ControlEvent::Message { id, msg });
                 true
             }
         }
@@ -543,9 +567,7 @@ impl Server {
                 }
                 self.close(t);
             }
-            let _ = self
-                .tx
-                .send(Event::Control(ControlEvent::Silent { id, silent_for }));
+            self.emit(ControlEvent::Silent { id, silent_for });
         }
     }
 }
