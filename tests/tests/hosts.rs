@@ -458,7 +458,7 @@ fn bad_host_input_is_refused_before_anything_starts() {
                 "--host",
                 "a",
                 "--heartbeat-timeout",
-                "0.5",
+                "0.2",
                 "true",
             ],
             "must be longer than --heartbeat-interval".into(),

@@ -65,6 +65,10 @@ fn a_replica_stopped_past_the_log_retires_and_the_job_succeeds() {
         "VOLPEX_LOG_BYTES=98304",
         "-x",
         "VOLPEX_HEDGE_MS=20",
+        // Stopped for 2 s, the length of the default heartbeat timeout: a longer timeout
+        // keeps it alive, so what is checked is its retirement, not its detection.
+        "--heartbeat-timeout",
+        "10",
         "--fault",
         "1.1:stop@0.3",
         "--fault",

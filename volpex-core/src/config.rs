@@ -78,6 +78,10 @@ pub const READ_BUFFER_BYTES: usize = 64 << 10;
 /// `*mem_max`), so that a multi-megabyte message needs few readiness round trips.
 pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
 
+/// How often at most a replica sends its counters (`ToLauncher::Stats`) to the launcher
+/// when they changed, so the report keeps them however the replica ends.
+pub const STATS_INTERVAL: Duration = Duration::from_millis(500);
+
 /// Environment variable with the peer timeout in ms (read into `Config::peer_timeout`).
 pub const PEER_TIMEOUT_VAR: &str = "VOLPEX_PEER_TIMEOUT_MS";
 /// Default TCP user timeout and keepalive bound of peer connections

@@ -127,12 +127,12 @@ pub struct Args {
     pub launch_timeout: f64,
 
     /// Heartbeat interval between volpexrun and every process, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.25, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub heartbeat_interval: f64,
 
     /// A process silent this long (no heartbeat) is declared dead and its peers fail over;
     /// a process that hears nothing from volpexrun this long exits.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub heartbeat_timeout: f64,
 
     /// TCP user timeout and keepalive bound on connections between processes, in seconds

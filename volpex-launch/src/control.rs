@@ -1,28 +1,54 @@
-//! The launcher's control server: accepts replica connections, authenticates them with
-//! the job key, takes their registration and forwards their control messages as events.
+//! The launcher's control server: one thread running a mio event loop that accepts replica
+//! connections, authenticates them with the job key (the sans-I/O handshake of
+//! `volpex::transport::auth`), takes their registration and forwards their control
+//! messages as events.
+//!
 //! A replica opens two connections: the control connection (`Register` first) and the
-//! heartbeat connection (`Heartbeat` first), on which this module sends a beat every
-//! interval and reports `Silent` when the replica has sent nothing for the timeout.
-//! Must never decide anything about the job; `job` does.
+//! heartbeat connection (`Heartbeat` first), on which the loop sends a beat every interval
+//! and reports `Silent` when the replica has sent nothing for the timeout. Connections that
+//! have not yet said who they are are bounded in number (`PENDING_MAX`, the oldest goes
+//! first) and in time (`HANDSHAKE_TIMEOUT`), so strangers cost neither threads nor more
+//! than a fixed number of descriptors. A turn of the loop that comes much later than its
+//! timer asked means volpexrun itself did not run (SIGSTOP, starved of CPU): every silence
+//! clock restarts, so replicas are judged by what they did while we watched, and what they
+//! said meanwhile reaches the job `STALL_GRACE` later, after the exits. Running out
+//! of descriptors is reported to the job (`ControlEvent::Fatal`) with the limit.
+//!
+//! Must never decide anything about the job (`job` does) and never block on one replica.
 
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::net::TcpStream as StdStream;
+use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+use volpex::config::HEADER_BYTES;
 use volpex::message::ReplicaId;
-use volpex::transport::auth::{self, JobKey, PeerId};
+use volpex::transport::auth::{JobKey, PeerId};
+use volpex::transport::connection::{ConnState, Link, Step};
 use volpex::wire::control::{self, Liveness, ToLauncher, ToProcess};
-use volpex::wire::stream::{read_one, write_one};
+use volpex::wire::stream::{FrameReader, OutQueue, ReadStatus};
 
-use crate::error::ControlError;
 use crate::job::event::{ControlEvent, Event};
 
-/// How long a new connection may take to authenticate and register.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a new connection may take to authenticate and say what it is.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections not yet authenticated and identified, at most; a new one beyond this
+/// closes the oldest (a replica's handshake takes a round trip, a stranger's forever).
+pub const PENDING_MAX: usize = 64;
 /// A write to a replica that takes longer than this counts as failed.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Largest control message a replica may send.
+const CONTROL_PAYLOAD_BYTES_MAX: usize = volpex::config::CONTROL_PAYLOAD_BYTES_MAX;
+const LISTENER: Token = Token(0);
+/// After volpexrun itself stalled, what its replicas said meanwhile (a fence request
+/// against a sibling that has since exited, say) waits this long, so that the exits the
+/// process reapers report on waking reach the job first and failures are diagnosed by
+/// their causes.
+const STALL_GRACE: Duration = Duration::from_millis(300);
 
 /// Heartbeat timing on the launcher side.
 #[derive(Debug, Clone, Copy)]
@@ -33,159 +59,515 @@ pub struct Beats {
     pub timeout: Duration,
 }
 
-/// Accepts connections forever (until the process exits), one thread per connection.
-pub fn serve(
+/// What a connection is.
+enum Role {
+    /// Handshake or first message not done; counts against `PENDING_MAX`.
+    Pending { since: Instant },
+    /// A replica's control connection.
+    Control(ReplicaId),
+    /// A replica's heartbeat connection.
+    Heartbeat(ReplicaId),
+}
+
+struct Conn {
+    stream: TcpStream,
+    reader: FrameReader,
+    link: Link,
+    role: Role,
+}
+
+/// Silence clock of one replica's heartbeat connection.
+struct Watch {
+    heard: Instant,
+    /// The connection, while open.
+    token: Option<Token>,
+}
+
+/// The loop's state.
+struct Server {
+    poll: Poll,
     listener: TcpListener,
+    conns: HashMap<Token, Conn>,
+    next_token: usize,
+    key: JobKey,
+    ranks: u32,
+    replicas: u32,
+    beats: Beats,
+    tx: Sender<Event>,
+    /// Heartbeat watch of every replica (rank-major), once its connection came.
+    watches: Vec<Option<Watch>>,
+    last_turn: Instant,
+    next_beat: Instant,
+    /// Accepting paused after running out of descriptors.
+    accept_retry: Option<Instant>,
+    fatal_sent: bool,
+    /// After a stall, events wait until then (see `STALL_GRACE`), in order.
+    hold_until: Option<Instant>,
+    held: Vec<ControlEvent>,
+}
+
+/// Serves control and heartbeat connections until the job's receiver is gone.
+pub fn serve(
+    listener: std::net::TcpListener,
     key: JobKey,
     ranks: u32,
     replicas: u32,
     beats: Beats,
     tx: Sender<Event>,
 ) {
-    for conn in listener.incoming() {
-        let Ok(stream) = conn else { continue };
-        let tx = tx.clone();
-        let _ = std::thread::Builder::new()
-            .name("volpexrun-control".into())
-            .spawn(move || {
-                if let Err(e) = handle(stream, &key, ranks, replicas, beats, &tx) {
-                    log::debug!("control connection dropped: {e}");
-                }
-            });
-    }
-}
-
-fn handle(
-    mut s: TcpStream,
-    key: &JobKey,
-    ranks: u32,
-    replicas: u32,
-    beats: Beats,
-    tx: &Sender<Event>,
-) -> Result<(), ControlError> {
-    let _ = s.set_nodelay(true);
-    s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
-    let id =
-        match auth::server_blocking(&mut s, key, PeerId::Launcher).map_err(ControlError::Auth)? {
-            PeerId::Replica(id) if id.rank < ranks && id.replica < replicas => id,
-            other => return Err(ControlError::UnexpectedPeer(other)),
-        };
-    let (h, p) = read_one(&mut s).map_err(|e| ControlError::Frame(e.to_string()))?;
-    let addr = match control::decode::<ToLauncher>(&h, &p)
-        .map_err(|e| ControlError::Frame(e.to_string()))?
-    {
-        ToLauncher::Register { addr } => addr,
-        ToLauncher::Heartbeat => {
-            s.set_read_timeout(None)?;
-            heartbeat(s, id, beats, tx);
-            return Ok(());
-        }
-        other @ (ToLauncher::Finalized { .. }
-        | ToLauncher::Retired { .. }
-        | ToLauncher::Fence { .. }) => {
-            return Err(ControlError::NotRegister {
-                id,
-                msg: Box::new(other),
-            })
-        }
+    let fail = |tx: &Sender<Event>, e: io::Error| {
+        let _ = tx.send(Event::Control(ControlEvent::Fatal {
+            why: format!("control server: {e}"),
+        }));
     };
-    s.set_read_timeout(None)?;
-    let writer = s.try_clone()?;
-    writer.set_write_timeout(Some(WRITE_TIMEOUT))?;
-    if tx
-        .send(Event::Control(ControlEvent::Registered {
-            id,
-            addr,
-            writer,
-        }))
-        .is_err()
-    {
-        return Ok(());
-    }
-    loop {
-        let msg = read_one(&mut s)
-            .map_err(|e| e.to_string())
-            .and_then(|(h, p)| control::decode::<ToLauncher>(&h, &p).map_err(|e| e.to_string()));
-        match msg {
-            Ok(msg) => {
-                if tx
-                    .send(Event::Control(ControlEvent::Message { id, msg }))
-                    .is_err()
-                {
-                    return Ok(());
-                }
-            }
-            Err(e) => {
-                log::debug!("control connection of {id} ended: {e}");
-                let _ = tx.send(Event::Control(ControlEvent::Closed { id }));
-                return Ok(());
-            }
-        }
+    let setup = listener.set_nonblocking(true).and_then(|()| {
+        let mut listener = TcpListener::from_std(listener);
+        let poll = Poll::new()?;
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)?;
+        Ok((poll, listener))
+    });
+    let (poll, listener) = match setup {
+        Ok(x) => x,
+        Err(e) => return fail(&tx, e),
+    };
+    let now = Instant::now();
+    let mut server = Server {
+        poll,
+        listener,
+        conns: HashMap::new(),
+        next_token: 1,
+        key,
+        ranks,
+        replicas,
+        beats,
+        tx,
+        watches: (0..ranks as usize * replicas as usize)
+            .map(|_| None)
+            .collect(),
+        last_turn: now,
+        next_beat: now + beats.interval,
+        accept_retry: None,
+        fatal_sent: false,
+        hold_until: None,
+        held: Vec::new(),
+    };
+    if let Err(e) = server.run() {
+        fail(&server.tx, e);
     }
 }
 
-/// Sends one message to a replica; false if the write failed.
-pub fn send(w: &mut TcpStream, msg: &ToProcess) -> bool {
+/// Sends one message to a replica; false if the write failed or took `WRITE_TIMEOUT`.
+/// The socket is non-blocking (the loop reads it), so a full buffer is waited out here.
+pub fn send(w: &mut StdStream, msg: &ToProcess) -> bool {
     let (h, p) = control::encode(msg);
-    write_one(w, &h, &p).is_ok()
+    let mut bytes = Vec::with_capacity(HEADER_BYTES + p.len());
+    bytes.extend_from_slice(&h.encode());
+    bytes.extend_from_slice(&p);
+    let until = Instant::now() + WRITE_TIMEOUT;
+    let mut done = 0;
+    while done < bytes.len() {
+        match w.write(&bytes[done..]) {
+            Ok(0) => return false,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
-/// Runs one replica's heartbeat connection until it has been silent for the timeout.
-fn heartbeat(s: TcpStream, id: ReplicaId, beats: Beats, tx: &Sender<Event>) {
-    let start = Instant::now();
-    let heard_ms = Arc::new(AtomicU64::new(0));
-    let closed = Arc::new(AtomicBool::new(false));
-    let Ok(mut reader) = s.try_clone() else {
-        return;
-    };
-    {
-        let (heard_ms, closed) = (heard_ms.clone(), closed.clone());
-        let spawned = std::thread::Builder::new()
-            .name("volpexrun-heartbeat-rx".into())
-            .spawn(move || {
-                while let Ok((h, p)) = read_one(&mut reader) {
-                    match control::decode::<ToLauncher>(&h, &p) {
-                        Ok(ToLauncher::Heartbeat) => {
-                            heard_ms.store(start.elapsed().as_millis() as u64, Ordering::Relaxed)
-                        }
-                        Ok(
-                            other @ (ToLauncher::Register { .. }
-                            | ToLauncher::Finalized { .. }
-                            | ToLauncher::Retired { .. }
-                            | ToLauncher::Fence { .. }),
-                        ) => log::warn!("{id}: {other:?} on the heartbeat connection"),
-                        Err(e) => {
-                            log::debug!("{id}: bad heartbeat frame: {e}");
-                            break;
+/// EMFILE (this process) or ENFILE (the system).
+fn out_of_descriptors(e: &io::Error) -> bool {
+    let code = e.raw_os_error();
+    code == Some(nix::errno::Errno::EMFILE as i32) || code == Some(nix::errno::Errno::ENFILE as i32)
+}
+
+impl Server {
+    fn run(&mut self) -> io::Result<()> {
+        let mut events = Events::with_capacity(256);
+        loop {
+            let now = Instant::now();
+            let mut wake = self.next_beat;
+            if let Some(t) = self.accept_retry {
+                wake = wake.min(t);
+            }
+            if let Some(t) = self.oldest_pending() {
+                wake = wake.min(t + HANDSHAKE_TIMEOUT);
+            }
+            if let Some(t) = self.hold_until {
+                wake = wake.min(t);
+            }
+            match self
+                .poll
+                .poll(&mut events, Some(wake.saturating_duration_since(now)))
+            {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+            let now = Instant::now();
+            self.check_stall(now);
+            if self.hold_until.is_some_and(|t| now >= t) {
+                self.hold_until = None;
+                for ev in std::mem::take(&mut self.held) {
+                    let _ = self.tx.send(Event::Control(ev));
+                }
+            }
+            for ev in events.iter() {
+                match ev.token() {
+                    LISTENER => self.accept(now),
+                    t => self.on_readable(t, now),
+                }
+            }
+            if self.accept_retry.is_some_and(|t| now >= t) {
+                self.accept_retry = None;
+                self.accept(now);
+            }
+            self.expire_pending(now);
+            if now >= self.next_beat {
+                self.beat(now);
+                self.next_beat = now + self.beats.interval;
+            }
+        }
+    }
+
+    /// A turn far later than the timer asked: volpexrun did not run, and what looks like
+    /// silence of its replicas is its own. Every silence clock restarts now.
+    fn check_stall(&mut self, now: Instant) {
+        let gap = now.saturating_duration_since(self.last_turn);
+        self.last_turn = now;
+        if gap <= self.beats.interval * 2 + Duration::from_millis(200) {
+            return;
+        }
+        log::info!(
+            "volpexrun did not run for {gap:?} (stopped or starved); heartbeat silence clocks restart"
+        );
+        for w in self.watches.iter_mut().flatten() {
+            w.heard = now;
+        }
+        self.hold_until = Some(now + STALL_GRACE);
+        for c in self.conns.values_mut() {
+            if let Role::Pending { ref mut since } = c.role {
+                *since = now;
+            }
+        }
+    }
+
+    /// Passes an event to the job, or holds it while a stall's grace lasts.
+    fn emit(&mut self, ev: ControlEvent) {
+        if self.hold_until.is_some() {
+            self.held.push(ev);
+        } else {
+            let _ = self.tx.send(Event::Control(ev));
+        }
+    }
+
+    fn oldest_pending(&self) -> Option<Instant> {
+        self.conns
+            .values()
+            .filter_map(|c| match c.role {
+                Role::Pending { since } => Some(since),
+                Role::Control(_) | Role::Heartbeat(_) => None,
+            })
+            .min()
+    }
+
+    fn accept(&mut self, now: Instant) {
+        if self.accept_retry.is_some() {
+            return;
+        }
+        loop {
+            match self.listener.accept() {
+                Ok((mut stream, from)) => {
+                    let _ = stream.set_nodelay(true);
+                    let pending = self
+                        .conns
+                        .values()
+                        .filter(|c| matches!(c.role, Role::Pending { .. }))
+                        .count();
+                    if pending >= PENDING_MAX {
+                        if let Some(t) = self.oldest_pending_token() {
+                            log::debug!(
+                                "too many unauthenticated control connections; closing the oldest"
+                            );
+                            self.close(t);
                         }
                     }
+                    let token = Token(self.next_token);
+                    self.next_token += 1;
+                    if let Err(e) =
+                        self.poll
+                            .registry()
+                            .register(&mut stream, token, Interest::READABLE)
+                    {
+                        log::debug!("cannot register the connection from {from}: {e}");
+                        continue;
+                    }
+                    let reader = FrameReader::new();
+                    self.conns.insert(
+                        token,
+                        Conn {
+                            stream,
+                            reader,
+                            link: Link {
+                                state: ConnState::AwaitHello,
+                                out: OutQueue::default(),
+                                held: Vec::new(),
+                            },
+                            role: Role::Pending { since: now },
+                        },
+                    );
                 }
-                closed.store(true, Ordering::Relaxed);
-            });
-        if spawned.is_err() {
-            return;
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if out_of_descriptors(&e) => {
+                    self.descriptors_exhausted(&e);
+                    // The connection waits in the backlog; try again shortly.
+                    self.accept_retry = Some(now + Duration::from_millis(100));
+                    return;
+                }
+                Err(e) => {
+                    log::warn!("accepting a control connection failed: {e}");
+                    self.accept_retry = Some(now + Duration::from_millis(100));
+                    return;
+                }
+            }
         }
     }
-    let mut w = s;
-    let _ = w.set_write_timeout(Some(beats.interval));
-    let (bh, bp) = control::encode(&Liveness::Beat);
-    loop {
-        std::thread::sleep(beats.interval);
-        if !closed.load(Ordering::Relaxed) {
-            // A failed write is not a verdict: silence is.
-            let _ = write_one(&mut w, &bh, &bp);
+
+    fn oldest_pending_token(&self) -> Option<Token> {
+        self.conns
+            .iter()
+            .filter_map(|(t, c)| match c.role {
+                Role::Pending { since } => Some((since, *t)),
+                Role::Control(_) | Role::Heartbeat(_) => None,
+            })
+            .min()
+            .map(|(_, t)| t)
+    }
+
+    /// Out of descriptors: tell the job once, with the limit, so it ends with a clear error
+    /// instead of replicas waiting for a registration that cannot happen.
+    fn descriptors_exhausted(&mut self, e: &io::Error) {
+        if self.fatal_sent {
+            return;
         }
-        let now = start.elapsed();
-        let heard = Duration::from_millis(heard_ms.load(Ordering::Relaxed));
-        let silent_for = now.saturating_sub(heard);
-        if silent_for > beats.timeout {
+        self.fatal_sent = true;
+        let limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+            .map(|(soft, _)| soft.to_string())
+            .unwrap_or_else(|_| "?".into());
+        let _ = self.tx.send(Event::Control(ControlEvent::Fatal {
+            why: format!(
+                "volpexrun ran out of file descriptors ({e}; ulimit -n is {limit}): it needs \
+                 about 5 per process of the job; raise the limit with `ulimit -n`"
+            ),
+        }));
+    }
+
+    fn expire_pending(&mut self, now: Instant) {
+        let late: Vec<Token> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| {
+                matches!(c.role, Role::Pending { since } if now > since + HANDSHAKE_TIMEOUT)
+            })
+            .map(|(t, _)| *t)
+            .collect();
+        for t in late {
+            log::debug!("control connection did not authenticate within {HANDSHAKE_TIMEOUT:?}");
+            self.close(t);
+        }
+    }
+
+    /// Closes a connection; a control connection's end is reported, a heartbeat
+    /// connection's leaves its watch running (silence decides, or the process's exit).
+    fn close(&mut self, t: Token) {
+        let Some(mut c) = self.conns.remove(&t) else {
+            return;
+        };
+        let _ = self.poll.registry().deregister(&mut c.stream);
+        match c.role {
+            Role::Control(id) => {
+                self.emit(ControlEvent::Closed { id });
+            }
+            Role::Heartbeat(id) => {
+                let i = self.idx(id);
+                if let Some(w) = self.watches[i].as_mut() {
+                    w.token = None;
+                }
+            }
+            Role::Pending { .. } => {}
+        }
+    }
+
+    fn idx(&self, id: ReplicaId) -> usize {
+        (id.rank * self.replicas + id.replica) as usize
+    }
+
+    fn on_readable(&mut self, t: Token, now: Instant) {
+        let key = self.key;
+        let Some(c) = self.conns.get_mut(&t) else {
+            return;
+        };
+        let mut frames = Vec::new();
+        let mut failed = None;
+        let Conn {
+            stream,
+            reader,
+            link,
+            ..
+        } = c;
+        let status = reader.read_from(stream, None, |h, p| {
+            match link.on_frame(&key, PeerId::Launcher, h, p) {
+                Ok(Step::Nothing) => Ok(None),
+                Ok(Step::Established(_)) => Ok(Some(CONTROL_PAYLOAD_BYTES_MAX)),
+                Ok(Step::Frame(peer, h, p)) => {
+                    frames.push((peer, h, p));
+                    Ok(None)
+                }
+                Err(e) => {
+                    failed = Some(e.to_string());
+                    Err(volpex::wire::header::WireError::Unexpected {
+                        kind: h.kind,
+                        context: "(handshake failed)",
+                    })
+                }
+            }
+        });
+        // The CHALLENGE (if the handshake moved) goes out now; it is small.
+        let _ = link.out.flush_to(stream);
+        let closed = match status {
+            Ok(ReadStatus::Open) => false,
+            Ok(ReadStatus::Closed) => true,
+            Err(e) => {
+                log::debug!("control connection: {}", failed.unwrap_or(e.to_string()));
+                true
+            }
+        };
+        for (peer, h, p) in frames {
+            if !self.on_frame(t, peer, &h, &p, now) {
+                self.close(t);
+                return;
+            }
+        }
+        if closed {
+            self.close(t);
+        }
+    }
+
+    /// One frame from an authenticated peer; false closes the connection.
+    fn on_frame(
+        &mut self,
+        t: Token,
+        peer: PeerId,
+        h: &volpex::wire::header::Header,
+        p: &[u8],
+        now: Instant,
+    ) -> bool {
+        let id = match peer {
+            PeerId::Replica(id) if id.rank < self.ranks && id.replica < self.replicas => id,
+            other => {
+                log::debug!("unexpected peer {other:?} on the control port");
+                return false;
+            }
+        };
+        let msg = match control::decode::<ToLauncher>(h, p) {
+            Ok(m) => m,
+            Err(e) => {
+                log::debug!("{id}: bad control frame: {e}");
+                return false;
+            }
+        };
+        let i = self.idx(id);
+        let Some(c) = self.conns.get_mut(&t) else {
+            return false;
+        };
+        match (&c.role, msg) {
+            (Role::Pending { .. }, ToLauncher::Register { addr }) => {
+                let writer = match c.stream.as_fd().try_clone_to_owned() {
+                    Ok(fd) => StdStream::from(fd),
+                    Err(e) => {
+                        if out_of_descriptors(&e) {
+                            self.descriptors_exhausted(&e);
+                        }
+                        log::debug!("{id}: cannot keep the control connection: {e}");
+                        return false;
+                    }
+                };
+                c.role = Role::Control(id);
+                self.emit(ControlEvent::Registered { id, addr, writer });
+                true
+            }
+            (Role::Pending { .. }, ToLauncher::Heartbeat) => {
+                c.role = Role::Heartbeat(id);
+                if let Some(old) = self.watches[i].as_ref().and_then(|w| w.token) {
+                    log::warn!("{id}: a second heartbeat connection; the first is closed");
+                    self.close(old);
+                }
+                self.watches[i] = Some(Watch {
+                    heard: now,
+                    token: Some(t),
+                });
+                true
+            }
+            (Role::Pending { .. }, other) => {
+                log::debug!("{id}: expected Register or Heartbeat first, got {other:?}");
+                false
+            }
+            (Role::Heartbeat(_), ToLauncher::Heartbeat) => {
+                if let Some(w) = self.watches[i].as_mut() {
+                    w.heard = now;
+                }
+                true
+            }
+            (Role::Heartbeat(_), other) => {
+                log::warn!("{id}: {other:?} on the heartbeat connection");
+                true
+            }
+            (Role::Control(_), msg) => {
+                self.emit(ControlEvent::Message { id, msg });
+                true
+            }
+        }
+    }
+
+    /// Sends a beat on every heartbeat connection and reports the replicas silent for the
+    /// timeout (whose connection then closes).
+    fn beat(&mut self, now: Instant) {
+        let (bh, bp) = control::encode(&Liveness::Beat);
+        let mut silent = Vec::new();
+        for (i, w) in self.watches.iter().enumerate() {
+            let Some(w) = w else { continue };
+            if let Some(c) = w.token.and_then(|t| self.conns.get_mut(&t)) {
+                // A beat that does not fit the socket buffer is dropped: a failed write
+                // is not a verdict, silence is.
+                if c.link.out.is_empty() {
+                    c.link.out.push(&bh, bp.clone().into());
+                }
+                let _ = c.link.out.flush_to(&mut c.stream);
+            }
+            let silent_for = now.saturating_duration_since(w.heard);
+            if silent_for > self.beats.timeout {
+                silent.push((i, silent_for));
+            }
+        }
+        for (i, silent_for) in silent {
+            let id = ReplicaId::new(i as u32 / self.replicas, i as u32 % self.replicas);
             log::debug!(
                 "{id}: no heartbeat for {silent_for:?} (timeout {:?})",
-                beats.timeout
+                self.beats.timeout
             );
-            let _ = w.shutdown(std::net::Shutdown::Both);
-            let _ = tx.send(Event::Control(ControlEvent::Silent { id, silent_for }));
-            return;
+            if let Some(t) = self.watches[i].take().and_then(|w| w.token) {
+                if let Some(c) = self.conns.get(&t) {
+                    let _ = c.stream.shutdown(std::net::Shutdown::Both);
+                }
+                self.close(t);
+            }
+            self.emit(ControlEvent::Silent { id, silent_for });
         }
     }
 }

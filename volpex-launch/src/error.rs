@@ -11,9 +11,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use thiserror::Error;
-use volpex::message::ReplicaId;
-use volpex::transport::auth::PeerId;
-use volpex::wire::control::ToLauncher;
 
 use crate::hostfile::SLOTS_MAX;
 
@@ -384,31 +381,6 @@ pub enum RemoteError {
     /// A copy's thread ended without a result.
     #[error("staging thread ended")]
     StageThreadEnded,
-}
-
-/// Why a control connection was dropped (`control`; logged, never fatal).
-#[derive(Debug, Error)]
-pub enum ControlError {
-    /// The socket failed.
-    #[error("{0}")]
-    Io(#[from] io::Error),
-    /// The peer did not prove the job key.
-    #[error("{0}")]
-    Auth(String),
-    /// An authenticated peer that is no replica of this job.
-    #[error("unexpected peer {0:?}")]
-    UnexpectedPeer(PeerId),
-    /// A frame that cannot be read.
-    #[error("{0}")]
-    Frame(String),
-    /// A first message other than Register or Heartbeat.
-    #[error("{id}: expected Register, got {msg:?}")]
-    NotRegister {
-        /// Who.
-        id: ReplicaId,
-        /// What it sent.
-        msg: Box<ToLauncher>,
-    },
 }
 
 /// A `volpexrun plan` question that cannot be answered (`plan`).

@@ -24,7 +24,7 @@ pub struct ReplicaReport {
     pub state: &'static str,
     /// Why it failed or retired.
     pub detail: Option<String>,
-    /// Counters the replica reported when it finished.
+    /// The latest counters the replica reported (periodically, and when it finished).
     pub stats: Option<ReplicaStats>,
 }
 

@@ -5,8 +5,10 @@
 //! `Liveness::Beat`. The launcher declares a replica dead (and pushes death notices on
 //! the main control connection) when it has heard nothing for `timeout`; symmetrically,
 //! a replica that has heard nothing from the launcher for `timeout` exits, so the
-//! processes on a host that was cut off do not run on forever. Two small threads own the
-//! connection, independent of the application and of the event loop, so a long
+//! processes on a host that was cut off do not run on forever. A turn of the sending
+//! thread far later than its sleep asked means this process did not run (SIGSTOP, starved
+//! of CPU): the launcher's clock starts over instead of counting our own stall as its
+//! silence. Two small threads own the connection, independent of the application and of the event loop, so a long
 //! computation never delays a beat. Owns only this connection; must never carry protocol
 //! or control traffic, and never blocks the caller.
 
@@ -22,6 +24,9 @@ use crate::transport::auth::{self, JobKey, PeerId};
 use crate::wire::control::{self, Liveness, ToLauncher};
 use crate::wire::stream::{read_one, write_one};
 
+/// Added to two intervals: a heartbeat turn later than this means the process stalled.
+const STALL_SLACK: Duration = Duration::from_millis(200);
+
 /// Heartbeat timing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeartbeatConfig {
@@ -34,8 +39,8 @@ pub struct HeartbeatConfig {
 impl Default for HeartbeatConfig {
     fn default() -> Self {
         HeartbeatConfig {
-            interval: Duration::from_millis(1000),
-            timeout: Duration::from_millis(10_000),
+            interval: Duration::from_millis(250),
+            timeout: Duration::from_millis(2_000),
         }
     }
 }
@@ -97,13 +102,15 @@ pub fn start(
 
     let start = Instant::now();
     let heard_ms = Arc::new(AtomicU64::new(0));
-    let mut reader = s.try_clone().map_err(|e| Error::Bootstrap(e.to_string()))?;
+    // Both threads use the one socket (`&TcpStream` reads and writes): one descriptor.
+    let s = Arc::new(s);
+    let reader = s.clone();
     {
         let heard_ms = heard_ms.clone();
         std::thread::Builder::new()
             .name("volpex-heartbeat-rx".into())
             .spawn(move || loop {
-                match read_one(&mut reader) {
+                match read_one(&mut &*reader) {
                     Ok((h, p)) => match control::decode::<Liveness>(&h, &p) {
                         Ok(Liveness::Beat) => {
                             heard_ms.store(start.elapsed().as_millis() as u64, Ordering::Relaxed)
@@ -125,11 +132,17 @@ pub fn start(
     std::thread::Builder::new()
         .name("volpex-heartbeat-tx".into())
         .spawn(move || loop {
+            let before = start.elapsed();
             std::thread::sleep(cfg.interval);
-            if write_one(&mut s, &beat.0, &beat.1).is_err() {
+            if write_one(&mut &*s, &beat.0, &beat.1).is_err() {
                 orphaned(me, "cannot send a heartbeat to the launcher");
             }
             let now = start.elapsed();
+            // A sleep far longer than asked: this process did not run (stopped, starved),
+            // so the launcher's silence was ours; its beats may wait unread. Start over.
+            if now.saturating_sub(before) > cfg.interval * 2 + STALL_SLACK {
+                heard_ms.store(now.as_millis() as u64, Ordering::Relaxed);
+            }
             let heard = Duration::from_millis(heard_ms.load(Ordering::Relaxed));
             if now.saturating_sub(heard) > cfg.timeout {
                 orphaned(

@@ -1,9 +1,12 @@
 //! One TCP connection: its handshake state machine, reader and output queue.
 
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use bytes::Bytes;
 use mio::net::TcpStream;
+use mio::unix::SourceFd;
+use mio::{Interest, Registry, Token};
 
 use super::auth::{AuthError, ClientHandshake, JobKey, PeerId, ServerHandshake};
 use crate::wire::header::{Header, Kind, WireError};
@@ -48,11 +51,10 @@ pub struct Link {
 
 /// A connection and its buffers.
 pub struct Conn {
-    /// The socket, registered with the poll.
-    pub stream: TcpStream,
-    /// The same socket as a std stream, for reading: std reads into spare capacity
-    /// without zero-filling it first, which matters for megabyte payloads.
-    pub read_half: std::net::TcpStream,
+    /// The socket (non-blocking), registered with the poll by its descriptor. A std
+    /// stream, not mio's: std reads into spare capacity without zero-filling it first,
+    /// which matters for megabyte payloads; one descriptor per connection.
+    pub stream: std::net::TcpStream,
     /// Incoming frame decoder.
     pub reader: FrameReader,
     /// Handshake state and output.
@@ -77,8 +79,7 @@ impl Conn {
         let mut out = OutQueue::default();
         out.push(&h, p);
         Ok(Conn {
-            read_half: dup(&stream)?,
-            stream,
+            stream: stream.into(),
             reader: FrameReader::new(),
             link: Link {
                 state: ConnState::AwaitChallenge { expect, hs },
@@ -94,8 +95,7 @@ impl Conn {
     /// An accepted connection.
     pub fn incoming(stream: TcpStream, now: Duration) -> std::io::Result<Conn> {
         Ok(Conn {
-            read_half: dup(&stream)?,
-            stream,
+            stream: stream.into(),
             reader: FrameReader::new(),
             link: Link {
                 state: ConnState::AwaitHello,
@@ -138,11 +138,26 @@ impl Conn {
     }
 }
 
-fn dup(stream: &TcpStream) -> std::io::Result<std::net::TcpStream> {
-    use std::os::fd::AsFd;
-    Ok(std::net::TcpStream::from(
-        stream.as_fd().try_clone_to_owned()?,
-    ))
+impl Conn {
+    /// Registers the socket with the poll.
+    pub fn register(&self, r: &Registry, token: Token, interest: Interest) -> std::io::Result<()> {
+        r.register(&mut SourceFd(&self.stream.as_raw_fd()), token, interest)
+    }
+
+    /// Changes the socket's interest.
+    pub fn reregister(
+        &self,
+        r: &Registry,
+        token: Token,
+        interest: Interest,
+    ) -> std::io::Result<()> {
+        r.reregister(&mut SourceFd(&self.stream.as_raw_fd()), token, interest)
+    }
+
+    /// Removes the socket from the poll.
+    pub fn deregister(&self, r: &Registry) -> std::io::Result<()> {
+        r.deregister(&mut SourceFd(&self.stream.as_raw_fd()))
+    }
 }
 
 impl Link {

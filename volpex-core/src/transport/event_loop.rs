@@ -68,6 +68,8 @@ pub struct Core {
     steps: Vec<Step>,
     /// The last turn polled no event: the caller waits, so deferred frames may go.
     idle: bool,
+    /// The counters the launcher last got (see `stats`).
+    pub(super) stats_sent: super::stats::StatsSent,
 }
 
 impl Core {
@@ -109,6 +111,7 @@ impl Core {
             exit_after_choices: None,
             steps: Vec::new(),
             idle: false,
+            stats_sent: Default::default(),
         };
         if let Some(l) = core.listener.as_mut() {
             core.poll
@@ -117,12 +120,10 @@ impl Core {
         }
         if let Some(std_stream) = launcher {
             std_stream.set_nonblocking(true)?;
-            let mut stream = TcpStream::from_std(std_stream);
+            let stream = TcpStream::from_std(std_stream);
             let token = core.token();
-            core.poll
-                .registry()
-                .register(&mut stream, token, Interest::READABLE)?;
             let mut conn = Conn::incoming(stream, Duration::ZERO)?;
+            conn.register(core.poll.registry(), token, Interest::READABLE)?;
             conn.link.establish(PeerId::Launcher);
             conn.reader.max_payload = crate::config::CONTROL_PAYLOAD_BYTES_MAX;
             core.conns.insert(token, conn);
@@ -294,19 +295,15 @@ impl Core {
                     let connecting = c.peer().is_none() && c.intended_peer().is_some();
                     if !connecting {
                         c.want_write = false;
-                        let _ = self.poll.registry().reregister(
-                            &mut c.stream,
-                            token,
-                            Interest::READABLE,
-                        );
+                        let _ = c.reregister(self.poll.registry(), token, Interest::READABLE);
                     }
                 }
             }
             Ok(false) => {
                 if !c.want_write {
                     c.want_write = true;
-                    let _ = self.poll.registry().reregister(
-                        &mut c.stream,
+                    let _ = c.reregister(
+                        self.poll.registry(),
                         token,
                         Interest::READABLE | Interest::WRITABLE,
                     );
@@ -320,10 +317,10 @@ impl Core {
     /// Closes a connection. If it carried an authenticated replica (or the one we dialed),
     /// that replica is reported dead to the engine.
     pub(super) fn close(&mut self, token: Token, why: &str) {
-        let Some(mut c) = self.conns.remove(&token) else {
+        let Some(c) = self.conns.remove(&token) else {
             return;
         };
-        let _ = self.poll.registry().deregister(&mut c.stream);
+        let _ = c.deregister(self.poll.registry());
         let peer = c.intended_peer();
         match peer {
             Some(PeerId::Launcher) => {
@@ -384,6 +381,9 @@ impl Core {
         let deadline = self.engine.poll_timeout();
         if let Some(at) = deadline {
             let d = at.saturating_sub(self.now());
+            wait = Some(wait.map_or(d, |w| w.min(d)));
+        }
+        if let Some(d) = self.report_stats(self.now()) {
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
         let handshaking = self.conns.values().any(|c| c.peer().is_none());
@@ -468,13 +468,13 @@ impl Core {
         let mut steps = std::mem::take(&mut self.steps);
         let mut handshake_err = None;
         let Conn {
-            read_half,
+            stream,
             reader,
             link,
             ..
         } = c;
         // The handshake must advance frame by frame, so the link is updated inline.
-        let result = reader.read_from(&mut &*read_half, landing, |h, p| {
+        let result = reader.read_from(&mut &*stream, landing, |h, p| {
             match link.on_frame(&key, me, h, p) {
                 Ok(s) => {
                     // Frames right behind the one that ends the handshake may be large.

@@ -14,6 +14,7 @@ mod launcher;
 mod peers;
 pub mod progress;
 pub mod send;
+mod stats;
 pub mod tuning;
 
 pub use crate::wire::stream::Landing;

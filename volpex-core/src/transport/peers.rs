@@ -17,23 +17,21 @@ use crate::message::ReplicaId;
 impl Core {
     pub(super) fn dial(&mut self, now: Duration, to: ReplicaId) -> Option<Token> {
         let addr = self.addr_of(to)?;
-        let mut stream = match TcpStream::connect(addr) {
+        let stream = match TcpStream::connect(addr) {
             Ok(s) => s,
             Err(e) => {
+                if out_of_descriptors(&e) {
+                    log::error!(
+                        "{}: out of file descriptors connecting to {to} ({e}); raise `ulimit -n`",
+                        self.me
+                    );
+                }
                 log::info!("{}: connect to {to} at {addr} failed: {e}", self.me);
                 return None;
             }
         };
         super::tuning::tune(&stream, &self.cfg);
         let token = self.token();
-        if let Err(e) = self.poll.registry().register(
-            &mut stream,
-            token,
-            Interest::READABLE | Interest::WRITABLE,
-        ) {
-            log::warn!("{}: register failed: {e}", self.me);
-            return None;
-        }
         let mut conn =
             match Conn::outgoing(stream, PeerId::Replica(self.me), PeerId::Replica(to), now) {
                 Ok(c) => c,
@@ -42,6 +40,11 @@ impl Core {
                     return None;
                 }
             };
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if let Err(e) = conn.register(self.poll.registry(), token, interest) {
+            log::warn!("{}: register failed: {e}", self.me);
+            return None;
+        }
         conn.want_write = true;
         self.conns.insert(token, conn);
         self.peers.insert(to, token);
@@ -55,26 +58,30 @@ impl Core {
                 return;
             };
             match l.accept() {
-                Ok((mut stream, from)) => {
+                Ok((stream, from)) => {
                     super::tuning::tune(&stream, &self.cfg);
                     let token = self.token();
-                    if self
-                        .poll
-                        .registry()
-                        .register(&mut stream, token, Interest::READABLE)
-                        .is_ok()
-                    {
-                        log::trace!("{}: accepted connection from {from}", self.me);
-                        let now = self.now();
-                        match Conn::incoming(stream, now) {
-                            Ok(c) => {
+                    let now = self.now();
+                    match Conn::incoming(stream, now) {
+                        Ok(c) => {
+                            if c.register(self.poll.registry(), token, Interest::READABLE)
+                                .is_ok()
+                            {
+                                log::trace!("{}: accepted connection from {from}", self.me);
                                 self.conns.insert(token, c);
                             }
-                            Err(e) => log::warn!("{}: cannot accept: {e}", self.me),
                         }
+                        Err(e) => log::warn!("{}: cannot accept: {e}", self.me),
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if out_of_descriptors(&e) => {
+                    log::error!(
+                        "{}: out of file descriptors accepting a peer ({e}); raise `ulimit -n`",
+                        self.me
+                    );
+                    return;
+                }
                 Err(e) => {
                     log::warn!("{}: accept failed: {e}", self.me);
                     return;
@@ -138,4 +145,10 @@ impl Core {
             self.close(t, &why);
         }
     }
+}
+
+/// EMFILE (this process) or ENFILE (the system).
+fn out_of_descriptors(e: &io::Error) -> bool {
+    let code = e.raw_os_error();
+    code == Some(nix::errno::Errno::EMFILE as i32) || code == Some(nix::errno::Errno::ENFILE as i32)
 }

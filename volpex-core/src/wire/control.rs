@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::header::{Header, Kind, WireError};
 
-/// Counters a replica reports when it finishes.
+/// Counters a replica reports while it runs (`ToLauncher::Stats`) and when it finishes.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ReplicaStats {
     /// Pulls that moved to another replica of the sender (death, silence, lag).
@@ -53,6 +53,13 @@ pub enum ToLauncher {
     /// Liveness, on the replica's second (heartbeat) connection only: the first message
     /// there says what the connection is, then one every heartbeat interval.
     Heartbeat,
+    /// The replica's counters so far, on the control connection whenever they changed
+    /// (at most every `config::STATS_INTERVAL`), so the launcher keeps the latest ones
+    /// however the replica ends (killed, failed, ended by the launcher).
+    Stats {
+        /// The counters.
+        stats: ReplicaStats,
+    },
 }
 
 /// Launcher -> process.

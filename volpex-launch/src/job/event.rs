@@ -70,6 +70,12 @@ pub enum ControlEvent {
         /// How long nothing came.
         silent_for: Duration,
     },
+    /// The control server cannot go on (out of file descriptors, poll failed): the job
+    /// cannot gather its replicas and ends with this error.
+    Fatal {
+        /// What happened, for the user.
+        why: String,
+    },
 }
 
 /// What a host's link reported.

@@ -289,6 +289,7 @@ impl Job {
             Event::Control(ControlEvent::Silent { id, silent_for }) => {
                 self.input(Input::Silent { id, silent_for })
             }
+            Event::Control(ControlEvent::Fatal { why }) => self.input(Input::ControlFailed { why }),
             Event::Host(h, ev) => self.on_host_event(h, ev),
         }
     }

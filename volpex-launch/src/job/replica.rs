@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex::exit::EXIT_RETIRED;
+use volpex::exit::{EXIT_ORPHANED, EXIT_RETIRED};
 use volpex::message::ReplicaId;
 use volpex::wire::control::ReplicaStats;
 
@@ -172,6 +172,9 @@ pub fn describe_exit(code: Option<i32>, signal: Option<i32>) -> String {
             Err(_) => format!("killed by signal {s}"),
         },
         (Some(EXIT_RETIRED), None) => format!("retired (exit code {EXIT_RETIRED})"),
+        (Some(EXIT_ORPHANED), None) => {
+            format!("exited: lost volpexrun's heartbeat (exit code {EXIT_ORPHANED})")
+        }
         (Some(c), None) => format!("exited with code {c}"),
         (None, None) => "ended".into(),
     }

@@ -250,6 +250,11 @@ impl JobState {
             Input::Message { id, msg } => self.message(id, msg),
             Input::ControlClosed { id } => self.out.push(Action::CloseControl(id)),
             Input::Silent { id, silent_for } => self.silent(id, silent_for),
+            Input::ControlFailed { why } => {
+                if self.failure.is_none() {
+                    self.fail(why, None, now);
+                }
+            }
             Input::Exited { id, code, signal } => self.exited(id, code, signal),
             Input::LastWords { id, text } => {
                 if id.rank < self.ranks && id.replica < self.replicas {
@@ -594,6 +599,7 @@ impl JobState {
                 }
             }
             ToLauncher::Fence { rank, replica } => self.fence(id, rank, replica),
+            ToLauncher::Stats { stats } => self.procs[i].stats = Some(stats),
             ToLauncher::Register { .. } => log::warn!("replica {id} registered twice"),
             ToLauncher::Heartbeat => {
                 log::warn!("replica {id} sent a heartbeat on its control connection")

@@ -46,6 +46,11 @@ pub enum Input {
         /// Who.
         id: ReplicaId,
     },
+    /// The control server cannot go on (see `ControlEvent::Fatal`).
+    ControlFailed {
+        /// What happened.
+        why: String,
+    },
     /// A replica's heartbeat connection has been silent for the heartbeat timeout.
     Silent {
         /// Who.

@@ -1,0 +1,46 @@
+//! Periodic counter reports to the launcher: whenever the engine's counters changed, and
+//! at most every `config::STATS_INTERVAL`, the loop sends `ToLauncher::Stats` on the
+//! control connection, so the launcher holds a replica's latest counters however it ends
+//! (killed, failed, ended once its rank finished elsewhere).
+//!
+//! Owns only the record of what was last sent. Must never block, nor send anything but
+//! counters.
+
+use std::time::Duration;
+
+use super::event_loop::Core;
+use crate::config::STATS_INTERVAL;
+use crate::wire::control::{ReplicaStats, ToLauncher};
+
+/// What the launcher last got.
+#[derive(Debug, Default)]
+pub(super) struct StatsSent {
+    stats: ReplicaStats,
+    at: Option<Duration>,
+}
+
+impl Core {
+    /// Sends the counters if they changed and the interval passed; returns how long the
+    /// loop may sleep before a changed report is due (`None`: nothing pending).
+    pub(super) fn report_stats(&mut self, now: Duration) -> Option<Duration> {
+        self.launcher?;
+        let stats = self.engine.stats();
+        if stats == self.stats_sent.stats {
+            return None;
+        }
+        if let Some(at) = self.stats_sent.at {
+            let due = at + STATS_INTERVAL;
+            if now < due {
+                return Some(due - now);
+            }
+        }
+        self.to_launcher(&ToLauncher::Stats {
+            stats: stats.clone(),
+        });
+        self.stats_sent = StatsSent {
+            stats,
+            at: Some(now),
+        };
+        None
+    }
+}
