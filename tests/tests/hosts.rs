@@ -548,3 +548,63 @@ fn bind_team_splits_a_hosts_cpus_between_the_teams_it_runs() {
     run.assert_no_leftovers();
     assert_hosts_idle(&net, &[]);
 }
+
+/// Binding follows the living processes on remote hosts too: h1 runs 0.1 and 2.0 (two
+/// teams, a share of the CPUs each); once 2.0 dies, its agent lets 0.1 use every CPU
+/// (issue 16, item 2).
+#[test]
+fn a_hosts_agent_gives_a_dead_teams_cpus_to_the_survivors() {
+    let _one = serial();
+    let net = TestNet::new(3);
+    let hf = hostfile(&net, 2);
+    let allowed = volpex::bootstrap::affinity::allowed_cpus().expect("our CPU affinity");
+    let base = volpex_tests::TempPath::new("rebind");
+    let files: Vec<volpex_tests::TempPath> = (0..3)
+        .map(|r| volpex_tests::TempPath(format!("{}.{r}.1", base.0.display()).into()))
+        .collect();
+    let _parts: Vec<volpex_tests::TempPath> = files
+        .iter()
+        .map(|f| volpex_tests::TempPath(format!("{}.part", f.0.display()).into()))
+        .collect();
+    let head = net.head();
+    let ssh = net.ssh_cmd();
+    let mut la: Vec<&str> = vec!["--ssh-cmd", &ssh];
+    la.extend_from_slice(BEATS);
+    la.extend_from_slice(&[
+        "-n",
+        "3",
+        "-r",
+        "2",
+        "--hosts",
+        &hf,
+        "--bind",
+        "team",
+        "--fault",
+        "2.0:kill@0.5",
+    ]);
+    let base_arg = base.0.display().to_string();
+    let run = spawn_with(
+        &["ip", "netns", "exec", &head],
+        &[("VOLPEX_LOG", "volpexrun=info")],
+        &la,
+        &volpex_tests::bin("rebind"),
+        &[&base_arg, "--teams", "1"],
+    )
+    .wait(DEADLINE);
+    run.ok();
+    let on_h1: Vec<(u64, u64)> = on_host(&run, "h1").iter().map(|p| (p.0, p.1)).collect();
+    assert!(
+        on_h1.contains(&(0, 1)) && on_h1.contains(&(2, 0)),
+        "{on_h1:?}"
+    );
+    let text = std::fs::read_to_string(&files[0].0).expect("0.1 wrote its CPUs");
+    for line in text.lines() {
+        let cpus = volpex::bootstrap::affinity::parse_cpus(line).expect("a CPU list");
+        assert_eq!(
+            cpus, allowed,
+            "every thread of 0.1 may use every CPU: {text}"
+        );
+    }
+    run.assert_no_leftovers();
+    assert_hosts_idle(&net, &[]);
+}

@@ -79,6 +79,12 @@ pub enum ToAgent {
     },
     /// Kill every process and exit.
     EndAll,
+    /// A replica of this host died: bind the living ones, `(rank, replica)`, again (see
+    /// `binding::rebind`), if this agent bound them at start.
+    Rebind {
+        /// The host's replicas still alive, as volpexrun knows them.
+        living: Vec<(u32, u32)>,
+    },
 }
 
 /// agent -> volpexrun.
@@ -239,7 +245,7 @@ pub fn main() -> i32 {
     let mut stdin = std::io::stdin();
     let spec = match read_frame::<ToAgent>(&mut stdin) {
         Ok(Some(ToAgent::Start(spec))) => spec,
-        Ok(Some(other @ (ToAgent::Signal { .. } | ToAgent::EndAll))) => {
+        Ok(Some(other @ (ToAgent::Signal { .. } | ToAgent::EndAll | ToAgent::Rebind { .. }))) => {
             let _ = write_frame(
                 &mut out,
                 &FromAgent::Fatal {
@@ -430,6 +436,18 @@ pub fn main() -> i32 {
                 if let (Some(c), Ok(sig)) = (target, Signal::try_from(signal)) {
                     if let Ok(pid) = i32::try_from(c.pid) {
                         let _ = kill(Pid::from_raw(pid), sig);
+                    }
+                }
+            }
+            AgentEvent::Command(ToAgent::Rebind { living }) => {
+                if !cpus.is_empty() {
+                    let teams: Vec<(u32, u32)> = children
+                        .iter()
+                        .filter(|c| !c.exited && living.contains(&(c.rank, c.replica)))
+                        .map(|c| (c.replica, c.pid))
+                        .collect();
+                    if let Err(e) = crate::binding::rebind(spec.bind, &teams) {
+                        log::warn!("cannot bind the survivors again on {}: {e}", spec.host);
                     }
                 }
             }

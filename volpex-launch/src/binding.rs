@@ -5,7 +5,7 @@
 //! (`VOLPEX_CPUS`, see `volpex::bootstrap::affinity`). Never starts or signals processes.
 
 use serde::{Deserialize, Serialize};
-use volpex::bootstrap::affinity::{allowed_cpus, format_cpus};
+use volpex::bootstrap::affinity::{allowed_cpus, bind_process, format_cpus};
 use volpex::bootstrap::vars;
 
 use crate::error::BindError;
@@ -83,6 +83,30 @@ pub fn cpus_env(
         .into_iter()
         .map(|(t, c)| (t, format_cpus(&c)))
         .collect())
+}
+
+/// Binds the living processes of one host, `(team, pid)`, again as `bind` would bind
+/// them had they been the only ones started, so the CPUs of a dead team go to the
+/// survivors (with a single team left, each may use every allowed CPU). Returns the CPU
+/// list each pid now runs on; a process that is gone meanwhile is skipped.
+pub fn rebind(bind: Bind, living: &[(u32, u32)]) -> Result<Vec<(u32, String)>, BindError> {
+    let allowed = allowed_cpus().map_err(BindError::Affinity)?;
+    let mut teams: Vec<u32> = living.iter().map(|&(t, _)| t).collect();
+    teams.sort_unstable();
+    teams.dedup();
+    let split = team_cpus(bind, living.len(), &teams, &allowed);
+    let mut bound = Vec::new();
+    for &(team, pid) in living {
+        let cpus = split
+            .iter()
+            .find(|(t, _)| *t == team)
+            .map_or(allowed.as_slice(), |(_, c)| c.as_slice());
+        match bind_process(pid, cpus) {
+            Ok(()) => bound.push((pid, format_cpus(cpus))),
+            Err(e) => log::debug!("cannot bind process {pid} again: {e}"),
+        }
+    }
+    Ok(bound)
 }
 
 #[cfg(test)]

@@ -30,14 +30,13 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Receiver;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
-use volpex::bootstrap::affinity::{allowed_cpus, bind_process, format_cpus};
 use volpex::message::ReplicaId;
 
 use self::event::{ControlEvent, Event, HostEvent};
 use self::state::JobState;
 use self::step::{Action, Input};
 use crate::agent::{FromAgent, ToAgent};
-use crate::binding::{team_cpus, Bind};
+use crate::binding::{self, Bind};
 use crate::chaos::Chaos;
 use crate::cli::{Args, FaultAction};
 use crate::control;
@@ -210,18 +209,12 @@ impl Job {
         }
     }
 
-    /// Binding follows the living processes: after a death on this machine, its living
+    /// Binding follows the living processes: after a death on a host, its living
     /// processes are bound again as `--bind` would bind them had they been the only ones
     /// started, so the CPUs of a dead team go to the survivors (with 3 teams on 2 CPUs,
-    /// teams 0 and 2 shared CPU 0; with team 1 gone, team 2 moves to CPU 1). Remote hosts'
-    /// agents keep the binding they made at start.
+    /// teams 0 and 2 shared CPU 0; with team 1 gone, team 2 moves to CPU 1). volpexrun
+    /// does it on this machine, a host's agent on its own (`ToAgent::Rebind`).
     fn rebind(&mut self, host: usize) {
-        let Some(bind) = self.rebind else {
-            return;
-        };
-        if !matches!(self.hosts[host].link, HostLink::Local) {
-            return;
-        }
         let living: Vec<(ReplicaId, u32)> = self
             .state
             .replicas()
@@ -229,25 +222,26 @@ impl Job {
             .filter(|p| p.host == host && p.state.alive() && !p.exited && p.pid > 0)
             .map(|p| (p.id, p.pid))
             .collect();
-        let mut teams: Vec<u32> = living.iter().map(|(id, _)| id.replica).collect();
-        teams.sort_unstable();
-        teams.dedup();
-        let allowed = match allowed_cpus() {
-            Ok(a) => a,
-            Err(e) => {
-                log::warn!("cannot rebind after a death: {e}");
-                return;
+        match &mut self.hosts[host].link {
+            HostLink::Local => {
+                let Some(bind) = self.rebind else {
+                    return;
+                };
+                let teams: Vec<(u32, u32)> =
+                    living.iter().map(|(id, pid)| (id.replica, *pid)).collect();
+                match binding::rebind(bind, &teams) {
+                    Ok(bound) => {
+                        for (pid, cpus) in bound {
+                            log::info!("process {pid} now runs on CPUs {cpus}");
+                        }
+                    }
+                    Err(e) => log::warn!("cannot bind the survivors again: {e}"),
+                }
             }
-        };
-        let split = team_cpus(bind, living.len(), &teams, &allowed);
-        for (id, pid) in living {
-            let cpus = split
-                .iter()
-                .find(|(t, _)| *t == id.replica)
-                .map_or(allowed.as_slice(), |(_, c)| c.as_slice());
-            match bind_process(pid, cpus) {
-                Ok(()) => log::info!("replica {id} now runs on CPUs {}", format_cpus(cpus)),
-                Err(e) => log::debug!("cannot rebind replica {id}: {e}"),
+            HostLink::Agent(link) => {
+                link.send(&ToAgent::Rebind {
+                    living: living.iter().map(|(id, _)| (id.rank, id.replica)).collect(),
+                });
             }
         }
     }

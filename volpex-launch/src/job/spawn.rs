@@ -278,6 +278,11 @@ impl Job {
                 )?;
             }
             Some(p) => {
+                // Each agent knows whether it bound its host's teams; it binds them again
+                // after a death on its host (`ToAgent::Rebind`).
+                if args.bind != crate::binding::Bind::None {
+                    job.state.rebind_on_deaths();
+                }
                 let shell = Shell::new(
                     kind,
                     &args
