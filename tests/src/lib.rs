@@ -314,3 +314,18 @@ pub fn check(program: &str, ok: bool, what: &str) {
         std::process::exit(1);
     }
 }
+
+/// For the test programs: the CPUs each thread of this process may run on
+/// (`Cpus_allowed_list` of every task in /proc/self/task), one list per thread.
+pub fn thread_cpu_lists() -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let mut lines = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task")? {
+        let status = std::fs::read_to_string(task?.path().join("status"))?;
+        let list = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .ok_or("no Cpus_allowed_list")?;
+        lines.push(list.trim().to_string());
+    }
+    Ok(lines)
+}

@@ -10,15 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let base = std::env::args().nth(1).ok_or("usage: cpus BASE")?;
     let universe = volpex::initialize()?;
     let world = universe.world();
-    let mut lines = Vec::new();
-    for task in std::fs::read_dir("/proc/self/task")? {
-        let status = std::fs::read_to_string(task?.path().join("status"))?;
-        let list = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-            .ok_or("no Cpus_allowed_list")?;
-        lines.push(list.trim().to_string());
-    }
+    let lines = volpex_tests::thread_cpu_lists()?;
     let path = |rank: i32, replica: u32| format!("{base}.{rank}.{replica}");
     // Written under another name and renamed, so a file that exists is complete.
     let mine = path(world.rank(), universe.replica());

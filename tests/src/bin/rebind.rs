@@ -5,19 +5,6 @@
 
 use std::time::{Duration, Instant};
 
-fn lists() -> Result<Vec<String>, Box<dyn std::error::Error>> {
-    let mut lines = Vec::new();
-    for task in std::fs::read_dir("/proc/self/task")? {
-        let status = std::fs::read_to_string(task?.path().join("status"))?;
-        let list = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-            .ok_or("no Cpus_allowed_list")?;
-        lines.push(list.trim().to_string());
-    }
-    Ok(lines)
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let base = args
@@ -38,12 +25,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let wait = Duration::from_secs_f64(opt("--wait-s").map_or(Ok(3.0), |s| s.parse())?);
     let universe = volpex::initialize()?;
     let world = universe.world();
-    let first = lists()?;
+    let first = volpex_tests::thread_cpu_lists()?;
     let until = Instant::now() + wait;
     let mut now = first.clone();
     while now == first && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
-        now = lists()?;
+        now = volpex_tests::thread_cpu_lists()?;
     }
     let path = |rank: i32, replica: u32| format!("{base}.{rank}.{replica}");
     let mine = path(world.rank(), universe.replica());

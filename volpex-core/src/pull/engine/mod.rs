@@ -52,7 +52,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use self::choices::{Coordination, EngineChooser};
-use self::fetches::Fetches;
+use self::fetches::{AskState, Fetches};
 use self::outbox::Outbox;
 use self::service::Service;
 pub use self::service::Waiter;
@@ -541,8 +541,8 @@ impl Engine {
                 }
             }
             Frame::Ack { want, req, .. } => self.on_ack(from, want, req),
-            Frame::Gone { want, req } => self.on_gone(now, from, want, req),
-            Frame::Ended { want, req } => self.on_ended(now, from, want, req),
+            Frame::Gone { want, req } => self.on_refused(now, from, want, req, AskState::Gone),
+            Frame::Ended { want, req } => self.on_refused(now, from, want, req, AskState::Ended),
             Frame::Cancel { want, req } => self.service.cancel(&want, Waiter { from, req }),
             Frame::Consumed {
                 comm,

@@ -255,8 +255,18 @@ impl Engine {
         }
     }
 
-    pub(super) fn on_gone(&mut self, now: Duration, from: ReplicaId, want: Want, req: ReqId) {
-        if from.rank != want.src() {
+    /// The sender replica `from` cannot serve `want`: it evicted it (`AskState::Gone`), or
+    /// its program ended without sending it (`AskState::Ended`, never for a choice). Ask
+    /// another replica; once none is left the receive fails (see `ask_next`).
+    pub(super) fn on_refused(
+        &mut self,
+        now: Duration,
+        from: ReplicaId,
+        want: Want,
+        req: ReqId,
+        why: AskState,
+    ) {
+        if from.rank != want.src() || (why == AskState::Ended && want.comm() == DECISION_CTX) {
             return;
         }
         let Some(a) = self
@@ -266,26 +276,8 @@ impl Engine {
         else {
             return;
         };
-        a.state = AskState::Gone;
-        log::debug!("{}: {from} evicted {want}", self.me);
-        self.ask_next(now, want);
-    }
-
-    /// The sender replica's program ended without sending `want`: ask another replica;
-    /// once none is left the receive fails (see `ask_next`).
-    pub(super) fn on_ended(&mut self, now: Duration, from: ReplicaId, want: Want, req: ReqId) {
-        if from.rank != want.src() || want.comm() == DECISION_CTX {
-            return;
-        }
-        let Some(a) = self
-            .fetches
-            .get_mut(&want)
-            .and_then(|p| p.ask_mut(from.replica, req))
-        else {
-            return;
-        };
-        a.state = AskState::Ended;
-        log::debug!("{}: {from} ended without sending {want}", self.me);
+        a.state = why;
+        log::debug!("{}: {from} answered {why:?} for {want}", self.me);
         self.ask_next(now, want);
     }
 
