@@ -131,9 +131,11 @@ pub struct Args {
     pub heartbeat_interval: f64,
 
     /// A process silent this long (no heartbeat) is declared dead and its peers fail over;
-    /// a process that hears nothing from volpexrun this long exits.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, allow_negative_numbers = true, value_parser = parse_seconds)]
-    pub heartbeat_timeout: f64,
+    /// a process that hears nothing from volpexrun this long exits. Default 2 s, longer on
+    /// a machine that runs more than 4 of the job's processes per CPU (see
+    /// `heartbeat_timeout_for`).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub heartbeat_timeout: Option<f64>,
 
     /// TCP user timeout and keepalive bound on connections between processes, in seconds
     /// (0: kernel defaults). Sets VOLPEX_PEER_TIMEOUT_MS.
@@ -175,16 +177,34 @@ pub fn parse_seconds_or_zero(s: &str) -> Result<f64, CliError> {
     }
 }
 
+/// The heartbeat timeout when `--heartbeat-timeout` is not given, in seconds.
+pub const HEARTBEAT_TIMEOUT_DEFAULT: f64 = 2.0;
+/// Seconds of heartbeat timeout per process per CPU on a crowded machine. Measured: 2 s
+/// gave no false positives at 4 processes per CPU (`docs/MEASUREMENTS.md`); `-n 300 -r 3`
+/// on 2 CPUs (450 per CPU) declared starved replicas dead within 2 s of starting.
+pub const HEARTBEAT_TIMEOUT_PER_PROCESS_PER_CPU: f64 = 0.5;
+
 impl Args {
     /// Checks across flags that clap does not express.
     pub fn validate(&self) -> Result<(), CliError> {
-        if self.heartbeat_timeout <= self.heartbeat_interval {
+        let timeout = self.heartbeat_timeout.unwrap_or(HEARTBEAT_TIMEOUT_DEFAULT);
+        if timeout <= self.heartbeat_interval {
             return Err(CliError::HeartbeatTimeoutTooShort {
-                timeout: self.heartbeat_timeout,
+                timeout,
                 interval: self.heartbeat_interval,
             });
         }
         Ok(())
+    }
+
+    /// The heartbeat timeout for a job that runs `per_cpu` of its processes per CPU on
+    /// its most crowded machine: `--heartbeat-timeout` if given, else 2 s, or 0.5 s per
+    /// process per CPU where that is longer (a starved heartbeat thread is not a dead
+    /// process).
+    pub fn heartbeat_timeout_for(&self, per_cpu: f64) -> f64 {
+        self.heartbeat_timeout.unwrap_or_else(|| {
+            HEARTBEAT_TIMEOUT_DEFAULT.max(per_cpu * HEARTBEAT_TIMEOUT_PER_PROCESS_PER_CPU)
+        })
     }
 }
 
@@ -297,6 +317,22 @@ pub fn parse_export(s: &str) -> Result<(String, String), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_heartbeat_timeout_grows_with_crowding_unless_given() {
+        let args = |extra: &[&str]| {
+            let mut v = vec!["volpexrun", "-n", "2"];
+            v.extend_from_slice(extra);
+            v.push("prog");
+            Args::try_parse_from(v).expect("valid arguments")
+        };
+        let a = args(&[]);
+        assert_eq!(a.heartbeat_timeout_for(1.0), 2.0);
+        assert_eq!(a.heartbeat_timeout_for(4.0), 2.0);
+        assert_eq!(a.heartbeat_timeout_for(450.0), 225.0);
+        let given = args(&["--heartbeat-timeout", "3"]);
+        assert_eq!(given.heartbeat_timeout_for(450.0), 3.0);
+    }
 
     #[test]
     fn fault_specs_parse() {

@@ -177,10 +177,24 @@ impl Job {
             }
         })?;
         let control_addr = listener.local_addr().map_err(StartError::ControlAddr)?;
+        // A local job crowds this machine: its heartbeat threads may starve.
+        let per_cpu = match &placement {
+            None => {
+                let cpus = volpex::bootstrap::affinity::allowed_cpus().map_or(1, |c| c.len());
+                f64::from(args.ranks) * f64::from(args.replicas) / cpus.max(1) as f64
+            }
+            Some(_) => 1.0,
+        };
         let beats = Beats {
             interval: Duration::from_secs_f64(args.heartbeat_interval),
-            timeout: Duration::from_secs_f64(args.heartbeat_timeout),
+            timeout: Duration::from_secs_f64(args.heartbeat_timeout_for(per_cpu)),
         };
+        if args.heartbeat_timeout.is_none() && per_cpu > 4.0 {
+            log::info!(
+                "{per_cpu:.0} processes per CPU: a process is declared dead after {:?} of silence",
+                beats.timeout
+            );
+        }
         log::debug!(
             "heartbeat every {:?}, a silent process is dead after {:?}; peer TCP timeout {} s; launch timeout {} s",
             beats.interval,
