@@ -1,0 +1,98 @@
+//! How replicas and jobs end: fences, rebinding after deaths, late registrations, and a
+//! host that hears nothing at the end.
+
+use super::*;
+
+#[test]
+fn deaths_during_the_run_rebind_their_host_when_teams_were_bound() {
+    let mut st = running(local(config(2, 3)));
+    assert!(!exited(&mut st, id(0, 1), None, Some(9)).contains(&Action::Rebind { host: 0 }));
+    st.rebind_on_deaths();
+    let acts = exited(&mut st, id(1, 1), None, Some(9));
+    assert!(acts.contains(&Action::Rebind { host: 0 }), "{acts:?}");
+    // Once the job is over, nothing moves.
+    finalized(&mut st, id(0, 0));
+    finalized(&mut st, id(1, 0));
+    st.tick(s(1.5));
+    assert!(!exited(&mut st, id(1, 2), None, Some(9)).contains(&Action::Rebind { host: 0 }));
+}
+
+/// Fencing the last live replica of a rank would lose the job for sure: a takeover that
+/// waits for it keeps waiting, and the heartbeat declares it dead if it is really gone.
+#[test]
+fn the_last_replica_of_a_rank_is_never_fenced() {
+    let mut st = running(local(config(2, 2)));
+    exited(&mut st, id(0, 1), None, Some(9));
+    let msg = ToLauncher::Fence {
+        rank: 0,
+        replica: 0,
+    };
+    assert_eq!(st.handle(Input::Message { id: id(1, 1), msg }, s(1.0)), []);
+    assert!(state(&st, id(0, 0)).alive());
+}
+
+#[test]
+fn a_fenced_replica_that_had_exited_by_itself_is_diagnosed_by_its_exit() {
+    let mut st = running(local(config(1, 2)));
+    let msg = ToLauncher::Fence {
+        rank: 0,
+        replica: 0,
+    };
+    st.handle(Input::Message { id: id(0, 1), msg }, s(1.0));
+    // It had panicked: its connections closed, its sibling asked for the fence.
+    exited(&mut st, id(0, 0), Some(101), None);
+    assert_eq!(
+        state(&st, id(0, 0)),
+        ReplicaState::Failed("exited with code 101".into())
+    );
+}
+
+#[test]
+fn a_registration_after_a_replica_was_killed_changes_nothing() {
+    let mut c = config(1, 2);
+    c.faults = vec![parse_fault("0.1:kill@0").expect("a fault")];
+    let mut st = local(c);
+    st.tick(s(0.0));
+    assert!(!state(&st, id(0, 1)).alive());
+    assert_eq!(register(&mut st, id(0, 1), s(0.01)), []);
+    assert!(!state(&st, id(0, 1)).alive());
+    assert!(st.replica(id(0, 1)).addr.is_none());
+}
+
+/// A host that hears nothing (its inbound traffic dropped) never gets SHUTDOWN: once
+/// every rank has a replica that finished cleanly, its replicas are ended once (not at
+/// every tick) and waited for only briefly, and the one that had finalized counts as
+/// failed, not as ended on purpose (issue 16, item 4: the end used to wait 15 s).
+#[test]
+fn a_deaf_host_does_not_hold_the_end() {
+    let mut st = running(remote(config(1, 2)));
+    finalized(&mut st, id(0, 0));
+    finalized(&mut st, id(0, 1));
+    st.tick(s(1.0));
+    let exit = Input::RemoteExited {
+        host: 0,
+        rank: 0,
+        replica: 0,
+        code: Some(0),
+        signal: None,
+    };
+    st.handle(exit, s(1.1));
+    assert_eq!(st.tick(s(1.1)), []);
+    assert_eq!(st.tick(s(2.0)), []);
+    assert_eq!(
+        st.tick(s(2.1)),
+        [kill(id(0, 1))],
+        "ended one second after every rank finished"
+    );
+    assert_eq!(
+        state(&st, id(0, 1)),
+        ReplicaState::Failed(
+            "did not exit after SHUTDOWN (unreachable, or hung after finishing)".into()
+        )
+    );
+    assert_eq!(st.tick(s(2.5)), [], "once");
+    let later = st.tick(s(3.1));
+    assert!(later.contains(&Action::CutHost(1)), "{later:?}");
+    assert!(st.all_exited());
+    assert_eq!(st.verdict(), Verdict::Succeeded);
+}
