@@ -378,12 +378,13 @@ impl Core {
         }
         let mut wait = timeout;
         // Timers set during this turn fire on the next one.
+        let before = self.now();
         let deadline = self.engine.poll_timeout();
         if let Some(at) = deadline {
-            let d = at.saturating_sub(self.now());
+            let d = at.saturating_sub(before);
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
-        if let Some(d) = self.report_stats(self.now()) {
+        if let Some(d) = self.report_stats(before) {
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
         let handshaking = self.conns.values().any(|c| c.peer().is_none());

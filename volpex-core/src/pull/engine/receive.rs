@@ -327,22 +327,14 @@ impl Engine {
             return;
         };
         if let Some(k) = self.choose_replica(&want, p) {
-            let req = self.fetches.new_req();
-            let consumed = self.consumed.watermark(want.comm(), want.src());
             let mut defer = false;
             if let Some(p) = self.fetches.get_mut(&want) {
                 if p.asks.iter().any(|a| a.state != AskState::Dropped) {
                     self.stats.failovers += 1;
                 }
-                p.record_ask(k, req, now, false);
                 defer = std::mem::take(&mut p.defer);
             }
-            let to = ReplicaId::new(want.src(), k);
-            let pull = Frame::Pull {
-                want,
-                req,
-                consumed,
-            };
+            let (to, pull) = self.new_ask(now, want, k, false);
             if defer {
                 self.out.defer(to, pull);
             } else {
@@ -430,24 +422,13 @@ impl Engine {
         if silent.is_empty() {
             return false;
         }
-        let consumed = self.consumed.watermark(want.comm(), src);
         for k in silent {
-            let req = self.fetches.new_req();
-            if let Some(p) = self.fetches.get_mut(&want) {
-                p.record_ask(k, req, now, false);
-            }
             log::debug!(
                 "{}: {want} evicted elsewhere; asking silent replica {src}.{k} again",
                 self.me
             );
-            self.out.send(
-                ReplicaId::new(src, k),
-                Frame::Pull {
-                    want,
-                    req,
-                    consumed,
-                },
-            );
+            let (to, pull) = self.new_ask(now, want, k, false);
+            self.out.send(to, pull);
         }
         true
     }
@@ -527,21 +508,32 @@ impl Engine {
                     && self.liveness.is_usable(ReplicaId::new(src, k))
             });
         if let Some(k) = candidate {
-            let req = self.fetches.new_req();
-            let consumed = self.consumed.watermark(want.comm(), src);
-            if let Some(p) = self.fetches.get_mut(&want) {
-                p.record_ask(k, req, now, true);
-            }
             log::trace!("{}: hedging {want} at replica {k}", self.me);
-            self.out.send(
-                ReplicaId::new(src, k),
-                Frame::Pull {
-                    want,
-                    req,
-                    consumed,
-                },
-            );
+            let (to, pull) = self.new_ask(now, want, k, true);
+            self.out.send(to, pull);
         }
+    }
+
+    /// A new ask for `want` to replica `k` of its sender, recorded (replacing an earlier
+    /// one to `k` unless `keep_outstanding` and it still waits): where it goes, and the
+    /// PULL to send there.
+    fn new_ask(
+        &mut self,
+        now: Duration,
+        want: Want,
+        k: u32,
+        keep_outstanding: bool,
+    ) -> (ReplicaId, Frame) {
+        let req = self.fetches.new_req();
+        if let Some(p) = self.fetches.get_mut(&want) {
+            p.record_ask(k, req, now, keep_outstanding);
+        }
+        let pull = Frame::Pull {
+            want,
+            req,
+            consumed: self.consumed.watermark(want.comm(), want.src()),
+        };
+        (ReplicaId::new(want.src(), k), pull)
     }
 
     /// Tells the senders how far this replica received their streams.
