@@ -469,7 +469,7 @@ impl Server {
         now: Instant,
     ) -> bool {
         let id = match peer {
-            PeerId::Replica(id) if id.rank < self.ranks && id.replica < self.replicas => id,
+            PeerId::Replica(id, _) if id.rank < self.ranks && id.replica < self.replicas => id,
             other => {
                 log::debug!("unexpected peer {other:?} on the control port");
                 return false;

@@ -72,6 +72,7 @@ pub fn start(
     launcher: SocketAddr,
     key: &JobKey,
     me: ReplicaId,
+    incarnation: u32,
     cfg: HeartbeatConfig,
     connect_timeout: Duration,
 ) -> Result<(), Error> {
@@ -80,7 +81,7 @@ pub fn start(
     let _ = s.set_nodelay(true);
     s.set_read_timeout(Some(connect_timeout))
         .map_err(|e| Error::Bootstrap(e.to_string()))?;
-    let server = auth::client_blocking(&mut s, key, PeerId::Replica(me))
+    let server = auth::client_blocking(&mut s, key, PeerId::Replica(me, incarnation))
         .map_err(|e| Error::Bootstrap(format!("heartbeat handshake: {e}")))?;
     if server != PeerId::Launcher {
         return Err(Error::Bootstrap(

@@ -49,6 +49,12 @@ pub mod vars {
     pub const RENDEZVOUS_TIMEOUT_MS: &str = "VOLPEX_RENDEZVOUS_TIMEOUT_MS";
     /// CPUs this process runs on (`0,2-3`; see `affinity`); unset: any.
     pub const CPUS: &str = "VOLPEX_CPUS";
+    /// Which incarnation of its replica this process is (0 for the first; see
+    /// `ToProcess::Joining`).
+    pub const INCARNATION: &str = "VOLPEX_INCARNATION";
+    /// `1` when the launcher regenerates lost replicas: senders then keep what a new
+    /// incarnation replaying the program needs while their log has room.
+    pub const REGENERATE: &str = "VOLPEX_REGENERATE";
 }
 
 /// Stderr lines a replica's runtime prints start with this (then `[rank.replica]`), so the
@@ -75,6 +81,13 @@ pub struct Joined {
     pub exit_after_sends: Option<u64>,
     /// Fault injection: exit after making this many coordinated choices.
     pub exit_after_choices: Option<u64>,
+    /// This process's incarnation.
+    pub incarnation: u32,
+    /// Incarnation of every replica, `[rank][replica]`.
+    pub incarnations: Vec<Vec<u32>>,
+    /// `Some(n)`: this is a regenerated incarnation, caught up once it received n
+    /// messages (see `ToProcess::Table`).
+    pub catch_up: Option<u64>,
 }
 
 fn var(name: &str) -> Result<String, Error> {
@@ -147,6 +160,11 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
             .unwrap_or(120_000),
     );
     let me = ReplicaId::new(rank, replica);
+    let incarnation = match env_u64(vars::INCARNATION).map_err(Error::Launch)? {
+        None => 0,
+        Some(v) => u32::try_from(v)
+            .map_err(|_| Error::Launch(format!("{} too large", vars::INCARNATION)))?,
+    };
 
     let listen = |ip: IpAddr| {
         let l = mio::net::TcpListener::bind(SocketAddr::new(ip, 0))
@@ -174,7 +192,7 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
     let _ = s.set_nodelay(true);
     s.set_read_timeout(Some(rendezvous))
         .map_err(|e| Error::Bootstrap(e.to_string()))?;
-    let server = auth::client_blocking(&mut s, &key, PeerId::Replica(me))
+    let server = auth::client_blocking(&mut s, &key, PeerId::Replica(me, incarnation))
         .map_err(|e| Error::Bootstrap(format!("launcher handshake: {e}")))?;
     if server != PeerId::Launcher {
         return Err(Error::Bootstrap(
@@ -185,15 +203,22 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
         addr: my_addr.to_string(),
     });
     write_one(&mut s, &h, &p).map_err(|e| Error::Bootstrap(e.to_string()))?;
-    heartbeat::start(launcher_addr, &key, me, beat, connect_timeout)?;
+    heartbeat::start(launcher_addr, &key, me, incarnation, beat, connect_timeout)?;
     // Death notices for replicas that never registered may come first; the table
     // leaves those out anyway.
-    let table = loop {
+    let (table, incarnations, catch_up) = loop {
         let (h, p) = read_one(&mut s).map_err(|e| Error::Bootstrap(format!("rendezvous: {e}")))?;
         match control::decode::<ToProcess>(&h, &p) {
-            Ok(ToProcess::Table { addrs }) => break addrs,
-            Ok(ToProcess::Death { rank, replica }) => {
+            Ok(ToProcess::Table {
+                addrs,
+                incarnations,
+                catch_up,
+            }) => break (addrs, incarnations, catch_up),
+            Ok(ToProcess::Death { rank, replica, .. }) => {
                 log::debug!("replica {rank}.{replica} died before the rendezvous")
+            }
+            Ok(ToProcess::Joining { .. } | ToProcess::Alive { .. }) => {
+                log::debug!("a regenerated replica joined before the rendezvous")
             }
             Ok(ToProcess::Shutdown) => {
                 return Err(Error::Bootstrap("the launcher ended the job".into()))
@@ -201,7 +226,12 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
             Err(e) => return Err(Error::Bootstrap(e.to_string())),
         }
     };
-    if table.len() != ranks as usize || table.iter().any(|r| r.len() != replicas as usize) {
+    let shape_ok = |lens: Vec<usize>| {
+        lens.len() == ranks as usize && lens.iter().all(|&r| r == replicas as usize)
+    };
+    if !shape_ok(table.iter().map(Vec::len).collect())
+        || !shape_ok(incarnations.iter().map(Vec::len).collect())
+    {
         return Err(Error::Bootstrap("address table has the wrong shape".into()));
     }
     let addrs = table
@@ -225,5 +255,8 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
         addrs,
         exit_after_sends,
         exit_after_choices,
+        incarnation,
+        incarnations,
+        catch_up,
     })
 }

@@ -16,7 +16,7 @@ use crate::bootstrap;
 use crate::config::Config;
 use crate::error::Error;
 use crate::message::ReplicaId;
-use crate::transport::{Core, Runtime};
+use crate::transport::{Core, Membership, Runtime};
 
 /// Shared state behind every communicator of a process.
 pub(crate) struct Inner {
@@ -69,7 +69,12 @@ pub fn initialize() -> Result<Universe, Error> {
             cfg,
             Some(j.listener),
             Some(j.launcher),
-            j.addrs,
+            Membership {
+                addrs: j.addrs,
+                incarnations: j.incarnations,
+                incarnation: j.incarnation,
+                catch_up: j.catch_up,
+            },
             start,
         )
         .map_err(Error::EventLoopStart)?;
@@ -95,7 +100,7 @@ pub fn initialize() -> Result<Universe, Error> {
         }
     } else {
         let me = ReplicaId::new(0, 0);
-        let (core, waker) = Core::new(me, 1, 1, [0; 32], cfg, None, None, vec![vec![None]], start)
+        let (core, waker) = Core::new(me, 1, 1, [0; 32], cfg, None, None, Membership::alone(), start)
             .map_err(Error::EventLoopStart)?;
         let (rt, bg) = Runtime::start(core, waker);
         Inner {

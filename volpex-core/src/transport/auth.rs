@@ -20,31 +20,36 @@ pub type JobKey = [u8; 32];
 /// Who is at the other end of a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PeerId {
-    /// A replica.
-    Replica(ReplicaId),
+    /// A replica, and which incarnation of it (see `ToProcess::Joining`): a peer refuses
+    /// an incarnation older than the one it knows.
+    Replica(ReplicaId, u32),
     /// The launcher.
     Launcher,
 }
 
+/// Bytes of an encoded `PeerId`: rank, replica index, incarnation.
+pub const PEER_ID_BYTES: usize = 12;
+
 impl PeerId {
-    fn encode(self) -> [u8; 8] {
-        let (a, b) = match self {
-            PeerId::Replica(r) => (r.rank, r.replica),
-            PeerId::Launcher => (u32::MAX, u32::MAX),
+    fn encode(self) -> [u8; PEER_ID_BYTES] {
+        let (a, b, c) = match self {
+            PeerId::Replica(r, inc) => (r.rank, r.replica, inc),
+            PeerId::Launcher => (u32::MAX, u32::MAX, u32::MAX),
         };
-        let mut out = [0u8; 8];
+        let mut out = [0u8; PEER_ID_BYTES];
         out[..4].copy_from_slice(&a.to_le_bytes());
-        out[4..].copy_from_slice(&b.to_le_bytes());
+        out[4..8].copy_from_slice(&b.to_le_bytes());
+        out[8..].copy_from_slice(&c.to_le_bytes());
         out
     }
 
     fn decode(b: &[u8]) -> PeerId {
-        let a = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        let r = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+        let word = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let (a, r, inc) = (word(0), word(4), word(8));
         if a == u32::MAX && r == u32::MAX {
             PeerId::Launcher
         } else {
-            PeerId::Replica(ReplicaId::new(a, r))
+            PeerId::Replica(ReplicaId::new(a, r), inc)
         }
     }
 }
@@ -83,7 +88,7 @@ pub fn new_job_key() -> JobKey {
     nonce()
 }
 
-fn mac(key: &JobKey, label: &[u8], a: &[u8], b: &[u8], id: [u8; 8]) -> blake3::Hash {
+fn mac(key: &JobKey, label: &[u8], a: &[u8], b: &[u8], id: [u8; PEER_ID_BYTES]) -> blake3::Hash {
     let mut h = blake3::Hasher::new_keyed(key);
     h.update(label);
     h.update(a);
@@ -138,7 +143,7 @@ impl ClientHandshake {
         let server_nonce = &payload[..NONCE_BYTES];
         let server_mac = &payload[NONCE_BYTES..NONCE_BYTES + 32];
         let server_id = &payload[NONCE_BYTES + 32..];
-        let mut sid = [0u8; 8];
+        let mut sid = [0u8; PEER_ID_BYTES];
         sid.copy_from_slice(server_id);
         let want = mac(key, b"volpex server", &self.nonce, server_nonce, sid);
         let mut got = [0u8; 32];
@@ -254,8 +259,8 @@ mod tests {
     use super::*;
 
     fn run(client_key: &JobKey, server_key: &JobKey) -> Result<(PeerId, PeerId), AuthError> {
-        let me = PeerId::Replica(ReplicaId::new(1, 2));
-        let srv = PeerId::Replica(ReplicaId::new(3, 0));
+        let me = PeerId::Replica(ReplicaId::new(1, 2), 0);
+        let srv = PeerId::Replica(ReplicaId::new(3, 0), 0);
         let (c, h, p) = ClientHandshake::start(me);
         let (s, ch, cp) = ServerHandshake::on_hello(server_key, srv, &h, &p)?;
         let (server, ah, ap) = c.on_challenge(client_key, &ch, &cp)?;
@@ -267,8 +272,8 @@ mod tests {
     fn same_key_authenticates_both_ways() {
         let k = new_job_key();
         let (server, client) = run(&k, &k).unwrap();
-        assert_eq!(server, PeerId::Replica(ReplicaId::new(3, 0)));
-        assert_eq!(client, PeerId::Replica(ReplicaId::new(1, 2)));
+        assert_eq!(server, PeerId::Replica(ReplicaId::new(3, 0), 0));
+        assert_eq!(client, PeerId::Replica(ReplicaId::new(1, 2), 0));
     }
 
     #[test]

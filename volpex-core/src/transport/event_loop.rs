@@ -39,6 +39,31 @@ pub struct Signals {
     pub in_poll: AtomicBool,
 }
 
+/// Who is in the job, as the launcher's table says when this process joins.
+#[derive(Debug, Clone, Default)]
+pub struct Membership {
+    /// Peer listener of every replica, `[rank][replica]`; `None` for a dead one.
+    pub addrs: Vec<Vec<Option<SocketAddr>>>,
+    /// Incarnation of every replica, `[rank][replica]`.
+    pub incarnations: Vec<Vec<u32>>,
+    /// This process's incarnation.
+    pub incarnation: u32,
+    /// `Some(n)`: a regenerated incarnation, caught up after receiving n messages.
+    pub catch_up: Option<u64>,
+}
+
+impl Membership {
+    /// A job of one process.
+    pub fn alone() -> Membership {
+        Membership {
+            addrs: vec![vec![None]],
+            incarnations: vec![vec![0]],
+            incarnation: 0,
+            catch_up: None,
+        }
+    }
+}
+
 /// The event loop state of one replica.
 pub struct Core {
     /// The protocol engine this loop drives.
@@ -58,6 +83,13 @@ pub struct Core {
     /// DATA frames partly written straight from the sender's buffer (see `send`).
     pub(super) direct: Vec<DirectWrite>,
     addrs: Vec<Vec<Option<SocketAddr>>>,
+    /// This process's incarnation (see `ToProcess::Joining`).
+    pub(super) incarnation: u32,
+    /// The newest incarnation known of every replica, `[rank][replica]`: connections
+    /// from older ones are closed, their handshakes refused.
+    pub(super) incarnations: Vec<Vec<u32>>,
+    /// A regenerated incarnation: caught up once it received this many messages.
+    pub(super) catch_up: Option<u64>,
     next_token: usize,
     start: Instant,
     pub(super) shutdown: bool,
@@ -84,14 +116,20 @@ impl Core {
         cfg: Config,
         listener: Option<TcpListener>,
         launcher: Option<std::net::TcpStream>,
-        addrs: Vec<Vec<Option<SocketAddr>>>,
+        table: Membership,
         start: Instant,
     ) -> io::Result<(Core, Waker)> {
+        let Membership {
+            addrs,
+            incarnations,
+            incarnation,
+            catch_up,
+        } = table;
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER)?;
         super::keepalive::describe(cfg.peer_timeout);
         let mut core = Core {
-            engine: Engine::new(me, ranks, replicas, cfg.clone()),
+            engine: Engine::joining(me, ranks, replicas, cfg.clone(), &incarnations),
             me,
             key,
             cfg,
@@ -104,6 +142,9 @@ impl Core {
             dirty: Vec::new(),
             direct: Vec::new(),
             addrs,
+            incarnation,
+            incarnations,
+            catch_up,
             next_token: FIRST_CONN,
             start,
             shutdown: false,
@@ -272,6 +313,57 @@ impl Core {
         self.addr_of(to).is_none()
     }
 
+    /// The newest incarnation of `r` known here.
+    pub(super) fn incarnation_of(&self, r: ReplicaId) -> u32 {
+        self.incarnations
+            .get(r.rank as usize)
+            .and_then(|x| x.get(r.replica as usize))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// A new incarnation of `r` joins (the launcher's JOINING notice, or its handshake
+    /// arriving first): close every connection of older ones, route to the new one.
+    pub(super) fn on_joining(&mut self, r: ReplicaId, inc: u32, addr: Option<SocketAddr>) {
+        let known = self.incarnation_of(r);
+        if inc < known {
+            return;
+        }
+        if let Some(a) = addr {
+            if let Some(slot) = self
+                .addrs
+                .get_mut(r.rank as usize)
+                .and_then(|x| x.get_mut(r.replica as usize))
+            {
+                *slot = Some(a);
+            }
+        }
+        if inc == known {
+            return;
+        }
+        if let Some(slot) = self
+            .incarnations
+            .get_mut(r.rank as usize)
+            .and_then(|x| x.get_mut(r.replica as usize))
+        {
+            *slot = inc;
+        }
+        let old: Vec<Token> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| {
+                matches!(c.intended_peer(), Some(PeerId::Replica(p, i)) if p == r && i < inc)
+            })
+            .map(|(t, _)| *t)
+            .collect();
+        for t in old {
+            self.close(t, "an old incarnation (fenced)");
+        }
+        log::info!("{}: incarnation {inc} of {r} joins", self.me);
+        let now = self.now();
+        self.engine.handle_peer_joining(now, r, inc);
+    }
+
     pub(super) fn addr_of(&self, to: ReplicaId) -> Option<SocketAddr> {
         self.addrs
             .get(to.rank as usize)
@@ -332,13 +424,19 @@ impl Core {
                     std::process::exit(EXIT_ORPHANED);
                 }
             }
-            Some(PeerId::Replica(r)) => {
+            Some(PeerId::Replica(r, inc)) if inc < self.incarnation_of(r) => {
+                log::debug!("{}: connection to an old incarnation of {r} closed", self.me);
+                if self.peers.get(&r) == Some(&token) {
+                    self.peers.remove(&r);
+                }
+            }
+            Some(PeerId::Replica(r, inc)) => {
                 log::debug!("{}: connection to {r} closed: {why}", self.me);
                 // Another authenticated connection to it may still be open.
                 let other = self
                     .conns
                     .iter()
-                    .find(|(_, o)| o.peer() == Some(PeerId::Replica(r)))
+                    .find(|(_, o)| o.peer() == Some(PeerId::Replica(r, inc)))
                     .map(|(t, _)| *t);
                 if self.peers.get(&r) == Some(&token) {
                     match other {
@@ -461,7 +559,7 @@ impl Core {
     }
 
     fn on_readable(&mut self, token: Token, landing: Option<&mut Landing<'_>>, now: Duration) {
-        let me = PeerId::Replica(self.me);
+        let me = PeerId::Replica(self.me, self.incarnation);
         let key = self.key;
         let Some(c) = self.conns.get_mut(&token) else {
             return;
@@ -483,7 +581,7 @@ impl Core {
                         Step::Established(PeerId::Launcher) => {
                             Some(crate::config::CONTROL_PAYLOAD_BYTES_MAX)
                         }
-                        Step::Established(PeerId::Replica(_)) => Some(FRAME_PAYLOAD_BYTES_MAX),
+                        Step::Established(PeerId::Replica(..)) => Some(FRAME_PAYLOAD_BYTES_MAX),
                         Step::Nothing | Step::Frame(..) => None,
                     };
                     steps.push(s);
@@ -508,14 +606,23 @@ impl Core {
         for s in steps.drain(..) {
             match s {
                 Step::Nothing => {}
-                Step::Established(PeerId::Replica(r)) => {
+                Step::Established(PeerId::Replica(r, inc)) => {
+                    let known = self.incarnation_of(r);
+                    if inc < known {
+                        self.close(token, "an old incarnation (fenced)");
+                        return;
+                    }
+                    if inc > known {
+                        // Its handshake outran the launcher's JOINING notice.
+                        self.on_joining(r, inc, None);
+                    }
                     log::debug!("{}: connection to {r} established", self.me);
                     self.settle_route(r, token);
                 }
                 Step::Established(PeerId::Launcher) => {
                     log::warn!("{}: a peer claimed to be the launcher", self.me);
                 }
-                Step::Frame(PeerId::Replica(r), h, p) => match Frame::from_parts(&h, p) {
+                Step::Frame(PeerId::Replica(r, _), h, p) => match Frame::from_parts(&h, p) {
                     Ok(f) => self.engine.handle_frame(now, r, f),
                     Err(e) => {
                         self.close(token, &format!("bad frame from {r}: {e}"));

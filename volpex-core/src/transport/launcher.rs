@@ -52,10 +52,38 @@ impl Core {
             return;
         }
         match control::decode::<ToProcess>(h, p) {
-            Ok(ToProcess::Death { rank, replica }) => {
+            Ok(ToProcess::Death {
+                rank,
+                replica,
+                incarnation,
+            }) => {
+                let r = ReplicaId::new(rank, replica);
+                if incarnation < self.incarnation_of(r) {
+                    log::debug!("{}: stale death notice of {r} ignored", self.me);
+                    return;
+                }
                 let now = self.now();
-                self.engine
-                    .handle_peer_down(now, ReplicaId::new(rank, replica), true);
+                self.engine.handle_peer_down(now, r, true);
+            }
+            Ok(ToProcess::Joining {
+                rank,
+                replica,
+                incarnation,
+                addr,
+            }) => match addr.parse() {
+                Ok(a) => self.on_joining(ReplicaId::new(rank, replica), incarnation, Some(a)),
+                Err(e) => log::warn!("{}: bad address {addr:?} in JOINING: {e}", self.me),
+            },
+            Ok(ToProcess::Alive {
+                rank,
+                replica,
+                incarnation,
+            }) => {
+                let r = ReplicaId::new(rank, replica);
+                if incarnation == self.incarnation_of(r) {
+                    let now = self.now();
+                    self.engine.handle_peer_alive(now, r);
+                }
             }
             Ok(ToProcess::Shutdown) => self.shutdown = true,
             Ok(ToProcess::Table { .. }) => {

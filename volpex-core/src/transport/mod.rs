@@ -18,6 +18,6 @@ mod stats;
 pub mod tuning;
 
 pub use crate::wire::stream::Landing;
-pub use event_loop::Core;
+pub use event_loop::{Core, Membership};
 pub use progress::Runtime;
 pub use send::SendError;

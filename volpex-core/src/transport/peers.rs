@@ -32,8 +32,12 @@ impl Core {
         };
         super::tuning::tune(&stream, &self.cfg);
         let token = self.token();
+        let (me, them) = (
+            PeerId::Replica(self.me, self.incarnation),
+            PeerId::Replica(to, self.incarnation_of(to)),
+        );
         let mut conn =
-            match Conn::outgoing(stream, PeerId::Replica(self.me), PeerId::Replica(to), now) {
+            match Conn::outgoing(stream, me, them, now) {
                 Ok(c) => c,
                 Err(e) => {
                     log::warn!("{}: cannot set up a connection to {to}: {e}", self.me);

@@ -219,7 +219,8 @@ impl Core {
         let Some(c) = self.conns.get_mut(&token) else {
             return false;
         };
-        if c.peer() != Some(PeerId::Replica(to)) || !c.link.out.is_empty() {
+        let to_it = matches!(c.peer(), Some(PeerId::Replica(p, _)) if p == to);
+        if !to_it || !c.link.out.is_empty() {
             return false;
         }
         let head = data_header(&key, req, order, payload.len(), confirm).encode();

@@ -50,6 +50,13 @@ pub enum ToLauncher {
         /// Replica index.
         replica: u32,
     },
+    /// A regenerated incarnation has received as many messages as its sibling had when
+    /// it started (`Table::catch_up`): it is an ordinary replica again. The launcher
+    /// announces it to everyone with `ToProcess::Alive`.
+    CaughtUp {
+        /// Messages it has received so far.
+        receives: u64,
+    },
     /// Liveness, on the replica's second (heartbeat) connection only: the first message
     /// there says what the connection is, then one every heartbeat interval.
     Heartbeat,
@@ -70,13 +77,48 @@ pub enum ToProcess {
     Table {
         /// The addresses.
         addrs: Vec<Vec<Option<String>>>,
+        /// Incarnation of every replica, `[rank][replica]` (0 for the first process of
+        /// each; see `Incarnation`).
+        incarnations: Vec<Vec<u32>>,
+        /// `Some(n)` when the receiving process is a regenerated incarnation: it replays
+        /// its rank's program and has caught up once it has received `n` messages (what
+        /// its most advanced live sibling had received when it started); then it sends
+        /// `ToLauncher::CaughtUp`.
+        catch_up: Option<u64>,
     },
-    /// That replica's process is gone.
+    /// That incarnation of that replica is gone.
     Death {
         /// Rank.
         rank: u32,
         /// Replica index.
         replica: u32,
+        /// Which incarnation died; a notice about an older one than the receiver knows
+        /// is stale and ignored.
+        incarnation: u32,
+    },
+    /// A new incarnation of (rank, replica) registered at `addr` and replays its rank's
+    /// program: fence every older incarnation (close their connections, refuse their
+    /// handshakes), accept its connections, serve its pulls and send it CONSUMED
+    /// notices; it is not yet asked for messages nor counted before evicting log entries.
+    Joining {
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+        /// Its incarnation (greater than every earlier one of this rank).
+        incarnation: u32,
+        /// Its listener address, `ip:port`.
+        addr: String,
+    },
+    /// That incarnation caught up: it is an ordinary live replica again (asked for
+    /// messages, counted before evicting log entries).
+    Alive {
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+        /// Its incarnation.
+        incarnation: u32,
     },
     /// The job is done: stop serving and exit 0.
     Shutdown,

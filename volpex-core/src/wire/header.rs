@@ -16,10 +16,10 @@ pub const FLAG_CONFIRM: u8 = 2;
 
 /// Handshake payload sizes.
 pub const NONCE_BYTES: usize = 32;
-/// HELLO: nonce, rank, replica.
-pub const HELLO_BYTES: usize = NONCE_BYTES + 8;
-/// CHALLENGE: nonce, MAC, rank, replica.
-pub const CHALLENGE_BYTES: usize = NONCE_BYTES + 32 + 8;
+/// HELLO: nonce, rank, replica, incarnation.
+pub const HELLO_BYTES: usize = NONCE_BYTES + 12;
+/// CHALLENGE: nonce, MAC, rank, replica, incarnation.
+pub const CHALLENGE_BYTES: usize = NONCE_BYTES + 32 + 12;
 /// AUTH: MAC.
 pub const AUTH_BYTES: usize = 32;
 

@@ -481,6 +481,7 @@ impl JobState {
             ToLauncher::Fence { rank, replica } => self.fence(id, rank, replica),
             ToLauncher::Stats { stats } => self.procs[i].stats = Some(stats),
             ToLauncher::Register { .. } => log::warn!("replica {id} registered twice"),
+            ToLauncher::CaughtUp { .. } => log::warn!("replica {id} caught up unasked"),
             ToLauncher::Heartbeat => {
                 log::warn!("replica {id} sent a heartbeat on its control connection")
             }

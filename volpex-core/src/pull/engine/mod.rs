@@ -163,8 +163,22 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// A fresh engine for replica `me` of a job of `ranks` x `replicas`.
+    /// A fresh engine for replica `me` of a job of `ranks` x `replicas`, every replica
+    /// in its first incarnation.
     pub fn new(me: ReplicaId, ranks: u32, replicas: u32, cfg: Config) -> Engine {
+        Engine::joining(me, ranks, replicas, cfg, &[])
+    }
+
+    /// A fresh engine for replica `me` joining a job whose replicas are in the
+    /// incarnations `incarnations[rank][replica]` (missing entries: 0). A regenerated
+    /// replica follows its rank's oldest live sibling's choices (see `pull::decision`).
+    pub fn joining(
+        me: ReplicaId,
+        ranks: u32,
+        replicas: u32,
+        cfg: Config,
+        incarnations: &[Vec<u32>],
+    ) -> Engine {
         let coordinated = replicas > 1 && !cfg.send_deterministic;
         Engine {
             me,
@@ -346,6 +360,18 @@ impl Engine {
         }
         self.rematch(now);
         self.drain_loopback(now);
+    }
+
+    /// A new incarnation `inc` of `peer` registered and replays its program: it may pull
+    /// from here and is sent consumption notices, but is not asked for messages nor
+    /// waited for before evicting log entries until `handle_peer_alive`.
+    pub fn handle_peer_joining(&mut self, now: Duration, peer: ReplicaId, inc: u32) {
+        let _ = (now, peer, inc);
+    }
+
+    /// A joining incarnation of `peer` caught up: an ordinary live replica again.
+    pub fn handle_peer_alive(&mut self, now: Duration, peer: ReplicaId) {
+        let _ = (now, peer);
     }
 
     /// Timers: acks, silence, hedges, takeover answers, consumption notices.

@@ -33,6 +33,7 @@ impl JobState {
         let notice = ToProcess::Death {
             rank: id.rank,
             replica: id.replica,
+            incarnation: 0,
         };
         for (j, p) in self.procs.iter().enumerate() {
             if j != i && p.state.alive() {

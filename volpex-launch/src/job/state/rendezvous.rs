@@ -81,7 +81,7 @@ impl JobState {
     }
 
     fn table(&self) -> ToProcess {
-        let addrs = (0..self.ranks)
+        let addrs: Vec<Vec<Option<String>>> = (0..self.ranks)
             .map(|r| {
                 (0..self.replicas)
                     .map(|k| {
@@ -95,6 +95,11 @@ impl JobState {
                     .collect()
             })
             .collect();
-        ToProcess::Table { addrs }
+        let incarnations = addrs.iter().map(|r| vec![0; r.len()]).collect();
+        ToProcess::Table {
+            addrs,
+            incarnations,
+            catch_up: None,
+        }
     }
 }
