@@ -112,6 +112,7 @@ fn death(to: ReplicaId, of: ReplicaId) -> Action {
         msg: ToProcess::Death {
             rank: of.rank,
             replica: of.replica,
+            incarnation: 0,
         },
     }
 }
@@ -135,7 +136,7 @@ fn the_table_goes_out_once_everyone_registered() {
         .map(|a| match a {
             Action::Send {
                 to,
-                msg: ToProcess::Table { addrs },
+                msg: ToProcess::Table { addrs, .. },
             } => {
                 assert_eq!(addrs[1][1].as_deref(), Some("10.0.0.1:7001"));
                 *to
@@ -158,7 +159,9 @@ fn a_replica_that_does_not_register_is_ended_after_the_grace() {
     assert!(actions.contains(&Action::Send {
         to: id(0, 0),
         msg: ToProcess::Table {
-            addrs: vec![vec![Some("10.0.0.0:7000".into()), None]]
+            addrs: vec![vec![Some("10.0.0.0:7000".into()), None]],
+            incarnations: vec![vec![0, 0]],
+            catch_up: None,
         }
     }));
     assert_eq!(
