@@ -34,7 +34,9 @@ pub struct ProcSpec {
     pub rank: u32,
     /// Replica index.
     pub replica: u32,
-    /// Variables for this process only (rank, replica, fault injection).
+    /// Incarnation (0 for the job's first processes).
+    pub incarnation: u32,
+    /// Variables for this process only (rank, replica, incarnation, fault injection).
     pub env: Vec<(String, String)>,
 }
 
@@ -61,6 +63,9 @@ pub struct StartSpec {
     pub bind: crate::binding::Bind,
     /// The processes.
     pub procs: Vec<ProcSpec>,
+    /// volpexrun may send `Spawn` later (`--regenerate`): the agent stays until its stdin
+    /// closes, even when every process of its host has ended.
+    pub regenerate: bool,
 }
 
 /// volpexrun -> agent.
@@ -68,12 +73,16 @@ pub struct StartSpec {
 pub enum ToAgent {
     /// Start the processes (first message, exactly once).
     Start(Box<StartSpec>),
-    /// Send a signal to one replica.
+    /// Start one more process (a new incarnation), like `Start`'s.
+    Spawn(ProcSpec),
+    /// Send a signal to one incarnation of a replica.
     Signal {
         /// Rank.
         rank: u32,
         /// Replica index.
         replica: u32,
+        /// Incarnation.
+        incarnation: u32,
         /// Signal number.
         signal: i32,
     },
@@ -103,6 +112,8 @@ pub enum FromAgent {
         rank: u32,
         /// Replica index.
         replica: u32,
+        /// Incarnation.
+        incarnation: u32,
         /// Its pid on that host.
         pid: u32,
     },
@@ -112,6 +123,8 @@ pub enum FromAgent {
         rank: u32,
         /// Replica index.
         replica: u32,
+        /// Incarnation.
+        incarnation: u32,
         /// Why.
         error: String,
     },
@@ -126,6 +139,8 @@ pub enum FromAgent {
         rank: u32,
         /// Replica index.
         replica: u32,
+        /// Incarnation.
+        incarnation: u32,
         /// 0 stdout, 1 stderr.
         stream: u8,
         /// Line index among the replica's program lines; `None` for a diagnostic.
@@ -141,6 +156,8 @@ pub enum FromAgent {
         rank: u32,
         /// Replica index.
         replica: u32,
+        /// Incarnation.
+        incarnation: u32,
         /// Exit code, if it exited.
         code: Option<i32>,
         /// Signal, if one ended it.
@@ -155,12 +172,14 @@ impl FromAgent {
             FromAgent::Line {
                 rank,
                 replica,
+                incarnation,
                 stream,
                 index,
                 text,
             } => Some(Line {
                 rank,
                 replica,
+                incarnation,
                 stream: if stream == 0 {
                     Stream::Out
                 } else {
@@ -220,6 +239,7 @@ enum AgentEvent {
 struct Child {
     rank: u32,
     replica: u32,
+    incarnation: u32,
     pid: u32,
     exited: bool,
 }
@@ -245,7 +265,12 @@ pub fn main() -> i32 {
     let mut stdin = std::io::stdin();
     let spec = match read_frame::<ToAgent>(&mut stdin) {
         Ok(Some(ToAgent::Start(spec))) => spec,
-        Ok(Some(other @ (ToAgent::Signal { .. } | ToAgent::EndAll | ToAgent::Rebind { .. }))) => {
+        Ok(Some(
+            other @ (ToAgent::Signal { .. }
+            | ToAgent::Spawn(_)
+            | ToAgent::EndAll
+            | ToAgent::Rebind { .. }),
+        )) => {
             let _ = write_frame(
                 &mut out,
                 &FromAgent::Fatal {
@@ -327,72 +352,11 @@ pub fn main() -> i32 {
     };
     let mut children = Vec::new();
     for p in &spec.procs {
-        let mut cmd = Command::new(&spec.program);
-        if let Some((_, list)) = cpus.iter().find(|(t, _)| *t == p.replica) {
-            cmd.env(volpex::bootstrap::vars::CPUS, list);
-        }
-        cmd.args(&spec.args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .envs(p.env.iter().map(|(k, v)| (k, v)))
-            .env(volpex::bootstrap::vars::LAUNCHER, &launcher)
-            .env(volpex::bootstrap::vars::BIND, "auto");
-        match cmd.spawn() {
-            Ok(mut child) => {
-                let pid = child.id();
-                let _ = write_frame(
-                    &mut out,
-                    &FromAgent::Started {
-                        rank: p.rank,
-                        replica: p.replica,
-                        pid,
-                    },
-                );
-                if let Some(o) = child.stdout.take() {
-                    spawn_pump(o, (p.rank, p.replica), Stream::Out, tx.clone());
-                }
-                if let Some(e) = child.stderr.take() {
-                    spawn_pump(e, (p.rank, p.replica), Stream::Err, tx.clone());
-                }
-                let (rank, replica, tx) = (p.rank, p.replica, tx.clone());
-                let _ = std::thread::Builder::new()
-                    .name("agent-reaper".into())
-                    .spawn(move || {
-                        let (code, signal) = match child.wait() {
-                            Ok(st) => (st.code(), st.signal()),
-                            Err(_) => (None, None),
-                        };
-                        let _ = tx.send(AgentEvent::Out(FromAgent::Exited {
-                            rank,
-                            replica,
-                            code,
-                            signal,
-                        }));
-                    });
-                children.push(Child {
-                    rank: p.rank,
-                    replica: p.replica,
-                    pid,
-                    exited: false,
-                });
-            }
-            Err(e) => {
-                let _ = write_frame(
-                    &mut out,
-                    &FromAgent::StartFailed {
-                        rank: p.rank,
-                        replica: p.replica,
-                        error: format!("cannot start {} on {}: {e}", spec.program, spec.host),
-                    },
-                );
-            }
-        }
+        start_one(&spec, p, &launcher, &cpus, &tx, &mut out, &mut children);
     }
-    drop(tx);
     let mut pipes = children.len() * 2;
     let mut launcher_gone = false;
+    let mut stdin_open = true;
     let kill_all = |children: &[Child]| {
         for c in children.iter().filter(|c| !c.exited) {
             if let Ok(pid) = i32::try_from(c.pid) {
@@ -400,16 +364,22 @@ pub fn main() -> i32 {
             }
         }
     };
-    while children.iter().any(|c| !c.exited) || pipes > 0 {
+    // With regeneration, a host whose processes all ended may get a new one: wait for
+    // volpexrun to close stdin.
+    while children.iter().any(|c| !c.exited) || pipes > 0 || (spec.regenerate && stdin_open) {
         let Ok(ev) = rx.recv() else { break };
         match ev {
             AgentEvent::Out(msg) => {
                 match &msg {
-                    FromAgent::Exited { rank, replica, .. } => {
-                        if let Some(c) = children
-                            .iter_mut()
-                            .find(|c| c.rank == *rank && c.replica == *replica)
-                        {
+                    FromAgent::Exited {
+                        rank,
+                        replica,
+                        incarnation,
+                        ..
+                    } => {
+                        if let Some(c) = children.iter_mut().find(|c| {
+                            c.rank == *rank && c.replica == *replica && c.incarnation == *incarnation
+                        }) {
                             c.exited = true;
                         }
                     }
@@ -428,11 +398,15 @@ pub fn main() -> i32 {
             AgentEvent::Command(ToAgent::Signal {
                 rank,
                 replica,
+                incarnation,
                 signal,
             }) => {
-                let target = children
-                    .iter()
-                    .find(|c| c.rank == rank && c.replica == replica && !c.exited);
+                let target = children.iter().find(|c| {
+                    c.rank == rank
+                        && c.replica == replica
+                        && c.incarnation == incarnation
+                        && !c.exited
+                });
                 if let (Some(c), Ok(sig)) = (target, Signal::try_from(signal)) {
                     if let Ok(pid) = i32::try_from(c.pid) {
                         let _ = kill(Pid::from_raw(pid), sig);
@@ -451,8 +425,17 @@ pub fn main() -> i32 {
                     }
                 }
             }
+            AgentEvent::Command(ToAgent::Spawn(p)) => {
+                if stdin_open && !launcher_gone {
+                    let before = children.len();
+                    start_one(&spec, &p, &launcher, &cpus, &tx, &mut out, &mut children);
+                    pipes += (children.len() - before) * 2;
+                }
+            }
             AgentEvent::Command(ToAgent::Start(_)) => {}
-            AgentEvent::Command(ToAgent::EndAll) | AgentEvent::StdinClosed => {
+            AgentEvent::Command(ToAgent::EndAll) => kill_all(&children),
+            AgentEvent::StdinClosed => {
+                stdin_open = false;
                 kill_all(&children);
             }
         }
@@ -463,9 +446,90 @@ pub fn main() -> i32 {
     0
 }
 
+/// Starts one process of the host and reports it (`Started` or `StartFailed`); its pipes
+/// and its exit are watched by threads that report on `tx`.
+fn start_one(
+    spec: &StartSpec,
+    p: &ProcSpec,
+    launcher: &str,
+    cpus: &[(u32, String)],
+    tx: &Sender<AgentEvent>,
+    out: &mut std::io::StdoutLock<'_>,
+    children: &mut Vec<Child>,
+) {
+    let mut cmd = Command::new(&spec.program);
+    if let Some((_, list)) = cpus.iter().find(|(t, _)| *t == p.replica) {
+        cmd.env(volpex::bootstrap::vars::CPUS, list);
+    }
+    cmd.args(&spec.args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .envs(p.env.iter().map(|(k, v)| (k, v)))
+        .env(volpex::bootstrap::vars::LAUNCHER, launcher)
+        .env(volpex::bootstrap::vars::BIND, "auto");
+    let (rank, replica, incarnation) = (p.rank, p.replica, p.incarnation);
+    match cmd.spawn() {
+        Ok(mut child) => {
+            let pid = child.id();
+            let _ = write_frame(
+                out,
+                &FromAgent::Started {
+                    rank,
+                    replica,
+                    incarnation,
+                    pid,
+                },
+            );
+            let who = (rank, replica, incarnation);
+            if let Some(o) = child.stdout.take() {
+                spawn_pump(o, who, Stream::Out, tx.clone());
+            }
+            if let Some(e) = child.stderr.take() {
+                spawn_pump(e, who, Stream::Err, tx.clone());
+            }
+            let tx = tx.clone();
+            let _ = std::thread::Builder::new()
+                .name("agent-reaper".into())
+                .spawn(move || {
+                    let (code, signal) = match child.wait() {
+                        Ok(st) => (st.code(), st.signal()),
+                        Err(_) => (None, None),
+                    };
+                    let _ = tx.send(AgentEvent::Out(FromAgent::Exited {
+                        rank,
+                        replica,
+                        incarnation,
+                        code,
+                        signal,
+                    }));
+                });
+            children.push(Child {
+                rank,
+                replica,
+                incarnation,
+                pid,
+                exited: false,
+            });
+        }
+        Err(e) => {
+            let _ = write_frame(
+                out,
+                &FromAgent::StartFailed {
+                    rank,
+                    replica,
+                    incarnation,
+                    error: format!("cannot start {} on {}: {e}", spec.program, spec.host),
+                },
+            );
+        }
+    }
+}
+
 fn spawn_pump<R: Read + Send + 'static>(
     pipe: R,
-    who: (u32, u32),
+    who: (u32, u32, u32),
     stream: Stream,
     tx: Sender<AgentEvent>,
 ) {
@@ -481,6 +545,7 @@ fn spawn_pump<R: Read + Send + 'static>(
                     AgentEvent::Out(FromAgent::Line {
                         rank: l.rank,
                         replica: l.replica,
+                        incarnation: l.incarnation,
                         stream: match l.stream {
                             Stream::Out => 0,
                             Stream::Err => 1,
@@ -504,6 +569,7 @@ mod tests {
         let msg = ToAgent::Signal {
             rank: 3,
             replica: 1,
+            incarnation: 2,
             signal: 9,
         };
         write_frame(&mut buf, &msg).unwrap();

@@ -22,6 +22,19 @@ pub enum LauncherKind {
     Slurm,
 }
 
+/// When volpexrun starts a new incarnation of a lost replica (`--regenerate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Regenerate {
+    /// Never: a lost replica stays lost (the job goes on with fewer replicas).
+    Never,
+    /// Only into a free slot of a host that holds no other replica of its rank (on a
+    /// local job: this machine).
+    Spare,
+    /// Like spare, else on the least loaded host holding no replica of its rank, else on
+    /// any host (oversubscribing it).
+    Always,
+}
+
 /// The default remote shell (`--ssh-cmd`, `VOLPEX_SSH`).
 pub const SSH_DEFAULT: &str = "ssh -o BatchMode=yes";
 
@@ -73,6 +86,18 @@ pub struct Args {
     /// the schedule as --fault specs to replay it.
     #[arg(long = "chaos", value_name = "SEED:SPEC", allow_hyphen_values = true, value_parser = crate::chaos::parse_chaos)]
     pub chaos: Option<ChaosSpec>,
+
+    /// Regenerate lost replicas: start a new incarnation of a replica lost during the run
+    /// (killed, silent, its host lost, retired) that replays its rank from the start.
+    /// spare: only into a free slot (locally: this machine); always: oversubscribe if
+    /// needed; never: a lost replica stays lost. Sets VOLPEX_REGENERATE=1 (unless never).
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Regenerate::Spare)]
+    pub regenerate: Regenerate,
+
+    /// At most N new incarnations per rank (default: unlimited). A rank whose last 3 new
+    /// incarnations in a row died before catching up is not regenerated again.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub max_regenerations: Option<u32>,
 
     /// Hostfile in Open MPI's format: `host` or `host slots=N` per line, `#` comments.
     #[arg(long = "hosts", value_name = "FILE", conflicts_with = "host")]
@@ -368,7 +393,9 @@ mod tests {
 
     #[test]
     fn every_numeric_flag_refuses_what_is_out_of_range() {
-        let bad: [(&str, &[&str]); 9] = [
+        let bad: [(&str, &[&str]); 11] = [
+            ("--regenerate", &["sometimes", "1", ""]),
+            ("--max-regenerations", &["-1", "1.5", "nan", "1000001"]),
             ("--np", &["0", "-1", "100001", "nan", "1.5"]),
             ("--replicas", &["0", "17", "-1", "nan"]),
             ("--timeout", &["-1", "0", "nan", "inf", "1e300", "1000001"]),
@@ -408,10 +435,32 @@ mod tests {
             ("--timeout", "0.5"),
             ("--peer-timeout", "0"),
             ("--fault", "0.0:kill@1000000"),
+            ("--regenerate", "always"),
+            ("--max-regenerations", "0"),
         ] {
             let a = Args::try_parse_from(["volpexrun", "-n", "2", flag, good, "/bin/true"]);
             assert!(a.is_ok(), "{flag} {good}: {a:?}");
         }
+    }
+
+    #[test]
+    fn regeneration_is_on_by_default_into_spare_slots() {
+        let a = Args::try_parse_from(["volpexrun", "-n", "2", "prog"]).expect("parses");
+        assert_eq!(a.regenerate, Regenerate::Spare);
+        assert_eq!(a.max_regenerations, None);
+        let a = Args::try_parse_from([
+            "volpexrun",
+            "-n",
+            "2",
+            "--regenerate",
+            "never",
+            "--max-regenerations",
+            "3",
+            "prog",
+        ])
+        .expect("parses");
+        assert_eq!(a.regenerate, Regenerate::Never);
+        assert_eq!(a.max_regenerations, Some(3));
     }
 
     #[test]

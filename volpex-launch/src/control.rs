@@ -14,12 +14,20 @@
 //! said meanwhile reaches the job `STALL_GRACE` later, after the exits. Running out
 //! of descriptors is reported to the job (`ControlEvent::Fatal`) with the limit.
 //!
+//! A connection names an incarnation of a replica (`PeerId::Replica(id, incarnation)`):
+//! one from another incarnation than the current one of that replica (`Incarnations`,
+//! which the driver raises before it starts a new incarnation) is closed at once, and
+//! every event carries the incarnation it came from, so nothing an old incarnation does is
+//! taken for the new one's.
+//!
 //! Must never decide anything about the job (`job` does) and never block on one replica.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::net::TcpStream as StdStream;
 use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
@@ -50,6 +58,31 @@ const LISTENER: Token = Token(0);
 /// their causes.
 const STALL_GRACE: Duration = Duration::from_millis(300);
 
+/// The current incarnation of every replica (rank-major), shared between the driver, which
+/// raises one before it starts a new incarnation, and the control server, which refuses
+/// connections of every other incarnation.
+#[derive(Debug, Clone)]
+pub struct Incarnations(Arc<Vec<AtomicU32>>);
+
+impl Incarnations {
+    /// All 0, for `slots` replicas.
+    pub fn new(slots: usize) -> Incarnations {
+        Incarnations(Arc::new((0..slots).map(|_| AtomicU32::new(0)).collect()))
+    }
+
+    /// The current incarnation of slot `i`.
+    pub fn get(&self, i: usize) -> Option<u32> {
+        self.0.get(i).map(|a| a.load(Ordering::SeqCst))
+    }
+
+    /// Slot `i` is now at incarnation `inc`.
+    pub fn set(&self, i: usize, inc: u32) {
+        if let Some(a) = self.0.get(i) {
+            a.store(inc, Ordering::SeqCst);
+        }
+    }
+}
+
 /// Heartbeat timing on the launcher side.
 #[derive(Debug, Clone, Copy)]
 pub struct Beats {
@@ -63,10 +96,10 @@ pub struct Beats {
 enum Role {
     /// Handshake or first message not done; counts against `PENDING_MAX`.
     Pending { since: Instant },
-    /// A replica's control connection.
-    Control(ReplicaId),
-    /// A replica's heartbeat connection.
-    Heartbeat(ReplicaId),
+    /// A replica's control connection, of this incarnation.
+    Control(ReplicaId, u32),
+    /// A replica's heartbeat connection, of this incarnation.
+    Heartbeat(ReplicaId, u32),
 }
 
 struct Conn {
@@ -78,6 +111,8 @@ struct Conn {
 
 /// Silence clock of one replica's heartbeat connection.
 struct Watch {
+    /// Whose: the incarnation of its replica.
+    inc: u32,
     heard: Instant,
     /// The connection, while open.
     token: Option<Token>,
@@ -94,6 +129,8 @@ struct Server {
     replicas: u32,
     beats: Beats,
     tx: Sender<Event>,
+    /// The current incarnation of every replica.
+    current: Incarnations,
     /// Heartbeat watch of every replica (rank-major), once its connection came.
     watches: Vec<Option<Watch>>,
     last_turn: Instant,
@@ -113,6 +150,7 @@ pub fn serve(
     ranks: u32,
     replicas: u32,
     beats: Beats,
+    current: Incarnations,
     tx: Sender<Event>,
 ) {
     let fail = |tx: &Sender<Event>, e: io::Error| {
@@ -142,6 +180,7 @@ pub fn serve(
         replicas,
         beats,
         tx,
+        current,
         watches: (0..ranks as usize * replicas as usize)
             .map(|_| None)
             .collect(),
@@ -271,7 +310,7 @@ impl Server {
             .values()
             .filter_map(|c| match c.role {
                 Role::Pending { since } => Some(since),
-                Role::Control(_) | Role::Heartbeat(_) => None,
+                Role::Control(..) | Role::Heartbeat(..) => None,
             })
             .min()
     }
@@ -344,7 +383,7 @@ impl Server {
             .iter()
             .filter_map(|(t, c)| match c.role {
                 Role::Pending { since } => Some((since, *t)),
-                Role::Control(_) | Role::Heartbeat(_) => None,
+                Role::Control(..) | Role::Heartbeat(..) => None,
             })
             .min()
             .map(|(_, t)| t)
@@ -391,12 +430,12 @@ impl Server {
         };
         let _ = self.poll.registry().deregister(&mut c.stream);
         match c.role {
-            Role::Control(id) => {
-                self.emit(ControlEvent::Closed { id });
+            Role::Control(id, inc) => {
+                self.emit(ControlEvent::Closed { id, inc });
             }
-            Role::Heartbeat(id) => {
+            Role::Heartbeat(id, inc) => {
                 let i = self.idx(id);
-                if let Some(w) = self.watches[i].as_mut() {
+                if let Some(w) = self.watches[i].as_mut().filter(|w| w.inc == inc) {
                     w.token = None;
                 }
             }
@@ -468,13 +507,25 @@ impl Server {
         p: &[u8],
         now: Instant,
     ) -> bool {
-        let id = match peer {
-            PeerId::Replica(id, _) if id.rank < self.ranks && id.replica < self.replicas => id,
+        let (id, inc) = match peer {
+            PeerId::Replica(id, inc) if id.rank < self.ranks && id.replica < self.replicas => {
+                (id, inc)
+            }
             other => {
                 log::debug!("unexpected peer {other:?} on the control port");
                 return false;
             }
         };
+        let i = self.idx(id);
+        let current = self.current.get(i);
+        if current != Some(inc) {
+            // An older incarnation (stopped, then woken after its replacement started),
+            // or one volpexrun never started: fenced.
+            log::info!(
+                "{id}: a connection of incarnation {inc} (current {current:?}) refused"
+            );
+            return false;
+        }
         let msg = match control::decode::<ToLauncher>(h, p) {
             Ok(m) => m,
             Err(e) => {
@@ -482,7 +533,6 @@ impl Server {
                 return false;
             }
         };
-        let i = self.idx(id);
         let Some(c) = self.conns.get_mut(&t) else {
             return false;
         };
@@ -498,17 +548,23 @@ impl Server {
                         return false;
                     }
                 };
-                c.role = Role::Control(id);
-                self.emit(ControlEvent::Registered { id, addr, writer });
+                c.role = Role::Control(id, inc);
+                self.emit(ControlEvent::Registered {
+                    id,
+                    inc,
+                    addr,
+                    writer,
+                });
                 true
             }
             (Role::Pending { .. }, ToLauncher::Heartbeat) => {
-                c.role = Role::Heartbeat(id);
+                c.role = Role::Heartbeat(id, inc);
                 if let Some(old) = self.watches[i].as_ref().and_then(|w| w.token) {
                     log::warn!("{id}: a second heartbeat connection; the first is closed");
                     self.close(old);
                 }
                 self.watches[i] = Some(Watch {
+                    inc,
                     heard: now,
                     token: Some(t),
                 });
@@ -518,18 +574,18 @@ impl Server {
                 log::debug!("{id}: expected Register or Heartbeat first, got {other:?}");
                 false
             }
-            (Role::Heartbeat(_), ToLauncher::Heartbeat) => {
-                if let Some(w) = self.watches[i].as_mut() {
+            (Role::Heartbeat(..), ToLauncher::Heartbeat) => {
+                if let Some(w) = self.watches[i].as_mut().filter(|w| w.inc == inc) {
                     w.heard = now;
                 }
                 true
             }
-            (Role::Heartbeat(_), other) => {
+            (Role::Heartbeat(..), other) => {
                 log::warn!("{id}: {other:?} on the heartbeat connection");
                 true
             }
-            (Role::Control(_), msg) => {
-                self.emit(ControlEvent::Message { id, msg });
+            (Role::Control(..), msg) => {
+                self.emit(ControlEvent::Message { id, inc, msg });
                 true
             }
         }
@@ -538,6 +594,21 @@ impl Server {
     /// Sends a beat on every heartbeat connection and reports the replicas silent for the
     /// timeout (whose connection then closes).
     fn beat(&mut self, now: Instant) {
+        // Connections of incarnations that are no longer current go.
+        let stale: Vec<Token> = self
+            .conns
+            .iter()
+            .filter_map(|(t, c)| match c.role {
+                Role::Control(id, inc) | Role::Heartbeat(id, inc) => {
+                    (self.current.get(self.idx(id)) != Some(inc)).then_some(*t)
+                }
+                Role::Pending { .. } => None,
+            })
+            .collect();
+        for t in stale {
+            log::debug!("closing a connection of a replaced incarnation");
+            self.close(t);
+        }
         let (bh, bp) = control::encode(&Liveness::Beat);
         let mut silent = Vec::new();
         for (i, w) in self.watches.iter().enumerate() {
@@ -552,10 +623,10 @@ impl Server {
             }
             let silent_for = now.saturating_duration_since(w.heard);
             if silent_for > self.beats.timeout {
-                silent.push((i, silent_for));
+                silent.push((i, w.inc, silent_for));
             }
         }
-        for (i, silent_for) in silent {
+        for (i, inc, silent_for) in silent {
             let id = ReplicaId::new(i as u32 / self.replicas, i as u32 % self.replicas);
             log::debug!(
                 "{id}: no heartbeat for {silent_for:?} (timeout {:?})",
@@ -567,7 +638,11 @@ impl Server {
                 }
                 self.close(t);
             }
-            self.emit(ControlEvent::Silent { id, silent_for });
+            self.emit(ControlEvent::Silent {
+                id,
+                inc,
+                silent_for,
+            });
         }
     }
 }

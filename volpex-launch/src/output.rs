@@ -3,7 +3,9 @@
 //!
 //! Every replica's stdout and stderr are read line by line, numbered per replica. Line i
 //! of rank x on a stream is printed the first time any replica of x produces it; later
-//! copies are dropped. Owns only the deduplication and the printing; never touches
+//! copies are dropped. A new incarnation of a replica replays its rank's program and
+//! numbers its lines from 0 like any replica: the lines its rank already printed are
+//! copies. Owns only the deduplication and the printing; never touches
 //! processes.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -26,6 +28,8 @@ pub struct Line {
     pub rank: u32,
     /// Which of the rank's replicas printed it.
     pub replica: u32,
+    /// Which incarnation of that replica (a new one replays, and prints, from line 0).
+    pub incarnation: u32,
     /// Which stream.
     pub stream: Stream,
     /// Index of the line among that replica's program lines on this stream; `None` for a
@@ -35,10 +39,11 @@ pub struct Line {
     pub text: Vec<u8>,
 }
 
-/// Reads a pipe line by line into `tx` until EOF, then sends `on_end`.
+/// Reads a pipe line by line into `tx` until EOF, then sends `on_end`; `who` is (rank,
+/// replica, incarnation).
 pub fn pump<R: Read, E: Send + 'static>(
     pipe: R,
-    (rank, replica): (u32, u32),
+    (rank, replica, incarnation): (u32, u32, u32),
     stream: Stream,
     tx: Sender<E>,
     wrap: impl Fn(Line) -> E,
@@ -57,6 +62,7 @@ pub fn pump<R: Read, E: Send + 'static>(
                 let line = Line {
                     rank,
                     replica,
+                    incarnation,
                     stream,
                     index: (!diag).then_some(index),
                     text,

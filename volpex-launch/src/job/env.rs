@@ -12,7 +12,7 @@ use volpex::bootstrap::{key_hex, vars};
 use volpex::transport::auth::JobKey;
 
 use super::state::{RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
-use crate::cli::{Args, Fault, FaultAction};
+use crate::cli::{Args, Fault, FaultAction, Regenerate};
 use crate::control::Beats;
 
 /// One environment variable.
@@ -36,6 +36,9 @@ pub fn common(args: &Args, beats: Beats) -> Vec<Var> {
             ((args.peer_timeout * 1000.0).round() as u64).to_string(),
         ),
     ];
+    if args.regenerate != Regenerate::Never {
+        common.push((vars::REGENERATE.into(), "1".into()));
+    }
     // Replicas wait for the address table at least as long as the launcher may take to
     // send it (see the rendezvous deadline in `state`).
     let table_wait = RENDEZVOUS_TIMEOUT
@@ -83,6 +86,17 @@ pub fn per_proc(faults: &[Fault], rank: u32, replica: u32) -> Vec<Var> {
     env
 }
 
+/// Variables of a new incarnation `inc` of replica `replica` of rank `rank`: who it is.
+/// Exit faults (`exit@sends`, `exit@choices`) are armed in the first incarnation only:
+/// the timed ones hit whichever incarnation is current when they fire.
+pub fn newcomer(rank: u32, replica: u32, inc: u32) -> Vec<Var> {
+    vec![
+        (vars::RANK.to_string(), rank.to_string()),
+        (vars::REPLICA.to_string(), replica.to_string()),
+        (vars::INCARNATION.to_string(), inc.to_string()),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -116,6 +130,9 @@ mod tests {
         assert_eq!(get(&env, vars::HEARTBEAT_MS), Some("250"));
         assert_eq!(get(&env, vars::HEARTBEAT_TIMEOUT_MS), Some("2000"));
         assert_eq!(get(&env, volpex::config::PEER_TIMEOUT_VAR), Some("1500"));
+        assert_eq!(get(&env, vars::REGENERATE), Some("1"));
+        let never = common(&args(&["--regenerate", "never"]), beats());
+        assert_eq!(get(&never, vars::REGENERATE), None);
         // The default rendezvous wait of the replicas is long enough.
         assert_eq!(get(&env, vars::RENDEZVOUS_TIMEOUT_MS), None);
     }
@@ -161,5 +178,14 @@ mod tests {
         let other = per_proc(&faults, 1, 1);
         assert_eq!(get(&other, vars::FAULT_EXIT_AFTER_CHOICES), Some("2"));
         assert_eq!(per_proc(&faults, 0, 0).len(), 2);
+    }
+
+    #[test]
+    fn a_new_incarnation_knows_its_number_and_gets_no_exit_fault() {
+        let env = newcomer(1, 0, 3);
+        assert_eq!(get(&env, vars::RANK), Some("1"));
+        assert_eq!(get(&env, vars::REPLICA), Some("0"));
+        assert_eq!(get(&env, vars::INCARNATION), Some("3"));
+        assert_eq!(env.len(), 3);
     }
 }

@@ -23,6 +23,8 @@ pub enum Event {
     Exited {
         /// Which replica.
         id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
         /// Its exit code, if it exited.
         code: Option<i32>,
         /// The signal that ended it, if one did.
@@ -45,6 +47,8 @@ pub enum ControlEvent {
     Registered {
         /// Who.
         id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
         /// Its listener address.
         addr: String,
         /// Where to write to it.
@@ -54,6 +58,8 @@ pub enum ControlEvent {
     Message {
         /// Who.
         id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
         /// What.
         msg: ToLauncher,
     },
@@ -61,12 +67,16 @@ pub enum ControlEvent {
     Closed {
         /// Who.
         id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
     },
     /// The replica's heartbeat connection has been silent (or closed without the process
     /// being seen to exit) for longer than the heartbeat timeout.
     Silent {
         /// Who.
         id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
         /// How long nothing came.
         silent_for: Duration,
     },

@@ -27,7 +27,7 @@ mod step;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, Sender};
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
 use volpex::message::ReplicaId;
@@ -35,11 +35,11 @@ use volpex::message::ReplicaId;
 use self::event::{ControlEvent, Event, HostEvent};
 use self::state::JobState;
 use self::step::{Action, Input};
-use crate::agent::{FromAgent, ToAgent};
+use crate::agent::{FromAgent, ProcSpec, ToAgent};
 use crate::binding::{self, Bind};
 use crate::chaos::Chaos;
 use crate::cli::{Args, FaultAction};
-use crate::control;
+use crate::control::{self, Incarnations};
 use crate::output::{Dedup, Line, Stream};
 use crate::remote::AgentLink;
 use crate::report::{ReplicaReport, Report};
@@ -74,6 +74,17 @@ pub fn run(args: &Args) -> i32 {
     job.finish(args)
 }
 
+/// What starting a process on this machine takes (kept for new incarnations).
+struct LocalLaunch {
+    program: String,
+    args: Vec<String>,
+    wdir: Option<std::path::PathBuf>,
+    /// Variables every process gets.
+    common: Vec<env::Var>,
+    /// `VOLPEX_CPUS` of each team (`--bind`).
+    cpus: Vec<(u32, String)>,
+}
+
 /// How a host's processes are started and signalled.
 enum HostLink {
     /// Children of volpexrun on this machine (or a remote host whose shell never ran).
@@ -95,8 +106,15 @@ struct Job {
     rx: Receiver<Event>,
     /// Indexed like the state's hosts.
     hosts: Vec<HostIo>,
-    /// Control connection of every replica (rank-major), once registered.
-    writers: Vec<Option<TcpStream>>,
+    /// Control connection of every replica (rank-major), once registered, with the
+    /// incarnation that opened it.
+    writers: Vec<Option<(u32, TcpStream)>>,
+    /// The current incarnation of every replica, shared with the control server.
+    current: Incarnations,
+    /// Where processes report (new incarnations' pipes and reapers).
+    tx: Sender<Event>,
+    /// How to start a process on this machine (a local job).
+    local: Option<LocalLaunch>,
     dedup: Dedup,
     /// Output pipes not yet at EOF, on every host.
     open_pipes: usize,
@@ -151,22 +169,30 @@ impl Job {
         match action {
             Action::Send { to, msg } => {
                 let i = self.idx(to);
-                if let Some(w) = self.writers[i].as_mut() {
-                    control::send(w, &msg);
+                let current = self.state.replica(to).incarnation;
+                if let Some((inc, w)) = self.writers[i].as_mut() {
+                    if *inc == current {
+                        control::send(w, &msg);
+                    }
                 }
             }
-            Action::KeepControl(id) => {
+            Action::KeepControl(id, inc) => {
                 let i = self.idx(id);
                 if let Some(w) = registering.and_then(|w| w.take()) {
-                    self.writers[i] = Some(w);
+                    self.writers[i] = Some((inc, w));
                 }
             }
-            Action::CloseControl(id) => {
+            Action::CloseControl(id, inc) => {
                 let i = self.idx(id);
-                self.writers[i] = None;
+                if self.writers[i].as_ref().is_some_and(|(c, _)| *c == inc) {
+                    self.writers[i] = None;
+                }
             }
-            Action::Signal { id, signal } => {
-                let p = self.state.replica(id);
+            Action::Spawn { id, inc, host } => self.spawn(id, inc, host),
+            Action::Signal { id, inc, signal } => {
+                let Some(p) = self.state.incarnation(id, inc) else {
+                    return;
+                };
                 let (host, pid) = (p.host, p.pid);
                 match &mut self.hosts[host].link {
                     HostLink::Local => {
@@ -180,6 +206,7 @@ impl Job {
                         link.send(&ToAgent::Signal {
                             rank: id.rank,
                             replica: id.replica,
+                            incarnation: inc,
                             signal: signal as i32,
                         });
                     }
@@ -206,6 +233,44 @@ impl Job {
             Action::Rebind { host } => self.rebind(host),
             Action::Print(text) => eprintln!("volpexrun: {text}"),
             Action::Mute(explains) => self.dedup.mute(explains),
+        }
+    }
+
+    /// Starts incarnation `inc` of replica `id` on `host` over the host's own path: a
+    /// child here, or the host's agent. The control server accepts only this incarnation
+    /// of the replica from now on. A start that fails is reported like an agent's.
+    fn spawn(&mut self, id: ReplicaId, inc: u32, host: usize) {
+        self.current.set(self.idx(id), inc);
+        let env = env::newcomer(id.rank, id.replica, inc);
+        let failed = match &mut self.hosts[host].link {
+            HostLink::Local => match self.spawn_local(id, inc, env) {
+                Ok(()) => None,
+                Err(e) => Some(e.to_string()),
+            },
+            HostLink::Agent(link) => {
+                let sent = link.send(&ToAgent::Spawn(ProcSpec {
+                    rank: id.rank,
+                    replica: id.replica,
+                    incarnation: inc,
+                    env,
+                }));
+                if sent {
+                    self.hosts[host].open_pipes += 2;
+                    self.open_pipes += 2;
+                    None
+                } else {
+                    Some("the host's agent is gone".to_string())
+                }
+            }
+        };
+        if let Some(error) = failed {
+            self.input(Input::StartFailed {
+                host,
+                rank: id.rank,
+                replica: id.replica,
+                inc,
+                error: format!("cannot start incarnation {inc} of replica {id}: {error}"),
+            });
         }
     }
 
@@ -254,6 +319,7 @@ impl Job {
             if !text.is_empty() {
                 self.input(Input::LastWords {
                     id: ReplicaId::new(line.rank, line.replica),
+                    inc: line.incarnation,
                     text,
                 });
             }
@@ -266,23 +332,46 @@ impl Job {
             Event::Line(line) => self.offer_line(&line),
             Event::PipeEnd => self.open_pipes = self.open_pipes.saturating_sub(1),
             Event::Interrupted(sig) => self.input(Input::Interrupted(sig)),
-            Event::Exited { id, code, signal } => self.input(Input::Exited { id, code, signal }),
-            Event::Control(ControlEvent::Registered { id, addr, writer }) => {
+            Event::Exited {
+                id,
+                inc,
+                code,
+                signal,
+            } => self.input(Input::Exited {
+                id,
+                inc,
+                code,
+                signal,
+            }),
+            Event::Control(ControlEvent::Registered {
+                id,
+                inc,
+                addr,
+                writer,
+            }) => {
                 let actions = self
                     .state
-                    .handle(Input::Registered { id, addr }, self.now());
+                    .handle(Input::Registered { id, inc, addr }, self.now());
                 let mut writer = Some(writer);
                 for a in actions {
                     self.act(a, Some(&mut writer));
                 }
             }
-            Event::Control(ControlEvent::Message { id, msg }) => {
-                self.input(Input::Message { id, msg })
+            Event::Control(ControlEvent::Message { id, inc, msg }) => {
+                self.input(Input::Message { id, inc, msg })
             }
-            Event::Control(ControlEvent::Closed { id }) => self.input(Input::ControlClosed { id }),
-            Event::Control(ControlEvent::Silent { id, silent_for }) => {
-                self.input(Input::Silent { id, silent_for })
+            Event::Control(ControlEvent::Closed { id, inc }) => {
+                self.input(Input::ControlClosed { id, inc })
             }
+            Event::Control(ControlEvent::Silent {
+                id,
+                inc,
+                silent_for,
+            }) => self.input(Input::Silent {
+                id,
+                inc,
+                silent_for,
+            }),
             Event::Control(ControlEvent::Fatal { why }) => self.input(Input::ControlFailed { why }),
             Event::Host(h, ev) => self.on_host_event(h, ev),
         }
@@ -310,20 +399,28 @@ impl Job {
                     hostname,
                     pid,
                 }),
-                FromAgent::Started { rank, replica, pid } => self.input(Input::Started {
+                FromAgent::Started {
+                    rank,
+                    replica,
+                    incarnation,
+                    pid,
+                } => self.input(Input::Started {
                     host,
                     rank,
                     replica,
+                    inc: incarnation,
                     pid,
                 }),
                 FromAgent::StartFailed {
                     rank,
                     replica,
+                    incarnation,
                     error,
                 } => self.input(Input::StartFailed {
                     host,
                     rank,
                     replica,
+                    inc: incarnation,
                     error,
                 }),
                 FromAgent::Fatal { error } => self.input(Input::HostLost { host, why: error }),
@@ -331,12 +428,14 @@ impl Job {
                 FromAgent::Exited {
                     rank,
                     replica,
+                    incarnation,
                     code,
                     signal,
                 } => self.input(Input::RemoteExited {
                     host,
                     rank,
                     replica,
+                    inc: incarnation,
                     code,
                     signal,
                 }),

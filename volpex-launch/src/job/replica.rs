@@ -55,11 +55,39 @@ impl ReplicaState {
     }
 }
 
-/// One replica as the launcher sees it.
+/// Where an incarnation's state came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// One of the job's first processes (incarnation 0).
+    Start,
+    /// A new incarnation that replays its rank's program from the start.
+    Replay,
+}
+
+impl Origin {
+    /// The word in the report (`from`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Origin::Start => "start",
+            Origin::Replay => "replay",
+        }
+    }
+}
+
+/// One incarnation of a replica as the launcher sees it.
 #[derive(Debug, Clone)]
 pub struct Replica {
     /// Which one.
     pub id: ReplicaId,
+    /// Which incarnation of it: 0 for the job's first processes; a new one gets 1 + the
+    /// highest incarnation its rank ever used.
+    pub incarnation: u32,
+    /// When it was started, since the job started.
+    pub started_at: Duration,
+    /// Where its state came from.
+    pub origin: Origin,
+    /// When it caught up with its siblings (a new incarnation), since the job started.
+    pub caught_up_at: Option<Duration>,
     /// Index into the job's hosts.
     pub host: usize,
     /// OS pid on its host; 0 until known.
@@ -128,6 +156,10 @@ impl Replica {
     pub fn starting(id: ReplicaId, host: usize) -> Replica {
         Replica {
             id,
+            incarnation: 0,
+            started_at: Duration::ZERO,
+            origin: Origin::Start,
+            caught_up_at: None,
             host,
             pid: 0,
             give_up_at: None,
@@ -137,6 +169,25 @@ impl Replica {
             stats: None,
             last_words: LastWords::Silent,
             fenced: false,
+        }
+    }
+
+    /// A new incarnation `incarnation` of replica `id`, started at `now` on host `host`.
+    pub fn newcomer(id: ReplicaId, incarnation: u32, host: usize, now: Duration) -> Replica {
+        Replica {
+            incarnation,
+            started_at: now,
+            origin: Origin::Replay,
+            ..Replica::starting(id, host)
+        }
+    }
+
+    /// It holds its rank's state: one of the first processes, or a new incarnation that
+    /// caught up.
+    pub fn caught_up(&self) -> bool {
+        match self.origin {
+            Origin::Start => true,
+            Origin::Replay => self.caught_up_at.is_some(),
         }
     }
 }

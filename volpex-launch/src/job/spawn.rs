@@ -22,11 +22,11 @@ use super::event::Event;
 use super::replica::HostState;
 use super::state::{Config, JobState};
 use super::step::Input;
-use super::{HostIo, HostLink, Job};
+use super::{HostIo, HostLink, Job, LocalLaunch};
 use crate::agent::{ProcSpec, StartSpec, ToAgent};
 use crate::chaos::Chaos;
 use crate::cli::{Args, LauncherKind, SSH_DEFAULT};
-use crate::control::{self, Beats};
+use crate::control::{self, Beats, Incarnations};
 use crate::error::StartError;
 use crate::hostfile::HostSpec;
 use crate::output::{pump, Dedup, Stream};
@@ -133,10 +133,11 @@ fn resolve_program(program: &str, wdir: &Path) -> Result<PathBuf, StartError> {
 fn spawn_pump<R: std::io::Read + Send + 'static>(
     pipe: R,
     id: ReplicaId,
+    inc: u32,
     stream: Stream,
     tx: Sender<Event>,
 ) {
-    let who = (id.rank, id.replica);
+    let who = (id.rank, id.replica, inc);
     let _ = std::thread::Builder::new()
         .name("volpexrun-output".into())
         .spawn(move || pump(pipe, who, stream, tx, Event::Line, Event::PipeEnd));
@@ -203,12 +204,14 @@ impl Job {
             args.launch_timeout
         );
         let (tx, rx) = crossbeam_channel::unbounded();
+        let current = Incarnations::new(args.ranks as usize * args.replicas as usize);
         {
             let tx = tx.clone();
+            let current = current.clone();
             let (ranks, replicas) = (args.ranks, args.replicas);
             std::thread::Builder::new()
                 .name("volpexrun-accept".into())
-                .spawn(move || control::serve(listener, key, ranks, replicas, beats, tx))
+                .spawn(move || control::serve(listener, key, ranks, replicas, beats, current, tx))
                 .map_err(StartError::Thread)?;
         }
         {
@@ -235,17 +238,23 @@ impl Job {
             job_timeout: args.timeout.map(Duration::from_secs_f64),
             faults: args.faults.clone(),
             chaos,
+            regenerate: args.regenerate,
+            max_regenerations: args.max_regenerations,
         };
         let state = match &placement {
             None => JobState::new(config, vec![("localhost".into(), HostState::Up)], |_, _| 0),
-            Some(p) => JobState::new(
-                config,
-                p.hosts
-                    .iter()
-                    .map(|h| (h.name.clone(), HostState::Launching))
-                    .collect(),
-                |x, k| p.host(x, k),
-            ),
+            Some(p) => {
+                let mut st = JobState::new(
+                    config,
+                    p.hosts
+                        .iter()
+                        .map(|h| (h.name.clone(), HostState::Launching))
+                        .collect(),
+                    |x, k| p.host(x, k),
+                );
+                st.set_slots(p.hosts.iter().map(|h| h.slots).collect());
+                st
+            }
         };
         let procs = args.ranks as usize * args.replicas as usize;
         let mut job = Job {
@@ -259,6 +268,9 @@ impl Job {
             start: Instant::now(),
             rx,
             writers: (0..procs).map(|_| None).collect(),
+            current,
+            tx: tx.clone(),
+            local: None,
             dedup: Dedup::new(args.ranks, args.tag_output),
             open_pipes: 0,
             ranks: args.ranks,
@@ -275,21 +287,23 @@ impl Job {
                     job.rebind = Some(args.bind);
                     job.state.rebind_on_deaths();
                 }
-                let local_proc = |rank: u32, replica: u32| {
-                    let mut env = env::per_proc(&args.faults, rank, replica);
-                    if let Some((_, list)) = cpus.iter().find(|(t, _)| *t == replica) {
-                        env.push((vars::CPUS.into(), list.clone()));
+                job.local = Some(LocalLaunch {
+                    program: program.clone(),
+                    args: prog_args.to_vec(),
+                    wdir: args.wdir.clone(),
+                    common,
+                    cpus,
+                });
+                for rank in 0..args.ranks {
+                    for replica in 0..args.replicas {
+                        let id = ReplicaId::new(rank, replica);
+                        let env = env::per_proc(&args.faults, rank, replica);
+                        if let Err(e) = job.spawn_local(id, 0, env) {
+                            job.kill_all();
+                            return Err(e);
+                        }
                     }
-                    env
-                };
-                job.start_local(
-                    program,
-                    prog_args,
-                    args.wdir.as_deref(),
-                    &common,
-                    &local_proc,
-                    &tx,
-                )?;
+                }
             }
             Some(p) => {
                 // Each agent knows whether it bound its host's teams; it binds them again
@@ -325,64 +339,61 @@ impl Job {
         Ok(job)
     }
 
-    fn start_local(
+    /// Starts incarnation `inc` of replica `id` on this machine with its own variables
+    /// `env` (besides the common ones and its team's CPUs), its pipes and its reaper
+    /// reporting to the driver.
+    pub(super) fn spawn_local(
         &mut self,
-        program: &str,
-        prog_args: &[String],
-        wdir: Option<&Path>,
-        common: &[Var],
-        per_proc: &dyn Fn(u32, u32) -> Vec<Var>,
-        tx: &Sender<Event>,
+        id: ReplicaId,
+        inc: u32,
+        env: Vec<Var>,
     ) -> Result<(), StartError> {
-        for rank in 0..self.ranks {
-            for replica in 0..self.replicas {
-                let id = ReplicaId::new(rank, replica);
-                let mut cmd = Command::new(program);
-                cmd.args(prog_args)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .envs(common.iter().map(|(k, v)| (k, v)))
-                    .envs(per_proc(rank, replica));
-                if let Some(d) = wdir {
-                    cmd.current_dir(d);
-                }
-                let mut child = match cmd.spawn() {
-                    Ok(c) => c,
-                    Err(e) => {
-                        self.kill_all();
-                        return Err(StartError::Spawn {
-                            program: program.into(),
-                            source: e,
-                        });
-                    }
-                };
-                let pid = child.id();
-                if let Some(out) = child.stdout.take() {
-                    self.open_pipes += 1;
-                    spawn_pump(out, id, Stream::Out, tx.clone());
-                }
-                if let Some(err) = child.stderr.take() {
-                    self.open_pipes += 1;
-                    spawn_pump(err, id, Stream::Err, tx.clone());
-                }
-                let reaper_tx: Sender<Event> = tx.clone();
-                let spawned = std::thread::Builder::new()
-                    .name("volpexrun-reaper".into())
-                    .spawn(move || {
-                        let (code, signal) = match child.wait() {
-                            Ok(st) => (st.code(), st.signal()),
-                            Err(_) => (None, None),
-                        };
-                        let _ = reaper_tx.send(Event::Exited { id, code, signal });
-                    });
-                self.input(Input::Spawned { id, pid });
-                if let Err(e) = spawned {
-                    self.kill_all();
-                    return Err(StartError::Watch { pid, source: e });
-                }
-            }
+        let Some(l) = self.local.as_ref() else {
+            return Err(StartError::NoProgram);
+        };
+        let mut cmd = Command::new(&l.program);
+        cmd.args(&l.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .envs(l.common.iter().map(|(k, v)| (k, v)))
+            .envs(env);
+        if let Some((_, list)) = l.cpus.iter().find(|(t, _)| *t == id.replica) {
+            cmd.env(vars::CPUS, list);
         }
+        if let Some(d) = &l.wdir {
+            cmd.current_dir(d);
+        }
+        let mut child = cmd.spawn().map_err(|e| StartError::Spawn {
+            program: l.program.clone(),
+            source: e,
+        })?;
+        let pid = child.id();
+        let tx = self.tx.clone();
+        if let Some(out) = child.stdout.take() {
+            self.open_pipes += 1;
+            spawn_pump(out, id, inc, Stream::Out, tx.clone());
+        }
+        if let Some(err) = child.stderr.take() {
+            self.open_pipes += 1;
+            spawn_pump(err, id, inc, Stream::Err, tx.clone());
+        }
+        let spawned = std::thread::Builder::new()
+            .name("volpexrun-reaper".into())
+            .spawn(move || {
+                let (code, signal) = match child.wait() {
+                    Ok(st) => (st.code(), st.signal()),
+                    Err(_) => (None, None),
+                };
+                let _ = tx.send(Event::Exited {
+                    id,
+                    inc,
+                    code,
+                    signal,
+                });
+            });
+        self.input(Input::Spawned { id, inc, pid });
+        spawned.map_err(|e| StartError::Watch { pid, source: e })?;
         Ok(())
     }
 
@@ -450,6 +461,7 @@ impl Job {
                 .map(|(rank, replica)| ProcSpec {
                     rank,
                     replica,
+                    incarnation: 0,
                     env: env::per_proc(&args.faults, rank, replica),
                 })
                 .collect();
@@ -465,6 +477,7 @@ impl Job {
                 stage_dir: stage_dir.clone(),
                 bind: args.bind,
                 procs,
+                regenerate: args.regenerate != crate::cli::Regenerate::Never,
             };
             match start_agent(
                 shell,

@@ -18,13 +18,16 @@ use super::exit_policy::{self, Grid, Verdict};
 use super::replica::{Host, HostState, Replica, ReplicaState};
 use super::step::{Action, Input};
 use crate::chaos::Chaos;
-use crate::cli::{Fault, FaultAction};
+use crate::cli::{Fault, FaultAction, Regenerate};
 
 mod chaos;
 mod deaths;
 mod hosts;
+mod regen;
 mod rendezvous;
 mod shutdown;
+
+use regen::Regen;
 
 /// How long every replica has to register before the table goes out without it.
 pub const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(60);
@@ -60,6 +63,10 @@ pub struct Config {
     pub faults: Vec<Fault>,
     /// `--chaos`: its timed faults become timers as they are decided.
     pub chaos: Option<Chaos>,
+    /// `--regenerate`.
+    pub regenerate: Regenerate,
+    /// `--max-regenerations`.
+    pub max_regenerations: Option<u32>,
 }
 
 /// Where the rendezvous is.
@@ -104,7 +111,15 @@ pub struct JobState {
     ranks: u32,
     replicas: u32,
     hosts: Vec<Host>,
+    /// Every incarnation of every replica, in the order they were started (the first
+    /// processes rank-major).
     procs: Vec<Replica>,
+    /// Index into `procs` of the current incarnation of every replica (rank-major).
+    slots: Vec<usize>,
+    /// Regeneration: settings, per-rank counts, host capacities.
+    regen: Regen,
+    /// The time of the input or tick being handled.
+    now: Duration,
     launch_timeout: Duration,
     heartbeat_timeout: Duration,
     job_timeout: Option<Duration>,
@@ -150,7 +165,16 @@ impl JobState {
                 FaultAction::ExitAfterSends(_) | FaultAction::ExitAfterChoices(_) => None,
             })
             .collect();
+        let slots = (0..procs.len()).collect();
         JobState {
+            slots,
+            regen: Regen::new(
+                config.regenerate,
+                config.max_regenerations,
+                config.ranks,
+                hosts.len(),
+            ),
+            now: Duration::ZERO,
             ranks: config.ranks,
             replicas: config.replicas,
             hosts: hosts
@@ -185,14 +209,26 @@ impl JobState {
 
     // Getters.
 
-    /// Every replica, rank-major.
+    /// Every incarnation of every replica: the first processes rank-major, then the new
+    /// incarnations in the order they started.
     pub fn replicas(&self) -> &[Replica] {
         &self.procs
     }
 
-    /// One replica.
+    /// The current incarnation of a replica.
     pub fn replica(&self, id: ReplicaId) -> &Replica {
         &self.procs[self.idx(id)]
+    }
+
+    /// Incarnation `inc` of replica `id`, if it was started.
+    pub fn incarnation(&self, id: ReplicaId, inc: u32) -> Option<&Replica> {
+        self.find(id, inc).map(|i| &self.procs[i])
+    }
+
+    /// What the summary says about regeneration besides the incarnations (ranks no
+    /// longer regenerated, and why; no room for a new incarnation).
+    pub fn regen_notes(&self) -> &[String] {
+        self.regen.notes()
     }
 
     /// Every host.
@@ -232,7 +268,7 @@ impl JobState {
 
     /// The verdict once every process is gone.
     pub fn verdict(&self) -> Verdict {
-        let states: Vec<&ReplicaState> = self.procs.iter().map(|p| &p.state).collect();
+        let states = self.grid_states();
         exit_policy::verdict(self.failure(), Grid::new(self.replicas, &states))
     }
 
@@ -240,26 +276,36 @@ impl JobState {
 
     /// Takes one input at time `now`; returns what to do.
     pub fn handle(&mut self, input: Input, now: Duration) -> Vec<Action> {
+        self.now = now;
         match input {
-            Input::Spawned { id, pid } => {
-                let i = self.idx(id);
-                self.procs[i].pid = pid;
+            Input::Spawned { id, inc, pid } => {
+                if let Some(i) = self.find(id, inc) {
+                    self.procs[i].pid = pid;
+                }
             }
             Input::LinkOpened { host } => self.hosts[host].agent = true,
             Input::Launched => self.check_start_coverage(now),
-            Input::Registered { id, addr } => self.registered(id, addr),
-            Input::Message { id, msg } => self.message(id, msg),
-            Input::ControlClosed { id } => self.out.push(Action::CloseControl(id)),
-            Input::Silent { id, silent_for } => self.silent(id, silent_for),
+            Input::Registered { id, inc, addr } => self.registered(id, inc, addr),
+            Input::Message { id, inc, msg } => self.message(id, inc, msg),
+            Input::ControlClosed { id, inc } => self.out.push(Action::CloseControl(id, inc)),
+            Input::Silent {
+                id,
+                inc,
+                silent_for,
+            } => self.silent(id, inc, silent_for),
             Input::ControlFailed { why } => {
                 if self.failure.is_none() {
                     self.fail(why, None, now);
                 }
             }
-            Input::Exited { id, code, signal } => self.exited(id, code, signal),
-            Input::LastWords { id, text } => {
-                if id.rank < self.ranks && id.replica < self.replicas {
-                    let i = self.idx(id);
+            Input::Exited {
+                id,
+                inc,
+                code,
+                signal,
+            } => self.exited(id, inc, code, signal),
+            Input::LastWords { id, inc, text } => {
+                if let Some(i) = self.find(id, inc) {
                     self.procs[i].last_words.heed(&text);
                 }
             }
@@ -284,21 +330,24 @@ impl JobState {
                 host,
                 rank,
                 replica,
+                inc,
                 pid,
-            } => self.started(host, ReplicaId::new(rank, replica), pid),
+            } => self.started(host, ReplicaId::new(rank, replica), inc, pid),
             Input::StartFailed {
                 host,
                 rank,
                 replica,
+                inc,
                 error,
-            } => self.start_failed(host, ReplicaId::new(rank, replica), error, now),
+            } => self.start_failed(host, ReplicaId::new(rank, replica), inc, error, now),
             Input::RemoteExited {
                 host,
                 rank,
                 replica,
+                inc,
                 code,
                 signal,
-            } => self.remote_exited(host, ReplicaId::new(rank, replica), code, signal),
+            } => self.remote_exited(host, ReplicaId::new(rank, replica), inc, code, signal),
             Input::HostLost { host, why } => self.host_lost(host, why, now),
             Input::LinkEnded { host, code, stderr } => self.link_ended(host, code, &stderr, now),
         }
@@ -308,6 +357,7 @@ impl JobState {
     /// Runs every deadline due at `now`: fault timers, the launch timeout, the wait for
     /// remote exits, the job timeout, the rendezvous and the exit policy.
     pub fn tick(&mut self, now: Duration) -> Vec<Action> {
+        self.now = now;
         self.run_chaos(now);
         self.fire_timers(now);
         self.check_launch_timeouts(now);
@@ -321,9 +371,10 @@ impl JobState {
                     p.id
                 );
                 p.exited = true;
-                self.out.push(Action::CloseControl(p.id));
+                self.out.push(Action::CloseControl(p.id, p.incarnation));
             }
         }
+        self.check_newcomers(now);
         if let Some(t) = self.job_timeout {
             if now >= t && self.failure.is_none() && self.shutdown_at.is_none() {
                 let waiting: Vec<String> = (0..self.ranks)
@@ -354,6 +405,7 @@ impl JobState {
     /// Ends every process: local ones by signal, remote ones through their agent (which
     /// then exits); remote hosts get `REMOTE_END_GRACE` to report the exits.
     pub fn end_all(&mut self, now: Duration) -> Vec<Action> {
+        self.now = now;
         self.kill_all(now);
         std::mem::take(&mut self.out)
     }
@@ -367,12 +419,34 @@ impl JobState {
 
     // The machine.
 
-    fn idx(&self, id: ReplicaId) -> usize {
+    /// Index of a replica among the slots (rank-major).
+    fn slot(&self, id: ReplicaId) -> usize {
         (id.rank * self.replicas + id.replica) as usize
     }
 
+    /// Index into `procs` of the current incarnation of a replica.
+    fn idx(&self, id: ReplicaId) -> usize {
+        self.slots[self.slot(id)]
+    }
+
+    /// Index into `procs` of incarnation `inc` of replica `id`, if it was started.
+    fn find(&self, id: ReplicaId, inc: u32) -> Option<usize> {
+        if id.rank >= self.ranks || id.replica >= self.replicas {
+            return None;
+        }
+        // The current one first: nearly every event is its.
+        let cur = self.idx(id);
+        if self.procs[cur].incarnation == inc {
+            return Some(cur);
+        }
+        self.procs
+            .iter()
+            .position(|p| p.id == id && p.incarnation == inc)
+    }
+
+    /// The states of the current incarnations, rank-major.
     fn grid_states(&self) -> Vec<&ReplicaState> {
-        self.procs.iter().map(|p| &p.state).collect()
+        self.slots.iter().map(|&i| &self.procs[i].state).collect()
     }
 
     fn rank_states(&self, rank: u32) -> Vec<&ReplicaState> {
@@ -389,10 +463,15 @@ impl JobState {
         exit_policy::rank_alive(&self.rank_states(rank))
     }
 
-    /// A signal to a replica whose process has not been seen to exit.
-    fn signal(&mut self, id: ReplicaId, signal: Signal) {
-        if !self.procs[self.idx(id)].exited {
-            self.out.push(Action::Signal { id, signal });
+    /// A signal to the process of `procs[i]`, unless it has been seen to exit.
+    fn signal(&mut self, i: usize, signal: Signal) {
+        let p = &self.procs[i];
+        if !p.exited {
+            self.out.push(Action::Signal {
+                id: p.id,
+                inc: p.incarnation,
+                signal,
+            });
         }
     }
 
@@ -421,14 +500,18 @@ impl JobState {
                 FaultAction::Cont(_) => Signal::SIGCONT,
                 FaultAction::ExitAfterSends(_) | FaultAction::ExitAfterChoices(_) => continue,
             };
-            log::info!("fault injection: {sig} to replica {id}");
-            self.signal(id, sig);
+            // Whichever incarnation of the replica is current at this moment.
+            let i = self.idx(id);
+            log::info!(
+                "fault injection: {sig} to replica {id} (incarnation {})",
+                self.procs[i].incarnation
+            );
+            self.signal(i, sig);
             if sig == Signal::SIGKILL {
                 // Dead from now on, whatever it reported before its exit shows: a replica
                 // that had just finalized must not complete its rank (and end the
                 // slower siblings) while the signal is on its way.
-                let i = self.idx(id);
-                self.mark_dead(
+                self.lose(
                     i,
                     ReplicaState::Failed("killed by SIGKILL (fault injection)".into()),
                 );
@@ -436,8 +519,15 @@ impl JobState {
         }
     }
 
-    fn registered(&mut self, id: ReplicaId, addr: String) {
-        let i = self.idx(id);
+    fn registered(&mut self, id: ReplicaId, inc: u32, addr: String) {
+        let Some(i) = self.find(id, inc) else {
+            log::debug!("replica {id} registered as unknown incarnation {inc}; ignored");
+            return;
+        };
+        if i != self.idx(id) {
+            log::debug!("replica {id} registered as stale incarnation {inc}; ignored");
+            return;
+        }
         if self.procs[i].addr.is_some() {
             log::warn!("replica {id} registered twice; ignored");
             return;
@@ -450,14 +540,36 @@ impl JobState {
         }
         self.procs[i].state = ReplicaState::Running;
         self.procs[i].addr = Some(addr);
-        self.out.push(Action::KeepControl(id));
+        self.out.push(Action::KeepControl(id, inc));
+        if !self.procs[i].caught_up() {
+            self.newcomer_registered(i);
+        }
     }
 
-    fn message(&mut self, id: ReplicaId, msg: ToLauncher) {
-        let i = self.idx(id);
+    fn message(&mut self, id: ReplicaId, inc: u32, msg: ToLauncher) {
+        let Some(i) = self.find(id, inc) else {
+            log::debug!("a message from unknown incarnation {inc} of replica {id}; ignored");
+            return;
+        };
+        if i != self.idx(id) {
+            // Its counters are its own; nothing else it says counts any more.
+            match msg {
+                ToLauncher::Stats { stats } | ToLauncher::Finalized { stats } => {
+                    self.procs[i].stats = Some(stats)
+                }
+                other => log::debug!(
+                    "stale incarnation {inc} of replica {id} said {other:?}; ignored"
+                ),
+            }
+            return;
+        }
         match msg {
             ToLauncher::Finalized { stats } => {
                 self.procs[i].stats = Some(stats);
+                if self.procs[i].state == ReplicaState::Running && !self.procs[i].caught_up() {
+                    // Replayed to the end without saying it caught up: it has.
+                    self.caught_up(i);
+                }
                 if self.procs[i].state == ReplicaState::Running {
                     self.procs[i].state = ReplicaState::Finalized;
                     if self.shutdown_at.is_some() {
@@ -472,16 +584,26 @@ impl JobState {
                 self.out.push(Action::Print(format!(
                     "{reason}; the job goes on without it"
                 )));
+                if reason.contains("cannot be regenerated") {
+                    self.regen.stop(id.rank, reason.clone());
+                }
                 if let ReplicaState::Retired(_) = self.procs[i].state {
                     self.procs[i].state = ReplicaState::Retired(reason);
                 } else {
-                    self.mark_dead(i, ReplicaState::Retired(reason));
+                    self.lose(i, ReplicaState::Retired(reason));
                 }
             }
             ToLauncher::Fence { rank, replica } => self.fence(id, rank, replica),
             ToLauncher::Stats { stats } => self.procs[i].stats = Some(stats),
             ToLauncher::Register { .. } => log::warn!("replica {id} registered twice"),
-            ToLauncher::CaughtUp { .. } => log::warn!("replica {id} caught up unasked"),
+            ToLauncher::CaughtUp { receives } => {
+                if self.procs[i].caught_up() {
+                    log::warn!("replica {id} caught up unasked");
+                } else if self.procs[i].state == ReplicaState::Running {
+                    log::info!("replica {id} caught up after {receives} receives");
+                    self.caught_up(i);
+                }
+            }
             ToLauncher::Heartbeat => {
                 log::warn!("replica {id} sent a heartbeat on its control connection")
             }

@@ -17,6 +17,8 @@ pub enum Input {
     Spawned {
         /// Which replica.
         id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
         /// Its pid.
         pid: u32,
     },
@@ -31,6 +33,8 @@ pub enum Input {
     Registered {
         /// Who.
         id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
         /// Its listener address.
         addr: String,
     },
@@ -38,6 +42,8 @@ pub enum Input {
     Message {
         /// Who.
         id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
         /// What.
         msg: ToLauncher,
     },
@@ -45,6 +51,8 @@ pub enum Input {
     ControlClosed {
         /// Who.
         id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
     },
     /// The control server cannot go on (see `ControlEvent::Fatal`).
     ControlFailed {
@@ -55,6 +63,8 @@ pub enum Input {
     Silent {
         /// Who.
         id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
         /// How long nothing came.
         silent_for: Duration,
     },
@@ -62,6 +72,8 @@ pub enum Input {
     Exited {
         /// Which replica.
         id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
         /// Its exit code, if it exited.
         code: Option<i32>,
         /// The signal that ended it, if one did.
@@ -74,6 +86,8 @@ pub enum Input {
     LastWords {
         /// Who.
         id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
         /// The line, without its newline.
         text: String,
     },
@@ -94,6 +108,8 @@ pub enum Input {
         rank: u32,
         /// Replica index.
         replica: u32,
+        /// Which incarnation of it.
+        inc: u32,
         /// Its pid there.
         pid: u32,
     },
@@ -105,6 +121,8 @@ pub enum Input {
         rank: u32,
         /// Replica index.
         replica: u32,
+        /// Which incarnation of it.
+        inc: u32,
         /// Why.
         error: String,
     },
@@ -116,6 +134,8 @@ pub enum Input {
         rank: u32,
         /// Replica index.
         replica: u32,
+        /// Which incarnation of it.
+        inc: u32,
         /// Exit code, if it exited.
         code: Option<i32>,
         /// Signal, if one ended it.
@@ -142,22 +162,35 @@ pub enum Input {
 /// What the driver must do, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// Send a message on the replica's control connection, if it is open.
+    /// Send a message on the control connection of the replica's current incarnation, if
+    /// it is open.
     Send {
         /// To whom.
         to: ReplicaId,
         /// What.
         msg: ToProcess,
     },
-    /// Keep the control connection that came with the replica's registration.
-    KeepControl(ReplicaId),
-    /// Drop the replica's control connection.
-    CloseControl(ReplicaId),
+    /// Keep the control connection that came with this incarnation's registration.
+    KeepControl(ReplicaId, u32),
+    /// Drop this incarnation's control connection (not a newer one's).
+    CloseControl(ReplicaId, u32),
+    /// Start incarnation `inc` of replica `id` on `host`, over the host's launcher path
+    /// (a child here, the host's agent elsewhere), with `VOLPEX_INCARNATION`.
+    Spawn {
+        /// Which replica.
+        id: ReplicaId,
+        /// Its new incarnation.
+        inc: u32,
+        /// Index of the host.
+        host: usize,
+    },
     /// Deliver a signal to the replica's process: by pid on this machine, through the
     /// agent on a remote host.
     Signal {
         /// Which replica.
         id: ReplicaId,
+        /// Which incarnation of it (never another one's process).
+        inc: u32,
         /// Which signal.
         signal: Signal,
     },

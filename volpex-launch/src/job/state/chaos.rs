@@ -41,7 +41,8 @@ impl JobState {
             // The job is over: no more faults, and no deadline left for `next_tick`.
             chaos.stop();
         } else {
-            let states: Vec<Live> = self.procs.iter().map(live).collect();
+            // The current incarnation of every replica.
+            let states: Vec<Live> = self.slots.iter().map(|&i| live(&self.procs[i])).collect();
             for fault in chaos.decide(now, &states) {
                 let at = match fault.action {
                     FaultAction::Kill(t) | FaultAction::Stop(t) | FaultAction::Cont(t) => t,

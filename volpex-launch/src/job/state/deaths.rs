@@ -1,12 +1,14 @@
 //! How replicas die, in the job's state machine: process exits, silent heartbeats,
 //! fencing on a sibling's request, and the death notices every living replica gets.
+//! Events name an incarnation: one about an incarnation that is not the current one of
+//! its replica changes that incarnation's record only.
 //!
 //! Must never do I/O; an ended process is an `Action::Signal`, a notice an `Action::Send`.
 
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex::exit::EXIT_RETIRED;
+use volpex::exit::{EXIT_ORPHANED, EXIT_RETIRED};
 use volpex::message::ReplicaId;
 use volpex::wire::control::ToProcess;
 
@@ -15,15 +17,33 @@ use super::super::step::Action;
 use super::JobState;
 
 impl JobState {
+    /// Moves a replica lost to a cause that is not its program's (a signal, silence, a
+    /// fence, its host, retirement) to a dead state, and starts a new incarnation of it
+    /// if it was computing (see `regen`).
+    pub(super) fn lose(&mut self, i: usize, state: ReplicaState) {
+        let computing = matches!(
+            self.procs[i].state,
+            ReplicaState::Starting | ReplicaState::Running
+        );
+        self.mark_dead(i, state);
+        if computing {
+            self.regenerate(i);
+        }
+    }
+
     /// Moves a replica to a dead state and tells every other replica.
     pub(super) fn mark_dead(&mut self, i: usize, state: ReplicaState) {
         let was_alive = self.procs[i].state.alive();
         let id = self.procs[i].id;
+        let inc = self.procs[i].incarnation;
         if was_alive || matches!(self.procs[i].state, ReplicaState::Finished) {
             self.procs[i].state = state;
         }
         if !was_alive {
             return;
+        }
+        if !self.procs[i].caught_up() {
+            self.regen.died_before_catching_up(id.rank);
         }
         if self.rebind && self.failure.is_none() && self.shutdown_at.is_none() {
             self.out.push(Action::Rebind {
@@ -33,7 +53,7 @@ impl JobState {
         let notice = ToProcess::Death {
             rank: id.rank,
             replica: id.replica,
-            incarnation: 0,
+            incarnation: inc,
         };
         for (j, p) in self.procs.iter().enumerate() {
             if j != i && p.state.alive() {
@@ -45,24 +65,36 @@ impl JobState {
         }
     }
 
-    pub(super) fn exited(&mut self, id: ReplicaId, code: Option<i32>, signal: Option<i32>) {
-        let i = self.idx(id);
+    pub(super) fn exited(
+        &mut self,
+        id: ReplicaId,
+        inc: u32,
+        code: Option<i32>,
+        signal: Option<i32>,
+    ) {
+        let Some(i) = self.find(id, inc) else {
+            log::debug!("unknown incarnation {inc} of replica {id} exited; ignored");
+            return;
+        };
         self.procs[i].exited = true;
-        self.out.push(Action::CloseControl(id));
+        self.out.push(Action::CloseControl(id, inc));
         match self.procs[i].state {
             ReplicaState::Finalized if code == Some(0) && self.shutdown_at.is_some() => {
                 self.procs[i].state = ReplicaState::Finished;
             }
             ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => {
                 let why = describe_exit(code, signal);
-                log::info!("replica {id} {why}");
+                log::info!("replica {id} (incarnation {inc}) {why}");
                 // Its RETIRED message may still be on its way: it brings the reason.
-                let state = if (code, signal) == (Some(EXIT_RETIRED), None) {
-                    ReplicaState::Retired(why)
-                } else {
-                    ReplicaState::Failed(why)
-                };
-                self.mark_dead(i, state);
+                match (code, signal) {
+                    (Some(EXIT_RETIRED), None) => self.lose(i, ReplicaState::Retired(why)),
+                    // Killed, or it lost volpexrun's heartbeat: not its program's doing.
+                    (_, Some(_)) | (Some(EXIT_ORPHANED), None) => {
+                        self.lose(i, ReplicaState::Failed(why))
+                    }
+                    // Its program failed (or exited without finishing): the exit policy's.
+                    (Some(_), None) | (None, None) => self.mark_dead(i, ReplicaState::Failed(why)),
+                }
             }
             // Fenced, but it had ended by itself before the SIGKILL came (a sibling saw
             // its connections close): its own exit is the truer diagnosis.
@@ -80,8 +112,10 @@ impl JobState {
         }
     }
 
-    pub(super) fn silent(&mut self, id: ReplicaId, silent_for: Duration) {
-        let i = self.idx(id);
+    pub(super) fn silent(&mut self, id: ReplicaId, inc: u32, silent_for: Duration) {
+        let Some(i) = self.find(id, inc) else {
+            return;
+        };
         if !self.procs[i].state.alive() {
             return;
         }
@@ -93,12 +127,12 @@ impl JobState {
             self.heartbeat_timeout.as_secs_f64()
         );
         log::warn!("replica {id} {why}; declared dead");
-        self.mark_dead(i, ReplicaState::Failed(why));
-        self.signal(id, Signal::SIGKILL);
+        self.lose(i, ReplicaState::Failed(why));
+        self.signal(i, Signal::SIGKILL);
         if self.hosts[h].agent {
             // A host cut off never reports the exit: stop waiting for it.
             self.procs[i].exited = true;
-            self.out.push(Action::CloseControl(id));
+            self.out.push(Action::CloseControl(id, inc));
         }
     }
 
@@ -131,9 +165,9 @@ impl JobState {
                 self.out.push(Action::Print(format!(
                     "replica {target} is unresponsive to {by}; ending it"
                 )));
-                self.signal(target, Signal::SIGKILL);
+                self.signal(i, Signal::SIGKILL);
                 self.procs[i].fenced = true;
-                self.mark_dead(
+                self.lose(
                     i,
                     ReplicaState::Failed(format!("fenced: unresponsive to replica {by}")),
                 );

@@ -23,8 +23,8 @@ impl JobState {
         }
     }
 
-    pub(super) fn started(&mut self, host: usize, id: ReplicaId, pid: u32) {
-        if let Some(i) = self.remote_idx(host, id) {
+    pub(super) fn started(&mut self, host: usize, id: ReplicaId, inc: u32, pid: u32) {
+        if let Some(i) = self.remote_idx(host, id, inc) {
             self.procs[i].pid = pid;
         }
     }
@@ -33,13 +33,19 @@ impl JobState {
         &mut self,
         host: usize,
         id: ReplicaId,
+        inc: u32,
         error: String,
         now: Duration,
     ) {
-        if let Some(i) = self.remote_idx(host, id) {
+        if let Some(i) = self.remote_idx(host, id, inc) {
             self.out.push(Action::Print(error.clone()));
             self.procs[i].exited = true;
-            self.mark_dead(i, ReplicaState::Failed(error));
+            if inc == 0 {
+                self.mark_dead(i, ReplicaState::Failed(error));
+            } else {
+                // A failed regeneration: another host may do.
+                self.lose(i, ReplicaState::Failed(error));
+            }
             self.out.push(Action::ForgetPipes { host, count: 2 });
             if self.rendezvous.waiting() {
                 self.check_start_coverage(now);
@@ -51,11 +57,12 @@ impl JobState {
         &mut self,
         host: usize,
         id: ReplicaId,
+        inc: u32,
         code: Option<i32>,
         signal: Option<i32>,
     ) {
-        if self.remote_idx(host, id).is_some() {
-            self.exited(id, code, signal);
+        if self.remote_idx(host, id, inc).is_some() {
+            self.exited(id, inc, code, signal);
         }
     }
 
@@ -84,13 +91,9 @@ impl JobState {
         self.host_lost(host, why, now);
     }
 
-    /// The replica an agent names, if it really runs on that host.
-    fn remote_idx(&self, h: usize, id: ReplicaId) -> Option<usize> {
-        if id.rank >= self.ranks || id.replica >= self.replicas {
-            return None;
-        }
-        let i = self.idx(id);
-        (self.procs[i].host == h).then_some(i)
+    /// The incarnation an agent names, if it really runs on that host.
+    fn remote_idx(&self, h: usize, id: ReplicaId, inc: u32) -> Option<usize> {
+        self.find(id, inc).filter(|&i| self.procs[i].host == h)
     }
 
     /// A host is gone (unreachable at start, or its agent link ended): its replicas that
@@ -104,11 +107,13 @@ impl JobState {
         self.out.push(Action::CutHost(h));
         let name = self.hosts[h].name.clone();
         let mut lost = Vec::new();
+        let mut dead = Vec::new();
         for i in 0..self.procs.len() {
             if self.procs[i].host != h {
                 continue;
             }
             if self.procs[i].state.alive() {
+                dead.push(i);
                 lost.push(self.procs[i].id.to_string());
                 let detail = if starting {
                     format!("host {name} unreachable: {why}")
@@ -118,7 +123,10 @@ impl JobState {
                 self.mark_dead(i, ReplicaState::Failed(detail));
             }
             self.procs[i].exited = true;
-            self.out.push(Action::CloseControl(self.procs[i].id));
+            self.out.push(Action::CloseControl(
+                self.procs[i].id,
+                self.procs[i].incarnation,
+            ));
         }
         if self.failure.is_none() && self.shutdown_at.is_none() && !lost.is_empty() {
             self.out.push(Action::Print(format!(
@@ -126,6 +134,10 @@ impl JobState {
                 if starting { "unreachable" } else { "lost" },
                 lost.join(" ")
             )));
+        }
+        // Their new incarnations go elsewhere (the host is lost: never a candidate).
+        for i in dead {
+            self.regenerate(i);
         }
         if self.rendezvous.waiting() {
             self.check_start_coverage(now);

@@ -60,7 +60,7 @@ impl JobState {
             self.procs.iter().filter(|p| p.addr.is_some()).count(),
             self.procs.len()
         );
-        let table = self.table();
+        let table = self.table(None);
         for i in 0..self.procs.len() {
             if self.procs[i].addr.is_none() && self.procs[i].state.alive() {
                 log::warn!(
@@ -68,8 +68,7 @@ impl JobState {
                     self.procs[i].id
                 );
                 self.mark_dead(i, ReplicaState::Failed("did not register in time".into()));
-                let id = self.procs[i].id;
-                self.signal(id, Signal::SIGKILL);
+                self.signal(i, Signal::SIGKILL);
             }
         }
         for p in &self.procs {
@@ -80,7 +79,10 @@ impl JobState {
         }
     }
 
-    fn table(&self) -> ToProcess {
+    /// The address table: every live replica's address (dead ones `None`; new
+    /// incarnations still catching up included) and the current incarnations.
+    /// `catch_up` is `Some` for a new incarnation's own table.
+    pub(super) fn table(&self, catch_up: Option<u64>) -> ToProcess {
         let addrs: Vec<Vec<Option<String>>> = (0..self.ranks)
             .map(|r| {
                 (0..self.replicas)
@@ -95,11 +97,17 @@ impl JobState {
                     .collect()
             })
             .collect();
-        let incarnations = addrs.iter().map(|r| vec![0; r.len()]).collect();
+        let incarnations = (0..self.ranks)
+            .map(|r| {
+                (0..self.replicas)
+                    .map(|k| self.procs[self.idx(ReplicaId::new(r, k))].incarnation)
+                    .collect()
+            })
+            .collect();
         ToProcess::Table {
             addrs,
             incarnations,
-            catch_up: None,
+            catch_up,
         }
     }
 }

@@ -20,6 +20,7 @@ impl JobState {
             if !p.exited && !self.hosts[p.host].agent {
                 self.out.push(Action::Signal {
                     id: p.id,
+                    inc: p.incarnation,
                     signal: Signal::SIGKILL,
                 });
             }
@@ -34,7 +35,7 @@ impl JobState {
                 self.out.push(Action::CutHost(h));
                 for p in self.procs.iter_mut().filter(|p| p.host == h) {
                     p.exited = true;
-                    self.out.push(Action::CloseControl(p.id));
+                    self.out.push(Action::CloseControl(p.id, p.incarnation));
                 }
             }
         }
@@ -104,7 +105,7 @@ impl JobState {
                 | ReplicaState::Retired(_)
                 | ReplicaState::Ended => ReplicaState::Ended,
             };
-            self.signal(id, Signal::SIGKILL);
+            self.signal(i, Signal::SIGKILL);
             if self.hosts[self.procs[i].host].agent {
                 self.procs[i].give_up_at = Some(now + wait);
             }
@@ -126,7 +127,7 @@ impl JobState {
                 }),
                 AtShutdown::End => {
                     self.procs[i].state = ReplicaState::Ended;
-                    self.signal(id, Signal::SIGKILL);
+                    self.signal(i, Signal::SIGKILL);
                     if self.hosts[self.procs[i].host].agent {
                         self.procs[i].give_up_at = Some(now + REMOTE_END_GRACE);
                     }

@@ -1,0 +1,319 @@
+//! Regeneration in the job's state machine: when a replica lost during the run gets a new
+//! incarnation, on which host, and the newcomer's life until it caught up (its own address
+//! table, `Joining` and `Alive` to the others, the rendezvous deadline). Also the per-rank
+//! limits: `--max-regenerations`, the crash-loop guard, and a newcomer's word that its
+//! rank cannot be regenerated.
+//!
+//! Incarnation numbers are per rank and monotone: a new one is 1 + the highest its rank
+//! ever used, so the core's leadership order (incarnation, index) never lets a newcomer
+//! lead while an older sibling lives. Must never do I/O: a new process is an
+//! `Action::Spawn` the driver carries out.
+
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use volpex::message::ReplicaId;
+use volpex::wire::control::ToProcess;
+
+use super::super::replica::{HostState, Replica, ReplicaState};
+use super::super::step::Action;
+use super::{JobState, RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
+use crate::cli::Regenerate;
+
+/// New incarnations of a rank that die in a row before catching up, after which the rank
+/// is no longer regenerated.
+pub const CRASH_LOOP_LIMIT: u32 = 3;
+
+/// Regeneration of one rank.
+#[derive(Debug, Clone, Default)]
+struct RankRegen {
+    /// New incarnations started.
+    started: u32,
+    /// The highest incarnation any replica of the rank has had.
+    highest: u32,
+    /// New incarnations that died before catching up since the last one that caught up.
+    failed_in_row: u32,
+    /// Why the rank is no longer regenerated.
+    stopped: Option<String>,
+}
+
+/// Regeneration settings and bookkeeping.
+#[derive(Debug, Clone)]
+pub(super) struct Regen {
+    mode: Regenerate,
+    max: Option<u32>,
+    ranks: Vec<RankRegen>,
+    /// Slots of every host; `None`: as many as needed (this machine).
+    capacity: Vec<Option<u32>>,
+    /// A local job: every process on this machine, new incarnations too.
+    local: bool,
+    /// No host had room once: said once.
+    no_room_said: bool,
+    /// For the summary.
+    notes: Vec<String>,
+}
+
+impl Regen {
+    pub(super) fn new(mode: Regenerate, max: Option<u32>, ranks: u32, hosts: usize) -> Regen {
+        Regen {
+            mode,
+            max,
+            ranks: vec![RankRegen::default(); ranks as usize],
+            capacity: vec![None; hosts],
+            local: true,
+            no_room_said: false,
+            notes: Vec::new(),
+        }
+    }
+
+    pub(super) fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// The rank is no longer regenerated, for this reason (kept for the summary).
+    pub(super) fn stop(&mut self, rank: u32, why: String) {
+        if let Some(r) = self.ranks.get_mut(rank as usize) {
+            if r.stopped.is_none() {
+                self.notes.push(why.clone());
+                r.stopped = Some(why);
+            }
+        }
+    }
+
+    /// A new incarnation of the rank died before catching up.
+    pub(super) fn died_before_catching_up(&mut self, rank: u32) {
+        if let Some(r) = self.ranks.get_mut(rank as usize) {
+            r.failed_in_row += 1;
+        }
+    }
+}
+
+impl JobState {
+    /// Host `h` has `slots` slots (remote hosts; this machine has as many as needed).
+    pub fn set_slots(&mut self, slots: Vec<u32>) {
+        self.regen.local = false;
+        for (c, s) in self.regen.capacity.iter_mut().zip(slots) {
+            *c = Some(s);
+        }
+    }
+
+    /// How many new incarnations were started in all.
+    pub fn regenerations(&self) -> u32 {
+        self.regen.ranks.iter().map(|r| r.started).sum()
+    }
+
+    /// `procs[i]` was lost during the run to a cause that is not its program's: start a
+    /// new incarnation of its replica, if the job runs, its rank still lives, the limits
+    /// allow and a host has room.
+    pub(super) fn regenerate(&mut self, i: usize) {
+        let id = self.procs[i].id;
+        let rank = id.rank as usize;
+        let running = self.failure.is_none()
+            && self.shutdown_at.is_none()
+            && !self.rendezvous.waiting()
+            && self.regen.mode != Regenerate::Never;
+        // Only the current incarnation is replaced, once.
+        if !running || self.idx(id) != i {
+            return;
+        }
+        let sibling_alive = (0..self.replicas)
+            .filter(|&k| k != id.replica)
+            .any(|k| self.replica(ReplicaId::new(id.rank, k)).state.alive());
+        if !sibling_alive || self.regen.ranks[rank].stopped.is_some() {
+            return;
+        }
+        if let Some(max) = self.regen.max {
+            if self.regen.ranks[rank].started >= max {
+                let why = format!(
+                    "rank {} is not regenerated again: --max-regenerations {max} reached",
+                    id.rank
+                );
+                self.out.push(Action::Print(why.clone()));
+                self.regen.stop(id.rank, why);
+                return;
+            }
+        }
+        if self.regen.ranks[rank].failed_in_row >= CRASH_LOOP_LIMIT {
+            let why = format!(
+                "rank {} is not regenerated again: its last {CRASH_LOOP_LIMIT} new incarnations died before catching up",
+                id.rank
+            );
+            self.out.push(Action::Print(why.clone()));
+            self.regen.stop(id.rank, why);
+            return;
+        }
+        let host = match self.choose_host(id) {
+            Ok(h) => h,
+            Err(why) => {
+                if !self.regen.no_room_said {
+                    self.regen.no_room_said = true;
+                    let why = format!("replica {id} is not regenerated: {why}");
+                    self.out.push(Action::Print(why.clone()));
+                    self.regen.notes.push(why);
+                }
+                return;
+            }
+        };
+        let r = &mut self.regen.ranks[rank];
+        r.highest = r.highest.max(self.procs[i].incarnation) + 1;
+        r.started += 1;
+        let inc = r.highest;
+        let now = self.now;
+        self.procs.push(Replica::newcomer(id, inc, host, now));
+        let slot = self.slot(id);
+        self.slots[slot] = self.procs.len() - 1;
+        self.out.push(Action::Print(format!(
+            "rank {} replica {}: starting incarnation {inc} on {} at {:.1} s",
+            id.rank,
+            id.replica,
+            self.hosts[host].name,
+            now.as_secs_f64()
+        )));
+        self.out.push(Action::Spawn { id, inc, host });
+    }
+
+    /// Where a new incarnation of `id` goes: a host that is up and holds no live replica
+    /// of its rank, with a free slot (the least loaded first); with `--regenerate always`
+    /// else the least loaded such host, else any host that is up.
+    fn choose_host(&self, id: ReplicaId) -> Result<usize, String> {
+        if self.regen.local {
+            return match self.hosts.first().map(|h| &h.state) {
+                Some(HostState::Up) => Ok(0),
+                Some(HostState::Launching | HostState::Lost(_)) | None => {
+                    Err("this machine is not up".into())
+                }
+            };
+        }
+        let load = |h: usize| {
+            self.procs
+                .iter()
+                .filter(|p| p.host == h && p.state.alive())
+                .count() as u64
+        };
+        let holds = |h: usize| {
+            self.procs
+                .iter()
+                .any(|p| p.host == h && p.id.rank == id.rank && p.state.alive())
+        };
+        let up: Vec<usize> = (0..self.hosts.len())
+            .filter(|&h| self.hosts[h].state == HostState::Up)
+            .collect();
+        let least = |hosts: Vec<usize>| hosts.into_iter().min_by_key(|&h| (load(h), h));
+        let apart: Vec<usize> = up.iter().copied().filter(|&h| !holds(h)).collect();
+        let free: Vec<usize> = apart
+            .iter()
+            .copied()
+            .filter(|&h| match self.regen.capacity[h] {
+                None => true,
+                Some(slots) => load(h) < u64::from(slots),
+            })
+            .collect();
+        if let Some(h) = least(free) {
+            return Ok(h);
+        }
+        match self.regen.mode {
+            Regenerate::Always => least(apart)
+                .or_else(|| least(up))
+                .ok_or_else(|| "no host is up".to_string()),
+            Regenerate::Spare | Regenerate::Never => Err(format!(
+                "no free slot on a host that holds no other replica of rank {} (--regenerate always would oversubscribe)",
+                id.rank
+            )),
+        }
+    }
+
+    /// A new incarnation registered: its own table, with what it must receive to have
+    /// caught up (the most its live caught-up siblings reported receiving), then
+    /// `Joining` to every other live replica.
+    pub(super) fn newcomer_registered(&mut self, i: usize) {
+        let (id, inc) = (self.procs[i].id, self.procs[i].incarnation);
+        let Some(addr) = self.procs[i].addr.clone() else {
+            return;
+        };
+        let catch_up = (0..self.replicas)
+            .filter(|&k| k != id.replica)
+            .map(|k| self.replica(ReplicaId::new(id.rank, k)))
+            .filter(|p| p.state.alive() && p.caught_up())
+            .filter_map(|p| p.stats.as_ref().map(|s| s.receives))
+            .max()
+            .unwrap_or(0);
+        let table = self.table(Some(catch_up));
+        self.out.push(Action::Send {
+            to: id,
+            msg: table,
+        });
+        let joining = ToProcess::Joining {
+            rank: id.rank,
+            replica: id.replica,
+            incarnation: inc,
+            addr,
+        };
+        for &j in &self.slots {
+            if j != i && self.procs[j].state.alive() {
+                self.out.push(Action::Send {
+                    to: self.procs[j].id,
+                    msg: joining.clone(),
+                });
+            }
+        }
+    }
+
+    /// A new incarnation caught up: everyone hears it is an ordinary replica again.
+    pub(super) fn caught_up(&mut self, i: usize) {
+        let now = self.now;
+        let p = &mut self.procs[i];
+        p.caught_up_at = Some(now);
+        let (id, inc) = (p.id, p.incarnation);
+        let took = now.saturating_sub(p.started_at);
+        self.regen.ranks[id.rank as usize].failed_in_row = 0;
+        self.out.push(Action::Print(format!(
+            "rank {} replica {}: incarnation {inc} caught up in {:.1} s",
+            id.rank,
+            id.replica,
+            took.as_secs_f64()
+        )));
+        let alive = ToProcess::Alive {
+            rank: id.rank,
+            replica: id.replica,
+            incarnation: inc,
+        };
+        for &j in &self.slots {
+            if self.procs[j].state.alive() {
+                self.out.push(Action::Send {
+                    to: self.procs[j].id,
+                    msg: alive.clone(),
+                });
+            }
+        }
+    }
+
+    /// New incarnations get the rendezvous deadline too: one that has not registered by
+    /// then failed (and may be replaced).
+    pub(super) fn check_newcomers(&mut self, now: Duration) {
+        let deadline = RENDEZVOUS_TIMEOUT.max(self.launch_timeout + RENDEZVOUS_GRACE);
+        let late: Vec<usize> = self
+            .slots
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let p = &self.procs[i];
+                !p.caught_up() && p.state == ReplicaState::Starting && now >= p.started_at + deadline
+            })
+            .collect();
+        for i in late {
+            log::warn!(
+                "incarnation {} of replica {} did not register in time; ending it",
+                self.procs[i].incarnation,
+                self.procs[i].id
+            );
+            self.signal(i, Signal::SIGKILL);
+            self.lose(
+                i,
+                ReplicaState::Failed(format!(
+                    "did not register within {:.0} s",
+                    deadline.as_secs_f64()
+                )),
+            );
+        }
+    }
+}
