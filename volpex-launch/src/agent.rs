@@ -378,7 +378,9 @@ pub fn main() -> i32 {
                         ..
                     } => {
                         if let Some(c) = children.iter_mut().find(|c| {
-                            c.rank == *rank && c.replica == *replica && c.incarnation == *incarnation
+                            c.rank == *rank
+                                && c.replica == *replica
+                                && c.incarnation == *incarnation
                         }) {
                             c.exited = true;
                         }

@@ -521,9 +521,7 @@ impl Server {
         if current != Some(inc) {
             // An older incarnation (stopped, then woken after its replacement started),
             // or one volpexrun never started: fenced.
-            log::info!(
-                "{id}: a connection of incarnation {inc} (current {current:?}) refused"
-            );
+            log::info!("{id}: a connection of incarnation {inc} (current {current:?}) refused");
             return false;
         }
         let msg = match control::decode::<ToLauncher>(h, p) {

@@ -8,13 +8,24 @@ use volpex::wire::control::ReplicaStats;
 
 use crate::job::replica::{Replica, ReplicaState};
 
-/// One replica's line in the report.
+/// One incarnation of a replica in the report.
 #[derive(Debug, Serialize)]
 pub struct ReplicaReport {
     /// Rank.
     pub rank: u32,
     /// Replica index (team).
     pub replica: u32,
+    /// Which incarnation: 0 for the job's first processes, then 1 + the highest its rank
+    /// had used.
+    pub incarnation: u32,
+    /// When it was started, seconds since the job started.
+    pub started_s: f64,
+    /// Where its state came from: "start" (incarnation 0) or "replay" (a new incarnation
+    /// that replays its rank from the start).
+    pub from: String,
+    /// How long a new incarnation took to catch up with its siblings; `None` for the
+    /// first processes and for a new incarnation that never caught up.
+    pub caught_up_after_s: Option<f64>,
     /// Host it ran on.
     pub host: String,
     /// OS process id.
@@ -50,6 +61,12 @@ impl ReplicaReport {
         ReplicaReport {
             rank: id.rank,
             replica: id.replica,
+            incarnation: p.incarnation,
+            started_s: p.started_at.as_secs_f64(),
+            from: p.origin.word().to_string(),
+            caught_up_after_s: p
+                .caught_up_at
+                .map(|t| t.saturating_sub(p.started_at).as_secs_f64()),
             host: host.to_string(),
             pid,
             state: name,
@@ -74,9 +91,13 @@ pub struct Report {
     pub elapsed_s: f64,
     /// Why the job failed.
     pub error: Option<String>,
-    /// Failovers all replicas reported.
+    /// Failovers all replicas reported (every incarnation's).
     pub failovers: u64,
-    /// Every replica.
+    /// New incarnations started.
+    pub regenerations: u32,
+    /// What else regeneration has to say: ranks no longer regenerated and why, no room.
+    pub regeneration_notes: Vec<String>,
+    /// Every incarnation of every replica.
     pub processes: Vec<ReplicaReport>,
 }
 
@@ -84,21 +105,46 @@ impl Report {
     /// The human summary printed to stderr.
     pub fn text(&self) -> String {
         let mut s = format!(
-            "volpexrun: {} ranks x {} replicas, {} in {:.2} s, {} failovers\n",
+            "volpexrun: {} ranks x {} replicas, {} in {:.2} s, {} failovers{}\n",
             self.ranks,
             self.replicas,
             if self.success { "succeeded" } else { "FAILED" },
             self.elapsed_s,
-            self.failovers
+            self.failovers,
+            match self.regenerations {
+                0 => String::new(),
+                1 => ", 1 regeneration".to_string(),
+                n => format!(", {n} regenerations"),
+            }
         );
+        for p in self.processes.iter().filter(|p| p.from != "start") {
+            s.push_str(&format!(
+                "volpexrun:   rank {} replica {}: incarnation {} started on {} at {:.1} s, {}\n",
+                p.rank,
+                p.replica,
+                p.incarnation,
+                p.host,
+                p.started_s,
+                match p.caught_up_after_s {
+                    Some(t) => format!("caught up in {t:.1} s"),
+                    None => "never caught up".to_string(),
+                }
+            ));
+        }
+        for note in &self.regeneration_notes {
+            s.push_str(&format!("volpexrun:   {note}\n"));
+        }
         for p in &self.processes {
             if p.state == "finished" {
                 continue;
             }
+            let who = if p.incarnation == 0 {
+                format!("{}.{}", p.rank, p.replica)
+            } else {
+                format!("{}.{} incarnation {}", p.rank, p.replica, p.incarnation)
+            };
             s.push_str(&format!(
-                "volpexrun:   replica {}.{} ({} on {}) {}{}\n",
-                p.rank,
-                p.replica,
+                "volpexrun:   replica {who} ({} on {}) {}{}\n",
                 if p.pid == 0 {
                     "never started".to_string()
                 } else {

@@ -509,6 +509,8 @@ impl Job {
                 .filter_map(|p| p.stats.as_ref())
                 .map(|s| s.failovers)
                 .sum(),
+            regenerations: self.state.regenerations(),
+            regeneration_notes: self.state.regen_notes().to_vec(),
             processes: replicas
                 .iter()
                 .map(|p| ReplicaReport::new(p, &hosts[p.host].name))

@@ -557,9 +557,9 @@ impl JobState {
                 ToLauncher::Stats { stats } | ToLauncher::Finalized { stats } => {
                     self.procs[i].stats = Some(stats)
                 }
-                other => log::debug!(
-                    "stale incarnation {inc} of replica {id} said {other:?}; ignored"
-                ),
+                other => {
+                    log::debug!("stale incarnation {inc} of replica {id} said {other:?}; ignored")
+                }
             }
             return;
         }

@@ -78,6 +78,8 @@ mod tests {
             job_timeout: None,
             faults: Vec::new(),
             chaos: Some(Chaos::new(parse_chaos(spec).unwrap(), ranks, replicas)),
+            regenerate: crate::cli::Regenerate::Never,
+            max_regenerations: None,
         };
         let mut st = JobState::new(config, vec![("localhost".into(), HostState::Up)], |_, _| 0);
         for x in 0..ranks {
@@ -85,13 +87,14 @@ mod tests {
                 let id = ReplicaId::new(x, k);
                 st.handle(
                     Input::Spawned {
+                        inc: 0,
                         id,
                         pid: 100 + x * 10 + k,
                     },
                     Duration::ZERO,
                 );
                 let addr = format!("127.0.0.1:{}", 7000 + x * 10 + k);
-                st.handle(Input::Registered { id, addr }, Duration::ZERO);
+                st.handle(Input::Registered { inc: 0, id, addr }, Duration::ZERO);
             }
         }
         st
@@ -106,11 +109,13 @@ mod tests {
             let acts = st.tick(now);
             for a in &acts {
                 if let Action::Signal {
+                    inc: 0,
                     id,
                     signal: Signal::SIGKILL,
                 } = a
                 {
                     let exit = Input::Exited {
+                        inc: 0,
                         id: *id,
                         code: None,
                         signal: Some(9),
@@ -138,7 +143,7 @@ mod tests {
             assert_eq!(printed, chaos.schedule().len(), "{spec}");
             let signals = acts
                 .iter()
-                .filter(|a| matches!(a, Action::Signal { .. }))
+                .filter(|a| matches!(a, Action::Signal { inc: 0, .. }))
                 .count();
             // Every decided fault is one signal (a stop and its continue are two faults).
             assert_eq!(signals, chaos.schedule().len(), "{spec}: {acts:?}");

@@ -238,10 +238,7 @@ impl JobState {
             .max()
             .unwrap_or(0);
         let table = self.table(Some(catch_up));
-        self.out.push(Action::Send {
-            to: id,
-            msg: table,
-        });
+        self.out.push(Action::Send { to: id, msg: table });
         let joining = ToProcess::Joining {
             rank: id.rank,
             replica: id.replica,
@@ -297,7 +294,9 @@ impl JobState {
             .copied()
             .filter(|&i| {
                 let p = &self.procs[i];
-                !p.caught_up() && p.state == ReplicaState::Starting && now >= p.started_at + deadline
+                !p.caught_up()
+                    && p.state == ReplicaState::Starting
+                    && now >= p.started_at + deadline
             })
             .collect();
         for i in late {

@@ -27,7 +27,17 @@ fn the_last_replica_of_a_rank_is_never_fenced() {
         rank: 0,
         replica: 0,
     };
-    assert_eq!(st.handle(Input::Message { id: id(1, 1), msg }, s(1.0)), []);
+    assert_eq!(
+        st.handle(
+            Input::Message {
+                inc: 0,
+                id: id(1, 1),
+                msg
+            },
+            s(1.0)
+        ),
+        []
+    );
     assert!(state(&st, id(0, 0)).alive());
 }
 
@@ -38,7 +48,14 @@ fn a_fenced_replica_that_had_exited_by_itself_is_diagnosed_by_its_exit() {
         rank: 0,
         replica: 0,
     };
-    st.handle(Input::Message { id: id(0, 1), msg }, s(1.0));
+    st.handle(
+        Input::Message {
+            inc: 0,
+            id: id(0, 1),
+            msg,
+        },
+        s(1.0),
+    );
     // It had panicked: its connections closed, its sibling asked for the fence.
     exited(&mut st, id(0, 0), Some(101), None);
     assert_eq!(
@@ -70,6 +87,7 @@ fn a_deaf_host_does_not_hold_the_end() {
     finalized(&mut st, id(0, 1));
     st.tick(s(1.0));
     let exit = Input::RemoteExited {
+        inc: 0,
         host: 0,
         rank: 0,
         replica: 0,

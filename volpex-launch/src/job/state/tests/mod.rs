@@ -11,7 +11,7 @@ use super::super::exit_policy::Verdict;
 use super::super::replica::{HostState, ReplicaState};
 use super::super::step::{Action, Input};
 use super::{Config, JobState};
-use crate::cli::parse_fault;
+use crate::cli::{parse_fault, Regenerate};
 
 fn s(secs: f64) -> Duration {
     Duration::from_secs_f64(secs)
@@ -30,6 +30,8 @@ fn config(ranks: u32, replicas: u32) -> Config {
         job_timeout: None,
         faults: Vec::new(),
         chaos: None,
+        regenerate: Regenerate::Never,
+        max_regenerations: None,
     }
 }
 
@@ -52,7 +54,14 @@ fn remote(config: Config) -> JobState {
 
 fn register(st: &mut JobState, who: ReplicaId, now: Duration) -> Vec<Action> {
     let addr = format!("10.0.0.{}:{}", who.rank, 7000 + who.replica);
-    st.handle(Input::Registered { id: who, addr }, now)
+    st.handle(
+        Input::Registered {
+            inc: 0,
+            id: who,
+            addr,
+        },
+        now,
+    )
 }
 
 /// Registers every replica and sends the table.
@@ -76,7 +85,14 @@ fn finalized(st: &mut JobState, who: ReplicaId) -> Vec<Action> {
     let msg = ToLauncher::Finalized {
         stats: ReplicaStats::default(),
     };
-    st.handle(Input::Message { id: who, msg }, s(1.0))
+    st.handle(
+        Input::Message {
+            inc: 0,
+            id: who,
+            msg,
+        },
+        s(1.0),
+    )
 }
 
 fn exited(
@@ -87,6 +103,7 @@ fn exited(
 ) -> Vec<Action> {
     st.handle(
         Input::Exited {
+            inc: 0,
             id: who,
             code,
             signal,
@@ -101,6 +118,7 @@ fn state(st: &JobState, who: ReplicaId) -> ReplicaState {
 
 fn kill(who: ReplicaId) -> Action {
     Action::Signal {
+        inc: 0,
         id: who,
         signal: Signal::SIGKILL,
     }
@@ -122,7 +140,7 @@ fn the_table_goes_out_once_everyone_registered() {
     let mut st = local(config(2, 2));
     assert_eq!(
         register(&mut st, id(0, 0), s(0.0)),
-        [Action::KeepControl(id(0, 0))]
+        [Action::KeepControl(id(0, 0), 0)]
     );
     // A second registration is ignored: its connection is not kept.
     assert_eq!(register(&mut st, id(0, 0), s(0.0)), []);
@@ -208,7 +226,7 @@ fn slower_siblings_are_ended_when_every_rank_completed() {
     // Its exit announces nothing: it was ended on purpose.
     assert_eq!(
         exited(&mut st, id(0, 1), None, Some(9)),
-        [Action::CloseControl(id(0, 1))]
+        [Action::CloseControl(id(0, 1), 0)]
     );
     assert_eq!(state(&st, id(0, 1)), ReplicaState::Ended);
     exited(&mut st, id(0, 0), Some(0), None);
@@ -223,7 +241,7 @@ fn a_death_is_announced_to_the_living_only() {
     assert_eq!(
         actions,
         [
-            Action::CloseControl(id(0, 1)),
+            Action::CloseControl(id(0, 1), 0),
             death(id(0, 0), id(0, 1)),
             death(id(1, 0), id(0, 1)),
         ]
@@ -273,6 +291,7 @@ fn a_retired_replica_keeps_the_reason_it_sent() {
     let reason = "replica 0.1 fell behind the sender logs".to_string();
     let actions = st.handle(
         Input::Message {
+            inc: 0,
             id: id(0, 1),
             msg: ToLauncher::Retired {
                 reason: reason.clone(),
@@ -295,7 +314,14 @@ fn fencing_ends_a_working_replica_and_nothing_else() {
     let mut st = running(local(config(1, 3)));
     let fence = |st: &mut JobState, by, rank, replica| {
         let msg = ToLauncher::Fence { rank, replica };
-        st.handle(Input::Message { id: by, msg }, s(1.0))
+        st.handle(
+            Input::Message {
+                inc: 0,
+                id: by,
+                msg,
+            },
+            s(1.0),
+        )
     };
     assert_eq!(fence(&mut st, id(0, 0), 0, 0), [], "not itself");
     assert_eq!(fence(&mut st, id(0, 0), 3, 0), [], "not outside the job");
@@ -446,6 +472,7 @@ fn the_job_cannot_start_without_a_reachable_replica_of_every_rank() {
 fn agents_name_only_their_own_replicas() {
     let mut st = remote(config(1, 2));
     let started = |host, replica| Input::Started {
+        inc: 0,
         host,
         rank: 0,
         replica,
@@ -456,6 +483,7 @@ fn agents_name_only_their_own_replicas() {
     st.handle(started(1, 1), s(0.1));
     assert_eq!(st.replica(id(0, 1)).pid, 4242);
     let failed = Input::StartFailed {
+        inc: 0,
         host: 0,
         rank: 7,
         replica: 0,
@@ -463,6 +491,7 @@ fn agents_name_only_their_own_replicas() {
     };
     assert_eq!(st.handle(failed, s(0.1)), [], "not a replica of the job");
     let failed = Input::StartFailed {
+        inc: 0,
         host: 1,
         rank: 0,
         replica: 1,
@@ -484,6 +513,7 @@ fn a_silent_remote_replica_is_not_waited_for() {
     let mut st = running(remote(config(1, 2)));
     let actions = st.handle(
         Input::Silent {
+            inc: 0,
             id: id(0, 1),
             silent_for: s(2.5),
         },
@@ -494,7 +524,7 @@ fn a_silent_remote_replica_is_not_waited_for() {
         [
             death(id(0, 0), id(0, 1)),
             kill(id(0, 1)),
-            Action::CloseControl(id(0, 1))
+            Action::CloseControl(id(0, 1), 0)
         ]
     );
     assert_eq!(
@@ -513,7 +543,7 @@ fn remote_replicas_ended_at_shutdown_get_a_grace_to_report() {
     st.tick(s(1.0));
     assert_eq!(state(&st, id(0, 1)), ReplicaState::Ended);
     assert_eq!(st.tick(s(5.9)), []);
-    assert_eq!(st.tick(s(6.0)), [Action::CloseControl(id(0, 1))]);
+    assert_eq!(st.tick(s(6.0)), [Action::CloseControl(id(0, 1), 0)]);
     assert!(st.replica(id(0, 1)).exited);
     // Its host's link ending now is no loss: nothing of it runs and the job is over.
     exited(&mut st, id(0, 0), Some(0), None);
@@ -546,7 +576,7 @@ fn a_link_that_ends_during_the_run_loses_its_host() {
         [
             Action::CutHost(1),
             death(id(0, 0), id(0, 1)),
-            Action::CloseControl(id(0, 1)),
+            Action::CloseControl(id(0, 1), 0),
             Action::Print(
                 "host h1 lost: remote shell exited with code 255 (Connection reset); \
                  its replicas 0.1 are lost"
