@@ -1,0 +1,532 @@
+//! Regeneration in the job's state machine: a lost replica's new incarnation, its table,
+//! `Joining` and `Alive`, stale events of old incarnations, the limits and the host choice.
+
+use std::time::Duration;
+
+use volpex::message::ReplicaId;
+use volpex::wire::control::{ReplicaStats, ToLauncher, ToProcess};
+
+use super::super::super::replica::{HostState, ReplicaState};
+use super::super::super::step::{Action, Input};
+use super::super::{Config, JobState};
+use super::{config, exited, id, local, register, running, s, state};
+use crate::cli::{parse_fault, Regenerate};
+
+fn regen(ranks: u32, replicas: u32, mode: Regenerate) -> Config {
+    Config {
+        regenerate: mode,
+        ..config(ranks, replicas)
+    }
+}
+
+/// The `Spawn` actions among `actions`: (replica, incarnation, host).
+fn spawns(actions: &[Action]) -> Vec<(ReplicaId, u32, usize)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Spawn { id, inc, host } => Some((*id, *inc, *host)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn prints(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Print(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn killed(st: &mut JobState, who: ReplicaId, inc: u32, now: Duration) -> Vec<Action> {
+    st.handle(
+        Input::Exited {
+            id: who,
+            inc,
+            code: None,
+            signal: Some(9),
+        },
+        now,
+    )
+}
+
+fn msg(st: &mut JobState, who: ReplicaId, inc: u32, msg: ToLauncher, now: Duration) -> Vec<Action> {
+    st.handle(Input::Message { id: who, inc, msg }, now)
+}
+
+fn stats(receives: u64) -> ReplicaStats {
+    ReplicaStats {
+        receives,
+        ..ReplicaStats::default()
+    }
+}
+
+fn newcomer_registers(st: &mut JobState, who: ReplicaId, inc: u32, now: Duration) -> Vec<Action> {
+    st.handle(
+        Input::Registered {
+            id: who,
+            inc,
+            addr: format!("10.0.1.{}:{}", who.rank, 8000 + inc),
+        },
+        now,
+    )
+}
+
+#[test]
+fn a_killed_replica_gets_a_new_incarnation_on_this_machine() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    let actions = killed(&mut st, id(1, 0), 0, s(2.0));
+    assert!(actions.contains(&Action::Send {
+        to: id(1, 1),
+        msg: ToProcess::Death {
+            rank: 1,
+            replica: 0,
+            incarnation: 0
+        }
+    }));
+    assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
+    assert_eq!(
+        prints(&actions),
+        ["rank 1 replica 0: starting incarnation 1 on localhost at 2.0 s"]
+    );
+    let p = st.replica(id(1, 0));
+    assert_eq!((p.incarnation, &p.state), (1, &ReplicaState::Starting));
+    assert_eq!(st.regenerations(), 1);
+    // The old incarnation keeps its record.
+    assert_eq!(
+        st.incarnation(id(1, 0), 0).map(|p| p.state.clone()),
+        Some(ReplicaState::Failed("killed by SIGKILL".into()))
+    );
+    assert_eq!(st.tick(s(2.1)), [], "the rank lives: nothing to fail");
+}
+
+#[test]
+fn a_newcomer_gets_its_table_and_the_others_hear_it_is_joining_then_alive() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    msg(
+        &mut st,
+        id(0, 1),
+        0,
+        ToLauncher::Stats { stats: stats(42) },
+        s(1.0),
+    );
+    msg(
+        &mut st,
+        id(1, 0),
+        0,
+        ToLauncher::Stats { stats: stats(99) },
+        s(1.0),
+    );
+    killed(&mut st, id(0, 0), 0, s(2.0));
+    let actions = newcomer_registers(&mut st, id(0, 0), 1, s(2.5));
+    let joining = ToProcess::Joining {
+        rank: 0,
+        replica: 0,
+        incarnation: 1,
+        addr: "10.0.1.0:8001".into(),
+    };
+    assert_eq!(
+        actions,
+        [
+            Action::KeepControl(id(0, 0), 1),
+            Action::Send {
+                to: id(0, 0),
+                msg: ToProcess::Table {
+                    addrs: vec![
+                        vec![Some("10.0.1.0:8001".into()), Some("10.0.0.0:7001".into())],
+                        vec![Some("10.0.0.1:7000".into()), Some("10.0.0.1:7001".into())],
+                    ],
+                    incarnations: vec![vec![1, 0], vec![0, 0]],
+                    // Its sibling's count, not another rank's.
+                    catch_up: Some(42),
+                }
+            },
+            Action::Send {
+                to: id(0, 1),
+                msg: joining.clone()
+            },
+            Action::Send {
+                to: id(1, 0),
+                msg: joining.clone()
+            },
+            Action::Send {
+                to: id(1, 1),
+                msg: joining
+            },
+        ]
+    );
+    let actions = msg(
+        &mut st,
+        id(0, 0),
+        1,
+        ToLauncher::CaughtUp { receives: 42 },
+        s(3.3),
+    );
+    assert_eq!(
+        prints(&actions),
+        ["rank 0 replica 0: incarnation 1 caught up in 1.3 s"]
+    );
+    let alive: Vec<ReplicaId> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send {
+                to,
+                msg:
+                    ToProcess::Alive {
+                        rank: 0,
+                        replica: 0,
+                        incarnation: 1,
+                    },
+            } => Some(*to),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(alive, [id(0, 0), id(0, 1), id(1, 0), id(1, 1)]);
+    assert_eq!(st.replica(id(0, 0)).caught_up_at, Some(s(3.3)));
+}
+
+#[test]
+fn a_newcomer_without_known_sibling_counts_catches_up_from_zero() {
+    let mut st = running(local(regen(1, 2, Regenerate::Spare)));
+    killed(&mut st, id(0, 1), 0, s(1.0));
+    let actions = newcomer_registers(&mut st, id(0, 1), 1, s(1.5));
+    assert!(actions.iter().any(|a| matches!(
+        a,
+        Action::Send {
+            msg: ToProcess::Table {
+                catch_up: Some(0),
+                ..
+            },
+            ..
+        }
+    )));
+}
+
+#[test]
+fn events_of_an_old_incarnation_never_touch_the_new_one() {
+    let mut st = running(local(Config {
+        faults: vec![parse_fault("0.0:kill@5").expect("a fault")],
+        ..regen(1, 2, Regenerate::Spare)
+    }));
+    // Silent, then declared dead and SIGKILLed: its exit comes later.
+    let actions = st.handle(
+        Input::Silent {
+            id: id(0, 0),
+            inc: 0,
+            silent_for: s(2.5),
+        },
+        s(2.0),
+    );
+    assert_eq!(spawns(&actions), [(id(0, 0), 1, 0)]);
+    assert!(actions.contains(&Action::Signal {
+        id: id(0, 0),
+        inc: 0,
+        signal: nix::sys::signal::Signal::SIGKILL
+    }));
+    // The old one's registration, messages, connection and exit are its own.
+    assert_eq!(register(&mut st, id(0, 0), s(2.1)), []);
+    let done = ToLauncher::Finalized {
+        stats: ReplicaStats::default(),
+    };
+    assert_eq!(msg(&mut st, id(0, 0), 0, done, s(2.2)), []);
+    assert_eq!(
+        st.handle(
+            Input::ControlClosed {
+                id: id(0, 0),
+                inc: 0
+            },
+            s(2.3)
+        ),
+        [Action::CloseControl(id(0, 0), 0)]
+    );
+    assert_eq!(
+        killed(&mut st, id(0, 0), 0, s(2.4)),
+        [Action::CloseControl(id(0, 0), 0)]
+    );
+    assert_eq!(
+        st.handle(
+            Input::Silent {
+                id: id(0, 0),
+                inc: 0,
+                silent_for: s(3.0)
+            },
+            s(2.5)
+        ),
+        []
+    );
+    let p = st.replica(id(0, 0));
+    assert_eq!(
+        (p.incarnation, &p.state, p.exited),
+        (1, &ReplicaState::Starting, false)
+    );
+    assert_eq!(st.tick(s(2.6)), []);
+    // A timed fault hits the incarnation current when it fires.
+    st.handle(
+        Input::Spawned {
+            id: id(0, 0),
+            inc: 1,
+            pid: 77,
+        },
+        s(2.7),
+    );
+    let actions = st.tick(s(5.0));
+    assert!(actions.contains(&Action::Signal {
+        id: id(0, 0),
+        inc: 1,
+        signal: nix::sys::signal::Signal::SIGKILL
+    }));
+    assert_eq!(spawns(&actions), [(id(0, 0), 2, 0)]);
+}
+
+#[test]
+fn max_regenerations_is_per_rank() {
+    let mut st = running(local(Config {
+        max_regenerations: Some(1),
+        ..regen(2, 2, Regenerate::Spare)
+    }));
+    assert_eq!(spawns(&killed(&mut st, id(0, 0), 0, s(1.0))).len(), 1);
+    newcomer_registers(&mut st, id(0, 0), 1, s(1.5));
+    msg(
+        &mut st,
+        id(0, 0),
+        1,
+        ToLauncher::CaughtUp { receives: 0 },
+        s(2.0),
+    );
+    let actions = killed(&mut st, id(0, 0), 1, s(3.0));
+    assert_eq!(spawns(&actions), []);
+    let why = "rank 0 is not regenerated again: --max-regenerations 1 reached";
+    assert_eq!(prints(&actions), [why]);
+    assert_eq!(st.regen_notes(), [why]);
+    // Another rank has its own count.
+    assert_eq!(spawns(&killed(&mut st, id(1, 1), 0, s(4.0))).len(), 1);
+    assert_eq!(st.failure(), None);
+}
+
+#[test]
+fn three_newcomers_dying_before_catching_up_stop_the_rank() {
+    let mut st = running(local(regen(1, 2, Regenerate::Spare)));
+    assert_eq!(
+        spawns(&killed(&mut st, id(0, 0), 0, s(1.0))),
+        [(id(0, 0), 1, 0)]
+    );
+    assert_eq!(
+        spawns(&killed(&mut st, id(0, 0), 1, s(2.0))),
+        [(id(0, 0), 2, 0)]
+    );
+    // One that caught up resets the count.
+    newcomer_registers(&mut st, id(0, 0), 2, s(2.5));
+    msg(
+        &mut st,
+        id(0, 0),
+        2,
+        ToLauncher::CaughtUp { receives: 0 },
+        s(3.0),
+    );
+    assert_eq!(
+        spawns(&killed(&mut st, id(0, 0), 2, s(4.0))),
+        [(id(0, 0), 3, 0)]
+    );
+    assert_eq!(
+        spawns(&killed(&mut st, id(0, 0), 3, s(5.0))),
+        [(id(0, 0), 4, 0)]
+    );
+    assert_eq!(
+        spawns(&killed(&mut st, id(0, 0), 4, s(6.0))),
+        [(id(0, 0), 5, 0)]
+    );
+    let actions = killed(&mut st, id(0, 0), 5, s(7.0));
+    assert_eq!(spawns(&actions), []);
+    assert_eq!(
+        prints(&actions),
+        ["rank 0 is not regenerated again: its last 3 new incarnations died before catching up"]
+    );
+    assert_eq!(st.failure(), None, "its sibling goes on");
+}
+
+#[test]
+fn a_newcomer_that_does_not_register_in_time_is_replaced() {
+    let mut st = running(local(regen(1, 2, Regenerate::Spare)));
+    killed(&mut st, id(0, 1), 0, s(1.0));
+    assert_eq!(st.tick(s(60.9)), []);
+    let actions = st.tick(s(61.0));
+    assert!(actions.contains(&Action::Signal {
+        id: id(0, 1),
+        inc: 1,
+        signal: nix::sys::signal::Signal::SIGKILL
+    }));
+    assert_eq!(spawns(&actions), [(id(0, 1), 2, 0)]);
+    assert_eq!(
+        st.incarnation(id(0, 1), 1).map(|p| p.state.clone()),
+        Some(ReplicaState::Failed("did not register within 60 s".into()))
+    );
+}
+
+#[test]
+fn a_rank_that_cannot_be_regenerated_is_not_tried_again() {
+    let mut st = running(local(regen(1, 2, Regenerate::Spare)));
+    killed(&mut st, id(0, 1), 0, s(1.0));
+    newcomer_registers(&mut st, id(0, 1), 1, s(1.5));
+    let reason = "rank 0 cannot be regenerated: messages evicted; call checkpoint".to_string();
+    let actions = msg(
+        &mut st,
+        id(0, 1),
+        1,
+        ToLauncher::Retired {
+            reason: reason.clone(),
+        },
+        s(2.0),
+    );
+    assert_eq!(spawns(&actions), []);
+    assert_eq!(st.regen_notes(), [reason]);
+}
+
+#[test]
+fn no_regeneration_for_a_program_error_a_finished_replica_or_an_ending_job() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    // The application failed: the exit policy's business.
+    let actions = exited(&mut st, id(0, 0), Some(3), None);
+    assert_eq!(spawns(&actions), []);
+    // Finalized, then killed: its rank completed.
+    let done = ToLauncher::Finalized {
+        stats: ReplicaStats::default(),
+    };
+    msg(&mut st, id(1, 0), 0, done, s(1.0));
+    assert_eq!(spawns(&killed(&mut st, id(1, 0), 0, s(1.1))), []);
+    // The job fails: nothing more starts.
+    st.handle(Input::Interrupted(15), s(1.2));
+    assert_eq!(spawns(&killed(&mut st, id(1, 1), 0, s(1.3))), []);
+    assert_eq!(st.regenerations(), 0);
+}
+
+#[test]
+fn never_means_never() {
+    let mut st = running(local(regen(1, 2, Regenerate::Never)));
+    assert_eq!(spawns(&killed(&mut st, id(0, 0), 0, s(1.0))), []);
+    assert_eq!(
+        state(&st, id(0, 0)),
+        ReplicaState::Failed("killed by SIGKILL".into())
+    );
+}
+
+#[test]
+fn no_regeneration_of_the_last_replica_of_a_rank() {
+    let mut st = running(local(regen(2, 1, Regenerate::Always)));
+    assert_eq!(spawns(&killed(&mut st, id(1, 0), 0, s(1.0))), []);
+    st.tick(s(1.0));
+    assert!(st.failure().is_some());
+}
+
+/// Replicas of ranks 0 and 1 on hosts h0 (team 0) and h1 (team 1), each with two slots;
+/// `spare` more hosts with one empty slot each. Every agent up, everyone registered.
+fn remote_up(mode: Regenerate, spare: usize) -> JobState {
+    let mut hosts: Vec<(String, HostState)> = (0..2 + spare)
+        .map(|h| (format!("h{h}"), HostState::Launching))
+        .collect();
+    hosts.truncate(2 + spare);
+    let mut st = JobState::new(regen(2, 2, mode), hosts, |_, k| k as usize);
+    let mut slots = vec![2, 2];
+    slots.extend(std::iter::repeat_n(1, spare));
+    st.set_slots(slots);
+    for h in 0..2 + spare {
+        st.handle(Input::LinkOpened { host: h }, s(0.0));
+        st.handle(
+            Input::Hello {
+                host: h,
+                hostname: format!("h{h}"),
+                pid: 1,
+            },
+            s(0.0),
+        );
+    }
+    running(st)
+}
+
+fn remote_killed(
+    st: &mut JobState,
+    host: usize,
+    who: ReplicaId,
+    inc: u32,
+    now: Duration,
+) -> Vec<Action> {
+    st.handle(
+        Input::RemoteExited {
+            host,
+            rank: who.rank,
+            replica: who.replica,
+            inc,
+            code: None,
+            signal: Some(9),
+        },
+        now,
+    )
+}
+
+#[test]
+fn a_free_slot_on_a_host_without_the_rank_comes_first() {
+    let mut st = remote_up(Regenerate::Spare, 1);
+    // h0 has a free slot now, h2 an empty one: the least loaded.
+    assert_eq!(
+        spawns(&remote_killed(&mut st, 0, id(0, 0), 0, s(1.0))),
+        [(id(0, 0), 1, 2)]
+    );
+    // h2 is full; h0 holds no replica of rank 1 any more and has room.
+    assert_eq!(
+        spawns(&remote_killed(&mut st, 0, id(1, 0), 0, s(2.0))),
+        [(id(1, 0), 1, 0)]
+    );
+    // The agent's reports name the incarnation: the new one's pid is its own.
+    st.handle(
+        Input::Started {
+            host: 2,
+            rank: 0,
+            replica: 0,
+            inc: 1,
+            pid: 4242,
+        },
+        s(2.1),
+    );
+    assert_eq!(st.replica(id(0, 0)).pid, 4242);
+    assert_eq!(st.incarnation(id(0, 0), 0).map(|p| p.host), Some(0));
+}
+
+#[test]
+fn spare_waits_for_room_and_says_so_once_while_always_oversubscribes() {
+    let lose_h0 = |st: &mut JobState| {
+        st.handle(
+            Input::HostLost {
+                host: 0,
+                why: "remote shell ended".into(),
+            },
+            s(1.0),
+        )
+    };
+    let mut st = remote_up(Regenerate::Spare, 0);
+    let actions = lose_h0(&mut st);
+    assert_eq!(spawns(&actions), []);
+    let said: Vec<String> = prints(&actions)
+        .into_iter()
+        .filter(|p| p.contains("not regenerated"))
+        .collect();
+    assert_eq!(
+        said,
+        ["replica 0.0 is not regenerated: no free slot on a host that holds no other replica of rank 0 (--regenerate always would oversubscribe)"]
+    );
+    assert_eq!(st.failure(), None);
+
+    let mut st = remote_up(Regenerate::Always, 0);
+    let actions = lose_h0(&mut st);
+    // h1 holds both ranks: the only host up.
+    assert_eq!(spawns(&actions), [(id(0, 0), 1, 1), (id(1, 0), 1, 1)]);
+
+    // With a full host that holds no replica of the rank, always takes it first.
+    let mut st = remote_up(Regenerate::Always, 1);
+    remote_killed(&mut st, 0, id(0, 0), 0, s(1.0));
+    assert_eq!(
+        spawns(&lose_h0(&mut st)),
+        [(id(1, 0), 1, 2)],
+        "h2 (full, no replica of rank 1) before h1 (holds 1.1)"
+    );
+}
