@@ -160,6 +160,16 @@ impl JobState {
             log::info!("replica {by} asked to fence {target}, the last of its rank; refused");
             return;
         }
+        if !self.procs[i].caught_up() {
+            // A new incarnation still catching up is neither asked for messages nor
+            // leads: the request (which names no incarnation) was about the one it
+            // replaced.
+            log::info!(
+                "replica {by} asked to fence {target}, whose incarnation {} is catching up; ignored",
+                self.procs[i].incarnation
+            );
+            return;
+        }
         match self.procs[i].state {
             ReplicaState::Starting | ReplicaState::Running => {
                 self.out.push(Action::Print(format!(

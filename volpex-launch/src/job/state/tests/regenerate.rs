@@ -530,3 +530,31 @@ fn spare_waits_for_room_and_says_so_once_while_always_oversubscribes() {
         "h2 (full, no replica of rank 1) before h1 (holds 1.1)"
     );
 }
+
+#[test]
+fn a_fence_request_never_hits_a_newcomer_still_catching_up() {
+    let mut st = running(local(regen(1, 2, Regenerate::Spare)));
+    killed(&mut st, id(0, 0), 0, s(1.0));
+    // 0.1 asks to fence "0.0", meaning the incarnation it knew.
+    let fence = ToLauncher::Fence {
+        rank: 0,
+        replica: 0,
+    };
+    assert_eq!(msg(&mut st, id(0, 1), 0, fence.clone(), s(1.1)), []);
+    assert_eq!(state(&st, id(0, 0)), ReplicaState::Starting);
+    // Once caught up, it is an ordinary replica: fenced like any.
+    newcomer_registers(&mut st, id(0, 0), 1, s(1.2));
+    msg(
+        &mut st,
+        id(0, 0),
+        1,
+        ToLauncher::CaughtUp { receives: 0 },
+        s(1.3),
+    );
+    let actions = msg(&mut st, id(0, 1), 0, fence, s(1.4));
+    assert!(actions.contains(&Action::Signal {
+        id: id(0, 0),
+        inc: 1,
+        signal: nix::sys::signal::Signal::SIGKILL
+    }));
+}

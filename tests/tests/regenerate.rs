@@ -1,0 +1,219 @@
+//! Regeneration with real processes: a replica killed again and again gets a new
+//! incarnation each time, which replays its rank and catches up, so a job at `-r 2`
+//! survives more failures of one rank than it has replicas; the result and the output
+//! are those of a failure-free run, and the report lists every incarnation.
+//! Reference: issue 17 items 1 and 8; DESIGN.md "Regeneration".
+
+use std::time::Duration;
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use volpex_tests::{bin, run, spawn, LiveJob, Run};
+
+const DEADLINE: Duration = Duration::from_secs(180);
+/// Rounds and rank 0's milliseconds per round: about 8 s of run.
+const ARGS: &[&str] = &["400", "20"];
+const WAIT: Duration = Duration::from_secs(60);
+
+/// The pid of incarnation `inc` of replica `rank.replica`, a child of volpexrun `parent`.
+fn find(parent: u32, rank: u32, replica: u32, inc: u32) -> Option<i32> {
+    let want = [
+        format!("VOLPEX_RANK={rank}"),
+        format!("VOLPEX_REPLICA={replica}"),
+    ];
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // pid (comm) state ppid ...: comm may hold spaces; what follows the last ')' does not.
+        let after = stat.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
+        let mut fields = after.split_whitespace();
+        let (state, ppid) = (fields.next(), fields.next());
+        if ppid != Some(&parent.to_string()) || state == Some("Z") {
+            continue;
+        }
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let vars: Vec<String> = environ
+            .split(|&b| b == 0)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .collect();
+        let incarnation = vars
+            .iter()
+            .find_map(|v| v.strip_prefix("VOLPEX_INCARNATION="))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0u32);
+        if want.iter().all(|w| vars.contains(w)) && incarnation == inc {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+/// The report's incarnations of replica `rank.replica`, in order.
+fn incarnations(run: &Run, rank: u64, replica: u64) -> Vec<serde_json::Value> {
+    let mut v: Vec<serde_json::Value> = run
+        .report
+        .as_ref()
+        .and_then(|r| r["processes"].as_array())
+        .map(|ps| {
+            ps.iter()
+                .filter(|p| p["rank"] == rank && p["replica"] == replica)
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort_by_key(|p| p["incarnation"].as_u64());
+    v
+}
+
+/// Every progress line of every rank appears once, in order, and the result is right.
+fn check_output(run: &Run, ranks: u32) {
+    let out = run.ok();
+    let rounds: u32 = ARGS[0].parse().expect("rounds");
+    for r in 0..ranks {
+        let mine: Vec<u32> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("regen: rank {r} round ")))
+            .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+            .collect();
+        let expect: Vec<u32> = (1..=rounds / 10).map(|i| i * 10).collect();
+        assert_eq!(mine, expect, "rank {r}'s lines, once each\n{out}");
+    }
+    let result: Vec<&str> = out.lines().filter(|l| l.ends_with(" ok")).collect();
+    assert_eq!(result.len(), 1, "{out}");
+    assert!(
+        !run.stderr.contains("FAILED") && !out.contains("FAILED"),
+        "{}",
+        run.stderr
+    );
+}
+
+fn check_report(run: &Run, rank: u64, replica: u64, count: usize) {
+    let incs = incarnations(run, rank, replica);
+    let numbers: Vec<u64> = incs
+        .iter()
+        .filter_map(|p| p["incarnation"].as_u64())
+        .collect();
+    assert_eq!(
+        numbers,
+        (0..count as u64).collect::<Vec<_>>(),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(incs[0]["from"], "start");
+    for p in &incs[1..] {
+        assert_eq!(p["from"], "replay", "{p}");
+        assert!(p["started_s"].as_f64().is_some_and(|t| t > 0.0), "{p}");
+        assert_eq!(p["host"], "localhost", "{p}");
+    }
+    let report = run.report.as_ref().expect("a report");
+    assert!(
+        report["regenerations"].as_u64() >= Some(count as u64 - 1),
+        "{report}"
+    );
+    assert_eq!(report["success"], true);
+}
+
+/// Kills the current incarnation `inc` of `rank.replica` once it runs.
+fn kill_incarnation(job: &LiveJob, rank: u32, replica: u32, inc: u32) {
+    let until = std::time::Instant::now() + WAIT;
+    loop {
+        if let Some(pid) = find(job.pid(), rank, replica, inc) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "incarnation {inc} of {rank}.{replica} never ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_replica_killed_three_times_comes_back_each_time() {
+    let mut job = spawn(&["-n", "3", "-r", "2"], &bin("regen"), ARGS);
+    // The job runs: rank 1 has printed its first progress line.
+    let started = job.wait_stderr(WAIT, |l| l.contains("regen: rank 1 round 10"));
+    assert!(started.is_some(), "the job never got going");
+    for inc in 0..3u32 {
+        kill_incarnation(&job, 1, 0, inc);
+        let next = inc + 1;
+        let caught_up = job.wait_stderr(WAIT, |l| {
+            l.contains(&format!(
+                "rank 1 replica 0: incarnation {next} caught up in"
+            ))
+        });
+        assert!(
+            caught_up.is_some(),
+            "incarnation {next} of replica 1.0 never caught up"
+        );
+    }
+    let run = job.wait(DEADLINE);
+    check_output(&run, 3);
+    check_report(&run, 1, 0, 4);
+    let incs = incarnations(&run, 1, 0);
+    for p in &incs[1..3] {
+        assert!(p["caught_up_after_s"].as_f64().is_some(), "{p}");
+        assert_eq!(p["state"], "failed", "{p}");
+    }
+    for needle in [
+        "3 regenerations",
+        "rank 1 replica 0: incarnation 3 started on localhost at",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}\n{}", run.stderr);
+    }
+    run.assert_no_leftovers();
+}
+
+#[test]
+fn faults_hit_whichever_incarnation_is_current() {
+    let run = run(
+        &[
+            "-n",
+            "3",
+            "-r",
+            "2",
+            "--fault",
+            "1.0:kill@1.5",
+            "--fault",
+            "1.0:kill@3",
+            "--fault",
+            "1.0:kill@4.5",
+        ],
+        &bin("regen"),
+        ARGS,
+        DEADLINE,
+    );
+    check_output(&run, 3);
+    check_report(&run, 1, 0, 4);
+    run.assert_no_leftovers();
+}
+
+#[test]
+fn never_keeps_a_lost_replica_lost() {
+    let run = run(
+        &[
+            "-n",
+            "3",
+            "-r",
+            "2",
+            "--regenerate",
+            "never",
+            "--fault",
+            "1.0:kill@1",
+        ],
+        &bin("regen"),
+        &["100", "20"],
+        DEADLINE,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(incarnations(&run, 1, 0).len(), 1, "{}", run.stderr);
+    assert_eq!(run.state(1, 0), "failed");
+    run.assert_no_leftovers();
+}
