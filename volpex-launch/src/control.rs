@@ -23,32 +23,32 @@
 //! Must never decide anything about the job (`job` does) and never block on one replica.
 
 use std::collections::HashMap;
-use std::io::{self, Write};
+use std::io;
 use std::net::TcpStream as StdStream;
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
-use volpex::config::HEADER_BYTES;
 use volpex::message::ReplicaId;
 use volpex::transport::auth::{JobKey, PeerId};
 use volpex::transport::connection::{ConnState, Link, Step};
-use volpex::wire::control::{self, Liveness, ToLauncher, ToProcess};
+use volpex::wire::control::{self, Liveness, ToLauncher};
 use volpex::wire::stream::{FrameReader, OutQueue, ReadStatus};
 
 use crate::job::event::{ControlEvent, Event};
+
+mod incarnations;
+mod send;
+pub use incarnations::Incarnations;
+pub use send::send;
 
 /// How long a new connection may take to authenticate and say what it is.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Connections not yet authenticated and identified, at most; a new one beyond this
 /// closes the oldest (a replica's handshake takes a round trip, a stranger's forever).
 pub const PENDING_MAX: usize = 64;
-/// A write to a replica that takes longer than this counts as failed.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest control message a replica may send.
 const CONTROL_PAYLOAD_BYTES_MAX: usize = volpex::config::CONTROL_PAYLOAD_BYTES_MAX;
 const LISTENER: Token = Token(0);
@@ -57,31 +57,6 @@ const LISTENER: Token = Token(0);
 /// process reapers report on waking reach the job first and failures are diagnosed by
 /// their causes.
 const STALL_GRACE: Duration = Duration::from_millis(300);
-
-/// The current incarnation of every replica (rank-major), shared between the driver, which
-/// raises one before it starts a new incarnation, and the control server, which refuses
-/// connections of every other incarnation.
-#[derive(Debug, Clone)]
-pub struct Incarnations(Arc<Vec<AtomicU32>>);
-
-impl Incarnations {
-    /// All 0, for `slots` replicas.
-    pub fn new(slots: usize) -> Incarnations {
-        Incarnations(Arc::new((0..slots).map(|_| AtomicU32::new(0)).collect()))
-    }
-
-    /// The current incarnation of slot `i`.
-    pub fn get(&self, i: usize) -> Option<u32> {
-        self.0.get(i).map(|a| a.load(Ordering::SeqCst))
-    }
-
-    /// Slot `i` is now at incarnation `inc`.
-    pub fn set(&self, i: usize, inc: u32) {
-        if let Some(a) = self.0.get(i) {
-            a.store(inc, Ordering::SeqCst);
-        }
-    }
-}
 
 /// Heartbeat timing on the launcher side.
 #[derive(Debug, Clone, Copy)]
@@ -194,29 +169,6 @@ pub fn serve(
     if let Err(e) = server.run() {
         fail(&server.tx, e);
     }
-}
-
-/// Sends one message to a replica; false if the write failed or took `WRITE_TIMEOUT`.
-/// The socket is non-blocking (the loop reads it), so a full buffer is waited out here.
-pub fn send(w: &mut StdStream, msg: &ToProcess) -> bool {
-    let (h, p) = control::encode(msg);
-    let mut bytes = Vec::with_capacity(HEADER_BYTES + p.len());
-    bytes.extend_from_slice(&h.encode());
-    bytes.extend_from_slice(&p);
-    let until = Instant::now() + WRITE_TIMEOUT;
-    let mut done = 0;
-    while done < bytes.len() {
-        match w.write(&bytes[done..]) {
-            Ok(0) => return false,
-            Ok(n) => done += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < until => {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            Err(_) => return false,
-        }
-    }
-    true
 }
 
 /// EMFILE (this process) or ENFILE (the system).

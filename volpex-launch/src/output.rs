@@ -109,20 +109,7 @@ impl Dedup {
 
     /// Prints the line if it is the next one of its rank and stream.
     pub fn offer(&mut self, line: &Line) {
-        let Some(slot) = self.printed.get_mut(line.rank as usize) else {
-            return;
-        };
-        let i = match line.stream {
-            Stream::Out => 0,
-            Stream::Err => 1,
-        };
-        match line.index {
-            Some(n) if n == slot[i] => slot[i] += 1,
-            Some(_) => return,
-            None => {}
-        }
-        let explains = line.stream == Stream::Err && self.explains == Some(line.rank);
-        if self.muted && line.index.is_some() && !explains {
+        if !self.admit(line) {
             return;
         }
         let mut buf = Vec::with_capacity(line.text.len() + 12);
@@ -139,8 +126,63 @@ impl Dedup {
         };
     }
 
+    /// Whether the line is to be printed (the next one of its rank and stream, or a
+    /// diagnostic), counting it if so.
+    fn admit(&mut self, line: &Line) -> bool {
+        let Some(slot) = self.printed.get_mut(line.rank as usize) else {
+            return false;
+        };
+        let i = match line.stream {
+            Stream::Out => 0,
+            Stream::Err => 1,
+        };
+        match line.index {
+            Some(n) if n == slot[i] => slot[i] += 1,
+            Some(_) => return false,
+            None => {}
+        }
+        let explains = line.stream == Stream::Err && self.explains == Some(line.rank);
+        !(self.muted && line.index.is_some() && !explains)
+    }
+
     /// Flushes stdout.
     pub fn flush(&self) {
         let _ = std::io::stdout().flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(replica: u32, incarnation: u32, index: u64) -> Line {
+        Line {
+            rank: 1,
+            replica,
+            incarnation,
+            stream: Stream::Out,
+            index: Some(index),
+            text: format!("line {index}\n").into_bytes(),
+        }
+    }
+
+    #[test]
+    fn a_new_incarnation_replaying_its_rank_prints_only_what_is_new() {
+        let mut d = Dedup::new(2, false);
+        // Replica 1.0 prints lines 0..3, its sibling 1.1 is behind at 0..2.
+        let printed: Vec<bool> = [(0, 0, 0), (0, 0, 1), (1, 0, 0), (0, 0, 2), (1, 0, 1)]
+            .iter()
+            .map(|&(k, inc, i)| d.admit(&line(k, inc, i)))
+            .collect();
+        assert_eq!(printed, [true, true, false, true, false]);
+        // 1.0 dies; its incarnation 1 replays from line 0: the repeats are dropped, the
+        // first line nobody printed yet is printed once, whoever gets there first.
+        for i in 0..3 {
+            assert!(!d.admit(&line(0, 1, i)), "line {i} again");
+        }
+        assert!(d.admit(&line(0, 1, 3)));
+        assert!(!d.admit(&line(1, 0, 2)));
+        assert!(!d.admit(&line(1, 0, 3)));
+        assert!(d.admit(&line(1, 0, 4)));
     }
 }

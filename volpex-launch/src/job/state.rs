@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use volpex::message::ReplicaId;
-use volpex::wire::control::{ToLauncher, ToProcess};
 
 use super::exit_policy::{self, Grid, Verdict};
 use super::replica::{Host, HostState, Replica, ReplicaState};
@@ -23,6 +22,7 @@ use crate::cli::{Fault, FaultAction, Regenerate};
 mod chaos;
 mod deaths;
 mod hosts;
+mod messages;
 mod regen;
 mod rendezvous;
 mod shutdown;
@@ -515,97 +515,6 @@ impl JobState {
                     i,
                     ReplicaState::Failed("killed by SIGKILL (fault injection)".into()),
                 );
-            }
-        }
-    }
-
-    fn registered(&mut self, id: ReplicaId, inc: u32, addr: String) {
-        let Some(i) = self.find(id, inc) else {
-            log::debug!("replica {id} registered as unknown incarnation {inc}; ignored");
-            return;
-        };
-        if i != self.idx(id) {
-            log::debug!("replica {id} registered as stale incarnation {inc}; ignored");
-            return;
-        }
-        if self.procs[i].addr.is_some() {
-            log::warn!("replica {id} registered twice; ignored");
-            return;
-        }
-        if self.procs[i].state != ReplicaState::Starting {
-            // Killed (a fault at time 0, a timeout) or lost while its registration was on
-            // its way: nothing to do, and nothing wrong with it.
-            log::debug!("replica {id} registered after it was declared dead; ignored");
-            return;
-        }
-        self.procs[i].state = ReplicaState::Running;
-        self.procs[i].addr = Some(addr);
-        self.out.push(Action::KeepControl(id, inc));
-        if !self.procs[i].caught_up() {
-            self.newcomer_registered(i);
-        }
-    }
-
-    fn message(&mut self, id: ReplicaId, inc: u32, msg: ToLauncher) {
-        let Some(i) = self.find(id, inc) else {
-            log::debug!("a message from unknown incarnation {inc} of replica {id}; ignored");
-            return;
-        };
-        if i != self.idx(id) {
-            // Its counters are its own; nothing else it says counts any more.
-            match msg {
-                ToLauncher::Stats { stats } | ToLauncher::Finalized { stats } => {
-                    self.procs[i].stats = Some(stats)
-                }
-                other => {
-                    log::debug!("stale incarnation {inc} of replica {id} said {other:?}; ignored")
-                }
-            }
-            return;
-        }
-        match msg {
-            ToLauncher::Finalized { stats } => {
-                self.procs[i].stats = Some(stats);
-                if self.procs[i].state == ReplicaState::Running && !self.procs[i].caught_up() {
-                    // Replayed to the end without saying it caught up: it has.
-                    self.caught_up(i);
-                }
-                if self.procs[i].state == ReplicaState::Running {
-                    self.procs[i].state = ReplicaState::Finalized;
-                    if self.shutdown_at.is_some() {
-                        self.out.push(Action::Send {
-                            to: id,
-                            msg: ToProcess::Shutdown,
-                        });
-                    }
-                }
-            }
-            ToLauncher::Retired { reason } => {
-                self.out.push(Action::Print(format!(
-                    "{reason}; the job goes on without it"
-                )));
-                if reason.contains("cannot be regenerated") {
-                    self.regen.stop(id.rank, reason.clone());
-                }
-                if let ReplicaState::Retired(_) = self.procs[i].state {
-                    self.procs[i].state = ReplicaState::Retired(reason);
-                } else {
-                    self.lose(i, ReplicaState::Retired(reason));
-                }
-            }
-            ToLauncher::Fence { rank, replica } => self.fence(id, rank, replica),
-            ToLauncher::Stats { stats } => self.procs[i].stats = Some(stats),
-            ToLauncher::Register { .. } => log::warn!("replica {id} registered twice"),
-            ToLauncher::CaughtUp { receives } => {
-                if self.procs[i].caught_up() {
-                    log::warn!("replica {id} caught up unasked");
-                } else if self.procs[i].state == ReplicaState::Running {
-                    log::info!("replica {id} caught up after {receives} receives");
-                    self.caught_up(i);
-                }
-            }
-            ToLauncher::Heartbeat => {
-                log::warn!("replica {id} sent a heartbeat on its control connection")
             }
         }
     }
