@@ -8,7 +8,9 @@
 //! their pids, their output lines (numbered per replica, as `output::pump` does locally)
 //! and their exits back on stdout, and obeys `Signal` and `EndAll`. When its stdin closes
 //! (volpexrun or the ssh connection is gone) it kills its processes and exits; it also
-//! exits once all of them have ended. Owns the processes of one host; must never decide
+//! exits once all of them have ended, unless volpexrun may still send `Spawn` (a new
+//! incarnation of a replica, with `--regenerate`): then it waits for its stdin to close
+//! or for `EndAll`. Every process is (rank, replica, incarnation) in every message. Owns the processes of one host; must never decide
 //! anything about the job.
 //!
 //! Frames: 4-byte little-endian length, then a postcard body; at most `FRAME_BYTES_MAX`.
@@ -64,7 +66,7 @@ pub struct StartSpec {
     /// The processes.
     pub procs: Vec<ProcSpec>,
     /// volpexrun may send `Spawn` later (`--regenerate`): the agent stays until its stdin
-    /// closes, even when every process of its host has ended.
+    /// closes or `EndAll` comes, even when every process of its host has ended.
     pub regenerate: bool,
 }
 
@@ -356,7 +358,8 @@ pub fn main() -> i32 {
     }
     let mut pipes = children.len() * 2;
     let mut launcher_gone = false;
-    let mut stdin_open = true;
+    // Until volpexrun closes stdin or ends everything, it may send `Spawn`.
+    let mut may_spawn = spec.regenerate;
     let kill_all = |children: &[Child]| {
         for c in children.iter().filter(|c| !c.exited) {
             if let Ok(pid) = i32::try_from(c.pid) {
@@ -366,7 +369,7 @@ pub fn main() -> i32 {
     };
     // With regeneration, a host whose processes all ended may get a new one: wait for
     // volpexrun to close stdin.
-    while children.iter().any(|c| !c.exited) || pipes > 0 || (spec.regenerate && stdin_open) {
+    while children.iter().any(|c| !c.exited) || pipes > 0 || may_spawn {
         let Ok(ev) = rx.recv() else { break };
         match ev {
             AgentEvent::Out(msg) => {
@@ -428,16 +431,15 @@ pub fn main() -> i32 {
                 }
             }
             AgentEvent::Command(ToAgent::Spawn(p)) => {
-                if stdin_open && !launcher_gone {
+                if may_spawn && !launcher_gone {
                     let before = children.len();
                     start_one(&spec, &p, &launcher, &cpus, &tx, &mut out, &mut children);
                     pipes += (children.len() - before) * 2;
                 }
             }
             AgentEvent::Command(ToAgent::Start(_)) => {}
-            AgentEvent::Command(ToAgent::EndAll) => kill_all(&children),
-            AgentEvent::StdinClosed => {
-                stdin_open = false;
+            AgentEvent::Command(ToAgent::EndAll) | AgentEvent::StdinClosed => {
+                may_spawn = false;
                 kill_all(&children);
             }
         }
