@@ -261,8 +261,7 @@ impl Config {
             c.regenerate = v != 0;
         }
         if let Some(v) = env_u64("VOLPEX_REPLAY_BYTES")? {
-            c.replay_bytes_max =
-                usize::try_from(v).map_err(|_| "VOLPEX_REPLAY_BYTES too large")?;
+            c.replay_bytes_max = usize::try_from(v).map_err(|_| "VOLPEX_REPLAY_BYTES too large")?;
         }
         if let Some(v) = env_string("VOLPEX_TCP_CONGESTION")? {
             c.tcp_congestion = parse_congestion(&v)?;

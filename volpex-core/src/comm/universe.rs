@@ -100,8 +100,18 @@ pub fn initialize() -> Result<Universe, Error> {
         }
     } else {
         let me = ReplicaId::new(0, 0);
-        let (core, waker) = Core::new(me, 1, 1, [0; 32], cfg, None, None, Membership::alone(), start)
-            .map_err(Error::EventLoopStart)?;
+        let (core, waker) = Core::new(
+            me,
+            1,
+            1,
+            [0; 32],
+            cfg,
+            None,
+            None,
+            Membership::alone(),
+            start,
+        )
+        .map_err(Error::EventLoopStart)?;
         let (rt, bg) = Runtime::start(core, waker);
         Inner {
             rt,

@@ -7,7 +7,10 @@
 //! Entries every live replica of their destination has received are dropped at once: no
 //! one can ask for them again, and their memory is reused for the next sends. When lost
 //! replicas are regenerated (`retaining`), a new incarnation replays its program and asks
-//! for them again: they are *retained*, oldest dropped first beyond a bound in bytes.
+//! for them again: they are *retained*, oldest dropped first beyond a bound in bytes,
+//! until every live replica of the destination took a checkpoint past them (CHECKPOINTED
+//! notices): a new incarnation restored from a checkpoint never asks for what is below
+//! it. Log memory is then bounded by the traffic of one checkpoint interval.
 //! It owns the per-(comm, tag, dst) seq counters and per-(comm, dst) order numbers, so a
 //! lookup can tell "evicted" from "not sent yet". It must never do I/O.
 
@@ -80,6 +83,13 @@ pub struct SendLog {
     /// Retained entries, oldest first, and their bytes.
     retained: VecDeque<Key>,
     retained_bytes: usize,
+    /// Checkpoint watermark each replica of dst reported, per (comm, dst): 0 until it
+    /// took one, `u64::MAX` for a dead one.
+    checkpointed: Map<(u32, u32), Vec<u64>>,
+    /// Replicas per rank that are new incarnations catching up: dead for consumption,
+    /// but their checkpoint watermark counts (from 0, until they report the snapshot
+    /// they restored).
+    joining: Map<u32, Vec<u32>>,
 }
 
 impl SendLog {
@@ -100,6 +110,8 @@ impl SendLog {
             retain_max: None,
             retained: VecDeque::new(),
             retained_bytes: 0,
+            checkpointed: Map::default(),
+            joining: Map::default(),
         }
     }
 
@@ -248,6 +260,74 @@ impl SendLog {
     /// having everything until it caught up (`note_caught_up`), so it holds nothing back.
     pub fn note_joining(&mut self, dst: u32, replica: u32) {
         self.note_dead(dst, replica);
+        let list = self.joining.entry(dst).or_default();
+        if !list.contains(&replica) {
+            list.push(replica);
+        }
+        for ((_, d), marks) in self.checkpointed.iter_mut() {
+            if *d == dst {
+                if let Some(m) = marks.get_mut(replica as usize) {
+                    *m = 0;
+                }
+            }
+        }
+    }
+
+    /// Replica `replica` of `dst` took a checkpoint (or restored one) when it had every
+    /// message below `watermark` on `comm`: what every replica of dst has and every
+    /// replica's checkpoint is past need not be kept for a replay.
+    pub fn note_checkpoint(&mut self, comm: u32, dst: u32, replica: u32, watermark: u64) {
+        let marks = self.checkpoint_marks(comm, dst);
+        match marks.get_mut(replica as usize) {
+            Some(slot) if *slot != u64::MAX && watermark > *slot => *slot = watermark,
+            Some(_) | None => return,
+        }
+        let below = self.checkpoint_floor(comm, dst);
+        let entries = &mut self.entries;
+        let mut freed = 0;
+        let mut dropped = 0;
+        self.retained.retain(|k| {
+            let gone =
+                k.comm == comm && k.dst == dst && entries.get(k).is_some_and(|e| e.order < below);
+            if gone {
+                if let Some(e) = entries.remove(k) {
+                    freed += Self::cost(e.payload.len());
+                    dropped += 1;
+                    super::pool::recycle(e.payload);
+                }
+            }
+            !gone
+        });
+        self.bytes_used -= freed;
+        self.retained_bytes = self.retained_bytes.saturating_sub(freed);
+        self.evicted_count += dropped;
+    }
+
+    fn checkpoint_marks(&mut self, comm: u32, dst: u32) -> &mut Vec<u64> {
+        let replicas = self.replicas;
+        let (dead, joining) = (self.dead.get(&dst), self.joining.get(&dst));
+        self.checkpointed.entry((comm, dst)).or_insert_with(|| {
+            (0..replicas as u32)
+                .map(|k| {
+                    let gone = dead.is_some_and(|d| d.contains(&k))
+                        && !joining.is_some_and(|j| j.contains(&k));
+                    if gone {
+                        u64::MAX
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        })
+    }
+
+    /// Every replica of dst that may still be regenerated from its checkpoint is past
+    /// this order number on `comm`.
+    fn checkpoint_floor(&self, comm: u32, dst: u32) -> u64 {
+        match self.checkpointed.get(&(comm, dst)) {
+            Some(m) => m.iter().copied().min().unwrap_or(0),
+            None => 0,
+        }
     }
 
     /// The new incarnation of replica `replica` of `dst` caught up: from now on entries
@@ -261,6 +341,9 @@ impl SendLog {
         list.retain(|&k| k != replica);
         if list.len() == before {
             return;
+        }
+        if let Some(j) = self.joining.get_mut(&dst) {
+            j.retain(|&k| k != replica);
         }
         for ((_, d), marks) in self.consumed.iter_mut() {
             if *d == dst {
@@ -278,6 +361,16 @@ impl SendLog {
             return;
         }
         list.push(replica);
+        if let Some(j) = self.joining.get_mut(&dst) {
+            j.retain(|&k| k != replica);
+        }
+        for ((_, d), marks) in self.checkpointed.iter_mut() {
+            if *d == dst {
+                if let Some(m) = marks.get_mut(replica as usize) {
+                    *m = u64::MAX;
+                }
+            }
+        }
         let comms: Vec<u32> = self
             .consumed
             .keys()
@@ -311,6 +404,7 @@ impl SendLog {
             .get(&(comm, dst))
             .and_then(|m| m.iter().min().copied())
             .unwrap_or(0);
+        let floor = self.checkpoint_floor(comm, dst);
         let Some(q) = self.by_dst.get_mut(&(comm, dst)) else {
             return;
         };
@@ -319,7 +413,7 @@ impl SendLog {
                 break;
             }
             q.pop_front();
-            if self.retain_max.is_some() {
+            if self.retain_max.is_some() && order >= floor {
                 if let Some(e) = self.entries.get_mut(&key) {
                     if !e.retained {
                         e.retained = true;
@@ -357,6 +451,27 @@ impl SendLog {
                 super::pool::recycle(e.payload);
             }
         }
+    }
+
+    /// The numbering state: next seq per (comm, tag, dst) and next order per (comm, dst).
+    #[allow(clippy::type_complexity)]
+    pub fn progress(&self) -> (Vec<((u32, i32, u32), u64)>, Vec<((u32, u32), u64)>) {
+        let mut seqs: Vec<_> = self.seqs.iter().map(|(k, v)| (*k, *v)).collect();
+        let mut orders: Vec<_> = self.orders.iter().map(|(k, v)| (*k, *v)).collect();
+        seqs.sort_unstable();
+        orders.sort_unstable();
+        (seqs, orders)
+    }
+
+    /// Continues the numbering from a snapshot's `progress`; everything below reads as
+    /// evicted (sent by the incarnation the snapshot came from).
+    pub fn restore_progress(
+        &mut self,
+        seqs: &[((u32, i32, u32), u64)],
+        orders: &[((u32, u32), u64)],
+    ) {
+        self.seqs = seqs.iter().copied().collect();
+        self.orders = orders.iter().copied().collect();
     }
 
     /// Bytes of entries retained for regenerated replicas.

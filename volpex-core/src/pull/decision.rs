@@ -203,6 +203,22 @@ impl Decisions {
         }
     }
 
+    /// Slot numbering for a snapshot: next slot, used below, used above.
+    pub fn counters(&self) -> (u64, u64, Vec<u64>) {
+        (
+            self.next_slot,
+            self.used_below,
+            self.used_above.iter().copied().collect(),
+        )
+    }
+
+    /// Continues the slot numbering from a snapshot's `counters`.
+    pub fn restore_counters(&mut self, next: u64, used_below: u64, used_above: &[u64]) {
+        self.next_slot = next;
+        self.used_below = used_below;
+        self.used_above = used_above.iter().copied().collect();
+    }
+
     /// Whether coordinated calls need slots at all.
     pub fn enabled(&self) -> bool {
         self.enabled

@@ -304,7 +304,10 @@ mod tests {
             Err(Refused::Stale)
         );
         assert_eq!(f.note(other, 0, 0, 1, 0, &entries(&[(2, b"d")])), Ok(()));
-        assert_eq!(f.note(ReplicaId::new(0, 1), 1, 0, 1, 3, &Bytes::new()), Ok(()));
+        assert_eq!(
+            f.note(ReplicaId::new(0, 1), 1, 0, 1, 3, &Bytes::new()),
+            Ok(())
+        );
         assert!(f.is_empty());
     }
 }

@@ -457,7 +457,10 @@ impl Core {
                 }
             }
             Some(PeerId::Replica(r, inc)) if self.is_stale(r, inc) => {
-                log::debug!("{}: connection to an old incarnation of {r} closed", self.me);
+                log::debug!(
+                    "{}: connection to an old incarnation of {r} closed",
+                    self.me
+                );
                 if self.peers.get(&r) == Some(&token) {
                     self.peers.remove(&r);
                 }

@@ -30,11 +30,7 @@ impl Core {
         let stats = self.engine.stats();
         if let Some(target) = self.catch_up {
             if stats.receives >= target {
-                log::info!(
-                    "{}: caught up after {} messages",
-                    self.me,
-                    stats.receives
-                );
+                log::info!("{}: caught up after {} messages", self.me, stats.receives);
                 self.catch_up = None;
                 self.engine.set_catching_up(false);
                 self.to_launcher(&ToLauncher::CaughtUp {

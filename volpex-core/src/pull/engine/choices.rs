@@ -413,7 +413,9 @@ impl Engine {
                 self.retire(format!(
                     "rank {} cannot be regenerated: its last caught-up replica died before \
                      incarnation {} of {} caught up",
-                    self.me.rank, self.incarnation_of(self.me), self.me
+                    self.me.rank,
+                    self.incarnation_of(self.me),
+                    self.me
                 ));
                 return;
             }
@@ -464,7 +466,11 @@ impl Engine {
             return;
         }
         let ord = self.ordinal_of(from);
-        match self.coord.foreign.note(from, ord, rank, term, stable, entries) {
+        match self
+            .coord
+            .foreign
+            .note(from, ord, rank, term, stable, entries)
+        {
             Ok(()) => {}
             Err(Refused::Stale) => {
                 log::info!(

@@ -45,6 +45,7 @@ mod receive;
 mod serve;
 mod service;
 mod silence;
+mod snapshot;
 mod timers;
 
 use std::time::Duration;
@@ -57,6 +58,8 @@ use self::outbox::Outbox;
 use self::service::Service;
 pub use self::service::Waiter;
 use self::silence::Silence;
+pub use self::snapshot::SnapshotAnswer;
+use self::snapshot::Snapshots;
 use self::timers::{Timer, TimerTable};
 use super::decision::{ordinal, slot_key, Slot, DECISION_CTX};
 use crate::config::{Config, DECISIONS_HELD_MAX};
@@ -167,6 +170,8 @@ pub struct Engine {
     /// yet: it cannot take over its rank's choices, and an evicted message means it
     /// cannot be regenerated.
     catching_up: bool,
+    /// Checkpoints taken here and snapshots asked for.
+    snapshots: Snapshots,
 }
 
 impl Engine {
@@ -237,6 +242,7 @@ impl Engine {
             stats: ReplicaStats::default(),
             incarnations,
             catching_up: false,
+            snapshots: Snapshots::default(),
             cfg,
         }
     }
@@ -464,6 +470,7 @@ impl Engine {
             self.catching_up = false;
             self.consumed.mark_all_dirty();
             self.tell_consumed();
+            self.retell_checkpoint();
             return;
         }
         if self.liveness.mark_caught_up(peer) {
@@ -697,6 +704,9 @@ impl Engine {
                 entries,
             } => self.on_choices(now, from, rank, term, stable, &entries),
             Frame::Decided { rank, entries } => self.on_decided(now, from, rank, &entries),
+            f @ (Frame::Checkpointed { .. }
+            | Frame::SnapshotAsk { .. }
+            | Frame::Snapshot { .. }) => self.on_snapshot_frame(from, f),
         }
     }
 }
