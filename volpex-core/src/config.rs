@@ -30,6 +30,10 @@ pub const CONTROL_PAYLOAD_BYTES_MAX: usize = 16 << 20;
 /// Default bound on the sender log.
 pub const LOG_BYTES_DEFAULT: usize = 256 << 20;
 
+/// Default bound on the log entries kept only for regenerated replicas (every live replica
+/// of their destination has them; see `message::log`).
+pub const REPLAY_BYTES_DEFAULT: usize = 64 << 20;
+
 /// Bookkeeping bytes charged per log entry on top of its payload.
 pub const LOG_ENTRY_OVERHEAD_BYTES: usize = 64;
 
@@ -182,6 +186,12 @@ pub struct Config {
     /// TCP congestion control of peer connections (`VOLPEX_TCP_CONGESTION`, default
     /// `cubic`; `system` = `None`, the system's default; see `transport::tuning`).
     pub tcp_congestion: Option<String>,
+    /// The launcher regenerates lost replicas (`VOLPEX_REGENERATE`, 0 or 1, set by
+    /// volpexrun): the log retains what a new incarnation replaying the program needs,
+    /// and no send skips the log.
+    pub regenerate: bool,
+    /// Bound on those retained entries (`VOLPEX_REPLAY_BYTES`).
+    pub replay_bytes_max: usize,
 }
 
 impl Default for Config {
@@ -200,6 +210,8 @@ impl Default for Config {
             confirm_wait: None,
             peer_timeout: Some(PEER_TIMEOUT_DEFAULT),
             tcp_congestion: Some(TCP_CONGESTION_DEFAULT.to_string()),
+            regenerate: false,
+            replay_bytes_max: REPLAY_BYTES_DEFAULT,
         }
     }
 }
@@ -244,6 +256,12 @@ impl Config {
         }
         if let Some(v) = env_u64("VOLPEX_CONFIRM_WAIT_US")? {
             c.confirm_wait = Some(Duration::from_micros(v));
+        }
+        if let Some(v) = env_u64(crate::bootstrap::vars::REGENERATE)? {
+            c.regenerate = v != 0;
+        }
+        if let Some(v) = env_u64("VOLPEX_REPLAY_BYTES")? {
+            c.replay_bytes_max = usize::try_from(v).map_err(|_| "VOLPEX_REPLAY_BYTES too large")?;
         }
         if let Some(v) = env_string("VOLPEX_TCP_CONGESTION")? {
             c.tcp_congestion = parse_congestion(&v)?;

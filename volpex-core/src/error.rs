@@ -118,6 +118,17 @@ pub enum Error {
     /// lock: a bug in Volpex, not in the program.
     #[error("runtime failure: sender log refused a message it had room for: {0:?}")]
     LogRefused(LogFull),
+    /// The application's state given to `checkpoint` could not be serialized.
+    #[error("checkpoint: cannot serialize the application's state: {0}")]
+    CheckpointState(String),
+    /// The state of the checkpoint this replica was restored from does not deserialize
+    /// into the type `restored` asked for (or the snapshot is damaged).
+    #[error("restore: {0}")]
+    RestoreState(String),
+    /// A regenerated replica restored from a checkpoint communicated before it called
+    /// `Universe::restored`: its counters are the checkpoint's, its program is not.
+    #[error("a replica restored from a checkpoint must call Universe::restored() before it communicates")]
+    NotRestored,
 }
 
 impl From<SendError> for Error {

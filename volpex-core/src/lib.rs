@@ -80,6 +80,8 @@ pub use error::Error;
 #[doc(hidden)]
 pub mod bootstrap;
 #[doc(hidden)]
+pub mod checkpoint;
+#[doc(hidden)]
 pub mod config;
 #[doc(hidden)]
 pub mod exit;

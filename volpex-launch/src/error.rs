@@ -441,6 +441,12 @@ pub enum PlanError {
         /// What was given.
         input: String,
     },
+    /// A duration that may be zero (`--regen-time`) but was negative.
+    #[error("{input:?}: must be zero or more")]
+    MustNotBeNegative {
+        /// What was given.
+        input: String,
+    },
 }
 
 /// The job cannot start (`job`): nothing runs, volpexrun exits with 1.

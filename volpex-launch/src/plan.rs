@@ -1,12 +1,49 @@
 //! `volpexrun plan`: how many replicas a job needs to survive host failures, after P2P-MPI
-//! (Genaud and Rattanapoka, "P2P-MPI", section 4.5).
+//! (Genaud and Rattanapoka, "P2P-MPI", section 4.5), without and with regeneration.
 //!
-//! A host fails before time t with the Weibull probability `f(t) = 1 - exp(-(t*lambda)^delta)`
-//! (shape `delta`, rate `lambda`; a mean time between failures M is the exponential case
+//! **Without regeneration** (the paper's model, `--no-regen` prints only this): a host fails
+//! before time t with the Weibull probability `f(t) = 1 - exp(-(t*lambda)^delta)` (shape
+//! `delta`, rate `lambda`; a mean time between failures M is the exponential case
 //! `delta = 1, lambda = 1/M`). Failures are independent and each replica of a rank is on a
 //! different host, so a rank is lost when all r of its hosts fail, and a job of p ranks
 //! survives with probability `(1 - f(t)^r)^p`. Replication costs time: with `--overhead o`
 //! the run takes `t * (1 + o*(r-1))` at degree r (the paper's linear overhead).
+//!
+//! **With regeneration** (issue 17, DESIGN.md "Regeneration"), a lost replica is replaced:
+//! R seconds after its failure (`--regen-time`: spawn, snapshot from a live sibling,
+//! catch-up) a new incarnation serves in its slot. A rank is then lost only when all r of
+//! its slots are down *at the same moment*: a failure strikes while each of the other r - 1
+//! slots is still waiting for its replacement to catch up.
+//!
+//! - Assumption: each slot alternates independently between up, for an exponential time of
+//!   rate `lambda_e` (memoryless host failures, a replacement host as failure-prone as any
+//!   other), and down, for a fixed time R (deterministic repair); every lost replica is
+//!   regenerated on its own, in parallel with any other of the same rank; R is short
+//!   against the mean time between failures (`lambda_e * R << 1`).
+//! - Then, at the moment a slot fails, each other slot is down with probability about
+//!   `lambda_e * R` (it failed within the last R), so one rank is lost at the rate
+//!   `L(r) = r * lambda_e * (lambda_e * R)^(r-1)`, and a job of p ranks running t seconds
+//!   survives with `exp(-p * t * L(r))`. R = 0 gives 1 for r >= 2.
+//! - Why deterministic R, and no (r-1)! factor: the fraction of time a slot is down,
+//!   `lambda_e*R / (1 + lambda_e*R)`, depends only on the mean of the repair time, so
+//!   exponential repair of mean R gives the same leading term (the tests check both by
+//!   simulation). The (r-1)! factor of textbook formulas belongs to *serialized* repair
+//!   (one regeneration at a time per rank), which volpexrun does not do. Exactly, for
+//!   independent slots in steady state, `L(r) = r*lambda_e*(lambda_e*R)^(r-1) /
+//!   (1 + lambda_e*R)^r`; the printed figure omits the denominator and starts the
+//!   steady state at time 0 (a job really starts with all slots up): both errors make it
+//!   slightly pessimistic.
+//! - Weibull failures are replaced by one constant rate: `lambda_e = max(1, delta) *
+//!   (t*lambda)^delta / t`. For `delta <= 1` that is the mean rate over the run (the same
+//!   expected number of failures per host as the Weibull model; with `delta < 1` the true
+//!   hazard is higher only early in the run and lower after); for `delta > 1` (wear-out) it
+//!   is the hazard at the end of the run, the highest the job meets. The exponential case
+//!   uses lambda itself; wear-out errs on the safe side.
+//! - r = 1: there is no sibling to take a snapshot from, so regeneration cannot help; the
+//!   figure is the one without regeneration. For every r, regeneration only adds replicas,
+//!   and extra replicas can only help, so the printed figure is never below the one without
+//!   regeneration nor below the one with fewer replicas (both bounds matter only where
+//!   `lambda_e * R` is not small, and the printout then warns that the figure is rough).
 //!
 //! Pure arithmetic and its printout; must never start anything.
 
@@ -16,8 +53,9 @@ use clap::Parser;
 
 use crate::error::PlanError;
 
-/// Print the probability that a job survives host failures at r = 1..6 replicas, and the
-/// smallest r that reaches a target (P2P-MPI section 4.5).
+/// Print the probability that a job survives host failures at r = 1..6 replicas, without and
+/// with regeneration of lost replicas, and the smallest r that reaches a target in each case
+/// (P2P-MPI section 4.5; regeneration: see `--regen-time`).
 #[derive(Debug, Parser)]
 #[command(name = "volpexrun plan")]
 pub struct PlanArgs {
@@ -53,6 +91,16 @@ pub struct PlanArgs {
     /// Largest replication degree to print.
     #[arg(long = "max-r", value_name = "R", default_value_t = 6, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub max_r: u32,
+
+    /// Mean time from a replica's failure to its new incarnation having caught up (spawn,
+    /// snapshot, catch-up): default 5 s, the order measured on a 2-core VM for NPB class A;
+    /// measure yours with `volpexrun --report`. 0 means instant regeneration.
+    #[arg(long = "regen-time", value_name = "DURATION", default_value = "5s", allow_hyphen_values = true, value_parser = parse_regen_time_s, conflicts_with = "no_regen")]
+    pub regen_time_s: f64,
+
+    /// Print only the table without regeneration (a lost replica is gone for good).
+    #[arg(long = "no-regen")]
+    pub no_regen: bool,
 }
 
 /// A host failure model.
@@ -71,12 +119,56 @@ impl Weibull {
     }
 }
 
-/// Probability that a job of `ranks` ranks at degree `r` survives a run of `t_s` seconds.
+/// Probability that a job of `ranks` ranks at degree `r` survives a run of `t_s` seconds
+/// when lost replicas are gone for good.
 pub fn survival(model: Weibull, ranks: u32, r: u32, t_s: f64) -> f64 {
+    ln_survival(model, ranks, r, t_s).exp()
+}
+
+/// `ln` of [`survival`]: `p * ln(1 - f^r)`, so tiny failure probabilities keep their digits.
+fn ln_survival(model: Weibull, ranks: u32, r: u32, t_s: f64) -> f64 {
     let f = model.fail_by(t_s);
     let all_r_fail = f.powi(r as i32);
-    // (1 - f^r)^p computed through logs so tiny probabilities keep their digits.
-    (f64::from(ranks) * (-all_r_fail).ln_1p()).exp()
+    f64::from(ranks) * (-all_r_fail).ln_1p()
+}
+
+/// The constant per-host failure rate (per second) the regeneration model uses for a run of
+/// `t_s` seconds: `max(1, delta) * (t*lambda)^delta / t` (see the module comment).
+pub fn regen_host_rate_per_s(model: Weibull, t_s: f64) -> f64 {
+    model.shape.max(1.0) * (t_s * model.rate_per_s).powf(model.shape) / t_s
+}
+
+/// Rate (per second) at which one rank of `r` replicas loses all of them at once, each host
+/// failing at `rate_per_s` and each lost replica back after `regen_s`:
+/// `r * lambda * (lambda * R)^(r-1)`.
+pub fn rank_loss_rate(rate_per_s: f64, r: u32, regen_s: f64) -> f64 {
+    f64::from(r) * rate_per_s * (rate_per_s * regen_s).powi(r as i32 - 1)
+}
+
+/// Probability that a job of `ranks` ranks at degree `r` survives a run of `t_s` seconds
+/// when every lost replica is regenerated `regen_s` seconds after its failure.
+pub fn survival_regen(model: Weibull, ranks: u32, r: u32, t_s: f64, regen_s: f64) -> f64 {
+    ln_survival_regen(model, ranks, r, t_s, regen_s).exp()
+}
+
+/// `ln` of [`survival_regen`].
+fn ln_survival_regen(model: Weibull, ranks: u32, r: u32, t_s: f64, regen_s: f64) -> f64 {
+    let classic = ln_survival(model, ranks, r, t_s);
+    if r < 2 {
+        // No sibling to regenerate from.
+        return classic;
+    }
+    if regen_s == 0.0 {
+        // Never two slots down at once (and no 0 * inf below for an extreme Weibull).
+        return 0.0;
+    }
+    let rate = regen_host_rate_per_s(model, t_s);
+    // Regeneration only adds replicas, and a job can ignore replicas it has: never below the
+    // figure without regeneration, nor below the one with fewer replicas.
+    (2..=r)
+        .map(|k| -(f64::from(ranks) * t_s * rank_loss_rate(rate, k, regen_s)))
+        .filter(|l| !l.is_nan())
+        .fold(classic, f64::max)
 }
 
 /// The printout of `volpexrun plan`.
@@ -89,6 +181,7 @@ pub fn report(a: &PlanArgs) -> Result<String, PlanError> {
         (None, Some(shape), Some(rate_per_s)) => Weibull { shape, rate_per_s },
         _ => return Err(PlanError::NoModel),
     };
+    let regen = !a.no_regen;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -106,33 +199,97 @@ pub fn report(a: &PlanArgs) -> Result<String, PlanError> {
         "P(one host fails during the run) = {:.6}",
         model.fail_by(a.time_s)
     );
-    let _ = writeln!(
-        s,
-        "{:>2}  {:>10}  {:>12}  {:>12}",
-        "r", "run time", "P(survive)", "P(fail)"
-    );
-    let mut best = None;
+    if regen {
+        let rate = regen_host_rate_per_s(model, a.time_s);
+        let _ = writeln!(
+            s,
+            "regeneration: a lost replica is back {} after its failure (--regen-time); \
+             host failure rate {:.4e}/h",
+            human_regen(a.regen_time_s),
+            rate * 3600.0
+        );
+        let load = rate * a.regen_time_s;
+        if load > 0.1 || a.regen_time_s > 0.1 * a.time_s {
+            let _ = writeln!(
+                s,
+                "note: regeneration is not short against the time between failures \
+                 (rate x regen time = {load:.3}) or the run; the regeneration figures are rough"
+            );
+        }
+        let _ = writeln!(
+            s,
+            "{:14}  {:-^26}  {:-^26}",
+            "", " without regeneration ", " with regeneration "
+        );
+        let _ = writeln!(
+            s,
+            "{:>2}  {:>10}  {:>12}  {:>12}  {:>12}  {:>12}",
+            "r", "run time", "P(survive)", "P(fail)", "P(survive)", "P(fail)"
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "{:>2}  {:>10}  {:>12}  {:>12}",
+            "r", "run time", "P(survive)", "P(fail)"
+        );
+    }
+    let (mut best, mut best_regen) = (None, None);
     for r in 1..=a.max_r {
         let t = a.time_s * (1.0 + a.overhead * f64::from(r - 1));
         let p = survival(model, a.ranks, r, t);
-        let _ = writeln!(s, "{r:>2}  {:>10}  {p:>12.6}  {:>12.3e}", human(t), 1.0 - p);
+        let fail = -ln_survival(model, a.ranks, r, t).exp_m1();
+        let _ = write!(s, "{r:>2}  {:>10}  {p:>12.6}  {fail:>12.3e}", human(t));
         if best.is_none() && p >= a.target {
             best = Some(r);
         }
-    }
-    match best {
-        Some(r) => {
-            let _ = writeln!(s, "smallest r reaching P(survive) >= {}: {r}", a.target);
+        if regen {
+            let p = survival_regen(model, a.ranks, r, t, a.regen_time_s);
+            let fail = -ln_survival_regen(model, a.ranks, r, t, a.regen_time_s).exp_m1();
+            let _ = write!(s, "  {p:>12.6}  {fail:>12.3e}");
+            if best_regen.is_none() && p >= a.target {
+                best_regen = Some(r);
+            }
         }
-        None => {
-            let _ = writeln!(
-                s,
-                "no r in 1..={} reaches P(survive) >= {}",
-                a.max_r, a.target
-            );
+        s.push('\n');
+    }
+    let smallest = |best: Option<u32>| match best {
+        Some(r) => format!("r = {r}"),
+        None => format!("no r in 1..={}", a.max_r),
+    };
+    if regen {
+        let _ = writeln!(
+            s,
+            "smallest r reaching P(survive) >= {}: without regeneration: {}; \
+             with regeneration ({} to regenerate): {}",
+            a.target,
+            smallest(best),
+            human_regen(a.regen_time_s),
+            smallest(best_regen)
+        );
+    } else {
+        match best {
+            Some(r) => {
+                let _ = writeln!(s, "smallest r reaching P(survive) >= {}: {r}", a.target);
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "no r in 1..={} reaches P(survive) >= {}",
+                    a.max_r, a.target
+                );
+            }
         }
     }
     Ok(s)
+}
+
+/// A regeneration time: `5 s`, `0.25 s`, or as [`human`] from a minute up.
+fn human_regen(t_s: f64) -> String {
+    if t_s < 60.0 {
+        format!("{} s", (t_s * 1000.0).round() / 1000.0)
+    } else {
+        human(t_s)
+    }
 }
 
 fn human(t_s: f64) -> String {
@@ -217,6 +374,22 @@ pub fn parse_rate_per_s(s: &str) -> Result<f64, PlanError> {
     Ok(v / u)
 }
 
+/// Parses `--regen-time`: like [`parse_duration_s`], but 0 (instant regeneration) is allowed.
+pub fn parse_regen_time_s(s: &str) -> Result<f64, PlanError> {
+    match parse_duration_s(s) {
+        Err(PlanError::MustBePositive { .. }) => {
+            let t = s.trim();
+            let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+            if t[..split].trim().parse::<f64>() == Ok(0.0) {
+                Ok(0.0)
+            } else {
+                Err(PlanError::MustNotBeNegative { input: s.into() })
+            }
+        }
+        other => other,
+    }
+}
+
 fn parse_shape(s: &str) -> Result<f64, PlanError> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= SHAPE_MAX => Ok(v),
@@ -260,150 +433,4 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() <= 1e-12 * b.abs().max(1e-300)
-    }
-
-    #[test]
-    fn exponential_case_matches_the_closed_form() {
-        // MTBF 10 h, 1 h run: f = 1 - e^-0.1.
-        let m = Weibull {
-            shape: 1.0,
-            rate_per_s: 1.0 / 36_000.0,
-        };
-        let f = 1.0 - (-0.1f64).exp();
-        assert!(close(m.fail_by(3600.0), f));
-        for r in 1..=6 {
-            let want = (1.0 - f.powi(r)).powi(16);
-            assert!(close(survival(m, 16, r as u32, 3600.0), want), "r={r}");
-        }
-    }
-
-    #[test]
-    fn weibull_formula_of_section_4_5() {
-        // Pappr(p, r) = 1 - (1 - (1 - e^-(t lambda)^delta)^r)^p
-        let (p, t, lambda, delta) = (10u32, 7200.0, 1e-4, 0.7);
-        let m = Weibull {
-            shape: delta,
-            rate_per_s: lambda,
-        };
-        for r in 1..=6 {
-            let f: f64 = 1.0 - (-(t * lambda).powf(delta)).exp();
-            let fail = 1.0 - (1.0 - f.powi(r)).powi(p as i32);
-            assert!(
-                (1.0 - survival(m, p, r as u32, t) - fail).abs() < 1e-12,
-                "r={r}"
-            );
-        }
-    }
-
-    #[test]
-    fn more_replicas_help_without_overhead() {
-        let m = Weibull {
-            shape: 0.5,
-            rate_per_s: 1e-5,
-        };
-        let mut last = 0.0;
-        for r in 1..=6 {
-            let s = survival(m, 64, r, 86_400.0);
-            assert!(s > last, "r={r}: {s} <= {last}");
-            last = s;
-        }
-    }
-
-    #[test]
-    fn printout_names_the_smallest_r() {
-        let a = PlanArgs::try_parse_from([
-            "plan", "-n", "16", "--time", "2h", "--mtbf", "1d", "--target", "0.99",
-        ])
-        .unwrap();
-        let s = report(&a).unwrap();
-        // f = 1 - e^(-1/12) = 0.07996; r=2: (1-f^2)^16 = 0.9028; r=3: 0.99186.
-        assert!(
-            s.contains("smallest r reaching P(survive) >= 0.99: 3"),
-            "{s}"
-        );
-        assert_eq!(
-            s.lines()
-                .filter(|l| l.trim_start().starts_with(char::is_numeric))
-                .count(),
-            6,
-            "{s}"
-        );
-    }
-
-    #[test]
-    fn every_numeric_flag_refuses_what_is_out_of_range() {
-        let base = ["plan", "-n", "4", "--time", "1h", "--mtbf", "1d"];
-        let bad: [(&str, &[&str]); 8] = [
-            ("-n", &["0", "-1", "100001", "nan", "1e3"]),
-            ("--time", &["0", "-1h", "nan", "1e300", "inf"]),
-            ("--mtbf", &["0", "1e300d", "nan"]),
-            ("--target", &["0", "1", "1.5", "nan", "-0.5"]),
-            ("--overhead", &["-0.1", "nan", "inf", "1e300", "101"]),
-            ("--max-r", &["0", "65", "-1", "2.5"]),
-            ("--weibull-shape", &["0", "-1", "nan", "inf", "101"]),
-            ("--weibull-rate", &["0", "-1/h", "nan", "1e300/s"]),
-        ];
-        for (flag, values) in bad {
-            for v in values {
-                let mut argv: Vec<&str> = match flag {
-                    "--weibull-shape" => {
-                        vec!["plan", "-n", "4", "--time", "1h", "--weibull-rate", "1/h"]
-                    }
-                    "--weibull-rate" => {
-                        vec!["plan", "-n", "4", "--time", "1h", "--weibull-shape", "1"]
-                    }
-                    "--mtbf" => vec!["plan", "-n", "4", "--time", "1h"],
-                    _ => base.to_vec(),
-                };
-                if let Some(i) = argv.iter().position(|a| *a == flag) {
-                    argv.remove(i + 1);
-                    argv.remove(i);
-                }
-                argv.extend([flag, v]);
-                let e = PlanArgs::try_parse_from(&argv).expect_err(&format!("{flag} {v}"));
-                let text = e.to_string();
-                assert!(text.contains(flag), "{flag} {v}: {text}");
-            }
-        }
-    }
-
-    #[test]
-    fn units_and_bad_values() {
-        assert_eq!(parse_duration_s("90").unwrap(), 90.0);
-        assert_eq!(parse_duration_s("30m").unwrap(), 1800.0);
-        assert_eq!(parse_duration_s("2h").unwrap(), 7200.0);
-        assert_eq!(parse_duration_s("1.5d").unwrap(), 129_600.0);
-        assert!(close(parse_rate_per_s("0.36").unwrap(), 1e-4));
-        assert!(close(parse_rate_per_s("2/d").unwrap(), 2.0 / 86_400.0));
-        for bad in ["", "x", "-1h", "0", "2w", "nan"] {
-            assert!(parse_duration_s(bad).is_err(), "{bad}");
-        }
-        for bad in ["1/w", "0/h", "abc", "1/", "nan/h", "1e300/s", "inf"] {
-            assert!(parse_rate_per_s(bad).is_err(), "{bad}");
-        }
-        for bad in ["1e300", "101y", "36501d", "inf", "-0"] {
-            assert!(parse_duration_s(bad).is_err(), "{bad}");
-        }
-        assert_eq!(parse_duration_s("36500d").unwrap(), DURATION_MAX_S);
-        assert!(
-            PlanArgs::try_parse_from(["plan", "-n", "4", "--time", "1h"])
-                .map(|a| report(&a).is_err())
-                .unwrap()
-        );
-        assert!(PlanArgs::try_parse_from([
-            "plan",
-            "-n",
-            "4",
-            "--time",
-            "1h",
-            "--weibull-shape",
-            "0.7"
-        ])
-        .is_err());
-    }
-}
+mod tests;

@@ -61,6 +61,25 @@ pub mod vars {
 /// launcher can tell diagnostics from program output.
 pub const DIAG_PREFIX: &str = "volpex";
 
+/// Start of an output mark: a line a replica writes on stdout and stderr at a checkpoint
+/// (`\x01volpex:checkpoint:N`) or where it was restored from one
+/// (`\x01volpex:restored:N`). The launcher swallows these lines and numbers a restored
+/// replica's later lines from where its sibling's stood at that checkpoint.
+pub const OUTPUT_MARK: &str = "\x01volpex:";
+
+/// The output mark `what` (`checkpoint` or `restored`) of checkpoint `number`.
+pub fn output_mark(what: &str, number: u64) -> String {
+    format!("{OUTPUT_MARK}{what}:{number}")
+}
+
+/// Parses a line (without its newline) as an output mark: (`what`, number).
+pub fn parse_output_mark(line: &[u8]) -> Option<(&str, u64)> {
+    let rest = line.strip_prefix(OUTPUT_MARK.as_bytes())?;
+    let text = std::str::from_utf8(rest).ok()?;
+    let (what, n) = text.trim_end_matches(['\r', '\n']).split_once(':')?;
+    Some((what, n.parse().ok()?))
+}
+
 /// Everything a process learns when it joins a job.
 pub struct Joined {
     /// This process.

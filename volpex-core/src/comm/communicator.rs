@@ -117,9 +117,16 @@ impl Communicator {
             i64::from(color.unwrap_or(0)),
             i64::from(key),
         ];
-        let mut all = vec![0i64; 3 * self.members.world.len()];
-        self.all_gather_into(&mine, &mut all)?;
         let nth = self.created.fetch_add(1, Ordering::Relaxed);
+        let all = match self.inner.restored_split(self.id, nth) {
+            Some(all) => all,
+            None => {
+                let mut all = vec![0i64; 3 * self.members.world.len()];
+                self.all_gather_into(&mine, &mut all)?;
+                all
+            }
+        };
+        self.inner.splits.lock().push((self.id, nth, all.clone()));
         let Some(c) = color else {
             return Ok(None);
         };
@@ -261,6 +268,7 @@ impl Communicator {
     /// communicator); see `Core::send` for when it returns.
     pub(crate) fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
         let dst = self.world_rank(dst)?;
+        self.inner.check_restored()?;
         self.inner.rt.lock().send(ctx, tag, dst, bytes)?;
         self.count_send()
     }
@@ -279,6 +287,7 @@ impl Communicator {
             .iter()
             .map(|&d| self.world_rank(d))
             .collect::<Result<Vec<u32>, Error>>()?;
+        self.inner.check_restored()?;
         if self.inner.rt.lock().send_shared(ctx, tag, &world, bytes)? {
             dsts.iter().try_for_each(|_| self.count_send())
         } else {

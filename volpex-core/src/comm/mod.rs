@@ -7,8 +7,9 @@
 //! Files: `communicator` (identity, creation, the send path), `receive` (posting,
 //! waiting, testing), `process` (point-to-point partners), `collectives` (the collective
 //! methods, and `collective::PointToPoint` for `Communicator`), `request`, `status`,
-//! `group`, `universe`. `comm` depends on `collective`, never the other way.
+//! `group`, `universe`, `checkpoint` (checkpoints and restoring them). `comm` depends on `collective`, never the other way.
 
+mod checkpoint;
 mod collectives;
 pub mod communicator;
 pub mod group;

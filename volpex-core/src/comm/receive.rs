@@ -46,6 +46,7 @@ impl Communicator {
 
     /// Posts a receive or probe.
     pub(crate) fn post(&self, spec: RecvSpec, mode: Mode) -> Result<RecvId, Error> {
+        self.inner.check_restored()?;
         let mut core = self.inner.rt.lock();
         if mode == Mode::ImmediateProbe {
             // Let what already reached the socket count.

@@ -26,14 +26,70 @@ pub(crate) struct Inner {
     pub(crate) replicas: u32,
     pub(crate) sends: AtomicU64,
     pub(crate) exit_after_sends: Option<u64>,
-    launched: bool,
+    pub(crate) launched: bool,
     bg: Mutex<Option<JoinHandle<()>>>,
+    /// Checkpoints taken (or restored) so far.
+    pub(crate) checkpoints: AtomicU64,
+    /// Every split made so far: (parent context id, nth creation, what each member gave).
+    pub(crate) splits: Mutex<Vec<(u32, u32, Vec<i64>)>>,
+    /// Splits the restored snapshot recorded, answered without communicating.
+    pub(crate) restored_splits: Mutex<Vec<(u32, u32, Vec<i64>)>>,
+    /// The application's state from the restored snapshot, until `restored` takes it.
+    pub(crate) restore: Mutex<Restore>,
+    /// This process is a regenerated incarnation.
+    pub(crate) regenerated: bool,
+}
+
+/// Where a regenerated replica's application state stands.
+#[derive(Debug)]
+pub(crate) enum Restore {
+    /// Not restored from a checkpoint: `restored` answers `None`.
+    Fresh,
+    /// Restored: `restored` must hand this over before the program communicates.
+    Pending(Vec<u8>),
+    /// Handed over.
+    Taken,
+}
+
+impl Inner {
+    fn new(
+        rt: Arc<Runtime>,
+        me: ReplicaId,
+        (ranks, replicas): (u32, u32),
+        bg: JoinHandle<()>,
+    ) -> Inner {
+        Inner {
+            rt,
+            me,
+            ranks,
+            replicas,
+            sends: AtomicU64::new(0),
+            exit_after_sends: None,
+            launched: false,
+            bg: Mutex::new(Some(bg)),
+            checkpoints: AtomicU64::new(0),
+            splits: Mutex::new(Vec::new()),
+            restored_splits: Mutex::new(Vec::new()),
+            restore: Mutex::new(Restore::Fresh),
+            regenerated: false,
+        }
+    }
+
+    /// The recorded result of split `nth` of communicator `parent`, on a replica restored
+    /// from a checkpoint made after it.
+    pub(crate) fn restored_split(&self, parent: u32, nth: u32) -> Option<Vec<i64>> {
+        self.restored_splits
+            .lock()
+            .iter()
+            .find(|(p, n, _)| *p == parent && *n == nth)
+            .map(|(_, _, all)| all.clone())
+    }
 }
 
 /// The MPI environment of this process. Dropping it finalizes: the replica tells the
 /// launcher it is done and keeps serving its log until the whole job is done.
 pub struct Universe {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 /// Joins the job the launcher started this process in, or, without a launcher, a job of
@@ -80,6 +136,7 @@ pub fn initialize() -> Result<Universe, Error> {
         .map_err(Error::EventLoopStart)?;
         let mut core = core;
         core.exit_after_choices = j.exit_after_choices;
+        let regenerated = j.catch_up.is_some();
         let (rt, bg) = Runtime::start(core, waker);
         log::debug!(
             "replica {} joined a job of {} x {}; {here} of its processes on this host, hard spin {:?}",
@@ -88,31 +145,40 @@ pub fn initialize() -> Result<Universe, Error> {
             j.replicas,
             hard_spin
         );
-        Inner {
-            rt,
-            me: j.me,
-            ranks: j.ranks,
-            replicas: j.replicas,
-            sends: AtomicU64::new(0),
-            exit_after_sends: j.exit_after_sends,
-            launched: true,
-            bg: Mutex::new(Some(bg)),
+        let snapshot = if regenerated {
+            super::checkpoint::fetch_and_restore(&rt)?
+        } else {
+            None
+        };
+        let mut inner = Inner::new(rt, j.me, (j.ranks, j.replicas), bg);
+        inner.exit_after_sends = j.exit_after_sends;
+        inner.launched = true;
+        inner.regenerated = regenerated;
+        if let Some(s) = snapshot {
+            super::checkpoint::output_mark("restored", s.number);
+            inner.checkpoints = AtomicU64::new(s.number);
+            inner.sends = AtomicU64::new(s.sends);
+            inner.splits = Mutex::new(s.splits.clone());
+            inner.restored_splits = Mutex::new(s.splits);
+            inner.restore = Mutex::new(Restore::Pending(s.app));
         }
+        inner
     } else {
         let me = ReplicaId::new(0, 0);
-        let (core, waker) = Core::new(me, 1, 1, [0; 32], cfg, None, None, Membership::alone(), start)
-            .map_err(Error::EventLoopStart)?;
-        let (rt, bg) = Runtime::start(core, waker);
-        Inner {
-            rt,
+        let (core, waker) = Core::new(
             me,
-            ranks: 1,
-            replicas: 1,
-            sends: AtomicU64::new(0),
-            exit_after_sends: None,
-            launched: false,
-            bg: Mutex::new(Some(bg)),
-        }
+            1,
+            1,
+            [0; 32],
+            cfg,
+            None,
+            None,
+            Membership::alone(),
+            start,
+        )
+        .map_err(Error::EventLoopStart)?;
+        let (rt, bg) = Runtime::start(core, waker);
+        Inner::new(rt, me, (1, 1), bg)
     };
     Ok(Universe {
         inner: Arc::new(inner),

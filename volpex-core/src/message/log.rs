@@ -5,7 +5,12 @@
 //! entries that some replica of their destination has already received, and refuses new
 //! entries (the caller blocks) rather than evict anything no replica has received.
 //! Entries every live replica of their destination has received are dropped at once: no
-//! one can ask for them again, and their memory is reused for the next sends.
+//! one can ask for them again, and their memory is reused for the next sends. When lost
+//! replicas are regenerated (`retaining`), a new incarnation replays its program and asks
+//! for them again: they are *retained*, oldest dropped first beyond a bound in bytes,
+//! until every live replica of the destination took a checkpoint past them (CHECKPOINTED
+//! notices): a new incarnation restored from a checkpoint never asks for what is below
+//! it. Log memory is then bounded by the traffic of one checkpoint interval.
 //! It owns the per-(comm, tag, dst) seq counters and per-(comm, dst) order numbers, so a
 //! lookup can tell "evicted" from "not sent yet". It must never do I/O.
 
@@ -26,6 +31,9 @@ pub struct LogEntry {
     /// Coordinated choices (slots `0..choices`) the sender had made or followed before
     /// this send; the message may depend on them (see `pull::decision`).
     pub choices: u64,
+    /// Every live replica of the destination has it: kept only for a new incarnation
+    /// replaying the program (counted in the retained bytes).
+    retained: bool,
 }
 
 /// Answer to "do you have this key?".
@@ -69,6 +77,19 @@ pub struct SendLog {
     /// Keys per (comm, dst) in send (= order) order, for eager eviction.
     by_dst: Map<(u32, u32), VecDeque<(u64, Key)>>,
     evicted_count: u64,
+    /// `Some(bound)`: entries every live replica received are retained up to `bound`
+    /// bytes for regenerated replicas (see `retaining`); `None`: dropped at once.
+    retain_max: Option<usize>,
+    /// Retained entries, oldest first, and their bytes.
+    retained: VecDeque<Key>,
+    retained_bytes: usize,
+    /// Checkpoint watermark each replica of dst reported, per (comm, dst): 0 until it
+    /// took one, `u64::MAX` for a dead one.
+    checkpointed: Map<(u32, u32), Vec<u64>>,
+    /// Replicas per rank that are new incarnations catching up: dead for consumption,
+    /// but their checkpoint watermark counts (from 0, until they report the snapshot
+    /// they restored).
+    joining: Map<u32, Vec<u32>>,
 }
 
 impl SendLog {
@@ -86,7 +107,19 @@ impl SendLog {
             dead: Map::default(),
             by_dst: Map::default(),
             evicted_count: 0,
+            retain_max: None,
+            retained: VecDeque::new(),
+            retained_bytes: 0,
+            checkpointed: Map::default(),
+            joining: Map::default(),
         }
+    }
+
+    /// Keeps entries every live replica of their destination received, up to `bytes`
+    /// (oldest dropped first), so a regenerated replica can replay its program.
+    pub fn retaining(mut self, bytes: usize) -> Self {
+        self.retain_max = Some(bytes);
+        self
     }
 
     fn cost(len: usize) -> usize {
@@ -135,6 +168,7 @@ impl SendLog {
                 payload,
                 order,
                 choices,
+                retained: false,
             },
         );
         self.fifo.push_back(key);
@@ -222,6 +256,104 @@ impl SendLog {
         self.drop_fully_consumed(comm, dst);
     }
 
+    /// A new incarnation of replica `replica` of `dst` replays the program: it counts as
+    /// having everything until it caught up (`note_caught_up`), so it holds nothing back.
+    pub fn note_joining(&mut self, dst: u32, replica: u32) {
+        self.note_dead(dst, replica);
+        let list = self.joining.entry(dst).or_default();
+        if !list.contains(&replica) {
+            list.push(replica);
+        }
+        for ((_, d), marks) in self.checkpointed.iter_mut() {
+            if *d == dst {
+                if let Some(m) = marks.get_mut(replica as usize) {
+                    *m = 0;
+                }
+            }
+        }
+    }
+
+    /// Replica `replica` of `dst` took a checkpoint (or restored one) when it had every
+    /// message below `watermark` on `comm`: what every replica of dst has and every
+    /// replica's checkpoint is past need not be kept for a replay.
+    pub fn note_checkpoint(&mut self, comm: u32, dst: u32, replica: u32, watermark: u64) {
+        let marks = self.checkpoint_marks(comm, dst);
+        match marks.get_mut(replica as usize) {
+            Some(slot) if *slot != u64::MAX && watermark > *slot => *slot = watermark,
+            Some(_) | None => return,
+        }
+        let below = self.checkpoint_floor(comm, dst);
+        let entries = &mut self.entries;
+        let mut freed = 0;
+        let mut dropped = 0;
+        self.retained.retain(|k| {
+            let gone =
+                k.comm == comm && k.dst == dst && entries.get(k).is_some_and(|e| e.order < below);
+            if gone {
+                if let Some(e) = entries.remove(k) {
+                    freed += Self::cost(e.payload.len());
+                    dropped += 1;
+                    super::pool::recycle(e.payload);
+                }
+            }
+            !gone
+        });
+        self.bytes_used -= freed;
+        self.retained_bytes = self.retained_bytes.saturating_sub(freed);
+        self.evicted_count += dropped;
+    }
+
+    fn checkpoint_marks(&mut self, comm: u32, dst: u32) -> &mut Vec<u64> {
+        let replicas = self.replicas;
+        let (dead, joining) = (self.dead.get(&dst), self.joining.get(&dst));
+        self.checkpointed.entry((comm, dst)).or_insert_with(|| {
+            (0..replicas as u32)
+                .map(|k| {
+                    let gone = dead.is_some_and(|d| d.contains(&k))
+                        && !joining.is_some_and(|j| j.contains(&k));
+                    if gone {
+                        u64::MAX
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        })
+    }
+
+    /// Every replica of dst that may still be regenerated from its checkpoint is past
+    /// this order number on `comm`.
+    fn checkpoint_floor(&self, comm: u32, dst: u32) -> u64 {
+        match self.checkpointed.get(&(comm, dst)) {
+            Some(m) => m.iter().copied().min().unwrap_or(0),
+            None => 0,
+        }
+    }
+
+    /// The new incarnation of replica `replica` of `dst` caught up: from now on entries
+    /// wait for its watermarks like any live replica's (starting from nothing: its
+    /// CONSUMED reports raise them). What was released meanwhile stays retained.
+    pub fn note_caught_up(&mut self, dst: u32, replica: u32) {
+        let Some(list) = self.dead.get_mut(&dst) else {
+            return;
+        };
+        let before = list.len();
+        list.retain(|&k| k != replica);
+        if list.len() == before {
+            return;
+        }
+        if let Some(j) = self.joining.get_mut(&dst) {
+            j.retain(|&k| k != replica);
+        }
+        for ((_, d), marks) in self.consumed.iter_mut() {
+            if *d == dst {
+                if let Some(m) = marks.get_mut(replica as usize) {
+                    *m = 0;
+                }
+            }
+        }
+    }
+
     /// Replica `replica` of `dst` is dead: it will never ask for anything again.
     pub fn note_dead(&mut self, dst: u32, replica: u32) {
         let list = self.dead.entry(dst).or_default();
@@ -229,6 +361,16 @@ impl SendLog {
             return;
         }
         list.push(replica);
+        if let Some(j) = self.joining.get_mut(&dst) {
+            j.retain(|&k| k != replica);
+        }
+        for ((_, d), marks) in self.checkpointed.iter_mut() {
+            if *d == dst {
+                if let Some(m) = marks.get_mut(replica as usize) {
+                    *m = u64::MAX;
+                }
+            }
+        }
         let comms: Vec<u32> = self
             .consumed
             .keys()
@@ -262,6 +404,7 @@ impl SendLog {
             .get(&(comm, dst))
             .and_then(|m| m.iter().min().copied())
             .unwrap_or(0);
+        let floor = self.checkpoint_floor(comm, dst);
         let Some(q) = self.by_dst.get_mut(&(comm, dst)) else {
             return;
         };
@@ -270,17 +413,70 @@ impl SendLog {
                 break;
             }
             q.pop_front();
-            if let Some(e) = self.entries.remove(&key) {
+            if self.retain_max.is_some() && order >= floor {
+                if let Some(e) = self.entries.get_mut(&key) {
+                    if !e.retained {
+                        e.retained = true;
+                        self.retained_bytes += Self::cost(e.payload.len());
+                        self.retained.push_back(key);
+                    }
+                }
+            } else if let Some(e) = self.entries.remove(&key) {
                 self.bytes_used -= Self::cost(e.payload.len());
                 self.evicted_count += 1;
                 super::pool::recycle(e.payload);
             }
         }
+        self.trim_retained();
         // Keys of dropped entries linger in the eviction queue; compact it now and then.
         if self.fifo.len() > 2 * self.entries.len() + 64 {
             let entries = &self.entries;
             self.fifo.retain(|k| entries.contains_key(k));
         }
+    }
+
+    /// Drops the oldest retained entries beyond the retention bound.
+    fn trim_retained(&mut self) {
+        let max = self.retain_max.unwrap_or(0);
+        while self.retained_bytes > max {
+            let Some(key) = self.retained.pop_front() else {
+                self.retained_bytes = 0;
+                break;
+            };
+            if let Some(e) = self.entries.remove(&key) {
+                let cost = Self::cost(e.payload.len());
+                self.bytes_used -= cost;
+                self.retained_bytes = self.retained_bytes.saturating_sub(cost);
+                self.evicted_count += 1;
+                super::pool::recycle(e.payload);
+            }
+        }
+    }
+
+    /// The numbering state: next seq per (comm, tag, dst) and next order per (comm, dst).
+    #[allow(clippy::type_complexity)]
+    pub fn progress(&self) -> (Vec<((u32, i32, u32), u64)>, Vec<((u32, u32), u64)>) {
+        let mut seqs: Vec<_> = self.seqs.iter().map(|(k, v)| (*k, *v)).collect();
+        let mut orders: Vec<_> = self.orders.iter().map(|(k, v)| (*k, *v)).collect();
+        seqs.sort_unstable();
+        orders.sort_unstable();
+        (seqs, orders)
+    }
+
+    /// Continues the numbering from a snapshot's `progress`; everything below reads as
+    /// evicted (sent by the incarnation the snapshot came from).
+    pub fn restore_progress(
+        &mut self,
+        seqs: &[((u32, i32, u32), u64)],
+        orders: &[((u32, u32), u64)],
+    ) {
+        self.seqs = seqs.iter().copied().collect();
+        self.orders = orders.iter().copied().collect();
+    }
+
+    /// Bytes of entries retained for regenerated replicas.
+    pub fn retained_bytes(&self) -> usize {
+        self.retained_bytes
     }
 
     /// Some replica of dst has every message below the highest reported watermark.
@@ -309,7 +505,11 @@ impl SendLog {
             };
             if evict {
                 if let Some(e) = self.entries.remove(&key) {
-                    self.bytes_used -= Self::cost(e.payload.len());
+                    let cost = Self::cost(e.payload.len());
+                    self.bytes_used -= cost;
+                    if e.retained {
+                        self.retained_bytes = self.retained_bytes.saturating_sub(cost);
+                    }
                     self.evicted_count += 1;
                 }
             } else {
@@ -421,6 +621,34 @@ mod tests {
         assert!(matches!(log.lookup(&k0), Lookup::Evicted));
         assert!(matches!(log.lookup(&k1), Lookup::Evicted));
         assert_eq!(log.used_bytes(), 0);
+    }
+
+    #[test]
+    fn retained_entries_stay_for_a_replay_up_to_their_bound() {
+        let per = 10 + LOG_ENTRY_OVERHEAD_BYTES;
+        let mut log = SendLog::new(1 << 20, 2).retaining(2 * per);
+        let keys: Vec<Key> = (0..3)
+            .map(|_| log.append(0, 0, 0, 1, msg(10), 0).unwrap().0)
+            .collect();
+        log.note_dead(1, 0);
+        log.note_consumed(0, 1, 1, 3);
+        // Everyone live has all three; the two newest stay for a replay.
+        assert!(matches!(log.lookup(&keys[0]), Lookup::Evicted));
+        assert!(matches!(log.lookup(&keys[1]), Lookup::Present(_)));
+        assert!(matches!(log.lookup(&keys[2]), Lookup::Present(_)));
+        assert_eq!(log.retained_bytes(), 2 * per);
+        // A new incarnation of replica 0 joins, then catches up: entries wait for it.
+        log.note_joining(1, 0);
+        log.note_caught_up(1, 0);
+        let (k3, _) = log.append(0, 0, 0, 1, msg(10), 0).unwrap();
+        log.note_consumed(0, 1, 1, 4);
+        assert!(matches!(log.lookup(&k3), Lookup::Present(_)));
+        assert!(!log.delivered(0, 1, 3), "replica 0 has not reported yet");
+        log.note_consumed(0, 1, 0, 4);
+        assert!(log.delivered(0, 1, 3));
+        assert_eq!(log.retained_bytes(), 2 * per, "still bounded");
+        assert!(matches!(log.lookup(&k3), Lookup::Present(_)));
+        assert!(matches!(log.lookup(&keys[1]), Lookup::Evicted));
     }
 
     #[test]

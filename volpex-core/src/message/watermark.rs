@@ -55,6 +55,59 @@ impl Consumed {
         self.by_source.get(&(comm, src)).map_or(0, |t| t.watermark)
     }
 
+    /// Every stream's progress, for a snapshot.
+    pub fn tracks(&self) -> Vec<crate::checkpoint::Received> {
+        let mut out: Vec<crate::checkpoint::Received> = self
+            .by_source
+            .iter()
+            .map(|(&(comm, src), t)| crate::checkpoint::Received {
+                comm,
+                src,
+                watermark: t.watermark,
+                above: t.above.iter().copied().collect(),
+            })
+            .collect();
+        out.sort_unstable_by_key(|r| (r.comm, r.src));
+        out
+    }
+
+    /// Progress restored from a snapshot's `tracks` (reported to senders at the next
+    /// `take_dirty`).
+    pub fn restore(&mut self, tracks: &[crate::checkpoint::Received]) {
+        self.by_source = tracks
+            .iter()
+            .map(|r| {
+                (
+                    (r.comm, r.src),
+                    Track {
+                        watermark: r.watermark,
+                        above: r.above.iter().copied().collect(),
+                        dirty: true,
+                    },
+                )
+            })
+            .collect();
+    }
+
+    /// Every watermark of streams from `src`, as (comm, watermark).
+    pub fn from_source(&self, src: u32) -> Vec<(u32, u64)> {
+        let mut out: Vec<(u32, u64)> = self
+            .by_source
+            .iter()
+            .filter(|((_, s), _)| *s == src)
+            .map(|(&(comm, _), t)| (comm, t.watermark))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Reports every watermark again at the next `take_dirty`.
+    pub fn mark_all_dirty(&mut self) {
+        for t in self.by_source.values_mut() {
+            t.dirty = true;
+        }
+    }
+
     /// Watermarks that moved since the last call, as (comm, src, watermark).
     pub fn take_dirty(&mut self) -> Vec<(u32, u32, u64)> {
         let mut out = Vec::new();

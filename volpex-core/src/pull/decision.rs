@@ -4,9 +4,11 @@
 //! replica that made them dies. Must never do I/O: the engine moves its frames.
 //!
 //! Every coordinated call gets the next slot number of its rank (the k-th such call in
-//! program order, the same in every replica). The *leader*, the lowest replica of the
+//! program order, the same in every replica). The *leader*, the oldest replica of the
 //! rank the launcher has not declared dead, makes each choice when its application reaches
-//! the call and records it. Followers pull slot k from the leader like a message (key:
+//! the call and records it. Replicas are ordered by their *ordinal*, incarnation times
+//! replicas plus index: first incarnations by index, and a regenerated incarnation after
+//! every sibling older than it, so it never leads while one of them lives. Followers pull slot k from the leader like a message (key:
 //! `DECISION_CTX`, tag 0, src = dst = the rank, seq = k) and keep what they got. A follower
 //! whose leader is unreachable or silent asks the launcher to fence it (kill it and
 //! announce its death), so two replicas never choose at once.
@@ -97,9 +99,20 @@ pub struct Decisions {
     /// Replicas the launcher declared dead.
     dead: Vec<bool>,
     authority: Authority,
-    /// Choices from replicas below this index are ignored (a takeover fenced them).
+    /// Choices from replicas whose ordinal is below this are ignored (a takeover fenced
+    /// them).
     fenced_below: u32,
     held_max: usize,
+    /// Incarnation of every sibling (see `ordinal`).
+    incs: Vec<u32>,
+    /// Keep slots for regenerated siblings replaying the program (up to `held_max`).
+    retain: bool,
+}
+
+/// The order of replica `index` in incarnation `inc` among the `replicas` of its rank:
+/// leadership goes to the lowest live ordinal, and a takeover fences lower ones.
+pub fn ordinal(inc: u32, index: u32, replicas: u32) -> u32 {
+    inc.saturating_mul(replicas).saturating_add(index)
 }
 
 impl Decisions {
@@ -128,7 +141,82 @@ impl Decisions {
             },
             fenced_below: 0,
             held_max: held_max.max(1),
+            incs: vec![0; replicas as usize],
+            retain: false,
         }
+    }
+
+    /// Keeps every slot (up to the bound) for regenerated siblings that replay the
+    /// program from its start.
+    pub fn retaining(mut self) -> Self {
+        self.retain = true;
+        self
+    }
+
+    /// Siblings are in incarnations `incs` (this replica joins in its own): the oldest
+    /// leads.
+    pub fn in_incarnations(mut self, incs: &[u32]) -> Self {
+        for (slot, &i) in self.incs.iter_mut().zip(incs) {
+            *slot = i;
+        }
+        let leader = self.oldest_live().unwrap_or(self.me.replica);
+        self.authority = if leader == self.me.replica {
+            Authority::Leader
+        } else {
+            Authority::Follower { leader }
+        };
+        self
+    }
+
+    fn ord(&self, k: u32) -> u32 {
+        ordinal(
+            self.incs.get(k as usize).copied().unwrap_or(0),
+            k,
+            self.replicas,
+        )
+    }
+
+    /// The live sibling (or this replica) with the lowest ordinal.
+    fn oldest_live(&self) -> Option<u32> {
+        (0..self.replicas)
+            .filter(|&k| !self.dead[k as usize])
+            .min_by_key(|&k| self.ord(k))
+    }
+
+    /// A new incarnation `inc` of sibling `replica` joins: it is live again, ordered after
+    /// every older sibling, and not waited for until it caught up (`on_caught_up`).
+    pub fn on_joining(&mut self, replica: u32, inc: u32) {
+        let i = replica as usize;
+        if i >= self.dead.len() || replica == self.me.replica {
+            return;
+        }
+        self.incs[i] = inc;
+        self.dead[i] = false;
+        self.marks[i] = u64::MAX;
+    }
+
+    /// The joining sibling `replica` caught up: stability waits for it again.
+    pub fn on_caught_up(&mut self, replica: u32) {
+        let i = replica as usize;
+        if i < self.dead.len() && !self.dead[i] && replica != self.me.replica {
+            self.marks[i] = 0;
+        }
+    }
+
+    /// Slot numbering for a snapshot: next slot, used below, used above.
+    pub fn counters(&self) -> (u64, u64, Vec<u64>) {
+        (
+            self.next_slot,
+            self.used_below,
+            self.used_above.iter().copied().collect(),
+        )
+    }
+
+    /// Continues the slot numbering from a snapshot's `counters`.
+    pub fn restore_counters(&mut self, next: u64, used_below: u64, used_above: &[u64]) {
+        self.next_slot = next;
+        self.used_below = used_below;
+        self.used_above = used_above.iter().copied().collect();
     }
 
     /// Whether coordinated calls need slots at all.
@@ -193,7 +281,7 @@ impl Decisions {
             Authority::Follower { leader } => leader,
             Authority::TakingOver { .. } | Authority::Leader => self.me.replica,
         };
-        leader.max(self.fenced_below)
+        self.ord(leader).max(self.fenced_below)
     }
 
     /// The unstable choices a message depending on every slot below `bound` must carry
@@ -231,7 +319,7 @@ impl Decisions {
 
     /// A choice pulled from replica `from`; false if ignored (fenced sender, or known).
     pub fn adopt(&mut self, slot: u64, value: Bytes, from: u32) -> bool {
-        if from < self.fenced_below {
+        if self.ord(from) < self.fenced_below {
             log::debug!(
                 "{}: choice {slot} from fenced replica {from} ignored",
                 self.me
@@ -257,7 +345,7 @@ impl Decisions {
         self.dead[i] = true;
         self.marks[i] = u64::MAX;
         self.evict();
-        let lowest = (0..self.replicas).find(|&k| !self.dead[k as usize])?;
+        let lowest = self.oldest_live()?;
         match &mut self.authority {
             Authority::Leader => None,
             Authority::TakingOver { .. } => {
@@ -308,9 +396,10 @@ impl Decisions {
         false
     }
 
-    /// Sibling `from` takes over: fence everything below it; the entries it asked for.
+    /// Sibling `from` takes over: fence every sibling ordered before it; the entries it
+    /// asked for.
     pub fn on_takeover(&mut self, from: u32, base: u64) -> Bytes {
-        self.fenced_below = self.fenced_below.max(from);
+        self.fenced_below = self.fenced_below.max(self.ord(from));
         encode_entries(self.held.range(base..))
     }
 
@@ -385,7 +474,9 @@ impl Decisions {
     /// used it), and the oldest used ones beyond the bound.
     fn evict(&mut self) {
         let used = self.used_below;
-        self.evict_below(self.stable().min(used));
+        if !self.retain {
+            self.evict_below(self.stable().min(used));
+        }
         while self.held.len() > self.held_max {
             match self.held.first_key_value() {
                 Some((&first, _)) if first < used => self.evict_below(first + 1),

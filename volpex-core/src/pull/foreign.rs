@@ -34,7 +34,8 @@ struct Heard {
     stable: u64,
     /// Unstable choices this replica may depend on: slot -> (term, choice).
     entries: BTreeMap<u64, (u32, Bytes)>,
-    /// The last takeover answered: replicas of the rank below this are ignored, and so
+    /// The last takeover answered: replicas of the rank whose ordinal (see
+    /// `decision::ordinal`) is below this are ignored, and so
     /// are older terms' choices from `answered_base` on that were not part of the answer.
     fenced_below: u32,
     answered_base: Option<u64>,
@@ -77,17 +78,20 @@ impl Foreign {
             .map_or((false, 0), |h| (!h.entries.is_empty(), h.stable))
     }
 
-    /// Whether `from` was fenced by a takeover of its rank (its frames are dropped).
-    pub fn is_fenced(&self, from: ReplicaId) -> bool {
+    /// Whether `from`, of ordinal `ord` in its rank, was fenced by a takeover of its rank
+    /// (its frames are dropped).
+    pub fn is_fenced(&self, from: ReplicaId, ord: u32) -> bool {
         self.ranks
             .get(&from.rank)
-            .is_some_and(|h| from.replica < h.fenced_below)
+            .is_some_and(|h| ord < h.fenced_below)
     }
 
-    /// A CHOICES frame about `rank` from `from`, vouched for by replica `term` of it.
+    /// A CHOICES frame about `rank` from `from` (of ordinal `ord` in its rank), vouched
+    /// for by the replica of ordinal `term` of it.
     pub fn note(
         &mut self,
         from: ReplicaId,
+        ord: u32,
         rank: u32,
         term: u32,
         stable: u64,
@@ -95,7 +99,7 @@ impl Foreign {
     ) -> Result<(), Refused> {
         let entries = decode_entries(entries).map_err(Refused::Malformed)?;
         let h = self.ranks.entry(rank).or_default();
-        if from.rank == rank && from.replica < h.fenced_below {
+        if from.rank == rank && ord < h.fenced_below {
             return Err(Refused::Stale);
         }
         if let (Some(base), true) = (h.answered_base, term < h.fenced_below) {
@@ -143,14 +147,14 @@ impl Foreign {
 
     /// Replica `from` takes over its rank's choices: fence the replicas below it, vouch
     /// what is held for it, and return the entries to answer with (from slot `base` on).
-    pub fn on_takeover(&mut self, from: ReplicaId, base: u64) -> Bytes {
+    pub fn on_takeover(&mut self, from: ReplicaId, ord: u32, base: u64) -> Bytes {
         let h = self.ranks.entry(from.rank).or_default();
         // An older takeover than one already answered changes nothing.
-        if from.replica >= h.fenced_below {
-            h.fenced_below = from.replica;
+        if ord >= h.fenced_below {
+            h.fenced_below = ord;
             h.answered_base = Some(base);
             for (t, _) in h.entries.values_mut() {
-                *t = (*t).max(from.replica);
+                *t = (*t).max(ord);
             }
             self.encoded = None;
         }
@@ -238,7 +242,7 @@ mod tests {
         let mut f = Foreign::default();
         let leader = ReplicaId::new(2, 0);
         assert!(f.is_empty());
-        f.note(leader, 2, 0, 3, &entries(&[(3, b"a"), (4, b"b")]))
+        f.note(leader, 0, 2, 0, 3, &entries(&[(3, b"a"), (4, b"b")]))
             .unwrap();
         let both = entries(&[(3, b"a"), (4, b"b")]);
         assert_eq!(f.carried(), vec![(2, 0, 3, both.clone())]);
@@ -247,6 +251,7 @@ mod tests {
         // changes, and the frame is not encoded again.
         f.note(
             ReplicaId::new(1, 1),
+            1,
             2,
             0,
             1,
@@ -255,11 +260,11 @@ mod tests {
         .unwrap();
         assert_eq!(f.carried(), vec![(2, 0, 3, both)]);
         assert_eq!(f.carried()[0].3.as_ptr(), first);
-        f.note(leader, 2, 0, 5, &Bytes::new()).unwrap();
+        f.note(leader, 0, 2, 0, 5, &Bytes::new()).unwrap();
         assert!(f.is_empty());
         assert_eq!(f.carried(), Vec::new());
         assert_eq!(
-            f.note(leader, 2, 0, 0, &Bytes::from_static(&[1, 2, 3])),
+            f.note(leader, 0, 2, 0, 0, &Bytes::from_static(&[1, 2, 3])),
             Err(Refused::Malformed("truncated choice entry header".into()))
         );
     }
@@ -272,33 +277,37 @@ mod tests {
             0,
             0,
             0,
+            0,
             &entries(&[(0, b"a"), (1, b"b")]),
         )
         .unwrap();
-        let answer = f.on_takeover(ReplicaId::new(0, 1), 1);
+        let answer = f.on_takeover(ReplicaId::new(0, 1), 1, 1);
         assert_eq!(answer, entries(&[(1, b"b")]));
-        assert!(f.is_fenced(ReplicaId::new(0, 0)));
-        assert!(!f.is_fenced(ReplicaId::new(0, 1)));
+        assert!(f.is_fenced(ReplicaId::new(0, 0), 0));
+        assert!(!f.is_fenced(ReplicaId::new(0, 1), 1));
         assert_eq!(
             f.carried(),
             vec![(0, 1, 0, entries(&[(0, b"a"), (1, b"b")]))],
             "vouched for by the new leader now"
         );
         assert_eq!(
-            f.note(ReplicaId::new(0, 0), 0, 0, 0, &Bytes::new()),
+            f.note(ReplicaId::new(0, 0), 0, 0, 0, 0, &Bytes::new()),
             Err(Refused::Stale),
             "the old leader is fenced"
         );
         // An old term's choice that was reported may come again, one that was not
         // may not; the new leader's choices may.
         let other = ReplicaId::new(3, 0);
-        assert_eq!(f.note(other, 0, 0, 0, &entries(&[(1, b"b")])), Ok(()));
+        assert_eq!(f.note(other, 0, 0, 0, 0, &entries(&[(1, b"b")])), Ok(()));
         assert_eq!(
-            f.note(other, 0, 0, 0, &entries(&[(2, b"c")])),
+            f.note(other, 0, 0, 0, 0, &entries(&[(2, b"c")])),
             Err(Refused::Stale)
         );
-        assert_eq!(f.note(other, 0, 1, 0, &entries(&[(2, b"d")])), Ok(()));
-        assert_eq!(f.note(ReplicaId::new(0, 1), 0, 1, 3, &Bytes::new()), Ok(()));
+        assert_eq!(f.note(other, 0, 0, 1, 0, &entries(&[(2, b"d")])), Ok(()));
+        assert_eq!(
+            f.note(ReplicaId::new(0, 1), 1, 0, 1, 3, &Bytes::new()),
+            Ok(())
+        );
         assert!(f.is_empty());
     }
 }

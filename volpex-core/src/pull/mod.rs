@@ -10,4 +10,4 @@ pub mod decision;
 pub mod engine;
 pub mod foreign;
 
-pub use engine::{ChoiceState, Engine, EngineEvent, RecvError, Waiter, WriteAhead};
+pub use engine::{ChoiceState, Engine, EngineEvent, RecvError, SnapshotAnswer, Waiter, WriteAhead};

@@ -16,6 +16,9 @@ pub enum PeerState {
     },
     /// Its process is gone (connection failed, or the launcher said so).
     Dead,
+    /// A new incarnation replays the program to catch up: it is answered and told what
+    /// was consumed, but not asked for messages.
+    Joining,
 }
 
 /// Beliefs about every replica of the job.
@@ -47,9 +50,40 @@ impl Liveness {
         self.idx(id).map_or(PeerState::Dead, |i| self.states[i])
     }
 
-    /// True unless known dead.
+    /// True unless known dead (a joining incarnation is usable: it is answered).
     pub fn is_usable(&self, id: ReplicaId) -> bool {
         !matches!(self.state(id), PeerState::Dead)
+    }
+
+    /// Whether it may be asked for messages: alive or suspect, not dead nor joining.
+    pub fn is_candidate(&self, id: ReplicaId) -> bool {
+        match self.state(id) {
+            PeerState::Alive | PeerState::Suspect { .. } => true,
+            PeerState::Dead | PeerState::Joining => false,
+        }
+    }
+
+    /// A new incarnation of `id` replays the program; returns true if that changed
+    /// anything.
+    pub fn mark_joining(&mut self, id: ReplicaId) -> bool {
+        match self.idx(id) {
+            Some(i) if self.states[i] != PeerState::Joining => {
+                self.states[i] = PeerState::Joining;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A joining incarnation caught up; returns true if it was joining.
+    pub fn mark_caught_up(&mut self, id: ReplicaId) -> bool {
+        match self.idx(id) {
+            Some(i) if self.states[i] == PeerState::Joining => {
+                self.states[i] = PeerState::Alive;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Every replica of the job not known dead.
@@ -111,7 +145,7 @@ impl Liveness {
                 PeerState::Suspect { .. } => {
                     suspect.get_or_insert(k);
                 }
-                PeerState::Dead => {}
+                PeerState::Dead | PeerState::Joining => {}
             }
         }
         suspect
@@ -136,5 +170,20 @@ mod tests {
         assert_eq!(l.choose(1, 2, |_| false), None);
         assert!(!l.rank_alive(1));
         assert!(l.rank_alive(0));
+    }
+
+    #[test]
+    fn a_joining_incarnation_is_answered_but_not_asked_until_it_caught_up() {
+        let mut l = Liveness::new(2, 2);
+        let r = ReplicaId::new(1, 0);
+        l.mark_dead(r);
+        assert!(l.mark_joining(r));
+        assert!(l.is_usable(r) && !l.is_candidate(r));
+        assert_eq!(l.choose(1, 0, |_| false), Some(1));
+        assert!(!l.suspect(r, Duration::ZERO));
+        assert!(l.mark_caught_up(r));
+        assert!(l.is_candidate(r));
+        assert_eq!(l.choose(1, 0, |_| false), Some(0));
+        assert!(!l.mark_caught_up(r), "only once");
     }
 }

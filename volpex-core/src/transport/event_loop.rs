@@ -88,6 +88,9 @@ pub struct Core {
     /// The newest incarnation known of every replica, `[rank][replica]`: connections
     /// from older ones are closed, their handshakes refused.
     pub(super) incarnations: Vec<Vec<u32>>,
+    /// Incarnations below these were declared dead: their connections are closed and
+    /// their handshakes refused even before a successor joins.
+    fenced_below: Map<ReplicaId, u32>,
     /// A regenerated incarnation: caught up once it received this many messages.
     pub(super) catch_up: Option<u64>,
     next_token: usize,
@@ -144,6 +147,7 @@ impl Core {
             addrs,
             incarnation,
             incarnations,
+            fenced_below: Map::default(),
             catch_up,
             next_token: FIRST_CONN,
             start,
@@ -169,6 +173,9 @@ impl Core {
             conn.reader.max_payload = crate::config::CONTROL_PAYLOAD_BYTES_MAX;
             core.conns.insert(token, conn);
             core.launcher = Some(token);
+        }
+        if core.catch_up.is_some() {
+            core.engine.set_catching_up(true);
         }
         // Replicas that never registered are dead from the start.
         let dead: Vec<ReplicaId> = core
@@ -322,11 +329,36 @@ impl Core {
             .unwrap_or(0)
     }
 
+    /// Whether incarnation `inc` of `r` is older than the newest known or was declared
+    /// dead: nothing from it is taken.
+    pub(super) fn is_stale(&self, r: ReplicaId, inc: u32) -> bool {
+        inc < self.incarnation_of(r) || self.fenced_below.get(&r).is_some_and(|&b| inc < b)
+    }
+
+    /// Incarnation `inc` of `r` was declared dead: close its connections, refuse it from
+    /// now on.
+    pub(super) fn fence_incarnation(&mut self, r: ReplicaId, inc: u32) {
+        let below = inc.saturating_add(1);
+        let slot = self.fenced_below.entry(r).or_insert(0);
+        *slot = (*slot).max(below);
+        let old: Vec<Token> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| {
+                matches!(c.intended_peer(), Some(PeerId::Replica(p, i)) if p == r && i < below)
+            })
+            .map(|(t, _)| *t)
+            .collect();
+        for t in old {
+            self.close(t, "declared dead (fenced)");
+        }
+    }
+
     /// A new incarnation of `r` joins (the launcher's JOINING notice, or its handshake
     /// arriving first): close every connection of older ones, route to the new one.
     pub(super) fn on_joining(&mut self, r: ReplicaId, inc: u32, addr: Option<SocketAddr>) {
         let known = self.incarnation_of(r);
-        if inc < known {
+        if self.is_stale(r, inc) {
             return;
         }
         if let Some(a) = addr {
@@ -424,8 +456,11 @@ impl Core {
                     std::process::exit(EXIT_ORPHANED);
                 }
             }
-            Some(PeerId::Replica(r, inc)) if inc < self.incarnation_of(r) => {
-                log::debug!("{}: connection to an old incarnation of {r} closed", self.me);
+            Some(PeerId::Replica(r, inc)) if self.is_stale(r, inc) => {
+                log::debug!(
+                    "{}: connection to an old incarnation of {r} closed",
+                    self.me
+                );
                 if self.peers.get(&r) == Some(&token) {
                     self.peers.remove(&r);
                 }
@@ -607,12 +642,11 @@ impl Core {
             match s {
                 Step::Nothing => {}
                 Step::Established(PeerId::Replica(r, inc)) => {
-                    let known = self.incarnation_of(r);
-                    if inc < known {
+                    if self.is_stale(r, inc) {
                         self.close(token, "an old incarnation (fenced)");
                         return;
                     }
-                    if inc > known {
+                    if inc > self.incarnation_of(r) {
                         // Its handshake outran the launcher's JOINING notice.
                         self.on_joining(r, inc, None);
                     }
@@ -621,6 +655,9 @@ impl Core {
                 }
                 Step::Established(PeerId::Launcher) => {
                     log::warn!("{}: a peer claimed to be the launcher", self.me);
+                }
+                Step::Frame(PeerId::Replica(r, inc), _, _) if self.is_stale(r, inc) => {
+                    log::debug!("{}: frame from an old incarnation of {r} dropped", self.me);
                 }
                 Step::Frame(PeerId::Replica(r, _), h, p) => match Frame::from_parts(&h, p) {
                     Ok(f) => self.engine.handle_frame(now, r, f),

@@ -64,6 +64,7 @@ impl Core {
                 }
                 let now = self.now();
                 self.engine.handle_peer_down(now, r, true);
+                self.fence_incarnation(r, incarnation);
             }
             Ok(ToProcess::Joining {
                 rank,

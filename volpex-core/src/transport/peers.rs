@@ -36,14 +36,13 @@ impl Core {
             PeerId::Replica(self.me, self.incarnation),
             PeerId::Replica(to, self.incarnation_of(to)),
         );
-        let mut conn =
-            match Conn::outgoing(stream, me, them, now) {
-                Ok(c) => c,
-                Err(e) => {
-                    log::warn!("{}: cannot set up a connection to {to}: {e}", self.me);
-                    return None;
-                }
-            };
+        let mut conn = match Conn::outgoing(stream, me, them, now) {
+            Ok(c) => c,
+            Err(e) => {
+                log::warn!("{}: cannot set up a connection to {to}: {e}", self.me);
+                return None;
+            }
+        };
         let interest = Interest::READABLE | Interest::WRITABLE;
         if let Err(e) = conn.register(self.poll.registry(), token, interest) {
             log::warn!("{}: register failed: {e}", self.me);

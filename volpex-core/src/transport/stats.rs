@@ -3,8 +3,11 @@
 //! control connection, so the launcher holds a replica's latest counters however it ends
 //! (killed, failed, ended once its rank finished elsewhere).
 //!
+//! A regenerated incarnation also says here when it caught up (its receive counter reached
+//! the launcher's target, `ToLauncher::CaughtUp`).
+//!
 //! Owns only the record of what was last sent. Must never block, nor send anything but
-//! counters.
+//! counters and that notice.
 
 use std::time::Duration;
 
@@ -25,6 +28,16 @@ impl Core {
     pub(super) fn report_stats(&mut self, now: Duration) -> Option<Duration> {
         self.launcher?;
         let stats = self.engine.stats();
+        if let Some(target) = self.catch_up {
+            if stats.receives >= target {
+                log::info!("{}: caught up after {} messages", self.me, stats.receives);
+                self.catch_up = None;
+                self.engine.set_catching_up(false);
+                self.to_launcher(&ToLauncher::CaughtUp {
+                    receives: stats.receives,
+                });
+            }
+        }
         if stats == self.stats_sent.stats {
             return None;
         }

@@ -71,6 +71,32 @@ pub enum Frame {
         /// First order number not yet received.
         watermark: u64,
     },
+    /// Receiver `dst` took a checkpoint when it had every message from `src` on `comm`
+    /// below `watermark`: a regenerated replica restored from it never asks for those.
+    Checkpointed {
+        /// Communicator.
+        comm: u32,
+        /// Sender rank.
+        src: u32,
+        /// Receiver rank.
+        dst: u32,
+        /// First order number not received at the checkpoint.
+        watermark: u64,
+    },
+    /// A regenerated replica asks its sibling for its latest snapshot.
+    SnapshotAsk {
+        /// Asker-chosen id, echoed in the answer.
+        req: ReqId,
+    },
+    /// The latest snapshot (see `checkpoint`); an empty payload means none was taken.
+    Snapshot {
+        /// Echoed request id.
+        req: ReqId,
+        /// Which checkpoint of the program it is (1 for the first).
+        number: u64,
+        /// The encoded snapshot.
+        payload: Bytes,
+    },
     /// The sender becomes the leader of `rank`'s choices: the receiver (a sibling, or a
     /// replica of another rank) must answer with every choice of `rank` it holds from slot
     /// `base` on, and ignore choices from replicas below the sender from now on.
@@ -216,6 +242,40 @@ impl Frame {
                 },
                 Bytes::new(),
             ),
+            Frame::Checkpointed {
+                comm,
+                src,
+                dst,
+                watermark,
+            } => (
+                Header {
+                    comm: *comm,
+                    src: *src,
+                    dst: *dst,
+                    aux: *watermark,
+                    ..Header::new(Kind::Checkpointed, 0)
+                },
+                Bytes::new(),
+            ),
+            Frame::SnapshotAsk { req } => (
+                Header {
+                    req: req.0,
+                    ..Header::new(Kind::SnapshotAsk, 0)
+                },
+                Bytes::new(),
+            ),
+            Frame::Snapshot {
+                req,
+                number,
+                payload,
+            } => (
+                Header {
+                    req: req.0,
+                    aux: *number,
+                    ..Header::new(Kind::Snapshot, payload.len())
+                },
+                payload.clone(),
+            ),
             Frame::Takeover { rank, base } => (
                 Header {
                     src: *rank,
@@ -289,6 +349,18 @@ impl Frame {
                 src: h.src,
                 dst: h.dst,
                 watermark: h.aux,
+            },
+            Kind::Checkpointed => Frame::Checkpointed {
+                comm: h.comm,
+                src: h.src,
+                dst: h.dst,
+                watermark: h.aux,
+            },
+            Kind::SnapshotAsk => Frame::SnapshotAsk { req: ReqId(h.req) },
+            Kind::Snapshot => Frame::Snapshot {
+                req: ReqId(h.req),
+                number: h.aux,
+                payload,
             },
             Kind::Takeover => Frame::Takeover {
                 rank: h.src,
@@ -383,6 +455,18 @@ mod tests {
                 src: 3,
                 dst: 4,
                 watermark: 8,
+            },
+            Frame::Checkpointed {
+                comm: 1,
+                src: 3,
+                dst: 4,
+                watermark: 6,
+            },
+            Frame::SnapshotAsk { req: ReqId(11) },
+            Frame::Snapshot {
+                req: ReqId(11),
+                number: 2,
+                payload: Bytes::from_static(b"state"),
             },
             Frame::Takeover { rank: 3, base: 17 },
             Frame::Decided {

@@ -58,6 +58,13 @@ pub enum Kind {
     /// The sender replica's program ended without making the send a pull asks for (it
     /// finalized, or returned an error): no message will ever answer it there.
     Ended = 14,
+    /// Receiver's watermark at its latest checkpoint: sender logs may drop what is below
+    /// it once every live replica of the receiver received it (see `message::log`).
+    Checkpointed = 15,
+    /// A regenerated replica asks a sibling for its latest snapshot.
+    SnapshotAsk = 16,
+    /// The answer to SNAPSHOT_ASK: the latest snapshot (empty payload: none yet).
+    Snapshot = 17,
 }
 
 impl Kind {
@@ -77,6 +84,9 @@ impl Kind {
             12 => Kind::Decided,
             13 => Kind::Choices,
             14 => Kind::Ended,
+            15 => Kind::Checkpointed,
+            16 => Kind::SnapshotAsk,
+            17 => Kind::Snapshot,
             _ => return None,
         })
     }
@@ -93,8 +103,10 @@ impl Kind {
             | Kind::Ended
             | Kind::Cancel
             | Kind::Consumed
+            | Kind::Checkpointed
+            | Kind::SnapshotAsk
             | Kind::Takeover => PayloadRule::Exactly(0),
-            Kind::Data | Kind::Decided | Kind::Choices => {
+            Kind::Data | Kind::Decided | Kind::Choices | Kind::Snapshot => {
                 PayloadRule::AtMost(FRAME_PAYLOAD_BYTES_MAX)
             }
             Kind::Control => PayloadRule::AtMost(CONTROL_PAYLOAD_BYTES_MAX),
@@ -325,6 +337,9 @@ impl Header {
             | Kind::Challenge
             | Kind::Auth
             | Kind::Consumed
+            | Kind::Checkpointed
+            | Kind::SnapshotAsk
+            | Kind::Snapshot
             | Kind::Control
             | Kind::Takeover
             | Kind::Decided

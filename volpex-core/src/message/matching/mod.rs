@@ -235,6 +235,75 @@ impl<E: Clone> Matcher<E> {
         id
     }
 
+    /// Whether nothing is posted, waiting or finished and not taken: a point where a
+    /// checkpoint may be taken.
+    pub fn is_quiet(&self) -> bool {
+        self.unresolved.is_empty()
+            && self.waiting.is_empty()
+            && self.keys.is_empty()
+            && self.done.is_empty()
+    }
+
+    /// Receive progress and the messages arrived but not received, for a snapshot.
+    #[allow(clippy::type_complexity)]
+    pub fn checkpoint(
+        &self,
+    ) -> (
+        Vec<((u32, i32, u32), u64)>,
+        Vec<crate::checkpoint::Unreceived>,
+    ) {
+        let mut claimed: Vec<_> = self.claimed.iter().map(|(k, v)| (*k, *v)).collect();
+        claimed.sort_unstable();
+        let mut arrived: Vec<(u64, crate::checkpoint::Unreceived)> = self
+            .arrived
+            .iter()
+            .map(|(k, a)| {
+                (
+                    a.nth,
+                    crate::checkpoint::Unreceived {
+                        key: (k.comm, k.tag, k.src, k.dst, k.seq),
+                        order: a.order,
+                        payload: a.payload.to_vec(),
+                    },
+                )
+            })
+            .collect();
+        arrived.sort_unstable_by_key(|(nth, _)| *nth);
+        (claimed, arrived.into_iter().map(|(_, u)| u).collect())
+    }
+
+    /// Restores what `checkpoint` returned into a quiet matcher.
+    pub fn restore(
+        &mut self,
+        claimed: &[((u32, i32, u32), u64)],
+        unreceived: &[crate::checkpoint::Unreceived],
+    ) {
+        self.claimed = claimed.iter().copied().collect();
+        for u in unreceived {
+            let (comm, tag, src, dst, seq) = u.key;
+            let key = Key {
+                comm,
+                tag,
+                src,
+                dst,
+                seq,
+            };
+            self.arrivals += 1;
+            self.by_order
+                .entry((comm, src))
+                .or_default()
+                .insert(u.order, key);
+            self.arrived.insert(
+                key,
+                Arrival {
+                    order: u.order,
+                    payload: Bytes::copy_from_slice(&u.payload),
+                    nth: self.arrivals,
+                },
+            );
+        }
+    }
+
     /// True while some posted operation is not resolved.
     pub fn has_unresolved(&self) -> bool {
         !self.unresolved.is_empty()

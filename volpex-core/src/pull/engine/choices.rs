@@ -36,9 +36,22 @@ pub(super) struct Coordination {
 }
 
 impl Coordination {
-    pub(super) fn new(me: ReplicaId, replicas: u32, enabled: bool, held_max: usize) -> Self {
+    /// `incs`: the incarnation of each sibling; `retain`: keep slots for regenerated
+    /// siblings replaying the program.
+    pub(super) fn new(
+        me: ReplicaId,
+        replicas: u32,
+        enabled: bool,
+        held_max: usize,
+        (incs, retain): (&[u32], bool),
+    ) -> Self {
+        let decisions = Decisions::new(me, replicas, enabled, held_max).in_incarnations(incs);
         Coordination {
-            decisions: Decisions::new(me, replicas, enabled, held_max),
+            decisions: if retain {
+                decisions.retaining()
+            } else {
+                decisions
+            },
             foreign: Foreign::default(),
             refused: Set::default(),
             owed: Set::default(),
@@ -395,6 +408,17 @@ impl Engine {
             .decisions
             .on_dead(peer.replica, now, others.into_iter())
         {
+            if self.catching_up {
+                // It never saw the choices the dead replicas made: it cannot lead.
+                self.retire(format!(
+                    "rank {} cannot be regenerated: its last caught-up replica died before \
+                     incarnation {} of {} caught up",
+                    self.me.rank,
+                    self.incarnation_of(self.me),
+                    self.me
+                ));
+                return;
+            }
             let base = self.consumed.watermark(DECISION_CTX, self.me.rank);
             for to in asked {
                 self.out.send(
@@ -419,7 +443,8 @@ impl Engine {
         let entries = if rank == self.me.rank {
             self.coord.decisions.on_takeover(from.replica, base)
         } else {
-            self.coord.foreign.on_takeover(from, base)
+            let ord = self.ordinal_of(from);
+            self.coord.foreign.on_takeover(from, ord, base)
         };
         self.out.send(from, Frame::Decided { rank, entries });
     }
@@ -440,7 +465,12 @@ impl Engine {
             self.adopt_carried(now, from, entries);
             return;
         }
-        match self.coord.foreign.note(from, rank, term, stable, entries) {
+        let ord = self.ordinal_of(from);
+        match self
+            .coord
+            .foreign
+            .note(from, ord, rank, term, stable, entries)
+        {
             Ok(()) => {}
             Err(Refused::Stale) => {
                 log::info!(
@@ -492,7 +522,13 @@ mod tests {
     use super::*;
 
     fn coordination(replicas: u32) -> Coordination {
-        Coordination::new(ReplicaId::new(0, 0), replicas, replicas > 1, 16)
+        Coordination::new(
+            ReplicaId::new(0, 0),
+            replicas,
+            replicas > 1,
+            16,
+            (&[], false),
+        )
     }
 
     #[test]

@@ -45,6 +45,7 @@ mod receive;
 mod serve;
 mod service;
 mod silence;
+mod snapshot;
 mod timers;
 
 use std::time::Duration;
@@ -57,8 +58,10 @@ use self::outbox::Outbox;
 use self::service::Service;
 pub use self::service::Waiter;
 use self::silence::Silence;
+pub use self::snapshot::SnapshotAnswer;
+use self::snapshot::Snapshots;
 use self::timers::{Timer, TimerTable};
-use super::decision::{slot_key, Slot, DECISION_CTX};
+use super::decision::{ordinal, slot_key, Slot, DECISION_CTX};
 use crate::config::{Config, DECISIONS_HELD_MAX};
 use crate::message::matching::{Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, ReplicaId, SendLog, Set, Want};
@@ -160,6 +163,15 @@ pub struct Engine {
     out: Outbox,
     retired: bool,
     stats: ReplicaStats,
+    /// The newest incarnation known of every replica, `[rank][replica]` (see
+    /// `decision::ordinal`).
+    incarnations: Vec<Vec<u32>>,
+    /// This is a regenerated incarnation replaying its program that has not caught up
+    /// yet: it cannot take over its rank's choices, and an evicted message means it
+    /// cannot be regenerated.
+    catching_up: bool,
+    /// Checkpoints taken here and snapshots asked for.
+    snapshots: Snapshots,
 }
 
 impl Engine {
@@ -180,11 +192,39 @@ impl Engine {
         incarnations: &[Vec<u32>],
     ) -> Engine {
         let coordinated = replicas > 1 && !cfg.send_deterministic;
+        let incarnations: Vec<Vec<u32>> = (0..ranks as usize)
+            .map(|r| {
+                (0..replicas as usize)
+                    .map(|k| {
+                        incarnations
+                            .get(r)
+                            .and_then(|x| x.get(k))
+                            .copied()
+                            .unwrap_or(0)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mine = incarnations
+            .get(me.rank as usize)
+            .cloned()
+            .unwrap_or_default();
+        let log = SendLog::new(cfg.log_bytes_max, replicas);
         Engine {
             me,
             replicas,
-            log: SendLog::new(cfg.log_bytes_max, replicas),
-            coord: Coordination::new(me, replicas, coordinated, DECISIONS_HELD_MAX),
+            log: if cfg.regenerate {
+                log.retaining(cfg.replay_bytes_max)
+            } else {
+                log
+            },
+            coord: Coordination::new(
+                me,
+                replicas,
+                coordinated,
+                DECISIONS_HELD_MAX,
+                (&mine, cfg.regenerate),
+            ),
             service: Service::default(),
             fetches: Fetches::new(me),
             silence: Silence::default(),
@@ -200,8 +240,31 @@ impl Engine {
             out: Outbox::new(me),
             retired: false,
             stats: ReplicaStats::default(),
+            incarnations,
+            catching_up: false,
+            snapshots: Snapshots::default(),
             cfg,
         }
+    }
+
+    /// This engine is a regenerated incarnation that replays its program until it
+    /// caught up (`false`: it has).
+    pub fn set_catching_up(&mut self, catching_up: bool) {
+        self.catching_up = catching_up;
+    }
+
+    /// The newest incarnation of `r` known here.
+    pub(super) fn incarnation_of(&self, r: ReplicaId) -> u32 {
+        self.incarnations
+            .get(r.rank as usize)
+            .and_then(|x| x.get(r.replica as usize))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// `r`'s place in its rank's order of leadership (see `decision::ordinal`).
+    pub(super) fn ordinal_of(&self, r: ReplicaId) -> u32 {
+        ordinal(self.incarnation_of(r), r.replica, self.replicas)
     }
 
     // ---- getters ----
@@ -366,12 +429,59 @@ impl Engine {
     /// from here and is sent consumption notices, but is not asked for messages nor
     /// waited for before evicting log entries until `handle_peer_alive`.
     pub fn handle_peer_joining(&mut self, now: Duration, peer: ReplicaId, inc: u32) {
-        let _ = (now, peer, inc);
+        if peer == self.me || inc <= self.incarnation_of(peer) {
+            return;
+        }
+        // Whatever the older incarnation was doing, it is gone.
+        self.handle_peer_down(now, peer, true);
+        if let Some(slot) = self
+            .incarnations
+            .get_mut(peer.rank as usize)
+            .and_then(|x| x.get_mut(peer.replica as usize))
+        {
+            *slot = inc;
+        }
+        self.liveness.mark_joining(peer);
+        self.log.note_joining(peer.rank, peer.replica);
+        if peer.rank == self.me.rank {
+            self.coord.decisions.on_joining(peer.replica, inc);
+        }
+        // Tell it at once how far this replica received its rank's streams, so its log
+        // lets go of what it sends again.
+        for (comm, watermark) in self.consumed.from_source(peer.rank) {
+            self.out.send(
+                peer,
+                Frame::Consumed {
+                    comm,
+                    src: peer.rank,
+                    dst: self.me.rank,
+                    watermark,
+                },
+            );
+        }
+        self.rematch(now);
+        self.drain_loopback(now);
     }
 
-    /// A joining incarnation of `peer` caught up: an ordinary live replica again.
+    /// A joining incarnation of `peer` caught up: an ordinary live replica again. For
+    /// this replica itself: it tells every sender how far it received.
     pub fn handle_peer_alive(&mut self, now: Duration, peer: ReplicaId) {
-        let _ = (now, peer);
+        if peer == self.me {
+            self.catching_up = false;
+            self.consumed.mark_all_dirty();
+            self.tell_consumed();
+            self.retell_checkpoint();
+            return;
+        }
+        if self.liveness.mark_caught_up(peer) {
+            log::info!("{}: {peer} caught up", self.me);
+            self.log.note_caught_up(peer.rank, peer.replica);
+            if peer.rank == self.me.rank {
+                self.coord.decisions.on_caught_up(peer.replica);
+            }
+        }
+        self.rematch(now);
+        self.drain_loopback(now);
     }
 
     /// Timers: acks, silence, hedges, takeover answers, consumption notices.
@@ -594,6 +704,9 @@ impl Engine {
                 entries,
             } => self.on_choices(now, from, rank, term, stable, &entries),
             Frame::Decided { rank, entries } => self.on_decided(now, from, rank, &entries),
+            f @ (Frame::Checkpointed { .. }
+            | Frame::SnapshotAsk { .. }
+            | Frame::Snapshot { .. }) => self.on_snapshot_frame(from, f),
         }
     }
 }

@@ -151,7 +151,9 @@ impl Engine {
             log::warn!("{}: DATA {key} from {from} is not for us; dropped", self.me);
             return;
         }
-        if self.coord.refused.remove(&from) || self.coord.foreign.is_fenced(from) {
+        if self.coord.refused.remove(&from)
+            || self.coord.foreign.is_fenced(from, self.ordinal_of(from))
+        {
             // It may depend on a choice the new leader of a rank decides differently;
             // the pull stays out and fails over or is asked again.
             log::info!(
@@ -381,10 +383,17 @@ impl Engine {
         } else if gone && self.ask_silent_again(now, want) {
             return;
         } else if gone {
-            let reason = format!(
-                "replica {} fell too far behind: message {want} evicted",
-                self.me
-            );
+            let reason = if self.catching_up {
+                format!(
+                    "rank {} cannot be regenerated: messages evicted ({want}); call checkpoint",
+                    self.me.rank
+                )
+            } else {
+                format!(
+                    "replica {} fell too far behind: message {want} evicted",
+                    self.me
+                )
+            };
             self.retire(reason.clone());
             RecvError::Retired { reason }
         } else {
@@ -417,7 +426,8 @@ impl Engine {
             return false;
         };
         let silent = p.replicas(|a| {
-            a.state == AskState::Silent && self.liveness.is_usable(ReplicaId::new(src, a.replica))
+            a.state == AskState::Silent
+                && self.liveness.is_candidate(ReplicaId::new(src, a.replica))
         });
         if silent.is_empty() {
             return false;
@@ -433,7 +443,7 @@ impl Engine {
         true
     }
 
-    fn retire(&mut self, reason: String) {
+    pub(super) fn retire(&mut self, reason: String) {
         if !self.retired {
             self.retired = true;
             self.out.event(EngineEvent::Retire { reason });
@@ -505,7 +515,7 @@ impl Engine {
             .find(|&k| {
                 !outstanding.contains(&k)
                     && !gone.contains(&k)
-                    && self.liveness.is_usable(ReplicaId::new(src, k))
+                    && self.liveness.is_candidate(ReplicaId::new(src, k))
             });
         if let Some(k) = candidate {
             log::trace!("{}: hedging {want} at replica {k}", self.me);

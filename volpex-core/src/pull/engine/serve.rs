@@ -54,8 +54,11 @@ impl Engine {
                 .filter(|w| w.from != self.me && self.liveness.is_usable(w.from))
                 .collect()
         };
-        let confirm =
-            may_skip_log && len >= UNLOGGED_BYTES_MIN && self.all_replicas_waiting(dst, &waiters);
+        // A regenerated replica replays from the log: nothing may skip it then.
+        let confirm = may_skip_log
+            && !self.cfg.regenerate
+            && len >= UNLOGGED_BYTES_MIN
+            && self.all_replicas_waiting(dst, &waiters);
         WriteAhead {
             key,
             order,

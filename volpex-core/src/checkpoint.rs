@@ -1,0 +1,127 @@
+//! Checkpoints: what a replica hands a regenerated sibling so it need not replay the
+//! program from its start (DESIGN, "Regeneration").
+//!
+//! A snapshot is taken where the program has no request outstanding. It holds the
+//! application's state (serialized by the application) and the runtime's: every counter
+//! that gives this replica's messages their keys (next send sequence and order numbers
+//! per destination, receive progress per source, messages arrived and not yet received,
+//! coordinated choices used) and the results of communicator splits made before it, so
+//! the restored program re-creates the same communicators without communicating.
+//!
+//! Owns the snapshot format and its encoding (postcard). Must never do I/O nor decide
+//! when a snapshot is taken or which sibling serves it.
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use crate::wire::control::ReplicaStats;
+
+/// One message that had arrived and was not yet received by the program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unreceived {
+    /// Key fields: communicator, tag, source, destination, sequence number.
+    pub key: (u32, i32, u32, u32, u64),
+    /// Its order number among the sends from its source on its communicator.
+    pub order: u64,
+    /// Its bytes.
+    pub payload: Vec<u8>,
+}
+
+/// How far one stream (comm, src) was received.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Received {
+    /// Communicator.
+    pub comm: u32,
+    /// Source rank.
+    pub src: u32,
+    /// First order number not received.
+    pub watermark: u64,
+    /// Order numbers received above the watermark.
+    pub above: Vec<u64>,
+}
+
+/// The runtime's part of a snapshot: what the pull engine needs to go on from it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuntimeState {
+    /// Next sequence number per (comm, tag, dst).
+    pub next_seq: Vec<((u32, i32, u32), u64)>,
+    /// Next order number per (comm, dst).
+    pub next_order: Vec<((u32, u32), u64)>,
+    /// Next sequence number to receive per (comm, tag, src).
+    pub claimed: Vec<((u32, i32, u32), u64)>,
+    /// Messages arrived and not yet received.
+    pub unreceived: Vec<Unreceived>,
+    /// Receive progress per stream.
+    pub received: Vec<Received>,
+    /// Slot of the next coordinated choice.
+    pub next_choice: u64,
+    /// Choices used: every slot below this, and those listed.
+    pub choices_used_below: u64,
+    /// Choices used above `choices_used_below`.
+    pub choices_used_above: Vec<u64>,
+    /// Counters.
+    pub stats: ReplicaStats,
+}
+
+/// A whole snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Which checkpoint of the program (1 for the first).
+    pub number: u64,
+    /// The runtime's state.
+    pub runtime: RuntimeState,
+    /// Splits made before it: (parent context id, nth creation from it, what every member
+    /// contributed), answered from here when the restored program splits again.
+    pub splits: Vec<(u32, u32, Vec<i64>)>,
+    /// Sends the program had made (fault-injection counter).
+    pub sends: u64,
+    /// The application's state, as it serialized it.
+    pub app: Vec<u8>,
+}
+
+impl Snapshot {
+    /// Encodes it for the wire.
+    pub fn encode(&self) -> Result<Bytes, String> {
+        postcard::to_stdvec(self)
+            .map(Bytes::from)
+            .map_err(|e| format!("cannot encode the snapshot: {e}"))
+    }
+
+    /// Decodes what `encode` made.
+    pub fn decode(b: &[u8]) -> Result<Snapshot, String> {
+        postcard::from_bytes(b).map_err(|e| format!("malformed snapshot: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_round_trips_and_garbage_is_an_error() {
+        let s = Snapshot {
+            number: 3,
+            runtime: RuntimeState {
+                next_seq: vec![((1, 2, 3), 4)],
+                unreceived: vec![Unreceived {
+                    key: (1, 2, 3, 4, 5),
+                    order: 6,
+                    payload: vec![7, 8],
+                }],
+                received: vec![Received {
+                    comm: 1,
+                    src: 2,
+                    watermark: 3,
+                    above: vec![5],
+                }],
+                ..Default::default()
+            },
+            splits: vec![(0, 1, vec![1, 2, 3])],
+            sends: 9,
+            app: b"state".to_vec(),
+        };
+        let b = s.encode().unwrap();
+        assert_eq!(Snapshot::decode(&b), Ok(s));
+        assert!(Snapshot::decode(&[0xff; 3]).is_err());
+    }
+}

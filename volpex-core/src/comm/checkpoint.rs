@@ -1,0 +1,145 @@
+//! The application's side of regeneration: `Communicator::checkpoint` marks a point of
+//! the program and hands over its state; `Universe::restored` gives a regenerated
+//! replica that state back. A regenerated replica's runtime is restored from its
+//! sibling's latest snapshot during `initialize`, before the program runs.
+//!
+//! Owns the application's part of snapshots (its state, the record of communicator
+//! splits, the output marks that keep a restored replica's output lines numbered like its
+//! siblings'). Must never decide which sibling serves a snapshot (the engine does) nor
+//! touch sockets.
+
+use std::io::Write;
+use std::sync::atomic::Ordering;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::universe::{Inner, Restore};
+use super::{Communicator, Universe};
+use crate::bootstrap;
+use crate::checkpoint::Snapshot;
+use crate::error::Error;
+use crate::pull::SnapshotAnswer;
+use crate::transport::Runtime;
+
+impl Communicator {
+    /// Marks a consistent point of the program and hands over its state: a replica of
+    /// this rank regenerated later starts from here (`Universe::restored`) instead of
+    /// replaying the program from its start, and sender logs may drop what it will never
+    /// ask for again. Call it at the same point in every replica (it is part of the
+    /// program, like a send), with no request outstanding; it does not communicate.
+    /// `state` is everything the program needs to go on from here.
+    pub fn checkpoint<T: Serialize>(&self, state: &T) -> Result<(), Error> {
+        let inner = &self.inner;
+        let app = postcard::to_stdvec(state).map_err(|e| Error::CheckpointState(e.to_string()))?;
+        let number = inner.checkpoints.load(Ordering::Relaxed) + 1;
+        {
+            let mut core = inner.rt.lock();
+            let runtime = core.engine.checkpoint_state().map_err(Error::Usage)?;
+            let snapshot = Snapshot {
+                number,
+                runtime,
+                splits: inner.splits.lock().clone(),
+                sends: inner.sends.load(Ordering::Relaxed),
+                app,
+            };
+            let bytes = snapshot.encode().map_err(Error::CheckpointState)?;
+            // The mark goes out before any sibling can restore this checkpoint (and
+            // mark the restore in its own output).
+            if inner.launched {
+                output_mark("checkpoint", number);
+            }
+            core.engine
+                .checkpoint_taken(number, bytes, &snapshot.runtime);
+            core.flush();
+        }
+        inner.checkpoints.store(number, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl Universe {
+    /// The state this replica's rank handed over at its latest checkpoint, when this
+    /// process is a regenerated replica restored from it; `None` in every other process
+    /// (a first incarnation, or one that replays the program from its start). A restored
+    /// replica must call it before it communicates, then go on from the checkpointed
+    /// point; communicators made before the checkpoint are made again by the same calls
+    /// (they are answered from the snapshot, without communicating).
+    pub fn restored<T: DeserializeOwned>(&self) -> Result<Option<T>, Error> {
+        let mut r = self.inner.restore.lock();
+        match std::mem::replace(&mut *r, Restore::Taken) {
+            Restore::Pending(app) => postcard::from_bytes(&app)
+                .map(Some)
+                .map_err(|e| Error::RestoreState(e.to_string())),
+            Restore::Fresh => {
+                *r = Restore::Fresh;
+                Ok(None)
+            }
+            Restore::Taken => Ok(None),
+        }
+    }
+
+    /// Whether this process is a regenerated replica (restored from a checkpoint, or
+    /// replaying the program from its start).
+    pub fn regenerated(&self) -> bool {
+        self.inner.regenerated
+    }
+}
+
+impl Inner {
+    /// A regenerated replica that got its sibling's snapshot must call `restored` before
+    /// it communicates: its counters are the snapshot's already.
+    pub(crate) fn check_restored(&self) -> Result<(), Error> {
+        if matches!(*self.restore.lock(), Restore::Pending(_)) {
+            return Err(Error::NotRestored);
+        }
+        Ok(())
+    }
+}
+
+/// Fetches the latest snapshot from the oldest caught-up live sibling and restores the
+/// runtime from it; returns it (`None`: no sibling has one, the program replays from its
+/// start).
+pub(crate) fn fetch_and_restore(rt: &Runtime) -> Result<Option<Snapshot>, Error> {
+    let mut core = rt.lock();
+    loop {
+        if !core.engine.ask_snapshot() {
+            log::info!("no live sibling to restore from: replaying from the start");
+            return Ok(None);
+        }
+        core.flush();
+        let answer = core
+            .drive_until(
+                |c| match c.engine.snapshot_answer() {
+                    SnapshotAnswer::Waiting => None,
+                    other => Some(other),
+                },
+                None,
+            )
+            .map_err(Error::EventLoop)?;
+        match answer {
+            SnapshotAnswer::Waiting | SnapshotAnswer::Lost => continue,
+            SnapshotAnswer::None => return Ok(None),
+            SnapshotAnswer::Got { number, bytes } => {
+                let snapshot = Snapshot::decode(&bytes).map_err(Error::RestoreState)?;
+                let now = core.now();
+                core.engine.restore(now, number, bytes, &snapshot.runtime);
+                core.flush();
+                log::info!("restored checkpoint {number}");
+                return Ok(Some(snapshot));
+            }
+        }
+    }
+}
+
+/// Marks the point of a checkpoint (or of a restore) in the output streams, so the
+/// launcher numbers a restored replica's lines like its siblings' (see
+/// `bootstrap::output_mark`).
+pub(crate) fn output_mark(what: &str, number: u64) {
+    let mark = bootstrap::output_mark(what, number);
+    let mut out = std::io::stdout().lock();
+    let _ = out.flush();
+    let _ = writeln!(out, "{mark}");
+    let _ = out.flush();
+    let _ = writeln!(std::io::stderr().lock(), "{mark}");
+}
