@@ -24,7 +24,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
-use crate::output::{pump, Line, Stream};
+use crate::output::{pump, Line, Mark, Stream};
 
 /// Largest frame either side accepts.
 pub const FRAME_BYTES_MAX: usize = 64 << 20;
@@ -145,8 +145,12 @@ pub enum FromAgent {
         incarnation: u32,
         /// 0 stdout, 1 stderr.
         stream: u8,
-        /// Line index among the replica's program lines; `None` for a diagnostic.
+        /// Line index among the replica's program lines; `None` for a diagnostic or a mark.
         index: Option<u64>,
+        /// The checkpoint its numbering starts from (see `output::Line`).
+        segment: Option<u64>,
+        /// An output mark (see `output::Mark`).
+        mark: Option<Mark>,
         /// The bytes.
         text: Vec<u8>,
     },
@@ -177,11 +181,15 @@ impl FromAgent {
                 incarnation,
                 stream,
                 index,
+                segment,
+                mark,
                 text,
             } => Some(Line {
                 rank,
                 replica,
                 incarnation,
+                segment,
+                mark,
                 stream: if stream == 0 {
                     Stream::Out
                 } else {
@@ -555,6 +563,8 @@ fn spawn_pump<R: Read + Send + 'static>(
                             Stream::Err => 1,
                         },
                         index: l.index,
+                        segment: l.segment,
+                        mark: l.mark,
                         text: l.text,
                     })
                 },

@@ -20,8 +20,9 @@ pub struct ReplicaReport {
     pub incarnation: u32,
     /// When it was started, seconds since the job started.
     pub started_s: f64,
-    /// Where its state came from: "start" (incarnation 0) or "replay" (a new incarnation
-    /// that replays its rank from the start).
+    /// Where its state came from: "start" (incarnation 0), "replay" (a new incarnation
+    /// that replays its rank from the start) or "snapshot N" (restored from its sibling's
+    /// checkpoint N).
     pub from: String,
     /// How long a new incarnation took to catch up with its siblings; `None` for the
     /// first processes and for a new incarnation that never caught up.
@@ -63,7 +64,7 @@ impl ReplicaReport {
             replica: id.replica,
             incarnation: p.incarnation,
             started_s: p.started_at.as_secs_f64(),
-            from: p.origin.word().to_string(),
+            from: p.origin.word(),
             caught_up_after_s: p
                 .caught_up_at
                 .map(|t| t.saturating_sub(p.started_at).as_secs_f64()),
@@ -119,12 +120,17 @@ impl Report {
         );
         for p in self.processes.iter().filter(|p| p.from != "start") {
             s.push_str(&format!(
-                "volpexrun:   rank {} replica {}: incarnation {} started on {} at {:.1} s, {}\n",
+                "volpexrun:   rank {} replica {}: incarnation {} started on {} at {:.1} s{}, {}\n",
                 p.rank,
                 p.replica,
                 p.incarnation,
                 p.host,
                 p.started_s,
+                if p.from == "replay" {
+                    String::new()
+                } else {
+                    format!(" from {}", p.from)
+                },
                 match p.caught_up_after_s {
                     Some(t) => format!("caught up in {t:.1} s"),
                     None => "never caught up".to_string(),

@@ -40,7 +40,7 @@ use crate::binding::{self, Bind};
 use crate::chaos::Chaos;
 use crate::cli::{Args, FaultAction};
 use crate::control::{self, Incarnations};
-use crate::output::{Dedup, Line, Stream};
+use crate::output::{Dedup, Line, Mark, Stream};
 use crate::remote::AgentLink;
 use crate::report::{ReplicaReport, Report};
 
@@ -313,7 +313,16 @@ impl Job {
 
     /// Prints a replica's line (once per rank) and remembers what its program last
     /// wrote to standard error.
-    fn offer_line(&mut self, line: &Line) {
+    fn offer_line(&mut self, line: Line) {
+        if let Some(Mark::Restored { number }) = line.mark {
+            if line.stream == Stream::Out {
+                self.input(Input::Restored {
+                    id: ReplicaId::new(line.rank, line.replica),
+                    inc: line.incarnation,
+                    checkpoint: number,
+                });
+            }
+        }
         if line.stream == Stream::Err && line.index.is_some() {
             let text = String::from_utf8_lossy(&line.text).trim_end().to_string();
             if !text.is_empty() {
@@ -329,7 +338,7 @@ impl Job {
 
     fn on_event(&mut self, ev: Event) {
         match ev {
-            Event::Line(line) => self.offer_line(&line),
+            Event::Line(line) => self.offer_line(line),
             Event::PipeEnd => self.open_pipes = self.open_pipes.saturating_sub(1),
             Event::Interrupted(sig) => self.input(Input::Interrupted(sig)),
             Event::Exited {
@@ -442,7 +451,7 @@ impl Job {
                 line @ FromAgent::Line { .. } => {
                     if let Some(l) = line.into_line() {
                         if l.rank < self.ranks {
-                            self.offer_line(&l);
+                            self.offer_line(l);
                         }
                     }
                 }

@@ -60,16 +60,20 @@ impl ReplicaState {
 pub enum Origin {
     /// One of the job's first processes (incarnation 0).
     Start,
-    /// A new incarnation that replays its rank's program from the start.
+    /// A new incarnation that replays its rank's program from the start (until its
+    /// output says it was restored from a checkpoint).
     Replay,
+    /// A new incarnation restored from its sibling's checkpoint of this number.
+    Snapshot(u64),
 }
 
 impl Origin {
-    /// The word in the report (`from`).
-    pub fn word(self) -> &'static str {
+    /// The words in the report (`from`): `start`, `replay` or `snapshot N`.
+    pub fn word(self) -> String {
         match self {
-            Origin::Start => "start",
-            Origin::Replay => "replay",
+            Origin::Start => "start".into(),
+            Origin::Replay => "replay".into(),
+            Origin::Snapshot(n) => format!("snapshot {n}"),
         }
     }
 }
@@ -187,7 +191,7 @@ impl Replica {
     pub fn caught_up(&self) -> bool {
         match self.origin {
             Origin::Start => true,
-            Origin::Replay => self.caught_up_at.is_some(),
+            Origin::Replay | Origin::Snapshot(_) => self.caught_up_at.is_some(),
         }
     }
 }

@@ -14,7 +14,7 @@ use nix::sys::signal::Signal;
 use volpex::message::ReplicaId;
 
 use super::exit_policy::{self, Grid, Verdict};
-use super::replica::{Host, HostState, Replica, ReplicaState};
+use super::replica::{Host, HostState, Origin, Replica, ReplicaState};
 use super::step::{Action, Input};
 use crate::chaos::Chaos;
 use crate::cli::{Fault, FaultAction, Regenerate};
@@ -304,6 +304,17 @@ impl JobState {
                 code,
                 signal,
             } => self.exited(id, inc, code, signal),
+            Input::Restored {
+                id,
+                inc,
+                checkpoint,
+            } => {
+                if let Some(i) = self.find(id, inc) {
+                    if self.procs[i].origin != Origin::Start {
+                        self.procs[i].origin = Origin::Snapshot(checkpoint);
+                    }
+                }
+            }
             Input::LastWords { id, inc, text } => {
                 if let Some(i) = self.find(id, inc) {
                     self.procs[i].last_words.heed(&text);

@@ -91,6 +91,15 @@ pub enum Input {
         /// The line, without its newline.
         text: String,
     },
+    /// A new incarnation was restored from its sibling's checkpoint (its output says so).
+    Restored {
+        /// Which replica.
+        id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
+        /// The checkpoint's number.
+        checkpoint: u64,
+    },
     /// The agent of `host` said hello.
     Hello {
         /// Index of the host.

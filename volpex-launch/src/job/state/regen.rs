@@ -222,9 +222,10 @@ impl JobState {
         }
     }
 
-    /// A new incarnation registered: its own table, with what it must receive to have
-    /// caught up (the most its live caught-up siblings reported receiving), then
-    /// `Joining` to every other live replica.
+    /// A new incarnation registered: `Joining` to every other live replica, then its own
+    /// table, with what it must receive to have caught up (the most its live caught-up
+    /// siblings reported receiving). The notices go first so that they are on their way
+    /// before the newcomer can ask anyone for anything.
     pub(super) fn newcomer_registered(&mut self, i: usize) {
         let (id, inc) = (self.procs[i].id, self.procs[i].incarnation);
         let Some(addr) = self.procs[i].addr.clone() else {
@@ -237,8 +238,6 @@ impl JobState {
             .filter_map(|p| p.stats.as_ref().map(|s| s.receives))
             .max()
             .unwrap_or(0);
-        let table = self.table(Some(catch_up));
-        self.out.push(Action::Send { to: id, msg: table });
         let joining = ToProcess::Joining {
             rank: id.rank,
             replica: id.replica,
@@ -253,6 +252,8 @@ impl JobState {
                 });
             }
         }
+        let table = self.table(Some(catch_up));
+        self.out.push(Action::Send { to: id, msg: table });
     }
 
     /// A new incarnation caught up: everyone hears it is an ordinary replica again.

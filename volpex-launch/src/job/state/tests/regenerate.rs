@@ -132,18 +132,6 @@ fn a_newcomer_gets_its_table_and_the_others_hear_it_is_joining_then_alive() {
         [
             Action::KeepControl(id(0, 0), 1),
             Action::Send {
-                to: id(0, 0),
-                msg: ToProcess::Table {
-                    addrs: vec![
-                        vec![Some("10.0.1.0:8001".into()), Some("10.0.0.0:7001".into())],
-                        vec![Some("10.0.0.1:7000".into()), Some("10.0.0.1:7001".into())],
-                    ],
-                    incarnations: vec![vec![1, 0], vec![0, 0]],
-                    // Its sibling's count, not another rank's.
-                    catch_up: Some(42),
-                }
-            },
-            Action::Send {
                 to: id(0, 1),
                 msg: joining.clone()
             },
@@ -154,6 +142,18 @@ fn a_newcomer_gets_its_table_and_the_others_hear_it_is_joining_then_alive() {
             Action::Send {
                 to: id(1, 1),
                 msg: joining
+            },
+            Action::Send {
+                to: id(0, 0),
+                msg: ToProcess::Table {
+                    addrs: vec![
+                        vec![Some("10.0.1.0:8001".into()), Some("10.0.0.0:7001".into())],
+                        vec![Some("10.0.0.1:7000".into()), Some("10.0.0.1:7001".into())],
+                    ],
+                    incarnations: vec![vec![1, 0], vec![0, 0]],
+                    // Its sibling's count, not another rank's.
+                    catch_up: Some(42),
+                }
             },
         ]
     );
