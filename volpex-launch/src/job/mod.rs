@@ -85,6 +85,15 @@ struct LocalLaunch {
     cpus: Vec<(u32, String)>,
 }
 
+/// What starting an agent on a host where nothing was placed takes (a new incarnation
+/// goes there).
+struct RemoteLaunch {
+    shell: crate::remote::Shell,
+    agent_path: String,
+    /// The job's `Start`, without host name and processes.
+    template: crate::agent::StartSpec,
+}
+
 /// How a host's processes are started and signalled.
 enum HostLink {
     /// Children of volpexrun on this machine (or a remote host whose shell never ran).
@@ -115,6 +124,8 @@ struct Job {
     tx: Sender<Event>,
     /// How to start a process on this machine (a local job).
     local: Option<LocalLaunch>,
+    /// How to start an agent on a remote host (a remote job).
+    remote: Option<RemoteLaunch>,
     dedup: Dedup,
     /// Output pipes not yet at EOF, on every host.
     open_pipes: usize,
@@ -242,18 +253,23 @@ impl Job {
     fn spawn(&mut self, id: ReplicaId, inc: u32, host: usize) {
         self.current.set(self.idx(id), inc);
         let env = env::newcomer(id.rank, id.replica, inc);
+        let proc = ProcSpec {
+            rank: id.rank,
+            replica: id.replica,
+            incarnation: inc,
+            env,
+        };
         let failed = match &mut self.hosts[host].link {
-            HostLink::Local => match self.spawn_local(id, inc, env) {
+            HostLink::Local if self.remote.is_some() => {
+                self.start_agent_for(host, proc);
+                None
+            }
+            HostLink::Local => match self.spawn_local(id, inc, proc.env) {
                 Ok(()) => None,
                 Err(e) => Some(e.to_string()),
             },
             HostLink::Agent(link) => {
-                let sent = link.send(&ToAgent::Spawn(ProcSpec {
-                    rank: id.rank,
-                    replica: id.replica,
-                    incarnation: inc,
-                    env,
-                }));
+                let sent = link.send(&ToAgent::Spawn(proc));
                 if sent {
                     self.hosts[host].open_pipes += 2;
                     self.open_pipes += 2;
@@ -271,6 +287,39 @@ impl Job {
                 inc,
                 error: format!("cannot start incarnation {inc} of replica {id}: {error}"),
             });
+        }
+    }
+
+    /// Starts the agent of a host where nothing was placed, with one process; its
+    /// success or failure reaches the state machine like the first agents'.
+    fn start_agent_for(&mut self, host: usize, proc: ProcSpec) {
+        let Some(r) = self.remote.as_ref() else {
+            return;
+        };
+        let name = self.state.hosts()[host].name.clone();
+        let spec = crate::agent::StartSpec {
+            host: name.clone(),
+            procs: vec![proc],
+            ..r.template.clone()
+        };
+        match crate::remote::start_agent(
+            &r.shell,
+            &name,
+            host,
+            &r.agent_path,
+            ToAgent::Start(Box::new(spec)),
+            self.tx.clone(),
+        ) {
+            Ok(link) => {
+                self.hosts[host].link = HostLink::Agent(link);
+                self.hosts[host].open_pipes += 2;
+                self.open_pipes += 2;
+                self.input(Input::LinkOpened { host });
+            }
+            Err(e) => self.input(Input::HostLost {
+                host,
+                why: e.to_string(),
+            }),
         }
     }
 

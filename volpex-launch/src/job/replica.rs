@@ -199,6 +199,9 @@ impl Replica {
 /// Life of a host as the launcher sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostState {
+    /// No process of the job was placed here: its agent starts when a new incarnation of
+    /// a lost replica goes there (`--regenerate`).
+    Idle,
     /// The remote shell runs; the agent has not said hello yet.
     Launching,
     /// The agent runs (or the host is this machine).
@@ -217,6 +220,9 @@ pub struct Host {
     /// Its processes are started and signalled by a `volpexrun agent` (once the remote
     /// shell runs); false for this machine and for a remote host whose shell never ran.
     pub agent: bool,
+    /// When its remote shell was started, since the job started (the launch timeout
+    /// counts from then).
+    pub launched_at: Duration,
 }
 
 /// How a process ended, in words (`killed by SIGKILL`, `exited with code 3`).

@@ -22,7 +22,7 @@ use super::event::Event;
 use super::replica::HostState;
 use super::state::{Config, JobState};
 use super::step::Input;
-use super::{HostIo, HostLink, Job, LocalLaunch};
+use super::{HostIo, HostLink, Job, LocalLaunch, RemoteLaunch};
 use crate::agent::{ProcSpec, StartSpec, ToAgent};
 use crate::chaos::Chaos;
 use crate::cli::{Args, LauncherKind, SSH_DEFAULT};
@@ -244,11 +244,21 @@ impl Job {
         let state = match &placement {
             None => JobState::new(config, vec![("localhost".into(), HostState::Up)], |_, _| 0),
             Some(p) => {
+                // A host where nothing is placed may take new incarnations later: its
+                // agent starts then (not with --stage, whose copies are made at start).
+                let spare = args.regenerate != crate::cli::Regenerate::Never && !args.stage;
                 let mut st = JobState::new(
                     config,
-                    p.hosts
-                        .iter()
-                        .map(|h| (h.name.clone(), HostState::Launching))
+                    (0..p.hosts.len())
+                        .map(|h| {
+                            let idle = spare && p.on_host(h).is_empty();
+                            let state = if idle {
+                                HostState::Idle
+                            } else {
+                                HostState::Launching
+                            };
+                            (p.hosts[h].name.clone(), state)
+                        })
                         .collect(),
                     |x, k| p.host(x, k),
                 );
@@ -271,6 +281,7 @@ impl Job {
             current,
             tx: tx.clone(),
             local: None,
+            remote: None,
             dedup: Dedup::new(args.ranks, args.tag_output),
             open_pipes: 0,
             ranks: args.ranks,
@@ -499,6 +510,23 @@ impl Job {
                 }),
             }
         }
+        self.remote = Some(RemoteLaunch {
+            shell: shell.clone(),
+            agent_path: agent_path.clone(),
+            template: StartSpec {
+                host: String::new(),
+                program: staged_program.clone(),
+                args: prog_args.to_vec(),
+                wdir: wdir.to_string_lossy().into_owned(),
+                env: common.to_vec(),
+                launcher_port: port,
+                launcher_ip: launcher_ip.clone(),
+                stage_dir: None,
+                bind: args.bind,
+                procs: Vec::new(),
+                regenerate: true,
+            },
+        });
         self.input(Input::Launched);
         match self.state.failure() {
             Some(f) => {

@@ -183,6 +183,7 @@ impl JobState {
                     name,
                     state,
                     agent: false,
+                    launched_at: Duration::ZERO,
                 })
                 .collect(),
             procs,

@@ -161,7 +161,7 @@ impl JobState {
             .iter()
             .filter_map(|h| match &h.state {
                 HostState::Lost(why) => Some(format!("{} ({why})", h.name)),
-                HostState::Launching | HostState::Up => None,
+                HostState::Idle | HostState::Launching | HostState::Up => None,
             })
             .collect();
         self.fail(
@@ -179,11 +179,11 @@ impl JobState {
 
     /// Hosts whose agent has not said hello within the launch timeout are unreachable.
     pub(super) fn check_launch_timeouts(&mut self, now: Duration) {
-        if now < self.launch_timeout {
-            return;
-        }
         for h in 0..self.hosts.len() {
-            if self.hosts[h].state == HostState::Launching && self.hosts[h].agent {
+            if self.hosts[h].state == HostState::Launching
+                && self.hosts[h].agent
+                && now >= self.hosts[h].launched_at + self.launch_timeout
+            {
                 let why = format!(
                     "no answer within --launch-timeout {:.1} s",
                     self.launch_timeout.as_secs_f64()

@@ -15,7 +15,7 @@ use nix::sys::signal::Signal;
 use volpex::message::ReplicaId;
 use volpex::wire::control::ToProcess;
 
-use super::super::replica::{HostState, Replica, ReplicaState};
+use super::super::replica::{Host, HostState, Replica, ReplicaState};
 use super::super::step::Action;
 use super::{JobState, RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
 use crate::cli::Regenerate;
@@ -159,6 +159,11 @@ impl JobState {
         r.started += 1;
         let inc = r.highest;
         let now = self.now;
+        if self.hosts[host].state == HostState::Idle {
+            // Its agent starts now (the driver reports `LinkOpened` or `HostLost`).
+            self.hosts[host].state = HostState::Launching;
+            self.hosts[host].launched_at = now;
+        }
         self.procs.push(Replica::newcomer(id, inc, host, now));
         let slot = self.slot(id);
         self.slots[slot] = self.procs.len() - 1;
@@ -172,14 +177,14 @@ impl JobState {
         self.out.push(Action::Spawn { id, inc, host });
     }
 
-    /// Where a new incarnation of `id` goes: a host that is up and holds no live replica
-    /// of its rank, with a free slot (the least loaded first); with `--regenerate always`
+    /// Where a new incarnation of `id` goes: a host that is up (or idle: nothing was
+    /// placed there) and holds no live replica of its rank, with a free slot (the least loaded first); with `--regenerate always`
     /// else the least loaded such host, else any host that is up.
     fn choose_host(&self, id: ReplicaId) -> Result<usize, String> {
         if self.regen.local {
             return match self.hosts.first().map(|h| &h.state) {
                 Some(HostState::Up) => Ok(0),
-                Some(HostState::Launching | HostState::Lost(_)) | None => {
+                Some(HostState::Idle | HostState::Launching | HostState::Lost(_)) | None => {
                     Err("this machine is not up".into())
                 }
             };
@@ -195,8 +200,16 @@ impl JobState {
                 .iter()
                 .any(|p| p.host == h && p.id.rank == id.rank && p.state.alive())
         };
+        // Hosts whose agent runs or is starting (at the job's start, or for a new
+        // incarnation: a `Spawn` waits in its link), and hosts where no process was
+        // placed (their agent starts with the new incarnation).
+        let usable = |h: &Host| match h.state {
+            HostState::Up | HostState::Idle => true,
+            HostState::Launching => h.agent || h.launched_at > Duration::ZERO,
+            HostState::Lost(_) => false,
+        };
         let up: Vec<usize> = (0..self.hosts.len())
-            .filter(|&h| self.hosts[h].state == HostState::Up)
+            .filter(|&h| usable(&self.hosts[h]))
             .collect();
         let least = |hosts: Vec<usize>| hosts.into_iter().min_by_key(|&h| (load(h), h));
         let apart: Vec<usize> = up.iter().copied().filter(|&h| !holds(h)).collect();

@@ -558,3 +558,93 @@ fn a_fence_request_never_hits_a_newcomer_still_catching_up() {
         signal: nix::sys::signal::Signal::SIGKILL
     }));
 }
+
+#[test]
+fn a_host_where_nothing_was_placed_gets_its_agent_with_a_new_incarnation() {
+    // h0 and h1 run every replica; h2 is in the hostfile with nothing placed on it.
+    let hosts = vec![
+        ("h0".to_string(), HostState::Launching),
+        ("h1".to_string(), HostState::Launching),
+        ("h2".to_string(), HostState::Idle),
+    ];
+    let mut st = JobState::new(
+        Config {
+            launch_timeout: s(10.0),
+            ..regen(2, 2, Regenerate::Spare)
+        },
+        hosts,
+        |_, k| k as usize,
+    );
+    st.set_slots(vec![2, 2, 2]);
+    for h in 0..2 {
+        st.handle(Input::LinkOpened { host: h }, s(0.0));
+        st.handle(
+            Input::Hello {
+                host: h,
+                hostname: format!("h{h}"),
+                pid: 1,
+            },
+            s(0.0),
+        );
+    }
+    let mut st = running(st);
+    // h0 is lost at 30 s, long after the launch timeout: both its replicas go to h2.
+    let actions = st.handle(
+        Input::HostLost {
+            host: 0,
+            why: "remote shell ended".into(),
+        },
+        s(30.0),
+    );
+    assert_eq!(spawns(&actions), [(id(0, 0), 1, 2), (id(1, 0), 1, 2)]);
+    assert_eq!(st.hosts()[2].state, HostState::Launching);
+    st.handle(Input::LinkOpened { host: 2 }, s(30.0));
+    // Its launch timeout counts from its start, not the job's.
+    assert_eq!(spawns(&st.tick(s(35.0))), []);
+    assert_eq!(st.hosts()[2].state, HostState::Launching);
+    st.handle(
+        Input::Hello {
+            host: 2,
+            hostname: "h2".into(),
+            pid: 9,
+        },
+        s(36.0),
+    );
+    assert_eq!(st.hosts()[2].state, HostState::Up);
+    assert_eq!(st.failure(), None);
+}
+
+#[test]
+fn an_agent_that_does_not_come_up_in_time_loses_its_newcomers_and_they_go_elsewhere() {
+    let hosts = vec![
+        ("h0".to_string(), HostState::Launching),
+        ("h1".to_string(), HostState::Launching),
+        ("h2".to_string(), HostState::Idle),
+        ("h3".to_string(), HostState::Idle),
+    ];
+    let mut st = JobState::new(regen(1, 2, Regenerate::Spare), hosts, |_, k| k as usize);
+    st.set_slots(vec![1, 1, 1, 1]);
+    for h in 0..2 {
+        st.handle(Input::LinkOpened { host: h }, s(0.0));
+        st.handle(
+            Input::Hello {
+                host: h,
+                hostname: format!("h{h}"),
+                pid: 1,
+            },
+            s(0.0),
+        );
+    }
+    let mut st = running(st);
+    st.handle(
+        Input::HostLost {
+            host: 0,
+            why: "cut".into(),
+        },
+        s(20.0),
+    );
+    st.handle(Input::LinkOpened { host: 2 }, s(20.0));
+    let actions = st.tick(s(30.0));
+    assert!(matches!(st.hosts()[2].state, HostState::Lost(_)));
+    assert_eq!(spawns(&actions), [(id(0, 0), 2, 3)]);
+}
