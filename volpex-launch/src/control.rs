@@ -509,9 +509,15 @@ impl Server {
             }
             (Role::Pending { .. }, ToLauncher::Heartbeat) => {
                 c.role = Role::Heartbeat(id, inc);
-                if let Some(old) = self.watches[i].as_ref().and_then(|w| w.token) {
-                    log::warn!("{id}: a second heartbeat connection; the first is closed");
-                    self.close(old);
+                if let Some(w) = self.watches[i].as_ref() {
+                    if let Some(old) = w.token {
+                        if w.inc == inc {
+                            log::warn!("{id}: a second heartbeat connection; the first is closed");
+                        } else {
+                            log::debug!("{id}: incarnation {inc}'s heartbeat replaces {}'s", w.inc);
+                        }
+                        self.close(old);
+                    }
                 }
                 self.watches[i] = Some(Watch {
                     inc,

@@ -6,7 +6,10 @@
 //! once); rank 0 checks the final token against the value computed locally and prints one
 //! result line.
 //!
-//! `volpexrun -n 3 -r 2 regen ROUNDS WORK_MS`
+//! With `checkpoint`, every rank checkpoints (round, token) after every round, and a new
+//! incarnation restored from its sibling's checkpoint resumes there.
+//!
+//! `volpexrun -n 3 -r 2 regen ROUNDS WORK_MS [checkpoint]`
 
 use std::time::Duration;
 
@@ -27,14 +30,15 @@ fn arg(i: usize, default: u64) -> u64 {
 
 fn main() -> Result<(), volpex::Error> {
     let (rounds, work_ms) = (arg(1, 100), arg(2, 20));
+    let checkpoints = std::env::args().nth(3).is_some_and(|a| a == "checkpoint");
     let universe = volpex::initialize()?;
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
     let next = world.process_at_rank((rank + 1) % size);
     let prev = world.process_at_rank((rank + size - 1) % size);
     let me = rank as u64;
-    let mut token = 17u64;
-    for round in 0..rounds {
+    let (first, mut token) = universe.restored::<(u64, u64)>()?.unwrap_or((0, 17));
+    for round in first..rounds {
         if rank == 0 {
             token = mix(token, me, round);
             next.send(&token)?;
@@ -49,6 +53,9 @@ fn main() -> Result<(), volpex::Error> {
         if round % 10 == 9 {
             println!("regen: rank {rank} round {} token {token:016x}", round + 1);
             eprintln!("regen: rank {rank} round {}", round + 1);
+        }
+        if checkpoints {
+            world.checkpoint(&(round + 1, token))?;
         }
     }
     world.barrier()?;

@@ -273,10 +273,15 @@ impl Job {
                 if sent {
                     self.hosts[host].open_pipes += 2;
                     self.open_pipes += 2;
-                    None
                 } else {
-                    Some("the host's agent is gone".to_string())
+                    // Its link ended (the report is on its way): the host is lost, with
+                    // the new incarnation, which goes elsewhere.
+                    self.input(Input::HostLost {
+                        host,
+                        why: "its agent is gone".into(),
+                    });
                 }
+                None
             }
         };
         if let Some(error) = failed {

@@ -12,7 +12,7 @@ use volpex::exit::{EXIT_ORPHANED, EXIT_RETIRED};
 use volpex::message::ReplicaId;
 use volpex::wire::control::ToProcess;
 
-use super::super::replica::{describe_exit, ReplicaState};
+use super::super::replica::{describe_exit, Origin, ReplicaState};
 use super::super::step::Action;
 use super::JobState;
 
@@ -42,8 +42,12 @@ impl JobState {
         if !was_alive {
             return;
         }
-        if !self.procs[i].caught_up() {
-            self.regen.died_before_catching_up(id.rank);
+        if self.procs[i].origin != Origin::Start {
+            // A new incarnation's life failed if it ended before catching up or gave up
+            // (retired) even after: a systemic cause the next one would meet too.
+            let failed = !self.procs[i].caught_up()
+                || matches!(self.procs[i].state, ReplicaState::Retired(_));
+            self.regen.ended(id.rank, failed);
         }
         if self.rebind && self.failure.is_none() && self.shutdown_at.is_none() {
             self.out.push(Action::Rebind {

@@ -20,8 +20,8 @@ use super::super::step::Action;
 use super::{JobState, RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
 use crate::cli::Regenerate;
 
-/// New incarnations of a rank that die in a row before catching up, after which the rank
-/// is no longer regenerated.
+/// New incarnations of a rank that fail in a row (end before catching up, or retire),
+/// after which the rank is no longer regenerated.
 pub const CRASH_LOOP_LIMIT: u32 = 3;
 
 /// Regeneration of one rank.
@@ -31,7 +31,7 @@ struct RankRegen {
     started: u32,
     /// The highest incarnation any replica of the rank has had.
     highest: u32,
-    /// New incarnations that died before catching up since the last one that caught up.
+    /// New incarnations in a row whose life failed: ended before catching up, or retired.
     failed_in_row: u32,
     /// Why the rank is no longer regenerated.
     stopped: Option<String>,
@@ -80,10 +80,10 @@ impl Regen {
         }
     }
 
-    /// A new incarnation of the rank died before catching up.
-    pub(super) fn died_before_catching_up(&mut self, rank: u32) {
+    /// A new incarnation of the rank ended; `failed`: before catching up, or by retiring.
+    pub(super) fn ended(&mut self, rank: u32, failed: bool) {
         if let Some(r) = self.ranks.get_mut(rank as usize) {
-            r.failed_in_row += 1;
+            r.failed_in_row = if failed { r.failed_in_row + 1 } else { 0 };
         }
     }
 }
@@ -135,7 +135,7 @@ impl JobState {
         }
         if self.regen.ranks[rank].failed_in_row >= CRASH_LOOP_LIMIT {
             let why = format!(
-                "rank {} is not regenerated again: its last {CRASH_LOOP_LIMIT} new incarnations died before catching up",
+                "rank {} is not regenerated again: its last {CRASH_LOOP_LIMIT} new incarnations failed (ended before catching up, or retired)",
                 id.rank
             );
             self.out.push(Action::Print(why.clone()));
@@ -276,7 +276,6 @@ impl JobState {
         p.caught_up_at = Some(now);
         let (id, inc) = (p.id, p.incarnation);
         let took = now.saturating_sub(p.started_at);
-        self.regen.ranks[id.rank as usize].failed_in_row = 0;
         self.out.push(Action::Print(format!(
             "rank {} replica {}: incarnation {inc} caught up in {:.1} s",
             id.rank,

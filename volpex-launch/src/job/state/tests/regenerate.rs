@@ -316,7 +316,7 @@ fn three_newcomers_dying_before_catching_up_stop_the_rank() {
         spawns(&killed(&mut st, id(0, 0), 1, s(2.0))),
         [(id(0, 0), 2, 0)]
     );
-    // One that caught up resets the count.
+    // One that caught up and was then killed resets the count.
     newcomer_registers(&mut st, id(0, 0), 2, s(2.5));
     msg(
         &mut st,
@@ -341,7 +341,7 @@ fn three_newcomers_dying_before_catching_up_stop_the_rank() {
     assert_eq!(spawns(&actions), []);
     assert_eq!(
         prints(&actions),
-        ["rank 0 is not regenerated again: its last 3 new incarnations died before catching up"]
+        ["rank 0 is not regenerated again: its last 3 new incarnations failed (ended before catching up, or retired)"]
     );
     assert_eq!(st.failure(), None, "its sibling goes on");
 }
@@ -647,4 +647,26 @@ fn an_agent_that_does_not_come_up_in_time_loses_its_newcomers_and_they_go_elsewh
     let actions = st.tick(s(30.0));
     assert!(matches!(st.hosts()[2].state, HostState::Lost(_)));
     assert_eq!(spawns(&actions), [(id(0, 0), 2, 3)]);
+}
+
+#[test]
+fn new_incarnations_that_retire_even_after_catching_up_stop_the_rank() {
+    let mut st = running(local(regen(1, 2, Regenerate::Spare)));
+    let mut actions = killed(&mut st, id(0, 0), 0, s(1.0));
+    for inc in 1..=3 {
+        assert_eq!(spawns(&actions), [(id(0, 0), inc, 0)]);
+        newcomer_registers(&mut st, id(0, 0), inc, s(1.0));
+        msg(
+            &mut st,
+            id(0, 0),
+            inc,
+            ToLauncher::CaughtUp { receives: 0 },
+            s(1.0),
+        );
+        let reason = ToLauncher::Retired {
+            reason: "replica 0.0 fell too far behind: message evicted".into(),
+        };
+        actions = msg(&mut st, id(0, 0), inc, reason, s(1.0));
+    }
+    assert_eq!(spawns(&actions), [], "a loop of retirements ends");
 }
