@@ -602,3 +602,6 @@ impl Server {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

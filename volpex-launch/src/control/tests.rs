@@ -1,0 +1,98 @@
+//! The control server over real loopback sockets: connections name an incarnation, and
+//! only the current one of each replica is heard.
+
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+use volpex::message::ReplicaId;
+use volpex::transport::auth::{client_blocking, new_job_key, JobKey, PeerId};
+use volpex::wire::control::{self, ToLauncher};
+use volpex::wire::stream::write_one;
+
+use super::{serve, Beats, Incarnations};
+use crate::job::event::{ControlEvent, Event};
+
+const WAIT: Duration = Duration::from_secs(5);
+
+/// A control server for 1 rank x 2 replicas; its address, events and key.
+fn server(current: &Incarnations) -> (SocketAddr, Receiver<Event>, JobKey) {
+    let l = TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = l.local_addr().expect("its address");
+    let key = new_job_key();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let beats = Beats {
+        interval: Duration::from_millis(50),
+        timeout: Duration::from_secs(30),
+    };
+    let current = current.clone();
+    std::thread::spawn(move || serve(l, key, 1, 2, beats, current, tx));
+    (addr, rx, key)
+}
+
+/// Connects as incarnation `inc` of `id` and says `msg` first.
+fn connect(addr: SocketAddr, key: &JobKey, id: ReplicaId, inc: u32, msg: &ToLauncher) -> TcpStream {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(WAIT)).expect("a timeout");
+    let server = client_blocking(&mut s, key, PeerId::Replica(id, inc)).expect("handshake");
+    assert_eq!(server, PeerId::Launcher);
+    let (h, p) = control::encode(msg);
+    write_one(&mut s, &h, &p).expect("write");
+    s
+}
+
+/// The next control event (beats and the like are not events), if one comes in time.
+fn next(rx: &Receiver<Event>, within: Duration) -> Option<ControlEvent> {
+    let end = Instant::now() + within;
+    loop {
+        match rx.recv_timeout(end.saturating_duration_since(Instant::now())) {
+            Ok(Event::Control(ev)) => return Some(ev),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+fn closed_by_server(s: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 64];
+    matches!(s.read(&mut buf), Ok(0) | Err(_))
+}
+
+#[test]
+fn only_the_current_incarnation_of_a_replica_is_heard() {
+    let current = Incarnations::new(2);
+    current.set(1, 2);
+    let (addr, rx, key) = server(&current);
+    let register = |port: u16| ToLauncher::Register {
+        addr: format!("127.0.0.1:{port}"),
+    };
+    let (a, b) = (ReplicaId::new(0, 0), ReplicaId::new(0, 1));
+    // An older incarnation (a stopped one that woke up) is refused, and says nothing.
+    let mut old = connect(addr, &key, b, 1, &register(1));
+    assert!(closed_by_server(&mut old));
+    // So is one volpexrun never started.
+    let mut future = connect(addr, &key, b, 3, &register(3));
+    assert!(closed_by_server(&mut future));
+    assert!(next(&rx, Duration::from_millis(300)).is_none());
+    // The current ones are heard, with their incarnation.
+    let _first = connect(addr, &key, a, 0, &register(10));
+    match next(&rx, WAIT) {
+        Some(ControlEvent::Registered { id, inc, addr, .. }) => {
+            assert_eq!((id, inc, addr.as_str()), (a, 0, "127.0.0.1:10"));
+        }
+        other => panic!("expected 0.0's registration, got {other:?}"),
+    }
+    let mut newer = connect(addr, &key, b, 2, &register(2));
+    match next(&rx, WAIT) {
+        Some(ControlEvent::Registered { id, inc, .. }) => assert_eq!((id, inc), (b, 2)),
+        other => panic!("expected 0.1's registration, got {other:?}"),
+    }
+    // A newer incarnation replaces it: its connection goes, and its end is its own.
+    current.set(1, 4);
+    match next(&rx, WAIT) {
+        Some(ControlEvent::Closed { id, inc }) => assert_eq!((id, inc), (b, 2)),
+        other => panic!("expected 0.1 incarnation 2's end, got {other:?}"),
+    }
+    assert!(closed_by_server(&mut newer));
+}
