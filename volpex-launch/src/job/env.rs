@@ -36,7 +36,9 @@ pub fn common(args: &Args, beats: Beats) -> Vec<Var> {
             ((args.peer_timeout * 1000.0).round() as u64).to_string(),
         ),
     ];
-    if args.regenerate != Regenerate::Never {
+    // With one replica per rank there is no sibling to regenerate from: senders need
+    // not keep anything for a replay.
+    if args.regenerate != Regenerate::Never && args.replicas > 1 {
         common.push((vars::REGENERATE.into(), "1".into()));
     }
     // Replicas wait for the address table at least as long as the launcher may take to
@@ -133,6 +135,9 @@ mod tests {
         assert_eq!(get(&env, vars::REGENERATE), Some("1"));
         let never = common(&args(&["--regenerate", "never"]), beats());
         assert_eq!(get(&never, vars::REGENERATE), None);
+        let mut single = args(&[]);
+        single.replicas = 1;
+        assert_eq!(get(&common(&single, beats()), vars::REGENERATE), None);
         // The default rendezvous wait of the replicas is long enough.
         assert_eq!(get(&env, vars::RENDEZVOUS_TIMEOUT_MS), None);
     }
