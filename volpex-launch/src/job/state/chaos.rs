@@ -13,9 +13,11 @@ use super::{JobState, Timer};
 use crate::chaos::Live;
 use crate::cli::FaultAction;
 
-/// What the generator may know of a replica.
+/// What the generator may know of a replica. A new incarnation still catching up counts
+/// as gone: it cannot carry its rank alone (it needs a caught-up sibling), so it must not
+/// let chaos take that sibling, and it is no target either.
 fn live(p: &Replica) -> Live {
-    if p.exited {
+    if p.exited || !p.caught_up() {
         return Live::Gone;
     }
     match p.state {
@@ -126,6 +128,17 @@ mod tests {
             all.extend(acts);
         }
         all
+    }
+
+    #[test]
+    fn a_new_incarnation_catching_up_is_neither_a_target_nor_a_sibling() {
+        use super::super::super::replica::{Replica, ReplicaState};
+        use super::{live, Live};
+        let mut p = Replica::newcomer(ReplicaId::new(1, 0), 1, 0, Duration::from_secs(2));
+        p.state = ReplicaState::Running;
+        assert_eq!(live(&p), Live::Gone);
+        p.caught_up_at = Some(Duration::from_secs(3));
+        assert_eq!(live(&p), Live::Running);
     }
 
     #[test]
