@@ -88,14 +88,16 @@ pub struct Args {
     pub chaos: Option<ChaosSpec>,
 
     /// Regenerate lost replicas: start a new incarnation of a replica lost during the run
-    /// (killed, silent, its host lost, retired) that replays its rank from the start.
-    /// spare: only into a free slot (locally: this machine); always: oversubscribe if
-    /// needed; never: a lost replica stays lost. Sets VOLPEX_REGENERATE=1 (unless never).
+    /// (killed, silent, its host lost, retired) that restores its sibling's latest
+    /// checkpoint or replays its rank from the start. spare: only into a free slot
+    /// (locally: this machine); always: oversubscribe if needed; never: a lost replica
+    /// stays lost. Sets VOLPEX_REGENERATE=1 (unless never, or -r 1).
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Regenerate::Spare)]
     pub regenerate: Regenerate,
 
     /// At most N new incarnations per rank (default: unlimited). A rank whose last 3 new
-    /// incarnations in a row died before catching up is not regenerated again.
+    /// incarnations in a row failed (ended before catching up, or retired) is not
+    /// regenerated again.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub max_regenerations: Option<u32>,
 
