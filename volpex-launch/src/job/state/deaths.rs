@@ -131,6 +131,7 @@ impl JobState {
             self.heartbeat_timeout.as_secs_f64()
         );
         log::warn!("replica {id} {why}; declared dead");
+        self.regen.suspect(h);
         self.lose(i, ReplicaState::Failed(why));
         self.signal(i, Signal::SIGKILL);
         if self.hosts[h].agent {

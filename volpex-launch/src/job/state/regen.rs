@@ -47,6 +47,8 @@ pub(super) struct Regen {
     capacity: Vec<Option<u32>>,
     /// A local job: every process on this machine, new incarnations too.
     local: bool,
+    /// Hosts where a replica went silent: maybe cut off, so no new incarnation goes there.
+    suspect: Vec<bool>,
     /// No host had room once: said once.
     no_room_said: bool,
     /// For the summary.
@@ -61,6 +63,7 @@ impl Regen {
             ranks: vec![RankRegen::default(); ranks as usize],
             capacity: vec![None; hosts],
             local: true,
+            suspect: vec![false; hosts],
             no_room_said: false,
             notes: Vec::new(),
         }
@@ -77,6 +80,13 @@ impl Regen {
                 self.notes.push(why.clone());
                 r.stopped = Some(why);
             }
+        }
+    }
+
+    /// A replica on host `h` went silent: the host may be cut off.
+    pub(super) fn suspect(&mut self, h: usize) {
+        if let Some(s) = self.suspect.get_mut(h) {
+            *s = true;
         }
     }
 
@@ -202,14 +212,15 @@ impl JobState {
         };
         // Hosts whose agent runs or is starting (at the job's start, or for a new
         // incarnation: a `Spawn` waits in its link), and hosts where no process was
-        // placed (their agent starts with the new incarnation).
+        // placed (their agent starts with the new incarnation); never one where a
+        // replica went silent (it may be cut off).
         let usable = |h: &Host| match h.state {
             HostState::Up | HostState::Idle => true,
             HostState::Launching => h.agent || h.launched_at > Duration::ZERO,
             HostState::Lost(_) => false,
         };
         let up: Vec<usize> = (0..self.hosts.len())
-            .filter(|&h| usable(&self.hosts[h]))
+            .filter(|&h| usable(&self.hosts[h]) && !self.regen.suspect[h])
             .collect();
         let least = |hosts: Vec<usize>| hosts.into_iter().min_by_key(|&h| (load(h), h));
         let apart: Vec<usize> = up.iter().copied().filter(|&h| !holds(h)).collect();

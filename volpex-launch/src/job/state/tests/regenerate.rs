@@ -670,3 +670,23 @@ fn new_incarnations_that_retire_even_after_catching_up_stop_the_rank() {
     }
     assert_eq!(spawns(&actions), [], "a loop of retirements ends");
 }
+
+#[test]
+fn no_new_incarnation_goes_to_a_host_where_a_replica_went_silent() {
+    // h0's replicas go silent (the host is cut off, its link still looks up); h0's slots
+    // are free then, but it is not trusted; h2 has room.
+    let mut st = remote_up(Regenerate::Spare, 1);
+    let silent = |st: &mut JobState, who: ReplicaId| {
+        st.handle(
+            Input::Silent {
+                id: who,
+                inc: 0,
+                silent_for: s(3.0),
+            },
+            s(5.0),
+        )
+    };
+    assert_eq!(spawns(&silent(&mut st, id(0, 0))), [(id(0, 0), 1, 2)]);
+    // h2 is full now: 1.0 is not regenerated rather than sent back to h0.
+    assert_eq!(spawns(&silent(&mut st, id(1, 0))), []);
+}
