@@ -55,8 +55,9 @@ fn step_all(states: &mut [State], iter: u64) {
 }
 
 fn digest(s: &State) -> u64 {
-    s.x.iter()
-        .fold(s.parity_sums, |a, v| a.wrapping_mul(1_000_003).wrapping_add(*v))
+    s.x.iter().fold(s.parity_sums, |a, v| {
+        a.wrapping_mul(1_000_003).wrapping_add(*v)
+    })
 }
 
 fn main() -> Result<(), volpex::Error> {
@@ -83,7 +84,9 @@ fn main() -> Result<(), volpex::Error> {
         // A neighbour is at most one iteration ahead: four tags keep iterations apart.
         let tag = if any { 10 + (s.iter % 4) as i32 } else { 1 };
         world.process_at_rank(right).send_with_tag(&mine, tag)?;
-        world.process_at_rank(left).send_with_tag(&mine, if any { tag } else { 2 })?;
+        world
+            .process_at_rank(left)
+            .send_with_tag(&mine, if any { tag } else { 2 })?;
         let (from_left, from_right) = if any && size > 2 {
             let (a, sa) = world.any_process().receive_with_tag::<u64>(tag)?;
             let (b, _) = world.any_process().receive_with_tag::<u64>(tag)?;
@@ -120,7 +123,10 @@ fn main() -> Result<(), volpex::Error> {
         }
         let want: Vec<u64> = serial.iter().map(digest).collect();
         volpex_tests::check("checkpointed", all == want, "result equals the serial run");
-        println!("checkpointed: {iters} iterations, result {:016x}", all.iter().fold(0u64, |a, v| a ^ v));
+        println!(
+            "checkpointed: {iters} iterations, result {:016x}",
+            all.iter().fold(0u64, |a, v| a ^ v)
+        );
     }
     Ok(())
 }

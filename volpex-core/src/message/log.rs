@@ -282,6 +282,11 @@ impl SendLog {
             Some(slot) if *slot != u64::MAX && watermark > *slot => *slot = watermark,
             Some(_) | None => return,
         }
+        self.release_checkpointed(comm, dst);
+    }
+
+    /// Drops the retained entries to dst on `comm` below every replica's checkpoint.
+    fn release_checkpointed(&mut self, comm: u32, dst: u32) {
         let below = self.checkpoint_floor(comm, dst);
         let entries = &mut self.entries;
         let mut freed = 0;
@@ -364,12 +369,17 @@ impl SendLog {
         if let Some(j) = self.joining.get_mut(&dst) {
             j.retain(|&k| k != replica);
         }
-        for ((_, d), marks) in self.checkpointed.iter_mut() {
+        let mut released = Vec::new();
+        for ((c, d), marks) in self.checkpointed.iter_mut() {
             if *d == dst {
                 if let Some(m) = marks.get_mut(replica as usize) {
                     *m = u64::MAX;
+                    released.push(*c);
                 }
             }
+        }
+        for comm in released {
+            self.release_checkpointed(comm, dst);
         }
         let comms: Vec<u32> = self
             .consumed
