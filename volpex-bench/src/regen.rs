@@ -118,7 +118,7 @@ fn run_one(vrun: &Path, npb: &Path, a: &Args, bench: &str, kills: u32) -> Result
 
 /// Runs the measurement and prints a Markdown table.
 pub fn run(a: &Args) -> Result<(), String> {
-    if a.replicas < 2 || a.np == 0 || a.runs == 0 || !(a.every > 0.0) {
+    if a.replicas < 2 || a.np == 0 || a.runs == 0 || a.every.is_nan() || a.every <= 0.0 {
         return Err("regen needs --replicas >= 2, --np, --runs >= 1, --every > 0".into());
     }
     let vrun = volpexrun()?;
