@@ -369,17 +369,14 @@ impl SendLog {
         if let Some(j) = self.joining.get_mut(&dst) {
             j.retain(|&k| k != replica);
         }
-        let mut released = Vec::new();
-        for ((c, d), marks) in self.checkpointed.iter_mut() {
+        // Its checkpoint no longer holds anything back, from the next report on (not at
+        // once: a new incarnation announced right after may restore from it).
+        for ((_, d), marks) in self.checkpointed.iter_mut() {
             if *d == dst {
                 if let Some(m) = marks.get_mut(replica as usize) {
                     *m = u64::MAX;
-                    released.push(*c);
                 }
             }
-        }
-        for comm in released {
-            self.release_checkpointed(comm, dst);
         }
         let comms: Vec<u32> = self
             .consumed

@@ -414,6 +414,9 @@ impl Engine {
             self.log.note_dead(peer.rank, peer.replica);
             self.service.forget(peer);
             self.fail_over(now, peer);
+            if !self.liveness.rank_alive(peer.rank) {
+                self.retry_idle(now, peer.rank);
+            }
             let liveness = &self.liveness;
             self.matcher.fail_unresolved(|spec| {
                 let ranks = spec.ranks();
@@ -479,6 +482,7 @@ impl Engine {
             if peer.rank == self.me.rank {
                 self.coord.decisions.on_caught_up(peer.replica);
             }
+            self.retry_idle(now, peer.rank);
         }
         self.rematch(now);
         self.drain_loopback(now);

@@ -370,6 +370,11 @@ impl Engine {
         if p.any_outstanding() {
             return;
         }
+        if self.liveness.rank_alive(want.src()) && !self.liveness.has_candidate(want.src()) {
+            // Only new incarnations still catching up are left: ask once one caught up
+            // (or fail once they died; see `retry_idle`).
+            return;
+        }
         let (ended, gone) = (p.any_ended(), p.any_gone());
         let err = if !self.liveness.rank_alive(want.src()) {
             RecvError::RankLost { rank: want.src() }
@@ -447,6 +452,17 @@ impl Engine {
         if !self.retired {
             self.retired = true;
             self.out.event(EngineEvent::Retire { reason });
+        }
+    }
+
+    /// Asks again for every message from `rank` that no ask waits for (they waited for a
+    /// replica of it to catch up, or its last replica died).
+    pub(super) fn retry_idle(&mut self, now: Duration, rank: u32) {
+        let idle = self
+            .fetches
+            .wants(|w, p| w.src() == rank && !p.any_outstanding());
+        for want in idle {
+            self.ask_next(now, want);
         }
     }
 

@@ -333,8 +333,8 @@ mod tests {
         let restored = Snapshot::decode(&bytes).expect("decodes");
         assert_eq!(
             engines[0].1.stats().evicted,
-            3,
-            "below the checkpoint of the only live replica: dropped at its sibling's death"
+            0,
+            "held until the new incarnation says where it restored"
         );
         engines[2].1.restore(now, number, bytes, &restored.runtime);
         settle(&mut engines, &mut now);
