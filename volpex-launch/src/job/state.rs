@@ -482,6 +482,7 @@ impl JobState {
             ToLauncher::Stats { stats } => self.procs[i].stats = Some(stats),
             ToLauncher::Register { .. } => log::warn!("replica {id} registered twice"),
             ToLauncher::CaughtUp { .. } => log::warn!("replica {id} caught up unasked"),
+            ToLauncher::Draining { .. } => log::warn!("replica {id} drains"),
             ToLauncher::Heartbeat => {
                 log::warn!("replica {id} sent a heartbeat on its control connection")
             }
