@@ -7,6 +7,7 @@
 //! - `faults`: kills, silences, cut links, reordering links;
 //! - `logs`: tiny sender logs, flow control, eviction and retirement;
 //! - `wildcards`: `ANY_SOURCE` / `ANY_TAG` choices under faults;
+//! - `regeneration`: killed replicas replaced by new incarnations replaying the program;
 //! - `engine_pair`: two to four engines driven by hand, one mechanism each;
 //! - `hostile`: property tests: arbitrary bytes into the frame decoder, arbitrary
 //!   well-formed frames from arbitrary peers into engines.
@@ -21,4 +22,5 @@ mod faults;
 mod harness;
 mod hostile;
 mod logs;
+mod regeneration;
 mod wildcards;

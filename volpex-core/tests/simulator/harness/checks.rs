@@ -48,7 +48,10 @@ impl Sim {
                     };
                     self.reps[i].digests.push((got, sent_digest));
                     if !self.reps[i].completed.insert(key) {
-                        self.fail(format!("replica {who} completed {key} twice"));
+                        self.fail(format!(
+                            "replica {who} (incarnation {}) completed {key} twice",
+                            self.reps[i].inc
+                        ));
                     }
                     // Every live replica of the rank matches the same message at each
                     // receive (a dead one may have made a choice nobody saw).
@@ -72,7 +75,9 @@ impl Sim {
                     self.fail(format!("replica {who}: a receive matched nothing"))
                 }
                 Err(e) => {
-                    if !(self.faults.may_retire && self.reps[i].life == Life::Retired) {
+                    // The retirement that failed it is reported as an event.
+                    self.collect(i);
+                    if self.reps[i].life != Life::Retired {
                         self.fail(format!("replica {who}: receive {ordinal} failed: {e}"));
                     }
                     self.reps[i].waiting.clear();

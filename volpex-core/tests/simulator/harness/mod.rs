@@ -17,6 +17,7 @@
 mod checks;
 mod network;
 mod programs;
+mod regen;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
@@ -33,6 +34,7 @@ use volpex::wire::Frame;
 
 use programs::{content, digest, programs, Op, Recv};
 pub use programs::{Msg, COMM};
+pub use regen::{Regeneration, When};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Life {
@@ -58,6 +60,33 @@ pub struct Replica {
     /// (global message, sender digest) of every message received.
     pub digests: Vec<(usize, u64)>,
     pub slowness: u32,
+    /// Its incarnation (0: the first; see `regen`).
+    pub inc: u32,
+    /// A new incarnation replaying the program: the receives (engine `stats().receives`)
+    /// at which it has caught up (the stand-in launcher's rule, see `regen`).
+    pub catch_up: Option<u64>,
+    /// The death of this incarnation was announced to the others.
+    pub announced: bool,
+}
+
+impl Replica {
+    fn new(engine: Engine, inc: u32, slowness: u32) -> Replica {
+        Replica {
+            engine,
+            pc: 0,
+            waiting: BTreeMap::new(),
+            posted: false,
+            receives: 0,
+            life: Life::Running,
+            completed: HashSet::new(),
+            matched: HashMap::new(),
+            digests: Vec::new(),
+            slowness,
+            inc,
+            catch_up: None,
+            announced: false,
+        }
+    }
 }
 
 #[derive(Default, Clone)]
@@ -72,6 +101,11 @@ pub struct Faults {
     /// Links do not keep order: each frame takes its own random delay (what a replica
     /// pair sees while its frames move from one connection to another).
     pub reorder: bool,
+    /// Kills followed by new incarnations in the same slot, in order per slot (`regen`).
+    pub regenerations: Vec<Regeneration>,
+    /// A new incarnation may retire with "rank N cannot be regenerated" while it catches
+    /// up (a replay log too small, a sibling killed during catch-up); no other retirement.
+    pub regeneration_may_fail: bool,
 }
 
 pub struct Sim {
@@ -83,11 +117,15 @@ pub struct Sim {
     pub progs: Vec<Vec<Op>>,
     pub reps: Vec<Replica>,
     pub net: BinaryHeap<Reverse<(Duration, u64)>>,
-    pub frames: HashMap<u64, (ReplicaId, ReplicaId, Frame)>,
+    /// Frames in flight: (from, its incarnation, to, the incarnation it was meant for,
+    /// frame). Frames from or to a replaced incarnation are dropped (the transport
+    /// closes their connections).
+    pub frames: HashMap<u64, InFlight>,
     pub next_frame: u64,
     pub link_free: HashMap<(ReplicaId, ReplicaId), Duration>,
     pub faults: Faults,
-    pub notices: Vec<(Duration, ReplicaId)>,
+    /// Death notices: (when, replica, incarnation).
+    pub notices: Vec<(Duration, ReplicaId, u32)>,
     pub data_frames: u64,
     /// How each rank receives.
     pub modes: Vec<Recv>,
@@ -96,7 +134,22 @@ pub struct Sim {
     /// Global message number of each key.
     pub by_key: HashMap<Key, usize>,
     pub fenced: u64,
+    /// `faults.kills` that struck.
+    pub kills_done: Vec<bool>,
+    /// The launcher's progress through `faults.regenerations`.
+    pub regen: Vec<regen::Progress>,
+    /// ALIVE notices: (when, replica, incarnation).
+    pub alive: Vec<(Duration, ReplicaId, u32)>,
+    pub cfg: Config,
+    /// Key of every global message.
+    pub keys: Vec<Key>,
+    /// Key of the `order`-th message from `src` to `dst`: (src, dst, order).
+    pub by_order: HashMap<(u32, u32, u64), Key>,
+    /// Regeneration outcomes and counters (see `regen::Tally`).
+    pub tally: regen::Tally,
 }
+
+pub type InFlight = (ReplicaId, u32, ReplicaId, u32, Frame);
 
 impl Sim {
     #[allow(clippy::too_many_arguments)]
@@ -131,10 +184,9 @@ impl Sim {
             }
         }
         let mut seqs: HashMap<(i32, u32, u32), u64> = HashMap::new();
-        let by_key = schedule
+        let keys: Vec<Key> = schedule
             .iter()
-            .enumerate()
-            .map(|(g, m)| {
+            .map(|m| {
                 let seq = seqs.entry((m.tag, m.src, m.dst)).or_insert(0);
                 let key = Key {
                     comm: COMM,
@@ -144,23 +196,27 @@ impl Sim {
                     seq: *seq,
                 };
                 *seq += 1;
-                (key, g)
+                key
+            })
+            .collect();
+        let by_key = keys.iter().enumerate().map(|(g, k)| (*k, g)).collect();
+        let mut orders: HashMap<(u32, u32), u64> = HashMap::new();
+        let by_order = keys
+            .iter()
+            .map(|k| {
+                let o = orders.entry((k.src, k.dst)).or_insert(0);
+                *o += 1;
+                ((k.src, k.dst, *o - 1), *k)
             })
             .collect();
         let reps = (0..ranks * r)
-            .map(|i| Replica {
-                engine: Engine::new(ReplicaId::new(i / r, i % r), ranks, r, cfg.clone()),
-                pc: 0,
-                waiting: BTreeMap::new(),
-                posted: false,
-                receives: 0,
-                life: Life::Running,
-                completed: HashSet::new(),
-                matched: HashMap::new(),
-                digests: Vec::new(),
-                slowness: rng.random_range(1..=4),
+            .map(|i| {
+                let engine = Engine::new(ReplicaId::new(i / r, i % r), ranks, r, cfg.clone());
+                Replica::new(engine, 0, rng.random_range(1..=4))
             })
             .collect();
+        let kills_done = vec![false; faults.kills.len()];
+        let regen = vec![regen::Progress::default(); faults.regenerations.len()];
         Sim {
             seed,
             rng,
@@ -180,6 +236,13 @@ impl Sim {
             receives_before,
             by_key,
             fenced: 0,
+            kills_done,
+            regen,
+            alive: Vec::new(),
+            cfg,
+            keys,
+            by_order,
+            tally: regen::Tally::default(),
         }
     }
 
@@ -216,6 +279,9 @@ impl Sim {
                 match self.reps[i].engine.send(now, COMM, m.tag, m.dst, payload) {
                     Ok(_) => {
                         self.reps[i].pc += 1;
+                        if self.reps[i].inc > 0 {
+                            self.count_resend(g);
+                        }
                         true
                     }
                     Err(_) => false, // log full: try again later
@@ -282,7 +348,7 @@ impl Sim {
     }
 
     pub fn finished(&self) -> bool {
-        (0..self.reps.len()).all(|i| !self.runnable(i) || self.done(i))
+        (0..self.reps.len()).all(|i| !self.runnable(i) || self.done(i)) && self.regen_settled()
     }
 
     /// Failovers all replicas made.
@@ -324,6 +390,7 @@ impl Sim {
             self.apply_faults();
             self.deliver_due();
             self.fire_timers();
+            self.check_catch_up();
             // Let a few random replicas run; slow ones run less often.
             let mut progressed = false;
             for _ in 0..self.reps.len() {
@@ -356,6 +423,7 @@ impl Sim {
             self.apply_faults();
             self.deliver_due();
             self.fire_timers();
+            self.check_catch_up();
             self.now += Duration::from_millis(1);
         }
         self.check_no_leftovers();
