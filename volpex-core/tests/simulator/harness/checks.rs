@@ -119,7 +119,10 @@ impl Sim {
         }
         // A replica that died may have seen choices that died with it (the new leader may
         // decide those slots anew, see `pull::foreign`): only the survivors must agree.
-        for rep in self.reps.iter().filter(|rep| rep.life == Life::Running) {
+        for (i, rep) in self.reps.iter().enumerate() {
+            if rep.life != Life::Running {
+                continue;
+            }
             for &(g, got) in &rep.digests {
                 let src = self.schedule[g].src as usize;
                 let Some(matched) = finals[src] else { continue };
@@ -127,8 +130,12 @@ impl Sim {
                     .filter_map(|o| matched.get(&o).copied())
                     .collect();
                 if digest(&keys) != got {
+                    let server = self.servers.get(&(i, self.keys[g]));
                     self.fail(format!(
-                        "message {g} from rank {src} reflects choices its rank did not keep"
+                        "message {g} from rank {src} reflects choices its rank did not keep \
+                         (received by {} incarnation {}, served by {server:?})",
+                        rep.engine.me(),
+                        rep.inc
                     ));
                 }
             }

@@ -147,6 +147,11 @@ pub struct Sim {
     pub by_order: HashMap<(u32, u32, u64), Key>,
     /// Regeneration outcomes and counters (see `regen::Tally`).
     pub tally: regen::Tally,
+    /// Who served the DATA each replica took for a key: (replica index, key) -> (server,
+    /// its incarnation). For failure messages.
+    pub servers: HashMap<(usize, Key), (ReplicaId, u32)>,
+    /// `VOLPEX_SIM_TRACE` set: print the launcher's doings.
+    pub trace: bool,
 }
 
 pub type InFlight = (ReplicaId, u32, ReplicaId, u32, Frame);
@@ -243,11 +248,30 @@ impl Sim {
             keys,
             by_order,
             tally: regen::Tally::default(),
+            servers: HashMap::new(),
+            trace: std::env::var_os("VOLPEX_SIM_TRACE").is_some(),
         }
+        .with_engine_log()
     }
 
     pub fn idx(&self, id: ReplicaId) -> usize {
         (id.rank * self.r + id.replica) as usize
+    }
+
+    /// `VOLPEX_SIM_LOG=<filter>` prints the engines' own log (replaying one seed).
+    fn with_engine_log(self) -> Sim {
+        if std::env::var_os("VOLPEX_SIM_LOG").is_some() {
+            let _ = env_logger::Builder::from_env(env_logger::Env::new().filter("VOLPEX_SIM_LOG"))
+                .is_test(true)
+                .try_init();
+        }
+        self
+    }
+
+    pub fn trace(&self, what: impl FnOnce() -> String) {
+        if self.trace {
+            eprintln!("t={:?}: {}", self.now, what());
+        }
     }
 
     pub fn fail(&self, what: String) -> ! {
@@ -381,7 +405,11 @@ impl Sim {
                             self.reps[i].engine.me(),
                             self.reps[i].pc,
                             self.progs[i / self.r as usize].len(),
-                            self.reps[i].waiting.values().collect::<Vec<_>>()
+                            self.reps[i]
+                                .waiting
+                                .values()
+                                .map(|&(o, g)| (o, g, self.keys[g]))
+                                .collect::<Vec<_>>()
                         )
                     })
                     .collect();

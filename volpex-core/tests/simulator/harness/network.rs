@@ -64,6 +64,7 @@ impl Sim {
                     if !self.faults.may_retire && !self.regeneration_may_fail_here(i, &reason) {
                         self.fail(format!("unexpected retirement of {from}: {reason}"));
                     }
+                    self.trace(|| format!("{from} retires: {reason}"));
                     self.tally.retired.push((from, self.reps[i].inc, reason));
                     self.reps[i].life = Life::Retired;
                     // The launcher tells everyone, as for any replica that is gone.
@@ -79,6 +80,7 @@ impl Sim {
                         self.reps[j].life = Life::Killed;
                         self.fenced += 1;
                     }
+                    self.trace(|| format!("launcher: {from} fences {peer}"));
                     self.notices.push((self.now, peer, self.reps[j].inc));
                 }
             }
@@ -121,6 +123,7 @@ impl Sim {
                 continue;
             }
             self.reps[d].announced = true;
+            self.trace(|| format!("launcher: {dead} incarnation {inc} is dead"));
             for i in 0..self.reps.len() {
                 if self.runnable(i) {
                     self.reps[i].engine.handle_peer_down(now, dead, true);
@@ -147,6 +150,9 @@ impl Sim {
             }
             match self.reps[i].life {
                 Life::Running => {
+                    if let Frame::Data { key, .. } = &frame {
+                        self.servers.insert((i, *key), (from, from_inc));
+                    }
                     self.reps[i].engine.handle_frame(self.now, from, frame);
                     self.collect(i);
                     self.check_completions(i);
@@ -192,21 +198,19 @@ impl Sim {
                     }
                 }
             }
-            Frame::Data { key, order, .. } => {
-                if key.comm == super::COMM {
-                    if self.by_order.get(&(key.src, key.dst, *order)) != Some(key) {
-                        self.fail(format!("{from} sends {key} as order {order}"));
-                    }
-                    if to != from && self.reps[i].catch_up.is_some() {
-                        self.fail(format!(
-                            "{from} (incarnation {}, catching up) was asked for {key} by {to}",
-                            self.reps[i].inc
-                        ));
-                    }
-                    let j = self.idx(to);
-                    if self.reps[i].inc > 0 && self.reps[j].completed.contains(key) {
-                        self.tally.data_already_received += 1;
-                    }
+            Frame::Data { key, order, .. } if key.comm == super::COMM => {
+                if self.by_order.get(&(key.src, key.dst, *order)) != Some(key) {
+                    self.fail(format!("{from} sends {key} as order {order}"));
+                }
+                if to != from && self.reps[i].catch_up.is_some() {
+                    self.fail(format!(
+                        "{from} (incarnation {}, catching up) was asked for {key} by {to}",
+                        self.reps[i].inc
+                    ));
+                }
+                let j = self.idx(to);
+                if self.reps[i].inc > 0 && self.reps[j].completed.contains(key) {
+                    self.tally.data_already_received += 1;
                 }
             }
             _ => {}

@@ -33,6 +33,13 @@ pub enum When {
     /// This long after the slot's previous new incarnation caught up (skipped if it never
     /// does); from time zero for a slot's first step.
     AfterCaughtUp(Duration),
+    /// This long after the new incarnation of the step just before this one in the list
+    /// (whatever its slot) caught up: kills of siblings in turn.
+    AfterPreviousCaughtUp(Duration),
+    /// This long after the new incarnation of the step just before this one reached its
+    /// target, before the launcher's ALIVE notices (up to 2 ms later) reach everyone: the
+    /// kill races the end of the catch-up.
+    AfterPreviousReached(Duration),
 }
 
 /// Kill the incarnation of `slot` alive at `kill`, announce its death `notice` later, and
@@ -52,7 +59,9 @@ pub struct Progress {
     pub killed: Option<(Duration, bool)>,
     /// When it started the new incarnation, and which.
     pub started: Option<(Duration, u32)>,
-    /// When the new incarnation caught up.
+    /// When the new incarnation reached its target (it stops catching up).
+    pub reached: Option<Duration>,
+    /// When the launcher announced it caught up (ALIVE reached every engine).
     pub caught_up: Option<Duration>,
     /// Never armed: the previous step's incarnation never caught up.
     pub skipped: bool,
@@ -99,10 +108,15 @@ impl Sim {
     /// "rank N cannot be regenerated", when the scenario allows it.
     pub fn regeneration_may_fail_here(&self, i: usize, reason: &str) -> bool {
         let rank = i / self.r as usize;
+        let me = self.reps[i].engine.me();
+        // Its receive count may reach the target while an older message is still missing
+        // (pulled ahead, arrived out of order): it finds it evicted after it caught up.
+        let after = reason.starts_with(&format!("replica {me} fell too far behind: message"));
         self.faults.regeneration_may_fail
             && self.reps[i].inc > 0
-            && self.reps[i].catch_up.is_some()
-            && reason.starts_with(&format!("rank {rank} cannot be regenerated"))
+            && (after
+                || (self.reps[i].catch_up.is_some()
+                    && reason.starts_with(&format!("rank {rank} cannot be regenerated"))))
     }
 
     /// The launcher's part: kills, starts of new incarnations, ALIVE notices.
@@ -130,19 +144,19 @@ impl Sim {
                 (When::At(t), _) => Some(t),
                 (When::AfterStart(d), None) | (When::AfterCaughtUp(d), None) => Some(d),
                 (When::AfterStart(d), Some(q)) => q.started.map(|(t, _)| t + d),
-                (When::AfterCaughtUp(d), Some(q)) => match q.caught_up {
-                    Some(t) => Some(t + d),
-                    None => {
-                        // It died or retired before catching up: nothing to wait for.
-                        let (_, inc) = q.started.expect("started");
-                        let i = self.idx(step.slot);
-                        if self.reps[i].inc != inc || !self.runnable(i) {
-                            self.regen[n].skipped = true;
-                        }
-                        None
-                    }
-                },
+                (When::AfterCaughtUp(d), Some(_)) => {
+                    self.caught_up_after(n, self.previous_step(n), d, false)
+                }
+                (When::AfterPreviousCaughtUp(d), _) => {
+                    self.caught_up_after(n, n.checked_sub(1), d, false)
+                }
+                (When::AfterPreviousReached(d), _) => {
+                    self.caught_up_after(n, n.checked_sub(1), d, true)
+                }
             };
+            if self.regen[n].skipped {
+                continue;
+            }
             if due.is_some_and(|t| now >= t) {
                 self.kill_for_regeneration(n);
             }
@@ -158,6 +172,10 @@ impl Sim {
             if self.reps[self.idx(id)].inc != inc {
                 continue;
             }
+            if let Some(n) = self.step_of(id, inc) {
+                self.regen[n].caught_up = Some(now);
+            }
+            self.trace(|| format!("launcher: ALIVE {id} incarnation {inc}"));
             for j in 0..self.reps.len() {
                 if self.runnable(j) {
                     self.reps[j].engine.handle_peer_alive(now, id);
@@ -165,6 +183,35 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// `d` after step `q`'s incarnation caught up; marks step `n` skipped if that
+    /// incarnation is gone without catching up (or never started).
+    /// (`reached`: after it reached its target, not after ALIVE.)
+    fn caught_up_after(
+        &mut self,
+        n: usize,
+        q: Option<usize>,
+        d: Duration,
+        reached: bool,
+    ) -> Option<Duration> {
+        let Some(q) = q else {
+            return Some(d);
+        };
+        let p = &self.regen[q];
+        if let Some(t) = if reached { p.reached } else { p.caught_up } {
+            return Some(t + d);
+        }
+        match p.started {
+            Some((_, inc)) => {
+                let i = self.idx(self.faults.regenerations[q].slot);
+                if self.reps[i].inc != inc || !self.runnable(i) {
+                    self.regen[n].skipped = true;
+                }
+            }
+            None => self.regen[n].skipped |= p.skipped,
+        }
+        None
     }
 
     fn kill_for_regeneration(&mut self, n: usize) {
@@ -188,6 +235,12 @@ impl Sim {
                 .push((self.now + step.notice, step.slot, self.reps[i].inc));
         }
         self.regen[n].killed = Some((self.now, catching_up));
+        self.trace(|| {
+            format!(
+                "launcher: kill {} incarnation {} (catching up: {catching_up})",
+                step.slot, self.reps[i].inc
+            )
+        });
     }
 
     /// Starts the new incarnation of step `n`'s slot and announces it.
@@ -239,6 +292,7 @@ impl Sim {
         self.reps[i] = Replica::new(engine, inc, slowness);
         self.reps[i].catch_up = Some(target);
         self.regen[n].started = Some((now, inc));
+        self.trace(|| format!("launcher: start {slot} incarnation {inc}, target {target}"));
         self.tally.started += 1;
         for j in 0..self.reps.len() {
             if j != i && self.runnable(j) {
@@ -277,12 +331,18 @@ impl Sim {
             let inc = self.reps[i].inc;
             let delay = Duration::from_micros(self.rng.random_range(0..2_000));
             self.alive.push((self.now + delay, id, inc));
-            if let Some(n) = (0..self.regen.len()).find(|&n| {
-                self.faults.regenerations[n].slot == id
-                    && self.regen[n].started.is_some_and(|(_, x)| x == inc)
-            }) {
-                self.regen[n].caught_up = Some(self.now);
+            if let Some(n) = self.step_of(id, inc) {
+                self.regen[n].reached = Some(self.now);
             }
+            self.trace(|| format!("{id} incarnation {inc} reached {target}"));
         }
+    }
+
+    /// The step that started incarnation `inc` of `id`.
+    fn step_of(&self, id: ReplicaId, inc: u32) -> Option<usize> {
+        (0..self.regen.len()).find(|&n| {
+            self.faults.regenerations[n].slot == id
+                && self.regen[n].started.is_some_and(|(_, x)| x == inc)
+        })
     }
 }
