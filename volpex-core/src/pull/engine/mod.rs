@@ -472,6 +472,13 @@ impl Engine {
             if peer.rank == self.me.rank {
                 self.coord.decisions.on_caught_up(peer.replica);
             }
+            // Pulls that waited for a replica of its rank to be askable.
+            let idle = self
+                .fetches
+                .wants(|w, p| w.src() == peer.rank && !p.any_outstanding());
+            for want in idle {
+                self.ask_next(now, want);
+            }
         }
         self.rematch(now);
         self.drain_loopback(now);

@@ -397,11 +397,20 @@ impl Engine {
             self.retire(reason.clone());
             RecvError::Retired { reason }
         } else {
-            // Every live replica was dropped (cancelled); ask them all again.
+            // Every live replica was dropped (cancelled); ask them all again. If none may
+            // be asked (the rank's only live replicas are new incarnations still catching
+            // up), wait: `handle_peer_alive` asks again once one caught up.
             if let Some(p) = self.fetches.get_mut(&want) {
                 p.asks.clear();
             }
-            return self.ask_next(now, want);
+            let askable = self
+                .fetches
+                .get(&want)
+                .is_some_and(|p| self.choose_replica(&want, p).is_some());
+            if askable {
+                self.ask_next(now, want);
+            }
+            return;
         };
         self.fetches.remove(&want);
         if err == (RecvError::SenderEnded { rank: want.src() }) {
