@@ -224,14 +224,16 @@ fn siblings_killed_in_turn_are_regenerated() {
 
 /// ENGINE BUG (ignored until fixed): the same as `siblings_killed_in_turn_are_regenerated`
 /// with wildcard receives, so a regenerated incarnation takes over its rank's choices when
-/// the leader dies after it caught up. While it was catching up its rank's leader made
-/// choices stable without it (`Decisions::on_joining` sets its mark to `u64::MAX`), so the
-/// other ranks dropped them; it had not pulled them all when the leader died (it caught
-/// up by receive count, not by choices), and decides them anew: a survivor holds a message
-/// that reflects choices its sender rank did not keep. Seed 8000047 (and more): "message
-/// 241 from rank 2 reflects choices its rank did not keep".
+/// the leader dies after it caught up. It caught up by receive count (the launcher's
+/// rule), not by choices: it may not hold every choice the leader made stable without it
+/// (while its slot was empty, the dead replica's mark is `u64::MAX`; while it was joining,
+/// `Decisions::on_joining` sets it to `u64::MAX` too), and the other ranks dropped those
+/// (stable). The leader dies, it takes over and decides them anew: a survivor holds a
+/// message that reflects choices its sender rank did not keep. Failing seeds (of 80):
+/// 8000047 ("message 221 from rank 2 reflects choices its rank did not keep"), 26000101,
+/// 64000215.
 #[test]
-#[ignore = "engine bug: choices made stable while a sibling was joining are lost at its takeover"]
+#[ignore = "engine bug: choices made stable without a regenerated sibling are lost at its takeover"]
 fn wildcard_leaders_killed_in_turn_after_catch_up() {
     siblings_killed_in_turn(true, 80);
 }
@@ -283,9 +285,11 @@ fn sibling_killed_as_the_newcomer_catches_up() {
 /// ENGINE BUG (ignored until fixed): the race above with wildcard receives, where the new
 /// incarnation takes over its rank's choices; it misses the choices its leader made stable
 /// without it during its catch-up (see `wildcard_leaders_killed_in_turn_after_catch_up`).
-/// Seed 53000187: "message 108 from rank 0 reflects choices its rank did not keep".
+/// Failing seed (of 80): 42000154 ("message 154 from rank 1 reflects choices its rank did
+/// not keep": rank 1's leader 1.1 killed 0.5 ms after 1.0's new incarnation reached its
+/// target, before ALIVE).
 #[test]
-#[ignore = "engine bug: choices made stable while a sibling was joining are lost at its takeover"]
+#[ignore = "engine bug: choices made stable without a regenerated sibling are lost at its takeover"]
 fn wildcard_leader_killed_as_the_newcomer_catches_up() {
     sibling_killed_at_catch_up(true, 80);
 }
