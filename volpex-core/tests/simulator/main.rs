@@ -14,7 +14,9 @@
 //!
 //! Reference: DESIGN.md "Pull protocol", "Sender log", "Failure detection", "Testing".
 //! Replay one seed of the simulator with
-//! `VOLPEX_SIM_SEED=<seed> cargo test -p volpex --test simulator <test name>`.
+//! `VOLPEX_SIM_SEED=<seed> cargo test -p volpex --test simulator <test name>`; add
+//! `VOLPEX_SIM_TRACE=1` for the stand-in launcher's doings and `VOLPEX_SIM_LOG=<filter>`
+//! (env_logger syntax) for the engines' own log, with `-- --nocapture`.
 
 mod engine_pair;
 mod failure_free;

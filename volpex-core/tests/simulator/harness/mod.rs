@@ -7,8 +7,9 @@
 //!
 //! Parts: `programs` (random message schedules and the per-rank programs that run them),
 //! `network` (links with random delays, FIFO per link like TCP unless told to reorder;
-//! killed, silenced and fenced replicas, cut links, a stand-in launcher), `checks` (the
-//! exactly-once, in-order and same-choices checks). This file holds the `Sim` type, its
+//! killed, silenced and fenced replicas, cut links, a stand-in launcher), `regen` (the
+//! launcher's regenerations: kill, death notice, a new incarnation replaying the program,
+//! JOINING and ALIVE), `checks` (the exactly-once, in-order and same-choices checks). This file holds the `Sim` type, its
 //! step loop, and the helpers scenarios share (`cfg`, `seeds`, `any_replica`).
 //!
 //! Everything random comes from one `ChaCha8Rng` seeded by the run's seed, so a failing
