@@ -378,8 +378,8 @@ fn newcomer_killed_during_catch_up_is_regenerated_again() {
 
 /// (d) Wildcard receives (`ANY_SOURCE`, `ANY_TAG`, both) with regeneration, mostly of the
 /// replica that leads its rank's choices, sometimes over links that reorder frames: the new
-/// incarnation follows the recorded choices
-/// (every receive matches what its siblings matched) and never leads before it caught up.
+/// incarnation follows the recorded choices (every receive matches what its siblings
+/// matched) and never leads before it caught up.
 #[test]
 fn regenerated_wildcard_replicas_follow_the_recorded_choices() {
     let mut t = Totals::new();
