@@ -244,18 +244,17 @@ fn siblings_killed_in_turn_are_regenerated() {
     siblings_killed_in_turn(false, 80);
 }
 
-/// ENGINE BUG (ignored until fixed): the same as `siblings_killed_in_turn_are_regenerated`
-/// with wildcard receives, so a regenerated incarnation takes over its rank's choices when
-/// the leader dies after it caught up. It caught up by receive count (the launcher's
-/// rule), not by choices: it may not hold every choice the leader made stable without it
-/// (while its slot was empty, the dead replica's mark is `u64::MAX`; while it was joining,
-/// `Decisions::on_joining` sets it to `u64::MAX` too), and the other ranks dropped those
-/// (stable). The leader dies, it takes over and decides them anew: a survivor holds a
-/// message that reflects choices its sender rank did not keep. Failing seeds (of 80):
-/// 8000047 ("message 221 from rank 2 reflects choices its rank did not keep"), 26000101,
-/// 64000215.
+/// The same as `siblings_killed_in_turn_are_regenerated` with wildcard receives, so a
+/// regenerated incarnation takes over its rank's choices when the leader dies after it
+/// caught up. A joining sibling counts for the stability of choices from the moment it
+/// joins, and a new incarnation counts as caught up only once it holds every choice its
+/// leader made (its standing pull is parked there): what it lacks at a takeover someone
+/// else holds. ENGINE BUG (ignored until fixed): seed 59000200 still fails ("message 131
+/// from rank 2 reflects choices its rank did not keep": 2.1 incarnation 1 led after 2.0
+/// incarnation 0 died while 2.0 incarnation 2 joined; 2.0 incarnation 2 took over after
+/// 2.1 died and decided a slot anew). Seeds 8000047, 26000101, 64000215 pass since.
 #[test]
-#[ignore = "engine bug: choices made stable without a regenerated sibling are lost at its takeover"]
+#[ignore = "engine bug: a regenerated leader can still lose a choice (seed 59000200)"]
 fn wildcard_leaders_killed_in_turn_after_catch_up() {
     siblings_killed_in_turn(true, 80);
 }
@@ -302,14 +301,10 @@ fn sibling_killed_as_the_newcomer_catches_up() {
     sibling_killed_at_catch_up(false, 80);
 }
 
-/// ENGINE BUG (ignored until fixed): the race above with wildcard receives, where the new
-/// incarnation takes over its rank's choices; it misses the choices its leader made stable
-/// without it during its catch-up (see `wildcard_leaders_killed_in_turn_after_catch_up`).
-/// Failing seed (of 80): 42000154 ("message 154 from rank 1 reflects choices its rank did
-/// not keep": rank 1's leader 1.1 killed 0.5 ms after 1.0's new incarnation reached its
-/// target, before ALIVE).
+/// The race above with wildcard receives, where the new incarnation takes over its rank's
+/// choices: it counts as caught up only once it holds every choice its leader made, and
+/// choices became stable only once it held them (seed 42000154 failed before).
 #[test]
-#[ignore = "engine bug: choices made stable without a regenerated sibling are lost at its takeover"]
 fn wildcard_leader_killed_as_the_newcomer_catches_up() {
     sibling_killed_at_catch_up(true, 80);
 }

@@ -321,7 +321,10 @@ impl Sim {
             let Some(target) = self.reps[i].catch_up else {
                 continue;
             };
-            if !self.runnable(i) || self.reps[i].engine.stats().receives < target {
+            if !self.runnable(i)
+                || self.reps[i].engine.stats().receives < target
+                || !self.reps[i].engine.holds_all_choices()
+            {
                 continue;
             }
             self.reps[i].engine.set_catching_up(false);
