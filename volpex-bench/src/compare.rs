@@ -137,7 +137,7 @@ fn load_average() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     match v.len() {
         0 => f64::NAN,

@@ -7,6 +7,7 @@ mod collectives;
 mod compare;
 mod npb;
 mod pingpong;
+mod regen;
 
 use clap::{Parser, Subcommand};
 
@@ -38,6 +39,10 @@ enum Cmd {
     /// paired with a failure-free run; report runs, faults injected, failures and the time
     /// ratio to failure-free.
     Chaos(chaos::Args),
+    /// What regenerating lost replicas costs: NPB jobs failure-free and with a replica
+    /// killed every few seconds, alternately; medians, cost per regeneration, catch-up
+    /// times.
+    Regen(regen::Args),
 }
 
 fn main() {
@@ -48,6 +53,7 @@ fn main() {
         Cmd::Compare { what } => compare::run(&what),
         Cmd::Npb(a) => npb::run(&a),
         Cmd::Chaos(a) => chaos::run(&a),
+        Cmd::Regen(a) => regen::run(&a),
     };
     if let Err(e) = res {
         eprintln!("volpex-bench: {e}");

@@ -127,7 +127,7 @@ fn field<'a>(out: &'a str, label: &str) -> Option<&'a str> {
 }
 
 /// Time, Mop/s and verdict of an NPB report block.
-fn parse_report(out: &str) -> Option<(f64, f64, bool)> {
+pub(crate) fn parse_report(out: &str) -> Option<(f64, f64, bool)> {
     let seconds = field(out, "Time in seconds")?.parse().ok()?;
     let mops = field(out, "Mop/s total")?.parse().ok()?;
     let verified = match field(out, "Verification")? {

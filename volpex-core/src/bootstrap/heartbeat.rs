@@ -9,16 +9,24 @@
 //! thread far later than its sleep asked means this process did not run (SIGSTOP, starved
 //! of CPU): the launcher's clock starts over instead of counting our own stall as its
 //! silence. Two small threads own the connection, independent of the application and of the event loop, so a long
-//! computation never delays a beat. Owns only this connection; must never carry protocol
-//! or control traffic, and never blocks the caller.
+//! computation never delays a beat.
+//!
+//! Preemption notices: with a drain grace set (`VOLPEX_DRAIN_GRACE_MS`), SIGTERM (what a
+//! spot or preemptible instance gets before it goes) no longer ends the process at once:
+//! the sending thread tells the launcher (`ToLauncher::Draining`), which starts the
+//! replacement, and the replica runs on until the launcher ends it or the grace ends
+//! (exit code `EXIT_DRAINED`).
+//!
+//! Owns only this connection; must never carry protocol traffic, and never blocks the
+//! caller.
 
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
-use crate::exit::EXIT_ORPHANED;
+use crate::exit::{EXIT_DRAINED, EXIT_ORPHANED};
 use crate::message::ReplicaId;
 use crate::transport::auth::{self, JobKey, PeerId};
 use crate::wire::control::{self, Liveness, ToLauncher};
@@ -34,6 +42,9 @@ pub struct HeartbeatConfig {
     pub interval: Duration,
     /// Silence after which the other side counts as gone (`VOLPEX_HEARTBEAT_TIMEOUT_MS`).
     pub timeout: Duration,
+    /// How long the replica runs on after SIGTERM (`VOLPEX_DRAIN_GRACE_MS`); `None`:
+    /// SIGTERM ends it at once, as usual.
+    pub drain_grace: Option<Duration>,
 }
 
 impl Default for HeartbeatConfig {
@@ -41,6 +52,7 @@ impl Default for HeartbeatConfig {
         HeartbeatConfig {
             interval: Duration::from_millis(250),
             timeout: Duration::from_millis(2_000),
+            drain_grace: None,
         }
     }
 }
@@ -56,6 +68,11 @@ impl HeartbeatConfig {
             crate::config::env_u64(super::vars::HEARTBEAT_TIMEOUT_MS).map_err(Error::Launch)?
         {
             c.timeout = Duration::from_millis(v.max(1));
+        }
+        if let Some(v) =
+            crate::config::env_u64(super::vars::DRAIN_GRACE_MS).map_err(Error::Launch)?
+        {
+            c.drain_grace = Some(Duration::from_millis(v));
         }
         if c.timeout <= c.interval {
             return Err(Error::Launch(format!(
@@ -95,6 +112,12 @@ pub fn start(
         .map_err(|e| Error::Bootstrap(e.to_string()))?;
     let beat = control::encode(&ToLauncher::Heartbeat);
     write_one(&mut s, &beat.0, &beat.1).map_err(|e| Error::Bootstrap(e.to_string()))?;
+    let term = Arc::new(AtomicBool::new(false));
+    if cfg.drain_grace.is_some() {
+        signal_hook::flag::register(signal_hook::consts::SIGTERM, term.clone())
+            .map_err(|e| Error::Bootstrap(format!("cannot catch SIGTERM: {e}")))?;
+    }
+    let mut draining_since: Option<Duration> = None;
     log::debug!(
         "replica {me}: heartbeat every {:?}, launcher counted gone after {:?} of silence",
         cfg.interval,
@@ -139,6 +162,29 @@ pub fn start(
                 orphaned(me, "cannot send a heartbeat to the launcher");
             }
             let now = start.elapsed();
+            if let Some(grace) = cfg.drain_grace {
+                match draining_since {
+                    None if term.load(Ordering::Relaxed) => {
+                        draining_since = Some(now);
+                        eprintln!(
+                            "{}[{me}] SIGTERM: draining (grace {:.1} s)",
+                            super::DIAG_PREFIX,
+                            grace.as_secs_f64()
+                        );
+                        let notice = control::encode(&ToLauncher::Draining {
+                            grace_ms: grace.as_millis() as u64,
+                        });
+                        if write_one(&mut &*s, &notice.0, &notice.1).is_err() {
+                            orphaned(me, "cannot tell the launcher it drains");
+                        }
+                    }
+                    Some(t) if now.saturating_sub(t) >= grace => {
+                        eprintln!("{}[{me}] drain grace over; exiting", super::DIAG_PREFIX);
+                        std::process::exit(EXIT_DRAINED);
+                    }
+                    None | Some(_) => {}
+                }
+            }
             // A sleep far longer than asked: this process did not run (stopped, starved),
             // so the launcher's silence was ours; its beats may wait unread. Start over.
             if now.saturating_sub(before) > cfg.interval * 2 + STALL_SLACK {

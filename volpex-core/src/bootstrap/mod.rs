@@ -55,6 +55,9 @@ pub mod vars {
     /// `1` when the launcher regenerates lost replicas: senders then keep what a new
     /// incarnation replaying the program needs while their log has room.
     pub const REGENERATE: &str = "VOLPEX_REGENERATE";
+    /// How long a replica runs on after SIGTERM, in milliseconds (from `--drain-grace`);
+    /// unset: SIGTERM ends it at once.
+    pub const DRAIN_GRACE_MS: &str = "VOLPEX_DRAIN_GRACE_MS";
 }
 
 /// Stderr lines a replica's runtime prints start with this (then `[rank.replica]`), so the

@@ -83,6 +83,9 @@ pub struct SendLog {
     /// Retained entries, oldest first, and their bytes.
     retained: VecDeque<Key>,
     retained_bytes: usize,
+    /// The retained entries' keys per (comm, dst) by order number (they left `by_dst`):
+    /// a replay pulls them by order too.
+    retained_by_dst: Map<(u32, u32), VecDeque<(u64, Key)>>,
     /// Checkpoint watermark each replica of dst reported, per (comm, dst): 0 until it
     /// took one, `u64::MAX` for a dead one.
     checkpointed: Map<(u32, u32), Vec<u64>>,
@@ -110,6 +113,7 @@ impl SendLog {
             retain_max: None,
             retained: VecDeque::new(),
             retained_bytes: 0,
+            retained_by_dst: Map::default(),
             checkpointed: Map::default(),
             joining: Map::default(),
         }
@@ -234,9 +238,13 @@ impl SendLog {
     /// The key of the `order`-th message to `dst` on `comm`, whatever its tag, while its
     /// entry (or the record of its eviction under memory pressure) is still here.
     pub fn key_at_order(&self, comm: u32, dst: u32, order: u64) -> Option<Key> {
-        let q = self.by_dst.get(&(comm, dst))?;
-        let i = q.binary_search_by_key(&order, |&(o, _)| o).ok()?;
-        q.get(i).map(|(_, k)| *k)
+        [&self.by_dst, &self.retained_by_dst]
+            .into_iter()
+            .find_map(|index| {
+                let q = index.get(&(comm, dst))?;
+                let i = q.binary_search_by_key(&order, |&(o, _)| o).ok()?;
+                q.get(i).map(|(_, k)| *k)
+            })
     }
 
     /// Number of messages this replica has sent to `dst` on `comm` (its progress).
@@ -282,6 +290,11 @@ impl SendLog {
             Some(slot) if *slot != u64::MAX && watermark > *slot => *slot = watermark,
             Some(_) | None => return,
         }
+        self.release_checkpointed(comm, dst);
+    }
+
+    /// Drops the retained entries to dst on `comm` below every replica's checkpoint.
+    fn release_checkpointed(&mut self, comm: u32, dst: u32) {
         let below = self.checkpoint_floor(comm, dst);
         let entries = &mut self.entries;
         let mut freed = 0;
@@ -301,6 +314,11 @@ impl SendLog {
         self.bytes_used -= freed;
         self.retained_bytes = self.retained_bytes.saturating_sub(freed);
         self.evicted_count += dropped;
+        if let Some(q) = self.retained_by_dst.get_mut(&(comm, dst)) {
+            while q.front().is_some_and(|&(order, _)| order < below) {
+                q.pop_front();
+            }
+        }
     }
 
     fn checkpoint_marks(&mut self, comm: u32, dst: u32) -> &mut Vec<u64> {
@@ -364,6 +382,8 @@ impl SendLog {
         if let Some(j) = self.joining.get_mut(&dst) {
             j.retain(|&k| k != replica);
         }
+        // Its checkpoint no longer holds anything back, from the next report on (not at
+        // once: a new incarnation announced right after may restore from it).
         for ((_, d), marks) in self.checkpointed.iter_mut() {
             if *d == dst {
                 if let Some(m) = marks.get_mut(replica as usize) {
@@ -419,6 +439,10 @@ impl SendLog {
                         e.retained = true;
                         self.retained_bytes += Self::cost(e.payload.len());
                         self.retained.push_back(key);
+                        self.retained_by_dst
+                            .entry((comm, dst))
+                            .or_default()
+                            .push_back((order, key));
                     }
                 }
             } else if let Some(e) = self.entries.remove(&key) {
@@ -443,6 +467,12 @@ impl SendLog {
                 self.retained_bytes = 0;
                 break;
             };
+            // Retained in order per (comm, dst): it is the oldest of its stream.
+            if let Some(q) = self.retained_by_dst.get_mut(&(key.comm, key.dst)) {
+                if q.front().is_some_and(|&(_, k)| k == key) {
+                    q.pop_front();
+                }
+            }
             if let Some(e) = self.entries.remove(&key) {
                 let cost = Self::cost(e.payload.len());
                 self.bytes_used -= cost;
@@ -637,6 +667,10 @@ mod tests {
         assert!(matches!(log.lookup(&keys[1]), Lookup::Present(_)));
         assert!(matches!(log.lookup(&keys[2]), Lookup::Present(_)));
         assert_eq!(log.retained_bytes(), 2 * per);
+        // A replay asks by order too (wildcard receives).
+        assert_eq!(log.key_at_order(0, 1, 0), None);
+        assert_eq!(log.key_at_order(0, 1, 1), Some(keys[1]));
+        assert_eq!(log.key_at_order(0, 1, 2), Some(keys[2]));
         // A new incarnation of replica 0 joins, then catches up: entries wait for it.
         log.note_joining(1, 0);
         log.note_caught_up(1, 0);

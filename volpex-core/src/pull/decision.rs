@@ -184,7 +184,9 @@ impl Decisions {
     }
 
     /// A new incarnation `inc` of sibling `replica` joins: it is live again, ordered after
-    /// every older sibling, and not waited for until it caught up (`on_caught_up`).
+    /// every older sibling, and a choice is stable only once it holds it too (it pulls
+    /// them all from the start): were its leader to die, it must find every choice it
+    /// lacks with someone.
     pub fn on_joining(&mut self, replica: u32, inc: u32) {
         let i = replica as usize;
         if i >= self.dead.len() || replica == self.me.replica {
@@ -192,15 +194,7 @@ impl Decisions {
         }
         self.incs[i] = inc;
         self.dead[i] = false;
-        self.marks[i] = u64::MAX;
-    }
-
-    /// The joining sibling `replica` caught up: stability waits for it again.
-    pub fn on_caught_up(&mut self, replica: u32) {
-        let i = replica as usize;
-        if i < self.dead.len() && !self.dead[i] && replica != self.me.replica {
-            self.marks[i] = 0;
-        }
+        self.marks[i] = 0;
     }
 
     /// Slot numbering for a snapshot: next slot, used below, used above.

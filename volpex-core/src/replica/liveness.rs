@@ -130,6 +130,12 @@ impl Liveness {
         (0..self.replicas).any(|k| self.is_usable(ReplicaId::new(rank, k)))
     }
 
+    /// Whether some replica of `rank` may be asked for messages (not all of the living
+    /// are new incarnations catching up).
+    pub fn has_candidate(&self, rank: u32) -> bool {
+        (0..self.replicas).any(|k| self.is_candidate(ReplicaId::new(rank, k)))
+    }
+
     /// The replica of `rank` to ask next, for a receiver in team `team`: own team first,
     /// then the other teams in ring order; alive before suspect; never dead, never one
     /// `skip` rejects.

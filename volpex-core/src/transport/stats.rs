@@ -29,7 +29,7 @@ impl Core {
         self.launcher?;
         let stats = self.engine.stats();
         if let Some(target) = self.catch_up {
-            if stats.receives >= target {
+            if stats.receives >= target && self.engine.holds_all_choices() {
                 log::info!("{}: caught up after {} messages", self.me, stats.receives);
                 self.catch_up = None;
                 self.engine.set_catching_up(false);

@@ -57,6 +57,12 @@ pub enum ToLauncher {
         /// Messages it has received so far.
         receives: u64,
     },
+    /// The replica got SIGTERM (its machine goes away soon): start its replacement now.
+    /// It runs on for `grace_ms` at most. Sent on the heartbeat connection.
+    Draining {
+        /// How long it runs on.
+        grace_ms: u64,
+    },
     /// Liveness, on the replica's second (heartbeat) connection only: the first message
     /// there says what the connection is, then one every heartbeat interval.
     Heartbeat,

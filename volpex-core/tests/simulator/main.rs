@@ -7,13 +7,16 @@
 //! - `faults`: kills, silences, cut links, reordering links;
 //! - `logs`: tiny sender logs, flow control, eviction and retirement;
 //! - `wildcards`: `ANY_SOURCE` / `ANY_TAG` choices under faults;
+//! - `regeneration`: killed replicas replaced by new incarnations replaying the program;
 //! - `engine_pair`: two to four engines driven by hand, one mechanism each;
 //! - `hostile`: property tests: arbitrary bytes into the frame decoder, arbitrary
 //!   well-formed frames from arbitrary peers into engines.
 //!
 //! Reference: DESIGN.md "Pull protocol", "Sender log", "Failure detection", "Testing".
 //! Replay one seed of the simulator with
-//! `VOLPEX_SIM_SEED=<seed> cargo test -p volpex --test simulator <test name>`.
+//! `VOLPEX_SIM_SEED=<seed> cargo test -p volpex --test simulator <test name>`; add
+//! `VOLPEX_SIM_TRACE=1` for the stand-in launcher's doings and `VOLPEX_SIM_LOG=<filter>`
+//! (env_logger syntax) for the engines' own log, with `-- --nocapture`.
 
 mod engine_pair;
 mod failure_free;
@@ -21,4 +24,5 @@ mod faults;
 mod harness;
 mod hostile;
 mod logs;
+mod regeneration;
 mod wildcards;

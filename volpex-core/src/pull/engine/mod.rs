@@ -253,6 +253,20 @@ impl Engine {
         self.catching_up = catching_up;
     }
 
+    /// Whether this replica holds every choice its rank's leader made so far: choices
+    /// are not coordinated, or it leads, or its standing pull for the next one is parked
+    /// at the leader (not made yet). A regenerated replica counts as caught up only then.
+    pub fn holds_all_choices(&self) -> bool {
+        let d = &self.coord.decisions;
+        if !d.enabled() || d.is_leader() {
+            return true;
+        }
+        let next = self.consumed.watermark(DECISION_CTX, self.me.rank);
+        self.fetches
+            .get(&Want::Key(slot_key(self.me.rank, next)))
+            .is_some_and(|p| p.asks.iter().any(|a| a.state == AskState::Parked))
+    }
+
     /// The newest incarnation of `r` known here.
     pub(super) fn incarnation_of(&self, r: ReplicaId) -> u32 {
         self.incarnations
@@ -414,6 +428,9 @@ impl Engine {
             self.log.note_dead(peer.rank, peer.replica);
             self.service.forget(peer);
             self.fail_over(now, peer);
+            if !self.liveness.rank_alive(peer.rank) {
+                self.retry_idle(now, peer.rank);
+            }
             let liveness = &self.liveness;
             self.matcher.fail_unresolved(|spec| {
                 let ranks = spec.ranks();
@@ -476,9 +493,7 @@ impl Engine {
         if self.liveness.mark_caught_up(peer) {
             log::info!("{}: {peer} caught up", self.me);
             self.log.note_caught_up(peer.rank, peer.replica);
-            if peer.rank == self.me.rank {
-                self.coord.decisions.on_caught_up(peer.replica);
-            }
+            self.retry_idle(now, peer.rank);
         }
         self.rematch(now);
         self.drain_loopback(now);

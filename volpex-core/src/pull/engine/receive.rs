@@ -160,6 +160,25 @@ impl Engine {
                 "{}: DATA {key} from {from} dropped (stale choices)",
                 self.me
             );
+            // The sender forgot the pull it answered. A parked ask would wait forever
+            // while the sender stays responsive: wait for an answer from now on, so the
+            // ack timeout asks again elsewhere (not at once: the sender may repeat the
+            // same stale choices until the takeover reaches it).
+            let by_order = Want::Order {
+                comm: key.comm,
+                src: key.src,
+                dst: key.dst,
+                order,
+            };
+            for want in [Want::Key(key), by_order] {
+                if let Some(p) = self.fetches.get_mut(&want) {
+                    for a in p.asks.iter_mut() {
+                        if a.replica == from.replica && a.outstanding() {
+                            a.state = AskState::Sent { at: now };
+                        }
+                    }
+                }
+            }
             return;
         }
         if self.consumed.has(key.comm, key.src, order) {
@@ -370,6 +389,11 @@ impl Engine {
         if p.any_outstanding() {
             return;
         }
+        if self.liveness.rank_alive(want.src()) && !self.liveness.has_candidate(want.src()) {
+            // Only new incarnations still catching up are left: ask once one caught up
+            // (or fail once they died; see `retry_idle`).
+            return;
+        }
         let (ended, gone) = (p.any_ended(), p.any_gone());
         let err = if !self.liveness.rank_alive(want.src()) {
             RecvError::RankLost { rank: want.src() }
@@ -397,11 +421,20 @@ impl Engine {
             self.retire(reason.clone());
             RecvError::Retired { reason }
         } else {
-            // Every live replica was dropped (cancelled); ask them all again.
+            // Every live replica was dropped (cancelled); ask them all again. If none may
+            // be asked (the rank's only live replicas are new incarnations still catching
+            // up), wait: `handle_peer_alive` asks again once one caught up.
             if let Some(p) = self.fetches.get_mut(&want) {
                 p.asks.clear();
             }
-            return self.ask_next(now, want);
+            let askable = self
+                .fetches
+                .get(&want)
+                .is_some_and(|p| self.choose_replica(&want, p).is_some());
+            if askable {
+                self.ask_next(now, want);
+            }
+            return;
         };
         self.fetches.remove(&want);
         if err == (RecvError::SenderEnded { rank: want.src() }) {
@@ -447,6 +480,17 @@ impl Engine {
         if !self.retired {
             self.retired = true;
             self.out.event(EngineEvent::Retire { reason });
+        }
+    }
+
+    /// Asks again for every message from `rank` that no ask waits for (they waited for a
+    /// replica of it to catch up, or its last replica died).
+    pub(super) fn retry_idle(&mut self, now: Duration, rank: u32) {
+        let idle = self
+            .fetches
+            .wants(|w, p| w.src() == rank && !p.any_outstanding());
+        for want in idle {
+            self.ask_next(now, want);
         }
     }
 

@@ -48,7 +48,10 @@ impl Sim {
                     };
                     self.reps[i].digests.push((got, sent_digest));
                     if !self.reps[i].completed.insert(key) {
-                        self.fail(format!("replica {who} completed {key} twice"));
+                        self.fail(format!(
+                            "replica {who} (incarnation {}) completed {key} twice",
+                            self.reps[i].inc
+                        ));
                     }
                     // Every live replica of the rank matches the same message at each
                     // receive (a dead one may have made a choice nobody saw).
@@ -72,7 +75,9 @@ impl Sim {
                     self.fail(format!("replica {who}: a receive matched nothing"))
                 }
                 Err(e) => {
-                    if !(self.faults.may_retire && self.reps[i].life == Life::Retired) {
+                    // The retirement that failed it is reported as an event.
+                    self.collect(i);
+                    if self.reps[i].life != Life::Retired {
                         self.fail(format!("replica {who}: receive {ordinal} failed: {e}"));
                     }
                     self.reps[i].waiting.clear();
@@ -114,7 +119,10 @@ impl Sim {
         }
         // A replica that died may have seen choices that died with it (the new leader may
         // decide those slots anew, see `pull::foreign`): only the survivors must agree.
-        for rep in self.reps.iter().filter(|rep| rep.life == Life::Running) {
+        for (i, rep) in self.reps.iter().enumerate() {
+            if rep.life != Life::Running {
+                continue;
+            }
             for &(g, got) in &rep.digests {
                 let src = self.schedule[g].src as usize;
                 let Some(matched) = finals[src] else { continue };
@@ -122,8 +130,12 @@ impl Sim {
                     .filter_map(|o| matched.get(&o).copied())
                     .collect();
                 if digest(&keys) != got {
+                    let server = self.servers.get(&(i, self.keys[g]));
                     self.fail(format!(
-                        "message {g} from rank {src} reflects choices its rank did not keep"
+                        "message {g} from rank {src} reflects choices its rank did not keep \
+                         (received by {} incarnation {}, served by {server:?})",
+                        rep.engine.me(),
+                        rep.inc
                     ));
                 }
             }

@@ -7,8 +7,9 @@
 //!
 //! Parts: `programs` (random message schedules and the per-rank programs that run them),
 //! `network` (links with random delays, FIFO per link like TCP unless told to reorder;
-//! killed, silenced and fenced replicas, cut links, a stand-in launcher), `checks` (the
-//! exactly-once, in-order and same-choices checks). This file holds the `Sim` type, its
+//! killed, silenced and fenced replicas, cut links, a stand-in launcher), `regen` (the
+//! launcher's regenerations: kill, death notice, a new incarnation replaying the program,
+//! JOINING and ALIVE), `checks` (the exactly-once, in-order and same-choices checks). This file holds the `Sim` type, its
 //! step loop, and the helpers scenarios share (`cfg`, `seeds`, `any_replica`).
 //!
 //! Everything random comes from one `ChaCha8Rng` seeded by the run's seed, so a failing
@@ -17,6 +18,7 @@
 mod checks;
 mod network;
 mod programs;
+mod regen;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
@@ -33,6 +35,7 @@ use volpex::wire::Frame;
 
 use programs::{content, digest, programs, Op, Recv};
 pub use programs::{Msg, COMM};
+pub use regen::{Regeneration, When};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Life {
@@ -58,6 +61,33 @@ pub struct Replica {
     /// (global message, sender digest) of every message received.
     pub digests: Vec<(usize, u64)>,
     pub slowness: u32,
+    /// Its incarnation (0: the first; see `regen`).
+    pub inc: u32,
+    /// A new incarnation replaying the program: the receives (engine `stats().receives`)
+    /// at which it has caught up (the stand-in launcher's rule, see `regen`).
+    pub catch_up: Option<u64>,
+    /// The death of this incarnation was announced to the others.
+    pub announced: bool,
+}
+
+impl Replica {
+    fn new(engine: Engine, inc: u32, slowness: u32) -> Replica {
+        Replica {
+            engine,
+            pc: 0,
+            waiting: BTreeMap::new(),
+            posted: false,
+            receives: 0,
+            life: Life::Running,
+            completed: HashSet::new(),
+            matched: HashMap::new(),
+            digests: Vec::new(),
+            slowness,
+            inc,
+            catch_up: None,
+            announced: false,
+        }
+    }
 }
 
 #[derive(Default, Clone)]
@@ -72,6 +102,11 @@ pub struct Faults {
     /// Links do not keep order: each frame takes its own random delay (what a replica
     /// pair sees while its frames move from one connection to another).
     pub reorder: bool,
+    /// Kills followed by new incarnations in the same slot, in order per slot (`regen`).
+    pub regenerations: Vec<Regeneration>,
+    /// A new incarnation may retire with "rank N cannot be regenerated" while it catches
+    /// up (a replay log too small, a sibling killed during catch-up); no other retirement.
+    pub regeneration_may_fail: bool,
 }
 
 pub struct Sim {
@@ -83,11 +118,15 @@ pub struct Sim {
     pub progs: Vec<Vec<Op>>,
     pub reps: Vec<Replica>,
     pub net: BinaryHeap<Reverse<(Duration, u64)>>,
-    pub frames: HashMap<u64, (ReplicaId, ReplicaId, Frame)>,
+    /// Frames in flight: (from, its incarnation, to, the incarnation it was meant for,
+    /// frame). Frames from or to a replaced incarnation are dropped (the transport
+    /// closes their connections).
+    pub frames: HashMap<u64, InFlight>,
     pub next_frame: u64,
     pub link_free: HashMap<(ReplicaId, ReplicaId), Duration>,
     pub faults: Faults,
-    pub notices: Vec<(Duration, ReplicaId)>,
+    /// Death notices: (when, replica, incarnation).
+    pub notices: Vec<(Duration, ReplicaId, u32)>,
     pub data_frames: u64,
     /// How each rank receives.
     pub modes: Vec<Recv>,
@@ -96,7 +135,27 @@ pub struct Sim {
     /// Global message number of each key.
     pub by_key: HashMap<Key, usize>,
     pub fenced: u64,
+    /// `faults.kills` that struck.
+    pub kills_done: Vec<bool>,
+    /// The launcher's progress through `faults.regenerations`.
+    pub regen: Vec<regen::Progress>,
+    /// ALIVE notices: (when, replica, incarnation).
+    pub alive: Vec<(Duration, ReplicaId, u32)>,
+    pub cfg: Config,
+    /// Key of every global message.
+    pub keys: Vec<Key>,
+    /// Key of the `order`-th message from `src` to `dst`: (src, dst, order).
+    pub by_order: HashMap<(u32, u32, u64), Key>,
+    /// Regeneration outcomes and counters (see `regen::Tally`).
+    pub tally: regen::Tally,
+    /// Who served the DATA each replica took for a key: (replica index, key) -> (server,
+    /// its incarnation). For failure messages.
+    pub servers: HashMap<(usize, Key), (ReplicaId, u32)>,
+    /// `VOLPEX_SIM_TRACE` set: print the launcher's doings.
+    pub trace: bool,
 }
+
+pub type InFlight = (ReplicaId, u32, ReplicaId, u32, Frame);
 
 impl Sim {
     #[allow(clippy::too_many_arguments)]
@@ -131,10 +190,9 @@ impl Sim {
             }
         }
         let mut seqs: HashMap<(i32, u32, u32), u64> = HashMap::new();
-        let by_key = schedule
+        let keys: Vec<Key> = schedule
             .iter()
-            .enumerate()
-            .map(|(g, m)| {
+            .map(|m| {
                 let seq = seqs.entry((m.tag, m.src, m.dst)).or_insert(0);
                 let key = Key {
                     comm: COMM,
@@ -144,23 +202,27 @@ impl Sim {
                     seq: *seq,
                 };
                 *seq += 1;
-                (key, g)
+                key
+            })
+            .collect();
+        let by_key = keys.iter().enumerate().map(|(g, k)| (*k, g)).collect();
+        let mut orders: HashMap<(u32, u32), u64> = HashMap::new();
+        let by_order = keys
+            .iter()
+            .map(|k| {
+                let o = orders.entry((k.src, k.dst)).or_insert(0);
+                *o += 1;
+                ((k.src, k.dst, *o - 1), *k)
             })
             .collect();
         let reps = (0..ranks * r)
-            .map(|i| Replica {
-                engine: Engine::new(ReplicaId::new(i / r, i % r), ranks, r, cfg.clone()),
-                pc: 0,
-                waiting: BTreeMap::new(),
-                posted: false,
-                receives: 0,
-                life: Life::Running,
-                completed: HashSet::new(),
-                matched: HashMap::new(),
-                digests: Vec::new(),
-                slowness: rng.random_range(1..=4),
+            .map(|i| {
+                let engine = Engine::new(ReplicaId::new(i / r, i % r), ranks, r, cfg.clone());
+                Replica::new(engine, 0, rng.random_range(1..=4))
             })
             .collect();
+        let kills_done = vec![false; faults.kills.len()];
+        let regen = vec![regen::Progress::default(); faults.regenerations.len()];
         Sim {
             seed,
             rng,
@@ -180,11 +242,37 @@ impl Sim {
             receives_before,
             by_key,
             fenced: 0,
+            kills_done,
+            regen,
+            alive: Vec::new(),
+            cfg,
+            keys,
+            by_order,
+            tally: regen::Tally::default(),
+            servers: HashMap::new(),
+            trace: std::env::var_os("VOLPEX_SIM_TRACE").is_some(),
         }
+        .with_engine_log()
     }
 
     pub fn idx(&self, id: ReplicaId) -> usize {
         (id.rank * self.r + id.replica) as usize
+    }
+
+    /// `VOLPEX_SIM_LOG=<filter>` prints the engines' own log (replaying one seed).
+    fn with_engine_log(self) -> Sim {
+        if std::env::var_os("VOLPEX_SIM_LOG").is_some() {
+            let _ = env_logger::Builder::from_env(env_logger::Env::new().filter("VOLPEX_SIM_LOG"))
+                .is_test(true)
+                .try_init();
+        }
+        self
+    }
+
+    pub fn trace(&self, what: impl FnOnce() -> String) {
+        if self.trace {
+            eprintln!("t={:?}: {}", self.now, what());
+        }
     }
 
     pub fn fail(&self, what: String) -> ! {
@@ -216,6 +304,9 @@ impl Sim {
                 match self.reps[i].engine.send(now, COMM, m.tag, m.dst, payload) {
                     Ok(_) => {
                         self.reps[i].pc += 1;
+                        if self.reps[i].inc > 0 {
+                            self.count_resend(g);
+                        }
                         true
                     }
                     Err(_) => false, // log full: try again later
@@ -282,7 +373,7 @@ impl Sim {
     }
 
     pub fn finished(&self) -> bool {
-        (0..self.reps.len()).all(|i| !self.runnable(i) || self.done(i))
+        (0..self.reps.len()).all(|i| !self.runnable(i) || self.done(i)) && self.regen_settled()
     }
 
     /// Failovers all replicas made.
@@ -315,7 +406,11 @@ impl Sim {
                             self.reps[i].engine.me(),
                             self.reps[i].pc,
                             self.progs[i / self.r as usize].len(),
-                            self.reps[i].waiting.values().collect::<Vec<_>>()
+                            self.reps[i]
+                                .waiting
+                                .values()
+                                .map(|&(o, g)| (o, g, self.keys[g]))
+                                .collect::<Vec<_>>()
                         )
                     })
                     .collect();
@@ -324,6 +419,7 @@ impl Sim {
             self.apply_faults();
             self.deliver_due();
             self.fire_timers();
+            self.check_catch_up();
             // Let a few random replicas run; slow ones run less often.
             let mut progressed = false;
             for _ in 0..self.reps.len() {
@@ -356,6 +452,7 @@ impl Sim {
             self.apply_faults();
             self.deliver_due();
             self.fire_timers();
+            self.check_catch_up();
             self.now += Duration::from_millis(1);
         }
         self.check_no_leftovers();

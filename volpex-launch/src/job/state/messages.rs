@@ -98,6 +98,7 @@ impl JobState {
                     self.caught_up(i);
                 }
             }
+            ToLauncher::Draining { .. } => log::warn!("replica {id} drains"),
             ToLauncher::Heartbeat => {
                 log::warn!("replica {id} sent a heartbeat on its control connection")
             }
