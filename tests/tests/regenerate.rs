@@ -178,7 +178,6 @@ fn kill_three_times(program: &str, args: &[&str]) -> Run {
 }
 
 #[test]
-#[ignore = "needs core regeneration"]
 fn a_replica_killed_three_times_comes_back_each_time_by_replay() {
     let run = kill_three_times("regen", ARGS);
     check_output(&run, 3, 400);
@@ -202,7 +201,6 @@ fn a_replica_killed_three_times_comes_back_each_time_from_checkpoints() {
 }
 
 #[test]
-#[ignore = "needs core regeneration"]
 fn faults_hit_whichever_incarnation_is_current_by_replay() {
     let run = run(
         &[
@@ -309,7 +307,6 @@ fn a_checkpointing_program_survives_three_kills_of_one_replica() {
 /// process on h0 is killed (its sshd and agent too): both replicas it ran get new
 /// incarnations on h2, whose agent volpexrun starts then, and the job finishes correctly.
 #[test]
-#[ignore = "needs core regeneration (restored incarnations are answered GONE)"]
 fn a_lost_hosts_replicas_come_back_on_a_spare_host_over_ssh() {
     use volpex_tests::spawn_with;
     use volpex_tests::testhosts::TestNet;
