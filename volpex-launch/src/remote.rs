@@ -53,6 +53,8 @@ impl Shell {
                 let mut c = Command::new("srun");
                 // One step per host: a failed node ends only its own step (--no-kill keeps
                 // the allocation; --kill-on-bad-exit=0 keeps the other steps).
+                // --unbuffered: srun would hold the agent's binary frames until a newline
+                // byte or the step's end, so its reports (exits, output) came late.
                 c.args([
                     "--nodes=1",
                     "--ntasks=1",
@@ -60,6 +62,7 @@ impl Shell {
                     "--kill-on-bad-exit=0",
                     "--overlap",
                     "--quiet",
+                    "--unbuffered",
                     "--input=all",
                 ])
                 .arg(format!("--nodelist={host}"))

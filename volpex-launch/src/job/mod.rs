@@ -527,10 +527,12 @@ impl Job {
             }
             self.tick();
         }
-        // Every process is gone: agents exit on their own once their processes have;
-        // closing their stdin makes sure.
+        // Every process is gone: agents exit on their own once their processes have and
+        // no new incarnation may come (`EndAll` says so: a closed stdin may not reach an
+        // agent run by srun); closing their stdin makes sure.
         for h in &mut self.hosts {
             if let HostLink::Agent(link) = &mut h.link {
+                link.send(&ToAgent::EndAll);
                 link.close();
             }
         }
