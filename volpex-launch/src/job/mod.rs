@@ -8,7 +8,10 @@
 //! `exit_policy` (when the job is done or lost, and its exit code), `replica` (the
 //! records), `env` (each process's environment), `spawn` (starting processes here, over
 //! ssh or with srun). The job succeeds when every rank has a replica that finished; it
-//! fails, with one message naming the rank, when every replica of a rank is gone.
+//! fails, with one message naming the rank, when every replica of a rank is gone. A
+//! replica lost during the run gets a new incarnation (`Action::Spawn`, decided by
+//! `state`'s regeneration) over its host's own path; processes, connections and output are
+//! kept per incarnation, so nothing an old one does is taken for the new one's.
 //!
 //! Processes run on hosts: this machine (the embedded default), or remote hosts reached by
 //! ssh or srun, where a `volpexrun agent` starts them and reports their pids, output and
