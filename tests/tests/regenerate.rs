@@ -351,12 +351,14 @@ fn a_lost_hosts_replicas_come_back_on_a_spare_host_over_ssh() {
     );
     let killed = net.kill_host(0);
     eprintln!("killed {killed} processes on h0");
-    // Both new incarnations catch up (in either order).
+    // Both replicas come back (in either order; a first try may land on h0 before its
+    // loss is known, then the next incarnation goes elsewhere).
     let seen = std::cell::Cell::new([false; 2]);
     let both = job.wait_stderr(WAIT, |l| {
         let mut s = seen.get();
         for (rank, hit) in s.iter_mut().enumerate() {
-            *hit |= l.contains(&format!("rank {rank} replica 0: incarnation 1 caught up"));
+            *hit |= l.contains(&format!("rank {rank} replica 0: incarnation"))
+                && l.contains("caught up in");
         }
         seen.set(s);
         s == [true, true]
@@ -364,16 +366,13 @@ fn a_lost_hosts_replicas_come_back_on_a_spare_host_over_ssh() {
     let run = job.wait(DEADLINE);
     assert!(both.is_some(), "{:?} caught up\n{}", seen.get(), run.stderr);
     check_output(&run, 2, 300);
-    let procs: Vec<serde_json::Value> = run
-        .report
-        .as_ref()
-        .and_then(|r| r["processes"].as_array().cloned())
-        .unwrap_or_default();
-    let new: Vec<&serde_json::Value> = procs.iter().filter(|p| p["incarnation"] == 1).collect();
-    assert_eq!(new.len(), 2, "{}", run.stderr);
-    for p in new {
-        assert_eq!(p["host"], "h2", "{p}");
-        assert!(p["caught_up_after_s"].as_f64().is_some(), "{p}");
+    // The incarnation of each that caught up runs on h2, whose agent volpexrun started.
+    for rank in 0..2 {
+        let incs = incarnations(&run, rank, 0);
+        let newest = incs.last().expect("incarnations");
+        assert!(newest["incarnation"].as_u64() >= Some(1), "{newest}");
+        assert_eq!(newest["host"], "h2", "{newest}");
+        assert!(newest["caught_up_after_s"].as_f64().is_some(), "{newest}");
     }
     drop(net);
 }

@@ -182,6 +182,8 @@ impl JobState {
                 )));
                 self.signal(i, Signal::SIGKILL);
                 self.procs[i].fenced = true;
+                // Unreachable to a sibling: its host may be cut off or gone.
+                self.regen.suspect(self.procs[i].host);
                 self.lose(
                     i,
                     ReplicaState::Failed(format!("fenced: unresponsive to replica {by}")),

@@ -47,7 +47,8 @@ pub(super) struct Regen {
     capacity: Vec<Option<u32>>,
     /// A local job: every process on this machine, new incarnations too.
     local: bool,
-    /// Hosts where a replica went silent: maybe cut off, so no new incarnation goes there.
+    /// Hosts where a replica went silent or was fenced (unreachable to a sibling): maybe
+    /// cut off, so no new incarnation goes there.
     suspect: Vec<bool>,
     /// No host had room once: said once.
     no_room_said: bool,
@@ -83,7 +84,7 @@ impl Regen {
         }
     }
 
-    /// A replica on host `h` went silent: the host may be cut off.
+    /// A replica on host `h` went silent or was fenced: the host may be cut off.
     pub(super) fn suspect(&mut self, h: usize) {
         if let Some(s) = self.suspect.get_mut(h) {
             *s = true;

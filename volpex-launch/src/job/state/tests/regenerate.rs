@@ -690,3 +690,21 @@ fn no_new_incarnation_goes_to_a_host_where_a_replica_went_silent() {
     // h2 is full now: 1.0 is not regenerated rather than sent back to h0.
     assert_eq!(spawns(&silent(&mut st, id(1, 0))), []);
 }
+
+#[test]
+fn no_new_incarnation_goes_to_a_host_where_a_replica_was_fenced() {
+    let mut st = remote_up(Regenerate::Spare, 1);
+    let fence = ToLauncher::Fence {
+        rank: 0,
+        replica: 0,
+    };
+    assert_eq!(
+        spawns(&msg(&mut st, id(0, 1), 0, fence, s(2.0))),
+        [(id(0, 0), 1, 2)]
+    );
+    let fence = ToLauncher::Fence {
+        rank: 1,
+        replica: 0,
+    };
+    assert_eq!(spawns(&msg(&mut st, id(1, 1), 0, fence, s(2.0))), []);
+}
