@@ -23,6 +23,7 @@ mod env;
 pub mod event;
 mod exit_policy;
 pub mod replica;
+mod respawn;
 mod spawn;
 mod state;
 mod step;
@@ -38,7 +39,7 @@ use volpex::message::ReplicaId;
 use self::event::{ControlEvent, Event, HostEvent};
 use self::state::JobState;
 use self::step::{Action, Input};
-use crate::agent::{FromAgent, ProcSpec, ToAgent};
+use crate::agent::{FromAgent, ToAgent};
 use crate::binding::{self, Bind};
 use crate::chaos::Chaos;
 use crate::cli::{Args, FaultAction};
@@ -247,87 +248,6 @@ impl Job {
             Action::Rebind { host } => self.rebind(host),
             Action::Print(text) => eprintln!("volpexrun: {text}"),
             Action::Mute(explains) => self.dedup.mute(explains),
-        }
-    }
-
-    /// Starts incarnation `inc` of replica `id` on `host` over the host's own path: a
-    /// child here, or the host's agent. The control server accepts only this incarnation
-    /// of the replica from now on. A start that fails is reported like an agent's.
-    fn spawn(&mut self, id: ReplicaId, inc: u32, host: usize) {
-        self.current.set(self.idx(id), inc);
-        let env = env::newcomer(id.rank, id.replica, inc);
-        let proc = ProcSpec {
-            rank: id.rank,
-            replica: id.replica,
-            incarnation: inc,
-            env,
-        };
-        let failed = match &mut self.hosts[host].link {
-            HostLink::Local if self.remote.is_some() => {
-                self.start_agent_for(host, proc);
-                None
-            }
-            HostLink::Local => match self.spawn_local(id, inc, proc.env) {
-                Ok(()) => None,
-                Err(e) => Some(e.to_string()),
-            },
-            HostLink::Agent(link) => {
-                let sent = link.send(&ToAgent::Spawn(proc));
-                if sent {
-                    self.hosts[host].open_pipes += 2;
-                    self.open_pipes += 2;
-                } else {
-                    // Its link ended (the report is on its way): the host is lost, with
-                    // the new incarnation, which goes elsewhere.
-                    self.input(Input::HostLost {
-                        host,
-                        why: "its agent is gone".into(),
-                    });
-                }
-                None
-            }
-        };
-        if let Some(error) = failed {
-            self.input(Input::StartFailed {
-                host,
-                rank: id.rank,
-                replica: id.replica,
-                inc,
-                error: format!("cannot start incarnation {inc} of replica {id}: {error}"),
-            });
-        }
-    }
-
-    /// Starts the agent of a host where nothing was placed, with one process; its
-    /// success or failure reaches the state machine like the first agents'.
-    fn start_agent_for(&mut self, host: usize, proc: ProcSpec) {
-        let Some(r) = self.remote.as_ref() else {
-            return;
-        };
-        let name = self.state.hosts()[host].name.clone();
-        let spec = crate::agent::StartSpec {
-            host: name.clone(),
-            procs: vec![proc],
-            ..r.template.clone()
-        };
-        match crate::remote::start_agent(
-            &r.shell,
-            &name,
-            host,
-            &r.agent_path,
-            ToAgent::Start(Box::new(spec)),
-            self.tx.clone(),
-        ) {
-            Ok(link) => {
-                self.hosts[host].link = HostLink::Agent(link);
-                self.hosts[host].open_pipes += 2;
-                self.open_pipes += 2;
-                self.input(Input::LinkOpened { host });
-            }
-            Err(e) => self.input(Input::HostLost {
-                host,
-                why: e.to_string(),
-            }),
         }
     }
 

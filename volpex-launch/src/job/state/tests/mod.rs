@@ -599,3 +599,4 @@ fn remote_hosts_get_a_grace_to_report_exits_after_the_job_failed() {
 
 mod endings;
 mod regenerate;
+mod regenerate_hosts;

@@ -1,18 +1,19 @@
 //! Regeneration in the job's state machine: a lost replica's new incarnation, its table,
-//! `Joining` and `Alive`, stale events of old incarnations, the limits and the host choice.
+//! `Joining` and `Alive`, stale events of old incarnations, the limits (host choice:
+//! `regenerate_hosts`).
 
 use std::time::Duration;
 
 use volpex::message::ReplicaId;
 use volpex::wire::control::{ReplicaStats, ToLauncher, ToProcess};
 
-use super::super::super::replica::{HostState, ReplicaState};
+use super::super::super::replica::ReplicaState;
 use super::super::super::step::{Action, Input};
 use super::super::{Config, JobState};
 use super::{config, exited, id, local, register, running, s, state};
 use crate::cli::{parse_fault, Regenerate};
 
-fn regen(ranks: u32, replicas: u32, mode: Regenerate) -> Config {
+pub(super) fn regen(ranks: u32, replicas: u32, mode: Regenerate) -> Config {
     Config {
         regenerate: mode,
         ..config(ranks, replicas)
@@ -20,7 +21,7 @@ fn regen(ranks: u32, replicas: u32, mode: Regenerate) -> Config {
 }
 
 /// The `Spawn` actions among `actions`: (replica, incarnation, host).
-fn spawns(actions: &[Action]) -> Vec<(ReplicaId, u32, usize)> {
+pub(super) fn spawns(actions: &[Action]) -> Vec<(ReplicaId, u32, usize)> {
     actions
         .iter()
         .filter_map(|a| match a {
@@ -30,7 +31,7 @@ fn spawns(actions: &[Action]) -> Vec<(ReplicaId, u32, usize)> {
         .collect()
 }
 
-fn prints(actions: &[Action]) -> Vec<String> {
+pub(super) fn prints(actions: &[Action]) -> Vec<String> {
     actions
         .iter()
         .filter_map(|a| match a {
@@ -40,7 +41,7 @@ fn prints(actions: &[Action]) -> Vec<String> {
         .collect()
 }
 
-fn killed(st: &mut JobState, who: ReplicaId, inc: u32, now: Duration) -> Vec<Action> {
+pub(super) fn killed(st: &mut JobState, who: ReplicaId, inc: u32, now: Duration) -> Vec<Action> {
     st.handle(
         Input::Exited {
             id: who,
@@ -52,18 +53,29 @@ fn killed(st: &mut JobState, who: ReplicaId, inc: u32, now: Duration) -> Vec<Act
     )
 }
 
-fn msg(st: &mut JobState, who: ReplicaId, inc: u32, msg: ToLauncher, now: Duration) -> Vec<Action> {
+pub(super) fn msg(
+    st: &mut JobState,
+    who: ReplicaId,
+    inc: u32,
+    msg: ToLauncher,
+    now: Duration,
+) -> Vec<Action> {
     st.handle(Input::Message { id: who, inc, msg }, now)
 }
 
-fn stats(receives: u64) -> ReplicaStats {
+pub(super) fn stats(receives: u64) -> ReplicaStats {
     ReplicaStats {
         receives,
         ..ReplicaStats::default()
     }
 }
 
-fn newcomer_registers(st: &mut JobState, who: ReplicaId, inc: u32, now: Duration) -> Vec<Action> {
+pub(super) fn newcomer_registers(
+    st: &mut JobState,
+    who: ReplicaId,
+    inc: u32,
+    now: Duration,
+) -> Vec<Action> {
     st.handle(
         Input::Registered {
             id: who,
@@ -419,118 +431,6 @@ fn no_regeneration_of_the_last_replica_of_a_rank() {
     assert!(st.failure().is_some());
 }
 
-/// Replicas of ranks 0 and 1 on hosts h0 (team 0) and h1 (team 1), each with two slots;
-/// `spare` more hosts with one empty slot each. Every agent up, everyone registered.
-fn remote_up(mode: Regenerate, spare: usize) -> JobState {
-    let mut hosts: Vec<(String, HostState)> = (0..2 + spare)
-        .map(|h| (format!("h{h}"), HostState::Launching))
-        .collect();
-    hosts.truncate(2 + spare);
-    let mut st = JobState::new(regen(2, 2, mode), hosts, |_, k| k as usize);
-    let mut slots = vec![2, 2];
-    slots.extend(std::iter::repeat_n(1, spare));
-    st.set_slots(slots);
-    for h in 0..2 + spare {
-        st.handle(Input::LinkOpened { host: h }, s(0.0));
-        st.handle(
-            Input::Hello {
-                host: h,
-                hostname: format!("h{h}"),
-                pid: 1,
-            },
-            s(0.0),
-        );
-    }
-    running(st)
-}
-
-fn remote_killed(
-    st: &mut JobState,
-    host: usize,
-    who: ReplicaId,
-    inc: u32,
-    now: Duration,
-) -> Vec<Action> {
-    st.handle(
-        Input::RemoteExited {
-            host,
-            rank: who.rank,
-            replica: who.replica,
-            inc,
-            code: None,
-            signal: Some(9),
-        },
-        now,
-    )
-}
-
-#[test]
-fn a_free_slot_on_a_host_without_the_rank_comes_first() {
-    let mut st = remote_up(Regenerate::Spare, 1);
-    // h0 has a free slot now, h2 an empty one: the least loaded.
-    assert_eq!(
-        spawns(&remote_killed(&mut st, 0, id(0, 0), 0, s(1.0))),
-        [(id(0, 0), 1, 2)]
-    );
-    // h2 is full; h0 holds no replica of rank 1 any more and has room.
-    assert_eq!(
-        spawns(&remote_killed(&mut st, 0, id(1, 0), 0, s(2.0))),
-        [(id(1, 0), 1, 0)]
-    );
-    // The agent's reports name the incarnation: the new one's pid is its own.
-    st.handle(
-        Input::Started {
-            host: 2,
-            rank: 0,
-            replica: 0,
-            inc: 1,
-            pid: 4242,
-        },
-        s(2.1),
-    );
-    assert_eq!(st.replica(id(0, 0)).pid, 4242);
-    assert_eq!(st.incarnation(id(0, 0), 0).map(|p| p.host), Some(0));
-}
-
-#[test]
-fn spare_waits_for_room_and_says_so_once_while_always_oversubscribes() {
-    let lose_h0 = |st: &mut JobState| {
-        st.handle(
-            Input::HostLost {
-                host: 0,
-                why: "remote shell ended".into(),
-            },
-            s(1.0),
-        )
-    };
-    let mut st = remote_up(Regenerate::Spare, 0);
-    let actions = lose_h0(&mut st);
-    assert_eq!(spawns(&actions), []);
-    let said: Vec<String> = prints(&actions)
-        .into_iter()
-        .filter(|p| p.contains("not regenerated"))
-        .collect();
-    assert_eq!(
-        said,
-        ["replica 0.0 is not regenerated: no free slot on a host that holds no other replica of rank 0 (--regenerate always would oversubscribe)"]
-    );
-    assert_eq!(st.failure(), None);
-
-    let mut st = remote_up(Regenerate::Always, 0);
-    let actions = lose_h0(&mut st);
-    // h1 holds both ranks: the only host up.
-    assert_eq!(spawns(&actions), [(id(0, 0), 1, 1), (id(1, 0), 1, 1)]);
-
-    // With a full host that holds no replica of the rank, always takes it first.
-    let mut st = remote_up(Regenerate::Always, 1);
-    remote_killed(&mut st, 0, id(0, 0), 0, s(1.0));
-    assert_eq!(
-        spawns(&lose_h0(&mut st)),
-        [(id(1, 0), 1, 2)],
-        "h2 (full, no replica of rank 1) before h1 (holds 1.1)"
-    );
-}
-
 #[test]
 fn a_fence_request_never_hits_a_newcomer_still_catching_up() {
     let mut st = running(local(regen(1, 2, Regenerate::Spare)));
@@ -560,96 +460,6 @@ fn a_fence_request_never_hits_a_newcomer_still_catching_up() {
 }
 
 #[test]
-fn a_host_where_nothing_was_placed_gets_its_agent_with_a_new_incarnation() {
-    // h0 and h1 run every replica; h2 is in the hostfile with nothing placed on it.
-    let hosts = vec![
-        ("h0".to_string(), HostState::Launching),
-        ("h1".to_string(), HostState::Launching),
-        ("h2".to_string(), HostState::Idle),
-    ];
-    let mut st = JobState::new(
-        Config {
-            launch_timeout: s(10.0),
-            ..regen(2, 2, Regenerate::Spare)
-        },
-        hosts,
-        |_, k| k as usize,
-    );
-    st.set_slots(vec![2, 2, 2]);
-    for h in 0..2 {
-        st.handle(Input::LinkOpened { host: h }, s(0.0));
-        st.handle(
-            Input::Hello {
-                host: h,
-                hostname: format!("h{h}"),
-                pid: 1,
-            },
-            s(0.0),
-        );
-    }
-    let mut st = running(st);
-    // h0 is lost at 30 s, long after the launch timeout: both its replicas go to h2.
-    let actions = st.handle(
-        Input::HostLost {
-            host: 0,
-            why: "remote shell ended".into(),
-        },
-        s(30.0),
-    );
-    assert_eq!(spawns(&actions), [(id(0, 0), 1, 2), (id(1, 0), 1, 2)]);
-    assert_eq!(st.hosts()[2].state, HostState::Launching);
-    st.handle(Input::LinkOpened { host: 2 }, s(30.0));
-    // Its launch timeout counts from its start, not the job's.
-    assert_eq!(spawns(&st.tick(s(35.0))), []);
-    assert_eq!(st.hosts()[2].state, HostState::Launching);
-    st.handle(
-        Input::Hello {
-            host: 2,
-            hostname: "h2".into(),
-            pid: 9,
-        },
-        s(36.0),
-    );
-    assert_eq!(st.hosts()[2].state, HostState::Up);
-    assert_eq!(st.failure(), None);
-}
-
-#[test]
-fn an_agent_that_does_not_come_up_in_time_loses_its_newcomers_and_they_go_elsewhere() {
-    let hosts = vec![
-        ("h0".to_string(), HostState::Launching),
-        ("h1".to_string(), HostState::Launching),
-        ("h2".to_string(), HostState::Idle),
-        ("h3".to_string(), HostState::Idle),
-    ];
-    let mut st = JobState::new(regen(1, 2, Regenerate::Spare), hosts, |_, k| k as usize);
-    st.set_slots(vec![1, 1, 1, 1]);
-    for h in 0..2 {
-        st.handle(Input::LinkOpened { host: h }, s(0.0));
-        st.handle(
-            Input::Hello {
-                host: h,
-                hostname: format!("h{h}"),
-                pid: 1,
-            },
-            s(0.0),
-        );
-    }
-    let mut st = running(st);
-    st.handle(
-        Input::HostLost {
-            host: 0,
-            why: "cut".into(),
-        },
-        s(20.0),
-    );
-    st.handle(Input::LinkOpened { host: 2 }, s(20.0));
-    let actions = st.tick(s(30.0));
-    assert!(matches!(st.hosts()[2].state, HostState::Lost(_)));
-    assert_eq!(spawns(&actions), [(id(0, 0), 2, 3)]);
-}
-
-#[test]
 fn new_incarnations_that_retire_even_after_catching_up_stop_the_rank() {
     let mut st = running(local(regen(1, 2, Regenerate::Spare)));
     let mut actions = killed(&mut st, id(0, 0), 0, s(1.0));
@@ -669,42 +479,4 @@ fn new_incarnations_that_retire_even_after_catching_up_stop_the_rank() {
         actions = msg(&mut st, id(0, 0), inc, reason, s(1.0));
     }
     assert_eq!(spawns(&actions), [], "a loop of retirements ends");
-}
-
-#[test]
-fn no_new_incarnation_goes_to_a_host_where_a_replica_went_silent() {
-    // h0's replicas go silent (the host is cut off, its link still looks up); h0's slots
-    // are free then, but it is not trusted; h2 has room.
-    let mut st = remote_up(Regenerate::Spare, 1);
-    let silent = |st: &mut JobState, who: ReplicaId| {
-        st.handle(
-            Input::Silent {
-                id: who,
-                inc: 0,
-                silent_for: s(3.0),
-            },
-            s(5.0),
-        )
-    };
-    assert_eq!(spawns(&silent(&mut st, id(0, 0))), [(id(0, 0), 1, 2)]);
-    // h2 is full now: 1.0 is not regenerated rather than sent back to h0.
-    assert_eq!(spawns(&silent(&mut st, id(1, 0))), []);
-}
-
-#[test]
-fn no_new_incarnation_goes_to_a_host_where_a_replica_was_fenced() {
-    let mut st = remote_up(Regenerate::Spare, 1);
-    let fence = ToLauncher::Fence {
-        rank: 0,
-        replica: 0,
-    };
-    assert_eq!(
-        spawns(&msg(&mut st, id(0, 1), 0, fence, s(2.0))),
-        [(id(0, 0), 1, 2)]
-    );
-    let fence = ToLauncher::Fence {
-        rank: 1,
-        replica: 0,
-    };
-    assert_eq!(spawns(&msg(&mut st, id(1, 1), 0, fence, s(2.0))), []);
 }
