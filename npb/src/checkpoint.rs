@@ -240,6 +240,62 @@ pub fn round_trip<T: Serialize, U: DeserializeOwned>(state: &T) -> U {
     postcard::from_bytes(&bytes).expect("decode")
 }
 
+/// A port's entry point.
+#[cfg(test)]
+pub type Port = fn(
+    &Communicator,
+    crate::common::Class,
+    &Checkpoints,
+) -> Result<crate::common::Report, NpbError>;
+
+/// Runs `port` on a one-process world recording its checkpoints (every `every` units,
+/// None: the port's default), then once more from each recorded state as a restored
+/// replica would: every resumed run verifies, computes the checked quantities bit for
+/// bit as the uninterrupted one, and takes exactly the checkpoints that followed the
+/// one it resumed from. Returns the recorded states.
+#[cfg(test)]
+pub fn assert_resumes_from_every_checkpoint(
+    port: Port,
+    class: crate::common::Class,
+    every: Option<u64>,
+) -> Vec<Vec<u8>> {
+    let universe = volpex::initialize().expect("a one-process world");
+    let world = universe.world();
+    let ck = Checkpoints::for_test(every, None);
+    let full = port(&world, class, &ck).expect("uninterrupted run");
+    assert!(full.verified, "{} uninterrupted run verifies", full.name);
+    let recorded = ck.recorded.take();
+    assert!(!recorded.is_empty(), "{} checkpoints", full.name);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
+    for (i, state) in recorded.iter().enumerate() {
+        let ck = Checkpoints::for_test(every, Some(state.clone()));
+        let resumed = port(&world, class, &ck).expect("resumed run");
+        let what = format!("{} resumed from checkpoint {}", full.name, i + 1);
+        assert!(resumed.verified, "{what} verifies");
+        assert_eq!(bits(&resumed.checks), bits(&full.checks), "{what}: checks");
+        assert_eq!(
+            ck.recorded.borrow().len(),
+            recorded.len() - i - 1,
+            "{what}: checkpoints after it"
+        );
+    }
+    recorded
+}
+
+/// Decodes every recorded state as `T`, and checks that encoding it again and decoding
+/// that gives it back equal (the postcard round trip of a port's state).
+#[cfg(test)]
+pub fn assert_states_round_trip<T>(recorded: &[Vec<u8>])
+where
+    T: Serialize + DeserializeOwned + PartialEq + fmt::Debug,
+{
+    for bytes in recorded {
+        let state: T = postcard::from_bytes(bytes).expect("a recorded state decodes");
+        let back: T = round_trip(&state);
+        assert_eq!(back, state);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -475,6 +475,15 @@ impl Redistribution {
 mod tests {
     use super::*;
 
+    /// Class S resumed from each of its checkpoints (as a regenerated replica restored
+    /// from it) gives the uninterrupted run's results bit for bit; its states survive
+    /// the postcard round trip.
+    #[test]
+    fn class_s_resumes_from_every_checkpoint() {
+        let recorded = crate::checkpoint::assert_resumes_from_every_checkpoint(run, Class::S, None);
+        crate::checkpoint::assert_states_round_trip::<State>(&recorded);
+    }
+
     #[test]
     fn one_rank_takes_every_bucket() {
         let local = vec![3, 0, 5, 2];
