@@ -111,7 +111,7 @@ impl<'a> Checkpoints<'a> {
         state: impl FnOnce() -> T,
     ) -> Result<(), NpbError> {
         let every = self.every(default);
-        if every == 0 || done % every != 0 {
+        if every == 0 || !done.is_multiple_of(every) {
             return Ok(());
         }
         let state = state();
@@ -200,7 +200,7 @@ impl<'de, 'a> Deserialize<'de> for F64s<'a> {
                 f.write_str("a byte string of little-endian f64 values")
             }
             fn visit_bytes<E: serde::de::Error>(self, b: &[u8]) -> Result<Vec<f64>, E> {
-                if b.len() % 8 != 0 {
+                if !b.len().is_multiple_of(8) {
                     return Err(E::invalid_length(b.len(), &self));
                 }
                 Ok(b.chunks_exact(8)
