@@ -22,10 +22,11 @@ const A: [f64; 4] = [-8.0 / 3.0, 0.0, 1.0 / 6.0, 1.0 / 12.0];
 /// Default checkpoint interval, in V-cycles.
 const CHECKPOINT_EVERY: u64 = 1;
 
-/// What the rest of a run needs after a V-cycle and its residual: u and r on the
-/// finest level, ghosts included (every coarser level is rebuilt from them by the next
-/// V-cycle), the right-hand side v as its few nonzero points (zran3 places +1 and -1 at
-/// twenty points of the whole grid) and the timer.
+/// What the rest of a run needs after a V-cycle and its residual: u on the finest
+/// level, ghosts included, and r's ghost layers (r's interior is v - A u, recomputed
+/// locally by resid; every coarser level is rebuilt by the next V-cycle), the
+/// right-hand side v as its few nonzero points (zran3 places +1 and -1 at twenty points
+/// of the whole grid) and the timer.
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct State<'a> {
     /// V-cycles done.
@@ -33,7 +34,8 @@ struct State<'a> {
     /// Seconds of the timed section so far.
     elapsed: f64,
     u: F64s<'a>,
-    r: F64s<'a>,
+    /// r's ghost layers, in `shell` order.
+    r_shell: F64s<'a>,
     /// (index, value) of every nonzero of v, ghosts included.
     v: Vec<(u64, f64)>,
 }
@@ -381,11 +383,11 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
         Some(st) => {
             ensure(st.done <= nit as u64, "MG iteration")?;
             st.u.copy_into(&mut s.u[lt], "MG u")?;
-            st.r.copy_into(&mut s.r[lt], "MG r")?;
             for &(i, x) in &st.v {
                 let slot = usize::try_from(i).ok().and_then(|i| s.v.get_mut(i));
                 *slot.ok_or_else(|| crate::checkpoint::misfit("MG v"))? = x;
             }
+            s.restore_r(&st.r_shell.0)?;
             (st.done, volpex::wtime() - st.elapsed)
         }
         None => {
@@ -420,7 +422,7 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
             done: it + 1,
             elapsed: volpex::wtime() - t0,
             u: F64s::of(&s.u[lt]),
-            r: F64s::of(&s.r[lt]),
+            r_shell: F64s(shell(&s.r[lt], &s.lay.levels[lt].m).into()),
             v: v_nonzeros.clone(),
         })?;
     }
@@ -548,6 +550,21 @@ impl<'a> Solver<'a> {
         self.halo.comm3(&mut self.r[lt], lev)
     }
 
+    /// r on the finest level as resid_top left it, from u, v and r's ghost layers
+    /// `shell` (a restored replica's), without communicating.
+    fn restore_r(&mut self, shell: &[f64]) -> Result<(), NpbError> {
+        let lt = self.lay.lt;
+        let m = self.lay.levels[lt].m;
+        resid(
+            &self.u[lt],
+            Some(&self.v),
+            &mut self.r[lt],
+            &m,
+            [&mut self.s1, &mut self.s2, &mut self.s3],
+        );
+        unshell(&mut self.r[lt], &m, shell)
+    }
+
     /// u = u + C r on level `k`, then the halo exchange.
     fn psinv(&mut self, k: usize) -> Result<(), NpbError> {
         let lev = &self.lay.levels[k];
@@ -659,6 +676,49 @@ impl<'a> Solver<'a> {
         }
         self.halo.comm3(&mut self.v, &self.lay.levels[lt])
     }
+}
+
+/// The ghost layers of an m1 x m2 x m3 array (every point with a coordinate at 1 or at
+/// its extent), in Fortran order.
+fn shell(x: &[f64], m: &[usize; 3]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(2 * (m[0] * m[1] + m[0] * m[2] + m[1] * m[2]));
+    for i3 in 1..=m[2] {
+        for i2 in 1..=m[1] {
+            let b = row(m, i2, i3);
+            if i3 == 1 || i3 == m[2] || i2 == 1 || i2 == m[1] {
+                out.extend_from_slice(&x[b..b + m[0]]);
+            } else {
+                out.push(x[b]);
+                out.push(x[b + m[0] - 1]);
+            }
+        }
+    }
+    out
+}
+
+/// Writes `shell` (as `shell` made it) back into the ghost layers of `x`.
+fn unshell(x: &mut [f64], m: &[usize; 3], shell: &[f64]) -> Result<(), NpbError> {
+    let mut at = 0;
+    let mut take = |n: usize| -> Result<&[f64], NpbError> {
+        let s = shell
+            .get(at..at + n)
+            .ok_or_else(|| crate::checkpoint::misfit("MG r ghosts"))?;
+        at += n;
+        Ok(s)
+    };
+    for i3 in 1..=m[2] {
+        for i2 in 1..=m[1] {
+            let b = row(m, i2, i3);
+            if i3 == 1 || i3 == m[2] || i2 == 1 || i2 == m[1] {
+                x[b..b + m[0]].copy_from_slice(take(m[0])?);
+            } else {
+                let two = take(2)?;
+                x[b] = two[0];
+                x[b + m[0] - 1] = two[1];
+            }
+        }
+    }
+    crate::checkpoint::ensure(at == shell.len(), "MG r ghosts")
 }
 
 /// The ten smallest (`[0]`) and largest (`[1]`) values seen and where, kept sorted by
@@ -1007,6 +1067,29 @@ fn norm2u3(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_and_unshell_move_exactly_the_ghost_layers() {
+        let m = [6, 4, 5];
+        let x: Vec<f64> = (0..m[0] * m[1] * m[2]).map(|i| i as f64 + 0.5).collect();
+        let sh = shell(&x, &m);
+        assert_eq!(
+            sh.len(),
+            m[0] * m[1] * m[2] - (m[0] - 2) * (m[1] - 2) * (m[2] - 2)
+        );
+        let mut y = vec![0.0; x.len()];
+        unshell(&mut y, &m, &sh).expect("fits");
+        for i3 in 1..=m[2] {
+            for i2 in 1..=m[1] {
+                for i1 in 1..=m[0] {
+                    let ghost = [i1, i2, i3].iter().zip(&m).any(|(&i, &n)| i == 1 || i == n);
+                    let p = at(&m, i1, i2, i3);
+                    assert_eq!(y[p], if ghost { x[p] } else { 0.0 });
+                }
+            }
+        }
+        assert!(unshell(&mut y, &m, &sh[1..]).is_err());
+    }
 
     /// Class S resumed from each of its checkpoints (as a regenerated replica restored
     /// from it) gives the uninterrupted run's results bit for bit; its states survive
