@@ -27,6 +27,24 @@ use crate::common::NpbError;
 /// time spent checkpointing to stderr at the end of the run (for measuring the cost).
 pub const STATS_VAR: &str = "NPB_CHECKPOINT_STATS";
 
+/// Up to this many bytes of state per rank, a checkpoint costs little more than its
+/// fixed part (well under a millisecond to a few milliseconds); ports whose state grows
+/// with the grid checkpoint every iteration up to it and less often above it.
+pub const SMALL_STATE: usize = 2 << 20;
+
+/// The default interval of a port whose state is `bytes` per rank: every iteration for a
+/// small state, else `large_every`. At class A on 4 ranks a checkpoint of MG's or FT's
+/// state (33 to 36 MB) costs about as much as one of their iterations (0.1 to 0.2 s,
+/// most of it in the runtime's encoding of the snapshot), so they take one every
+/// `large_every` iterations to keep the overhead near 10%.
+pub fn interval_for(bytes: usize, large_every: u64) -> u64 {
+    if bytes <= SMALL_STATE {
+        1
+    } else {
+        large_every
+    }
+}
+
 /// Where a restored state comes from.
 enum Source<'a> {
     /// The runtime: `Universe::restored` (a regenerated replica restored from its

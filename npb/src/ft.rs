@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use volpex::{Communicator, SystemOperation};
 
-use crate::checkpoint::{ensure, Checkpoints, F64s};
+use crate::checkpoint::{ensure, interval_for, Checkpoints, F64s};
 use crate::common::{
     broadcast_from_root, max_time_at_root, pow_mod46, randlc, require_power_of_two,
     verdict_from_root, vranlc, Class, NpbError, Report, RANDLC_A,
@@ -22,8 +22,10 @@ const EPSILON: f64 = 1.0e-12;
 const SEED: f64 = 314_159_265.0;
 const ALPHA: f64 = 1.0e-6;
 const PI: f64 = std::f64::consts::PI;
-/// Default checkpoint interval, in iterations.
-const CHECKPOINT_EVERY: u64 = 1;
+/// Default checkpoint interval in iterations when the state is large (see
+/// `checkpoint::interval_for`): at class A and above, a checkpoint costs most of an
+/// iteration.
+const CHECKPOINT_EVERY_LARGE: u64 = 5;
 
 /// What the rest of a run needs after an iteration: u0, the field in Fourier space
 /// (u1 and u2 are rebuilt from it each iteration, the twiddle factors locally), the
@@ -205,11 +207,12 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
             (0, t0)
         }
     };
+    let every = interval_for(8 * s.u0.len(), CHECKPOINT_EVERY_LARGE);
     for it in first..niter as u64 {
         s.evolve();
         s.inverse()?;
         s.checksum()?;
-        ck.save(world, CHECKPOINT_EVERY, it + 1, || State {
+        ck.save(world, every, it + 1, || State {
             done: it + 1,
             elapsed: volpex::wtime() - t0,
             u0: F64s::of(&s.u0),

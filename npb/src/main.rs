@@ -45,9 +45,10 @@ struct Args {
     class: Class,
     /// Checkpoint every K iterations, so that a regenerated replica restarts from its
     /// sibling's latest checkpoint and sender logs stay bounded; 0 turns checkpoints
-    /// off. Units and defaults: iterations of the outer loop (BT, SP, LU: time steps,
-    /// default 10; CG, MG, FT: iterations, default 1; IS: ranking iterations, default
-    /// 1); EP: batches of 2^16 pairs, default 1/16 of a rank's batches.
+    /// off. Units and defaults: BT, SP, LU: time steps, default 10; CG: iterations,
+    /// default 1; MG: V-cycles, FT: iterations, default 1 up to 2 MiB of state per
+    /// process (class S), else 10 (MG) and 5 (FT); IS: ranking iterations, default 1;
+    /// EP: batches of 2^16 pairs, default 1/16 of a process's batches.
     #[arg(long, value_name = "K")]
     checkpoint_every: Option<u64>,
 }

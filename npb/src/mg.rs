@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use volpex::{Communicator, SystemOperation};
 
-use crate::checkpoint::{ensure, Checkpoints, F64s};
+use crate::checkpoint::{ensure, interval_for, Checkpoints, F64s};
 use crate::common::{
     broadcast_from_root, log2, max_time_at_root, pow_mod46, randlc, rel_ok, require_power_of_two,
     vranlc, Class, NpbError, Report, RANDLC_A,
@@ -19,8 +19,10 @@ const EPSILON: f64 = 1.0e-8;
 const MM: usize = 10;
 /// The residual operator A.
 const A: [f64; 4] = [-8.0 / 3.0, 0.0, 1.0 / 6.0, 1.0 / 12.0];
-/// Default checkpoint interval, in V-cycles.
-const CHECKPOINT_EVERY: u64 = 1;
+/// Default checkpoint interval in V-cycles when the state is large (see
+/// `checkpoint::interval_for`): at class A and above, a checkpoint costs about two
+/// V-cycles.
+const CHECKPOINT_EVERY_LARGE: u64 = 10;
 
 /// What the rest of a run needs after a V-cycle and its residual: u on the finest
 /// level, ghosts included, and r's ghost layers (r's interior is v - A u, recomputed
@@ -415,10 +417,11 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
             .filter(|(_, &x)| x != 0.0)
             .map(|(i, &x)| (i as u64, x))
             .collect();
+    let every = interval_for(8 * s.u[lt].len(), CHECKPOINT_EVERY_LARGE);
     for it in first..nit as u64 {
         s.mg3p()?;
         s.resid_top()?;
-        ck.save(world, CHECKPOINT_EVERY, it + 1, || State {
+        ck.save(world, every, it + 1, || State {
             done: it + 1,
             elapsed: volpex::wtime() - t0,
             u: F64s::of(&s.u[lt]),
