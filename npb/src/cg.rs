@@ -397,7 +397,7 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
         s.conj_grad()?;
         let xz = s.normalize()?;
         zeta = shift + 1.0 / xz;
-        ck.save(world, CHECKPOINT_EVERY, it + 1, || State {
+        ck.save(world, CHECKPOINT_EVERY, (it + 1, niter as u64), || State {
             done: it + 1,
             zeta,
             elapsed: volpex::wtime() - t0,

@@ -34,9 +34,11 @@ pub const SMALL_STATE: usize = 2 << 20;
 
 /// The default interval of a port whose state is `bytes` per rank: every iteration for a
 /// small state, else `large_every`. At class A on 4 ranks a checkpoint of MG's or FT's
-/// state (33 to 36 MB) costs about as much as one of their iterations (0.1 to 0.2 s,
-/// most of it in the runtime's encoding of the snapshot), so they take one every
-/// `large_every` iterations to keep the overhead near 10%.
+/// state (33 to 36 MB) costs about as much as one or two of their iterations (0.1 to
+/// 0.2 s, most of it in the runtime's encoding of the snapshot), so they take fewer,
+/// as few as still keep the traffic a sender must retain for a regenerated replica
+/// (everything since its destination's latest checkpoint) within the runtime's default
+/// replay budget (`VOLPEX_REPLAY_BYTES`, 64 MiB).
 pub fn interval_for(bytes: usize, large_every: u64) -> u64 {
     if bytes <= SMALL_STATE {
         1
@@ -120,18 +122,19 @@ impl<'a> Checkpoints<'a> {
         }
     }
 
-    /// Checkpoints `state()` when `done` (units completed so far) is a multiple of the
-    /// interval (`default` unless the flag says otherwise). Same point in every replica,
-    /// no request outstanding.
+    /// Checkpoints `state()` when `done` (units completed so far, of `total`) is a
+    /// multiple of the interval (`default` unless the flag says otherwise), except after
+    /// the last unit: what follows it (a norm, a checksum, the report) is cheaper to redo
+    /// than a checkpoint. Same point in every replica, no request outstanding.
     pub fn save<T: Serialize>(
         &self,
         world: &Communicator,
         default: u64,
-        done: u64,
+        (done, total): (u64, u64),
         state: impl FnOnce() -> T,
     ) -> Result<(), NpbError> {
         let every = self.every(default);
-        if every == 0 || !done.is_multiple_of(every) {
+        if every == 0 || !done.is_multiple_of(every) || done >= total {
             return Ok(());
         }
         let state = state();

@@ -98,7 +98,7 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
         randlc(&mut t1, pow_mod46(an, kk));
         vranlc(&mut t1, RANDLC_A, &mut x);
         gaussian_pairs(&x, &mut tally);
-        ck.save(world, every_default, i + 1, || State {
+        ck.save(world, every_default, (i + 1, count), || State {
             done: i + 1,
             tally: tally.clone(),
             elapsed: volpex::wtime() - t0,

@@ -23,9 +23,11 @@ const SEED: f64 = 314_159_265.0;
 const ALPHA: f64 = 1.0e-6;
 const PI: f64 = std::f64::consts::PI;
 /// Default checkpoint interval in iterations when the state is large (see
-/// `checkpoint::interval_for`): at class A and above, a checkpoint costs most of an
-/// iteration.
-const CHECKPOINT_EVERY_LARGE: u64 = 5;
+/// `checkpoint::interval_for`): at class A a checkpoint costs about an iteration, but
+/// each iteration's transpose sends 25 MB per rank on 4 ranks, so two iterations are as
+/// much as a sender can retain for a regenerated replica under the default replay
+/// budget. FT also checkpoints after its set-up (whose two transposes are as much).
+const CHECKPOINT_EVERY_LARGE: u64 = 2;
 
 /// What the rest of a run needs after an iteration: u0, the field in Fourier space
 /// (u1 and u2 are rebuilt from it each iteration, the twiddle factors locally), the
@@ -190,6 +192,15 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
     let mut s = Solver::new(world, class, n, niter, restored.is_some())?;
     let niter = s.niter;
 
+    let every = interval_for(8 * s.u0.len(), CHECKPOINT_EVERY_LARGE);
+    let save = |s: &Solver, done: u64, t0: f64| {
+        ck.save(world, every, (done, niter as u64), || State {
+            done,
+            elapsed: volpex::wtime() - t0,
+            u0: F64s::of(&s.u0),
+            sums: s.sums.clone(),
+        })
+    };
     let (first, t0) = match restored {
         Some(st) => {
             ensure(st.done <= niter as u64, "FT iteration")?;
@@ -204,20 +215,15 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
             world.barrier()?;
             let t0 = volpex::wtime();
             s.start()?;
+            save(&s, 0, t0)?;
             (0, t0)
         }
     };
-    let every = interval_for(8 * s.u0.len(), CHECKPOINT_EVERY_LARGE);
     for it in first..niter as u64 {
         s.evolve();
         s.inverse()?;
         s.checksum()?;
-        ck.save(world, every, it + 1, || State {
-            done: it + 1,
-            elapsed: volpex::wtime() - t0,
-            u0: F64s::of(&s.u0),
-            sums: s.sums.clone(),
-        })?;
+        save(&s, it + 1, t0)?;
     }
     let verified =
         world.rank() == 0 && s.sums.len() == csum.len() && checksums_match(&s.sums, csum);

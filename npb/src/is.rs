@@ -186,9 +186,7 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
     };
     for iteration in first..=MAX_ITERATIONS {
         s.rank(iteration)?;
-        if iteration < MAX_ITERATIONS {
-            s.checkpoint(ck, iteration, t0)?;
-        }
+        s.checkpoint(ck, iteration, t0)?;
     }
     let elapsed = volpex::wtime() - t0;
     let maxtime = max_time_at_root(world, elapsed)?;
@@ -261,10 +259,13 @@ impl<'a> Sorter<'a> {
     /// The checkpoint after `done` ranking iterations (0: after the untimed one), when
     /// due; the timed section started at `t0`.
     fn checkpoint(&self, ck: &Checkpoints, done: usize, t0: f64) -> Result<(), NpbError> {
-        ck.save(self.world, CHECKPOINT_EVERY, done as u64, || State {
-            next: done as u64 + 1,
-            passed: self.passed,
-            elapsed: volpex::wtime() - t0,
+        let total = MAX_ITERATIONS as u64;
+        ck.save(self.world, CHECKPOINT_EVERY, (done as u64, total), || {
+            State {
+                next: done as u64 + 1,
+                passed: self.passed,
+                elapsed: volpex::wtime() - t0,
+            }
         })
     }
 

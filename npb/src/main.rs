@@ -43,12 +43,13 @@ struct Args {
     /// Problem class: S, W, A, B or C.
     #[arg(long, default_value = "S")]
     class: Class,
-    /// Checkpoint every K iterations, so that a regenerated replica restarts from its
-    /// sibling's latest checkpoint and sender logs stay bounded; 0 turns checkpoints
-    /// off. Units and defaults: BT, SP, LU: time steps, default 10; CG: iterations,
-    /// default 1; MG: V-cycles, FT: iterations, default 1 up to 2 MiB of state per
-    /// process (class S), else 10 (MG) and 5 (FT); IS: ranking iterations, default 1;
-    /// EP: batches of 2^16 pairs, default 1/16 of a process's batches.
+    /// Checkpoint every K iterations (never after the last one), so that a regenerated
+    /// replica restarts from its sibling's latest checkpoint and sender logs stay
+    /// bounded; 0 turns checkpoints off. Units and defaults: BT, SP, LU: time steps,
+    /// default 10; CG: iterations, default 1; MG: V-cycles, FT: iterations (FT also
+    /// after its set-up), default 1 up to 2 MiB of state per process (class S), else 5
+    /// (MG) and 2 (FT); IS: before ranking iterations, default 1; EP: batches of 2^16
+    /// pairs, default 1/16 of a process's batches.
     #[arg(long, value_name = "K")]
     checkpoint_every: Option<u64>,
 }

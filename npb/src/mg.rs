@@ -20,9 +20,11 @@ const MM: usize = 10;
 /// The residual operator A.
 const A: [f64; 4] = [-8.0 / 3.0, 0.0, 1.0 / 6.0, 1.0 / 12.0];
 /// Default checkpoint interval in V-cycles when the state is large (see
-/// `checkpoint::interval_for`): at class A and above, a checkpoint costs about two
-/// V-cycles.
-const CHECKPOINT_EVERY_LARGE: u64 = 10;
+/// `checkpoint::interval_for`): at class A and above a checkpoint costs about two
+/// V-cycles, and a rank sends about 6 MB per V-cycle at class A on 4 ranks, so a
+/// sender retains at most about 40 MB for a regenerated replica. Class A (4 V-cycles)
+/// then takes none: replaying it from the start needs about 35 MB of log per rank.
+const CHECKPOINT_EVERY_LARGE: u64 = 5;
 
 /// What the rest of a run needs after a V-cycle and its residual: u on the finest
 /// level, ghosts included, and r's ghost layers (r's interior is v - A u, recomputed
@@ -421,7 +423,7 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
     for it in first..nit as u64 {
         s.mg3p()?;
         s.resid_top()?;
-        ck.save(world, every, it + 1, || State {
+        ck.save(world, every, (it + 1, nit as u64), || State {
             done: it + 1,
             elapsed: volpex::wtime() - t0,
             u: F64s::of(&s.u[lt]),

@@ -100,7 +100,7 @@ pub fn run<L: Layout, W>(
             println!(" Time step {s:4}");
         }
         step(&mut flow, &mut w)?;
-        ck.save(world, CHECKPOINT_EVERY, s, || State {
+        ck.save(world, CHECKPOINT_EVERY, (s, niter), || State {
             done: s,
             elapsed: volpex::wtime() - t0,
             u: flow.cells.iter().map(|cs| F64s::of(&cs.u.data)).collect(),

@@ -422,7 +422,7 @@ impl Lu {
                 break;
             }
             if let Some(ck) = ck {
-                ck.save(&self.comm, CHECKPOINT_EVERY, istep, || State {
+                ck.save(&self.comm, CHECKPOINT_EVERY, (istep, niter), || State {
                     done: istep,
                     rsdnm,
                     elapsed: volpex::wtime() - t0,
