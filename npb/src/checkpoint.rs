@@ -27,6 +27,19 @@ use crate::common::NpbError;
 /// time spent checkpointing to stderr at the end of the run (for measuring the cost).
 pub const STATS_VAR: &str = "NPB_CHECKPOINT_STATS";
 
+/// Test hook: a directory where every rank also writes each checkpointed state, as
+/// `ckpt-N.rank-R` (N counts this rank's checkpoints from 1). Use it with one replica
+/// per rank (replicas of a rank would write the same files).
+pub const DUMP_VAR: &str = "NPB_CHECKPOINT_DUMP";
+
+/// Test hook: restart the whole job from the states dumped at one checkpoint, given as
+/// the path without the rank suffix (`DIR/ckpt-N`): every rank reads
+/// `DIR/ckpt-N.rank-R` and resumes from it as a restored replica would. Every rank
+/// skips the same communication, so a fresh job agrees with itself without the
+/// runtime's snapshot: this exercises the ports' restore paths on many ranks without
+/// regeneration.
+pub const RESTART_VAR: &str = "NPB_RESTART_FROM";
+
 /// Up to this many bytes of state per rank, a checkpoint costs little more than its
 /// fixed part (well under a millisecond to a few milliseconds); ports whose state grows
 /// with the grid checkpoint every iteration up to it and less often above it.
@@ -69,6 +82,12 @@ pub struct Checkpoints<'a> {
     seconds: Cell<f64>,
     last_bytes: Cell<usize>,
     encode_seconds: Cell<f64>,
+    /// This process's rank in the world (names the dump and restart files).
+    rank: i32,
+    /// DUMP_VAR.
+    dump: Option<std::path::PathBuf>,
+    /// RESTART_VAR, until `restored` takes it.
+    restart: std::cell::RefCell<Option<std::path::PathBuf>>,
     /// In tests: the encoded state of every checkpoint taken.
     #[cfg(test)]
     pub recorded: std::cell::RefCell<Vec<Vec<u8>>>,
@@ -78,13 +97,20 @@ impl<'a> Checkpoints<'a> {
     /// Checkpoints through `universe`'s world, every `every` units (None: the port's
     /// default; 0: never).
     pub fn new(universe: &'a Universe, every: Option<u64>) -> Checkpoints<'a> {
-        Checkpoints::with_source(Source::Runtime(universe), every)
+        let mut ck = Checkpoints::with_source(Source::Runtime(universe), every);
+        ck.rank = universe.world().rank();
+        ck.dump = std::env::var_os(DUMP_VAR).map(Into::into);
+        ck.restart = std::cell::RefCell::new(std::env::var_os(RESTART_VAR).map(Into::into));
+        ck
     }
 
     fn with_source(source: Source<'a>, every: Option<u64>) -> Checkpoints<'a> {
         Checkpoints {
             source,
             every,
+            rank: 0,
+            dump: None,
+            restart: std::cell::RefCell::new(None),
             stats: std::env::var_os(STATS_VAR).is_some(),
             taken: Cell::new(0),
             seconds: Cell::new(0.0),
@@ -110,6 +136,21 @@ impl<'a> Checkpoints<'a> {
     /// The state this rank handed over at its latest checkpoint when this process is a
     /// restored replica; None otherwise. Ask it once, before communicating.
     pub fn restored<T: DeserializeOwned>(&self) -> Result<Option<T>, NpbError> {
+        if let Some(prefix) = self.restart.borrow_mut().take() {
+            let path = rank_file(&prefix, self.rank);
+            let bytes = std::fs::read(&path).map_err(|e| {
+                NpbError::Setup(format!(
+                    "{RESTART_VAR}: cannot read {}: {e}",
+                    path.display()
+                ))
+            })?;
+            return postcard::from_bytes(&bytes).map(Some).map_err(|e| {
+                NpbError::Setup(format!(
+                    "{RESTART_VAR}: {} is no state of this run: {e}",
+                    path.display()
+                ))
+            });
+        }
         match &self.source {
             Source::Runtime(u) => Ok(u.restored::<T>()?),
             #[cfg(test)]
@@ -152,6 +193,14 @@ impl<'a> Checkpoints<'a> {
         self.seconds
             .set(self.seconds.get() + t0.elapsed().as_secs_f64());
         self.taken.set(self.taken.get() + 1);
+        if let Some(dir) = &self.dump {
+            let path = rank_file(&dir.join(format!("ckpt-{}", self.taken.get())), self.rank);
+            let bytes = postcard::to_stdvec(&state)
+                .map_err(|e| NpbError::Setup(format!("{DUMP_VAR}: {e}")))?;
+            std::fs::write(&path, bytes).map_err(|e| {
+                NpbError::Setup(format!("{DUMP_VAR}: cannot write {}: {e}", path.display()))
+            })?;
+        }
         if self.stats {
             // The application state's encoding alone (the first thing `checkpoint` does),
             // to tell it from the rest of the checkpoint's cost.
@@ -165,10 +214,18 @@ impl<'a> Checkpoints<'a> {
     }
 
     /// With STATS_VAR set: one line on stderr with this rank's checkpoints, the size of
-    /// the last state and the time spent in `checkpoint`.
-    pub fn report(&self, bench: &str, rank: i32) {
+    /// the last state and the time spent in `checkpoint`; rank 0 adds the checked
+    /// quantities bit for bit (`checks`), to compare runs.
+    pub fn report(&self, bench: &str, rank: i32, checks: &[f64]) {
         if !self.stats {
             return;
+        }
+        if rank == 0 {
+            let bits: Vec<String> = checks
+                .iter()
+                .map(|x| format!("{:016x}", x.to_bits()))
+                .collect();
+            eprintln!("npb checks: {bench}: {}", bits.join(" "));
         }
         let n = self.taken.get();
         let s = self.seconds.get();
@@ -180,6 +237,13 @@ impl<'a> Checkpoints<'a> {
             each(self.encode_seconds.get()),
         );
     }
+}
+
+/// `PREFIX.rank-R`.
+fn rank_file(prefix: &std::path::Path, rank: i32) -> std::path::PathBuf {
+    let mut name = prefix.as_os_str().to_owned();
+    name.push(format!(".rank-{rank}"));
+    name.into()
 }
 
 /// A slice of f64 handed over as one byte string (little-endian), so that large arrays

@@ -90,7 +90,6 @@ pub struct Report {
     pub verified: bool,
     /// The checked quantities as computed (not printed here): tests compare runs, e.g.
     /// one restored from a checkpoint, bit for bit.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub checks: Vec<f64>,
 }
 

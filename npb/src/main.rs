@@ -80,7 +80,7 @@ fn main() -> std::process::ExitCode {
             let world = universe.world();
             let ck = Checkpoints::new(&universe, args.checkpoint_every);
             let report = run(args.bench, &world, args.class, &ck)?;
-            ck.report(&format!("{:?}", args.bench), world.rank());
+            ck.report(&format!("{:?}", args.bench), world.rank(), &report.checks);
             if world.rank() == 0 {
                 print!("{}", report.render());
             }
