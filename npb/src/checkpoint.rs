@@ -94,11 +94,11 @@ pub struct Checkpoints<'a> {
 }
 
 impl<'a> Checkpoints<'a> {
-    /// Checkpoints through `universe`'s world, every `every` units (None: the port's
-    /// default; 0: never).
-    pub fn new(universe: &'a Universe, every: Option<u64>) -> Checkpoints<'a> {
+    /// Checkpoints of world rank `rank` through `universe`, every `every` units (None:
+    /// the port's default; 0: never).
+    pub fn new(universe: &'a Universe, rank: i32, every: Option<u64>) -> Checkpoints<'a> {
         let mut ck = Checkpoints::with_source(Source::Runtime(universe), every);
-        ck.rank = universe.world().rank();
+        ck.rank = rank;
         ck.dump = std::env::var_os(DUMP_VAR).map(Into::into);
         ck.restart = std::cell::RefCell::new(std::env::var_os(RESTART_VAR).map(Into::into));
         ck

@@ -78,7 +78,7 @@ fn main() -> std::process::ExitCode {
         .map_err(NpbError::from)
         .and_then(|universe| {
             let world = universe.world();
-            let ck = Checkpoints::new(&universe, args.checkpoint_every);
+            let ck = Checkpoints::new(&universe, world.rank(), args.checkpoint_every);
             let report = run(args.bench, &world, args.class, &ck)?;
             ck.report(&format!("{:?}", args.bench), world.rank(), &report.checks);
             if world.rank() == 0 {
