@@ -42,6 +42,9 @@ pub struct Args {
     /// Extra volpexrun options, e.g. `--volpexrun-arg=--regenerate=always`.
     #[arg(long = "volpexrun-arg", allow_hyphen_values = true)]
     pub volpexrun_args: Vec<String>,
+    /// Extra npb options, e.g. `--npb-arg=--checkpoint-every=2`.
+    #[arg(long = "npb-arg", allow_hyphen_values = true)]
+    pub npb_args: Vec<String>,
 }
 
 /// One job's outcome.
@@ -85,7 +88,9 @@ fn run_one(vrun: &Path, npb: &Path, a: &Args, bench: &str, kills: u32) -> Result
         cmd.arg("--fault")
             .arg(format!("{}.1:kill@{}", a.np - 1, a.every * f64::from(i)));
     }
-    cmd.arg(npb).args([bench, "--class", &a.class]);
+    cmd.arg(npb)
+        .args([bench, "--class", &a.class])
+        .args(&a.npb_args);
     let t0 = Instant::now();
     let out = cmd
         .output()
