@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::compare::{median, volpexrun};
-use crate::npb::parse_report;
+use crate::npb::{npb_binary, parse_report};
 
 /// Options of `volpex-bench regen`.
 #[derive(clap::Args, Debug)]
@@ -127,12 +127,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         return Err("regen needs --replicas >= 2, --np, --runs >= 1, --every > 0".into());
     }
     let vrun = volpexrun()?;
-    let npb = match &a.npb {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()
-            .map_err(|e| e.to_string())?
-            .with_file_name("npb"),
-    };
+    let npb = npb_binary(a.npb.as_ref())?;
     println!(
         "| bench | class | np x r | kills | failure-free s (wall) | with kills s (wall) | per regeneration | catch-up s (median, max) |"
     );
