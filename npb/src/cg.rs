@@ -4,8 +4,10 @@
 //! not square), the matrix generation for this rank's block, and the row sums (butterfly
 //! exchanges with `reduce_exch_proc`) and transpose exchanges of the reference.
 
+use serde::{Deserialize, Serialize};
 use volpex::Communicator;
 
+use crate::checkpoint::{ensure, Checkpoints, F64s};
 use crate::common::{
     broadcast_from_root, log2, max_time_at_root, randlc, rel_ok, require_power_of_two, Class,
     NpbError, Report, RANDLC_A,
@@ -19,6 +21,21 @@ const RCOND: f64 = 0.1;
 const EPSILON: f64 = 1.0e-10;
 /// Tag of the transpose exchange (the row sums use tags 1..=l2npcols).
 const TAG_TRANSPOSE: i32 = 1;
+/// Default checkpoint interval, in outer iterations: the state is one vector.
+const CHECKPOINT_EVERY: u64 = 1;
+
+/// What the rest of a run needs after an outer iteration: x (the other vectors are
+/// rebuilt from it by conj_grad; the matrix is regenerated locally), the latest zeta
+/// and the timer.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct State<'a> {
+    /// Outer iterations done.
+    done: u64,
+    zeta: f64,
+    /// Seconds of the timed section so far.
+    elapsed: f64,
+    x: F64s<'a>,
+}
 
 /// Matrix order, nonzeros per generated vector, outer iterations, shift, official zeta.
 fn params(class: Class) -> (usize, usize, usize, f64, f64) {
@@ -349,27 +366,43 @@ struct Solver<'a> {
     vec: Vectors,
 }
 
-/// Runs CG on `world`.
-pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
+/// Runs CG on `world`, checkpointing after outer iterations.
+pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Report, NpbError> {
     let nprocs = world.size();
     require_power_of_two("CG", nprocs)?;
     let (na, nonzer, niter, shift, zeta_ref) = params(class);
-    // timeron: rank 0 would read timer.flag; the extra timers stay off.
-    broadcast_from_root(world, &mut [0])?;
+    let restored = ck.restored::<State>()?;
+    if restored.is_none() {
+        // timeron: rank 0 would read timer.flag; the extra timers stay off.
+        broadcast_from_root(world, &mut [0])?;
+    }
     let mut s = Solver::new(world, na, nonzer, shift);
 
-    // One untimed iteration to touch every page, then start over from x = 1.
-    s.conj_grad()?;
-    s.normalize()?;
-    s.vec.x[..na / s.lay.nprows + 1].fill(1.0);
-
-    world.barrier()?;
-    let t0 = volpex::wtime();
-    let mut zeta = 0.0;
-    for _ in 0..niter {
+    let (first, mut zeta, t0) = match restored {
+        Some(st) => {
+            ensure(st.done <= niter as u64, "CG iteration")?;
+            st.x.copy_into(&mut s.vec.x, "CG x")?;
+            (st.done, st.zeta, volpex::wtime() - st.elapsed)
+        }
+        None => {
+            // One untimed iteration to touch every page, then start over from x = 1.
+            s.conj_grad()?;
+            s.normalize()?;
+            s.vec.x[..na / s.lay.nprows + 1].fill(1.0);
+            world.barrier()?;
+            (0, 0.0, volpex::wtime())
+        }
+    };
+    for it in first..niter as u64 {
         s.conj_grad()?;
         let xz = s.normalize()?;
         zeta = shift + 1.0 / xz;
+        ck.save(world, CHECKPOINT_EVERY, (it + 1, niter as u64), || State {
+            done: it + 1,
+            zeta,
+            elapsed: volpex::wtime() - t0,
+            x: F64s::of(&s.vec.x),
+        })?;
     }
     let elapsed = volpex::wtime() - t0;
     let tmax = max_time_at_root(world, elapsed)?;
@@ -390,6 +423,7 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
         },
         operation: "floating point",
         verified: rel_ok(zeta, zeta_ref, EPSILON),
+        checks: vec![zeta],
     })
 }
 
@@ -583,6 +617,15 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Class S resumed from each of its checkpoints (as a regenerated replica restored
+    /// from it) gives the uninterrupted run's results bit for bit; its states survive
+    /// the postcard round trip.
+    #[test]
+    fn class_s_resumes_from_every_checkpoint() {
+        let recorded = crate::checkpoint::assert_resumes_from_every_checkpoint(run, Class::S, None);
+        crate::checkpoint::assert_states_round_trip::<State>(&recorded);
+    }
 
     #[test]
     fn grid_blocks_cover_the_matrix() {

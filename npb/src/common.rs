@@ -88,6 +88,9 @@ pub struct Report {
     pub operation: &'static str,
     /// Whether every checked quantity matched the official value within its tolerance.
     pub verified: bool,
+    /// The checked quantities as computed (not printed here): tests compare runs, e.g.
+    /// one restored from a checkpoint, bit for bit.
+    pub checks: Vec<f64>,
 }
 
 impl Report {
@@ -301,6 +304,7 @@ mod tests {
             mops_total: 100.0,
             operation: "Random numbers generated",
             verified: true,
+            checks: vec![],
         };
         let text = r.render();
         assert!(text.contains(" EP Benchmark Completed."));

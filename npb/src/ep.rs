@@ -2,8 +2,10 @@
 //! the Marsaglia polar method from the NPB generator, tallied in ten square annuli. Owns
 //! the batch split over ranks and the final all-reduces of the sums and counts.
 
+use serde::{Deserialize, Serialize};
 use volpex::{Communicator, SystemOperation};
 
+use crate::checkpoint::{ensure, Checkpoints};
 use crate::common::{
     broadcast_from_root, pow_mod46, randlc, rel_ok, vranlc, Class, NpbError, Report, RANDLC_A,
 };
@@ -30,18 +32,37 @@ fn params(class: Class) -> (u32, f64, f64) {
     }
 }
 
+/// Default number of checkpoints in a rank's share of the batches.
+const CHECKPOINTS_PER_RUN: u64 = 16;
+
 /// What one rank tallies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Tally {
     sx: f64,
     sy: f64,
     q: [f64; NQ],
 }
 
-/// Runs EP on `world`.
-pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
+/// What the rest of a run needs after a batch: how many of this rank's batches are
+/// done, the tally so far and the timer. The batches communicate nothing (the sums are
+/// all-reduced after the last one), so a checkpoint here only spares a regenerated
+/// replica the batches before it.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct State {
+    done: u64,
+    tally: Tally,
+    /// Seconds of the timed section so far.
+    elapsed: f64,
+}
+
+/// Runs EP on `world`, checkpointing after batches.
+pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Report, NpbError> {
     let (m, sx_ref, sy_ref) = params(class);
-    // timers_enabled: rank 0 would read timer.flag; the extra timers stay off.
-    broadcast_from_root(world, &mut [0])?;
+    let restored = ck.restored::<State>()?;
+    if restored.is_none() {
+        // timers_enabled: rank 0 would read timer.flag; the extra timers stay off.
+        broadcast_from_root(world, &mut [0])?;
+    }
     let nodes = world.size() as u64;
     let node = world.rank() as u64;
     let batches = 1u64 << (m - MK);
@@ -52,21 +73,36 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
         )));
     }
     let mut x = vec![0.0f64; 2 * NK];
+    let every_default = (count / CHECKPOINTS_PER_RUN).max(1);
 
-    world.barrier()?;
-    let t0 = volpex::wtime();
-    let mut tally = Tally {
-        sx: 0.0,
-        sy: 0.0,
-        q: [0.0; NQ],
+    let (done, mut tally, t0) = match restored {
+        Some(st) => {
+            ensure(st.done <= count, "EP batch")?;
+            (st.done, st.tally, volpex::wtime() - st.elapsed)
+        }
+        None => {
+            world.barrier()?;
+            let tally = Tally {
+                sx: 0.0,
+                sy: 0.0,
+                q: [0.0; NQ],
+            };
+            (0, tally, volpex::wtime())
+        }
     };
     // a^(2 nk): the generator's jump from one batch to the next.
     let an = pow_mod46(RANDLC_A, 2 * NK as u64);
-    for kk in first..first + count {
+    for i in done..count {
+        let kk = first + i;
         let mut t1 = SEED;
         randlc(&mut t1, pow_mod46(an, kk));
         vranlc(&mut t1, RANDLC_A, &mut x);
         gaussian_pairs(&x, &mut tally);
+        ck.save(world, every_default, (i + 1, count), || State {
+            done: i + 1,
+            tally: tally.clone(),
+            elapsed: volpex::wtime() - t0,
+        })?;
     }
     let mut sums = [0.0f64; 1];
     world.all_reduce_into(&[tally.sx], &mut sums, SystemOperation::sum())?;
@@ -92,6 +128,7 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
         mops_total: numbers / tm / 1.0e6,
         operation: "Random numbers generated",
         verified,
+        checks: [sx, sy].into_iter().chain(q).collect(),
     })
 }
 
@@ -128,6 +165,15 @@ fn gaussian_pairs(x: &[f64], tally: &mut Tally) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Class S resumed from each of its checkpoints (as a regenerated replica restored
+    /// from it) gives the uninterrupted run's results bit for bit; its states survive
+    /// the postcard round trip.
+    #[test]
+    fn class_s_resumes_from_every_checkpoint() {
+        let recorded = crate::checkpoint::assert_resumes_from_every_checkpoint(run, Class::S, None);
+        crate::checkpoint::assert_states_round_trip::<State>(&recorded);
+    }
 
     #[test]
     fn batches_cover_the_range_once() {

@@ -4,8 +4,10 @@
 //! `commslice1` otherwise), the Stockham FFT (cfftz/fftz2) on blocks of lines, and the
 //! checksum reductions.
 
+use serde::{Deserialize, Serialize};
 use volpex::{Communicator, SystemOperation};
 
+use crate::checkpoint::{ensure, interval_for, Checkpoints, F64s};
 use crate::common::{
     broadcast_from_root, max_time_at_root, pow_mod46, randlc, require_power_of_two,
     verdict_from_root, vranlc, Class, NpbError, Report, RANDLC_A,
@@ -20,6 +22,25 @@ const EPSILON: f64 = 1.0e-12;
 const SEED: f64 = 314_159_265.0;
 const ALPHA: f64 = 1.0e-6;
 const PI: f64 = std::f64::consts::PI;
+/// Default checkpoint interval in iterations when the state is large (see
+/// `checkpoint::interval_for`): at class A a checkpoint costs about an iteration, but
+/// each iteration's transpose sends 25 MB per rank on 4 ranks, so two iterations are as
+/// much as a sender can retain for a regenerated replica under the default replay
+/// budget. FT also checkpoints after its set-up (whose two transposes are as much).
+const CHECKPOINT_EVERY_LARGE: u64 = 2;
+
+/// What the rest of a run needs after an iteration: u0, the field in Fourier space
+/// (u1 and u2 are rebuilt from it each iteration, the twiddle factors locally), the
+/// checksums so far (rank 0's; empty elsewhere) and the timer.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct State<'a> {
+    /// Iterations done.
+    done: u64,
+    /// Seconds of the timed section so far.
+    elapsed: f64,
+    u0: F64s<'a>,
+    sums: Vec<(f64, f64)>,
+}
 
 /// Grid (nx, ny, nz), iterations and the official checksums of a class.
 fn params(class: Class) -> ([usize; 3], usize, &'static [(f64, f64)]) {
@@ -164,21 +185,45 @@ struct Solver<'a> {
     niter: usize,
 }
 
-/// Runs FT on `world`.
-pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
+/// Runs FT on `world`, checkpointing after iterations.
+pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Report, NpbError> {
     let (n, niter, csum) = params(class);
-    let mut s = Solver::new(world, class, n, niter)?;
+    let restored = ck.restored::<State>()?;
+    let mut s = Solver::new(world, class, n, niter, restored.is_some())?;
     let niter = s.niter;
 
-    // Run the set-up once untimed to touch every page, then start over.
-    s.start()?;
-    world.barrier()?;
-    let t0 = volpex::wtime();
-    s.start()?;
-    for _ in 0..niter {
+    let every = interval_for(8 * s.u0.len(), CHECKPOINT_EVERY_LARGE);
+    let save = |s: &Solver, done: u64, t0: f64| {
+        ck.save(world, every, (done, niter as u64), || State {
+            done,
+            elapsed: volpex::wtime() - t0,
+            u0: F64s::of(&s.u0),
+            sums: s.sums.clone(),
+        })
+    };
+    let (first, t0) = match restored {
+        Some(st) => {
+            ensure(st.done <= niter as u64, "FT iteration")?;
+            st.u0.copy_into(&mut s.u0, "FT u0")?;
+            s.sums = st.sums;
+            s.compute_indexmap();
+            (st.done, volpex::wtime() - st.elapsed)
+        }
+        None => {
+            // Run the set-up once untimed to touch every page, then start over.
+            s.start()?;
+            world.barrier()?;
+            let t0 = volpex::wtime();
+            s.start()?;
+            save(&s, 0, t0)?;
+            (0, t0)
+        }
+    };
+    for it in first..niter as u64 {
         s.evolve();
         s.inverse()?;
         s.checksum()?;
+        save(&s, it + 1, t0)?;
     }
     let verified =
         world.rank() == 0 && s.sums.len() == csum.len() && checksums_match(&s.sums, csum);
@@ -199,6 +244,7 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
         },
         operation: "floating point",
         verified,
+        checks: s.sums.iter().flat_map(|&(r, i)| [r, i]).collect(),
     })
 }
 
@@ -220,12 +266,14 @@ fn checksums_match(sums: &[(f64, f64)], reference: &[(f64, f64)]) -> bool {
 
 impl<'a> Solver<'a> {
     /// The reference's setup: process count checks, rank 0's choices broadcast (np1,
-    /// np2, layout, iterations, timers), the row and column communicators, the arrays.
+    /// np2, layout, iterations, timers; not again in a `restored` replica, whose rank
+    /// took them before its checkpoint), the row and column communicators, the arrays.
     fn new(
         world: &'a Communicator,
         class: Class,
         n: [usize; 3],
         niter: usize,
+        restored: bool,
     ) -> Result<Solver<'a>, NpbError> {
         let np = world.size();
         require_power_of_two("FT", np)?;
@@ -238,8 +286,10 @@ impl<'a> Solver<'a> {
         let me = world.rank();
         let layout = if np == 1 { 0 } else { 1 };
         let mut setup = [1, np, layout, niter as i32, 0];
-        for v in setup.chunks_mut(1) {
-            broadcast_from_root(world, v)?;
+        if !restored {
+            for v in setup.chunks_mut(1) {
+                broadcast_from_root(world, v)?;
+            }
         }
         // The processor grid is np1 x np2 = 1 x np; both slices are made, as there.
         let (me1, me2) = (0, me);
@@ -657,6 +707,15 @@ fn fftz2(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Class S resumed from each of its checkpoints (as a regenerated replica restored
+    /// from it) gives the uninterrupted run's results bit for bit; its states survive
+    /// the postcard round trip.
+    #[test]
+    fn class_s_resumes_from_every_checkpoint() {
+        let recorded = crate::checkpoint::assert_resumes_from_every_checkpoint(run, Class::S, None);
+        crate::checkpoint::assert_states_round_trip::<State>(&recorded);
+    }
 
     /// A naive DFT of one line, for comparison.
     fn dft(re: &[f64], im: &[f64], sign: f64) -> (Vec<f64>, Vec<f64>) {

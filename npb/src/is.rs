@@ -3,8 +3,10 @@
 //! ranks them by counting, checks five test keys each iteration (partial verification)
 //! and the final global order (full verification). Owns the key redistribution.
 
+use serde::{Deserialize, Serialize};
 use volpex::{Communicator, SystemOperation};
 
+use crate::checkpoint::{ensure, Checkpoints};
 use crate::common::{
     broadcast_from_root, log2, max_time_at_root, pow_mod46, randlc, require_power_of_two,
     verdict_from_root, Class, NpbError, Report, RANDLC_A,
@@ -18,6 +20,22 @@ const TEST_ARRAY_SIZE: usize = 5;
 const SEED: f64 = 314_159_265.0;
 /// Tag of the full verification's neighbour exchange.
 const TAG_VERIFY: i32 = 1000;
+/// Default checkpoint interval, in ranking iterations.
+const CHECKPOINT_EVERY: u64 = 1;
+
+/// What the rest of a run needs before a ranking iteration: which one, the partial
+/// verifications passed so far and the timer. The keys are regenerated locally
+/// (create_seq, then rank 0's two keys per iteration done); every other buffer is
+/// rebuilt by the iteration. There is no checkpoint after the last iteration: the full
+/// verification that follows needs that iteration's redistributed keys.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct State {
+    /// The next ranking iteration (1..=MAX_ITERATIONS).
+    next: u64,
+    passed: i32,
+    /// Seconds of the timed section so far.
+    elapsed: f64,
+}
 
 /// Sizes of a class (log2 of keys, of the key range and of the number of buckets) and
 /// its test keys' indices and (iteration-shifted) ranks.
@@ -126,8 +144,8 @@ struct Sorter<'a> {
     passed: i32,
 }
 
-/// Runs IS on `world`.
-pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
+/// Runs IS on `world`, checkpointing before ranking iterations.
+pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Report, NpbError> {
     let procs = world.size();
     require_power_of_two("IS", procs)?;
     let p = params(class);
@@ -137,17 +155,38 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
             p.max_procs
         )));
     }
-    // timeron: rank 0 would read timer.flag; the extra timers stay off.
-    broadcast_from_root(world, &mut [0])?;
+    let restored = ck.restored::<State>()?;
+    if restored.is_none() {
+        // timeron: rank 0 would read timer.flag; the extra timers stay off.
+        broadcast_from_root(world, &mut [0])?;
+    }
     let mut s = Sorter::new(world, class, p);
     s.create_seq();
-    // One iteration for free, to touch every page (not timed, not verified).
-    s.rank(1)?;
-    s.passed = 0;
-
-    let t0 = volpex::wtime();
-    for iteration in 1..=MAX_ITERATIONS {
+    let (first, t0) = match restored {
+        Some(st) => {
+            ensure(
+                (1..=MAX_ITERATIONS as u64).contains(&st.next),
+                "IS iteration",
+            )?;
+            // The keys as the iterations before the checkpoint left them.
+            for iteration in 1..st.next as usize {
+                s.set_iteration_keys(iteration);
+            }
+            s.passed = st.passed;
+            (st.next as usize, volpex::wtime() - st.elapsed)
+        }
+        None => {
+            // One iteration for free, to touch every page (not timed, not verified).
+            s.rank(1)?;
+            s.passed = 0;
+            let t0 = volpex::wtime();
+            s.checkpoint(ck, 0, t0)?;
+            (1, t0)
+        }
+    };
+    for iteration in first..=MAX_ITERATIONS {
         s.rank(iteration)?;
+        s.checkpoint(ck, iteration, t0)?;
     }
     let elapsed = volpex::wtime() - t0;
     let maxtime = max_time_at_root(world, elapsed)?;
@@ -172,6 +211,7 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
         mops_total: (MAX_ITERATIONS as f64) * total_keys as f64 / maxtime / 1.0e6,
         operation: "keys ranked",
         verified,
+        checks: vec![f64::from(passed[0])],
     })
 }
 
@@ -216,13 +256,31 @@ impl<'a> Sorter<'a> {
         }
     }
 
-    /// One ranking iteration (the reference's `rank`).
-    fn rank(&mut self, iteration: usize) -> Result<(), NpbError> {
+    /// The checkpoint after `done` ranking iterations (0: after the untimed one), when
+    /// due; the timed section started at `t0`.
+    fn checkpoint(&self, ck: &Checkpoints, done: usize, t0: f64) -> Result<(), NpbError> {
+        let total = MAX_ITERATIONS as u64;
+        ck.save(self.world, CHECKPOINT_EVERY, (done as u64, total), || {
+            State {
+                next: done as u64 + 1,
+                passed: self.passed,
+                elapsed: volpex::wtime() - t0,
+            }
+        })
+    }
+
+    /// Rank 0 changes two keys at the start of each ranking iteration.
+    fn set_iteration_keys(&mut self, iteration: usize) {
         let max_key = 1i32 << self.p.max_key_log2;
         if self.me == 0 {
             self.key_array[iteration] = iteration as i32;
             self.key_array[iteration + MAX_ITERATIONS] = max_key - iteration as i32;
         }
+    }
+
+    /// One ranking iteration (the reference's `rank`).
+    fn rank(&mut self, iteration: usize) -> Result<(), NpbError> {
+        self.set_iteration_keys(iteration);
         let nb = self.num_buckets;
         // Bucket sizes, with the test keys hidden in the top TEST_ARRAY_SIZE entries.
         let mut bucket_size = vec![0i32; nb + TEST_ARRAY_SIZE];
@@ -417,6 +475,15 @@ impl Redistribution {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Class S resumed from each of its checkpoints (as a regenerated replica restored
+    /// from it) gives the uninterrupted run's results bit for bit; its states survive
+    /// the postcard round trip.
+    #[test]
+    fn class_s_resumes_from_every_checkpoint() {
+        let recorded = crate::checkpoint::assert_resumes_from_every_checkpoint(run, Class::S, None);
+        crate::checkpoint::assert_states_round_trip::<State>(&recorded);
+    }
 
     #[test]
     fn one_rank_takes_every_bucket() {

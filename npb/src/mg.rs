@@ -4,8 +4,10 @@
 //! reference's tags, periodic copies on one process) and comm3_ex (levels where ranks
 //! run out of points), and the random right-hand side (zran3).
 
+use serde::{Deserialize, Serialize};
 use volpex::{Communicator, SystemOperation};
 
+use crate::checkpoint::{ensure, interval_for, Checkpoints, F64s};
 use crate::common::{
     broadcast_from_root, log2, max_time_at_root, pow_mod46, randlc, rel_ok, require_power_of_two,
     vranlc, Class, NpbError, Report, RANDLC_A,
@@ -17,6 +19,30 @@ const EPSILON: f64 = 1.0e-8;
 const MM: usize = 10;
 /// The residual operator A.
 const A: [f64; 4] = [-8.0 / 3.0, 0.0, 1.0 / 6.0, 1.0 / 12.0];
+/// Default checkpoint interval in V-cycles when the state is large (see
+/// `checkpoint::interval_for`): at class A and above a checkpoint costs about two
+/// V-cycles, and a rank sends about 6 MB per V-cycle at class A on 4 ranks, so a
+/// sender retains at most about 40 MB for a regenerated replica. Class A (4 V-cycles)
+/// then takes none: replaying it from the start needs about 35 MB of log per rank.
+const CHECKPOINT_EVERY_LARGE: u64 = 5;
+
+/// What the rest of a run needs after a V-cycle and its residual: u on the finest
+/// level, ghosts included, and r's ghost layers (r's interior is v - A u, recomputed
+/// locally by resid; every coarser level is rebuilt by the next V-cycle), the
+/// right-hand side v as its few nonzero points (zran3 places +1 and -1 at twenty points
+/// of the whole grid) and the timer.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct State<'a> {
+    /// V-cycles done.
+    done: u64,
+    /// Seconds of the timed section so far.
+    elapsed: f64,
+    u: F64s<'a>,
+    /// r's ghost layers, in `shell` order.
+    r_shell: F64s<'a>,
+    /// (index, value) of every nonzero of v, ghosts included.
+    v: Vec<(u64, f64)>,
+}
 
 /// Grid edge, iterations, official L2 norm of the residual.
 fn params(class: Class) -> (usize, usize, f64) {
@@ -342,33 +368,68 @@ struct Solver<'a> {
     s3: Vec<f64>,
 }
 
-/// Runs MG on `world`.
-pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
+/// Runs MG on `world`, checkpointing after V-cycles.
+pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Report, NpbError> {
     let nprocs = world.size();
     require_power_of_two("MG", nprocs)?;
     let (nx, nit, verify_value) = params(class);
-    let (nx, nit) = broadcast_input(world, nx, nit)?;
+    let restored = ck.restored::<State>()?;
+    let (nx, nit) = match restored {
+        // Rank 0 broadcast the compiled defaults before the checkpoint.
+        Some(_) => (nx, nit),
+        None => broadcast_input(world, nx, nit)?,
+    };
     let mut s = Solver::new(world, class, nx)?;
     let lt = s.lay.lt;
     let dn = (nx * nx * nx) as f64;
 
-    // Untimed start: one V-cycle to touch everything, then start over.
-    s.zran3(nx)?;
-    s.norm2u3_v(dn)?;
-    s.resid_top()?;
-    s.norm2u3_r(dn)?;
-    s.mg3p()?;
-    s.resid_top()?;
-    s.u[lt].fill(0.0);
-    s.zran3(nx)?;
+    let (first, t0) = match restored {
+        Some(st) => {
+            ensure(st.done <= nit as u64, "MG iteration")?;
+            st.u.copy_into(&mut s.u[lt], "MG u")?;
+            for &(i, x) in &st.v {
+                let slot = usize::try_from(i).ok().and_then(|i| s.v.get_mut(i));
+                *slot.ok_or_else(|| crate::checkpoint::misfit("MG v"))? = x;
+            }
+            s.restore_r(&st.r_shell.0)?;
+            (st.done, volpex::wtime() - st.elapsed)
+        }
+        None => {
+            // Untimed start: one V-cycle to touch everything, then start over.
+            s.zran3(nx)?;
+            s.norm2u3_v(dn)?;
+            s.resid_top()?;
+            s.norm2u3_r(dn)?;
+            s.mg3p()?;
+            s.resid_top()?;
+            s.u[lt].fill(0.0);
+            s.zran3(nx)?;
 
-    world.barrier()?;
-    let t0 = volpex::wtime();
-    s.resid_top()?;
-    s.norm2u3_r(dn)?;
-    for _ in 0..nit {
+            world.barrier()?;
+            let t0 = volpex::wtime();
+            s.resid_top()?;
+            s.norm2u3_r(dn)?;
+            (0, t0)
+        }
+    };
+    // v no longer changes: its nonzeros are the same in every checkpoint.
+    let v_nonzeros: Vec<(u64, f64)> =
+        s.v.iter()
+            .enumerate()
+            .filter(|(_, &x)| x != 0.0)
+            .map(|(i, &x)| (i as u64, x))
+            .collect();
+    let every = interval_for(8 * s.u[lt].len(), CHECKPOINT_EVERY_LARGE);
+    for it in first..nit as u64 {
         s.mg3p()?;
         s.resid_top()?;
+        ck.save(world, every, (it + 1, nit as u64), || State {
+            done: it + 1,
+            elapsed: volpex::wtime() - t0,
+            u: F64s::of(&s.u[lt]),
+            r_shell: F64s(shell(&s.r[lt], &s.lay.levels[lt].m).into()),
+            v: v_nonzeros.clone(),
+        })?;
     }
     let (rnm2, _rnmu) = s.norm2u3_r(dn)?;
     let elapsed = volpex::wtime() - t0;
@@ -388,6 +449,7 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
         },
         operation: "floating point",
         verified: rel_ok(rnm2, verify_value, EPSILON),
+        checks: vec![rnm2],
     })
 }
 
@@ -491,6 +553,21 @@ impl<'a> Solver<'a> {
             [&mut self.s1, &mut self.s2, &mut self.s3],
         );
         self.halo.comm3(&mut self.r[lt], lev)
+    }
+
+    /// r on the finest level as resid_top left it, from u, v and r's ghost layers
+    /// `shell` (a restored replica's), without communicating.
+    fn restore_r(&mut self, shell: &[f64]) -> Result<(), NpbError> {
+        let lt = self.lay.lt;
+        let m = self.lay.levels[lt].m;
+        resid(
+            &self.u[lt],
+            Some(&self.v),
+            &mut self.r[lt],
+            &m,
+            [&mut self.s1, &mut self.s2, &mut self.s3],
+        );
+        unshell(&mut self.r[lt], &m, shell)
     }
 
     /// u = u + C r on level `k`, then the halo exchange.
@@ -604,6 +681,49 @@ impl<'a> Solver<'a> {
         }
         self.halo.comm3(&mut self.v, &self.lay.levels[lt])
     }
+}
+
+/// The ghost layers of an m1 x m2 x m3 array (every point with a coordinate at 1 or at
+/// its extent), in Fortran order.
+fn shell(x: &[f64], m: &[usize; 3]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(2 * (m[0] * m[1] + m[0] * m[2] + m[1] * m[2]));
+    for i3 in 1..=m[2] {
+        for i2 in 1..=m[1] {
+            let b = row(m, i2, i3);
+            if i3 == 1 || i3 == m[2] || i2 == 1 || i2 == m[1] {
+                out.extend_from_slice(&x[b..b + m[0]]);
+            } else {
+                out.push(x[b]);
+                out.push(x[b + m[0] - 1]);
+            }
+        }
+    }
+    out
+}
+
+/// Writes `shell` (as `shell` made it) back into the ghost layers of `x`.
+fn unshell(x: &mut [f64], m: &[usize; 3], shell: &[f64]) -> Result<(), NpbError> {
+    let mut at = 0;
+    let mut take = |n: usize| -> Result<&[f64], NpbError> {
+        let s = shell
+            .get(at..at + n)
+            .ok_or_else(|| crate::checkpoint::misfit("MG r ghosts"))?;
+        at += n;
+        Ok(s)
+    };
+    for i3 in 1..=m[2] {
+        for i2 in 1..=m[1] {
+            let b = row(m, i2, i3);
+            if i3 == 1 || i3 == m[2] || i2 == 1 || i2 == m[1] {
+                x[b..b + m[0]].copy_from_slice(take(m[0])?);
+            } else {
+                let two = take(2)?;
+                x[b] = two[0];
+                x[b + m[0] - 1] = two[1];
+            }
+        }
+    }
+    crate::checkpoint::ensure(at == shell.len(), "MG r ghosts")
 }
 
 /// The ten smallest (`[0]`) and largest (`[1]`) values seen and where, kept sorted by
@@ -952,6 +1072,38 @@ fn norm2u3(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_and_unshell_move_exactly_the_ghost_layers() {
+        let m = [6, 4, 5];
+        let x: Vec<f64> = (0..m[0] * m[1] * m[2]).map(|i| i as f64 + 0.5).collect();
+        let sh = shell(&x, &m);
+        assert_eq!(
+            sh.len(),
+            m[0] * m[1] * m[2] - (m[0] - 2) * (m[1] - 2) * (m[2] - 2)
+        );
+        let mut y = vec![0.0; x.len()];
+        unshell(&mut y, &m, &sh).expect("fits");
+        for i3 in 1..=m[2] {
+            for i2 in 1..=m[1] {
+                for i1 in 1..=m[0] {
+                    let ghost = [i1, i2, i3].iter().zip(&m).any(|(&i, &n)| i == 1 || i == n);
+                    let p = at(&m, i1, i2, i3);
+                    assert_eq!(y[p], if ghost { x[p] } else { 0.0 });
+                }
+            }
+        }
+        assert!(unshell(&mut y, &m, &sh[1..]).is_err());
+    }
+
+    /// Class S resumed from each of its checkpoints (as a regenerated replica restored
+    /// from it) gives the uninterrupted run's results bit for bit; its states survive
+    /// the postcard round trip.
+    #[test]
+    fn class_s_resumes_from_every_checkpoint() {
+        let recorded = crate::checkpoint::assert_resumes_from_every_checkpoint(run, Class::S, None);
+        crate::checkpoint::assert_states_round_trip::<State>(&recorded);
+    }
 
     #[test]
     fn one_rank_owns_the_whole_grid_on_every_level() {

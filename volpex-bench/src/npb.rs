@@ -285,6 +285,23 @@ fn markdown(rows: &[Row]) -> String {
 }
 
 /// `volpex-bench npb`.
+/// The npb binary: `given`, or the one next to this executable.
+pub(crate) fn npb_binary(given: Option<&PathBuf>) -> Result<PathBuf, String> {
+    let npb = match given {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()
+            .map_err(|e| e.to_string())?
+            .with_file_name("npb"),
+    };
+    if !npb.is_file() {
+        return Err(format!(
+            "npb not found at {} (build it: cargo build --release -p npb, or pass --npb)",
+            npb.display()
+        ));
+    }
+    Ok(npb)
+}
+
 pub fn run(a: &Args) -> Result<(), String> {
     for b in &a.bench {
         if !BENCHES.contains(&b.as_str()) {
@@ -309,18 +326,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         return Err(format!("--kill-at must lie in (0, 1), got {}", a.kill_at));
     }
     let vrun = volpexrun()?;
-    let npb = match &a.npb {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()
-            .map_err(|e| e.to_string())?
-            .with_file_name("npb"),
-    };
-    if !npb.is_file() {
-        return Err(format!(
-            "npb not found at {} (build it: cargo build --release -p npb, or pass --npb)",
-            npb.display()
-        ));
-    }
+    let npb = npb_binary(a.npb.as_ref())?;
     let mut jobs = Vec::new();
     for b in &a.bench {
         for c in &a.class {

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::compare::{median, volpexrun};
-use crate::npb::parse_report;
+use crate::npb::{npb_binary, parse_report};
 
 /// Options of `volpex-bench regen`.
 #[derive(clap::Args, Debug)]
@@ -42,6 +42,9 @@ pub struct Args {
     /// Extra volpexrun options, e.g. `--volpexrun-arg=--regenerate=always`.
     #[arg(long = "volpexrun-arg", allow_hyphen_values = true)]
     pub volpexrun_args: Vec<String>,
+    /// Extra npb options, e.g. `--npb-arg=--checkpoint-every=2`.
+    #[arg(long = "npb-arg", allow_hyphen_values = true)]
+    pub npb_args: Vec<String>,
 }
 
 /// One job's outcome.
@@ -85,7 +88,9 @@ fn run_one(vrun: &Path, npb: &Path, a: &Args, bench: &str, kills: u32) -> Result
         cmd.arg("--fault")
             .arg(format!("{}.1:kill@{}", a.np - 1, a.every * f64::from(i)));
     }
-    cmd.arg(npb).args([bench, "--class", &a.class]);
+    cmd.arg(npb)
+        .args([bench, "--class", &a.class])
+        .args(&a.npb_args);
     let t0 = Instant::now();
     let out = cmd
         .output()
@@ -122,12 +127,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         return Err("regen needs --replicas >= 2, --np, --runs >= 1, --every > 0".into());
     }
     let vrun = volpexrun()?;
-    let npb = match &a.npb {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()
-            .map_err(|e| e.to_string())?
-            .with_file_name("npb"),
-    };
+    let npb = npb_binary(a.npb.as_ref())?;
     println!(
         "| bench | class | np x r | kills | failure-free s (wall) | with kills s (wall) | per regeneration | catch-up s (median, max) |"
     );

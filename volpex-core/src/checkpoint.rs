@@ -8,8 +8,10 @@
 //! coordinated choices used) and the results of communicator splits made before it, so
 //! the restored program re-creates the same communicators without communicating.
 //!
-//! Owns the snapshot format and its encoding (postcard). Must never do I/O nor decide
-//! when a snapshot is taken or which sibling serves it.
+//! Owns the snapshot format and its encoding: the runtime's part in postcard, then the
+//! application's bytes as they are (a byte-wise serde encoding of tens of megabytes cost
+//! as much as an NPB iteration). Must never do I/O nor decide when a snapshot is taken or
+//! which sibling serves it.
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -75,21 +77,36 @@ pub struct Snapshot {
     pub splits: Vec<(u32, u32, Vec<i64>)>,
     /// Sends the program had made (fault-injection counter).
     pub sends: u64,
-    /// The application's state, as it serialized it.
+    /// The application's state, as it serialized it (encoded after the rest, as is).
+    #[serde(skip)]
     pub app: Vec<u8>,
 }
 
 impl Snapshot {
-    /// Encodes it for the wire.
+    /// Encodes it for the wire: the length of the postcard part (u64, little-endian),
+    /// the postcard part, the application's bytes.
     pub fn encode(&self) -> Result<Bytes, String> {
-        postcard::to_stdvec(self)
-            .map(Bytes::from)
-            .map_err(|e| format!("cannot encode the snapshot: {e}"))
+        let head =
+            postcard::to_stdvec(self).map_err(|e| format!("cannot encode the snapshot: {e}"))?;
+        let mut out = Vec::with_capacity(8 + head.len() + self.app.len());
+        out.extend_from_slice(&(head.len() as u64).to_le_bytes());
+        out.extend_from_slice(&head);
+        out.extend_from_slice(&self.app);
+        Ok(Bytes::from(out))
     }
 
     /// Decodes what `encode` made.
     pub fn decode(b: &[u8]) -> Result<Snapshot, String> {
-        postcard::from_bytes(b).map_err(|e| format!("malformed snapshot: {e}"))
+        let bad = |why: &str| format!("malformed snapshot: {why}");
+        let (len, rest) = b.split_first_chunk::<8>().ok_or_else(|| bad("truncated"))?;
+        let len = usize::try_from(u64::from_le_bytes(*len)).map_err(|_| bad("length"))?;
+        if len > rest.len() {
+            return Err(bad("truncated"));
+        }
+        let (head, app) = rest.split_at(len);
+        let mut s: Snapshot = postcard::from_bytes(head).map_err(|e| bad(&e.to_string()))?;
+        s.app = app.to_vec();
+        Ok(s)
     }
 }
 
@@ -123,5 +140,13 @@ mod tests {
         let b = s.encode().unwrap();
         assert_eq!(Snapshot::decode(&b), Ok(s));
         assert!(Snapshot::decode(&[0xff; 3]).is_err());
+        assert!(
+            Snapshot::decode(&[0xff; 12]).is_err(),
+            "length past the end"
+        );
+        let mut bad = b.to_vec();
+        bad[8] = 0xff;
+        bad.truncate(12);
+        assert!(Snapshot::decode(&bad).is_err());
     }
 }

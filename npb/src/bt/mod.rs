@@ -14,6 +14,7 @@ use crate::cfd::drive::{self, App};
 use crate::cfd::faces::copy_faces;
 use crate::cfd::verify::Refs;
 use crate::cfd::{Aos, Flow};
+use crate::checkpoint::Checkpoints;
 use crate::common::{Class, NpbError, Report};
 use solve::{solve, SolveWork};
 
@@ -136,7 +137,11 @@ fn adi(flow: &mut Flow<Aos>, w: &mut SolveWork) -> Result<(), NpbError> {
 }
 
 /// Runs BT of `class` on `world` (a square number of ranks).
-pub fn run(world: &volpex::Communicator, class: Class) -> Result<Report, NpbError> {
+pub fn run(
+    world: &volpex::Communicator,
+    class: Class,
+    ck: &Checkpoints,
+) -> Result<Report, NpbError> {
     let app = App {
         name: "BT",
         params: params(class),
@@ -147,5 +152,19 @@ pub fn run(world: &volpex::Communicator, class: Class) -> Result<Report, NpbErro
             1.0e-6 * niter as f64 * (3478.8 * n * n * n - 17655.7 * n * n + 28023.7 * n) / t
         },
     };
-    drive::run::<Aos, _>(world, class, app, SolveWork::new, adi)
+    drive::run::<Aos, _>(world, class, ck, app, SolveWork::new, adi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Class S resumed from each of its checkpoints (as a regenerated replica restored
+    /// from it) gives the uninterrupted run's results bit for bit; its states survive
+    /// the postcard round trip.
+    #[test]
+    fn class_s_resumes_from_every_checkpoint() {
+        let recorded = crate::checkpoint::assert_resumes_from_every_checkpoint(run, Class::S, None);
+        crate::checkpoint::assert_states_round_trip::<drive::State>(&recorded);
+    }
 }

@@ -14,8 +14,11 @@ pub mod grid;
 pub mod rhs;
 pub mod ssor;
 
+use serde::{Deserialize, Serialize};
+
 use crate::cfd::constants::{exact_solution, Constants, C2, CE};
 use crate::cfd::verify::{compare, max_time, Refs};
+use crate::checkpoint::{ensure, Checkpoints, F64s};
 use crate::common::{Class, NpbError, Report};
 use exchange::{exchange_4, exchange_5, exchange_6, Plane};
 use grid::Sub;
@@ -35,6 +38,31 @@ fn params(class: Class) -> (usize, u64, f64) {
 
 /// The relaxation factor.
 const OMEGA: f64 = 1.2;
+/// Default checkpoint interval, in SSOR steps.
+const CHECKPOINT_EVERY: u64 = 10;
+
+/// What the rest of a run needs after an SSOR step: u, the residual rsd the step ended
+/// with (the next step starts from it), the forcing term frct (erhs exchanges ghost
+/// values, so a restored replica cannot rebuild it alone), the latest residual norms and
+/// the timer. flux, the Jacobians and tv are rebuilt by every step.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct State<'a> {
+    /// SSOR steps done.
+    done: u64,
+    rsdnm: [f64; 5],
+    /// Seconds of the timed section so far.
+    elapsed: f64,
+    u: F64s<'a>,
+    rsd: F64s<'a>,
+    frct: F64s<'a>,
+}
+
+/// Where an SSOR run starts: from the start (with its pre-loop residual and barrier),
+/// or after a restored checkpoint.
+enum Start<'a> {
+    Fresh,
+    Restored(State<'a>),
+}
 
 /// The official values (npb-verification.md); none are on file for class C.
 fn refs(class: Class) -> Option<Refs> {
@@ -316,18 +344,36 @@ impl Lu {
         self.l2norm(&e)
     }
 
-    /// One SSOR run of `niter` steps; returns the residual norms and the time.
-    fn ssor(&mut self, niter: u64, itmax: u64) -> Result<([f64; 5], f64), NpbError> {
+    /// One SSOR run of `niter` steps from `start`, checkpointing after steps when `ck`
+    /// is given; returns the residual norms and the time.
+    fn ssor(
+        &mut self,
+        niter: u64,
+        itmax: u64,
+        start: Start,
+        ck: Option<&Checkpoints>,
+    ) -> Result<([f64; 5], f64), NpbError> {
         let s = self.s.clone();
         let k = self.k.clone();
         let tmp = 1.0 / (OMEGA * (2.0 - OMEGA));
         let nz = s.nz as isize;
-        self.rhs()?;
-        let mut rsdnm = self.l2norm(&self.rsd)?;
-        self.comm.barrier()?;
-        let t0 = volpex::wtime();
+        let (first, mut rsdnm, t0) = match start {
+            Start::Fresh => {
+                self.rhs()?;
+                let rsdnm = self.l2norm(&self.rsd)?;
+                self.comm.barrier()?;
+                (0, rsdnm, volpex::wtime())
+            }
+            Start::Restored(st) => {
+                ensure(st.done <= niter, "LU step")?;
+                st.u.copy_into(&mut self.u, "LU u")?;
+                st.rsd.copy_into(&mut self.rsd, "LU rsd")?;
+                st.frct.copy_into(&mut self.frct, "LU frct")?;
+                (st.done, st.rsdnm, volpex::wtime() - st.elapsed)
+            }
+        };
         let inorm = itmax;
-        for istep in 1..=niter {
+        for istep in first + 1..=niter {
             for kk in 2..nz {
                 for j in s.jst..=s.jend {
                     for i in s.ist..=s.iend {
@@ -374,6 +420,16 @@ impl Lu {
             }
             if rsdnm.iter().all(|&r| r < 1.0e-8) {
                 break;
+            }
+            if let Some(ck) = ck {
+                ck.save(&self.comm, CHECKPOINT_EVERY, (istep, niter), || State {
+                    done: istep,
+                    rsdnm,
+                    elapsed: volpex::wtime() - t0,
+                    u: F64s::of(&self.u),
+                    rsd: F64s::of(&self.rsd),
+                    frct: F64s::of(&self.frct),
+                })?;
             }
         }
         let t = volpex::wtime() - t0;
@@ -541,12 +597,15 @@ fn s_dzeta(s: &Sub) -> f64 {
     1.0 / (s.n0[2] as f64 - 1.0)
 }
 
-/// Runs LU of `class` on `world` (a power-of-two number of ranks).
-pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
+/// Runs LU of `class` on `world` (a power-of-two number of ranks), checkpointing after
+/// SSOR steps.
+pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Report, NpbError> {
     let (size, itmax, dt) = params(class);
     let s = Sub::new(world.size(), world.rank(), size)?;
     let root = world.rank() == 0;
-    if root {
+    let restored = ck.restored::<State>()?;
+    // A restored replica printed the banner before its checkpoint.
+    if root && restored.is_none() {
         println!("\n\n NAS Parallel Benchmarks 3.4 -- LU Benchmark\n");
         println!(" Size: {size:4}x{size:4}x{size:4}");
         println!(" Iterations: {itmax:4}");
@@ -564,14 +623,20 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
         comm: world.duplicate(),
         s,
     };
-    lu.setbv();
-    lu.setiv();
-    lu.erhs()?;
-    // One iteration to touch all code and data, then start again.
-    lu.ssor(1, itmax)?;
-    lu.setbv();
-    lu.setiv();
-    let (xcr, t) = lu.ssor(itmax, itmax)?;
+    let start = match restored {
+        Some(st) => Start::Restored(st),
+        None => {
+            lu.setbv();
+            lu.setiv();
+            lu.erhs()?;
+            // One iteration to touch all code and data, then start again.
+            lu.ssor(1, itmax, Start::Fresh, None)?;
+            lu.setbv();
+            lu.setiv();
+            Start::Fresh
+        }
+    };
+    let (xcr, t) = lu.ssor(itmax, itmax, start, Some(ck))?;
     let tmax = max_time(world, t)?;
     let xce = lu.error()?;
     let xci = lu.pintgr()?;
@@ -595,5 +660,20 @@ pub fn run(world: &Communicator, class: Class) -> Result<Report, NpbError> {
         mops_total: mops,
         operation: "floating point",
         verified,
+        checks: xcr.iter().chain(&xce).copied().chain([xci]).collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Class S resumed from each of its checkpoints (as a regenerated replica restored
+    /// from it) gives the uninterrupted run's results bit for bit; its states survive
+    /// the postcard round trip.
+    #[test]
+    fn class_s_resumes_from_every_checkpoint() {
+        let recorded = crate::checkpoint::assert_resumes_from_every_checkpoint(run, Class::S, None);
+        crate::checkpoint::assert_states_round_trip::<State>(&recorded);
+    }
 }

@@ -15,6 +15,7 @@ use crate::cfd::drive::{self, App};
 use crate::cfd::faces::copy_faces;
 use crate::cfd::verify::Refs;
 use crate::cfd::{Flow, Soa};
+use crate::checkpoint::Checkpoints;
 use crate::common::{Class, NpbError, Report};
 use solve::{solve, Lhs};
 
@@ -125,7 +126,11 @@ fn adi(flow: &mut Flow<Soa>, lhs: &mut Lhs) -> Result<(), NpbError> {
 }
 
 /// Runs SP of `class` on `world` (a square number of ranks).
-pub fn run(world: &volpex::Communicator, class: Class) -> Result<Report, NpbError> {
+pub fn run(
+    world: &volpex::Communicator,
+    class: Class,
+    ck: &Checkpoints,
+) -> Result<Report, NpbError> {
     let app = App {
         name: "SP",
         params: params(class),
@@ -137,5 +142,19 @@ pub fn run(world: &volpex::Communicator, class: Class) -> Result<Report, NpbErro
                 / (t * 1.0e6)
         },
     };
-    drive::run::<Soa, _>(world, class, app, Lhs::new, adi)
+    drive::run::<Soa, _>(world, class, ck, app, Lhs::new, adi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Class S resumed from each of its checkpoints (as a regenerated replica restored
+    /// from it) gives the uninterrupted run's results bit for bit; its states survive
+    /// the postcard round trip.
+    #[test]
+    fn class_s_resumes_from_every_checkpoint() {
+        let recorded = crate::checkpoint::assert_resumes_from_every_checkpoint(run, Class::S, None);
+        crate::checkpoint::assert_states_round_trip::<drive::State>(&recorded);
+    }
 }

@@ -107,6 +107,18 @@ impl ReplicaId {
     pub fn new(rank: u32, replica: u32) -> Self {
         ReplicaId { rank, replica }
     }
+
+    /// This replica's entry in a `[rank][replica]` table.
+    pub fn entry<T>(self, table: &[Vec<T>]) -> Option<&T> {
+        table.get(self.rank as usize)?.get(self.replica as usize)
+    }
+
+    /// This replica's entry in a `[rank][replica]` table, to change.
+    pub fn entry_mut<T>(self, table: &mut [Vec<T>]) -> Option<&mut T> {
+        table
+            .get_mut(self.rank as usize)?
+            .get_mut(self.replica as usize)
+    }
 }
 
 impl fmt::Display for ReplicaId {

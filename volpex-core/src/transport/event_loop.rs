@@ -322,11 +322,7 @@ impl Core {
 
     /// The newest incarnation of `r` known here.
     pub(super) fn incarnation_of(&self, r: ReplicaId) -> u32 {
-        self.incarnations
-            .get(r.rank as usize)
-            .and_then(|x| x.get(r.replica as usize))
-            .copied()
-            .unwrap_or(0)
+        r.entry(&self.incarnations).copied().unwrap_or(0)
     }
 
     /// Whether incarnation `inc` of `r` is older than the newest known or was declared
@@ -341,6 +337,11 @@ impl Core {
         let below = inc.saturating_add(1);
         let slot = self.fenced_below.entry(r).or_insert(0);
         *slot = (*slot).max(below);
+        self.close_incarnations_below(r, below, "declared dead (fenced)");
+    }
+
+    /// Closes every connection to an incarnation of `r` older than `below`.
+    fn close_incarnations_below(&mut self, r: ReplicaId, below: u32, why: &str) {
         let old: Vec<Token> = self
             .conns
             .iter()
@@ -350,7 +351,7 @@ impl Core {
             .map(|(t, _)| *t)
             .collect();
         for t in old {
-            self.close(t, "declared dead (fenced)");
+            self.close(t, why);
         }
     }
 
@@ -361,47 +362,23 @@ impl Core {
         if self.is_stale(r, inc) {
             return;
         }
-        if let Some(a) = addr {
-            if let Some(slot) = self
-                .addrs
-                .get_mut(r.rank as usize)
-                .and_then(|x| x.get_mut(r.replica as usize))
-            {
-                *slot = Some(a);
-            }
+        if let (Some(a), Some(slot)) = (addr, r.entry_mut(&mut self.addrs)) {
+            *slot = Some(a);
         }
         if inc == known {
             return;
         }
-        if let Some(slot) = self
-            .incarnations
-            .get_mut(r.rank as usize)
-            .and_then(|x| x.get_mut(r.replica as usize))
-        {
+        if let Some(slot) = r.entry_mut(&mut self.incarnations) {
             *slot = inc;
         }
-        let old: Vec<Token> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| {
-                matches!(c.intended_peer(), Some(PeerId::Replica(p, i)) if p == r && i < inc)
-            })
-            .map(|(t, _)| *t)
-            .collect();
-        for t in old {
-            self.close(t, "an old incarnation (fenced)");
-        }
+        self.close_incarnations_below(r, inc, "an old incarnation (fenced)");
         log::info!("{}: incarnation {inc} of {r} joins", self.me);
         let now = self.now();
         self.engine.handle_peer_joining(now, r, inc);
     }
 
     pub(super) fn addr_of(&self, to: ReplicaId) -> Option<SocketAddr> {
-        self.addrs
-            .get(to.rank as usize)
-            .and_then(|r| r.get(to.replica as usize))
-            .copied()
-            .flatten()
+        to.entry(&self.addrs).copied().flatten()
     }
 
     /// Writes what the connection can take; closes it on error.

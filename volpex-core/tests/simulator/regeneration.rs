@@ -249,12 +249,16 @@ fn siblings_killed_in_turn_are_regenerated() {
 /// caught up. A joining sibling counts for the stability of choices from the moment it
 /// joins, and a new incarnation counts as caught up only once it holds every choice its
 /// leader made (its standing pull is parked there): what it lacks at a takeover someone
-/// else holds. ENGINE BUG (ignored until fixed): seed 59000200 still fails ("message 131
-/// from rank 2 reflects choices its rank did not keep": 2.1 incarnation 1 led after 2.0
-/// incarnation 0 died while 2.0 incarnation 2 joined; 2.0 incarnation 2 took over after
-/// 2.1 died and decided a slot anew). Seeds 8000047, 26000101, 64000215 pass since.
+/// else holds. Seed 59000200 failed ("message 131 from rank 2 reflects choices its rank
+/// did not keep"): 2.0, alone after 2.1 died, told the other ranks its choices were stable
+/// up to `u64::MAX`; they kept that watermark and dropped the choices 2.1 incarnation 1
+/// carried to them as leader later, so 2.0 incarnation 2 decided slot 38 anew when it took
+/// over. A replica now never tells a watermark past the choices it holds itself. Seed
+/// 485001478 (beyond the default seeds) then deadlocked: the follower got slots 37 and 38,
+/// pulled at once, but not 36, which waited for the leader's batch; the leader died, the
+/// follower decided 36 anew and slot 39, made knowing 36, waited for a message its sender
+/// could send only later. A pulled choice now goes behind the batch before it.
 #[test]
-#[ignore = "engine bug: a regenerated leader can still lose a choice (seed 59000200)"]
 fn wildcard_leaders_killed_in_turn_after_catch_up() {
     siblings_killed_in_turn(true, 80);
 }

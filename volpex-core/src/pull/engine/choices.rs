@@ -99,9 +99,15 @@ impl Coordination {
     }
 
     /// A CHOICES frame about `rank` as this replica knows it (no entries: a notice).
-    fn frame(&self, me: u32, rank: u32, entries: Bytes) -> Frame {
+    /// `held`: this replica holds every choice of its own rank below this. The watermark
+    /// it tells is what every live replica of the rank holds, this one included, so never
+    /// more than `held`: with no live sibling left `Decisions::stable` is unbounded, and a
+    /// receiver keeps the highest watermark it heard, so it would drop every choice of
+    /// the rank carried to it after a new incarnation joins (and not answer a takeover
+    /// with them).
+    fn frame(&self, me: u32, rank: u32, entries: Bytes, held: u64) -> Frame {
         let (term, stable) = if rank == me {
-            (self.decisions.term(), self.decisions.stable())
+            (self.decisions.term(), self.decisions.stable().min(held))
         } else {
             (0, self.foreign.of_rank(rank).1)
         };
@@ -199,7 +205,7 @@ impl Engine {
         self.coord.unsent = 0;
         self.timers.stop(Timer::ChoicesBatch);
         let me = self.me.rank;
-        let asked: Vec<u64> = self
+        let mut asked: Vec<u64> = self
             .service
             .parked_wants()
             .filter_map(|w| match w {
@@ -207,10 +213,27 @@ impl Engine {
                 _ => None,
             })
             .collect();
+        // Lowest first, each before the ones after it: over a FIFO connection a follower
+        // then holds a choice only with every one before it, whenever its leader dies. A
+        // follower holding choices past one it lacks would keep them at a takeover and
+        // decide the missing one anew, though the dead leader made the later ones knowing
+        // it (seed 485001478 of `wildcard_leaders_killed_in_turn_after_catch_up`: the
+        // follower pulled slots 37 and 38 for receives posted together and got them at
+        // once while its standing pull for 36 waited for this batch; the leader died; 36
+        // was decided anew and 39 then waited for a message its sender could send only
+        // later, a deadlock).
+        asked.sort_unstable();
         for slot in asked {
             self.answer_choice_pull(slot);
         }
         self.report_choices();
+    }
+
+    /// Sends the batch of choices not sent yet, if any.
+    pub(super) fn flush_choices(&mut self) {
+        if self.coord.unsent > 0 {
+            self.send_choices();
+        }
     }
 
     /// Answers the pulls parked for choice `slot` of this rank if it is held here, each
@@ -287,7 +310,8 @@ impl Engine {
         let mut carried_own = false;
         if to != self.me && choices > self.coord.decisions.stable() {
             if let Some(entries) = self.coord.decisions.unstable(choices, CHOICES_CARRIED_MAX) {
-                self.out.send(to, self.coord.frame(me, me, entries));
+                let held = self.consumed.watermark(DECISION_CTX, me);
+                self.out.send(to, self.coord.frame(me, me, entries, held));
                 self.coord.owed.insert((to, me));
                 carried_own = true;
             }
@@ -314,10 +338,11 @@ impl Engine {
     /// (so they stop carrying them along).
     pub(super) fn settle(&mut self, which: impl Fn(ReplicaId) -> bool) {
         let me = self.me.rank;
+        let held = self.consumed.watermark(DECISION_CTX, me);
         for (peer, rank) in self.coord.take_settled(me, which) {
             if self.liveness.is_usable(peer) {
                 self.out
-                    .send(peer, self.coord.frame(me, rank, Bytes::new()));
+                    .send(peer, self.coord.frame(me, rank, Bytes::new(), held));
             }
         }
         self.arm_settle_notice();
@@ -519,6 +544,7 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ChoiceState;
     use super::*;
 
     fn coordination(replicas: u32) -> Coordination {
@@ -547,6 +573,103 @@ mod tests {
         assert!(c.must_carry());
         // One unstable choice is few enough to carry along.
         assert!(c.may_leave(c.decisions.used_bound()));
+    }
+
+    /// With no live sibling left `Decisions::stable` is unbounded; the watermark told to
+    /// other ranks stops at what this replica holds. Seed 59000200 of the simulator's
+    /// `wildcard_leaders_killed_in_turn_after_catch_up`: a leader alone told the others
+    /// "stable: u64::MAX", they kept that watermark and dropped every choice of its rank
+    /// carried to them after a sibling's new incarnation joined, and when the leader died
+    /// that sibling's takeover did not find one its messages depended on.
+    #[test]
+    fn a_replica_alone_tells_no_choice_it_does_not_hold_stable() {
+        let leader = ReplicaId::new(2, 0);
+        let mut c = Coordination::new(leader, 2, true, 16, (&[], true));
+        c.decisions.on_dead(1, Duration::ZERO, std::iter::empty());
+        let chosen = decision::encode_match(Some((1, 0)));
+        for slot in 0..3 {
+            assert!(c.decisions.record(slot, chosen.clone()));
+            c.decisions.mark_used(slot);
+        }
+        assert_eq!(c.decisions.stable(), u64::MAX, "no live sibling");
+        let Frame::Choices { stable, .. } = c.frame(2, 2, Bytes::new(), 3) else {
+            unreachable!()
+        };
+        assert_eq!(stable, 3, "not u64::MAX");
+        // A replica of rank 0 hears it; then the sibling's new incarnation joins, and the
+        // leader's next choice goes to rank 0 with a message.
+        let mut heard = Foreign::default();
+        heard.note(leader, 0, 2, 0, stable, &Bytes::new()).unwrap();
+        c.decisions.on_joining(1, 1);
+        assert!(c.decisions.record(3, chosen.clone()));
+        c.decisions.mark_used(3);
+        let entries = c.decisions.unstable(4, CHOICES_CARRIED_MAX).unwrap();
+        let Frame::Choices {
+            term,
+            stable,
+            entries,
+            ..
+        } = c.frame(2, 2, entries, 4)
+        else {
+            unreachable!()
+        };
+        assert_eq!(stable, 0, "the newcomer holds nothing yet");
+        heard.note(leader, 0, 2, term, stable, &entries).unwrap();
+        // The leader dies; the newcomer (ordinal 3), caught up with slots 0..3, takes over.
+        let answer = heard.on_takeover(ReplicaId::new(2, 1), 3, 3);
+        assert_eq!(decode_entries(&answer), Ok(vec![(3, chosen)]));
+    }
+
+    /// A leader answers a pull for a choice behind the ones before it that a standing
+    /// pull waits for in a batch: a follower never holds a choice without the earlier
+    /// ones, whenever the leader dies (else a takeover decides the missing one anew under
+    /// later ones made knowing it). Seed 485001478 of the simulator's
+    /// `wildcard_leaders_killed_in_turn_after_catch_up` deadlocked so.
+    #[test]
+    fn a_pulled_choice_goes_behind_the_earlier_ones() {
+        let (leader, follower) = (ReplicaId::new(0, 0), ReplicaId::new(0, 1));
+        let mut l = Engine::new(leader, 1, 2, crate::config::Config::default());
+        let mut f = Engine::new(follower, 1, 2, crate::config::Config::default());
+        let now = Duration::ZERO;
+        l.start(now);
+        f.start(now);
+        // Frames between the two; returns the choices the follower got, in order.
+        let pump = |l: &mut Engine, f: &mut Engine| -> Vec<u64> {
+            let mut got = Vec::new();
+            loop {
+                let mut moved = false;
+                while let Some((to, fr)) = l.poll_transmit().or_else(|| l.poll_deferred()) {
+                    if let (true, Frame::Data { key, .. }) = (to == follower, &fr) {
+                        got.push(key.seq);
+                    }
+                    f.handle_frame(now, leader, fr);
+                    moved = true;
+                }
+                while let Some((_, fr)) = f.poll_transmit().or_else(|| f.poll_deferred()) {
+                    l.handle_frame(now, follower, fr);
+                    moved = true;
+                }
+                if !moved {
+                    return got;
+                }
+            }
+        };
+        // The follower's standing pull for slot 0 is parked at the leader, which makes
+        // slots 0 and 1: fewer than a batch, so they wait.
+        pump(&mut l, &mut f);
+        for _ in 0..2 {
+            let slot = l.post_choice().unwrap();
+            assert_eq!(l.choice(now, slot), ChoiceState::Yours);
+            l.make_choice(now, slot, Bytes::from_static(b"c"));
+        }
+        const { assert!(CHOICES_BATCH > 2) };
+        assert_eq!(pump(&mut l, &mut f), Vec::<u64>::new());
+        // The follower needs slot 1 before slot 0 (receives posted together).
+        let (first, second) = (f.post_choice().unwrap(), f.post_choice().unwrap());
+        assert_eq!(f.choice(now, second), ChoiceState::Waiting);
+        let got = pump(&mut l, &mut f);
+        assert_eq!(got.first(), Some(&first), "slot 0 first, not {got:?}");
+        assert!(got.windows(2).all(|w| w[0] <= w[1]), "{got:?}");
     }
 
     #[test]

@@ -269,11 +269,7 @@ impl Engine {
 
     /// The newest incarnation of `r` known here.
     pub(super) fn incarnation_of(&self, r: ReplicaId) -> u32 {
-        self.incarnations
-            .get(r.rank as usize)
-            .and_then(|x| x.get(r.replica as usize))
-            .copied()
-            .unwrap_or(0)
+        r.entry(&self.incarnations).copied().unwrap_or(0)
     }
 
     /// `r`'s place in its rank's order of leadership (see `decision::ordinal`).
@@ -451,11 +447,7 @@ impl Engine {
         }
         // Whatever the older incarnation was doing, it is gone.
         self.handle_peer_down(now, peer, true);
-        if let Some(slot) = self
-            .incarnations
-            .get_mut(peer.rank as usize)
-            .and_then(|x| x.get_mut(peer.replica as usize))
-        {
+        if let Some(slot) = peer.entry_mut(&mut self.incarnations) {
             *slot = inc;
         }
         self.liveness.mark_joining(peer);

@@ -232,13 +232,14 @@ impl Engine {
             };
             match self.coord.decisions.slot(slot) {
                 Slot::Held(payload) => {
+                    // Every choice goes behind the ones before it (see `send_choices`):
+                    // first the batch the standing pulls wait for, then this one, then
+                    // the ones after it.
+                    self.flush_choices();
+                    self.stats.served += 1;
+                    self.data_to(w, slot_key(self.me.rank, slot), slot, payload, 0);
                     self.out_choices_after(from, slot);
-                    Some(Logged {
-                        key: slot_key(self.me.rank, slot),
-                        order: slot,
-                        payload,
-                        choices: 0,
-                    })
+                    return;
                 }
                 Slot::Evicted => {
                     self.out.send(from, Frame::Gone { want, req: w.req });
