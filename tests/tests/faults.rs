@@ -163,25 +163,27 @@ fn messages_that_skip_the_log_arrive_whole_and_late_confirmations_fall_back() {
     // receiver; a sender that hears every one confirm keeps no copy (counter
     // `unlogged`), one that waits in vain copies after all. Both must deliver the same
     // bytes, also at r = 2 once one replica of a rank is dead (then its sibling is every
-    // live replica) and when a replica dies mid-transfer.
+    // live replica) and when a replica dies mid-transfer. With regeneration on (the
+    // default at r >= 2) nothing skips the log: a new incarnation replays from it.
     let args = &["--rounds", "20", "--work-ms", "3", "--payload", "3000000"];
     let (expect, _) = reference("ring", args);
     assert!(expect.contains("bad_payload_words=0"), "{expect}");
-    let cases: [(&str, &str, &str, bool); 4] = [
-        ("1", "", "1000000", true),
-        ("1", "", "0", false),
-        ("2", "1.1:kill@0.02", "1000000", true),
-        ("2", "2.0:kill@0.1", "1000000", true),
+    let cases: [(&str, &str, &str, &str, bool); 5] = [
+        ("1", "", "1000000", "spare", true),
+        ("1", "", "0", "spare", false),
+        ("2", "1.1:kill@0.02", "1000000", "never", true),
+        ("2", "2.0:kill@0.1", "1000000", "never", true),
+        ("2", "2.0:kill@0.1", "1000000", "spare", false),
     ];
-    for (r, fault, wait, skips) in cases {
+    for (r, fault, wait, regenerate, skips) in cases {
         let wait = format!("VOLPEX_CONFIRM_WAIT_US={wait}");
-        let mut la = vec!["-n", "4", "-r", r, "-x", &wait];
+        let mut la = vec!["-n", "4", "-r", r, "-x", &wait, "--regenerate", regenerate];
         if !fault.is_empty() {
             la.extend(["--fault", fault]);
         }
         let run = run(&la, &example("ring"), args, DEADLINE);
         run.assert_no_leftovers();
-        let what = format!("r={r} fault={fault} {wait}");
+        let what = format!("r={r} fault={fault} {wait} --regenerate {regenerate}");
         assert_eq!(run.ok(), expect, "{what}\n{}", run.stderr);
         let unlogged = counter(&run, "unlogged");
         assert_eq!(unlogged > 0, skips, "{what}: unlogged={unlogged}");

@@ -157,7 +157,8 @@ fn bind_team_gives_each_team_its_own_cpus() {
 
 /// Binding follows the living processes: three teams on two CPUs (teams 0 and 2 share
 /// one), and when team 1 dies team 2 moves to the CPU it left, so the survivors no longer
-/// share a CPU while another idles (issue 16, item 2).
+/// share a CPU while another idles (issue 16, item 2). Without regeneration: a new
+/// incarnation of team 1 would take its CPU back.
 #[test]
 fn the_cpus_of_a_dead_team_go_to_the_survivors() {
     let allowed = allowed_cpus().expect("our own CPU affinity");
@@ -180,6 +181,8 @@ fn the_cpus_of_a_dead_team_go_to_the_survivors() {
             "2",
             "-r",
             "3",
+            "--regenerate",
+            "never",
             "--bind",
             "team",
             "--fault",

@@ -107,6 +107,7 @@ impl Core {
                         self.to_launcher(&ToLauncher::Fence {
                             rank: peer.rank,
                             replica: peer.replica,
+                            incarnation: self.incarnation_of(peer),
                         });
                     } else {
                         log::warn!("{}: no launcher to fence {peer}", self.me);

@@ -49,6 +49,9 @@ pub enum ToLauncher {
         rank: u32,
         /// Replica index.
         replica: u32,
+        /// The incarnation meant; a request about an older one than the launcher's
+        /// current is stale and ignored.
+        incarnation: u32,
     },
     /// A regenerated incarnation has received as many messages as its sibling had when
     /// it started (`Table::catch_up`): it is an ordinary replica again. The launcher

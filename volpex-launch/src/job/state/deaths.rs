@@ -146,13 +146,20 @@ impl JobState {
     /// any replica that does not answer its takeover, see `volpex::pull::foreign`): end it
     /// and announce its death, so that only one replica of a rank ever makes choices and
     /// no takeover waits forever. A replica that already finished is left alone.
-    pub(super) fn fence(&mut self, by: ReplicaId, rank: u32, replica: u32) {
+    pub(super) fn fence(&mut self, by: ReplicaId, rank: u32, replica: u32, incarnation: u32) {
         if rank >= self.ranks || replica >= self.replicas || ReplicaId::new(rank, replica) == by {
             log::warn!("replica {by} asked to fence {rank}.{replica}; refused");
             return;
         }
         let target = ReplicaId::new(rank, replica);
         let i = self.idx(target);
+        if incarnation != self.procs[i].incarnation {
+            log::info!(
+                "replica {by} asked to fence incarnation {incarnation} of {target}, now {}; ignored",
+                self.procs[i].incarnation
+            );
+            return;
+        }
         let siblings_alive = (0..self.replicas)
             .filter(|&k| k != replica)
             .any(|k| self.procs[self.idx(ReplicaId::new(rank, k))].state.alive());

@@ -87,7 +87,11 @@ impl JobState {
                     self.lose(i, ReplicaState::Retired(reason));
                 }
             }
-            ToLauncher::Fence { rank, replica } => self.fence(id, rank, replica),
+            ToLauncher::Fence {
+                rank,
+                replica,
+                incarnation,
+            } => self.fence(id, rank, replica, incarnation),
             ToLauncher::Stats { stats } => self.procs[i].stats = Some(stats),
             ToLauncher::Register { .. } => log::warn!("replica {id} registered twice"),
             ToLauncher::CaughtUp { receives } => {

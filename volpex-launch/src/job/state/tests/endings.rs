@@ -26,6 +26,7 @@ fn the_last_replica_of_a_rank_is_never_fenced() {
     let msg = ToLauncher::Fence {
         rank: 0,
         replica: 0,
+        incarnation: 0,
     };
     assert_eq!(
         st.handle(
@@ -47,6 +48,7 @@ fn a_fenced_replica_that_had_exited_by_itself_is_diagnosed_by_its_exit() {
     let msg = ToLauncher::Fence {
         rank: 0,
         replica: 0,
+        incarnation: 0,
     };
     st.handle(
         Input::Message {

@@ -313,7 +313,11 @@ fn a_retired_replica_keeps_the_reason_it_sent() {
 fn fencing_ends_a_working_replica_and_nothing_else() {
     let mut st = running(local(config(1, 3)));
     let fence = |st: &mut JobState, by, rank, replica| {
-        let msg = ToLauncher::Fence { rank, replica };
+        let msg = ToLauncher::Fence {
+            rank,
+            replica,
+            incarnation: 0,
+        };
         st.handle(
             Input::Message {
                 inc: 0,

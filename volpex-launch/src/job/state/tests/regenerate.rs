@@ -432,14 +432,22 @@ fn no_regeneration_of_the_last_replica_of_a_rank() {
 }
 
 #[test]
-fn a_fence_request_never_hits_a_newcomer_still_catching_up() {
+fn a_fence_request_hits_only_the_incarnation_it_names() {
     let mut st = running(local(regen(1, 2, Regenerate::Spare)));
     killed(&mut st, id(0, 0), 0, s(1.0));
-    // 0.1 asks to fence "0.0", meaning the incarnation it knew.
+    // 0.1 asks to fence incarnation 0 of 0.0, which was replaced.
+    let stale = ToLauncher::Fence {
+        rank: 0,
+        replica: 0,
+        incarnation: 0,
+    };
+    assert_eq!(msg(&mut st, id(0, 1), 0, stale, s(1.1)), []);
     let fence = ToLauncher::Fence {
         rank: 0,
         replica: 0,
+        incarnation: 1,
     };
+    // Not while it catches up either (it neither leads nor is asked for messages).
     assert_eq!(msg(&mut st, id(0, 1), 0, fence.clone(), s(1.1)), []);
     assert_eq!(state(&st, id(0, 0)), ReplicaState::Starting);
     // Once caught up, it is an ordinary replica: fenced like any.

@@ -242,6 +242,7 @@ fn no_new_incarnation_goes_to_a_host_where_a_replica_was_fenced() {
     let fence = ToLauncher::Fence {
         rank: 0,
         replica: 0,
+        incarnation: 0,
     };
     assert_eq!(
         spawns(&msg(&mut st, id(0, 1), 0, fence, s(2.0))),
@@ -250,6 +251,7 @@ fn no_new_incarnation_goes_to_a_host_where_a_replica_was_fenced() {
     let fence = ToLauncher::Fence {
         rank: 1,
         replica: 0,
+        incarnation: 0,
     };
     assert_eq!(spawns(&msg(&mut st, id(1, 1), 0, fence, s(2.0))), []);
 }
