@@ -579,6 +579,9 @@ fn a_hosts_agent_gives_a_dead_teams_cpus_to_the_survivors() {
         &hf,
         "--bind",
         "team",
+        // A new incarnation of 2.0 would take the freed slot and its CPUs back.
+        "--regenerate",
+        "never",
         "--fault",
         "2.0:kill@0.5",
     ]);

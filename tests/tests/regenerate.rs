@@ -376,3 +376,40 @@ fn a_lost_hosts_replicas_come_back_on_a_spare_host_over_ssh() {
     }
     drop(net);
 }
+
+/// A preemption notice (SIGTERM to a replica, what a spot instance gets before it goes):
+/// the replica tells volpexrun, which starts its replacement at once instead of waiting
+/// for a heartbeat to miss, and ends the old one; the job finishes correctly.
+#[test]
+fn a_preemption_notice_starts_the_replacement_at_once() {
+    let mut job = spawn(
+        &["-n", "3", "-r", "2"],
+        &bin("regen"),
+        &["400", "20", "checkpoint"],
+    );
+    let until = std::time::Instant::now() + WAIT;
+    let pid = loop {
+        if let Some(pid) = find(job.pid(), 1, 0, 0) {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < until, "1.0 never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Let it register and checkpoint once.
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+    let started = job.wait_stderr(WAIT, |l| {
+        l.contains("replica 1.0 got a preemption notice (SIGTERM): its replacement starts now")
+    });
+    assert!(started.is_some(), "no replacement on SIGTERM");
+    let caught_up = job.wait_stderr(WAIT, |l| {
+        l.contains("rank 1 replica 0: incarnation 1 caught up in")
+    });
+    assert!(caught_up.is_some(), "the replacement never caught up");
+    let run = job.wait(DEADLINE);
+    check_output(&run, 3, 400);
+    let incs = incarnations(&run, 1, 0);
+    assert_eq!(incs.len(), 2, "{}", run.stderr);
+    assert_eq!(incs[0]["state"], "drained", "{}", incs[0]);
+    run.assert_no_leftovers();
+}

@@ -101,6 +101,13 @@ pub struct Args {
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub max_regenerations: Option<u32>,
 
+    /// Preemption notices: with regeneration on, a replica that gets SIGTERM (what spot
+    /// and preemptible instances get before they go) tells volpexrun instead of dying,
+    /// which starts its replacement at once and ends it; one that cannot be replaced runs
+    /// on for at most S seconds. Sets VOLPEX_DRAIN_GRACE_MS.
+    #[arg(long, value_name = "S", default_value_t = 30.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub drain_grace: f64,
+
     /// Hostfile in Open MPI's format: `host` or `host slots=N` per line, `#` comments.
     #[arg(long = "hosts", value_name = "FILE", conflicts_with = "host")]
     pub hostfile: Option<PathBuf>,

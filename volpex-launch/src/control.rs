@@ -536,6 +536,10 @@ impl Server {
                 }
                 true
             }
+            (Role::Heartbeat(..), msg @ ToLauncher::Draining { .. }) => {
+                self.emit(ControlEvent::Message { id, inc, msg });
+                true
+            }
             (Role::Heartbeat(..), other) => {
                 log::warn!("{id}: {other:?} on the heartbeat connection");
                 true

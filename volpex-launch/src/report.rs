@@ -56,6 +56,10 @@ impl ReplicaReport {
             ),
             ReplicaState::Retired(w) => ("retired", Some(w.clone())),
             ReplicaState::Ended => ("ended", None),
+            ReplicaState::Drained => (
+                "drained",
+                Some("preemption notice (SIGTERM); replaced".into()),
+            ),
             ReplicaState::Finalized => ("finalized", None),
             ReplicaState::Starting | ReplicaState::Running => ("running", None),
         };

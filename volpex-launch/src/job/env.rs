@@ -40,6 +40,10 @@ pub fn common(args: &Args, beats: Beats) -> Vec<Var> {
     // not keep anything for a replay.
     if args.regenerate != Regenerate::Never && args.replicas > 1 {
         common.push((vars::REGENERATE.into(), "1".into()));
+        common.push((
+            vars::DRAIN_GRACE_MS.into(),
+            ((args.drain_grace * 1000.0).round() as u64).to_string(),
+        ));
     }
     // Replicas wait for the address table at least as long as the launcher may take to
     // send it (see the rendezvous deadline in `state`).
@@ -133,8 +137,10 @@ mod tests {
         assert_eq!(get(&env, vars::HEARTBEAT_TIMEOUT_MS), Some("2000"));
         assert_eq!(get(&env, volpex::config::PEER_TIMEOUT_VAR), Some("1500"));
         assert_eq!(get(&env, vars::REGENERATE), Some("1"));
+        assert_eq!(get(&env, vars::DRAIN_GRACE_MS), Some("30000"));
         let never = common(&args(&["--regenerate", "never"]), beats());
         assert_eq!(get(&never, vars::REGENERATE), None);
+        assert_eq!(get(&never, vars::DRAIN_GRACE_MS), None);
         let mut single = args(&[]);
         single.replicas = 1;
         assert_eq!(get(&common(&single, beats()), vars::REGENERATE), None);

@@ -123,7 +123,8 @@ pub fn at_shutdown(state: &ReplicaState) -> AtShutdown {
         ReplicaState::Finished
         | ReplicaState::Failed(_)
         | ReplicaState::Retired(_)
-        | ReplicaState::Ended => AtShutdown::Leave,
+        | ReplicaState::Ended
+        | ReplicaState::Drained => AtShutdown::Leave,
     }
 }
 

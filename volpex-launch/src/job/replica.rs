@@ -28,6 +28,9 @@ pub enum ReplicaState {
     Retired(String),
     /// Ended by the launcher (job done without it, or job failed).
     Ended,
+    /// Got a preemption notice (SIGTERM: its machine goes away soon) and was ended once
+    /// its replacement started.
+    Drained,
 }
 
 impl ReplicaState {
@@ -38,7 +41,8 @@ impl ReplicaState {
             ReplicaState::Finished
             | ReplicaState::Failed(_)
             | ReplicaState::Retired(_)
-            | ReplicaState::Ended => false,
+            | ReplicaState::Ended
+            | ReplicaState::Drained => false,
         }
     }
 
@@ -50,7 +54,8 @@ impl ReplicaState {
             | ReplicaState::Running
             | ReplicaState::Failed(_)
             | ReplicaState::Retired(_)
-            | ReplicaState::Ended => false,
+            | ReplicaState::Ended
+            | ReplicaState::Drained => false,
         }
     }
 }

@@ -26,7 +26,8 @@ fn live(p: &Replica) -> Live {
         ReplicaState::Finished
         | ReplicaState::Failed(_)
         | ReplicaState::Retired(_)
-        | ReplicaState::Ended => Live::Gone,
+        | ReplicaState::Ended
+        | ReplicaState::Drained => Live::Gone,
     }
 }
 

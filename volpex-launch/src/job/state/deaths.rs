@@ -112,7 +112,8 @@ impl JobState {
             ReplicaState::Finished
             | ReplicaState::Failed(_)
             | ReplicaState::Retired(_)
-            | ReplicaState::Ended => {}
+            | ReplicaState::Ended
+            | ReplicaState::Drained => {}
         }
     }
 
@@ -200,7 +201,8 @@ impl JobState {
             | ReplicaState::Finished
             | ReplicaState::Failed(_)
             | ReplicaState::Retired(_)
-            | ReplicaState::Ended => {}
+            | ReplicaState::Ended
+            | ReplicaState::Drained => {}
         }
     }
 }

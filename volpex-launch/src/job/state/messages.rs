@@ -102,7 +102,7 @@ impl JobState {
                     self.caught_up(i);
                 }
             }
-            ToLauncher::Draining { .. } => log::warn!("replica {id} drains"),
+            ToLauncher::Draining { grace_ms } => self.drain(i, grace_ms),
             ToLauncher::Heartbeat => {
                 log::warn!("replica {id} sent a heartbeat on its control connection")
             }

@@ -117,6 +117,42 @@ impl JobState {
     /// new incarnation of its replica, if the job runs, its rank still lives, the limits
     /// allow and a host has room.
     pub(super) fn regenerate(&mut self, i: usize) {
+        if let Some(host) = self.regeneration_host(i) {
+            self.start_incarnation(i, host);
+        }
+    }
+
+    /// `procs[i]` got a preemption notice (SIGTERM: its machine goes away within
+    /// `grace_ms`): its replacement starts now and it is ended at once (its siblings
+    /// serve everything it would; a new incarnation restores from them). With no
+    /// replacement possible it runs on until its grace ends.
+    pub(super) fn drain(&mut self, i: usize, grace_ms: u64) {
+        let id = self.procs[i].id;
+        if !matches!(
+            self.procs[i].state,
+            ReplicaState::Starting | ReplicaState::Running
+        ) {
+            return;
+        }
+        match self.regeneration_host(i) {
+            Some(host) => {
+                self.out.push(Action::Print(format!(
+                    "replica {id} got a preemption notice (SIGTERM): its replacement starts now"
+                )));
+                self.signal(i, Signal::SIGKILL);
+                self.mark_dead(i, ReplicaState::Drained);
+                self.start_incarnation(i, host);
+            }
+            None => self.out.push(Action::Print(format!(
+                "replica {id} got a preemption notice (SIGTERM) but cannot be replaced now; it runs on for up to {:.1} s",
+                grace_ms as f64 / 1000.0
+            ))),
+        }
+    }
+
+    /// Where a new incarnation of `procs[i]`'s replica would go, if one may start now
+    /// (saying why not, where that is news).
+    pub(super) fn regeneration_host(&mut self, i: usize) -> Option<usize> {
         let id = self.procs[i].id;
         let rank = id.rank as usize;
         let running = self.failure.is_none()
@@ -125,13 +161,13 @@ impl JobState {
             && self.regen.mode != Regenerate::Never;
         // Only the current incarnation is replaced, once.
         if !running || self.idx(id) != i {
-            return;
+            return None;
         }
         let sibling_alive = (0..self.replicas)
             .filter(|&k| k != id.replica)
             .any(|k| self.replica(ReplicaId::new(id.rank, k)).state.alive());
         if !sibling_alive || self.regen.ranks[rank].stopped.is_some() {
-            return;
+            return None;
         }
         if let Some(max) = self.regen.max {
             if self.regen.ranks[rank].started >= max {
@@ -141,7 +177,7 @@ impl JobState {
                 );
                 self.out.push(Action::Print(why.clone()));
                 self.regen.stop(id.rank, why);
-                return;
+                return None;
             }
         }
         if self.regen.ranks[rank].failed_in_row >= CRASH_LOOP_LIMIT {
@@ -151,10 +187,10 @@ impl JobState {
             );
             self.out.push(Action::Print(why.clone()));
             self.regen.stop(id.rank, why);
-            return;
+            return None;
         }
-        let host = match self.choose_host(id) {
-            Ok(h) => h,
+        match self.choose_host(id) {
+            Ok(h) => Some(h),
             Err(why) => {
                 if !self.regen.no_room_said {
                     self.regen.no_room_said = true;
@@ -162,9 +198,15 @@ impl JobState {
                     self.out.push(Action::Print(why.clone()));
                     self.regen.notes.push(why);
                 }
-                return;
+                None
             }
-        };
+        }
+    }
+
+    /// Starts a new incarnation of `procs[i]`'s replica on `host`.
+    fn start_incarnation(&mut self, i: usize, host: usize) {
+        let id = self.procs[i].id;
+        let rank = id.rank as usize;
         let r = &mut self.regen.ranks[rank];
         r.highest = r.highest.max(self.procs[i].incarnation) + 1;
         r.started += 1;

@@ -103,7 +103,8 @@ impl JobState {
                 | ReplicaState::Finished
                 | ReplicaState::Failed(_)
                 | ReplicaState::Retired(_)
-                | ReplicaState::Ended => ReplicaState::Ended,
+                | ReplicaState::Ended
+                | ReplicaState::Drained => ReplicaState::Ended,
             };
             self.signal(i, Signal::SIGKILL);
             if self.hosts[self.procs[i].host].agent {

@@ -488,3 +488,50 @@ fn new_incarnations_that_retire_even_after_catching_up_stop_the_rank() {
     }
     assert_eq!(spawns(&actions), [], "a loop of retirements ends");
 }
+
+#[test]
+fn a_preemption_notice_starts_the_replacement_at_once_and_ends_the_old_one() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    let drain = ToLauncher::Draining { grace_ms: 30_000 };
+    let actions = msg(&mut st, id(1, 0), 0, drain.clone(), s(1.0));
+    assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
+    assert!(actions.contains(&Action::Signal {
+        id: id(1, 0),
+        inc: 0,
+        signal: nix::sys::signal::Signal::SIGKILL
+    }));
+    // Its siblings and the other rank hear it is gone.
+    assert!(actions.contains(&Action::Send {
+        to: id(1, 1),
+        msg: ToProcess::Death {
+            rank: 1,
+            replica: 0,
+            incarnation: 0
+        }
+    }));
+    // Its own exit afterwards is the drain's, not a loss to regenerate again.
+    assert_eq!(spawns(&killed(&mut st, id(1, 0), 0, s(1.1))), []);
+    assert_eq!(
+        state(&st, id(1, 0)),
+        ReplicaState::Starting,
+        "the new incarnation"
+    );
+    // A second notice from the old one changes nothing.
+    assert_eq!(msg(&mut st, id(1, 0), 0, drain, s(1.2)), []);
+}
+
+#[test]
+fn a_preemption_notice_without_room_for_a_replacement_lets_it_run_on() {
+    let mut st = running(local(regen(2, 2, Regenerate::Never)));
+    let actions = msg(
+        &mut st,
+        id(1, 0),
+        0,
+        ToLauncher::Draining { grace_ms: 5_000 },
+        s(1.0),
+    );
+    assert_eq!(spawns(&actions), []);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Signal { .. })));
+    assert!(prints(&actions)[0].contains("runs on for up to 5.0 s"));
+    assert_eq!(state(&st, id(1, 0)), ReplicaState::Running);
+}
