@@ -140,11 +140,14 @@ fn kill_incarnation(job: &LiveJob, rank: u32, replica: u32, inc: u32) {
 /// `--fault`: the job runs and has checkpointed by then), then twice more, each time
 /// once the previous new incarnation caught up (the launcher says so).
 fn kill_three_times(program: &str, args: &[&str]) -> Run {
-    let mut job = spawn(
-        &["-n", "3", "-r", "2", "--fault", "1.0:kill@1.5"],
-        &bin(program),
-        args,
-    );
+    kill_three_times_of(program, args, &["-n", "3", "--fault", "1.0:kill@1.5"])
+}
+
+/// `kill_three_times` with other volpexrun options: `-n` and the first kill's `--fault`.
+fn kill_three_times_of(program: &str, args: &[&str], launcher: &[&str]) -> Run {
+    let mut la = launcher.to_vec();
+    la.extend(["-r", "2"]);
+    let mut job = spawn(&la, &bin(program), args);
     for inc in 0..3u32 {
         if inc > 0 {
             kill_incarnation(&job, 1, 0, inc);
@@ -412,4 +415,101 @@ fn a_preemption_notice_starts_the_replacement_at_once() {
     assert_eq!(incs.len(), 2, "{}", run.stderr);
     assert_eq!(incs[0]["state"], "drained", "{}", incs[0]);
     run.assert_no_leftovers();
+}
+
+/// The total of counter `name` over every incarnation of every replica.
+fn total(run: &Run, name: &str) -> u64 {
+    run.report
+        .as_ref()
+        .and_then(|r| r["processes"].as_array())
+        .map(|ps| ps.iter().filter_map(|p| p["stats"][name].as_u64()).sum())
+        .unwrap_or(0)
+}
+
+/// Logs bounded by checkpoints (DESIGN, "Log eviction with checkpoints"): with a replay
+/// budget far smaller than the job's traffic, a program that checkpoints every
+/// iteration still regenerates a killed replica (from its sibling's snapshot), and
+/// senders did let go of what every replica's checkpoint was past.
+#[test]
+fn a_log_smaller_than_the_traffic_regenerates_from_checkpoints() {
+    let run = run(
+        &[
+            "-n",
+            "4",
+            "-r",
+            "2",
+            "-x",
+            "VOLPEX_REPLAY_BYTES=2048",
+            "--fault",
+            "1.0:kill@1.0",
+        ],
+        &bin("checkpointed"),
+        &["60", "30", "1"],
+        DEADLINE,
+    );
+    let out = run.ok();
+    assert!(out.contains("checkpointed: 60 iterations"), "{out}\n{}", run.stderr);
+    let incs = incarnations(&run, 1, 0);
+    assert_eq!(incs.len(), 2, "{}", run.stderr);
+    assert!(
+        incs[1]["from"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("snapshot ")),
+        "{}",
+        incs[1]
+    );
+    assert!(incs[1]["caught_up_after_s"].as_f64().is_some(), "{}", incs[1]);
+    assert!(total(&run, "evicted") > 0, "{}", run.stderr);
+    run.assert_no_leftovers();
+}
+
+/// Without checkpoints a new incarnation replays from the start; when the senders'
+/// replay budget no longer holds the start, it says so and the job goes on with the
+/// replicas it has.
+#[test]
+fn a_replay_past_the_logs_says_so_and_the_job_goes_on() {
+    let run = run(
+        &[
+            "-n",
+            "4",
+            "-r",
+            "2",
+            "-x",
+            "VOLPEX_REPLAY_BYTES=2048",
+            "--fault",
+            "1.0:kill@1.0",
+        ],
+        &bin("checkpointed"),
+        &["60", "30", "0"],
+        DEADLINE,
+    );
+    let out = run.ok();
+    assert!(out.contains("checkpointed: 60 iterations"), "{out}\n{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("rank 1 cannot be regenerated: messages evicted"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("call checkpoint"), "{}", run.stderr);
+    run.assert_no_leftovers();
+}
+
+/// The NPB ports regenerate from their checkpoints: LU and SP (class W, four ranks: about
+/// 4 s here) verify with replica 1.0 killed three times in turn, each time once the
+/// previous new incarnation caught up.
+#[test]
+fn npb_ports_verify_with_three_kills_of_one_replica() {
+    for bench in ["lu", "sp"] {
+        let launcher = ["-n", "4", "--fault", "1.0:kill@0.8"];
+        let run = kill_three_times_of("npb", &[bench, "--class", "W"], &launcher);
+        let out = run.ok();
+        assert_eq!(
+            out.matches("Verification    =               SUCCESSFUL")
+                .count(),
+            1,
+            "{bench}\n{out}\n{}",
+            run.stderr
+        );
+    }
 }

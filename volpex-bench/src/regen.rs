@@ -53,8 +53,10 @@ struct Outcome {
     seconds: f64,
     /// The whole job, start-up included.
     wall: f64,
-    /// Catch-up times of the new incarnations, seconds.
+    /// Catch-up times of the new incarnations (from their start), seconds.
     catch_ups: Vec<f64>,
+    /// Times from each kill to its new incarnation having caught up, seconds.
+    recoveries: Vec<f64>,
     /// New incarnations started.
     regenerations: usize,
 }
@@ -113,10 +115,23 @@ fn run_one(vrun: &Path, npb: &Path, a: &Args, bench: &str, kills: u32) -> Result
     numbers_under(&parsed, "caught_up_after_s", &mut catch_ups);
     let mut incarnations = Vec::new();
     numbers_under(&parsed, "incarnation", &mut incarnations);
+    // The new incarnations of the killed replica, in order, against the kill times.
+    let recoveries = parsed["processes"]
+        .as_array()
+        .map(|reps| {
+            reps.iter()
+                .filter(|p| p["rank"] == a.np - 1 && p["replica"] == 1 && p["incarnation"] != 0)
+                .filter_map(|p| Some(p["started_s"].as_f64()? + p["caught_up_after_s"].as_f64()?))
+                .zip((1..=kills).map(|i| a.every * f64::from(i)))
+                .map(|(done, kill)| done - kill)
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(Outcome {
         seconds,
         wall,
         catch_ups,
+        recoveries,
         regenerations: incarnations.iter().filter(|&&i| i > 0.0).count(),
     })
 }
@@ -129,9 +144,9 @@ pub fn run(a: &Args) -> Result<(), String> {
     let vrun = volpexrun()?;
     let npb = npb_binary(a.npb.as_ref())?;
     println!(
-        "| bench | class | np x r | kills | failure-free s (wall) | with kills s (wall) | per regeneration | catch-up s (median, max) |"
+        "| bench | class | np x r | kills | failure-free s (wall) | with kills s (wall) | per regeneration | catch-up s (median, max) | kill to caught up s (median, max) |"
     );
-    println!("|---|---|---|---:|---:|---:|---:|---:|");
+    println!("|---|---|---|---:|---:|---:|---:|---:|---:|");
     for bench in &a.bench {
         let (mut free, mut faulty) = (Vec::new(), Vec::new());
         for i in 0..a.runs {
@@ -145,19 +160,22 @@ pub fn run(a: &Args) -> Result<(), String> {
         let regens = median(faulty.iter().map(|o| o.regenerations as f64).collect());
         let catch: Vec<f64> = faulty.iter().flat_map(|o| o.catch_ups.clone()).collect();
         let max = catch.iter().copied().fold(f64::NAN, f64::max);
+        let rec: Vec<f64> = faulty.iter().flat_map(|o| o.recoveries.clone()).collect();
+        let rec_max = rec.iter().copied().fold(f64::NAN, f64::max);
         let per = if regens > 0.0 {
             (kw - fw) / fw / regens
         } else {
             f64::NAN
         };
         println!(
-            "| {bench} | {} | {} x {} | {} | {fs:.2} ({fw:.2}) | {ks:.2} ({kw:.2}) | {:.1}% | {:.2}, {max:.2} |",
+            "| {bench} | {} | {} x {} | {} | {fs:.2} ({fw:.2}) | {ks:.2} ({kw:.2}) | {:.1}% | {:.2}, {max:.2} | {:.2}, {rec_max:.2} |",
             a.class,
             a.np,
             a.replicas,
             regens,
             per * 100.0,
             median(catch.clone()),
+            median(rec),
         );
     }
     Ok(())
