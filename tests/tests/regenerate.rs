@@ -448,7 +448,11 @@ fn a_log_smaller_than_the_traffic_regenerates_from_checkpoints() {
         DEADLINE,
     );
     let out = run.ok();
-    assert!(out.contains("checkpointed: 60 iterations"), "{out}\n{}", run.stderr);
+    assert!(
+        out.contains("checkpointed: 60 iterations"),
+        "{out}\n{}",
+        run.stderr
+    );
     let incs = incarnations(&run, 1, 0);
     assert_eq!(incs.len(), 2, "{}", run.stderr);
     assert!(
@@ -458,7 +462,11 @@ fn a_log_smaller_than_the_traffic_regenerates_from_checkpoints() {
         "{}",
         incs[1]
     );
-    assert!(incs[1]["caught_up_after_s"].as_f64().is_some(), "{}", incs[1]);
+    assert!(
+        incs[1]["caught_up_after_s"].as_f64().is_some(),
+        "{}",
+        incs[1]
+    );
     assert!(total(&run, "evicted") > 0, "{}", run.stderr);
     run.assert_no_leftovers();
 }
@@ -484,7 +492,11 @@ fn a_replay_past_the_logs_says_so_and_the_job_goes_on() {
         DEADLINE,
     );
     let out = run.ok();
-    assert!(out.contains("checkpointed: 60 iterations"), "{out}\n{}", run.stderr);
+    assert!(
+        out.contains("checkpointed: 60 iterations"),
+        "{out}\n{}",
+        run.stderr
+    );
     assert!(
         run.stderr
             .contains("rank 1 cannot be regenerated: messages evicted"),
