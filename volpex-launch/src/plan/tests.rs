@@ -471,14 +471,14 @@ fn weibull_rate_for_regeneration() {
 #[test]
 fn printout_shows_both_columns_and_both_answers() {
     let a = PlanArgs::try_parse_from(["plan", "-n", "16", "--time", "2h", "--mtbf", "1d"]).unwrap();
-    assert_eq!(a.regen_time_s, 5.0);
+    assert_eq!(a.regen_time_s, 1.0);
     let s = report(&a).unwrap();
-    // Without: r = 3 (see printout_names_the_smallest_r). With 5 s: r = 2 fails with
-    // 16 * 7200 * 2 lambda^2 * 5 = 1.5e-4.
+    // Without: r = 3 (see printout_names_the_smallest_r). With 1 s: r = 2 fails with
+    // 16 * 7200 * 2 lambda^2 * 1 = 3.1e-5.
     assert!(
         s.contains(
             "smallest r reaching P(survive) >= 0.99: without regeneration: r = 3; \
-             with regeneration (5 s to regenerate): r = 2"
+             with regeneration (1 s to regenerate): r = 2"
         ),
         "{s}"
     );
@@ -489,9 +489,9 @@ fn printout_shows_both_columns_and_both_answers() {
         .map(|l| l.split_whitespace().collect())
         .collect();
     assert_eq!(rows.len(), 6, "{s}");
-    // r = 1: both columns agree; r = 2: 1.543e-4.
+    // r = 1: both columns agree; r = 2: 3.086e-5.
     assert_eq!(rows[0][3..5], rows[0][5..7], "{s}");
-    assert_eq!(rows[1][6], "1.543e-4", "{s}");
+    assert_eq!(rows[1][6], "3.086e-5", "{s}");
     assert!(!s.contains("note:"), "{s}");
 
     // A regeneration time that is not short against the MTBF is flagged, and no r found
