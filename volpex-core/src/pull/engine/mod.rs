@@ -479,7 +479,7 @@ impl Engine {
             self.catching_up = false;
             self.consumed.mark_all_dirty();
             self.tell_consumed();
-            self.retell_checkpoint();
+            self.tell_checkpoint();
             return;
         }
         if self.liveness.mark_caught_up(peer) {

@@ -137,8 +137,10 @@ impl Engine {
         }
     }
 
-    /// Tells the senders of every stream the latest checkpoint reaches how far it does.
-    fn tell_checkpoint(&mut self) {
+    /// Tells the senders of every stream the latest checkpoint reaches how far it does
+    /// (again when this replica becomes an ordinary live one: senders counted it from
+    /// nothing while it caught up).
+    pub(super) fn tell_checkpoint(&mut self) {
         for i in 0..self.snapshots.marks.len() {
             let (comm, src, watermark) = self.snapshots.marks[i];
             for k in 0..self.replicas {
@@ -156,12 +158,6 @@ impl Engine {
                 }
             }
         }
-    }
-
-    /// This replica became an ordinary live one: senders hear its checkpoint again (they
-    /// counted it from nothing while it caught up).
-    pub(super) fn retell_checkpoint(&mut self) {
-        self.tell_checkpoint();
     }
 
     pub(super) fn on_snapshot_frame(&mut self, from: ReplicaId, frame: Frame) {
