@@ -535,3 +535,24 @@ fn a_preemption_notice_without_room_for_a_replacement_lets_it_run_on() {
     assert!(prints(&actions)[0].contains("runs on for up to 5.0 s"));
     assert_eq!(state(&st, id(1, 0)), ReplicaState::Running);
 }
+
+#[test]
+fn an_injected_crash_is_regenerated_a_program_error_is_not() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    let exit = |st: &mut JobState, who: ReplicaId, code: i32| {
+        st.handle(
+            Input::Exited {
+                id: who,
+                inc: 0,
+                code: Some(code),
+                signal: None,
+            },
+            s(1.0),
+        )
+    };
+    // `exit@sends` stands in for a crash.
+    let actions = exit(&mut st, id(1, 0), volpex::exit::EXIT_FAULT);
+    assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
+    // A program's own exit code is its failure: the exit policy's, not regenerated.
+    assert_eq!(spawns(&exit(&mut st, id(0, 1), 3)), []);
+}
