@@ -119,8 +119,17 @@ pub(crate) fn fetch_and_restore(rt: &Runtime) -> Result<Option<Snapshot>, Error>
             .map_err(Error::EventLoop)?;
         match answer {
             SnapshotAnswer::Waiting | SnapshotAnswer::Lost => continue,
-            SnapshotAnswer::None => return Ok(None),
-            SnapshotAnswer::Got { number, bytes } => {
+            SnapshotAnswer::None { receives } => {
+                // The launcher's target may predate the sibling's first counter report.
+                core.catch_up_at_least(receives);
+                return Ok(None);
+            }
+            SnapshotAnswer::Got {
+                number,
+                bytes,
+                receives,
+            } => {
+                core.catch_up_at_least(receives);
                 let snapshot = Snapshot::decode(&bytes).map_err(Error::RestoreState)?;
                 let now = core.now();
                 core.engine.restore(now, number, bytes, &snapshot.runtime);

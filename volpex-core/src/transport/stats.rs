@@ -23,6 +23,14 @@ pub(super) struct StatsSent {
 }
 
 impl Core {
+    /// A regenerated incarnation has caught up only once it received at least `n`
+    /// messages (what its sibling had when it answered the snapshot request).
+    pub fn catch_up_at_least(&mut self, n: u64) {
+        if let Some(t) = self.catch_up.as_mut() {
+            *t = (*t).max(n);
+        }
+    }
+
     /// Sends the counters if they changed and the interval passed; returns how long the
     /// loop may sleep before a changed report is due (`None`: nothing pending).
     pub(super) fn report_stats(&mut self, now: Duration) -> Option<Duration> {

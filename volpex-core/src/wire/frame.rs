@@ -94,6 +94,9 @@ pub enum Frame {
         req: ReqId,
         /// Which checkpoint of the program it is (1 for the first).
         number: u64,
+        /// Messages the sibling has received so far (the asker has caught up once it
+        /// received as many).
+        receives: u64,
         /// The encoded snapshot.
         payload: Bytes,
     },
@@ -267,11 +270,13 @@ impl Frame {
             Frame::Snapshot {
                 req,
                 number,
+                receives,
                 payload,
             } => (
                 Header {
                     req: req.0,
                     aux: *number,
+                    seq: *receives,
                     ..Header::new(Kind::Snapshot, payload.len())
                 },
                 payload.clone(),
@@ -360,6 +365,7 @@ impl Frame {
             Kind::Snapshot => Frame::Snapshot {
                 req: ReqId(h.req),
                 number: h.aux,
+                receives: h.seq,
                 payload,
             },
             Kind::Takeover => Frame::Takeover {
@@ -466,6 +472,7 @@ mod tests {
             Frame::Snapshot {
                 req: ReqId(11),
                 number: 2,
+                receives: 40,
                 payload: Bytes::from_static(b"state"),
             },
             Frame::Takeover { rank: 3, base: 17 },

@@ -21,19 +21,25 @@ pub enum SnapshotAnswer {
     Waiting,
     /// The sibling asked died first: ask another.
     Lost,
-    /// The sibling has taken no checkpoint.
-    None,
+    /// The sibling has taken no checkpoint; it has received `receives` messages.
+    None {
+        /// Messages the sibling has received so far.
+        receives: u64,
+    },
     /// Checkpoint `number`, encoded.
     Got {
         /// Which checkpoint.
         number: u64,
         /// The encoded snapshot.
         bytes: Bytes,
+        /// Messages the sibling has received so far.
+        receives: u64,
     },
 }
 
-/// A SNAPSHOT_ASK out: to whom, its id, and the answer (number, bytes) once in.
-type Asked = (ReplicaId, ReqId, Option<(u64, Bytes)>);
+/// A SNAPSHOT_ASK out: to whom, its id, and the answer (number, sibling's receives,
+/// bytes) once in.
+type Asked = (ReplicaId, ReqId, Option<(u64, u64, Bytes)>);
 
 /// Snapshot traffic of one replica.
 #[derive(Debug, Default)]
@@ -127,10 +133,13 @@ impl Engine {
     pub fn snapshot_answer(&mut self) -> SnapshotAnswer {
         match &self.snapshots.asked {
             None => SnapshotAnswer::Lost,
-            Some((_, _, Some((0, _)))) => SnapshotAnswer::None,
-            Some((_, _, Some((number, bytes)))) => SnapshotAnswer::Got {
+            Some((_, _, Some((0, receives, _)))) => SnapshotAnswer::None {
+                receives: *receives,
+            },
+            Some((_, _, Some((number, receives, bytes)))) => SnapshotAnswer::Got {
                 number: *number,
                 bytes: bytes.clone(),
+                receives: *receives,
             },
             Some((to, _, None)) if !self.liveness.is_usable(*to) => SnapshotAnswer::Lost,
             Some((_, _, None)) => SnapshotAnswer::Waiting,
@@ -173,6 +182,7 @@ impl Engine {
                     Frame::Snapshot {
                         req,
                         number,
+                        receives: self.stats.receives,
                         payload,
                     },
                 );
@@ -180,10 +190,11 @@ impl Engine {
             Frame::Snapshot {
                 req,
                 number,
+                receives,
                 payload,
             } => match &mut self.snapshots.asked {
                 Some((to, r, answer @ None)) if *to == from && *r == req => {
-                    *answer = Some((number, payload));
+                    *answer = Some((number, receives, payload));
                 }
                 _ => log::debug!("{}: unexpected SNAPSHOT from {from}", self.me),
             },
@@ -323,7 +334,7 @@ mod tests {
         }
         assert!(engines[2].1.ask_snapshot(), "its sibling is asked");
         settle(&mut engines, &mut now);
-        let SnapshotAnswer::Got { number, bytes } = engines[2].1.snapshot_answer() else {
+        let SnapshotAnswer::Got { number, bytes, .. } = engines[2].1.snapshot_answer() else {
             panic!("no snapshot came");
         };
         let restored = Snapshot::decode(&bytes).expect("decodes");
