@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::universe::{Inner, Restore};
+use super::universe::Inner;
 use super::{Communicator, Universe};
 use crate::bootstrap;
 use crate::checkpoint::Snapshot;
@@ -66,17 +66,13 @@ impl Universe {
     /// point; communicators made before the checkpoint are made again by the same calls
     /// (they are answered from the snapshot, without communicating).
     pub fn restored<T: DeserializeOwned>(&self) -> Result<Option<T>, Error> {
-        let mut r = self.inner.restore.lock();
-        match std::mem::replace(&mut *r, Restore::Taken) {
-            Restore::Pending(app) => postcard::from_bytes(&app)
-                .map(Some)
-                .map_err(|e| Error::RestoreState(e.to_string())),
-            Restore::Fresh => {
-                *r = Restore::Fresh;
-                Ok(None)
-            }
-            Restore::Taken => Ok(None),
-        }
+        let Some(app) = self.inner.restored_state.lock().take() else {
+            return Ok(None);
+        };
+        self.inner.awaiting_restore.store(false, Ordering::Relaxed);
+        postcard::from_bytes(&app)
+            .map(Some)
+            .map_err(|e| Error::RestoreState(e.to_string()))
     }
 
     /// Whether this process is a regenerated replica (restored from a checkpoint, or
@@ -90,7 +86,7 @@ impl Inner {
     /// A regenerated replica that got its sibling's snapshot must call `restored` before
     /// it communicates: its counters are the snapshot's already.
     pub(crate) fn check_restored(&self) -> Result<(), Error> {
-        if matches!(*self.restore.lock(), Restore::Pending(_)) {
+        if self.awaiting_restore.load(Ordering::Relaxed) {
             return Err(Error::NotRestored);
         }
         Ok(())

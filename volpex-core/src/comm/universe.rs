@@ -4,7 +4,7 @@
 //! replica's identity, fault-injection counters), the start of the event loop, and the
 //! end of the job for this replica. Must never carry messages itself: communicators do.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -33,22 +33,14 @@ pub(crate) struct Inner {
     /// Every split made so far: (parent context id, nth creation, what each member gave).
     pub(crate) splits: Mutex<Vec<(u32, u32, Vec<i64>)>>,
     /// Splits the restored snapshot recorded, answered without communicating.
-    pub(crate) restored_splits: Mutex<Vec<(u32, u32, Vec<i64>)>>,
+    pub(crate) restored_splits: Vec<(u32, u32, Vec<i64>)>,
     /// The application's state from the restored snapshot, until `restored` takes it.
-    pub(crate) restore: Mutex<Restore>,
+    pub(crate) restored_state: Mutex<Option<Vec<u8>>>,
+    /// A state is restored and `restored` has not taken it: the program must not
+    /// communicate yet (checked on every send and receive, hence not under the lock).
+    pub(crate) awaiting_restore: AtomicBool,
     /// This process is a regenerated incarnation.
     pub(crate) regenerated: bool,
-}
-
-/// Where a regenerated replica's application state stands.
-#[derive(Debug)]
-pub(crate) enum Restore {
-    /// Not restored from a checkpoint: `restored` answers `None`.
-    Fresh,
-    /// Restored: `restored` must hand this over before the program communicates.
-    Pending(Vec<u8>),
-    /// Handed over.
-    Taken,
 }
 
 impl Inner {
@@ -69,8 +61,9 @@ impl Inner {
             bg: Mutex::new(Some(bg)),
             checkpoints: AtomicU64::new(0),
             splits: Mutex::new(Vec::new()),
-            restored_splits: Mutex::new(Vec::new()),
-            restore: Mutex::new(Restore::Fresh),
+            restored_splits: Vec::new(),
+            restored_state: Mutex::new(None),
+            awaiting_restore: AtomicBool::new(false),
             regenerated: false,
         }
     }
@@ -79,7 +72,6 @@ impl Inner {
     /// from a checkpoint made after it.
     pub(crate) fn restored_split(&self, parent: u32, nth: u32) -> Option<Vec<i64>> {
         self.restored_splits
-            .lock()
             .iter()
             .find(|(p, n, _)| *p == parent && *n == nth)
             .map(|(_, _, all)| all.clone())
@@ -159,8 +151,9 @@ pub fn initialize() -> Result<Universe, Error> {
             inner.checkpoints = AtomicU64::new(s.number);
             inner.sends = AtomicU64::new(s.sends);
             inner.splits = Mutex::new(s.splits.clone());
-            inner.restored_splits = Mutex::new(s.splits);
-            inner.restore = Mutex::new(Restore::Pending(s.app));
+            inner.restored_splits = s.splits;
+            inner.restored_state = Mutex::new(Some(s.app));
+            inner.awaiting_restore = AtomicBool::new(true);
         }
         inner
     } else {

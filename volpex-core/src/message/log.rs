@@ -424,7 +424,10 @@ impl SendLog {
             .get(&(comm, dst))
             .and_then(|m| m.iter().min().copied())
             .unwrap_or(0);
-        let floor = self.checkpoint_floor(comm, dst);
+        let floor = match self.retain_max {
+            Some(_) => self.checkpoint_floor(comm, dst),
+            None => u64::MAX,
+        };
         let Some(q) = self.by_dst.get_mut(&(comm, dst)) else {
             return;
         };

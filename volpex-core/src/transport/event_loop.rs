@@ -633,9 +633,9 @@ impl Core {
                 Step::Established(PeerId::Launcher) => {
                     log::warn!("{}: a peer claimed to be the launcher", self.me);
                 }
-                Step::Frame(PeerId::Replica(r, inc), _, _) if self.is_stale(r, inc) => {
-                    log::debug!("{}: frame from an old incarnation of {r} dropped", self.me);
-                }
+                // An old incarnation's connections are closed the moment it is fenced
+                // (`fence_incarnation`, `on_joining`) and its handshakes refused: no
+                // per-frame check.
                 Step::Frame(PeerId::Replica(r, _), h, p) => match Frame::from_parts(&h, p) {
                     Ok(f) => self.engine.handle_frame(now, r, f),
                     Err(e) => {

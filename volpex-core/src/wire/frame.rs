@@ -174,6 +174,17 @@ fn keyed(kind: Kind, want: &Want, req: ReqId, aux: u64, len: usize) -> Header {
     }
 }
 
+/// The header of a CONSUMED or CHECKPOINTED frame: `dst`'s watermark for (comm, src).
+fn watermark_header(kind: Kind, comm: u32, (src, dst): (u32, u32), watermark: u64) -> Header {
+    Header {
+        comm,
+        src,
+        dst,
+        aux: watermark,
+        ..Header::new(kind, 0)
+    }
+}
+
 fn want_of(h: &Header) -> Result<Want, WireError> {
     if h.flags & FLAG_BY_ORDER == 0 {
         return Ok(Want::Key(key_of(h)));
@@ -236,13 +247,7 @@ impl Frame {
                 dst,
                 watermark,
             } => (
-                Header {
-                    comm: *comm,
-                    src: *src,
-                    dst: *dst,
-                    aux: *watermark,
-                    ..Header::new(Kind::Consumed, 0)
-                },
+                watermark_header(Kind::Consumed, *comm, (*src, *dst), *watermark),
                 Bytes::new(),
             ),
             Frame::Checkpointed {
@@ -251,13 +256,7 @@ impl Frame {
                 dst,
                 watermark,
             } => (
-                Header {
-                    comm: *comm,
-                    src: *src,
-                    dst: *dst,
-                    aux: *watermark,
-                    ..Header::new(Kind::Checkpointed, 0)
-                },
+                watermark_header(Kind::Checkpointed, *comm, (*src, *dst), *watermark),
                 Bytes::new(),
             ),
             Frame::SnapshotAsk { req } => (

@@ -593,19 +593,22 @@ impl Engine {
     /// Tells the senders how far this replica received their streams.
     pub(super) fn tell_consumed(&mut self) {
         for (comm, src, watermark) in self.consumed.take_dirty() {
-            for k in 0..self.replicas {
-                let to = ReplicaId::new(src, k);
-                if to != self.me && self.liveness.is_usable(to) {
-                    self.out.send(
-                        to,
-                        Frame::Consumed {
-                            comm,
-                            src,
-                            dst: self.me.rank,
-                            watermark,
-                        },
-                    );
-                }
+            let dst = self.me.rank;
+            self.send_to_replicas_of(src, || Frame::Consumed {
+                comm,
+                src,
+                dst,
+                watermark,
+            });
+        }
+    }
+
+    /// Sends `frame()` to every usable replica of `rank` but this one.
+    pub(super) fn send_to_replicas_of(&mut self, rank: u32, frame: impl Fn() -> Frame) {
+        for k in 0..self.replicas {
+            let to = ReplicaId::new(rank, k);
+            if to != self.me && self.liveness.is_usable(to) {
+                self.out.send(to, frame());
             }
         }
     }

@@ -152,20 +152,13 @@ impl Engine {
     pub(super) fn tell_checkpoint(&mut self) {
         for i in 0..self.snapshots.marks.len() {
             let (comm, src, watermark) = self.snapshots.marks[i];
-            for k in 0..self.replicas {
-                let to = ReplicaId::new(src, k);
-                if to != self.me && self.liveness.is_usable(to) {
-                    self.out.send(
-                        to,
-                        Frame::Checkpointed {
-                            comm,
-                            src,
-                            dst: self.me.rank,
-                            watermark,
-                        },
-                    );
-                }
-            }
+            let dst = self.me.rank;
+            self.send_to_replicas_of(src, || Frame::Checkpointed {
+                comm,
+                src,
+                dst,
+                watermark,
+            });
         }
     }
 
