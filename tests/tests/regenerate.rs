@@ -380,31 +380,40 @@ fn a_lost_hosts_replicas_come_back_on_a_spare_host_over_ssh() {
     drop(net);
 }
 
-/// A preemption notice (SIGTERM to a replica, what a spot instance gets before it goes):
-/// the replica tells volpexrun, which starts its replacement at once instead of waiting
-/// for a heartbeat to miss, and ends the old one; the job finishes correctly.
-#[test]
-fn a_preemption_notice_starts_the_replacement_at_once() {
-    let mut job = spawn(
-        &["-n", "3", "-r", "2"],
-        &bin("regen"),
-        &["400", "20", "checkpoint"],
-    );
+/// Sends SIGTERM to replica `rank.0` (incarnation 0) once it has run a while.
+fn preempt(job: &LiveJob, rank: u32) {
     let until = std::time::Instant::now() + WAIT;
     let pid = loop {
-        if let Some(pid) = find(job.pid(), 1, 0, 0) {
+        if let Some(pid) = find(job.pid(), rank, 0, 0) {
             break pid;
         }
-        assert!(std::time::Instant::now() < until, "1.0 never ran");
+        assert!(std::time::Instant::now() < until, "{rank}.0 never ran");
         std::thread::sleep(Duration::from_millis(20));
     };
     // Let it register and checkpoint once.
     std::thread::sleep(Duration::from_millis(1500));
     let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
-    let started = job.wait_stderr(WAIT, |l| {
-        l.contains("replica 1.0 got a preemption notice (SIGTERM): its replacement starts now")
+}
+
+/// A preemption notice to a replica that checkpoints: it serves on until its next
+/// checkpoint, stops there and hands its state to its replacement, which is caught up
+/// at once; the old one exits drained and the job finishes correctly. At `-r 1` there is
+/// no sibling at all: the handover is what keeps the rank.
+fn preemption_hands_over(replicas: &str) {
+    let mut job = spawn(
+        &["-n", "3", "-r", replicas],
+        &bin("regen"),
+        &["400", "20", "checkpoint"],
+    );
+    preempt(&job, 1);
+    let noticed = job.wait_stderr(WAIT, |l| {
+        l.contains("replica 1.0 got a preemption notice (SIGTERM): it hands over to its replacement at its next checkpoint")
     });
-    assert!(started.is_some(), "no replacement on SIGTERM");
+    assert!(noticed.is_some(), "no notice on SIGTERM");
+    let started = job.wait_stderr(WAIT, |l| {
+        l.contains("replica 1.0 stopped at a checkpoint: its replacement starts now and takes over from it")
+    });
+    assert!(started.is_some(), "no handover");
     let caught_up = job.wait_stderr(WAIT, |l| {
         l.contains("rank 1 replica 0: incarnation 1 caught up in")
     });
@@ -414,6 +423,42 @@ fn a_preemption_notice_starts_the_replacement_at_once() {
     let incs = incarnations(&run, 1, 0);
     assert_eq!(incs.len(), 2, "{}", run.stderr);
     assert_eq!(incs[0]["state"], "drained", "{}", incs[0]);
+    assert!(
+        incs[1]["from"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("snapshot ")),
+        "{}",
+        incs[1]
+    );
+    run.assert_no_leftovers();
+}
+
+#[test]
+fn a_preempted_replica_hands_over_at_its_next_checkpoint() {
+    preemption_hands_over("2");
+}
+
+#[test]
+fn a_preempted_rank_without_replicas_survives_by_handover() {
+    preemption_hands_over("1");
+}
+
+/// A preemption notice to a replica of a program that never checkpoints: its replacement
+/// starts at once (it replays from its sibling's senders' logs) and the old one is ended.
+#[test]
+fn a_preempted_replica_that_never_checkpointed_is_replaced_at_once() {
+    let mut job = spawn(&["-n", "3", "-r", "2"], &bin("regen"), ARGS);
+    preempt(&job, 1);
+    let started = job.wait_stderr(WAIT, |l| {
+        l.contains("replica 1.0 got a preemption notice (SIGTERM): its replacement starts now")
+    });
+    assert!(started.is_some(), "no replacement on SIGTERM");
+    let run = job.wait(DEADLINE);
+    check_output(&run, 3, 400);
+    let incs = incarnations(&run, 1, 0);
+    assert_eq!(incs.len(), 2, "{}", run.stderr);
+    assert_eq!(incs[0]["state"], "drained", "{}", incs[0]);
+    assert_eq!(incs[1]["from"], "replay", "{}", incs[1]);
     run.assert_no_leftovers();
 }
 

@@ -13,9 +13,9 @@
 //!
 //! Preemption notices: with a drain grace set (`VOLPEX_DRAIN_GRACE_MS`), SIGTERM (what a
 //! spot or preemptible instance gets before it goes) no longer ends the process at once:
-//! the sending thread tells the launcher (`ToLauncher::Draining`), which starts the
-//! replacement, and the replica runs on until the launcher ends it or the grace ends
-//! (exit code `EXIT_DRAINED`).
+//! the sending thread tells the launcher (`ToLauncher::Draining`); the replica runs on,
+//! hands over at its next checkpoint (`handover`) and exits, or exits when the grace
+//! ends (exit code `EXIT_DRAINED`).
 //!
 //! Owns only this connection; must never carry protocol traffic, and never blocks the
 //! caller.
@@ -141,6 +141,8 @@ pub fn start(
                         }
                         Err(e) => log::warn!("replica {me}: bad heartbeat frame: {e}"),
                     },
+                    // Replaced while handing over: the grace bounds its life.
+                    Err(_) if super::handover::handing_over() => return,
                     Err(e) => {
                         // Closed: the launcher ended, or it declared us dead. Either way
                         // nobody will use this replica any more.
@@ -158,7 +160,9 @@ pub fn start(
         .spawn(move || loop {
             let before = start.elapsed();
             std::thread::sleep(cfg.interval);
-            if write_one(&mut &*s, &beat.0, &beat.1).is_err() {
+            if write_one(&mut &*s, &beat.0, &beat.1).is_err()
+                && !super::handover::handing_over()
+            {
                 orphaned(me, "cannot send a heartbeat to the launcher");
             }
             let now = start.elapsed();
@@ -173,10 +177,12 @@ pub fn start(
                         );
                         let notice = control::encode(&ToLauncher::Draining {
                             grace_ms: grace.as_millis() as u64,
+                            checkpoints: super::handover::checkpoints(),
                         });
                         if write_one(&mut &*s, &notice.0, &notice.1).is_err() {
                             orphaned(me, "cannot tell the launcher it drains");
                         }
+                        super::handover::set_draining();
                     }
                     Some(t) if now.saturating_sub(t) >= grace => {
                         eprintln!("{}[{me}] drain grace over; exiting", super::DIAG_PREFIX);
@@ -191,7 +197,7 @@ pub fn start(
                 heard_ms.store(now.as_millis() as u64, Ordering::Relaxed);
             }
             let heard = Duration::from_millis(heard_ms.load(Ordering::Relaxed));
-            if now.saturating_sub(heard) > cfg.timeout {
+            if now.saturating_sub(heard) > cfg.timeout && !super::handover::handing_over() {
                 orphaned(
                     me,
                     &format!(

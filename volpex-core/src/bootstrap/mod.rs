@@ -6,6 +6,7 @@
 //! connection belongs to the transport.
 
 pub mod affinity;
+pub mod handover;
 pub mod heartbeat;
 
 use std::io::Write;
@@ -58,6 +59,9 @@ pub mod vars {
     /// How long a replica runs on after SIGTERM, in milliseconds (from `--drain-grace`);
     /// unset: SIGTERM ends it at once.
     pub const DRAIN_GRACE_MS: &str = "VOLPEX_DRAIN_GRACE_MS";
+    /// A new incarnation that takes over from a draining predecessor: the address its
+    /// predecessor serves the handover on (see `handover`).
+    pub const HANDOVER: &str = "VOLPEX_HANDOVER";
 }
 
 /// Stderr lines a replica's runtime prints start with this (then `[rank.replica]`), so the

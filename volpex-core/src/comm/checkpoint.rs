@@ -9,18 +9,21 @@
 //! touch sockets.
 
 use std::io::Write;
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::universe::Inner;
 use super::{Communicator, Universe};
-use crate::bootstrap;
+use crate::bootstrap::{self, handover};
 use crate::checkpoint::Snapshot;
 use crate::error::Error;
 use crate::pull::SnapshotAnswer;
-use crate::transport::Runtime;
+use crate::transport::auth::JobKey;
+use crate::transport::{Core, Runtime};
 
 impl Communicator {
     /// Marks a consistent point of the program and hands over its state: a replica of
@@ -50,8 +53,15 @@ impl Communicator {
                 output_mark("checkpoint", number);
             }
             core.engine
-                .checkpoint_taken(number, bytes, &snapshot.runtime);
+                .checkpoint_taken(number, bytes.clone(), &snapshot.runtime);
             core.flush();
+            handover::checkpointed();
+            if handover::draining() && inner.launched {
+                // A preemption notice came: stop here and hand over (see
+                // `bootstrap::handover`); this returns only if that is impossible.
+                let Err(e) = core.hand_over(number, bytes);
+                log::warn!("cannot hand over at checkpoint {number}: {e}");
+            }
         }
         inner.checkpoints.store(number, Ordering::Relaxed);
         Ok(())
@@ -93,6 +103,48 @@ impl Inner {
     }
 }
 
+/// A new incarnation started to take over from a draining predecessor
+/// (`VOLPEX_HANDOVER`): fetches the snapshot it stopped at and its sender log, restores
+/// both into `core` (before the event loop runs: no pull is served from the empty log)
+/// and confirms, so the predecessor exits. `None` without a handover, or when it cannot
+/// be fetched (the predecessor is gone): the caller restores from a sibling instead.
+pub(crate) fn take_handover(
+    core: &mut Core,
+    key: &JobKey,
+    incarnation: u32,
+    timeout: Duration,
+) -> Result<Option<Snapshot>, Error> {
+    let Ok(addr) = std::env::var(bootstrap::vars::HANDOVER) else {
+        return Ok(None);
+    };
+    let addr: SocketAddr = addr
+        .parse()
+        .map_err(|e| Error::Launch(format!("{}={addr}: {e}", bootstrap::vars::HANDOVER)))?;
+    let me = core.engine.me();
+    let (h, stream) = match handover::fetch(addr, key, me, incarnation, timeout) {
+        Ok(got) => got,
+        Err(e) => {
+            log::warn!("no handover from the draining predecessor at {addr} ({e}); restoring from a sibling");
+            return Ok(None);
+        }
+    };
+    let snapshot = Snapshot::decode(&h.snapshot).map_err(Error::RestoreState)?;
+    core.catch_up_at_least(h.receives);
+    let now = core.now();
+    core.engine
+        .restore(now, h.number, h.snapshot.clone(), &snapshot.runtime);
+    core.engine.import_log(h.log).map_err(Error::RestoreState)?;
+    handover::checkpointed();
+    if let Err(e) = handover::confirm(stream) {
+        log::warn!("could not confirm the handover to {addr}: {e}");
+    }
+    log::info!(
+        "took over from the draining predecessor at checkpoint {}",
+        h.number
+    );
+    Ok(Some(snapshot))
+}
+
 /// Fetches the latest snapshot from the oldest caught-up live sibling and restores the
 /// runtime from it; returns it (`None`: no sibling has one, the program replays from its
 /// start).
@@ -130,6 +182,7 @@ pub(crate) fn fetch_and_restore(rt: &Runtime) -> Result<Option<Snapshot>, Error>
                 let now = core.now();
                 core.engine.restore(now, number, bytes, &snapshot.runtime);
                 core.flush();
+                handover::checkpointed();
                 log::info!("restored checkpoint {number}");
                 return Ok(Some(snapshot));
             }

@@ -91,7 +91,8 @@ pub fn initialize() -> Result<Universe, Error> {
     let cfg = Config::from_env().map_err(Error::Launch)?;
     let start = Instant::now();
     let inner = if bootstrap::launched() {
-        let j = bootstrap::join(cfg.connect_timeout)?;
+        let connect_timeout = cfg.connect_timeout;
+        let j = bootstrap::join(connect_timeout)?;
         // The job's processes on this host: those listening on our address.
         let mine = j
             .addrs
@@ -129,6 +130,11 @@ pub fn initialize() -> Result<Universe, Error> {
         let mut core = core;
         core.exit_after_choices = j.exit_after_choices;
         let regenerated = j.catch_up.is_some();
+        let handed_over = if regenerated {
+            super::checkpoint::take_handover(&mut core, &j.key, j.incarnation, connect_timeout)?
+        } else {
+            None
+        };
         let (rt, bg) = Runtime::start(core, waker);
         log::debug!(
             "replica {} joined a job of {} x {}; {here} of its processes on this host, hard spin {:?}",
@@ -137,7 +143,9 @@ pub fn initialize() -> Result<Universe, Error> {
             j.replicas,
             hard_spin
         );
-        let snapshot = if regenerated {
+        let snapshot = if handed_over.is_some() {
+            handed_over
+        } else if regenerated {
             super::checkpoint::fetch_and_restore(&rt)?
         } else {
             None

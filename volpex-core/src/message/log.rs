@@ -21,6 +21,8 @@ use bytes::Bytes;
 use super::{Key, Map};
 use crate::config::LOG_ENTRY_OVERHEAD_BYTES;
 
+mod handover;
+
 /// One logged message. The payload is stored once and shared by every pull of it.
 #[derive(Debug, Clone)]
 pub struct LogEntry {

@@ -69,7 +69,7 @@ pub struct Core {
     /// The protocol engine this loop drives.
     pub engine: Engine,
     pub(super) me: ReplicaId,
-    key: JobKey,
+    pub(super) key: JobKey,
     pub(super) cfg: Config,
     pub(super) poll: Poll,
     events: Events,
@@ -359,7 +359,8 @@ impl Core {
     /// arriving first): close every connection of older ones, route to the new one.
     pub(super) fn on_joining(&mut self, r: ReplicaId, inc: u32, addr: Option<SocketAddr>) {
         let known = self.incarnation_of(r);
-        if self.is_stale(r, inc) {
+        // Our own successor (this replica drains and hands over): nothing to route.
+        if r == self.me || self.is_stale(r, inc) {
             return;
         }
         if let (Some(a), Some(slot)) = (addr, r.entry_mut(&mut self.addrs)) {
@@ -425,7 +426,8 @@ impl Core {
         let peer = c.intended_peer();
         match peer {
             Some(PeerId::Launcher) => {
-                if !self.shutdown {
+                // A replica handing over is replaced: the grace bounds its life.
+                if !self.shutdown && !crate::bootstrap::handover::handing_over() {
                     log::error!(
                         "volpex: replica {}: connection to the launcher lost ({why}); exiting",
                         self.me

@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod connection;
 pub mod event_loop;
+mod handover;
 pub mod keepalive;
 mod launcher;
 mod peers;

@@ -60,11 +60,21 @@ pub enum ToLauncher {
         /// Messages it has received so far.
         receives: u64,
     },
-    /// The replica got SIGTERM (its machine goes away soon): start its replacement now.
-    /// It runs on for `grace_ms` at most. Sent on the heartbeat connection.
+    /// The replica got SIGTERM (its machine goes away soon). It runs on for `grace_ms`
+    /// at most; at its next checkpoint it stops and sends `Handover`. Without a
+    /// checkpoint so far, the launcher may start its replacement from a sibling at once.
+    /// Sent on the heartbeat connection.
     Draining {
         /// How long it runs on.
         grace_ms: u64,
+        /// Checkpoints it has taken or restored so far.
+        checkpoints: u64,
+    },
+    /// A draining replica stopped at a checkpoint and serves its state on `addr` to its
+    /// next incarnation (`bootstrap::handover`): start it there, with `VOLPEX_HANDOVER`.
+    Handover {
+        /// Where the handover is served.
+        addr: String,
     },
     /// Liveness, on the replica's second (heartbeat) connection only: the first message
     /// there says what the connection is, then one every heartbeat interval.

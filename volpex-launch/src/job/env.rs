@@ -37,9 +37,12 @@ pub fn common(args: &Args, beats: Beats) -> Vec<Var> {
         ),
     ];
     // With one replica per rank there is no sibling to regenerate from: senders need
-    // not keep anything for a replay.
+    // not keep anything for a replay. A preemption notice is handled at any degree (the
+    // replica hands over at its next checkpoint).
     if args.regenerate != Regenerate::Never && args.replicas > 1 {
         common.push((vars::REGENERATE.into(), "1".into()));
+    }
+    if args.regenerate != Regenerate::Never {
         common.push((
             vars::DRAIN_GRACE_MS.into(),
             ((args.drain_grace * 1000.0).round() as u64).to_string(),
@@ -92,15 +95,20 @@ pub fn per_proc(faults: &[Fault], rank: u32, replica: u32) -> Vec<Var> {
     env
 }
 
-/// Variables of a new incarnation `inc` of replica `replica` of rank `rank`: who it is.
+/// Variables of a new incarnation `inc` of replica `replica` of rank `rank`: who it is,
+/// and where its draining predecessor serves the handover, if it takes over from one.
 /// Exit faults (`exit@sends`, `exit@choices`) are armed in the first incarnation only:
 /// the timed ones hit whichever incarnation is current when they fire.
-pub fn newcomer(rank: u32, replica: u32, inc: u32) -> Vec<Var> {
-    vec![
+pub fn newcomer(rank: u32, replica: u32, inc: u32, handover: Option<String>) -> Vec<Var> {
+    let mut env = vec![
         (vars::RANK.to_string(), rank.to_string()),
         (vars::REPLICA.to_string(), replica.to_string()),
         (vars::INCARNATION.to_string(), inc.to_string()),
-    ]
+    ];
+    if let Some(addr) = handover {
+        env.push((vars::HANDOVER.to_string(), addr));
+    }
+    env
 }
 
 #[cfg(test)]
@@ -193,7 +201,7 @@ mod tests {
 
     #[test]
     fn a_new_incarnation_knows_its_number_and_gets_no_exit_fault() {
-        let env = newcomer(1, 0, 3);
+        let env = newcomer(1, 0, 3, None);
         assert_eq!(get(&env, vars::RANK), Some("1"));
         assert_eq!(get(&env, vars::REPLICA), Some("0"));
         assert_eq!(get(&env, vars::INCARNATION), Some("3"));

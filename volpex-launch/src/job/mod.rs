@@ -203,7 +203,12 @@ impl Job {
                     self.writers[i] = None;
                 }
             }
-            Action::Spawn { id, inc, host } => self.spawn(id, inc, host),
+            Action::Spawn {
+                id,
+                inc,
+                host,
+                handover,
+            } => self.spawn(id, inc, host, handover),
             Action::Signal { id, inc, signal } => {
                 let Some(p) = self.state.incarnation(id, inc) else {
                     return;

@@ -116,6 +116,9 @@ pub struct Replica {
     pub last_words: LastWords,
     /// The launcher ended it on a sibling's request (see `state::deaths::fence`).
     pub fenced: bool,
+    /// It got a preemption notice and hands over at its next checkpoint
+    /// (`ToLauncher::Handover`).
+    pub draining: bool,
 }
 
 /// What a replica's program last wrote to standard error, for its failure's summary: the
@@ -178,6 +181,7 @@ impl Replica {
             stats: None,
             last_words: LastWords::Silent,
             fenced: false,
+            draining: false,
         }
     }
 

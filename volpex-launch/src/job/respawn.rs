@@ -16,9 +16,9 @@ impl Job {
     /// Starts incarnation `inc` of replica `id` on `host` over the host's own path: a
     /// child here, or the host's agent. The control server accepts only this incarnation
     /// of the replica from now on. A start that fails is reported like an agent's.
-    pub(super) fn spawn(&mut self, id: ReplicaId, inc: u32, host: usize) {
+    pub(super) fn spawn(&mut self, id: ReplicaId, inc: u32, host: usize, handover: Option<String>) {
         self.current.set(self.idx(id), inc);
-        let env = env::newcomer(id.rank, id.replica, inc);
+        let env = env::newcomer(id.rank, id.replica, inc, handover);
         let proc = ProcSpec {
             rank: id.rank,
             replica: id.replica,

@@ -192,6 +192,8 @@ pub enum Action {
         inc: u32,
         /// Index of the host.
         host: usize,
+        /// Where its draining predecessor serves the handover (`VOLPEX_HANDOVER`).
+        handover: Option<String>,
     },
     /// Deliver a signal to the replica's process: by pid on this machine, through the
     /// agent on a remote host.

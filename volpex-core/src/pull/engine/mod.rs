@@ -407,6 +407,13 @@ impl Engine {
     /// A replica is gone: `confirmed` when the launcher said so (it ended the process),
     /// otherwise its connection failed.
     pub fn handle_peer_down(&mut self, now: Duration, peer: ReplicaId, confirmed: bool) {
+        self.peer_gone(now, peer, confirmed, false);
+    }
+
+    /// `handle_peer_down`; with `successor`, a new incarnation of `peer` takes its place
+    /// at once (joining): its rank stays alive even if it had no other replica, and what
+    /// was asked of the old one waits for the new one.
+    fn peer_gone(&mut self, now: Duration, peer: ReplicaId, confirmed: bool, successor: bool) {
         if peer == self.me {
             return;
         }
@@ -421,6 +428,9 @@ impl Engine {
         }
         if self.liveness.mark_dead(peer) {
             log::info!("{}: replica {peer} is dead", self.me);
+            if successor {
+                self.liveness.mark_joining(peer);
+            }
             self.log.note_dead(peer.rank, peer.replica);
             self.service.forget(peer);
             self.fail_over(now, peer);
@@ -446,7 +456,7 @@ impl Engine {
             return;
         }
         // Whatever the older incarnation was doing, it is gone.
-        self.handle_peer_down(now, peer, true);
+        self.peer_gone(now, peer, true, true);
         if let Some(slot) = peer.entry_mut(&mut self.incarnations) {
             *slot = inc;
         }

@@ -112,6 +112,17 @@ impl Engine {
         self.drain_loopback(now);
     }
 
+    /// The sender log encoded for a handover (`SendLog::export`).
+    pub fn export_log(&self) -> Result<Vec<u8>, String> {
+        self.log.export()
+    }
+
+    /// Takes over a draining predecessor's sender log (`SendLog::import`), after
+    /// `restore` of the snapshot it stopped at.
+    pub fn import_log(&mut self, bytes: Bytes) -> Result<(), String> {
+        self.log.import(bytes)
+    }
+
     /// Asks the oldest caught-up live sibling for its latest snapshot; false if there is
     /// none to ask.
     pub fn ask_snapshot(&mut self) -> bool {

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex::exit::{EXIT_FAULT, EXIT_ORPHANED, EXIT_RETIRED};
+use volpex::exit::{EXIT_DRAINED, EXIT_FAULT, EXIT_ORPHANED, EXIT_RETIRED};
 use volpex::message::ReplicaId;
 use volpex::wire::control::ToProcess;
 
@@ -92,6 +92,9 @@ impl JobState {
                 // Its RETIRED message may still be on its way: it brings the reason.
                 match (code, signal) {
                     (Some(EXIT_RETIRED), None) => self.lose(i, ReplicaState::Retired(why)),
+                    // Drained: handed over to its next incarnation (no longer the current
+                    // one, nothing to regenerate), or its grace ended first.
+                    (Some(EXIT_DRAINED), None) => self.lose(i, ReplicaState::Drained),
                     // Killed, lost volpexrun's heartbeat, or an injected crash
                     // (`exit@sends`, `exit@choices`): not its program's doing.
                     (_, Some(_)) | (Some(EXIT_ORPHANED | EXIT_FAULT), None) => {

@@ -102,7 +102,11 @@ impl JobState {
                     self.caught_up(i);
                 }
             }
-            ToLauncher::Draining { grace_ms } => self.drain(i, grace_ms),
+            ToLauncher::Draining {
+                grace_ms,
+                checkpoints,
+            } => self.drain(i, grace_ms, checkpoints),
+            ToLauncher::Handover { addr } => self.handover(i, addr),
             ToLauncher::Heartbeat => {
                 log::warn!("replica {id} sent a heartbeat on its control connection")
             }

@@ -24,6 +24,15 @@ use crate::cli::Regenerate;
 /// after which the rank is no longer regenerated.
 pub const CRASH_LOOP_LIMIT: u32 = 3;
 
+/// Where a new incarnation gets its state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Source {
+    /// A live sibling's latest snapshot, or a replay from the start.
+    Sibling,
+    /// Its draining predecessor's handover.
+    Handover,
+}
+
 /// Regeneration of one rank.
 #[derive(Debug, Clone, Default)]
 struct RankRegen {
@@ -117,42 +126,80 @@ impl JobState {
     /// new incarnation of its replica, if the job runs, its rank still lives, the limits
     /// allow and a host has room.
     pub(super) fn regenerate(&mut self, i: usize) {
-        if let Some(host) = self.regeneration_host(i) {
-            self.start_incarnation(i, host);
+        if let Some(host) = self.regeneration_host(i, Source::Sibling) {
+            self.start_incarnation(i, host, None);
         }
     }
 
     /// `procs[i]` got a preemption notice (SIGTERM: its machine goes away within
-    /// `grace_ms`): its replacement starts now and it is ended at once (its siblings
-    /// serve everything it would; a new incarnation restores from them). With no
-    /// replacement possible it runs on until its grace ends.
-    pub(super) fn drain(&mut self, i: usize, grace_ms: u64) {
+    /// `grace_ms`). A replica that has checkpointed (`checkpoints` > 0), or has no live
+    /// sibling, runs on and serves until its next checkpoint, where it stops and hands
+    /// over (`handover`). One that never checkpointed, with a live sibling, is replaced
+    /// from that sibling at once and ended.
+    pub(super) fn drain(&mut self, i: usize, grace_ms: u64, checkpoints: u64) {
         let id = self.procs[i].id;
         if !matches!(
             self.procs[i].state,
             ReplicaState::Starting | ReplicaState::Running
-        ) {
+        ) || self.procs[i].draining
+        {
             return;
         }
-        match self.regeneration_host(i) {
+        let grace = grace_ms as f64 / 1000.0;
+        self.procs[i].draining = true;
+        let sibling = self.sibling_alive(id);
+        if checkpoints > 0 || !sibling {
+            self.out.push(Action::Print(format!(
+                "replica {id} got a preemption notice (SIGTERM): it hands over to its replacement at its next checkpoint (within {grace:.1} s)"
+            )));
+            return;
+        }
+        match self.regeneration_host(i, Source::Sibling) {
             Some(host) => {
                 self.out.push(Action::Print(format!(
                     "replica {id} got a preemption notice (SIGTERM): its replacement starts now"
                 )));
                 self.signal(i, Signal::SIGKILL);
                 self.mark_dead(i, ReplicaState::Drained);
-                self.start_incarnation(i, host);
+                self.start_incarnation(i, host, None);
             }
             None => self.out.push(Action::Print(format!(
-                "replica {id} got a preemption notice (SIGTERM) but cannot be replaced now; it runs on for up to {:.1} s",
-                grace_ms as f64 / 1000.0
+                "replica {id} got a preemption notice (SIGTERM) but cannot be replaced now; it runs on for up to {grace:.1} s"
             ))),
         }
     }
 
+    /// Draining `procs[i]` stopped at a checkpoint and serves its state on `addr`: its
+    /// replacement starts now and takes over from it (the old one exits once it has).
+    pub(super) fn handover(&mut self, i: usize, addr: String) {
+        let id = self.procs[i].id;
+        if !self.procs[i].draining || !self.procs[i].state.alive() {
+            log::warn!("replica {id} offered a handover unasked");
+            return;
+        }
+        match self.regeneration_host(i, Source::Handover) {
+            Some(host) => {
+                self.out.push(Action::Print(format!(
+                    "replica {id} stopped at a checkpoint: its replacement starts now and takes over from it"
+                )));
+                self.start_incarnation(i, host, Some(addr));
+            }
+            None => self.out.push(Action::Print(format!(
+                "replica {id} stopped at a checkpoint but cannot be replaced now; it serves until its grace ends"
+            ))),
+        }
+    }
+
+    /// Whether a replica of `id`'s rank other than `id` is alive.
+    fn sibling_alive(&self, id: ReplicaId) -> bool {
+        (0..self.replicas)
+            .filter(|&k| k != id.replica)
+            .any(|k| self.replica(ReplicaId::new(id.rank, k)).state.alive())
+    }
+
     /// Where a new incarnation of `procs[i]`'s replica would go, if one may start now
-    /// (saying why not, where that is news).
-    pub(super) fn regeneration_host(&mut self, i: usize) -> Option<usize> {
+    /// with its state from `source` (saying why not, where that is news).
+    pub(super) fn regeneration_host(&mut self, i: usize, source: Source) -> Option<usize> {
         let id = self.procs[i].id;
         let rank = id.rank as usize;
         let running = self.failure.is_none()
@@ -163,10 +210,11 @@ impl JobState {
         if !running || self.idx(id) != i {
             return None;
         }
-        let sibling_alive = (0..self.replicas)
-            .filter(|&k| k != id.replica)
-            .any(|k| self.replica(ReplicaId::new(id.rank, k)).state.alive());
-        if !sibling_alive || self.regen.ranks[rank].stopped.is_some() {
+        let has_source = match source {
+            Source::Sibling => self.sibling_alive(id),
+            Source::Handover => true,
+        };
+        if !has_source || self.regen.ranks[rank].stopped.is_some() {
             return None;
         }
         if let Some(max) = self.regen.max {
@@ -203,8 +251,9 @@ impl JobState {
         }
     }
 
-    /// Starts a new incarnation of `procs[i]`'s replica on `host`.
-    fn start_incarnation(&mut self, i: usize, host: usize) {
+    /// Starts a new incarnation of `procs[i]`'s replica on `host` (taking over from its
+    /// predecessor's handover on `handover`, if given).
+    fn start_incarnation(&mut self, i: usize, host: usize, handover: Option<String>) {
         let id = self.procs[i].id;
         let rank = id.rank as usize;
         let r = &mut self.regen.ranks[rank];
@@ -227,7 +276,12 @@ impl JobState {
             self.hosts[host].name,
             now.as_secs_f64()
         )));
-        self.out.push(Action::Spawn { id, inc, host });
+        self.out.push(Action::Spawn {
+            id,
+            inc,
+            host,
+            handover,
+        });
     }
 
     /// Where a new incarnation of `id` goes: a host that is up (or idle: nothing was

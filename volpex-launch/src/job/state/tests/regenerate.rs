@@ -25,7 +25,7 @@ pub(super) fn spawns(actions: &[Action]) -> Vec<(ReplicaId, u32, usize)> {
     actions
         .iter()
         .filter_map(|a| match a {
-            Action::Spawn { id, inc, host } => Some((*id, *inc, *host)),
+            Action::Spawn { id, inc, host, .. } => Some((*id, *inc, *host)),
             _ => None,
         })
         .collect()
@@ -492,7 +492,10 @@ fn new_incarnations_that_retire_even_after_catching_up_stop_the_rank() {
 #[test]
 fn a_preemption_notice_starts_the_replacement_at_once_and_ends_the_old_one() {
     let mut st = running(local(regen(2, 2, Regenerate::Spare)));
-    let drain = ToLauncher::Draining { grace_ms: 30_000 };
+    let drain = ToLauncher::Draining {
+        grace_ms: 30_000,
+        checkpoints: 0,
+    };
     let actions = msg(&mut st, id(1, 0), 0, drain.clone(), s(1.0));
     assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
     assert!(actions.contains(&Action::Signal {
@@ -527,7 +530,10 @@ fn a_preemption_notice_without_room_for_a_replacement_lets_it_run_on() {
         &mut st,
         id(1, 0),
         0,
-        ToLauncher::Draining { grace_ms: 5_000 },
+        ToLauncher::Draining {
+            grace_ms: 5_000,
+            checkpoints: 0,
+        },
         s(1.0),
     );
     assert_eq!(spawns(&actions), []);
@@ -555,4 +561,67 @@ fn an_injected_crash_is_regenerated_a_program_error_is_not() {
     assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
     // A program's own exit code is its failure: the exit policy's, not regenerated.
     assert_eq!(spawns(&exit(&mut st, id(0, 1), 3)), []);
+}
+
+#[test]
+fn a_preempted_replica_that_checkpoints_is_replaced_when_it_hands_over() {
+    // At -r 1 too: the handover is the only source of the rank's state.
+    for replicas in [1, 2] {
+        let mut st = running(local(regen(2, replicas, Regenerate::Spare)));
+        let drain = ToLauncher::Draining {
+            grace_ms: 30_000,
+            checkpoints: 3,
+        };
+        let actions = msg(&mut st, id(1, 0), 0, drain, s(1.0));
+        assert_eq!(spawns(&actions), [], "it waits for its next checkpoint");
+        assert!(!actions.iter().any(|a| matches!(a, Action::Signal { .. })));
+        assert!(
+            prints(&actions)[0].contains("hands over to its replacement at its next checkpoint")
+        );
+        let offer = ToLauncher::Handover {
+            addr: "127.0.0.1:4000".into(),
+        };
+        let actions = msg(&mut st, id(1, 0), 0, offer.clone(), s(2.0));
+        assert!(actions.contains(&Action::Spawn {
+            id: id(1, 0),
+            inc: 1,
+            host: 0,
+            handover: Some("127.0.0.1:4000".into()),
+        }));
+        // The old one exits drained once the new one took over: nothing to regenerate.
+        let exit = Input::Exited {
+            id: id(1, 0),
+            inc: 0,
+            code: Some(volpex::exit::EXIT_DRAINED),
+            signal: None,
+        };
+        assert_eq!(spawns(&st.handle(exit, s(2.5))), []);
+        assert_eq!(
+            st.procs
+                .iter()
+                .find(|p| p.id == id(1, 0) && p.incarnation == 0)
+                .map(|p| p.state.clone()),
+            Some(ReplicaState::Drained)
+        );
+        assert_eq!(state(&st, id(1, 0)), ReplicaState::Starting, "the new one");
+        // A second offer from the old incarnation starts nothing.
+        assert_eq!(spawns(&msg(&mut st, id(1, 0), 0, offer, s(3.0))), []);
+    }
+}
+
+#[test]
+fn a_draining_replica_whose_grace_ends_first_is_regenerated_from_its_sibling() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    let drain = ToLauncher::Draining {
+        grace_ms: 1_000,
+        checkpoints: 1,
+    };
+    assert_eq!(spawns(&msg(&mut st, id(1, 0), 0, drain, s(1.0))), []);
+    let exit = Input::Exited {
+        id: id(1, 0),
+        inc: 0,
+        code: Some(volpex::exit::EXIT_DRAINED),
+        signal: None,
+    };
+    assert_eq!(spawns(&st.handle(exit, s(2.0))), [(id(1, 0), 1, 0)]);
 }
