@@ -103,6 +103,8 @@ pub struct Core {
     steps: Vec<Step>,
     /// The last turn polled no event: the caller waits, so deferred frames may go.
     idle: bool,
+    /// When the sockets were last polled (see `send::read_before_send`).
+    pub(super) polled_at: Duration,
     /// The counters the launcher last got (see `stats`).
     pub(super) stats_sent: super::stats::StatsSent,
 }
@@ -156,6 +158,7 @@ impl Core {
             exit_after_choices: None,
             steps: Vec::new(),
             idle: false,
+            polled_at: Duration::ZERO,
             stats_sent: Default::default(),
         };
         if let Some(l) = core.listener.as_mut() {
@@ -530,6 +533,7 @@ impl Core {
         self.idle = events.is_empty();
         // One clock reading for everything this turn handles.
         let now = self.now();
+        self.polled_at = now;
         for ev in events.iter() {
             match ev.token() {
                 LISTENER => self.accept(),

@@ -35,6 +35,11 @@ pub enum SendError {
     LogRefused(LogFull),
 }
 
+/// A send polls the sockets first when they were last polled longer ago than this (see
+/// `Core::read_before_send`): one non-blocking poll, a microsecond, against a pull that
+/// would otherwise wait for the sender's next blocking call.
+const READ_BEFORE_SEND_AFTER: Duration = Duration::from_micros(50);
+
 /// A DATA frame partly written straight from the sender's buffer: the rest must follow
 /// on the same connection (see `Core::write_direct`).
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +59,7 @@ impl Core {
     /// they all confirm it (MPI lets a standard send wait for its receiver); if the
     /// confirmations are late, it is copied after all.
     pub fn send(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), SendError> {
+        self.read_before_send()?;
         self.wait_for_log_room(&[dst], bytes.len(), 1)?;
         if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
             // Speculative pulls waiting for this command's write go first, in a write of
@@ -90,6 +96,7 @@ impl Core {
         {
             return Ok(false);
         }
+        self.read_before_send()?;
         self.wait_for_log_room(dsts, bytes.len(), dsts.len())?;
         if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
             self.flush_all();
@@ -103,6 +110,18 @@ impl Core {
         }
         self.end_send();
         Ok(true)
+    }
+
+    /// Reads what peers sent since the sockets were last polled, if that was more than
+    /// `READ_BEFORE_SEND_AFTER` ago (the application computed meanwhile): a pull that
+    /// arrived for this message is then parked here, and this send answers it at once
+    /// instead of leaving it to the next time this replica enters the library. Right
+    /// after a receive (a ping-pong) this costs nothing.
+    fn read_before_send(&mut self) -> Result<(), SendError> {
+        if self.now().saturating_sub(self.polled_at) >= READ_BEFORE_SEND_AFTER {
+            self.turn(Some(Duration::ZERO), false)?;
+        }
+        Ok(())
     }
 
     /// Blocks until the log has room for `copies` messages of `len` bytes (or a

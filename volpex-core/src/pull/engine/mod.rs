@@ -29,7 +29,10 @@
 //! something and the loop finds nothing to do, so it is never written on the way to a
 //! message. By the time the application posts that receive the pull is already parked at
 //! the sender (or answered), and each message costs one write on each side, as with a
-//! push protocol. A pull nobody waits for yet (a speculative pull, or a candidate of an
+//! push protocol. A stream whose speculative pull was still waiting when the application
+//! posted the receive (it computed in between without writing to that sender: LU's
+//! pipeline) is *eager* from then on: its speculative pulls leave at once, so they are
+//! parked at the sender before it sends, and the sender answers inside its send call. A pull nobody waits for yet (a speculative pull, or a candidate of an
 //! unresolved wildcard) never hedges, never retires the replica and never reports a lost
 //! rank: the receive that needs it does.
 //!
@@ -160,6 +163,10 @@ pub struct Engine {
     finalized: bool,
     /// Messages that every live replica of their sender answered ENDED for.
     ended: Set<Want>,
+    /// Streams (comm, tag, src; `ANY_TAG_STREAM` for order-numbered pulls) whose
+    /// speculative pull was still waiting for a write when the application needed it:
+    /// theirs go at once from then on (see `receive::speculate`).
+    eager_streams: Set<(u32, i32, u32)>,
     out: Outbox,
     retired: bool,
     stats: ReplicaStats,
@@ -237,6 +244,7 @@ impl Engine {
             liveness: Liveness::new(ranks, replicas),
             finalized: false,
             ended: Set::default(),
+            eager_streams: Set::default(),
             out: Outbox::new(me),
             retired: false,
             stats: ReplicaStats::default(),

@@ -51,14 +51,19 @@ impl Outbox {
         }
     }
 
-    /// A deferred pull for `want` goes now: the application waits for it.
-    pub(super) fn hurry_pull(&mut self, want: Want) {
+    /// A deferred pull for `want` goes now: the application waits for it. Returns
+    /// whether it was still deferred.
+    pub(super) fn hurry_pull(&mut self, want: Want) -> bool {
         let i = self
             .deferred
             .iter()
             .position(|(_, f)| matches!(f, Frame::Pull { want: w, .. } if *w == want));
-        if let Some(d) = i.and_then(|i| self.deferred.remove(i)) {
-            self.transmit.push_back(d);
+        match i.and_then(|i| self.deferred.remove(i)) {
+            Some(d) => {
+                self.transmit.push_back(d);
+                true
+            }
+            None => false,
         }
     }
 

@@ -14,6 +14,17 @@ use crate::message::{Key, ReplicaId, ReqId, Want};
 use crate::pull::decision::{Authority, Slot, DECISION_CTX};
 use crate::wire::Frame;
 
+/// The tag of a stream of order-numbered pulls (`ANY_TAG` receives) in `eager_streams`.
+const ANY_TAG_STREAM: i32 = i32::MIN;
+
+/// The stream `want` belongs to: (comm, tag, src), or (comm, `ANY_TAG_STREAM`, src).
+fn stream_of(want: &Want) -> (u32, i32, u32) {
+    match want {
+        Want::Key(k) => (k.comm, k.tag, k.src),
+        Want::Order { comm, src, .. } => (*comm, ANY_TAG_STREAM, *src),
+    }
+}
+
 impl Engine {
     /// Makes sure `want` is being fetched.
     pub(super) fn want(&mut self, now: Duration, want: Want, needed: bool) {
@@ -29,7 +40,10 @@ impl Engine {
                     }
                 }
                 // A speculative pull still waiting for a write goes now: we wait for it.
-                self.out.hurry_pull(want);
+                // It left too late: its stream's next ones go at once.
+                if self.out.hurry_pull(want) {
+                    self.eager_streams.insert(stream_of(&want));
+                }
                 if !self
                     .fetches
                     .get(&want)
@@ -95,8 +109,9 @@ impl Engine {
         {
             return;
         }
+        let defer = !self.eager_streams.contains(&stream_of(&want));
         self.fetches
-            .insert(want, Pending::new(Duration::MAX, false, true));
+            .insert(want, Pending::new(Duration::MAX, false, defer));
         self.ask_next(now, want);
     }
 
@@ -611,5 +626,94 @@ impl Engine {
                 self.out.send(to, frame());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use bytes::Bytes;
+
+    use crate::config::Config;
+    use crate::message::matching::{Matched, Mode, RecvSpec, Source, TagSel};
+    use crate::message::{ReplicaId, Want};
+    use crate::pull::Engine;
+    use crate::wire::Frame;
+
+    fn spec() -> RecvSpec {
+        RecvSpec {
+            comm: 0,
+            src: Source::Rank(0),
+            tag: TagSel::Tag(3),
+        }
+    }
+
+    /// Moves frames both ways (deferred ones too) until none is left.
+    fn deliver(a: &mut (ReplicaId, Engine), b: &mut (ReplicaId, Engine), now: Duration) {
+        fn one_way(
+            from: &mut (ReplicaId, Engine),
+            to: &mut (ReplicaId, Engine),
+            now: Duration,
+        ) -> bool {
+            let mut moved = false;
+            while let Some((_, f)) = from.1.poll_transmit().or_else(|| from.1.poll_deferred()) {
+                to.1.handle_frame(now, from.0, f);
+                moved = true;
+            }
+            moved
+        }
+        while one_way(a, b, now) | one_way(b, a, now) {}
+    }
+
+    fn pulled_seq(f: &Frame) -> Option<u64> {
+        match f {
+            Frame::Pull {
+                want: Want::Key(k), ..
+            } => Some(k.seq),
+            _ => None,
+        }
+    }
+
+    /// A speculative pull waits for the next write to its sender; if the application
+    /// posts the receive it was meant for first (it computed without writing to that
+    /// sender), the stream turns eager: its next speculative pulls leave at once.
+    #[test]
+    fn a_stream_whose_speculative_pull_was_late_pulls_ahead_at_once() {
+        let now = Duration::from_secs(1);
+        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+        let mut sender = (s, Engine::new(s, 2, 1, Config::default()));
+        let mut receiver = (r, Engine::new(r, 2, 1, Config::default()));
+        sender.1.start(now);
+        receiver.1.start(now);
+        sender
+            .1
+            .send(now, 0, 3, 1, Bytes::from_static(b"first"))
+            .expect("room");
+        let id = receiver.1.post(now, spec(), Mode::Receive);
+        deliver(&mut sender, &mut receiver, now);
+        assert!(matches!(
+            receiver.1.take(now, id),
+            Some(Ok(Matched::Message { .. }))
+        ));
+        // The pull for the next message waits for a write to the sender.
+        assert!(receiver.1.poll_transmit().is_none());
+        // The application posts that receive while it still waits: too late.
+        let id = receiver.1.post(now, spec(), Mode::Receive);
+        let hurried = receiver.1.poll_transmit().expect("the pull goes now");
+        assert_eq!(pulled_seq(&hurried.1), Some(1));
+        sender.1.handle_frame(now, r, hurried.1);
+        sender
+            .1
+            .send(now, 0, 3, 1, Bytes::from_static(b"second"))
+            .expect("room");
+        deliver(&mut sender, &mut receiver, now);
+        assert!(matches!(
+            receiver.1.take(now, id),
+            Some(Ok(Matched::Message { .. }))
+        ));
+        // From now on the stream's speculative pull leaves with no write to wait for.
+        let ahead = receiver.1.poll_transmit().expect("an eager pull");
+        assert_eq!(pulled_seq(&ahead.1), Some(2));
     }
 }
