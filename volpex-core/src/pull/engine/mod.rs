@@ -624,8 +624,8 @@ impl Engine {
     /// speculatively, for the next one of its stream.
     pub fn take(&mut self, now: Duration, id: RecvId) -> Option<Result<Matched, RecvError>> {
         let (r, any_tag) = self.matcher.take(id)?;
-        if let Ok(Matched::Message { key, .. }) = &r {
-            self.speculate_after(now, *key, any_tag);
+        if let Ok(Matched::Message { key, payload, .. }) = &r {
+            self.speculate_after(now, *key, payload.len(), any_tag);
         }
         Some(r)
     }

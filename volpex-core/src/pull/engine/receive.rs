@@ -14,6 +14,12 @@ use crate::message::{Key, ReplicaId, ReqId, Want};
 use crate::pull::decision::{Authority, Slot, DECISION_CTX};
 use crate::wire::Frame;
 
+/// An eager stream keeps pulls standing for its next messages up to this many bytes (at
+/// the size of the last one), and at most `SPECULATE_AHEAD_MAX` of them: the receiver
+/// holds at most that much it did not ask for yet, per stream.
+const SPECULATE_AHEAD_BYTES: usize = 256 * 1024;
+const SPECULATE_AHEAD_MAX: usize = 4;
+
 /// The tag of a stream of order-numbered pulls (`ANY_TAG` receives) in `eager_streams`.
 const ANY_TAG_STREAM: i32 = i32::MIN;
 
@@ -69,10 +75,18 @@ impl Engine {
         self.ask_next(now, want);
     }
 
-    /// After the application took the message `key` of a stream, asks ahead for the
-    /// stream's next one (see the module doc of `engine`): by order number for an
-    /// `ANY_TAG` receive (`any_tag` names its (comm, src)), else by key.
-    pub(super) fn speculate_after(&mut self, now: Duration, key: Key, any_tag: Option<(u32, u32)>) {
+    /// After the application took the message `key` (of `len` bytes) of a stream, asks
+    /// ahead for the stream's next one (see the module doc of `engine`): by order number
+    /// for an `ANY_TAG` receive (`any_tag` names its (comm, src)), else by key. An eager
+    /// stream asks for its next few, up to `SPECULATE_AHEAD_BYTES` of messages of this
+    /// size: a sender that runs ahead then answers each of its sends at once.
+    pub(super) fn speculate_after(
+        &mut self,
+        now: Duration,
+        key: Key,
+        len: usize,
+        any_tag: Option<(u32, u32)>,
+    ) {
         match any_tag {
             Some((comm, src)) => {
                 let order = self.consumed.watermark(comm, src);
@@ -90,13 +104,21 @@ impl Engine {
                 }
             }
             None => {
-                let Some(seq) = key.seq.checked_add(1) else {
-                    return;
+                let ahead = if self.eager_streams.contains(&stream_of(&Want::Key(key))) {
+                    (SPECULATE_AHEAD_BYTES / len.max(1)).clamp(1, SPECULATE_AHEAD_MAX)
+                } else {
+                    1
                 };
-                let next = Key { seq, ..key };
-                let claimed = self.matcher.next_claim(next.comm, next.tag, next.src) != next.seq;
-                if !claimed && !self.matcher.is_unexpected(&next) {
-                    self.speculate(now, Want::Key(next));
+                let claimed_below = self.matcher.next_claim(key.comm, key.tag, key.src);
+                for i in 1..=ahead as u64 {
+                    let Some(seq) = key.seq.checked_add(i) else {
+                        return;
+                    };
+                    let next = Key { seq, ..key };
+                    // A receive posted for it already asks for it.
+                    if claimed_below <= seq && !self.matcher.is_unexpected(&next) {
+                        self.speculate(now, Want::Key(next));
+                    }
                 }
             }
         }
@@ -677,7 +699,8 @@ mod tests {
 
     /// A speculative pull waits for the next write to its sender; if the application
     /// posts the receive it was meant for first (it computed without writing to that
-    /// sender), the stream turns eager: its next speculative pulls leave at once.
+    /// sender), the stream turns eager: its next speculative pulls leave at once, for
+    /// the next few messages.
     #[test]
     fn a_stream_whose_speculative_pull_was_late_pulls_ahead_at_once() {
         let now = Duration::from_secs(1);
@@ -712,8 +735,12 @@ mod tests {
             receiver.1.take(now, id),
             Some(Ok(Matched::Message { .. }))
         ));
-        // From now on the stream's speculative pull leaves with no write to wait for.
-        let ahead = receiver.1.poll_transmit().expect("an eager pull");
-        assert_eq!(pulled_seq(&ahead.1), Some(2));
+        // From now on the stream's speculative pulls leave with no write to wait for,
+        // for its next few messages: a sender running ahead answers each send at once.
+        let mut ahead = Vec::new();
+        while let Some((_, f)) = receiver.1.poll_transmit() {
+            ahead.extend(pulled_seq(&f));
+        }
+        assert_eq!(ahead, [2, 3, 4, 5]);
     }
 }
