@@ -30,9 +30,11 @@
 //! message. By the time the application posts that receive the pull is already parked at
 //! the sender (or answered), and each message costs one write on each side, as with a
 //! push protocol. A stream whose speculative pull was still waiting when the application
-//! posted the receive (it computed in between without writing to that sender: LU's
-//! pipeline) is *eager* from then on: its speculative pulls leave at once, so they are
-//! parked at the sender before it sends, and the sender answers inside its send call. A pull nobody waits for yet (a speculative pull, or a candidate of an
+//! posted the receive after computing for a while without writing to that sender (LU's
+//! pipeline) is *eager*: its speculative pulls leave at once, for its next few messages,
+//! so they are parked at the sender before it sends, and the sender answers inside its
+//! send call. It is lazy again once a receive follows the previous one closely (a loop
+//! of collectives): there the extra write would cost more than it saves. A pull nobody waits for yet (a speculative pull, or a candidate of an
 //! unresolved wildcard) never hedges, never retires the replica and never reports a lost
 //! rank: the receive that needs it does.
 //!
@@ -67,7 +69,7 @@ use self::timers::{Timer, TimerTable};
 use super::decision::{ordinal, slot_key, Slot, DECISION_CTX};
 use crate::config::{Config, DECISIONS_HELD_MAX};
 use crate::message::matching::{Matched, Matcher, Mode, Need, RecvId, RecvSpec};
-use crate::message::{Consumed, Key, ReplicaId, SendLog, Set, Want};
+use crate::message::{Consumed, Key, Map, ReplicaId, SendLog, Set, Want};
 use crate::replica::Liveness;
 use crate::wire::control::ReplicaStats;
 use crate::wire::Frame;
@@ -164,9 +166,11 @@ pub struct Engine {
     /// Messages that every live replica of their sender answered ENDED for.
     ended: Set<Want>,
     /// Streams (comm, tag, src; `ANY_TAG_STREAM` for order-numbered pulls) whose
-    /// speculative pull was still waiting for a write when the application needed it:
-    /// theirs go at once from then on (see `receive::speculate`).
+    /// speculative pull was still waiting for a write when the application needed it,
+    /// after computing at least `EAGER_GAP`: theirs go at once (see `receive::want`).
     eager_streams: Set<(u32, i32, u32)>,
+    /// When each stream's latest speculative pull was made.
+    speculated_at: Map<(u32, i32, u32), Duration>,
     out: Outbox,
     retired: bool,
     stats: ReplicaStats,
@@ -245,6 +249,7 @@ impl Engine {
             finalized: false,
             ended: Set::default(),
             eager_streams: Set::default(),
+            speculated_at: Map::default(),
             out: Outbox::new(me),
             retired: false,
             stats: ReplicaStats::default(),

@@ -20,6 +20,10 @@ use crate::wire::Frame;
 const SPECULATE_AHEAD_BYTES: usize = 256 * 1024;
 const SPECULATE_AHEAD_MAX: usize = 4;
 
+/// A receive posted this long after its stream's speculative pull was made, with the
+/// pull still waiting for a write, turns the stream eager (sooner: lazy).
+const EAGER_GAP: Duration = Duration::from_micros(50);
+
 /// The tag of a stream of order-numbered pulls (`ANY_TAG` receives) in `eager_streams`.
 const ANY_TAG_STREAM: i32 = i32::MIN;
 
@@ -46,9 +50,24 @@ impl Engine {
                     }
                 }
                 // A speculative pull still waiting for a write goes now: we wait for it.
-                // It left too late: its stream's next ones go at once.
-                if self.out.hurry_pull(want) {
-                    self.eager_streams.insert(stream_of(&want));
+                let late = self.out.hurry_pull(want);
+                let stream = stream_of(&want);
+                match self
+                    .speculated_at
+                    .get(&stream)
+                    .map(|&t| now.saturating_sub(t))
+                {
+                    // It waited while the application computed: the stream's next ones go
+                    // at once.
+                    Some(gap) if gap >= EAGER_GAP => {
+                        if late {
+                            self.eager_streams.insert(stream);
+                        }
+                    }
+                    Some(_) => {
+                        self.eager_streams.remove(&stream);
+                    }
+                    None => {}
                 }
                 if !self
                     .fetches
@@ -131,7 +150,9 @@ impl Engine {
         {
             return;
         }
-        let defer = !self.eager_streams.contains(&stream_of(&want));
+        let stream = stream_of(&want);
+        self.speculated_at.insert(stream, now);
+        let defer = !self.eager_streams.contains(&stream);
         self.fetches
             .insert(want, Pending::new(Duration::MAX, false, defer));
         self.ask_next(now, want);
@@ -697,12 +718,11 @@ mod tests {
         }
     }
 
-    /// A speculative pull waits for the next write to its sender; if the application
-    /// posts the receive it was meant for first (it computed without writing to that
-    /// sender), the stream turns eager: its next speculative pulls leave at once, for
-    /// the next few messages.
-    #[test]
-    fn a_stream_whose_speculative_pull_was_late_pulls_ahead_at_once() {
+    /// The receiver takes a first message, then posts the next receive `gap` later,
+    /// before its speculative pull left (it wrote nothing to the sender); the sender then
+    /// sends the second. Returns the seqs of the pulls the receiver sends at once after
+    /// taking the second.
+    fn pulls_after_a_gap_of(gap: Duration) -> Vec<u64> {
         let now = Duration::from_secs(1);
         let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
         let mut sender = (s, Engine::new(s, 2, 1, Config::default()));
@@ -721,26 +741,42 @@ mod tests {
         ));
         // The pull for the next message waits for a write to the sender.
         assert!(receiver.1.poll_transmit().is_none());
-        // The application posts that receive while it still waits: too late.
-        let id = receiver.1.post(now, spec(), Mode::Receive);
+        let later = now + gap;
+        let id = receiver.1.post(later, spec(), Mode::Receive);
         let hurried = receiver.1.poll_transmit().expect("the pull goes now");
         assert_eq!(pulled_seq(&hurried.1), Some(1));
-        sender.1.handle_frame(now, r, hurried.1);
+        sender.1.handle_frame(later, r, hurried.1);
         sender
             .1
-            .send(now, 0, 3, 1, Bytes::from_static(b"second"))
+            .send(later, 0, 3, 1, Bytes::from_static(b"second"))
             .expect("room");
-        deliver(&mut sender, &mut receiver, now);
+        deliver(&mut sender, &mut receiver, later);
         assert!(matches!(
-            receiver.1.take(now, id),
+            receiver.1.take(later, id),
             Some(Ok(Matched::Message { .. }))
         ));
-        // From now on the stream's speculative pulls leave with no write to wait for,
-        // for its next few messages: a sender running ahead answers each send at once.
-        let mut ahead = Vec::new();
-        while let Some((_, f)) = receiver.1.poll_transmit() {
-            ahead.extend(pulled_seq(&f));
-        }
-        assert_eq!(ahead, [2, 3, 4, 5]);
+        std::iter::from_fn(|| receiver.1.poll_transmit())
+            .filter_map(|(_, f)| pulled_seq(&f))
+            .collect()
+    }
+
+    /// A speculative pull waits for the next write to its sender. If the application
+    /// posts the receive it was meant for first, after computing a while (it wrote
+    /// nothing to that sender meanwhile: LU's pipeline), the stream turns eager: its next
+    /// speculative pulls leave at once, for the next few messages, so a sender running
+    /// ahead answers each send at once.
+    #[test]
+    fn a_stream_whose_speculative_pull_was_late_pulls_ahead_at_once() {
+        assert_eq!(pulls_after_a_gap_of(Duration::from_millis(1)), [2, 3, 4, 5]);
+    }
+
+    /// A receive that follows the previous one closely (a loop of collectives) keeps its
+    /// stream lazy: the next pull waits for a write, which costs nothing extra.
+    #[test]
+    fn a_stream_received_in_a_tight_loop_stays_lazy() {
+        assert_eq!(
+            pulls_after_a_gap_of(Duration::from_micros(5)),
+            Vec::<u64>::new()
+        );
     }
 }
