@@ -59,11 +59,10 @@ impl Engine {
                 {
                     // It waited while the application computed: the stream's next ones go
                     // at once.
-                    Some(gap) if gap >= EAGER_GAP => {
-                        if late {
-                            self.eager_streams.insert(stream);
-                        }
+                    Some(gap) if gap >= EAGER_GAP && late => {
+                        self.eager_streams.insert(stream);
                     }
+                    Some(gap) if gap >= EAGER_GAP => {}
                     Some(_) => {
                         self.eager_streams.remove(&stream);
                     }
