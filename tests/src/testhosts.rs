@@ -377,6 +377,12 @@ impl TestNet {
             .unwrap_or_else(|e| panic!("cut {}: {e}", self.name(i)));
     }
 
+    /// Brings host `i` back after `cut`: its link comes up again.
+    pub fn uncut(&self, i: usize) {
+        self.on_host(i, &["ip", "link", "set", "eth0", "up"])
+            .unwrap_or_else(|e| panic!("uncut {}: {e}", self.name(i)));
+    }
+
     /// Processes inside host `i`'s namespace.
     pub fn pids(&self, i: usize) -> Vec<i32> {
         pids_in(&self.ns(i))

@@ -380,6 +380,99 @@ fn a_lost_hosts_replicas_come_back_on_a_spare_host_over_ssh() {
     drop(net);
 }
 
+/// The pid of the process on test host `host` that runs replica `rank.replica`.
+fn pid_on_host(
+    net: &volpex_tests::testhosts::TestNet,
+    host: usize,
+    rank: u32,
+    replica: u32,
+) -> Option<i32> {
+    let want = [
+        format!("VOLPEX_RANK={rank}"),
+        format!("VOLPEX_REPLICA={replica}"),
+    ];
+    net.pids(host).into_iter().find(|p| {
+        let env = std::fs::read(format!("/proc/{p}/environ")).unwrap_or_default();
+        let vars: Vec<String> = env
+            .split(|&b| b == 0)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .collect();
+        want.iter().all(|w| vars.contains(w)) && !vars.iter().any(|v| v == "VOLPEX_INCARNATION=1")
+    })
+}
+
+/// Fencing with real processes: replica 1.0 is stopped (SIGSTOP) and its host cut off,
+/// so volpexrun can neither hear nor kill it; it is declared dead and comes back as a
+/// new incarnation on the spare host. Then the old process wakes up (SIGCONT, link up):
+/// it must not be taken for the new one. It is refused everywhere and ends itself, and
+/// the job's result is that of a failure-free run.
+#[test]
+fn an_old_incarnation_that_wakes_up_after_its_replacement_is_fenced() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use volpex_tests::spawn_with;
+    use volpex_tests::testhosts::TestNet;
+
+    let net = TestNet::new(3);
+    let lines: Vec<String> = (0..net.len())
+        .map(|i| format!("{} slots=2", net.name(i)))
+        .collect();
+    let hf = net.hostfile("hosts.txt", &lines);
+    let head = net.head();
+    let ssh = net.ssh_cmd();
+    let hf = hf.to_string_lossy().into_owned();
+    let mut job = spawn_with(
+        &["ip", "netns", "exec", &head],
+        &[("VOLPEX_LOG", "volpexrun=info")],
+        &[
+            "--ssh-cmd",
+            &ssh,
+            "--heartbeat-interval",
+            "0.5",
+            "--heartbeat-timeout",
+            "3",
+            "--peer-timeout",
+            "3",
+            "--map",
+            "concentrate",
+            "-n",
+            "2",
+            "-r",
+            "2",
+            "--hosts",
+            &hf,
+        ],
+        &bin("regen"),
+        &["300", "20", "checkpoint"],
+    );
+    assert!(
+        job.wait_stderr(WAIT, |l| l.contains("regen: rank 1 round 20"))
+            .is_some(),
+        "the job never got going"
+    );
+    let old = pid_on_host(&net, 0, 1, 0).expect("replica 1.0 runs on h0");
+    let _ = kill(Pid::from_raw(old), Signal::SIGSTOP);
+    net.cut(0);
+    let back = job.wait_stderr(WAIT, |l| {
+        l.contains("rank 1 replica 0: incarnation") && l.contains("caught up in")
+    });
+    assert!(back.is_some(), "1.0 never came back");
+    // The old one wakes up, reachable again.
+    net.uncut(0);
+    let _ = kill(Pid::from_raw(old), Signal::SIGCONT);
+    let run = job.wait(DEADLINE);
+    check_output(&run, 2, 300);
+    let incs = incarnations(&run, 1, 0);
+    assert!(incs.len() >= 2, "{}", run.stderr);
+    assert_eq!(incs[0]["state"], "failed", "{}", incs[0]);
+    // It ends by itself: refused by volpexrun and by its peers.
+    if let Err(left) = net.wait_idle(0, Duration::from_secs(30)) {
+        let _ = kill(Pid::from_raw(old), Signal::SIGKILL);
+        panic!("the old incarnation did not end: {left:?}\n{}", run.stderr);
+    }
+    drop(net);
+}
+
 /// Sends SIGTERM to replica `rank.0` (incarnation 0) once it has run a while.
 fn preempt(job: &LiveJob, rank: u32) {
     let until = std::time::Instant::now() + WAIT;
