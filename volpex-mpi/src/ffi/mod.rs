@@ -1,0 +1,1873 @@
+//! The exported C functions of `mpi.h`. Each one is a thin shell: it turns its C
+//! arguments into checked Rust values through `raw` (the only `unsafe` in the crate),
+//! calls the safe layer, and answers through `error::guard` with the communicator's error
+//! handler. Functions not implemented yet are in `stubs`.
+// The exported functions are documented by `mpi.h` and the MPI standard.
+#![allow(missing_docs)]
+#![allow(unsafe_code)]
+#![allow(non_snake_case)]
+#![allow(clippy::missing_safety_doc)]
+#![allow(clippy::too_many_arguments)]
+
+pub mod raw;
+mod stubs;
+
+use std::ffi::{c_char, c_void};
+use std::os::raw::c_int;
+use std::sync::Arc;
+
+use crate::coll::{self, Blocks};
+use crate::comm::{self, SetOp};
+use crate::datatype::{self, Datatype};
+use crate::error::{self, guard, MpiError, Result};
+use crate::handles::{
+    class, MpiStatus, COMM_WORLD, MAX_ERROR_STRING, MAX_LIBRARY_VERSION_STRING, MAX_OBJECT_NAME,
+    MAX_PROCESSOR_NAME, NULL, UNDEFINED,
+};
+use crate::state::{self, Phase};
+use crate::{p2p, request, types};
+use raw::Region;
+
+type Comm = c_int;
+type Dtype = c_int;
+
+fn dt(h: Dtype) -> Result<Arc<Datatype>> {
+    state::datatype(h)
+}
+
+fn cnt(c: c_int) -> Result<usize> {
+    datatype::count(c)
+}
+
+/// The region of `count` elements of `t` at `p`.
+fn reg(p: *const c_void, t: &Datatype, count: usize) -> Result<Region> {
+    raw::region(p, t, &[(0, count)])
+}
+
+/// Blocks (first element, count) of a `v` collective from C counts and displacements.
+fn blocks(counts: &[c_int], displs: &[c_int]) -> Result<Blocks> {
+    counts
+        .iter()
+        .zip(displs)
+        .map(|(&c, &d)| Ok((i128::from(d), cnt(c)?)))
+        .collect()
+}
+
+fn set_status(p: *mut MpiStatus, st: MpiStatus) -> Result<()> {
+    // SAFETY: `p` is the status argument of an MPI call: null (ignored) or writable.
+    if let Some(s) = unsafe { raw::status(p) }? {
+        *s = st;
+    }
+    Ok(())
+}
+
+fn set<T>(p: *mut T, what: &str, v: T) -> Result<()> {
+    // SAFETY: `p` is an output argument of an MPI call: a writable `T`.
+    *unsafe { raw::out(p, what) }? = v;
+    Ok(())
+}
+
+fn size_of_comm(comm: Comm) -> Result<usize> {
+    Ok(comm::size(comm)? as usize)
+}
+
+// ---- Environment ----
+
+#[no_mangle]
+pub extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
+    guard("MPI_Init", COMM_WORLD, || state::init(0).map(drop))
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Init_thread(
+    _argc: *mut c_int,
+    _argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    guard("MPI_Init_thread", COMM_WORLD, || {
+        let p = state::init(required)?;
+        set(provided, "provided", p)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Finalize() -> c_int {
+    guard("MPI_Finalize", COMM_WORLD, state::finalize)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
+    guard("MPI_Initialized", COMM_WORLD, || {
+        set(
+            flag,
+            "flag",
+            c_int::from(state::phase() != Phase::NotStarted),
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
+    guard("MPI_Finalized", COMM_WORLD, || {
+        set(
+            flag,
+            "flag",
+            c_int::from(state::phase() == Phase::Finalized),
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Abort(comm: Comm, errorcode: c_int) -> c_int {
+    eprintln!(
+        "volpex-mpi: MPI_Abort(communicator {comm:#x}, error code {errorcode}){}",
+        state::whoami()
+    );
+    std::process::exit(types::abort_exit_code(errorcode));
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
+    guard("MPI_Query_thread", COMM_WORLD, || {
+        let p = state::with(|s| Ok(s.thread_level))?;
+        set(provided, "provided", p)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
+    guard("MPI_Is_thread_main", COMM_WORLD, || {
+        let main = state::with(|s| Ok(s.main_thread == std::thread::current().id()))?;
+        set(flag, "flag", c_int::from(main))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
+    guard("MPI_Get_version", COMM_WORLD, || {
+        set(version, "version", 3)?;
+        set(subversion, "subversion", 1)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
+    guard("MPI_Get_library_version", COMM_WORLD, || {
+        let v = format!(
+            "Volpex MPI {} (MPI 3.1 C interface)",
+            env!("CARGO_PKG_VERSION")
+        );
+        // SAFETY: MPI_MAX_LIBRARY_VERSION_STRING bytes at `version` (MPI-3.1 8.1.1).
+        unsafe { raw::put_string(version, MAX_LIBRARY_VERSION_STRING, &v, resultlen) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    guard("MPI_Get_processor_name", COMM_WORLD, || {
+        let host = types::processor_name();
+        // SAFETY: MPI_MAX_PROCESSOR_NAME bytes at `name` (MPI-3.1 section 8.1.1).
+        unsafe { raw::put_string(name, MAX_PROCESSOR_NAME, &host, resultlen) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Wtime() -> f64 {
+    volpex::wtime()
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Wtick() -> f64 {
+    1e-9
+}
+
+// ---- Errors ----
+
+#[no_mangle]
+pub extern "C" fn MPI_Error_string(
+    code: c_int,
+    string: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    guard("MPI_Error_string", COMM_WORLD, || {
+        let s = error::error_string(code)
+            .ok_or_else(|| MpiError::arg(format!("invalid error code {code}")))?;
+        // SAFETY: MPI_MAX_ERROR_STRING bytes at `string` (MPI-3.1 section 8.4).
+        unsafe { raw::put_string(string, MAX_ERROR_STRING, s, resultlen) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Error_class(code: c_int, errorclass: *mut c_int) -> c_int {
+    guard("MPI_Error_class", COMM_WORLD, || {
+        if error::error_string(code).is_none() {
+            return Err(MpiError::arg(format!("invalid error code {code}")));
+        }
+        set(errorclass, "errorclass", code)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_set_errhandler(comm: Comm, errhandler: c_int) -> c_int {
+    guard("MPI_Comm_set_errhandler", comm, || {
+        state::set_errhandler(comm, errhandler)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Errhandler_set(comm: Comm, errhandler: c_int) -> c_int {
+    guard("MPI_Errhandler_set", comm, || {
+        state::set_errhandler(comm, errhandler)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_get_errhandler(comm: Comm, errhandler: *mut c_int) -> c_int {
+    guard("MPI_Comm_get_errhandler", comm, || {
+        let e = state::with(|s| Ok(s.comms.get(comm)?.errhandler))?;
+        set(errhandler, "errhandler", e)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Errhandler_get(comm: Comm, errhandler: *mut c_int) -> c_int {
+    MPI_Comm_get_errhandler(comm, errhandler)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
+    guard("MPI_Errhandler_free", COMM_WORLD, || {
+        // The predefined handlers are all there is: freeing one only clears the handle.
+        set(errhandler, "errhandler", NULL)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_call_errhandler(comm: Comm, errorcode: c_int) -> c_int {
+    guard("MPI_Comm_call_errhandler", comm, || {
+        Err(MpiError::new(
+            errorcode,
+            "MPI_Comm_call_errhandler called by the program",
+        ))
+    })
+}
+
+// ---- Point-to-point ----
+
+fn send_impl(
+    name: &'static str,
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> c_int {
+    guard(name, comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = reg(buf, &t, n)?;
+        // SAFETY: MPI_Send's buffer holds `count` elements of `datatype` (MPI-3.1 3.2.2).
+        let b = unsafe { raw::read(r, t) };
+        p2p::send(comm, &b, n, dest, tag)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Send(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> c_int {
+    send_impl("MPI_Send", buf, count, datatype, dest, tag, comm)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Ssend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> c_int {
+    send_impl("MPI_Ssend", buf, count, datatype, dest, tag, comm)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Bsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> c_int {
+    send_impl("MPI_Bsend", buf, count, datatype, dest, tag, comm)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Rsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> c_int {
+    send_impl("MPI_Rsend", buf, count, datatype, dest, tag, comm)
+}
+
+fn isend_impl(
+    name: &'static str,
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    guard(name, comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = reg(buf, &t, n)?;
+        // SAFETY: as MPI_Send; the send is complete (copied) when the call returns.
+        let b = unsafe { raw::read(r, t) };
+        let h = p2p::isend(comm, &b, n, dest, tag)?;
+        set(request, "request", h)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Isend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    isend_impl("MPI_Isend", buf, count, datatype, dest, tag, comm, request)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Issend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    isend_impl("MPI_Issend", buf, count, datatype, dest, tag, comm, request)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Ibsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    isend_impl("MPI_Ibsend", buf, count, datatype, dest, tag, comm, request)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Irsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    isend_impl("MPI_Irsend", buf, count, datatype, dest, tag, comm, request)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Recv", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = reg(buf, &t, n)?;
+        // SAFETY: MPI_Recv's buffer has room for `count` elements (MPI-3.1 3.2.4).
+        let mut b = unsafe { raw::write(r, t) };
+        let st = p2p::recv(comm, &mut b, n, source, tag)?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    guard("MPI_Irecv", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        if !t.contiguous {
+            return Err(MpiError::new(
+                class::TYPE,
+                format!(
+                    "{}: immediate receives into non-contiguous datatypes are not implemented yet",
+                    t.name
+                ),
+            ));
+        }
+        let r = reg(buf, &t, n)?;
+        // SAFETY: the receive buffer stays valid and untouched until the request
+        // completes (MPI-3.1 section 3.7.2).
+        let mem = unsafe { raw::write_until_complete(r) };
+        let h = p2p::irecv(comm, mem, source, tag)?;
+        set(request, "request", h)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dtype,
+    source: c_int,
+    recvtag: c_int,
+    comm: Comm,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Sendrecv", comm, || {
+        let (st_, sn) = (dt(sendtype)?, cnt(sendcount)?);
+        let (rt, rn) = (dt(recvtype)?, cnt(recvcount)?);
+        let (sr, rr) = (reg(sendbuf, &st_, sn)?, reg(recvbuf, &rt, rn)?);
+        raw::disjoint(&sr, &rr)?;
+        // SAFETY: MPI_Sendrecv's buffers as MPI_Send's and MPI_Recv's; disjoint (checked).
+        let (s, mut r) = unsafe { (raw::read(sr, st_), raw::write(rr, rt)) };
+        let st = p2p::sendrecv(comm, (&s, sn, dest, sendtag), (&mut r, rn, source, recvtag))?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: Comm,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Sendrecv_replace", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = reg(buf, &t, n)?;
+        // SAFETY: `count` elements of `datatype`, read then written (MPI-3.1 3.10).
+        let mut b = unsafe { raw::write(r, t) };
+        let st = p2p::sendrecv_replace(comm, &mut b, n, (dest, sendtag), (source, recvtag))?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Probe(
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Probe", comm, || {
+        let st = p2p::probe(comm, source, tag)?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Iprobe(
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    flag: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Iprobe", comm, || {
+        match p2p::iprobe(comm, source, tag)? {
+            Some(st) => {
+                set(flag, "flag", 1)?;
+                set_status(status, st)
+            }
+            None => set(flag, "flag", 0),
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Get_count(
+    status: *const MpiStatus,
+    datatype: Dtype,
+    count: *mut c_int,
+) -> c_int {
+    guard("MPI_Get_count", COMM_WORLD, || {
+        // SAFETY: `status` points to a status a completed operation filled.
+        let st = unsafe { raw::input(status, "status") }?;
+        let t = dt(datatype)?;
+        set(count, "count", p2p::get_count(st, &t))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Get_elements(
+    status: *const MpiStatus,
+    datatype: Dtype,
+    count: *mut c_int,
+) -> c_int {
+    guard("MPI_Get_elements", COMM_WORLD, || {
+        // SAFETY: as MPI_Get_count.
+        let st = unsafe { raw::input(status, "status") }?;
+        let t = dt(datatype)?;
+        let n = match t.base {
+            Some(p) if p.size() > 0 && st.bytes() % p.size() as u64 == 0 => {
+                c_int::try_from(st.bytes() / p.size() as u64).unwrap_or(UNDEFINED)
+            }
+            _ => p2p::get_count(st, &t),
+        };
+        set(count, "count", n)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int) -> c_int {
+    guard("MPI_Test_cancelled", COMM_WORLD, || {
+        // SAFETY: as MPI_Get_count.
+        let st = unsafe { raw::input(status, "status") }?;
+        set(flag, "flag", st.cancelled)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Buffer_attach(_buffer: *mut c_void, _size: c_int) -> c_int {
+    // Sends are buffered by the sender log; the user's buffer is never used.
+    guard("MPI_Buffer_attach", COMM_WORLD, || state::with(|_| Ok(())))
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    guard("MPI_Buffer_detach", COMM_WORLD, || {
+        // SAFETY: `buffer_addr` points to a `void *` (MPI-3.1 section 3.6.1).
+        *unsafe { raw::out(buffer_addr as *mut *mut c_void, "buffer_addr") }? =
+            std::ptr::null_mut();
+        set(size, "size", 0)
+    })
+}
+
+// ---- Completion ----
+
+fn request_array<'a>(n: c_int, reqs: *mut c_int) -> Result<&'a mut [c_int]> {
+    // SAFETY: an array of `count` requests (MPI-3.1 section 3.7.5).
+    unsafe { raw::array_mut(reqs, cnt(n)?, "array_of_requests") }
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Wait(req: *mut c_int, status: *mut MpiStatus) -> c_int {
+    guard("MPI_Wait", COMM_WORLD, || {
+        // SAFETY: `req` points to a request handle.
+        let h = unsafe { raw::out(req, "request") }?;
+        let st = request::wait(h)?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+    guard("MPI_Test", COMM_WORLD, || {
+        // SAFETY: `req` points to a request handle.
+        let h = unsafe { raw::out(req, "request") }?;
+        match request::test(h)? {
+            Some(st) => {
+                set(flag, "flag", 1)?;
+                set_status(status, st)
+            }
+            None => set(flag, "flag", 0),
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
+    guard("MPI_Request_free", COMM_WORLD, || {
+        // SAFETY: `req` points to a request handle.
+        let h = unsafe { raw::out(req, "request") }?;
+        request::free(h)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Waitall(count: c_int, reqs: *mut c_int, statuses: *mut MpiStatus) -> c_int {
+    guard("MPI_Waitall", COMM_WORLD, || {
+        let hs = request_array(count, reqs)?;
+        // SAFETY: `count` statuses, or MPI_STATUSES_IGNORE.
+        let sts = unsafe { raw::statuses(statuses, hs.len()) }?;
+        request::wait_all(hs, sts)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Testall(
+    count: c_int,
+    reqs: *mut c_int,
+    flag: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Testall", COMM_WORLD, || {
+        let hs = request_array(count, reqs)?;
+        // SAFETY: `count` statuses, or MPI_STATUSES_IGNORE.
+        let sts = unsafe { raw::statuses(statuses, hs.len()) }?;
+        let done = request::test_all(hs, sts)?;
+        set(flag, "flag", c_int::from(done))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Waitany(
+    count: c_int,
+    reqs: *mut c_int,
+    index: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Waitany", COMM_WORLD, || {
+        let hs = request_array(count, reqs)?;
+        let (i, st) = request::any(hs, true)?.unwrap_or((UNDEFINED, MpiStatus::empty()));
+        set(index, "index", i)?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Testany(
+    count: c_int,
+    reqs: *mut c_int,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Testany", COMM_WORLD, || {
+        let hs = request_array(count, reqs)?;
+        match request::any(hs, false)? {
+            Some((i, st)) => {
+                set(index, "index", i)?;
+                set(flag, "flag", 1)?;
+                set_status(status, st)
+            }
+            None => {
+                set(index, "index", UNDEFINED)?;
+                set(flag, "flag", 0)
+            }
+        }
+    })
+}
+
+fn some_impl(
+    name: &'static str,
+    block: bool,
+    incount: c_int,
+    reqs: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> c_int {
+    guard(name, COMM_WORLD, || {
+        let hs = request_array(incount, reqs)?;
+        let n = hs.len();
+        let Some(done) = request::some(hs, block)? else {
+            return set(outcount, "outcount", UNDEFINED);
+        };
+        // SAFETY: `incount` indices (MPI-3.1 section 3.7.5).
+        let idx = unsafe { raw::array_mut(indices, n, "array_of_indices") }?;
+        // SAFETY: `incount` statuses, or MPI_STATUSES_IGNORE.
+        let mut sts = unsafe { raw::statuses(statuses, n) }?;
+        for (k, (i, st)) in done.iter().enumerate() {
+            idx[k] = *i;
+            if let Some(s) = sts.as_deref_mut() {
+                s[k] = *st;
+            }
+        }
+        set(outcount, "outcount", done.len() as c_int)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Waitsome(
+    incount: c_int,
+    reqs: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> c_int {
+    some_impl(
+        "MPI_Waitsome",
+        true,
+        incount,
+        reqs,
+        outcount,
+        indices,
+        statuses,
+    )
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Testsome(
+    incount: c_int,
+    reqs: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> c_int {
+    some_impl(
+        "MPI_Testsome",
+        false,
+        incount,
+        reqs,
+        outcount,
+        indices,
+        statuses,
+    )
+}
+
+// ---- Datatypes ----
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_size(datatype: Dtype, size: *mut c_int) -> c_int {
+    guard("MPI_Type_size", COMM_WORLD, || {
+        let t = types::any(datatype)?;
+        set(size, "size", c_int::try_from(t.size).unwrap_or(UNDEFINED))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_size_x(datatype: Dtype, size: *mut i64) -> c_int {
+    guard("MPI_Type_size_x", COMM_WORLD, || {
+        let t = types::any(datatype)?;
+        set(size, "size", t.size as i64)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_get_extent(
+    datatype: Dtype,
+    lb: *mut isize,
+    extent: *mut isize,
+) -> c_int {
+    guard("MPI_Type_get_extent", COMM_WORLD, || {
+        let t = types::any(datatype)?;
+        set(lb, "lb", t.lb)?;
+        set(extent, "extent", t.extent)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_get_true_extent(
+    datatype: Dtype,
+    lb: *mut isize,
+    extent: *mut isize,
+) -> c_int {
+    guard("MPI_Type_get_true_extent", COMM_WORLD, || {
+        let t = types::any(datatype)?;
+        set(lb, "true_lb", t.true_lb)?;
+        set(extent, "true_extent", t.true_ub - t.true_lb)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_extent(datatype: Dtype, extent: *mut isize) -> c_int {
+    guard("MPI_Type_extent", COMM_WORLD, || {
+        set(extent, "extent", types::any(datatype)?.extent)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_lb(datatype: Dtype, lb: *mut isize) -> c_int {
+    guard("MPI_Type_lb", COMM_WORLD, || {
+        set(lb, "lb", types::any(datatype)?.lb)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_ub(datatype: Dtype, ub: *mut isize) -> c_int {
+    guard("MPI_Type_ub", COMM_WORLD, || {
+        let t = types::any(datatype)?;
+        set(ub, "ub", t.lb + t.extent)
+    })
+}
+
+fn new_type(
+    name: &'static str,
+    newtype: *mut c_int,
+    make: impl FnOnce() -> Result<Datatype>,
+) -> c_int {
+    guard(name, COMM_WORLD, || {
+        let h = types::add(make()?)?;
+        set(newtype, "newtype", h)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_contiguous(count: c_int, oldtype: Dtype, newtype: *mut c_int) -> c_int {
+    new_type("MPI_Type_contiguous", newtype, || {
+        Datatype::derived(
+            "MPI_Type_contiguous",
+            &[(0, cnt(count)?, types::any(oldtype)?)],
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_vector(
+    count: c_int,
+    blocklength: c_int,
+    stride: c_int,
+    oldtype: Dtype,
+    newtype: *mut c_int,
+) -> c_int {
+    new_type("MPI_Type_vector", newtype, || {
+        let old = types::any(oldtype)?;
+        let stride = isize::try_from(stride).unwrap_or(0) * old.extent;
+        types::hvector(
+            "MPI_Type_vector",
+            cnt(count)?,
+            cnt(blocklength)?,
+            stride,
+            old,
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_create_hvector(
+    count: c_int,
+    blocklength: c_int,
+    stride: isize,
+    oldtype: Dtype,
+    newtype: *mut c_int,
+) -> c_int {
+    new_type("MPI_Type_create_hvector", newtype, || {
+        types::hvector(
+            "MPI_Type_create_hvector",
+            cnt(count)?,
+            cnt(blocklength)?,
+            stride,
+            types::any(oldtype)?,
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_hvector(
+    count: c_int,
+    blocklength: c_int,
+    stride: isize,
+    oldtype: Dtype,
+    newtype: *mut c_int,
+) -> c_int {
+    MPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_indexed(
+    count: c_int,
+    blocklengths: *const c_int,
+    displs: *const c_int,
+    oldtype: Dtype,
+    newtype: *mut c_int,
+) -> c_int {
+    new_type("MPI_Type_indexed", newtype, || {
+        let n = cnt(count)?;
+        // SAFETY: `count` block lengths and displacements (MPI-3.1 section 4.1.4).
+        let (lens, ds) = unsafe {
+            (
+                raw::array(blocklengths, n, "array_of_blocklengths")?,
+                raw::array(displs, n, "array_of_displacements")?,
+            )
+        };
+        let old = types::any(oldtype)?;
+        let bytes: Vec<isize> = ds.iter().map(|&d| d as isize * old.extent).collect();
+        types::hindexed("MPI_Type_indexed", lens, &bytes, old)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_create_hindexed(
+    count: c_int,
+    blocklengths: *const c_int,
+    displs: *const isize,
+    oldtype: Dtype,
+    newtype: *mut c_int,
+) -> c_int {
+    new_type("MPI_Type_create_hindexed", newtype, || {
+        let n = cnt(count)?;
+        // SAFETY: `count` block lengths and byte displacements (MPI-3.1 section 4.1.5).
+        let (lens, ds) = unsafe {
+            (
+                raw::array(blocklengths, n, "array_of_blocklengths")?,
+                raw::array(displs, n, "array_of_displacements")?,
+            )
+        };
+        types::hindexed("MPI_Type_create_hindexed", lens, ds, types::any(oldtype)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_hindexed(
+    count: c_int,
+    blocklengths: *const c_int,
+    displs: *const isize,
+    oldtype: Dtype,
+    newtype: *mut c_int,
+) -> c_int {
+    MPI_Type_create_hindexed(count, blocklengths, displs, oldtype, newtype)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_create_indexed_block(
+    count: c_int,
+    blocklength: c_int,
+    displs: *const c_int,
+    oldtype: Dtype,
+    newtype: *mut c_int,
+) -> c_int {
+    new_type("MPI_Type_create_indexed_block", newtype, || {
+        let n = cnt(count)?;
+        // SAFETY: `count` displacements (MPI-3.1 section 4.1.4).
+        let ds = unsafe { raw::array(displs, n, "array_of_displacements") }?;
+        let old = types::any(oldtype)?;
+        let bytes: Vec<isize> = ds.iter().map(|&d| d as isize * old.extent).collect();
+        types::hindexed(
+            "MPI_Type_create_indexed_block",
+            &vec![blocklength; n],
+            &bytes,
+            old,
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_create_struct(
+    count: c_int,
+    blocklengths: *const c_int,
+    displs: *const isize,
+    typelist: *const c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    new_type("MPI_Type_create_struct", newtype, || {
+        let n = cnt(count)?;
+        // SAFETY: `count` block lengths, byte displacements and types (MPI-3.1 4.1.2).
+        let (lens, ds, ts) = unsafe {
+            (
+                raw::array(blocklengths, n, "array_of_blocklengths")?,
+                raw::array(displs, n, "array_of_displacements")?,
+                raw::array(typelist, n, "array_of_types")?,
+            )
+        };
+        types::create_struct(lens, ds, ts)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_struct(
+    count: c_int,
+    blocklengths: *const c_int,
+    displs: *const isize,
+    typelist: *const c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    MPI_Type_create_struct(count, blocklengths, displs, typelist, newtype)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_create_resized(
+    oldtype: Dtype,
+    lb: isize,
+    extent: isize,
+    newtype: *mut c_int,
+) -> c_int {
+    new_type("MPI_Type_create_resized", newtype, || {
+        Ok(types::any(oldtype)?.resized(lb, extent))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_dup(oldtype: Dtype, newtype: *mut c_int) -> c_int {
+    new_type("MPI_Type_dup", newtype, || {
+        let mut t = (*types::any(oldtype)?).clone();
+        t.predefined = false;
+        Ok(t)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_commit(datatype: *mut c_int) -> c_int {
+    guard("MPI_Type_commit", COMM_WORLD, || {
+        // SAFETY: `datatype` points to a datatype handle.
+        let h = unsafe { raw::out(datatype, "datatype") }?;
+        types::commit(*h)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
+    guard("MPI_Type_free", COMM_WORLD, || {
+        // SAFETY: `datatype` points to a datatype handle.
+        let h = unsafe { raw::out(datatype, "datatype") }?;
+        types::free(*h)?;
+        *h = NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Get_address(location: *const c_void, address: *mut isize) -> c_int {
+    guard("MPI_Get_address", COMM_WORLD, || {
+        set(address, "address", location as isize)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Address(location: *const c_void, address: *mut isize) -> c_int {
+    MPI_Get_address(location, address)
+}
+
+// ---- Collectives ----
+
+#[no_mangle]
+pub extern "C" fn MPI_Barrier(comm: Comm) -> c_int {
+    guard("MPI_Barrier", comm, || coll::barrier(comm))
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Bcast(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    root: c_int,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Bcast", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = reg(buffer, &t, n)?;
+        // SAFETY: `count` elements of `datatype`, read at the root, written elsewhere.
+        let mut b = unsafe { raw::write(r, t) };
+        coll::bcast(comm, &mut b, n, root)
+    })
+}
+
+/// The send side of a reduction: None for MPI_IN_PLACE.
+fn red_send(sendbuf: *const c_void, t: &Arc<Datatype>, n: usize) -> Result<Option<Region>> {
+    if raw::in_place(sendbuf) {
+        Ok(None)
+    } else {
+        reg(sendbuf, t, n).map(Some)
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Reduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    op: c_int,
+    root: c_int,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Reduce", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let at_root = comm::rank(comm)? == root;
+        let sr = red_send(sendbuf, &t, n)?;
+        let rr = if at_root {
+            Some(reg(recvbuf, &t, n)?)
+        } else {
+            None
+        };
+        if let (Some(s), Some(r)) = (&sr, &rr) {
+            raw::disjoint(s, r)?;
+        }
+        // SAFETY: the send buffer holds `count` elements; the root's receive buffer has
+        // room for them (recvbuf is significant only at the root); disjoint (checked).
+        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        // SAFETY: as above.
+        let mut r = rr.map(|r| unsafe { raw::write(r, t.clone()) });
+        coll::reduce(comm, s.as_ref(), r.as_mut(), n, op, root)
+    })
+}
+
+type Whole =
+    fn(c_int, Option<&datatype::Buf<'_>>, &mut datatype::BufMut<'_>, usize, c_int) -> Result<()>;
+
+fn whole_impl(
+    name: &'static str,
+    f: Whole,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    op: c_int,
+    comm: Comm,
+) -> c_int {
+    guard(name, comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let sr = red_send(sendbuf, &t, n)?;
+        let rr = reg(recvbuf, &t, n)?;
+        if let Some(s) = &sr {
+            raw::disjoint(s, &rr)?;
+        }
+        // SAFETY: `count` elements in each buffer (MPI-3.1 5.9); disjoint (checked).
+        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        // SAFETY: as above.
+        let mut r = unsafe { raw::write(rr, t) };
+        f(comm, s.as_ref(), &mut r, n, op)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Allreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    op: c_int,
+    comm: Comm,
+) -> c_int {
+    whole_impl(
+        "MPI_Allreduce",
+        coll::allreduce,
+        sendbuf,
+        recvbuf,
+        count,
+        datatype,
+        op,
+        comm,
+    )
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Scan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    op: c_int,
+    comm: Comm,
+) -> c_int {
+    whole_impl(
+        "MPI_Scan",
+        coll::scan,
+        sendbuf,
+        recvbuf,
+        count,
+        datatype,
+        op,
+        comm,
+    )
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Exscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    op: c_int,
+    comm: Comm,
+) -> c_int {
+    whole_impl(
+        "MPI_Exscan",
+        coll::exscan,
+        sendbuf,
+        recvbuf,
+        count,
+        datatype,
+        op,
+        comm,
+    )
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Reduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    datatype: Dtype,
+    op: c_int,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Reduce_scatter_block", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(recvcount)?);
+        let size = size_of_comm(comm)?;
+        let total = n
+            .checked_mul(size)
+            .ok_or_else(|| MpiError::new(class::COUNT, "count too large"))?;
+        let sr = red_send(sendbuf, &t, total)?;
+        let rr = reg(recvbuf, &t, if sr.is_none() { total } else { n })?;
+        if let Some(s) = &sr {
+            raw::disjoint(s, &rr)?;
+        }
+        // SAFETY: size x recvcount elements to send, recvcount (or, in place, all) to
+        // receive (MPI-3.1 5.10.1); disjoint (checked).
+        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        // SAFETY: as above.
+        let mut r = unsafe { raw::write(rr, t) };
+        coll::reduce_scatter_block(comm, s.as_ref(), &mut r, n, op)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Reduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    datatype: Dtype,
+    op: c_int,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Reduce_scatter", comm, || {
+        let t = dt(datatype)?;
+        let size = size_of_comm(comm)?;
+        // SAFETY: one count per rank (MPI-3.1 section 5.10.1).
+        let counts: Vec<usize> = unsafe { raw::array(recvcounts, size, "recvcounts") }?
+            .iter()
+            .map(|&c| cnt(c))
+            .collect::<Result<_>>()?;
+        let total: usize = counts.iter().sum();
+        let mine = counts.get(comm::rank(comm)? as usize).copied().unwrap_or(0);
+        let sr = red_send(sendbuf, &t, total)?;
+        let rr = reg(recvbuf, &t, if sr.is_none() { total } else { mine })?;
+        if let Some(s) = &sr {
+            raw::disjoint(s, &rr)?;
+        }
+        // SAFETY: the sum of the counts to send, this rank's count (or, in place, all)
+        // to receive; disjoint (checked).
+        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        // SAFETY: as above.
+        let mut r = unsafe { raw::write(rr, t) };
+        coll::reduce_scatter(comm, s.as_ref(), &mut r, &counts, op)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Gather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dtype,
+    root: c_int,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Gather", comm, || {
+        let at_root = comm::rank(comm)? == root;
+        let send = if at_root && raw::in_place(sendbuf) {
+            None
+        } else {
+            let (t, n) = (dt(sendtype)?, cnt(sendcount)?);
+            Some((reg(sendbuf, &t, n)?, t, n))
+        };
+        let recv = if at_root {
+            let (t, n) = (dt(recvtype)?, cnt(recvcount)?);
+            let all = n
+                .checked_mul(size_of_comm(comm)?)
+                .ok_or_else(|| MpiError::new(class::COUNT, "count too large"))?;
+            Some((reg(recvbuf, &t, all)?, t, n))
+        } else {
+            None
+        };
+        if let (Some(s), Some(r)) = (&send, &recv) {
+            raw::disjoint(&s.0, &r.0)?;
+        }
+        // SAFETY: the send buffer holds sendcount elements; at the root the receive
+        // buffer has room for size x recvcount (MPI-3.1 5.5); disjoint (checked).
+        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        // SAFETY: as above.
+        let mut r = recv.map(|(r, t, n)| (unsafe { raw::write(r, t) }, n));
+        coll::gather(
+            comm,
+            s.as_ref().map(|(b, n)| (b, *n)),
+            r.as_mut().map(|(b, n)| (b, *n)),
+            root,
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Gatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: Dtype,
+    root: c_int,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Gatherv", comm, || {
+        let at_root = comm::rank(comm)? == root;
+        let send = if at_root && raw::in_place(sendbuf) {
+            None
+        } else {
+            let (t, n) = (dt(sendtype)?, cnt(sendcount)?);
+            Some((reg(sendbuf, &t, n)?, t, n))
+        };
+        let recv = if at_root {
+            let t = dt(recvtype)?;
+            let size = size_of_comm(comm)?;
+            // SAFETY: one count and displacement per rank at the root (MPI-3.1 5.5).
+            let bl = unsafe {
+                blocks(
+                    raw::array(recvcounts, size, "recvcounts")?,
+                    raw::array(displs, size, "displs")?,
+                )
+            }?;
+            Some((raw::region(recvbuf, &t, &bl)?, t, bl))
+        } else {
+            None
+        };
+        if let (Some(s), Some(r)) = (&send, &recv) {
+            raw::disjoint(&s.0, &r.0)?;
+        }
+        // SAFETY: as MPI_Gather, with the root's blocks at their displacements.
+        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        // SAFETY: as above.
+        let mut r = recv.map(|(r, t, b)| (unsafe { raw::write(r, t) }, b));
+        coll::gatherv(
+            comm,
+            s.as_ref().map(|(b, n)| (b, *n)),
+            r.as_mut().map(|(b, bl)| (b, std::mem::take(bl))),
+            root,
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Scatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dtype,
+    root: c_int,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Scatter", comm, || {
+        let at_root = comm::rank(comm)? == root;
+        let send = if at_root {
+            let (t, n) = (dt(sendtype)?, cnt(sendcount)?);
+            let all = n
+                .checked_mul(size_of_comm(comm)?)
+                .ok_or_else(|| MpiError::new(class::COUNT, "count too large"))?;
+            Some((reg(sendbuf, &t, all)?, t, n))
+        } else {
+            None
+        };
+        let recv = if at_root && raw::in_place(recvbuf) {
+            None
+        } else {
+            let (t, n) = (dt(recvtype)?, cnt(recvcount)?);
+            Some((reg(recvbuf, &t, n)?, t, n))
+        };
+        if let (Some(s), Some(r)) = (&send, &recv) {
+            raw::disjoint(&s.0, &r.0)?;
+        }
+        // SAFETY: at the root size x sendcount elements to send; recvcount elements of
+        // room (MPI-3.1 5.6); disjoint (checked).
+        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        // SAFETY: as above.
+        let mut r = recv.map(|(r, t, n)| (unsafe { raw::write(r, t) }, n));
+        coll::scatter(
+            comm,
+            s.as_ref().map(|(b, n)| (b, *n)),
+            r.as_mut().map(|(b, n)| (b, *n)),
+            root,
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Scatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dtype,
+    root: c_int,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Scatterv", comm, || {
+        let at_root = comm::rank(comm)? == root;
+        let send = if at_root {
+            let t = dt(sendtype)?;
+            let size = size_of_comm(comm)?;
+            // SAFETY: one count and displacement per rank at the root (MPI-3.1 5.6).
+            let bl = unsafe {
+                blocks(
+                    raw::array(sendcounts, size, "sendcounts")?,
+                    raw::array(displs, size, "displs")?,
+                )
+            }?;
+            Some((raw::region(sendbuf, &t, &bl)?, t, bl))
+        } else {
+            None
+        };
+        let recv = if at_root && raw::in_place(recvbuf) {
+            None
+        } else {
+            let (t, n) = (dt(recvtype)?, cnt(recvcount)?);
+            Some((reg(recvbuf, &t, n)?, t, n))
+        };
+        if let (Some(s), Some(r)) = (&send, &recv) {
+            raw::disjoint(&s.0, &r.0)?;
+        }
+        // SAFETY: as MPI_Scatter, with the root's blocks at their displacements.
+        let s = send.map(|(r, t, b)| (unsafe { raw::read(r, t) }, b));
+        // SAFETY: as above.
+        let mut r = recv.map(|(r, t, n)| (unsafe { raw::write(r, t) }, n));
+        coll::scatterv(
+            comm,
+            s.as_ref().map(|(b, bl)| (b, bl.clone())),
+            r.as_mut().map(|(b, n)| (b, *n)),
+            root,
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dtype,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Allgather", comm, || {
+        let send = if raw::in_place(sendbuf) {
+            None
+        } else {
+            let (t, n) = (dt(sendtype)?, cnt(sendcount)?);
+            Some((reg(sendbuf, &t, n)?, t, n))
+        };
+        let (rt, rn) = (dt(recvtype)?, cnt(recvcount)?);
+        let all = rn
+            .checked_mul(size_of_comm(comm)?)
+            .ok_or_else(|| MpiError::new(class::COUNT, "count too large"))?;
+        let rr = reg(recvbuf, &rt, all)?;
+        if let Some(s) = &send {
+            raw::disjoint(&s.0, &rr)?;
+        }
+        // SAFETY: sendcount elements to send, room for size x recvcount (MPI-3.1 5.7);
+        // disjoint (checked).
+        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        // SAFETY: as above.
+        let mut r = unsafe { raw::write(rr, rt) };
+        coll::allgather(comm, s.as_ref().map(|(b, n)| (b, *n)), (&mut r, rn))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: Dtype,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Allgatherv", comm, || {
+        let send = if raw::in_place(sendbuf) {
+            None
+        } else {
+            let (t, n) = (dt(sendtype)?, cnt(sendcount)?);
+            Some((reg(sendbuf, &t, n)?, t, n))
+        };
+        let rt = dt(recvtype)?;
+        let size = size_of_comm(comm)?;
+        // SAFETY: one count and displacement per rank (MPI-3.1 section 5.7).
+        let bl = unsafe {
+            blocks(
+                raw::array(recvcounts, size, "recvcounts")?,
+                raw::array(displs, size, "displs")?,
+            )
+        }?;
+        let rr = raw::region(recvbuf, &rt, &bl)?;
+        if let Some(s) = &send {
+            raw::disjoint(&s.0, &rr)?;
+        }
+        // SAFETY: as MPI_Allgather, with blocks at their displacements.
+        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        // SAFETY: as above.
+        let mut r = unsafe { raw::write(rr, rt) };
+        coll::allgatherv(comm, s.as_ref().map(|(b, n)| (b, *n)), &mut r, bl)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dtype,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Alltoall", comm, || {
+        let size = size_of_comm(comm)?;
+        let too_large = || MpiError::new(class::COUNT, "count too large");
+        let send = if raw::in_place(sendbuf) {
+            None
+        } else {
+            let (t, n) = (dt(sendtype)?, cnt(sendcount)?);
+            Some((
+                reg(sendbuf, &t, n.checked_mul(size).ok_or_else(too_large)?)?,
+                t,
+                n,
+            ))
+        };
+        let (rt, rn) = (dt(recvtype)?, cnt(recvcount)?);
+        let rr = reg(recvbuf, &rt, rn.checked_mul(size).ok_or_else(too_large)?)?;
+        if let Some(s) = &send {
+            raw::disjoint(&s.0, &rr)?;
+        }
+        // SAFETY: size x count elements in each buffer (MPI-3.1 5.8); disjoint (checked).
+        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        // SAFETY: as above.
+        let mut r = unsafe { raw::write(rr, rt) };
+        coll::alltoall(comm, s.as_ref().map(|(b, n)| (b, *n)), (&mut r, rn))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: Dtype,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Alltoallv", comm, || {
+        let size = size_of_comm(comm)?;
+        let send = if raw::in_place(sendbuf) {
+            None
+        } else {
+            let t = dt(sendtype)?;
+            // SAFETY: one count and displacement per rank (MPI-3.1 section 5.8).
+            let bl = unsafe {
+                blocks(
+                    raw::array(sendcounts, size, "sendcounts")?,
+                    raw::array(sdispls, size, "sdispls")?,
+                )
+            }?;
+            Some((raw::region(sendbuf, &t, &bl)?, t, bl))
+        };
+        let rt = dt(recvtype)?;
+        // SAFETY: as above.
+        let rbl = unsafe {
+            blocks(
+                raw::array(recvcounts, size, "recvcounts")?,
+                raw::array(rdispls, size, "rdispls")?,
+            )
+        }?;
+        let rr = raw::region(recvbuf, &rt, &rbl)?;
+        if let Some(s) = &send {
+            raw::disjoint(&s.0, &rr)?;
+        }
+        // SAFETY: the blocks at their displacements in each buffer; disjoint (checked).
+        let s = send.map(|(r, t, b)| (unsafe { raw::read(r, t) }, b));
+        // SAFETY: as above.
+        let mut r = unsafe { raw::write(rr, rt) };
+        coll::alltoallv(comm, s.as_ref().map(|(b, bl)| (b, bl.clone())), &mut r, rbl)
+    })
+}
+
+// ---- Communicators and groups ----
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_size(comm: Comm, size: *mut c_int) -> c_int {
+    guard("MPI_Comm_size", comm, || {
+        set(size, "size", comm::size(comm)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_rank(comm: Comm, rank: *mut c_int) -> c_int {
+    guard("MPI_Comm_rank", comm, || {
+        set(rank, "rank", comm::rank(comm)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_dup(comm: Comm, newcomm: *mut c_int) -> c_int {
+    guard("MPI_Comm_dup", comm, || {
+        set(newcomm, "newcomm", comm::dup(comm)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_split(
+    comm: Comm,
+    color: c_int,
+    key: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_split", comm, || {
+        set(newcomm, "newcomm", comm::split(comm, color, key)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_create(comm: Comm, group: c_int, newcomm: *mut c_int) -> c_int {
+    guard("MPI_Comm_create", comm, || {
+        set(newcomm, "newcomm", comm::create(comm, group)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
+    guard("MPI_Comm_free", COMM_WORLD, || {
+        // SAFETY: `comm` points to a communicator handle.
+        let h = unsafe { raw::out(comm, "comm") }?;
+        comm::free(h)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_compare(a: Comm, b: Comm, result: *mut c_int) -> c_int {
+    guard("MPI_Comm_compare", COMM_WORLD, || {
+        set(result, "result", comm::compare(a, b)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_test_inter(comm: Comm, flag: *mut c_int) -> c_int {
+    guard("MPI_Comm_test_inter", comm, || {
+        comm::size(comm)?;
+        set(flag, "flag", 0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_group(comm: Comm, group: *mut c_int) -> c_int {
+    guard("MPI_Comm_group", comm, || {
+        set(group, "group", comm::group(comm)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_set_name(comm: Comm, name: *const c_char) -> c_int {
+    guard("MPI_Comm_set_name", comm, || {
+        // SAFETY: a NUL-terminated string (MPI-3.1 section 6.8).
+        let n = unsafe { raw::string(name, "comm_name") }?;
+        comm::set_name(comm, n)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_get_name(comm: Comm, name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    guard("MPI_Comm_get_name", comm, || {
+        let n = comm::get_name(comm)?;
+        // SAFETY: MPI_MAX_OBJECT_NAME bytes at `name` (MPI-3.1 section 6.8).
+        unsafe { raw::put_string(name, MAX_OBJECT_NAME, &n, resultlen) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_get_attr(
+    comm: Comm,
+    keyval: c_int,
+    value: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_get_attr", comm, || {
+        match comm::get_attr(comm, keyval)? {
+            Some(v) => {
+                // SAFETY: `value` points to a `void *` that receives the attribute's address.
+                unsafe { raw::put_attr(value, v) }?;
+                set(flag, "flag", 1)
+            }
+            None => set(flag, "flag", 0),
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Attr_get(
+    comm: Comm,
+    keyval: c_int,
+    value: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    MPI_Comm_get_attr(comm, keyval, value, flag)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Group_size(group: c_int, size: *mut c_int) -> c_int {
+    guard("MPI_Group_size", COMM_WORLD, || {
+        set(size, "size", comm::group_size(group)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Group_rank(group: c_int, rank: *mut c_int) -> c_int {
+    guard("MPI_Group_rank", COMM_WORLD, || {
+        set(rank, "rank", comm::group_rank(group)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Group_incl(
+    group: c_int,
+    n: c_int,
+    ranks: *const c_int,
+    newgroup: *mut c_int,
+) -> c_int {
+    guard("MPI_Group_incl", COMM_WORLD, || {
+        // SAFETY: `n` ranks (MPI-3.1 section 6.3.2).
+        let rs = unsafe { raw::array(ranks, cnt(n)?, "ranks") }?;
+        set(newgroup, "newgroup", comm::group_incl(group, rs)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Group_excl(
+    group: c_int,
+    n: c_int,
+    ranks: *const c_int,
+    newgroup: *mut c_int,
+) -> c_int {
+    guard("MPI_Group_excl", COMM_WORLD, || {
+        // SAFETY: `n` ranks (MPI-3.1 section 6.3.2).
+        let rs = unsafe { raw::array(ranks, cnt(n)?, "ranks") }?;
+        set(newgroup, "newgroup", comm::group_excl(group, rs)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Group_translate_ranks(
+    a: c_int,
+    n: c_int,
+    ranks1: *const c_int,
+    b: c_int,
+    ranks2: *mut c_int,
+) -> c_int {
+    guard("MPI_Group_translate_ranks", COMM_WORLD, || {
+        let n = cnt(n)?;
+        // SAFETY: `n` ranks in, `n` out (MPI-3.1 section 6.3.1).
+        let rs = unsafe { raw::array(ranks1, n, "ranks1") }?;
+        let out = comm::translate_ranks(a, rs, b)?;
+        // SAFETY: as above.
+        let dst = unsafe { raw::array_mut(ranks2, n, "ranks2") }?;
+        dst.copy_from_slice(&out);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Group_compare(a: c_int, b: c_int, result: *mut c_int) -> c_int {
+    guard("MPI_Group_compare", COMM_WORLD, || {
+        set(result, "result", comm::group_compare(a, b)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Group_union(a: c_int, b: c_int, newgroup: *mut c_int) -> c_int {
+    guard("MPI_Group_union", COMM_WORLD, || {
+        set(newgroup, "newgroup", comm::group_set(a, b, SetOp::Union)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Group_intersection(a: c_int, b: c_int, newgroup: *mut c_int) -> c_int {
+    guard("MPI_Group_intersection", COMM_WORLD, || {
+        set(
+            newgroup,
+            "newgroup",
+            comm::group_set(a, b, SetOp::Intersection)?,
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Group_difference(a: c_int, b: c_int, newgroup: *mut c_int) -> c_int {
+    guard("MPI_Group_difference", COMM_WORLD, || {
+        set(
+            newgroup,
+            "newgroup",
+            comm::group_set(a, b, SetOp::Difference)?,
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Group_free(group: *mut c_int) -> c_int {
+    guard("MPI_Group_free", COMM_WORLD, || {
+        // SAFETY: `group` points to a group handle.
+        let h = unsafe { raw::out(group, "group") }?;
+        comm::group_free(h)
+    })
+}
+
+// ---- Handle conversion: handles are the same integers in C and Fortran ----
+
+macro_rules! same_handle {
+    ($($f2c:ident $c2f:ident),*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $f2c(h: c_int) -> c_int {
+            h
+        }
+        #[no_mangle]
+        pub extern "C" fn $c2f(h: c_int) -> c_int {
+            h
+        }
+    )*};
+}
+same_handle!(
+    MPI_Comm_f2c MPI_Comm_c2f,
+    MPI_Type_f2c MPI_Type_c2f,
+    MPI_Group_f2c MPI_Group_c2f,
+    MPI_Op_f2c MPI_Op_c2f,
+    MPI_Request_f2c MPI_Request_c2f,
+    MPI_Errhandler_f2c MPI_Errhandler_c2f,
+    MPI_Info_f2c MPI_Info_c2f
+);

@@ -1,0 +1,103 @@
+//! Datatype constructors and handles (MPI-3.1 section 4.1), and small environment
+//! helpers (processor name, MPI_Abort's exit code).
+
+use std::os::raw::c_int;
+use std::sync::Arc;
+
+use crate::datatype::{count, Datatype};
+use crate::error::{MpiError, Result};
+use crate::handles::class;
+use crate::state;
+
+/// The datatype behind `h`, committed or not (for queries and constructors).
+pub fn any(h: c_int) -> Result<Arc<Datatype>> {
+    state::with(|s| s.types.get(h).cloned())
+}
+
+/// Adds a new (uncommitted) datatype.
+pub fn add(t: Datatype) -> Result<c_int> {
+    state::with(|s| Ok(s.types.insert(Arc::new(t))))
+}
+
+/// MPI_Type_commit.
+pub fn commit(h: c_int) -> Result<()> {
+    state::with(|s| {
+        let t = s.types.get_mut(h)?;
+        if !t.committed {
+            let mut c = (**t).clone();
+            c.committed = true;
+            *t = Arc::new(c);
+        }
+        Ok(())
+    })
+}
+
+/// MPI_Type_free (a predefined type is refused).
+pub fn free(h: c_int) -> Result<()> {
+    state::with(|s| s.types.remove(h).map(drop))
+}
+
+/// `count` blocks of `blocklength` elements, `stride` bytes apart.
+pub fn hvector(
+    name: &str,
+    n: usize,
+    blocklength: usize,
+    stride: isize,
+    old: Arc<Datatype>,
+) -> Result<Datatype> {
+    let parts: Vec<_> = (0..n)
+        .map(|i| (stride.saturating_mul(i as isize), blocklength, old.clone()))
+        .collect();
+    Datatype::derived(name, &parts)
+}
+
+/// Blocks of `lens[i]` elements at byte displacements `displs[i]`.
+pub fn hindexed(
+    name: &str,
+    lens: &[c_int],
+    displs: &[isize],
+    old: Arc<Datatype>,
+) -> Result<Datatype> {
+    let parts = lens
+        .iter()
+        .zip(displs)
+        .map(|(&l, &d)| Ok((d, count(l)?, old.clone())))
+        .collect::<Result<Vec<_>>>()?;
+    Datatype::derived(name, &parts)
+}
+
+/// MPI_Type_create_struct.
+pub fn create_struct(lens: &[c_int], displs: &[isize], types: &[c_int]) -> Result<Datatype> {
+    let parts = lens
+        .iter()
+        .zip(displs)
+        .zip(types)
+        .map(|((&l, &d), &t)| Ok((d, count(l)?, any(t)?)))
+        .collect::<Result<Vec<_>>>()?;
+    Datatype::derived("MPI_Type_create_struct", &parts)
+}
+
+/// The exit code of MPI_Abort: the error code if it is a plain failure code (1-255,
+/// except the codes volpexrun reads as retired, orphaned, drained or injected faults),
+/// else 1.
+pub fn abort_exit_code(errorcode: c_int) -> i32 {
+    use volpex::exit::{EXIT_DRAINED, EXIT_FAULT, EXIT_ORPHANED, EXIT_RETIRED};
+    match errorcode {
+        EXIT_RETIRED | EXIT_ORPHANED | EXIT_DRAINED | EXIT_FAULT => 1,
+        c @ 1..=255 => c,
+        _ => 1,
+    }
+}
+
+/// The host name (MPI_Get_processor_name).
+pub fn processor_name() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// A count that must not be negative, for constructors.
+pub fn non_negative(c: c_int, what: &str) -> Result<usize> {
+    usize::try_from(c).map_err(|_| MpiError::new(class::COUNT, format!("negative {what} {c}")))
+}
