@@ -1,12 +1,13 @@
 /* Collectives (MPI-3.1 chapter 5): barrier, broadcast, reduce and all-reduce with the
  * predefined operations (MINLOC/MAXLOC on pair types), gather(v), scatter(v),
  * all-gather(v), all-to-all(v), scan, exscan, reduce-scatter, with MPI_IN_PLACE where
- * the standard allows it. Each rank checks its results; rank 0 prints a checksum. */
+ * the standard allows it. Each rank checks its results; rank 0 prints a checksum.
+ * Arguments: [ROUNDS [WORK_MS]] (5, 0), as p2p.c. */
 #include <mpi.h>
 #include <string.h>
+#include <time.h>
 #include "check.h"
 
-#define ROUNDS 5
 
 int main(int argc, char **argv) {
     int rank, size;
@@ -14,10 +15,13 @@ int main(int argc, char **argv) {
     CHECK_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     CHECK_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     check_rank = rank;
+    int rounds = argc > 1 ? atoi(argv[1]) : 5;
+    int work_ms = argc > 2 ? atoi(argv[2]) : 0;
+    struct timespec work = {work_ms / 1000, (work_ms % 1000) * 1000000L};
     double checksum = 0;
     int n = size;
 
-    for (int round = 0; round < ROUNDS; round++) {
+    for (int round = 0; round < rounds; round++) {
         int root = round % size;
         CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
 
@@ -153,6 +157,7 @@ int main(int argc, char **argv) {
         CHECK_OK(MPI_Reduce_scatter(rs_in, rs_out, rs_counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
         CHECK(rs_out[0] == n * rank + n * (n - 1) / 2);
 
+        if (work_ms > 0) nanosleep(&work, NULL);
         checksum += b[49] + r[0] + mx + ip[0] + scan + ag[0] + a2a_r[0] + fr;
     }
     double total;

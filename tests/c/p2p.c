@@ -1,12 +1,14 @@
 /* Point-to-point (MPI-3.1 chapter 3): blocking and immediate sends and receives in a
  * ring, every send mode, MPI_ANY_SOURCE and MPI_ANY_TAG wildcards, probes, MPI_Get_count,
  * Sendrecv(_replace), the Wait and Test families, MPI_PROC_NULL. Each rank checks what it
- * got and exits 1 on a wrong value; rank 0 prints one line that the test compares. */
+ * got and exits 1 on a wrong value; rank 0 prints one line that the test compares.
+ * Arguments: [ROUNDS [WORK_MS]]: rounds of the ring (20), milliseconds of "work" per
+ * round (0), so a test can kill a replica while the job runs. */
 #include <mpi.h>
 #include <string.h>
+#include <time.h>
 #include "check.h"
 
-#define ROUNDS 20
 #define N 100
 
 int main(int argc, char **argv) {
@@ -15,11 +17,14 @@ int main(int argc, char **argv) {
     CHECK_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     CHECK_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     check_rank = rank;
+    int rounds = argc > 1 ? atoi(argv[1]) : 20;
+    int work_ms = argc > 2 ? atoi(argv[2]) : 0;
+    struct timespec work = {work_ms / 1000, (work_ms % 1000) * 1000000L};
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
     double sum = 0;
 
     /* A ring of blocking sends in every mode. */
-    for (int round = 0; round < ROUNDS; round++) {
+    for (int round = 0; round < rounds; round++) {
         double out[N], in[N];
         for (int i = 0; i < N; i++) out[i] = rank * 1000.0 + round + i * 0.5;
         MPI_Status st;
@@ -36,6 +41,7 @@ int main(int argc, char **argv) {
         CHECK(count == N);
         for (int i = 0; i < N; i++) CHECK(in[i] == prev * 1000.0 + round + i * 0.5);
         sum += in[N - 1];
+        if (work_ms > 0) nanosleep(&work, NULL);
     }
 
     /* Immediate: post receives first, Waitall, then Waitany and Testsome. */
