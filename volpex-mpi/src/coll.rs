@@ -79,7 +79,7 @@ enum Red<'a> {
 
 /// `bytes` as elements of `T`, borrowed when aligned.
 fn typed<T: Elem>(bytes: &[u8]) -> Result<Cow<'_, [T]>> {
-    if bytes.len() % std::mem::size_of::<T>() != 0 {
+    if !bytes.len().is_multiple_of(std::mem::size_of::<T>()) {
         return Err(MpiError::new(class::TYPE, "buffer is not whole elements"));
     }
     Ok(match bytemuck::try_cast_slice::<u8, T>(bytes) {
@@ -91,10 +91,10 @@ fn typed<T: Elem>(bytes: &[u8]) -> Result<Cow<'_, [T]>> {
 /// Runs `f` on `bytes` as elements of `T` (through an aligned copy if need be).
 fn typed_mut<T: Elem, R>(bytes: &mut [u8], f: impl FnOnce(&mut [T]) -> R) -> Result<R> {
     let n = std::mem::size_of::<T>();
-    if bytes.len() % n != 0 {
+    if !bytes.len().is_multiple_of(n) {
         return Err(MpiError::new(class::TYPE, "buffer is not whole elements"));
     }
-    if (bytes.as_ptr() as usize) % std::mem::align_of::<T>() == 0 {
+    if (bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>()) {
         return Ok(f(bytemuck::cast_slice_mut(bytes)));
     }
     let mut v: Vec<T> = bytemuck::pod_collect_to_vec(bytes);

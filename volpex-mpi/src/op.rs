@@ -3,7 +3,6 @@
 //! primitive to the Rust type the collective runs on.
 
 use bytemuck::{Pod, Zeroable};
-use std::os::raw::c_int;
 
 use crate::error::{MpiError, Result};
 use crate::handles::class;
@@ -295,11 +294,6 @@ macro_rules! with_elem {
             )),
         }
     }};
-}
-
-/// Element count of a C count argument for a reduction.
-pub fn reduce_count(c: c_int) -> Result<usize> {
-    crate::datatype::count(c)
 }
 
 #[cfg(test)]

@@ -198,7 +198,7 @@ pub fn get_count(st: &MpiStatus, dt: &Datatype) -> c_int {
         return if bytes == 0 { 0 } else { UNDEFINED };
     }
     let size = dt.size as u64;
-    if bytes % size != 0 {
+    if !bytes.is_multiple_of(size) {
         return UNDEFINED;
     }
     c_int::try_from(bytes / size).unwrap_or(UNDEFINED)

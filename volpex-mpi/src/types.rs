@@ -5,8 +5,7 @@ use std::os::raw::c_int;
 use std::sync::Arc;
 
 use crate::datatype::{count, Datatype};
-use crate::error::{MpiError, Result};
-use crate::handles::class;
+use crate::error::Result;
 use crate::state;
 
 /// The datatype behind `h`, committed or not (for queries and constructors).
@@ -95,9 +94,4 @@ pub fn processor_name() -> String {
         .ok()
         .and_then(|h| h.into_string().ok())
         .unwrap_or_else(|| "localhost".into())
-}
-
-/// A count that must not be negative, for constructors.
-pub fn non_negative(c: c_int, what: &str) -> Result<usize> {
-    usize::try_from(c).map_err(|_| MpiError::new(class::COUNT, format!("negative {what} {c}")))
 }

@@ -2,9 +2,18 @@
 //! arguments into checked Rust values through `raw` (the only `unsafe` in the crate),
 //! calls the safe layer, and answers through `error::guard` with the communicator's error
 //! handler. Functions not implemented yet are in `stubs`.
+//!
+//! # Safety
+//!
+//! Every function taking a pointer is `unsafe`: its pointers must be what the MPI
+//! standard says they are (a buffer of `count` elements of the datatype, an `int` to
+//! write, ...). `raw` documents what it checks and what it trusts. The private helpers
+//! here (`set`, `set_status`, `request_array`) are only ever given pointer arguments of
+//! the exported function that calls them.
 // The exported functions are documented by `mpi.h` and the MPI standard.
 #![allow(missing_docs)]
 #![allow(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
 #![allow(non_snake_case)]
 #![allow(clippy::missing_safety_doc)]
 #![allow(clippy::too_many_arguments)]
@@ -74,12 +83,12 @@ fn size_of_comm(comm: Comm) -> Result<usize> {
 // ---- Environment ----
 
 #[no_mangle]
-pub extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
+pub unsafe extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
     guard("MPI_Init", COMM_WORLD, || state::init(0).map(drop))
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Init_thread(
+pub unsafe extern "C" fn MPI_Init_thread(
     _argc: *mut c_int,
     _argv: *mut *mut *mut c_char,
     required: c_int,
@@ -97,7 +106,7 @@ pub extern "C" fn MPI_Finalize() -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
     guard("MPI_Initialized", COMM_WORLD, || {
         set(
             flag,
@@ -108,7 +117,7 @@ pub extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
     guard("MPI_Finalized", COMM_WORLD, || {
         set(
             flag,
@@ -128,7 +137,7 @@ pub extern "C" fn MPI_Abort(comm: Comm, errorcode: c_int) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
     guard("MPI_Query_thread", COMM_WORLD, || {
         let p = state::with(|s| Ok(s.thread_level))?;
         set(provided, "provided", p)
@@ -136,7 +145,7 @@ pub extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
     guard("MPI_Is_thread_main", COMM_WORLD, || {
         let main = state::with(|s| Ok(s.main_thread == std::thread::current().id()))?;
         set(flag, "flag", c_int::from(main))
@@ -144,7 +153,7 @@ pub extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
     guard("MPI_Get_version", COMM_WORLD, || {
         set(version, "version", 3)?;
         set(subversion, "subversion", 1)
@@ -152,7 +161,10 @@ pub extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Get_library_version(
+    version: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
     guard("MPI_Get_library_version", COMM_WORLD, || {
         let v = format!(
             "Volpex MPI {} (MPI 3.1 C interface)",
@@ -164,7 +176,7 @@ pub extern "C" fn MPI_Get_library_version(version: *mut c_char, resultlen: *mut 
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
     guard("MPI_Get_processor_name", COMM_WORLD, || {
         let host = types::processor_name();
         // SAFETY: MPI_MAX_PROCESSOR_NAME bytes at `name` (MPI-3.1 section 8.1.1).
@@ -185,7 +197,7 @@ pub extern "C" fn MPI_Wtick() -> f64 {
 // ---- Errors ----
 
 #[no_mangle]
-pub extern "C" fn MPI_Error_string(
+pub unsafe extern "C" fn MPI_Error_string(
     code: c_int,
     string: *mut c_char,
     resultlen: *mut c_int,
@@ -199,7 +211,7 @@ pub extern "C" fn MPI_Error_string(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Error_class(code: c_int, errorclass: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Error_class(code: c_int, errorclass: *mut c_int) -> c_int {
     guard("MPI_Error_class", COMM_WORLD, || {
         if error::error_string(code).is_none() {
             return Err(MpiError::arg(format!("invalid error code {code}")));
@@ -223,7 +235,7 @@ pub extern "C" fn MPI_Errhandler_set(comm: Comm, errhandler: c_int) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_get_errhandler(comm: Comm, errhandler: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: Comm, errhandler: *mut c_int) -> c_int {
     guard("MPI_Comm_get_errhandler", comm, || {
         let e = state::with(|s| Ok(s.comms.get(comm)?.errhandler))?;
         set(errhandler, "errhandler", e)
@@ -231,12 +243,13 @@ pub extern "C" fn MPI_Comm_get_errhandler(comm: Comm, errhandler: *mut c_int) ->
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Errhandler_get(comm: Comm, errhandler: *mut c_int) -> c_int {
-    MPI_Comm_get_errhandler(comm, errhandler)
+pub unsafe extern "C" fn MPI_Errhandler_get(comm: Comm, errhandler: *mut c_int) -> c_int {
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { MPI_Comm_get_errhandler(comm, errhandler) }
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
     guard("MPI_Errhandler_free", COMM_WORLD, || {
         // The predefined handlers are all there is: freeing one only clears the handle.
         set(errhandler, "errhandler", NULL)
@@ -274,7 +287,7 @@ fn send_impl(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Send(
+pub unsafe extern "C" fn MPI_Send(
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -286,7 +299,7 @@ pub extern "C" fn MPI_Send(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Ssend(
+pub unsafe extern "C" fn MPI_Ssend(
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -298,7 +311,7 @@ pub extern "C" fn MPI_Ssend(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Bsend(
+pub unsafe extern "C" fn MPI_Bsend(
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -310,7 +323,7 @@ pub extern "C" fn MPI_Bsend(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Rsend(
+pub unsafe extern "C" fn MPI_Rsend(
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -342,7 +355,7 @@ fn isend_impl(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Isend(
+pub unsafe extern "C" fn MPI_Isend(
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -355,7 +368,7 @@ pub extern "C" fn MPI_Isend(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Issend(
+pub unsafe extern "C" fn MPI_Issend(
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -368,7 +381,7 @@ pub extern "C" fn MPI_Issend(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Ibsend(
+pub unsafe extern "C" fn MPI_Ibsend(
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -381,7 +394,7 @@ pub extern "C" fn MPI_Ibsend(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Irsend(
+pub unsafe extern "C" fn MPI_Irsend(
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -394,7 +407,7 @@ pub extern "C" fn MPI_Irsend(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Recv(
+pub unsafe extern "C" fn MPI_Recv(
     buf: *mut c_void,
     count: c_int,
     datatype: Dtype,
@@ -414,7 +427,7 @@ pub extern "C" fn MPI_Recv(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Irecv(
+pub unsafe extern "C" fn MPI_Irecv(
     buf: *mut c_void,
     count: c_int,
     datatype: Dtype,
@@ -444,7 +457,7 @@ pub extern "C" fn MPI_Irecv(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Sendrecv(
+pub unsafe extern "C" fn MPI_Sendrecv(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: Dtype,
@@ -471,7 +484,7 @@ pub extern "C" fn MPI_Sendrecv(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Sendrecv_replace(
+pub unsafe extern "C" fn MPI_Sendrecv_replace(
     buf: *mut c_void,
     count: c_int,
     datatype: Dtype,
@@ -493,7 +506,7 @@ pub extern "C" fn MPI_Sendrecv_replace(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Probe(
+pub unsafe extern "C" fn MPI_Probe(
     source: c_int,
     tag: c_int,
     comm: Comm,
@@ -506,7 +519,7 @@ pub extern "C" fn MPI_Probe(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Iprobe(
+pub unsafe extern "C" fn MPI_Iprobe(
     source: c_int,
     tag: c_int,
     comm: Comm,
@@ -525,7 +538,7 @@ pub extern "C" fn MPI_Iprobe(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Get_count(
+pub unsafe extern "C" fn MPI_Get_count(
     status: *const MpiStatus,
     datatype: Dtype,
     count: *mut c_int,
@@ -539,7 +552,7 @@ pub extern "C" fn MPI_Get_count(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Get_elements(
+pub unsafe extern "C" fn MPI_Get_elements(
     status: *const MpiStatus,
     datatype: Dtype,
     count: *mut c_int,
@@ -559,7 +572,7 @@ pub extern "C" fn MPI_Get_elements(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int) -> c_int {
     guard("MPI_Test_cancelled", COMM_WORLD, || {
         // SAFETY: as MPI_Get_count.
         let st = unsafe { raw::input(status, "status") }?;
@@ -568,13 +581,13 @@ pub extern "C" fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int)
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Buffer_attach(_buffer: *mut c_void, _size: c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Buffer_attach(_buffer: *mut c_void, _size: c_int) -> c_int {
     // Sends are buffered by the sender log; the user's buffer is never used.
     guard("MPI_Buffer_attach", COMM_WORLD, || state::with(|_| Ok(())))
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
     guard("MPI_Buffer_detach", COMM_WORLD, || {
         // SAFETY: `buffer_addr` points to a `void *` (MPI-3.1 section 3.6.1).
         *unsafe { raw::out(buffer_addr as *mut *mut c_void, "buffer_addr") }? =
@@ -591,7 +604,7 @@ fn request_array<'a>(n: c_int, reqs: *mut c_int) -> Result<&'a mut [c_int]> {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Wait(req: *mut c_int, status: *mut MpiStatus) -> c_int {
+pub unsafe extern "C" fn MPI_Wait(req: *mut c_int, status: *mut MpiStatus) -> c_int {
     guard("MPI_Wait", COMM_WORLD, || {
         // SAFETY: `req` points to a request handle.
         let h = unsafe { raw::out(req, "request") }?;
@@ -601,7 +614,11 @@ pub extern "C" fn MPI_Wait(req: *mut c_int, status: *mut MpiStatus) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+pub unsafe extern "C" fn MPI_Test(
+    req: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
     guard("MPI_Test", COMM_WORLD, || {
         // SAFETY: `req` points to a request handle.
         let h = unsafe { raw::out(req, "request") }?;
@@ -616,7 +633,7 @@ pub extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, status: *mut MpiSt
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
     guard("MPI_Request_free", COMM_WORLD, || {
         // SAFETY: `req` points to a request handle.
         let h = unsafe { raw::out(req, "request") }?;
@@ -625,7 +642,11 @@ pub extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Waitall(count: c_int, reqs: *mut c_int, statuses: *mut MpiStatus) -> c_int {
+pub unsafe extern "C" fn MPI_Waitall(
+    count: c_int,
+    reqs: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> c_int {
     guard("MPI_Waitall", COMM_WORLD, || {
         let hs = request_array(count, reqs)?;
         // SAFETY: `count` statuses, or MPI_STATUSES_IGNORE.
@@ -635,7 +656,7 @@ pub extern "C" fn MPI_Waitall(count: c_int, reqs: *mut c_int, statuses: *mut Mpi
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Testall(
+pub unsafe extern "C" fn MPI_Testall(
     count: c_int,
     reqs: *mut c_int,
     flag: *mut c_int,
@@ -651,7 +672,7 @@ pub extern "C" fn MPI_Testall(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Waitany(
+pub unsafe extern "C" fn MPI_Waitany(
     count: c_int,
     reqs: *mut c_int,
     index: *mut c_int,
@@ -666,7 +687,7 @@ pub extern "C" fn MPI_Waitany(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Testany(
+pub unsafe extern "C" fn MPI_Testany(
     count: c_int,
     reqs: *mut c_int,
     index: *mut c_int,
@@ -719,7 +740,7 @@ fn some_impl(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Waitsome(
+pub unsafe extern "C" fn MPI_Waitsome(
     incount: c_int,
     reqs: *mut c_int,
     outcount: *mut c_int,
@@ -738,7 +759,7 @@ pub extern "C" fn MPI_Waitsome(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Testsome(
+pub unsafe extern "C" fn MPI_Testsome(
     incount: c_int,
     reqs: *mut c_int,
     outcount: *mut c_int,
@@ -759,7 +780,7 @@ pub extern "C" fn MPI_Testsome(
 // ---- Datatypes ----
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_size(datatype: Dtype, size: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Type_size(datatype: Dtype, size: *mut c_int) -> c_int {
     guard("MPI_Type_size", COMM_WORLD, || {
         let t = types::any(datatype)?;
         set(size, "size", c_int::try_from(t.size).unwrap_or(UNDEFINED))
@@ -767,7 +788,7 @@ pub extern "C" fn MPI_Type_size(datatype: Dtype, size: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_size_x(datatype: Dtype, size: *mut i64) -> c_int {
+pub unsafe extern "C" fn MPI_Type_size_x(datatype: Dtype, size: *mut i64) -> c_int {
     guard("MPI_Type_size_x", COMM_WORLD, || {
         let t = types::any(datatype)?;
         set(size, "size", t.size as i64)
@@ -775,7 +796,7 @@ pub extern "C" fn MPI_Type_size_x(datatype: Dtype, size: *mut i64) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_get_extent(
+pub unsafe extern "C" fn MPI_Type_get_extent(
     datatype: Dtype,
     lb: *mut isize,
     extent: *mut isize,
@@ -788,7 +809,7 @@ pub extern "C" fn MPI_Type_get_extent(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_get_true_extent(
+pub unsafe extern "C" fn MPI_Type_get_true_extent(
     datatype: Dtype,
     lb: *mut isize,
     extent: *mut isize,
@@ -801,21 +822,21 @@ pub extern "C" fn MPI_Type_get_true_extent(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_extent(datatype: Dtype, extent: *mut isize) -> c_int {
+pub unsafe extern "C" fn MPI_Type_extent(datatype: Dtype, extent: *mut isize) -> c_int {
     guard("MPI_Type_extent", COMM_WORLD, || {
         set(extent, "extent", types::any(datatype)?.extent)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_lb(datatype: Dtype, lb: *mut isize) -> c_int {
+pub unsafe extern "C" fn MPI_Type_lb(datatype: Dtype, lb: *mut isize) -> c_int {
     guard("MPI_Type_lb", COMM_WORLD, || {
         set(lb, "lb", types::any(datatype)?.lb)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_ub(datatype: Dtype, ub: *mut isize) -> c_int {
+pub unsafe extern "C" fn MPI_Type_ub(datatype: Dtype, ub: *mut isize) -> c_int {
     guard("MPI_Type_ub", COMM_WORLD, || {
         let t = types::any(datatype)?;
         set(ub, "ub", t.lb + t.extent)
@@ -834,7 +855,11 @@ fn new_type(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_contiguous(count: c_int, oldtype: Dtype, newtype: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Type_contiguous(
+    count: c_int,
+    oldtype: Dtype,
+    newtype: *mut c_int,
+) -> c_int {
     new_type("MPI_Type_contiguous", newtype, || {
         Datatype::derived(
             "MPI_Type_contiguous",
@@ -844,7 +869,7 @@ pub extern "C" fn MPI_Type_contiguous(count: c_int, oldtype: Dtype, newtype: *mu
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_vector(
+pub unsafe extern "C" fn MPI_Type_vector(
     count: c_int,
     blocklength: c_int,
     stride: c_int,
@@ -865,7 +890,7 @@ pub extern "C" fn MPI_Type_vector(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_create_hvector(
+pub unsafe extern "C" fn MPI_Type_create_hvector(
     count: c_int,
     blocklength: c_int,
     stride: isize,
@@ -884,18 +909,19 @@ pub extern "C" fn MPI_Type_create_hvector(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_hvector(
+pub unsafe extern "C" fn MPI_Type_hvector(
     count: c_int,
     blocklength: c_int,
     stride: isize,
     oldtype: Dtype,
     newtype: *mut c_int,
 ) -> c_int {
-    MPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype)
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { MPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype) }
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_indexed(
+pub unsafe extern "C" fn MPI_Type_indexed(
     count: c_int,
     blocklengths: *const c_int,
     displs: *const c_int,
@@ -918,7 +944,7 @@ pub extern "C" fn MPI_Type_indexed(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_create_hindexed(
+pub unsafe extern "C" fn MPI_Type_create_hindexed(
     count: c_int,
     blocklengths: *const c_int,
     displs: *const isize,
@@ -939,18 +965,19 @@ pub extern "C" fn MPI_Type_create_hindexed(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_hindexed(
+pub unsafe extern "C" fn MPI_Type_hindexed(
     count: c_int,
     blocklengths: *const c_int,
     displs: *const isize,
     oldtype: Dtype,
     newtype: *mut c_int,
 ) -> c_int {
-    MPI_Type_create_hindexed(count, blocklengths, displs, oldtype, newtype)
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { MPI_Type_create_hindexed(count, blocklengths, displs, oldtype, newtype) }
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_create_indexed_block(
+pub unsafe extern "C" fn MPI_Type_create_indexed_block(
     count: c_int,
     blocklength: c_int,
     displs: *const c_int,
@@ -973,7 +1000,7 @@ pub extern "C" fn MPI_Type_create_indexed_block(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_create_struct(
+pub unsafe extern "C" fn MPI_Type_create_struct(
     count: c_int,
     blocklengths: *const c_int,
     displs: *const isize,
@@ -995,18 +1022,19 @@ pub extern "C" fn MPI_Type_create_struct(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_struct(
+pub unsafe extern "C" fn MPI_Type_struct(
     count: c_int,
     blocklengths: *const c_int,
     displs: *const isize,
     typelist: *const c_int,
     newtype: *mut c_int,
 ) -> c_int {
-    MPI_Type_create_struct(count, blocklengths, displs, typelist, newtype)
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { MPI_Type_create_struct(count, blocklengths, displs, typelist, newtype) }
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_create_resized(
+pub unsafe extern "C" fn MPI_Type_create_resized(
     oldtype: Dtype,
     lb: isize,
     extent: isize,
@@ -1018,7 +1046,7 @@ pub extern "C" fn MPI_Type_create_resized(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_dup(oldtype: Dtype, newtype: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Type_dup(oldtype: Dtype, newtype: *mut c_int) -> c_int {
     new_type("MPI_Type_dup", newtype, || {
         let mut t = (*types::any(oldtype)?).clone();
         t.predefined = false;
@@ -1027,7 +1055,7 @@ pub extern "C" fn MPI_Type_dup(oldtype: Dtype, newtype: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_commit(datatype: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut c_int) -> c_int {
     guard("MPI_Type_commit", COMM_WORLD, || {
         // SAFETY: `datatype` points to a datatype handle.
         let h = unsafe { raw::out(datatype, "datatype") }?;
@@ -1036,7 +1064,7 @@ pub extern "C" fn MPI_Type_commit(datatype: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
     guard("MPI_Type_free", COMM_WORLD, || {
         // SAFETY: `datatype` points to a datatype handle.
         let h = unsafe { raw::out(datatype, "datatype") }?;
@@ -1047,15 +1075,16 @@ pub extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Get_address(location: *const c_void, address: *mut isize) -> c_int {
+pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut isize) -> c_int {
     guard("MPI_Get_address", COMM_WORLD, || {
         set(address, "address", location as isize)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Address(location: *const c_void, address: *mut isize) -> c_int {
-    MPI_Get_address(location, address)
+pub unsafe extern "C" fn MPI_Address(location: *const c_void, address: *mut isize) -> c_int {
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { MPI_Get_address(location, address) }
 }
 
 // ---- Collectives ----
@@ -1066,7 +1095,7 @@ pub extern "C" fn MPI_Barrier(comm: Comm) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Bcast(
+pub unsafe extern "C" fn MPI_Bcast(
     buffer: *mut c_void,
     count: c_int,
     datatype: Dtype,
@@ -1092,7 +1121,7 @@ fn red_send(sendbuf: *const c_void, t: &Arc<Datatype>, n: usize) -> Result<Optio
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Reduce(
+pub unsafe extern "C" fn MPI_Reduce(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: c_int,
@@ -1151,7 +1180,7 @@ fn whole_impl(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Allreduce(
+pub unsafe extern "C" fn MPI_Allreduce(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: c_int,
@@ -1172,7 +1201,7 @@ pub extern "C" fn MPI_Allreduce(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Scan(
+pub unsafe extern "C" fn MPI_Scan(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: c_int,
@@ -1193,7 +1222,7 @@ pub extern "C" fn MPI_Scan(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Exscan(
+pub unsafe extern "C" fn MPI_Exscan(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: c_int,
@@ -1214,7 +1243,7 @@ pub extern "C" fn MPI_Exscan(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Reduce_scatter_block(
+pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     recvcount: c_int,
@@ -1243,7 +1272,7 @@ pub extern "C" fn MPI_Reduce_scatter_block(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Reduce_scatter(
+pub unsafe extern "C" fn MPI_Reduce_scatter(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     recvcounts: *const c_int,
@@ -1276,7 +1305,7 @@ pub extern "C" fn MPI_Reduce_scatter(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Gather(
+pub unsafe extern "C" fn MPI_Gather(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: Dtype,
@@ -1321,7 +1350,7 @@ pub extern "C" fn MPI_Gather(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Gatherv(
+pub unsafe extern "C" fn MPI_Gatherv(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: Dtype,
@@ -1371,7 +1400,7 @@ pub extern "C" fn MPI_Gatherv(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Scatter(
+pub unsafe extern "C" fn MPI_Scatter(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: Dtype,
@@ -1416,7 +1445,7 @@ pub extern "C" fn MPI_Scatter(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Scatterv(
+pub unsafe extern "C" fn MPI_Scatterv(
     sendbuf: *const c_void,
     sendcounts: *const c_int,
     displs: *const c_int,
@@ -1466,7 +1495,7 @@ pub extern "C" fn MPI_Scatterv(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Allgather(
+pub unsafe extern "C" fn MPI_Allgather(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: Dtype,
@@ -1500,7 +1529,7 @@ pub extern "C" fn MPI_Allgather(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Allgatherv(
+pub unsafe extern "C" fn MPI_Allgatherv(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: Dtype,
@@ -1539,7 +1568,7 @@ pub extern "C" fn MPI_Allgatherv(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Alltoall(
+pub unsafe extern "C" fn MPI_Alltoall(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: Dtype,
@@ -1575,7 +1604,7 @@ pub extern "C" fn MPI_Alltoall(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Alltoallv(
+pub unsafe extern "C" fn MPI_Alltoallv(
     sendbuf: *const c_void,
     sendcounts: *const c_int,
     sdispls: *const c_int,
@@ -1624,28 +1653,28 @@ pub extern "C" fn MPI_Alltoallv(
 // ---- Communicators and groups ----
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_size(comm: Comm, size: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_size(comm: Comm, size: *mut c_int) -> c_int {
     guard("MPI_Comm_size", comm, || {
         set(size, "size", comm::size(comm)?)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_rank(comm: Comm, rank: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_rank(comm: Comm, rank: *mut c_int) -> c_int {
     guard("MPI_Comm_rank", comm, || {
         set(rank, "rank", comm::rank(comm)?)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_dup(comm: Comm, newcomm: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_dup(comm: Comm, newcomm: *mut c_int) -> c_int {
     guard("MPI_Comm_dup", comm, || {
         set(newcomm, "newcomm", comm::dup(comm)?)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_split(
+pub unsafe extern "C" fn MPI_Comm_split(
     comm: Comm,
     color: c_int,
     key: c_int,
@@ -1657,14 +1686,14 @@ pub extern "C" fn MPI_Comm_split(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_create(comm: Comm, group: c_int, newcomm: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_create(comm: Comm, group: c_int, newcomm: *mut c_int) -> c_int {
     guard("MPI_Comm_create", comm, || {
         set(newcomm, "newcomm", comm::create(comm, group)?)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
     guard("MPI_Comm_free", COMM_WORLD, || {
         // SAFETY: `comm` points to a communicator handle.
         let h = unsafe { raw::out(comm, "comm") }?;
@@ -1673,14 +1702,14 @@ pub extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_compare(a: Comm, b: Comm, result: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_compare(a: Comm, b: Comm, result: *mut c_int) -> c_int {
     guard("MPI_Comm_compare", COMM_WORLD, || {
         set(result, "result", comm::compare(a, b)?)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_test_inter(comm: Comm, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_test_inter(comm: Comm, flag: *mut c_int) -> c_int {
     guard("MPI_Comm_test_inter", comm, || {
         comm::size(comm)?;
         set(flag, "flag", 0)
@@ -1688,14 +1717,14 @@ pub extern "C" fn MPI_Comm_test_inter(comm: Comm, flag: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_group(comm: Comm, group: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_group(comm: Comm, group: *mut c_int) -> c_int {
     guard("MPI_Comm_group", comm, || {
         set(group, "group", comm::group(comm)?)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_set_name(comm: Comm, name: *const c_char) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_set_name(comm: Comm, name: *const c_char) -> c_int {
     guard("MPI_Comm_set_name", comm, || {
         // SAFETY: a NUL-terminated string (MPI-3.1 section 6.8).
         let n = unsafe { raw::string(name, "comm_name") }?;
@@ -1704,7 +1733,11 @@ pub extern "C" fn MPI_Comm_set_name(comm: Comm, name: *const c_char) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_get_name(comm: Comm, name: *mut c_char, resultlen: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_get_name(
+    comm: Comm,
+    name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
     guard("MPI_Comm_get_name", comm, || {
         let n = comm::get_name(comm)?;
         // SAFETY: MPI_MAX_OBJECT_NAME bytes at `name` (MPI-3.1 section 6.8).
@@ -1713,7 +1746,7 @@ pub extern "C" fn MPI_Comm_get_name(comm: Comm, name: *mut c_char, resultlen: *m
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Comm_get_attr(
+pub unsafe extern "C" fn MPI_Comm_get_attr(
     comm: Comm,
     keyval: c_int,
     value: *mut c_void,
@@ -1732,31 +1765,32 @@ pub extern "C" fn MPI_Comm_get_attr(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Attr_get(
+pub unsafe extern "C" fn MPI_Attr_get(
     comm: Comm,
     keyval: c_int,
     value: *mut c_void,
     flag: *mut c_int,
 ) -> c_int {
-    MPI_Comm_get_attr(comm, keyval, value, flag)
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { MPI_Comm_get_attr(comm, keyval, value, flag) }
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Group_size(group: c_int, size: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Group_size(group: c_int, size: *mut c_int) -> c_int {
     guard("MPI_Group_size", COMM_WORLD, || {
         set(size, "size", comm::group_size(group)?)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Group_rank(group: c_int, rank: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Group_rank(group: c_int, rank: *mut c_int) -> c_int {
     guard("MPI_Group_rank", COMM_WORLD, || {
         set(rank, "rank", comm::group_rank(group)?)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Group_incl(
+pub unsafe extern "C" fn MPI_Group_incl(
     group: c_int,
     n: c_int,
     ranks: *const c_int,
@@ -1770,7 +1804,7 @@ pub extern "C" fn MPI_Group_incl(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Group_excl(
+pub unsafe extern "C" fn MPI_Group_excl(
     group: c_int,
     n: c_int,
     ranks: *const c_int,
@@ -1784,7 +1818,7 @@ pub extern "C" fn MPI_Group_excl(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Group_translate_ranks(
+pub unsafe extern "C" fn MPI_Group_translate_ranks(
     a: c_int,
     n: c_int,
     ranks1: *const c_int,
@@ -1804,21 +1838,21 @@ pub extern "C" fn MPI_Group_translate_ranks(
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Group_compare(a: c_int, b: c_int, result: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Group_compare(a: c_int, b: c_int, result: *mut c_int) -> c_int {
     guard("MPI_Group_compare", COMM_WORLD, || {
         set(result, "result", comm::group_compare(a, b)?)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Group_union(a: c_int, b: c_int, newgroup: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Group_union(a: c_int, b: c_int, newgroup: *mut c_int) -> c_int {
     guard("MPI_Group_union", COMM_WORLD, || {
         set(newgroup, "newgroup", comm::group_set(a, b, SetOp::Union)?)
     })
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Group_intersection(a: c_int, b: c_int, newgroup: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Group_intersection(a: c_int, b: c_int, newgroup: *mut c_int) -> c_int {
     guard("MPI_Group_intersection", COMM_WORLD, || {
         set(
             newgroup,
@@ -1829,7 +1863,7 @@ pub extern "C" fn MPI_Group_intersection(a: c_int, b: c_int, newgroup: *mut c_in
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Group_difference(a: c_int, b: c_int, newgroup: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Group_difference(a: c_int, b: c_int, newgroup: *mut c_int) -> c_int {
     guard("MPI_Group_difference", COMM_WORLD, || {
         set(
             newgroup,
@@ -1840,7 +1874,7 @@ pub extern "C" fn MPI_Group_difference(a: c_int, b: c_int, newgroup: *mut c_int)
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Group_free(group: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Group_free(group: *mut c_int) -> c_int {
     guard("MPI_Group_free", COMM_WORLD, || {
         // SAFETY: `group` points to a group handle.
         let h = unsafe { raw::out(group, "group") }?;
