@@ -4,7 +4,7 @@
 //! replica killed or stopped mid-run, each program checking its own results (it exits 1
 //! on a wrong value). The programs are in `tests/c/`; they cover point-to-point
 //! (chapter 3, wildcards included), collectives (chapter 5), communicators and groups
-//! (chapter 6) and error handling (section 8.3).
+//! (chapter 6), Cartesian topologies (chapter 7) and error handling (section 8.3).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -185,6 +185,7 @@ fn singleton_runs_as_one_rank() {
         ("collectives", "collectives: ok size 1"),
         ("comms", "comms: ok size 1"),
         ("errors", "errors: ok size 1"),
+        ("topo", "topo: ok size 1"),
     ] {
         let exe = compile(&dir, name);
         let out = singleton(&exe, &[]);
@@ -201,7 +202,7 @@ fn singleton_runs_as_one_rank() {
 #[test]
 fn programs_pass_with_and_without_replicas() {
     let dir = TempDir::new("programs");
-    for name in ["p2p", "collectives", "comms", "errors"] {
+    for name in ["p2p", "collectives", "comms", "errors", "topo"] {
         let exe = compile(&dir, name);
         for args in [&["-n", "4", "-r", "1"][..], &["-n", "3", "-r", "2"][..]] {
             let out = job(args, &exe, &[]);

@@ -103,6 +103,36 @@ fn typed_mut<T: Elem, R>(bytes: &mut [u8], f: impl FnOnce(&mut [T]) -> R) -> Res
     Ok(r)
 }
 
+/// `a = a op b` element-wise, without communicating.
+fn local_t<T: Elem>(op: &Op, tname: &str, input: &[u8], inout: &mut [u8]) -> Result<()> {
+    op::check::<T>(op, tname)?;
+    let input = typed::<T>(input)?;
+    typed_mut::<T, _>(inout, |io| {
+        // MPI_Reduce_local: inoutbuf = inbuf op inoutbuf, inbuf the lower "rank".
+        for (x, &a) in io.iter_mut().zip(input.iter()) {
+            let mut acc = a;
+            T::combine(op.kind, &mut acc, *x);
+            *x = acc;
+        }
+    })
+}
+
+/// MPI_Reduce_local.
+pub fn reduce_local(
+    input: &Buf<'_>,
+    inout: &mut BufMut<'_>,
+    count: usize,
+    op: c_int,
+) -> Result<()> {
+    let op = state::op(op)?;
+    let prim = prim_of(inout)?;
+    let tname = inout.dt.name.clone();
+    let data = input.bytes(0, count)?;
+    with_bytes(inout, 0, count, |r| {
+        with_elem!(prim, op, local_t(&op, &tname, &data, r))
+    })
+}
+
 fn reduce_t<T: Elem>(
     c: &Communicator,
     op: &Op,

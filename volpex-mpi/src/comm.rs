@@ -30,14 +30,20 @@ fn add(parent: c_int, comm: volpex::Communicator, name: &str) -> Result<c_int> {
             comm,
             errhandler,
             name: name.into(),
+            topo: None,
         }))
     })
 }
 
-/// MPI_Comm_dup.
+/// MPI_Comm_dup: the copy keeps the topology.
 pub fn dup(comm: c_int) -> Result<c_int> {
     let c = state::comm(comm)?.duplicate();
-    add(comm, c, "")
+    let h = add(comm, c, "")?;
+    state::with(|s| {
+        let topo = s.comms.get(comm)?.topo.clone();
+        s.comms.get_mut(h)?.topo = topo;
+        Ok(h)
+    })
 }
 
 /// MPI_Comm_split: MPI_COMM_NULL for MPI_UNDEFINED.

@@ -8,7 +8,7 @@
 //!                          |    references and handles; ffi/stubs.rs: functions not
 //!                          |    implemented yet (MPI_ERR_OTHER naming the function)
 //!                          v
-//!             safe layer:  p2p, coll, request, comm, types  (the MPI semantics)
+//!             safe layer:  p2p, coll, request, comm, topo, types  (the MPI semantics)
 //!                          state (handle tables behind one mutex), table, datatype,
 //!                          op (reductions), error (classes, error handlers), handles
 //!                          |
@@ -36,4 +36,5 @@ pub mod p2p;
 pub mod request;
 pub mod state;
 pub mod table;
+pub mod topo;
 pub mod types;

@@ -26,6 +26,8 @@ pub struct CommEntry {
     pub errhandler: c_int,
     /// Its name (MPI_Comm_set_name).
     pub name: String,
+    /// Its Cartesian topology, if it has one.
+    pub topo: Option<crate::topo::Cart>,
 }
 
 /// Where the library is in its life.
@@ -105,11 +107,13 @@ pub fn init(required: c_int) -> Result<c_int> {
         comm: world,
         errhandler: ERRORS_ARE_FATAL,
         name: "MPI_COMM_WORLD".into(),
+        topo: None,
     });
     comms.predefine(CommEntry {
         comm: me_comm,
         errhandler: ERRORS_ARE_FATAL,
         name: "MPI_COMM_SELF".into(),
+        topo: None,
     });
     let mut groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
     groups.predefine(me.exclude(&[0]));
