@@ -266,3 +266,67 @@ fn errors_are_fatal_by_default() {
     assert_eq!(alone.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&alone.stderr).contains("MPI_Send"));
 }
+
+/// The official NPB 3.4 IS (the suite's C benchmark), unmodified, built by its own
+/// Makefile with `MPICC=volpexcc`, verifies at `-n 4 -r 1` (class S) and at `-n 4 -r 2`
+/// with a replica killed mid-run (class A). Skipped when `../shared/npb3.4-mpi` is absent.
+#[test]
+fn official_npb_is_builds_and_verifies() {
+    let npb = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/npb3.4-mpi");
+    if !npb.join("IS/is.c").is_file() {
+        eprintln!("skipped: {} not found", npb.display());
+        return;
+    }
+    let dir = TempDir::new("npb");
+    let copy = Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", npb.display()))
+        .arg(&dir.0)
+        .status()
+        .expect("cp");
+    assert!(copy.success());
+    let template = std::fs::read_to_string(dir.0.join("config/make.def.template"))
+        .expect("read make.def.template");
+    let def: String = template
+        .lines()
+        .map(|l| {
+            if l.starts_with("MPICC") {
+                format!("MPICC = {}", bin("volpexcc").display())
+            } else if l.starts_with("CMPI_LIB") || l.starts_with("CMPI_INC") {
+                String::new()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(dir.0.join("config/make.def"), def).expect("write make.def");
+    std::fs::create_dir_all(dir.0.join("bin")).expect("mkdir bin");
+    for class in ["S", "A"] {
+        let out = Command::new("make")
+            .current_dir(&dir.0)
+            .args(["IS", &format!("CLASS={class}")])
+            .output()
+            .expect("run make");
+        assert!(
+            out.status.success(),
+            "make IS CLASS={class}:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let verified = |out: &str| {
+        out.lines()
+            .any(|l| l.contains("Verification") && l.contains("SUCCESSFUL"))
+    };
+    let s = job(&["-n", "4"], &dir.0.join("bin/is.S.x"), &[]);
+    assert!(verified(&s), "{s}");
+    let r = run(
+        &["-n", "4", "-r", "2", "--fault", "2.1:kill@0.1"],
+        &dir.0.join("bin/is.A.x"),
+        &[],
+        DEADLINE,
+    );
+    r.assert_no_leftovers();
+    assert!(verified(r.ok()), "{}\n{}", r.stdout, r.stderr);
+}
