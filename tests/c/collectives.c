@@ -9,6 +9,21 @@
 #include "check.h"
 
 
+/* Associative, not commutative: a o b = a. The reduction of v0..vn-1 is v0. */
+static void take_left(void *in, void *inout, int *len, MPI_Datatype *t) {
+    (void)t;
+    for (int i = 0; i < *len; i++) ((int *)inout)[i] = ((int *)in)[i];
+}
+
+/* Commutative: the sum of absolute values, on doubles. */
+static void abs_sum(void *in, void *inout, int *len, MPI_Datatype *t) {
+    CHECK(*t == MPI_DOUBLE);
+    for (int i = 0; i < *len; i++) {
+        double a = ((double *)in)[i], b = ((double *)inout)[i];
+        ((double *)inout)[i] = (a < 0 ? -a : a) + (b < 0 ? -b : b);
+    }
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     CHECK_OK(MPI_Init(&argc, &argv));
@@ -65,6 +80,26 @@ int main(int argc, char **argv) {
         else
             CHECK_OK(MPI_Reduce(&rp, NULL, 1, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD));
         if (rank == root) CHECK(rp == n * (n + 1) / 2.0);
+
+        /* User operations. */
+        MPI_Op left, asum;
+        CHECK_OK(MPI_Op_create(take_left, 0, &left));
+        CHECK_OK(MPI_Op_create(abs_sum, 1, &asum));
+        int commute;
+        CHECK_OK(MPI_Op_commutative(left, &commute));
+        CHECK(!commute);
+        int lv[3] = {rank + 1, rank * 2, -rank}, lr[3];
+        CHECK_OK(MPI_Allreduce(lv, lr, 3, MPI_INT, left, MPI_COMM_WORLD));
+        CHECK(lr[0] == 1 && lr[1] == 0 && lr[2] == 0);
+        int sl;
+        CHECK_OK(MPI_Scan(&lv[0], &sl, 1, MPI_INT, left, MPI_COMM_WORLD));
+        CHECK(sl == 1);
+        double dv = rank % 2 ? -rank : rank, dr = 0;
+        CHECK_OK(MPI_Reduce(&dv, &dr, 1, MPI_DOUBLE, asum, root, MPI_COMM_WORLD));
+        if (rank == root) CHECK(dr == n * (n - 1) / 2.0);
+        CHECK_OK(MPI_Op_free(&left));
+        CHECK_OK(MPI_Op_free(&asum));
+        CHECK(left == MPI_OP_NULL);
 
         /* MINLOC / MAXLOC on pairs. */
         struct { double v; int i; } dp = {(rank - 1.5) * (rank - 1.5), rank}, dmin, dmax;

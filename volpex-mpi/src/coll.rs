@@ -14,7 +14,7 @@ use volpex::Communicator;
 use crate::datatype::{Buf, BufMut};
 use crate::error::{MpiError, Result};
 use crate::handles::class;
-use crate::op::{self, Elem, Op, Predef};
+use crate::op::{self, Elem, Op, Predef, UserOp};
 use crate::state;
 use crate::with_elem;
 
@@ -104,7 +104,18 @@ fn typed_mut<T: Elem, R>(bytes: &mut [u8], f: impl FnOnce(&mut [T]) -> R) -> Res
 }
 
 /// `a = a op b` element-wise, without communicating.
-fn local_t<T: Elem>(op: &Op, tname: &str, input: &[u8], inout: &mut [u8]) -> Result<()> {
+fn local_t<T: Elem>(
+    op: &Op,
+    (tname, dt): (&str, c_int),
+    input: &[u8],
+    inout: &mut [u8],
+) -> Result<()> {
+    if let Some(user) = op.user {
+        let mut lower = input.to_vec();
+        let n = inout.len() / std::mem::size_of::<T>();
+        crate::ffi::raw::call_user_op(user.f, &mut lower, inout, n, dt);
+        return Ok(());
+    }
     op::check::<T>(op, tname)?;
     let input = typed::<T>(input)?;
     typed_mut::<T, _>(inout, |io| {
@@ -126,23 +137,39 @@ pub fn reduce_local(
 ) -> Result<()> {
     let op = state::op(op)?;
     let prim = prim_of(inout)?;
+    check_user(&op, inout, prim)?;
     let tname = inout.dt.name.clone();
+    let dth = inout.dt.handle;
     let data = input.bytes(0, count)?;
     with_bytes(inout, 0, count, |r| {
-        with_elem!(prim, op, local_t(&op, &tname, &data, r))
+        with_elem!(prim, op, local_t(&op, (&tname, dth), &data, r))
     })
 }
 
 fn reduce_t<T: Elem>(
     c: &Communicator,
     op: &Op,
-    tname: &str,
+    (tname, dt): (&str, c_int),
     red: Red<'_>,
     send: &[u8],
     recv: &mut [u8],
 ) -> Result<()> {
-    op::check::<T>(op, tname)?;
-    let o = Predef(op.kind);
+    match op.user {
+        None => {
+            op::check::<T>(op, tname)?;
+            run_red::<T, _>(c, Predef(op.kind), red, send, recv)
+        }
+        Some(user) => run_red::<T, _>(c, UserOp { user, dt }, red, send, recv),
+    }
+}
+
+fn run_red<T: Elem, O: volpex::Operation<T> + Copy>(
+    c: &Communicator,
+    o: O,
+    red: Red<'_>,
+    send: &[u8],
+    recv: &mut [u8],
+) -> Result<()> {
     let send = typed::<T>(send)?;
     let elem = std::mem::size_of::<T>();
     let r = typed_mut::<T, _>(recv, |r| match red {
@@ -176,6 +203,21 @@ fn prim_of(buf: &BufMut<'_>) -> Result<crate::datatype::Prim> {
     })
 }
 
+/// A user operation is called on whole elements of its datatype: only predefined
+/// datatypes so far (a derived one would be split by the algorithms inside an element).
+fn check_user(op: &Op, buf: &BufMut<'_>, prim: crate::datatype::Prim) -> Result<()> {
+    if op.user.is_some() && buf.dt.size != prim.size() {
+        return Err(MpiError::new(
+            class::TYPE,
+            format!(
+                "user operations on derived datatypes ({}) are not implemented yet",
+                buf.dt.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn run_reduce(
     c: &Communicator,
     op: c_int,
@@ -186,9 +228,11 @@ fn run_reduce(
 ) -> Result<()> {
     let op = state::op(op)?;
     let prim = prim_of(recv)?;
+    check_user(&op, recv, prim)?;
     let tname = recv.dt.name.clone();
+    let dth = recv.dt.handle;
     with_bytes(recv, first, count, |r| {
-        with_elem!(prim, op, reduce_t(c, &op, &tname, red, send, r))
+        with_elem!(prim, op, reduce_t(c, &op, (&tname, dth), red, send, r))
     })
 }
 
@@ -317,11 +361,13 @@ pub fn reduce_scatter_block(
         let c = state::comm(comm)?;
         let op = state::op(op)?;
         let prim = prim_of(recv)?;
+    check_user(&op, recv, prim)?;
         let tname = recv.dt.name.clone();
+        let dth = recv.dt.handle;
         with_elem!(
             prim,
             op,
-            reduce_t(&c, &op, &tname, Red::ScatterBlock, &input, &mut out)
+            reduce_t(&c, &op, (&tname, dth), Red::ScatterBlock, &input, &mut out)
         )?;
         return recv.write(0, count, &out);
     }
@@ -348,7 +394,9 @@ pub fn reduce_scatter(
     };
     let op = state::op(op)?;
     let prim = prim_of(recv)?;
+    check_user(&op, recv, prim)?;
     let tname = recv.dt.name.clone();
+    let dth = recv.dt.handle;
     let mut out = vec![0u8; recv.dt.bytes_of(mine)?];
     with_elem!(
         prim,
@@ -356,7 +404,7 @@ pub fn reduce_scatter(
         reduce_t(
             &c,
             &op,
-            &tname,
+            (&tname, dth),
             Red::Scatter(&byte_counts),
             &input,
             &mut out

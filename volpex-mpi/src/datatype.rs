@@ -165,6 +165,8 @@ pub struct Datatype {
     pub committed: bool,
     /// A predefined type (cannot be freed).
     pub predefined: bool,
+    /// Its handle (what a user operation is called with).
+    pub handle: c_int,
 }
 
 fn overflow() -> MpiError {
@@ -191,6 +193,7 @@ impl Datatype {
             contiguous: true,
             committed: true,
             predefined: true,
+            handle: 0,
         }
     }
 
@@ -258,6 +261,7 @@ impl Datatype {
             contiguous: false,
             committed: false,
             predefined: false,
+            handle: 0,
         };
         t.contiguous = t.is_contiguous();
         Ok(t)

@@ -63,8 +63,48 @@ pub const PREDEFINED: &[(&str, OpKind)] = &[
 pub struct Op {
     /// Its name, for errors.
     pub name: &'static str,
-    /// What it does.
+    /// What it does (for a user operation: nothing; `user` says).
     pub kind: OpKind,
+    /// A user operation (MPI_Op_create).
+    pub user: Option<User>,
+}
+
+/// A user operation: the program's function and whether it commutes.
+#[derive(Debug, Clone, Copy)]
+pub struct User {
+    /// `void f(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype)`.
+    pub f: crate::ffi::raw::UserFn,
+    /// Whether the algorithms may reorder it.
+    pub commute: bool,
+}
+
+/// A user operation as a `volpex::Operation` on elements of datatype `dt` (handle).
+#[derive(Debug, Clone, Copy)]
+pub struct UserOp {
+    /// The function and its commutativity.
+    pub user: User,
+    /// The datatype handle the function is called with.
+    pub dt: std::os::raw::c_int,
+}
+
+impl<T: Pod> volpex::Operation<T> for UserOp {
+    fn combine(&self, lhs: &mut [T], rhs: &[T]) {
+        // MPI-3.1 section 5.9.5: the function computes inoutvec = invec op inoutvec, where
+        // invec holds the lower ranks' part (lhs); the result goes back to lhs.
+        let mut inout: Vec<T> = rhs.to_vec();
+        crate::ffi::raw::call_user_op(
+            self.user.f,
+            bytemuck::cast_slice_mut(lhs),
+            bytemuck::cast_slice_mut(&mut inout),
+            rhs.len(),
+            self.dt,
+        );
+        lhs.copy_from_slice(&inout);
+    }
+
+    fn is_commutative(&self) -> bool {
+        self.user.commute
+    }
 }
 
 /// An element type a predefined operation can combine.
@@ -345,6 +385,7 @@ mod tests {
         let band = Op {
             name: "MPI_BAND",
             kind: OpKind::Band,
+            user: None,
         };
         assert!(check::<f64>(&band, "MPI_DOUBLE").is_err());
         assert!(check::<i32>(&band, "MPI_INT").is_ok());

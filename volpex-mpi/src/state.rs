@@ -118,12 +118,18 @@ pub fn init(required: c_int) -> Result<c_int> {
     let mut groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
     groups.predefine(me.exclude(&[0]));
     let mut types = Table::new(handles::TAG_DATATYPE, "datatype", class::TYPE);
-    for (name, prim) in datatype::PREDEFINED {
-        types.predefine(Arc::new(Datatype::predefined(name, *prim)));
+    for (i, (name, prim)) in datatype::PREDEFINED.iter().enumerate() {
+        let mut t = Datatype::predefined(name, *prim);
+        t.handle = handles::TAG_DATATYPE | (i as c_int + 1);
+        types.predefine(Arc::new(t));
     }
     let mut ops = Table::new(handles::TAG_OP, "operation", class::OP);
     for (name, kind) in op::PREDEFINED {
-        ops.predefine(Op { name, kind: *kind });
+        ops.predefine(Op {
+            name,
+            kind: *kind,
+            user: None,
+        });
     }
     let mut errhandlers = Table::new(handles::TAG_ERRHANDLER, "error handler", class::ARG);
     errhandlers.predefine(());

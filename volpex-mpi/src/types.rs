@@ -15,7 +15,11 @@ pub fn any(h: c_int) -> Result<Arc<Datatype>> {
 
 /// Adds a new (uncommitted) datatype.
 pub fn add(t: Datatype) -> Result<c_int> {
-    state::with(|s| Ok(s.types.insert(Arc::new(t))))
+    state::with(|s| {
+        let h = s.types.insert(Arc::new(t));
+        Arc::make_mut(s.types.get_mut(h)?).handle = h;
+        Ok(h)
+    })
 }
 
 /// MPI_Type_commit.

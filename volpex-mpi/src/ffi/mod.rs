@@ -2067,8 +2067,46 @@ pub unsafe extern "C" fn MPI_Reduce_local(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Op_commutative(op: c_int, commute: *mut c_int) -> c_int {
     guard("MPI_Op_commutative", COMM_WORLD, || {
-        state::op(op)?;
-        set(commute, "commute", 1)
+        let o = state::op(op)?;
+        set(
+            commute,
+            "commute",
+            c_int::from(o.user.is_none_or(|u| u.commute)),
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_create(
+    user_fn: Option<raw::UserFn>,
+    commute: c_int,
+    op: *mut c_int,
+) -> c_int {
+    guard("MPI_Op_create", COMM_WORLD, || {
+        let f = user_fn.ok_or_else(|| MpiError::arg("user_fn is a null pointer"))?;
+        let user = crate::op::User {
+            f,
+            commute: commute != 0,
+        };
+        let h = state::with(|s| {
+            Ok(s.ops.insert(crate::op::Op {
+                name: "a user operation",
+                kind: crate::op::OpKind::NoOp,
+                user: Some(user),
+            }))
+        })?;
+        set(op, "op", h)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_free(op: *mut c_int) -> c_int {
+    guard("MPI_Op_free", COMM_WORLD, || {
+        // SAFETY: `op` points to an operation handle.
+        let h = unsafe { raw::out(op, "op") }?;
+        state::with(|s| s.ops.remove(*h).map(drop))?;
+        *h = NULL;
+        Ok(())
     })
 }
 

@@ -266,3 +266,23 @@ pub unsafe fn put_attr(p: *mut c_void, v: &'static c_int) -> Result<()> {
     *slot = v;
     Ok(())
 }
+
+/// `MPI_User_function`: `void f(void *invec, void *inoutvec, int *len, MPI_Datatype *)`.
+pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+
+/// Calls a user operation on `len` elements: `inout = input op inout`.
+pub fn call_user_op(f: UserFn, input: &mut [u8], inout: &mut [u8], len: usize, dt: c_int) {
+    let mut len = c_int::try_from(len).unwrap_or(c_int::MAX);
+    let mut dt = dt;
+    // SAFETY: `f` is the function the program gave MPI_Op_create, with the signature of
+    // MPI_User_function (MPI-3.1 section 5.9.5); both buffers hold `len` elements of
+    // `dt` and are ours for the call; `len` and `dt` are locals it may read.
+    unsafe {
+        f(
+            input.as_mut_ptr() as *mut c_void,
+            inout.as_mut_ptr() as *mut c_void,
+            &mut len,
+            &mut dt,
+        )
+    }
+}

@@ -60,8 +60,6 @@ stubs!(
     MPI_Keyval_free,
     MPI_Mprobe,
     MPI_Mrecv,
-    MPI_Op_create,
-    MPI_Op_free,
     MPI_Pack,
     MPI_Pack_size,
     MPI_Recv_init,
