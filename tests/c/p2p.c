@@ -158,6 +158,32 @@ int main(int argc, char **argv) {
         CHECK(x[0] == prev && x[2] == prev + 2);
     }
 
+    /* Persistent requests: one send and one receive around the ring, started 3 times. */
+    {
+        int out = -1, in = -1, flag = 0;
+        MPI_Request pr[2];
+        CHECK_OK(MPI_Recv_init(&in, 1, MPI_INT, prev, 700, MPI_COMM_WORLD, &pr[0]));
+        CHECK_OK(MPI_Send_init(&out, 1, MPI_INT, next, 700, MPI_COMM_WORLD, &pr[1]));
+        for (int k = 0; k < 3; k++) {
+            out = rank * 10 + k;
+            CHECK_OK(MPI_Startall(2, pr));
+            MPI_Status sts[2];
+            CHECK_OK(MPI_Waitall(2, pr, sts));
+            CHECK(pr[0] != MPI_REQUEST_NULL && pr[1] != MPI_REQUEST_NULL);
+            CHECK(in == prev * 10 + k && sts[0].MPI_SOURCE == prev);
+        }
+        CHECK_OK(MPI_Start(&pr[0]));
+        out = 99;
+        CHECK_OK(MPI_Start(&pr[1]));
+        while (!flag) CHECK_OK(MPI_Request_get_status(pr[0], &flag, MPI_STATUS_IGNORE));
+        CHECK_OK(MPI_Wait(&pr[0], MPI_STATUS_IGNORE));
+        CHECK_OK(MPI_Wait(&pr[1], MPI_STATUS_IGNORE));
+        CHECK(in == 99);
+        CHECK_OK(MPI_Request_free(&pr[0]));
+        CHECK_OK(MPI_Request_free(&pr[1]));
+        CHECK(pr[0] == MPI_REQUEST_NULL);
+    }
+
     /* MPI_PROC_NULL: a no-op with an empty status. */
     {
         int v = 1;

@@ -361,7 +361,7 @@ pub fn reduce_scatter_block(
         let c = state::comm(comm)?;
         let op = state::op(op)?;
         let prim = prim_of(recv)?;
-    check_user(&op, recv, prim)?;
+        check_user(&op, recv, prim)?;
         let tname = recv.dt.name.clone();
         let dth = recv.dt.handle;
         with_elem!(

@@ -14,7 +14,7 @@ use crate::datatype::{Buf, BufMut, Datatype};
 use crate::error::{MpiError, Result};
 use crate::ffi::raw::Pending;
 use crate::handles::{class, MpiStatus, ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED};
-use crate::request::{self, status_of, ReqEntry};
+use crate::request::{self, status_of, Active};
 use crate::state;
 
 fn check_send_tag(tag: c_int) -> Result<()> {
@@ -58,16 +58,27 @@ pub fn send(comm: c_int, buf: &Buf<'_>, count: usize, dest: c_int, tag: c_int) -
 
 /// MPI_Isend (and the other modes): the request is complete when it returns.
 pub fn isend(comm: c_int, buf: &Buf<'_>, count: usize, dest: c_int, tag: c_int) -> Result<c_int> {
+    request::add(start_send(comm, buf, count, dest, tag)?)
+}
+
+/// Starts an immediate send (MPI_Isend, MPI_Start of a persistent send).
+pub fn start_send(
+    comm: c_int,
+    buf: &Buf<'_>,
+    count: usize,
+    dest: c_int,
+    tag: c_int,
+) -> Result<Active> {
     check_send_tag(tag)?;
     let c = state::comm(comm)?;
     if dest == PROC_NULL {
-        return request::add(ReqEntry::Done(MpiStatus::empty()));
+        return Ok(Active::Done(MpiStatus::empty()));
     }
     let bytes = buf.bytes(0, count)?;
     let r = c
         .process_at_rank(dest)
         .immediate_send_with_tag(&bytes[..], tag)?;
-    request::add(ReqEntry::Active(Pending(r)))
+    Ok(Active::Volpex(Pending(r)))
 }
 
 /// Receives into `buf`, in place when its datatype is contiguous.
@@ -120,17 +131,22 @@ pub fn recv(
 
 /// MPI_Irecv into a contiguous buffer that stays valid until the request completes.
 pub fn irecv(comm: c_int, mem: &'static mut [u8], src: c_int, tag: c_int) -> Result<c_int> {
+    request::add(start_recv(comm, mem, src, tag)?)
+}
+
+/// Starts an immediate receive (MPI_Irecv, MPI_Start of a persistent receive).
+pub fn start_recv(comm: c_int, mem: &'static mut [u8], src: c_int, tag: c_int) -> Result<Active> {
     let tag = recv_tag(tag)?;
     let c = state::comm(comm)?;
     if src == PROC_NULL {
-        return request::add(ReqEntry::Done(MpiStatus::empty()));
+        return Ok(Active::Done(MpiStatus::empty()));
     }
     let p = source(&c, src);
     let r = match tag {
         Some(t) => p.immediate_receive_into_with_tag(mem, t)?,
         None => p.immediate_receive_into(mem)?,
     };
-    request::add(ReqEntry::Active(Pending(r)))
+    Ok(Active::Volpex(Pending(r)))
 }
 
 /// MPI_Sendrecv: the send is buffered, so it goes first.

@@ -1,31 +1,103 @@
-//! Requests of immediate operations (MPI-3.1 section 3.7) and their completion: `Wait`,
-//! `Test` and the `all`/`any`/`some` families, over `volpex::Request`.
+//! Requests of immediate operations (MPI-3.1 section 3.7) and persistent ones (section
+//! 3.9), and their completion: `Wait`, `Test` and the `all`/`any`/`some` families, over
+//! `volpex::Request`.
 //!
 //! Which of several requests `Waitany`/`Testany`/`Waitsome`/`Testsome` report depends on
 //! timing, so they go through `volpex::wait_any` and friends, which make every replica of
 //! the rank report the same ones. A request is taken out of its table slot while a call
-//! waits on it (its handle stays reserved) and released when it completes.
+//! waits on it (its handle stays reserved) and released when it completes; a persistent
+//! request goes back to its slot, inactive, until the next `MPI_Start`.
 
 use std::os::raw::c_int;
+use std::sync::Arc;
 
 use volpex::Request;
 
+use crate::datatype::Datatype;
 use crate::error::{MpiError, Result};
-use crate::ffi::raw::Pending;
+use crate::ffi::raw::{Pending, Region};
 use crate::handles::{class, MpiStatus, ANY_SOURCE, ANY_TAG, NULL, UNDEFINED};
 use crate::state;
 
-/// A request in the table.
-pub enum ReqEntry {
+/// An operation in flight.
+pub enum Active {
     /// A volpex request (a send's is complete from the start).
-    Active(Pending),
+    Volpex(Pending),
     /// Complete with this status (an operation with MPI_PROC_NULL).
     Done(MpiStatus),
 }
 
-/// Adds a request, returns its handle.
-pub fn add(e: ReqEntry) -> Result<c_int> {
-    state::with(|s| Ok(s.requests.insert(e)))
+/// What a persistent request does at each `MPI_Start`.
+#[derive(Clone)]
+pub struct Persistent {
+    /// A send (true) or a receive.
+    pub send: bool,
+    /// Communicator handle.
+    pub comm: c_int,
+    /// The buffer's memory.
+    pub region: Region,
+    /// Its datatype.
+    pub dt: Arc<Datatype>,
+    /// Element count.
+    pub count: usize,
+    /// Destination or source rank.
+    pub peer: c_int,
+    /// Tag.
+    pub tag: c_int,
+}
+
+/// A request in the table.
+pub struct ReqEntry {
+    /// The operation in flight (None: an inactive persistent request).
+    pub active: Option<Active>,
+    /// Set for a persistent request.
+    pub persistent: Option<Persistent>,
+}
+
+/// Adds an active request, returns its handle.
+pub fn add(a: Active) -> Result<c_int> {
+    state::with(|s| {
+        Ok(s.requests.insert(ReqEntry {
+            active: Some(a),
+            persistent: None,
+        }))
+    })
+}
+
+/// Adds an inactive persistent request (MPI_Send_init, MPI_Recv_init).
+pub fn add_persistent(p: Persistent) -> Result<c_int> {
+    state::with(|s| {
+        Ok(s.requests.insert(ReqEntry {
+            active: None,
+            persistent: Some(p),
+        }))
+    })
+}
+
+/// What MPI_Start must do for `h`: its persistent operation, if it is inactive.
+pub fn to_start(h: c_int) -> Result<Persistent> {
+    state::with(|s| {
+        let e = s.requests.get(h)?;
+        match (&e.persistent, &e.active) {
+            (Some(p), None) => Ok(p.clone()),
+            (Some(_), Some(_)) => Err(MpiError::new(
+                class::REQUEST,
+                "MPI_Start on an active request",
+            )),
+            (None, _) => Err(MpiError::new(
+                class::REQUEST,
+                "MPI_Start on a request that is not persistent",
+            )),
+        }
+    })
+}
+
+/// Makes persistent request `h` active with `a` (MPI_Start).
+pub fn activate(h: c_int, a: Active) -> Result<()> {
+    state::with(|s| {
+        s.requests.get_mut(h)?.active = Some(a);
+        Ok(())
+    })
 }
 
 /// The status of a completed volpex operation.
@@ -38,62 +110,106 @@ fn inactive() -> MpiStatus {
     MpiStatus::new(ANY_SOURCE, ANY_TAG, 0)
 }
 
-fn take(h: c_int) -> Result<ReqEntry> {
-    state::with(|s| s.requests.take(h))
-}
-
-fn put_back(h: c_int, e: ReqEntry) {
-    let _ = state::with(|s| {
-        s.requests.put_back(h, e);
-        Ok(())
-    });
-}
-
-fn release(h: c_int) {
-    let _ = state::with(|s| {
-        s.requests.release(h);
-        Ok(())
-    });
-}
-
-/// MPI_Wait: completes `*h` and sets it to MPI_REQUEST_NULL.
-pub fn wait(h: &mut c_int) -> Result<MpiStatus> {
-    if *h == NULL {
-        return Ok(inactive());
+/// Takes the operation in flight out of request `h`; the entry's shell stays reserved.
+/// None for an inactive request (null or persistent not started).
+fn take_active(h: c_int) -> Result<Option<(Active, Option<Persistent>)>> {
+    if h == NULL {
+        return Ok(None);
     }
-    let e = take(*h)?;
-    release(*h);
-    *h = NULL;
-    match e {
-        ReqEntry::Done(st) => Ok(st),
-        ReqEntry::Active(p) => Ok(status_of(&p.0.wait()?)),
+    state::with(|s| {
+        let mut e = s.requests.take(h)?;
+        match e.active.take() {
+            Some(a) => Ok(Some((a, e.persistent))),
+            None => {
+                s.requests.put_back(h, e);
+                Ok(None)
+            }
+        }
+    })
+}
+
+/// Puts back an operation still in flight.
+fn put_back(h: c_int, a: Active, p: Option<Persistent>) {
+    let _ = state::with(|s| {
+        s.requests.put_back(
+            h,
+            ReqEntry {
+                active: Some(a),
+                persistent: p,
+            },
+        );
+        Ok(())
+    });
+}
+
+/// Ends an operation of request `*h`: a persistent request goes back inactive, another
+/// is freed and `*h` becomes MPI_REQUEST_NULL.
+fn finish(h: &mut c_int, p: Option<Persistent>) {
+    let persistent = p.is_some();
+    let _ = state::with(|s| {
+        match p {
+            Some(p) => s.requests.put_back(
+                *h,
+                ReqEntry {
+                    active: None,
+                    persistent: Some(p),
+                },
+            ),
+            None => s.requests.release(*h),
+        }
+        Ok(())
+    });
+    if !persistent {
+        *h = NULL;
+    }
+}
+
+/// MPI_Wait.
+pub fn wait(h: &mut c_int) -> Result<MpiStatus> {
+    let Some((a, p)) = take_active(*h)? else {
+        return Ok(inactive());
+    };
+    finish(h, p);
+    match a {
+        Active::Done(st) => Ok(st),
+        Active::Volpex(r) => Ok(status_of(&r.0.wait()?)),
     }
 }
 
 /// MPI_Test: completes `*h` if it can without waiting.
 pub fn test(h: &mut c_int) -> Result<Option<MpiStatus>> {
-    if *h == NULL {
+    let Some((a, p)) = take_active(*h)? else {
         return Ok(Some(inactive()));
-    }
-    let e = take(*h)?;
-    let done = match e {
-        ReqEntry::Done(st) => Some(st),
-        ReqEntry::Active(mut p) => match p.0.test() {
-            Ok(Some(st)) => Some(status_of(&st)),
+    };
+    let st = match a {
+        Active::Done(st) => st,
+        Active::Volpex(mut r) => match r.0.test() {
+            Ok(Some(st)) => status_of(&st),
             Ok(None) => {
-                put_back(*h, ReqEntry::Active(p));
+                put_back(*h, Active::Volpex(r), p);
                 return Ok(None);
             }
             Err(e) => {
-                release(*h);
-                *h = NULL;
+                finish(h, p);
                 return Err(e.into());
             }
         },
     };
-    release(*h);
-    *h = NULL;
-    Ok(done)
+    finish(h, p);
+    Ok(Some(st))
+}
+
+/// MPI_Request_get_status: like MPI_Test, but the request stays as it is.
+pub fn get_status(h: c_int) -> Result<Option<MpiStatus>> {
+    let Some((mut a, p)) = take_active(h)? else {
+        return Ok(Some(inactive()));
+    };
+    let st = match &mut a {
+        Active::Done(st) => Ok(Some(*st)),
+        Active::Volpex(r) => r.0.test().map(|o| o.as_ref().map(status_of)),
+    };
+    put_back(h, a, p);
+    Ok(st?)
 }
 
 /// MPI_Request_free: forgets the request; a receive not yet complete discards its
@@ -130,23 +246,16 @@ pub fn wait_all(hs: &mut [c_int], mut statuses: Option<&mut [MpiStatus]>) -> Res
 
 /// MPI_Testall: completes every request if all are complete, else none.
 pub fn test_all(hs: &mut [c_int], statuses: Option<&mut [MpiStatus]>) -> Result<bool> {
-    for h in hs.iter() {
-        if *h == NULL {
+    for &h in hs.iter() {
+        let Some((mut a, p)) = take_active(h)? else {
             continue;
-        }
-        let mut e = take(*h)?;
-        let ready = match &mut e {
-            ReqEntry::Done(_) => true,
-            ReqEntry::Active(p) => match p.0.test() {
-                Ok(r) => r.is_some(),
-                Err(err) => {
-                    put_back(*h, e);
-                    return Err(err.into());
-                }
-            },
         };
-        put_back(*h, e);
-        if !ready {
+        let ready = match &mut a {
+            Active::Done(_) => Ok(true),
+            Active::Volpex(r) => r.0.test().map(|r| r.is_some()),
+        };
+        put_back(h, a, p);
+        if !ready? {
             return Ok(false);
         }
     }
@@ -154,30 +263,31 @@ pub fn test_all(hs: &mut [c_int], statuses: Option<&mut [MpiStatus]>) -> Result<
     Ok(true)
 }
 
-/// The active requests among `hs`, taken out of the table: (index in `hs`, handle) and
-/// the volpex requests, or the first one already complete without volpex.
+/// The active requests among `hs`, taken out of the table.
 enum Gathered {
     None,
     Done(usize, MpiStatus),
-    Active(Vec<(usize, c_int)>, Vec<Request<'static>>),
+    Active(Vec<Slot>, Vec<Request<'static>>),
 }
 
-fn gather(hs: &[c_int]) -> Result<Gathered> {
-    let mut at = Vec::new();
+/// Where a gathered request came from: its index in the caller's array, its handle, and
+/// its persistent operation.
+type Slot = (usize, c_int, Option<Persistent>);
+
+fn gather(hs: &mut [c_int]) -> Result<Gathered> {
+    let mut at: Vec<Slot> = Vec::new();
     let mut reqs = Vec::new();
-    for (i, &h) in hs.iter().enumerate() {
-        if h == NULL {
-            continue;
-        }
-        match take(h) {
-            Ok(ReqEntry::Done(st)) => {
-                release(h);
+    for i in 0..hs.len() {
+        match take_active(hs[i]) {
+            Ok(None) => {}
+            Ok(Some((Active::Done(st), p))) => {
+                finish(&mut hs[i], p);
                 scatter(at, reqs);
                 return Ok(Gathered::Done(i, st));
             }
-            Ok(ReqEntry::Active(p)) => {
-                at.push((i, h));
-                reqs.push(p.0);
+            Ok(Some((Active::Volpex(r), p))) => {
+                at.push((i, hs[i], p));
+                reqs.push(r.0);
             }
             Err(e) => {
                 scatter(at, reqs);
@@ -193,9 +303,9 @@ fn gather(hs: &[c_int]) -> Result<Gathered> {
 }
 
 /// Puts requests `gather` took back into their slots.
-fn scatter(at: Vec<(usize, c_int)>, reqs: Vec<Request<'static>>) {
-    for ((_, h), r) in at.into_iter().zip(reqs) {
-        put_back(h, ReqEntry::Active(Pending(r)));
+fn scatter(at: Vec<Slot>, reqs: Vec<Request<'static>>) {
+    for ((_, h, p), r) in at.into_iter().zip(reqs) {
+        put_back(h, Active::Volpex(Pending(r)), p);
     }
 }
 
@@ -205,10 +315,7 @@ fn scatter(at: Vec<(usize, c_int)>, reqs: Vec<Request<'static>>) {
 pub fn any(hs: &mut [c_int], block: bool) -> Result<Option<(c_int, MpiStatus)>> {
     match gather(hs)? {
         Gathered::None => Ok(Some((UNDEFINED, inactive()))),
-        Gathered::Done(i, st) => {
-            hs[i] = NULL;
-            Ok(Some((i as c_int, st)))
-        }
+        Gathered::Done(i, st) => Ok(Some((i as c_int, st))),
         Gathered::Active(mut at, mut reqs) => {
             let r = if block {
                 volpex::wait_any(&mut reqs)
@@ -217,9 +324,8 @@ pub fn any(hs: &mut [c_int], block: bool) -> Result<Option<(c_int, MpiStatus)>> 
             };
             let done = match r {
                 Ok(Some((k, st))) => {
-                    let (i, h) = at.remove(k);
-                    release(h);
-                    hs[i] = NULL;
+                    let (i, _, p) = at.remove(k);
+                    finish(&mut hs[i], p);
                     Some((i as c_int, status_of(&st)))
                 }
                 Ok(None) => None,
@@ -239,10 +345,7 @@ pub fn any(hs: &mut [c_int], block: bool) -> Result<Option<(c_int, MpiStatus)>> 
 pub fn some(hs: &mut [c_int], block: bool) -> Result<Option<Vec<(c_int, MpiStatus)>>> {
     match gather(hs)? {
         Gathered::None => Ok(None),
-        Gathered::Done(i, st) => {
-            hs[i] = NULL;
-            Ok(Some(vec![(i as c_int, st)]))
-        }
+        Gathered::Done(i, st) => Ok(Some(vec![(i as c_int, st)])),
         Gathered::Active(mut at, mut reqs) => {
             let r = if block {
                 volpex::wait_some(&mut reqs)
@@ -254,9 +357,8 @@ pub fn some(hs: &mut [c_int], block: bool) -> Result<Option<Vec<(c_int, MpiStatu
                     let mut out = Vec::with_capacity(done.len());
                     // Indices refer to the list before removal, in ascending order.
                     for (k, st) in done.iter().rev() {
-                        let (i, h) = at.remove(*k);
-                        release(h);
-                        hs[i] = NULL;
+                        let (i, _, p) = at.remove(*k);
+                        finish(&mut hs[i], p);
                         out.push((i as c_int, status_of(st)));
                     }
                     out.reverse();

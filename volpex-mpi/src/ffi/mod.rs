@@ -597,6 +597,193 @@ pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut 
     })
 }
 
+// ---- Persistent requests ----
+
+fn send_init(
+    name: &'static str,
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    guard(name, comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let region = reg(buf, &t, n)?;
+        comm::size(comm)?;
+        let h = request::add_persistent(request::Persistent {
+            send: true,
+            comm,
+            region,
+            dt: t,
+            count: n,
+            peer: dest,
+            tag,
+        })?;
+        set(request, "request", h)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Send_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    send_init(
+        "MPI_Send_init",
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        request,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ssend_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    send_init(
+        "MPI_Ssend_init",
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        request,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bsend_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    send_init(
+        "MPI_Bsend_init",
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        request,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    send_init(
+        "MPI_Rsend_init",
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        request,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv_init(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    guard("MPI_Recv_init", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        if !t.contiguous {
+            return Err(MpiError::new(
+                class::TYPE,
+                format!(
+                    "{}: persistent receives into non-contiguous datatypes are not implemented yet",
+                    t.name
+                ),
+            ));
+        }
+        let region = reg(buf, &t, n)?;
+        comm::size(comm)?;
+        let h = request::add_persistent(request::Persistent {
+            send: false,
+            comm,
+            region,
+            dt: t,
+            count: n,
+            peer: source,
+            tag,
+        })?;
+        set(request, "request", h)
+    })
+}
+
+/// Starts persistent request `h`.
+fn start(h: c_int) -> Result<()> {
+    let p = request::to_start(h)?;
+    let active = if p.send {
+        // SAFETY: the buffer given to MPI_Send_init holds `count` elements whenever the
+        // request is started (MPI-3.1 section 3.9); the send copies it before returning.
+        let b = unsafe { raw::read(p.region, p.dt.clone()) };
+        p2p::start_send(p.comm, &b, p.count, p.peer, p.tag)?
+    } else {
+        // SAFETY: the buffer given to MPI_Recv_init stays valid and untouched until the
+        // started receive completes (MPI-3.1 sections 3.7.2 and 3.9).
+        let mem = unsafe { raw::write_until_complete(p.region) };
+        p2p::start_recv(p.comm, mem, p.peer, p.tag)?
+    };
+    request::activate(h, active)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Start(req: *mut c_int) -> c_int {
+    guard("MPI_Start", COMM_WORLD, || {
+        // SAFETY: `req` points to a request handle.
+        let h = unsafe { raw::input(req, "request") }?;
+        start(*h)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Startall(count: c_int, reqs: *mut c_int) -> c_int {
+    guard("MPI_Startall", COMM_WORLD, || {
+        let hs = request_array(count, reqs)?;
+        hs.iter().try_for_each(|&h| start(h))
+    })
+}
+
 // ---- Completion ----
 
 fn request_array<'a>(n: c_int, reqs: *mut c_int) -> Result<&'a mut [c_int]> {
@@ -631,6 +818,25 @@ pub unsafe extern "C" fn MPI_Test(
             None => set(flag, "flag", 0),
         }
     })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_get_status(
+    req: c_int,
+    flag: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard(
+        "MPI_Request_get_status",
+        COMM_WORLD,
+        || match request::get_status(req)? {
+            Some(st) => {
+                set(flag, "flag", 1)?;
+                set_status(status, st)
+            }
+            None => set(flag, "flag", 0),
+        },
+    )
 }
 
 #[no_mangle]
