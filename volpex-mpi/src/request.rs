@@ -277,16 +277,16 @@ type Slot = (usize, c_int, Option<Persistent>);
 fn gather(hs: &mut [c_int]) -> Result<Gathered> {
     let mut at: Vec<Slot> = Vec::new();
     let mut reqs = Vec::new();
-    for i in 0..hs.len() {
-        match take_active(hs[i]) {
+    for (i, h) in hs.iter_mut().enumerate() {
+        match take_active(*h) {
             Ok(None) => {}
             Ok(Some((Active::Done(st), p))) => {
-                finish(&mut hs[i], p);
+                finish(h, p);
                 scatter(at, reqs);
                 return Ok(Gathered::Done(i, st));
             }
             Ok(Some((Active::Volpex(r), p))) => {
-                at.push((i, hs[i], p));
+                at.push((i, *h, p));
                 reqs.push(r.0);
             }
             Err(e) => {
