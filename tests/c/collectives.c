@@ -193,6 +193,28 @@ int main(int argc, char **argv) {
         CHECK(rs_out[0] == n * rank + n * (n - 1) / 2);
 
         if (work_ms > 0) nanosleep(&work, NULL);
+        /* Immediate barrier and broadcast; pack and unpack. */
+        MPI_Request ib[2];
+        int ibv[3] = {-1, -1, -1};
+        if (rank == root) ibv[0] = 5, ibv[1] = round, ibv[2] = root;
+        CHECK_OK(MPI_Ibarrier(MPI_COMM_WORLD, &ib[0]));
+        CHECK_OK(MPI_Ibcast(ibv, 3, MPI_INT, root, MPI_COMM_WORLD, &ib[1]));
+        CHECK_OK(MPI_Waitall(2, ib, MPI_STATUSES_IGNORE));
+        CHECK(ibv[0] == 5 && ibv[1] == round && ibv[2] == root);
+        char packed[64];
+        int pos = 0, psize;
+        double pd = rank + 0.5, ud;
+        int pi[2] = {rank, round}, ui[2];
+        CHECK_OK(MPI_Pack_size(2, MPI_INT, MPI_COMM_WORLD, &psize));
+        CHECK(psize == 2 * (int)sizeof(int));
+        CHECK_OK(MPI_Pack(pi, 2, MPI_INT, packed, sizeof packed, &pos, MPI_COMM_WORLD));
+        CHECK_OK(MPI_Pack(&pd, 1, MPI_DOUBLE, packed, sizeof packed, &pos, MPI_COMM_WORLD));
+        CHECK_OK(MPI_Bcast(packed, pos, MPI_PACKED, root, MPI_COMM_WORLD));
+        pos = 0;
+        CHECK_OK(MPI_Unpack(packed, sizeof packed, &pos, ui, 2, MPI_INT, MPI_COMM_WORLD));
+        CHECK_OK(MPI_Unpack(packed, sizeof packed, &pos, &ud, 1, MPI_DOUBLE, MPI_COMM_WORLD));
+        CHECK(ui[0] == root && ui[1] == round && ud == root + 0.5);
+
         checksum += b[49] + r[0] + mx + ip[0] + scan + ag[0] + a2a_r[0] + fr;
     }
     double total;

@@ -13,8 +13,10 @@ use volpex::Communicator;
 
 use crate::datatype::{Buf, BufMut};
 use crate::error::{MpiError, Result};
+use crate::ffi::raw::Pending;
 use crate::handles::class;
 use crate::op::{self, Elem, Op, Predef, UserOp};
+use crate::request::{self, Active};
 use crate::state;
 use crate::with_elem;
 
@@ -678,4 +680,18 @@ pub fn alltoallv(
         c.all_to_all_varcount_into(&all[..], &counts, r, rcounts)?;
         Ok(())
     })
+}
+
+/// MPI_Ibarrier.
+pub fn ibarrier(comm: c_int) -> Result<c_int> {
+    let r = state::comm(comm)?.immediate_barrier()?;
+    request::add(Active::Volpex(Pending(r)))
+}
+
+/// MPI_Ibcast into a contiguous buffer that stays valid until the request completes.
+pub fn ibcast(comm: c_int, mem: &'static mut [u8], root: c_int) -> Result<c_int> {
+    let c = state::comm(comm)?;
+    check_root(&c, root)?;
+    let r = c.process_at_rank(root).immediate_broadcast_into(mem)?;
+    request::add(Active::Volpex(Pending(r)))
 }

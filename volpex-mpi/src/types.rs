@@ -99,3 +99,58 @@ pub fn processor_name() -> String {
         .and_then(|h| h.into_string().ok())
         .unwrap_or_else(|| "localhost".into())
 }
+
+/// MPI_Pack: appends the data of `input` to `out` at `*position`.
+pub fn pack(
+    input: &crate::datatype::Buf<'_>,
+    count: usize,
+    out: &mut [u8],
+    position: &mut c_int,
+) -> Result<()> {
+    let data = input.bytes(0, count)?;
+    let at = usize::try_from(*position)
+        .map_err(|_| crate::error::MpiError::arg(format!("invalid position {position}")))?;
+    let end = at
+        .checked_add(data.len())
+        .filter(|&e| e <= out.len())
+        .ok_or_else(|| {
+            crate::error::MpiError::new(
+                crate::handles::class::TRUNCATE,
+                format!(
+                    "{} bytes do not fit at position {at} of {}",
+                    data.len(),
+                    out.len()
+                ),
+            )
+        })?;
+    out[at..end].copy_from_slice(&data);
+    *position = c_int::try_from(end).unwrap_or(c_int::MAX);
+    Ok(())
+}
+
+/// MPI_Unpack: reads `count` elements from `input` at `*position` into `out`.
+pub fn unpack(
+    input: &[u8],
+    position: &mut c_int,
+    out: &mut crate::datatype::BufMut<'_>,
+    count: usize,
+) -> Result<()> {
+    let len = out.dt.bytes_of(count)?;
+    let at = usize::try_from(*position)
+        .map_err(|_| crate::error::MpiError::arg(format!("invalid position {position}")))?;
+    let data = at
+        .checked_add(len)
+        .and_then(|end| input.get(at..end))
+        .ok_or_else(|| {
+            crate::error::MpiError::new(
+                crate::handles::class::TRUNCATE,
+                format!(
+                    "{len} bytes are not there at position {at} of {}",
+                    input.len()
+                ),
+            )
+        })?;
+    out.write(0, count, data)?;
+    *position = c_int::try_from(at + len).unwrap_or(c_int::MAX);
+    Ok(())
+}

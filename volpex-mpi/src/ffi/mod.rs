@@ -1282,6 +1282,72 @@ pub unsafe extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn MPI_Pack(
+    inbuf: *const c_void,
+    incount: c_int,
+    datatype: Dtype,
+    outbuf: *mut c_void,
+    outsize: c_int,
+    position: *mut c_int,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Pack", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(incount)?);
+        let (ir, or) = (
+            reg(inbuf, &t, n)?,
+            raw::bytes_region(outbuf, cnt(outsize)?)?,
+        );
+        raw::disjoint(&ir, &or)?;
+        // SAFETY: `incount` elements in; `outsize` bytes out (MPI-3.1 section 4.2);
+        // disjoint (checked).
+        let (i, o) = unsafe { (raw::read(ir, t.clone()), raw::write(or, t)) };
+        // SAFETY: `position` points to an int.
+        let pos = unsafe { raw::out(position, "position") }?;
+        types::pack(&i, n, o.mem, pos)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Unpack(
+    inbuf: *const c_void,
+    insize: c_int,
+    position: *mut c_int,
+    outbuf: *mut c_void,
+    outcount: c_int,
+    datatype: Dtype,
+    comm: Comm,
+) -> c_int {
+    guard("MPI_Unpack", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(outcount)?);
+        let (ir, or) = (raw::bytes_region(inbuf, cnt(insize)?)?, reg(outbuf, &t, n)?);
+        raw::disjoint(&ir, &or)?;
+        // SAFETY: `insize` bytes in; room for `outcount` elements out (MPI-3.1 4.2);
+        // disjoint (checked).
+        let (i, mut o) = unsafe { (raw::read(ir, t.clone()), raw::write(or, t)) };
+        // SAFETY: `position` points to an int.
+        let pos = unsafe { raw::out(position, "position") }?;
+        types::unpack(i.mem, pos, &mut o, n)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pack_size(
+    incount: c_int,
+    datatype: Dtype,
+    comm: Comm,
+    size: *mut c_int,
+) -> c_int {
+    guard("MPI_Pack_size", comm, || {
+        let n = types::any(datatype)?.bytes_of(cnt(incount)?)?;
+        set(
+            size,
+            "size",
+            c_int::try_from(n).map_err(|_| MpiError::new(class::COUNT, "too large"))?,
+        )
+    })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut isize) -> c_int {
     guard("MPI_Get_address", COMM_WORLD, || {
         set(address, "address", location as isize)
@@ -1299,6 +1365,41 @@ pub unsafe extern "C" fn MPI_Address(location: *const c_void, address: *mut isiz
 #[no_mangle]
 pub extern "C" fn MPI_Barrier(comm: Comm) -> c_int {
     guard("MPI_Barrier", comm, || coll::barrier(comm))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibarrier(comm: Comm, request: *mut c_int) -> c_int {
+    guard("MPI_Ibarrier", comm, || {
+        set(request, "request", coll::ibarrier(comm)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibcast(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    root: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    guard("MPI_Ibcast", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        if !t.contiguous {
+            return Err(MpiError::new(
+                class::TYPE,
+                format!(
+                    "{}: immediate broadcasts of non-contiguous datatypes are not implemented yet",
+                    t.name
+                ),
+            ));
+        }
+        let r = reg(buffer, &t, n)?;
+        // SAFETY: the buffer stays valid and untouched until the request completes
+        // (MPI-3.1 section 5.12).
+        let mem = unsafe { raw::write_until_complete(r) };
+        set(request, "request", coll::ibcast(comm, mem, root)?)
+    })
 }
 
 #[no_mangle]

@@ -79,6 +79,27 @@ fn too_far() -> MpiError {
     MpiError::new(class::BUFFER, "buffer reaches outside the address space")
 }
 
+/// The region of `len` plain bytes at `p` (MPI_Pack's output, MPI_Unpack's input).
+pub fn bytes_region(p: *const c_void, len: usize) -> Result<Region> {
+    if len == 0 {
+        return Ok(Region {
+            start: 0,
+            len: 0,
+            origin: 0,
+        });
+    }
+    if p.is_null() || in_place(p) {
+        return Err(MpiError::new(class::BUFFER, "invalid buffer pointer"));
+    }
+    let start = p as usize;
+    start.checked_add(len).ok_or_else(too_far)?;
+    Ok(Region {
+        start,
+        len,
+        origin: 0,
+    })
+}
+
 /// Refuses a send and a receive region that overlap (MPI-3.1 section 2.3: no aliasing
 /// between arguments; MPI_IN_PLACE is the way to reuse a buffer).
 pub fn disjoint(a: &Region, b: &Region) -> Result<()> {

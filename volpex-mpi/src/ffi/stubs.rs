@@ -45,8 +45,6 @@ stubs!(
     MPI_Group_range_excl,
     MPI_Group_range_incl,
     MPI_Iallreduce,
-    MPI_Ibarrier,
-    MPI_Ibcast,
     MPI_Improbe,
     MPI_Imrecv,
     MPI_Info_create,
@@ -59,11 +57,8 @@ stubs!(
     MPI_Keyval_free,
     MPI_Mprobe,
     MPI_Mrecv,
-    MPI_Pack,
-    MPI_Pack_size,
     MPI_Type_create_hindexed_block,
     MPI_Type_create_subarray,
-    MPI_Unpack,
 );
 
 /// MPI_Pcontrol: profiling control, which MPI lets an implementation ignore.
