@@ -83,6 +83,19 @@ int main(int argc, char **argv) {
     CHECK(len > 0 && strstr(s, "rank") != NULL);
     CHECK_OK(MPI_Error_string(MPI_SUCCESS, s, &len));
 
+    /* An error of a request is answered by its communicator's handler: MPI_COMM_WORLD is
+     * fatal again, the duplicate returns. */
+    MPI_Comm dup;
+    CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    CHECK_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    CHECK_OK(MPI_Comm_get_errhandler(dup, &eh));
+    CHECK(eh == MPI_ERRORS_RETURN);
+    MPI_Request tr;
+    CHECK_OK(MPI_Irecv(small, 2, MPI_INT, prev, 10, dup, &tr));
+    CHECK_OK(MPI_Send(v, 4, MPI_INT, next, 10, dup));
+    expect(MPI_Wait(&tr, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE);
+    CHECK_OK(MPI_Comm_free(&dup));
+
     /* Still working after all that. */
     int one = 1, n;
     CHECK_OK(MPI_Allreduce(&one, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));

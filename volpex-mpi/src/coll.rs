@@ -685,7 +685,7 @@ pub fn alltoallv(
 /// MPI_Ibarrier.
 pub fn ibarrier(comm: c_int) -> Result<c_int> {
     let r = state::comm(comm)?.immediate_barrier()?;
-    request::add(Active::Volpex(Pending(r)))
+    request::add(Active::Volpex(Pending(r, comm)))
 }
 
 /// MPI_Ibcast into a contiguous buffer that stays valid until the request completes.
@@ -693,5 +693,5 @@ pub fn ibcast(comm: c_int, mem: &'static mut [u8], root: c_int) -> Result<c_int>
     let c = state::comm(comm)?;
     check_root(&c, root)?;
     let r = c.process_at_rank(root).immediate_broadcast_into(mem)?;
-    request::add(Active::Volpex(Pending(r)))
+    request::add(Active::Volpex(Pending(r, comm)))
 }

@@ -24,6 +24,9 @@ pub struct MpiError {
     pub msg: String,
     /// The replica retired: it must exit with `EXIT_RETIRED`.
     pub retired: bool,
+    /// The communicator whose error handler answers, when it is not the call's own (the
+    /// communicator of a request a completion call waited on).
+    pub comm: Option<c_int>,
 }
 
 /// Result of the safe layer.
@@ -36,7 +39,14 @@ impl MpiError {
             class,
             msg: msg.into(),
             retired: false,
+            comm: None,
         }
+    }
+
+    /// This error, answered by communicator `comm`'s error handler.
+    pub fn on(mut self, comm: c_int) -> MpiError {
+        self.comm = Some(comm);
+        self
     }
 
     /// MPI_ERR_ARG.
@@ -80,6 +90,7 @@ impl From<volpex::Error> for MpiError {
             class: c,
             msg: e.to_string(),
             retired: matches!(e, E::Retired(_)),
+            comm: None,
         }
     }
 }
@@ -107,6 +118,7 @@ pub fn guard(func: &'static str, comm: c_int, body: impl FnOnce() -> Result<()>)
 
 /// Applies the error handler of `comm` to `e`: returns the class, or ends the process.
 pub fn raise(func: &str, comm: c_int, e: MpiError) -> c_int {
+    let comm = e.comm.unwrap_or(comm);
     if e.retired {
         eprintln!("volpex-mpi: {func}: {}; this replica leaves the job", e.msg);
         std::process::exit(volpex::exit::EXIT_RETIRED);

@@ -78,7 +78,7 @@ pub fn start_send(
     let r = c
         .process_at_rank(dest)
         .immediate_send_with_tag(&bytes[..], tag)?;
-    Ok(Active::Volpex(Pending(r)))
+    Ok(Active::Volpex(Pending(r, comm)))
 }
 
 /// Receives into `buf`, in place when its datatype is contiguous.
@@ -146,7 +146,7 @@ pub fn start_recv(comm: c_int, mem: &'static mut [u8], src: c_int, tag: c_int) -
         Some(t) => p.immediate_receive_into_with_tag(mem, t)?,
         None => p.immediate_receive_into(mem)?,
     };
-    Ok(Active::Volpex(Pending(r)))
+    Ok(Active::Volpex(Pending(r, comm)))
 }
 
 /// MPI_Sendrecv: the send is buffered, so it goes first.

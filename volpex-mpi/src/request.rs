@@ -172,7 +172,12 @@ pub fn wait(h: &mut c_int) -> Result<MpiStatus> {
     finish(h, p);
     match a {
         Active::Done(st) => Ok(st),
-        Active::Volpex(r) => Ok(status_of(&r.0.wait()?)),
+        Active::Volpex(r) => {
+            let comm = r.1;
+            r.0.wait()
+                .map(|st| status_of(&st))
+                .map_err(|e| MpiError::from(e).on(comm))
+        }
     }
 }
 
@@ -190,8 +195,9 @@ pub fn test(h: &mut c_int) -> Result<Option<MpiStatus>> {
                 return Ok(None);
             }
             Err(e) => {
+                let comm = r.1;
                 finish(h, p);
-                return Err(e.into());
+                return Err(MpiError::from(e).on(comm));
             }
         },
     };
@@ -206,10 +212,15 @@ pub fn get_status(h: c_int) -> Result<Option<MpiStatus>> {
     };
     let st = match &mut a {
         Active::Done(st) => Ok(Some(*st)),
-        Active::Volpex(r) => r.0.test().map(|o| o.as_ref().map(status_of)),
+        Active::Volpex(r) => {
+            let comm = r.1;
+            r.0.test()
+                .map(|o| o.as_ref().map(status_of))
+                .map_err(|e| MpiError::from(e).on(comm))
+        }
     };
     put_back(h, a, p);
-    Ok(st?)
+    st
 }
 
 /// MPI_Request_free: forgets the request; a receive not yet complete discards its
@@ -239,7 +250,12 @@ pub fn wait_all(hs: &mut [c_int], mut statuses: Option<&mut [MpiStatus]>) -> Res
     }
     match first {
         None => Ok(()),
-        Some(e) if statuses.is_some() => Err(MpiError::new(class::IN_STATUS, e.msg)),
+        Some(e) if statuses.is_some() => {
+            let comm = e.comm;
+            let mut err = MpiError::new(class::IN_STATUS, e.msg);
+            err.comm = comm;
+            Err(err)
+        }
         Some(e) => Err(e),
     }
 }
@@ -252,7 +268,12 @@ pub fn test_all(hs: &mut [c_int], statuses: Option<&mut [MpiStatus]>) -> Result<
         };
         let ready = match &mut a {
             Active::Done(_) => Ok(true),
-            Active::Volpex(r) => r.0.test().map(|r| r.is_some()),
+            Active::Volpex(r) => {
+                let comm = r.1;
+                r.0.test()
+                    .map(|r| r.is_some())
+                    .map_err(|e| MpiError::from(e).on(comm))
+            }
         };
         put_back(h, a, p);
         if !ready? {
@@ -270,9 +291,9 @@ enum Gathered {
     Active(Vec<Slot>, Vec<Request<'static>>),
 }
 
-/// Where a gathered request came from: its index in the caller's array, its handle, and
-/// its persistent operation.
-type Slot = (usize, c_int, Option<Persistent>);
+/// Where a gathered request came from: its index in the caller's array, its handle, its
+/// persistent operation and its communicator.
+type Slot = (usize, c_int, Option<Persistent>, c_int);
 
 fn gather(hs: &mut [c_int]) -> Result<Gathered> {
     let mut at: Vec<Slot> = Vec::new();
@@ -286,7 +307,7 @@ fn gather(hs: &mut [c_int]) -> Result<Gathered> {
                 return Ok(Gathered::Done(i, st));
             }
             Ok(Some((Active::Volpex(r), p))) => {
-                at.push((i, *h, p));
+                at.push((i, *h, p, r.1));
                 reqs.push(r.0);
             }
             Err(e) => {
@@ -304,8 +325,8 @@ fn gather(hs: &mut [c_int]) -> Result<Gathered> {
 
 /// Puts requests `gather` took back into their slots.
 fn scatter(at: Vec<Slot>, reqs: Vec<Request<'static>>) {
-    for ((_, h, p), r) in at.into_iter().zip(reqs) {
-        put_back(h, Active::Volpex(Pending(r)), p);
+    for ((_, h, p, comm), r) in at.into_iter().zip(reqs) {
+        put_back(h, Active::Volpex(Pending(r, comm)), p);
     }
 }
 
@@ -324,14 +345,15 @@ pub fn any(hs: &mut [c_int], block: bool) -> Result<Option<(c_int, MpiStatus)>> 
             };
             let done = match r {
                 Ok(Some((k, st))) => {
-                    let (i, _, p) = at.remove(k);
+                    let (i, _, p, _) = at.remove(k);
                     finish(&mut hs[i], p);
                     Some((i as c_int, status_of(&st)))
                 }
                 Ok(None) => None,
                 Err(e) => {
+                    let comm = at.first().map_or(crate::handles::COMM_WORLD, |s| s.3);
                     scatter(at, reqs);
-                    return Err(e.into());
+                    return Err(MpiError::from(e).on(comm));
                 }
             };
             scatter(at, reqs);
@@ -357,7 +379,7 @@ pub fn some(hs: &mut [c_int], block: bool) -> Result<Option<Vec<(c_int, MpiStatu
                     let mut out = Vec::with_capacity(done.len());
                     // Indices refer to the list before removal, in ascending order.
                     for (k, st) in done.iter().rev() {
-                        let (i, _, p) = at.remove(*k);
+                        let (i, _, p, _) = at.remove(*k);
                         finish(&mut hs[i], p);
                         out.push((i as c_int, status_of(st)));
                     }
@@ -366,8 +388,9 @@ pub fn some(hs: &mut [c_int], block: bool) -> Result<Option<Vec<(c_int, MpiStatu
                     Ok(Some(out))
                 }
                 Err(e) => {
+                    let comm = at.first().map_or(crate::handles::COMM_WORLD, |s| s.3);
                     scatter(at, reqs);
-                    Err(e.into())
+                    Err(MpiError::from(e).on(comm))
                 }
             }
         }

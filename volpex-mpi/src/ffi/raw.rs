@@ -13,8 +13,9 @@ use crate::datatype::{Buf, BufMut, Datatype};
 use crate::error::{MpiError, Result};
 use crate::handles::{class, MpiStatus, IN_PLACE};
 
-/// A volpex request in the request table.
-pub struct Pending(pub volpex::Request<'static>);
+/// A volpex request in the request table, and its communicator's handle (whose error
+/// handler answers for its errors).
+pub struct Pending(pub volpex::Request<'static>, pub c_int);
 
 // SAFETY: `volpex::Request` is not `Send` only because a receive request may hold a
 // `Target::Scattered(&mut dyn Layout)`; this crate only ever posts receives into byte
