@@ -31,6 +31,19 @@ int main(int argc, char **argv) {
     CHECK_OK(MPI_Get_version(&version, &subversion));
     CHECK(version == 3 && subversion == 1);
 
+    /* Info objects. */
+    MPI_Info info;
+    char value[64];
+    CHECK_OK(MPI_Info_create(&info));
+    CHECK_OK(MPI_Info_set(info, "striping_factor", "4"));
+    CHECK_OK(MPI_Info_set(info, "striping_factor", "8"));
+    CHECK_OK(MPI_Info_get(info, "striping_factor", 63, value, &flag));
+    CHECK(flag && strcmp(value, "8") == 0);
+    CHECK_OK(MPI_Info_get(info, "nothing", 63, value, &flag));
+    CHECK(!flag);
+    CHECK_OK(MPI_Info_free(&info));
+    CHECK(info == MPI_INFO_NULL);
+
     /* MPI_COMM_SELF. */
     int srank, ssize;
     CHECK_OK(MPI_Comm_rank(MPI_COMM_SELF, &srank));

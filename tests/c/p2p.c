@@ -184,6 +184,24 @@ int main(int argc, char **argv) {
         CHECK(pr[0] == MPI_REQUEST_NULL);
     }
 
+    /* Matched probe: learn the size, then receive exactly that message. */
+    {
+        long out[5] = {rank, rank + 1, rank + 2, rank + 3, rank + 4}, in[8];
+        CHECK_OK(MPI_Send(out, rank % 5 + 1, MPI_LONG, next, 800, MPI_COMM_WORLD));
+        MPI_Message msg;
+        MPI_Status st;
+        CHECK_OK(MPI_Mprobe(MPI_ANY_SOURCE, 800, MPI_COMM_WORLD, &msg, &st));
+        int count;
+        CHECK_OK(MPI_Get_count(&st, MPI_LONG, &count));
+        CHECK(st.MPI_SOURCE == prev && count == prev % 5 + 1);
+        CHECK_OK(MPI_Mrecv(in, count, MPI_LONG, &msg, &st));
+        CHECK(msg == MPI_MESSAGE_NULL && in[count - 1] == prev + count - 1);
+        CHECK_OK(MPI_Mprobe(MPI_PROC_NULL, 800, MPI_COMM_WORLD, &msg, &st));
+        CHECK(msg == MPI_MESSAGE_NO_PROC);
+        CHECK_OK(MPI_Mrecv(in, 1, MPI_LONG, &msg, &st));
+        CHECK(st.MPI_SOURCE == MPI_PROC_NULL);
+    }
+
     /* MPI_PROC_NULL: a no-op with an empty status. */
     {
         int v = 1;

@@ -157,6 +157,8 @@ pub fn class_name(c: c_int) -> &'static str {
         class::PENDING => "MPI_ERR_PENDING",
         class::REQUEST => "MPI_ERR_REQUEST",
         class::KEYVAL => "MPI_ERR_KEYVAL",
+        class::INFO => "MPI_ERR_INFO",
+        class::INFO_KEY => "MPI_ERR_INFO_KEY",
         class::PROC_FAILED => "MPIX_ERR_PROC_FAILED",
         _ => "MPI_ERR_UNKNOWN",
     }
@@ -186,6 +188,8 @@ pub fn error_string(code: c_int) -> Option<&'static str> {
         class::PENDING => "MPI_ERR_PENDING: pending request",
         class::REQUEST => "MPI_ERR_REQUEST: invalid request",
         class::KEYVAL => "MPI_ERR_KEYVAL: invalid attribute key",
+        class::INFO => "MPI_ERR_INFO: invalid info object",
+        class::INFO_KEY => "MPI_ERR_INFO_KEY: invalid info key",
         class::PROC_FAILED => "MPIX_ERR_PROC_FAILED: every replica of a rank is gone",
         c if (0..=class::LASTCODE).contains(&c) => "MPI error (class without a message here)",
         _ => return None,

@@ -21,6 +21,12 @@ pub const TAG_OP: c_int = 0x58 << 24;
 pub const TAG_REQUEST: c_int = 0x2c << 24;
 /// High byte of every error handler handle.
 pub const TAG_ERRHANDLER: c_int = 0x54 << 24;
+/// High byte of every matched-message handle (MPI_Mprobe).
+pub const TAG_MESSAGE: c_int = 0x4d << 24;
+/// High byte of every info handle.
+pub const TAG_INFO: c_int = 0x5c << 24;
+/// MPI_MESSAGE_NO_PROC: the message a matched probe of MPI_PROC_NULL gets.
+pub const MESSAGE_NO_PROC: c_int = TAG_MESSAGE | 1;
 
 /// The null handle of every kind (MPI_COMM_NULL, MPI_REQUEST_NULL, ...).
 pub const NULL: c_int = 0;
@@ -131,6 +137,10 @@ pub mod class {
     pub const PENDING: c_int = 18;
     /// MPI_ERR_REQUEST.
     pub const REQUEST: c_int = 19;
+    /// MPI_ERR_INFO_KEY.
+    pub const INFO_KEY: c_int = 29;
+    /// MPI_ERR_INFO: an invalid info object.
+    pub const INFO: c_int = 28;
     /// MPI_ERR_KEYVAL.
     pub const KEYVAL: c_int = 48;
     /// MPIX_ERR_PROC_FAILED: every replica of a rank the call needs is gone.

@@ -219,3 +219,47 @@ pub fn get_count(st: &MpiStatus, dt: &Datatype) -> c_int {
     }
     c_int::try_from(bytes / size).unwrap_or(UNDEFINED)
 }
+
+/// MPI_Mprobe: waits for a message and takes it for this caller (MPI_MESSAGE_NO_PROC for
+/// MPI_PROC_NULL); returns the message handle and its status.
+pub fn mprobe(comm: c_int, src: c_int, tag: c_int) -> Result<(c_int, MpiStatus)> {
+    let tag = recv_tag(tag)?;
+    let c = state::comm(comm)?;
+    if src == PROC_NULL {
+        return Ok((crate::handles::MESSAGE_NO_PROC, MpiStatus::empty()));
+    }
+    let p = source(&c, src);
+    let (m, st) = match tag {
+        Some(t) => p.matched_probe_with_tag(t)?,
+        None => p.matched_probe()?,
+    };
+    let h = state::with(|s| Ok(s.messages.insert(Some(m))))?;
+    Ok((h, status_of(&st)))
+}
+
+/// MPI_Mrecv: receives message `*msg` into `buf` and sets `*msg` to MPI_MESSAGE_NULL.
+pub fn mrecv(msg: &mut c_int, buf: &mut BufMut<'_>, count: usize) -> Result<MpiStatus> {
+    if *msg == crate::handles::MESSAGE_NO_PROC {
+        *msg = crate::handles::NULL;
+        return Ok(MpiStatus::empty());
+    }
+    let m = state::with(|s| s.messages.remove(*msg))?
+        .ok_or_else(|| MpiError::new(class::REQUEST, "not a message of MPI_Mprobe"))?;
+    *msg = crate::handles::NULL;
+    if let Some(b) = buf.in_place(0, count)? {
+        return Ok(status_of(&m.matched_receive_into(b)?));
+    }
+    let (data, st) = m.matched_receive_vec::<u8>()?;
+    let room = buf.dt.bytes_of(count)?;
+    if data.len() > room {
+        return Err(MpiError::new(
+            class::TRUNCATE,
+            format!(
+                "message of {} bytes truncated into a {room}-byte buffer",
+                data.len()
+            ),
+        ));
+    }
+    buf.write(0, count, &data)?;
+    Ok(status_of(&st))
+}

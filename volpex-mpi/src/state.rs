@@ -57,6 +57,11 @@ pub struct State {
     pub requests: Table<ReqEntry>,
     /// Error handlers (only the two predefined ones so far).
     pub errhandlers: Table<()>,
+    /// Messages taken by MPI_Mprobe, until MPI_Mrecv (slot 1, MPI_MESSAGE_NO_PROC, holds
+    /// none).
+    pub messages: Table<Option<volpex::Message>>,
+    /// Info objects: (key, value) pairs in the order set.
+    pub infos: Table<Vec<(String, String)>>,
     /// Thread level granted by MPI_Init_thread.
     pub thread_level: c_int,
     /// This process's rank in MPI_COMM_WORLD and world size.
@@ -143,6 +148,16 @@ pub fn init(required: c_int) -> Result<c_int> {
         ops,
         requests: Table::new(handles::TAG_REQUEST, "request", class::REQUEST),
         errhandlers,
+        messages: {
+            let mut t = Table::new(handles::TAG_MESSAGE, "message", class::REQUEST);
+            t.predefine(None); // MPI_MESSAGE_NO_PROC
+            t
+        },
+        infos: {
+            let mut t = Table::new(handles::TAG_INFO, "info", class::INFO);
+            t.predefine(Vec::new()); // MPI_INFO_ENV
+            t
+        },
         thread_level: provided,
         world: w,
         main_thread: std::thread::current().id(),
@@ -168,6 +183,7 @@ pub fn finalize() -> Result<()> {
     };
     if let Some(mut s) = state {
         s.requests.clear_created();
+        s.messages.clear_created();
         s.comms = Table::new(handles::TAG_COMM, "communicator", class::COMM);
         s.groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
         drop(s.universe.take());

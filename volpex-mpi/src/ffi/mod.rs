@@ -539,6 +539,41 @@ pub unsafe extern "C" fn MPI_Iprobe(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn MPI_Mprobe(
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    message: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Mprobe", comm, || {
+        let (m, st) = p2p::mprobe(comm, source, tag)?;
+        set(message, "message", m)?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Mrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    message: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Mrecv", COMM_WORLD, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = reg(buf, &t, n)?;
+        // SAFETY: `message` points to a message handle.
+        let m = unsafe { raw::out(message, "message") }?;
+        // SAFETY: room for `count` elements (MPI-3.1 section 3.8.3).
+        let mut b = unsafe { raw::write(r, t) };
+        let st = p2p::mrecv(m, &mut b, n)?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn MPI_Get_count(
     status: *const MpiStatus,
     datatype: Dtype,
@@ -2412,6 +2447,62 @@ pub unsafe extern "C" fn MPI_Op_free(op: *mut c_int) -> c_int {
         // SAFETY: `op` points to an operation handle.
         let h = unsafe { raw::out(op, "op") }?;
         state::with(|s| s.ops.remove(*h).map(drop))?;
+        *h = NULL;
+        Ok(())
+    })
+}
+
+// ---- Info objects ----
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_create(info: *mut c_int) -> c_int {
+    guard("MPI_Info_create", COMM_WORLD, || {
+        set(info, "info", types::info_create()?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_set(
+    info: c_int,
+    key: *const c_char,
+    value: *const c_char,
+) -> c_int {
+    guard("MPI_Info_set", COMM_WORLD, || {
+        // SAFETY: NUL-terminated strings (MPI-3.1 section 9).
+        let (k, v) = unsafe { (raw::string(key, "key")?, raw::string(value, "value")?) };
+        types::info_set(info, k, v)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get(
+    info: c_int,
+    key: *const c_char,
+    valuelen: c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
+    guard("MPI_Info_get", COMM_WORLD, || {
+        // SAFETY: a NUL-terminated key (MPI-3.1 section 9).
+        let k = unsafe { raw::string(key, "key") }?;
+        match types::info_get(info, &k)? {
+            Some(v) => {
+                let mut len = 0;
+                // SAFETY: `valuelen` + 1 bytes at `value` (MPI-3.1 section 9).
+                unsafe { raw::put_string(value, cnt(valuelen)? + 1, &v, &mut len) }?;
+                set(flag, "flag", 1)
+            }
+            None => set(flag, "flag", 0),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_free(info: *mut c_int) -> c_int {
+    guard("MPI_Info_free", COMM_WORLD, || {
+        // SAFETY: `info` points to an info handle.
+        let h = unsafe { raw::out(info, "info") }?;
+        types::info_free(*h)?;
         *h = NULL;
         Ok(())
     })
