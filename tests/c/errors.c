@@ -20,6 +20,15 @@ static void expect(int code, int cls) {
     }
 }
 
+static int handler_calls = 0, handler_code = 0;
+static MPI_Comm handler_comm = MPI_COMM_NULL;
+
+static void count_errors(MPI_Comm *comm, int *code, ...) {
+    handler_calls++;
+    handler_code = *code;
+    handler_comm = *comm;
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     CHECK_OK(MPI_Init(&argc, &argv));
@@ -95,6 +104,18 @@ int main(int argc, char **argv) {
     CHECK_OK(MPI_Send(v, 4, MPI_INT, next, 10, dup));
     expect(MPI_Wait(&tr, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE);
     CHECK_OK(MPI_Comm_free(&dup));
+
+    /* A handler of the program's own. */
+    MPI_Errhandler mine;
+    MPI_Comm dup2;
+    CHECK_OK(MPI_Comm_create_errhandler(count_errors, &mine));
+    CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup2));
+    CHECK_OK(MPI_Comm_set_errhandler(dup2, mine));
+    CHECK_OK(MPI_Errhandler_free(&mine));
+    CHECK(mine == MPI_ERRHANDLER_NULL);
+    expect(MPI_Send(v, 1, MPI_INT, size + 3, 0, dup2), MPI_ERR_RANK);
+    CHECK(handler_calls == 1 && handler_code == MPI_ERR_RANK && handler_comm == dup2);
+    CHECK_OK(MPI_Comm_free(&dup2));
 
     /* Still working after all that. */
     int one = 1, n;

@@ -12,7 +12,7 @@ use std::fmt;
 use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::handles::{class, ERRORS_RETURN};
+use crate::handles::class;
 use crate::state;
 
 /// An MPI error: its class and what went wrong.
@@ -123,8 +123,13 @@ pub fn raise(func: &str, comm: c_int, e: MpiError) -> c_int {
         eprintln!("volpex-mpi: {func}: {}; this replica leaves the job", e.msg);
         std::process::exit(volpex::exit::EXIT_RETIRED);
     }
-    if state::errhandler(comm) == ERRORS_RETURN {
-        return e.class;
+    match state::errhandler(comm) {
+        state::Handler::Return => return e.class,
+        state::Handler::User(f, c) => {
+            crate::ffi::raw::call_errhandler(f, c, e.class);
+            return e.class;
+        }
+        state::Handler::Fatal => {}
     }
     eprintln!(
         "volpex-mpi: {func}: {e}; MPI_ERRORS_ARE_FATAL ends the program{}",

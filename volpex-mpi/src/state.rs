@@ -56,7 +56,7 @@ pub struct State {
     /// Requests.
     pub requests: Table<ReqEntry>,
     /// Error handlers (only the two predefined ones so far).
-    pub errhandlers: Table<()>,
+    pub errhandlers: Table<Option<crate::ffi::raw::ErrFn>>,
     /// Messages taken by MPI_Mprobe, until MPI_Mrecv (slot 1, MPI_MESSAGE_NO_PROC, holds
     /// none).
     pub messages: Table<Option<volpex::Message>>,
@@ -137,8 +137,8 @@ pub fn init(required: c_int) -> Result<c_int> {
         });
     }
     let mut errhandlers = Table::new(handles::TAG_ERRHANDLER, "error handler", class::ARG);
-    errhandlers.predefine(());
-    errhandlers.predefine(());
+    errhandlers.predefine(None); // MPI_ERRORS_ARE_FATAL
+    errhandlers.predefine(None); // MPI_ERRORS_RETURN
     let provided = required.clamp(0, handles::THREAD_SERIALIZED);
     g.state = Some(State {
         universe: Some(universe),
@@ -225,28 +225,45 @@ pub fn op(h: c_int) -> Result<Op> {
     with(|s| s.ops.get(h).copied())
 }
 
+/// What answers an error.
+#[derive(Debug, Clone, Copy)]
+pub enum Handler {
+    /// MPI_ERRORS_ARE_FATAL.
+    Fatal,
+    /// MPI_ERRORS_RETURN.
+    Return,
+    /// The program's function (MPI_Comm_create_errhandler), for this communicator.
+    User(crate::ffi::raw::ErrFn, c_int),
+}
+
 /// The error handler of communicator `h`: MPI_COMM_WORLD's if `h` is not a communicator,
 /// MPI_ERRORS_ARE_FATAL outside MPI_Init..MPI_Finalize.
-pub fn errhandler(h: c_int) -> c_int {
+pub fn errhandler(h: c_int) -> Handler {
     let g = GLOBAL.lock();
     let Some(s) = g.state.as_ref() else {
-        return ERRORS_ARE_FATAL;
+        return Handler::Fatal;
     };
-    s.comms
-        .get(h)
-        .or_else(|_| s.comms.get(handles::COMM_WORLD))
-        .map_or(ERRORS_ARE_FATAL, |c| c.errhandler)
+    let (comm, e) = match s.comms.get(h) {
+        Ok(c) => (h, c.errhandler),
+        Err(_) => match s.comms.get(handles::COMM_WORLD) {
+            Ok(c) => (handles::COMM_WORLD, c.errhandler),
+            Err(_) => return Handler::Fatal,
+        },
+    };
+    match e {
+        ERRORS_RETURN => Handler::Return,
+        ERRORS_ARE_FATAL => Handler::Fatal,
+        other => match s.errhandlers.get(other) {
+            Ok(Some(f)) => Handler::User(*f, comm),
+            _ => Handler::Fatal,
+        },
+    }
 }
 
 /// Sets the error handler of communicator `h`.
 pub fn set_errhandler(h: c_int, errh: c_int) -> Result<()> {
     with(|s| {
         s.errhandlers.get(errh)?;
-        if errh != ERRORS_ARE_FATAL && errh != ERRORS_RETURN {
-            return Err(MpiError::arg(
-                "only MPI_ERRORS_ARE_FATAL and MPI_ERRORS_RETURN exist",
-            ));
-        }
         s.comms.get_mut(h)?.errhandler = errh;
         Ok(())
     })

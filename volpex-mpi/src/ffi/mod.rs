@@ -252,9 +252,35 @@ pub unsafe extern "C" fn MPI_Errhandler_get(comm: Comm, errhandler: *mut c_int) 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
     guard("MPI_Errhandler_free", COMM_WORLD, || {
-        // The predefined handlers are all there is: freeing one only clears the handle.
-        set(errhandler, "errhandler", NULL)
+        // SAFETY: `errhandler` points to an error handler handle.
+        let h = unsafe { raw::out(errhandler, "errhandler") }?;
+        // A handler stays while communicators may use it (MPI-3.1 section 8.3.4): freeing
+        // only clears the handle.
+        state::with(|s| s.errhandlers.get(*h).map(drop))?;
+        *h = NULL;
+        Ok(())
     })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_errhandler(
+    f: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_create_errhandler", COMM_WORLD, || {
+        let f = f.ok_or_else(|| MpiError::arg("comm_errhandler_fn is a null pointer"))?;
+        let h = state::with(|s| Ok(s.errhandlers.insert(Some(f))))?;
+        set(errhandler, "errhandler", h)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_create(
+    f: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+) -> c_int {
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { MPI_Comm_create_errhandler(f, errhandler) }
 }
 
 #[no_mangle]

@@ -308,3 +308,15 @@ pub fn call_user_op(f: UserFn, input: &mut [u8], inout: &mut [u8], len: usize, d
         )
     }
 }
+
+/// `MPI_Comm_errhandler_function`: `void f(MPI_Comm *comm, int *error_code, ...)`.
+pub type ErrFn = unsafe extern "C" fn(*mut c_int, *mut c_int, ...);
+
+/// Calls the program's error handler for an error of class `code` on `comm`.
+pub fn call_errhandler(f: ErrFn, comm: c_int, code: c_int) {
+    let (mut comm, mut code) = (comm, code);
+    // SAFETY: `f` is the function the program gave MPI_Comm_create_errhandler, with the
+    // signature of MPI_Comm_errhandler_function (MPI-3.1 section 8.3.1); its two
+    // arguments point to locals it may read and write.
+    unsafe { f(&mut comm, &mut code) }
+}
