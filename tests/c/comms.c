@@ -5,6 +5,16 @@
 #include <string.h>
 #include "check.h"
 
+static int deleted = 0;
+
+static int count_delete(MPI_Comm comm, int key, void *value, void *extra) {
+    (void)comm;
+    (void)key;
+    CHECK(*(int *)extra == 42);
+    deleted += *(int *)value;
+    return MPI_SUCCESS;
+}
+
 int main(int argc, char **argv) {
     int rank, size, flag;
     CHECK_OK(MPI_Initialized(&flag));
@@ -137,6 +147,31 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 5; i++) {
         CHECK_OK(MPI_Group_free(&gs[i]));
         CHECK(gs[i] == MPI_GROUP_NULL);
+    }
+
+    /* Attributes of the program's own: copied on dup by MPI_COMM_DUP_FN, deleted on free. */
+    {
+        static int extra = 42, value = 5;
+        int key, *got;
+        MPI_Comm a, b;
+        CHECK_OK(MPI_Comm_create_keyval(MPI_COMM_DUP_FN, count_delete, &key, &extra));
+        CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &a));
+        CHECK_OK(MPI_Comm_get_attr(a, key, &got, &flag));
+        CHECK(!flag);
+        CHECK_OK(MPI_Comm_set_attr(a, key, &value));
+        CHECK_OK(MPI_Comm_get_attr(a, key, &got, &flag));
+        CHECK(flag && got == &value);
+        CHECK_OK(MPI_Comm_dup(a, &b));
+        CHECK_OK(MPI_Comm_get_attr(b, key, &got, &flag));
+        CHECK(flag && *got == 5);
+        CHECK_OK(MPI_Comm_free(&a));
+        CHECK(deleted == 5);
+        CHECK_OK(MPI_Comm_delete_attr(b, key));
+        CHECK(deleted == 10);
+        CHECK_OK(MPI_Comm_free(&b));
+        CHECK(deleted == 10);
+        CHECK_OK(MPI_Comm_free_keyval(&key));
+        CHECK(key == MPI_KEYVAL_INVALID);
     }
 
     /* Collectives on the duplicate, after everything else. */

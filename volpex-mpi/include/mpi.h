@@ -296,6 +296,9 @@ typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void *extra_state,
                               void *attribute_val_in, void *attribute_val_out, int *flag);
 typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attribute_val,
                                 void *extra_state);
+int MPI_COMM_DUP_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                    void *attribute_val_in, void *attribute_val_out, int *flag);
+#define MPI_DUP_FN MPI_COMM_DUP_FN
 #define MPI_NULL_COPY_FN ((MPI_Copy_function *)0)
 #define MPI_NULL_DELETE_FN ((MPI_Delete_function *)0)
 #define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function *)0)

@@ -31,17 +31,44 @@ fn add(parent: c_int, comm: volpex::Communicator, name: &str) -> Result<c_int> {
             errhandler,
             name: name.into(),
             topo: None,
+            attrs: Vec::new(),
         }))
     })
 }
 
-/// MPI_Comm_dup: the copy keeps the topology.
+/// MPI_Comm_dup: the copy keeps the topology, and the attributes whose copy function
+/// says so (MPI-3.1 section 6.7.2).
 pub fn dup(comm: c_int) -> Result<c_int> {
     let c = state::comm(comm)?.duplicate();
     let h = add(comm, c, "")?;
+    let (topo, attrs) = state::with(|s| {
+        let e = s.comms.get(comm)?;
+        let attrs: Vec<(c_int, usize, state::Keyval)> = e
+            .attrs
+            .iter()
+            .filter_map(|&(k, v)| s.keyvals.get(k).ok().map(|kv| (k, v, *kv)))
+            .collect();
+        Ok((e.topo.clone(), attrs))
+    })?;
+    let mut copied = Vec::new();
+    for (k, v, kv) in attrs {
+        if let Some(f) = kv.copy {
+            match crate::ffi::raw::call_copy_attr(f, comm, k, kv.extra, v) {
+                (0, Some(nv)) => copied.push((k, nv)),
+                (0, None) => {}
+                (code, _) => {
+                    return Err(MpiError::new(
+                        class::OTHER,
+                        format!("the copy function of attribute key {k:#x} failed with {code}"),
+                    ))
+                }
+            }
+        }
+    }
     state::with(|s| {
-        let topo = s.comms.get(comm)?.topo.clone();
-        s.comms.get_mut(h)?.topo = topo;
+        let e = s.comms.get_mut(h)?;
+        e.topo = topo;
+        e.attrs = copied;
         Ok(h)
     })
 }
@@ -69,11 +96,93 @@ pub fn create(comm: c_int, group: c_int) -> Result<c_int> {
     }
 }
 
-/// MPI_Comm_free.
+/// MPI_Comm_free: the delete functions of its attributes run first.
 pub fn free(comm: &mut c_int) -> Result<()> {
+    let keys: Vec<c_int> = state::with(|s| {
+        if *comm == handles::COMM_WORLD || *comm == handles::COMM_SELF {
+            return Err(MpiError::new(
+                class::COMM,
+                "a predefined communicator cannot be freed",
+            ));
+        }
+        Ok(s.comms.get(*comm)?.attrs.iter().map(|a| a.0).collect())
+    })?;
+    for k in keys {
+        delete_attr(*comm, k)?;
+    }
     state::with(|s| s.comms.remove(*comm).map(drop))?;
     *comm = NULL;
     Ok(())
+}
+
+/// MPI_Comm_create_keyval.
+pub fn create_keyval(kv: state::Keyval) -> Result<c_int> {
+    state::with(|s| Ok(s.keyvals.insert(kv)))
+}
+
+/// MPI_Comm_free_keyval: the key stays for the attributes that use it; the handle is
+/// cleared.
+pub fn free_keyval(k: &mut c_int) -> Result<()> {
+    state::with(|s| s.keyvals.get(*k).map(drop))?;
+    *k = handles::NULL;
+    Ok(())
+}
+
+/// MPI_Comm_set_attr: replaces (deleting the old value) or adds.
+pub fn set_attr(comm: c_int, key: c_int, value: usize) -> Result<()> {
+    let had = state::with(|s| {
+        s.keyvals.get(key)?;
+        Ok(s.comms.get(comm)?.attrs.iter().any(|a| a.0 == key))
+    })?;
+    if had {
+        delete_attr(comm, key)?;
+    }
+    state::with(|s| {
+        s.comms.get_mut(comm)?.attrs.push((key, value));
+        Ok(())
+    })
+}
+
+/// MPI_Comm_delete_attr: calls the key's delete function and removes the attribute.
+pub fn delete_attr(comm: c_int, key: c_int) -> Result<()> {
+    let (value, kv) = state::with(|s| {
+        let kv = *s.keyvals.get(key)?;
+        let v = s
+            .comms
+            .get(comm)?
+            .attrs
+            .iter()
+            .find(|a| a.0 == key)
+            .map(|a| a.1)
+            .ok_or_else(|| MpiError::new(class::KEYVAL, format!("no attribute {key:#x} here")))?;
+        Ok((v, kv))
+    })?;
+    if let Some(f) = kv.delete {
+        let code = crate::ffi::raw::call_delete_attr(f, comm, key, value, kv.extra);
+        if code != 0 {
+            return Err(MpiError::new(
+                class::OTHER,
+                format!("the delete function of attribute key {key:#x} failed with {code}"),
+            ));
+        }
+    }
+    state::with(|s| {
+        s.comms.get_mut(comm)?.attrs.retain(|a| a.0 != key);
+        Ok(())
+    })
+}
+
+/// A user attribute's value: Ok(None) when not set.
+pub fn user_attr(comm: c_int, key: c_int) -> Result<Option<usize>> {
+    state::with(|s| {
+        s.keyvals.get(key)?;
+        Ok(s.comms
+            .get(comm)?
+            .attrs
+            .iter()
+            .find(|a| a.0 == key)
+            .map(|a| a.1))
+    })
 }
 
 /// The world ranks of a group's members, in group order.
@@ -263,7 +372,7 @@ pub static APPNUM_VALUE: c_int = 0;
 pub static LASTUSEDCODE_VALUE: c_int = class::LASTCODE;
 
 /// MPI_Comm_get_attr for the predefined keys: where the value lives, or None (flag
-/// false) for a key without a value. User keys are not implemented yet.
+/// false) for a key without a value.
 pub fn get_attr(comm: c_int, key: c_int) -> Result<Option<&'static c_int>> {
     state::with(|s| s.comms.get(comm).map(drop))?;
     Ok(Some(match key {
@@ -277,7 +386,7 @@ pub fn get_attr(comm: c_int, key: c_int) -> Result<Option<&'static c_int>> {
         k => {
             return Err(MpiError::new(
                 class::KEYVAL,
-                format!("attribute key {k:#x}: user attributes are not implemented yet"),
+                format!("invalid attribute key {k:#x}"),
             ))
         }
     }))

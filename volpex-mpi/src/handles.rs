@@ -23,6 +23,8 @@ pub const TAG_REQUEST: c_int = 0x2c << 24;
 pub const TAG_ERRHANDLER: c_int = 0x54 << 24;
 /// High byte of every matched-message handle (MPI_Mprobe).
 pub const TAG_MESSAGE: c_int = 0x4d << 24;
+/// High byte of every attribute key made by the program (MPI_Comm_create_keyval).
+pub const TAG_KEYVAL: c_int = 0x24 << 24;
 /// High byte of every info handle.
 pub const TAG_INFO: c_int = 0x5c << 24;
 /// MPI_MESSAGE_NO_PROC: the message a matched probe of MPI_PROC_NULL gets.

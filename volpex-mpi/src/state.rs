@@ -28,6 +28,19 @@ pub struct CommEntry {
     pub name: String,
     /// Its Cartesian topology, if it has one.
     pub topo: Option<crate::topo::Cart>,
+    /// Attributes the program set: (key, value) in the order set.
+    pub attrs: Vec<(c_int, usize)>,
+}
+
+/// An attribute key the program made.
+#[derive(Debug, Clone, Copy)]
+pub struct Keyval {
+    /// Called on MPI_Comm_dup (None: MPI_COMM_NULL_COPY_FN, not copied).
+    pub copy: Option<crate::ffi::raw::CopyAttrFn>,
+    /// Called when the attribute goes (None: nothing to call).
+    pub delete: Option<crate::ffi::raw::DeleteAttrFn>,
+    /// The program's extra_state pointer.
+    pub extra: usize,
 }
 
 /// Where the library is in its life.
@@ -60,6 +73,8 @@ pub struct State {
     /// Messages taken by MPI_Mprobe, until MPI_Mrecv (slot 1, MPI_MESSAGE_NO_PROC, holds
     /// none).
     pub messages: Table<Option<volpex::Message>>,
+    /// Attribute keys the program made.
+    pub keyvals: Table<Keyval>,
     /// Info objects: (key, value) pairs in the order set.
     pub infos: Table<Vec<(String, String)>>,
     /// Thread level granted by MPI_Init_thread.
@@ -113,12 +128,14 @@ pub fn init(required: c_int) -> Result<c_int> {
         errhandler: ERRORS_ARE_FATAL,
         name: "MPI_COMM_WORLD".into(),
         topo: None,
+        attrs: Vec::new(),
     });
     comms.predefine(CommEntry {
         comm: me_comm,
         errhandler: ERRORS_ARE_FATAL,
         name: "MPI_COMM_SELF".into(),
         topo: None,
+        attrs: Vec::new(),
     });
     let mut groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
     groups.predefine(me.exclude(&[0]));
@@ -153,6 +170,7 @@ pub fn init(required: c_int) -> Result<c_int> {
             t.predefine(None); // MPI_MESSAGE_NO_PROC
             t
         },
+        keyvals: Table::new(handles::TAG_KEYVAL, "attribute key", class::KEYVAL),
         infos: {
             let mut t = Table::new(handles::TAG_INFO, "info", class::INFO);
             t.predefine(Vec::new()); // MPI_INFO_ENV

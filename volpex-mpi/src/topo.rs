@@ -163,6 +163,7 @@ pub fn cart_create(comm: c_int, cart: Cart) -> Result<c_int> {
                 errhandler,
                 name: String::new(),
                 topo: Some(cart),
+                attrs: Vec::new(),
             }))
         }),
         None => Ok(NULL),
@@ -228,6 +229,7 @@ pub fn cart_sub(comm: c_int, remain: &[bool]) -> Result<c_int> {
                 errhandler,
                 name: String::new(),
                 topo: Some(sub),
+                attrs: Vec::new(),
             }))
         }),
         None => Err(MpiError::new(class::INTERN, "MPI_Cart_sub: no sub-grid")),

@@ -2122,6 +2122,16 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
     flag: *mut c_int,
 ) -> c_int {
     guard("MPI_Comm_get_attr", comm, || {
+        if keyval & !0x00ff_ffff == crate::handles::TAG_KEYVAL {
+            return match comm::user_attr(comm, keyval)? {
+                Some(v) => {
+                    // SAFETY: `value` points to a `void *` that receives the attribute.
+                    *unsafe { raw::out(value as *mut usize, "attribute_val") }? = v;
+                    set(flag, "flag", 1)
+                }
+                None => set(flag, "flag", 0),
+            };
+        }
         match comm::get_attr(comm, keyval)? {
             Some(v) => {
                 // SAFETY: `value` points to a `void *` that receives the attribute's address.
@@ -2131,6 +2141,99 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
             None => set(flag, "flag", 0),
         }
     })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_set_attr(comm: Comm, keyval: c_int, value: *mut c_void) -> c_int {
+    guard("MPI_Comm_set_attr", comm, || {
+        comm::set_attr(comm, keyval, value as usize)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Attr_put(comm: Comm, keyval: c_int, value: *mut c_void) -> c_int {
+    guard("MPI_Attr_put", comm, || {
+        comm::set_attr(comm, keyval, value as usize)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_delete_attr(comm: Comm, keyval: c_int) -> c_int {
+    guard("MPI_Comm_delete_attr", comm, || {
+        comm::delete_attr(comm, keyval)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Attr_delete(comm: Comm, keyval: c_int) -> c_int {
+    guard("MPI_Attr_delete", comm, || comm::delete_attr(comm, keyval))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_keyval(
+    copy: Option<raw::CopyAttrFn>,
+    delete: Option<raw::DeleteAttrFn>,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> c_int {
+    guard("MPI_Comm_create_keyval", COMM_WORLD, || {
+        let k = comm::create_keyval(crate::state::Keyval {
+            copy,
+            delete,
+            extra: extra_state as usize,
+        })?;
+        set(keyval, "comm_keyval", k)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Keyval_create(
+    copy: Option<raw::CopyAttrFn>,
+    delete: Option<raw::DeleteAttrFn>,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> c_int {
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { MPI_Comm_create_keyval(copy, delete, keyval, extra_state) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_free_keyval(keyval: *mut c_int) -> c_int {
+    guard("MPI_Comm_free_keyval", COMM_WORLD, || {
+        // SAFETY: `keyval` points to an attribute key.
+        let k = unsafe { raw::out(keyval, "comm_keyval") }?;
+        comm::free_keyval(k)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Keyval_free(keyval: *mut c_int) -> c_int {
+    // SAFETY: the same argument, under the same contract.
+    unsafe { MPI_Comm_free_keyval(keyval) }
+}
+
+/// MPI_COMM_DUP_FN: the copy function that copies the attribute's value.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_COMM_DUP_FN(
+    _old: Comm,
+    _key: c_int,
+    _extra: *mut c_void,
+    value_in: *mut c_void,
+    value_out: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    // SAFETY: called by this library's MPI_Comm_dup with a `void *` to fill and a flag.
+    let out = unsafe { raw::out(value_out as *mut *mut c_void, "attribute_val_out") };
+    match out {
+        Ok(o) => {
+            *o = value_in;
+            match set(flag, "flag", 1) {
+                Ok(()) => crate::handles::class::SUCCESS,
+                Err(e) => e.class,
+            }
+        }
+        Err(e) => e.class,
+    }
 }
 
 #[no_mangle]

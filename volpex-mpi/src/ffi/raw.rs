@@ -320,3 +320,50 @@ pub fn call_errhandler(f: ErrFn, comm: c_int, code: c_int) {
     // arguments point to locals it may read and write.
     unsafe { f(&mut comm, &mut code) }
 }
+
+/// `MPI_Comm_copy_attr_function`.
+pub type CopyAttrFn =
+    unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
+/// `MPI_Comm_delete_attr_function`.
+pub type DeleteAttrFn = unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void) -> c_int;
+
+/// Calls an attribute copy function (on MPI_Comm_dup): the new value, if it says to copy.
+pub fn call_copy_attr(
+    f: CopyAttrFn,
+    old: c_int,
+    key: c_int,
+    extra: usize,
+    value: usize,
+) -> (c_int, Option<usize>) {
+    let mut out: *mut c_void = std::ptr::null_mut();
+    let mut flag: c_int = 0;
+    // SAFETY: `f` is the copy function the program gave MPI_Comm_create_keyval, with the
+    // signature of MPI_Comm_copy_attr_function (MPI-3.1 section 6.7.2); `out` and `flag`
+    // are locals it writes; `extra` and `value` are the program's own pointers, passed
+    // back as they came.
+    let code = unsafe {
+        f(
+            old,
+            key,
+            extra as *mut c_void,
+            value as *mut c_void,
+            &mut out as *mut *mut c_void as *mut c_void,
+            &mut flag,
+        )
+    };
+    (code, (flag != 0).then_some(out as usize))
+}
+
+/// Calls an attribute delete function (MPI_Comm_delete_attr, MPI_Comm_free).
+pub fn call_delete_attr(
+    f: DeleteAttrFn,
+    comm: c_int,
+    key: c_int,
+    value: usize,
+    extra: usize,
+) -> c_int {
+    // SAFETY: `f` is the delete function the program gave MPI_Comm_create_keyval, with
+    // the signature of MPI_Comm_delete_attr_function; `value` and `extra` are the
+    // program's own pointers, passed back as they came.
+    unsafe { f(comm, key, value as *mut c_void, extra as *mut c_void) }
+}
