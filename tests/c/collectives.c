@@ -201,6 +201,11 @@ int main(int argc, char **argv) {
         CHECK_OK(MPI_Ibcast(ibv, 3, MPI_INT, root, MPI_COMM_WORLD, &ib[1]));
         CHECK_OK(MPI_Waitall(2, ib, MPI_STATUSES_IGNORE));
         CHECK(ibv[0] == 5 && ibv[1] == round && ibv[2] == root);
+        double ia[2] = {rank, 1}, iar[2];
+        CHECK_OK(MPI_Iallreduce(ia, iar, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &ib[0]));
+        CHECK_OK(MPI_Iallreduce(MPI_IN_PLACE, ia, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &ib[1]));
+        CHECK_OK(MPI_Waitall(2, ib, MPI_STATUSES_IGNORE));
+        CHECK(iar[0] == n * (n - 1) / 2.0 && iar[1] == n && ia[0] == n - 1 && ia[1] == 1);
         char packed[64];
         int pos = 0, psize;
         double pd = rank + 0.5, ud;

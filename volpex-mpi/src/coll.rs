@@ -695,3 +695,65 @@ pub fn ibcast(comm: c_int, mem: &'static mut [u8], root: c_int) -> Result<c_int>
     let r = c.process_at_rank(root).immediate_broadcast_into(mem)?;
     request::add(Active::Volpex(Pending(r, comm)))
 }
+
+fn iallreduce_t<T: Elem>(
+    c: &Communicator,
+    op: &Op,
+    (tname, dt, comm): (&str, c_int, c_int),
+    send: &[u8],
+    recv: &'static mut [u8],
+) -> Result<c_int> {
+    let send = typed::<T>(send)?;
+    let recv: &'static mut [T] = bytemuck::try_cast_slice_mut(recv).map_err(|e| {
+        MpiError::new(
+            class::BUFFER,
+            format!("receive buffer of {tname} elements: {e}"),
+        )
+    })?;
+    let r = match op.user {
+        None => {
+            op::check::<T>(op, tname)?;
+            c.immediate_all_reduce_into(&send, recv, Predef(op.kind))?
+        }
+        Some(user) => c.immediate_all_reduce_into(&send, recv, UserOp { user, dt })?,
+    };
+    request::add(Active::Volpex(Pending(r, comm)))
+}
+
+/// MPI_Iallreduce into a contiguous buffer that stays valid until the request completes;
+/// `send` None is MPI_IN_PLACE.
+pub fn iallreduce(
+    comm: c_int,
+    send: Option<&Buf<'_>>,
+    recv: &'static mut [u8],
+    dt: &crate::datatype::Datatype,
+    count: usize,
+    op: c_int,
+) -> Result<c_int> {
+    let c = state::comm(comm)?;
+    let op = state::op(op)?;
+    let prim = dt.base.ok_or_else(|| {
+        MpiError::new(
+            class::TYPE,
+            format!(
+                "a reduction needs a datatype of one predefined type ({} mixes types)",
+                dt.name
+            ),
+        )
+    })?;
+    if op.user.is_some() && dt.size != prim.size() {
+        return Err(MpiError::new(
+            class::TYPE,
+            "user operations on derived datatypes are not implemented yet",
+        ));
+    }
+    let data = match send {
+        Some(s) => s.bytes(0, count)?.into_owned(),
+        None => recv.to_vec(),
+    };
+    with_elem!(
+        prim,
+        op,
+        iallreduce_t(&c, &op, (&dt.name, dt.handle, comm), &data, recv)
+    )
+}

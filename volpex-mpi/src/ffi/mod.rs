@@ -1464,6 +1464,46 @@ pub unsafe extern "C" fn MPI_Ibcast(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn MPI_Iallreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    op: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    guard("MPI_Iallreduce", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        if !t.contiguous {
+            return Err(MpiError::new(
+                class::TYPE,
+                format!(
+                    "{}: immediate reductions of non-contiguous datatypes are not implemented yet",
+                    t.name
+                ),
+            ));
+        }
+        let sr = red_send(sendbuf, &t, n)?;
+        let rr = reg(recvbuf, &t, n)?;
+        if let Some(s) = &sr {
+            raw::disjoint(s, &rr)?;
+        }
+        // SAFETY: `count` elements to send, read during this call (the data is copied
+        // before it returns); disjoint (checked).
+        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        // SAFETY: the receive buffer stays valid and untouched until the request
+        // completes (MPI-3.1 section 5.12).
+        let mem = unsafe { raw::write_until_complete(rr) };
+        set(
+            request,
+            "request",
+            coll::iallreduce(comm, s.as_ref(), mem, &t, n, op)?,
+        )
+    })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn MPI_Bcast(
     buffer: *mut c_void,
     count: c_int,

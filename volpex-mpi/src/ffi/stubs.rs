@@ -36,7 +36,6 @@ stubs!(
     MPI_Graphdims_get,
     MPI_Group_range_excl,
     MPI_Group_range_incl,
-    MPI_Iallreduce,
     MPI_Improbe,
     MPI_Imrecv,
     MPI_Intercomm_create,
