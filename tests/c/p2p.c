@@ -226,6 +226,32 @@ int main(int argc, char **argv) {
         CHECK_OK(MPI_Recv(col, 4, MPI_INT, prev, 600, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         for (int i = 0; i < 4; i++) CHECK(col[i] == prev * 100 + i * 5 + 2);
         CHECK_OK(MPI_Type_free(&column));
+
+        /* A 2 x 3 block at (1, 2) of the 4 x 5 matrix. */
+        int sizes[2] = {4, 5}, subsizes[2] = {2, 3}, starts[2] = {1, 2}, blk[6];
+        MPI_Datatype block;
+        CHECK_OK(MPI_Type_create_subarray(2, sizes, subsizes, starts, MPI_ORDER_C, MPI_INT, &block));
+        CHECK_OK(MPI_Type_commit(&block));
+        MPI_Aint lb, extent;
+        CHECK_OK(MPI_Type_get_extent(block, &lb, &extent));
+        CHECK(lb == 0 && extent == 20 * (MPI_Aint)sizeof(int));
+        CHECK_OK(MPI_Send(m, 1, block, next, 601, MPI_COMM_WORLD));
+        CHECK_OK(MPI_Recv(blk, 6, MPI_INT, prev, 601, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++) CHECK(blk[i * 3 + j] == prev * 100 + (1 + i) * 5 + 2 + j);
+        CHECK_OK(MPI_Type_free(&block));
+    }
+
+    /* Immediate matched probe. */
+    {
+        int v = rank * 5, w = -1, flag = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        CHECK_OK(MPI_Send(&v, 1, MPI_INT, next, 602, MPI_COMM_WORLD));
+        while (!flag) CHECK_OK(MPI_Improbe(MPI_ANY_SOURCE, 602, MPI_COMM_WORLD, &flag, &msg, &st));
+        CHECK(st.MPI_SOURCE == prev);
+        CHECK_OK(MPI_Mrecv(&w, 1, MPI_INT, &msg, MPI_STATUS_IGNORE));
+        CHECK(w == prev * 5);
     }
 
     double all;

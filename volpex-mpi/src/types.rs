@@ -193,3 +193,65 @@ pub fn info_get(h: c_int, key: &str) -> Result<Option<String>> {
 pub fn info_free(h: c_int) -> Result<()> {
     state::with(|s| s.infos.remove(h).map(drop))
 }
+
+/// MPI_Type_create_subarray: the `subsizes` block at `starts` of an array of `sizes`
+/// (C order: the last dimension varies fastest; Fortran order: the first), with the
+/// whole array's extent (MPI-3.1 section 4.1.3).
+pub fn subarray(
+    sizes: &[c_int],
+    subsizes: &[c_int],
+    starts: &[c_int],
+    fortran: bool,
+    old: Arc<Datatype>,
+) -> Result<Datatype> {
+    let bad = |what: &str| crate::error::MpiError::arg(format!("MPI_Type_create_subarray: {what}"));
+    let n = sizes.len();
+    if n == 0 || subsizes.len() != n || starts.len() != n {
+        return Err(bad("need ndims >= 1 entries in each array"));
+    }
+    // Dimensions from the slowest to the fastest.
+    let order: Vec<usize> = if fortran {
+        (0..n).rev().collect()
+    } else {
+        (0..n).collect()
+    };
+    let (sz, sub, st): (Vec<i64>, Vec<i64>, Vec<i64>) = (
+        order.iter().map(|&i| i64::from(sizes[i])).collect(),
+        order.iter().map(|&i| i64::from(subsizes[i])).collect(),
+        order.iter().map(|&i| i64::from(starts[i])).collect(),
+    );
+    for i in 0..n {
+        if sz[i] < 1 || sub[i] < 1 || st[i] < 0 || st[i] + sub[i] > sz[i] {
+            return Err(bad(&format!("dimension {} does not fit", order[i])));
+        }
+    }
+    let total: i64 = sub[..n - 1].iter().product();
+    if total > 1 << 24 {
+        return Err(bad("too many rows"));
+    }
+    let mut parts = Vec::with_capacity(total as usize);
+    let mut idx = vec![0i64; n - 1];
+    for _ in 0..total {
+        // Linear element offset of (starts + idx, starts_last).
+        let mut lin = 0i64;
+        for d in 0..n - 1 {
+            lin = lin * sz[d] + st[d] + idx[d];
+        }
+        lin = lin * sz[n - 1] + st[n - 1];
+        let disp = isize::try_from(lin).map_err(|_| bad("too large"))? * old.extent;
+        parts.push((disp, sub[n - 1] as usize, old.clone()));
+        for d in (0..n - 1).rev() {
+            idx[d] += 1;
+            if idx[d] < sub[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    let t = Datatype::derived("MPI_Type_create_subarray", &parts)?;
+    let whole: i64 = sz.iter().product();
+    let extent = isize::try_from(whole).map_err(|_| bad("too large"))? * old.extent;
+    let mut r = t.resized(old.lb, extent);
+    r.name = "MPI_Type_create_subarray".into();
+    Ok(r)
+}

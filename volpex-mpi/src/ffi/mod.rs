@@ -635,6 +635,52 @@ pub unsafe extern "C" fn MPI_Get_elements(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements_x(
+    status: *const MpiStatus,
+    datatype: Dtype,
+    count: *mut i64,
+) -> c_int {
+    guard("MPI_Get_elements_x", COMM_WORLD, || {
+        let mut n: c_int = 0;
+        // SAFETY: the same status and datatype; `n` is a local.
+        let code = unsafe { MPI_Get_elements(status, datatype, &mut n) };
+        if code != class::SUCCESS {
+            return Err(MpiError::new(code, "MPI_Get_elements failed"));
+        }
+        set(count, "count", i64::from(n))
+    })
+}
+
+/// MPI_Improbe: an immediate probe, then a matched probe of the message it saw (nothing
+/// can take that message in between: calls are serialized, MPI_THREAD_SERIALIZED).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Improbe(
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    flag: *mut c_int,
+    message: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Improbe", comm, || {
+        match p2p::iprobe(comm, source, tag)? {
+            Some(st) if st.MPI_SOURCE == crate::handles::PROC_NULL => {
+                set(flag, "flag", 1)?;
+                set(message, "message", crate::handles::MESSAGE_NO_PROC)?;
+                set_status(status, st)
+            }
+            Some(st) => {
+                let (m, st2) = p2p::mprobe(comm, st.MPI_SOURCE, st.MPI_TAG)?;
+                set(flag, "flag", 1)?;
+                set(message, "message", m)?;
+                set_status(status, st2)
+            }
+            None => set(flag, "flag", 0),
+        }
+    })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int) -> c_int {
     guard("MPI_Test_cancelled", COMM_WORLD, || {
         // SAFETY: as MPI_Get_count.
@@ -1265,6 +1311,56 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(
             &bytes,
             old,
         )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
+    count: c_int,
+    blocklength: c_int,
+    displs: *const isize,
+    oldtype: Dtype,
+    newtype: *mut c_int,
+) -> c_int {
+    new_type("MPI_Type_create_hindexed_block", newtype, || {
+        let n = cnt(count)?;
+        // SAFETY: `count` byte displacements (MPI-3.1 section 4.1.5).
+        let ds = unsafe { raw::array(displs, n, "array_of_displacements") }?;
+        types::hindexed(
+            "MPI_Type_create_hindexed_block",
+            &vec![blocklength; n],
+            ds,
+            types::any(oldtype)?,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_subarray(
+    ndims: c_int,
+    sizes: *const c_int,
+    subsizes: *const c_int,
+    starts: *const c_int,
+    order: c_int,
+    oldtype: Dtype,
+    newtype: *mut c_int,
+) -> c_int {
+    new_type("MPI_Type_create_subarray", newtype, || {
+        let n = cnt(ndims)?;
+        // SAFETY: `ndims` entries in each array (MPI-3.1 section 4.1.3).
+        let (a, b, c) = unsafe {
+            (
+                raw::array(sizes, n, "array_of_sizes")?,
+                raw::array(subsizes, n, "array_of_subsizes")?,
+                raw::array(starts, n, "array_of_starts")?,
+            )
+        };
+        let fortran = match order {
+            56 => false,
+            57 => true,
+            o => return Err(MpiError::arg(format!("invalid order {o}"))),
+        };
+        types::subarray(a, b, c, fortran, types::any(oldtype)?)
     })
 }
 

@@ -27,7 +27,6 @@ stubs!(
     MPI_Comm_remote_group,
     MPI_Comm_remote_size,
     MPI_Free_mem,
-    MPI_Get_elements_x,
     MPI_Graph_create,
     MPI_Graph_get,
     MPI_Graph_map,
@@ -36,12 +35,9 @@ stubs!(
     MPI_Graphdims_get,
     MPI_Group_range_excl,
     MPI_Group_range_incl,
-    MPI_Improbe,
     MPI_Imrecv,
     MPI_Intercomm_create,
     MPI_Intercomm_merge,
-    MPI_Type_create_hindexed_block,
-    MPI_Type_create_subarray,
 );
 
 /// MPI_Pcontrol: profiling control, which MPI lets an implementation ignore.
