@@ -3,6 +3,7 @@
  * MPI_COMM_WORLD, names. Traffic on a duplicate never matches traffic on its parent. */
 #include <mpi.h>
 #include <string.h>
+#include <stdint.h>
 #include "check.h"
 
 static int deleted = 0;
@@ -143,6 +144,19 @@ int main(int argc, char **argv) {
         checksum += rsum;
         CHECK_OK(MPI_Comm_free(&restc));
     }
+    int ranges[1][3] = {{size - 1, 0, -2}};
+    MPI_Group odd;
+    CHECK_OK(MPI_Group_range_incl(world_group, 1, ranges, &odd));
+    CHECK_OK(MPI_Group_size(odd, &gsize));
+    CHECK(gsize == (size + 1) / 2);
+    CHECK_OK(MPI_Group_rank(odd, &grank));
+    CHECK(grank == ((size - 1 - rank) % 2 == 0 ? (size - 1 - rank) / 2 : MPI_UNDEFINED));
+    CHECK_OK(MPI_Group_free(&odd));
+    double *mem;
+    CHECK_OK(MPI_Alloc_mem(1000 * sizeof(double), MPI_INFO_NULL, &mem));
+    for (int i = 0; i < 1000; i++) mem[i] = i;
+    CHECK(mem[999] == 999 && ((uintptr_t)mem % 16) == 0);
+    CHECK_OK(MPI_Free_mem(mem));
     MPI_Group gs[5] = {world_group, rest, first, un, inter};
     for (int i = 0; i < 5; i++) {
         CHECK_OK(MPI_Group_free(&gs[i]));

@@ -404,3 +404,29 @@ pub fn set_name(comm: c_int, name: String) -> Result<()> {
 pub fn get_name(comm: c_int) -> Result<String> {
     state::with(|s| Ok(s.comms.get(comm)?.name.clone()))
 }
+
+/// The ranks `(first, last, stride)` triplets name (MPI_Group_range_incl/excl).
+pub fn expand_ranges(g: c_int, ranges: &[[c_int; 3]]) -> Result<Vec<c_int>> {
+    let size = group_size(g)?;
+    let mut out = Vec::new();
+    for (i, &[first, last, stride]) in ranges.iter().enumerate() {
+        if stride == 0 {
+            return Err(MpiError::arg(format!("range {i} has stride 0")));
+        }
+        let mut r = first;
+        while (stride > 0 && r <= last) || (stride < 0 && r >= last) {
+            if r < 0 || r >= size {
+                return Err(MpiError::new(
+                    class::RANK,
+                    format!("range {i} names rank {r}, outside the group"),
+                ));
+            }
+            out.push(r);
+            if out.len() > size as usize {
+                return Err(MpiError::new(class::RANK, "ranges name a rank twice"));
+            }
+            r += stride;
+        }
+    }
+    Ok(out)
+}

@@ -196,6 +196,25 @@ pub extern "C" fn MPI_Wtick() -> f64 {
     1e-9
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, _info: c_int, baseptr: *mut c_void) -> c_int {
+    guard("MPI_Alloc_mem", COMM_WORLD, || {
+        let n = usize::try_from(size).map_err(|_| MpiError::arg(format!("invalid size {size}")))?;
+        let p = raw::alloc_mem(n)
+            .ok_or_else(|| MpiError::new(34, format!("cannot allocate {n} bytes")))?;
+        set(baseptr as *mut *mut c_void, "baseptr", p)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
+    guard("MPI_Free_mem", COMM_WORLD, || {
+        // SAFETY: `base` is a block MPI_Alloc_mem returned (MPI-3.1 section 8.2).
+        unsafe { raw::free_mem(base) };
+        Ok(())
+    })
+}
+
 // ---- Errors ----
 
 #[no_mangle]
@@ -2480,6 +2499,47 @@ pub unsafe extern "C" fn MPI_Group_difference(a: c_int, b: c_int, newgroup: *mut
             comm::group_set(a, b, SetOp::Difference)?,
         )
     })
+}
+
+fn range_impl(
+    name: &'static str,
+    incl: bool,
+    group: c_int,
+    n: c_int,
+    ranges: *const [c_int; 3],
+    newgroup: *mut c_int,
+) -> c_int {
+    guard(name, COMM_WORLD, || {
+        // SAFETY: `n` (first, last, stride) triplets (MPI-3.1 section 6.3.2).
+        let rs = unsafe { raw::array(ranges, cnt(n)?, "ranges") }?;
+        let ranks = comm::expand_ranges(group, rs)?;
+        let g = if incl {
+            comm::group_incl(group, &ranks)?
+        } else {
+            comm::group_excl(group, &ranks)?
+        };
+        set(newgroup, "newgroup", g)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_range_incl(
+    group: c_int,
+    n: c_int,
+    ranges: *const [c_int; 3],
+    newgroup: *mut c_int,
+) -> c_int {
+    range_impl("MPI_Group_range_incl", true, group, n, ranges, newgroup)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_range_excl(
+    group: c_int,
+    n: c_int,
+    ranges: *const [c_int; 3],
+    newgroup: *mut c_int,
+) -> c_int {
+    range_impl("MPI_Group_range_excl", false, group, n, ranges, newgroup)
 }
 
 #[no_mangle]

@@ -367,3 +367,42 @@ pub fn call_delete_attr(
     // program's own pointers, passed back as they came.
     unsafe { f(comm, key, value as *mut c_void, extra as *mut c_void) }
 }
+
+/// Bytes in front of every MPI_Alloc_mem block, holding its size.
+const ALLOC_HEADER: usize = 16;
+
+/// MPI_Alloc_mem: `size` bytes aligned to 16, or None if the allocator refuses.
+pub fn alloc_mem(size: usize) -> Option<*mut c_void> {
+    let total = size.checked_add(ALLOC_HEADER)?;
+    let layout = std::alloc::Layout::from_size_align(total, ALLOC_HEADER).ok()?;
+    // SAFETY: `layout` has a non-zero size (at least the header).
+    let p = unsafe { std::alloc::alloc(layout) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `p` is a fresh allocation of `total` >= 16 bytes, aligned to 16.
+    unsafe {
+        (p as *mut usize).write(total);
+        Some(p.add(ALLOC_HEADER) as *mut c_void)
+    }
+}
+
+/// MPI_Free_mem of a block MPI_Alloc_mem returned.
+///
+/// # Safety
+/// `base` must come from `alloc_mem` and not have been freed.
+pub unsafe fn free_mem(base: *mut c_void) {
+    if base.is_null() {
+        return;
+    }
+    // SAFETY: `base` is 16 bytes into a block `alloc_mem` made, whose first word is the
+    // block's total size, and the layout it was allocated with is (total, 16).
+    unsafe {
+        let p = (base as *mut u8).sub(ALLOC_HEADER);
+        let total = (p as *const usize).read();
+        std::alloc::dealloc(
+            p,
+            std::alloc::Layout::from_size_align_unchecked(total, ALLOC_HEADER),
+        );
+    }
+}
