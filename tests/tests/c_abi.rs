@@ -1,0 +1,332 @@
+//! C programs over the MPI C interface (`volpex-mpi`: `mpi.h`, `libvolpexmpi`), built
+//! with `volpexcc` and run as they would be by a user: alone (singleton, MPI-3.1 section
+//! 10.5.2's "singleton MPI_INIT"), under `volpexrun -n 4 -r 1`, and at `-r 2` with a
+//! replica killed or stopped mid-run, each program checking its own results (it exits 1
+//! on a wrong value). The programs are in `tests/c/`; they cover point-to-point
+//! (chapter 3, wildcards included), collectives (chapter 5), communicators and groups
+//! (chapter 6), Cartesian topologies (chapter 7) and error handling (section 8.3).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use volpex_tests::{bin, run, Run};
+
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// A temporary directory, removed when dropped (also when a test fails).
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(stem: &str) -> TempDir {
+        let p = volpex_tests::TempPath::new(stem);
+        std::fs::create_dir_all(&p.0).expect("create temp dir");
+        // The TempPath would remove a file; the directory is ours to remove.
+        let dir = p.0.clone();
+        std::mem::forget(p);
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn sources() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("c")
+}
+
+/// Compiles `tests/c/NAME.c` with volpexcc into `dir`.
+fn compile(dir: &TempDir, name: &str) -> PathBuf {
+    let out = dir.0.join(name);
+    let st = Command::new(bin("volpexcc"))
+        .args(["-O2", "-Wall", "-Werror", "-o"])
+        .arg(&out)
+        .arg(sources().join(format!("{name}.c")))
+        .output()
+        .expect("run volpexcc");
+    assert!(
+        st.status.success(),
+        "volpexcc {name}.c failed:\n{}{}",
+        String::from_utf8_lossy(&st.stdout),
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
+}
+
+/// Runs `program` with volpexrun's `args`; asserts it succeeded and returns stdout.
+fn job(args: &[&str], program: &Path, prog_args: &[&str]) -> String {
+    let r = run(args, program, prog_args, DEADLINE);
+    r.assert_no_leftovers();
+    r.ok().to_string()
+}
+
+/// Runs `program` alone, as `./a.out`.
+fn singleton(program: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(program)
+        .args(args)
+        .env_remove("VOLPEX_RANK")
+        .env_remove("VOLPEX_LAUNCHER")
+        .output()
+        .expect("run the program alone")
+}
+
+fn first_line(stdout: &str, prefix: &str) -> String {
+    stdout
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starting with {prefix:?} in:\n{stdout}"))
+        .to_string()
+}
+
+/// Every function `mpi.h` declares links (stubs included): a program taking the address
+/// of each one builds with volpexcc.
+#[test]
+fn every_declared_function_links() {
+    let header = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../volpex-mpi/include/mpi.h"),
+    )
+    .expect("read mpi.h");
+    let names: Vec<&str> = header
+        .lines()
+        .filter_map(|l| {
+            let rest = l.split_once(' ')?.1;
+            let name = rest.split_once('(')?.0;
+            (name.starts_with("MPI_") && !l.starts_with('#') && !l.starts_with("typedef"))
+                .then_some(name)
+        })
+        .collect();
+    assert!(names.len() > 150, "found only {} functions", names.len());
+    let mut c = String::from("#include <mpi.h>\n#include <stdio.h>\nint main(void) {\n");
+    c.push_str("    void *fns[] = {\n");
+    for n in &names {
+        c.push_str(&format!("        (void *){n},\n"));
+    }
+    c.push_str(
+        "    };\n    printf(\"%d\\n\", (int)(sizeof fns / sizeof fns[0]));\n    return 0;\n}\n",
+    );
+    let dir = TempDir::new("links");
+    let src = dir.0.join("links.c");
+    std::fs::write(&src, c).expect("write links.c");
+    let exe = dir.0.join("links");
+    let st = Command::new(bin("volpexcc"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("run volpexcc");
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let out = Command::new(&exe).output().expect("run links");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        names.len().to_string()
+    );
+}
+
+/// `volpexcc -show` prints the compiler command like `mpicc -show`: include and library
+/// directories next to the build, rpath, -lvolpexmpi; `-c` compiles without link flags.
+#[test]
+fn volpexcc_show() {
+    let show = |args: &[&str]| {
+        let out = Command::new(bin("volpexcc"))
+            .args(args)
+            .output()
+            .expect("volpexcc -show");
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let line = show(&["-show", "-O2", "x.c"]);
+    let lib = volpex_tests::profile_dir();
+    assert!(line.starts_with("cc -I"), "{line}");
+    assert!(line.contains("volpex-mpi/include"), "{line}");
+    assert!(line.contains(" -O2 x.c "), "{line}");
+    assert!(line.ends_with("-lvolpexmpi"), "{line}");
+    assert!(
+        line.contains(&format!(
+            "-Wl,-rpath,{}",
+            lib.canonicalize().unwrap_or(lib).display()
+        )),
+        "{line}"
+    );
+    let compile_only = show(&["-show", "-c", "x.c"]);
+    assert!(!compile_only.contains("-lvolpexmpi"), "{compile_only}");
+    let cxx = Command::new(bin("volpexcxx"))
+        .args(["-show", "x.cc"])
+        .output()
+        .expect("volpexcxx -show");
+    assert!(String::from_utf8_lossy(&cxx.stdout).starts_with("c++ -I"));
+}
+
+/// The C layout of MPI_Status and the sizes of the predefined datatypes.
+#[test]
+fn datatype_sizes_match_c() {
+    let dir = TempDir::new("abi");
+    let abi = compile(&dir, "abi");
+    let out = singleton(&abi, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A program started without volpexrun runs as a single rank (MPI_COMM_WORLD of size 1).
+#[test]
+fn singleton_runs_as_one_rank() {
+    let dir = TempDir::new("singleton");
+    for (name, expect) in [
+        ("p2p", "p2p: ok size 1"),
+        ("collectives", "collectives: ok size 1"),
+        ("comms", "comms: ok size 1"),
+        ("errors", "errors: ok size 1"),
+        ("topo", "topo: ok size 1"),
+    ] {
+        let exe = compile(&dir, name);
+        let out = singleton(&exe, &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains(expect),
+            "{name} alone:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Every program at `-n 4 -r 1` and at `-n 3 -r 2`.
+#[test]
+fn programs_pass_with_and_without_replicas() {
+    let dir = TempDir::new("programs");
+    for name in ["p2p", "collectives", "comms", "errors", "topo"] {
+        let exe = compile(&dir, name);
+        for args in [&["-n", "4", "-r", "1"][..], &["-n", "3", "-r", "2"][..]] {
+            let out = job(args, &exe, &[]);
+            let n = args[1];
+            first_line(&out, &format!("{name}: ok size {n}"));
+        }
+    }
+}
+
+/// A replica killed (SIGKILL) or stopped (SIGSTOP, never continued) mid-run changes
+/// nothing: the checksum is the failure-free run's. Reference: VolpexMPI section 3.
+#[test]
+fn a_lost_replica_changes_nothing() {
+    let dir = TempDir::new("faults");
+    for (name, args) in [("p2p", ["60", "10"]), ("collectives", ["40", "10"])] {
+        let exe = compile(&dir, name);
+        let reference = first_line(&job(&["-n", "3", "-r", "1"], &exe, &args), name);
+        for fault in ["1.0:kill@0.2", "0.1:kill@0.3", "2.0:stop@0.2"] {
+            let r: Run = run(
+                &["-n", "3", "-r", "2", "--fault", fault],
+                &exe,
+                &args,
+                DEADLINE,
+            );
+            r.assert_no_leftovers();
+            assert_eq!(
+                first_line(r.ok(), name),
+                reference,
+                "{name} with {fault}\n{}",
+                r.stderr
+            );
+            let (rank, replica) = (fault.as_bytes()[0] - b'0', fault.as_bytes()[2] - b'0');
+            assert_ne!(
+                r.state(rank.into(), replica.into()),
+                "finished",
+                "{name}: {fault} landed after the replica finished\n{}",
+                r.stderr
+            );
+        }
+    }
+}
+
+/// Under the default MPI_ERRORS_ARE_FATAL a send to a rank that does not exist ends the
+/// program with a message naming MPI_Send and the error class, and the job fails.
+#[test]
+fn errors_are_fatal_by_default() {
+    let dir = TempDir::new("fatal");
+    let exe = compile(&dir, "errors");
+    let r = run(&["-n", "3", "-r", "2"], &exe, &["fatal"], DEADLINE);
+    r.assert_no_leftovers();
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("MPI_Send: rank 8 out of range")
+            && r.stderr.contains("MPI_ERR_RANK")
+            && !r.stdout.contains("not reached"),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    let alone = singleton(&exe, &["fatal"]);
+    assert_eq!(alone.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&alone.stderr).contains("MPI_Send"));
+}
+
+/// The official NPB 3.4 IS (the suite's C benchmark), unmodified, built by its own
+/// Makefile with `MPICC=volpexcc`, verifies at `-n 4 -r 1` (class S) and at `-n 4 -r 2`
+/// with a replica killed mid-run (class A). Skipped when `../shared/npb3.4-mpi` is absent.
+#[test]
+fn official_npb_is_builds_and_verifies() {
+    let npb = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/npb3.4-mpi");
+    if !npb.join("IS/is.c").is_file() {
+        eprintln!("skipped: {} not found", npb.display());
+        return;
+    }
+    let dir = TempDir::new("npb");
+    let copy = Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", npb.display()))
+        .arg(&dir.0)
+        .status()
+        .expect("cp");
+    assert!(copy.success());
+    let template = std::fs::read_to_string(dir.0.join("config/make.def.template"))
+        .expect("read make.def.template");
+    let def: String = template
+        .lines()
+        .map(|l| {
+            if l.starts_with("MPICC") {
+                format!("MPICC = {}", bin("volpexcc").display())
+            } else if l.starts_with("CMPI_LIB") || l.starts_with("CMPI_INC") {
+                String::new()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(dir.0.join("config/make.def"), def).expect("write make.def");
+    std::fs::create_dir_all(dir.0.join("bin")).expect("mkdir bin");
+    for class in ["S", "A"] {
+        let out = Command::new("make")
+            .current_dir(&dir.0)
+            .args(["IS", &format!("CLASS={class}")])
+            .output()
+            .expect("run make");
+        assert!(
+            out.status.success(),
+            "make IS CLASS={class}:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let verified = |out: &str| {
+        out.lines()
+            .any(|l| l.contains("Verification") && l.contains("SUCCESSFUL"))
+    };
+    let s = job(&["-n", "4"], &dir.0.join("bin/is.S.x"), &[]);
+    assert!(verified(&s), "{s}");
+    let r = run(
+        &["-n", "4", "-r", "2", "--fault", "2.1:kill@0.1"],
+        &dir.0.join("bin/is.A.x"),
+        &[],
+        DEADLINE,
+    );
+    r.assert_no_leftovers();
+    assert!(verified(r.ok()), "{}\n{}", r.stdout, r.stderr);
+}

@@ -1,0 +1,408 @@
+//! The one place C pointers become Rust values. Every function here checks what it can
+//! (null, `MPI_IN_PLACE` where it is not allowed, alignment, address overflow, that a
+//! send and a receive buffer of one call do not overlap) and documents what it must take
+//! on trust from the MPI standard: that a buffer argument points to memory holding
+//! `count` elements of its datatype for the duration of the call (MPI-3.1 section 3.2.2),
+//! or, for an immediate receive, until the request completes (section 3.7.2).
+
+use std::ffi::{c_char, c_void, CStr};
+use std::os::raw::c_int;
+use std::sync::Arc;
+
+use crate::datatype::{Buf, BufMut, Datatype};
+use crate::error::{MpiError, Result};
+use crate::handles::{class, MpiStatus, IN_PLACE};
+
+/// A volpex request in the request table, and its communicator's handle (whose error
+/// handler answers for its errors).
+pub struct Pending(pub volpex::Request<'static>, pub c_int);
+
+// SAFETY: `volpex::Request` is not `Send` only because a receive request may hold a
+// `Target::Scattered(&mut dyn Layout)`; this crate only ever posts receives into byte
+// slices (`Target::Contiguous`, plain `&mut [u8]`), and every other part of a request
+// (its communicator, a thread handle) is `Send`. A request is used by one thread at a
+// time: the table's mutex, or the call that took it out of the table.
+unsafe impl Send for Pending {}
+
+/// The memory a buffer argument covers: `len` bytes from address `start`, with the C
+/// pointer `origin` bytes in.
+#[derive(Debug, Clone, Copy)]
+pub struct Region {
+    start: usize,
+    len: usize,
+    origin: isize,
+}
+
+/// Whether `p` is MPI_IN_PLACE.
+pub fn in_place(p: *const c_void) -> bool {
+    p as usize == IN_PLACE
+}
+
+/// The region `count` elements of `dt` from element `first` take at `p`.
+pub fn region(p: *const c_void, dt: &Datatype, blocks: &[(i128, usize)]) -> Result<Region> {
+    let mut lo: Option<isize> = None;
+    let mut hi: isize = 0;
+    for &(first, count) in blocks {
+        let (off, len) = dt.span(first, count)?;
+        if len == 0 {
+            continue;
+        }
+        lo = Some(lo.map_or(off, |l| l.min(off)));
+        hi = hi.max(off.checked_add(len as isize).ok_or_else(too_far)?);
+    }
+    let Some(lo) = lo else {
+        return Ok(Region {
+            start: 0,
+            len: 0,
+            origin: 0,
+        });
+    };
+    if p.is_null() {
+        return Err(MpiError::new(class::BUFFER, "null buffer with data in it"));
+    }
+    if in_place(p) {
+        return Err(MpiError::new(
+            class::BUFFER,
+            "MPI_IN_PLACE is not allowed here",
+        ));
+    }
+    let start = (p as usize).checked_add_signed(lo).ok_or_else(too_far)?;
+    let len = (hi - lo) as usize;
+    start.checked_add(len).ok_or_else(too_far)?;
+    Ok(Region {
+        start,
+        len,
+        origin: -lo,
+    })
+}
+
+fn too_far() -> MpiError {
+    MpiError::new(class::BUFFER, "buffer reaches outside the address space")
+}
+
+/// The region of `len` plain bytes at `p` (MPI_Pack's output, MPI_Unpack's input).
+pub fn bytes_region(p: *const c_void, len: usize) -> Result<Region> {
+    if len == 0 {
+        return Ok(Region {
+            start: 0,
+            len: 0,
+            origin: 0,
+        });
+    }
+    if p.is_null() || in_place(p) {
+        return Err(MpiError::new(class::BUFFER, "invalid buffer pointer"));
+    }
+    let start = p as usize;
+    start.checked_add(len).ok_or_else(too_far)?;
+    Ok(Region {
+        start,
+        len,
+        origin: 0,
+    })
+}
+
+/// Refuses a send and a receive region that overlap (MPI-3.1 section 2.3: no aliasing
+/// between arguments; MPI_IN_PLACE is the way to reuse a buffer).
+pub fn disjoint(a: &Region, b: &Region) -> Result<()> {
+    if a.len == 0 || b.len == 0 || a.start + a.len <= b.start || b.start + b.len <= a.start {
+        Ok(())
+    } else {
+        Err(MpiError::new(
+            class::BUFFER,
+            "send and receive buffers overlap (use MPI_IN_PLACE)",
+        ))
+    }
+}
+
+/// A send buffer over `r`.
+///
+/// # Safety
+/// `r` must come from `region` for a pointer the caller got from C with a count and
+/// datatype that, by the MPI standard, describe readable memory for the whole call.
+pub unsafe fn read<'a>(r: Region, dt: Arc<Datatype>) -> Buf<'a> {
+    let mem: &[u8] = if r.len == 0 {
+        &[]
+    } else {
+        // SAFETY: the region is non-null and does not wrap (checked by `region`); the
+        // caller vouches it is readable for the call (MPI-3.1 section 3.2.2).
+        unsafe { std::slice::from_raw_parts(r.start as *const u8, r.len) }
+    };
+    Buf {
+        mem,
+        origin: r.origin,
+        dt,
+    }
+}
+
+/// A receive buffer over `r`.
+///
+/// # Safety
+/// As `read`, for writable memory no other argument of the call overlaps (`disjoint`).
+pub unsafe fn write<'a>(r: Region, dt: Arc<Datatype>) -> BufMut<'a> {
+    let mem: &mut [u8] = if r.len == 0 {
+        &mut []
+    } else {
+        // SAFETY: non-null and not wrapping (checked by `region`); writable and not
+        // aliased by another argument for the call (the caller's contract and `disjoint`).
+        unsafe { std::slice::from_raw_parts_mut(r.start as *mut u8, r.len) }
+    };
+    BufMut {
+        mem,
+        origin: r.origin,
+        dt,
+    }
+}
+
+/// The receive memory of an immediate receive, which must live until it completes.
+///
+/// # Safety
+/// As `write`, and the program must neither free nor touch the memory until the request
+/// completes or is freed (MPI-3.1 section 3.7.2); the request holds the slice until then.
+pub unsafe fn write_until_complete(r: Region) -> &'static mut [u8] {
+    if r.len == 0 {
+        return &mut [];
+    }
+    // SAFETY: as `write`; the lifetime is the request's, which the MPI standard bounds:
+    // the buffer stays allocated and untouched by the program until the request completes.
+    unsafe { std::slice::from_raw_parts_mut(r.start as *mut u8, r.len) }
+}
+
+fn check_ptr<T>(p: *const T, what: &str) -> Result<()> {
+    if p.is_null() {
+        return Err(MpiError::arg(format!("{what} is a null pointer")));
+    }
+    if !p.is_aligned() {
+        return Err(MpiError::arg(format!("{what} is not aligned")));
+    }
+    Ok(())
+}
+
+/// An output argument (`int *size`).
+///
+/// # Safety
+/// A non-null `p` must point to a writable `T` for the call.
+pub unsafe fn out<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
+    check_ptr(p, what)?;
+    // SAFETY: non-null and aligned (checked); writable by the caller's contract.
+    Ok(unsafe { &mut *p })
+}
+
+/// An input argument passed by pointer (`const MPI_Status *`).
+///
+/// # Safety
+/// A non-null `p` must point to a readable `T` for the call.
+pub unsafe fn input<'a, T>(p: *const T, what: &str) -> Result<&'a T> {
+    check_ptr(p, what)?;
+    // SAFETY: non-null and aligned (checked); readable by the caller's contract.
+    Ok(unsafe { &*p })
+}
+
+/// A status argument: None for MPI_STATUS_IGNORE (the null pointer).
+///
+/// # Safety
+/// A non-null `p` must point to a writable MPI_Status.
+pub unsafe fn status<'a>(p: *mut MpiStatus) -> Result<Option<&'a mut MpiStatus>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: as `out`.
+    unsafe { out(p, "status") }.map(Some)
+}
+
+/// An input array of `n` elements (`const int ranks[]`).
+///
+/// # Safety
+/// If `n > 0`, `p` must point to `n` readable elements.
+pub unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    check_ptr(p, what)?;
+    // SAFETY: non-null, aligned; `n` readable elements by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// An output or in-out array of `n` elements (`MPI_Request array_of_requests[]`).
+///
+/// # Safety
+/// If `n > 0`, `p` must point to `n` writable elements no other argument overlaps.
+pub unsafe fn array_mut<'a, T>(p: *mut T, n: usize, what: &str) -> Result<&'a mut [T]> {
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    check_ptr(p, what)?;
+    // SAFETY: non-null, aligned; `n` writable elements by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}
+
+/// An array of statuses: None for MPI_STATUSES_IGNORE.
+///
+/// # Safety
+/// As `array_mut` for a non-null `p`.
+pub unsafe fn statuses<'a>(p: *mut MpiStatus, n: usize) -> Result<Option<&'a mut [MpiStatus]>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: as `array_mut`.
+    unsafe { array_mut(p, n, "array_of_statuses") }.map(Some)
+}
+
+/// Copies `s` into the C string buffer `dst` of `cap` bytes (NUL-terminated, truncated
+/// to fit) and its length into `*len`.
+///
+/// # Safety
+/// `dst` must point to `cap` writable bytes, `len` to a writable int.
+pub unsafe fn put_string(dst: *mut c_char, cap: usize, s: &str, len: *mut c_int) -> Result<()> {
+    // SAFETY: forwarded contract.
+    let len = unsafe { out(len, "resultlen") }?;
+    // SAFETY: forwarded contract.
+    let buf = unsafe { array_mut(dst as *mut u8, cap, "string buffer") }?;
+    let n = s.len().min(cap.saturating_sub(1));
+    buf[..n].copy_from_slice(&s.as_bytes()[..n]);
+    if let Some(end) = buf.get_mut(n) {
+        *end = 0;
+    }
+    *len = n as c_int;
+    Ok(())
+}
+
+/// A NUL-terminated C string.
+///
+/// # Safety
+/// A non-null `p` must point to a NUL-terminated string.
+pub unsafe fn string(p: *const c_char, what: &str) -> Result<String> {
+    if p.is_null() {
+        return Err(MpiError::arg(format!("{what} is a null pointer")));
+    }
+    // SAFETY: non-null and NUL-terminated by the caller's contract.
+    Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+/// Writes `v` through the `void *` of MPI_Comm_get_attr, which points to a pointer.
+///
+/// # Safety
+/// A non-null `p` must point to a writable `void *`.
+pub unsafe fn put_attr(p: *mut c_void, v: &'static c_int) -> Result<()> {
+    // SAFETY: forwarded contract.
+    let slot = unsafe { out(p as *mut *const c_int, "attribute_val") }?;
+    *slot = v;
+    Ok(())
+}
+
+/// `MPI_User_function`: `void f(void *invec, void *inoutvec, int *len, MPI_Datatype *)`.
+pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+
+/// Calls a user operation on `len` elements: `inout = input op inout`.
+pub fn call_user_op(f: UserFn, input: &mut [u8], inout: &mut [u8], len: usize, dt: c_int) {
+    let mut len = c_int::try_from(len).unwrap_or(c_int::MAX);
+    let mut dt = dt;
+    // SAFETY: `f` is the function the program gave MPI_Op_create, with the signature of
+    // MPI_User_function (MPI-3.1 section 5.9.5); both buffers hold `len` elements of
+    // `dt` and are ours for the call; `len` and `dt` are locals it may read.
+    unsafe {
+        f(
+            input.as_mut_ptr() as *mut c_void,
+            inout.as_mut_ptr() as *mut c_void,
+            &mut len,
+            &mut dt,
+        )
+    }
+}
+
+/// `MPI_Comm_errhandler_function`: `void f(MPI_Comm *comm, int *error_code, ...)`.
+pub type ErrFn = unsafe extern "C" fn(*mut c_int, *mut c_int, ...);
+
+/// Calls the program's error handler for an error of class `code` on `comm`.
+pub fn call_errhandler(f: ErrFn, comm: c_int, code: c_int) {
+    let (mut comm, mut code) = (comm, code);
+    // SAFETY: `f` is the function the program gave MPI_Comm_create_errhandler, with the
+    // signature of MPI_Comm_errhandler_function (MPI-3.1 section 8.3.1); its two
+    // arguments point to locals it may read and write.
+    unsafe { f(&mut comm, &mut code) }
+}
+
+/// `MPI_Comm_copy_attr_function`.
+pub type CopyAttrFn =
+    unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
+/// `MPI_Comm_delete_attr_function`.
+pub type DeleteAttrFn = unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void) -> c_int;
+
+/// Calls an attribute copy function (on MPI_Comm_dup): the new value, if it says to copy.
+pub fn call_copy_attr(
+    f: CopyAttrFn,
+    old: c_int,
+    key: c_int,
+    extra: usize,
+    value: usize,
+) -> (c_int, Option<usize>) {
+    let mut out: *mut c_void = std::ptr::null_mut();
+    let mut flag: c_int = 0;
+    // SAFETY: `f` is the copy function the program gave MPI_Comm_create_keyval, with the
+    // signature of MPI_Comm_copy_attr_function (MPI-3.1 section 6.7.2); `out` and `flag`
+    // are locals it writes; `extra` and `value` are the program's own pointers, passed
+    // back as they came.
+    let code = unsafe {
+        f(
+            old,
+            key,
+            extra as *mut c_void,
+            value as *mut c_void,
+            &mut out as *mut *mut c_void as *mut c_void,
+            &mut flag,
+        )
+    };
+    (code, (flag != 0).then_some(out as usize))
+}
+
+/// Calls an attribute delete function (MPI_Comm_delete_attr, MPI_Comm_free).
+pub fn call_delete_attr(
+    f: DeleteAttrFn,
+    comm: c_int,
+    key: c_int,
+    value: usize,
+    extra: usize,
+) -> c_int {
+    // SAFETY: `f` is the delete function the program gave MPI_Comm_create_keyval, with
+    // the signature of MPI_Comm_delete_attr_function; `value` and `extra` are the
+    // program's own pointers, passed back as they came.
+    unsafe { f(comm, key, value as *mut c_void, extra as *mut c_void) }
+}
+
+/// Bytes in front of every MPI_Alloc_mem block, holding its size.
+const ALLOC_HEADER: usize = 16;
+
+/// MPI_Alloc_mem: `size` bytes aligned to 16, or None if the allocator refuses.
+pub fn alloc_mem(size: usize) -> Option<*mut c_void> {
+    let total = size.checked_add(ALLOC_HEADER)?;
+    let layout = std::alloc::Layout::from_size_align(total, ALLOC_HEADER).ok()?;
+    // SAFETY: `layout` has a non-zero size (at least the header).
+    let p = unsafe { std::alloc::alloc(layout) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `p` is a fresh allocation of `total` >= 16 bytes, aligned to 16.
+    unsafe {
+        (p as *mut usize).write(total);
+        Some(p.add(ALLOC_HEADER) as *mut c_void)
+    }
+}
+
+/// MPI_Free_mem of a block MPI_Alloc_mem returned.
+///
+/// # Safety
+/// `base` must come from `alloc_mem` and not have been freed.
+pub unsafe fn free_mem(base: *mut c_void) {
+    if base.is_null() {
+        return;
+    }
+    // SAFETY: `base` is 16 bytes into a block `alloc_mem` made, whose first word is the
+    // block's total size, and the layout it was allocated with is (total, 16).
+    unsafe {
+        let p = (base as *mut u8).sub(ALLOC_HEADER);
+        let total = (p as *const usize).read();
+        std::alloc::dealloc(
+            p,
+            std::alloc::Layout::from_size_align_unchecked(total, ALLOC_HEADER),
+        );
+    }
+}

@@ -1,0 +1,40 @@
+//! The MPI C interface over the Volpex runtime: `include/mpi.h` and `libvolpexmpi`
+//! (`.so`, `.a`), so unmodified C MPI programs build with `volpexcc` and run replicated
+//! under `volpexrun`.
+//!
+//! ```text
+//!  C program  --calls-->  ffi/  the exported MPI_* functions; ffi/raw.rs is the only
+//!                          |    unsafe code: C pointers + counts -> checked slices,
+//!                          |    references and handles; ffi/stubs.rs: functions not
+//!                          |    implemented yet (MPI_ERR_OTHER naming the function)
+//!                          v
+//!             safe layer:  p2p, coll, request, comm, topo, types  (the MPI semantics)
+//!                          state (handle tables behind one mutex), table, datatype,
+//!                          op (reductions), error (classes, error handlers), handles
+//!                          |
+//!                          v
+//!             volpex      Communicator, Process, Request, collectives: the same API
+//!                         Rust programs use
+//! ```
+//!
+//! Handles are ints tagged by kind (`handles`); a bad handle, a null pointer or a
+//! negative count is an MPI error (`MPI_ERRORS_ARE_FATAL` prints the function and the
+//! reason and exits; `MPI_ERRORS_RETURN` returns the class), never undefined behaviour
+//! in this crate. Every send is buffered by the volpex sender log, so all send modes are
+//! the standard mode and immediate sends complete at once.
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod coll;
+pub mod comm;
+pub mod datatype;
+pub mod error;
+pub mod ffi;
+pub mod handles;
+pub mod op;
+pub mod p2p;
+pub mod request;
+pub mod state;
+pub mod table;
+pub mod topo;
+pub mod types;
