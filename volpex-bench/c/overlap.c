@@ -1,15 +1,16 @@
 /* Communication while the sender computes, with MPI: the same method as
  * `volpex-bench overlap` (volpex-bench/src/overlap.rs), for the side-by-side comparison.
  * Compute phases are busy spins on CLOCK_MONOTONIC that never call MPI.
- * - arrival (2 ranks): for each size S, compute time C and receive delay D, after a
- *   barrier rank 0 does MPI_Isend of S bytes, spins C us, MPI_Wait; rank 1 spins D us,
- *   MPI_Recv, and records the time from its barrier exit; the median over iterations.
+ * - arrival (2 ranks on one host): for each size S, burst length M and compute time C,
+ *   after a barrier rank 0 reads CLOCK_MONOTONIC, does M MPI_Isend of S bytes, spins C
+ *   us, MPI_Waitall, and sends its clock reading (tag 1); rank 1 receives the M messages
+ *   and reads the clock; the row is the median over iterations of the difference.
  * - pipeline (N ranks): K times, receive S bytes from the left (not rank 0), spin W us,
  *   send S bytes to the right (not the last rank); the slowest rank's time from a
  *   barrier to its last step.
- * Output rows: test,size_bytes,compute_us,delay_us,time_us.
+ * Output rows: test,size_bytes,messages,compute_us,time_us (pipeline: messages = K).
  * Usage: overlap [--part arrival|pipeline] [--csv] [--sizes B,...] [--compute-us C,...]
- *                [--recv-delay-us D,...] [--iters N] [--bytes B] [--work-us W]
+ *                [--messages M,...] [--iters N] [--bytes B] [--work-us W]
  *                [--steps K] */
 #include <mpi.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 
 #define WARMUP_ITERS 3 /* WARMUP_ITERS in overlap.rs */
 #define MAX_LIST 32
+#define CLOCK_TAG 1 /* CLOCK_TAG in overlap.rs */
 
 static double now_us(void) {
     struct timespec ts;
@@ -60,13 +62,13 @@ static double median(double *v, long n) {
 }
 
 static void header(int csv) {
-    if (csv) printf("test,size_bytes,compute_us,delay_us,time_us\n");
-    else printf("%-10s %10s %12s %10s %14s\n", "test", "bytes", "compute_us", "delay_us", "time_us");
+    if (csv) printf("test,size_bytes,messages,compute_us,time_us\n");
+    else printf("%-10s %10s %10s %12s %14s\n", "test", "bytes", "messages", "compute_us", "time_us");
 }
 
-static void row(int csv, const char *test, long size, long c, long d, double t) {
-    if (csv) printf("%s,%ld,%ld,%ld,%.3f\n", test, size, c, d, t);
-    else printf("%-10s %10ld %12ld %10ld %14.3f\n", test, size, c, d, t);
+static void row(int csv, const char *test, long size, long m, long c, double t) {
+    if (csv) printf("%s,%ld,%ld,%ld,%.3f\n", test, size, m, c, t);
+    else printf("%-10s %10ld %10ld %12ld %14.3f\n", test, size, m, c, t);
     fflush(stdout);
 }
 
@@ -78,8 +80,8 @@ static void usage_error(const char *arg) {
 int main(int argc, char **argv) {
     int csv = 0, pipeline = 0;
     long sizes[MAX_LIST] = {8, 65536}, compute[MAX_LIST] = {0, 100, 1000, 10000};
-    long delays[MAX_LIST] = {0, 50};
-    int nsizes = 2, ncompute = 4, ndelays = 2;
+    long messages[MAX_LIST] = {1, 2};
+    int nsizes = 2, ncompute = 4, nmessages = 2;
     long iters = 30, bytes = 1024, work_us = 100, steps = 1000;
     MPI_Init(&argc, &argv);
     for (int i = 1; i < argc; i++) {
@@ -96,8 +98,8 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--compute-us")) {
             if ((ncompute = parse_list(v, compute)) < 0) usage_error(v);
             i++;
-        } else if (!strcmp(a, "--recv-delay-us")) {
-            if ((ndelays = parse_list(v, delays)) < 0) usage_error(v);
+        } else if (!strcmp(a, "--messages")) {
+            if ((nmessages = parse_list(v, messages)) < 0) usage_error(v);
             i++;
         } else if (!strcmp(a, "--iters")) iters = atol(argv[++i]);
         else if (!strcmp(a, "--bytes")) bytes = atol(argv[++i]);
@@ -120,26 +122,33 @@ int main(int argc, char **argv) {
         char *buf = calloc((size_t)max, 1);
         double *samples = calloc((size_t)(iters > 0 ? iters : 1), sizeof(double));
         if (rank == 1) header(csv);
+        MPI_Request reqs[MAX_LIST];
+        for (int m = 0; m < nmessages; m++)
+            if (messages[m] > MAX_LIST) usage_error("--messages (at most 32)");
         for (int s = 0; s < nsizes; s++)
-            for (int c = 0; c < ncompute; c++)
-                for (int d = 0; d < ndelays; d++) {
+            for (int m = 0; m < nmessages; m++)
+                for (int c = 0; c < ncompute; c++) {
                     long n = 0;
                     for (long i = 0; i < iters + WARMUP_ITERS; i++) {
                         MPI_Barrier(MPI_COMM_WORLD);
                         if (rank == 0) {
-                            MPI_Request req;
-                            MPI_Isend(buf, (int)sizes[s], MPI_BYTE, 1, 0, MPI_COMM_WORLD, &req);
+                            double sent = now_us();
+                            for (long j = 0; j < messages[m]; j++)
+                                MPI_Isend(buf, (int)sizes[s], MPI_BYTE, 1, 0, MPI_COMM_WORLD, &reqs[j]);
                             spin(compute[c]);
-                            MPI_Wait(&req, MPI_STATUS_IGNORE);
+                            MPI_Waitall((int)messages[m], reqs, MPI_STATUSES_IGNORE);
+                            MPI_Send(&sent, 1, MPI_DOUBLE, 1, CLOCK_TAG, MPI_COMM_WORLD);
                         } else {
-                            double t0 = now_us();
-                            spin(delays[d]);
-                            MPI_Recv(buf, (int)sizes[s], MPI_BYTE, 0, 0, MPI_COMM_WORLD,
+                            for (long j = 0; j < messages[m]; j++)
+                                MPI_Recv(buf, (int)sizes[s], MPI_BYTE, 0, 0, MPI_COMM_WORLD,
+                                         MPI_STATUS_IGNORE);
+                            double arrived = now_us(), sent;
+                            MPI_Recv(&sent, 1, MPI_DOUBLE, 0, CLOCK_TAG, MPI_COMM_WORLD,
                                      MPI_STATUS_IGNORE);
-                            if (i >= WARMUP_ITERS) samples[n++] = now_us() - t0;
+                            if (i >= WARMUP_ITERS) samples[n++] = arrived - sent;
                         }
                     }
-                    if (rank == 1) row(csv, "arrival", sizes[s], compute[c], delays[d], median(samples, n));
+                    if (rank == 1) row(csv, "arrival", sizes[s], messages[m], compute[c], median(samples, n));
                 }
         free(samples);
         free(buf);
@@ -157,7 +166,7 @@ int main(int argc, char **argv) {
         MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         if (rank == 0) {
             header(csv);
-            row(csv, "pipeline", bytes, work_us, 0, worst);
+            row(csv, "pipeline", bytes, steps, work_us, worst);
         }
         free(buf);
     }

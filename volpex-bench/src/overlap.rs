@@ -3,22 +3,24 @@
 //! library, as an application's loops do.
 //!
 //! Parts (each run as a job of its own):
-//! - `arrival` (2 ranks): for each message size S and compute time C, after a barrier
-//!   rank 0 starts an immediate send of S bytes, spins for C µs, then waits for the
-//!   send; rank 1, after waiting `--recv-delay-us` D µs (busy, as well), receives the
-//!   message and records how long after its barrier exit the data was in its buffer.
-//!   With D = 0 rank 1 is in its receive before the message leaves; with D > 0 the
-//!   message was sent before rank 1 asked for it, so it must already be on its way (an
-//!   eager send) or be fetched from a sender that is busy computing. A library that
-//!   delivers without the sender's help gives the same time for every C; one that needs
-//!   the sender's CPU gives about C. The row's time is the median over iterations.
+//! - `arrival` (2 ranks on one host): for each message size S, burst length M and
+//!   compute time C, after a barrier rank 0 reads the host's monotonic clock, starts M
+//!   immediate sends of S bytes to rank 1, spins for C µs, then waits for the sends;
+//!   rank 1 receives the M messages and reads the clock when the last one is in its
+//!   buffer. Rank 0 then sends its clock reading, and the row's time is the median over
+//!   iterations of the difference: how long after it was sent the data was there. Both
+//!   ranks read one clock (CLOCK_MONOTONIC is the host's), so no barrier skew enters. A
+//!   library that delivers without the sender's help gives the same time for every C;
+//!   one that needs the sender's CPU to answer a request gives about C more. M = 2 is
+//!   LU's pattern of several messages to one neighbour in a row.
 //! - `pipeline` (N ranks, LU's wavefront): K times, every rank but the first receives S
 //!   bytes from its left neighbour, spins for W µs, and every rank but the last sends S
 //!   bytes to its right. The row's time is the slowest rank's, from a barrier to its
 //!   last step; the ideal is (K + N - 1) W.
 //!
-//! Output rows (CSV, or a table): `test,size_bytes,compute_us,delay_us,time_us`, where
-//! `test` is `arrival` or `pipeline`; for `pipeline` the compute time is W and the delay 0.
+//! Output rows (CSV, or a table): `test,size_bytes,messages,compute_us,time_us`, where
+//! `test` is `arrival` or `pipeline`; for `pipeline` the compute time is W and the
+//! messages are K.
 
 use std::time::{Duration, Instant};
 
@@ -30,7 +32,7 @@ pub struct Args {
     /// `arrival` (2 ranks) or `pipeline` (any number of ranks).
     #[arg(long, value_enum, default_value_t = Part::Arrival)]
     pub part: Part,
-    /// Print CSV (`test,size_bytes,compute_us,delay_us,time_us`) instead of a table.
+    /// Print CSV (`test,size_bytes,messages,compute_us,time_us`) instead of a table.
     #[arg(long)]
     pub csv: bool,
     /// Arrival: message sizes in bytes, comma-separated.
@@ -39,11 +41,10 @@ pub struct Args {
     /// Arrival: the sender's compute times C in µs, comma-separated.
     #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_COMPUTE_US)]
     pub compute_us: Vec<u64>,
-    /// Arrival: how long rank 1 spins after the barrier before it receives, in µs,
-    /// comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_DELAY_US)]
-    pub recv_delay_us: Vec<u64>,
-    /// Arrival: timed messages per (size, C, delay), after a few untimed ones.
+    /// Arrival: messages rank 0 sends in a row before it computes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_MESSAGES)]
+    pub messages: Vec<u64>,
+    /// Arrival: timed iterations per (size, messages, C), after a few untimed ones.
     #[arg(long, default_value_t = 30)]
     pub iters: u64,
     /// Pipeline: bytes each rank sends to its right neighbour per step.
@@ -61,11 +62,15 @@ pub struct Args {
 pub const DEFAULT_SIZES: [usize; 2] = [8, 65536];
 /// Default arrival compute times, µs.
 pub const DEFAULT_COMPUTE_US: [u64; 4] = [0, 100, 1000, 10000];
-/// Default receive delays, µs: receive posted at once, and posted after the send left.
-pub const DEFAULT_DELAY_US: [u64; 2] = [0, 50];
+/// Default burst lengths: one message, and two in a row (the second finds no request
+/// of the receiver's waiting for it).
+pub const DEFAULT_MESSAGES: [u64; 2] = [1, 2];
 
 /// Untimed messages before each timed series.
 const WARMUP_ITERS: u64 = 3;
+
+/// Tag of rank 0's clock reading, after the timed messages (tag 0).
+const CLOCK_TAG: i32 = 1;
 
 /// Which part of the benchmark a job runs.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +92,7 @@ impl Part {
 }
 
 /// The CSV header both programs print.
-pub const CSV_HEADER: &str = "test,size_bytes,compute_us,delay_us,time_us";
+pub const CSV_HEADER: &str = "test,size_bytes,messages,compute_us,time_us";
 
 /// Spins on the monotonic clock for `us` microseconds without calling the library.
 fn spin(us: u64) {
@@ -97,11 +102,20 @@ fn spin(us: u64) {
     }
 }
 
-fn print_row(csv: bool, test: &str, size: usize, compute_us: u64, delay_us: u64, time_us: f64) {
+/// The host's monotonic clock in µs: the same clock for every process on the host.
+fn host_clock_us() -> f64 {
+    match nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC) {
+        Ok(t) => t.tv_sec() as f64 * 1e6 + t.tv_nsec() as f64 / 1e3,
+        // CLOCK_MONOTONIC exists on every Linux; a failure here is a broken invariant.
+        Err(e) => panic!("clock_gettime(CLOCK_MONOTONIC): {e}"),
+    }
+}
+
+fn print_row(csv: bool, test: &str, size: usize, messages: u64, compute_us: u64, time_us: f64) {
     if csv {
-        println!("{test},{size},{compute_us},{delay_us},{time_us:.3}");
+        println!("{test},{size},{messages},{compute_us},{time_us:.3}");
     } else {
-        println!("{test:<10} {size:>10} {compute_us:>12} {delay_us:>10} {time_us:>14.3}");
+        println!("{test:<10} {size:>10} {messages:>10} {compute_us:>12} {time_us:>14.3}");
     }
 }
 
@@ -110,8 +124,8 @@ fn print_header(csv: bool) {
         println!("{CSV_HEADER}");
     } else {
         println!(
-            "{:<10} {:>10} {:>12} {:>10} {:>14}",
-            "test", "bytes", "compute_us", "delay_us", "time_us"
+            "{:<10} {:>10} {:>10} {:>12} {:>14}",
+            "test", "bytes", "messages", "compute_us", "time_us"
         );
     }
 }
@@ -141,26 +155,33 @@ fn arrival(world: &volpex::Communicator, a: &Args) -> Result<(), volpex::Error> 
         print_header(a.csv);
     }
     for &size in &a.sizes {
-        for &c in &a.compute_us {
-            for &d in &a.recv_delay_us {
+        for &m in &a.messages {
+            for &c in &a.compute_us {
                 let mut samples = Vec::new();
                 for i in 0..a.iters + WARMUP_ITERS {
                     world.barrier()?;
                     if rank == 0 {
-                        let req = other.immediate_send(&buf[..size])?;
+                        let sent = [host_clock_us()];
+                        let reqs = (0..m)
+                            .map(|_| other.immediate_send(&buf[..size]))
+                            .collect::<Result<Vec<_>, _>>()?;
                         spin(c);
-                        req.wait()?;
+                        volpex::wait_all(reqs)?;
+                        other.send_with_tag(&sent[..], CLOCK_TAG)?;
                     } else {
-                        let t0 = Instant::now();
-                        spin(d);
-                        other.receive_into(&mut buf[..size])?;
+                        for _ in 0..m {
+                            other.receive_into_with_tag(&mut buf[..size], 0)?;
+                        }
+                        let arrived = host_clock_us();
+                        let mut sent = [0.0f64];
+                        other.receive_into_with_tag(&mut sent[..], CLOCK_TAG)?;
                         if i >= WARMUP_ITERS {
-                            samples.push(t0.elapsed().as_secs_f64() * 1e6);
+                            samples.push(arrived - sent[0]);
                         }
                     }
                 }
                 if rank == 1 {
-                    print_row(a.csv, "arrival", size, c, d, median(samples));
+                    print_row(a.csv, "arrival", size, m, c, median(samples));
                 }
             }
         }
@@ -188,7 +209,7 @@ fn pipeline(world: &volpex::Communicator, a: &Args) -> Result<(), volpex::Error>
         let mut worst = [0.0f64];
         root.reduce_into_root(&mine, &mut worst, SystemOperation::max())?;
         print_header(a.csv);
-        print_row(a.csv, "pipeline", a.bytes, a.work_us, 0, worst[0]);
+        print_row(a.csv, "pipeline", a.bytes, a.steps, a.work_us, worst[0]);
     } else {
         root.reduce_into(&mine, SystemOperation::max())?;
     }

@@ -166,6 +166,12 @@ pub(crate) fn csv_header(sides: &[Side]) -> String {
     h
 }
 
+/// `value / base`, when both are there and the base is not zero (NPB prints seconds with
+/// two decimals, so a short run reports 0.00).
+fn ratio(base: Option<f64>, value: Option<f64>) -> Option<f64> {
+    base.zip(value).filter(|(b, _)| *b > 0.0).map(|(b, v)| v / b)
+}
+
 fn fmt_opt(v: Option<f64>, prec: usize) -> String {
     v.map(|v| format!("{v:.prec$}")).unwrap_or_default()
 }
@@ -186,8 +192,7 @@ pub(crate) fn csv(results: &Results, benches: &[String], class: &str, sides: &[S
         }
         let base = cells.first().and_then(Cell::median);
         for c in cells.iter().skip(1) {
-            let ratio = base.zip(c.median()).map(|(b, v)| v / b);
-            let _ = write!(out, ",{}", fmt_opt(ratio, 3));
+            let _ = write!(out, ",{}", fmt_opt(ratio(base, c.median()), 3));
         }
         out.push('\n');
     }
@@ -225,8 +230,7 @@ pub(crate) fn table(results: &Results, benches: &[String], sides: &[Side]) -> St
         }
         let base = cells.first().and_then(Cell::median);
         for c in cells.iter().skip(1) {
-            let ratio = base.zip(c.median()).map(|(b, v)| v / b);
-            let _ = write!(out, " {:>14}", fmt_opt(ratio, 2));
+            let _ = write!(out, " {:>14}", fmt_opt(ratio(base, c.median()), 2));
         }
         out.push('\n');
     }

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::{mpirun_command, run_bounded, Side, TempDir};
-use crate::overlap::{Part, DEFAULT_COMPUTE_US, DEFAULT_DELAY_US, DEFAULT_SIZES};
+use crate::overlap::{Part, DEFAULT_COMPUTE_US, DEFAULT_MESSAGES, DEFAULT_SIZES};
 
 /// `compare overlap` options.
 #[derive(clap::Args, Debug)]
@@ -18,7 +18,7 @@ pub struct Args {
     /// Rounds (every side runs both parts once per round); medians are reported.
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
-    /// Print CSV: test,size_bytes,compute_us,delay_us, a column per side, ratios.
+    /// Print CSV: test,size_bytes,messages,compute_us, a column per side, ratios.
     #[arg(long)]
     pub csv: bool,
     /// Sides, comma-separated, in column order; ratios are to the first.
@@ -30,9 +30,9 @@ pub struct Args {
     /// Arrival: the sender's compute times in µs.
     #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_COMPUTE_US)]
     pub compute_us: Vec<u64>,
-    /// Arrival: how long the receiver waits before receiving, µs.
-    #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_DELAY_US)]
-    pub recv_delay_us: Vec<u64>,
+    /// Arrival: messages sent in a row before the compute phase.
+    #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_MESSAGES)]
+    pub messages: Vec<u64>,
     /// Arrival: timed messages per row and run.
     #[arg(long, default_value_t = 30)]
     pub iters: u64,
@@ -53,10 +53,10 @@ pub struct Args {
     pub timeout: u64,
 }
 
-/// A row's key: test, size in bytes, compute µs, receive delay µs.
+/// A row's key: test, size in bytes, messages (pipeline: steps), compute µs.
 pub(crate) type Key = (String, usize, u64, u64);
 
-/// The rows of the programs' CSV output (`test,size_bytes,compute_us,delay_us,time_us`).
+/// The rows of the programs' CSV output (`test,size_bytes,messages,compute_us,time_us`).
 pub(crate) fn parse(out: &str) -> Vec<(Key, f64)> {
     out.lines()
         .filter_map(|l| {
@@ -96,7 +96,7 @@ pub(crate) fn rows(samples: &[BTreeMap<Key, Vec<f64>>]) -> Rows {
 pub(crate) fn render(rows: &Rows, sides: &[Side], csv: bool) -> String {
     let mut out = String::new();
     if csv {
-        out.push_str("test,size_bytes,compute_us,delay_us");
+        out.push_str("test,size_bytes,messages,compute_us");
         for s in sides {
             let _ = write!(out, ",{}_us", s.name());
         }
@@ -106,8 +106,8 @@ pub(crate) fn render(rows: &Rows, sides: &[Side], csv: bool) -> String {
     } else {
         let _ = write!(
             out,
-            "{:<9} {:>8} {:>10} {:>8}",
-            "test", "bytes", "compute_us", "delay_us"
+            "{:<9} {:>8} {:>8} {:>10}",
+            "test", "bytes", "messages", "compute_us"
         );
         for s in sides {
             let _ = write!(out, " {:>12}", format!("{}_us", s.name()));
@@ -117,7 +117,7 @@ pub(crate) fn render(rows: &Rows, sides: &[Side], csv: bool) -> String {
         }
     }
     out.push('\n');
-    for ((test, size, c, d), vals) in rows {
+    for ((test, size, m, c), vals) in rows {
         let ratios: Vec<Option<f64>> = vals
             .iter()
             .skip(1)
@@ -125,7 +125,7 @@ pub(crate) fn render(rows: &Rows, sides: &[Side], csv: bool) -> String {
             .collect();
         let f = |v: &Option<f64>, p: usize| v.map(|v| format!("{v:.p$}")).unwrap_or_default();
         if csv {
-            let _ = write!(out, "{test},{size},{c},{d}");
+            let _ = write!(out, "{test},{size},{m},{c}");
             for v in vals {
                 let _ = write!(out, ",{}", f(v, 3));
             }
@@ -133,7 +133,7 @@ pub(crate) fn render(rows: &Rows, sides: &[Side], csv: bool) -> String {
                 let _ = write!(out, ",{}", f(r, 3));
             }
         } else {
-            let _ = write!(out, "{test:<9} {size:>8} {c:>10} {d:>8}");
+            let _ = write!(out, "{test:<9} {size:>8} {m:>8} {c:>10}");
             for v in vals {
                 let _ = write!(out, " {:>12}", f(v, 1));
             }
@@ -187,8 +187,8 @@ pub fn run(a: &Args) -> Result<(), String> {
         list(&a.sizes),
         "--compute-us".into(),
         list(&a.compute_us),
-        "--recv-delay-us".into(),
-        list(&a.recv_delay_us),
+        "--messages".into(),
+        list(&a.messages),
         "--iters".into(),
         a.iters.to_string(),
     ];
@@ -264,8 +264,8 @@ pub fn run(a: &Args) -> Result<(), String> {
     print!("{}", render(&rows(&samples), &a.sides, a.csv));
     if !a.csv {
         println!(
-            "(arrival: median µs from the receiver's barrier exit to the data in its buffer; \
-             pipeline: µs for {} steps on {} ranks, ideal {} µs)",
+            "(arrival: median µs from the first send call to the last message in the \
+             receiver's buffer; pipeline: µs for {} steps on {} ranks, ideal {} µs)",
             a.steps,
             a.np,
             (a.steps + u64::from(a.np) - 1) * a.work_us
@@ -284,7 +284,7 @@ mod tests {
 
     #[test]
     fn parses_only_complete_rows() {
-        let out = "test,size_bytes,compute_us,delay_us,time_us\n\
+        let out = "test,size_bytes,messages,compute_us,time_us\n\
                    arrival,8,100,0,12.5\nnoise\narrival,8,x,0,1\n\
                    arrival,8,1,0,1,extra\npipeline,1024,100,0,100500.0\n";
         assert_eq!(
@@ -307,7 +307,7 @@ mod tests {
         let sides = [Side::OpenMpi, Side::Volpex];
         assert_eq!(
             render(&r, &sides, true),
-            "test,size_bytes,compute_us,delay_us,openmpi_us,volpex_us,volpex_ratio\n\
+            "test,size_bytes,messages,compute_us,openmpi_us,volpex_us,volpex_ratio\n\
              arrival,8,0,0,20.000,40.000,2.000\n\
              pipeline,64,5,0,100.000,,\n"
         );
