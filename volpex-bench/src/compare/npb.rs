@@ -169,7 +169,9 @@ pub(crate) fn csv_header(sides: &[Side]) -> String {
 /// `value / base`, when both are there and the base is not zero (NPB prints seconds with
 /// two decimals, so a short run reports 0.00).
 fn ratio(base: Option<f64>, value: Option<f64>) -> Option<f64> {
-    base.zip(value).filter(|(b, _)| *b > 0.0).map(|(b, v)| v / b)
+    base.zip(value)
+        .filter(|(b, _)| *b > 0.0)
+        .map(|(b, v)| v / b)
 }
 
 fn fmt_opt(v: Option<f64>, prec: usize) -> String {
