@@ -26,13 +26,15 @@ pub(crate) struct Toolchain {
 impl Toolchain {
     /// Open MPI's `mpif90` and `mpicc` from PATH; `Err` names what is missing.
     pub fn open_mpi() -> Result<Toolchain, String> {
-        let missing = |what: &str| {
-            format!("{what} is not installed (apt-get install openmpi-bin libopenmpi-dev gfortran)")
+        let missing = |what: &str, package: &str| {
+            format!("{what} is not installed (apt-get install {package})")
         };
-        let fc = super::on_path("mpif90").ok_or_else(|| missing("Open MPI's mpif90"))?;
-        let cc = super::on_path("mpicc").ok_or_else(|| missing("Open MPI's mpicc"))?;
-        super::on_path("gfortran").ok_or_else(|| missing("gfortran"))?;
-        super::on_path("make").ok_or_else(|| missing("make"))?;
+        let fc = super::on_path("mpif90")
+            .ok_or_else(|| missing("Open MPI's mpif90", "openmpi-bin libopenmpi-dev"))?;
+        let cc = super::on_path("mpicc")
+            .ok_or_else(|| missing("Open MPI's mpicc", "openmpi-bin libopenmpi-dev"))?;
+        super::on_path("gfortran").ok_or_else(|| missing("gfortran", "gfortran"))?;
+        super::on_path("make").ok_or_else(|| missing("make", "make"))?;
         // mpif90 without a Fortran compiler behind it fails here.
         let version = Command::new(&fc)
             .arg("-dumpversion")
@@ -41,7 +43,7 @@ impl Toolchain {
             .ok()
             .filter(|o| o.status.success())
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .ok_or_else(|| missing("a Fortran compiler behind mpif90 (gfortran)"))?;
+            .ok_or_else(|| missing("a Fortran compiler behind mpif90", "gfortran"))?;
         Ok(Toolchain {
             name: "openmpi",
             fc,
