@@ -161,9 +161,28 @@ pub(crate) fn csv_header(sides: &[Side]) -> String {
         let _ = write!(h, ",{0}_s,{0}_verified", s.name());
     }
     for s in sides.iter().skip(1) {
-        let _ = write!(h, ",{}_ratio", s.name());
+        let _ = write!(h, ",{0}_ratio,{0}_paired", s.name());
     }
     h
+}
+
+/// The median over runs of `cell`'s time / `base`'s time in the same run (the sides of
+/// one run ran one right after the other, under about the same load).
+fn paired(base: &Cell, cell: &Cell) -> Option<f64> {
+    let ratios: Vec<f64> = base
+        .runs
+        .iter()
+        .zip(&cell.runs)
+        .filter_map(|pair| match pair {
+            (RunResult::Report { seconds: b, .. }, RunResult::Report { seconds: v, .. })
+                if *b > 0.0 =>
+            {
+                Some(v / b)
+            }
+            _ => None,
+        })
+        .collect();
+    (!ratios.is_empty()).then(|| super::median(ratios))
 }
 
 /// `value / base`, when both are there and the base is not zero (NPB prints seconds with
@@ -194,7 +213,12 @@ pub(crate) fn csv(results: &Results, benches: &[String], class: &str, sides: &[S
         }
         let base = cells.first().and_then(Cell::median);
         for c in cells.iter().skip(1) {
-            let _ = write!(out, ",{}", fmt_opt(ratio(base, c.median()), 3));
+            let _ = write!(
+                out,
+                ",{},{}",
+                fmt_opt(ratio(base, c.median()), 3),
+                fmt_opt(paired(&cells[0], c), 3)
+            );
         }
         out.push('\n');
     }
@@ -208,7 +232,12 @@ pub(crate) fn table(results: &Results, benches: &[String], sides: &[Side]) -> St
         let _ = write!(out, " {:>12}", format!("{}_s", s.name()));
     }
     for s in sides.iter().skip(1) {
-        let _ = write!(out, " {:>14}", format!("{}/{}", s.name(), sides[0].name()));
+        let _ = write!(
+            out,
+            " {:>14} {:>7}",
+            format!("{}/{}", s.name(), sides[0].name()),
+            "paired"
+        );
     }
     out.push('\n');
     let mut notes = Vec::new();
@@ -232,7 +261,12 @@ pub(crate) fn table(results: &Results, benches: &[String], sides: &[Side]) -> St
         }
         let base = cells.first().and_then(Cell::median);
         for c in cells.iter().skip(1) {
-            let _ = write!(out, " {:>14}", fmt_opt(ratio(base, c.median()), 2));
+            let _ = write!(
+                out,
+                " {:>14} {:>7}",
+                fmt_opt(ratio(base, c.median()), 2),
+                fmt_opt(paired(&cells[0], c), 2)
+            );
         }
         out.push('\n');
     }
@@ -521,22 +555,27 @@ mod tests {
         let sides = [Side::OpenMpi, Side::Volpex];
         let benches = vec!["lu".to_string(), "bt".to_string()];
         let mut r: Results = BTreeMap::new();
-        r.insert((0, 2), vec![cell(&[ok(2.0)]), cell(&[ok(3.0)])]);
+        r.insert(
+            (0, 2),
+            vec![cell(&[ok(2.0), ok(4.0)]), cell(&[ok(3.0), ok(5.0)])],
+        );
         r.insert(
             (1, 4),
             vec![cell(&[ok(4.0)]), cell(&[RunResult::Failed("boom".into())])],
         );
         assert_eq!(
             csv(&r, &benches, "A", &sides),
-            "bench,class,np,openmpi_s,openmpi_verified,volpex_s,volpex_verified,volpex_ratio\n\
-             lu,A,2,2.000,yes,3.000,yes,1.500\n\
-             bt,A,4,4.000,yes,,failed,\n"
+            "bench,class,np,openmpi_s,openmpi_verified,volpex_s,volpex_verified,volpex_ratio,volpex_paired\n\
+             lu,A,2,3.000,yes,4.000,yes,1.333,1.375\n\
+             bt,A,4,4.000,yes,,failed,,\n"
         );
         let t = table(&r, &benches, &sides);
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[0].contains("openmpi_s") && lines[0].contains("volpex/openmpi"));
+        assert!(lines[0].ends_with("paired"), "{t}");
+        // Medians 3 and 4 (ratio 1.33); per run 1.5 and 1.25 (paired 1.375).
         assert!(
-            lines[1].starts_with("LU") && lines[1].ends_with("1.50"),
+            lines[1].starts_with("LU") && lines[1].ends_with("1.33    1.38"),
             "{t}"
         );
         assert!(
