@@ -127,3 +127,63 @@ fn npb_subcommand_writes_one_csv_row_per_job() {
     let table = std::fs::read_to_string(&md.0).expect("markdown written");
     assert_eq!(table.lines().filter(|l| l.starts_with("| ep |")).count(), 2);
 }
+
+#[test]
+fn compare_overlap_with_open_mpi_has_a_row_per_case() {
+    if Command::new("mpicc").arg("--version").output().is_err() {
+        eprintln!("Open MPI not installed: .ci/run installs it; skipping here");
+        return;
+    }
+    let out = Command::new(bin("volpex-bench"))
+        .args(["compare", "overlap", "--rounds", "1", "--csv"])
+        .args([
+            "--sizes",
+            "8,4096",
+            "--messages",
+            "1,2",
+            "--compute-us",
+            "0,200",
+        ])
+        .args([
+            "--iters",
+            "3",
+            "--np",
+            "3",
+            "--steps",
+            "20",
+            "--work-us",
+            "50",
+        ])
+        .output()
+        .expect("run volpex-bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines = stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some("test,size_bytes,messages,compute_us,openmpi_us,volpex_us,volpex_ratio")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let keys: Vec<String> = rows.iter().map(|r| r[..4].join(",")).collect();
+    let mut expected = Vec::new();
+    for size in [8, 4096] {
+        for m in [1, 2] {
+            for c in [0, 200] {
+                expected.push(format!("arrival,{size},{m},{c}"));
+            }
+        }
+    }
+    expected.push("pipeline,1024,20,50".to_string());
+    assert_eq!(keys, expected, "{stdout}");
+    for r in &rows {
+        assert_eq!(r.len(), 7, "{stdout}");
+        assert!(
+            r[4..].iter().all(|v| v.parse::<f64>().is_ok()),
+            "every row has both sides and a ratio: {stdout}"
+        );
+    }
+}

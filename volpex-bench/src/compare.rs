@@ -1,9 +1,15 @@
 //! Side-by-side runs: the same benchmark under Volpex and under Open MPI over TCP,
 //! alternating, several rounds, medians per message size.
 
+mod npb;
+mod npb_ref;
+mod overlap;
+
 use std::collections::BTreeMap;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 /// What to compare.
 #[derive(clap::Subcommand, Debug)]
@@ -12,6 +18,34 @@ pub enum What {
     Pingpong(Args),
     /// All-reduce, broadcast and all-to-all times, 8 B .. 1 MiB.
     Collectives(CollectiveArgs),
+    /// The official NPB 3.4 MPI code under Open MPI (built into the target directory)
+    /// against our ports under volpexrun, per benchmark and rank count.
+    Npb(npb::Args),
+    /// Delivery while the sender computes, and a receive-compute-send pipeline:
+    /// `volpex-bench overlap` against `c/overlap.c` under Open MPI.
+    Overlap(overlap::Args),
+}
+
+/// One way of running a benchmark: a column of the comparison tables. (The official
+/// code built with our own MPI wrappers will be a third.)
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The official or C program under Open MPI's mpirun over TCP.
+    #[value(name = "openmpi")]
+    OpenMpi,
+    /// Our Rust program under volpexrun, one replica per rank.
+    #[value(name = "volpex")]
+    Volpex,
+}
+
+impl Side {
+    /// The name in column headers and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::OpenMpi => "openmpi",
+            Side::Volpex => "volpex",
+        }
+    }
 }
 
 /// Collective comparison options.
@@ -114,6 +148,113 @@ fn parse(out: &str) -> BTreeMap<usize, (f64, f64)> {
         .collect()
 }
 
+/// The directory of the C programs: $VOLPEX_BENCH_C_DIR, else `c/` in this crate.
+fn c_dir() -> PathBuf {
+    std::env::var_os("VOLPEX_BENCH_C_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("c"))
+}
+
+/// `mpirun -n NP` over TCP on loopback, with `--oversubscribe` only when `np` exceeds
+/// this machine's CPUs (so Open MPI keeps its default binding otherwise), and Open
+/// MPI's own `--timeout`.
+fn mpirun_command(mpirun: &Path, np: u32, timeout_s: u64) -> Command {
+    let mut cmd = Command::new(mpirun);
+    if nix::unistd::geteuid().is_root() {
+        cmd.arg("--allow-run-as-root");
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if np as usize > cpus {
+        cmd.arg("--oversubscribe");
+    }
+    cmd.args([
+        "--mca",
+        "btl",
+        "self,tcp",
+        "--mca",
+        "btl_tcp_if_include",
+        "lo",
+    ])
+    .args(["--timeout", &timeout_s.to_string()])
+    .args(["-n", &np.to_string()]);
+    cmd
+}
+
+/// A finished child process.
+struct Finished {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `cmd` to its end, capturing its output; past `limit` it gets SIGTERM (by its
+/// process id; mpirun and volpexrun end their own processes on it), then SIGKILL 5 s
+/// later, and the result is an error.
+fn run_bounded(cmd: &mut Command, limit: Duration) -> Result<Finished, String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
+    let reader = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = reader(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = reader(child.stderr.take().map(|p| Box::new(p) as _));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let start = Instant::now();
+    let mut termed: Option<Instant> = None;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) => {}
+            Err(e) => break Err(format!("waiting for {:?}: {e}", cmd.get_program())),
+        }
+        match termed {
+            None if start.elapsed() > limit => {
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+                termed = Some(Instant::now());
+            }
+            Some(t) if t.elapsed() > Duration::from_secs(5) => {
+                let _ = child.kill();
+            }
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let status = match status {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+    };
+    let (stdout, stderr) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
+    if termed.is_some() {
+        return Err(format!(
+            "{:?} did not finish within {} s; ended",
+            cmd.get_program(),
+            limit.as_secs()
+        ));
+    }
+    Ok(Finished {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
 fn run_capture(cmd: &mut Command, what: &str) -> Result<String, String> {
     let out = cmd
         .output()
@@ -161,9 +302,7 @@ impl Harness {
         let missing = "is not installed (apt-get install openmpi-bin libopenmpi-dev)";
         let mpicc = on_path("mpicc").ok_or(format!("Open MPI's mpicc {missing}"))?;
         let mpirun = on_path("mpirun").ok_or(format!("Open MPI's mpirun {missing}"))?;
-        let src_dir = std::env::var_os("VOLPEX_BENCH_C_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("c"));
+        let src_dir = c_dir();
         let tmp = TempDir(
             std::env::temp_dir().join(format!("volpex-bench-{}-{c_file}", std::process::id())),
         );
@@ -225,6 +364,8 @@ pub fn run(what: &What) -> Result<(), String> {
     match what {
         What::Pingpong(a) => pingpong(a),
         What::Collectives(a) => collectives(a),
+        What::Npb(a) => npb::run(a),
+        What::Overlap(a) => overlap::run(a),
     }
 }
 

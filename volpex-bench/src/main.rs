@@ -6,6 +6,7 @@ mod chaos;
 mod collectives;
 mod compare;
 mod npb;
+mod overlap;
 mod pingpong;
 mod regen;
 
@@ -32,6 +33,10 @@ enum Cmd {
         #[command(subcommand)]
         what: compare::What,
     },
+    /// Communication while the sender computes (run under `volpexrun`): `--part arrival`
+    /// (2 ranks) times when a message sent before a compute phase arrives; `--part
+    /// pipeline` a receive-compute-send chain (LU's pattern).
+    Overlap(overlap::Args),
     /// Run NAS Parallel Benchmark jobs under volpexrun (benchmark x class x ranks x
     /// replicas, optionally with a replica killed) and write CSV and Markdown results.
     Npb(npb::Args),
@@ -51,6 +56,7 @@ fn main() {
         Cmd::Pingpong(a) => pingpong::run(&a),
         Cmd::Collectives(a) => collectives::run(&a),
         Cmd::Compare { what } => compare::run(&what),
+        Cmd::Overlap(a) => overlap::run(&a),
         Cmd::Npb(a) => npb::run(&a),
         Cmd::Chaos(a) => chaos::run(&a),
         Cmd::Regen(a) => regen::run(&a),
