@@ -6,7 +6,7 @@
 
 use super::exchange::{exchange_1, Ex1};
 use super::grid::Sub;
-use crate::bt::blocks::{jacobians, Block};
+use crate::bt::blocks::{jacobian_pair, Block};
 use crate::cfd::constants::Constants;
 use crate::common::NpbError;
 use volpex::Communicator;
@@ -55,7 +55,7 @@ fn point(u: &[f64], p: usize) -> ([f64; 5], f64, f64) {
 #[inline(always)]
 fn neighbour(u: &[f64], p: usize, d: usize, sign: f64, k: &Constants) -> Block {
     let (v, qs, ri) = point(u, p);
-    let (f, nj) = jacobians(&v, qs, ri, d, k);
+    let (f, nj) = jacobian_pair(&v, qs, ri, d, k);
     let (dt1, dt2) = (k.dt * k.t1[d], k.dt * k.t2[d]);
     let mut out = [[0.0; 5]; 5];
     for m in 0..5 {
@@ -74,7 +74,7 @@ fn diagonal(u: &[f64], p: usize, k: &Constants) -> Block {
     let mut out = [[0.0; 5]; 5];
     let mut diag = [0.0; 5];
     for d in 0..3 {
-        let (_, nj) = jacobians(&v, qs, ri, d, k);
+        let (_, nj) = jacobian_pair(&v, qs, ri, d, k);
         for m in 0..5 {
             for n in 0..5 {
                 out[m][n] += k.t1[d] * nj[m][n];
