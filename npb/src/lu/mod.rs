@@ -44,7 +44,7 @@ const CHECKPOINT_EVERY: u64 = 10;
 /// What the rest of a run needs after an SSOR step: u, the residual rsd the step ended
 /// with (the next step starts from it), the forcing term frct (erhs exchanges ghost
 /// values, so a restored replica cannot rebuild it alone), the latest residual norms and
-/// the timer. flux, the Jacobians and tv are rebuilt by every step.
+/// the timer. flux and the Jacobians are rebuilt by every step.
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct State<'a> {
     /// SSOR steps done.
@@ -158,7 +158,6 @@ struct Lu {
     frct: Vec<f64>,
     flux: Vec<f64>,
     jac: Jac,
-    tv: Vec<[f64; 5]>,
     comm: Communicator,
 }
 
@@ -390,15 +389,7 @@ impl Lu {
             }
             for kk in (2..nz).rev() {
                 ssor::jacu(&s, &k, &self.u, kk, &mut self.jac);
-                ssor::buts(
-                    &self.comm,
-                    &s,
-                    OMEGA,
-                    &mut self.rsd,
-                    &mut self.tv,
-                    &self.jac,
-                    kk,
-                )?;
+                ssor::buts(&self.comm, &s, OMEGA, &mut self.rsd, &self.jac, kk)?;
             }
             for kk in 2..nz {
                 for j in s.jst..=s.jend {
@@ -619,7 +610,6 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
         frct: vec![0.0; n],
         flux: vec![0.0; n],
         jac: Jac::new(&s),
-        tv: vec![[0.0; 5]; (s.nx + 2) * (s.ny + 2)],
         comm: world.duplicate(),
         s,
     };

@@ -185,8 +185,10 @@ fn solve5(d: &Block, v: &mut [f64; 5]) {
     }
 }
 
-/// blts: v <- L^-1 v on plane `kk`, between the two halves of exchange_1.
-#[allow(clippy::too_many_arguments)]
+/// blts: v <- L^-1 v on plane `kk`, between the two halves of exchange_1. The
+/// reference's two passes over the plane (v -= omega A v(k-1), then the i-1 and j-1
+/// neighbours and the solve) run fused point by point: v(k-1) is not written on this
+/// plane, so every value is the same.
 pub fn blts(
     comm: &Communicator,
     s: &Sub,
@@ -200,8 +202,11 @@ pub fn blts(
         for i in s.ist..=s.iend {
             let p = s.at(i, j, kk);
             let pz = s.at(i, j, kk - 1);
-            let a = &jac.a[jac.ix(i, j)];
-            let vz = at5(v, pz);
+            let py = s.at(i, j - 1, kk);
+            let px = s.at(i - 1, j, kk);
+            let x = jac.ix(i, j);
+            let (a, b, c) = (&jac.a[x], &jac.b[x], &jac.c[x]);
+            let (vz, vy, vx) = (at5(v, pz), at5(v, py), at5(v, px));
             let vp = at5_mut(v, p);
             for m in 0..5 {
                 let sum = a[m][0] * vz[0]
@@ -211,17 +216,6 @@ pub fn blts(
                     + a[m][4] * vz[4];
                 vp[m] -= omega * sum;
             }
-        }
-    }
-    for j in s.jst..=s.jend {
-        for i in s.ist..=s.iend {
-            let p = s.at(i, j, kk);
-            let py = s.at(i, j - 1, kk);
-            let px = s.at(i - 1, j, kk);
-            let x = jac.ix(i, j);
-            let (b, c) = (&jac.b[x], &jac.c[x]);
-            let (vy, vx) = (at5(v, py), at5(v, px));
-            let vp = at5_mut(v, p);
             let mut r = [0.0; 5];
             for m in 0..5 {
                 let mut sum = 0.0;
@@ -237,44 +231,37 @@ pub fn blts(
     exchange_1(comm, s, v, kk, Ex1::SendLower)
 }
 
-/// buts: v <- U^-1 v on plane `kk`, between the two halves of exchange_1.
-#[allow(clippy::too_many_arguments)]
+/// buts: v <- U^-1 v on plane `kk`, between the two halves of exchange_1. The
+/// reference's two passes over a line (tv = omega C v(k+1), then the i+1 and j+1
+/// neighbours and the solve) run fused point by point: v(k+1) is not written on this
+/// plane, so every value is the same.
 pub fn buts(
     comm: &Communicator,
     s: &Sub,
     omega: f64,
     v: &mut [f64],
-    tv: &mut [[f64; 5]],
     jac: &Jac,
     kk: isize,
 ) -> Result<(), NpbError> {
     exchange_1(comm, s, v, kk, Ex1::RecvUpper)?;
     for j in (s.jst..=s.jend).rev() {
         for i in (s.ist..=s.iend).rev() {
+            let p = s.at(i, j, kk);
             let pz = s.at(i, j, kk + 1);
+            let py = s.at(i, j + 1, kk);
+            let px = s.at(i + 1, j, kk);
             let x = jac.ix(i, j);
-            let c = &jac.c[x];
-            let vz = at5(v, pz);
-            let t = &mut tv[x];
+            let (a, b, c) = (&jac.a[x], &jac.b[x], &jac.c[x]);
+            let (vz, vy, vx) = (at5(v, pz), at5(v, py), at5(v, px));
+            let mut r = [0.0; 5];
             for m in 0..5 {
-                t[m] = omega
+                r[m] = omega
                     * (c[m][0] * vz[0]
                         + c[m][1] * vz[1]
                         + c[m][2] * vz[2]
                         + c[m][3] * vz[3]
                         + c[m][4] * vz[4]);
             }
-        }
-    }
-    for j in (s.jst..=s.jend).rev() {
-        for i in (s.ist..=s.iend).rev() {
-            let p = s.at(i, j, kk);
-            let py = s.at(i, j + 1, kk);
-            let px = s.at(i + 1, j, kk);
-            let x = jac.ix(i, j);
-            let (a, b) = (&jac.a[x], &jac.b[x]);
-            let (vy, vx) = (at5(v, py), at5(v, px));
-            let mut r = tv[x];
             for m in 0..5 {
                 let mut sum = 0.0;
                 for n in 0..5 {
