@@ -373,13 +373,13 @@ impl Lu {
         };
         let inorm = itmax;
         for istep in first + 1..=niter {
+            // Rows of consecutive i: (kk, j) -> index of (ist, j, kk), 5 values a point.
+            let row_len = 5 * (s.iend - s.ist + 1) as usize;
             for kk in 2..nz {
                 for j in s.jst..=s.jend {
-                    for i in s.ist..=s.iend {
-                        let p = s.at(i, j, kk);
-                        for m in 0..5 {
-                            self.rsd[p + m] *= k.dt;
-                        }
+                    let p = s.at(s.ist, j, kk);
+                    for r in &mut self.rsd[p..p + row_len] {
+                        *r *= k.dt;
                     }
                 }
             }
@@ -393,11 +393,10 @@ impl Lu {
             }
             for kk in 2..nz {
                 for j in s.jst..=s.jend {
-                    for i in s.ist..=s.iend {
-                        let p = s.at(i, j, kk);
-                        for m in 0..5 {
-                            self.u[p + m] += tmp * self.rsd[p + m];
-                        }
+                    let p = s.at(s.ist, j, kk);
+                    let rsd = &self.rsd[p..p + row_len];
+                    for (u, r) in self.u[p..p + row_len].iter_mut().zip(rsd) {
+                        *u += tmp * *r;
                     }
                 }
             }
