@@ -46,52 +46,56 @@ pub fn matmul_sub(a: &Block, b: &Block, c: &mut Block) {
 }
 
 /// Gauss-Jordan elimination without pivoting: c <- b^-1 c, r <- b^-1 r (b is destroyed).
+/// One pivot after the other, each a constant so that every loop has constant bounds and
+/// unrolls fully (as the reference writes binvcrhs out).
 #[inline(always)]
 pub fn binvcrhs(b: &mut Block, c: &mut Block, r: &mut [f64; 5]) {
-    for p in 0..5 {
-        let pivot = 1.0 / b[p][p];
-        for col in p + 1..5 {
-            b[p][col] *= pivot;
-        }
-        for col in 0..5 {
-            c[p][col] *= pivot;
-        }
-        r[p] *= pivot;
-        for row in 0..5 {
-            if row == p {
-                continue;
-            }
-            let coeff = b[row][p];
-            for col in p + 1..5 {
-                b[row][col] -= coeff * b[p][col];
-            }
-            for col in 0..5 {
-                c[row][col] -= coeff * c[p][col];
-            }
-            r[row] -= coeff * r[p];
-        }
-    }
+    pivot_step::<0, true>(b, c, r);
+    pivot_step::<1, true>(b, c, r);
+    pivot_step::<2, true>(b, c, r);
+    pivot_step::<3, true>(b, c, r);
+    pivot_step::<4, true>(b, c, r);
 }
 
 /// Gauss-Jordan elimination without pivoting: r <- b^-1 r.
 #[inline(always)]
 pub fn binvrhs(b: &mut Block, r: &mut [f64; 5]) {
-    for p in 0..5 {
-        let pivot = 1.0 / b[p][p];
-        for col in p + 1..5 {
-            b[p][col] *= pivot;
+    let mut unused = [[0.0; 5]; 5];
+    pivot_step::<0, false>(b, &mut unused, r);
+    pivot_step::<1, false>(b, &mut unused, r);
+    pivot_step::<2, false>(b, &mut unused, r);
+    pivot_step::<3, false>(b, &mut unused, r);
+    pivot_step::<4, false>(b, &mut unused, r);
+}
+
+/// Step `P` of the Gauss-Jordan elimination: scales row P by 1 / b[P][P] and removes
+/// column P from every other row, of b, r and (if `WITH_C`) c.
+#[inline(always)]
+fn pivot_step<const P: usize, const WITH_C: bool>(b: &mut Block, c: &mut Block, r: &mut [f64; 5]) {
+    let pivot = 1.0 / b[P][P];
+    for col in P + 1..5 {
+        b[P][col] *= pivot;
+    }
+    if WITH_C {
+        for col in 0..5 {
+            c[P][col] *= pivot;
         }
-        r[p] *= pivot;
-        for row in 0..5 {
-            if row == p {
-                continue;
-            }
-            let coeff = b[row][p];
-            for col in p + 1..5 {
-                b[row][col] -= coeff * b[p][col];
-            }
-            r[row] -= coeff * r[p];
+    }
+    r[P] *= pivot;
+    for row in 0..5 {
+        if row == P {
+            continue;
         }
+        let coeff = b[row][P];
+        for col in P + 1..5 {
+            b[row][col] -= coeff * b[P][col];
+        }
+        if WITH_C {
+            for col in 0..5 {
+                c[row][col] -= coeff * c[P][col];
+            }
+        }
+        r[row] -= coeff * r[P];
     }
 }
 
