@@ -46,59 +46,72 @@ pub fn matmul_sub(a: &Block, b: &Block, c: &mut Block) {
 }
 
 /// Gauss-Jordan elimination without pivoting: c <- b^-1 c, r <- b^-1 r (b is destroyed).
+/// One pivot after the other, each a constant so that every loop has constant bounds and
+/// unrolls fully (as the reference writes binvcrhs out).
 #[inline(always)]
 pub fn binvcrhs(b: &mut Block, c: &mut Block, r: &mut [f64; 5]) {
-    for p in 0..5 {
-        let pivot = 1.0 / b[p][p];
-        for col in p + 1..5 {
-            b[p][col] *= pivot;
-        }
-        for col in 0..5 {
-            c[p][col] *= pivot;
-        }
-        r[p] *= pivot;
-        for row in 0..5 {
-            if row == p {
-                continue;
-            }
-            let coeff = b[row][p];
-            for col in p + 1..5 {
-                b[row][col] -= coeff * b[p][col];
-            }
-            for col in 0..5 {
-                c[row][col] -= coeff * c[p][col];
-            }
-            r[row] -= coeff * r[p];
-        }
-    }
+    pivot_step::<0, true>(b, c, r);
+    pivot_step::<1, true>(b, c, r);
+    pivot_step::<2, true>(b, c, r);
+    pivot_step::<3, true>(b, c, r);
+    pivot_step::<4, true>(b, c, r);
 }
 
 /// Gauss-Jordan elimination without pivoting: r <- b^-1 r.
 #[inline(always)]
 pub fn binvrhs(b: &mut Block, r: &mut [f64; 5]) {
-    for p in 0..5 {
-        let pivot = 1.0 / b[p][p];
-        for col in p + 1..5 {
-            b[p][col] *= pivot;
+    let mut unused = [[0.0; 5]; 5];
+    pivot_step::<0, false>(b, &mut unused, r);
+    pivot_step::<1, false>(b, &mut unused, r);
+    pivot_step::<2, false>(b, &mut unused, r);
+    pivot_step::<3, false>(b, &mut unused, r);
+    pivot_step::<4, false>(b, &mut unused, r);
+}
+
+/// Step `P` of the Gauss-Jordan elimination: scales row P by 1 / b[P][P] and removes
+/// column P from every other row, of b, r and (if `WITH_C`) c.
+#[inline(always)]
+fn pivot_step<const P: usize, const WITH_C: bool>(b: &mut Block, c: &mut Block, r: &mut [f64; 5]) {
+    let pivot = 1.0 / b[P][P];
+    for col in P + 1..5 {
+        b[P][col] *= pivot;
+    }
+    if WITH_C {
+        for col in 0..5 {
+            c[P][col] *= pivot;
         }
-        r[p] *= pivot;
-        for row in 0..5 {
-            if row == p {
-                continue;
-            }
-            let coeff = b[row][p];
-            for col in p + 1..5 {
-                b[row][col] -= coeff * b[p][col];
-            }
-            r[row] -= coeff * r[p];
+    }
+    r[P] *= pivot;
+    for row in 0..5 {
+        if row == P {
+            continue;
         }
+        let coeff = b[row][P];
+        for col in P + 1..5 {
+            b[row][col] -= coeff * b[P][col];
+        }
+        if WITH_C {
+            for col in 0..5 {
+                c[row][col] -= coeff * c[P][col];
+            }
+        }
+        r[row] -= coeff * r[P];
     }
 }
 
-/// The flux Jacobian (fjac) and viscous Jacobian (njac) in direction `d` at a point with
-/// state `u`, `qs` = kinetic energy / rho and `rho_i` = 1/rho.
+/// The flux Jacobian (`f`, fjac) and viscous Jacobian (`nj`, njac) in direction `d` at a
+/// point with state `u`, `qs` = kinetic energy / rho and `rho_i` = 1/rho, written in
+/// place (a returned pair of blocks was a 400-byte memcpy per point).
 #[inline(always)]
-pub fn jacobians(u: &[f64; 5], qs: f64, rho_i: f64, d: usize, k: &Constants) -> (Block, Block) {
+pub fn jacobians(
+    u: &[f64; 5],
+    qs: f64,
+    rho_i: f64,
+    d: usize,
+    k: &Constants,
+    f: &mut Block,
+    nj: &mut Block,
+) {
     let tmp1 = rho_i;
     let tmp2 = tmp1 * tmp1;
     let tmp3 = tmp1 * tmp2;
@@ -108,8 +121,8 @@ pub fn jacobians(u: &[f64; 5], qs: f64, rho_i: f64, d: usize, k: &Constants) -> 
         1 => (1, 3),
         _ => (1, 2),
     };
-    let mut f = [[0.0; 5]; 5];
-    let mut nj = [[0.0; 5]; 5];
+    *f = [[0.0; 5]; 5];
+    *nj = [[0.0; 5]; 5];
     f[0][n] = 1.0;
     f[n][0] = -(u[n] * u[n] * tmp2) + C2 * qs;
     f[n][n] = (2.0 - C2) * (u[n] * tmp1);
@@ -146,6 +159,13 @@ pub fn jacobians(u: &[f64; 5], qs: f64, rho_i: f64, d: usize, k: &Constants) -> 
         nj[4][m] = coef(m) * tmp2 * u[m];
     }
     nj[4][4] = c1345 * tmp1;
+}
+
+/// [`jacobians`] returned as a pair (fjac, njac).
+#[inline(always)]
+pub fn jacobian_pair(u: &[f64; 5], qs: f64, rho_i: f64, d: usize, k: &Constants) -> (Block, Block) {
+    let (mut f, mut nj) = ([[0.0; 5]; 5], [[0.0; 5]; 5]);
+    jacobians(u, qs, rho_i, d, k, &mut f, &mut nj);
     (f, nj)
 }
 

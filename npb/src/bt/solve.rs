@@ -15,13 +15,18 @@ use crate::common::NpbError;
 /// Storage that lives across the forward and backward sweeps: the eliminated upper
 /// blocks C' of every cell, and per-line scratch.
 pub struct SolveWork {
+    /// C' of every line of every cell, line after line (`(ib * size[a] + ia) * n + pos`).
     lhsc: Vec<Vec<Block>>,
+    line: LineWork,
+}
+
+/// One line's Jacobians and its lower and diagonal blocks (the reference's fjac, njac,
+/// lhsa, lhsb). fjac and njac are indexed by position + 1.
+struct LineWork {
     fj: Vec<Block>,
     nj: Vec<Block>,
     lhsa: Vec<Block>,
     lhsb: Vec<Block>,
-    cc: Vec<Block>,
-    r: Vec<[f64; 5]>,
 }
 
 impl SolveWork {
@@ -38,16 +43,27 @@ impl SolveWork {
             lhsc: flow
                 .cells
                 .iter()
-                .map(|c| vec![[[0.0; 5]; 5]; c.cell.size.iter().product()])
+                .map(|c| vec![ZERO; c.cell.size.iter().product()])
                 .collect(),
-            fj: vec![[[0.0; 5]; 5]; maxn],
-            nj: vec![[[0.0; 5]; 5]; maxn],
-            lhsa: vec![[[0.0; 5]; 5]; maxn],
-            lhsb: vec![[[0.0; 5]; 5]; maxn],
-            cc: vec![[[0.0; 5]; 5]; maxn],
-            r: vec![[0.0; 5]; maxn],
+            line: LineWork {
+                fj: vec![ZERO; maxn],
+                nj: vec![ZERO; maxn],
+                lhsa: vec![ZERO; maxn],
+                lhsb: vec![ZERO; maxn],
+            },
         }
     }
+}
+
+/// The zero block.
+const ZERO: Block = [[0.0; 5]; 5];
+
+/// The five components of point `p` of an interleaved field's values, in place.
+#[inline(always)]
+fn point_mut(data: &mut [f64], p: usize) -> &mut [f64; 5] {
+    (&mut data[5 * p..5 * p + 5])
+        .try_into()
+        .expect("five components")
 }
 
 /// Index of point `pos` of line (ia, ib) in direction `d`.
@@ -83,7 +99,16 @@ pub fn solve(flow: &mut Flow<Aos>, w: &mut SolveWork, d: usize) -> Result<(), Np
             comm.process_at_rank(pred)
                 .receive_into_with_tag(&mut solve_buf[..], solve_tag + tag)?;
         }
-        solve_cell(cs, &k, d, first, last, &solve_buf, maxd, w, ci);
+        solve_cell(
+            cs,
+            &k,
+            d,
+            (first, last),
+            &solve_buf,
+            maxd,
+            &mut w.lhsc[ci],
+            &mut w.line,
+        );
         if !last {
             // C'(last plane) and rhs'(last plane) of every line.
             let c = &cs.cell;
@@ -132,50 +157,64 @@ pub fn solve(flow: &mut Flow<Aos>, w: &mut SolveWork, d: usize) -> Result<(), Np
     Ok(())
 }
 
-/// Forward elimination of every line of one cell (x_solve_cell). `recv` holds C' and
-/// rhs' of the preceding cell's last plane when this is not the first cell.
+/// Forward elimination of every line of one cell (x_solve_cell), in place on the cell's
+/// rhs and its C' (`lhsc`), as the reference does. `recv` holds C' and rhs' of the
+/// preceding cell's last plane when this is not the first cell.
 #[allow(clippy::too_many_arguments)]
 fn solve_cell(
     cs: &mut CellState<Aos>,
     k: &Constants,
     d: usize,
-    first: bool,
-    last: bool,
+    (first, last): (bool, bool),
     recv: &[f64],
     maxd: usize,
-    w: &mut SolveWork,
-    ci: usize,
+    lhsc: &mut [Block],
+    w: &mut LineWork,
 ) {
     let c = cs.cell.clone();
     let (a, b) = others(d);
     let n = c.size[d];
     let isize = n - 1;
+    let s = cs.grid.stride[d];
     let tmp1 = k.dtt1[d];
     let tmp2 = k.dtt2[d];
     let dd = k.dd[d];
-    let lhsc = &mut w.lhsc[ci];
+    // Positions whose blocks come from the Jacobians; a boundary position keeps the
+    // identity row of lhsabinit (and a zero C').
+    let (lo, hi) = (c.start[d], isize - c.end[d]);
     for ib in c.start[b]..c.size[b] - c.end[b] {
         for ia in c.start[a]..c.size[a] - c.end[a] {
-            // Jacobians at positions start-1 ..= n-end (index pos+1).
-            let lo = c.start[d] as isize - 1;
-            let hi = (n - c.end[d]) as isize;
+            let p0 = point(cs, d, ia, ib, 0);
+            // Jacobians at positions lo-1 ..= hi+1 (index pos+1).
+            for j in lo..=hi + 2 {
+                let p = p0 + j * s - s;
+                jacobians(
+                    &cs.u.point(p),
+                    cs.aux.qs[p],
+                    cs.aux.rho_i[p],
+                    d,
+                    k,
+                    &mut w.fj[j],
+                    &mut w.nj[j],
+                );
+            }
+            let base = (ib * c.size[a] + ia) * n;
+            let line = &mut lhsc[base..base + n];
+            if lo == 1 {
+                w.lhsa[0] = ZERO;
+                w.lhsb[0] = IDENTITY;
+                line[0] = ZERO;
+            }
+            if hi < isize {
+                w.lhsa[isize] = ZERO;
+                w.lhsb[isize] = IDENTITY;
+                line[isize] = ZERO;
+            }
             for pos in lo..=hi {
-                let p = point(cs, d, ia, ib, pos);
-                let (f, nj) = jacobians(&cs.u.point(p), cs.aux.qs[p], cs.aux.rho_i[p], d, k);
-                w.fj[(pos + 1) as usize] = f;
-                w.nj[(pos + 1) as usize] = nj;
-            }
-            for pos in 0..n {
-                w.lhsa[pos] = [[0.0; 5]; 5];
-                w.lhsb[pos] = IDENTITY;
-                w.cc[pos + 1] = [[0.0; 5]; 5];
-                w.r[pos + 1] = cs.rhs.point(point(cs, d, ia, ib, pos as isize));
-            }
-            for pos in c.start[d]..=isize - c.end[d] {
                 let (fm, nm) = (&w.fj[pos], &w.nj[pos]);
                 let n0 = &w.nj[pos + 1];
                 let (fp, np) = (&w.fj[pos + 2], &w.nj[pos + 2]);
-                let (la, lb, lc) = (&mut w.lhsa[pos], &mut w.lhsb[pos], &mut w.cc[pos + 1]);
+                let (la, lb, lc) = (&mut w.lhsa[pos], &mut w.lhsb[pos], &mut line[pos]);
                 for m in 0..5 {
                     for q in 0..5 {
                         la[m][q] = -tmp2 * fm[m][q] - tmp1 * nm[m][q];
@@ -187,47 +226,51 @@ fn solve_cell(
                     lc[m][m] -= tmp1 * dd[m];
                 }
             }
-            let start = if first {
-                binvcrhs(&mut w.lhsb[0], &mut w.cc[1], &mut w.r[1]);
-                1
+            let rhs = &mut cs.rhs.data[..];
+            let at = |pos: usize| p0 + pos * s;
+            // rhs'(pos - 1), carried along the line.
+            let mut rprev;
+            if first {
+                let r = point_mut(rhs, at(0));
+                binvcrhs(&mut w.lhsb[0], &mut line[0], r);
+                rprev = *r;
             } else {
-                let at = (ib * maxd + ia) * 30;
+                // Position 0 follows the preceding cell's last plane.
+                let o = (ib * maxd + ia) * 30;
+                let mut cprev = ZERO;
                 for m in 0..5 {
-                    w.cc[0][m].copy_from_slice(&recv[at + 5 * m..at + 5 * m + 5]);
+                    cprev[m].copy_from_slice(&recv[o + 5 * m..o + 5 * m + 5]);
                 }
-                w.r[0].copy_from_slice(&recv[at + 25..at + 30]);
-                0
-            };
+                let mut rp = [0.0; 5];
+                rp.copy_from_slice(&recv[o + 25..o + 30]);
+                let r = point_mut(rhs, at(0));
+                matvec_sub(&w.lhsa[0], &rp, r);
+                matmul_sub(&w.lhsa[0], &cprev, &mut w.lhsb[0]);
+                binvcrhs(&mut w.lhsb[0], &mut line[0], r);
+                rprev = *r;
+            }
             let stop = if last { isize } else { n };
-            for i in start..stop {
+            for pos in 1..stop {
                 // rhs(i) -= A rhs(i-1); B(i) -= A C(i-1); C(i), rhs(i) <- B(i)^-1 ...
-                let prev = w.r[i];
-                matvec_sub(&w.lhsa[i], &prev, &mut w.r[i + 1]);
-                let cprev = w.cc[i];
-                matmul_sub(&w.lhsa[i], &cprev, &mut w.lhsb[i]);
-                binvcrhs(&mut w.lhsb[i], &mut w.cc[i + 1], &mut w.r[i + 1]);
+                let r = point_mut(rhs, at(pos));
+                matvec_sub(&w.lhsa[pos], &rprev, r);
+                let (done, todo) = line.split_at_mut(pos);
+                matmul_sub(&w.lhsa[pos], &done[pos - 1], &mut w.lhsb[pos]);
+                binvcrhs(&mut w.lhsb[pos], &mut todo[0], r);
+                rprev = *r;
             }
             if last {
-                let prev = w.r[isize];
-                matvec_sub(&w.lhsa[isize], &prev, &mut w.r[isize + 1]);
-                let cprev = w.cc[isize];
-                matmul_sub(&w.lhsa[isize], &cprev, &mut w.lhsb[isize]);
-                binvrhs(&mut w.lhsb[isize], &mut w.r[isize + 1]);
-            }
-            let base = (ib * c.size[a] + ia) * n;
-            lhsc[base..base + n].copy_from_slice(&w.cc[1..=n]);
-            for pos in 0..n {
-                let p = point(cs, d, ia, ib, pos as isize);
-                for m in 0..5 {
-                    cs.rhs.set(m, p, w.r[pos + 1][m]);
-                }
+                let r = point_mut(rhs, at(isize));
+                matvec_sub(&w.lhsa[isize], &rprev, r);
+                matmul_sub(&w.lhsa[isize], &line[isize - 1], &mut w.lhsb[isize]);
+                binvrhs(&mut w.lhsb[isize], r);
             }
         }
     }
 }
 
-/// Back substitution of every line of one cell; `recv` holds the following cell's
-/// solution on its first plane when this is not the last cell.
+/// Back substitution of every line of one cell, in place on its rhs; `recv` holds the
+/// following cell's solution on its first plane when this is not the last cell.
 fn backsubstitute(
     cs: &mut CellState<Aos>,
     d: usize,
@@ -239,28 +282,27 @@ fn backsubstitute(
     let c = cs.cell.clone();
     let (a, b) = others(d);
     let n = c.size[d];
-    let mut r = vec![[0.0f64; 5]; n];
+    let s = cs.grid.stride[d];
     for ib in c.start[b]..c.size[b] - c.end[b] {
         for ia in c.start[a]..c.size[a] - c.end[a] {
             let base = (ib * c.size[a] + ia) * n;
-            for (pos, rp) in r.iter_mut().enumerate() {
-                *rp = cs.rhs.point(point(cs, d, ia, ib, pos as isize));
-            }
-            if !last {
+            let line = &lhsc[base..base + n];
+            let p0 = point(cs, d, ia, ib, 0);
+            let rhs = &mut cs.rhs.data[..];
+            // The solution one position further along the line.
+            let mut next = [0.0; 5];
+            let top = if last {
+                next = *point_mut(rhs, p0 + (n - 1) * s);
+                n - 1
+            } else {
                 let at = (ib * maxd + ia) * 5;
-                let mut next = [0.0; 5];
                 next.copy_from_slice(&recv[at..at + 5]);
-                matvec_sub(&lhsc[base + n - 1], &next, &mut r[n - 1]);
-            }
-            for pos in (0..n - 1).rev() {
-                let next = r[pos + 1];
-                matvec_sub(&lhsc[base + pos], &next, &mut r[pos]);
-            }
-            for (pos, rp) in r.iter().enumerate() {
-                let p = point(cs, d, ia, ib, pos as isize);
-                for (m, v) in rp.iter().enumerate() {
-                    cs.rhs.set(m, p, *v);
-                }
+                n
+            };
+            for pos in (0..top).rev() {
+                let r = point_mut(rhs, p0 + pos * s);
+                matvec_sub(&line[pos], &next, r);
+                next = *r;
             }
         }
     }

@@ -5,8 +5,11 @@
 //! Everything runs one row of i values at a time on contiguous slices (the fields'
 //! components at the row's points and at its neighbours' in the stencil direction), so
 //! the inner loops carry no index arithmetic or bounds checks. With the planar layout
-//! (SP) the slices are the fields' own memory; with the interleaved layout (BT) the
-//! components of a row are gathered into scratch rows first and scattered back after.
+//! (SP) the slices are the fields' own memory, one component at a time. With the
+//! interleaved layout (BT) the loops run over the row's points, all five components of
+//! a point at once, on 5-value chunks of the fields' memory (as the reference does;
+//! gathering components into scratch rows and scattering them back cost BT's
+//! compute_rhs twice the reference's time).
 
 use super::constants::{Constants, C1, C2};
 use super::{diss_coef, CellState, Field5, Layout};
@@ -127,42 +130,46 @@ pub fn compute_rhs<L: Layout>(cs: &mut CellState<L>, k: &Constants, with_speed: 
     let mut sc = Scratch::new();
     // Reciprocal of density, velocities, kinetic energy and (SP) speed of sound.
     let len = c.size[0] + 2;
-    for kk in -1..=c.size[2] as isize {
-        for jj in -1..=c.size[1] as isize {
-            let p = g.at(-1, jj, kk);
-            let [b0, b1, b2, b3, b4] = &mut sc.u;
-            let u0 = stencil(&cs.u, 0, p, len, 1, 0, b0)[0];
-            let u1 = stencil(&cs.u, 1, p, len, 1, 0, b1)[0];
-            let u2 = stencil(&cs.u, 2, p, len, 1, 0, b2)[0];
-            let u3 = stencil(&cs.u, 3, p, len, 1, 0, b3)[0];
-            let u4 = stencil(&cs.u, 4, p, len, 1, 0, b4)[0];
-            let a = &mut cs.aux;
-            let [vx, vy, vz] = &mut a.vel;
-            let rho_i = &mut a.rho_i[p..p + len];
-            let (vx, vy, vz) = (
-                &mut vx[p..p + len],
-                &mut vy[p..p + len],
-                &mut vz[p..p + len],
-            );
-            let square = &mut a.square[p..p + len];
-            let qs = &mut a.qs[p..p + len];
-            for i in 0..len {
-                let rho_inv = 1.0 / u0[i];
-                rho_i[i] = rho_inv;
-                vx[i] = u1[i] * rho_inv;
-                vy[i] = u2[i] * rho_inv;
-                vz[i] = u3[i] * rho_inv;
-                let sq = 0.5 * (u1[i] * u1[i] + u2[i] * u2[i] + u3[i] * u3[i]) * rho_inv;
-                square[i] = sq;
-                qs[i] = sq * rho_inv;
-            }
-            if with_speed {
-                let (speed, ainv) = (&mut a.speed[p..p + len], &mut a.ainv[p..p + len]);
-                let (rho_i, square) = (&a.rho_i[p..p + len], &a.square[p..p + len]);
+    if L::AOS {
+        derived_aos(cs, len);
+    } else {
+        for kk in -1..=c.size[2] as isize {
+            for jj in -1..=c.size[1] as isize {
+                let p = g.at(-1, jj, kk);
+                let [b0, b1, b2, b3, b4] = &mut sc.u;
+                let u0 = stencil(&cs.u, 0, p, len, 1, 0, b0)[0];
+                let u1 = stencil(&cs.u, 1, p, len, 1, 0, b1)[0];
+                let u2 = stencil(&cs.u, 2, p, len, 1, 0, b2)[0];
+                let u3 = stencil(&cs.u, 3, p, len, 1, 0, b3)[0];
+                let u4 = stencil(&cs.u, 4, p, len, 1, 0, b4)[0];
+                let a = &mut cs.aux;
+                let [vx, vy, vz] = &mut a.vel;
+                let rho_i = &mut a.rho_i[p..p + len];
+                let (vx, vy, vz) = (
+                    &mut vx[p..p + len],
+                    &mut vy[p..p + len],
+                    &mut vz[p..p + len],
+                );
+                let square = &mut a.square[p..p + len];
+                let qs = &mut a.qs[p..p + len];
                 for i in 0..len {
-                    let aux = (k.c1c2 * rho_i[i] * (u4[i] - square[i])).sqrt();
-                    speed[i] = aux;
-                    ainv[i] = 1.0 / aux;
+                    let rho_inv = 1.0 / u0[i];
+                    rho_i[i] = rho_inv;
+                    vx[i] = u1[i] * rho_inv;
+                    vy[i] = u2[i] * rho_inv;
+                    vz[i] = u3[i] * rho_inv;
+                    let sq = 0.5 * (u1[i] * u1[i] + u2[i] * u2[i] + u3[i] * u3[i]) * rho_inv;
+                    square[i] = sq;
+                    qs[i] = sq * rho_inv;
+                }
+                if with_speed {
+                    let (speed, ainv) = (&mut a.speed[p..p + len], &mut a.ainv[p..p + len]);
+                    let (rho_i, square) = (&a.rho_i[p..p + len], &a.square[p..p + len]);
+                    for i in 0..len {
+                        let aux = (k.c1c2 * rho_i[i] * (u4[i] - square[i])).sqrt();
+                        speed[i] = aux;
+                        ainv[i] = 1.0 / aux;
+                    }
                 }
             }
         }
@@ -170,13 +177,28 @@ pub fn compute_rhs<L: Layout>(cs: &mut CellState<L>, k: &Constants, with_speed: 
     // The forcing term is known on the whole cell, boundary included.
     cs.rhs.data.copy_from_slice(&cs.forcing.data);
     for d in 0..3 {
-        flux(cs, k, d, &mut sc);
-        dissipation(cs, k, d, &mut sc);
+        if L::AOS {
+            match d {
+                0 => flux_aos::<L, 0>(cs, k),
+                1 => flux_aos::<L, 1>(cs, k),
+                _ => flux_aos::<L, 2>(cs, k),
+            }
+            dissipation_aos(cs, k, d);
+        } else {
+            flux(cs, k, d, &mut sc);
+            dissipation(cs, k, d, &mut sc);
+        }
     }
     let (i0, len) = (c.start[0], c.size[0] - c.end[0] - c.start[0]);
     for kk in c.start[2]..c.size[2] - c.end[2] {
         for jj in c.start[1]..c.size[1] - c.end[1] {
             let p = g.at(i0 as isize, jj as isize, kk as isize);
+            if L::AOS {
+                for v in &mut cs.rhs.data[5 * p..5 * (p + len)] {
+                    *v *= k.dt;
+                }
+                continue;
+            }
             with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |rows| {
                 for r in rows {
                     for v in r.iter_mut() {
@@ -306,6 +328,132 @@ fn dissipation<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &m
                     }
                 }
             });
+        }
+    }
+}
+
+/// The `len` points of an interleaved field's values from point `p`, as 5-value chunks.
+#[inline(always)]
+fn points(x: &[f64], p: usize, len: usize) -> std::slice::ChunksExact<'_, f64> {
+    x[5 * p..5 * (p + len)].chunks_exact(5)
+}
+
+/// Reciprocal of density, velocities and kinetic energy on the cell and its first ghost
+/// layer, interleaved layout (BT has no speed of sound).
+fn derived_aos<L: Layout>(cs: &mut CellState<L>, len: usize) {
+    debug_assert!(L::AOS);
+    let c = &cs.cell;
+    let g = cs.grid;
+    for kk in -1..=c.size[2] as isize {
+        for jj in -1..=c.size[1] as isize {
+            let p = g.at(-1, jj, kk);
+            let a = &mut cs.aux;
+            let [vx, vy, vz] = &mut a.vel;
+            let rho_i = &mut a.rho_i[p..p + len];
+            let (vx, vy, vz) = (
+                &mut vx[p..p + len],
+                &mut vy[p..p + len],
+                &mut vz[p..p + len],
+            );
+            let square = &mut a.square[p..p + len];
+            let qs = &mut a.qs[p..p + len];
+            for (i, u) in points(&cs.u.data, p, len).enumerate() {
+                let rho_inv = 1.0 / u[0];
+                rho_i[i] = rho_inv;
+                vx[i] = u[1] * rho_inv;
+                vy[i] = u[2] * rho_inv;
+                vz[i] = u[3] * rho_inv;
+                let sq = 0.5 * (u[1] * u[1] + u[2] * u[2] + u[3] * u[3]) * rho_inv;
+                square[i] = sq;
+                qs[i] = sq * rho_inv;
+            }
+        }
+    }
+}
+
+/// [`flux`] for the interleaved layout in direction `D`, point by point.
+fn flux_aos<L: Layout, const D: usize>(cs: &mut CellState<L>, k: &Constants) {
+    debug_assert!(L::AOS);
+    let c = &cs.cell;
+    let g = cs.grid;
+    let s = g.stride[D];
+    let n = D + 1;
+    // The two momentum components across the direction.
+    let (ta, tb) = match D {
+        0 => (2, 3),
+        1 => (1, 3),
+        _ => (1, 2),
+    };
+    let (t2, dt1, con) = (k.t2[D], k.dt1[D], k.con[D]);
+    let (i0, len) = (c.start[0], c.size[0] - c.end[0] - c.start[0]);
+    let a = &cs.aux;
+    for kk in c.start[2]..c.size[2] - c.end[2] {
+        for jj in c.start[1]..c.size[1] - c.end[1] {
+            let p = g.at(i0 as isize, jj as isize, kk as isize);
+            let u = &cs.u.data;
+            let rows = points(u, p - s, len)
+                .zip(points(u, p, len))
+                .zip(points(u, p + s, len));
+            // Neighbours below (m), at (0) and above (p) in direction D.
+            let (vm, v0, vp) = around(&a.vel[D], p, s, len);
+            let (sqm, _, sqp) = around(&a.square, p, s, len);
+            let (qm, q0, qp) = around(&a.qs, p, s, len);
+            let (rim, ri0, rip) = around(&a.rho_i, p, s, len);
+            let (wam, wa0, wap) = around(&a.vel[ta - 1], p, s, len);
+            let (wbm, wb0, wbp) = around(&a.vel[tb - 1], p, s, len);
+            let rhs = cs.rhs.data[5 * p..5 * (p + len)].chunks_exact_mut(5);
+            for (i, (r, ((xm, x0), xp))) in rhs.zip(rows).enumerate() {
+                r[0] = r[0] + dt1[0] * (xp[0] - 2.0 * x0[0] + xm[0]) - t2 * (xp[n] - xm[n]);
+                r[n] = r[n]
+                    + dt1[n] * (xp[n] - 2.0 * x0[n] + xm[n])
+                    + con[1] * k.con43 * (vp[i] - 2.0 * v0[i] + vm[i])
+                    - t2 * (xp[n] * vp[i] - xm[n] * vm[i] + (xp[4] - sqp[i] - xm[4] + sqm[i]) * C2);
+                for (mm, wm, w0, wp) in [(ta, wam, wa0, wap), (tb, wbm, wb0, wbp)] {
+                    r[mm] = r[mm]
+                        + dt1[mm] * (xp[mm] - 2.0 * x0[mm] + xm[mm])
+                        + con[1] * (wp[i] - 2.0 * w0[i] + wm[i])
+                        - t2 * (xp[mm] * vp[i] - xm[mm] * vm[i]);
+                }
+                let (up1, uijk, um1) = (vp[i], v0[i], vm[i]);
+                r[4] = r[4]
+                    + dt1[4] * (xp[4] - 2.0 * x0[4] + xm[4])
+                    + con[2] * (qp[i] - 2.0 * q0[i] + qm[i])
+                    + con[3] * (up1 * up1 - 2.0 * uijk * uijk + um1 * um1)
+                    + con[4] * (xp[4] * rip[i] - 2.0 * x0[4] * ri0[i] + xm[4] * rim[i])
+                    - t2 * ((C1 * xp[4] - C2 * sqp[i]) * up1 - (C1 * xm[4] - C2 * sqm[i]) * um1);
+            }
+        }
+    }
+}
+
+/// [`dissipation`] for the interleaved layout, point by point.
+fn dissipation_aos<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize) {
+    debug_assert!(L::AOS);
+    let c = &cs.cell;
+    let g = cs.grid;
+    let s = g.stride[d];
+    let wt: Vec<[f64; 5]> = (0..c.size[d])
+        .map(|pos| diss_coef(pos, c.size[d], c.start[d], c.end[d]))
+        .collect();
+    let (i0, len) = (c.start[0], c.size[0] - c.end[0] - c.start[0]);
+    for kk in c.start[2]..c.size[2] - c.end[2] {
+        for jj in c.start[1]..c.size[1] - c.end[1] {
+            let p = g.at(i0 as isize, jj as isize, kk as isize);
+            let u = &cs.u.data;
+            let rows = points(u, p - 2 * s, len)
+                .zip(points(u, p - s, len))
+                .zip(points(u, p, len))
+                .zip(points(u, p + s, len))
+                .zip(points(u, p + 2 * s, len));
+            let rhs = cs.rhs.data[5 * p..5 * (p + len)].chunks_exact_mut(5);
+            for (i, (r, ((((x0, x1), x2), x3), x4))) in rhs.zip(rows).enumerate() {
+                let pos = [i0 + i, jj, kk][d];
+                let [w0, w1, w2, w3, w4] = wt[pos];
+                for m in 0..5 {
+                    let v = w0 * x0[m] + w1 * x1[m] + w2 * x2[m] + w3 * x3[m] + w4 * x4[m];
+                    r[m] -= k.dssp * v;
+                }
+            }
         }
     }
 }

@@ -44,7 +44,7 @@ const CHECKPOINT_EVERY: u64 = 10;
 /// What the rest of a run needs after an SSOR step: u, the residual rsd the step ended
 /// with (the next step starts from it), the forcing term frct (erhs exchanges ghost
 /// values, so a restored replica cannot rebuild it alone), the latest residual norms and
-/// the timer. flux, the Jacobians and tv are rebuilt by every step.
+/// the timer. flux and the Jacobians are rebuilt by every step.
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct State<'a> {
     /// SSOR steps done.
@@ -158,7 +158,6 @@ struct Lu {
     frct: Vec<f64>,
     flux: Vec<f64>,
     jac: Jac,
-    tv: Vec<[f64; 5]>,
     comm: Communicator,
 }
 
@@ -374,13 +373,13 @@ impl Lu {
         };
         let inorm = itmax;
         for istep in first + 1..=niter {
+            // Rows of consecutive i: (kk, j) -> index of (ist, j, kk), 5 values a point.
+            let row_len = 5 * (s.iend - s.ist + 1) as usize;
             for kk in 2..nz {
                 for j in s.jst..=s.jend {
-                    for i in s.ist..=s.iend {
-                        let p = s.at(i, j, kk);
-                        for m in 0..5 {
-                            self.rsd[p + m] *= k.dt;
-                        }
+                    let p = s.at(s.ist, j, kk);
+                    for r in &mut self.rsd[p..p + row_len] {
+                        *r *= k.dt;
                     }
                 }
             }
@@ -390,23 +389,14 @@ impl Lu {
             }
             for kk in (2..nz).rev() {
                 ssor::jacu(&s, &k, &self.u, kk, &mut self.jac);
-                ssor::buts(
-                    &self.comm,
-                    &s,
-                    OMEGA,
-                    &mut self.rsd,
-                    &mut self.tv,
-                    &self.jac,
-                    kk,
-                )?;
+                ssor::buts(&self.comm, &s, OMEGA, &mut self.rsd, &self.jac, kk)?;
             }
             for kk in 2..nz {
                 for j in s.jst..=s.jend {
-                    for i in s.ist..=s.iend {
-                        let p = s.at(i, j, kk);
-                        for m in 0..5 {
-                            self.u[p + m] += tmp * self.rsd[p + m];
-                        }
+                    let p = s.at(s.ist, j, kk);
+                    let rsd = &self.rsd[p..p + row_len];
+                    for (u, r) in self.u[p..p + row_len].iter_mut().zip(rsd) {
+                        *u += tmp * *r;
                     }
                 }
             }
@@ -619,7 +609,6 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
         frct: vec![0.0; n],
         flux: vec![0.0; n],
         jac: Jac::new(&s),
-        tv: vec![[0.0; 5]; (s.nx + 2) * (s.ny + 2)],
         comm: world.duplicate(),
         s,
     };

@@ -20,15 +20,17 @@ pub fn operator(
     out: &mut [f64],
 ) -> Result<(), NpbError> {
     exchange_3(comm, s, w, 0)?;
-    direction(s, k, 0, w, flux, out);
+    direction::<0>(s, k, w, flux, out);
     exchange_3(comm, s, w, 1)?;
-    direction(s, k, 1, w, flux, out);
-    direction(s, k, 2, w, flux, out);
+    direction::<1>(s, k, w, flux, out);
+    direction::<2>(s, k, w, flux, out);
     Ok(())
 }
 
-/// Convective and viscous flux differences plus dissipation in direction `d`.
-fn direction(s: &Sub, k: &Constants, d: usize, w: &[f64], flux: &mut [f64], out: &mut [f64]) {
+/// Convective and viscous flux differences plus dissipation in direction `D` (a constant,
+/// so that the momentum component along it is a fixed index in the inner loops).
+fn direction<const D: usize>(s: &Sub, k: &Constants, w: &[f64], flux: &mut [f64], out: &mut [f64]) {
+    let d = D;
     let (n, lo_bnd, hi_bnd) = match d {
         0 => (s.nx as isize, s.north.is_none(), s.south.is_none()),
         1 => (s.ny as isize, s.west.is_none(), s.east.is_none()),
@@ -159,15 +161,15 @@ fn direction(s: &Sub, k: &Constants, d: usize, w: &[f64], flux: &mut [f64], out:
         blk.each(st, en, |p, q, len| {
             let l = 5 * len;
             let o = &mut out[q..q + l];
-            let [x0, x1, x2, x3, x4] =
-                [-2isize, -1, 0, 1, 2].map(|o| &w[(q as isize + o * sd as isize) as usize..][..l]);
-            for (t, o) in o.chunks_exact_mut(5).enumerate() {
-                let c = wt[(if d == 0 { p + t as isize } else { p }) as usize];
-                let e0 = 5 * t;
+            let [x0, x1, x2, x3, x4] = [-2isize, -1, 0, 1, 2]
+                .map(|o| w[(q as isize + o * sd as isize) as usize..][..l].chunks_exact(5));
+            let rows = x0.zip(x1).zip(x2).zip(x3).zip(x4);
+            for (t, (o, ((((x0, x1), x2), x3), x4))) in o.chunks_exact_mut(5).zip(rows).enumerate()
+            {
+                let c = wt[(if D == 0 { p + t as isize } else { p }) as usize];
                 for m in 0..5 {
-                    let e = e0 + m;
                     let v =
-                        c[0] * x0[e] + c[1] * x1[e] + c[2] * x2[e] + c[3] * x3[e] + c[4] * x4[e];
+                        c[0] * x0[m] + c[1] * x1[m] + c[2] * x2[m] + c[3] * x3[m] + c[4] * x4[m];
                     o[m] -= k.dssp * v;
                 }
             }

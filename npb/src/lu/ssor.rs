@@ -6,7 +6,9 @@
 
 use super::exchange::{exchange_1, Ex1};
 use super::grid::Sub;
-use crate::bt::blocks::{jacobians, Block};
+#[cfg(doc)]
+use crate::bt::blocks::jacobians;
+use crate::bt::blocks::{jacobian_pair, Block};
 use crate::cfd::constants::Constants;
 use crate::common::NpbError;
 use volpex::Communicator;
@@ -51,44 +53,73 @@ fn point(u: &[f64], p: usize) -> ([f64; 5], f64, f64) {
     (v, qs, tmp1)
 }
 
-/// The block of the neighbour in direction `d`: sign -1 for lower, +1 for upper.
-#[inline(always)]
-fn neighbour(u: &[f64], p: usize, d: usize, sign: f64, k: &Constants) -> Block {
-    let (v, qs, ri) = point(u, p);
-    let (f, nj) = jacobians(&v, qs, ri, d, k);
-    let (dt1, dt2) = (k.dt * k.t1[d], k.dt * k.t2[d]);
-    let mut out = [[0.0; 5]; 5];
-    for m in 0..5 {
-        for n in 0..5 {
-            out[m][n] = sign * dt2 * f[m][n] - dt1 * nj[m][n];
-        }
-        out[m][m] -= dt1 * k.dd[d][m];
+/// Whether entry (m, q) of the flux Jacobian in direction `d` can be nonzero (the
+/// pattern of [`jacobians`]: row 0 only at the momentum along d, the row of that momentum
+/// and the energy row full, the other momentum rows at density, the momentum along d
+/// and their own).
+const fn fjac_nonzero(d: usize, m: usize, q: usize) -> bool {
+    let n = d + 1;
+    match m {
+        0 => q == n,
+        4 => true,
+        _ => m == n || q == 0 || q == n || q == m,
     }
-    out
 }
 
-/// The block diagonal at a point.
+/// Whether entry (m, q) of the viscous Jacobian (any direction) can be nonzero: the
+/// momentum rows at density and their own, the energy row full.
+const fn njac_nonzero(m: usize, q: usize) -> bool {
+    match m {
+        0 => false,
+        4 => true,
+        _ => q == 0 || q == m,
+    }
+}
+
+/// The block of the neighbour in direction `D` into `out`: sign -1 for lower, +1 for
+/// upper. Only the entries the Jacobians' pattern leaves nonzero are computed (the
+/// reference writes them out one by one); a product with a structural zero would
+/// change no sum.
 #[inline(always)]
-fn diagonal(u: &[f64], p: usize, k: &Constants) -> Block {
+fn neighbour<const D: usize>(u: &[f64], p: usize, sign: f64, k: &Constants, out: &mut Block) {
     let (v, qs, ri) = point(u, p);
-    let mut out = [[0.0; 5]; 5];
+    let (f, nj) = jacobian_pair(&v, qs, ri, D, k);
+    let (dt1, dt2) = (k.dt * k.t1[D], k.dt * k.t2[D]);
+    for m in 0..5 {
+        for n in 0..5 {
+            out[m][n] = match (fjac_nonzero(D, m, n), njac_nonzero(m, n)) {
+                (true, true) => sign * dt2 * f[m][n] - dt1 * nj[m][n],
+                (true, false) => sign * dt2 * f[m][n],
+                (false, true) => -(dt1 * nj[m][n]),
+                (false, false) => 0.0,
+            };
+        }
+        out[m][m] -= dt1 * k.dd[D][m];
+    }
+}
+
+/// The block diagonal at a point into `out`.
+#[inline(always)]
+fn diagonal(u: &[f64], p: usize, k: &Constants, out: &mut Block) {
+    let (v, qs, ri) = point(u, p);
+    let nj = [0, 1, 2].map(|d| jacobian_pair(&v, qs, ri, d, k).1);
     let mut diag = [0.0; 5];
     for d in 0..3 {
-        let (_, nj) = jacobians(&v, qs, ri, d, k);
         for m in 0..5 {
-            for n in 0..5 {
-                out[m][n] += k.t1[d] * nj[m][n];
-            }
             diag[m] += k.t1[d] * k.dd[d][m];
         }
     }
     for m in 0..5 {
         for n in 0..5 {
-            out[m][n] *= k.dt * 2.0;
+            out[m][n] = if njac_nonzero(m, n) {
+                (k.t1[0] * nj[0][m][n] + k.t1[1] * nj[1][m][n] + k.t1[2] * nj[2][m][n])
+                    * (k.dt * 2.0)
+            } else {
+                0.0
+            };
         }
         out[m][m] = 1.0 + out[m][m] + k.dt * 2.0 * diag[m];
     }
-    out
 }
 
 /// jacld: the lower triangular part of the Jacobian on plane `kk`.
@@ -97,10 +128,10 @@ pub fn jacld(s: &Sub, k: &Constants, u: &[f64], kk: isize, jac: &mut Jac) {
         for i in s.ist..=s.iend {
             let p = s.at(i, j, kk);
             let x = jac.ix(i, j);
-            jac.d[x] = diagonal(u, p, k);
-            jac.a[x] = neighbour(u, s.at(i, j, kk - 1), 2, -1.0, k);
-            jac.b[x] = neighbour(u, s.at(i, j - 1, kk), 1, -1.0, k);
-            jac.c[x] = neighbour(u, s.at(i - 1, j, kk), 0, -1.0, k);
+            diagonal(u, p, k, &mut jac.d[x]);
+            neighbour::<2>(u, s.at(i, j, kk - 1), -1.0, k, &mut jac.a[x]);
+            neighbour::<1>(u, s.at(i, j - 1, kk), -1.0, k, &mut jac.b[x]);
+            neighbour::<0>(u, s.at(i - 1, j, kk), -1.0, k, &mut jac.c[x]);
         }
     }
 }
@@ -111,12 +142,24 @@ pub fn jacu(s: &Sub, k: &Constants, u: &[f64], kk: isize, jac: &mut Jac) {
         for i in s.ist..=s.iend {
             let p = s.at(i, j, kk);
             let x = jac.ix(i, j);
-            jac.d[x] = diagonal(u, p, k);
-            jac.a[x] = neighbour(u, s.at(i + 1, j, kk), 0, 1.0, k);
-            jac.b[x] = neighbour(u, s.at(i, j + 1, kk), 1, 1.0, k);
-            jac.c[x] = neighbour(u, s.at(i, j, kk + 1), 2, 1.0, k);
+            diagonal(u, p, k, &mut jac.d[x]);
+            neighbour::<0>(u, s.at(i + 1, j, kk), 1.0, k, &mut jac.a[x]);
+            neighbour::<1>(u, s.at(i, j + 1, kk), 1.0, k, &mut jac.b[x]);
+            neighbour::<2>(u, s.at(i, j, kk + 1), 1.0, k, &mut jac.c[x]);
         }
     }
+}
+
+/// The five components of the point at index `p` (a copy).
+#[inline(always)]
+fn at5(v: &[f64], p: usize) -> [f64; 5] {
+    v[p..p + 5].try_into().expect("five components")
+}
+
+/// The five components of the point at index `p`, in place.
+#[inline(always)]
+fn at5_mut(v: &mut [f64], p: usize) -> &mut [f64; 5] {
+    (&mut v[p..p + 5]).try_into().expect("five components")
 }
 
 /// Solves d x = v in place by Gaussian elimination without pivoting (the reference's
@@ -142,8 +185,10 @@ fn solve5(d: &Block, v: &mut [f64; 5]) {
     }
 }
 
-/// blts: v <- L^-1 v on plane `kk`, between the two halves of exchange_1.
-#[allow(clippy::too_many_arguments)]
+/// blts: v <- L^-1 v on plane `kk`, between the two halves of exchange_1. The
+/// reference's two passes over the plane (v -= omega A v(k-1), then the i-1 and j-1
+/// neighbours and the solve) run fused point by point: v(k-1) is not written on this
+/// plane, so every value is the same.
 pub fn blts(
     comm: &Communicator,
     s: &Sub,
@@ -157,86 +202,102 @@ pub fn blts(
         for i in s.ist..=s.iend {
             let p = s.at(i, j, kk);
             let pz = s.at(i, j, kk - 1);
-            let a = &jac.a[jac.ix(i, j)];
-            for m in 0..5 {
-                let sum = a[m][0] * v[pz]
-                    + a[m][1] * v[pz + 1]
-                    + a[m][2] * v[pz + 2]
-                    + a[m][3] * v[pz + 3]
-                    + a[m][4] * v[pz + 4];
-                v[p + m] -= omega * sum;
-            }
-        }
-    }
-    for j in s.jst..=s.jend {
-        for i in s.ist..=s.iend {
-            let p = s.at(i, j, kk);
             let py = s.at(i, j - 1, kk);
             let px = s.at(i - 1, j, kk);
             let x = jac.ix(i, j);
-            let (b, c) = (&jac.b[x], &jac.c[x]);
+            let (a, b, c) = (&jac.a[x], &jac.b[x], &jac.c[x]);
+            let (vz, vy, vx) = (at5(v, pz), at5(v, py), at5(v, px));
+            let vp = at5_mut(v, p);
+            for m in 0..5 {
+                let sum = a[m][0] * vz[0]
+                    + a[m][1] * vz[1]
+                    + a[m][2] * vz[2]
+                    + a[m][3] * vz[3]
+                    + a[m][4] * vz[4];
+                vp[m] -= omega * sum;
+            }
             let mut r = [0.0; 5];
             for m in 0..5 {
                 let mut sum = 0.0;
                 for n in 0..5 {
-                    sum += b[m][n] * v[py + n] + c[m][n] * v[px + n];
+                    sum += b[m][n] * vy[n] + c[m][n] * vx[n];
                 }
-                r[m] = v[p + m] - omega * sum;
+                r[m] = vp[m] - omega * sum;
             }
             solve5(&jac.d[x], &mut r);
-            v[p..p + 5].copy_from_slice(&r);
+            *vp = r;
         }
     }
     exchange_1(comm, s, v, kk, Ex1::SendLower)
 }
 
-/// buts: v <- U^-1 v on plane `kk`, between the two halves of exchange_1.
-#[allow(clippy::too_many_arguments)]
+/// buts: v <- U^-1 v on plane `kk`, between the two halves of exchange_1. The
+/// reference's two passes over a line (tv = omega C v(k+1), then the i+1 and j+1
+/// neighbours and the solve) run fused point by point: v(k+1) is not written on this
+/// plane, so every value is the same.
 pub fn buts(
     comm: &Communicator,
     s: &Sub,
     omega: f64,
     v: &mut [f64],
-    tv: &mut [[f64; 5]],
     jac: &Jac,
     kk: isize,
 ) -> Result<(), NpbError> {
     exchange_1(comm, s, v, kk, Ex1::RecvUpper)?;
     for j in (s.jst..=s.jend).rev() {
         for i in (s.ist..=s.iend).rev() {
-            let pz = s.at(i, j, kk + 1);
-            let x = jac.ix(i, j);
-            let c = &jac.c[x];
-            for m in 0..5 {
-                tv[x][m] = omega
-                    * (c[m][0] * v[pz]
-                        + c[m][1] * v[pz + 1]
-                        + c[m][2] * v[pz + 2]
-                        + c[m][3] * v[pz + 3]
-                        + c[m][4] * v[pz + 4]);
-            }
-        }
-    }
-    for j in (s.jst..=s.jend).rev() {
-        for i in (s.ist..=s.iend).rev() {
             let p = s.at(i, j, kk);
+            let pz = s.at(i, j, kk + 1);
             let py = s.at(i, j + 1, kk);
             let px = s.at(i + 1, j, kk);
             let x = jac.ix(i, j);
-            let (a, b) = (&jac.a[x], &jac.b[x]);
-            let mut r = tv[x];
+            let (a, b, c) = (&jac.a[x], &jac.b[x], &jac.c[x]);
+            let (vz, vy, vx) = (at5(v, pz), at5(v, py), at5(v, px));
+            let mut r = [0.0; 5];
+            for m in 0..5 {
+                r[m] = omega
+                    * (c[m][0] * vz[0]
+                        + c[m][1] * vz[1]
+                        + c[m][2] * vz[2]
+                        + c[m][3] * vz[3]
+                        + c[m][4] * vz[4]);
+            }
             for m in 0..5 {
                 let mut sum = 0.0;
                 for n in 0..5 {
-                    sum += b[m][n] * v[py + n] + a[m][n] * v[px + n];
+                    sum += b[m][n] * vy[n] + a[m][n] * vx[n];
                 }
                 r[m] += omega * sum;
             }
             solve5(&jac.d[x], &mut r);
+            let vp = at5_mut(v, p);
             for m in 0..5 {
-                v[p + m] -= r[m];
+                vp[m] -= r[m];
             }
         }
     }
     exchange_1(comm, s, v, kk, Ex1::SendUpper)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The patterns the LU blocks skip are the Jacobians' structural zeros.
+    #[test]
+    fn jacobian_patterns_cover_every_nonzero() {
+        let k = Constants::new([12; 3], 0.5);
+        let u = [1.3, 0.2, -0.4, 0.7, 2.9];
+        let ri = 1.0 / u[0];
+        let qs = 0.5 * (u[1] * u[1] + u[2] * u[2] + u[3] * u[3]) * ri * ri;
+        for d in 0..3 {
+            let (f, nj) = jacobian_pair(&u, qs, ri, d, &k);
+            for m in 0..5 {
+                for q in 0..5 {
+                    assert!(fjac_nonzero(d, m, q) || f[m][q] == 0.0, "fjac {d} {m} {q}");
+                    assert!(njac_nonzero(m, q) || nj[m][q] == 0.0, "njac {d} {m} {q}");
+                }
+            }
+        }
+    }
 }
