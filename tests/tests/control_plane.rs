@@ -69,13 +69,15 @@ fn launcher_addr(pid: u32, deadline: Duration) -> SocketAddr {
 }
 
 /// Item 7: a replica killed mid-run and the replicas the launcher ended keep their
-/// counters in `--report`, and the summary counts the failovers the kill caused.
+/// counters in `--report`, and the summary counts the failovers the kill caused. The
+/// kill comes after the replica's second counter report (every 0.5 s) and well before
+/// the end (the ring takes at least 400 x 3 x 2 ms = 2.4 s).
 #[test]
 fn killed_and_ended_replicas_keep_their_counters() {
     let run = run(
-        &["-n", "4", "-r", "2", "--fault", "1.1:kill@0.4"],
+        &["-n", "4", "-r", "2", "--fault", "1.1:kill@1.2"],
         &example("ring"),
-        RING,
+        &["--rounds", "400", "--work-ms", "2", "--payload", "256"],
         DEADLINE,
     );
     run.ok();
