@@ -305,16 +305,10 @@ fn a_checkpointing_program_survives_three_kills_of_one_replica() {
     run.assert_no_leftovers();
 }
 
-/// Over ssh to the project's test hosts (network namespaces, each with its own sshd):
-/// `-n 2 -r 2` concentrated on h0 and h1, h2 in the hostfile with nothing placed. Every
-/// process on h0 is killed (its sshd and agent too): both replicas it ran get new
-/// incarnations on h2, whose agent volpexrun starts then, and the job finishes correctly.
-#[test]
-fn a_lost_hosts_replicas_come_back_on_a_spare_host_over_ssh() {
-    use volpex_tests::spawn_with;
-    use volpex_tests::testhosts::TestNet;
-
-    let mut net = TestNet::new(3);
+/// `regen 300 20 checkpoint` at `-n 2 -r 2` over ssh to the test hosts of `net`, two
+/// slots each, concentrated (h0 and h1 hold the job, the others nothing); short
+/// heartbeat and peer timeouts.
+fn regen_on_test_hosts(net: &volpex_tests::testhosts::TestNet) -> LiveJob {
     let lines: Vec<String> = (0..net.len())
         .map(|i| format!("{} slots=2", net.name(i)))
         .collect();
@@ -322,7 +316,7 @@ fn a_lost_hosts_replicas_come_back_on_a_spare_host_over_ssh() {
     let head = net.head();
     let ssh = net.ssh_cmd();
     let hf = hf.to_string_lossy().into_owned();
-    let mut job = spawn_with(
+    volpex_tests::spawn_with(
         &["ip", "netns", "exec", &head],
         &[("VOLPEX_LOG", "volpexrun=info")],
         &[
@@ -345,7 +339,19 @@ fn a_lost_hosts_replicas_come_back_on_a_spare_host_over_ssh() {
         ],
         &bin("regen"),
         &["300", "20", "checkpoint"],
-    );
+    )
+}
+
+/// Over ssh to the project's test hosts (network namespaces, each with its own sshd):
+/// `-n 2 -r 2` concentrated on h0 and h1, h2 in the hostfile with nothing placed. Every
+/// process on h0 is killed (its sshd and agent too): both replicas it ran get new
+/// incarnations on h2, whose agent volpexrun starts then, and the job finishes correctly.
+#[test]
+fn a_lost_hosts_replicas_come_back_on_a_spare_host_over_ssh() {
+    use volpex_tests::testhosts::TestNet;
+
+    let mut net = TestNet::new(3);
+    let mut job = regen_on_test_hosts(&net);
     // Twenty checkpoints in, h0 goes.
     assert!(
         job.wait_stderr(WAIT, |l| l.contains("regen: rank 1 round 20"))
@@ -410,41 +416,10 @@ fn pid_on_host(
 fn an_old_incarnation_that_wakes_up_after_its_replacement_is_fenced() {
     use nix::sys::signal::{kill, Signal};
     use nix::unistd::Pid;
-    use volpex_tests::spawn_with;
     use volpex_tests::testhosts::TestNet;
 
     let net = TestNet::new(3);
-    let lines: Vec<String> = (0..net.len())
-        .map(|i| format!("{} slots=2", net.name(i)))
-        .collect();
-    let hf = net.hostfile("hosts.txt", &lines);
-    let head = net.head();
-    let ssh = net.ssh_cmd();
-    let hf = hf.to_string_lossy().into_owned();
-    let mut job = spawn_with(
-        &["ip", "netns", "exec", &head],
-        &[("VOLPEX_LOG", "volpexrun=info")],
-        &[
-            "--ssh-cmd",
-            &ssh,
-            "--heartbeat-interval",
-            "0.5",
-            "--heartbeat-timeout",
-            "3",
-            "--peer-timeout",
-            "3",
-            "--map",
-            "concentrate",
-            "-n",
-            "2",
-            "-r",
-            "2",
-            "--hosts",
-            &hf,
-        ],
-        &bin("regen"),
-        &["300", "20", "checkpoint"],
-    );
+    let mut job = regen_on_test_hosts(&net);
     assert!(
         job.wait_stderr(WAIT, |l| l.contains("regen: rank 1 round 20"))
             .is_some(),
