@@ -25,6 +25,21 @@ pub type In<'s, 'a> = (&'s Buf<'a>, usize);
 /// A receive side: buffer and element count (per rank for gathers).
 pub type Out<'s, 'a> = (&'s mut BufMut<'a>, usize);
 
+/// A collective's input: `count` elements of the send buffer (borrowed when its datatype
+/// is contiguous), or with `MPI_IN_PLACE` (`send` None) a copy of `count` elements of the
+/// receive buffer from element `first` (which the collective then overwrites).
+fn input<'s>(
+    send: Option<(&Buf<'s>, usize)>,
+    recv: &BufMut<'_>,
+    first: i128,
+    count: usize,
+) -> Result<Cow<'s, [u8]>> {
+    match send {
+        Some((s, k)) => s.bytes(0, k),
+        None => Ok(Cow::Owned(recv.bytes(first, count)?.into_owned())),
+    }
+}
+
 fn check_root(c: &Communicator, root: c_int) -> Result<()> {
     if root < 0 || root >= c.size() {
         return Err(MpiError::new(
@@ -253,10 +268,7 @@ pub fn reduce(
     let at_root = c.rank() == root;
     match recv {
         Some(recv) if at_root => {
-            let send = match send {
-                Some(s) => s.bytes(0, count)?.into_owned(),
-                None => recv.bytes(0, count)?.into_owned(),
-            };
+            let send = input(send.map(|s| (s, count)), recv, 0, count)?;
             run_reduce(
                 &c,
                 op,
@@ -304,10 +316,7 @@ fn whole_reduce(
     op: c_int,
 ) -> Result<()> {
     let c = state::comm(comm)?;
-    let send = match send {
-        Some(s) => s.bytes(0, send_count)?.into_owned(),
-        None => recv.bytes(0, send_count)?.into_owned(),
-    };
+    let send = input(send.map(|s| (s, send_count)), recv, 0, send_count)?;
     run_reduce(&c, op, red, &send, recv, (0, recv_count))
 }
 
@@ -390,10 +399,7 @@ pub fn reduce_scatter(
     let size = recv.dt.size;
     let byte_counts: Vec<usize> = counts.iter().map(|n| n * size).collect();
     let mine = counts.get(me).copied().unwrap_or(0);
-    let input = match send {
-        Some(s) => s.bytes(0, total)?.into_owned(),
-        None => recv.bytes(0, total)?.into_owned(),
-    };
+    let input = input(send.map(|s| (s, total)), recv, 0, total)?;
     let op = state::op(op)?;
     let prim = prim_of(recv)?;
     check_user(&op, recv, prim)?;
@@ -427,12 +433,7 @@ pub fn gather(
     let n = c.size() as usize;
     match recv {
         Some((rbuf, rcount)) if c.rank() == root => {
-            let send = match send {
-                Some((s, k)) => s.bytes(0, k)?.into_owned(),
-                None => rbuf
-                    .bytes(i128::from(root) * rcount as i128, rcount)?
-                    .into_owned(),
-            };
+            let send = input(send, rbuf, i128::from(root) * rcount as i128, rcount)?;
             with_bytes(rbuf, 0, n * rcount, |r| {
                 c.process_at_rank(root).gather_into_root(&send[..], r)?;
                 Ok(())
@@ -504,13 +505,8 @@ pub fn gatherv(
     check_root(&c, root)?;
     match recv {
         Some((rbuf, blocks)) if c.rank() == root => {
-            let send = match send {
-                Some((s, k)) => s.bytes(0, k)?.into_owned(),
-                None => {
-                    let (first, k) = blocks.get(root as usize).copied().unwrap_or((0, 0));
-                    rbuf.bytes(first, k)?.into_owned()
-                }
-            };
+            let (first, k) = blocks.get(root as usize).copied().unwrap_or((0, 0));
+            let send = input(send, rbuf, first, k)?;
             into_blocks(rbuf, &blocks, |r, counts| {
                 c.process_at_rank(root)
                     .gather_varcount_into_root(&send[..], r, counts)?;
@@ -608,12 +604,7 @@ pub fn scatterv(
 pub fn allgather(comm: c_int, send: Option<In<'_, '_>>, (rbuf, rk): Out<'_, '_>) -> Result<()> {
     let c = state::comm(comm)?;
     let n = c.size() as usize;
-    let send = match send {
-        Some((s, k)) => s.bytes(0, k)?.into_owned(),
-        None => rbuf
-            .bytes(i128::from(c.rank()) * rk as i128, rk)?
-            .into_owned(),
-    };
+    let send = input(send, rbuf, i128::from(c.rank()) * rk as i128, rk)?;
     with_bytes(rbuf, 0, n * rk, |r| {
         c.all_gather_into(&send[..], r)?;
         Ok(())
@@ -628,13 +619,8 @@ pub fn allgatherv(
     blocks: Blocks,
 ) -> Result<()> {
     let c = state::comm(comm)?;
-    let send = match send {
-        Some((s, k)) => s.bytes(0, k)?.into_owned(),
-        None => {
-            let (first, k) = blocks.get(c.rank() as usize).copied().unwrap_or((0, 0));
-            rbuf.bytes(first, k)?.into_owned()
-        }
-    };
+    let (first, k) = blocks.get(c.rank() as usize).copied().unwrap_or((0, 0));
+    let send = input(send, rbuf, first, k)?;
     into_blocks(rbuf, &blocks, |r, counts| {
         c.all_gather_varcount_into(&send[..], r, counts)?;
         Ok(())
@@ -645,10 +631,7 @@ pub fn allgatherv(
 pub fn alltoall(comm: c_int, send: Option<In<'_, '_>>, (rbuf, rk): Out<'_, '_>) -> Result<()> {
     let c = state::comm(comm)?;
     let n = c.size() as usize;
-    let send = match send {
-        Some((s, k)) => s.bytes(0, n * k)?.into_owned(),
-        None => rbuf.bytes(0, n * rk)?.into_owned(),
-    };
+    let send = input(send.map(|(s, k)| (s, n * k)), rbuf, 0, n * rk)?;
     with_bytes(rbuf, 0, n * rk, |r| {
         c.all_to_all_into(&send[..], r)?;
         Ok(())

@@ -197,19 +197,11 @@ macro_rules! complex_elems {
 }
 complex_elems!(Cf32 f32, Cf64 f64);
 
-/// `(value, index)` pairs for MINLOC and MAXLOC: the C structs of `MPI_FLOAT_INT` and
-/// the others, padding as a named field so they are plain data.
-macro_rules! pair_elems {
-    ($($name:ident { $v:ty, $($pad:ident: $pt:ty),* ; $i:ty }),*) => {$(
-        #[repr(C)]
-        #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
-        #[doc = concat!("A `(", stringify!($v), ", index)` pair.")]
-        pub struct $name {
-            v: $v,
-            $($pad: $pt,)*
-            i: $i,
-        }
-        impl Elem for $name {
+/// MINLOC and MAXLOC on `(v, i)` pair types: the better value wins, the lower index on a
+/// tie.
+macro_rules! loc_pairs {
+    ($($t:ty),*) => {$(
+        impl Elem for $t {
             fn supports(op: OpKind) -> bool {
                 matches!(op, OpKind::MinLoc | OpKind::MaxLoc)
             }
@@ -224,6 +216,22 @@ macro_rules! pair_elems {
                 }
             }
         }
+    )*};
+}
+
+/// `(value, index)` pairs for MINLOC and MAXLOC: the C structs of `MPI_FLOAT_INT` and
+/// the others, padding as a named field so they are plain data.
+macro_rules! pair_elems {
+    ($($name:ident { $v:ty, $($pad:ident: $pt:ty),* ; $i:ty }),*) => {$(
+        #[repr(C)]
+        #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+        #[doc = concat!("A `(", stringify!($v), ", index)` pair.")]
+        pub struct $name {
+            v: $v,
+            $($pad: $pt,)*
+            i: $i,
+        }
+        loc_pairs!($name);
     )*};
 }
 pair_elems!(
@@ -252,26 +260,7 @@ pub struct LongInt {
     pad: i32,
 }
 
-macro_rules! padded_pairs {
-    ($($t:ty),*) => {$(
-        impl Elem for $t {
-            fn supports(op: OpKind) -> bool {
-                matches!(op, OpKind::MinLoc | OpKind::MaxLoc)
-            }
-            fn combine(op: OpKind, a: &mut Self, b: Self) {
-                let better = match op {
-                    OpKind::MinLoc => b.v < a.v,
-                    OpKind::MaxLoc => b.v > a.v,
-                    _ => false,
-                };
-                if better || (b.v == a.v && b.i < a.i) {
-                    *a = b;
-                }
-            }
-        }
-    )*};
-}
-padded_pairs!(DoubleInt, LongInt);
+loc_pairs!(DoubleInt, LongInt);
 
 /// A predefined operation as a `volpex::Operation` on `T` (checked with
 /// `Elem::supports` before use).

@@ -56,6 +56,8 @@ pub(super) struct Pending {
     pub(super) needed: bool,
     /// Its first ask may wait for the next command's write (a speculative pull).
     pub(super) defer: bool,
+    /// A speculative pull: when it was made (see `receive::want`).
+    pub(super) speculated_at: Option<Duration>,
 }
 
 impl Pending {
@@ -66,6 +68,15 @@ impl Pending {
             hedge_at,
             needed,
             defer,
+            speculated_at: None,
+        }
+    }
+
+    /// A speculative pull made at `now`; `defer`: its first ask may wait for a write.
+    pub(super) fn speculative(now: Duration, defer: bool) -> Pending {
+        Pending {
+            speculated_at: Some(now),
+            ..Pending::new(Duration::MAX, false, defer)
         }
     }
 

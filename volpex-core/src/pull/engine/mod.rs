@@ -69,7 +69,7 @@ use self::timers::{Timer, TimerTable};
 use super::decision::{ordinal, slot_key, Slot, DECISION_CTX};
 use crate::config::{Config, DECISIONS_HELD_MAX};
 use crate::message::matching::{Matched, Matcher, Mode, Need, RecvId, RecvSpec};
-use crate::message::{Consumed, Key, Map, ReplicaId, SendLog, Set, Want};
+use crate::message::{Consumed, Key, ReplicaId, SendLog, Set, Want};
 use crate::replica::Liveness;
 use crate::wire::control::ReplicaStats;
 use crate::wire::Frame;
@@ -169,8 +169,6 @@ pub struct Engine {
     /// speculative pull was still waiting for a write when the application needed it,
     /// after computing at least `EAGER_GAP`: theirs go at once (see `receive::want`).
     eager_streams: Set<(u32, i32, u32)>,
-    /// When each stream's latest speculative pull was made.
-    speculated_at: Map<(u32, i32, u32), Duration>,
     out: Outbox,
     retired: bool,
     stats: ReplicaStats,
@@ -249,7 +247,6 @@ impl Engine {
             finalized: false,
             ended: Set::default(),
             eager_streams: Set::default(),
-            speculated_at: Map::default(),
             out: Outbox::new(me),
             retired: false,
             stats: ReplicaStats::default(),

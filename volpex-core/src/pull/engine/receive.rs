@@ -42,6 +42,7 @@ impl Engine {
             if needed && !p.needed {
                 p.needed = true;
                 p.hedge_at = now + self.cfg.hedge_timeout;
+                let speculated_at = p.speculated_at;
                 // A leader that went silent while we only stood by is needed now.
                 let silent = p.replicas(|a| a.state == AskState::Silent);
                 if want.comm() == DECISION_CTX {
@@ -52,11 +53,7 @@ impl Engine {
                 // A speculative pull still waiting for a write goes now: we wait for it.
                 let late = self.out.hurry_pull(want);
                 let stream = stream_of(&want);
-                match self
-                    .speculated_at
-                    .get(&stream)
-                    .map(|&t| now.saturating_sub(t))
-                {
+                match speculated_at.map(|t| now.saturating_sub(t)) {
                     // It waited while the application computed: the stream's next ones go
                     // at once.
                     Some(gap) if gap >= EAGER_GAP && late => {
@@ -149,11 +146,8 @@ impl Engine {
         {
             return;
         }
-        let stream = stream_of(&want);
-        self.speculated_at.insert(stream, now);
-        let defer = !self.eager_streams.contains(&stream);
-        self.fetches
-            .insert(want, Pending::new(Duration::MAX, false, defer));
+        let defer = !self.eager_streams.contains(&stream_of(&want));
+        self.fetches.insert(want, Pending::speculative(now, defer));
         self.ask_next(now, want);
     }
 
