@@ -140,6 +140,11 @@ pub enum LastWords {
 }
 
 impl LastWords {
+    /// Whether the program printed a panic's heading.
+    pub fn panicked(&self) -> bool {
+        matches!(self, LastWords::Panicking(_) | LastWords::Panicked(_))
+    }
+
     /// Takes one more line of standard error.
     pub fn heed(&mut self, line: &str) {
         *self = match std::mem::take(self) {

@@ -157,6 +157,13 @@ impl JobState {
             return;
         }
         let target = ReplicaId::new(rank, replica);
+        if self.procs[self.idx(by)].last_words.panicked() {
+            // Its program panicked: its connections are closing under it, so its sibling
+            // looks unresponsive to it, and that sibling may be dying of the same panic
+            // (which its own exit will tell better than a fence).
+            log::info!("replica {by}, whose program panicked, asked to fence {target}; ignored");
+            return;
+        }
         let i = self.idx(target);
         if incarnation != self.procs[i].incarnation {
             log::info!(

@@ -66,6 +66,40 @@ fn a_fenced_replica_that_had_exited_by_itself_is_diagnosed_by_its_exit() {
     );
 }
 
+/// A replica whose program panicked sees its sibling as unresponsive (its own
+/// connections close); the sibling may be dying of the same panic. Its fence request is
+/// ignored, so the sibling is diagnosed by its own exit.
+#[test]
+fn a_replica_whose_program_panicked_fences_nobody() {
+    let mut st = running(local(config(1, 2)));
+    st.handle(
+        Input::LastWords {
+            id: id(0, 0),
+            inc: 0,
+            text: "thread 'main' panicked at src/main.rs:3:5:".into(),
+        },
+        s(0.9),
+    );
+    let msg = ToLauncher::Fence {
+        rank: 0,
+        replica: 1,
+        incarnation: 0,
+    };
+    let actions = st.handle(
+        Input::Message {
+            inc: 0,
+            id: id(0, 0),
+            msg,
+        },
+        s(1.0),
+    );
+    assert!(
+        !actions.iter().any(|a| matches!(a, Action::Signal { .. })),
+        "{actions:?}"
+    );
+    assert!(state(&st, id(0, 1)).alive());
+}
+
 #[test]
 fn a_registration_after_a_replica_was_killed_changes_nothing() {
     let mut c = config(1, 2);
