@@ -34,7 +34,7 @@ pub fn ensure_built() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
         cmd.current_dir(&root)
-            .args(["build", "--workspace", "--bins", "--examples"]);
+            .args(["build", "--workspace", "--lib", "--bins", "--examples"]);
         if profile_dir().file_name().and_then(|s| s.to_str()) == Some("release") {
             cmd.arg("--release");
         }
