@@ -586,12 +586,14 @@ fn a_hosts_agent_gives_a_dead_teams_cpus_to_the_survivors() {
         "2.0:kill@0.5",
     ]);
     let base_arg = base.0.display().to_string();
+    // 0.1 waits until it may use every CPU, whether 2.0 dies before or after it starts.
+    let expect = format!("0.1={}", volpex::bootstrap::affinity::format_cpus(&allowed));
     let run = spawn_with(
         &["ip", "netns", "exec", &head],
         &[("VOLPEX_LOG", "volpexrun=info")],
         &la,
         &volpex_tests::bin("rebind"),
-        &[&base_arg, "--teams", "1"],
+        &[&base_arg, "--teams", "1", "--expect", &expect],
     )
     .wait(DEADLINE);
     run.ok();

@@ -175,6 +175,8 @@ fn the_cpus_of_a_dead_team_go_to_the_survivors() {
         .map(|f| TempPath(format!("{}.part", f.0.display()).into()))
         .collect();
     let base_arg = base.0.display().to_string();
+    // Team 2 moves to team 1's CPU, whether team 1 dies before or after it starts looking.
+    let expect = format!("0.2={c};1.2={c}", c = allowed[1]);
     let r = run(
         &[
             "-n",
@@ -191,7 +193,7 @@ fn the_cpus_of_a_dead_team_go_to_the_survivors() {
             "1.1:kill@0.3",
         ],
         &bin("rebind"),
-        &[&base_arg, "--teams", "0,2"],
+        &[&base_arg, "--teams", "0,2", "--expect", &expect],
         Duration::from_secs(60),
     );
     r.ok();

@@ -1,7 +1,10 @@
 //! Test program: waits (up to `--wait-s`, default 3) until the CPUs its threads may run on
 //! change, then writes them (`Cpus_allowed_list` of every task, one line per thread) to
 //! `BASE.RANK.REPLICA`, waits until every replica of the teams listed in `--teams` wrote
-//! its file, and ends with a barrier. Usage: `rebind BASE --teams 0,2`.
+//! its file, and ends with a barrier. A replica named in `--expect RANK.REPLICA=CPUS;...`
+//! instead waits (up to a minute) until every thread may run on exactly `CPUS`: the test
+//! knows where it will be bound, whether that happens before this program starts looking
+//! or after. Usage: `rebind BASE --teams 0,2 [--expect 0.2=1;1.2=1]`.
 
 use std::time::{Duration, Instant};
 
@@ -25,10 +28,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let wait = Duration::from_secs_f64(opt("--wait-s").map_or(Ok(3.0), |s| s.parse())?);
     let universe = volpex::initialize()?;
     let world = universe.world();
+    let me = format!("{}.{}", world.rank(), universe.replica());
+    let target: Option<Vec<usize>> = match opt("--expect")
+        .unwrap_or_default()
+        .split(';')
+        .filter_map(|e| e.split_once('='))
+        .find(|(who, _)| *who == me)
+    {
+        Some((_, cpus)) => Some(volpex::bootstrap::affinity::parse_cpus(cpus)?),
+        None => None,
+    };
     let first = volpex_tests::thread_cpu_lists()?;
-    let until = Instant::now() + wait;
+    let reached = |now: &Vec<String>| match &target {
+        Some(want) => now
+            .iter()
+            .all(|l| volpex::bootstrap::affinity::parse_cpus(l).as_ref() == Ok(want)),
+        None => *now != first,
+    };
+    let until = Instant::now()
+        + if target.is_some() {
+            Duration::from_secs(60)
+        } else {
+            wait
+        };
     let mut now = first.clone();
-    while now == first && Instant::now() < until {
+    while !reached(&now) && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
         now = volpex_tests::thread_cpu_lists()?;
     }

@@ -266,7 +266,7 @@ impl Job {
             .state
             .replicas()
             .iter()
-            .filter(|p| p.host == host && p.state.alive() && !p.exited && p.pid > 0)
+            .filter(|p| p.host == host && p.state.alive() && !p.exited)
             .map(|p| (p.id, p.pid))
             .collect();
         match &mut self.hosts[host].link {
@@ -274,8 +274,11 @@ impl Job {
                 let Some(bind) = self.rebind else {
                     return;
                 };
-                let teams: Vec<(u32, u32)> =
-                    living.iter().map(|(id, pid)| (id.replica, *pid)).collect();
+                let teams: Vec<(u32, u32)> = living
+                    .iter()
+                    .filter(|(_, pid)| *pid > 0)
+                    .map(|(id, pid)| (id.replica, *pid))
+                    .collect();
                 match binding::rebind(bind, &teams) {
                     Ok(bound) => {
                         for (pid, cpus) in bound {
@@ -286,6 +289,8 @@ impl Job {
                 }
             }
             HostLink::Agent(link) => {
+                // The agent knows the pids of its children, also of those whose pid has
+                // not reached volpexrun yet (a death before the rendezvous).
                 link.send(&ToAgent::Rebind {
                     living: living.iter().map(|(id, _)| (id.rank, id.replica)).collect(),
                 });
