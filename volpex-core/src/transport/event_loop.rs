@@ -221,10 +221,18 @@ impl Core {
         t
     }
 
-    /// The outcome of a receive or probe, once complete (see `Engine::take`).
+    /// The outcome of a receive or probe, once complete (see `Engine::take`). The pulls
+    /// an eager stream makes for its next messages leave before the application gets the
+    /// message: it may compute next, and a pull that waited for its next call into the
+    /// library would reach the sender after the send it was meant for (LU's pipeline: one
+    /// step behind on every step).
     pub fn take(&mut self, id: RecvId) -> Option<Result<Matched, crate::pull::RecvError>> {
         let now = self.now();
-        self.engine.take(now, id)
+        let r = self.engine.take(now, id);
+        if r.is_some() && self.engine.has_transmit() {
+            self.flush();
+        }
+        r
     }
 
     /// `flush`, including every frame the engine lets wait (speculative pulls).

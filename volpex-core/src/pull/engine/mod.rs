@@ -580,6 +580,11 @@ impl Engine {
 
     // ---- outputs ----
 
+    /// True when frames wait to be put on the wire now (`poll_transmit`).
+    pub fn has_transmit(&self) -> bool {
+        self.out.has_transmit()
+    }
+
     /// Next frame to put on the wire now. A pull whose message arrived (or was given up)
     /// before the pull left is dropped: several messages of a stream often come in one
     /// read, and taking the first asks for the second before that is handled.

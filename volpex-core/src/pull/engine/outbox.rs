@@ -51,6 +51,11 @@ impl Outbox {
         }
     }
 
+    /// True when frames wait to be written now.
+    pub(super) fn has_transmit(&self) -> bool {
+        !self.transmit.is_empty()
+    }
+
     /// A deferred pull for `want` goes now: the application waits for it. Returns
     /// whether it was still deferred.
     pub(super) fn hurry_pull(&mut self, want: Want) -> bool {
