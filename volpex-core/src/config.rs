@@ -67,6 +67,10 @@ pub const UNLOGGED_BYTES_MIN: usize = 2 << 20;
 /// How long a sender blocked on a full log waits per loop turn.
 pub const FULL_LOG_TURN: Duration = Duration::from_millis(10);
 
+/// A pull answered from a log entry older than this came late: the DATA says so
+/// (`FLAG_LATE`) and the receiver pulls that stream ahead from then on.
+pub const LATE_PULL: Duration = Duration::from_micros(50);
+
 /// Payloads smaller than this come from the ordinary allocator, larger ones from
 /// `message::pool`.
 pub const POOLED_BYTES_MIN: usize = 64 << 10;

@@ -15,6 +15,7 @@
 //! lookup can tell "evicted" from "not sent yet". It must never do I/O.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use bytes::Bytes;
 
@@ -36,6 +37,8 @@ pub struct LogEntry {
     /// Every live replica of the destination has it: kept only for a new incarnation
     /// replaying the program (counted in the retained bytes).
     retained: bool,
+    /// When it was logged (the engine's clock; zero when not known).
+    pub logged_at: Duration,
 }
 
 /// Answer to "do you have this key?".
@@ -145,6 +148,21 @@ impl SendLog {
         payload: Bytes,
         choices: u64,
     ) -> Result<(Key, u64), LogFull> {
+        self.append_at(comm, tag, src, dst, payload, choices, Duration::ZERO)
+    }
+
+    /// `append`, noting that it was logged at `now`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn append_at(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        src: u32,
+        dst: u32,
+        payload: Bytes,
+        choices: u64,
+        now: Duration,
+    ) -> Result<(Key, u64), LogFull> {
         let need = Self::cost(payload.len());
         if self.bytes_used + need > self.bytes_max && !self.entries.is_empty() {
             self.evict_for(need);
@@ -175,6 +193,7 @@ impl SendLog {
                 order,
                 choices,
                 retained: false,
+                logged_at: now,
             },
         );
         self.fifo.push_back(key);

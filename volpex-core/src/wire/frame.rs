@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use super::header::{Header, Kind, WireError, FLAG_BY_ORDER, FLAG_CONFIRM};
+use super::header::{Header, Kind, WireError, FLAG_BY_ORDER, FLAG_CONFIRM, FLAG_LATE};
 use crate::message::{Key, ReqId, Want};
 
 /// A pull-protocol frame between two replicas.
@@ -29,6 +29,8 @@ pub enum Frame {
         payload: Bytes,
         /// The sender did not log it and waits for a CONSUMED covering it.
         confirm: bool,
+        /// It waited in the sender's log before this pull came (`FLAG_LATE`).
+        late: bool,
     },
     /// Parked: the sender has not made that send yet.
     Ack {
@@ -229,10 +231,12 @@ impl Frame {
                 order,
                 payload,
                 confirm,
-            } => (
-                data_header(key, *req, *order, payload.len(), *confirm),
-                payload.clone(),
-            ),
+                late,
+            } => {
+                let h = data_header(key, *req, *order, payload.len(), *confirm);
+                let flags = if *late { h.flags | FLAG_LATE } else { h.flags };
+                (Header { flags, ..h }, payload.clone())
+            }
             Frame::Ack {
                 want,
                 req,
@@ -330,6 +334,7 @@ impl Frame {
                 order: h.aux,
                 payload,
                 confirm: h.flags & FLAG_CONFIRM != 0,
+                late: h.flags & FLAG_LATE != 0,
             },
             Kind::Ack => Frame::Ack {
                 want: want_of(h)?,
@@ -430,6 +435,7 @@ mod tests {
                 order: 11,
                 payload: Bytes::from_static(b"hello"),
                 confirm: false,
+                late: false,
             },
             Frame::Data {
                 key,
@@ -437,6 +443,15 @@ mod tests {
                 order: 11,
                 payload: Bytes::from_static(b"hello"),
                 confirm: true,
+                late: false,
+            },
+            Frame::Data {
+                key,
+                req: ReqId(9),
+                order: 11,
+                payload: Bytes::from_static(b"hello"),
+                confirm: false,
+                late: true,
             },
             Frame::Ack {
                 want: by_order,

@@ -13,6 +13,9 @@ pub const FLAG_BY_ORDER: u8 = 1;
 /// Bit of `flags`, DATA only: the sender did not log this message and waits for the
 /// receiver to confirm it arrived; the receiver answers with CONSUMED at once.
 pub const FLAG_CONFIRM: u8 = 2;
+/// Bit of `flags`, DATA only: the message waited in the sender's log at least
+/// `config::LATE_PULL` before this pull for it came (the receiver may pull ahead).
+pub const FLAG_LATE: u8 = 4;
 
 /// Handshake payload sizes.
 pub const NONCE_BYTES: usize = 32;
@@ -243,7 +246,7 @@ impl Field {
 pub struct Header {
     /// Frame kind.
     pub kind: Kind,
-    /// `FLAG_BY_ORDER`, `FLAG_CONFIRM` or 0.
+    /// `FLAG_BY_ORDER`, `FLAG_CONFIRM`, `FLAG_LATE` or 0.
     pub flags: u8,
     /// Payload length in bytes following the header.
     pub len: u32,
@@ -332,7 +335,7 @@ impl Header {
         let flags = u8_at(Field::Flags);
         let allowed = match kind {
             Kind::Pull | Kind::Ack | Kind::Gone | Kind::Ended | Kind::Cancel => FLAG_BY_ORDER,
-            Kind::Data => FLAG_CONFIRM,
+            Kind::Data => FLAG_CONFIRM | FLAG_LATE,
             Kind::Hello
             | Kind::Challenge
             | Kind::Auth
@@ -423,9 +426,9 @@ mod tests {
             Err(WireError::BadFlags { .. })
         ));
         let mut h = Header::new(Kind::Data, 0).encode();
-        h[6] = FLAG_CONFIRM;
+        h[6] = FLAG_CONFIRM | FLAG_LATE;
         assert!(Header::decode(&h).is_ok());
-        h[6] = 4;
+        h[6] = 8;
         assert!(matches!(
             Header::decode(&h),
             Err(WireError::BadFlags { .. })

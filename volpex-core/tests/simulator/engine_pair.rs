@@ -77,6 +77,7 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
             order,
             payload: Bytes::from_static(b"payload"),
             confirm: true,
+            late: false,
         },
     );
     let consumed = std::iter::from_fn(|| rx.poll_transmit())

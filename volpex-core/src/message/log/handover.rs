@@ -134,6 +134,7 @@ impl SendLog {
                     order,
                     choices,
                     retained,
+                    logged_at: std::time::Duration::ZERO,
                 },
             );
             at = next;

@@ -253,6 +253,7 @@ impl Engine {
                         order: slot,
                         payload: value.clone(),
                         confirm: false,
+                        late: false,
                     },
                 );
                 self.out_choices_after(w.from, slot);
@@ -275,6 +276,7 @@ impl Engine {
                     order: next,
                     payload: more,
                     confirm: false,
+                    late: false,
                 },
             );
         }

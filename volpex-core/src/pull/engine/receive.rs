@@ -763,6 +763,40 @@ mod tests {
         assert_eq!(pulls_after_a_gap_of(Duration::from_millis(1)), [2, 3, 4, 5]);
     }
 
+    /// A message whose pull came when it had been in the sender's log for a while (the
+    /// sender computed, or sent a burst) comes with FLAG_LATE: the receiver pulls that
+    /// stream ahead from then on.
+    #[test]
+    fn a_message_that_waited_in_the_log_makes_its_stream_pull_ahead() {
+        let now = Duration::from_secs(1);
+        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+        let mut sender = (s, Engine::new(s, 2, 1, Config::default()));
+        let mut receiver = (r, Engine::new(r, 2, 1, Config::default()));
+        sender.1.start(now);
+        receiver.1.start(now);
+        for m in [&b"first"[..], b"second"] {
+            sender
+                .1
+                .send(now, 0, 3, 1, Bytes::from_static(m))
+                .expect("room");
+        }
+        let later = now + Duration::from_millis(1);
+        let id = receiver.1.post(later, spec(), Mode::Receive);
+        let (_, pull) = receiver.1.poll_transmit().expect("a pull");
+        sender.1.handle_frame(later, r, pull);
+        let (_, data) = sender.1.poll_transmit().expect("an answer");
+        assert!(matches!(data, Frame::Data { late: true, .. }), "{data:?}");
+        receiver.1.handle_frame(later, s, data);
+        assert!(matches!(
+            receiver.1.take(later, id),
+            Some(Ok(Matched::Message { .. }))
+        ));
+        let ahead: Vec<u64> = std::iter::from_fn(|| receiver.1.poll_transmit())
+            .filter_map(|(_, f)| pulled_seq(&f))
+            .collect();
+        assert_eq!(ahead, [1, 2, 3, 4]);
+    }
+
     /// A receive that follows the previous one closely (a loop of collectives) keeps its
     /// stream lazy: the next pull waits for a write, which costs nothing extra.
     #[test]

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use super::service::Waiter;
 use super::timers::Timer;
 use super::{Engine, WriteAhead};
-use crate::config::UNLOGGED_BYTES_MIN;
+use crate::config::{LATE_PULL, UNLOGGED_BYTES_MIN};
 use crate::message::log::{LogFull, Lookup};
 use crate::message::{Key, ReplicaId, Want};
 use crate::pull::decision::{slot_key, Slot, DECISION_CTX};
@@ -24,6 +24,7 @@ struct Logged {
     order: u64,
     payload: Bytes,
     choices: u64,
+    logged_at: Duration,
 }
 
 impl Engine {
@@ -89,7 +90,7 @@ impl Engine {
         let choices = self.coord.decisions.used_bound();
         let (key, order) =
             self.log
-                .append(comm, tag, self.me.rank, dst, payload.clone(), choices)?;
+                .append_at(comm, tag, self.me.rank, dst, payload.clone(), choices, now)?;
         self.stats.sends += 1;
         for want in [Want::Key(key), self.order_want(comm, dst, order)] {
             if !self.service.has_waiters(&want) {
@@ -166,6 +167,7 @@ impl Engine {
                 order: e.order,
                 payload: e.payload.clone(),
                 choices: e.choices,
+                logged_at: e.logged_at,
             }),
             Lookup::Evicted | Lookup::NotYetSent => None,
         }
@@ -183,7 +185,7 @@ impl Engine {
         for w in self.service.take(&want) {
             if self.liveness.is_usable(w.from) {
                 self.stats.served += 1;
-                self.data_to(w, key, order, payload.clone(), choices);
+                self.data_to(w, key, order, payload.clone(), choices, false);
             }
         }
     }
@@ -237,7 +239,7 @@ impl Engine {
                     // the ones after it.
                     self.flush_choices();
                     self.stats.served += 1;
-                    self.data_to(w, slot_key(self.me.rank, slot), slot, payload, 0);
+                    self.data_to(w, slot_key(self.me.rank, slot), slot, payload, 0, false);
                     self.out_choices_after(from, slot);
                     return;
                 }
@@ -278,7 +280,10 @@ impl Engine {
         match found {
             Some(m) => {
                 self.stats.served += 1;
-                self.data_to(w, m.key, m.order, m.payload, m.choices);
+                // It waited in the log: the receiver could have had it sooner by pulling
+                // ahead (see `receive::on_data`).
+                let late = !m.logged_at.is_zero() && now.saturating_sub(m.logged_at) >= LATE_PULL;
+                self.data_to(w, m.key, m.order, m.payload, m.choices, late);
             }
             None => {
                 self.service.park(want, w);
@@ -304,8 +309,16 @@ impl Engine {
     }
 
     /// Sends a logged message to `w`, preceded by the choices it must carry (see
-    /// `carry_choices`).
-    fn data_to(&mut self, w: Waiter, key: Key, order: u64, payload: Bytes, choices: u64) {
+    /// `carry_choices`); `late`: it waited in the log before the pull came.
+    fn data_to(
+        &mut self,
+        w: Waiter,
+        key: Key,
+        order: u64,
+        payload: Bytes,
+        choices: u64,
+        late: bool,
+    ) {
         self.carry_choices(w.from, choices);
         self.out.send(
             w.from,
@@ -315,6 +328,7 @@ impl Engine {
                 order,
                 payload,
                 confirm: false,
+                late,
             },
         );
     }

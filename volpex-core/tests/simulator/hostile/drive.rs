@@ -246,6 +246,7 @@ impl Job {
                         order: num(x[2] >> 5),
                         payload: bytes(x[1], usize::from(raw.len) % (PAYLOAD_MAX + 1)),
                         confirm: x[0] & (1 << 41) != 0,
+                        late: x[0] & (1 << 42) != 0,
                     },
                 )
             }
