@@ -30,6 +30,7 @@ pub mod comm;
 pub mod datatype;
 pub mod error;
 pub mod ffi;
+pub mod ft;
 pub mod handles;
 pub mod op;
 pub mod p2p;
