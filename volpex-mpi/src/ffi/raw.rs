@@ -38,7 +38,14 @@ pub fn in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE
 }
 
-/// The region `count` elements of `dt` from element `first` take at `p`.
+/// The lowest address a datatype may reach from MPI_BOTTOM (the null pointer): a
+/// datatype built from absolute addresses (MPI_Get_address) starts above Linux's lowest
+/// mappable address (`vm.mmap_min_addr`, 65536 by default); a null buffer whose data
+/// starts lower is a mistake, not MPI_BOTTOM.
+const BOTTOM_MIN_ADDRESS: isize = 65536;
+
+/// The region `count` elements of `dt` from element `first` take at `p` (`p` null:
+/// MPI_BOTTOM, with `dt` giving absolute addresses).
 pub fn region(p: *const c_void, dt: &Datatype, blocks: &[(i128, usize)]) -> Result<Region> {
     let mut lo: Option<isize> = None;
     let mut hi: isize = 0;
@@ -57,7 +64,7 @@ pub fn region(p: *const c_void, dt: &Datatype, blocks: &[(i128, usize)]) -> Resu
             origin: 0,
         });
     };
-    if p.is_null() {
+    if p.is_null() && lo < BOTTOM_MIN_ADDRESS {
         return Err(MpiError::new(class::BUFFER, "null buffer with data in it"));
     }
     if in_place(p) {
