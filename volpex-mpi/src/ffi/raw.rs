@@ -495,3 +495,21 @@ pub unsafe fn bytes_mut<'a>(p: *mut c_void, len: usize) -> Result<&'a mut [u8]> 
     // SAFETY: non-null, not wrapping (checked by `bytes_region`); writable by contract.
     Ok(unsafe { std::slice::from_raw_parts_mut(r.start as *mut u8, r.len) })
 }
+
+/// Ignores SIGPIPE, as every Rust program's runtime does before `main`, unless the
+/// program chose a disposition of its own: a C or Fortran program's default would end
+/// the process when it writes to a connection a dead peer closed, where the runtime
+/// expects an error it handles (a failover).
+pub fn ignore_sigpipe() {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
+    // SAFETY: installing SIG_IGN runs no code of ours in a signal handler; the previous
+    // disposition is put back if the program had one of its own.
+    unsafe {
+        if let Ok(old) = sigaction(Signal::SIGPIPE, &ignore) {
+            if !matches!(old.handler(), SigHandler::SigDfl) {
+                let _ = sigaction(Signal::SIGPIPE, &old);
+            }
+        }
+    }
+}
