@@ -342,6 +342,61 @@ fn fortran_errors_are_fatal_by_default() {
     );
 }
 
+/// The MPIX_ extensions from Fortran: `checkpoint.f90` checkpoints its state every
+/// iteration (MPIX_CHECKPOINT) and loses replica 1.0, then replica 0.1, mid-run; each
+/// new incarnation is restored from its sibling's latest checkpoint (MPIX_RESTORED,
+/// the report's `from snapshot N`), each progress line appears once (the checkpoint
+/// flushes gfortran's output first) and the result is the failure-free run's.
+#[test]
+fn fortran_mpix_checkpoint_restores_a_regenerated_replica() {
+    let dir = TempDir::new("fmpix");
+    let exe = compile_with("volpexf90", &dir, "checkpoint.f90");
+    let args = ["150", "20"];
+    let reference = first_line(&job(&["-n", "3", "-r", "1"], &exe, &args), "checkpoint:");
+    let r = run(
+        &[
+            "-n",
+            "3",
+            "-r",
+            "2",
+            "--fault",
+            "1.0:kill@1",
+            "--fault",
+            "0.1:kill@2",
+        ],
+        &exe,
+        &args,
+        DEADLINE,
+    );
+    r.assert_no_leftovers();
+    let out = r.ok();
+    assert_eq!(first_line(out, "checkpoint:"), reference, "{}", r.stderr);
+    let printed: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("iteration "))
+        .collect();
+    let expect: Vec<String> = (1..=15).map(|i| format!("iteration {}", i * 10)).collect();
+    assert_eq!(printed, expect, "each line once, in order\n{out}");
+    let procs = r
+        .report
+        .as_ref()
+        .and_then(|j| j["processes"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    for (rank, replica) in [(1, 0), (0, 1)] {
+        let from: Vec<&str> = procs
+            .iter()
+            .filter(|p| p["rank"] == rank && p["replica"] == replica && p["incarnation"] == 1)
+            .filter_map(|p| p["from"].as_str())
+            .collect();
+        assert!(
+            from.len() == 1 && from[0].starts_with("snapshot "),
+            "{rank}.{replica}: {from:?}\n{}",
+            r.stderr
+        );
+    }
+}
+
 /// The official NPB 3.4 MPI codes, all eight (BT SP LU MG CG FT EP in Fortran, IS in
 /// C), unmodified, built by their own Makefile from a copy of `../shared/npb3.4-mpi`
 /// with `MPIFC = volpexf90` and `MPICC = volpexcc` in `config/make.def` (and the
