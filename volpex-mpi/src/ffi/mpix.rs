@@ -1,6 +1,8 @@
 //! The exported `MPIX_` fault-tolerance extensions of `mpi.h` (see `ft`): checkpoint the
 //! program's state as bytes, get it back in a regenerated replica, tell a new incarnation,
-//! and a seed equal in every replica of a rank. Thin shells like the rest of `ffi`.
+//! and a seed equal in every replica of a rank. Thin shells like the rest of `ffi`:
+//! they own only the turning of pointers into checked byte slices and outputs, and must
+//! never keep a pointer past the call (the state is copied in both directions).
 
 use std::ffi::c_void;
 use std::os::raw::c_int;
