@@ -447,11 +447,11 @@ fn official_npb_fortran_codes_verify_with_lost_replicas() {
     // (benchmark, sends after which replica 1.0 exits): early in each run, so that
     // replica is still running then, but after it took part.
     let benchmarks = [
-        ("BT", 200),
-        ("SP", 200),
-        ("LU", 200),
-        ("MG", 40),
-        ("CG", 40),
+        ("BT", 100),
+        ("SP", 100),
+        ("LU", 100),
+        ("MG", 20),
+        ("CG", 20),
         ("FT", 8),
         ("EP", 1),
         ("IS", 1),
@@ -472,34 +472,44 @@ fn official_npb_fortran_codes_verify_with_lost_replicas() {
     for (b, sends) in benchmarks {
         let exe = dir.0.join(format!("bin/{}.S.x", b.to_lowercase()));
         let exit = format!("1.0:exit@sends={sends}");
-        let r = run(
-            &[
-                "-n",
-                "4",
-                "-r",
-                "2",
-                "--fault",
-                &exit,
-                "--fault",
-                "2.1:kill@0.5",
-            ],
-            &exe,
-            &[],
-            DEADLINE,
-        );
-        r.assert_no_leftovers();
-        let out = r.ok();
-        assert!(
-            out.lines()
-                .any(|l| l.contains("Verification") && l.contains("SUCCESSFUL")),
-            "{b}:\n{out}\n{}",
-            r.stderr
-        );
-        assert_eq!(
-            r.state(1, 0),
-            "failed",
-            "{b}: {exit} did not fire\n{}",
-            r.stderr
-        );
+        // The exit cannot fire when team 1 finishes the whole job before replica 1.0
+        // makes that many sends (volpexrun then ends it): on a loaded machine a team
+        // may be starved. Every run must verify; a run where the fault did not land is
+        // run again, at most three times.
+        let mut fired = false;
+        for _attempt in 0..3 {
+            let r = run(
+                &[
+                    "-n",
+                    "4",
+                    "-r",
+                    "2",
+                    "--fault",
+                    &exit,
+                    "--fault",
+                    "2.1:kill@0.5",
+                ],
+                &exe,
+                &[],
+                DEADLINE,
+            );
+            r.assert_no_leftovers();
+            let out = r.ok();
+            assert!(
+                out.lines()
+                    .any(|l| l.contains("Verification") && l.contains("SUCCESSFUL")),
+                "{b}:\n{out}\n{}",
+                r.stderr
+            );
+            if r.state(1, 0) == "failed" {
+                fired = true;
+                break;
+            }
+            eprintln!(
+                "{b}: {exit} did not land (replica 1.0: {}), again",
+                r.state(1, 0)
+            );
+        }
+        assert!(fired, "{b}: {exit} never landed in three runs");
     }
 }
