@@ -2,7 +2,7 @@
 ! chapters 6 and 7): MPI_COMM_DUP, MPI_COMM_SPLIT, MPI_COMM_CREATE from a
 ! group, group set operations and MPI_GROUP_TRANSLATE_RANKS, MPI_COMM_COMPARE,
 ! MPI_COMM_FREE, names, MPI_COMM_GET_ATTR(MPI_TAG_UB),
-! MPI_GET_PROCESSOR_NAME; MPI_DIMS_CREATE, MPI_CART_CREATE (LOGICAL periods),
+! MPI_GET_PROCESSOR_NAME, info objects; MPI_DIMS_CREATE, MPI_CART_CREATE (LOGICAL periods),
 ! MPI_CART_SHIFT, MPI_CART_COORDS, MPI_CART_RANK, MPI_CART_GET, MPI_CART_SUB.
 ! Each rank checks every result and stops with code 1 on a wrong one.
 program comms
@@ -15,6 +15,8 @@ program comms
   integer(kind=MPI_ADDRESS_KIND) :: tag_ub
   character(len=MPI_MAX_PROCESSOR_NAME) :: host
   character(len=MPI_MAX_OBJECT_NAME) :: name
+  character(len=16) :: value
+  integer :: info
   integer, allocatable :: ranks(:)
 
   call MPI_Init(ierr)
@@ -86,6 +88,17 @@ program comms
   call MPI_Get_processor_name(host, len, ierr)
   call check(len > 0 .and. len <= MPI_MAX_PROCESSOR_NAME .and. host(len + 1:) == '', &
              'processor name')
+
+  ! Info objects: Fortran strings in and out.
+  call MPI_Info_create(info, ierr)
+  call MPI_Info_set(info, 'striping_unit  ', 'big', ierr)
+  value = 'untouched'
+  call MPI_Info_get(info, 'nokey', 16, value, flag, ierr)
+  call check(.not. flag .and. value == 'untouched', 'info_get of a missing key')
+  call MPI_Info_get(info, 'striping_unit', 16, value, flag, ierr)
+  call check(flag .and. value == 'big', 'info_get')
+  call MPI_Info_free(info, ierr)
+  call check(info == MPI_INFO_NULL, 'info_free')
 
   ! A periodic 2-D grid over every rank.
   dims = 0

@@ -458,7 +458,7 @@ fn string_out(
     len: usize,
     resultlen: *mut c_int,
     cap: usize,
-    fill: impl FnOnce(*mut c_char, &mut c_int) -> c_int,
+    fill: impl FnOnce(*mut c_char, *mut c_int) -> c_int,
 ) -> Result<c_int> {
     let mut buf = vec![0 as c_char; cap + 1];
     let mut n: c_int = 0;
@@ -612,14 +612,26 @@ pub unsafe extern "C" fn mpi_info_get_(
         let i = value(info, "info")?;
         let k = c_string(key, key_len, "key")?;
         let cap = cnt(value(valuelen, "valuelen")?)?.min(val_len);
-        let mut n = 0;
-        string_out(val, val_len, &mut n, cap, |p, len| {
-            // SAFETY: `p` holds `cap` + 1 bytes, `flag` is the caller's LOGICAL.
-            let code = unsafe { MPI_Info_get(i, k.as_ptr(), cap as c_int, p, flag) };
-            // SAFETY: `p` is NUL-terminated: by MPI_Info_get, or zeroed by string_out.
-            *len = unsafe { CStr::from_ptr(p) }.to_bytes().len() as c_int;
-            code
-        })
+        let mut buf = vec![0 as c_char; cap + 1];
+        let mut found: c_int = 0;
+        // SAFETY: `buf` holds `cap` + 1 bytes, `found` is a local.
+        let code =
+            unsafe { MPI_Info_get(i, k.as_ptr(), cap as c_int, buf.as_mut_ptr(), &mut found) };
+        if code != class::SUCCESS {
+            return Ok(code);
+        }
+        set(flag, "flag", found)?;
+        if found != 0 {
+            // SAFETY: `buf` is NUL-terminated (MPI_Info_get writes at most `cap` bytes
+            // and the NUL, into a buffer that was zeroed).
+            let v = unsafe { CStr::from_ptr(buf.as_ptr()) }
+                .to_string_lossy()
+                .into_owned();
+            // SAFETY: the CHARACTER argument of `val_len` bytes; the value is left
+            // alone when the key is not set.
+            unsafe { raw::put_fortran_string(val, val_len, &v) }?;
+        }
+        Ok(code)
     });
     set_ierr(ierr, code);
 }
