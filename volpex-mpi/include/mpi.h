@@ -600,6 +600,30 @@ MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
 MPI_Info MPI_Info_f2c(MPI_Fint info);
 MPI_Fint MPI_Info_c2f(MPI_Info info);
 
+MPI_Message MPI_Message_f2c(MPI_Fint message);
+MPI_Fint MPI_Message_c2f(MPI_Message message);
+int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+
+/* ---- Volpex extensions: fault tolerance (README, "C and Fortran programs") ----
+ * MPIX_Checkpoint: `bytes` bytes at `state` become this replica's latest checkpoint; a
+ * replica regenerated later starts from it instead of replaying the program. Call it
+ * at the same point in every replica, with no request pending (it does not
+ * communicate; `comm` only names the error handler). The program's stdout and stderr
+ * are flushed first.
+ * MPIX_Restored: in a replica restored from a checkpoint, copies the state into
+ * `state` (at most `max_bytes`), sets *bytes to its size and *flag to 1; elsewhere
+ * *flag = 0. Call it after MPI_Init and after making again the communicators made
+ * before the checkpoint, before any other communication. A state larger than
+ * `max_bytes` is MPI_ERR_TRUNCATE (*bytes says how large; call again).
+ * MPIX_Regenerated: *flag = 1 in a new incarnation of a lost replica.
+ * MPIX_Seed: a seed equal in every replica of this rank of `comm`, different across
+ * its ranks and across salts (for random numbers that keep replicas identical). */
+int MPIX_Checkpoint(const void *state, int bytes, MPI_Comm comm);
+int MPIX_Restored(void *state, int max_bytes, int *bytes, int *flag);
+int MPIX_Regenerated(int *flag);
+int MPIX_Seed(MPI_Comm comm, uint64_t salt, uint64_t *seed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,16 +1,22 @@
-//! The MPI C interface over the Volpex runtime: `include/mpi.h` and `libvolpexmpi`
-//! (`.so`, `.a`), so unmodified C MPI programs build with `volpexcc` and run replicated
-//! under `volpexrun`.
+//! The MPI C and Fortran interfaces over the Volpex runtime: `include/mpi.h`,
+//! `include/mpif.h`, the `mpi` module (`include/mpi.f90`) and `libvolpexmpi` (`.so`,
+//! `.a`), so unmodified C and Fortran MPI programs build with `volpexcc` / `volpexf90`
+//! and run replicated under `volpexrun`.
 //!
 //! ```text
+//!  Fortran program --calls--> ffi/fortran.rs  mpi_*_ (gfortran names): arguments by
+//!                          |    reference, Fortran sentinels (common blocks), 1-based
+//!                          |    indices, blank-padded strings -> the C functions
 //!  C program  --calls-->  ffi/  the exported MPI_* functions; ffi/raw.rs is the only
 //!                          |    unsafe code: C pointers + counts -> checked slices,
 //!                          |    references and handles; ffi/stubs.rs: functions not
-//!                          |    implemented yet (MPI_ERR_OTHER naming the function)
+//!                          |    implemented yet (MPI_ERR_OTHER naming the function);
+//!                          |    ffi/mpix.rs: the MPIX_ fault-tolerance extensions
 //!                          v
 //!             safe layer:  p2p, coll, request, comm, topo, types  (the MPI semantics)
 //!                          state (handle tables behind one mutex), table, datatype,
-//!                          op (reductions), error (classes, error handlers), handles
+//!                          op (reductions), error (classes, error handlers), handles,
+//!                          ft (checkpoint and restore as bytes, seeds)
 //!                          |
 //!                          v
 //!             volpex      Communicator, Process, Request, collectives: the same API
@@ -30,6 +36,7 @@ pub mod comm;
 pub mod datatype;
 pub mod error;
 pub mod ffi;
+pub mod ft;
 pub mod handles;
 pub mod op;
 pub mod p2p;

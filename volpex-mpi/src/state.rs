@@ -113,6 +113,7 @@ pub fn init(required: c_int) -> Result<c_int> {
             ))
         }
     }
+    crate::ffi::raw::ignore_sigpipe();
     let universe = volpex::initialize()?;
     let world = universe.world();
     // Every rank creates MPI_COMM_SELF here, first, so the count of communicators created

@@ -19,6 +19,8 @@
 #![allow(clippy::missing_safety_doc)]
 #![allow(clippy::too_many_arguments)]
 
+mod fortran;
+mod mpix;
 pub mod raw;
 mod stubs;
 

@@ -38,7 +38,14 @@ pub fn in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE
 }
 
-/// The region `count` elements of `dt` from element `first` take at `p`.
+/// The lowest address a datatype may reach from MPI_BOTTOM (the null pointer): a
+/// datatype built from absolute addresses (MPI_Get_address) starts above Linux's lowest
+/// mappable address (`vm.mmap_min_addr`, 65536 by default); a null buffer whose data
+/// starts lower is a mistake, not MPI_BOTTOM.
+const BOTTOM_MIN_ADDRESS: isize = 65536;
+
+/// The region `count` elements of `dt` from element `first` take at `p` (`p` null:
+/// MPI_BOTTOM, with `dt` giving absolute addresses).
 pub fn region(p: *const c_void, dt: &Datatype, blocks: &[(i128, usize)]) -> Result<Region> {
     let mut lo: Option<isize> = None;
     let mut hi: isize = 0;
@@ -57,7 +64,7 @@ pub fn region(p: *const c_void, dt: &Datatype, blocks: &[(i128, usize)]) -> Resu
             origin: 0,
         });
     };
-    if p.is_null() {
+    if p.is_null() && lo < BOTTOM_MIN_ADDRESS {
         return Err(MpiError::new(class::BUFFER, "null buffer with data in it"));
     }
     if in_place(p) {
@@ -404,5 +411,105 @@ pub unsafe fn free_mem(base: *mut c_void) {
             p,
             std::alloc::Layout::from_size_align_unchecked(total, ALLOC_HEADER),
         );
+    }
+}
+
+/// The address the program's executable gives a global symbol (a Fortran common block
+/// such as `mpi_fortran_bottom_`), as the dynamic linker resolves it for everyone;
+/// `None` if no loaded object exports it.
+pub fn global_address(name: &CStr) -> Option<usize> {
+    // SAFETY: `dlsym` with RTLD_DEFAULT only reads the NUL-terminated name; the address
+    // it returns is compared, never dereferenced.
+    let p = unsafe { nix::libc::dlsym(nix::libc::RTLD_DEFAULT, name.as_ptr()) };
+    (!p.is_null()).then_some(p as usize)
+}
+
+/// Flushes the program's C stdio streams and, in a Fortran program, every gfortran unit,
+/// so that what it printed before a checkpoint comes out before the checkpoint's output
+/// mark (which the runtime writes on the file descriptor directly).
+pub fn flush_program_output() {
+    // SAFETY: fflush(NULL) flushes every open output stream; it takes no pointer of ours.
+    unsafe { nix::libc::fflush(std::ptr::null_mut()) };
+    let Some(f) = global_address(c"_gfortran_flush_i4") else {
+        return;
+    };
+    // SAFETY: `_gfortran_flush_i4` is libgfortran's FLUSH intrinsic,
+    // `void flush_i4(GFC_INTEGER_4 *unit)`, which flushes every unit when `unit` is null;
+    // the symbol is only found in a program linked with libgfortran.
+    unsafe {
+        let flush: unsafe extern "C" fn(*const c_int) = std::mem::transmute(f);
+        flush(std::ptr::null());
+    }
+}
+
+/// A Fortran string argument: `len` bytes (its hidden length), trailing blanks dropped.
+///
+/// # Safety
+/// A non-null `p` must point to `len` readable bytes.
+pub unsafe fn fortran_string(p: *const c_char, len: usize, what: &str) -> Result<String> {
+    if p.is_null() {
+        return Err(MpiError::arg(format!("{what} is a null pointer")));
+    }
+    // SAFETY: forwarded contract; `c_char` has alignment 1.
+    let bytes = unsafe { array(p as *const u8, len, what) }?;
+    let end = bytes.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1);
+    Ok(String::from_utf8_lossy(&bytes[..end]).into_owned())
+}
+
+/// Writes `s` into a Fortran string of `len` bytes, blank-padded (truncated to fit);
+/// returns how many bytes of `s` it holds.
+///
+/// # Safety
+/// A non-null `p` must point to `len` writable bytes.
+pub unsafe fn put_fortran_string(p: *mut c_char, len: usize, s: &str) -> Result<usize> {
+    // SAFETY: forwarded contract.
+    let buf = unsafe { array_mut(p as *mut u8, len, "string") }?;
+    let n = s.len().min(len);
+    buf[..n].copy_from_slice(&s.as_bytes()[..n]);
+    buf[n..].fill(b' ');
+    Ok(n)
+}
+
+/// A plain byte buffer of `len` bytes at `p` (MPIX_Checkpoint's state).
+///
+/// # Safety
+/// If `len > 0`, `p` must point to `len` readable bytes for the call.
+pub unsafe fn bytes<'a>(p: *const c_void, len: usize) -> Result<&'a [u8]> {
+    let r = bytes_region(p, len)?;
+    if r.len == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: non-null, not wrapping (checked by `bytes_region`); readable by contract.
+    Ok(unsafe { std::slice::from_raw_parts(r.start as *const u8, r.len) })
+}
+
+/// A writable byte buffer of `len` bytes at `p` (MPIX_Restored's).
+///
+/// # Safety
+/// If `len > 0`, `p` must point to `len` writable bytes no other argument overlaps.
+pub unsafe fn bytes_mut<'a>(p: *mut c_void, len: usize) -> Result<&'a mut [u8]> {
+    let r = bytes_region(p, len)?;
+    if r.len == 0 {
+        return Ok(&mut []);
+    }
+    // SAFETY: non-null, not wrapping (checked by `bytes_region`); writable by contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(r.start as *mut u8, r.len) })
+}
+
+/// Ignores SIGPIPE, as every Rust program's runtime does before `main`, unless the
+/// program chose a disposition of its own: a C or Fortran program's default would end
+/// the process when it writes to a connection a dead peer closed, where the runtime
+/// expects an error it handles (a failover).
+pub fn ignore_sigpipe() {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
+    // SAFETY: installing SIG_IGN runs no code of ours in a signal handler; the previous
+    // disposition is put back if the program had one of its own.
+    unsafe {
+        if let Ok(old) = sigaction(Signal::SIGPIPE, &ignore) {
+            if !matches!(old.handler(), SigHandler::SigDfl) {
+                let _ = sigaction(Signal::SIGPIPE, &old);
+            }
+        }
     }
 }

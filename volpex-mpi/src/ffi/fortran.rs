@@ -1,0 +1,1146 @@
+//! The Fortran interface (`mpif.h`, `use mpi`) for gfortran: one exported function per
+//! MPI routine, named as gfortran names an external procedure (lower case, one trailing
+//! underscore: `mpi_send_`), taking every argument by reference, `ierror` last, and the
+//! hidden lengths of CHARACTER arguments after it. Each one reads its arguments, turns
+//! the Fortran sentinels into the C ones and calls the C function of the same name, so
+//! Fortran and C programs go through the same code.
+//!
+//! Owns what is Fortran's own: the sentinel common blocks (`MPI_BOTTOM`, `MPI_IN_PLACE`,
+//! `MPI_STATUS_IGNORE`, `MPI_STATUSES_IGNORE`, `MPI_ERRCODES_IGNORE`), 1-based indices
+//! (`MPI_WAITANY`, `MPI_WAITSOME`), INTEGER where C has `MPI_Aint` (the MPI-1 names),
+//! blank-padded strings and attribute values by value. Must never check a buffer or
+//! a handle itself: the C function does.
+//!
+//! Handles are INTEGERs equal to the C handles and a status is six INTEGERs laid out as
+//! the C `MPI_Status`, so both pass through unchanged.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::os::raw::c_int;
+use std::sync::atomic::AtomicI32;
+use std::sync::OnceLock;
+
+use super::mpix::*;
+use super::*;
+use crate::error::{self, MpiError, Result};
+use crate::handles::{class, MpiStatus, COMM_WORLD, IN_PLACE, TAG_KEYVAL, UNDEFINED};
+
+/// A Fortran common block of `N` INTEGERs, defined here so that every program unit that
+/// includes `mpif.h` shares one.
+#[repr(C)]
+pub struct Common<const N: usize>([AtomicI32; N]);
+
+impl<const N: usize> Common<N> {
+    const fn new() -> Common<N> {
+        Common([const { AtomicI32::new(0) }; N])
+    }
+}
+
+#[no_mangle]
+pub static mpi_fortran_bottom_: Common<1> = Common::new();
+#[no_mangle]
+pub static mpi_fortran_in_place_: Common<1> = Common::new();
+#[no_mangle]
+pub static mpi_fortran_status_ignore_: Common<6> = Common::new();
+#[no_mangle]
+pub static mpi_fortran_statuses_ignore_: Common<6> = Common::new();
+#[no_mangle]
+pub static mpi_fortran_errcodes_ignore_: Common<1> = Common::new();
+
+/// The addresses a sentinel may have: ours, and the one the executable uses (a common
+/// block in the program may be allocated there, with ours bound to it or not).
+#[derive(Clone, Copy)]
+struct Addrs([usize; 2]);
+
+impl Addrs {
+    fn of<T>(own: &T, name: &CStr) -> Addrs {
+        let own = own as *const T as usize;
+        Addrs([own, raw::global_address(name).unwrap_or(own)])
+    }
+
+    fn is<T>(self, p: *const T) -> bool {
+        let p = p as usize;
+        p != 0 && (p == self.0[0] || p == self.0[1])
+    }
+}
+
+struct Sentinels {
+    bottom: Addrs,
+    in_place: Addrs,
+    status: Addrs,
+    statuses: Addrs,
+}
+
+fn sentinels() -> &'static Sentinels {
+    static S: OnceLock<Sentinels> = OnceLock::new();
+    S.get_or_init(|| Sentinels {
+        bottom: Addrs::of(&mpi_fortran_bottom_, c"mpi_fortran_bottom_"),
+        in_place: Addrs::of(&mpi_fortran_in_place_, c"mpi_fortran_in_place_"),
+        status: Addrs::of(&mpi_fortran_status_ignore_, c"mpi_fortran_status_ignore_"),
+        statuses: Addrs::of(
+            &mpi_fortran_statuses_ignore_,
+            c"mpi_fortran_statuses_ignore_",
+        ),
+    })
+}
+
+/// A choice buffer: MPI_BOTTOM becomes C's (null), MPI_IN_PLACE C's.
+fn buffer(p: *const c_void) -> *const c_void {
+    let s = sentinels();
+    if s.bottom.is(p) {
+        std::ptr::null()
+    } else if s.in_place.is(p) {
+        IN_PLACE as *const c_void
+    } else {
+        p
+    }
+}
+
+/// A status argument: MPI_STATUS_IGNORE (or MPI_STATUSES_IGNORE) becomes null.
+fn status(p: *mut c_int) -> *mut MpiStatus {
+    let s = sentinels();
+    if s.status.is(p) || s.statuses.is(p) {
+        std::ptr::null_mut()
+    } else {
+        p as *mut MpiStatus
+    }
+}
+
+/// An INTEGER (or INTEGER(KIND=MPI_ADDRESS_KIND)) passed by reference.
+fn value<T: Copy>(p: *const T, what: &str) -> Result<T> {
+    // SAFETY: `p` is an argument of a Fortran call, passed by reference: null or a
+    // readable T (checked for null and alignment).
+    unsafe { raw::input(p, what) }.copied()
+}
+
+/// Runs the body of Fortran routine `name`; an error in its own arguments goes to the
+/// error handler of MPI_COMM_WORLD, as C's errors of the same kind.
+fn shim(name: &'static str, body: impl FnOnce() -> Result<c_int>) -> c_int {
+    match body() {
+        Ok(code) => code,
+        Err(e) => error::raise(name, COMM_WORLD, e),
+    }
+}
+
+/// Stores the return code in `ierror` (a program may pass none in the old style: null).
+fn set_ierr(ierr: *mut c_int, code: c_int) {
+    if ierr.is_null() {
+        return;
+    }
+    // SAFETY: the ierror argument of a Fortran call: a writable INTEGER.
+    if let Ok(e) = unsafe { raw::out(ierr, "ierror") } {
+        *e = code;
+    }
+}
+
+macro_rules! fty {
+    (int) => { *const c_int };
+    (aint) => { *const isize };
+    (out) => { *mut c_int };
+    (ints) => { *const c_int };
+    (buf) => { *const c_void };
+    (mbuf) => { *mut c_void };
+    (st) => { *mut c_int };
+    (cst) => { *const c_int };
+    (aout) => { *mut isize };
+    (aints) => { *const isize };
+    (lout) => { *mut i64 };
+    (ranges) => { *const [c_int; 3] };
+}
+
+macro_rules! fconv {
+    (int, $p:ident) => {
+        value($p, stringify!($p))?
+    };
+    (aint, $p:ident) => {
+        value($p, stringify!($p))?
+    };
+    (out, $p:ident) => {
+        $p
+    };
+    (ints, $p:ident) => {
+        $p
+    };
+    (buf, $p:ident) => {
+        buffer($p)
+    };
+    (mbuf, $p:ident) => {
+        buffer($p as *const c_void) as *mut c_void
+    };
+    (st, $p:ident) => {
+        status($p)
+    };
+    (cst, $p:ident) => {
+        $p as *const MpiStatus
+    };
+    (aout, $p:ident) => {
+        $p
+    };
+    (aints, $p:ident) => {
+        $p
+    };
+    (lout, $p:ident) => {
+        $p
+    };
+    (ranges, $p:ident) => {
+        $p
+    };
+}
+
+/// `mpi_x_ => MPI_X(arg: kind, ...)`: the Fortran routine with these arguments (and
+/// `ierror`) calls the C function with them converted by kind.
+macro_rules! fortran {
+    ($($f:ident => $c:ident($($a:ident: $k:ident),*);)*) => {$(
+        #[no_mangle]
+        #[allow(unused_unsafe)] // some C functions take no pointer, so are not unsafe
+        pub unsafe extern "C" fn $f($($a: fty!($k),)* ierr: *mut c_int) {
+            let code = shim(stringify!($c), || {
+                $(let $a = fconv!($k, $a);)*
+                // SAFETY: the C function gets the Fortran caller's own pointers (and
+                // the C sentinels for the Fortran ones), under the same MPI contract.
+                Ok(unsafe { $c($($a),*) })
+            });
+            set_ierr(ierr, code);
+        }
+    )*};
+}
+
+fortran! {
+    mpi_finalize_ => MPI_Finalize();
+    mpi_initialized_ => MPI_Initialized(flag: out);
+    mpi_finalized_ => MPI_Finalized(flag: out);
+    mpi_query_thread_ => MPI_Query_thread(provided: out);
+    mpi_is_thread_main_ => MPI_Is_thread_main(flag: out);
+    mpi_get_version_ => MPI_Get_version(version: out, subversion: out);
+    mpi_error_class_ => MPI_Error_class(code: int, errorclass: out);
+    mpi_comm_set_errhandler_ => MPI_Comm_set_errhandler(comm: int, errhandler: int);
+    mpi_errhandler_set_ => MPI_Errhandler_set(comm: int, errhandler: int);
+    mpi_comm_get_errhandler_ => MPI_Comm_get_errhandler(comm: int, errhandler: out);
+    mpi_errhandler_get_ => MPI_Errhandler_get(comm: int, errhandler: out);
+    mpi_errhandler_free_ => MPI_Errhandler_free(errhandler: out);
+    mpi_comm_call_errhandler_ => MPI_Comm_call_errhandler(comm: int, errorcode: int);
+
+    mpi_send_ => MPI_Send(buf: buf, count: int, datatype: int, dest: int, tag: int, comm: int);
+    mpi_ssend_ => MPI_Ssend(buf: buf, count: int, datatype: int, dest: int, tag: int, comm: int);
+    mpi_bsend_ => MPI_Bsend(buf: buf, count: int, datatype: int, dest: int, tag: int, comm: int);
+    mpi_rsend_ => MPI_Rsend(buf: buf, count: int, datatype: int, dest: int, tag: int, comm: int);
+    mpi_isend_ => MPI_Isend(buf: buf, count: int, datatype: int, dest: int, tag: int, comm: int,
+        request: out);
+    mpi_issend_ => MPI_Issend(buf: buf, count: int, datatype: int, dest: int, tag: int,
+        comm: int, request: out);
+    mpi_ibsend_ => MPI_Ibsend(buf: buf, count: int, datatype: int, dest: int, tag: int,
+        comm: int, request: out);
+    mpi_irsend_ => MPI_Irsend(buf: buf, count: int, datatype: int, dest: int, tag: int,
+        comm: int, request: out);
+    mpi_recv_ => MPI_Recv(buf: mbuf, count: int, datatype: int, source: int, tag: int,
+        comm: int, status: st);
+    mpi_irecv_ => MPI_Irecv(buf: mbuf, count: int, datatype: int, source: int, tag: int,
+        comm: int, request: out);
+    mpi_sendrecv_ => MPI_Sendrecv(sendbuf: buf, sendcount: int, sendtype: int, dest: int,
+        sendtag: int, recvbuf: mbuf, recvcount: int, recvtype: int, source: int,
+        recvtag: int, comm: int, status: st);
+    mpi_sendrecv_replace_ => MPI_Sendrecv_replace(buf: mbuf, count: int, datatype: int,
+        dest: int, sendtag: int, source: int, recvtag: int, comm: int, status: st);
+    mpi_probe_ => MPI_Probe(source: int, tag: int, comm: int, status: st);
+    mpi_iprobe_ => MPI_Iprobe(source: int, tag: int, comm: int, flag: out, status: st);
+    mpi_mprobe_ => MPI_Mprobe(source: int, tag: int, comm: int, message: out, status: st);
+    mpi_improbe_ => MPI_Improbe(source: int, tag: int, comm: int, flag: out, message: out,
+        status: st);
+    mpi_mrecv_ => MPI_Mrecv(buf: mbuf, count: int, datatype: int, message: out, status: st);
+    mpi_get_count_ => MPI_Get_count(status: cst, datatype: int, count: out);
+    mpi_get_elements_ => MPI_Get_elements(status: cst, datatype: int, count: out);
+    mpi_get_elements_x_ => MPI_Get_elements_x(status: cst, datatype: int, count: lout);
+    mpi_test_cancelled_ => MPI_Test_cancelled(status: cst, flag: out);
+    mpi_buffer_attach_ => MPI_Buffer_attach(buffer: mbuf, size: int);
+    mpi_send_init_ => MPI_Send_init(buf: buf, count: int, datatype: int, dest: int, tag: int,
+        comm: int, request: out);
+    mpi_ssend_init_ => MPI_Ssend_init(buf: buf, count: int, datatype: int, dest: int,
+        tag: int, comm: int, request: out);
+    mpi_bsend_init_ => MPI_Bsend_init(buf: buf, count: int, datatype: int, dest: int,
+        tag: int, comm: int, request: out);
+    mpi_rsend_init_ => MPI_Rsend_init(buf: buf, count: int, datatype: int, dest: int,
+        tag: int, comm: int, request: out);
+    mpi_recv_init_ => MPI_Recv_init(buf: mbuf, count: int, datatype: int, source: int,
+        tag: int, comm: int, request: out);
+    mpi_start_ => MPI_Start(request: out);
+    mpi_startall_ => MPI_Startall(count: int, requests: out);
+    mpi_wait_ => MPI_Wait(request: out, status: st);
+    mpi_test_ => MPI_Test(request: out, flag: out, status: st);
+    mpi_request_get_status_ => MPI_Request_get_status(request: int, flag: out, status: st);
+    mpi_request_free_ => MPI_Request_free(request: out);
+    mpi_waitall_ => MPI_Waitall(count: int, requests: out, statuses: st);
+    mpi_testall_ => MPI_Testall(count: int, requests: out, flag: out, statuses: st);
+
+    mpi_type_size_ => MPI_Type_size(datatype: int, size: out);
+    mpi_type_size_x_ => MPI_Type_size_x(datatype: int, size: lout);
+    mpi_type_get_extent_ => MPI_Type_get_extent(datatype: int, lb: aout, extent: aout);
+    mpi_type_get_true_extent_ => MPI_Type_get_true_extent(datatype: int, lb: aout,
+        extent: aout);
+    mpi_type_contiguous_ => MPI_Type_contiguous(count: int, oldtype: int, newtype: out);
+    mpi_type_vector_ => MPI_Type_vector(count: int, blocklength: int, stride: int,
+        oldtype: int, newtype: out);
+    mpi_type_create_hvector_ => MPI_Type_create_hvector(count: int, blocklength: int,
+        stride: aint, oldtype: int, newtype: out);
+    mpi_type_indexed_ => MPI_Type_indexed(count: int, blocklengths: ints, displs: ints,
+        oldtype: int, newtype: out);
+    mpi_type_create_hindexed_ => MPI_Type_create_hindexed(count: int, blocklengths: ints,
+        displs: aints, oldtype: int, newtype: out);
+    mpi_type_create_indexed_block_ => MPI_Type_create_indexed_block(count: int,
+        blocklength: int, displs: ints, oldtype: int, newtype: out);
+    mpi_type_create_hindexed_block_ => MPI_Type_create_hindexed_block(count: int,
+        blocklength: int, displs: aints, oldtype: int, newtype: out);
+    mpi_type_create_subarray_ => MPI_Type_create_subarray(ndims: int, sizes: ints,
+        subsizes: ints, starts: ints, order: int, oldtype: int, newtype: out);
+    mpi_type_create_struct_ => MPI_Type_create_struct(count: int, blocklengths: ints,
+        displs: aints, types: ints, newtype: out);
+    mpi_type_create_resized_ => MPI_Type_create_resized(oldtype: int, lb: aint, extent: aint,
+        newtype: out);
+    mpi_type_dup_ => MPI_Type_dup(oldtype: int, newtype: out);
+    mpi_type_commit_ => MPI_Type_commit(datatype: out);
+    mpi_type_free_ => MPI_Type_free(datatype: out);
+    mpi_pack_ => MPI_Pack(inbuf: buf, incount: int, datatype: int, outbuf: mbuf, outsize: int,
+        position: out, comm: int);
+    mpi_unpack_ => MPI_Unpack(inbuf: buf, insize: int, position: out, outbuf: mbuf,
+        outcount: int, datatype: int, comm: int);
+    mpi_pack_size_ => MPI_Pack_size(incount: int, datatype: int, comm: int, size: out);
+    mpi_get_address_ => MPI_Get_address(location: buf, address: aout);
+
+    mpi_barrier_ => MPI_Barrier(comm: int);
+    mpi_ibarrier_ => MPI_Ibarrier(comm: int, request: out);
+    mpi_bcast_ => MPI_Bcast(buffer: mbuf, count: int, datatype: int, root: int, comm: int);
+    mpi_ibcast_ => MPI_Ibcast(buffer: mbuf, count: int, datatype: int, root: int, comm: int,
+        request: out);
+    mpi_reduce_ => MPI_Reduce(sendbuf: buf, recvbuf: mbuf, count: int, datatype: int, op: int,
+        root: int, comm: int);
+    mpi_allreduce_ => MPI_Allreduce(sendbuf: buf, recvbuf: mbuf, count: int, datatype: int,
+        op: int, comm: int);
+    mpi_iallreduce_ => MPI_Iallreduce(sendbuf: buf, recvbuf: mbuf, count: int, datatype: int,
+        op: int, comm: int, request: out);
+    mpi_scan_ => MPI_Scan(sendbuf: buf, recvbuf: mbuf, count: int, datatype: int, op: int,
+        comm: int);
+    mpi_exscan_ => MPI_Exscan(sendbuf: buf, recvbuf: mbuf, count: int, datatype: int, op: int,
+        comm: int);
+    mpi_reduce_scatter_block_ => MPI_Reduce_scatter_block(sendbuf: buf, recvbuf: mbuf,
+        recvcount: int, datatype: int, op: int, comm: int);
+    mpi_reduce_scatter_ => MPI_Reduce_scatter(sendbuf: buf, recvbuf: mbuf, recvcounts: ints,
+        datatype: int, op: int, comm: int);
+    mpi_reduce_local_ => MPI_Reduce_local(inbuf: buf, inoutbuf: mbuf, count: int,
+        datatype: int, op: int);
+    mpi_gather_ => MPI_Gather(sendbuf: buf, sendcount: int, sendtype: int, recvbuf: mbuf,
+        recvcount: int, recvtype: int, root: int, comm: int);
+    mpi_gatherv_ => MPI_Gatherv(sendbuf: buf, sendcount: int, sendtype: int, recvbuf: mbuf,
+        recvcounts: ints, displs: ints, recvtype: int, root: int, comm: int);
+    mpi_scatter_ => MPI_Scatter(sendbuf: buf, sendcount: int, sendtype: int, recvbuf: mbuf,
+        recvcount: int, recvtype: int, root: int, comm: int);
+    mpi_scatterv_ => MPI_Scatterv(sendbuf: buf, sendcounts: ints, displs: ints, sendtype: int,
+        recvbuf: mbuf, recvcount: int, recvtype: int, root: int, comm: int);
+    mpi_allgather_ => MPI_Allgather(sendbuf: buf, sendcount: int, sendtype: int,
+        recvbuf: mbuf, recvcount: int, recvtype: int, comm: int);
+    mpi_allgatherv_ => MPI_Allgatherv(sendbuf: buf, sendcount: int, sendtype: int,
+        recvbuf: mbuf, recvcounts: ints, displs: ints, recvtype: int, comm: int);
+    mpi_alltoall_ => MPI_Alltoall(sendbuf: buf, sendcount: int, sendtype: int, recvbuf: mbuf,
+        recvcount: int, recvtype: int, comm: int);
+    mpi_alltoallv_ => MPI_Alltoallv(sendbuf: buf, sendcounts: ints, sdispls: ints,
+        sendtype: int, recvbuf: mbuf, recvcounts: ints, rdispls: ints, recvtype: int,
+        comm: int);
+    mpi_op_commutative_ => MPI_Op_commutative(op: int, commute: out);
+    mpi_op_free_ => MPI_Op_free(op: out);
+
+    mpi_comm_size_ => MPI_Comm_size(comm: int, size: out);
+    mpi_comm_rank_ => MPI_Comm_rank(comm: int, rank: out);
+    mpi_comm_dup_ => MPI_Comm_dup(comm: int, newcomm: out);
+    mpi_comm_split_ => MPI_Comm_split(comm: int, color: int, key: int, newcomm: out);
+    mpi_comm_create_ => MPI_Comm_create(comm: int, group: int, newcomm: out);
+    mpi_comm_free_ => MPI_Comm_free(comm: out);
+    mpi_comm_compare_ => MPI_Comm_compare(comm1: int, comm2: int, result: out);
+    mpi_comm_test_inter_ => MPI_Comm_test_inter(comm: int, flag: out);
+    mpi_comm_group_ => MPI_Comm_group(comm: int, group: out);
+    mpi_comm_delete_attr_ => MPI_Comm_delete_attr(comm: int, keyval: int);
+    mpi_attr_delete_ => MPI_Attr_delete(comm: int, keyval: int);
+    mpi_group_size_ => MPI_Group_size(group: int, size: out);
+    mpi_group_rank_ => MPI_Group_rank(group: int, rank: out);
+    mpi_group_incl_ => MPI_Group_incl(group: int, n: int, ranks: ints, newgroup: out);
+    mpi_group_excl_ => MPI_Group_excl(group: int, n: int, ranks: ints, newgroup: out);
+    mpi_group_translate_ranks_ => MPI_Group_translate_ranks(group1: int, n: int,
+        ranks1: ints, group2: int, ranks2: out);
+    mpi_group_compare_ => MPI_Group_compare(group1: int, group2: int, result: out);
+    mpi_group_union_ => MPI_Group_union(group1: int, group2: int, newgroup: out);
+    mpi_group_intersection_ => MPI_Group_intersection(group1: int, group2: int,
+        newgroup: out);
+    mpi_group_difference_ => MPI_Group_difference(group1: int, group2: int, newgroup: out);
+    mpi_group_range_incl_ => MPI_Group_range_incl(group: int, n: int, ranges: ranges,
+        newgroup: out);
+    mpi_group_range_excl_ => MPI_Group_range_excl(group: int, n: int, ranges: ranges,
+        newgroup: out);
+    mpi_group_free_ => MPI_Group_free(group: out);
+
+    mpi_dims_create_ => MPI_Dims_create(nnodes: int, ndims: int, dims: out);
+    mpi_cart_create_ => MPI_Cart_create(comm: int, ndims: int, dims: ints, periods: ints,
+        reorder: int, comm_cart: out);
+    mpi_topo_test_ => MPI_Topo_test(comm: int, status: out);
+    mpi_cartdim_get_ => MPI_Cartdim_get(comm: int, ndims: out);
+    mpi_cart_get_ => MPI_Cart_get(comm: int, maxdims: int, dims: out, periods: out,
+        coords: out);
+    mpi_cart_rank_ => MPI_Cart_rank(comm: int, coords: ints, rank: out);
+    mpi_cart_coords_ => MPI_Cart_coords(comm: int, rank: int, maxdims: int, coords: out);
+    mpi_cart_shift_ => MPI_Cart_shift(comm: int, direction: int, disp: int, source: out,
+        dest: out);
+    mpi_cart_sub_ => MPI_Cart_sub(comm: int, remain_dims: ints, newcomm: out);
+    mpi_cart_map_ => MPI_Cart_map(comm: int, ndims: int, dims: ints, periods: ints,
+        newrank: out);
+
+    mpi_info_create_ => MPI_Info_create(info: out);
+    mpi_info_free_ => MPI_Info_free(info: out);
+
+    mpix_regenerated_ => MPIX_Regenerated(flag: out);
+}
+
+// ---- Environment ----
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_init_(ierr: *mut c_int) {
+    // SAFETY: MPI_Init ignores argc and argv (MPI-3.1 section 8.7 lets them be null).
+    let code = unsafe { MPI_Init(std::ptr::null_mut(), std::ptr::null_mut()) };
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_init_thread_(
+    required: *const c_int,
+    provided: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Init_thread", || {
+        let required = value(required, "required")?;
+        // SAFETY: null argc and argv; `provided` is the caller's INTEGER.
+        Ok(unsafe {
+            MPI_Init_thread(
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                required,
+                provided,
+            )
+        })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_abort_(comm: *const c_int, errorcode: *const c_int, ierr: *mut c_int) {
+    let code = shim("MPI_Abort", || {
+        Ok(MPI_Abort(
+            value(comm, "comm")?,
+            value(errorcode, "errorcode")?,
+        ))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub extern "C" fn mpi_wtime_() -> f64 {
+    MPI_Wtime()
+}
+
+#[no_mangle]
+pub extern "C" fn mpi_wtick_() -> f64 {
+    MPI_Wtick()
+}
+
+/// MPI_PCONTROL: profiling control, which MPI lets an implementation ignore.
+#[no_mangle]
+pub extern "C" fn mpi_pcontrol_(_level: *const c_int) {}
+
+// ---- Strings: blank-padded, hidden lengths after ierror ----
+
+/// Calls a C function that fills a NUL-terminated string of at most `cap` bytes, and
+/// copies what it wrote into the Fortran string `out` of `len` bytes.
+fn string_out(
+    out: *mut c_char,
+    len: usize,
+    resultlen: *mut c_int,
+    cap: usize,
+    fill: impl FnOnce(*mut c_char, *mut c_int) -> c_int,
+) -> Result<c_int> {
+    let mut buf = vec![0 as c_char; cap + 1];
+    let mut n: c_int = 0;
+    let code = fill(buf.as_mut_ptr(), &mut n);
+    if code != class::SUCCESS {
+        return Ok(code);
+    }
+    let bytes: Vec<u8> = buf[..usize::try_from(n).unwrap_or(0).min(cap)]
+        .iter()
+        .map(|&c| c as u8)
+        .collect();
+    let s = String::from_utf8_lossy(&bytes);
+    // SAFETY: the CHARACTER argument of `len` bytes (its hidden length).
+    let copied = unsafe { raw::put_fortran_string(out, len, &s) }?;
+    set(resultlen, "resultlen", copied as c_int)?;
+    Ok(class::SUCCESS)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_get_processor_name_(
+    name: *mut c_char,
+    resultlen: *mut c_int,
+    ierr: *mut c_int,
+    name_len: usize,
+) {
+    let code = shim("MPI_Get_processor_name", || {
+        string_out(name, name_len, resultlen, MAX_PROCESSOR_NAME, |p, n| {
+            // SAFETY: `p` holds MPI_MAX_PROCESSOR_NAME + 1 bytes, `n` is a local.
+            unsafe { MPI_Get_processor_name(p, n) }
+        })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_get_library_version_(
+    version: *mut c_char,
+    resultlen: *mut c_int,
+    ierr: *mut c_int,
+    version_len: usize,
+) {
+    let code = shim("MPI_Get_library_version", || {
+        string_out(
+            version,
+            version_len,
+            resultlen,
+            MAX_LIBRARY_VERSION_STRING,
+            // SAFETY: as in mpi_get_processor_name_.
+            |p, n| unsafe { MPI_Get_library_version(p, n) },
+        )
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_error_string_(
+    errorcode: *const c_int,
+    string: *mut c_char,
+    resultlen: *mut c_int,
+    ierr: *mut c_int,
+    string_len: usize,
+) {
+    let code = shim("MPI_Error_string", || {
+        let e = value(errorcode, "errorcode")?;
+        // SAFETY: as in mpi_get_processor_name_.
+        string_out(
+            string,
+            string_len,
+            resultlen,
+            MAX_ERROR_STRING,
+            |p, n| unsafe { MPI_Error_string(e, p, n) },
+        )
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_get_name_(
+    comm: *const c_int,
+    name: *mut c_char,
+    resultlen: *mut c_int,
+    ierr: *mut c_int,
+    name_len: usize,
+) {
+    let code = shim("MPI_Comm_get_name", || {
+        let c = value(comm, "comm")?;
+        // SAFETY: as in mpi_get_processor_name_.
+        string_out(name, name_len, resultlen, MAX_OBJECT_NAME, |p, n| unsafe {
+            MPI_Comm_get_name(c, p, n)
+        })
+    });
+    set_ierr(ierr, code);
+}
+
+/// A Fortran string as a C string (trailing blanks dropped).
+fn c_string(p: *const c_char, len: usize, what: &str) -> Result<std::ffi::CString> {
+    // SAFETY: a CHARACTER argument of `len` bytes (its hidden length).
+    let s = unsafe { raw::fortran_string(p, len, what) }?;
+    std::ffi::CString::new(s).map_err(|_| MpiError::arg(format!("{what} holds a NUL byte")))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_set_name_(
+    comm: *const c_int,
+    name: *const c_char,
+    ierr: *mut c_int,
+    name_len: usize,
+) {
+    let code = shim("MPI_Comm_set_name", || {
+        let c = value(comm, "comm")?;
+        let s = c_string(name, name_len, "comm_name")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPI_Comm_set_name(c, s.as_ptr()) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_set_(
+    info: *const c_int,
+    key: *const c_char,
+    val: *const c_char,
+    ierr: *mut c_int,
+    key_len: usize,
+    val_len: usize,
+) {
+    let code = shim("MPI_Info_set", || {
+        let i = value(info, "info")?;
+        let (k, v) = (
+            c_string(key, key_len, "key")?,
+            c_string(val, val_len, "value")?,
+        );
+        // SAFETY: NUL-terminated strings we own.
+        Ok(unsafe { MPI_Info_set(i, k.as_ptr(), v.as_ptr()) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_get_(
+    info: *const c_int,
+    key: *const c_char,
+    valuelen: *const c_int,
+    val: *mut c_char,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+    key_len: usize,
+    val_len: usize,
+) {
+    let code = shim("MPI_Info_get", || {
+        let i = value(info, "info")?;
+        let k = c_string(key, key_len, "key")?;
+        let cap = cnt(value(valuelen, "valuelen")?)?.min(val_len);
+        let mut buf = vec![0 as c_char; cap + 1];
+        let mut found: c_int = 0;
+        // SAFETY: `buf` holds `cap` + 1 bytes, `found` is a local.
+        let code =
+            unsafe { MPI_Info_get(i, k.as_ptr(), cap as c_int, buf.as_mut_ptr(), &mut found) };
+        if code != class::SUCCESS {
+            return Ok(code);
+        }
+        set(flag, "flag", found)?;
+        if found != 0 {
+            // SAFETY: `buf` is NUL-terminated (MPI_Info_get writes at most `cap` bytes
+            // and the NUL, into a buffer that was zeroed).
+            let v = unsafe { CStr::from_ptr(buf.as_ptr()) }
+                .to_string_lossy()
+                .into_owned();
+            // SAFETY: the CHARACTER argument of `val_len` bytes; the value is left
+            // alone when the key is not set.
+            unsafe { raw::put_fortran_string(val, val_len, &v) }?;
+        }
+        Ok(code)
+    });
+    set_ierr(ierr, code);
+}
+
+// ---- Completion with 1-based indices ----
+
+/// A C index (0-based, or MPI_UNDEFINED) as Fortran's (1-based).
+fn one_based(i: c_int) -> c_int {
+    if i == UNDEFINED || i < 0 {
+        i
+    } else {
+        i + 1
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_waitany_(
+    count: *const c_int,
+    requests: *mut c_int,
+    index: *mut c_int,
+    status_: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Waitany", || {
+        let mut i = UNDEFINED;
+        // SAFETY: the caller's requests and status; `i` is a local.
+        let code =
+            unsafe { MPI_Waitany(value(count, "count")?, requests, &mut i, status(status_)) };
+        if code == class::SUCCESS {
+            set(index, "index", one_based(i))?;
+        }
+        Ok(code)
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_testany_(
+    count: *const c_int,
+    requests: *mut c_int,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status_: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Testany", || {
+        let mut i = UNDEFINED;
+        // SAFETY: the caller's requests, flag and status; `i` is a local.
+        let code = unsafe {
+            MPI_Testany(
+                value(count, "count")?,
+                requests,
+                &mut i,
+                flag,
+                status(status_),
+            )
+        };
+        if code == class::SUCCESS {
+            set(index, "index", one_based(i))?;
+        }
+        Ok(code)
+    });
+    set_ierr(ierr, code);
+}
+
+fn some(
+    block: bool,
+    incount: *const c_int,
+    requests: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut c_int,
+) -> Result<c_int> {
+    let n = value(incount, "incount")?;
+    let sts = status(statuses);
+    // SAFETY: the caller's arguments, as MPI_Waitsome / MPI_Testsome take them.
+    let code = unsafe {
+        if block {
+            MPI_Waitsome(n, requests, outcount, indices, sts)
+        } else {
+            MPI_Testsome(n, requests, outcount, indices, sts)
+        }
+    };
+    if code != class::SUCCESS {
+        return Ok(code);
+    }
+    let done = value(outcount as *const c_int, "outcount")?;
+    if done > 0 {
+        // SAFETY: `incount` indices, of which the C function wrote `done`.
+        let idx = unsafe { raw::array_mut(indices, cnt(done)?, "array_of_indices") }?;
+        for i in idx {
+            *i = one_based(*i);
+        }
+    }
+    Ok(code)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_waitsome_(
+    incount: *const c_int,
+    requests: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Waitsome", || {
+        some(true, incount, requests, outcount, indices, statuses)
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_testsome_(
+    incount: *const c_int,
+    requests: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Testsome", || {
+        some(false, incount, requests, outcount, indices, statuses)
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_buffer_detach_(
+    _buffer: *mut c_void,
+    size: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // In Fortran the first argument is the buffer itself, not where to store its address.
+    let mut addr: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `addr` is a local `void *`; `size` the caller's INTEGER.
+    let code = unsafe { MPI_Buffer_detach(&mut addr as *mut *mut c_void as *mut c_void, size) };
+    set_ierr(ierr, code);
+}
+
+// ---- The MPI-1 names that take INTEGER where C has MPI_Aint ----
+
+/// Calls `f` with a local MPI_Aint and stores it in the INTEGER `out`.
+fn int_out(out: *mut c_int, what: &str, f: impl FnOnce(&mut isize) -> c_int) -> Result<c_int> {
+    let mut v: isize = 0;
+    let code = f(&mut v);
+    if code == class::SUCCESS {
+        let v = c_int::try_from(v).map_err(|_| {
+            MpiError::arg(format!(
+                "{what} {v} does not fit an INTEGER (use the MPI-2 name, with \
+                 INTEGER(KIND=MPI_ADDRESS_KIND))"
+            ))
+        })?;
+        set(out, what, v)?;
+    }
+    Ok(code)
+}
+
+macro_rules! int_out_fns {
+    ($($f:ident => $c:ident($what:literal);)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $f(datatype: *const c_int, out: *mut c_int, ierr: *mut c_int) {
+            let code = shim(stringify!($c), || {
+                let t = value(datatype, "datatype")?;
+                // SAFETY: `v` is a local MPI_Aint.
+                int_out(out, $what, |v| unsafe { $c(t, v) })
+            });
+            set_ierr(ierr, code);
+        }
+    )*};
+}
+
+int_out_fns! {
+    mpi_type_extent_ => MPI_Type_extent("extent");
+    mpi_type_lb_ => MPI_Type_lb("displacement");
+    mpi_type_ub_ => MPI_Type_ub("displacement");
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_address_(
+    location: *const c_void,
+    address: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Address", || {
+        let p = buffer(location);
+        // SAFETY: `v` is a local MPI_Aint; `p` is only turned into a number.
+        int_out(address, "address", |v| unsafe { MPI_Get_address(p, v) })
+    });
+    set_ierr(ierr, code);
+}
+
+/// `n` INTEGER displacements as MPI_Aints.
+fn aints(p: *const c_int, n: c_int, what: &str) -> Result<Vec<isize>> {
+    // SAFETY: an INTEGER array of `n` elements (the count argument of the call).
+    let d = unsafe { raw::array(p, cnt(n)?, what) }?;
+    Ok(d.iter().map(|&x| x as isize).collect())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_hvector_(
+    count: *const c_int,
+    blocklength: *const c_int,
+    stride: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Type_hvector", || {
+        let (n, b) = (value(count, "count")?, value(blocklength, "blocklength")?);
+        let s = value(stride, "stride")? as isize;
+        // SAFETY: `newtype` is the caller's INTEGER.
+        Ok(unsafe { MPI_Type_create_hvector(n, b, s, value(oldtype, "oldtype")?, newtype) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_hindexed_(
+    count: *const c_int,
+    blocklengths: *const c_int,
+    displs: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Type_hindexed", || {
+        let n = value(count, "count")?;
+        let d = aints(displs, n, "array_of_displacements")?;
+        let old = value(oldtype, "oldtype")?;
+        // SAFETY: `count` block lengths (the caller's), `d` ours, `newtype` the caller's.
+        Ok(unsafe { MPI_Type_create_hindexed(n, blocklengths, d.as_ptr(), old, newtype) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_struct_(
+    count: *const c_int,
+    blocklengths: *const c_int,
+    displs: *const c_int,
+    types: *const c_int,
+    newtype: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Type_struct", || {
+        let n = value(count, "count")?;
+        let d = aints(displs, n, "array_of_displacements")?;
+        // SAFETY: `count` block lengths and types (the caller's), `d` ours.
+        Ok(unsafe { MPI_Type_create_struct(n, blocklengths, d.as_ptr(), types, newtype) })
+    });
+    set_ierr(ierr, code);
+}
+
+// ---- Attributes: values, not pointers ----
+
+/// The value of attribute `keyval` on `comm`, if set.
+fn attr(comm: c_int, keyval: c_int) -> Result<Option<i64>> {
+    if keyval & !0x00ff_ffff == TAG_KEYVAL {
+        return Ok(comm::user_attr(comm, keyval)?.map(|v| v as i64));
+    }
+    Ok(comm::get_attr(comm, keyval)?.map(|v| i64::from(*v)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_get_attr_(
+    comm: *const c_int,
+    keyval: *const c_int,
+    val: *mut i64,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Comm_get_attr", || {
+        let c = value(comm, "comm")?;
+        let k = value(keyval, "comm_keyval")?;
+        Ok(guard("MPI_Comm_get_attr", c, || match attr(c, k)? {
+            Some(v) => {
+                set(val, "attribute_val", v)?;
+                set(flag, "flag", 1)
+            }
+            None => set(flag, "flag", 0),
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_attr_get_(
+    comm: *const c_int,
+    keyval: *const c_int,
+    val: *mut c_int,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Attr_get", || {
+        let c = value(comm, "comm")?;
+        let k = value(keyval, "keyval")?;
+        Ok(guard("MPI_Attr_get", c, || match attr(c, k)? {
+            Some(v) => {
+                set(val, "attribute_val", v as c_int)?;
+                set(flag, "flag", 1)
+            }
+            None => set(flag, "flag", 0),
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_set_attr_(
+    comm: *const c_int,
+    keyval: *const c_int,
+    val: *const i64,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Comm_set_attr", || {
+        let (c, k, v) = (
+            value(comm, "comm")?,
+            value(keyval, "keyval")?,
+            value(val, "val")?,
+        );
+        Ok(guard("MPI_Comm_set_attr", c, || {
+            comm::set_attr(c, k, v as usize)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_attr_put_(
+    comm: *const c_int,
+    keyval: *const c_int,
+    val: *const c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Attr_put", || {
+        let (c, k, v) = (
+            value(comm, "comm")?,
+            value(keyval, "keyval")?,
+            value(val, "val")?,
+        );
+        Ok(guard("MPI_Attr_put", c, || {
+            comm::set_attr(c, k, v as usize)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+// ---- The program's own procedures ----
+
+/// MPI_OP_CREATE: a Fortran `SUBROUTINE F(INVEC, INOUTVEC, LEN, TYPE)` takes its four
+/// arguments by reference, as `MPI_User_function` does.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_op_create_(
+    function: Option<raw::UserFn>,
+    commute: *const c_int,
+    op: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Op_create", || {
+        // SAFETY: `op` is the caller's INTEGER.
+        Ok(unsafe { MPI_Op_create(function, value(commute, "commute")?, op) })
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_COMM_CREATE_ERRHANDLER: a Fortran `SUBROUTINE H(COMM, ERROR_CODE)` takes both by
+/// reference, as the C handler does.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_create_errhandler_(
+    function: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: `errhandler` is the caller's INTEGER.
+    let code = unsafe { MPI_Comm_create_errhandler(function, errhandler) };
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_errhandler_create_(
+    function: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: as mpi_comm_create_errhandler_.
+    let code = unsafe { MPI_Comm_create_errhandler(function, errhandler) };
+    set_ierr(ierr, code);
+}
+
+// ---- MPIX_ fault-tolerance extensions ----
+
+#[no_mangle]
+pub unsafe extern "C" fn mpix_checkpoint_(
+    state: *const c_void,
+    bytes: *const c_int,
+    comm: *const c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPIX_Checkpoint", || {
+        let (n, c) = (value(bytes, "bytes")?, value(comm, "comm")?);
+        // SAFETY: `bytes` bytes of the caller's state.
+        Ok(unsafe { MPIX_Checkpoint(state, n, c) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpix_restored_(
+    state: *mut c_void,
+    max_bytes: *const c_int,
+    bytes: *mut c_int,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPIX_Restored", || {
+        let n = value(max_bytes, "max_bytes")?;
+        // SAFETY: `max_bytes` writable bytes of the caller's, its INTEGER and LOGICAL.
+        Ok(unsafe { MPIX_Restored(state, n, bytes, flag) })
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPIX_SEED(COMM, SALT, SEED, IERROR) with INTEGER(KIND=8) SALT and SEED.
+#[no_mangle]
+pub unsafe extern "C" fn mpix_seed_(
+    comm: *const c_int,
+    salt: *const i64,
+    seed: *mut i64,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPIX_Seed", || {
+        let (c, s) = (value(comm, "comm")?, value(salt, "salt")?);
+        // SAFETY: `seed` is the caller's INTEGER(KIND=8), which has the size of a u64.
+        Ok(unsafe { MPIX_Seed(c, s as u64, seed as *mut u64) })
+    });
+    set_ierr(ierr, code);
+}
+
+// ---- Not implemented: the routine exists and answers MPI_ERR_OTHER ----
+
+/// `mpi_x_ => "MPI_X"(n)`: a routine of `n` arguments before `ierror`.
+macro_rules! fortran_stubs {
+    ($($f:ident => $name:literal($($a:ident),*);)*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $f($($a: *mut c_void,)* ierr: *mut c_int) {
+            $(let _ = $a;)*
+            set_ierr(ierr, error::not_implemented($name));
+        }
+    )*};
+}
+
+fortran_stubs! {
+    mpi_cancel_ => "MPI_Cancel"(request);
+    mpi_alltoallw_ => "MPI_Alltoallw"(a, b, c, d, e, f, g, h, i);
+    mpi_imrecv_ => "MPI_Imrecv"(a, b, c, d, e);
+    mpi_graph_create_ => "MPI_Graph_create"(a, b, c, d, e, f);
+    mpi_graphdims_get_ => "MPI_Graphdims_get"(a, b, c);
+    mpi_graph_get_ => "MPI_Graph_get"(a, b, c, d, e);
+    mpi_graph_neighbors_count_ => "MPI_Graph_neighbors_count"(a, b, c);
+    mpi_graph_neighbors_ => "MPI_Graph_neighbors"(a, b, c, d);
+    mpi_graph_map_ => "MPI_Graph_map"(a, b, c, d, e);
+    mpi_intercomm_create_ => "MPI_Intercomm_create"(a, b, c, d, e, f);
+    mpi_intercomm_merge_ => "MPI_Intercomm_merge"(a, b, c);
+    mpi_comm_remote_size_ => "MPI_Comm_remote_size"(a, b);
+    mpi_comm_remote_group_ => "MPI_Comm_remote_group"(a, b);
+    mpi_add_error_class_ => "MPI_Add_error_class"(a);
+    mpi_add_error_code_ => "MPI_Add_error_code"(a, b);
+    mpi_add_error_string_ => "MPI_Add_error_string"(a, b);
+    mpi_comm_create_keyval_ => "MPI_Comm_create_keyval (Fortran)"(a, b, c, d);
+    mpi_keyval_create_ => "MPI_Keyval_create (Fortran)"(a, b, c, d);
+    mpi_comm_free_keyval_ => "MPI_Comm_free_keyval (Fortran)"(a);
+    mpi_keyval_free_ => "MPI_Keyval_free (Fortran)"(a);
+    mpi_file_open_ => "MPI_File_open"(a, b, c, d, e);
+    mpi_file_close_ => "MPI_File_close"(a);
+    mpi_file_delete_ => "MPI_File_delete"(a, b);
+    mpi_file_set_view_ => "MPI_File_set_view"(a, b, c, d, e, f);
+    mpi_file_read_at_ => "MPI_File_read_at"(a, b, c, d, e, f);
+    mpi_file_read_at_all_ => "MPI_File_read_at_all"(a, b, c, d, e, f);
+    mpi_file_write_at_ => "MPI_File_write_at"(a, b, c, d, e, f);
+    mpi_file_write_at_all_ => "MPI_File_write_at_all"(a, b, c, d, e, f);
+}
+
+// ---- Conversions the C side uses on Fortran objects ----
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_f2c(f: *const c_int, c: *mut MpiStatus) -> c_int {
+    guard("MPI_Status_f2c", COMM_WORLD, || {
+        // SAFETY: MPI_STATUS_SIZE INTEGERs at `f` (MPI-3.1 section 17.2.5).
+        let f = unsafe { raw::input(f as *const MpiStatus, "f_status") }?;
+        set(c, "c_status", *f)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_c2f(c: *const MpiStatus, f: *mut c_int) -> c_int {
+    guard("MPI_Status_c2f", COMM_WORLD, || {
+        // SAFETY: a C status at `c` (MPI-3.1 section 17.2.5).
+        let c = unsafe { raw::input(c, "c_status") }?;
+        set(f as *mut MpiStatus, "f_status", *c)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Message_f2c(message: c_int) -> c_int {
+    message
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Message_c2f(message: c_int) -> c_int {
+    message
+}

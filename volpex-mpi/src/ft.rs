@@ -1,0 +1,80 @@
+//! The fault-tolerance extensions (`MPIX_Checkpoint`, `MPIX_Restored`,
+//! `MPIX_Regenerated`, `MPIX_Seed`): the C and Fortran face of `Communicator::checkpoint`,
+//! `Universe::restored`, `Universe::regenerated` and `Communicator::rank_seed`, with the
+//! program's state as plain bytes.
+//!
+//! Owns the restored state between the moment it is taken from the universe and the
+//! moment the program has copied it out (a buffer too small is an error the program can
+//! retry with a bigger one). Must never touch C pointers (`ffi` does) nor interpret the
+//! state's bytes.
+
+use std::os::raw::c_int;
+
+use parking_lot::Mutex;
+
+use crate::error::{MpiError, Result};
+use crate::handles::class;
+use crate::state;
+
+/// The restored state, once taken from the universe, until the program copied it out.
+static RESTORED: Mutex<Option<Vec<u8>>> = Mutex::new(None);
+
+/// MPIX_Checkpoint: `state` becomes the latest checkpoint of this replica (on any
+/// communicator: the checkpoint is the whole process's).
+pub fn checkpoint(comm: c_int, state_bytes: &[u8]) -> Result<()> {
+    let c = state::comm(comm)?;
+    c.checkpoint(&state_bytes.to_vec())?;
+    Ok(())
+}
+
+/// The restored state's length, if this replica was restored from a checkpoint.
+pub fn restored_len() -> Result<Option<usize>> {
+    take_from_universe()?;
+    Ok(RESTORED.lock().as_ref().map(Vec::len))
+}
+
+/// MPIX_Restored: copies the restored state into `out` and returns its length (`None`:
+/// not restored). A state longer than `out` is MPI_ERR_TRUNCATE and stays available.
+pub fn restored_into(out: &mut [u8]) -> Result<Option<usize>> {
+    take_from_universe()?;
+    let mut held = RESTORED.lock();
+    let Some(bytes) = held.as_ref() else {
+        return Ok(None);
+    };
+    let n = bytes.len();
+    let Some(dst) = out.get_mut(..n) else {
+        return Err(MpiError::new(
+            class::TRUNCATE,
+            format!("the restored state has {n} bytes, the buffer {}", out.len()),
+        ));
+    };
+    dst.copy_from_slice(bytes);
+    *held = None;
+    Ok(Some(n))
+}
+
+fn take_from_universe() -> Result<()> {
+    let got = state::with(|s| {
+        let u = s
+            .universe
+            .as_ref()
+            .ok_or_else(|| MpiError::new(class::OTHER, "MPI is not running"))?;
+        Ok(u.restored::<Vec<u8>>()?)
+    })?;
+    if let Some(bytes) = got {
+        *RESTORED.lock() = Some(bytes);
+    }
+    Ok(())
+}
+
+/// MPIX_Regenerated: whether this process is a new incarnation of its replica (restored
+/// from a checkpoint or replaying the program from its start).
+pub fn regenerated() -> Result<bool> {
+    state::with(|s| Ok(s.universe.as_ref().is_some_and(|u| u.regenerated())))
+}
+
+/// MPIX_Seed: a seed equal in every replica of this rank and different across ranks of
+/// `comm` (and across salts).
+pub fn seed(comm: c_int, salt: u64) -> Result<u64> {
+    Ok(state::comm(comm)?.rank_seed(salt))
+}
