@@ -65,6 +65,12 @@ pub enum CliError {
         /// The spec as given.
         spec: String,
     },
+    /// `--stdin` neither `none` nor a rank number.
+    #[error("--stdin {input:?}: expected none or a rank number")]
+    BadStdin {
+        /// What was given.
+        input: String,
+    },
     /// `-x VAR` for a variable volpexrun does not have.
     #[error("-x {name}: not set in volpexrun's environment")]
     ExportNotSet {

@@ -122,7 +122,7 @@ mod tests {
         let mut argv = vec!["volpexrun", "-n", "3", "-r", "2"];
         argv.extend_from_slice(extra);
         argv.push("prog");
-        Args::try_parse_from(argv).expect("test arguments parse")
+        crate::cli::parse_argv(argv).expect("test arguments parse")
     }
 
     fn beats() -> Beats {

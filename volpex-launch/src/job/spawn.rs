@@ -240,6 +240,7 @@ impl Job {
             chaos,
             regenerate: args.regenerate,
             max_regenerations: args.max_regenerations,
+            kill_grace: Duration::from_secs_f64(args.kill_grace),
         };
         let state = match &placement {
             None => JobState::new(config, vec![("localhost".into(), HostState::Up)], |_, _| 0),
