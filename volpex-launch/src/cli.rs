@@ -452,6 +452,14 @@ impl Args {
                 interval: self.heartbeat_interval,
             });
         }
+        if let StdinTarget::Rank(r) = self.stdin {
+            if r >= self.ranks {
+                return Err(CliError::StdinOutsideJob {
+                    rank: r,
+                    ranks: self.ranks,
+                });
+            }
+        }
         Ok(())
     }
 

@@ -71,6 +71,14 @@ pub enum CliError {
         /// What was given.
         input: String,
     },
+    /// `--stdin RANK` for a rank the job does not have.
+    #[error("--stdin {rank}: the job has ranks 0..{ranks}")]
+    StdinOutsideJob {
+        /// The rank given.
+        rank: u32,
+        /// Ranks in the job.
+        ranks: u32,
+    },
     /// `-x VAR` for a variable volpexrun does not have.
     #[error("-x {name}: not set in volpexrun's environment")]
     ExportNotSet {

@@ -22,10 +22,12 @@
 mod env;
 pub mod event;
 mod exit_policy;
+mod feedback;
 pub mod replica;
 mod respawn;
 mod spawn;
 mod state;
+mod stdin;
 mod step;
 
 use std::net::TcpStream;
@@ -87,6 +89,8 @@ struct LocalLaunch {
     common: Vec<env::Var>,
     /// `VOLPEX_CPUS` of each team (`--bind`).
     cpus: Vec<(u32, String)>,
+    /// `--stdin`: the rank whose replicas read volpexrun's stdin, and its bytes.
+    stdin: Option<(u32, stdin::StdinHub)>,
 }
 
 /// What starting an agent on a host where nothing was placed takes (a new incarnation
@@ -138,6 +142,12 @@ struct Job {
     /// The policy that bound this machine's teams to CPUs at start (`--bind`), if it
     /// did: deaths move the survivors onto the CPUs the dead left.
     rebind: Option<Bind>,
+    /// What the live lines said so far.
+    feedback: feedback::Feedback,
+    /// `--quiet`: no live lines, no status line.
+    quiet: bool,
+    /// The status line, on a terminal (not with `--quiet`).
+    status: Option<indicatif::ProgressBar>,
 }
 
 impl Job {
@@ -251,7 +261,12 @@ impl Job {
                 self.open_pipes = self.open_pipes.saturating_sub(count);
             }
             Action::Rebind { host } => self.rebind(host),
-            Action::Print(text) => eprintln!("volpexrun: {text}"),
+            Action::Print(text) => self.say(&text),
+            Action::Live(text) => {
+                if !self.quiet {
+                    self.say(&text);
+                }
+            }
             Action::Mute(explains) => self.dedup.mute(explains),
         }
     }
@@ -293,6 +308,38 @@ impl Job {
         }
     }
 
+    /// Prints `volpexrun: <text>` on stderr, above the status line if there is one.
+    fn say(&self, text: &str) {
+        match &self.status {
+            Some(bar) => bar.println(format!("volpexrun: {text}")),
+            None => eprintln!("volpexrun: {text}"),
+        }
+    }
+
+    /// The live lines about what changed since the last look (deaths, failovers, lags)
+    /// and the status line.
+    fn live(&mut self) {
+        if self.quiet {
+            return;
+        }
+        let lines =
+            self.feedback
+                .observe(self.state.replicas(), self.replicas, self.state.running());
+        for l in lines {
+            self.say(&l);
+        }
+        if let Some(bar) = &self.status {
+            bar.set_message(feedback::status_line(
+                self.state.replicas(),
+                self.ranks,
+                self.replicas,
+                self.state.regenerations(),
+                self.now(),
+            ));
+            bar.tick();
+        }
+    }
+
     /// Prints a replica's line (once per rank) and remembers what its program last
     /// wrote to standard error.
     fn offer_line(&mut self, line: Line) {
@@ -315,7 +362,10 @@ impl Job {
                 });
             }
         }
-        self.dedup.offer(line);
+        match &self.status {
+            Some(bar) => bar.suspend(|| self.dedup.offer(line)),
+            None => self.dedup.offer(line),
+        }
     }
 
     fn on_event(&mut self, ev: Event) {
@@ -454,6 +504,11 @@ impl Job {
                 Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
             }
             self.tick();
+            self.live();
+        }
+        self.live();
+        if let Some(bar) = self.status.take() {
+            bar.finish_and_clear();
         }
         // Every process is gone: agents exit on their own once their processes have and
         // no new incarnation may come (`EndAll` says so: a closed stdin may not reach an

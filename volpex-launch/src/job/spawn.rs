@@ -69,13 +69,19 @@ fn launcher_kind(args: &Args) -> LauncherKind {
     }
 }
 
-/// Hosts from --hosts or --host, if given.
+/// Hosts from --hosts or --host, if given; with `-N`, each gets exactly that many slots.
 fn given_hosts(args: &Args) -> Result<Option<Vec<HostSpec>>, StartError> {
-    match (&args.hostfile, &args.host) {
-        (Some(f), _) => Ok(Some(crate::hostfile::read_hostfile(f)?)),
-        (None, Some(list)) => Ok(Some(crate::hostfile::parse_host_list(list)?)),
-        (None, None) => Ok(None),
+    let mut hosts = match (&args.hostfile, &args.host) {
+        (Some(f), _) => crate::hostfile::read_hostfile(f)?,
+        (None, Some(list)) => crate::hostfile::parse_host_list(list)?,
+        (None, None) => return Ok(None),
+    };
+    if let Some(per_host) = args.npernode {
+        for h in &mut hosts {
+            h.slots = per_host;
+        }
     }
+    Ok(Some(hosts))
 }
 
 /// The launcher kind and, for remote launchers, the placement (checked before anything
@@ -128,6 +134,23 @@ fn resolve_program(program: &str, wdir: &Path) -> Result<PathBuf, StartError> {
             program: program.into(),
         }),
     }
+}
+
+/// The status line on a terminal: a spinner whose message the driver keeps up to date;
+/// `None` with `--quiet` or when stderr is not a terminal.
+fn status_line(quiet: bool) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        None,
+        indicatif::ProgressDrawTarget::stderr_with_hz(4),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} volpexrun: {msg}") {
+        bar.set_style(style);
+    }
+    Some(bar)
 }
 
 fn spawn_pump<R: std::io::Read + Send + 'static>(
@@ -288,6 +311,9 @@ impl Job {
             ranks: args.ranks,
             replicas: args.replicas,
             rebind: None,
+            feedback: Default::default(),
+            quiet: args.quiet,
+            status: status_line(args.quiet),
         };
         let mut common = env::common(args, beats);
         match &placement {
@@ -299,12 +325,21 @@ impl Job {
                     job.rebind = Some(args.bind);
                     job.state.rebind_on_deaths();
                 }
+                let stdin = match args.stdin {
+                    crate::cli::StdinTarget::Rank(r) => Some((
+                        r,
+                        super::stdin::StdinHub::start(std::io::stdin())
+                            .map_err(StartError::Thread)?,
+                    )),
+                    crate::cli::StdinTarget::None => None,
+                };
                 job.local = Some(LocalLaunch {
                     program: program.clone(),
                     args: prog_args.to_vec(),
                     wdir: args.wdir.clone(),
                     common,
                     cpus,
+                    stdin,
                 });
                 for rank in 0..args.ranks {
                     for replica in 0..args.replicas {
@@ -363,9 +398,18 @@ impl Job {
         let Some(l) = self.local.as_ref() else {
             return Err(StartError::NoProgram);
         };
+        let hub = l
+            .stdin
+            .as_ref()
+            .filter(|(rank, _)| *rank == id.rank)
+            .map(|(_, hub)| hub.clone());
         let mut cmd = Command::new(&l.program);
         cmd.args(&l.args)
-            .stdin(Stdio::null())
+            .stdin(if hub.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .envs(l.common.iter().map(|(k, v)| (k, v)))
@@ -382,6 +426,11 @@ impl Job {
         })?;
         let pid = child.id();
         let tx = self.tx.clone();
+        if let (Some(hub), Some(pipe)) = (hub, child.stdin.take()) {
+            if let Err(e) = hub.attach(pipe) {
+                log::warn!("replica {id}: no thread for its standard input: {e}");
+            }
+        }
         if let Some(out) = child.stdout.take() {
             self.open_pipes += 1;
             spawn_pump(out, id, inc, Stream::Out, tx.clone());

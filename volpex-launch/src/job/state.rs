@@ -261,6 +261,11 @@ impl JobState {
         self.chaos.as_ref()
     }
 
+    /// The job runs: neither done, nor failed, nor interrupted.
+    pub fn running(&self) -> bool {
+        self.failure.is_none() && self.shutdown_at.is_none()
+    }
+
     /// Every process is gone (or no longer waited for): the driver's loop ends.
     pub fn all_exited(&self) -> bool {
         self.procs.iter().all(|p| p.exited)
