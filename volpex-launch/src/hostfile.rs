@@ -71,13 +71,13 @@ pub fn parse_hostfile(text: &str, origin: &str) -> Result<Vec<HostSpec>, HostsEr
             .replace("= ", "=");
         let mut words = line.split_whitespace();
         let Some(word) = words.next() else { continue };
-        // Hydra's `host:N` (a name with `:` and digits after its last `:`).
-        let (name, hydra_slots) = match word.rsplit_once(':') {
-            Some((n, s)) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => (
+        // Hydra's `host:N`: one `:`, then the slots (a name with more, an IPv6 address,
+        // is a name).
+        let (name, hydra_slots) = match word.split_once(':') {
+            Some((n, s)) if !s.contains(':') => (
                 n,
                 Some(parse_slots(s).ok_or_else(|| err(HostProblem::BadSlots(s.into())))?),
             ),
-            Some((_, s)) if s.is_empty() => return Err(err(HostProblem::BadSlots(s.into()))),
             Some(_) | None => (word, None),
         };
         if !valid_name(name) {
@@ -180,6 +180,7 @@ mod tests {
             ("a:\n", "hosts.txt:1:"),
             ("a:2 slots=3\n", "hosts.txt:1:"),
             ("a:99999999999\n", "hosts.txt:1:"),
+            ("a:x\n", "hosts.txt:1:"),
         ] {
             let e = parse_hostfile(text, "hosts.txt").unwrap_err().to_string();
             assert!(e.starts_with(place), "{text:?}: {e}");

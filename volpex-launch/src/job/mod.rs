@@ -262,11 +262,7 @@ impl Job {
             }
             Action::Rebind { host } => self.rebind(host),
             Action::Print(text) => self.say(&text),
-            Action::Live(text) => {
-                if !self.quiet {
-                    self.say(&text);
-                }
-            }
+            Action::Live(text) => self.say_live(&text),
             Action::Mute(explains) => self.dedup.mute(explains),
         }
     }
@@ -316,17 +312,23 @@ impl Job {
         }
     }
 
+    /// A live line: printed, or with `--quiet` only logged (at info).
+    fn say_live(&self, text: &str) {
+        if self.quiet {
+            log::info!("{text}");
+        } else {
+            self.say(text);
+        }
+    }
+
     /// The live lines about what changed since the last look (deaths, failovers, lags)
     /// and the status line.
     fn live(&mut self) {
-        if self.quiet {
-            return;
-        }
         let lines =
             self.feedback
                 .observe(self.state.replicas(), self.replicas, self.state.running());
         for l in lines {
-            self.say(&l);
+            self.say_live(&l);
         }
         if let Some(bar) = &self.status {
             bar.set_message(feedback::status_line(

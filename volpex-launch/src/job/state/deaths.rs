@@ -211,7 +211,7 @@ impl JobState {
         }
         match self.procs[i].state {
             ReplicaState::Starting | ReplicaState::Running => {
-                self.out.push(Action::Print(format!(
+                self.out.push(Action::Live(format!(
                     "replica {target} is unresponsive to {by}; ending it"
                 )));
                 self.signal(i, Signal::SIGKILL);

@@ -342,7 +342,7 @@ fn fencing_ends_a_working_replica_and_nothing_else() {
     assert_eq!(
         fence(&mut st, id(0, 0), 0, 1),
         [
-            Action::Print("replica 0.1 is unresponsive to 0.0; ending it".into()),
+            Action::Live("replica 0.1 is unresponsive to 0.0; ending it".into()),
             kill(id(0, 1)),
             death(id(0, 0), id(0, 1)),
             death(id(0, 2), id(0, 1)),
