@@ -48,7 +48,10 @@ fn replica_pid(parent: u32, rank: u32, replica: u32) -> Option<u32> {
     let tasks = std::fs::read_dir(format!("/proc/{parent}/task")).ok()?;
     for task in tasks.flatten() {
         let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-        for pid in children.split_whitespace().filter_map(|p| p.parse::<u32>().ok()) {
+        for pid in children
+            .split_whitespace()
+            .filter_map(|p| p.parse::<u32>().ok())
+        {
             let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
             let vars: Vec<String> = env
                 .split(|b| *b == 0)
@@ -162,14 +165,8 @@ fn hostfiles_in_hydras_format_and_host_lists_place_as_mpirun_would() {
     assert!(out.contains("(map spread)"), "{out}");
     // A bad line is one error naming the file and the line.
     std::fs::write(&hf.0, "nodea:2\nnodeb:x\n").expect("write hostfile");
-    let (code, _, err) = volpexrun_output(&[
-        "-n",
-        "2",
-        "--hostfile",
-        &file,
-        "--print-map",
-        "/bin/true",
-    ]);
+    let (code, _, err) =
+        volpexrun_output(&["-n", "2", "--hostfile", &file, "--print-map", "/bin/true"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains(&format!("{file}:2:")), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -268,13 +265,20 @@ fn sigint_ends_a_program_that_ignores_it_after_the_kill_grace() {
     let mut job = spawn(
         &["-n", "2", "--kill-grace", "0.5"],
         &sh(),
-        &["-c", "trap '' INT; echo ready >&2; while :; do sleep 0.05; done"],
+        &[
+            "-c",
+            "trap '' INT; echo ready >&2; while :; do sleep 0.05; done",
+        ],
     );
     wait_ready(&mut job, 2);
     signal(job.pid(), Signal::SIGINT);
     let r = job.wait(DEADLINE);
     assert_eq!(r.code, Some(130), "{}", r.stderr);
-    assert!(r.stderr.contains("kill grace (0.5 s) is over"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("kill grace (0.5 s) is over"),
+        "{}",
+        r.stderr
+    );
     r.assert_no_leftovers();
 }
 
@@ -296,7 +300,10 @@ fn sigterm_to_volpexrun_is_no_preemption_notice_for_the_replicas() {
     assert_eq!(r.code, Some(143), "{}", r.stderr);
     assert!(!r.stderr.contains("starting incarnation"), "{}", r.stderr);
     assert!(!r.stderr.contains("preemption notice"), "{}", r.stderr);
-    assert_eq!(r.report.as_ref().map(|j| j["regenerations"].clone()), Some(0.into()));
+    assert_eq!(
+        r.report.as_ref().map(|j| j["regenerations"].clone()),
+        Some(0.into())
+    );
     r.assert_no_leftovers();
 }
 
@@ -398,12 +405,21 @@ fn help_names_plan_and_completions_and_a_man_page_are_generated() {
     let (code, out, _) = volpexrun_output(&["--help"]);
     assert_eq!(code, Some(0));
     assert!(out.contains("volpexrun plan"), "{out}");
-    for flag in ["--hostfile", "--machinefile", "--map-by", "--kill-grace", "--stdin"] {
+    for flag in [
+        "--hostfile",
+        "--machinefile",
+        "--map-by",
+        "--kill-grace",
+        "--stdin",
+    ] {
         assert!(out.contains(flag), "{flag}: {out}");
     }
     let (code, out, err) = volpexrun_output(&["completions", "bash"]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.contains("_volpexrun") && out.contains("--machinefile"), "{out}");
+    assert!(
+        out.contains("_volpexrun") && out.contains("--machinefile"),
+        "{out}"
+    );
     let (code, _, err) = volpexrun_output(&["completions", "tcsh"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("bash, zsh, fish"), "{err}");

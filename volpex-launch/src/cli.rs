@@ -176,11 +176,21 @@ pub struct Args {
 
     /// mpirun's placement words: node (= --map spread), slot or core (= --map
     /// concentrate).
-    #[arg(long = "map-by", value_enum, value_name = "node|slot|core", conflicts_with = "map")]
+    #[arg(
+        long = "map-by",
+        value_enum,
+        value_name = "node|slot|core",
+        conflicts_with = "map"
+    )]
     pub map_by: Option<MapBy>,
 
     /// mpirun's binding words: core (= --bind team), none (= --bind none).
-    #[arg(long = "bind-to", value_enum, value_name = "core|none", conflicts_with = "bind")]
+    #[arg(
+        long = "bind-to",
+        value_enum,
+        value_name = "core|none",
+        conflicts_with = "bind"
+    )]
     pub bind_to: Option<BindTo>,
 
     /// Let a host run up to N processes whatever its slots (never two replicas of a rank).
@@ -330,7 +340,10 @@ where
         }
         let long_name = word
             .strip_prefix("--")
-            .or_else(|| word.strip_prefix('-').filter(|w| w.len() > 1 && !w.starts_with('-')))
+            .or_else(|| {
+                word.strip_prefix('-')
+                    .filter(|w| w.len() > 1 && !w.starts_with('-'))
+            })
             .map(|w| w.split_once('=').map_or(w, |(n, _)| n));
         let long = long_name.and_then(|name| {
             cmd.get_arguments().find(|a| {

@@ -113,8 +113,6 @@ pub fn newcomer(rank: u32, replica: u32, inc: u32, handover: Option<String>) -> 
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
     use super::*;
     use crate::cli::parse_fault;
 

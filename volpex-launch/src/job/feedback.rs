@@ -42,9 +42,7 @@ fn ending(state: &ReplicaState) -> String {
         ReplicaState::Drained => "drained after a preemption notice (SIGTERM)".into(),
         ReplicaState::Finished => "finished".into(),
         ReplicaState::Ended => "ended".into(),
-        ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => {
-            "alive".into()
-        }
+        ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => "alive".into(),
     }
 }
 

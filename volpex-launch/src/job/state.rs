@@ -293,7 +293,9 @@ impl JobState {
     pub fn verdict(&self) -> Verdict {
         let states = self.grid_states();
         exit_policy::verdict(
-            self.failure.as_ref().map(|(why, code)| (why.as_str(), *code)),
+            self.failure
+                .as_ref()
+                .map(|(why, code)| (why.as_str(), *code)),
             Grid::new(self.replicas, &states),
             |rank| self.program_codes[rank as usize],
         )

@@ -112,7 +112,9 @@ mod tests {
             children.push(c);
         }
         for c in children {
-            let out = c.wait_with_output().expect("cat ends at the end of its input");
+            let out = c
+                .wait_with_output()
+                .expect("cat ends at the end of its input");
             assert_eq!(out.stdout, b"one\ntwo\n");
         }
     }

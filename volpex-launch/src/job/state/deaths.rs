@@ -150,7 +150,7 @@ impl JobState {
             silent_for.as_secs_f64(),
             self.heartbeat_timeout.as_secs_f64()
         );
-        log::info!("replica {id} {why}; declared dead");
+        log::warn!("replica {id} {why}; declared dead");
         self.regen.suspect(h);
         self.lose(i, ReplicaState::Failed(why));
         self.signal(i, Signal::SIGKILL);
