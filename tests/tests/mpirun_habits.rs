@@ -317,10 +317,19 @@ fn stdin_reaches_every_replica_of_rank_0_and_nobody_else() {
         "read line; echo \"$VOLPEX_RANK.$VOLPEX_REPLICA [$line]\" >> {file}; \
          while [ $(wc -l < {file}) -lt 4 ]; do sleep 0.05; done"
     );
-    for target in [None, Some("none")] {
+    // Remote: two "hosts" reached by a remote shell that runs the agent here.
+    let remote: &[&str] = &[
+        "-H",
+        "ha:2,hb:2",
+        "--launcher-addr",
+        "127.0.0.1",
+        "--ssh-cmd",
+        "/bin/sh -c 'exec /bin/sh -c \"$3\"' fakessh",
+    ];
+    for (target, hosts) in [(None, &[][..]), (Some("none"), &[][..]), (None, remote)] {
         let _ = std::fs::remove_file(&seen.0);
         let mut cmd = Command::new(volpexrun());
-        cmd.args(["-n", "2", "-r", "2"]);
+        cmd.args(["-n", "2", "-r", "2"]).args(hosts);
         if let Some(t) = target {
             cmd.args(["--stdin", t]);
         }
@@ -350,7 +359,7 @@ fn stdin_reaches_every_replica_of_rank_0_and_nobody_else() {
             None => &["0.0 [hello]", "0.1 [hello]", "1.0 []", "1.1 []"],
             Some(_) => &["0.0 []", "0.1 []", "1.0 []", "1.1 []"],
         };
-        assert_eq!(lines, want, "--stdin {target:?}: {err}");
+        assert_eq!(lines, want, "--stdin {target:?} {hosts:?}: {err}");
     }
 }
 

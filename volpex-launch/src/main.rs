@@ -29,6 +29,7 @@ mod plan;
 mod remote;
 mod report;
 mod slurm;
+mod stdin;
 
 fn main() {
     // The binary, not the library, sets up logging: VOLPEX_LOG (else RUST_LOG) names the

@@ -27,7 +27,6 @@ pub mod replica;
 mod respawn;
 mod spawn;
 mod state;
-mod stdin;
 mod step;
 
 use std::net::TcpStream;
@@ -89,8 +88,6 @@ struct LocalLaunch {
     common: Vec<env::Var>,
     /// `VOLPEX_CPUS` of each team (`--bind`).
     cpus: Vec<(u32, String)>,
-    /// `--stdin`: the rank whose replicas read volpexrun's stdin, and its bytes.
-    stdin: Option<(u32, stdin::StdinHub)>,
 }
 
 /// What starting an agent on a host where nothing was placed takes (a new incarnation
@@ -142,6 +139,8 @@ struct Job {
     /// The policy that bound this machine's teams to CPUs at start (`--bind`), if it
     /// did: deaths move the survivors onto the CPUs the dead left.
     rebind: Option<Bind>,
+    /// `--stdin`: the rank whose replicas read volpexrun's stdin, and its bytes.
+    stdin: Option<(u32, crate::stdin::StdinHub)>,
     /// What the live lines said so far.
     feedback: feedback::Feedback,
     /// `--quiet`: no live lines, no status line.
@@ -374,6 +373,14 @@ impl Job {
         match ev {
             Event::Line(line) => self.offer_line(line),
             Event::PipeEnd => self.open_pipes = self.open_pipes.saturating_sub(1),
+            Event::Stdin { host, bytes } => {
+                if let HostLink::Agent(link) = &mut self.hosts[host].link {
+                    link.send(&match bytes {
+                        Some(b) => ToAgent::Stdin(b),
+                        None => ToAgent::StdinEnd,
+                    });
+                }
+            }
             Event::Interrupted(sig) => self.input(Input::Interrupted(sig)),
             Event::Exited {
                 id,

@@ -136,6 +136,39 @@ fn resolve_program(program: &str, wdir: &Path) -> Result<PathBuf, StartError> {
     }
 }
 
+/// A sink for volpexrun's stdin bound for a remote host's agent: the bytes go through the
+/// driver, which alone writes on the agent's link (`Event::Stdin`); dropping it says the
+/// input ended.
+struct ToAgentStdin {
+    host: usize,
+    tx: Sender<Event>,
+}
+
+impl std::io::Write for ToAgentStdin {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tx
+            .send(Event::Stdin {
+                host: self.host,
+                bytes: Some(buf.to_vec()),
+            })
+            .map_err(|_| std::io::Error::other("the job is over"))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for ToAgentStdin {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Event::Stdin {
+            host: self.host,
+            bytes: None,
+        });
+    }
+}
+
 /// The status line on a terminal: a spinner whose message the driver keeps up to date;
 /// `None` with `--quiet` or when stderr is not a terminal.
 fn status_line(quiet: bool) -> Option<indicatif::ProgressBar> {
@@ -311,10 +344,16 @@ impl Job {
             ranks: args.ranks,
             replicas: args.replicas,
             rebind: None,
+            stdin: None,
             feedback: Default::default(),
             quiet: args.quiet,
             status: status_line(args.quiet),
         };
+        if let crate::cli::StdinTarget::Rank(r) = args.stdin {
+            let hub =
+                crate::stdin::StdinHub::start(std::io::stdin()).map_err(StartError::Thread)?;
+            job.stdin = Some((r, hub));
+        }
         let mut common = env::common(args, beats);
         match &placement {
             None => {
@@ -325,21 +364,12 @@ impl Job {
                     job.rebind = Some(args.bind);
                     job.state.rebind_on_deaths();
                 }
-                let stdin = match args.stdin {
-                    crate::cli::StdinTarget::Rank(r) => Some((
-                        r,
-                        super::stdin::StdinHub::start(std::io::stdin())
-                            .map_err(StartError::Thread)?,
-                    )),
-                    crate::cli::StdinTarget::None => None,
-                };
                 job.local = Some(LocalLaunch {
                     program: program.clone(),
                     args: prog_args.to_vec(),
                     wdir: args.wdir.clone(),
                     common,
                     cpus,
-                    stdin,
                 });
                 for rank in 0..args.ranks {
                     for replica in 0..args.replicas {
@@ -398,7 +428,7 @@ impl Job {
         let Some(l) = self.local.as_ref() else {
             return Err(StartError::NoProgram);
         };
-        let hub = l
+        let hub = self
             .stdin
             .as_ref()
             .filter(|(rank, _)| *rank == id.rank)
@@ -456,6 +486,20 @@ impl Job {
         self.input(Input::Spawned { id, inc, pid });
         spawned.map_err(|e| StartError::Watch { pid, source: e })?;
         Ok(())
+    }
+
+    /// volpexrun's stdin (`--stdin`) goes to the agent of `host` too, from the start: the
+    /// agent hands it to its replicas of that rank.
+    pub(super) fn stdin_to_agent(&mut self, host: usize) {
+        if let Some((_, hub)) = &self.stdin {
+            let sink = ToAgentStdin {
+                host,
+                tx: self.tx.clone(),
+            };
+            if let Err(e) = hub.attach(sink) {
+                log::warn!("no thread for the standard input of host {host}: {e}");
+            }
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -539,6 +583,7 @@ impl Job {
                 bind: args.bind,
                 procs,
                 regenerate: args.regenerate != crate::cli::Regenerate::Never,
+                stdin_rank: self.stdin.as_ref().map(|(r, _)| *r),
             };
             match start_agent(
                 shell,
@@ -550,6 +595,7 @@ impl Job {
             ) {
                 Ok(link) => {
                     self.hosts[h].link = HostLink::Agent(link);
+                    self.stdin_to_agent(h);
                     self.hosts[h].open_pipes = 2 * host_procs;
                     self.open_pipes += 2 * host_procs;
                     self.input(Input::LinkOpened { host: h });
@@ -575,6 +621,7 @@ impl Job {
                 bind: args.bind,
                 procs: Vec::new(),
                 regenerate: true,
+                stdin_rank: self.stdin.as_ref().map(|(r, _)| *r),
             },
         });
         self.input(Input::Launched);

@@ -2,14 +2,14 @@
 //! default), as mpirun forwards it to rank 0: every replica of that rank, and every new
 //! incarnation of one, reads the same bytes from the start.
 //!
-//! Owns one reader thread (volpexrun's stdin into a buffer kept for the whole job, so a
-//! new incarnation that replays its rank reads what the first ones read) and one writer
-//! thread per replica's pipe (a replica that does not read its stdin blocks only its own
-//! writer). Must never block the driver, and never decide who gets the bytes: the driver
-//! attaches the pipes of the rank `--stdin` names.
+//! Owns a buffer kept for the whole job (so a new incarnation that replays its rank reads
+//! what the first ones read), filled by a reader thread (volpexrun's stdin) or by hand (an
+//! agent, from volpexrun's `ToAgent::Stdin`), and one writer thread per sink: a replica's
+//! pipe, or a remote host's agent (a replica that does not read its stdin blocks only its
+//! own writer). Must never block the driver, and never decide who gets the bytes: the
+//! driver and the agents attach the pipes of the rank `--stdin` names.
 
 use std::io::{Read, Write};
-use std::process::ChildStdin;
 use std::sync::{Arc, Condvar, Mutex};
 
 /// What was read so far.
@@ -60,10 +60,27 @@ impl StdinHub {
         Ok(hub)
     }
 
+    /// Adds bytes (an agent, from volpexrun).
+    pub fn push(&self, bytes: &[u8]) {
+        let (lock, ready) = &*self.shared;
+        let mut buf = lock.lock().unwrap_or_else(|p| p.into_inner());
+        buf.bytes.extend_from_slice(bytes);
+        ready.notify_all();
+    }
+
+    /// The input ended (an agent, from volpexrun).
+    pub fn end(&self) {
+        let (lock, ready) = &*self.shared;
+        let mut buf = lock.lock().unwrap_or_else(|p| p.into_inner());
+        buf.ended = true;
+        ready.notify_all();
+    }
+
     /// Writes everything read so far, then everything to come, into `sink` (a replica's
-    /// stdin), from a thread of its own; closes it once volpexrun's stdin ended. A replica
-    /// that closes its stdin or exits ends its writer.
-    pub fn attach(&self, mut sink: ChildStdin) -> std::io::Result<()> {
+    /// stdin, or a remote host's agent), from a thread of its own; drops it (the
+    /// replica's end of file) once the input ended. A sink that fails (a replica that
+    /// closed its stdin or exited) ends its writer.
+    pub fn attach<W: Write + Send + 'static>(&self, mut sink: W) -> std::io::Result<()> {
         let shared = self.shared.clone();
         std::thread::Builder::new()
             .name("volpexrun-stdin-writer".into())
@@ -79,7 +96,7 @@ impl StdinHub {
                         (buf.bytes[sent..].to_vec(), buf.ended)
                     };
                     if !chunk.is_empty() {
-                        if sink.write_all(&chunk).is_err() {
+                        if sink.write_all(&chunk).and_then(|()| sink.flush()).is_err() {
                             return;
                         }
                         sent += chunk.len();
@@ -117,5 +134,28 @@ mod tests {
                 .expect("cat ends at the end of its input");
             assert_eq!(out.stdout, b"one\ntwo\n");
         }
+    }
+
+    #[test]
+    fn bytes_pushed_by_hand_reach_a_sink_attached_before_and_after() {
+        struct Chan(std::sync::mpsc::Sender<Vec<u8>>);
+        impl Write for Chan {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                let _ = self.0.send(b.to_vec());
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let hub = StdinHub::default();
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        hub.attach(Chan(tx.clone())).expect("writer");
+        hub.push(b"ab");
+        hub.push(b"c");
+        hub.end();
+        hub.attach(Chan(tx)).expect("writer");
+        let got: Vec<u8> = rx.iter().flatten().collect();
+        assert_eq!(got, b"abcabc");
     }
 }
