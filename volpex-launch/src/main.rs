@@ -6,9 +6,11 @@
 //! is done or lost and its exit code, `job::env` and `job::spawn` starting processes),
 //! `control` (authenticated control and heartbeat connections), `remote` (ssh / srun to a
 //! host's agent), `agent` (`volpexrun agent`, run on every remote host), `slurm` (the
-//! allocation), `output` (each rank's output once), `report` (summary), `plan`
+//! allocation), `output` (each rank's output once), `stdin` (`--stdin`: volpexrun's
+//! standard input to every replica of one rank), `report` (summary), `plan`
 //! (`volpexrun plan`, replication degree against host failures), `error` (every failure
-//! as a typed error).
+//! as a typed error). `volpexrun completions SHELL` and `volpexrun man` print what
+//! `clap_complete` and `clap_mangen` make of `cli`.
 //!
 //! Dependencies point down: `job` uses `control`, `remote`, `report` and the parsers;
 //! those use only `job::event` and `job::replica`, never the driver. This file only

@@ -6,8 +6,9 @@
 //! Parts: `event` (what the threads report), `step` (the state machine's inputs and
 //! actions), `state` (the state machine: rendezvous, deaths, faults, shutdown),
 //! `exit_policy` (when the job is done or lost, and its exit code), `replica` (the
-//! records), `env` (each process's environment), `spawn` (starting processes here, over
-//! ssh or with srun). The job succeeds when every rank has a replica that finished; it
+//! records), `feedback` (the live lines and the status line), `env` (each process's
+//! environment), `spawn` (starting processes here, over ssh or with srun). volpexrun's
+//! SIGINT, SIGTERM and SIGHUP go to every process, SIGKILL after `--kill-grace`. The job succeeds when every rank has a replica that finished; it
 //! fails, with one message naming the rank, when every replica of a rank is gone. A
 //! replica lost during the run gets a new incarnation (`Action::Spawn`, decided by
 //! `state`'s regeneration) over its host's own path; processes, connections and output are
