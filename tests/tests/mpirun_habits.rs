@@ -436,3 +436,30 @@ fn help_names_plan_and_completions_and_a_man_page_are_generated() {
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains(".TH volpexrun"), "{out}");
 }
+
+#[test]
+fn a_terminal_gets_a_status_line_unless_quiet() {
+    // `script` gives volpexrun a terminal (a pseudo-terminal) for its stderr.
+    let ring = example("ring");
+    for quiet in [false, true] {
+        let cmdline = format!(
+            "{} -n 2 -r 2 {} {} --rounds 300 --work-ms 2",
+            volpexrun().display(),
+            if quiet { "--quiet" } else { "" },
+            ring.display()
+        );
+        let out = Command::new("script")
+            .args(["-qec", &cmdline, "/dev/null"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("util-linux script runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        assert!(text.contains("ring: ranks=2"), "{text}");
+        assert_eq!(
+            text.contains("volpexrun: ranks 2 | replicas alive 4/4 | failovers 0"),
+            !quiet,
+            "quiet {quiet}: {text}"
+        );
+    }
+}

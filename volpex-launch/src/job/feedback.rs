@@ -39,7 +39,7 @@ pub struct Feedback {
 fn ending(state: &ReplicaState) -> String {
     match state {
         ReplicaState::Failed(w) | ReplicaState::Retired(w) => w.clone(),
-        ReplicaState::Drained => "drained after a preemption notice (SIGTERM)".into(),
+        ReplicaState::Drained => "drained".into(),
         ReplicaState::Finished => "finished".into(),
         ReplicaState::Ended => "ended".into(),
         ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => "alive".into(),
@@ -62,12 +62,19 @@ impl Feedback {
             let alive = p.state.alive();
             let was = self.seen[i].alive;
             self.seen[i].alive = alive;
-            if was && !alive && running && p.state != ReplicaState::Finished {
+            if was && !alive && running && p.state == ReplicaState::Drained {
+                lines.push(format!(
+                    "replica {} drained after a preemption notice (SIGTERM); its replacement takes over",
+                    p.id
+                ));
+            } else if was && !alive && running && p.state != ReplicaState::Finished {
                 let left = (0..replicas)
                     .filter(|&k| {
                         procs.iter().any(|q| {
+                            // A new incarnation still catching up does not count yet.
                             q.id == ReplicaId::new(p.id.rank, k)
                                 && (q.state.alive() || q.state.completed())
+                                && q.caught_up()
                         })
                     })
                     .count();
