@@ -463,3 +463,63 @@ fn a_terminal_gets_a_status_line_unless_quiet() {
         );
     }
 }
+
+#[test]
+fn ctrl_c_on_a_terminal_ends_the_job_without_regenerating() {
+    // A terminal's Ctrl-C is SIGINT to volpexrun's whole process group: started in a
+    // group of its own here, as a shell's foreground job is.
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::CommandExt;
+    let report = TempPath::new("ctrl-c-report.json");
+    let start = std::time::Instant::now();
+    let mut child = Command::new(volpexrun())
+        .args(["-n", "2", "-r", "2", "--report"])
+        .arg(&report.0)
+        .arg(example("ring"))
+        .args(LONG_RING)
+        .env("VOLPEX_LOG", "info")
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start volpexrun");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(l).is_err() {
+                return;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    loop {
+        let l = rx
+            .recv_timeout(DEADLINE)
+            .expect("the address table went out");
+        let up = l.contains("rendezvous complete");
+        lines.push(l);
+        if up {
+            break;
+        }
+    }
+    let group = Pid::from_raw(-(child.id() as i32));
+    kill(group, Signal::SIGINT).expect("SIGINT to the group");
+    let out = child.wait_with_output().expect("volpexrun ends");
+    // Every line, to the end of volpexrun's stderr.
+    lines.extend(rx.iter());
+    let r = Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: lines.join("\n"),
+        report: std::fs::read_to_string(&report.0)
+            .ok()
+            .and_then(|s| serde_json::from_str(&s).ok()),
+        elapsed: start.elapsed(),
+    };
+    assert_eq!(r.code, Some(130), "{}", r.stderr);
+    assert!(!r.stderr.contains("starting incarnation"), "{}", r.stderr);
+    assert!(r.report.is_some(), "{}", r.stderr);
+    r.assert_no_leftovers();
+}

@@ -450,6 +450,11 @@ impl Job {
         if let Some(d) = &l.wdir {
             cmd.current_dir(d);
         }
+        // Its own process group, as a remote host's agent has: a Ctrl-C on the terminal
+        // reaches volpexrun only, which forwards it to every process once the job is
+        // marked as ending (a replica killed by the terminal's SIGINT before volpexrun
+        // heard of it would look like a failure to regenerate).
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd.spawn().map_err(|e| StartError::Spawn {
             program: l.program.clone(),
             source: e,
