@@ -73,6 +73,8 @@ fn run(
 }
 
 fn main() -> std::process::ExitCode {
+    // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
+    volpex::log_to_stderr();
     let args = Args::parse();
     let outcome = volpex::initialize()
         .map_err(NpbError::from)

@@ -51,6 +51,8 @@ enum Cmd {
 }
 
 fn main() {
+    // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
+    volpex::log_to_stderr();
     let cli = Cli::parse();
     let res = match cli.cmd {
         Cmd::Pingpong(a) => pingpong::run(&a),

@@ -27,6 +27,8 @@ fn mix(token: u64, rank: i32, round: u64) -> u64 {
 }
 
 fn main() -> Result<(), volpex::Error> {
+    // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
+    volpex::log_to_stderr();
     let args = Args::parse();
     let universe = volpex::initialize()?;
     let world = universe.world();

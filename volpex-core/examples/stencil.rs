@@ -23,6 +23,8 @@ const TAG_RIGHT: i32 = 2;
 const TAG_SUM: i32 = 3;
 
 fn main() -> Result<(), volpex::Error> {
+    // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
+    volpex::log_to_stderr();
     let args = Args::parse();
     let universe = volpex::initialize()?;
     let world = universe.world();

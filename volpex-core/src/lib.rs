@@ -74,6 +74,9 @@ pub use datatype::{
     StridedMut, Target,
 };
 pub use error::Error;
+// The runtime's diagnostics on stderr, for the programs that want them (never installed by
+// the library itself).
+pub use comm::universe::log_to_stderr;
 
 // Runtime internals, public only for the launcher (`volpexrun`), the benchmarks and the
 // engine simulator of this workspace: not part of the API and not covered by semver.

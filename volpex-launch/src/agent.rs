@@ -68,6 +68,9 @@ pub struct StartSpec {
     /// volpexrun may send `Spawn` later (`--regenerate`): the agent stays until its stdin
     /// closes or `EndAll` comes, even when every process of its host has ended.
     pub regenerate: bool,
+    /// `--stdin RANK`: this rank's processes read the bytes of `ToAgent::Stdin`; every
+    /// other process (and all with `None`) reads /dev/null.
+    pub stdin_rank: Option<u32>,
 }
 
 /// volpexrun -> agent.
@@ -90,6 +93,10 @@ pub enum ToAgent {
     },
     /// Kill every process and exit.
     EndAll,
+    /// Bytes of volpexrun's standard input, for the processes of `StartSpec::stdin_rank`.
+    Stdin(Vec<u8>),
+    /// volpexrun's standard input ended.
+    StdinEnd,
     /// A replica of this host died: bind the living ones, `(rank, replica)`, again (see
     /// `binding::rebind`), if this agent bound them at start.
     Rebind {
@@ -279,6 +286,8 @@ pub fn main() -> i32 {
             other @ (ToAgent::Signal { .. }
             | ToAgent::Spawn(_)
             | ToAgent::EndAll
+            | ToAgent::Stdin(_)
+            | ToAgent::StdinEnd
             | ToAgent::Rebind { .. }),
         )) => {
             let _ = write_frame(
@@ -361,8 +370,18 @@ pub fn main() -> i32 {
         Err(e) => return fatal(&mut out, format!("{e} on {}", spec.host)),
     };
     let mut children = Vec::new();
+    let input = crate::stdin::StdinHub::default();
     for p in &spec.procs {
-        start_one(&spec, p, &launcher, &cpus, &tx, &mut out, &mut children);
+        start_one(
+            &spec,
+            p,
+            &launcher,
+            &cpus,
+            &input,
+            &tx,
+            &mut out,
+            &mut children,
+        );
     }
     let mut pipes = children.len() * 2;
     let mut launcher_gone = false;
@@ -441,11 +460,22 @@ pub fn main() -> i32 {
             AgentEvent::Command(ToAgent::Spawn(p)) => {
                 if may_spawn && !launcher_gone {
                     let before = children.len();
-                    start_one(&spec, &p, &launcher, &cpus, &tx, &mut out, &mut children);
+                    start_one(
+                        &spec,
+                        &p,
+                        &launcher,
+                        &cpus,
+                        &input,
+                        &tx,
+                        &mut out,
+                        &mut children,
+                    );
                     pipes += (children.len() - before) * 2;
                 }
             }
             AgentEvent::Command(ToAgent::Start(_)) => {}
+            AgentEvent::Command(ToAgent::Stdin(bytes)) => input.push(&bytes),
+            AgentEvent::Command(ToAgent::StdinEnd) => input.end(),
             AgentEvent::Command(ToAgent::EndAll) | AgentEvent::StdinClosed => {
                 may_spawn = false;
                 kill_all(&children);
@@ -460,11 +490,13 @@ pub fn main() -> i32 {
 
 /// Starts one process of the host and reports it (`Started` or `StartFailed`); its pipes
 /// and its exit are watched by threads that report on `tx`.
+#[allow(clippy::too_many_arguments)]
 fn start_one(
     spec: &StartSpec,
     p: &ProcSpec,
     launcher: &str,
     cpus: &[(u32, String)],
+    input: &crate::stdin::StdinHub,
     tx: &Sender<AgentEvent>,
     out: &mut std::io::StdoutLock<'_>,
     children: &mut Vec<Child>,
@@ -473,8 +505,13 @@ fn start_one(
     if let Some((_, list)) = cpus.iter().find(|(t, _)| *t == p.replica) {
         cmd.env(volpex::bootstrap::vars::CPUS, list);
     }
+    let reads_input = spec.stdin_rank == Some(p.rank);
     cmd.args(&spec.args)
-        .stdin(Stdio::null())
+        .stdin(if reads_input {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -485,6 +522,11 @@ fn start_one(
     match cmd.spawn() {
         Ok(mut child) => {
             let pid = child.id();
+            if let Some(pipe) = child.stdin.take() {
+                if let Err(e) = input.attach(pipe) {
+                    log::warn!("replica {rank}.{replica}: no thread for its standard input: {e}");
+                }
+            }
             let _ = write_frame(
                 out,
                 &FromAgent::Started {

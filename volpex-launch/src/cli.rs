@@ -1,5 +1,7 @@
 //! Command line of `volpexrun` and the fault-injection spec parser. Owns parsing and
-//! the checks clap cannot do alone; must never start anything.
+//! the checks clap cannot do alone (mpirun's spellings: `-np`, single-dash long options,
+//! an unknown option before the program is an error, not the program); must never start
+//! anything.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -38,17 +40,52 @@ pub enum Regenerate {
 /// The default remote shell (`--ssh-cmd`, `VOLPEX_SSH`).
 pub const SSH_DEFAULT: &str = "ssh -o BatchMode=yes";
 
+/// What `--map-by` takes (mpirun's words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MapBy {
+    /// One process per host in turn: `--map spread`.
+    Node,
+    /// Fill each host's slots in order: `--map concentrate`.
+    Slot,
+    /// As slot: `--map concentrate`.
+    Core,
+}
+
+/// What `--bind-to` takes (mpirun's words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BindTo {
+    /// Processes bound to CPUs, each team to its own share: `--bind team`.
+    Core,
+    /// No binding: `--bind none`.
+    None,
+}
+
 /// Start a replicated Volpex job: N ranks, each run as R replicas (copies) in teams.
 ///
-/// Everything after PROGRAM belongs to the program. The job succeeds when every rank has a
-/// replica that finished; it goes on while at least one replica of every rank is alive.
-/// Each rank's output is printed once, as soon as its fastest replica prints it.
+/// Everything after PROGRAM belongs to the program (`--` before it also works). The job
+/// succeeds when every rank has a replica that exited 0; it goes on while at least one
+/// replica of every rank is alive. Each rank's output is printed once, as soon as its
+/// fastest replica prints it. mpirun's spellings work: -np, -H, --hostfile,
+/// --machinefile, --map-by, --bind-to, -N.
+///
+/// Also: `volpexrun plan` (replication degree against host failures), `volpexrun
+/// completions SHELL` (shell completions), `volpexrun man` (the man page).
 #[derive(Debug, Clone, Parser)]
-#[command(name = "volpexrun", version, about, long_about = None)]
+#[command(name = "volpexrun", version, about, long_about)]
 pub struct Args {
-    /// Number of ranks (MPI processes) to run.
-    #[arg(short = 'n', long = "np", value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    /// Number of ranks (MPI processes) to run (also -np). Without it, -N PER_HOST times
+    /// the hosts, divided by the replicas.
+    #[arg(short = 'n', long = "np", value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=100_000), required_unless_present = "npernode")]
+    pub np: Option<u32>,
+
+    /// Ranks in the job: `-n`, or what `-N` makes of the hosts (`Args::resolve`).
+    #[arg(skip)]
     pub ranks: u32,
+
+    /// Processes per host, as mpirun's -N: every host gets exactly this many slots,
+    /// filled in order (--map concentrate).
+    #[arg(short = 'N', long = "npernode", value_name = "PER_HOST", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub npernode: Option<u32>,
 
     /// Replicas (copies) of every rank; replica k of every rank forms team k.
     #[arg(short = 'r', long = "replicas", value_name = "R", default_value_t = 1, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=16))]
@@ -66,6 +103,21 @@ pub struct Args {
     /// launcher's value on. Repeatable.
     #[arg(short = 'x', value_name = "VAR[=VALUE]")]
     pub export: Vec<String>,
+
+    /// Where volpexrun's standard input goes: every replica of rank RANK gets the same
+    /// bytes (default: rank 0), or none (every process reads /dev/null).
+    #[arg(long = "stdin", value_name = "none|RANK", default_value = "0", value_parser = parse_stdin)]
+    pub stdin: StdinTarget,
+
+    /// Once volpexrun is interrupted (SIGINT, SIGTERM, SIGHUP) and has forwarded the
+    /// signal to every process, how long they get to exit before SIGKILL.
+    #[arg(long, value_name = "S", default_value_t = 2.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub kill_grace: f64,
+
+    /// No live feedback: neither the lines about deaths, failovers and regenerations
+    /// while the job runs, nor the status line on a terminal.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 
     /// Write the end-of-job summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
@@ -108,18 +160,38 @@ pub struct Args {
     #[arg(long, value_name = "S", default_value_t = 30.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub drain_grace: f64,
 
-    /// Hostfile in Open MPI's format: `host` or `host slots=N` per line, `#` comments.
-    #[arg(long = "hosts", value_name = "FILE", conflicts_with = "host")]
+    /// Hostfile (also --hostfile, --machinefile): Open MPI's `host` or `host slots=N`,
+    /// or Hydra's `host:N`, per line; `#` comments.
+    #[arg(long = "hosts", visible_aliases = ["hostfile", "machinefile"], value_name = "FILE", conflicts_with = "host")]
     pub hostfile: Option<PathBuf>,
 
     /// Hosts as a list: `a,b:2,c` (`:N` gives N slots; default 1).
-    #[arg(long = "host", value_name = "HOST[:SLOTS],...")]
+    #[arg(short = 'H', long = "host", value_name = "HOST[:SLOTS],...")]
     pub host: Option<String>,
 
     /// Placement: spread (one process per host in turn) or concentrate (fill each host's
     /// slots in order). Two replicas of one rank never share a host.
     #[arg(long = "map", value_enum, default_value_t = MapStrategy::Spread)]
     pub map: MapStrategy,
+
+    /// mpirun's placement words: node (= --map spread), slot or core (= --map
+    /// concentrate).
+    #[arg(
+        long = "map-by",
+        value_enum,
+        value_name = "node|slot|core",
+        conflicts_with = "map"
+    )]
+    pub map_by: Option<MapBy>,
+
+    /// mpirun's binding words: core (= --bind team), none (= --bind none).
+    #[arg(
+        long = "bind-to",
+        value_enum,
+        value_name = "core|none",
+        conflicts_with = "bind"
+    )]
+    pub bind_to: Option<BindTo>,
 
     /// Let a host run up to N processes whatever its slots (never two replicas of a rank).
     #[arg(long)]
@@ -218,7 +290,172 @@ pub const HEARTBEAT_TIMEOUT_DEFAULT: f64 = 2.0;
 /// on 2 CPUs (450 per CPU) declared starved replicas dead within 2 s of starting.
 pub const HEARTBEAT_TIMEOUT_PER_PROCESS_PER_CPU: f64 = 0.5;
 
+/// `--stdin`: who gets volpexrun's standard input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdinTarget {
+    /// Nobody: every process reads /dev/null.
+    None,
+    /// Every replica of this rank, the same bytes to each.
+    Rank(u32),
+}
+
+/// Parses `--stdin`: `none` or a rank number.
+pub fn parse_stdin(s: &str) -> Result<StdinTarget, CliError> {
+    match s.trim() {
+        "none" => Ok(StdinTarget::None),
+        r => r
+            .parse::<u32>()
+            .map(StdinTarget::Rank)
+            .map_err(|_| CliError::BadStdin { input: s.into() }),
+    }
+}
+
+/// Parses volpexrun's command line (`argv[0]` first) as mpirun users write it: `-np 4`
+/// and single-dash long options (`-hostfile f`) are the long ones, the first word that is
+/// not an option (or a value of one) is the program, and an unknown option before it is
+/// an error naming it, not the program. Then `resolve` fills in what depends on several
+/// flags.
+pub fn parse_argv<I, T>(argv: I) -> Result<Args, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let argv: Vec<std::ffi::OsString> = argv.into_iter().map(Into::into).collect();
+    let mut cmd = <Args as clap::CommandFactory>::command();
+    cmd.build();
+    let mut out: Vec<std::ffi::OsString> = Vec::with_capacity(argv.len() + 1);
+    let mut i = 0;
+    if let Some(first) = argv.first() {
+        out.push(first.clone());
+        i = 1;
+    }
+    let takes_value =
+        |a: &clap::Arg| a.get_num_args().is_some_and(|n| n.takes_values()) && !a.is_positional();
+    while i < argv.len() {
+        let word = argv[i].to_string_lossy().into_owned();
+        i += 1;
+        if word == "--" {
+            out.push(word.into());
+            break;
+        }
+        let long_name = word
+            .strip_prefix("--")
+            .or_else(|| {
+                word.strip_prefix('-')
+                    .filter(|w| w.len() > 1 && !w.starts_with('-'))
+            })
+            .map(|w| w.split_once('=').map_or(w, |(n, _)| n));
+        let long = long_name.and_then(|name| {
+            cmd.get_arguments().find(|a| {
+                a.get_long() == Some(name)
+                    || a.get_all_aliases().is_some_and(|al| al.contains(&name))
+            })
+        });
+        match long {
+            Some(a) => {
+                // `-np 4`, `-hostfile f`: the long option.
+                let w = if word.starts_with("--") {
+                    word.clone()
+                } else {
+                    format!("-{word}")
+                };
+                let inline = w.contains('=');
+                out.push(w.into());
+                if takes_value(a) && !inline && i < argv.len() {
+                    out.push(argv[i].clone());
+                    i += 1;
+                }
+                continue;
+            }
+            None if word.starts_with("--") => return Err(unknown_option(&mut cmd, &word)),
+            None => {}
+        }
+        let Some(shorts) = word.strip_prefix('-').filter(|s| !s.is_empty()) else {
+            // The program: everything from here is its.
+            out.push("--".into());
+            out.push(word.into());
+            break;
+        };
+        // A cluster of short options (`-qn2`): each a flag until one takes a value.
+        let mut needs_value = false;
+        for (at, c) in shorts.char_indices() {
+            let Some(a) = cmd.get_arguments().find(|a| a.get_short() == Some(c)) else {
+                return Err(unknown_option(&mut cmd, &word));
+            };
+            if takes_value(a) {
+                needs_value = at + c.len_utf8() == shorts.len();
+                break;
+            }
+        }
+        out.push(word.into());
+        if needs_value && i < argv.len() {
+            out.push(argv[i].clone());
+            i += 1;
+        }
+    }
+    out.extend(argv[i..].iter().cloned());
+    let mut args = Args::try_parse_from(out)?;
+    args.resolve()
+        .map_err(|e| cmd.error(clap::error::ErrorKind::ArgumentConflict, e))?;
+    Ok(args)
+}
+
+fn unknown_option(cmd: &mut clap::Command, word: &str) -> clap::Error {
+    cmd.error(
+        clap::error::ErrorKind::UnknownArgument,
+        format!(
+            "unknown option '{word}' before the program (volpexrun's options come first, then the program and its own arguments; `--` before a program whose name starts with '-')"
+        ),
+    )
+}
+
 impl Args {
+    /// Fills in what depends on several flags: `--map-by` and `--bind-to` become `--map`
+    /// and `--bind`; `-N` makes the placement concentrate, and gives the ranks when `-n`
+    /// is not given (the hosts times `-N`, divided by the replicas).
+    pub fn resolve(&mut self) -> Result<(), String> {
+        if let Some(m) = self.map_by {
+            self.map = match m {
+                MapBy::Node => MapStrategy::Spread,
+                MapBy::Slot | MapBy::Core => MapStrategy::Concentrate,
+            };
+        }
+        if let Some(b) = self.bind_to {
+            self.bind = match b {
+                BindTo::Core => Bind::Team,
+                BindTo::None => Bind::None,
+            };
+        }
+        if self.npernode.is_some() && self.map_by.is_none() {
+            self.map = MapStrategy::Concentrate;
+        }
+        self.ranks = match (self.np, self.npernode) {
+            (Some(n), _) => n,
+            (None, Some(per_host)) => {
+                let hosts = match (&self.hostfile, &self.host) {
+                    (Some(f), _) => crate::hostfile::read_hostfile(f)
+                        .map_err(|e| e.to_string())?
+                        .len(),
+                    (None, Some(list)) => crate::hostfile::parse_host_list(list)
+                        .map_err(|e| e.to_string())?
+                        .len(),
+                    (None, None) => 1,
+                };
+                let procs = u64::from(per_host) * hosts as u64;
+                let ranks = procs / u64::from(self.replicas);
+                if ranks == 0 {
+                    return Err(format!(
+                        "-N {per_host} on {hosts} host(s) runs {procs} process(es), fewer than one rank of {} replicas: give -n",
+                        self.replicas
+                    ));
+                }
+                u32::try_from(ranks.min(100_000)).unwrap_or(100_000)
+            }
+            (None, None) => return Err("the number of ranks: give -n N (or -N PER_HOST)".into()),
+        };
+        Ok(())
+    }
+
     /// Checks across flags that clap does not express.
     pub fn validate(&self) -> Result<(), CliError> {
         let timeout = self.heartbeat_timeout.unwrap_or(HEARTBEAT_TIMEOUT_DEFAULT);
@@ -227,6 +464,14 @@ impl Args {
                 timeout,
                 interval: self.heartbeat_interval,
             });
+        }
+        if let StdinTarget::Rank(r) = self.stdin {
+            if r >= self.ranks {
+                return Err(CliError::StdinOutsideJob {
+                    rank: r,
+                    ranks: self.ranks,
+                });
+            }
         }
         Ok(())
     }
@@ -348,6 +593,39 @@ pub fn parse_export(s: &str) -> Result<(String, String), CliError> {
     }
 }
 
+/// `volpexrun completions SHELL`: prints the completion script of `SHELL` (bash, zsh,
+/// fish, elvish, powershell) generated from the flags; returns the exit code.
+pub fn completions(shell: Option<&std::ffi::OsStr>) -> i32 {
+    use clap::ValueEnum;
+    let name = shell.map(|s| s.to_string_lossy().into_owned());
+    let Some(shell) = name
+        .as_deref()
+        .and_then(|n| clap_complete::Shell::from_str(n, true).ok())
+    else {
+        eprintln!(
+            "volpexrun completions: expected one of bash, zsh, fish, elvish, powershell; got {:?}",
+            name.unwrap_or_default()
+        );
+        return 2;
+    };
+    let mut cmd = <Args as clap::CommandFactory>::command();
+    clap_complete::generate(shell, &mut cmd, "volpexrun", &mut std::io::stdout());
+    0
+}
+
+/// `volpexrun man`: prints the man page (roff) generated from the flags; returns the exit
+/// code.
+pub fn man_page() -> i32 {
+    let cmd = <Args as clap::CommandFactory>::command();
+    match clap_mangen::Man::new(cmd).render(&mut std::io::stdout()) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("volpexrun man: cannot write the man page: {e}");
+            1
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,7 +636,7 @@ mod tests {
             let mut v = vec!["volpexrun", "-n", "2"];
             v.extend_from_slice(extra);
             v.push("prog");
-            Args::try_parse_from(v).expect("valid arguments")
+            parse_argv(v).expect("valid arguments")
         };
         let a = args(&[]);
         assert_eq!(a.heartbeat_timeout_for(1.0), 2.0);
@@ -433,7 +711,7 @@ mod tests {
                     argv.extend(["-n", "2"]);
                 }
                 argv.extend([flag, v, "/bin/true"]);
-                let e = Args::try_parse_from(&argv).expect_err(&format!("{flag} {v}"));
+                let e = parse_argv(&argv).expect_err(&format!("{flag} {v}"));
                 let text = e.to_string();
                 assert!(text.contains(flag), "{flag} {v}: {text}");
                 assert!(text.contains(v), "{flag} {v}: {text}");
@@ -447,17 +725,17 @@ mod tests {
             ("--regenerate", "always"),
             ("--max-regenerations", "0"),
         ] {
-            let a = Args::try_parse_from(["volpexrun", "-n", "2", flag, good, "/bin/true"]);
+            let a = parse_argv(["volpexrun", "-n", "2", flag, good, "/bin/true"]);
             assert!(a.is_ok(), "{flag} {good}: {a:?}");
         }
     }
 
     #[test]
     fn regeneration_is_on_by_default_into_spare_slots() {
-        let a = Args::try_parse_from(["volpexrun", "-n", "2", "prog"]).expect("parses");
+        let a = parse_argv(["volpexrun", "-n", "2", "prog"]).expect("parses");
         assert_eq!(a.regenerate, Regenerate::Spare);
         assert_eq!(a.max_regenerations, None);
-        let a = Args::try_parse_from([
+        let a = parse_argv([
             "volpexrun",
             "-n",
             "2",
@@ -489,7 +767,7 @@ mod tests {
 
     #[test]
     fn program_arguments_are_not_ours() {
-        let a = Args::try_parse_from([
+        let a = parse_argv([
             "volpexrun",
             "-n",
             "2",

@@ -65,6 +65,20 @@ pub enum CliError {
         /// The spec as given.
         spec: String,
     },
+    /// `--stdin` neither `none` nor a rank number.
+    #[error("--stdin {input:?}: expected none or a rank number")]
+    BadStdin {
+        /// What was given.
+        input: String,
+    },
+    /// `--stdin RANK` for a rank the job does not have.
+    #[error("--stdin {rank}: the job has ranks 0..{ranks}")]
+    StdinOutsideJob {
+        /// The rank given.
+        rank: u32,
+        /// Ranks in the job.
+        ranks: u32,
+    },
     /// `-x VAR` for a variable volpexrun does not have.
     #[error("-x {name}: not set in volpexrun's environment")]
     ExportNotSet {

@@ -1,7 +1,8 @@
-//! Host lists: Open MPI's hostfile format (`--hosts FILE`) and the `--host a,b:2,c` list.
+//! Host lists: Open MPI's and MPICH Hydra's hostfile formats (`--hosts FILE`) and the
+//! `--host a,b:2,c` list.
 //!
-//! Owns parsing and validation only: a line is `host`, `host slots=N` (also `slots:N` is
-//! not accepted: one spelling), a comment (`#` to the end of the line) or blank. A host
+//! Owns parsing and validation only: a line is `host`, `host slots=N` (Open MPI), `host:N`
+//! (Hydra), a comment (`#` to the end of the line) or blank. A host
 //! named twice gets the sum of its slots, in the order of first appearance (as in Open
 //! MPI). Must never resolve names, touch the network or guess: anything else is one error
 //! naming the file and line.
@@ -69,11 +70,20 @@ pub fn parse_hostfile(text: &str, origin: &str) -> Result<Vec<HostSpec>, HostsEr
             .replace(" =", "=")
             .replace("= ", "=");
         let mut words = line.split_whitespace();
-        let Some(name) = words.next() else { continue };
+        let Some(word) = words.next() else { continue };
+        // Hydra's `host:N`: one `:`, then the slots (a name with more, an IPv6 address,
+        // is a name).
+        let (name, hydra_slots) = match word.split_once(':') {
+            Some((n, s)) if !s.contains(':') => (
+                n,
+                Some(parse_slots(s).ok_or_else(|| err(HostProblem::BadSlots(s.into())))?),
+            ),
+            Some(_) | None => (word, None),
+        };
         if !valid_name(name) {
             return Err(err(HostProblem::BadName(name.into())));
         }
-        let mut slots = None;
+        let mut slots = hydra_slots;
         for w in words {
             match w.split_once('=') {
                 Some(("slots", v)) => {
@@ -156,6 +166,25 @@ mod tests {
                 h("10.0.0.7", 1)
             ]
         );
+    }
+
+    #[test]
+    fn hydra_hostfile_lines() {
+        let text = "# hydra\na:4\nb\nc:2 # two\n10.0.0.7:3\na:1\n";
+        assert_eq!(
+            parse_hostfile(text, "hosts.txt").unwrap(),
+            vec![h("a", 5), h("b", 1), h("c", 2), h("10.0.0.7", 3)]
+        );
+        for (text, place) in [
+            ("a\nb:0\n", "hosts.txt:2:"),
+            ("a:\n", "hosts.txt:1:"),
+            ("a:2 slots=3\n", "hosts.txt:1:"),
+            ("a:99999999999\n", "hosts.txt:1:"),
+            ("a:x\n", "hosts.txt:1:"),
+        ] {
+            let e = parse_hostfile(text, "hosts.txt").unwrap_err().to_string();
+            assert!(e.starts_with(place), "{text:?}: {e}");
+        }
     }
 
     #[test]

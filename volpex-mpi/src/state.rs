@@ -114,6 +114,9 @@ pub fn init(required: c_int) -> Result<c_int> {
         }
     }
     crate::ffi::raw::ignore_sigpipe();
+    // A C or Fortran program has no Rust logger of its own: the runtime's diagnostics go
+    // to stderr (VOLPEX_LOG).
+    volpex::log_to_stderr();
     let universe = volpex::initialize()?;
     let world = universe.world();
     // Every rank creates MPI_COMM_SELF here, first, so the count of communicators created

@@ -61,6 +61,8 @@ fn digest(s: &State) -> u64 {
 }
 
 fn main() -> Result<(), volpex::Error> {
+    // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
+    volpex::log_to_stderr();
     let args: Vec<String> = std::env::args().collect();
     let arg = |i: usize, d: u64| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
     let (iters, pause_ms, every) = (arg(1, 40), arg(2, 50), arg(3, 1));

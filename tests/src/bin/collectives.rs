@@ -48,6 +48,8 @@ fn mix(d: i64, v: i64) -> i64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
+    volpex::log_to_stderr();
     let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str, default: u64| {
         args.iter()

@@ -10,6 +10,8 @@ fn check(ok: bool, what: &str) {
 }
 
 fn main() -> Result<(), volpex::Error> {
+    // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
+    volpex::log_to_stderr();
     let universe = volpex::initialize()?;
     let world = universe.world();
     let (me, n) = (world.rank(), world.size());

@@ -7,6 +7,8 @@
 use std::time::{Duration, Instant};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
+    volpex::log_to_stderr();
     let base = std::env::args().nth(1).ok_or("usage: cpus BASE")?;
     let universe = volpex::initialize()?;
     let world = universe.world();

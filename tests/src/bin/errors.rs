@@ -19,6 +19,8 @@ impl fmt::Display for BadInput {
 impl std::error::Error for BadInput {}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
+    volpex::log_to_stderr();
     let mode = std::env::args()
         .skip_while(|a| a != "--mode")
         .nth(1)

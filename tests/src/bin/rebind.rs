@@ -9,6 +9,8 @@
 use std::time::{Duration, Instant};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
+    volpex::log_to_stderr();
     let args: Vec<String> = std::env::args().collect();
     let base = args
         .get(1)

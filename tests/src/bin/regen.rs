@@ -29,6 +29,8 @@ fn arg(i: usize, default: u64) -> u64 {
 }
 
 fn main() -> Result<(), volpex::Error> {
+    // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
+    volpex::log_to_stderr();
     let (rounds, work_ms) = (arg(1, 100), arg(2, 20));
     let checkpoints = std::env::args().nth(3).is_some_and(|a| a == "checkpoint");
     let universe = volpex::initialize()?;

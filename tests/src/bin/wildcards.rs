@@ -319,6 +319,8 @@ fn sum(world: &Communicator) -> Result<(), volpex::Error> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
+    volpex::log_to_stderr();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let universe = volpex::initialize()?;
     let world = universe.world();

@@ -2,7 +2,9 @@
 //!
 //! Owns the state every communicator of the process shares (`Inner`: the runtime, this
 //! replica's identity, fault-injection counters), the start of the event loop, and the
-//! end of the job for this replica. Must never carry messages itself: communicators do.
+//! end of the job for this replica. Must never carry messages itself: communicators do,
+//! and never install a global logger: that is the application's choice (`log_to_stderr`
+//! is there for the programs that want ours).
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
@@ -85,9 +87,10 @@ pub struct Universe {
 }
 
 /// Joins the job the launcher started this process in, or, without a launcher, a job of
-/// one rank and one replica. Logging goes to stderr at the level in `VOLPEX_LOG`.
+/// one rank and one replica. The runtime's diagnostics go through the `log` crate to
+/// whatever logger the application installed (none: they are dropped); `log_to_stderr`
+/// installs ours.
 pub fn initialize() -> Result<Universe, Error> {
-    init_logging();
     let cfg = Config::from_env().map_err(Error::Launch)?;
     let start = Instant::now();
     let inner = if bootstrap::launched() {
@@ -186,9 +189,13 @@ pub fn initialize() -> Result<Universe, Error> {
     })
 }
 
-/// Diagnostics go to stderr as `volpex[RANK.REPLICA] time LEVEL target: message`; the
-/// launcher passes lines with that prefix through unmerged, unlike program output.
-fn init_logging() {
+/// Installs a global logger (env_logger) for a program that wants the runtime's
+/// diagnostics and has no logger of its own: they go to stderr as
+/// `volpex[RANK.REPLICA] time LEVEL target: message` at the level in `VOLPEX_LOG` (else
+/// `RUST_LOG`, else warnings), and volpexrun passes lines with that prefix through
+/// unmerged, unlike program output. Call it before `initialize`, at most once; a logger
+/// already installed is left alone. The library never calls it itself.
+pub fn log_to_stderr() {
     use std::io::Write;
     let who = format!(
         "{}[{}.{}]",
@@ -196,7 +203,11 @@ fn init_logging() {
         std::env::var(bootstrap::vars::RANK).unwrap_or_else(|_| "0".into()),
         std::env::var(bootstrap::vars::REPLICA).unwrap_or_else(|_| "0".into())
     );
-    let _ = env_logger::Builder::from_env(env_logger::Env::new().filter_or("VOLPEX_LOG", "warn"))
+    let level = std::env::var("VOLPEX_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| "warn".into());
+    let _ = env_logger::Builder::new()
+        .parse_filters(&level)
         .format(move |buf, rec| {
             writeln!(
                 buf,

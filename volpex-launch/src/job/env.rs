@@ -113,8 +113,6 @@ pub fn newcomer(rank: u32, replica: u32, inc: u32, handover: Option<String>) -> 
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
     use super::*;
     use crate::cli::parse_fault;
 
@@ -122,7 +120,7 @@ mod tests {
         let mut argv = vec!["volpexrun", "-n", "3", "-r", "2"];
         argv.extend_from_slice(extra);
         argv.push("prog");
-        Args::try_parse_from(argv).expect("test arguments parse")
+        crate::cli::parse_argv(argv).expect("test arguments parse")
     }
 
     fn beats() -> Beats {

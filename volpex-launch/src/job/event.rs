@@ -36,6 +36,13 @@ pub enum Event {
     PipeEnd,
     /// volpexrun itself was asked to stop (SIGINT, SIGTERM, SIGHUP).
     Interrupted(i32),
+    /// Bytes of volpexrun's stdin for the agent of `host` (`None`: it ended).
+    Stdin {
+        /// Index of the host.
+        host: usize,
+        /// The bytes.
+        bytes: Option<Vec<u8>>,
+    },
     /// From the agent link of host `.0`.
     Host(usize, HostEvent),
 }

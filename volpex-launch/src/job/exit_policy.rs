@@ -5,10 +5,44 @@
 //! when every rank has a replica that completed; it succeeds when every rank has a
 //! replica that finished cleanly. Plain functions over states, driven by `state` and by
 //! the table tests below. Must never do I/O, read a clock or keep state of its own.
+//!
+//! volpexrun's exit code, like mpirun's:
+//!
+//! | code | when |
+//! |---|---|
+//! | 0 | every rank has a replica that exited 0 |
+//! | the rank's own code | a rank failed because its program exited with a non-zero code: the first such rank's code (`exit 3` in every replica of a rank: 3) |
+//! | 70 (`EXIT_RANK_LOST`) | a rank was lost to failures, not to its program's exit code: every replica killed, silent, on a lost host, retired |
+//! | 124 (`EXIT_TIMEOUT`) | `--timeout` ran out (as `timeout(1)`) |
+//! | 128 + S | volpexrun was interrupted by signal S: 129 SIGHUP, 130 SIGINT, 143 SIGTERM |
+//! | 1 (`EXIT_LAUNCHER`) | volpexrun could not start or run the job (bad hosts, no reachable replica, ...) |
+//! | 2 | the command line is wrong (clap's usage error) |
 
 use volpex::message::ReplicaId;
 
 use super::replica::ReplicaState;
+
+/// A rank was lost to failures (killed, silent, host lost, retired), not to its program's
+/// own exit code.
+pub const EXIT_RANK_LOST: i32 = 70;
+/// `--timeout` ran out.
+pub const EXIT_TIMEOUT: i32 = 124;
+/// volpexrun itself could not start or run the job.
+pub const EXIT_LAUNCHER: i32 = 1;
+
+/// The exit code of volpexrun interrupted by signal `signal` (a shell's `128 + S`).
+pub fn interrupted_code(signal: i32) -> i32 {
+    128 + signal
+}
+
+/// The exit code of a failed rank: its program's own non-zero code if one of its replicas
+/// exited with one, else `EXIT_RANK_LOST`.
+pub fn rank_code(program_code: Option<i32>) -> i32 {
+    match program_code {
+        Some(c) if c != 0 => c,
+        Some(_) | None => EXIT_RANK_LOST,
+    }
+}
 
 /// The replicas' states of a job, rank-major (`rank * replicas + replica`).
 #[derive(Debug, Clone, Copy)]
@@ -138,8 +172,13 @@ pub fn ends_on_failure(state: &ReplicaState) -> bool {
 pub enum Verdict {
     /// Every rank has a replica that finished cleanly.
     Succeeded,
-    /// Why it failed.
-    Failed(String),
+    /// Why it failed, and volpexrun's exit code.
+    Failed {
+        /// Why.
+        why: String,
+        /// The exit code (see the table at the top).
+        code: i32,
+    },
 }
 
 impl Verdict {
@@ -147,7 +186,7 @@ impl Verdict {
     pub fn exit_code(&self) -> i32 {
         match self {
             Verdict::Succeeded => 0,
-            Verdict::Failed(_) => 1,
+            Verdict::Failed { code, .. } => *code,
         }
     }
 
@@ -155,19 +194,30 @@ impl Verdict {
     pub fn failure(&self) -> Option<&str> {
         match self {
             Verdict::Succeeded => None,
-            Verdict::Failed(f) => Some(f),
+            Verdict::Failed { why, .. } => Some(why),
         }
     }
 }
 
-/// The verdict: the failure already decided during the run, else the first rank that has
-/// no cleanly finished replica, else success.
-pub fn verdict(failure: Option<&str>, grid: Grid<'_>) -> Verdict {
-    if let Some(f) = failure {
-        return Verdict::Failed(f.to_string());
+/// The verdict: the failure already decided during the run (with its code), else the
+/// first rank that has no cleanly finished replica (with `rank_code` of its program's own
+/// code, `program_code(rank)`), else success.
+pub fn verdict(
+    failure: Option<(&str, i32)>,
+    grid: Grid<'_>,
+    program_code: impl Fn(u32) -> Option<i32>,
+) -> Verdict {
+    if let Some((why, code)) = failure {
+        return Verdict::Failed {
+            why: why.to_string(),
+            code,
+        };
     }
     match (0..grid.ranks()).find(|&r| !rank_finished(grid.rank(r))) {
-        Some(rank) => Verdict::Failed(format!("rank {rank}: no replica finished cleanly")),
+        Some(rank) => Verdict::Failed {
+            why: format!("rank {rank}: no replica finished cleanly"),
+            code: rank_code(program_code(rank)),
+        },
         None => Verdict::Succeeded,
     }
 }

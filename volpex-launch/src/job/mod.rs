@@ -6,8 +6,9 @@
 //! Parts: `event` (what the threads report), `step` (the state machine's inputs and
 //! actions), `state` (the state machine: rendezvous, deaths, faults, shutdown),
 //! `exit_policy` (when the job is done or lost, and its exit code), `replica` (the
-//! records), `env` (each process's environment), `spawn` (starting processes here, over
-//! ssh or with srun). The job succeeds when every rank has a replica that finished; it
+//! records), `feedback` (the live lines and the status line), `env` (each process's
+//! environment), `spawn` (starting processes here, over ssh or with srun). volpexrun's
+//! SIGINT, SIGTERM and SIGHUP go to every process, SIGKILL after `--kill-grace`. The job succeeds when every rank has a replica that finished; it
 //! fails, with one message naming the rank, when every replica of a rank is gone. A
 //! replica lost during the run gets a new incarnation (`Action::Spawn`, decided by
 //! `state`'s regeneration) over its host's own path; processes, connections and output are
@@ -22,6 +23,7 @@
 mod env;
 pub mod event;
 mod exit_policy;
+mod feedback;
 pub mod replica;
 mod respawn;
 mod spawn;
@@ -138,6 +140,14 @@ struct Job {
     /// The policy that bound this machine's teams to CPUs at start (`--bind`), if it
     /// did: deaths move the survivors onto the CPUs the dead left.
     rebind: Option<Bind>,
+    /// `--stdin`: the rank whose replicas read volpexrun's stdin, and its bytes.
+    stdin: Option<(u32, crate::stdin::StdinHub)>,
+    /// What the live lines said so far.
+    feedback: feedback::Feedback,
+    /// `--quiet`: no live lines, no status line.
+    quiet: bool,
+    /// The status line, on a terminal (not with `--quiet`).
+    status: Option<indicatif::ProgressBar>,
 }
 
 impl Job {
@@ -251,7 +261,8 @@ impl Job {
                 self.open_pipes = self.open_pipes.saturating_sub(count);
             }
             Action::Rebind { host } => self.rebind(host),
-            Action::Print(text) => eprintln!("volpexrun: {text}"),
+            Action::Print(text) => self.say(&text),
+            Action::Live(text) => self.say_live(&text),
             Action::Mute(explains) => self.dedup.mute(explains),
         }
     }
@@ -298,6 +309,44 @@ impl Job {
         }
     }
 
+    /// Prints `volpexrun: <text>` on stderr, above the status line if there is one.
+    fn say(&self, text: &str) {
+        match &self.status {
+            Some(bar) => bar.println(format!("volpexrun: {text}")),
+            None => eprintln!("volpexrun: {text}"),
+        }
+    }
+
+    /// A live line: printed, or with `--quiet` only logged (at info).
+    fn say_live(&self, text: &str) {
+        if self.quiet {
+            log::info!("{text}");
+        } else {
+            self.say(text);
+        }
+    }
+
+    /// The live lines about what changed since the last look (deaths, failovers, lags)
+    /// and the status line.
+    fn live(&mut self) {
+        let lines =
+            self.feedback
+                .observe(self.state.replicas(), self.replicas, self.state.running());
+        for l in lines {
+            self.say_live(&l);
+        }
+        if let Some(bar) = &self.status {
+            bar.set_message(feedback::status_line(
+                self.state.replicas(),
+                self.ranks,
+                self.replicas,
+                self.state.regenerations(),
+                self.now(),
+            ));
+            bar.tick();
+        }
+    }
+
     /// Prints a replica's line (once per rank) and remembers what its program last
     /// wrote to standard error.
     fn offer_line(&mut self, line: Line) {
@@ -320,13 +369,24 @@ impl Job {
                 });
             }
         }
-        self.dedup.offer(line);
+        match &self.status {
+            Some(bar) => bar.suspend(|| self.dedup.offer(line)),
+            None => self.dedup.offer(line),
+        }
     }
 
     fn on_event(&mut self, ev: Event) {
         match ev {
             Event::Line(line) => self.offer_line(line),
             Event::PipeEnd => self.open_pipes = self.open_pipes.saturating_sub(1),
+            Event::Stdin { host, bytes } => {
+                if let HostLink::Agent(link) = &mut self.hosts[host].link {
+                    link.send(&match bytes {
+                        Some(b) => ToAgent::Stdin(b),
+                        None => ToAgent::StdinEnd,
+                    });
+                }
+            }
             Event::Interrupted(sig) => self.input(Input::Interrupted(sig)),
             Event::Exited {
                 id,
@@ -459,6 +519,11 @@ impl Job {
                 Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
             }
             self.tick();
+            self.live();
+        }
+        self.live();
+        if let Some(bar) = self.status.take() {
+            bar.finish_and_clear();
         }
         // Every process is gone: agents exit on their own once their processes have and
         // no new incarnation may come (`EndAll` says so: a closed stdin may not reach an

@@ -83,6 +83,7 @@ impl Job {
         ) {
             Ok(link) => {
                 self.hosts[host].link = HostLink::Agent(link);
+                self.stdin_to_agent(host);
                 self.hosts[host].open_pipes += 2;
                 self.open_pipes += 2;
                 self.input(Input::LinkOpened { host });

@@ -69,13 +69,19 @@ fn launcher_kind(args: &Args) -> LauncherKind {
     }
 }
 
-/// Hosts from --hosts or --host, if given.
+/// Hosts from --hosts or --host, if given; with `-N`, each gets exactly that many slots.
 fn given_hosts(args: &Args) -> Result<Option<Vec<HostSpec>>, StartError> {
-    match (&args.hostfile, &args.host) {
-        (Some(f), _) => Ok(Some(crate::hostfile::read_hostfile(f)?)),
-        (None, Some(list)) => Ok(Some(crate::hostfile::parse_host_list(list)?)),
-        (None, None) => Ok(None),
+    let mut hosts = match (&args.hostfile, &args.host) {
+        (Some(f), _) => crate::hostfile::read_hostfile(f)?,
+        (None, Some(list)) => crate::hostfile::parse_host_list(list)?,
+        (None, None) => return Ok(None),
+    };
+    if let Some(per_host) = args.npernode {
+        for h in &mut hosts {
+            h.slots = per_host;
+        }
     }
+    Ok(Some(hosts))
 }
 
 /// The launcher kind and, for remote launchers, the placement (checked before anything
@@ -128,6 +134,56 @@ fn resolve_program(program: &str, wdir: &Path) -> Result<PathBuf, StartError> {
             program: program.into(),
         }),
     }
+}
+
+/// A sink for volpexrun's stdin bound for a remote host's agent: the bytes go through the
+/// driver, which alone writes on the agent's link (`Event::Stdin`); dropping it says the
+/// input ended.
+struct ToAgentStdin {
+    host: usize,
+    tx: Sender<Event>,
+}
+
+impl std::io::Write for ToAgentStdin {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tx
+            .send(Event::Stdin {
+                host: self.host,
+                bytes: Some(buf.to_vec()),
+            })
+            .map_err(|_| std::io::Error::other("the job is over"))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for ToAgentStdin {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Event::Stdin {
+            host: self.host,
+            bytes: None,
+        });
+    }
+}
+
+/// The status line on a terminal: a spinner whose message the driver keeps up to date;
+/// `None` with `--quiet` or when stderr is not a terminal.
+fn status_line(quiet: bool) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        None,
+        indicatif::ProgressDrawTarget::stderr_with_hz(4),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} volpexrun: {msg}") {
+        bar.set_style(style);
+    }
+    Some(bar)
 }
 
 fn spawn_pump<R: std::io::Read + Send + 'static>(
@@ -240,6 +296,7 @@ impl Job {
             chaos,
             regenerate: args.regenerate,
             max_regenerations: args.max_regenerations,
+            kill_grace: Duration::from_secs_f64(args.kill_grace),
         };
         let state = match &placement {
             None => JobState::new(config, vec![("localhost".into(), HostState::Up)], |_, _| 0),
@@ -287,7 +344,16 @@ impl Job {
             ranks: args.ranks,
             replicas: args.replicas,
             rebind: None,
+            stdin: None,
+            feedback: Default::default(),
+            quiet: args.quiet,
+            status: status_line(args.quiet),
         };
+        if let crate::cli::StdinTarget::Rank(r) = args.stdin {
+            let hub =
+                crate::stdin::StdinHub::start(std::io::stdin()).map_err(StartError::Thread)?;
+            job.stdin = Some((r, hub));
+        }
         let mut common = env::common(args, beats);
         match &placement {
             None => {
@@ -362,9 +428,18 @@ impl Job {
         let Some(l) = self.local.as_ref() else {
             return Err(StartError::NoProgram);
         };
+        let hub = self
+            .stdin
+            .as_ref()
+            .filter(|(rank, _)| *rank == id.rank)
+            .map(|(_, hub)| hub.clone());
         let mut cmd = Command::new(&l.program);
         cmd.args(&l.args)
-            .stdin(Stdio::null())
+            .stdin(if hub.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .envs(l.common.iter().map(|(k, v)| (k, v)))
@@ -375,12 +450,22 @@ impl Job {
         if let Some(d) = &l.wdir {
             cmd.current_dir(d);
         }
+        // Its own process group, as a remote host's agent has: a Ctrl-C on the terminal
+        // reaches volpexrun only, which forwards it to every process once the job is
+        // marked as ending (a replica killed by the terminal's SIGINT before volpexrun
+        // heard of it would look like a failure to regenerate).
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd.spawn().map_err(|e| StartError::Spawn {
             program: l.program.clone(),
             source: e,
         })?;
         let pid = child.id();
         let tx = self.tx.clone();
+        if let (Some(hub), Some(pipe)) = (hub, child.stdin.take()) {
+            if let Err(e) = hub.attach(pipe) {
+                log::warn!("replica {id}: no thread for its standard input: {e}");
+            }
+        }
         if let Some(out) = child.stdout.take() {
             self.open_pipes += 1;
             spawn_pump(out, id, inc, Stream::Out, tx.clone());
@@ -406,6 +491,20 @@ impl Job {
         self.input(Input::Spawned { id, inc, pid });
         spawned.map_err(|e| StartError::Watch { pid, source: e })?;
         Ok(())
+    }
+
+    /// volpexrun's stdin (`--stdin`) goes to the agent of `host` too, from the start: the
+    /// agent hands it to its replicas of that rank.
+    pub(super) fn stdin_to_agent(&mut self, host: usize) {
+        if let Some((_, hub)) = &self.stdin {
+            let sink = ToAgentStdin {
+                host,
+                tx: self.tx.clone(),
+            };
+            if let Err(e) = hub.attach(sink) {
+                log::warn!("no thread for the standard input of host {host}: {e}");
+            }
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -489,6 +588,7 @@ impl Job {
                 bind: args.bind,
                 procs,
                 regenerate: args.regenerate != crate::cli::Regenerate::Never,
+                stdin_rank: self.stdin.as_ref().map(|(r, _)| *r),
             };
             match start_agent(
                 shell,
@@ -500,6 +600,7 @@ impl Job {
             ) {
                 Ok(link) => {
                     self.hosts[h].link = HostLink::Agent(link);
+                    self.stdin_to_agent(h);
                     self.hosts[h].open_pipes = 2 * host_procs;
                     self.open_pipes += 2 * host_procs;
                     self.input(Input::LinkOpened { host: h });
@@ -525,6 +626,7 @@ impl Job {
                 bind: args.bind,
                 procs: Vec::new(),
                 regenerate: true,
+                stdin_rank: self.stdin.as_ref().map(|(r, _)| *r),
             },
         });
         self.input(Input::Launched);

@@ -67,6 +67,9 @@ pub struct Config {
     pub regenerate: Regenerate,
     /// `--max-regenerations`.
     pub max_regenerations: Option<u32>,
+    /// `--kill-grace`: once volpexrun is interrupted and forwarded the signal, how long
+    /// the processes get to exit before SIGKILL.
+    pub kill_grace: Duration,
 }
 
 /// Where the rendezvous is.
@@ -132,7 +135,15 @@ pub struct JobState {
     chaos: Option<Chaos>,
     rendezvous: Rendezvous,
     shutdown_at: Option<Duration>,
-    failure: Option<String>,
+    /// Why the job failed, and volpexrun's exit code for it.
+    failure: Option<(String, i32)>,
+    /// The first non-zero exit code a program of each rank ended with by itself (not
+    /// killed, not a runtime code): a failed rank's exit code.
+    program_codes: Vec<Option<i32>>,
+    /// `--kill-grace`.
+    kill_grace: Duration,
+    /// Interrupted: when the processes that got the forwarded signal are killed.
+    kill_at: Option<Duration>,
     /// Teams were bound to CPUs at start: a death during the run asks for `Rebind`.
     rebind: bool,
     /// Actions decided so far by the input being handled.
@@ -197,6 +208,9 @@ impl JobState {
             rendezvous: Rendezvous::Waiting { covered_at: None },
             shutdown_at: None,
             failure: None,
+            program_codes: vec![None; config.ranks as usize],
+            kill_grace: config.kill_grace,
+            kill_at: None,
             rebind: false,
             out: Vec::new(),
         }
@@ -239,12 +253,17 @@ impl JobState {
 
     /// Why the job failed, if it did.
     pub fn failure(&self) -> Option<&str> {
-        self.failure.as_deref()
+        self.failure.as_ref().map(|(why, _)| why.as_str())
     }
 
     /// `--chaos`'s generator, with the schedule it decided.
     pub fn chaos(&self) -> Option<&Chaos> {
         self.chaos.as_ref()
+    }
+
+    /// The job runs: neither done, nor failed, nor interrupted.
+    pub fn running(&self) -> bool {
+        self.failure.is_none() && self.shutdown_at.is_none()
     }
 
     /// Every process is gone (or no longer waited for): the driver's loop ends.
@@ -264,13 +283,22 @@ impl JobState {
         if let Some(t) = self.job_timeout {
             next = next.min(t);
         }
+        if let Some(t) = self.kill_at {
+            next = next.min(t);
+        }
         next
     }
 
     /// The verdict once every process is gone.
     pub fn verdict(&self) -> Verdict {
         let states = self.grid_states();
-        exit_policy::verdict(self.failure(), Grid::new(self.replicas, &states))
+        exit_policy::verdict(
+            self.failure
+                .as_ref()
+                .map(|(why, code)| (why.as_str(), *code)),
+            Grid::new(self.replicas, &states),
+            |rank| self.program_codes[rank as usize],
+        )
     }
 
     // Inputs.
@@ -296,7 +324,7 @@ impl JobState {
             } => self.silent(id, inc, silent_for),
             Input::ControlFailed { why } => {
                 if self.failure.is_none() {
-                    self.fail(why, None, now);
+                    self.fail(why, exit_policy::EXIT_LAUNCHER, None, now);
                 }
             }
             Input::Exited {
@@ -321,18 +349,7 @@ impl JobState {
                     self.procs[i].last_words.heed(&text);
                 }
             }
-            Input::Interrupted(sig) => {
-                if self.failure.is_none() {
-                    let name = Signal::try_from(sig)
-                        .map(|s| s.to_string())
-                        .unwrap_or_default();
-                    self.fail(
-                        format!("interrupted by {name}; ended every process"),
-                        None,
-                        now,
-                    );
-                }
-            }
+            Input::Interrupted(sig) => self.interrupted(sig, now),
             Input::Hello {
                 host,
                 hostname,
@@ -373,6 +390,14 @@ impl JobState {
         self.run_chaos(now);
         self.fire_timers(now);
         self.check_launch_timeouts(now);
+        if self.kill_at.is_some_and(|t| now >= t) {
+            self.kill_at = None;
+            self.out.push(Action::Print(format!(
+                "the kill grace ({:.1} s) is over: SIGKILL to every process left",
+                self.kill_grace.as_secs_f64()
+            )));
+            self.kill_all(now);
+        }
         if self.cut_remote_at.is_some_and(|t| now >= t) {
             self.end_remote_now();
         }
@@ -399,6 +424,7 @@ impl JobState {
                         t.as_secs_f64(),
                         waiting.join(", ")
                     ),
+                    exit_policy::EXIT_TIMEOUT,
                     None,
                     now,
                 );
@@ -487,9 +513,10 @@ impl JobState {
         }
     }
 
-    /// Ends the job as failed; `explains` is a lost rank whose errors still print.
-    fn fail(&mut self, why: String, explains: Option<u32>, now: Duration) {
-        self.failure = Some(why);
+    /// Ends the job as failed with exit code `code`; `explains` is a lost rank whose
+    /// errors still print.
+    fn fail(&mut self, why: String, code: i32, explains: Option<u32>, now: Duration) {
+        self.failure = Some((why, code));
         self.out.push(Action::Mute(explains));
         for p in self.procs.iter_mut() {
             if exit_policy::ends_on_failure(&p.state) {
@@ -497,6 +524,54 @@ impl JobState {
             }
         }
         self.kill_all(now);
+    }
+
+    /// volpexrun got `sig` (SIGINT, SIGTERM, SIGHUP): the job ends as mpirun's does. The
+    /// signal goes to every process (by pid here, through the agents elsewhere); those
+    /// left after `kill_grace` get SIGKILL. The replicas are marked ended first, so that
+    /// their exits and the preemption notices a SIGTERM makes them send are endings, never
+    /// reasons to regenerate. A second signal during the grace kills at once.
+    fn interrupted(&mut self, sig: i32, now: Duration) {
+        let name = Signal::try_from(sig)
+            .map(|s| s.to_string())
+            .unwrap_or_else(|_| format!("signal {sig}"));
+        if self.kill_at.is_some() {
+            self.kill_at = None;
+            self.out.push(Action::Print(format!(
+                "interrupted again by {name}: SIGKILL to every process"
+            )));
+            self.kill_all(now);
+            return;
+        }
+        if self.failure.is_some() {
+            return;
+        }
+        let Ok(signal) = Signal::try_from(sig) else {
+            return;
+        };
+        self.failure = Some((
+            format!("interrupted by {name}; forwarded it to every process"),
+            exit_policy::interrupted_code(sig),
+        ));
+        self.timers.clear();
+        for p in self.procs.iter_mut() {
+            if exit_policy::ends_on_failure(&p.state) {
+                p.state = ReplicaState::Ended;
+            }
+        }
+        for i in 0..self.procs.len() {
+            self.signal(i, signal);
+        }
+        self.out.push(Action::Print(format!(
+            "interrupted by {name}: forwarded to every process; SIGKILL to those left in {:.1} s (--kill-grace)",
+            self.kill_grace.as_secs_f64()
+        )));
+        self.kill_at = Some(now + self.kill_grace);
+    }
+
+    /// The job is ending on volpexrun's interruption (its kill grace runs).
+    pub(super) fn interrupting(&self) -> bool {
+        self.kill_at.is_some()
     }
 
     fn fire_timers(&mut self, now: Duration) {

@@ -224,6 +224,9 @@ pub enum Action {
     },
     /// Print `volpexrun: <text>` on stderr.
     Print(String),
+    /// A live line about the run (a regeneration): printed like `Print` unless
+    /// `--quiet`.
+    Live(String),
     /// Silence the output, except the stderr of this rank (whose errors explain a failure).
     Mute(Option<u32>),
 }

@@ -72,9 +72,17 @@ fn table() {
     for &(grid, want_progress, want_failure) in TABLE {
         with_grid(grid, |g| {
             assert_eq!(progress(g), want_progress, "progress of {grid}");
-            let v = verdict(None, g);
+            let v = verdict(None, g, |_| None);
             assert_eq!(v.failure(), want_failure, "verdict of {grid}");
-            assert_eq!(v.exit_code(), i32::from(want_failure.is_some()), "{grid}");
+            let want_code = if want_failure.is_some() {
+                EXIT_RANK_LOST
+            } else {
+                0
+            };
+            assert_eq!(v.exit_code(), want_code, "{grid}");
+            // A rank whose program exited with its own code fails with that code.
+            let v = verdict(None, g, |_| Some(3));
+            assert_eq!(v.exit_code(), if want_failure.is_some() { 3 } else { 0 });
         });
     }
 }
@@ -82,14 +90,18 @@ fn table() {
 #[test]
 fn an_earlier_failure_wins() {
     with_grid("FF FF", |g| {
-        let v = verdict(Some("interrupted by SIGINT; ended every process"), g);
+        let why = "interrupted by SIGINT; ended every process";
+        let v = verdict(Some((why, interrupted_code(2))), g, |_| Some(3));
         assert_eq!(
             v,
-            Verdict::Failed("interrupted by SIGINT; ended every process".into())
+            Verdict::Failed {
+                why: why.into(),
+                code: 130
+            }
         );
-        assert_eq!(v.exit_code(), 1);
-        assert_eq!(verdict(None, g), Verdict::Succeeded);
-        assert_eq!(verdict(None, g).exit_code(), 0);
+        assert_eq!(v.exit_code(), 130);
+        assert_eq!(verdict(None, g, |_| Some(3)), Verdict::Succeeded);
+        assert_eq!(verdict(None, g, |_| None).exit_code(), 0);
     });
 }
 
@@ -184,7 +196,7 @@ fn every_combination_of_outcomes() {
                 assert_eq!(g.ranks(), ranks);
                 let got = progress(g);
                 assert_eq!(got, want_progress, "progress of {grid}");
-                let v = verdict(None, g);
+                let v = verdict(None, g, |_| None);
                 assert_eq!(v.failure(), want_failure.as_deref(), "verdict of {grid}");
                 // A job that is done has no lost rank, and a success was done first.
                 if v == Verdict::Succeeded {

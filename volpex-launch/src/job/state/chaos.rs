@@ -83,6 +83,7 @@ mod tests {
             chaos: Some(Chaos::new(parse_chaos(spec).unwrap(), ranks, replicas)),
             regenerate: crate::cli::Regenerate::Never,
             max_regenerations: None,
+            kill_grace: Duration::from_secs(2),
         };
         let mut st = JobState::new(config, vec![("localhost".into(), HostState::Up)], |_, _| 0);
         for x in 0..ranks {
@@ -177,7 +178,9 @@ mod tests {
             "{acts:?}"
         );
         assert_eq!(st.chaos().unwrap().next_at(), None);
-        let now = Duration::from_secs(2);
+        // After the kill grace of the interruption.
+        st.tick(Duration::from_secs(3));
+        let now = Duration::from_secs(4);
         assert!(st.next_tick(now) > now);
     }
 

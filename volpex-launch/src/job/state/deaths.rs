@@ -86,6 +86,14 @@ impl JobState {
             ReplicaState::Finalized if code == Some(0) && self.shutdown_at.is_some() => {
                 self.procs[i].state = ReplicaState::Finished;
             }
+            // A program that never called `initialize()` (`volpexrun -n 2 hostname`): it
+            // runs as under mpirun, and exiting 0 is finishing.
+            ReplicaState::Starting
+                if code == Some(0) && signal.is_none() && self.procs[i].addr.is_none() =>
+            {
+                log::debug!("replica {id} (incarnation {inc}) finished without the library");
+                self.procs[i].state = ReplicaState::Finished;
+            }
             ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => {
                 let why = describe_exit(code, signal);
                 log::info!("replica {id} (incarnation {inc}) {why}");
@@ -100,8 +108,15 @@ impl JobState {
                     (_, Some(_)) | (Some(EXIT_ORPHANED | EXIT_FAULT), None) => {
                         self.lose(i, ReplicaState::Failed(why))
                     }
-                    // Its program failed (or exited without finishing): the exit policy's.
-                    (Some(_), None) | (None, None) => self.mark_dead(i, ReplicaState::Failed(why)),
+                    // Its program failed (or exited without finishing): the exit policy's,
+                    // and its code is its rank's if the rank is lost.
+                    (Some(c), None) => {
+                        if c != 0 {
+                            self.program_codes[id.rank as usize].get_or_insert(c);
+                        }
+                        self.mark_dead(i, ReplicaState::Failed(why))
+                    }
+                    (None, None) => self.mark_dead(i, ReplicaState::Failed(why)),
                 }
             }
             // Fenced, but it had ended by itself before the SIGKILL came (a sibling saw
@@ -196,7 +211,7 @@ impl JobState {
         }
         match self.procs[i].state {
             ReplicaState::Starting | ReplicaState::Running => {
-                self.out.push(Action::Print(format!(
+                self.out.push(Action::Live(format!(
                     "replica {target} is unresponsive to {by}; ending it"
                 )));
                 self.signal(i, Signal::SIGKILL);

@@ -172,6 +172,7 @@ impl JobState {
             if missing.len() == 1 { "s" } else { "ve" },
             lost.join("; ")
         ),
+            super::super::exit_policy::EXIT_LAUNCHER,
             None,
             now,
         );

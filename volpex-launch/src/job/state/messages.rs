@@ -102,6 +102,11 @@ impl JobState {
                     self.caught_up(i);
                 }
             }
+            // The SIGTERM volpexrun forwarded on its own interruption: the job ends, the
+            // replica is not replaced.
+            ToLauncher::Draining { .. } if self.interrupting() => {
+                self.signal(i, nix::sys::signal::Signal::SIGKILL)
+            }
             ToLauncher::Draining {
                 grace_ms,
                 checkpoints,

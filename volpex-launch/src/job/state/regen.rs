@@ -269,7 +269,7 @@ impl JobState {
         self.procs.push(Replica::newcomer(id, inc, host, now));
         let slot = self.slot(id);
         self.slots[slot] = self.procs.len() - 1;
-        self.out.push(Action::Print(format!(
+        self.out.push(Action::Live(format!(
             "rank {} replica {}: starting incarnation {inc} on {} at {:.1} s",
             id.rank,
             id.replica,
@@ -384,7 +384,7 @@ impl JobState {
         p.caught_up_at = Some(now);
         let (id, inc) = (p.id, p.incarnation);
         let took = now.saturating_sub(p.started_at);
-        self.out.push(Action::Print(format!(
+        self.out.push(Action::Live(format!(
             "rank {} replica {}: incarnation {inc} caught up in {:.1} s",
             id.rank,
             id.replica,

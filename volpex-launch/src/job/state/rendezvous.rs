@@ -47,7 +47,10 @@ impl JobState {
         let grace_over = covered_at.is_some_and(|t| now >= t + grace);
         // A long --launch-timeout stretches the rendezvous with it.
         let deadline = RENDEZVOUS_TIMEOUT.max(self.launch_timeout + RENDEZVOUS_GRACE);
-        if everyone || grace_over || now >= deadline {
+        // No replica registered at all: a program that does not use the library (`hostname`)
+        // runs as long as it likes.
+        let anyone = self.procs.iter().any(|p| p.addr.is_some());
+        if everyone || grace_over || (now >= deadline && anyone) {
             self.send_table(now);
         }
     }

@@ -55,7 +55,8 @@ impl JobState {
                     Progress::Running => {}
                     Progress::Lost { rank } => {
                         let why = exit_policy::lost_message(grid, rank);
-                        self.fail(why, Some(rank), now);
+                        let code = exit_policy::rank_code(self.program_codes[rank as usize]);
+                        self.fail(why, code, Some(rank), now);
                     }
                     Progress::Done => self.begin_shutdown(now),
                 }

@@ -32,6 +32,7 @@ fn config(ranks: u32, replicas: u32) -> Config {
         chaos: None,
         regenerate: Regenerate::Never,
         max_regenerations: None,
+        kill_grace: s(2.0),
     }
 }
 
@@ -276,8 +277,15 @@ fn a_rank_without_replicas_fails_the_job() {
     exited(&mut st, id(0, 0), None, Some(9));
     exited(&mut st, id(0, 1), None, Some(9));
     assert!(st.all_exited());
-    assert_eq!(st.verdict(), Verdict::Failed(why.into()));
-    assert_eq!(st.verdict().exit_code(), 1);
+    // The rank's own program exited with 3: the job's exit code, as mpirun's.
+    assert_eq!(
+        st.verdict(),
+        Verdict::Failed {
+            why: why.into(),
+            code: 3
+        }
+    );
+    assert_eq!(st.verdict().exit_code(), 3);
 }
 
 #[test]
@@ -334,7 +342,7 @@ fn fencing_ends_a_working_replica_and_nothing_else() {
     assert_eq!(
         fence(&mut st, id(0, 0), 0, 1),
         [
-            Action::Print("replica 0.1 is unresponsive to 0.0; ending it".into()),
+            Action::Live("replica 0.1 is unresponsive to 0.0; ending it".into()),
             kill(id(0, 1)),
             death(id(0, 0), id(0, 1)),
             death(id(0, 2), id(0, 1)),
@@ -375,15 +383,97 @@ fn an_interrupt_ends_every_process_once() {
     let mut st = running(local(config(1, 2)));
     exited(&mut st, id(0, 1), Some(1), None);
     let actions = st.handle(Input::Interrupted(2), s(1.0));
+    // Forwarded to the living, as mpirun does; SIGKILL after the grace.
     assert_eq!(
         actions,
-        [Action::Mute(None), kill(id(0, 0)), Action::EndAgents]
+        [
+            Action::Signal {
+                id: id(0, 0),
+                inc: 0,
+                signal: Signal::SIGINT
+            },
+            Action::Print(
+                "interrupted by SIGINT: forwarded to every process; SIGKILL to those left in 2.0 s (--kill-grace)"
+                    .into()
+            )
+        ]
     );
     assert_eq!(
         st.failure(),
-        Some("interrupted by SIGINT; ended every process")
+        Some("interrupted by SIGINT; forwarded it to every process")
     );
-    assert_eq!(st.handle(Input::Interrupted(15), s(1.1)), []);
+    assert_eq!(st.verdict().exit_code(), 130);
+    // Its exit is an ending, not a death to regenerate or announce.
+    assert_eq!(state(&st, id(0, 0)), ReplicaState::Ended);
+    assert_eq!(st.next_tick(s(2.9)), s(3.0));
+    assert_eq!(st.tick(s(2.9)), []);
+    let actions = st.tick(s(3.0));
+    assert!(actions.contains(&kill(id(0, 0))), "{actions:?}");
+    assert_eq!(st.tick(s(3.1)), [], "once");
+    exited(&mut st, id(0, 0), None, Some(9));
+    assert!(st.all_exited());
+    assert_eq!(st.verdict().exit_code(), 130);
+}
+
+#[test]
+fn a_second_interrupt_kills_at_once() {
+    let mut st = running(local(config(1, 2)));
+    st.handle(Input::Interrupted(15), s(1.0));
+    let actions = st.handle(Input::Interrupted(15), s(1.1));
+    assert!(actions.contains(&kill(id(0, 0))), "{actions:?}");
+    assert!(actions.contains(&kill(id(0, 1))), "{actions:?}");
+    assert_eq!(st.verdict().exit_code(), 143);
+}
+
+#[test]
+fn a_preemption_notice_after_an_interrupt_is_an_ending() {
+    let mut st = running(local(Config {
+        regenerate: Regenerate::Spare,
+        ..config(1, 2)
+    }));
+    st.handle(Input::Interrupted(15), s(1.0));
+    let actions = st.handle(
+        Input::Message {
+            id: id(0, 1),
+            inc: 0,
+            msg: volpex::wire::control::ToLauncher::Draining {
+                grace_ms: 30_000,
+                checkpoints: 0,
+            },
+        },
+        s(1.1),
+    );
+    assert_eq!(actions, [kill(id(0, 1))]);
+    exited(&mut st, id(0, 1), None, Some(9));
+    exited(&mut st, id(0, 0), None, Some(15));
+    assert!(st.all_exited(), "no new incarnation");
+    assert_eq!(st.replicas().len(), 2);
+}
+
+#[test]
+fn a_program_that_never_initializes_finishes_by_exiting_0() {
+    let mut st = local(config(2, 1));
+    st.tick(s(0.1));
+    exited(&mut st, id(0, 0), Some(0), None);
+    exited(&mut st, id(1, 0), Some(0), None);
+    st.tick(s(0.2));
+    assert!(st.all_exited());
+    assert_eq!(st.verdict(), Verdict::Succeeded);
+}
+
+#[test]
+fn a_program_that_never_initializes_runs_past_the_rendezvous_deadline() {
+    let mut st = local(config(2, 1));
+    let late = super::RENDEZVOUS_TIMEOUT + s(100.0);
+    assert_eq!(st.tick(late), []);
+    exited(&mut st, id(0, 0), Some(0), None);
+    let actions = st.tick(late + s(1.0));
+    assert!(!actions.contains(&kill(id(1, 0))), "{actions:?}");
+    // Its own code is the job's: `exit 3`.
+    exited(&mut st, id(1, 0), Some(3), None);
+    st.tick(late + s(2.0));
+    assert!(st.all_exited());
+    assert_eq!(st.verdict().exit_code(), 3);
 }
 
 #[test]
@@ -411,7 +501,10 @@ fn replicas_that_do_not_exit_after_shutdown_are_killed() {
     exited(&mut st, id(0, 0), None, Some(9));
     assert_eq!(
         st.verdict(),
-        Verdict::Failed("rank 0: no replica finished cleanly".into())
+        Verdict::Failed {
+            why: "rank 0: no replica finished cleanly".into(),
+            code: super::super::exit_policy::EXIT_RANK_LOST
+        }
     );
 }
 
@@ -595,8 +688,11 @@ fn remote_hosts_get_a_grace_to_report_exits_after_the_job_failed() {
     let mut st = running(remote(config(1, 2)));
     st.handle(Input::Interrupted(15), s(1.0));
     assert!(!st.all_exited());
-    assert_eq!(st.tick(s(5.9)), []);
-    let actions = st.tick(s(6.0));
+    // The kill grace (2 s), then the remote grace (5 s).
+    let actions = st.tick(s(3.0));
+    assert!(actions.contains(&Action::EndAgents), "{actions:?}");
+    assert_eq!(st.tick(s(7.9)), []);
+    let actions = st.tick(s(8.0));
     assert!(actions.contains(&Action::CutHost(0)) && actions.contains(&Action::CutHost(1)));
     assert!(st.all_exited());
 }

@@ -35,7 +35,7 @@ pub(super) fn prints(actions: &[Action]) -> Vec<String> {
     actions
         .iter()
         .filter_map(|a| match a {
-            Action::Print(t) => Some(t.clone()),
+            Action::Print(t) | Action::Live(t) => Some(t.clone()),
             _ => None,
         })
         .collect()
