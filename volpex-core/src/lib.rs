@@ -67,7 +67,7 @@ mod error;
 pub use collective::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
 pub use comm::{
     initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess, Communicator,
-    Group, Message, Process, Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
+    Group, Message, OutputFile, Process, Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
 };
 pub use datatype::{
     bytemuck, Buffer, BufferMut, Equivalence, Indexed, IndexedMut, Layout, LayoutError, Strided,

@@ -7,12 +7,14 @@
 //! Files: `communicator` (identity, creation, the send path), `receive` (posting,
 //! waiting, testing), `process` (point-to-point partners), `collectives` (the collective
 //! methods, and `collective::PointToPoint` for `Communicator`), `request`, `status`,
-//! `group`, `universe`, `checkpoint` (checkpoints and restoring them). `comm` depends on `collective`, never the other way.
+//! `group`, `universe`, `checkpoint` (checkpoints and restoring them), `output` (output
+//! files written by every replica, committed once). `comm` depends on `collective`, never the other way.
 
 mod checkpoint;
 mod collectives;
 pub mod communicator;
 pub mod group;
+pub mod output;
 pub mod process;
 mod receive;
 pub mod request;
@@ -21,6 +23,7 @@ pub mod universe;
 
 pub use communicator::Communicator;
 pub use group::Group;
+pub use output::OutputFile;
 pub use process::{AnyProcess, Message, Process, ANY_SOURCE};
 pub use request::{test_any, test_some, wait_all, wait_any, wait_some, Request};
 pub use status::Status;
