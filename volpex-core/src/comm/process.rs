@@ -45,7 +45,7 @@ pub struct Message {
 pub(crate) fn deliver(target: Target<'_>, elem: usize, data: &[u8]) -> Result<usize, Error> {
     match target {
         Target::Contiguous(b) => fill_bytes(b, elem, data),
-        Target::Scattered(layout) => {
+        Target::Scattered(mut layout) => {
             if data.len() > layout.byte_len() {
                 return Err(Error::Truncated {
                     message_bytes: data.len(),
@@ -53,7 +53,7 @@ pub(crate) fn deliver(target: Target<'_>, elem: usize, data: &[u8]) -> Result<us
                 });
             }
             check_whole(data.len(), elem)?;
-            layout.unpack(data);
+            layout.unpack(data)?;
             Ok(data.len())
         }
     }
@@ -189,15 +189,16 @@ impl<'a> Process<'a> {
     }
 
     fn receive_one<T: Equivalence>(&self, tag: Option<Tag>) -> Result<(T, Status), Error> {
-        let mut v = [T::zeroed()];
+        let mut v = [T::fill()];
         let st = self.receive_into_tagged(&mut v[..], tag)?;
-        if st.count_bytes() != std::mem::size_of::<T>() {
+        if st.count_bytes() != T::WIRE_BYTES {
             return Err(Error::BadLength {
                 message_bytes: st.count_bytes(),
-                elem_bytes: std::mem::size_of::<T>(),
+                elem_bytes: T::WIRE_BYTES,
             });
         }
-        Ok((v[0], st))
+        let [x] = v;
+        Ok((x, st))
     }
 
     /// Receives a whole message of `T`s with any tag, however long.
