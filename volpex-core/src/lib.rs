@@ -69,8 +69,9 @@ mod error;
 
 pub use collective::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
 pub use comm::{
-    initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess, Communicator,
-    Group, Message, OutputFile, Process, Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
+    dims_create, initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess,
+    CartesianCommunicator, CartesianLayout, Communicator, Group, Message, OutputFile, Process,
+    Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
 };
 pub use datatype::{
     bytemuck, Buffer, BufferMut, Elements, ElementsMut, Equivalence, Indexed, IndexedMut, Layout,

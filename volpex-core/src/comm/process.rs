@@ -116,6 +116,74 @@ impl<'a> Process<'a> {
         self.comm.send_on(self.comm.id(), tag, dst, &buf.bytes())
     }
 
+    /// Synchronous send with tag 0 (MPI_Ssend, as the `mpi` crate's `synchronous_send`).
+    /// Every Volpex send is buffered in the sender log, which any replica of the receiver
+    /// pulls from, so it returns once the message is logged, like `send`: a program that
+    /// is correct with synchronous sends is correct with it.
+    pub fn synchronous_send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<(), Error> {
+        self.send_with_tag(buf, 0)
+    }
+
+    /// Synchronous send with a tag (see `synchronous_send`).
+    pub fn synchronous_send_with_tag<B: Buffer + ?Sized>(
+        &self,
+        buf: &B,
+        tag: Tag,
+    ) -> Result<(), Error> {
+        self.send_with_tag(buf, tag)
+    }
+
+    /// Ready send with tag 0 (MPI_Rsend): MPI requires the receive to be posted already;
+    /// a Volpex send never depends on that (the receiver pulls), so it is `send`.
+    pub fn ready_send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<(), Error> {
+        self.send_with_tag(buf, 0)
+    }
+
+    /// Ready send with a tag (see `ready_send`).
+    pub fn ready_send_with_tag<B: Buffer + ?Sized>(&self, buf: &B, tag: Tag) -> Result<(), Error> {
+        self.send_with_tag(buf, tag)
+    }
+
+    /// Buffered send with tag 0 (MPI_Bsend): every send is, so it is `send`.
+    pub fn buffered_send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<(), Error> {
+        self.send_with_tag(buf, 0)
+    }
+
+    /// Immediate synchronous send (MPI_Issend): complete once logged (see
+    /// `synchronous_send`).
+    pub fn immediate_synchronous_send<'r, B: Buffer + ?Sized>(
+        &self,
+        buf: &B,
+    ) -> Result<Request<'r>, Error> {
+        self.immediate_send_with_tag(buf, 0)
+    }
+
+    /// Immediate synchronous send with a tag.
+    pub fn immediate_synchronous_send_with_tag<'r, B: Buffer + ?Sized>(
+        &self,
+        buf: &B,
+        tag: Tag,
+    ) -> Result<Request<'r>, Error> {
+        self.immediate_send_with_tag(buf, tag)
+    }
+
+    /// Immediate ready send (MPI_Irsend): complete once logged (see `ready_send`).
+    pub fn immediate_ready_send<'r, B: Buffer + ?Sized>(
+        &self,
+        buf: &B,
+    ) -> Result<Request<'r>, Error> {
+        self.immediate_send_with_tag(buf, 0)
+    }
+
+    /// Immediate ready send with a tag.
+    pub fn immediate_ready_send_with_tag<'r, B: Buffer + ?Sized>(
+        &self,
+        buf: &B,
+        tag: Tag,
+    ) -> Result<Request<'r>, Error> {
+        self.immediate_send_with_tag(buf, tag)
+    }
+
     /// Immediate send (MPI_Isend). Sends are buffered, so the request is already complete.
     pub fn immediate_send<'r, B: Buffer + ?Sized>(&self, buf: &B) -> Result<Request<'r>, Error> {
         self.immediate_send_with_tag(buf, 0)
