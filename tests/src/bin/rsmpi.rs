@@ -28,7 +28,7 @@ fn cell(rank: i32, i: usize, round: u64) -> Cell {
     Cell {
         id: (rank as usize * 10 + i) as u8,
         value: f64::from(rank) * 1.25 + i as f64 + round as f64,
-        alive: (rank as usize + i) % 2 == 0,
+        alive: (rank as usize + i).is_multiple_of(2),
         flags: [i == 0, rank % 3 == 1],
     }
 }
