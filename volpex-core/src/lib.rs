@@ -68,6 +68,7 @@ pub mod datatype;
 mod error;
 
 pub use collective::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
+pub use comm::communicator::abort_exit_code;
 pub use comm::{
     dims_create, initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess,
     CartesianCommunicator, CartesianLayout, Communicator, Group, Message, OutputFile, Process,
