@@ -3,7 +3,8 @@
 //! `#[derive(Equivalence)]` (point-to-point, broadcast, gathers), single values in
 //! collectives, partitions with displacements (gaps left untouched), immediate
 //! collectives, synchronous and ready sends, `send_receive_replace_into`, a Cartesian
-//! grid (shift, coordinates, subgroup). `--iters` repeats it with `--work-ms` between
+//! grid (shift, coordinates, subgroup); a `bool` byte of 2 received into a derived struct
+//! is an error. `--iters` repeats it with `--work-ms` between
 //! rounds so replicas can be killed mid-run; `--abort CODE` makes the last rank abort.
 //! Prints one line from rank 0.
 
@@ -59,6 +60,21 @@ fn round(world: &Communicator, r: u64) -> Result<i64, Box<dyn std::error::Error>
     req.wait()?;
     let (first, _) = world.process_at_rank(prev).receive_vec::<Cell>()?;
     check(first == [cell(prev, 0, r)], "immediate synchronous send");
+    if r == 0 && n > 1 {
+        // A `bool` byte that is neither 0 nor 1 is an error at the receiver, not a value.
+        check(
+            <Cell as volpex::Equivalence>::WIRE_BYTES == 12,
+            "a Cell is 12 bytes on the wire",
+        );
+        let mut raw = [0u8; 12];
+        raw[9] = 2; // `alive`, after id (1) and value (8)
+        world.process_at_rank(next).send(&raw[..])?;
+        let bad = world.process_at_rank(prev).receive_vec::<Cell>();
+        check(
+            matches!(bad, Err(volpex::Error::Usage(_))),
+            "a received bool byte of 2 is refused",
+        );
+    }
     let mut buf = [me; 3];
     world.send_receive_replace_into(&mut buf, next, prev)?;
     check(buf == [prev; 3], "send_receive_replace_into");
