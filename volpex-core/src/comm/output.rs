@@ -182,9 +182,17 @@ impl OutputFile {
             }
         };
         drop(file);
-        if let Err(e) = std::fs::rename(&tmp, &self.target) {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(annotate(e, "cannot commit output", &self.target));
+        match std::fs::rename(&tmp, &self.target) {
+            Ok(()) => {}
+            // A sibling committed meanwhile and removed this temporary with the others of
+            // the target: the path holds its complete copy.
+            Err(e) if e.kind() == io::ErrorKind::NotFound && self.target.exists() => {
+                return Ok(());
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(annotate(e, "cannot commit output", &self.target));
+            }
         }
         self.remove_stale();
         Ok(())
@@ -337,6 +345,23 @@ mod tests {
         out.write_all(b"whole").unwrap();
         out.commit().unwrap();
         assert!(!dead.exists());
+        assert_eq!(std::fs::read(&path).unwrap(), b"whole");
+        // A sibling whose temporary that commit removed finds the sibling's copy there.
+        let (f1, t1) = OutputFile::named(dir, "r.dat", &who(1)).unwrap();
+        let (f2, t2) = OutputFile::named(dir, "r.dat", &who(2)).unwrap();
+        let mk = |f, temp, w| OutputFile {
+            out: Some(BufWriter::new(f)),
+            target: path.clone(),
+            dir: dir.clone(),
+            name: "r.dat".into(),
+            temp,
+            who: w,
+        };
+        let (mut late, mut first) = (mk(f1, t1, who(1)), mk(f2, t2, who(2)));
+        late.write_all(b"whole").unwrap();
+        first.write_all(b"whole").unwrap();
+        first.commit().unwrap();
+        late.commit().unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"whole");
         assert_eq!(names(dir), [".r.dat.volpex-otherjob-0.1.0.tmp", "r.dat"]);
     }
