@@ -205,6 +205,101 @@ fn round(world: &Communicator, r: u64) -> Result<i64, Box<dyn std::error::Error>
         sq == (0..n).map(|k| (k * k) as u32).collect::<Vec<_>>(),
         "immediate all-to-all",
     );
+    // The other immediate collectives, all in flight together.
+    let nu = n as usize;
+    let mut exscan = -5i64;
+    let mut rsb = [0i64; 2];
+    let mut igath = vec![-1; total];
+    let mut iscat = vec![0; nu];
+    let mut iscatv = vec![0; me as usize + 1];
+    let mut iagv = vec![-1; total];
+    let mut iagvp = vec![-1; total];
+    let mut iatav = vec![-7i64; nu];
+    let mut iatavp = vec![-7i64; 2 * nu];
+    let mut igv = vec![-1; expect().iter().filter(|&&v| v >= 0).count()];
+    let flat: Vec<i32> = (0..n).flat_map(&block).collect();
+    let flat_counts: Vec<usize> = (0..nu).map(|k| k + 1).collect();
+    let scat_src: Vec<i32> = (0..n * n).collect();
+    let rsb_in: Vec<i64> = (0..2 * nu).map(|j| i64::from(me) + j as i64).collect();
+    let mut reqs = vec![
+        world.immediate_exclusive_scan_into(&x, &mut exscan, SystemOperation::sum())?,
+        world.immediate_reduce_scatter_block_into(&rsb_in, &mut rsb[..], SystemOperation::sum())?,
+        world.immediate_all_gather_varcount_into(&block(me)[..], &mut igv[..], &flat_counts)?,
+        world.immediate_all_gather_varcount_into_partitioned(
+            &block(me)[..],
+            PartitionMut::new(&mut iagvp[..], &counts, &displs),
+        )?,
+        world.immediate_all_to_all_varcount_into(&send[..], &ones, &mut iatav[..], &ones)?,
+        world.immediate_all_to_all_varcount_into_partitioned(
+            &Partition::new(&send[..], &ones, &sdispls),
+            PartitionMut::new(&mut iatavp[..], &ones, &rdispls),
+        )?,
+    ];
+    if me == 0 {
+        reqs.push(root.immediate_gather_varcount_into_root(
+            &block(me)[..],
+            &mut iagv[..flat.len()],
+            &flat_counts,
+        )?);
+        reqs.push(root.immediate_scatter_into_root(&scat_src[..], &mut iscat[..])?);
+        reqs.push(root.immediate_scatter_varcount_into_root(
+            &flat[..],
+            &flat_counts,
+            &mut iscatv[..],
+        )?);
+        reqs.push(root.immediate_gather_into_root(&block(0)[..1], &mut igath[..nu])?);
+    } else {
+        reqs.push(root.immediate_gather_varcount_into(&block(me)[..])?);
+        reqs.push(root.immediate_scatter_into(&mut iscat[..])?);
+        reqs.push(root.immediate_scatter_varcount_into(&mut iscatv[..])?);
+        reqs.push(root.immediate_gather_into(&block(me)[..1])?);
+    }
+    volpex::wait_all(reqs)?;
+    let below: i64 = (0..me).map(|k| i64::from(k) + r as i64).sum();
+    check(
+        me == 0 && exscan == -5 || me > 0 && exscan == below,
+        "immediate exclusive scan",
+    );
+    let colsum = |j: usize| (0..n).map(|k| i64::from(k) + j as i64).sum::<i64>();
+    check(
+        rsb == [colsum(2 * me as usize), colsum(2 * me as usize + 1)],
+        "immediate reduce-scatter-block",
+    );
+    check(igv == flat, "immediate all-gather with counts");
+    check(iagvp == expect(), "immediate all-gather into a partition");
+    for i in 0..nu {
+        check(
+            iatav[i] == i as i64 * 1000 + i64::from(n - 1 - me) + r as i64,
+            "immediate all-to-all with counts",
+        );
+        check(
+            iatavp[2 * i] == i as i64 * 1000 + i64::from(me) + r as i64 && iatavp[2 * i + 1] == -7,
+            "immediate all-to-all between partitions",
+        );
+    }
+    check(
+        iscat == (me * n..(me + 1) * n).collect::<Vec<_>>(),
+        "immediate scatter",
+    );
+    check(iscatv == block(me), "immediate scatter with counts");
+    check(
+        me != 0
+            || (iagv[..flat.len()] == flat[..]
+                && igath[..nu] == (0..n).map(|k| block(k)[0]).collect::<Vec<_>>()[..]),
+        "immediate gathers",
+    );
+    world.process_at_rank(next).buffered_send(&[me][..])?;
+    let req = world
+        .process_at_rank(next)
+        .immediate_ready_send(&[me + 1][..])?;
+    req.wait()?;
+    let (b1, _) = world.process_at_rank(prev).receive_vec::<i32>()?;
+    let (b2, _) = world.process_at_rank(prev).receive_vec::<i32>()?;
+    check(
+        b1 == [prev] && b2 == [prev + 1],
+        "buffered and immediate ready sends",
+    );
+
     let mut red = 0i64;
     let ireq = if me == 0 {
         root.immediate_reduce_into_root(&x, &mut red, SystemOperation::max())?
