@@ -140,6 +140,33 @@ mod tests {
     #[derive(crate::Equivalence, Debug, Clone, PartialEq)]
     struct Outer(Padded, [Padded; 2], u16);
 
+    #[derive(crate::Equivalence, Debug, Clone, PartialEq)]
+    struct Pair<T> {
+        a: T,
+        ok: bool,
+    }
+
+    #[test]
+    fn generic_structs_derive_for_every_equivalence_type() {
+        let v = vec![
+            Pair {
+                a: 1.5f32,
+                ok: true,
+            },
+            Pair { a: -2.0, ok: false },
+        ];
+        assert_eq!(Pair::<f32>::WIRE_BYTES, 5);
+        assert_eq!(vec_from_bytes::<Pair<f32>>(&v.bytes()).unwrap(), v);
+        let nested = [Pair {
+            a: padded(3),
+            ok: true,
+        }];
+        assert_eq!(
+            vec_from_bytes::<Pair<Padded>>(&nested.bytes()).unwrap(),
+            nested
+        );
+    }
+
     fn padded(i: u8) -> Padded {
         Padded {
             a: i,

@@ -11,6 +11,7 @@
 //! Must never reinterpret bytes that are not plain data: casts go through `bytemuck`,
 //! everything else is encoded and decoded, so there is no `unsafe` here.
 
+#[doc(hidden)]
 pub mod derive;
 pub mod layout;
 pub mod partition;
