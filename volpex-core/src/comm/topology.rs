@@ -211,7 +211,13 @@ pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> Result<(), Error> {
             "dims_create: the number of nodes must be positive and no dimension negative",
         ));
     }
-    let fixed: i32 = dims.iter().filter(|&&d| d > 0).product();
+    let fixed = dims
+        .iter()
+        .filter(|&&d| d > 0)
+        .try_fold(1i32, |p, &d| p.checked_mul(d))
+        .ok_or(Error::Usage(
+            "dims_create: the given dimensions multiply past the largest rank count",
+        ))?;
     if nnodes % fixed != 0 {
         return Err(Error::Usage(
             "dims_create: the given dimensions do not divide the number of nodes",
@@ -228,9 +234,9 @@ pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> Result<(), Error> {
         };
     }
     // Prime factors, largest first, each to the dimension with the smallest product.
-    let mut rest = nnodes / fixed;
-    let mut factors = Vec::new();
-    let mut f = 2;
+    let mut rest = i64::from(nnodes / fixed);
+    let mut factors: Vec<i64> = Vec::new();
+    let mut f = 2i64;
     while f * f <= rest {
         while rest % f == 0 {
             factors.push(f);
@@ -241,7 +247,8 @@ pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> Result<(), Error> {
     if rest > 1 {
         factors.push(rest);
     }
-    let mut out = vec![1; free.len()];
+    // Every product divides nnodes, so it fits an i32.
+    let mut out = vec![1i64; free.len()];
     for &p in factors.iter().rev() {
         if let Some(m) = out.iter_mut().min() {
             *m *= p;
@@ -249,7 +256,7 @@ pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> Result<(), Error> {
     }
     out.sort_unstable_by(|a, b| b.cmp(a));
     for (i, v) in free.into_iter().zip(out) {
-        dims[i] = v;
+        dims[i] = v as i32;
     }
     Ok(())
 }
@@ -275,6 +282,10 @@ mod tests {
         assert!(dims_create(10, &mut [3, 0]).is_err());
         assert!(dims_create(0, &mut [0]).is_err());
         assert!(dims_create(6, &mut [2, 2]).is_err());
+        assert!(dims_create(6, &mut [1 << 16, 1 << 16, 0]).is_err());
+        let mut big = [0, 0];
+        dims_create(i32::MAX, &mut big).unwrap();
+        assert_eq!(big, [i32::MAX, 1]);
     }
 
     #[test]
