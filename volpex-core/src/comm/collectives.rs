@@ -10,17 +10,13 @@
 //! wrapping of a running immediate collective in a `Request`. Must never hold a collective
 //! algorithm itself (they live in `collective`, which never sees a `Communicator`).
 //!
-//! Immediate forms: every collective has one (`immediate_*`), which runs the blocking
-//! algorithm on a thread of its own in a fresh context of the communicator, on copies of
-//! the inputs (`collective::immediate`); the request puts the result in place when it
-//! completes. Replicas of a rank start the same immediate collectives in the same order,
-//! so they name the same contexts and pull the same messages.
+//! Their immediate forms are in `immediate.rs`.
 
 use bytemuck::Pod;
 
 use super::communicator::{Communicator, Partner};
 use super::process::Process;
-use super::request::{Request, Sink};
+use super::request::Sink;
 use crate::collective::immediate::{start, Running};
 use crate::collective::{self, Operation, PointToPoint};
 use crate::datatype::derive::check_len;
@@ -68,7 +64,7 @@ impl PointToPoint for Communicator {
 
 /// Runs `f` on the message form of `recv`: its memory for plain data, else a scratch
 /// buffer decoded into `recv` afterwards.
-fn into_values<T: Equivalence>(
+pub(super) fn into_values<T: Equivalence>(
     recv: &mut [T],
     f: impl FnOnce(&mut [u8]) -> Result<(), Error>,
 ) -> Result<(), Error> {
@@ -81,12 +77,12 @@ fn into_values<T: Equivalence>(
 }
 
 /// Counts of elements as counts of bytes.
-fn scaled(counts: &[usize], wire: usize) -> Vec<usize> {
+pub(super) fn scaled(counts: &[usize], wire: usize) -> Vec<usize> {
     counts.iter().map(|c| c * wire).collect()
 }
 
 /// Decodes an immediate collective's result into `recv`.
-fn sink<'a, T: Equivalence>(recv: &'a mut [T]) -> Sink<'a> {
+pub(super) fn sink<'a, T: Equivalence>(recv: &'a mut [T]) -> Sink<'a> {
     Box::new(move |bytes| {
         check_len(bytes.len(), recv.len() * T::WIRE_BYTES)?;
         T::decode(bytes, recv)
@@ -94,18 +90,18 @@ fn sink<'a, T: Equivalence>(recv: &'a mut [T]) -> Sink<'a> {
 }
 
 /// Unpacks an immediate collective's result into a partition.
-fn sink_partition<'a, T: Equivalence>(mut recv: PartitionMut<'a, T>) -> Sink<'a> {
+pub(super) fn sink_partition<'a, T: Equivalence>(mut recv: PartitionMut<'a, T>) -> Sink<'a> {
     Box::new(move |bytes| recv.unpack(bytes))
 }
 
 /// An immediate collective without a result here.
-fn no_result<'a>() -> Sink<'a> {
+pub(super) fn no_result<'a>() -> Sink<'a> {
     Box::new(|bytes| check_len(bytes.len(), 0))
 }
 
 /// Runs a reduction-like algorithm on `input` in an immediate context; the result is
 /// `len` values.
-fn start_values<T, F>(
+pub(super) fn start_values<T, F>(
     comm: &dyn PointToPoint,
     input: &[T],
     len: usize,
@@ -124,7 +120,7 @@ where
 }
 
 /// The check every all-to-all makes: blocks of equal length.
-fn all_to_all_blocks(n: usize, len: usize) -> Result<(), Error> {
+pub(super) fn all_to_all_blocks(n: usize, len: usize) -> Result<(), Error> {
     if len.is_multiple_of(n) {
         Ok(())
     } else {
@@ -140,7 +136,7 @@ fn all_to_all_blocks(n: usize, len: usize) -> Result<(), Error> {
 /// arrays or vectors, or single values (`Elements`); collectives that only move data
 /// take any `Equivalence` type, reductions plain data (`bytemuck::Pod`).
 impl Communicator {
-    fn ranks(&self) -> usize {
+    pub(super) fn ranks(&self) -> usize {
         self.members.world.len()
     }
 
@@ -299,241 +295,15 @@ impl Communicator {
     {
         collective::scan(self, send.elements(), recv.elements_mut(), &op, true)
     }
-
-    /// Starts a barrier and returns at once (MPI_Ibarrier, section 5.12.1).
-    pub fn immediate_barrier<'a>(&self) -> Result<Request<'a>, Error> {
-        let running = start(self, |c| {
-            collective::barrier::barrier(c).map(|()| Vec::new())
-        })?;
-        Ok(Request::collective(self, running, no_result()))
-    }
-
-    /// Starts an all-reduce and returns at once; `recv` is filled when the request
-    /// completes (MPI_Iallreduce, section 5.12.8).
-    pub fn immediate_all_reduce_into<'a, S, R, O>(
-        &self,
-        send: &S,
-        recv: &'a mut R,
-        op: O,
-    ) -> Result<Request<'a>, Error>
-    where
-        S: Elements + ?Sized,
-        S::Elem: Pod + Send,
-        R: ElementsMut<Elem = S::Elem> + ?Sized,
-        O: Operation<S::Elem> + Send + 'static,
-    {
-        let recv = recv.elements_mut();
-        let running = start_values(self, send.elements(), recv.len(), move |c, s, r| {
-            collective::all_reduce(c, s, r, &op)
-        })?;
-        Ok(Request::collective(self, running, sink(recv)))
-    }
-
-    /// Starts an all-gather (MPI_Iallgather, section 5.12.5).
-    pub fn immediate_all_gather_into<'a, S, R>(
-        &self,
-        send: &S,
-        recv: &'a mut R,
-    ) -> Result<Request<'a>, Error>
-    where
-        S: Elements + ?Sized,
-        S::Elem: Equivalence + 'a,
-        R: ElementsMut<Elem = S::Elem> + ?Sized,
-    {
-        let bytes = S::Elem::encode(send.elements()).into_owned();
-        let recv = recv.elements_mut();
-        let len = recv.len() * S::Elem::WIRE_BYTES;
-        let running = start(self, move |c| {
-            let mut out = vec![0u8; len];
-            collective::all_gather(c, &bytes, &mut out).map(|()| out)
-        })?;
-        Ok(Request::collective(self, running, sink(recv)))
-    }
-
-    /// Starts an all-gather with counts (MPI_Iallgatherv, section 5.12.5).
-    pub fn immediate_all_gather_varcount_into<'a, T: Equivalence>(
-        &self,
-        send: &[T],
-        recv: &'a mut [T],
-        counts: &[usize],
-    ) -> Result<Request<'a>, Error> {
-        let bytes = T::encode(send).into_owned();
-        let counts = scaled(counts, T::WIRE_BYTES);
-        let len = recv.len() * T::WIRE_BYTES;
-        let running = start(self, move |c| {
-            let mut out = vec![0u8; len];
-            collective::all_gather_varcount(c, &bytes, &mut out, &counts).map(|()| out)
-        })?;
-        Ok(Request::collective(self, running, sink(recv)))
-    }
-
-    /// Starts an all-gather into a partition (MPI_Iallgatherv, section 5.12.5).
-    pub fn immediate_all_gather_varcount_into_partitioned<'a, S, T>(
-        &self,
-        send: &S,
-        recv: PartitionMut<'a, T>,
-    ) -> Result<Request<'a>, Error>
-    where
-        S: Elements<Elem = T> + ?Sized,
-        T: Equivalence,
-    {
-        let counts = scaled(&recv.checked(self.ranks())?, T::WIRE_BYTES);
-        let bytes = T::encode(send.elements()).into_owned();
-        let running = start(self, move |c| {
-            let mut out = vec![0u8; counts.iter().sum()];
-            collective::all_gather_varcount(c, &bytes, &mut out, &counts).map(|()| out)
-        })?;
-        Ok(Request::collective(self, running, sink_partition(recv)))
-    }
-
-    /// Starts an all-to-all (MPI_Ialltoall, section 5.12.6).
-    pub fn immediate_all_to_all_into<'a, S, R>(
-        &self,
-        send: &S,
-        recv: &'a mut R,
-    ) -> Result<Request<'a>, Error>
-    where
-        S: Elements + ?Sized,
-        S::Elem: Equivalence + 'a,
-        R: ElementsMut<Elem = S::Elem> + ?Sized,
-    {
-        all_to_all_blocks(self.ranks(), send.elements().len())?;
-        let bytes = S::Elem::encode(send.elements()).into_owned();
-        let recv = recv.elements_mut();
-        let len = recv.len() * S::Elem::WIRE_BYTES;
-        let running = start(self, move |c| {
-            let mut out = vec![0u8; len];
-            collective::all_to_all(c, &bytes, &mut out).map(|()| out)
-        })?;
-        Ok(Request::collective(self, running, sink(recv)))
-    }
-
-    /// Starts an all-to-all with counts (MPI_Ialltoallv, section 5.12.6).
-    pub fn immediate_all_to_all_varcount_into<'a, T: Equivalence>(
-        &self,
-        send: &[T],
-        send_counts: &[usize],
-        recv: &'a mut [T],
-        recv_counts: &[usize],
-    ) -> Result<Request<'a>, Error> {
-        let bytes = T::encode(send).into_owned();
-        let (sc, rc) = (
-            scaled(send_counts, T::WIRE_BYTES),
-            scaled(recv_counts, T::WIRE_BYTES),
-        );
-        let len = recv.len() * T::WIRE_BYTES;
-        let running = start(self, move |c| {
-            let mut out = vec![0u8; len];
-            collective::all_to_all_varcount(c, &bytes, &sc, &mut out, &rc).map(|()| out)
-        })?;
-        Ok(Request::collective(self, running, sink(recv)))
-    }
-
-    /// Starts an all-to-all between partitions (MPI_Ialltoallv, section 5.12.6).
-    pub fn immediate_all_to_all_varcount_into_partitioned<'a, T: Equivalence>(
-        &self,
-        send: &Partition<'_, T>,
-        recv: PartitionMut<'a, T>,
-    ) -> Result<Request<'a>, Error> {
-        let (bytes, sc) = send.packed(self.ranks())?;
-        let sc = scaled(&sc, T::WIRE_BYTES);
-        let rc = scaled(&recv.checked(self.ranks())?, T::WIRE_BYTES);
-        let running = start(self, move |c| {
-            let mut out = vec![0u8; rc.iter().sum()];
-            collective::all_to_all_varcount(c, &bytes, &sc, &mut out, &rc).map(|()| out)
-        })?;
-        Ok(Request::collective(self, running, sink_partition(recv)))
-    }
-
-    /// Starts a reduce-scatter of equal blocks (MPI_Ireduce_scatter_block, section
-    /// 5.12.9).
-    pub fn immediate_reduce_scatter_block_into<'a, T, O>(
-        &self,
-        send: &[T],
-        recv: &'a mut [T],
-        op: O,
-    ) -> Result<Request<'a>, Error>
-    where
-        T: Pod + Send,
-        O: Operation<T> + Send + 'static,
-    {
-        let running = start_values(self, send, recv.len(), move |c, s, r| {
-            collective::reduce_scatter_block(c, s, r, &op)
-        })?;
-        Ok(Request::collective(self, running, sink(recv)))
-    }
-
-    /// Starts a reduce-scatter with counts (MPI_Ireduce_scatter, section 5.12.9).
-    pub fn immediate_reduce_scatter_into<'a, T, O>(
-        &self,
-        send: &[T],
-        recv: &'a mut [T],
-        counts: &[usize],
-        op: O,
-    ) -> Result<Request<'a>, Error>
-    where
-        T: Pod + Send,
-        O: Operation<T> + Send + 'static,
-    {
-        let counts = counts.to_vec();
-        let running = start_values(self, send, recv.len(), move |c, s, r| {
-            collective::reduce_scatter(c, s, r, &counts, &op)
-        })?;
-        Ok(Request::collective(self, running, sink(recv)))
-    }
-
-    /// Starts an inclusive scan (MPI_Iscan, section 5.12.11).
-    pub fn immediate_scan_into<'a, S, R, O>(
-        &self,
-        send: &S,
-        recv: &'a mut R,
-        op: O,
-    ) -> Result<Request<'a>, Error>
-    where
-        S: Elements + ?Sized,
-        S::Elem: Pod + Send,
-        R: ElementsMut<Elem = S::Elem> + ?Sized,
-        O: Operation<S::Elem> + Send + 'static,
-    {
-        let recv = recv.elements_mut();
-        let running = start_values(self, send.elements(), recv.len(), move |c, s, r| {
-            collective::scan(c, s, r, &op, false)
-        })?;
-        Ok(Request::collective(self, running, sink(recv)))
-    }
-
-    /// Starts an exclusive scan (MPI_Iexscan, section 5.12.12); rank 0's `recv` is left
-    /// as it was.
-    pub fn immediate_exclusive_scan_into<'a, S, R, O>(
-        &self,
-        send: &S,
-        recv: &'a mut R,
-        op: O,
-    ) -> Result<Request<'a>, Error>
-    where
-        S: Elements + ?Sized,
-        S::Elem: Pod + Send,
-        R: ElementsMut<Elem = S::Elem> + ?Sized,
-        O: Operation<S::Elem> + Send + 'static,
-    {
-        let recv = recv.elements_mut();
-        let input = send.elements().to_vec();
-        let mut result = recv.to_vec();
-        let running = start(self, move |c| {
-            collective::scan(c, &input, &mut result, &op, true)?;
-            Ok(bytemuck::cast_slice(&result).to_vec())
-        })?;
-        Ok(Request::collective(self, running, sink(recv)))
-    }
 }
 
 /// Rooted collectives, called on the root process (MPI-3.1 chapter 5).
 impl Process<'_> {
-    fn root(&self) -> Result<u32, Error> {
+    pub(super) fn root(&self) -> Result<u32, Error> {
         self.dest()
     }
 
-    fn at_root(&self) -> Result<u32, Error> {
+    pub(super) fn at_root(&self) -> Result<u32, Error> {
         let root = self.root()?;
         if root as i32 == self.comm.rank() {
             Ok(root)
@@ -544,7 +314,7 @@ impl Process<'_> {
         }
     }
 
-    fn ranks(&self) -> usize {
+    pub(super) fn ranks(&self) -> usize {
         self.comm.members.world.len()
     }
 
@@ -561,22 +331,6 @@ impl Process<'_> {
                 layout.unpack(&packed)
             }
         }
-    }
-
-    /// Starts a broadcast of `buf` from this (root) process and returns at once; `buf`
-    /// is filled when the request completes (MPI_Ibcast, section 5.12.2).
-    pub fn immediate_broadcast_into<'b, B>(&self, buf: &'b mut B) -> Result<Request<'b>, Error>
-    where
-        B: ElementsMut + ?Sized,
-        B::Elem: Equivalence,
-    {
-        let root = self.root()?;
-        let buf = buf.elements_mut();
-        let mut copy = B::Elem::encode(buf).into_owned();
-        let running = start(self.comm, move |c| {
-            collective::broadcast(c, root, &mut copy).map(|()| copy)
-        })?;
-        Ok(Request::collective(self.comm, running, sink(buf)))
     }
 
     /// At the root: the rank-ordered reduction of every rank's `send` into `recv`
@@ -750,183 +504,5 @@ impl Process<'_> {
         into_values(recv.elements_mut(), |r| {
             collective::scatter_varcount(self.comm, root, None, r)
         })
-    }
-
-    /// Starts a reduction at this root (MPI_Ireduce, section 5.12.7), at the root.
-    pub fn immediate_reduce_into_root<'a, S, R, O>(
-        &self,
-        send: &S,
-        recv: &'a mut R,
-        op: O,
-    ) -> Result<Request<'a>, Error>
-    where
-        S: Elements + ?Sized,
-        S::Elem: Pod + Send,
-        R: ElementsMut<Elem = S::Elem> + ?Sized,
-        O: Operation<S::Elem> + Send + 'static,
-    {
-        let root = self.at_root()?;
-        let recv = recv.elements_mut();
-        let running = start_values(self.comm, send.elements(), recv.len(), move |c, s, r| {
-            collective::reduce(c, root, s, Some(r), &op)
-        })?;
-        Ok(Request::collective(self.comm, running, sink(recv)))
-    }
-
-    /// Starts a contribution to a reduction at this root (MPI_Ireduce), at the others.
-    pub fn immediate_reduce_into<'a, S, O>(&self, send: &S, op: O) -> Result<Request<'a>, Error>
-    where
-        S: Elements + ?Sized,
-        S::Elem: Pod + Send,
-        O: Operation<S::Elem> + Send + 'static,
-    {
-        let root = self.root()?;
-        let running = start_values(self.comm, send.elements(), 0, move |c, s, _| {
-            collective::reduce(c, root, s, None, &op)
-        })?;
-        Ok(Request::collective(self.comm, running, no_result()))
-    }
-
-    /// Starts a gather at this root (MPI_Igather, section 5.12.3), at the root.
-    pub fn immediate_gather_into_root<'a, S, R>(
-        &self,
-        send: &S,
-        recv: &'a mut R,
-    ) -> Result<Request<'a>, Error>
-    where
-        S: Elements + ?Sized,
-        S::Elem: Equivalence + 'a,
-        R: ElementsMut<Elem = S::Elem> + ?Sized,
-    {
-        let root = self.at_root()?;
-        let bytes = S::Elem::encode(send.elements()).into_owned();
-        let recv = recv.elements_mut();
-        let len = recv.len() * S::Elem::WIRE_BYTES;
-        let running = start(self.comm, move |c| {
-            let mut out = vec![0u8; len];
-            collective::gather(c, root, &bytes, Some(&mut out)).map(|()| out)
-        })?;
-        Ok(Request::collective(self.comm, running, sink(recv)))
-    }
-
-    /// Starts a contribution to a gather at this root (MPI_Igather), at the others.
-    pub fn immediate_gather_into<'a, S>(&self, send: &S) -> Result<Request<'a>, Error>
-    where
-        S: Elements + ?Sized,
-        S::Elem: Equivalence,
-    {
-        let root = self.root()?;
-        let bytes = S::Elem::encode(send.elements()).into_owned();
-        let running = start(self.comm, move |c| {
-            collective::gather(c, root, &bytes, None).map(|()| Vec::new())
-        })?;
-        Ok(Request::collective(self.comm, running, no_result()))
-    }
-
-    /// Starts a gather with counts at this root (MPI_Igatherv, section 5.12.3).
-    pub fn immediate_gather_varcount_into_root<'a, T: Equivalence>(
-        &self,
-        send: &[T],
-        recv: &'a mut [T],
-        counts: &[usize],
-    ) -> Result<Request<'a>, Error> {
-        let root = self.at_root()?;
-        let bytes = T::encode(send).into_owned();
-        let counts = scaled(counts, T::WIRE_BYTES);
-        let len = recv.len() * T::WIRE_BYTES;
-        let running = start(self.comm, move |c| {
-            let mut out = vec![0u8; len];
-            collective::gather_varcount(c, root, &bytes, Some((&mut out, &counts))).map(|()| out)
-        })?;
-        Ok(Request::collective(self.comm, running, sink(recv)))
-    }
-
-    /// Starts a contribution to a gatherv at this root (MPI_Igatherv), at the others.
-    pub fn immediate_gather_varcount_into<'a, S>(&self, send: &S) -> Result<Request<'a>, Error>
-    where
-        S: Elements + ?Sized,
-        S::Elem: Equivalence,
-    {
-        let root = self.root()?;
-        let bytes = S::Elem::encode(send.elements()).into_owned();
-        let running = start(self.comm, move |c| {
-            collective::gather_varcount(c, root, &bytes, None).map(|()| Vec::new())
-        })?;
-        Ok(Request::collective(self.comm, running, no_result()))
-    }
-
-    /// Starts a scatter from this root (MPI_Iscatter, section 5.12.4), at the root.
-    pub fn immediate_scatter_into_root<'a, S, R>(
-        &self,
-        send: &S,
-        recv: &'a mut R,
-    ) -> Result<Request<'a>, Error>
-    where
-        S: Elements + ?Sized,
-        S::Elem: Equivalence + 'a,
-        R: ElementsMut<Elem = S::Elem> + ?Sized,
-    {
-        let root = self.at_root()?;
-        let bytes = S::Elem::encode(send.elements()).into_owned();
-        let recv = recv.elements_mut();
-        let len = recv.len() * S::Elem::WIRE_BYTES;
-        let running = start(self.comm, move |c| {
-            let mut out = vec![0u8; len];
-            collective::scatter(c, root, Some(&bytes), &mut out).map(|()| out)
-        })?;
-        Ok(Request::collective(self.comm, running, sink(recv)))
-    }
-
-    /// Starts receiving this root's block of a scatter (MPI_Iscatter), at the others.
-    pub fn immediate_scatter_into<'a, R>(&self, recv: &'a mut R) -> Result<Request<'a>, Error>
-    where
-        R: ElementsMut + ?Sized,
-        R::Elem: Equivalence,
-    {
-        let root = self.root()?;
-        let recv = recv.elements_mut();
-        let len = recv.len() * R::Elem::WIRE_BYTES;
-        let running = start(self.comm, move |c| {
-            let mut out = vec![0u8; len];
-            collective::scatter(c, root, None, &mut out).map(|()| out)
-        })?;
-        Ok(Request::collective(self.comm, running, sink(recv)))
-    }
-
-    /// Starts a scatter with counts from this root (MPI_Iscatterv, section 5.12.4).
-    pub fn immediate_scatter_varcount_into_root<'a, T: Equivalence>(
-        &self,
-        send: &[T],
-        counts: &[usize],
-        recv: &'a mut [T],
-    ) -> Result<Request<'a>, Error> {
-        let root = self.at_root()?;
-        let bytes = T::encode(send).into_owned();
-        let counts = scaled(counts, T::WIRE_BYTES);
-        let len = recv.len() * T::WIRE_BYTES;
-        let running = start(self.comm, move |c| {
-            let mut out = vec![0u8; len];
-            collective::scatter_varcount(c, root, Some((&bytes, &counts)), &mut out).map(|()| out)
-        })?;
-        Ok(Request::collective(self.comm, running, sink(recv)))
-    }
-
-    /// Starts receiving this root's block of a scatterv (MPI_Iscatterv), at the others.
-    pub fn immediate_scatter_varcount_into<'a, R>(
-        &self,
-        recv: &'a mut R,
-    ) -> Result<Request<'a>, Error>
-    where
-        R: ElementsMut + ?Sized,
-        R::Elem: Equivalence,
-    {
-        let root = self.root()?;
-        let recv = recv.elements_mut();
-        let len = recv.len() * R::Elem::WIRE_BYTES;
-        let running = start(self.comm, move |c| {
-            let mut out = vec![0u8; len];
-            collective::scatter_varcount(c, root, None, &mut out).map(|()| out)
-        })?;
-        Ok(Request::collective(self.comm, running, sink(recv)))
     }
 }

@@ -6,14 +6,17 @@
 //!
 //! Files: `communicator` (identity, creation, the send path), `receive` (posting,
 //! waiting, testing), `process` (point-to-point partners), `collectives` (the collective
-//! methods, and `collective::PointToPoint` for `Communicator`), `request`, `status`,
-//! `group`, `universe`, `checkpoint` (checkpoints and restoring them), `output` (output
-//! files written by every replica, committed once), `topology` (Cartesian grids). `comm` depends on `collective`, never the other way.
+//! methods, and `collective::PointToPoint` for `Communicator`), `immediate` (their
+//! immediate forms), `request`, `status`, `group`, `universe`, `checkpoint` (checkpoints
+//! and restoring them), `output` (output files written by every replica, committed
+//! once), `topology` (Cartesian grids). `comm` depends on `collective`, never the other
+//! way.
 
 mod checkpoint;
 mod collectives;
 pub mod communicator;
 pub mod group;
+mod immediate;
 pub mod output;
 pub mod process;
 mod receive;
