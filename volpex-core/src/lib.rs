@@ -58,25 +58,33 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+// The derive's expansion names `::volpex`, also inside this crate's own tests.
+extern crate self as volpex;
+
 // The public API: what this file re-exports.
 mod collective;
 mod comm;
-mod datatype;
+pub mod datatype;
 mod error;
 
 pub use collective::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
+pub use comm::communicator::abort_exit_code;
 pub use comm::{
-    initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess, Communicator,
-    Group, Message, Process, Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
+    dims_create, initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess,
+    CartesianCommunicator, CartesianLayout, Communicator, Group, Message, OutputFile, Process,
+    Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
 };
 pub use datatype::{
-    bytemuck, Buffer, BufferMut, Equivalence, Indexed, IndexedMut, Layout, LayoutError, Strided,
-    StridedMut, Target,
+    bytemuck, Buffer, BufferMut, Elements, ElementsMut, Equivalence, Indexed, IndexedMut, Layout,
+    LayoutError, Partition, PartitionMut, Strided, StridedMut, Target,
 };
 pub use error::Error;
 // The runtime's diagnostics on stderr, for the programs that want them (never installed by
 // the library itself).
 pub use comm::universe::log_to_stderr;
+/// `#[derive(Equivalence)]`: send a struct with padding or `bool` fields (the
+/// `volpex-derive` crate; see `datatype::derive` for its message form).
+pub use volpex_derive::Equivalence;
 
 // Runtime internals, public only for the launcher (`volpexrun`), the benchmarks and the
 // engine simulator of this workspace: not part of the API and not covered by semver.

@@ -6,15 +6,15 @@
 //! Owns these algorithms only. Must never reach past `PointToPoint` (no communicator,
 //! engine or socket), and never complete receives in any but a fixed order.
 
-use crate::datatype::Equivalence;
 use crate::error::Error;
+use bytemuck::Pod;
 
 use super::p2p::{self, post};
 use super::{broadcast_with, expect_len, limit, tag, PointToPoint};
 
 /// MPI_Gather (MPI-3.1 section 5.5): rank i's `send` lands in block i of `recv` at
 /// `root` (flat tree, as `gather_varcount`).
-pub fn gather<T: Equivalence>(
+pub fn gather<T: Pod>(
     comm: &dyn PointToPoint,
     root: u32,
     send: &[T],
@@ -26,7 +26,7 @@ pub fn gather<T: Equivalence>(
 
 /// MPI_Scatter (MPI-3.1 section 5.6): block i of `send` at `root` lands in `recv` at
 /// rank i (flat tree, as `scatter_varcount`).
-pub fn scatter<T: Equivalence>(
+pub fn scatter<T: Pod>(
     comm: &dyn PointToPoint,
     root: u32,
     send: Option<&[T]>,
@@ -38,7 +38,7 @@ pub fn scatter<T: Equivalence>(
 
 /// MPI_Allgather (MPI-3.1 section 5.7): every rank's `send` lands in its block of every
 /// `recv` (as `all_gather_varcount`).
-pub fn all_gather<T: Equivalence>(
+pub fn all_gather<T: Pod>(
     comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
@@ -51,7 +51,7 @@ pub fn all_gather<T: Equivalence>(
 /// rank's `send`), through rank 0: a gather of every rank's blocks, then a scatter of
 /// each rank's (2(n - 1) messages instead of n(n - 1), and each rank's pull for its part
 /// rides with its contribution). Otherwise as `all_to_all_varcount`.
-pub fn all_to_all<T: Equivalence>(
+pub fn all_to_all<T: Pod>(
     comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
@@ -115,7 +115,7 @@ pub(super) fn check_counts(comm: &dyn PointToPoint, counts: &[usize]) -> Result<
 /// MPI_Gatherv (MPI-3.1 section 5.5): rank i's `send` (of `counts[i]` elements) lands
 /// at offset `counts[..i].sum()` of `recv` at `root`. Flat tree: the root posts every
 /// receive before waiting for the first, and each lands straight in place.
-pub fn gather_varcount<T: Equivalence>(
+pub fn gather_varcount<T: Pod>(
     comm: &dyn PointToPoint,
     root: u32,
     send: &[T],
@@ -144,7 +144,7 @@ pub fn gather_varcount<T: Equivalence>(
 /// MPI_Scatterv (MPI-3.1 section 5.6): the block of `counts[i]` elements at offset
 /// `counts[..i].sum()` of `send` at `root` lands in `recv` at rank i. Flat tree: the
 /// root's sends are buffered, so it sends every block at once.
-pub fn scatter_varcount<T: Equivalence>(
+pub fn scatter_varcount<T: Pod>(
     comm: &dyn PointToPoint,
     root: u32,
     send: Option<(&[T], &[usize])>,
@@ -172,7 +172,7 @@ pub fn scatter_varcount<T: Equivalence>(
 /// rank 0 and a broadcast (each child's pull for the broadcast rides with its part);
 /// from there a ring: in n - 1 steps each rank passes on to the next the block it got in
 /// the step before, with every receive posted up front.
-pub fn all_gather_varcount<T: Equivalence>(
+pub fn all_gather_varcount<T: Pod>(
     comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
@@ -210,7 +210,7 @@ pub fn all_gather_varcount<T: Equivalence>(
 /// target), all sends and all receives at once: a rank sends everything and then posts
 /// its receives, or, when it gets a block of `limit::POST_FIRST_BYTES` or more, posts
 /// first; the receives complete in the same order.
-pub fn all_to_all_varcount<T: Equivalence>(
+pub fn all_to_all_varcount<T: Pod>(
     comm: &dyn PointToPoint,
     send: &[T],
     send_counts: &[usize],

@@ -15,8 +15,8 @@
 //! Owns these two algorithms only. Must never reach past `PointToPoint` (no
 //! communicator, engine or socket), and never complete receives in any but a fixed order.
 
-use crate::datatype::Equivalence;
 use crate::error::Error;
+use bytemuck::Pod;
 
 use super::p2p::{post, send};
 use super::{Operation, PointToPoint};
@@ -66,7 +66,7 @@ pub(super) fn even_bounds(len: usize, parts: usize) -> Vec<usize> {
 /// combines it into `acc`) and reduce-scatters `acc` over the members by recursive
 /// halving, with `tag`. Returns this rank's member number (`None`: handed on); a member
 /// k then holds the reduction of `acc[bounds[k]..bounds[k + 1]]`.
-pub(super) fn reduce_scatter<T: Equivalence, O: Operation<T>>(
+pub(super) fn reduce_scatter<T: Pod, O: Operation<T>>(
     comm: &dyn PointToPoint,
     tag: i32,
     acc: &mut [T],
@@ -124,7 +124,7 @@ pub(super) fn reduce_scatter<T: Equivalence, O: Operation<T>>(
 /// The reverse of `reduce_scatter`: member k contributes `acc[bounds[k]..bounds[k + 1]]`
 /// and all members end up with all of `acc` (recursive doubling), then each odd paired
 /// rank hands the whole vector back to the even rank below it, with `tag`.
-pub(super) fn all_gather<T: Equivalence>(
+pub(super) fn all_gather<T: Pod>(
     comm: &dyn PointToPoint,
     tag: i32,
     acc: &mut [T],

@@ -35,8 +35,8 @@ pub mod ops;
 mod p2p;
 mod tree;
 
-use crate::datatype::Equivalence;
 use crate::error::Error;
+use bytemuck::Pod;
 pub use ops::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
 
 pub use blocks::{
@@ -89,16 +89,12 @@ fn expect_len(what: &'static str, got: usize, expected: usize) -> Result<(), Err
 /// `limit::FLAT_RANKS` ranks; scatter plus ring all-gather (van de Geijn) from
 /// `limit::SCATTER_BYTES` on at least `limit::SCATTER_RANKS` ranks (and at least one
 /// element per rank); otherwise a binomial tree.
-pub fn broadcast<T: Equivalence>(
-    comm: &dyn PointToPoint,
-    root: u32,
-    buf: &mut [T],
-) -> Result<(), Error> {
+pub fn broadcast<T: Pod>(comm: &dyn PointToPoint, root: u32, buf: &mut [T]) -> Result<(), Error> {
     broadcast_with(comm, tag::BROADCAST, root, buf)
 }
 
 /// `broadcast` on the streams of `tag`.
-fn broadcast_with<T: Equivalence>(
+fn broadcast_with<T: Pod>(
     comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
@@ -126,7 +122,7 @@ fn broadcast_with<T: Equivalence>(
 /// sends to the root, which combines all in rank order. Otherwise a binomial tree, each
 /// rank combining its children's partials in rank order: rooted at the root for
 /// commutative operations, at rank 0 (which forwards the result) for the others.
-pub fn reduce<T: Equivalence, O: Operation<T>>(
+pub fn reduce<T: Pod, O: Operation<T>>(
     comm: &dyn PointToPoint,
     root: u32,
     send: &[T],
@@ -137,7 +133,7 @@ pub fn reduce<T: Equivalence, O: Operation<T>>(
 }
 
 /// `reduce` on the streams of `tag` (the recursive halving keeps its own tags).
-fn reduce_with<T: Equivalence, O: Operation<T>>(
+fn reduce_with<T: Pod, O: Operation<T>>(
     comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
@@ -169,7 +165,7 @@ fn reduce_with<T: Equivalence, O: Operation<T>>(
 
 /// Reduce for large vectors of a commutative operation: reduce-scatter by recursive
 /// halving, then each member's part straight into the root's result.
-fn reduce_halving<T: Equivalence, O: Operation<T>>(
+fn reduce_halving<T: Pod, O: Operation<T>>(
     comm: &dyn PointToPoint,
     root: u32,
     send: &[T],
@@ -210,7 +206,7 @@ fn reduce_halving<T: Equivalence, O: Operation<T>>(
 /// the largest power of two first handing their vectors to a partner (and getting the
 /// result back). Otherwise `reduce` to rank 0 (a binomial tree in rank order, so right
 /// for non-commutative operations) and `broadcast` from it.
-pub fn all_reduce<T: Equivalence, O: Operation<T>>(
+pub fn all_reduce<T: Pod, O: Operation<T>>(
     comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
@@ -249,7 +245,7 @@ pub fn all_reduce<T: Equivalence, O: Operation<T>>(
 /// recursive doubling: in step k each rank exchanges the reduction of its aligned group
 /// of 2^k ranks with the rank 2^k away, so every partial covers a contiguous run of
 /// ranks (log2(n) steps).
-pub fn scan<T: Equivalence, O: Operation<T>>(
+pub fn scan<T: Pod, O: Operation<T>>(
     comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
@@ -292,7 +288,7 @@ pub fn scan<T: Equivalence, O: Operation<T>>(
 }
 
 /// The recursive-doubling part of `scan`: the reduction of the ranks below this one.
-fn scan_doubling<T: Equivalence, O: Operation<T>>(
+fn scan_doubling<T: Pod, O: Operation<T>>(
     comm: &dyn PointToPoint,
     send: &[T],
     op: &O,
@@ -334,7 +330,7 @@ fn scan_doubling<T: Equivalence, O: Operation<T>>(
 /// offset. Commutative operations from `limit::HALVING_BYTES` in all: recursive halving
 /// (a paired rank's part comes from the partner that reduced it). Otherwise `reduce` to
 /// rank 0 (rank order) and `scatter_varcount` from it.
-pub fn reduce_scatter<T: Equivalence, O: Operation<T>>(
+pub fn reduce_scatter<T: Pod, O: Operation<T>>(
     comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],
@@ -388,7 +384,7 @@ pub fn reduce_scatter<T: Equivalence, O: Operation<T>>(
 /// MPI_Reduce_scatter_block (MPI-3.1 section 5.10.1): the reduction of every rank's
 /// `send` (size x `recv.len()` elements), of which rank i keeps block i (as
 /// `reduce_scatter`).
-pub fn reduce_scatter_block<T: Equivalence, O: Operation<T>>(
+pub fn reduce_scatter_block<T: Pod, O: Operation<T>>(
     comm: &dyn PointToPoint,
     send: &[T],
     recv: &mut [T],

@@ -1,7 +1,7 @@
 //! Reduction operations (MPI-3.1 section 5.9): the predefined ones over every primitive
 //! numeric type, and user-defined ones, commutative or not.
 
-use crate::datatype::Equivalence;
+use bytemuck::Pod;
 
 /// An element-wise reduction: `lhs[i] = lhs[i] op rhs[i]`, where `lhs` holds the
 /// contribution of the lower ranks. Non-commutative operations are always combined in
@@ -14,7 +14,7 @@ pub trait Operation<T> {
 }
 
 /// Primitive types the predefined operations work on.
-pub trait Numeric: Equivalence + PartialOrd {
+pub trait Numeric: Pod + PartialOrd {
     /// a + b (wrapping for integers).
     fn add(a: Self, b: Self) -> Self;
     /// a * b (wrapping for integers).

@@ -14,9 +14,9 @@
 //! buffer. Completing receives in a fixed order (never "whichever came first") keeps
 //! every replica of a rank doing the same thing.
 
-use crate::datatype::Equivalence;
 use crate::error::Error;
 use crate::message::matching::RecvId;
+use bytemuck::Pod;
 
 use super::expect_len;
 
@@ -60,7 +60,7 @@ pub(super) struct Recv<'c> {
 
 impl Recv<'_> {
     /// Waits for the message and puts it in `out`, whose length it must have.
-    pub(super) fn into<T: Equivalence>(mut self, out: &mut [T]) -> Result<(), Error> {
+    pub(super) fn into<T: Pod>(mut self, out: &mut [T]) -> Result<(), Error> {
         let Some(id) = self.id.take() else {
             unreachable!("a collective receive is completed once: `into` takes it by value")
         };
@@ -88,7 +88,7 @@ pub(super) fn post(comm: &dyn PointToPoint, tag: i32, src: u32) -> Result<Recv<'
 }
 
 /// Receives the next message from `src` with `tag` into `out` (its exact length).
-pub(super) fn recv<T: Equivalence>(
+pub(super) fn recv<T: Pod>(
     comm: &dyn PointToPoint,
     tag: i32,
     src: u32,
@@ -98,7 +98,7 @@ pub(super) fn recv<T: Equivalence>(
 }
 
 /// Sends `data` to rank `dst` with `tag` (returns once it is logged).
-pub(super) fn send<T: Equivalence>(
+pub(super) fn send<T: Pod>(
     comm: &dyn PointToPoint,
     tag: i32,
     dst: u32,
@@ -108,7 +108,7 @@ pub(super) fn send<T: Equivalence>(
 }
 
 /// Sends `data` to each of `dsts` in turn, copying it into the local log once for all.
-pub(super) fn send_each<T: Equivalence>(
+pub(super) fn send_each<T: Pod>(
     comm: &dyn PointToPoint,
     tag: i32,
     dsts: &[u32],

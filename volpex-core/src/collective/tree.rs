@@ -6,15 +6,15 @@
 //! Owns these algorithms only. Must never reach past `PointToPoint` (no communicator,
 //! engine or socket), and never complete receives in any but a fixed order.
 
-use crate::datatype::Equivalence;
 use crate::error::Error;
+use bytemuck::Pod;
 
 use super::halving::even_bounds;
 use super::p2p::{self, post, recv};
 use super::{Operation, PointToPoint};
 
 /// The root sends `buf` to every other rank itself (one copy into its log for all).
-pub(super) fn flat<T: Equivalence>(
+pub(super) fn flat<T: Pod>(
     comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
@@ -31,7 +31,7 @@ pub(super) fn flat<T: Equivalence>(
 /// Binomial tree: relative rank r receives from r minus its lowest set bit, then sends
 /// to r + 2^k for every 2^k below that bit, farthest first (one copy into its log for
 /// all).
-pub(super) fn binomial<T: Equivalence>(
+pub(super) fn binomial<T: Pod>(
     comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
@@ -61,7 +61,7 @@ pub(super) fn binomial<T: Equivalence>(
 /// Scatter from the root (flat), then a ring all-gather over relative ranks: in step s,
 /// rank r passes block r - s to r + 1. The rank before the root skips its sends (the root
 /// has every block), so each non-root rank receives the buffer exactly once in all.
-pub(super) fn scatter_ring<T: Equivalence>(
+pub(super) fn scatter_ring<T: Pod>(
     comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
@@ -105,7 +105,7 @@ pub(super) fn scatter_ring<T: Equivalence>(
 
 /// Every rank sends `send` to the root, which combines all of them in rank order into
 /// `out` (its own in its place).
-pub(super) fn reduce_flat<T: Equivalence, O: Operation<T>>(
+pub(super) fn reduce_flat<T: Pod, O: Operation<T>>(
     comm: &dyn PointToPoint,
     tag: i32,
     root: u32,
@@ -144,7 +144,7 @@ pub(super) fn reduce_flat<T: Equivalence, O: Operation<T>>(
 /// cover the ranks right above it, nearest first) and sends the result to its parent.
 /// Rooted at `root` for commutative operations; at rank 0 otherwise (so every partial
 /// covers consecutive ranks in order), which then forwards the result to `root`.
-pub(super) fn reduce_binomial<T: Equivalence, O: Operation<T>>(
+pub(super) fn reduce_binomial<T: Pod, O: Operation<T>>(
     comm: &dyn PointToPoint,
     tag: i32,
     root: u32,

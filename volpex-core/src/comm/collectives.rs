@@ -4,16 +4,25 @@
 //! (`world.all_reduce_into(..)`, `world.process_at_rank(root).broadcast_into(..)`,
 //! `immediate_*`), each a one-line call of the algorithm in `collective`.
 //!
-//! Owns the mapping from those methods to the algorithms and the wrapping of a running
-//! immediate collective in a `Request`. Must never hold a collective algorithm itself
-//! (they live in `collective`, which never sees a `Communicator`).
+//! Owns the mapping from those methods to the algorithms, the message form of their
+//! buffers (collectives that only move data run on bytes: plain data borrowed as it is,
+//! derived types encoded, partitions packed; reductions run on plain-data values), and the
+//! wrapping of a running immediate collective in a `Request`. Must never hold a collective
+//! algorithm itself (they live in `collective`, which never sees a `Communicator`).
+//!
+//! Their immediate forms are in `immediate.rs`.
+
+use bytemuck::Pod;
 
 use super::communicator::{Communicator, Partner};
 use super::process::Process;
-use super::request::Request;
-use crate::collective::immediate::{immediate_all_reduce, immediate_barrier, immediate_broadcast};
+use super::request::Sink;
+use crate::collective::immediate::{start, Running};
 use crate::collective::{self, Operation, PointToPoint};
-use crate::datatype::{BufferMut, Equivalence, Target};
+use crate::datatype::derive::check_len;
+use crate::datatype::{
+    BufferMut, Elements, ElementsMut, Equivalence, Partition, PartitionMut, Target,
+};
 use crate::error::Error;
 use crate::message::matching::{Mode, RecvId};
 
@@ -53,8 +62,84 @@ impl PointToPoint for Communicator {
     }
 }
 
-/// Collectives over the whole communicator (MPI-3.1 chapter 5).
+/// Runs `f` on the message form of `recv`: its memory for plain data, else a scratch
+/// buffer decoded into `recv` afterwards.
+pub(super) fn into_values<T: Equivalence>(
+    recv: &mut [T],
+    f: impl FnOnce(&mut [u8]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    if let Some(b) = T::plain_bytes_mut(recv) {
+        return f(b);
+    }
+    let mut tmp = vec![0u8; recv.len() * T::WIRE_BYTES];
+    f(&mut tmp)?;
+    T::decode(&tmp, recv)
+}
+
+/// Counts of elements as counts of bytes.
+pub(super) fn scaled(counts: &[usize], wire: usize) -> Vec<usize> {
+    counts.iter().map(|c| c * wire).collect()
+}
+
+/// Decodes an immediate collective's result into `recv`.
+pub(super) fn sink<'a, T: Equivalence>(recv: &'a mut [T]) -> Sink<'a> {
+    Box::new(move |bytes| {
+        check_len(bytes.len(), recv.len() * T::WIRE_BYTES)?;
+        T::decode(bytes, recv)
+    })
+}
+
+/// Unpacks an immediate collective's result into a partition.
+pub(super) fn sink_partition<'a, T: Equivalence>(mut recv: PartitionMut<'a, T>) -> Sink<'a> {
+    Box::new(move |bytes| recv.unpack(bytes))
+}
+
+/// An immediate collective without a result here.
+pub(super) fn no_result<'a>() -> Sink<'a> {
+    Box::new(|bytes| check_len(bytes.len(), 0))
+}
+
+/// Runs a reduction-like algorithm on `input` in an immediate context; the result is
+/// `len` values.
+pub(super) fn start_values<T, F>(
+    comm: &dyn PointToPoint,
+    input: &[T],
+    len: usize,
+    run: F,
+) -> Result<Running, Error>
+where
+    T: Pod + Send,
+    F: FnOnce(&dyn PointToPoint, &[T], &mut [T]) -> Result<(), Error> + Send + 'static,
+{
+    let input = input.to_vec();
+    start(comm, move |c| {
+        let mut result = vec![T::zeroed(); len];
+        run(c, &input, &mut result)?;
+        Ok(bytemuck::cast_slice(&result).to_vec())
+    })
+}
+
+/// The check every all-to-all makes: blocks of equal length.
+pub(super) fn all_to_all_blocks(n: usize, len: usize) -> Result<(), Error> {
+    if len.is_multiple_of(n) {
+        Ok(())
+    } else {
+        Err(Error::BufferSize {
+            what: "all-to-all input (a multiple of the size)",
+            expected: len - len % n,
+            got: len,
+        })
+    }
+}
+
+/// Collectives over the whole communicator (MPI-3.1 chapter 5). Buffers are slices,
+/// arrays or vectors, or single values (`Elements`); collectives that only move data
+/// take any `Equivalence` type, reductions plain data (`bytemuck::Pod`).
 impl Communicator {
+    pub(super) fn ranks(&self) -> usize {
+        self.members.world.len()
+    }
+
     /// Blocks until every rank has called it (MPI_Barrier).
     pub fn barrier(&self) -> Result<(), Error> {
         collective::barrier::barrier(self)
@@ -62,25 +147,43 @@ impl Communicator {
 
     /// Combines every rank's `send` element-wise with `op` (in rank order) into `recv` on
     /// every rank (MPI_Allreduce, MPI-3.1 section 5.9.6).
-    pub fn all_reduce_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::all_reduce(self, send, recv, &op)
+    pub fn all_reduce_into<S, R, O>(&self, send: &S, recv: &mut R, op: O) -> Result<(), Error>
+    where
+        S: Elements + ?Sized,
+        S::Elem: Pod,
+        R: ElementsMut<Elem = S::Elem> + ?Sized,
+        O: Operation<S::Elem>,
+    {
+        collective::all_reduce(self, send.elements(), recv.elements_mut(), &op)
     }
 
     /// Every rank's `send` lands in block `rank` of `recv` on every rank (MPI_Allgather,
     /// section 5.7).
-    pub fn all_gather_into<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
-        collective::all_gather(self, send, recv)
+    pub fn all_gather_into<S, R>(&self, send: &S, recv: &mut R) -> Result<(), Error>
+    where
+        S: Elements + ?Sized,
+        S::Elem: Equivalence,
+        R: ElementsMut<Elem = S::Elem> + ?Sized,
+    {
+        let bytes = S::Elem::encode(send.elements());
+        into_values(recv.elements_mut(), |r| {
+            collective::all_gather(self, &bytes, r)
+        })
     }
 
     /// Block j of `send` goes to rank j; block i of `recv` comes from rank i
     /// (MPI_Alltoall, section 5.8).
-    pub fn all_to_all_into<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
-        collective::all_to_all(self, send, recv)
+    pub fn all_to_all_into<S, R>(&self, send: &S, recv: &mut R) -> Result<(), Error>
+    where
+        S: Elements + ?Sized,
+        S::Elem: Equivalence,
+        R: ElementsMut<Elem = S::Elem> + ?Sized,
+    {
+        all_to_all_blocks(self.ranks(), send.elements().len())?;
+        let bytes = S::Elem::encode(send.elements());
+        into_values(recv.elements_mut(), |r| {
+            collective::all_to_all(self, &bytes, r)
+        })
     }
 
     /// Like `all_gather_into` with `counts[i]` elements from rank i, placed one after
@@ -91,7 +194,28 @@ impl Communicator {
         recv: &mut [T],
         counts: &[usize],
     ) -> Result<(), Error> {
-        collective::all_gather_varcount(self, send, recv, counts)
+        let bytes = T::encode(send);
+        let counts = scaled(counts, T::WIRE_BYTES);
+        into_values(recv, |r| {
+            collective::all_gather_varcount(self, &bytes, r, &counts)
+        })
+    }
+
+    /// `all_gather_varcount_into` with displacements, as the `mpi` crate's: rank i's
+    /// `send` lands in block i of the partition (MPI_Allgatherv, section 5.7).
+    pub fn all_gather_varcount_into_partitioned<S, T>(
+        &self,
+        send: &S,
+        recv: &mut PartitionMut<'_, T>,
+    ) -> Result<(), Error>
+    where
+        S: Elements<Elem = T> + ?Sized,
+        T: Equivalence,
+    {
+        let counts = scaled(&recv.checked(self.ranks())?, T::WIRE_BYTES);
+        let mut tmp = vec![0u8; counts.iter().sum()];
+        collective::all_gather_varcount(self, &T::encode(send.elements()), &mut tmp, &counts)?;
+        recv.unpack(&tmp)
     }
 
     /// Like `all_to_all_into` with per-rank block lengths (MPI_Alltoallv, section 5.8).
@@ -102,12 +226,33 @@ impl Communicator {
         recv: &mut [T],
         recv_counts: &[usize],
     ) -> Result<(), Error> {
-        collective::all_to_all_varcount(self, send, send_counts, recv, recv_counts)
+        let bytes = T::encode(send);
+        let (sc, rc) = (
+            scaled(send_counts, T::WIRE_BYTES),
+            scaled(recv_counts, T::WIRE_BYTES),
+        );
+        into_values(recv, |r| {
+            collective::all_to_all_varcount(self, &bytes, &sc, r, &rc)
+        })
+    }
+
+    /// `all_to_all_varcount_into` with displacements, as the `mpi` crate's: block j of
+    /// `send` goes to rank j, block i of `recv` comes from rank i (MPI_Alltoallv).
+    pub fn all_to_all_varcount_into_partitioned<T: Equivalence>(
+        &self,
+        send: &Partition<'_, T>,
+        recv: &mut PartitionMut<'_, T>,
+    ) -> Result<(), Error> {
+        let (bytes, sc) = send.packed(self.ranks())?;
+        let rc = scaled(&recv.checked(self.ranks())?, T::WIRE_BYTES);
+        let mut tmp = vec![0u8; rc.iter().sum()];
+        collective::all_to_all_varcount(self, &bytes, &scaled(&sc, T::WIRE_BYTES), &mut tmp, &rc)?;
+        recv.unpack(&tmp)
     }
 
     /// Reduces every rank's `send` (size x `recv.len()` elements) and leaves block
     /// `rank` of the result in `recv` (MPI_Reduce_scatter_block, section 5.10.1).
-    pub fn reduce_scatter_block_into<T: Equivalence, O: Operation<T>>(
+    pub fn reduce_scatter_block_into<T: Pod, O: Operation<T>>(
         &self,
         send: &[T],
         recv: &mut [T],
@@ -118,7 +263,7 @@ impl Communicator {
 
     /// Reduces every rank's `send` (`counts.sum()` elements) and leaves the `counts[rank]`
     /// elements at this rank's offset in `recv` (MPI_Reduce_scatter, section 5.10.1).
-    pub fn reduce_scatter_into<T: Equivalence, O: Operation<T>>(
+    pub fn reduce_scatter_into<T: Pod, O: Operation<T>>(
         &self,
         send: &[T],
         recv: &mut [T],
@@ -128,61 +273,37 @@ impl Communicator {
         collective::reduce_scatter(self, send, recv, counts, &op)
     }
 
-    /// Starts a barrier and returns at once (MPI_Ibarrier, section 5.12.1).
-    pub fn immediate_barrier<'a>(&self) -> Result<Request<'a>, Error> {
-        let running = immediate_barrier(self)?;
-        Ok(Request::collective(self, running, &mut []))
-    }
-
-    /// Starts an all-reduce and returns at once; `recv` is filled when the request
-    /// completes (MPI_Iallreduce, section 5.12.8).
-    pub fn immediate_all_reduce_into<'a, T, O>(
-        &self,
-        send: &[T],
-        recv: &'a mut [T],
-        op: O,
-    ) -> Result<Request<'a>, Error>
-    where
-        T: Equivalence + Send,
-        O: Operation<T> + Send + 'static,
-    {
-        let running = immediate_all_reduce(self, send, recv.len(), op)?;
-        Ok(Request::collective(
-            self,
-            running,
-            bytemuck::cast_slice_mut(recv),
-        ))
-    }
-
     /// Inclusive prefix reduction over ranks 0..=rank (MPI_Scan, section 5.11.1).
-    pub fn scan_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::scan(self, send, recv, &op, false)
+    pub fn scan_into<S, R, O>(&self, send: &S, recv: &mut R, op: O) -> Result<(), Error>
+    where
+        S: Elements + ?Sized,
+        S::Elem: Pod,
+        R: ElementsMut<Elem = S::Elem> + ?Sized,
+        O: Operation<S::Elem>,
+    {
+        collective::scan(self, send.elements(), recv.elements_mut(), &op, false)
     }
 
     /// Exclusive prefix reduction over ranks 0..rank; rank 0's `recv` is left as it was
     /// (MPI_Exscan, section 5.11.2).
-    pub fn exclusive_scan_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
-        collective::scan(self, send, recv, &op, true)
+    pub fn exclusive_scan_into<S, R, O>(&self, send: &S, recv: &mut R, op: O) -> Result<(), Error>
+    where
+        S: Elements + ?Sized,
+        S::Elem: Pod,
+        R: ElementsMut<Elem = S::Elem> + ?Sized,
+        O: Operation<S::Elem>,
+    {
+        collective::scan(self, send.elements(), recv.elements_mut(), &op, true)
     }
 }
 
 /// Rooted collectives, called on the root process (MPI-3.1 chapter 5).
 impl Process<'_> {
-    fn root(&self) -> Result<u32, Error> {
+    pub(super) fn root(&self) -> Result<u32, Error> {
         self.dest()
     }
 
-    fn at_root(&self) -> Result<u32, Error> {
+    pub(super) fn at_root(&self) -> Result<u32, Error> {
         let root = self.root()?;
         if root as i32 == self.comm.rank() {
             Ok(root)
@@ -193,88 +314,103 @@ impl Process<'_> {
         }
     }
 
+    pub(super) fn ranks(&self) -> usize {
+        self.comm.members.world.len()
+    }
+
     /// Broadcasts `buf` from this (root) process to every rank (MPI_Bcast, MPI-3.1
-    /// section 5.4); every rank calls it with a buffer of the same length.
+    /// section 5.4); every rank calls it with a buffer of the same length. Any buffer:
+    /// a slice, array, vector or single value of any `Equivalence` type, or a view.
     pub fn broadcast_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<(), Error> {
         let root = self.root()?;
         match buf.target() {
             Target::Contiguous(b) => collective::broadcast(self.comm, root, b),
-            Target::Scattered(layout) => {
+            Target::Scattered(mut layout) => {
                 let mut packed = layout.pack();
                 collective::broadcast(self.comm, root, &mut packed)?;
-                layout.unpack(&packed);
-                Ok(())
+                layout.unpack(&packed)
             }
         }
     }
 
-    /// Starts a broadcast of `buf` from this (root) process and returns at once; `buf`
-    /// is filled when the request completes (MPI_Ibcast, section 5.12.2).
-    pub fn immediate_broadcast_into<'b, T: Equivalence>(
-        &self,
-        buf: &'b mut [T],
-    ) -> Result<Request<'b>, Error> {
-        let root = self.root()?;
-        let running = immediate_broadcast(self.comm, root, buf)?;
-        Ok(Request::collective(
-            self.comm,
-            running,
-            bytemuck::cast_slice_mut(buf),
-        ))
-    }
-
     /// At the root: the rank-ordered reduction of every rank's `send` into `recv`
     /// (MPI_Reduce, section 5.9.1).
-    pub fn reduce_into_root<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: O,
-    ) -> Result<(), Error> {
+    pub fn reduce_into_root<S, R, O>(&self, send: &S, recv: &mut R, op: O) -> Result<(), Error>
+    where
+        S: Elements + ?Sized,
+        S::Elem: Pod,
+        R: ElementsMut<Elem = S::Elem> + ?Sized,
+        O: Operation<S::Elem>,
+    {
         let root = self.at_root()?;
-        collective::reduce(self.comm, root, send, Some(recv), &op)
+        collective::reduce(
+            self.comm,
+            root,
+            send.elements(),
+            Some(recv.elements_mut()),
+            &op,
+        )
     }
 
     /// At the other ranks: contribute `send` to a reduction at this root.
-    pub fn reduce_into<T: Equivalence, O: Operation<T>>(
-        &self,
-        send: &[T],
-        op: O,
-    ) -> Result<(), Error> {
+    pub fn reduce_into<S, O>(&self, send: &S, op: O) -> Result<(), Error>
+    where
+        S: Elements + ?Sized,
+        S::Elem: Pod,
+        O: Operation<S::Elem>,
+    {
         let root = self.root()?;
-        collective::reduce(self.comm, root, send, None, &op)
+        collective::reduce(self.comm, root, send.elements(), None, &op)
     }
 
     /// At the root: block i of `recv` gets rank i's `send` (MPI_Gather, section 5.5).
-    pub fn gather_into_root<T: Equivalence>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-    ) -> Result<(), Error> {
+    pub fn gather_into_root<S, R>(&self, send: &S, recv: &mut R) -> Result<(), Error>
+    where
+        S: Elements + ?Sized,
+        S::Elem: Equivalence,
+        R: ElementsMut<Elem = S::Elem> + ?Sized,
+    {
         let root = self.at_root()?;
-        collective::gather(self.comm, root, send, Some(recv))
+        let bytes = S::Elem::encode(send.elements());
+        into_values(recv.elements_mut(), |r| {
+            collective::gather(self.comm, root, &bytes, Some(r))
+        })
     }
 
     /// At the other ranks: contribute `send` to a gather at this root.
-    pub fn gather_into<T: Equivalence>(&self, send: &[T]) -> Result<(), Error> {
+    pub fn gather_into<S>(&self, send: &S) -> Result<(), Error>
+    where
+        S: Elements + ?Sized,
+        S::Elem: Equivalence,
+    {
         let root = self.root()?;
-        collective::gather(self.comm, root, send, None)
+        collective::gather(self.comm, root, &S::Elem::encode(send.elements()), None)
     }
 
     /// At the root: block i of `send` goes to rank i's `recv` (MPI_Scatter, section 5.6).
-    pub fn scatter_into_root<T: Equivalence>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-    ) -> Result<(), Error> {
+    pub fn scatter_into_root<S, R>(&self, send: &S, recv: &mut R) -> Result<(), Error>
+    where
+        S: Elements + ?Sized,
+        S::Elem: Equivalence,
+        R: ElementsMut<Elem = S::Elem> + ?Sized,
+    {
         let root = self.at_root()?;
-        collective::scatter(self.comm, root, Some(send), recv)
+        let bytes = S::Elem::encode(send.elements());
+        into_values(recv.elements_mut(), |r| {
+            collective::scatter(self.comm, root, Some(&bytes), r)
+        })
     }
 
     /// At the other ranks: receive this root's block into `recv`.
-    pub fn scatter_into<T: Equivalence>(&self, recv: &mut [T]) -> Result<(), Error> {
+    pub fn scatter_into<R>(&self, recv: &mut R) -> Result<(), Error>
+    where
+        R: ElementsMut + ?Sized,
+        R::Elem: Equivalence,
+    {
         let root = self.root()?;
-        collective::scatter(self.comm, root, None, recv)
+        into_values(recv.elements_mut(), |r| {
+            collective::scatter(self.comm, root, None, r)
+        })
     }
 
     /// At the root: rank i's `send` lands at offset `counts[..i].sum()` of `recv`
@@ -286,13 +422,41 @@ impl Process<'_> {
         counts: &[usize],
     ) -> Result<(), Error> {
         let root = self.at_root()?;
-        collective::gather_varcount(self.comm, root, send, Some((recv, counts)))
+        let bytes = T::encode(send);
+        let counts = scaled(counts, T::WIRE_BYTES);
+        into_values(recv, |r| {
+            collective::gather_varcount(self.comm, root, &bytes, Some((r, &counts)))
+        })
+    }
+
+    /// At the root, with displacements as the `mpi` crate's: rank i's `send` lands in
+    /// block i of the partition (MPI_Gatherv, section 5.5).
+    pub fn gather_varcount_into_root_partitioned<S, T>(
+        &self,
+        send: &S,
+        recv: &mut PartitionMut<'_, T>,
+    ) -> Result<(), Error>
+    where
+        S: Elements<Elem = T> + ?Sized,
+        T: Equivalence,
+    {
+        let root = self.at_root()?;
+        let counts = scaled(&recv.checked(self.ranks())?, T::WIRE_BYTES);
+        let mut tmp = vec![0u8; counts.iter().sum()];
+        let bytes = T::encode(send.elements());
+        collective::gather_varcount(self.comm, root, &bytes, Some((&mut tmp, &counts)))?;
+        recv.unpack(&tmp)
     }
 
     /// At the other ranks: contribute `send` to a gatherv at this root.
-    pub fn gather_varcount_into<T: Equivalence>(&self, send: &[T]) -> Result<(), Error> {
+    pub fn gather_varcount_into<S>(&self, send: &S) -> Result<(), Error>
+    where
+        S: Elements + ?Sized,
+        S::Elem: Equivalence,
+    {
         let root = self.root()?;
-        collective::gather_varcount(self.comm, root, send, None)
+        let bytes = S::Elem::encode(send.elements());
+        collective::gather_varcount(self.comm, root, &bytes, None)
     }
 
     /// At the root: `counts[i]` elements at their offset in `send` go to rank i
@@ -304,12 +468,41 @@ impl Process<'_> {
         recv: &mut [T],
     ) -> Result<(), Error> {
         let root = self.at_root()?;
-        collective::scatter_varcount(self.comm, root, Some((send, counts)), recv)
+        let bytes = T::encode(send);
+        let counts = scaled(counts, T::WIRE_BYTES);
+        into_values(recv, |r| {
+            collective::scatter_varcount(self.comm, root, Some((&bytes, &counts)), r)
+        })
+    }
+
+    /// At the root, with displacements as the `mpi` crate's: block i of the partition
+    /// goes to rank i (MPI_Scatterv, section 5.6).
+    pub fn scatter_varcount_into_root_partitioned<R, T>(
+        &self,
+        send: &Partition<'_, T>,
+        recv: &mut R,
+    ) -> Result<(), Error>
+    where
+        R: ElementsMut<Elem = T> + ?Sized,
+        T: Equivalence,
+    {
+        let root = self.at_root()?;
+        let (bytes, counts) = send.packed(self.ranks())?;
+        let counts = scaled(&counts, T::WIRE_BYTES);
+        into_values(recv.elements_mut(), |r| {
+            collective::scatter_varcount(self.comm, root, Some((&bytes, &counts)), r)
+        })
     }
 
     /// At the other ranks: receive this root's block into `recv`.
-    pub fn scatter_varcount_into<T: Equivalence>(&self, recv: &mut [T]) -> Result<(), Error> {
+    pub fn scatter_varcount_into<R>(&self, recv: &mut R) -> Result<(), Error>
+    where
+        R: ElementsMut + ?Sized,
+        R::Elem: Equivalence,
+    {
         let root = self.root()?;
-        collective::scatter_varcount(self.comm, root, None, recv)
+        into_values(recv.elements_mut(), |r| {
+            collective::scatter_varcount(self.comm, root, None, r)
+        })
     }
 }

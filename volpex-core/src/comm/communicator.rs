@@ -32,6 +32,18 @@ pub struct Communicator {
     created: Arc<AtomicU32>,
 }
 
+/// The exit code of `abort(code)`: `code` when it is a plain failure code (1-255,
+/// except the codes volpexrun reads as retired, orphaned, drained or an injected fault),
+/// else 1.
+pub fn abort_exit_code(code: i32) -> i32 {
+    use crate::exit::{EXIT_DRAINED, EXIT_ORPHANED, EXIT_RETIRED};
+    match code {
+        EXIT_RETIRED | EXIT_ORPHANED | EXIT_DRAINED | EXIT_FAULT => 1,
+        c @ 1..=255 => c,
+        _ => 1,
+    }
+}
+
 /// Who a receive names: one rank of the communicator, or any (`ANY_SOURCE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Partner {
@@ -226,6 +238,50 @@ impl Communicator {
         self.process_at_rank(dest).send_with_tag(send, send_tag)?;
         self.process_at_rank(source)
             .receive_into_with_tag(recv, recv_tag)
+    }
+
+    /// Sends the contents of `buf` to `dest` and replaces them with a message from
+    /// `source`, both with tag 0 (MPI_Sendrecv_replace).
+    pub fn send_receive_replace_into<B>(
+        &self,
+        buf: &mut B,
+        dest: i32,
+        source: i32,
+    ) -> Result<Status, Error>
+    where
+        B: Buffer + BufferMut + ?Sized,
+    {
+        self.send_receive_replace_into_with_tags(buf, dest, 0, source, 0)
+    }
+
+    /// MPI_Sendrecv_replace with explicit tags. The send is buffered (its bytes are in
+    /// the sender log before the receive starts), so the buffer is free to take the
+    /// message.
+    pub fn send_receive_replace_into_with_tags<B>(
+        &self,
+        buf: &mut B,
+        dest: i32,
+        send_tag: Tag,
+        source: i32,
+        recv_tag: Tag,
+    ) -> Result<Status, Error>
+    where
+        B: Buffer + BufferMut + ?Sized,
+    {
+        self.process_at_rank(dest).send_with_tag(&*buf, send_tag)?;
+        self.process_at_rank(source)
+            .receive_into_with_tag(buf, recv_tag)
+    }
+
+    /// Ends the whole job with `code` (MPI_Abort): prints why on stderr and exits with
+    /// `abort_exit_code(code)`. Every replica of the rank reaches it (the program is
+    /// deterministic), so the rank fails and volpexrun ends the job.
+    pub fn abort(&self, code: i32) -> ! {
+        eprintln!(
+            "volpex: rank {} aborted the job (communicator {}, error code {code})",
+            self.inner.me.rank, self.id
+        );
+        std::process::exit(abort_exit_code(code))
     }
 
     /// MPI_Sendrecv receiving a vector of `T` (tag 0).

@@ -6,24 +6,32 @@
 //!
 //! Files: `communicator` (identity, creation, the send path), `receive` (posting,
 //! waiting, testing), `process` (point-to-point partners), `collectives` (the collective
-//! methods, and `collective::PointToPoint` for `Communicator`), `request`, `status`,
-//! `group`, `universe`, `checkpoint` (checkpoints and restoring them). `comm` depends on `collective`, never the other way.
+//! methods, and `collective::PointToPoint` for `Communicator`), `immediate` (their
+//! immediate forms), `request`, `status`, `group`, `universe`, `checkpoint` (checkpoints
+//! and restoring them), `output` (output files written by every replica, committed
+//! once), `topology` (Cartesian grids). `comm` depends on `collective`, never the other
+//! way.
 
 mod checkpoint;
 mod collectives;
 pub mod communicator;
 pub mod group;
+mod immediate;
+pub mod output;
 pub mod process;
 mod receive;
 pub mod request;
 pub mod status;
+pub mod topology;
 pub mod universe;
 
 pub use communicator::Communicator;
 pub use group::Group;
+pub use output::OutputFile;
 pub use process::{AnyProcess, Message, Process, ANY_SOURCE};
 pub use request::{test_any, test_some, wait_all, wait_any, wait_some, Request};
 pub use status::Status;
+pub use topology::{dims_create, CartesianCommunicator, CartesianLayout};
 pub use universe::{initialize, Universe};
 
 /// A message tag.

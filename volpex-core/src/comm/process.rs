@@ -45,7 +45,7 @@ pub struct Message {
 pub(crate) fn deliver(target: Target<'_>, elem: usize, data: &[u8]) -> Result<usize, Error> {
     match target {
         Target::Contiguous(b) => fill_bytes(b, elem, data),
-        Target::Scattered(layout) => {
+        Target::Scattered(mut layout) => {
             if data.len() > layout.byte_len() {
                 return Err(Error::Truncated {
                     message_bytes: data.len(),
@@ -53,7 +53,7 @@ pub(crate) fn deliver(target: Target<'_>, elem: usize, data: &[u8]) -> Result<us
                 });
             }
             check_whole(data.len(), elem)?;
-            layout.unpack(data);
+            layout.unpack(data)?;
             Ok(data.len())
         }
     }
@@ -114,6 +114,74 @@ impl<'a> Process<'a> {
         let dst = self.dest()?;
         Communicator::check_tag(tag)?;
         self.comm.send_on(self.comm.id(), tag, dst, &buf.bytes())
+    }
+
+    /// Synchronous send with tag 0 (MPI_Ssend, as the `mpi` crate's `synchronous_send`).
+    /// Every Volpex send is buffered in the sender log, which any replica of the receiver
+    /// pulls from, so it returns once the message is logged, like `send`: a program that
+    /// is correct with synchronous sends is correct with it.
+    pub fn synchronous_send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<(), Error> {
+        self.send_with_tag(buf, 0)
+    }
+
+    /// Synchronous send with a tag (see `synchronous_send`).
+    pub fn synchronous_send_with_tag<B: Buffer + ?Sized>(
+        &self,
+        buf: &B,
+        tag: Tag,
+    ) -> Result<(), Error> {
+        self.send_with_tag(buf, tag)
+    }
+
+    /// Ready send with tag 0 (MPI_Rsend): MPI requires the receive to be posted already;
+    /// a Volpex send never depends on that (the receiver pulls), so it is `send`.
+    pub fn ready_send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<(), Error> {
+        self.send_with_tag(buf, 0)
+    }
+
+    /// Ready send with a tag (see `ready_send`).
+    pub fn ready_send_with_tag<B: Buffer + ?Sized>(&self, buf: &B, tag: Tag) -> Result<(), Error> {
+        self.send_with_tag(buf, tag)
+    }
+
+    /// Buffered send with tag 0 (MPI_Bsend): every send is, so it is `send`.
+    pub fn buffered_send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<(), Error> {
+        self.send_with_tag(buf, 0)
+    }
+
+    /// Immediate synchronous send (MPI_Issend): complete once logged (see
+    /// `synchronous_send`).
+    pub fn immediate_synchronous_send<'r, B: Buffer + ?Sized>(
+        &self,
+        buf: &B,
+    ) -> Result<Request<'r>, Error> {
+        self.immediate_send_with_tag(buf, 0)
+    }
+
+    /// Immediate synchronous send with a tag.
+    pub fn immediate_synchronous_send_with_tag<'r, B: Buffer + ?Sized>(
+        &self,
+        buf: &B,
+        tag: Tag,
+    ) -> Result<Request<'r>, Error> {
+        self.immediate_send_with_tag(buf, tag)
+    }
+
+    /// Immediate ready send (MPI_Irsend): complete once logged (see `ready_send`).
+    pub fn immediate_ready_send<'r, B: Buffer + ?Sized>(
+        &self,
+        buf: &B,
+    ) -> Result<Request<'r>, Error> {
+        self.immediate_send_with_tag(buf, 0)
+    }
+
+    /// Immediate ready send with a tag.
+    pub fn immediate_ready_send_with_tag<'r, B: Buffer + ?Sized>(
+        &self,
+        buf: &B,
+        tag: Tag,
+    ) -> Result<Request<'r>, Error> {
+        self.immediate_send_with_tag(buf, tag)
     }
 
     /// Immediate send (MPI_Isend). Sends are buffered, so the request is already complete.
@@ -189,15 +257,16 @@ impl<'a> Process<'a> {
     }
 
     fn receive_one<T: Equivalence>(&self, tag: Option<Tag>) -> Result<(T, Status), Error> {
-        let mut v = [T::zeroed()];
+        let mut v = [T::fill()];
         let st = self.receive_into_tagged(&mut v[..], tag)?;
-        if st.count_bytes() != std::mem::size_of::<T>() {
+        if st.count_bytes() != T::WIRE_BYTES {
             return Err(Error::BadLength {
                 message_bytes: st.count_bytes(),
-                elem_bytes: std::mem::size_of::<T>(),
+                elem_bytes: T::WIRE_BYTES,
             });
         }
-        Ok((v[0], st))
+        let [x] = v;
+        Ok((x, st))
     }
 
     /// Receives a whole message of `T`s with any tag, however long.

@@ -32,14 +32,18 @@ enum State<'a> {
         buf: Target<'a>,
         elem: usize,
     },
-    /// An immediate collective running on its own thread; its result goes to `out`.
+    /// An immediate collective running on its own thread; `out` puts its result in
+    /// place.
     Collective {
         comm: Communicator,
         handle: JoinHandle<Result<Vec<u8>, Error>>,
-        out: &'a mut [u8],
+        out: Sink<'a>,
     },
     Taken,
 }
+
+/// Puts the bytes an immediate collective returned into the caller's buffer.
+pub(crate) type Sink<'a> = Box<dyn FnOnce(&[u8]) -> Result<(), Error> + 'a>;
 
 /// An immediate operation. Dropping a receive request that has not completed still
 /// consumes its message (it is discarded on arrival), like MPI_Request_free.
@@ -73,7 +77,7 @@ impl<'a> Request<'a> {
     pub(crate) fn collective(
         comm: &Communicator,
         handle: JoinHandle<Result<Vec<u8>, Error>>,
-        out: &'a mut [u8],
+        out: Sink<'a>,
     ) -> Request<'a> {
         Request {
             state: State::Collective {
@@ -136,7 +140,7 @@ impl<'a> Request<'a> {
                     let (key, data) = message(m)?;
                     let target = match buf {
                         Target::Contiguous(b) => Target::Contiguous(b),
-                        Target::Scattered(l) => Target::Scattered(&mut **l),
+                        Target::Scattered(l) => Target::Scattered(Box::new(&mut **l)),
                     };
                     let n = deliver(target, *elem, &data);
                     crate::message::pool::recycle(data);
@@ -160,23 +164,16 @@ impl<'a> Request<'a> {
     }
 }
 
-/// Joins an immediate collective's thread and copies its result out.
+/// Joins an immediate collective's thread and puts its result in place.
 fn finish_collective(
     comm: &Communicator,
     handle: JoinHandle<Result<Vec<u8>, Error>>,
-    out: &mut [u8],
+    out: Sink<'_>,
 ) -> Result<Status, Error> {
     let result = handle
         .join()
         .map_err(|_| Error::ImmediateCollectivePanicked)??;
-    if result.len() != out.len() {
-        return Err(Error::BufferSize {
-            what: "immediate collective result bytes",
-            expected: out.len(),
-            got: result.len(),
-        });
-    }
-    out.copy_from_slice(&result);
+    out(&result)?;
     Ok(Status {
         source: comm.rank(),
         tag: 0,

@@ -6,7 +6,10 @@
 
 use std::borrow::Cow;
 
-use super::{Buffer, BufferMut, Equivalence, Layout, Target};
+use bytemuck::Pod;
+
+use super::{Buffer, BufferMut, Layout, Target};
+use crate::error::Error;
 
 /// Why a view could not be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -56,7 +59,7 @@ fn strided(count: usize, block: usize, stride: usize) -> Vec<(usize, usize)> {
     (0..count).map(|i| (i * stride, block)).collect()
 }
 
-fn pack<T: Equivalence>(data: &[T], blocks: &[(usize, usize)]) -> Vec<u8> {
+fn pack<T: Pod>(data: &[T], blocks: &[(usize, usize)]) -> Vec<u8> {
     let elem = std::mem::size_of::<T>();
     let mut out = Vec::with_capacity(blocks.iter().map(|b| b.1).sum::<usize>() * elem);
     for &(at, n) in blocks {
@@ -65,7 +68,7 @@ fn pack<T: Equivalence>(data: &[T], blocks: &[(usize, usize)]) -> Vec<u8> {
     out
 }
 
-fn unpack<T: Equivalence>(data: &mut [T], blocks: &[(usize, usize)], mut bytes: &[u8]) {
+fn unpack<T: Pod>(data: &mut [T], blocks: &[(usize, usize)], mut bytes: &[u8]) {
     let elem = std::mem::size_of::<T>();
     for &(at, n) in blocks {
         if bytes.is_empty() {
@@ -85,7 +88,7 @@ pub struct Strided<'a, T> {
     blocks: Vec<(usize, usize)>,
 }
 
-impl<'a, T: Equivalence> Strided<'a, T> {
+impl<'a, T: Pod> Strided<'a, T> {
     /// The view, or an error if it reaches past `data`.
     pub fn new(
         data: &'a [T],
@@ -99,7 +102,7 @@ impl<'a, T: Equivalence> Strided<'a, T> {
     }
 }
 
-impl<T: Equivalence> Buffer for Strided<'_, T> {
+impl<T: Pod> Buffer for Strided<'_, T> {
     fn bytes(&self) -> Cow<'_, [u8]> {
         Cow::Owned(pack(self.data, &self.blocks))
     }
@@ -111,7 +114,7 @@ pub struct StridedMut<'a, T> {
     blocks: Vec<(usize, usize)>,
 }
 
-impl<'a, T: Equivalence> StridedMut<'a, T> {
+impl<'a, T: Pod> StridedMut<'a, T> {
     /// The view, or an error if it reaches past `data` or its blocks overlap.
     pub fn new(
         data: &'a mut [T],
@@ -132,7 +135,7 @@ pub struct Indexed<'a, T> {
     blocks: Vec<(usize, usize)>,
 }
 
-impl<'a, T: Equivalence> Indexed<'a, T> {
+impl<'a, T: Pod> Indexed<'a, T> {
     /// The view, or an error if a block reaches past `data`.
     pub fn new(data: &'a [T], blocks: &[(usize, usize)]) -> Result<Self, LayoutError> {
         check(blocks, data.len(), false)?;
@@ -143,7 +146,7 @@ impl<'a, T: Equivalence> Indexed<'a, T> {
     }
 }
 
-impl<T: Equivalence> Buffer for Indexed<'_, T> {
+impl<T: Pod> Buffer for Indexed<'_, T> {
     fn bytes(&self) -> Cow<'_, [u8]> {
         Cow::Owned(pack(self.data, &self.blocks))
     }
@@ -155,7 +158,7 @@ pub struct IndexedMut<'a, T> {
     blocks: Vec<(usize, usize)>,
 }
 
-impl<'a, T: Equivalence> IndexedMut<'a, T> {
+impl<'a, T: Pod> IndexedMut<'a, T> {
     /// The view, or an error if a block reaches past `data` or blocks overlap.
     pub fn new(data: &'a mut [T], blocks: &[(usize, usize)]) -> Result<Self, LayoutError> {
         check(blocks, data.len(), true)?;
@@ -168,28 +171,29 @@ impl<'a, T: Equivalence> IndexedMut<'a, T> {
 
 macro_rules! receive_view {
     ($($v:ident),*) => {$(
-        impl<T: Equivalence> Layout for $v<'_, T> {
+        impl<T: Pod> Layout for $v<'_, T> {
             fn byte_len(&self) -> usize {
                 self.blocks.iter().map(|b| b.1).sum::<usize>() * std::mem::size_of::<T>()
             }
             fn pack(&self) -> Vec<u8> {
                 pack(self.data, &self.blocks)
             }
-            fn unpack(&mut self, bytes: &[u8]) {
+            fn unpack(&mut self, bytes: &[u8]) -> Result<(), Error> {
                 unpack(self.data, &self.blocks, bytes);
+                Ok(())
             }
         }
 
-        impl<T: Equivalence> BufferMut for $v<'_, T> {
+        impl<T: Pod> BufferMut for $v<'_, T> {
             fn target(&mut self) -> Target<'_> {
-                Target::Scattered(self)
+                Target::Scattered(Box::new(self))
             }
             fn elem_bytes(&self) -> usize {
                 std::mem::size_of::<T>()
             }
         }
 
-        impl<T: Equivalence> Buffer for $v<'_, T> {
+        impl<T: Pod> Buffer for $v<'_, T> {
             fn bytes(&self) -> Cow<'_, [u8]> {
                 Cow::Owned(pack(self.data, &self.blocks))
             }
@@ -216,9 +220,9 @@ mod tests {
         let mut view = StridedMut::new(&mut z[2..], 3, 1, 4).unwrap();
         let bytes = col.bytes().into_owned();
         match view.target() {
-            Target::Scattered(u) => {
+            Target::Scattered(mut u) => {
                 assert_eq!(u.byte_len(), 12);
-                u.unpack(&bytes);
+                u.unpack(&bytes).unwrap();
             }
             Target::Contiguous(_) => panic!("a strided view is not contiguous"),
         }

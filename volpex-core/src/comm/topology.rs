@@ -1,0 +1,297 @@
+//! Cartesian process topologies (MPI-3.1 chapter 7) in the `mpi` crate's shape:
+//! `Communicator::create_cartesian_communicator`, and a `CartesianCommunicator` with
+//! `shift`, `rank_to_coordinates`, `coordinates_to_rank`, `get_layout` and `subgroup`;
+//! `dims_create` (MPI_Dims_create).
+//!
+//! Owns the grid arithmetic: ranks laid out in row-major order (the last dimension varies
+//! fastest), never reordered (`reorder` is accepted and ignored, as MPI allows). Must
+//! never communicate except through the communicator splits that make the grids, so every
+//! replica of every member computes the same grid without a message of its own.
+
+use std::ops::Deref;
+
+use super::Communicator;
+use crate::error::Error;
+
+/// A communicator whose ranks form a grid (MPI_Cart_create). Every communicator method
+/// works on it (it dereferences to its `Communicator`).
+#[derive(Clone)]
+pub struct CartesianCommunicator {
+    comm: Communicator,
+    dims: Vec<i32>,
+    periods: Vec<bool>,
+}
+
+/// A grid's shape and this process's place in it (MPI_Cart_get).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CartesianLayout {
+    /// Processes along each dimension.
+    pub dims: Vec<i32>,
+    /// Whether each dimension wraps around.
+    pub periods: Vec<bool>,
+    /// This process's coordinates.
+    pub coords: Vec<i32>,
+}
+
+impl Deref for CartesianCommunicator {
+    type Target = Communicator;
+    fn deref(&self) -> &Communicator {
+        &self.comm
+    }
+}
+
+/// Coordinates of `rank` in a grid of `dims`.
+fn coords_of(dims: &[i32], rank: i32) -> Vec<i32> {
+    let mut c = vec![0; dims.len()];
+    let mut r = rank;
+    for (i, &d) in dims.iter().enumerate().rev() {
+        c[i] = r % d;
+        r /= d;
+    }
+    c
+}
+
+impl Communicator {
+    /// A communicator of the first `dims.iter().product()` ranks of this one laid out as
+    /// a grid (MPI_Cart_create, MPI-3.1 section 7.5.1); `None` at the ranks outside it.
+    /// Collective: every rank calls it with the same arguments. `reorder` is ignored
+    /// (ranks keep their order).
+    pub fn create_cartesian_communicator(
+        &self,
+        dims: &[i32],
+        periods: &[bool],
+        reorder: bool,
+    ) -> Result<Option<CartesianCommunicator>, Error> {
+        let _ = reorder;
+        if dims.len() != periods.len() {
+            return Err(Error::Usage(
+                "create_cartesian_communicator: dims and periods differ in length",
+            ));
+        }
+        if dims.iter().any(|&d| d <= 0) {
+            return Err(Error::Usage(
+                "create_cartesian_communicator: every dimension must be positive",
+            ));
+        }
+        let n = dims
+            .iter()
+            .try_fold(1i32, |p, &d| p.checked_mul(d))
+            .filter(|&n| n <= self.size())
+            .ok_or(Error::Usage(
+                "create_cartesian_communicator: the grid has more processes than the communicator",
+            ))?;
+        let color = (self.rank() < n).then_some(0);
+        Ok(self
+            .split_by_color_with_key(color, self.rank())?
+            .map(|comm| CartesianCommunicator {
+                comm,
+                dims: dims.to_vec(),
+                periods: periods.to_vec(),
+            }))
+    }
+}
+
+impl CartesianCommunicator {
+    /// The grid's communicator.
+    pub fn as_communicator(&self) -> &Communicator {
+        &self.comm
+    }
+
+    /// Number of dimensions (MPI_Cartdim_get).
+    pub fn num_dimensions(&self) -> i32 {
+        self.dims.len() as i32
+    }
+
+    /// The grid and this process's coordinates (MPI_Cart_get).
+    pub fn get_layout(&self) -> CartesianLayout {
+        CartesianLayout {
+            dims: self.dims.clone(),
+            periods: self.periods.clone(),
+            coords: coords_of(&self.dims, self.comm.rank()),
+        }
+    }
+
+    /// Coordinates of `rank` (MPI_Cart_coords).
+    pub fn rank_to_coordinates(&self, rank: i32) -> Result<Vec<i32>, Error> {
+        self.comm.check_rank(rank)?;
+        Ok(coords_of(&self.dims, rank))
+    }
+
+    /// The rank at `coords`, wrapped along periodic dimensions; `None` outside a
+    /// non-periodic one.
+    fn rank_or_none(&self, coords: &[i32]) -> Result<Option<i32>, Error> {
+        if coords.len() != self.dims.len() {
+            return Err(Error::Usage(
+                "coordinates_to_rank: one coordinate per dimension",
+            ));
+        }
+        let mut r = 0;
+        for ((&c, &d), &p) in coords.iter().zip(&self.dims).zip(&self.periods) {
+            let c = if p {
+                c.rem_euclid(d)
+            } else if (0..d).contains(&c) {
+                c
+            } else {
+                return Ok(None);
+            };
+            r = r * d + c;
+        }
+        Ok(Some(r))
+    }
+
+    /// The rank at `coords` (MPI_Cart_rank), wrapped along periodic dimensions; an error
+    /// outside a non-periodic one.
+    pub fn coordinates_to_rank(&self, coords: &[i32]) -> Result<i32, Error> {
+        self.rank_or_none(coords)?.ok_or(Error::Usage(
+            "coordinates_to_rank: coordinates outside a non-periodic dimension",
+        ))
+    }
+
+    /// Source and destination of a shift by `displacement` along `dimension`
+    /// (MPI_Cart_shift): the ranks this process receives from and sends to; `None`
+    /// (MPI_PROC_NULL) past the edge of a non-periodic dimension.
+    pub fn shift(
+        &self,
+        dimension: i32,
+        displacement: i32,
+    ) -> Result<(Option<i32>, Option<i32>), Error> {
+        let dim = usize::try_from(dimension)
+            .ok()
+            .filter(|&d| d < self.dims.len())
+            .ok_or(Error::Usage("shift: no such dimension"))?;
+        let me = coords_of(&self.dims, self.comm.rank());
+        let at = |delta: i32| {
+            let mut c = me.clone();
+            c[dim] = c[dim].saturating_add(delta);
+            self.rank_or_none(&c)
+        };
+        Ok((at(displacement.saturating_neg())?, at(displacement)?))
+    }
+
+    /// The sub-grid through this process keeping the dimensions where `retain` is true
+    /// (MPI_Cart_sub). Collective over this grid.
+    pub fn subgroup(&self, retain: &[bool]) -> Result<CartesianCommunicator, Error> {
+        if retain.len() != self.dims.len() {
+            return Err(Error::Usage("subgroup: one flag per dimension"));
+        }
+        let me = coords_of(&self.dims, self.comm.rank());
+        // Color: the coordinates along the dropped dimensions; key: the rank (the
+        // row-major order of the kept coordinates follows it).
+        let mut color = 0;
+        for i in 0..self.dims.len() {
+            if !retain[i] {
+                color = color * self.dims[i] + me[i];
+            }
+        }
+        let keep =
+            |v: &[i32]| -> Vec<i32> { (0..v.len()).filter(|&i| retain[i]).map(|i| v[i]).collect() };
+        let periods = (0..self.dims.len())
+            .filter(|&i| retain[i])
+            .map(|i| self.periods[i])
+            .collect();
+        match self
+            .comm
+            .split_by_color_with_key(Some(color), self.comm.rank())?
+        {
+            Some(comm) => Ok(CartesianCommunicator {
+                comm,
+                dims: keep(&self.dims),
+                periods,
+            }),
+            None => unreachable!("a process has a color, so it is in its sub-grid"),
+        }
+    }
+}
+
+/// Fills the zero entries of `dims` so that the product of all is `nnodes`, as balanced
+/// as possible, in non-increasing order (MPI_Dims_create, MPI-3.1 section 7.5.2).
+pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> Result<(), Error> {
+    if nnodes < 1 || dims.iter().any(|&d| d < 0) {
+        return Err(Error::Usage(
+            "dims_create: the number of nodes must be positive and no dimension negative",
+        ));
+    }
+    let fixed = dims
+        .iter()
+        .filter(|&&d| d > 0)
+        .try_fold(1i32, |p, &d| p.checked_mul(d))
+        .ok_or(Error::Usage(
+            "dims_create: the given dimensions multiply past the largest rank count",
+        ))?;
+    if nnodes % fixed != 0 {
+        return Err(Error::Usage(
+            "dims_create: the given dimensions do not divide the number of nodes",
+        ));
+    }
+    let free: Vec<usize> = (0..dims.len()).filter(|&i| dims[i] == 0).collect();
+    if free.is_empty() {
+        return if fixed == nnodes {
+            Ok(())
+        } else {
+            Err(Error::Usage(
+                "dims_create: the given dimensions do not make the number of nodes",
+            ))
+        };
+    }
+    // Prime factors, largest first, each to the dimension with the smallest product.
+    let mut rest = i64::from(nnodes / fixed);
+    let mut factors: Vec<i64> = Vec::new();
+    let mut f = 2i64;
+    while f * f <= rest {
+        while rest % f == 0 {
+            factors.push(f);
+            rest /= f;
+        }
+        f += 1;
+    }
+    if rest > 1 {
+        factors.push(rest);
+    }
+    // Every product divides nnodes, so it fits an i32.
+    let mut out = vec![1i64; free.len()];
+    for &p in factors.iter().rev() {
+        if let Some(m) = out.iter_mut().min() {
+            *m *= p;
+        }
+    }
+    out.sort_unstable_by(|a, b| b.cmp(a));
+    for (i, v) in free.into_iter().zip(out) {
+        dims[i] = v as i32;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dims_create_balances() {
+        let cases: &[(i32, &[i32], &[i32])] = &[
+            (6, &[0, 0], &[3, 2]),
+            (7, &[0, 0], &[7, 1]),
+            (16, &[0, 0, 0], &[4, 2, 2]),
+            (12, &[0, 3, 0], &[2, 3, 2]),
+            (1, &[0, 0], &[1, 1]),
+        ];
+        for &(n, given, want) in cases {
+            let mut d = given.to_vec();
+            dims_create(n, &mut d).unwrap();
+            assert_eq!(d, want, "{n} {given:?}");
+        }
+        assert!(dims_create(10, &mut [3, 0]).is_err());
+        assert!(dims_create(0, &mut [0]).is_err());
+        assert!(dims_create(6, &mut [2, 2]).is_err());
+        assert!(dims_create(6, &mut [1 << 16, 1 << 16, 0]).is_err());
+        let mut big = [0, 0];
+        dims_create(i32::MAX, &mut big).unwrap();
+        assert_eq!(big, [i32::MAX, 1]);
+    }
+
+    #[test]
+    fn coordinates_are_row_major() {
+        assert_eq!(coords_of(&[2, 3], 4), [1, 1]);
+        assert_eq!(coords_of(&[2, 3], 5), [1, 2]);
+        assert_eq!(coords_of(&[4], 3), [3]);
+    }
+}
