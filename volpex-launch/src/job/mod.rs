@@ -513,7 +513,11 @@ impl Job {
                 break;
             }
             let next = self.state.next_tick(now);
-            match self.rx.recv_timeout(next.saturating_sub(now)) {
+            let got = self.rx.recv_timeout(next.saturating_sub(now));
+            // The wait ends by `next` at the latest; much later means this process did not
+            // run (SIGSTOP, a starved CPU), and its replicas may have given it up.
+            self.state.woke(next, self.now());
+            match got {
                 Ok(ev) => self.on_event(ev),
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
                 Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,

@@ -387,6 +387,7 @@ impl JobState {
     /// remote exits, the job timeout, the rendezvous and the exit policy.
     pub fn tick(&mut self, now: Duration) -> Vec<Action> {
         self.now = now;
+        self.release_held();
         self.run_chaos(now);
         self.fire_timers(now);
         self.check_launch_timeouts(now);

@@ -61,6 +61,12 @@ pub(super) struct Regen {
     suspect: Vec<bool>,
     /// No host had room once: said once.
     no_room_said: bool,
+    /// volpexrun itself stalled (frozen, or starved of CPU) longer than the heartbeat
+    /// timeout: replicas that lost its heartbeat meanwhile are exiting, and their exits
+    /// are still on their way. Until then no sibling is trusted as a source; the replicas
+    /// lost meanwhile (`held`) are looked at again at the end of the hold.
+    hold_until: Duration,
+    held: Vec<usize>,
     /// For the summary.
     notes: Vec<String>,
 }
@@ -75,6 +81,8 @@ impl Regen {
             local: true,
             suspect: vec![false; hosts],
             no_room_said: false,
+            hold_until: Duration::ZERO,
+            held: Vec::new(),
             notes: Vec::new(),
         }
     }
@@ -117,6 +125,33 @@ impl JobState {
         }
     }
 
+    /// volpexrun's wait for its next input, due to end by `due`, ended at `now`. Much
+    /// later (by more than the heartbeat timeout) means volpexrun itself did not run (it
+    /// was stopped, or starved of CPU): its replicas may have given it up and be exiting,
+    /// their exits still on the way. Regeneration then waits one heartbeat timeout for
+    /// them before it trusts a sibling as a source; a rank that lost every replica is
+    /// lost, as without regeneration.
+    pub fn woke(&mut self, due: Duration, now: Duration) {
+        let late = now.saturating_sub(due);
+        if late > self.heartbeat_timeout {
+            log::info!(
+                "volpexrun did not run for {:.1} s: no regeneration before its replicas' exits are in",
+                late.as_secs_f64()
+            );
+            self.regen.hold_until = now + self.heartbeat_timeout;
+        }
+    }
+
+    /// After a stall's hold: the replicas lost meanwhile are regenerated if a sibling
+    /// still lives.
+    pub(super) fn release_held(&mut self) {
+        if self.now >= self.regen.hold_until && !self.regen.held.is_empty() {
+            for i in std::mem::take(&mut self.regen.held) {
+                self.regenerate(i);
+            }
+        }
+    }
+
     /// How many new incarnations were started in all.
     pub fn regenerations(&self) -> u32 {
         self.regen.ranks.iter().map(|r| r.started).sum()
@@ -126,6 +161,12 @@ impl JobState {
     /// new incarnation of its replica, if the job runs, its rank still lives, the limits
     /// allow and a host has room.
     pub(super) fn regenerate(&mut self, i: usize) {
+        if self.now < self.regen.hold_until {
+            if !self.regen.held.contains(&i) {
+                self.regen.held.push(i);
+            }
+            return;
+        }
         if let Some(host) = self.regeneration_host(i, Source::Sibling) {
             self.start_incarnation(i, host, None);
         }

@@ -114,6 +114,47 @@ fn a_killed_replica_gets_a_new_incarnation_on_this_machine() {
     assert_eq!(st.tick(s(2.1)), [], "the rank lives: nothing to fail");
 }
 
+/// volpexrun was stopped longer than the heartbeat timeout (2 s here): its replicas gave
+/// it up and exit, their exits arriving one by one. No sibling is trusted as a source
+/// before they are all in: a rank whose replicas all exited is lost, not regenerated from
+/// a sibling that was already dead; one whose sibling lives is regenerated after the hold.
+#[test]
+fn after_a_launcher_stall_no_replica_is_regenerated_from_a_sibling_that_is_exiting_too() {
+    let exit_76 = |st: &mut JobState, who: ReplicaId| {
+        let input = Input::Exited {
+            id: who,
+            inc: 0,
+            code: Some(76),
+            signal: None,
+        };
+        spawns(&st.handle(input, s(5.0)))
+    };
+    // Both replicas of rank 0 exit: the rank is lost, nothing starts.
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    st.woke(s(1.2), s(5.0));
+    assert_eq!(exit_76(&mut st, id(0, 0)), [], "0.0 during the hold");
+    assert_eq!(exit_76(&mut st, id(0, 1)), [], "0.1 during the hold");
+    assert_eq!(spawns(&st.tick(s(7.1))), []);
+    assert_eq!(st.regenerations(), 0);
+    // Only 1.0 exits: after the hold it comes back from 1.1.
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    st.woke(s(1.2), s(5.0));
+    assert_eq!(exit_76(&mut st, id(1, 0)), [], "1.0 during the hold");
+    assert_eq!(spawns(&st.tick(s(6.0))), [], "still holding");
+    assert_eq!(spawns(&st.tick(s(7.1))), [(id(1, 0), 1, 0)]);
+}
+
+/// Without a stall, the same loss is regenerated at once (the hold is not the rule).
+#[test]
+fn a_wait_that_ends_on_time_holds_nothing() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    st.woke(s(1.2), s(1.3));
+    assert_eq!(
+        spawns(&killed(&mut st, id(1, 0), 0, s(1.3))),
+        [(id(1, 0), 1, 0)]
+    );
+}
+
 #[test]
 fn a_newcomer_gets_its_table_and_the_others_hear_it_is_joining_then_alive() {
     let mut st = running(local(regen(2, 2, Regenerate::Spare)));
