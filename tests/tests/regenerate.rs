@@ -347,6 +347,10 @@ fn regen_on_test_hosts(net: &volpex_tests::testhosts::TestNet) -> LiveJob {
 /// process on h0 is killed (its sshd and agent too): both replicas it ran get new
 /// incarnations on h2, whose agent volpexrun starts then, and the job finishes correctly.
 #[test]
+#[cfg_attr(
+    not(feature = "root-tests"),
+    ignore = "needs root: test hosts in network namespaces"
+)]
 fn a_lost_hosts_replicas_come_back_on_a_spare_host_over_ssh() {
     use volpex_tests::testhosts::TestNet;
 
@@ -413,6 +417,10 @@ fn pid_on_host(
 /// it must not be taken for the new one. It is refused everywhere and ends itself, and
 /// the job's result is that of a failure-free run.
 #[test]
+#[cfg_attr(
+    not(feature = "root-tests"),
+    ignore = "needs root: test hosts in network namespaces"
+)]
 fn an_old_incarnation_that_wakes_up_after_its_replacement_is_fenced() {
     use nix::sys::signal::{kill, Signal};
     use nix::unistd::Pid;
