@@ -230,14 +230,16 @@ pub fn upper(
 /// v(k-1) is not written on this plane, so every value is the same.
 #[inline(never)]
 fn blts(s: &Sub, omega: f64, v: &mut [f64], jac: &Jac, j: isize, kk: isize) {
+    // v(i-1), carried from the point before (its solution) rather than read back from
+    // where it was just stored: it is on the critical path from point to point.
+    let mut vx = at5(v, s.at(s.ist - 1, j, kk));
     for i in s.ist..=s.iend {
         let p = s.at(i, j, kk);
         let pz = s.at(i, j, kk - 1);
         let py = s.at(i, j - 1, kk);
-        let px = s.at(i - 1, j, kk);
         let x = i as usize;
         let (a, b, c) = (&jac.a[x], &jac.b[x], &jac.c[x]);
-        let (vz, vy, vx) = (at5(v, pz), at5(v, py), at5(v, px));
+        let (vz, vy) = (at5(v, pz), at5(v, py));
         let vp = at5_mut(v, p);
         for m in 0..5 {
             let sum = a[m][0] * vz[0]
@@ -257,6 +259,7 @@ fn blts(s: &Sub, omega: f64, v: &mut [f64], jac: &Jac, j: isize, kk: isize) {
         }
         solve5(&jac.d[x], &mut r);
         *vp = r;
+        vx = r;
     }
 }
 
@@ -265,14 +268,15 @@ fn blts(s: &Sub, omega: f64, v: &mut [f64], jac: &Jac, j: isize, kk: isize) {
 /// not written on this plane, so every value is the same.
 #[inline(never)]
 fn buts(s: &Sub, omega: f64, v: &mut [f64], jac: &Jac, j: isize, kk: isize) {
+    // v(i+1), carried from the point before (see blts).
+    let mut vx = at5(v, s.at(s.iend + 1, j, kk));
     for i in (s.ist..=s.iend).rev() {
         let p = s.at(i, j, kk);
         let pz = s.at(i, j, kk + 1);
         let py = s.at(i, j + 1, kk);
-        let px = s.at(i + 1, j, kk);
         let x = i as usize;
         let (a, b, c) = (&jac.a[x], &jac.b[x], &jac.c[x]);
-        let (vz, vy, vx) = (at5(v, pz), at5(v, py), at5(v, px));
+        let (vz, vy) = (at5(v, pz), at5(v, py));
         let mut r = [0.0; 5];
         for m in 0..5 {
             r[m] = omega
@@ -294,6 +298,7 @@ fn buts(s: &Sub, omega: f64, v: &mut [f64], jac: &Jac, j: isize, kk: isize) {
         for m in 0..5 {
             vp[m] -= r[m];
         }
+        vx = *vp;
     }
 }
 
