@@ -135,10 +135,9 @@ struct Sorter<'a> {
     key_buff1: Vec<i32>,
     /// Keys received in the redistribution.
     key_buff2: Vec<i32>,
-    /// Per key value of this rank's range: cumulative population (the ranks).
+    /// Per key value, indexed by the key (only this rank's range is used): cumulative
+    /// population (the ranks).
     counts: Vec<i32>,
-    /// Smallest key value of this rank's range.
-    min_key_val: i32,
     /// Keys on this rank after the last redistribution.
     total_local_keys: usize,
     passed: i32,
@@ -231,7 +230,6 @@ impl<'a> Sorter<'a> {
             key_buff1: vec![0; num_keys],
             key_buff2: Vec::new(),
             counts: vec![0; 1 << p.max_key_log2],
-            min_key_val: 0,
             total_local_keys: 0,
             passed: 0,
             p,
@@ -325,13 +323,21 @@ impl<'a> Sorter<'a> {
             .sum();
         let local: usize = (first..=last).map(|b| totals[b as usize] as usize).sum();
 
-        let width = (max_key_val - min_key_val + 1).max(0) as usize;
-        let counts = &mut self.counts[..width];
-        counts.fill(0);
+        // Counts by key value over the whole key range, as the reference's key_buff_ptr
+        // (key_buff1 offset by min_key_val): only min_key_val..=max_key_val is used here.
+        let (lo, hi) = (
+            min_key_val as usize,
+            (max_key_val + 1).max(min_key_val) as usize,
+        );
+        let counts = &mut self.counts[..];
+        counts[lo..hi].fill(0);
+        // counts' length is a power of two (the key range) and every key lies in it: the
+        // mask changes nothing but drops the bounds check from this loop.
+        let mask = counts.len() - 1;
         for &key in &self.key_buff2[..local] {
-            counts[(key - min_key_val) as usize] += 1;
+            counts[key as usize & mask] += 1;
         }
-        for i in 1..width {
+        for i in lo + 1..hi {
             counts[i] += counts[i - 1];
         }
 
@@ -340,7 +346,7 @@ impl<'a> Sorter<'a> {
             if min_key_val <= k && k <= max_key_val {
                 // Keys below k here: the cumulative count at k - 1 (none below the range).
                 let below = if k > min_key_val {
-                    i64::from(counts[(k - 1 - min_key_val) as usize])
+                    i64::from(counts[(k - 1) as usize])
                 } else {
                     0
                 };
@@ -356,7 +362,6 @@ impl<'a> Sorter<'a> {
                 }
             }
         }
-        self.min_key_val = min_key_val;
         self.total_local_keys = local;
         Ok(())
     }
@@ -367,7 +372,7 @@ impl<'a> Sorter<'a> {
         let n = self.total_local_keys;
         let mut sorted = vec![0i32; n];
         for &key in &self.key_buff2[..n] {
-            let c = &mut self.counts[(key - self.min_key_val) as usize];
+            let c = &mut self.counts[key as usize];
             *c -= 1;
             sorted[*c as usize] = key;
         }

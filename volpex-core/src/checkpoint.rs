@@ -95,6 +95,22 @@ impl Snapshot {
         Ok(Bytes::from(out))
     }
 
+    /// Encodes it as `encode` does, with `state` (the application's state, serialized
+    /// here in postcard; `app` is ignored) written straight after the runtime's part, into
+    /// `buf`'s allocation (cleared first): one pass over the state's bytes, and no page
+    /// faults when `buf` is the allocation of an earlier snapshot of the same size.
+    pub fn encode_with<T: Serialize>(&self, state: &T, buf: Vec<u8>) -> Result<Bytes, String> {
+        let head =
+            postcard::to_stdvec(self).map_err(|e| format!("cannot encode the snapshot: {e}"))?;
+        let mut out = buf;
+        out.clear();
+        out.extend_from_slice(&(head.len() as u64).to_le_bytes());
+        out.extend_from_slice(&head);
+        let out = postcard::to_extend(state, out)
+            .map_err(|e| format!("cannot encode the application's state: {e}"))?;
+        Ok(Bytes::from(out))
+    }
+
     /// Decodes what `encode` made.
     pub fn decode(b: &[u8]) -> Result<Snapshot, String> {
         let bad = |why: &str| format!("malformed snapshot: {why}");
@@ -148,5 +164,25 @@ mod tests {
         bad[8] = 0xff;
         bad.truncate(12);
         assert!(Snapshot::decode(&bad).is_err());
+    }
+
+    /// `encode_with` writes the state's postcard bytes where `encode` writes `app`, over
+    /// whatever the reused buffer held.
+    #[test]
+    fn encoding_with_the_state_is_encoding_its_bytes() {
+        let state = ("state", vec![1.5f64, -0.0]);
+        let s = Snapshot {
+            number: 2,
+            splits: vec![(0, 1, vec![4])],
+            sends: 5,
+            ..Default::default()
+        };
+        let direct = s.encode_with(&state, vec![0xff; 64]).unwrap();
+        let with_app = Snapshot {
+            app: postcard::to_stdvec(&state).unwrap(),
+            ..s
+        };
+        assert_eq!(direct, with_app.encode().unwrap());
+        assert_eq!(Snapshot::decode(&direct), Ok(with_app));
     }
 }

@@ -99,16 +99,12 @@ pub fn solve(flow: &mut Flow<Aos>, w: &mut SolveWork, d: usize) -> Result<(), Np
             comm.process_at_rank(pred)
                 .receive_into_with_tag(&mut solve_buf[..], solve_tag + tag)?;
         }
-        solve_cell(
-            cs,
-            &k,
-            d,
-            (first, last),
-            &solve_buf,
-            maxd,
-            &mut w.lhsc[ci],
-            &mut w.line,
-        );
+        let (ends, lhsc, line) = ((first, last), &mut w.lhsc[ci], &mut w.line);
+        match d {
+            0 => solve_cell::<0>(cs, &k, ends, &solve_buf, maxd, lhsc, line),
+            1 => solve_cell::<1>(cs, &k, ends, &solve_buf, maxd, lhsc, line),
+            _ => solve_cell::<2>(cs, &k, ends, &solve_buf, maxd, lhsc, line),
+        }
         if !last {
             // C'(last plane) and rhs'(last plane) of every line.
             let c = &cs.cell;
@@ -157,20 +153,21 @@ pub fn solve(flow: &mut Flow<Aos>, w: &mut SolveWork, d: usize) -> Result<(), Np
     Ok(())
 }
 
-/// Forward elimination of every line of one cell (x_solve_cell), in place on the cell's
-/// rhs and its C' (`lhsc`), as the reference does. `recv` holds C' and rhs' of the
-/// preceding cell's last plane when this is not the first cell.
-#[allow(clippy::too_many_arguments)]
-fn solve_cell(
+/// Forward elimination of every line of one cell in direction `D` (x_solve_cell,
+/// y_solve_cell, z_solve_cell: one copy per direction, so that the Jacobians' pattern and
+/// the line's indexing are constants), in place on the cell's rhs and its C' (`lhsc`), as
+/// the reference does. `recv` holds C' and rhs' of the preceding cell's last plane when
+/// this is not the first cell.
+fn solve_cell<const D: usize>(
     cs: &mut CellState<Aos>,
     k: &Constants,
-    d: usize,
     (first, last): (bool, bool),
     recv: &[f64],
     maxd: usize,
     lhsc: &mut [Block],
     w: &mut LineWork,
 ) {
+    let d = D;
     let c = cs.cell.clone();
     let (a, b) = others(d);
     let n = c.size[d];
@@ -215,15 +212,21 @@ fn solve_cell(
                 let n0 = &w.nj[pos + 1];
                 let (fp, np) = (&w.fj[pos + 2], &w.nj[pos + 2]);
                 let (la, lb, lc) = (&mut w.lhsa[pos], &mut w.lhsb[pos], &mut line[pos]);
+                // Every entry written once, the diagonal's dissipation term in the same
+                // expression (the reference's order of operations), rather than the
+                // diagonal read back and rewritten after a block store.
                 for m in 0..5 {
                     for q in 0..5 {
-                        la[m][q] = -tmp2 * fm[m][q] - tmp1 * nm[m][q];
-                        lb[m][q] = tmp1 * 2.0 * n0[m][q];
-                        lc[m][q] = tmp2 * fp[m][q] - tmp1 * np[m][q];
+                        if m == q {
+                            la[m][q] = -tmp2 * fm[m][q] - tmp1 * nm[m][q] - tmp1 * dd[m];
+                            lb[m][q] = 1.0 + tmp1 * 2.0 * n0[m][q] + tmp1 * 2.0 * dd[m];
+                            lc[m][q] = tmp2 * fp[m][q] - tmp1 * np[m][q] - tmp1 * dd[m];
+                        } else {
+                            la[m][q] = -tmp2 * fm[m][q] - tmp1 * nm[m][q];
+                            lb[m][q] = tmp1 * 2.0 * n0[m][q];
+                            lc[m][q] = tmp2 * fp[m][q] - tmp1 * np[m][q];
+                        }
                     }
-                    la[m][m] -= tmp1 * dd[m];
-                    lb[m][m] = 1.0 + lb[m][m] + tmp1 * 2.0 * dd[m];
-                    lc[m][m] -= tmp1 * dd[m];
                 }
             }
             let rhs = &mut cs.rhs.data[..];

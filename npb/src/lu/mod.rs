@@ -384,12 +384,12 @@ impl Lu {
                 }
             }
             for kk in 2..nz {
-                ssor::jacld(&s, &k, &self.u, kk, &mut self.jac);
-                ssor::blts(&self.comm, &s, OMEGA, &mut self.rsd, &self.jac, kk)?;
+                let (u, rsd) = (&self.u, &mut self.rsd);
+                ssor::lower(&self.comm, &s, &k, u, OMEGA, rsd, &mut self.jac, kk)?;
             }
             for kk in (2..nz).rev() {
-                ssor::jacu(&s, &k, &self.u, kk, &mut self.jac);
-                ssor::buts(&self.comm, &s, OMEGA, &mut self.rsd, &self.jac, kk)?;
+                let (u, rsd) = (&self.u, &mut self.rsd);
+                ssor::upper(&self.comm, &s, &k, u, OMEGA, rsd, &mut self.jac, kk)?;
             }
             for kk in 2..nz {
                 for j in s.jst..=s.jend {

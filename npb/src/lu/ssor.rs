@@ -1,8 +1,9 @@
 //! LU's symmetric successive over-relaxation (the reference's jacld, blts, jacu, buts):
-//! per k-plane, the block lower (then upper) triangular Jacobian and its solve. Planes
-//! are processed as a 2-D pipelined wavefront: each process waits for the north and
-//! west boundary of the plane (exchange_1) before its lower sweep and sends its south
-//! and east boundary after it; the upper sweep runs the other way.
+//! per k-plane, line by line (one j at a time), the line's block lower (then upper)
+//! triangular Jacobian and its solve, so a line's blocks are still in cache when the
+//! solve reads them. Planes are processed as a 2-D pipelined wavefront: each process
+//! waits for the north and west boundary of the plane (exchange_1) before its lower sweep
+//! and sends its south and east boundary after it; the upper sweep runs the other way.
 
 use super::exchange::{exchange_1, Ex1};
 use super::grid::Sub;
@@ -13,7 +14,7 @@ use crate::cfd::constants::Constants;
 use crate::common::NpbError;
 use volpex::Communicator;
 
-/// The four Jacobian blocks of every (i, j) of one plane.
+/// The four Jacobian blocks of every i of one line (j, k) of a plane.
 pub struct Jac {
     /// Main diagonal.
     pub d: Vec<Block>,
@@ -23,25 +24,18 @@ pub struct Jac {
     pub b: Vec<Block>,
     /// Third neighbour block.
     pub c: Vec<Block>,
-    nx: usize,
 }
 
 impl Jac {
-    /// Zeroed blocks for a sub-domain.
+    /// Zeroed blocks for a line of a sub-domain, indexed by i.
     pub fn new(s: &Sub) -> Jac {
-        let n = (s.nx + 2) * (s.ny + 2);
+        let n = s.nx + 2;
         Jac {
             d: vec![[[0.0; 5]; 5]; n],
             a: vec![[[0.0; 5]; 5]; n],
             b: vec![[[0.0; 5]; 5]; n],
             c: vec![[[0.0; 5]; 5]; n],
-            nx: s.nx,
         }
-    }
-
-    #[inline(always)]
-    fn ix(&self, i: isize, j: isize) -> usize {
-        i as usize + (self.nx + 2) * j as usize
     }
 }
 
@@ -102,7 +96,13 @@ fn neighbour<const D: usize>(u: &[f64], p: usize, sign: f64, k: &Constants, out:
 #[inline(always)]
 fn diagonal(u: &[f64], p: usize, k: &Constants, out: &mut Block) {
     let (v, qs, ri) = point(u, p);
-    let nj = [0, 1, 2].map(|d| jacobian_pair(&v, qs, ri, d, k).1);
+    // Written out, not `[0, 1, 2].map(..)`: the map's closure is not always inlined,
+    // and then each 200-byte block is returned and copied.
+    let nj = [
+        jacobian_pair(&v, qs, ri, 0, k).1,
+        jacobian_pair(&v, qs, ri, 1, k).1,
+        jacobian_pair(&v, qs, ri, 2, k).1,
+    ];
     let mut diag = [0.0; 5];
     for d in 0..3 {
         for m in 0..5 {
@@ -122,31 +122,29 @@ fn diagonal(u: &[f64], p: usize, k: &Constants, out: &mut Block) {
     }
 }
 
-/// jacld: the lower triangular part of the Jacobian on plane `kk`.
-pub fn jacld(s: &Sub, k: &Constants, u: &[f64], kk: isize, jac: &mut Jac) {
-    for j in s.jst..=s.jend {
-        for i in s.ist..=s.iend {
-            let p = s.at(i, j, kk);
-            let x = jac.ix(i, j);
-            diagonal(u, p, k, &mut jac.d[x]);
-            neighbour::<2>(u, s.at(i, j, kk - 1), -1.0, k, &mut jac.a[x]);
-            neighbour::<1>(u, s.at(i, j - 1, kk), -1.0, k, &mut jac.b[x]);
-            neighbour::<0>(u, s.at(i - 1, j, kk), -1.0, k, &mut jac.c[x]);
-        }
+/// jacld: the lower triangular part of the Jacobian on line (j, kk).
+#[inline(never)]
+fn jacld(s: &Sub, k: &Constants, u: &[f64], j: isize, kk: isize, jac: &mut Jac) {
+    for i in s.ist..=s.iend {
+        let p = s.at(i, j, kk);
+        let x = i as usize;
+        diagonal(u, p, k, &mut jac.d[x]);
+        neighbour::<2>(u, s.at(i, j, kk - 1), -1.0, k, &mut jac.a[x]);
+        neighbour::<1>(u, s.at(i, j - 1, kk), -1.0, k, &mut jac.b[x]);
+        neighbour::<0>(u, s.at(i - 1, j, kk), -1.0, k, &mut jac.c[x]);
     }
 }
 
-/// jacu: the upper triangular part of the Jacobian on plane `kk`.
-pub fn jacu(s: &Sub, k: &Constants, u: &[f64], kk: isize, jac: &mut Jac) {
-    for j in s.jst..=s.jend {
-        for i in s.ist..=s.iend {
-            let p = s.at(i, j, kk);
-            let x = jac.ix(i, j);
-            diagonal(u, p, k, &mut jac.d[x]);
-            neighbour::<0>(u, s.at(i + 1, j, kk), 1.0, k, &mut jac.a[x]);
-            neighbour::<1>(u, s.at(i, j + 1, kk), 1.0, k, &mut jac.b[x]);
-            neighbour::<2>(u, s.at(i, j, kk + 1), 1.0, k, &mut jac.c[x]);
-        }
+/// jacu: the upper triangular part of the Jacobian on line (j, kk).
+#[inline(never)]
+fn jacu(s: &Sub, k: &Constants, u: &[f64], j: isize, kk: isize, jac: &mut Jac) {
+    for i in s.ist..=s.iend {
+        let p = s.at(i, j, kk);
+        let x = i as usize;
+        diagonal(u, p, k, &mut jac.d[x]);
+        neighbour::<0>(u, s.at(i + 1, j, kk), 1.0, k, &mut jac.a[x]);
+        neighbour::<1>(u, s.at(i, j + 1, kk), 1.0, k, &mut jac.b[x]);
+        neighbour::<2>(u, s.at(i, j, kk + 1), 1.0, k, &mut jac.c[x]);
     }
 }
 
@@ -185,98 +183,123 @@ fn solve5(d: &Block, v: &mut [f64; 5]) {
     }
 }
 
-/// blts: v <- L^-1 v on plane `kk`, between the two halves of exchange_1. The
-/// reference's two passes over the plane (v -= omega A v(k-1), then the i-1 and j-1
-/// neighbours and the solve) run fused point by point: v(k-1) is not written on this
-/// plane, so every value is the same.
-pub fn blts(
+/// The lower sweep on plane `kk` (the reference's jacld and blts for each line, between
+/// the two halves of exchange_1): v <- L^-1 v, with `u`'s Jacobians.
+#[allow(clippy::too_many_arguments)]
+pub fn lower(
     comm: &Communicator,
     s: &Sub,
+    k: &Constants,
+    u: &[f64],
     omega: f64,
     v: &mut [f64],
-    jac: &Jac,
+    jac: &mut Jac,
     kk: isize,
 ) -> Result<(), NpbError> {
     exchange_1(comm, s, v, kk, Ex1::RecvLower)?;
     for j in s.jst..=s.jend {
-        for i in s.ist..=s.iend {
-            let p = s.at(i, j, kk);
-            let pz = s.at(i, j, kk - 1);
-            let py = s.at(i, j - 1, kk);
-            let px = s.at(i - 1, j, kk);
-            let x = jac.ix(i, j);
-            let (a, b, c) = (&jac.a[x], &jac.b[x], &jac.c[x]);
-            let (vz, vy, vx) = (at5(v, pz), at5(v, py), at5(v, px));
-            let vp = at5_mut(v, p);
-            for m in 0..5 {
-                let sum = a[m][0] * vz[0]
-                    + a[m][1] * vz[1]
-                    + a[m][2] * vz[2]
-                    + a[m][3] * vz[3]
-                    + a[m][4] * vz[4];
-                vp[m] -= omega * sum;
-            }
-            let mut r = [0.0; 5];
-            for m in 0..5 {
-                let mut sum = 0.0;
-                for n in 0..5 {
-                    sum += b[m][n] * vy[n] + c[m][n] * vx[n];
-                }
-                r[m] = vp[m] - omega * sum;
-            }
-            solve5(&jac.d[x], &mut r);
-            *vp = r;
-        }
+        jacld(s, k, u, j, kk, jac);
+        blts(s, omega, v, jac, j, kk);
     }
     exchange_1(comm, s, v, kk, Ex1::SendLower)
 }
 
-/// buts: v <- U^-1 v on plane `kk`, between the two halves of exchange_1. The
-/// reference's two passes over a line (tv = omega C v(k+1), then the i+1 and j+1
-/// neighbours and the solve) run fused point by point: v(k+1) is not written on this
-/// plane, so every value is the same.
-pub fn buts(
+/// The upper sweep on plane `kk` (the reference's jacu and buts for each line, last line
+/// first, between the two halves of exchange_1): v <- U^-1 v, with `u`'s Jacobians.
+#[allow(clippy::too_many_arguments)]
+pub fn upper(
     comm: &Communicator,
     s: &Sub,
+    k: &Constants,
+    u: &[f64],
     omega: f64,
     v: &mut [f64],
-    jac: &Jac,
+    jac: &mut Jac,
     kk: isize,
 ) -> Result<(), NpbError> {
     exchange_1(comm, s, v, kk, Ex1::RecvUpper)?;
     for j in (s.jst..=s.jend).rev() {
-        for i in (s.ist..=s.iend).rev() {
-            let p = s.at(i, j, kk);
-            let pz = s.at(i, j, kk + 1);
-            let py = s.at(i, j + 1, kk);
-            let px = s.at(i + 1, j, kk);
-            let x = jac.ix(i, j);
-            let (a, b, c) = (&jac.a[x], &jac.b[x], &jac.c[x]);
-            let (vz, vy, vx) = (at5(v, pz), at5(v, py), at5(v, px));
-            let mut r = [0.0; 5];
-            for m in 0..5 {
-                r[m] = omega
-                    * (c[m][0] * vz[0]
-                        + c[m][1] * vz[1]
-                        + c[m][2] * vz[2]
-                        + c[m][3] * vz[3]
-                        + c[m][4] * vz[4]);
-            }
-            for m in 0..5 {
-                let mut sum = 0.0;
-                for n in 0..5 {
-                    sum += b[m][n] * vy[n] + a[m][n] * vx[n];
-                }
-                r[m] += omega * sum;
-            }
-            solve5(&jac.d[x], &mut r);
-            let vp = at5_mut(v, p);
-            for m in 0..5 {
-                vp[m] -= r[m];
-            }
-        }
+        jacu(s, k, u, j, kk, jac);
+        buts(s, omega, v, jac, j, kk);
     }
     exchange_1(comm, s, v, kk, Ex1::SendUpper)
+}
+
+/// blts on line (j, kk). The reference's two passes over the plane (v -= omega A
+/// v(k-1), then the i-1 and j-1 neighbours and the solve) run fused point by point:
+/// v(k-1) is not written on this plane, so every value is the same.
+#[inline(never)]
+fn blts(s: &Sub, omega: f64, v: &mut [f64], jac: &Jac, j: isize, kk: isize) {
+    // v(i-1), carried from the point before (its solution) rather than read back from
+    // where it was just stored: it is on the critical path from point to point.
+    let mut vx = at5(v, s.at(s.ist - 1, j, kk));
+    for i in s.ist..=s.iend {
+        let p = s.at(i, j, kk);
+        let pz = s.at(i, j, kk - 1);
+        let py = s.at(i, j - 1, kk);
+        let x = i as usize;
+        let (a, b, c) = (&jac.a[x], &jac.b[x], &jac.c[x]);
+        let (vz, vy) = (at5(v, pz), at5(v, py));
+        let vp = at5_mut(v, p);
+        for m in 0..5 {
+            let sum = a[m][0] * vz[0]
+                + a[m][1] * vz[1]
+                + a[m][2] * vz[2]
+                + a[m][3] * vz[3]
+                + a[m][4] * vz[4];
+            vp[m] -= omega * sum;
+        }
+        let mut r = [0.0; 5];
+        for m in 0..5 {
+            let mut sum = 0.0;
+            for n in 0..5 {
+                sum += b[m][n] * vy[n] + c[m][n] * vx[n];
+            }
+            r[m] = vp[m] - omega * sum;
+        }
+        solve5(&jac.d[x], &mut r);
+        *vp = r;
+        vx = r;
+    }
+}
+
+/// buts on line (j, kk). The reference's two passes over a line (tv = omega C v(k+1),
+/// then the i+1 and j+1 neighbours and the solve) run fused point by point: v(k+1) is
+/// not written on this plane, so every value is the same.
+#[inline(never)]
+fn buts(s: &Sub, omega: f64, v: &mut [f64], jac: &Jac, j: isize, kk: isize) {
+    // v(i+1), carried from the point before (see blts).
+    let mut vx = at5(v, s.at(s.iend + 1, j, kk));
+    for i in (s.ist..=s.iend).rev() {
+        let p = s.at(i, j, kk);
+        let pz = s.at(i, j, kk + 1);
+        let py = s.at(i, j + 1, kk);
+        let x = i as usize;
+        let (a, b, c) = (&jac.a[x], &jac.b[x], &jac.c[x]);
+        let (vz, vy) = (at5(v, pz), at5(v, py));
+        let mut r = [0.0; 5];
+        for m in 0..5 {
+            r[m] = omega
+                * (c[m][0] * vz[0]
+                    + c[m][1] * vz[1]
+                    + c[m][2] * vz[2]
+                    + c[m][3] * vz[3]
+                    + c[m][4] * vz[4]);
+        }
+        for m in 0..5 {
+            let mut sum = 0.0;
+            for n in 0..5 {
+                sum += b[m][n] * vy[n] + a[m][n] * vx[n];
+            }
+            r[m] += omega * sum;
+        }
+        solve5(&jac.d[x], &mut r);
+        let vp = at5_mut(v, p);
+        for m in 0..5 {
+            vp[m] -= r[m];
+        }
+        vx = *vp;
+    }
 }
 
 #[cfg(test)]

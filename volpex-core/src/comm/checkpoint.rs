@@ -6,13 +6,17 @@
 //! Owns the application's part of snapshots (its state, the record of communicator
 //! splits, the output marks that keep a restored replica's output lines numbered like its
 //! siblings'). Must never decide which sibling serves a snapshot (the engine does) nor
-//! touch sockets.
+//! touch sockets. Keeps one spare allocation of a snapshot's size for the next
+//! checkpoint (at most one more copy of the latest snapshot in memory), never a
+//! snapshot the engine still holds.
 
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use bytes::Bytes;
+use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -34,7 +38,6 @@ impl Communicator {
     /// `state` is everything the program needs to go on from here.
     pub fn checkpoint<T: Serialize>(&self, state: &T) -> Result<(), Error> {
         let inner = &self.inner;
-        let app = postcard::to_stdvec(state).map_err(|e| Error::CheckpointState(e.to_string()))?;
         let number = inner.checkpoints.load(Ordering::Relaxed) + 1;
         {
             let mut core = inner.rt.lock();
@@ -44,9 +47,11 @@ impl Communicator {
                 runtime,
                 splits: inner.splits.lock().clone(),
                 sends: inner.sends.load(Ordering::Relaxed),
-                app,
+                app: Vec::new(),
             };
-            let bytes = snapshot.encode().map_err(Error::CheckpointState)?;
+            let bytes = snapshot
+                .encode_with(state, SPARE.take_free())
+                .map_err(Error::CheckpointState)?;
             // The mark goes out before any sibling can restore this checkpoint (and
             // mark the restore in its own output).
             if inner.launched {
@@ -54,6 +59,7 @@ impl Communicator {
             }
             core.engine
                 .checkpoint_taken(number, bytes.clone(), &snapshot.runtime);
+            SPARE.handed(bytes.clone());
             core.flush();
             handover::checkpointed();
             if handover::draining() && inner.launched {
@@ -65,6 +71,30 @@ impl Communicator {
         }
         inner.checkpoints.store(number, Ordering::Relaxed);
         Ok(())
+    }
+}
+
+/// The allocation the next checkpoint encodes into (a fresh one of tens of megabytes
+/// costs a page fault per page, more than the encoding itself): the previous snapshot's,
+/// once the engine has let go of it and nothing else holds it (a sibling's transfer).
+static SPARE: Spare = Spare(Mutex::new((None, Vec::new())));
+
+/// The snapshot handed to the engine last, and a free buffer.
+struct Spare(Mutex<(Option<Bytes>, Vec<u8>)>);
+
+impl Spare {
+    /// The free buffer (empty when there is none).
+    fn take_free(&self) -> Vec<u8> {
+        std::mem::take(&mut self.0.lock().1)
+    }
+
+    /// `bytes` was just handed to the engine, which let go of the snapshot handed before:
+    /// that one's allocation becomes the free buffer if nothing else holds it.
+    fn handed(&self, bytes: Bytes) {
+        let mut spare = self.0.lock();
+        if let Some(Ok(free)) = spare.0.replace(bytes).map(Bytes::try_into_mut) {
+            spare.1 = Vec::from(free);
+        }
     }
 }
 
