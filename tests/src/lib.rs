@@ -13,6 +13,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+pub mod abi;
 pub mod testhosts;
 
 /// Directory of the build profile the tests were built with (`target/debug`, ...).

@@ -8,31 +8,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
+use volpex_tests::abi::{first_line, job, singleton, TempDir, DEADLINE};
 use volpex_tests::{bin, run, Run};
-
-const DEADLINE: Duration = Duration::from_secs(120);
-
-/// A temporary directory, removed when dropped (also when a test fails).
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(stem: &str) -> TempDir {
-        let p = volpex_tests::TempPath::new(stem);
-        std::fs::create_dir_all(&p.0).expect("create temp dir");
-        // The TempPath would remove a file; the directory is ours to remove.
-        let dir = p.0.clone();
-        std::mem::forget(p);
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn sources() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("c")
@@ -54,31 +32,6 @@ fn compile(dir: &TempDir, name: &str) -> PathBuf {
         String::from_utf8_lossy(&st.stderr)
     );
     out
-}
-
-/// Runs `program` with volpexrun's `args`; asserts it succeeded and returns stdout.
-fn job(args: &[&str], program: &Path, prog_args: &[&str]) -> String {
-    let r = run(args, program, prog_args, DEADLINE);
-    r.assert_no_leftovers();
-    r.ok().to_string()
-}
-
-/// Runs `program` alone, as `./a.out`.
-fn singleton(program: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(program)
-        .args(args)
-        .env_remove("VOLPEX_RANK")
-        .env_remove("VOLPEX_LAUNCHER")
-        .output()
-        .expect("run the program alone")
-}
-
-fn first_line(stdout: &str, prefix: &str) -> String {
-    stdout
-        .lines()
-        .find(|l| l.starts_with(prefix))
-        .unwrap_or_else(|| panic!("no line starting with {prefix:?} in:\n{stdout}"))
-        .to_string()
 }
 
 /// Every function `mpi.h` declares links (stubs included): a program taking the address
@@ -342,49 +295,6 @@ fn official_npb_is_builds_and_verifies() {
 fn mpix_checkpoint_restores_a_regenerated_c_replica() {
     let dir = TempDir::new("mpix");
     let exe = compile(&dir, "checkpoint");
-    let args = ["150", "20"];
-    let reference = first_line(&job(&["-n", "3", "-r", "1"], &exe, &args), "checkpoint:");
-    let r = run(
-        &[
-            "-n",
-            "3",
-            "-r",
-            "2",
-            "--fault",
-            "1.0:kill@1",
-            "--fault",
-            "0.1:kill@2",
-        ],
-        &exe,
-        &args,
-        DEADLINE,
-    );
-    r.assert_no_leftovers();
-    let out = r.ok();
-    assert_eq!(first_line(out, "checkpoint:"), reference, "{}", r.stderr);
-    let printed: Vec<&str> = out
-        .lines()
-        .filter(|l| l.starts_with("iteration "))
-        .collect();
-    let expect: Vec<String> = (1..=15).map(|i| format!("iteration {}", i * 10)).collect();
-    assert_eq!(printed, expect, "each line once, in order\n{out}");
-    let procs = r
-        .report
-        .as_ref()
-        .and_then(|j| j["processes"].as_array())
-        .cloned()
-        .unwrap_or_default();
-    for (rank, replica) in [(1, 0), (0, 1)] {
-        let from: Vec<&str> = procs
-            .iter()
-            .filter(|p| p["rank"] == rank && p["replica"] == replica && p["incarnation"] == 1)
-            .filter_map(|p| p["from"].as_str())
-            .collect();
-        assert!(
-            from.len() == 1 && from[0].starts_with("snapshot "),
-            "{rank}.{replica}: {from:?}\n{}",
-            r.stderr
-        );
-    }
+    let r = volpex_tests::abi::checkpoint_survives_two_losses(&exe);
     assert!(r.stderr.contains("restored at iteration"), "{}", r.stderr);
 }

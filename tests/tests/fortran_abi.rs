@@ -12,30 +12,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
+use volpex_tests::abi::{first_line, job, singleton, TempDir, DEADLINE};
 use volpex_tests::{bin, run, Run};
-
-const DEADLINE: Duration = Duration::from_secs(120);
-
-/// A temporary directory, removed when dropped (also when a test fails).
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(stem: &str) -> TempDir {
-        let p = volpex_tests::TempPath::new(stem);
-        std::fs::create_dir_all(&p.0).expect("create temp dir");
-        let dir = p.0.clone();
-        std::mem::forget(p);
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn sources() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fortran")
@@ -72,29 +51,6 @@ const PROGRAMS: &[(&str, &str)] = &[
     ("datatypes.f", "volpexf77"),
     ("errors.f90", "volpexf90"),
 ];
-
-fn job(args: &[&str], program: &Path, prog_args: &[&str]) -> String {
-    let r = run(args, program, prog_args, DEADLINE);
-    r.assert_no_leftovers();
-    r.ok().to_string()
-}
-
-fn singleton(program: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(program)
-        .args(args)
-        .env_remove("VOLPEX_RANK")
-        .env_remove("VOLPEX_LAUNCHER")
-        .output()
-        .expect("run the program alone")
-}
-
-fn first_line(stdout: &str, prefix: &str) -> String {
-    stdout
-        .lines()
-        .find(|l| l.starts_with(prefix))
-        .unwrap_or_else(|| panic!("no line starting with {prefix:?} in:\n{stdout}"))
-        .to_string()
-}
 
 /// `volpexf90 -show` prints the compiler command like `mpif90 -show`: gfortran, the
 /// include directory (mpif.h), the mpi module's directory, the flag that lets one MPI
@@ -351,50 +307,7 @@ fn fortran_errors_are_fatal_by_default() {
 fn fortran_mpix_checkpoint_restores_a_regenerated_replica() {
     let dir = TempDir::new("fmpix");
     let exe = compile_with("volpexf90", &dir, "checkpoint.f90");
-    let args = ["150", "20"];
-    let reference = first_line(&job(&["-n", "3", "-r", "1"], &exe, &args), "checkpoint:");
-    let r = run(
-        &[
-            "-n",
-            "3",
-            "-r",
-            "2",
-            "--fault",
-            "1.0:kill@1",
-            "--fault",
-            "0.1:kill@2",
-        ],
-        &exe,
-        &args,
-        DEADLINE,
-    );
-    r.assert_no_leftovers();
-    let out = r.ok();
-    assert_eq!(first_line(out, "checkpoint:"), reference, "{}", r.stderr);
-    let printed: Vec<&str> = out
-        .lines()
-        .filter(|l| l.starts_with("iteration "))
-        .collect();
-    let expect: Vec<String> = (1..=15).map(|i| format!("iteration {}", i * 10)).collect();
-    assert_eq!(printed, expect, "each line once, in order\n{out}");
-    let procs = r
-        .report
-        .as_ref()
-        .and_then(|j| j["processes"].as_array())
-        .cloned()
-        .unwrap_or_default();
-    for (rank, replica) in [(1, 0), (0, 1)] {
-        let from: Vec<&str> = procs
-            .iter()
-            .filter(|p| p["rank"] == rank && p["replica"] == replica && p["incarnation"] == 1)
-            .filter_map(|p| p["from"].as_str())
-            .collect();
-        assert!(
-            from.len() == 1 && from[0].starts_with("snapshot "),
-            "{rank}.{replica}: {from:?}\n{}",
-            r.stderr
-        );
-    }
+    volpex_tests::abi::checkpoint_survives_two_losses(&exe);
 }
 
 /// The official NPB 3.4 MPI codes, all eight (BT SP LU MG CG FT EP in Fortran, IS in
