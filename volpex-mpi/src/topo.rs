@@ -90,57 +90,10 @@ impl Cart {
 }
 
 /// MPI_Dims_create: fills the zero entries of `dims` so their product with the others is
-/// `nnodes`, as balanced as possible, in non-increasing order.
+/// `nnodes`, as balanced as possible, in non-increasing order (the library's
+/// `volpex::dims_create`, with MPI's error class).
 pub fn dims_create(nnodes: c_int, dims: &mut [c_int]) -> Result<()> {
-    if nnodes < 1 {
-        return Err(MpiError::new(
-            class::DIMS,
-            format!("invalid number of nodes {nnodes}"),
-        ));
-    }
-    let fixed: c_int = dims.iter().filter(|&&d| d > 0).product();
-    if dims.iter().any(|&d| d < 0) || nnodes % fixed != 0 {
-        return Err(MpiError::new(
-            class::DIMS,
-            format!("dimensions {dims:?} do not divide {nnodes}"),
-        ));
-    }
-    let free: Vec<usize> = (0..dims.len()).filter(|&i| dims[i] == 0).collect();
-    if free.is_empty() {
-        return if fixed == nnodes {
-            Ok(())
-        } else {
-            Err(MpiError::new(
-                class::DIMS,
-                format!("dimensions {dims:?} do not make {nnodes}"),
-            ))
-        };
-    }
-    // Prime factors, largest first, each to the dimension with the smallest product.
-    let mut rest = nnodes / fixed;
-    let mut factors = Vec::new();
-    let mut f = 2;
-    while f * f <= rest {
-        while rest % f == 0 {
-            factors.push(f);
-            rest /= f;
-        }
-        f += 1;
-    }
-    if rest > 1 {
-        factors.push(rest);
-    }
-    let mut out = vec![1; free.len()];
-    for &p in factors.iter().rev() {
-        if let Some(m) = out.iter_mut().min() {
-            *m *= p;
-        }
-    }
-    out.sort_unstable_by(|a, b| b.cmp(a));
-    for (i, v) in free.into_iter().zip(out) {
-        dims[i] = v;
-    }
-    Ok(())
+    volpex::dims_create(nnodes, dims).map_err(|e| MpiError::new(class::DIMS, e.to_string()))
 }
 
 /// MPI_Cart_create: a communicator of the first `prod(dims)` ranks of `comm` with the

@@ -80,18 +80,6 @@ pub fn create_struct(lens: &[c_int], displs: &[isize], types: &[c_int]) -> Resul
     Datatype::derived("MPI_Type_create_struct", &parts)
 }
 
-/// The exit code of MPI_Abort: the error code if it is a plain failure code (1-255,
-/// except the codes volpexrun reads as retired, orphaned, drained or injected faults),
-/// else 1.
-pub fn abort_exit_code(errorcode: c_int) -> i32 {
-    use volpex::exit::{EXIT_DRAINED, EXIT_FAULT, EXIT_ORPHANED, EXIT_RETIRED};
-    match errorcode {
-        EXIT_RETIRED | EXIT_ORPHANED | EXIT_DRAINED | EXIT_FAULT => 1,
-        c @ 1..=255 => c,
-        _ => 1,
-    }
-}
-
 /// The host name (MPI_Get_processor_name).
 pub fn processor_name() -> String {
     nix::unistd::gethostname()

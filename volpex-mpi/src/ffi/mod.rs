@@ -137,7 +137,8 @@ pub extern "C" fn MPI_Abort(comm: Comm, errorcode: c_int) -> c_int {
         "volpex-mpi: MPI_Abort(communicator {comm:#x}, error code {errorcode}){}",
         state::whoami()
     );
-    std::process::exit(types::abort_exit_code(errorcode));
+    // MPI_Abort's code as the library's `abort` uses it (1 for codes volpexrun reserves).
+    std::process::exit(volpex::abort_exit_code(errorcode));
 }
 
 #[no_mangle]
