@@ -1,0 +1,100 @@
+//! What the C and Fortran interface tests (`tests/c_abi.rs`, `tests/fortran_abi.rs`)
+//! share: a temporary build directory, running a compiled MPI program alone or as a
+//! job, and the checkpoint scenario both languages must pass. Never compiles anything
+//! itself: each test file knows its wrapper compiler.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use crate::{run, Run, TempPath};
+
+/// How long one job of these tests may take.
+pub const DEADLINE: Duration = Duration::from_secs(120);
+
+/// A temporary directory, removed when dropped (also when a test fails).
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(stem: &str) -> TempDir {
+        let p = TempPath::new(stem);
+        std::fs::create_dir_all(&p.0).expect("create temp dir");
+        // The TempPath would remove a file; the directory is ours to remove.
+        let dir = p.0.clone();
+        std::mem::forget(p);
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `program` with volpexrun's `args`; asserts it succeeded and returns stdout.
+pub fn job(args: &[&str], program: &Path, prog_args: &[&str]) -> String {
+    let r = run(args, program, prog_args, DEADLINE);
+    r.assert_no_leftovers();
+    r.ok().to_string()
+}
+
+/// Runs `program` alone, as `./a.out`.
+pub fn singleton(program: &Path, args: &[&str]) -> Output {
+    Command::new(program)
+        .args(args)
+        .env_remove("VOLPEX_RANK")
+        .env_remove("VOLPEX_LAUNCHER")
+        .output()
+        .expect("run the program alone")
+}
+
+/// The first line of `stdout` that starts with `prefix`.
+pub fn first_line(stdout: &str, prefix: &str) -> String {
+    stdout
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starting with {prefix:?} in:\n{stdout}"))
+        .to_string()
+}
+
+/// The MPIX_ checkpoint scenario (`tests/c/checkpoint.c`, `tests/fortran/checkpoint.f90`):
+/// 150 iterations checkpointed every one, at `-n 3 -r 2` with replica 1.0 killed, then
+/// 0.1; each new incarnation must be restored from its sibling's snapshot (the report's
+/// `from`), each progress line must appear once and in order, and the result must be
+/// the failure-free run's. Returns the faulty run for checks of its own.
+pub fn checkpoint_survives_two_losses(exe: &Path) -> Run {
+    let args = ["150", "20"];
+    let reference = first_line(&job(&["-n", "3", "-r", "1"], exe, &args), "checkpoint:");
+    let faults = ["--fault", "1.0:kill@1", "--fault", "0.1:kill@2"];
+    let la: Vec<&str> = ["-n", "3", "-r", "2"].into_iter().chain(faults).collect();
+    let r = run(&la, exe, &args, DEADLINE);
+    r.assert_no_leftovers();
+    let out = r.ok();
+    assert_eq!(first_line(out, "checkpoint:"), reference, "{}", r.stderr);
+    let printed: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("iteration "))
+        .collect();
+    let expect: Vec<String> = (1..=15).map(|i| format!("iteration {}", i * 10)).collect();
+    assert_eq!(printed, expect, "each line once, in order\n{out}");
+    let procs = r
+        .report
+        .as_ref()
+        .and_then(|j| j["processes"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    for (rank, replica) in [(1, 0), (0, 1)] {
+        let from: Vec<&str> = procs
+            .iter()
+            .filter(|p| p["rank"] == rank && p["replica"] == replica && p["incarnation"] == 1)
+            .filter_map(|p| p["from"].as_str())
+            .collect();
+        assert!(
+            from.len() == 1 && from[0].starts_with("snapshot "),
+            "{rank}.{replica}: {from:?}\n{}",
+            r.stderr
+        );
+    }
+    r
+}
