@@ -563,6 +563,15 @@ impl Engine {
                 }
             }
             if !self.fetches.others_outstanding(&want, peer.replica) {
+                // `ask_next` counts a move away from an ask that still stands; a pull
+                // taken off a dead replica (its asks dropped) is a failover too.
+                let only_dropped = self
+                    .fetches
+                    .get(&want)
+                    .is_some_and(|p| p.asks.iter().all(|a| a.state == AskState::Dropped));
+                if dead && only_dropped && self.liveness.rank_alive(want.src()) {
+                    self.stats.failovers += 1;
+                }
                 self.ask_next(now, want);
             }
         }
