@@ -562,6 +562,13 @@ fn a_hosts_agent_gives_a_dead_teams_cpus_to_the_survivors() {
     let files: Vec<volpex_tests::TempPath> = (0..3)
         .map(|r| volpex_tests::TempPath(format!("{}.{r}.1", base.0.display()).into()))
         .collect();
+    // Team 0's replicas write theirs too: removed as well.
+    let _team0: Vec<volpex_tests::TempPath> = (0..3)
+        .flat_map(|r| {
+            let f = format!("{}.{r}.0", base.0.display());
+            [format!("{f}.part"), f].map(|p| volpex_tests::TempPath(p.into()))
+        })
+        .collect();
     let _parts: Vec<volpex_tests::TempPath> = files
         .iter()
         .map(|f| volpex_tests::TempPath(format!("{}.part", f.0.display()).into()))
