@@ -58,6 +58,36 @@ pub fn first_line(stdout: &str, prefix: &str) -> String {
         .to_string()
 }
 
+/// A replica killed (SIGKILL) or stopped (SIGSTOP, never continued) mid-run changes
+/// nothing: `exe` (which prints a line starting with `name`) gives the failure-free
+/// run's line at `-n 3 -r 2` with 1.0 killed, 0.1 killed or 2.0 stopped, and the fault
+/// landed before the replica finished. Reference: VolpexMPI section 3.
+pub fn faults_change_nothing(exe: &Path, name: &str, args: &[&str]) {
+    let reference = first_line(&job(&["-n", "3", "-r", "1"], exe, args), name);
+    for fault in ["1.0:kill@0.2", "0.1:kill@0.3", "2.0:stop@0.2"] {
+        let r = run(
+            &["-n", "3", "-r", "2", "--fault", fault],
+            exe,
+            args,
+            DEADLINE,
+        );
+        r.assert_no_leftovers();
+        assert_eq!(
+            first_line(r.ok(), name),
+            reference,
+            "{name} with {fault}\n{}",
+            r.stderr
+        );
+        let (rank, replica) = (fault.as_bytes()[0] - b'0', fault.as_bytes()[2] - b'0');
+        assert_ne!(
+            r.state(rank.into(), replica.into()),
+            "finished",
+            "{name}: {fault} landed after the replica finished\n{}",
+            r.stderr
+        );
+    }
+}
+
 /// The MPIX_ checkpoint scenario (`tests/c/checkpoint.c`, `tests/fortran/checkpoint.f90`):
 /// 150 iterations checkpointed every one, at `-n 3 -r 2` with replica 1.0 killed, then
 /// 0.1; each new incarnation must be restored from its sibling's snapshot (the report's

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use volpex_tests::abi::{first_line, job, singleton, TempDir, DEADLINE};
-use volpex_tests::{bin, run, Run};
+use volpex_tests::{bin, run};
 
 fn sources() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fortran")
@@ -253,29 +253,7 @@ fn fortran_a_lost_replica_changes_nothing() {
     for (file, args) in [("p2p.f90", ["60", "10"]), ("collectives.f90", ["40", "10"])] {
         let exe = compile_with("volpexf90", &dir, file);
         let name = file.split('.').next().unwrap_or(file);
-        let reference = first_line(&job(&["-n", "3", "-r", "1"], &exe, &args), name);
-        for fault in ["1.0:kill@0.2", "0.1:kill@0.3", "2.0:stop@0.2"] {
-            let r: Run = run(
-                &["-n", "3", "-r", "2", "--fault", fault],
-                &exe,
-                &args,
-                DEADLINE,
-            );
-            r.assert_no_leftovers();
-            assert_eq!(
-                first_line(r.ok(), name),
-                reference,
-                "{name} with {fault}\n{}",
-                r.stderr
-            );
-            let (rank, replica) = (fault.as_bytes()[0] - b'0', fault.as_bytes()[2] - b'0');
-            assert_ne!(
-                r.state(rank.into(), replica.into()),
-                "finished",
-                "{name}: {fault} landed after the replica finished\n{}",
-                r.stderr
-            );
-        }
+        volpex_tests::abi::faults_change_nothing(&exe, name, &args);
     }
 }
 

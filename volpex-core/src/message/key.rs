@@ -21,6 +21,15 @@ pub struct Key {
     pub seq: u64,
 }
 
+impl Key {
+    /// A message of a communicator's point-to-point context: those ids are even
+    /// (`comm::group::derive_id`); a communicator's collectives use `id + 1` and the
+    /// coordinated choices `u32::MAX`, both odd.
+    pub fn is_point_to_point(&self) -> bool {
+        self.comm.is_multiple_of(2)
+    }
+}
+
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

@@ -138,22 +138,10 @@ impl SendLog {
     /// Appends a message from `src` that may depend on `choices` coordinated choices and
     /// returns its key and order number, or `LogFull` when even after eviction there is
     /// no room. An entry larger than the whole bound is accepted into an empty log, so one
-    /// huge message cannot block forever.
-    pub fn append(
-        &mut self,
-        comm: u32,
-        tag: i32,
-        src: u32,
-        dst: u32,
-        payload: Bytes,
-        choices: u64,
-    ) -> Result<(Key, u64), LogFull> {
-        self.append_at(comm, tag, src, dst, payload, choices, Duration::ZERO)
-    }
-
-    /// `append`, noting that it was logged at `now`.
+    /// huge message cannot block forever. `now` (the engine's clock) is kept as the
+    /// entry's `logged_at`.
     #[allow(clippy::too_many_arguments)]
-    pub fn append_at(
+    pub fn append(
         &mut self,
         comm: u32,
         tag: i32,
@@ -612,12 +600,12 @@ mod tests {
     #[test]
     fn an_unlogged_send_takes_its_numbers_and_reads_as_evicted() {
         let mut log = SendLog::new(1 << 20, 2);
-        log.append(0, 5, 1, 2, msg(1), 0).unwrap();
+        log.append(0, 5, 1, 2, msg(1), 0, Duration::ZERO).unwrap();
         assert!(!log.delivered(0, 2, 0));
         let (k, o) = log.append_unlogged(0, 5, 1, 2);
         assert_eq!((k.seq, o), (1, 1));
         assert!(matches!(log.lookup(&k), Lookup::Evicted));
-        let (k2, o2) = log.append(0, 5, 1, 2, msg(1), 0).unwrap();
+        let (k2, o2) = log.append(0, 5, 1, 2, msg(1), 0, Duration::ZERO).unwrap();
         assert_eq!((k2.seq, o2), (2, 2));
         // Delivered once every live replica's watermark is past it.
         log.note_consumed(0, 2, 0, 2);
@@ -630,9 +618,9 @@ mod tests {
     #[test]
     fn seq_and_order_count_per_key_and_pair() {
         let mut log = SendLog::new(1 << 20, 1);
-        let (k0, o0) = log.append(0, 5, 1, 2, msg(1), 0).unwrap();
-        let (k1, o1) = log.append(0, 6, 1, 2, msg(1), 0).unwrap();
-        let (k2, o2) = log.append(0, 5, 1, 2, msg(1), 0).unwrap();
+        let (k0, o0) = log.append(0, 5, 1, 2, msg(1), 0, Duration::ZERO).unwrap();
+        let (k1, o1) = log.append(0, 6, 1, 2, msg(1), 0, Duration::ZERO).unwrap();
+        let (k2, o2) = log.append(0, 5, 1, 2, msg(1), 0, Duration::ZERO).unwrap();
         assert_eq!((k0.seq, k1.seq, k2.seq), (0, 0, 1));
         assert_eq!((o0, o1, o2), (0, 1, 2));
         assert_eq!(log.sent_to(0, 2), 3);
@@ -646,10 +634,10 @@ mod tests {
     fn never_evicts_unreceived_and_blocks_instead() {
         let per = 100 + LOG_ENTRY_OVERHEAD_BYTES;
         let mut log = SendLog::new(per * 2, 2);
-        let (k0, _) = log.append(0, 0, 0, 1, msg(100), 0).unwrap();
-        log.append(0, 0, 0, 1, msg(100), 0).unwrap();
+        let (k0, _) = log.append(0, 0, 0, 1, msg(100), 0, Duration::ZERO).unwrap();
+        log.append(0, 0, 0, 1, msg(100), 0, Duration::ZERO).unwrap();
         assert!(
-            log.append(0, 0, 0, 1, msg(100), 0).is_err(),
+            log.append(0, 0, 0, 1, msg(100), 0, Duration::ZERO).is_err(),
             "nothing received yet"
         );
         assert!(matches!(log.lookup(&k0), Lookup::Present(_)));
@@ -658,7 +646,7 @@ mod tests {
             matches!(log.lookup(&k0), Lookup::Present(_)),
             "replica 1 still may ask"
         );
-        let (k2, _) = log.append(0, 0, 0, 1, msg(100), 0).unwrap();
+        let (k2, _) = log.append(0, 0, 0, 1, msg(100), 0, Duration::ZERO).unwrap();
         assert!(matches!(log.lookup(&k0), Lookup::Evicted));
         assert!(matches!(log.lookup(&k2), Lookup::Present(_)));
         assert_eq!(log.evicted_count(), 1);
@@ -667,8 +655,8 @@ mod tests {
     #[test]
     fn entries_every_live_replica_has_are_dropped_at_once() {
         let mut log = SendLog::new(1 << 20, 2);
-        let (k0, _) = log.append(0, 0, 0, 1, msg(10), 0).unwrap();
-        let (k1, _) = log.append(0, 0, 0, 1, msg(10), 0).unwrap();
+        let (k0, _) = log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).unwrap();
+        let (k1, _) = log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).unwrap();
         log.note_consumed(0, 1, 1, 2);
         assert!(matches!(log.lookup(&k0), Lookup::Present(_)));
         log.note_dead(1, 0);
@@ -682,7 +670,11 @@ mod tests {
         let per = 10 + LOG_ENTRY_OVERHEAD_BYTES;
         let mut log = SendLog::new(1 << 20, 2).retaining(2 * per);
         let keys: Vec<Key> = (0..3)
-            .map(|_| log.append(0, 0, 0, 1, msg(10), 0).unwrap().0)
+            .map(|_| {
+                log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO)
+                    .unwrap()
+                    .0
+            })
             .collect();
         log.note_dead(1, 0);
         log.note_consumed(0, 1, 1, 3);
@@ -698,7 +690,7 @@ mod tests {
         // A new incarnation of replica 0 joins, then catches up: entries wait for it.
         log.note_joining(1, 0);
         log.note_caught_up(1, 0);
-        let (k3, _) = log.append(0, 0, 0, 1, msg(10), 0).unwrap();
+        let (k3, _) = log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).unwrap();
         log.note_consumed(0, 1, 1, 4);
         assert!(matches!(log.lookup(&k3), Lookup::Present(_)));
         assert!(!log.delivered(0, 1, 3), "replica 0 has not reported yet");
@@ -712,7 +704,7 @@ mod tests {
     #[test]
     fn oversized_entry_fits_an_empty_log() {
         let mut log = SendLog::new(10, 1);
-        assert!(log.append(0, 0, 0, 1, msg(1000), 0).is_ok());
-        assert!(log.append(0, 0, 0, 1, msg(1), 0).is_err());
+        assert!(log.append(0, 0, 0, 1, msg(1000), 0, Duration::ZERO).is_ok());
+        assert!(log.append(0, 0, 0, 1, msg(1), 0, Duration::ZERO).is_err());
     }
 }

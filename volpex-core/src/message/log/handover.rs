@@ -162,6 +162,7 @@ impl SendLog {
 mod tests {
     use super::*;
     use crate::message::log::Lookup;
+    use std::time::Duration;
 
     #[test]
     fn a_handed_over_log_serves_what_the_old_one_did() {
@@ -169,11 +170,19 @@ mod tests {
         let mut keys = Vec::new();
         for i in 0..5u8 {
             let (k, _) = old
-                .append(0, 7, 1, 2, Bytes::from(vec![i; 10 + i as usize]), 0)
+                .append(
+                    0,
+                    7,
+                    1,
+                    2,
+                    Bytes::from(vec![i; 10 + i as usize]),
+                    0,
+                    Duration::ZERO,
+                )
                 .expect("room");
             keys.push(k);
         }
-        old.append(3, 1, 1, 0, Bytes::from_static(b"other"), 2)
+        old.append(3, 1, 1, 0, Bytes::from_static(b"other"), 2, Duration::ZERO)
             .expect("room");
         // Both replicas of rank 2 have the first two: they are dropped.
         old.note_consumed(0, 2, 0, 2);
@@ -195,7 +204,7 @@ mod tests {
         assert_eq!(new.used_bytes(), old.used_bytes());
         // The next send continues the numbering.
         let (k, order) = new
-            .append(0, 7, 1, 2, Bytes::from_static(b"next"), 0)
+            .append(0, 7, 1, 2, Bytes::from_static(b"next"), 0, Duration::ZERO)
             .expect("room");
         assert_eq!((k.seq, order), (5, 5));
         // Consumption goes on from the old marks.
@@ -207,7 +216,7 @@ mod tests {
     #[test]
     fn a_damaged_handover_is_refused() {
         let mut old = SendLog::new(1 << 20, 1);
-        old.append(0, 0, 0, 1, Bytes::from_static(b"abcdef"), 0)
+        old.append(0, 0, 0, 1, Bytes::from_static(b"abcdef"), 0, Duration::ZERO)
             .expect("room");
         let bytes = old.export().expect("export");
         let mut new = SendLog::new(1 << 20, 1);

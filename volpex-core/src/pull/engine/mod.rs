@@ -696,12 +696,11 @@ impl Engine {
                 late,
             } => {
                 // Its pull came after the sender had it for a while: pull this stream
-                // ahead (see `receive::speculate_after`). Only point-to-point streams
-                // (even contexts, `comm::group::derive_id`): a collective's receives
-                // follow one another closely and their pulls ride on the algorithm's own
-                // writes, so pulling ahead there costs a write per message (small
-                // broadcasts at 4 ranks on 2 cores 1.2x slower); choices are odd too.
-                if late && key.comm % 2 == 0 {
+                // ahead (see `receive::speculate_after`). Only point-to-point streams: a
+                // collective's receives follow one another closely and their pulls ride
+                // on the algorithm's own writes, so pulling ahead there costs a write per
+                // message (small broadcasts at 4 ranks on 2 cores 1.2x slower).
+                if late && key.is_point_to_point() {
                     self.eager_streams.insert((key.comm, key.tag, key.src));
                 }
                 self.on_data(now, from, key, order, payload);

@@ -90,7 +90,7 @@ impl Engine {
         let choices = self.coord.decisions.used_bound();
         let (key, order) =
             self.log
-                .append_at(comm, tag, self.me.rank, dst, payload.clone(), choices, now)?;
+                .append(comm, tag, self.me.rank, dst, payload.clone(), choices, now)?;
         self.stats.sends += 1;
         for want in [Want::Key(key), self.order_want(comm, dst, order)] {
             if !self.service.has_waiters(&want) {
