@@ -136,6 +136,7 @@ fn compare_overlap_with_open_mpi_has_a_row_per_case() {
     }
     let out = Command::new(bin("volpex-bench"))
         .args(["compare", "overlap", "--rounds", "1", "--csv"])
+        .args(["--sides", "openmpi,volpex,volpex-official"])
         .args([
             "--sizes",
             "8,4096",
@@ -165,7 +166,10 @@ fn compare_overlap_with_open_mpi_has_a_row_per_case() {
     let mut lines = stdout.lines();
     assert_eq!(
         lines.next(),
-        Some("test,size_bytes,messages,compute_us,openmpi_us,volpex_us,volpex_ratio")
+        Some(
+            "test,size_bytes,messages,compute_us,openmpi_us,volpex_us,volpex-official_us,\
+             volpex_ratio,volpex-official_ratio"
+        )
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     let keys: Vec<String> = rows.iter().map(|r| r[..4].join(",")).collect();
@@ -180,10 +184,62 @@ fn compare_overlap_with_open_mpi_has_a_row_per_case() {
     expected.push("pipeline,1024,20,50".to_string());
     assert_eq!(keys, expected, "{stdout}");
     for r in &rows {
-        assert_eq!(r.len(), 7, "{stdout}");
+        assert_eq!(r.len(), 9, "{stdout}");
         assert!(
             r[4..].iter().all(|v| v.parse::<f64>().is_ok()),
-            "every row has both sides and a ratio: {stdout}"
+            "every row has the three sides and two ratios: {stdout}"
+        );
+    }
+}
+
+/// The three sides of `compare npb`: the official code under Open MPI, our port, and the
+/// official code built with our own wrappers (Fortran EP, C IS) under volpexrun.
+#[test]
+fn compare_npb_runs_the_official_code_over_open_mpi_and_over_volpex() {
+    let npb = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/npb3.4-mpi");
+    if !npb.join("Makefile").is_file() {
+        eprintln!("no NPB source at {}: skipping", npb.display());
+        return;
+    }
+    if Command::new("mpif90").arg("--version").output().is_err() {
+        eprintln!("Open MPI not installed: .ci/run installs it; skipping here");
+        return;
+    }
+    let build = volpex_tests::abi::TempDir::new("compare-npb");
+    let out = Command::new(bin("volpex-bench"))
+        .args(["compare", "npb", "--class", "S", "--np", "1", "--runs", "1"])
+        .args(["--benches", "ep,is", "--csv", "--npb-src"])
+        .arg(&npb)
+        .arg("--build-dir")
+        .arg(&build.0)
+        .output()
+        .expect("run volpex-bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines = stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "bench,class,np,openmpi_s,openmpi_verified,volpex_s,volpex_verified,\
+             volpex-official_s,volpex-official_verified,volpex_ratio,volpex_paired,\
+             volpex-official_ratio,volpex-official_paired"
+        )
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    for (row, bench) in rows.iter().zip(["ep", "is"]) {
+        assert_eq!(&row[..3], [bench, "S", "1"], "{stdout}");
+        // Each side ran and verified.
+        assert_eq!([row[4], row[6], row[8]], ["yes"; 3], "{stdout}");
+    }
+    for toolchain in ["openmpi", "volpex"] {
+        assert!(
+            build.0.join(toolchain).join("S/bin/ep.S.x").is_file(),
+            "built with {toolchain}"
         );
     }
 }

@@ -26,8 +26,7 @@ pub enum What {
     Overlap(overlap::Args),
 }
 
-/// One way of running a benchmark: a column of the comparison tables. (The official
-/// code built with our own MPI wrappers will be a third.)
+/// One way of running a benchmark: a column of the comparison tables.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
     /// The official or C program under Open MPI's mpirun over TCP.
@@ -36,6 +35,10 @@ pub enum Side {
     /// Our Rust program under volpexrun, one replica per rank.
     #[value(name = "volpex")]
     Volpex,
+    /// The official program built with our MPI wrappers (`volpexf90`, `volpexcc`) under
+    /// volpexrun, one replica per rank.
+    #[value(name = "volpex-official")]
+    VolpexOfficial,
 }
 
 impl Side {
@@ -44,6 +47,7 @@ impl Side {
         match self {
             Side::OpenMpi => "openmpi",
             Side::Volpex => "volpex",
+            Side::VolpexOfficial => "volpex-official",
         }
     }
 }

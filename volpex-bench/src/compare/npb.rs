@@ -2,9 +2,10 @@
 //! against our ports under volpexrun, benchmark by benchmark and rank count by rank
 //! count, alternating sides, medians of the benchmarks' own "Time in seconds".
 //!
-//! A side is one way of running a benchmark ([`Side`]); the table has one column per
-//! side and a ratio to the first side for each of the others, so a third way (the
-//! official code built with our own MPI wrappers) is one more variant.
+//! A side is one way of running a benchmark ([`Side`]): the official code under Open MPI,
+//! our ports under volpexrun, and the official code built with our own MPI wrappers under
+//! volpexrun. The table has one column per side and a ratio to the first side for each of
+//! the others.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -35,8 +36,15 @@ pub struct Args {
     /// Benchmarks, comma-separated, of ep, is, cg, mg, ft, lu, sp, bt.
     #[arg(long, value_delimiter = ',', default_values_t = BENCHES.map(String::from))]
     pub benches: Vec<String>,
-    /// Sides, comma-separated, in column order; ratios are to the first.
-    #[arg(long, value_delimiter = ',', default_value = "openmpi,volpex")]
+    /// Sides, comma-separated, in column order; ratios are to the first: openmpi (the
+    /// official code under Open MPI's mpirun over TCP), volpex (our ports under
+    /// volpexrun), volpex-official (the official code built with volpexf90 and volpexcc,
+    /// under volpexrun).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "openmpi,volpex,volpex-official"
+    )]
     pub sides: Vec<Side>,
     /// Print CSV instead of a table.
     #[arg(long)]
@@ -314,6 +322,8 @@ enum Runner {
     OpenMpi { mpirun: PathBuf, build: RefBuild },
     /// Our npb binary under volpexrun.
     Volpex { vrun: PathBuf, npb: PathBuf },
+    /// Official binaries built with our wrappers, under volpexrun.
+    VolpexOfficial { vrun: PathBuf, build: RefBuild },
 }
 
 impl Runner {
@@ -325,15 +335,45 @@ impl Runner {
                 cmd
             }
             Runner::Volpex { vrun, npb } => {
-                let mut cmd = Command::new(vrun);
-                cmd.args(["-n", &np.to_string(), "-r", "1"])
-                    .args(["--timeout", &timeout.to_string()])
-                    .arg(npb)
-                    .args([bench, "--class", class]);
+                let mut cmd = volpexrun_command(vrun, np, timeout);
+                cmd.arg(npb).args([bench, "--class", class]);
+                cmd
+            }
+            Runner::VolpexOfficial { vrun, build } => {
+                let mut cmd = volpexrun_command(vrun, np, timeout);
+                cmd.arg(build.binary(bench));
                 cmd
             }
         }
     }
+}
+
+/// `volpexrun -n NP -r 1 --timeout T`, the program to follow.
+fn volpexrun_command(vrun: &Path, np: u32, timeout: u64) -> Command {
+    let mut cmd = Command::new(vrun);
+    cmd.args(["-n", &np.to_string(), "-r", "1"])
+        .args(["--timeout", &timeout.to_string()]);
+    cmd
+}
+
+/// The official code's build with `tc`, every benchmark of `jobs` built.
+fn official_build(
+    a: &Args,
+    tc: &Toolchain,
+    class: &str,
+    benches: &[String],
+    jobs: &[(usize, u32)],
+) -> Result<RefBuild, String> {
+    let src = a.npb_src.clone().unwrap_or_else(default_src);
+    let root = match &a.build_dir {
+        Some(d) => d.clone(),
+        None => default_build_root()?,
+    };
+    let build = RefBuild::prepare(&src, &root, tc, class)?;
+    for &(b, _) in jobs {
+        build.ensure(&benches[b])?;
+    }
+    Ok(build)
 }
 
 /// `volpex-bench compare npb`.
@@ -389,21 +429,23 @@ pub fn run(a: &Args) -> Result<(), String> {
                     );
                     return Ok(());
                 };
-                let src = a.npb_src.clone().unwrap_or_else(default_src);
-                let root = match &a.build_dir {
-                    Some(d) => d.clone(),
-                    None => default_build_root()?,
-                };
-                let build = RefBuild::prepare(&src, &root, &tc, &class)?;
-                for &(b, _) in &jobs {
-                    build.ensure(&benches[b])?;
-                }
+                let build = official_build(a, &tc, &class, &benches, &jobs)?;
                 Runner::OpenMpi { mpirun, build }
             }
             Side::Volpex => Runner::Volpex {
                 vrun: super::volpexrun()?,
                 npb: crate::npb::npb_binary(a.npb.as_ref())?,
             },
+            Side::VolpexOfficial => {
+                let tc = Toolchain::volpex().map_err(|why| {
+                    format!("side volpex-official: {why}; or leave it out (--sides openmpi,volpex)")
+                })?;
+                let build = official_build(a, &tc, &class, &benches, &jobs)?;
+                Runner::VolpexOfficial {
+                    vrun: super::volpexrun()?,
+                    build,
+                }
+            }
         });
     }
     let mut results: Results = BTreeMap::new();

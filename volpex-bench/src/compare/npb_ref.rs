@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 /// The MPI compiler wrappers a reference build uses.
 #[derive(Debug, Clone)]
 pub(crate) struct Toolchain {
-    /// Directory name of its builds (`openmpi`).
+    /// Directory name of its builds (`openmpi`, `volpex`).
     pub name: &'static str,
     /// The Fortran wrapper (`mpif90`).
     pub fc: PathBuf,
@@ -46,6 +46,45 @@ impl Toolchain {
             .ok_or_else(|| missing("a Fortran compiler behind mpif90", "gfortran"))?;
         Ok(Toolchain {
             name: "openmpi",
+            fc,
+            cc,
+            fflags_extra: gfortran_extra_flags(&version),
+        })
+    }
+
+    /// Our own wrappers `volpexf90` and `volpexcc`, next to this executable (where the
+    /// README's build command leaves them); `Err` names what is missing.
+    pub fn volpex() -> Result<Toolchain, String> {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let beside = |name: &str| {
+            let p = exe.with_file_name(name);
+            if p.is_file() {
+                Ok(p)
+            } else {
+                Err(format!(
+                    "{} is not built (cargo build --release -p volpex-mpi)",
+                    p.display()
+                ))
+            }
+        };
+        let fc = beside("volpexf90")?;
+        let cc = beside("volpexcc")?;
+        super::on_path("make").ok_or("make is not installed (apt-get install make)")?;
+        // volpexf90 runs gfortran (or $VOLPEX_FC); its version decides the flags.
+        let gfortran = std::env::var_os("VOLPEX_FC")
+            .map(PathBuf::from)
+            .or_else(|| super::on_path("gfortran"))
+            .ok_or("gfortran is not installed (apt-get install gfortran)")?;
+        let version = Command::new(&gfortran)
+            .arg("-dumpversion")
+            .stdin(Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .ok_or_else(|| format!("{} -dumpversion failed", gfortran.display()))?;
+        Ok(Toolchain {
+            name: "volpex",
             fc,
             cc,
             fflags_extra: gfortran_extra_flags(&version),

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -21,7 +21,9 @@ pub struct Args {
     /// Print CSV: test,size_bytes,messages,compute_us, a column per side, ratios.
     #[arg(long)]
     pub csv: bool,
-    /// Sides, comma-separated, in column order; ratios are to the first.
+    /// Sides, comma-separated, in column order; ratios are to the first: openmpi (the C
+    /// twin under Open MPI), volpex (this program under volpexrun), volpex-official (the
+    /// C twin built with volpexcc, under volpexrun).
     #[arg(long, value_delimiter = ',', default_value = "openmpi,volpex")]
     pub sides: Vec<Side>,
     /// Arrival: message sizes in bytes.
@@ -165,18 +167,39 @@ pub fn run(a: &Args) -> Result<(), String> {
     };
     let tmp =
         TempDir(std::env::temp_dir().join(format!("volpex-bench-{}-overlap", std::process::id())));
-    let c_bin = tmp.0.join("overlap");
-    if a.sides.contains(&Side::OpenMpi) {
-        std::fs::create_dir_all(&tmp.0).map_err(|e| format!("{}: {e}", tmp.0.display()))?;
+    std::fs::create_dir_all(&tmp.0).map_err(|e| format!("{}: {e}", tmp.0.display()))?;
+    // The C twin, once per compiler wrapper a side needs.
+    let compile = |cc: &Path, out: &str| -> Result<PathBuf, String> {
+        let bin = tmp.0.join(out);
         super::run_capture(
-            Command::new(&mpicc)
+            Command::new(cc)
                 .arg("-O3")
                 .arg("-o")
-                .arg(&c_bin)
+                .arg(&bin)
                 .arg(super::c_dir().join("overlap.c")),
-            "mpicc",
+            &cc.display().to_string(),
         )?;
-    }
+        Ok(bin)
+    };
+    let c_bin = if a.sides.contains(&Side::OpenMpi) {
+        compile(&mpicc, "overlap")?
+    } else {
+        PathBuf::new()
+    };
+    let c_volpex = if a.sides.contains(&Side::VolpexOfficial) {
+        let volpexcc = std::env::current_exe()
+            .map_err(|e| e.to_string())?
+            .with_file_name("volpexcc");
+        if !volpexcc.is_file() {
+            return Err(format!(
+                "side volpex-official: {} is not built (cargo build --release -p volpex-mpi)",
+                volpexcc.display()
+            ));
+        }
+        compile(&volpexcc, "overlap-volpex")?
+    } else {
+        PathBuf::new()
+    };
     let vrun = super::volpexrun()?;
     let me: PathBuf = std::env::current_exe().map_err(|e| e.to_string())?;
     let arrival_args = [
@@ -217,6 +240,13 @@ pub fn run(a: &Args) -> Result<(), String> {
                     .args(["--timeout", &a.timeout.to_string()])
                     .arg(&me)
                     .arg("overlap");
+                c
+            }
+            Side::VolpexOfficial => {
+                let mut c = Command::new(&vrun);
+                c.args(["-n", &np.to_string(), "-r", "1"])
+                    .args(["--timeout", &a.timeout.to_string()])
+                    .arg(&c_volpex);
                 c
             }
         };
