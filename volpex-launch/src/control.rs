@@ -89,6 +89,9 @@ struct Watch {
     /// Whose: the incarnation of its replica.
     inc: u32,
     heard: Instant,
+    /// When its heartbeat came back after a gap (its host was cut off, or it was
+    /// stopped): for a heartbeat timeout after that, what it says about others is doubtful.
+    back_at: Option<Instant>,
     /// The connection, while open.
     token: Option<Token>,
 }
@@ -177,6 +180,13 @@ fn out_of_descriptors(e: &io::Error) -> bool {
     code == Some(nix::errno::Errno::EMFILE as i32) || code == Some(nix::errno::Errno::ENFILE as i32)
 }
 
+impl Beats {
+    /// A silence longer than this is a gap: two beats missed, and some slack.
+    fn gap(&self) -> Duration {
+        self.interval * 2 + Duration::from_millis(200)
+    }
+}
+
 impl Server {
     fn run(&mut self) -> io::Result<()> {
         let mut events = Events::with_capacity(256);
@@ -231,7 +241,7 @@ impl Server {
     fn check_stall(&mut self, now: Instant) {
         let gap = now.saturating_duration_since(self.last_turn);
         self.last_turn = now;
-        if gap <= self.beats.interval * 2 + Duration::from_millis(200) {
+        if gap <= self.beats.gap() {
             return;
         }
         log::info!(
@@ -483,6 +493,7 @@ impl Server {
                 return false;
             }
         };
+        let doubtful = self.out_of_touch(i, inc, now);
         let Some(c) = self.conns.get_mut(&t) else {
             return false;
         };
@@ -522,6 +533,7 @@ impl Server {
                 self.watches[i] = Some(Watch {
                     inc,
                     heard: now,
+                    back_at: None,
                     token: Some(t),
                 });
                 true
@@ -531,7 +543,11 @@ impl Server {
                 false
             }
             (Role::Heartbeat(..), ToLauncher::Heartbeat) => {
+                let gap = self.beats.gap();
                 if let Some(w) = self.watches[i].as_mut().filter(|w| w.inc == inc) {
+                    if now.saturating_duration_since(w.heard) > gap {
+                        w.back_at = Some(now);
+                    }
                     w.heard = now;
                 }
                 true
@@ -544,11 +560,37 @@ impl Server {
                 log::warn!("{id}: {other:?} on the heartbeat connection");
                 true
             }
+            (
+                Role::Control(..),
+                ToLauncher::Fence {
+                    rank,
+                    replica,
+                    incarnation,
+                },
+            ) if doubtful => {
+                // Cut off itself, it found the others unreachable: its request, queued
+                // while the link was down, must not end a healthy sibling.
+                log::warn!(
+                    "{id} asked to fence {rank}.{replica} (incarnation {incarnation}) while it was out of touch itself; ignored"
+                );
+                true
+            }
             (Role::Control(..), msg) => {
                 self.emit(ControlEvent::Message { id, inc, msg });
                 true
             }
         }
+    }
+
+    /// Whether incarnation `inc` of replica `i` is, or was until lately, out of touch: its
+    /// heartbeat is overdue, or came back after a gap less than a heartbeat timeout ago.
+    fn out_of_touch(&self, i: usize, inc: u32, now: Instant) -> bool {
+        let Some(w) = self.watches[i].as_ref().filter(|w| w.inc == inc) else {
+            return false;
+        };
+        now.saturating_duration_since(w.heard) > self.beats.gap()
+            || w.back_at
+                .is_some_and(|t| now.saturating_duration_since(t) < self.beats.timeout)
     }
 
     /// Sends a beat on every heartbeat connection and reports the replicas silent for the

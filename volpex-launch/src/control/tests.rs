@@ -96,3 +96,64 @@ fn only_the_current_incarnation_of_a_replica_is_heard() {
     }
     assert!(closed_by_server(&mut newer));
 }
+
+/// A fence request from a replica that was itself out of touch (its heartbeat stopped,
+/// as on a host cut off from the network) is not passed on: queued while its link was
+/// down, it would end a healthy sibling. While its heartbeat is regular, it is.
+#[test]
+fn a_fence_request_from_a_replica_out_of_touch_is_ignored() {
+    let current = Incarnations::new(2);
+    let (addr, rx, key) = server(&current);
+    let a = ReplicaId::new(0, 0);
+    let mut ctl = connect(
+        addr,
+        &key,
+        a,
+        0,
+        &ToLauncher::Register {
+            addr: "127.0.0.1:10".into(),
+        },
+    );
+    assert!(matches!(
+        next(&rx, WAIT),
+        Some(ControlEvent::Registered { .. })
+    ));
+    let mut beat = connect(addr, &key, a, 0, &ToLauncher::Heartbeat);
+    let say = |s: &mut TcpStream, msg: &ToLauncher| {
+        let (h, p) = control::encode(msg);
+        write_one(s, &h, &p).expect("write");
+    };
+    let fence = ToLauncher::Fence {
+        rank: 0,
+        replica: 1,
+        incarnation: 0,
+    };
+    // In touch: heard.
+    say(&mut beat, &ToLauncher::Heartbeat);
+    say(&mut ctl, &fence);
+    match next(&rx, WAIT) {
+        Some(ControlEvent::Message { id, msg, .. }) => {
+            assert_eq!(id, a);
+            assert!(matches!(msg, ToLauncher::Fence { replica: 1, .. }));
+        }
+        other => panic!("expected the fence request, got {other:?}"),
+    }
+    // Its heartbeat stops (beats every 50 ms: a gap is over 300 ms).
+    std::thread::sleep(Duration::from_millis(500));
+    say(&mut ctl, &fence);
+    assert!(next(&rx, Duration::from_millis(300)).is_none(), "overdue");
+    // Its heartbeat comes back: still doubtful for a heartbeat timeout (30 s here).
+    say(&mut beat, &ToLauncher::Heartbeat);
+    std::thread::sleep(Duration::from_millis(50));
+    say(&mut ctl, &fence);
+    assert!(next(&rx, Duration::from_millis(300)).is_none(), "just back");
+    // Other messages still pass.
+    say(&mut ctl, &ToLauncher::CaughtUp { receives: 1 });
+    assert!(matches!(
+        next(&rx, WAIT),
+        Some(ControlEvent::Message {
+            msg: ToLauncher::CaughtUp { .. },
+            ..
+        })
+    ));
+}

@@ -172,6 +172,12 @@ impl JobState {
             return;
         }
         let target = ReplicaId::new(rank, replica);
+        if !self.procs[self.idx(by)].state.alive() {
+            // Declared dead itself (silent, cut off): what it found unreachable says
+            // more about it than about the others.
+            log::info!("replica {by}, declared dead, asked to fence {target}; ignored");
+            return;
+        }
         if self.procs[self.idx(by)].last_words.panicked() {
             // Its program panicked: its connections are closing under it, so its sibling
             // looks unresponsive to it, and that sibling may be dying of the same panic

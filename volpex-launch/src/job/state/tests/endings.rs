@@ -100,6 +100,41 @@ fn a_replica_whose_program_panicked_fences_nobody() {
     assert!(state(&st, id(0, 1)).alive());
 }
 
+/// A replica declared dead (silent: its host was cut off) whose fence request arrives
+/// afterwards (queued while its link was down) ends nobody.
+#[test]
+fn a_replica_declared_dead_fences_nobody() {
+    let mut st = running(local(config(1, 3)));
+    st.handle(
+        Input::Silent {
+            id: id(0, 0),
+            inc: 0,
+            silent_for: Duration::from_secs(3),
+        },
+        s(3.0),
+    );
+    assert!(!state(&st, id(0, 0)).alive());
+    let actions = st.handle(
+        Input::Message {
+            inc: 0,
+            id: id(0, 0),
+            msg: ToLauncher::Fence {
+                rank: 0,
+                replica: 1,
+                incarnation: 0,
+            },
+        },
+        s(3.1),
+    );
+    assert!(
+        !actions
+            .iter()
+            .any(|a| matches!(a, Action::Signal { id: target, .. } if *target == id(0, 1))),
+        "{actions:?}"
+    );
+    assert!(state(&st, id(0, 1)).alive());
+}
+
 #[test]
 fn a_registration_after_a_replica_was_killed_changes_nothing() {
     let mut c = config(1, 2);
