@@ -12,7 +12,7 @@ use volpex::message::ReplicaId;
 
 use super::replica::{Replica, ReplicaState};
 
-/// A replica this many messages behind its rank's most advanced live sibling (by the
+/// A replica this many messages behind its rank's most advanced running sibling (by the
 /// counters they report) is said to lag; it is said again only after it came within
 /// half of that.
 pub const LAG_LINE_RECEIVES: u64 = 1000;
@@ -118,9 +118,13 @@ impl Feedback {
             if !p.state.alive() || !p.caught_up() {
                 continue;
             }
+            // Against siblings still running: one that finished reported its final count,
+            // ours may be a reporting period old, and someone finishes first at every end.
             let ahead = procs
                 .iter()
-                .filter(|q| q.id.rank == p.id.rank && q.id != p.id && q.state.alive())
+                .filter(|q| {
+                    q.id.rank == p.id.rank && q.id != p.id && q.state == ReplicaState::Running
+                })
                 .filter_map(|q| q.stats.as_ref().map(|s| (q.id, s.receives)))
                 .max_by_key(|(_, r)| *r);
             let Some((leader, theirs)) = ahead else {
@@ -215,6 +219,23 @@ mod tests {
         );
         procs[1].stats = stats(0, 20 + LAG_LINE_RECEIVES);
         assert!(f.observe(&procs, 2, true).is_empty(), "once while it lags");
+    }
+
+    /// Being behind a sibling that finished (its final count against our periodic one) is
+    /// how every job with replicas ends, not a lag.
+    #[test]
+    fn behind_a_sibling_that_finished_is_no_lag() {
+        let mut f = Feedback::default();
+        let mut procs = grid(1, 2);
+        procs[0].stats = stats(0, 10);
+        procs[1].stats = stats(0, 10 + 2 * LAG_LINE_RECEIVES);
+        procs[1].state = ReplicaState::Finalized;
+        assert!(f.observe(&procs, 2, true).is_empty());
+        procs[1].state = ReplicaState::Running;
+        assert_eq!(
+            f.observe(&procs, 2, true),
+            ["replica 0.0 lags: 2000 messages behind replica 0.1"]
+        );
     }
 
     #[test]

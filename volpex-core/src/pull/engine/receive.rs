@@ -401,7 +401,14 @@ impl Engine {
         if let Some(k) = self.choose_replica(&want, p) {
             let mut defer = false;
             if let Some(p) = self.fetches.get_mut(&want) {
-                if p.asks.iter().any(|a| a.state != AskState::Dropped) {
+                // A move away from an ask that still stands, or that the sender lost
+                // (evicted), is a failover; one away from a replica whose program ended
+                // (a pull ahead of a sender that finished, as every job's end has some)
+                // is not, and a dead replica's asks are counted where it died.
+                if p.asks
+                    .iter()
+                    .any(|a| !matches!(a.state, AskState::Dropped | AskState::Ended))
+                {
                     self.stats.failovers += 1;
                 }
                 defer = std::mem::take(&mut p.defer);
@@ -804,6 +811,49 @@ mod tests {
             .filter_map(|(_, f)| pulled_seq(&f))
             .collect();
         assert_eq!(ahead, [1, 2, 3, 4]);
+    }
+
+    /// Pulls ahead that a sender's replica answers ENDED (its program finished first, as
+    /// at the end of every replicated job) move to its sibling without counting as
+    /// failovers: nothing failed.
+    #[test]
+    fn pulls_ahead_of_a_sender_that_ended_are_no_failovers() {
+        let now = Duration::from_secs(1);
+        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+        let mut sender = (s, Engine::new(s, 2, 2, Config::default()));
+        let mut receiver = (r, Engine::new(r, 2, 2, Config::default()));
+        sender.1.start(now);
+        receiver.1.start(now);
+        for m in [&b"first"[..], b"second"] {
+            sender
+                .1
+                .send(now, 0, 3, 1, Bytes::from_static(m))
+                .expect("room");
+        }
+        let later = now + Duration::from_millis(1);
+        let id = receiver.1.post(later, spec(), Mode::Receive);
+        let (_, pull) = receiver.1.poll_transmit().expect("a pull");
+        sender.1.handle_frame(later, r, pull);
+        let (_, data) = sender.1.poll_transmit().expect("an answer");
+        receiver.1.handle_frame(later, s, data);
+        assert!(receiver.1.take(later, id).is_some());
+        let ahead: Vec<Frame> = std::iter::from_fn(|| receiver.1.poll_transmit())
+            .map(|(_, f)| f)
+            .filter(|f| pulled_seq(f).is_some())
+            .collect();
+        assert!(!ahead.is_empty(), "the stream pulls ahead");
+        for f in ahead {
+            if let Frame::Pull { want, req, .. } = f {
+                receiver
+                    .1
+                    .handle_frame(later, s, Frame::Ended { want, req });
+            }
+        }
+        let moved = std::iter::from_fn(|| receiver.1.poll_transmit())
+            .filter(|(to, f)| *to == ReplicaId::new(0, 1) && pulled_seq(f).is_some())
+            .count();
+        assert!(moved > 0, "asked the sibling");
+        assert_eq!(receiver.1.stats().failovers, 0);
     }
 
     /// A receive that follows the previous one closely (a loop of collectives) keeps its
