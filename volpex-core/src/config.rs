@@ -21,6 +21,16 @@ pub const FRAME_PAYLOAD_BYTES_MAX: usize = 1 << 30;
 /// bounds what a wait can keep from the kernel's softirq thread.
 pub const HARD_SPIN_DEFAULT: Duration = Duration::from_micros(20);
 
+/// How long a blocked call polls (yielding between polls) before it sleeps, when its host
+/// has a core for each of the job's processes there: longer than a compute phase between
+/// a send and its wait (`volpex-bench overlap`, C = 10 ms), so a message sent before one
+/// is there as soon as Open MPI's (which polls without end): waking from a sleep costs
+/// about 3 µs more on the 2-core VM. A wait longer than this sleeps.
+pub const SPIN_DEDICATED: Duration = Duration::from_millis(50);
+
+/// The same with fewer cores than processes: the process we wait for may need ours.
+pub const SPIN_SHARED: Duration = Duration::from_millis(1);
+
 /// Default TCP congestion control of peer connections (see `transport::tuning`).
 pub const TCP_CONGESTION_DEFAULT: &str = "cubic";
 
@@ -166,8 +176,9 @@ pub struct Config {
     /// (`VOLPEX_CONNECT_TIMEOUT_MS`).
     pub connect_timeout: Duration,
     /// How long a blocked call polls without sleeping before it sleeps in the kernel
-    /// (`VOLPEX_SPIN_US`); waking from a sleep costs tens of microseconds.
-    pub spin: Duration,
+    /// (`VOLPEX_SPIN_US`); `None`: `SPIN_DEDICATED` when this host runs no more of the
+    /// job's processes than it has cores, otherwise `SPIN_SHARED` (see `spin_for`).
+    pub spin: Option<Duration>,
     /// Whether a spinning call gives the CPU away between polls (`VOLPEX_YIELD`, 0 or 1;
     /// see the README for why 1 is the default even with a core for every process).
     pub yield_when_idle: bool,
@@ -207,7 +218,7 @@ impl Default for Config {
             hedge_timeout: Duration::from_millis(200),
             consumed_interval: Duration::from_millis(20),
             connect_timeout: Duration::from_millis(5000),
-            spin: Duration::from_micros(1000),
+            spin: None,
             yield_when_idle: true,
             hard_spin: None,
             send_deterministic: false,
@@ -244,7 +255,7 @@ impl Config {
             c.ack_delay = Duration::from_micros(v);
         }
         if let Some(v) = env_u64("VOLPEX_SPIN_US")? {
-            c.spin = Duration::from_micros(v);
+            c.spin = Some(Duration::from_micros(v));
         }
         if let Some(v) = env_u64("VOLPEX_HARD_SPIN_US")? {
             c.hard_spin = Some(Duration::from_micros(v));
@@ -278,13 +289,21 @@ impl Config {
     /// With fewer cores, the process we wait for may need ours, and gets it only when we
     /// yield.
     pub fn hard_spin_for(&self, here: usize) -> Duration {
-        self.hard_spin.unwrap_or_else(|| {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            if here <= cores {
-                HARD_SPIN_DEFAULT
-            } else {
-                Duration::ZERO
-            }
+        self.hard_spin.unwrap_or(if dedicated(here) {
+            HARD_SPIN_DEFAULT
+        } else {
+            Duration::ZERO
+        })
+    }
+
+    /// The spin of a replica whose host runs `here` of the job's processes: the
+    /// configured one, else `SPIN_DEDICATED` if the host has a core for each of them,
+    /// `SPIN_SHARED` if not.
+    pub fn spin_for(&self, here: usize) -> Duration {
+        self.spin.unwrap_or(if dedicated(here) {
+            SPIN_DEDICATED
+        } else {
+            SPIN_SHARED
         })
     }
 
@@ -295,6 +314,11 @@ impl Config {
         self.confirm_wait
             .unwrap_or_else(|| Duration::from_micros(20 + len as u64 / 10_000))
     }
+}
+
+/// Whether this host has a core for each of `here` processes.
+fn dedicated(here: usize) -> bool {
+    here <= std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// A congestion control name as the kernel takes it (`TCP_CA_NAME_MAX` is 16 with the

@@ -111,8 +111,9 @@ pub fn initialize() -> Result<Universe, Error> {
             .filter(|a| a.map(|a| a.ip()) == mine)
             .count();
         let mut cfg = cfg;
-        let hard_spin = cfg.hard_spin_for(here);
+        let (hard_spin, spin) = (cfg.hard_spin_for(here), cfg.spin_for(here));
         cfg.hard_spin = Some(hard_spin);
+        cfg.spin = Some(spin);
         let (core, waker) = Core::new(
             j.me,
             j.ranks,
@@ -140,11 +141,10 @@ pub fn initialize() -> Result<Universe, Error> {
         };
         let (rt, bg) = Runtime::start(core, waker);
         log::debug!(
-            "replica {} joined a job of {} x {}; {here} of its processes on this host, hard spin {:?}",
+            "replica {} joined a job of {} x {}; {here} of its processes on this host, hard spin {hard_spin:?}, spin {spin:?}",
             j.me,
             j.ranks,
             j.replicas,
-            hard_spin
         );
         let snapshot = if handed_over.is_some() {
             handed_over

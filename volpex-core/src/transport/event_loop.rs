@@ -674,7 +674,7 @@ impl Core {
     /// How long a blocked call polls before sleeping, and whether it yields meanwhile.
     pub fn spin_config(&self) -> (Duration, bool, Duration) {
         (
-            self.cfg.spin,
+            self.cfg.spin.unwrap_or(crate::config::SPIN_SHARED),
             self.cfg.yield_when_idle,
             self.cfg.hard_spin.unwrap_or_default(),
         )

@@ -24,15 +24,15 @@
 //! fetches it.
 //!
 //! Speculative pulls: when the application takes a message of a stream (comm, tag, src),
-//! the engine asks for the stream's next message right away, as a deferred frame. It
-//! leaves with the next write to that sender, or as soon as the application waits for
+//! the engine asks for the stream's next few messages right away, as deferred frames.
+//! They leave with the next write to that sender, or as soon as the application waits for
 //! something and the loop finds nothing to do, so it is never written on the way to a
 //! message. By the time the application posts that receive the pull is already parked at
 //! the sender (or answered), and each message costs one write on each side, as with a
 //! push protocol. A stream whose speculative pull was still waiting when the application
 //! posted the receive after computing for a while without writing to that sender (LU's
-//! pipeline) is *eager*: its speculative pulls leave at once, for its next few messages,
-//! so they are parked at the sender before it sends, and the sender answers inside its
+//! pipeline) is *eager*: its speculative pulls leave at once, so they are parked at the
+//! sender before it sends, and the sender answers inside its
 //! send call. It is lazy again once a receive follows the previous one closely (a loop
 //! of collectives): there the extra write would cost more than it saves. A pull nobody waits for yet (a speculative pull, or a candidate of an
 //! unresolved wildcard) never hedges, never retires the replica and never reports a lost
