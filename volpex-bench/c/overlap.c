@@ -21,6 +21,7 @@
 #define WARMUP_ITERS 3 /* WARMUP_ITERS in overlap.rs */
 #define MAX_LIST 32
 #define CLOCK_TAG 1 /* CLOCK_TAG in overlap.rs */
+#define SETTLE_US 100 /* SETTLE_US in overlap.rs */
 
 static double now_us(void) {
     struct timespec ts;
@@ -132,6 +133,7 @@ int main(int argc, char **argv) {
                     for (long i = 0; i < iters + WARMUP_ITERS; i++) {
                         MPI_Barrier(MPI_COMM_WORLD);
                         if (rank == 0) {
+                            spin(SETTLE_US);
                             double sent = now_us();
                             for (long j = 0; j < messages[m]; j++)
                                 MPI_Isend(buf, (int)sizes[s], MPI_BYTE, 1, 0, MPI_COMM_WORLD, &reqs[j]);

@@ -69,6 +69,11 @@ pub const DEFAULT_MESSAGES: [u64; 2] = [1, 2];
 /// Untimed messages before each timed series.
 const WARMUP_ITERS: u64 = 3;
 
+/// Arrival: rank 0 waits this long after the barrier before it sends, so that rank 1
+/// has left the barrier too (a barrier's ranks leave up to a message's latency apart,
+/// in a different order in each library) and waits in its receive.
+const SETTLE_US: u64 = 100;
+
 /// Tag of rank 0's clock reading, after the timed messages (tag 0).
 const CLOCK_TAG: i32 = 1;
 
@@ -161,6 +166,7 @@ fn arrival(world: &volpex::Communicator, a: &Args) -> Result<(), volpex::Error> 
                 for i in 0..a.iters + WARMUP_ITERS {
                     world.barrier()?;
                     if rank == 0 {
+                        spin(SETTLE_US);
                         let sent = [host_clock_us()];
                         let reqs = (0..m)
                             .map(|_| other.immediate_send(&buf[..size]))

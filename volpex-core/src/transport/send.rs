@@ -59,9 +59,12 @@ impl Core {
     /// they all confirm it (MPI lets a standard send wait for its receiver); if the
     /// confirmations are late, it is copied after all.
     pub fn send(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), SendError> {
-        self.read_before_send()?;
+        if !self.engine.next_send_awaited(comm, tag, dst) {
+            self.read_before_send()?;
+        }
         self.wait_for_log_room(&[dst], bytes.len(), 1)?;
         if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
+            self.bulk_at = Some(self.now());
             // Speculative pulls waiting for this command's write go first, in a write of
             // their own: a receiver that answers the message being written finds its pull
             // here, instead of after the copy into the log.
@@ -116,7 +119,8 @@ impl Core {
     /// `READ_BEFORE_SEND_AFTER` ago (the application computed meanwhile): a pull that
     /// arrived for this message is then parked here, and this send answers it at once
     /// instead of leaving it to the next time this replica enters the library. Right
-    /// after a receive (a ping-pong) this costs nothing.
+    /// after a receive (a ping-pong) this costs nothing; `send` skips it when a pull for
+    /// its message is parked already (a poll costs 1.3 µs of a 4 µs send on the 2-core VM).
     fn read_before_send(&mut self) -> Result<(), SendError> {
         if self.now().saturating_sub(self.polled_at) >= READ_BEFORE_SEND_AFTER {
             self.turn(Some(Duration::ZERO), false)?;

@@ -68,6 +68,14 @@ impl Engine {
         }
     }
 
+    /// Whether a pull for the next send to (comm, tag, dst) is parked here already: that
+    /// send answers it, and nothing newer on the sockets can change what it writes.
+    pub fn next_send_awaited(&self, comm: u32, tag: i32, dst: u32) -> bool {
+        let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
+        self.service.has_waiters(&Want::Key(key))
+            || self.service.has_waiters(&self.order_want(comm, dst, order))
+    }
+
     /// Whether every live replica of `dst` is among `waiters`.
     fn all_replicas_waiting(&self, dst: u32, waiters: &[Waiter]) -> bool {
         dst != self.me.rank
