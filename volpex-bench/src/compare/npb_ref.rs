@@ -36,13 +36,7 @@ impl Toolchain {
         super::on_path("gfortran").ok_or_else(|| missing("gfortran", "gfortran"))?;
         super::on_path("make").ok_or_else(|| missing("make", "make"))?;
         // mpif90 without a Fortran compiler behind it fails here.
-        let version = Command::new(&fc)
-            .arg("-dumpversion")
-            .stdin(Stdio::null())
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        let version = dump_version(&fc)
             .ok_or_else(|| missing("a Fortran compiler behind mpif90", "gfortran"))?;
         Ok(Toolchain {
             name: "openmpi",
@@ -75,13 +69,7 @@ impl Toolchain {
             .map(PathBuf::from)
             .or_else(|| super::on_path("gfortran"))
             .ok_or("gfortran is not installed (apt-get install gfortran)")?;
-        let version = Command::new(&gfortran)
-            .arg("-dumpversion")
-            .stdin(Stdio::null())
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        let version = dump_version(&gfortran)
             .ok_or_else(|| format!("{} -dumpversion failed", gfortran.display()))?;
         Ok(Toolchain {
             name: "volpex",
@@ -90,6 +78,17 @@ impl Toolchain {
             fflags_extra: gfortran_extra_flags(&version),
         })
     }
+}
+
+/// What `compiler -dumpversion` prints, if it runs and succeeds.
+fn dump_version(compiler: &Path) -> Option<String> {
+    Command::new(compiler)
+        .arg("-dumpversion")
+        .stdin(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
 /// Flags gfortran `version` (as `-dumpversion` prints it) needs for NPB 3.4's MPI calls:

@@ -788,33 +788,41 @@ mod tests {
     /// stream ahead from then on.
     #[test]
     fn a_message_that_waited_in_the_log_makes_its_stream_pull_ahead() {
+        let (late, mut receiver) = a_burst_taken_late(1);
+        assert!(late, "the DATA says it waited");
+        let ahead: Vec<u64> = std::iter::from_fn(|| receiver.poll_transmit())
+            .filter_map(|(_, f)| pulled_seq(&f))
+            .collect();
+        assert_eq!(ahead, [1, 2, 3, 4]);
+    }
+
+    /// Replica 0.0 sends two messages to 1.0 (each rank has `replicas` replicas), and 1.0
+    /// posts the receive for the first 1 ms later, then takes it: whether the DATA came
+    /// with FLAG_LATE, and the receiver's engine.
+    fn a_burst_taken_late(replicas: u32) -> (bool, Engine) {
         let now = Duration::from_secs(1);
         let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
-        let mut sender = (s, Engine::new(s, 2, 1, Config::default()));
-        let mut receiver = (r, Engine::new(r, 2, 1, Config::default()));
-        sender.1.start(now);
-        receiver.1.start(now);
+        let mut sender = Engine::new(s, 2, replicas, Config::default());
+        let mut receiver = Engine::new(r, 2, replicas, Config::default());
+        sender.start(now);
+        receiver.start(now);
         for m in [&b"first"[..], b"second"] {
             sender
-                .1
                 .send(now, 0, 3, 1, Bytes::from_static(m))
                 .expect("room");
         }
         let later = now + Duration::from_millis(1);
-        let id = receiver.1.post(later, spec(), Mode::Receive);
-        let (_, pull) = receiver.1.poll_transmit().expect("a pull");
-        sender.1.handle_frame(later, r, pull);
-        let (_, data) = sender.1.poll_transmit().expect("an answer");
-        assert!(matches!(data, Frame::Data { late: true, .. }), "{data:?}");
-        receiver.1.handle_frame(later, s, data);
+        let id = receiver.post(later, spec(), Mode::Receive);
+        let (_, pull) = receiver.poll_transmit().expect("a pull");
+        sender.handle_frame(later, r, pull);
+        let (_, data) = sender.poll_transmit().expect("an answer");
+        let late = matches!(data, Frame::Data { late: true, .. });
+        receiver.handle_frame(later, s, data);
         assert!(matches!(
-            receiver.1.take(later, id),
+            receiver.take(later, id),
             Some(Ok(Matched::Message { .. }))
         ));
-        let ahead: Vec<u64> = std::iter::from_fn(|| receiver.1.poll_transmit())
-            .filter_map(|(_, f)| pulled_seq(&f))
-            .collect();
-        assert_eq!(ahead, [1, 2, 3, 4]);
+        (late, receiver)
     }
 
     /// Pulls ahead that a sender's replica answers ENDED (its program finished first, as
@@ -822,42 +830,23 @@ mod tests {
     /// failovers: nothing failed.
     #[test]
     fn pulls_ahead_of_a_sender_that_ended_are_no_failovers() {
-        let now = Duration::from_secs(1);
-        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
-        let mut sender = (s, Engine::new(s, 2, 2, Config::default()));
-        let mut receiver = (r, Engine::new(r, 2, 2, Config::default()));
-        sender.1.start(now);
-        receiver.1.start(now);
-        for m in [&b"first"[..], b"second"] {
-            sender
-                .1
-                .send(now, 0, 3, 1, Bytes::from_static(m))
-                .expect("room");
-        }
-        let later = now + Duration::from_millis(1);
-        let id = receiver.1.post(later, spec(), Mode::Receive);
-        let (_, pull) = receiver.1.poll_transmit().expect("a pull");
-        sender.1.handle_frame(later, r, pull);
-        let (_, data) = sender.1.poll_transmit().expect("an answer");
-        receiver.1.handle_frame(later, s, data);
-        assert!(receiver.1.take(later, id).is_some());
-        let ahead: Vec<Frame> = std::iter::from_fn(|| receiver.1.poll_transmit())
+        let (_, mut receiver) = a_burst_taken_late(2);
+        let (s, later) = (ReplicaId::new(0, 0), Duration::from_millis(1001));
+        let ahead: Vec<Frame> = std::iter::from_fn(|| receiver.poll_transmit())
             .map(|(_, f)| f)
             .filter(|f| pulled_seq(f).is_some())
             .collect();
         assert!(!ahead.is_empty(), "the stream pulls ahead");
         for f in ahead {
             if let Frame::Pull { want, req, .. } = f {
-                receiver
-                    .1
-                    .handle_frame(later, s, Frame::Ended { want, req });
+                receiver.handle_frame(later, s, Frame::Ended { want, req });
             }
         }
-        let moved = std::iter::from_fn(|| receiver.1.poll_transmit())
+        let moved = std::iter::from_fn(|| receiver.poll_transmit())
             .filter(|(to, f)| *to == ReplicaId::new(0, 1) && pulled_seq(f).is_some())
             .count();
         assert!(moved > 0, "asked the sibling");
-        assert_eq!(receiver.1.stats().failovers, 0);
+        assert_eq!(receiver.stats().failovers, 0);
     }
 
     /// A receive that follows the previous one closely (a loop of collectives) keeps its
