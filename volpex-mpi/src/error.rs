@@ -80,6 +80,7 @@ impl From<volpex::Error> for MpiError {
             | E::ImmediateCollectiveStart(_)
             | E::ImmediateCollectivePanicked
             | E::NoMessage
+            | E::CancelDiverged
             | E::RequestChoiceMismatch { .. }
             | E::LogRefused(_)
             | E::CheckpointState(_)

@@ -124,6 +124,26 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// Cancels a pending receive (MPI_Cancel, MPI-3.1 section 3.8.4): true when it was
+    /// cancelled (it then completes at once, with a status whose `is_cancelled()` is
+    /// true, and claims no message: the one it would have matched goes to the next
+    /// receive that matches it), false when it had matched a message (it completes as
+    /// usual). Every replica of the rank gets the same answer: the leader replica decides
+    /// and the others follow, as for a wildcard receive. A send (complete at once: its
+    /// message is in the sender log), an immediate collective and a completed request
+    /// are not cancelled (false).
+    pub fn cancel(&mut self) -> Result<bool, Error> {
+        let State::Receive { comm, id, .. } = &self.state else {
+            return Ok(false);
+        };
+        if !comm.cancel_receive(*id)? {
+            return Ok(false);
+        }
+        // Cancelled: the matcher forgot the receive, so nothing is detached on drop.
+        self.state = State::Done(Status::cancelled());
+        Ok(true)
+    }
+
     /// Completes the operation if it can without waiting (MPI_Test). Not coordinated:
     /// how often it says "not yet" may differ between replicas (see the determinism
     /// contract); `test_any` is.
@@ -178,6 +198,7 @@ fn finish_collective(
         source: comm.rank(),
         tag: 0,
         bytes: result.len(),
+        cancelled: false,
     })
 }
 

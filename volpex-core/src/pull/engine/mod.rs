@@ -68,7 +68,7 @@ use self::snapshot::Snapshots;
 use self::timers::{Timer, TimerTable};
 use super::decision::{ordinal, slot_key, Slot, DECISION_CTX};
 use crate::config::{Config, DECISIONS_HELD_MAX};
-use crate::message::matching::{Matched, Matcher, Mode, Need, RecvId, RecvSpec};
+use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, ReplicaId, SendLog, Set, Want};
 use crate::replica::Liveness;
 use crate::wire::control::ReplicaStats;
@@ -396,6 +396,39 @@ impl Engine {
             self.after_record(now, slot);
         }
         self.coord.decisions.mark_used(slot);
+    }
+
+    /// The coordination slot receive `id` was posted with (an `ANY_SOURCE` receive whose
+    /// match the leader chooses): a cancel of it is decided in that slot.
+    pub fn receive_slot(&self, id: RecvId) -> Option<u64> {
+        self.matcher.slot_of(id)
+    }
+
+    /// Whether this replica, as the one that decides, cancels receive `id`
+    /// (`Matcher::may_cancel`).
+    pub fn may_cancel(&self, id: RecvId) -> bool {
+        self.matcher.may_cancel(id)
+    }
+
+    /// Carries out the decision that receive `id` is cancelled (`Matcher::cancel`): the
+    /// message it waited for is no longer needed unless a receive moved up to it.
+    pub fn cancel(&mut self, now: Duration, id: RecvId) -> Result<(), CancelDiverged> {
+        let key = self.matcher.resolved_key(id);
+        let mut needs = Vec::new();
+        self.matcher.cancel(id, &mut needs)?;
+        if let Some(p) = key.and_then(|k| self.fetches.get_mut(&Want::Key(k))) {
+            p.needed = false;
+            p.hedge_at = Duration::MAX;
+        }
+        for need in needs {
+            match need {
+                Need::Message { want, needed } => self.want(now, want, needed),
+                Need::Choice(slot) => self.want(now, Want::Key(slot_key(self.me.rank, slot)), true),
+            }
+        }
+        self.rematch(now);
+        self.drain_loopback(now);
+        Ok(())
     }
 
     /// Starts what runs without being asked: a follower's standing pull for its leader's
