@@ -4,7 +4,9 @@
 //! replica killed or stopped mid-run, each program checking its own results (it exits 1
 //! on a wrong value). The programs are in `tests/c/`; they cover point-to-point
 //! (chapter 3, wildcards included), collectives (chapter 5), communicators and groups
-//! (chapter 6), Cartesian topologies (chapter 7) and error handling (section 8.3).
+//! (chapter 6), Cartesian topologies (chapter 7), error handling (section 8.3) and
+//! MPI_Cancel of receives (section 3.8.4, `cancel.c`: every replica of a rank must reach
+//! the same outcome, so a killed or stopped replica changes nothing there either).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -139,6 +141,7 @@ fn singleton_runs_as_one_rank() {
         ("comms", "comms: ok size 1"),
         ("errors", "errors: ok size 1"),
         ("topo", "topo: ok size 1"),
+        ("cancel", "cancel: ok size 1"),
     ] {
         let exe = compile(&dir, name);
         let out = singleton(&exe, &[]);
@@ -155,7 +158,7 @@ fn singleton_runs_as_one_rank() {
 #[test]
 fn programs_pass_with_and_without_replicas() {
     let dir = TempDir::new("programs");
-    for name in ["p2p", "collectives", "comms", "errors", "topo"] {
+    for name in ["p2p", "collectives", "comms", "errors", "topo", "cancel"] {
         let exe = compile(&dir, name);
         for args in [&["-n", "4", "-r", "1"][..], &["-n", "3", "-r", "2"][..]] {
             let out = job(args, &exe, &[]);
@@ -170,7 +173,11 @@ fn programs_pass_with_and_without_replicas() {
 #[test]
 fn a_lost_replica_changes_nothing() {
     let dir = TempDir::new("faults");
-    for (name, args) in [("p2p", ["60", "10"]), ("collectives", ["40", "10"])] {
+    for (name, args) in [
+        ("p2p", ["60", "10"]),
+        ("collectives", ["40", "10"]),
+        ("cancel", ["60", "10"]),
+    ] {
         volpex_tests::abi::faults_change_nothing(&compile(&dir, name), name, &args);
     }
 }

@@ -170,9 +170,9 @@ impl Communicator {
     /// had not chosen a match yet), any other receive when the leader's answer, recorded
     /// in a slot of its own, says so (`Matcher::may_cancel`); without coordination this
     /// replica decides alone.
-    pub(crate) fn cancel_receive(&self, id: RecvId) -> Result<bool, Error> {
+    /// `wildcard` is the receive's coordination slot, as it was posted.
+    pub(crate) fn cancel_receive(&self, id: RecvId, wildcard: Option<u64>) -> Result<bool, Error> {
         let mut core = self.inner.rt.lock();
-        let wildcard = core.engine.receive_slot(id);
         let slot = wildcard.or_else(|| core.engine.post_choice());
         let cancelled = loop {
             let now = core.now();
@@ -211,6 +211,11 @@ impl Communicator {
         }
         core.flush();
         Ok(cancelled)
+    }
+
+    /// The coordination slot receive `id` was posted with (`Matcher::slot_of`).
+    pub(crate) fn receive_slot(&self, id: RecvId) -> Option<u64> {
+        self.inner.rt.lock().engine.receive_slot(id)
     }
 
     pub(crate) fn status_for(&self, key: &Key, bytes: usize) -> Status {

@@ -267,6 +267,7 @@ fortran! {
     mpi_test_ => MPI_Test(request: out, flag: out, status: st);
     mpi_request_get_status_ => MPI_Request_get_status(request: int, flag: out, status: st);
     mpi_request_free_ => MPI_Request_free(request: out);
+    mpi_cancel_ => MPI_Cancel(request: out);
     mpi_waitall_ => MPI_Waitall(count: int, requests: out, statuses: st);
     mpi_testall_ => MPI_Testall(count: int, requests: out, flag: out, statuses: st);
 
@@ -1085,7 +1086,6 @@ macro_rules! fortran_stubs {
 }
 
 fortran_stubs! {
-    mpi_cancel_ => "MPI_Cancel"(request);
     mpi_alltoallw_ => "MPI_Alltoallw"(a, b, c, d, e, f, g, h, i);
     mpi_imrecv_ => "MPI_Imrecv"(a, b, c, d, e);
     mpi_graph_create_ => "MPI_Graph_create"(a, b, c, d, e, f);

@@ -970,6 +970,15 @@ pub unsafe extern "C" fn MPI_Request_get_status(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn MPI_Cancel(req: *mut c_int) -> c_int {
+    guard("MPI_Cancel", COMM_WORLD, || {
+        // SAFETY: `req` points to a request handle.
+        let h = unsafe { raw::out(req, "request") }?;
+        request::cancel(*h)
+    })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
     guard("MPI_Request_free", COMM_WORLD, || {
         // SAFETY: `req` points to a request handle.

@@ -85,13 +85,18 @@ impl<E: Clone> Matcher<E> {
     /// an earlier message at once if it is here). Appends what must be fetched; call
     /// `resolve` afterwards. `Err` when this replica cannot follow (a later claim on the
     /// stream was taken or freed, or the receive itself completed and was taken): it
-    /// would diverge from the replica that decided. Changes nothing then.
-    pub fn cancel(&mut self, id: RecvId, needs: &mut Vec<Need>) -> Result<(), CancelDiverged> {
+    /// would diverge from the replica that decided. Changes nothing then. `Ok` gives the
+    /// keys no receive waits for any more (their fetches are not needed now).
+    pub fn cancel(
+        &mut self,
+        id: RecvId,
+        needs: &mut Vec<Need>,
+    ) -> Result<Vec<Key>, CancelDiverged> {
         if let Some(i) = self.unresolved.iter().position(|p| p.id == id) {
             self.unresolved.remove(i);
             self.slots.remove(&id);
             self.detached.remove(&id);
-            return Ok(());
+            return Ok(Vec::new());
         }
         let key = self.claim_of(id).ok_or(CancelDiverged)?;
         let mut later = self.later_claims(&key);
@@ -107,6 +112,8 @@ impl<E: Clone> Matcher<E> {
             return Err(CancelDiverged);
         }
         later.sort_unstable_by_key(|(_, k)| k.seq);
+        let mut old: Vec<Key> = later.iter().map(|(_, k)| *k).collect();
+        old.push(key);
         let any_tags: Vec<_> = later.iter().map(|(pid, _)| self.unclaim(*pid)).collect();
         self.unclaim(id);
         self.slots.remove(&id);
@@ -117,7 +124,8 @@ impl<E: Clone> Matcher<E> {
             }
             self.reclaim(pid, key, needs);
         }
-        Ok(())
+        old.retain(|k| !self.waiting.contains_key(k));
+        Ok(old)
     }
 
     /// The key receive `id` claims: waiting for it, or completed with it and not taken.

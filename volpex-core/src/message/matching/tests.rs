@@ -239,7 +239,7 @@ fn a_cancelled_receive_leaves_its_message_to_the_next() {
     run(&mut m, &mut c, &marks);
     assert!(m.may_cancel(r));
     let mut needs = Vec::new();
-    assert_eq!(m.cancel(r, &mut needs), Ok(()));
+    assert_eq!(m.cancel(r, &mut needs), Ok(vec![key(5, 1, 0)]));
     assert!(m.is_quiet());
     let next = m.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
     let needs = run(&mut m, &mut c, &marks);

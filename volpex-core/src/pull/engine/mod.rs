@@ -413,12 +413,12 @@ impl Engine {
     /// Carries out the decision that receive `id` is cancelled (`Matcher::cancel`): the
     /// message it waited for is no longer needed unless a receive moved up to it.
     pub fn cancel(&mut self, now: Duration, id: RecvId) -> Result<(), CancelDiverged> {
-        let key = self.matcher.resolved_key(id);
         let mut needs = Vec::new();
-        self.matcher.cancel(id, &mut needs)?;
-        if let Some(p) = key.and_then(|k| self.fetches.get_mut(&Want::Key(k))) {
-            p.needed = false;
-            p.hedge_at = Duration::MAX;
+        for k in self.matcher.cancel(id, &mut needs)? {
+            if let Some(p) = self.fetches.get_mut(&Want::Key(k)) {
+                p.needed = false;
+                p.hedge_at = Duration::MAX;
+            }
         }
         for need in needs {
             match need {
