@@ -182,6 +182,14 @@ fn a_lost_replica_changes_nothing() {
     }
 }
 
+/// MPIX_Output_open / MPIX_Output_commit: one complete copy of each rank's file, from a
+/// replica that finished, with replicas killed mid-write, and no temporary left.
+#[test]
+fn mpix_output_leaves_one_complete_copy() {
+    let dir = TempDir::new("coutput");
+    volpex_tests::abi::output_survives_lost_replicas(&compile(&dir, "output"));
+}
+
 /// Under the default MPI_ERRORS_ARE_FATAL a send to a rank that does not exist ends the
 /// program with a message naming MPI_Send and the error class, and the job fails.
 #[test]

@@ -262,6 +262,15 @@ fn fortran_a_lost_replica_changes_nothing() {
     }
 }
 
+/// MPIX_OUTPUT_OPEN / MPIX_OUTPUT_COMMIT: one complete copy of each rank's file with
+/// replicas killed mid-write, and no temporary left.
+#[test]
+fn fortran_mpix_output_leaves_one_complete_copy() {
+    let dir = TempDir::new("foutput");
+    let exe = compile_with("volpexf90", &dir, "output.f90");
+    volpex_tests::abi::output_survives_lost_replicas(&exe);
+}
+
 /// Under the default MPI_ERRORS_ARE_FATAL a send to a rank that does not exist ends the
 /// Fortran program with a message naming MPI_Send and the error class.
 #[test]
