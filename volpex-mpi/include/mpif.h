@@ -406,7 +406,7 @@
       integer MPI_ERR_LASTCODE
       parameter (MPI_ERR_LASTCODE=58)
 !
-! Volpex extensions: MPIX_OUTPUT_OPEN gives a TMPPATH of at most this length
+! Volpex extensions: the longest TMPPATH MPIX_OUTPUT_OPEN gives
       integer MPIX_MAX_OUTPUT_PATH
       parameter (MPIX_MAX_OUTPUT_PATH=4096)
 !
