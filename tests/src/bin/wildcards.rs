@@ -14,13 +14,13 @@
 //! wildcard; probe, immediate probe and matched probe; `wait_any`, `test_any`,
 //! `test_some`, `wait_some` on wildcard and specific immediate receives.
 //!
-//! `wildcards cancel [--trace DIR] [--rounds N]`: a ring in which every rank posts a
+//! `wildcards cancel [--trace DIR] [--rounds N] [--work-us US]`: a ring in which every rank posts a
 //! receive (from its left neighbour, then from `ANY_SOURCE`), the neighbour sends, and
 //! the rank cancels the receive after a delay that differs between replicas: the
 //! outcome (cancelled, or received) depends on timing, and every replica of a rank must
 //! take the same one (`Request::cancel`). A cancelled receive's message must go to the
 //! next receive. With `--trace DIR`, each replica writes its outcomes to
-//! DIR/RANK.REPLICA; the test compares them.
+//! DIR/RANK.REPLICA; the test compares them. `--work-us`: a pause after every round.
 //!
 //! `wildcards sum`: rank 0 sums values from `ANY_SOURCE` (order does not matter: valid in
 //! send-deterministic mode).
@@ -332,6 +332,7 @@ fn cancel(
     args: &[String],
 ) -> Result<(), Box<dyn std::error::Error>> {
     let rounds: u64 = arg(args, "--rounds", 60);
+    let work = Duration::from_micros(arg(args, "--work-us", 0));
     let (rank, size) = (world.rank(), world.size());
     let (next, prev) = ((rank + 1) % size, (rank + size - 1) % size);
     let mut noise = jitter(universe, world);
@@ -386,6 +387,7 @@ fn cancel(
                     .map_err(|e| format!("trace: {e}"))?;
             }
         }
+        std::thread::sleep(work);
     }
     let mut total = 0u64;
     world.all_reduce_into(&sum, &mut total, volpex::SystemOperation::sum())?;
