@@ -84,6 +84,42 @@ fn every_declared_function_links() {
     );
 }
 
+/// The profiling interface (MPI-3.1 chapter 14): every `MPI_` function `mpi.h` declares
+/// is also exported as `PMPI_` by the shared library (`tests/c/pmpi.c` uses them as a
+/// tool would: its own `MPI_Send` calls `PMPI_Send`).
+#[test]
+fn every_function_has_a_pmpi_name() {
+    let header = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../volpex-mpi/include/mpi.h"),
+    )
+    .expect("read mpi.h");
+    bin("volpexcc");
+    let lib = volpex_tests::profile_dir().join("libvolpexmpi.so");
+    let nm = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(&lib)
+        .output()
+        .expect("run nm");
+    assert!(nm.status.success(), "nm {}", lib.display());
+    let symbols: std::collections::HashSet<String> = String::from_utf8_lossy(&nm.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+        .collect();
+    let names: Vec<&str> = header
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("typedef"))
+        .filter_map(|l| l.split_once(' ')?.1.split_once('(').map(|(n, _)| n))
+        .filter(|n| n.starts_with("MPI_"))
+        .collect();
+    assert!(names.len() > 150, "found only {} functions", names.len());
+    let missing: Vec<String> = names
+        .iter()
+        .map(|n| format!("P{n}"))
+        .filter(|p| !symbols.contains(p))
+        .collect();
+    assert!(missing.is_empty(), "no profiling name: {missing:?}");
+}
+
 /// `volpexcc -show` prints the compiler command like `mpicc -show`: include and library
 /// directories next to the build, rpath, -lvolpexmpi; `-c` compiles without link flags.
 #[test]
@@ -142,6 +178,7 @@ fn singleton_runs_as_one_rank() {
         ("errors", "errors: ok size 1"),
         ("topo", "topo: ok size 1"),
         ("cancel", "cancel: ok size 1"),
+        ("pmpi", "pmpi: ok size 1"),
     ] {
         let exe = compile(&dir, name);
         let out = singleton(&exe, &[]);
@@ -158,7 +195,15 @@ fn singleton_runs_as_one_rank() {
 #[test]
 fn programs_pass_with_and_without_replicas() {
     let dir = TempDir::new("programs");
-    for name in ["p2p", "collectives", "comms", "errors", "topo", "cancel"] {
+    for name in [
+        "p2p",
+        "collectives",
+        "comms",
+        "errors",
+        "topo",
+        "cancel",
+        "pmpi",
+    ] {
         let exe = compile(&dir, name);
         for args in [&["-n", "4", "-r", "1"][..], &["-n", "3", "-r", "2"][..]] {
             let out = job(args, &exe, &[]);

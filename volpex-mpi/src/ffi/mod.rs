@@ -21,6 +21,7 @@
 
 mod fortran;
 mod mpix;
+mod pmpi;
 pub mod raw;
 mod stubs;
 
