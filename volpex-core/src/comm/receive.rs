@@ -173,6 +173,11 @@ impl Communicator {
     /// `wildcard` is the receive's coordination slot, as it was posted.
     pub(crate) fn cancel_receive(&self, id: RecvId, wildcard: Option<u64>) -> Result<bool, Error> {
         let mut core = self.inner.rt.lock();
+        if wildcard.is_some() && !core.engine.is_unresolved(id) {
+            // Its match was chosen (by the leader, which then answers no too): it is not
+            // cancelled, and its slot, used, may be gone already.
+            return Ok(false);
+        }
         let slot = wildcard.or_else(|| core.engine.post_choice());
         let cancelled = loop {
             let now = core.now();

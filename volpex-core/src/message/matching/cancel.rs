@@ -26,6 +26,11 @@ impl<E: Clone> Matcher<E> {
         self.slots.get(&id).copied()
     }
 
+    /// Whether operation `id` is posted and not resolved yet.
+    pub fn is_unresolved(&self, id: RecvId) -> bool {
+        self.unresolved.iter().any(|p| p.id == id)
+    }
+
     /// Whether receive `id` is cancelled, decided by the replica that decides (the
     /// leader; any replica when choices are not coordinated). Yes when it has matched no
     /// message here, no receive posted after it that takes any tag from one of its

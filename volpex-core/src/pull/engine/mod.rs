@@ -404,6 +404,11 @@ impl Engine {
         self.matcher.slot_of(id)
     }
 
+    /// Whether receive or probe `id` is posted and does not know its match yet.
+    pub fn is_unresolved(&self, id: RecvId) -> bool {
+        self.matcher.is_unresolved(id)
+    }
+
     /// Whether this replica, as the one that decides, cancels receive `id`
     /// (`Matcher::may_cancel`).
     pub fn may_cancel(&self, id: RecvId) -> bool {
