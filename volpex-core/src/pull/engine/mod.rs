@@ -415,14 +415,22 @@ impl Engine {
         self.matcher.may_cancel(id)
     }
 
-    /// Carries out the decision that receive `id` is cancelled (`Matcher::cancel`): the
-    /// message it waited for is no longer needed unless a receive moved up to it.
+    /// Carries out the decision that receive `id` is cancelled (`Matcher::cancel`): a
+    /// message no receive waits for any more is not fetched (its pulls are withdrawn
+    /// with CANCEL, so neither this replica nor the sender keeps them; should it come
+    /// all the same, it waits in the unexpected queue).
     pub fn cancel(&mut self, now: Duration, id: RecvId) -> Result<(), CancelDiverged> {
         let mut needs = Vec::new();
         for k in self.matcher.cancel(id, &mut needs)? {
-            if let Some(p) = self.fetches.get_mut(&Want::Key(k)) {
-                p.needed = false;
-                p.hedge_at = Duration::MAX;
+            let want = Want::Key(k);
+            let Some(p) = self.fetches.remove(&want) else {
+                continue;
+            };
+            for a in p.asks.iter().filter(|a| a.outstanding()) {
+                self.out.send(
+                    ReplicaId::new(k.src, a.replica),
+                    Frame::Cancel { want, req: a.req },
+                );
             }
         }
         for need in needs {
