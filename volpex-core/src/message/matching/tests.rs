@@ -352,3 +352,36 @@ fn a_wildcard_cancelled_by_the_leader_waits_for_the_follower_cancel() {
     assert!(m.slot_of(w).is_none());
     assert!(!m.has_unresolved());
 }
+
+/// A receive posted after the cancelled one that takes any tag from the same source
+/// could match differently in another replica once the cancel frees a message: the
+/// decider says no while it is pending, yes once it is gone.
+#[test]
+fn a_pending_any_tag_receive_after_it_prevents_the_cancel() {
+    let mut m = Matcher::<()>::new(9);
+    let mut c = Leader::default();
+    let marks = HashMap::new();
+    let a = m.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    let later = RecvSpec {
+        comm: 0,
+        src: Source::Rank(1),
+        tag: TagSel::Any,
+    };
+    let x = m.post(later, Mode::Receive, None);
+    run(&mut m, &mut c, &marks);
+    assert!(!m.may_cancel(a));
+    m.detach(x);
+    // Freed but still pending: still no.
+    assert!(!m.may_cancel(a));
+    // A receive from another source does not matter.
+    let mut m = Matcher::<()>::new(9);
+    let a = m.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    let other = RecvSpec {
+        comm: 0,
+        src: Source::Rank(2),
+        tag: TagSel::Any,
+    };
+    m.post(other, Mode::Receive, None);
+    run(&mut m, &mut c, &marks);
+    assert!(m.may_cancel(a));
+}
