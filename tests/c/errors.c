@@ -76,8 +76,10 @@ int main(int argc, char **argv) {
     expect(MPI_Send(v, 1, t, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE); /* not committed */
     CHECK_OK(MPI_Type_free(&t));
     expect(MPI_Comm_size(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
-    expect(MPI_Cancel(NULL), MPI_ERR_OTHER); /* not implemented yet */
+    expect(MPI_Cancel(NULL), MPI_ERR_ARG);
+    expect(MPI_Graph_neighbors_count(MPI_COMM_WORLD, 0, NULL), MPI_ERR_OTHER); /* not implemented yet */
     MPI_Request r = MPI_REQUEST_NULL;
+    expect(MPI_Cancel(&r), MPI_ERR_REQUEST);
     CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
 
     /* Truncation: 4 ints into room for 2. */

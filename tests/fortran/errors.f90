@@ -72,8 +72,11 @@ program errors
 
   ! Not implemented: a clear code, not a link error.
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
-  call MPI_Cancel(x, ierr)
+  call MPI_Graph_neighbors_count(MPI_COMM_WORLD, 0, x, ierr)
   call check(ierr == MPI_ERR_OTHER, 'not implemented')
+  x = MPI_REQUEST_NULL
+  call MPI_Cancel(x, ierr)
+  call check(ierr == MPI_ERR_REQUEST, 'cancel of MPI_REQUEST_NULL')
 
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   if (rank == 0) print '(a,i0)', 'errors: ok size ', size

@@ -128,3 +128,50 @@ pub fn checkpoint_survives_two_losses(exe: &Path) -> Run {
     }
     r
 }
+
+/// The MPIX_ output scenario (`tests/c/output.c`, `tests/fortran/output.f90`): at `-n 2
+/// -r 2` without regeneration, replica 0.1 and then 1.0 killed while every replica writes
+/// its rank's file, line by line; each path must hold exactly one complete copy (every
+/// line, once) and the directory nothing else: no temporary of a dead replica.
+pub fn output_survives_lost_replicas(exe: &Path) {
+    let dir = TempDir::new("output");
+    let d = dir.0.to_string_lossy().into_owned();
+    let (lines, work_ms) = (40, "20");
+    let la = [
+        "-n",
+        "2",
+        "-r",
+        "2",
+        "--regenerate",
+        "never",
+        "--fault",
+        "0.1:kill@0.3",
+        "--fault",
+        "1.0:kill@0.4",
+    ];
+    let r = run(&la, exe, &[&d, &lines.to_string(), work_ms], DEADLINE);
+    r.assert_no_leftovers();
+    first_line(r.ok(), "output: ok size 2");
+    for (rank, replica) in [(0, 1), (1, 0)] {
+        assert_ne!(
+            r.state(rank, replica),
+            "finished",
+            "{rank}.{replica}: the kill landed after it finished\n{}",
+            r.stderr
+        );
+    }
+    let mut names: Vec<String> = std::fs::read_dir(&dir.0)
+        .expect("read the output directory")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    assert_eq!(names, ["out-0.txt", "out-1.txt"], "{}", r.stderr);
+    for rank in 0..2 {
+        let text =
+            std::fs::read_to_string(dir.0.join(format!("out-{rank}.txt"))).expect("read an output");
+        let expect: String = (0..lines)
+            .map(|i| format!("rank {rank} line {i} sum {}\n", 2 * i + 1))
+            .collect();
+        assert_eq!(text, expect, "out-{rank}.txt");
+    }
+}

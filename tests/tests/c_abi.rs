@@ -4,7 +4,9 @@
 //! replica killed or stopped mid-run, each program checking its own results (it exits 1
 //! on a wrong value). The programs are in `tests/c/`; they cover point-to-point
 //! (chapter 3, wildcards included), collectives (chapter 5), communicators and groups
-//! (chapter 6), Cartesian topologies (chapter 7) and error handling (section 8.3).
+//! (chapter 6), Cartesian topologies (chapter 7), error handling (section 8.3) and
+//! MPI_Cancel of receives (section 3.8.4, `cancel.c`: every replica of a rank must reach
+//! the same outcome, so a killed or stopped replica changes nothing there either).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -82,6 +84,42 @@ fn every_declared_function_links() {
     );
 }
 
+/// The profiling interface (MPI-3.1 chapter 14): every `MPI_` function `mpi.h` declares
+/// is also exported as `PMPI_` by the shared library (`tests/c/pmpi.c` uses them as a
+/// tool would: its own `MPI_Send` calls `PMPI_Send`).
+#[test]
+fn every_function_has_a_pmpi_name() {
+    let header = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../volpex-mpi/include/mpi.h"),
+    )
+    .expect("read mpi.h");
+    bin("volpexcc");
+    let lib = volpex_tests::profile_dir().join("libvolpexmpi.so");
+    let nm = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(&lib)
+        .output()
+        .expect("run nm");
+    assert!(nm.status.success(), "nm {}", lib.display());
+    let symbols: std::collections::HashSet<String> = String::from_utf8_lossy(&nm.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+        .collect();
+    let names: Vec<&str> = header
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("typedef"))
+        .filter_map(|l| l.split_once(' ')?.1.split_once('(').map(|(n, _)| n))
+        .filter(|n| n.starts_with("MPI_"))
+        .collect();
+    assert!(names.len() > 150, "found only {} functions", names.len());
+    let missing: Vec<String> = names
+        .iter()
+        .map(|n| format!("P{n}"))
+        .filter(|p| !symbols.contains(p))
+        .collect();
+    assert!(missing.is_empty(), "no profiling name: {missing:?}");
+}
+
 /// `volpexcc -show` prints the compiler command like `mpicc -show`: include and library
 /// directories next to the build, rpath, -lvolpexmpi; `-c` compiles without link flags.
 #[test]
@@ -139,6 +177,8 @@ fn singleton_runs_as_one_rank() {
         ("comms", "comms: ok size 1"),
         ("errors", "errors: ok size 1"),
         ("topo", "topo: ok size 1"),
+        ("cancel", "cancel: ok size 1"),
+        ("pmpi", "pmpi: ok size 1"),
     ] {
         let exe = compile(&dir, name);
         let out = singleton(&exe, &[]);
@@ -155,7 +195,15 @@ fn singleton_runs_as_one_rank() {
 #[test]
 fn programs_pass_with_and_without_replicas() {
     let dir = TempDir::new("programs");
-    for name in ["p2p", "collectives", "comms", "errors", "topo"] {
+    for name in [
+        "p2p",
+        "collectives",
+        "comms",
+        "errors",
+        "topo",
+        "cancel",
+        "pmpi",
+    ] {
         let exe = compile(&dir, name);
         for args in [&["-n", "4", "-r", "1"][..], &["-n", "3", "-r", "2"][..]] {
             let out = job(args, &exe, &[]);
@@ -170,9 +218,21 @@ fn programs_pass_with_and_without_replicas() {
 #[test]
 fn a_lost_replica_changes_nothing() {
     let dir = TempDir::new("faults");
-    for (name, args) in [("p2p", ["60", "10"]), ("collectives", ["40", "10"])] {
+    for (name, args) in [
+        ("p2p", ["60", "10"]),
+        ("collectives", ["40", "10"]),
+        ("cancel", ["60", "10"]),
+    ] {
         volpex_tests::abi::faults_change_nothing(&compile(&dir, name), name, &args);
     }
+}
+
+/// MPIX_Output_open / MPIX_Output_commit: one complete copy of each rank's file, from a
+/// replica that finished, with replicas killed mid-write, and no temporary left.
+#[test]
+fn mpix_output_leaves_one_complete_copy() {
+    let dir = TempDir::new("coutput");
+    volpex_tests::abi::output_survives_lost_replicas(&compile(&dir, "output"));
 }
 
 /// Under the default MPI_ERRORS_ARE_FATAL a send to a rank that does not exist ends the

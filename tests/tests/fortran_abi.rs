@@ -50,6 +50,7 @@ const PROGRAMS: &[(&str, &str)] = &[
     ("comms.f90", "volpexf90"),
     ("datatypes.f", "volpexf77"),
     ("errors.f90", "volpexf90"),
+    ("cancel.f90", "volpexf90"),
 ];
 
 /// `volpexf90 -show` prints the compiler command like `mpif90 -show`: gfortran, the
@@ -250,11 +251,24 @@ fn fortran_programs_pass_with_and_without_replicas() {
 #[test]
 fn fortran_a_lost_replica_changes_nothing() {
     let dir = TempDir::new("ffaults");
-    for (file, args) in [("p2p.f90", ["60", "10"]), ("collectives.f90", ["40", "10"])] {
+    for (file, args) in [
+        ("p2p.f90", ["60", "10"]),
+        ("collectives.f90", ["40", "10"]),
+        ("cancel.f90", ["60", "10"]),
+    ] {
         let exe = compile_with("volpexf90", &dir, file);
         let name = file.split('.').next().unwrap_or(file);
         volpex_tests::abi::faults_change_nothing(&exe, name, &args);
     }
+}
+
+/// MPIX_OUTPUT_OPEN / MPIX_OUTPUT_COMMIT: one complete copy of each rank's file with
+/// replicas killed mid-write, and no temporary left.
+#[test]
+fn fortran_mpix_output_leaves_one_complete_copy() {
+    let dir = TempDir::new("foutput");
+    let exe = compile_with("volpexf90", &dir, "output.f90");
+    volpex_tests::abi::output_survives_lost_replicas(&exe);
 }
 
 /// Under the default MPI_ERRORS_ARE_FATAL a send to a rank that does not exist ends the

@@ -176,3 +176,69 @@ fn send_deterministic_mode_skips_coordination() {
     );
     assert_eq!(r2.ok(), expect, "{}", r2.stderr);
 }
+
+/// `Request::cancel` under replication: receives cancelled while their message races
+/// them, after delays that differ between replicas; every replica of a rank records the
+/// same outcomes (the leader decides), the values add up (a cancelled receive's message
+/// goes to the next receive), at r = 1, r = 2, and r = 2 with a replica killed (a leader
+/// among them) and one stopped.
+#[test]
+fn cancel_outcomes_agree_in_every_replica() {
+    let prog = bin("wildcards");
+    let rounds: u64 = 60;
+    // Every rank receives from its left neighbour, value prev * 1000 + round, twice.
+    let expect: u64 = (0..3u64)
+        .map(|prev| (0..rounds).map(|r| 2 * (prev * 1000 + r)).sum::<u64>())
+        .sum();
+    for launcher in [
+        &["-n", "3"][..],
+        &["-n", "3", "-r", "2"][..],
+        &[
+            "-n",
+            "3",
+            "-r",
+            "2",
+            "--fault",
+            "0.0:kill@0.2",
+            "--fault",
+            "2.1:stop@0.1",
+        ][..],
+    ] {
+        let dir = TempDir::new("cancel");
+        let d = dir.0.to_string_lossy().to_string();
+        let r = run(
+            launcher,
+            &prog,
+            &["cancel", "--trace", &d, "--rounds", &rounds.to_string()],
+            DEADLINE,
+        );
+        r.assert_no_leftovers();
+        assert_eq!(
+            r.ok().trim(),
+            format!("wildcards cancel: ok sum {expect}"),
+            "{launcher:?}: {}",
+            r.stderr
+        );
+        for rank in 0..3 {
+            let full: Vec<String> = (0..2)
+                .filter_map(|k| std::fs::read_to_string(dir.0.join(format!("{rank}.{k}"))).ok())
+                .collect();
+            let longest = full
+                .iter()
+                .max_by_key(|t| t.len())
+                .cloned()
+                .unwrap_or_default();
+            assert_eq!(
+                longest.lines().count() as u64,
+                2 * rounds,
+                "{launcher:?} rank {rank}"
+            );
+            for t in &full {
+                assert!(
+                    longest.starts_with(t.as_str()),
+                    "{launcher:?}: replicas of rank {rank} took different outcomes:\n{t}\n---\n{longest}"
+                );
+            }
+        }
+    }
+}

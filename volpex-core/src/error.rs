@@ -102,6 +102,11 @@ pub enum Error {
     /// probe may get (the leader replica recorded a choice this replica cannot follow).
     #[error("runtime failure: a blocking receive completed without a message")]
     NoMessage,
+    /// The leader replica cancelled a receive this replica cannot cancel the same way
+    /// (a receive after it on the same stream completed here and was taken or freed): the
+    /// replicas of this rank would diverge, so this one stops.
+    #[error("runtime failure: cannot follow the leader replica's cancel of a receive")]
+    CancelDiverged,
     /// The leader replica's record of which requests completed does not fit this
     /// replica's requests: the replicas of this rank passed different request lists
     /// (a program that is not replica-deterministic), or the record is damaged.

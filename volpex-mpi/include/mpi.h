@@ -624,6 +624,226 @@ int MPIX_Restored(void *state, int max_bytes, int *bytes, int *flag);
 int MPIX_Regenerated(int *flag);
 int MPIX_Seed(MPI_Comm comm, uint64_t salt, uint64_t *seed);
 
+/* Output files written once per rank whatever replicas die (README, "C and Fortran
+ * programs"; Universe::create_output in Rust).
+ * MPIX_Output_open: begins the file at `path` (its directory must exist) and writes into
+ * `tmp_path` (at most `maxlen` bytes with the NUL; MPIX_MAX_OUTPUT_PATH is always enough)
+ * the path the program opens to write it: fopen(tmp_path, "w"), or a Fortran OPEN with
+ * STATUS='UNKNOWN'. It names an unnamed file of this replica, so nothing appears at
+ * `path` yet and a replica killed mid-write leaves nothing behind. Opening a path again
+ * discards what was begun for it.
+ * MPIX_Output_commit: close the file first; then the bytes written appear at `path` in
+ * one atomic rename (a sibling replica's commit replaces them with an equal copy). Every
+ * replica of the rank must write the same bytes, and ranks different paths. An output
+ * not committed by MPI_Finalize is discarded. */
+#define MPIX_MAX_OUTPUT_PATH 4096
+int MPIX_Output_open(const char *path, char *tmp_path, int maxlen);
+int MPIX_Output_commit(const char *path);
+
+
+/* ---- The profiling interface (MPI-3.1 chapter 14) ----
+ * Every MPI_ function above also exists as PMPI_ (the same function, in the shared
+ * library): a tool defines MPI_Send itself and calls PMPI_Send to reach the library's. */
+__typeof__(MPI_Abort) PMPI_Abort;
+__typeof__(MPI_Add_error_class) PMPI_Add_error_class;
+__typeof__(MPI_Add_error_code) PMPI_Add_error_code;
+__typeof__(MPI_Add_error_string) PMPI_Add_error_string;
+__typeof__(MPI_Address) PMPI_Address;
+__typeof__(MPI_Allgather) PMPI_Allgather;
+__typeof__(MPI_Allgatherv) PMPI_Allgatherv;
+__typeof__(MPI_Alloc_mem) PMPI_Alloc_mem;
+__typeof__(MPI_Allreduce) PMPI_Allreduce;
+__typeof__(MPI_Alltoall) PMPI_Alltoall;
+__typeof__(MPI_Alltoallv) PMPI_Alltoallv;
+__typeof__(MPI_Alltoallw) PMPI_Alltoallw;
+__typeof__(MPI_Attr_delete) PMPI_Attr_delete;
+__typeof__(MPI_Attr_get) PMPI_Attr_get;
+__typeof__(MPI_Attr_put) PMPI_Attr_put;
+__typeof__(MPI_Barrier) PMPI_Barrier;
+__typeof__(MPI_Bcast) PMPI_Bcast;
+__typeof__(MPI_Bsend) PMPI_Bsend;
+__typeof__(MPI_Bsend_init) PMPI_Bsend_init;
+__typeof__(MPI_Buffer_attach) PMPI_Buffer_attach;
+__typeof__(MPI_Buffer_detach) PMPI_Buffer_detach;
+__typeof__(MPI_COMM_DUP_FN) PMPI_COMM_DUP_FN;
+__typeof__(MPI_Cancel) PMPI_Cancel;
+__typeof__(MPI_Cart_coords) PMPI_Cart_coords;
+__typeof__(MPI_Cart_create) PMPI_Cart_create;
+__typeof__(MPI_Cart_get) PMPI_Cart_get;
+__typeof__(MPI_Cart_map) PMPI_Cart_map;
+__typeof__(MPI_Cart_rank) PMPI_Cart_rank;
+__typeof__(MPI_Cart_shift) PMPI_Cart_shift;
+__typeof__(MPI_Cart_sub) PMPI_Cart_sub;
+__typeof__(MPI_Cartdim_get) PMPI_Cartdim_get;
+__typeof__(MPI_Comm_c2f) PMPI_Comm_c2f;
+__typeof__(MPI_Comm_call_errhandler) PMPI_Comm_call_errhandler;
+__typeof__(MPI_Comm_compare) PMPI_Comm_compare;
+__typeof__(MPI_Comm_create) PMPI_Comm_create;
+__typeof__(MPI_Comm_create_errhandler) PMPI_Comm_create_errhandler;
+__typeof__(MPI_Comm_create_keyval) PMPI_Comm_create_keyval;
+__typeof__(MPI_Comm_delete_attr) PMPI_Comm_delete_attr;
+__typeof__(MPI_Comm_dup) PMPI_Comm_dup;
+__typeof__(MPI_Comm_f2c) PMPI_Comm_f2c;
+__typeof__(MPI_Comm_free) PMPI_Comm_free;
+__typeof__(MPI_Comm_free_keyval) PMPI_Comm_free_keyval;
+__typeof__(MPI_Comm_get_attr) PMPI_Comm_get_attr;
+__typeof__(MPI_Comm_get_errhandler) PMPI_Comm_get_errhandler;
+__typeof__(MPI_Comm_get_name) PMPI_Comm_get_name;
+__typeof__(MPI_Comm_group) PMPI_Comm_group;
+__typeof__(MPI_Comm_rank) PMPI_Comm_rank;
+__typeof__(MPI_Comm_remote_group) PMPI_Comm_remote_group;
+__typeof__(MPI_Comm_remote_size) PMPI_Comm_remote_size;
+__typeof__(MPI_Comm_set_attr) PMPI_Comm_set_attr;
+__typeof__(MPI_Comm_set_errhandler) PMPI_Comm_set_errhandler;
+__typeof__(MPI_Comm_set_name) PMPI_Comm_set_name;
+__typeof__(MPI_Comm_size) PMPI_Comm_size;
+__typeof__(MPI_Comm_split) PMPI_Comm_split;
+__typeof__(MPI_Comm_test_inter) PMPI_Comm_test_inter;
+__typeof__(MPI_Dims_create) PMPI_Dims_create;
+__typeof__(MPI_Errhandler_c2f) PMPI_Errhandler_c2f;
+__typeof__(MPI_Errhandler_create) PMPI_Errhandler_create;
+__typeof__(MPI_Errhandler_f2c) PMPI_Errhandler_f2c;
+__typeof__(MPI_Errhandler_free) PMPI_Errhandler_free;
+__typeof__(MPI_Errhandler_get) PMPI_Errhandler_get;
+__typeof__(MPI_Errhandler_set) PMPI_Errhandler_set;
+__typeof__(MPI_Error_class) PMPI_Error_class;
+__typeof__(MPI_Error_string) PMPI_Error_string;
+__typeof__(MPI_Exscan) PMPI_Exscan;
+__typeof__(MPI_Finalize) PMPI_Finalize;
+__typeof__(MPI_Finalized) PMPI_Finalized;
+__typeof__(MPI_Free_mem) PMPI_Free_mem;
+__typeof__(MPI_Gather) PMPI_Gather;
+__typeof__(MPI_Gatherv) PMPI_Gatherv;
+__typeof__(MPI_Get_address) PMPI_Get_address;
+__typeof__(MPI_Get_count) PMPI_Get_count;
+__typeof__(MPI_Get_elements) PMPI_Get_elements;
+__typeof__(MPI_Get_elements_x) PMPI_Get_elements_x;
+__typeof__(MPI_Get_library_version) PMPI_Get_library_version;
+__typeof__(MPI_Get_processor_name) PMPI_Get_processor_name;
+__typeof__(MPI_Get_version) PMPI_Get_version;
+__typeof__(MPI_Graph_create) PMPI_Graph_create;
+__typeof__(MPI_Graph_get) PMPI_Graph_get;
+__typeof__(MPI_Graph_map) PMPI_Graph_map;
+__typeof__(MPI_Graph_neighbors) PMPI_Graph_neighbors;
+__typeof__(MPI_Graph_neighbors_count) PMPI_Graph_neighbors_count;
+__typeof__(MPI_Graphdims_get) PMPI_Graphdims_get;
+__typeof__(MPI_Group_c2f) PMPI_Group_c2f;
+__typeof__(MPI_Group_compare) PMPI_Group_compare;
+__typeof__(MPI_Group_difference) PMPI_Group_difference;
+__typeof__(MPI_Group_excl) PMPI_Group_excl;
+__typeof__(MPI_Group_f2c) PMPI_Group_f2c;
+__typeof__(MPI_Group_free) PMPI_Group_free;
+__typeof__(MPI_Group_incl) PMPI_Group_incl;
+__typeof__(MPI_Group_intersection) PMPI_Group_intersection;
+__typeof__(MPI_Group_range_excl) PMPI_Group_range_excl;
+__typeof__(MPI_Group_range_incl) PMPI_Group_range_incl;
+__typeof__(MPI_Group_rank) PMPI_Group_rank;
+__typeof__(MPI_Group_size) PMPI_Group_size;
+__typeof__(MPI_Group_translate_ranks) PMPI_Group_translate_ranks;
+__typeof__(MPI_Group_union) PMPI_Group_union;
+__typeof__(MPI_Iallreduce) PMPI_Iallreduce;
+__typeof__(MPI_Ibarrier) PMPI_Ibarrier;
+__typeof__(MPI_Ibcast) PMPI_Ibcast;
+__typeof__(MPI_Ibsend) PMPI_Ibsend;
+__typeof__(MPI_Improbe) PMPI_Improbe;
+__typeof__(MPI_Imrecv) PMPI_Imrecv;
+__typeof__(MPI_Info_c2f) PMPI_Info_c2f;
+__typeof__(MPI_Info_create) PMPI_Info_create;
+__typeof__(MPI_Info_f2c) PMPI_Info_f2c;
+__typeof__(MPI_Info_free) PMPI_Info_free;
+__typeof__(MPI_Info_get) PMPI_Info_get;
+__typeof__(MPI_Info_set) PMPI_Info_set;
+__typeof__(MPI_Init) PMPI_Init;
+__typeof__(MPI_Init_thread) PMPI_Init_thread;
+__typeof__(MPI_Initialized) PMPI_Initialized;
+__typeof__(MPI_Intercomm_create) PMPI_Intercomm_create;
+__typeof__(MPI_Intercomm_merge) PMPI_Intercomm_merge;
+__typeof__(MPI_Iprobe) PMPI_Iprobe;
+__typeof__(MPI_Irecv) PMPI_Irecv;
+__typeof__(MPI_Irsend) PMPI_Irsend;
+__typeof__(MPI_Is_thread_main) PMPI_Is_thread_main;
+__typeof__(MPI_Isend) PMPI_Isend;
+__typeof__(MPI_Issend) PMPI_Issend;
+__typeof__(MPI_Keyval_create) PMPI_Keyval_create;
+__typeof__(MPI_Keyval_free) PMPI_Keyval_free;
+__typeof__(MPI_Message_c2f) PMPI_Message_c2f;
+__typeof__(MPI_Message_f2c) PMPI_Message_f2c;
+__typeof__(MPI_Mprobe) PMPI_Mprobe;
+__typeof__(MPI_Mrecv) PMPI_Mrecv;
+__typeof__(MPI_Op_c2f) PMPI_Op_c2f;
+__typeof__(MPI_Op_commutative) PMPI_Op_commutative;
+__typeof__(MPI_Op_create) PMPI_Op_create;
+__typeof__(MPI_Op_f2c) PMPI_Op_f2c;
+__typeof__(MPI_Op_free) PMPI_Op_free;
+__typeof__(MPI_Pack) PMPI_Pack;
+__typeof__(MPI_Pack_size) PMPI_Pack_size;
+__typeof__(MPI_Pcontrol) PMPI_Pcontrol;
+__typeof__(MPI_Probe) PMPI_Probe;
+__typeof__(MPI_Query_thread) PMPI_Query_thread;
+__typeof__(MPI_Recv) PMPI_Recv;
+__typeof__(MPI_Recv_init) PMPI_Recv_init;
+__typeof__(MPI_Reduce) PMPI_Reduce;
+__typeof__(MPI_Reduce_local) PMPI_Reduce_local;
+__typeof__(MPI_Reduce_scatter) PMPI_Reduce_scatter;
+__typeof__(MPI_Reduce_scatter_block) PMPI_Reduce_scatter_block;
+__typeof__(MPI_Request_c2f) PMPI_Request_c2f;
+__typeof__(MPI_Request_f2c) PMPI_Request_f2c;
+__typeof__(MPI_Request_free) PMPI_Request_free;
+__typeof__(MPI_Request_get_status) PMPI_Request_get_status;
+__typeof__(MPI_Rsend) PMPI_Rsend;
+__typeof__(MPI_Rsend_init) PMPI_Rsend_init;
+__typeof__(MPI_Scan) PMPI_Scan;
+__typeof__(MPI_Scatter) PMPI_Scatter;
+__typeof__(MPI_Scatterv) PMPI_Scatterv;
+__typeof__(MPI_Send) PMPI_Send;
+__typeof__(MPI_Send_init) PMPI_Send_init;
+__typeof__(MPI_Sendrecv) PMPI_Sendrecv;
+__typeof__(MPI_Sendrecv_replace) PMPI_Sendrecv_replace;
+__typeof__(MPI_Ssend) PMPI_Ssend;
+__typeof__(MPI_Ssend_init) PMPI_Ssend_init;
+__typeof__(MPI_Start) PMPI_Start;
+__typeof__(MPI_Startall) PMPI_Startall;
+__typeof__(MPI_Status_c2f) PMPI_Status_c2f;
+__typeof__(MPI_Status_f2c) PMPI_Status_f2c;
+__typeof__(MPI_Test) PMPI_Test;
+__typeof__(MPI_Test_cancelled) PMPI_Test_cancelled;
+__typeof__(MPI_Testall) PMPI_Testall;
+__typeof__(MPI_Testany) PMPI_Testany;
+__typeof__(MPI_Testsome) PMPI_Testsome;
+__typeof__(MPI_Topo_test) PMPI_Topo_test;
+__typeof__(MPI_Type_c2f) PMPI_Type_c2f;
+__typeof__(MPI_Type_commit) PMPI_Type_commit;
+__typeof__(MPI_Type_contiguous) PMPI_Type_contiguous;
+__typeof__(MPI_Type_create_hindexed) PMPI_Type_create_hindexed;
+__typeof__(MPI_Type_create_hindexed_block) PMPI_Type_create_hindexed_block;
+__typeof__(MPI_Type_create_hvector) PMPI_Type_create_hvector;
+__typeof__(MPI_Type_create_indexed_block) PMPI_Type_create_indexed_block;
+__typeof__(MPI_Type_create_resized) PMPI_Type_create_resized;
+__typeof__(MPI_Type_create_struct) PMPI_Type_create_struct;
+__typeof__(MPI_Type_create_subarray) PMPI_Type_create_subarray;
+__typeof__(MPI_Type_dup) PMPI_Type_dup;
+__typeof__(MPI_Type_extent) PMPI_Type_extent;
+__typeof__(MPI_Type_f2c) PMPI_Type_f2c;
+__typeof__(MPI_Type_free) PMPI_Type_free;
+__typeof__(MPI_Type_get_extent) PMPI_Type_get_extent;
+__typeof__(MPI_Type_get_true_extent) PMPI_Type_get_true_extent;
+__typeof__(MPI_Type_hindexed) PMPI_Type_hindexed;
+__typeof__(MPI_Type_hvector) PMPI_Type_hvector;
+__typeof__(MPI_Type_indexed) PMPI_Type_indexed;
+__typeof__(MPI_Type_lb) PMPI_Type_lb;
+__typeof__(MPI_Type_size) PMPI_Type_size;
+__typeof__(MPI_Type_size_x) PMPI_Type_size_x;
+__typeof__(MPI_Type_struct) PMPI_Type_struct;
+__typeof__(MPI_Type_ub) PMPI_Type_ub;
+__typeof__(MPI_Type_vector) PMPI_Type_vector;
+__typeof__(MPI_Unpack) PMPI_Unpack;
+__typeof__(MPI_Wait) PMPI_Wait;
+__typeof__(MPI_Waitall) PMPI_Waitall;
+__typeof__(MPI_Waitany) PMPI_Waitany;
+__typeof__(MPI_Waitsome) PMPI_Waitsome;
+__typeof__(MPI_Wtick) PMPI_Wtick;
+__typeof__(MPI_Wtime) PMPI_Wtime;
+
 #ifdef __cplusplus
 }
 #endif

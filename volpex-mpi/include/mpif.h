@@ -406,6 +406,10 @@
       integer MPI_ERR_LASTCODE
       parameter (MPI_ERR_LASTCODE=58)
 !
+! Volpex extensions: the longest TMPPATH MPIX_OUTPUT_OPEN gives
+      integer MPIX_MAX_OUTPUT_PATH
+      parameter (MPIX_MAX_OUTPUT_PATH=4096)
+!
 ! Fortran only
       integer MPI_STATUS_SIZE
       parameter (MPI_STATUS_SIZE=6)

@@ -80,6 +80,7 @@ impl From<volpex::Error> for MpiError {
             | E::ImmediateCollectiveStart(_)
             | E::ImmediateCollectivePanicked
             | E::NoMessage
+            | E::CancelDiverged
             | E::RequestChoiceMismatch { .. }
             | E::LogRefused(_)
             | E::CheckpointState(_)
@@ -161,6 +162,7 @@ pub fn class_name(c: c_int) -> &'static str {
         class::IN_STATUS => "MPI_ERR_IN_STATUS",
         class::PENDING => "MPI_ERR_PENDING",
         class::REQUEST => "MPI_ERR_REQUEST",
+        class::IO => "MPI_ERR_IO",
         class::KEYVAL => "MPI_ERR_KEYVAL",
         class::INFO => "MPI_ERR_INFO",
         class::INFO_KEY => "MPI_ERR_INFO_KEY",
@@ -192,6 +194,7 @@ pub fn error_string(code: c_int) -> Option<&'static str> {
         class::IN_STATUS => "MPI_ERR_IN_STATUS: error code is in status",
         class::PENDING => "MPI_ERR_PENDING: pending request",
         class::REQUEST => "MPI_ERR_REQUEST: invalid request",
+        class::IO => "MPI_ERR_IO: input/output error",
         class::KEYVAL => "MPI_ERR_KEYVAL: invalid attribute key",
         class::INFO => "MPI_ERR_INFO: invalid info object",
         class::INFO_KEY => "MPI_ERR_INFO_KEY: invalid info key",

@@ -1,16 +1,19 @@
 //! The fault-tolerance extensions (`MPIX_Checkpoint`, `MPIX_Restored`,
-//! `MPIX_Regenerated`, `MPIX_Seed`): the C and Fortran face of `Communicator::checkpoint`,
-//! `Universe::restored`, `Universe::regenerated` and `Communicator::rank_seed`, with the
-//! program's state as plain bytes.
+//! `MPIX_Regenerated`, `MPIX_Seed`, `MPIX_Output_open`, `MPIX_Output_commit`): the C and
+//! Fortran face of `Communicator::checkpoint`, `Universe::restored`,
+//! `Universe::regenerated`, `Communicator::rank_seed` and `Universe::create_output`, with
+//! the program's state as plain bytes and output files written by the program's own I/O.
 //!
 //! Owns the restored state between the moment it is taken from the universe and the
 //! moment the program has copied it out (a buffer too small is an error the program can
-//! retry with a bigger one). Must never touch C pointers (`ffi` does) nor interpret the
+//! retry with a bigger one), and the output files begun and not committed yet (by the
+//! path the program named). Must never touch C pointers (`ffi` does) nor interpret the
 //! state's bytes.
 
 use std::os::raw::c_int;
 
 use parking_lot::Mutex;
+use volpex::OutputFile;
 
 use crate::error::{MpiError, Result};
 use crate::handles::class;
@@ -77,4 +80,60 @@ pub fn regenerated() -> Result<bool> {
 /// `comm` (and across salts).
 pub fn seed(comm: c_int, salt: u64) -> Result<u64> {
     Ok(state::comm(comm)?.rank_seed(salt))
+}
+
+/// Output files begun (MPIX_Output_open) and not committed yet, by the path named.
+static OUTPUTS: Mutex<Vec<(String, OutputFile)>> = Mutex::new(Vec::new());
+
+/// MPIX_Output_open: begins the output file at `path` (see `Universe::create_output`)
+/// and returns the path at which the program writes it (with fopen, a Fortran OPEN).
+/// Opening a path again discards what was begun for it.
+pub fn output_open(path: &str) -> Result<String> {
+    if path.is_empty() {
+        return Err(MpiError::arg("MPIX_Output_open: empty path"));
+    }
+    let out = state::with(|s| {
+        let u = s
+            .universe
+            .as_ref()
+            .ok_or_else(|| MpiError::new(class::OTHER, "MPI is not running"))?;
+        u.create_output(path)
+            .map_err(|e| MpiError::new(class::IO, format!("{path}: {e}")))
+    })?;
+    let writable = out.writable_path().to_string_lossy().into_owned();
+    let mut outs = OUTPUTS.lock();
+    if let Some(i) = outs.iter().position(|(p, _)| p == path) {
+        outs.remove(i).1.discard();
+    }
+    outs.push((path.to_string(), out));
+    Ok(writable)
+}
+
+/// MPIX_Output_commit: puts the output begun for `path` at its path (one complete copy,
+/// in one atomic rename). The program must have closed (or flushed) what it wrote.
+pub fn output_commit(path: &str) -> Result<()> {
+    let out = {
+        let mut outs = OUTPUTS.lock();
+        let i = outs.iter().position(|(p, _)| p == path).ok_or_else(|| {
+            MpiError::arg(format!(
+                "MPIX_Output_commit: no output open for {path} (MPIX_Output_open first)"
+            ))
+        })?;
+        outs.remove(i).1
+    };
+    out.commit()
+        .map_err(|e| MpiError::new(class::IO, format!("{path}: {e}")))
+}
+
+/// Discards the output begun for `path`, if any.
+pub fn output_discard(path: &str) {
+    let mut outs = OUTPUTS.lock();
+    if let Some(i) = outs.iter().position(|(p, _)| p == path) {
+        outs.remove(i).1.discard();
+    }
+}
+
+/// Discards every output not committed (at MPI_Finalize): a named temporary would stay.
+pub fn discard_outputs() {
+    OUTPUTS.lock().clear();
 }

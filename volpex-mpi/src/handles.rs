@@ -139,6 +139,8 @@ pub mod class {
     pub const PENDING: c_int = 18;
     /// MPI_ERR_REQUEST.
     pub const REQUEST: c_int = 19;
+    /// MPI_ERR_IO.
+    pub const IO: c_int = 32;
     /// MPI_ERR_INFO_KEY.
     pub const INFO_KEY: c_int = 29;
     /// MPI_ERR_INFO: an invalid info object.

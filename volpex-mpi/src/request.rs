@@ -102,6 +102,11 @@ pub fn activate(h: c_int, a: Active) -> Result<()> {
 
 /// The status of a completed volpex operation.
 pub fn status_of(st: &volpex::Status) -> MpiStatus {
+    if st.is_cancelled() {
+        let mut c = MpiStatus::new(ANY_SOURCE, ANY_TAG, 0);
+        c.cancelled = 1;
+        return c;
+    }
     MpiStatus::new(st.source_rank(), st.tag(), st.count_bytes())
 }
 
@@ -221,6 +226,34 @@ pub fn get_status(h: c_int) -> Result<Option<MpiStatus>> {
     };
     put_back(h, a, p);
     st
+}
+
+/// MPI_Cancel: cancels a pending receive (see `volpex::Request::cancel`: every replica
+/// of the rank gets the same answer); the request still has to be completed, and its
+/// status then says whether it was cancelled (MPI_Test_cancelled). A send, complete from
+/// the start (its message is in the sender log), an immediate collective, a completed
+/// request and an inactive persistent one are left as they are.
+pub fn cancel(h: c_int) -> Result<()> {
+    if h == NULL {
+        return Err(MpiError::new(
+            class::REQUEST,
+            "MPI_Cancel on MPI_REQUEST_NULL",
+        ));
+    }
+    let Some((mut a, p)) = take_active(h)? else {
+        return Ok(());
+    };
+    let r = match &mut a {
+        Active::Done(_) => Ok(()),
+        Active::Volpex(r) => {
+            let comm = r.1;
+            r.0.cancel()
+                .map(drop)
+                .map_err(|e| MpiError::from(e).on(comm))
+        }
+    };
+    put_back(h, a, p);
+    r
 }
 
 /// MPI_Request_free: forgets the request; a receive not yet complete discards its

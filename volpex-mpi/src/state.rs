@@ -208,6 +208,7 @@ pub fn finalize() -> Result<()> {
         s.messages.clear_created();
         s.comms = Table::new(handles::TAG_COMM, "communicator", class::COMM);
         s.groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
+        crate::ft::discard_outputs();
         drop(s.universe.take());
     }
     Ok(())

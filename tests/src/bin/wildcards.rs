@@ -14,6 +14,14 @@
 //! wildcard; probe, immediate probe and matched probe; `wait_any`, `test_any`,
 //! `test_some`, `wait_some` on wildcard and specific immediate receives.
 //!
+//! `wildcards cancel [--trace DIR] [--rounds N] [--work-us US]`: a ring in which every rank posts a
+//! receive (from its left neighbour, then from `ANY_SOURCE`), the neighbour sends, and
+//! the rank cancels the receive after a delay that differs between replicas: the
+//! outcome (cancelled, or received) depends on timing, and every replica of a rank must
+//! take the same one (`Request::cancel`). A cancelled receive's message must go to the
+//! next receive. With `--trace DIR`, each replica writes its outcomes to
+//! DIR/RANK.REPLICA; the test compares them. `--work-us`: a pause after every round.
+//!
 //! `wildcards sum`: rank 0 sums values from `ANY_SOURCE` (order does not matter: valid in
 //! send-deterministic mode).
 
@@ -318,6 +326,81 @@ fn sum(world: &Communicator) -> Result<(), volpex::Error> {
     world.barrier()
 }
 
+fn cancel(
+    universe: &Universe,
+    world: &Communicator,
+    args: &[String],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let rounds: u64 = arg(args, "--rounds", 60);
+    let work = Duration::from_micros(arg(args, "--work-us", 0));
+    let (rank, size) = (world.rank(), world.size());
+    let (next, prev) = ((rank + 1) % size, (rank + size - 1) % size);
+    let mut noise = jitter(universe, world);
+    let mut trace = match args
+        .iter()
+        .position(|a| a == "--trace")
+        .and_then(|i| args.get(i + 1))
+    {
+        Some(dir) => {
+            let path = format!("{dir}/{rank}.{}", universe.replica());
+            Some(std::fs::File::create(&path).map_err(|e| format!("{path}: {e}"))?)
+        }
+        None => None,
+    };
+    let mut sum = 0u64;
+    let mut cancels = 0u64;
+    for round in 0..rounds {
+        let v = rank as u64 * 1000 + round;
+        for (k, tag) in [(0, 10), (1, 11)] {
+            let mut got = [u64::MAX];
+            let cancelled = {
+                let mut r = if k == 0 {
+                    world
+                        .process_at_rank(prev)
+                        .immediate_receive_into_with_tag(&mut got[..], tag)?
+                } else {
+                    world
+                        .any_process()
+                        .immediate_receive_into_with_tag(&mut got[..], tag)?
+                };
+                world.process_at_rank(next).send_with_tag(&v, tag)?;
+                std::thread::sleep(Duration::from_micros(noise.random_range(0..300)));
+                let c = r.cancel()?;
+                let st = r.wait()?;
+                check(st.is_cancelled() == c, "the status tells the cancel");
+                c
+            };
+            if cancelled {
+                cancels += 1;
+                check(got[0] == u64::MAX, "a cancelled receive got nothing");
+                let (w, st) = world.any_process().receive_with_tag::<u64>(tag)?;
+                check(
+                    st.source_rank() == prev,
+                    "the message went to the next receive",
+                );
+                got[0] = w;
+            }
+            check(got[0] == prev as u64 * 1000 + round, "the value sent");
+            sum += got[0];
+            if let Some(f) = trace.as_mut() {
+                writeln!(f, "{round} {tag} {}", u8::from(cancelled))
+                    .map_err(|e| format!("trace: {e}"))?;
+            }
+        }
+        std::thread::sleep(work);
+    }
+    let mut total = 0u64;
+    world.all_reduce_into(&sum, &mut total, volpex::SystemOperation::sum())?;
+    if rank == 0 {
+        println!("wildcards cancel: ok sum {total}");
+    }
+    eprintln!(
+        "rank {rank}: {cancels} of {} receives cancelled",
+        2 * rounds
+    );
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
     volpex::log_to_stderr();
@@ -328,8 +411,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some("gather") => gather(&universe, &world, &args)?,
         Some("semantics") => semantics(&universe, &world)?,
         Some("sum") => sum(&world)?,
+        Some("cancel") => cancel(&universe, &world, &args)?,
         other => {
-            eprintln!("usage: wildcards gather|semantics|sum (got {other:?})");
+            eprintln!("usage: wildcards gather|semantics|sum|cancel (got {other:?})");
             std::process::exit(2);
         }
     }

@@ -153,6 +153,23 @@ impl OutputFile {
         &self.target
     }
 
+    /// A path at which other code of this process (C's `fopen`, a Fortran `OPEN`) can
+    /// open the file being written, for as long as this `OutputFile` lives:
+    /// `/proc/self/fd/N` of the anonymous file (opening it reaches the same unnamed
+    /// file, so a replica killed mid-write still leaves nothing behind), or the named
+    /// temporary where there is no `O_TMPFILE`. What is written there, flushed and
+    /// closed before `commit`, is what `commit` puts at `path()`.
+    pub fn writable_path(&self) -> PathBuf {
+        match (&self.temp, &self.out) {
+            (Temp::Named(p), _) => p.clone(),
+            (Temp::Anonymous, Some(o)) => {
+                PathBuf::from(format!("/proc/self/fd/{}", o.get_ref().as_raw_fd()))
+            }
+            // Committed: nothing is open any more.
+            (Temp::Anonymous, None) => self.target.clone(),
+        }
+    }
+
     /// Finishes the file: flushes it to disk and puts it at its path in one atomic
     /// rename (replacing a copy a sibling replica committed before, which holds the same
     /// bytes). Then removes the temporaries other replicas of this job left for the same
@@ -196,6 +213,16 @@ impl OutputFile {
         }
         self.remove_stale();
         Ok(())
+    }
+
+    /// Gives the file up without committing it (as dropping it does, without the
+    /// warning): nothing appears at the path, no temporary stays.
+    pub fn discard(mut self) {
+        if self.out.take().is_some() {
+            if let Temp::Named(p) = &self.temp {
+                let _ = std::fs::remove_file(p);
+            }
+        }
     }
 
     /// Removes the named temporaries of the same target left by other replicas of this
@@ -364,6 +391,25 @@ mod tests {
         late.commit().unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"whole");
         assert_eq!(names(dir), [".r.dat.volpex-otherjob-0.1.0.tmp", "r.dat"]);
+    }
+
+    /// What other code writes at `writable_path()` (here: another open of it, as C's
+    /// fopen would) is what the commit puts at the path.
+    #[test]
+    fn bytes_written_through_the_writable_path_are_committed() {
+        let guard = scratch("writable");
+        let dir = &guard.0;
+        let path = dir.join("c.txt");
+        let a = OutputFile::create(&path, who(0)).unwrap();
+        let w = a.writable_path();
+        {
+            let mut f = OpenOptions::new().write(true).open(&w).unwrap();
+            f.write_all(b"from C\n").unwrap();
+        }
+        assert_eq!(names(dir), Vec::<String>::new());
+        a.commit().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"from C\n");
+        assert_eq!(names(dir), ["c.txt"]);
     }
 
     #[test]

@@ -203,6 +203,7 @@ impl<'a> Process<'a> {
             source: self.comm.rank(),
             tag,
             bytes: bytes.len(),
+            cancelled: false,
         }))
     }
 

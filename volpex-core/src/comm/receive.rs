@@ -15,6 +15,7 @@ use super::{Status, Tag};
 use crate::error::Error;
 use crate::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
 use crate::message::Key;
+use crate::pull::decision::CANCELLED_MATCH;
 use crate::pull::ChoiceState;
 use crate::transport::Landing;
 
@@ -162,11 +163,72 @@ impl Communicator {
         core.flush();
     }
 
+    /// Decides and carries out the cancel of receive `id` (MPI_Cancel); true when it was
+    /// cancelled, false when it matched a message (it then completes as usual). Every
+    /// replica of the rank reaches the same answer: an `ANY_SOURCE` receive is cancelled
+    /// when its coordination slot holds `CANCELLED_MATCH` (the leader puts it there if it
+    /// had not chosen a match yet), any other receive when the leader's answer, recorded
+    /// in a slot of its own, says so (`Matcher::may_cancel`); without coordination this
+    /// replica decides alone.
+    /// `wildcard` is the receive's coordination slot, as it was posted.
+    pub(crate) fn cancel_receive(&self, id: RecvId, wildcard: Option<u64>) -> Result<bool, Error> {
+        let mut core = self.inner.rt.lock();
+        if wildcard.is_some() && !core.engine.is_unresolved(id) {
+            // Its match was chosen (by the leader, which then answers no too): it is not
+            // cancelled, and its slot, used, may be gone already.
+            return Ok(false);
+        }
+        let slot = wildcard.or_else(|| core.engine.post_choice());
+        let cancelled = loop {
+            let now = core.now();
+            let state = match slot {
+                Some(s) => core.engine.choice(now, s),
+                None => ChoiceState::Yours,
+            };
+            core.flush();
+            match (state, wildcard) {
+                (ChoiceState::Made(v), Some(_)) => break v == CANCELLED_MATCH,
+                (ChoiceState::Made(v), None) => break v.first() == Some(&1),
+                (ChoiceState::Yours, Some(s)) => {
+                    // The leader had not chosen this receive's match: it never will.
+                    core.engine
+                        .make_choice(now, s, Bytes::from_static(CANCELLED_MATCH));
+                    break true;
+                }
+                (ChoiceState::Yours, None) => {
+                    let yes = core.engine.may_cancel(id);
+                    if let Some(s) = slot {
+                        core.engine
+                            .make_choice(now, s, Bytes::from(vec![u8::from(yes)]));
+                    }
+                    break yes;
+                }
+                (ChoiceState::Waiting, _) => {
+                    core.turn(None, false).map_err(Error::EventLoop)?;
+                }
+            }
+        };
+        if cancelled {
+            let now = core.now();
+            core.engine
+                .cancel(now, id)
+                .map_err(|_| Error::CancelDiverged)?;
+        }
+        core.flush();
+        Ok(cancelled)
+    }
+
+    /// The coordination slot receive `id` was posted with (`Matcher::slot_of`).
+    pub(crate) fn receive_slot(&self, id: RecvId) -> Option<u64> {
+        self.inner.rt.lock().engine.receive_slot(id)
+    }
+
     pub(crate) fn status_for(&self, key: &Key, bytes: usize) -> Status {
         Status {
             source: self.members.local(key.src).map_or(-1, |r| r as i32),
             tag: key.tag,
             bytes,
+            cancelled: false,
         }
     }
 }

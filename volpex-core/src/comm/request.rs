@@ -31,6 +31,17 @@ enum State<'a> {
         id: RecvId,
         buf: Target<'a>,
         elem: usize,
+        /// Its coordination slot (an `ANY_SOURCE` receive's), for `cancel`.
+        slot: Option<u64>,
+    },
+    /// A receive that `test` completed: still a receive for `cancel` and the calls that
+    /// coordinate completions, whose answers must not depend on which replica's `test`
+    /// saw it complete.
+    Received {
+        comm: Communicator,
+        id: RecvId,
+        slot: Option<u64>,
+        status: Status,
     },
     /// An immediate collective running on its own thread; `out` puts its result in
     /// place.
@@ -70,6 +81,7 @@ impl<'a> Request<'a> {
                 id,
                 buf,
                 elem,
+                slot: comm.receive_slot(id),
             },
         }
     }
@@ -90,7 +102,9 @@ impl<'a> Request<'a> {
 
     fn comm(&self) -> Option<&Communicator> {
         match &self.state {
-            State::Receive { comm, .. } | State::Collective { comm, .. } => Some(comm),
+            State::Receive { comm, .. }
+            | State::Received { comm, .. }
+            | State::Collective { comm, .. } => Some(comm),
             State::Done(_) | State::Taken => None,
         }
     }
@@ -102,18 +116,20 @@ impl<'a> Request<'a> {
 
     fn wait_here(&mut self) -> Result<Status, Error> {
         match std::mem::replace(&mut self.state, State::Taken) {
-            State::Done(st) => Ok(st),
+            State::Done(st) | State::Received { status: st, .. } => Ok(st),
             State::Receive {
                 comm,
                 id,
                 buf: Target::Contiguous(buf),
                 elem,
+                ..
             } => comm.wait_into(id, buf, elem),
             State::Receive {
                 comm,
                 id,
                 buf: buf @ Target::Scattered(_),
                 elem,
+                ..
             } => {
                 let (key, data) = message(comm.wait(id)?)?;
                 let n = deliver(buf, elem, &data)?;
@@ -124,17 +140,43 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// Cancels a pending receive (MPI_Cancel, MPI-3.1 section 3.8.4): true when it was
+    /// cancelled (it then completes at once, with a status whose `is_cancelled()` is
+    /// true, and claims no message: the one it would have matched goes to the next
+    /// receive that matches it), false when it had matched a message (it completes as
+    /// usual). Every replica of the rank gets the same answer: the leader replica decides
+    /// and the others follow, as for a wildcard receive. A send (complete at once: its
+    /// message is in the sender log), an immediate collective and a completed request
+    /// are not cancelled (false).
+    pub fn cancel(&mut self) -> Result<bool, Error> {
+        let (comm, id, slot) = match &self.state {
+            State::Receive { comm, id, slot, .. } | State::Received { comm, id, slot, .. } => {
+                (comm, *id, *slot)
+            }
+            State::Done(_) | State::Collective { .. } | State::Taken => return Ok(false),
+        };
+        // A receive `test` completed here may still be pending in a sibling: ask all the
+        // same, so that every replica takes the same slots (the leader answers no).
+        if !comm.cancel_receive(id, slot)? {
+            return Ok(false);
+        }
+        // Cancelled: the matcher forgot the receive, so nothing is detached on drop.
+        self.state = State::Done(Status::cancelled());
+        Ok(true)
+    }
+
     /// Completes the operation if it can without waiting (MPI_Test). Not coordinated:
     /// how often it says "not yet" may differ between replicas (see the determinism
     /// contract); `test_any` is.
     pub fn test(&mut self) -> Result<Option<Status>, Error> {
         match &mut self.state {
-            State::Done(st) => Ok(Some(*st)),
+            State::Done(st) | State::Received { status: st, .. } => Ok(Some(*st)),
             State::Receive {
                 comm,
                 id,
                 buf,
                 elem,
+                slot,
             } => match comm.test(*id)? {
                 Some(m) => {
                     let (key, data) = message(m)?;
@@ -145,7 +187,12 @@ impl<'a> Request<'a> {
                     let n = deliver(target, *elem, &data);
                     crate::message::pool::recycle(data);
                     let st = comm.status_for(&key, n?);
-                    self.state = State::Done(st);
+                    self.state = State::Received {
+                        comm: comm.clone(),
+                        id: *id,
+                        slot: *slot,
+                        status: st,
+                    };
                     Ok(Some(st))
                 }
                 None => Ok(None),
@@ -178,6 +225,7 @@ fn finish_collective(
         source: comm.rank(),
         tag: 0,
         bytes: result.len(),
+        cancelled: false,
     })
 }
 

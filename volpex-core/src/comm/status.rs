@@ -6,6 +6,7 @@ pub struct Status {
     pub(crate) source: i32,
     pub(crate) tag: i32,
     pub(crate) bytes: usize,
+    pub(crate) cancelled: bool,
 }
 
 impl Status {
@@ -27,5 +28,21 @@ impl Status {
     /// Message length in bytes.
     pub fn count_bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// Whether the operation was cancelled (`Request::cancel`) instead of completing
+    /// (MPI_Test_cancelled); source and tag are then -1 and the length 0.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled
+    }
+
+    /// The status of a cancelled request.
+    pub(crate) fn cancelled() -> Status {
+        Status {
+            source: -1,
+            tag: -1,
+            bytes: 0,
+            cancelled: true,
+        }
     }
 }

@@ -501,6 +501,12 @@ pub fn encode_match(choice: Option<(u32, i32)>) -> Bytes {
     }
 }
 
+/// The value of an `ANY_SOURCE` receive's slot when the leader cancelled the receive
+/// before choosing its match (MPI_Cancel): one byte, neither a match (0 or 8 bytes) nor
+/// request indices (4 bytes each). A follower's receive stays unresolved on it until its
+/// own application cancels the receive too.
+pub const CANCELLED_MATCH: &[u8] = b"C";
+
 /// Decodes `encode_match`; `None` (outer) for bytes that are neither form.
 pub fn decode_match(b: &[u8]) -> Option<Option<(u32, i32)>> {
     match b.len() {

@@ -267,6 +267,7 @@ fortran! {
     mpi_test_ => MPI_Test(request: out, flag: out, status: st);
     mpi_request_get_status_ => MPI_Request_get_status(request: int, flag: out, status: st);
     mpi_request_free_ => MPI_Request_free(request: out);
+    mpi_cancel_ => MPI_Cancel(request: out);
     mpi_waitall_ => MPI_Waitall(count: int, requests: out, statuses: st);
     mpi_testall_ => MPI_Testall(count: int, requests: out, flag: out, statuses: st);
 
@@ -1071,6 +1072,60 @@ pub unsafe extern "C" fn mpix_seed_(
     set_ierr(ierr, code);
 }
 
+/// MPIX_OUTPUT_OPEN(PATH, TMPPATH, IERROR) with CHARACTER*(*) PATH, TMPPATH: TMPPATH
+/// gets the path to OPEN (blank-padded); one that does not fit is MPI_ERR_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn mpix_output_open_(
+    path: *const c_char,
+    tmp_path: *mut c_char,
+    ierr: *mut c_int,
+    path_len: usize,
+    tmp_path_len: usize,
+) {
+    let code = shim("MPIX_Output_open", || {
+        let p = c_string(path, path_len, "path")?;
+        let mut buf = vec![0 as c_char; MAX_OUTPUT_PATH + 1];
+        // SAFETY: a NUL-terminated string we own and a buffer of MAX_OUTPUT_PATH + 1.
+        let code = unsafe { MPIX_Output_open(p.as_ptr(), buf.as_mut_ptr(), buf.len() as c_int) };
+        if code != class::SUCCESS {
+            return Ok(code);
+        }
+        let bytes: Vec<u8> = buf
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        let w = String::from_utf8_lossy(&bytes).into_owned();
+        if w.len() > tmp_path_len {
+            crate::ft::output_discard(&p.to_string_lossy());
+            return Err(MpiError::arg(format!(
+                "MPIX_OUTPUT_OPEN: the path to write ({} characters) does not fit in TMPPATH ({tmp_path_len})",
+                w.len()
+            )));
+        }
+        // SAFETY: the CHARACTER argument of `tmp_path_len` bytes (its hidden length).
+        unsafe { raw::put_fortran_string(tmp_path, tmp_path_len, &w) }?;
+        Ok(class::SUCCESS)
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPIX_OUTPUT_COMMIT(PATH, IERROR) with CHARACTER*(*) PATH; gfortran's units are
+/// flushed first, but CLOSE the unit first all the same.
+#[no_mangle]
+pub unsafe extern "C" fn mpix_output_commit_(
+    path: *const c_char,
+    ierr: *mut c_int,
+    path_len: usize,
+) {
+    let code = shim("MPIX_Output_commit", || {
+        let p = c_string(path, path_len, "path")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPIX_Output_commit(p.as_ptr()) })
+    });
+    set_ierr(ierr, code);
+}
+
 // ---- Not implemented: the routine exists and answers MPI_ERR_OTHER ----
 
 /// `mpi_x_ => "MPI_X"(n)`: a routine of `n` arguments before `ierror`.
@@ -1085,7 +1140,6 @@ macro_rules! fortran_stubs {
 }
 
 fortran_stubs! {
-    mpi_cancel_ => "MPI_Cancel"(request);
     mpi_alltoallw_ => "MPI_Alltoallw"(a, b, c, d, e, f, g, h, i);
     mpi_imrecv_ => "MPI_Imrecv"(a, b, c, d, e);
     mpi_graph_create_ => "MPI_Graph_create"(a, b, c, d, e, f);

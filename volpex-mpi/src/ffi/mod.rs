@@ -21,6 +21,7 @@
 
 mod fortran;
 mod mpix;
+mod pmpi;
 pub mod raw;
 mod stubs;
 
@@ -967,6 +968,15 @@ pub unsafe extern "C" fn MPI_Request_get_status(
             None => set(flag, "flag", 0),
         },
     )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cancel(req: *mut c_int) -> c_int {
+    guard("MPI_Cancel", COMM_WORLD, || {
+        // SAFETY: `req` points to a request handle.
+        let h = unsafe { raw::out(req, "request") }?;
+        request::cancel(*h)
+    })
 }
 
 #[no_mangle]

@@ -22,7 +22,6 @@ stubs!(
     MPI_Add_error_code,
     MPI_Add_error_string,
     MPI_Alltoallw,
-    MPI_Cancel,
     MPI_Comm_remote_group,
     MPI_Comm_remote_size,
     MPI_Graph_create,

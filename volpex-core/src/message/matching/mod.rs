@@ -119,6 +119,12 @@ pub trait Chooser {
     fn recorded(&mut self, slot: u64) -> Option<Choice>;
     /// Whether this replica makes the choice for `slot` now (it must then `record` it).
     fn may_choose(&mut self, slot: u64) -> bool;
+    /// Whether the leader cancelled the receive of `slot` before choosing its match: the
+    /// receive then stays unresolved (fetching nothing) until this replica's application
+    /// cancels it too (see `Matcher::cancel`).
+    fn cancelled(&mut self, _slot: u64) -> bool {
+        false
+    }
     /// Records this replica's choice for `slot`.
     fn record(&mut self, slot: u64, choice: Choice);
 }
@@ -198,9 +204,19 @@ pub struct Matcher<E> {
     /// Resolved receives from one source with `ANY_TAG`: (comm, src).
     any_tag: Map<RecvId, (u32, u32)>,
     detached: Set<RecvId>,
+    /// Order number of the message each completed receive got, until it is taken: a
+    /// cancel may have to put the message back.
+    orders: Map<RecvId, u64>,
+    /// Coordination slot of each posted receive that has one, until it is taken.
+    slots: Map<RecvId, u64>,
     next_id: u64,
     arrivals: u64,
 }
+
+/// A cancel this replica cannot carry out as the replica that decided it did (see
+/// `Matcher::cancel`): following it would make the replicas diverge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CancelDiverged;
 
 impl<E: Clone> Matcher<E> {
     /// Matching for rank `me`.
@@ -216,6 +232,8 @@ impl<E: Clone> Matcher<E> {
             done: Map::default(),
             any_tag: Map::default(),
             detached: Set::default(),
+            orders: Map::default(),
+            slots: Map::default(),
             next_id: 1,
             arrivals: 0,
         }
@@ -226,6 +244,9 @@ impl<E: Clone> Matcher<E> {
     pub fn post(&mut self, spec: RecvSpec, mode: Mode, slot: Option<u64>) -> RecvId {
         let id = RecvId(self.next_id);
         self.next_id += 1;
+        if let (Some(s), Mode::Receive) = (slot, mode) {
+            self.slots.insert(id, s);
+        }
         self.unresolved.push_back(Posted {
             id,
             spec,
@@ -352,6 +373,9 @@ impl<E: Clone> Matcher<E> {
         needs: &mut Vec<Need>,
     ) -> Option<Choice> {
         if let Some(slot) = p.slot {
+            if chooser.cancelled(slot) {
+                return None;
+            }
             if let Some(c) = chooser.recorded(slot) {
                 return Some(c);
             }
@@ -454,6 +478,7 @@ impl<E: Clone> Matcher<E> {
         if claims {
             if let Some(a) = self.arrived.remove(&key) {
                 self.forget_order(&key, a.order);
+                self.orders.insert(p.id, a.order);
                 self.finish(
                     p.id,
                     Ok(Matched::Message {
@@ -493,7 +518,10 @@ impl<E: Clone> Matcher<E> {
     fn finish(&mut self, id: RecvId, r: Result<Matched, E>) {
         self.keys.remove(&id);
         let any_tag = self.any_tag.remove(&id);
-        if !self.detached.remove(&id) {
+        if self.detached.remove(&id) {
+            self.orders.remove(&id);
+            self.slots.remove(&id);
+        } else {
             self.done.insert(id, (r, any_tag));
         }
     }
@@ -509,6 +537,7 @@ impl<E: Clone> Matcher<E> {
                 self.finish(probe, Ok(Matched::Message { key, payload }));
             }
             if let Some(r) = w.receive {
+                self.orders.insert(r, order);
                 self.finish(r, Ok(Matched::Message { key, payload }));
                 return;
             }
@@ -532,6 +561,7 @@ impl<E: Clone> Matcher<E> {
                     .entry((key.comm, key.tag, key.src))
                     .or_insert(0) += 1;
                 self.any_tag.insert(p.id, (key.comm, key.src));
+                self.orders.insert(p.id, order);
                 self.finish(p.id, Ok(Matched::Message { key, payload }));
                 return;
             }
@@ -591,7 +621,10 @@ impl<E: Clone> Matcher<E> {
 
     /// The result of a completed operation (once).
     pub fn take(&mut self, id: RecvId) -> Option<Finished<E>> {
-        self.done.remove(&id)
+        let r = self.done.remove(&id)?;
+        self.orders.remove(&id);
+        self.slots.remove(&id);
+        Some(r)
     }
 
     /// Whether an unclaimed message from `src` on `comm` with order below `bound` is here.
@@ -606,9 +639,14 @@ impl<E: Clone> Matcher<E> {
     pub fn detach(&mut self, id: RecvId) {
         if self.done.remove(&id).is_none() {
             self.detached.insert(id);
+        } else {
+            self.orders.remove(&id);
+            self.slots.remove(&id);
         }
     }
 }
+
+mod cancel;
 
 mod failing;
 #[cfg(test)]

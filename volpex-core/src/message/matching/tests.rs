@@ -227,3 +227,161 @@ fn detached_receive_still_claims() {
     assert!(m.take(a).is_none());
     assert_eq!(got(&mut m, b), Some(key(0, 1, 1)));
 }
+
+/// MPI_Cancel of a receive nobody matched: it claims nothing, and the next receive of
+/// its stream takes the message it would have got.
+#[test]
+fn a_cancelled_receive_leaves_its_message_to_the_next() {
+    let mut m = Matcher::<()>::new(9);
+    let mut c = Leader::default();
+    let marks = HashMap::new();
+    let r = m.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    run(&mut m, &mut c, &marks);
+    assert!(m.may_cancel(r));
+    let mut needs = Vec::new();
+    assert_eq!(m.cancel(r, &mut needs), Ok(vec![key(5, 1, 0)]));
+    assert!(m.is_quiet());
+    let next = m.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    let needs = run(&mut m, &mut c, &marks);
+    assert!(needs.contains(&Need::Message {
+        want: Want::Key(key(5, 1, 0)),
+        needed: true
+    }));
+    m.arrive(key(5, 1, 0), 0, Bytes::from_static(b"a"), 0);
+    assert_eq!(got(&mut m, next), Some(key(5, 1, 0)));
+}
+
+/// A receive that got its message is not cancelled where it is decided.
+#[test]
+fn a_matched_receive_is_not_cancelled() {
+    let mut m = Matcher::<()>::new(9);
+    let mut c = Leader::default();
+    let marks = HashMap::new();
+    let r = m.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    run(&mut m, &mut c, &marks);
+    m.arrive(key(5, 1, 0), 0, Bytes::from_static(b"a"), 0);
+    assert!(!m.may_cancel(r));
+    assert_eq!(got(&mut m, r), Some(key(5, 1, 0)));
+}
+
+/// Two receives of one stream, the first cancelled: the second moves up to seq 0. A
+/// follower where both messages had arrived (so both receives completed) puts them
+/// back and ends up where the leader is.
+#[test]
+fn later_receives_of_the_stream_move_up_in_every_replica() {
+    let marks = HashMap::new();
+    let mut leader = Matcher::<()>::new(9);
+    let mut lc = Leader::default();
+    let a = leader.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    let b = leader.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    run(&mut leader, &mut lc, &marks);
+    assert!(leader.may_cancel(a));
+    let mut needs = Vec::new();
+    leader.cancel(a, &mut needs).unwrap();
+    assert!(needs.contains(&Need::Message {
+        want: Want::Key(key(5, 1, 0)),
+        needed: true
+    }));
+    leader.arrive(key(5, 1, 0), 0, Bytes::from_static(b"x"), 0);
+    assert_eq!(got(&mut leader, b), Some(key(5, 1, 0)));
+
+    let mut follower = Matcher::<()>::new(9);
+    let mut fc = Follower(HashMap::new());
+    let a = follower.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    let b = follower.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    run(&mut follower, &mut fc, &marks);
+    follower.arrive(key(5, 1, 0), 0, Bytes::from_static(b"x"), 0);
+    follower.arrive(key(5, 1, 1), 1, Bytes::from_static(b"y"), 1);
+    let mut needs = Vec::new();
+    follower.cancel(a, &mut needs).unwrap();
+    assert_eq!(got(&mut follower, b), Some(key(5, 1, 0)));
+    // The message of seq 1 waits for the next receive.
+    let c = follower.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    run(&mut follower, &mut fc, &marks);
+    assert_eq!(got(&mut follower, c), Some(key(5, 1, 1)));
+}
+
+/// A later claim of the stream that was taken cannot move: the decider says no, and a
+/// replica told "cancelled" all the same refuses instead of diverging.
+#[test]
+fn a_taken_later_claim_prevents_the_cancel() {
+    let mut m = Matcher::<()>::new(9);
+    let mut c = Leader::default();
+    let marks = HashMap::new();
+    let a = m.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    let b = m.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    run(&mut m, &mut c, &marks);
+    m.arrive(key(5, 1, 1), 1, Bytes::new(), 0);
+    assert_eq!(got(&mut m, b), Some(key(5, 1, 1)));
+    assert!(!m.may_cancel(a));
+    assert_eq!(m.cancel(a, &mut Vec::new()), Err(CancelDiverged));
+}
+
+/// A wildcard receive whose slot the leader filled with "cancelled" stays unresolved in
+/// a follower (fetching nothing) until the follower cancels it too.
+#[test]
+fn a_wildcard_cancelled_by_the_leader_waits_for_the_follower_cancel() {
+    struct Cancelled;
+    impl Chooser for Cancelled {
+        fn recorded(&mut self, _: u64) -> Option<Choice> {
+            unreachable!("a cancelled slot is not read as a match")
+        }
+        fn may_choose(&mut self, _: u64) -> bool {
+            false
+        }
+        fn record(&mut self, _: u64, _: Choice) {
+            unreachable!("a follower never chooses")
+        }
+        fn cancelled(&mut self, _: u64) -> bool {
+            true
+        }
+    }
+    let mut m = Matcher::<()>::new(9);
+    let spec = RecvSpec {
+        comm: 0,
+        src: any(&[1, 2]),
+        tag: TagSel::Any,
+    };
+    let w = m.post(spec, Mode::Receive, Some(0));
+    assert_eq!(m.slot_of(w), Some(0));
+    m.arrive(key(4, 1, 0), 0, Bytes::new(), 0);
+    let needs = run(&mut m, &mut Cancelled, &HashMap::new());
+    assert!(needs.is_empty());
+    assert!(m.take(w).is_none());
+    m.cancel(w, &mut Vec::new()).unwrap();
+    assert!(m.slot_of(w).is_none());
+    assert!(!m.has_unresolved());
+}
+
+/// A receive posted after the cancelled one that takes any tag from the same source
+/// could match differently in another replica once the cancel frees a message: the
+/// decider says no while it is pending, yes once it is gone.
+#[test]
+fn a_pending_any_tag_receive_after_it_prevents_the_cancel() {
+    let mut m = Matcher::<()>::new(9);
+    let mut c = Leader::default();
+    let marks = HashMap::new();
+    let a = m.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    let later = RecvSpec {
+        comm: 0,
+        src: Source::Rank(1),
+        tag: TagSel::Any,
+    };
+    let x = m.post(later, Mode::Receive, None);
+    run(&mut m, &mut c, &marks);
+    assert!(!m.may_cancel(a));
+    m.detach(x);
+    // Freed but still pending: still no.
+    assert!(!m.may_cancel(a));
+    // A receive from another source does not matter.
+    let mut m = Matcher::<()>::new(9);
+    let a = m.post(RecvSpec::exact(0, 1, 5), Mode::Receive, None);
+    let other = RecvSpec {
+        comm: 0,
+        src: Source::Rank(2),
+        tag: TagSel::Any,
+    };
+    m.post(other, Mode::Receive, None);
+    run(&mut m, &mut c, &marks);
+    assert!(m.may_cancel(a));
+}

@@ -162,6 +162,10 @@ impl Chooser for EngineChooser<'_> {
         self.decisions.is_leader()
     }
 
+    fn cancelled(&mut self, slot: u64) -> bool {
+        matches!(self.decisions.slot(slot), Slot::Held(b) if b == decision::CANCELLED_MATCH)
+    }
+
     fn record(&mut self, slot: u64, choice: Choice) {
         if self.decisions.record(slot, decision::encode_match(choice)) {
             self.recorded.push(slot);

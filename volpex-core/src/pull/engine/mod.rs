@@ -68,7 +68,7 @@ use self::snapshot::Snapshots;
 use self::timers::{Timer, TimerTable};
 use super::decision::{ordinal, slot_key, Slot, DECISION_CTX};
 use crate::config::{Config, DECISIONS_HELD_MAX};
-use crate::message::matching::{Matched, Matcher, Mode, Need, RecvId, RecvSpec};
+use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, ReplicaId, SendLog, Set, Want};
 use crate::replica::Liveness;
 use crate::wire::control::ReplicaStats;
@@ -396,6 +396,52 @@ impl Engine {
             self.after_record(now, slot);
         }
         self.coord.decisions.mark_used(slot);
+    }
+
+    /// The coordination slot receive `id` was posted with (an `ANY_SOURCE` receive whose
+    /// match the leader chooses): a cancel of it is decided in that slot.
+    pub fn receive_slot(&self, id: RecvId) -> Option<u64> {
+        self.matcher.slot_of(id)
+    }
+
+    /// Whether receive or probe `id` is posted and does not know its match yet.
+    pub fn is_unresolved(&self, id: RecvId) -> bool {
+        self.matcher.is_unresolved(id)
+    }
+
+    /// Whether this replica, as the one that decides, cancels receive `id`
+    /// (`Matcher::may_cancel`).
+    pub fn may_cancel(&self, id: RecvId) -> bool {
+        self.matcher.may_cancel(id)
+    }
+
+    /// Carries out the decision that receive `id` is cancelled (`Matcher::cancel`): a
+    /// message no receive waits for any more is not fetched (its pulls are withdrawn
+    /// with CANCEL, so neither this replica nor the sender keeps them; should it come
+    /// all the same, it waits in the unexpected queue).
+    pub fn cancel(&mut self, now: Duration, id: RecvId) -> Result<(), CancelDiverged> {
+        let mut needs = Vec::new();
+        for k in self.matcher.cancel(id, &mut needs)? {
+            let want = Want::Key(k);
+            let Some(p) = self.fetches.remove(&want) else {
+                continue;
+            };
+            for a in p.asks.iter().filter(|a| a.outstanding()) {
+                self.out.send(
+                    ReplicaId::new(k.src, a.replica),
+                    Frame::Cancel { want, req: a.req },
+                );
+            }
+        }
+        for need in needs {
+            match need {
+                Need::Message { want, needed } => self.want(now, want, needed),
+                Need::Choice(slot) => self.want(now, Want::Key(slot_key(self.me.rank, slot)), true),
+            }
+        }
+        self.rematch(now);
+        self.drain_loopback(now);
+        Ok(())
     }
 
     /// Starts what runs without being asked: a follower's standing pull for its leader's
