@@ -111,10 +111,11 @@ fn run_one(vrun: &Path, npb: &Path, a: &Args, bench: &str, kills: u32) -> Result
         ));
     };
     let parsed: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+    // Only the incarnations' records: the report's events name incarnations too.
     let mut catch_ups = Vec::new();
-    numbers_under(&parsed, "caught_up_after_s", &mut catch_ups);
+    numbers_under(&parsed["processes"], "caught_up_after_s", &mut catch_ups);
     let mut incarnations = Vec::new();
-    numbers_under(&parsed, "incarnation", &mut incarnations);
+    numbers_under(&parsed["processes"], "incarnation", &mut incarnations);
     // The new incarnations of the killed replica, in order, against the kill times.
     let recoveries = parsed["processes"]
         .as_array()

@@ -3,9 +3,12 @@
 //! Owns the summary's shape and wording. Must never decide the verdict (the job's exit
 //! policy does) or touch processes.
 
+use std::time::Duration;
+
 use serde::Serialize;
 use volpex::wire::control::ReplicaStats;
 
+use crate::job::feedback::{Happening, Record};
 use crate::job::replica::{Replica, ReplicaState};
 
 /// One incarnation of a replica in the report.
@@ -27,6 +30,9 @@ pub struct ReplicaReport {
     /// How long a new incarnation took to catch up with its siblings; `None` for the
     /// first processes and for a new incarnation that never caught up.
     pub caught_up_after_s: Option<f64>,
+    /// When volpexrun saw it stop (died, finished, ended), seconds since the job started;
+    /// `None` if it was still alive as far as volpexrun knew at the end.
+    pub ended_s: Option<f64>,
     /// Host it ran on.
     pub host: String,
     /// OS process id.
@@ -41,9 +47,9 @@ pub struct ReplicaReport {
 }
 
 impl ReplicaReport {
-    /// Builds one line from the launcher's view of a replica; a failure's detail ends
-    /// with what its program last wrote to standard error.
-    pub fn new(p: &Replica, host: &str) -> Self {
+    /// Builds one line from the launcher's view of a replica and when it was seen to end;
+    /// a failure's detail ends with what its program last wrote to standard error.
+    pub fn new(p: &Replica, host: &str, ended: Option<Duration>) -> Self {
         let (id, pid, stats) = (p.id, p.pid, p.stats.clone());
         let (name, detail) = match &p.state {
             ReplicaState::Finished => ("finished", None),
@@ -72,11 +78,67 @@ impl ReplicaReport {
             caught_up_after_s: p
                 .caught_up_at
                 .map(|t| t.saturating_sub(p.started_at).as_secs_f64()),
+            ended_s: ended.map(|t| t.as_secs_f64()),
             host: host.to_string(),
             pid,
             state: name,
             detail,
             stats,
+        }
+    }
+}
+
+/// One thing that happened to an incarnation while the job ran, as the live lines said
+/// it (they are printed, or logged with `--quiet`).
+#[derive(Debug, Serialize)]
+pub struct EventReport {
+    /// Seconds since the job started: a start or a catching up when the state machine
+    /// recorded it, anything else when volpexrun saw it (failovers when the replica's
+    /// counters arrived, at most 0.5 s late).
+    pub t_s: f64,
+    /// killed (by a signal) | died (exited, silent, fenced, cut off) | retired | drained |
+    /// failover | lagging | regenerated (a new incarnation started) | caught_up.
+    pub kind: &'static str,
+    /// Rank.
+    pub rank: u32,
+    /// Replica index (team).
+    pub replica: u32,
+    /// Which incarnation.
+    pub incarnation: u32,
+    /// Why it died; failovers: `N pulls (M in all)`; lagging: how far behind whom;
+    /// regenerated: where its state comes from (`replay`, `snapshot N`).
+    pub detail: Option<String>,
+}
+
+impl EventReport {
+    /// The report's words for one record of the live feedback.
+    pub fn new(r: &Record) -> Self {
+        let (kind, detail) = match &r.what {
+            Happening::Lost(why) if why.starts_with("killed by") => ("killed", Some(why.clone())),
+            Happening::Lost(why) if why.starts_with("retired") => ("retired", Some(why.clone())),
+            Happening::Lost(why) => ("died", Some(why.clone())),
+            Happening::Drained => ("drained", None),
+            Happening::Failover { new, total } => (
+                "failover",
+                Some(format!(
+                    "{new} pull{} ({total} in all)",
+                    if *new == 1 { "" } else { "s" }
+                )),
+            ),
+            Happening::Lagging { behind, leader } => (
+                "lagging",
+                Some(format!("{behind} messages behind replica {leader}")),
+            ),
+            Happening::Regenerated { from } => ("regenerated", Some(from.clone())),
+            Happening::CaughtUp => ("caught_up", None),
+        };
+        EventReport {
+            t_s: r.at.as_secs_f64(),
+            kind,
+            rank: r.id.rank,
+            replica: r.id.replica,
+            incarnation: r.incarnation,
+            detail,
         }
     }
 }
@@ -104,6 +166,8 @@ pub struct Report {
     pub regeneration_notes: Vec<String>,
     /// Every incarnation of every replica.
     pub processes: Vec<ReplicaReport>,
+    /// What happened while the job ran, in the order volpexrun saw it.
+    pub events: Vec<EventReport>,
 }
 
 impl Report {
