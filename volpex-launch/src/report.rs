@@ -105,8 +105,7 @@ pub struct EventReport {
     pub replica: u32,
     /// Which incarnation.
     pub incarnation: u32,
-    /// Why it died; failovers: `N pulls (M in all)`; lagging: how far behind whom;
-    /// regenerated: where its state comes from (`replay`, `snapshot N`).
+    /// Why it died; failovers: `N pulls (M in all)`; lagging: how far behind whom.
     pub detail: Option<String>,
 }
 
@@ -129,7 +128,7 @@ impl EventReport {
                 "lagging",
                 Some(format!("{behind} messages behind replica {leader}")),
             ),
-            Happening::Regenerated { from } => ("regenerated", Some(from.clone())),
+            Happening::Regenerated => ("regenerated", None),
             Happening::CaughtUp => ("caught_up", None),
         };
         EventReport {
@@ -166,7 +165,7 @@ pub struct Report {
     pub regeneration_notes: Vec<String>,
     /// Every incarnation of every replica.
     pub processes: Vec<ReplicaReport>,
-    /// What happened while the job ran, in the order volpexrun saw it.
+    /// What happened while the job ran, by time.
     pub events: Vec<EventReport>,
 }
 

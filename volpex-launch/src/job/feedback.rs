@@ -48,7 +48,7 @@ pub enum Happening {
     /// It fell this many messages behind its rank's most advanced live sibling.
     Lagging { behind: u64, leader: ReplicaId },
     /// A new incarnation started (its time is its start).
-    Regenerated { from: String },
+    Regenerated,
     /// A new incarnation caught up with its siblings (its time is when it did).
     CaughtUp,
 }
@@ -122,8 +122,7 @@ impl Feedback {
         while self.seen.len() < procs.len() {
             let p = &procs[self.seen.len()];
             if p.origin != Origin::Start {
-                let from = p.origin.word();
-                self.record(p.started_at, p, Happening::Regenerated { from });
+                self.record(p.started_at, p, Happening::Regenerated);
             }
             self.seen.push(Seen {
                 alive: true,
@@ -306,7 +305,10 @@ mod tests {
             ["replica 0.0 lags: 1000 messages behind replica 0.1"]
         );
         procs[1].stats = stats(0, 20 + LAG_LINE_RECEIVES);
-        assert!(f.observe(&procs, 2, true, SEC).is_empty(), "once while it lags");
+        assert!(
+            f.observe(&procs, 2, true, SEC).is_empty(),
+            "once while it lags"
+        );
     }
 
     const SEC: Duration = Duration::from_secs(1);
@@ -339,14 +341,7 @@ mod tests {
             said,
             [
                 (2, r11, 0, Happening::Lost("killed by SIGKILL".into())),
-                (
-                    2,
-                    r11,
-                    1,
-                    Happening::Regenerated {
-                        from: "replay".into()
-                    }
-                ),
+                (2, r11, 1, Happening::Regenerated),
                 (3, r00, 0, Happening::Failover { new: 1, total: 1 }),
                 (4, r11, 1, Happening::CaughtUp),
             ]

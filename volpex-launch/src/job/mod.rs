@@ -568,7 +568,7 @@ impl Job {
         let verdict = self.state.verdict();
         let hosts = self.state.hosts();
         let replicas = self.state.replicas();
-        let report = Report {
+        let mut report = Report {
             ranks: self.ranks,
             replicas: self.replicas,
             success: verdict.failure().is_none(),
@@ -594,6 +594,7 @@ impl Job {
                 .map(EventReport::new)
                 .collect(),
         };
+        report.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         eprint!("{}", report.text());
         if let Some(path) = &args.report {
             if let Err(e) = report.write(path) {
