@@ -196,8 +196,18 @@ fn display(side: &str) -> String {
 #[derive(Debug, PartialEq)]
 pub(crate) struct Pingpong {
     pub sides: Vec<String>,
-    /// Per side: (bytes, one-way latency µs, MB/s), rows with an empty field left out.
-    pub points: Vec<Vec<(f64, Option<f64>, Option<f64>)>>,
+    /// Per side, a point per row (an empty or non-positive value is `None`).
+    pub points: Vec<Vec<Point>>,
+}
+
+/// One message size of one side.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Point {
+    pub bytes: f64,
+    /// One-way latency, µs.
+    pub lat: Option<f64>,
+    /// Bandwidth, MB/s.
+    pub bw: Option<f64>,
 }
 
 pub(crate) fn parse_pingpong(csv: &str) -> Result<Pingpong, String> {
@@ -226,7 +236,11 @@ pub(crate) fn parse_pingpong(csv: &str) -> Result<Pingpong, String> {
                 Err(_) => None,
             };
             let positive = |v: Option<f64>| v.filter(|v| *v > 0.0);
-            points[k].push((bytes, positive(lat), positive(bw)));
+            points[k].push(Point {
+                bytes,
+                lat: positive(lat),
+                bw: positive(bw),
+            });
         }
     }
     if t.rows.is_empty() {
@@ -451,10 +465,12 @@ fn draw_err<E: std::fmt::Display>(e: E) -> String {
 }
 
 const FONT: &str = "sans-serif";
-/// Colours of the sides, in column order (the first is the base).
-const SIDE_COLORS: [RGBColor; 6] = [
-    RGBColor(0xFF, 0x7F, 0x0E),
-    RGBColor(0x1F, 0x77, 0xB4),
+/// Open MPI's colour in every figure.
+const OPENMPI_COLOR: RGBColor = RGBColor(0xFF, 0x7F, 0x0E);
+/// Volpex's colour in every figure.
+const VOLPEX_COLOR: RGBColor = RGBColor(0x1F, 0x77, 0xB4);
+/// Colours of other sides, in column order.
+const SIDE_COLORS: [RGBColor; 4] = [
     RGBColor(0x2C, 0xA0, 0x2C),
     RGBColor(0x94, 0x67, 0xBD),
     RGBColor(0x8C, 0x56, 0x4B),
@@ -473,8 +489,14 @@ pub const FAILOVER_COLOR: RGBColor = RGBColor(0xFF, 0x7F, 0x0E);
 /// Lagging replicas.
 pub const LAG_COLOR: RGBColor = RGBColor(0x7F, 0x7F, 0x7F);
 
-fn side_color(k: usize) -> RGBColor {
-    SIDE_COLORS[k % SIDE_COLORS.len()]
+/// The colour of side `name`, the `k`-th in column order: Open MPI and Volpex keep
+/// theirs in every figure, the others take the palette's in turn.
+fn side_color(name: &str, k: usize) -> RGBColor {
+    match name {
+        "openmpi" => OPENMPI_COLOR,
+        "volpex" => VOLPEX_COLOR,
+        _ => SIDE_COLORS[k % SIDE_COLORS.len()],
+    }
 }
 
 /// A legend entry's glyph.
@@ -539,10 +561,10 @@ pub fn pingpong_svg(csv: &str, title: Option<&str>) -> Result<String, String> {
             .map_err(draw_err)?;
         let (panels, foot) = root.split_vertically(root.dim_in_pixel().1 - 36);
         let halves = panels.split_evenly((1, 2));
-        let sizes: Vec<f64> = p.points[0].iter().map(|q| q.0).collect();
+        let sizes: Vec<f64> = p.points[0].iter().map(|q| q.bytes).collect();
         let (smin, smax) = bounds(sizes.iter().copied()).ok_or("no sizes")?;
         for (panel, lat) in halves.iter().zip([true, false]) {
-            let pick = |q: &(f64, Option<f64>, Option<f64>)| if lat { q.1 } else { q.2 };
+            let pick = |q: &Point| if lat { q.lat } else { q.bw };
             let values = p.points.iter().flatten().filter_map(pick);
             let Some((vmin, vmax)) = bounds(values) else {
                 continue;
@@ -564,7 +586,7 @@ pub fn pingpong_svg(csv: &str, title: Option<&str>) -> Result<String, String> {
                 .configure_mesh()
                 .x_desc("message size (bytes)")
                 .y_desc(if lat { "microseconds" } else { "MB/s" })
-                .x_label_formatter(&|v| bytes_label(*v))
+                .x_label_formatter(&|v| si_bytes(*v))
                 .y_label_formatter(&|v| short_number(*v))
                 .label_style((FONT, 12))
                 .axis_desc_style((FONT, 13))
@@ -572,10 +594,10 @@ pub fn pingpong_svg(csv: &str, title: Option<&str>) -> Result<String, String> {
                 .draw()
                 .map_err(draw_err)?;
             for (k, pts) in p.points.iter().enumerate() {
-                let c = side_color(k);
+                let c = side_color(&p.sides[k], k);
                 let line: Vec<(f64, f64)> = pts
                     .iter()
-                    .filter_map(|q| pick(q).map(|v| (q.0, v)))
+                    .filter_map(|q| pick(q).map(|v| (q.bytes, v)))
                     .collect();
                 chart
                     .draw_series(LineSeries::new(line.clone(), c.stroke_width(2)))
@@ -588,7 +610,7 @@ pub fn pingpong_svg(csv: &str, title: Option<&str>) -> Result<String, String> {
         let items: Vec<(Glyph, String)> = names
             .iter()
             .enumerate()
-            .map(|(k, n)| (Glyph::Line(side_color(k)), n.clone()))
+            .map(|(k, n)| (Glyph::Line(side_color(&p.sides[k], k)), n.clone()))
             .collect();
         legend(&foot, &items)?;
         full.present().map_err(draw_err)?;
@@ -604,13 +626,12 @@ fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     })
 }
 
-/// `1 KiB`, `4 MiB`, `512`.
-fn bytes_label(v: f64) -> String {
-    let k = 1024.0;
-    if v >= k * k {
-        format!("{} MiB", short_number(v / (k * k)))
-    } else if v >= k {
-        format!("{} KiB", short_number(v / k))
+/// `100`, `1 kB`, `10 MB`: the log axis puts its labels at powers of ten.
+fn si_bytes(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{} MB", short_number(v / 1e6))
+    } else if v >= 1e3 {
+        format!("{} kB", short_number(v / 1e3))
     } else {
         short_number(v)
     }
@@ -697,7 +718,7 @@ pub fn npb_svg(csv: &str, title: Option<&str>) -> Result<String, String> {
                 vec![(-0.5, 1.0), (n as f64 - 0.5, 1.0)],
                 5,
                 4,
-                side_color(0).stroke_width(2),
+                side_color(&t.sides[0], 0).stroke_width(2),
             ))
             .map_err(draw_err)?;
             let width = 0.8 / others as f64;
@@ -705,6 +726,13 @@ pub fn npb_svg(csv: &str, title: Option<&str>) -> Result<String, String> {
                 TextStyle::from((FONT, 11).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
             for (b, bench) in benches.iter().enumerate() {
                 let Some(row) = t.rows.iter().find(|r| r.np == *np && r.bench == *bench) else {
+                    // Not run at this rank count (BT and SP need squares).
+                    area.draw(&Text::new(
+                        "not run",
+                        (b as f64, 0.05 * top),
+                        value_style.clone().color(&LAG_COLOR),
+                    ))
+                    .map_err(draw_err)?;
                     continue;
                 };
                 for k in 1..=others {
@@ -720,7 +748,7 @@ pub fn npb_svg(csv: &str, title: Option<&str>) -> Result<String, String> {
                     };
                     area.draw(&Rectangle::new(
                         [(x0 + 0.02, 0.0), (x0 + width - 0.02, v)],
-                        side_color(k).filled(),
+                        side_color(&t.sides[k], k).filled(),
                     ))
                     .map_err(draw_err)?;
                     let mark = if row.verified[0] && row.verified[k] {
@@ -746,9 +774,12 @@ pub fn npb_svg(csv: &str, title: Option<&str>) -> Result<String, String> {
                     .map_err(draw_err)?;
             }
         }
-        let mut items = vec![(Glyph::Dashed(side_color(0)), format!("{} = 1.0", names[0]))];
+        let mut items = vec![(
+            Glyph::Dashed(side_color(&t.sides[0], 0)),
+            format!("{} = 1.0", names[0]),
+        )];
         for (k, name) in names.iter().enumerate().skip(1) {
-            items.push((Glyph::Bar(side_color(k), 1.0), name.clone()));
+            items.push((Glyph::Bar(side_color(&t.sides[k], k), 1.0), name.clone()));
         }
         items.push((Glyph::Bar(WHITE, 0.0), "* some run did not verify".into()));
         legend(&foot, &items)?;
@@ -805,7 +836,7 @@ pub fn npb_runs_svg(csv: &str, title: Option<&str>) -> Result<String, String> {
         for (i, c) in configs.iter().enumerate() {
             let x = i as f64;
             for (run, x0, color) in [
-                (free(c), x - 0.38, side_color(1)),
+                (free(c), x - 0.38, VOLPEX_COLOR),
                 (faulty(c), x + 0.02, KILL_COLOR),
             ] {
                 let Some(run) = run else {
@@ -846,7 +877,7 @@ pub fn npb_runs_svg(csv: &str, title: Option<&str>) -> Result<String, String> {
         legend(
             &foot,
             &[
-                (Glyph::Bar(side_color(1), 1.0), "failure-free".into()),
+                (Glyph::Bar(VOLPEX_COLOR, 1.0), "failure-free".into()),
                 (Glyph::Bar(KILL_COLOR, 1.0), "a replica killed".into()),
                 (
                     Glyph::Bar(WHITE, 0.0),
@@ -1048,7 +1079,14 @@ mod tests {
     fn pingpong_sides_come_from_the_header() {
         let p = parse_pingpong(PING).unwrap();
         assert_eq!(p.sides, ["volpex", "openmpi"]);
-        assert_eq!(p.points[1][1], (1024.0, Some(5.0), Some(204.8)));
+        assert_eq!(
+            p.points[1][1],
+            Point {
+                bytes: 1024.0,
+                lat: Some(5.0),
+                bw: Some(204.8)
+            }
+        );
         let svg = pingpong_svg(PING, None).unwrap();
         assert!(svg.contains("Open MPI") && svg.contains("bandwidth"));
     }
