@@ -902,14 +902,23 @@ fn marker(kind: &str) -> Option<(Glyph, &'static str)> {
     }
 }
 
+/// The most rows (replicas) a timeline draws.
+const MAX_ROWS: u32 = 2000;
+
 /// A `volpexrun --report`: one row per replica, one bar per incarnation, markers for
 /// what happened.
 pub fn timeline_svg(json: &str, title: Option<&str>) -> Result<String, String> {
     let t = parse_timeline(json)?;
-    let rows = (t.ranks * t.replicas) as usize;
-    if rows == 0 {
-        return Err("the report has no replicas".into());
-    }
+    let rows = match t.ranks.checked_mul(t.replicas) {
+        Some(0) => return Err("the report has no replicas".into()),
+        Some(n) if n <= MAX_ROWS => n as usize,
+        _ => {
+            return Err(format!(
+                "{} ranks x {} replicas: more rows than a timeline draws ({MAX_ROWS})",
+                t.ranks, t.replicas
+            ))
+        }
+    };
     let end_of_all = t
         .incarnations
         .iter()
@@ -1185,6 +1194,8 @@ mod tests {
         assert!(timeline_svg(old, None).is_ok());
         let e = parse_timeline(r#"{"ranks":1,"replicas":1,"elapsed_s":1}"#).unwrap_err();
         assert!(e.contains("processes"), "{e}");
+        let huge = r#"{"ranks":100000,"replicas":100000,"elapsed_s":1,"processes":[]}"#;
+        assert!(timeline_svg(huge, None).unwrap_err().contains("more rows"));
         let e = parse_timeline("not json").unwrap_err();
         assert!(e.contains("not a volpexrun --report JSON"), "{e}");
         let bad = REPORT.replace("\"started_s\":1.0", "\"started_s\":\"soon\"");
