@@ -781,7 +781,9 @@ pub fn npb_svg(csv: &str, title: Option<&str>) -> Result<String, String> {
         for (k, name) in names.iter().enumerate().skip(1) {
             items.push((Glyph::Bar(side_color(&t.sides[k], k), 1.0), name.clone()));
         }
-        items.push((Glyph::Bar(WHITE, 0.0), "* some run did not verify".into()));
+        if t.rows.iter().any(|r| r.verified.iter().any(|v| !v)) {
+            items.push((Glyph::Bar(WHITE, 0.0), "* some run did not verify".into()));
+        }
         legend(&foot, &items)?;
         full.present().map_err(draw_err)?;
     }

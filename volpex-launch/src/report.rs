@@ -110,6 +110,14 @@ pub struct EventReport {
 }
 
 impl EventReport {
+    /// The report's events: every record, by time (a death is seen a moment after the
+    /// step that recorded its replacement's start).
+    pub fn by_time(records: &[Record]) -> Vec<EventReport> {
+        let mut events: Vec<EventReport> = records.iter().map(EventReport::new).collect();
+        events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        events
+    }
+
     /// The report's words for one record of the live feedback.
     pub fn new(r: &Record) -> Self {
         let (kind, detail) = match &r.what {
@@ -238,5 +246,47 @@ impl Report {
     pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         std::fs::write(path, json + "\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use volpex::message::ReplicaId;
+
+    fn record(secs: u64, what: Happening) -> Record {
+        Record {
+            at: Duration::from_secs(secs),
+            id: ReplicaId::new(1, 0),
+            incarnation: 2,
+            what,
+        }
+    }
+
+    #[test]
+    fn events_are_named_by_kind_and_sorted_by_time() {
+        let events = EventReport::by_time(&[
+            record(3, Happening::Lost("killed by SIGKILL (fault injection)".into())),
+            record(1, Happening::Lost("silent on host h1: no heartbeat for 2.1 s".into())),
+            record(2, Happening::Lost("retired (exit code 75)".into())),
+            record(4, Happening::Failover { new: 1, total: 3 }),
+            record(5, Happening::Regenerated),
+        ]);
+        let kinds: Vec<(f64, &str)> = events.iter().map(|e| (e.t_s, e.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (1.0, "died"),
+                (2.0, "retired"),
+                (3.0, "killed"),
+                (4.0, "failover"),
+                (5.0, "regenerated")
+            ]
+        );
+        assert_eq!(events[3].detail.as_deref(), Some("1 pull (3 in all)"));
+        assert_eq!((events[0].rank, events[0].replica, events[0].incarnation), (1, 0, 2));
+        let json = serde_json::to_value(&events[2]).expect("serializes");
+        assert_eq!(json["kind"], "killed");
+        assert_eq!(json["detail"], "killed by SIGKILL (fault injection)");
     }
 }

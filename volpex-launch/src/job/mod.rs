@@ -568,7 +568,7 @@ impl Job {
         let verdict = self.state.verdict();
         let hosts = self.state.hosts();
         let replicas = self.state.replicas();
-        let mut report = Report {
+        let report = Report {
             ranks: self.ranks,
             replicas: self.replicas,
             success: verdict.failure().is_none(),
@@ -585,16 +585,13 @@ impl Job {
             processes: replicas
                 .iter()
                 .enumerate()
-                .map(|(i, p)| ReplicaReport::new(p, &hosts[p.host].name, self.feedback.ended_at(i)))
+                .map(|(i, p)| {
+                    let ended = self.feedback.ended_at(i);
+                    ReplicaReport::new(p, &hosts[p.host].name, ended)
+                })
                 .collect(),
-            events: self
-                .feedback
-                .records()
-                .iter()
-                .map(EventReport::new)
-                .collect(),
+            events: EventReport::by_time(self.feedback.records()),
         };
-        report.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         eprint!("{}", report.text());
         if let Some(path) = &args.report {
             if let Err(e) = report.write(path) {
