@@ -266,8 +266,14 @@ mod tests {
     #[test]
     fn events_are_named_by_kind_and_sorted_by_time() {
         let events = EventReport::by_time(&[
-            record(3, Happening::Lost("killed by SIGKILL (fault injection)".into())),
-            record(1, Happening::Lost("silent on host h1: no heartbeat for 2.1 s".into())),
+            record(
+                3,
+                Happening::Lost("killed by SIGKILL (fault injection)".into()),
+            ),
+            record(
+                1,
+                Happening::Lost("silent on host h1: no heartbeat for 2.1 s".into()),
+            ),
             record(2, Happening::Lost("retired (exit code 75)".into())),
             record(4, Happening::Failover { new: 1, total: 3 }),
             record(5, Happening::Regenerated),
@@ -284,7 +290,10 @@ mod tests {
             ]
         );
         assert_eq!(events[3].detail.as_deref(), Some("1 pull (3 in all)"));
-        assert_eq!((events[0].rank, events[0].replica, events[0].incarnation), (1, 0, 2));
+        assert_eq!(
+            (events[0].rank, events[0].replica, events[0].incarnation),
+            (1, 0, 2)
+        );
         let json = serde_json::to_value(&events[2]).expect("serializes");
         assert_eq!(json["kind"], "killed");
         assert_eq!(json["detail"], "killed by SIGKILL (fault injection)");
