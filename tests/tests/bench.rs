@@ -33,9 +33,11 @@ fn compare_with_open_mpi_has_the_promised_csv() {
         eprintln!("Open MPI not installed: .ci/run installs it; skipping here");
         return;
     }
+    let svg = volpex_tests::TempPath::new("pingpong.svg");
     let out = Command::new(bin("volpex-bench"))
         .args(["compare", "pingpong", "--rounds", "1", "--csv"])
-        .args(["--max-bytes", "1024", "--iters", "30"])
+        .args(["--max-bytes", "1024", "--iters", "30", "--svg"])
+        .arg(&svg.0)
         .output()
         .expect("run volpex-bench");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -50,6 +52,11 @@ fn compare_with_open_mpi_has_the_promised_csv() {
         Some("size_bytes,volpex_lat_us,openmpi_lat_us,lat_ratio,volpex_mbps,openmpi_mbps,bw_ratio")
     );
     assert_eq!(lines.filter(|l| l.split(',').count() == 7).count(), 11);
+    let figure = std::fs::read_to_string(&svg.0).expect("svg written");
+    assert!(
+        figure.starts_with("<svg") && figure.contains("Open MPI") && figure.contains("bandwidth"),
+        "{figure}"
+    );
 }
 
 #[test]
