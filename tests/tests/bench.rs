@@ -33,9 +33,11 @@ fn compare_with_open_mpi_has_the_promised_csv() {
         eprintln!("Open MPI not installed: .ci/run installs it; skipping here");
         return;
     }
+    let svg = volpex_tests::TempPath::new("pingpong.svg");
     let out = Command::new(bin("volpex-bench"))
         .args(["compare", "pingpong", "--rounds", "1", "--csv"])
-        .args(["--max-bytes", "1024", "--iters", "30"])
+        .args(["--max-bytes", "1024", "--iters", "30", "--svg"])
+        .arg(&svg.0)
         .output()
         .expect("run volpex-bench");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -50,6 +52,11 @@ fn compare_with_open_mpi_has_the_promised_csv() {
         Some("size_bytes,volpex_lat_us,openmpi_lat_us,lat_ratio,volpex_mbps,openmpi_mbps,bw_ratio")
     );
     assert_eq!(lines.filter(|l| l.split(',').count() == 7).count(), 11);
+    let figure = std::fs::read_to_string(&svg.0).expect("svg written");
+    assert!(
+        figure.starts_with("<svg") && figure.contains("Open MPI") && figure.contains("bandwidth"),
+        "{figure}"
+    );
 }
 
 #[test]
@@ -94,16 +101,19 @@ fn compare_collectives_with_open_mpi_has_the_promised_csv() {
 }
 
 #[test]
-fn npb_subcommand_writes_one_csv_row_per_job() {
+fn npb_subcommand_writes_one_csv_row_per_job_and_a_ratio_for_each_kill() {
     let csv = volpex_tests::TempPath::new("npb.csv");
     let md = volpex_tests::TempPath::new("npb.md");
+    let svg = volpex_tests::TempPath::new("npb.svg");
     let out = Command::new(bin("volpex-bench"))
         .args(["npb", "--bench", "ep", "--class", "S", "--np", "1,2"])
-        .args(["--replicas", "1", "--timeout", "120"])
+        .args(["--replicas", "1,2", "--kill", "--timeout", "120"])
         .arg("--csv")
         .arg(&csv.0)
         .arg("--markdown")
         .arg(&md.0)
+        .arg("--svg")
+        .arg(&svg.0)
         .output()
         .expect("run volpex-bench");
     assert!(
@@ -115,17 +125,43 @@ fn npb_subcommand_writes_one_csv_row_per_job() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
-        Some("bench,class,np,replicas,fault,seconds,mops,verified")
+        Some("bench,class,np,replicas,fault,seconds,mops,verified,ratio")
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    assert_eq!(rows.len(), 2, "{text}");
-    for (row, np) in rows.iter().zip(["1", "2"]) {
-        assert_eq!(row[..5], ["ep", "S", np, "1", "none"], "{text}");
+    // Per rank count: r = 1, r = 2, and r = 2 with replica 1 of the last rank killed.
+    assert_eq!(rows.len(), 6, "{text}");
+    for (i, row) in rows.iter().enumerate() {
+        let (np, r) = (["1", "2"][i / 3], ["1", "2", "2"][i % 3]);
+        assert_eq!(row.len(), 9, "{text}");
+        assert_eq!(row[..4], ["ep", "S", np, r], "{text}");
         assert!(row[5].parse::<f64>().is_ok() && row[6].parse::<f64>().is_ok());
         assert_eq!(row[7], "yes", "{text}");
+        if i % 3 == 2 {
+            let last = np.parse::<u32>().expect("np") - 1;
+            assert!(row[4].starts_with(&format!("{last}.1:kill@")), "{text}");
+            // With-fault over failure-free: given whenever the failure-free run's time
+            // (two decimals) is not 0.00.
+            let free: f64 = rows[i - 1][5].parse().expect("seconds");
+            let with: f64 = row[5].parse().expect("seconds");
+            if free > 0.0 {
+                let ratio: f64 = row[8].parse().expect("a ratio");
+                assert!((ratio - with / free).abs() < 1e-3, "{text}");
+            } else {
+                assert_eq!(row[8], "", "{text}");
+            }
+        } else {
+            assert_eq!(row[4], "none", "{text}");
+            assert_eq!(row[8], "", "no ratio without a fault: {text}");
+        }
     }
     let table = std::fs::read_to_string(&md.0).expect("markdown written");
-    assert_eq!(table.lines().filter(|l| l.starts_with("| ep |")).count(), 2);
+    assert_eq!(table.lines().filter(|l| l.starts_with("| ep |")).count(), 6);
+    assert!(table.contains("with fault / failure-free"), "{table}");
+    let figure = std::fs::read_to_string(&svg.0).expect("svg written");
+    assert!(
+        figure.starts_with("<svg") && figure.contains("EP S 2x2"),
+        "{figure}"
+    );
 }
 
 #[test]

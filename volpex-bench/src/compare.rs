@@ -102,6 +102,10 @@ pub struct Args {
     /// Round trips per size up to 8 KiB (fewer for larger sizes).
     #[arg(long, default_value_t = 2000)]
     pub iters: u64,
+    /// Also write a figure here (SVG): latency and bandwidth against size, both sides
+    /// (as `volpex-bench plot pingpong` draws the CSV).
+    #[arg(long)]
+    pub svg: Option<PathBuf>,
 }
 
 /// Header of `--csv` output.
@@ -398,6 +402,8 @@ fn pingpong(a: &Args) -> Result<(), String> {
             volpex.entry(s).or_default().push(l);
         }
     }
+    // The CSV is kept for the figure whether or not it is printed.
+    let mut csv = format!("{CSV_HEADER}\n");
     if a.csv {
         println!("{CSV_HEADER}");
     } else {
@@ -414,12 +420,15 @@ fn pingpong(a: &Args) -> Result<(), String> {
         // is not distorted by the rounding of the printed rates.
         let (vl, ol) = (median(vl), median(ol));
         let (vb, ob) = (size as f64 / vl, size as f64 / ol);
+        let row = format!(
+            "{size},{vl:.3},{ol:.3},{:.3},{vb:.1},{ob:.1},{:.3}",
+            vl / ol,
+            vb / ob
+        );
+        csv.push_str(&row);
+        csv.push('\n');
         if a.csv {
-            println!(
-                "{size},{vl:.3},{ol:.3},{:.3},{vb:.1},{ob:.1},{:.3}",
-                vl / ol,
-                vb / ob
-            );
+            println!("{row}");
         } else {
             println!(
                 "{size:>10} {vl:>12.3} {ol:>12.3} {:>8.2} {vb:>12.1} {ob:>12.1} {:>8.2}",
@@ -427,6 +436,9 @@ fn pingpong(a: &Args) -> Result<(), String> {
                 vb / ob
             );
         }
+    }
+    if let Some(p) = &a.svg {
+        crate::plot::write(p, &crate::plot::pingpong_svg(&csv, None)?)?;
     }
     Ok(())
 }

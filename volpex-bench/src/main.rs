@@ -8,6 +8,7 @@ mod compare;
 mod npb;
 mod overlap;
 mod pingpong;
+mod plot;
 mod regen;
 
 use clap::{Parser, Subcommand};
@@ -48,6 +49,10 @@ enum Cmd {
     /// killed every few seconds, alternately; medians, cost per regeneration, catch-up
     /// times.
     Regen(regen::Args),
+    /// Draw a figure (SVG) again from a saved file: `pingpong` and `npb` from `compare
+    /// pingpong --csv` / `compare npb --csv`, `npb-runs` from `volpex-bench npb --csv`,
+    /// `timeline` from `volpexrun --report`. Runs nothing.
+    Plot(plot::Args),
 }
 
 fn main() {
@@ -62,6 +67,7 @@ fn main() {
         Cmd::Npb(a) => npb::run(&a),
         Cmd::Chaos(a) => chaos::run(&a),
         Cmd::Regen(a) => regen::run(&a),
+        Cmd::Plot(a) => plot::run(&a),
     };
     if let Err(e) = res {
         eprintln!("volpex-bench: {e}");

@@ -1,8 +1,10 @@
 //! `volpex-bench npb`: runs a chosen set of NAS Parallel Benchmark jobs (benchmark x
 //! class x ranks x replicas) under volpexrun, optionally again with one replica killed
 //! mid-run, reads the report block rank 0 prints (time, Mop/s, verification) and writes
-//! the results as CSV and as a Markdown table. A job that fails or does not verify is a
-//! row saying so, and makes the command exit non-zero once every job has run.
+//! the results as CSV and as a Markdown table (and with `--svg` a figure, see `plot`). A
+//! run with a replica killed carries its time over the failure-free run's (`ratio`). A job
+//! that fails or does not verify is a row saying so, and makes the command exit non-zero
+//! once every job has run.
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -16,8 +18,9 @@ use crate::compare::volpexrun;
 const BENCHES: [&str; 8] = ["bt", "sp", "lu", "ep", "is", "cg", "mg", "ft"];
 /// The problem classes.
 const CLASSES: [&str; 5] = ["S", "W", "A", "B", "C"];
-/// The CSV header.
-pub const CSV_HEADER: &str = "bench,class,np,replicas,fault,seconds,mops,verified";
+/// The CSV header. `ratio`: a with-fault run's seconds over the failure-free run's of the
+/// same configuration (empty for failure-free rows, and when either run gave no time).
+pub const CSV_HEADER: &str = "bench,class,np,replicas,fault,seconds,mops,verified,ratio";
 
 /// Options of `volpex-bench npb`.
 #[derive(clap::Args, Debug)]
@@ -48,6 +51,10 @@ pub struct Args {
     /// Write a Markdown table here.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+    /// Write a figure here (SVG): every configuration's time failure-free and with the
+    /// kill, the ratio over each pair (as `volpex-bench plot npb-runs` draws the CSV).
+    #[arg(long)]
+    pub svg: Option<PathBuf>,
     /// The npb binary (default: next to this executable).
     #[arg(long)]
     pub npb: Option<PathBuf>,
@@ -86,6 +93,8 @@ struct Row {
     outcome: Outcome,
     /// Wall time of the whole job (start-up included), seconds.
     wall: f64,
+    /// With a fault: seconds over the failure-free run's.
+    ratio: Option<f64>,
 }
 
 impl Row {
@@ -98,15 +107,16 @@ impl Row {
                 mops,
                 verified,
             } => format!(
-                "{},{},{},{},{fault},{seconds:.2},{mops:.2},{}",
+                "{},{},{},{},{fault},{seconds:.2},{mops:.2},{},{}",
                 j.bench,
                 j.class,
                 j.np,
                 j.replicas,
-                if *verified { "yes" } else { "no" }
+                if *verified { "yes" } else { "no" },
+                self.ratio.map(|r| format!("{r:.3}")).unwrap_or_default()
             ),
             Outcome::Failed(_) => format!(
-                "{},{},{},{},{fault},,,failed",
+                "{},{},{},{},{fault},,,failed,",
                 j.bench, j.class, j.np, j.replicas
             ),
         }
@@ -177,6 +187,7 @@ fn run_job(vrun: &PathBuf, npb: &PathBuf, job: &Job, timeout: u64) -> Row {
         job: job.clone(),
         outcome,
         wall,
+        ratio: None,
     }
 }
 
@@ -245,8 +256,8 @@ fn result_text(row: &Row) -> String {
 /// The Markdown table of `rows`, failures explained below it.
 fn markdown(rows: &[Row]) -> String {
     let mut md = String::from(
-        "| bench | class | np | replicas | fault | seconds | Mop/s | verified |\n\
-         |---|---|---:|---:|---|---:|---:|---|\n",
+        "| bench | class | np | replicas | fault | seconds | Mop/s | verified | with fault / failure-free |\n\
+         |---|---|---:|---:|---|---:|---:|---|---:|\n",
     );
     let mut notes = Vec::new();
     for r in rows {
@@ -270,9 +281,10 @@ fn markdown(rows: &[Row]) -> String {
                 ("-".into(), "-".into(), "**failed**".into())
             }
         };
+        let ratio = r.ratio.map(|x| format!("{x:.2}")).unwrap_or_default();
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {fault} | {secs} | {mops} | {v} |",
+            "| {} | {} | {} | {} | {fault} | {secs} | {mops} | {v} | {ratio} |",
             j.bench, j.class, j.np, j.replicas
         );
     }
@@ -359,11 +371,12 @@ pub fn run(a: &Args) -> Result<(), String> {
         let row = run_job(&vrun, &npb, &job, a.timeout);
         progress.finish(&label(&job), &result_text(&row));
         // The timed loop is taken to end with the job: it starts (wall - seconds) in.
-        let base = match row.outcome {
-            Outcome::Report { seconds, .. } => {
-                Some((row.wall - seconds).max(0.0) + a.kill_at * seconds)
-            }
-            Outcome::Failed(_) => None,
+        let (base, free_seconds) = match row.outcome {
+            Outcome::Report { seconds, .. } => (
+                Some((row.wall - seconds).max(0.0) + a.kill_at * seconds),
+                Some(seconds),
+            ),
+            Outcome::Failed(_) => (None, None),
         };
         rows.push(row);
         if !(a.kill && job.replicas >= 2) {
@@ -375,7 +388,12 @@ pub fn run(a: &Args) -> Result<(), String> {
             Some(at) => {
                 kj.fault = Some(format!("{}.1:kill@{at:.1}", job.np - 1));
                 progress.start(&label(&kj));
-                run_job(&vrun, &npb, &kj, a.timeout)
+                let mut row = run_job(&vrun, &npb, &kj, a.timeout);
+                if let (Outcome::Report { seconds, .. }, Some(free)) = (&row.outcome, free_seconds)
+                {
+                    row.ratio = (free > 0.0).then(|| seconds / free);
+                }
+                row
             }
             None => {
                 kj.fault = Some(format!("{}.1:kill", job.np - 1));
@@ -385,6 +403,7 @@ pub fn run(a: &Args) -> Result<(), String> {
                         "not run: the failure-free run gave no time to place the kill".into(),
                     ),
                     wall: 0.0,
+                    ratio: None,
                 }
             }
         };
@@ -406,6 +425,9 @@ pub fn run(a: &Args) -> Result<(), String> {
     if let Some(p) = &a.markdown {
         std::fs::write(p, markdown(&rows))
             .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    }
+    if let Some(p) = &a.svg {
+        crate::plot::write(p, &crate::plot::npb_runs_svg(&csv, None)?)?;
     }
     let bad = rows.iter().filter(|r| !r.ok()).count();
     if bad > 0 {

@@ -3,7 +3,8 @@
 //! every `--every` seconds (`--kills` times; each kill hits whichever incarnation is alive
 //! then), alternately, `--runs` times; prints the medians, the cost of one regeneration as
 //! a fraction of the failure-free time, and how long each new incarnation took from its
-//! start to having caught up (from volpexrun's `--report`). A measurement, never a test.
+//! start to having caught up (from volpexrun's `--report`); with `--svg`, the timeline of
+//! the last run with kills (see `plot`). A measurement, never a test.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,6 +46,11 @@ pub struct Args {
     /// Extra npb options, e.g. `--npb-arg=--checkpoint-every=2`.
     #[arg(long = "npb-arg", allow_hyphen_values = true)]
     pub npb_args: Vec<String>,
+    /// Write the timeline of each benchmark's last run with kills here (SVG: replicas,
+    /// incarnations, kills, failovers; as `volpex-bench plot timeline` draws a
+    /// `volpexrun --report`); with several benchmarks, NAME-BENCH.svg.
+    #[arg(long)]
+    pub svg: Option<PathBuf>,
 }
 
 /// One job's outcome.
@@ -59,6 +65,8 @@ struct Outcome {
     recoveries: Vec<f64>,
     /// New incarnations started.
     regenerations: usize,
+    /// volpexrun's `--report` (JSON), empty if it wrote none.
+    report: String,
 }
 
 /// Every number under a key named `key` anywhere in `v`.
@@ -111,10 +119,11 @@ fn run_one(vrun: &Path, npb: &Path, a: &Args, bench: &str, kills: u32) -> Result
         ));
     };
     let parsed: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+    // Only the incarnations' records: the report's events name incarnations too.
     let mut catch_ups = Vec::new();
-    numbers_under(&parsed, "caught_up_after_s", &mut catch_ups);
+    numbers_under(&parsed["processes"], "caught_up_after_s", &mut catch_ups);
     let mut incarnations = Vec::new();
-    numbers_under(&parsed, "incarnation", &mut incarnations);
+    numbers_under(&parsed["processes"], "incarnation", &mut incarnations);
     // The new incarnations of the killed replica, in order, against the kill times.
     let recoveries = parsed["processes"]
         .as_array()
@@ -133,7 +142,24 @@ fn run_one(vrun: &Path, npb: &Path, a: &Args, bench: &str, kills: u32) -> Result
         catch_ups,
         recoveries,
         regenerations: incarnations.iter().filter(|&&i| i > 0.0).count(),
+        report: json,
     })
+}
+
+/// `path`, or with `many` benchmarks `path` with `-BENCH` before its extension.
+fn per_bench(path: &Path, bench: &str, many: bool) -> PathBuf {
+    if !many {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{bench}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{bench}"),
+    };
+    path.with_file_name(name)
 }
 
 /// Runs the measurement and prints a Markdown table.
@@ -167,6 +193,24 @@ pub fn run(a: &Args) -> Result<(), String> {
         } else {
             f64::NAN
         };
+        if let (Some(svg), Some(last)) = (&a.svg, faulty.last()) {
+            let path = per_bench(svg, bench, a.bench.len() > 1);
+            let title = format!(
+                "{} class {} at -n {} -r {}, {} kill{} of replica {}.1",
+                bench.to_uppercase(),
+                a.class,
+                a.np,
+                a.replicas,
+                a.kills,
+                if a.kills == 1 { "" } else { "s" },
+                a.np - 1
+            );
+            crate::plot::write(
+                &path,
+                &crate::plot::timeline_svg(&last.report, Some(&title))
+                    .map_err(|e| format!("the timeline of {bench}: {e}"))?,
+            )?;
+        }
         println!(
             "| {bench} | {} | {} x {} | {} | {fs:.2} ({fw:.2}) | {ks:.2} ({kw:.2}) | {:.1}% | {:.2}, {max:.2} | {:.2}, {rec_max:.2} |",
             a.class,
@@ -179,4 +223,17 @@ pub fn run(a: &Args) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_figure_per_benchmark() {
+        let p = Path::new("/tmp/t.svg");
+        assert_eq!(per_bench(p, "cg", false), p);
+        assert_eq!(per_bench(p, "cg", true), Path::new("/tmp/t-cg.svg"));
+        assert_eq!(per_bench(Path::new("t"), "mg", true), Path::new("t-mg"));
+    }
 }

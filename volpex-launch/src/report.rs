@@ -3,9 +3,12 @@
 //! Owns the summary's shape and wording. Must never decide the verdict (the job's exit
 //! policy does) or touch processes.
 
+use std::time::Duration;
+
 use serde::Serialize;
 use volpex::wire::control::ReplicaStats;
 
+use crate::job::feedback::{Happening, Record};
 use crate::job::replica::{Replica, ReplicaState};
 
 /// One incarnation of a replica in the report.
@@ -27,6 +30,9 @@ pub struct ReplicaReport {
     /// How long a new incarnation took to catch up with its siblings; `None` for the
     /// first processes and for a new incarnation that never caught up.
     pub caught_up_after_s: Option<f64>,
+    /// When volpexrun saw it stop (died, finished, ended), seconds since the job started;
+    /// `None` if it was still alive as far as volpexrun knew at the end.
+    pub ended_s: Option<f64>,
     /// Host it ran on.
     pub host: String,
     /// OS process id.
@@ -41,9 +47,9 @@ pub struct ReplicaReport {
 }
 
 impl ReplicaReport {
-    /// Builds one line from the launcher's view of a replica; a failure's detail ends
-    /// with what its program last wrote to standard error.
-    pub fn new(p: &Replica, host: &str) -> Self {
+    /// Builds one line from the launcher's view of a replica and when it was seen to end;
+    /// a failure's detail ends with what its program last wrote to standard error.
+    pub fn new(p: &Replica, host: &str, ended: Option<Duration>) -> Self {
         let (id, pid, stats) = (p.id, p.pid, p.stats.clone());
         let (name, detail) = match &p.state {
             ReplicaState::Finished => ("finished", None),
@@ -72,11 +78,74 @@ impl ReplicaReport {
             caught_up_after_s: p
                 .caught_up_at
                 .map(|t| t.saturating_sub(p.started_at).as_secs_f64()),
+            ended_s: ended.map(|t| t.as_secs_f64()),
             host: host.to_string(),
             pid,
             state: name,
             detail,
             stats,
+        }
+    }
+}
+
+/// One thing that happened to an incarnation while the job ran, as the live lines said
+/// it (they are printed, or logged with `--quiet`).
+#[derive(Debug, Serialize)]
+pub struct EventReport {
+    /// Seconds since the job started: a start or a catching up when the state machine
+    /// recorded it, anything else when volpexrun saw it (failovers when the replica's
+    /// counters arrived, at most 0.5 s late).
+    pub t_s: f64,
+    /// killed (by a signal) | died (exited, silent, fenced, cut off) | retired | drained |
+    /// failover | lagging | regenerated (a new incarnation started) | caught_up.
+    pub kind: &'static str,
+    /// Rank.
+    pub rank: u32,
+    /// Replica index (team).
+    pub replica: u32,
+    /// Which incarnation.
+    pub incarnation: u32,
+    /// Why it died; failovers: `N pulls (M in all)`; lagging: how far behind whom.
+    pub detail: Option<String>,
+}
+
+impl EventReport {
+    /// The report's events: every record, by time (a death is seen a moment after the
+    /// step that recorded its replacement's start).
+    pub fn by_time(records: &[Record]) -> Vec<EventReport> {
+        let mut events: Vec<EventReport> = records.iter().map(EventReport::new).collect();
+        events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        events
+    }
+
+    /// The report's words for one record of the live feedback.
+    pub fn new(r: &Record) -> Self {
+        let (kind, detail) = match &r.what {
+            Happening::Lost(why) if why.starts_with("killed by") => ("killed", Some(why.clone())),
+            Happening::Lost(why) if why.starts_with("retired") => ("retired", Some(why.clone())),
+            Happening::Lost(why) => ("died", Some(why.clone())),
+            Happening::Drained => ("drained", None),
+            Happening::Failover { new, total } => (
+                "failover",
+                Some(format!(
+                    "{new} pull{} ({total} in all)",
+                    if *new == 1 { "" } else { "s" }
+                )),
+            ),
+            Happening::Lagging { behind, leader } => (
+                "lagging",
+                Some(format!("{behind} messages behind replica {leader}")),
+            ),
+            Happening::Regenerated => ("regenerated", None),
+            Happening::CaughtUp => ("caught_up", None),
+        };
+        EventReport {
+            t_s: r.at.as_secs_f64(),
+            kind,
+            rank: r.id.rank,
+            replica: r.id.replica,
+            incarnation: r.incarnation,
+            detail,
         }
     }
 }
@@ -104,6 +173,8 @@ pub struct Report {
     pub regeneration_notes: Vec<String>,
     /// Every incarnation of every replica.
     pub processes: Vec<ReplicaReport>,
+    /// What happened while the job ran, by time.
+    pub events: Vec<EventReport>,
 }
 
 impl Report {
@@ -175,5 +246,56 @@ impl Report {
     pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         std::fs::write(path, json + "\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use volpex::message::ReplicaId;
+
+    fn record(secs: u64, what: Happening) -> Record {
+        Record {
+            at: Duration::from_secs(secs),
+            id: ReplicaId::new(1, 0),
+            incarnation: 2,
+            what,
+        }
+    }
+
+    #[test]
+    fn events_are_named_by_kind_and_sorted_by_time() {
+        let events = EventReport::by_time(&[
+            record(
+                3,
+                Happening::Lost("killed by SIGKILL (fault injection)".into()),
+            ),
+            record(
+                1,
+                Happening::Lost("silent on host h1: no heartbeat for 2.1 s".into()),
+            ),
+            record(2, Happening::Lost("retired (exit code 75)".into())),
+            record(4, Happening::Failover { new: 1, total: 3 }),
+            record(5, Happening::Regenerated),
+        ]);
+        let kinds: Vec<(f64, &str)> = events.iter().map(|e| (e.t_s, e.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (1.0, "died"),
+                (2.0, "retired"),
+                (3.0, "killed"),
+                (4.0, "failover"),
+                (5.0, "regenerated")
+            ]
+        );
+        assert_eq!(events[3].detail.as_deref(), Some("1 pull (3 in all)"));
+        assert_eq!(
+            (events[0].rank, events[0].replica, events[0].incarnation),
+            (1, 0, 2)
+        );
+        let json = serde_json::to_value(&events[2]).expect("serializes");
+        assert_eq!(json["kind"], "killed");
+        assert_eq!(json["detail"], "killed by SIGKILL (fault injection)");
     }
 }

@@ -63,6 +63,10 @@ pub struct Args {
     /// Time limit of one run, seconds.
     #[arg(long, default_value_t = 1800)]
     pub timeout: u64,
+    /// Also write a figure here (SVG): times over the first side's, a panel per rank
+    /// count (as `volpex-bench plot npb` draws the CSV).
+    #[arg(long)]
+    pub svg: Option<PathBuf>,
 }
 
 /// Why a benchmark cannot run on `np` ranks (NPB's own rules), or `None` if it can.
@@ -498,6 +502,10 @@ pub fn run(a: &Args) -> Result<(), String> {
         print!("{}", csv(&results, &benches, &class, &a.sides));
     } else {
         print!("{}", table(&results, &benches, &a.sides));
+    }
+    if let Some(p) = &a.svg {
+        let figure = crate::plot::npb_svg(&csv(&results, &benches, &class, &a.sides), None)?;
+        crate::plot::write(p, &figure)?;
     }
     let bad = results.values().flatten().filter(|c| !c.ok()).count();
     if bad > 0 {

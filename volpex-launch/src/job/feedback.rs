@@ -3,14 +3,16 @@
 //! status line a terminal shows (ranks, replicas alive, failovers, elapsed).
 //!
 //! Owns what it has already reported, nothing else: it watches the state machine's
-//! records after every step and says what changed. Must never decide anything about the
-//! job, and never print: the driver prints its lines (unless `--quiet`).
+//! records after every step and says what changed, and keeps each change with the time
+//! it saw it (the report's `events` and every incarnation's `ended_s`). Must never decide
+//! anything about the job, and never print: the driver prints its lines (unless
+//! `--quiet`).
 
 use std::time::Duration;
 
 use volpex::message::ReplicaId;
 
-use super::replica::{Replica, ReplicaState};
+use super::replica::{Origin, Replica, ReplicaState};
 
 /// A replica this many messages behind its rank's most advanced running sibling (by the
 /// counters they report) is said to lag; it is said again only after it came within
@@ -22,10 +24,47 @@ pub const LAG_LINE_RECEIVES: u64 = 1000;
 struct Seen {
     /// It was alive at the last look.
     alive: bool,
+    /// When it was first seen no longer alive (died, finished or ended), since the job
+    /// started.
+    ended_at: Option<Duration>,
     /// Failovers it had reported at the last look.
     failovers: u64,
     /// It was said to lag.
     lagging: bool,
+    /// Its catching up was recorded.
+    caught_up: bool,
+}
+
+/// One thing the live feedback saw happen to an incarnation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Happening {
+    /// Lost while the job ran: killed, exited badly, silent, fenced, retired; why.
+    Lost(String),
+    /// Ended after a preemption notice, its replacement taking over.
+    Drained,
+    /// Its pulls moved to another replica of a sender: how many since the last look,
+    /// and in all.
+    Failover { new: u64, total: u64 },
+    /// It fell this many messages behind its rank's most advanced live sibling.
+    Lagging { behind: u64, leader: ReplicaId },
+    /// A new incarnation started (its time is its start).
+    Regenerated,
+    /// A new incarnation caught up with its siblings (its time is when it did).
+    CaughtUp,
+}
+
+/// A [`Happening`] with its time and whom it concerns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// Since the job started: when the state machine recorded it (a start, a catching
+    /// up), else when the feedback first saw it.
+    pub at: Duration,
+    /// The replica.
+    pub id: ReplicaId,
+    /// Which incarnation of it.
+    pub incarnation: u32,
+    /// What happened.
+    pub what: Happening,
 }
 
 /// What the job's live lines have said so far.
@@ -33,6 +72,8 @@ struct Seen {
 pub struct Feedback {
     /// Indexed like the state machine's incarnations (which are only ever appended).
     seen: Vec<Seen>,
+    /// Everything seen so far, in the order it was seen.
+    records: Vec<Record>,
 }
 
 /// How a replica that is no longer alive ended, in words.
@@ -47,12 +88,42 @@ fn ending(state: &ReplicaState) -> String {
 }
 
 impl Feedback {
+    /// Everything seen so far, in the order it was seen.
+    pub fn records(&self) -> &[Record] {
+        &self.records
+    }
+
+    /// When incarnation `i` (indexed like the state machine's) was first seen no longer
+    /// alive; `None` while it is (or was at the last look).
+    pub fn ended_at(&self, i: usize) -> Option<Duration> {
+        self.seen.get(i).and_then(|s| s.ended_at)
+    }
+
+    fn record(&mut self, at: Duration, p: &Replica, what: Happening) {
+        self.records.push(Record {
+            at,
+            id: p.id,
+            incarnation: p.incarnation,
+            what,
+        });
+    }
+
     /// The lines about what changed in `procs` (every incarnation, in the order they
-    /// started) since the last look; `running` is false once the job is ending (done,
-    /// failed or interrupted: deaths are endings then, not news).
-    pub fn observe(&mut self, procs: &[Replica], replicas: u32, running: bool) -> Vec<String> {
+    /// started) since the last look at `now`; `running` is false once the job is ending
+    /// (done, failed or interrupted: deaths are endings then, not news).
+    pub fn observe(
+        &mut self,
+        procs: &[Replica],
+        replicas: u32,
+        running: bool,
+        now: Duration,
+    ) -> Vec<String> {
         let mut lines = Vec::new();
         while self.seen.len() < procs.len() {
+            let p = &procs[self.seen.len()];
+            if p.origin != Origin::Start {
+                self.record(p.started_at, p, Happening::Regenerated);
+            }
             self.seen.push(Seen {
                 alive: true,
                 ..Seen::default()
@@ -62,12 +133,23 @@ impl Feedback {
             let alive = p.state.alive();
             let was = self.seen[i].alive;
             self.seen[i].alive = alive;
+            if was && !alive {
+                self.seen[i].ended_at = Some(now);
+            }
+            if let (Some(at), false) = (p.caught_up_at, self.seen[i].caught_up) {
+                self.seen[i].caught_up = true;
+                if p.origin != Origin::Start {
+                    self.record(at, p, Happening::CaughtUp);
+                }
+            }
             if was && !alive && running && p.state == ReplicaState::Drained {
+                self.record(now, p, Happening::Drained);
                 lines.push(format!(
                     "replica {} drained after a preemption notice (SIGTERM); its replacement takes over",
                     p.id
                 ));
             } else if was && !alive && running && p.state != ReplicaState::Finished {
+                self.record(now, p, Happening::Lost(ending(&p.state)));
                 let left = (0..replicas)
                     .filter(|&k| {
                         procs.iter().any(|q| {
@@ -95,6 +177,14 @@ impl Feedback {
                 let new = failovers - self.seen[i].failovers;
                 self.seen[i].failovers = failovers;
                 if running {
+                    self.record(
+                        now,
+                        p,
+                        Happening::Failover {
+                            new,
+                            total: failovers,
+                        },
+                    );
                     lines.push(format!(
                         "replica {} failed over: {new} pull{} moved to another replica of a sender ({failovers} in all)",
                         p.id,
@@ -104,13 +194,13 @@ impl Feedback {
             }
         }
         if running {
-            self.lagging(procs, &mut lines);
+            self.lagging(procs, &mut lines, now);
         }
         lines
     }
 
     /// Lines about live replicas far behind their rank's most advanced live sibling.
-    fn lagging(&mut self, procs: &[Replica], lines: &mut Vec<String>) {
+    fn lagging(&mut self, procs: &[Replica], lines: &mut Vec<String>, now: Duration) {
         for (i, p) in procs.iter().enumerate() {
             let Some(mine) = p.stats.as_ref().map(|s| s.receives) else {
                 continue;
@@ -133,6 +223,7 @@ impl Feedback {
             let behind = theirs.saturating_sub(mine);
             if !self.seen[i].lagging && behind >= LAG_LINE_RECEIVES {
                 self.seen[i].lagging = true;
+                self.record(now, p, Happening::Lagging { behind, leader });
                 lines.push(format!(
                     "replica {} lags: {behind} messages behind replica {leader}",
                     p.id
@@ -199,26 +290,69 @@ mod tests {
     fn a_death_a_failover_and_a_lag_are_each_said_once() {
         let mut f = Feedback::default();
         let mut procs = grid(2, 2);
-        assert!(f.observe(&procs, 2, true).is_empty());
+        assert!(f.observe(&procs, 2, true, SEC).is_empty());
         procs[2].state = ReplicaState::Failed("killed by SIGKILL".into());
         assert_eq!(
-            f.observe(&procs, 2, true),
+            f.observe(&procs, 2, true, SEC),
             ["replica 1.0 lost: killed by SIGKILL; rank 1 goes on with 1 of 2 replicas"]
         );
-        assert!(f.observe(&procs, 2, true).is_empty(), "once");
+        assert!(f.observe(&procs, 2, true, SEC).is_empty(), "once");
         procs[0].stats = stats(2, 10);
         procs[1].stats = stats(0, 10);
         assert_eq!(
-            f.observe(&procs, 2, true),
+            f.observe(&procs, 2, true, SEC),
             ["replica 0.0 failed over: 2 pulls moved to another replica of a sender (2 in all)"]
         );
         procs[1].stats = stats(0, 10 + LAG_LINE_RECEIVES);
         assert_eq!(
-            f.observe(&procs, 2, true),
+            f.observe(&procs, 2, true, SEC),
             ["replica 0.0 lags: 1000 messages behind replica 0.1"]
         );
         procs[1].stats = stats(0, 20 + LAG_LINE_RECEIVES);
-        assert!(f.observe(&procs, 2, true).is_empty(), "once while it lags");
+        assert!(
+            f.observe(&procs, 2, true, SEC).is_empty(),
+            "once while it lags"
+        );
+    }
+
+    const SEC: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn what_was_said_is_kept_with_its_time() {
+        let mut f = Feedback::default();
+        let mut procs = grid(2, 2);
+        f.observe(&procs, 2, true, SEC);
+        procs[3].state = ReplicaState::Failed("killed by SIGKILL".into());
+        f.observe(&procs, 2, true, 2 * SEC);
+        let mut newer = Replica::newcomer(ReplicaId::new(1, 1), 1, 0, 2 * SEC);
+        newer.state = ReplicaState::Running;
+        procs.push(newer);
+        procs[0].stats = stats(1, 0);
+        f.observe(&procs, 2, true, 3 * SEC);
+        procs[4].caught_up_at = Some(4 * SEC);
+        f.observe(&procs, 2, true, 5 * SEC);
+        for p in procs.iter_mut() {
+            p.state = ReplicaState::Finished;
+        }
+        f.observe(&procs, 2, false, 6 * SEC);
+        let said: Vec<(u64, ReplicaId, u32, Happening)> = f
+            .records()
+            .iter()
+            .map(|r| (r.at.as_secs(), r.id, r.incarnation, r.what.clone()))
+            .collect();
+        let (r11, r00) = (ReplicaId::new(1, 1), ReplicaId::new(0, 0));
+        assert_eq!(
+            said,
+            [
+                (2, r11, 0, Happening::Lost("killed by SIGKILL".into())),
+                (2, r11, 1, Happening::Regenerated),
+                (3, r00, 0, Happening::Failover { new: 1, total: 1 }),
+                (4, r11, 1, Happening::CaughtUp),
+            ]
+        );
+        assert_eq!(f.ended_at(3), Some(2 * SEC));
+        assert_eq!(f.ended_at(0), Some(6 * SEC), "finishing ends it too");
+        assert_eq!(f.ended_at(9), None);
     }
 
     /// Being behind a sibling that finished (its final count against our periodic one) is
@@ -242,10 +376,10 @@ mod tests {
     fn endings_of_a_job_that_is_over_are_not_news() {
         let mut f = Feedback::default();
         let mut procs = grid(1, 2);
-        f.observe(&procs, 2, true);
+        f.observe(&procs, 2, true, SEC);
         procs[0].state = ReplicaState::Finished;
         procs[1].state = ReplicaState::Ended;
-        assert!(f.observe(&procs, 2, false).is_empty());
+        assert!(f.observe(&procs, 2, false, SEC).is_empty());
     }
 
     #[test]

@@ -23,7 +23,7 @@
 mod env;
 pub mod event;
 mod exit_policy;
-mod feedback;
+pub mod feedback;
 pub mod replica;
 mod respawn;
 mod spawn;
@@ -48,7 +48,7 @@ use crate::cli::{Args, FaultAction};
 use crate::control::{self, Incarnations};
 use crate::output::{Dedup, Line, Mark, Stream};
 use crate::remote::AgentLink;
-use crate::report::{ReplicaReport, Report};
+use crate::report::{EventReport, ReplicaReport, Report};
 
 /// How long to wait for output pipes to drain after the last process exited.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
@@ -329,9 +329,13 @@ impl Job {
     /// The live lines about what changed since the last look (deaths, failovers, lags)
     /// and the status line.
     fn live(&mut self) {
-        let lines =
-            self.feedback
-                .observe(self.state.replicas(), self.replicas, self.state.running());
+        let now = self.now();
+        let lines = self.feedback.observe(
+            self.state.replicas(),
+            self.replicas,
+            self.state.running(),
+            now,
+        );
         for l in lines {
             self.say_live(&l);
         }
@@ -580,8 +584,13 @@ impl Job {
             regeneration_notes: self.state.regen_notes().to_vec(),
             processes: replicas
                 .iter()
-                .map(|p| ReplicaReport::new(p, &hosts[p.host].name))
+                .enumerate()
+                .map(|(i, p)| {
+                    let ended = self.feedback.ended_at(i);
+                    ReplicaReport::new(p, &hosts[p.host].name, ended)
+                })
                 .collect(),
+            events: EventReport::by_time(self.feedback.records()),
         };
         eprint!("{}", report.text());
         if let Some(path) = &args.report {
