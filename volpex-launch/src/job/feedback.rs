@@ -364,10 +364,10 @@ mod tests {
         procs[0].stats = stats(0, 10);
         procs[1].stats = stats(0, 10 + 2 * LAG_LINE_RECEIVES);
         procs[1].state = ReplicaState::Finalized;
-        assert!(f.observe(&procs, 2, true).is_empty());
+        assert!(f.observe(&procs, 2, true, SEC).is_empty());
         procs[1].state = ReplicaState::Running;
         assert_eq!(
-            f.observe(&procs, 2, true),
+            f.observe(&procs, 2, true, SEC),
             ["replica 0.0 lags: 2000 messages behind replica 0.1"]
         );
     }
