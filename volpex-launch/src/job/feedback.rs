@@ -15,9 +15,26 @@ use volpex::message::ReplicaId;
 use super::replica::{Origin, Replica, ReplicaState};
 
 /// A replica this many messages behind its rank's most advanced running sibling (by the
-/// counters they report) is said to lag; it is said again only after it came within
-/// half of that.
+/// counters they report) for `LAG_LINE_AFTER` is said to lag; it is said again only after
+/// it came within half of that.
 pub const LAG_LINE_RECEIVES: u64 = 1000;
+
+/// How long a replica must stay `LAG_LINE_RECEIVES` behind before it is said to lag:
+/// replicas that share cores (two teams on two cores) drift apart and back all the time
+/// (an NPB LU class A run at -r 2 said 74 lags in 18 s before this rule).
+pub const LAG_LINE_AFTER: Duration = Duration::from_secs(2);
+
+/// Where a replica stands in the lag rule.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+enum Lag {
+    /// Within reach of its siblings.
+    #[default]
+    No,
+    /// `LAG_LINE_RECEIVES` behind since then, not said yet.
+    Behind { since: Duration },
+    /// Said to lag; not again until it comes within half of `LAG_LINE_RECEIVES`.
+    Said,
+}
 
 /// What was reported about one incarnation.
 #[derive(Debug, Clone, Default)]
@@ -29,8 +46,8 @@ struct Seen {
     ended_at: Option<Duration>,
     /// Failovers it had reported at the last look.
     failovers: u64,
-    /// It was said to lag.
-    lagging: bool,
+    /// Where it stands in the lag rule.
+    lag: Lag,
     /// Its catching up was recorded.
     caught_up: bool,
 }
@@ -221,16 +238,21 @@ impl Feedback {
                 continue;
             };
             let behind = theirs.saturating_sub(mine);
-            if !self.seen[i].lagging && behind >= LAG_LINE_RECEIVES {
-                self.seen[i].lagging = true;
-                self.record(now, p, Happening::Lagging { behind, leader });
-                lines.push(format!(
-                    "replica {} lags: {behind} messages behind replica {leader}",
-                    p.id
-                ));
-            } else if self.seen[i].lagging && behind < LAG_LINE_RECEIVES / 2 {
-                self.seen[i].lagging = false;
-            }
+            let far = behind >= LAG_LINE_RECEIVES;
+            let near = behind < LAG_LINE_RECEIVES / 2;
+            self.seen[i].lag = match self.seen[i].lag {
+                Lag::No if far => Lag::Behind { since: now },
+                Lag::Behind { since } if far && now.saturating_sub(since) >= LAG_LINE_AFTER => {
+                    self.record(now, p, Happening::Lagging { behind, leader });
+                    lines.push(format!(
+                        "replica {} lags: {behind} messages behind replica {leader}",
+                        p.id
+                    ));
+                    Lag::Said
+                }
+                Lag::Behind { .. } | Lag::Said if near => Lag::No,
+                state @ (Lag::No | Lag::Behind { .. } | Lag::Said) => state,
+            };
         }
     }
 }
@@ -304,13 +326,18 @@ mod tests {
             ["replica 0.0 failed over: 2 pulls moved to another replica of a sender (2 in all)"]
         );
         procs[1].stats = stats(0, 10 + LAG_LINE_RECEIVES);
+        assert!(
+            f.observe(&procs, 2, true, SEC).is_empty(),
+            "not at once: replicas drift apart and back"
+        );
         assert_eq!(
-            f.observe(&procs, 2, true, SEC),
+            f.observe(&procs, 2, true, SEC + LAG_LINE_AFTER),
             ["replica 0.0 lags: 1000 messages behind replica 0.1"]
         );
         procs[1].stats = stats(0, 20 + LAG_LINE_RECEIVES);
         assert!(
-            f.observe(&procs, 2, true, SEC).is_empty(),
+            f.observe(&procs, 2, true, 2 * SEC + LAG_LINE_AFTER)
+                .is_empty(),
             "once while it lags"
         );
     }
@@ -366,10 +393,26 @@ mod tests {
         procs[1].state = ReplicaState::Finalized;
         assert!(f.observe(&procs, 2, true, SEC).is_empty());
         procs[1].state = ReplicaState::Running;
+        assert!(f.observe(&procs, 2, true, SEC).is_empty());
         assert_eq!(
-            f.observe(&procs, 2, true, SEC),
+            f.observe(&procs, 2, true, SEC + LAG_LINE_AFTER),
             ["replica 0.0 lags: 2000 messages behind replica 0.1"]
         );
+    }
+
+    /// A replica that falls behind and catches up within `LAG_LINE_AFTER` (teams sharing
+    /// cores) is not said to lag.
+    #[test]
+    fn a_passing_drift_is_no_lag() {
+        let mut f = Feedback::default();
+        let mut procs = grid(1, 2);
+        procs[0].stats = stats(0, 10);
+        procs[1].stats = stats(0, 10 + LAG_LINE_RECEIVES);
+        assert!(f.observe(&procs, 2, true, SEC).is_empty());
+        procs[0].stats = stats(0, 900);
+        assert!(f.observe(&procs, 2, true, 2 * SEC).is_empty());
+        procs[1].stats = stats(0, 900 + LAG_LINE_RECEIVES);
+        assert!(f.observe(&procs, 2, true, SEC + LAG_LINE_AFTER).is_empty());
     }
 
     #[test]
