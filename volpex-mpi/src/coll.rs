@@ -482,8 +482,18 @@ fn into_blocks(
     Ok(())
 }
 
-/// The blocks of `buf` concatenated in rank order.
-fn from_blocks(buf: &Buf<'_>, blocks: &Blocks) -> Result<(Vec<u8>, Vec<usize>)> {
+/// The blocks of `buf` concatenated in rank order, and their lengths in bytes: borrowed
+/// when they lie one after the other in a contiguous datatype (a copy of a large
+/// all-to-all's input cost NPB IS more than its exchange).
+fn from_blocks<'a>(buf: &Buf<'a>, blocks: &Blocks) -> Result<(Cow<'a, [u8]>, Vec<usize>)> {
+    if packed_order(blocks) {
+        let counts = blocks
+            .iter()
+            .map(|&(_, k)| buf.dt.bytes_of(k))
+            .collect::<Result<Vec<usize>>>()?;
+        let total = blocks.iter().map(|&(_, k)| k).sum();
+        return Ok((buf.bytes(0, total)?, counts));
+    }
     let mut out = Vec::new();
     let mut counts = Vec::with_capacity(blocks.len());
     for &(first, k) in blocks {
@@ -491,7 +501,7 @@ fn from_blocks(buf: &Buf<'_>, blocks: &Blocks) -> Result<(Vec<u8>, Vec<usize>)> 
         counts.push(b.len());
         out.extend_from_slice(&b);
     }
-    Ok((out, counts))
+    Ok((Cow::Owned(out), counts))
 }
 
 /// MPI_Gatherv.
@@ -656,7 +666,7 @@ pub fn alltoallv(
                 counts.push(b.len());
                 out.extend_from_slice(&b);
             }
-            (out, counts)
+            (Cow::Owned(out), counts)
         }
     };
     into_blocks(rbuf, &rblocks, |r, rcounts| {
