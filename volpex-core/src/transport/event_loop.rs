@@ -679,11 +679,12 @@ impl Core {
                 // (`fence_incarnation`, `on_joining`) and its handshakes refused: no
                 // per-frame check.
                 Step::Frame(PeerId::Replica(r, _), h, p) => match Frame::from_parts(&h, p) {
-                    Ok(f) if h.len as usize >= BULK_BYTES => {
-                        self.bulk_at = Some(now);
+                    Ok(f) => {
+                        if h.len as usize >= BULK_BYTES {
+                            self.bulk_at = Some(now);
+                        }
                         self.engine.handle_frame(now, r, f)
                     }
-                    Ok(f) => self.engine.handle_frame(now, r, f),
                     Err(e) => {
                         self.close(token, &format!("bad frame from {r}: {e}"));
                         return;
