@@ -236,7 +236,7 @@ pub fn all_to_all_varcount<T: Pod>(
     let send_all = || -> Result<(), Error> {
         for step in 1..n {
             let to = (me + step) % n;
-            p2p::send(comm, tag::ALL_TO_ALL, to, &send[sblock(to)])?;
+            p2p::send_exchange(comm, tag::ALL_TO_ALL, to, &send[sblock(to)])?;
         }
         Ok(())
     };

@@ -41,6 +41,11 @@ pub trait PointToPoint {
     /// Sends `bytes` to rank `dst` with `tag`; returns once the message is logged.
     fn send_internal(&self, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), Error>;
 
+    /// `send_internal` to a rank that sends to this one at the same time (an exchange):
+    /// it cannot consume this message before its own send returns, so a large message is
+    /// logged at once instead of waiting for the receiver to confirm it (`Core::send`).
+    fn send_internal_exchange(&self, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), Error>;
+
     /// Sends `bytes` to each of `dsts` in turn with `tag`, copying them into the local log
     /// once for all.
     fn send_internal_each(&self, tag: i32, dsts: &[u32], bytes: &[u8]) -> Result<(), Error>;
@@ -105,6 +110,17 @@ pub(super) fn send<T: Pod>(
     data: &[T],
 ) -> Result<(), Error> {
     comm.send_internal(tag, dst, bytemuck::cast_slice(data))
+}
+
+/// `send` to a rank that sends to this one at the same time (see
+/// `PointToPoint::send_internal_exchange`).
+pub(super) fn send_exchange<T: Pod>(
+    comm: &dyn PointToPoint,
+    tag: i32,
+    dst: u32,
+    data: &[T],
+) -> Result<(), Error> {
+    comm.send_internal_exchange(tag, dst, bytemuck::cast_slice(data))
 }
 
 /// Sends `data` to each of `dsts` in turn, copying it into the local log once for all.

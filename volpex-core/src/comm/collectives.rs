@@ -25,6 +25,7 @@ use crate::datatype::{
 };
 use crate::error::Error;
 use crate::message::matching::{Mode, RecvId};
+use crate::transport::SkipLog;
 
 impl PointToPoint for Communicator {
     fn shape(&self) -> (u32, u32) {
@@ -46,6 +47,10 @@ impl PointToPoint for Communicator {
 
     fn send_internal(&self, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), Error> {
         self.send_on(self.id + 1, tag, dst, bytes)
+    }
+
+    fn send_internal_exchange(&self, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), Error> {
+        self.send_with(self.id + 1, tag, dst, bytes, SkipLog::Never)
     }
 
     fn send_internal_each(&self, tag: i32, dsts: &[u32], bytes: &[u8]) -> Result<(), Error> {

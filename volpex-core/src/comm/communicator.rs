@@ -17,6 +17,7 @@ use super::{Status, Tag, TAG_UB};
 use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::error::Error;
 use crate::exit::EXIT_FAULT;
+use crate::transport::SkipLog;
 
 /// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
 /// Clones share the same communicator.
@@ -323,9 +324,21 @@ impl Communicator {
     /// Sends `bytes` from context `ctx` with `tag` to `dst` (a rank of this
     /// communicator); see `Core::send` for when it returns.
     pub(crate) fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
+        self.send_with(ctx, tag, dst, bytes, SkipLog::IfConfirmed)
+    }
+
+    /// `send_on`, saying whether a large message may skip the log (see `Core::send`).
+    pub(crate) fn send_with(
+        &self,
+        ctx: u32,
+        tag: Tag,
+        dst: u32,
+        bytes: &[u8],
+        skip: SkipLog,
+    ) -> Result<(), Error> {
         let dst = self.world_rank(dst)?;
         self.inner.check_restored()?;
-        self.inner.rt.lock().send(ctx, tag, dst, bytes)?;
+        self.inner.rt.lock().send(ctx, tag, dst, bytes, skip)?;
         self.count_send()
     }
 

@@ -40,6 +40,17 @@ pub enum SendError {
 /// would otherwise wait for the sender's next blocking call.
 const READ_BEFORE_SEND_AFTER: Duration = Duration::from_micros(50);
 
+/// Whether a large send may skip the log (see `Core::send`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipLog {
+    /// When every live replica of the destination confirms it in time.
+    IfConfirmed,
+    /// Never: the receiver cannot consume it before this send returns (it sends to us at
+    /// the same time, as in an all-to-all), so waiting for its confirmation only delays
+    /// the copy (NPB IS class A on 2 ranks: 0.15 s against 0.13 s).
+    Never,
+}
+
 /// A DATA frame partly written straight from the sender's buffer: the rest must follow
 /// on the same connection (see `Core::write_direct`).
 #[derive(Debug, Clone, Copy)]
@@ -58,7 +69,14 @@ impl Core {
     /// one that went out whole to every live replica of `dst` is not copied at all once
     /// they all confirm it (MPI lets a standard send wait for its receiver); if the
     /// confirmations are late, it is copied after all.
-    pub fn send(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), SendError> {
+    pub fn send(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        bytes: &[u8],
+        skip: SkipLog,
+    ) -> Result<(), SendError> {
         if !self.engine.next_send_awaited(comm, tag, dst) {
             self.read_before_send()?;
         }
@@ -69,7 +87,11 @@ impl Core {
             // their own: a receiver that answers the message being written finds its pull
             // here, instead of after the copy into the log.
             self.flush_all();
-            let (order, confirmed) = self.write_ahead(comm, tag, dst, bytes, true);
+            let may_skip = match skip {
+                SkipLog::IfConfirmed => true,
+                SkipLog::Never => false,
+            };
+            let (order, confirmed) = self.write_ahead(comm, tag, dst, bytes, may_skip);
             if confirmed && self.await_delivery(comm, dst, order, bytes.len())? {
                 self.engine.send_unlogged(comm, tag, dst);
                 self.end_send();
