@@ -120,8 +120,16 @@ impl Engine {
                 }
             }
             None => {
-                let ahead = (SPECULATE_AHEAD_BYTES / len.max(1)).clamp(1, SPECULATE_AHEAD_MAX);
                 let eager = self.eager_streams.contains(&stream_of(&Want::Key(key)));
+                // A collective's lazy streams ask for one: its messages are taken in a
+                // fixed order right after one another, and more standing pulls only make
+                // large ones arrive before their receive can take them in place
+                // (broadcast of 1 MiB on 4 ranks: 0.55 -> 0.65 ms).
+                let ahead = if eager || key.is_point_to_point() {
+                    (SPECULATE_AHEAD_BYTES / len.max(1)).clamp(1, SPECULATE_AHEAD_MAX)
+                } else {
+                    1
+                };
                 let claimed_below = self.matcher.next_claim(key.comm, key.tag, key.src);
                 for i in 1..=ahead as u64 {
                     let Some(seq) = key.seq.checked_add(i) else {
