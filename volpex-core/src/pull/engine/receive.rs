@@ -14,10 +14,10 @@ use crate::message::{Key, ReplicaId, ReqId, Want};
 use crate::pull::decision::{Authority, Slot, DECISION_CTX};
 use crate::wire::Frame;
 
-/// A stream keeps pulls standing for its next messages up to this many bytes (at the size
-/// of the last one), and at most `SPECULATE_AHEAD_MAX` of them: the receiver holds at most
-/// that much it did not ask for yet, per stream. (Lazy streams' pulls wait for a write to
-/// the sender, eager ones' leave at once.)
+/// A point-to-point or eager stream keeps pulls standing for its next messages up to this
+/// many bytes (at the size of the last one), and at most `SPECULATE_AHEAD_MAX` of them: the
+/// receiver holds at most that much it did not ask for yet, per stream. (Lazy streams'
+/// pulls wait for a write to the sender, eager ones' leave at once.)
 const SPECULATE_AHEAD_BYTES: usize = 256 * 1024;
 const SPECULATE_AHEAD_MAX: usize = 4;
 
@@ -94,8 +94,9 @@ impl Engine {
     /// After the application took the message `key` (of `len` bytes) of a stream, asks
     /// ahead for the stream's next ones (see the module doc of `engine`): by order number
     /// for an `ANY_TAG` receive (`any_tag` names its (comm, src)), else by key, its next
-    /// few up to `SPECULATE_AHEAD_BYTES` of messages of this size: a sender that sends a
-    /// few in a row, or runs ahead, then answers each of its sends at once.
+    /// few up to `SPECULATE_AHEAD_BYTES` of messages of this size (a collective's lazy
+    /// stream: its next one): a sender that sends a few in a row, or runs ahead, then
+    /// answers each of its sends at once.
     pub(super) fn speculate_after(
         &mut self,
         now: Duration,
