@@ -68,7 +68,7 @@ impl<E: Clone> Matcher<E> {
             .chain(
                 self.done
                     .iter()
-                    .filter_map(|(i, (_, a))| a.as_ref().map(|a| (i, a))),
+                    .filter_map(|(i, d)| d.any_tag.as_ref().map(|a| (i, a))),
             )
             .any(|(&pid, &(c, s))| pid > id && c == comm && sources.contains(&s));
         if any_tag_pending {
@@ -107,12 +107,12 @@ impl<E: Clone> Matcher<E> {
         let mut later = self.later_claims(&key);
         let movable = later.iter().all(|(pid, k)| {
             !self.detached.contains(pid)
-                && (self.keys.contains_key(pid) || self.orders.contains_key(pid))
+                && (self.keys.contains_key(pid) || self.got_message(*pid))
                 && k.seq > key.seq
         });
         if !movable
             || later.len() as u64 != self.claims_after(&key)
-            || (self.done.contains_key(&id) && !self.orders.contains_key(&id))
+            || (self.done.contains_key(&id) && !self.got_message(id))
         {
             return Err(CancelDiverged);
         }
@@ -138,10 +138,16 @@ impl<E: Clone> Matcher<E> {
         self.keys
             .get(&id)
             .copied()
-            .or_else(|| match self.done.get(&id) {
-                Some((Ok(Matched::Message { key, .. }), _)) => Some(*key),
+            .or_else(|| match self.done.get(&id).map(|d| &d.result) {
+                Some(Ok(Matched::Message { key, .. })) => Some(*key),
                 _ => None,
             })
+    }
+
+    /// Whether receive `id` completed with a message it may give back (its order number
+    /// is known).
+    fn got_message(&self, id: RecvId) -> bool {
+        self.done.get(&id).is_some_and(|d| d.order.is_some())
     }
 
     /// How many claims on `key`'s stream came after it.
@@ -164,7 +170,7 @@ impl<E: Clone> Matcher<E> {
             .iter()
             .filter(|(_, k)| same(k))
             .map(|(&i, &k)| (i, k));
-        let done = self.done.iter().filter_map(|(&i, (r, _))| match r {
+        let done = self.done.iter().filter_map(|(&i, d)| match &d.result {
             Ok(Matched::Message { key: k, .. }) if same(k) => Some((i, *k)),
             _ => None,
         });
@@ -183,8 +189,8 @@ impl<E: Clone> Matcher<E> {
             }
             return self.any_tag.remove(&id);
         }
-        let (r, any_tag) = self.done.remove(&id)?;
-        if let (Ok(Matched::Message { key, payload }), Some(order)) = (r, self.orders.remove(&id)) {
+        let d = self.done.remove(&id)?;
+        if let (Ok(Matched::Message { key, payload }), Some(order)) = (d.result, d.order) {
             self.arrivals += 1;
             self.by_order
                 .entry((key.comm, key.src))
@@ -199,7 +205,7 @@ impl<E: Clone> Matcher<E> {
                 },
             );
         }
-        any_tag
+        d.any_tag
     }
 
     /// Receive `id` claims the next message of `stream`'s stream again.
@@ -211,13 +217,13 @@ impl<E: Clone> Matcher<E> {
             .or_insert(0) += 1;
         if let Some(a) = self.arrived.remove(&key) {
             self.forget_order(&key, a.order);
-            self.orders.insert(id, a.order);
-            self.finish(
+            self.finish_at(
                 id,
                 Ok(Matched::Message {
                     key,
                     payload: a.payload,
                 }),
+                Some(a.order),
             );
             return;
         }

@@ -200,17 +200,24 @@ pub struct Matcher<E> {
     waiting: Map<Key, Waiters>,
     /// The key each waiting operation resolved to.
     keys: Map<RecvId, Key>,
-    done: Map<RecvId, Finished<E>>,
+    done: Map<RecvId, Done<E>>,
     /// Resolved receives from one source with `ANY_TAG`: (comm, src).
     any_tag: Map<RecvId, (u32, u32)>,
     detached: Set<RecvId>,
-    /// Order number of the message each completed receive got, until it is taken: a
-    /// cancel may have to put the message back.
-    orders: Map<RecvId, u64>,
     /// Coordination slot of each posted receive that has one, until it is taken.
     slots: Map<RecvId, u64>,
     next_id: u64,
     arrivals: u64,
+}
+
+/// A completed operation, until it is taken.
+#[derive(Debug)]
+struct Done<E> {
+    result: Result<Matched, E>,
+    /// The `ANY_TAG` source (comm, src) of a receive that had one.
+    any_tag: Option<(u32, u32)>,
+    /// The order number of the message a receive got: a cancel may have to put it back.
+    order: Option<u64>,
 }
 
 /// A cancel this replica cannot carry out as the replica that decided it did (see
@@ -232,7 +239,6 @@ impl<E: Clone> Matcher<E> {
             done: Map::default(),
             any_tag: Map::default(),
             detached: Set::default(),
-            orders: Map::default(),
             slots: Map::default(),
             next_id: 1,
             arrivals: 0,
@@ -478,13 +484,13 @@ impl<E: Clone> Matcher<E> {
         if claims {
             if let Some(a) = self.arrived.remove(&key) {
                 self.forget_order(&key, a.order);
-                self.orders.insert(p.id, a.order);
-                self.finish(
+                self.finish_at(
                     p.id,
                     Ok(Matched::Message {
                         key,
                         payload: a.payload,
                     }),
+                    Some(a.order),
                 );
                 return;
             }
@@ -516,13 +522,24 @@ impl<E: Clone> Matcher<E> {
     }
 
     fn finish(&mut self, id: RecvId, r: Result<Matched, E>) {
+        self.finish_at(id, r, None);
+    }
+
+    /// `finish` of a receive that got the message of order number `order`.
+    fn finish_at(&mut self, id: RecvId, result: Result<Matched, E>, order: Option<u64>) {
         self.keys.remove(&id);
         let any_tag = self.any_tag.remove(&id);
         if self.detached.remove(&id) {
-            self.orders.remove(&id);
             self.slots.remove(&id);
         } else {
-            self.done.insert(id, (r, any_tag));
+            self.done.insert(
+                id,
+                Done {
+                    result,
+                    any_tag,
+                    order,
+                },
+            );
         }
     }
 
@@ -537,8 +554,7 @@ impl<E: Clone> Matcher<E> {
                 self.finish(probe, Ok(Matched::Message { key, payload }));
             }
             if let Some(r) = w.receive {
-                self.orders.insert(r, order);
-                self.finish(r, Ok(Matched::Message { key, payload }));
+                self.finish_at(r, Ok(Matched::Message { key, payload }), Some(order));
                 return;
             }
         }
@@ -561,8 +577,7 @@ impl<E: Clone> Matcher<E> {
                     .entry((key.comm, key.tag, key.src))
                     .or_insert(0) += 1;
                 self.any_tag.insert(p.id, (key.comm, key.src));
-                self.orders.insert(p.id, order);
-                self.finish(p.id, Ok(Matched::Message { key, payload }));
+                self.finish_at(p.id, Ok(Matched::Message { key, payload }), Some(order));
                 return;
             }
         }
@@ -621,10 +636,9 @@ impl<E: Clone> Matcher<E> {
 
     /// The result of a completed operation (once).
     pub fn take(&mut self, id: RecvId) -> Option<Finished<E>> {
-        let r = self.done.remove(&id)?;
-        self.orders.remove(&id);
+        let d = self.done.remove(&id)?;
         self.slots.remove(&id);
-        Some(r)
+        Some((d.result, d.any_tag))
     }
 
     /// Whether an unclaimed message from `src` on `comm` with order below `bound` is here.
@@ -640,7 +654,6 @@ impl<E: Clone> Matcher<E> {
         if self.done.remove(&id).is_none() {
             self.detached.insert(id);
         } else {
-            self.orders.remove(&id);
             self.slots.remove(&id);
         }
     }
