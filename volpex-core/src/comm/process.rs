@@ -320,7 +320,13 @@ impl<'a> Process<'a> {
     ) -> Result<Request<'b>, Error> {
         let id = self.post(tag, Mode::Receive)?;
         let elem = buf.elem_bytes();
-        Ok(Request::receive(self.comm, id, buf.target(), elem))
+        // Only an ANY_SOURCE receive has a coordination slot (`Engine::post`): asking
+        // costs a lock.
+        let slot = match self.partner {
+            Partner::Any => self.comm.receive_slot(id),
+            Partner::Rank(_) => None,
+        };
+        Ok(Request::receive(self.comm, id, buf.target(), elem, slot))
     }
 
     /// Waits for a message with any tag and returns its status without receiving it

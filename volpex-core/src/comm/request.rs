@@ -69,11 +69,14 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// Posted receive `id` into `buf`; `slot` is its coordination slot, if it has one
+    /// (`Communicator::receive_slot`).
     pub(crate) fn receive(
         comm: &Communicator,
         id: RecvId,
         buf: Target<'a>,
         elem: usize,
+        slot: Option<u64>,
     ) -> Request<'a> {
         Request {
             state: State::Receive {
@@ -81,7 +84,7 @@ impl<'a> Request<'a> {
                 id,
                 buf,
                 elem,
-                slot: comm.receive_slot(id),
+                slot,
             },
         }
     }
