@@ -24,11 +24,13 @@ fn include() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../volpex-mpi/include")
 }
 
-/// Compiles `tests/fortran/FILE` with `wrapper` (volpexf90 or volpexf77) into `dir`.
+/// Compiles `tests/fortran/FILE` with `wrapper` (volpexf90 or volpexf77) into `dir`
+/// (run there, so the compiler's `.mod` files land there too, not in the source tree).
 fn compile_with(wrapper: &str, dir: &TempDir, file: &str) -> PathBuf {
     let name = file.split('.').next().unwrap_or(file);
     let out = dir.0.join(name);
     let st = Command::new(bin(wrapper))
+        .current_dir(&dir.0)
         .args(["-O2", "-Wall", "-o"])
         .arg(&out)
         .arg(sources().join(file))

@@ -391,15 +391,6 @@ impl SendLog {
         if let Some(j) = self.joining.get_mut(&dst) {
             j.retain(|&k| k != replica);
         }
-        // Its checkpoint no longer holds anything back, from the next report on (not at
-        // once: a new incarnation announced right after may restore from it).
-        for ((_, d), marks) in self.checkpointed.iter_mut() {
-            if *d == dst {
-                if let Some(m) = marks.get_mut(replica as usize) {
-                    *m = u64::MAX;
-                }
-            }
-        }
         let comms: Vec<u32> = self
             .consumed
             .keys()
@@ -408,6 +399,16 @@ impl SendLog {
             .collect();
         for comm in comms {
             self.note_consumed(comm, dst, replica, u64::MAX);
+        }
+        // Its checkpoint no longer holds anything back, from the next report on; not at
+        // once: what it had not consumed stays retained above it, for a new incarnation
+        // announced right after may restore from it (a handover at one replica).
+        for ((_, d), marks) in self.checkpointed.iter_mut() {
+            if *d == dst {
+                if let Some(m) = marks.get_mut(replica as usize) {
+                    *m = u64::MAX;
+                }
+            }
         }
     }
 
@@ -699,6 +700,31 @@ mod tests {
         assert_eq!(log.retained_bytes(), 2 * per, "still bounded");
         assert!(matches!(log.lookup(&k3), Lookup::Present(_)));
         assert!(matches!(log.lookup(&keys[1]), Lookup::Evicted));
+    }
+
+    #[test]
+    fn a_handover_at_one_replica_keeps_what_its_checkpoint_has_not() {
+        let mut log = SendLog::new(1 << 20, 1).retaining(1 << 20);
+        let keys: Vec<Key> = (0..3)
+            .map(|_| {
+                log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO)
+                    .unwrap()
+                    .0
+            })
+            .collect();
+        log.note_consumed(0, 1, 0, 1);
+        log.note_checkpoint(0, 1, 0, 1);
+        assert!(matches!(log.lookup(&keys[0]), Lookup::Evicted));
+        // The only replica drains and its next incarnation restores its checkpoint.
+        log.note_joining(1, 0);
+        assert!(matches!(log.lookup(&keys[1]), Lookup::Present(_)));
+        assert!(matches!(log.lookup(&keys[2]), Lookup::Present(_)));
+        log.note_checkpoint(0, 1, 0, 1);
+        log.note_caught_up(1, 0);
+        assert!(matches!(log.lookup(&keys[1]), Lookup::Present(_)));
+        log.note_consumed(0, 1, 0, 3);
+        log.note_checkpoint(0, 1, 0, 3);
+        assert!(matches!(log.lookup(&keys[2]), Lookup::Evicted));
     }
 
     #[test]
