@@ -648,6 +648,11 @@ impl<E: Clone> Matcher<E> {
             .is_some_and(|m| m.range(..bound).next().is_some())
     }
 
+    /// How many unclaimed messages from `src` on `comm` are here.
+    pub fn unexpected_from(&self, comm: u32, src: u32) -> usize {
+        self.by_order.get(&(comm, src)).map_or(0, BTreeMap::len)
+    }
+
     /// The caller will not take this result: drop it now or on completion. A receive still
     /// claims its message, in order.
     pub fn detach(&mut self, id: RecvId) {

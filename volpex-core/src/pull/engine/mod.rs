@@ -25,7 +25,8 @@
 //!
 //! Speculative pulls: when the application takes a message of a stream (comm, tag, src),
 //! the engine asks for the stream's next few messages right away (a collective's lazy
-//! stream: its next one), as deferred frames.
+//! stream: its next one; an `ANY_TAG` receive's stream: by order number), half a window
+//! at a time, as deferred frames.
 //! They leave with the next write to that sender, or as soon as the application waits for
 //! something and the loop finds nothing to do, so it is never written on the way to a
 //! message. By the time the application posts that receive the pull is already parked at

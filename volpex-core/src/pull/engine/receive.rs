@@ -19,7 +19,7 @@ use crate::wire::Frame;
 /// receiver holds at most that much it did not ask for yet, per stream. (Lazy streams'
 /// pulls wait for a write to the sender, eager ones' leave at once.)
 const SPECULATE_AHEAD_BYTES: usize = 256 * 1024;
-const SPECULATE_AHEAD_MAX: usize = 4;
+const SPECULATE_AHEAD_MAX: usize = 8;
 
 /// A receive posted this long after its stream's speculative pull was made, with the
 /// pull still waiting for a write, turns the stream eager (sooner: lazy).
@@ -92,11 +92,12 @@ impl Engine {
     }
 
     /// After the application took the message `key` (of `len` bytes) of a stream, asks
-    /// ahead for the stream's next ones (see the module doc of `engine`): by order number
-    /// for an `ANY_TAG` receive (`any_tag` names its (comm, src)), else by key, its next
-    /// few up to `SPECULATE_AHEAD_BYTES` of messages of this size (a collective's lazy
-    /// stream: its next one): a sender that sends a few in a row, or runs ahead, then
-    /// answers each of its sends at once.
+    /// ahead for the stream's next ones (see the module doc of `engine`), a few up to
+    /// `SPECULATE_AHEAD_BYTES` of messages of this size (a collective's lazy stream: its
+    /// next one): by order number for an `ANY_TAG` receive (`any_tag` names its (comm,
+    /// src)), else by key. A sender that sends a few in a row, or runs ahead, then answers
+    /// each of its sends at once, and one that finished long ago answers a few at each
+    /// wake-up.
     pub(super) fn speculate_after(
         &mut self,
         now: Duration,
@@ -104,48 +105,72 @@ impl Engine {
         len: usize,
         any_tag: Option<(u32, u32)>,
     ) {
+        let stream = match any_tag {
+            Some((comm, src)) => (comm, ANY_TAG_STREAM, src),
+            None => stream_of(&Want::Key(key)),
+        };
+        let eager = self.eager_streams.contains(&stream);
+        // A collective's lazy streams ask for one: its messages are taken in a fixed
+        // order right after one another, and more standing pulls only make large ones
+        // arrive before their receive can take them in place (broadcast of 1 MiB on 4
+        // ranks: 0.55 -> 0.65 ms).
+        let ahead = if eager || key.is_point_to_point() {
+            (SPECULATE_AHEAD_BYTES / len.max(1)).clamp(1, SPECULATE_AHEAD_MAX)
+        } else {
+            1
+        };
+        // The next `ahead` messages not here yet.
+        let mut next = [Want::Key(key); SPECULATE_AHEAD_MAX];
+        let mut n = 0;
         match any_tag {
             Some((comm, src)) => {
-                let order = self.consumed.watermark(comm, src);
-                if !self.matcher.has_unexpected_below(comm, src, order) {
+                // By order, less those here unclaimed already.
+                let wanted = ahead.saturating_sub(self.matcher.unexpected_from(comm, src));
+                let mut order = self.consumed.watermark(comm, src);
+                for slot in &mut next[..wanted] {
+                    while self.consumed.has(comm, src, order) {
+                        order += 1;
+                    }
                     let dst = self.me.rank;
-                    self.speculate(
-                        now,
-                        Want::Order {
-                            comm,
-                            src,
-                            dst,
-                            order,
-                        },
-                    );
+                    *slot = Want::Order {
+                        comm,
+                        src,
+                        dst,
+                        order,
+                    };
+                    order += 1;
                 }
+                n = wanted;
             }
             None => {
-                let eager = self.eager_streams.contains(&stream_of(&Want::Key(key)));
-                // A collective's lazy streams ask for one: its messages are taken in a
-                // fixed order right after one another, and more standing pulls only make
-                // large ones arrive before their receive can take them in place
-                // (broadcast of 1 MiB on 4 ranks: 0.55 -> 0.65 ms).
-                let ahead = if eager || key.is_point_to_point() {
-                    (SPECULATE_AHEAD_BYTES / len.max(1)).clamp(1, SPECULATE_AHEAD_MAX)
-                } else {
-                    1
-                };
                 let claimed_below = self.matcher.next_claim(key.comm, key.tag, key.src);
                 for i in 1..=ahead as u64 {
                     let Some(seq) = key.seq.checked_add(i) else {
-                        return;
+                        break;
                     };
-                    let next = Key { seq, ..key };
+                    let k = Key { seq, ..key };
                     // A receive posted for it already asks for it.
-                    if claimed_below <= seq && !self.matcher.is_unexpected(&next) {
-                        self.speculate(now, Want::Key(next));
-                        if eager {
-                            // Asked while the stream was lazy: it goes now.
-                            self.out.hurry_pull(Want::Key(next));
-                        }
+                    if claimed_below <= seq && !self.matcher.is_unexpected(&k) {
+                        next[n] = Want::Key(k);
+                        n += 1;
                     }
                 }
+            }
+        }
+        let next = &next[..n];
+        // Pulls go out half a window at a time, together in one write: a stream read one
+        // message at a time costs its sender one read of pulls per half window, not one
+        // per message.
+        let missing = next.iter().filter(|w| !self.fetches.contains(w)).count();
+        if missing >= ahead.div_ceil(2) {
+            for &want in next {
+                self.speculate(now, want);
+            }
+        }
+        if eager {
+            // Asked while the stream was lazy: they go now.
+            for &want in next {
+                self.out.hurry_pull(want);
             }
         }
     }
@@ -740,8 +765,9 @@ mod tests {
 
     /// The receiver takes a first message, then posts the next receive `gap` later,
     /// before its speculative pull left (it wrote nothing to the sender); the sender then
-    /// sends the second. Returns the seqs of the pulls the receiver sends at once after
-    /// taking the second.
+    /// sends the second, and three more the receiver takes in a row. Returns the seqs of
+    /// the pulls the receiver sends at once after taking the fifth (half its window of
+    /// eight is used up then).
     fn pulls_after_a_gap_of(gap: Duration) -> Vec<u64> {
         let now = Duration::from_secs(1);
         let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
@@ -775,6 +801,20 @@ mod tests {
             receiver.1.take(later, id),
             Some(Ok(Matched::Message { .. }))
         ));
+        for _ in 0..3 {
+            sender
+                .1
+                .send(later, 0, 3, 1, Bytes::from_static(b"more"))
+                .expect("room");
+        }
+        deliver(&mut sender, &mut receiver, later);
+        for _ in 0..3 {
+            let id = receiver.1.post(later, spec(), Mode::Receive);
+            assert!(matches!(
+                receiver.1.take(later, id),
+                Some(Ok(Matched::Message { .. }))
+            ));
+        }
         std::iter::from_fn(|| receiver.1.poll_transmit())
             .filter_map(|(_, f)| pulled_seq(&f))
             .collect()
@@ -787,9 +827,12 @@ mod tests {
     /// ahead answers each send at once.
     #[test]
     fn a_stream_whose_speculative_pull_was_late_pulls_ahead_at_once() {
-        // Pulls 2, 3 and 4 (every stream asks four ahead) left with the write that
-        // carried pull 1; the next one leaves at once.
-        assert_eq!(pulls_after_a_gap_of(Duration::from_millis(1)), [5]);
+        // Pulls 2 to 8 (a stream of small messages asks eight ahead) left with the
+        // write that carried pull 1; the next half window leaves at once.
+        assert_eq!(
+            pulls_after_a_gap_of(Duration::from_millis(1)),
+            [9, 10, 11, 12]
+        );
     }
 
     /// A message whose pull came when it had been in the sender's log for a while (the
@@ -802,7 +845,63 @@ mod tests {
         let ahead: Vec<u64> = std::iter::from_fn(|| receiver.poll_transmit())
             .filter_map(|(_, f)| pulled_seq(&f))
             .collect();
-        assert_eq!(ahead, [1, 2, 3, 4]);
+        assert_eq!(ahead, (1..=8).collect::<Vec<u64>>());
+    }
+
+    /// A stream received with `ANY_TAG` (rsmpi's `receive_into`) pulls ahead too, by
+    /// order number: half a window at a time, skipping what is here.
+    #[test]
+    fn an_any_tag_stream_pulls_ahead_by_order() {
+        let now = Duration::from_secs(1);
+        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+        let mut sender = (s, Engine::new(s, 2, 1, Config::default()));
+        let mut receiver = (r, Engine::new(r, 2, 1, Config::default()));
+        sender.1.start(now);
+        receiver.1.start(now);
+        let any = RecvSpec {
+            tag: TagSel::Any,
+            ..spec()
+        };
+        let mut orders = Vec::new();
+        for _ in 0..5 {
+            sender
+                .1
+                .send(now, 0, 3, 1, Bytes::from_static(b"msg"))
+                .expect("room");
+            let id = receiver.1.post(now, any.clone(), Mode::Receive);
+            deliver(&mut sender, &mut receiver, now);
+            assert!(matches!(
+                receiver.1.take(now, id),
+                Some(Ok(Matched::Message { .. }))
+            ));
+            // What the receiver asks now, handed on to the sender.
+            let mut asked = Vec::new();
+            while let Some((_, f)) = receiver
+                .1
+                .poll_transmit()
+                .or_else(|| receiver.1.poll_deferred())
+            {
+                if let Frame::Pull {
+                    want: Want::Order { order, .. },
+                    ..
+                } = f
+                {
+                    asked.push(order);
+                }
+                sender.1.handle_frame(now, r, f);
+            }
+            orders.push(asked);
+        }
+        // Taking message 0 asks for 1 to 8; 1 to 3 come by those pulls and ask for
+        // nothing; taking 4 leaves four missing (9 to 12), asked together.
+        let expected: [Vec<u64>; 5] = [
+            (1..=8).collect(),
+            vec![],
+            vec![],
+            vec![],
+            (9..=12).collect(),
+        ];
+        assert_eq!(orders, expected);
     }
 
     /// Replica 0.0 sends two messages to 1.0 (each rank has `replicas` replicas), and 1.0
