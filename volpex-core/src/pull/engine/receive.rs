@@ -119,6 +119,27 @@ impl Engine {
         } else {
             1
         };
+        // Pulls go out half a window at a time, together in one write: a stream read one
+        // message at a time costs its sender one read of pulls per half window, not one
+        // per message. Standing pulls were made in order, so when the one just past the
+        // first half of the window stands, fewer than half are missing: most takes stop
+        // at this one lookup. (An eager stream goes on: it hurries pulls made while lazy.)
+        let half = ahead.div_ceil(2);
+        let probe = match any_tag {
+            Some((comm, src)) => Want::Order {
+                comm,
+                src,
+                dst: self.me.rank,
+                order: self.consumed.watermark(comm, src) + (ahead - half) as u64,
+            },
+            None => Want::Key(Key {
+                seq: key.seq.saturating_add(1 + (ahead - half) as u64),
+                ..key
+            }),
+        };
+        if !eager && self.fetches.contains(&probe) {
+            return;
+        }
         // The next `ahead` messages not here yet.
         let mut next = [Want::Key(key); SPECULATE_AHEAD_MAX];
         let mut n = 0;
@@ -158,11 +179,8 @@ impl Engine {
             }
         }
         let next = &next[..n];
-        // Pulls go out half a window at a time, together in one write: a stream read one
-        // message at a time costs its sender one read of pulls per half window, not one
-        // per message.
         let missing = next.iter().filter(|w| !self.fetches.contains(w)).count();
-        if missing >= ahead.div_ceil(2) {
+        if missing >= half {
             for &want in next {
                 self.speculate(now, want);
             }
