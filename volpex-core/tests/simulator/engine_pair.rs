@@ -148,7 +148,7 @@ fn a_deferred_pull_goes_at_once_when_its_receive_is_posted() {
         !waiting.iter().any(|f| sent.contains(f)),
         "and is not deferred any more: {waiting:?}"
     );
-    assert_eq!(waiting.len(), 3, "the three after it wait: {waiting:?}");
+    assert_eq!(waiting.len(), 7, "the seven after it wait: {waiting:?}");
     for pull in sent {
         tx.handle_frame(now, receiver, pull);
     }

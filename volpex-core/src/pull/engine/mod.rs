@@ -491,7 +491,7 @@ impl Engine {
             }
             self.log.note_dead(peer.rank, peer.replica);
             self.service.forget(peer);
-            self.fail_over(now, peer);
+            self.fail_over(now, peer, true);
             if !self.liveness.rank_alive(peer.rank) {
                 self.retry_idle(now, peer.rank);
             }

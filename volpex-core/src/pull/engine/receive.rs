@@ -350,7 +350,7 @@ impl Engine {
             }
         }
         for other in lagging {
-            self.fail_over(now, other);
+            self.fail_over(now, other, false);
         }
     }
 
@@ -606,9 +606,11 @@ impl Engine {
         }
     }
 
-    /// Re-posts every pull outstanding at `peer` to another replica of its rank.
-    pub(super) fn fail_over(&mut self, now: Duration, peer: ReplicaId) {
-        let dead = !self.liveness.is_usable(peer);
+    /// Re-posts every pull outstanding at `peer` to another replica of its rank; `gone`:
+    /// that incarnation is gone (dead, or replaced by a joining successor whose asks start
+    /// afresh: what the old one parked would otherwise be waited for forever).
+    pub(super) fn fail_over(&mut self, now: Duration, peer: ReplicaId, gone: bool) {
+        let dead = gone || !self.liveness.is_usable(peer);
         let wants = self.fetches.wants(|w, p| {
             w.src() == peer.rank
                 && p.asks
@@ -920,6 +922,33 @@ mod tests {
             (9..=12).collect(),
         ];
         assert_eq!(orders, expected);
+    }
+
+    /// A pull the old incarnation of a sender parked is asked again of its successor once
+    /// that one caught up (a handover at one replica: nobody else could answer it).
+    #[test]
+    fn a_pull_parked_at_a_replaced_incarnation_is_asked_of_its_successor() {
+        let now = Duration::from_secs(1);
+        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+        let mut sender = Engine::new(s, 2, 1, Config::default());
+        let mut receiver = Engine::new(r, 2, 1, Config::default());
+        sender.start(now);
+        receiver.start(now);
+        let _id = receiver.post(now, spec(), Mode::Receive);
+        let (_, pull) = receiver.poll_transmit().expect("a pull");
+        sender.handle_frame(now, r, pull);
+        let later = now + Duration::from_millis(50);
+        sender.handle_timeout(later);
+        let (_, ack) = sender.poll_transmit().expect("parked: an ACK");
+        assert!(matches!(ack, Frame::Ack { .. }), "{ack:?}");
+        receiver.handle_frame(later, s, ack);
+        receiver.handle_peer_joining(later, s, 1);
+        receiver.handle_peer_alive(later, s);
+        let asked: Vec<u64> = std::iter::from_fn(|| receiver.poll_transmit())
+            .filter(|(to, _)| *to == s)
+            .filter_map(|(_, f)| pulled_seq(&f))
+            .collect();
+        assert_eq!(asked, [0], "the successor is asked");
     }
 
     /// Replica 0.0 sends two messages to 1.0 (each rank has `replicas` replicas), and 1.0
