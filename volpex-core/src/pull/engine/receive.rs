@@ -783,6 +783,16 @@ mod tests {
         }
     }
 
+    /// Replica 0.0 (sender) and 1.0 (receiver) of a 2-rank job at one replica, started.
+    fn started_pair(now: Duration) -> ((ReplicaId, Engine), (ReplicaId, Engine)) {
+        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+        let mut sender = (s, Engine::new(s, 2, 1, Config::default()));
+        let mut receiver = (r, Engine::new(r, 2, 1, Config::default()));
+        sender.1.start(now);
+        receiver.1.start(now);
+        (sender, receiver)
+    }
+
     /// The receiver takes a first message, then posts the next receive `gap` later,
     /// before its speculative pull left (it wrote nothing to the sender); the sender then
     /// sends the second, and three more the receiver takes in a row. Returns the seqs of
@@ -790,11 +800,8 @@ mod tests {
     /// eight is used up then).
     fn pulls_after_a_gap_of(gap: Duration) -> Vec<u64> {
         let now = Duration::from_secs(1);
-        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
-        let mut sender = (s, Engine::new(s, 2, 1, Config::default()));
-        let mut receiver = (r, Engine::new(r, 2, 1, Config::default()));
-        sender.1.start(now);
-        receiver.1.start(now);
+        let (mut sender, mut receiver) = started_pair(now);
+        let r = receiver.0;
         sender
             .1
             .send(now, 0, 3, 1, Bytes::from_static(b"first"))
@@ -873,11 +880,8 @@ mod tests {
     #[test]
     fn an_any_tag_stream_pulls_ahead_by_order() {
         let now = Duration::from_secs(1);
-        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
-        let mut sender = (s, Engine::new(s, 2, 1, Config::default()));
-        let mut receiver = (r, Engine::new(r, 2, 1, Config::default()));
-        sender.1.start(now);
-        receiver.1.start(now);
+        let (mut sender, mut receiver) = started_pair(now);
+        let r = receiver.0;
         let any = RecvSpec {
             tag: TagSel::Any,
             ..spec()
