@@ -627,12 +627,14 @@ impl Engine {
             }
             if !self.fetches.others_outstanding(&want, peer.replica) {
                 // `ask_next` counts a move away from an ask that still stands; a pull
-                // taken off a dead replica (its asks dropped) is a failover too.
+                // taken off a dead replica (its asks dropped) to another one is a
+                // failover too (one that waits for the successor of the only replica, a
+                // handover at one replica, is not: it moves nowhere).
                 let only_dropped = self
                     .fetches
                     .get(&want)
                     .is_some_and(|p| p.asks.iter().all(|a| a.state == AskState::Dropped));
-                if dead && only_dropped && self.liveness.rank_alive(want.src()) {
+                if dead && only_dropped && self.liveness.has_candidate(want.src()) {
                     self.stats.failovers += 1;
                 }
                 self.ask_next(now, want);
@@ -953,6 +955,7 @@ mod tests {
             .filter_map(|(_, f)| pulled_seq(&f))
             .collect();
         assert_eq!(asked, [0], "the successor is asked");
+        assert_eq!(receiver.stats().failovers, 0, "nothing failed");
     }
 
     /// Replica 0.0 sends two messages to 1.0 (each rank has `replicas` replicas), and 1.0
