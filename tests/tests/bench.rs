@@ -5,6 +5,19 @@ use std::process::Command;
 use std::time::Duration;
 use volpex_tests::{bin, run};
 
+/// Runs `cmd` (a `volpex-bench` command) and returns its standard output; fails the
+/// test with both outputs if it did not succeed.
+fn volpex_bench(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run volpex-bench");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 #[test]
 fn pingpong_prints_one_csv_row_per_size() {
     let r = run(
@@ -34,17 +47,11 @@ fn compare_with_open_mpi_has_the_promised_csv() {
         return;
     }
     let svg = volpex_tests::TempPath::new("pingpong.svg");
-    let out = Command::new(bin("volpex-bench"))
-        .args(["compare", "pingpong", "--rounds", "1", "--csv"])
-        .args(["--max-bytes", "1024", "--iters", "30", "--svg"])
-        .arg(&svg.0)
-        .output()
-        .expect("run volpex-bench");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = volpex_bench(
+        Command::new(bin("volpex-bench"))
+            .args(["compare", "pingpong", "--rounds", "1", "--csv"])
+            .args(["--max-bytes", "1024", "--iters", "30", "--svg"])
+            .arg(&svg.0),
     );
     let mut lines = stdout.lines();
     assert_eq!(
@@ -65,24 +72,18 @@ fn compare_collectives_with_open_mpi_has_the_promised_csv() {
         eprintln!("Open MPI not installed: .ci/run installs it; skipping here");
         return;
     }
-    let out = Command::new(bin("volpex-bench"))
-        .args([
-            "compare",
-            "collectives",
-            "--rounds",
-            "1",
-            "--csv",
-            "-r",
-            "2",
-        ])
-        .args(["--max-bytes", "512", "--iters", "20"])
-        .output()
-        .expect("run volpex-bench");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = volpex_bench(
+        Command::new(bin("volpex-bench"))
+            .args([
+                "compare",
+                "collectives",
+                "--rounds",
+                "1",
+                "--csv",
+                "-r",
+                "2",
+            ])
+            .args(["--max-bytes", "512", "--iters", "20"]),
     );
     let mut lines = stdout.lines();
     assert_eq!(
@@ -105,21 +106,16 @@ fn npb_subcommand_writes_one_csv_row_per_job_and_a_ratio_for_each_kill() {
     let csv = volpex_tests::TempPath::new("npb.csv");
     let md = volpex_tests::TempPath::new("npb.md");
     let svg = volpex_tests::TempPath::new("npb.svg");
-    let out = Command::new(bin("volpex-bench"))
-        .args(["npb", "--bench", "ep", "--class", "S", "--np", "1,2"])
-        .args(["--replicas", "1,2", "--kill", "--timeout", "120"])
-        .arg("--csv")
-        .arg(&csv.0)
-        .arg("--markdown")
-        .arg(&md.0)
-        .arg("--svg")
-        .arg(&svg.0)
-        .output()
-        .expect("run volpex-bench");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    volpex_bench(
+        Command::new(bin("volpex-bench"))
+            .args(["npb", "--bench", "ep", "--class", "S", "--np", "1,2"])
+            .args(["--replicas", "1,2", "--kill", "--timeout", "120"])
+            .arg("--csv")
+            .arg(&csv.0)
+            .arg("--markdown")
+            .arg(&md.0)
+            .arg("--svg")
+            .arg(&svg.0),
     );
     let text = std::fs::read_to_string(&csv.0).expect("csv written");
     let mut lines = text.lines();
@@ -170,34 +166,28 @@ fn compare_overlap_with_open_mpi_has_a_row_per_case() {
         eprintln!("Open MPI not installed: .ci/run installs it; skipping here");
         return;
     }
-    let out = Command::new(bin("volpex-bench"))
-        .args(["compare", "overlap", "--rounds", "1", "--csv"])
-        .args(["--sides", "openmpi,volpex,volpex-official"])
-        .args([
-            "--sizes",
-            "8,4096",
-            "--messages",
-            "1,2",
-            "--compute-us",
-            "0,200",
-        ])
-        .args([
-            "--iters",
-            "3",
-            "--np",
-            "3",
-            "--steps",
-            "20",
-            "--work-us",
-            "50",
-        ])
-        .output()
-        .expect("run volpex-bench");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = volpex_bench(
+        Command::new(bin("volpex-bench"))
+            .args(["compare", "overlap", "--rounds", "1", "--csv"])
+            .args(["--sides", "openmpi,volpex,volpex-official"])
+            .args([
+                "--sizes",
+                "8,4096",
+                "--messages",
+                "1,2",
+                "--compute-us",
+                "0,200",
+            ])
+            .args([
+                "--iters",
+                "3",
+                "--np",
+                "3",
+                "--steps",
+                "20",
+                "--work-us",
+                "50",
+            ]),
     );
     let mut lines = stdout.lines();
     assert_eq!(
@@ -242,19 +232,13 @@ fn compare_npb_runs_the_official_code_over_open_mpi_and_over_volpex() {
         return;
     }
     let build = volpex_tests::abi::TempDir::new("compare-npb");
-    let out = Command::new(bin("volpex-bench"))
-        .args(["compare", "npb", "--class", "S", "--np", "1", "--runs", "1"])
-        .args(["--benches", "ep,is", "--csv", "--npb-src"])
-        .arg(&npb)
-        .arg("--build-dir")
-        .arg(&build.0)
-        .output()
-        .expect("run volpex-bench");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = volpex_bench(
+        Command::new(bin("volpex-bench"))
+            .args(["compare", "npb", "--class", "S", "--np", "1", "--runs", "1"])
+            .args(["--benches", "ep,is", "--csv", "--npb-src"])
+            .arg(&npb)
+            .arg("--build-dir")
+            .arg(&build.0),
     );
     let mut lines = stdout.lines();
     assert_eq!(
