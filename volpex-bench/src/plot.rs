@@ -259,6 +259,9 @@ pub(crate) struct NpbRow {
     pub seconds: Vec<Option<f64>>,
     /// Per side: every run verified.
     pub verified: Vec<bool>,
+    /// Per side after the first: its `{side}_ratio` column, when the CSV has one (it
+    /// comes from the rates, more precise than the seconds' two decimals).
+    pub ratios: Vec<Option<f64>>,
 }
 
 /// `compare npb --csv`: the sides (in column order; ratios are to the first) and rows.
@@ -294,9 +297,16 @@ pub(crate) fn parse_npb(csv: &str) -> Result<NpbCompare, String> {
         }
         let mut seconds = Vec::new();
         let mut verified = Vec::new();
-        for s in &sides {
+        let mut ratios = Vec::new();
+        for (k, s) in sides.iter().enumerate() {
             seconds.push(t.num(r, t.col(&format!("{s}_s"))?)?);
             verified.push(t.text(r, t.col(&format!("{s}_verified"))?) == "yes");
+            if k > 0 {
+                ratios.push(match t.col(&format!("{s}_ratio")) {
+                    Ok(c) => t.num(r, c)?,
+                    Err(_) => None,
+                });
+            }
         }
         rows.push(NpbRow {
             bench: t.text(r, bench).to_string(),
@@ -304,6 +314,7 @@ pub(crate) fn parse_npb(csv: &str) -> Result<NpbCompare, String> {
             np: n as u32,
             seconds,
             verified,
+            ratios,
         });
     }
     if rows.is_empty() {
@@ -664,6 +675,9 @@ pub fn npb_svg(csv: &str, title: Option<&str>) -> Result<String, String> {
     }
     let others = t.sides.len() - 1;
     let ratio = |r: &NpbRow, k: usize| -> Option<f64> {
+        if let Some(x) = r.ratios[k - 1] {
+            return Some(x);
+        }
         let base = r.seconds[0].filter(|b| *b > 0.0)?;
         Some(r.seconds[k]? / base)
     };
@@ -1117,7 +1131,7 @@ mod tests {
     }
 
     const NPB: &str = "bench,class,np,openmpi_s,openmpi_verified,volpex_s,volpex_verified,volpex-official_s,volpex-official_verified,volpex_ratio,volpex_paired,volpex-official_ratio,volpex-official_paired\n\
-        cg,A,2,0.50,yes,0.60,yes,0.55,no,1.200,1.2,1.1,1.1\n\
+        cg,A,2,0.50,yes,0.60,yes,0.55,no,1.150,1.2,1.1,1.1\n\
         cg,A,4,0.40,yes,,failed,0.44,yes,,,1.1,1.1\n";
 
     #[test]
@@ -1127,13 +1141,15 @@ mod tests {
         assert_eq!(t.rows[1].np, 4);
         assert_eq!(t.rows[1].seconds, [Some(0.4), None, Some(0.44)]);
         assert_eq!(t.rows[0].verified, [true, true, false]);
+        // The ratio column (from the rates) wins over the seconds' 0.60 / 0.50.
+        assert_eq!(t.rows[0].ratios, [Some(1.15), Some(1.1)]);
         let svg = npb_svg(NPB, None).unwrap();
         for s in [
             "volpex-official",
             "2 ranks",
             "4 ranks",
             "CG",
-            "1.20",
+            "1.15",
             "1.10*",
             "n/a",
         ] {

@@ -1,6 +1,10 @@
 //! `volpex-bench compare npb`: the official NPB 3.4 MPI code under Open MPI over TCP
 //! against our ports under volpexrun, benchmark by benchmark and rank count by rank
-//! count, alternating sides, medians of the benchmarks' own "Time in seconds".
+//! count, alternating sides, medians of the benchmarks' own "Time in seconds". Ratios
+//! come from the reports' "Mop/s total" when every run printed one: NPB prints the time
+//! with two decimals (a tenth of a second is ±5%) but the rate to five or more digits, and
+//! every side counts the same operations, so two times stand in the inverse ratio of
+//! their rates.
 //!
 //! A side is one way of running a benchmark ([`Side`]): the official code under Open MPI,
 //! our ports under volpexrun, and the official code built with our own MPI wrappers under
@@ -84,8 +88,13 @@ pub(crate) fn np_refusal(bench: &str, np: u32) -> Option<&'static str> {
 /// What one run gave.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum RunResult {
-    /// The benchmark printed its report: its time and whether it verified.
-    Report { seconds: f64, verified: bool },
+    /// The benchmark printed its report: its time, its rate (Mop/s total, 0 when the
+    /// time printed as 0.00) and whether it verified.
+    Report {
+        seconds: f64,
+        mops: f64,
+        verified: bool,
+    },
     /// No report: why.
     Failed(String),
 }
@@ -108,6 +117,19 @@ impl Cell {
             })
             .collect();
         (!t.is_empty()).then(|| super::median(t))
+    }
+
+    /// The median rate of the runs that reported, when every one of them printed a rate.
+    fn median_rate(&self) -> Option<f64> {
+        let rates: Option<Vec<f64>> = self
+            .runs
+            .iter()
+            .filter_map(|r| match r {
+                RunResult::Report { mops, .. } => Some((*mops > 0.0).then_some(*mops)),
+                RunResult::Failed(_) => None,
+            })
+            .collect();
+        rates.filter(|r| !r.is_empty()).map(super::median)
     }
 
     /// Every run reported and verified.
@@ -144,9 +166,11 @@ impl Cell {
 /// exits 0 even when it did not verify; our port exits 2 then).
 pub(crate) fn judge(success: bool, stdout: &str, stderr: &str) -> RunResult {
     match parse_report(stdout) {
-        Some((seconds, _, verified)) if success || !verified => {
-            RunResult::Report { seconds, verified }
-        }
+        Some((seconds, mops, verified)) if success || !verified => RunResult::Report {
+            seconds,
+            mops,
+            verified,
+        },
         _ => {
             let lines: Vec<&str> = stderr
                 .lines()
@@ -186,23 +210,42 @@ fn paired(base: &Cell, cell: &Cell) -> Option<f64> {
         .iter()
         .zip(&cell.runs)
         .filter_map(|pair| match pair {
-            (RunResult::Report { seconds: b, .. }, RunResult::Report { seconds: v, .. })
-                if *b > 0.0 =>
-            {
-                Some(v / b)
-            }
+            (
+                RunResult::Report {
+                    seconds: b,
+                    mops: bm,
+                    ..
+                },
+                RunResult::Report {
+                    seconds: v,
+                    mops: vm,
+                    ..
+                },
+            ) => time_ratio((*b, *bm), (*v, *vm)),
             _ => None,
         })
         .collect();
     (!ratios.is_empty()).then(|| super::median(ratios))
 }
 
-/// `value / base`, when both are there and the base is not zero (NPB prints seconds with
-/// two decimals, so a short run reports 0.00).
-fn ratio(base: Option<f64>, value: Option<f64>) -> Option<f64> {
-    base.zip(value)
-        .filter(|(b, _)| *b > 0.0)
-        .map(|(b, v)| v / b)
+/// The median time of `cell` over that of `base`: from the median rates when both have
+/// them, else from the median seconds.
+fn ratio(base: &Cell, cell: &Cell) -> Option<f64> {
+    match (base.median_rate(), cell.median_rate()) {
+        (Some(b), Some(v)) => Some(b / v),
+        _ => time_ratio((base.median()?, 0.0), (cell.median()?, 0.0)),
+    }
+}
+
+/// Time `v` over time `b`, each given as (seconds, Mop/s): from the rates when both are
+/// positive, else from the seconds when the base is not zero (NPB prints seconds with two
+/// decimals, so a short run reports 0.00).
+fn time_ratio((b, b_rate): (f64, f64), (v, v_rate): (f64, f64)) -> Option<f64> {
+    if b_rate > 0.0 && v_rate > 0.0 {
+        Some(b_rate / v_rate)
+    } else {
+        (b > 0.0).then(|| v / b)
+    }
 }
 
 fn fmt_opt(v: Option<f64>, prec: usize) -> String {
@@ -223,12 +266,11 @@ pub(crate) fn csv(results: &Results, benches: &[String], class: &str, sides: &[S
             };
             let _ = write!(out, ",{},{verified}", fmt_opt(c.median(), 3));
         }
-        let base = cells.first().and_then(Cell::median);
         for c in cells.iter().skip(1) {
             let _ = write!(
                 out,
                 ",{},{}",
-                fmt_opt(ratio(base, c.median()), 3),
+                fmt_opt(ratio(&cells[0], c), 3),
                 fmt_opt(paired(&cells[0], c), 3)
             );
         }
@@ -271,12 +313,11 @@ pub(crate) fn table(results: &Results, benches: &[String], sides: &[Side]) -> St
                 ));
             }
         }
-        let base = cells.first().and_then(Cell::median);
         for c in cells.iter().skip(1) {
             let _ = write!(
                 out,
                 " {:>14} {:>7}",
-                fmt_opt(ratio(base, c.median()), 2),
+                fmt_opt(ratio(&cells[0], c), 2),
                 fmt_opt(paired(&cells[0], c), 2)
             );
         }
@@ -483,7 +524,9 @@ pub fn run(a: &Args) -> Result<(), String> {
                     bench.to_uppercase(),
                     a.sides[s].name(),
                     match &result {
-                        RunResult::Report { seconds, verified } => format!(
+                        RunResult::Report {
+                            seconds, verified, ..
+                        } => format!(
                             "{seconds:.2} s{}",
                             if *verified { "" } else { ", NOT VERIFIED" }
                         ),
@@ -552,6 +595,7 @@ mod tests {
             judge(true, REPORT, ""),
             RunResult::Report {
                 seconds: 7.52,
+                mops: 15862.17,
                 verified: true
             }
         );
@@ -561,6 +605,7 @@ mod tests {
             judge(false, &bad, ""),
             RunResult::Report {
                 seconds: 7.52,
+                mops: 15862.17,
                 verified: false
             }
         );
@@ -578,9 +623,20 @@ mod tests {
         }
     }
 
+    /// A verified run that printed no rate (its time printed as 0.00, or a test that
+    /// checks the fallback to seconds).
     fn ok(s: f64) -> RunResult {
         RunResult::Report {
             seconds: s,
+            mops: 0.0,
+            verified: true,
+        }
+    }
+
+    fn at_rate(seconds: f64, mops: f64) -> RunResult {
+        RunResult::Report {
+            seconds,
+            mops,
             verified: true,
         }
     }
@@ -591,6 +647,7 @@ mod tests {
         assert_eq!(cell(&[ok(1.0)]).mark(), "");
         let unverified = RunResult::Report {
             seconds: 5.0,
+            mops: 0.0,
             verified: false,
         };
         assert_eq!(cell(&[ok(1.0), unverified.clone()]).mark(), "*");
@@ -633,5 +690,29 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("bt np=4 volpex: boom"), "{t}");
+    }
+
+    #[test]
+    fn ratios_come_from_the_rates_when_every_run_printed_one() {
+        // IS-like: 0.11 s and 0.12 s as printed, but rates 10% apart.
+        let base = cell(&[
+            at_rate(0.11, 770.0),
+            at_rate(0.12, 760.0),
+            at_rate(0.11, 780.0),
+        ]);
+        let side = cell(&[
+            at_rate(0.12, 700.0),
+            at_rate(0.12, 690.0),
+            at_rate(0.13, 710.0),
+        ]);
+        let r = ratio(&base, &side).expect("a ratio");
+        assert!((r - 770.0 / 700.0).abs() < 1e-12, "{r}");
+        let p = paired(&base, &side).expect("a paired ratio");
+        // Per run 1.100, 1.101 and 1.099.
+        assert!((p - 770.0 / 700.0).abs() < 1e-12, "{p}");
+        // One run without a rate: the seconds decide.
+        let side = cell(&[at_rate(0.12, 700.0), ok(0.12), at_rate(0.13, 710.0)]);
+        let r = ratio(&base, &side).expect("a ratio");
+        assert!((r - 0.12 / 0.11).abs() < 1e-12, "{r}");
     }
 }
