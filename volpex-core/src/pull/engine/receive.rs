@@ -127,13 +127,17 @@ impl Engine {
         // first half of the window stands, fewer than half are missing: most takes stop
         // at this one lookup. (An eager stream goes on: it hurries pulls made while lazy.)
         let half = ahead.div_ceil(2);
-        let probe = match any_tag {
-            Some((comm, src)) => Want::Order {
-                comm,
-                src,
-                dst: self.me.rank,
-                order: self.consumed.watermark(comm, src) + (ahead - half) as u64,
-            },
+        // An `ANY_TAG` stream's place: its (comm, src) and first order number not taken.
+        let by_order = any_tag.map(|(comm, src)| (comm, src, self.consumed.watermark(comm, src)));
+        let dst = self.me.rank;
+        let order_want = |comm, src, order| Want::Order {
+            comm,
+            src,
+            dst,
+            order,
+        };
+        let probe = match by_order {
+            Some((comm, src, first)) => order_want(comm, src, first + (ahead - half) as u64),
             None => Want::Key(Key {
                 seq: key.seq.saturating_add(1 + (ahead - half) as u64),
                 ..key
@@ -145,22 +149,16 @@ impl Engine {
         // The next `ahead` messages not here yet.
         let mut next = [Want::Key(key); SPECULATE_AHEAD_MAX];
         let mut n = 0;
-        match any_tag {
-            Some((comm, src)) => {
+        match by_order {
+            Some((comm, src, first)) => {
                 // By order, less those here unclaimed already.
                 let wanted = ahead.saturating_sub(self.matcher.unexpected_from(comm, src));
-                let mut order = self.consumed.watermark(comm, src);
+                let mut order = first;
                 for slot in &mut next[..wanted] {
                     while self.consumed.has(comm, src, order) {
                         order += 1;
                     }
-                    let dst = self.me.rank;
-                    *slot = Want::Order {
-                        comm,
-                        src,
-                        dst,
-                        order,
-                    };
+                    *slot = order_want(comm, src, order);
                     order += 1;
                 }
                 n = wanted;
@@ -937,11 +935,7 @@ mod tests {
     #[test]
     fn a_pull_parked_at_a_replaced_incarnation_is_asked_of_its_successor() {
         let now = Duration::from_secs(1);
-        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
-        let mut sender = Engine::new(s, 2, 1, Config::default());
-        let mut receiver = Engine::new(r, 2, 1, Config::default());
-        sender.start(now);
-        receiver.start(now);
+        let ((s, mut sender), (r, mut receiver)) = started_pair(now);
         let _id = receiver.post(now, spec(), Mode::Receive);
         let (_, pull) = receiver.poll_transmit().expect("a pull");
         sender.handle_frame(now, r, pull);
