@@ -422,7 +422,7 @@ impl Server {
             link,
             ..
         } = c;
-        let status = reader.read_from(stream, None, |h, p| {
+        let status = reader.read_from(stream, &mut [], |h, p| {
             match link.on_frame(&key, PeerId::Launcher, h, p) {
                 Ok(Step::Nothing) => Ok(None),
                 Ok(Step::Established(_)) => Ok(Some(CONTROL_PAYLOAD_BYTES_MAX)),

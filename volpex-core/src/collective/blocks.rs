@@ -114,7 +114,7 @@ pub(super) fn check_counts(comm: &dyn PointToPoint, counts: &[usize]) -> Result<
 
 /// MPI_Gatherv (MPI-3.1 section 5.5): rank i's `send` (of `counts[i]` elements) lands
 /// at offset `counts[..i].sum()` of `recv` at `root`. Flat tree: the root posts every
-/// receive before waiting for the first, and each lands straight in place.
+/// receive, then waits for them together, each landing straight in place.
 pub fn gather_varcount<T: Pod>(
     comm: &dyn PointToPoint,
     root: u32,
@@ -127,18 +127,22 @@ pub fn gather_varcount<T: Pod>(
     }
     let (out, counts) = recv.ok_or(Error::Usage("gatherv: the root needs a buffer and counts"))?;
     check_counts(comm, counts)?;
-    let (at, total) = offsets(counts);
+    let (_, total) = offsets(counts);
     expect_len("gatherv result", out.len(), total)?;
     expect_len("gatherv own block", send.len(), counts[me as usize])?;
     let mut posted = Vec::with_capacity(n as usize - 1);
     for r in (0..n).filter(|&r| r != me) {
         posted.push((r as usize, post(comm, tag::GATHER, r)?));
     }
-    out[at[me as usize]..at[me as usize] + send.len()].copy_from_slice(send);
-    for (r, p) in posted {
-        p.into(&mut out[at[r]..at[r] + counts[r]])?;
+    let mut blocks = split_blocks(out, counts);
+    if let Some(own) = blocks[me as usize].take() {
+        own.copy_from_slice(send);
     }
-    Ok(())
+    let waits = posted
+        .into_iter()
+        .filter_map(|(r, p)| Some((p, blocks[r].take()?)))
+        .collect();
+    p2p::into_all(comm, waits)
 }
 
 /// MPI_Scatterv (MPI-3.1 section 5.6): the block of `counts[i]` elements at offset
@@ -209,7 +213,7 @@ pub fn all_gather_varcount<T: Pod>(
 /// rank + 1, rank + 2, ..., from rank - 1, rank - 2, ..., so no rank is everyone's first
 /// target), all sends and all receives at once: a rank sends everything and then posts
 /// its receives, or, when it gets a block of `limit::POST_FIRST_BYTES` or more, posts
-/// first; the receives complete in the same order.
+/// first; the receives complete together, each landing in place whichever comes first.
 pub fn all_to_all_varcount<T: Pod>(
     comm: &dyn PointToPoint,
     send: &[T],
@@ -221,11 +225,10 @@ pub fn all_to_all_varcount<T: Pod>(
     check_counts(comm, send_counts)?;
     check_counts(comm, recv_counts)?;
     let (sat, stotal) = offsets(send_counts);
-    let (rat, rtotal) = offsets(recv_counts);
+    let (_, rtotal) = offsets(recv_counts);
     expect_len("alltoallv input", send.len(), stotal)?;
     expect_len("alltoallv result", recv.len(), rtotal)?;
     let sblock = |r: u32| sat[r as usize]..sat[r as usize] + send_counts[r as usize];
-    let rblock = |r: u32| rat[r as usize]..rat[r as usize] + recv_counts[r as usize];
     expect_len(
         "alltoallv own block",
         recv_counts[me as usize],
@@ -233,27 +236,44 @@ pub fn all_to_all_varcount<T: Pod>(
     )?;
     let largest = recv_counts.iter().max().copied().unwrap_or(0) * std::mem::size_of::<T>();
     let post_first = largest >= limit::POST_FIRST_BYTES;
-    let send_all = || -> Result<(), Error> {
-        for step in 1..n {
+    let sends: Vec<(u32, &[T])> = (1..n)
+        .map(|step| {
             let to = (me + step) % n;
-            p2p::send_exchange(comm, tag::ALL_TO_ALL, to, &send[sblock(to)])?;
-        }
-        Ok(())
-    };
+            (to, &send[sblock(to)])
+        })
+        .collect();
     if !post_first {
-        send_all()?;
+        for &(to, block) in &sends {
+            p2p::send(comm, tag::ALL_TO_ALL, to, block)?;
+        }
     }
     let mut posted = Vec::with_capacity(n as usize - 1);
     for step in 1..n {
         let from = (me + n - step) % n;
         posted.push((from, post(comm, tag::ALL_TO_ALL, from)?));
     }
-    if post_first {
-        send_all()?;
-    }
-    recv[rblock(me)].copy_from_slice(&send[sblock(me)]);
-    for (from, r) in posted {
-        r.into(&mut recv[rblock(from)])?;
+    let mut blocks = split_blocks(recv, recv_counts);
+    let own = blocks[me as usize].take();
+    let waits = posted
+        .into_iter()
+        .filter_map(|(from, r)| Some((r, blocks[from as usize].take()?)))
+        .collect();
+    let sends = if post_first { &sends[..] } else { &[] };
+    p2p::exchange(comm, tag::ALL_TO_ALL, sends, waits)?;
+    if let Some(own) = own {
+        own.copy_from_slice(&send[sblock(me)]);
     }
     Ok(())
+}
+
+/// `buf` cut into consecutive blocks of `counts` elements (which must fit).
+fn split_blocks<'b, T>(mut buf: &'b mut [T], counts: &[usize]) -> Vec<Option<&'b mut [T]>> {
+    counts
+        .iter()
+        .map(|&c| {
+            let (block, rest) = std::mem::take(&mut buf).split_at_mut(c);
+            buf = rest;
+            Some(block)
+        })
+        .collect()
 }

@@ -41,10 +41,21 @@ pub trait PointToPoint {
     /// Sends `bytes` to rank `dst` with `tag`; returns once the message is logged.
     fn send_internal(&self, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), Error>;
 
-    /// `send_internal` to a rank that sends to this one at the same time (an exchange):
-    /// it cannot consume this message before its own send returns, so a large message is
-    /// logged at once instead of waiting for the receiver to confirm it (`Core::send`).
-    fn send_internal_exchange(&self, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), Error>;
+    /// An exchange: sends block i of `sends` to its rank with `tag`, then waits for the
+    /// posted receives `recvs` together, each message into its buffer of `elem`-byte
+    /// elements (a large one lands there straight from the socket whichever comes first,
+    /// from the first send on). Returns the lengths in bytes, in the order of `recvs`.
+    /// A large block that went out whole is not copied into the local log unless its
+    /// receivers have not confirmed it by the end (`send_internal` waits for that
+    /// inside the send; here the receiver sends to this rank at the same time, so
+    /// waiting there would only delay both).
+    fn exchange_internal(
+        &self,
+        tag: i32,
+        sends: &[(u32, &[u8])],
+        recvs: Vec<(RecvId, &mut [u8])>,
+        elem: usize,
+    ) -> Result<Vec<usize>, Error>;
 
     /// Sends `bytes` to each of `dsts` in turn with `tag`, copying them into the local log
     /// once for all.
@@ -76,6 +87,45 @@ impl Recv<'_> {
             .wait_internal_into(id, dst, std::mem::size_of::<T>().max(1))?;
         expect_len("collective message bytes", got, want)
     }
+}
+
+/// Waits for the receives `recvs` together and puts each message in its buffer, whose
+/// length it must have (a large one lands there whichever comes first, where completing
+/// them one by one would copy those that came early).
+pub(super) fn into_all<T: Pod>(
+    comm: &dyn PointToPoint,
+    recvs: Vec<(Recv<'_>, &mut [T])>,
+) -> Result<(), Error> {
+    exchange(comm, 0, &[], recvs)
+}
+
+/// Sends block i of `sends` to its rank with `tag`, then waits for `recvs` as `into_all`
+/// (see `PointToPoint::exchange_internal`).
+pub(super) fn exchange<T: Pod>(
+    comm: &dyn PointToPoint,
+    tag: i32,
+    sends: &[(u32, &[T])],
+    recvs: Vec<(Recv<'_>, &mut [T])>,
+) -> Result<(), Error> {
+    let mut want = Vec::with_capacity(recvs.len());
+    let mut all = Vec::with_capacity(recvs.len());
+    for (mut r, out) in recvs {
+        let Some(id) = r.id.take() else {
+            unreachable!("a collective receive is completed once: `into_all` takes it by value")
+        };
+        let dst: &mut [u8] = bytemuck::cast_slice_mut(out);
+        want.push(dst.len());
+        all.push((id, dst));
+    }
+    let sends: Vec<(u32, &[u8])> = sends
+        .iter()
+        .map(|&(to, b)| (to, bytemuck::cast_slice(b)))
+        .collect();
+    let got = comm.exchange_internal(tag, &sends, all, std::mem::size_of::<T>().max(1))?;
+    for (g, w) in got.into_iter().zip(want) {
+        expect_len("collective message bytes", g, w)?;
+    }
+    Ok(())
 }
 
 impl Drop for Recv<'_> {
@@ -110,17 +160,6 @@ pub(super) fn send<T: Pod>(
     data: &[T],
 ) -> Result<(), Error> {
     comm.send_internal(tag, dst, bytemuck::cast_slice(data))
-}
-
-/// `send` to a rank that sends to this one at the same time (see
-/// `PointToPoint::send_internal_exchange`).
-pub(super) fn send_exchange<T: Pod>(
-    comm: &dyn PointToPoint,
-    tag: i32,
-    dst: u32,
-    data: &[T],
-) -> Result<(), Error> {
-    comm.send_internal_exchange(tag, dst, bytemuck::cast_slice(data))
 }
 
 /// Sends `data` to each of `dsts` in turn, copying it into the local log once for all.

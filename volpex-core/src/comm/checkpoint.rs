@@ -192,7 +192,7 @@ pub(crate) fn fetch_and_restore(rt: &Runtime) -> Result<Option<Snapshot>, Error>
                     SnapshotAnswer::Waiting => None,
                     other => Some(other),
                 },
-                None,
+                &mut [],
             )
             .map_err(Error::EventLoop)?;
         match answer {

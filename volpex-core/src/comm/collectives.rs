@@ -16,6 +16,7 @@ use bytemuck::Pod;
 
 use super::communicator::{Communicator, Partner};
 use super::process::Process;
+use super::receive::RecvInto;
 use super::request::Sink;
 use crate::collective::immediate::{start, Running};
 use crate::collective::{self, Operation, PointToPoint};
@@ -25,7 +26,6 @@ use crate::datatype::{
 };
 use crate::error::Error;
 use crate::message::matching::{Mode, RecvId};
-use crate::transport::SkipLog;
 
 impl PointToPoint for Communicator {
     fn shape(&self) -> (u32, u32) {
@@ -49,8 +49,21 @@ impl PointToPoint for Communicator {
         self.send_on(self.id + 1, tag, dst, bytes)
     }
 
-    fn send_internal_exchange(&self, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), Error> {
-        self.send_with(self.id + 1, tag, dst, bytes, SkipLog::Never)
+    fn exchange_internal(
+        &self,
+        tag: i32,
+        sends: &[(u32, &[u8])],
+        recvs: Vec<(RecvId, &mut [u8])>,
+        elem: usize,
+    ) -> Result<Vec<usize>, Error> {
+        let mut all: Vec<_> = recvs
+            .into_iter()
+            .map(|(id, buf)| RecvInto::new(id, buf))
+            .collect();
+        self.exchange_on(self.id + 1, tag, sends, &mut all)?;
+        all.into_iter()
+            .map(|r| r.finish(self, elem).map(|st| st.count_bytes()))
+            .collect()
     }
 
     fn send_internal_each(&self, tag: i32, dsts: &[u32], bytes: &[u8]) -> Result<(), Error> {

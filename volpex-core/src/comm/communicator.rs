@@ -12,12 +12,12 @@ use std::sync::Arc;
 
 use super::group::{derive_id, Group, Members};
 use super::process::{AnyProcess, Process};
+use super::receive::{Arrivals, RecvInto};
 use super::universe::Inner;
 use super::{Status, Tag, TAG_UB};
 use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::error::Error;
 use crate::exit::EXIT_FAULT;
-use crate::transport::SkipLog;
 
 /// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
 /// Clones share the same communicator.
@@ -324,22 +324,53 @@ impl Communicator {
     /// Sends `bytes` from context `ctx` with `tag` to `dst` (a rank of this
     /// communicator); see `Core::send` for when it returns.
     pub(crate) fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
-        self.send_with(ctx, tag, dst, bytes, SkipLog::IfConfirmed)
+        let dst = self.world_rank(dst)?;
+        self.inner.check_restored()?;
+        self.inner.rt.lock().send(ctx, tag, dst, bytes)?;
+        self.count_send()
     }
 
-    /// `send_on`, saying whether a large message may skip the log (see `Core::send`).
-    pub(crate) fn send_with(
+    /// An exchange in context `ctx`: sends block i of `sends` to its rank (of this
+    /// communicator) with `tag`, then waits for every receive of `recvs` (posted before),
+    /// whose buffers take their large messages straight from the socket from the first
+    /// send on. Only then are the large blocks that went out without a copy into the log
+    /// settled (see `Core::send_unsettled`), also when a send or a receive failed.
+    pub(crate) fn exchange_on(
         &self,
         ctx: u32,
         tag: Tag,
-        dst: u32,
-        bytes: &[u8],
-        skip: SkipLog,
+        sends: &[(u32, &[u8])],
+        recvs: &mut [RecvInto<'_>],
     ) -> Result<(), Error> {
-        let dst = self.world_rank(dst)?;
         self.inner.check_restored()?;
-        self.inner.rt.lock().send(ctx, tag, dst, bytes, skip)?;
-        self.count_send()
+        let dsts = sends
+            .iter()
+            .map(|&(d, _)| self.world_rank(d))
+            .collect::<Result<Vec<u32>, Error>>()?;
+        let mut core = self.inner.rt.lock();
+        let mut arrivals = Arrivals::new(recvs);
+        arrivals.offer(&core);
+        let mut unsettled = Vec::with_capacity(sends.len());
+        let mut result = Ok(());
+        for (&dst, &(_, bytes)) in dsts.iter().zip(sends) {
+            match core.send_unsettled(ctx, tag, dst, bytes, arrivals.landings()) {
+                Ok(u) => unsettled.extend(u.map(|u| (u, bytes))),
+                Err(e) => {
+                    result = Err(Error::from(e));
+                    break;
+                }
+            }
+            if let Err(e) = self.count_send() {
+                result = Err(e);
+                break;
+            }
+        }
+        let result = result.and_then(|()| arrivals.wait(&mut core));
+        let settled = unsettled
+            .into_iter()
+            .map(|(u, bytes)| core.settle(u, bytes))
+            .fold(Ok(()), Result::and);
+        result.and(settled.map_err(Error::from))
     }
 
     /// `send_on` to each of `dsts` in turn with one copy into the log for all of them (the

@@ -17,7 +17,8 @@ use crate::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
 use crate::message::Key;
 use crate::pull::decision::CANCELLED_MATCH;
 use crate::pull::ChoiceState;
-use crate::transport::Landing;
+use crate::transport::progress::AppGuard;
+use crate::transport::{Core, Landing};
 
 impl Communicator {
     /// What a receive from `from` with `tag` (`None`: any tag) in context `ctx` matches.
@@ -63,7 +64,7 @@ impl Communicator {
     /// Drives the loop until `id` completes.
     pub(crate) fn wait(&self, id: RecvId) -> Result<Matched, Error> {
         let mut core = self.inner.rt.lock();
-        core.drive_until(|c| c.take(id), None)
+        core.drive_until(|c| c.take(id), &mut [])
             .map_err(Error::EventLoop)?
             .map_err(Error::from)
     }
@@ -76,42 +77,18 @@ impl Communicator {
         buf: &mut [u8],
         elem: usize,
     ) -> Result<Status, Error> {
+        let mut one = [RecvInto::new(id, buf)];
+        self.wait_all_into(&mut one)?;
+        let [done] = one;
+        done.finish(self, elem)
+    }
+
+    /// Drives the loop until every receive of `all` completed, each large message
+    /// landing straight in its receive's buffer whichever comes first. The messages are
+    /// in place afterwards once each is `finish`ed, in the caller's order.
+    pub(crate) fn wait_all_into(&self, all: &mut [RecvInto<'_>]) -> Result<(), Error> {
         let mut core = self.inner.rt.lock();
-        // Until the receive knows its message, nothing can land.
-        let early = core
-            .drive_until(
-                |c| match c.take(id) {
-                    Some(r) => Some(Ok(r)),
-                    None => c.engine.landing_for(id).map(Err),
-                },
-                None,
-            )
-            .map_err(Error::EventLoop)?;
-        let (result, landed) = match early {
-            Ok(r) => (r, None),
-            Err(want) => {
-                let mut landing = Landing {
-                    want,
-                    buf: &mut *buf,
-                    landed: None,
-                };
-                let r = core
-                    .drive_until(|c| c.take(id), Some(&mut landing))
-                    .map_err(Error::EventLoop)?;
-                (r, landing.landed)
-            }
-        };
-        drop(core);
-        let (key, payload) = message(result?)?;
-        let n = match landed {
-            Some(n) if payload.is_empty() => check_whole(n, elem).map(|()| n)?,
-            _ => {
-                let n = fill_bytes(buf, elem, &payload);
-                crate::message::pool::recycle(payload);
-                n?
-            }
-        };
-        Ok(self.status_for(&key, n))
+        Arrivals::new(all).wait(&mut core)
     }
 
     /// Completes `id` if it is done, without waiting (one non-blocking loop turn).
@@ -229,6 +206,128 @@ impl Communicator {
             tag: key.tag,
             bytes,
             cancelled: false,
+        }
+    }
+}
+
+/// One receive of `Communicator::wait_all_into` with the buffer its message goes to.
+pub(crate) struct RecvInto<'b> {
+    id: RecvId,
+    /// `None` while it is lent to a landing.
+    buf: Option<&'b mut [u8]>,
+    /// Which landing holds the buffer.
+    at: Option<usize>,
+    /// The bytes that landed in the buffer straight from the socket.
+    landed: Option<usize>,
+    result: Option<Result<Matched, crate::pull::RecvError>>,
+}
+
+impl<'b> RecvInto<'b> {
+    pub(crate) fn new(id: RecvId, buf: &'b mut [u8]) -> Self {
+        RecvInto {
+            id,
+            buf: Some(buf),
+            at: None,
+            landed: None,
+            result: None,
+        }
+    }
+
+    /// The completed receive's status, its message in the buffer (copied there if it
+    /// did not land).
+    pub(crate) fn finish(self, comm: &Communicator, elem: usize) -> Result<Status, Error> {
+        let Some(result) = self.result else {
+            unreachable!("`wait_all_into` returns once every receive completed")
+        };
+        let Some(buf) = self.buf else {
+            unreachable!("`wait_all_into` gives every buffer back")
+        };
+        let (key, payload) = message(result?)?;
+        let n = match self.landed {
+            Some(n) if payload.is_empty() => check_whole(n, elem).map(|()| n)?,
+            _ => {
+                let n = fill_bytes(buf, elem, &payload);
+                crate::message::pool::recycle(payload);
+                n?
+            }
+        };
+        Ok(comm.status_for(&key, n))
+    }
+}
+
+/// Receives waited for together, and the landings their buffers are lent to while they
+/// wait; dropping it gives every buffer back to its receive.
+pub(crate) struct Arrivals<'a, 'b> {
+    all: &'a mut [RecvInto<'b>],
+    landings: Vec<Landing<'b>>,
+}
+
+impl<'a, 'b> Arrivals<'a, 'b> {
+    pub(crate) fn new(all: &'a mut [RecvInto<'b>]) -> Self {
+        Arrivals {
+            all,
+            landings: Vec::new(),
+        }
+    }
+
+    /// Lends the buffer of each receive that now knows its message to a landing (until
+    /// then nothing can land).
+    pub(crate) fn offer(&mut self, core: &Core) {
+        for r in self
+            .all
+            .iter_mut()
+            .filter(|r| r.result.is_none() && r.at.is_none())
+        {
+            if let Some(want) = core.engine.landing_for(r.id) {
+                if let Some(buf) = r.buf.take() {
+                    r.at = Some(self.landings.len());
+                    self.landings.push(Landing {
+                        want,
+                        buf,
+                        landed: None,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The landings offered so far, for a loop turn.
+    pub(crate) fn landings(&mut self) -> &mut [Landing<'b>] {
+        &mut self.landings
+    }
+
+    /// Drives the loop until every receive completed.
+    pub(crate) fn wait(mut self, core: &mut AppGuard<'_>) -> Result<(), Error> {
+        loop {
+            self.offer(core);
+            if self.all.iter().all(|r| r.result.is_some()) {
+                return Ok(());
+            }
+            let all = &mut *self.all;
+            core.drive_until(
+                |c| {
+                    let mut changed = false;
+                    for r in all.iter_mut().filter(|r| r.result.is_none()) {
+                        r.result = c.take(r.id);
+                        changed |= r.result.is_some()
+                            || (r.at.is_none() && c.engine.landing_for(r.id).is_some());
+                    }
+                    changed.then_some(())
+                },
+                &mut self.landings,
+            )
+            .map_err(Error::EventLoop)?;
+        }
+    }
+}
+
+impl Drop for Arrivals<'_, '_> {
+    fn drop(&mut self) {
+        for (i, l) in std::mem::take(&mut self.landings).into_iter().enumerate() {
+            if let Some(r) = self.all.iter_mut().find(|r| r.at == Some(i)) {
+                r.buf = Some(l.buf);
+                r.landed = l.landed;
+            }
         }
     }
 }

@@ -53,14 +53,16 @@ pub fn recycle(b: Bytes) {
     if b.len() < POOLED_BYTES_MIN {
         return;
     }
-    let Ok(m) = b.try_into_mut() else {
+    let Ok(mut m) = b.try_into_mut() else {
         return;
     };
-    let mut v: Vec<u8> = m.into();
+    // Emptied first: the conversion moves the bytes to the start of the buffer, a copy
+    // of the whole payload otherwise (`bytes` 1.12 `From<BytesMut> for Vec`).
+    m.clear();
+    let v: Vec<u8> = m.into();
     if !v.capacity().is_power_of_two() {
         return;
     }
-    v.clear();
     let mut pool = POOL.lock();
     if pool.bytes + v.capacity() <= POOL_BYTES_MAX {
         pool.bytes += v.capacity();

@@ -502,15 +502,15 @@ impl Core {
     /// happens or a protocol timer fires), handles what happened, fires timers, writes.
     /// `background` marks the progress thread, which yields to a waiting application.
     pub fn turn(&mut self, timeout: Option<Duration>, background: bool) -> io::Result<()> {
-        self.turn_with(timeout, background, None)
+        self.turn_with(timeout, background, &mut [])
     }
 
-    /// `turn`, offering a waiting receive's buffer for its message to land in directly.
+    /// `turn`, offering waiting receives' buffers for their messages to land in directly.
     pub fn turn_with(
         &mut self,
         timeout: Option<Duration>,
         background: bool,
-        mut landing: Option<&mut Landing<'_>>,
+        landings: &mut [Landing<'_>],
     ) -> io::Result<()> {
         // Deferred frames go once the caller waits: before a turn that may sleep, and
         // after turns that found nothing for a while (so a message already in a socket,
@@ -579,7 +579,7 @@ impl Core {
                         self.on_writable(t);
                     }
                     if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                        self.on_readable(t, landing.as_deref_mut(), now);
+                        self.on_readable(t, landings, now);
                     }
                 }
             }
@@ -612,7 +612,7 @@ impl Core {
         self.flush_conn(token);
     }
 
-    fn on_readable(&mut self, token: Token, landing: Option<&mut Landing<'_>>, now: Duration) {
+    fn on_readable(&mut self, token: Token, landings: &mut [Landing<'_>], now: Duration) {
         let me = PeerId::Replica(self.me, self.incarnation);
         let key = self.key;
         let Some(c) = self.conns.get_mut(&token) else {
@@ -627,7 +627,7 @@ impl Core {
             ..
         } = c;
         // The handshake must advance frame by frame, so the link is updated inline.
-        let result = reader.read_from(&mut &*stream, landing, |h, p| {
+        let result = reader.read_from(&mut &*stream, landings, |h, p| {
             match link.on_frame(&key, me, h, p) {
                 Ok(s) => {
                     // Frames right behind the one that ends the handshake may be large.

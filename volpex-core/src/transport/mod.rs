@@ -21,4 +21,4 @@ pub mod tuning;
 pub use crate::wire::stream::Landing;
 pub use event_loop::{Core, Membership};
 pub use progress::Runtime;
-pub use send::{SendError, SkipLog};
+pub use send::{SendError, Unsettled};

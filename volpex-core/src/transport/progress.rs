@@ -63,13 +63,13 @@ impl AppGuard<'_> {
     /// Turns the loop until `done` yields a value: first polling without sleeping for the
     /// configured spin time (yielding the CPU between polls once the hard spin is over),
     /// then sleeping in `poll`.
-    /// `landing`, if given, must belong to the receive `done` waits for. Between turns the
-    /// core goes to another application thread that waits for it (immediate collectives
-    /// run on threads of their own), unless a message is landing in our buffer.
+    /// `landings` must belong to the receives `done` waits for. Between turns the core goes
+    /// to another application thread that waits for it (immediate collectives run on
+    /// threads of their own), unless a message is landing in one of our buffers.
     pub fn drive_until<T>(
         &mut self,
         mut done: impl FnMut(&mut Core) -> Option<T>,
-        mut landing: Option<&mut Landing<'_>>,
+        landings: &mut [Landing<'_>],
     ) -> io::Result<T> {
         if let Some(v) = done(&mut self.guard) {
             return Ok(v);
@@ -82,7 +82,7 @@ impl AppGuard<'_> {
         let mut spins = 0u32;
         loop {
             let wait = if spinning { Some(Duration::ZERO) } else { None };
-            self.guard.turn_with(wait, false, landing.as_deref_mut())?;
+            self.guard.turn_with(wait, false, landings)?;
             if let Some(v) = done(&mut self.guard) {
                 return Ok(v);
             }

@@ -17,6 +17,7 @@ use crate::message::log::LogFull;
 use crate::message::{pool, Key, ReplicaId, ReqId};
 use crate::pull::WriteAhead;
 use crate::wire::frame::data_header;
+use crate::wire::stream::Landing;
 
 /// Why a send failed.
 #[derive(Debug, thiserror::Error)]
@@ -40,15 +41,19 @@ pub enum SendError {
 /// would otherwise wait for the sender's next blocking call.
 const READ_BEFORE_SEND_AFTER: Duration = Duration::from_micros(50);
 
-/// Whether a large send may skip the log (see `Core::send`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SkipLog {
-    /// When every live replica of the destination confirms it in time.
-    IfConfirmed,
-    /// Never: the receiver cannot consume it before this send returns (it sends to us at
-    /// the same time, as in an all-to-all), so waiting for its confirmation only delays
-    /// the copy (NPB IS class A on 2 ranks: 0.15 s against 0.13 s).
-    Never,
+/// A large message that went out whole from the sender's buffer to every live replica
+/// of its destination, asking each to confirm it, and is not in the log yet (see
+/// `Core::send_unsettled`); `Core::settle` ends it.
+#[derive(Debug)]
+#[must_use = "an unsettled send holds its message's place: settle it"]
+pub struct Unsettled {
+    comm: u32,
+    tag: i32,
+    dst: u32,
+    order: u64,
+    /// The direct writes that carried it, so its DATA is not written again to their
+    /// receivers if it is logged after all.
+    direct: Vec<DirectWrite>,
 }
 
 /// A DATA frame partly written straight from the sender's buffer: the rest must follow
@@ -69,28 +74,11 @@ impl Core {
     /// one that went out whole to every live replica of `dst` is not copied at all once
     /// they all confirm it (MPI lets a standard send wait for its receiver); if the
     /// confirmations are late, it is copied after all.
-    pub fn send(
-        &mut self,
-        comm: u32,
-        tag: i32,
-        dst: u32,
-        bytes: &[u8],
-        skip: SkipLog,
-    ) -> Result<(), SendError> {
-        self.read_before_send(Some((comm, tag, dst)))?;
-        self.wait_for_log_room(&[dst], bytes.len(), 1)?;
-        if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
-            self.bulk_at = Some(self.now());
-            // Speculative pulls waiting for this command's write go first, in a write of
-            // their own: a receiver that answers the message being written finds its pull
-            // here, instead of after the copy into the log.
-            self.flush_all();
-            let may_skip = match skip {
-                SkipLog::IfConfirmed => true,
-                SkipLog::Never => false,
-            };
-            let (order, confirmed) = self.write_ahead(comm, tag, dst, bytes, may_skip);
-            if confirmed && self.await_delivery(comm, dst, order, bytes.len())? {
+    pub fn send(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), SendError> {
+        if let Some(order) =
+            self.send_ahead(comm, tag, dst, bytes, Some(UNLOGGED_BYTES_MIN), &mut [])?
+        {
+            if self.await_delivery(comm, dst, order, bytes.len())? {
                 self.engine.send_unlogged(comm, tag, dst);
                 self.end_send();
                 return Ok(());
@@ -99,6 +87,94 @@ impl Core {
         self.log_send(comm, tag, dst, pool::copy(bytes))?;
         self.end_send();
         Ok(())
+    }
+
+    /// `send` to a rank this one exchanges with, by a caller that keeps `bytes`
+    /// unchanged until its own receives of the exchange are in (an all-to-all): a large
+    /// message that goes out whole to every live replica of `dst`, asking each to confirm
+    /// it, is neither copied into the log nor waited for now. The caller `settle`s it
+    /// after its receives, when most confirmations are in, and only the others are
+    /// copied then (NPB IS on 4 ranks copied 6 MB per rank and iteration that Open MPI
+    /// does not). Anything else is logged at once. The loop turns it takes offer
+    /// `landings`, the buffers of the caller's receives of the exchange.
+    pub fn send_unsettled(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        bytes: &[u8],
+        landings: &mut [Landing<'_>],
+    ) -> Result<Option<Unsettled>, SendError> {
+        if let Some(order) = self.send_ahead(
+            comm,
+            tag,
+            dst,
+            bytes,
+            Some(DIRECT_WRITE_BYTES_MIN),
+            landings,
+        )? {
+            let direct = std::mem::take(&mut self.direct);
+            self.flush();
+            return Ok(Some(Unsettled {
+                comm,
+                tag,
+                dst,
+                order,
+                direct,
+            }));
+        }
+        self.log_send(comm, tag, dst, pool::copy(bytes))?;
+        self.end_send();
+        Ok(None)
+    }
+
+    /// Ends an `Unsettled` send of `bytes`: recorded without its payload when every live
+    /// replica of its destination confirmed it, else copied into the log now.
+    pub fn settle(&mut self, u: Unsettled, bytes: &[u8]) -> Result<(), SendError> {
+        let Unsettled {
+            comm,
+            tag,
+            dst,
+            order,
+            direct,
+        } = u;
+        if self.engine.delivered(comm, dst, order) {
+            self.engine.send_unlogged(comm, tag, dst);
+        } else {
+            self.wait_for_log_room(&[dst], bytes.len(), 1, &mut [])?;
+            self.direct.extend(direct);
+            self.log_send(comm, tag, dst, pool::copy(bytes))?;
+        }
+        self.end_send();
+        Ok(())
+    }
+
+    /// The start shared by the sends of one message: makes room in the log and, for a
+    /// large message, writes it straight from `bytes` to the pulls waiting for it. The
+    /// message's order number when it went out whole to every live replica of `dst`
+    /// asking each to confirm it (only from `skip_from` bytes on): it may then skip the
+    /// log.
+    fn send_ahead(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        bytes: &[u8],
+        skip_from: Option<usize>,
+        landings: &mut [Landing<'_>],
+    ) -> Result<Option<u64>, SendError> {
+        self.read_before_send(Some((comm, tag, dst)), landings)?;
+        self.wait_for_log_room(&[dst], bytes.len(), 1, landings)?;
+        if bytes.len() < DIRECT_WRITE_BYTES_MIN {
+            return Ok(None);
+        }
+        self.bulk_at = Some(self.now());
+        // Speculative pulls waiting for this command's write go first, in a write of
+        // their own: a receiver that answers the message being written finds its pull
+        // here, instead of after the copy into the log.
+        self.flush_all();
+        let (order, confirmed) = self.write_ahead(comm, tag, dst, bytes, skip_from);
+        Ok(confirmed.then_some(order))
     }
 
     /// `send` of one buffer to each of `dsts` (world ranks) with one copy into the log for
@@ -119,12 +195,12 @@ impl Core {
         {
             return Ok(false);
         }
-        self.read_before_send(None)?;
-        self.wait_for_log_room(dsts, bytes.len(), dsts.len())?;
+        self.read_before_send(None, &mut [])?;
+        self.wait_for_log_room(dsts, bytes.len(), dsts.len(), &mut [])?;
         if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
             self.flush_all();
             for &dst in dsts {
-                self.write_ahead(comm, tag, dst, bytes, false);
+                self.write_ahead(comm, tag, dst, bytes, None);
             }
         }
         let payload = pool::copy(bytes);
@@ -142,12 +218,16 @@ impl Core {
     /// after a receive (a ping-pong) this costs nothing. With `message` (comm, tag, dst),
     /// a send to one destination, it is skipped when a pull for that message is parked
     /// already (a poll costs 1.3 µs of a 4 µs send on the 2-core VM).
-    fn read_before_send(&mut self, message: Option<(u32, i32, u32)>) -> Result<(), SendError> {
+    fn read_before_send(
+        &mut self,
+        message: Option<(u32, i32, u32)>,
+        landings: &mut [Landing<'_>],
+    ) -> Result<(), SendError> {
         if self.now().saturating_sub(self.polled_at) >= READ_BEFORE_SEND_AFTER
             && !message
                 .is_some_and(|(comm, tag, dst)| self.engine.next_send_awaited(comm, tag, dst))
         {
-            self.turn(Some(Duration::ZERO), false)?;
+            self.turn_with(Some(Duration::ZERO), false, landings)?;
         }
         Ok(())
     }
@@ -159,6 +239,7 @@ impl Core {
         dsts: &[u32],
         len: usize,
         copies: usize,
+        landings: &mut [Landing<'_>],
     ) -> Result<(), SendError> {
         let mut blocked = false;
         while !self.engine.log_has_room(len, copies) {
@@ -172,22 +253,22 @@ impl Core {
             if let Some(&rank) = dsts.iter().find(|&&d| !self.engine.rank_alive(d)) {
                 return Err(SendError::RankLost { rank });
             }
-            self.turn(Some(FULL_LOG_TURN), false)?;
+            self.turn_with(Some(FULL_LOG_TURN), false, landings)?;
         }
         Ok(())
     }
 
     /// Starts writing the next message from `comm`/`tag` to `dst` straight from `bytes`
     /// to every replica whose pull waits for it. Returns its order number and whether it
-    /// went out whole, asking for confirmation, to every live replica of `dst` (only if
-    /// `may_skip_log` and the engine allows it).
+    /// went out whole, asking for confirmation, to every live replica of `dst` (only
+    /// from `skip_from` bytes on, and if the engine allows it).
     fn write_ahead(
         &mut self,
         comm: u32,
         tag: i32,
         dst: u32,
         bytes: &[u8],
-        may_skip_log: bool,
+        skip_from: Option<usize>,
     ) -> (u64, bool) {
         let WriteAhead {
             key,
@@ -196,7 +277,7 @@ impl Core {
             confirm,
         } = self
             .engine
-            .write_ahead(comm, tag, dst, bytes.len(), may_skip_log);
+            .write_ahead(comm, tag, dst, bytes.len(), skip_from);
         let mut whole = true;
         for w in &waiters {
             whole &= self.write_direct(w.from, key, w.req, order, bytes, confirm);

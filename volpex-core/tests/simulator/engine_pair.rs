@@ -45,7 +45,7 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
         .find(|(to, f)| *to == sender && matches!(f, Frame::Pull { .. }))
         .expect("the receive pulls from its own team's replica");
     tx.handle_frame(now, receiver, pull.1);
-    let ahead = tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN, true);
+    let ahead = tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN, Some(UNLOGGED_BYTES_MIN));
     assert_eq!(ahead.waiters.len(), 1);
     // Replica 1.1 is alive and has not asked: not everyone can confirm.
     assert!(!ahead.confirm);
@@ -55,17 +55,14 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
         order,
         waiters,
         confirm,
-    } = tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN, true);
+    } = tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN, Some(UNLOGGED_BYTES_MIN));
     assert!(confirm);
     // Smaller messages, or a caller that keeps the copy, never skip the log.
     assert!(
-        !tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN - 1, true)
+        !tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN - 1, Some(UNLOGGED_BYTES_MIN))
             .confirm
     );
-    assert!(
-        !tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN, false)
-            .confirm
-    );
+    assert!(!tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN, None).confirm);
     assert!(!tx.delivered(COMM, 1, order));
 
     rx.handle_frame(
@@ -87,7 +84,7 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
     assert!(tx.delivered(COMM, 1, order));
     tx.send_unlogged(COMM, 3, 1);
     assert_eq!(tx.stats().unlogged, 1);
-    assert_eq!(tx.write_ahead(COMM, 3, 1, 0, false).key.seq, key.seq + 1);
+    assert_eq!(tx.write_ahead(COMM, 3, 1, 0, None).key.seq, key.seq + 1);
     // Asked again, the unlogged message is GONE.
     tx.handle_frame(
         now,

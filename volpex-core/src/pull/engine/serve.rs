@@ -11,7 +11,7 @@ use bytes::Bytes;
 use super::service::Waiter;
 use super::timers::Timer;
 use super::{Engine, WriteAhead};
-use crate::config::{LATE_PULL, UNLOGGED_BYTES_MIN};
+use crate::config::LATE_PULL;
 use crate::message::log::{LogFull, Lookup};
 use crate::message::{Key, ReplicaId, Want};
 use crate::pull::decision::{slot_key, Slot, DECISION_CTX};
@@ -32,9 +32,9 @@ impl Engine {
 
     /// What a driver may write before the next `send` to (comm, tag, dst) logs it: the
     /// message's key and order number, the live replicas whose pulls for it are parked
-    /// here, and whether a message of `len` bytes may skip the log (`may_skip_log` and
-    /// it is at least `UNLOGGED_BYTES_MIN` and every live replica of `dst` waits for it,
-    /// so all of them can confirm it at once). No waiters when the message must carry
+    /// here, and whether a message of `len` bytes may skip the log (it is at least
+    /// `skip_log_from` long and every live replica of `dst` waits for it, so all of them
+    /// can confirm it at once; `None`: never). No waiters when the message must carry
     /// choices: those frames go before its DATA.
     pub fn write_ahead(
         &self,
@@ -42,7 +42,7 @@ impl Engine {
         tag: i32,
         dst: u32,
         len: usize,
-        may_skip_log: bool,
+        skip_log_from: Option<usize>,
     ) -> WriteAhead {
         let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
         let waiters: Vec<Waiter> = if self.coord.must_carry() {
@@ -56,9 +56,8 @@ impl Engine {
                 .collect()
         };
         // A regenerated replica replays from the log: nothing may skip it then.
-        let confirm = may_skip_log
+        let confirm = skip_log_from.is_some_and(|min| len >= min)
             && !self.cfg.regenerate
-            && len >= UNLOGGED_BYTES_MIN
             && self.all_replicas_waiting(dst, &waiters);
         WriteAhead {
             key,

@@ -34,7 +34,8 @@ pub enum ReadStatus {
 /// Where a waiting receive wants one large message put: straight into its buffer, with
 /// no intermediate copy. Only a caller that keeps driving until that receive completes may
 /// offer one (a blocking wait), because a frame half-landed when the offer is withdrawn can
-/// only be discarded.
+/// only be discarded. A caller waiting for several receives offers one each; a landing
+/// that was filled takes no other frame.
 pub struct Landing<'a> {
     /// The message wanted: by key, or (a receive with `ANY_TAG` nothing else competes
     /// with) by order number.
@@ -62,8 +63,13 @@ impl Landing<'_> {
                 order,
             } => h.comm == comm && h.src == src && h.dst == dst && h.aux == order,
         };
-        h.kind == Kind::Data && same && h.len as usize <= self.buf.len()
+        h.kind == Kind::Data && same && h.len as usize <= self.buf.len() && self.landed.is_none()
     }
+}
+
+/// The landing among `landings` that wants the frame `h` heads.
+fn landing_for<'l, 'b>(landings: &'l mut [Landing<'b>], h: &Header) -> Option<&'l mut Landing<'b>> {
+    landings.iter_mut().find(|l| l.wants(h))
 }
 
 /// A large payload in progress.
@@ -133,14 +139,14 @@ impl FrameReader {
     }
 
     /// Reads until the source is drained or ends, handing each complete frame to
-    /// `on_frame`. A frame that landed in `landing` is handed over with an empty payload
-    /// (its bytes are in the landing buffer). An error from `on_frame` stops reading;
+    /// `on_frame`. A frame that landed in one of `landings` is handed over with an empty
+    /// payload (its bytes are in that landing's buffer). An error from `on_frame` stops reading;
     /// `Some(limit)` from it sets `max_payload` for the frames after it, also those
     /// already read (a peer may send data right behind the frame that ends the handshake).
     pub fn read_from<R: Read>(
         &mut self,
         r: &mut R,
-        mut landing: Option<&mut Landing<'_>>,
+        landings: &mut [Landing<'_>],
         mut on_frame: impl FnMut(Header, Bytes) -> Result<Option<usize>, WireError>,
     ) -> Result<ReadStatus, ReadError> {
         loop {
@@ -164,7 +170,7 @@ impl FrameReader {
                 }
                 Some(Partial::Direct(h, filled)) => {
                     let len = h.len as usize;
-                    let Some(l) = landing.as_deref_mut().filter(|l| l.wants(&h)) else {
+                    let Some(l) = landing_for(landings, &h) else {
                         // The receive that offered the buffer is gone (it completed from
                         // another copy, or failed): drop the rest of this copy.
                         self.partial = Some(Partial::Discard(len - filled));
@@ -212,7 +218,7 @@ impl FrameReader {
                         Ok(0) => return Ok(ReadStatus::Closed),
                         Ok(n) => {
                             self.end += n;
-                            self.parse(landing.as_deref_mut(), &mut on_frame)?;
+                            self.parse(landings, &mut on_frame)?;
                             if n < space && self.partial.is_none() {
                                 return Ok(ReadStatus::Open);
                             }
@@ -247,7 +253,7 @@ impl FrameReader {
 
     fn parse(
         &mut self,
-        mut landing: Option<&mut Landing<'_>>,
+        landings: &mut [Landing<'_>],
         on_frame: &mut impl FnMut(Header, Bytes) -> Result<Option<usize>, WireError>,
     ) -> Result<(), WireError> {
         while self.partial.is_none() {
@@ -273,7 +279,7 @@ impl FrameReader {
                 self.limit(on_frame(h, payload)?);
             } else if len > LARGE_PAYLOAD_BYTES {
                 let have = self.end - body;
-                match landing.as_deref_mut().filter(|l| l.wants(&h)) {
+                match landing_for(landings, &h) {
                     Some(l) => {
                         l.buf[..have].copy_from_slice(&self.buf[body..self.end]);
                         self.partial = Some(Partial::Direct(h, have));

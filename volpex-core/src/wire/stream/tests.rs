@@ -49,7 +49,7 @@ fn a_raised_limit_applies_to_frames_already_read() {
     r.max_payload = 8;
     let mut got = Vec::new();
     let st = r
-        .read_from(&mut src, None, |h, _| {
+        .read_from(&mut src, &mut [], |h, _| {
             got.push(h.len);
             Ok(Some(1 << 20))
         })
@@ -78,7 +78,7 @@ fn small_and_large_frames_arrive_whole_in_any_chunking() {
         // Each call is one readiness event; a short read ends it.
         loop {
             let st = r
-                .read_from(&mut src, None, |h, p| {
+                .read_from(&mut src, &mut [], |h, p| {
                     got.push((h.len as usize, p));
                     Ok(None)
                 })
@@ -180,7 +180,7 @@ proptest! {
         let mut src = Chunks { data, at: 0, step, eof: true };
         let mut r = FrameReader::new();
         for _ in 0..1000 {
-            match r.read_from(&mut src, None, |_, _| Ok(None)) {
+            match r.read_from(&mut src, &mut [], |_, _| Ok(None)) {
                 Ok(ReadStatus::Open) => {}
                 Ok(ReadStatus::Closed) | Err(_) => break,
             }
@@ -197,7 +197,7 @@ proptest! {
         r.max_payload = 1 << 20;
         let mut n = 0;
         for _ in 0..1000 {
-            match r.read_from(&mut src, None, |_, _| { n += 1; Ok(None) }) {
+            match r.read_from(&mut src, &mut [], |_, _| { n += 1; Ok(None) }) {
                 Ok(ReadStatus::Open) => {}
                 Ok(ReadStatus::Closed) | Err(_) => break,
             }

@@ -64,7 +64,7 @@ pub fn check_stream(data: &[u8], limit: usize, step: usize, burst: usize) -> Res
     let base = alloc::live();
     // The stream is finite and every call reads from it or ends: this ends.
     loop {
-        let status = reader.read_from(&mut src, None, |h, payload: Bytes| {
+        let status = reader.read_from(&mut src, &mut [], |h, payload: Bytes| {
             if h.len as usize > limit || payload.len() != h.len as usize {
                 bad = Some((h, payload.len()));
             }
