@@ -33,6 +33,23 @@ fn npb_job(bench: &str, n: usize, r: usize, faults: &[&str]) -> Run {
     run
 }
 
+/// Runs `npb BENCH --class CLASS` under volpexrun with the launcher arguments `la`.
+fn npb_job_with(bench: &str, class: &str, la: &[&str]) -> Run {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let run = run(la, &bin("npb"), &[bench, "--class", class], DEADLINE);
+    run.assert_no_leftovers();
+    run
+}
+
+/// Sum of one counter over every replica in the report.
+fn counter(run: &Run, name: &str) -> u64 {
+    run.report
+        .as_ref()
+        .and_then(|r| r["processes"].as_array())
+        .map(|ps| ps.iter().filter_map(|p| p["stats"][name].as_u64()).sum())
+        .unwrap_or(0)
+}
+
 /// Exit 0 and exactly one report verdict, the successful one.
 fn assert_verified_once(run: &Run, what: &str) {
     let out = run.ok();
@@ -78,6 +95,40 @@ fn ep_class_s_verifies_on_1_and_4_ranks() {
 #[test]
 fn is_class_s_verifies_on_1_and_4_ranks() {
     verifies_on_1_and_4_ranks("is");
+}
+
+/// IS class W on 4 ranks exchanges blocks of about 256 KiB in each all-to-all-v: they
+/// go out straight from the sender's buffer and are copied into its log only when their
+/// receivers have not confirmed them by the end of the exchange (counter `unlogged`
+/// counts those never copied). The run verifies with one replica, with two when one is
+/// lost mid-run (its sibling is then every live replica), and with regeneration on, where
+/// nothing skips the log.
+#[test]
+fn is_all_to_all_blocks_skip_the_log_when_confirmed() {
+    let cases: [(&[&str], bool); 3] = [
+        (&["-n", "4", "-r", "1"], true),
+        (
+            &[
+                "-n",
+                "4",
+                "-r",
+                "2",
+                "--regenerate",
+                "never",
+                "--fault",
+                "2.1:exit@sends=40",
+            ],
+            true,
+        ),
+        (&["-n", "4", "-r", "2", "--regenerate", "spare"], false),
+    ];
+    for (la, skips) in cases {
+        let run = npb_job_with("is", "W", la);
+        let what = format!("is class W, {la:?}");
+        assert_verified_once(&run, &what);
+        let unlogged = counter(&run, "unlogged");
+        assert_eq!(unlogged > 0, skips, "{what}: unlogged={unlogged}");
+    }
 }
 
 /// CG (NPB `CG/cg.f`): class S zeta within 1e-10 of 8.5971775078648, on a 1x1 and a

@@ -205,3 +205,62 @@ proptest! {
         prop_assert!(n >= 1);
     }
 }
+
+#[test]
+fn each_large_frame_lands_once_in_the_landing_that_wants_it() {
+    let len = LARGE_PAYLOAD_BYTES + 100;
+    let frame = |seq: u64, fill: u8| {
+        let mut h = Header::new(Kind::Data, len);
+        h.seq = seq;
+        let mut v = h.encode().to_vec();
+        v.extend(std::iter::repeat_n(fill, len));
+        v
+    };
+    // The message of seq 2, then seq 1's, then another replica's copy of seq 1.
+    let mut data = frame(2, 2);
+    data.extend(frame(1, 1));
+    data.extend(frame(1, 9));
+    let key = |seq| crate::message::Key {
+        comm: 0,
+        tag: 0,
+        src: 0,
+        dst: 0,
+        seq,
+    };
+    let (mut first, mut second) = (vec![0u8; len], vec![0u8; len]);
+    let mut landings = [
+        Landing {
+            want: Want::Key(key(1)),
+            buf: &mut first,
+            landed: None,
+        },
+        Landing {
+            want: Want::Key(key(2)),
+            buf: &mut second,
+            landed: None,
+        },
+    ];
+    let mut src = Chunks {
+        data,
+        at: 0,
+        step: 4096,
+        eof: true,
+    };
+    let mut r = FrameReader::new();
+    r.max_payload = usize::MAX;
+    let mut got = Vec::new();
+    while r
+        .read_from(&mut src, &mut landings, |h, p| {
+            got.push((h.seq, p.len(), p.first().copied()));
+            Ok(None)
+        })
+        .unwrap()
+        == ReadStatus::Open
+    {}
+    // Landed frames come without their payload; the second copy of seq 1 finds its
+    // landing filled and is read on its own.
+    assert_eq!(got, vec![(2, 0, None), (1, 0, None), (1, len, Some(9))]);
+    assert!(landings.iter().all(|l| l.landed == Some(len)));
+    assert!(first.iter().all(|&b| b == 1));
+    assert!(second.iter().all(|&b| b == 2));
+}
