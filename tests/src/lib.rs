@@ -112,6 +112,16 @@ impl Run {
         &self.stdout
     }
 
+    /// The total of counter `name` (`sends`, `unlogged`, ...) over every incarnation of
+    /// every replica in the report.
+    pub fn counter(&self, name: &str) -> u64 {
+        self.report
+            .as_ref()
+            .and_then(|r| r["processes"].as_array())
+            .map(|ps| ps.iter().filter_map(|p| p["stats"][name].as_u64()).sum())
+            .unwrap_or(0)
+    }
+
     /// State of replica `rank.replica` in the report.
     pub fn state(&self, rank: u64, replica: u64) -> String {
         self.report

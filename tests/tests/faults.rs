@@ -157,15 +157,6 @@ fn large_messages_survive_kills_mid_transfer() {
     }
 }
 
-/// Sum of one counter over every replica in the report.
-fn counter(run: &Run, name: &str) -> u64 {
-    run.report
-        .as_ref()
-        .and_then(|r| r["processes"].as_array())
-        .map(|ps| ps.iter().filter_map(|p| p["stats"][name].as_u64()).sum())
-        .unwrap_or(0)
-}
-
 #[test]
 fn messages_that_skip_the_log_arrive_whole_and_late_confirmations_fall_back() {
     // 3 MB tokens go out straight from the sender's buffer to every live replica of the
@@ -194,7 +185,7 @@ fn messages_that_skip_the_log_arrive_whole_and_late_confirmations_fall_back() {
         run.assert_no_leftovers();
         let what = format!("r={r} fault={fault} {wait} --regenerate {regenerate}");
         assert_eq!(run.ok(), expect, "{what}\n{}", run.stderr);
-        let unlogged = counter(&run, "unlogged");
+        let unlogged = run.counter("unlogged");
         assert_eq!(unlogged > 0, skips, "{what}: unlogged={unlogged}");
     }
 }

@@ -41,15 +41,6 @@ fn npb_job_with(bench: &str, class: &str, la: &[&str]) -> Run {
     run
 }
 
-/// Sum of one counter over every replica in the report.
-fn counter(run: &Run, name: &str) -> u64 {
-    run.report
-        .as_ref()
-        .and_then(|r| r["processes"].as_array())
-        .map(|ps| ps.iter().filter_map(|p| p["stats"][name].as_u64()).sum())
-        .unwrap_or(0)
-}
-
 /// Exit 0 and exactly one report verdict, the successful one.
 fn assert_verified_once(run: &Run, what: &str) {
     let out = run.ok();
@@ -126,7 +117,7 @@ fn is_all_to_all_blocks_skip_the_log_when_confirmed() {
         let run = npb_job_with("is", "W", la);
         let what = format!("is class W, {la:?}");
         assert_verified_once(&run, &what);
-        let unlogged = counter(&run, "unlogged");
+        let unlogged = run.counter("unlogged");
         assert_eq!(unlogged > 0, skips, "{what}: unlogged={unlogged}");
     }
 }

@@ -538,15 +538,6 @@ fn a_preempted_replica_that_never_checkpointed_is_replaced_at_once() {
     run.assert_no_leftovers();
 }
 
-/// The total of counter `name` over every incarnation of every replica.
-fn total(run: &Run, name: &str) -> u64 {
-    run.report
-        .as_ref()
-        .and_then(|r| r["processes"].as_array())
-        .map(|ps| ps.iter().filter_map(|p| p["stats"][name].as_u64()).sum())
-        .unwrap_or(0)
-}
-
 /// `checkpointed` (60 iterations, a checkpoint every `every`; 0: none) at `-n 4 -r 2`
 /// with a replay budget of 2 KiB, far below its traffic, and replica 1.0 killed 1 s in;
 /// its result checked.
@@ -596,7 +587,7 @@ fn a_log_smaller_than_the_traffic_regenerates_from_checkpoints() {
         "{}",
         incs[1]
     );
-    assert!(total(&run, "evicted") > 0, "{}", run.stderr);
+    assert!(run.counter("evicted") > 0, "{}", run.stderr);
     run.assert_no_leftovers();
 }
 
