@@ -683,6 +683,11 @@ impl Core {
                         if h.len as usize >= BULK_BYTES {
                             self.bulk_at = Some(now);
                         }
+                        if let Frame::Data { key, payload, .. } = &f {
+                            if payload.is_empty() && h.len > 0 {
+                                self.engine.note_landed(*key, h.len as usize);
+                            }
+                        }
                         self.engine.handle_frame(now, r, f)
                     }
                     Err(e) => {

@@ -128,6 +128,11 @@ impl Core {
         Ok(None)
     }
 
+    /// Whether every live replica of an `Unsettled` send's destination confirmed it.
+    pub fn delivered(&self, u: &Unsettled) -> bool {
+        self.engine.delivered(u.comm, u.dst, u.order)
+    }
+
     /// Ends an `Unsettled` send of `bytes`: recorded without its payload when every live
     /// replica of its destination confirmed it, else copied into the log now.
     pub fn settle(&mut self, u: Unsettled, bytes: &[u8]) -> Result<(), SendError> {

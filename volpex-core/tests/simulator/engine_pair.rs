@@ -153,6 +153,60 @@ fn a_deferred_pull_goes_at_once_when_its_receive_is_posted() {
     assert!(matches!(rx.take(now, second), Some(Ok(_))));
 }
 
+/// A large message that landed straight in its receive's buffer reaches the engine
+/// without payload; the window of pulls asked ahead after it is sized by its real
+/// length (128 KiB of 64 KiB messages: two), not as for an empty message (eight).
+#[test]
+fn a_landed_message_sizes_the_pull_ahead_window_by_its_length() {
+    let now = Duration::ZERO;
+    let (sender, receiver, mut tx, mut rx, spec) = sender_and_receiver(1);
+    let len = 64 << 10;
+    let first = rx.post(now, spec, Mode::Receive);
+    for (to, f) in std::iter::from_fn(|| rx.poll_transmit()) {
+        if to == sender {
+            tx.handle_frame(now, receiver, f);
+        }
+    }
+    tx.send(now, COMM, 3, 1, Bytes::from(vec![7u8; len]))
+        .expect("the log has room");
+    let data = std::iter::from_fn(|| tx.poll_transmit())
+        .find_map(|(to, f)| match f {
+            Frame::Data { .. } if to == receiver => Some(f),
+            _ => None,
+        })
+        .expect("the pull is answered");
+    let Frame::Data {
+        key,
+        req,
+        order,
+        confirm,
+        late,
+        ..
+    } = data
+    else {
+        unreachable!("found as DATA")
+    };
+    rx.note_landed(key, len);
+    rx.handle_frame(
+        now,
+        sender,
+        Frame::Data {
+            key,
+            req,
+            order,
+            payload: Bytes::new(),
+            confirm,
+            late,
+        },
+    );
+    assert!(matches!(rx.take(now, first), Some(Ok(_))));
+    let ahead: Vec<Frame> = std::iter::from_fn(|| rx.poll_deferred())
+        .filter(|(to, f)| *to == sender && matches!(f, Frame::Pull { .. }))
+        .map(|(_, f)| f)
+        .collect();
+    assert_eq!(ahead.len(), 2, "{ahead:?}");
+}
+
 /// A message that depends on a choice its siblings do not hold yet leaves at once,
 /// carrying the choice; when the leader then dies, the replica taking over asks the
 /// other ranks' replicas too and adopts the choice from the receiver of that message

@@ -73,10 +73,13 @@ use self::timers::{Timer, TimerTable};
 use super::decision::{slot_key, Slot, DECISION_CTX};
 use crate::config::{Config, DECISIONS_HELD_MAX};
 use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
-use crate::message::{Consumed, Key, ReplicaId, SendLog, Set, Want};
+use crate::message::{Consumed, Key, Map, ReplicaId, SendLog, Set, Want};
 use crate::replica::Liveness;
 use crate::wire::control::ReplicaStats;
 use crate::wire::Frame;
+
+/// Most `Engine::landed` entries kept.
+const LANDED_MAX: usize = 1024;
 
 /// Why a receive did not deliver.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -173,6 +176,10 @@ pub struct Engine {
     /// speculative pull was still waiting for a write when the application needed it,
     /// after computing at least `EAGER_GAP`: theirs go at once (see `receive::want`).
     eager_streams: Set<(u32, i32, u32)>,
+    /// Lengths of messages that landed straight in their receive's buffer (their DATA
+    /// reached the engine without payload), until the receive is taken: the pull-ahead
+    /// window is sized by them.
+    landed: Map<Key, usize>,
     out: Outbox,
     retired: bool,
     stats: ReplicaStats,
@@ -251,6 +258,7 @@ impl Engine {
             finalized: false,
             ended: Set::default(),
             eager_streams: Set::default(),
+            landed: Map::default(),
             out: Outbox::new(me),
             retired: false,
             stats: ReplicaStats::default(),
@@ -569,9 +577,23 @@ impl Engine {
     pub fn take(&mut self, now: Duration, id: RecvId) -> Option<Result<Matched, RecvError>> {
         let (r, any_tag) = self.matcher.take(id)?;
         if let Ok(Matched::Message { key, payload, .. }) = &r {
-            self.speculate_after(now, *key, payload.len(), any_tag);
+            let len = self.landed.remove(key).unwrap_or(payload.len());
+            self.speculate_after(now, *key, len, any_tag);
         }
         Some(r)
+    }
+
+    /// The DATA of `key` about to be handled carries no payload because its `len` bytes
+    /// landed straight in a waiting receive's buffer.
+    pub fn note_landed(&mut self, key: Key, len: usize) {
+        // A frame lands only in a waiting receive's buffer, so each entry is taken with
+        // its receive, except after a race of two replicas' copies of one message where
+        // the later one landed: such strays are dropped wholesale now and then (a lost
+        // entry only sizes one pull-ahead window as for an empty message).
+        if self.landed.len() >= LANDED_MAX {
+            self.landed.clear();
+        }
+        self.landed.insert(key, len);
     }
 
     // ---- internals ----
