@@ -157,6 +157,23 @@ fn bind_team_gives_each_team_its_own_cpus() {
     );
 }
 
+/// More processes than CPUs in one team (`-n 4 -r 1` on the 2-CPU VM): each process
+/// runs on one CPU, the ranks taking the CPUs in turn, as `mpirun --bind-to core` places
+/// them; with a CPU for each, the kernel places them.
+#[test]
+fn a_crowded_host_gives_each_rank_one_cpu_in_turn() {
+    let allowed = allowed_cpus().expect("our own CPU affinity");
+    let got = cpus_of_job(&[], 4, 1);
+    for (rank, lists) in got.iter().enumerate() {
+        let want = if allowed.len() < 4 {
+            vec![allowed[rank % allowed.len()]]
+        } else {
+            allowed.clone()
+        };
+        assert_eq!(lists[0], want, "rank {rank}: {got:?} on {allowed:?}");
+    }
+}
+
 /// Binding follows the living processes: three teams on two CPUs (teams 0 and 2 share
 /// one), and when team 1 dies team 2 moves to the CPU it left, so the survivors no longer
 /// share a CPU while another idles (issue 16, item 2). Without regeneration: a new

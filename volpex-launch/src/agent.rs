@@ -362,10 +362,8 @@ pub fn main() -> i32 {
             ),
         );
     }
-    let mut teams: Vec<u32> = spec.procs.iter().map(|p| p.replica).collect();
-    teams.sort_unstable();
-    teams.dedup();
-    let cpus = match crate::binding::cpus_env(spec.bind, spec.procs.len(), &teams, &spec.env) {
+    let procs: Vec<(u32, u32)> = spec.procs.iter().map(|p| (p.rank, p.replica)).collect();
+    let cpus = match crate::binding::cpus_env(spec.bind, &procs, &spec.env) {
         Ok(c) => c,
         Err(e) => return fatal(&mut out, format!("{e} on {}", spec.host)),
     };
@@ -447,10 +445,10 @@ pub fn main() -> i32 {
             }
             AgentEvent::Command(ToAgent::Rebind { living }) => {
                 if !cpus.is_empty() {
-                    let teams: Vec<(u32, u32)> = children
+                    let teams: Vec<(u32, u32, u32)> = children
                         .iter()
                         .filter(|c| !c.exited && living.contains(&(c.rank, c.replica)))
-                        .map(|c| (c.replica, c.pid))
+                        .map(|c| (c.replica, c.rank, c.pid))
                         .collect();
                     if let Err(e) = crate::binding::rebind(spec.bind, &teams) {
                         log::warn!("cannot bind the survivors again on {}: {e}", spec.host);
@@ -495,15 +493,18 @@ fn start_one(
     spec: &StartSpec,
     p: &ProcSpec,
     launcher: &str,
-    cpus: &[(u32, String)],
+    cpus: &crate::binding::CpuPlan,
     input: &crate::stdin::StdinHub,
     tx: &Sender<AgentEvent>,
     out: &mut std::io::StdoutLock<'_>,
     children: &mut Vec<Child>,
 ) {
     let mut cmd = Command::new(&spec.program);
-    if let Some((_, list)) = cpus.iter().find(|(t, _)| *t == p.replica) {
-        cmd.env(volpex::bootstrap::vars::CPUS, list);
+    if let Some(list) = cpus.cpus_of(p.replica, p.rank) {
+        cmd.env(
+            volpex::bootstrap::vars::CPUS,
+            volpex::bootstrap::affinity::format_cpus(&list),
+        );
     }
     let reads_input = spec.stdin_rank == Some(p.rank);
     cmd.args(&spec.args)

@@ -88,7 +88,7 @@ struct LocalLaunch {
     /// Variables every process gets.
     common: Vec<env::Var>,
     /// `VOLPEX_CPUS` of each team (`--bind`).
-    cpus: Vec<(u32, String)>,
+    cpus: crate::binding::CpuPlan,
 }
 
 /// What starting an agent on a host where nothing was placed takes (a new incarnation
@@ -285,10 +285,10 @@ impl Job {
                 let Some(bind) = self.rebind else {
                     return;
                 };
-                let teams: Vec<(u32, u32)> = living
+                let teams: Vec<(u32, u32, u32)> = living
                     .iter()
                     .filter(|(_, pid)| *pid > 0)
-                    .map(|(id, pid)| (id.replica, *pid))
+                    .map(|(id, pid)| (id.replica, id.rank, *pid))
                     .collect();
                 match binding::rebind(bind, &teams) {
                     Ok(bound) => {

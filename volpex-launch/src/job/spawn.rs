@@ -358,8 +358,10 @@ impl Job {
         match &placement {
             None => {
                 env::add_job(&mut common, Some(control_addr), &key, &exports);
-                let teams: Vec<u32> = (0..args.replicas).collect();
-                let cpus = crate::binding::cpus_env(args.bind, procs, &teams, &common)?;
+                let all: Vec<(u32, u32)> = (0..args.ranks)
+                    .flat_map(|k| (0..args.replicas).map(move |t| (k, t)))
+                    .collect();
+                let cpus = crate::binding::cpus_env(args.bind, &all, &common)?;
                 if !cpus.is_empty() {
                     job.rebind = Some(args.bind);
                     job.state.rebind_on_deaths();
@@ -444,8 +446,8 @@ impl Job {
             .stderr(Stdio::piped())
             .envs(l.common.iter().map(|(k, v)| (k, v)))
             .envs(env);
-        if let Some((_, list)) = l.cpus.iter().find(|(t, _)| *t == id.replica) {
-            cmd.env(vars::CPUS, list);
+        if let Some(list) = l.cpus.cpus_of(id.replica, id.rank) {
+            cmd.env(vars::CPUS, volpex::bootstrap::affinity::format_cpus(&list));
         }
         if let Some(d) = &l.wdir {
             cmd.current_dir(d);
