@@ -111,7 +111,7 @@ pub(super) fn exchange<T: Pod>(
     let mut all = Vec::with_capacity(recvs.len());
     for (mut r, out) in recvs {
         let Some(id) = r.id.take() else {
-            unreachable!("a collective receive is completed once: `into_all` takes it by value")
+            unreachable!("a collective receive is completed once: `exchange` takes it by value")
         };
         let dst: &mut [u8] = bytemuck::cast_slice_mut(out);
         want.push(dst.len());
