@@ -78,17 +78,9 @@ impl Communicator {
         elem: usize,
     ) -> Result<Status, Error> {
         let mut one = [RecvInto::new(id, buf)];
-        self.wait_all_into(&mut one)?;
+        Arrivals::new(&mut one).wait(&mut self.inner.rt.lock())?;
         let [done] = one;
         done.finish(self, elem)
-    }
-
-    /// Drives the loop until every receive of `all` completed, each large message
-    /// landing straight in its receive's buffer whichever comes first. The messages are
-    /// in place afterwards once each is `finish`ed, in the caller's order.
-    pub(crate) fn wait_all_into(&self, all: &mut [RecvInto<'_>]) -> Result<(), Error> {
-        let mut core = self.inner.rt.lock();
-        Arrivals::new(all).wait(&mut core)
     }
 
     /// Completes `id` if it is done, without waiting (one non-blocking loop turn).
@@ -210,7 +202,7 @@ impl Communicator {
     }
 }
 
-/// One receive of `Communicator::wait_all_into` with the buffer its message goes to.
+/// One receive waited for by `Arrivals`, with the buffer its message goes to.
 pub(crate) struct RecvInto<'b> {
     id: RecvId,
     /// `None` while it is lent to a landing.
@@ -237,10 +229,10 @@ impl<'b> RecvInto<'b> {
     /// did not land).
     pub(crate) fn finish(self, comm: &Communicator, elem: usize) -> Result<Status, Error> {
         let Some(result) = self.result else {
-            unreachable!("`wait_all_into` returns once every receive completed")
+            unreachable!("`Arrivals::wait` returns once every receive completed")
         };
         let Some(buf) = self.buf else {
-            unreachable!("`wait_all_into` gives every buffer back")
+            unreachable!("dropping `Arrivals` gives every buffer back")
         };
         let (key, payload) = message(result?)?;
         let n = match self.landed {

@@ -136,14 +136,15 @@ impl Core {
     /// Ends an `Unsettled` send of `bytes`: recorded without its payload when every live
     /// replica of its destination confirmed it, else copied into the log now.
     pub fn settle(&mut self, u: Unsettled, bytes: &[u8]) -> Result<(), SendError> {
+        let delivered = self.delivered(&u);
         let Unsettled {
             comm,
             tag,
             dst,
-            order,
             direct,
+            ..
         } = u;
-        if self.engine.delivered(comm, dst, order) {
+        if delivered {
             self.engine.send_unlogged(comm, tag, dst);
         } else {
             self.wait_for_log_room(&[dst], bytes.len(), 1, &mut [])?;
