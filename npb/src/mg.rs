@@ -412,13 +412,6 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
             (0, t0)
         }
     };
-    // v no longer changes: its nonzeros are the same in every checkpoint.
-    let v_nonzeros: Vec<(u64, f64)> =
-        s.v.iter()
-            .enumerate()
-            .filter(|(_, &x)| x != 0.0)
-            .map(|(i, &x)| (i as u64, x))
-            .collect();
     let every = interval_for(8 * s.u[lt].len(), CHECKPOINT_EVERY_LARGE);
     for it in first..nit as u64 {
         s.mg3p()?;
@@ -428,7 +421,13 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
             elapsed: volpex::wtime() - t0,
             u: F64s::of(&s.u[lt]),
             r_shell: F64s(shell(&s.r[lt], &s.lay.levels[lt].m).into()),
-            v: v_nonzeros.clone(),
+            // v no longer changes: only its twenty nonzeros go in.
+            v: s.v
+                .iter()
+                .enumerate()
+                .filter(|(_, &x)| x != 0.0)
+                .map(|(i, &x)| (i as u64, x))
+                .collect(),
         })?;
     }
     let (rnm2, _rnmu) = s.norm2u3_r(dn)?;
@@ -531,7 +530,7 @@ impl<'a> Solver<'a> {
                 None,
                 &mut self.r[k],
                 &lev.m,
-                [&mut self.s1, &mut self.s2, &mut self.s3],
+                [&mut self.s1, &mut self.s2],
             );
             self.halo.comm3(&mut self.r[k], lev)?;
             self.psinv(k)?;
@@ -550,7 +549,7 @@ impl<'a> Solver<'a> {
             Some(&self.v),
             &mut self.r[lt],
             &lev.m,
-            [&mut self.s1, &mut self.s2, &mut self.s3],
+            [&mut self.s1, &mut self.s2],
         );
         self.halo.comm3(&mut self.r[lt], lev)
     }
@@ -565,7 +564,7 @@ impl<'a> Solver<'a> {
             Some(&self.v),
             &mut self.r[lt],
             &m,
-            [&mut self.s1, &mut self.s2, &mut self.s3],
+            [&mut self.s1, &mut self.s2],
         );
         unshell(&mut self.r[lt], &m, shell)
     }
@@ -802,23 +801,16 @@ fn sum4(out: &mut [f64], a: &[f64], b: &[f64], c: &[f64], d: &[f64]) {
 }
 
 /// resid: r = v - A u on the interior (`v` = None: r itself holds v).
-fn resid(u: &[f64], v: Option<&[f64]>, r: &mut [f64], m: &[usize; 3], s: [&mut Vec<f64>; 3]) {
-    let [u1, u2, vrow] = s;
+fn resid(u: &[f64], v: Option<&[f64]>, r: &mut [f64], m: &[usize; 3], s: [&mut Vec<f64>; 2]) {
+    let [u1, u2] = s;
     let n1 = m[0];
     for i3 in 2..m[2] {
         for i2 in 2..m[1] {
             sides_and_corners(u, m, i2, i3, u1, u2);
             let b = row(m, i2, i3);
-            let vc = match v {
-                Some(v) => &v[b + 1..b + n1 - 1],
-                None => {
-                    vrow[..n1 - 2].copy_from_slice(&r[b + 1..b + n1 - 1]);
-                    &vrow[..n1 - 2]
-                }
-            };
             resid_row(
                 &u[b + 1..b + n1 - 1],
-                vc,
+                v.map(|v| &v[b + 1..b + n1 - 1]),
                 &u1[..n1],
                 &u2[..n1],
                 &mut r[b + 1..b + n1 - 1],
@@ -828,16 +820,28 @@ fn resid(u: &[f64], v: Option<&[f64]>, r: &mut [f64], m: &[usize; 3], s: [&mut V
 }
 
 /// One row of resid: `out = v - a0 u - a2 (u2 + u1 left + u1 right) - a3 (u2 left +
-/// u2 right)`, the side and corner sums `u1`, `u2` spanning the row's ghosts too.
+/// u2 right)`, the side and corner sums `u1`, `u2` spanning the row's ghosts too; `v`
+/// = None: `out` holds v.
 #[inline(always)]
-fn resid_row(uc: &[f64], vc: &[f64], u1: &[f64], u2: &[f64], out: &mut [f64]) {
+fn resid_row(uc: &[f64], vc: Option<&[f64]>, u1: &[f64], u2: &[f64], out: &mut [f64]) {
     let n = out.len();
     let (u1l, u1r) = (&u1[..n], &u1[2..n + 2]);
     let (u2l, u2c, u2r) = (&u2[..n], &u2[1..n + 1], &u2[2..n + 2]);
-    let (uc, vc) = (&uc[..n], &vc[..n]);
-    for i in 0..n {
-        out[i] =
-            vc[i] - A[0] * uc[i] - A[2] * (u2c[i] + u1l[i] + u1r[i]) - A[3] * (u2l[i] + u2r[i]);
+    let uc = &uc[..n];
+    let a = |v: f64, i: usize| {
+        v - A[0] * uc[i] - A[2] * (u2c[i] + u1l[i] + u1r[i]) - A[3] * (u2l[i] + u2r[i])
+    };
+    match vc {
+        Some(vc) => {
+            for (i, (o, &v)) in out.iter_mut().zip(&vc[..n]).enumerate() {
+                *o = a(v, i);
+            }
+        }
+        None => {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = a(*o, i);
+            }
+        }
     }
 }
 
@@ -874,42 +878,54 @@ fn rprj3(
 ) {
     let d = mk.map(|n| if n == 3 { 2 } else { 1 });
     let n1 = mk[0];
+    // The outputs j1 = 2..mj1-1 sit at the fine i1 = 2 j1 - d1; `span` holds them with
+    // their neighbours (0-based, the reference's i1 - 1).
+    let n = mj[0].saturating_sub(2);
+    let span = 2 - d[0]..3 - d[0] + 2 * n;
     for j3 in 2..mj[2] {
         let i3 = 2 * j3 - d[2];
         for j2 in 2..mj[1] {
             let i2 = 2 * j2 - d[1];
             let rw = |a: usize, b: usize| &r[row(mk, a, b)..row(mk, a, b) + n1];
-            let (m0, p0, c_m, c_p) = (
+            // x1 and y1 on the whole row: the reference's x1, y1 at its even points and
+            // its x2, y2 at its odd ones, each summed in the same order.
+            sum4(
+                &mut x1[..n1],
                 rw(i2 - 1, i3),
                 rw(i2 + 1, i3),
                 rw(i2, i3 - 1),
                 rw(i2, i3 + 1),
             );
-            let (mm, mp, pm, pp) = (
+            sum4(
+                &mut y1[..n1],
                 rw(i2 - 1, i3 - 1),
                 rw(i2 - 1, i3 + 1),
                 rw(i2 + 1, i3 - 1),
                 rw(i2 + 1, i3 + 1),
             );
-            let cc = rw(i2, i3);
-            // x1, y1 indexed by the 0-based fine index i1 - 1 of the reference.
-            for j1 in 2..=mj[0] {
-                let i = 2 * j1 - d[0] - 2;
-                x1[i] = m0[i] + p0[i] + c_m[i] + c_p[i];
-                y1[i] = mm[i] + mp[i] + pm[i] + pp[i];
+            if n == 0 {
+                continue;
             }
             let b = row(mj, j2, j3);
-            for j1 in 2..mj[0] {
-                let i = 2 * j1 - d[0] - 1;
-                let y2 = mm[i] + mp[i] + pm[i] + pp[i];
-                let x2 = m0[i] + p0[i] + c_m[i] + c_p[i];
-                s[b + j1 - 1] = 0.5 * cc[i]
-                    + 0.25 * (cc[i - 1] + cc[i + 1] + x2)
-                    + 0.125 * (x1[i - 1] + x1[i + 1] + y2)
-                    + 0.0625 * (y1[i - 1] + y1[i + 1]);
+            let triples = |v| triples(v, span.clone());
+            let cc = rw(i2, i3);
+            for (o, ((c, x), y)) in s[b + 1..b + 1 + n]
+                .iter_mut()
+                .zip(triples(cc).zip(triples(x1)).zip(triples(y1)))
+            {
+                *o = 0.5 * c[1]
+                    + 0.25 * (c[0] + c[2] + x[1])
+                    + 0.125 * (x[0] + x[2] + y[1])
+                    + 0.0625 * (y[0] + y[2]);
             }
         }
     }
+}
+
+/// Every other window of three in `v[span]`: each output point of rprj3 with its two
+/// neighbours.
+fn triples(v: &[f64], span: std::ops::Range<usize>) -> impl Iterator<Item = &[f64]> {
+    v[span].windows(3).step_by(2)
 }
 
 /// interp: u += Q z, the trilinear interpolation of coarse `z` (mz) into fine `u` (mu),
@@ -918,6 +934,7 @@ fn interp(z: &[f64], mz: &[usize; 3], u: &mut [f64], mu: &[usize; 3], s: [&mut V
     let [z1, z2, z3] = s;
     let mm1 = mz[0];
     let n1 = mu[0];
+    let (z1, z2, z3) = (&mut z1[..mm1], &mut z2[..mm1], &mut z3[..mm1]);
     for i3 in 1..mz[2] {
         for i2 in 1..mz[1] {
             let zr = |a: usize, b: usize| &z[row(mz, a, b)..row(mz, a, b) + mm1];
@@ -932,37 +949,29 @@ fn interp(z: &[f64], mz: &[usize; 3], u: &mut [f64], mu: &[usize; 3], s: [&mut V
                 z2[i] = z01[i] + z00[i];
                 z3[i] = z11[i] + z01[i] + z1[i];
             }
-            let mut rows = [0usize; 4];
-            for (slot, (a, b)) in rows.iter_mut().zip([
-                (2 * i2 - 1, 2 * i3 - 1),
-                (2 * i2, 2 * i3 - 1),
-                (2 * i2 - 1, 2 * i3),
-                (2 * i2, 2 * i3),
-            ]) {
-                *slot = row(mu, a, b);
-            }
-            let n = mm1 - 1;
-            add_pairs(&mut u[rows[0]..rows[0] + n1], n, |i| {
-                (z00[i], 0.5 * (z00[i + 1] + z00[i]))
+            let urow = |a: usize, b: usize| row(mu, a, b)..row(mu, a, b) + n1;
+            add_pairs(&mut u[urow(2 * i2 - 1, 2 * i3 - 1)], z00, |a, b| {
+                (a, 0.5 * (b + a))
             });
-            add_pairs(&mut u[rows[1]..rows[1] + n1], n, |i| {
-                (0.5 * z1[i], 0.25 * (z1[i] + z1[i + 1]))
+            add_pairs(&mut u[urow(2 * i2, 2 * i3 - 1)], z1, |a, b| {
+                (0.5 * a, 0.25 * (a + b))
             });
-            add_pairs(&mut u[rows[2]..rows[2] + n1], n, |i| {
-                (0.5 * z2[i], 0.25 * (z2[i] + z2[i + 1]))
+            add_pairs(&mut u[urow(2 * i2 - 1, 2 * i3)], z2, |a, b| {
+                (0.5 * a, 0.25 * (a + b))
             });
-            add_pairs(&mut u[rows[3]..rows[3] + n1], n, |i| {
-                (0.25 * z3[i], 0.125 * (z3[i] + z3[i + 1]))
+            add_pairs(&mut u[urow(2 * i2, 2 * i3)], z3, |a, b| {
+                (0.25 * a, 0.125 * (a + b))
             });
         }
     }
 }
 
-/// Adds `f(i)` = (odd, even) to `out[2 i]` and `out[2 i + 1]` for i in 0..n.
+/// Adds `f(z[i], z[i + 1])` = (odd, even) to `out[2 i]` and `out[2 i + 1]` for every
+/// pair of neighbours in `z`.
 #[inline(always)]
-fn add_pairs(out: &mut [f64], n: usize, f: impl Fn(usize) -> (f64, f64)) {
-    for (i, pair) in out[..2 * n].chunks_exact_mut(2).enumerate() {
-        let (odd, even) = f(i);
+fn add_pairs(out: &mut [f64], z: &[f64], f: impl Fn(f64, f64) -> (f64, f64)) {
+    for (pair, w) in out.chunks_exact_mut(2).zip(z.windows(2)) {
+        let (odd, even) = f(w[0], w[1]);
         pair[0] += odd;
         pair[1] += even;
     }
