@@ -788,8 +788,11 @@ fn sides_and_corners(
         r(i2 - 1, i3 + 1),
         r(i2 + 1, i3 + 1),
     );
-    sum4(&mut sides[..n1], s_a, s_b, s_c, s_d);
-    sum4(&mut corners[..n1], c_a, c_b, c_c, c_d);
+    let (sides, corners) = (&mut sides[..n1], &mut corners[..n1]);
+    for i in 0..n1 {
+        sides[i] = s_a[i] + s_b[i] + s_c[i] + s_d[i];
+        corners[i] = c_a[i] + c_b[i] + c_c[i] + c_d[i];
+    }
 }
 
 /// out = a + b + c + d, element-wise, in that order.
