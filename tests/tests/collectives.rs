@@ -52,3 +52,32 @@ fn collectives_survive_a_kill_mid_operation() {
         r.assert_no_leftovers();
     }
 }
+
+/// A large all-to-all whose last rank enters 200 ms late: the blocks sent to it before
+/// it pulled wait for its pulls (counter `held`) instead of being copied into the log,
+/// and the results are those of a run without the delay, with one replica and with two.
+#[test]
+fn large_all_to_all_blocks_wait_for_a_late_receiver() {
+    let expect = run(
+        &["-n", "3"],
+        &bin("collectives"),
+        &["--late-ms", "0"],
+        Duration::from_secs(180),
+    );
+    let expect = expect.ok().to_string();
+    for r in ["1", "2"] {
+        let late = run(
+            &["-n", "3", "-r", r],
+            &bin("collectives"),
+            &["--late-ms", "200"],
+            Duration::from_secs(180),
+        );
+        assert_eq!(late.ok(), expect, "r={r}\n{}", late.stderr);
+        let held = late.counter("held");
+        assert!(
+            held > 0,
+            "r={r}: no block waited for its pull (held={held})"
+        );
+        late.assert_no_leftovers();
+    }
+}

@@ -3,7 +3,8 @@
 //! a non-commutative user operation, on small vectors and on vectors above the switch
 //! points of the large-vector algorithms (`volpex::config::collective`). `--iters`
 //! repeats the whole set (with `--work-ms` between rounds) so replicas can be killed
-//! mid-run. Prints one line from rank 0.
+//! mid-run. `--late-ms L` repeats the large all-to-all once more, the last rank entering
+//! it L ms late (its senders wait for its pulls). Prints one line from rank 0.
 
 use volpex::config::collective as limit;
 use volpex::{Communicator, SystemOperation, UserOperation};
@@ -58,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .and_then(|v| v.parse().ok())
             .unwrap_or(default)
     };
-    let (iters, work_ms) = (arg("--iters", 1), arg("--work-ms", 0));
+    let (iters, work_ms, late_ms) = (arg("--iters", 1), arg("--work-ms", 0), arg("--late-ms", 0));
     let universe = volpex::initialize()?;
     let world = universe.world();
     let (me, n) = (world.rank(), world.size());
@@ -352,7 +353,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .chain(&ia)
                 .fold(0, |a: i64, b| a.wrapping_add(*b)),
         );
-        digest = mix(digest, large_vectors(&world, round)?);
+        digest = mix(digest, large_vectors(&world, round, late_ms)?);
         world.barrier()?;
         if work_ms > 0 {
             std::thread::sleep(std::time::Duration::from_millis(work_ms));
@@ -388,7 +389,7 @@ fn bits_of(v: &[f64]) -> u64 {
 /// halving (commutative) and through the tree (non-commutative), reduce-scatter by
 /// halving with zero-length parts, broadcast by binomial tree or scatter plus ring, ring
 /// all-gather(v), all-to-all posting its receives first. Returns a digest of the results.
-fn large_vectors(world: &Communicator, round: u64) -> Result<i64, volpex::Error> {
+fn large_vectors(world: &Communicator, round: u64, late_ms: u64) -> Result<i64, volpex::Error> {
     let (me, n) = (world.rank(), world.size());
     let mut digest = 0i64;
     // All-reduce and reduce of integers and exact halves (any order gives the same sum).
@@ -509,12 +510,20 @@ fn large_vectors(world: &Communicator, round: u64) -> Result<i64, volpex::Error>
     let send: Vec<i64> = (0..n)
         .flat_map(|j| (0..ab).map(move |x| val(me, j, x)))
         .collect();
-    let mut recv = vec![0i64; send.len()];
-    world.all_to_all_into(&send, &mut recv)?;
     let want: Vec<i64> = (0..n)
         .flat_map(|i| (0..ab).map(move |x| val(i, me, x)))
         .collect();
-    check(recv == want, "large all-to-all");
+    // Once more with a late rank: no pull stands for a large block (its receiver asks
+    // for none ahead), so the blocks to it wait for its pulls.
+    let passes = if late_ms > 0 { 2 } else { 1 };
+    for pass in 0..passes {
+        if pass == 1 && me == n - 1 {
+            std::thread::sleep(std::time::Duration::from_millis(late_ms));
+        }
+        let mut recv = vec![0i64; send.len()];
+        world.all_to_all_into(&send, &mut recv)?;
+        check(recv == want, "large all-to-all");
+    }
     let sum = |v: &[i64]| v.iter().fold(0i64, |a, b| a.wrapping_add(*b));
     digest = mix(digest, sum(&got));
     digest = mix(digest, sum(&rv));

@@ -333,8 +333,9 @@ impl Communicator {
     /// An exchange in context `ctx`: sends block i of `sends` to its rank (of this
     /// communicator) with `tag`, then waits for every receive of `recvs` (posted before),
     /// whose buffers take their large messages straight from the socket from the first
-    /// send on. Only then are the large blocks that went out without a copy into the log
-    /// settled (see `Core::send_unsettled`), also when a send or a receive failed.
+    /// send on. A large block that no pull waited for goes out when its pull comes, while
+    /// this waits. Only then are the large blocks that are not in the log settled (see
+    /// `Core::send_unsettled`, `Core::settle_all`), also when a send or a receive failed.
     pub(crate) fn exchange_on(
         &self,
         ctx: u32,
@@ -352,9 +353,11 @@ impl Communicator {
         arrivals.offer(&core);
         let mut unsettled = Vec::with_capacity(sends.len());
         let mut result = Ok(());
-        for (&dst, &(_, bytes)) in dsts.iter().zip(sends) {
-            match core.send_unsettled(ctx, tag, dst, bytes, arrivals.landings()) {
-                Ok(u) => unsettled.extend(u.map(|u| (u, bytes))),
+        for (i, (&dst, &(_, bytes))) in dsts.iter().zip(sends).enumerate() {
+            // A held block keeps its place only while nothing else goes to its rank.
+            let hold = !dsts[i + 1..].contains(&dst);
+            match core.send_unsettled(ctx, tag, dst, bytes, hold, arrivals.landings()) {
+                Ok(u) => unsettled.extend(u),
                 Err(e) => {
                     result = Err(Error::from(e));
                     break;
@@ -365,19 +368,19 @@ impl Communicator {
                 break;
             }
         }
-        let mut result = result.and_then(|()| arrivals.wait(&mut core));
-        // Confirmations already in the sockets save their copies (a third of the IS
-        // blocks not confirmed when the receives were done were by then).
-        if unsettled.iter().any(|(u, _)| !core.delivered(u)) {
-            if let Err(e) = core.turn(Some(std::time::Duration::ZERO), false) {
-                result = result.and(Err(Error::EventLoop(e)));
+        while result.is_ok() {
+            match arrivals.wait_or(&mut core, |c| unsettled.iter().any(|u| c.awaited(u))) {
+                Ok(true) => break,
+                Ok(false) => {
+                    result = core
+                        .release_awaited(&mut unsettled, arrivals.landings())
+                        .map_err(Error::from);
+                }
+                Err(e) => result = Err(e),
             }
         }
-        let settled = unsettled
-            .into_iter()
-            .map(|(u, bytes)| core.settle(u, bytes))
-            .fold(Ok(()), Result::and);
-        result.and(settled.map_err(Error::from))
+        drop(arrivals);
+        result.and(core.settle_all(unsettled).map_err(Error::from))
     }
 
     /// `send_on` to each of `dsts` in turn with one copy into the log for all of them (the

@@ -290,25 +290,47 @@ impl<'a, 'b> Arrivals<'a, 'b> {
 
     /// Drives the loop until every receive completed.
     pub(crate) fn wait(mut self, core: &mut AppGuard<'_>) -> Result<(), Error> {
+        while !self.wait_or(core, |_| false)? {}
+        Ok(())
+    }
+
+    /// Drives the loop until every receive completed (true) or, sooner, `interrupt` holds
+    /// (false; it is asked before the first turn and after each).
+    pub(crate) fn wait_or(
+        &mut self,
+        core: &mut AppGuard<'_>,
+        mut interrupt: impl FnMut(&Core) -> bool,
+    ) -> Result<bool, Error> {
         loop {
             self.offer(core);
             if self.all.iter().all(|r| r.result.is_some()) {
-                return Ok(());
+                return Ok(true);
+            }
+            if interrupt(core) {
+                return Ok(false);
             }
             let all = &mut *self.all;
-            core.drive_until(
-                |c| {
-                    let mut changed = false;
-                    for r in all.iter_mut().filter(|r| r.result.is_none()) {
-                        r.result = c.take(r.id);
-                        changed |= r.result.is_some()
-                            || (r.at.is_none() && c.engine.landing_for(r.id).is_some());
-                    }
-                    changed.then_some(())
-                },
-                &mut self.landings,
-            )
-            .map_err(Error::EventLoop)?;
+            let interrupted = core
+                .drive_until(
+                    |c| {
+                        let mut changed = false;
+                        for r in all.iter_mut().filter(|r| r.result.is_none()) {
+                            r.result = c.take(r.id);
+                            changed |= r.result.is_some()
+                                || (r.at.is_none() && c.engine.landing_for(r.id).is_some());
+                        }
+                        if changed {
+                            Some(false)
+                        } else {
+                            interrupt(c).then_some(true)
+                        }
+                    },
+                    &mut self.landings,
+                )
+                .map_err(Error::EventLoop)?;
+            if interrupted {
+                return Ok(false);
+            }
         }
     }
 }

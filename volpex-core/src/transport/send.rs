@@ -41,19 +41,34 @@ pub enum SendError {
 /// would otherwise wait for the sender's next blocking call.
 const READ_BEFORE_SEND_AFTER: Duration = Duration::from_micros(50);
 
-/// A large message that went out whole from the sender's buffer to every live replica
-/// of its destination, asking each to confirm it, and is not in the log yet (see
-/// `Core::send_unsettled`); `Core::settle` ends it.
+/// A large send of an exchange that is not in the log yet (see `Core::send_unsettled`):
+/// it went out whole, or waits for its pull. It borrows the sender's buffer until
+/// `Core::settle_all` ends it.
 #[derive(Debug)]
 #[must_use = "an unsettled send holds its message's place: settle it"]
-pub struct Unsettled {
+pub struct Unsettled<'b> {
     comm: u32,
     tag: i32,
     dst: u32,
-    order: u64,
-    /// The direct writes that carried it, so its DATA is not written again to their
-    /// receivers if it is logged after all.
-    direct: Vec<DirectWrite>,
+    bytes: &'b [u8],
+    place: Place,
+}
+
+/// Where an unsettled send stands.
+#[derive(Debug)]
+enum Place {
+    /// No pull waited for it when it was sent and nothing of it went out: it keeps its
+    /// place in the order of sends until a pull for it comes (`Core::release`) or the
+    /// exchange ends.
+    Held,
+    /// It went out whole from the sender's buffer to every live replica of its
+    /// destination, asking each to confirm it, as message `order` of (comm, dst).
+    Out {
+        order: u64,
+        /// The direct writes that carried it, so its DATA is not written again to their
+        /// receivers if it is logged after all.
+        direct: Vec<DirectWrite>,
+    },
 }
 
 /// A DATA frame partly written straight from the sender's buffer: the rest must follow
@@ -91,20 +106,34 @@ impl Core {
 
     /// `send` to a rank this one exchanges with, by a caller that keeps `bytes`
     /// unchanged until its own receives of the exchange are in (an all-to-all): a large
-    /// message that goes out whole to every live replica of `dst`, asking each to confirm
-    /// it, is neither copied into the log nor waited for now. The caller `settle`s it
-    /// after its receives, when most confirmations are in, and only the others are
-    /// copied then (NPB IS on 4 ranks copied 6 MB per rank and iteration that Open MPI
+    /// message is not copied into the log now. If it goes out whole to every live replica
+    /// of `dst`, asking each to confirm it, it is not waited for either; if no pull waits
+    /// for it and `hold` allows (the caller sends nothing else to `dst` before it settles
+    /// this one), nothing of it goes out until a pull for it comes (`release_awaited`),
+    /// as Open MPI's rendezvous waits for its receiver: it then lands in the receive's
+    /// buffer, where a block sent ahead of its receive would be copied. The caller
+    /// `settle_all`s them after its receives, and only the blocks not confirmed by then
+    /// are copied (NPB IS on 4 ranks copied 6 MB per rank and iteration that Open MPI
     /// does not). Anything else is logged at once. The loop turns it takes offer
     /// `landings`, the buffers of the caller's receives of the exchange.
-    pub fn send_unsettled(
+    pub fn send_unsettled<'b>(
         &mut self,
         comm: u32,
         tag: i32,
         dst: u32,
-        bytes: &[u8],
+        bytes: &'b [u8],
+        hold: bool,
         landings: &mut [Landing<'_>],
-    ) -> Result<Option<Unsettled>, SendError> {
+    ) -> Result<Option<Unsettled<'b>>, SendError> {
+        let unsettled = |place| {
+            Some(Unsettled {
+                comm,
+                tag,
+                dst,
+                bytes,
+                place,
+            })
+        };
         if let Some(order) = self.send_ahead(
             comm,
             tag,
@@ -115,40 +144,120 @@ impl Core {
         )? {
             let direct = std::mem::take(&mut self.direct);
             self.flush();
-            return Ok(Some(Unsettled {
-                comm,
-                tag,
-                dst,
-                order,
-                direct,
-            }));
+            return Ok(unsettled(Place::Out { order, direct }));
+        }
+        if hold
+            && bytes.len() >= DIRECT_WRITE_BYTES_MIN
+            && self.direct.is_empty()
+            && dst != self.me.rank
+        {
+            self.engine.note_held();
+            return Ok(unsettled(Place::Held));
         }
         self.log_send(comm, tag, dst, pool::copy(bytes))?;
         self.end_send();
         Ok(None)
     }
 
-    /// Whether every live replica of an `Unsettled` send's destination confirmed it.
-    pub fn delivered(&self, u: &Unsettled) -> bool {
-        self.engine.delivered(u.comm, u.dst, u.order)
+    /// Whether a pull waits for a held `Unsettled` send (`release_awaited` sends it).
+    pub fn awaited(&self, u: &Unsettled<'_>) -> bool {
+        matches!(u.place, Place::Held) && self.engine.next_send_awaited(u.comm, u.tag, u.dst)
     }
 
-    /// Ends an `Unsettled` send of `bytes`: recorded without its payload when every live
-    /// replica of its destination confirmed it, else copied into the log now.
-    pub fn settle(&mut self, u: Unsettled, bytes: &[u8]) -> Result<(), SendError> {
+    /// Sends the held sends of `sends` that a pull waits for: each goes out straight from
+    /// its buffer and stays unsettled if it went out whole to every live replica of its
+    /// destination, else it is logged now, which answers every pull for it.
+    pub fn release_awaited(
+        &mut self,
+        sends: &mut Vec<Unsettled<'_>>,
+        landings: &mut [Landing<'_>],
+    ) -> Result<(), SendError> {
+        let mut i = 0;
+        while i < sends.len() {
+            if !self.awaited(&sends[i]) {
+                i += 1;
+                continue;
+            }
+            let u = &sends[i];
+            let (comm, tag, dst, bytes) = (u.comm, u.tag, u.dst, u.bytes);
+            self.wait_for_log_room(&[dst], bytes.len(), 1, landings)?;
+            self.flush_all();
+            let (order, whole) =
+                self.write_ahead(comm, tag, dst, bytes, Some(DIRECT_WRITE_BYTES_MIN));
+            if whole {
+                let direct = std::mem::take(&mut self.direct);
+                self.flush();
+                sends[i].place = Place::Out { order, direct };
+                i += 1;
+            } else {
+                // Logged now: it is settled.
+                let _logged = sends.remove(i);
+                self.log_send(comm, tag, dst, pool::copy(bytes))?;
+                self.end_send();
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every live replica of an `Unsettled` send's destination confirmed it.
+    pub fn delivered(&self, u: &Unsettled<'_>) -> bool {
+        match u.place {
+            Place::Out { order, .. } => self.engine.delivered(u.comm, u.dst, order),
+            Place::Held => false,
+        }
+    }
+
+    /// Ends the `Unsettled` sends of an exchange whose receives are over. It first turns
+    /// the loop, giving the CPU away between polls, while some are neither confirmed nor
+    /// sent, for at most the confirmation wait of the largest (`Config::confirm_wait`,
+    /// about the cost of the copy it saves): held ones go out as their pulls come (a
+    /// receiver pulls on its own connection, so its pull may come after its data), and
+    /// confirmations come in. Then each is recorded without its payload when every live
+    /// replica of its destination confirmed it, else copied into the log.
+    pub fn settle_all(&mut self, mut sends: Vec<Unsettled<'_>>) -> Result<(), SendError> {
+        let longest = sends.iter().map(|u| u.bytes.len()).max().unwrap_or(0);
+        let until = Instant::now() + self.engine.config().confirm_wait(longest);
+        let (_, yield_when_idle, _) = self.spin_config();
+        let mut waited = Ok(());
+        while sends.iter().any(|u| !self.delivered(u)) && Instant::now() < until {
+            waited = self
+                .turn(Some(Duration::ZERO), false)
+                .map_err(SendError::from)
+                .and_then(|()| self.release_awaited(&mut sends, &mut []));
+            if waited.is_err() {
+                break;
+            }
+            if yield_when_idle {
+                std::thread::yield_now();
+            }
+        }
+        let settled = sends
+            .into_iter()
+            .map(|u| self.settle(u))
+            .fold(Ok(()), Result::and);
+        waited.and(settled)
+    }
+
+    /// Ends one `Unsettled` send: recorded without its payload when every live replica
+    /// of its destination confirmed it, else copied into the log now (a held one that no
+    /// pull asked for goes there as any send).
+    fn settle(&mut self, u: Unsettled<'_>) -> Result<(), SendError> {
         let delivered = self.delivered(&u);
         let Unsettled {
             comm,
             tag,
             dst,
-            direct,
-            ..
+            bytes,
+            place,
         } = u;
         if delivered {
             self.engine.send_unlogged(comm, tag, dst);
         } else {
             self.wait_for_log_room(&[dst], bytes.len(), 1, &mut [])?;
-            self.direct.extend(direct);
+            match place {
+                Place::Out { direct, .. } => self.direct.extend(direct),
+                Place::Held => {}
+            }
             self.log_send(comm, tag, dst, pool::copy(bytes))?;
         }
         self.end_send();

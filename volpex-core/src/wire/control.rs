@@ -14,6 +14,9 @@ pub struct ReplicaStats {
     /// Of those, large ones never copied into the log: every live replica of the
     /// destination confirmed the direct write before the send returned.
     pub unlogged: u64,
+    /// Large blocks of an exchange (an all-to-all) that waited for their receiver's pull
+    /// before going out, instead of being copied into the log at once.
+    pub held: u64,
     /// Messages received.
     pub receives: u64,
     /// Pulls this replica answered with DATA.

@@ -67,6 +67,11 @@ impl Engine {
         }
     }
 
+    /// Counts a send that waits for its pull before going out (`ReplicaStats::held`).
+    pub fn note_held(&mut self) {
+        self.stats.held += 1;
+    }
+
     /// Whether a pull for the next send to (comm, tag, dst) is parked here already: that
     /// send answers it, and nothing newer on the sockets can change what it writes.
     pub fn next_send_awaited(&self, comm: u32, tag: i32, dst: u32) -> bool {
