@@ -158,23 +158,26 @@ fn a_deferred_pull_goes_at_once_when_its_receive_is_posted() {
 /// length (128 KiB of 64 KiB messages: two), not as for an empty message (eight).
 #[test]
 fn a_landed_message_sizes_the_pull_ahead_window_by_its_length() {
-    assert_eq!(pulls_ahead_after(COMM, 64 << 10), 2);
+    assert_eq!(pulls_ahead_after(COMM, 64 << 10, false), 2);
 }
 
 /// A collective's stream asks for its next message ahead, unless the message just taken
-/// was large: a sender holds a large exchange block until its pull comes (see
-/// `Core::send_unsettled`), and one pulled ahead would arrive before its receive and be
-/// copied there.
+/// was a large block of an exchange (it came asking for confirmation): its sender holds
+/// such a block until its pull comes (see `Core::send_unsettled`), and one pulled ahead
+/// would arrive before its receive and be copied there. A large broadcast's message
+/// (no confirmation) is still pulled ahead.
 #[test]
-fn a_collective_stream_pulls_ahead_only_after_a_small_message() {
+fn a_collective_stream_pulls_ahead_except_after_a_large_exchange_block() {
     let collective = COMM + 1;
-    assert_eq!(pulls_ahead_after(collective, 1 << 10), 1);
-    assert_eq!(pulls_ahead_after(collective, 64 << 10), 0);
+    assert_eq!(pulls_ahead_after(collective, 1 << 10, true), 1);
+    assert_eq!(pulls_ahead_after(collective, 64 << 10, false), 1);
+    assert_eq!(pulls_ahead_after(collective, 64 << 10, true), 0);
 }
 
 /// The pulls rank 1 asks ahead of rank 0 after taking one message of `len` bytes on
-/// `comm` (tag 3) that landed straight in its receive's buffer.
-fn pulls_ahead_after(comm: u32, len: usize) -> usize {
+/// `comm` (tag 3) that landed straight in its receive's buffer, its DATA asking for
+/// confirmation if `confirm`.
+fn pulls_ahead_after(comm: u32, len: usize, confirm: bool) -> usize {
     let now = Duration::ZERO;
     let (sender, receiver, mut tx, mut rx, spec) = sender_and_receiver(1);
     let first = rx.post(now, RecvSpec { comm, ..spec }, Mode::Receive);
@@ -195,7 +198,6 @@ fn pulls_ahead_after(comm: u32, len: usize) -> usize {
         key,
         req,
         order,
-        confirm,
         late,
         ..
     } = data

@@ -176,6 +176,10 @@ pub struct Engine {
     /// speculative pull was still waiting for a write when the application needed it,
     /// after computing at least `EAGER_GAP`: theirs go at once (see `receive::want`).
     eager_streams: Set<(u32, i32, u32)>,
+    /// Collective streams (comm, tag, src) whose last message came asking for
+    /// confirmation: an exchange's, whose sender holds a large block until its pull comes
+    /// (see `receive::speculate_after`).
+    confirmed_streams: Set<(u32, i32, u32)>,
     /// Lengths of messages that landed straight in their receive's buffer (their DATA
     /// reached the engine without payload), until the receive is taken: the pull-ahead
     /// window is sized by them.
@@ -258,6 +262,7 @@ impl Engine {
             finalized: false,
             ended: Set::default(),
             eager_streams: Set::default(),
+            confirmed_streams: Set::default(),
             landed: Map::default(),
             out: Outbox::new(me),
             retired: false,
@@ -659,8 +664,15 @@ impl Engine {
                 // collective's receives follow one another closely and their pulls ride
                 // on the algorithm's own writes, so pulling ahead there costs a write per
                 // message (small broadcasts at 4 ranks on 2 cores 1.2x slower).
-                if late && key.is_point_to_point() {
-                    self.eager_streams.insert((key.comm, key.tag, key.src));
+                let stream = (key.comm, key.tag, key.src);
+                if key.is_point_to_point() {
+                    if late {
+                        self.eager_streams.insert(stream);
+                    }
+                } else if confirm {
+                    self.confirmed_streams.insert(stream);
+                } else {
+                    self.confirmed_streams.remove(&stream);
                 }
                 self.on_data(now, from, key, order, payload);
                 if confirm {

@@ -30,7 +30,7 @@ const EAGER_GAP: Duration = Duration::from_micros(50);
 /// The tag of a stream of order-numbered pulls (`ANY_TAG` receives) in `eager_streams`.
 const ANY_TAG_STREAM: i32 = i32::MIN;
 
-/// A collective's message at least this large is not pulled ahead after (see
+/// An exchange's block at least this large is not pulled ahead after (see
 /// `speculate_after`).
 const LARGE_COLLECTIVE_BYTES: usize = crate::config::DIRECT_WRITE_BYTES_MIN;
 
@@ -119,16 +119,16 @@ impl Engine {
         // A collective's lazy streams ask for one: its messages are taken in a fixed
         // order right after one another, and more standing pulls only make large ones
         // arrive before their receive can take them in place (broadcast of 1 MiB on 4
-        // ranks: 0.55 -> 0.65 ms). After a large one they ask for none: a large block of
-        // an exchange waits at its sender for its pull (`Core::send_unsettled`), where
-        // one pulled ahead would come before its receive and be copied there.
-        let large = len >= LARGE_COLLECTIVE_BYTES;
-        let ahead = if key.is_point_to_point() || (eager && !large) {
+        // ranks: 0.55 -> 0.65 ms). After a large block of an exchange (it came asking
+        // for confirmation) they ask for none: its sender holds such a block until its
+        // pull comes (`Core::send_unsettled`), where one pulled ahead would come before
+        // its receive and be copied there.
+        let ahead = if eager || key.is_point_to_point() {
             (SPECULATE_AHEAD_BYTES / len.max(1)).clamp(1, SPECULATE_AHEAD_MAX)
-        } else if !large {
-            1
-        } else {
+        } else if len >= LARGE_COLLECTIVE_BYTES && self.confirmed_streams.contains(&stream) {
             return;
+        } else {
+            1
         };
         // Pulls go out half a window at a time, together in one write: a stream read one
         // message at a time costs its sender one read of pulls per half window, not one
