@@ -424,13 +424,17 @@ fn bucket_sort(keys: &[i32], shift: u32, sizes: &mut [i32], out: &mut [i32]) {
     for &key in keys {
         sizes[(key >> shift) as usize & mask] += 1;
     }
-    let mut ptrs = vec![0u32; nb];
+    let mut ptrs = vec![0usize; nb];
     for i in 1..nb {
-        ptrs[i] = ptrs[i - 1] + sizes[i - 1] as u32;
+        ptrs[i] = ptrs[i - 1] + sizes[i - 1] as usize;
     }
+    // `out` holds a power of two of keys (the keys per rank): the same for it.
+    let Some(out_mask) = out.len().checked_sub(1) else {
+        return;
+    };
     for &key in keys {
         let b = &mut ptrs[(key >> shift) as usize & mask];
-        out[*b as usize] = key;
+        out[*b & out_mask] = key;
         *b += 1;
     }
 }
