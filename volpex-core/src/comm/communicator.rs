@@ -351,12 +351,14 @@ impl Communicator {
         let mut core = self.inner.rt.lock();
         let mut arrivals = Arrivals::new(recvs);
         arrivals.offer(&core);
+        // A block not in the log has no number yet: only one may go to each rank.
+        let mut sorted = dsts.clone();
+        sorted.sort_unstable();
+        let exclusive = sorted.windows(2).all(|w| w[0] != w[1]);
         let mut unsettled = Vec::with_capacity(sends.len());
         let mut result = Ok(());
-        for (i, (&dst, &(_, bytes))) in dsts.iter().zip(sends).enumerate() {
-            // A held block keeps its place only while nothing else goes to its rank.
-            let hold = !dsts[i + 1..].contains(&dst);
-            match core.send_unsettled(ctx, tag, dst, bytes, hold, arrivals.landings()) {
+        for (&dst, &(_, bytes)) in dsts.iter().zip(sends) {
+            match core.send_unsettled(ctx, tag, dst, bytes, exclusive, arrivals.landings()) {
                 Ok(u) => unsettled.extend(u),
                 Err(e) => {
                     result = Err(Error::from(e));

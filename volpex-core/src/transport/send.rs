@@ -58,8 +58,8 @@ pub struct Unsettled<'b> {
 #[derive(Debug)]
 enum Place {
     /// No pull waited for it when it was sent and nothing of it went out: it keeps its
-    /// place in the order of sends until a pull for it comes (`Core::release`) or the
-    /// exchange ends.
+    /// place in the order of sends until a pull for it comes (`Core::release_awaited`) or
+    /// the exchange ends.
     Held,
     /// It went out whole from the sender's buffer to every live replica of its
     /// destination, asking each to confirm it, as message `order` of (comm, dst).
@@ -108,23 +108,31 @@ impl Core {
     /// unchanged until its own receives of the exchange are in (an all-to-all): a large
     /// message is not copied into the log now. If it goes out whole to every live replica
     /// of `dst`, asking each to confirm it, it is not waited for either; if no pull waits
-    /// for it and `hold` allows (the caller sends nothing else to `dst` before it settles
-    /// this one), nothing of it goes out until a pull for it comes (`release_awaited`),
+    /// for it, nothing of it goes out until a pull for it comes (`release_awaited`),
     /// as Open MPI's rendezvous waits for its receiver: it then lands in the receive's
     /// buffer, where a block sent ahead of its receive would be copied. The caller
     /// `settle_all`s them after its receives, and only the blocks not confirmed by then
     /// are copied (NPB IS on 4 ranks copied 6 MB per rank and iteration that Open MPI
-    /// does not). Anything else is logged at once. The loop turns it takes offer
-    /// `landings`, the buffers of the caller's receives of the exchange.
+    /// does not). Anything else is logged at once, and so is every message when the
+    /// caller is not `exclusive`: an unsettled send is not numbered yet, so the caller
+    /// must send nothing else to `dst` on `comm` before it settles this one. The loop
+    /// turns it takes offer `landings`, the buffers of the caller's receives of the
+    /// exchange.
     pub fn send_unsettled<'b>(
         &mut self,
         comm: u32,
         tag: i32,
         dst: u32,
         bytes: &'b [u8],
-        hold: bool,
+        exclusive: bool,
         landings: &mut [Landing<'_>],
     ) -> Result<Option<Unsettled<'b>>, SendError> {
+        if !exclusive {
+            self.send_ahead(comm, tag, dst, bytes, None, landings)?;
+            self.log_send(comm, tag, dst, pool::copy(bytes))?;
+            self.end_send();
+            return Ok(None);
+        }
         let unsettled = |place| {
             Some(Unsettled {
                 comm,
@@ -146,11 +154,7 @@ impl Core {
             self.flush();
             return Ok(unsettled(Place::Out { order, direct }));
         }
-        if hold
-            && bytes.len() >= DIRECT_WRITE_BYTES_MIN
-            && self.direct.is_empty()
-            && dst != self.me.rank
-        {
+        if bytes.len() >= DIRECT_WRITE_BYTES_MIN && self.direct.is_empty() && dst != self.me.rank {
             self.engine.note_held();
             return Ok(unsettled(Place::Held));
         }

@@ -663,7 +663,9 @@ impl Engine {
                 // ahead (see `receive::speculate_after`). Only point-to-point streams: a
                 // collective's receives follow one another closely and their pulls ride
                 // on the algorithm's own writes, so pulling ahead there costs a write per
-                // message (small broadcasts at 4 ranks on 2 cores 1.2x slower).
+                // message (small broadcasts at 4 ranks on 2 cores 1.2x slower). A
+                // collective stream whose message asks for confirmation is an exchange's:
+                // not pulled ahead after a large block (`confirmed_streams`).
                 let stream = (key.comm, key.tag, key.src);
                 if key.is_point_to_point() {
                     if late {
