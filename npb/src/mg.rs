@@ -421,7 +421,7 @@ pub fn run(world: &Communicator, class: Class, ck: &Checkpoints) -> Result<Repor
             elapsed: volpex::wtime() - t0,
             u: F64s::of(&s.u[lt]),
             r_shell: F64s(shell(&s.r[lt], &s.lay.levels[lt].m).into()),
-            // v no longer changes: only its twenty nonzeros go in.
+            // v no longer changes: only its nonzeros go in (twenty over all ranks).
             v: s.v
                 .iter()
                 .enumerate()
