@@ -2,8 +2,9 @@
 //! The engine decides what to log, whom to answer and whether a message may skip the log
 //! (`Engine::write_ahead`, `send`, `send_unlogged`); this module does the writing: a
 //! large message starts going out from the sender's buffer to the replicas whose pulls
-//! wait for it before it is copied into the log, and the sender blocks (turning the loop)
-//! while the log is full. Must never decide protocol questions itself.
+//! wait for it before it is copied into the log, an exchange's large block waits in the
+//! sender's buffer until its pull comes, and the sender blocks (turning the loop) while
+//! the log is full. Must never decide protocol questions itself.
 
 use std::io;
 use std::time::{Duration, Instant};
