@@ -222,25 +222,15 @@ impl Core {
     pub fn settle_all(&mut self, mut sends: Vec<Unsettled<'_>>) -> Result<(), SendError> {
         let longest = sends.iter().map(|u| u.bytes.len()).max().unwrap_or(0);
         let until = Instant::now() + self.engine.config().confirm_wait(longest);
-        let (_, yield_when_idle, _) = self.spin_config();
-        let mut waited = Ok(());
-        while sends.iter().any(|u| !self.delivered(u)) && Instant::now() < until {
-            waited = self
-                .turn(Some(Duration::ZERO), false)
-                .map_err(SendError::from)
-                .and_then(|()| self.release_awaited(&mut sends, &mut []));
-            if waited.is_err() {
-                break;
-            }
-            if yield_when_idle {
-                std::thread::yield_now();
-            }
-        }
+        let waited = self.poll_until(until, |c| {
+            c.release_awaited(&mut sends, &mut [])?;
+            Ok(sends.iter().all(|u| c.delivered(u)))
+        });
         let settled = sends
             .into_iter()
             .map(|u| self.settle(u))
             .fold(Ok(()), Result::and);
-        waited.and(settled)
+        waited.map(|_| ()).and(settled)
     }
 
     /// Ends one `Unsettled` send: recorded without its payload when every live replica
@@ -415,11 +405,20 @@ impl Core {
         len: usize,
     ) -> Result<bool, SendError> {
         let until = Instant::now() + self.engine.config().confirm_wait(len);
-        // Polls like a blocked call's spin, giving the CPU away between polls where the
-        // receiver may need it to read and confirm.
+        self.poll_until(until, |c| Ok(c.engine.delivered(comm, dst, order)))
+    }
+
+    /// Turns the loop without sleeping until `done` holds (true) or `until` passes
+    /// (false), as a blocked call's spin does: giving the CPU away between polls where a
+    /// receiver may need it to read and confirm.
+    fn poll_until(
+        &mut self,
+        until: Instant,
+        mut done: impl FnMut(&mut Core) -> Result<bool, SendError>,
+    ) -> Result<bool, SendError> {
         let (_, yield_when_idle, _) = self.spin_config();
         loop {
-            if self.engine.delivered(comm, dst, order) {
+            if done(self)? {
                 return Ok(true);
             }
             if Instant::now() >= until {

@@ -64,6 +64,7 @@ use bytes::Bytes;
 use self::choices::{Coordination, EngineChooser};
 use self::fetches::{AskState, Fetches};
 use self::outbox::Outbox;
+use self::receive::LARGE_COLLECTIVE_BYTES;
 use self::service::Service;
 pub use self::service::Waiter;
 use self::silence::Silence;
@@ -603,6 +604,16 @@ impl Engine {
 
     // ---- internals ----
 
+    /// The length of the message whose DATA came with `payload`: its own, or the length
+    /// that landed straight in a receive's buffer (`note_landed`).
+    fn data_len(&self, key: &Key, payload: &Bytes) -> usize {
+        if payload.is_empty() {
+            self.landed.get(key).copied().unwrap_or(0)
+        } else {
+            payload.len()
+        }
+    }
+
     /// The want naming the `order`-th message from this replica's rank to `dst` on `comm`.
     fn order_want(&self, comm: u32, dst: u32, order: u64) -> Want {
         Want::Order {
@@ -666,15 +677,19 @@ impl Engine {
                 // message (small broadcasts at 4 ranks on 2 cores 1.2x slower). A
                 // collective stream whose message asks for confirmation is an exchange's:
                 // not pulled ahead after a large block (`confirmed_streams`).
+                // Only a large block's DATA changes the mark, so small collectives pay no
+                // lookup here.
                 let stream = (key.comm, key.tag, key.src);
                 if key.is_point_to_point() {
                     if late {
                         self.eager_streams.insert(stream);
                     }
-                } else if confirm {
-                    self.confirmed_streams.insert(stream);
-                } else {
-                    self.confirmed_streams.remove(&stream);
+                } else if self.data_len(&key, &payload) >= LARGE_COLLECTIVE_BYTES {
+                    if confirm {
+                        self.confirmed_streams.insert(stream);
+                    } else {
+                        self.confirmed_streams.remove(&stream);
+                    }
                 }
                 self.on_data(now, from, key, order, payload);
                 if confirm {

@@ -32,7 +32,7 @@ const ANY_TAG_STREAM: i32 = i32::MIN;
 
 /// An exchange's block at least this large is not pulled ahead after (see
 /// `speculate_after`).
-const LARGE_COLLECTIVE_BYTES: usize = crate::config::DIRECT_WRITE_BYTES_MIN;
+pub(super) const LARGE_COLLECTIVE_BYTES: usize = crate::config::DIRECT_WRITE_BYTES_MIN;
 
 /// The stream `want` belongs to: (comm, tag, src), or (comm, `ANY_TAG_STREAM`, src).
 fn stream_of(want: &Want) -> (u32, i32, u32) {
