@@ -31,6 +31,13 @@ pub const SPIN_DEDICATED: Duration = Duration::from_millis(50);
 /// The same with fewer cores than processes: the process we wait for may need ours.
 pub const SPIN_SHARED: Duration = Duration::from_millis(1);
 
+/// How long an exchange waits at least for the confirmations of its large blocks on a
+/// host with fewer cores than processes (see `Config::settle_wait`): about a scheduler
+/// time slice, since a receiver that shares a core reads the block only once it runs,
+/// and the wait gives the core away. IS-like all-to-all of 2 MB blocks on 4 ranks and 2
+/// cores: blocks copied into the log 850 -> 20 of 2400, 3-4% less time per iteration.
+pub const SETTLE_WAIT_SHARED: Duration = Duration::from_millis(5);
+
 /// Default TCP congestion control of peer connections (see `transport::tuning`).
 pub const TCP_CONGESTION_DEFAULT: &str = "cubic";
 
@@ -194,6 +201,8 @@ pub struct Config {
     /// before copying it into the log after all (`VOLPEX_CONFIRM_WAIT_US`); `None`: about
     /// as long as the copy itself takes (see `confirm_wait`).
     pub confirm_wait: Option<Duration>,
+    /// This host runs more of the job's processes than it has cores (see `for_host`).
+    pub shared_host: bool,
     /// TCP user timeout and keepalive bound on peer connections
     /// (`VOLPEX_PEER_TIMEOUT_MS`; 0 = `None`, the kernel defaults; see
     /// `transport::keepalive`).
@@ -223,6 +232,7 @@ impl Default for Config {
             hard_spin: None,
             send_deterministic: false,
             confirm_wait: None,
+            shared_host: false,
             peer_timeout: Some(PEER_TIMEOUT_DEFAULT),
             tcp_congestion: Some(TCP_CONGESTION_DEFAULT.to_string()),
             regenerate: false,
@@ -284,6 +294,15 @@ impl Config {
         Ok(c)
     }
 
+    /// This configuration for a replica whose host runs `here` of the job's processes:
+    /// the spins resolved (`hard_spin_for`, `spin_for`) and `shared_host` set.
+    pub fn for_host(mut self, here: usize) -> Config {
+        self.hard_spin = Some(self.hard_spin_for(here));
+        self.spin = Some(self.spin_for(here));
+        self.shared_host = !dedicated(here);
+        self
+    }
+
     /// The hard spin of a replica whose host runs `here` of the job's processes: the
     /// configured one, else `HARD_SPIN_DEFAULT` if the host has a core for each of them.
     /// With fewer cores, the process we wait for may need ours, and gets it only when we
@@ -313,6 +332,19 @@ impl Config {
     pub fn confirm_wait(&self, len: usize) -> Duration {
         self.confirm_wait
             .unwrap_or_else(|| Duration::from_micros(20 + len as u64 / 10_000))
+    }
+
+    /// How long an exchange whose largest unsettled block has `len` bytes waits for its
+    /// confirmations (`Core::settle_all`): `confirm_wait`, but on a shared host at least
+    /// `SETTLE_WAIT_SHARED` unless `confirm_wait` is set. Its receivers are in the
+    /// exchange (they pulled), so they confirm once they get a core to read on.
+    pub fn settle_wait(&self, len: usize) -> Duration {
+        let wait = self.confirm_wait(len);
+        if self.shared_host && self.confirm_wait.is_none() {
+            wait.max(SETTLE_WAIT_SHARED)
+        } else {
+            wait
+        }
     }
 }
 
@@ -385,5 +417,24 @@ mod tests {
             ..Config::default()
         };
         assert_eq!(set.hard_spin_for(cores + 1), Duration::from_micros(7));
+    }
+
+    #[test]
+    fn exchanges_wait_longer_for_confirmations_where_processes_share_cores() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let two_mb = 2 << 20;
+        let own = Config::default().for_host(cores);
+        assert!(!own.shared_host);
+        assert_eq!(own.settle_wait(two_mb), own.confirm_wait(two_mb));
+        let shared = Config::default().for_host(cores + 1);
+        assert!(shared.shared_host);
+        assert_eq!(shared.settle_wait(two_mb), SETTLE_WAIT_SHARED);
+        assert_eq!(shared.settle_wait(1 << 30), shared.confirm_wait(1 << 30));
+        let set = Config {
+            confirm_wait: Some(Duration::from_micros(7)),
+            ..Config::default()
+        }
+        .for_host(cores + 1);
+        assert_eq!(set.settle_wait(two_mb), Duration::from_micros(7));
     }
 }

@@ -110,10 +110,8 @@ pub fn initialize() -> Result<Universe, Error> {
             .flatten()
             .filter(|a| a.map(|a| a.ip()) == mine)
             .count();
-        let mut cfg = cfg;
-        let (hard_spin, spin) = (cfg.hard_spin_for(here), cfg.spin_for(here));
-        cfg.hard_spin = Some(hard_spin);
-        cfg.spin = Some(spin);
+        let cfg = cfg.for_host(here);
+        let (hard_spin, spin, shared) = (cfg.hard_spin, cfg.spin, cfg.shared_host);
         let (core, waker) = Core::new(
             j.me,
             j.ranks,
@@ -141,7 +139,7 @@ pub fn initialize() -> Result<Universe, Error> {
         };
         let (rt, bg) = Runtime::start(core, waker);
         log::debug!(
-            "replica {} joined a job of {} x {}; {here} of its processes on this host, hard spin {hard_spin:?}, spin {spin:?}",
+            "replica {} joined a job of {} x {}; {here} of its processes on this host (shared: {shared}), hard spin {hard_spin:?}, spin {spin:?}",
             j.me,
             j.ranks,
             j.replicas,

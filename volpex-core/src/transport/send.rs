@@ -214,14 +214,14 @@ impl Core {
 
     /// Ends the `Unsettled` sends of an exchange whose receives are over. It first turns
     /// the loop, giving the CPU away between polls, while some are neither confirmed nor
-    /// sent, for at most the confirmation wait of the largest (`Config::confirm_wait`,
-    /// about the cost of the copy it saves): held ones go out as their pulls come (a
+    /// sent, for at most the settle wait of the largest (`Config::settle_wait`: about the
+    /// cost of the copy it saves, longer where processes share cores): held ones go out as their pulls come (a
     /// receiver pulls on its own connection, so its pull may come after its data), and
     /// confirmations come in. Then each is recorded without its payload when every live
     /// replica of its destination confirmed it, else copied into the log.
     pub fn settle_all(&mut self, mut sends: Vec<Unsettled<'_>>) -> Result<(), SendError> {
         let longest = sends.iter().map(|u| u.bytes.len()).max().unwrap_or(0);
-        let until = Instant::now() + self.engine.config().confirm_wait(longest);
+        let until = Instant::now() + self.engine.config().settle_wait(longest);
         let waited = self.poll_until(until, |c| {
             c.release_awaited(&mut sends, &mut [])?;
             Ok(sends.iter().all(|u| c.delivered(u)))
