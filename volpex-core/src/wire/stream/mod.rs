@@ -274,7 +274,23 @@ impl FrameReader {
             }
             let body = self.start + HEADER_BYTES;
             if avail - HEADER_BYTES >= len {
-                let payload = Bytes::copy_from_slice(&self.buf[body..body + len]);
+                let frame = &self.buf[body..body + len];
+                // A large payload read whole with its header goes to its landing as the
+                // rest of a larger one would: one copy, not two (into a buffer here,
+                // then into the receive's).
+                let landing = if len > LARGE_PAYLOAD_BYTES {
+                    landing_for(landings, &h)
+                } else {
+                    None
+                };
+                let payload = match landing {
+                    Some(l) => {
+                        l.buf[..len].copy_from_slice(frame);
+                        l.landed = Some(len);
+                        Bytes::new()
+                    }
+                    None => Bytes::copy_from_slice(frame),
+                };
                 self.start = body + len;
                 self.limit(on_frame(h, payload)?);
             } else if len > LARGE_PAYLOAD_BYTES {

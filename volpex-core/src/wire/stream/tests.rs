@@ -208,6 +208,18 @@ proptest! {
 
 #[test]
 fn each_large_frame_lands_once_in_the_landing_that_wants_it() {
+    lands_once_read_in_chunks_of(4096);
+}
+
+#[test]
+fn a_large_frame_read_whole_with_its_header_lands_too() {
+    // The first frame and its header come in one read, the second's start with it.
+    lands_once_read_in_chunks_of(READ_BUFFER_BYTES);
+}
+
+/// Three large frames (the message of seq 2, then seq 1's, then another replica's copy
+/// of seq 1) read `step` bytes at a time, with landings for seq 1 and 2: each lands once.
+fn lands_once_read_in_chunks_of(step: usize) {
     let len = LARGE_PAYLOAD_BYTES + 100;
     let frame = |seq: u64, fill: u8| {
         let mut h = Header::new(Kind::Data, len);
@@ -216,7 +228,6 @@ fn each_large_frame_lands_once_in_the_landing_that_wants_it() {
         v.extend(std::iter::repeat_n(fill, len));
         v
     };
-    // The message of seq 2, then seq 1's, then another replica's copy of seq 1.
     let mut data = frame(2, 2);
     data.extend(frame(1, 1));
     data.extend(frame(1, 9));
@@ -243,7 +254,7 @@ fn each_large_frame_lands_once_in_the_landing_that_wants_it() {
     let mut src = Chunks {
         data,
         at: 0,
-        step: 4096,
+        step,
         eof: true,
     };
     let mut r = FrameReader::new();
