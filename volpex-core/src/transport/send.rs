@@ -100,9 +100,7 @@ impl Core {
                 return Ok(());
             }
         }
-        self.log_send(comm, tag, dst, pool::copy(bytes))?;
-        self.end_send();
-        Ok(())
+        self.log_and_end(comm, tag, dst, bytes)
     }
 
     /// `send` to a rank this one exchanges with, by a caller that keeps `bytes`
@@ -130,8 +128,7 @@ impl Core {
     ) -> Result<Option<Unsettled<'b>>, SendError> {
         if !exclusive {
             self.send_ahead(comm, tag, dst, bytes, None, landings)?;
-            self.log_send(comm, tag, dst, pool::copy(bytes))?;
-            self.end_send();
+            self.log_and_end(comm, tag, dst, bytes)?;
             return Ok(None);
         }
         let unsettled = |place| {
@@ -159,8 +156,7 @@ impl Core {
             self.engine.note_held();
             return Ok(unsettled(Place::Held));
         }
-        self.log_send(comm, tag, dst, pool::copy(bytes))?;
-        self.end_send();
+        self.log_and_end(comm, tag, dst, bytes)?;
         Ok(None)
     }
 
@@ -197,8 +193,7 @@ impl Core {
             } else {
                 // Logged now: it is settled.
                 let _logged = sends.remove(i);
-                self.log_send(comm, tag, dst, pool::copy(bytes))?;
-                self.end_send();
+                self.log_and_end(comm, tag, dst, bytes)?;
             }
         }
         Ok(())
@@ -433,6 +428,20 @@ impl Core {
 
     /// Logs the next message from `comm`/`tag` to `dst`. The caller made room under the
     /// same lock, so the log does not refuse it.
+    /// Copies a message into the log (the send that returns once it is there) and ends
+    /// the send.
+    fn log_and_end(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        bytes: &[u8],
+    ) -> Result<(), SendError> {
+        self.log_send(comm, tag, dst, pool::copy(bytes))?;
+        self.end_send();
+        Ok(())
+    }
+
     fn log_send(
         &mut self,
         comm: u32,
