@@ -15,37 +15,26 @@
 //! | `silence` | when each peer was last heard from and asked again |
 //! | `timers` | the engine-wide timers (`Timer`), one table |
 //! | `outbox` | frames and events for the driver |
+//! | `ahead::Streams` | which streams are pulled ahead, how far, and whether at once |
 //! | `message::SendLog`, `message::matching::Matcher`, `replica::Liveness` | the log, matching, who is alive |
 //!
 //! The protocol logic that spans them lives in this file (dispatch, timers), `receive`
-//! (asking, failing over, hedging), `serve` (the send commands and answering pulls),
-//! `choices` (coordinated choices), `membership` (deaths, joining and caught-up
-//! incarnations) and `snapshot` (checkpoints). Receiving is split in two: `message::matching`
+//! (asking, failing over, hedging, pulling ahead), `serve` (the send commands and
+//! answering pulls), `choices` (coordinated choices), `membership` (deaths, joining and
+//! caught-up incarnations) and `snapshot` (checkpoints). Receiving is split in two: `message::matching`
 //! decides which message each posted receive matches and says what it needs; the engine
 //! fetches it.
 //!
-//! Speculative pulls: when the application takes a message of a stream (comm, tag, src),
-//! the engine asks for the stream's next few messages right away (a collective's lazy
-//! stream: its next one; an `ANY_TAG` receive's stream: by order number), half a window
-//! at a time, as deferred frames.
-//! They leave with the next write to that sender, or as soon as the application waits for
-//! something and the loop finds nothing to do, so it is never written on the way to a
-//! message. By the time the application posts that receive the pull is already parked at
-//! the sender (or answered), and each message costs one write on each side, as with a
-//! push protocol. A stream whose speculative pull was still waiting when the application
-//! posted the receive after computing for a while without writing to that sender (LU's
-//! pipeline) is *eager*: its speculative pulls leave at once, so they are parked at the
-//! sender before it sends, and the sender answers inside its
-//! send call. It is lazy again once a receive follows the previous one closely (a loop
-//! of collectives): there the extra write would cost more than it saves. A pull nobody waits for yet (a speculative pull, or a candidate of an
-//! unresolved wildcard) never hedges, never retires the replica and never reports a lost
-//! rank: the receive that needs it does.
+//! Speculative pulls (pulling ahead): see `ahead`. A pull nobody waits for yet (a
+//! speculative pull, or a candidate of an unresolved wildcard) never hedges, never
+//! retires the replica and never reports a lost rank: the receive that needs it does.
 //!
 //! Silence: a pull with no answer within the ack timeout, or parked at a replica we have
 //! not heard from for that long (we ask again halfway, so a live sender always answers),
 //! fails over. For choices, a silent or unreachable leader is fenced through the launcher
 //! instead, so that two replicas never choose at once.
 
+mod ahead;
 mod choices;
 mod fetches;
 mod membership;
@@ -64,7 +53,6 @@ use bytes::Bytes;
 use self::choices::{Coordination, EngineChooser};
 use self::fetches::{AskState, Fetches};
 use self::outbox::Outbox;
-use self::receive::LARGE_COLLECTIVE_BYTES;
 use self::service::Service;
 pub use self::service::Waiter;
 use self::silence::Silence;
@@ -173,14 +161,8 @@ pub struct Engine {
     finalized: bool,
     /// Messages that every live replica of their sender answered ENDED for.
     ended: Set<Want>,
-    /// Streams (comm, tag, src; `ANY_TAG_STREAM` for order-numbered pulls) whose
-    /// speculative pull was still waiting for a write when the application needed it,
-    /// after computing at least `EAGER_GAP`: theirs go at once (see `receive::want`).
-    eager_streams: Set<(u32, i32, u32)>,
-    /// Collective streams (comm, tag, src) whose last message came asking for
-    /// confirmation: an exchange's, whose sender holds a large block until its pull comes
-    /// (see `receive::speculate_after`).
-    confirmed_streams: Set<(u32, i32, u32)>,
+    /// Which streams are pulled ahead, and how far.
+    streams: ahead::Streams,
     /// Lengths of messages that landed straight in their receive's buffer (their DATA
     /// reached the engine without payload), until the receive is taken: the pull-ahead
     /// window is sized by them.
@@ -262,8 +244,7 @@ impl Engine {
             liveness: Liveness::new(ranks, replicas),
             finalized: false,
             ended: Set::default(),
-            eager_streams: Set::default(),
-            confirmed_streams: Set::default(),
+            streams: ahead::Streams::default(),
             landed: Map::default(),
             out: Outbox::new(me),
             retired: false,
@@ -604,16 +585,6 @@ impl Engine {
 
     // ---- internals ----
 
-    /// The length of the message whose DATA came with `payload`: its own, or the length
-    /// that landed straight in a receive's buffer (`note_landed`).
-    fn data_len(&self, key: &Key, payload: &Bytes) -> usize {
-        if payload.is_empty() {
-            self.landed.get(key).copied().unwrap_or(0)
-        } else {
-            payload.len()
-        }
-    }
-
     /// The want naming the `order`-th message from this replica's rank to `dst` on `comm`.
     fn order_want(&self, comm: u32, dst: u32, order: u64) -> Want {
         Want::Order {
@@ -670,27 +641,14 @@ impl Engine {
                 confirm,
                 late,
             } => {
-                // Its pull came after the sender had it for a while: pull this stream
-                // ahead (see `receive::speculate_after`). Only point-to-point streams: a
-                // collective's receives follow one another closely and their pulls ride
-                // on the algorithm's own writes, so pulling ahead there costs a write per
-                // message (small broadcasts at 4 ranks on 2 cores 1.2x slower). A
-                // collective stream whose message asks for confirmation is an exchange's:
-                // not pulled ahead after a large block (`confirmed_streams`).
-                // Only a large block's DATA changes the mark, so small collectives pay no
-                // lookup here.
-                let stream = (key.comm, key.tag, key.src);
-                if key.is_point_to_point() {
-                    if late {
-                        self.eager_streams.insert(stream);
-                    }
-                } else if self.data_len(&key, &payload) >= LARGE_COLLECTIVE_BYTES {
-                    if confirm {
-                        self.confirmed_streams.insert(stream);
-                    } else {
-                        self.confirmed_streams.remove(&stream);
-                    }
-                }
+                // Its length: the payload's, or what landed straight in a receive's
+                // buffer (`note_landed`).
+                let landed = &self.landed;
+                let len = || match payload.len() {
+                    0 => landed.get(&key).copied().unwrap_or(0),
+                    n => n,
+                };
+                self.streams.on_data(&key, late, confirm, len);
                 self.on_data(now, from, key, order, payload);
                 if confirm {
                     // The sender kept no copy and waits for this (see `send_unlogged`).

@@ -7,40 +7,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::ahead::{any_tag_stream, stream_of, AHEAD_MAX};
 use super::fetches::{Ask, AskState, Pending};
 use super::timers::Timer;
 use super::{Engine, EngineEvent, RecvError};
 use crate::message::{Key, ReplicaId, ReqId, Want};
 use crate::pull::decision::{Authority, Slot, DECISION_CTX};
 use crate::wire::Frame;
-
-/// A point-to-point or eager stream keeps pulls standing for its next messages up to this
-/// many bytes (at the size of the last one), and at most `SPECULATE_AHEAD_MAX` of them: the
-/// receiver holds at most that much it did not ask for yet, per stream. (Lazy streams'
-/// pulls wait for a write to the sender, eager ones' leave at once.) At 256 KiB, eight
-/// standing pulls of 32 KiB made a 32 KiB ping-pong take 13.0 µs one way instead of 7.2
-/// (the 2-core VM); 16 KiB, 64 KiB and the 4-rank pipeline were the same either way.
-const SPECULATE_AHEAD_BYTES: usize = 128 * 1024;
-const SPECULATE_AHEAD_MAX: usize = 8;
-
-/// A receive posted this long after its stream's speculative pull was made, with the
-/// pull still waiting for a write, turns the stream eager (sooner: lazy).
-const EAGER_GAP: Duration = Duration::from_micros(50);
-
-/// The tag of a stream of order-numbered pulls (`ANY_TAG` receives) in `eager_streams`.
-const ANY_TAG_STREAM: i32 = i32::MIN;
-
-/// An exchange's block at least this large is not pulled ahead after (see
-/// `speculate_after`).
-pub(super) const LARGE_COLLECTIVE_BYTES: usize = crate::config::DIRECT_WRITE_BYTES_MIN;
-
-/// The stream `want` belongs to: (comm, tag, src), or (comm, `ANY_TAG_STREAM`, src).
-fn stream_of(want: &Want) -> (u32, i32, u32) {
-    match want {
-        Want::Key(k) => (k.comm, k.tag, k.src),
-        Want::Order { comm, src, .. } => (*comm, ANY_TAG_STREAM, *src),
-    }
-}
 
 impl Engine {
     /// Makes sure `want` is being fetched.
@@ -59,18 +32,9 @@ impl Engine {
                 }
                 // A speculative pull still waiting for a write goes now: we wait for it.
                 let late = self.out.hurry_pull(want);
-                let stream = stream_of(&want);
-                match speculated_at.map(|t| now.saturating_sub(t)) {
-                    // It waited while the application computed: the stream's next ones go
-                    // at once.
-                    Some(gap) if gap >= EAGER_GAP && late => {
-                        self.eager_streams.insert(stream);
-                    }
-                    Some(gap) if gap >= EAGER_GAP => {}
-                    Some(_) => {
-                        self.eager_streams.remove(&stream);
-                    }
-                    None => {}
+                if let Some(t) = speculated_at {
+                    self.streams
+                        .on_needed(stream_of(&want), now.saturating_sub(t), late);
                 }
                 if !self
                     .fetches
@@ -98,12 +62,10 @@ impl Engine {
     }
 
     /// After the application took the message `key` (of `len` bytes) of a stream, asks
-    /// ahead for the stream's next ones (see the module doc of `engine`), a few up to
-    /// `SPECULATE_AHEAD_BYTES` of messages of this size (a collective's lazy stream: its
-    /// next one): by order number for an `ANY_TAG` receive (`any_tag` names its (comm,
-    /// src)), else by key. A sender that sends a few in a row, or runs ahead, then answers
-    /// each of its sends at once, and one that finished long ago answers a few at each
-    /// wake-up.
+    /// ahead for the stream's next ones, as many as `ahead::Streams::window` says: by
+    /// order number for an `ANY_TAG` receive (`any_tag` names its (comm, src)), else by
+    /// key. A sender that sends a few in a row, or runs ahead, then answers each of its
+    /// sends at once, and one that finished long ago answers a few at each wake-up.
     pub(super) fn speculate_after(
         &mut self,
         now: Duration,
@@ -112,23 +74,12 @@ impl Engine {
         any_tag: Option<(u32, u32)>,
     ) {
         let stream = match any_tag {
-            Some((comm, src)) => (comm, ANY_TAG_STREAM, src),
+            Some((comm, src)) => any_tag_stream(comm, src),
             None => stream_of(&Want::Key(key)),
         };
-        let eager = self.eager_streams.contains(&stream);
-        // A collective's lazy streams ask for one: its messages are taken in a fixed
-        // order right after one another, and more standing pulls only make large ones
-        // arrive before their receive can take them in place (broadcast of 1 MiB on 4
-        // ranks: 0.55 -> 0.65 ms). After a large block of an exchange (it came asking
-        // for confirmation) they ask for none: its sender holds such a block until its
-        // pull comes (`Core::send_unsettled`), where one pulled ahead would come before
-        // its receive and be copied there.
-        let ahead = if eager || key.is_point_to_point() {
-            (SPECULATE_AHEAD_BYTES / len.max(1)).clamp(1, SPECULATE_AHEAD_MAX)
-        } else if len >= LARGE_COLLECTIVE_BYTES && self.confirmed_streams.contains(&stream) {
+        let Some((ahead, eager)) = self.streams.window(&stream, key.is_point_to_point(), len)
+        else {
             return;
-        } else {
-            1
         };
         // Pulls go out half a window at a time, together in one write: a stream read one
         // message at a time costs its sender one read of pulls per half window, not one
@@ -156,7 +107,7 @@ impl Engine {
             return;
         }
         // The next `ahead` messages not here yet.
-        let mut next = [Want::Key(key); SPECULATE_AHEAD_MAX];
+        let mut next = [Want::Key(key); AHEAD_MAX];
         let mut n = 0;
         match by_order {
             Some((comm, src, first)) => {
@@ -209,7 +160,7 @@ impl Engine {
         {
             return;
         }
-        let defer = !self.eager_streams.contains(&stream_of(&want));
+        let defer = !self.streams.is_eager(&stream_of(&want));
         self.fetches.insert(want, Pending::speculative(now, defer));
         self.ask_next(now, want);
     }
