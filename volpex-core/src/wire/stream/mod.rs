@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 use std::io::{self, IoSlice, Read, Write};
+use std::ops::Range;
 
 use bytes::Bytes;
 
@@ -245,6 +246,15 @@ impl FrameReader {
         }
     }
 
+    /// The read buffer itself as the payload at `range` (a large frame no landing
+    /// wants), instead of a copy: a fresh buffer takes the bytes read after it, at the
+    /// same place. Zeroing the fresh one costs less than copying the payload out.
+    fn hand_over(&mut self, range: Range<usize>) -> Bytes {
+        let mut fresh = vec![0; self.buf.len()];
+        fresh[range.end..self.end].copy_from_slice(&self.buf[range.end..self.end]);
+        Bytes::from(std::mem::replace(&mut self.buf, fresh)).slice(range)
+    }
+
     fn ensure_buf(&mut self) {
         if self.buf.is_empty() {
             self.buf = vec![0; READ_BUFFER_BYTES];
@@ -274,24 +284,20 @@ impl FrameReader {
             }
             let body = self.start + HEADER_BYTES;
             if avail - HEADER_BYTES >= len {
-                let frame = &self.buf[body..body + len];
-                // A large payload read whole with its header goes to its landing as the
-                // rest of a larger one would: one copy, not two (into a buffer here,
-                // then into the receive's).
-                let landing = if len > LARGE_PAYLOAD_BYTES {
-                    landing_for(landings, &h)
+                let end = body + len;
+                // A large payload read whole with its header is not copied out of the
+                // read buffer as a small one is: it goes to its landing as the rest of a
+                // larger one would, or takes the read buffer with it.
+                let payload = if len <= LARGE_PAYLOAD_BYTES {
+                    Bytes::copy_from_slice(&self.buf[body..end])
+                } else if let Some(l) = landing_for(landings, &h) {
+                    l.buf[..len].copy_from_slice(&self.buf[body..end]);
+                    l.landed = Some(len);
+                    Bytes::new()
                 } else {
-                    None
+                    self.hand_over(body..end)
                 };
-                let payload = match landing {
-                    Some(l) => {
-                        l.buf[..len].copy_from_slice(frame);
-                        l.landed = Some(len);
-                        Bytes::new()
-                    }
-                    None => Bytes::copy_from_slice(frame),
-                };
-                self.start = body + len;
+                self.start = end;
                 self.limit(on_frame(h, payload)?);
             } else if len > LARGE_PAYLOAD_BYTES {
                 let have = self.end - body;
