@@ -210,9 +210,9 @@ impl Core {
     /// Ends the `Unsettled` sends of an exchange whose receives are over. It first turns
     /// the loop, giving the CPU away between polls, while some are neither confirmed nor
     /// sent, for at most the settle wait of the largest (`Config::settle_wait`: about the
-    /// cost of the copy it saves, longer where processes share cores): held ones go out as their pulls come (a
-    /// receiver pulls on its own connection, so its pull may come after its data), and
-    /// confirmations come in. Then each is recorded without its payload when every live
+    /// cost of the copy it saves, longer where processes share cores): held ones go out
+    /// as their pulls come (a receiver pulls on its own connection, so its pull may come
+    /// after its data), and confirmations come in. Then each is recorded without its payload when every live
     /// replica of its destination confirmed it, else copied into the log.
     pub fn settle_all(&mut self, mut sends: Vec<Unsettled<'_>>) -> Result<(), SendError> {
         let longest = sends.iter().map(|u| u.bytes.len()).max().unwrap_or(0);
@@ -426,8 +426,6 @@ impl Core {
         }
     }
 
-    /// Logs the next message from `comm`/`tag` to `dst`. The caller made room under the
-    /// same lock, so the log does not refuse it.
     /// Copies a message into the log (the send that returns once it is there) and ends
     /// the send.
     fn log_and_end(
@@ -442,6 +440,8 @@ impl Core {
         Ok(())
     }
 
+    /// Logs the next message from `comm`/`tag` to `dst`. The caller made room under the
+    /// same lock, so the log does not refuse it.
     fn log_send(
         &mut self,
         comm: u32,

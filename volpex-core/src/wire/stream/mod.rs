@@ -87,7 +87,9 @@ enum Partial {
 /// Incremental frame decoder for a non-blocking byte stream.
 ///
 /// Small frames are read in bulk into one reusable buffer; a large payload is read
-/// straight into its own (pooled) allocation, or into a waiting receive's buffer. A read
+/// straight into its own (pooled) allocation, or into a waiting receive's buffer, and one
+/// that came whole in a bulk read goes to that receive's buffer or keeps the read buffer
+/// (a fresh one replaces it). A read
 /// that returns less than was asked for means the socket is drained: with edge-triggered
 /// readiness, new data raises a new event, so no extra read just to see `WouldBlock` is
 /// needed.
