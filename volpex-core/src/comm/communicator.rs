@@ -351,10 +351,12 @@ impl Communicator {
         let mut core = self.inner.rt.lock();
         let mut arrivals = Arrivals::new(recvs);
         arrivals.offer(&core);
-        // A block not in the log has no number yet: only one may go to each rank.
-        let mut sorted = dsts.clone();
-        sorted.sort_unstable();
-        let exclusive = sorted.windows(2).all(|w| w[0] != w[1]);
+        // A block not in the log has no number yet: only one may go to each rank. Only a
+        // large block stays out of the log, so small exchanges skip the check.
+        let exclusive = !sends
+            .iter()
+            .any(|(_, b)| b.len() >= crate::config::DIRECT_WRITE_BYTES_MIN)
+            || distinct(&dsts);
         let mut unsettled = Vec::with_capacity(sends.len());
         let mut result = Ok(());
         for (&dst, &(_, bytes)) in dsts.iter().zip(sends) {
@@ -433,4 +435,11 @@ impl Communicator {
                 size: self.members.world.len() as u32,
             })
     }
+}
+
+/// Whether no rank appears twice in `ranks`.
+fn distinct(ranks: &[u32]) -> bool {
+    let mut sorted = ranks.to_vec();
+    sorted.sort_unstable();
+    sorted.windows(2).all(|w| w[0] != w[1])
 }

@@ -148,9 +148,7 @@ impl Core {
             Some(DIRECT_WRITE_BYTES_MIN),
             landings,
         )? {
-            let direct = std::mem::take(&mut self.direct);
-            self.flush();
-            return Ok(unsettled(Place::Out { order, direct }));
+            return Ok(unsettled(self.went_out(order)));
         }
         if bytes.len() >= DIRECT_WRITE_BYTES_MIN && self.direct.is_empty() && dst != self.me.rank {
             self.engine.note_held();
@@ -186,9 +184,7 @@ impl Core {
             let (order, whole) =
                 self.write_ahead(comm, tag, dst, bytes, Some(DIRECT_WRITE_BYTES_MIN));
             if whole {
-                let direct = std::mem::take(&mut self.direct);
-                self.flush();
-                sends[i].place = Place::Out { order, direct };
+                sends[i].place = self.went_out(order);
                 i += 1;
             } else {
                 // Logged now: it is settled.
@@ -197,6 +193,14 @@ impl Core {
             }
         }
         Ok(())
+    }
+
+    /// The place of a send that just went out whole as message `order`: its direct writes
+    /// go with it, and the rest of their frames is written now.
+    fn went_out(&mut self, order: u64) -> Place {
+        let direct = std::mem::take(&mut self.direct);
+        self.flush();
+        Place::Out { order, direct }
     }
 
     /// Whether every live replica of an `Unsettled` send's destination confirmed it.
@@ -212,8 +216,9 @@ impl Core {
     /// sent, for at most the settle wait of the largest (`Config::settle_wait`: about the
     /// cost of the copy it saves, longer where processes share cores): held ones go out
     /// as their pulls come (a receiver pulls on its own connection, so its pull may come
-    /// after its data), and confirmations come in. Then each is recorded without its payload when every live
-    /// replica of its destination confirmed it, else copied into the log.
+    /// after its data), and confirmations come in. Then each is recorded without its
+    /// payload when every live replica of its destination confirmed it, else copied into
+    /// the log.
     pub fn settle_all(&mut self, mut sends: Vec<Unsettled<'_>>) -> Result<(), SendError> {
         let longest = sends.iter().map(|u| u.bytes.len()).max().unwrap_or(0);
         let until = Instant::now() + self.engine.config().settle_wait(longest);
