@@ -1,0 +1,237 @@
+//! The environment and error handling of `mpi.h` (MPI-3.1 chapters 8 and 9): init and
+//! finalize, abort, thread levels, versions, processor name, clock, memory allocation,
+//! error handlers, classes and strings. Thin shells over `state` and `error`; never touches a message.
+
+use super::*;
+
+// ---- Environment ----
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
+    guard("MPI_Init", COMM_WORLD, || state::init(0).map(drop))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init_thread(
+    _argc: *mut c_int,
+    _argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    guard("MPI_Init_thread", COMM_WORLD, || {
+        let p = state::init(required)?;
+        set(provided, "provided", p)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Finalize() -> c_int {
+    guard("MPI_Finalize", COMM_WORLD, state::finalize)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
+    guard("MPI_Initialized", COMM_WORLD, || {
+        set(
+            flag,
+            "flag",
+            c_int::from(state::phase() != Phase::NotStarted),
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
+    guard("MPI_Finalized", COMM_WORLD, || {
+        set(
+            flag,
+            "flag",
+            c_int::from(state::phase() == Phase::Finalized),
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Abort(comm: Comm, errorcode: c_int) -> c_int {
+    eprintln!(
+        "volpex-mpi: MPI_Abort(communicator {comm:#x}, error code {errorcode}){}",
+        state::whoami()
+    );
+    // MPI_Abort's code as the library's `abort` uses it (1 for codes volpexrun reserves).
+    std::process::exit(volpex::abort_exit_code(errorcode));
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
+    guard("MPI_Query_thread", COMM_WORLD, || {
+        let p = state::with(|s| Ok(s.thread_level))?;
+        set(provided, "provided", p)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
+    guard("MPI_Is_thread_main", COMM_WORLD, || {
+        let main = state::with(|s| Ok(s.main_thread == std::thread::current().id()))?;
+        set(flag, "flag", c_int::from(main))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
+    guard("MPI_Get_version", COMM_WORLD, || {
+        set(version, "version", 3)?;
+        set(subversion, "subversion", 1)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_library_version(
+    version: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    guard("MPI_Get_library_version", COMM_WORLD, || {
+        let v = format!(
+            "Volpex MPI {} (MPI 3.1 C interface)",
+            env!("CARGO_PKG_VERSION")
+        );
+        // SAFETY: MPI_MAX_LIBRARY_VERSION_STRING bytes at `version` (MPI-3.1 8.1.1).
+        unsafe { raw::put_string(version, MAX_LIBRARY_VERSION_STRING, &v, resultlen) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    guard("MPI_Get_processor_name", COMM_WORLD, || {
+        let host = types::processor_name();
+        // SAFETY: MPI_MAX_PROCESSOR_NAME bytes at `name` (MPI-3.1 section 8.1.1).
+        unsafe { raw::put_string(name, MAX_PROCESSOR_NAME, &host, resultlen) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Wtime() -> f64 {
+    volpex::wtime()
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Wtick() -> f64 {
+    1e-9
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, _info: c_int, baseptr: *mut c_void) -> c_int {
+    guard("MPI_Alloc_mem", COMM_WORLD, || {
+        let n = usize::try_from(size).map_err(|_| MpiError::arg(format!("invalid size {size}")))?;
+        let p = raw::alloc_mem(n)
+            .ok_or_else(|| MpiError::new(34, format!("cannot allocate {n} bytes")))?;
+        set(baseptr as *mut *mut c_void, "baseptr", p)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
+    guard("MPI_Free_mem", COMM_WORLD, || {
+        // SAFETY: `base` is a block MPI_Alloc_mem returned (MPI-3.1 section 8.2).
+        unsafe { raw::free_mem(base) };
+        Ok(())
+    })
+}
+
+// ---- Errors ----
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Error_string(
+    code: c_int,
+    string: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    guard("MPI_Error_string", COMM_WORLD, || {
+        let s = error::error_string(code)
+            .ok_or_else(|| MpiError::arg(format!("invalid error code {code}")))?;
+        // SAFETY: MPI_MAX_ERROR_STRING bytes at `string` (MPI-3.1 section 8.4).
+        unsafe { raw::put_string(string, MAX_ERROR_STRING, s, resultlen) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Error_class(code: c_int, errorclass: *mut c_int) -> c_int {
+    guard("MPI_Error_class", COMM_WORLD, || {
+        if error::error_string(code).is_none() {
+            return Err(MpiError::arg(format!("invalid error code {code}")));
+        }
+        set(errorclass, "errorclass", code)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_set_errhandler(comm: Comm, errhandler: c_int) -> c_int {
+    guard("MPI_Comm_set_errhandler", comm, || {
+        state::set_errhandler(comm, errhandler)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Errhandler_set(comm: Comm, errhandler: c_int) -> c_int {
+    guard("MPI_Errhandler_set", comm, || {
+        state::set_errhandler(comm, errhandler)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: Comm, errhandler: *mut c_int) -> c_int {
+    guard("MPI_Comm_get_errhandler", comm, || {
+        let e = state::with(|s| Ok(s.comms.get(comm)?.errhandler))?;
+        set(errhandler, "errhandler", e)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_get(comm: Comm, errhandler: *mut c_int) -> c_int {
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { MPI_Comm_get_errhandler(comm, errhandler) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
+    guard("MPI_Errhandler_free", COMM_WORLD, || {
+        // SAFETY: `errhandler` points to an error handler handle.
+        let h = unsafe { raw::out(errhandler, "errhandler") }?;
+        // A handler stays while communicators may use it (MPI-3.1 section 8.3.4): freeing
+        // only clears the handle.
+        state::with(|s| s.errhandlers.get(*h).map(drop))?;
+        *h = NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_errhandler(
+    f: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_create_errhandler", COMM_WORLD, || {
+        let f = f.ok_or_else(|| MpiError::arg("comm_errhandler_fn is a null pointer"))?;
+        let h = state::with(|s| Ok(s.errhandlers.insert(Some(f))))?;
+        set(errhandler, "errhandler", h)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_create(
+    f: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+) -> c_int {
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { MPI_Comm_create_errhandler(f, errhandler) }
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_call_errhandler(comm: Comm, errorcode: c_int) -> c_int {
+    guard("MPI_Comm_call_errhandler", comm, || {
+        Err(MpiError::new(
+            errorcode,
+            "MPI_Comm_call_errhandler called by the program",
+        ))
+    })
+}

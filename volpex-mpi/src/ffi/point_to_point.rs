@@ -1,0 +1,415 @@
+//! Point-to-point calls of `mpi.h` (MPI-3.1 chapter 3): blocking and immediate sends and
+//! receives in every mode, probes (also matching ones), sendrecv, counts and the
+//! buffered-send buffer. Thin shells over `p2p`; never keeps a pointer past the call
+//! except an immediate call's buffer, which `request` holds.
+
+use super::*;
+
+fn send_impl(
+    name: &'static str,
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> c_int {
+    guard(name, comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = reg(buf, &t, n)?;
+        // SAFETY: MPI_Send's buffer holds `count` elements of `datatype` (MPI-3.1 3.2.2).
+        let b = unsafe { raw::read(r, t) };
+        p2p::send(comm, &b, n, dest, tag)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Send(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> c_int {
+    send_impl("MPI_Send", buf, count, datatype, dest, tag, comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ssend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> c_int {
+    send_impl("MPI_Ssend", buf, count, datatype, dest, tag, comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> c_int {
+    send_impl("MPI_Bsend", buf, count, datatype, dest, tag, comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> c_int {
+    send_impl("MPI_Rsend", buf, count, datatype, dest, tag, comm)
+}
+
+fn isend_impl(
+    name: &'static str,
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    guard(name, comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = reg(buf, &t, n)?;
+        // SAFETY: as MPI_Send; the send is complete (copied) when the call returns.
+        let b = unsafe { raw::read(r, t) };
+        let h = p2p::isend(comm, &b, n, dest, tag)?;
+        set(request, "request", h)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    isend_impl("MPI_Isend", buf, count, datatype, dest, tag, comm, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Issend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    isend_impl("MPI_Issend", buf, count, datatype, dest, tag, comm, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    isend_impl("MPI_Ibsend", buf, count, datatype, dest, tag, comm, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    isend_impl("MPI_Irsend", buf, count, datatype, dest, tag, comm, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Recv", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = reg(buf, &t, n)?;
+        // SAFETY: MPI_Recv's buffer has room for `count` elements (MPI-3.1 3.2.4).
+        let mut b = unsafe { raw::write(r, t) };
+        let st = p2p::recv(comm, &mut b, n, source, tag)?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut c_int,
+) -> c_int {
+    guard("MPI_Irecv", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        if !t.contiguous {
+            return Err(MpiError::new(
+                class::TYPE,
+                format!(
+                    "{}: immediate receives into non-contiguous datatypes are not implemented yet",
+                    t.name
+                ),
+            ));
+        }
+        let r = reg(buf, &t, n)?;
+        // SAFETY: the receive buffer stays valid and untouched until the request
+        // completes (MPI-3.1 section 3.7.2).
+        let mem = unsafe { raw::write_until_complete(r) };
+        let h = p2p::irecv(comm, mem, source, tag)?;
+        set(request, "request", h)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dtype,
+    source: c_int,
+    recvtag: c_int,
+    comm: Comm,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Sendrecv", comm, || {
+        let (st_, sn) = (dt(sendtype)?, cnt(sendcount)?);
+        let (rt, rn) = (dt(recvtype)?, cnt(recvcount)?);
+        let (sr, rr) = (reg(sendbuf, &st_, sn)?, reg(recvbuf, &rt, rn)?);
+        raw::disjoint(&sr, &rr)?;
+        // SAFETY: MPI_Sendrecv's buffers as MPI_Send's and MPI_Recv's; disjoint (checked).
+        let (s, mut r) = unsafe { (raw::read(sr, st_), raw::write(rr, rt)) };
+        let st = p2p::sendrecv(comm, (&s, sn, dest, sendtag), (&mut r, rn, source, recvtag))?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: Comm,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Sendrecv_replace", comm, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = reg(buf, &t, n)?;
+        // SAFETY: `count` elements of `datatype`, read then written (MPI-3.1 3.10).
+        let mut b = unsafe { raw::write(r, t) };
+        let st = p2p::sendrecv_replace(comm, &mut b, n, (dest, sendtag), (source, recvtag))?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Probe(
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Probe", comm, || {
+        let st = p2p::probe(comm, source, tag)?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iprobe(
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    flag: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Iprobe", comm, || {
+        match p2p::iprobe(comm, source, tag)? {
+            Some(st) => {
+                set(flag, "flag", 1)?;
+                set_status(status, st)
+            }
+            None => set(flag, "flag", 0),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Mprobe(
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    message: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Mprobe", comm, || {
+        let (m, st) = p2p::mprobe(comm, source, tag)?;
+        set(message, "message", m)?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Mrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    message: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Mrecv", COMM_WORLD, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = reg(buf, &t, n)?;
+        // SAFETY: `message` points to a message handle.
+        let m = unsafe { raw::out(message, "message") }?;
+        // SAFETY: room for `count` elements (MPI-3.1 section 3.8.3).
+        let mut b = unsafe { raw::write(r, t) };
+        let st = p2p::mrecv(m, &mut b, n)?;
+        set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_count(
+    status: *const MpiStatus,
+    datatype: Dtype,
+    count: *mut c_int,
+) -> c_int {
+    guard("MPI_Get_count", COMM_WORLD, || {
+        // SAFETY: `status` points to a status a completed operation filled.
+        let st = unsafe { raw::input(status, "status") }?;
+        let t = dt(datatype)?;
+        set(count, "count", p2p::get_count(st, &t))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements(
+    status: *const MpiStatus,
+    datatype: Dtype,
+    count: *mut c_int,
+) -> c_int {
+    guard("MPI_Get_elements", COMM_WORLD, || {
+        // SAFETY: as MPI_Get_count.
+        let st = unsafe { raw::input(status, "status") }?;
+        let t = dt(datatype)?;
+        let n = match t.base {
+            Some(p) if p.size() > 0 && st.bytes() % p.size() as u64 == 0 => {
+                c_int::try_from(st.bytes() / p.size() as u64).unwrap_or(UNDEFINED)
+            }
+            _ => p2p::get_count(st, &t),
+        };
+        set(count, "count", n)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements_x(
+    status: *const MpiStatus,
+    datatype: Dtype,
+    count: *mut i64,
+) -> c_int {
+    guard("MPI_Get_elements_x", COMM_WORLD, || {
+        let mut n: c_int = 0;
+        // SAFETY: the same status and datatype; `n` is a local.
+        let code = unsafe { MPI_Get_elements(status, datatype, &mut n) };
+        if code != class::SUCCESS {
+            return Err(MpiError::new(code, "MPI_Get_elements failed"));
+        }
+        set(count, "count", i64::from(n))
+    })
+}
+
+/// MPI_Improbe: an immediate probe, then a matched probe of the message it saw (nothing
+/// can take that message in between: calls are serialized, MPI_THREAD_SERIALIZED).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Improbe(
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    flag: *mut c_int,
+    message: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    guard("MPI_Improbe", comm, || {
+        match p2p::iprobe(comm, source, tag)? {
+            Some(st) if st.MPI_SOURCE == crate::handles::PROC_NULL => {
+                set(flag, "flag", 1)?;
+                set(message, "message", crate::handles::MESSAGE_NO_PROC)?;
+                set_status(status, st)
+            }
+            Some(st) => {
+                let (m, st2) = p2p::mprobe(comm, st.MPI_SOURCE, st.MPI_TAG)?;
+                set(flag, "flag", 1)?;
+                set(message, "message", m)?;
+                set_status(status, st2)
+            }
+            None => set(flag, "flag", 0),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int) -> c_int {
+    guard("MPI_Test_cancelled", COMM_WORLD, || {
+        // SAFETY: as MPI_Get_count.
+        let st = unsafe { raw::input(status, "status") }?;
+        set(flag, "flag", st.cancelled)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Buffer_attach(_buffer: *mut c_void, _size: c_int) -> c_int {
+    // Sends are buffered by the sender log; the user's buffer is never used.
+    guard("MPI_Buffer_attach", COMM_WORLD, || state::with(|_| Ok(())))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    guard("MPI_Buffer_detach", COMM_WORLD, || {
+        // SAFETY: `buffer_addr` points to a `void *` (MPI-3.1 section 3.6.1).
+        *unsafe { raw::out(buffer_addr as *mut *mut c_void, "buffer_addr") }? =
+            std::ptr::null_mut();
+        set(size, "size", 0)
+    })
+}
