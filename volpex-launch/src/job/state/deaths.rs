@@ -50,9 +50,12 @@ impl JobState {
             self.regen.ended(id.rank, failed);
         }
         if self.rebind && self.failure.is_none() && self.shutdown_at.is_none() {
-            self.out.push(Action::Rebind {
-                host: self.procs[i].host,
-            });
+            let host = self.procs[i].host;
+            if self.rebound.len() <= host {
+                self.rebound.resize(host + 1, false);
+            }
+            self.rebound[host] = true;
+            self.out.push(Action::Rebind { host });
         }
         let notice = ToProcess::Death {
             rank: id.rank,

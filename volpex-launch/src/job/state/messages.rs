@@ -35,6 +35,15 @@ impl JobState {
         self.procs[i].state = ReplicaState::Running;
         self.procs[i].addr = Some(addr);
         self.out.push(Action::KeepControl(id, inc));
+        let host = self.procs[i].host;
+        if self.rebound.get(host).copied().unwrap_or(false)
+            && self.failure.is_none()
+            && self.shutdown_at.is_none()
+        {
+            // It bound itself to its start's CPUs on joining, maybe after its host's
+            // survivors were bound again: bind them (it among them) once more.
+            self.out.push(Action::Rebind { host });
+        }
         if !self.procs[i].caught_up() {
             self.newcomer_registered(i);
         }

@@ -17,6 +17,20 @@ fn deaths_during_the_run_rebind_their_host_when_teams_were_bound() {
     assert!(!exited(&mut st, id(1, 2), None, Some(9)).contains(&Action::Rebind { host: 0 }));
 }
 
+/// A process binds itself to its start's CPUs when it joins; if a death on its host asked
+/// for `Rebind` before that, its registration asks again, so it ends up where the survivors
+/// belong (the rebind test on remote hosts failed once under CI load without this).
+#[test]
+fn a_process_that_joins_after_its_host_was_rebound_asks_for_rebind_again() {
+    let mut st = local(config(2, 2));
+    st.rebind_on_deaths();
+    register(&mut st, id(0, 0), s(0.0));
+    assert!(!register(&mut st, id(1, 0), s(0.0)).contains(&Action::Rebind { host: 0 }));
+    assert!(exited(&mut st, id(1, 1), None, Some(9)).contains(&Action::Rebind { host: 0 }));
+    let acts = register(&mut st, id(0, 1), s(1.1));
+    assert!(acts.contains(&Action::Rebind { host: 0 }), "{acts:?}");
+}
+
 /// Fencing the last live replica of a rank would lose the job for sure: a takeover that
 /// waits for it keeps waiting, and the heartbeat declares it dead if it is really gone.
 #[test]
