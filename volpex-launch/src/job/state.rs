@@ -146,10 +146,6 @@ pub struct JobState {
     kill_at: Option<Duration>,
     /// Teams were bound to CPUs at start: a death during the run asks for `Rebind`.
     rebind: bool,
-    /// Hosts a death asked to bind again. A process there binds itself to its start's
-    /// CPUs (`VOLPEX_CPUS`) when it joins, which may come after the `Rebind`: its
-    /// registration asks for `Rebind` once more, so the survivors' binding wins.
-    rebound: Vec<bool>,
     /// Actions decided so far by the input being handled.
     out: Vec<Action>,
 }
@@ -216,7 +212,6 @@ impl JobState {
             kill_grace: config.kill_grace,
             kill_at: None,
             rebind: false,
-            rebound: Vec::new(),
             out: Vec::new(),
         }
     }

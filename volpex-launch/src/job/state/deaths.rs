@@ -31,6 +31,12 @@ impl JobState {
         }
     }
 
+    /// Whether a death now asks to bind the survivors of its host again: the teams were
+    /// bound at start and the job is neither failed nor shutting down.
+    pub(super) fn rebinds(&self) -> bool {
+        self.rebind && self.failure.is_none() && self.shutdown_at.is_none()
+    }
+
     /// Moves a replica to a dead state and tells every other replica.
     pub(super) fn mark_dead(&mut self, i: usize, state: ReplicaState) {
         let was_alive = self.procs[i].state.alive();
@@ -49,13 +55,10 @@ impl JobState {
                 || matches!(self.procs[i].state, ReplicaState::Retired(_));
             self.regen.ended(id.rank, failed);
         }
-        if self.rebind && self.failure.is_none() && self.shutdown_at.is_none() {
-            let host = self.procs[i].host;
-            if self.rebound.len() <= host {
-                self.rebound.resize(host + 1, false);
-            }
-            self.rebound[host] = true;
-            self.out.push(Action::Rebind { host });
+        if self.rebinds() {
+            self.out.push(Action::Rebind {
+                host: self.procs[i].host,
+            });
         }
         let notice = ToProcess::Death {
             rank: id.rank,

@@ -8,7 +8,7 @@
 use volpex::message::ReplicaId;
 use volpex::wire::control::{ToLauncher, ToProcess};
 
-use super::super::replica::ReplicaState;
+use super::super::replica::{Replica, ReplicaState};
 use super::super::step::Action;
 use super::JobState;
 
@@ -36,12 +36,12 @@ impl JobState {
         self.procs[i].addr = Some(addr);
         self.out.push(Action::KeepControl(id, inc));
         let host = self.procs[i].host;
-        if self.rebound.get(host).copied().unwrap_or(false)
-            && self.failure.is_none()
-            && self.shutdown_at.is_none()
-        {
-            // It bound itself to its start's CPUs on joining, maybe after its host's
-            // survivors were bound again: bind them (it among them) once more.
+        let died_there =
+            |p: &Replica| p.host == host && !p.state.alive() && p.state != ReplicaState::Finished;
+        if self.rebinds() && self.procs.iter().any(died_there) {
+            // It bound itself to its start's CPUs (`VOLPEX_CPUS`) on joining, maybe after
+            // a death had its host's survivors bound again: bind them (it among them)
+            // once more, so the survivors' binding wins.
             self.out.push(Action::Rebind { host });
         }
         if !self.procs[i].caught_up() {
