@@ -407,30 +407,38 @@ fn forward<const NM: usize>(l: &mut [&mut [f64]; 5], r: &mut [&mut [f64]; NM], s
     }
 }
 
-/// Back substitution of one component `r` with its factor's upper diagonals `d`, `e`
-/// along the lines of `sw`, from position n-3 down (the last two positions are done).
-fn backward(d: &[f64], e: &[f64], r: &mut [f64], sw: &Sweep) {
+/// Back substitution of the components `r` that share one factor's upper diagonals `d`,
+/// `e` along the lines of `sw`, from position n-3 down (the last two positions are done).
+/// The components go side by side, as the reference's loop over m: `d` and `e` are read
+/// once for all of them.
+fn backward<const NM: usize>(d: &[f64], e: &[f64], r: &mut [&mut [f64]; NM], sw: &Sweep) {
     let (s, w, n) = (sw.s, sw.w, sw.n);
     for &base in &sw.bases {
         if w == 1 {
             let d = &d[base..base + n];
             let e = &e[base..base + n];
-            let r = &mut r[base..base + n];
+            let r: [&mut [f64]; NM] = r.each_mut().map(|x| &mut x[base..base + n]);
             // r[i+1] and r[i+2] stay in registers (see forward).
-            let (mut r1, mut r2) = (r[n - 2], r[n - 1]);
+            let mut r1: [f64; NM] = std::array::from_fn(|m| r[m][n - 2]);
+            let mut r2: [f64; NM] = std::array::from_fn(|m| r[m][n - 1]);
             for i in (0..n - 2).rev() {
-                let v = r[i] - d[i] * r1 - e[i] * r2;
-                r[i] = v;
-                (r1, r2) = (v, r1);
+                let (di, ei) = (d[i], e[i]);
+                for m in 0..NM {
+                    let v = r[m][i] - di * r1[m] - ei * r2[m];
+                    r[m][i] = v;
+                    (r1[m], r2[m]) = (v, r1[m]);
+                }
             }
             continue;
         }
         for pos in (0..n - 2).rev() {
             let p = base + pos * s;
             let (d0, e0) = (&d[p..p + w], &e[p..p + w]);
-            let [r0, r1, r2] = three(r, p, s, w);
-            for q in 0..w {
-                r0[q] = r0[q] - d0[q] * r1[q] - e0[q] * r2[q];
+            for x in r.iter_mut() {
+                let [r0, r1, r2] = three(x, p, s, w);
+                for q in 0..w {
+                    r0[q] = r0[q] - d0[q] * r1[q] - e0[q] * r2[q];
+                }
             }
         }
     }
@@ -565,11 +573,22 @@ pub fn solve(flow: &mut Flow<Soa>, lhs: &mut Lhs, d: usize) -> Result<(), NpbErr
                 }
             }
         }
-        for (m, rm) in r.chunks_exact_mut(np).enumerate() {
-            let n0 = factor(if m < 3 { 0 } else { m - 2 }).0;
-            let dm = &l[(n0 + 3) * np..(n0 + 4) * np];
-            let em = &l[(n0 + 4) * np..(n0 + 5) * np];
-            backward(dm, em, rm, &sw);
+        {
+            // Each factor's upper diagonals, for the components it solves.
+            let de = |f: usize| {
+                let n0 = factor(f).0;
+                (
+                    &l[(n0 + 3) * np..(n0 + 4) * np],
+                    &l[(n0 + 4) * np..(n0 + 5) * np],
+                )
+            };
+            let [r0, r1, r2, r3, r4]: [&mut [f64]; 5] = planes(r, np);
+            let (d0, e0) = de(0);
+            backward::<3>(d0, e0, &mut [r0, r1, r2], &sw);
+            let (d1, e1) = de(1);
+            backward::<1>(d1, e1, &mut [r3], &sw);
+            let (d2, e2) = de(2);
+            backward::<1>(d2, e2, &mut [r4], &sw);
         }
         if stage != 0 {
             let mut out = Vec::with_capacity(10 * bases.len());
