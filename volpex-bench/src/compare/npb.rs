@@ -1,7 +1,8 @@
 //! `volpex-bench compare npb`: the official NPB 3.4 MPI code under Open MPI over TCP
 //! against our ports under volpexrun, benchmark by benchmark and rank count by rank
-//! count, alternating sides, medians of the benchmarks' own "Time in seconds". Ratios
-//! come from the reports' "Mop/s total" when every run printed one: NPB prints the time
+//! count, alternating sides, medians of the benchmarks' own "Time in seconds", and three
+//! ratios to the first side: of the medians, of each run's pair and of the best runs.
+//! Ratios come from the reports' "Mop/s total" when every run printed one: NPB prints the time
 //! with two decimals (a tenth of a second is ±5%) but the rate to five or more digits, and
 //! every side counts the same operations, so two times stand in the inverse ratio of
 //! their rates.
@@ -34,7 +35,8 @@ pub struct Args {
     /// powers of two; EP on any).
     #[arg(long = "np", value_delimiter = ',', default_value = "1,2,4")]
     pub np: Vec<u32>,
-    /// Runs of every benchmark on every side, alternating; medians are reported.
+    /// Runs of every benchmark on every side, alternating; medians are reported, and
+    /// ratios of the medians, of each run's pair (paired) and of the best runs (best).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
     /// Benchmarks, comma-separated, of ep, is, cg, mg, ft, lu, sp, bt.
