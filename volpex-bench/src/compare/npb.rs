@@ -110,42 +110,42 @@ pub(crate) struct Cell {
 impl Cell {
     /// The median time of the runs that reported.
     pub fn median(&self) -> Option<f64> {
-        let t: Vec<f64> = self
-            .runs
-            .iter()
-            .filter_map(|r| match r {
-                RunResult::Report { seconds, .. } => Some(*seconds),
-                RunResult::Failed(_) => None,
-            })
-            .collect();
+        let t: Vec<f64> = self.reports().map(|(seconds, _)| seconds).collect();
         (!t.is_empty()).then(|| super::median(t))
+    }
+
+    /// (seconds, Mop/s) of each run that reported.
+    fn reports(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        self.runs.iter().filter_map(|r| match r {
+            RunResult::Report { seconds, mops, .. } => Some((*seconds, *mops)),
+            RunResult::Failed(_) => None,
+        })
+    }
+
+    /// The rates of the runs that reported, when there are some and every one of them
+    /// printed a rate.
+    fn rates(&self) -> Option<Vec<f64>> {
+        let rates: Option<Vec<f64>> = self
+            .reports()
+            .map(|(_, mops)| (mops > 0.0).then_some(mops))
+            .collect();
+        rates.filter(|r| !r.is_empty())
     }
 
     /// The median rate of the runs that reported, when every one of them printed a rate.
     fn median_rate(&self) -> Option<f64> {
-        let rates: Option<Vec<f64>> = self
-            .runs
-            .iter()
-            .filter_map(|r| match r {
-                RunResult::Report { mops, .. } => Some((*mops > 0.0).then_some(*mops)),
-                RunResult::Failed(_) => None,
-            })
-            .collect();
-        rates.filter(|r| !r.is_empty()).map(super::median)
+        self.rates().map(super::median)
     }
 
     /// The best run, as (seconds, Mop/s): the highest rate when every run that reported
-    /// printed one (`median_rate`'s rule), else the shortest time with a rate of 0. On a
-    /// shared machine a disturbance only ever slows a run down, so each side's best run
-    /// is the nearest to its undisturbed speed.
+    /// printed one (`rates`), else the shortest time with a rate of 0. On a shared machine
+    /// a disturbance only ever slows a run down, so each side's best run is the nearest to
+    /// its undisturbed speed.
     fn best(&self) -> Option<(f64, f64)> {
-        let reports = self.runs.iter().filter_map(|r| match r {
-            RunResult::Report { seconds, mops, .. } => Some((*seconds, *mops)),
-            RunResult::Failed(_) => None,
-        });
-        match self.median_rate() {
-            Some(_) => reports.max_by(|a, b| a.1.total_cmp(&b.1)),
-            None => reports
+        match self.rates() {
+            Some(_) => self.reports().max_by(|a, b| a.1.total_cmp(&b.1)),
+            None => self
+                .reports()
                 .min_by(|a, b| a.0.total_cmp(&b.0))
                 .map(|(seconds, _)| (seconds, 0.0)),
         }
