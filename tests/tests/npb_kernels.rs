@@ -95,7 +95,7 @@ fn is_class_s_verifies_on_1_and_4_ranks() {
 /// lost early in the run, and with regeneration on, where nothing skips the log. With
 /// both teams alive a block rarely skips (the other team's confirmations come late), so
 /// rank 2's second replica dies at its 10th of 58 sends, early: from then on rank 2.0 is
-/// every live replica of rank 2, and most blocks sent to it skip (7 to 10 from each
+/// every live replica of rank 2, and most blocks sent to it skip (6 to 10 from each
 /// sender in six trial runs). At its 40th send it died too late in one run, after the
 /// faster team's last exchange, and nothing skipped.
 #[test]
