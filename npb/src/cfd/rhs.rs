@@ -290,19 +290,14 @@ fn dissipation<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &m
         .map(|pos| diss_coef(pos, c.size[d], c.start[d], c.end[d]))
         .collect();
     let (i0, len) = (c.start[0], c.size[0] - c.end[0] - c.start[0]);
-    // Runs of a row with the same weights: along x the weights change near the
-    // boundaries, along y and z a row has one set.
-    let mut runs: Vec<(usize, usize)> = Vec::new();
-    if d == 0 {
-        for i in 0..len {
-            match runs.last_mut() {
-                Some(run) if wt[i0 + run.0] == wt[i0 + i] => run.1 = i + 1,
-                _ => runs.push((i, i + 1)),
-            }
-        }
+    // Along x the weights change near the cell's ends: a row of them per diagonal, by
+    // point, so that each row is one loop (runs of equal weights cost more than they
+    // saved on short rows: with small cells most runs were single points).
+    let along_x: [Vec<f64>; 5] = if d == 0 {
+        std::array::from_fn(|m| (0..len).map(|i| wt[i0 + i][m]).collect())
     } else {
-        runs.push((0, len));
-    }
+        Default::default()
+    };
     for kk in c.start[2]..c.size[2] - c.end[2] {
         for jj in c.start[1]..c.size[1] - c.end[1] {
             let p = g.at(i0 as isize, jj as isize, kk as isize);
@@ -316,12 +311,21 @@ fn dissipation<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &m
             ];
             with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |rows| {
                 for (r, um) in rows.into_iter().zip(&u) {
-                    for &(from, to) in &runs {
-                        let pos = [i0 + from, jj, kk][d];
-                        let [w0, w1, w2, w3, w4] = wt[pos];
-                        let r = &mut r[from..to];
-                        let [x0, x1, x2, x3, x4] = um.map(|x| &x[from..to]);
-                        for i in 0..to - from {
+                    let r = &mut r[..len];
+                    let [x0, x1, x2, x3, x4] = um.map(|x| &x[..len]);
+                    if d == 0 {
+                        let [w0, w1, w2, w3, w4] = along_x.each_ref().map(|w| &w[..len]);
+                        for i in 0..len {
+                            let v = w0[i] * x0[i]
+                                + w1[i] * x1[i]
+                                + w2[i] * x2[i]
+                                + w3[i] * x3[i]
+                                + w4[i] * x4[i];
+                            r[i] -= k.dssp * v;
+                        }
+                    } else {
+                        let [w0, w1, w2, w3, w4] = wt[[jj, kk][d - 1]];
+                        for i in 0..len {
                             let v = w0 * x0[i] + w1 * x1[i] + w2 * x2[i] + w3 * x3[i] + w4 * x4[i];
                             r[i] -= k.dssp * v;
                         }
