@@ -237,47 +237,129 @@ fn flux<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &mut Scra
             let (rim, ri0, rip) = around(&a.rho_i, p, s, len);
             with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |rows| {
                 let [r0, r1, r2, r3, r4] = rows;
-                let (r0, r4) = (&mut r0[..len], &mut r4[..len]);
-                let (a_m, a_0, a_p) = (&u[0][0][..len], &u[0][1][..len], &u[0][2][..len]);
-                let (n_m, n_p) = (&u[n][0][..len], &u[n][2][..len]);
-                for i in 0..len {
-                    r0[i] =
-                        r0[i] + dt1[0] * (a_p[i] - 2.0 * a_0[i] + a_m[i]) - t2 * (n_p[i] - n_m[i]);
-                }
-                let (e_m, e_0, e_p) = (&u[4][0][..len], &u[4][1][..len], &u[4][2][..len]);
+                let (e_m, e_0, e_p) = (u[4][0], u[4][1], u[4][2]);
+                flux_mass(
+                    r0,
+                    [u[0][0], u[0][1], u[0][2]],
+                    u[n][0],
+                    u[n][2],
+                    dt1[0],
+                    t2,
+                );
                 for (mm, r) in [(1, r1), (2, r2), (3, r3)] {
-                    let r = &mut r[..len];
-                    let (x_m, x_0, x_p) = (&u[mm][0][..len], &u[mm][1][..len], &u[mm][2][..len]);
+                    let x = [u[mm][0], u[mm][1], u[mm][2]];
                     if mm == n {
-                        for i in 0..len {
-                            r[i] = r[i]
-                                + dt1[mm] * (x_p[i] - 2.0 * x_0[i] + x_m[i])
-                                + con[1] * k.con43 * (vp[i] - 2.0 * v0[i] + vm[i])
-                                - t2 * (x_p[i] * vp[i] - x_m[i] * vm[i]
-                                    + (e_p[i] - sqp[i] - e_m[i] + sqm[i]) * C2);
-                        }
+                        let c = con[1] * k.con43;
+                        flux_along(r, x, [vm, v0, vp], [e_m, e_p], [sqm, sqp], [dt1[mm], c, t2]);
                     } else {
                         let (wm, w0, wp) = around(&a.vel[mm - 1], p, s, len);
-                        for i in 0..len {
-                            r[i] = r[i]
-                                + dt1[mm] * (x_p[i] - 2.0 * x_0[i] + x_m[i])
-                                + con[1] * (wp[i] - 2.0 * w0[i] + wm[i])
-                                - t2 * (x_p[i] * vp[i] - x_m[i] * vm[i]);
-                        }
+                        let c = [dt1[mm], con[1], t2];
+                        flux_across(r, x, [wm, w0, wp], [vm, vp], c);
                     }
                 }
-                for i in 0..len {
-                    let (up1, uijk, um1) = (vp[i], v0[i], vm[i]);
-                    r4[i] = r4[i]
-                        + dt1[4] * (e_p[i] - 2.0 * e_0[i] + e_m[i])
-                        + con[2] * (qp[i] - 2.0 * q0[i] + qm[i])
-                        + con[3] * (up1 * up1 - 2.0 * uijk * uijk + um1 * um1)
-                        + con[4] * (e_p[i] * rip[i] - 2.0 * e_0[i] * ri0[i] + e_m[i] * rim[i])
-                        - t2 * ((C1 * e_p[i] - C2 * sqp[i]) * up1
-                            - (C1 * e_m[i] - C2 * sqm[i]) * um1);
-                }
+                let c = [dt1[4], con[2], con[3], con[4], t2];
+                let sq = [sqm, sqp];
+                flux_energy(
+                    r4,
+                    [e_m, e_0, e_p],
+                    [vm, v0, vp],
+                    [qm, q0, qp],
+                    [rim, ri0, rip],
+                    sq,
+                    c,
+                );
             });
         }
+    }
+}
+
+// The row kernels of the planar flux differences, one output row each, stencil rows
+// as (below, at, above) in the direction. Each is a function of its own, never
+// inlined, so that its output row comes in as a parameter: only there does the
+// compiler know that it overlaps none of the inputs, and it runs the loop as vector
+// code without run-time overlap checks, which cost more than the loop itself on short
+// rows (SP's line solves' row kernels are written so for the same reason).
+
+/// Density: `r += dt1 (a+ - 2a + a-) - t2 (n+ - n-)`, with `n` the momentum along the
+/// direction.
+#[inline(never)]
+fn flux_mass(r: &mut [f64], a: [&[f64]; 3], n_m: &[f64], n_p: &[f64], dt1: f64, t2: f64) {
+    let len = r.len();
+    let (a_m, a_0, a_p) = (&a[0][..len], &a[1][..len], &a[2][..len]);
+    let (n_m, n_p) = (&n_m[..len], &n_p[..len]);
+    for i in 0..len {
+        r[i] = r[i] + dt1 * (a_p[i] - 2.0 * a_0[i] + a_m[i]) - t2 * (n_p[i] - n_m[i]);
+    }
+}
+
+/// The momentum along the direction (velocity `v`, energy `e`, kinetic energy `sq`);
+/// `c` is (dt1, con1 * con43, t2).
+#[inline(never)]
+fn flux_along(
+    r: &mut [f64],
+    x: [&[f64]; 3],
+    v: [&[f64]; 3],
+    e: [&[f64]; 2],
+    sq: [&[f64]; 2],
+    [dt1, c, t2]: [f64; 3],
+) {
+    let len = r.len();
+    let [x_m, x_0, x_p] = x.map(|y| &y[..len]);
+    let [vm, v0, vp] = v.map(|y| &y[..len]);
+    let [e_m, e_p] = e.map(|y| &y[..len]);
+    let [sqm, sqp] = sq.map(|y| &y[..len]);
+    for i in 0..len {
+        r[i] = r[i] + dt1 * (x_p[i] - 2.0 * x_0[i] + x_m[i]) + c * (vp[i] - 2.0 * v0[i] + vm[i])
+            - t2 * (x_p[i] * vp[i] - x_m[i] * vm[i] + (e_p[i] - sqp[i] - e_m[i] + sqm[i]) * C2);
+    }
+}
+
+/// A momentum across the direction (its velocity `w`; `v` the velocity along); `c` is
+/// (dt1, con1, t2).
+#[inline(never)]
+fn flux_across(
+    r: &mut [f64],
+    x: [&[f64]; 3],
+    w: [&[f64]; 3],
+    v: [&[f64]; 2],
+    [dt1, c, t2]: [f64; 3],
+) {
+    let len = r.len();
+    let [x_m, x_0, x_p] = x.map(|y| &y[..len]);
+    let [wm, w0, wp] = w.map(|y| &y[..len]);
+    let [vm, vp] = v.map(|y| &y[..len]);
+    for i in 0..len {
+        r[i] = r[i] + dt1 * (x_p[i] - 2.0 * x_0[i] + x_m[i]) + c * (wp[i] - 2.0 * w0[i] + wm[i])
+            - t2 * (x_p[i] * vp[i] - x_m[i] * vm[i]);
+    }
+}
+
+/// Energy (`v` velocity along the direction, `q` and `sq` the kinetic energy over and
+/// times density, `ri` the reciprocal of density); `c` is (dt1, con2, con3, con4, t2).
+#[inline(never)]
+fn flux_energy(
+    r: &mut [f64],
+    e: [&[f64]; 3],
+    v: [&[f64]; 3],
+    q: [&[f64]; 3],
+    ri: [&[f64]; 3],
+    sq: [&[f64]; 2],
+    [dt1, con2, con3, con4, t2]: [f64; 5],
+) {
+    let len = r.len();
+    let [e_m, e_0, e_p] = e.map(|y| &y[..len]);
+    let [um, u0, up] = v.map(|y| &y[..len]);
+    let [qm, q0, qp] = q.map(|y| &y[..len]);
+    let [rim, ri0, rip] = ri.map(|y| &y[..len]);
+    let [sqm, sqp] = sq.map(|y| &y[..len]);
+    for i in 0..len {
+        let (up1, uijk, um1) = (up[i], u0[i], um[i]);
+        r[i] = r[i]
+            + dt1 * (e_p[i] - 2.0 * e_0[i] + e_m[i])
+            + con2 * (qp[i] - 2.0 * q0[i] + qm[i])
+            + con3 * (up1 * up1 - 2.0 * uijk * uijk + um1 * um1)
+            + con4 * (e_p[i] * rip[i] - 2.0 * e_0[i] * ri0[i] + e_m[i] * rim[i])
+            - t2 * ((C1 * e_p[i] - C2 * sqp[i]) * up1 - (C1 * e_m[i] - C2 * sqm[i]) * um1);
     }
 }
 
@@ -310,29 +392,43 @@ fn dissipation<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &m
                 stencil(&cs.u, 4, p, len, s, 2, b4),
             ];
             with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |rows| {
-                for (r, um) in rows.into_iter().zip(&u) {
-                    let r = &mut r[..len];
-                    let [x0, x1, x2, x3, x4] = um.map(|x| &x[..len]);
+                for (r, x) in rows.into_iter().zip(&u) {
                     if d == 0 {
-                        let [w0, w1, w2, w3, w4] = along_x.each_ref().map(|w| &w[..len]);
-                        for i in 0..len {
-                            let v = w0[i] * x0[i]
-                                + w1[i] * x1[i]
-                                + w2[i] * x2[i]
-                                + w3[i] * x3[i]
-                                + w4[i] * x4[i];
-                            r[i] -= k.dssp * v;
-                        }
+                        dissipate_x(r, x, &along_x, k.dssp);
                     } else {
-                        let [w0, w1, w2, w3, w4] = wt[[jj, kk][d - 1]];
-                        for i in 0..len {
-                            let v = w0 * x0[i] + w1 * x1[i] + w2 * x2[i] + w3 * x3[i] + w4 * x4[i];
-                            r[i] -= k.dssp * v;
-                        }
+                        dissipate(r, x, wt[[jj, kk][d - 1]], k.dssp);
                     }
                 }
             });
         }
+    }
+}
+
+// The row kernels of the planar dissipation, one component's row each, never inlined
+// for the reason the flux's are.
+
+/// `r -= dssp * sum(w[o] * x[o])` over the stencil offsets `o`, one set of weights for
+/// the row (y and z).
+#[inline(never)]
+fn dissipate(r: &mut [f64], x: &[&[f64]; 5], w: [f64; 5], dssp: f64) {
+    let len = r.len();
+    let [x0, x1, x2, x3, x4] = x.map(|y| &y[..len]);
+    let [w0, w1, w2, w3, w4] = w;
+    for i in 0..len {
+        let v = w0 * x0[i] + w1 * x1[i] + w2 * x2[i] + w3 * x3[i] + w4 * x4[i];
+        r[i] -= dssp * v;
+    }
+}
+
+/// [`dissipate`] with weights by point (x, where they change near the cell's ends).
+#[inline(never)]
+fn dissipate_x(r: &mut [f64], x: &[&[f64]; 5], w: &[Vec<f64>; 5], dssp: f64) {
+    let len = r.len();
+    let [x0, x1, x2, x3, x4] = x.map(|y| &y[..len]);
+    let [w0, w1, w2, w3, w4] = w.each_ref().map(|y| &y[..len]);
+    for i in 0..len {
+        let v = w0[i] * x0[i] + w1[i] * x1[i] + w2[i] * x2[i] + w3[i] * x3[i] + w4[i] * x4[i];
+        r[i] -= dssp * v;
     }
 }
 

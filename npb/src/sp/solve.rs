@@ -210,18 +210,32 @@ fn compute_lhs(cs: &CellState<Soa>, k: &Constants, d: usize, lhs: &mut [f64]) {
     let mut rhon = vec![0.0; (n + 2) * w];
     let mut wrow = [(); 5].map(|_| vec![0.0; w]);
     let mut dg: [&mut [f64]; 15] = planes(lhs, np);
+    // rhon from the reciprocal of density, one run of points; the maxima are plain
+    // comparisons (`f64::max`'s NaN rule costs more than the rest of the loop, and
+    // densities are never NaN).
+    let larger = |x: f64, y: f64| if x > y { x } else { y };
+    let rhon_of = |out: &mut [f64], rho_i: &[f64]| {
+        for (r, &ri) in out.iter_mut().zip(rho_i) {
+            let ru1 = k.c3c4 * ri;
+            *r = larger(
+                larger(
+                    larger(dd[d + 1] + k.con43 * ru1, dd[4] + k.c1c5 * ru1),
+                    k.dmax[d] + ru1,
+                ),
+                dd[0],
+            );
+        }
+    };
     for &base in &sw.bases {
         // q = pos + 1 (pos starts at -1 in a cell without a low boundary).
-        for q in lo..=hi + 1 {
-            let p = base + q * s - s;
-            let rho_i = &a.rho_i[p..p + w];
-            let rhr = &mut rhon[q * w..(q + 1) * w];
-            for (r, &ri) in rhr.iter_mut().zip(rho_i) {
-                let ru1 = k.c3c4 * ri;
-                *r = (dd[d + 1] + k.con43 * ru1)
-                    .max(dd[4] + k.c1c5 * ru1)
-                    .max(k.dmax[d] + ru1)
-                    .max(dd[0]);
+        if w == 1 {
+            // x: the positions are adjacent, one run for the line.
+            let p = base + lo - 1;
+            rhon_of(&mut rhon[lo..hi + 2], &a.rho_i[p..p + hi + 2 - lo]);
+        } else {
+            for q in lo..=hi + 1 {
+                let p = base + q * s - s;
+                rhon_of(&mut rhon[q * w..(q + 1) * w], &a.rho_i[p..p + w]);
             }
         }
         if w == 1 {
@@ -415,7 +429,7 @@ fn forward<const NM: usize>(l: &mut [&mut [f64]; 5], r: &mut [&mut [f64]; NM], s
         return;
     }
     // y, z: a row of lines side by side, one position at a time.
-    let mut fac = vec![0.0; w];
+    let (mut fac, mut fac2) = (vec![0.0; w], vec![0.0; w]);
     for &base in &sw.bases {
         for pos in 0..n - 2 {
             let p = base + pos * s;
@@ -435,7 +449,6 @@ fn forward<const NM: usize>(l: &mut [&mut [f64]; 5], r: &mut [&mut [f64]; NM], s
         let [c0, c1] = two(c, p, s, w);
         let [d0, d1] = two(d, p, s, w);
         let [e0, e1] = two(e, p, s, w);
-        let mut fac2 = vec![0.0; w];
         for q in 0..w {
             let fac1 = 1.0 / c0[q];
             fac[q] = fac1;
