@@ -334,8 +334,8 @@ fn flux_across(
     }
 }
 
-/// Energy (`v` velocity along the direction, `q` and `sq` the kinetic energy over and
-/// times density, `ri` the reciprocal of density); `c` is (dt1, con2, con3, con4, t2).
+/// Energy (`v` the velocity along the direction, `sq` the kinetic energy, `q` it times
+/// the reciprocal of density `ri`); `c` is (dt1, con2, con3, con4, t2).
 #[inline(never)]
 fn flux_energy(
     r: &mut [f64],
