@@ -238,14 +238,8 @@ fn flux<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &mut Scra
             with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |rows| {
                 let [r0, r1, r2, r3, r4] = rows;
                 let (e_m, e_0, e_p) = (u[4][0], u[4][1], u[4][2]);
-                flux_mass(
-                    r0,
-                    [u[0][0], u[0][1], u[0][2]],
-                    u[n][0],
-                    u[n][2],
-                    dt1[0],
-                    t2,
-                );
+                let rho = [u[0][0], u[0][1], u[0][2]];
+                flux_mass(r0, rho, [u[n][0], u[n][2]], [dt1[0], t2]);
                 for (mm, r) in [(1, r1), (2, r2), (3, r3)] {
                     let x = [u[mm][0], u[mm][1], u[mm][2]];
                     if mm == n {
@@ -281,12 +275,12 @@ fn flux<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &mut Scra
 // rows (SP's line solves' row kernels are written so for the same reason).
 
 /// Density: `r += dt1 (a+ - 2a + a-) - t2 (n+ - n-)`, with `n` the momentum along the
-/// direction.
+/// direction (below, above).
 #[inline(never)]
-fn flux_mass(r: &mut [f64], a: [&[f64]; 3], n_m: &[f64], n_p: &[f64], dt1: f64, t2: f64) {
+fn flux_mass(r: &mut [f64], a: [&[f64]; 3], n: [&[f64]; 2], [dt1, t2]: [f64; 2]) {
     let len = r.len();
     let (a_m, a_0, a_p) = (&a[0][..len], &a[1][..len], &a[2][..len]);
-    let (n_m, n_p) = (&n_m[..len], &n_p[..len]);
+    let [n_m, n_p] = n.map(|y| &y[..len]);
     for i in 0..len {
         r[i] = r[i] + dt1 * (a_p[i] - 2.0 * a_0[i] + a_m[i]) - t2 * (n_p[i] - n_m[i]);
     }

@@ -227,20 +227,11 @@ fn compute_lhs(cs: &CellState<Soa>, k: &Constants, d: usize, lhs: &mut [f64]) {
         }
     };
     for &base in &sw.bases {
-        // q = pos + 1 (pos starts at -1 in a cell without a low boundary).
         if w == 1 {
-            // x: the positions are adjacent, one run for the line.
-            let p = base + lo - 1;
-            rhon_of(&mut rhon[lo..hi + 2], &a.rho_i[p..p + hi + 2 - lo]);
-        } else {
-            for q in lo..=hi + 1 {
-                let p = base + q * s - s;
-                rhon_of(&mut rhon[q * w..(q + 1) * w], &a.rho_i[p..p + w]);
-            }
-        }
-        if w == 1 {
-            // x: one run along the line (rhon and the weights indexed by position).
+            // x: one run along the line (rhon and the weights indexed by position: rhon
+            // of position pos at pos + 1, pos from lo - 1, adjacent).
             let (p, len) = (base + lo, hi - lo);
+            rhon_of(&mut rhon[lo..hi + 2], &a.rho_i[p - 1..p + len + 1]);
             lhs_of.run(
                 &mut dg,
                 p,
@@ -251,6 +242,11 @@ fn compute_lhs(cs: &CellState<Soa>, k: &Constants, d: usize, lhs: &mut [f64]) {
                 wt.each_ref().map(|x| &x[lo..]),
             );
             continue;
+        }
+        // q = pos + 1 (pos starts at -1 in a cell without a low boundary).
+        for q in lo..=hi + 1 {
+            let p = base + q * s - s;
+            rhon_of(&mut rhon[q * w..(q + 1) * w], &a.rho_i[p..p + w]);
         }
         // y, z: one run across the row of lines per position.
         for pos in lo..hi {
