@@ -122,11 +122,18 @@ fn planes<const N: usize>(v: &mut [f64], np: usize) -> [&mut [f64]; N] {
 /// row 0 (c0, d0, e0) is scaled by it, rows 1 (b1, c1, d1) and 2 (a2, b2, c2) lose
 /// their first entries.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn eliminate_row(
     fac: &mut [f64],
-    (c0, d0, e0): (&[f64], &mut [f64], &mut [f64]),
-    (b1, c1, d1): (&[f64], &mut [f64], &mut [f64]),
-    (a2, b2, c2): (&[f64], &mut [f64], &mut [f64]),
+    c0: &[f64],
+    d0: &mut [f64],
+    e0: &mut [f64],
+    b1: &[f64],
+    c1: &mut [f64],
+    d1: &mut [f64],
+    a2: &[f64],
+    b2: &mut [f64],
+    c2: &mut [f64],
 ) {
     let w = fac.len();
     let (c0, d0, e0) = (&c0[..w], &mut d0[..w], &mut e0[..w]);
@@ -298,56 +305,61 @@ impl LhsRow {
         let (sm, sp) = (&speed[0][..len], &speed[1][..len]);
         let (dtt1, dtt2, c2dtt1) = (self.dtt1, self.dtt2, self.c2dtt1);
         let (w1, w2, w3) = (&wt[1][..len], &wt[2][..len], &wt[3][..len]);
-        let [d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14] = dg;
-        // One loop per row of the left-hand side, each writing the three factors' copies
-        // of it (a few outputs per loop keep the loops vectorized).
-        let (o0, o5, o10) = (
-            &mut d0[p..p + len],
-            &mut d5[p..p + len],
-            &mut d10[p..p + len],
-        );
-        for (((a, b), c), &w) in o0.iter_mut().zip(o5).zip(o10).zip(&wt[0][..len]) {
-            (*a, *b, *c) = (w, w, w);
-        }
-        let (o1, o6, o11) = (
-            &mut d1[p..p + len],
-            &mut d6[p..p + len],
-            &mut d11[p..p + len],
-        );
-        for i in 0..len {
-            let l = -dtt2 * cm[i] - dtt1 * rm[i] + w1[i];
-            o1[i] = l;
-            o6[i] = l - dtt2 * sm[i];
-            o11[i] = l + dtt2 * sm[i];
-        }
-        let (o2, o7, o12) = (
-            &mut d2[p..p + len],
-            &mut d7[p..p + len],
-            &mut d12[p..p + len],
-        );
-        for i in 0..len {
-            let l = 1.0 + c2dtt1 * r0[i] + w2[i];
-            (o2[i], o7[i], o12[i]) = (l, l, l);
-        }
-        let (o3, o8, o13) = (
-            &mut d3[p..p + len],
-            &mut d8[p..p + len],
-            &mut d13[p..p + len],
-        );
-        for i in 0..len {
-            let l = dtt2 * cp[i] - dtt1 * rp[i] + w3[i];
-            o3[i] = l;
-            o8[i] = l + dtt2 * sp[i];
-            o13[i] = l - dtt2 * sp[i];
-        }
-        let (o4, o9, o14) = (
-            &mut d4[p..p + len],
-            &mut d9[p..p + len],
-            &mut d14[p..p + len],
-        );
-        for (((a, b), c), &w) in o4.iter_mut().zip(o9).zip(o14).zip(&wt[4][..len]) {
-            (*a, *b, *c) = (w, w, w);
-        }
+        let [d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14] =
+            dg.each_mut().map(|x| &mut x[p..p + len]);
+        // One kernel per row of the left-hand side, each writing the three factors'
+        // copies of it.
+        copies3(d0, d5, d10, &wt[0][..len]);
+        let sub = [-dtt2, dtt1, -dtt2];
+        side3(d1, d6, d11, [cm, rm, w1, sm], sub);
+        main3(d2, d7, d12, r0, w2, c2dtt1);
+        side3(d3, d8, d13, [cp, rp, w3, sp], [dtt2, dtt1, dtt2]);
+        copies3(d4, d9, d14, &wt[4][..len]);
+    }
+}
+
+// The kernels of `LhsRow::run`, never inlined so that their three output rows come in
+// as parameters (see the row kernels above).
+
+/// `w` into all three rows (the outer diagonals: dissipation only).
+#[inline(never)]
+fn copies3(a: &mut [f64], b: &mut [f64], c: &mut [f64], w: &[f64]) {
+    let len = a.len();
+    let (b, c, w) = (&mut b[..len], &mut c[..len], &w[..len]);
+    for i in 0..len {
+        (a[i], b[i], c[i]) = (w[i], w[i], w[i]);
+    }
+}
+
+/// A diagonal next to the main one: `l = kv v - kr rhon + w`, then `l`, `l + ks s`
+/// and `l - ks s` (`s` the speed of sound) for the three factors.
+#[inline(never)]
+fn side3(
+    a: &mut [f64],
+    b: &mut [f64],
+    c: &mut [f64],
+    [v, rh, w, sp]: [&[f64]; 4],
+    [kv, kr, ks]: [f64; 3],
+) {
+    let len = a.len();
+    let (b, c) = (&mut b[..len], &mut c[..len]);
+    let [v, rh, w, sp] = [v, rh, w, sp].map(|x| &x[..len]);
+    for i in 0..len {
+        let l = kv * v[i] - kr * rh[i] + w[i];
+        a[i] = l;
+        b[i] = l + ks * sp[i];
+        c[i] = l - ks * sp[i];
+    }
+}
+
+/// The main diagonal, the same for the three factors: `1 + c2dtt1 rhon + w`.
+#[inline(never)]
+fn main3(a: &mut [f64], b: &mut [f64], c: &mut [f64], rh: &[f64], w: &[f64], c2dtt1: f64) {
+    let len = a.len();
+    let (b, c, rh, w) = (&mut b[..len], &mut c[..len], &rh[..len], &w[..len]);
+    for i in 0..len {
+        let l = 1.0 + c2dtt1 * rh[i] + w[i];
+        (a[i], b[i], c[i]) = (l, l, l);
     }
 }
 
@@ -434,7 +446,7 @@ fn forward<const NM: usize>(l: &mut [&mut [f64]; 5], r: &mut [&mut [f64]; NM], s
             let [c0, c1, c2] = three(c, p, s, w);
             let [d0, d1] = two(d, p, s, w);
             let e0 = &mut e[p..p + w];
-            eliminate_row(&mut fac, (c0, d0, e0), (b1, c1, d1), (a2, b2, c2));
+            eliminate_row(&mut fac, c0, d0, e0, b1, c1, d1, a2, b2, c2);
             for x in r.iter_mut() {
                 let [r0, r1, r2] = three(x, p, s, w);
                 eliminate_rhs_row(&fac, b1, a2, r0, r1, r2);
