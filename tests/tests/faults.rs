@@ -5,7 +5,7 @@
 
 use rand::{Rng, SeedableRng};
 use std::time::Duration;
-use volpex_tests::{example, run, Run};
+use volpex_tests::{bin, example, run, Run};
 
 const DEADLINE: Duration = Duration::from_secs(120);
 const RING: &[&str] = &["--rounds", "150", "--work-ms", "2", "--payload", "256"];
@@ -112,6 +112,39 @@ fn sigstopped_replica_does_not_stop_the_job() {
             );
         }
     }
+}
+
+/// A failed connection is no proof of death: rank 1's only replica is stopped before any
+/// peer connected to it, and rank 2 dials it meanwhile, with a handshake timeout far
+/// shorter than the stop. The connection setup times out, yet rank 1 is not lost: rank 2
+/// asks again over a new connection after its ack timeout, and the job ends with the
+/// result once rank 1 runs again (a `-n 300 -r 3` job on two cores, stalled as a whole,
+/// once lost a rank that way; see `scale.rs`).
+#[test]
+fn a_rank_stalled_while_peers_dial_it_is_not_lost() {
+    let expect = run(&["-n", "3"], &bin("late"), &[], DEADLINE)
+        .ok()
+        .to_string();
+    let run = run(
+        &[
+            "-n",
+            "3",
+            "--heartbeat-timeout",
+            "60",
+            "-x",
+            "VOLPEX_CONNECT_TIMEOUT_MS=300",
+            "--fault",
+            "1.0:stop@0.3",
+            "--fault",
+            "1.0:cont@3",
+        ],
+        &bin("late"),
+        &["--sleep-ms", "800"],
+        DEADLINE,
+    );
+    assert_eq!(run.ok(), expect, "{}", run.stderr);
+    assert!(run.elapsed >= Duration::from_secs(3), "rank 1 was stopped");
+    run.assert_no_leftovers();
 }
 
 #[test]

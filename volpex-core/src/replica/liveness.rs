@@ -130,6 +130,14 @@ impl Liveness {
         (0..self.replicas).any(|k| self.is_usable(ReplicaId::new(rank, k)))
     }
 
+    /// Whether `id` is the only replica of its rank not known dead.
+    pub fn is_last_usable(&self, id: ReplicaId) -> bool {
+        self.is_usable(id)
+            && (0..self.replicas)
+                .filter(|&k| k != id.replica)
+                .all(|k| !self.is_usable(ReplicaId::new(id.rank, k)))
+    }
+
     /// Whether some replica of `rank` may be asked for messages (not all of the living
     /// are new incarnations catching up).
     pub fn has_candidate(&self, rank: u32) -> bool {
@@ -172,6 +180,9 @@ mod tests {
         assert_eq!(l.choose(1, 2, |_| false), Some(1));
         l.mark_dead(ReplicaId::new(1, 1));
         assert_eq!(l.choose(1, 2, |_| false), Some(2), "suspect beats nothing");
+        assert!(l.is_last_usable(ReplicaId::new(1, 2)));
+        assert!(!l.is_last_usable(ReplicaId::new(1, 1)), "dead already");
+        assert!(!l.is_last_usable(ReplicaId::new(0, 0)));
         l.mark_dead(ReplicaId::new(1, 2));
         assert_eq!(l.choose(1, 2, |_| false), None);
         assert!(!l.rank_alive(1));

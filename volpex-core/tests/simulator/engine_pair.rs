@@ -558,3 +558,66 @@ fn a_receive_from_a_rank_whose_program_ended_fails_instead_of_waiting() {
         Some(Ok(Matched::Message { .. }))
     ));
 }
+
+/// A failed connection to the last replica of a rank is no proof of death: when a whole
+/// machine stalls, connections time out while their processes live on (a `-n 300 -r 3`
+/// job on two cores once lost rank 299 that way after its result was out). The receive
+/// waits, asks again over a new connection once its ack timeout passes, and gets the
+/// message; only the launcher's word makes the rank lost. DESIGN.md "Failure detection".
+#[test]
+fn a_failed_connection_to_the_last_replica_of_a_rank_is_retried_not_a_lost_rank() {
+    let now = Duration::ZERO;
+    let (sender, receiver, mut tx, mut rx, spec) = sender_and_receiver(1);
+    let first = rx.post(now, spec, Mode::Receive);
+    // The pull goes out on a connection that then fails on both ends: it is lost.
+    while rx.poll_transmit().or_else(|| rx.poll_deferred()).is_some() {}
+    rx.handle_peer_down(now, sender, false);
+    tx.handle_peer_down(now, receiver, false);
+    assert!(rx.rank_alive(0) && tx.rank_alive(1));
+    assert!(
+        rx.take(now, first).is_none(),
+        "waits for the launcher's word"
+    );
+    tx.send(now, COMM, 3, 1, Bytes::from_static(b"after the stall"))
+        .expect("room in the log");
+    // New connections work; the receive asks again when its ack timeout passes.
+    let mut t = now;
+    let got = loop {
+        exchange(t, &mut [&mut tx, &mut rx]);
+        if let Some(r) = rx.take(t, first) {
+            break r;
+        }
+        assert!(t < 4 * cfg().ack_timeout, "the receive never asked again");
+        t += Duration::from_millis(50);
+        for e in [&mut tx, &mut rx] {
+            if e.poll_timeout().is_some_and(|d| d <= t) {
+                e.handle_timeout(t);
+            }
+        }
+    };
+    assert!(
+        matches!(got, Ok(Matched::Message { .. })),
+        "the message, got {got:?}"
+    );
+    assert!(
+        t >= cfg().ack_timeout,
+        "asked again only after the ack timeout"
+    );
+
+    // The launcher says the sender is gone: now the rank is lost.
+    let second = rx.post(
+        t,
+        RecvSpec {
+            comm: COMM,
+            src: Source::Rank(0),
+            tag: TagSel::Tag(4),
+        },
+        Mode::Receive,
+    );
+    rx.handle_peer_down(t, sender, true);
+    assert!(!rx.rank_alive(0));
+    assert!(matches!(
+        rx.take(t, second),
+        Some(Err(RecvError::RankLost { rank: 0 }))
+    ));
+}

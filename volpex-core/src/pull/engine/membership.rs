@@ -29,7 +29,8 @@ impl Engine {
     }
 
     /// A replica is gone: `confirmed` when the launcher said so (it ended the process),
-    /// otherwise its connection failed.
+    /// otherwise its connection failed (which leaves the last replica of a rank suspect,
+    /// not dead).
     pub fn handle_peer_down(&mut self, now: Duration, peer: ReplicaId, confirmed: bool) {
         self.peer_gone(now, peer, confirmed, false);
     }
@@ -50,7 +51,20 @@ impl Engine {
         } else if confirmed && self.coord.decisions.forget(peer) {
             self.on_authority_change(now);
         }
-        if self.liveness.mark_dead(peer) {
+        if !confirmed && self.liveness.is_last_usable(peer) {
+            // A failed connection is no proof of death: after a stall of the whole
+            // machine (or of `peer`) its connections time out while it lives on. The
+            // launcher, which sees processes exit, says when a rank's last replica is
+            // gone; until then `peer` stays suspect, and what waits for it asks it again
+            // over a new connection when its ack timeout or keepalive comes.
+            if self.liveness.suspect(peer, now) {
+                log::info!(
+                    "{}: connection to {peer}, the last replica of its rank, failed; \
+                     suspecting it until the launcher says it is gone",
+                    self.me
+                );
+            }
+        } else if self.liveness.mark_dead(peer) {
             log::info!("{}: replica {peer} is dead", self.me);
             if successor {
                 self.liveness.mark_joining(peer);
