@@ -35,36 +35,48 @@ impl Communicator {
     /// replaying the program from its start, and sender logs may drop what it will never
     /// ask for again. Call it at the same point in every replica (it is part of the
     /// program, like a send), with no request outstanding; it does not communicate.
-    /// `state` is everything the program needs to go on from here.
+    /// `state` is everything the program needs to go on from here. Without regeneration
+    /// (`-r 1`, `--regenerate never`) nothing restores it but a handover, so it is encoded
+    /// only after a preemption notice.
     pub fn checkpoint<T: Serialize>(&self, state: &T) -> Result<(), Error> {
         let inner = &self.inner;
         let number = inner.checkpoints.load(Ordering::Relaxed) + 1;
         {
             let mut core = inner.rt.lock();
             let runtime = core.engine.checkpoint_state().map_err(Error::Usage)?;
-            let snapshot = Snapshot {
-                number,
-                runtime,
-                splits: inner.splits.lock().clone(),
-                sends: inner.sends.load(Ordering::Relaxed),
-                app: Vec::new(),
-            };
-            let bytes = snapshot
-                .encode_with(state, SPARE.take_free())
-                .map_err(Error::CheckpointState)?;
+            // A preemption notice came: this checkpoint is handed over (see
+            // `bootstrap::handover`).
+            let draining = handover::draining() && inner.launched;
             // The mark goes out before any sibling can restore this checkpoint (and
             // mark the restore in its own output).
             if inner.launched {
                 output_mark("checkpoint", number);
             }
-            core.engine
-                .checkpoint_taken(number, bytes.clone(), &snapshot.runtime);
-            SPARE.handed(bytes.clone());
-            core.flush();
+            // Without regeneration only a handover restores a snapshot: the state is
+            // encoded (copied whole: a tenth of a second per checkpoint for NPB FT class
+            // A on one process) only for one.
+            let kept = if core.engine.config().regenerate || draining {
+                let snapshot = Snapshot {
+                    number,
+                    runtime,
+                    splits: inner.splits.lock().clone(),
+                    sends: inner.sends.load(Ordering::Relaxed),
+                    app: Vec::new(),
+                };
+                let bytes = snapshot
+                    .encode_with(state, SPARE.take_free())
+                    .map_err(Error::CheckpointState)?;
+                core.engine
+                    .checkpoint_taken(number, bytes.clone(), &snapshot.runtime);
+                SPARE.handed(bytes.clone());
+                core.flush();
+                Some(bytes)
+            } else {
+                None
+            };
             handover::checkpointed();
-            if handover::draining() && inner.launched {
-                // A preemption notice came: stop here and hand over (see
-                // `bootstrap::handover`); this returns only if that is impossible.
+            if let (true, Some(bytes)) = (draining, kept) {
+                // This returns only if the handover is impossible.
                 let Err(e) = core.hand_over(number, bytes);
                 log::warn!("cannot hand over at checkpoint {number}: {e}");
             }
