@@ -154,7 +154,11 @@ fn gaussian_pairs(x: &[f64], tally: &mut Tally) {
             let t2 = (-2.0 * t1.ln() / t1).sqrt();
             let t3 = x1 * t2;
             let t4 = x2 * t2;
-            let l = t3.abs().max(t4.abs()) as usize;
+            // max and the index as the reference's maxsd and cvttsd2si: both values are
+            // finite and non-negative, so `f64::max`'s NaN rule and a conversion
+            // saturating at 0 would only cost instructions.
+            let (a3, a4) = (t3.abs(), t4.abs());
+            let l = if a3 > a4 { a3 } else { a4 } as i64 as usize;
             tally.q[l.min(NQ - 1)] += 1.0;
             tally.sx += t3;
             tally.sy += t4;
