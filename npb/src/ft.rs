@@ -518,11 +518,11 @@ struct Fft {
     /// Roots of unity: entry ln + i = exp(i pi i / ln) for the stage of block length ln
     /// (fft_init's table without its leading log2 entry).
     roots: Vec<(f64, f64)>,
-    /// Block scratch, split real/imaginary, line position major: [pos * FFTBLOCK + line].
-    xr: Vec<f64>,
-    xi: Vec<f64>,
-    yr: Vec<f64>,
-    yi: Vec<f64>,
+    /// Block scratch: the four parts xr, xi, yr, yi (split real/imaginary, line position
+    /// major: [pos * FFTBLOCK + line]) of `len` values each, `len + STAGGER` apart (see
+    /// `parts`).
+    work: Vec<f64>,
+    len: usize,
     /// A block as it lies in the array (interleaved), position major: [pos * 2 FFTBLOCK].
     xc: Vec<f64>,
 }
@@ -541,18 +541,15 @@ impl Fft {
         }
         Fft {
             roots,
-            xr: Vec::new(),
-            xi: Vec::new(),
-            yr: Vec::new(),
-            yi: Vec::new(),
+            work: Vec::new(),
+            len: 0,
             xc: Vec::new(),
         }
     }
 
     fn scratch(&mut self, n: usize) {
-        for v in [&mut self.xr, &mut self.xi, &mut self.yr, &mut self.yi] {
-            v.resize(n * FFTBLOCK, 0.0);
-        }
+        self.len = n * FFTBLOCK;
+        self.work.resize(4 * (self.len + STAGGER), 0.0);
         self.xc.resize(2 * n * FFTBLOCK, 0.0);
     }
 
@@ -562,19 +559,21 @@ impl Fft {
         self.scratch(d1);
         for k in 0..d3 {
             for jj in (0..d2).step_by(FFTBLOCK) {
+                let [xr, xi, _, _] = parts(&mut self.work, self.len);
                 for j in 0..FFTBLOCK {
                     let line = &x[2 * d1 * (jj + j + d2 * k)..][..2 * d1];
                     for (i, c) in line.chunks_exact(2).enumerate() {
-                        self.xr[i * FFTBLOCK + j] = c[0];
-                        self.xi[i * FFTBLOCK + j] = c[1];
+                        xr[i * FFTBLOCK + j] = c[0];
+                        xi[i * FFTBLOCK + j] = c[1];
                     }
                 }
                 self.cfftz(is, d1);
+                let [xr, xi, _, _] = parts(&mut self.work, self.len);
                 for j in 0..FFTBLOCK {
                     let line = &mut x[2 * d1 * (jj + j + d2 * k)..][..2 * d1];
                     for (i, c) in line.chunks_exact_mut(2).enumerate() {
-                        c[0] = self.xr[i * FFTBLOCK + j];
-                        c[1] = self.xi[i * FFTBLOCK + j];
+                        c[0] = xr[i * FFTBLOCK + j];
+                        c[1] = xi[i * FFTBLOCK + j];
                     }
                 }
             }
@@ -613,9 +612,11 @@ impl Fft {
             for (p, seg) in self.xc.chunks_exact_mut(SEG).enumerate() {
                 seg.copy_from_slice(&x[stride * p + 2 * ii..][..SEG]);
             }
-            split(&self.xc, &mut self.xr, &mut self.xi);
+            let [xr, xi, _, _] = parts(&mut self.work, self.len);
+            split(&self.xc, xr, xi);
             self.cfftz(is, n);
-            join(&self.xr, &self.xi, &mut self.xc);
+            let [xr, xi, _, _] = parts(&mut self.work, self.len);
+            join(xr, xi, &mut self.xc);
             for (p, seg) in self.xc.chunks_exact(SEG).enumerate() {
                 x[stride * p + 2 * ii..][..SEG].copy_from_slice(seg);
             }
@@ -627,31 +628,36 @@ impl Fft {
     fn cfftz(&mut self, is: i32, n: usize) {
         let m = n.trailing_zeros() as usize;
         let mut l = 1;
+        let [xr, xi, yr, yi] = parts(&mut self.work, self.len);
         while l <= m {
-            fftz2(
-                is,
-                l,
-                m,
-                &self.roots,
-                [&self.xr, &self.xi],
-                [&mut self.yr, &mut self.yi],
-            );
+            fftz2(is, l, m, &self.roots, [xr, xi], [yr, yi]);
             if l == m {
-                self.xr.copy_from_slice(&self.yr);
-                self.xi.copy_from_slice(&self.yi);
+                xr.copy_from_slice(yr);
+                xi.copy_from_slice(yi);
                 break;
             }
-            fftz2(
-                is,
-                l + 1,
-                m,
-                &self.roots,
-                [&self.yr, &self.yi],
-                [&mut self.xr, &mut self.xi],
-            );
+            fftz2(is, l + 1, m, &self.roots, [yr, yi], [xr, xi]);
             l += 2;
         }
     }
+}
+
+/// Values between the parts of the FFT scratch: parts whose starts were a multiple of
+/// 4 KiB apart (as four vectors of 32 KiB were) made a stage's loads wait on its stores
+/// to the same offsets in the other part (4K aliasing).
+const STAGGER: usize = 136;
+
+/// The FFT scratch's four parts xr, xi, yr, yi, of `len` values each.
+fn parts(work: &mut [f64], len: usize) -> [&mut [f64]; 4] {
+    let (xr, rest) = work.split_at_mut(len + STAGGER);
+    let (xi, rest) = rest.split_at_mut(len + STAGGER);
+    let (yr, yi) = rest.split_at_mut(len + STAGGER);
+    [
+        &mut xr[..len],
+        &mut xi[..len],
+        &mut yr[..len],
+        &mut yi[..len],
+    ]
 }
 
 /// Interleaved complex values into their real and imaginary parts. Never inlined: as
@@ -674,14 +680,7 @@ fn join(re: &[f64], im: &[f64], c: &mut [f64]) {
 }
 
 /// Stage `l` of the Stockham FFT of length 2^m on FFTBLOCK lines (fftz2).
-fn fftz2(
-    is: i32,
-    l: usize,
-    m: usize,
-    roots: &[(f64, f64)],
-    x: [&Vec<f64>; 2],
-    y: [&mut Vec<f64>; 2],
-) {
+fn fftz2(is: i32, l: usize, m: usize, roots: &[(f64, f64)], x: [&[f64]; 2], y: [&mut [f64]; 2]) {
     let [xr, xi] = x;
     let [yr, yi] = y;
     let n1 = 1usize << (m - 1);
@@ -754,16 +753,18 @@ mod tests {
             f.scratch(n);
             let re: Vec<f64> = (0..n * FFTBLOCK).map(|v| (v as f64 * 0.37).sin()).collect();
             let im: Vec<f64> = (0..n * FFTBLOCK).map(|v| (v as f64 * 0.11).cos()).collect();
-            f.xr.copy_from_slice(&re);
-            f.xi.copy_from_slice(&im);
+            let [xr, xi, _, _] = parts(&mut f.work, f.len);
+            xr.copy_from_slice(&re);
+            xi.copy_from_slice(&im);
             f.cfftz(1, n);
+            let [xr, xi, _, _] = parts(&mut f.work, f.len);
             for line in 0..FFTBLOCK {
                 let lr: Vec<f64> = (0..n).map(|p| re[p * FFTBLOCK + line]).collect();
                 let li: Vec<f64> = (0..n).map(|p| im[p * FFTBLOCK + line]).collect();
                 let (er, ei) = dft(&lr, &li, 1.0);
                 for p in 0..n {
-                    assert!((f.xr[p * FFTBLOCK + line] - er[p]).abs() < 1e-9, "n {n}");
-                    assert!((f.xi[p * FFTBLOCK + line] - ei[p]).abs() < 1e-9, "n {n}");
+                    assert!((xr[p * FFTBLOCK + line] - er[p]).abs() < 1e-9, "n {n}");
+                    assert!((xi[p * FFTBLOCK + line] - ei[p]).abs() < 1e-9, "n {n}");
                 }
             }
         }
