@@ -518,13 +518,12 @@ struct Fft {
     /// Roots of unity: entry ln + i = exp(i pi i / ln) for the stage of block length ln
     /// (fft_init's table without its leading log2 entry).
     roots: Vec<(f64, f64)>,
-    /// Block scratch: the four parts xr, xi, yr, yi (split real/imaginary, line position
-    /// major: [pos * FFTBLOCK + line]) of `len` values each, `len + STAGGER` apart (see
-    /// `parts`).
+    /// Block scratch (see `parts`): xr, xi, yr, yi (split real/imaginary, line position
+    /// major: [pos * FFTBLOCK + line]) of `len` values each, then xc, a block as it lies
+    /// in the array (interleaved, position major: [pos * 2 FFTBLOCK]), `len + STAGGER`
+    /// apart.
     work: Vec<f64>,
     len: usize,
-    /// A block as it lies in the array (interleaved), position major: [pos * 2 FFTBLOCK].
-    xc: Vec<f64>,
 }
 
 impl Fft {
@@ -543,14 +542,13 @@ impl Fft {
             roots,
             work: Vec::new(),
             len: 0,
-            xc: Vec::new(),
         }
     }
 
     fn scratch(&mut self, n: usize) {
         self.len = n * FFTBLOCK;
-        self.work.resize(4 * (self.len + STAGGER), 0.0);
-        self.xc.resize(2 * n * FFTBLOCK, 0.0);
+        self.work
+            .resize(4 * (self.len + STAGGER) + 2 * self.len, 0.0);
     }
 
     /// FFTs along the first axis, FFTBLOCK lines (consecutive second index) at a time.
@@ -559,7 +557,7 @@ impl Fft {
         self.scratch(d1);
         for k in 0..d3 {
             for jj in (0..d2).step_by(FFTBLOCK) {
-                let [xr, xi, _, _] = parts(&mut self.work, self.len);
+                let ([xr, xi, _, _], _) = parts(&mut self.work, self.len);
                 for j in 0..FFTBLOCK {
                     let line = &x[2 * d1 * (jj + j + d2 * k)..][..2 * d1];
                     for (i, c) in line.chunks_exact(2).enumerate() {
@@ -568,7 +566,7 @@ impl Fft {
                     }
                 }
                 self.cfftz(is, d1);
-                let [xr, xi, _, _] = parts(&mut self.work, self.len);
+                let ([xr, xi, _, _], _) = parts(&mut self.work, self.len);
                 for j in 0..FFTBLOCK {
                     let line = &mut x[2 * d1 * (jj + j + d2 * k)..][..2 * d1];
                     for (i, c) in line.chunks_exact_mut(2).enumerate() {
@@ -609,15 +607,15 @@ impl Fft {
         self.scratch(n);
         const SEG: usize = 2 * FFTBLOCK;
         for ii in (0..width).step_by(FFTBLOCK) {
-            for (p, seg) in self.xc.chunks_exact_mut(SEG).enumerate() {
+            let ([xr, xi, _, _], xc) = parts(&mut self.work, self.len);
+            for (p, seg) in xc.chunks_exact_mut(SEG).enumerate() {
                 seg.copy_from_slice(&x[stride * p + 2 * ii..][..SEG]);
             }
-            let [xr, xi, _, _] = parts(&mut self.work, self.len);
-            split(&self.xc, xr, xi);
+            split(xc, xr, xi);
             self.cfftz(is, n);
-            let [xr, xi, _, _] = parts(&mut self.work, self.len);
-            join(xr, xi, &mut self.xc);
-            for (p, seg) in self.xc.chunks_exact(SEG).enumerate() {
+            let ([xr, xi, _, _], xc) = parts(&mut self.work, self.len);
+            join(xr, xi, xc);
+            for (p, seg) in xc.chunks_exact(SEG).enumerate() {
                 x[stride * p + 2 * ii..][..SEG].copy_from_slice(seg);
             }
         }
@@ -628,7 +626,7 @@ impl Fft {
     fn cfftz(&mut self, is: i32, n: usize) {
         let m = n.trailing_zeros() as usize;
         let mut l = 1;
-        let [xr, xi, yr, yi] = parts(&mut self.work, self.len);
+        let ([xr, xi, yr, yi], _) = parts(&mut self.work, self.len);
         while l <= m {
             fftz2(is, l, m, &self.roots, [xr, xi], [yr, yi]);
             if l == m {
@@ -643,21 +641,25 @@ impl Fft {
 }
 
 /// Values between the parts of the FFT scratch: parts whose starts were a multiple of
-/// 4 KiB apart (as four vectors of 32 KiB were) made a stage's loads wait on its stores
+/// 4 KiB apart (as separate vectors of 32 KiB were) made a stage's loads wait on its stores
 /// to the same offsets in the other part (4K aliasing).
 const STAGGER: usize = 136;
 
-/// The FFT scratch's four parts xr, xi, yr, yi, of `len` values each.
-fn parts(work: &mut [f64], len: usize) -> [&mut [f64]; 4] {
+/// The FFT scratch's parts: xr, xi, yr, yi of `len` values each, and xc of `2 len`.
+fn parts(work: &mut [f64], len: usize) -> ([&mut [f64]; 4], &mut [f64]) {
     let (xr, rest) = work.split_at_mut(len + STAGGER);
     let (xi, rest) = rest.split_at_mut(len + STAGGER);
-    let (yr, yi) = rest.split_at_mut(len + STAGGER);
-    [
-        &mut xr[..len],
-        &mut xi[..len],
-        &mut yr[..len],
-        &mut yi[..len],
-    ]
+    let (yr, rest) = rest.split_at_mut(len + STAGGER);
+    let (yi, xc) = rest.split_at_mut(len + STAGGER);
+    (
+        [
+            &mut xr[..len],
+            &mut xi[..len],
+            &mut yr[..len],
+            &mut yi[..len],
+        ],
+        &mut xc[..2 * len],
+    )
 }
 
 /// Interleaved complex values into their real and imaginary parts. Never inlined: as
@@ -753,11 +755,11 @@ mod tests {
             f.scratch(n);
             let re: Vec<f64> = (0..n * FFTBLOCK).map(|v| (v as f64 * 0.37).sin()).collect();
             let im: Vec<f64> = (0..n * FFTBLOCK).map(|v| (v as f64 * 0.11).cos()).collect();
-            let [xr, xi, _, _] = parts(&mut f.work, f.len);
+            let ([xr, xi, _, _], _) = parts(&mut f.work, f.len);
             xr.copy_from_slice(&re);
             xi.copy_from_slice(&im);
             f.cfftz(1, n);
-            let [xr, xi, _, _] = parts(&mut f.work, f.len);
+            let ([xr, xi, _, _], _) = parts(&mut f.work, f.len);
             for line in 0..FFTBLOCK {
                 let lr: Vec<f64> = (0..n).map(|p| re[p * FFTBLOCK + line]).collect();
                 let li: Vec<f64> = (0..n).map(|p| im[p * FFTBLOCK + line]).collect();
