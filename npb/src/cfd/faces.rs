@@ -61,8 +61,12 @@ fn face<L: Layout>(
 pub fn copy_faces<L: Layout>(flow: &mut Flow<L>) -> Result<(), NpbError> {
     let nc = flow.dec.ncells;
     if nc > 1 {
-        // out[2d] goes to the successor in d (its high faces), out[2d+1] to the predecessor.
-        let mut out: [Vec<f64>; 6] = Default::default();
+        // out[2d] goes to the successor in d (its high faces), out[2d+1] to the predecessor;
+        // the buffers are the flow's, kept from one step to the next at their size.
+        let (out, inb) = flow.faces.split_at_mut(6);
+        for b in out.iter_mut() {
+            b.clear();
+        }
         let mut none = 0;
         for cs in &mut flow.cells {
             for d in 0..3 {
@@ -77,10 +81,8 @@ pub fn copy_faces<L: Layout>(flow: &mut Flow<L>) -> Result<(), NpbError> {
         }
         // What arrives mirrors what leaves: the successor's low faces fill our high ghost
         // layers, the predecessor's high faces our low ones.
-        let mut inb: [Vec<f64>; 6] = Default::default();
-        for d in 0..3 {
-            inb[2 * d] = vec![0.0; out[2 * d].len()];
-            inb[2 * d + 1] = vec![0.0; out[2 * d + 1].len()];
+        for (b, o) in inb.iter_mut().zip(out.iter()) {
+            b.resize(o.len(), 0.0);
         }
         let (succ, pred) = (flow.dec.successor, flow.dec.predecessor);
         let up = [EAST, NORTH, TOP];

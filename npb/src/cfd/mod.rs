@@ -200,6 +200,9 @@ pub struct Flow<L: Layout> {
     pub comm_solve: volpex::Communicator,
     /// Whether compute_rhs also computes the speed of sound (SP).
     pub with_speed: bool,
+    /// The face exchange's six send buffers, then its six receive buffers (see
+    /// `faces::copy_faces`), kept from one step to the next.
+    pub faces: [Vec<f64>; 12],
 }
 
 impl<L: Layout> Flow<L> {
@@ -232,6 +235,7 @@ impl<L: Layout> Flow<L> {
             comm_rhs: world.duplicate(),
             comm_solve: world.duplicate(),
             with_speed,
+            faces: Default::default(),
         }
     }
 
