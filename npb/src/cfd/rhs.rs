@@ -210,150 +210,229 @@ pub fn compute_rhs<L: Layout>(cs: &mut CellState<L>, k: &Constants, with_speed: 
     }
 }
 
+/// The first three of five rows (a stencil of reach 1).
+fn three(x: [&[f64]; 5]) -> [&[f64]; 3] {
+    [x[0], x[1], x[2]]
+}
+
 /// Flux differences in direction `d` on the interior points.
 fn flux<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &mut Scratch) {
     let c = &cs.cell;
     let g = cs.grid;
     let s = g.stride[d];
-    let n = d + 1;
-    let (t2, dt1, con) = (k.t2[d], k.dt1[d], k.con[d]);
     let (i0, len) = (c.start[0], c.size[0] - c.end[0] - c.start[0]);
+    let con = k.con[d];
+    let consts = FluxConsts {
+        dt1: k.dt1[d],
+        t2: k.t2[d],
+        along: con[1] * k.con43,
+        across: con[1],
+        energy: [con[2], con[3], con[4]],
+    };
     let a = &cs.aux;
     for kk in c.start[2]..c.size[2] - c.end[2] {
         for jj in c.start[1]..c.size[1] - c.end[1] {
             let p = g.at(i0 as isize, jj as isize, kk as isize);
             let [b0, b1, b2, b3, b4] = &mut sc.u;
-            let u = [
-                stencil(&cs.u, 0, p, len, s, 1, b0),
-                stencil(&cs.u, 1, p, len, s, 1, b1),
-                stencil(&cs.u, 2, p, len, s, 1, b2),
-                stencil(&cs.u, 3, p, len, s, 1, b3),
-                stencil(&cs.u, 4, p, len, s, 1, b4),
-            ];
-            // Neighbours below (m), at (0) and above (p) in direction d.
-            let (vm, v0, vp) = around(&a.vel[d], p, s, len);
-            let (sqm, _, sqp) = around(&a.square, p, s, len);
-            let (qm, q0, qp) = around(&a.qs, p, s, len);
-            let (rim, ri0, rip) = around(&a.rho_i, p, s, len);
-            with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |rows| {
-                let [r0, r1, r2, r3, r4] = rows;
-                let (e_m, e_0, e_p) = (u[4][0], u[4][1], u[4][2]);
-                let rho = [u[0][0], u[0][1], u[0][2]];
-                flux_mass(r0, rho, [u[n][0], u[n][2]], [dt1[0], t2]);
-                for (mm, r) in [(1, r1), (2, r2), (3, r3)] {
-                    let x = [u[mm][0], u[mm][1], u[mm][2]];
-                    if mm == n {
-                        let c = con[1] * k.con43;
-                        flux_along(r, x, [vm, v0, vp], [e_m, e_p], [sqm, sqp], [dt1[mm], c, t2]);
-                    } else {
-                        let (wm, w0, wp) = around(&a.vel[mm - 1], p, s, len);
-                        let c = [dt1[mm], con[1], t2];
-                        flux_across(r, x, [wm, w0, wp], [vm, vp], c);
-                    }
-                }
-                let c = [dt1[4], con[2], con[3], con[4], t2];
-                let sq = [sqm, sqp];
-                flux_energy(
-                    r4,
-                    [e_m, e_0, e_p],
-                    [vm, v0, vp],
-                    [qm, q0, qp],
-                    [rim, ri0, rip],
-                    sq,
-                    c,
-                );
-            });
+            // Each row below, at and above the row in direction d.
+            let near = |x| {
+                let (m, o, p) = around(x, p, s, len);
+                [m, o, p]
+            };
+            let rows = FluxRows {
+                u: [
+                    three(stencil(&cs.u, 0, p, len, s, 1, b0)),
+                    three(stencil(&cs.u, 1, p, len, s, 1, b1)),
+                    three(stencil(&cs.u, 2, p, len, s, 1, b2)),
+                    three(stencil(&cs.u, 3, p, len, s, 1, b3)),
+                    three(stencil(&cs.u, 4, p, len, s, 1, b4)),
+                ],
+                vel: [near(&a.vel[0]), near(&a.vel[1]), near(&a.vel[2])],
+                sq: near(&a.square),
+                q: near(&a.qs),
+                ri: near(&a.rho_i),
+            };
+            with_rows_mut(
+                &mut cs.rhs,
+                p,
+                len,
+                &mut sc.r,
+                |[r0, r1, r2, r3, r4]| match d {
+                    0 => flux_row::<0>(r0, r1, r2, r3, r4, &rows, &consts),
+                    1 => flux_row::<1>(r0, r1, r2, r3, r4, &rows, &consts),
+                    _ => flux_row::<2>(r0, r1, r2, r3, r4, &rows, &consts),
+                },
+            );
         }
     }
 }
 
-// The row kernels of the planar flux differences, one output row each, stencil rows
-// as (below, at, above) in the direction. Each is a function of its own, never
-// inlined, so that its output row comes in as a parameter: only there does the
-// compiler know that it overlaps none of the inputs, and it runs the loop as vector
-// code without run-time overlap checks, which cost more than the loop itself on short
-// rows (SP's line solves' row kernels are written so for the same reason).
-
-/// Density: `r += dt1 (a+ - 2a + a-) - t2 (n+ - n-)`, with `n` the momentum along the
-/// direction (below, above).
-#[inline(never)]
-fn flux_mass(r: &mut [f64], a: [&[f64]; 3], n: [&[f64]; 2], [dt1, t2]: [f64; 2]) {
-    let len = r.len();
-    let (a_m, a_0, a_p) = (&a[0][..len], &a[1][..len], &a[2][..len]);
-    let [n_m, n_p] = n.map(|y| &y[..len]);
-    for i in 0..len {
-        r[i] = r[i] + dt1 * (a_p[i] - 2.0 * a_0[i] + a_m[i]) - t2 * (n_p[i] - n_m[i]);
-    }
+/// The rows one row of flux differences reads, each as (below, at, above) in the
+/// direction (`sq`: below and above only): the five components of u, the three
+/// velocities, the kinetic energy, it times the reciprocal of density, and that
+/// reciprocal.
+struct FluxRows<'a> {
+    u: [[&'a [f64]; 3]; 5],
+    vel: [[&'a [f64]; 3]; 3],
+    sq: [&'a [f64]; 3],
+    q: [&'a [f64]; 3],
+    ri: [&'a [f64]; 3],
 }
 
-/// The momentum along the direction (velocity `v`, energy `e`, kinetic energy `sq`);
-/// `c` is (dt1, con1 * con43, t2).
-#[inline(never)]
-fn flux_along(
-    r: &mut [f64],
-    x: [&[f64]; 3],
-    v: [&[f64]; 3],
-    e: [&[f64]; 2],
-    sq: [&[f64]; 2],
-    [dt1, c, t2]: [f64; 3],
-) {
-    let len = r.len();
-    let [x_m, x_0, x_p] = x.map(|y| &y[..len]);
-    let [vm, v0, vp] = v.map(|y| &y[..len]);
-    let [e_m, e_p] = e.map(|y| &y[..len]);
-    let [sqm, sqp] = sq.map(|y| &y[..len]);
-    for i in 0..len {
-        r[i] = r[i] + dt1 * (x_p[i] - 2.0 * x_0[i] + x_m[i]) + c * (vp[i] - 2.0 * v0[i] + vm[i])
-            - t2 * (x_p[i] * vp[i] - x_m[i] * vm[i] + (e_p[i] - sqp[i] - e_m[i] + sqm[i]) * C2);
-    }
+/// The direction's constants of the flux differences: dt1 per component, t2, the
+/// viscous factors of the momentum along the direction (con1 con43) and across it
+/// (con1), and the energy's (con2, con3, con4).
+struct FluxConsts {
+    dt1: [f64; 5],
+    t2: f64,
+    along: f64,
+    across: f64,
+    energy: [f64; 3],
 }
 
-/// A momentum across the direction (its velocity `w`; `v` the velocity along); `c` is
-/// (dt1, con1, t2).
-#[inline(never)]
-fn flux_across(
-    r: &mut [f64],
-    x: [&[f64]; 3],
-    w: [&[f64]; 3],
-    v: [&[f64]; 2],
+// The flux differences of a row, all five components in one pass over the points, as
+// the reference's loop. The kernel is a function of its own, never inlined, with its five
+// output rows as separate parameters: only there does the compiler know that they
+// overlap none of the inputs (and not each other), and it runs the loop as vector code
+// without run-time overlap checks, which cost more than the loop itself on short rows
+// (SP's line solves' row kernels are written so for the same reason). One pass instead
+// of one per component reads each input row once, and calls one kernel per row instead
+// of five. The per-point formulas are the former kernels', in the same order, so the
+// results are the same bits.
+
+/// Density: `r + dt1 (a+ - 2a + a-) - t2 (n+ - n-)`, with `n` the momentum along the
+/// direction.
+#[inline(always)]
+fn mass(r: f64, [a_m, a_0, a_p]: [f64; 3], [n_m, n_p]: [f64; 2], dt1: f64, t2: f64) -> f64 {
+    r + dt1 * (a_p - 2.0 * a_0 + a_m) - t2 * (n_p - n_m)
+}
+
+/// The momentum along the direction (velocity `v`, energy `e`, kinetic energy `sq`).
+#[inline(always)]
+fn along(
+    r: f64,
+    [x_m, x_0, x_p]: [f64; 3],
+    [vm, v0, vp]: [f64; 3],
+    [e_m, e_p]: [f64; 2],
+    [sqm, sqp]: [f64; 2],
     [dt1, c, t2]: [f64; 3],
-) {
-    let len = r.len();
-    let [x_m, x_0, x_p] = x.map(|y| &y[..len]);
-    let [wm, w0, wp] = w.map(|y| &y[..len]);
-    let [vm, vp] = v.map(|y| &y[..len]);
-    for i in 0..len {
-        r[i] = r[i] + dt1 * (x_p[i] - 2.0 * x_0[i] + x_m[i]) + c * (wp[i] - 2.0 * w0[i] + wm[i])
-            - t2 * (x_p[i] * vp[i] - x_m[i] * vm[i]);
-    }
+) -> f64 {
+    r + dt1 * (x_p - 2.0 * x_0 + x_m) + c * (vp - 2.0 * v0 + vm)
+        - t2 * (x_p * vp - x_m * vm + (e_p - sqp - e_m + sqm) * C2)
+}
+
+/// A momentum across the direction (its velocity `w`; `v` the velocity along).
+#[inline(always)]
+fn across(
+    r: f64,
+    [x_m, x_0, x_p]: [f64; 3],
+    [wm, w0, wp]: [f64; 3],
+    [vm, vp]: [f64; 2],
+    [dt1, c, t2]: [f64; 3],
+) -> f64 {
+    r + dt1 * (x_p - 2.0 * x_0 + x_m) + c * (wp - 2.0 * w0 + wm) - t2 * (x_p * vp - x_m * vm)
 }
 
 /// Energy (`v` the velocity along the direction, `sq` the kinetic energy, `q` it times
-/// the reciprocal of density `ri`); `c` is (dt1, con2, con3, con4, t2).
-#[inline(never)]
-fn flux_energy(
-    r: &mut [f64],
-    e: [&[f64]; 3],
-    v: [&[f64]; 3],
-    q: [&[f64]; 3],
-    ri: [&[f64]; 3],
-    sq: [&[f64]; 2],
+/// the reciprocal of density `ri`).
+#[inline(always)]
+fn energy(
+    r: f64,
+    [e_m, e_0, e_p]: [f64; 3],
+    [um1, uijk, up1]: [f64; 3],
+    [qm, q0, qp]: [f64; 3],
+    [rim, ri0, rip]: [f64; 3],
+    [sqm, sqp]: [f64; 2],
     [dt1, con2, con3, con4, t2]: [f64; 5],
+) -> f64 {
+    r + dt1 * (e_p - 2.0 * e_0 + e_m)
+        + con2 * (qp - 2.0 * q0 + qm)
+        + con3 * (up1 * up1 - 2.0 * uijk * uijk + um1 * um1)
+        + con4 * (e_p * rip - 2.0 * e_0 * ri0 + e_m * rim)
+        - t2 * ((C1 * e_p - C2 * sqp) * up1 - (C1 * e_m - C2 * sqm) * um1)
+}
+
+/// The flux differences of one row in direction `D` (0: x, 1: y, 2: z).
+#[inline(never)]
+fn flux_row<'a, const D: usize>(
+    r0: &mut [f64],
+    r1: &mut [f64],
+    r2: &mut [f64],
+    r3: &mut [f64],
+    r4: &mut [f64],
+    x: &FluxRows<'a>,
+    k: &FluxConsts,
 ) {
-    let len = r.len();
-    let [e_m, e_0, e_p] = e.map(|y| &y[..len]);
-    let [um, u0, up] = v.map(|y| &y[..len]);
-    let [qm, q0, qp] = q.map(|y| &y[..len]);
-    let [rim, ri0, rip] = ri.map(|y| &y[..len]);
-    let [sqm, sqp] = sq.map(|y| &y[..len]);
+    let len = r0.len();
+    let (r1, r2, r3, r4) = (
+        &mut r1[..len],
+        &mut r2[..len],
+        &mut r3[..len],
+        &mut r4[..len],
+    );
+    let cut = |y: &[&'a [f64]; 3]| -> [&'a [f64]; 3] { y.map(|z| &z[..len]) };
+    let u = [
+        cut(&x.u[0]),
+        cut(&x.u[1]),
+        cut(&x.u[2]),
+        cut(&x.u[3]),
+        cut(&x.u[4]),
+    ];
+    let vel = [cut(&x.vel[0]), cut(&x.vel[1]), cut(&x.vel[2])];
+    let (sq, q, ri) = (cut(&x.sq), cut(&x.q), cut(&x.ri));
+    let (dt1, t2) = (k.dt1, k.t2);
+    let [con2, con3, con4] = k.energy;
     for i in 0..len {
-        let (up1, uijk, um1) = (up[i], u0[i], um[i]);
-        r[i] = r[i]
-            + dt1 * (e_p[i] - 2.0 * e_0[i] + e_m[i])
-            + con2 * (qp[i] - 2.0 * q0[i] + qm[i])
-            + con3 * (up1 * up1 - 2.0 * uijk * uijk + um1 * um1)
-            + con4 * (e_p[i] * rip[i] - 2.0 * e_0[i] * ri0[i] + e_m[i] * rim[i])
-            - t2 * ((C1 * e_p[i] - C2 * sqp[i]) * up1 - (C1 * e_m[i] - C2 * sqm[i]) * um1);
+        let at = |y: &[&[f64]; 3]| [y[0][i], y[1][i], y[2][i]];
+        let v = at(&vel[D]);
+        let (vmp, e, sqmp) = ([v[0], v[2]], at(&u[4]), [sq[0][i], sq[2][i]]);
+        let un = at(&u[D + 1]);
+        r0[i] = mass(r0[i], at(&u[0]), [un[0], un[2]], dt1[0], t2);
+        r1[i] = if D == 0 {
+            along(
+                r1[i],
+                at(&u[1]),
+                v,
+                [e[0], e[2]],
+                sqmp,
+                [dt1[1], k.along, t2],
+            )
+        } else {
+            across(r1[i], at(&u[1]), at(&vel[0]), vmp, [dt1[1], k.across, t2])
+        };
+        r2[i] = if D == 1 {
+            along(
+                r2[i],
+                at(&u[2]),
+                v,
+                [e[0], e[2]],
+                sqmp,
+                [dt1[2], k.along, t2],
+            )
+        } else {
+            across(r2[i], at(&u[2]), at(&vel[1]), vmp, [dt1[2], k.across, t2])
+        };
+        r3[i] = if D == 2 {
+            along(
+                r3[i],
+                at(&u[3]),
+                v,
+                [e[0], e[2]],
+                sqmp,
+                [dt1[3], k.along, t2],
+            )
+        } else {
+            across(r3[i], at(&u[3]), at(&vel[2]), vmp, [dt1[3], k.across, t2])
+        };
+        r4[i] = energy(
+            r4[i],
+            e,
+            v,
+            at(&q),
+            at(&ri),
+            sqmp,
+            [dt1[4], con2, con3, con4, t2],
+        );
     }
 }
 
@@ -385,44 +464,89 @@ fn dissipation<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &m
                 stencil(&cs.u, 3, p, len, s, 2, b3),
                 stencil(&cs.u, 4, p, len, s, 2, b4),
             ];
-            with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |rows| {
-                for (r, x) in rows.into_iter().zip(&u) {
-                    if d == 0 {
-                        dissipate_x(r, x, &along_x, k.dssp);
-                    } else {
-                        dissipate(r, x, wt[[jj, kk][d - 1]], k.dssp);
-                    }
+            with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |[r0, r1, r2, r3, r4]| {
+                if d == 0 {
+                    dissipate_x(r0, r1, r2, r3, r4, &u, &along_x, k.dssp);
+                } else {
+                    dissipate(r0, r1, r2, r3, r4, &u, wt[[jj, kk][d - 1]], k.dssp);
                 }
             });
         }
     }
 }
 
-// The row kernels of the planar dissipation, one component's row each, never inlined
-// for the reason the flux's are.
+// The row kernels of the planar dissipation, all five components of a row in one pass
+// (one call per row, each input row read once), never inlined for the reason the flux's
+// kernel is; the five output rows are separate parameters.
 
-/// `r -= dssp * sum(w[o] * x[o])` over the stencil offsets `o`, one set of weights for
-/// the row (y and z).
+/// `r -= dssp * sum(w[o] * x[o])` over the stencil offsets `o` at one point.
+#[inline(always)]
+fn damp(r: &mut f64, x: [f64; 5], w: [f64; 5], dssp: f64) {
+    let v = w[0] * x[0] + w[1] * x[1] + w[2] * x[2] + w[3] * x[3] + w[4] * x[4];
+    *r -= dssp * v;
+}
+
+/// The five components' dissipation on a row, one set of weights for the row (y and z).
 #[inline(never)]
-fn dissipate(r: &mut [f64], x: &[&[f64]; 5], w: [f64; 5], dssp: f64) {
-    let len = r.len();
-    let [x0, x1, x2, x3, x4] = x.map(|y| &y[..len]);
-    let [w0, w1, w2, w3, w4] = w;
+#[allow(clippy::too_many_arguments)]
+fn dissipate(
+    r0: &mut [f64],
+    r1: &mut [f64],
+    r2: &mut [f64],
+    r3: &mut [f64],
+    r4: &mut [f64],
+    x: &[[&[f64]; 5]; 5],
+    w: [f64; 5],
+    dssp: f64,
+) {
+    let len = r0.len();
+    let (r1, r2, r3, r4) = (
+        &mut r1[..len],
+        &mut r2[..len],
+        &mut r3[..len],
+        &mut r4[..len],
+    );
+    let x = x.map(|c| c.map(|y| &y[..len]));
     for i in 0..len {
-        let v = w0 * x0[i] + w1 * x1[i] + w2 * x2[i] + w3 * x3[i] + w4 * x4[i];
-        r[i] -= dssp * v;
+        let at = |c: &[&[f64]; 5]| [c[0][i], c[1][i], c[2][i], c[3][i], c[4][i]];
+        damp(&mut r0[i], at(&x[0]), w, dssp);
+        damp(&mut r1[i], at(&x[1]), w, dssp);
+        damp(&mut r2[i], at(&x[2]), w, dssp);
+        damp(&mut r3[i], at(&x[3]), w, dssp);
+        damp(&mut r4[i], at(&x[4]), w, dssp);
     }
 }
 
 /// [`dissipate`] with weights by point (x, where they change near the cell's ends).
 #[inline(never)]
-fn dissipate_x(r: &mut [f64], x: &[&[f64]; 5], w: &[Vec<f64>; 5], dssp: f64) {
-    let len = r.len();
-    let [x0, x1, x2, x3, x4] = x.map(|y| &y[..len]);
-    let [w0, w1, w2, w3, w4] = w.each_ref().map(|y| &y[..len]);
+#[allow(clippy::too_many_arguments)]
+fn dissipate_x(
+    r0: &mut [f64],
+    r1: &mut [f64],
+    r2: &mut [f64],
+    r3: &mut [f64],
+    r4: &mut [f64],
+    x: &[[&[f64]; 5]; 5],
+    w: &[Vec<f64>; 5],
+    dssp: f64,
+) {
+    let len = r0.len();
+    let (r1, r2, r3, r4) = (
+        &mut r1[..len],
+        &mut r2[..len],
+        &mut r3[..len],
+        &mut r4[..len],
+    );
+    let x = x.map(|c| c.map(|y| &y[..len]));
+    let w = w.each_ref().map(|y| &y[..len]);
     for i in 0..len {
-        let v = w0[i] * x0[i] + w1[i] * x1[i] + w2[i] * x2[i] + w3[i] * x3[i] + w4[i] * x4[i];
-        r[i] -= dssp * v;
+        let at = |c: &[&[f64]; 5]| [c[0][i], c[1][i], c[2][i], c[3][i], c[4][i]];
+        let wi = at(&w);
+        damp(&mut r0[i], at(&x[0]), wi, dssp);
+        damp(&mut r1[i], at(&x[1]), wi, dssp);
+        damp(&mut r2[i], at(&x[2]), wi, dssp);
+        damp(&mut r3[i], at(&x[3]), wi, dssp);
+        damp(&mut r4[i], at(&x[4]), wi, dssp);
     }
 }
 
