@@ -174,8 +174,20 @@ pub fn compute_rhs<L: Layout>(cs: &mut CellState<L>, k: &Constants, with_speed: 
             }
         }
     }
-    // The forcing term is known on the whole cell, boundary included.
-    cs.rhs.data.copy_from_slice(&cs.forcing.data);
+    // The forcing term is known on the whole cell, boundary included; a row at a time,
+    // as the ghost layers hold no forcing and nothing reads the right-hand side there
+    // (copying them too moved 1.4x the bytes at 32 points a side).
+    let runs = if L::AOS { 1 } else { 5 };
+    let run = if L::AOS { 5 * c.size[0] } else { c.size[0] };
+    for kk in 0..c.size[2] {
+        for jj in 0..c.size[1] {
+            let p = g.at(0, jj as isize, kk as isize);
+            for m in 0..runs {
+                let at = cs.rhs.ix(m, p);
+                cs.rhs.data[at..at + run].copy_from_slice(&cs.forcing.data[at..at + run]);
+            }
+        }
+    }
     for d in 0..3 {
         if L::AOS {
             match d {
