@@ -5,7 +5,8 @@
 //! Everything runs one row of i values at a time on contiguous slices (the fields'
 //! components at the row's points and at its neighbours' in the stencil direction), so
 //! the inner loops carry no index arithmetic or bounds checks. With the planar layout
-//! (SP) the slices are the fields' own memory, one component at a time. With the
+//! (SP) the slices are the fields' own memory, and one kernel call computes the row of
+//! all five components (the flux differences, then the dissipation). With the
 //! interleaved layout (BT) the loops run over the row's points, all five components of
 //! a point at once, on 5-value chunks of the fields' memory (as the reference does;
 //! gathering components into scratch rows and scattering them back cost BT's
