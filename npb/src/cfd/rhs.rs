@@ -479,7 +479,8 @@ fn dissipation<L: Layout>(cs: &mut CellState<L>, k: &Constants, d: usize, sc: &m
             ];
             with_rows_mut(&mut cs.rhs, p, len, &mut sc.r, |[r0, r1, r2, r3, r4]| {
                 if d == 0 {
-                    dissipate_x(r0, r1, r2, r3, r4, &u, &along_x, k.dssp);
+                    let w: [&[f64]; 5] = along_x.each_ref().map(|v| &v[..]);
+                    dissipate(r0, r1, r2, r3, r4, &u, w, k.dssp);
                 } else {
                     dissipate(r0, r1, r2, r3, r4, &u, wt[[jj, kk][d - 1]], k.dssp);
                 }
@@ -499,48 +500,48 @@ fn damp(r: &mut f64, x: [f64; 5], w: [f64; 5], dssp: f64) {
     *r -= dssp * v;
 }
 
-/// The five components' dissipation on a row, one set of weights for the row (y and z).
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn dissipate(
-    r0: &mut [f64],
-    r1: &mut [f64],
-    r2: &mut [f64],
-    r3: &mut [f64],
-    r4: &mut [f64],
-    x: &[[&[f64]; 5]; 5],
-    w: [f64; 5],
-    dssp: f64,
-) {
-    let len = r0.len();
-    let (r1, r2, r3, r4) = (
-        &mut r1[..len],
-        &mut r2[..len],
-        &mut r3[..len],
-        &mut r4[..len],
-    );
-    let x = x.map(|c| c.map(|y| &y[..len]));
-    for i in 0..len {
-        let at = |c: &[&[f64]; 5]| [c[0][i], c[1][i], c[2][i], c[3][i], c[4][i]];
-        damp(&mut r0[i], at(&x[0]), w, dssp);
-        damp(&mut r1[i], at(&x[1]), w, dssp);
-        damp(&mut r2[i], at(&x[2]), w, dssp);
-        damp(&mut r3[i], at(&x[3]), w, dssp);
-        damp(&mut r4[i], at(&x[4]), w, dssp);
+/// The dissipation's stencil weights along a row: one set for the whole row (y and z),
+/// or a set per point (x, where they change near the cell's ends).
+trait Weights: Copy {
+    /// The weights cut to the row's `len` points.
+    fn cut(self, len: usize) -> Self;
+    /// The weights at point `i`.
+    fn at(&self, i: usize) -> [f64; 5];
+}
+
+impl Weights for [f64; 5] {
+    #[inline(always)]
+    fn cut(self, _: usize) -> Self {
+        self
+    }
+    #[inline(always)]
+    fn at(&self, _: usize) -> [f64; 5] {
+        *self
     }
 }
 
-/// [`dissipate`] with weights by point (x, where they change near the cell's ends).
+impl Weights for [&[f64]; 5] {
+    #[inline(always)]
+    fn cut(self, len: usize) -> Self {
+        self.map(|w| &w[..len])
+    }
+    #[inline(always)]
+    fn at(&self, i: usize) -> [f64; 5] {
+        self.map(|w| w[i])
+    }
+}
+
+/// The five components' dissipation on a row.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn dissipate_x(
+fn dissipate<W: Weights>(
     r0: &mut [f64],
     r1: &mut [f64],
     r2: &mut [f64],
     r3: &mut [f64],
     r4: &mut [f64],
     x: &[[&[f64]; 5]; 5],
-    w: &[Vec<f64>; 5],
+    w: W,
     dssp: f64,
 ) {
     let len = r0.len();
@@ -551,10 +552,10 @@ fn dissipate_x(
         &mut r4[..len],
     );
     let x = x.map(|c| c.map(|y| &y[..len]));
-    let w = w.each_ref().map(|y| &y[..len]);
+    let w = w.cut(len);
     for i in 0..len {
         let at = |c: &[&[f64]; 5]| [c[0][i], c[1][i], c[2][i], c[3][i], c[4][i]];
-        let wi = at(&w);
+        let wi = w.at(i);
         damp(&mut r0[i], at(&x[0]), wi, dssp);
         damp(&mut r1[i], at(&x[1]), wi, dssp);
         damp(&mut r2[i], at(&x[2]), wi, dssp);

@@ -47,6 +47,19 @@ impl<'a> Derived<'a> {
             ainv: &a.ainv[p..p + len],
         }
     }
+
+    /// The same rows cut to `len` values, so that a row kernel indexing below `len` needs
+    /// no bounds checks.
+    #[inline(always)]
+    fn cut(&self, len: usize) -> Derived<'a> {
+        Derived {
+            rho_i: &self.rho_i[..len],
+            qs: &self.qs[..len],
+            vel: self.vel.map(|v| &v[..len]),
+            speed: &self.speed[..len],
+            ainv: &self.ainv[..len],
+        }
+    }
 }
 
 // The row kernels: functions of their own, never inlined, with the five rows they
@@ -83,13 +96,13 @@ fn txinvr_row(
         &mut r4s[..len],
         &mut r5s[..len],
     );
-    let (rho_i, qs, speed, ainv) = (
-        &a.rho_i[..len],
-        &a.qs[..len],
-        &a.speed[..len],
-        &a.ainv[..len],
-    );
-    let [us, vs, ws] = a.vel.map(|v| &v[..len]);
+    let Derived {
+        rho_i,
+        qs,
+        vel: [us, vs, ws],
+        speed,
+        ainv,
+    } = a.cut(len);
     for i in 0..len {
         let ru1 = rho_i[i];
         let (uu, vv, ww) = (us[i], vs[i], ws[i]);
@@ -115,7 +128,8 @@ pub fn invert(cs: &mut CellState<Soa>, k: &Constants, d: usize) {
         let [r1, r2, r3, r4, r5] = comps(&mut rhs, np, p, len);
         match d {
             0 => ninvr_row(r1, r2, r3, r4, r5, k.bt),
-            1 => pinvr_row(r1, r2, r3, r4, r5, k.bt),
+            // pinvr is ninvr with the first three rows taken in the order 2, 3, 1.
+            1 => ninvr_row(r2, r3, r1, r4, r5, k.bt),
             _ => {
                 let u0 = &cs.u.data[p..p + len];
                 tzetar_row(r1, r2, r3, r4, r5, &Derived::row(cs, p, len), u0, k);
@@ -125,7 +139,7 @@ pub fn invert(cs: &mut CellState<Soa>, k: &Constants, d: usize) {
     cs.rhs.data = rhs;
 }
 
-/// ninvr on one row.
+/// ninvr on one row (and pinvr, its rows given in another order: see `invert`).
 #[inline(never)]
 fn ninvr_row(
     r1s: &mut [f64],
@@ -154,35 +168,6 @@ fn ninvr_row(
     }
 }
 
-/// pinvr on one row.
-#[inline(never)]
-fn pinvr_row(
-    r1s: &mut [f64],
-    r2s: &mut [f64],
-    r3s: &mut [f64],
-    r4s: &mut [f64],
-    r5s: &mut [f64],
-    bt: f64,
-) {
-    let len = r1s.len();
-    let (r2s, r3s, r4s, r5s) = (
-        &mut r2s[..len],
-        &mut r3s[..len],
-        &mut r4s[..len],
-        &mut r5s[..len],
-    );
-    for i in 0..len {
-        let (r1, r2, r3, r4, r5) = (r1s[i], r2s[i], r3s[i], r4s[i], r5s[i]);
-        let t1 = bt * r1;
-        let t2 = 0.5 * (r4 + r5);
-        r1s[i] = bt * (r4 - r5);
-        r2s[i] = -r3;
-        r3s[i] = r2;
-        r4s[i] = -t1 + t2;
-        r5s[i] = t1 + t2;
-    }
-}
-
 /// tzetar on one row (`u0` the row's density).
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
@@ -203,8 +188,14 @@ fn tzetar_row(
         &mut r4s[..len],
         &mut r5s[..len],
     );
-    let (speed, ainv, qs, u0) = (&a.speed[..len], &a.ainv[..len], &a.qs[..len], &u0[..len]);
-    let [xv, yv, zv] = a.vel.map(|v| &v[..len]);
+    let Derived {
+        qs,
+        vel: [xv, yv, zv],
+        speed,
+        ainv,
+        ..
+    } = a.cut(len);
+    let u0 = &u0[..len];
     let (bt, c2iv) = (k.bt, k.c2iv);
     for i in 0..len {
         let (xvel, yvel, zvel) = (xv[i], yv[i], zv[i]);
