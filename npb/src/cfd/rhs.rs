@@ -13,7 +13,7 @@
 //! compute_rhs twice the reference's time).
 
 use super::constants::{Constants, C1, C2};
-use super::{diss_coef, CellState, Field5, Layout};
+use super::{cut_rows, diss_coef, CellState, Field5, Layout};
 
 /// Scratch rows of the interleaved layout: per component, the stencil rows of u and
 /// the row of rhs.
@@ -377,12 +377,7 @@ fn flux_row<'a, const D: usize>(
     k: &FluxConsts,
 ) {
     let len = r0.len();
-    let (r1, r2, r3, r4) = (
-        &mut r1[..len],
-        &mut r2[..len],
-        &mut r3[..len],
-        &mut r4[..len],
-    );
+    let [r1, r2, r3, r4] = cut_rows(len, [r1, r2, r3, r4]);
     let cut = |y: &[&'a [f64]; 3]| -> [&'a [f64]; 3] { y.map(|z| &z[..len]) };
     let u = [
         cut(&x.u[0]),
@@ -545,12 +540,7 @@ fn dissipate<W: Weights>(
     dssp: f64,
 ) {
     let len = r0.len();
-    let (r1, r2, r3, r4) = (
-        &mut r1[..len],
-        &mut r2[..len],
-        &mut r3[..len],
-        &mut r4[..len],
-    );
+    let [r1, r2, r3, r4] = cut_rows(len, [r1, r2, r3, r4]);
     let x = x.map(|c| c.map(|y| &y[..len]));
     let w = w.cut(len);
     for i in 0..len {

@@ -3,7 +3,7 @@
 //! tzetar), applied on the interior points of a cell.
 
 use crate::cfd::constants::C2;
-use crate::cfd::{CellState, Constants, Soa};
+use crate::cfd::{cut_rows, CellState, Constants, Soa};
 
 /// Calls `f(p, len)` for every row of interior points of the cell (`len` points from
 /// `p`).
@@ -90,12 +90,7 @@ fn txinvr_row(
     bt: f64,
 ) {
     let len = r1s.len();
-    let (r2s, r3s, r4s, r5s) = (
-        &mut r2s[..len],
-        &mut r3s[..len],
-        &mut r4s[..len],
-        &mut r5s[..len],
-    );
+    let [r2s, r3s, r4s, r5s] = cut_rows(len, [r2s, r3s, r4s, r5s]);
     let Derived {
         rho_i,
         qs,
@@ -150,12 +145,7 @@ fn ninvr_row(
     bt: f64,
 ) {
     let len = r1s.len();
-    let (r2s, r3s, r4s, r5s) = (
-        &mut r2s[..len],
-        &mut r3s[..len],
-        &mut r4s[..len],
-        &mut r5s[..len],
-    );
+    let [r2s, r3s, r4s, r5s] = cut_rows(len, [r2s, r3s, r4s, r5s]);
     for i in 0..len {
         let (r1, r2, r3, r4, r5) = (r1s[i], r2s[i], r3s[i], r4s[i], r5s[i]);
         let t1 = bt * r3;
@@ -182,12 +172,7 @@ fn tzetar_row(
     k: &Constants,
 ) {
     let len = r1s.len();
-    let (r2s, r3s, r4s, r5s) = (
-        &mut r2s[..len],
-        &mut r3s[..len],
-        &mut r4s[..len],
-        &mut r5s[..len],
-    );
+    let [r2s, r3s, r4s, r5s] = cut_rows(len, [r2s, r3s, r4s, r5s]);
     let Derived {
         qs,
         vel: [xv, yv, zv],
