@@ -286,7 +286,7 @@ pub fn diss_coef(pos: usize, n: usize, start: usize, end: usize) -> [f64; 5] {
 /// A row kernel's output rows after its first, cut to the first's length `len`: with
 /// every row known to be `len` long, the kernel's loop runs without bounds checks.
 #[inline(always)]
-pub fn cut_rows<'a>(len: usize, rows: [&'a mut [f64]; 4]) -> [&'a mut [f64]; 4] {
+pub fn cut_rows(len: usize, rows: [&mut [f64]; 4]) -> [&mut [f64]; 4] {
     rows.map(|r| &mut r[..len])
 }
 
