@@ -34,8 +34,12 @@ const BULK_BYTES: usize = 64 << 10;
 
 /// For this long after a large message, a blocked call spins at most `SPIN_SHARED`
 /// (measured: NPB FT class A on 2 ranks under `chrt -r 10`, 0.89 s with a 1 ms spin,
-/// 0.99 s with 50 ms).
-const BULK_SPIN_FOR: Duration = Duration::from_millis(100);
+/// 0.99 s with 50 ms). Long enough for the waits of an exchange that just sent or read
+/// one, short enough that waits further on in a compute phase spin in full: NPB LU sends
+/// a 163-327 KB face every 65-80 ms iteration, and with 100 ms here its pipeline waits
+/// slept after 1 ms even on cores of its own (LU class A on 2 ranks 0.96 of that paired,
+/// FT, IS and MG unchanged; `docs/MEASUREMENTS.md`, session 15).
+const BULK_SPIN_FOR: Duration = Duration::from_millis(10);
 
 /// A waiting caller's deferred frames (speculative pulls) go after its turns found
 /// nothing for this long: a message on its way arrives within it (8 B in ~5 µs on the
