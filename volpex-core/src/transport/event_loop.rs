@@ -125,7 +125,7 @@ pub struct Core {
     /// that lasted `IDLE_FLUSH_AFTER`.
     idle_since: Option<Duration>,
     /// When a large message was last read or sent (see `BULK_BYTES`).
-    pub(super) bulk_at: Option<Duration>,
+    bulk_at: Option<Duration>,
     /// When the sockets were last polled (see `send::read_before_send`).
     pub(super) polled_at: Duration,
     /// The counters the launcher last got (see `stats`).
@@ -684,9 +684,7 @@ impl Core {
                 // per-frame check.
                 Step::Frame(PeerId::Replica(r, _), h, p) => match Frame::from_parts(&h, p) {
                     Ok(f) => {
-                        if h.len as usize >= BULK_BYTES {
-                            self.bulk_at = Some(now);
-                        }
+                        self.note_bulk(h.len as usize, now);
                         if let Frame::Data { key, payload, .. } = &f {
                             if payload.is_empty() && h.len > 0 {
                                 self.engine.note_landed(*key, h.len as usize);
@@ -710,6 +708,14 @@ impl Core {
                 let why = handshake_err.unwrap_or_else(|| e.to_string());
                 self.close(token, &why);
             }
+        }
+    }
+
+    /// A message of `len` bytes was read or sent: a large one caps the spin for a while
+    /// (`BULK_BYTES`, `BULK_SPIN_FOR`).
+    pub(super) fn note_bulk(&mut self, len: usize, now: Duration) {
+        if len >= BULK_BYTES {
+            self.bulk_at = Some(now);
         }
     }
 

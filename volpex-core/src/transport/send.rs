@@ -278,7 +278,7 @@ impl Core {
         if bytes.len() < DIRECT_WRITE_BYTES_MIN {
             return Ok(None);
         }
-        self.bulk_at = Some(self.now());
+        self.note_bulk(bytes.len(), self.now());
         // Speculative pulls waiting for this command's write go first, in a write of
         // their own: a receiver that answers the message being written finds its pull
         // here, instead of after the copy into the log.
