@@ -84,6 +84,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "collectives: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    /* Real pages on both sides, as the Rust side's buffers: an untouched calloc'd buffer
+     * reads as the kernel's one zero page, which stays in cache, so sends and the own
+     * block's copy would read from cache instead of memory. */
+    memset(a, 7, cap);
+    memset(b, 0, cap);
     if (rank == 0) {
         if (csv) printf("op,size_bytes,time_us\n");
         else printf("%-10s %12s %12s\n", "op", "bytes", "time_us");
