@@ -16,7 +16,8 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use super::auth::{JobKey, PeerId};
 use super::connection::{Conn, Step};
 use super::send::DirectWrite;
-use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX, SPIN_SHARED};
+use super::spin::{BulkWindow, Spin};
+use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX};
 use crate::exit::{EXIT_FAULT, EXIT_ORPHANED};
 use crate::message::matching::{Matched, RecvId};
 use crate::message::{Map, ReplicaId};
@@ -26,20 +27,6 @@ use crate::wire::stream::{Landing, ReadStatus};
 use crate::wire::Frame;
 
 const LISTENER: Token = Token(0);
-
-/// A message at least this large was read or sent: the kernel's softirq work moves it
-/// (on loopback, in the softirq thread once it is much), and a long spin would keep that
-/// thread from the CPU when the spinning thread has a real-time priority.
-const BULK_BYTES: usize = 64 << 10;
-
-/// For this long after a large message, a blocked call spins at most `SPIN_SHARED`
-/// (measured: NPB FT class A on 2 ranks under `chrt -r 10`, 0.89 s with a 1 ms spin,
-/// 0.99 s with 50 ms). Long enough for the waits of an exchange that just sent or read
-/// one, short enough that waits further on in a compute phase spin in full: NPB LU sends
-/// a 163-327 KB face every 65-80 ms iteration, and with 100 ms here its pipeline waits
-/// slept after 1 ms even on cores of its own (LU class A on 2 ranks 0.96 of that paired,
-/// FT, IS and MG unchanged; `docs/MEASUREMENTS.md`, session 15).
-const BULK_SPIN_FOR: Duration = Duration::from_millis(10);
 
 /// A waiting caller's deferred frames (speculative pulls) go after its turns found
 /// nothing for this long: a message on its way arrives within it (8 B in ~5 µs on the
@@ -124,8 +111,8 @@ pub struct Core {
     /// Since when the turns found no event (the caller waits): deferred frames go once
     /// that lasted `IDLE_FLUSH_AFTER`.
     idle_since: Option<Duration>,
-    /// When a large message was last read or sent (see `BULK_BYTES`).
-    bulk_at: Option<Duration>,
+    /// When a large message was last read or sent (it caps the spin for a while).
+    bulk: BulkWindow,
     /// When the sockets were last polled (see `send::read_before_send`).
     pub(super) polled_at: Duration,
     /// The counters the launcher last got (see `stats`).
@@ -181,7 +168,7 @@ impl Core {
             exit_after_choices: None,
             steps: Vec::new(),
             idle_since: None,
-            bulk_at: None,
+            bulk: BulkWindow::default(),
             polled_at: Duration::ZERO,
             stats_sent: Default::default(),
         };
@@ -711,26 +698,14 @@ impl Core {
         }
     }
 
-    /// A message of `len` bytes was read or sent: a large one caps the spin for a while
-    /// (`BULK_BYTES`, `BULK_SPIN_FOR`).
+    /// A message of `len` bytes was read or sent: a large one caps the spin for a while.
     pub(super) fn note_bulk(&mut self, len: usize, now: Duration) {
-        if len >= BULK_BYTES {
-            self.bulk_at = Some(now);
-        }
+        self.bulk.note(len, now);
     }
 
-    /// How long a blocked call polls before sleeping, and whether it yields meanwhile:
-    /// at most `SPIN_SHARED` while large messages flow (see `BULK_SPIN_FOR`).
-    pub fn spin_config(&self) -> (Duration, bool, Duration) {
-        let spin = self.cfg.spin.unwrap_or(SPIN_SHARED);
-        let bulk = self
-            .bulk_at
-            .is_some_and(|t| self.now().saturating_sub(t) < BULK_SPIN_FOR);
-        (
-            if bulk { spin.min(SPIN_SHARED) } else { spin },
-            self.cfg.yield_when_idle,
-            self.cfg.hard_spin.unwrap_or_default(),
-        )
+    /// How a blocked call waits now (see `spin`).
+    pub fn spin_config(&self) -> Spin {
+        self.bulk.spin(&self.cfg, self.now())
     }
 
     /// Whether a large message is being read straight into a waiting receive's buffer

@@ -15,6 +15,7 @@ mod launcher;
 mod peers;
 pub mod progress;
 pub mod send;
+pub mod spin;
 mod stats;
 pub mod tuning;
 

@@ -19,6 +19,7 @@ use mio::Waker;
 use parking_lot::{Mutex, MutexGuard};
 
 use super::event_loop::{Core, Signals};
+use super::spin::Spin;
 use crate::config::{APP_ACTIVE_WINDOW, BACKGROUND_POLL};
 use crate::wire::stream::Landing;
 
@@ -74,7 +75,11 @@ impl AppGuard<'_> {
         if let Some(v) = done(&mut self.guard) {
             return Ok(v);
         }
-        let (spin, yield_when_idle, hard) = self.guard.spin_config();
+        let Spin {
+            poll: spin,
+            yield_between: yield_when_idle,
+            hard,
+        } = self.guard.spin_config();
         let start = Instant::now();
         let (spin_until, hard_until) = (start + spin, start + hard);
         let mut spinning = !spin.is_zero();

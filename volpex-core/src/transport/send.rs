@@ -416,7 +416,7 @@ impl Core {
         until: Instant,
         mut done: impl FnMut(&mut Core) -> Result<bool, SendError>,
     ) -> Result<bool, SendError> {
-        let (_, yield_when_idle, _) = self.spin_config();
+        let yield_when_idle = self.spin_config().yield_between;
         loop {
             if done(self)? {
                 return Ok(true);

@@ -1,0 +1,115 @@
+//! How a blocked call waits before it sleeps in the kernel: how long it polls, whether it
+//! yields the CPU between polls, and how long it first polls without yielding; and the
+//! window after a large message during which the poll is capped.
+//!
+//! Owns these rules and the time of the last large message. Must never poll, read or
+//! write a socket: `Core` notes the messages and `progress::drive_until` does the waiting.
+
+use std::time::Duration;
+
+use crate::config::{Config, SPIN_SHARED};
+
+/// A message at least this large was read or sent: the kernel's softirq work moves it
+/// (on loopback, in the softirq thread once it is much), and a long spin would keep that
+/// thread from the CPU when the spinning thread has a real-time priority.
+const BULK_BYTES: usize = 64 << 10;
+
+/// For this long after a large message, a blocked call spins at most `SPIN_SHARED`
+/// (measured: NPB FT class A on 2 ranks under `chrt -r 10`, 0.89 s with a 1 ms spin,
+/// 0.99 s with 50 ms). Long enough for the waits of an exchange that just sent or read
+/// one, short enough that waits further on in a compute phase spin in full: NPB LU sends
+/// a 163-327 KB face every 65-80 ms iteration, and with 100 ms here its pipeline waits
+/// slept after 1 ms even on cores of its own (LU class A on 2 ranks 0.96 of that paired,
+/// FT, IS and MG unchanged; `docs/MEASUREMENTS.md`, session 15).
+const BULK_SPIN_FOR: Duration = Duration::from_millis(10);
+
+/// How a blocked call waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spin {
+    /// How long it polls before sleeping.
+    pub poll: Duration,
+    /// Whether it gives the CPU away between polls (once `hard` is over).
+    pub yield_between: bool,
+    /// How long it first polls without yielding.
+    pub hard: Duration,
+}
+
+/// When a large message was last read or sent.
+#[derive(Debug, Default)]
+pub(super) struct BulkWindow {
+    at: Option<Duration>,
+}
+
+impl BulkWindow {
+    /// A message of `len` bytes was read or sent at `now`.
+    pub(super) fn note(&mut self, len: usize, now: Duration) {
+        if len >= BULK_BYTES {
+            self.at = Some(now);
+        }
+    }
+
+    /// How a call blocked at `now` waits, by `cfg`: its spin capped at `SPIN_SHARED`
+    /// within `BULK_SPIN_FOR` of a large message.
+    pub(super) fn spin(&self, cfg: &Config, now: Duration) -> Spin {
+        let poll = cfg.spin.unwrap_or(SPIN_SHARED);
+        let bulk = self
+            .at
+            .is_some_and(|t| now.saturating_sub(t) < BULK_SPIN_FOR);
+        Spin {
+            poll: if bulk { poll.min(SPIN_SHARED) } else { poll },
+            yield_between: cfg.yield_when_idle,
+            hard: cfg.hard_spin.unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spinning(us: u64) -> Config {
+        Config {
+            spin: Some(Duration::from_micros(us)),
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn a_large_message_caps_the_spin_for_a_while_and_a_small_one_does_not() {
+        let cfg = spinning(50_000);
+        let full = Duration::from_millis(50);
+        let mut w = BulkWindow::default();
+        let t = Duration::from_secs(1);
+        assert_eq!(w.spin(&cfg, t).poll, full);
+        w.note(BULK_BYTES - 1, t);
+        assert_eq!(
+            w.spin(&cfg, t).poll,
+            full,
+            "a small message opens no window"
+        );
+        w.note(BULK_BYTES, t);
+        assert_eq!(w.spin(&cfg, t).poll, SPIN_SHARED);
+        let inside = t + BULK_SPIN_FOR - Duration::from_micros(1);
+        assert_eq!(w.spin(&cfg, inside).poll, SPIN_SHARED);
+        assert_eq!(w.spin(&cfg, t + BULK_SPIN_FOR).poll, full);
+    }
+
+    #[test]
+    fn a_spin_below_the_cap_stays_and_the_other_settings_pass_through() {
+        let cfg = Config {
+            yield_when_idle: false,
+            hard_spin: Some(Duration::from_micros(20)),
+            ..spinning(200)
+        };
+        let mut w = BulkWindow::default();
+        w.note(BULK_BYTES, Duration::ZERO);
+        assert_eq!(
+            w.spin(&cfg, Duration::ZERO),
+            Spin {
+                poll: Duration::from_micros(200),
+                yield_between: false,
+                hard: Duration::from_micros(20),
+            }
+        );
+    }
+}
