@@ -126,16 +126,19 @@ impl Handover {
 }
 
 /// Serves `handover` to the next incarnation of `me` (incarnation `inc` here) on a new
-/// listener on `ip`, from a thread of its own; returns the listener's address. The
-/// process exits with `EXIT_DRAINED` once a newcomer confirmed it restored.
+/// listener on `ip` with the TCP congestion control `congestion`, from a thread of its
+/// own; returns the listener's address. The process exits with `EXIT_DRAINED` once a
+/// newcomer confirmed it restored.
 pub fn serve(
     ip: IpAddr,
     key: JobKey,
     me: ReplicaId,
     inc: u32,
     handover: Handover,
+    congestion: Option<&str>,
 ) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind(SocketAddr::new(ip, 0))?;
+    crate::transport::tuning::tune_listener(&listener, congestion);
     let addr = listener.local_addr()?;
     HANDING_OVER.store(true, Ordering::Relaxed);
     std::thread::Builder::new()

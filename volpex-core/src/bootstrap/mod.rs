@@ -150,8 +150,9 @@ pub fn launched() -> bool {
     std::env::var_os(vars::RANK).is_some()
 }
 
-/// Joins the job the launcher described in the environment.
-pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
+/// Joins the job the launcher described in the environment. The peer listener gets the
+/// TCP congestion control `congestion` before any peer can dial it (`tuning::tune_listener`).
+pub fn join(connect_timeout: Duration, congestion: Option<&str>) -> Result<Joined, Error> {
     // Before any thread starts: they inherit the binding.
     affinity::apply_from_env()?;
     let rank = num(vars::RANK)?;
@@ -195,6 +196,7 @@ pub fn join(connect_timeout: Duration) -> Result<Joined, Error> {
     let listen = |ip: IpAddr| {
         let l = mio::net::TcpListener::bind(SocketAddr::new(ip, 0))
             .map_err(|e| Error::Bootstrap(format!("cannot listen on {ip}: {e}")))?;
+        crate::transport::tuning::tune_listener(&l, congestion);
         let a = l
             .local_addr()
             .map_err(|e| Error::Bootstrap(e.to_string()))?;

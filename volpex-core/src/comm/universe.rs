@@ -95,7 +95,7 @@ pub fn initialize() -> Result<Universe, Error> {
     let start = Instant::now();
     let inner = if bootstrap::launched() {
         let connect_timeout = cfg.connect_timeout;
-        let j = bootstrap::join(connect_timeout)?;
+        let j = bootstrap::join(connect_timeout, cfg.tcp_congestion.as_deref())?;
         // The job's processes on this host: those listening on our address.
         let mine = j
             .addrs

@@ -37,8 +37,15 @@ impl Core {
             snapshot,
             log: Bytes::from(log),
         };
-        let addr = handover::serve(ip, self.key, self.me, self.incarnation, h)
-            .map_err(|e| format!("cannot serve the handover: {e}"))?;
+        let addr = handover::serve(
+            ip,
+            self.key,
+            self.me,
+            self.incarnation,
+            h,
+            self.cfg.tcp_congestion.as_deref(),
+        )
+        .map_err(|e| format!("cannot serve the handover: {e}"))?;
         self.flush_all();
         self.to_launcher(&ToLauncher::Handover {
             addr: addr.to_string(),

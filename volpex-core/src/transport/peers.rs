@@ -6,7 +6,6 @@
 use std::io;
 use std::time::Duration;
 
-use mio::net::TcpStream;
 use mio::{Interest, Token};
 
 use super::auth::PeerId;
@@ -17,7 +16,7 @@ use crate::message::ReplicaId;
 impl Core {
     pub(super) fn dial(&mut self, now: Duration, to: ReplicaId) -> Option<Token> {
         let addr = self.addr_of(to)?;
-        let stream = match TcpStream::connect(addr) {
+        let stream = match super::tuning::connect(addr, &self.cfg) {
             Ok(s) => s,
             Err(e) => {
                 if out_of_descriptors(&e) {
