@@ -7,7 +7,8 @@
 //! background thread steps aside whenever the application wants the lock: it never
 //! sleeps in `poll` while an application thread waits (the waker kicks it out), and it
 //! stays away while the application has used the lock since its last look (it looks
-//! every two milliseconds).
+//! again after two milliseconds, then ever less often while the application keeps using
+//! it, up to `APP_ACTIVE_LOOK_MAX`).
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -20,7 +21,7 @@ use parking_lot::{Mutex, MutexGuard};
 
 use super::event_loop::{Core, Signals};
 use super::spin::Spin;
-use crate::config::{APP_ACTIVE_WINDOW, BACKGROUND_POLL};
+use crate::config::{APP_ACTIVE_LOOK_MAX, APP_ACTIVE_WINDOW, BACKGROUND_POLL};
 use crate::wire::stream::Landing;
 
 /// The shared runtime of one replica.
@@ -115,6 +116,14 @@ impl AppGuard<'_> {
     }
 }
 
+/// How long the progress thread stays away after it last stayed away `last` (zero: it
+/// last served) and found the application using the core again: twice
+/// `APP_ACTIVE_WINDOW` the first time, then twice as long each time up to
+/// `APP_ACTIVE_LOOK_MAX`.
+fn next_look(last: Duration) -> Duration {
+    (last * 2).clamp(APP_ACTIVE_WINDOW * 2, APP_ACTIVE_LOOK_MAX)
+}
+
 impl Runtime {
     /// Wraps a core and starts the background progress thread.
     pub fn start(core: Core, waker: Waker) -> (Arc<Runtime>, JoinHandle<()>) {
@@ -159,16 +168,19 @@ impl Runtime {
 
     fn background(&self) {
         let mut seen = u64::MAX;
+        let mut away = Duration::ZERO;
         while !self.stop.load(Ordering::SeqCst) {
-            // The application used the core since the last look (within a couple of
-            // windows), or waits for it: stay away.
+            // The application used the core since the last look, or waits for it: stay
+            // away, the longer the more looks in a row found it so.
             let uses = self.app_uses.load(Ordering::Relaxed);
             let active = self.signals.app_waiting.load(Ordering::SeqCst) > 0 || uses != seen;
             seen = uses;
             if active {
-                std::thread::sleep(APP_ACTIVE_WINDOW * 2);
+                away = next_look(away);
+                std::thread::sleep(away);
                 continue;
             }
+            away = Duration::ZERO;
             let mut core = self.core.lock();
             if let Err(e) = core.turn(Some(BACKGROUND_POLL), true) {
                 log::error!("event loop failed: {e}");
@@ -176,5 +188,22 @@ impl Runtime {
                 std::thread::sleep(BACKGROUND_POLL);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn looks_grow_apart_while_the_application_stays_active_and_start_over_after_a_serve() {
+        let mut away = Duration::ZERO;
+        let mut seen = Vec::new();
+        for _ in 0..7 {
+            away = next_look(away);
+            seen.push(away.as_millis());
+        }
+        assert_eq!(seen, [2, 4, 8, 16, 32, 32, 32]);
+        assert_eq!(next_look(Duration::ZERO), APP_ACTIVE_WINDOW * 2);
     }
 }
