@@ -121,6 +121,12 @@ pub const APP_ACTIVE_WINDOW: Duration = Duration::from_millis(1);
 /// and a thread switch on the application's core: at one every 2 ms, NPB SP class A on
 /// 4 ranks and 2 cores ran 6% slower than with one every 20 ms.
 pub const APP_ACTIVE_LOOK_MAX: Duration = Duration::from_millis(32);
+/// How long an application thread that finds the core taken (by the progress thread,
+/// asleep in `poll` until the waker rouses it) keeps trying between yields before it
+/// sleeps on the lock: sleeping, it needs a second wake-up, and on a VM whose idle CPUs
+/// halt each costs a trip through the hypervisor. A barrier entered 30 ms late on 2
+/// ranks left 180-220 µs after the late rank's arrival, 25-55 µs with this.
+pub const APP_HANDOVER_SPIN: Duration = Duration::from_millis(1);
 /// Longest the progress thread sleeps in one poll.
 pub const BACKGROUND_POLL: Duration = Duration::from_millis(50);
 

@@ -21,7 +21,7 @@ use parking_lot::{Mutex, MutexGuard};
 
 use super::event_loop::{Core, Signals};
 use super::spin::Spin;
-use crate::config::{APP_ACTIVE_LOOK_MAX, APP_ACTIVE_WINDOW, BACKGROUND_POLL};
+use crate::config::{APP_ACTIVE_LOOK_MAX, APP_ACTIVE_WINDOW, APP_HANDOVER_SPIN, BACKGROUND_POLL};
 use crate::wire::stream::Landing;
 
 /// The shared runtime of one replica.
@@ -116,6 +116,25 @@ impl AppGuard<'_> {
     }
 }
 
+/// The lock of `m`; while another thread holds it (the background thread, asleep in
+/// `poll` until the waker rouses it), tried again between yields of the CPU for up to
+/// `spin` before sleeping on it.
+fn take<T>(m: &Mutex<T>, spin: Duration) -> MutexGuard<'_, T> {
+    if let Some(g) = m.try_lock() {
+        return g;
+    }
+    let until = Instant::now() + spin;
+    loop {
+        std::thread::yield_now();
+        if let Some(g) = m.try_lock() {
+            return g;
+        }
+        if Instant::now() >= until {
+            return m.lock();
+        }
+    }
+}
+
 /// How long the progress thread stays away after it last stayed away `last` (zero: it
 /// last served) and found the application using the core again: twice
 /// `APP_ACTIVE_WINDOW` the first time, then twice as long each time up to
@@ -156,7 +175,7 @@ impl Runtime {
         }
         AppGuard {
             rt: self,
-            guard: self.core.lock(),
+            guard: take(&self.core, APP_HANDOVER_SPIN),
         }
     }
 
@@ -205,5 +224,24 @@ mod tests {
         }
         assert_eq!(seen, [2, 4, 8, 16, 32, 32, 32]);
         assert_eq!(next_look(Duration::ZERO), APP_ACTIVE_WINDOW * 2);
+    }
+
+    #[test]
+    fn the_lock_is_taken_whether_its_holder_lets_go_within_the_spin_or_after_it() {
+        let m = std::sync::Arc::new(Mutex::new(0u32));
+        for hold in [Duration::from_micros(100), Duration::from_millis(20)] {
+            let held = m.lock();
+            let other = m.clone();
+            let taker = std::thread::spawn(move || {
+                *take(&other, Duration::from_millis(2)) += 1;
+            });
+            std::thread::sleep(hold);
+            drop(held);
+            taker.join().expect("the taker got the lock");
+        }
+        assert_eq!(*m.lock(), 2);
+        // Free: taken at once.
+        *take(&m, Duration::ZERO) += 1;
+        assert_eq!(*m.lock(), 3);
     }
 }
