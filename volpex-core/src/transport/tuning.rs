@@ -17,7 +17,9 @@ use mio::net::TcpStream;
 
 use crate::config::{Config, SOCKET_BUFFER_BYTES};
 
-/// Applies the options to a peer connection (dialed or accepted).
+/// Applies the options to a peer connection (dialed or accepted). The congestion control
+/// is set again here only as a fallback: a peer socket from `connect` or from a listener
+/// given `tune_listener` already has it (one system call per connection, none per message).
 pub fn tune(stream: &TcpStream, cfg: &Config) {
     let _ = stream.set_nodelay(true);
     let sock = socket2::SockRef::from(stream);
