@@ -1,0 +1,1347 @@
+//! The layer in a replica: what the program's file calls do once `activate` ran.
+//!
+//! A call on a path or descriptor of the rank's files (`Handled::Done`) goes through the
+//! model (offsets, sizes, errors: the same in every replica), takes the next number of
+//! the rank's sequence, and lands in the journal; anything else (`Handled::Pass`) goes to
+//! the C library untouched. An operation whose result depends on the file system (an
+//! open, a rename, a removal) takes the writer's recorded outcome; a close or an fsync
+//! waits until the writer applied the file through it and takes what the disk said.
+//! Reads lay the journal over the file system (`overlay`).
+//!
+//! Owns the replica's state of the layer (one, behind a mutex) and the waits; the worker
+//! thread (`worker`) applies and reports. Must never call a function this crate exports
+//! while holding the state (it would come back here): its own I/O goes through
+//! `sys::real`.
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::{c_int, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex, MutexGuard, ReentrantMutex};
+use serde::{Deserialize, Serialize};
+
+use crate::journal::{Entry, FileId, Journal, Op};
+use crate::model::{Access, Known, Model};
+use crate::protocol::{self, Down, Failure, Outcome, Recorded, Seq, Written};
+use crate::sys::real;
+use crate::{overlay, paths};
+
+/// Who this process is, and how it leaves when its files cannot go on.
+pub struct Identity {
+    /// Rank.
+    pub rank: u32,
+    /// Replica index.
+    pub replica: u32,
+    /// Incarnation.
+    pub incarnation: u32,
+    /// The exit code of a replica that retires (it diverged from its writer).
+    pub retire_code: i32,
+}
+
+/// Sends one message (`protocol::Up` bytes) to the launcher.
+pub type Sender = Box<dyn Fn(&[u8]) -> std::io::Result<()> + Send + Sync>;
+/// Opens the files connection to the launcher (at the first file operation); the
+/// connection's reader passes what comes to `deliver`.
+pub type Connect = Box<dyn FnOnce() -> std::io::Result<Sender> + Send>;
+
+/// What the layer did with a call.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Handled<T> {
+    /// Not one of the rank's files: the C library does it.
+    Pass,
+    /// Done here.
+    Done(Result<T, c_int>),
+}
+
+/// Settings, from the environment at activation.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// Bound on the journal's bytes; a write beyond waits for the writer.
+    pub journal_bytes_max: usize,
+    /// `VOLPEX_VERIFY_OUTPUT=1`.
+    pub verify: bool,
+}
+
+/// The journal's bound unless `VOLPEX_FILES_JOURNAL_BYTES` says.
+const JOURNAL_BYTES_DEFAULT: usize = 256 << 20;
+/// A wait this long says so in the log (once per wait).
+const WAIT_NOTE: Duration = Duration::from_secs(10);
+
+/// What the launcher said (see `protocol::Down`).
+#[derive(Debug, Default)]
+pub(crate) struct Role {
+    pub heard: bool,
+    pub epoch: u32,
+    pub writing: bool,
+    pub writer: u32,
+    /// Applied by the rank's writer, as far as this replica knows.
+    pub applied: Seq,
+    pub recorded_through: Seq,
+    /// Recorded outcomes not taken yet.
+    pub outcomes: BTreeMap<Seq, Recorded>,
+    pub gate: Seq,
+    pub mutated: HashMap<PathBuf, Seq>,
+}
+
+/// What goes to the launcher in the next report.
+#[derive(Debug, Default)]
+pub(crate) struct Outbox {
+    pub recorded: Vec<Recorded>,
+    pub mutated: Vec<(String, Seq)>,
+    pub failures: Vec<Failure>,
+    pub written: Vec<Written>,
+    /// Something changed since the last report.
+    pub dirty: bool,
+    /// Someone waits for it: send at once.
+    pub urgent: bool,
+    pub last_sent: Option<Instant>,
+    /// Produced, applied and finished as last sent.
+    pub sent: (Seq, Seq, bool),
+    /// The problem went out (the replica then retires).
+    pub problem_sent: bool,
+}
+
+/// The connection to the launcher.
+pub(crate) enum Link {
+    /// Not opened yet.
+    Idle(Option<Connect>),
+    /// Open.
+    Up(Arc<Sender>),
+    /// Lost or never opened: file operations fail.
+    Down,
+}
+
+/// The replica's state of the layer.
+pub(crate) struct State {
+    pub id: Identity,
+    pub cfg: Config,
+    pub model: Model,
+    pub journal: Journal,
+    /// Operations produced (the last one's number).
+    pub produced: Seq,
+    /// The last produced operation waits for its outcome and has no entry yet.
+    pub in_flight: bool,
+    /// Digest of every operation's kind, path, offset and length so far.
+    pub trace: u64,
+    pub role: Role,
+    /// The writer's own apply point (while it writes).
+    pub own_applied: Seq,
+    pub outbox: Outbox,
+    pub link: Link,
+    pub worker: bool,
+    /// The program is done with files (finalized): nothing waits any more.
+    pub finished: bool,
+    /// Files this process made for itself (mkstemp): never the rank's.
+    pub private: HashSet<PathBuf>,
+    /// Descriptors for reading the file system's copy of a file.
+    pub readers: HashMap<FileId, (Arc<Path>, c_int)>,
+    /// Files whose close or fsync failed: later writes fail too.
+    pub sticky: HashMap<FileId, c_int>,
+    /// The layer cannot go on here (diverged, lost the launcher).
+    pub problem: Option<String>,
+}
+
+pub(crate) struct Shared {
+    pub state: Mutex<State>,
+    pub cond: Condvar,
+    /// Serializes the program's file operations (threads of one program calling at once
+    /// could otherwise number them differently in each replica; they still might, and the
+    /// trace check then says so).
+    ops: ReentrantMutex<()>,
+}
+
+static SHARED: OnceLock<Shared> = OnceLock::new();
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// The journal holds operations the writer has not applied (checked before every send).
+static PENDING: AtomicBool = AtomicBool::new(false);
+/// Descriptors of the layer, one bit each (the fast test of every descriptor call).
+static TRACKED: [AtomicU64; TRACKED_WORDS] = [const { AtomicU64::new(0) }; TRACKED_WORDS];
+const TRACKED_WORDS: usize = 1024;
+/// Descriptors at or above this are never the layer's.
+pub const FD_LIMIT: c_int = (TRACKED_WORDS * 64) as c_int;
+
+thread_local! {
+    /// This thread is inside the layer: a call it makes goes straight to the C library.
+    static INSIDE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether `fd` is one of the layer's descriptors (and this thread is not inside the
+/// layer already).
+#[inline]
+pub fn tracked(fd: c_int) -> bool {
+    if !(0..FD_LIMIT).contains(&fd) {
+        return false;
+    }
+    let w = TRACKED[fd as usize / 64].load(Ordering::Relaxed);
+    w & (1u64 << (fd % 64)) != 0 && !INSIDE.with(Cell::get) && !CHILD.load(Ordering::Relaxed)
+}
+
+fn mark(fd: c_int, on: bool) {
+    if (0..FD_LIMIT).contains(&fd) {
+        let bit = 1u64 << (fd % 64);
+        if on {
+            TRACKED[fd as usize / 64].fetch_or(bit, Ordering::Relaxed);
+        } else {
+            TRACKED[fd as usize / 64].fetch_and(!bit, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Whether the layer runs in this process (and this thread is not inside it).
+#[inline]
+pub fn active() -> bool {
+    ACTIVE.load(Ordering::Relaxed) && !INSIDE.with(Cell::get)
+}
+
+/// Runs a thread of the layer's own (all its calls go to the C library).
+pub(crate) fn inside_thread(f: impl FnOnce()) {
+    inside(f)
+}
+
+/// In a child process after fork: the layer's descriptors are not the child's to write
+/// (they are placeholders: its calls on them fail with EBADF), its paths the system's.
+pub(crate) fn forked() {
+    ACTIVE.store(false, Ordering::Relaxed);
+    CHILD.store(true, Ordering::Relaxed);
+}
+
+static CHILD: AtomicBool = AtomicBool::new(false);
+
+/// Runs `f` with this thread marked inside the layer.
+fn inside<R>(f: impl FnOnce() -> R) -> R {
+    struct Out(bool);
+    impl Drop for Out {
+        fn drop(&mut self) {
+            INSIDE.with(|c| c.set(self.0));
+        }
+    }
+    let _out = Out(INSIDE.with(|c| c.replace(true)));
+    f()
+}
+
+pub(crate) fn shared() -> Option<&'static Shared> {
+    SHARED.get()
+}
+
+/// Starts the layer in this process (a replica of a launched job). Files opened before
+/// stay the C library's. `VOLPEX_FILES=0` leaves the layer off.
+pub fn activate(id: Identity, connect: Connect) {
+    if std::env::var("VOLPEX_FILES").is_ok_and(|v| v == "0") {
+        log::info!("VOLPEX_FILES=0: the program's files are not replicated");
+        return;
+    }
+    let journal_bytes_max = std::env::var("VOLPEX_FILES_JOURNAL_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(JOURNAL_BYTES_DEFAULT)
+        .max(1 << 16);
+    let verify = std::env::var("VOLPEX_VERIFY_OUTPUT").is_ok_and(|v| v == "1");
+    let state = State {
+        id,
+        cfg: Config {
+            journal_bytes_max,
+            verify,
+        },
+        model: Model::default(),
+        journal: Journal::default(),
+        produced: 0,
+        in_flight: false,
+        trace: 0,
+        role: Role {
+            gate: 0,
+            ..Role::default()
+        },
+        own_applied: 0,
+        outbox: Outbox::default(),
+        link: Link::Idle(Some(connect)),
+        worker: false,
+        finished: false,
+        private: HashSet::new(),
+        readers: HashMap::new(),
+        sticky: HashMap::new(),
+        problem: None,
+    };
+    let fresh = SHARED
+        .set(Shared {
+            state: Mutex::new(state),
+            cond: Condvar::new(),
+            ops: ReentrantMutex::new(()),
+        })
+        .is_ok();
+    if fresh {
+        crate::sys::init();
+        ACTIVE.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A message from the launcher (`protocol::Down`).
+pub fn deliver(bytes: &[u8]) {
+    let Some(sh) = shared() else { return };
+    let Some(d) = protocol::decode::<Down>(bytes) else {
+        log::warn!("a files message from volpexrun that does not decode; ignored");
+        return;
+    };
+    let mut g = sh.state.lock();
+    g.on_down(d);
+    sh.cond.notify_all();
+}
+
+/// The files connection ended: the launcher is gone, or it ended this incarnation.
+pub fn link_lost(why: &str) {
+    let Some(sh) = shared() else { return };
+    let mut g = sh.state.lock();
+    if !g.finished && g.problem.is_none() {
+        g.problem = Some(format!("lost the files connection to volpexrun ({why})"));
+    }
+    g.link = Link::Down;
+    sh.cond.notify_all();
+}
+
+/// The program is done with its files (MPI_Finalize, the universe dropped): returns once
+/// the rank's writer applied every operation this replica produced, so the job may end.
+/// Later operations are applied without waiting.
+pub fn finish() {
+    let Some(sh) = shared() else { return };
+    let _op = sh.ops.lock();
+    inside(|| {
+        let mut g = sh.state.lock();
+        if g.finished {
+            return;
+        }
+        if g.worker {
+            wait_while(sh, &mut g, "the writer to apply this replica's files", |s| {
+                !s.journal.is_empty()
+            });
+        }
+        g.finished = true;
+        g.outbox.dirty = true;
+        g.outbox.urgent = true;
+        sh.cond.notify_all();
+        if g.worker {
+            wait_while(sh, &mut g, "the last files report to go out", |s| {
+                s.outbox.sent.2 != s.finished && matches!(s.link, Link::Up(_))
+            });
+        }
+    });
+}
+
+/// Before a message leaves this replica: every file operation it produced is applied,
+/// so a rank that reads a file after receiving a message sees what was written before
+/// it was sent (as with one process per rank).
+pub fn before_send() {
+    if !PENDING.load(Ordering::Relaxed) || !active() {
+        return;
+    }
+    let Some(sh) = shared() else { return };
+    inside(|| {
+        let mut g = sh.state.lock();
+        wait_while(sh, &mut g, "the writer to apply this replica's files before a send", |s| {
+            !s.journal.is_empty()
+        });
+    });
+}
+
+/// Waits while `busy` holds (and the layer can go on), telling the worker it is
+/// urgent. Returns at once after `finish`.
+fn wait_while(sh: &Shared, g: &mut MutexGuard<'_, State>, what: &str, busy: impl Fn(&State) -> bool) {
+    let start = Instant::now();
+    let mut noted = false;
+    while busy(g) && g.problem.is_none() && !matches!(g.link, Link::Down) {
+        if g.finished && !what.starts_with("the last") {
+            return;
+        }
+        g.outbox.dirty = true;
+        g.outbox.urgent = true;
+        sh.cond.notify_all();
+        sh.cond.wait_for(g, Duration::from_millis(100));
+        if !noted && start.elapsed() > WAIT_NOTE {
+            noted = true;
+            log::warn!(
+                "replica {}.{}: waiting {:.0} s for {what} (writer: replica {}, applied {} of {})",
+                g.id.rank,
+                g.id.replica,
+                start.elapsed().as_secs_f64(),
+                g.role.writer,
+                g.known_applied(),
+                g.produced
+            );
+        }
+    }
+}
+
+/// This replica's state of the layer, to put in a checkpoint.
+pub fn snapshot() -> Vec<u8> {
+    let Some(sh) = shared() else {
+        return Vec::new();
+    };
+    let g = sh.state.lock();
+    let open = g.model.open_for_writing();
+    if !open.is_empty() {
+        log::warn!(
+            "replica {}.{}: files open for writing at a checkpoint ({}): a replica restored from it cannot write them; close files before checkpoints",
+            g.id.rank,
+            g.id.replica,
+            open.join(", ")
+        );
+    }
+    protocol::encode(&Saved {
+        model: &g.model,
+        produced: g.produced,
+        trace: g.trace,
+        journal: g.journal.to_vec(),
+        applied: g.known_applied(),
+    })
+}
+
+/// Restores what `snapshot` saved in a sibling (a replica restored from its checkpoint).
+pub fn restore(bytes: &[u8]) {
+    let Some(sh) = shared() else { return };
+    if bytes.is_empty() {
+        return;
+    }
+    let Some(s) = protocol::decode::<Restored>(bytes) else {
+        log::warn!("the checkpoint's file state does not decode; files start empty");
+        return;
+    };
+    let mut g = sh.state.lock();
+    g.model = s.model;
+    g.model.forget_descriptors();
+    g.produced = s.produced;
+    g.trace = s.trace;
+    g.role.applied = s.applied;
+    g.journal = Journal::default();
+    for e in s.journal {
+        g.journal.push(e);
+    }
+    g.update_pending();
+}
+
+#[derive(Serialize)]
+struct Saved<'a> {
+    model: &'a Model,
+    produced: Seq,
+    trace: u64,
+    journal: Vec<Entry>,
+    applied: Seq,
+}
+
+#[derive(Deserialize)]
+struct Restored {
+    model: Model,
+    produced: Seq,
+    trace: u64,
+    journal: Vec<Entry>,
+    applied: Seq,
+}
+
+/// FNV-1a over `bytes`, folded into `h`.
+fn fold(h: u64, bytes: &[u8]) -> u64 {
+    let mut h = h ^ 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+fn cpath(p: &Path) -> Option<CString> {
+    CString::new(p.as_os_str().as_bytes()).ok()
+}
+
+/// How a recorded outcome is decided when this replica writes.
+enum Decide<'a> {
+    /// From the model and the file system, now.
+    Now(&'a dyn Fn(&State) -> Outcome),
+    /// When the writer applies the operation (a close, an fsync).
+    Applied,
+}
+
+impl State {
+    pub(crate) fn known_applied(&self) -> Seq {
+        if self.role.writing {
+            self.own_applied
+        } else {
+            self.role.applied
+        }
+    }
+
+    /// Operations up to here are complete (the one in flight is not).
+    pub(crate) fn done_through(&self) -> Seq {
+        if self.in_flight {
+            self.produced - 1
+        } else {
+            self.produced
+        }
+    }
+
+    pub(crate) fn update_pending(&self) {
+        PENDING.store(!self.journal.is_empty(), Ordering::Relaxed);
+    }
+
+    fn on_down(&mut self, d: Down) {
+        if d.epoch < self.role.epoch {
+            return;
+        }
+        let became = d.you_write && !(self.role.writing && self.role.epoch == d.epoch);
+        self.role.heard = true;
+        self.role.epoch = d.epoch;
+        self.role.writer = d.writer;
+        self.role.applied = self.role.applied.max(d.applied);
+        self.role.recorded_through = d.recorded_through;
+        self.role.gate = d.gate;
+        let from = self.done_through();
+        for r in d.recorded {
+            if r.seq > from {
+                self.role.outcomes.insert(r.seq, r);
+            }
+        }
+        for (p, s) in d.mutated {
+            let e = self.role.mutated.entry(PathBuf::from(p)).or_insert(0);
+            *e = (*e).max(s);
+        }
+        if became {
+            log::info!(
+                "replica {}.{} writes rank {}'s files from operation {} (epoch {})",
+                self.id.rank,
+                self.id.replica,
+                self.id.rank,
+                d.applied + 1,
+                d.epoch
+            );
+            self.own_applied = d.applied;
+        }
+        self.role.writing = d.you_write;
+        let applied = self.known_applied();
+        self.journal.trim_through(applied);
+        if self.journal.is_empty() && self.role.writing {
+            self.own_applied = self.own_applied.max(self.done_through().min(applied));
+        }
+        self.update_pending();
+    }
+
+    /// Takes the next number, folding the operation's header into the trace.
+    fn next(&mut self, header: &[u8]) -> (Seq, u64) {
+        self.produced += 1;
+        self.trace = fold(self.trace, header);
+        self.outbox.dirty = true;
+        (self.produced, self.trace)
+    }
+
+    fn push(&mut self, mut e: Entry) {
+        e.trace = self.trace;
+        if self.cfg.verify {
+            if let Op::Write {
+                path, offset, data, ..
+            } = &e.op
+            {
+                let h = blake3::hash(data);
+                let mut hash = [0u8; 16];
+                hash.copy_from_slice(&h.as_bytes()[..16]);
+                self.outbox.written.push(Written {
+                    seq: e.seq,
+                    path: path
+                        .as_ref()
+                        .map_or_else(|| "(a removed file)".into(), |p| p.display().to_string()),
+                    offset: *offset,
+                    len: data.len() as u64,
+                    hash,
+                });
+            }
+        }
+        self.journal.push(e);
+        self.update_pending();
+    }
+
+    /// The outcome of operation `seq`: recorded by the writer, or decided here when this
+    /// replica writes. Waits for it.
+    fn outcome(sh: &Shared, g: &mut MutexGuard<'_, State>, seq: Seq, trace: u64, decide: Decide<'_>) -> Outcome {
+        let start = Instant::now();
+        let mut noted = false;
+        loop {
+            if let Some(r) = g.role.outcomes.remove(&seq) {
+                if r.trace != trace && !g.role.writing {
+                    g.diverged(seq);
+                    return Outcome::Failed { errno: libc::EIO };
+                }
+                return r.outcome;
+            }
+            if g.role.writing && seq > g.role.recorded_through {
+                if let Decide::Now(f) = decide {
+                    let outcome = f(g);
+                    g.outbox.recorded.push(Recorded {
+                        seq,
+                        outcome,
+                        trace,
+                    });
+                    g.outbox.dirty = true;
+                    g.outbox.urgent = true;
+                    sh.cond.notify_all();
+                    return outcome;
+                }
+            }
+            if g.problem.is_some() || matches!(g.link, Link::Down) {
+                return Outcome::Failed { errno: libc::EIO };
+            }
+            if g.finished {
+                // After finalize nothing waits: the job may be ending.
+                return match decide {
+                    Decide::Now(f) => f(g),
+                    Decide::Applied => Outcome::Ok {
+                        existed: true,
+                        size: 0,
+                    },
+                };
+            }
+            g.outbox.dirty = true;
+            g.outbox.urgent = true;
+            sh.cond.notify_all();
+            sh.cond.wait_for(g, Duration::from_millis(100));
+            if !noted && start.elapsed() > WAIT_NOTE {
+                noted = true;
+                log::warn!(
+                    "replica {}.{}: waiting {:.0} s for the outcome of file operation {seq} from the writer (replica {})",
+                    g.id.rank,
+                    g.id.replica,
+                    start.elapsed().as_secs_f64(),
+                    g.role.writer
+                );
+            }
+        }
+    }
+
+    /// This replica's operation `seq` is not what the writer did: it cannot go on.
+    fn diverged(&mut self, seq: Seq) {
+        let msg = format!(
+            "replica {}.{}: file operation {seq} differs from the writer's (replica {}): the program did not do the same file operations in every replica (see the determinism contract); retiring",
+            self.id.rank, self.id.replica, self.role.writer
+        );
+        self.fail(msg);
+    }
+
+    /// Records a problem that ends this replica: reported, then it retires.
+    fn fail(&mut self, msg: String) {
+        if self.problem.is_none() {
+            eprintln!("volpex[{}.{}] {msg}", self.id.rank, self.id.replica);
+            self.problem = Some(msg);
+            self.outbox.dirty = true;
+            self.outbox.urgent = true;
+        }
+    }
+
+    /// A replica that replays from before operation `since` cannot read `path` as it was.
+    fn check_replay(&mut self, path: &Path) -> Result<(), c_int> {
+        match self.role.mutated.get(path) {
+            Some(&s) if s > self.done_through() => {
+                self.fail(format!(
+                    "replica {}.{}: cannot replay: {} was changed by file operation {s}, after the one it replays now ({}); a checkpoint would let it start later; retiring",
+                    self.id.rank,
+                    self.id.replica,
+                    path.display(),
+                    self.done_through()
+                ));
+                Err(libc::EIO)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn ensure_worker(&mut self) {
+        if !self.worker {
+            self.worker = true;
+            crate::worker::start();
+        }
+    }
+
+    /// The writer's decision for an open of `path` for writing.
+    fn decide_open(&self, path: &Path, create: bool, excl: bool) -> Outcome {
+        let failed = |errno| Outcome::Failed { errno };
+        match self.model.known(path) {
+            Known::File(id) if create && excl => {
+                let _ = id;
+                failed(libc::EEXIST)
+            }
+            Known::File(id) => Outcome::Ok {
+                existed: true,
+                size: self.model.file(id).map_or(0, |f| f.size),
+            },
+            Known::Gone if !create => failed(libc::ENOENT),
+            Known::Gone => match self.parent_writable(path) {
+                Ok(()) => Outcome::Ok {
+                    existed: false,
+                    size: 0,
+                },
+                Err(e) => failed(e),
+            },
+            Known::Unknown => {
+                let Some(c) = cpath(path) else {
+                    return failed(libc::EINVAL);
+                };
+                match real::stat(&c) {
+                    Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => failed(libc::EISDIR),
+                    Ok(_) if create && excl => failed(libc::EEXIST),
+                    Ok(st) => match real::access(&c, libc::W_OK) {
+                        Ok(()) => Outcome::Ok {
+                            existed: true,
+                            size: st.st_size as u64,
+                        },
+                        Err(e) => failed(e),
+                    },
+                    Err(libc::ENOENT) if !create => failed(libc::ENOENT),
+                    Err(libc::ENOENT) => match self.parent_writable(path) {
+                        Ok(()) => Outcome::Ok {
+                            existed: false,
+                            size: 0,
+                        },
+                        Err(e) => failed(e),
+                    },
+                    Err(e) => failed(e),
+                }
+            }
+        }
+    }
+
+    /// Whether a file may be made or removed in `path`'s directory.
+    fn parent_writable(&self, path: &Path) -> Result<(), c_int> {
+        let parent = path.parent().unwrap_or(Path::new("/"));
+        match self.model.dir(parent) {
+            Some(true) => return Ok(()),
+            Some(false) => return Err(libc::ENOENT),
+            None => {}
+        }
+        let c = cpath(parent).ok_or(libc::EINVAL)?;
+        let st = real::stat(&c)?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+            return Err(libc::ENOTDIR);
+        }
+        real::access(&c, libc::W_OK | libc::X_OK)
+    }
+
+    /// The writer's decision for a path that must exist (rename's source, unlink).
+    fn decide_existing(&self, path: &Path, dir: bool) -> Outcome {
+        let ok = |size| Outcome::Ok {
+            existed: true,
+            size,
+        };
+        if dir {
+            return match self.model.dir(path) {
+                Some(true) => ok(0),
+                Some(false) => Outcome::Failed {
+                    errno: libc::ENOENT,
+                },
+                None => match cpath(path).map(|c| real::stat(&c)) {
+                    Some(Ok(st)) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {
+                        match self.parent_writable(path) {
+                            Ok(()) => ok(0),
+                            Err(errno) => Outcome::Failed { errno },
+                        }
+                    }
+                    Some(Ok(_)) => Outcome::Failed {
+                        errno: libc::ENOTDIR,
+                    },
+                    Some(Err(errno)) => Outcome::Failed { errno },
+                    None => Outcome::Failed {
+                        errno: libc::EINVAL,
+                    },
+                },
+            };
+        }
+        let size = match self.model.known(path) {
+            Known::File(id) => self.model.file(id).map_or(0, |f| f.size),
+            Known::Gone => {
+                return Outcome::Failed {
+                    errno: libc::ENOENT,
+                }
+            }
+            Known::Unknown => match cpath(path).map(|c| real::stat(&c)) {
+                Some(Ok(st)) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {
+                    return Outcome::Failed {
+                        errno: libc::EISDIR,
+                    }
+                }
+                Some(Ok(st)) => st.st_size as u64,
+                Some(Err(errno)) => return Outcome::Failed { errno },
+                None => {
+                    return Outcome::Failed {
+                        errno: libc::EINVAL,
+                    }
+                }
+            },
+        };
+        match self.parent_writable(path) {
+            Ok(()) => ok(size),
+            Err(errno) => Outcome::Failed { errno },
+        }
+    }
+
+    /// Reads the file system's copy of `file` (as applied through `applied`) at `off`.
+    fn read_base(&mut self, file: FileId, off: u64, buf: &mut [u8]) -> Result<usize, c_int> {
+        let now = self.model.file(file).and_then(|f| f.path.clone());
+        let Some(path) = overlay::path_at(&self.journal, self.known_applied(), file, now) else {
+            return Ok(0);
+        };
+        self.check_replay(&path)?;
+        let fd = match self.readers.get(&file) {
+            Some((p, fd)) if **p == *path => *fd,
+            _ => {
+                if let Some((_, old)) = self.readers.remove(&file) {
+                    let _ = real::close(old);
+                }
+                let Some(c) = cpath(&path) else {
+                    return Ok(0);
+                };
+                match real::open(&c, libc::O_RDONLY, 0) {
+                    Ok(fd) => {
+                        self.readers.insert(file, (path, fd));
+                        fd
+                    }
+                    // Not created on the file system yet.
+                    Err(libc::ENOENT) => return Ok(0),
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        real::pread_full(fd, buf, off)
+    }
+}
+
+/// The absolute form of `path`, relative to `dirfd` (`AT_FDCWD`: the working
+/// directory); `None` when it cannot be known.
+fn resolve(dirfd: c_int, path: &Path) -> Option<PathBuf> {
+    if path.is_absolute() {
+        return Some(paths::absolute(Path::new("/"), path));
+    }
+    let base = if dirfd == libc::AT_FDCWD {
+        std::env::current_dir().ok()?
+    } else {
+        std::fs::read_link(format!("/proc/self/fd/{dirfd}")).ok()?
+    };
+    Some(paths::absolute(&base, path))
+}
+
+/// What a path-based call concerns.
+enum Target {
+    /// Not the layer's.
+    Pass,
+    /// This absolute path.
+    Path(PathBuf),
+}
+
+fn target(g: &State, dirfd: c_int, path: &Path) -> Target {
+    match resolve(dirfd, path) {
+        Some(p) if !paths::system(&p) && !p.ancestors().any(|a| g.private.contains(a)) => {
+            Target::Path(p)
+        }
+        _ => Target::Pass,
+    }
+}
+
+/// Whether `open(path, flags)` would be one of the layer's (freopen cannot be).
+pub fn claims(path: &Path, flags: c_int) -> bool {
+    let acc = flags & libc::O_ACCMODE;
+    if acc == libc::O_RDONLY && flags & libc::O_CREAT == 0 {
+        return false;
+    }
+    let Some(sh) = shared() else { return false };
+    inside(|| {
+        let g = sh.state.lock();
+        match target(&g, libc::AT_FDCWD, path) {
+            Target::Pass => false,
+            Target::Path(p) => {
+                g.model.known(&p) != Known::Unknown
+                    || cpath(&p)
+                        .map(|c| real::stat(&c))
+                        .is_none_or(|st| st.is_err() || st.is_ok_and(|s| s.st_mode & libc::S_IFMT == libc::S_IFREG))
+            }
+        }
+    })
+}
+
+/// Runs a program's file operation: serialized with the others, inside the layer.
+fn op<T>(f: impl FnOnce(&'static Shared, &mut MutexGuard<'_, State>) -> Handled<T>) -> Handled<T> {
+    let Some(sh) = shared() else {
+        return Handled::Pass;
+    };
+    let _op = sh.ops.lock();
+    inside(|| {
+        let mut g = sh.state.lock();
+        f(sh, &mut g)
+    })
+}
+
+fn done<T>(f: impl FnOnce(&'static Shared, &mut MutexGuard<'_, State>) -> Result<T, c_int>) -> Result<T, c_int> {
+    match op(|sh, g| Handled::Done(f(sh, g))) {
+        Handled::Done(r) => r,
+        Handled::Pass => Err(libc::EBADF),
+    }
+}
+
+/// open / openat / creat / fopen.
+pub fn open(dirfd: c_int, path: &Path, flags: c_int, mode: u32) -> Handled<c_int> {
+    let acc = flags & libc::O_ACCMODE;
+    let write = acc == libc::O_WRONLY || acc == libc::O_RDWR || flags & libc::O_CREAT != 0;
+    if flags & (libc::O_PATH | libc::O_DIRECTORY) != 0
+        || flags & libc::O_TMPFILE == libc::O_TMPFILE
+    {
+        return Handled::Pass;
+    }
+    op(|sh, g| {
+        let Target::Path(abs) = target(g, dirfd, path) else {
+            return Handled::Pass;
+        };
+        let known = g.model.known(&abs);
+        if !write {
+            return match known {
+                Known::File(id) => {
+                    let desc = g.model.open_read(id);
+                    match real::placeholder(flags & libc::O_CLOEXEC != 0) {
+                        Ok(fd) if fd < FD_LIMIT => {
+                            g.model.bind(fd, desc);
+                            mark(fd, true);
+                            Handled::Done(Ok(fd))
+                        }
+                        Ok(fd) => {
+                            let _ = real::close(fd);
+                            Handled::Done(Err(libc::EMFILE))
+                        }
+                        Err(e) => Handled::Done(Err(e)),
+                    }
+                }
+                Known::Gone => Handled::Done(Err(libc::ENOENT)),
+                Known::Unknown => match g.check_replay(&abs) {
+                    Ok(()) => Handled::Pass,
+                    Err(e) => Handled::Done(Err(e)),
+                },
+            };
+        }
+        if g.finished {
+            return Handled::Pass;
+        }
+        if known == Known::Unknown {
+            // A device, a pipe, a socket: the system's.
+            if let Some(Ok(st)) = cpath(&abs).map(|c| real::stat(&c)) {
+                if st.st_mode & libc::S_IFMT != libc::S_IFREG
+                    && st.st_mode & libc::S_IFMT != libc::S_IFDIR
+                {
+                    return Handled::Pass;
+                }
+            }
+        }
+        if let Some(e) = g.problem.as_ref().map(|_| libc::EIO) {
+            return Handled::Done(Err(e));
+        }
+        let fd = match real::placeholder(flags & libc::O_CLOEXEC != 0) {
+            Ok(fd) if fd < FD_LIMIT => fd,
+            Ok(fd) => {
+                let _ = real::close(fd);
+                return Handled::Done(Err(libc::EMFILE));
+            }
+            Err(e) => return Handled::Done(Err(e)),
+        };
+        g.ensure_worker();
+        let create = flags & libc::O_CREAT != 0;
+        let excl = create && flags & libc::O_EXCL != 0;
+        let mut header = b"open".to_vec();
+        header.extend_from_slice(abs.as_os_str().as_bytes());
+        header.extend_from_slice(&flags.to_le_bytes());
+        let (seq, trace) = g.next(&header);
+        g.in_flight = true;
+        let decide = |s: &State| s.decide_open(&abs, create, excl);
+        let outcome = State::outcome(sh, g, seq, trace, Decide::Now(&decide));
+        g.in_flight = false;
+        let (existed, size) = match outcome {
+            Outcome::Ok { existed, size } => (existed, size),
+            Outcome::Failed { errno } => {
+                let _ = real::close(fd);
+                return Handled::Done(Err(errno));
+            }
+        };
+        let access = Access {
+            read: acc == libc::O_RDWR,
+            write: acc != libc::O_RDONLY,
+            append: flags & libc::O_APPEND != 0,
+            truncate: flags & libc::O_TRUNC != 0,
+        };
+        let (desc, entry) = g.model.open_write(seq, Arc::from(abs.as_path()), (existed, size), access, mode);
+        g.push(entry);
+        g.model.bind(fd, desc);
+        mark(fd, true);
+        sh.cond.notify_all();
+        Handled::Done(Ok(fd))
+    })
+}
+
+/// close of a descriptor of the layer (the caller closes the placeholder after).
+pub fn close(fd: c_int) -> Result<(), c_int> {
+    done(|sh, g| {
+        mark(fd, false);
+        let seq = g.produced + 1;
+        let Some(entry) = g.model.close(seq, fd)? else {
+            return Ok(());
+        };
+        let file = entry.op.file();
+        if let Some((_, r)) = file.and_then(|f| g.readers.remove(&f)) {
+            let _ = real::close(r);
+        }
+        let (seq, trace) = g.next(&[b"close".as_slice(), &file.unwrap_or(0).to_le_bytes()].concat());
+        g.push(entry);
+        sh.cond.notify_all();
+        match State::outcome(sh, g, seq, trace, Decide::Applied) {
+            Outcome::Ok { .. } => Ok(()),
+            Outcome::Failed { errno } => Err(errno),
+        }
+    })
+}
+
+/// write / pwrite (`at`) / writev.
+pub fn write(fd: c_int, data: &[u8], at: Option<u64>) -> Result<usize, c_int> {
+    done(|sh, g| {
+        if g.problem.is_some() {
+            return Err(libc::EIO);
+        }
+        let desc = g.model.desc_of(fd).ok_or(libc::EBADF)?;
+        if let Some(&e) = g.sticky.get(&desc.file) {
+            return Err(e);
+        }
+        if data.is_empty() {
+            return Ok(0);
+        }
+        let (file, offset, gate) = g.model.write(fd, data.len() as u64, at)?;
+        let mut header = b"write".to_vec();
+        header.extend_from_slice(&file.to_le_bytes());
+        header.extend_from_slice(&offset.to_le_bytes());
+        header.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        let (seq, _) = g.next(&header);
+        let entry = g.model.write_entry(seq, file, offset, Arc::from(data), gate);
+        g.push(entry);
+        sh.cond.notify_all();
+        let max = g.cfg.journal_bytes_max;
+        if g.journal.bytes() > max {
+            log::info!(
+                "replica {}.{}: file journal full ({} bytes): waiting for the writer",
+                g.id.rank,
+                g.id.replica,
+                g.journal.bytes()
+            );
+            wait_while(sh, g, "room in the file journal", |s| s.journal.bytes() > max / 2);
+        }
+        Ok(data.len())
+    })
+}
+
+/// read / pread (`at`) / readv.
+pub fn read(fd: c_int, buf: &mut [u8], at: Option<u64>) -> Result<usize, c_int> {
+    done(|_, g| {
+        let (file, offset, n) = g.model.read(fd, buf.len() as u64, at)?;
+        let out = &mut buf[..n as usize];
+        let mut disk = vec![0u8; out.len()];
+        let got = g.read_base(file, offset, &mut disk)?;
+        let applied = g.known_applied();
+        overlay::read(&g.journal, applied, file, offset, out, &mut |_, b: &mut [u8]| {
+            let k = got.min(b.len());
+            b[..k].copy_from_slice(&disk[..k]);
+            k
+        });
+        Ok(out.len())
+    })
+}
+
+/// lseek.
+pub fn seek(fd: c_int, off: i64, whence: c_int) -> Result<u64, c_int> {
+    done(|_, g| g.model.seek(fd, off, whence))
+}
+
+/// ftruncate.
+pub fn ftruncate(fd: c_int, len: u64) -> Result<(), c_int> {
+    done(|sh, g| {
+        let seq = g.produced + 1;
+        let entry = g.model.set_len_fd(seq, fd, len)?;
+        let mut header = b"setlen".to_vec();
+        header.extend_from_slice(&entry.op.file().unwrap_or(0).to_le_bytes());
+        header.extend_from_slice(&len.to_le_bytes());
+        g.next(&header);
+        g.push(entry);
+        sh.cond.notify_all();
+        Ok(())
+    })
+}
+
+/// truncate(path) of one of the rank's files.
+pub fn truncate(path: &Path, len: u64) -> Handled<()> {
+    op(|sh, g| {
+        let Target::Path(abs) = target(g, libc::AT_FDCWD, path) else {
+            return Handled::Pass;
+        };
+        let Known::File(file) = g.model.known(&abs) else {
+            return match g.model.known(&abs) {
+                Known::Gone => Handled::Done(Err(libc::ENOENT)),
+                _ => Handled::Pass,
+            };
+        };
+        let seq = g.produced + 1;
+        let entry = g.model.set_len(seq, file, len);
+        let mut header = b"setlen".to_vec();
+        header.extend_from_slice(&file.to_le_bytes());
+        header.extend_from_slice(&len.to_le_bytes());
+        g.next(&header);
+        g.push(entry);
+        sh.cond.notify_all();
+        Handled::Done(Ok(()))
+    })
+}
+
+/// fsync / fdatasync: waits until the writer applied and synced the file through here.
+pub fn fsync(fd: c_int) -> Result<(), c_int> {
+    done(|sh, g| {
+        let seq = g.produced + 1;
+        let entry = g.model.sync(seq, fd)?;
+        let file = entry.op.file().unwrap_or(0);
+        let (seq, trace) = g.next(&[b"sync".as_slice(), &file.to_le_bytes()].concat());
+        g.push(entry);
+        sh.cond.notify_all();
+        match State::outcome(sh, g, seq, trace, Decide::Applied) {
+            Outcome::Ok { .. } => Ok(()),
+            Outcome::Failed { errno } => {
+                g.sticky.insert(file, errno);
+                Err(errno)
+            }
+        }
+    })
+}
+
+/// `new` (a real descriptor the caller duplicated from `old`'s placeholder) now names
+/// what `old` names.
+pub fn dup(old: c_int, new: c_int) -> Result<(), c_int> {
+    done(|_, g| {
+        if new >= FD_LIMIT {
+            return Err(libc::EMFILE);
+        }
+        g.model.dup(old, new)?;
+        mark(new, true);
+        Ok(())
+    })
+}
+
+/// fcntl(F_GETFL) of a descriptor of the layer.
+pub fn status_flags(fd: c_int) -> Result<c_int, c_int> {
+    done(|_, g| {
+        let d = g.model.desc_of(fd).ok_or(libc::EBADF)?;
+        let acc = match (d.read, d.write) {
+            (true, true) => libc::O_RDWR,
+            (false, true) => libc::O_WRONLY,
+            _ => libc::O_RDONLY,
+        };
+        Ok(acc | if d.append { libc::O_APPEND } else { 0 } | libc::O_LARGEFILE)
+    })
+}
+
+/// What `fstat`/`stat` report of one of the rank's files: its path (for the rest of the
+/// fields, from the file system when it is there) and its size.
+pub struct StatInfo {
+    /// Where the file is (`None`: removed).
+    pub path: Option<PathBuf>,
+    /// Its size as the program sees it.
+    pub size: u64,
+}
+
+/// fstat of a descriptor of the layer.
+pub fn fstat(fd: c_int) -> Result<StatInfo, c_int> {
+    done(|_, g| {
+        let d = g.model.desc_of(fd).ok_or(libc::EBADF)?;
+        let f = g.model.file(d.file).ok_or(libc::EBADF)?;
+        Ok(StatInfo {
+            path: f.path.as_ref().map(|p| p.to_path_buf()),
+            size: f.size,
+        })
+    })
+}
+
+/// stat / access of a path: the rank's files answered from the model.
+pub fn stat_path(dirfd: c_int, path: &Path) -> Handled<StatInfo> {
+    op(|_, g| {
+        let Target::Path(abs) = target(g, dirfd, path) else {
+            return Handled::Pass;
+        };
+        match g.model.known(&abs) {
+            Known::File(id) => Handled::Done(Ok(StatInfo {
+                path: Some(abs),
+                size: g.model.file(id).map_or(0, |f| f.size),
+            })),
+            Known::Gone => Handled::Done(Err(libc::ENOENT)),
+            Known::Unknown if g.model.dir(&abs) == Some(false) => Handled::Done(Err(libc::ENOENT)),
+            Known::Unknown => match g.check_replay(&abs) {
+                Ok(()) => Handled::Pass,
+                Err(e) => Handled::Done(Err(e)),
+            },
+        }
+    })
+}
+
+/// The path of a descriptor's file, for messages.
+pub fn describe(fd: c_int) -> String {
+    let Some(sh) = shared() else {
+        return format!("descriptor {fd}");
+    };
+    inside(|| {
+        let g = sh.state.lock();
+        g.model
+            .desc_of(fd)
+            .and_then(|d| g.model.file(d.file))
+            .and_then(|f| f.path.as_ref().map(|p| p.display().to_string()))
+            .unwrap_or_else(|| format!("descriptor {fd}"))
+    })
+}
+
+/// A path-changing operation (rename, unlink, mkdir, rmdir) with a recorded outcome.
+fn name_op(
+    sh: &'static Shared,
+    g: &mut MutexGuard<'_, State>,
+    header: &[u8],
+    decide: &dyn Fn(&State) -> Outcome,
+    apply: impl FnOnce(&mut State, Seq, Outcome) -> Entry,
+) -> Handled<()> {
+    if g.finished {
+        return Handled::Pass;
+    }
+    if g.problem.is_some() {
+        return Handled::Done(Err(libc::EIO));
+    }
+    g.ensure_worker();
+    let (seq, trace) = g.next(header);
+    g.in_flight = true;
+    let outcome = State::outcome(sh, g, seq, trace, Decide::Now(decide));
+    g.in_flight = false;
+    match outcome {
+        Outcome::Failed { errno } => Handled::Done(Err(errno)),
+        ok @ Outcome::Ok { .. } => {
+            let entry = apply(g, seq, ok);
+            g.push(entry);
+            sh.cond.notify_all();
+            Handled::Done(Ok(()))
+        }
+    }
+}
+
+/// rename / renameat.
+pub fn rename(fromfd: c_int, from: &Path, tofd: c_int, to: &Path) -> Handled<()> {
+    op(|sh, g| {
+        let (Target::Path(a), Target::Path(b)) = (target(g, fromfd, from), target(g, tofd, to))
+        else {
+            return Handled::Pass;
+        };
+        // Neither name is the rank's yet, and the source is not a regular file (a
+        // directory): the system's.
+        if g.model.known(&a) == Known::Unknown && g.model.dir(&a).is_none() {
+            if let Some(Ok(st)) = cpath(&a).map(|c| real::stat(&c)) {
+                if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+                    return Handled::Pass;
+                }
+            }
+        }
+        let mut header = b"rename".to_vec();
+        header.extend_from_slice(a.as_os_str().as_bytes());
+        header.push(0);
+        header.extend_from_slice(b.as_os_str().as_bytes());
+        let (ac, bc) = (a.clone(), b.clone());
+        let decide = move |s: &State| match s.decide_existing(&ac, false) {
+            Outcome::Ok { size, .. } => match s.parent_writable(&bc) {
+                Ok(()) => Outcome::Ok {
+                    existed: true,
+                    size,
+                },
+                Err(errno) => Outcome::Failed { errno },
+            },
+            f => f,
+        };
+        name_op(sh, g, &header, &decide, |s, seq, o| {
+            let size = match o {
+                Outcome::Ok { size, .. } => size,
+                Outcome::Failed { .. } => 0,
+            };
+            s.model.rename(seq, Arc::from(a.as_path()), Arc::from(b.as_path()), size)
+        })
+    })
+}
+
+/// unlink / unlinkat / remove / rmdir (`dir`).
+pub fn unlink(dirfd: c_int, path: &Path, dir: bool) -> Handled<()> {
+    op(|sh, g| {
+        let Target::Path(abs) = target(g, dirfd, path) else {
+            return Handled::Pass;
+        };
+        if g.model.known(&abs) == Known::Unknown && g.model.dir(&abs).is_none() {
+            match cpath(&abs).map(|c| real::stat(&c)) {
+                // A file the system does not have, or not a plain file or directory: the
+                // system answers.
+                Some(Ok(st))
+                    if st.st_mode & libc::S_IFMT != libc::S_IFREG
+                        && st.st_mode & libc::S_IFMT != libc::S_IFDIR =>
+                {
+                    return Handled::Pass
+                }
+                _ => {}
+            }
+        }
+        let mut header = if dir { b"rmdir".to_vec() } else { b"unlink".to_vec() };
+        header.extend_from_slice(abs.as_os_str().as_bytes());
+        let p = abs.clone();
+        let decide = move |s: &State| s.decide_existing(&p, dir);
+        name_op(sh, g, &header, &decide, |s, seq, _| {
+            if dir {
+                s.model.dir_op(seq, Arc::from(abs.as_path()), false, 0)
+            } else {
+                s.model.unlink(seq, Arc::from(abs.as_path()))
+            }
+        })
+    })
+}
+
+/// mkdir / mkdirat.
+pub fn mkdir(dirfd: c_int, path: &Path, mode: u32) -> Handled<()> {
+    op(|sh, g| {
+        let Target::Path(abs) = target(g, dirfd, path) else {
+            return Handled::Pass;
+        };
+        let mut header = b"mkdir".to_vec();
+        header.extend_from_slice(abs.as_os_str().as_bytes());
+        let p = abs.clone();
+        let decide = move |s: &State| {
+            let exists = match (s.model.dir(&p), s.model.known(&p)) {
+                (Some(made), _) => made,
+                (None, Known::File(_)) => true,
+                (None, Known::Gone) => false,
+                (None, Known::Unknown) => cpath(&p).is_some_and(|c| real::stat(&c).is_ok()),
+            };
+            if exists {
+                Outcome::Failed {
+                    errno: libc::EEXIST,
+                }
+            } else {
+                match s.parent_writable(&p) {
+                    Ok(()) => Outcome::Ok {
+                        existed: false,
+                        size: 0,
+                    },
+                    Err(errno) => Outcome::Failed { errno },
+                }
+            }
+        };
+        name_op(sh, g, &header, &decide, |s, seq, _| {
+            s.model.dir_op(seq, Arc::from(abs.as_path()), true, mode)
+        })
+    })
+}
+
+/// A file this process made for itself (mkstemp and its kin): never the rank's.
+pub fn private(path: &Path) {
+    let Some(sh) = shared() else { return };
+    inside(|| {
+        if let Some(abs) = resolve(libc::AT_FDCWD, path) {
+            sh.state.lock().private.insert(abs);
+        }
+    });
+}

@@ -1,0 +1,52 @@
+//! Files written by replicated programs: every byte a rank writes lands once, from one
+//! replica, and every replica reads what a failure-free run reads.
+//!
+//! All replicas of a rank run the same program, so they make the same file operations in
+//! the same order; the layer numbers them (1, 2, 3, ... per rank). One replica per rank,
+//! the *writer* (chosen by volpexrun), applies them to the file system; the others keep
+//! the ones it has not applied yet and answer their program from their own model of the
+//! files. A new writer re-applies from the last point its predecessor reported, which
+//! changes nothing that was already there, so a killed, stopped or regenerated replica
+//! never truncates, overwrites or interleaves what the rank's files hold. See
+//! `docs/FILES.md` for the rules and what is covered.
+//!
+//! ```text
+//!  program (C stdio, POSIX, libgfortran, libstdc++, Rust std::fs)
+//!     |  open/write/rename/stat/fopen ... (the C library's names, defined here)
+//!     v
+//!  sys/      the only unsafe code: raw arguments -> checked values; C library behind
+//!     |      (`real`); stdio streams made with fopencookie (`stdio`)
+//!     v
+//!  layer     the replica's state: model (offsets, sizes, names), journal (operations not
+//!     |      applied yet), overlay (reads), outcomes recorded by the writer; waits
+//!     v
+//!  worker    the files thread: applies the journal when this replica writes (`apply`),
+//!            reports to volpexrun over the files connection (`protocol`)
+//!                          |
+//!                          v
+//!  coordinator (in volpexrun): per rank, who writes, how far applied, outcomes, gates
+//! ```
+//!
+//! Words: *operation* one numbered file operation of a rank (`Seq`); *writer* the
+//! replica that applies them; *journal* a replica's operations not known applied;
+//! *outcome* the result of an operation that depends on the file system, decided by the
+//! writer and taken by all; *gate* the least number of operations any other live replica
+//! has produced: an operation that changes bytes already written (or names) waits for it.
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+mod apply;
+pub mod coordinator;
+mod journal;
+mod layer;
+mod model;
+mod overlay;
+mod paths;
+pub mod protocol;
+mod sys;
+mod worker;
+
+pub use layer::{
+    activate, before_send, deliver, finish, link_lost, restore, snapshot, Connect, Identity,
+    Sender,
+};

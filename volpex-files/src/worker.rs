@@ -1,0 +1,220 @@
+//! The files thread of a replica: opens the files connection to the launcher, applies
+//! the journal while this replica is its rank's writer, and reports.
+//!
+//! The writer applies entries in order, as far as they may go: one that changes bytes
+//! already in a file waits until every live replica has produced it (`Down::gate`), one
+//! whose outcome was decided from the file system waits until the launcher recorded that
+//! outcome (`Down::recorded_through`). Reports go out at once when someone waits for
+//! them (an outcome, a full journal, a send), else at most every millisecond from the
+//! writer and every 5 ms from the others.
+//!
+//! Owns the thread, the connection's sender and the writer's `Applier`; must never hold
+//! the state while it does I/O.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::apply::{Applied, Applier};
+use crate::journal::{Entry, Gate};
+use crate::layer::{shared, Link, State};
+use crate::protocol::{self, Recorded, Seq, Up, WriterReport};
+
+/// Entries applied in one batch, at most (and bytes).
+const BATCH_ENTRIES: usize = 1024;
+const BATCH_BYTES: usize = 8 << 20;
+/// How often reports go out when nothing waits for them.
+const REPORT_WRITER: Duration = Duration::from_millis(1);
+const REPORT_OTHERS: Duration = Duration::from_millis(5);
+/// The longest the thread sleeps.
+const IDLE: Duration = Duration::from_millis(100);
+
+/// Starts the thread.
+pub(crate) fn start() {
+    let spawned = std::thread::Builder::new()
+        .name("volpex-files".into())
+        .spawn(|| crate::layer::inside_thread(run));
+    if let Err(e) = spawned {
+        log::error!("cannot start the files thread: {e}");
+        crate::layer::link_lost(&format!("no files thread: {e}"));
+    }
+}
+
+fn run() {
+    let Some(sh) = shared() else { return };
+    let mut applier = Applier::default();
+    loop {
+        let mut g = sh.state.lock();
+        if let Link::Idle(c) = &mut g.link {
+            if let Some(connect) = c.take() {
+                drop(g);
+                let r = connect();
+                let mut g = sh.state.lock();
+                match r {
+                    Ok(s) => g.link = Link::Up(Arc::new(s)),
+                    Err(e) => {
+                        g.link = Link::Down;
+                        g.problem = Some(format!(
+                            "cannot open the files connection to volpexrun: {e}"
+                        ));
+                        log::error!(
+                            "replica {}.{}: cannot open the files connection to volpexrun: {e}",
+                            g.id.rank,
+                            g.id.replica
+                        );
+                    }
+                }
+                sh.cond.notify_all();
+                continue;
+            }
+        }
+        let batch = if g.role.writing && g.problem.is_none() {
+            batch(&g)
+        } else {
+            Vec::new()
+        };
+        let now = Instant::now();
+        let (report, wake) = report(&mut g, now);
+        if batch.is_empty() && report.is_none() {
+            if g.outbox.problem_sent {
+                // Said why: this replica retires.
+                let code = g.id.retire_code;
+                applier.close_all();
+                crate::sys::real::exit_now(code);
+            }
+            sh.cond.wait_for(&mut g, wake.unwrap_or(IDLE).min(IDLE));
+            continue;
+        }
+        let sender = match &g.link {
+            Link::Up(s) => Some(s.clone()),
+            Link::Idle(_) | Link::Down => None,
+        };
+        drop(g);
+        if let (Some(bytes), Some(s)) = (report, sender) {
+            if let Err(e) = s(&bytes) {
+                crate::layer::link_lost(&e.to_string());
+            }
+        }
+        if batch.is_empty() {
+            continue;
+        }
+        let done: Vec<(Seq, u64, Applied)> = batch
+            .iter()
+            .map(|e| (e.seq, e.trace, applier.apply(e)))
+            .collect();
+        let mut g = sh.state.lock();
+        settle(&mut g, done);
+        sh.cond.notify_all();
+    }
+}
+
+/// The entries the writer may apply now, in order.
+fn batch(g: &State) -> Vec<Entry> {
+    let mut out = Vec::new();
+    let mut bytes = 0;
+    for e in g.journal.after(g.own_applied) {
+        if e.gate == Gate::Everyone && g.role.gate < e.seq {
+            break;
+        }
+        if e.recorded_first && g.role.recorded_through < e.seq {
+            break;
+        }
+        bytes += e.bytes();
+        out.push(e.clone());
+        if out.len() >= BATCH_ENTRIES || bytes >= BATCH_BYTES {
+            break;
+        }
+    }
+    out
+}
+
+/// Takes note of what the writer applied.
+fn settle(g: &mut State, done: Vec<(Seq, u64, Applied)>) {
+    for (seq, trace, a) in done {
+        if let Some(outcome) = a.outcome {
+            let r = Recorded {
+                seq,
+                outcome,
+                trace,
+            };
+            g.outbox.recorded.push(r);
+            g.role.outcomes.insert(seq, r);
+            g.outbox.urgent = true;
+        }
+        if let Some(f) = a.failure {
+            log::error!(
+                "replica {}.{}: {} of {} failed: {}",
+                g.id.rank,
+                g.id.replica,
+                f.what,
+                f.path,
+                protocol::errno_name(f.errno)
+            );
+            g.outbox.failures.push(f);
+            g.outbox.urgent = true;
+        }
+        g.outbox.mutated.extend(a.mutated);
+        g.own_applied = g.own_applied.max(seq);
+    }
+    let applied = g.own_applied;
+    g.journal.trim_through(applied);
+    if g.journal.is_empty() {
+        g.own_applied = g.own_applied.max(g.done_through());
+    }
+    g.outbox.dirty = true;
+    g.update_pending();
+}
+
+/// The report to send now, if one is due; else when the next one will be.
+fn report(g: &mut State, now: Instant) -> (Option<Vec<u8>>, Option<Duration>) {
+    if !matches!(g.link, Link::Up(_)) {
+        return (None, None);
+    }
+    if g.role.writing && g.journal.is_empty() {
+        g.own_applied = g.own_applied.max(g.done_through());
+    }
+    let applied = if g.role.writing { g.own_applied } else { 0 };
+    let state = (g.produced, applied, g.finished);
+    if !g.outbox.dirty && state == g.outbox.sent {
+        return (None, None);
+    }
+    let every = if g.outbox.urgent
+        || (g.problem.is_some() && !g.outbox.problem_sent)
+        || g.outbox.last_sent.is_none()
+    {
+        Duration::ZERO
+    } else if g.role.writing && applied != g.outbox.sent.1 {
+        REPORT_WRITER
+    } else {
+        REPORT_OTHERS
+    };
+    if let Some(last) = g.outbox.last_sent {
+        let due = last + every;
+        if due > now {
+            return (None, Some(due - now));
+        }
+    }
+    let writer = g.role.writing.then(|| WriterReport {
+        epoch: g.role.epoch,
+        applied,
+        recorded: std::mem::take(&mut g.outbox.recorded),
+        mutated: std::mem::take(&mut g.outbox.mutated),
+        failures: std::mem::take(&mut g.outbox.failures),
+    });
+    let up = Up {
+        produced: g.produced,
+        finished: g.finished,
+        writer,
+        written: std::mem::take(&mut g.outbox.written),
+        problem: if g.outbox.problem_sent {
+            None
+        } else {
+            g.problem.clone()
+        },
+    };
+    g.outbox.problem_sent = up.problem.is_some();
+    g.outbox.dirty = false;
+    g.outbox.urgent = false;
+    g.outbox.last_sent = Some(now);
+    g.outbox.sent = state;
+    (Some(protocol::encode(&up)), None)
+}
