@@ -77,6 +77,9 @@ pub struct Snapshot {
     pub splits: Vec<(u32, u32, Vec<i64>)>,
     /// Sends the program had made (fault-injection counter).
     pub sends: u64,
+    /// The file layer's state (`volpex_files::snapshot`): its operations' numbers, the
+    /// files' sizes and names, the operations the writer had not applied.
+    pub files: Vec<u8>,
     /// The application's state, as it serialized it (encoded after the rest, as is).
     #[serde(skip)]
     pub app: Vec<u8>,

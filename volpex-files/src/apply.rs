@@ -188,33 +188,39 @@ impl Applier {
                 changed(&mut out, path);
                 match cpath(path).and_then(|c| real::unlink(&c)) {
                     Ok(()) | Err(libc::ENOENT) => {}
-                    Err(errno) => out.failure = Some(Failure {
-                        path: show(path),
-                        what: "unlink".into(),
-                        errno,
-                    }),
+                    Err(errno) => {
+                        out.failure = Some(Failure {
+                            path: show(path),
+                            what: "unlink".into(),
+                            errno,
+                        })
+                    }
                 }
             }
             Op::Mkdir { path, mode } => {
                 changed(&mut out, path);
                 match cpath(path).and_then(|c| real::mkdir(&c, *mode)) {
                     Ok(()) | Err(libc::EEXIST) => {}
-                    Err(errno) => out.failure = Some(Failure {
-                        path: show(path),
-                        what: "mkdir".into(),
-                        errno,
-                    }),
+                    Err(errno) => {
+                        out.failure = Some(Failure {
+                            path: show(path),
+                            what: "mkdir".into(),
+                            errno,
+                        })
+                    }
                 }
             }
             Op::Rmdir { path } => {
                 changed(&mut out, path);
                 match cpath(path).and_then(|c| real::rmdir(&c)) {
                     Ok(()) | Err(libc::ENOENT) => {}
-                    Err(errno) => out.failure = Some(Failure {
-                        path: show(path),
-                        what: "rmdir".into(),
-                        errno,
-                    }),
+                    Err(errno) => {
+                        out.failure = Some(Failure {
+                            path: show(path),
+                            what: "rmdir".into(),
+                            errno,
+                        })
+                    }
                 }
             }
         }

@@ -155,7 +155,9 @@ impl Coordinator {
             return out;
         };
         if !alive.contains(&(replica, inc)) {
-            log::debug!("files report from {rank}.{replica} (incarnation {inc}), not alive; ignored");
+            log::debug!(
+                "files report from {rank}.{replica} (incarnation {inc}), not alive; ignored"
+            );
             return out;
         }
         r.alive = alive.to_vec();
@@ -231,13 +233,20 @@ impl Coordinator {
 
     /// Incarnation `inc` of `rank.replica` is gone for sure (its exit seen): if it wrote,
     /// its successor may start.
-    pub fn ended(&mut self, rank: u32, replica: u32, inc: u32, alive: &[(u32, u32)]) -> Vec<Effect> {
+    pub fn ended(
+        &mut self,
+        rank: u32,
+        replica: u32,
+        inc: u32,
+        alive: &[(u32, u32)],
+    ) -> Vec<Effect> {
         let mut out = Vec::new();
         let Some(r) = self.ranks.get_mut(rank as usize) else {
             return out;
         };
         r.alive = alive.to_vec();
-        if r.writer == (Writer::Lost { replica, inc }) || r.writer == (Writer::Active { replica, inc })
+        if r.writer == (Writer::Lost { replica, inc })
+            || r.writer == (Writer::Active { replica, inc })
         {
             r.writer = Writer::Nobody;
         }
@@ -425,7 +434,11 @@ mod tests {
                     incarnation,
                     bytes,
                     ..
-                } => Some((*replica, *incarnation, protocol::decode::<Down>(bytes).unwrap())),
+                } => Some((
+                    *replica,
+                    *incarnation,
+                    protocol::decode::<Down>(bytes).unwrap(),
+                )),
                 _ => None,
             })
             .collect()
@@ -461,7 +474,11 @@ mod tests {
         let d = downs(&c.report(0, 0, 0, &up(2, Some(w)), &alive));
         let other = d.iter().find(|x| x.0 == 1).unwrap();
         assert_eq!(
-            (other.2.applied, other.2.recorded_through, other.2.recorded.clone()),
+            (
+                other.2.applied,
+                other.2.recorded_through,
+                other.2.recorded.clone()
+            ),
             (1, 1, vec![rec])
         );
         // Replica 0 dies: nobody writes until its process is gone.

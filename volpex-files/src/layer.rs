@@ -314,9 +314,12 @@ pub fn finish() {
             return;
         }
         if g.worker {
-            wait_while(sh, &mut g, "the writer to apply this replica's files", |s| {
-                !s.journal.is_empty()
-            });
+            wait_while(
+                sh,
+                &mut g,
+                "the writer to apply this replica's files",
+                |s| !s.journal.is_empty(),
+            );
         }
         g.finished = true;
         g.outbox.dirty = true;
@@ -340,15 +343,23 @@ pub fn before_send() {
     let Some(sh) = shared() else { return };
     inside(|| {
         let mut g = sh.state.lock();
-        wait_while(sh, &mut g, "the writer to apply this replica's files before a send", |s| {
-            !s.journal.is_empty()
-        });
+        wait_while(
+            sh,
+            &mut g,
+            "the writer to apply this replica's files before a send",
+            |s| !s.journal.is_empty(),
+        );
     });
 }
 
 /// Waits while `busy` holds (and the layer can go on), telling the worker it is
 /// urgent. Returns at once after `finish`.
-fn wait_while(sh: &Shared, g: &mut MutexGuard<'_, State>, what: &str, busy: impl Fn(&State) -> bool) {
+fn wait_while(
+    sh: &Shared,
+    g: &mut MutexGuard<'_, State>,
+    what: &str,
+    busy: impl Fn(&State) -> bool,
+) {
     let start = Instant::now();
     let mut noted = false;
     while busy(g) && g.problem.is_none() && !matches!(g.link, Link::Down) {
@@ -559,7 +570,13 @@ impl State {
 
     /// The outcome of operation `seq`: recorded by the writer, or decided here when this
     /// replica writes. Waits for it.
-    fn outcome(sh: &Shared, g: &mut MutexGuard<'_, State>, seq: Seq, trace: u64, decide: Decide<'_>) -> Outcome {
+    fn outcome(
+        sh: &Shared,
+        g: &mut MutexGuard<'_, State>,
+        seq: Seq,
+        trace: u64,
+        decide: Decide<'_>,
+    ) -> Outcome {
         let start = Instant::now();
         let mut noted = false;
         loop {
@@ -853,9 +870,9 @@ pub fn claims(path: &Path, flags: c_int) -> bool {
             Target::Pass => false,
             Target::Path(p) => {
                 g.model.known(&p) != Known::Unknown
-                    || cpath(&p)
-                        .map(|c| real::stat(&c))
-                        .is_none_or(|st| st.is_err() || st.is_ok_and(|s| s.st_mode & libc::S_IFMT == libc::S_IFREG))
+                    || cpath(&p).map(|c| real::stat(&c)).is_none_or(|st| {
+                        st.is_err() || st.is_ok_and(|s| s.st_mode & libc::S_IFMT == libc::S_IFREG)
+                    })
             }
         }
     })
@@ -873,7 +890,9 @@ fn op<T>(f: impl FnOnce(&'static Shared, &mut MutexGuard<'_, State>) -> Handled<
     })
 }
 
-fn done<T>(f: impl FnOnce(&'static Shared, &mut MutexGuard<'_, State>) -> Result<T, c_int>) -> Result<T, c_int> {
+fn done<T>(
+    f: impl FnOnce(&'static Shared, &mut MutexGuard<'_, State>) -> Result<T, c_int>,
+) -> Result<T, c_int> {
     match op(|sh, g| Handled::Done(f(sh, g))) {
         Handled::Done(r) => r,
         Handled::Pass => Err(libc::EBADF),
@@ -884,8 +903,7 @@ fn done<T>(f: impl FnOnce(&'static Shared, &mut MutexGuard<'_, State>) -> Result
 pub fn open(dirfd: c_int, path: &Path, flags: c_int, mode: u32) -> Handled<c_int> {
     let acc = flags & libc::O_ACCMODE;
     let write = acc == libc::O_WRONLY || acc == libc::O_RDWR || flags & libc::O_CREAT != 0;
-    if flags & (libc::O_PATH | libc::O_DIRECTORY) != 0
-        || flags & libc::O_TMPFILE == libc::O_TMPFILE
+    if flags & (libc::O_PATH | libc::O_DIRECTORY) != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE
     {
         return Handled::Pass;
     }
@@ -966,7 +984,9 @@ pub fn open(dirfd: c_int, path: &Path, flags: c_int, mode: u32) -> Handled<c_int
             append: flags & libc::O_APPEND != 0,
             truncate: flags & libc::O_TRUNC != 0,
         };
-        let (desc, entry) = g.model.open_write(seq, Arc::from(abs.as_path()), (existed, size), access, mode);
+        let (desc, entry) =
+            g.model
+                .open_write(seq, Arc::from(abs.as_path()), (existed, size), access, mode);
         g.push(entry);
         g.model.bind(fd, desc);
         mark(fd, true);
@@ -987,7 +1007,8 @@ pub fn close(fd: c_int) -> Result<(), c_int> {
         if let Some((_, r)) = file.and_then(|f| g.readers.remove(&f)) {
             let _ = real::close(r);
         }
-        let (seq, trace) = g.next(&[b"close".as_slice(), &file.unwrap_or(0).to_le_bytes()].concat());
+        let (seq, trace) =
+            g.next(&[b"close".as_slice(), &file.unwrap_or(0).to_le_bytes()].concat());
         g.push(entry);
         sh.cond.notify_all();
         match State::outcome(sh, g, seq, trace, Decide::Applied) {
@@ -1016,7 +1037,9 @@ pub fn write(fd: c_int, data: &[u8], at: Option<u64>) -> Result<usize, c_int> {
         header.extend_from_slice(&offset.to_le_bytes());
         header.extend_from_slice(&(data.len() as u64).to_le_bytes());
         let (seq, _) = g.next(&header);
-        let entry = g.model.write_entry(seq, file, offset, Arc::from(data), gate);
+        let entry = g
+            .model
+            .write_entry(seq, file, offset, Arc::from(data), gate);
         g.push(entry);
         sh.cond.notify_all();
         let max = g.cfg.journal_bytes_max;
@@ -1027,7 +1050,9 @@ pub fn write(fd: c_int, data: &[u8], at: Option<u64>) -> Result<usize, c_int> {
                 g.id.replica,
                 g.journal.bytes()
             );
-            wait_while(sh, g, "room in the file journal", |s| s.journal.bytes() > max / 2);
+            wait_while(sh, g, "room in the file journal", |s| {
+                s.journal.bytes() > max / 2
+            });
         }
         Ok(data.len())
     })
@@ -1041,11 +1066,18 @@ pub fn read(fd: c_int, buf: &mut [u8], at: Option<u64>) -> Result<usize, c_int> 
         let mut disk = vec![0u8; out.len()];
         let got = g.read_base(file, offset, &mut disk)?;
         let applied = g.known_applied();
-        overlay::read(&g.journal, applied, file, offset, out, &mut |_, b: &mut [u8]| {
-            let k = got.min(b.len());
-            b[..k].copy_from_slice(&disk[..k]);
-            k
-        });
+        overlay::read(
+            &g.journal,
+            applied,
+            file,
+            offset,
+            out,
+            &mut |_, b: &mut [u8]| {
+                let k = got.min(b.len());
+                b[..k].copy_from_slice(&disk[..k]);
+                k
+            },
+        );
         Ok(out.len())
     })
 }
@@ -1262,7 +1294,8 @@ pub fn rename(fromfd: c_int, from: &Path, tofd: c_int, to: &Path) -> Handled<()>
                 Outcome::Ok { size, .. } => size,
                 Outcome::Failed { .. } => 0,
             };
-            s.model.rename(seq, Arc::from(a.as_path()), Arc::from(b.as_path()), size)
+            s.model
+                .rename(seq, Arc::from(a.as_path()), Arc::from(b.as_path()), size)
         })
     })
 }
@@ -1286,7 +1319,11 @@ pub fn unlink(dirfd: c_int, path: &Path, dir: bool) -> Handled<()> {
                 _ => {}
             }
         }
-        let mut header = if dir { b"rmdir".to_vec() } else { b"unlink".to_vec() };
+        let mut header = if dir {
+            b"rmdir".to_vec()
+        } else {
+            b"unlink".to_vec()
+        };
         header.extend_from_slice(abs.as_os_str().as_bytes());
         let p = abs.clone();
         let decide = move |s: &State| s.decide_existing(&p, dir);

@@ -274,7 +274,12 @@ impl Model {
 
     /// A write of `len` bytes through `fd`, at `at` (pwrite) or the file offset. Returns
     /// the file, the offset written and whether it changes bytes already in the file.
-    pub fn write(&mut self, fd: i32, len: u64, at: Option<u64>) -> Result<(FileId, u64, Gate), i32> {
+    pub fn write(
+        &mut self,
+        fd: i32,
+        len: u64,
+        at: Option<u64>,
+    ) -> Result<(FileId, u64, Gate), i32> {
         let id = *self.fds.get(&fd).ok_or(EBADF)?;
         let d = self.descs.get_mut(&id).ok_or(EBADF)?;
         if !d.write {
@@ -303,7 +308,14 @@ impl Model {
     }
 
     /// The journal entry of a write (`write` decided where).
-    pub fn write_entry(&self, seq: Seq, file: FileId, offset: u64, data: Arc<[u8]>, gate: Gate) -> Entry {
+    pub fn write_entry(
+        &self,
+        seq: Seq,
+        file: FileId,
+        offset: u64,
+        data: Arc<[u8]>,
+        gate: Gate,
+    ) -> Entry {
         Entry {
             seq,
             op: Op::Write {
@@ -513,7 +525,14 @@ mod tests {
     fn a_new_file_is_created_and_appends_are_free_rewrites_are_not() {
         let mut m = Model::default();
         let (d, e) = m.open_write(1, p("/o"), (false, 0), W, 0o644);
-        assert!(matches!(e.op, Op::Open { create: true, truncate: false, .. }));
+        assert!(matches!(
+            e.op,
+            Op::Open {
+                create: true,
+                truncate: false,
+                ..
+            }
+        ));
         assert_eq!(e.gate, Gate::Everyone);
         m.bind(3, d);
         assert_eq!(m.write(3, 10, None), Ok((1, 0, Gate::Free)));
@@ -526,7 +545,13 @@ mod tests {
         assert_eq!(m.write(3, 1, Some(100)), Ok((1, 100, Gate::Free)));
         assert_eq!(m.seek(3, 0, libc::SEEK_CUR), Ok(15));
         let c = m.close(2, 3).unwrap().unwrap();
-        assert!(matches!(c.op, Op::Close { file: 1, last: true }));
+        assert!(matches!(
+            c.op,
+            Op::Close {
+                file: 1,
+                last: true
+            }
+        ));
         assert_eq!(m.write(3, 1, None), Err(EBADF));
     }
 
@@ -534,14 +559,29 @@ mod tests {
     fn an_existing_file_keeps_its_size_unless_truncated_and_append_goes_to_the_end() {
         let mut m = Model::default();
         let (d, e) = m.open_write(1, p("/log"), (true, 40), A, 0o644);
-        assert!(matches!(e.op, Op::Open { create: false, truncate: false, .. }));
+        assert!(matches!(
+            e.op,
+            Op::Open {
+                create: false,
+                truncate: false,
+                ..
+            }
+        ));
         assert_eq!(e.gate, Gate::Free);
         m.bind(4, d);
         m.seek(4, 0, libc::SEEK_SET).unwrap();
         assert_eq!(m.write(4, 2, None), Ok((1, 40, Gate::Free)));
         // The same path again with O_TRUNC: the same file, cut.
         let (d2, e2) = m.open_write(2, p("/log"), (true, 999), W, 0o644);
-        assert!(matches!(e2.op, Op::Open { file: 1, create: false, truncate: true, .. }));
+        assert!(matches!(
+            e2.op,
+            Op::Open {
+                file: 1,
+                create: false,
+                truncate: true,
+                ..
+            }
+        ));
         assert_eq!(e2.gate, Gate::Everyone);
         m.bind(5, d2);
         assert_eq!(m.file(1).map(|f| f.size), Some(0));
@@ -595,7 +635,14 @@ mod tests {
         assert_eq!(m.known(Path::new("/tmp/b")), Known::Gone);
         // Created again.
         let (_, e) = m.open_write(5, p("/tmp/b"), (true, 5), W, 0o644);
-        assert!(matches!(e.op, Op::Open { file: 5, create: true, .. }));
+        assert!(matches!(
+            e.op,
+            Op::Open {
+                file: 5,
+                create: true,
+                ..
+            }
+        ));
     }
 
     #[test]

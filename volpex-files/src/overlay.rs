@@ -30,7 +30,10 @@ pub fn path_at(
     for e in journal.after(applied).collect::<Vec<_>>().into_iter().rev() {
         match &e.op {
             Op::Rename { file: f, from, .. } if *f == file => path = Some(from.clone()),
-            Op::Unlink { file: Some(f), path: p } if *f == file => path = Some(p.clone()),
+            Op::Unlink {
+                file: Some(f),
+                path: p,
+            } if *f == file => path = Some(p.clone()),
             Op::Open {
                 file: f,
                 create: true,
@@ -62,13 +65,7 @@ pub fn read(
     let reset = mine.iter().rposition(|op| {
         matches!(
             op,
-            Op::Open {
-                create: true,
-                ..
-            } | Op::Open {
-                truncate: true,
-                ..
-            }
+            Op::Open { create: true, .. } | Op::Open { truncate: true, .. }
         )
     });
     let from = match reset {

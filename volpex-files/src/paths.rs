@@ -41,7 +41,10 @@ mod tests {
     #[test]
     fn paths_are_absolute_and_normal() {
         let cwd = Path::new("/work/run");
-        assert_eq!(absolute(cwd, Path::new("out.txt")), Path::new("/work/run/out.txt"));
+        assert_eq!(
+            absolute(cwd, Path::new("out.txt")),
+            Path::new("/work/run/out.txt")
+        );
         assert_eq!(
             absolute(cwd, Path::new("./a//b/../c")),
             Path::new("/work/run/a/c")

@@ -5,7 +5,9 @@
 //!
 //! A replica opens two connections: the control connection (`Register` first) and the
 //! heartbeat connection (`Heartbeat` first), on which the loop sends a beat every interval
-//! and reports `Silent` when the replica has sent nothing for the timeout. Connections that
+//! and reports `Silent` when the replica has sent nothing for the timeout; and, once its
+//! program writes a file the file layer replicates, a third, the files connection
+//! (`Files` first, see `volpex_files`). Connections that
 //! have not yet said who they are are bounded in number (`PENDING_MAX`, the oldest goes
 //! first) and in time (`HANDSHAKE_TIMEOUT`), so strangers cost neither threads nor more
 //! than a fixed number of descriptors. A turn of the loop that comes much later than its
@@ -75,6 +77,8 @@ enum Role {
     Control(ReplicaId, u32),
     /// A replica's heartbeat connection, of this incarnation.
     Heartbeat(ReplicaId, u32),
+    /// A replica's files connection, of this incarnation.
+    Files(ReplicaId, u32),
 }
 
 struct Conn {
@@ -272,7 +276,7 @@ impl Server {
             .values()
             .filter_map(|c| match c.role {
                 Role::Pending { since } => Some(since),
-                Role::Control(..) | Role::Heartbeat(..) => None,
+                Role::Control(..) | Role::Heartbeat(..) | Role::Files(..) => None,
             })
             .min()
     }
@@ -345,7 +349,7 @@ impl Server {
             .iter()
             .filter_map(|(t, c)| match c.role {
                 Role::Pending { since } => Some((since, *t)),
-                Role::Control(..) | Role::Heartbeat(..) => None,
+                Role::Control(..) | Role::Heartbeat(..) | Role::Files(..) => None,
             })
             .min()
             .map(|(_, t)| t)
@@ -401,7 +405,7 @@ impl Server {
                     w.token = None;
                 }
             }
-            Role::Pending { .. } => {}
+            Role::Files(..) | Role::Pending { .. } => {}
         }
     }
 
@@ -538,8 +542,32 @@ impl Server {
                 });
                 true
             }
+            (Role::Pending { .. }, msg @ ToLauncher::Files { .. }) => {
+                let writer = match c.stream.as_fd().try_clone_to_owned() {
+                    Ok(fd) => StdStream::from(fd),
+                    Err(e) => {
+                        if out_of_descriptors(&e) {
+                            self.descriptors_exhausted(&e);
+                        }
+                        log::debug!("{id}: cannot keep the files connection: {e}");
+                        return false;
+                    }
+                };
+                c.role = Role::Files(id, inc);
+                self.emit(ControlEvent::FilesLink { id, inc, writer });
+                self.emit(ControlEvent::Message { id, inc, msg });
+                true
+            }
+            (Role::Files(..), msg @ ToLauncher::Files { .. }) => {
+                self.emit(ControlEvent::Message { id, inc, msg });
+                true
+            }
+            (Role::Files(..), other) => {
+                log::warn!("{id}: {other:?} on the files connection");
+                true
+            }
             (Role::Pending { .. }, other) => {
-                log::debug!("{id}: expected Register or Heartbeat first, got {other:?}");
+                log::debug!("{id}: expected Register, Heartbeat or Files first, got {other:?}");
                 false
             }
             (Role::Heartbeat(..), ToLauncher::Heartbeat) => {
@@ -601,7 +629,7 @@ impl Server {
             .conns
             .iter()
             .filter_map(|(t, c)| match c.role {
-                Role::Control(id, inc) | Role::Heartbeat(id, inc) => {
+                Role::Control(id, inc) | Role::Heartbeat(id, inc) | Role::Files(id, inc) => {
                     (self.current.get(self.idx(id)) != Some(inc)).then_some(*t)
                 }
                 Role::Pending { .. } => None,

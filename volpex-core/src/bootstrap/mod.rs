@@ -6,6 +6,7 @@
 //! connection belongs to the transport.
 
 pub mod affinity;
+pub mod files;
 pub mod handover;
 pub mod heartbeat;
 
@@ -99,6 +100,8 @@ pub struct Joined {
     pub key: JobKey,
     /// Where peers reach us.
     pub listener: mio::net::TcpListener,
+    /// The launcher's control address.
+    pub launcher_addr: SocketAddr,
     /// Authenticated control connection to the launcher.
     pub launcher: TcpStream,
     /// Every replica's address, `None` if it never registered.
@@ -251,6 +254,9 @@ pub fn join(connect_timeout: Duration, congestion: Option<&str>) -> Result<Joine
             Ok(ToProcess::Shutdown) => {
                 return Err(Error::Bootstrap("the launcher ended the job".into()))
             }
+            Ok(ToProcess::Files { .. }) => {
+                log::warn!("a files message on the control connection; ignored")
+            }
             Err(e) => return Err(Error::Bootstrap(e.to_string())),
         }
     };
@@ -279,6 +285,7 @@ pub fn join(connect_timeout: Duration, congestion: Option<&str>) -> Result<Joine
         replicas,
         key,
         listener,
+        launcher_addr,
         launcher: s,
         addrs,
         exit_after_sends,

@@ -61,6 +61,7 @@ impl Communicator {
                     runtime,
                     splits: inner.splits.lock().clone(),
                     sends: inner.sends.load(Ordering::Relaxed),
+                    files: volpex_files::snapshot(),
                     app: Vec::new(),
                 };
                 let bytes = snapshot

@@ -131,6 +131,7 @@ pub fn initialize() -> Result<Universe, Error> {
         .map_err(Error::EventLoopStart)?;
         let mut core = core;
         core.exit_after_choices = j.exit_after_choices;
+        bootstrap::files::activate(j.launcher_addr, j.key, j.me, j.incarnation, connect_timeout);
         let regenerated = j.catch_up.is_some();
         let handed_over = if regenerated {
             super::checkpoint::take_handover(&mut core, &j.key, j.incarnation, connect_timeout)?
@@ -156,6 +157,7 @@ pub fn initialize() -> Result<Universe, Error> {
         inner.launched = true;
         inner.regenerated = regenerated;
         if let Some(s) = snapshot {
+            volpex_files::restore(&s.files);
             super::checkpoint::output_mark("restored", s.number);
             inner.checkpoints = AtomicU64::new(s.number);
             inner.sends = AtomicU64::new(s.sends);
@@ -257,6 +259,8 @@ impl Drop for Universe {
         let inner = &self.inner;
         // A panicking application has not finished: do not tell the launcher it did.
         if inner.launched && !std::thread::panicking() {
+            // Its files are complete before the job may end.
+            volpex_files::finish();
             inner.rt.lock().finalize_and_serve();
         }
         inner.rt.stop();

@@ -87,6 +87,9 @@ impl Core {
                 }
             }
             Ok(ToProcess::Shutdown) => self.shutdown = true,
+            Ok(ToProcess::Files { .. }) => {
+                log::warn!("{}: a files message on the control connection", self.me)
+            }
             Ok(ToProcess::Table { .. }) => {
                 log::warn!("{}: unexpected second address table", self.me)
             }

@@ -82,6 +82,12 @@ pub enum ToLauncher {
     /// Liveness, on the replica's second (heartbeat) connection only: the first message
     /// there says what the connection is, then one every heartbeat interval.
     Heartbeat,
+    /// The file layer's report (`volpex_files::protocol::Up`, encoded), on the replica's
+    /// files connection only: the first message there says what the connection is.
+    Files {
+        /// The report.
+        bytes: Vec<u8>,
+    },
     /// The replica's counters so far, on the control connection whenever they changed
     /// (at most every `config::STATS_INTERVAL`), so the launcher keeps the latest ones
     /// however the replica ends (killed, failed, ended by the launcher).
@@ -144,6 +150,12 @@ pub enum ToProcess {
     },
     /// The job is done: stop serving and exit 0.
     Shutdown,
+    /// For the file layer (`volpex_files::protocol::Down`, encoded), on the files
+    /// connection.
+    Files {
+        /// The message.
+        bytes: Vec<u8>,
+    },
 }
 
 /// Launcher -> process on the heartbeat connection. Read by the bootstrap heartbeat

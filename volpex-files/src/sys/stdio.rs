@@ -275,7 +275,11 @@ pub unsafe extern "C" fn freopen(p: *const c_char, mode: *const c_char, f: *mut 
 /// # Safety
 /// C's contract for freopen.
 #[no_mangle]
-pub unsafe extern "C" fn freopen64(p: *const c_char, mode: *const c_char, f: *mut FILE) -> *mut FILE {
+pub unsafe extern "C" fn freopen64(
+    p: *const c_char,
+    mode: *const c_char,
+    f: *mut FILE,
+) -> *mut FILE {
     // SAFETY: forwarded contract.
     unsafe { freopen_any(p, mode, f) }
 }
@@ -296,7 +300,10 @@ mod tests {
             flags(b"a+e"),
             Some(libc::O_RDWR | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC)
         );
-        assert_eq!(flags(b"w,ccs=UTF-8"), Some(libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC));
+        assert_eq!(
+            flags(b"w,ccs=UTF-8"),
+            Some(libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC)
+        );
         assert_eq!(flags(b"z"), None);
         assert_eq!(flags(b""), None);
     }

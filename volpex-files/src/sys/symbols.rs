@@ -169,7 +169,12 @@ pub unsafe extern "C" fn __open64_2(p: *const c_char, flags: c_int) -> c_int {
 /// # Safety
 /// C's contract for openat.
 #[no_mangle]
-pub unsafe extern "C" fn openat(dirfd: c_int, p: *const c_char, flags: c_int, mode: mode_t) -> c_int {
+pub unsafe extern "C" fn openat(
+    dirfd: c_int,
+    p: *const c_char,
+    flags: c_int,
+    mode: mode_t,
+) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { open_at(dirfd, p, flags, mode) }
 }
@@ -179,7 +184,12 @@ pub unsafe extern "C" fn openat(dirfd: c_int, p: *const c_char, flags: c_int, mo
 /// # Safety
 /// C's contract for openat.
 #[no_mangle]
-pub unsafe extern "C" fn openat64(dirfd: c_int, p: *const c_char, flags: c_int, mode: mode_t) -> c_int {
+pub unsafe extern "C" fn openat64(
+    dirfd: c_int,
+    p: *const c_char,
+    flags: c_int,
+    mode: mode_t,
+) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { open_at(dirfd, p, flags, mode) }
 }
@@ -211,7 +221,14 @@ pub unsafe extern "C" fn __openat64_2(dirfd: c_int, p: *const c_char, flags: c_i
 #[no_mangle]
 pub unsafe extern "C" fn creat(p: *const c_char, mode: mode_t) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { open_at(libc::AT_FDCWD, p, libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, mode) }
+    unsafe {
+        open_at(
+            libc::AT_FDCWD,
+            p,
+            libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+            mode,
+        )
+    }
 }
 
 /// creat64(2).
@@ -221,7 +238,14 @@ pub unsafe extern "C" fn creat(p: *const c_char, mode: mode_t) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn creat64(p: *const c_char, mode: mode_t) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { open_at(libc::AT_FDCWD, p, libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, mode) }
+    unsafe {
+        open_at(
+            libc::AT_FDCWD,
+            p,
+            libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+            mode,
+        )
+    }
 }
 
 /// Closes a descriptor of the layer: the layer's close, then the placeholder's.
@@ -337,7 +361,12 @@ pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, n: c_int) ->
 /// # Safety
 /// C's contract for pwritev.
 #[no_mangle]
-pub unsafe extern "C" fn pwritev(fd: c_int, iov: *const libc::iovec, n: c_int, off: off_t) -> ssize_t {
+pub unsafe extern "C" fn pwritev(
+    fd: c_int,
+    iov: *const libc::iovec,
+    n: c_int,
+    off: off_t,
+) -> ssize_t {
     if tracked(fd) {
         // SAFETY: forwarded contract.
         return unsafe { writev_any(fd, iov, n, Some(off)) };
@@ -351,7 +380,12 @@ pub unsafe extern "C" fn pwritev(fd: c_int, iov: *const libc::iovec, n: c_int, o
 /// # Safety
 /// C's contract for pwritev.
 #[no_mangle]
-pub unsafe extern "C" fn pwritev64(fd: c_int, iov: *const libc::iovec, n: c_int, off: off_t) -> ssize_t {
+pub unsafe extern "C" fn pwritev64(
+    fd: c_int,
+    iov: *const libc::iovec,
+    n: c_int,
+    off: off_t,
+) -> ssize_t {
     // SAFETY: forwarded contract.
     unsafe { pwritev(fd, iov, n, off) }
 }
@@ -399,7 +433,12 @@ pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t
 /// # Safety
 /// C's contract for read, with `n <= buflen`.
 #[no_mangle]
-pub unsafe extern "C" fn __read_chk(fd: c_int, buf: *mut c_void, n: size_t, buflen: size_t) -> ssize_t {
+pub unsafe extern "C" fn __read_chk(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    buflen: size_t,
+) -> ssize_t {
     // SAFETY: forwarded contract; never more than the buffer holds.
     unsafe { read_any(fd, buf, n.min(buflen), None) }
 }
@@ -519,7 +558,12 @@ pub unsafe extern "C" fn readv(fd: c_int, iov: *const libc::iovec, n: c_int) -> 
 /// # Safety
 /// C's contract for preadv.
 #[no_mangle]
-pub unsafe extern "C" fn preadv(fd: c_int, iov: *const libc::iovec, n: c_int, off: off_t) -> ssize_t {
+pub unsafe extern "C" fn preadv(
+    fd: c_int,
+    iov: *const libc::iovec,
+    n: c_int,
+    off: off_t,
+) -> ssize_t {
     if tracked(fd) {
         // SAFETY: forwarded contract.
         return unsafe { readv_any(fd, iov, n, Some(off)) };
@@ -533,7 +577,12 @@ pub unsafe extern "C" fn preadv(fd: c_int, iov: *const libc::iovec, n: c_int, of
 /// # Safety
 /// C's contract for preadv.
 #[no_mangle]
-pub unsafe extern "C" fn preadv64(fd: c_int, iov: *const libc::iovec, n: c_int, off: off_t) -> ssize_t {
+pub unsafe extern "C" fn preadv64(
+    fd: c_int,
+    iov: *const libc::iovec,
+    n: c_int,
+    off: off_t,
+) -> ssize_t {
     // SAFETY: forwarded contract.
     unsafe { preadv(fd, iov, n, off) }
 }
@@ -1016,7 +1065,12 @@ pub unsafe extern "C" fn lstat64(p: *const c_char, buf: *mut libc::stat64) -> c_
 /// # Safety
 /// C's contract for fstatat.
 #[no_mangle]
-pub unsafe extern "C" fn fstatat(dirfd: c_int, p: *const c_char, buf: *mut libc::stat64, flags: c_int) -> c_int {
+pub unsafe extern "C" fn fstatat(
+    dirfd: c_int,
+    p: *const c_char,
+    buf: *mut libc::stat64,
+    flags: c_int,
+) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { stat_at(dirfd, p, buf, flags) }
 }
@@ -1026,7 +1080,12 @@ pub unsafe extern "C" fn fstatat(dirfd: c_int, p: *const c_char, buf: *mut libc:
 /// # Safety
 /// C's contract for fstatat.
 #[no_mangle]
-pub unsafe extern "C" fn fstatat64(dirfd: c_int, p: *const c_char, buf: *mut libc::stat64, flags: c_int) -> c_int {
+pub unsafe extern "C" fn fstatat64(
+    dirfd: c_int,
+    p: *const c_char,
+    buf: *mut libc::stat64,
+    flags: c_int,
+) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { stat_at(dirfd, p, buf, flags) }
 }
@@ -1126,7 +1185,12 @@ pub unsafe extern "C" fn access(p: *const c_char, mode: c_int) -> c_int {
 /// # Safety
 /// C's contract for faccessat.
 #[no_mangle]
-pub unsafe extern "C" fn faccessat(dirfd: c_int, p: *const c_char, mode: c_int, flags: c_int) -> c_int {
+pub unsafe extern "C" fn faccessat(
+    dirfd: c_int,
+    p: *const c_char,
+    mode: c_int,
+    flags: c_int,
+) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { access_at(dirfd, p, mode, flags) }
 }
@@ -1137,7 +1201,13 @@ pub unsafe extern "C" fn faccessat(dirfd: c_int, p: *const c_char, mode: c_int, 
 ///
 /// # Safety
 /// C's contract for renameat2.
-unsafe fn rename_at(fd1: c_int, from: *const c_char, fd2: c_int, to: *const c_char, flags: c_uint) -> c_int {
+unsafe fn rename_at(
+    fd1: c_int,
+    from: *const c_char,
+    fd2: c_int,
+    to: *const c_char,
+    flags: c_uint,
+) -> c_int {
     if layer::active() && (flags == 0 || flags == libc::RENAME_NOREPLACE) {
         // SAFETY: renameat2's contract.
         if let (Some(a), Some(b)) = unsafe { (path(from), path(to)) } {
@@ -1174,7 +1244,12 @@ pub unsafe extern "C" fn rename(from: *const c_char, to: *const c_char) -> c_int
 /// # Safety
 /// C's contract for renameat.
 #[no_mangle]
-pub unsafe extern "C" fn renameat(fd1: c_int, from: *const c_char, fd2: c_int, to: *const c_char) -> c_int {
+pub unsafe extern "C" fn renameat(
+    fd1: c_int,
+    from: *const c_char,
+    fd2: c_int,
+    to: *const c_char,
+) -> c_int {
     if !layer::active() {
         // SAFETY: the program's own arguments.
         return unsafe { real::raw_renameat(fd1, from, fd2, to) };

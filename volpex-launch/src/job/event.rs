@@ -61,6 +61,16 @@ pub enum ControlEvent {
         /// Where to write to it.
         writer: TcpStream,
     },
+    /// A replica opened its files connection (`ToLauncher::Files` first): where to
+    /// write to it.
+    FilesLink {
+        /// Who.
+        id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
+        /// Where to write to it.
+        writer: TcpStream,
+    },
     /// A message from a registered replica.
     Message {
         /// Who.

@@ -124,6 +124,8 @@ struct Job {
     /// Control connection of every replica (rank-major), once registered, with the
     /// incarnation that opened it.
     writers: Vec<Option<(u32, TcpStream)>>,
+    /// Files connection of every replica, once opened, with its incarnation.
+    files: Vec<Option<(u32, TcpStream)>>,
     /// The current incarnation of every replica, shared with the control server.
     current: Incarnations,
     /// Where processes report (new incarnations' pipes and reapers).
@@ -201,6 +203,14 @@ impl Job {
                     }
                 }
             }
+            Action::SendFiles { to, inc, bytes } => {
+                let i = self.idx(to);
+                if let Some((c, w)) = self.files[i].as_mut() {
+                    if *c == inc {
+                        control::send(w, &volpex::wire::control::ToProcess::Files { bytes });
+                    }
+                }
+            }
             Action::KeepControl(id, inc) => {
                 let i = self.idx(id);
                 if let Some(w) = registering.and_then(|w| w.take()) {
@@ -211,6 +221,9 @@ impl Job {
                 let i = self.idx(id);
                 if self.writers[i].as_ref().is_some_and(|(c, _)| *c == inc) {
                     self.writers[i] = None;
+                }
+                if self.files[i].as_ref().is_some_and(|(c, _)| *c == inc) {
+                    self.files[i] = None;
                 }
             }
             Action::Spawn {
@@ -416,6 +429,10 @@ impl Job {
                 for a in actions {
                     self.act(a, Some(&mut writer));
                 }
+            }
+            Event::Control(ControlEvent::FilesLink { id, inc, writer }) => {
+                let i = self.idx(id);
+                self.files[i] = Some((inc, writer));
             }
             Event::Control(ControlEvent::Message { id, inc, msg }) => {
                 self.input(Input::Message { id, inc, msg })

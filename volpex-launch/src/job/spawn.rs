@@ -335,6 +335,7 @@ impl Job {
             start: Instant::now(),
             rx,
             writers: (0..procs).map(|_| None).collect(),
+            files: (0..procs).map(|_| None).collect(),
             current,
             tx: tx.clone(),
             local: None,

@@ -21,6 +21,7 @@ use crate::cli::{Fault, FaultAction, Regenerate};
 
 mod chaos;
 mod deaths;
+mod files;
 mod hosts;
 mod messages;
 mod regen;
@@ -146,6 +147,12 @@ pub struct JobState {
     kill_at: Option<Duration>,
     /// Teams were bound to CPUs at start: a death during the run asks for `Rebind`.
     rebind: bool,
+    /// Who writes every rank's files (see `files`).
+    files: volpex_files::coordinator::Coordinator,
+    /// Files that could not be written: the job fails with the first.
+    files_damaged: Vec<String>,
+    /// Processes counted gone for the files at a later time (on hosts cut off).
+    files_ends: Vec<(Duration, usize)>,
     /// Actions decided so far by the input being handled.
     out: Vec<Action>,
 }
@@ -212,6 +219,9 @@ impl JobState {
             kill_grace: config.kill_grace,
             kill_at: None,
             rebind: false,
+            files: volpex_files::coordinator::Coordinator::new(config.ranks, config.replicas),
+            files_damaged: Vec::new(),
+            files_ends: Vec::new(),
             out: Vec::new(),
         }
     }
@@ -292,13 +302,21 @@ impl JobState {
     /// The verdict once every process is gone.
     pub fn verdict(&self) -> Verdict {
         let states = self.grid_states();
-        exit_policy::verdict(
+        let v = exit_policy::verdict(
             self.failure
                 .as_ref()
                 .map(|(why, code)| (why.as_str(), *code)),
             Grid::new(self.replicas, &states),
             |rank| self.program_codes[rank as usize],
-        )
+        );
+        match (v, self.files_failure()) {
+            // Every rank finished, but a file is incomplete.
+            (Verdict::Succeeded, Some(why)) => Verdict::Failed {
+                why: why.to_string(),
+                code: files::EXIT_FILES,
+            },
+            (v, _) => v,
+        }
     }
 
     // Inputs.
@@ -402,7 +420,8 @@ impl JobState {
         if self.cut_remote_at.is_some_and(|t| now >= t) {
             self.end_remote_now();
         }
-        for p in self.procs.iter_mut() {
+        for i in 0..self.procs.len() {
+            let p = &mut self.procs[i];
             if !p.exited && p.give_up_at.is_some_and(|t| now >= t) {
                 log::info!(
                     "replica {} did not report its end; not waiting for it",
@@ -410,8 +429,10 @@ impl JobState {
                 );
                 p.exited = true;
                 self.out.push(Action::CloseControl(p.id, p.incarnation));
+                self.files_ended(i);
             }
         }
+        self.files_due(now);
         self.check_newcomers(now);
         if let Some(t) = self.job_timeout {
             if now >= t && self.failure.is_none() && self.shutdown_at.is_none() {

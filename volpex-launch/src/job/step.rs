@@ -179,6 +179,16 @@ pub enum Action {
         /// What.
         msg: ToProcess,
     },
+    /// Send `bytes` (`ToProcess::Files`) on the files connection of this incarnation of
+    /// the replica, if it is open.
+    SendFiles {
+        /// To whom.
+        to: ReplicaId,
+        /// Which incarnation.
+        inc: u32,
+        /// The message.
+        bytes: Vec<u8>,
+    },
     /// Keep the control connection that came with this incarnation's registration.
     KeepControl(ReplicaId, u32),
     /// Drop this incarnation's control connection (not a newer one's).

@@ -26,7 +26,12 @@ pub unsafe extern "C" fn MPI_Init_thread(
 
 #[no_mangle]
 pub extern "C" fn MPI_Finalize() -> c_int {
-    guard("MPI_Finalize", COMM_WORLD, state::finalize)
+    guard("MPI_Finalize", COMM_WORLD, || {
+        // What the program's streams and Fortran units still hold goes through the
+        // file layer now, while the rank's writer can still apply it.
+        super::raw::flush_program_output();
+        state::finalize()
+    })
 }
 
 #[no_mangle]

@@ -48,6 +48,7 @@ impl JobState {
         if !was_alive {
             return;
         }
+        self.files_membership(id.rank);
         if self.procs[i].origin != Origin::Start {
             // A new incarnation's life failed if it ended before catching up or gave up
             // (retired) even after: a systemic cause the next one would meet too.
@@ -88,6 +89,13 @@ impl JobState {
         };
         self.procs[i].exited = true;
         self.out.push(Action::CloseControl(id, inc));
+        self.exit_seen(i, code, signal);
+        // Its process is gone: if it wrote its rank's files, its successor may start.
+        self.files_ended(i);
+    }
+
+    fn exit_seen(&mut self, i: usize, code: Option<i32>, signal: Option<i32>) {
+        let (id, inc) = (self.procs[i].id, self.procs[i].incarnation);
         match self.procs[i].state {
             ReplicaState::Finalized if code == Some(0) && self.shutdown_at.is_some() => {
                 self.procs[i].state = ReplicaState::Finished;
@@ -164,6 +172,9 @@ impl JobState {
             // A host cut off never reports the exit: stop waiting for it.
             self.procs[i].exited = true;
             self.out.push(Action::CloseControl(id, inc));
+            // Its process ends itself a heartbeat timeout after it last heard volpexrun.
+            let wait = self.heartbeat_timeout * 2;
+            self.files_ended_later(i, wait);
         }
     }
 

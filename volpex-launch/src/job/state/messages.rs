@@ -121,6 +121,7 @@ impl JobState {
                 checkpoints,
             } => self.drain(i, grace_ms, checkpoints),
             ToLauncher::Handover { addr } => self.handover(i, addr),
+            ToLauncher::Files { bytes } => self.files_report(i, &bytes),
             ToLauncher::Heartbeat => {
                 log::warn!("replica {id} sent a heartbeat on its control connection")
             }

@@ -310,6 +310,9 @@ impl JobState {
         self.procs.push(Replica::newcomer(id, inc, host, now));
         let slot = self.slot(id);
         self.slots[slot] = self.procs.len() - 1;
+        // From now on the writer of its rank's files waits for it too before changing
+        // bytes already written: it will read them as they were.
+        self.files_membership(id.rank);
         self.out.push(Action::Live(format!(
             "rank {} replica {}: starting incarnation {inc} on {} at {:.1} s",
             id.rank,
