@@ -58,6 +58,18 @@ pub enum Effect {
     },
 }
 
+/// A live replica of a rank, as the job knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Live {
+    /// Replica index.
+    pub replica: u32,
+    /// Its current incarnation.
+    pub incarnation: u32,
+    /// It is not a new incarnation still catching up (replaying its rank's program): it
+    /// may be made writer before those.
+    pub caught_up: bool,
+}
+
 /// Who writes a rank's files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Writer {
@@ -97,8 +109,8 @@ struct Rank {
     recorded: Vec<Recorded>,
     mutated: Vec<(String, Seq)>,
     links: Vec<Option<Link>>,
-    /// Live replicas (replica, incarnation), as the job knows them.
-    alive: Vec<(u32, u32)>,
+    /// Live replicas, as the job knows them.
+    alive: Vec<Live>,
     digests: BTreeMap<Seq, Digest>,
     /// Files already reported damaged.
     damaged: Vec<String>,
@@ -144,7 +156,7 @@ impl Coordinator {
         replica: u32,
         inc: u32,
         bytes: &[u8],
-        alive: &[(u32, u32)],
+        alive: &[Live],
     ) -> Vec<Effect> {
         let mut out = Vec::new();
         let Some(r) = self.ranks.get_mut(rank as usize) else {
@@ -154,7 +166,10 @@ impl Coordinator {
             log::warn!("replica {rank}.{replica}: a files report that does not decode; ignored");
             return out;
         };
-        if !alive.contains(&(replica, inc)) {
+        if !alive
+            .iter()
+            .any(|l| (l.replica, l.incarnation) == (replica, inc))
+        {
             log::debug!(
                 "files report from {rank}.{replica} (incarnation {inc}), not alive; ignored"
             );
@@ -222,7 +237,7 @@ impl Coordinator {
     }
 
     /// The rank's live replicas changed (a death, a new incarnation).
-    pub fn membership(&mut self, rank: u32, alive: &[(u32, u32)]) -> Vec<Effect> {
+    pub fn membership(&mut self, rank: u32, alive: &[Live]) -> Vec<Effect> {
         let mut out = Vec::new();
         if let Some(r) = self.ranks.get_mut(rank as usize) {
             r.alive = alive.to_vec();
@@ -233,13 +248,7 @@ impl Coordinator {
 
     /// Incarnation `inc` of `rank.replica` is gone for sure (its exit seen): if it wrote,
     /// its successor may start.
-    pub fn ended(
-        &mut self,
-        rank: u32,
-        replica: u32,
-        inc: u32,
-        alive: &[(u32, u32)],
-    ) -> Vec<Effect> {
+    pub fn ended(&mut self, rank: u32, replica: u32, inc: u32, alive: &[Live]) -> Vec<Effect> {
         let mut out = Vec::new();
         let Some(r) = self.ranks.get_mut(rank as usize) else {
             return out;
@@ -261,15 +270,39 @@ impl Coordinator {
 }
 
 impl Rank {
+    /// How far a live replica has come (0 before its first report).
+    fn produced(&self, replica: u32, inc: u32) -> Seq {
+        self.links
+            .get(replica as usize)
+            .and_then(|l| l.as_ref())
+            .filter(|l| l.inc == inc)
+            .map_or(0, |l| l.produced)
+    }
+
+    /// The next writer: a live replica that is not catching up if there is one, the one
+    /// furthest ahead (its followers then rarely wait for it), the lowest index on a tie.
+    fn successor(&self) -> Option<(u32, u32)> {
+        let ready = self.alive.iter().any(|l| l.caught_up);
+        self.alive
+            .iter()
+            .filter(|l| l.caught_up || !ready)
+            .map(|l| (l.replica, l.incarnation))
+            .max_by_key(|&(k, inc)| (self.produced(k, inc), std::cmp::Reverse(k)))
+    }
+
     /// Replaces a lost writer, then tells every live replica what changed for it.
     fn settle(&mut self, rank: u32, out: &mut Vec<Effect>) {
         if let Writer::Active { replica, inc } = self.writer {
-            if !self.alive.contains(&(replica, inc)) {
+            if !self
+                .alive
+                .iter()
+                .any(|l| (l.replica, l.incarnation) == (replica, inc))
+            {
                 self.writer = Writer::Lost { replica, inc };
             }
         }
         if self.writer == Writer::Nobody {
-            if let Some(&(replica, inc)) = self.alive.iter().min() {
+            if let Some((replica, inc)) = self.successor() {
                 self.epoch += 1;
                 self.writer = Writer::Active { replica, inc };
                 log::info!(
@@ -285,18 +318,14 @@ impl Rank {
             Writer::Nobody => (u32::MAX, None),
         };
         let recorded_through = self.recorded.last().map_or(0, |x| x.seq);
-        let alive = self.alive.clone();
+        let alive: Vec<(u32, u32)> = self
+            .alive
+            .iter()
+            .map(|l| (l.replica, l.incarnation))
+            .collect();
         let produced: Vec<(u32, Seq)> = alive
             .iter()
-            .map(|&(k, inc)| {
-                let p = self
-                    .links
-                    .get(k as usize)
-                    .and_then(|l| l.as_ref())
-                    .filter(|l| l.inc == inc)
-                    .map_or(0, |l| l.produced);
-                (k, p)
-            })
+            .map(|&(k, inc)| (k, self.produced(k, inc)))
             .collect();
         for &(k, inc) in &alive {
             let Some(l) = self
@@ -388,14 +417,8 @@ impl Rank {
             }
             None => {
                 // Keep it only if a live replica has yet to write it.
-                let behind = self.alive.iter().any(|&(k, inc)| {
-                    k != replica
-                        && self
-                            .links
-                            .get(k as usize)
-                            .and_then(|l| l.as_ref())
-                            .filter(|l| l.inc == inc)
-                            .is_none_or(|l| l.produced < w.seq)
+                let behind = self.alive.iter().any(|l| {
+                    l.replica != replica && self.produced(l.replica, l.incarnation) < w.seq
                 });
                 if behind {
                     self.digests.insert(
@@ -416,6 +439,16 @@ impl Rank {
 mod tests {
     use super::*;
     use crate::protocol::{Failure, Outcome, WriterReport};
+
+    fn live(v: &[(u32, u32)]) -> Vec<Live> {
+        v.iter()
+            .map(|&(replica, incarnation)| Live {
+                replica,
+                incarnation,
+                caught_up: incarnation == 0,
+            })
+            .collect()
+    }
 
     fn up(produced: Seq, writer: Option<WriterReport>) -> Vec<u8> {
         protocol::encode(&Up {
@@ -445,18 +478,23 @@ mod tests {
     }
 
     #[test]
-    fn the_lowest_live_replica_writes_and_is_replaced_only_once_it_ended() {
+    fn the_replica_furthest_ahead_writes_and_is_replaced_only_once_it_ended() {
         let mut c = Coordinator::new(1, 2);
-        let alive = [(0, 0), (1, 0)];
-        // Replica 1 reports first: replica 0 is made writer all the same.
+        let alive = live(&[(0, 0), (1, 0)]);
+        // Replica 1 reports first, ahead: it writes.
         let d = downs(&c.report(0, 1, 0, &up(3, None), &alive));
         assert_eq!(d.len(), 1);
-        assert!(!d[0].2.you_write && d[0].2.writer == 0 && d[0].2.epoch == 1);
+        assert!(d[0].2.you_write && d[0].2.writer == 1 && d[0].2.epoch == 1);
+        assert_eq!(d[0].2.gate, 0, "replica 0 has produced nothing yet");
         let d = downs(&c.report(0, 0, 0, &up(1, None), &alive));
-        let mine = d.iter().find(|x| x.0 == 0).unwrap();
-        assert!(mine.2.you_write);
-        assert_eq!(mine.2.gate, 3, "the writer's gate is the other's progress");
-        // The writer records an outcome and applies: replica 1 hears it.
+        let other = d.iter().find(|x| x.0 == 0).unwrap();
+        assert!(!other.2.you_write && other.2.writer == 1);
+        let writer = d.iter().find(|x| x.0 == 1).unwrap();
+        assert_eq!(
+            writer.2.gate, 1,
+            "the writer's gate is the other's progress"
+        );
+        // The writer records an outcome and applies: replica 0 hears it.
         let rec = Recorded {
             seq: 1,
             outcome: Outcome::Ok {
@@ -471,8 +509,8 @@ mod tests {
             recorded: vec![rec],
             ..WriterReport::default()
         };
-        let d = downs(&c.report(0, 0, 0, &up(2, Some(w)), &alive));
-        let other = d.iter().find(|x| x.0 == 1).unwrap();
+        let d = downs(&c.report(0, 1, 0, &up(3, Some(w)), &alive));
+        let other = d.iter().find(|x| x.0 == 0).unwrap();
         assert_eq!(
             (
                 other.2.applied,
@@ -481,10 +519,10 @@ mod tests {
             ),
             (1, 1, vec![rec])
         );
-        // Replica 0 dies: nobody writes until its process is gone.
-        let d = downs(&c.membership(0, &[(1, 0)]));
+        // The writer dies: nobody writes until its process is gone.
+        let d = downs(&c.membership(0, &live(&[(0, 0)])));
         assert!(d.iter().all(|x| !x.2.you_write));
-        let d = downs(&c.ended(0, 0, 0, &[(1, 0)]));
+        let d = downs(&c.ended(0, 1, 0, &live(&[(0, 0)])));
         assert_eq!(d.len(), 1);
         assert!(d[0].2.you_write && d[0].2.epoch == 2 && d[0].2.applied == 1);
         assert_eq!(d[0].2.gate, Seq::MAX, "alone");
@@ -494,22 +532,27 @@ mod tests {
             applied: 9,
             ..WriterReport::default()
         };
-        assert!(downs(&c.report(0, 0, 0, &up(9, Some(stale)), &[(1, 0)])).is_empty());
+        assert!(downs(&c.report(0, 1, 0, &up(9, Some(stale)), &live(&[(0, 0)]))).is_empty());
         // Its new incarnation joins: it hears everything recorded, from the start; it
-        // holds the writer's gate back until it has produced as much.
-        let alive = [(0, 1), (1, 0)];
-        let d = downs(&c.report(0, 0, 1, &up(0, None), &alive));
-        let newcomer = d.iter().find(|x| x.0 == 0).unwrap();
+        // holds the writer's gate back until it has produced as much, and is not made
+        // writer while it catches up.
+        let alive = live(&[(0, 0), (1, 1)]);
+        let d = downs(&c.report(0, 1, 1, &up(0, None), &alive));
+        let newcomer = d.iter().find(|x| x.0 == 1).unwrap();
         assert!(!newcomer.2.you_write);
         assert_eq!(newcomer.2.recorded, vec![rec]);
-        let writer = d.iter().find(|x| x.0 == 1).unwrap();
+        let writer = d.iter().find(|x| x.0 == 0).unwrap();
         assert_eq!(writer.2.gate, 0);
+        // The writer dies again: the newcomer, the only one left, writes.
+        c.membership(0, &live(&[(1, 1)]));
+        let d = downs(&c.ended(0, 0, 0, &live(&[(1, 1)])));
+        assert!(d[0].2.you_write && d[0].0 == 1 && d[0].2.epoch == 3);
     }
 
     #[test]
     fn failures_are_reported_once_per_file() {
         let mut c = Coordinator::new(1, 1);
-        let alive = [(0, 0)];
+        let alive = live(&[(0, 0)]);
         c.report(0, 0, 0, &up(0, None), &alive);
         let f = || WriterReport {
             epoch: 1,
@@ -538,7 +581,7 @@ mod tests {
     #[test]
     fn verification_names_the_first_write_that_differs() {
         let mut c = Coordinator::new(1, 2);
-        let alive = [(0, 0), (1, 0)];
+        let alive = live(&[(0, 0), (1, 0)]);
         let wr = |seq, hash: u8| Written {
             seq,
             path: "/o".into(),

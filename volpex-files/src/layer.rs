@@ -142,6 +142,12 @@ pub(crate) struct State {
     pub readers: HashMap<FileId, (Arc<Path>, c_int)>,
     /// Files whose close or fsync failed: later writes fail too.
     pub sticky: HashMap<FileId, c_int>,
+    /// Outcomes this replica decided itself (it does not write), to compare with the
+    /// writer's records when they come.
+    pub decided: BTreeMap<Seq, (Outcome, u64)>,
+    /// Closes and fsyncs of files, until the writer's record of them comes (a failure
+    /// makes the file's later writes fail here too).
+    pub syncs: BTreeMap<Seq, FileId>,
     /// The layer cannot go on here (diverged, lost the launcher).
     pub problem: Option<String>,
 }
@@ -157,8 +163,6 @@ pub(crate) struct Shared {
 
 static SHARED: OnceLock<Shared> = OnceLock::new();
 static ACTIVE: AtomicBool = AtomicBool::new(false);
-/// The journal holds operations the writer has not applied (checked before every send).
-static PENDING: AtomicBool = AtomicBool::new(false);
 /// Descriptors of the layer, one bit each (the fast test of every descriptor call).
 static TRACKED: [AtomicU64; TRACKED_WORDS] = [const { AtomicU64::new(0) }; TRACKED_WORDS];
 const TRACKED_WORDS: usize = 1024;
@@ -264,6 +268,8 @@ pub fn activate(id: Identity, connect: Connect) {
         private: HashSet::new(),
         readers: HashMap::new(),
         sticky: HashMap::new(),
+        decided: BTreeMap::new(),
+        syncs: BTreeMap::new(),
         problem: None,
     };
     let fresh = SHARED
@@ -333,25 +339,6 @@ pub fn finish() {
     });
 }
 
-/// Before a message leaves this replica: every file operation it produced is applied,
-/// so a rank that reads a file after receiving a message sees what was written before
-/// it was sent (as with one process per rank).
-pub fn before_send() {
-    if !PENDING.load(Ordering::Relaxed) || !active() {
-        return;
-    }
-    let Some(sh) = shared() else { return };
-    inside(|| {
-        let mut g = sh.state.lock();
-        wait_while(
-            sh,
-            &mut g,
-            "the writer to apply this replica's files before a send",
-            |s| !s.journal.is_empty(),
-        );
-    });
-}
-
 /// Waits while `busy` holds (and the layer can go on), telling the worker it is
 /// urgent. Returns at once after `finish`.
 fn wait_while(
@@ -365,6 +352,17 @@ fn wait_while(
     while busy(g) && g.problem.is_none() && !matches!(g.link, Link::Down) {
         if g.finished && !what.starts_with("the last") {
             return;
+        }
+        if start.elapsed() > Duration::from_millis(50) && !noted {
+            log::debug!(
+                "replica {}.{}: waited {:?} for {what} (applied {} of {}, writing {})",
+                g.id.rank,
+                g.id.replica,
+                start.elapsed(),
+                g.known_applied(),
+                g.produced,
+                g.role.writing
+            );
         }
         g.outbox.dirty = true;
         g.outbox.urgent = true;
@@ -429,7 +427,6 @@ pub fn restore(bytes: &[u8]) {
     for e in s.journal {
         g.journal.push(e);
     }
-    g.update_pending();
 }
 
 #[derive(Serialize)]
@@ -464,14 +461,6 @@ fn cpath(p: &Path) -> Option<CString> {
     CString::new(p.as_os_str().as_bytes()).ok()
 }
 
-/// How a recorded outcome is decided when this replica writes.
-enum Decide<'a> {
-    /// From the model and the file system, now.
-    Now(&'a dyn Fn(&State) -> Outcome),
-    /// When the writer applies the operation (a close, an fsync).
-    Applied,
-}
-
 impl State {
     pub(crate) fn known_applied(&self) -> Seq {
         if self.role.writing {
@@ -490,10 +479,6 @@ impl State {
         }
     }
 
-    pub(crate) fn update_pending(&self) {
-        PENDING.store(!self.journal.is_empty(), Ordering::Relaxed);
-    }
-
     fn on_down(&mut self, d: Down) {
         if d.epoch < self.role.epoch {
             return;
@@ -507,7 +492,15 @@ impl State {
         self.role.gate = d.gate;
         let from = self.done_through();
         for r in d.recorded {
-            if r.seq > from {
+            if let Some((o, trace)) = self.decided.remove(&r.seq) {
+                if o != r.outcome || trace != r.trace {
+                    self.diverged(r.seq);
+                }
+            } else if let Some(file) = self.syncs.remove(&r.seq) {
+                if let Outcome::Failed { errno } = r.outcome {
+                    self.sticky.insert(file, errno);
+                }
+            } else if r.seq > from {
                 self.role.outcomes.insert(r.seq, r);
             }
         }
@@ -525,6 +518,17 @@ impl State {
                 d.epoch
             );
             self.own_applied = d.applied;
+            // What it decided itself beyond the last record, it records now.
+            for (seq, (outcome, trace)) in std::mem::take(&mut self.decided) {
+                if seq > d.recorded_through {
+                    self.outbox.recorded.push(Recorded {
+                        seq,
+                        outcome,
+                        trace,
+                    });
+                    self.outbox.urgent = true;
+                }
+            }
         }
         self.role.writing = d.you_write;
         let applied = self.known_applied();
@@ -532,7 +536,6 @@ impl State {
         if self.journal.is_empty() && self.role.writing {
             self.own_applied = self.own_applied.max(self.done_through().min(applied));
         }
-        self.update_pending();
     }
 
     /// Takes the next number, folding the operation's header into the trace.
@@ -565,21 +568,29 @@ impl State {
             }
         }
         self.journal.push(e);
-        self.update_pending();
+        // Applied already (this replica replays what its writer applied).
+        let applied = self.known_applied();
+        self.journal.trim_through(applied);
     }
 
-    /// The outcome of operation `seq`: recorded by the writer, or decided here when this
-    /// replica writes. Waits for it.
+    /// The outcome of operation `seq`: the writer's record when it has one (this replica
+    /// replays what its writer did before it started), else decided here from the model
+    /// and the file system. No replica decides differently from the writer: an operation
+    /// that would change what the decision reads (a creation, a truncation, a rename, the
+    /// first write open of a path) waits at the writer until every live replica has
+    /// produced it, and records come before their effects; the record, when it comes, is
+    /// compared. Waits only for the launcher's first answer (it says what is recorded).
     fn outcome(
         sh: &Shared,
         g: &mut MutexGuard<'_, State>,
         seq: Seq,
         trace: u64,
-        decide: Decide<'_>,
+        decide: &dyn Fn(&State) -> Outcome,
     ) -> Outcome {
-        let start = Instant::now();
-        let mut noted = false;
-        loop {
+        wait_while(sh, g, "volpexrun's first answer on files", |s| {
+            !s.role.heard
+        });
+        if seq <= g.role.recorded_through {
             if let Some(r) = g.role.outcomes.remove(&seq) {
                 if r.trace != trace && !g.role.writing {
                     g.diverged(seq);
@@ -587,47 +598,65 @@ impl State {
                 }
                 return r.outcome;
             }
-            if g.role.writing && seq > g.role.recorded_through {
-                if let Decide::Now(f) = decide {
-                    let outcome = f(g);
-                    g.outbox.recorded.push(Recorded {
-                        seq,
-                        outcome,
-                        trace,
-                    });
-                    g.outbox.dirty = true;
-                    g.outbox.urgent = true;
-                    sh.cond.notify_all();
-                    return outcome;
-                }
-            }
-            if g.problem.is_some() || matches!(g.link, Link::Down) {
-                return Outcome::Failed { errno: libc::EIO };
-            }
-            if g.finished {
-                // After finalize nothing waits: the job may be ending.
-                return match decide {
-                    Decide::Now(f) => f(g),
-                    Decide::Applied => Outcome::Ok {
-                        existed: true,
-                        size: 0,
-                    },
-                };
-            }
+        }
+        if g.problem.is_some() {
+            return Outcome::Failed { errno: libc::EIO };
+        }
+        let outcome = decide(g);
+        if g.role.writing {
+            g.outbox.recorded.push(Recorded {
+                seq,
+                outcome,
+                trace,
+            });
             g.outbox.dirty = true;
             g.outbox.urgent = true;
             sh.cond.notify_all();
-            sh.cond.wait_for(g, Duration::from_millis(100));
-            if !noted && start.elapsed() > WAIT_NOTE {
-                noted = true;
-                log::warn!(
-                    "replica {}.{}: waiting {:.0} s for the outcome of file operation {seq} from the writer (replica {})",
-                    g.id.rank,
-                    g.id.replica,
-                    start.elapsed().as_secs_f64(),
-                    g.role.writer
-                );
+        } else if !g.finished {
+            g.decided.insert(seq, (outcome, trace));
+        }
+        outcome
+    }
+
+    /// Whether the writer's application up to `seq` waits for other replicas (a gated
+    /// entry no replica's progress has released yet).
+    fn gated_through(&self, seq: Seq) -> bool {
+        self.journal
+            .after(self.own_applied)
+            .take_while(|e| e.seq <= seq)
+            .any(|e| e.gate == crate::journal::Gate::Everyone && self.role.gate < e.seq)
+    }
+
+    /// The outcome of close or fsync operation `seq` on `file`: what the disk said, where
+    /// this replica writes and nothing but its own work stands before it (it waits for its
+    /// own files thread); else a failure already known for the file, or success (a failure
+    /// found later fails the job, and this replica's later writes to the file).
+    fn synced(
+        sh: &Shared,
+        g: &mut MutexGuard<'_, State>,
+        seq: Seq,
+        file: FileId,
+    ) -> Result<(), c_int> {
+        if g.role.writing {
+            wait_while(
+                sh,
+                g,
+                "this replica's files thread to apply a close or fsync",
+                |s| s.role.writing && s.own_applied < seq && !s.gated_through(seq),
+            );
+            if let Some(r) = g.role.outcomes.remove(&seq) {
+                return match r.outcome {
+                    Outcome::Ok { .. } => Ok(()),
+                    Outcome::Failed { errno } => Err(errno),
+                };
             }
+        }
+        if !g.finished {
+            g.syncs.insert(seq, file);
+        }
+        match g.sticky.get(&file) {
+            Some(&e) => Err(e),
+            None => Ok(()),
         }
     }
 
@@ -969,7 +998,7 @@ pub fn open(dirfd: c_int, path: &Path, flags: c_int, mode: u32) -> Handled<c_int
         let (seq, trace) = g.next(&header);
         g.in_flight = true;
         let decide = |s: &State| s.decide_open(&abs, create, excl);
-        let outcome = State::outcome(sh, g, seq, trace, Decide::Now(&decide));
+        let outcome = State::outcome(sh, g, seq, trace, &decide);
         g.in_flight = false;
         let (existed, size) = match outcome {
             Outcome::Ok { existed, size } => (existed, size),
@@ -1007,14 +1036,10 @@ pub fn close(fd: c_int) -> Result<(), c_int> {
         if let Some((_, r)) = file.and_then(|f| g.readers.remove(&f)) {
             let _ = real::close(r);
         }
-        let (seq, trace) =
-            g.next(&[b"close".as_slice(), &file.unwrap_or(0).to_le_bytes()].concat());
+        let (seq, _) = g.next(&[b"close".as_slice(), &file.unwrap_or(0).to_le_bytes()].concat());
         g.push(entry);
         sh.cond.notify_all();
-        match State::outcome(sh, g, seq, trace, Decide::Applied) {
-            Outcome::Ok { .. } => Ok(()),
-            Outcome::Failed { errno } => Err(errno),
-        }
+        State::synced(sh, g, seq, file.unwrap_or(0))
     })
 }
 
@@ -1132,16 +1157,14 @@ pub fn fsync(fd: c_int) -> Result<(), c_int> {
         let seq = g.produced + 1;
         let entry = g.model.sync(seq, fd)?;
         let file = entry.op.file().unwrap_or(0);
-        let (seq, trace) = g.next(&[b"sync".as_slice(), &file.to_le_bytes()].concat());
+        let (seq, _) = g.next(&[b"sync".as_slice(), &file.to_le_bytes()].concat());
         g.push(entry);
         sh.cond.notify_all();
-        match State::outcome(sh, g, seq, trace, Decide::Applied) {
-            Outcome::Ok { .. } => Ok(()),
-            Outcome::Failed { errno } => {
-                g.sticky.insert(file, errno);
-                Err(errno)
-            }
+        let r = State::synced(sh, g, seq, file);
+        if let Err(errno) = r {
+            g.sticky.insert(file, errno);
         }
+        r
     })
 }
 
@@ -1245,7 +1268,7 @@ fn name_op(
     g.ensure_worker();
     let (seq, trace) = g.next(header);
     g.in_flight = true;
-    let outcome = State::outcome(sh, g, seq, trace, Decide::Now(decide));
+    let outcome = State::outcome(sh, g, seq, trace, decide);
     g.in_flight = false;
     match outcome {
         Outcome::Failed { errno } => Handled::Done(Err(errno)),

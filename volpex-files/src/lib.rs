@@ -47,5 +47,5 @@ mod sys;
 mod worker;
 
 pub use layer::{
-    activate, before_send, deliver, finish, link_lost, restore, snapshot, Connect, Identity, Sender,
+    activate, deliver, finish, link_lost, restore, snapshot, Connect, Identity, Sender,
 };

@@ -195,7 +195,9 @@ impl Model {
             }
         }
         let desc = self.new_desc(file, a);
-        let gate = if create || truncate {
+        // A path first touched: what other replicas decide about it (exists? how
+        // large?) must not change under them.
+        let gate = if create || truncate || file == seq {
             Gate::Everyone
         } else {
             Gate::Free

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use crate::apply::{Applied, Applier};
 use crate::journal::{Entry, Gate};
 use crate::layer::{shared, Link, State};
-use crate::protocol::{self, Recorded, Seq, Up, WriterReport};
+use crate::protocol::{self, Outcome, Recorded, Seq, Up, WriterReport};
 
 /// Entries applied in one batch, at most (and bytes).
 const BATCH_ENTRIES: usize = 1024;
@@ -137,7 +137,17 @@ fn settle(g: &mut State, done: Vec<(Seq, u64, Applied)>) {
                 trace,
             };
             g.outbox.recorded.push(r);
-            g.role.outcomes.insert(seq, r);
+            match g.syncs.remove(&seq) {
+                // Its program did not wait for it: a failure is the file's from now on.
+                Some(file) => {
+                    if let Outcome::Failed { errno } = outcome {
+                        g.sticky.insert(file, errno);
+                    }
+                }
+                None => {
+                    g.role.outcomes.insert(seq, r);
+                }
+            }
             g.outbox.urgent = true;
         }
         if let Some(f) = a.failure {
@@ -161,7 +171,6 @@ fn settle(g: &mut State, done: Vec<(Seq, u64, Applied)>) {
         g.own_applied = g.own_applied.max(g.done_through());
     }
     g.outbox.dirty = true;
-    g.update_pending();
 }
 
 /// The report to send now, if one is due; else when the next one will be.

@@ -326,7 +326,6 @@ impl Communicator {
     pub(crate) fn send_on(&self, ctx: u32, tag: Tag, dst: u32, bytes: &[u8]) -> Result<(), Error> {
         let dst = self.world_rank(dst)?;
         self.inner.check_restored()?;
-        volpex_files::before_send();
         self.inner.rt.lock().send(ctx, tag, dst, bytes)?;
         self.count_send()
     }
@@ -345,7 +344,6 @@ impl Communicator {
         recvs: &mut [RecvInto<'_>],
     ) -> Result<(), Error> {
         self.inner.check_restored()?;
-        volpex_files::before_send();
         let dsts = sends
             .iter()
             .map(|&(d, _)| self.world_rank(d))
@@ -404,7 +402,6 @@ impl Communicator {
             .map(|&d| self.world_rank(d))
             .collect::<Result<Vec<u32>, Error>>()?;
         self.inner.check_restored()?;
-        volpex_files::before_send();
         if self.inner.rt.lock().send_shared(ctx, tag, &world, bytes)? {
             dsts.iter().try_for_each(|_| self.count_send())
         } else {

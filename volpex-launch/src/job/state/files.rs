@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use volpex::message::ReplicaId;
-use volpex_files::coordinator::Effect;
+use volpex_files::coordinator::{Effect, Live};
 
 use super::super::step::Action;
 use super::JobState;
@@ -22,12 +22,16 @@ use super::JobState;
 pub const EXIT_FILES: i32 = 74;
 
 impl JobState {
-    /// The rank's live replicas: (replica index, incarnation).
-    fn alive_of(&self, rank: u32) -> Vec<(u32, u32)> {
+    /// The rank's live replicas.
+    fn alive_of(&self, rank: u32) -> Vec<Live> {
         (0..self.replicas)
             .map(|k| &self.procs[self.idx(ReplicaId::new(rank, k))])
             .filter(|p| p.state.alive())
-            .map(|p| (p.id.replica, p.incarnation))
+            .map(|p| Live {
+                replica: p.id.replica,
+                incarnation: p.incarnation,
+                caught_up: p.caught_up(),
+            })
             .collect()
     }
 
