@@ -569,8 +569,11 @@ mod tests {
                 ..
             }
         ));
-        assert_eq!(e.gate, Gate::Free);
+        assert_eq!(e.gate, Gate::Everyone, "first touched: others decide about it too");
         m.bind(4, d);
+        // Opened again without O_TRUNC: nothing for others to wait for.
+        let (_, again) = m.open_write(9, p("/log"), (true, 0), A, 0o644);
+        assert_eq!(again.gate, Gate::Free);
         m.seek(4, 0, libc::SEEK_SET).unwrap();
         assert_eq!(m.write(4, 2, None), Ok((1, 40, Gate::Free)));
         // The same path again with O_TRUNC: the same file, cut.
