@@ -569,7 +569,11 @@ mod tests {
                 ..
             }
         ));
-        assert_eq!(e.gate, Gate::Everyone, "first touched: others decide about it too");
+        assert_eq!(
+            e.gate,
+            Gate::Everyone,
+            "first touched: others decide about it too"
+        );
         m.bind(4, d);
         // Opened again without O_TRUNC: nothing for others to wait for.
         let (_, again) = m.open_write(9, p("/log"), (true, 0), A, 0o644);

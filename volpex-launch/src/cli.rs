@@ -125,7 +125,8 @@ pub struct Args {
 
     /// Inject a fault (repeatable). R.K:kill@T sends SIGKILL to replica K of rank R T
     /// seconds after start; R.K:stop@T sends SIGSTOP (never continued unless a cont@ spec
-    /// says so); R.K:cont@T sends SIGCONT; R.K:exit@sends=N makes that replica exit
+    /// says so); R.K:cont@T sends SIGCONT; R.K:term@T sends SIGTERM (a preemption notice,
+    /// see --drain-grace); R.K:exit@sends=N makes that replica exit
     /// abruptly right after its N-th send; R.K:exit@choices=N right after it made its
     /// N-th coordinated choice (wildcard match, wait_any) as its rank's leader, before
     /// telling anyone.
@@ -496,6 +497,8 @@ pub enum FaultAction {
     Stop(Duration),
     /// SIGCONT after a delay.
     Cont(Duration),
+    /// SIGTERM after a delay (a preemption notice, with regeneration on).
+    Term(Duration),
     /// Exit right after the N-th send.
     ExitAfterSends(u64),
     /// Exit right after making the N-th coordinated choice.
@@ -522,13 +525,14 @@ impl std::fmt::Display for Fault {
             FaultAction::Kill(t) => write!(f, "kill@{}", secs(t)),
             FaultAction::Stop(t) => write!(f, "stop@{}", secs(t)),
             FaultAction::Cont(t) => write!(f, "cont@{}", secs(t)),
+            FaultAction::Term(t) => write!(f, "term@{}", secs(t)),
             FaultAction::ExitAfterSends(n) => write!(f, "exit@sends={n}"),
             FaultAction::ExitAfterChoices(n) => write!(f, "exit@choices={n}"),
         }
     }
 }
 
-/// Parses `R.K:kill@T`, `R.K:stop@T`, `R.K:cont@T`, `R.K:exit@sends=N`,
+/// Parses `R.K:kill@T`, `R.K:stop@T`, `R.K:cont@T`, `R.K:term@T`, `R.K:exit@sends=N`,
 /// `R.K:exit@choices=N`.
 pub fn parse_fault(s: &str) -> Result<Fault, CliError> {
     let err = |problem: FaultProblem| CliError::Fault {
@@ -559,6 +563,7 @@ pub fn parse_fault(s: &str) -> Result<Fault, CliError> {
         "kill" => FaultAction::Kill(secs(arg)?),
         "stop" => FaultAction::Stop(secs(arg)?),
         "cont" => FaultAction::Cont(secs(arg)?),
+        "term" => FaultAction::Term(secs(arg)?),
         "exit" => {
             let (what, n) = arg
                 .split_once('=')
@@ -756,6 +761,7 @@ mod tests {
             "2.1:kill@0.5",
             "0.0:stop@1.234",
             "3.2:cont@12",
+            "1.1:term@2",
             "1.0:exit@sends=7",
             "0.1:exit@choices=3",
         ] {

@@ -41,7 +41,7 @@ pub enum CliError {
     },
     /// A `--fault` spec that does not parse.
     #[error(
-        "fault {spec:?}: {problem} (expected R.K:kill@T, R.K:stop@T, R.K:cont@T, R.K:exit@sends=N or R.K:exit@choices=N)"
+        "fault {spec:?}: {problem} (expected R.K:kill@T, R.K:stop@T, R.K:cont@T, R.K:term@T, R.K:exit@sends=N or R.K:exit@choices=N)"
     )]
     Fault {
         /// The spec as given.

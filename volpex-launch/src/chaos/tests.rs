@@ -185,7 +185,7 @@ fn window_and_cap() {
                 assert!(t >= ms(1000) && t <= ms(2010), "{f}")
             }
             FaultAction::Cont(_) | FaultAction::ExitAfterSends(_) => {}
-            FaultAction::ExitAfterChoices(_) => panic!("{f}"),
+            FaultAction::ExitAfterChoices(_) | FaultAction::Term(_) => panic!("{f}"),
         }
     }
     assert!(c.timed_count() > 0);

@@ -30,7 +30,7 @@ fn cli_errors_read_as_before() {
     assert_eq!(
         parse_fault("1.0:kill").map(|_| ()).unwrap_err().to_string(),
         "fault \"1.0:kill\": missing '@' (expected R.K:kill@T, R.K:stop@T, R.K:cont@T, \
-         R.K:exit@sends=N or R.K:exit@choices=N)"
+         R.K:term@T, R.K:exit@sends=N or R.K:exit@choices=N)"
     );
     assert_eq!(
         parse_export("=v").map(|_| ()).unwrap_err().to_string(),

@@ -89,7 +89,10 @@ pub fn per_proc(faults: &[Fault], rank: u32, replica: u32) -> Vec<Var> {
             FaultAction::ExitAfterChoices(n) => {
                 env.push((vars::FAULT_EXIT_AFTER_CHOICES.into(), n.to_string()));
             }
-            FaultAction::Kill(_) | FaultAction::Stop(_) | FaultAction::Cont(_) => {}
+            FaultAction::Kill(_)
+            | FaultAction::Stop(_)
+            | FaultAction::Cont(_)
+            | FaultAction::Term(_) => {}
         }
     }
     env

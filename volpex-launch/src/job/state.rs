@@ -177,9 +177,10 @@ impl JobState {
             .faults
             .iter()
             .filter_map(|f| match f.action {
-                FaultAction::Kill(at) | FaultAction::Stop(at) | FaultAction::Cont(at) => {
-                    Some(Timer { at, fault: *f })
-                }
+                FaultAction::Kill(at)
+                | FaultAction::Stop(at)
+                | FaultAction::Cont(at)
+                | FaultAction::Term(at) => Some(Timer { at, fault: *f }),
                 FaultAction::ExitAfterSends(_) | FaultAction::ExitAfterChoices(_) => None,
             })
             .collect();
@@ -607,6 +608,7 @@ impl JobState {
                 FaultAction::Kill(_) => Signal::SIGKILL,
                 FaultAction::Stop(_) => Signal::SIGSTOP,
                 FaultAction::Cont(_) => Signal::SIGCONT,
+                FaultAction::Term(_) => Signal::SIGTERM,
                 FaultAction::ExitAfterSends(_) | FaultAction::ExitAfterChoices(_) => continue,
             };
             // Whichever incarnation of the replica is current at this moment.

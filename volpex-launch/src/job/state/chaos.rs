@@ -48,7 +48,10 @@ impl JobState {
             let states: Vec<Live> = self.slots.iter().map(|&i| live(&self.procs[i])).collect();
             for fault in chaos.decide(now, &states) {
                 let at = match fault.action {
-                    FaultAction::Kill(t) | FaultAction::Stop(t) | FaultAction::Cont(t) => t,
+                    FaultAction::Kill(t)
+                    | FaultAction::Stop(t)
+                    | FaultAction::Cont(t)
+                    | FaultAction::Term(t) => t,
                     FaultAction::ExitAfterSends(_) | FaultAction::ExitAfterChoices(_) => continue,
                 };
                 self.timers.push(Timer { at, fault });
