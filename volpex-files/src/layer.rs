@@ -150,6 +150,14 @@ pub(crate) struct State {
     pub syncs: BTreeMap<Seq, FileId>,
     /// The layer cannot go on here (diverged, lost the launcher).
     pub problem: Option<String>,
+    /// The problem ends this replica: it retires once it said why.
+    pub retiring: bool,
+    /// The journal holds every entry after this one: what is not applied yet, and, for a
+    /// replica that replays its rank's program from before its writer's point, all it
+    /// wrote since it started (to read it back as it was).
+    pub kept: Seq,
+    /// Such a replica keeps its entries until it has produced this many operations.
+    pub hold_until: Option<Seq>,
 }
 
 pub(crate) struct Shared {
@@ -271,6 +279,9 @@ pub fn activate(id: Identity, connect: Connect) {
         decided: BTreeMap::new(),
         syncs: BTreeMap::new(),
         problem: None,
+        retiring: false,
+        kept: 0,
+        hold_until: None,
     };
     let fresh = SHARED
         .set(Shared {
@@ -324,7 +335,7 @@ pub fn finish() {
                 sh,
                 &mut g,
                 "the writer to apply this replica's files",
-                |s| !s.journal.is_empty(),
+                State::pending,
             );
         }
         g.finished = true;
@@ -423,6 +434,7 @@ pub fn restore(bytes: &[u8]) {
     g.produced = s.produced;
     g.trace = s.trace;
     g.role.applied = s.applied;
+    g.kept = s.applied;
     g.journal = Journal::default();
     for e in s.journal {
         g.journal.push(e);
@@ -484,6 +496,10 @@ impl State {
             return;
         }
         let became = d.you_write && !(self.role.writing && self.role.epoch == d.epoch);
+        if !self.role.heard && d.applied > self.done_through() {
+            // It starts behind its writer: it replays, and keeps what it writes.
+            self.hold_until = Some(d.applied);
+        }
         self.role.heard = true;
         self.role.epoch = d.epoch;
         self.role.writer = d.writer;
@@ -531,11 +547,7 @@ impl State {
             }
         }
         self.role.writing = d.you_write;
-        let applied = self.known_applied();
-        self.journal.trim_through(applied);
-        if self.journal.is_empty() && self.role.writing {
-            self.own_applied = self.own_applied.max(self.done_through().min(applied));
-        }
+        self.retain();
     }
 
     /// Takes the next number, folding the operation's header into the trace.
@@ -568,9 +580,34 @@ impl State {
             }
         }
         self.journal.push(e);
-        // Applied already (this replica replays what its writer applied).
-        let applied = self.known_applied();
-        self.journal.trim_through(applied);
+        self.retain();
+    }
+
+    /// Whether the journal holds operations the writer has not applied.
+    pub(crate) fn pending(&self) -> bool {
+        self.journal.after(self.known_applied()).next().is_some()
+    }
+
+    /// Drops the entries the journal need not hold any more: those applied, unless this
+    /// replica still replays from before its writer's point (and they fit).
+    pub(crate) fn retain(&mut self) {
+        if let Some(h) = self.hold_until {
+            let full = self.journal.bytes() > self.cfg.journal_bytes_max;
+            if self.done_through() >= h || full {
+                if full {
+                    log::warn!(
+                        "replica {}.{}: replaying, its files' operations outgrew VOLPEX_FILES_JOURNAL_BYTES: a file rewritten before operation {h} cannot be read back as it was",
+                        self.id.rank,
+                        self.id.replica
+                    );
+                }
+                self.hold_until = None;
+            }
+        }
+        if self.hold_until.is_none() {
+            self.kept = self.known_applied();
+            self.journal.trim_through(self.kept);
+        }
     }
 
     /// The outcome of operation `seq`: the writer's record when it has one (this replica
@@ -671,6 +708,7 @@ impl State {
 
     /// Records a problem that ends this replica: reported, then it retires.
     fn fail(&mut self, msg: String) {
+        self.retiring = true;
         if self.problem.is_none() {
             eprintln!("volpex[{}.{}] {msg}", self.id.rank, self.id.replica);
             self.problem = Some(msg);
@@ -827,7 +865,7 @@ impl State {
     /// Reads the file system's copy of `file` (as applied through `applied`) at `off`.
     fn read_base(&mut self, file: FileId, off: u64, buf: &mut [u8]) -> Result<usize, c_int> {
         let now = self.model.file(file).and_then(|f| f.path.clone());
-        let Some(path) = overlay::path_at(&self.journal, self.known_applied(), file, now) else {
+        let Some(path) = overlay::path_at(&self.journal, self.kept, file, now) else {
             return Ok(0);
         };
         self.check_replay(&path)?;
@@ -915,8 +953,28 @@ fn op<T>(f: impl FnOnce(&'static Shared, &mut MutexGuard<'_, State>) -> Handled<
     let _op = sh.ops.lock();
     inside(|| {
         let mut g = sh.state.lock();
-        f(sh, &mut g)
+        let r = f(sh, &mut g);
+        if g.retiring && !g.finished {
+            retire(sh, &mut g);
+        }
+        r
     })
+}
+
+/// Ends this replica, once the launcher heard why (or after a second): its program must
+/// not go on with what the layer could not give it.
+fn retire(sh: &Shared, g: &mut MutexGuard<'_, State>) -> ! {
+    g.outbox.dirty = true;
+    g.outbox.urgent = true;
+    sh.cond.notify_all();
+    let start = Instant::now();
+    while !g.outbox.problem_sent
+        && !matches!(g.link, Link::Down)
+        && start.elapsed() < Duration::from_secs(1)
+    {
+        sh.cond.wait_for(g, Duration::from_millis(20));
+    }
+    real::exit_now(g.id.retire_code)
 }
 
 fn done<T>(
@@ -1089,11 +1147,15 @@ pub fn read(fd: c_int, buf: &mut [u8], at: Option<u64>) -> Result<usize, c_int> 
         let (file, offset, n) = g.model.read(fd, buf.len() as u64, at)?;
         let out = &mut buf[..n as usize];
         let mut disk = vec![0u8; out.len()];
-        let got = g.read_base(file, offset, &mut disk)?;
-        let applied = g.known_applied();
+        let kept = g.kept;
+        let got = if overlay::reads_disk(&g.journal, kept, file) {
+            g.read_base(file, offset, &mut disk)?
+        } else {
+            0
+        };
         overlay::read(
             &g.journal,
-            applied,
+            kept,
             file,
             offset,
             out,

@@ -45,6 +45,20 @@ pub fn path_at(
     path
 }
 
+/// Whether a read of `file` needs the file system's copy: the journal after `applied`
+/// neither created it nor cut it to nothing.
+pub fn reads_disk(journal: &Journal, applied: Seq, file: FileId) -> bool {
+    !journal.after(applied).any(|e| match &e.op {
+        Op::Open {
+            file: f,
+            create,
+            truncate,
+            ..
+        } => *f == file && (*create || *truncate),
+        _ => false,
+    })
+}
+
 /// Fills `buf` with `file`'s bytes at `offset` (the caller clamped `buf` to the file's
 /// size). `base(offset, buf)` reads the file system's copy and returns how many bytes it
 /// had (the rest reads as zeros).

@@ -165,11 +165,10 @@ fn settle(g: &mut State, done: Vec<(Seq, u64, Applied)>) {
         g.outbox.mutated.extend(a.mutated);
         g.own_applied = g.own_applied.max(seq);
     }
-    let applied = g.own_applied;
-    g.journal.trim_through(applied);
-    if g.journal.is_empty() {
+    if !g.pending() {
         g.own_applied = g.own_applied.max(g.done_through());
     }
+    g.retain();
     g.outbox.dirty = true;
 }
 
@@ -178,8 +177,9 @@ fn report(g: &mut State, now: Instant) -> (Option<Vec<u8>>, Option<Duration>) {
     if !matches!(g.link, Link::Up(_)) {
         return (None, None);
     }
-    if g.role.writing && g.journal.is_empty() {
+    if g.role.writing && !g.pending() {
         g.own_applied = g.own_applied.max(g.done_through());
+        g.retain();
     }
     let applied = if g.role.writing { g.own_applied } else { 0 };
     let state = (g.produced, applied, g.finished);
