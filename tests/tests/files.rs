@@ -103,8 +103,11 @@ fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 fn fresh_dir() -> TempDir {
     let dir = TempDir::new("files");
     for rank in 0..2 {
-        std::fs::write(dir.0.join(format!("append-{rank}.txt")), b"before the job\n")
-            .expect("make a file the program appends to");
+        std::fs::write(
+            dir.0.join(format!("append-{rank}.txt")),
+            b"before the job\n",
+        )
+        .expect("make a file the program appends to");
     }
     dir
 }
@@ -152,7 +155,12 @@ fn strs(v: &[String]) -> Vec<&str> {
 /// the results are, and that no replica failed its own checks.
 fn same_as_reference(p: &Program, refr: &Reference, args: &[&str]) -> Run {
     let dir = fresh_dir();
-    let r = run(args, &p.exe, &strs(&(p.args)(&dir.0.to_string_lossy())), DEADLINE);
+    let r = run(
+        args,
+        &p.exe,
+        &strs(&(p.args)(&dir.0.to_string_lossy())),
+        DEADLINE,
+    );
     r.assert_no_leftovers();
     assert_eq!(
         results(&r),
@@ -187,10 +195,19 @@ fn same_as_reference(p: &Program, refr: &Reference, args: &[&str]) -> Run {
         .and_then(|j| j["processes"].as_array())
         .into_iter()
         .flatten()
-        .filter(|p| p["detail"].as_str().is_some_and(|d| d.contains("exited with code")))
+        .filter(|p| {
+            p["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("exited with code"))
+        })
         .map(|p| format!("{}.{}: {}", p["rank"], p["replica"], p["detail"]))
         .collect();
-    assert!(failed.is_empty(), "{} {args:?}: {failed:?}\n{}", p.name, r.stderr);
+    assert!(
+        failed.is_empty(),
+        "{} {args:?}: {failed:?}\n{}",
+        p.name,
+        r.stderr
+    );
     r
 }
 
@@ -238,7 +255,11 @@ fn faults() -> Vec<(Vec<String>, (u64, u64))> {
             vec![format!("0.0:kill@{EARLY}"), format!("0.1:kill@{MIDDLE}")],
             (0, 1),
         ),
-        f(3, vec![s("1.2:kill@0.4"), format!("1.0:kill@{LATE}")], (1, 0)),
+        f(
+            3,
+            vec![s("1.2:kill@0.4"), format!("1.0:kill@{LATE}")],
+            (1, 0),
+        ),
     ]
 }
 
@@ -272,7 +293,14 @@ fn a_regenerated_replica_replaying_the_program_never_truncates_its_ranks_files()
     let refr = reference(&p);
     for round in 0..5 * rounds() {
         let at = 0.3 + 0.2 * (round % 5) as f64;
-        let args = ["-n", "2", "-r", "2", "--fault", &format!("0.0:kill@{at:.1}")];
+        let args = [
+            "-n",
+            "2",
+            "-r",
+            "2",
+            "--fault",
+            &format!("0.0:kill@{at:.1}"),
+        ];
         let r = same_as_reference(&p, &refr, &args);
         landed(&r, 0, 0, &format!("round {round}"));
         let replayed = r
@@ -284,4 +312,108 @@ fn a_regenerated_replica_replaying_the_program_never_truncates_its_ranks_files()
             .any(|x| x["rank"] == 0 && x["replica"] == 0 && x["incarnation"] == 1);
         assert!(replayed, "round {round}: no new incarnation\n{}", r.stderr);
     }
+}
+
+/// A tmpfs of `size` mounted on a fresh directory, unmounted and removed when dropped
+/// (also when the test fails).
+struct Mount(TempDir);
+
+impl Mount {
+    fn tmpfs(options: &str) -> Mount {
+        let dir = TempDir::new("files-mount");
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(&dir.0)
+            .status()
+            .expect("run mount");
+        assert!(
+            st.success(),
+            "mount -t tmpfs -o {options} failed (root is needed)"
+        );
+        Mount(dir)
+    }
+
+    fn remount(&self, options: &str) {
+        let st = Command::new("mount")
+            .args(["-o", &format!("remount,{options}")])
+            .arg(&self.0 .0)
+            .status()
+            .expect("run mount");
+        assert!(st.success(), "mount -o remount,{options} failed");
+    }
+
+    fn names(&self) -> Vec<String> {
+        contents(&self.0 .0).into_keys().collect()
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0 .0).status();
+    }
+}
+
+/// A full disk: every write the disk refused reaches the program as its call's error
+/// (fclose and close say ENOSPC, MPIX_Output_commit MPI_ERR_NO_SPACE) in every replica,
+/// no output is published short, and the job fails naming the file and the reason.
+/// Then a read-only file system: the opens fail with EROFS and MPI_ERR_READ_ONLY.
+#[test]
+#[cfg_attr(
+    not(feature = "root-tests"),
+    ignore = "needs root: mounts a small tmpfs"
+)]
+fn a_full_or_read_only_disk_is_the_programs_error_and_fails_the_job() {
+    let build_dir = TempDir::new("files-build");
+    let exe = build("volpexcc", &build_dir, "c/full.c", "full");
+    for r in ["1", "2"] {
+        let m = Mount::tmpfs("size=64k");
+        let dir = m.0 .0.to_string_lossy().into_owned();
+        let run = run(&["-n", "2", "-r", r], &exe, &[&dir, "102400"], DEADLINE);
+        run.assert_no_leftovers();
+        assert_eq!(run.code, Some(74), "-r {r}: {}\n{}", run.stdout, run.stderr);
+        for rank in 0..2 {
+            for line in [
+                format!("rank {rank} fclose: No space left on device; commit: class 36"),
+                format!("rank {rank} close: No space left on device"),
+            ] {
+                assert!(
+                    run.stdout.lines().any(|l| l == line),
+                    "-r {r}: no {line:?} in\n{}",
+                    run.stdout
+                );
+            }
+        }
+        assert!(
+            run.stderr.contains("error: rank ")
+                && run.stderr.contains(".out-")
+                && run.stderr.contains("ENOSPC (No space left on device"),
+            "-r {r}: {}",
+            run.stderr
+        );
+        // Nothing published, no temporary left: only what plain writes made.
+        assert_eq!(m.names(), ["plain-0.dat", "plain-1.dat"], "-r {r}");
+
+        m.remount("ro");
+        let run = read_only_run(&exe, r, &dir);
+        for rank in 0..2 {
+            for line in [
+                format!("rank {rank} output open: class 40"),
+                format!("rank {rank} open: Read-only file system"),
+            ] {
+                assert!(
+                    run.stdout.lines().any(|l| l == line),
+                    "-r {r}: no {line:?} in\n{}",
+                    run.stdout
+                );
+            }
+        }
+    }
+}
+
+/// The read-only run: the program handles its errors and ends well.
+fn read_only_run(exe: &Path, r: &str, dir: &str) -> Run {
+    let run = run(&["-n", "2", "-r", r], exe, &[dir, "4096"], DEADLINE);
+    run.assert_no_leftovers();
+    run.ok();
+    run
 }

@@ -154,6 +154,7 @@ mod tests {
             },
             splits: vec![(0, 1, vec![1, 2, 3])],
             sends: 9,
+            files: vec![4, 2],
             app: b"state".to_vec(),
         };
         let b = s.encode().unwrap();

@@ -71,6 +71,8 @@ pub(crate) struct Config {
 const JOURNAL_BYTES_DEFAULT: usize = 256 << 20;
 /// A wait this long says so in the log (once per wait).
 const WAIT_NOTE: Duration = Duration::from_secs(10);
+/// How long a close or fsync waits for the writer's word on it.
+const SYNC_WAIT: Duration = Duration::from_secs(5);
 
 /// What the launcher said (see `protocol::Down`).
 #[derive(Debug, Default)]
@@ -655,41 +657,41 @@ impl State {
         outcome
     }
 
-    /// Whether the writer's application up to `seq` waits for other replicas (a gated
-    /// entry no replica's progress has released yet).
-    fn gated_through(&self, seq: Seq) -> bool {
-        self.journal
-            .after(self.own_applied)
-            .take_while(|e| e.seq <= seq)
-            .any(|e| e.gate == crate::journal::Gate::Everyone && self.role.gate < e.seq)
-    }
-
-    /// The outcome of close or fsync operation `seq` on `file`: what the disk said, where
-    /// this replica writes and nothing but its own work stands before it (it waits for its
-    /// own files thread); else a failure already known for the file, or success (a failure
-    /// found later fails the job, and this replica's later writes to the file).
+    /// The outcome of close or fsync operation `seq` on `file`: what the disk said to the
+    /// writer when it applied the file through it (a full disk, a quota), waited for up
+    /// to `SYNC_WAIT` (the writer is usually ahead: the record is there); past that,
+    /// a failure already known for the file, or success (a failure found later fails the
+    /// job, and this replica's later writes to the file). The wait is bounded so that a
+    /// writer slowed down (its team replays a lost replica) slows the others down by no
+    /// more; it cannot deadlock (the writer reaches the close without any other replica's
+    /// help but the messages its program needs).
     fn synced(
         sh: &Shared,
         g: &mut MutexGuard<'_, State>,
         seq: Seq,
         file: FileId,
     ) -> Result<(), c_int> {
-        if g.role.writing {
-            wait_while(
-                sh,
-                g,
-                "this replica's files thread to apply a close or fsync",
-                |s| s.role.writing && s.own_applied < seq && !s.gated_through(seq),
-            );
-            if let Some(r) = g.role.outcomes.remove(&seq) {
-                return match r.outcome {
-                    Outcome::Ok { .. } => Ok(()),
-                    Outcome::Failed { errno } => Err(errno),
-                };
-            }
-        }
         if !g.finished {
             g.syncs.insert(seq, file);
+            let start = Instant::now();
+            while g.syncs.contains_key(&seq)
+                && start.elapsed() < SYNC_WAIT
+                && g.problem.is_none()
+                && !matches!(g.link, Link::Down)
+            {
+                g.outbox.dirty = true;
+                g.outbox.urgent = true;
+                sh.cond.notify_all();
+                sh.cond.wait_for(g, Duration::from_millis(20));
+            }
+            if g.syncs.contains_key(&seq) {
+                log::info!(
+                    "replica {}.{}: no word from the writer (replica {}) on file operation {seq} after {SYNC_WAIT:?}; going on",
+                    g.id.rank,
+                    g.id.replica,
+                    g.role.writer
+                );
+            }
         }
         match g.sticky.get(&file) {
             Some(&e) => Err(e),

@@ -137,21 +137,16 @@ fn settle(g: &mut State, done: Vec<(Seq, u64, Applied)>) {
                 trace,
             };
             g.outbox.recorded.push(r);
-            match g.syncs.remove(&seq) {
-                // Its program did not wait for it: a failure is the file's from now on.
-                Some(file) => {
-                    if let Outcome::Failed { errno } = outcome {
-                        g.sticky.insert(file, errno);
-                    }
-                }
-                None => {
-                    g.role.outcomes.insert(seq, r);
+            // A failure is the file's from now on (its program waits for this).
+            if let Some(file) = g.syncs.remove(&seq) {
+                if let Outcome::Failed { errno } = outcome {
+                    g.sticky.insert(file, errno);
                 }
             }
             g.outbox.urgent = true;
         }
         if let Some(f) = a.failure {
-            log::error!(
+            log::warn!(
                 "replica {}.{}: {} of {} failed: {}",
                 g.id.rank,
                 g.id.replica,

@@ -82,6 +82,22 @@ pub fn seed(comm: c_int, salt: u64) -> Result<u64> {
     Ok(state::comm(comm)?.rank_seed(salt))
 }
 
+/// The error class of an I/O error (MPI-3.1 section 13.7, the I/O error classes):
+/// a full disk is MPI_ERR_NO_SPACE, a quota MPI_ERR_QUOTA, a read-only file system
+/// MPI_ERR_READ_ONLY, a permission MPI_ERR_ACCESS, a missing directory
+/// MPI_ERR_NO_SUCH_FILE, anything else MPI_ERR_IO.
+pub fn io_class(e: &std::io::Error) -> c_int {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::StorageFull => class::NO_SPACE,
+        K::QuotaExceeded => class::QUOTA,
+        K::ReadOnlyFilesystem => class::READ_ONLY,
+        K::PermissionDenied => class::ACCESS,
+        K::NotFound | K::NotADirectory => class::NO_SUCH_FILE,
+        _ => class::IO,
+    }
+}
+
 /// Output files begun (MPIX_Output_open) and not committed yet, by the path named.
 static OUTPUTS: Mutex<Vec<(String, OutputFile)>> = Mutex::new(Vec::new());
 
@@ -98,7 +114,7 @@ pub fn output_open(path: &str) -> Result<String> {
             .as_ref()
             .ok_or_else(|| MpiError::new(class::OTHER, "MPI is not running"))?;
         u.create_output(path)
-            .map_err(|e| MpiError::new(class::IO, format!("{path}: {e}")))
+            .map_err(|e| MpiError::new(io_class(&e), format!("{path}: {e}")))
     })?;
     let writable = out.writable_path().to_string_lossy().into_owned();
     let mut outs = OUTPUTS.lock();
@@ -110,7 +126,9 @@ pub fn output_open(path: &str) -> Result<String> {
 }
 
 /// MPIX_Output_commit: puts the output begun for `path` at its path (one complete copy,
-/// in one atomic rename). The program must have closed (or flushed) what it wrote.
+/// in one atomic rename). The program must have closed (or flushed) what it wrote; a
+/// write the disk refused (ENOSPC, EDQUOT) is this call's error, and nothing is
+/// published.
 pub fn output_commit(path: &str) -> Result<()> {
     let out = {
         let mut outs = OUTPUTS.lock();
@@ -122,7 +140,7 @@ pub fn output_commit(path: &str) -> Result<()> {
         outs.remove(i).1
     };
     out.commit()
-        .map_err(|e| MpiError::new(class::IO, format!("{path}: {e}")))
+        .map_err(|e| MpiError::new(io_class(&e), format!("{path}: {e}")))
 }
 
 /// Discards the output begun for `path`, if any.

@@ -141,6 +141,16 @@ pub mod class {
     pub const REQUEST: c_int = 19;
     /// MPI_ERR_IO.
     pub const IO: c_int = 32;
+    /// MPI_ERR_ACCESS: permission denied.
+    pub const ACCESS: c_int = 20;
+    /// MPI_ERR_NO_SPACE: the disk is full.
+    pub const NO_SPACE: c_int = 36;
+    /// MPI_ERR_NO_SUCH_FILE.
+    pub const NO_SUCH_FILE: c_int = 37;
+    /// MPI_ERR_QUOTA: over a disk quota.
+    pub const QUOTA: c_int = 39;
+    /// MPI_ERR_READ_ONLY: a read-only file or file system.
+    pub const READ_ONLY: c_int = 40;
     /// MPI_ERR_INFO_KEY.
     pub const INFO_KEY: c_int = 29;
     /// MPI_ERR_INFO: an invalid info object.

@@ -23,9 +23,9 @@ use volpex::SystemOperation;
 use volpex_tests::check;
 
 fn mix(h: u64, bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(1_099_511_628_211))
+    bytes.iter().fold(h, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(1_099_511_628_211)
+    })
 }
 
 fn record(rank: i32, step: usize) -> Vec<u8> {
@@ -53,8 +53,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (log_p, data_p, app_p) = (p("log").with_extension("txt"), p("data"), p("append"));
     let data_p = data_p.with_extension("bin");
     let app_p = app_p.with_extension("txt");
-    let (state_p, tmp_p) = (p("state").with_extension("txt"), p("state").with_extension("tmp"));
-    let (cut_p, gone_p) = (p("cut").with_extension("bin"), p("gone").with_extension("txt"));
+    let (state_p, tmp_p) = (
+        p("state").with_extension("txt"),
+        p("state").with_extension("tmp"),
+    );
+    let (cut_p, gone_p) = (
+        p("cut").with_extension("bin"),
+        p("gone").with_extension("txt"),
+    );
     let ok = |cond: bool, what: &str| check("files", cond, &format!("rank {rank}: {what}"));
 
     let mut log = BufWriter::new(File::create(&log_p)?);
@@ -69,13 +75,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut sum = 14_695_981_039_346_656_037u64;
     for step in 1..=steps {
         let mut all = 0i64;
-        world.all_reduce_into(&(rank as i64 + step as i64), &mut all, SystemOperation::sum())?;
+        world.all_reduce_into(
+            &(rank as i64 + step as i64),
+            &mut all,
+            SystemOperation::sum(),
+        )?;
         writeln!(log, "rank {rank} step {step} all {all}")?;
         log.flush()?;
 
         let rec = record(rank, step);
         let end = data.seek(SeekFrom::End(0))?;
-        ok(end == 16 + (step as u64 - 1) * 64, "data length before a record");
+        ok(
+            end == 16 + (step as u64 - 1) * 64,
+            "data length before a record",
+        );
         data.write_all(&rec)?;
         let hdr = format!("HDR step={step:06}\n").into_bytes();
         data.write_all_at(&hdr, 0)?;

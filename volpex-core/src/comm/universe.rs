@@ -238,18 +238,19 @@ impl Universe {
         self.inner.replicas
     }
 
-    /// Starts writing an output file at `path` (its directory must exist), the way a
-    /// replicated program writes its results: every replica writes its own copy where
-    /// nobody sees it, and `OutputFile::commit` puts a complete copy at `path` in one
-    /// atomic rename. Whatever replicas die, mid-write or not, `path` holds either
-    /// nothing or one complete copy from a replica that finished it, and no temporary
-    /// file stays behind. The bytes written must be the same in every replica of the
-    /// rank (the determinism contract), and different ranks must write different paths.
+    /// Starts writing an output file at `path` (its directory must exist): the rank
+    /// writes a temporary next to it, and `OutputFile::commit` syncs it and renames it
+    /// over `path` in one atomic step. Whatever replicas die, mid-write or not, `path`
+    /// holds either nothing or one complete copy (see `docs/FILES.md`: one replica of the
+    /// rank writes, the others check); a temporary the disk could not take whole is never
+    /// renamed, and `commit` returns the error. The bytes written must be the same in
+    /// every replica of the rank (the determinism contract), and different ranks must
+    /// write different paths.
     pub fn create_output(
         &self,
         path: impl AsRef<std::path::Path>,
     ) -> std::io::Result<super::OutputFile> {
-        let who = super::output::Writer::from_env(self.inner.me.rank, self.inner.me.replica);
+        let who = super::output::Writer::from_env(self.inner.me.rank);
         super::OutputFile::create(path.as_ref(), who)
     }
 }
