@@ -222,6 +222,18 @@ impl Coordinator {
                 );
             }
         }
+        for f in up.unseen {
+            if !r.damaged.contains(&f.path) {
+                r.damaged.push(f.path.clone());
+                out.push(Effect::Damaged {
+                    rank,
+                    message: format!(
+                        "rank {rank}: replica {rank}.{replica} does not see {} as its writer wrote it ({}): the files of a job on several hosts must be on a file system they share",
+                        f.path, f.what
+                    ),
+                });
+            }
+        }
         if let Some(p) = up.problem {
             out.push(Effect::Note {
                 rank,

@@ -97,6 +97,7 @@ pub(crate) struct Outbox {
     pub mutated: Vec<(String, Seq)>,
     pub failures: Vec<Failure>,
     pub written: Vec<Written>,
+    pub unseen: Vec<Failure>,
     /// Something changed since the last report.
     pub dirty: bool,
     /// Someone waits for it: send at once.
@@ -340,6 +341,10 @@ pub fn finish() {
                 State::pending,
             );
         }
+        if g.problem.is_none() {
+            let unseen = unseen(&g.model);
+            g.outbox.unseen = unseen;
+        }
         g.finished = true;
         g.outbox.dirty = true;
         g.outbox.urgent = true;
@@ -441,6 +446,34 @@ pub fn restore(bytes: &[u8]) {
     for e in s.journal {
         g.journal.push(e);
     }
+}
+
+/// The closed files of the rank that this replica's host does not see as the model says
+/// (they must be there, at least as large, once the writer applied everything): its host
+/// and the writer's do not share a file system. An open makes a network file system
+/// show the file as its last close left it.
+fn unseen(model: &Model) -> Vec<Failure> {
+    let mut out = Vec::new();
+    for (path, size) in model.closed_files() {
+        let Some(c) = cpath(&path) else { continue };
+        let seen = real::open(&c, libc::O_RDONLY, 0).and_then(|fd| {
+            let st = real::fstat(fd);
+            let _ = real::close(fd);
+            st
+        });
+        let what = match seen {
+            // Larger: other ranks may write the same file.
+            Ok(st) if st.st_size as u64 >= size => continue,
+            Ok(st) => format!("{} bytes, {size} written", st.st_size),
+            Err(e) => format!("{size} bytes written, {}", protocol::errno_name(e)),
+        };
+        out.push(Failure {
+            path: path.display().to_string(),
+            what,
+            errno: 0,
+        });
+    }
+    out
 }
 
 #[derive(Serialize)]

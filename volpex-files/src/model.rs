@@ -126,6 +126,15 @@ impl Model {
         self.fds.get(&fd).and_then(|d| self.descs.get(d))
     }
 
+    /// The files of the rank that exist and no descriptor holds open: path and size.
+    pub fn closed_files(&self) -> Vec<(Arc<Path>, u64)> {
+        self.files
+            .values()
+            .filter(|f| f.open == 0)
+            .filter_map(|f| f.path.clone().map(|p| (p, f.size)))
+            .collect()
+    }
+
     /// Whether any file is open for writing (a checkpoint cannot carry it).
     pub fn open_for_writing(&self) -> Vec<String> {
         let mut v: Vec<String> = self

@@ -87,6 +87,9 @@ pub struct Up {
     /// This replica cannot go on with its files (it diverged, or cannot replay them):
     /// said once, then it exits.
     pub problem: Option<String>,
+    /// Files this replica does not see as its writer wrote them, at its end (its host
+    /// does not share the file system): the job must fail.
+    pub unseen: Vec<Failure>,
 }
 
 /// What the writer applied and decided since its last report.

@@ -209,6 +209,7 @@ fn report(g: &mut State, now: Instant) -> (Option<Vec<u8>>, Option<Duration>) {
         finished: g.finished,
         writer,
         written: std::mem::take(&mut g.outbox.written),
+        unseen: std::mem::take(&mut g.outbox.unseen),
         problem: if g.outbox.problem_sent {
             None
         } else {

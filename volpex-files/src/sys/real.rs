@@ -261,6 +261,14 @@ pub fn stat(path: &CStr) -> Result<libc::stat64, c_int> {
     check(unsafe { raw_stat(path.as_ptr(), &mut st) }).map(|_| st)
 }
 
+/// fstat(2).
+pub fn fstat(fd: c_int) -> Result<libc::stat64, c_int> {
+    // SAFETY: all-zero bytes are a valid `stat64` (plain integers).
+    let mut st: libc::stat64 = unsafe { std::mem::zeroed() };
+    // SAFETY: a writable stat buffer.
+    check(unsafe { raw_fstat(fd, &mut st) }).map(|_| st)
+}
+
 /// Whether the effective user may access `path` with `mode` (W_OK, ...): EACCES, EROFS.
 pub fn access(path: &CStr, mode: c_int) -> Result<(), c_int> {
     // SAFETY: a NUL-terminated path.
