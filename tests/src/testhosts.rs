@@ -406,6 +406,29 @@ impl TestNet {
         pids.len()
     }
 
+    /// Restarts sshd on host `i` in a mount namespace of its own in which `dir` is an
+    /// empty tmpfs: what the host's processes write there, the other hosts do not see
+    /// (a host that does not share that file system with the rest). The tmpfs goes with
+    /// the host's processes.
+    pub fn hide(&mut self, i: usize, dir: &Path) {
+        self.stop_sshd(i);
+        let cfg = self.dir.join(format!("sshd{i}.conf"));
+        let script = format!(
+            "mount -t tmpfs tmpfs '{}' && exec /usr/sbin/sshd -D -e -f '{}'",
+            dir.display(),
+            cfg.display()
+        );
+        let child = Command::new("ip")
+            .args(["netns", "exec", &self.ns(i), "sh", "-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start sshd");
+        self.sshd[i] = Some(child);
+        self.wait_ssh(i, Duration::from_secs(20));
+    }
+
     /// Stops sshd on host `i` (the host answers, but ssh is refused).
     pub fn stop_sshd(&mut self, i: usize) {
         if let Some(Some(mut c)) = self.sshd.get_mut(i).map(Option::take) {

@@ -417,3 +417,96 @@ fn read_only_run(exe: &Path, r: &str, dir: &str) -> Run {
     run.ok();
     run
 }
+
+/// Runs `exe` over the test hosts of `net` (two slots each), from their head.
+#[cfg(feature = "root-tests")]
+fn run_on_hosts(
+    net: &volpex_tests::testhosts::TestNet,
+    extra: &[&str],
+    exe: &Path,
+    args: &[&str],
+) -> Run {
+    let lines: Vec<String> = (0..net.len())
+        .map(|i| format!("{} slots=2", net.name(i)))
+        .collect();
+    let hf = net.hostfile("hosts.txt", &lines);
+    let ssh = net.ssh_cmd();
+    let hf = hf.to_string_lossy().into_owned();
+    let mut la = vec!["--ssh-cmd", ssh.as_str(), "--hosts", hf.as_str()];
+    la.extend_from_slice(extra);
+    volpex_tests::spawn_with(&["ip", "netns", "exec", &net.head()], &[], &la, exe, args)
+        .wait(DEADLINE)
+}
+
+/// On several hosts sharing the file system (the test hosts see the machine's, as
+/// hosts see an NFS export or a bind mount): the rank's writer on one host, its sibling
+/// on another; the writer killed mid-run: every file is the failure-free run's.
+#[test]
+#[cfg_attr(
+    not(feature = "root-tests"),
+    ignore = "needs root: test hosts in network namespaces"
+)]
+fn files_of_a_job_on_several_hosts_sharing_the_file_system() {
+    #[cfg(feature = "root-tests")]
+    {
+        let build_dir = TempDir::new("files-build");
+        let p = programs(&build_dir)
+            .into_iter()
+            .next()
+            .expect("the C program");
+        let refr = reference(&p);
+        let net = volpex_tests::testhosts::TestNet::new(2);
+        let dir = fresh_dir();
+        let d = dir.0.to_string_lossy().into_owned();
+        let r = run_on_hosts(
+            &net,
+            &[
+                "-n",
+                "2",
+                "-r",
+                "2",
+                "--fault",
+                &format!("0.0:kill@{MIDDLE}"),
+            ],
+            &p.exe,
+            &strs(&(p.args)(&d)),
+        );
+        r.assert_no_leftovers();
+        assert_eq!(results(&r), refr.results, "{}\n{}", r.stdout, r.stderr);
+        assert!(
+            contents(&dir.0) == refr.files,
+            "the files differ\n{}",
+            r.stderr
+        );
+        landed(&r, 0, 0, "on hosts");
+    }
+}
+
+/// A host that does not see the others' file system (the test directory is a tmpfs of
+/// its own there): the job fails, naming the file and why, instead of ending well with
+/// files that are not where the program wrote them.
+#[test]
+#[cfg_attr(
+    not(feature = "root-tests"),
+    ignore = "needs root: test hosts in network namespaces"
+)]
+fn a_host_that_does_not_share_the_file_system_fails_the_job() {
+    #[cfg(feature = "root-tests")]
+    {
+        let build_dir = TempDir::new("files-build");
+        let exe = build("volpexcc", &build_dir, "c/full.c", "full");
+        let mut net = volpex_tests::testhosts::TestNet::new(2);
+        let dir = TempDir::new("files-hidden");
+        net.hide(1, &dir.0);
+        let d = dir.0.to_string_lossy().into_owned();
+        let r = run_on_hosts(&net, &["-n", "2", "-r", "2"], &exe, &[&d, "8192"]);
+        r.assert_no_leftovers();
+        assert_eq!(r.code, Some(74), "{}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("as its writer wrote it")
+                && r.stderr.contains("must be on a file system they share"),
+            "{}",
+            r.stderr
+        );
+    }
+}

@@ -106,7 +106,11 @@ struct Rank {
     epoch: u32,
     writer: Writer,
     applied: Seq,
+    /// Recorded outcomes in the order they came (a close's comes when the writer applied
+    /// it, after the opens decided since), each once; and the highest operation.
     recorded: Vec<Recorded>,
+    recorded_seqs: std::collections::HashSet<Seq>,
+    recorded_through: Seq,
     mutated: Vec<(String, Seq)>,
     links: Vec<Option<Link>>,
     /// Live replicas, as the job knows them.
@@ -137,6 +141,8 @@ impl Coordinator {
                     writer: Writer::Nobody,
                     applied: 0,
                     recorded: Vec::new(),
+                    recorded_seqs: std::collections::HashSet::new(),
+                    recorded_through: 0,
                     mutated: Vec::new(),
                     links: vec![None; replicas as usize],
                     alive: Vec::new(),
@@ -195,9 +201,12 @@ impl Coordinator {
             let current = r.writer == Writer::Active { replica, inc } && w.epoch == r.epoch;
             if current {
                 r.applied = r.applied.max(w.applied);
-                let last = r.recorded.last().map_or(0, |x| x.seq);
-                r.recorded
-                    .extend(w.recorded.into_iter().filter(|x| x.seq > last));
+                for x in w.recorded {
+                    if r.recorded_seqs.insert(x.seq) {
+                        r.recorded_through = r.recorded_through.max(x.seq);
+                        r.recorded.push(x);
+                    }
+                }
                 r.mutated.extend(w.mutated);
                 for f in w.failures {
                     if !r.damaged.contains(&f.path) {
@@ -329,7 +338,7 @@ impl Rank {
             Writer::Lost { replica, .. } => (replica, None),
             Writer::Nobody => (u32::MAX, None),
         };
-        let recorded_through = self.recorded.last().map_or(0, |x| x.seq);
+        let recorded_through = self.recorded_through;
         let alive: Vec<(u32, u32)> = self
             .alive
             .iter()

@@ -102,6 +102,18 @@ pub enum Op {
 }
 
 impl Op {
+    /// Whether it moves or removes a name (where a file is on the file system).
+    pub fn renames(&self) -> bool {
+        match self {
+            Op::Rename { .. } | Op::Unlink { .. } | Op::Mkdir { .. } | Op::Rmdir { .. } => true,
+            Op::Open { .. }
+            | Op::Write { .. }
+            | Op::SetLen { .. }
+            | Op::Close { .. }
+            | Op::Sync { .. } => false,
+        }
+    }
+
     /// The file it concerns, if it names one.
     pub fn file(&self) -> Option<FileId> {
         match self {

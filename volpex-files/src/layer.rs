@@ -690,40 +690,50 @@ impl State {
         outcome
     }
 
-    /// The outcome of close or fsync operation `seq` on `file`: what the disk said to the
-    /// writer when it applied the file through it (a full disk, a quota), waited for up
-    /// to `SYNC_WAIT` (the writer is usually ahead: the record is there); past that,
-    /// a failure already known for the file, or success (a failure found later fails the
-    /// job, and this replica's later writes to the file). The wait is bounded so that a
-    /// writer slowed down (its team replays a lost replica) slows the others down by no
-    /// more; it cannot deadlock (the writer reaches the close without any other replica's
-    /// help but the messages its program needs).
+    /// The outcome of close or fsync operation `seq` on `file`: what the disk said when
+    /// the writer applied the file through it (a full disk, a quota). The writer waits for
+    /// its own files thread, which applies the file through here once every live replica
+    /// has produced what it must wait for; another replica waits for the writer's record
+    /// for `SYNC_WAIT` at most (the writer is usually ahead: the record is there), then
+    /// takes a failure already known for the file, or success (a failure found later
+    /// fails the job, and this replica's later writes to the file). So once a close
+    /// returns in the writer, and in the others when the record came, the file is on the
+    /// file system: a rank that reads it after a message from this one sees it. Neither
+    /// wait can deadlock: the writer reaches the close with no other replica's help but
+    /// the messages its program needs, and the others only need to come as far as it.
     fn synced(
         sh: &Shared,
         g: &mut MutexGuard<'_, State>,
         seq: Seq,
         file: FileId,
     ) -> Result<(), c_int> {
-        if !g.finished {
+        if let Some(r) = g.role.outcomes.remove(&seq) {
+            // The writer said it before this replica came here.
+            if let Outcome::Failed { errno } = r.outcome {
+                g.sticky.insert(file, errno);
+            }
+        } else if !g.finished {
             g.syncs.insert(seq, file);
             let start = Instant::now();
-            while g.syncs.contains_key(&seq)
-                && start.elapsed() < SYNC_WAIT
-                && g.problem.is_none()
-                && !matches!(g.link, Link::Down)
-            {
+            while g.syncs.contains_key(&seq) {
+                // The writer waits for its own files thread (which may wait for the others
+                // to come this far: they never wait for it longer than SYNC_WAIT).
+                if !g.role.writing && start.elapsed() >= SYNC_WAIT {
+                    log::info!(
+                        "replica {}.{}: no word from the writer (replica {}) on file operation {seq} after {SYNC_WAIT:?}; going on",
+                        g.id.rank,
+                        g.id.replica,
+                        g.role.writer
+                    );
+                    break;
+                }
+                if g.problem.is_some() || matches!(g.link, Link::Down) {
+                    break;
+                }
                 g.outbox.dirty = true;
                 g.outbox.urgent = true;
                 sh.cond.notify_all();
                 sh.cond.wait_for(g, Duration::from_millis(20));
-            }
-            if g.syncs.contains_key(&seq) {
-                log::info!(
-                    "replica {}.{}: no word from the writer (replica {}) on file operation {seq} after {SYNC_WAIT:?}; going on",
-                    g.id.rank,
-                    g.id.replica,
-                    g.role.writer
-                );
             }
         }
         match g.sticky.get(&file) {
@@ -1178,10 +1188,34 @@ pub fn write(fd: c_int, data: &[u8], at: Option<u64>) -> Result<usize, c_int> {
 
 /// read / pread (`at`) / readv.
 pub fn read(fd: c_int, buf: &mut [u8], at: Option<u64>) -> Result<usize, c_int> {
-    done(|_, g| {
+    done(|sh, g| {
         let (file, offset, n) = g.model.read(fd, buf.len() as u64, at)?;
         let out = &mut buf[..n as usize];
         let mut disk = vec![0u8; out.len()];
+        // Where the file is on the file system is certain only once the writer applied
+        // this replica's renames of it (it may be applying one now): wait for its word.
+        let moved = |s: &State| {
+            s.journal
+                .after(s.kept)
+                .filter(|e| e.op.renames() && e.op.file() == Some(file))
+                .map(|e| e.seq)
+                .last()
+        };
+        if !g.role.writing && overlay::reads_disk(&g.journal, g.kept, file) {
+            if let Some(m) = moved(g) {
+                let start = Instant::now();
+                while g.known_applied() < m
+                    && start.elapsed() < SYNC_WAIT
+                    && g.problem.is_none()
+                    && !matches!(g.link, Link::Down)
+                {
+                    g.outbox.dirty = true;
+                    g.outbox.urgent = true;
+                    sh.cond.notify_all();
+                    sh.cond.wait_for(g, Duration::from_millis(20));
+                }
+            }
+        }
         let kept = g.kept;
         let got = if overlay::reads_disk(&g.journal, kept, file) {
             g.read_base(file, offset, &mut disk)?

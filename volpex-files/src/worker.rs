@@ -72,6 +72,17 @@ fn run() {
         } else {
             Vec::new()
         };
+        // A name changes (rename, unlink, mkdir, rmdir) under the state's lock: a read
+        // of the file system's copy of a file then never finds it moved while the
+        // journal says it is not.
+        if let [e] = batch.as_slice() {
+            if e.op.renames() {
+                let a = applier.apply(e);
+                settle(&mut g, vec![(e.seq, e.trace, a)]);
+                sh.cond.notify_all();
+                continue;
+            }
+        }
         let now = Instant::now();
         let (report, wake) = report(&mut g, now);
         if batch.is_empty() && report.is_none() {
@@ -118,9 +129,13 @@ fn batch(g: &State) -> Vec<Entry> {
         if e.recorded_first && g.role.recorded_through < e.seq {
             break;
         }
+        // A name change goes alone (see `run`).
+        if e.op.renames() && !out.is_empty() {
+            break;
+        }
         bytes += e.bytes();
         out.push(e.clone());
-        if out.len() >= BATCH_ENTRIES || bytes >= BATCH_BYTES {
+        if out.len() >= BATCH_ENTRIES || bytes >= BATCH_BYTES || e.op.renames() {
             break;
         }
     }

@@ -629,13 +629,14 @@ int MPIX_Seed(MPI_Comm comm, uint64_t salt, uint64_t *seed);
  * MPIX_Output_open: begins the file at `path` (its directory must exist) and writes into
  * `tmp_path` (at most `maxlen` bytes with the NUL; MPIX_MAX_OUTPUT_PATH is always enough)
  * the path the program opens to write it: fopen(tmp_path, "w"), or a Fortran OPEN with
- * STATUS='UNKNOWN'. It names an unnamed file of this replica, so nothing appears at
- * `path` yet and a replica killed mid-write leaves nothing behind. Opening a path again
- * discards what was begun for it.
+ * STATUS='UNKNOWN'. It names the rank's temporary next to `path`, so nothing appears
+ * at `path` yet. Opening a path again discards what was begun for it.
  * MPIX_Output_commit: close the file first; then the bytes written appear at `path` in
- * one atomic rename (a sibling replica's commit replaces them with an equal copy). Every
- * replica of the rank must write the same bytes, and ranks different paths. An output
- * not committed by MPI_Finalize is discarded. */
+ * one atomic rename, one complete copy whatever replicas die. A write the disk refused
+ * is this call's error (MPI_ERR_NO_SPACE, MPI_ERR_QUOTA, MPI_ERR_READ_ONLY,
+ * MPI_ERR_ACCESS) and nothing is published. Every replica of the rank must write the
+ * same bytes, and ranks different paths. An output not committed by MPI_Finalize is
+ * discarded. */
 #define MPIX_MAX_OUTPUT_PATH 4096
 int MPIX_Output_open(const char *path, char *tmp_path, int maxlen);
 int MPIX_Output_commit(const char *path);
