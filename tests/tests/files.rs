@@ -314,6 +314,43 @@ fn a_regenerated_replica_replaying_the_program_never_truncates_its_ranks_files()
     }
 }
 
+/// `VOLPEX_VERIFY_OUTPUT=1`: a replica that writes other bytes than its sibling (here
+/// one line of the Rust program's log, same length) is caught at the file: the job
+/// fails naming the rank, the file and the offset. Without it the writer's bytes are
+/// written and the job ends well: the check is what catches silent corruption.
+#[test]
+fn replicas_that_write_different_bytes_are_caught_at_the_file() {
+    let dir = fresh_dir();
+    let d = dir.0.to_string_lossy().into_owned();
+    let mut args = rust_args(&d);
+    args.push("--diverge".into());
+    let unchecked = run(&["-n", "2", "-r", "2"], &bin("files"), &strs(&args), DEADLINE);
+    unchecked.assert_no_leftovers();
+    unchecked.ok();
+    let dir = fresh_dir();
+    let d = dir.0.to_string_lossy().into_owned();
+    let mut args = rust_args(&d);
+    args.push("--diverge".into());
+    let r = run(
+        &["-n", "2", "-r", "2", "-x", "VOLPEX_VERIFY_OUTPUT=1"],
+        &bin("files"),
+        &strs(&args),
+        DEADLINE,
+    );
+    r.assert_no_leftovers();
+    assert_eq!(r.code, Some(74), "{}\n{}", r.stdout, r.stderr);
+    // Rank 0's tenth line starts after nine lines `rank 0 step S all 2S+1`.
+    let offset: usize = (1..10)
+        .map(|s| format!("rank 0 step {s} all {}\n", 2 * s + 1).len())
+        .sum();
+    let want = format!("log-0.txt at offset {offset}");
+    assert!(
+        r.stderr.contains("output verification failed: rank 0") && r.stderr.contains(&want),
+        "no {want:?} in\n{}",
+        r.stderr
+    );
+}
+
 /// A tmpfs of `size` mounted on a fresh directory, unmounted and removed when dropped
 /// (also when the test fails).
 struct Mount(TempDir);

@@ -11,7 +11,9 @@
 //!                 over it) and read back with `fs::read_to_string`
 //!   cut-R.bin     cut with `set_len` every 5 steps, its length checked (`metadata`)
 //!   gone-R.txt    written, then removed at the end
-//! It prints a checksum of all it read. Arguments: `--dir DIR --steps N --work-ms MS`.
+//! It prints a checksum of all it read. Arguments: `--dir DIR --steps N --work-ms MS`;
+//! `--diverge`: replica 1 of rank 0 writes `STEP` for `step` in its log's tenth line (a
+//! replica gone wrong, for `VOLPEX_VERIFY_OUTPUT=1` to catch).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -49,6 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let universe = volpex::initialize()?;
     let world = universe.world();
     let rank = world.rank();
+    let diverge = args.iter().any(|a| a == "--diverge") && rank == 0 && universe.replica() == 1;
     let p = |stem: &str| dir.join(format!("{stem}-{rank}"));
     let (log_p, data_p, app_p) = (p("log").with_extension("txt"), p("data"), p("append"));
     let data_p = data_p.with_extension("bin");
@@ -80,7 +83,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &mut all,
             SystemOperation::sum(),
         )?;
-        writeln!(log, "rank {rank} step {step} all {all}")?;
+        let word = if diverge && step == 10 { "STEP" } else { "step" };
+        writeln!(log, "rank {rank} {word} {step} all {all}")?;
         log.flush()?;
 
         let rec = record(rank, step);
