@@ -340,3 +340,12 @@ pub fn thread_cpu_lists() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     }
     Ok(lines)
 }
+
+/// The CPUs the calling thread may run on (as volpexrun sees its own).
+pub fn allowed_cpus() -> Result<Vec<usize>, String> {
+    use nix::sched::{sched_getaffinity, CpuSet};
+    let set = sched_getaffinity(nix::unistd::Pid::from_raw(0)).map_err(|e| e.to_string())?;
+    Ok((0..CpuSet::count())
+        .filter(|&c| set.is_set(c).unwrap_or(false))
+        .collect())
+}

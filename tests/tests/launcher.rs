@@ -3,7 +3,8 @@
 
 use std::process::Command;
 use std::time::Duration;
-use volpex::bootstrap::affinity::{allowed_cpus, parse_cpus};
+use volpex_proto::launch::parse_cpus;
+use volpex_tests::allowed_cpus;
 use volpex_tests::{bin, example, run, spawn, volpexrun, TempPath};
 
 const LONG_RING: &[&str] = &["--rounds", "100000", "--work-ms", "1"];

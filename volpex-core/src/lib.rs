@@ -68,7 +68,6 @@ pub mod datatype;
 mod error;
 
 pub use collective::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
-pub use comm::communicator::abort_exit_code;
 pub use comm::{
     dims_create, initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess,
     CartesianCommunicator, CartesianLayout, Communicator, Group, Message, OutputFile, Process,
@@ -79,6 +78,7 @@ pub use datatype::{
     LayoutError, Partition, PartitionMut, Strided, StridedMut, Target,
 };
 pub use error::Error;
+pub use exit::abort_exit_code;
 // The runtime's diagnostics on stderr, for the programs that want them (never installed by
 // the library itself).
 pub use comm::universe::log_to_stderr;
@@ -86,26 +86,19 @@ pub use comm::universe::log_to_stderr;
 /// `volpex-derive` crate; see `datatype::derive` for its message form).
 pub use volpex_derive::Equivalence;
 
-// Runtime internals, public only for the launcher (`volpexrun`), the benchmarks and the
-// engine simulator of this workspace: not part of the API and not covered by semver.
-#[doc(hidden)]
-pub mod bootstrap;
-#[doc(hidden)]
-pub mod checkpoint;
-#[doc(hidden)]
-pub mod config;
-#[doc(hidden)]
+// The runtime beneath the API: private (the protocol itself is the `volpex-proto` crate).
+mod bootstrap;
+mod config;
+mod env;
+mod transport;
+
+/// The exit codes a replica ends with on its own (`volpex_proto::launch::exit`), for
+/// programs and bindings that report them.
 pub mod exit;
-#[doc(hidden)]
-pub mod message;
-#[doc(hidden)]
-pub mod pull;
-#[doc(hidden)]
-pub mod replica;
-#[doc(hidden)]
-pub mod transport;
-#[doc(hidden)]
-pub mod wire;
+
+/// Where the collective algorithms switch, in bytes and ranks (for tests and benchmarks
+/// that exercise both sides of each switch).
+pub use config::collective as collective_limits;
 
 /// Seconds since an arbitrary fixed point in the past (MPI_Wtime).
 pub fn wtime() -> f64 {

@@ -1,6 +1,6 @@
 //! The launcher's control server: one thread running a mio event loop that accepts replica
 //! connections, authenticates them with the job key (the sans-I/O handshake of
-//! `volpex::transport::auth`), takes their registration and forwards their control
+//! `volpex_proto::handshake`), takes their registration and forwards their control
 //! messages as events.
 //!
 //! A replica opens two connections: the control connection (`Register` first) and the
@@ -31,11 +31,11 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
-use volpex::message::ReplicaId;
-use volpex::transport::auth::{JobKey, PeerId};
-use volpex::transport::connection::{ConnState, Link, Step};
-use volpex::wire::control::{self, Liveness, ToLauncher};
-use volpex::wire::stream::{FrameReader, OutQueue, ReadStatus};
+use volpex_proto::handshake::{JobKey, PeerId};
+use volpex_proto::handshake::{Link, Step};
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::{self, Liveness, ToLauncher};
+use volpex_proto::wire::stream::{FrameReader, ReadStatus};
 
 use crate::job::event::{ControlEvent, Event};
 
@@ -50,7 +50,7 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// closes the oldest (a replica's handshake takes a round trip, a stranger's forever).
 pub const PENDING_MAX: usize = 64;
 /// Largest control message a replica may send.
-const CONTROL_PAYLOAD_BYTES_MAX: usize = volpex::config::CONTROL_PAYLOAD_BYTES_MAX;
+const CONTROL_PAYLOAD_BYTES_MAX: usize = volpex_proto::limits::CONTROL_PAYLOAD_BYTES_MAX;
 const LISTENER: Token = Token(0);
 /// After volpexrun itself stalled, what its replicas said meanwhile (a fence request
 /// against a sibling that has since exited, say) waits this long, so that the exits the
@@ -314,11 +314,7 @@ impl Server {
                         Conn {
                             stream,
                             reader,
-                            link: Link {
-                                state: ConnState::AwaitHello,
-                                out: OutQueue::default(),
-                                held: Vec::new(),
-                            },
+                            link: Link::accepting(),
                             role: Role::Pending { since: now },
                         },
                     );
@@ -432,7 +428,7 @@ impl Server {
                 }
                 Err(e) => {
                     failed = Some(e.to_string());
-                    Err(volpex::wire::header::WireError::Unexpected {
+                    Err(volpex_proto::wire::header::WireError::Unexpected {
                         kind: h.kind,
                         context: "(handshake failed)",
                     })
@@ -465,7 +461,7 @@ impl Server {
         &mut self,
         t: Token,
         peer: PeerId,
-        h: &volpex::wire::header::Header,
+        h: &volpex_proto::wire::header::Header,
         p: &[u8],
         now: Instant,
     ) -> bool {

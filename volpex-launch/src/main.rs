@@ -17,6 +17,7 @@
 //! dispatches to a subcommand; it must never decide anything about a job.
 #![deny(unsafe_code)]
 
+mod affinity;
 mod agent;
 mod binding;
 mod chaos;

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use serde::Serialize;
-use volpex::wire::control::ReplicaStats;
+use volpex_proto::wire::control::ReplicaStats;
 
 use crate::job::feedback::{Happening, Record};
 use crate::job::replica::{Replica, ReplicaState};
@@ -252,7 +252,7 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use volpex::message::ReplicaId;
+    use volpex_proto::message::ReplicaId;
 
     fn record(secs: u64, what: Happening) -> Record {
         Record {

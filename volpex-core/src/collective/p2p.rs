@@ -15,8 +15,8 @@
 //! every replica of a rank doing the same thing.
 
 use crate::error::Error;
-use crate::message::matching::RecvId;
 use bytemuck::Pod;
+use volpex_proto::message::matching::RecvId;
 
 use super::expect_len;
 

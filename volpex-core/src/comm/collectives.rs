@@ -25,7 +25,7 @@ use crate::datatype::{
     BufferMut, Elements, ElementsMut, Equivalence, Partition, PartitionMut, Target,
 };
 use crate::error::Error;
-use crate::message::matching::{Mode, RecvId};
+use volpex_proto::message::matching::{Mode, RecvId};
 
 impl PointToPoint for Communicator {
     fn shape(&self) -> (u32, u32) {

@@ -17,7 +17,7 @@ use super::universe::Inner;
 use super::{Status, Tag, TAG_UB};
 use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::error::Error;
-use crate::exit::EXIT_FAULT;
+use crate::exit::{self, abort_exit_code, End};
 
 /// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
 /// Clones share the same communicator.
@@ -31,18 +31,6 @@ pub struct Communicator {
     pub(super) members: Arc<Members>,
     /// Communicators created from this one so far (names the next one's context).
     created: Arc<AtomicU32>,
-}
-
-/// The exit code of `abort(code)`: `code` when it is a plain failure code (1-255,
-/// except the codes volpexrun reads as retired, orphaned, drained or an injected fault),
-/// else 1.
-pub fn abort_exit_code(code: i32) -> i32 {
-    use crate::exit::{EXIT_DRAINED, EXIT_ORPHANED, EXIT_RETIRED};
-    match code {
-        EXIT_RETIRED | EXIT_ORPHANED | EXIT_DRAINED | EXIT_FAULT => 1,
-        c @ 1..=255 => c,
-        _ => 1,
-    }
 }
 
 /// Who a receive names: one rank of the communicator, or any (`ANY_SOURCE`).
@@ -282,7 +270,7 @@ impl Communicator {
             "volpex: rank {} aborted the job (communicator {}, error code {code})",
             self.inner.me.rank, self.id
         );
-        std::process::exit(abort_exit_code(code))
+        exit::end(End::Abort(abort_exit_code(code)))
     }
 
     /// MPI_Sendrecv receiving a vector of `T` (tag 0).
@@ -355,7 +343,7 @@ impl Communicator {
         // large block stays out of the log, so small exchanges skip the check.
         let exclusive = !sends
             .iter()
-            .any(|(_, b)| b.len() >= crate::config::DIRECT_WRITE_BYTES_MIN)
+            .any(|(_, b)| b.len() >= volpex_proto::limits::DIRECT_WRITE_BYTES_MIN)
             || distinct(&dsts);
         let mut unsettled = Vec::with_capacity(sends.len());
         let mut result = Ok(());
@@ -419,7 +407,7 @@ impl Communicator {
                 "volpex[{}] exits after send {n} (fault injection)",
                 inner.me
             );
-            std::process::exit(EXIT_FAULT);
+            exit::end(End::Fault);
         }
         Ok(())
     }

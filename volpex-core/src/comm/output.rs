@@ -21,7 +21,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use crate::bootstrap::vars;
+use std::net::SocketAddr;
+
+use volpex_proto::message::ReplicaId;
 
 /// Who writes: names the temporaries of one replica of one job.
 #[derive(Debug, Clone)]
@@ -35,19 +37,18 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    /// This process, from its launch environment.
-    pub(crate) fn from_env(rank: u32, replica: u32) -> Writer {
-        let launcher = std::env::var(vars::LAUNCHER)
-            .unwrap_or_else(|_| format!("alone-{}", std::process::id()));
+    /// Incarnation `incarnation` of replica `me` in the job of the launcher at
+    /// `launcher` (`None`: a process alone).
+    pub(crate) fn new(launcher: Option<SocketAddr>, me: ReplicaId, incarnation: u32) -> Writer {
+        let launcher = launcher.map_or_else(
+            || format!("alone-{}", std::process::id()),
+            |a| a.to_string(),
+        );
         let job = blake3::hash(launcher.as_bytes()).to_hex()[..12].to_string();
-        let incarnation = std::env::var(vars::INCARNATION)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
         Writer {
             job,
-            rank,
-            replica,
+            rank: me.rank,
+            replica: me.replica,
             incarnation,
         }
     }

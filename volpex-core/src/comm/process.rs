@@ -14,8 +14,8 @@ use super::request::Request;
 use super::{Status, Tag};
 use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence, Target};
 use crate::error::Error;
-use crate::message::matching::{Matched, Mode};
-use crate::message::Key;
+use volpex_proto::message::matching::{Matched, Mode};
+use volpex_proto::message::Key;
 
 /// `MPI_ANY_SOURCE`: what `Process::rank` returns for `any_process()`.
 pub const ANY_SOURCE: i32 = -1;
@@ -211,7 +211,7 @@ impl<'a> Process<'a> {
         &self,
         tag: Option<Tag>,
         mode: Mode,
-    ) -> Result<crate::message::matching::RecvId, Error> {
+    ) -> Result<volpex_proto::message::matching::RecvId, Error> {
         let spec = self.comm.spec(self.comm.id(), self.partner, tag)?;
         self.comm.post(spec, mode)
     }
@@ -291,7 +291,7 @@ impl<'a> Process<'a> {
         let (key, data) = message(self.comm.wait(id)?)?;
         let len = data.len();
         let v = vec_from_bytes::<T>(&data);
-        crate::message::pool::recycle(data);
+        volpex_proto::message::pool::recycle(data);
         Ok((v?, self.comm.status_for(&key, len)))
     }
 

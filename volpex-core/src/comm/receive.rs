@@ -13,12 +13,12 @@ use bytes::Bytes;
 use super::communicator::{Communicator, Partner};
 use super::{Status, Tag};
 use crate::error::Error;
-use crate::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
-use crate::message::Key;
-use crate::pull::decision::CANCELLED_MATCH;
-use crate::pull::ChoiceState;
 use crate::transport::progress::AppGuard;
 use crate::transport::{Core, Landing};
+use volpex_proto::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
+use volpex_proto::message::Key;
+use volpex_proto::pull::decision::CANCELLED_MATCH;
+use volpex_proto::pull::ChoiceState;
 
 impl Communicator {
     /// What a receive from `from` with `tag` (`None`: any tag) in context `ctx` matches.
@@ -211,7 +211,7 @@ pub(crate) struct RecvInto<'b> {
     at: Option<usize>,
     /// The bytes that landed in the buffer straight from the socket.
     landed: Option<usize>,
-    result: Option<Result<Matched, crate::pull::RecvError>>,
+    result: Option<Result<Matched, volpex_proto::pull::RecvError>>,
 }
 
 impl<'b> RecvInto<'b> {
@@ -239,7 +239,7 @@ impl<'b> RecvInto<'b> {
             Some(n) if payload.is_empty() => check_whole(n, elem).map(|()| n)?,
             _ => {
                 let n = fill_bytes(buf, elem, &payload);
-                crate::message::pool::recycle(payload);
+                volpex_proto::message::pool::recycle(payload);
                 n?
             }
         };

@@ -21,8 +21,8 @@ use super::receive::message;
 use super::Status;
 use crate::datatype::Target;
 use crate::error::Error;
-use crate::message::matching::RecvId;
-use crate::pull::ChoiceState;
+use volpex_proto::message::matching::RecvId;
+use volpex_proto::pull::ChoiceState;
 
 enum State<'a> {
     Done(Status),
@@ -188,7 +188,7 @@ impl<'a> Request<'a> {
                         Target::Scattered(l) => Target::Scattered(Box::new(&mut **l)),
                     };
                     let n = deliver(target, *elem, &data);
-                    crate::message::pool::recycle(data);
+                    volpex_proto::message::pool::recycle(data);
                     let st = comm.status_for(&key, n?);
                     self.state = State::Received {
                         comm: comm.clone(),

@@ -13,12 +13,15 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
+use volpex_proto::launch::DIAG_PREFIX;
+use volpex_proto::message::ReplicaId;
+
+use super::output::Writer;
 use super::Communicator;
 use crate::bootstrap;
-use crate::config::Config;
+use crate::env;
 use crate::error::Error;
-use crate::message::ReplicaId;
-use crate::transport::{Core, Membership, Runtime};
+use crate::transport::{Core, Drain, Membership, Runtime};
 
 /// Shared state behind every communicator of a process.
 pub(crate) struct Inner {
@@ -43,6 +46,8 @@ pub(crate) struct Inner {
     pub(crate) awaiting_restore: AtomicBool,
     /// This process is a regenerated incarnation.
     pub(crate) regenerated: bool,
+    /// Who writes this replica's output files (`Universe::create_output`).
+    pub(crate) writer: Writer,
 }
 
 impl Inner {
@@ -67,6 +72,7 @@ impl Inner {
             restored_state: Mutex::new(None),
             awaiting_restore: AtomicBool::new(false),
             regenerated: false,
+            writer: Writer::new(None, me, 0),
         }
     }
 
@@ -91,11 +97,18 @@ pub struct Universe {
 /// whatever logger the application installed (none: they are dropped); `log_to_stderr`
 /// installs ours.
 pub fn initialize() -> Result<Universe, Error> {
-    let cfg = Config::from_env().map_err(Error::Launch)?;
+    let env = env::read()?;
+    let cfg = env.config;
     let start = Instant::now();
-    let inner = if bootstrap::launched() {
+    let drain = Arc::new(Drain::default());
+    let inner = if let Some(launch) = env.launch {
         let connect_timeout = cfg.connect_timeout;
-        let j = bootstrap::join(connect_timeout, cfg.tcp_congestion.as_deref())?;
+        let j = bootstrap::join(
+            &launch,
+            connect_timeout,
+            cfg.tcp_congestion.as_deref(),
+            &drain,
+        )?;
         // The job's processes on this host: those listening on our address.
         let mine = j
             .addrs
@@ -114,8 +127,7 @@ pub fn initialize() -> Result<Universe, Error> {
         let (hard_spin, spin, shared) = (cfg.hard_spin, cfg.spin, cfg.shared_host);
         let (core, waker) = Core::new(
             j.me,
-            j.ranks,
-            j.replicas,
+            (j.ranks, j.replicas),
             j.key,
             cfg,
             Some(j.listener),
@@ -127,15 +139,21 @@ pub fn initialize() -> Result<Universe, Error> {
                 catch_up: j.catch_up,
             },
             start,
+            drain,
         )
         .map_err(Error::EventLoopStart)?;
         let mut core = core;
-        core.exit_after_choices = j.exit_after_choices;
+        core.exit_after_choices = launch.exit_after_choices;
         let regenerated = j.catch_up.is_some();
-        let handed_over = if regenerated {
-            super::checkpoint::take_handover(&mut core, &j.key, j.incarnation, connect_timeout)?
-        } else {
-            None
+        let handed_over = match launch.handover.filter(|_| regenerated) {
+            Some(addr) => super::checkpoint::take_handover(
+                &mut core,
+                addr,
+                &j.key,
+                j.incarnation,
+                connect_timeout,
+            )?,
+            None => None,
         };
         let (rt, bg) = Runtime::start(core, waker);
         log::debug!(
@@ -152,9 +170,10 @@ pub fn initialize() -> Result<Universe, Error> {
             None
         };
         let mut inner = Inner::new(rt, j.me, (j.ranks, j.replicas), bg);
-        inner.exit_after_sends = j.exit_after_sends;
+        inner.exit_after_sends = launch.exit_after_sends;
         inner.launched = true;
         inner.regenerated = regenerated;
+        inner.writer = Writer::new(Some(launch.launcher), j.me, j.incarnation);
         if let Some(s) = snapshot {
             super::checkpoint::output_mark("restored", s.number);
             inner.checkpoints = AtomicU64::new(s.number);
@@ -169,14 +188,14 @@ pub fn initialize() -> Result<Universe, Error> {
         let me = ReplicaId::new(0, 0);
         let (core, waker) = Core::new(
             me,
-            1,
-            1,
+            (1, 1),
             [0; 32],
             cfg,
             None,
             None,
             Membership::alone(),
             start,
+            drain,
         )
         .map_err(Error::EventLoopStart)?;
         let (rt, bg) = Runtime::start(core, waker);
@@ -195,15 +214,8 @@ pub fn initialize() -> Result<Universe, Error> {
 /// already installed is left alone. The library never calls it itself.
 pub fn log_to_stderr() {
     use std::io::Write;
-    let who = format!(
-        "{}[{}.{}]",
-        bootstrap::DIAG_PREFIX,
-        std::env::var(bootstrap::vars::RANK).unwrap_or_else(|_| "0".into()),
-        std::env::var(bootstrap::vars::REPLICA).unwrap_or_else(|_| "0".into())
-    );
-    let level = std::env::var("VOLPEX_LOG")
-        .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| "warn".into());
+    let (rank, replica, level) = env::log_settings();
+    let who = format!("{DIAG_PREFIX}[{rank}.{replica}]");
     let _ = env_logger::Builder::new()
         .parse_filters(&level)
         .format(move |buf, rec| {
@@ -247,8 +259,7 @@ impl Universe {
         &self,
         path: impl AsRef<std::path::Path>,
     ) -> std::io::Result<super::OutputFile> {
-        let who = super::output::Writer::from_env(self.inner.me.rank, self.inner.me.replica);
-        super::OutputFile::create(path.as_ref(), who)
+        super::OutputFile::create(path.as_ref(), self.inner.writer.clone())
     }
 }
 

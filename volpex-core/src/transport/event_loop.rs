@@ -1,8 +1,8 @@
 //! `Core`: the mio poll, every connection, and the engine they feed.
 //!
-//! Owns the sockets, the routing of the engine's frames and the ends of the process the
-//! loop decides (retired, orphaned, injected fault; the codes are in `crate::exit`). Must
-//! never decide protocol questions (the engine does) nor define exit codes of its own.
+//! Owns the sockets, the routing of the engine's frames and the decisions to end the
+//! process the loop makes (orphaned, injected fault; `crate::exit` ends it). Must never
+//! decide protocol questions (the engine does).
 
 use std::io;
 use std::net::SocketAddr;
@@ -13,18 +13,21 @@ use std::time::{Duration, Instant};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use super::auth::{JobKey, PeerId};
-use super::connection::{Conn, Step};
+use volpex_proto::handshake::{JobKey, PeerId, Step};
+use volpex_proto::limits::{CONTROL_PAYLOAD_BYTES_MAX, FRAME_PAYLOAD_BYTES_MAX};
+use volpex_proto::message::matching::{Matched, RecvId};
+use volpex_proto::message::{Map, ReplicaId};
+use volpex_proto::pull::Engine;
+use volpex_proto::wire::header::WireError;
+use volpex_proto::wire::stream::{Landing, ReadStatus};
+use volpex_proto::wire::Frame;
+
+use super::connection::Conn;
+use super::drain::Drain;
 use super::send::DirectWrite;
 use super::spin::{BulkWindow, Spin};
-use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX};
-use crate::exit::{EXIT_FAULT, EXIT_ORPHANED};
-use crate::message::matching::{Matched, RecvId};
-use crate::message::{Map, ReplicaId};
-use crate::pull::Engine;
-use crate::wire::header::WireError;
-use crate::wire::stream::{Landing, ReadStatus};
-use crate::wire::Frame;
+use crate::config::Config;
+use crate::exit::{self, End};
 
 const LISTENER: Token = Token(0);
 
@@ -117,6 +120,8 @@ pub struct Core {
     pub(super) polled_at: Duration,
     /// The counters the launcher last got (see `stats`).
     pub(super) stats_sent: super::stats::StatsSent,
+    /// Where this replica stands with draining (shared with the heartbeat threads).
+    pub(super) drain: Arc<Drain>,
 }
 
 impl Core {
@@ -125,14 +130,14 @@ impl Core {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         me: ReplicaId,
-        ranks: u32,
-        replicas: u32,
+        (ranks, replicas): (u32, u32),
         key: JobKey,
         cfg: Config,
         listener: Option<TcpListener>,
         launcher: Option<std::net::TcpStream>,
         table: Membership,
         start: Instant,
+        drain: Arc<Drain>,
     ) -> io::Result<(Core, Waker)> {
         let Membership {
             addrs,
@@ -144,7 +149,7 @@ impl Core {
         let waker = Waker::new(poll.registry(), WAKER)?;
         super::keepalive::describe(cfg.peer_timeout);
         let mut core = Core {
-            engine: Engine::joining(me, ranks, replicas, cfg.clone(), &incarnations),
+            engine: Engine::joining(me, ranks, replicas, cfg.protocol.clone(), &incarnations),
             me,
             key,
             cfg,
@@ -171,6 +176,7 @@ impl Core {
             bulk: BulkWindow::default(),
             polled_at: Duration::ZERO,
             stats_sent: Default::default(),
+            drain,
         };
         if let Some(l) = core.listener.as_mut() {
             core.poll
@@ -184,7 +190,7 @@ impl Core {
             let mut conn = Conn::incoming(stream, Duration::ZERO)?;
             conn.register(core.poll.registry(), token, Interest::READABLE)?;
             conn.link.establish(PeerId::Launcher);
-            conn.reader.max_payload = crate::config::CONTROL_PAYLOAD_BYTES_MAX;
+            conn.reader.max_payload = CONTROL_PAYLOAD_BYTES_MAX;
             core.conns.insert(token, conn);
             core.launcher = Some(token);
         }
@@ -209,6 +215,21 @@ impl Core {
         let now = core.now();
         core.engine.start(now);
         Ok((core, waker))
+    }
+
+    /// The job key.
+    pub fn key(&self) -> &JobKey {
+        &self.key
+    }
+
+    /// This process's incarnation.
+    pub fn incarnation(&self) -> u32 {
+        self.incarnation
+    }
+
+    /// The tunables this loop runs with.
+    pub fn config(&self) -> &Config {
+        &self.cfg
     }
 
     /// Flags shared with the progress thread.
@@ -237,7 +258,7 @@ impl Core {
     /// message: it may compute next, and a pull that waited for its next call into the
     /// library would reach the sender after the send it was meant for (LU's pipeline: one
     /// step behind on every step).
-    pub fn take(&mut self, id: RecvId) -> Option<Result<Matched, crate::pull::RecvError>> {
+    pub fn take(&mut self, id: RecvId) -> Option<Result<Matched, volpex_proto::pull::RecvError>> {
         let now = self.now();
         let r = self.engine.take(now, id);
         if r.is_some() && self.engine.has_transmit() {
@@ -265,7 +286,7 @@ impl Core {
                     "volpex[{}] exits after choice {n} (fault injection)",
                     self.me
                 );
-                std::process::exit(EXIT_FAULT);
+                exit::end(End::Fault);
             }
         }
         while let Some((to, frame)) = self.engine.poll_transmit() {
@@ -449,12 +470,12 @@ impl Core {
         match peer {
             Some(PeerId::Launcher) => {
                 // A replica handing over is replaced: the grace bounds its life.
-                if !self.shutdown && !crate::bootstrap::handover::handing_over() {
+                if !self.shutdown && !self.drain.handing_over() {
                     log::error!(
                         "volpex: replica {}: connection to the launcher lost ({why}); exiting",
                         self.me
                     );
-                    std::process::exit(EXIT_ORPHANED);
+                    exit::end(End::Orphaned);
                 }
             }
             Some(PeerId::Replica(r, inc)) if self.is_stale(r, inc) => {
@@ -623,9 +644,7 @@ impl Core {
                 Ok(s) => {
                     // Frames right behind the one that ends the handshake may be large.
                     let limit = match s {
-                        Step::Established(PeerId::Launcher) => {
-                            Some(crate::config::CONTROL_PAYLOAD_BYTES_MAX)
-                        }
+                        Step::Established(PeerId::Launcher) => Some(CONTROL_PAYLOAD_BYTES_MAX),
                         Step::Established(PeerId::Replica(..)) => Some(FRAME_PAYLOAD_BYTES_MAX),
                         Step::Nothing | Step::Frame(..) => None,
                     };
@@ -643,7 +662,7 @@ impl Core {
         });
         if c.peer().is_some() {
             c.reader.max_payload = if c.peer() == Some(PeerId::Launcher) {
-                crate::config::CONTROL_PAYLOAD_BYTES_MAX
+                CONTROL_PAYLOAD_BYTES_MAX
             } else {
                 FRAME_PAYLOAD_BYTES_MAX
             };

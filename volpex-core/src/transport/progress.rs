@@ -22,7 +22,7 @@ use parking_lot::{Mutex, MutexGuard};
 use super::event_loop::{Core, Signals};
 use super::spin::Spin;
 use crate::config::{APP_ACTIVE_LOOK_MAX, APP_ACTIVE_WINDOW, APP_HANDOVER_SPIN, BACKGROUND_POLL};
-use crate::wire::stream::Landing;
+use volpex_proto::wire::stream::Landing;
 
 /// The shared runtime of one replica.
 pub struct Runtime {

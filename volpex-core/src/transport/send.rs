@@ -11,14 +11,17 @@ use std::time::{Duration, Instant};
 
 use mio::Token;
 
-use super::auth::PeerId;
+use volpex_proto::handshake::PeerId;
+use volpex_proto::limits::{DIRECT_WRITE_BYTES_MIN, HEADER_BYTES, UNLOGGED_BYTES_MIN};
+use volpex_proto::message::log::LogFull;
+use volpex_proto::message::{pool, Key, ReplicaId, ReqId};
+use volpex_proto::pull::WriteAhead;
+use volpex_proto::wire::frame::data_header;
+use volpex_proto::wire::stream::Landing;
+
 use super::event_loop::Core;
-use crate::config::{DIRECT_WRITE_BYTES_MIN, FULL_LOG_TURN, HEADER_BYTES, UNLOGGED_BYTES_MIN};
-use crate::message::log::LogFull;
-use crate::message::{pool, Key, ReplicaId, ReqId};
-use crate::pull::WriteAhead;
-use crate::wire::frame::data_header;
-use crate::wire::stream::Landing;
+use crate::config::FULL_LOG_TURN;
+use crate::error::Error;
 
 /// Why a send failed.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +38,16 @@ pub enum SendError {
     /// The log refused a message it had just made room for (a bug of ours).
     #[error("sender log refused a message it had room for: {0:?}")]
     LogRefused(LogFull),
+}
+
+impl From<SendError> for Error {
+    fn from(e: SendError) -> Self {
+        match e {
+            SendError::RankLost { rank } => Error::RankLost { rank },
+            SendError::Io(e) => Error::EventLoop(e),
+            SendError::LogRefused(full) => Error::LogRefused(full),
+        }
+    }
 }
 
 /// A send polls the sockets first when they were last polled longer ago than this (see
@@ -221,7 +234,7 @@ impl Core {
     /// the log.
     pub fn settle_all(&mut self, mut sends: Vec<Unsettled<'_>>) -> Result<(), SendError> {
         let longest = sends.iter().map(|u| u.bytes.len()).max().unwrap_or(0);
-        let until = Instant::now() + self.engine.config().settle_wait(longest);
+        let until = Instant::now() + self.cfg.settle_wait(longest);
         let waited = self.poll_until(until, |c| {
             c.release_awaited(&mut sends, &mut [])?;
             Ok(sends.iter().all(|u| c.delivered(u)))
@@ -404,7 +417,7 @@ impl Core {
         order: u64,
         len: usize,
     ) -> Result<bool, SendError> {
-        let until = Instant::now() + self.engine.config().confirm_wait(len);
+        let until = Instant::now() + self.cfg.confirm_wait(len);
         self.poll_until(until, |c| Ok(c.engine.delivered(comm, dst, order)))
     }
 

@@ -8,8 +8,8 @@
 use std::net::TcpStream;
 use std::time::Duration;
 
-use volpex::message::ReplicaId;
-use volpex::wire::control::ToLauncher;
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::ToLauncher;
 
 use crate::agent::FromAgent;
 use crate::output::Line;

@@ -18,7 +18,7 @@
 //! | 1 (`EXIT_LAUNCHER`) | volpexrun could not start or run the job (bad hosts, no reachable replica, ...) |
 //! | 2 | the command line is wrong (clap's usage error) |
 
-use volpex::message::ReplicaId;
+use volpex_proto::message::ReplicaId;
 
 use super::replica::ReplicaState;
 

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
-use volpex::message::ReplicaId;
+use volpex_proto::message::ReplicaId;
 
 use self::event::{ControlEvent, Event, HostEvent};
 use self::state::JobState;

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex::message::ReplicaId;
+use volpex_proto::message::ReplicaId;
 
 use super::exit_policy::{self, Grid, Verdict};
 use super::replica::{Host, HostState, Origin, Replica, ReplicaState};

@@ -65,7 +65,7 @@ mod tests {
     use std::time::Duration;
 
     use nix::sys::signal::Signal;
-    use volpex::message::ReplicaId;
+    use volpex_proto::message::ReplicaId;
 
     use super::super::super::replica::HostState;
     use super::super::super::step::{Action, Input};

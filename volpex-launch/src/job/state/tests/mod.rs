@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex::exit::EXIT_RETIRED;
-use volpex::message::ReplicaId;
-use volpex::wire::control::{ReplicaStats, ToLauncher, ToProcess};
+use volpex_proto::launch::exit::EXIT_RETIRED;
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::{ReplicaStats, ToLauncher, ToProcess};
 
 use super::super::exit_policy::Verdict;
 use super::super::replica::{HostState, ReplicaState};
@@ -436,7 +436,7 @@ fn a_preemption_notice_after_an_interrupt_is_an_ending() {
         Input::Message {
             id: id(0, 1),
             inc: 0,
-            msg: volpex::wire::control::ToLauncher::Draining {
+            msg: volpex_proto::wire::control::ToLauncher::Draining {
                 grace_ms: 30_000,
                 checkpoints: 0,
             },
