@@ -9,7 +9,6 @@
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
 
 use parking_lot::Mutex;
 
@@ -21,7 +20,7 @@ use super::Communicator;
 use crate::bootstrap;
 use crate::env;
 use crate::error::Error;
-use crate::transport::{Core, Drain, Membership, Runtime};
+use crate::transport::{Core, Drain, Membership, Runtime, SystemClock};
 
 /// Shared state behind every communicator of a process.
 pub(crate) struct Inner {
@@ -99,7 +98,7 @@ pub struct Universe {
 pub fn initialize() -> Result<Universe, Error> {
     let env = env::read()?;
     let cfg = env.config;
-    let start = Instant::now();
+    let clock = Arc::new(SystemClock::starting_now());
     let drain = Arc::new(Drain::default());
     let inner = if let Some(launch) = env.launch {
         let connect_timeout = cfg.connect_timeout;
@@ -138,7 +137,7 @@ pub fn initialize() -> Result<Universe, Error> {
                 incarnation: j.incarnation,
                 catch_up: j.catch_up,
             },
-            start,
+            clock,
             drain,
         )
         .map_err(Error::EventLoopStart)?;
@@ -194,7 +193,7 @@ pub fn initialize() -> Result<Universe, Error> {
             None,
             None,
             Membership::alone(),
-            start,
+            clock,
             drain,
         )
         .map_err(Error::EventLoopStart)?;

@@ -8,7 +8,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -17,14 +17,14 @@ use volpex_proto::handshake::{JobKey, PeerId, Step};
 use volpex_proto::limits::{CONTROL_PAYLOAD_BYTES_MAX, FRAME_PAYLOAD_BYTES_MAX};
 use volpex_proto::message::matching::{Matched, RecvId};
 use volpex_proto::message::{Map, ReplicaId};
-use volpex_proto::pull::Engine;
+use volpex_proto::pull::{Engine, Resumed};
 use volpex_proto::wire::header::WireError;
 use volpex_proto::wire::stream::{Landing, ReadStatus};
 use volpex_proto::wire::Frame;
 
+use super::clock::Clock;
 use super::connection::Conn;
 use super::drain::Drain;
-use super::send::DirectWrite;
 use super::spin::{BulkWindow, Spin};
 use crate::config::Config;
 use crate::exit::{self, End};
@@ -90,8 +90,6 @@ pub struct Core {
     pub(super) launcher: Option<Token>,
     /// Connections with frames queued since the last flush.
     pub(super) dirty: Vec<Token>,
-    /// DATA frames partly written straight from the sender's buffer (see `send`).
-    pub(super) direct: Vec<DirectWrite>,
     addrs: Vec<Vec<Option<SocketAddr>>>,
     /// This process's incarnation (see `ToProcess::Joining`).
     pub(super) incarnation: u32,
@@ -104,7 +102,8 @@ pub struct Core {
     /// A regenerated incarnation: caught up once it received this many messages.
     pub(super) catch_up: Option<u64>,
     next_token: usize,
-    start: Instant,
+    /// The transport's one clock (see `clock`).
+    clock: Arc<dyn Clock>,
     pub(super) shutdown: bool,
     signals: Arc<Signals>,
     /// Fault injection: exit right after making this many coordinated choices.
@@ -136,7 +135,7 @@ impl Core {
         listener: Option<TcpListener>,
         launcher: Option<std::net::TcpStream>,
         table: Membership,
-        start: Instant,
+        clock: Arc<dyn Clock>,
         drain: Arc<Drain>,
     ) -> io::Result<(Core, Waker)> {
         let Membership {
@@ -160,14 +159,13 @@ impl Core {
             peers: Map::default(),
             launcher: None,
             dirty: Vec::new(),
-            direct: Vec::new(),
             addrs,
             incarnation,
             incarnations,
             fenced_below: Map::default(),
             catch_up,
             next_token: FIRST_CONN,
-            start,
+            clock,
             shutdown: false,
             signals: Arc::new(Signals::default()),
             exit_after_choices: None,
@@ -239,7 +237,12 @@ impl Core {
 
     /// Time since the process joined, the engine's clock.
     pub fn now(&self) -> Duration {
-        self.start.elapsed()
+        self.clock.now()
+    }
+
+    /// The transport's clock.
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.clock.clone()
     }
 
     /// True once the launcher said the job is done (or is gone).
@@ -275,10 +278,10 @@ impl Core {
         self.flush();
     }
 
-    /// Moves every frame the engine wants sent now onto its connection, and the deferred
-    /// frames to peers that get a write anyway, then writes each connection that got
-    /// frames once (one `writev` for all of them). Not while a direct write is half done
-    /// (see `write_direct`).
+    /// Moves every frame the engine wants sent now onto its connection (the rests of
+    /// frames direct writes began first, each on its link), and the deferred frames to
+    /// peers that get a write anyway, then writes each connection that got frames once
+    /// (one `writev` for all of them).
     pub fn flush(&mut self) {
         if let Some(n) = self.exit_after_choices {
             if self.engine.stats().choices >= n {
@@ -288,6 +291,9 @@ impl Core {
                 );
                 exit::end(End::Fault);
             }
+        }
+        while let Some(r) = self.engine.poll_resumed() {
+            self.route_resumed(r);
         }
         while let Some((to, frame)) = self.engine.poll_transmit() {
             self.route(to, frame);
@@ -315,21 +321,9 @@ impl Core {
         if !self.engine_knows_alive(to) {
             return;
         }
-        let already = match &frame {
-            Frame::Data { key, req, .. } => self
-                .direct
-                .iter()
-                .position(|d| d.to == to && d.key == *key && d.req == *req)
-                .map(|i| {
-                    let d = self.direct.swap_remove(i);
-                    (d.token, d.written)
-                }),
-            _ => None,
-        };
-        let token = match (already, self.peers.get(&to)) {
-            (Some((t, _)), _) => t,
-            (None, Some(t)) => *t,
-            (None, None) => {
+        let token = match self.peers.get(&to) {
+            Some(t) => *t,
+            None => {
                 let now = self.now();
                 match self.dial(now, to) {
                     Some(t) => t,
@@ -340,18 +334,31 @@ impl Core {
                 }
             }
         };
-        let already = already.map(|(_, written)| written);
         let (h, payload) = frame.to_parts();
         if let Some(c) = self.conns.get_mut(&token) {
-            match already {
-                // Frames routed since the direct write began (a deferred speculative
-                // pull) must not land inside this frame on the wire.
-                Some(written) => c.link.out.push_front_rest(&h, payload, written),
-                None => c.send(h, payload),
-            }
-            if !self.dirty.contains(&token) {
-                self.dirty.push(token);
-            }
+            c.send(h, payload);
+            self.mark_dirty(token);
+        }
+    }
+
+    /// The rest of a frame a direct write began goes first on the link it began on
+    /// (frames routed there since, such as a deferred speculative pull, must not land
+    /// inside it on the wire), or nowhere if that connection is gone.
+    fn route_resumed(&mut self, r: Resumed) {
+        if !self.engine_knows_alive(r.to) {
+            return;
+        }
+        let token = Token(r.link as usize);
+        let (h, payload) = r.frame.to_parts();
+        if let Some(c) = self.conns.get_mut(&token) {
+            c.link.out.push_front_rest(&h, payload, r.written);
+            self.mark_dirty(token);
+        }
+    }
+
+    fn mark_dirty(&mut self, token: Token) {
+        if !self.dirty.contains(&token) {
+            self.dirty.push(token);
         }
     }
 
@@ -731,5 +738,49 @@ impl Core {
     /// (its reader must not change hands before the frame is complete).
     pub fn landing_in_progress(&self) -> bool {
         self.conns.values().any(|c| c.reader.is_landing())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicU64;
+
+    use super::*;
+
+    /// A clock the test moves by hand.
+    #[derive(Default)]
+    struct Manual(AtomicU64);
+
+    impl Clock for Manual {
+        fn now(&self) -> Duration {
+            Duration::from_micros(self.0.load(Ordering::SeqCst))
+        }
+    }
+
+    /// The loop reads time from the clock it was given, never from the system: a turn
+    /// that waits for nothing leaves it where it was, and moving it by hand is what the
+    /// engine sees.
+    #[test]
+    fn the_core_runs_on_the_clock_it_is_given() {
+        let clock = Arc::new(Manual::default());
+        clock.0.store(5_000_000, Ordering::SeqCst);
+        let (mut core, _waker) = Core::new(
+            ReplicaId::new(0, 0),
+            (1, 1),
+            [0; 32],
+            Config::default(),
+            None,
+            None,
+            Membership::alone(),
+            clock.clone(),
+            Arc::new(Drain::default()),
+        )
+        .expect("a core alone");
+        assert_eq!(core.now(), Duration::from_secs(5));
+        core.turn(Some(Duration::ZERO), false).expect("a turn");
+        assert_eq!(core.now(), Duration::from_secs(5));
+        clock.0.store(7_000_000, Ordering::SeqCst);
+        assert_eq!(core.now(), Duration::from_secs(7));
+        assert_eq!(core.clock().now(), Duration::from_secs(7));
     }
 }

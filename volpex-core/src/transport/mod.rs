@@ -6,6 +6,7 @@
 //! to peers, timeouts on connection setup, and the launcher control connection. Must never
 //! decide protocol questions (which replica, what to answer): that is the engine's job.
 
+mod clock;
 mod connection;
 mod drain;
 mod event_loop;
@@ -18,6 +19,7 @@ mod spin;
 mod stats;
 pub mod tuning;
 
+pub use clock::SystemClock;
 pub use drain::Drain;
 pub use event_loop::{Core, Membership};
 pub use progress::Runtime;

@@ -46,14 +46,14 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
         .expect("the receive pulls from its own team's replica");
     tx.handle_frame(now, receiver, pull.1);
     let ahead = tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN, Some(UNLOGGED_BYTES_MIN));
-    assert_eq!(ahead.waiters.len(), 1);
+    assert_eq!(ahead.writes.len(), 1);
     // Replica 1.1 is alive and has not asked: not everyone can confirm.
     assert!(!ahead.confirm);
     tx.handle_peer_down(now, ReplicaId::new(1, 1), true);
     let WriteAhead {
         key,
         order,
-        waiters,
+        writes,
         confirm,
     } = tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN, Some(UNLOGGED_BYTES_MIN));
     assert!(confirm);
@@ -70,7 +70,7 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
         sender,
         Frame::Data {
             key,
-            req: waiters[0].req,
+            req: writes[0].req,
             order,
             payload: Bytes::from_static(b"payload"),
             confirm: true,
@@ -97,6 +97,74 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
     );
     assert!(std::iter::from_fn(|| tx.poll_transmit())
         .any(|(to, f)| to == receiver && matches!(f, Frame::Gone { req: ReqId(99), .. })));
+}
+
+/// The engine is the only writer of wire bytes: the driver writes a large message's DATA
+/// from the sender's buffer with the header the engine made, reports how much went out,
+/// and once the message is logged the engine issues the rest on that link (nothing when
+/// it went out whole), and a plain DATA to a receiver no direct write reached.
+#[test]
+fn the_rest_of_a_direct_write_comes_from_the_engine_once_logged() {
+    let now = Duration::ZERO;
+    let (sender, receiver, mut tx, mut rx, spec) = sender_and_receiver(1);
+    // Two receives: pulls for the first two messages.
+    rx.post(now, spec.clone(), Mode::Receive);
+    rx.post(now, spec, Mode::Receive);
+    let pulls: Vec<Frame> =
+        std::iter::from_fn(|| rx.poll_transmit().or_else(|| rx.poll_deferred()))
+            .filter(|(t, f)| *t == sender && matches!(f, Frame::Pull { .. }))
+            .map(|(_, f)| f)
+            .collect();
+    assert_eq!(pulls.len(), 2, "{pulls:?}");
+    for p in pulls {
+        tx.handle_frame(now, receiver, p);
+    }
+    let _ = std::iter::from_fn(|| tx.poll_transmit()).count();
+    let len = 100_000;
+    let ahead = tx.write_ahead(COMM, 3, 1, len, None);
+    assert_eq!(ahead.writes.len(), 1, "one pull waits here");
+    let w = &ahead.writes[0];
+    assert_eq!(w.to, receiver);
+    let header = volpex_proto::wire::Header::decode(&w.header).expect("a valid header");
+    assert_eq!(header.len as usize, len);
+    assert!(!tx.wrote_ahead(COMM, 3, 1));
+    // 1000 bytes went out on link 7.
+    tx.handle_written(w.to, w.req, 1000, 7, ahead.confirm);
+    assert!(
+        tx.wrote_ahead(COMM, 3, 1),
+        "begun: it must be logged, not held"
+    );
+    assert!(
+        tx.poll_resumed().is_none(),
+        "nothing to resume before the log"
+    );
+    tx.send(now, COMM, 3, 1, Bytes::from(vec![5u8; len]))
+        .expect("the log has room");
+    let rest = tx.poll_resumed().expect("the rest of the DATA");
+    assert_eq!((rest.to, rest.written, rest.link), (receiver, 1000, 7));
+    assert!(matches!(rest.frame, Frame::Data { req, .. } if req == w.req));
+    assert!(
+        !std::iter::from_fn(|| tx.poll_transmit())
+            .any(|(to, f)| to == receiver && matches!(f, Frame::Data { .. })),
+        "the receiver does not get the DATA twice"
+    );
+    // The next message, written whole: nothing more to write once logged.
+    let ahead = tx.write_ahead(COMM, 3, 1, len, None);
+    assert_eq!(ahead.writes.len(), 1, "the second pull waits here");
+    let w = &ahead.writes[0];
+    tx.handle_written(
+        w.to,
+        w.req,
+        volpex_proto::limits::HEADER_BYTES + len,
+        7,
+        false,
+    );
+    tx.send(now, COMM, 3, 1, Bytes::from(vec![6u8; len]))
+        .expect("the log has room");
+    assert!(tx.poll_resumed().is_none(), "it went out whole");
+    assert!(!std::iter::from_fn(|| tx.poll_transmit())
+        .any(|(to, f)| to == receiver && matches!(f, Frame::Data { .. })));
+    assert_eq!(tx.stats().served, 2);
 }
 
 /// Taking a message leaves speculative pulls for the stream's next ones that wait for a

@@ -1,9 +1,14 @@
 //! The engine of one replica. Method kinds, in the order a driver uses them:
-//! getters; `handle_frame`, `handle_peer_down`, `handle_timeout` for inputs; `send`,
-//! `post`, `detach`, `make_choice` as commands; then `poll_transmit`, `poll_deferred`,
-//! `poll_event`, `poll_timeout` and `take` for outputs. Poll transmits after every input
-//! or command; deferred frames may wait for a write to their peer, or until the driver
-//! idles.
+//! getters; `handle_frame`, `handle_peer_down`, `handle_timeout`, `handle_written` for
+//! inputs; `send`, `post`, `detach`, `make_choice` as commands; then `poll_resumed`,
+//! `poll_transmit`, `poll_deferred`, `poll_event`, `poll_timeout` and `take` for outputs.
+//! Poll resumed frames and transmits after every input or command; deferred frames may
+//! wait for a write to their peer, or until the driver idles.
+//!
+//! The engine is the only writer of wire bytes: a large message's DATA frames start
+//! going out straight from the sender's buffer before it is logged, but the engine makes
+//! them (`write_ahead` gives the driver their headers), learns how much went out
+//! (`handle_written`) and issues the rest once the message is logged (`poll_resumed`).
 //!
 //! The engine composes one type per mechanism, each owning its state and tested alone:
 //!
@@ -53,17 +58,18 @@ use bytes::Bytes;
 use self::choices::{Coordination, EngineChooser};
 use self::fetches::{AskState, Fetches};
 use self::outbox::Outbox;
+pub use self::outbox::Resumed;
 use self::service::Service;
-pub use self::service::Waiter;
+use self::service::Waiter;
 use self::silence::Silence;
 pub use self::snapshot::SnapshotAnswer;
 use self::snapshot::Snapshots;
 use self::timers::{Timer, TimerTable};
 use super::decision::{slot_key, Slot, DECISION_CTX};
 use crate::config::Config;
-use crate::limits::DECISIONS_HELD_MAX;
+use crate::limits::{DECISIONS_HELD_MAX, HEADER_BYTES};
 use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
-use crate::message::{Consumed, Key, Map, ReplicaId, SendLog, Set, Want};
+use crate::message::{Consumed, Key, Map, ReplicaId, ReqId, SendLog, Set, Want};
 use crate::replica::Liveness;
 use crate::wire::control::ReplicaStats;
 use crate::wire::Frame;
@@ -130,11 +136,23 @@ pub struct WriteAhead {
     pub key: Key,
     /// Its order number among the sends to the destination on its communicator.
     pub order: u64,
-    /// Live replicas whose pulls for it are parked here: write it to them.
-    pub waiters: Vec<Waiter>,
-    /// Write it asking each to confirm it: it may skip the log once all did (see
+    /// Its DATA frames to the live replicas whose pulls for it are parked here.
+    pub writes: Vec<DirectWrite>,
+    /// The frames ask each receiver to confirm it: it may skip the log once all did (see
     /// `send_unlogged`).
     pub confirm: bool,
+}
+
+/// A DATA frame the driver writes straight from the sender's buffer: `header`, then the
+/// buffer. It reports how much went out with `Engine::handle_written`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectWrite {
+    /// The replica whose pull it answers.
+    pub to: ReplicaId,
+    /// That pull's id.
+    pub req: ReqId,
+    /// The frame's encoded header.
+    pub header: [u8; HEADER_BYTES],
 }
 
 /// The pull-protocol state of one replica.
@@ -516,6 +534,12 @@ impl Engine {
     /// True when frames wait to be put on the wire now (`poll_transmit`).
     pub fn has_transmit(&self) -> bool {
         self.out.has_transmit()
+    }
+
+    /// Next rest of a frame a direct write began: the driver writes it on its link before
+    /// anything else there (poll these before `poll_transmit`).
+    pub fn poll_resumed(&mut self) -> Option<Resumed> {
+        self.out.poll_resumed()
     }
 
     /// Next frame to put on the wire now. A pull whose message arrived (or was given up)

@@ -1,6 +1,6 @@
-//! What the engine hands its driver: frames to write now, frames that may wait for a
-//! write to their peer (speculative pulls), frames to itself (handled by the engine in
-//! the same call), and events. Owns only the queues and their order: frames to one peer
+//! What the engine hands its driver: the rests of frames a direct write began, frames to
+//! write now, frames that may wait for a write to their peer (speculative pulls), frames
+//! to itself (handled by the engine in the same call), and events. Owns only the queues and their order: frames to one peer
 //! leave in the order they were queued. Never decides what to send.
 
 use std::collections::VecDeque;
@@ -9,10 +9,27 @@ use super::EngineEvent;
 use crate::message::{ReplicaId, Want};
 use crate::wire::Frame;
 
+/// A frame whose first `written` bytes (header included) a direct write already put on
+/// link `link` (`Engine::write_ahead`, `Engine::handle_written`): the driver writes the
+/// rest on that link before anything else there, or nowhere if the link is gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resumed {
+    /// The replica it goes to.
+    pub to: ReplicaId,
+    /// The whole frame.
+    pub frame: Frame,
+    /// Bytes of the encoded frame already written.
+    pub written: usize,
+    /// The driver's name for the link they went on.
+    pub link: u64,
+}
+
 /// The engine's output queues.
 #[derive(Debug)]
 pub(super) struct Outbox {
     me: ReplicaId,
+    /// Rests of frames direct writes began.
+    resumed: VecDeque<Resumed>,
     transmit: VecDeque<(ReplicaId, Frame)>,
     /// Frames that may wait for the next write to their peer (speculative pulls).
     deferred: VecDeque<(ReplicaId, Frame)>,
@@ -25,6 +42,7 @@ impl Outbox {
     pub(super) fn new(me: ReplicaId) -> Outbox {
         Outbox {
             me,
+            resumed: VecDeque::new(),
             transmit: VecDeque::new(),
             deferred: VecDeque::new(),
             loopback: VecDeque::new(),
@@ -41,6 +59,12 @@ impl Outbox {
         }
     }
 
+    /// Queues the rest of a frame a direct write began (never to ourselves).
+    pub(super) fn resume(&mut self, r: Resumed) {
+        debug_assert_ne!(r.to, self.me, "a direct write to ourselves");
+        self.resumed.push_back(r);
+    }
+
     /// Queues `f` for `to` as a frame that may wait for a write to `to` (never to
     /// ourselves: those go on the loopback at once).
     pub(super) fn defer(&mut self, to: ReplicaId, f: Frame) {
@@ -53,7 +77,11 @@ impl Outbox {
 
     /// True when frames wait to be written now.
     pub(super) fn has_transmit(&self) -> bool {
-        !self.transmit.is_empty()
+        !self.transmit.is_empty() || !self.resumed.is_empty()
+    }
+
+    pub(super) fn poll_resumed(&mut self) -> Option<Resumed> {
+        self.resumed.pop_front()
     }
 
     /// A deferred pull for `want` goes now: the application waits for it. Returns

@@ -8,13 +8,15 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::service::Waiter;
+use super::outbox::Resumed;
+use super::service::{Waiter, Written};
 use super::timers::Timer;
-use super::{Engine, WriteAhead};
-use crate::limits::LATE_PULL;
+use super::{DirectWrite, Engine, WriteAhead};
+use crate::limits::{HEADER_BYTES, LATE_PULL};
 use crate::message::log::{LogFull, Lookup};
-use crate::message::{Key, ReplicaId, Want};
+use crate::message::{Key, ReplicaId, ReqId, Want};
 use crate::pull::decision::{slot_key, Slot, DECISION_CTX};
+use crate::wire::frame::data_header;
 use crate::wire::Frame;
 
 /// A logged message as it is served: key, order number, payload, and how many of this
@@ -31,11 +33,12 @@ impl Engine {
     // ---- commands and getters of the send path (see `transport::send`) ----
 
     /// What a driver may write before the next `send` to (comm, tag, dst) logs it: the
-    /// message's key and order number, the live replicas whose pulls for it are parked
-    /// here, and whether a message of `len` bytes may skip the log (it is at least
-    /// `skip_log_from` long and every live replica of `dst` waits for it, so all of them
-    /// can confirm it at once; `None`: never). No waiters when the message must carry
-    /// choices: those frames go before its DATA.
+    /// message's key and order number, the DATA frames to write straight from the
+    /// sender's buffer to the live replicas whose pulls for it are parked here (the driver
+    /// reports what went out with `handle_written`), and whether a message of `len` bytes
+    /// may skip the log (it is at least `skip_log_from` long and every live replica of
+    /// `dst` waits for it, so all of them can confirm it at once; `None`: never). No
+    /// writes when the message must carry choices: those frames go before its DATA.
     pub fn write_ahead(
         &self,
         comm: u32,
@@ -59,12 +62,60 @@ impl Engine {
         let confirm = skip_log_from.is_some_and(|min| len >= min)
             && !self.cfg.regenerate
             && self.all_replicas_waiting(dst, &waiters);
+        let writes = waiters
+            .iter()
+            .map(|w| DirectWrite {
+                to: w.from,
+                req: w.req,
+                header: data_header(&key, w.req, order, len, confirm).encode(),
+            })
+            .collect();
         WriteAhead {
             key,
             order,
-            waiters,
+            writes,
             confirm,
         }
+    }
+
+    /// The driver wrote the first `written` bytes (header included) of a DATA frame
+    /// `write_ahead` gave it, the answer to `to`'s pull `req`, on its link `link`: when
+    /// the message is logged, the engine issues the rest (`poll_resumed`), or nothing if
+    /// it went out whole. `confirm` is the `write_ahead` it came from's.
+    pub fn handle_written(
+        &mut self,
+        to: ReplicaId,
+        req: ReqId,
+        written: usize,
+        link: u64,
+        confirm: bool,
+    ) {
+        let w = Waiter { from: to, req };
+        debug_assert!(
+            self.service
+                .parked_wants()
+                .any(|want| self.service.is_parked(want, w)),
+            "{}: a direct write to {to} answers no parked pull",
+            self.me
+        );
+        if written > 0 {
+            self.service.note_written(
+                w,
+                Written {
+                    bytes: written,
+                    link,
+                    confirm,
+                },
+            );
+        }
+    }
+
+    /// Whether a direct write began the next send to (comm, tag, dst): it must be
+    /// logged (or confirmed), not held.
+    pub fn wrote_ahead(&self, comm: u32, tag: i32, dst: u32) -> bool {
+        let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
+        self.service.any_written(&Want::Key(key))
+            || self.service.any_written(&self.order_want(comm, dst, order))
     }
 
     /// Counts a send that waits for its pull before going out (`ReplicaStats::held`).
@@ -185,7 +236,9 @@ impl Engine {
         }
     }
 
-    /// Answers every pull parked for `want` with the message.
+    /// Answers every pull parked for `want` with the message. An answer a direct write
+    /// began goes on as the rest of that write, on its link (nothing, when it went out
+    /// whole).
     pub(super) fn serve_parked(
         &mut self,
         want: Want,
@@ -194,10 +247,32 @@ impl Engine {
         payload: &Bytes,
         choices: u64,
     ) {
-        for w in self.service.take(&want) {
-            if self.liveness.is_usable(w.from) {
-                self.stats.served += 1;
+        for (w, written) in self.service.take_answering(&want) {
+            if !self.liveness.is_usable(w.from) {
+                continue;
+            }
+            self.stats.served += 1;
+            let Some(written) = written else {
                 self.data_to(w, key, order, payload.clone(), choices, false);
+                continue;
+            };
+            // `write_ahead` offers no direct write of a message that carries choices.
+            debug_assert!(self.coord.may_leave(choices));
+            debug_assert!(written.bytes <= HEADER_BYTES + payload.len());
+            if written.bytes < HEADER_BYTES + payload.len() {
+                self.out.resume(Resumed {
+                    to: w.from,
+                    frame: Frame::Data {
+                        key,
+                        req: w.req,
+                        order,
+                        payload: payload.clone(),
+                        confirm: written.confirm,
+                        late: false,
+                    },
+                    written: written.bytes,
+                    link: written.link,
+                });
             }
         }
     }

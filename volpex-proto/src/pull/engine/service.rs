@@ -1,7 +1,8 @@
 //! The serving side's state: pulls parked here for messages not sent yet (who waits, with
-//! which request id), the acknowledgements of parked pulls not sent yet (when an ack
-//! delay is configured), and the messages held back by the output commit. Never answers
-//! anything itself: the engine does (see `serve`).
+//! which request id, and how much of its answer a direct write put on the wire already),
+//! the acknowledgements of parked pulls not sent yet (when an ack delay is configured),
+//! and the messages held back by the output commit. Never answers anything itself: the
+//! engine does (see `serve`).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use crate::message::{Map, ReplicaId, ReqId, Set, Want};
 
 /// A replica waiting for a message, and the id of its pull.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Waiter {
     /// The receiving replica.
     pub from: ReplicaId,
@@ -25,10 +26,23 @@ struct UnackedPull {
     waiter: Waiter,
 }
 
+/// How much of the DATA frame answering a parked pull a direct write put on a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Written {
+    /// Bytes of the encoded frame, header included.
+    pub(super) bytes: usize,
+    /// The driver's name for the link.
+    pub(super) link: u64,
+    /// Whether its header asked the receiver to confirm (`FLAG_CONFIRM`).
+    pub(super) confirm: bool,
+}
+
 /// Pulls parked here, their pending ACKs, and messages held by the output commit.
 #[derive(Debug, Default)]
 pub(super) struct Service {
     parked: Map<Want, Vec<Waiter>>,
+    /// Parked pulls whose answer a direct write began (see `Engine::handle_written`).
+    written: Map<Waiter, Written>,
     /// Parked pulls not yet acknowledged, in parking order.
     unacked: VecDeque<UnackedPull>,
     /// Parked wants whose message is logged but may not leave yet (output commit).
@@ -56,9 +70,40 @@ impl Service {
         self.parked.get(want).map_or(&[], Vec::as_slice)
     }
 
-    /// Takes every pull parked for `want` (to answer them).
+    /// Takes every pull parked for `want` (to answer them, or because no answer can
+    /// come).
     pub(super) fn take(&mut self, want: &Want) -> Vec<Waiter> {
-        self.parked.remove(want).unwrap_or_default()
+        let taken = self.parked.remove(want).unwrap_or_default();
+        if !self.written.is_empty() {
+            for w in &taken {
+                self.written.remove(w);
+            }
+        }
+        taken
+    }
+
+    /// Takes every pull parked for `want` to answer it, with how much of the answer a
+    /// direct write put on the wire already.
+    pub(super) fn take_answering(&mut self, want: &Want) -> Vec<(Waiter, Option<Written>)> {
+        let taken = self.parked.remove(want).unwrap_or_default();
+        taken
+            .into_iter()
+            .map(|w| (w, self.written.remove(&w)))
+            .collect()
+    }
+
+    /// A direct write put the first bytes of the answer to `w`'s pull on a link.
+    pub(super) fn note_written(&mut self, w: Waiter, written: Written) {
+        self.written.insert(w, written);
+    }
+
+    /// Whether a direct write began the answer to any pull parked for `want`.
+    pub(super) fn any_written(&self, want: &Want) -> bool {
+        !self.written.is_empty()
+            && self
+                .waiters(want)
+                .iter()
+                .any(|w| self.written.contains_key(w))
     }
 
     /// Every want with pulls parked here.
@@ -74,6 +119,7 @@ impl Service {
                 self.parked.remove(want);
             }
         }
+        self.written.remove(&w);
     }
 
     /// `peer` is dead: its pulls are forgotten.
@@ -82,6 +128,7 @@ impl Service {
             list.retain(|w| w.from != peer);
             !list.is_empty()
         });
+        self.written.retain(|w, _| w.from != peer);
     }
 
     /// The ACK of `w`'s pull for `want` goes at `due`.
@@ -186,6 +233,36 @@ mod tests {
         assert_eq!(s.due_acks(6 * MS), [(want(0), waiter(0, 1))]);
         assert_eq!(s.due_acks(8 * MS), []);
         assert_eq!(s.next_ack_due(), None);
+    }
+
+    #[test]
+    fn what_a_direct_write_began_is_answered_once_and_forgotten_with_its_pull() {
+        let mut s = Service::default();
+        let began = Written {
+            bytes: 9,
+            link: 4,
+            confirm: false,
+        };
+        s.park(want(0), waiter(0, 1));
+        s.park(want(0), waiter(1, 2));
+        s.note_written(waiter(0, 1), began);
+        assert!(s.any_written(&want(0)));
+        assert_eq!(
+            s.take_answering(&want(0)),
+            [(waiter(0, 1), Some(began)), (waiter(1, 2), None)]
+        );
+        assert!(!s.any_written(&want(0)));
+        // Cancelled, taken unanswered or dead: the mark goes with the pull.
+        s.park(want(1), waiter(0, 3));
+        s.note_written(waiter(0, 3), began);
+        s.cancel(&want(1), waiter(0, 3));
+        s.park(want(2), waiter(0, 4));
+        s.note_written(waiter(0, 4), began);
+        s.take(&want(2));
+        s.park(want(3), waiter(1, 5));
+        s.note_written(waiter(1, 5), began);
+        s.forget(ReplicaId::new(1, 1));
+        assert!(s.written.is_empty());
     }
 
     #[test]
