@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::compare::volpexrun;
+use crate::runs::volpexrun;
 
 /// The report line of a verified NPB run.
 const VERIFIED: &str = "Verification    =               SUCCESSFUL";

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::runs::{median, on_path, volpexrun};
+
 /// What to compare.
 #[derive(clap::Subcommand, Debug)]
 pub enum What {
@@ -119,28 +121,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-fn on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-/// The volpexrun launcher: $VOLPEX_RUN, next to this executable, or on PATH.
-pub(crate) fn volpexrun() -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os("VOLPEX_RUN") {
-        return Ok(PathBuf::from(p));
-    }
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let beside = exe.with_file_name("volpexrun");
-    if beside.is_file() {
-        return Ok(beside);
-    }
-    on_path("volpexrun").ok_or_else(|| {
-        "volpexrun not found next to volpex-bench or on PATH (build it: cargo build --release -p volpex-launch, or set VOLPEX_RUN)".into()
-    })
 }
 
 /// Rows of `size_bytes,lat_us,mbps` in a program's output.
@@ -287,15 +267,6 @@ fn load_average() -> String {
         .ok()
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|| "unknown".into())
-}
-
-pub(crate) fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 /// Both sides of a comparison: a compiled C program for Open MPI, and this binary's
@@ -534,11 +505,5 @@ mod tests {
         let rows = parse("size_bytes,lat_us,mbps\n8,10.5,0.8\nnoise\n16,11,1.5\n");
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[&8], (10.5, 0.8));
-    }
-
-    #[test]
-    fn median_of_odd_and_even() {
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
     }
 }

@@ -21,29 +21,24 @@
 //!
 //! ```text
 //!  API  lib.rs re-exports: comm/ (Universe, Communicator, Process, Request, receive,
-//!   |     collective methods) --uses--> collective/ (algorithms on collective::PointToPoint,
-//!   |     which comm implements; collective never imports comm)
+//!   |     collective methods, checkpoint, output files)
 //!   v
-//!  transport/  Core, the driver: event_loop (mio poll, routing), peers (dial, accept),
-//!   |          launcher (control link, finalize), send (the send command's writes),
-//!   |          progress (driver lock, background thread), auth (handshake)
-//!   | drives (now, event) -> frames
+//!  collective/ (algorithms on collective::PointToPoint, which comm implements)
+//!  bootstrap/  (joining a job: launcher connection, rendezvous, heartbeat, CPU binding,
+//!   |           the handover's blocking ends)
 //!   v
-//!  pull/  Engine, no I/O and no clock: fetches | service | choices (Coordination over
-//!   |     decision + foreign) | silence | timers (TimerTable) | outbox; logic in
-//!   |     receive, serve, choices
+//!  transport/  Core, the driver of the protocol engine (`volpex_proto::Engine`): the
+//!   |          mio event loop, peers, sends, the launcher link, draining; progress (who
+//!   |          drives when); clock (the transport's one clock)
 //!   v
-//!  message/ (key, matching, sender log, watermarks, pool)   replica/ (liveness)
-//!  wire/ (header, frame, stream, control)                   bootstrap/ -> transport::auth
-//!
-//!  leaves any layer may use: config (every limit), exit (exit codes), error, datatype
+//!  datatype/ (Equivalence, buffers, layouts)      env (the one reader of the environment)
+//!  error (Error)    exit (the one place that ends the process)    config (every limit)
 //! ```
 //!
-//! Dependencies point down: `collective` never imports `comm`, `comm` never imports
-//! `wire`, `transport` never imports `bootstrap`. The pull engine takes `(now, event)` and
-//! yields frames; the mio transport drives it in production and a seeded simulator
-//! (`tests/simulator/`) drives it in tests. `docs/ARCHITECTURE.md` has the picture of the
-//! whole workspace.
+//! Dependencies point down; `tests/tests/layering.rs` of the workspace checks them
+//! against `docs/ARCHITECTURE.md`. The protocol itself (wire format, sender log, pull
+//! engine, replica choice, checkpoints) is the `volpex-proto` crate: no I/O and no
+//! clock, driven here by the mio transport and in its tests by a seeded simulator.
 //!
 //! # Glossary
 //!
@@ -70,8 +65,8 @@ mod error;
 pub use collective::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
 pub use comm::{
     dims_create, initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess,
-    CartesianCommunicator, CartesianLayout, Communicator, Group, Message, OutputFile, Process,
-    Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
+    CartesianCommunicator, CartesianGrid, CartesianLayout, Communicator, Group, Message,
+    OutputFile, Process, Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
 };
 pub use datatype::{
     bytemuck, Buffer, BufferMut, Elements, ElementsMut, Equivalence, Indexed, IndexedMut, Layout,

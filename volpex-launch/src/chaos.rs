@@ -4,7 +4,7 @@
 //! draws the times of timed faults (a Poisson process of kills and stops, each stop
 //! followed by a continue), picks their targets among the replicas the caller says are
 //! running, and at the start arms exit faults (`exit@sends=N`). Every fault it decides is
-//! a `cli::Fault`, the same value `--fault` gives, and goes into a schedule printed in
+//! a `fault::Fault`, the same value `--fault` gives, and goes into a schedule printed in
 //! `--fault` syntax, so any run can be replayed. Unless the spec says `last`, it never
 //! takes a replica when no other replica of its rank would be left alive, running (not
 //! stopped by chaos) and not armed to exit.
@@ -18,8 +18,8 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::cli::{Fault, FaultAction, SECONDS_MAX};
 use crate::error::{ChaosProblem, CliError};
+use crate::fault::{Fault, FaultAction, SECONDS_MAX};
 
 /// The highest kill or stop rate, per second.
 pub const RATE_MAX_PER_S: f64 = 1000.0;

@@ -37,7 +37,7 @@ use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::{self, Liveness, ToLauncher};
 use volpex_proto::wire::stream::{FrameReader, ReadStatus};
 
-use crate::job::event::{ControlEvent, Event};
+use crate::event::{ControlEvent, Event};
 
 mod incarnations;
 mod send;

@@ -12,8 +12,6 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-use crate::hostfile::SLOTS_MAX;
-
 /// A command-line value or combination that is not valid (`cli`).
 #[derive(Debug, Error)]
 pub enum CliError {
@@ -213,11 +211,21 @@ pub enum HostProblem {
     #[error("slots given twice")]
     SlotsTwice,
     /// A hostfile's `slots=` value out of range.
-    #[error("slots={0:?} is not a number in 1..={SLOTS_MAX}")]
-    BadSlots(String),
+    #[error("slots={given:?} is not a number in 1..={max}")]
+    BadSlots {
+        /// What the line gave.
+        given: String,
+        /// The most slots a host may have (`hostfile::SLOTS_MAX`).
+        max: u32,
+    },
     /// A `--host` entry's `:slots` out of range.
-    #[error("slots {0:?} not in 1..={SLOTS_MAX}")]
-    SlotsOutOfRange(String),
+    #[error("slots {given:?} not in 1..={max}")]
+    SlotsOutOfRange {
+        /// What the entry gave.
+        given: String,
+        /// The most slots a host may have (`hostfile::SLOTS_MAX`).
+        max: u32,
+    },
     /// An attribute other than `slots`.
     #[error("unknown attribute {0:?}")]
     UnknownAttribute(String),

@@ -24,13 +24,14 @@ mod chaos;
 mod cli;
 mod control;
 mod error;
+mod event;
+mod fault;
 mod hostfile;
 mod job;
 mod output;
 mod placement;
 mod plan;
 mod remote;
-mod report;
 mod slurm;
 mod stdin;
 

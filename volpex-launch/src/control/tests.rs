@@ -12,7 +12,7 @@ use volpex_proto::wire::control::{self, ToLauncher};
 use volpex_proto::wire::stream::write_one;
 
 use super::{serve, Beats, Incarnations};
-use crate::job::event::{ControlEvent, Event};
+use crate::event::{ControlEvent, Event};
 
 const WAIT: Duration = Duration::from_secs(5);
 

@@ -12,8 +12,9 @@ use volpex_proto::handshake::JobKey;
 use volpex_proto::launch::{key_hex, vars};
 
 use super::state::{RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
-use crate::cli::{Args, Fault, FaultAction, Regenerate};
+use crate::cli::{Args, Regenerate};
 use crate::control::Beats;
+use crate::fault::{Fault, FaultAction};
 
 /// One environment variable.
 pub type Var = (String, String);
@@ -114,7 +115,7 @@ pub fn newcomer(rank: u32, replica: u32, inc: u32, handover: Option<String>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::parse_fault;
+    use crate::fault::parse_fault;
 
     fn args(extra: &[&str]) -> Args {
         let mut argv = vec!["volpexrun", "-n", "3", "-r", "2"];

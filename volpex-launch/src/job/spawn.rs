@@ -18,7 +18,6 @@ use volpex_proto::launch::{key_hex, vars};
 use volpex_proto::message::ReplicaId;
 
 use super::env::{self, Var};
-use super::event::Event;
 use super::replica::HostState;
 use super::state::{Config, JobState};
 use super::step::Input;
@@ -28,6 +27,7 @@ use crate::chaos::Chaos;
 use crate::cli::{Args, LauncherKind, SSH_DEFAULT};
 use crate::control::{self, Beats, Incarnations};
 use crate::error::StartError;
+use crate::event::Event;
 use crate::hostfile::HostSpec;
 use crate::output::{pump, Dedup, Stream};
 use crate::placement::{place, Placement};

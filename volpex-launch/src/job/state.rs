@@ -17,7 +17,8 @@ use super::exit_policy::{self, Grid, Verdict};
 use super::replica::{Host, HostState, Origin, Replica, ReplicaState};
 use super::step::{Action, Input};
 use crate::chaos::Chaos;
-use crate::cli::{Fault, FaultAction, Regenerate};
+use crate::cli::Regenerate;
+use crate::fault::{Fault, FaultAction};
 
 mod chaos;
 mod deaths;

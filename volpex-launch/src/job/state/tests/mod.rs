@@ -11,7 +11,8 @@ use super::super::exit_policy::Verdict;
 use super::super::replica::{HostState, ReplicaState};
 use super::super::step::{Action, Input};
 use super::{Config, JobState};
-use crate::cli::{parse_fault, Regenerate};
+use crate::cli::Regenerate;
+use crate::fault::parse_fault;
 
 fn s(secs: f64) -> Duration {
     Duration::from_secs_f64(secs)

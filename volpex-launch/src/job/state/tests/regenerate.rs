@@ -11,7 +11,8 @@ use super::super::super::replica::ReplicaState;
 use super::super::super::step::{Action, Input};
 use super::super::{Config, JobState};
 use super::{config, exited, id, local, register, running, s, state};
-use crate::cli::{parse_fault, Regenerate};
+use crate::cli::Regenerate;
+use crate::fault::parse_fault;
 
 pub(super) fn regen(ranks: u32, replicas: u32, mode: Regenerate) -> Config {
     Config {

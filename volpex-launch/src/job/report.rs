@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde::Serialize;
 use volpex_proto::wire::control::ReplicaStats;
 
-use crate::job::feedback::{Happening, Record};
-use crate::job::replica::{Replica, ReplicaState};
+use super::feedback::{Happening, Record};
+use super::replica::{Replica, ReplicaState};
 
 /// One incarnation of a replica in the report.
 #[derive(Debug, Serialize)]
