@@ -174,7 +174,7 @@ impl SendLog {
         let order = *order_slot;
         *order_slot += 1;
         self.bytes_used += need;
-        self.entries.insert(
+        let earlier = self.entries.insert(
             key,
             LogEntry {
                 payload,
@@ -184,11 +184,22 @@ impl SendLog {
                 logged_at: now,
             },
         );
+        debug_assert!(earlier.is_none(), "{key} logged twice");
+        // Over the bound only with one entry alone (a message larger than the log).
+        debug_assert!(
+            self.bytes_used <= self.bytes_max || self.entries.len() == 1,
+            "log over its bound: {} of {} bytes in {} entries",
+            self.bytes_used,
+            self.bytes_max,
+            self.entries.len()
+        );
         self.fifo.push_back(key);
-        self.by_dst
-            .entry((comm, dst))
-            .or_default()
-            .push_back((order, key));
+        let queue = self.by_dst.entry((comm, dst)).or_default();
+        debug_assert!(
+            queue.back().is_none_or(|&(o, _)| o < order),
+            "order numbers to {dst} on {comm} not increasing"
+        );
+        queue.push_back((order, key));
         Ok((key, order))
     }
 
@@ -474,6 +485,12 @@ impl SendLog {
 
     /// Drops the oldest retained entries beyond the retention bound.
     fn trim_retained(&mut self) {
+        debug_assert!(
+            self.retained_bytes <= self.bytes_used,
+            "retained {} of {} bytes held",
+            self.retained_bytes,
+            self.bytes_used
+        );
         let max = self.retain_max.unwrap_or(0);
         while self.retained_bytes > max {
             let Some(key) = self.retained.pop_front() else {

@@ -585,10 +585,15 @@ impl<E: Clone> Matcher<E> {
             }
         }
         self.arrivals += 1;
-        self.by_order
+        let earlier = self
+            .by_order
             .entry((key.comm, key.src))
             .or_default()
             .insert(order, key);
+        // Exactly once: the engine hands each order number over once (`Consumed` drops a
+        // second copy). (Not so each key: a faulty sender may send one key under two
+        // order numbers; the later copy then replaces the earlier.)
+        debug_assert!(earlier.is_none(), "order {order} of {key} arrived twice");
         let nth = self.arrivals;
         self.arrived.insert(
             key,

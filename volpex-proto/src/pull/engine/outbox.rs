@@ -114,6 +114,7 @@ impl Outbox {
         stale: impl Fn(&Frame) -> bool,
     ) -> Option<(ReplicaId, Frame)> {
         while let Some((to, f)) = self.transmit.pop_front() {
+            debug_assert_ne!(to, self.me, "a frame to ourselves on the wire");
             if !stale(&f) {
                 return Some((to, f));
             }

@@ -269,6 +269,10 @@ impl Engine {
         self.complete(now, from, &[Want::Key(key), by_order]);
         self.stats.receives += 1;
         let first_missing = self.consumed.watermark(key.comm, key.src);
+        debug_assert!(
+            !self.consumed.has(key.comm, key.src, order),
+            "{key} received twice"
+        );
         if self.consumed.record(key.comm, key.src, order) {
             self.timers
                 .set_if_idle(Timer::ConsumedNotice, self.consumed_notice_after);
@@ -663,6 +667,17 @@ impl Engine {
         k: u32,
         keep_outstanding: bool,
     ) -> (ReplicaId, Frame) {
+        // Data already received is never asked for again (DESIGN "Pull protocol").
+        debug_assert!(
+            match want {
+                Want::Order {
+                    comm, src, order, ..
+                } => comm == DECISION_CTX || !self.consumed.has(comm, src, order),
+                Want::Key(k) => !self.matcher.is_unexpected(&k),
+            },
+            "{}: asking again for {want}, which arrived",
+            self.me
+        );
         let req = self.fetches.new_req();
         if let Some(p) = self.fetches.get_mut(&want) {
             p.record_ask(k, req, now, keep_outstanding);

@@ -52,7 +52,10 @@ pub(super) struct Service {
 impl Service {
     /// Parks `w`'s pull for `want`.
     pub(super) fn park(&mut self, want: Want, w: Waiter) {
-        self.parked.entry(want).or_default().push(w);
+        let list = self.parked.entry(want).or_default();
+        // A pull asked again is acknowledged, not parked twice (see `on_pull`).
+        debug_assert!(!list.contains(&w), "{w:?} parked twice for {want}");
+        list.push(w);
     }
 
     /// Whether `w`'s pull for `want` is parked here.
