@@ -31,7 +31,7 @@ pub use output::OutputFile;
 pub use process::{AnyProcess, Message, Process, ANY_SOURCE};
 pub use request::{test_any, test_some, wait_all, wait_any, wait_some, Request};
 pub use status::Status;
-pub use topology::{dims_create, CartesianCommunicator, CartesianLayout};
+pub use topology::{dims_create, CartesianCommunicator, CartesianGrid, CartesianLayout};
 pub use universe::{initialize, Universe};
 
 /// A message tag.
