@@ -9,13 +9,16 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::timers::Timer;
+use super::outbox::Outbox;
+use super::service::Service;
+use super::timers::{Timer, TimerTable};
 use super::Engine;
 use crate::limits::{CHOICES_BATCH, CHOICES_BATCH_WAIT, CHOICES_CARRIED_MAX, CHOICES_PER_ANSWER};
 use crate::message::matching::{Choice, Chooser};
-use crate::message::{ReplicaId, ReqId, Set, Want};
+use crate::message::{Consumed, ReplicaId, ReqId, Set, Want};
 use crate::pull::decision::{self, slot_key, Authority, Decisions, Slot, DECISION_CTX};
 use crate::pull::foreign::{decode_entries, Foreign, Refused};
+use crate::replica::Liveness;
 use crate::wire::Frame;
 
 /// The choices this replica knows of, and what it owes its peers about them.
@@ -175,34 +178,22 @@ impl Chooser for EngineChooser<'_> {
     }
 }
 
-impl Engine {
-    /// A choice was recorded here: it counts as received for eviction, and followers
-    /// waiting for it get it. A leader sends its followers new choices `CHOICES_BATCH` at a
-    /// time, or `CHOICES_BATCH_WAIT` after the first: one write (and one answer from each
-    /// follower) per choice was most of what an `ANY_SOURCE` receive cost over a specific
-    /// one at r = 2. A replica that adopted a choice passes it on at once.
-    pub(super) fn after_record(&mut self, now: Duration, slot: u64) {
-        let advanced = self.consumed.record(DECISION_CTX, self.me.rank, slot);
-        if self.coord.decisions.is_leader() {
-            self.coord.unsent += 1;
-            if self.coord.unsent >= CHOICES_BATCH {
-                self.send_choices();
-            } else {
-                self.timers
-                    .set_if_idle(Timer::ChoicesBatch, now + CHOICES_BATCH_WAIT);
-            }
-        } else {
-            self.answer_choice_pull(slot);
-            if advanced {
-                self.report_choices();
-            }
-        }
-        self.fetches
-            .remove(&Want::Key(slot_key(self.me.rank, slot)));
-        self.stand(now);
-        self.rematch(now);
-    }
+/// The choices leaving this replica, over the engine's parts they use: batches to the
+/// followers (answering their parked pulls), the choices a message carries before it
+/// goes (`carry_choices`), notices that carried choices became stable, and how far this
+/// replica holds its rank's choices. Made by `Engine::announce` and `Serving::announce`.
+pub(super) struct Announce<'e> {
+    pub(super) me: ReplicaId,
+    pub(super) replicas: u32,
+    pub(super) coord: &'e mut Coordination,
+    pub(super) service: &'e mut Service,
+    pub(super) liveness: &'e Liveness,
+    pub(super) consumed: &'e Consumed,
+    pub(super) timers: &'e mut TimerTable,
+    pub(super) out: &'e mut Outbox,
+}
 
+impl Announce<'_> {
     /// Sends the followers the choices made since the last batch: parked pulls for them
     /// are answered, and siblings learn how far this replica holds them.
     pub(super) fn send_choices(&mut self) {
@@ -242,7 +233,7 @@ impl Engine {
 
     /// Answers the pulls parked for choice `slot` of this rank if it is held here, each
     /// with the held choices after it too (see `out_choices_after`).
-    fn answer_choice_pull(&mut self, slot: u64) {
+    pub(super) fn answer_choice_pull(&mut self, slot: u64) {
         let key = slot_key(self.me.rank, slot);
         let Slot::Held(value) = self.coord.decisions.slot(slot) else {
             return;
@@ -289,7 +280,7 @@ impl Engine {
     /// Tells the siblings how far this replica holds its rank's choices: they need it to
     /// settle what their messages carry (and to let out a message held by the output
     /// commit).
-    fn report_choices(&mut self) {
+    pub(super) fn report_choices(&mut self) {
         let watermark = self.consumed.watermark(DECISION_CTX, self.me.rank);
         for k in 0..self.replicas {
             let to = ReplicaId::new(self.me.rank, k);
@@ -355,13 +346,55 @@ impl Engine {
     }
 
     /// `Timer::SettleNotice` runs while any peer is owed a notice.
-    fn arm_settle_notice(&mut self) {
+    pub(super) fn arm_settle_notice(&mut self) {
         if self.coord.owed.is_empty() {
             self.timers.stop(Timer::SettleNotice);
         } else {
             self.timers
                 .set(Timer::SettleNotice, self.coord.notice_after);
         }
+    }
+}
+
+impl Engine {
+    /// The outgoing side of the choices (see `Announce`).
+    pub(super) fn announce(&mut self) -> Announce<'_> {
+        Announce {
+            me: self.me,
+            replicas: self.replicas,
+            coord: &mut self.coord,
+            service: &mut self.service,
+            liveness: &self.liveness,
+            consumed: &self.consumed,
+            timers: &mut self.timers,
+            out: &mut self.out,
+        }
+    }
+    /// A choice was recorded here: it counts as received for eviction, and followers
+    /// waiting for it get it. A leader sends its followers new choices `CHOICES_BATCH` at a
+    /// time, or `CHOICES_BATCH_WAIT` after the first: one write (and one answer from each
+    /// follower) per choice was most of what an `ANY_SOURCE` receive cost over a specific
+    /// one at r = 2. A replica that adopted a choice passes it on at once.
+    pub(super) fn after_record(&mut self, now: Duration, slot: u64) {
+        let advanced = self.consumed.record(DECISION_CTX, self.me.rank, slot);
+        if self.coord.decisions.is_leader() {
+            self.coord.unsent += 1;
+            if self.coord.unsent >= CHOICES_BATCH {
+                self.announce().send_choices();
+            } else {
+                self.timers
+                    .set_if_idle(Timer::ChoicesBatch, now + CHOICES_BATCH_WAIT);
+            }
+        } else {
+            self.announce().answer_choice_pull(slot);
+            if advanced {
+                self.announce().report_choices();
+            }
+        }
+        self.fetches
+            .remove(&Want::Key(slot_key(self.me.rank, slot)));
+        self.stand(now);
+        self.rematch(now);
     }
 
     /// Choices of this rank carried by a sibling's message to us (see `foreign`).
@@ -400,7 +433,7 @@ impl Engine {
     /// adopted them), a follower re-asks the new leader.
     pub(super) fn on_authority_change(&mut self, now: Duration) {
         if self.coord.unsent > 0 {
-            self.send_choices();
+            self.announce().send_choices();
         }
         let choice_wants = self.fetches.wants(|w, _| w.comm() == DECISION_CTX);
         for want in choice_wants {
@@ -461,7 +494,7 @@ impl Engine {
                 );
             }
         }
-        self.release_blocked(now);
+        self.serving().release_blocked(now);
         self.on_authority_change(now);
     }
 

@@ -23,12 +23,21 @@
 //! | `ahead::Streams` | which streams are pulled ahead, how far, and whether at once |
 //! | `message::SendLog`, `message::matching::Matcher`, `replica::Liveness` | the log, matching, who is alive |
 //!
-//! The protocol logic that spans them lives in this file (dispatch, timers), `receive`
-//! (asking, failing over, hedging, pulling ahead), `serve` (the send commands and
-//! answering pulls), `choices` (coordinated choices), `membership` (deaths, joining and
-//! caught-up incarnations) and `snapshot` (checkpoints). Receiving is split in two: `message::matching`
-//! decides which message each posted receive matches and says what it needs; the engine
-//! fetches it.
+//! The logic that spans them is in sides, types over borrowed parts that the engine
+//! makes for a call and that carry it out on just those parts:
+//!
+//! | side | made by | does |
+//! |---|---|---|
+//! | `serve::Serving` | `serving()` | the send commands, answering and parking pulls, the output commit |
+//! | `choices::Announce` | `announce()` | choices leaving: batches to followers, carried choices, stability notices |
+//! | `membership::Roster` | `roster()` | deaths, joining and caught-up incarnations, the incarnation table |
+//!
+//! This file is the engine's API (each input, command and output in one place, calling
+//! the sides and then what their answers ask of the others), dispatch and timers; the
+//! receiving side (asking, failing over, hedging, pulling ahead) is `receive`, the rest of
+//! the coordination (recording, takeover, fencing) `choices`, checkpoints `snapshot`, all
+//! still on the whole engine. Receiving is split in two: `message::matching` decides which
+//! message each posted receive matches and says what it needs; the engine fetches it.
 //!
 //! Speculative pulls (pulling ahead): see `ahead`. A pull nobody waits for yet (a
 //! speculative pull, or a candidate of an unresolved wildcard) never hedges, never
@@ -57,17 +66,20 @@ use bytes::Bytes;
 
 use self::choices::{Coordination, EngineChooser};
 use self::fetches::{AskState, Fetches};
+use self::membership::{Gone, Roster};
 use self::outbox::Outbox;
 pub use self::outbox::Resumed;
+use self::serve::Serving;
 use self::service::Service;
 use self::service::Waiter;
 use self::silence::Silence;
 pub use self::snapshot::SnapshotAnswer;
 use self::snapshot::Snapshots;
 use self::timers::{Timer, TimerTable};
-use super::decision::{slot_key, Slot, DECISION_CTX};
+use super::decision::{ordinal, slot_key, Slot, DECISION_CTX};
 use crate::config::Config;
 use crate::limits::{DECISIONS_HELD_MAX, HEADER_BYTES};
+use crate::message::log::LogFull;
 use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, Map, ReplicaId, ReqId, SendLog, Set, Want};
 use crate::replica::Liveness;
@@ -342,6 +354,22 @@ impl Engine {
             .sole_order(id, &|comm, src| consumed.watermark(comm, src))
     }
 
+    /// Whether a direct write began the next send to (comm, tag, dst): it must be
+    /// logged (or confirmed), not held.
+    pub fn wrote_ahead(&self, comm: u32, tag: i32, dst: u32) -> bool {
+        let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
+        self.service.any_written(&Want::Key(key))
+            || self.service.any_written(&self.order_want(comm, dst, order))
+    }
+
+    /// Whether a pull for the next send to (comm, tag, dst) is parked here already: that
+    /// send answers it, and nothing newer on the sockets can change what it writes.
+    pub fn next_send_awaited(&self, comm: u32, tag: i32, dst: u32) -> bool {
+        let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
+        self.service.has_waiters(&Want::Key(key))
+            || self.service.has_waiters(&self.order_want(comm, dst, order))
+    }
+
     /// Whether choices are coordinated between replicas (off with one replica per rank
     /// or for a send-deterministic program).
     pub fn coordinated(&self) -> bool {
@@ -446,6 +474,120 @@ impl Engine {
         Ok(())
     }
 
+    // ---- the send path's commands (the serving side, `Serving`) ----
+
+    /// What a driver may write before the next `send` to (comm, tag, dst) logs it (see
+    /// `Serving::write_ahead`): the message's key and order number, its DATA frames to
+    /// the live replicas whose pulls for it are parked here (to write straight from the
+    /// sender's buffer, reporting what went out with `handle_written`), and whether a
+    /// message of `len` bytes may skip the log (`skip_log_from`; `None`: never).
+    pub fn write_ahead(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        len: usize,
+        skip_log_from: Option<usize>,
+    ) -> WriteAhead {
+        self.serving()
+            .write_ahead(comm, tag, dst, len, skip_log_from)
+    }
+
+    /// The driver wrote the first `written` bytes of a DATA frame `write_ahead` gave it
+    /// (to `to`'s pull `req`) on its link `link`; `confirm` is that `write_ahead`'s.
+    pub fn handle_written(
+        &mut self,
+        to: ReplicaId,
+        req: ReqId,
+        written: usize,
+        link: u64,
+        confirm: bool,
+    ) {
+        self.serving()
+            .handle_written(to, req, written, link, confirm);
+    }
+
+    /// Counts a send that waits for its pull before going out (`ReplicaStats::held`).
+    pub fn note_held(&mut self) {
+        self.serving().note_held();
+    }
+
+    /// Appends a message to the log and answers any pull parked for it. `Err(LogFull)`
+    /// means the caller must wait (drive the engine) and try again.
+    pub fn send(
+        &mut self,
+        now: Duration,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        payload: Bytes,
+    ) -> Result<Key, LogFull> {
+        let r = self.serving().send(now, comm, tag, dst, payload);
+        self.drain_loopback(now);
+        r
+    }
+
+    /// Records the send `write_ahead` announced without logging its payload: every live
+    /// replica of `dst` already confirmed it (`delivered`).
+    pub fn send_unlogged(&mut self, comm: u32, tag: i32, dst: u32) {
+        self.serving().send_unlogged(comm, tag, dst);
+    }
+
+    /// The application finalized: it makes no more sends (see `Serving::finalize`).
+    pub fn finalize(&mut self, now: Duration) {
+        self.serving().finalize();
+        self.drain_loopback(now);
+    }
+
+    // ---- membership (`Roster`) ----
+
+    /// This engine is a regenerated incarnation that replays its program until it
+    /// caught up (`false`: it has).
+    pub fn set_catching_up(&mut self, catching_up: bool) {
+        self.catching_up = catching_up;
+    }
+
+    /// A replica is gone: `confirmed` when the launcher said so (it ended the process),
+    /// otherwise its connection failed (which leaves the last replica of a rank suspect,
+    /// not dead).
+    pub fn handle_peer_down(&mut self, now: Duration, peer: ReplicaId, confirmed: bool) {
+        self.peer_gone(now, peer, confirmed, false);
+    }
+
+    /// A new incarnation `inc` of `peer` registered and replays its program: it may pull
+    /// from here and is sent consumption notices, but is not asked for messages nor
+    /// waited for before evicting log entries until `handle_peer_alive`.
+    pub fn handle_peer_joining(&mut self, now: Duration, peer: ReplicaId, inc: u32) {
+        if peer == self.me || inc <= self.incarnation_of(peer) {
+            return;
+        }
+        // Whatever the older incarnation was doing, it is gone.
+        self.peer_gone(now, peer, true, true);
+        self.roster().join(peer, inc);
+        if peer.rank == self.me.rank {
+            self.coord.decisions.on_joining(peer.replica, inc);
+        }
+        self.rematch(now);
+        self.drain_loopback(now);
+    }
+
+    /// A joining incarnation of `peer` caught up: an ordinary live replica again. For
+    /// this replica itself: it tells every sender how far it received.
+    pub fn handle_peer_alive(&mut self, now: Duration, peer: ReplicaId) {
+        if peer == self.me {
+            self.catching_up = false;
+            self.consumed.mark_all_dirty();
+            self.tell_consumed();
+            self.tell_checkpoint();
+            return;
+        }
+        if self.roster().caught_up(peer) {
+            self.retry_idle(now, peer.rank);
+        }
+        self.rematch(now);
+        self.drain_loopback(now);
+    }
+
     /// Starts what runs without being asked: a follower's standing pull for its leader's
     /// next choice. Call once, after the peers are known.
     pub fn start(&mut self, now: Duration) {
@@ -478,13 +620,13 @@ impl Engine {
         }
         if self.timers.is_due(Timer::SettleNotice, now) {
             self.coord.notice_after = now + self.cfg.consumed_interval;
-            self.settle(|_| true);
+            self.announce().settle(|_| true);
         }
         if self.timers.is_due(Timer::ChoicesBatch, now) {
-            self.send_choices();
+            self.announce().send_choices();
         }
         for (want, w) in self.service.due_acks(now) {
-            self.ack(want, w);
+            self.serving().ack(want, w);
         }
         let due = self.fetches.scan(now, &self.silence, ack_timeout);
         for (peer, want, req) in due.ping {
@@ -612,12 +754,83 @@ impl Engine {
 
     /// The want naming the `order`-th message from this replica's rank to `dst` on `comm`.
     fn order_want(&self, comm: u32, dst: u32, order: u64) -> Want {
-        Want::Order {
-            comm,
-            src: self.me.rank,
-            dst,
-            order,
+        order_want(self.me.rank, comm, dst, order)
+    }
+
+    /// The serving side (see `Serving`).
+    fn serving(&mut self) -> Serving<'_> {
+        Serving {
+            me: self.me,
+            replicas: self.replicas,
+            cfg: &self.cfg,
+            log: &mut self.log,
+            service: &mut self.service,
+            coord: &mut self.coord,
+            liveness: &self.liveness,
+            consumed: &self.consumed,
+            timers: &mut self.timers,
+            out: &mut self.out,
+            stats: &mut self.stats,
+            finalized: &mut self.finalized,
         }
+    }
+
+    /// Who is in the job (see `Roster`).
+    fn roster(&mut self) -> Roster<'_> {
+        Roster {
+            me: self.me,
+            liveness: &mut self.liveness,
+            log: &mut self.log,
+            service: &mut self.service,
+            incarnations: &mut self.incarnations,
+            consumed: &self.consumed,
+            out: &mut self.out,
+        }
+    }
+
+    /// The newest incarnation of `r` known here.
+    fn incarnation_of(&self, r: ReplicaId) -> u32 {
+        membership::incarnation_of(&self.incarnations, r)
+    }
+
+    /// `r`'s place in its rank's order of leadership (see `decision::ordinal`).
+    fn ordinal_of(&self, r: ReplicaId) -> u32 {
+        ordinal(self.incarnation_of(r), r.replica, self.replicas)
+    }
+
+    /// `peer` is gone (see `Roster::gone`): the coordination learns it first (a sibling
+    /// fenced or dead, a foreign leader forgotten), then what was asked of it is asked
+    /// elsewhere and receives only it could answer fail.
+    fn peer_gone(&mut self, now: Duration, peer: ReplicaId, confirmed: bool, successor: bool) {
+        if peer == self.me {
+            return;
+        }
+        if peer.rank == self.me.rank && self.coord.decisions.enabled() {
+            if confirmed {
+                self.sibling_dead(now, peer);
+            } else {
+                self.fence(peer);
+            }
+        } else if confirmed && self.coord.decisions.forget(peer) {
+            self.on_authority_change(now);
+        }
+        match self.roster().gone(now, peer, confirmed, successor) {
+            Gone::Known | Gone::Suspect => {}
+            Gone::Dead { rank_lost } => {
+                self.fail_over(now, peer, true);
+                if rank_lost {
+                    self.retry_idle(now, peer.rank);
+                }
+                let liveness = &self.liveness;
+                self.matcher.fail_unresolved(|spec| {
+                    let ranks = spec.ranks();
+                    let lost = !ranks.is_empty() && ranks.iter().all(|&r| !liveness.rank_alive(r));
+                    lost.then(|| RecvError::RankLost { rank: ranks[0] })
+                });
+            }
+        }
+        self.rematch(now);
+        self.drain_loopback(now);
     }
 
     /// Lets the matcher resolve what it can and fetches what it needs.
@@ -657,7 +870,9 @@ impl Engine {
                 want,
                 req,
                 consumed,
-            } => self.on_pull(now, Waiter { from, req }, want, consumed),
+            } => self
+                .serving()
+                .on_pull(now, Waiter { from, req }, want, consumed),
             Frame::Data {
                 key,
                 req: _,
@@ -700,7 +915,7 @@ impl Engine {
             } => {
                 if comm == DECISION_CTX && src == self.me.rank && from.rank == self.me.rank {
                     if self.coord.decisions.note_held(from.replica, watermark) {
-                        self.release_blocked(now);
+                        self.serving().release_blocked(now);
                     }
                 } else if src == self.me.rank && dst == from.rank {
                     self.log.note_consumed(comm, dst, from.replica, watermark);
@@ -720,6 +935,16 @@ impl Engine {
             | Frame::SnapshotAsk { .. }
             | Frame::Snapshot { .. }) => self.on_snapshot_frame(from, f),
         }
+    }
+}
+
+/// The want naming the `order`-th message from `src` to `dst` on `comm`.
+fn order_want(src: u32, comm: u32, dst: u32, order: u64) -> Want {
+    Want::Order {
+        comm,
+        src,
+        dst,
+        order,
     }
 }
 

@@ -1,21 +1,26 @@
-//! The sender side of the pull protocol: the send commands (`write_ahead`, `send`,
-//! `send_unlogged`), answering pulls from the log (or the choice log), parking pulls for messages not sent yet, acknowledging them, and holding back
-//! messages that depend on more unstable choices than they may carry (output commit).
-//! The state is `service`; this file is the logic that also needs the log and the
-//! choices. Must never ask other replicas for anything.
+//! The serving side of the pull protocol, `Serving`: the send commands (`write_ahead`,
+//! `handle_written`, `send`, `send_unlogged`), answering pulls from the log (or the
+//! choice log), parking pulls for messages not sent yet, acknowledging them, and holding
+//! back messages that depend on more unstable choices than they may carry (output
+//! commit). A type over the engine's parts it uses (`Engine::serving` makes it); its
+//! own state is `service` and the log. Must never ask other replicas for anything.
 
 use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::outbox::Resumed;
-use super::service::{Waiter, Written};
-use super::timers::Timer;
-use super::{DirectWrite, Engine, WriteAhead};
+use super::choices::{Announce, Coordination};
+use super::outbox::{Outbox, Resumed};
+use super::service::{Service, Waiter, Written};
+use super::timers::{Timer, TimerTable};
+use super::{order_want, DirectWrite, WriteAhead};
+use crate::config::Config;
 use crate::limits::{HEADER_BYTES, LATE_PULL};
 use crate::message::log::{LogFull, Lookup};
-use crate::message::{Key, ReplicaId, ReqId, Want};
+use crate::message::{Consumed, Key, ReplicaId, ReqId, SendLog, Want};
 use crate::pull::decision::{slot_key, Slot, DECISION_CTX};
+use crate::replica::Liveness;
+use crate::wire::control::ReplicaStats;
 use crate::wire::frame::data_header;
 use crate::wire::Frame;
 
@@ -29,7 +34,43 @@ struct Logged {
     logged_at: Duration,
 }
 
-impl Engine {
+/// The serving side of one replica, over the engine's parts it uses.
+pub(super) struct Serving<'e> {
+    pub(super) me: ReplicaId,
+    pub(super) replicas: u32,
+    pub(super) cfg: &'e Config,
+    pub(super) log: &'e mut SendLog,
+    pub(super) service: &'e mut Service,
+    pub(super) coord: &'e mut Coordination,
+    pub(super) liveness: &'e Liveness,
+    pub(super) consumed: &'e Consumed,
+    pub(super) timers: &'e mut TimerTable,
+    pub(super) out: &'e mut Outbox,
+    pub(super) stats: &'e mut ReplicaStats,
+    /// The application finalized: a pull for a message not sent yet is answered ENDED.
+    pub(super) finalized: &'e mut bool,
+}
+
+impl Serving<'_> {
+    /// The outgoing side of the choices, over the same parts.
+    fn announce(&mut self) -> Announce<'_> {
+        Announce {
+            me: self.me,
+            replicas: self.replicas,
+            coord: self.coord,
+            service: self.service,
+            liveness: self.liveness,
+            consumed: self.consumed,
+            timers: self.timers,
+            out: self.out,
+        }
+    }
+
+    /// The want naming the `order`-th message from this replica's rank to `dst` on `comm`.
+    fn order_want(&self, comm: u32, dst: u32, order: u64) -> Want {
+        order_want(self.me.rank, comm, dst, order)
+    }
+
     // ---- commands and getters of the send path (see `transport::send`) ----
 
     /// What a driver may write before the next `send` to (comm, tag, dst) logs it: the
@@ -39,7 +80,7 @@ impl Engine {
     /// may skip the log (it is at least `skip_log_from` long and every live replica of
     /// `dst` waits for it, so all of them can confirm it at once; `None`: never). No
     /// writes when the message must carry choices: those frames go before its DATA.
-    pub fn write_ahead(
+    pub(super) fn write_ahead(
         &self,
         comm: u32,
         tag: i32,
@@ -82,7 +123,7 @@ impl Engine {
     /// `write_ahead` gave it, the answer to `to`'s pull `req`, on its link `link`: when
     /// the message is logged, the engine issues the rest (`poll_resumed`), or nothing if
     /// it went out whole. `confirm` is the `write_ahead` it came from's.
-    pub fn handle_written(
+    pub(super) fn handle_written(
         &mut self,
         to: ReplicaId,
         req: ReqId,
@@ -110,25 +151,9 @@ impl Engine {
         }
     }
 
-    /// Whether a direct write began the next send to (comm, tag, dst): it must be
-    /// logged (or confirmed), not held.
-    pub fn wrote_ahead(&self, comm: u32, tag: i32, dst: u32) -> bool {
-        let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
-        self.service.any_written(&Want::Key(key))
-            || self.service.any_written(&self.order_want(comm, dst, order))
-    }
-
     /// Counts a send that waits for its pull before going out (`ReplicaStats::held`).
-    pub fn note_held(&mut self) {
+    pub(super) fn note_held(&mut self) {
         self.stats.held += 1;
-    }
-
-    /// Whether a pull for the next send to (comm, tag, dst) is parked here already: that
-    /// send answers it, and nothing newer on the sockets can change what it writes.
-    pub fn next_send_awaited(&self, comm: u32, tag: i32, dst: u32) -> bool {
-        let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
-        self.service.has_waiters(&Want::Key(key))
-            || self.service.has_waiters(&self.order_want(comm, dst, order))
     }
 
     /// Whether every live replica of `dst` is among `waiters`.
@@ -142,7 +167,7 @@ impl Engine {
 
     /// Appends a message to the log and answers any pull parked for it. `Err(LogFull)`
     /// means the caller must wait (drive the engine) and try again.
-    pub fn send(
+    pub(super) fn send(
         &mut self,
         now: Duration,
         comm: u32,
@@ -165,7 +190,6 @@ impl Engine {
                 self.block(now, want);
             }
         }
-        self.drain_loopback(now);
         Ok(key)
     }
 
@@ -173,7 +197,7 @@ impl Engine {
     /// replica of `dst` already confirmed it (`delivered`), so no one can ask for it
     /// again; a pull for it is answered GONE. The pulls parked for it were answered by
     /// the caller's direct writes.
-    pub fn send_unlogged(&mut self, comm: u32, tag: i32, dst: u32) {
+    pub(super) fn send_unlogged(&mut self, comm: u32, tag: i32, dst: u32) {
         let (key, order) = self.log.append_unlogged(comm, tag, self.me.rank, dst);
         self.stats.sends += 1;
         self.stats.unlogged += 1;
@@ -188,8 +212,8 @@ impl Engine {
     /// receiver whose sender's program ended early (an error returned from `main`) fails
     /// instead of waiting forever. Choices are not messages: a follower's pull for the
     /// next choice stays parked.
-    pub fn finalize(&mut self, now: Duration) {
-        self.finalized = true;
+    pub(super) fn finalize(&mut self) {
+        *self.finalized = true;
         let unsent: Vec<Want> = self
             .service
             .parked_wants()
@@ -206,7 +230,6 @@ impl Engine {
                 }
             }
         }
-        self.drain_loopback(now);
     }
 
     /// Parks `want` until its message may leave (output commit).
@@ -324,10 +347,10 @@ impl Engine {
                     // Every choice goes behind the ones before it (see `send_choices`):
                     // first the batch the standing pulls wait for, then this one, then
                     // the ones after it.
-                    self.flush_choices();
+                    self.announce().flush_choices();
                     self.stats.served += 1;
                     self.data_to(w, slot_key(self.me.rank, slot), slot, payload, 0, false);
-                    self.out_choices_after(from, slot);
+                    self.announce().out_choices_after(from, slot);
                     return;
                 }
                 Slot::Evicted => {
@@ -356,7 +379,7 @@ impl Engine {
                         self.out.send(from, Frame::Gone { want, req: w.req });
                         return;
                     }
-                    if self.finalized {
+                    if *self.finalized {
                         self.out.send(from, Frame::Ended { want, req: w.req });
                         return;
                     }
@@ -406,7 +429,7 @@ impl Engine {
         choices: u64,
         late: bool,
     ) {
-        self.carry_choices(w.from, choices);
+        self.announce().carry_choices(w.from, choices);
         self.out.send(
             w.from,
             Frame::Data {
