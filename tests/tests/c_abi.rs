@@ -321,7 +321,7 @@ fn official_npb_is_builds_and_verifies() {
     assert!(verified(r.ok()), "{}\n{}", r.stdout, r.stderr);
 }
 
-/// The MPIX_ fault-tolerance extensions (README, "C and Fortran programs"): a C program
+/// The MPIX_ fault-tolerance extensions (docs/C-FORTRAN.md): a C program
 /// that checkpoints its state (a plain struct) with MPIX_Checkpoint every iteration
 /// loses replica 1.0 and then replica 0.1 mid-run; each comes back as a new incarnation
 /// restored from its sibling's latest checkpoint (MPIX_Restored; the report says

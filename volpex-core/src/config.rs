@@ -9,17 +9,16 @@
 use std::time::Duration;
 
 /// How long a blocked call polls without yielding on a host with a core for each of the
-/// job's processes there. Covers a small message's round trip (about 15 µs on loopback),
-/// so a ping-pong never pays a `sched_yield` per poll (measured on the 2-core VM: 8 B
-/// latency 7% lower in one series of 10 alternating runs, 2% in another of 16), and
-/// bounds what a wait can keep from the kernel's softirq thread.
+/// job's processes there. Covers a small message's round trip on loopback, so a
+/// ping-pong never pays a `sched_yield` per poll, and bounds what a wait can keep from
+/// the kernel's softirq thread.
 pub const HARD_SPIN_DEFAULT: Duration = Duration::from_micros(20);
 
 /// How long a blocked call polls (yielding between polls) before it sleeps, when its host
 /// has a core for each of the job's processes there: longer than a compute phase between
 /// a send and its wait (`volpex-bench overlap`, C = 10 ms), so a message sent before one
-/// is there as soon as Open MPI's (which polls without end): waking from a sleep costs
-/// about 3 µs more on the 2-core VM. A wait longer than this sleeps.
+/// is there as soon as Open MPI's (which polls without end): waking from a sleep costs a
+/// few microseconds more. A wait longer than this sleeps.
 pub const SPIN_DEDICATED: Duration = Duration::from_millis(50);
 
 /// The same with fewer cores than processes: the process we wait for may need ours.
@@ -28,8 +27,8 @@ pub const SPIN_SHARED: Duration = Duration::from_millis(1);
 /// How long an exchange waits at least for the confirmations of its large blocks on a
 /// host with fewer cores than processes (see `Config::settle_wait`): about a scheduler
 /// time slice, since a receiver that shares a core reads the block only once it runs,
-/// and the wait gives the core away. IS-like all-to-all of 2 MB blocks on 4 ranks and 2
-/// cores: blocks copied into the log 850 -> 20 of 2400, 3-4% less time per iteration.
+/// and the wait gives the core away (an IS-like all-to-all on shared cores copied most of
+/// its blocks into the log without it).
 pub const SETTLE_WAIT_SHARED: Duration = Duration::from_millis(5);
 
 /// Default TCP congestion control of peer connections (see `transport::tuning`).
@@ -55,15 +54,13 @@ pub const PEER_TIMEOUT_DEFAULT: Duration = Duration::from_millis(10_000);
 pub const APP_ACTIVE_WINDOW: Duration = Duration::from_millis(1);
 /// The progress thread's looks while the application keeps using the core grow apart,
 /// doubling from twice `APP_ACTIVE_WINDOW` up to this. Every look is a timer interrupt
-/// and a thread switch on the application's core: at one every 2 ms, NPB SP class A on
-/// 4 ranks and 2 cores ran 6% slower than with one every 20 ms.
+/// and a thread switch on the application's core, which NPB SP on shared cores felt.
 pub const APP_ACTIVE_LOOK_MAX: Duration = Duration::from_millis(32);
 /// How long an application thread that finds the core taken (by the progress thread,
 /// asleep in `poll` until the waker rouses it) keeps trying between yields before it
 /// sleeps on the lock: sleeping, it needs a second wake-up, and on a VM whose idle CPUs
-/// halt each costs a trip through the hypervisor. A barrier one of 2 ranks entered
-/// 30 ms late: it left a median 104 µs after the late arrival, 84 µs with this, 76 µs
-/// with no progress thread at all (200 ms late: 337, 269, 277 µs; 60 samples each).
+/// halt each costs a trip through the hypervisor (a barrier entered late was left
+/// sooner with this spin, nearly as soon as with no progress thread at all).
 pub const APP_HANDOVER_SPIN: Duration = Duration::from_millis(1);
 /// Longest the progress thread sleeps in one poll.
 pub const BACKGROUND_POLL: Duration = Duration::from_millis(50);
@@ -73,7 +70,7 @@ pub const TAG_UB: i32 = i32::MAX;
 
 /// Where the algorithms switch (sizes in bytes). Measured with `volpex-bench
 /// collectives` at 4 ranks on two cores (loop and single methods, rotating broadcast
-/// roots); see the README's benchmark section.
+/// roots); see docs/BENCHMARKS.md, "Collectives".
 pub mod collective {
     /// A broadcast or a reduction to one rank (reduce, all-reduce below
     /// `HALVING_BYTES`, barrier) of at most this many bytes on at most `FLAT_RANKS` ranks

@@ -281,9 +281,9 @@ pub fn parse_seconds_or_zero(s: &str) -> Result<f64, CliError> {
 
 /// The heartbeat timeout when `--heartbeat-timeout` is not given, in seconds.
 pub const HEARTBEAT_TIMEOUT_DEFAULT: f64 = 2.0;
-/// Seconds of heartbeat timeout per process per CPU on a crowded machine. Measured: 2 s
-/// gave no false positives at 4 processes per CPU (`docs/MEASUREMENTS.md`); `-n 300 -r 3`
-/// on 2 CPUs (450 per CPU) declared starved replicas dead within 2 s of starting.
+/// Seconds of heartbeat timeout per process per CPU on a crowded machine: 2 s gave no
+/// false positives at 4 processes per CPU (`scripts/detection.sh`), but `-n 300 -r 3` on
+/// 2 CPUs (450 per CPU) declared starved replicas dead within 2 s of starting.
 pub const HEARTBEAT_TIMEOUT_PER_PROCESS_PER_CPU: f64 = 0.5;
 
 /// `--stdin`: who gets volpexrun's standard input.

@@ -32,9 +32,8 @@ use crate::exit::{self, End};
 const LISTENER: Token = Token(0);
 
 /// A waiting caller's deferred frames (speculative pulls) go after its turns found
-/// nothing for this long: a message on its way arrives within it (8 B in ~5 µs on the
-/// 2-core VM), and a write before it would delay reading that message by the write's
-/// cost (measured: the second of two 8 B messages 4 µs later).
+/// nothing for this long: a small message on its way arrives within it, and a write
+/// before it would delay reading that message by the write's cost.
 const IDLE_FLUSH_AFTER: Duration = Duration::from_micros(20);
 /// Token of the waker that kicks a thread out of `poll`.
 pub const WAKER: Token = Token(1);

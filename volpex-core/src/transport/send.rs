@@ -324,7 +324,7 @@ impl Core {
     /// instead of leaving it to the next time this replica enters the library. Right
     /// after a receive (a ping-pong) this costs nothing. With `message` (comm, tag, dst),
     /// a send to one destination, it is skipped when a pull for that message is parked
-    /// already (a poll costs 1.3 µs of a 4 µs send on the 2-core VM).
+    /// already (a poll is a large part of a small send's cost).
     fn read_before_send(
         &mut self,
         message: Option<(u32, i32, u32)>,

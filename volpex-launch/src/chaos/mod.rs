@@ -79,7 +79,7 @@ impl fmt::Display for ChaosSpec {
     }
 }
 
-/// Parses `SEED:ITEM,ITEM,...`; see the README, "Chaos", for the items.
+/// Parses `SEED:ITEM,ITEM,...`; see docs/REGENERATION.md, "Chaos", for the items.
 pub fn parse_chaos(s: &str) -> Result<ChaosSpec, CliError> {
     let err = |problem: ChaosProblem| CliError::Chaos {
         spec: s.into(),

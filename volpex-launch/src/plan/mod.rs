@@ -93,9 +93,9 @@ pub struct PlanArgs {
     pub max_r: u32,
 
     /// Mean time from a replica's failure to its new incarnation having caught up (spawn,
-    /// snapshot, catch-up): default 1 s, above the 0.01-0.98 s measured from kill to
-    /// caught up on a 2-core VM for NPB class A (docs/MEASUREMENTS.md); measure yours with
-    /// `volpexrun --report`. 0 means instant regeneration.
+    /// snapshot, catch-up): default 1 s, above what NPB class A measured from kill to
+    /// caught up (docs/BENCHMARKS.md); measure yours with `volpexrun --report`. 0 means
+    /// instant regeneration.
     #[arg(long = "regen-time", value_name = "DURATION", default_value = "1s", allow_hyphen_values = true, value_parser = parse_regen_time_s, conflicts_with = "no_regen")]
     pub regen_time_s: f64,
 

@@ -26,8 +26,8 @@ use crate::message::{Key, Set, Want};
 /// many bytes (at the size of the last one), and at most `AHEAD_MAX` of them: the
 /// receiver holds at most that much it did not ask for yet, per stream. (Lazy streams'
 /// pulls wait for a write to the sender, eager ones' leave at once.) At 256 KiB, eight
-/// standing pulls of 32 KiB made a 32 KiB ping-pong take 13.0 µs one way instead of 7.2
-/// (the 2-core VM); 16 KiB, 64 KiB and the 4-rank pipeline were the same either way.
+/// standing pulls of 32 KiB made a 32 KiB ping-pong much slower; 16 KiB, 64 KiB and the
+/// 4-rank pipeline were the same either way.
 const AHEAD_BYTES: usize = 128 * 1024;
 /// See `AHEAD_BYTES`.
 pub(super) const AHEAD_MAX: usize = 8;
