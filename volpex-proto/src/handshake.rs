@@ -319,6 +319,7 @@ impl Link {
     }
 
     /// The authenticated peer, if any.
+    #[inline]
     pub fn peer(&self) -> Option<PeerId> {
         match self.state {
             ConnState::Established(p) => Some(p),
@@ -329,6 +330,7 @@ impl Link {
     }
 
     /// The peer we talk to: proven, or the one we dialed.
+    #[inline]
     pub fn intended_peer(&self) -> Option<PeerId> {
         match &self.state {
             ConnState::Established(p) => Some(*p),
@@ -338,6 +340,7 @@ impl Link {
     }
 
     /// Queues a frame, holding it back until the handshake is done.
+    #[inline]
     pub fn send(&mut self, h: Header, payload: Bytes) {
         match self.state {
             ConnState::Established(_) => self.out.push(&h, payload),
@@ -348,6 +351,7 @@ impl Link {
     }
 
     /// Advances the handshake with one incoming frame, or passes the frame up.
+    #[inline]
     pub fn on_frame(
         &mut self,
         key: &JobKey,

@@ -20,7 +20,7 @@ use super::Communicator;
 use crate::bootstrap;
 use crate::env;
 use crate::error::Error;
-use crate::transport::{Core, Drain, Membership, Runtime, SystemClock};
+use crate::transport::{Core, Drain, Membership, Runtime, SystemClock, TransportClock};
 
 /// Shared state behind every communicator of a process.
 pub(crate) struct Inner {
@@ -98,7 +98,7 @@ pub struct Universe {
 pub fn initialize() -> Result<Universe, Error> {
     let env = env::read()?;
     let cfg = env.config;
-    let clock = Arc::new(SystemClock::starting_now());
+    let clock = TransportClock::System(SystemClock::starting_now());
     let drain = Arc::new(Drain::default());
     let inner = if let Some(launch) = env.launch {
         let connect_timeout = cfg.connect_timeout;

@@ -22,7 +22,7 @@ use volpex_proto::wire::header::WireError;
 use volpex_proto::wire::stream::{Landing, ReadStatus};
 use volpex_proto::wire::Frame;
 
-use super::clock::Clock;
+use super::clock::TransportClock;
 use super::connection::Conn;
 use super::drain::Drain;
 use super::spin::{BulkWindow, Spin};
@@ -102,7 +102,7 @@ pub struct Core {
     pub(super) catch_up: Option<u64>,
     next_token: usize,
     /// The transport's one clock (see `clock`).
-    clock: Arc<dyn Clock>,
+    clock: TransportClock,
     pub(super) shutdown: bool,
     signals: Arc<Signals>,
     /// Fault injection: exit right after making this many coordinated choices.
@@ -134,7 +134,7 @@ impl Core {
         listener: Option<TcpListener>,
         launcher: Option<std::net::TcpStream>,
         table: Membership,
-        clock: Arc<dyn Clock>,
+        clock: TransportClock,
         drain: Arc<Drain>,
     ) -> io::Result<(Core, Waker)> {
         let Membership {
@@ -240,7 +240,7 @@ impl Core {
     }
 
     /// The transport's clock.
-    pub fn clock(&self) -> Arc<dyn Clock> {
+    pub fn clock(&self) -> TransportClock {
         self.clock.clone()
     }
 
@@ -745,6 +745,7 @@ mod tests {
     use std::sync::atomic::AtomicU64;
 
     use super::*;
+    use crate::transport::clock::Clock;
 
     /// A clock the test moves by hand.
     #[derive(Default)]
@@ -771,7 +772,7 @@ mod tests {
             None,
             None,
             Membership::alone(),
-            clock.clone(),
+            TransportClock::Given(clock.clone()),
             Arc::new(Drain::default()),
         )
         .expect("a core alone");

@@ -19,7 +19,7 @@ mod spin;
 mod stats;
 pub mod tuning;
 
-pub use clock::SystemClock;
+pub use clock::{SystemClock, TransportClock};
 pub use drain::Drain;
 pub use event_loop::{Core, Membership};
 pub use progress::Runtime;

@@ -19,7 +19,7 @@ use std::time::Duration;
 use mio::Waker;
 use parking_lot::{Mutex, MutexGuard};
 
-use super::clock::Clock;
+use super::clock::TransportClock;
 use super::event_loop::{Core, Signals};
 use super::spin::Spin;
 use crate::config::{APP_ACTIVE_LOOK_MAX, APP_ACTIVE_WINDOW, APP_HANDOVER_SPIN, BACKGROUND_POLL};
@@ -29,7 +29,7 @@ use volpex_proto::wire::stream::Landing;
 pub struct Runtime {
     core: Mutex<Core>,
     /// The core's clock, read before its lock is taken.
-    clock: Arc<dyn Clock>,
+    clock: TransportClock,
     waker: Waker,
     signals: Arc<Signals>,
     /// How often the application released the core (no clock on the message path).
@@ -122,7 +122,7 @@ impl AppGuard<'_> {
 /// The lock of `m`; while another thread holds it (the background thread, asleep in
 /// `poll` until the waker rouses it), tried again between yields of the CPU for up to
 /// `spin` of `clock` before sleeping on it.
-fn take<'m, T>(m: &'m Mutex<T>, spin: Duration, clock: &dyn Clock) -> MutexGuard<'m, T> {
+fn take<'m, T>(m: &'m Mutex<T>, spin: Duration, clock: &TransportClock) -> MutexGuard<'m, T> {
     if let Some(g) = m.try_lock() {
         return g;
     }
@@ -180,7 +180,7 @@ impl Runtime {
         }
         AppGuard {
             rt: self,
-            guard: take(&self.core, APP_HANDOVER_SPIN, &*self.clock),
+            guard: take(&self.core, APP_HANDOVER_SPIN, &self.clock),
         }
     }
 
@@ -237,7 +237,7 @@ mod tests {
         let m = std::sync::Arc::new(Mutex::new(0u32));
         for hold in [Duration::from_micros(100), Duration::from_millis(20)] {
             let held = m.lock();
-            let clock = SystemClock::starting_now();
+            let clock = TransportClock::System(SystemClock::starting_now());
             let other = m.clone();
             let taker = std::thread::spawn(move || {
                 *take(&other, Duration::from_millis(2), &clock) += 1;
@@ -248,7 +248,11 @@ mod tests {
         }
         assert_eq!(*m.lock(), 2);
         // Free: taken at once.
-        *take(&m, Duration::ZERO, &SystemClock::starting_now()) += 1;
+        *take(
+            &m,
+            Duration::ZERO,
+            &TransportClock::System(SystemClock::starting_now()),
+        ) += 1;
         assert_eq!(*m.lock(), 3);
     }
 }

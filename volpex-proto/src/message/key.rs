@@ -25,6 +25,7 @@ impl Key {
     /// A message of a communicator's point-to-point context: those ids are even
     /// (`comm::group::derive_id`); a communicator's collectives use `id + 1` and the
     /// coordinated choices `u32::MAX`, both odd.
+    #[inline]
     pub fn is_point_to_point(&self) -> bool {
         self.comm.is_multiple_of(2)
     }
@@ -63,6 +64,7 @@ pub enum Want {
 
 impl Want {
     /// Sending rank.
+    #[inline]
     pub fn src(&self) -> u32 {
         match self {
             Want::Key(k) => k.src,
@@ -71,6 +73,7 @@ impl Want {
     }
 
     /// Receiving rank.
+    #[inline]
     pub fn dst(&self) -> u32 {
         match self {
             Want::Key(k) => k.dst,
@@ -79,6 +82,7 @@ impl Want {
     }
 
     /// Communicator context id.
+    #[inline]
     pub fn comm(&self) -> u32 {
         match self {
             Want::Key(k) => k.comm,
@@ -113,6 +117,7 @@ pub struct ReplicaId {
 
 impl ReplicaId {
     /// Shorthand constructor.
+    #[inline]
     pub fn new(rank: u32, replica: u32) -> Self {
         ReplicaId { rank, replica }
     }
@@ -147,6 +152,7 @@ impl ReqId {
     pub const UNASKED: ReqId = ReqId(0);
 
     /// The id after this one.
+    #[inline]
     pub fn next(self) -> ReqId {
         ReqId(self.0 + 1)
     }

@@ -23,6 +23,7 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
 });
 
 /// An empty vector with room for at least `len` bytes, reused when possible.
+#[inline]
 pub fn take(len: usize) -> Vec<u8> {
     if len < POOLED_BYTES_MIN {
         return Vec::with_capacity(len);
@@ -39,6 +40,7 @@ pub fn take(len: usize) -> Vec<u8> {
 }
 
 /// A copy of `data` in a pooled buffer.
+#[inline]
 pub fn copy(data: &[u8]) -> Bytes {
     if data.len() < POOLED_BYTES_MIN {
         return Bytes::copy_from_slice(data);
@@ -49,6 +51,7 @@ pub fn copy(data: &[u8]) -> Bytes {
 }
 
 /// Gives a payload's buffer back if this was its last user.
+#[inline]
 pub fn recycle(b: Bytes) {
     if b.len() < POOLED_BYTES_MIN {
         return;

@@ -133,6 +133,7 @@ pub enum Frame {
 }
 
 /// The header of a DATA frame, for writers that send the payload from elsewhere.
+#[inline]
 pub fn data_header(key: &Key, req: ReqId, order: u64, len: usize, confirm: bool) -> Header {
     let h = keyed(Kind::Data, &Want::Key(*key), req, order, len);
     if confirm {
@@ -218,6 +219,7 @@ fn key_of(h: &Header) -> Key {
 impl Frame {
     /// The header for this frame, and the payload that follows it (empty for all but DATA
     /// and DECIDED).
+    #[inline]
     pub fn to_parts(&self) -> (Header, Bytes) {
         match self {
             Frame::Pull {
@@ -321,6 +323,7 @@ impl Frame {
 
     /// Builds a protocol frame from a validated header and its payload. Handshake and
     /// control kinds are not protocol frames and are rejected.
+    #[inline]
     pub fn from_parts(h: &Header, payload: Bytes) -> Result<Frame, WireError> {
         Ok(match h.kind {
             Kind::Pull => Frame::Pull {

@@ -268,6 +268,7 @@ pub struct Header {
 
 impl Header {
     /// A header of `kind` with every other field zero.
+    #[inline]
     pub fn new(kind: Kind, len: usize) -> Header {
         Header {
             kind,
@@ -284,6 +285,7 @@ impl Header {
     }
 
     /// Encodes into the fixed 56-byte form (the layout is `Field`'s).
+    #[inline]
     pub fn encode(&self) -> [u8; HEADER_BYTES] {
         let mut b = [0u8; HEADER_BYTES];
         let mut put = |f: Field, v: &[u8]| b[f.range()].copy_from_slice(v);
@@ -303,6 +305,7 @@ impl Header {
     }
 
     /// Decodes and validates every field; the error names the bad one.
+    #[inline]
     pub fn decode(b: &[u8; HEADER_BYTES]) -> Result<Header, WireError> {
         let u32_at = |f: Field| {
             let mut a = [0u8; 4];

@@ -304,11 +304,13 @@ impl Engine {
     // ---- getters ----
 
     /// This replica.
+    #[inline]
     pub fn me(&self) -> ReplicaId {
         self.me
     }
 
     /// Counters so far.
+    #[inline]
     pub fn stats(&self) -> ReplicaStats {
         ReplicaStats {
             evicted: self.log.evicted_count(),
@@ -317,27 +319,32 @@ impl Engine {
     }
 
     /// The tunables it runs with.
+    #[inline]
     pub fn config(&self) -> &Config {
         &self.cfg
     }
 
     /// Whether a message of `len` bytes fits the log now (evicting what may go).
+    #[inline]
     pub fn log_has_room(&mut self, len: usize, copies: usize) -> bool {
         self.log.has_room_for(len, copies)
     }
 
     /// Whether `copies` messages of `len` bytes fit in the sender log at all.
+    #[inline]
     pub fn log_could_hold(&self, len: usize, copies: usize) -> bool {
         self.log.could_hold(len, copies)
     }
 
     /// Whether every live replica of `dst` reported having the message with `order` on
     /// `comm` (dead ones count as having everything).
+    #[inline]
     pub fn delivered(&self, comm: u32, dst: u32, order: u64) -> bool {
         self.log.delivered(comm, dst, order)
     }
 
     /// Whether any replica of `rank` may still be alive.
+    #[inline]
     pub fn rank_alive(&self, rank: u32) -> bool {
         self.liveness.rank_alive(rank)
     }
@@ -345,6 +352,7 @@ impl Engine {
     /// How a blocking receive's message can be recognized on the wire before it is
     /// matched, so it can land straight in the receive buffer: its key once resolved, or
     /// its order number (see `Matcher::sole_order`).
+    #[inline]
     pub fn landing_for(&self, id: RecvId) -> Option<Want> {
         if let Some(k) = self.matcher.resolved_key(id) {
             return Some(Want::Key(k));
@@ -356,6 +364,7 @@ impl Engine {
 
     /// Whether a direct write began the next send to (comm, tag, dst): it must be
     /// logged (or confirmed), not held.
+    #[inline]
     pub fn wrote_ahead(&self, comm: u32, tag: i32, dst: u32) -> bool {
         let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
         self.service.any_written(&Want::Key(key))
@@ -364,6 +373,7 @@ impl Engine {
 
     /// Whether a pull for the next send to (comm, tag, dst) is parked here already: that
     /// send answers it, and nothing newer on the sockets can change what it writes.
+    #[inline]
     pub fn next_send_awaited(&self, comm: u32, tag: i32, dst: u32) -> bool {
         let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
         self.service.has_waiters(&Want::Key(key))
@@ -372,6 +382,7 @@ impl Engine {
 
     /// Whether choices are coordinated between replicas (off with one replica per rank
     /// or for a send-deterministic program).
+    #[inline]
     pub fn coordinated(&self) -> bool {
         self.coord.decisions.enabled()
     }
@@ -379,6 +390,7 @@ impl Engine {
     // ---- commands ----
 
     /// Posts a receive or probe; its result comes out of `take`.
+    #[inline]
     pub fn post(&mut self, now: Duration, spec: RecvSpec, mode: Mode) -> RecvId {
         let coordinate = spec.any_source() || mode == Mode::ImmediateProbe;
         let decisions = &mut self.coord.decisions;
@@ -481,6 +493,7 @@ impl Engine {
     /// the live replicas whose pulls for it are parked here (to write straight from the
     /// sender's buffer, reporting what went out with `handle_written`), and whether a
     /// message of `len` bytes may skip the log (`skip_log_from`; `None`: never).
+    #[inline]
     pub fn write_ahead(
         &mut self,
         comm: u32,
@@ -495,6 +508,7 @@ impl Engine {
 
     /// The driver wrote the first `written` bytes of a DATA frame `write_ahead` gave it
     /// (to `to`'s pull `req`) on its link `link`; `confirm` is that `write_ahead`'s.
+    #[inline]
     pub fn handle_written(
         &mut self,
         to: ReplicaId,
@@ -514,6 +528,7 @@ impl Engine {
 
     /// Appends a message to the log and answers any pull parked for it. `Err(LogFull)`
     /// means the caller must wait (drive the engine) and try again.
+    #[inline]
     pub fn send(
         &mut self,
         now: Duration,
@@ -598,6 +613,7 @@ impl Engine {
     // ---- inputs ----
 
     /// A frame from an authenticated replica.
+    #[inline]
     pub fn handle_frame(&mut self, now: Duration, from: ReplicaId, frame: Frame) {
         self.silence.heard(from, now);
         self.dispatch(now, from, frame);
@@ -674,12 +690,14 @@ impl Engine {
     // ---- outputs ----
 
     /// True when frames wait to be put on the wire now (`poll_transmit`).
+    #[inline]
     pub fn has_transmit(&self) -> bool {
         self.out.has_transmit()
     }
 
     /// Next rest of a frame a direct write began: the driver writes it on its link before
     /// anything else there (poll these before `poll_transmit`).
+    #[inline]
     pub fn poll_resumed(&mut self) -> Option<Resumed> {
         self.out.poll_resumed()
     }
@@ -687,6 +705,7 @@ impl Engine {
     /// Next frame to put on the wire now. A pull whose message arrived (or was given up)
     /// before the pull left is dropped: several messages of a stream often come in one
     /// read, and taking the first asks for the second before that is handled.
+    #[inline]
     pub fn poll_transmit(&mut self) -> Option<(ReplicaId, Frame)> {
         let fetches = &self.fetches;
         self.out
@@ -695,11 +714,13 @@ impl Engine {
 
     /// Next frame that may wait (speculative pulls): for a write to its peer, or until
     /// the driver has nothing else to do.
+    #[inline]
     pub fn poll_deferred(&mut self) -> Option<(ReplicaId, Frame)> {
         self.out.poll_deferred()
     }
 
     /// Next deferred frame to a peer for which `rides` holds (one a write goes to anyway).
+    #[inline]
     pub fn poll_deferred_to(
         &mut self,
         rides: impl Fn(ReplicaId) -> bool,
@@ -708,11 +729,13 @@ impl Engine {
     }
 
     /// Next event for the driver.
+    #[inline]
     pub fn poll_event(&mut self) -> Option<EngineEvent> {
         self.out.poll_event()
     }
 
     /// The earliest time `handle_timeout` has work to do.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Duration> {
         let ack_timeout = self.cfg.ack_timeout;
         [
@@ -728,6 +751,7 @@ impl Engine {
 
     /// The outcome of a receive or probe, once complete. Taking a message also asks,
     /// speculatively, for the next one of its stream.
+    #[inline]
     pub fn take(&mut self, now: Duration, id: RecvId) -> Option<Result<Matched, RecvError>> {
         let (r, any_tag) = self.matcher.take(id)?;
         if let Ok(Matched::Message { key, payload, .. }) = &r {
@@ -739,6 +763,7 @@ impl Engine {
 
     /// The DATA of `key` about to be handled carries no payload because its `len` bytes
     /// landed straight in a waiting receive's buffer.
+    #[inline]
     pub fn note_landed(&mut self, key: Key, len: usize) {
         // A frame lands only in a waiting receive's buffer, so each entry is taken with
         // its receive, except after a race of two replicas' copies of one message where

@@ -270,7 +270,8 @@ impl Serving<'_> {
         payload: &Bytes,
         choices: u64,
     ) {
-        for (w, written) in self.service.take_answering(&want) {
+        for w in self.service.take_answering(&want) {
+            let written = self.service.take_written(w);
             if !self.liveness.is_usable(w.from) {
                 continue;
             }

@@ -85,14 +85,19 @@ impl Service {
         taken
     }
 
-    /// Takes every pull parked for `want` to answer it, with how much of the answer a
-    /// direct write put on the wire already.
-    pub(super) fn take_answering(&mut self, want: &Want) -> Vec<(Waiter, Option<Written>)> {
-        let taken = self.parked.remove(want).unwrap_or_default();
-        taken
-            .into_iter()
-            .map(|w| (w, self.written.remove(&w)))
-            .collect()
+    /// Takes every pull parked for `want` to answer it; the answer takes each one's
+    /// direct-write mark with `take_written`.
+    pub(super) fn take_answering(&mut self, want: &Want) -> Vec<Waiter> {
+        self.parked.remove(want).unwrap_or_default()
+    }
+
+    /// How much of the answer to `w`'s pull a direct write put on the wire already, if
+    /// any; the mark goes.
+    pub(super) fn take_written(&mut self, w: Waiter) -> Option<Written> {
+        if self.written.is_empty() {
+            return None;
+        }
+        self.written.remove(&w)
     }
 
     /// A direct write put the first bytes of the answer to `w`'s pull on a link.
@@ -250,10 +255,10 @@ mod tests {
         s.park(want(0), waiter(1, 2));
         s.note_written(waiter(0, 1), began);
         assert!(s.any_written(&want(0)));
-        assert_eq!(
-            s.take_answering(&want(0)),
-            [(waiter(0, 1), Some(began)), (waiter(1, 2), None)]
-        );
+        let answering = s.take_answering(&want(0));
+        assert_eq!(answering, [waiter(0, 1), waiter(1, 2)]);
+        let marks: Vec<_> = answering.into_iter().map(|w| s.take_written(w)).collect();
+        assert_eq!(marks, [Some(began), None]);
         assert!(!s.any_written(&want(0)));
         // Cancelled, taken unanswered or dead: the mark goes with the pull.
         s.park(want(1), waiter(0, 3));

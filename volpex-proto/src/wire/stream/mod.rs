@@ -137,6 +137,7 @@ fn read_some<R: Read>(r: &mut R, into: &mut [u8]) -> Result<(usize, Step), ReadE
 
 impl FrameReader {
     /// An empty reader accepting only handshake-sized payloads until told otherwise.
+    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
@@ -238,6 +239,7 @@ impl FrameReader {
     }
 
     /// Whether a frame is being read straight into a `Landing` buffer.
+    #[inline]
     pub fn is_landing(&self) -> bool {
         matches!(self.partial, Some(Partial::Direct(..)))
     }
@@ -337,11 +339,13 @@ pub struct OutQueue {
 
 impl OutQueue {
     /// Appends a frame; the payload is shared, not copied.
+    #[inline]
     pub fn push(&mut self, h: &Header, payload: Bytes) {
         self.push_rest(h, payload, 0);
     }
 
     /// Appends a frame whose first `written` bytes (header included) are already out.
+    #[inline]
     pub fn push_rest(&mut self, h: &Header, payload: Bytes, written: usize) {
         if written < HEADER_BYTES + payload.len() {
             self.frames.push_back(Out {
@@ -367,6 +371,7 @@ impl OutQueue {
     }
 
     /// True when nothing is waiting.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
     }
