@@ -162,16 +162,67 @@ pub fn class_name(c: c_int) -> &'static str {
         class::IN_STATUS => "MPI_ERR_IN_STATUS",
         class::PENDING => "MPI_ERR_PENDING",
         class::REQUEST => "MPI_ERR_REQUEST",
-        class::IO => "MPI_ERR_IO",
-        class::KEYVAL => "MPI_ERR_KEYVAL",
+        class::ACCESS => "MPI_ERR_ACCESS",
+        class::AMODE => "MPI_ERR_AMODE",
+        class::BAD_FILE => "MPI_ERR_BAD_FILE",
+        class::CONVERSION => "MPI_ERR_CONVERSION",
+        class::DUP_DATAREP => "MPI_ERR_DUP_DATAREP",
+        class::FILE_EXISTS => "MPI_ERR_FILE_EXISTS",
+        class::FILE_IN_USE => "MPI_ERR_FILE_IN_USE",
+        class::FILE => "MPI_ERR_FILE",
         class::INFO => "MPI_ERR_INFO",
         class::INFO_KEY => "MPI_ERR_INFO_KEY",
+        class::INFO_VALUE => "MPI_ERR_INFO_VALUE",
+        class::INFO_NOKEY => "MPI_ERR_INFO_NOKEY",
+        class::IO => "MPI_ERR_IO",
+        class::NAME => "MPI_ERR_NAME",
+        class::NO_MEM => "MPI_ERR_NO_MEM",
+        class::NOT_SAME => "MPI_ERR_NOT_SAME",
+        class::NO_SPACE => "MPI_ERR_NO_SPACE",
+        class::NO_SUCH_FILE => "MPI_ERR_NO_SUCH_FILE",
+        class::PORT => "MPI_ERR_PORT",
+        class::QUOTA => "MPI_ERR_QUOTA",
+        class::READ_ONLY => "MPI_ERR_READ_ONLY",
+        class::SERVICE => "MPI_ERR_SERVICE",
+        class::SPAWN => "MPI_ERR_SPAWN",
+        class::UNSUPPORTED_DATAREP => "MPI_ERR_UNSUPPORTED_DATAREP",
+        class::UNSUPPORTED_OPERATION => "MPI_ERR_UNSUPPORTED_OPERATION",
+        class::WIN => "MPI_ERR_WIN",
+        class::BASE => "MPI_ERR_BASE",
+        class::LOCKTYPE => "MPI_ERR_LOCKTYPE",
+        class::KEYVAL => "MPI_ERR_KEYVAL",
+        class::RMA_CONFLICT => "MPI_ERR_RMA_CONFLICT",
+        class::RMA_SYNC => "MPI_ERR_RMA_SYNC",
+        class::SIZE => "MPI_ERR_SIZE",
+        class::DISP => "MPI_ERR_DISP",
+        class::ASSERT => "MPI_ERR_ASSERT",
+        class::RMA_RANGE => "MPI_ERR_RMA_RANGE",
+        class::RMA_ATTACH => "MPI_ERR_RMA_ATTACH",
+        class::RMA_SHARED => "MPI_ERR_RMA_SHARED",
+        class::RMA_FLAVOR => "MPI_ERR_RMA_FLAVOR",
         class::PROC_FAILED => "MPIX_ERR_PROC_FAILED",
+        class::T_MEMORY => "MPI_T_ERR_MEMORY",
+        class::T_NOT_INITIALIZED => "MPI_T_ERR_NOT_INITIALIZED",
+        class::T_CANNOT_INIT => "MPI_T_ERR_CANNOT_INIT",
+        class::T_INVALID_INDEX => "MPI_T_ERR_INVALID_INDEX",
+        class::T_INVALID_ITEM => "MPI_T_ERR_INVALID_ITEM",
+        class::T_INVALID_HANDLE => "MPI_T_ERR_INVALID_HANDLE",
+        class::T_OUT_OF_HANDLES => "MPI_T_ERR_OUT_OF_HANDLES",
+        class::T_OUT_OF_SESSIONS => "MPI_T_ERR_OUT_OF_SESSIONS",
+        class::T_INVALID_SESSION => "MPI_T_ERR_INVALID_SESSION",
+        class::T_CVAR_SET_NOT_NOW => "MPI_T_ERR_CVAR_SET_NOT_NOW",
+        class::T_CVAR_SET_NEVER => "MPI_T_ERR_CVAR_SET_NEVER",
+        class::T_PVAR_NO_STARTSTOP => "MPI_T_ERR_PVAR_NO_STARTSTOP",
+        class::T_PVAR_NO_WRITE => "MPI_T_ERR_PVAR_NO_WRITE",
+        class::T_PVAR_NO_ATOMIC => "MPI_T_ERR_PVAR_NO_ATOMIC",
+        class::T_INVALID_NAME => "MPI_T_ERR_INVALID_NAME",
+        class::T_INVALID => "MPI_T_ERR_INVALID",
         _ => "MPI_ERR_UNKNOWN",
     }
 }
 
-/// The text `MPI_Error_string` gives for an error code (codes are classes here).
+/// The text `MPI_Error_string` gives for a predefined error code (codes are classes
+/// here).
 pub fn error_string(code: c_int) -> Option<&'static str> {
     Some(match code {
         class::SUCCESS => "MPI_SUCCESS: no error",
@@ -194,12 +245,81 @@ pub fn error_string(code: c_int) -> Option<&'static str> {
         class::IN_STATUS => "MPI_ERR_IN_STATUS: error code is in status",
         class::PENDING => "MPI_ERR_PENDING: pending request",
         class::REQUEST => "MPI_ERR_REQUEST: invalid request",
-        class::IO => "MPI_ERR_IO: input/output error",
-        class::KEYVAL => "MPI_ERR_KEYVAL: invalid attribute key",
+        class::ACCESS => "MPI_ERR_ACCESS: permission denied",
+        class::AMODE => "MPI_ERR_AMODE: invalid access mode",
+        class::BAD_FILE => "MPI_ERR_BAD_FILE: invalid file name",
+        class::CONVERSION => "MPI_ERR_CONVERSION: an error in a user data conversion function",
+        class::DUP_DATAREP => {
+            "MPI_ERR_DUP_DATAREP: data representation identifier already registered"
+        }
+        class::FILE_EXISTS => "MPI_ERR_FILE_EXISTS: file exists",
+        class::FILE_IN_USE => {
+            "MPI_ERR_FILE_IN_USE: file operation could not be completed: the file is in use"
+        }
+        class::FILE => "MPI_ERR_FILE: invalid file handle",
         class::INFO => "MPI_ERR_INFO: invalid info object",
         class::INFO_KEY => "MPI_ERR_INFO_KEY: invalid info key",
+        class::INFO_VALUE => "MPI_ERR_INFO_VALUE: invalid info value",
+        class::INFO_NOKEY => "MPI_ERR_INFO_NOKEY: key not defined in the info object",
+        class::IO => "MPI_ERR_IO: input/output error",
+        class::NAME => "MPI_ERR_NAME: invalid service name",
+        class::NO_MEM => "MPI_ERR_NO_MEM: out of memory (MPI_Alloc_mem)",
+        class::NOT_SAME => "MPI_ERR_NOT_SAME: collective argument not identical on all processes",
+        class::NO_SPACE => "MPI_ERR_NO_SPACE: not enough space",
+        class::NO_SUCH_FILE => "MPI_ERR_NO_SUCH_FILE: file does not exist",
+        class::PORT => "MPI_ERR_PORT: invalid port name",
+        class::QUOTA => "MPI_ERR_QUOTA: quota exceeded",
+        class::READ_ONLY => "MPI_ERR_READ_ONLY: read-only file or file system",
+        class::SERVICE => "MPI_ERR_SERVICE: invalid service name (MPI_Unpublish_name)",
+        class::SPAWN => "MPI_ERR_SPAWN: error spawning processes",
+        class::UNSUPPORTED_DATAREP => {
+            "MPI_ERR_UNSUPPORTED_DATAREP: unsupported data representation"
+        }
+        class::UNSUPPORTED_OPERATION => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
+        class::WIN => "MPI_ERR_WIN: invalid window",
+        class::BASE => "MPI_ERR_BASE: invalid base address",
+        class::LOCKTYPE => "MPI_ERR_LOCKTYPE: invalid lock type",
+        class::KEYVAL => "MPI_ERR_KEYVAL: invalid attribute key",
+        class::RMA_CONFLICT => "MPI_ERR_RMA_CONFLICT: conflicting accesses to a window",
+        class::RMA_SYNC => "MPI_ERR_RMA_SYNC: wrong synchronization of RMA calls",
+        class::SIZE => "MPI_ERR_SIZE: invalid size",
+        class::DISP => "MPI_ERR_DISP: invalid displacement",
+        class::ASSERT => "MPI_ERR_ASSERT: invalid assertion",
+        class::RMA_RANGE => "MPI_ERR_RMA_RANGE: target memory is not part of the window",
+        class::RMA_ATTACH => "MPI_ERR_RMA_ATTACH: memory cannot be attached",
+        class::RMA_SHARED => "MPI_ERR_RMA_SHARED: memory cannot be shared",
+        class::RMA_FLAVOR => {
+            "MPI_ERR_RMA_FLAVOR: passed window has the wrong flavor for the called function"
+        }
         class::PROC_FAILED => "MPIX_ERR_PROC_FAILED: every replica of a rank is gone",
-        c if (0..=class::LASTCODE).contains(&c) => "MPI error (class without a message here)",
+        class::T_MEMORY => "MPI_T_ERR_MEMORY: out of memory",
+        class::T_NOT_INITIALIZED => {
+            "MPI_T_ERR_NOT_INITIALIZED: the tool interface is not initialized"
+        }
+        class::T_CANNOT_INIT => "MPI_T_ERR_CANNOT_INIT: the tool interface cannot be initialized",
+        class::T_INVALID_INDEX => "MPI_T_ERR_INVALID_INDEX: invalid variable or category index",
+        class::T_INVALID_ITEM => "MPI_T_ERR_INVALID_ITEM: invalid item index of an enumeration",
+        class::T_INVALID_HANDLE => "MPI_T_ERR_INVALID_HANDLE: invalid handle",
+        class::T_OUT_OF_HANDLES => "MPI_T_ERR_OUT_OF_HANDLES: no more handles",
+        class::T_OUT_OF_SESSIONS => "MPI_T_ERR_OUT_OF_SESSIONS: no more sessions",
+        class::T_INVALID_SESSION => "MPI_T_ERR_INVALID_SESSION: invalid session",
+        class::T_CVAR_SET_NOT_NOW => {
+            "MPI_T_ERR_CVAR_SET_NOT_NOW: the control variable cannot be set now"
+        }
+        class::T_CVAR_SET_NEVER => {
+            "MPI_T_ERR_CVAR_SET_NEVER: the control variable can never be set"
+        }
+        class::T_PVAR_NO_STARTSTOP => {
+            "MPI_T_ERR_PVAR_NO_STARTSTOP: the performance variable cannot be started or stopped"
+        }
+        class::T_PVAR_NO_WRITE => {
+            "MPI_T_ERR_PVAR_NO_WRITE: the performance variable cannot be written or reset"
+        }
+        class::T_PVAR_NO_ATOMIC => {
+            "MPI_T_ERR_PVAR_NO_ATOMIC: the performance variable cannot be read and reset atomically"
+        }
+        class::T_INVALID_NAME => "MPI_T_ERR_INVALID_NAME: no variable or category of that name",
+        class::T_INVALID => "MPI_T_ERR_INVALID: invalid use of the tool interface",
         _ => return None,
     })
 }
@@ -212,6 +332,15 @@ pub fn not_implemented(func: &'static str) -> c_int {
         class::OTHER,
         format!("{func} is not implemented in volpex-mpi yet"),
     );
+    eprintln!("volpex-mpi: {}", e.msg);
+    raise(func, crate::handles::COMM_WORLD, e)
+}
+
+/// A function this library does not support (MPI-3.1 leaves process creation to the
+/// implementation; one-sided communication and I/O are not written yet): prints a line
+/// naming it and why, and answers `class` through the error handler of MPI_COMM_WORLD.
+pub fn unsupported(func: &'static str, class: c_int, why: &'static str) -> c_int {
+    let e = MpiError::new(class, format!("{func} is not supported: {why}"));
     eprintln!("volpex-mpi: {}", e.msg);
     raise(func, crate::handles::COMM_WORLD, e)
 }

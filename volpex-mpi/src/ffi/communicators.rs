@@ -53,6 +53,28 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
     })
 }
 
+/// MPI_Comm_disconnect (MPI-3.1 section 10.5.4): waits for the communicator's pending
+/// communication, then frees it. Sends complete once logged here, and a receive still
+/// pending on a freed communicator completes later as with MPI_Comm_free, so this is
+/// MPI_Comm_free.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_disconnect(comm: *mut c_int) -> c_int {
+    guard("MPI_Comm_disconnect", COMM_WORLD, || {
+        // SAFETY: `comm` points to a communicator handle.
+        let h = unsafe { raw::out(comm, "comm") }?;
+        comm::free(h)
+    })
+}
+
+/// MPI_Comm_get_parent (MPI-3.1 section 10.3.2): no process of a Volpex job was started
+/// by MPI_Comm_spawn, so there is no parent: MPI_COMM_NULL.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_parent(parent: *mut c_int) -> c_int {
+    guard("MPI_Comm_get_parent", COMM_WORLD, || {
+        set(parent, "parent", crate::handles::NULL)
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_compare(a: Comm, b: Comm, result: *mut c_int) -> c_int {
     guard("MPI_Comm_compare", COMM_WORLD, || {
@@ -195,10 +217,12 @@ pub unsafe extern "C" fn MPI_Keyval_free(keyval: *mut c_int) -> c_int {
     unsafe { MPI_Comm_free_keyval(keyval) }
 }
 
-/// MPI_COMM_DUP_FN: the copy function that copies the attribute's value.
+/// MPI_COMM_DUP_FN: the copy function that copies the attribute's value. Also
+/// MPI_TYPE_DUP_FN and MPI_WIN_DUP_FN, whose first argument is another kind of handle
+/// (an int as well) and which do the same.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_COMM_DUP_FN(
-    _old: Comm,
+    _old: c_int,
     _key: c_int,
     _extra: *mut c_void,
     value_in: *mut c_void,
@@ -376,4 +400,32 @@ pub unsafe extern "C" fn MPI_Group_free(group: *mut c_int) -> c_int {
         let h = unsafe { raw::out(group, "group") }?;
         comm::group_free(h)
     })
+}
+
+/// MPI_TYPE_DUP_FN: see MPI_COMM_DUP_FN.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_TYPE_DUP_FN(
+    old: c_int,
+    key: c_int,
+    extra: *mut c_void,
+    value_in: *mut c_void,
+    value_out: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    unsafe { MPI_COMM_DUP_FN(old, key, extra, value_in, value_out, flag) }
+}
+
+/// MPI_WIN_DUP_FN: see MPI_COMM_DUP_FN.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_WIN_DUP_FN(
+    old: c_int,
+    key: c_int,
+    extra: *mut c_void,
+    value_in: *mut c_void,
+    value_out: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    unsafe { MPI_COMM_DUP_FN(old, key, extra, value_in, value_out, flag) }
 }

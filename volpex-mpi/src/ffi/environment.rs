@@ -235,3 +235,15 @@ pub extern "C" fn MPI_Comm_call_errhandler(comm: Comm, errorcode: c_int) -> c_in
         ))
     })
 }
+
+/// MPI_Aint_add (MPI-3.1 section 4.1.12): the address `disp` bytes past `base`.
+#[no_mangle]
+pub extern "C" fn MPI_Aint_add(base: isize, disp: isize) -> isize {
+    base.wrapping_add(disp)
+}
+
+/// MPI_Aint_diff (MPI-3.1 section 4.1.12): the distance in bytes between two addresses.
+#[no_mangle]
+pub extern "C" fn MPI_Aint_diff(addr1: isize, addr2: isize) -> isize {
+    addr1.wrapping_sub(addr2)
+}

@@ -144,6 +144,7 @@ macro_rules! fty {
     (aout) => { *mut isize };
     (aints) => { *const isize };
     (lout) => { *mut i64 };
+    (lint) => { *const i64 };
     (ranges) => { *const [c_int; 3] };
 }
 
@@ -152,6 +153,9 @@ macro_rules! fconv {
         value($p, stringify!($p))?
     };
     (aint, $p:ident) => {
+        value($p, stringify!($p))?
+    };
+    (lint, $p:ident) => {
         value($p, stringify!($p))?
     };
     (out, $p:ident) => {
@@ -393,6 +397,312 @@ fortran! {
     mpi_info_free_ => MPI_Info_free(info: out);
 
     mpix_regenerated_ => MPIX_Regenerated(flag: out);
+}
+
+/// The C type of a converted Fortran argument of each kind (see `fconv`).
+macro_rules! cty {
+    (int) => { c_int };
+    (aint) => { isize };
+    (lint) => { i64 };
+    (out) => { *mut c_int };
+    (ints) => { *const c_int };
+    (buf) => { *const c_void };
+    (mbuf) => { *mut c_void };
+    (st) => { *mut MpiStatus };
+    (cst) => { *const MpiStatus };
+    (aout) => { *mut isize };
+    (aints) => { *const isize };
+    (lout) => { *mut i64 };
+    (ranges) => { *const [c_int; 3] };
+}
+
+/// `fortran!` for C functions reached by their exported symbol (declared here from the
+/// argument kinds) rather than by their Rust item: the Fortran routine does not depend on
+/// which module of `ffi` defines the C function, or whether it is still in `stubs`.
+macro_rules! fortran_c {
+    ($($f:ident => $c:ident($($a:ident: $k:ident),*);)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $f($($a: fty!($k),)* ierr: *mut c_int) {
+            extern "C" {
+                fn $c($($a: cty!($k)),*) -> c_int;
+            }
+            let code = shim(stringify!($c), || {
+                $(let $a = fconv!($k, $a);)*
+                // SAFETY: the C function gets the Fortran caller's own pointers (and
+                // the C sentinels for the Fortran ones), under the same MPI contract.
+                Ok(unsafe { $c($($a),*) })
+            });
+            set_ierr(ierr, code);
+        }
+    )*};
+}
+
+// The rest of MPI 3.1 whose arguments are all integers, handles, buffers, addresses,
+// offsets and statuses.
+fortran_c! {
+    mpi_accumulate_ => MPI_Accumulate(origin_addr: buf, origin_count: int,
+        origin_datatype: int, target_rank: int, target_disp: aint, target_count: int,
+        target_datatype: int, op: int, win: int);
+    mpi_add_error_class_ => MPI_Add_error_class(errorclass: out);
+    mpi_add_error_code_ => MPI_Add_error_code(errorclass: int, errorcode: out);
+    mpi_alltoallw_ => MPI_Alltoallw(sendbuf: buf, sendcounts: ints, sdispls: ints,
+        sendtypes: ints, recvbuf: mbuf, recvcounts: ints, rdispls: ints, recvtypes: ints,
+        comm: int);
+    mpi_comm_create_group_ => MPI_Comm_create_group(comm: int, group: int, tag: int,
+        newcomm: out);
+    mpi_comm_disconnect_ => MPI_Comm_disconnect(comm: out);
+    mpi_comm_dup_with_info_ => MPI_Comm_dup_with_info(comm: int, info: int, newcomm: out);
+    mpi_comm_get_info_ => MPI_Comm_get_info(comm: int, info_used: out);
+    mpi_comm_get_parent_ => MPI_Comm_get_parent(parent: out);
+    mpi_comm_idup_ => MPI_Comm_idup(comm: int, newcomm: out, request: out);
+    mpi_comm_join_ => MPI_Comm_join(fd: int, intercomm: out);
+    mpi_comm_remote_group_ => MPI_Comm_remote_group(comm: int, group: out);
+    mpi_comm_remote_size_ => MPI_Comm_remote_size(comm: int, size: out);
+    mpi_comm_set_info_ => MPI_Comm_set_info(comm: int, info: int);
+    mpi_comm_split_type_ => MPI_Comm_split_type(comm: int, split_type: int, key: int,
+        info: int, newcomm: out);
+    mpi_compare_and_swap_ => MPI_Compare_and_swap(origin_addr: buf, compare_addr: buf,
+        result_addr: mbuf, datatype: int, target_rank: int, target_disp: aint, win: int);
+    mpi_dist_graph_create_ => MPI_Dist_graph_create(comm_old: int, n: int, nodes: ints,
+        degrees: ints, targets: ints, weights: ints, info: int, reorder: int, newcomm: out);
+    mpi_dist_graph_create_adjacent_ => MPI_Dist_graph_create_adjacent(comm_old: int,
+        indegree: int, sources: ints, sourceweights: ints, outdegree: int, destinations: ints,
+        destweights: ints, info: int, reorder: int, comm_dist_graph: out);
+    mpi_dist_graph_neighbors_ => MPI_Dist_graph_neighbors(comm: int, maxindegree: int,
+        sources: out, sourceweights: out, maxoutdegree: int, destinations: out,
+        destweights: out);
+    mpi_dist_graph_neighbors_count_ => MPI_Dist_graph_neighbors_count(comm: int,
+        inneighbors: out, outneighbors: out, weighted: out);
+    mpi_fetch_and_op_ => MPI_Fetch_and_op(origin_addr: buf, result_addr: mbuf, datatype: int,
+        target_rank: int, target_disp: aint, op: int, win: int);
+    mpi_file_call_errhandler_ => MPI_File_call_errhandler(fh: int, errorcode: int);
+    mpi_file_close_ => MPI_File_close(fh: out);
+    mpi_file_get_amode_ => MPI_File_get_amode(fh: int, amode: out);
+    mpi_file_get_atomicity_ => MPI_File_get_atomicity(fh: int, flag: out);
+    mpi_file_get_byte_offset_ => MPI_File_get_byte_offset(fh: int, offset: lint, disp: lout);
+    mpi_file_get_errhandler_ => MPI_File_get_errhandler(file: int, errhandler: out);
+    mpi_file_get_group_ => MPI_File_get_group(fh: int, group: out);
+    mpi_file_get_info_ => MPI_File_get_info(fh: int, info_used: out);
+    mpi_file_get_position_ => MPI_File_get_position(fh: int, offset: lout);
+    mpi_file_get_position_shared_ => MPI_File_get_position_shared(fh: int, offset: lout);
+    mpi_file_get_size_ => MPI_File_get_size(fh: int, size: lout);
+    mpi_file_get_type_extent_ => MPI_File_get_type_extent(fh: int, datatype: int,
+        extent: aout);
+    mpi_file_iread_ => MPI_File_iread(fh: int, buf: mbuf, count: int, datatype: int,
+        request: out);
+    mpi_file_iread_all_ => MPI_File_iread_all(fh: int, buf: mbuf, count: int, datatype: int,
+        request: out);
+    mpi_file_iread_at_ => MPI_File_iread_at(fh: int, offset: lint, buf: mbuf, count: int,
+        datatype: int, request: out);
+    mpi_file_iread_at_all_ => MPI_File_iread_at_all(fh: int, offset: lint, buf: mbuf,
+        count: int, datatype: int, request: out);
+    mpi_file_iread_shared_ => MPI_File_iread_shared(fh: int, buf: mbuf, count: int,
+        datatype: int, request: out);
+    mpi_file_iwrite_ => MPI_File_iwrite(fh: int, buf: buf, count: int, datatype: int,
+        request: out);
+    mpi_file_iwrite_all_ => MPI_File_iwrite_all(fh: int, buf: buf, count: int, datatype: int,
+        request: out);
+    mpi_file_iwrite_at_ => MPI_File_iwrite_at(fh: int, offset: lint, buf: buf, count: int,
+        datatype: int, request: out);
+    mpi_file_iwrite_at_all_ => MPI_File_iwrite_at_all(fh: int, offset: lint, buf: buf,
+        count: int, datatype: int, request: out);
+    mpi_file_iwrite_shared_ => MPI_File_iwrite_shared(fh: int, buf: buf, count: int,
+        datatype: int, request: out);
+    mpi_file_preallocate_ => MPI_File_preallocate(fh: int, size: lint);
+    mpi_file_read_ => MPI_File_read(fh: int, buf: mbuf, count: int, datatype: int, status: st);
+    mpi_file_read_all_ => MPI_File_read_all(fh: int, buf: mbuf, count: int, datatype: int,
+        status: st);
+    mpi_file_read_all_begin_ => MPI_File_read_all_begin(fh: int, buf: mbuf, count: int,
+        datatype: int);
+    mpi_file_read_all_end_ => MPI_File_read_all_end(fh: int, buf: mbuf, status: st);
+    mpi_file_read_at_ => MPI_File_read_at(fh: int, offset: lint, buf: mbuf, count: int,
+        datatype: int, status: st);
+    mpi_file_read_at_all_ => MPI_File_read_at_all(fh: int, offset: lint, buf: mbuf, count: int,
+        datatype: int, status: st);
+    mpi_file_read_at_all_begin_ => MPI_File_read_at_all_begin(fh: int, offset: lint, buf: mbuf,
+        count: int, datatype: int);
+    mpi_file_read_at_all_end_ => MPI_File_read_at_all_end(fh: int, buf: mbuf, status: st);
+    mpi_file_read_ordered_ => MPI_File_read_ordered(fh: int, buf: mbuf, count: int,
+        datatype: int, status: st);
+    mpi_file_read_ordered_begin_ => MPI_File_read_ordered_begin(fh: int, buf: mbuf, count: int,
+        datatype: int);
+    mpi_file_read_ordered_end_ => MPI_File_read_ordered_end(fh: int, buf: mbuf, status: st);
+    mpi_file_read_shared_ => MPI_File_read_shared(fh: int, buf: mbuf, count: int,
+        datatype: int, status: st);
+    mpi_file_seek_ => MPI_File_seek(fh: int, offset: lint, whence: int);
+    mpi_file_seek_shared_ => MPI_File_seek_shared(fh: int, offset: lint, whence: int);
+    mpi_file_set_atomicity_ => MPI_File_set_atomicity(fh: int, flag: int);
+    mpi_file_set_errhandler_ => MPI_File_set_errhandler(file: int, errhandler: int);
+    mpi_file_set_info_ => MPI_File_set_info(fh: int, info: int);
+    mpi_file_set_size_ => MPI_File_set_size(fh: int, size: lint);
+    mpi_file_sync_ => MPI_File_sync(fh: int);
+    mpi_file_write_ => MPI_File_write(fh: int, buf: buf, count: int, datatype: int,
+        status: st);
+    mpi_file_write_all_ => MPI_File_write_all(fh: int, buf: buf, count: int, datatype: int,
+        status: st);
+    mpi_file_write_all_begin_ => MPI_File_write_all_begin(fh: int, buf: buf, count: int,
+        datatype: int);
+    mpi_file_write_all_end_ => MPI_File_write_all_end(fh: int, buf: buf, status: st);
+    mpi_file_write_at_ => MPI_File_write_at(fh: int, offset: lint, buf: buf, count: int,
+        datatype: int, status: st);
+    mpi_file_write_at_all_ => MPI_File_write_at_all(fh: int, offset: lint, buf: buf,
+        count: int, datatype: int, status: st);
+    mpi_file_write_at_all_begin_ => MPI_File_write_at_all_begin(fh: int, offset: lint,
+        buf: buf, count: int, datatype: int);
+    mpi_file_write_at_all_end_ => MPI_File_write_at_all_end(fh: int, buf: buf, status: st);
+    mpi_file_write_ordered_ => MPI_File_write_ordered(fh: int, buf: buf, count: int,
+        datatype: int, status: st);
+    mpi_file_write_ordered_begin_ => MPI_File_write_ordered_begin(fh: int, buf: buf,
+        count: int, datatype: int);
+    mpi_file_write_ordered_end_ => MPI_File_write_ordered_end(fh: int, buf: buf, status: st);
+    mpi_file_write_shared_ => MPI_File_write_shared(fh: int, buf: buf, count: int,
+        datatype: int, status: st);
+    mpi_get_ => MPI_Get(origin_addr: mbuf, origin_count: int, origin_datatype: int,
+        target_rank: int, target_disp: aint, target_count: int, target_datatype: int,
+        win: int);
+    mpi_get_accumulate_ => MPI_Get_accumulate(origin_addr: buf, origin_count: int,
+        origin_datatype: int, result_addr: mbuf, result_count: int, result_datatype: int,
+        target_rank: int, target_disp: aint, target_count: int, target_datatype: int, op: int,
+        win: int);
+    mpi_graph_create_ => MPI_Graph_create(comm_old: int, nnodes: int, index: ints, edges: ints,
+        reorder: int, comm_graph: out);
+    mpi_graph_get_ => MPI_Graph_get(comm: int, maxindex: int, maxedges: int, index: out,
+        edges: out);
+    mpi_graph_map_ => MPI_Graph_map(comm: int, nnodes: int, index: ints, edges: ints,
+        newrank: out);
+    mpi_graph_neighbors_ => MPI_Graph_neighbors(comm: int, rank: int, maxneighbors: int,
+        neighbors: out);
+    mpi_graph_neighbors_count_ => MPI_Graph_neighbors_count(comm: int, rank: int,
+        nneighbors: out);
+    mpi_graphdims_get_ => MPI_Graphdims_get(comm: int, nnodes: out, nedges: out);
+    mpi_grequest_complete_ => MPI_Grequest_complete(request: int);
+    mpi_iallgather_ => MPI_Iallgather(sendbuf: buf, sendcount: int, sendtype: int,
+        recvbuf: mbuf, recvcount: int, recvtype: int, comm: int, request: out);
+    mpi_iallgatherv_ => MPI_Iallgatherv(sendbuf: buf, sendcount: int, sendtype: int,
+        recvbuf: mbuf, recvcounts: ints, displs: ints, recvtype: int, comm: int, request: out);
+    mpi_ialltoall_ => MPI_Ialltoall(sendbuf: buf, sendcount: int, sendtype: int, recvbuf: mbuf,
+        recvcount: int, recvtype: int, comm: int, request: out);
+    mpi_ialltoallv_ => MPI_Ialltoallv(sendbuf: buf, sendcounts: ints, sdispls: ints,
+        sendtype: int, recvbuf: mbuf, recvcounts: ints, rdispls: ints, recvtype: int,
+        comm: int, request: out);
+    mpi_ialltoallw_ => MPI_Ialltoallw(sendbuf: buf, sendcounts: ints, sdispls: ints,
+        sendtypes: ints, recvbuf: mbuf, recvcounts: ints, rdispls: ints, recvtypes: ints,
+        comm: int, request: out);
+    mpi_iexscan_ => MPI_Iexscan(sendbuf: buf, recvbuf: mbuf, count: int, datatype: int,
+        op: int, comm: int, request: out);
+    mpi_igather_ => MPI_Igather(sendbuf: buf, sendcount: int, sendtype: int, recvbuf: mbuf,
+        recvcount: int, recvtype: int, root: int, comm: int, request: out);
+    mpi_igatherv_ => MPI_Igatherv(sendbuf: buf, sendcount: int, sendtype: int, recvbuf: mbuf,
+        recvcounts: ints, displs: ints, recvtype: int, root: int, comm: int, request: out);
+    mpi_imrecv_ => MPI_Imrecv(buf: mbuf, count: int, datatype: int, message: out,
+        request: out);
+    mpi_ineighbor_allgather_ => MPI_Ineighbor_allgather(sendbuf: buf, sendcount: int,
+        sendtype: int, recvbuf: mbuf, recvcount: int, recvtype: int, comm: int, request: out);
+    mpi_ineighbor_allgatherv_ => MPI_Ineighbor_allgatherv(sendbuf: buf, sendcount: int,
+        sendtype: int, recvbuf: mbuf, recvcounts: ints, displs: ints, recvtype: int, comm: int,
+        request: out);
+    mpi_ineighbor_alltoall_ => MPI_Ineighbor_alltoall(sendbuf: buf, sendcount: int,
+        sendtype: int, recvbuf: mbuf, recvcount: int, recvtype: int, comm: int, request: out);
+    mpi_ineighbor_alltoallv_ => MPI_Ineighbor_alltoallv(sendbuf: buf, sendcounts: ints,
+        sdispls: ints, sendtype: int, recvbuf: mbuf, recvcounts: ints, rdispls: ints,
+        recvtype: int, comm: int, request: out);
+    mpi_ineighbor_alltoallw_ => MPI_Ineighbor_alltoallw(sendbuf: buf, sendcounts: ints,
+        sdispls: aints, sendtypes: ints, recvbuf: mbuf, recvcounts: ints, rdispls: aints,
+        recvtypes: ints, comm: int, request: out);
+    mpi_info_dup_ => MPI_Info_dup(info: int, newinfo: out);
+    mpi_info_get_nkeys_ => MPI_Info_get_nkeys(info: int, nkeys: out);
+    mpi_intercomm_create_ => MPI_Intercomm_create(local_comm: int, local_leader: int,
+        peer_comm: int, remote_leader: int, tag: int, newintercomm: out);
+    mpi_intercomm_merge_ => MPI_Intercomm_merge(intercomm: int, high: int, newintracomm: out);
+    mpi_ireduce_ => MPI_Ireduce(sendbuf: buf, recvbuf: mbuf, count: int, datatype: int,
+        op: int, root: int, comm: int, request: out);
+    mpi_ireduce_scatter_ => MPI_Ireduce_scatter(sendbuf: buf, recvbuf: mbuf, recvcounts: ints,
+        datatype: int, op: int, comm: int, request: out);
+    mpi_ireduce_scatter_block_ => MPI_Ireduce_scatter_block(sendbuf: buf, recvbuf: mbuf,
+        recvcount: int, datatype: int, op: int, comm: int, request: out);
+    mpi_iscan_ => MPI_Iscan(sendbuf: buf, recvbuf: mbuf, count: int, datatype: int, op: int,
+        comm: int, request: out);
+    mpi_iscatter_ => MPI_Iscatter(sendbuf: buf, sendcount: int, sendtype: int, recvbuf: mbuf,
+        recvcount: int, recvtype: int, root: int, comm: int, request: out);
+    mpi_iscatterv_ => MPI_Iscatterv(sendbuf: buf, sendcounts: ints, displs: ints,
+        sendtype: int, recvbuf: mbuf, recvcount: int, recvtype: int, root: int, comm: int,
+        request: out);
+    mpi_neighbor_allgather_ => MPI_Neighbor_allgather(sendbuf: buf, sendcount: int,
+        sendtype: int, recvbuf: mbuf, recvcount: int, recvtype: int, comm: int);
+    mpi_neighbor_allgatherv_ => MPI_Neighbor_allgatherv(sendbuf: buf, sendcount: int,
+        sendtype: int, recvbuf: mbuf, recvcounts: ints, displs: ints, recvtype: int,
+        comm: int);
+    mpi_neighbor_alltoall_ => MPI_Neighbor_alltoall(sendbuf: buf, sendcount: int,
+        sendtype: int, recvbuf: mbuf, recvcount: int, recvtype: int, comm: int);
+    mpi_neighbor_alltoallv_ => MPI_Neighbor_alltoallv(sendbuf: buf, sendcounts: ints,
+        sdispls: ints, sendtype: int, recvbuf: mbuf, recvcounts: ints, rdispls: ints,
+        recvtype: int, comm: int);
+    mpi_neighbor_alltoallw_ => MPI_Neighbor_alltoallw(sendbuf: buf, sendcounts: ints,
+        sdispls: aints, sendtypes: ints, recvbuf: mbuf, recvcounts: ints, rdispls: aints,
+        recvtypes: ints, comm: int);
+    mpi_put_ => MPI_Put(origin_addr: buf, origin_count: int, origin_datatype: int,
+        target_rank: int, target_disp: aint, target_count: int, target_datatype: int,
+        win: int);
+    mpi_raccumulate_ => MPI_Raccumulate(origin_addr: buf, origin_count: int,
+        origin_datatype: int, target_rank: int, target_disp: aint, target_count: int,
+        target_datatype: int, op: int, win: int, request: out);
+    mpi_rget_ => MPI_Rget(origin_addr: mbuf, origin_count: int, origin_datatype: int,
+        target_rank: int, target_disp: aint, target_count: int, target_datatype: int, win: int,
+        request: out);
+    mpi_rget_accumulate_ => MPI_Rget_accumulate(origin_addr: buf, origin_count: int,
+        origin_datatype: int, result_addr: mbuf, result_count: int, result_datatype: int,
+        target_rank: int, target_disp: aint, target_count: int, target_datatype: int, op: int,
+        win: int, request: out);
+    mpi_rput_ => MPI_Rput(origin_addr: buf, origin_count: int, origin_datatype: int,
+        target_rank: int, target_disp: aint, target_count: int, target_datatype: int, win: int,
+        request: out);
+    mpi_status_set_cancelled_ => MPI_Status_set_cancelled(status: st, flag: int);
+    mpi_status_set_elements_ => MPI_Status_set_elements(status: st, datatype: int, count: int);
+    mpi_status_set_elements_x_ => MPI_Status_set_elements_x(status: st, datatype: int,
+        count: lint);
+    mpi_type_create_darray_ => MPI_Type_create_darray(size: int, rank: int, ndims: int,
+        gsize_array: ints, distrib_array: ints, darg_array: ints, psize_array: ints,
+        order: int, oldtype: int, newtype: out);
+    mpi_type_create_f90_complex_ => MPI_Type_create_f90_complex(p: int, r: int, newtype: out);
+    mpi_type_create_f90_integer_ => MPI_Type_create_f90_integer(r: int, newtype: out);
+    mpi_type_create_f90_real_ => MPI_Type_create_f90_real(p: int, r: int, newtype: out);
+    mpi_type_delete_attr_ => MPI_Type_delete_attr(type_: int, type_keyval: int);
+    mpi_type_free_keyval_ => MPI_Type_free_keyval(type_keyval: out);
+    mpi_type_get_contents_ => MPI_Type_get_contents(mtype: int, max_integers: int,
+        max_addresses: int, max_datatypes: int, array_of_integers: out,
+        array_of_addresses: aout, array_of_datatypes: out);
+    mpi_type_get_envelope_ => MPI_Type_get_envelope(type_: int, num_integers: out,
+        num_addresses: out, num_datatypes: out, combiner: out);
+    mpi_type_get_extent_x_ => MPI_Type_get_extent_x(type_: int, lb: lout, extent: lout);
+    mpi_type_get_true_extent_x_ => MPI_Type_get_true_extent_x(datatype: int, true_lb: lout,
+        true_extent: lout);
+    mpi_type_match_size_ => MPI_Type_match_size(typeclass: int, size: int, type_: out);
+    mpi_type_set_attr_ => MPI_Type_set_attr(type_: int, type_keyval: int, attr_val: mbuf);
+    mpi_win_call_errhandler_ => MPI_Win_call_errhandler(win: int, errorcode: int);
+    mpi_win_complete_ => MPI_Win_complete(win: int);
+    mpi_win_create_dynamic_ => MPI_Win_create_dynamic(info: int, comm: int, win: out);
+    mpi_win_delete_attr_ => MPI_Win_delete_attr(win: int, win_keyval: int);
+    mpi_win_fence_ => MPI_Win_fence(assert: int, win: int);
+    mpi_win_flush_ => MPI_Win_flush(rank: int, win: int);
+    mpi_win_flush_all_ => MPI_Win_flush_all(win: int);
+    mpi_win_flush_local_ => MPI_Win_flush_local(rank: int, win: int);
+    mpi_win_flush_local_all_ => MPI_Win_flush_local_all(win: int);
+    mpi_win_free_ => MPI_Win_free(win: out);
+    mpi_win_free_keyval_ => MPI_Win_free_keyval(win_keyval: out);
+    mpi_win_get_errhandler_ => MPI_Win_get_errhandler(win: int, errhandler: out);
+    mpi_win_get_group_ => MPI_Win_get_group(win: int, group: out);
+    mpi_win_get_info_ => MPI_Win_get_info(win: int, info_used: out);
+    mpi_win_lock_ => MPI_Win_lock(lock_type: int, rank: int, assert: int, win: int);
+    mpi_win_lock_all_ => MPI_Win_lock_all(assert: int, win: int);
+    mpi_win_post_ => MPI_Win_post(group: int, assert: int, win: int);
+    mpi_win_set_errhandler_ => MPI_Win_set_errhandler(win: int, errhandler: int);
+    mpi_win_set_info_ => MPI_Win_set_info(win: int, info: int);
+    mpi_win_start_ => MPI_Win_start(group: int, assert: int, win: int);
+    mpi_win_sync_ => MPI_Win_sync(win: int);
+    mpi_win_test_ => MPI_Win_test(win: int, flag: out);
+    mpi_win_unlock_ => MPI_Win_unlock(rank: int, win: int);
+    mpi_win_unlock_all_ => MPI_Win_unlock_all(win: int);
+    mpi_win_wait_ => MPI_Win_wait(win: int);
 }
 
 // ---- Environment ----
@@ -1140,33 +1450,77 @@ macro_rules! fortran_stubs {
 }
 
 fortran_stubs! {
-    mpi_alltoallw_ => "MPI_Alltoallw"(a, b, c, d, e, f, g, h, i);
-    mpi_imrecv_ => "MPI_Imrecv"(a, b, c, d, e);
-    mpi_graph_create_ => "MPI_Graph_create"(a, b, c, d, e, f);
-    mpi_graphdims_get_ => "MPI_Graphdims_get"(a, b, c);
-    mpi_graph_get_ => "MPI_Graph_get"(a, b, c, d, e);
-    mpi_graph_neighbors_count_ => "MPI_Graph_neighbors_count"(a, b, c);
-    mpi_graph_neighbors_ => "MPI_Graph_neighbors"(a, b, c, d);
-    mpi_graph_map_ => "MPI_Graph_map"(a, b, c, d, e);
-    mpi_intercomm_create_ => "MPI_Intercomm_create"(a, b, c, d, e, f);
-    mpi_intercomm_merge_ => "MPI_Intercomm_merge"(a, b, c);
-    mpi_comm_remote_size_ => "MPI_Comm_remote_size"(a, b);
-    mpi_comm_remote_group_ => "MPI_Comm_remote_group"(a, b);
-    mpi_add_error_class_ => "MPI_Add_error_class"(a);
-    mpi_add_error_code_ => "MPI_Add_error_code"(a, b);
+    mpi_alloc_mem_ => "MPI_Alloc_mem"(a, b, c);
+    mpi_close_port_ => "MPI_Close_port"(a);
+    mpi_comm_accept_ => "MPI_Comm_accept"(a, b, c, d, e);
+    mpi_comm_connect_ => "MPI_Comm_connect"(a, b, c, d, e);
+    mpi_comm_spawn_ => "MPI_Comm_spawn"(a, b, c, d, e, f, g, h);
+    mpi_comm_spawn_multiple_ => "MPI_Comm_spawn_multiple"(a, b, c, d, e, f, g, h, i);
+    mpi_file_create_errhandler_ => "MPI_File_create_errhandler"(a, b);
+    mpi_file_delete_ => "MPI_File_delete"(a, b);
+    mpi_file_get_view_ => "MPI_File_get_view"(a, b, c, d, e);
+    mpi_file_open_ => "MPI_File_open"(a, b, c, d, e);
+    mpi_file_set_view_ => "MPI_File_set_view"(a, b, c, d, e, f);
+    mpi_free_mem_ => "MPI_Free_mem"(a);
+    mpi_grequest_start_ => "MPI_Grequest_start"(a, b, c, d, e);
+    mpi_info_delete_ => "MPI_Info_delete"(a, b);
+    mpi_info_get_nthkey_ => "MPI_Info_get_nthkey"(a, b, c);
+    mpi_info_get_valuelen_ => "MPI_Info_get_valuelen"(a, b, c, d);
+    mpi_lookup_name_ => "MPI_Lookup_name"(a, b, c);
+    mpi_open_port_ => "MPI_Open_port"(a, b);
+    mpi_pack_external_ => "MPI_Pack_external"(a, b, c, d, e, f, g);
+    mpi_pack_external_size_ => "MPI_Pack_external_size"(a, b, c, d);
+    mpi_publish_name_ => "MPI_Publish_name"(a, b, c);
+    mpi_register_datarep_ => "MPI_Register_datarep"(a, b, c, d, e);
+    mpi_type_create_keyval_ => "MPI_Type_create_keyval"(a, b, c, d);
+    mpi_type_get_attr_ => "MPI_Type_get_attr"(a, b, c, d);
+    mpi_type_get_name_ => "MPI_Type_get_name"(a, b, c);
+    mpi_type_set_name_ => "MPI_Type_set_name"(a, b);
+    mpi_unpack_external_ => "MPI_Unpack_external"(a, b, c, d, e, f, g);
+    mpi_unpublish_name_ => "MPI_Unpublish_name"(a, b, c);
+    mpi_win_allocate_ => "MPI_Win_allocate"(a, b, c, d, e, f);
+    mpi_win_allocate_shared_ => "MPI_Win_allocate_shared"(a, b, c, d, e, f);
+    mpi_win_attach_ => "MPI_Win_attach"(a, b, c);
+    mpi_win_create_ => "MPI_Win_create"(a, b, c, d, e, f);
+    mpi_win_create_errhandler_ => "MPI_Win_create_errhandler"(a, b);
+    mpi_win_create_keyval_ => "MPI_Win_create_keyval"(a, b, c, d);
+    mpi_win_detach_ => "MPI_Win_detach"(a, b);
+    mpi_win_get_attr_ => "MPI_Win_get_attr"(a, b, c, d);
+    mpi_win_get_name_ => "MPI_Win_get_name"(a, b, c);
+    mpi_win_set_attr_ => "MPI_Win_set_attr"(a, b, c);
+    mpi_win_set_name_ => "MPI_Win_set_name"(a, b);
+    mpi_win_shared_query_ => "MPI_Win_shared_query"(a, b, c, d, e);
     mpi_add_error_string_ => "MPI_Add_error_string"(a, b);
     mpi_comm_create_keyval_ => "MPI_Comm_create_keyval (Fortran)"(a, b, c, d);
     mpi_keyval_create_ => "MPI_Keyval_create (Fortran)"(a, b, c, d);
     mpi_comm_free_keyval_ => "MPI_Comm_free_keyval (Fortran)"(a);
     mpi_keyval_free_ => "MPI_Keyval_free (Fortran)"(a);
-    mpi_file_open_ => "MPI_File_open"(a, b, c, d, e);
-    mpi_file_close_ => "MPI_File_close"(a);
-    mpi_file_delete_ => "MPI_File_delete"(a, b);
-    mpi_file_set_view_ => "MPI_File_set_view"(a, b, c, d, e, f);
-    mpi_file_read_at_ => "MPI_File_read_at"(a, b, c, d, e, f);
-    mpi_file_read_at_all_ => "MPI_File_read_at_all"(a, b, c, d, e, f);
-    mpi_file_write_at_ => "MPI_File_write_at"(a, b, c, d, e, f);
-    mpi_file_write_at_all_ => "MPI_File_write_at_all"(a, b, c, d, e, f);
+}
+
+// ---- Address arithmetic (MPI-3.1 section 4.1.12): functions, not subroutines ----
+
+/// MPI_AINT_ADD(BASE, DISP): INTEGER(KIND=MPI_ADDRESS_KIND) function.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_aint_add_(base: *const isize, disp: *const isize) -> isize {
+    match (value(base, "base"), value(disp, "disp")) {
+        (Ok(b), Ok(d)) => MPI_Aint_add(b, d),
+        (Err(e), _) | (_, Err(e)) => {
+            error::raise("MPI_AINT_ADD", COMM_WORLD, e);
+            0
+        }
+    }
+}
+
+/// MPI_AINT_DIFF(ADDR1, ADDR2): INTEGER(KIND=MPI_ADDRESS_KIND) function.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_aint_diff_(a: *const isize, b: *const isize) -> isize {
+    match (value(a, "addr1"), value(b, "addr2")) {
+        (Ok(a), Ok(b)) => MPI_Aint_diff(a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            error::raise("MPI_AINT_DIFF", COMM_WORLD, e);
+            0
+        }
+    }
 }
 
 // ---- Conversions the C side uses on Fortran objects ----

@@ -81,5 +81,7 @@ same_handle!(
     MPI_Op_f2c MPI_Op_c2f,
     MPI_Request_f2c MPI_Request_c2f,
     MPI_Errhandler_f2c MPI_Errhandler_c2f,
-    MPI_Info_f2c MPI_Info_c2f
+    MPI_Info_f2c MPI_Info_c2f,
+    MPI_Win_f2c MPI_Win_c2f,
+    MPI_File_f2c MPI_File_c2f
 );

@@ -35,6 +35,7 @@ mod point_to_point;
 pub mod raw;
 mod requests;
 mod stubs;
+mod tools;
 mod topologies;
 
 pub use collectives::*;
@@ -44,6 +45,7 @@ pub use environment::*;
 pub use info::*;
 pub use point_to_point::*;
 pub use requests::*;
+pub use tools::*;
 pub use topologies::*;
 
 use std::ffi::{c_char, c_void};
