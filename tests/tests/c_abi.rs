@@ -259,12 +259,13 @@ fn errors_are_fatal_by_default() {
 
 /// The official NPB 3.4 IS (the suite's C benchmark), unmodified, built by its own
 /// Makefile with `MPICC=volpexcc`, verifies at `-n 4 -r 1` (class S) and at `-n 4 -r 2`
-/// with a replica killed mid-run (class A). Skipped when `../shared/npb3.4-mpi` is absent.
+/// with a replica killed mid-run (class A). Needs `../shared/npb3.4-mpi` (see
+/// `volpex_tests::prerequisite`).
 #[test]
 fn official_npb_is_builds_and_verifies() {
-    let npb = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/npb3.4-mpi");
-    if !npb.join("IS/is.c").is_file() {
-        eprintln!("skipped: {} not found", npb.display());
+    let npb = volpex_tests::official_npb();
+    let sources = format!("the official NPB sources ({})", npb.display());
+    if !volpex_tests::prerequisite(npb.join("IS/is.c").is_file(), &sources) {
         return;
     }
     let dir = TempDir::new("npb");
@@ -305,10 +306,7 @@ fn official_npb_is_builds_and_verifies() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let verified = |out: &str| {
-        out.lines()
-            .any(|l| l.contains("Verification") && l.contains("SUCCESSFUL"))
-    };
+    let verified = volpex_tests::npb_verified;
     let s = job(&["-n", "4"], &dir.0.join("bin/is.S.x"), &[]);
     assert!(verified(&s), "{s}");
     let r = run(
@@ -319,6 +317,11 @@ fn official_npb_is_builds_and_verifies() {
     );
     r.assert_no_leftovers();
     assert!(verified(r.ok()), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.killed(2, 1),
+        "the kill of 2.1 landed mid-run\n{}",
+        r.stderr
+    );
 }
 
 /// The MPIX_ fault-tolerance extensions (README, "C and Fortran programs"): a C program

@@ -314,13 +314,13 @@ fn fortran_mpix_checkpoint_restores_a_regenerated_replica() {
 /// `-fallow-invalid-boz` the suite's randi8.f needs with gfortran 10 or later), class S,
 /// each at `-n 4 -r 2` losing two replicas mid-run: replica 1.0 exits abruptly after a
 /// number of its sends (a point inside the run whatever the machine's speed) and
-/// replica 2.1 is killed with SIGKILL 0.5 s in. Each verifies. Skipped when the
-/// sources are absent.
+/// replica 2.1 is killed with SIGKILL 0.5 s in. Each verifies. Needs the sources
+/// (see `volpex_tests::prerequisite`).
 #[test]
 fn official_npb_fortran_codes_verify_with_lost_replicas() {
-    let npb = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/npb3.4-mpi");
-    if !npb.join("BT/bt.f").is_file() {
-        eprintln!("skipped: {} not found", npb.display());
+    let npb = volpex_tests::official_npb();
+    let sources = format!("the official NPB sources ({})", npb.display());
+    if !volpex_tests::prerequisite(npb.join("BT/bt.f").is_file(), &sources) {
         return;
     }
     let dir = TempDir::new("npbf");
@@ -406,12 +406,7 @@ fn official_npb_fortran_codes_verify_with_lost_replicas() {
             );
             r.assert_no_leftovers();
             let out = r.ok();
-            assert!(
-                out.lines()
-                    .any(|l| l.contains("Verification") && l.contains("SUCCESSFUL")),
-                "{b}:\n{out}\n{}",
-                r.stderr
-            );
+            assert!(volpex_tests::npb_verified(out), "{b}:\n{out}\n{}", r.stderr);
             if r.state(1, 0) == "failed" {
                 fired = true;
                 break;
