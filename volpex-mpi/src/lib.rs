@@ -33,15 +33,22 @@
 
 pub mod coll;
 pub mod comm;
+pub mod darray;
 pub mod datatype;
+pub mod envelope;
 pub mod error;
+pub mod external32;
 pub mod ffi;
 pub mod ft;
 pub mod handles;
 pub mod op;
+pub mod overlap;
 pub mod p2p;
+pub mod predefined;
 pub mod request;
+pub mod signature;
 pub mod state;
 pub mod table;
 pub mod topo;
+pub mod typeattr;
 pub mod types;

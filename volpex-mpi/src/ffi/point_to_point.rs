@@ -323,43 +323,6 @@ pub unsafe extern "C" fn MPI_Get_count(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements(
-    status: *const MpiStatus,
-    datatype: Dtype,
-    count: *mut c_int,
-) -> c_int {
-    guard("MPI_Get_elements", COMM_WORLD, || {
-        // SAFETY: as MPI_Get_count.
-        let st = unsafe { raw::input(status, "status") }?;
-        let t = dt(datatype)?;
-        let n = match t.base {
-            Some(p) if p.size() > 0 && st.bytes() % p.size() as u64 == 0 => {
-                c_int::try_from(st.bytes() / p.size() as u64).unwrap_or(UNDEFINED)
-            }
-            _ => p2p::get_count(st, &t),
-        };
-        set(count, "count", n)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements_x(
-    status: *const MpiStatus,
-    datatype: Dtype,
-    count: *mut i64,
-) -> c_int {
-    guard("MPI_Get_elements_x", COMM_WORLD, || {
-        let mut n: c_int = 0;
-        // SAFETY: the same status and datatype; `n` is a local.
-        let code = unsafe { MPI_Get_elements(status, datatype, &mut n) };
-        if code != class::SUCCESS {
-            return Err(MpiError::new(code, "MPI_Get_elements failed"));
-        }
-        set(count, "count", i64::from(n))
-    })
-}
-
 /// MPI_Improbe: an immediate probe, then a matched probe of the message it saw (nothing
 /// can take that message in between: calls are serialized, MPI_THREAD_SERIALIZED).
 #[no_mangle]

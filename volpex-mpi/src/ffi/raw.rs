@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::os::raw::c_int;
 use std::sync::Arc;
 
-use crate::datatype::{Buf, BufMut, Datatype};
+use crate::datatype::{Buf, BufMut, Datatype, Packed};
 use crate::error::{MpiError, Result};
 use crate::handles::{class, MpiStatus, IN_PLACE};
 
@@ -108,10 +108,12 @@ pub fn bytes_region(p: *const c_void, len: usize) -> Result<Region> {
     })
 }
 
-/// Refuses a send and a receive region that overlap (MPI-3.1 section 2.3: no aliasing
-/// between arguments; MPI_IN_PLACE is the way to reuse a buffer).
+/// Refuses a send and a receive region that overlap at all: for arguments that are plain
+/// bytes on one side (MPI_Pack's output, MPI_Unpack's input), where the extents are the
+/// bytes (MPI-3.1 section 2.3: no aliasing between arguments; MPI_IN_PLACE is the way to
+/// reuse a buffer).
 pub fn disjoint(a: &Region, b: &Region) -> Result<()> {
-    if a.len == 0 || b.len == 0 || a.start + a.len <= b.start || b.start + b.len <= a.start {
+    if apart(a, b) {
         Ok(())
     } else {
         Err(MpiError::new(
@@ -119,6 +121,81 @@ pub fn disjoint(a: &Region, b: &Region) -> Result<()> {
             "send and receive buffers overlap (use MPI_IN_PLACE)",
         ))
     }
+}
+
+fn apart(a: &Region, b: &Region) -> bool {
+    a.len == 0 || b.len == 0 || a.start + a.len <= b.start || b.start + b.len <= a.start
+}
+
+/// The address of a region's origin (the C pointer).
+fn origin_address(r: &Region) -> usize {
+    r.start.wrapping_add_signed(r.origin)
+}
+
+/// The receive buffer of a call, as `read_apart` compares it with the send buffer: its
+/// region, its datatype and the ranges of elements (first, count) it receives.
+pub type Receiving<'b> = (&'b Region, &'b Datatype, &'b [(i128, usize)]);
+
+/// The send buffer of a call that also receives into `recv`: `send` itself when the
+/// two regions are apart (the common case: no copy); when their extents overlap but no
+/// byte is both sent and received (MPI-3.1 section 3.10 forbids only that: two strided
+/// types may interleave), a packed copy of the data in `store`, read before the receive
+/// buffer exists, so that no slice over the send region ever aliases the receive one.
+/// A byte both sent and received is MPI_ERR_BUFFER.
+///
+/// # Safety
+/// As `read` for `send`; and the caller makes no view of `recv` until the returned
+/// buffer has been read (a receive is written after `read_apart` returns).
+pub unsafe fn read_apart<'a>(
+    store: &'a mut Packed,
+    send: Region,
+    dt: Arc<Datatype>,
+    blocks: &[(i128, usize)],
+    recv: Option<Receiving<'_>>,
+) -> Result<Buf<'a>> {
+    let Some((rr, rdt, rblocks)) = recv else {
+        // SAFETY: forwarded contract.
+        return Ok(unsafe { read(send, dt) });
+    };
+    if apart(&send, rr) {
+        // SAFETY: forwarded contract; no byte of `send` is in `recv` (checked).
+        return Ok(unsafe { read(send, dt) });
+    }
+    let s = crate::overlap::Touch {
+        base: origin_address(&send),
+        dt: &dt,
+        blocks,
+    };
+    let r = crate::overlap::Touch {
+        base: origin_address(rr),
+        dt: rdt,
+        blocks: rblocks,
+    };
+    if crate::overlap::share_bytes(&s, &r) {
+        return Err(MpiError::new(
+            class::BUFFER,
+            "send and receive buffers share bytes (use MPI_IN_PLACE)",
+        ));
+    }
+    let base = s.base as i128;
+    for &(first, count) in blocks {
+        store.pieces.push((first, count, store.data.len()));
+        for (off, len) in dt.touched(first, count) {
+            let at = usize::try_from(base + off).map_err(|_| too_far())?;
+            if at < send.start || at + len > send.start + send.len {
+                return Err(MpiError::new(
+                    class::INTERN,
+                    "a block outside its buffer's region",
+                ));
+            }
+            // SAFETY: inside `send` (checked above), which the caller vouches readable;
+            // the slice lives for this copy only, and these bytes are not received.
+            store
+                .data
+                .extend_from_slice(unsafe { std::slice::from_raw_parts(at as *const u8, len) });
+        }
+    }
+    Ok(store.buf(dt))
 }
 
 /// A send buffer over `r`.
@@ -134,11 +211,7 @@ pub unsafe fn read<'a>(r: Region, dt: Arc<Datatype>) -> Buf<'a> {
         // caller vouches it is readable for the call (MPI-3.1 section 3.2.2).
         unsafe { std::slice::from_raw_parts(r.start as *const u8, r.len) }
     };
-    Buf {
-        mem,
-        origin: r.origin,
-        dt,
-    }
+    Buf::new(mem, r.origin, dt)
 }
 
 /// A receive buffer over `r`.
@@ -373,6 +446,56 @@ pub fn call_delete_attr(
     // the signature of MPI_Comm_delete_attr_function; `value` and `extra` are the
     // program's own pointers, passed back as they came.
     unsafe { f(comm, key, value as *mut c_void, extra as *mut c_void) }
+}
+
+/// A Fortran `TYPE_COPY_ATTR_FUNCTION(OLDTYPE, TYPE_KEYVAL, EXTRA_STATE,
+/// ATTRIBUTE_VAL_IN, ATTRIBUTE_VAL_OUT, FLAG, IERROR)`: every argument by reference,
+/// the three values INTEGER(KIND=MPI_ADDRESS_KIND), FLAG a LOGICAL.
+pub type FortranCopyAttrFn = unsafe extern "C" fn(
+    *const c_int,
+    *const c_int,
+    *const isize,
+    *const isize,
+    *mut isize,
+    *mut c_int,
+    *mut c_int,
+);
+/// A Fortran `TYPE_DELETE_ATTR_FUNCTION(DATATYPE, TYPE_KEYVAL, ATTRIBUTE_VAL,
+/// EXTRA_STATE, IERROR)`.
+pub type FortranDeleteAttrFn =
+    unsafe extern "C" fn(*const c_int, *const c_int, *const isize, *const isize, *mut c_int);
+
+/// Calls a Fortran attribute copy function: (its IERROR, the new value if FLAG says
+/// to copy).
+pub fn call_fortran_copy_attr(
+    f: FortranCopyAttrFn,
+    old: c_int,
+    key: c_int,
+    extra: usize,
+    value: usize,
+) -> (c_int, Option<usize>) {
+    let (extra, value) = (extra as isize, value as isize);
+    let (mut out, mut flag, mut ierr): (isize, c_int, c_int) = (0, 0, 0);
+    // SAFETY: `f` is the procedure the program gave MPI_TYPE_CREATE_KEYVAL (MPI-3.1
+    // section 6.7.4, Fortran binding); every argument points to a local of the type the
+    // binding declares, which it may read and (out, flag, ierr) write.
+    unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
+    (ierr, (flag != 0).then_some(out as usize))
+}
+
+/// Calls a Fortran attribute delete function: its IERROR.
+pub fn call_fortran_delete_attr(
+    f: FortranDeleteAttrFn,
+    handle: c_int,
+    key: c_int,
+    value: usize,
+    extra: usize,
+) -> c_int {
+    let (value, extra) = (value as isize, extra as isize);
+    let mut ierr: c_int = 0;
+    // SAFETY: as `call_fortran_copy_attr`, for the delete procedure.
+    unsafe { f(&handle, &key, &value, &extra, &mut ierr) };
+    ierr
 }
 
 /// Bytes in front of every MPI_Alloc_mem block, holding its size.
