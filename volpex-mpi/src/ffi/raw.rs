@@ -18,10 +18,11 @@ use crate::handles::{class, MpiStatus, IN_PLACE};
 pub struct Pending(pub volpex::Request<'static>, pub c_int);
 
 // SAFETY: `volpex::Request` is not `Send` only because a receive request may hold a
-// `Target::Scattered(&mut dyn Layout)`; this crate only ever posts receives into byte
-// slices (`Target::Contiguous`, plain `&mut [u8]`), and every other part of a request
-// (its communicator, a thread handle) is `Send`. A request is used by one thread at a
-// time: the table's mutex, or the call that took it out of the table.
+// `Target::Scattered(Box<dyn Layout>)`; this crate only ever posts receives into byte
+// slices (`Target::Contiguous`, plain `&mut [u8]`) and into `p2p::Scatter`s (a byte
+// slice, an offset and an `Arc<Datatype>`, all `Send`), and every other part of a
+// request (its communicator, a thread handle) is `Send`. A request is used by one thread
+// at a time: the table's mutex, or the call that took it out of the table.
 unsafe impl Send for Pending {}
 
 /// The memory a buffer argument covers: `len` bytes from address `start`, with the C
@@ -172,6 +173,17 @@ pub unsafe fn write_until_complete(r: Region) -> &'static mut [u8] {
     // SAFETY: as `write`; the lifetime is the request's, which the MPI standard bounds:
     // the buffer stays allocated and untouched by the program until the request completes.
     unsafe { std::slice::from_raw_parts_mut(r.start as *mut u8, r.len) }
+}
+
+/// The receive buffer of an immediate receive into a non-contiguous datatype, which must
+/// live until it completes.
+///
+/// # Safety
+/// As `write_until_complete`.
+pub unsafe fn write_typed_until_complete(r: Region, dt: Arc<Datatype>) -> BufMut<'static> {
+    // SAFETY: as `write`, for the lifetime of the request, which the caller vouches for
+    // (MPI-3.1 section 3.7.2).
+    unsafe { write(r, dt) }
 }
 
 fn check_ptr<T>(p: *const T, what: &str) -> Result<()> {

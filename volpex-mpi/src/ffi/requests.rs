@@ -133,15 +133,6 @@ pub unsafe extern "C" fn MPI_Recv_init(
 ) -> c_int {
     guard("MPI_Recv_init", comm, || {
         let (t, n) = (dt(datatype)?, cnt(count)?);
-        if !t.contiguous {
-            return Err(MpiError::new(
-                class::TYPE,
-                format!(
-                    "{}: persistent receives into non-contiguous datatypes are not implemented yet",
-                    t.name
-                ),
-            ));
-        }
         let region = reg(buf, &t, n)?;
         comm::size(comm)?;
         let h = request::add_persistent(request::Persistent {
@@ -168,7 +159,7 @@ fn start(h: c_int) -> Result<()> {
     } else {
         // SAFETY: the buffer given to MPI_Recv_init stays valid and untouched until the
         // started receive completes (MPI-3.1 sections 3.7.2 and 3.9).
-        let mem = unsafe { raw::write_until_complete(p.region) };
+        let mem = unsafe { recv_until_complete(p.region, p.dt, p.count) };
         p2p::start_recv(p.comm, mem, p.peer, p.tag)?
     };
     request::activate(h, active)

@@ -34,7 +34,6 @@ macro_rules! unsupported {
 pending!(
     MPI_Grequest_complete,
     MPI_Grequest_start,
-    MPI_Imrecv,
     MPI_Status_set_cancelled,
     MPI_Status_set_elements,
     MPI_Status_set_elements_x,
