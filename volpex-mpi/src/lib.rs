@@ -37,6 +37,7 @@ pub mod datatype;
 pub mod error;
 pub mod ffi;
 pub mod ft;
+pub mod grequest;
 pub mod handles;
 pub mod op;
 pub mod p2p;

@@ -286,6 +286,48 @@ pub fn get_count(st: &MpiStatus, dt: &Datatype) -> c_int {
     c_int::try_from(bytes / size).unwrap_or(UNDEFINED)
 }
 
+/// MPI_Get_elements(_x): the basic elements of `dt` in a message of `bytes` bytes, or
+/// `None` (MPI_UNDEFINED) when they are not whole. A datatype of one basic type counts
+/// them; another counts whole elements of the datatype.
+pub fn elements(bytes: u64, dt: &Datatype) -> Option<u64> {
+    match dt.base {
+        Some(p) if p.size() > 0 && bytes.is_multiple_of(p.size() as u64) => {
+            Some(bytes / p.size() as u64)
+        }
+        _ => match dt.size {
+            0 => (bytes == 0).then_some(0),
+            n => bytes.is_multiple_of(n as u64).then(|| bytes / n as u64),
+        },
+    }
+}
+
+/// MPI_Status_set_elements(_x) (MPI-3.1 section 12.3): `st` says that `count` basic
+/// elements of `dt` arrived, so that MPI_Get_elements with `dt` gives `count` and
+/// MPI_Get_count a matching number.
+pub fn set_elements(st: &mut MpiStatus, dt: &Datatype, count: i64) -> Result<()> {
+    let count = u64::try_from(count)
+        .map_err(|_| MpiError::new(class::COUNT, format!("negative count {count}")))?;
+    let Some(p) = dt.base else {
+        return Err(MpiError::new(
+            class::TYPE,
+            format!(
+                "{}: elements of a datatype made of several basic types cannot be set yet",
+                dt.name
+            ),
+        ));
+    };
+    let bytes = count
+        .checked_mul(p.size() as u64)
+        .filter(|&b| b < 1 << 63)
+        .ok_or_else(|| MpiError::new(class::COUNT, format!("{count} elements overflow")))?;
+    *st = MpiStatus {
+        count_lo: (bytes & 0xffff_ffff) as u32 as c_int,
+        count_hi: (bytes >> 32) as u32 as c_int,
+        ..*st
+    };
+    Ok(())
+}
+
 /// MPI_Mprobe: waits for a message and takes it for this caller (MPI_MESSAGE_NO_PROC for
 /// MPI_PROC_NULL); returns the message handle and its status.
 pub fn mprobe(comm: c_int, src: c_int, tag: c_int) -> Result<(c_int, MpiStatus)> {

@@ -62,7 +62,7 @@ use crate::handles::{
 };
 use crate::state::{self, Phase};
 use crate::topo::{self, Cart};
-use crate::{p2p, request, types};
+use crate::{grequest, p2p, request, types};
 use raw::Region;
 
 type Comm = c_int;

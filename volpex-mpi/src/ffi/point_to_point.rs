@@ -344,14 +344,12 @@ pub unsafe extern "C" fn MPI_Get_elements(
     guard("MPI_Get_elements", COMM_WORLD, || {
         // SAFETY: as MPI_Get_count.
         let st = unsafe { raw::input(status, "status") }?;
-        let t = dt(datatype)?;
-        let n = match t.base {
-            Some(p) if p.size() > 0 && st.bytes() % p.size() as u64 == 0 => {
-                c_int::try_from(st.bytes() / p.size() as u64).unwrap_or(UNDEFINED)
-            }
-            _ => p2p::get_count(st, &t),
-        };
-        set(count, "count", n)
+        let n = p2p::elements(st.bytes(), &*dt(datatype)?);
+        set(
+            count,
+            "count",
+            n.and_then(|n| c_int::try_from(n).ok()).unwrap_or(UNDEFINED),
+        )
     })
 }
 
@@ -362,13 +360,15 @@ pub unsafe extern "C" fn MPI_Get_elements_x(
     count: *mut i64,
 ) -> c_int {
     guard("MPI_Get_elements_x", COMM_WORLD, || {
-        let mut n: c_int = 0;
-        // SAFETY: the same status and datatype; `n` is a local.
-        let code = unsafe { MPI_Get_elements(status, datatype, &mut n) };
-        if code != class::SUCCESS {
-            return Err(MpiError::new(code, "MPI_Get_elements failed"));
-        }
-        set(count, "count", i64::from(n))
+        // SAFETY: as MPI_Get_count.
+        let st = unsafe { raw::input(status, "status") }?;
+        let n = p2p::elements(st.bytes(), &*dt(datatype)?);
+        set(
+            count,
+            "count",
+            n.and_then(|n| i64::try_from(n).ok())
+                .unwrap_or(i64::from(UNDEFINED)),
+        )
     })
 }
 

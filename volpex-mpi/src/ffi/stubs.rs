@@ -30,15 +30,6 @@ macro_rules! unsupported {
     )*};
 }
 
-// Point-to-point: generalized requests, matched receives, statuses.
-pending!(
-    MPI_Grequest_complete,
-    MPI_Grequest_start,
-    MPI_Status_set_cancelled,
-    MPI_Status_set_elements,
-    MPI_Status_set_elements_x,
-);
-
 // Datatypes.
 pending!(
     MPI_Pack_external,
