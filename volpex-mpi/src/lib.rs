@@ -40,6 +40,7 @@ pub mod error;
 pub mod external32;
 pub mod ffi;
 pub mod ft;
+pub mod grequest;
 pub mod handles;
 pub mod op;
 pub mod overlap;

@@ -4,11 +4,13 @@
 //! so the synchronous, buffered and ready modes are the standard mode, and an immediate
 //! send's request is complete at once. Messages travel as bytes: the datatype decides
 //! which bytes of the buffer (packed when not contiguous) and how many elements a status
-//! counts (`MPI_Get_count`).
+//! counts (`MPI_Get_count`). A receive into a contiguous datatype takes the message in
+//! place; one into any other datatype spreads it over the elements as it comes
+//! (`Scatter`), blocking, immediate, persistent or matched alike.
 
 use std::os::raw::c_int;
 
-use volpex::{Communicator, Process};
+use volpex::{BufferMut, Communicator, Layout, Process, Target};
 
 use crate::datatype::{Buf, BufMut, Datatype};
 use crate::error::{MpiError, Result};
@@ -81,6 +83,74 @@ pub fn start_send(
     Ok(Active::Volpex(Pending(r, comm)))
 }
 
+/// `count` elements of a non-contiguous datatype to receive into: a message is spread
+/// over them as it arrives (`volpex::Layout`), with no copy in between. A message may
+/// fill part of them (MPI_Get_elements then counts the basic elements it holds); one
+/// longer than they hold is MPI_ERR_TRUNCATE.
+pub struct Scatter<'a> {
+    buf: BufMut<'a>,
+    count: usize,
+}
+
+impl<'a> Scatter<'a> {
+    /// The first `count` elements of `buf`.
+    pub fn new(buf: BufMut<'a>, count: usize) -> Scatter<'a> {
+        Scatter { buf, count }
+    }
+
+    /// The first `count` elements of `buf`, borrowed for one call.
+    fn of<'b>(buf: &'b mut BufMut<'_>, count: usize) -> Scatter<'b> {
+        Scatter::new(
+            BufMut {
+                mem: &mut *buf.mem,
+                origin: buf.origin,
+                dt: buf.dt.clone(),
+            },
+            count,
+        )
+    }
+}
+
+impl Layout for Scatter<'_> {
+    fn byte_len(&self) -> usize {
+        self.buf.dt.size.saturating_mul(self.count)
+    }
+
+    fn pack(&self) -> Vec<u8> {
+        // Only a broadcast root packs a layout; the datatype's span was checked against
+        // the buffer when it was made (`raw::region`).
+        self.buf
+            .bytes(0, self.count)
+            .map(|b| b.into_owned())
+            .unwrap_or_default()
+    }
+
+    fn unpack(&mut self, bytes: &[u8]) -> std::result::Result<(), volpex::Error> {
+        self.buf
+            .write(0, self.count, bytes)
+            .map_err(|_| volpex::Error::Usage("receive datatype reaches outside its buffer"))
+    }
+}
+
+impl BufferMut for Scatter<'_> {
+    fn target(&mut self) -> Target<'_> {
+        Target::Scattered(Box::new(self))
+    }
+
+    /// Any number of bytes: a message may end inside an element (MPI-3.1 section 3.3.1).
+    fn elem_bytes(&self) -> usize {
+        1
+    }
+}
+
+/// Where an immediate receive puts its message until the request completes.
+pub enum RecvMem {
+    /// The bytes of a contiguous buffer, received into in place.
+    Bytes(&'static mut [u8]),
+    /// Elements of a non-contiguous datatype.
+    Scattered(Scatter<'static>),
+}
+
 /// Receives into `buf`, in place when its datatype is contiguous.
 fn receive(
     p: Process<'_>,
@@ -95,21 +165,11 @@ fn receive(
         };
         return Ok(status_of(&st));
     }
-    let (data, st) = match tag {
-        Some(t) => p.receive_vec_with_tag::<u8>(t)?,
-        None => p.receive_vec::<u8>()?,
+    let mut s = Scatter::of(buf, count);
+    let st = match tag {
+        Some(t) => p.receive_into_with_tag(&mut s, t)?,
+        None => p.receive_into(&mut s)?,
     };
-    let room = buf.dt.bytes_of(count)?;
-    if data.len() > room {
-        return Err(MpiError::new(
-            class::TRUNCATE,
-            format!(
-                "message of {} bytes truncated into a {room}-byte buffer",
-                data.len()
-            ),
-        ));
-    }
-    buf.write(0, count, &data)?;
     Ok(status_of(&st))
 }
 
@@ -129,22 +189,28 @@ pub fn recv(
     receive(source(&c, src), buf, count, tag)
 }
 
-/// MPI_Irecv into a contiguous buffer that stays valid until the request completes.
-pub fn irecv(comm: c_int, mem: &'static mut [u8], src: c_int, tag: c_int) -> Result<c_int> {
+/// MPI_Irecv into memory that stays valid until the request completes.
+pub fn irecv(comm: c_int, mem: RecvMem, src: c_int, tag: c_int) -> Result<c_int> {
     request::add(start_recv(comm, mem, src, tag)?)
 }
 
 /// Starts an immediate receive (MPI_Irecv, MPI_Start of a persistent receive).
-pub fn start_recv(comm: c_int, mem: &'static mut [u8], src: c_int, tag: c_int) -> Result<Active> {
+pub fn start_recv(comm: c_int, mem: RecvMem, src: c_int, tag: c_int) -> Result<Active> {
     let tag = recv_tag(tag)?;
     let c = state::comm(comm)?;
     if src == PROC_NULL {
         return Ok(Active::Done(MpiStatus::empty()));
     }
     let p = source(&c, src);
-    let r = match tag {
-        Some(t) => p.immediate_receive_into_with_tag(mem, t)?,
-        None => p.immediate_receive_into(mem)?,
+    let r = match (mem, tag) {
+        (RecvMem::Bytes(m), Some(t)) => p.immediate_receive_into_with_tag(m, t)?,
+        (RecvMem::Bytes(m), None) => p.immediate_receive_into(m)?,
+        (RecvMem::Scattered(s), Some(t)) => {
+            p.immediate_receive_target_with_tag(Target::Scattered(Box::new(s)), 1, t)?
+        }
+        (RecvMem::Scattered(s), None) => {
+            p.immediate_receive_target(Target::Scattered(Box::new(s)), 1)?
+        }
     };
     Ok(Active::Volpex(Pending(r, comm)))
 }
@@ -220,6 +286,48 @@ pub fn get_count(st: &MpiStatus, dt: &Datatype) -> c_int {
     c_int::try_from(bytes / size).unwrap_or(UNDEFINED)
 }
 
+/// MPI_Get_elements(_x): the basic elements of `dt` in a message of `bytes` bytes, or
+/// `None` (MPI_UNDEFINED) when they are not whole. A datatype of one basic type counts
+/// them; another counts whole elements of the datatype.
+pub fn elements(bytes: u64, dt: &Datatype) -> Option<u64> {
+    match dt.base {
+        Some(p) if p.size() > 0 && bytes.is_multiple_of(p.size() as u64) => {
+            Some(bytes / p.size() as u64)
+        }
+        _ => match dt.size {
+            0 => (bytes == 0).then_some(0),
+            n => bytes.is_multiple_of(n as u64).then(|| bytes / n as u64),
+        },
+    }
+}
+
+/// MPI_Status_set_elements(_x) (MPI-3.1 section 12.3): `st` says that `count` basic
+/// elements of `dt` arrived, so that MPI_Get_elements with `dt` gives `count` and
+/// MPI_Get_count a matching number.
+pub fn set_elements(st: &mut MpiStatus, dt: &Datatype, count: i64) -> Result<()> {
+    let count = u64::try_from(count)
+        .map_err(|_| MpiError::new(class::COUNT, format!("negative count {count}")))?;
+    let Some(p) = dt.base else {
+        return Err(MpiError::new(
+            class::TYPE,
+            format!(
+                "{}: elements of a datatype made of several basic types cannot be set yet",
+                dt.name
+            ),
+        ));
+    };
+    let bytes = count
+        .checked_mul(p.size() as u64)
+        .filter(|&b| b < 1 << 63)
+        .ok_or_else(|| MpiError::new(class::COUNT, format!("{count} elements overflow")))?;
+    *st = MpiStatus {
+        count_lo: (bytes & 0xffff_ffff) as u32 as c_int,
+        count_hi: (bytes >> 32) as u32 as c_int,
+        ..*st
+    };
+    Ok(())
+}
+
 /// MPI_Mprobe: waits for a message and takes it for this caller (MPI_MESSAGE_NO_PROC for
 /// MPI_PROC_NULL); returns the message handle and its status.
 pub fn mprobe(comm: c_int, src: c_int, tag: c_int) -> Result<(c_int, MpiStatus)> {
@@ -237,7 +345,9 @@ pub fn mprobe(comm: c_int, src: c_int, tag: c_int) -> Result<(c_int, MpiStatus)>
     Ok((h, status_of(&st)))
 }
 
-/// MPI_Mrecv: receives message `*msg` into `buf` and sets `*msg` to MPI_MESSAGE_NULL.
+/// MPI_Mrecv: receives message `*msg` into `buf` and sets `*msg` to MPI_MESSAGE_NULL
+/// (MPI-3.1 section 3.8.3). MPI_MESSAGE_NO_PROC gives the status of a receive from
+/// MPI_PROC_NULL and leaves the buffer alone.
 pub fn mrecv(msg: &mut c_int, buf: &mut BufMut<'_>, count: usize) -> Result<MpiStatus> {
     if *msg == crate::handles::MESSAGE_NO_PROC {
         *msg = crate::handles::NULL;
@@ -246,20 +356,16 @@ pub fn mrecv(msg: &mut c_int, buf: &mut BufMut<'_>, count: usize) -> Result<MpiS
     let m = state::with(|s| s.messages.remove(*msg))?
         .ok_or_else(|| MpiError::new(class::REQUEST, "not a message of MPI_Mprobe"))?;
     *msg = crate::handles::NULL;
-    if let Some(b) = buf.in_place(0, count)? {
-        return Ok(status_of(&m.matched_receive_into(b)?));
-    }
-    let (data, st) = m.matched_receive_vec::<u8>()?;
-    let room = buf.dt.bytes_of(count)?;
-    if data.len() > room {
-        return Err(MpiError::new(
-            class::TRUNCATE,
-            format!(
-                "message of {} bytes truncated into a {room}-byte buffer",
-                data.len()
-            ),
-        ));
-    }
-    buf.write(0, count, &data)?;
+    let st = match buf.in_place(0, count)? {
+        Some(b) => m.matched_receive_into(b)?,
+        None => m.matched_receive_into(&mut Scatter::of(buf, count))?,
+    };
     Ok(status_of(&st))
+}
+
+/// MPI_Imrecv: a matched probe took the whole message already, so it is received at once
+/// and the request is complete from the start (MPI-3.1 section 3.8.3 allows either).
+pub fn imrecv(msg: &mut c_int, buf: &mut BufMut<'_>, count: usize) -> Result<c_int> {
+    let st = mrecv(msg, buf, count)?;
+    request::add(Active::Done(st))
 }

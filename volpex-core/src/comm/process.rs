@@ -313,20 +313,50 @@ impl<'a> Process<'a> {
         self.immediate_receive_tagged(buf, Some(tag))
     }
 
+    /// Immediate receive with any tag into `target`, a layout the caller made (such as a
+    /// foreign datatype's) that takes messages of whole `elem`-byte elements; the request
+    /// holds the target until it completes.
+    pub fn immediate_receive_target<'b>(
+        &self,
+        target: Target<'b>,
+        elem: usize,
+    ) -> Result<Request<'b>, Error> {
+        self.immediate_receive_posted(target, elem, None)
+    }
+
+    /// `immediate_receive_target` with a tag.
+    pub fn immediate_receive_target_with_tag<'b>(
+        &self,
+        target: Target<'b>,
+        elem: usize,
+        tag: Tag,
+    ) -> Result<Request<'b>, Error> {
+        self.immediate_receive_posted(target, elem, Some(tag))
+    }
+
     fn immediate_receive_tagged<'b, B: BufferMut + ?Sized>(
         &self,
         buf: &'b mut B,
         tag: Option<Tag>,
     ) -> Result<Request<'b>, Error> {
-        let id = self.post(tag, Mode::Receive)?;
         let elem = buf.elem_bytes();
+        self.immediate_receive_posted(buf.target(), elem, tag)
+    }
+
+    fn immediate_receive_posted<'b>(
+        &self,
+        target: Target<'b>,
+        elem: usize,
+        tag: Option<Tag>,
+    ) -> Result<Request<'b>, Error> {
+        let id = self.post(tag, Mode::Receive)?;
         // Only an ANY_SOURCE receive has a coordination slot (`Engine::post`): asking
         // costs a lock.
         let slot = match self.partner {
             Partner::Any => self.comm.receive_slot(id),
             Partner::Rank(_) => None,
         };
-        Ok(Request::receive(self.comm, id, buf.target(), elem, slot))
+        Ok(Request::receive(self.comm, id, target, elem, slot))
     }
 
     /// Waits for a message with any tag and returns its status without receiving it

@@ -6,12 +6,16 @@
 //! the indices, every other replica waits for exactly those requests. With one replica
 //! per rank, or a send-deterministic program, each replica decides for itself.
 //!
-//! Owns a request's state (done, a posted receive, a running immediate collective) and
-//! the coordination of "which completed". Must never let a replica pick completions the
+//! Owns a request's state (done, a posted receive, a running immediate collective, a
+//! generalized request the program completes) and the coordination of "which
+//! completed". Must never let a replica pick completions the
 //! leader did not record, and never run a collective itself (`collective::immediate`
 //! does; the request only joins its thread and copies the result out).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -50,8 +54,18 @@ enum State<'a> {
         handle: JoinHandle<Result<Vec<u8>, Error>>,
         out: Sink<'a>,
     },
+    /// An operation the program runs itself and marks complete (`Request::generalized`).
+    Generalized {
+        comm: Communicator,
+        done: Arc<AtomicBool>,
+    },
     Taken,
 }
+
+/// How long a wait for a generalized request lets the event loop run before looking at
+/// the request again: it is completed by the program (maybe on another thread), not by
+/// anything the loop sees.
+const GENERALIZED_LOOK: Duration = Duration::from_millis(1);
 
 /// Puts the bytes an immediate collective returned into the caller's buffer.
 pub(crate) type Sink<'a> = Box<dyn FnOnce(&[u8]) -> Result<(), Error> + 'a>;
@@ -103,13 +117,33 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// A generalized request (MPI_Grequest_start, MPI-3.1 section 12.2): an operation the
+    /// program runs itself, complete once `done` is true (set by the program, from any
+    /// thread). It waits and tests like any request, and `wait_any` and the other calls
+    /// that pick completed requests choose it like the others, so every replica of the
+    /// rank reports the same ones; `comm` is the communicator those choices go through.
+    /// Its status is empty: the program's query function makes the one MPI returns.
+    pub fn generalized(comm: &Communicator, done: Arc<AtomicBool>) -> Request<'static> {
+        Request {
+            state: State::Generalized {
+                comm: comm.clone(),
+                done,
+            },
+        }
+    }
+
     fn comm(&self) -> Option<&Communicator> {
         match &self.state {
             State::Receive { comm, .. }
             | State::Received { comm, .. }
-            | State::Collective { comm, .. } => Some(comm),
+            | State::Collective { comm, .. }
+            | State::Generalized { comm, .. } => Some(comm),
             State::Done(_) | State::Taken => None,
         }
+    }
+
+    fn is_generalized(&self) -> bool {
+        matches!(self.state, State::Generalized { .. })
     }
 
     /// Blocks until the operation completes (MPI_Wait).
@@ -139,6 +173,12 @@ impl<'a> Request<'a> {
                 Ok(comm.status_for(&key, n))
             }
             State::Collective { comm, handle, out } => finish_collective(&comm, handle, out),
+            State::Generalized { comm, done } => {
+                while !done.load(Ordering::Acquire) {
+                    comm.drive_for(GENERALIZED_LOOK)?;
+                }
+                Ok(generalized_status(&comm))
+            }
             State::Taken => Err(Error::RequestCompleted),
         }
     }
@@ -156,7 +196,10 @@ impl<'a> Request<'a> {
             State::Receive { comm, id, slot, .. } | State::Received { comm, id, slot, .. } => {
                 (comm, *id, *slot)
             }
-            State::Done(_) | State::Collective { .. } | State::Taken => return Ok(false),
+            State::Done(_)
+            | State::Collective { .. }
+            | State::Generalized { .. }
+            | State::Taken => return Ok(false),
         };
         // A receive `test` completed here may still be pending in a sibling: ask all the
         // same, so that every replica takes the same slots (the leader answers no).
@@ -209,8 +252,21 @@ impl<'a> Request<'a> {
                     Ok(None)
                 }
             }
+            State::Generalized { comm, done } => Ok(done
+                .load(Ordering::Acquire)
+                .then(|| generalized_status(comm))),
             State::Taken => Err(Error::RequestCompleted),
         }
+    }
+}
+
+/// The status of a completed generalized request.
+fn generalized_status(comm: &Communicator) -> Status {
+    Status {
+        source: comm.rank(),
+        tag: 0,
+        bytes: 0,
+        cancelled: false,
     }
 }
 
@@ -291,6 +347,9 @@ fn complete_some(
         return take(requests, (0..n).collect());
     };
     let slot = comm.post_choice();
+    // A generalized request is completed by the program, which the loop does not see:
+    // a wait looks at it again every `GENERALIZED_LOOK`.
+    let generalized = requests.iter().any(Request::is_generalized);
     loop {
         let choice = match slot {
             None => ChoiceState::Yours,
@@ -314,7 +373,11 @@ fn complete_some(
                     }
                     return take(requests, ready);
                 }
-                comm.drive_once()?;
+                if generalized {
+                    comm.drive_for(GENERALIZED_LOOK)?;
+                } else {
+                    comm.drive_once()?;
+                }
             }
             ChoiceState::Waiting => comm.drive_once()?,
         }

@@ -1333,6 +1333,34 @@ pub unsafe extern "C" fn mpi_errhandler_create_(
     set_ierr(ierr, code);
 }
 
+/// MPI_GREQUEST_START(QUERY_FN, FREE_FN, CANCEL_FN, EXTRA_STATE, REQUEST, IERROR): the
+/// three procedures are Fortran subroutines taking every argument by reference, with an
+/// IERROR of their own last, and EXTRA_STATE is an INTEGER(KIND=MPI_ADDRESS_KIND)
+/// (MPI-3.1 section 12.2), so they are called as Fortran's, not as C's.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_grequest_start_(
+    query_fn: Option<raw::FortranGreqQueryFn>,
+    free_fn: Option<raw::FortranGreqFreeFn>,
+    cancel_fn: Option<raw::FortranGreqCancelFn>,
+    extra_state: *const isize,
+    request: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Grequest_start", || {
+        let extra = value(extra_state, "extra_state")?;
+        let fns = raw::GreqFns::Fortran {
+            query: query_fn,
+            free: free_fn,
+            cancel: cancel_fn,
+        };
+        Ok(guard("MPI_Grequest_start", COMM_WORLD, || {
+            let h = grequest::start(fns, extra as usize)?;
+            set(request, "request", h)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
 // ---- MPIX_ fault-tolerance extensions ----
 
 #[no_mangle]
@@ -1462,7 +1490,6 @@ fortran_stubs! {
     mpi_file_open_ => "MPI_File_open"(a, b, c, d, e);
     mpi_file_set_view_ => "MPI_File_set_view"(a, b, c, d, e, f);
     mpi_free_mem_ => "MPI_Free_mem"(a);
-    mpi_grequest_start_ => "MPI_Grequest_start"(a, b, c, d, e);
     mpi_info_delete_ => "MPI_Info_delete"(a, b);
     mpi_info_get_nthkey_ => "MPI_Info_get_nthkey"(a, b, c);
     mpi_info_get_valuelen_ => "MPI_Info_get_valuelen"(a, b, c, d);

@@ -175,19 +175,10 @@ pub unsafe extern "C" fn MPI_Irecv(
 ) -> c_int {
     guard("MPI_Irecv", comm, || {
         let (t, n) = (dt(datatype)?, cnt(count)?);
-        if !t.contiguous {
-            return Err(MpiError::new(
-                class::TYPE,
-                format!(
-                    "{}: immediate receives into non-contiguous datatypes are not implemented yet",
-                    t.name
-                ),
-            ));
-        }
         let r = reg(buf, &t, n)?;
         // SAFETY: the receive buffer stays valid and untouched until the request
         // completes (MPI-3.1 section 3.7.2).
-        let mem = unsafe { raw::write_until_complete(r) };
+        let mem = unsafe { recv_until_complete(r, t, n) };
         let h = p2p::irecv(comm, mem, source, tag)?;
         set(request, "request", h)
     })
@@ -306,6 +297,27 @@ pub unsafe extern "C" fn MPI_Mrecv(
         let mut b = unsafe { raw::write(r, t) };
         let st = p2p::mrecv(m, &mut b, n)?;
         set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Imrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    message: *mut c_int,
+    request: *mut c_int,
+) -> c_int {
+    guard("MPI_Imrecv", COMM_WORLD, || {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = reg(buf, &t, n)?;
+        // SAFETY: `message` points to a message handle.
+        let m = unsafe { raw::out(message, "message") }?;
+        // SAFETY: room for `count` elements (MPI-3.1 section 3.8.3); the message is
+        // received before the call returns.
+        let mut b = unsafe { raw::write(r, t) };
+        let h = p2p::imrecv(m, &mut b, n)?;
+        set(request, "request", h)
     })
 }
 

@@ -18,10 +18,11 @@ use crate::handles::{class, MpiStatus, IN_PLACE};
 pub struct Pending(pub volpex::Request<'static>, pub c_int);
 
 // SAFETY: `volpex::Request` is not `Send` only because a receive request may hold a
-// `Target::Scattered(&mut dyn Layout)`; this crate only ever posts receives into byte
-// slices (`Target::Contiguous`, plain `&mut [u8]`), and every other part of a request
-// (its communicator, a thread handle) is `Send`. A request is used by one thread at a
-// time: the table's mutex, or the call that took it out of the table.
+// `Target::Scattered(Box<dyn Layout>)`; this crate only ever posts receives into byte
+// slices (`Target::Contiguous`, plain `&mut [u8]`) and into `p2p::Scatter`s (a byte
+// slice, an offset and an `Arc<Datatype>`, all `Send`), and every other part of a
+// request (its communicator, a thread handle) is `Send`. A request is used by one thread
+// at a time: the table's mutex, or the call that took it out of the table.
 unsafe impl Send for Pending {}
 
 /// The memory a buffer argument covers: `len` bytes from address `start`, with the C
@@ -245,6 +246,17 @@ pub unsafe fn write_until_complete(r: Region) -> &'static mut [u8] {
     // SAFETY: as `write`; the lifetime is the request's, which the MPI standard bounds:
     // the buffer stays allocated and untouched by the program until the request completes.
     unsafe { std::slice::from_raw_parts_mut(r.start as *mut u8, r.len) }
+}
+
+/// The receive buffer of an immediate receive into a non-contiguous datatype, which must
+/// live until it completes.
+///
+/// # Safety
+/// As `write_until_complete`.
+pub unsafe fn write_typed_until_complete(r: Region, dt: Arc<Datatype>) -> BufMut<'static> {
+    // SAFETY: as `write`, for the lifetime of the request, which the caller vouches for
+    // (MPI-3.1 section 3.7.2).
+    unsafe { write(r, dt) }
 }
 
 fn check_ptr<T>(p: *const T, what: &str) -> Result<()> {
@@ -496,6 +508,106 @@ pub fn call_fortran_delete_attr(
     // SAFETY: as `call_fortran_copy_attr`, for the delete procedure.
     unsafe { f(&handle, &key, &value, &extra, &mut ierr) };
     ierr
+}
+
+/// `MPI_Grequest_query_function`: `int f(void *extra_state, MPI_Status *status)`.
+pub type GreqQueryFn = unsafe extern "C" fn(*mut c_void, *mut MpiStatus) -> c_int;
+/// `MPI_Grequest_free_function`: `int f(void *extra_state)`.
+pub type GreqFreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+/// `MPI_Grequest_cancel_function`: `int f(void *extra_state, int complete)`.
+pub type GreqCancelFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
+/// Fortran `SUBROUTINE QUERY_FN(EXTRA_STATE, STATUS, IERROR)`, every argument by
+/// reference, `EXTRA_STATE` an `INTEGER(KIND=MPI_ADDRESS_KIND)`.
+pub type FortranGreqQueryFn = unsafe extern "C" fn(*mut isize, *mut MpiStatus, *mut c_int);
+/// Fortran `SUBROUTINE FREE_FN(EXTRA_STATE, IERROR)`.
+pub type FortranGreqFreeFn = unsafe extern "C" fn(*mut isize, *mut c_int);
+/// Fortran `SUBROUTINE CANCEL_FN(EXTRA_STATE, COMPLETE, IERROR)`, `COMPLETE` a LOGICAL.
+pub type FortranGreqCancelFn = unsafe extern "C" fn(*mut isize, *mut c_int, *mut c_int);
+
+/// The callbacks of a generalized request (MPI-3.1 section 12.2), as C or Fortran gave
+/// them; a null one does nothing and returns MPI_SUCCESS.
+#[derive(Debug, Clone, Copy)]
+pub enum GreqFns {
+    /// From MPI_Grequest_start.
+    C {
+        /// Fills the status.
+        query: Option<GreqQueryFn>,
+        /// Frees the program's state.
+        free: Option<GreqFreeFn>,
+        /// Starts a cancel.
+        cancel: Option<GreqCancelFn>,
+    },
+    /// From MPI_GREQUEST_START in Fortran.
+    Fortran {
+        /// Fills the status.
+        query: Option<FortranGreqQueryFn>,
+        /// Frees the program's state.
+        free: Option<FortranGreqFreeFn>,
+        /// Starts a cancel.
+        cancel: Option<FortranGreqCancelFn>,
+    },
+}
+
+impl GreqFns {
+    /// Calls the query function with `extra` on `st`; its error code.
+    pub fn query(&self, extra: usize, st: &mut MpiStatus) -> c_int {
+        match *self {
+            // SAFETY: `f` is the query function the program gave MPI_Grequest_start, with
+            // the signature of MPI_Grequest_query_function; `extra` is the program's own
+            // pointer, passed back as it came, and `st` a status it may write.
+            GreqFns::C { query: Some(f), .. } => unsafe { f(extra as *mut c_void, st) },
+            GreqFns::Fortran { query: Some(f), .. } => {
+                let (mut extra, mut ierr) = (extra as isize, 0);
+                // SAFETY: the Fortran subroutine the program gave MPI_GREQUEST_START,
+                // whose three arguments are by reference: locals and a status it may
+                // write (six INTEGERs, laid out as the C status).
+                unsafe { f(&mut extra, st, &mut ierr) };
+                ierr
+            }
+            GreqFns::C { query: None, .. } | GreqFns::Fortran { query: None, .. } => 0,
+        }
+    }
+
+    /// Calls the free function with `extra`; its error code.
+    pub fn free(&self, extra: usize) -> c_int {
+        match *self {
+            // SAFETY: the free function the program gave MPI_Grequest_start, with the
+            // signature of MPI_Grequest_free_function; `extra` passed back as it came.
+            GreqFns::C { free: Some(f), .. } => unsafe { f(extra as *mut c_void) },
+            GreqFns::Fortran { free: Some(f), .. } => {
+                let (mut extra, mut ierr) = (extra as isize, 0);
+                // SAFETY: the program's Fortran subroutine; both arguments are locals.
+                unsafe { f(&mut extra, &mut ierr) };
+                ierr
+            }
+            GreqFns::C { free: None, .. } | GreqFns::Fortran { free: None, .. } => 0,
+        }
+    }
+
+    /// Calls the cancel function with `extra` and whether the request is complete; its
+    /// error code.
+    pub fn cancel(&self, extra: usize, complete: bool) -> c_int {
+        match *self {
+            GreqFns::C {
+                cancel: Some(f), ..
+            } => {
+                // SAFETY: the cancel function the program gave MPI_Grequest_start, with
+                // the signature of MPI_Grequest_cancel_function; `extra` passed back as
+                // it came.
+                unsafe { f(extra as *mut c_void, c_int::from(complete)) }
+            }
+            GreqFns::Fortran {
+                cancel: Some(f), ..
+            } => {
+                let (mut extra, mut done, mut ierr) = (extra as isize, c_int::from(complete), 0);
+                // SAFETY: the program's Fortran subroutine; its arguments are locals (a
+                // LOGICAL is an INTEGER, 1 for .TRUE. in gfortran).
+                unsafe { f(&mut extra, &mut done, &mut ierr) };
+                ierr
+            }
+            GreqFns::C { cancel: None, .. } | GreqFns::Fortran { cancel: None, .. } => 0,
+        }
+    }
 }
 
 /// Bytes in front of every MPI_Alloc_mem block, holding its size.

@@ -30,16 +30,6 @@ macro_rules! unsupported {
     )*};
 }
 
-// Point-to-point: generalized requests, matched receives, statuses.
-pending!(
-    MPI_Grequest_complete,
-    MPI_Grequest_start,
-    MPI_Imrecv,
-    MPI_Status_set_cancelled,
-    MPI_Status_set_elements,
-    MPI_Status_set_elements_x,
-);
-
 // Communicators, inter-communicators, info objects, error classes.
 pending!(
     MPI_Add_error_class,
