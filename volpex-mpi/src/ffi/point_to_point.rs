@@ -203,9 +203,13 @@ pub unsafe extern "C" fn MPI_Sendrecv(
         let (st_, sn) = (dt(sendtype)?, cnt(sendcount)?);
         let (rt, rn) = (dt(recvtype)?, cnt(recvcount)?);
         let (sr, rr) = (reg(sendbuf, &st_, sn)?, reg(recvbuf, &rt, rn)?);
-        raw::disjoint(&sr, &rr)?;
-        // SAFETY: MPI_Sendrecv's buffers as MPI_Send's and MPI_Recv's; disjoint (checked).
-        let (s, mut r) = unsafe { (raw::read(sr, st_), raw::write(rr, rt)) };
+        let mut store = datatype::Packed::default();
+        let recv = (&rr, &*rt, &[(0, rn)][..]);
+        // SAFETY: MPI_Sendrecv's send buffer as MPI_Send's; the receive buffer is made
+        // after it, and no byte is both sent and received (checked; MPI-3.1 3.10).
+        let s = unsafe { raw::read_apart(&mut store, sr, st_, &[(0, sn)], Some(recv)) }?;
+        // SAFETY: as MPI_Recv's; apart from the send data (above).
+        let mut r = unsafe { raw::write(rr, rt) };
         let st = p2p::sendrecv(comm, (&s, sn, dest, sendtag), (&mut r, rn, source, recvtag))?;
         set_status(status, st)
     })
