@@ -38,6 +38,8 @@ pub mod error;
 pub mod ffi;
 pub mod ft;
 pub mod handles;
+pub mod icoll;
+pub mod info;
 pub mod op;
 pub mod p2p;
 pub mod request;

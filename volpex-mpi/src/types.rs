@@ -143,45 +143,6 @@ pub fn unpack(
     Ok(())
 }
 
-/// MPI_Info_create.
-pub fn info_create() -> Result<c_int> {
-    state::with(|s| Ok(s.infos.insert(Vec::new())))
-}
-
-/// MPI_Info_set.
-pub fn info_set(h: c_int, key: String, value: String) -> Result<()> {
-    if key.is_empty() || key.len() > 255 {
-        return Err(crate::error::MpiError::new(
-            crate::handles::class::INFO_KEY,
-            format!("invalid info key {key:?}"),
-        ));
-    }
-    state::with(|s| {
-        let info = s.infos.get_mut(h)?;
-        match info.iter_mut().find(|(k, _)| *k == key) {
-            Some(kv) => kv.1 = value,
-            None => info.push((key, value)),
-        }
-        Ok(())
-    })
-}
-
-/// MPI_Info_get: the value of `key`, if set.
-pub fn info_get(h: c_int, key: &str) -> Result<Option<String>> {
-    state::with(|s| {
-        Ok(s.infos
-            .get(h)?
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone()))
-    })
-}
-
-/// MPI_Info_free.
-pub fn info_free(h: c_int) -> Result<()> {
-    state::with(|s| s.infos.remove(h).map(drop))
-}
-
 /// MPI_Type_create_subarray: the `subsizes` block at `starts` of an array of `sizes`
 /// (C order: the last dimension varies fastest; Fortran order: the first), with the
 /// whole array's extent (MPI-3.1 section 4.1.3).

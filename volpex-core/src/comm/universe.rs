@@ -6,6 +6,8 @@
 //! and never install a global logger: that is the application's choice (`log_to_stderr`
 //! is there for the programs that want ours).
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -43,6 +45,12 @@ pub(crate) struct Inner {
     pub(crate) awaiting_restore: AtomicBool,
     /// This process is a regenerated incarnation.
     pub(crate) regenerated: bool,
+    /// How many communicators this process made from each (context id, description)
+    /// with `create_from_group`, which names the next one.
+    pub(crate) group_creations: Mutex<HashMap<(u32, Vec<u8>), u32>>,
+    /// The host of every rank's first replica at the start, as an index into the sorted
+    /// list of the job's hosts (`split_by_host`).
+    pub(crate) hosts: Vec<u32>,
 }
 
 impl Inner {
@@ -67,6 +75,8 @@ impl Inner {
             restored_state: Mutex::new(None),
             awaiting_restore: AtomicBool::new(false),
             regenerated: false,
+            group_creations: Mutex::new(HashMap::new()),
+            hosts: vec![0; ranks as usize],
         }
     }
 
@@ -111,6 +121,7 @@ pub fn initialize() -> Result<Universe, Error> {
             .filter(|a| a.map(|a| a.ip()) == mine)
             .count();
         let cfg = cfg.for_host(here);
+        let hosts = host_indices(&j.addrs);
         let (hard_spin, spin, shared) = (cfg.hard_spin, cfg.spin, cfg.shared_host);
         let (core, waker) = Core::new(
             j.me,
@@ -155,6 +166,7 @@ pub fn initialize() -> Result<Universe, Error> {
         inner.exit_after_sends = j.exit_after_sends;
         inner.launched = true;
         inner.regenerated = regenerated;
+        inner.hosts = hosts;
         if let Some(s) = snapshot {
             super::checkpoint::output_mark("restored", s.number);
             inner.checkpoints = AtomicU64::new(s.number);
@@ -185,6 +197,25 @@ pub fn initialize() -> Result<Universe, Error> {
     Ok(Universe {
         inner: Arc::new(inner),
     })
+}
+
+/// The host of every rank's first registered replica, as an index into the sorted list
+/// of those hosts (0 for a rank without one).
+fn host_indices(addrs: &[Vec<Option<std::net::SocketAddr>>]) -> Vec<u32> {
+    let first: Vec<Option<IpAddr>> = addrs
+        .iter()
+        .map(|r| r.iter().flatten().next().map(|a| a.ip()))
+        .collect();
+    let mut distinct: Vec<IpAddr> = first.iter().flatten().copied().collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    first
+        .iter()
+        .map(|h| {
+            h.and_then(|ip| distinct.binary_search(&ip).ok())
+                .map_or(0, |i| i as u32)
+        })
+        .collect()
 }
 
 /// Installs a global logger (env_logger) for a program that wants the runtime's
