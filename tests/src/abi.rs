@@ -1,13 +1,13 @@
-//! What the C and Fortran interface tests (`tests/c_abi.rs`, `tests/fortran_abi.rs`)
-//! share: a temporary build directory, running a compiled MPI program alone or as a
-//! job, and the checkpoint scenario both languages must pass. Never compiles anything
-//! itself: each test file knows its wrapper compiler.
+//! What the C and Fortran interface tests (`tests/c_abi.rs`, `tests/fortran_abi.rs`,
+//! `tests/mpi_*.rs`) share: a temporary build directory, compiling a test program of
+//! `tests/c/` or `tests/fortran/` with our wrapper compilers, running it alone or as a
+//! job, and the fault scenarios every language must pass.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use crate::{run, Run, TempPath};
+use crate::{bin, run, Run, TempPath};
 
 /// How long one job of these tests may take.
 pub const DEADLINE: Duration = Duration::from_secs(120);
@@ -30,6 +30,51 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Compiles `tests/c/NAME.c` with volpexcc (`-O2 -Wall -Werror`) into `dir`.
+pub fn compile_c(dir: &TempDir, name: &str) -> PathBuf {
+    let out = dir.0.join(name);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("c")
+        .join(format!("{name}.c"));
+    let st = Command::new(bin("volpexcc"))
+        .args(["-O2", "-Wall", "-Werror", "-o"])
+        .arg(&out)
+        .arg(src)
+        .output()
+        .expect("run volpexcc");
+    assert!(
+        st.status.success(),
+        "volpexcc {name}.c failed:\n{}{}",
+        String::from_utf8_lossy(&st.stdout),
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
+}
+
+/// Compiles `tests/fortran/FILE` with `wrapper` (volpexf90 or volpexf77) into `dir`
+/// (run there, so the compiler's `.mod` files land there too, not in the source tree).
+pub fn compile_fortran(wrapper: &str, dir: &TempDir, file: &str) -> PathBuf {
+    let name = file.split('.').next().unwrap_or(file);
+    let out = dir.0.join(name);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fortran")
+        .join(file);
+    let st = Command::new(bin(wrapper))
+        .current_dir(&dir.0)
+        .args(["-O2", "-Wall", "-o"])
+        .arg(&out)
+        .arg(src)
+        .output()
+        .expect("run the Fortran wrapper");
+    assert!(
+        st.status.success(),
+        "{wrapper} {file} failed:\n{}{}",
+        String::from_utf8_lossy(&st.stdout),
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
 }
 
 /// Runs `program` with volpexrun's `args`; asserts it succeeded and returns stdout.
