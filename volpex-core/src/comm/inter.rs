@@ -318,3 +318,25 @@ impl InterCommunicator {
         self.split(me.map(|_| 0), me.unwrap_or(0))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a leader sends (`encode_side`'s layout) is read back whole, and anything
+    /// else is refused, never trusted (a world rank past the job, a wrong count).
+    #[test]
+    fn a_side_description_is_checked() {
+        let v = [12i64, 3, 2, 3, 1];
+        assert_eq!(decode_side(&v, 4).ok(), Some((12, 3, vec![3, 1])));
+        for bad in [
+            &[12i64, 3, 2, 3][..],
+            &[12, 3, 2, 3, 4],
+            &[12, 3, 0],
+            &[-1, 3, 1, 0],
+            &[12, 3],
+        ] {
+            assert!(decode_side(bad, 4).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -296,3 +296,27 @@ impl Drop for Universe {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ip: &str) -> Option<std::net::SocketAddr> {
+        Some(format!("{ip}:1000").parse().expect("an address"))
+    }
+
+    /// A rank's host is where its first registered replica is, numbered in address
+    /// order: ranks on one machine share one number, whatever their other replicas.
+    #[test]
+    fn hosts_are_numbered_by_the_first_replica() {
+        let table = vec![
+            vec![at("10.0.0.2"), at("10.0.0.1")],
+            vec![None, at("10.0.0.3")],
+            vec![at("10.0.0.2"), at("10.0.0.3")],
+            vec![None, None],
+        ];
+        assert_eq!(host_indices(&table), vec![0, 1, 0, 0]);
+        let local = vec![vec![at("127.0.0.1"), at("127.0.0.1")]; 3];
+        assert_eq!(host_indices(&local), vec![0, 0, 0]);
+    }
+}

@@ -91,7 +91,7 @@ fn remote(ic: &InterCommunicator) -> usize {
 
 /// MPI_Barrier, MPI_Ibarrier.
 pub(super) fn barrier(comm: Comm, ic: &InterCommunicator, request: Req) -> Result<()> {
-    run(comm, ic, request, |ic| icoll::barrier(ic))
+    run(comm, ic, request, icoll::barrier)
 }
 
 /// MPI_Bcast, MPI_Ibcast.
