@@ -1,7 +1,7 @@
-//! What the C and Fortran interface tests (`tests/c_abi.rs`, `tests/fortran_abi.rs`)
-//! share: a temporary build directory, running a compiled MPI program alone or as a
-//! job, and the checkpoint scenario both languages must pass. Never compiles anything
-//! itself: each test file knows its wrapper compiler.
+//! What the C and Fortran interface tests (`tests/c_abi.rs`, `tests/fortran_abi.rs`,
+//! `tests/mpi_*.rs`) share: a temporary build directory, compiling a test program of
+//! `tests/c/` or `tests/fortran/` with our wrapper compilers, running it alone or as a
+//! job, and the fault scenarios every language must pass.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -35,7 +35,9 @@ impl Drop for TempDir {
 /// Compiles `tests/c/NAME.c` with volpexcc (`-O2 -Wall -Werror`) into `dir`.
 pub fn compile_c(dir: &TempDir, name: &str) -> PathBuf {
     let out = dir.0.join(name);
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("c/{name}.c"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("c")
+        .join(format!("{name}.c"));
     let st = Command::new(bin("volpexcc"))
         .args(["-O2", "-Wall", "-Werror", "-o"])
         .arg(&out)

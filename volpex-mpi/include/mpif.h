@@ -587,3 +587,11 @@
       integer*8 MPI_AINT_DIFF
       external MPI_AINT_ADD
       external MPI_AINT_DIFF
+!
+! Attribute copy and delete procedures (MPI-3.1 section 6.7.2)
+      external MPI_COMM_NULL_COPY_FN
+      external MPI_COMM_NULL_DELETE_FN
+      external MPI_COMM_DUP_FN
+      external MPI_NULL_COPY_FN
+      external MPI_NULL_DELETE_FN
+      external MPI_DUP_FN

@@ -42,6 +42,8 @@ pub mod ffi;
 pub mod ft;
 pub mod grequest;
 pub mod handles;
+pub mod icoll;
+pub mod info;
 pub mod op;
 pub mod overlap;
 pub mod p2p;

@@ -6,13 +6,17 @@ use super::*;
 
 #[no_mangle]
 pub extern "C" fn MPI_Barrier(comm: Comm) -> c_int {
-    guard("MPI_Barrier", comm, || coll::barrier(comm))
+    guard("MPI_Barrier", comm, || match state::inter(comm)? {
+        Some(ic) => intercomm::barrier(comm, &ic, None),
+        None => coll::barrier(comm),
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: Comm, request: *mut c_int) -> c_int {
-    guard("MPI_Ibarrier", comm, || {
-        set(request, "request", coll::ibarrier(comm)?)
+    guard("MPI_Ibarrier", comm, || match state::inter(comm)? {
+        Some(ic) => intercomm::barrier(comm, &ic, Some(request)),
+        None => set(request, "request", coll::ibarrier(comm)?),
     })
 }
 
@@ -26,6 +30,11 @@ pub unsafe extern "C" fn MPI_Ibcast(
     request: *mut c_int,
 ) -> c_int {
     guard("MPI_Ibcast", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let args = (buffer, count, datatype, root);
+            // SAFETY: MPI_Ibcast's arguments; the buffer is the request's until it completes.
+            return unsafe { intercomm::bcast(comm, &ic, args, Some(request)) };
+        }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         if !t.contiguous {
             return Err(MpiError::new(
@@ -55,6 +64,12 @@ pub unsafe extern "C" fn MPI_Iallreduce(
     request: *mut c_int,
 ) -> c_int {
     guard("MPI_Iallreduce", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let args = (sendbuf, recvbuf, count, datatype, op);
+            // SAFETY: MPI_Iallreduce's arguments; the buffers are the request's until it
+            // completes.
+            return unsafe { intercomm::allreduce(comm, &ic, args, Some(request)) };
+        }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         if !t.contiguous {
             return Err(MpiError::new(
@@ -96,6 +111,11 @@ pub unsafe extern "C" fn MPI_Bcast(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Bcast", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let args = (buffer, count, datatype, root);
+            // SAFETY: MPI_Bcast's arguments.
+            return unsafe { intercomm::bcast(comm, &ic, args, None) };
+        }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let r = reg(buffer, &t, n)?;
         // SAFETY: `count` elements of `datatype`, read at the root, written elsewhere.
@@ -124,6 +144,11 @@ pub unsafe extern "C" fn MPI_Reduce(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Reduce", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let args = (sendbuf, recvbuf, count, datatype, op, root);
+            // SAFETY: MPI_Reduce's arguments.
+            return unsafe { intercomm::reduce(comm, &ic, args, None) };
+        }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let at_root = comm::rank(comm)? == root;
         let sr = red_send(sendbuf, &t, n)?;
@@ -163,6 +188,17 @@ fn whole_impl(
     comm: Comm,
 ) -> c_int {
     guard(name, comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            if name != "MPI_Allreduce" {
+                return Err(MpiError::new(
+                    class::COMM,
+                    format!("{name} is not defined on inter-communicators"),
+                ));
+            }
+            let args = (sendbuf, recvbuf, count, datatype, op);
+            // SAFETY: MPI_Allreduce's arguments.
+            return unsafe { intercomm::allreduce(comm, &ic, args, None) };
+        }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let sr = red_send(sendbuf, &t, n)?;
         let rr = reg(recvbuf, &t, n)?;
@@ -254,6 +290,12 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Reduce_scatter_block", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let counts = vec![cnt(recvcount)?; ic.size() as usize];
+            let args = (sendbuf, recvbuf, counts, datatype, op);
+            // SAFETY: MPI_Reduce_scatter_block's buffers.
+            return unsafe { intercomm::reduce_scatter(comm, &ic, args, None) };
+        }
         let (t, n) = (dt(datatype)?, cnt(recvcount)?);
         let size = size_of_comm(comm)?;
         let total = n
@@ -287,6 +329,16 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Reduce_scatter", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            // SAFETY: one count per process of the local group (MPI-3.1 section 5.10.1).
+            let counts = unsafe { raw::array(recvcounts, ic.size() as usize, "recvcounts") }?
+                .iter()
+                .map(|&c| cnt(c))
+                .collect::<Result<Vec<usize>>>()?;
+            let args = (sendbuf, recvbuf, counts, datatype, op);
+            // SAFETY: MPI_Reduce_scatter's buffers.
+            return unsafe { intercomm::reduce_scatter(comm, &ic, args, None) };
+        }
         let t = dt(datatype)?;
         let size = size_of_comm(comm)?;
         // SAFETY: one count per rank (MPI-3.1 section 5.10.1).
@@ -326,6 +378,12 @@ pub unsafe extern "C" fn MPI_Gather(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Gather", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let send = (sendbuf, sendcount, sendtype);
+            let recv = (recvbuf, recvcount, None, recvtype);
+            // SAFETY: MPI_Gather's arguments.
+            return unsafe { intercomm::gather(comm, &ic, send, recv, root, None) };
+        }
         let at_root = comm::rank(comm)? == root;
         let send = if at_root && raw::in_place(sendbuf) {
             None
@@ -377,6 +435,14 @@ pub unsafe extern "C" fn MPI_Gatherv(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Gatherv", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            // SAFETY: at the root, one count and displacement per remote process.
+            let bl = unsafe { intercomm::root_blocks(&ic, root, recvcounts, displs) }?;
+            let send = (sendbuf, sendcount, sendtype);
+            let recv = (recvbuf, 0, bl, recvtype);
+            // SAFETY: MPI_Gatherv's arguments.
+            return unsafe { intercomm::gather(comm, &ic, send, recv, root, None) };
+        }
         let at_root = comm::rank(comm)? == root;
         let send = if at_root && raw::in_place(sendbuf) {
             None
@@ -431,6 +497,12 @@ pub unsafe extern "C" fn MPI_Scatter(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Scatter", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let send = (sendbuf, sendcount, None, sendtype);
+            let recv = (recvbuf, recvcount, recvtype);
+            // SAFETY: MPI_Scatter's arguments.
+            return unsafe { intercomm::scatter(comm, &ic, send, recv, root, None) };
+        }
         let at_root = comm::rank(comm)? == root;
         let send = if at_root {
             let (t, n) = (dt(sendtype)?, cnt(sendcount)?);
@@ -482,6 +554,14 @@ pub unsafe extern "C" fn MPI_Scatterv(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Scatterv", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            // SAFETY: at the root, one count and displacement per remote process.
+            let bl = unsafe { intercomm::root_blocks(&ic, root, sendcounts, displs) }?;
+            let send = (sendbuf, 0, bl, sendtype);
+            let recv = (recvbuf, recvcount, recvtype);
+            // SAFETY: MPI_Scatterv's arguments.
+            return unsafe { intercomm::scatter(comm, &ic, send, recv, root, None) };
+        }
         let at_root = comm::rank(comm)? == root;
         let send = if at_root {
             let t = dt(sendtype)?;
@@ -535,6 +615,12 @@ pub unsafe extern "C" fn MPI_Allgather(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Allgather", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let send = (sendbuf, sendcount, sendtype);
+            let recv = (recvbuf, recvcount, None, recvtype);
+            // SAFETY: MPI_Allgather's arguments.
+            return unsafe { intercomm::allgather(comm, &ic, send, recv, None) };
+        }
         let send = if raw::in_place(sendbuf) {
             None
         } else {
@@ -575,6 +661,14 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Allgatherv", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            // SAFETY: one count and displacement per remote process.
+            let bl = unsafe { intercomm::remote_blocks(&ic, recvcounts, displs) }?;
+            let send = (sendbuf, sendcount, sendtype);
+            let recv = (recvbuf, 0, Some(bl), recvtype);
+            // SAFETY: MPI_Allgatherv's arguments.
+            return unsafe { intercomm::allgather(comm, &ic, send, recv, None) };
+        }
         let send = if raw::in_place(sendbuf) {
             None
         } else {
@@ -618,6 +712,12 @@ pub unsafe extern "C" fn MPI_Alltoall(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Alltoall", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let send = (sendbuf, sendcount, None, sendtype);
+            let recv = (recvbuf, recvcount, None, recvtype);
+            // SAFETY: MPI_Alltoall's arguments.
+            return unsafe { intercomm::alltoall(comm, &ic, send, recv, None) };
+        }
         let size = size_of_comm(comm)?;
         let too_large = || MpiError::new(class::COUNT, "count too large");
         let send = if raw::in_place(sendbuf) {
@@ -660,6 +760,19 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Alltoallv", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            // SAFETY: one count and displacement per remote process on each side.
+            let (sbl, rbl) = unsafe {
+                (
+                    intercomm::remote_blocks(&ic, sendcounts, sdispls)?,
+                    intercomm::remote_blocks(&ic, recvcounts, rdispls)?,
+                )
+            };
+            let send = (sendbuf, 0, Some(sbl), sendtype);
+            let recv = (recvbuf, 0, Some(rbl), recvtype);
+            // SAFETY: MPI_Alltoallv's arguments.
+            return unsafe { intercomm::alltoall(comm, &ic, send, recv, None) };
+        }
         let size = size_of_comm(comm)?;
         let send = if raw::in_place(sendbuf) {
             None

@@ -1203,7 +1203,7 @@ fn attr(comm: c_int, keyval: c_int) -> Result<Option<i64>> {
     if keyval & !0x00ff_ffff == TAG_KEYVAL {
         return Ok(comm::user_attr(comm, keyval)?.map(|v| v as i64));
     }
-    Ok(comm::get_attr(comm, keyval)?.map(|v| i64::from(*v)))
+    Ok(comm::attr_value(comm, keyval)?.map(i64::from))
 }
 
 #[no_mangle]
@@ -1356,6 +1356,257 @@ pub unsafe extern "C" fn mpi_grequest_start_(
             let h = grequest::start(fns, extra as usize)?;
             set(request, "request", h)
         }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_create_errhandler_(
+    function: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: as mpi_comm_create_errhandler_ (a window handler takes the same two
+    // arguments by reference).
+    let code = unsafe { MPI_Win_create_errhandler(function, errhandler) };
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_file_create_errhandler_(
+    function: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: as mpi_comm_create_errhandler_.
+    let code = unsafe { MPI_File_create_errhandler(function, errhandler) };
+    set_ierr(ierr, code);
+}
+
+/// MPI_COMM_CREATE_KEYVAL(COMM_COPY_ATTR_FN, COMM_DELETE_ATTR_FN, COMM_KEYVAL,
+/// EXTRA_STATE, IERROR): Fortran procedures (MPI-3.1 section 6.7.2), called with every
+/// argument by reference; EXTRA_STATE is INTEGER(KIND=MPI_ADDRESS_KIND), passed back by
+/// value. MPI_COMM_NULL_COPY_FN and friends are procedures of this library.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_create_keyval_(
+    copy: Option<raw::FortranCopyFn>,
+    delete: Option<raw::FortranDeleteFn>,
+    keyval: *mut c_int,
+    extra_state: *const isize,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Comm_create_keyval", || {
+        let extra = value(extra_state, "extra_state")? as usize;
+        Ok(guard("MPI_Comm_create_keyval", COMM_WORLD, || {
+            let k = comm::create_keyval(crate::state::Keyval {
+                copy: copy.map(raw::AttrCopy::Fortran),
+                delete: delete.map(raw::AttrDelete::Fortran),
+                extra,
+            })?;
+            set(keyval, "comm_keyval", k)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_KEYVAL_CREATE (MPI-1, deprecated): as MPI_COMM_CREATE_KEYVAL with INTEGER
+/// EXTRA_STATE and attribute values.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_keyval_create_(
+    copy: Option<raw::Fortran1CopyFn>,
+    delete: Option<raw::Fortran1DeleteFn>,
+    keyval: *mut c_int,
+    extra_state: *const c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Keyval_create", || {
+        let extra = value(extra_state, "extra_state")? as usize;
+        Ok(guard("MPI_Keyval_create", COMM_WORLD, || {
+            let k = comm::create_keyval(crate::state::Keyval {
+                copy: copy.map(raw::AttrCopy::Fortran1),
+                delete: delete.map(raw::AttrDelete::Fortran1),
+                extra,
+            })?;
+            set(keyval, "keyval", k)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_free_keyval_(keyval: *mut c_int, ierr: *mut c_int) {
+    // SAFETY: the caller's INTEGER.
+    set_ierr(ierr, unsafe { MPI_Comm_free_keyval(keyval) });
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_keyval_free_(keyval: *mut c_int, ierr: *mut c_int) {
+    // SAFETY: the caller's INTEGER.
+    set_ierr(ierr, unsafe { MPI_Comm_free_keyval(keyval) });
+}
+
+/// Sets a Fortran LOGICAL and INTEGER, for the predefined attribute procedures.
+fn logical(flag: *mut c_int, v: bool, ierr: *mut c_int) {
+    let _ = set(flag, "flag", c_int::from(v));
+    set_ierr(ierr, class::SUCCESS);
+}
+
+/// MPI_COMM_NULL_COPY_FN (and MPI_NULL_COPY_FN): does not copy (FLAG = .FALSE.).
+#[no_mangle]
+pub extern "C" fn mpi_comm_null_copy_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const isize,
+    _val_in: *const isize,
+    _val_out: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    logical(flag, false, ierr);
+}
+
+/// MPI_COMM_DUP_FN: copies the value (ATTRIBUTE_VAL_OUT = ATTRIBUTE_VAL_IN, FLAG =
+/// .TRUE.).
+#[no_mangle]
+pub extern "C" fn mpi_comm_dup_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const isize,
+    val_in: *const isize,
+    val_out: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    match value(val_in, "attribute_val_in").and_then(|v| set(val_out, "attribute_val_out", v)) {
+        Ok(()) => logical(flag, true, ierr),
+        Err(e) => set_ierr(ierr, e.class),
+    }
+}
+
+/// MPI_COMM_NULL_DELETE_FN (and MPI_NULL_DELETE_FN): does nothing.
+#[no_mangle]
+pub extern "C" fn mpi_comm_null_delete_fn_(
+    _comm: *const c_int,
+    _key: *const c_int,
+    _val: *const isize,
+    _extra: *const isize,
+    ierr: *mut c_int,
+) {
+    set_ierr(ierr, class::SUCCESS);
+}
+
+/// MPI_NULL_COPY_FN (MPI-1, INTEGER values): does not copy.
+#[no_mangle]
+pub extern "C" fn mpi_null_copy_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const c_int,
+    _val_in: *const c_int,
+    _val_out: *mut c_int,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    logical(flag, false, ierr);
+}
+
+/// MPI_DUP_FN (MPI-1, INTEGER values): copies the value.
+#[no_mangle]
+pub extern "C" fn mpi_dup_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const c_int,
+    val_in: *const c_int,
+    val_out: *mut c_int,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    match value(val_in, "attribute_val_in").and_then(|v| set(val_out, "attribute_val_out", v)) {
+        Ok(()) => logical(flag, true, ierr),
+        Err(e) => set_ierr(ierr, e.class),
+    }
+}
+
+/// MPI_NULL_DELETE_FN (MPI-1, INTEGER values): does nothing.
+#[no_mangle]
+pub extern "C" fn mpi_null_delete_fn_(
+    _comm: *const c_int,
+    _key: *const c_int,
+    _val: *const c_int,
+    _extra: *const c_int,
+    ierr: *mut c_int,
+) {
+    set_ierr(ierr, class::SUCCESS);
+}
+
+/// MPI_ADD_ERROR_STRING(ERRORCODE, STRING, IERROR), CHARACTER*(*) STRING (trailing
+/// blanks dropped).
+#[no_mangle]
+pub unsafe extern "C" fn mpi_add_error_string_(
+    errorcode: *const c_int,
+    string: *const c_char,
+    ierr: *mut c_int,
+    string_len: usize,
+) {
+    let code = shim("MPI_Add_error_string", || {
+        let e = value(errorcode, "errorcode")?;
+        let s = c_string(string, string_len, "string")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPI_Add_error_string(e, s.as_ptr()) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_delete_(
+    info: *const c_int,
+    key: *const c_char,
+    ierr: *mut c_int,
+    key_len: usize,
+) {
+    let code = shim("MPI_Info_delete", || {
+        let i = value(info, "info")?;
+        let k = c_string(key, key_len, "key")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPI_Info_delete(i, k.as_ptr()) })
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_INFO_GET_NTHKEY(INFO, N, KEY, IERROR): N counts from 0, as in C (MPI-3.1
+/// section 9); KEY is blank-padded.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_get_nthkey_(
+    info: *const c_int,
+    n: *const c_int,
+    key: *mut c_char,
+    ierr: *mut c_int,
+    key_len: usize,
+) {
+    let code = shim("MPI_Info_get_nthkey", || {
+        let (i, n) = (value(info, "info")?, value(n, "n")?);
+        Ok(guard("MPI_Info_get_nthkey", COMM_WORLD, || {
+            let k = crate::info::nthkey(i, n)?;
+            // SAFETY: the CHARACTER argument of `key_len` bytes (its hidden length).
+            unsafe { raw::put_fortran_string(key, key_len, &k) }.map(drop)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_get_valuelen_(
+    info: *const c_int,
+    key: *const c_char,
+    valuelen: *mut c_int,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+    key_len: usize,
+) {
+    let code = shim("MPI_Info_get_valuelen", || {
+        let i = value(info, "info")?;
+        let k = c_string(key, key_len, "key")?;
+        // SAFETY: a NUL-terminated key we own; the caller's INTEGER and LOGICAL.
+        Ok(unsafe { MPI_Info_get_valuelen(i, k.as_ptr(), valuelen, flag) })
     });
     set_ierr(ierr, code);
 }
@@ -1720,15 +1971,11 @@ fortran_stubs! {
     mpi_comm_connect_ => "MPI_Comm_connect"(a, b, c, d, e);
     mpi_comm_spawn_ => "MPI_Comm_spawn"(a, b, c, d, e, f, g, h);
     mpi_comm_spawn_multiple_ => "MPI_Comm_spawn_multiple"(a, b, c, d, e, f, g, h, i);
-    mpi_file_create_errhandler_ => "MPI_File_create_errhandler"(a, b);
     mpi_file_delete_ => "MPI_File_delete"(a, b);
     mpi_file_get_view_ => "MPI_File_get_view"(a, b, c, d, e);
     mpi_file_open_ => "MPI_File_open"(a, b, c, d, e);
     mpi_file_set_view_ => "MPI_File_set_view"(a, b, c, d, e, f);
     mpi_free_mem_ => "MPI_Free_mem"(a);
-    mpi_info_delete_ => "MPI_Info_delete"(a, b);
-    mpi_info_get_nthkey_ => "MPI_Info_get_nthkey"(a, b, c);
-    mpi_info_get_valuelen_ => "MPI_Info_get_valuelen"(a, b, c, d);
     mpi_lookup_name_ => "MPI_Lookup_name"(a, b, c);
     mpi_open_port_ => "MPI_Open_port"(a, b);
     mpi_publish_name_ => "MPI_Publish_name"(a, b, c);
@@ -1738,7 +1985,6 @@ fortran_stubs! {
     mpi_win_allocate_shared_ => "MPI_Win_allocate_shared"(a, b, c, d, e, f);
     mpi_win_attach_ => "MPI_Win_attach"(a, b, c);
     mpi_win_create_ => "MPI_Win_create"(a, b, c, d, e, f);
-    mpi_win_create_errhandler_ => "MPI_Win_create_errhandler"(a, b);
     mpi_win_create_keyval_ => "MPI_Win_create_keyval"(a, b, c, d);
     mpi_win_detach_ => "MPI_Win_detach"(a, b);
     mpi_win_get_attr_ => "MPI_Win_get_attr"(a, b, c, d);
@@ -1746,11 +1992,6 @@ fortran_stubs! {
     mpi_win_set_attr_ => "MPI_Win_set_attr"(a, b, c);
     mpi_win_set_name_ => "MPI_Win_set_name"(a, b);
     mpi_win_shared_query_ => "MPI_Win_shared_query"(a, b, c, d, e);
-    mpi_add_error_string_ => "MPI_Add_error_string"(a, b);
-    mpi_comm_create_keyval_ => "MPI_Comm_create_keyval (Fortran)"(a, b, c, d);
-    mpi_keyval_create_ => "MPI_Keyval_create (Fortran)"(a, b, c, d);
-    mpi_comm_free_keyval_ => "MPI_Comm_free_keyval (Fortran)"(a);
-    mpi_keyval_free_ => "MPI_Keyval_free (Fortran)"(a);
 }
 
 // ---- Address arithmetic (MPI-3.1 section 4.1.12): functions, not subroutines ----

@@ -374,7 +374,7 @@ pub unsafe fn string(p: *const c_char, what: &str) -> Result<String> {
 ///
 /// # Safety
 /// A non-null `p` must point to a writable `void *`.
-pub unsafe fn put_attr(p: *mut c_void, v: &'static c_int) -> Result<()> {
+pub unsafe fn put_attr(p: *mut c_void, v: *const c_int) -> Result<()> {
     // SAFETY: forwarded contract.
     let slot = unsafe { out(p as *mut *const c_int, "attribute_val") }?;
     *slot = v;
@@ -404,12 +404,14 @@ pub fn call_user_op(f: UserFn, input: &mut [u8], inout: &mut [u8], len: usize, d
 /// `MPI_Comm_errhandler_function`: `void f(MPI_Comm *comm, int *error_code, ...)`.
 pub type ErrFn = unsafe extern "C" fn(*mut c_int, *mut c_int, ...);
 
-/// Calls the program's error handler for an error of class `code` on `comm`.
+/// Calls the program's error handler for an error of class `code` on `comm` (or on a
+/// window or a file: their handler functions take the same two pointers).
 pub fn call_errhandler(f: ErrFn, comm: c_int, code: c_int) {
     let (mut comm, mut code) = (comm, code);
-    // SAFETY: `f` is the function the program gave MPI_Comm_create_errhandler, with the
-    // signature of MPI_Comm_errhandler_function (MPI-3.1 section 8.3.1); its two
-    // arguments point to locals it may read and write.
+    // SAFETY: `f` is the function the program gave MPI_Comm_create_errhandler (or
+    // MPI_Win_/MPI_File_create_errhandler), with the signature of
+    // MPI_Comm_errhandler_function (MPI-3.1 section 8.3.1); its two arguments point to
+    // locals it may read and write.
     unsafe { f(&mut comm, &mut code) }
 }
 
@@ -460,10 +462,10 @@ pub fn call_delete_attr(
     unsafe { f(comm, key, value as *mut c_void, extra as *mut c_void) }
 }
 
-/// A Fortran `TYPE_COPY_ATTR_FUNCTION(OLDTYPE, TYPE_KEYVAL, EXTRA_STATE,
+/// A Fortran `COMM_COPY_ATTR_FUNCTION(OLDCOMM, COMM_KEYVAL, EXTRA_STATE,
 /// ATTRIBUTE_VAL_IN, ATTRIBUTE_VAL_OUT, FLAG, IERROR)`: every argument by reference,
-/// the three values INTEGER(KIND=MPI_ADDRESS_KIND), FLAG a LOGICAL.
-pub type FortranCopyAttrFn = unsafe extern "C" fn(
+/// the state and values INTEGER(KIND=MPI_ADDRESS_KIND), FLAG a LOGICAL.
+pub type FortranCopyFn = unsafe extern "C" fn(
     *const c_int,
     *const c_int,
     *const isize,
@@ -472,10 +474,12 @@ pub type FortranCopyAttrFn = unsafe extern "C" fn(
     *mut c_int,
     *mut c_int,
 );
+/// A Fortran `TYPE_COPY_ATTR_FUNCTION`: the interface of `FortranCopyFn` (MPI-3.1
+/// section 6.7.4), with a datatype for the communicator.
+pub type FortranCopyAttrFn = FortranCopyFn;
 /// A Fortran `TYPE_DELETE_ATTR_FUNCTION(DATATYPE, TYPE_KEYVAL, ATTRIBUTE_VAL,
-/// EXTRA_STATE, IERROR)`.
-pub type FortranDeleteAttrFn =
-    unsafe extern "C" fn(*const c_int, *const c_int, *const isize, *const isize, *mut c_int);
+/// EXTRA_STATE, IERROR)`: the interface of `FortranDeleteFn`.
+pub type FortranDeleteAttrFn = FortranDeleteFn;
 
 /// Calls a Fortran attribute copy function: (its IERROR, the new value if FLAG says
 /// to copy).
@@ -606,6 +610,100 @@ impl GreqFns {
                 ierr
             }
             GreqFns::C { cancel: None, .. } | GreqFns::Fortran { cancel: None, .. } => 0,
+        }
+    }
+}
+
+/// A Fortran `COMM_DELETE_ATTR_FUNCTION(COMM, COMM_KEYVAL, ATTRIBUTE_VAL, EXTRA_STATE,
+/// IERROR)`.
+pub type FortranDeleteFn =
+    unsafe extern "C" fn(*const c_int, *const c_int, *const isize, *const isize, *mut c_int);
+/// MPI-1's Fortran `COPY_FUNCTION` (MPI_KEYVAL_CREATE): as `FortranCopyFn` with INTEGER
+/// state and values.
+pub type Fortran1CopyFn = unsafe extern "C" fn(
+    *const c_int,
+    *const c_int,
+    *const c_int,
+    *const c_int,
+    *mut c_int,
+    *mut c_int,
+    *mut c_int,
+);
+/// MPI-1's Fortran `DELETE_FUNCTION`: as `FortranDeleteFn` with INTEGER ones.
+pub type Fortran1DeleteFn =
+    unsafe extern "C" fn(*const c_int, *const c_int, *const c_int, *const c_int, *mut c_int);
+
+/// An attribute copy function of the program, in its language (MPI-3.1 sections 6.7.2
+/// and 17.2.7: a Fortran callback gets every argument by reference).
+#[derive(Debug, Clone, Copy)]
+pub enum AttrCopy {
+    /// MPI_Comm_create_keyval's.
+    C(CopyAttrFn),
+    /// MPI_COMM_CREATE_KEYVAL's.
+    Fortran(FortranCopyFn),
+    /// MPI_KEYVAL_CREATE's (INTEGER values).
+    Fortran1(Fortran1CopyFn),
+}
+
+/// An attribute delete function of the program, in its language.
+#[derive(Debug, Clone, Copy)]
+pub enum AttrDelete {
+    /// MPI_Comm_create_keyval's.
+    C(DeleteAttrFn),
+    /// MPI_COMM_CREATE_KEYVAL's.
+    Fortran(FortranDeleteFn),
+    /// MPI_KEYVAL_CREATE's (INTEGER values).
+    Fortran1(Fortran1DeleteFn),
+}
+
+/// Calls an attribute copy function in any language: its return code, and the new value
+/// if it says to copy. Fortran's values are the attribute's value itself (MPI-1's,
+/// INTEGERs, cut to 32 bits and sign-extended back).
+pub fn copy_attr(
+    f: AttrCopy,
+    old: c_int,
+    key: c_int,
+    extra: usize,
+    value: usize,
+) -> (c_int, Option<usize>) {
+    let (mut flag, mut ierr) = (0 as c_int, 0 as c_int);
+    match f {
+        AttrCopy::C(f) => call_copy_attr(f, old, key, extra, value),
+        AttrCopy::Fortran(f) => {
+            let (extra, value, mut out) = (extra as isize, value as isize, 0isize);
+            // SAFETY: `f` is the procedure the program gave MPI_COMM_CREATE_KEYVAL, with
+            // the interface of COMM_COPY_ATTR_FUNCTION (MPI-3.1 section 6.7.2); every
+            // argument points to a local of the right type.
+            unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
+            (ierr, (flag != 0).then_some(out as usize))
+        }
+        AttrCopy::Fortran1(f) => {
+            let (extra, value, mut out) = (extra as c_int, value as c_int, 0 as c_int);
+            // SAFETY: as above, for MPI_KEYVAL_CREATE's COPY_FUNCTION (MPI-3.1 section
+            // 17.2.7), whose values are INTEGERs.
+            unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
+            (ierr, (flag != 0).then_some(out as usize))
+        }
+    }
+}
+
+/// Calls an attribute delete function in any language; its return code.
+pub fn delete_attr(f: AttrDelete, comm: c_int, key: c_int, value: usize, extra: usize) -> c_int {
+    let mut ierr: c_int = 0;
+    match f {
+        AttrDelete::C(f) => call_delete_attr(f, comm, key, value, extra),
+        AttrDelete::Fortran(f) => {
+            let (value, extra) = (value as isize, extra as isize);
+            // SAFETY: the procedure the program gave MPI_COMM_CREATE_KEYVAL, with the
+            // interface of COMM_DELETE_ATTR_FUNCTION; every argument points to a local.
+            unsafe { f(&comm, &key, &value, &extra, &mut ierr) };
+            ierr
+        }
+        AttrDelete::Fortran1(f) => {
+            let (value, extra) = (value as c_int, extra as c_int);
+            // SAFETY: as above, for MPI_KEYVAL_CREATE's DELETE_FUNCTION.
+            unsafe { f(&comm, &key, &value, &extra, &mut ierr) };
+            ierr
         }
     }
 }
