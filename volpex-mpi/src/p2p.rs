@@ -1,8 +1,11 @@
 //! Point-to-point communication (MPI-3.1 chapter 3) over `volpex::Process`.
 //!
 //! Every send is buffered: it returns once the message is in this replica's sender log,
-//! so the synchronous, buffered and ready modes are the standard mode, and an immediate
-//! send's request is complete at once. Messages travel as bytes: the datatype decides
+//! and an immediate send's request is complete at once, but for the synchronous mode,
+//! which completes once a receive of the destination claimed the message (MPI-3.1
+//! section 3.4; see `volpex::Process::synchronous_send`). The buffered mode also checks
+//! the message against the buffer MPI_Buffer_attach gave (`bsend`); the ready mode is
+//! the standard one. Messages travel as bytes: the datatype decides
 //! which bytes of the buffer (packed when not contiguous) and how many elements a status
 //! counts (`MPI_Get_count`). A receive into a contiguous datatype takes the message in
 //! place; one into any other datatype spreads it over the elements as it comes
@@ -46,30 +49,65 @@ fn source(comm: &Communicator, src: c_int) -> Process<'_> {
     }
 }
 
-/// MPI_Send (and Ssend, Bsend, Rsend).
-pub fn send(comm: c_int, buf: &Buf<'_>, count: usize, dest: c_int, tag: c_int) -> Result<()> {
+/// A send mode (MPI-3.1 section 3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendMode {
+    /// MPI_Send: buffered in the sender log.
+    Standard,
+    /// MPI_Bsend: the standard mode, once the message fits the attached buffer.
+    Buffered,
+    /// MPI_Ssend: complete once a receive claimed the message.
+    Synchronous,
+    /// MPI_Rsend: the receive must be posted already; a pulled message never depends on
+    /// that, so it is the standard mode.
+    Ready,
+}
+
+/// MPI_Send, MPI_Bsend, MPI_Ssend, MPI_Rsend.
+pub fn send(
+    comm: c_int,
+    buf: &Buf<'_>,
+    count: usize,
+    (dest, tag): (c_int, c_int),
+    mode: SendMode,
+) -> Result<()> {
     check_send_tag(tag)?;
     let comm = state::comm(comm)?;
     if dest == PROC_NULL {
         return Ok(());
     }
     let bytes = buf.bytes(0, count)?;
-    comm.process_at_rank(dest).send_with_tag(&bytes[..], tag)?;
+    let p = comm.process_at_rank(dest);
+    match mode {
+        SendMode::Synchronous => p.synchronous_send_with_tag(&bytes[..], tag)?,
+        SendMode::Buffered => {
+            bsend::check(bytes.len())?;
+            p.send_with_tag(&bytes[..], tag)?
+        }
+        SendMode::Standard | SendMode::Ready => p.send_with_tag(&bytes[..], tag)?,
+    }
     Ok(())
 }
 
-/// MPI_Isend (and the other modes): the request is complete when it returns.
-pub fn isend(comm: c_int, buf: &Buf<'_>, count: usize, dest: c_int, tag: c_int) -> Result<c_int> {
-    request::add(start_send(comm, buf, count, dest, tag)?)
+/// MPI_Isend and the other modes.
+pub fn isend(
+    comm: c_int,
+    buf: &Buf<'_>,
+    count: usize,
+    to: (c_int, c_int),
+    mode: SendMode,
+) -> Result<c_int> {
+    request::add(start_send(comm, buf, count, to, mode)?)
 }
 
-/// Starts an immediate send (MPI_Isend, MPI_Start of a persistent send).
+/// Starts an immediate send (MPI_Isend and the other modes, MPI_Start of a persistent
+/// send): complete at once but in the synchronous mode.
 pub fn start_send(
     comm: c_int,
     buf: &Buf<'_>,
     count: usize,
-    dest: c_int,
-    tag: c_int,
+    (dest, tag): (c_int, c_int),
+    mode: SendMode,
 ) -> Result<Active> {
     check_send_tag(tag)?;
     let c = state::comm(comm)?;
@@ -77,10 +115,75 @@ pub fn start_send(
         return Ok(Active::Done(MpiStatus::empty()));
     }
     let bytes = buf.bytes(0, count)?;
-    let r = c
-        .process_at_rank(dest)
-        .immediate_send_with_tag(&bytes[..], tag)?;
+    let p = c.process_at_rank(dest);
+    let r = match mode {
+        SendMode::Synchronous => p.immediate_synchronous_send_with_tag(&bytes[..], tag)?,
+        SendMode::Buffered => {
+            bsend::check(bytes.len())?;
+            p.immediate_send_with_tag(&bytes[..], tag)?
+        }
+        SendMode::Standard | SendMode::Ready => p.immediate_send_with_tag(&bytes[..], tag)?,
+    };
     Ok(Active::Volpex(Pending(r, comm)))
+}
+
+/// The buffer of the buffered mode (MPI-3.1 section 3.6). A buffered message goes into
+/// the sender log like any other and never into this buffer, so a buffered send needs
+/// one only to keep MPI's rules: there must be one, and the message with
+/// MPI_BSEND_OVERHEAD must fit in it. MPI also counts the messages still pending in it;
+/// here none ever is, since whether a message was delivered yet depends on timing, on
+/// which the replicas of a rank must not differ (see the determinism contract). So
+/// MPI_Buffer_detach returns at once, with the buffer and size attached.
+pub mod bsend {
+    use std::os::raw::c_int;
+
+    use parking_lot::Mutex;
+
+    use crate::error::{MpiError, Result};
+    use crate::handles::{class, BSEND_OVERHEAD};
+
+    /// The attached buffer: its address and size.
+    static ATTACHED: Mutex<Option<(usize, usize)>> = Mutex::new(None);
+
+    /// MPI_Buffer_attach.
+    pub fn attach(addr: usize, size: c_int) -> Result<()> {
+        let size = usize::try_from(size)
+            .map_err(|_| MpiError::new(class::COUNT, format!("negative buffer size {size}")))?;
+        let mut a = ATTACHED.lock();
+        if a.is_some() {
+            return Err(MpiError::new(
+                class::BUFFER,
+                "a buffer is attached already (MPI_Buffer_detach it first)",
+            ));
+        }
+        *a = Some((addr, size));
+        Ok(())
+    }
+
+    /// MPI_Buffer_detach: the buffer's address and size (null and 0 when none is
+    /// attached).
+    pub fn detach() -> (usize, c_int) {
+        match ATTACHED.lock().take() {
+            Some((addr, size)) => (addr, c_int::try_from(size).unwrap_or(c_int::MAX)),
+            None => (0, 0),
+        }
+    }
+
+    /// Refuses a buffered message of `len` bytes that the attached buffer cannot hold.
+    pub fn check(len: usize) -> Result<()> {
+        let room = ATTACHED.lock().map_or(0, |(_, size)| size);
+        if len.saturating_add(BSEND_OVERHEAD) > room {
+            return Err(MpiError::new(
+                class::BUFFER,
+                format!(
+                    "a buffered send of {len} bytes needs {} bytes of attached buffer \
+                     (MPI_BSEND_OVERHEAD included); {room} are attached",
+                    len.saturating_add(BSEND_OVERHEAD)
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// `count` elements of a non-contiguous datatype to receive into: a message is spread
@@ -222,7 +325,7 @@ pub fn sendrecv(
     (sbuf, scount, dest, stag): (&Buf<'_>, usize, c_int, c_int),
     (rbuf, rcount, src, rtag): (&mut BufMut<'_>, usize, c_int, c_int),
 ) -> Result<MpiStatus> {
-    send(comm, sbuf, scount, dest, stag)?;
+    send(comm, sbuf, scount, (dest, stag), SendMode::Standard)?;
     recv(comm, rbuf, rcount, src, rtag)
 }
 

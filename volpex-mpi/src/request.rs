@@ -33,8 +33,8 @@ pub enum Active {
 /// What a persistent request does at each `MPI_Start`.
 #[derive(Clone)]
 pub struct Persistent {
-    /// A send (true) or a receive.
-    pub send: bool,
+    /// A send in this mode, or a receive (None).
+    pub send: Option<crate::p2p::SendMode>,
     /// Communicator handle.
     pub comm: c_int,
     /// The buffer's memory.

@@ -116,12 +116,13 @@ impl<'a> Process<'a> {
         self.comm.send_on(self.comm.id(), tag, dst, &buf.bytes())
     }
 
-    /// Synchronous send with tag 0 (MPI_Ssend, as the `mpi` crate's `synchronous_send`).
-    /// Every Volpex send is buffered in the sender log, which any replica of the receiver
-    /// pulls from, so it returns once the message is logged, like `send`: a program that
-    /// is correct with synchronous sends is correct with it.
+    /// Synchronous send with tag 0 (MPI_Ssend, as the `mpi` crate's `synchronous_send`,
+    /// MPI-3.1 section 3.4): the message goes into the sender log as any other, and the
+    /// call returns once a receive of the destination claimed it (the matching receive
+    /// has started), whichever replica of the destination claimed it first. An error
+    /// when every replica of the destination is gone.
     pub fn synchronous_send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<(), Error> {
-        self.send_with_tag(buf, 0)
+        self.synchronous_send_with_tag(buf, 0)
     }
 
     /// Synchronous send with a tag (see `synchronous_send`).
@@ -130,7 +131,12 @@ impl<'a> Process<'a> {
         buf: &B,
         tag: Tag,
     ) -> Result<(), Error> {
-        self.send_with_tag(buf, tag)
+        let dst = self.dest()?;
+        Communicator::check_tag(tag)?;
+        let key = self
+            .comm
+            .send_synchronous_on(self.comm.id(), tag, dst, &buf.bytes())?;
+        self.comm.wait_matched(&key)
     }
 
     /// Ready send with tag 0 (MPI_Rsend): MPI requires the receive to be posted already;
@@ -149,13 +155,14 @@ impl<'a> Process<'a> {
         self.send_with_tag(buf, 0)
     }
 
-    /// Immediate synchronous send (MPI_Issend): complete once logged (see
-    /// `synchronous_send`).
+    /// Immediate synchronous send (MPI_Issend): the message is logged at once (the buffer
+    /// is free again when this returns) and the request completes once a receive claimed
+    /// it (see `synchronous_send`). `cancel` makes it complete at once instead.
     pub fn immediate_synchronous_send<'r, B: Buffer + ?Sized>(
         &self,
         buf: &B,
     ) -> Result<Request<'r>, Error> {
-        self.immediate_send_with_tag(buf, 0)
+        self.immediate_synchronous_send_with_tag(buf, 0)
     }
 
     /// Immediate synchronous send with a tag.
@@ -164,7 +171,19 @@ impl<'a> Process<'a> {
         buf: &B,
         tag: Tag,
     ) -> Result<Request<'r>, Error> {
-        self.immediate_send_with_tag(buf, tag)
+        let bytes = buf.bytes();
+        let dst = self.dest()?;
+        Communicator::check_tag(tag)?;
+        let key = self
+            .comm
+            .send_synchronous_on(self.comm.id(), tag, dst, &bytes)?;
+        let status = Status {
+            source: self.comm.rank(),
+            tag,
+            bytes: bytes.len(),
+            cancelled: false,
+        };
+        Ok(Request::synchronous(self.comm, key, status))
     }
 
     /// Immediate ready send (MPI_Irsend): complete once logged (see `ready_send`).

@@ -26,6 +26,7 @@ use super::Status;
 use crate::datatype::Target;
 use crate::error::Error;
 use crate::message::matching::RecvId;
+use crate::message::Key;
 use crate::pull::ChoiceState;
 
 enum State<'a> {
@@ -54,6 +55,12 @@ enum State<'a> {
         handle: JoinHandle<Result<Vec<u8>, Error>>,
         out: Sink<'a>,
     },
+    /// A synchronous send (MPI_Issend), logged, until a receive claims it.
+    Synchronous {
+        comm: Communicator,
+        key: Key,
+        status: Status,
+    },
     /// An operation the program runs itself and marks complete (`Request::generalized`).
     Generalized {
         comm: Communicator,
@@ -80,6 +87,18 @@ impl<'a> Request<'a> {
     pub(crate) fn done(st: Status) -> Request<'a> {
         Request {
             state: State::Done(st),
+        }
+    }
+
+    /// Synchronous send `key` (logged): complete once a receive claims it; `status` is
+    /// its status then.
+    pub(crate) fn synchronous(comm: &Communicator, key: Key, status: Status) -> Request<'a> {
+        Request {
+            state: State::Synchronous {
+                comm: comm.clone(),
+                key,
+                status,
+            },
         }
     }
 
@@ -137,6 +156,7 @@ impl<'a> Request<'a> {
             State::Receive { comm, .. }
             | State::Received { comm, .. }
             | State::Collective { comm, .. }
+            | State::Synchronous { comm, .. }
             | State::Generalized { comm, .. } => Some(comm),
             State::Done(_) | State::Taken => None,
         }
@@ -173,6 +193,10 @@ impl<'a> Request<'a> {
                 Ok(comm.status_for(&key, n))
             }
             State::Collective { comm, handle, out } => finish_collective(&comm, handle, out),
+            State::Synchronous { comm, key, status } => {
+                comm.wait_matched(&key)?;
+                Ok(status)
+            }
             State::Generalized { comm, done } => {
                 while !done.load(Ordering::Acquire) {
                     comm.drive_for(GENERALIZED_LOOK)?;
@@ -190,13 +214,22 @@ impl<'a> Request<'a> {
     /// usual). Every replica of the rank gets the same answer: the leader replica decides
     /// and the others follow, as for a wildcard receive. A send (complete at once: its
     /// message is in the sender log), an immediate collective and a completed request
-    /// are not cancelled (false).
+    /// are not cancelled (false). A synchronous send is not cancelled either, but it no
+    /// longer waits for its receive: it completes at once, as a buffered send, and its
+    /// message is delivered as usual (MPI-3.1 section 3.8.4: a wait for a request marked
+    /// for cancellation returns whatever other processes do).
     pub fn cancel(&mut self) -> Result<bool, Error> {
+        if let State::Synchronous { comm, key, status } = &self.state {
+            comm.forget_match(key);
+            self.state = State::Done(*status);
+            return Ok(false);
+        }
         let (comm, id, slot) = match &self.state {
             State::Receive { comm, id, slot, .. } | State::Received { comm, id, slot, .. } => {
                 (comm, *id, *slot)
             }
-            State::Done(_)
+            State::Synchronous { .. }
+            | State::Done(_)
             | State::Collective { .. }
             | State::Generalized { .. }
             | State::Taken => return Ok(false),
@@ -252,6 +285,14 @@ impl<'a> Request<'a> {
                     Ok(None)
                 }
             }
+            State::Synchronous { comm, key, status } => {
+                if !comm.test_matched(key)? {
+                    return Ok(None);
+                }
+                let st = *status;
+                self.state = State::Done(st);
+                Ok(Some(st))
+            }
             State::Generalized { comm, done } => Ok(done
                 .load(Ordering::Acquire)
                 .then(|| generalized_status(comm))),
@@ -290,8 +331,15 @@ fn finish_collective(
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
-        if let State::Receive { comm, id, .. } = &self.state {
-            comm.detach(*id);
+        match &self.state {
+            State::Receive { comm, id, .. } => comm.detach(*id),
+            // Its message stays in the log and is delivered; nobody waits for the match.
+            State::Synchronous { comm, key, .. } => comm.forget_match(key),
+            State::Done(_)
+            | State::Received { .. }
+            | State::Collective { .. }
+            | State::Generalized { .. }
+            | State::Taken => {}
         }
     }
 }

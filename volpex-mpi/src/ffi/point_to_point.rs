@@ -4,9 +4,10 @@
 //! except an immediate call's buffer, which `request` holds.
 
 use super::*;
+use crate::p2p::SendMode;
 
 fn send_impl(
-    name: &'static str,
+    (name, mode): (&'static str, SendMode),
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -19,7 +20,7 @@ fn send_impl(
         let r = reg(buf, &t, n)?;
         // SAFETY: MPI_Send's buffer holds `count` elements of `datatype` (MPI-3.1 3.2.2).
         let b = unsafe { raw::read(r, t) };
-        p2p::send(comm, &b, n, dest, tag)
+        p2p::send(comm, &b, n, (dest, tag), mode)
     })
 }
 
@@ -32,7 +33,15 @@ pub unsafe extern "C" fn MPI_Send(
     tag: c_int,
     comm: Comm,
 ) -> c_int {
-    send_impl("MPI_Send", buf, count, datatype, dest, tag, comm)
+    send_impl(
+        ("MPI_Send", SendMode::Standard),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+    )
 }
 
 #[no_mangle]
@@ -44,7 +53,15 @@ pub unsafe extern "C" fn MPI_Ssend(
     tag: c_int,
     comm: Comm,
 ) -> c_int {
-    send_impl("MPI_Ssend", buf, count, datatype, dest, tag, comm)
+    send_impl(
+        ("MPI_Ssend", SendMode::Synchronous),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+    )
 }
 
 #[no_mangle]
@@ -56,7 +73,15 @@ pub unsafe extern "C" fn MPI_Bsend(
     tag: c_int,
     comm: Comm,
 ) -> c_int {
-    send_impl("MPI_Bsend", buf, count, datatype, dest, tag, comm)
+    send_impl(
+        ("MPI_Bsend", SendMode::Buffered),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+    )
 }
 
 #[no_mangle]
@@ -68,11 +93,19 @@ pub unsafe extern "C" fn MPI_Rsend(
     tag: c_int,
     comm: Comm,
 ) -> c_int {
-    send_impl("MPI_Rsend", buf, count, datatype, dest, tag, comm)
+    send_impl(
+        ("MPI_Rsend", SendMode::Ready),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+    )
 }
 
 fn isend_impl(
-    name: &'static str,
+    (name, mode): (&'static str, SendMode),
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -84,9 +117,9 @@ fn isend_impl(
     guard(name, comm, || {
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let r = reg(buf, &t, n)?;
-        // SAFETY: as MPI_Send; the send is complete (copied) when the call returns.
+        // SAFETY: as MPI_Send; the message is copied when the call returns.
         let b = unsafe { raw::read(r, t) };
-        let h = p2p::isend(comm, &b, n, dest, tag)?;
+        let h = p2p::isend(comm, &b, n, (dest, tag), mode)?;
         set(request, "request", h)
     })
 }
@@ -101,7 +134,16 @@ pub unsafe extern "C" fn MPI_Isend(
     comm: Comm,
     request: *mut c_int,
 ) -> c_int {
-    isend_impl("MPI_Isend", buf, count, datatype, dest, tag, comm, request)
+    isend_impl(
+        ("MPI_Isend", SendMode::Standard),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        request,
+    )
 }
 
 #[no_mangle]
@@ -114,7 +156,16 @@ pub unsafe extern "C" fn MPI_Issend(
     comm: Comm,
     request: *mut c_int,
 ) -> c_int {
-    isend_impl("MPI_Issend", buf, count, datatype, dest, tag, comm, request)
+    isend_impl(
+        ("MPI_Issend", SendMode::Synchronous),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        request,
+    )
 }
 
 #[no_mangle]
@@ -127,7 +178,16 @@ pub unsafe extern "C" fn MPI_Ibsend(
     comm: Comm,
     request: *mut c_int,
 ) -> c_int {
-    isend_impl("MPI_Ibsend", buf, count, datatype, dest, tag, comm, request)
+    isend_impl(
+        ("MPI_Ibsend", SendMode::Buffered),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        request,
+    )
 }
 
 #[no_mangle]
@@ -140,7 +200,16 @@ pub unsafe extern "C" fn MPI_Irsend(
     comm: Comm,
     request: *mut c_int,
 ) -> c_int {
-    isend_impl("MPI_Irsend", buf, count, datatype, dest, tag, comm, request)
+    isend_impl(
+        ("MPI_Irsend", SendMode::Ready),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        request,
+    )
 }
 
 #[no_mangle]
@@ -377,18 +446,25 @@ pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut
     })
 }
 
+/// MPI_Buffer_attach: the buffer MPI_Bsend checks messages against (see `p2p::bsend`).
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Buffer_attach(_buffer: *mut c_void, _size: c_int) -> c_int {
-    // Sends are buffered by the sender log; the user's buffer is never used.
-    guard("MPI_Buffer_attach", COMM_WORLD, || state::with(|_| Ok(())))
+pub unsafe extern "C" fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+    guard("MPI_Buffer_attach", COMM_WORLD, || {
+        state::with(|_| Ok(()))?;
+        p2p::bsend::attach(buffer as usize, size)
+    })
 }
 
+/// MPI_Buffer_detach: the buffer and size attached, at once (no buffered message is ever
+/// kept in it; see `p2p::bsend`).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
     guard("MPI_Buffer_detach", COMM_WORLD, || {
+        state::with(|_| Ok(()))?;
         // SAFETY: `buffer_addr` points to a `void *` (MPI-3.1 section 3.6.1).
-        *unsafe { raw::out(buffer_addr as *mut *mut c_void, "buffer_addr") }? =
-            std::ptr::null_mut();
-        set(size, "size", 0)
+        let out = unsafe { raw::out(buffer_addr as *mut *mut c_void, "buffer_addr") }?;
+        let (addr, n) = p2p::bsend::detach();
+        *out = addr as *mut c_void;
+        set(size, "size", n)
     })
 }

@@ -4,11 +4,12 @@
 //! and `grequest`; never owns a request's state.
 
 use super::*;
+use crate::p2p::SendMode;
 
 // ---- Persistent requests ----
 
 fn send_init(
-    name: &'static str,
+    (name, mode): (&'static str, SendMode),
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -22,7 +23,7 @@ fn send_init(
         let region = reg(buf, &t, n)?;
         comm::size(comm)?;
         let h = request::add_persistent(request::Persistent {
-            send: true,
+            send: Some(mode),
             comm,
             region,
             dt: t,
@@ -45,7 +46,7 @@ pub unsafe extern "C" fn MPI_Send_init(
     request: *mut c_int,
 ) -> c_int {
     send_init(
-        "MPI_Send_init",
+        ("MPI_Send_init", SendMode::Standard),
         buf,
         count,
         datatype,
@@ -67,7 +68,7 @@ pub unsafe extern "C" fn MPI_Ssend_init(
     request: *mut c_int,
 ) -> c_int {
     send_init(
-        "MPI_Ssend_init",
+        ("MPI_Ssend_init", SendMode::Synchronous),
         buf,
         count,
         datatype,
@@ -89,7 +90,7 @@ pub unsafe extern "C" fn MPI_Bsend_init(
     request: *mut c_int,
 ) -> c_int {
     send_init(
-        "MPI_Bsend_init",
+        ("MPI_Bsend_init", SendMode::Buffered),
         buf,
         count,
         datatype,
@@ -111,7 +112,7 @@ pub unsafe extern "C" fn MPI_Rsend_init(
     request: *mut c_int,
 ) -> c_int {
     send_init(
-        "MPI_Rsend_init",
+        ("MPI_Rsend_init", SendMode::Ready),
         buf,
         count,
         datatype,
@@ -137,7 +138,7 @@ pub unsafe extern "C" fn MPI_Recv_init(
         let region = reg(buf, &t, n)?;
         comm::size(comm)?;
         let h = request::add_persistent(request::Persistent {
-            send: false,
+            send: None,
             comm,
             region,
             dt: t,
@@ -152,11 +153,11 @@ pub unsafe extern "C" fn MPI_Recv_init(
 /// Starts persistent request `h`.
 fn start(h: c_int) -> Result<()> {
     let p = request::to_start(h)?;
-    let active = if p.send {
+    let active = if let Some(mode) = p.send {
         // SAFETY: the buffer given to MPI_Send_init holds `count` elements whenever the
         // request is started (MPI-3.1 section 3.9); the send copies it before returning.
         let b = unsafe { raw::read(p.region, p.dt.clone()) };
-        p2p::start_send(p.comm, &b, p.count, p.peer, p.tag)?
+        p2p::start_send(p.comm, &b, p.count, (p.peer, p.tag), mode)?
     } else {
         // SAFETY: the buffer given to MPI_Recv_init stays valid and untouched until the
         // started receive completes (MPI-3.1 sections 3.7.2 and 3.9).
