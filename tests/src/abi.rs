@@ -4,7 +4,7 @@
 //! job, and the fault scenarios every language must pass.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use crate::{bin, run, Run, TempPath};
@@ -86,12 +86,33 @@ pub fn job(args: &[&str], program: &Path, prog_args: &[&str]) -> String {
 
 /// Runs `program` alone, as `./a.out`.
 pub fn singleton(program: &Path, args: &[&str]) -> Output {
-    Command::new(program)
+    let child = Command::new(program)
         .args(args)
         .env_remove("VOLPEX_RANK")
         .env_remove("VOLPEX_LAUNCHER")
-        .output()
-        .expect("run the program alone")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the program alone");
+    // A program that hangs is ended by its pid at the deadline, and the test fails.
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(DEADLINE) {
+        Ok(out) => out.expect("wait for the program"),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!(
+                "{} {args:?} alone did not end within {DEADLINE:?}",
+                program.display()
+            );
+        }
+    }
 }
 
 /// The first line of `stdout` that starts with `prefix`.
