@@ -1,6 +1,7 @@
 //! The one place C pointers become Rust values. Every function here checks what it can
 //! (null, `MPI_IN_PLACE` where it is not allowed, alignment, address overflow, that a
-//! send and a receive buffer of one call do not overlap) and documents what it must take
+//! send and a receive buffer of one call share no byte, and that no two slices it makes
+//! for one call alias: `read_apart`) and documents what it must take
 //! on trust from the MPI standard: that a buffer argument points to memory holding
 //! `count` elements of its datatype for the duration of the call (MPI-3.1 section 3.2.2),
 //! or, for an immediate receive, until the request completes (section 3.7.2).
