@@ -67,8 +67,12 @@ pub enum Prim {
     TwoF32,
     /// double[2] (MPI_2DOUBLE_PRECISION).
     TwoF64,
-    /// Bytes no predefined operation applies to (long double, half and quad precision
-    /// and their pairs), of this size.
+    /// long double (MAX and MIN only).
+    LongDouble,
+    /// struct { long double; int; }, its data without the padding (20 bytes).
+    LongDoubleInt,
+    /// Bytes no predefined operation applies to (long double complex, half and quad
+    /// precision and their pairs), of this size.
     Opaque(usize),
 }
 
@@ -83,7 +87,8 @@ impl Prim {
             Prim::I64 | Prim::U64 | Prim::F64 | Prim::CF32 => 8,
             Prim::FloatInt | Prim::TwoInt | Prim::TwoF32 => 8,
             Prim::DoubleInt | Prim::LongInt => 12,
-            Prim::I128 | Prim::CF64 | Prim::TwoF64 => 16,
+            Prim::I128 | Prim::CF64 | Prim::TwoF64 | Prim::LongDouble => 16,
+            Prim::LongDoubleInt => 20,
             Prim::Opaque(n) => n,
         }
     }

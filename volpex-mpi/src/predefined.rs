@@ -176,9 +176,9 @@ const fn pair(name: &'static str, prim: Prim, b: Basic) -> Predef {
 }
 
 /// The predefined datatypes in handle order (handle = TAG_DATATYPE | position + 1), as
-/// `mpi.h` numbers them. Types no predefined operation applies to (long double, half
-/// and quad precision) reduce as `Prim::Opaque`: MPI_ERR_OP for a predefined operation,
-/// user operations only.
+/// `mpi.h` numbers them. Types no predefined operation applies to (long double complex,
+/// half and quad precision) reduce as `Prim::Opaque`: MPI_ERR_OP for a predefined
+/// operation, user operations only; `long double` has MAX, MIN, MAXLOC and MINLOC.
 pub const PREDEFINED: &[Predef] = &[
     plain("MPI_CHAR", Prim::I8, BYTE),
     plain("MPI_SIGNED_CHAR", Prim::I8, int(1)),
@@ -195,7 +195,7 @@ pub const PREDEFINED: &[Predef] = &[
     plain("MPI_UNSIGNED_LONG_LONG", Prim::U64, uint(8)),
     plain("MPI_FLOAT", Prim::F32, float(4)),
     plain("MPI_DOUBLE", Prim::F64, float(8)),
-    plain("MPI_LONG_DOUBLE", Prim::Opaque(16), LDOUBLE),
+    plain("MPI_LONG_DOUBLE", Prim::LongDouble, LDOUBLE),
     plain("MPI_PACKED", Prim::U8, BYTE),
     plain("MPI_C_BOOL", Prim::U8, boolean(1)),
     plain("MPI_INT8_T", Prim::I8, int(1)),
@@ -221,7 +221,7 @@ pub const PREDEFINED: &[Predef] = &[
     pair("MPI_LONG_INT", Prim::LongInt, LONG),
     two("MPI_2INT", Prim::TwoInt, int(4)),
     pair("MPI_SHORT_INT", Prim::ShortInt, int(2)),
-    pair("MPI_LONG_DOUBLE_INT", Prim::Opaque(20), LDOUBLE),
+    pair("MPI_LONG_DOUBLE_INT", Prim::LongDoubleInt, LDOUBLE),
     plain("MPI_CHARACTER", Prim::U8, BYTE),
     plain("MPI_INTEGER", Prim::I32, int(4)),
     plain("MPI_REAL", Prim::F32, float(4)),
