@@ -159,11 +159,9 @@ fn round_up(v: usize, to: usize) -> usize {
 impl Datatype {
     /// A predefined type.
     pub fn predefined(p: &Predef) -> Datatype {
-        let (blocks, size, extent, sig, align, marker) = match p.layout {
-            Layout::Plain(b, n) => {
-                let size = b.native() * n;
-                (vec![(0, size)], size, size, vec![(b, n)], b.align(), None)
-            }
+        let size = p.size();
+        let (blocks, extent, sig, align, marker) = match p.layout {
+            Layout::Plain(b, n) => (vec![(0, size)], size, vec![(b, n)], b.align(), None),
             Layout::Pair(b) => {
                 let int = Basic::Int {
                     native: 4,
@@ -178,16 +176,9 @@ impl Datatype {
                     vec![(0, b.native()), (at as isize, 4)]
                 };
                 let ext = round_up(at + 4, align);
-                (
-                    blocks,
-                    b.native() + 4,
-                    ext,
-                    vec![(b, 1), (int, 1)],
-                    align,
-                    None,
-                )
+                (blocks, ext, vec![(b, 1), (int, 1)], align, None)
             }
-            Layout::Marker(m) => (vec![], 0, 0, vec![], 1, Some(m)),
+            Layout::Marker(m) => (vec![], 0, vec![], 1, Some(m)),
         };
         let mut t = Datatype {
             name: p.name.to_string(),

@@ -259,7 +259,10 @@ impl LongDouble {
             let [m @ .., s0, s1, _, _, _, _, _, _] = self.0;
             let se = u16::from_le_bytes([s0, s1]);
             let mant = u64::from_le_bytes(m);
-            (se >> 15 == 1, (u128::from(se & 0x7fff) << 64) | u128::from(mant))
+            (
+                se >> 15 == 1,
+                (u128::from(se & 0x7fff) << 64) | u128::from(mant),
+            )
         };
         #[cfg(not(target_arch = "x86_64"))]
         let (negative, magnitude) = {

@@ -271,6 +271,28 @@ pub const PREDEFINED: &[Predef] = &[
     },
 ];
 
+impl Predef {
+    /// MPI_Type_size.
+    pub const fn size(&self) -> usize {
+        match self.layout {
+            Layout::Plain(b, n) => b.native() * n,
+            Layout::Pair(b) => b.native() + 4,
+            Layout::Marker(_) => 0,
+        }
+    }
+}
+
+/// The size of the predefined type whose handle is `h`, if it is one: known without the
+/// state (MPI_Type_size of a basic type is called once per element by some programs).
+pub fn size_of_handle(h: i32) -> Option<usize> {
+    use crate::handles::TAG_DATATYPE;
+    if h & !0x00ff_ffff != TAG_DATATYPE {
+        return None;
+    }
+    let i = usize::try_from(h & 0x00ff_ffff).ok()?.checked_sub(1)?;
+    PREDEFINED.get(i).map(Predef::size)
+}
+
 /// The position in `PREDEFINED` of the type named `name`.
 pub fn index_of(name: &str) -> Option<usize> {
     PREDEFINED.iter().position(|p| p.name == name)
@@ -342,6 +364,10 @@ mod tests {
         assert_eq!(index_of("MPI_CXX_BOOL"), Some(0x44 - 1));
         assert_eq!(index_of("MPI_UB"), Some(0x49 - 1));
         assert_eq!(PREDEFINED.len(), 0x49);
+        assert_eq!(size_of_handle(0x4c00_0008), Some(4));
+        assert_eq!(size_of_handle(0x4c00_0022), Some(12), "MPI_DOUBLE_INT");
+        assert_eq!(size_of_handle(0x4c00_004a), None);
+        assert_eq!(size_of_handle(0x4400_0001), None);
     }
 
     #[test]

@@ -10,7 +10,10 @@ use crate::envelope::Combiner;
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_size(datatype: Dtype, size: *mut c_int) -> c_int {
     guard("MPI_Type_size", COMM_WORLD, || {
-        let n = types::query(datatype, |t| t.size)?;
+        let n = match crate::predefined::size_of_handle(datatype) {
+            Some(n) => n,
+            None => types::query(datatype, |t| t.size)?,
+        };
         set(size, "size", c_int::try_from(n).unwrap_or(UNDEFINED))
     })
 }
