@@ -180,7 +180,11 @@ pub unsafe fn read_apart<'a>(
     }
     let base = s.base as i128;
     for &(first, count) in blocks {
-        store.pieces.push((first, count, store.data.len()));
+        // Ranges that follow each other are one piece, as they are in memory.
+        match store.pieces.last_mut() {
+            Some((f, n, _)) if *f + *n as i128 == first => *n += count,
+            _ => store.pieces.push((first, count, store.data.len())),
+        }
         for (off, len) in dt.touched(first, count) {
             let at = usize::try_from(base + off).map_err(|_| too_far())?;
             if at < send.start || at + len > send.start + send.len {
