@@ -696,7 +696,7 @@ impl Engine {
                     log::debug!("{}: CONSUMED from {from} for {src}->{dst} ignored", self.me);
                 }
             }
-            Frame::Matched { key } => self.on_matched(from.rank, key),
+            Frame::Matched { key } => self.on_matched(from, key),
             Frame::Takeover { rank, base } => self.on_takeover(from, rank, base),
             Frame::Choices {
                 rank,
