@@ -211,6 +211,27 @@ fn probe_then_receive_get_the_same_message() {
     assert_eq!(c.0.get(&1), Some(&None));
 }
 
+/// MPI_Iprobe of one stream (MPI-3.1 section 3.8.1) without coordination (one replica
+/// per rank) says at once whether its message is here: nothing, while it is not (it is
+/// fetched meanwhile), instead of waiting for it.
+#[test]
+fn uncoordinated_immediate_probe_of_one_stream_does_not_wait() {
+    let mut m = Matcher::<()>::new(9);
+    let mut c = Leader::default();
+    let marks = HashMap::new();
+    let ip = m.post(RecvSpec::exact(0, 1, 4), Mode::ImmediateProbe, None);
+    let needs = run(&mut m, &mut c, &marks);
+    assert_eq!(m.take(ip), Some((Ok(Matched::Nothing), None)));
+    assert!(needs.contains(&Need::Message {
+        want: Want::Key(key(4, 1, 0)),
+        needed: true,
+    }));
+    m.arrive(key(4, 1, 0), 0, Bytes::from_static(b"x"), 0);
+    let ip = m.post(RecvSpec::exact(0, 1, 4), Mode::ImmediateProbe, None);
+    run(&mut m, &mut c, &marks);
+    assert_eq!(got(&mut m, ip), Some(key(4, 1, 0)));
+}
+
 /// A dropped receive still claims its message.
 #[test]
 fn detached_receive_still_claims() {
