@@ -32,6 +32,44 @@ impl Drop for TempDir {
     }
 }
 
+/// Compiles `tests/c/NAME.c` with volpexcc (`-O2 -Wall -Werror`) into `dir`.
+pub fn compile_c(dir: &TempDir, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("c")
+        .join(format!("{name}.c"));
+    compile_with("volpexcc", dir, &src, &["-O2", "-Wall", "-Werror"])
+}
+
+/// Compiles `tests/fortran/FILE` (`.f90` or `.f`) with `wrapper` (volpexf90, volpexf77)
+/// into `dir`, named as the file without its extension.
+pub fn compile_fortran(wrapper: &str, dir: &TempDir, file: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fortran")
+        .join(file);
+    compile_with(wrapper, dir, &src, &["-O2", "-Wall"])
+}
+
+fn compile_with(wrapper: &str, dir: &TempDir, src: &Path, flags: &[&str]) -> PathBuf {
+    let name = src.file_stem().expect("a source file name");
+    let out = dir.0.join(name);
+    let st = Command::new(crate::bin(wrapper))
+        .current_dir(&dir.0)
+        .args(flags)
+        .arg("-o")
+        .arg(&out)
+        .arg(src)
+        .output()
+        .expect("run the wrapper compiler");
+    assert!(
+        st.status.success(),
+        "{wrapper} {} failed:\n{}{}",
+        src.display(),
+        String::from_utf8_lossy(&st.stdout),
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
+}
+
 /// Runs `program` with volpexrun's `args`; asserts it succeeded and returns stdout.
 pub fn job(args: &[&str], program: &Path, prog_args: &[&str]) -> String {
     let r = run(args, program, prog_args, DEADLINE);

@@ -232,6 +232,33 @@ fn uncoordinated_immediate_probe_of_one_stream_does_not_wait() {
     assert_eq!(got(&mut m, ip), Some(key(4, 1, 0)));
 }
 
+/// A follower's immediate probe waits for its leader's answer even when every source it
+/// could match ended: it is not failed (the leader answers "nothing"), while a receive
+/// from the same source is.
+#[test]
+fn coordinated_immediate_probe_is_not_failed_by_an_ended_source() {
+    let mut m = Matcher::<&str>::new(9);
+    let mut f = Follower(HashMap::new());
+    let ip = m.post(RecvSpec::exact(0, 1, 4), Mode::ImmediateProbe, Some(0));
+    let r = m.post(
+        RecvSpec {
+            comm: 0,
+            src: any(&[1]),
+            tag: TagSel::Tag(5),
+        },
+        Mode::Receive,
+        Some(1),
+    );
+    let mut needs = Vec::new();
+    m.resolve(&|_, _| 0, &mut f, &mut needs);
+    m.fail_unresolved_by_candidates(&|_, _| 0, |_, _| Some("ended"));
+    assert_eq!(m.take(ip), None);
+    assert_eq!(m.take(r), Some((Err("ended"), None)));
+    f.0.insert(0, None);
+    m.resolve(&|_, _| 0, &mut f, &mut needs);
+    assert_eq!(m.take(ip), Some((Ok(Matched::Nothing), None)));
+}
+
 /// A dropped receive still claims its message.
 #[test]
 fn detached_receive_still_claims() {
