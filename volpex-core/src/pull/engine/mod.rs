@@ -658,9 +658,12 @@ impl Engine {
                     n => n,
                 };
                 self.streams.on_data(&key, late, confirm, len);
-                let fresh = !self.consumed.has(key.comm, key.src, order);
+                // A synchronous message is noted once (not a duplicate copy).
+                let note = sync
+                    && key.comm != DECISION_CTX
+                    && !self.consumed.has(key.comm, key.src, order);
                 self.on_data(now, from, key, order, payload);
-                if sync && fresh && key.comm != DECISION_CTX {
+                if note {
                     self.note_synchronous(key);
                 }
                 if confirm {
