@@ -249,6 +249,7 @@ impl Announce<'_> {
                         payload: value.clone(),
                         confirm: false,
                         late: false,
+                        sync: false,
                     },
                 );
                 self.out_choices_after(w.from, slot);
@@ -272,6 +273,7 @@ impl Announce<'_> {
                     payload: more,
                     confirm: false,
                     late: false,
+                    sync: false,
                 },
             );
         }

@@ -20,6 +20,7 @@
 //! | `silence` | when each peer was last heard from and asked again |
 //! | `timers` | the engine-wide timers (`Timer`), one table |
 //! | `outbox` | frames and events for the driver |
+//! | `synchronous` | synchronous sends waiting for their receive, synchronous messages not claimed yet |
 //! | `ahead::Streams` | which streams are pulled ahead, how far, and whether at once |
 //! | `message::SendLog`, `message::matching::Matcher`, `replica::Liveness` | the log, matching, who is alive |
 //!
@@ -58,6 +59,7 @@ mod serve;
 mod service;
 mod silence;
 mod snapshot;
+mod synchronous;
 mod timers;
 
 use std::time::Duration;
@@ -75,6 +77,8 @@ use self::service::Waiter;
 use self::silence::Silence;
 pub use self::snapshot::SnapshotAnswer;
 use self::snapshot::Snapshots;
+pub use self::synchronous::MatchState;
+use self::synchronous::Synchronous;
 use self::timers::{Timer, TimerTable};
 use super::decision::{ordinal, slot_key, Slot, DECISION_CTX};
 use crate::config::Config;
@@ -210,6 +214,9 @@ pub struct Engine {
     catching_up: bool,
     /// Checkpoints taken here and snapshots asked for.
     snapshots: Snapshots,
+    /// Synchronous sends waiting for their receive, and synchronous messages waiting for
+    /// one (`synchronous`).
+    sync: Synchronous,
 }
 
 impl Engine {
@@ -283,6 +290,7 @@ impl Engine {
             incarnations,
             catching_up: false,
             snapshots: Snapshots::default(),
+            sync: Synchronous::default(),
             cfg,
         }
     }
@@ -796,6 +804,7 @@ impl Engine {
             timers: &mut self.timers,
             out: &mut self.out,
             stats: &mut self.stats,
+            sync: &self.sync,
             finalized: &mut self.finalized,
         }
     }
@@ -881,6 +890,7 @@ impl Engine {
             }
         }
         self.needs = needs;
+        self.tell_matched();
     }
 
     fn drain_loopback(&mut self, now: Duration) {
@@ -905,6 +915,7 @@ impl Engine {
                 payload,
                 confirm,
                 late,
+                sync,
             } => {
                 // Its length: the payload's, or what landed straight in a receive's
                 // buffer (`note_landed`).
@@ -914,7 +925,14 @@ impl Engine {
                     n => n,
                 };
                 self.streams.on_data(&key, late, confirm, len);
+                // A synchronous message is noted once (not a duplicate copy).
+                let note = sync
+                    && key.comm != DECISION_CTX
+                    && !self.consumed.has(key.comm, key.src, order);
                 self.on_data(now, from, key, order, payload);
+                if note {
+                    self.note_synchronous(key);
+                }
                 if confirm {
                     // The sender kept no copy and waits for this (see `send_unlogged`).
                     self.out.send(
@@ -948,6 +966,7 @@ impl Engine {
                     log::debug!("{}: CONSUMED from {from} for {src}->{dst} ignored", self.me);
                 }
             }
+            Frame::Matched { key } => self.on_matched(from, key),
             Frame::Takeover { rank, base } => self.on_takeover(from, rank, base),
             Frame::Choices {
                 rank,

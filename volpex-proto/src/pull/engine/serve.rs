@@ -12,6 +12,7 @@ use bytes::Bytes;
 use super::choices::{Announce, Coordination};
 use super::outbox::{Outbox, Resumed};
 use super::service::{Service, Waiter, Written};
+use super::synchronous::Synchronous;
 use super::timers::{Timer, TimerTable};
 use super::{order_want, DirectWrite, WriteAhead};
 use crate::config::Config;
@@ -47,6 +48,8 @@ pub(super) struct Serving<'e> {
     pub(super) timers: &'e mut TimerTable,
     pub(super) out: &'e mut Outbox,
     pub(super) stats: &'e mut ReplicaStats,
+    /// Which sends are synchronous (their DATA frames carry `FLAG_SYNC`).
+    pub(super) sync: &'e Synchronous,
     /// The application finalized: a pull for a message not sent yet is answered ENDED.
     pub(super) finalized: &'e mut bool,
 }
@@ -103,12 +106,13 @@ impl Serving<'_> {
         let confirm = skip_log_from.is_some_and(|min| len >= min)
             && !self.cfg.regenerate
             && self.all_replicas_waiting(dst, &waiters);
+        let sync = self.sync.is_made(&key);
         let writes = waiters
             .iter()
             .map(|w| DirectWrite {
                 to: w.from,
                 req: w.req,
-                header: data_header(&key, w.req, order, len, confirm).encode(),
+                header: data_header(&key, w.req, order, len, confirm, sync).encode(),
             })
             .collect();
         WriteAhead {
@@ -293,6 +297,9 @@ impl Serving<'_> {
                         payload: payload.clone(),
                         confirm: written.confirm,
                         late: false,
+                        // As `write_ahead` wrote it: the send is in flight until after
+                        // this.
+                        sync: self.sync.is_made(&key),
                     },
                     written: written.bytes,
                     link: written.link,
@@ -431,6 +438,7 @@ impl Serving<'_> {
         late: bool,
     ) {
         self.announce().carry_choices(w.from, choices);
+        let sync = self.sync.is_made(&key);
         self.out.send(
             w.from,
             Frame::Data {
@@ -440,6 +448,7 @@ impl Serving<'_> {
                 payload,
                 confirm: false,
                 late,
+                sync,
             },
         );
     }
