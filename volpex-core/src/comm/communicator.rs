@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use super::group::{derive_id, Group, Members};
+use super::immediate::Lanes;
 use super::process::{AnyProcess, Process};
 use super::receive::{Arrivals, RecvInto};
 use super::universe::Inner;
@@ -31,6 +32,8 @@ pub struct Communicator {
     pub(super) members: Arc<Members>,
     /// Communicators created from this one so far (names the next one's context).
     created: Arc<AtomicU32>,
+    /// The contexts its immediate collectives run in (`immediate.rs`).
+    pub(super) lanes: Arc<Lanes>,
 }
 
 /// The exit code of `abort(code)`: `code` when it is a plain failure code (1-255,
@@ -60,6 +63,7 @@ impl Communicator {
             rank: inner.me.rank,
             members: Arc::new(Members::new(world)),
             created: Arc::new(AtomicU32::new(0)),
+            lanes: Arc::new(Lanes::new()),
             inner,
         }
     }
@@ -89,7 +93,12 @@ impl Communicator {
 
     pub(super) fn child(&self, what: &[u8], world: Arc<[u32]>) -> Option<Communicator> {
         let nth = self.created.fetch_add(1, Ordering::Relaxed);
-        let id = derive_id(self.id, nth, what);
+        self.derived(derive_id(self.id, nth, what), world)
+    }
+
+    /// A communicator of the ranks `world` (world ranks) with context `id`; `None` at a
+    /// process outside it.
+    pub(super) fn derived(&self, id: u32, world: Arc<[u32]>) -> Option<Communicator> {
         let members = Members::new(world);
         let rank = members.local(self.inner.me.rank)?;
         Some(Communicator {
@@ -98,6 +107,7 @@ impl Communicator {
             rank,
             members: Arc::new(members),
             created: Arc::new(AtomicU32::new(0)),
+            lanes: Arc::new(Lanes::new()),
         })
     }
 
@@ -155,23 +165,17 @@ impl Communicator {
             .map(|(_, r)| self.members.world[*r])
             .collect::<Vec<u32>>()
             .into();
-        let members = Members::new(world);
-        let Some(rank) = members.local(self.inner.me.rank) else {
-            return Err(Error::Usage(
+        let id = derive_id(
+            self.id,
+            nth,
+            &[b"split".as_slice(), &c.to_le_bytes()].concat(),
+        );
+        match self.derived(id, world) {
+            Some(new) => Ok(Some(new)),
+            None => Err(Error::Usage(
                 "split: this process is missing from its own color",
-            ));
-        };
-        Ok(Some(Communicator {
-            inner: self.inner.clone(),
-            id: derive_id(
-                self.id,
-                nth,
-                &[b"split".as_slice(), &c.to_le_bytes()].concat(),
-            ),
-            rank,
-            members: Arc::new(members),
-            created: Arc::new(AtomicU32::new(0)),
-        }))
+            )),
+        }
     }
 
     /// A communicator of the members of `group` (a subgroup of this one's), or `None`

@@ -11,14 +11,13 @@
 //! leader did not record, and never run a collective itself (`collective::immediate`
 //! does; the request only joins its thread and copies the result out).
 
-use std::thread::JoinHandle;
-
 use bytes::{BufMut, Bytes, BytesMut};
 
 use super::communicator::Communicator;
 use super::process::deliver;
 use super::receive::message;
 use super::Status;
+use crate::collective::immediate::Running;
 use crate::datatype::Target;
 use crate::error::Error;
 use crate::message::matching::RecvId;
@@ -47,7 +46,7 @@ enum State<'a> {
     /// place.
     Collective {
         comm: Communicator,
-        handle: JoinHandle<Result<Vec<u8>, Error>>,
+        running: Running,
         out: Sink<'a>,
     },
     Taken,
@@ -89,15 +88,11 @@ impl<'a> Request<'a> {
         }
     }
 
-    pub(crate) fn collective(
-        comm: &Communicator,
-        handle: JoinHandle<Result<Vec<u8>, Error>>,
-        out: Sink<'a>,
-    ) -> Request<'a> {
+    pub(crate) fn collective(comm: &Communicator, running: Running, out: Sink<'a>) -> Request<'a> {
         Request {
             state: State::Collective {
                 comm: comm.clone(),
-                handle,
+                running,
                 out,
             },
         }
@@ -138,7 +133,7 @@ impl<'a> Request<'a> {
                 let n = deliver(buf, elem, &data)?;
                 Ok(comm.status_for(&key, n))
             }
-            State::Collective { comm, handle, out } => finish_collective(&comm, handle, out),
+            State::Collective { comm, running, out } => finish_collective(&comm, running, out),
             State::Taken => Err(Error::RequestCompleted),
         }
     }
@@ -200,12 +195,14 @@ impl<'a> Request<'a> {
                 }
                 None => Ok(None),
             },
-            State::Collective { handle, .. } => {
-                if handle.is_finished() {
+            State::Collective { running, .. } => {
+                if running.is_done() {
                     let st = self.wait_here()?;
                     self.state = State::Done(st);
                     Ok(Some(st))
                 } else {
+                    // Its thread needs the CPU more than a caller polling for it.
+                    std::thread::yield_now();
                     Ok(None)
                 }
             }
@@ -217,12 +214,10 @@ impl<'a> Request<'a> {
 /// Joins an immediate collective's thread and puts its result in place.
 fn finish_collective(
     comm: &Communicator,
-    handle: JoinHandle<Result<Vec<u8>, Error>>,
+    running: Running,
     out: Sink<'_>,
 ) -> Result<Status, Error> {
-    let result = handle
-        .join()
-        .map_err(|_| Error::ImmediateCollectivePanicked)??;
+    let result = running.join()?;
     out(&result)?;
     Ok(Status {
         source: comm.rank(),
