@@ -45,6 +45,12 @@ pub static mpi_fortran_status_ignore_: Common<6> = Common::new();
 pub static mpi_fortran_statuses_ignore_: Common<6> = Common::new();
 #[no_mangle]
 pub static mpi_fortran_errcodes_ignore_: Common<1> = Common::new();
+/// MPI_UNWEIGHTED, in C (`mpi.h`) as in Fortran.
+#[no_mangle]
+pub static mpi_fortran_unweighted_: Common<1> = Common::new();
+/// MPI_WEIGHTS_EMPTY, in C (`mpi.h`) as in Fortran.
+#[no_mangle]
+pub static mpi_fortran_weights_empty_: Common<1> = Common::new();
 
 /// The addresses a sentinel may have: ours, and the one the executable uses (a common
 /// block in the program may be allocated there, with ours bound to it or not).
@@ -68,6 +74,8 @@ struct Sentinels {
     in_place: Addrs,
     status: Addrs,
     statuses: Addrs,
+    unweighted: Addrs,
+    weights_empty: Addrs,
 }
 
 fn sentinels() -> &'static Sentinels {
@@ -80,7 +88,22 @@ fn sentinels() -> &'static Sentinels {
             &mpi_fortran_statuses_ignore_,
             c"mpi_fortran_statuses_ignore_",
         ),
+        unweighted: Addrs::of(&mpi_fortran_unweighted_, c"mpi_fortran_unweighted_"),
+        weights_empty: Addrs::of(&mpi_fortran_weights_empty_, c"mpi_fortran_weights_empty_"),
     })
+}
+
+/// Which weights sentinel `p` is, if any (MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY: C's and
+/// Fortran's are the same objects).
+pub(super) fn weights_sentinel(p: *const c_int) -> Option<raw::Sentinel> {
+    let s = sentinels();
+    if s.unweighted.is(p) {
+        Some(raw::Sentinel::Unweighted)
+    } else if s.weights_empty.is(p) {
+        Some(raw::Sentinel::WeightsEmpty)
+    } else {
+        None
+    }
 }
 
 /// A choice buffer: MPI_BOTTOM becomes C's (null), MPI_IN_PLACE C's.

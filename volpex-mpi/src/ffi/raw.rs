@@ -18,10 +18,13 @@ use crate::handles::{class, MpiStatus, IN_PLACE};
 pub struct Pending(pub volpex::Request<'static>, pub c_int);
 
 // SAFETY: `volpex::Request` is not `Send` only because a receive request may hold a
-// `Target::Scattered(&mut dyn Layout)`; this crate only ever posts receives into byte
-// slices (`Target::Contiguous`, plain `&mut [u8]`), and every other part of a request
-// (its communicator, a thread handle) is `Send`. A request is used by one thread at a
-// time: the table's mutex, or the call that took it out of the table.
+// `Target::Scattered(&mut dyn Layout)` and an immediate collective a boxed closure that
+// puts its result in place; this crate only ever posts receives into byte slices
+// (`Target::Contiguous`, plain `&mut [u8]`), and its collectives' closures hold only a
+// receive buffer (`coll::job::Output`: a byte slice and `Arc<Datatype>`s), all `Send`, as
+// is every other part of a request (its communicator, a thread handle). A request is
+// used by one thread at a time: the table's mutex, or the call that took it out of the
+// table.
 unsafe impl Send for Pending {}
 
 /// The memory a buffer argument covers: `len` bytes from address `start`, with the C
@@ -47,17 +50,37 @@ const BOTTOM_MIN_ADDRESS: isize = 65536;
 /// The region `count` elements of `dt` from element `first` take at `p` (`p` null:
 /// MPI_BOTTOM, with `dt` giving absolute addresses).
 pub fn region(p: *const c_void, dt: &Datatype, blocks: &[(i128, usize)]) -> Result<Region> {
-    let mut lo: Option<isize> = None;
-    let mut hi: isize = 0;
-    for &(first, count) in blocks {
-        let (off, len) = dt.span(first, count)?;
+    let spans = blocks
+        .iter()
+        .map(|&(first, count)| dt.span(first, count))
+        .collect::<Result<Vec<_>>>()?;
+    region_of(p, &spans)
+}
+
+/// The region of pieces at byte offsets from `p`, each `(offset, count, datatype)`
+/// (MPI_Alltoallw's blocks, each of its own datatype).
+pub fn pieces_region(p: *const c_void, pieces: &[(isize, usize, &Datatype)]) -> Result<Region> {
+    let spans = pieces
+        .iter()
+        .map(|&(at, count, dt)| {
+            let (off, len) = dt.span(0, count)?;
+            Ok((off.checked_add(at).ok_or_else(too_far)?, len))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    region_of(p, &spans)
+}
+
+/// The region covering `spans` (offset from `p`, length in bytes).
+fn region_of(p: *const c_void, spans: &[(isize, usize)]) -> Result<Region> {
+    let mut bounds: Option<(isize, isize)> = None;
+    for &(off, len) in spans {
         if len == 0 {
             continue;
         }
-        lo = Some(lo.map_or(off, |l| l.min(off)));
-        hi = hi.max(off.checked_add(len as isize).ok_or_else(too_far)?);
+        let end = off.checked_add(len as isize).ok_or_else(too_far)?;
+        bounds = Some(bounds.map_or((off, end), |(l, h)| (l.min(off), h.max(end))));
     }
-    let Some(lo) = lo else {
+    let Some((lo, hi)) = bounds else {
         return Ok(Region {
             start: 0,
             len: 0,
@@ -229,6 +252,54 @@ pub unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]>
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
+/// The weights of a distributed graph's edges (MPI-3.1 section 7.5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weights<'a> {
+    /// MPI_UNWEIGHTED: the graph has no weights.
+    Unweighted,
+    /// MPI_WEIGHTS_EMPTY: weighted, and this process gives no edge.
+    Empty,
+    /// One weight per edge.
+    Given(&'a [c_int]),
+}
+
+/// The two weights sentinels (`mpi.h` makes them addresses of library objects).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sentinel {
+    /// MPI_UNWEIGHTED.
+    Unweighted,
+    /// MPI_WEIGHTS_EMPTY.
+    WeightsEmpty,
+}
+
+/// A weights argument of `n` entries: MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY or an array.
+///
+/// # Safety
+/// Any other `p` must point to `n` readable ints when `n > 0`.
+pub unsafe fn weights<'a>(p: *const c_int, n: usize, what: &str) -> Result<Weights<'a>> {
+    match super::fortran::weights_sentinel(p) {
+        Some(Sentinel::Unweighted) => Ok(Weights::Unweighted),
+        Some(Sentinel::WeightsEmpty) if n == 0 => Ok(Weights::Empty),
+        Some(Sentinel::WeightsEmpty) => Err(MpiError::arg(format!(
+            "{what}: MPI_WEIGHTS_EMPTY with {n} edges"
+        ))),
+        // SAFETY: forwarded contract.
+        None => unsafe { array(p, n, what) }.map(Weights::Given),
+    }
+}
+
+/// An output weights array of `n` entries, None for a sentinel (nothing to write).
+///
+/// # Safety
+/// Any other `p` must point to `n` writable ints when `n > 0`.
+pub unsafe fn weights_out<'a>(p: *mut c_int, n: usize) -> Result<Option<&'a mut [c_int]>> {
+    if super::fortran::weights_sentinel(p).is_some() {
+        return Ok(None);
+    }
+    // SAFETY: forwarded contract.
+    unsafe { array_mut(p, n, "weights") }.map(Some)
+}
+
 /// An output or in-out array of `n` elements (`MPI_Request array_of_requests[]`).
 ///
 /// # Safety
@@ -299,17 +370,30 @@ pub unsafe fn put_attr(p: *mut c_void, v: &'static c_int) -> Result<()> {
 /// `MPI_User_function`: `void f(void *invec, void *inoutvec, int *len, MPI_Datatype *)`.
 pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
 
-/// Calls a user operation on `len` elements: `inout = input op inout`.
-pub fn call_user_op(f: UserFn, input: &mut [u8], inout: &mut [u8], len: usize, dt: c_int) {
+/// Calls a user operation on `len` elements of datatype `dt` (handle): `inout = input op
+/// inout`, each buffer holding the elements as the datatype lays them out in memory,
+/// with their origin `origin` bytes in.
+pub fn call_user_op(
+    f: UserFn,
+    input: &mut [u8],
+    inout: &mut [u8],
+    origin: usize,
+    len: usize,
+    dt: c_int,
+) {
+    if origin > input.len() || origin > inout.len() {
+        return;
+    }
     let mut len = c_int::try_from(len).unwrap_or(c_int::MAX);
     let mut dt = dt;
     // SAFETY: `f` is the function the program gave MPI_Op_create, with the signature of
     // MPI_User_function (MPI-3.1 section 5.9.5); both buffers hold `len` elements of
-    // `dt` and are ours for the call; `len` and `dt` are locals it may read.
+    // `dt` laid out from their origin, `origin` bytes in (checked to be inside them), and
+    // are ours for the call; `len` and `dt` are locals it may read.
     unsafe {
         f(
-            input.as_mut_ptr() as *mut c_void,
-            inout.as_mut_ptr() as *mut c_void,
+            input.as_mut_ptr().add(origin) as *mut c_void,
+            inout.as_mut_ptr().add(origin) as *mut c_void,
             &mut len,
             &mut dt,
         )

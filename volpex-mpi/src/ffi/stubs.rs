@@ -85,45 +85,6 @@ pending!(
     MPI_Intercomm_merge,
 );
 
-// Collectives and topologies.
-pending!(
-    MPI_Alltoallw,
-    MPI_Dist_graph_create,
-    MPI_Dist_graph_create_adjacent,
-    MPI_Dist_graph_neighbors,
-    MPI_Dist_graph_neighbors_count,
-    MPI_Graph_create,
-    MPI_Graph_get,
-    MPI_Graph_map,
-    MPI_Graph_neighbors,
-    MPI_Graph_neighbors_count,
-    MPI_Graphdims_get,
-    MPI_Iallgather,
-    MPI_Iallgatherv,
-    MPI_Ialltoall,
-    MPI_Ialltoallv,
-    MPI_Ialltoallw,
-    MPI_Iexscan,
-    MPI_Igather,
-    MPI_Igatherv,
-    MPI_Ineighbor_allgather,
-    MPI_Ineighbor_allgatherv,
-    MPI_Ineighbor_alltoall,
-    MPI_Ineighbor_alltoallv,
-    MPI_Ineighbor_alltoallw,
-    MPI_Ireduce,
-    MPI_Ireduce_scatter,
-    MPI_Ireduce_scatter_block,
-    MPI_Iscan,
-    MPI_Iscatter,
-    MPI_Iscatterv,
-    MPI_Neighbor_allgather,
-    MPI_Neighbor_allgatherv,
-    MPI_Neighbor_alltoall,
-    MPI_Neighbor_alltoallv,
-    MPI_Neighbor_alltoallw,
-);
-
 // Process creation and management (MPI-3.1 chapter 10): a Volpex job has a fixed set of
 // ranks, each replicated; new processes and connections between jobs are not supported.
 unsupported!(class::SPAWN, "a Volpex job cannot spawn processes":
