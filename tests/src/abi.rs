@@ -12,6 +12,42 @@ use crate::{run, Run, TempPath};
 /// How long one job of these tests may take.
 pub const DEADLINE: Duration = Duration::from_secs(120);
 
+/// Compiles `tests/c/NAME.c` with volpexcc (`-O2 -Wall -Werror`) into `dir`.
+pub fn compile_c(dir: &TempDir, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("c/{name}.c"));
+    compile("volpexcc", dir, &src, name, &["-O2", "-Wall", "-Werror"])
+}
+
+/// Compiles `tests/fortran/FILE` with `wrapper` (volpexf90 or volpexf77, `-O2 -Wall`)
+/// into `dir`.
+pub fn compile_fortran(wrapper: &str, dir: &TempDir, file: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fortran/{file}"));
+    let name = file.split('.').next().unwrap_or(file);
+    compile(wrapper, dir, &src, name, &["-O2", "-Wall"])
+}
+
+/// Compiles `src` with `wrapper` into `dir/name`, run in `dir` (so a Fortran compiler's
+/// `.mod` files land there too, not in the source tree).
+fn compile(wrapper: &str, dir: &TempDir, src: &Path, name: &str, flags: &[&str]) -> PathBuf {
+    let out = dir.0.join(name);
+    let st = Command::new(crate::bin(wrapper))
+        .current_dir(&dir.0)
+        .args(flags)
+        .arg("-o")
+        .arg(&out)
+        .arg(src)
+        .output()
+        .expect("run the wrapper compiler");
+    assert!(
+        st.status.success(),
+        "{wrapper} {} failed:\n{}{}",
+        src.display(),
+        String::from_utf8_lossy(&st.stdout),
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
+}
+
 /// A temporary directory, removed when dropped (also when a test fails).
 pub struct TempDir(pub PathBuf);
 

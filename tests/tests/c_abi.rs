@@ -11,30 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use volpex_tests::abi::{first_line, job, singleton, TempDir, DEADLINE};
+use volpex_tests::abi::{compile_c as compile, first_line, job, singleton, TempDir, DEADLINE};
 use volpex_tests::{bin, run};
-
-fn sources() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("c")
-}
-
-/// Compiles `tests/c/NAME.c` with volpexcc into `dir`.
-fn compile(dir: &TempDir, name: &str) -> PathBuf {
-    let out = dir.0.join(name);
-    let st = Command::new(bin("volpexcc"))
-        .args(["-O2", "-Wall", "-Werror", "-o"])
-        .arg(&out)
-        .arg(sources().join(format!("{name}.c")))
-        .output()
-        .expect("run volpexcc");
-    assert!(
-        st.status.success(),
-        "volpexcc {name}.c failed:\n{}{}",
-        String::from_utf8_lossy(&st.stdout),
-        String::from_utf8_lossy(&st.stderr)
-    );
-    out
-}
 
 /// Every function `mpi.h` declares links (stubs included): a program taking the address
 /// of each one builds with volpexcc.

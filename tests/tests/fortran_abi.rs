@@ -13,36 +13,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use volpex_tests::abi::{first_line, job, singleton, TempDir, DEADLINE};
+use volpex_tests::abi::{
+    compile_fortran as compile_with, first_line, job, singleton, TempDir, DEADLINE,
+};
 use volpex_tests::{bin, run};
-
-fn sources() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fortran")
-}
 
 fn include() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../volpex-mpi/include")
-}
-
-/// Compiles `tests/fortran/FILE` with `wrapper` (volpexf90 or volpexf77) into `dir`
-/// (run there, so the compiler's `.mod` files land there too, not in the source tree).
-fn compile_with(wrapper: &str, dir: &TempDir, file: &str) -> PathBuf {
-    let name = file.split('.').next().unwrap_or(file);
-    let out = dir.0.join(name);
-    let st = Command::new(bin(wrapper))
-        .current_dir(&dir.0)
-        .args(["-O2", "-Wall", "-o"])
-        .arg(&out)
-        .arg(sources().join(file))
-        .output()
-        .expect("run the Fortran wrapper");
-    assert!(
-        st.status.success(),
-        "{wrapper} {file} failed:\n{}{}",
-        String::from_utf8_lossy(&st.stdout),
-        String::from_utf8_lossy(&st.stderr)
-    );
-    out
 }
 
 /// The test programs: (source, wrapper).

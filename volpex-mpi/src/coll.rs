@@ -250,12 +250,8 @@ pub fn gather<'a>(
     recv: Option<(BufMut<'a>, usize)>,
     root: c_int,
 ) -> Result<Job<'a>> {
-    let recv = recv.map(|(b, k)| {
-        let n = state::comm(comm)?.size() as usize;
-        let blocks = uniform(n, k);
-        Ok::<_, MpiError>((b, blocks))
-    });
-    gatherv(comm, send, recv.transpose()?, root)
+    let n = state::comm(comm)?.size() as usize;
+    gatherv(comm, send, recv.map(|(b, k)| (b, uniform(n, k))), root)
 }
 
 /// MPI_Gatherv (MPI-3.1 section 5.5): the root's blocks per rank.
@@ -298,11 +294,8 @@ pub fn scatter<'a>(
     recv: Option<(BufMut<'a>, usize)>,
     root: c_int,
 ) -> Result<Job<'a>> {
-    let send = send.map(|(b, k)| {
-        let n = state::comm(comm)?.size() as usize;
-        Ok::<_, MpiError>((b, uniform(n, k)))
-    });
-    scatterv(comm, send.transpose()?, recv, root)
+    let n = state::comm(comm)?.size() as usize;
+    scatterv(comm, send.map(|(b, k)| (b, uniform(n, k))), recv, root)
 }
 
 /// MPI_Scatterv (MPI-3.1 section 5.6): the root's blocks per rank.
@@ -371,15 +364,8 @@ pub fn alltoall<'a>(
     (rbuf, rk): (BufMut<'a>, usize),
 ) -> Result<Job<'a>> {
     let n = state::comm(comm)?.size() as usize;
-    let send = match send {
-        Some((s, k)) => {
-            let ps = pieces(&s.dt, &uniform(n, k))?;
-            Some((s, ps))
-        }
-        None => None,
-    };
-    let rps = pieces(&rbuf.dt, &uniform(n, rk))?;
-    alltoallw(comm, send, (rbuf, rps))
+    let send = send.map(|(s, k)| (s, uniform(n, k)));
+    alltoallv(comm, send, (rbuf, uniform(n, rk)))
 }
 
 /// MPI_Alltoallv (MPI-3.1 section 5.8): the blocks per rank of each side.
@@ -388,13 +374,9 @@ pub fn alltoallv<'a>(
     send: Option<(Buf<'a>, Blocks)>,
     (rbuf, rblocks): (BufMut<'a>, Blocks),
 ) -> Result<Job<'a>> {
-    let send = match send {
-        Some((s, b)) => {
-            let ps = pieces(&s.dt, &b)?;
-            Some((s, ps))
-        }
-        None => None,
-    };
+    let send = send
+        .map(|(s, b)| pieces(&s.dt, &b).map(|ps| (s, ps)))
+        .transpose()?;
     let rps = pieces(&rbuf.dt, &rblocks)?;
     alltoallw(comm, send, (rbuf, rps))
 }

@@ -59,7 +59,12 @@ pub enum Prim {
     TwoF32,
     /// double[2] (MPI_2DOUBLE_PRECISION).
     TwoF64,
-    /// Bytes no operation applies to (long double and its pairs), of this size.
+    /// long double (16 bytes: x87 extended precision on x86-64, IEEE binary128 on
+    /// AArch64), which only MIN and MAX combine (no Rust arithmetic type matches it).
+    LongDouble,
+    /// struct { long double; int; } (MPI_LONG_DOUBLE_INT, 32 bytes).
+    LongDoubleInt,
+    /// Bytes no operation applies to (long double complex), of this size.
     Opaque(usize),
 }
 
@@ -73,6 +78,8 @@ impl Prim {
             Prim::I64 | Prim::U64 | Prim::F64 | Prim::CF32 => 8,
             Prim::FloatInt | Prim::TwoInt | Prim::ShortInt | Prim::TwoF32 => 8,
             Prim::CF64 | Prim::DoubleInt | Prim::LongInt | Prim::TwoF64 => 16,
+            Prim::LongDouble => 16,
+            Prim::LongDoubleInt => 32,
             Prim::Opaque(n) => n,
         }
     }
@@ -96,7 +103,7 @@ pub const PREDEFINED: &[(&str, Prim)] = &[
     ("MPI_UNSIGNED_LONG_LONG", Prim::U64),
     ("MPI_FLOAT", Prim::F32),
     ("MPI_DOUBLE", Prim::F64),
-    ("MPI_LONG_DOUBLE", Prim::Opaque(16)),
+    ("MPI_LONG_DOUBLE", Prim::LongDouble),
     ("MPI_PACKED", Prim::U8),
     ("MPI_C_BOOL", Prim::U8),
     ("MPI_INT8_T", Prim::I8),
@@ -118,7 +125,7 @@ pub const PREDEFINED: &[(&str, Prim)] = &[
     ("MPI_LONG_INT", Prim::LongInt),
     ("MPI_2INT", Prim::TwoInt),
     ("MPI_SHORT_INT", Prim::ShortInt),
-    ("MPI_LONG_DOUBLE_INT", Prim::Opaque(32)),
+    ("MPI_LONG_DOUBLE_INT", Prim::LongDoubleInt),
     ("MPI_CHARACTER", Prim::U8),
     ("MPI_INTEGER", Prim::I32),
     ("MPI_REAL", Prim::F32),

@@ -234,6 +234,93 @@ pub struct LongInt {
 
 loc_pairs!(DoubleInt, LongInt);
 
+/// A C `long double` as its 16 bytes, ordered exactly (MIN, MAX, MINLOC, MAXLOC are
+/// the predefined operations that need no arithmetic; SUM and PROD are refused). Its
+/// format is the platform's: x87 extended precision (a 64-bit significand, then sign and
+/// 15-bit exponent) on x86-64, IEEE binary128 elsewhere (AArch64).
+#[repr(C, align(16))]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct LongDouble([u8; 16]);
+
+/// Equal values (+0 and -0 too; a NaN is equal to nothing).
+impl PartialEq for LongDouble {
+    fn eq(&self, other: &Self) -> bool {
+        self.partial_cmp(other) == Some(std::cmp::Ordering::Equal)
+    }
+}
+
+impl LongDouble {
+    /// (negative, magnitude) with magnitudes ordered like the values they stand for;
+    /// None for a NaN.
+    fn key(&self) -> Option<(bool, u128)> {
+        let bits = u128::from_le_bytes(self.0);
+        let (negative, exponent, magnitude, fraction) = if cfg!(target_arch = "x86_64") {
+            let significand = bits as u64;
+            let se = (bits >> 64) as u16;
+            let exponent = se & 0x7fff;
+            let magnitude = (u128::from(exponent) << 64) | u128::from(significand);
+            (
+                se >> 15 == 1,
+                exponent,
+                magnitude,
+                u128::from(significand << 1),
+            )
+        } else {
+            let magnitude = bits & !(1 << 127);
+            let exponent = (magnitude >> 112) as u16;
+            (
+                bits >> 127 == 1,
+                exponent,
+                magnitude,
+                magnitude & ((1 << 112) - 1),
+            )
+        };
+        if exponent == 0x7fff && fraction != 0 {
+            return None;
+        }
+        Some((negative && magnitude != 0, magnitude))
+    }
+}
+
+impl PartialOrd for LongDouble {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        let ((na, a), (nb, b)) = (self.key()?, other.key()?);
+        Some(match (na, nb) {
+            (false, false) => a.cmp(&b),
+            (true, true) => b.cmp(&a),
+            (true, false) => std::cmp::Ordering::Less,
+            (false, true) => std::cmp::Ordering::Greater,
+        })
+    }
+}
+
+impl Elem for LongDouble {
+    fn supports(op: OpKind) -> bool {
+        matches!(op, OpKind::Max | OpKind::Min)
+    }
+    fn combine(op: OpKind, a: &mut Self, b: Self) {
+        let take = match op {
+            OpKind::Max => b > *a,
+            OpKind::Min => b < *a,
+            _ => false,
+        };
+        if take {
+            *a = b;
+        }
+    }
+}
+
+/// `struct { long double; int; }` (32 bytes), for MINLOC and MAXLOC.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct LongDoubleInt {
+    v: LongDouble,
+    i: i32,
+    pad: [i32; 3],
+}
+
+loc_pairs!(LongDoubleInt);
+
 /// A predefined operation as a `volpex::Operation` on `T` (checked with
 /// `Elem::supports` before use).
 #[derive(Debug, Clone, Copy)]
@@ -289,6 +376,10 @@ macro_rules! with_elem {
             $crate::datatype::Prim::ShortInt => $f::<$crate::op::ShortInt>($($args),*),
             $crate::datatype::Prim::TwoF32 => $f::<$crate::op::TwoF32>($($args),*),
             $crate::datatype::Prim::TwoF64 => $f::<$crate::op::TwoF64>($($args),*),
+            $crate::datatype::Prim::LongDouble => $f::<$crate::op::LongDouble>($($args),*),
+            $crate::datatype::Prim::LongDoubleInt => {
+                $f::<$crate::op::LongDoubleInt>($($args),*)
+            }
             $crate::datatype::Prim::Opaque(_) => $opaque,
         }
     }};
@@ -336,6 +427,40 @@ mod tests {
         assert_eq!(std::mem::size_of::<ShortInt>(), Prim::ShortInt.size());
         assert_eq!(std::mem::size_of::<LongInt>(), Prim::LongInt.size());
         assert_eq!(std::mem::size_of::<Cf64>(), Prim::CF64.size());
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn long_doubles_compare_exactly() {
+        // x87: significand (explicit integer bit), then sign and exponent (bias 16383).
+        let ld = |neg: bool, exp: u16, sig: u64| {
+            let mut b = [0u8; 16];
+            b[..8].copy_from_slice(&sig.to_le_bytes());
+            b[8..10].copy_from_slice(&((u16::from(neg) << 15) | exp).to_le_bytes());
+            LongDouble(b)
+        };
+        let one = ld(false, 16383, 1 << 63);
+        let one_and_a_bit = ld(false, 16383, (1 << 63) | 1);
+        let two = ld(false, 16384, 1 << 63);
+        let minus_two = ld(true, 16384, 1 << 63);
+        let zero = ld(false, 0, 0);
+        let minus_zero = ld(true, 0, 0);
+        let nan = ld(false, 0x7fff, 3 << 62);
+        assert!(one < one_and_a_bit && one_and_a_bit < two && minus_two < zero);
+        assert_eq!(
+            zero.partial_cmp(&minus_zero),
+            Some(std::cmp::Ordering::Equal)
+        );
+        assert!(nan.partial_cmp(&one).is_none());
+        let mut m = one;
+        LongDouble::combine(OpKind::Max, &mut m, two);
+        LongDouble::combine(OpKind::Min, &mut m, minus_two);
+        assert_eq!(m.0, minus_two.0);
+        assert_eq!(
+            std::mem::size_of::<LongDoubleInt>(),
+            Prim::LongDoubleInt.size()
+        );
+        assert!(!LongDouble::supports(OpKind::Sum));
     }
 
     #[test]

@@ -65,6 +65,12 @@ impl Piece {
     pub fn bytes(&self) -> Result<usize> {
         self.dt.bytes_of(self.count)
     }
+
+    /// Whether it holds data (a piece without any may lie anywhere, even outside the
+    /// buffer's memory).
+    fn has_data(&self) -> bool {
+        self.dt.size > 0 && self.count > 0
+    }
 }
 
 /// The pieces of blocks (first element, count) of one datatype.
@@ -82,7 +88,7 @@ pub fn pack<'a>(buf: &Buf<'a>, pieces: &[Piece]) -> Result<Cow<'a, [u8]>> {
         return Ok(Cow::Borrowed(&buf.mem[start..start + len]));
     }
     let mut out = Vec::new();
-    for p in pieces {
+    for p in pieces.iter().filter(|p| p.has_data()) {
         let b = Buf {
             mem: buf.mem,
             origin: buf.origin + p.at,
@@ -97,11 +103,12 @@ pub fn pack<'a>(buf: &Buf<'a>, pieces: &[Piece]) -> Result<Cow<'a, [u8]>> {
 /// in, if they are their packed form: contiguous datatypes, each piece right after the
 /// one before. None otherwise.
 fn packed_span(mem_len: usize, origin: isize, pieces: &[Piece]) -> Result<Option<(usize, usize)>> {
-    let Some(first) = pieces.first() else {
+    let with_data = pieces.iter().filter(|p| p.has_data());
+    let Some(first) = with_data.clone().next() else {
         return Ok(Some((0, 0)));
     };
     let mut next = first.at;
-    for p in pieces {
+    for p in with_data {
         if !p.dt.contiguous || p.at != next {
             return Ok(None);
         }
@@ -171,7 +178,7 @@ impl<'a> Output<'a> {
 
     /// Spreads the packed `data` over the pieces.
     fn write(&mut self, mut data: &[u8]) -> Result<()> {
-        for p in &self.pieces {
+        for p in self.pieces.iter().filter(|p| p.has_data()) {
             let n = p.bytes()?.min(data.len());
             let mut b = BufMut {
                 mem: &mut *self.buf.mem,

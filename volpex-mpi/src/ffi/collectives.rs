@@ -1,6 +1,6 @@
 //! Collective operations in `mpi.h` (MPI-3.1 chapter 5), the neighbourhood collectives of
 //! process topologies (section 7.6), local reductions and user operations. Each
-//! collective has one shell, which turns its C arguments into a `coll::job::Job`, and
+//! collective is one body, which turns its C arguments into a `coll::job::Job`, and
 //! `collective!` exports it twice: the blocking function runs the job, the immediate one
 //! (section 5.12: the same arguments and a request) starts it. Never keeps a pointer past
 //! the call except an immediate call's receive buffer, which its request holds.
@@ -11,15 +11,19 @@ use crate::coll::neighbor::{self, Sends};
 use crate::datatype::{Buf, BufMut};
 
 /// Exports a collective's blocking form `$blocking` and immediate form `$immediate`
-/// from `$shell`, which takes the blocking form's arguments and makes the job.
+/// from one body, which turns the blocking form's arguments into the job: the blocking
+/// form runs it, the immediate one starts it.
 macro_rules! collective {
-    ($($blocking:ident / $immediate:ident = $shell:ident($($arg:ident: $ty:ty),* ; $comm:ident);)*) => {$(
+    ($(
+        $blocking:ident / $immediate:ident($($arg:ident: $ty:ty),* ; $comm:ident) $body:block
+    )*) => {$(
         #[no_mangle]
         pub unsafe extern "C" fn $blocking($($arg: $ty,)* $comm: Comm) -> c_int {
             guard(stringify!($blocking), $comm, || {
-                // SAFETY: the caller's arguments, valid for the call, which the job
-                // does not outlive (it runs to completion here).
-                job::run(unsafe { $shell($($arg,)* $comm) }?)
+                // The caller's arguments are valid for the call, which the job does not
+                // outlive (it runs to completion here).
+                let job: Result<Job<'_>> = $body;
+                job::run(job?)
             })
         }
 
@@ -32,10 +36,11 @@ macro_rules! collective {
             guard(stringify!($immediate), $comm, || {
                 // SAFETY: `request` is the call's output argument.
                 let out = unsafe { raw::out(request, "request") }?;
-                // SAFETY: the caller's arguments; its buffers stay valid and its
-                // receive buffer untouched until the request completes (MPI-3.1
-                // section 5.12), and the job reads the send data before it returns.
-                *out = job::start(unsafe { $shell($($arg,)* $comm) }?)?;
+                // The caller's buffers stay valid and its receive buffer untouched until
+                // the request completes (MPI-3.1 section 5.12); the job reads the send
+                // data before `start` returns.
+                let job: Result<Job<'static>> = $body;
+                *out = job::start(job?)?;
                 Ok(())
             })
         }
@@ -43,66 +48,283 @@ macro_rules! collective {
 }
 
 collective! {
-    MPI_Barrier / MPI_Ibarrier = barrier(; comm);
-    MPI_Bcast / MPI_Ibcast = bcast(buffer: *mut c_void, count: c_int, datatype: Dtype,
-        root: c_int; comm);
-    MPI_Reduce / MPI_Ireduce = reduce(sendbuf: *const c_void, recvbuf: *mut c_void,
-        count: c_int, datatype: Dtype, op: c_int, root: c_int; comm);
-    MPI_Allreduce / MPI_Iallreduce = allreduce(sendbuf: *const c_void, recvbuf: *mut c_void,
-        count: c_int, datatype: Dtype, op: c_int; comm);
-    MPI_Scan / MPI_Iscan = scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int,
-        datatype: Dtype, op: c_int; comm);
-    MPI_Exscan / MPI_Iexscan = exscan(sendbuf: *const c_void, recvbuf: *mut c_void,
-        count: c_int, datatype: Dtype, op: c_int; comm);
-    MPI_Reduce_scatter_block / MPI_Ireduce_scatter_block = reduce_scatter_block(
+    MPI_Barrier / MPI_Ibarrier(; comm) {
+        coll::barrier(comm)
+    }
+    MPI_Bcast / MPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: Dtype, root: c_int; comm) {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let r = side(buffer, &t, &[(0, n)], false)?;
+        // SAFETY: `count` elements of `datatype`, read at the root, written elsewhere.
+        let (_, b) = unsafe { buffers(None, r) }?;
+        let b = b.ok_or_else(|| MpiError::new(class::INTERN, "no buffer"))?;
+        coll::bcast(comm, b, n, root)
+    }
+    MPI_Reduce / MPI_Ireduce(
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Dtype, op: c_int,
+        root: c_int; comm
+    ) {
+        let (t, n) = (dt(datatype)?, cnt(count)?);
+        let at_root = comm::rank(comm)? == root;
+        let counts = (n, at_root.then_some(n));
+        // SAFETY: `count` elements each side; recvbuf is significant only at the root.
+        let (s, r) = unsafe { reduction_buffers(sendbuf, recvbuf, &t, counts) }?;
+        coll::reduce(comm, s, r, n, op, root)
+    }
+    MPI_Allreduce / MPI_Iallreduce(
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Dtype,
+        op: c_int; comm
+    ) {
+        // SAFETY: the call's own arguments.
+        unsafe { whole(coll::allreduce, (sendbuf, recvbuf), count, datatype, op, comm) }
+    }
+    MPI_Scan / MPI_Iscan(
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Dtype,
+        op: c_int; comm
+    ) {
+        // SAFETY: the call's own arguments.
+        unsafe { whole(coll::scan, (sendbuf, recvbuf), count, datatype, op, comm) }
+    }
+    MPI_Exscan / MPI_Iexscan(
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Dtype,
+        op: c_int; comm
+    ) {
+        // SAFETY: the call's own arguments.
+        unsafe { whole(coll::exscan, (sendbuf, recvbuf), count, datatype, op, comm) }
+    }
+    MPI_Reduce_scatter_block / MPI_Ireduce_scatter_block(
         sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: Dtype,
-        op: c_int; comm);
-    MPI_Reduce_scatter / MPI_Ireduce_scatter = reduce_scatter(sendbuf: *const c_void,
-        recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Dtype, op: c_int; comm);
-    MPI_Gather / MPI_Igather = gather(sendbuf: *const c_void, sendcount: c_int,
-        sendtype: Dtype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Dtype,
-        root: c_int; comm);
-    MPI_Gatherv / MPI_Igatherv = gatherv(sendbuf: *const c_void, sendcount: c_int,
-        sendtype: Dtype, recvbuf: *mut c_void, recvcounts: *const c_int,
-        displs: *const c_int, recvtype: Dtype, root: c_int; comm);
-    MPI_Scatter / MPI_Iscatter = scatter(sendbuf: *const c_void, sendcount: c_int,
-        sendtype: Dtype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Dtype,
-        root: c_int; comm);
-    MPI_Scatterv / MPI_Iscatterv = scatterv(sendbuf: *const c_void,
-        sendcounts: *const c_int, displs: *const c_int, sendtype: Dtype,
-        recvbuf: *mut c_void, recvcount: c_int, recvtype: Dtype, root: c_int; comm);
-    MPI_Allgather / MPI_Iallgather = allgather(sendbuf: *const c_void, sendcount: c_int,
-        sendtype: Dtype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Dtype; comm);
-    MPI_Allgatherv / MPI_Iallgatherv = allgatherv(sendbuf: *const c_void,
-        sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
-        recvcounts: *const c_int, displs: *const c_int, recvtype: Dtype; comm);
-    MPI_Alltoall / MPI_Ialltoall = alltoall(sendbuf: *const c_void, sendcount: c_int,
-        sendtype: Dtype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Dtype; comm);
-    MPI_Alltoallv / MPI_Ialltoallv = alltoallv(sendbuf: *const c_void,
-        sendcounts: *const c_int, sdispls: *const c_int, sendtype: Dtype,
+        op: c_int; comm
+    ) {
+        let (t, n) = (dt(datatype)?, cnt(recvcount)?);
+        let all = times(n, size_of_comm(comm)?)?;
+        // SAFETY: size x recvcount elements to send, recvcount (or, in place, all) to
+        // receive (MPI-3.1 section 5.10.1).
+        let (s, r) = unsafe { reduction_buffers(sendbuf, recvbuf, &t, (all, Some(n))) }?;
+        coll::reduce_scatter_block(comm, s, r.ok_or_else(no_recv)?, n, op)
+    }
+    MPI_Reduce_scatter / MPI_Ireduce_scatter(
+        sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Dtype,
+        op: c_int; comm
+    ) {
+        let t = dt(datatype)?;
+        // SAFETY: one count per rank (MPI-3.1 section 5.10.2).
+        let counts = unsafe { counts_of(recvcounts, size_of_comm(comm)?, "recvcounts") }?;
+        let all: usize = counts.iter().sum();
+        let mine = counts.get(comm::rank(comm)? as usize).copied().unwrap_or(0);
+        // SAFETY: the sum of the counts to send, this rank's count (or, in place, all) to
+        // receive.
+        let (s, r) = unsafe { reduction_buffers(sendbuf, recvbuf, &t, (all, Some(mine))) }?;
+        coll::reduce_scatter(comm, s, r.ok_or_else(no_recv)?, &counts, op)
+    }
+    MPI_Gather / MPI_Igather(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
+        recvcount: c_int, recvtype: Dtype, root: c_int; comm
+    ) {
+        let at_root = comm::rank(comm)? == root;
+        let send = counted(sendbuf, (sendcount, sendtype), at_root)?;
+        let recv = match at_root {
+            true => Some(per_rank(recvbuf, (recvcount, recvtype), size_of_comm(comm)?)?),
+            false => None,
+        };
+        // SAFETY: sendcount elements to send; at the root room for size x recvcount
+        // (MPI-3.1 section 5.5).
+        let (s, r) = unsafe { with_extra(send, recv) }?;
+        coll::gather(comm, s, r, root)
+    }
+    MPI_Gatherv / MPI_Igatherv(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
+        recvcounts: *const c_int, displs: *const c_int, recvtype: Dtype, root: c_int; comm
+    ) {
+        let (at_root, size) = (comm::rank(comm)? == root, size_of_comm(comm)?);
+        let send = counted(sendbuf, (sendcount, sendtype), at_root)?;
+        let recv = match at_root {
+            // SAFETY: one count and displacement per rank at the root (MPI-3.1 5.5).
+            true => unsafe { v_side(recvbuf, (recvcounts, displs, recvtype), size, false) }?,
+            false => None,
+        };
+        // SAFETY: as MPI_Gather, with the root's blocks at their displacements.
+        let (s, r) = unsafe { with_extra(send, recv) }?;
+        coll::gatherv(comm, s, r, root)
+    }
+    MPI_Scatter / MPI_Iscatter(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
+        recvcount: c_int, recvtype: Dtype, root: c_int; comm
+    ) {
+        let at_root = comm::rank(comm)? == root;
+        let send = match at_root {
+            true => Some(per_rank(sendbuf, (sendcount, sendtype), size_of_comm(comm)?)?),
+            false => None,
+        };
+        let recv = counted(recvbuf, (recvcount, recvtype), at_root)?;
+        // SAFETY: at the root size x sendcount elements to send; recvcount elements of room
+        // (MPI-3.1 section 5.6).
+        let (s, r) = unsafe { with_extra(send, recv) }?;
+        coll::scatter(comm, s, r, root)
+    }
+    MPI_Scatterv / MPI_Iscatterv(
+        sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Dtype,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: Dtype, root: c_int; comm
+    ) {
+        let (at_root, size) = (comm::rank(comm)? == root, size_of_comm(comm)?);
+        let send = match at_root {
+            // SAFETY: one count and displacement per rank at the root (MPI-3.1 5.6).
+            true => unsafe { v_side(sendbuf, (sendcounts, displs, sendtype), size, false) }?,
+            false => None,
+        };
+        let recv = counted(recvbuf, (recvcount, recvtype), at_root)?;
+        // SAFETY: as MPI_Scatter, with the root's blocks at their displacements.
+        let (s, r) = unsafe { with_extra(send, recv) }?;
+        coll::scatterv(comm, s, r, root)
+    }
+    MPI_Allgather / MPI_Iallgather(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
+        recvcount: c_int, recvtype: Dtype; comm
+    ) {
+        let send = counted(sendbuf, (sendcount, sendtype), true)?;
+        let recv = per_rank(recvbuf, (recvcount, recvtype), size_of_comm(comm)?)?;
+        // SAFETY: sendcount elements to send, room for size x recvcount (MPI-3.1 5.7).
+        let (s, r) = unsafe { with_extra(send, Some(recv)) }?;
+        coll::allgather(comm, s, r.ok_or_else(no_recv)?)
+    }
+    MPI_Allgatherv / MPI_Iallgatherv(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
+        recvcounts: *const c_int, displs: *const c_int, recvtype: Dtype; comm
+    ) {
+        let send = counted(sendbuf, (sendcount, sendtype), true)?;
+        let size = size_of_comm(comm)?;
+        // SAFETY: one count and displacement per rank (MPI-3.1 section 5.7).
+        let recv = unsafe { v_side(recvbuf, (recvcounts, displs, recvtype), size, false) }?;
+        // SAFETY: as MPI_Allgather, with blocks at their displacements.
+        let (s, r) = unsafe { with_extra(send, recv) }?;
+        coll::allgatherv(comm, s, r.ok_or_else(no_recv)?)
+    }
+    MPI_Alltoall / MPI_Ialltoall(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
+        recvcount: c_int, recvtype: Dtype; comm
+    ) {
+        let size = size_of_comm(comm)?;
+        let send = match raw::in_place(sendbuf) {
+            true => None,
+            false => Some(per_rank(sendbuf, (sendcount, sendtype), size)?),
+        };
+        let recv = per_rank(recvbuf, (recvcount, recvtype), size)?;
+        // SAFETY: size x count elements in each buffer (MPI-3.1 section 5.8).
+        let (s, r) = unsafe { with_extra(send, Some(recv)) }?;
+        coll::alltoall(comm, s, r.ok_or_else(no_recv)?)
+    }
+    MPI_Alltoallv / MPI_Ialltoallv(
+        sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Dtype,
         recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int,
-        recvtype: Dtype; comm);
-    MPI_Alltoallw / MPI_Ialltoallw = alltoallw(sendbuf: *const c_void,
-        sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const Dtype,
-        recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int,
-        recvtypes: *const Dtype; comm);
-    MPI_Neighbor_allgather / MPI_Ineighbor_allgather = neighbor_allgather(
-        sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
-        recvcount: c_int, recvtype: Dtype; comm);
-    MPI_Neighbor_allgatherv / MPI_Ineighbor_allgatherv = neighbor_allgatherv(
-        sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
-        recvcounts: *const c_int, displs: *const c_int, recvtype: Dtype; comm);
-    MPI_Neighbor_alltoall / MPI_Ineighbor_alltoall = neighbor_alltoall(
-        sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
-        recvcount: c_int, recvtype: Dtype; comm);
-    MPI_Neighbor_alltoallv / MPI_Ineighbor_alltoallv = neighbor_alltoallv(
+        recvtype: Dtype; comm
+    ) {
+        let size = size_of_comm(comm)?;
+        // SAFETY: one count and displacement per rank on each side (MPI-3.1 section 5.8).
+        let (send, recv) = unsafe {
+            (
+                v_side(sendbuf, (sendcounts, sdispls, sendtype), size, true)?,
+                v_side(recvbuf, (recvcounts, rdispls, recvtype), size, false)?,
+            )
+        };
+        // SAFETY: the blocks at their displacements in each buffer.
+        let (s, r) = unsafe { with_extra(send, recv) }?;
+        coll::alltoallv(comm, s, r.ok_or_else(no_recv)?)
+    }
+    MPI_Alltoallw / MPI_Ialltoallw(
         sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
-        sendtype: Dtype, recvbuf: *mut c_void, recvcounts: *const c_int,
-        rdispls: *const c_int, recvtype: Dtype; comm);
-    MPI_Neighbor_alltoallw / MPI_Ineighbor_alltoallw = neighbor_alltoallw(
+        sendtypes: *const Dtype, recvbuf: *mut c_void, recvcounts: *const c_int,
+        rdispls: *const c_int, recvtypes: *const Dtype; comm
+    ) {
+        let size = size_of_comm(comm)?;
+        // SAFETY: one count, byte displacement and datatype per rank on each side (MPI-3.1
+        // section 5.8).
+        let (send, recv) = unsafe {
+            (
+                w_side(sendbuf, (sendcounts, sdispls, sendtypes), size, true)?,
+                w_side(recvbuf, (recvcounts, rdispls, recvtypes), size, false)?,
+            )
+        };
+        // SAFETY: the pieces at their displacements in each buffer.
+        let (s, r) = unsafe { w_buffers(send, recv.ok_or_else(no_recv)?) }?;
+        coll::alltoallw(comm, s, r)
+    }
+    MPI_Neighbor_allgather / MPI_Ineighbor_allgather(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
+        recvcount: c_int, recvtype: Dtype; comm
+    ) {
+        let (indegree, _) = neighbor::degrees(comm)?;
+        let (st, sn) = (dt(sendtype)?, cnt(sendcount)?);
+        let send = side(sendbuf, &st, &[(0, sn)], false)?.ok_or_else(no_buffer)?;
+        let recv = neighbor_side(recvbuf, (recvcount, recvtype), indegree)?;
+        // SAFETY: sendcount elements to send, recvcount from each source (MPI-3.1 7.6.1).
+        let ((s, mut sp), r) = unsafe { neighbor_pieces((send, vec![(0, sn)]), recv) }?;
+        let piece = sp.pop().ok_or_else(no_buffer)?;
+        neighbor::exchange(comm, Sends::Same(s, piece), r)
+    }
+    MPI_Neighbor_allgatherv / MPI_Ineighbor_allgatherv(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
+        recvcounts: *const c_int, displs: *const c_int, recvtype: Dtype; comm
+    ) {
+        let (indegree, _) = neighbor::degrees(comm)?;
+        let (st, sn) = (dt(sendtype)?, cnt(sendcount)?);
+        let send = side(sendbuf, &st, &[(0, sn)], false)?.ok_or_else(no_buffer)?;
+        // SAFETY: one count and displacement per source (MPI-3.1 section 7.6.1).
+        let recv = unsafe { v_side(recvbuf, (recvcounts, displs, recvtype), indegree, false) }?
+            .ok_or_else(no_recv)?;
+        // SAFETY: sendcount elements to send, the blocks at their displacements.
+        let ((s, mut sp), r) = unsafe { neighbor_pieces((send, vec![(0, sn)]), recv) }?;
+        let piece = sp.pop().ok_or_else(no_buffer)?;
+        neighbor::exchange(comm, Sends::Same(s, piece), r)
+    }
+    MPI_Neighbor_alltoall / MPI_Ineighbor_alltoall(
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
+        recvcount: c_int, recvtype: Dtype; comm
+    ) {
+        let (indegree, outdegree) = neighbor::degrees(comm)?;
+        let send = neighbor_side(sendbuf, (sendcount, sendtype), outdegree)?;
+        let recv = neighbor_side(recvbuf, (recvcount, recvtype), indegree)?;
+        // SAFETY: a block per destination to send, a block per source to receive (MPI-3.1
+        // section 7.6.2).
+        let ((s, sp), r) = unsafe { neighbor_pieces(send, recv) }?;
+        neighbor::exchange(comm, Sends::Each(s, sp), r)
+    }
+    MPI_Neighbor_alltoallv / MPI_Ineighbor_alltoallv(
+        sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Dtype,
+        recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int,
+        recvtype: Dtype; comm
+    ) {
+        let (indegree, outdegree) = neighbor::degrees(comm)?;
+        // SAFETY: one count and displacement per destination and per source (MPI-3.1
+        // section 7.6.2).
+        let (send, recv) = unsafe {
+            (
+                v_side(sendbuf, (sendcounts, sdispls, sendtype), outdegree, false)?,
+                v_side(recvbuf, (recvcounts, rdispls, recvtype), indegree, false)?,
+            )
+        };
+        let send = send.ok_or_else(|| MpiError::new(class::BUFFER, "no send buffer"))?;
+        // SAFETY: the blocks at their displacements in each buffer.
+        let ((s, sp), r) = unsafe { neighbor_pieces(send, recv.ok_or_else(no_recv)?) }?;
+        neighbor::exchange(comm, Sends::Each(s, sp), r)
+    }
+    MPI_Neighbor_alltoallw / MPI_Ineighbor_alltoallw(
         sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const isize,
         sendtypes: *const Dtype, recvbuf: *mut c_void, recvcounts: *const c_int,
-        rdispls: *const isize, recvtypes: *const Dtype; comm);
+        rdispls: *const isize, recvtypes: *const Dtype; comm
+    ) {
+        let (indegree, outdegree) = neighbor::degrees(comm)?;
+        // SAFETY: one count, byte displacement and datatype per destination and per source
+        // (MPI-3.1 section 7.6.2).
+        let (send, recv) = unsafe {
+            (
+                w_side(sendbuf, (sendcounts, sdispls, sendtypes), outdegree, false)?,
+                w_side(recvbuf, (recvcounts, rdispls, recvtypes), indegree, false)?,
+            )
+        };
+        // SAFETY: the pieces at their displacements in each buffer.
+        let (s, r) = unsafe { w_buffers(send, recv.ok_or_else(no_recv)?) }?;
+        let (s, sp) = s.ok_or_else(|| MpiError::new(class::BUFFER, "no send buffer"))?;
+        neighbor::exchange(comm, Sends::Each(s, sp), r)
+    }
 }
 
 // ---- What the shells share ----
@@ -252,25 +474,6 @@ unsafe fn w_buffers<'a>(
 
 // ---- The shells: C arguments to a job ----
 
-unsafe fn barrier<'a>(comm: Comm) -> Result<Job<'a>> {
-    coll::barrier(comm)
-}
-
-unsafe fn bcast<'a>(
-    buffer: *mut c_void,
-    count: c_int,
-    datatype: Dtype,
-    root: c_int,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let (t, n) = (dt(datatype)?, cnt(count)?);
-    let r = side(buffer, &t, &[(0, n)], false)?;
-    // SAFETY: `count` elements of `datatype`, read at the root, written elsewhere.
-    let (_, b) = unsafe { buffers(None, r) }?;
-    let b = b.ok_or_else(|| MpiError::new(class::INTERN, "no buffer"))?;
-    coll::bcast(comm, b, n, root)
-}
-
 /// The buffers of a reduction: `send_count` elements to send (or MPI_IN_PLACE),
 /// `recv_count` to receive (MPI-3.1 section 5.9); no receive side where `recv_count`
 /// is None (a non-root of MPI_Reduce).
@@ -303,22 +506,6 @@ fn no_buffer() -> MpiError {
     MpiError::new(class::INTERN, "a buffer argument came out empty")
 }
 
-unsafe fn reduce<'a>(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: Dtype,
-    op: c_int,
-    root: c_int,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let (t, n) = (dt(datatype)?, cnt(count)?);
-    let at_root = comm::rank(comm)? == root;
-    // SAFETY: `count` elements each side; recvbuf is significant only at the root.
-    let (s, r) = unsafe { reduction_buffers(sendbuf, recvbuf, &t, (n, at_root.then_some(n))) }?;
-    coll::reduce(comm, s, r, n, op, root)
-}
-
 type Whole = for<'a> fn(c_int, Option<Buf<'a>>, BufMut<'a>, usize, c_int) -> Result<Job<'a>>;
 
 /// The shell of the reductions with `count` elements on each side.
@@ -337,86 +524,6 @@ unsafe fn whole<'a>(
     // SAFETY: `count` elements each side (MPI-3.1 sections 5.9.6, 5.11).
     let (s, r) = unsafe { reduction_buffers(sendbuf, recvbuf, &t, (n, Some(n))) }?;
     f(comm, s, r.ok_or_else(no_recv)?, n, op)
-}
-
-unsafe fn allreduce<'a>(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: Dtype,
-    op: c_int,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    // SAFETY: the call's own arguments.
-    unsafe {
-        whole(
-            coll::allreduce,
-            (sendbuf, recvbuf),
-            count,
-            datatype,
-            op,
-            comm,
-        )
-    }
-}
-
-unsafe fn scan<'a>(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: Dtype,
-    op: c_int,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    // SAFETY: the call's own arguments.
-    unsafe { whole(coll::scan, (sendbuf, recvbuf), count, datatype, op, comm) }
-}
-
-unsafe fn exscan<'a>(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: Dtype,
-    op: c_int,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    // SAFETY: the call's own arguments.
-    unsafe { whole(coll::exscan, (sendbuf, recvbuf), count, datatype, op, comm) }
-}
-
-unsafe fn reduce_scatter_block<'a>(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    datatype: Dtype,
-    op: c_int,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let (t, n) = (dt(datatype)?, cnt(recvcount)?);
-    let all = times(n, size_of_comm(comm)?)?;
-    // SAFETY: size x recvcount elements to send, recvcount (or, in place, all) to
-    // receive (MPI-3.1 section 5.10.1).
-    let (s, r) = unsafe { reduction_buffers(sendbuf, recvbuf, &t, (all, Some(n))) }?;
-    coll::reduce_scatter_block(comm, s, r.ok_or_else(no_recv)?, n, op)
-}
-
-unsafe fn reduce_scatter<'a>(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    datatype: Dtype,
-    op: c_int,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let t = dt(datatype)?;
-    // SAFETY: one count per rank (MPI-3.1 section 5.10.2).
-    let counts = unsafe { counts_of(recvcounts, size_of_comm(comm)?, "recvcounts") }?;
-    let all: usize = counts.iter().sum();
-    let mine = counts.get(comm::rank(comm)? as usize).copied().unwrap_or(0);
-    // SAFETY: the sum of the counts to send, this rank's count (or, in place, all) to
-    // receive.
-    let (s, r) = unsafe { reduction_buffers(sendbuf, recvbuf, &t, (all, Some(mine))) }?;
-    coll::reduce_scatter(comm, s, r.ok_or_else(no_recv)?, &counts, op)
 }
 
 /// A buffer argument of `count` elements, None for MPI_IN_PLACE where `in_place_ok`.
@@ -477,228 +584,6 @@ unsafe fn with_extra<'a, A, B>(
     Ok((s.zip(sx), r.zip(rx)))
 }
 
-unsafe fn gather<'a>(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dtype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dtype,
-    root: c_int,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let at_root = comm::rank(comm)? == root;
-    let send = counted(sendbuf, (sendcount, sendtype), at_root)?;
-    let recv = match at_root {
-        true => Some(per_rank(
-            recvbuf,
-            (recvcount, recvtype),
-            size_of_comm(comm)?,
-        )?),
-        false => None,
-    };
-    // SAFETY: sendcount elements to send; at the root room for size x recvcount
-    // (MPI-3.1 section 5.5).
-    let (s, r) = unsafe { with_extra(send, recv) }?;
-    coll::gather(comm, s, r, root)
-}
-
-unsafe fn gatherv<'a>(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dtype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: Dtype,
-    root: c_int,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let at_root = comm::rank(comm)? == root;
-    let send = counted(sendbuf, (sendcount, sendtype), at_root)?;
-    let recv = match at_root {
-        // SAFETY: one count and displacement per rank at the root (MPI-3.1 5.5).
-        true => unsafe {
-            v_side(
-                recvbuf,
-                (recvcounts, displs, recvtype),
-                size_of_comm(comm)?,
-                false,
-            )
-        }?,
-        false => None,
-    };
-    // SAFETY: as MPI_Gather, with the root's blocks at their displacements.
-    let (s, r) = unsafe { with_extra(send, recv) }?;
-    coll::gatherv(comm, s, r, root)
-}
-
-unsafe fn scatter<'a>(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dtype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dtype,
-    root: c_int,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let at_root = comm::rank(comm)? == root;
-    let send = match at_root {
-        true => Some(per_rank(
-            sendbuf,
-            (sendcount, sendtype),
-            size_of_comm(comm)?,
-        )?),
-        false => None,
-    };
-    let recv = counted(recvbuf, (recvcount, recvtype), at_root)?;
-    // SAFETY: at the root size x sendcount elements to send; recvcount elements of room
-    // (MPI-3.1 section 5.6).
-    let (s, r) = unsafe { with_extra(send, recv) }?;
-    coll::scatter(comm, s, r, root)
-}
-
-unsafe fn scatterv<'a>(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: Dtype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dtype,
-    root: c_int,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let at_root = comm::rank(comm)? == root;
-    let send = match at_root {
-        // SAFETY: one count and displacement per rank at the root (MPI-3.1 5.6).
-        true => unsafe {
-            v_side(
-                sendbuf,
-                (sendcounts, displs, sendtype),
-                size_of_comm(comm)?,
-                false,
-            )
-        }?,
-        false => None,
-    };
-    let recv = counted(recvbuf, (recvcount, recvtype), at_root)?;
-    // SAFETY: as MPI_Scatter, with the root's blocks at their displacements.
-    let (s, r) = unsafe { with_extra(send, recv) }?;
-    coll::scatterv(comm, s, r, root)
-}
-
-unsafe fn allgather<'a>(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dtype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dtype,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let send = counted(sendbuf, (sendcount, sendtype), true)?;
-    let recv = per_rank(recvbuf, (recvcount, recvtype), size_of_comm(comm)?)?;
-    // SAFETY: sendcount elements to send, room for size x recvcount (MPI-3.1 5.7).
-    let (s, r) = unsafe { with_extra(send, Some(recv)) }?;
-    coll::allgather(comm, s, r.ok_or_else(no_recv)?)
-}
-
-unsafe fn allgatherv<'a>(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dtype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: Dtype,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let send = counted(sendbuf, (sendcount, sendtype), true)?;
-    // SAFETY: one count and displacement per rank (MPI-3.1 section 5.7).
-    let recv = unsafe {
-        v_side(
-            recvbuf,
-            (recvcounts, displs, recvtype),
-            size_of_comm(comm)?,
-            false,
-        )
-    }?;
-    // SAFETY: as MPI_Allgather, with blocks at their displacements.
-    let (s, r) = unsafe { with_extra(send, recv) }?;
-    coll::allgatherv(comm, s, r.ok_or_else(no_recv)?)
-}
-
-unsafe fn alltoall<'a>(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dtype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dtype,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let size = size_of_comm(comm)?;
-    let send = match raw::in_place(sendbuf) {
-        true => None,
-        false => Some(per_rank(sendbuf, (sendcount, sendtype), size)?),
-    };
-    let recv = per_rank(recvbuf, (recvcount, recvtype), size)?;
-    // SAFETY: size x count elements in each buffer (MPI-3.1 section 5.8).
-    let (s, r) = unsafe { with_extra(send, Some(recv)) }?;
-    coll::alltoall(comm, s, r.ok_or_else(no_recv)?)
-}
-
-unsafe fn alltoallv<'a>(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: Dtype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: Dtype,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let size = size_of_comm(comm)?;
-    // SAFETY: one count and displacement per rank on each side (MPI-3.1 section 5.8).
-    let (send, recv) = unsafe {
-        (
-            v_side(sendbuf, (sendcounts, sdispls, sendtype), size, true)?,
-            v_side(recvbuf, (recvcounts, rdispls, recvtype), size, false)?,
-        )
-    };
-    // SAFETY: the blocks at their displacements in each buffer.
-    let (s, r) = unsafe { with_extra(send, recv) }?;
-    coll::alltoallv(comm, s, r.ok_or_else(no_recv)?)
-}
-
-unsafe fn alltoallw<'a>(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtypes: *const Dtype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtypes: *const Dtype,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let size = size_of_comm(comm)?;
-    // SAFETY: one count, byte displacement and datatype per rank on each side (MPI-3.1
-    // section 5.8).
-    let (send, recv) = unsafe {
-        (
-            w_side(sendbuf, (sendcounts, sdispls, sendtypes), size, true)?,
-            w_side(recvbuf, (recvcounts, rdispls, recvtypes), size, false)?,
-        )
-    };
-    // SAFETY: the pieces at their displacements in each buffer.
-    let (s, r) = unsafe { w_buffers(send, recv.ok_or_else(no_recv)?) }?;
-    coll::alltoallw(comm, s, r)
-}
-
 // ---- Neighbourhood collectives (MPI-3.1 section 7.6) ----
 
 /// A side of a neighbourhood collective: `count` elements for each of `degree`
@@ -729,121 +614,6 @@ unsafe fn neighbor_pieces<'a>(
     let sp = job::pieces(&s.dt, &sb)?;
     let rp = job::pieces(&r.dt, &rb)?;
     Ok(((s, sp), (r, rp)))
-}
-
-unsafe fn neighbor_allgather<'a>(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dtype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dtype,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let (indegree, _) = neighbor::degrees(comm)?;
-    let (st, sn) = (dt(sendtype)?, cnt(sendcount)?);
-    let send = side(sendbuf, &st, &[(0, sn)], false)?.ok_or_else(no_buffer)?;
-    let recv = neighbor_side(recvbuf, (recvcount, recvtype), indegree)?;
-    // SAFETY: sendcount elements to send, recvcount from each source (MPI-3.1 7.6.1).
-    let ((s, mut sp), r) = unsafe { neighbor_pieces((send, vec![(0, sn)]), recv) }?;
-    let piece = sp
-        .pop()
-        .ok_or_else(|| MpiError::new(class::INTERN, "no send piece"))?;
-    neighbor::exchange(comm, Sends::Same(s, piece), r)
-}
-
-unsafe fn neighbor_allgatherv<'a>(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dtype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: Dtype,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let (indegree, _) = neighbor::degrees(comm)?;
-    let (st, sn) = (dt(sendtype)?, cnt(sendcount)?);
-    let send = side(sendbuf, &st, &[(0, sn)], false)?.ok_or_else(no_buffer)?;
-    // SAFETY: one count and displacement per source (MPI-3.1 section 7.6.1).
-    let recv = unsafe { v_side(recvbuf, (recvcounts, displs, recvtype), indegree, false) }?
-        .ok_or_else(no_recv)?;
-    // SAFETY: sendcount elements to send, the blocks at their displacements.
-    let ((s, mut sp), r) = unsafe { neighbor_pieces((send, vec![(0, sn)]), recv) }?;
-    let piece = sp
-        .pop()
-        .ok_or_else(|| MpiError::new(class::INTERN, "no send piece"))?;
-    neighbor::exchange(comm, Sends::Same(s, piece), r)
-}
-
-unsafe fn neighbor_alltoall<'a>(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dtype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dtype,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let (indegree, outdegree) = neighbor::degrees(comm)?;
-    let send = neighbor_side(sendbuf, (sendcount, sendtype), outdegree)?;
-    let recv = neighbor_side(recvbuf, (recvcount, recvtype), indegree)?;
-    // SAFETY: a block per destination to send, a block per source to receive (MPI-3.1
-    // section 7.6.2).
-    let ((s, sp), r) = unsafe { neighbor_pieces(send, recv) }?;
-    neighbor::exchange(comm, Sends::Each(s, sp), r)
-}
-
-unsafe fn neighbor_alltoallv<'a>(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: Dtype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: Dtype,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let (indegree, outdegree) = neighbor::degrees(comm)?;
-    // SAFETY: one count and displacement per destination and per source (MPI-3.1
-    // section 7.6.2).
-    let (send, recv) = unsafe {
-        (
-            v_side(sendbuf, (sendcounts, sdispls, sendtype), outdegree, false)?,
-            v_side(recvbuf, (recvcounts, rdispls, recvtype), indegree, false)?,
-        )
-    };
-    let send = send.ok_or_else(|| MpiError::new(class::BUFFER, "no send buffer"))?;
-    // SAFETY: the blocks at their displacements in each buffer.
-    let ((s, sp), r) = unsafe { neighbor_pieces(send, recv.ok_or_else(no_recv)?) }?;
-    neighbor::exchange(comm, Sends::Each(s, sp), r)
-}
-
-unsafe fn neighbor_alltoallw<'a>(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const isize,
-    sendtypes: *const Dtype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const isize,
-    recvtypes: *const Dtype,
-    comm: Comm,
-) -> Result<Job<'a>> {
-    let (indegree, outdegree) = neighbor::degrees(comm)?;
-    // SAFETY: one count, byte displacement and datatype per destination and per source
-    // (MPI-3.1 section 7.6.2).
-    let (send, recv) = unsafe {
-        (
-            w_side(sendbuf, (sendcounts, sdispls, sendtypes), outdegree, false)?,
-            w_side(recvbuf, (recvcounts, rdispls, recvtypes), indegree, false)?,
-        )
-    };
-    // SAFETY: the pieces at their displacements in each buffer.
-    let (s, r) = unsafe { w_buffers(send, recv.ok_or_else(no_recv)?) }?;
-    let (s, sp) = s.ok_or_else(|| MpiError::new(class::BUFFER, "no send buffer"))?;
-    neighbor::exchange(comm, Sends::Each(s, sp), r)
 }
 
 // ---- Local reductions and operations ----
