@@ -8,7 +8,7 @@
 //! MPI_Cancel of receives (section 3.8.4, `cancel.c`: every replica of a rank must reach
 //! the same outcome, so a killed or stopped replica changes nothing there either).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use volpex_tests::abi::{compile_c as compile, first_line, job, singleton, TempDir, DEADLINE};

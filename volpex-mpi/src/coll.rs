@@ -29,7 +29,7 @@ use crate::datatype::{Buf, BufMut};
 use crate::error::{MpiError, Result};
 use crate::handles::class;
 use crate::state;
-use job::{pack, pieces, Job, Output, Piece};
+use job::{pack, pieces, Job, Output, Piece, Pieced, PiecedMut};
 use reduce::{Combiner, Red};
 
 /// Blocks of a `v` collective: (first element, count) per rank.
@@ -386,8 +386,8 @@ pub fn alltoallv<'a>(
 /// receive pieces' data).
 pub fn alltoallw<'a>(
     comm: c_int,
-    send: Option<(Buf<'a>, Vec<Piece>)>,
-    (rbuf, rps): (BufMut<'a>, Vec<Piece>),
+    send: Option<Pieced<'a>>,
+    (rbuf, rps): PiecedMut<'a>,
 ) -> Result<Job<'a>> {
     let n = state::comm(comm)?.size() as usize;
     if rps.len() != n || send.as_ref().is_some_and(|(_, p)| p.len() != n) {

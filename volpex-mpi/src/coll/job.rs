@@ -73,6 +73,11 @@ impl Piece {
     }
 }
 
+/// A send buffer and its pieces (the `w` forms: a datatype per piece).
+pub type Pieced<'a> = (Buf<'a>, Vec<Piece>);
+/// A receive buffer and its pieces.
+pub type PiecedMut<'a> = (BufMut<'a>, Vec<Piece>);
+
 /// The pieces of blocks (first element, count) of one datatype.
 pub fn pieces(dt: &Arc<Datatype>, blocks: &[(i128, usize)]) -> Result<Vec<Piece>> {
     blocks

@@ -14,12 +14,12 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::os::raw::c_int;
 
-use crate::datatype::{Buf, BufMut};
+use crate::datatype::Buf;
 use crate::error::{MpiError, Result};
 use crate::handles::{class, PROC_NULL};
 use crate::topo::{self, Neighbor};
 
-use super::job::{self, pack, Job, Output, Piece};
+use super::job::{self, pack, Job, Output, Piece, PiecedMut};
 use super::lengths;
 
 /// The neighbours of this rank in communicator `comm`'s topology.
@@ -37,20 +37,19 @@ pub enum Sends<'a> {
     Same(Buf<'a>, Piece),
 }
 
+/// A message out: its destination, its slot and its bytes in the packed input.
+type Out = (c_int, u32, Range<usize>);
+
 /// A neighbourhood collective: `sends` to the destinations of `comm`'s topology, one
 /// piece of `recv` per source.
-pub fn exchange<'a>(
-    comm: c_int,
-    sends: Sends<'a>,
-    (recv, rps): (BufMut<'a>, Vec<Piece>),
-) -> Result<Job<'a>> {
+pub fn exchange<'a>(comm: c_int, sends: Sends<'a>, (recv, rps): PiecedMut<'a>) -> Result<Job<'a>> {
     let nb = neighbors(comm)?;
     let live = |n: &Neighbor| n.0 != PROC_NULL;
     if rps.len() != nb.sources.len() {
         return Err(count_mismatch("receive", rps.len(), nb.sources.len()));
     }
     // The messages out: (rank, slot, bytes of the packed input).
-    let (input, out): (Cow<'a, [u8]>, Vec<(c_int, u32, Range<usize>)>) = match sends {
+    let (input, out): (Cow<'a, [u8]>, Vec<Out>) = match sends {
         Sends::Same(buf, piece) => {
             let data = pack(&buf, std::slice::from_ref(&piece))?;
             let all = 0..data.len();

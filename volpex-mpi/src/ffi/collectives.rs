@@ -6,7 +6,7 @@
 //! the call except an immediate call's receive buffer, which its request holds.
 
 use super::*;
-use crate::coll::job::{self, Job, Piece};
+use crate::coll::job::{self, Job, Piece, Pieced, PiecedMut};
 use crate::coll::neighbor::{self, Sends};
 use crate::datatype::{Buf, BufMut};
 
@@ -460,7 +460,7 @@ fn no_data() -> Arc<Datatype> {
 unsafe fn w_buffers<'a>(
     send: Option<(Region, Vec<Piece>)>,
     (rr, rps): (Region, Vec<Piece>),
-) -> Result<(Option<(Buf<'a>, Vec<Piece>)>, (BufMut<'a>, Vec<Piece>))> {
+) -> Result<(Option<Pieced<'a>>, PiecedMut<'a>)> {
     // The buffers' own datatype is never used: each piece has its own.
     let any = |ps: &[Piece]| ps.first().map_or_else(no_data, |p| p.dt.clone());
     let st = send.as_ref().map_or_else(no_data, |(_, p)| any(p));
@@ -569,6 +569,9 @@ unsafe fn v_side(
     Ok(side(p, &t, &bl, false)?.map(|s| (s, bl)))
 }
 
+/// A send and a receive buffer with extra data each.
+type WithExtra<'a, A, B> = (Option<(Buf<'a>, A)>, Option<(BufMut<'a>, B)>);
+
 /// Makes buffers of a send and a receive side that carry extra data (counts, blocks).
 ///
 /// # Safety
@@ -576,7 +579,7 @@ unsafe fn v_side(
 unsafe fn with_extra<'a, A, B>(
     send: Option<(Side, A)>,
     recv: Option<(Side, B)>,
-) -> Result<(Option<(Buf<'a>, A)>, Option<(BufMut<'a>, B)>)> {
+) -> Result<WithExtra<'a, A, B>> {
     let (sa, sx) = send.map_or((None, None), |(s, x)| (Some(s), Some(x)));
     let (ra, rx) = recv.map_or((None, None), |(r, x)| (Some(r), Some(x)));
     // SAFETY: forwarded contract.
@@ -606,7 +609,7 @@ fn neighbor_side(
 unsafe fn neighbor_pieces<'a>(
     send: (Side, Blocks),
     recv: (Side, Blocks),
-) -> Result<((Buf<'a>, Vec<Piece>), (BufMut<'a>, Vec<Piece>))> {
+) -> Result<(Pieced<'a>, PiecedMut<'a>)> {
     // SAFETY: forwarded contract.
     let (s, r) = unsafe { with_extra(Some(send), Some(recv)) }?;
     let (s, sb) = s.ok_or_else(|| MpiError::new(class::BUFFER, "no send buffer"))?;

@@ -207,8 +207,8 @@ pub fn dist_graph_create(
             .checked_add(d)
             .filter(|&e| e <= destinations.len())
             .ok_or_else(|| MpiError::arg("degrees name more edges than destinations"))?;
-        for k in next..end {
-            edges.push([s, destinations[k], w.get(k).copied().unwrap_or(1)]);
+        for (k, &d) in destinations.iter().enumerate().take(end).skip(next) {
+            edges.push([s, d, w.get(k).copied().unwrap_or(1)]);
         }
         next = end;
     }
