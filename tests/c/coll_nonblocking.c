@@ -313,30 +313,19 @@ static void window(MPI_Comm comm, int round) {
 }
 
 int main(int argc, char **argv) {
-    CHECK_OK(MPI_Init(&argc, &argv));
-    CHECK_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    CHECK_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    check_rank = rank;
-    CHECK(size <= MAXN);
-    int rounds = argc > 1 ? atoi(argv[1]) : 3;
-    int work_ms = argc > 2 ? atoi(argv[2]) : 0;
-    struct timespec work = {work_ms / 1000, (work_ms % 1000) * 1000000L};
+    struct test_run run = test_start(&argc, &argv, MAXN, 3, &rank, &size);
     MPI_Op nc;
     CHECK_OK(MPI_Op_create(affine, 0, &nc));
     MPI_Comm comms[2];
     comms[0] = MPI_COMM_WORLD;
     CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]));
-    for (int round = 0; round < rounds; round++) {
+    for (int round = 0; round < run.rounds; round++) {
         twins(comms[round % 2], round, nc);
         all_at_once(comms, round);
         window(comms[1], round);
-        nanosleep(&work, NULL);
+        nanosleep(&run.work, NULL);
     }
     CHECK_OK(MPI_Op_free(&nc));
     CHECK_OK(MPI_Comm_free(&comms[1]));
-    double total;
-    CHECK_OK(MPI_Reduce(&checksum, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
-    if (rank == 0) printf("coll_nonblocking: ok size %d checksum %.1f\n", size, total);
-    CHECK_OK(MPI_Finalize());
-    return 0;
+    return test_finish("coll_nonblocking", checksum);
 }

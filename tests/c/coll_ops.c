@@ -322,14 +322,7 @@ static void alltoallw(int round) {
 }
 
 int main(int argc, char **argv) {
-    CHECK_OK(MPI_Init(&argc, &argv));
-    CHECK_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    CHECK_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    check_rank = rank;
-    CHECK(size <= MAXN);
-    int rounds = argc > 1 ? atoi(argv[1]) : 3;
-    int work_ms = argc > 2 ? atoi(argv[2]) : 0;
-    struct timespec work = {work_ms / 1000, (work_ms % 1000) * 1000000L};
+    struct test_run run = test_start(&argc, &argv, MAXN, 3, &rank, &size);
     /* The particle struct, its padding included in the extent. */
     int bl[4] = {1, 1, 1, 1};
     MPI_Aint disp[4] = {offsetof(struct particle, tag), offsetof(struct particle, mass),
@@ -346,10 +339,10 @@ int main(int argc, char **argv) {
     CHECK_OK(MPI_Type_create_resized(vec, 0, 5 * sizeof(double), &pairs_type));
     CHECK_OK(MPI_Type_commit(&pairs_type));
     CHECK_OK(MPI_Type_free(&vec));
-    for (int round = 0; round < rounds; round++) {
+    for (int round = 0; round < run.rounds; round++) {
         user_ops(round);
         alltoallw(round);
-        nanosleep(&work, NULL);
+        nanosleep(&run.work, NULL);
     }
     CHECK_OK(MPI_Type_free(&particle_type));
     CHECK_OK(MPI_Type_free(&m22_type));
@@ -358,9 +351,5 @@ int main(int argc, char **argv) {
     int calls;
     CHECK_OK(MPI_Allreduce(&particle_calls, &calls, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     CHECK(size == 1 || calls > 0);
-    double total;
-    CHECK_OK(MPI_Reduce(&checksum, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
-    if (rank == 0) printf("coll_ops: ok size %d checksum %.2f\n", size, total);
-    CHECK_OK(MPI_Finalize());
-    return 0;
+    return test_finish("coll_ops", checksum);
 }

@@ -320,26 +320,15 @@ static void cartesian(void) {
 }
 
 int main(int argc, char **argv) {
-    CHECK_OK(MPI_Init(&argc, &argv));
-    CHECK_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    CHECK_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    check_rank = rank;
-    CHECK(size <= MAXN);
-    int rounds = argc > 1 ? atoi(argv[1]) : 3;
-    int work_ms = argc > 2 ? atoi(argv[2]) : 0;
-    struct timespec work = {work_ms / 1000, (work_ms % 1000) * 1000000L};
+    struct test_run run = test_start(&argc, &argv, MAXN, 3, &rank, &size);
     int kind;
     CHECK_OK(MPI_Topo_test(MPI_COMM_WORLD, &kind));
     CHECK(kind == MPI_UNDEFINED);
-    for (round_ = 0; round_ < rounds; round_++) {
+    for (round_ = 0; round_ < run.rounds; round_++) {
         graph();
         dist_graph();
         cartesian();
-        nanosleep(&work, NULL);
+        nanosleep(&run.work, NULL);
     }
-    double total;
-    CHECK_OK(MPI_Reduce(&checksum, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
-    if (rank == 0) printf("coll_topo: ok size %d checksum %.2f\n", size, total);
-    CHECK_OK(MPI_Finalize());
-    return 0;
+    return test_finish("coll_topo", checksum);
 }

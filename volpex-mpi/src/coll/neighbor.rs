@@ -44,7 +44,6 @@ type Out = (c_int, u32, Range<usize>);
 /// piece of `recv` per source.
 pub fn exchange<'a>(comm: c_int, sends: Sends<'a>, (recv, rps): PiecedMut<'a>) -> Result<Job<'a>> {
     let nb = neighbors(comm)?;
-    let live = |n: &Neighbor| n.0 != PROC_NULL;
     if rps.len() != nb.sources.len() {
         return Err(count_mismatch("receive", rps.len(), nb.sources.len()));
     }
@@ -56,7 +55,7 @@ pub fn exchange<'a>(comm: c_int, sends: Sends<'a>, (recv, rps): PiecedMut<'a>) -
             let out = nb
                 .destinations
                 .iter()
-                .filter(|n| live(n))
+                .filter(|n| n.0 != PROC_NULL)
                 .map(|&(r, slot)| (r, slot, all.clone()))
                 .collect();
             (data, out)
@@ -65,13 +64,7 @@ pub fn exchange<'a>(comm: c_int, sends: Sends<'a>, (recv, rps): PiecedMut<'a>) -
             if sps.len() != nb.destinations.len() {
                 return Err(count_mismatch("send", sps.len(), nb.destinations.len()));
             }
-            let (to, sps): (Vec<Neighbor>, Vec<Piece>) = nb
-                .destinations
-                .iter()
-                .copied()
-                .zip(sps)
-                .filter(|(n, _)| live(n))
-                .unzip();
+            let (to, sps) = live(&nb.destinations, sps);
             let mut at = 0;
             let mut out = Vec::with_capacity(to.len());
             for (&(r, slot), len) in to.iter().zip(lengths(&sps)?) {
@@ -82,13 +75,7 @@ pub fn exchange<'a>(comm: c_int, sends: Sends<'a>, (recv, rps): PiecedMut<'a>) -
         }
     };
     // The messages in: (rank, slot, length), into the live sources' pieces in order.
-    let (from, rps): (Vec<Neighbor>, Vec<Piece>) = nb
-        .sources
-        .iter()
-        .copied()
-        .zip(rps)
-        .filter(|(n, _)| live(n))
-        .unzip();
+    let (from, rps) = live(&nb.sources, rps);
     let ins: Vec<(c_int, u32, usize)> = from
         .iter()
         .zip(lengths(&rps)?)
@@ -109,6 +96,16 @@ pub fn exchange<'a>(comm: c_int, sends: Sends<'a>, (recv, rps): PiecedMut<'a>) -
         c.neighbor_exchange(&sends, &mut recvs)
     });
     Job::new(comm, input, Some(Output::new(recv, rps)), 0, kernel)
+}
+
+/// The neighbours that are not MPI_PROC_NULL, with their pieces.
+fn live(neighbors: &[Neighbor], pieces: Vec<Piece>) -> (Vec<Neighbor>, Vec<Piece>) {
+    neighbors
+        .iter()
+        .copied()
+        .zip(pieces)
+        .filter(|(n, _)| n.0 != PROC_NULL)
+        .unzip()
 }
 
 fn count_mismatch(side: &str, got: usize, want: usize) -> MpiError {

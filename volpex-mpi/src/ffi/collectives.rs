@@ -70,27 +70,6 @@ collective! {
         let (s, r) = unsafe { reduction_buffers(sendbuf, recvbuf, &t, counts) }?;
         coll::reduce(comm, s, r, n, op, root)
     }
-    MPI_Allreduce / MPI_Iallreduce(
-        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Dtype,
-        op: c_int; comm
-    ) {
-        // SAFETY: the call's own arguments.
-        unsafe { whole(coll::allreduce, (sendbuf, recvbuf), count, datatype, op, comm) }
-    }
-    MPI_Scan / MPI_Iscan(
-        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Dtype,
-        op: c_int; comm
-    ) {
-        // SAFETY: the call's own arguments.
-        unsafe { whole(coll::scan, (sendbuf, recvbuf), count, datatype, op, comm) }
-    }
-    MPI_Exscan / MPI_Iexscan(
-        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Dtype,
-        op: c_int; comm
-    ) {
-        // SAFETY: the call's own arguments.
-        unsafe { whole(coll::exscan, (sendbuf, recvbuf), count, datatype, op, comm) }
-    }
     MPI_Reduce_scatter_block / MPI_Ireduce_scatter_block(
         sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: Dtype,
         op: c_int; comm
@@ -327,7 +306,29 @@ collective! {
     }
 }
 
-// ---- What the shells share ----
+/// Exports the reductions with `count` elements on each side (MPI_Allreduce, MPI_Scan,
+/// MPI_Exscan and their immediate forms), each made by `coll::$f`.
+macro_rules! whole_reductions {
+    ($($blocking:ident / $immediate:ident = $f:ident;)*) => {
+        collective! {$(
+            $blocking / $immediate(
+                sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Dtype,
+                op: c_int; comm
+            ) {
+                // SAFETY: the call's own arguments.
+                unsafe { whole(coll::$f, (sendbuf, recvbuf), count, datatype, op, comm) }
+            }
+        )*}
+    };
+}
+
+whole_reductions! {
+    MPI_Allreduce / MPI_Iallreduce = allreduce;
+    MPI_Scan / MPI_Iscan = scan;
+    MPI_Exscan / MPI_Iexscan = exscan;
+}
+
+// ---- What the bodies share ----
 
 /// A buffer argument before it becomes a buffer: its memory and datatype.
 type Side = (Region, Arc<Datatype>);
