@@ -29,7 +29,7 @@ use crate::datatype::{Buf, BufMut};
 use crate::error::{MpiError, Result};
 use crate::handles::class;
 use crate::state;
-use job::{pack, pieces, Job, Output, Piece, Pieced, PiecedMut};
+use job::{pack, pieces, Job, Output, Piece, Pieced, PiecedMut, Source};
 use reduce::{Combiner, Red};
 
 /// Blocks of a `v` collective: (first element, count) per rank.
@@ -52,11 +52,7 @@ fn in_place_not_here() -> MpiError {
 /// The current data of `pieces` of a receive buffer, copied (the input of a collective
 /// called with MPI_IN_PLACE).
 fn current(buf: &BufMut<'_>, pieces: &[Piece]) -> Result<Cow<'static, [u8]>> {
-    let b = Buf {
-        mem: &*buf.mem,
-        origin: buf.origin,
-        dt: buf.dt.clone(),
-    };
+    let b = Buf::new(&*buf.mem, buf.origin, buf.dt.clone());
     Ok(Cow::Owned(pack(&b, pieces)?.into_owned()))
 }
 
@@ -110,18 +106,18 @@ fn reduction<'a>(
     comm: c_int,
     red: Red,
     op: c_int,
-    send: Option<Buf<'a>>,
+    send: Option<Source<'a>>,
     recv: Option<BufMut<'a>>,
     (count, out_count): (usize, usize),
 ) -> Result<Job<'a>> {
     let dt = match (&send, &recv) {
         (_, Some(r)) => r.dt.clone(),
-        (Some(s), None) => s.dt.clone(),
+        (Some(s), None) => s.dt().clone(),
         (None, None) => return Err(in_place_not_here()),
     };
     let comb = Combiner::new(op, &dt)?;
     let input = match (send, &recv) {
-        (Some(s), _) => s.bytes(0, count)?,
+        (Some(s), _) => s.first(count)?,
         (None, Some(r)) => current(r, &[Piece::elements(&dt, 0, count)?])?,
         (None, None) => return Err(in_place_not_here()),
     };
@@ -139,7 +135,7 @@ fn reduction<'a>(
 /// `send` None is MPI_IN_PLACE at the root.
 pub fn reduce<'a>(
     comm: c_int,
-    send: Option<Buf<'a>>,
+    send: Option<Source<'a>>,
     recv: Option<BufMut<'a>>,
     count: usize,
     op: c_int,
@@ -160,7 +156,7 @@ pub fn reduce<'a>(
 /// MPI_Allreduce (MPI-3.1 section 5.9.6); `send` None is MPI_IN_PLACE.
 pub fn allreduce<'a>(
     comm: c_int,
-    send: Option<Buf<'a>>,
+    send: Option<Source<'a>>,
     recv: BufMut<'a>,
     count: usize,
     op: c_int,
@@ -171,7 +167,7 @@ pub fn allreduce<'a>(
 /// MPI_Scan (MPI-3.1 section 5.11.1); `send` None is MPI_IN_PLACE.
 pub fn scan<'a>(
     comm: c_int,
-    send: Option<Buf<'a>>,
+    send: Option<Source<'a>>,
     recv: BufMut<'a>,
     count: usize,
     op: c_int,
@@ -183,7 +179,7 @@ pub fn scan<'a>(
 /// standard leaves it undefined); `send` None is MPI_IN_PLACE.
 pub fn exscan<'a>(
     comm: c_int,
-    send: Option<Buf<'a>>,
+    send: Option<Source<'a>>,
     recv: BufMut<'a>,
     count: usize,
     op: c_int,
@@ -199,7 +195,7 @@ pub fn exscan<'a>(
 /// MPI_IN_PLACE (`send` None) the input is the whole receive buffer.
 pub fn reduce_scatter_block<'a>(
     comm: c_int,
-    send: Option<Buf<'a>>,
+    send: Option<Source<'a>>,
     recv: BufMut<'a>,
     count: usize,
     op: c_int,
@@ -215,7 +211,7 @@ pub fn reduce_scatter_block<'a>(
 /// MPI_IN_PLACE (`send` None) the input is the whole receive buffer.
 pub fn reduce_scatter<'a>(
     comm: c_int,
-    send: Option<Buf<'a>>,
+    send: Option<Source<'a>>,
     recv: BufMut<'a>,
     counts: &[usize],
     op: c_int,
@@ -246,7 +242,7 @@ pub fn reduce_local(
 /// `send` None is MPI_IN_PLACE at the root.
 pub fn gather<'a>(
     comm: c_int,
-    send: Option<(Buf<'a>, usize)>,
+    send: Option<(Source<'a>, usize)>,
     recv: Option<(BufMut<'a>, usize)>,
     root: c_int,
 ) -> Result<Job<'a>> {
@@ -257,7 +253,7 @@ pub fn gather<'a>(
 /// MPI_Gatherv (MPI-3.1 section 5.5): the root's blocks per rank.
 pub fn gatherv<'a>(
     comm: c_int,
-    send: Option<(Buf<'a>, usize)>,
+    send: Option<(Source<'a>, usize)>,
     recv: Option<(BufMut<'a>, Blocks)>,
     root: c_int,
 ) -> Result<Job<'a>> {
@@ -267,7 +263,7 @@ pub fn gatherv<'a>(
         Some((rbuf, blocks)) if c.rank() == root => {
             let ps = pieces(&rbuf.dt, &blocks)?;
             let input = match send {
-                Some((s, k)) => s.bytes(0, k)?,
+                Some((s, k)) => s.first(k)?,
                 None => current(&rbuf, &ps[root as usize..root as usize + 1])?,
             };
             let counts = lengths(&ps)?;
@@ -281,7 +277,7 @@ pub fn gatherv<'a>(
             let (s, k) = send.ok_or_else(in_place_not_here)?;
             let kernel: job::Kernel =
                 Box::new(move |c, s, _| c.process_at_rank(root).gather_varcount_into(s));
-            Job::new(comm, s.bytes(0, k)?, None, 0, kernel)
+            Job::new(comm, s.first(k)?, None, 0, kernel)
         }
     }
 }
@@ -290,7 +286,7 @@ pub fn gatherv<'a>(
 /// `recv` None is MPI_IN_PLACE at the root.
 pub fn scatter<'a>(
     comm: c_int,
-    send: Option<(Buf<'a>, usize)>,
+    send: Option<(Source<'a>, usize)>,
     recv: Option<(BufMut<'a>, usize)>,
     root: c_int,
 ) -> Result<Job<'a>> {
@@ -301,7 +297,7 @@ pub fn scatter<'a>(
 /// MPI_Scatterv (MPI-3.1 section 5.6): the root's blocks per rank.
 pub fn scatterv<'a>(
     comm: c_int,
-    send: Option<(Buf<'a>, Blocks)>,
+    send: Option<(Source<'a>, Blocks)>,
     recv: Option<(BufMut<'a>, usize)>,
     root: c_int,
 ) -> Result<Job<'a>> {
@@ -310,14 +306,14 @@ pub fn scatterv<'a>(
     let output = recv.map(|(b, k)| Output::whole(b, k));
     match send {
         Some((s, blocks)) if c.rank() == root => {
-            let ps = pieces(&s.dt, &blocks)?;
+            let ps = pieces(s.dt(), &blocks)?;
             let counts = lengths(&ps)?;
             let mine = counts.get(root as usize).copied().unwrap_or(0);
             let kernel: job::Kernel = Box::new(move |c, s, r| {
                 c.process_at_rank(root)
                     .scatter_varcount_into_root(s, &counts, r)
             });
-            Job::new(comm, pack(&s, &ps)?, output, mine, kernel)
+            Job::new(comm, s.pack(&ps)?, output, mine, kernel)
         }
         _ => {
             let out = output.ok_or_else(in_place_not_here)?;
@@ -332,7 +328,7 @@ pub fn scatterv<'a>(
 /// is MPI_IN_PLACE.
 pub fn allgather<'a>(
     comm: c_int,
-    send: Option<(Buf<'a>, usize)>,
+    send: Option<(Source<'a>, usize)>,
     (rbuf, rk): (BufMut<'a>, usize),
 ) -> Result<Job<'a>> {
     let n = state::comm(comm)?.size() as usize;
@@ -342,13 +338,13 @@ pub fn allgather<'a>(
 /// MPI_Allgatherv (MPI-3.1 section 5.7): the blocks per rank.
 pub fn allgatherv<'a>(
     comm: c_int,
-    send: Option<(Buf<'a>, usize)>,
+    send: Option<(Source<'a>, usize)>,
     (rbuf, blocks): (BufMut<'a>, Blocks),
 ) -> Result<Job<'a>> {
     let me = state::comm(comm)?.rank() as usize;
     let ps = pieces(&rbuf.dt, &blocks)?;
     let input = match send {
-        Some((s, k)) => s.bytes(0, k)?,
+        Some((s, k)) => s.first(k)?,
         None => current(&rbuf, &ps[me..me + 1])?,
     };
     let counts = lengths(&ps)?;
@@ -360,7 +356,7 @@ pub fn allgatherv<'a>(
 /// None is MPI_IN_PLACE.
 pub fn alltoall<'a>(
     comm: c_int,
-    send: Option<(Buf<'a>, usize)>,
+    send: Option<(Source<'a>, usize)>,
     (rbuf, rk): (BufMut<'a>, usize),
 ) -> Result<Job<'a>> {
     let n = state::comm(comm)?.size() as usize;
@@ -371,11 +367,11 @@ pub fn alltoall<'a>(
 /// MPI_Alltoallv (MPI-3.1 section 5.8): the blocks per rank of each side.
 pub fn alltoallv<'a>(
     comm: c_int,
-    send: Option<(Buf<'a>, Blocks)>,
+    send: Option<(Source<'a>, Blocks)>,
     (rbuf, rblocks): (BufMut<'a>, Blocks),
 ) -> Result<Job<'a>> {
     let send = send
-        .map(|(s, b)| pieces(&s.dt, &b).map(|ps| (s, ps)))
+        .map(|(s, b)| pieces(s.dt(), &b).map(|ps| (s, ps)))
         .transpose()?;
     let rps = pieces(&rbuf.dt, &rblocks)?;
     alltoallw(comm, send, (rbuf, rps))
@@ -395,7 +391,7 @@ pub fn alltoallw<'a>(
     }
     let rc = lengths(&rps)?;
     let (input, sc) = match send {
-        Some((s, ps)) => (pack(&s, &ps)?, lengths(&ps)?),
+        Some((s, ps)) => (s.pack(&ps)?, lengths(&ps)?),
         None => (current(&rbuf, &rps)?, rc.clone()),
     };
     let kernel: job::Kernel = Box::new(move |c, s, r| c.all_to_all_varcount_into(s, &sc, r, &rc));

@@ -112,7 +112,7 @@ macro_rules! int_elems {
         }
     )*};
 }
-int_elems!(i8, u8, i16, u16, i32, u32, i64, u64);
+int_elems!(i8, u8, i16, u16, i32, u32, i64, u64, i128);
 
 macro_rules! float_elems {
     ($($t:ty),*) => {$(
@@ -191,106 +191,73 @@ macro_rules! loc_pairs {
     )*};
 }
 
-/// `(value, index)` pairs for MINLOC and MAXLOC: the C structs of `MPI_FLOAT_INT` and
-/// the others, padding as a named field so they are plain data.
+/// `(value, index)` pairs for MINLOC and MAXLOC: the data of the C structs of
+/// `MPI_FLOAT_INT` and the others as a message carries it, without the structs'
+/// padding (packed: `MPI_DOUBLE_INT` is 12 bytes, its type size).
 macro_rules! pair_elems {
-    ($($name:ident { $v:ty, $($pad:ident: $pt:ty),* ; $i:ty }),*) => {$(
-        #[repr(C)]
+    ($($name:ident { $v:ty, $i:ty }),*) => {$(
+        #[repr(C, packed)]
         #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
         #[doc = concat!("A `(", stringify!($v), ", index)` pair.")]
         pub struct $name {
             v: $v,
-            $($pad: $pt,)*
             i: $i,
         }
         loc_pairs!($name);
     )*};
 }
 pair_elems!(
-    FloatInt { f32, ; i32 },
-    TwoInt { i32, ; i32 },
-    ShortInt { i16, pad: i16 ; i32 },
-    TwoF32 { f32, ; f32 },
-    TwoF64 { f64, ; f64 }
+    FloatInt { f32, i32 },
+    TwoInt { i32, i32 },
+    ShortInt { i16, i32 },
+    TwoF32 { f32, f32 },
+    TwoF64 { f64, f64 },
+    DoubleInt { f64, i32 },
+    LongInt { i64, i32 }
 );
 
-/// `struct { double; int; }` (16 bytes).
+/// A C `long double` as its bytes (x86-64: the x87 80-bit format in 16 bytes; aarch64:
+/// binary128), ordered exactly, so MAX, MIN, MAXLOC and MINLOC apply; Rust has no
+/// arithmetic of this precision, so SUM and PROD do not.
 #[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
-pub struct DoubleInt {
-    v: f64,
-    i: i32,
-    pad: i32,
-}
-
-/// `struct { long; int; }` (16 bytes).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
-pub struct LongInt {
-    v: i64,
-    i: i32,
-    pad: i32,
-}
-
-loc_pairs!(DoubleInt, LongInt);
-
-/// A C `long double` as its 16 bytes, ordered exactly (MIN, MAX, MINLOC, MAXLOC are
-/// the predefined operations that need no arithmetic; SUM and PROD are refused). Its
-/// format is the platform's: x87 extended precision (a 64-bit significand, then sign and
-/// 15-bit exponent) on x86-64, IEEE binary128 elsewhere (AArch64).
-#[repr(C, align(16))]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
 pub struct LongDouble([u8; 16]);
 
-/// Equal values (+0 and -0 too; a NaN is equal to nothing).
-impl PartialEq for LongDouble {
-    fn eq(&self, other: &Self) -> bool {
-        self.partial_cmp(other) == Some(std::cmp::Ordering::Equal)
+impl LongDouble {
+    /// An integer whose order is the value's (zeros equal; NaNs aside).
+    fn key(self) -> i128 {
+        #[cfg(target_arch = "x86_64")]
+        let (negative, magnitude) = {
+            let [m @ .., s0, s1, _, _, _, _, _, _] = self.0;
+            let se = u16::from_le_bytes([s0, s1]);
+            let mant = u64::from_le_bytes(m);
+            (
+                se >> 15 == 1,
+                (u128::from(se & 0x7fff) << 64) | u128::from(mant),
+            )
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let (negative, magnitude) = {
+            let b = u128::from_le_bytes(self.0);
+            (b >> 127 == 1, b & !(1 << 127))
+        };
+        if negative {
+            -(magnitude as i128)
+        } else {
+            magnitude as i128
+        }
     }
 }
 
-impl LongDouble {
-    /// (negative, magnitude) with magnitudes ordered like the values they stand for;
-    /// None for a NaN.
-    fn key(&self) -> Option<(bool, u128)> {
-        let bits = u128::from_le_bytes(self.0);
-        let (negative, exponent, magnitude, fraction) = if cfg!(target_arch = "x86_64") {
-            let significand = bits as u64;
-            let se = (bits >> 64) as u16;
-            let exponent = se & 0x7fff;
-            let magnitude = (u128::from(exponent) << 64) | u128::from(significand);
-            (
-                se >> 15 == 1,
-                exponent,
-                magnitude,
-                u128::from(significand << 1),
-            )
-        } else {
-            let magnitude = bits & !(1 << 127);
-            let exponent = (magnitude >> 112) as u16;
-            (
-                bits >> 127 == 1,
-                exponent,
-                magnitude,
-                magnitude & ((1 << 112) - 1),
-            )
-        };
-        if exponent == 0x7fff && fraction != 0 {
-            return None;
-        }
-        Some((negative && magnitude != 0, magnitude))
+impl PartialEq for LongDouble {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
     }
 }
 
 impl PartialOrd for LongDouble {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        let ((na, a), (nb, b)) = (self.key()?, other.key()?);
-        Some(match (na, nb) {
-            (false, false) => a.cmp(&b),
-            (true, true) => b.cmp(&a),
-            (true, false) => std::cmp::Ordering::Less,
-            (false, true) => std::cmp::Ordering::Greater,
-        })
+        Some(self.key().cmp(&other.key()))
     }
 }
 
@@ -299,27 +266,18 @@ impl Elem for LongDouble {
         matches!(op, OpKind::Max | OpKind::Min)
     }
     fn combine(op: OpKind, a: &mut Self, b: Self) {
-        let take = match op {
+        let better = match op {
             OpKind::Max => b > *a,
             OpKind::Min => b < *a,
             _ => false,
         };
-        if take {
+        if better {
             *a = b;
         }
     }
 }
 
-/// `struct { long double; int; }` (32 bytes), for MINLOC and MAXLOC.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
-pub struct LongDoubleInt {
-    v: LongDouble,
-    i: i32,
-    pad: [i32; 3],
-}
-
-loc_pairs!(LongDoubleInt);
+pair_elems!(LongDoubleInt { LongDouble, i32 });
 
 /// A predefined operation as a `volpex::Operation` on `T` (checked with
 /// `Elem::supports` before use).
@@ -351,7 +309,7 @@ pub fn check<T: Elem>(op: &Op, type_name: &str) -> Result<()> {
 }
 
 /// Calls `$f::<T>($args)` with `T` the Rust type of primitive `$prim`; `$opaque` is the
-/// value for an opaque type (long double), on which no operation is defined.
+/// value for an opaque type (half or quad precision), on which no operation is defined.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! with_elem {
@@ -365,6 +323,7 @@ macro_rules! with_elem {
             $crate::datatype::Prim::U32 => $f::<u32>($($args),*),
             $crate::datatype::Prim::I64 => $f::<i64>($($args),*),
             $crate::datatype::Prim::U64 => $f::<u64>($($args),*),
+            $crate::datatype::Prim::I128 => $f::<i128>($($args),*),
             $crate::datatype::Prim::F32 => $f::<f32>($($args),*),
             $crate::datatype::Prim::F64 => $f::<f64>($($args),*),
             $crate::datatype::Prim::CF32 => $f::<$crate::op::Cf32>($($args),*),
@@ -393,32 +352,43 @@ mod tests {
 
     #[test]
     fn minloc_takes_the_lower_index_on_ties() {
-        let mut a = [DoubleInt {
-            v: 2.0,
-            i: 3,
-            pad: 0,
-        }];
-        Predef(OpKind::MinLoc).combine(
-            &mut a,
-            &[DoubleInt {
-                v: 2.0,
-                i: 1,
-                pad: 0,
-            }],
-        );
-        assert_eq!(a[0].i, 1);
-        Predef(OpKind::MinLoc).combine(
-            &mut a,
-            &[DoubleInt {
-                v: 5.0,
-                i: 0,
-                pad: 0,
-            }],
-        );
-        assert_eq!((a[0].v, a[0].i), (2.0, 1));
+        let mut a = [DoubleInt { v: 2.0, i: 3 }];
+        Predef(OpKind::MinLoc).combine(&mut a, &[DoubleInt { v: 2.0, i: 1 }]);
+        assert_eq!({ a[0].i }, 1);
+        Predef(OpKind::MinLoc).combine(&mut a, &[DoubleInt { v: 5.0, i: 0 }]);
+        assert_eq!(({ a[0].v }, { a[0].i }), (2.0, 1));
         let mut m = [TwoInt { v: 1, i: 9 }];
         Predef(OpKind::MaxLoc).combine(&mut m, &[TwoInt { v: 7, i: 4 }]);
-        assert_eq!((m[0].v, m[0].i), (7, 4));
+        assert_eq!(({ m[0].v }, { m[0].i }), (7, 4));
+    }
+
+    #[test]
+    fn long_doubles_order_exactly() {
+        // 1.0, 2.0 and -3.0 as x87 values (or binary128 elsewhere), from C.
+        let ld = |v: f64| -> LongDouble {
+            let mut b = [0u8; 16];
+            if cfg!(target_arch = "x86_64") {
+                let bits = v.to_bits();
+                let exp = ((bits >> 52) & 0x7ff) as u16 + 16383 - 1023;
+                let sign = ((bits >> 63) as u16) << 15;
+                let mant = (1u64 << 63) | ((bits & ((1 << 52) - 1)) << 11);
+                b[..8].copy_from_slice(&mant.to_le_bytes());
+                b[8..10].copy_from_slice(&(sign | exp).to_le_bytes());
+            } else {
+                let bits = v.to_bits() as u128;
+                let exp = ((bits >> 52) & 0x7ff) + 16383 - 1023;
+                let q = ((bits >> 63) << 127) | (exp << 112) | ((bits & ((1 << 52) - 1)) << 60);
+                b = q.to_le_bytes();
+            }
+            LongDouble(b)
+        };
+        let mut a = [ld(1.0), ld(-3.0)];
+        Predef(OpKind::Max).combine(&mut a, &[ld(2.0), ld(-2.5)]);
+        assert!(a[0] == ld(2.0) && a[1] == ld(-2.5));
+        let mut p = [LongDoubleInt { v: ld(1.0), i: 4 }];
+        Predef(OpKind::MinLoc).combine(&mut p, &[LongDoubleInt { v: ld(-3.0), i: 7 }]);
+        assert_eq!({ p[0].i }, 7);
+        assert!(!LongDouble::supports(OpKind::Sum));
     }
 
     #[test]
@@ -427,40 +397,6 @@ mod tests {
         assert_eq!(std::mem::size_of::<ShortInt>(), Prim::ShortInt.size());
         assert_eq!(std::mem::size_of::<LongInt>(), Prim::LongInt.size());
         assert_eq!(std::mem::size_of::<Cf64>(), Prim::CF64.size());
-    }
-
-    #[test]
-    #[cfg(target_arch = "x86_64")]
-    fn long_doubles_compare_exactly() {
-        // x87: significand (explicit integer bit), then sign and exponent (bias 16383).
-        let ld = |neg: bool, exp: u16, sig: u64| {
-            let mut b = [0u8; 16];
-            b[..8].copy_from_slice(&sig.to_le_bytes());
-            b[8..10].copy_from_slice(&((u16::from(neg) << 15) | exp).to_le_bytes());
-            LongDouble(b)
-        };
-        let one = ld(false, 16383, 1 << 63);
-        let one_and_a_bit = ld(false, 16383, (1 << 63) | 1);
-        let two = ld(false, 16384, 1 << 63);
-        let minus_two = ld(true, 16384, 1 << 63);
-        let zero = ld(false, 0, 0);
-        let minus_zero = ld(true, 0, 0);
-        let nan = ld(false, 0x7fff, 3 << 62);
-        assert!(one < one_and_a_bit && one_and_a_bit < two && minus_two < zero);
-        assert_eq!(
-            zero.partial_cmp(&minus_zero),
-            Some(std::cmp::Ordering::Equal)
-        );
-        assert!(nan.partial_cmp(&one).is_none());
-        let mut m = one;
-        LongDouble::combine(OpKind::Max, &mut m, two);
-        LongDouble::combine(OpKind::Min, &mut m, minus_two);
-        assert_eq!(m.0, minus_two.0);
-        assert_eq!(
-            std::mem::size_of::<LongDoubleInt>(),
-            Prim::LongDoubleInt.size()
-        );
-        assert!(!LongDouble::supports(OpKind::Sum));
     }
 
     #[test]

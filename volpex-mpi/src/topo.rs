@@ -125,11 +125,8 @@ pub fn register(comm: c_int, new: Option<Communicator>, topo: Topology) -> Resul
     state::with(|s| {
         let errhandler = s.comms.get(comm)?.errhandler;
         Ok(s.comms.insert(CommEntry {
-            comm: new,
-            errhandler,
-            name: String::new(),
             topo: Some(topo),
-            attrs: Vec::new(),
+            ..CommEntry::intra(new, errhandler, "")
         }))
     })
 }
@@ -221,7 +218,7 @@ pub fn dims_create(nnodes: c_int, dims: &mut [c_int]) -> Result<()> {
 /// MPI_Cart_create: a communicator of the first `prod(dims)` ranks of `comm` with the
 /// grid; MPI_COMM_NULL at the others.
 pub fn cart_create(comm: c_int, cart: Cart) -> Result<c_int> {
-    let c = state::comm(comm)?;
+    let c = state::intra(comm, "MPI_Cart_create")?;
     let n = cart.size();
     if cart.dims.iter().any(|&d| d <= 0) || n > c.size() {
         return Err(MpiError::new(

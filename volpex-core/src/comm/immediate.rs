@@ -167,7 +167,7 @@ impl Communicator {
         let lane = (n % IMMEDIATE_LANES) as usize;
         let ctx = self.lanes.lanes[lane].comm.get_or_init(|| {
             let id = derive_id(self.id, lane as u32, b"immediate lane");
-            match self.derived(id, self.members.world.clone()) {
+            match self.named(id, self.members.world.clone()) {
                 Some(c) => c,
                 None => unreachable!("a process is always a member of its communicator"),
             }

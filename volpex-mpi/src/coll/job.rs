@@ -68,15 +68,99 @@ impl Piece {
 
     /// Whether it holds data (a piece without any may lie anywhere, even outside the
     /// buffer's memory).
-    fn has_data(&self) -> bool {
+    pub fn has_data(&self) -> bool {
         self.dt.size > 0 && self.count > 0
     }
 }
 
 /// A send buffer and its pieces (the `w` forms: a datatype per piece).
-pub type Pieced<'a> = (Buf<'a>, Vec<Piece>);
+pub type Pieced<'a> = (Source<'a>, Vec<Piece>);
 /// A receive buffer and its pieces.
 pub type PiecedMut<'a> = (BufMut<'a>, Vec<Piece>);
+
+/// A send buffer as a collective reads it (`ffi::raw::source` makes it): the program's
+/// memory, or, when the send buffer's extent overlaps the receive buffer's without
+/// sharing a byte with it (MPI-3.1 section 3.10 allows that: two strided datatypes may
+/// interleave), a packed copy of the pieces the call sends, taken at the call before the
+/// receive buffer was made. The job then owns its input, and no slice over the send
+/// buffer's memory ever aliases the receive buffer.
+pub enum Source<'a> {
+    /// The program's memory.
+    Memory(Buf<'a>),
+    /// The data of `pieces`, each at its offset in `data`.
+    Copy {
+        /// The pieces' data, one after the other.
+        data: Vec<u8>,
+        /// Each piece copied (those with data) and where its data starts.
+        pieces: Vec<(Piece, usize)>,
+        /// The buffer's datatype (of the `w` forms: one of the pieces').
+        dt: Arc<Datatype>,
+    },
+}
+
+impl<'a> Source<'a> {
+    /// The buffer's datatype.
+    pub fn dt(&self) -> &Arc<Datatype> {
+        match self {
+            Source::Memory(b) => &b.dt,
+            Source::Copy { dt, .. } => dt,
+        }
+    }
+
+    /// The data of the first `count` elements.
+    pub fn first(self, count: usize) -> Result<Cow<'a, [u8]>> {
+        let p = Piece::elements(self.dt(), 0, count)?;
+        self.pack(std::slice::from_ref(&p))
+    }
+
+    /// The data of `pieces`, one after the other (see `pack`).
+    pub fn pack(self, pieces: &[Piece]) -> Result<Cow<'a, [u8]>> {
+        let (data, copied) = match self {
+            Source::Memory(b) => return pack(&b, pieces),
+            Source::Copy { data, pieces, .. } => (data, pieces),
+        };
+        let wanted: Vec<&Piece> = pieces.iter().filter(|p| p.has_data()).collect();
+        if wanted.len() == copied.len() && wanted.iter().zip(&copied).all(|(w, (c, _))| w.is(c)) {
+            return Ok(Cow::Owned(data));
+        }
+        let mut out = Vec::new();
+        for p in wanted {
+            out.extend_from_slice(copied_part(&data, &copied, p)?);
+        }
+        Ok(Cow::Owned(out))
+    }
+}
+
+impl Piece {
+    /// Whether it is `other`: the same elements of the same datatype.
+    fn is(&self, other: &Piece) -> bool {
+        self.at == other.at && self.count == other.count && Arc::ptr_eq(&self.dt, &other.dt)
+    }
+}
+
+/// The data of piece `p` in a copy of `copied` pieces: a run of elements of one of them.
+fn copied_part<'d>(data: &'d [u8], copied: &[(Piece, usize)], p: &Piece) -> Result<&'d [u8]> {
+    let len = p.bytes()?;
+    for (c, start) in copied.iter().filter(|(c, _)| Arc::ptr_eq(&c.dt, &p.dt)) {
+        let (ext, d) = (c.dt.extent, p.at - c.at);
+        let skip = match d {
+            0 => 0,
+            _ if ext != 0 && d % ext == 0 && d / ext > 0 => (d / ext) as usize,
+            _ => continue,
+        };
+        if skip.checked_add(p.count).is_none_or(|end| end > c.count) {
+            continue;
+        }
+        let from = start + c.dt.bytes_of(skip)?;
+        if let Some(part) = data.get(from..from + len) {
+            return Ok(part);
+        }
+    }
+    Err(MpiError::new(
+        class::INTERN,
+        "a send piece missing from its copy",
+    ))
+}
 
 /// The pieces of blocks (first element, count) of one datatype.
 pub fn pieces(dt: &Arc<Datatype>, blocks: &[(i128, usize)]) -> Result<Vec<Piece>> {
@@ -94,11 +178,7 @@ pub fn pack<'a>(buf: &Buf<'a>, pieces: &[Piece]) -> Result<Cow<'a, [u8]>> {
     }
     let mut out = Vec::new();
     for p in pieces.iter().filter(|p| p.has_data()) {
-        let b = Buf {
-            mem: buf.mem,
-            origin: buf.origin + p.at,
-            dt: p.dt.clone(),
-        };
+        let b = Buf::new(buf.mem, buf.origin + p.at, p.dt.clone());
         out.extend_from_slice(&b.bytes(0, p.count)?);
     }
     Ok(Cow::Owned(out))
@@ -173,11 +253,7 @@ impl<'a> Output<'a> {
 
     /// The current data of the pieces, packed.
     fn current(&self) -> Result<Vec<u8>> {
-        let b = Buf {
-            mem: self.buf.mem,
-            origin: self.buf.origin,
-            dt: self.buf.dt.clone(),
-        };
+        let b = Buf::new(self.buf.mem, self.buf.origin, self.buf.dt.clone());
         Ok(pack(&b, &self.pieces)?.into_owned())
     }
 

@@ -14,12 +14,11 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::os::raw::c_int;
 
-use crate::datatype::Buf;
 use crate::error::{MpiError, Result};
 use crate::handles::{class, PROC_NULL};
 use crate::topo::{self, Neighbor};
 
-use super::job::{self, pack, Job, Output, Piece, PiecedMut};
+use super::job::{self, Job, Output, Piece, PiecedMut, Source};
 use super::lengths;
 
 /// The neighbours of this rank in communicator `comm`'s topology.
@@ -32,9 +31,9 @@ pub fn neighbors(comm: c_int) -> Result<topo::Neighbors> {
 /// for all of them (`Same`, the all-gathers).
 pub enum Sends<'a> {
     /// Block j goes to destination j.
-    Each(Buf<'a>, Vec<Piece>),
+    Each(Source<'a>, Vec<Piece>),
     /// The same block goes to every destination.
-    Same(Buf<'a>, Piece),
+    Same(Source<'a>, Piece),
 }
 
 /// A message out: its destination, its slot and its bytes in the packed input.
@@ -50,7 +49,7 @@ pub fn exchange<'a>(comm: c_int, sends: Sends<'a>, (recv, rps): PiecedMut<'a>) -
     // The messages out: (rank, slot, bytes of the packed input).
     let (input, out): (Cow<'a, [u8]>, Vec<Out>) = match sends {
         Sends::Same(buf, piece) => {
-            let data = pack(&buf, std::slice::from_ref(&piece))?;
+            let data = buf.pack(std::slice::from_ref(&piece))?;
             let all = 0..data.len();
             let out = nb
                 .destinations
@@ -71,7 +70,7 @@ pub fn exchange<'a>(comm: c_int, sends: Sends<'a>, (recv, rps): PiecedMut<'a>) -
                 out.push((r, slot, at..at + len));
                 at += len;
             }
-            (pack(&buf, &sps)?, out)
+            (buf.pack(&sps)?, out)
         }
     };
     // The messages in: (rank, slot, length), into the live sources' pieces in order.

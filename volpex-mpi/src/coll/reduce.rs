@@ -94,7 +94,10 @@ impl Combiner {
             defined(&o, &dt.name),
             Err(MpiError::new(
                 class::OP,
-                format!("{} is not defined on {} (long double)", o.name, dt.name),
+                format!(
+                    "{} is not defined on {} (half or quad precision)",
+                    o.name, dt.name
+                ),
             ))
         )?;
         Ok(Combiner::Predefined { kind: o.kind, prim })
@@ -132,10 +135,10 @@ impl Combiner {
     }
 }
 
-/// What a predefined operation on an opaque type (long double) would meet, which
-/// `Combiner::new` refuses first.
+/// What a predefined operation on an opaque type (half or quad precision) would meet,
+/// which `Combiner::new` refuses first.
 fn no_operation() -> volpex::Error {
-    volpex::Error::Usage("no predefined operation is defined on long double")
+    volpex::Error::Usage("no predefined operation is defined on half or quad precision")
 }
 
 /// `bytes` as elements of `T`, borrowed when aligned.
@@ -261,11 +264,11 @@ impl volpex::Operation<u8> for Packed {
             n,
             self.dt.handle,
         );
-        let image = crate::datatype::Buf {
-            mem: bytemuck::cast_slice(&inout),
-            origin: origin as isize,
-            dt: self.dt.clone(),
-        };
+        let image = crate::datatype::Buf::new(
+            bytemuck::cast_slice(&inout),
+            origin as isize,
+            self.dt.clone(),
+        );
         if let Ok(packed) = image.bytes(0, n) {
             lhs.copy_from_slice(&packed);
         }

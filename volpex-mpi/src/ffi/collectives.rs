@@ -2,24 +2,37 @@
 //! process topologies (section 7.6), local reductions and user operations. Each
 //! collective is one body, which turns its C arguments into a `coll::job::Job`, and
 //! `collective!` exports it twice: the blocking function runs the job, the immediate one
-//! (section 5.12: the same arguments and a request) starts it. Never keeps a pointer past
-//! the call except an immediate call's receive buffer, which its request holds.
+//! (section 5.12: the same arguments and a request) starts it. On an inter-communicator
+//! (section 5.2.2) both forms hand their arguments to `intercomm` instead, where the
+//! collective has an `inter` clause; the others are not defined there (MPI_ERR_COMM).
+//! Never keeps a pointer past the call except an immediate call's receive buffer, which
+//! its request holds.
 
+use volpex::InterCommunicator;
+
+use super::intercomm::{self, Req};
 use super::*;
-use crate::coll::job::{self, Job, Piece, Pieced, PiecedMut};
+use crate::coll::job::{self, Job, Piece, Pieced, PiecedMut, Source};
 use crate::coll::neighbor::{self, Sends};
-use crate::datatype::{Buf, BufMut};
+use crate::datatype::BufMut;
 
 /// Exports a collective's blocking form `$blocking` and immediate form `$immediate`
 /// from one body, which turns the blocking form's arguments into the job: the blocking
-/// form runs it, the immediate one starts it.
+/// form runs it, the immediate one starts it. On an inter-communicator the `inter`
+/// clause runs instead, with `$ic` the inter-communicator and `$req` where an immediate
+/// call's request goes (None for the blocking form); without one, MPI_ERR_COMM.
 macro_rules! collective {
     ($(
-        $blocking:ident / $immediate:ident($($arg:ident: $ty:ty),* ; $comm:ident) $body:block
+        $blocking:ident / $immediate:ident($($arg:ident: $ty:ty),* ; $comm:ident)
+        $(inter($ic:ident, $req:ident) $inter:block)?
+        $body:block
     )*) => {$(
         #[no_mangle]
         pub unsafe extern "C" fn $blocking($($arg: $ty,)* $comm: Comm) -> c_int {
             guard(stringify!($blocking), $comm, || {
+                if let Some(ic) = state::inter($comm)? {
+                    return on_inter!(stringify!($blocking), ic, None $(, $ic, $req, $inter)?);
+                }
                 // The caller's arguments are valid for the call, which the job does not
                 // outlive (it runs to completion here).
                 let job: Result<Job<'_>> = $body;
@@ -34,6 +47,11 @@ macro_rules! collective {
             request: *mut c_int,
         ) -> c_int {
             guard(stringify!($immediate), $comm, || {
+                if let Some(ic) = state::inter($comm)? {
+                    return on_inter!(
+                        stringify!($immediate), ic, Some(request) $(, $ic, $req, $inter)?
+                    );
+                }
                 // SAFETY: `request` is the call's output argument.
                 let out = unsafe { raw::out(request, "request") }?;
                 // The caller's buffers stay valid and its receive buffer untouched until
@@ -47,22 +65,52 @@ macro_rules! collective {
     )*};
 }
 
+/// A collective on inter-communicator `$found`: its `inter` clause with `$ic` and `$req`
+/// bound, or MPI_ERR_COMM without one (MPI-3.1 section 5.2.2 lists the collectives an
+/// inter-communicator has).
+macro_rules! on_inter {
+    ($name:expr, $found:ident, $request:expr) => {{
+        let _: (&InterCommunicator, Req) = (&$found, $request);
+        Err(MpiError::new(
+            class::COMM,
+            format!("{} is not defined on inter-communicators", $name),
+        ))
+    }};
+    ($name:expr, $found:ident, $request:expr, $ic:ident, $req:ident, $inter:block) => {{
+        let $ic: &InterCommunicator = &$found;
+        let $req: Req = $request;
+        $inter
+    }};
+}
+
 collective! {
-    MPI_Barrier / MPI_Ibarrier(; comm) {
+    MPI_Barrier / MPI_Ibarrier(; comm) inter(ic, request) {
+        intercomm::barrier(comm, ic, request)
+    } {
         coll::barrier(comm)
     }
-    MPI_Bcast / MPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: Dtype, root: c_int; comm) {
+    MPI_Bcast / MPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: Dtype, root: c_int; comm)
+    inter(ic, request) {
+        let args = (buffer, count, datatype, root);
+        // SAFETY: the call's arguments; an immediate call's buffer is the request's until
+        // it completes (MPI-3.1 section 5.12).
+        unsafe { intercomm::bcast(comm, ic, args, request) }
+    } {
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let r = side(buffer, &t, &[(0, n)], false)?;
         // SAFETY: `count` elements of `datatype`, read at the root, written elsewhere.
         let (_, b) = unsafe { buffers(None, r) }?;
-        let b = b.ok_or_else(|| MpiError::new(class::INTERN, "no buffer"))?;
+        let (b, _) = b.ok_or_else(no_buffer)?;
         coll::bcast(comm, b, n, root)
     }
     MPI_Reduce / MPI_Ireduce(
         sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Dtype, op: c_int,
         root: c_int; comm
-    ) {
+    ) inter(ic, request) {
+        let args = (sendbuf, recvbuf, count, datatype, op, root);
+        // SAFETY: the call's arguments (and an immediate call's until it completes).
+        unsafe { intercomm::reduce(comm, ic, args, request) }
+    } {
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let at_root = comm::rank(comm)? == root;
         let counts = (n, at_root.then_some(n));
@@ -73,7 +121,12 @@ collective! {
     MPI_Reduce_scatter_block / MPI_Ireduce_scatter_block(
         sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: Dtype,
         op: c_int; comm
-    ) {
+    ) inter(ic, request) {
+        let counts = vec![cnt(recvcount)?; ic.size() as usize];
+        let args = (sendbuf, recvbuf, counts, datatype, op);
+        // SAFETY: the call's buffers (and an immediate call's until it completes).
+        unsafe { intercomm::reduce_scatter(comm, ic, args, request) }
+    } {
         let (t, n) = (dt(datatype)?, cnt(recvcount)?);
         let all = times(n, size_of_comm(comm)?)?;
         // SAFETY: size x recvcount elements to send, recvcount (or, in place, all) to
@@ -84,7 +137,13 @@ collective! {
     MPI_Reduce_scatter / MPI_Ireduce_scatter(
         sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Dtype,
         op: c_int; comm
-    ) {
+    ) inter(ic, request) {
+        // SAFETY: one count per process of the local group (MPI-3.1 section 5.10.2).
+        let counts = unsafe { counts_of(recvcounts, ic.size() as usize, "recvcounts") }?;
+        let args = (sendbuf, recvbuf, counts, datatype, op);
+        // SAFETY: the call's buffers (and an immediate call's until it completes).
+        unsafe { intercomm::reduce_scatter(comm, ic, args, request) }
+    } {
         let t = dt(datatype)?;
         // SAFETY: one count per rank (MPI-3.1 section 5.10.2).
         let counts = unsafe { counts_of(recvcounts, size_of_comm(comm)?, "recvcounts") }?;
@@ -98,7 +157,12 @@ collective! {
     MPI_Gather / MPI_Igather(
         sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
         recvcount: c_int, recvtype: Dtype, root: c_int; comm
-    ) {
+    ) inter(ic, request) {
+        let send = (sendbuf, sendcount, sendtype);
+        let recv = (recvbuf, recvcount, None, recvtype);
+        // SAFETY: the call's arguments (and an immediate call's until it completes).
+        unsafe { intercomm::gather(comm, ic, send, recv, root, request) }
+    } {
         let at_root = comm::rank(comm)? == root;
         let send = counted(sendbuf, (sendcount, sendtype), at_root)?;
         let recv = match at_root {
@@ -113,7 +177,14 @@ collective! {
     MPI_Gatherv / MPI_Igatherv(
         sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
         recvcounts: *const c_int, displs: *const c_int, recvtype: Dtype, root: c_int; comm
-    ) {
+    ) inter(ic, request) {
+        // SAFETY: at the root, one count and displacement per remote process.
+        let bl = unsafe { intercomm::root_blocks(ic, root, recvcounts, displs) }?;
+        let send = (sendbuf, sendcount, sendtype);
+        let recv = (recvbuf, 0, bl, recvtype);
+        // SAFETY: the call's arguments (and an immediate call's until it completes).
+        unsafe { intercomm::gather(comm, ic, send, recv, root, request) }
+    } {
         let (at_root, size) = (comm::rank(comm)? == root, size_of_comm(comm)?);
         let send = counted(sendbuf, (sendcount, sendtype), at_root)?;
         let recv = match at_root {
@@ -128,7 +199,12 @@ collective! {
     MPI_Scatter / MPI_Iscatter(
         sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
         recvcount: c_int, recvtype: Dtype, root: c_int; comm
-    ) {
+    ) inter(ic, request) {
+        let send = (sendbuf, sendcount, None, sendtype);
+        let recv = (recvbuf, recvcount, recvtype);
+        // SAFETY: the call's arguments (and an immediate call's until it completes).
+        unsafe { intercomm::scatter(comm, ic, send, recv, root, request) }
+    } {
         let at_root = comm::rank(comm)? == root;
         let send = match at_root {
             true => Some(per_rank(sendbuf, (sendcount, sendtype), size_of_comm(comm)?)?),
@@ -143,7 +219,14 @@ collective! {
     MPI_Scatterv / MPI_Iscatterv(
         sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Dtype,
         recvbuf: *mut c_void, recvcount: c_int, recvtype: Dtype, root: c_int; comm
-    ) {
+    ) inter(ic, request) {
+        // SAFETY: at the root, one count and displacement per remote process.
+        let bl = unsafe { intercomm::root_blocks(ic, root, sendcounts, displs) }?;
+        let send = (sendbuf, 0, bl, sendtype);
+        let recv = (recvbuf, recvcount, recvtype);
+        // SAFETY: the call's arguments (and an immediate call's until it completes).
+        unsafe { intercomm::scatter(comm, ic, send, recv, root, request) }
+    } {
         let (at_root, size) = (comm::rank(comm)? == root, size_of_comm(comm)?);
         let send = match at_root {
             // SAFETY: one count and displacement per rank at the root (MPI-3.1 5.6).
@@ -158,7 +241,12 @@ collective! {
     MPI_Allgather / MPI_Iallgather(
         sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
         recvcount: c_int, recvtype: Dtype; comm
-    ) {
+    ) inter(ic, request) {
+        let send = (sendbuf, sendcount, sendtype);
+        let recv = (recvbuf, recvcount, None, recvtype);
+        // SAFETY: the call's arguments (and an immediate call's until it completes).
+        unsafe { intercomm::allgather(comm, ic, send, recv, request) }
+    } {
         let send = counted(sendbuf, (sendcount, sendtype), true)?;
         let recv = per_rank(recvbuf, (recvcount, recvtype), size_of_comm(comm)?)?;
         // SAFETY: sendcount elements to send, room for size x recvcount (MPI-3.1 5.7).
@@ -168,7 +256,14 @@ collective! {
     MPI_Allgatherv / MPI_Iallgatherv(
         sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
         recvcounts: *const c_int, displs: *const c_int, recvtype: Dtype; comm
-    ) {
+    ) inter(ic, request) {
+        // SAFETY: one count and displacement per remote process.
+        let bl = unsafe { intercomm::remote_blocks(ic, recvcounts, displs) }?;
+        let send = (sendbuf, sendcount, sendtype);
+        let recv = (recvbuf, 0, Some(bl), recvtype);
+        // SAFETY: the call's arguments (and an immediate call's until it completes).
+        unsafe { intercomm::allgather(comm, ic, send, recv, request) }
+    } {
         let send = counted(sendbuf, (sendcount, sendtype), true)?;
         let size = size_of_comm(comm)?;
         // SAFETY: one count and displacement per rank (MPI-3.1 section 5.7).
@@ -180,7 +275,12 @@ collective! {
     MPI_Alltoall / MPI_Ialltoall(
         sendbuf: *const c_void, sendcount: c_int, sendtype: Dtype, recvbuf: *mut c_void,
         recvcount: c_int, recvtype: Dtype; comm
-    ) {
+    ) inter(ic, request) {
+        let send = (sendbuf, sendcount, None, sendtype);
+        let recv = (recvbuf, recvcount, None, recvtype);
+        // SAFETY: the call's arguments (and an immediate call's until it completes).
+        unsafe { intercomm::alltoall(comm, ic, send, recv, request) }
+    } {
         let size = size_of_comm(comm)?;
         let send = match raw::in_place(sendbuf) {
             true => None,
@@ -195,7 +295,19 @@ collective! {
         sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Dtype,
         recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int,
         recvtype: Dtype; comm
-    ) {
+    ) inter(ic, request) {
+        // SAFETY: one count and displacement per remote process on each side.
+        let (sbl, rbl) = unsafe {
+            (
+                intercomm::remote_blocks(ic, sendcounts, sdispls)?,
+                intercomm::remote_blocks(ic, recvcounts, rdispls)?,
+            )
+        };
+        let send = (sendbuf, 0, Some(sbl), sendtype);
+        let recv = (recvbuf, 0, Some(rbl), recvtype);
+        // SAFETY: the call's arguments (and an immediate call's until it completes).
+        unsafe { intercomm::alltoall(comm, ic, send, recv, request) }
+    } {
         let size = size_of_comm(comm)?;
         // SAFETY: one count and displacement per rank on each side (MPI-3.1 section 5.8).
         let (send, recv) = unsafe {
@@ -212,7 +324,13 @@ collective! {
         sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
         sendtypes: *const Dtype, recvbuf: *mut c_void, recvcounts: *const c_int,
         rdispls: *const c_int, recvtypes: *const Dtype; comm
-    ) {
+    ) inter(ic, request) {
+        let send = (sendbuf, sendcounts, sdispls, sendtypes);
+        let recv = (recvbuf, recvcounts, rdispls, recvtypes);
+        // SAFETY: the call's arguments, one entry per remote process in each array (and an
+        // immediate call's buffers until it completes).
+        unsafe { intercomm::alltoallw(comm, ic, send, recv, request) }
+    } {
         let size = size_of_comm(comm)?;
         // SAFETY: one count, byte displacement and datatype per rank on each side (MPI-3.1
         // section 5.8).
@@ -235,7 +353,7 @@ collective! {
         let send = side(sendbuf, &st, &[(0, sn)], false)?.ok_or_else(no_buffer)?;
         let recv = neighbor_side(recvbuf, (recvcount, recvtype), indegree)?;
         // SAFETY: sendcount elements to send, recvcount from each source (MPI-3.1 7.6.1).
-        let ((s, mut sp), r) = unsafe { neighbor_pieces((send, vec![(0, sn)]), recv) }?;
+        let ((s, mut sp), r) = unsafe { neighbor_pieces(send, recv) }?;
         let piece = sp.pop().ok_or_else(no_buffer)?;
         neighbor::exchange(comm, Sends::Same(s, piece), r)
     }
@@ -247,10 +365,11 @@ collective! {
         let (st, sn) = (dt(sendtype)?, cnt(sendcount)?);
         let send = side(sendbuf, &st, &[(0, sn)], false)?.ok_or_else(no_buffer)?;
         // SAFETY: one count and displacement per source (MPI-3.1 section 7.6.1).
-        let recv = unsafe { v_side(recvbuf, (recvcounts, displs, recvtype), indegree, false) }?
-            .ok_or_else(no_recv)?;
+        let (recv, _) =
+            unsafe { v_side(recvbuf, (recvcounts, displs, recvtype), indegree, false) }?
+                .ok_or_else(no_recv)?;
         // SAFETY: sendcount elements to send, the blocks at their displacements.
-        let ((s, mut sp), r) = unsafe { neighbor_pieces((send, vec![(0, sn)]), recv) }?;
+        let ((s, mut sp), r) = unsafe { neighbor_pieces(send, recv) }?;
         let piece = sp.pop().ok_or_else(no_buffer)?;
         neighbor::exchange(comm, Sends::Same(s, piece), r)
     }
@@ -280,9 +399,10 @@ collective! {
                 v_side(recvbuf, (recvcounts, rdispls, recvtype), indegree, false)?,
             )
         };
-        let send = send.ok_or_else(|| MpiError::new(class::BUFFER, "no send buffer"))?;
+        let (send, _) = send.ok_or_else(no_buffer)?;
+        let (recv, _) = recv.ok_or_else(no_recv)?;
         // SAFETY: the blocks at their displacements in each buffer.
-        let ((s, sp), r) = unsafe { neighbor_pieces(send, recv.ok_or_else(no_recv)?) }?;
+        let ((s, sp), r) = unsafe { neighbor_pieces(send, recv) }?;
         neighbor::exchange(comm, Sends::Each(s, sp), r)
     }
     MPI_Neighbor_alltoallw / MPI_Ineighbor_alltoallw(
@@ -307,14 +427,19 @@ collective! {
 }
 
 /// Exports the reductions with `count` elements on each side (MPI_Allreduce, MPI_Scan,
-/// MPI_Exscan and their immediate forms), each made by `coll::$f`.
+/// MPI_Exscan and their immediate forms), each made by `coll::$f`; on an
+/// inter-communicator by `intercomm::$inter` where it has one.
 macro_rules! whole_reductions {
-    ($($blocking:ident / $immediate:ident = $f:ident;)*) => {
+    ($($blocking:ident / $immediate:ident = $f:ident $(, inter $inter:ident)?;)*) => {
         collective! {$(
             $blocking / $immediate(
                 sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Dtype,
                 op: c_int; comm
-            ) {
+            ) $(inter(ic, request) {
+                let args = (sendbuf, recvbuf, count, datatype, op);
+                // SAFETY: the call's arguments (and an immediate call's until it completes).
+                unsafe { intercomm::$inter(comm, ic, args, request) }
+            })? {
                 // SAFETY: the call's own arguments.
                 unsafe { whole(coll::$f, (sendbuf, recvbuf), count, datatype, op, comm) }
             }
@@ -323,15 +448,21 @@ macro_rules! whole_reductions {
 }
 
 whole_reductions! {
-    MPI_Allreduce / MPI_Iallreduce = allreduce;
+    MPI_Allreduce / MPI_Iallreduce = allreduce, inter allreduce;
     MPI_Scan / MPI_Iscan = scan;
     MPI_Exscan / MPI_Iexscan = exscan;
 }
 
 // ---- What the bodies share ----
 
-/// A buffer argument before it becomes a buffer: its memory and datatype.
-type Side = (Region, Arc<Datatype>);
+/// A buffer argument before it becomes a buffer: its memory, its datatype (of the `w`
+/// forms, one of the pieces' own, never used) and the pieces of it the call sends or
+/// receives.
+struct Side {
+    region: Region,
+    dt: Arc<Datatype>,
+    pieces: Vec<Piece>,
+}
 
 /// The memory of `blocks` of `t` at `p`, None where `p` is MPI_IN_PLACE and that is
 /// allowed here (`in_place_ok`).
@@ -344,27 +475,39 @@ fn side(
     if in_place_ok && raw::in_place(p) {
         return Ok(None);
     }
-    Ok(Some((raw::region(p, t, blocks)?, t.clone())))
+    Ok(Some(Side {
+        region: raw::region(p, t, blocks)?,
+        dt: t.clone(),
+        pieces: job::pieces(t, blocks)?,
+    }))
 }
 
-/// The send and receive buffers of a call, once their memory is checked not to overlap
-/// (MPI-3.1 section 2.3; MPI_IN_PLACE is the way to reuse one).
+/// The send and receive buffers of a call, with their pieces. They may share no byte
+/// (MPI-3.1 sections 2.3 and 3.10; MPI_IN_PLACE is the way to reuse one), but their
+/// extents may interleave: the send buffer is then copied before the receive buffer
+/// exists (`raw::source`), so no two slices alias.
 ///
 /// # Safety
-/// Each side's region must come from `raw::region` for the call's own pointer, count
-/// and datatype, which by the MPI standard describe memory readable (send) or writable
-/// (receive) for `'a`: the call, or until an immediate call's request completes.
+/// Each side's region must come from `raw::region` or `raw::pieces_region` for the
+/// call's own pointer, counts and datatypes, which by the MPI standard describe memory
+/// readable (send) or writable (receive) for `'a`: the call, or until an immediate
+/// call's request completes.
 unsafe fn buffers<'a>(
     send: Option<Side>,
     recv: Option<Side>,
-) -> Result<(Option<Buf<'a>>, Option<BufMut<'a>>)> {
-    if let (Some(s), Some(r)) = (&send, &recv) {
-        raw::disjoint(&s.0, &r.0)?;
-    }
-    // SAFETY: forwarded contract; the two regions are disjoint (checked).
-    let s = send.map(|(r, t)| unsafe { raw::read(r, t) });
-    // SAFETY: as above.
-    let r = recv.map(|(r, t)| unsafe { raw::write(r, t) });
+) -> Result<(Option<Pieced<'a>>, Option<PiecedMut<'a>>)> {
+    let s = match send {
+        Some(Side { region, dt, pieces }) => {
+            let beside = recv.as_ref().map(|r| (&r.region, &r.pieces[..]));
+            // SAFETY: forwarded contract; the receive buffer is made after this.
+            let source = unsafe { raw::source(region, dt, &pieces, beside) }?;
+            Some((source, pieces))
+        }
+        None => None,
+    };
+    // SAFETY: forwarded contract; the send side reads memory apart from this region, or
+    // its own copy (`raw::source`).
+    let r = recv.map(|r| (unsafe { raw::write(r.region, r.dt) }, r.pieces));
     Ok((s, r))
 }
 
@@ -405,9 +548,9 @@ unsafe fn counts_of(counts: *const c_int, n: usize, what: &str) -> Result<Vec<us
         .collect()
 }
 
-/// The pieces of a `w` side (MPI_Alltoallw, MPI_Neighbor_alltoallw): for each of `n`
-/// blocks its count, byte displacement and datatype, and the memory they take at `p`
-/// (None: MPI_IN_PLACE, where `in_place_ok`).
+/// A `w` side (MPI_Alltoallw, MPI_Neighbor_alltoallw): for each of `n` blocks its
+/// count, byte displacement and datatype, and the memory they take at `p` (None:
+/// MPI_IN_PLACE, where `in_place_ok`).
 ///
 /// # Safety
 /// The three arrays must point to `n` readable entries when `n > 0`.
@@ -416,7 +559,7 @@ unsafe fn w_side<D: Copy>(
     (counts, displs, types): (*const c_int, *const D, *const Dtype),
     n: usize,
     in_place_ok: bool,
-) -> Result<Option<(Region, Vec<Piece>)>>
+) -> Result<Option<Side>>
 where
     isize: TryFrom<D>,
 {
@@ -437,7 +580,7 @@ where
         // The datatype of a block without data is not looked at (MPI_DATATYPE_NULL is
         // common there).
         let dt = match dt(t[i]) {
-            Err(_) if count == 0 => no_data(),
+            Err(_) if count == 0 => no_data()?,
             t => t?,
         };
         let at = isize::try_from(d[i])
@@ -446,31 +589,28 @@ where
     }
     let spans: Vec<(isize, usize, &Datatype)> =
         pieces.iter().map(|p| (p.at, p.count, &*p.dt)).collect();
-    Ok(Some((raw::pieces_region(p, &spans)?, pieces)))
+    let region = raw::pieces_region(p, &spans)?;
+    // The buffer's own datatype is never used: each piece has its own.
+    let dt = pieces.first().map_or_else(no_data, |p| Ok(p.dt.clone()))?;
+    Ok(Some(Side { region, dt, pieces }))
 }
 
-/// The datatype of a block that has no data.
-fn no_data() -> Arc<Datatype> {
-    Arc::new(Datatype::predefined("MPI_BYTE", crate::datatype::Prim::U8))
+/// The datatype of a block that has no data (MPI_BYTE).
+fn no_data() -> Result<Arc<Datatype>> {
+    dt(types::named("MPI_BYTE")?)
 }
 
 /// The send and receive buffers of a `w` call (see `buffers`).
 ///
 /// # Safety
-/// As `buffers`, for regions from `w_side`.
+/// As `buffers`, for sides from `w_side`.
 unsafe fn w_buffers<'a>(
-    send: Option<(Region, Vec<Piece>)>,
-    (rr, rps): (Region, Vec<Piece>),
+    send: Option<Side>,
+    recv: Side,
 ) -> Result<(Option<Pieced<'a>>, PiecedMut<'a>)> {
-    // The buffers' own datatype is never used: each piece has its own.
-    let any = |ps: &[Piece]| ps.first().map_or_else(no_data, |p| p.dt.clone());
-    let st = send.as_ref().map_or_else(no_data, |(_, p)| any(p));
-    let rt = any(&rps);
     // SAFETY: forwarded contract.
-    let (s, r) = unsafe { buffers(send.as_ref().map(|(r, _)| (*r, st)), Some((rr, rt))) }?;
-    let s = s.zip(send.map(|(_, p)| p));
-    let r = r.ok_or_else(|| MpiError::new(class::INTERN, "no receive buffer"))?;
-    Ok((s, (r, rps)))
+    let (s, r) = unsafe { buffers(send, Some(recv)) }?;
+    Ok((s, r.ok_or_else(no_recv)?))
 }
 
 // ---- The shells: C arguments to a job ----
@@ -486,7 +626,7 @@ unsafe fn reduction_buffers<'a>(
     recvbuf: *mut c_void,
     t: &Arc<Datatype>,
     (send_count, recv_count): (usize, Option<usize>),
-) -> Result<(Option<Buf<'a>>, Option<BufMut<'a>>)> {
+) -> Result<(Option<Source<'a>>, Option<BufMut<'a>>)> {
     let s = side(sendbuf, t, &[(0, send_count)], true)?;
     // With MPI_IN_PLACE the receive buffer holds the input too.
     let recv_count = recv_count.map(|k| if s.is_none() { k.max(send_count) } else { k });
@@ -495,7 +635,8 @@ unsafe fn reduction_buffers<'a>(
         None => None,
     };
     // SAFETY: forwarded contract.
-    unsafe { buffers(s, r) }
+    let (s, r) = unsafe { buffers(s, r) }?;
+    Ok((s.map(|(b, _)| b), r.map(|(b, _)| b)))
 }
 
 fn no_recv() -> MpiError {
@@ -507,7 +648,7 @@ fn no_buffer() -> MpiError {
     MpiError::new(class::INTERN, "a buffer argument came out empty")
 }
 
-type Whole = for<'a> fn(c_int, Option<Buf<'a>>, BufMut<'a>, usize, c_int) -> Result<Job<'a>>;
+type Whole = for<'a> fn(c_int, Option<Source<'a>>, BufMut<'a>, usize, c_int) -> Result<Job<'a>>;
 
 /// The shell of the reductions with `count` elements on each side.
 ///
@@ -571,7 +712,7 @@ unsafe fn v_side(
 }
 
 /// A send and a receive buffer with extra data each.
-type WithExtra<'a, A, B> = (Option<(Buf<'a>, A)>, Option<(BufMut<'a>, B)>);
+type WithExtra<'a, A, B> = (Option<(Source<'a>, A)>, Option<(BufMut<'a>, B)>);
 
 /// Makes buffers of a send and a receive side that carry extra data (counts, blocks).
 ///
@@ -585,7 +726,7 @@ unsafe fn with_extra<'a, A, B>(
     let (ra, rx) = recv.map_or((None, None), |(r, x)| (Some(r), Some(x)));
     // SAFETY: forwarded contract.
     let (s, r) = unsafe { buffers(sa, ra) }?;
-    Ok((s.zip(sx), r.zip(rx)))
+    Ok((s.map(|(b, _)| b).zip(sx), r.map(|(b, _)| b).zip(rx)))
 }
 
 // ---- Neighbourhood collectives (MPI-3.1 section 7.6) ----
@@ -596,28 +737,20 @@ fn neighbor_side(
     p: *const c_void,
     (count, datatype): (c_int, Dtype),
     degree: usize,
-) -> Result<(Side, Blocks)> {
+) -> Result<Side> {
     let (t, n) = (dt(datatype)?, cnt(count)?);
     let bl: Blocks = (0..degree).map(|i| (i as i128 * n as i128, n)).collect();
-    let r = side(p, &t, &bl, false)?.ok_or_else(no_buffer)?;
-    Ok((r, bl))
+    side(p, &t, &bl, false)?.ok_or_else(no_buffer)
 }
 
-/// Makes the pieces of a neighbourhood collective's buffers from sides with blocks.
+/// The buffers of a neighbourhood collective, with their pieces.
 ///
 /// # Safety
 /// As `buffers`.
-unsafe fn neighbor_pieces<'a>(
-    send: (Side, Blocks),
-    recv: (Side, Blocks),
-) -> Result<(Pieced<'a>, PiecedMut<'a>)> {
+unsafe fn neighbor_pieces<'a>(send: Side, recv: Side) -> Result<(Pieced<'a>, PiecedMut<'a>)> {
     // SAFETY: forwarded contract.
-    let (s, r) = unsafe { with_extra(Some(send), Some(recv)) }?;
-    let (s, sb) = s.ok_or_else(|| MpiError::new(class::BUFFER, "no send buffer"))?;
-    let (r, rb) = r.ok_or_else(no_recv)?;
-    let sp = job::pieces(&s.dt, &sb)?;
-    let rp = job::pieces(&r.dt, &rb)?;
-    Ok(((s, sp), (r, rp)))
+    let (s, r) = unsafe { buffers(Some(send), Some(recv)) }?;
+    Ok((s.ok_or_else(no_buffer)?, r.ok_or_else(no_recv)?))
 }
 
 // ---- Local reductions and operations ----
@@ -633,9 +766,12 @@ pub unsafe extern "C" fn MPI_Reduce_local(
     guard("MPI_Reduce_local", COMM_WORLD, || {
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let (ir, or) = (reg(inbuf, &t, n)?, reg(inoutbuf, &t, n)?);
-        raw::disjoint(&ir, &or)?;
-        // SAFETY: `count` elements in each buffer (MPI-3.1 5.9.7); disjoint (checked).
-        let (i, mut o) = unsafe { (raw::read(ir, t.clone()), raw::write(or, t)) };
+        let (mut store, one) = (datatype::Packed::default(), [(0, n)]);
+        // SAFETY: `count` elements in each buffer (MPI-3.1 5.9.7); the inout buffer is
+        // made after (`read_apart`).
+        let i = unsafe { raw::read_apart(&mut store, ir, t.clone(), &one, Some((&or, &t, &one))) }?;
+        // SAFETY: as above.
+        let mut o = unsafe { raw::write(or, t) };
         coll::reduce_local(&i, &mut o, n, op)
     })
 }

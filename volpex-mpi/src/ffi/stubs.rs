@@ -1,24 +1,14 @@
-//! Functions of `mpi.h` that are not implemented yet, or that this library does not
-//! support: each exists, so a program that calls it links, and answers through the
-//! error handler of MPI_COMM_WORLD with a message naming it (see `error::not_implemented`
-//! and `error::unsupported`). Their C arguments are not read, so the Rust declarations
+//! Functions of `mpi.h` that this library does not support (dynamic processes, one-sided
+//! communication, I/O): each exists, so a program that calls it links, and answers
+//! through the error handler of MPI_COMM_WORLD with a message naming it (see
+//! `error::unsupported`). Their C arguments are not read, so the Rust declarations
 //! take none: under the C calling convention a callee that ignores its arguments is
 //! called correctly. Must never hold a function that does something.
 
 use std::os::raw::c_int;
 
-use crate::error::{not_implemented, unsupported};
+use crate::error::unsupported;
 use crate::handles::class;
-
-/// Functions still to be written: MPI_ERR_OTHER, "... is not implemented yet".
-macro_rules! pending {
-    ($($name:ident),* $(,)?) => {$(
-        #[no_mangle]
-        pub extern "C" fn $name() -> c_int {
-            not_implemented(stringify!($name))
-        }
-    )*};
-}
 
 /// Functions this library does not support: `$class` with `$why`.
 macro_rules! unsupported {
@@ -29,61 +19,6 @@ macro_rules! unsupported {
         }
     )*};
 }
-
-// Point-to-point: generalized requests, matched receives, statuses.
-pending!(
-    MPI_Grequest_complete,
-    MPI_Grequest_start,
-    MPI_Imrecv,
-    MPI_Status_set_cancelled,
-    MPI_Status_set_elements,
-    MPI_Status_set_elements_x,
-);
-
-// Datatypes.
-pending!(
-    MPI_Pack_external,
-    MPI_Pack_external_size,
-    MPI_Type_create_darray,
-    MPI_Type_create_f90_complex,
-    MPI_Type_create_f90_integer,
-    MPI_Type_create_f90_real,
-    MPI_Type_create_keyval,
-    MPI_Type_delete_attr,
-    MPI_Type_free_keyval,
-    MPI_Type_get_attr,
-    MPI_Type_get_contents,
-    MPI_Type_get_envelope,
-    MPI_Type_get_extent_x,
-    MPI_Type_get_name,
-    MPI_Type_get_true_extent_x,
-    MPI_Type_match_size,
-    MPI_Type_set_attr,
-    MPI_Type_set_name,
-    MPI_Unpack_external,
-);
-
-// Communicators, inter-communicators, info objects, error classes.
-pending!(
-    MPI_Add_error_class,
-    MPI_Add_error_code,
-    MPI_Add_error_string,
-    MPI_Comm_create_group,
-    MPI_Comm_dup_with_info,
-    MPI_Comm_get_info,
-    MPI_Comm_idup,
-    MPI_Comm_remote_group,
-    MPI_Comm_remote_size,
-    MPI_Comm_set_info,
-    MPI_Comm_split_type,
-    MPI_Info_delete,
-    MPI_Info_dup,
-    MPI_Info_get_nkeys,
-    MPI_Info_get_nthkey,
-    MPI_Info_get_valuelen,
-    MPI_Intercomm_create,
-    MPI_Intercomm_merge,
-);
 
 // Process creation and management (MPI-3.1 chapter 10): a Volpex job has a fixed set of
 // ranks, each replicated; new processes and connections between jobs are not supported.
@@ -121,11 +56,9 @@ unsupported!(
     MPI_Win_allocate,
     MPI_Win_allocate_shared,
     MPI_Win_attach,
-    MPI_Win_call_errhandler,
     MPI_Win_complete,
     MPI_Win_create,
     MPI_Win_create_dynamic,
-    MPI_Win_create_errhandler,
     MPI_Win_create_keyval,
     MPI_Win_delete_attr,
     MPI_Win_detach,
@@ -137,7 +70,6 @@ unsupported!(
     MPI_Win_free,
     MPI_Win_free_keyval,
     MPI_Win_get_attr,
-    MPI_Win_get_errhandler,
     MPI_Win_get_group,
     MPI_Win_get_info,
     MPI_Win_get_name,
@@ -145,7 +77,6 @@ unsupported!(
     MPI_Win_lock_all,
     MPI_Win_post,
     MPI_Win_set_attr,
-    MPI_Win_set_errhandler,
     MPI_Win_set_info,
     MPI_Win_set_name,
     MPI_Win_shared_query,
@@ -161,14 +92,11 @@ unsupported!(
 unsupported!(
     class::UNSUPPORTED_OPERATION,
     "MPI-IO is not implemented yet":
-    MPI_File_call_errhandler,
     MPI_File_close,
-    MPI_File_create_errhandler,
     MPI_File_delete,
     MPI_File_get_amode,
     MPI_File_get_atomicity,
     MPI_File_get_byte_offset,
-    MPI_File_get_errhandler,
     MPI_File_get_group,
     MPI_File_get_info,
     MPI_File_get_position,
@@ -203,7 +131,6 @@ unsupported!(
     MPI_File_seek,
     MPI_File_seek_shared,
     MPI_File_set_atomicity,
-    MPI_File_set_errhandler,
     MPI_File_set_info,
     MPI_File_set_size,
     MPI_File_set_view,

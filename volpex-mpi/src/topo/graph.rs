@@ -125,7 +125,7 @@ fn weights_of(w: Weights<'_>, n: usize) -> Result<(bool, Vec<c_int>)> {
 /// MPI_Graph_create (MPI-3.1 section 7.5.3): a communicator of the first `index.len()`
 /// ranks of `comm` with the graph; MPI_COMM_NULL at the others.
 pub fn graph_create(comm: c_int, index: &[c_int], edges: &[c_int]) -> Result<c_int> {
-    let c = state::comm(comm)?;
+    let c = state::intra(comm, "MPI_Graph_create")?;
     let nnodes = index.len() as c_int;
     if nnodes > c.size() {
         return Err(MpiError::new(
@@ -168,7 +168,7 @@ pub fn dist_graph_create_adjacent(
     (sources, source_weights): (&[c_int], Weights<'_>),
     (destinations, destination_weights): (&[c_int], Weights<'_>),
 ) -> Result<c_int> {
-    let c = state::comm(comm)?;
+    let c = state::intra(comm, "MPI_Dist_graph_create_adjacent")?;
     check_ranks(sources, c.size(), "sources")?;
     check_ranks(destinations, c.size(), "destinations")?;
     let (win, sw) = weights_of(source_weights, sources.len())?;
@@ -193,7 +193,7 @@ pub fn dist_graph_create(
     destinations: &[c_int],
     weights: Weights<'_>,
 ) -> Result<c_int> {
-    let c = state::comm(comm)?;
+    let c = state::intra(comm, "MPI_Dist_graph_create")?;
     let size = c.size();
     check_ranks(sources, size, "sources")?;
     check_ranks(destinations, size, "destinations")?;
