@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::{bin, run, Run, TempPath};
+use crate::{run, Run, TempPath};
 
 /// How long one job of these tests may take.
 pub const DEADLINE: Duration = Duration::from_secs(120);
@@ -34,23 +34,25 @@ impl Drop for TempDir {
 
 /// Compiles `tests/c/NAME.c` with volpexcc (`-O2 -Wall -Werror`) into `dir`.
 pub fn compile_c(dir: &TempDir, name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("c/{name}.c"));
-    compile("volpexcc", dir, &src, name, &["-O2", "-Wall", "-Werror"])
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("c")
+        .join(format!("{name}.c"));
+    compile_with("volpexcc", dir, &src, &["-O2", "-Wall", "-Werror"])
 }
 
-/// Compiles `tests/fortran/FILE` with `wrapper` (volpexf90 or volpexf77, `-O2 -Wall`)
-/// into `dir`.
+/// Compiles `tests/fortran/FILE` (`.f90` or `.f`) with `wrapper` (volpexf90, volpexf77)
+/// into `dir`, named as the file without its extension.
 pub fn compile_fortran(wrapper: &str, dir: &TempDir, file: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fortran/{file}"));
-    let name = file.split('.').next().unwrap_or(file);
-    compile(wrapper, dir, &src, name, &["-O2", "-Wall"])
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fortran")
+        .join(file);
+    compile_with(wrapper, dir, &src, &["-O2", "-Wall"])
 }
 
-/// Compiles `src` with `wrapper` into `dir/name`, run in `dir` (so a Fortran compiler's
-/// `.mod` files land there too, not in the source tree).
-fn compile(wrapper: &str, dir: &TempDir, src: &Path, name: &str, flags: &[&str]) -> PathBuf {
+fn compile_with(wrapper: &str, dir: &TempDir, src: &Path, flags: &[&str]) -> PathBuf {
+    let name = src.file_stem().expect("a source file name");
     let out = dir.0.join(name);
-    let st = Command::new(bin(wrapper))
+    let st = Command::new(crate::bin(wrapper))
         .current_dir(&dir.0)
         .args(flags)
         .arg("-o")
