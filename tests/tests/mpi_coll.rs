@@ -7,7 +7,11 @@
 //! datatype per rank (`coll_ops`, sections 5.8 to 5.10); graph and distributed graph
 //! topologies with their queries and the neighbourhood collectives on Cartesian, graph
 //! and distributed graph topologies, blocking and immediate (`coll_topo`, sections 7.5
-//! and 7.6). Each program checks its own results (it exits 1 on a wrong value) and
+//! and 7.6); send and receive buffers that interleave without sharing a byte in every
+//! collective form, blocking and immediate, and MPI_ERR_BUFFER when they share one
+//! (`coll_overlap`, sections 2.3 and 3.10); the immediate collectives and MPI_Alltoallw on
+//! an inter-communicator, and MPI_ERR_COMM from those it does not have (`coll_inter`,
+//! section 5.2.2). Each program checks its own results (it exits 1 on a wrong value) and
 //! prints a checksum of what it received: alone, at `-n 4 -r 1`, at `-n 3 -r 2`, and at
 //! `-r 2` with a replica killed or stopped mid-run, where the checksum must be the
 //! failure-free run's.
@@ -22,6 +26,8 @@ const C_PROGRAMS: &[(&str, [&str; 2])] = &[
     ("coll_nonblocking", ["6", "60"]),
     ("coll_ops", ["12", "40"]),
     ("coll_topo", ["12", "40"]),
+    ("coll_overlap", ["12", "40"]),
+    ("coll_inter", ["12", "40"]),
 ];
 
 /// The Fortran programs (free form, `use mpi`).

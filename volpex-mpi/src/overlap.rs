@@ -131,4 +131,40 @@ mod tests {
         };
         assert!(!share_bytes(&send, &gap));
     }
+
+    /// Blocks of their own datatypes and places (MPI_Alltoallw's) share a byte when any
+    /// one of a side's does with any one of the other's.
+    #[test]
+    fn pieces_of_several_datatypes() {
+        let (col, d) = (column(4, 6), double());
+        let m = 0x20000usize;
+        let one = [(0i128, 1usize)];
+        let send = [
+            Touch {
+                base: m + 8,
+                dt: &col,
+                blocks: &one,
+            },
+            Touch {
+                base: m + 40,
+                dt: &d,
+                blocks: &one,
+            },
+        ];
+        let mut recv = [
+            Touch {
+                base: m,
+                dt: &col,
+                blocks: &one,
+            },
+            Touch {
+                base: m + 32,
+                dt: &d,
+                blocks: &one,
+            },
+        ];
+        assert!(!any_share_bytes(&send, &recv));
+        recv[1].base = m + 3 * 48 + 8;
+        assert!(any_share_bytes(&send, &recv), "the column's last element");
+    }
 }

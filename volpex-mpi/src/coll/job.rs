@@ -392,3 +392,45 @@ pub fn start(job: Job<'static>) -> Result<c_int> {
     let r = c.immediate(run, sink)?;
     request::add(Active::Volpex(Pending(r, comm)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predefined::{index_of, PREDEFINED};
+
+    fn int() -> Arc<Datatype> {
+        Arc::new(Datatype::predefined(
+            &PREDEFINED[index_of("MPI_INT").unwrap()],
+        ))
+    }
+
+    /// A copy of a send buffer answers for the pieces it holds and for runs of their
+    /// elements, and for nothing else.
+    #[test]
+    fn a_copy_gives_the_pieces_it_holds() {
+        let t = int();
+        let data: Vec<u8> = (0..24).collect();
+        let copy = |pieces: Vec<(Piece, usize)>| Source::Copy {
+            data: data.clone(),
+            pieces,
+            dt: t.clone(),
+        };
+        let piece = |first, count| Piece::elements(&t, first, count).unwrap();
+        // Elements 0..4 and 10..12, one after the other in the copy.
+        let held = vec![(piece(0, 4), 0), (piece(10, 2), 16)];
+        let all = copy(held.clone())
+            .pack(&[piece(0, 4), piece(10, 2)])
+            .unwrap();
+        assert!(matches!(all, Cow::Owned(_)));
+        assert_eq!(&*all, &data[..]);
+        let part = copy(held.clone())
+            .pack(&[piece(11, 1), piece(1, 2), piece(5, 0)])
+            .unwrap();
+        assert_eq!(&*part, &[&data[20..24], &data[4..12]].concat()[..]);
+        assert_eq!(&*copy(held.clone()).first(1).unwrap(), &data[..4]);
+        // Not copied: elements 3..5, or the same elements of another datatype.
+        assert!(copy(held.clone()).pack(&[piece(3, 2)]).is_err());
+        let other = Piece::elements(&int(), 0, 1).unwrap();
+        assert!(copy(held).pack(&[other]).is_err());
+    }
+}
