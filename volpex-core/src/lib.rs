@@ -71,8 +71,8 @@ pub use collective::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOp
 pub use comm::communicator::abort_exit_code;
 pub use comm::{
     dims_create, initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess,
-    CartesianCommunicator, CartesianLayout, Communicator, Group, Message, OutputFile, Process,
-    Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
+    CartesianCommunicator, CartesianLayout, Communicator, Group, InterCommunicator, Message,
+    OutputFile, Process, Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
 };
 pub use datatype::{
     bytemuck, Buffer, BufferMut, Elements, ElementsMut, Equivalence, Indexed, IndexedMut, Layout,

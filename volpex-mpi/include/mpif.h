@@ -515,6 +515,9 @@
       parameter (MPI_DISTRIBUTE_NONE=123)
       integer MPI_DISTRIBUTE_DFLT_DARG
       parameter (MPI_DISTRIBUTE_DFLT_DARG=-49767)
+      external MPI_TYPE_NULL_COPY_FN
+      external MPI_TYPE_NULL_DELETE_FN
+      external MPI_TYPE_DUP_FN
       integer MPI_TYPECLASS_INTEGER
       parameter (MPI_TYPECLASS_INTEGER=1)
       integer MPI_TYPECLASS_REAL
@@ -584,3 +587,11 @@
       integer*8 MPI_AINT_DIFF
       external MPI_AINT_ADD
       external MPI_AINT_DIFF
+!
+! Attribute copy and delete procedures (MPI-3.1 section 6.7.2)
+      external MPI_COMM_NULL_COPY_FN
+      external MPI_COMM_NULL_DELETE_FN
+      external MPI_COMM_DUP_FN
+      external MPI_NULL_COPY_FN
+      external MPI_NULL_DELETE_FN
+      external MPI_DUP_FN

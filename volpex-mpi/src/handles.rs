@@ -52,6 +52,15 @@ pub const ANY_TAG: c_int = -1;
 /// MPI_UNDEFINED.
 pub const UNDEFINED: c_int = -32766;
 
+/// MPI_ROOT: the root of an inter-communicator collective, in the root's group.
+pub const ROOT: c_int = -3;
+/// MPI_COMM_TYPE_SHARED.
+pub const COMM_TYPE_SHARED: c_int = 1;
+/// MPI_MAX_INFO_KEY.
+pub const MAX_INFO_KEY: usize = 255;
+/// MPI_MAX_INFO_VAL.
+pub const MAX_INFO_VAL: usize = 1024;
+
 /// MPI_IN_PLACE, as an address.
 pub const IN_PLACE: usize = 1;
 
@@ -67,6 +76,8 @@ pub const MAX_LIBRARY_VERSION_STRING: usize = 256;
 /// MPI_BSEND_OVERHEAD: bytes of attached buffer a buffered send counts beyond its data.
 pub const BSEND_OVERHEAD: usize = 96;
 
+/// MPI_THREAD_SINGLE.
+pub const THREAD_SINGLE: c_int = 0;
 /// MPI_THREAD_SERIALIZED: the most this library provides (calls from any thread, one at a
 /// time).
 pub const THREAD_SERIALIZED: c_int = 2;

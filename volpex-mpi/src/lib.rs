@@ -14,8 +14,11 @@
 //!                          |    ffi/mpix.rs: the MPIX_ fault-tolerance extensions
 //!                          v
 //!             safe layer:  p2p, coll, request, comm, topo, types  (the MPI semantics)
-//!                          state (handle tables behind one mutex), table, datatype,
-//!                          op (reductions), error (classes, error handlers), handles,
+//!                          state (handle tables behind one mutex), table, datatype
+//!                          (type maps, buffers) with predefined, darray, envelope,
+//!                          signature, typeattr (names, attributes), external32 and
+//!                          overlap (the bytes two buffers share), op (reductions),
+//!                          error (classes, error handlers), handles,
 //!                          ft (checkpoint and restore as bytes, seeds)
 //!                          |
 //!                          v
@@ -33,16 +36,25 @@
 
 pub mod coll;
 pub mod comm;
+pub mod darray;
 pub mod datatype;
+pub mod envelope;
 pub mod error;
+pub mod external32;
 pub mod ffi;
 pub mod ft;
 pub mod grequest;
 pub mod handles;
+pub mod icoll;
+pub mod info;
 pub mod op;
+pub mod overlap;
 pub mod p2p;
+pub mod predefined;
 pub mod request;
+pub mod signature;
 pub mod state;
 pub mod table;
 pub mod topo;
+pub mod typeattr;
 pub mod types;

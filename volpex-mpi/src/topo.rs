@@ -99,7 +99,7 @@ pub fn dims_create(nnodes: c_int, dims: &mut [c_int]) -> Result<()> {
 /// MPI_Cart_create: a communicator of the first `prod(dims)` ranks of `comm` with the
 /// grid; MPI_COMM_NULL at the others.
 pub fn cart_create(comm: c_int, cart: Cart) -> Result<c_int> {
-    let c = state::comm(comm)?;
+    let c = state::intra(comm, "MPI_Cart_create")?;
     let n = cart.size();
     if cart.dims.iter().any(|&d| d <= 0) || n > c.size() {
         return Err(MpiError::new(
@@ -112,11 +112,8 @@ pub fn cart_create(comm: c_int, cart: Cart) -> Result<c_int> {
         Some(new) => state::with(|s| {
             let errhandler = s.comms.get(comm)?.errhandler;
             Ok(s.comms.insert(CommEntry {
-                comm: new,
-                errhandler,
-                name: String::new(),
                 topo: Some(cart),
-                attrs: Vec::new(),
+                ..CommEntry::intra(new, errhandler, "")
             }))
         }),
         None => Ok(NULL),
@@ -178,11 +175,8 @@ pub fn cart_sub(comm: c_int, remain: &[bool]) -> Result<c_int> {
         Some(new) => state::with(|s| {
             let errhandler = s.comms.get(comm)?.errhandler;
             Ok(s.comms.insert(CommEntry {
-                comm: new,
-                errhandler,
-                name: String::new(),
                 topo: Some(sub),
-                attrs: Vec::new(),
+                ..CommEntry::intra(new, errhandler, "")
             }))
         }),
         None => Err(MpiError::new(class::INTERN, "MPI_Cart_sub: no sub-grid")),

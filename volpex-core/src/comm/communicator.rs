@@ -14,6 +14,7 @@ use std::time::Duration;
 use super::group::{derive_id, Group, Members};
 use super::process::{AnyProcess, Process};
 use super::receive::{Arrivals, RecvInto};
+use super::request::Request;
 use super::universe::Inner;
 use super::{Status, Tag, TAG_UB};
 use crate::datatype::{Buffer, BufferMut, Equivalence};
@@ -91,8 +92,18 @@ impl Communicator {
     }
 
     pub(super) fn child(&self, what: &[u8], world: Arc<[u32]>) -> Option<Communicator> {
-        let nth = self.created.fetch_add(1, Ordering::Relaxed);
-        let id = derive_id(self.id, nth, what);
+        let nth = self.next_creation();
+        self.named(derive_id(self.id, nth, what), world)
+    }
+
+    /// Takes the number of the next communicator created from this one.
+    pub(super) fn next_creation(&self) -> u32 {
+        self.created.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A communicator with context `id` and members `world` (world ranks in rank order),
+    /// or `None` when this process is not one of them.
+    pub(super) fn named(&self, id: u32, world: Arc<[u32]>) -> Option<Communicator> {
         let members = Members::new(world);
         let rank = members.local(self.inner.me.rank)?;
         Some(Communicator {
@@ -102,6 +113,20 @@ impl Communicator {
             members: Arc::new(members),
             created: Arc::new(AtomicU32::new(0)),
         })
+    }
+
+    /// A communicator with context `id` whose ranks name the processes of `remote`
+    /// (world ranks in rank order) and whose own rank is `rank`: the point-to-point face
+    /// of an inter-communicator (MPI-3.1 section 6.6: a destination or source rank names
+    /// a process of the remote group; `any_process()` matches only the remote group).
+    pub(super) fn addressing(&self, id: u32, remote: Arc<[u32]>, rank: u32) -> Communicator {
+        Communicator {
+            inner: self.inner.clone(),
+            id,
+            rank,
+            members: Arc::new(Members::new(remote)),
+            created: Arc::new(AtomicU32::new(0)),
+        }
     }
 
     /// A new communicator with the same members and its own message space
@@ -183,6 +208,65 @@ impl Communicator {
     pub fn create(&self, group: &Group) -> Option<Communicator> {
         let what: Vec<u8> = group.world.iter().flat_map(|w| w.to_le_bytes()).collect();
         self.child(&[b"create".as_slice(), &what].concat(), group.world.clone())
+    }
+
+    /// A communicator of the members of `group` (a subgroup of this one's), made by them
+    /// alone (MPI_Comm_create_group, MPI-3.1 section 6.4.2): only the members call it,
+    /// all with the same group and `tag`, and calls with the same group and tag happen
+    /// in the same order on every member. The context is named by this communicator,
+    /// the group, the tag and how many such calls this process made before, so every
+    /// replica of every member names it alike without a message; processes outside the
+    /// group that make other calls meanwhile change nothing. `None` when this process is
+    /// not in `group`.
+    pub fn create_from_group(&self, group: &Group, tag: Tag) -> Option<Communicator> {
+        let mut what: Vec<u8> = b"create_group".to_vec();
+        what.extend_from_slice(&tag.to_le_bytes());
+        what.extend(group.world.iter().flat_map(|w| w.to_le_bytes()));
+        let nth = {
+            let mut made = self.inner.group_creations.lock();
+            let n = made.entry((self.id, what.clone())).or_insert(0);
+            *n += 1;
+            *n - 1
+        };
+        self.named(derive_id(self.id, nth, &what), group.world.clone())
+    }
+
+    /// Splits into the ranks of each host (MPI_Comm_split_type with
+    /// MPI_COMM_TYPE_SHARED, MPI-3.1 section 6.4.2), ranked by `key`, then by rank here.
+    /// A rank's host is where its first replica ran when the job started (the replicas of
+    /// a rank run on different hosts; every one of them must land in the same
+    /// communicator), as the launcher's address table says; a job started on one
+    /// machine, or without a launcher, is one host. Collective, like
+    /// `split_by_color_with_key`.
+    pub fn split_by_host(&self, key: i32) -> Result<Option<Communicator>, Error> {
+        let host = self
+            .inner
+            .hosts
+            .get(self.inner.me.rank as usize)
+            .copied()
+            .unwrap_or(0);
+        self.split_by_color_with_key(Some(host as i32), key)
+    }
+
+    /// Starts `task` (blocking operations, on communicators of its own) on a thread of
+    /// its own and returns a request that completes when it returns: an immediate
+    /// operation made of blocking ones, as the immediate collectives are (see
+    /// `collective::immediate`; an MPI library builds its inter-communicator ones this
+    /// way). Every replica of the rank must start the same tasks in the same order, each
+    /// on communicators every replica names alike.
+    pub fn immediate_task<'a>(
+        &self,
+        task: impl FnOnce() -> Result<(), Error> + Send + 'static,
+    ) -> Result<Request<'a>, Error> {
+        let handle = std::thread::Builder::new()
+            .name("volpex-itask".into())
+            .spawn(move || task().map(|()| Vec::new()))
+            .map_err(Error::ImmediateCollectiveStart)?;
+        Ok(Request::collective(
+            self,
+            handle,
+            Box::new(|bytes: &[u8]| crate::datatype::derive::check_len(bytes.len(), 0)),
+        ))
     }
 
     /// The partner at `rank` (checked when used).

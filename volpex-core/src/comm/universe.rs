@@ -6,6 +6,8 @@
 //! and never install a global logger: that is the application's choice (`log_to_stderr`
 //! is there for the programs that want ours).
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -43,6 +45,12 @@ pub(crate) struct Inner {
     pub(crate) awaiting_restore: AtomicBool,
     /// This process is a regenerated incarnation.
     pub(crate) regenerated: bool,
+    /// How many communicators this process made from each (context id, description)
+    /// with `create_from_group`, which names the next one.
+    pub(crate) group_creations: Mutex<HashMap<(u32, Vec<u8>), u32>>,
+    /// The host of every rank's first replica at the start, as an index into the sorted
+    /// list of the job's hosts (`split_by_host`).
+    pub(crate) hosts: Vec<u32>,
 }
 
 impl Inner {
@@ -67,6 +75,8 @@ impl Inner {
             restored_state: Mutex::new(None),
             awaiting_restore: AtomicBool::new(false),
             regenerated: false,
+            group_creations: Mutex::new(HashMap::new()),
+            hosts: vec![0; ranks as usize],
         }
     }
 
@@ -111,6 +121,7 @@ pub fn initialize() -> Result<Universe, Error> {
             .filter(|a| a.map(|a| a.ip()) == mine)
             .count();
         let cfg = cfg.for_host(here);
+        let hosts = host_indices(&j.addrs);
         let (hard_spin, spin, shared) = (cfg.hard_spin, cfg.spin, cfg.shared_host);
         let (core, waker) = Core::new(
             j.me,
@@ -155,6 +166,7 @@ pub fn initialize() -> Result<Universe, Error> {
         inner.exit_after_sends = j.exit_after_sends;
         inner.launched = true;
         inner.regenerated = regenerated;
+        inner.hosts = hosts;
         if let Some(s) = snapshot {
             super::checkpoint::output_mark("restored", s.number);
             inner.checkpoints = AtomicU64::new(s.number);
@@ -185,6 +197,25 @@ pub fn initialize() -> Result<Universe, Error> {
     Ok(Universe {
         inner: Arc::new(inner),
     })
+}
+
+/// The host of every rank's first registered replica, as an index into the sorted list
+/// of those hosts (0 for a rank without one).
+fn host_indices(addrs: &[Vec<Option<std::net::SocketAddr>>]) -> Vec<u32> {
+    let first: Vec<Option<IpAddr>> = addrs
+        .iter()
+        .map(|r| r.iter().flatten().next().map(|a| a.ip()))
+        .collect();
+    let mut distinct: Vec<IpAddr> = first.iter().flatten().copied().collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    first
+        .iter()
+        .map(|h| {
+            h.and_then(|ip| distinct.binary_search(&ip).ok())
+                .map_or(0, |i| i as u32)
+        })
+        .collect()
 }
 
 /// Installs a global logger (env_logger) for a program that wants the runtime's
@@ -263,5 +294,29 @@ impl Drop for Universe {
         if let Some(h) = inner.bg.lock().take() {
             let _ = h.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ip: &str) -> Option<std::net::SocketAddr> {
+        Some(format!("{ip}:1000").parse().expect("an address"))
+    }
+
+    /// A rank's host is where its first registered replica is, numbered in address
+    /// order: ranks on one machine share one number, whatever their other replicas.
+    #[test]
+    fn hosts_are_numbered_by_the_first_replica() {
+        let table = vec![
+            vec![at("10.0.0.2"), at("10.0.0.1")],
+            vec![None, at("10.0.0.3")],
+            vec![at("10.0.0.2"), at("10.0.0.3")],
+            vec![None, None],
+        ];
+        assert_eq!(host_indices(&table), vec![0, 1, 0, 0]);
+        let local = vec![vec![at("127.0.0.1"), at("127.0.0.1")]; 3];
+        assert_eq!(host_indices(&local), vec![0, 0, 0]);
     }
 }

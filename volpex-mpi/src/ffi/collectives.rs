@@ -6,13 +6,17 @@ use super::*;
 
 #[no_mangle]
 pub extern "C" fn MPI_Barrier(comm: Comm) -> c_int {
-    guard("MPI_Barrier", comm, || coll::barrier(comm))
+    guard("MPI_Barrier", comm, || match state::inter(comm)? {
+        Some(ic) => intercomm::barrier(comm, &ic, None),
+        None => coll::barrier(comm),
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: Comm, request: *mut c_int) -> c_int {
-    guard("MPI_Ibarrier", comm, || {
-        set(request, "request", coll::ibarrier(comm)?)
+    guard("MPI_Ibarrier", comm, || match state::inter(comm)? {
+        Some(ic) => intercomm::barrier(comm, &ic, Some(request)),
+        None => set(request, "request", coll::ibarrier(comm)?),
     })
 }
 
@@ -26,6 +30,11 @@ pub unsafe extern "C" fn MPI_Ibcast(
     request: *mut c_int,
 ) -> c_int {
     guard("MPI_Ibcast", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let args = (buffer, count, datatype, root);
+            // SAFETY: MPI_Ibcast's arguments; the buffer is the request's until it completes.
+            return unsafe { intercomm::bcast(comm, &ic, args, Some(request)) };
+        }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         if !t.contiguous {
             return Err(MpiError::new(
@@ -55,6 +64,12 @@ pub unsafe extern "C" fn MPI_Iallreduce(
     request: *mut c_int,
 ) -> c_int {
     guard("MPI_Iallreduce", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let args = (sendbuf, recvbuf, count, datatype, op);
+            // SAFETY: MPI_Iallreduce's arguments; the buffers are the request's until it
+            // completes.
+            return unsafe { intercomm::allreduce(comm, &ic, args, Some(request)) };
+        }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         if !t.contiguous {
             return Err(MpiError::new(
@@ -67,12 +82,14 @@ pub unsafe extern "C" fn MPI_Iallreduce(
         }
         let sr = red_send(sendbuf, &t, n)?;
         let rr = reg(recvbuf, &t, n)?;
-        if let Some(s) = &sr {
-            raw::disjoint(s, &rr)?;
-        }
-        // SAFETY: `count` elements to send, read during this call (the data is copied
-        // before it returns); disjoint (checked).
-        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        let (mut store, one) = (datatype::Packed::default(), [(0, n)]);
+        let s = sr
+            .map(|s| {
+                // SAFETY: `count` elements to send, read during this call (the data is copied
+                // before it returns), before the receive buffer is made (`read_apart`).
+                unsafe { raw::read_apart(&mut store, s, t.clone(), &one, Some((&rr, &t, &one))) }
+            })
+            .transpose()?;
         // SAFETY: the receive buffer stays valid and untouched until the request
         // completes (MPI-3.1 section 5.12).
         let mem = unsafe { raw::write_until_complete(rr) };
@@ -93,6 +110,11 @@ pub unsafe extern "C" fn MPI_Bcast(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Bcast", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let args = (buffer, count, datatype, root);
+            // SAFETY: MPI_Bcast's arguments.
+            return unsafe { intercomm::bcast(comm, &ic, args, None) };
+        }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let r = reg(buffer, &t, n)?;
         // SAFETY: `count` elements of `datatype`, read at the root, written elsewhere.
@@ -121,6 +143,11 @@ pub unsafe extern "C" fn MPI_Reduce(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Reduce", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let args = (sendbuf, recvbuf, count, datatype, op, root);
+            // SAFETY: MPI_Reduce's arguments.
+            return unsafe { intercomm::reduce(comm, &ic, args, None) };
+        }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let at_root = comm::rank(comm)? == root;
         let sr = red_send(sendbuf, &t, n)?;
@@ -129,12 +156,16 @@ pub unsafe extern "C" fn MPI_Reduce(
         } else {
             None
         };
-        if let (Some(s), Some(r)) = (&sr, &rr) {
-            raw::disjoint(s, r)?;
-        }
-        // SAFETY: the send buffer holds `count` elements; the root's receive buffer has
-        // room for them (recvbuf is significant only at the root); disjoint (checked).
-        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        let (mut store, one) = (datatype::Packed::default(), [(0, n)]);
+        let recv = rr.as_ref().map(|r| (r, &*t, &one[..]));
+        let s = sr
+            .map(|s| {
+                // SAFETY: the send buffer holds `count` elements; the root's receive buffer has
+                // room for them (recvbuf is significant only at the root), made after
+                // (`read_apart`).
+                unsafe { raw::read_apart(&mut store, s, t.clone(), &one, recv) }
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = rr.map(|r| unsafe { raw::write(r, t.clone()) });
         coll::reduce(comm, s.as_ref(), r.as_mut(), n, op, root)
@@ -155,14 +186,28 @@ fn whole_impl(
     comm: Comm,
 ) -> c_int {
     guard(name, comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            if name != "MPI_Allreduce" {
+                return Err(MpiError::new(
+                    class::COMM,
+                    format!("{name} is not defined on inter-communicators"),
+                ));
+            }
+            let args = (sendbuf, recvbuf, count, datatype, op);
+            // SAFETY: MPI_Allreduce's arguments.
+            return unsafe { intercomm::allreduce(comm, &ic, args, None) };
+        }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let sr = red_send(sendbuf, &t, n)?;
         let rr = reg(recvbuf, &t, n)?;
-        if let Some(s) = &sr {
-            raw::disjoint(s, &rr)?;
-        }
-        // SAFETY: `count` elements in each buffer (MPI-3.1 5.9); disjoint (checked).
-        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        let (mut store, one) = (datatype::Packed::default(), [(0, n)]);
+        let s = sr
+            .map(|s| {
+                // SAFETY: `count` elements in each buffer (MPI-3.1 5.9); the receive buffer is
+                // made after (`read_apart`).
+                unsafe { raw::read_apart(&mut store, s, t.clone(), &one, Some((&rr, &t, &one))) }
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, t) };
         f(comm, s.as_ref(), &mut r, n, op)
@@ -242,6 +287,12 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Reduce_scatter_block", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let counts = vec![cnt(recvcount)?; ic.size() as usize];
+            let args = (sendbuf, recvbuf, counts, datatype, op);
+            // SAFETY: MPI_Reduce_scatter_block's buffers.
+            return unsafe { intercomm::reduce_scatter(comm, &ic, args, None) };
+        }
         let (t, n) = (dt(datatype)?, cnt(recvcount)?);
         let size = size_of_comm(comm)?;
         let total = n
@@ -249,12 +300,15 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
             .ok_or_else(|| MpiError::new(class::COUNT, "count too large"))?;
         let sr = red_send(sendbuf, &t, total)?;
         let rr = reg(recvbuf, &t, if sr.is_none() { total } else { n })?;
-        if let Some(s) = &sr {
-            raw::disjoint(s, &rr)?;
-        }
-        // SAFETY: size x recvcount elements to send, recvcount (or, in place, all) to
-        // receive (MPI-3.1 5.10.1); disjoint (checked).
-        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        let mut store = datatype::Packed::default();
+        let recv = (&rr, &*t, &[(0, n)][..]);
+        let s = sr
+            .map(|s| {
+                // SAFETY: size x recvcount elements to send, recvcount (or, in place, all) to
+                // receive (MPI-3.1 5.10.1); the receive buffer is made after (`read_apart`).
+                unsafe { raw::read_apart(&mut store, s, t.clone(), &[(0, total)], Some(recv)) }
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, t) };
         coll::reduce_scatter_block(comm, s.as_ref(), &mut r, n, op)
@@ -271,6 +325,16 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Reduce_scatter", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            // SAFETY: one count per process of the local group (MPI-3.1 section 5.10.1).
+            let counts = unsafe { raw::array(recvcounts, ic.size() as usize, "recvcounts") }?
+                .iter()
+                .map(|&c| cnt(c))
+                .collect::<Result<Vec<usize>>>()?;
+            let args = (sendbuf, recvbuf, counts, datatype, op);
+            // SAFETY: MPI_Reduce_scatter's buffers.
+            return unsafe { intercomm::reduce_scatter(comm, &ic, args, None) };
+        }
         let t = dt(datatype)?;
         let size = size_of_comm(comm)?;
         // SAFETY: one count per rank (MPI-3.1 section 5.10.1).
@@ -282,12 +346,15 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
         let mine = counts.get(comm::rank(comm)? as usize).copied().unwrap_or(0);
         let sr = red_send(sendbuf, &t, total)?;
         let rr = reg(recvbuf, &t, if sr.is_none() { total } else { mine })?;
-        if let Some(s) = &sr {
-            raw::disjoint(s, &rr)?;
-        }
-        // SAFETY: the sum of the counts to send, this rank's count (or, in place, all)
-        // to receive; disjoint (checked).
-        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        let mut store = datatype::Packed::default();
+        let recv = (&rr, &*t, &[(0, mine)][..]);
+        let s = sr
+            .map(|s| {
+                // SAFETY: the sum of the counts to send, this rank's count (or, in place, all)
+                // to receive; the receive buffer is made after (`read_apart`).
+                unsafe { raw::read_apart(&mut store, s, t.clone(), &[(0, total)], Some(recv)) }
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, t) };
         coll::reduce_scatter(comm, s.as_ref(), &mut r, &counts, op)
@@ -306,6 +373,12 @@ pub unsafe extern "C" fn MPI_Gather(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Gather", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let send = (sendbuf, sendcount, sendtype);
+            let recv = (recvbuf, recvcount, None, recvtype);
+            // SAFETY: MPI_Gather's arguments.
+            return unsafe { intercomm::gather(comm, &ic, send, recv, root, None) };
+        }
         let at_root = comm::rank(comm)? == root;
         let send = if at_root && raw::in_place(sendbuf) {
             None
@@ -318,18 +391,22 @@ pub unsafe extern "C" fn MPI_Gather(
             let all = n
                 .checked_mul(size_of_comm(comm)?)
                 .ok_or_else(|| MpiError::new(class::COUNT, "count too large"))?;
-            Some((reg(recvbuf, &t, all)?, t, n))
+            Some((reg(recvbuf, &t, all)?, t, n, [(0, all)]))
         } else {
             None
         };
-        if let (Some(s), Some(r)) = (&send, &recv) {
-            raw::disjoint(&s.0, &r.0)?;
-        }
-        // SAFETY: the send buffer holds sendcount elements; at the root the receive
-        // buffer has room for size x recvcount (MPI-3.1 5.5); disjoint (checked).
-        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        let mut store = datatype::Packed::default();
+        let beside = recv.as_ref().map(|(r, t, _, b)| (r, &**t, &b[..]));
+        let s = send
+            .map(|(r, t, n)| {
+                // SAFETY: the send buffer holds sendcount elements; at the root the receive
+                // buffer has room for size x recvcount (MPI-3.1 5.5), made after (`read_apart`).
+                let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, n)], beside) }?;
+                Ok::<_, MpiError>((b, n))
+            })
+            .transpose()?;
         // SAFETY: as above.
-        let mut r = recv.map(|(r, t, n)| (unsafe { raw::write(r, t) }, n));
+        let mut r = recv.map(|(r, t, n, _)| (unsafe { raw::write(r, t) }, n));
         coll::gather(
             comm,
             s.as_ref().map(|(b, n)| (b, *n)),
@@ -352,6 +429,14 @@ pub unsafe extern "C" fn MPI_Gatherv(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Gatherv", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            // SAFETY: at the root, one count and displacement per remote process.
+            let bl = unsafe { intercomm::root_blocks(&ic, root, recvcounts, displs) }?;
+            let send = (sendbuf, sendcount, sendtype);
+            let recv = (recvbuf, 0, bl, recvtype);
+            // SAFETY: MPI_Gatherv's arguments.
+            return unsafe { intercomm::gather(comm, &ic, send, recv, root, None) };
+        }
         let at_root = comm::rank(comm)? == root;
         let send = if at_root && raw::in_place(sendbuf) {
             None
@@ -373,11 +458,15 @@ pub unsafe extern "C" fn MPI_Gatherv(
         } else {
             None
         };
-        if let (Some(s), Some(r)) = (&send, &recv) {
-            raw::disjoint(&s.0, &r.0)?;
-        }
-        // SAFETY: as MPI_Gather, with the root's blocks at their displacements.
-        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        let mut store = datatype::Packed::default();
+        let beside = recv.as_ref().map(|(r, t, b)| (r, &**t, &b[..]));
+        let s = send
+            .map(|(r, t, n)| {
+                // SAFETY: as MPI_Gather, with the root's blocks at their displacements.
+                let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, n)], beside) }?;
+                Ok::<_, MpiError>((b, n))
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = recv.map(|(r, t, b)| (unsafe { raw::write(r, t) }, b));
         coll::gatherv(
@@ -401,13 +490,19 @@ pub unsafe extern "C" fn MPI_Scatter(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Scatter", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let send = (sendbuf, sendcount, None, sendtype);
+            let recv = (recvbuf, recvcount, recvtype);
+            // SAFETY: MPI_Scatter's arguments.
+            return unsafe { intercomm::scatter(comm, &ic, send, recv, root, None) };
+        }
         let at_root = comm::rank(comm)? == root;
         let send = if at_root {
             let (t, n) = (dt(sendtype)?, cnt(sendcount)?);
             let all = n
                 .checked_mul(size_of_comm(comm)?)
                 .ok_or_else(|| MpiError::new(class::COUNT, "count too large"))?;
-            Some((reg(sendbuf, &t, all)?, t, n))
+            Some((reg(sendbuf, &t, all)?, t, n, all))
         } else {
             None
         };
@@ -415,16 +510,20 @@ pub unsafe extern "C" fn MPI_Scatter(
             None
         } else {
             let (t, n) = (dt(recvtype)?, cnt(recvcount)?);
-            Some((reg(recvbuf, &t, n)?, t, n))
+            Some((reg(recvbuf, &t, n)?, t, n, [(0, n)]))
         };
-        if let (Some(s), Some(r)) = (&send, &recv) {
-            raw::disjoint(&s.0, &r.0)?;
-        }
-        // SAFETY: at the root size x sendcount elements to send; recvcount elements of
-        // room (MPI-3.1 5.6); disjoint (checked).
-        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        let mut store = datatype::Packed::default();
+        let beside = recv.as_ref().map(|(r, t, _, b)| (r, &**t, &b[..]));
+        let s = send
+            .map(|(r, t, n, all)| {
+                // SAFETY: at the root size x sendcount elements to send; recvcount elements of
+                // room (MPI-3.1 5.6), made after (`read_apart`).
+                let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, all)], beside) }?;
+                Ok::<_, MpiError>((b, n))
+            })
+            .transpose()?;
         // SAFETY: as above.
-        let mut r = recv.map(|(r, t, n)| (unsafe { raw::write(r, t) }, n));
+        let mut r = recv.map(|(r, t, n, _)| (unsafe { raw::write(r, t) }, n));
         coll::scatter(
             comm,
             s.as_ref().map(|(b, n)| (b, *n)),
@@ -447,6 +546,14 @@ pub unsafe extern "C" fn MPI_Scatterv(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Scatterv", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            // SAFETY: at the root, one count and displacement per remote process.
+            let bl = unsafe { intercomm::root_blocks(&ic, root, sendcounts, displs) }?;
+            let send = (sendbuf, 0, bl, sendtype);
+            let recv = (recvbuf, recvcount, recvtype);
+            // SAFETY: MPI_Scatterv's arguments.
+            return unsafe { intercomm::scatter(comm, &ic, send, recv, root, None) };
+        }
         let at_root = comm::rank(comm)? == root;
         let send = if at_root {
             let t = dt(sendtype)?;
@@ -466,15 +573,19 @@ pub unsafe extern "C" fn MPI_Scatterv(
             None
         } else {
             let (t, n) = (dt(recvtype)?, cnt(recvcount)?);
-            Some((reg(recvbuf, &t, n)?, t, n))
+            Some((reg(recvbuf, &t, n)?, t, n, [(0, n)]))
         };
-        if let (Some(s), Some(r)) = (&send, &recv) {
-            raw::disjoint(&s.0, &r.0)?;
-        }
-        // SAFETY: as MPI_Scatter, with the root's blocks at their displacements.
-        let s = send.map(|(r, t, b)| (unsafe { raw::read(r, t) }, b));
+        let mut store = datatype::Packed::default();
+        let beside = recv.as_ref().map(|(r, t, _, b)| (r, &**t, &b[..]));
+        let s = send
+            .map(|(r, t, b)| {
+                // SAFETY: as MPI_Scatter, with the root's blocks at their displacements.
+                let s = unsafe { raw::read_apart(&mut store, r, t, &b, beside) }?;
+                Ok::<_, MpiError>((s, b))
+            })
+            .transpose()?;
         // SAFETY: as above.
-        let mut r = recv.map(|(r, t, n)| (unsafe { raw::write(r, t) }, n));
+        let mut r = recv.map(|(r, t, n, _)| (unsafe { raw::write(r, t) }, n));
         coll::scatterv(
             comm,
             s.as_ref().map(|(b, bl)| (b, bl.clone())),
@@ -495,6 +606,12 @@ pub unsafe extern "C" fn MPI_Allgather(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Allgather", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let send = (sendbuf, sendcount, sendtype);
+            let recv = (recvbuf, recvcount, None, recvtype);
+            // SAFETY: MPI_Allgather's arguments.
+            return unsafe { intercomm::allgather(comm, &ic, send, recv, None) };
+        }
         let send = if raw::in_place(sendbuf) {
             None
         } else {
@@ -506,12 +623,16 @@ pub unsafe extern "C" fn MPI_Allgather(
             .checked_mul(size_of_comm(comm)?)
             .ok_or_else(|| MpiError::new(class::COUNT, "count too large"))?;
         let rr = reg(recvbuf, &rt, all)?;
-        if let Some(s) = &send {
-            raw::disjoint(&s.0, &rr)?;
-        }
-        // SAFETY: sendcount elements to send, room for size x recvcount (MPI-3.1 5.7);
-        // disjoint (checked).
-        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        let mut store = datatype::Packed::default();
+        let beside = (&rr, &*rt, &[(0, all)][..]);
+        let s = send
+            .map(|(r, t, n)| {
+                // SAFETY: sendcount elements to send, room for size x recvcount (MPI-3.1 5.7),
+                // made after (`read_apart`).
+                let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, n)], Some(beside)) }?;
+                Ok::<_, MpiError>((b, n))
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, rt) };
         coll::allgather(comm, s.as_ref().map(|(b, n)| (b, *n)), (&mut r, rn))
@@ -530,6 +651,14 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Allgatherv", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            // SAFETY: one count and displacement per remote process.
+            let bl = unsafe { intercomm::remote_blocks(&ic, recvcounts, displs) }?;
+            let send = (sendbuf, sendcount, sendtype);
+            let recv = (recvbuf, 0, Some(bl), recvtype);
+            // SAFETY: MPI_Allgatherv's arguments.
+            return unsafe { intercomm::allgather(comm, &ic, send, recv, None) };
+        }
         let send = if raw::in_place(sendbuf) {
             None
         } else {
@@ -546,11 +675,15 @@ pub unsafe extern "C" fn MPI_Allgatherv(
             )
         }?;
         let rr = raw::region(recvbuf, &rt, &bl)?;
-        if let Some(s) = &send {
-            raw::disjoint(&s.0, &rr)?;
-        }
-        // SAFETY: as MPI_Allgather, with blocks at their displacements.
-        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        let mut store = datatype::Packed::default();
+        let beside = (&rr, &*rt, &bl[..]);
+        let s = send
+            .map(|(r, t, n)| {
+                // SAFETY: as MPI_Allgather, with blocks at their displacements.
+                let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, n)], Some(beside)) }?;
+                Ok::<_, MpiError>((b, n))
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, rt) };
         coll::allgatherv(comm, s.as_ref().map(|(b, n)| (b, *n)), &mut r, bl)
@@ -568,25 +701,34 @@ pub unsafe extern "C" fn MPI_Alltoall(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Alltoall", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            let send = (sendbuf, sendcount, None, sendtype);
+            let recv = (recvbuf, recvcount, None, recvtype);
+            // SAFETY: MPI_Alltoall's arguments.
+            return unsafe { intercomm::alltoall(comm, &ic, send, recv, None) };
+        }
         let size = size_of_comm(comm)?;
         let too_large = || MpiError::new(class::COUNT, "count too large");
         let send = if raw::in_place(sendbuf) {
             None
         } else {
             let (t, n) = (dt(sendtype)?, cnt(sendcount)?);
-            Some((
-                reg(sendbuf, &t, n.checked_mul(size).ok_or_else(too_large)?)?,
-                t,
-                n,
-            ))
+            let all = n.checked_mul(size).ok_or_else(too_large)?;
+            Some((reg(sendbuf, &t, all)?, t, n, all))
         };
         let (rt, rn) = (dt(recvtype)?, cnt(recvcount)?);
-        let rr = reg(recvbuf, &rt, rn.checked_mul(size).ok_or_else(too_large)?)?;
-        if let Some(s) = &send {
-            raw::disjoint(&s.0, &rr)?;
-        }
-        // SAFETY: size x count elements in each buffer (MPI-3.1 5.8); disjoint (checked).
-        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        let rall = rn.checked_mul(size).ok_or_else(too_large)?;
+        let rr = reg(recvbuf, &rt, rall)?;
+        let mut store = datatype::Packed::default();
+        let beside = (&rr, &*rt, &[(0, rall)][..]);
+        let s = send
+            .map(|(r, t, n, all)| {
+                // SAFETY: size x count elements in each buffer (MPI-3.1 5.8); the receive buffer
+                // is made after (`read_apart`).
+                let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, all)], Some(beside)) }?;
+                Ok::<_, MpiError>((b, n))
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, rt) };
         coll::alltoall(comm, s.as_ref().map(|(b, n)| (b, *n)), (&mut r, rn))
@@ -606,6 +748,19 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     comm: Comm,
 ) -> c_int {
     guard("MPI_Alltoallv", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            // SAFETY: one count and displacement per remote process on each side.
+            let (sbl, rbl) = unsafe {
+                (
+                    intercomm::remote_blocks(&ic, sendcounts, sdispls)?,
+                    intercomm::remote_blocks(&ic, recvcounts, rdispls)?,
+                )
+            };
+            let send = (sendbuf, 0, Some(sbl), sendtype);
+            let recv = (recvbuf, 0, Some(rbl), recvtype);
+            // SAFETY: MPI_Alltoallv's arguments.
+            return unsafe { intercomm::alltoall(comm, &ic, send, recv, None) };
+        }
         let size = size_of_comm(comm)?;
         let send = if raw::in_place(sendbuf) {
             None
@@ -629,11 +784,16 @@ pub unsafe extern "C" fn MPI_Alltoallv(
             )
         }?;
         let rr = raw::region(recvbuf, &rt, &rbl)?;
-        if let Some(s) = &send {
-            raw::disjoint(&s.0, &rr)?;
-        }
-        // SAFETY: the blocks at their displacements in each buffer; disjoint (checked).
-        let s = send.map(|(r, t, b)| (unsafe { raw::read(r, t) }, b));
+        let mut store = datatype::Packed::default();
+        let beside = (&rr, &*rt, &rbl[..]);
+        let s = send
+            .map(|(r, t, b)| {
+                // SAFETY: the blocks at their displacements in each buffer; the receive buffer
+                // is made after (`read_apart`).
+                let s = unsafe { raw::read_apart(&mut store, r, t, &b, Some(beside)) }?;
+                Ok::<_, MpiError>((s, b))
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, rt) };
         coll::alltoallv(comm, s.as_ref().map(|(b, bl)| (b, bl.clone())), &mut r, rbl)
@@ -653,9 +813,12 @@ pub unsafe extern "C" fn MPI_Reduce_local(
     guard("MPI_Reduce_local", COMM_WORLD, || {
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let (ir, or) = (reg(inbuf, &t, n)?, reg(inoutbuf, &t, n)?);
-        raw::disjoint(&ir, &or)?;
-        // SAFETY: `count` elements in each buffer (MPI-3.1 5.9.7); disjoint (checked).
-        let (i, mut o) = unsafe { (raw::read(ir, t.clone()), raw::write(or, t)) };
+        let (mut store, one) = (datatype::Packed::default(), [(0, n)]);
+        // SAFETY: `count` elements in each buffer (MPI-3.1 5.9.7); the inout buffer is
+        // made after (`read_apart`).
+        let i = unsafe { raw::read_apart(&mut store, ir, t.clone(), &one, Some((&or, &t, &one))) }?;
+        // SAFETY: as above.
+        let mut o = unsafe { raw::write(or, t) };
         coll::reduce_local(&i, &mut o, n, op)
     })
 }

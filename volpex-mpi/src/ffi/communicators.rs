@@ -1,6 +1,8 @@
-//! Communicators and groups in `mpi.h` (MPI-3.1 chapter 6): dup, split, create, free,
-//! compare, names, attributes and group set operations. Thin shells over `comm`; never
-//! sends a message itself.
+//! Communicators and groups in `mpi.h` (MPI-3.1 chapter 6): dup (blocking, immediate,
+//! with info), split (by color, by type), create (collective over the communicator or
+//! over the group), inter-communicators (create, merge, remote group), free, compare,
+//! info hints, names, attributes and group set operations. Thin shells over `comm`;
+//! never sends a message itself.
 
 use super::*;
 
@@ -85,8 +87,116 @@ pub unsafe extern "C" fn MPI_Comm_compare(a: Comm, b: Comm, result: *mut c_int) 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_test_inter(comm: Comm, flag: *mut c_int) -> c_int {
     guard("MPI_Comm_test_inter", comm, || {
-        comm::size(comm)?;
-        set(flag, "flag", 0)
+        set(flag, "flag", c_int::from(comm::is_inter(comm)?))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_remote_size(comm: Comm, size: *mut c_int) -> c_int {
+    guard("MPI_Comm_remote_size", comm, || {
+        set(size, "size", comm::remote_size(comm)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_remote_group(comm: Comm, group: *mut c_int) -> c_int {
+    guard("MPI_Comm_remote_group", comm, || {
+        set(group, "group", comm::remote_group(comm)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_group(
+    comm: Comm,
+    group: c_int,
+    tag: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_create_group", comm, || {
+        set(newcomm, "newcomm", comm::create_group(comm, group, tag)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_idup(
+    comm: Comm,
+    newcomm: *mut c_int,
+    request: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_idup", comm, || {
+        let (c, r) = comm::idup(comm)?;
+        set(newcomm, "newcomm", c)?;
+        set(request, "request", r)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_dup_with_info(
+    comm: Comm,
+    info: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_dup_with_info", comm, || {
+        set(newcomm, "newcomm", comm::dup_with_info(comm, info)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_set_info(comm: Comm, info: c_int) -> c_int {
+    guard("MPI_Comm_set_info", comm, || comm::set_info(comm, info))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_info(comm: Comm, info: *mut c_int) -> c_int {
+    guard("MPI_Comm_get_info", comm, || {
+        set(info, "info_used", comm::get_info(comm)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split_type(
+    comm: Comm,
+    split_type: c_int,
+    key: c_int,
+    info: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_split_type", comm, || {
+        set(
+            newcomm,
+            "newcomm",
+            comm::split_type(comm, split_type, key, info)?,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Intercomm_create(
+    local_comm: Comm,
+    local_leader: c_int,
+    peer_comm: Comm,
+    remote_leader: c_int,
+    tag: c_int,
+    newintercomm: *mut c_int,
+) -> c_int {
+    guard("MPI_Intercomm_create", local_comm, || {
+        let ic = comm::intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag)?;
+        set(newintercomm, "newintercomm", ic)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Intercomm_merge(
+    intercomm: Comm,
+    high: c_int,
+    newintracomm: *mut c_int,
+) -> c_int {
+    guard("MPI_Intercomm_merge", intercomm, || {
+        set(
+            newintracomm,
+            "newintracomm",
+            comm::intercomm_merge(intercomm, high != 0)?,
+        )
     })
 }
 
@@ -183,8 +293,8 @@ pub unsafe extern "C" fn MPI_Comm_create_keyval(
 ) -> c_int {
     guard("MPI_Comm_create_keyval", COMM_WORLD, || {
         let k = comm::create_keyval(crate::state::Keyval {
-            copy,
-            delete,
+            copy: copy.map(raw::AttrCopy::C),
+            delete: delete.map(raw::AttrDelete::C),
             extra: extra_state as usize,
         })?;
         set(keyval, "comm_keyval", k)

@@ -677,7 +677,6 @@ fortran_c! {
     mpi_type_get_true_extent_x_ => MPI_Type_get_true_extent_x(datatype: int, true_lb: lout,
         true_extent: lout);
     mpi_type_match_size_ => MPI_Type_match_size(typeclass: int, size: int, type_: out);
-    mpi_type_set_attr_ => MPI_Type_set_attr(type_: int, type_keyval: int, attr_val: mbuf);
     mpi_win_call_errhandler_ => MPI_Win_call_errhandler(win: int, errorcode: int);
     mpi_win_complete_ => MPI_Win_complete(win: int);
     mpi_win_create_dynamic_ => MPI_Win_create_dynamic(info: int, comm: int, win: out);
@@ -1204,7 +1203,7 @@ fn attr(comm: c_int, keyval: c_int) -> Result<Option<i64>> {
     if keyval & !0x00ff_ffff == TAG_KEYVAL {
         return Ok(comm::user_attr(comm, keyval)?.map(|v| v as i64));
     }
-    Ok(comm::get_attr(comm, keyval)?.map(|v| i64::from(*v)))
+    Ok(comm::attr_value(comm, keyval)?.map(i64::from))
 }
 
 #[no_mangle]
@@ -1361,6 +1360,257 @@ pub unsafe extern "C" fn mpi_grequest_start_(
     set_ierr(ierr, code);
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_create_errhandler_(
+    function: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: as mpi_comm_create_errhandler_ (a window handler takes the same two
+    // arguments by reference).
+    let code = unsafe { MPI_Win_create_errhandler(function, errhandler) };
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_file_create_errhandler_(
+    function: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: as mpi_comm_create_errhandler_.
+    let code = unsafe { MPI_File_create_errhandler(function, errhandler) };
+    set_ierr(ierr, code);
+}
+
+/// MPI_COMM_CREATE_KEYVAL(COMM_COPY_ATTR_FN, COMM_DELETE_ATTR_FN, COMM_KEYVAL,
+/// EXTRA_STATE, IERROR): Fortran procedures (MPI-3.1 section 6.7.2), called with every
+/// argument by reference; EXTRA_STATE is INTEGER(KIND=MPI_ADDRESS_KIND), passed back by
+/// value. MPI_COMM_NULL_COPY_FN and friends are procedures of this library.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_create_keyval_(
+    copy: Option<raw::FortranCopyFn>,
+    delete: Option<raw::FortranDeleteFn>,
+    keyval: *mut c_int,
+    extra_state: *const isize,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Comm_create_keyval", || {
+        let extra = value(extra_state, "extra_state")? as usize;
+        Ok(guard("MPI_Comm_create_keyval", COMM_WORLD, || {
+            let k = comm::create_keyval(crate::state::Keyval {
+                copy: copy.map(raw::AttrCopy::Fortran),
+                delete: delete.map(raw::AttrDelete::Fortran),
+                extra,
+            })?;
+            set(keyval, "comm_keyval", k)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_KEYVAL_CREATE (MPI-1, deprecated): as MPI_COMM_CREATE_KEYVAL with INTEGER
+/// EXTRA_STATE and attribute values.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_keyval_create_(
+    copy: Option<raw::Fortran1CopyFn>,
+    delete: Option<raw::Fortran1DeleteFn>,
+    keyval: *mut c_int,
+    extra_state: *const c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Keyval_create", || {
+        let extra = value(extra_state, "extra_state")? as usize;
+        Ok(guard("MPI_Keyval_create", COMM_WORLD, || {
+            let k = comm::create_keyval(crate::state::Keyval {
+                copy: copy.map(raw::AttrCopy::Fortran1),
+                delete: delete.map(raw::AttrDelete::Fortran1),
+                extra,
+            })?;
+            set(keyval, "keyval", k)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_free_keyval_(keyval: *mut c_int, ierr: *mut c_int) {
+    // SAFETY: the caller's INTEGER.
+    set_ierr(ierr, unsafe { MPI_Comm_free_keyval(keyval) });
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_keyval_free_(keyval: *mut c_int, ierr: *mut c_int) {
+    // SAFETY: the caller's INTEGER.
+    set_ierr(ierr, unsafe { MPI_Comm_free_keyval(keyval) });
+}
+
+/// Sets a Fortran LOGICAL and INTEGER, for the predefined attribute procedures.
+fn logical(flag: *mut c_int, v: bool, ierr: *mut c_int) {
+    let _ = set(flag, "flag", c_int::from(v));
+    set_ierr(ierr, class::SUCCESS);
+}
+
+/// MPI_COMM_NULL_COPY_FN (and MPI_NULL_COPY_FN): does not copy (FLAG = .FALSE.).
+#[no_mangle]
+pub extern "C" fn mpi_comm_null_copy_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const isize,
+    _val_in: *const isize,
+    _val_out: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    logical(flag, false, ierr);
+}
+
+/// MPI_COMM_DUP_FN: copies the value (ATTRIBUTE_VAL_OUT = ATTRIBUTE_VAL_IN, FLAG =
+/// .TRUE.).
+#[no_mangle]
+pub extern "C" fn mpi_comm_dup_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const isize,
+    val_in: *const isize,
+    val_out: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    match value(val_in, "attribute_val_in").and_then(|v| set(val_out, "attribute_val_out", v)) {
+        Ok(()) => logical(flag, true, ierr),
+        Err(e) => set_ierr(ierr, e.class),
+    }
+}
+
+/// MPI_COMM_NULL_DELETE_FN (and MPI_NULL_DELETE_FN): does nothing.
+#[no_mangle]
+pub extern "C" fn mpi_comm_null_delete_fn_(
+    _comm: *const c_int,
+    _key: *const c_int,
+    _val: *const isize,
+    _extra: *const isize,
+    ierr: *mut c_int,
+) {
+    set_ierr(ierr, class::SUCCESS);
+}
+
+/// MPI_NULL_COPY_FN (MPI-1, INTEGER values): does not copy.
+#[no_mangle]
+pub extern "C" fn mpi_null_copy_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const c_int,
+    _val_in: *const c_int,
+    _val_out: *mut c_int,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    logical(flag, false, ierr);
+}
+
+/// MPI_DUP_FN (MPI-1, INTEGER values): copies the value.
+#[no_mangle]
+pub extern "C" fn mpi_dup_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const c_int,
+    val_in: *const c_int,
+    val_out: *mut c_int,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    match value(val_in, "attribute_val_in").and_then(|v| set(val_out, "attribute_val_out", v)) {
+        Ok(()) => logical(flag, true, ierr),
+        Err(e) => set_ierr(ierr, e.class),
+    }
+}
+
+/// MPI_NULL_DELETE_FN (MPI-1, INTEGER values): does nothing.
+#[no_mangle]
+pub extern "C" fn mpi_null_delete_fn_(
+    _comm: *const c_int,
+    _key: *const c_int,
+    _val: *const c_int,
+    _extra: *const c_int,
+    ierr: *mut c_int,
+) {
+    set_ierr(ierr, class::SUCCESS);
+}
+
+/// MPI_ADD_ERROR_STRING(ERRORCODE, STRING, IERROR), CHARACTER*(*) STRING (trailing
+/// blanks dropped).
+#[no_mangle]
+pub unsafe extern "C" fn mpi_add_error_string_(
+    errorcode: *const c_int,
+    string: *const c_char,
+    ierr: *mut c_int,
+    string_len: usize,
+) {
+    let code = shim("MPI_Add_error_string", || {
+        let e = value(errorcode, "errorcode")?;
+        let s = c_string(string, string_len, "string")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPI_Add_error_string(e, s.as_ptr()) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_delete_(
+    info: *const c_int,
+    key: *const c_char,
+    ierr: *mut c_int,
+    key_len: usize,
+) {
+    let code = shim("MPI_Info_delete", || {
+        let i = value(info, "info")?;
+        let k = c_string(key, key_len, "key")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPI_Info_delete(i, k.as_ptr()) })
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_INFO_GET_NTHKEY(INFO, N, KEY, IERROR): N counts from 0, as in C (MPI-3.1
+/// section 9); KEY is blank-padded.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_get_nthkey_(
+    info: *const c_int,
+    n: *const c_int,
+    key: *mut c_char,
+    ierr: *mut c_int,
+    key_len: usize,
+) {
+    let code = shim("MPI_Info_get_nthkey", || {
+        let (i, n) = (value(info, "info")?, value(n, "n")?);
+        Ok(guard("MPI_Info_get_nthkey", COMM_WORLD, || {
+            let k = crate::info::nthkey(i, n)?;
+            // SAFETY: the CHARACTER argument of `key_len` bytes (its hidden length).
+            unsafe { raw::put_fortran_string(key, key_len, &k) }.map(drop)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_get_valuelen_(
+    info: *const c_int,
+    key: *const c_char,
+    valuelen: *mut c_int,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+    key_len: usize,
+) {
+    let code = shim("MPI_Info_get_valuelen", || {
+        let i = value(info, "info")?;
+        let k = c_string(key, key_len, "key")?;
+        // SAFETY: a NUL-terminated key we own; the caller's INTEGER and LOGICAL.
+        Ok(unsafe { MPI_Info_get_valuelen(i, k.as_ptr(), valuelen, flag) })
+    });
+    set_ierr(ierr, code);
+}
+
 // ---- MPIX_ fault-tolerance extensions ----
 
 #[no_mangle]
@@ -1464,6 +1714,243 @@ pub unsafe extern "C" fn mpix_output_commit_(
     set_ierr(ierr, code);
 }
 
+// ---- Datatypes: names, attributes, external32 ----
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_set_name_(
+    datatype: *const c_int,
+    name: *const c_char,
+    ierr: *mut c_int,
+    name_len: usize,
+) {
+    let code = shim("MPI_Type_set_name", || {
+        let t = value(datatype, "datatype")?;
+        let s = c_string(name, name_len, "type_name")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPI_Type_set_name(t, s.as_ptr()) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_get_name_(
+    datatype: *const c_int,
+    name: *mut c_char,
+    resultlen: *mut c_int,
+    ierr: *mut c_int,
+    name_len: usize,
+) {
+    let code = shim("MPI_Type_get_name", || {
+        let t = value(datatype, "datatype")?;
+        // SAFETY: as in mpi_get_processor_name_.
+        string_out(name, name_len, resultlen, MAX_OBJECT_NAME, |p, n| unsafe {
+            MPI_Type_get_name(t, p, n)
+        })
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_TYPE_CREATE_KEYVAL(TYPE_COPY_ATTR_FN, TYPE_DELETE_ATTR_FN, TYPE_KEYVAL,
+/// EXTRA_STATE, IERROR): the two procedures take every argument by reference (MPI-3.1
+/// section 6.7.4); EXTRA_STATE is an INTEGER(KIND=MPI_ADDRESS_KIND) value.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_create_keyval_(
+    copy_fn: Option<raw::FortranCopyAttrFn>,
+    delete_fn: Option<raw::FortranDeleteAttrFn>,
+    keyval: *mut c_int,
+    extra_state: *const isize,
+    ierr: *mut c_int,
+) {
+    use crate::typeattr::{CopyFn, DeleteFn};
+    let code = shim("MPI_Type_create_keyval", || {
+        let extra = value(extra_state, "extra_state")?;
+        Ok(guard("MPI_Type_create_keyval", COMM_WORLD, || {
+            let k = crate::typeattr::create_keyval(
+                copy_fn.map(CopyFn::Fortran),
+                delete_fn.map(DeleteFn::Fortran),
+                extra as usize,
+            )?;
+            set(keyval, "type_keyval", k)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_TYPE_SET_ATTR(DATATYPE, TYPE_KEYVAL, ATTRIBUTE_VAL, IERROR): the value, an
+/// INTEGER(KIND=MPI_ADDRESS_KIND), is stored as C stores its `void *`.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_set_attr_(
+    datatype: *const c_int,
+    keyval: *const c_int,
+    val: *const isize,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Type_set_attr", || {
+        let (t, k, v) = (
+            value(datatype, "datatype")?,
+            value(keyval, "type_keyval")?,
+            value(val, "attribute_val")?,
+        );
+        Ok(guard("MPI_Type_set_attr", COMM_WORLD, || {
+            crate::typeattr::set_attr(t, k, v as usize)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_get_attr_(
+    datatype: *const c_int,
+    keyval: *const c_int,
+    val: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Type_get_attr", || {
+        let (t, k) = (value(datatype, "datatype")?, value(keyval, "type_keyval")?);
+        Ok(guard(
+            "MPI_Type_get_attr",
+            COMM_WORLD,
+            || match crate::typeattr::get_attr(t, k)? {
+                Some(v) => {
+                    set(val, "attribute_val", v as isize)?;
+                    set(flag, "flag", 1)
+                }
+                None => set(flag, "flag", 0),
+            },
+        ))
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_TYPE_NULL_COPY_FN for Fortran programs: nothing is copied.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_null_copy_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const isize,
+    _in: *const isize,
+    _out: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    if let Err(e) = set(flag, "flag", 0) {
+        error::raise("MPI_TYPE_NULL_COPY_FN", COMM_WORLD, e);
+    }
+    set_ierr(ierr, class::SUCCESS);
+}
+
+/// MPI_TYPE_DUP_FN for Fortran programs: the value is copied.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_dup_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const isize,
+    val_in: *const isize,
+    val_out: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_TYPE_DUP_FN", || {
+        set(
+            val_out,
+            "attribute_val_out",
+            value(val_in, "attribute_val_in")?,
+        )?;
+        set(flag, "flag", 1)?;
+        Ok(class::SUCCESS)
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_TYPE_NULL_DELETE_FN for Fortran programs: nothing to do.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_null_delete_fn_(
+    _datatype: *const c_int,
+    _key: *const c_int,
+    _val: *const isize,
+    _extra: *const isize,
+    ierr: *mut c_int,
+) {
+    set_ierr(ierr, class::SUCCESS);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_pack_external_size_(
+    datarep: *const c_char,
+    incount: *const c_int,
+    datatype: *const c_int,
+    size: *mut isize,
+    ierr: *mut c_int,
+    datarep_len: usize,
+) {
+    let code = shim("MPI_Pack_external_size", || {
+        let d = c_string(datarep, datarep_len, "datarep")?;
+        let (n, t) = (value(incount, "incount")?, value(datatype, "datatype")?);
+        // SAFETY: a NUL-terminated string we own; `size` is the caller's.
+        Ok(unsafe { MPI_Pack_external_size(d.as_ptr(), n, t, size) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_pack_external_(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    incount: *const c_int,
+    datatype: *const c_int,
+    outbuf: *mut c_void,
+    outsize: *const isize,
+    position: *mut isize,
+    ierr: *mut c_int,
+    datarep_len: usize,
+) {
+    let code = shim("MPI_Pack_external", || {
+        let d = c_string(datarep, datarep_len, "datarep")?;
+        let (n, t, o) = (
+            value(incount, "incount")?,
+            value(datatype, "datatype")?,
+            value(outsize, "outsize")?,
+        );
+        let (i, out) = (
+            buffer(inbuf),
+            buffer(outbuf as *const c_void) as *mut c_void,
+        );
+        // SAFETY: the caller's buffers and position, under MPI_Pack_external's contract.
+        Ok(unsafe { MPI_Pack_external(d.as_ptr(), i, n, t, out, o, position) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_unpack_external_(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: *const isize,
+    position: *mut isize,
+    outbuf: *mut c_void,
+    outcount: *const c_int,
+    datatype: *const c_int,
+    ierr: *mut c_int,
+    datarep_len: usize,
+) {
+    let code = shim("MPI_Unpack_external", || {
+        let d = c_string(datarep, datarep_len, "datarep")?;
+        let (s, n, t) = (
+            value(insize, "insize")?,
+            value(outcount, "outcount")?,
+            value(datatype, "datatype")?,
+        );
+        let (i, out) = (
+            buffer(inbuf),
+            buffer(outbuf as *const c_void) as *mut c_void,
+        );
+        // SAFETY: the caller's buffers and position, under MPI_Unpack_external's contract.
+        Ok(unsafe { MPI_Unpack_external(d.as_ptr(), i, s, position, out, n, t) })
+    });
+    set_ierr(ierr, code);
+}
+
 // ---- Not implemented: the routine exists and answers MPI_ERR_OTHER ----
 
 /// `mpi_x_ => "MPI_X"(n)`: a routine of `n` arguments before `ierror`.
@@ -1484,32 +1971,20 @@ fortran_stubs! {
     mpi_comm_connect_ => "MPI_Comm_connect"(a, b, c, d, e);
     mpi_comm_spawn_ => "MPI_Comm_spawn"(a, b, c, d, e, f, g, h);
     mpi_comm_spawn_multiple_ => "MPI_Comm_spawn_multiple"(a, b, c, d, e, f, g, h, i);
-    mpi_file_create_errhandler_ => "MPI_File_create_errhandler"(a, b);
     mpi_file_delete_ => "MPI_File_delete"(a, b);
     mpi_file_get_view_ => "MPI_File_get_view"(a, b, c, d, e);
     mpi_file_open_ => "MPI_File_open"(a, b, c, d, e);
     mpi_file_set_view_ => "MPI_File_set_view"(a, b, c, d, e, f);
     mpi_free_mem_ => "MPI_Free_mem"(a);
-    mpi_info_delete_ => "MPI_Info_delete"(a, b);
-    mpi_info_get_nthkey_ => "MPI_Info_get_nthkey"(a, b, c);
-    mpi_info_get_valuelen_ => "MPI_Info_get_valuelen"(a, b, c, d);
     mpi_lookup_name_ => "MPI_Lookup_name"(a, b, c);
     mpi_open_port_ => "MPI_Open_port"(a, b);
-    mpi_pack_external_ => "MPI_Pack_external"(a, b, c, d, e, f, g);
-    mpi_pack_external_size_ => "MPI_Pack_external_size"(a, b, c, d);
     mpi_publish_name_ => "MPI_Publish_name"(a, b, c);
     mpi_register_datarep_ => "MPI_Register_datarep"(a, b, c, d, e);
-    mpi_type_create_keyval_ => "MPI_Type_create_keyval"(a, b, c, d);
-    mpi_type_get_attr_ => "MPI_Type_get_attr"(a, b, c, d);
-    mpi_type_get_name_ => "MPI_Type_get_name"(a, b, c);
-    mpi_type_set_name_ => "MPI_Type_set_name"(a, b);
-    mpi_unpack_external_ => "MPI_Unpack_external"(a, b, c, d, e, f, g);
     mpi_unpublish_name_ => "MPI_Unpublish_name"(a, b, c);
     mpi_win_allocate_ => "MPI_Win_allocate"(a, b, c, d, e, f);
     mpi_win_allocate_shared_ => "MPI_Win_allocate_shared"(a, b, c, d, e, f);
     mpi_win_attach_ => "MPI_Win_attach"(a, b, c);
     mpi_win_create_ => "MPI_Win_create"(a, b, c, d, e, f);
-    mpi_win_create_errhandler_ => "MPI_Win_create_errhandler"(a, b);
     mpi_win_create_keyval_ => "MPI_Win_create_keyval"(a, b, c, d);
     mpi_win_detach_ => "MPI_Win_detach"(a, b);
     mpi_win_get_attr_ => "MPI_Win_get_attr"(a, b, c, d);
@@ -1517,11 +1992,6 @@ fortran_stubs! {
     mpi_win_set_attr_ => "MPI_Win_set_attr"(a, b, c);
     mpi_win_set_name_ => "MPI_Win_set_name"(a, b);
     mpi_win_shared_query_ => "MPI_Win_shared_query"(a, b, c, d, e);
-    mpi_add_error_string_ => "MPI_Add_error_string"(a, b);
-    mpi_comm_create_keyval_ => "MPI_Comm_create_keyval (Fortran)"(a, b, c, d);
-    mpi_keyval_create_ => "MPI_Keyval_create (Fortran)"(a, b, c, d);
-    mpi_comm_free_keyval_ => "MPI_Comm_free_keyval (Fortran)"(a);
-    mpi_keyval_free_ => "MPI_Keyval_free (Fortran)"(a);
 }
 
 // ---- Address arithmetic (MPI-3.1 section 4.1.12): functions, not subroutines ----

@@ -29,6 +29,7 @@ mod datatypes;
 mod environment;
 mod fortran;
 mod info;
+mod intercomm;
 mod mpix;
 mod pmpi;
 mod point_to_point;
@@ -57,8 +58,8 @@ use crate::comm::{self, SetOp};
 use crate::datatype::{self, Datatype};
 use crate::error::{self, guard, MpiError, Result};
 use crate::handles::{
-    class, MpiStatus, COMM_WORLD, MAX_ERROR_STRING, MAX_LIBRARY_VERSION_STRING, MAX_OBJECT_NAME,
-    MAX_PROCESSOR_NAME, NULL, UNDEFINED,
+    class, MpiStatus, COMM_WORLD, MAX_ERROR_STRING, MAX_INFO_KEY, MAX_LIBRARY_VERSION_STRING,
+    MAX_OBJECT_NAME, MAX_PROCESSOR_NAME, NULL, UNDEFINED,
 };
 use crate::state::{self, Phase};
 use crate::topo::{self, Cart};

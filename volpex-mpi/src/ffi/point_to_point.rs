@@ -272,9 +272,13 @@ pub unsafe extern "C" fn MPI_Sendrecv(
         let (st_, sn) = (dt(sendtype)?, cnt(sendcount)?);
         let (rt, rn) = (dt(recvtype)?, cnt(recvcount)?);
         let (sr, rr) = (reg(sendbuf, &st_, sn)?, reg(recvbuf, &rt, rn)?);
-        raw::disjoint(&sr, &rr)?;
-        // SAFETY: MPI_Sendrecv's buffers as MPI_Send's and MPI_Recv's; disjoint (checked).
-        let (s, mut r) = unsafe { (raw::read(sr, st_), raw::write(rr, rt)) };
+        let mut store = datatype::Packed::default();
+        let recv = (&rr, &*rt, &[(0, rn)][..]);
+        // SAFETY: MPI_Sendrecv's send buffer as MPI_Send's; the receive buffer is made
+        // after it, and no byte is both sent and received (checked; MPI-3.1 3.10).
+        let s = unsafe { raw::read_apart(&mut store, sr, st_, &[(0, sn)], Some(recv)) }?;
+        // SAFETY: as MPI_Recv's; apart from the send data (above).
+        let mut r = unsafe { raw::write(rr, rt) };
         let st = p2p::sendrecv(comm, (&s, sn, dest, sendtag), (&mut r, rn, source, recvtag))?;
         set_status(status, st)
     })
@@ -401,43 +405,6 @@ pub unsafe extern "C" fn MPI_Get_count(
         let st = unsafe { raw::input(status, "status") }?;
         let t = dt(datatype)?;
         set(count, "count", p2p::get_count(st, &t))
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements(
-    status: *const MpiStatus,
-    datatype: Dtype,
-    count: *mut c_int,
-) -> c_int {
-    guard("MPI_Get_elements", COMM_WORLD, || {
-        // SAFETY: as MPI_Get_count.
-        let st = unsafe { raw::input(status, "status") }?;
-        let n = p2p::elements(st.bytes(), &*dt(datatype)?);
-        set(
-            count,
-            "count",
-            n.and_then(|n| c_int::try_from(n).ok()).unwrap_or(UNDEFINED),
-        )
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements_x(
-    status: *const MpiStatus,
-    datatype: Dtype,
-    count: *mut i64,
-) -> c_int {
-    guard("MPI_Get_elements_x", COMM_WORLD, || {
-        // SAFETY: as MPI_Get_count.
-        let st = unsafe { raw::input(status, "status") }?;
-        let n = p2p::elements(st.bytes(), &*dt(datatype)?);
-        set(
-            count,
-            "count",
-            n.and_then(|n| i64::try_from(n).ok())
-                .unwrap_or(i64::from(UNDEFINED)),
-        )
     })
 }
 

@@ -1,6 +1,7 @@
 //! The one place C pointers become Rust values. Every function here checks what it can
 //! (null, `MPI_IN_PLACE` where it is not allowed, alignment, address overflow, that a
-//! send and a receive buffer of one call do not overlap) and documents what it must take
+//! send and a receive buffer of one call share no byte, and that no two slices it makes
+//! for one call alias: `read_apart`) and documents what it must take
 //! on trust from the MPI standard: that a buffer argument points to memory holding
 //! `count` elements of its datatype for the duration of the call (MPI-3.1 section 3.2.2),
 //! or, for an immediate receive, until the request completes (section 3.7.2).
@@ -9,7 +10,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::os::raw::c_int;
 use std::sync::Arc;
 
-use crate::datatype::{Buf, BufMut, Datatype};
+use crate::datatype::{Buf, BufMut, Datatype, Packed};
 use crate::error::{MpiError, Result};
 use crate::handles::{class, MpiStatus, IN_PLACE};
 
@@ -109,10 +110,12 @@ pub fn bytes_region(p: *const c_void, len: usize) -> Result<Region> {
     })
 }
 
-/// Refuses a send and a receive region that overlap (MPI-3.1 section 2.3: no aliasing
-/// between arguments; MPI_IN_PLACE is the way to reuse a buffer).
+/// Refuses a send and a receive region that overlap at all: for arguments that are plain
+/// bytes on one side (MPI_Pack's output, MPI_Unpack's input), where the extents are the
+/// bytes (MPI-3.1 section 2.3: no aliasing between arguments; MPI_IN_PLACE is the way to
+/// reuse a buffer).
 pub fn disjoint(a: &Region, b: &Region) -> Result<()> {
-    if a.len == 0 || b.len == 0 || a.start + a.len <= b.start || b.start + b.len <= a.start {
+    if apart(a, b) {
         Ok(())
     } else {
         Err(MpiError::new(
@@ -120,6 +123,85 @@ pub fn disjoint(a: &Region, b: &Region) -> Result<()> {
             "send and receive buffers overlap (use MPI_IN_PLACE)",
         ))
     }
+}
+
+fn apart(a: &Region, b: &Region) -> bool {
+    a.len == 0 || b.len == 0 || a.start + a.len <= b.start || b.start + b.len <= a.start
+}
+
+/// The address of a region's origin (the C pointer).
+fn origin_address(r: &Region) -> usize {
+    r.start.wrapping_add_signed(r.origin)
+}
+
+/// The receive buffer of a call, as `read_apart` compares it with the send buffer: its
+/// region, its datatype and the ranges of elements (first, count) it receives.
+pub type Receiving<'b> = (&'b Region, &'b Datatype, &'b [(i128, usize)]);
+
+/// The send buffer of a call that also receives into `recv`: `send` itself when the
+/// two regions are apart (the common case: no copy); when their extents overlap but no
+/// byte is both sent and received (MPI-3.1 section 3.10 forbids only that: two strided
+/// types may interleave), a packed copy of the data in `store`, read before the receive
+/// buffer exists, so that no slice over the send region ever aliases the receive one.
+/// A byte both sent and received is MPI_ERR_BUFFER.
+///
+/// # Safety
+/// As `read` for `send`; and the caller makes no view of `recv` until the returned
+/// buffer has been read (a receive is written after `read_apart` returns).
+pub unsafe fn read_apart<'a>(
+    store: &'a mut Packed,
+    send: Region,
+    dt: Arc<Datatype>,
+    blocks: &[(i128, usize)],
+    recv: Option<Receiving<'_>>,
+) -> Result<Buf<'a>> {
+    let Some((rr, rdt, rblocks)) = recv else {
+        // SAFETY: forwarded contract.
+        return Ok(unsafe { read(send, dt) });
+    };
+    if apart(&send, rr) {
+        // SAFETY: forwarded contract; no byte of `send` is in `recv` (checked).
+        return Ok(unsafe { read(send, dt) });
+    }
+    let s = crate::overlap::Touch {
+        base: origin_address(&send),
+        dt: &dt,
+        blocks,
+    };
+    let r = crate::overlap::Touch {
+        base: origin_address(rr),
+        dt: rdt,
+        blocks: rblocks,
+    };
+    if crate::overlap::share_bytes(&s, &r) {
+        return Err(MpiError::new(
+            class::BUFFER,
+            "send and receive buffers share bytes (use MPI_IN_PLACE)",
+        ));
+    }
+    let base = s.base as i128;
+    for &(first, count) in blocks {
+        // Ranges that follow each other are one piece, as they are in memory.
+        match store.pieces.last_mut() {
+            Some((f, n, _)) if *f + *n as i128 == first => *n += count,
+            _ => store.pieces.push((first, count, store.data.len())),
+        }
+        for (off, len) in dt.touched(first, count) {
+            let at = usize::try_from(base + off).map_err(|_| too_far())?;
+            if at < send.start || at + len > send.start + send.len {
+                return Err(MpiError::new(
+                    class::INTERN,
+                    "a block outside its buffer's region",
+                ));
+            }
+            // SAFETY: inside `send` (checked above), which the caller vouches readable;
+            // the slice lives for this copy only, and these bytes are not received.
+            store
+                .data
+                .extend_from_slice(unsafe { std::slice::from_raw_parts(at as *const u8, len) });
+        }
+    }
+    Ok(store.buf(dt))
 }
 
 /// A send buffer over `r`.
@@ -135,11 +217,7 @@ pub unsafe fn read<'a>(r: Region, dt: Arc<Datatype>) -> Buf<'a> {
         // caller vouches it is readable for the call (MPI-3.1 section 3.2.2).
         unsafe { std::slice::from_raw_parts(r.start as *const u8, r.len) }
     };
-    Buf {
-        mem,
-        origin: r.origin,
-        dt,
-    }
+    Buf::new(mem, r.origin, dt)
 }
 
 /// A receive buffer over `r`.
@@ -301,7 +379,7 @@ pub unsafe fn string(p: *const c_char, what: &str) -> Result<String> {
 ///
 /// # Safety
 /// A non-null `p` must point to a writable `void *`.
-pub unsafe fn put_attr(p: *mut c_void, v: &'static c_int) -> Result<()> {
+pub unsafe fn put_attr(p: *mut c_void, v: *const c_int) -> Result<()> {
     // SAFETY: forwarded contract.
     let slot = unsafe { out(p as *mut *const c_int, "attribute_val") }?;
     *slot = v;
@@ -331,12 +409,14 @@ pub fn call_user_op(f: UserFn, input: &mut [u8], inout: &mut [u8], len: usize, d
 /// `MPI_Comm_errhandler_function`: `void f(MPI_Comm *comm, int *error_code, ...)`.
 pub type ErrFn = unsafe extern "C" fn(*mut c_int, *mut c_int, ...);
 
-/// Calls the program's error handler for an error of class `code` on `comm`.
+/// Calls the program's error handler for an error of class `code` on `comm` (or on a
+/// window or a file: their handler functions take the same two pointers).
 pub fn call_errhandler(f: ErrFn, comm: c_int, code: c_int) {
     let (mut comm, mut code) = (comm, code);
-    // SAFETY: `f` is the function the program gave MPI_Comm_create_errhandler, with the
-    // signature of MPI_Comm_errhandler_function (MPI-3.1 section 8.3.1); its two
-    // arguments point to locals it may read and write.
+    // SAFETY: `f` is the function the program gave MPI_Comm_create_errhandler (or
+    // MPI_Win_/MPI_File_create_errhandler), with the signature of
+    // MPI_Comm_errhandler_function (MPI-3.1 section 8.3.1); its two arguments point to
+    // locals it may read and write.
     unsafe { f(&mut comm, &mut code) }
 }
 
@@ -385,6 +465,58 @@ pub fn call_delete_attr(
     // the signature of MPI_Comm_delete_attr_function; `value` and `extra` are the
     // program's own pointers, passed back as they came.
     unsafe { f(comm, key, value as *mut c_void, extra as *mut c_void) }
+}
+
+/// A Fortran `COMM_COPY_ATTR_FUNCTION(OLDCOMM, COMM_KEYVAL, EXTRA_STATE,
+/// ATTRIBUTE_VAL_IN, ATTRIBUTE_VAL_OUT, FLAG, IERROR)`: every argument by reference,
+/// the state and values INTEGER(KIND=MPI_ADDRESS_KIND), FLAG a LOGICAL.
+pub type FortranCopyFn = unsafe extern "C" fn(
+    *const c_int,
+    *const c_int,
+    *const isize,
+    *const isize,
+    *mut isize,
+    *mut c_int,
+    *mut c_int,
+);
+/// A Fortran `TYPE_COPY_ATTR_FUNCTION`: the interface of `FortranCopyFn` (MPI-3.1
+/// section 6.7.4), with a datatype for the communicator.
+pub type FortranCopyAttrFn = FortranCopyFn;
+/// A Fortran `TYPE_DELETE_ATTR_FUNCTION(DATATYPE, TYPE_KEYVAL, ATTRIBUTE_VAL,
+/// EXTRA_STATE, IERROR)`: the interface of `FortranDeleteFn`.
+pub type FortranDeleteAttrFn = FortranDeleteFn;
+
+/// Calls a Fortran attribute copy function: (its IERROR, the new value if FLAG says
+/// to copy).
+pub fn call_fortran_copy_attr(
+    f: FortranCopyAttrFn,
+    old: c_int,
+    key: c_int,
+    extra: usize,
+    value: usize,
+) -> (c_int, Option<usize>) {
+    let (extra, value) = (extra as isize, value as isize);
+    let (mut out, mut flag, mut ierr): (isize, c_int, c_int) = (0, 0, 0);
+    // SAFETY: `f` is the procedure the program gave MPI_TYPE_CREATE_KEYVAL (MPI-3.1
+    // section 6.7.4, Fortran binding); every argument points to a local of the type the
+    // binding declares, which it may read and (out, flag, ierr) write.
+    unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
+    (ierr, (flag != 0).then_some(out as usize))
+}
+
+/// Calls a Fortran attribute delete function: its IERROR.
+pub fn call_fortran_delete_attr(
+    f: FortranDeleteAttrFn,
+    handle: c_int,
+    key: c_int,
+    value: usize,
+    extra: usize,
+) -> c_int {
+    let (value, extra) = (value as isize, extra as isize);
+    let mut ierr: c_int = 0;
+    // SAFETY: as `call_fortran_copy_attr`, for the delete procedure.
+    unsafe { f(&handle, &key, &value, &extra, &mut ierr) };
+    ierr
 }
 
 /// `MPI_Grequest_query_function`: `int f(void *extra_state, MPI_Status *status)`.
@@ -465,11 +597,14 @@ impl GreqFns {
     /// error code.
     pub fn cancel(&self, extra: usize, complete: bool) -> c_int {
         match *self {
-            // SAFETY: the cancel function the program gave MPI_Grequest_start, with the
-            // signature of MPI_Grequest_cancel_function; `extra` passed back as it came.
             GreqFns::C {
                 cancel: Some(f), ..
-            } => unsafe { f(extra as *mut c_void, c_int::from(complete)) },
+            } => {
+                // SAFETY: the cancel function the program gave MPI_Grequest_start, with
+                // the signature of MPI_Grequest_cancel_function; `extra` passed back as
+                // it came.
+                unsafe { f(extra as *mut c_void, c_int::from(complete)) }
+            }
             GreqFns::Fortran {
                 cancel: Some(f), ..
             } => {
@@ -480,6 +615,100 @@ impl GreqFns {
                 ierr
             }
             GreqFns::C { cancel: None, .. } | GreqFns::Fortran { cancel: None, .. } => 0,
+        }
+    }
+}
+
+/// A Fortran `COMM_DELETE_ATTR_FUNCTION(COMM, COMM_KEYVAL, ATTRIBUTE_VAL, EXTRA_STATE,
+/// IERROR)`.
+pub type FortranDeleteFn =
+    unsafe extern "C" fn(*const c_int, *const c_int, *const isize, *const isize, *mut c_int);
+/// MPI-1's Fortran `COPY_FUNCTION` (MPI_KEYVAL_CREATE): as `FortranCopyFn` with INTEGER
+/// state and values.
+pub type Fortran1CopyFn = unsafe extern "C" fn(
+    *const c_int,
+    *const c_int,
+    *const c_int,
+    *const c_int,
+    *mut c_int,
+    *mut c_int,
+    *mut c_int,
+);
+/// MPI-1's Fortran `DELETE_FUNCTION`: as `FortranDeleteFn` with INTEGER ones.
+pub type Fortran1DeleteFn =
+    unsafe extern "C" fn(*const c_int, *const c_int, *const c_int, *const c_int, *mut c_int);
+
+/// An attribute copy function of the program, in its language (MPI-3.1 sections 6.7.2
+/// and 17.2.7: a Fortran callback gets every argument by reference).
+#[derive(Debug, Clone, Copy)]
+pub enum AttrCopy {
+    /// MPI_Comm_create_keyval's.
+    C(CopyAttrFn),
+    /// MPI_COMM_CREATE_KEYVAL's.
+    Fortran(FortranCopyFn),
+    /// MPI_KEYVAL_CREATE's (INTEGER values).
+    Fortran1(Fortran1CopyFn),
+}
+
+/// An attribute delete function of the program, in its language.
+#[derive(Debug, Clone, Copy)]
+pub enum AttrDelete {
+    /// MPI_Comm_create_keyval's.
+    C(DeleteAttrFn),
+    /// MPI_COMM_CREATE_KEYVAL's.
+    Fortran(FortranDeleteFn),
+    /// MPI_KEYVAL_CREATE's (INTEGER values).
+    Fortran1(Fortran1DeleteFn),
+}
+
+/// Calls an attribute copy function in any language: its return code, and the new value
+/// if it says to copy. Fortran's values are the attribute's value itself (MPI-1's,
+/// INTEGERs, cut to 32 bits and sign-extended back).
+pub fn copy_attr(
+    f: AttrCopy,
+    old: c_int,
+    key: c_int,
+    extra: usize,
+    value: usize,
+) -> (c_int, Option<usize>) {
+    let (mut flag, mut ierr) = (0 as c_int, 0 as c_int);
+    match f {
+        AttrCopy::C(f) => call_copy_attr(f, old, key, extra, value),
+        AttrCopy::Fortran(f) => {
+            let (extra, value, mut out) = (extra as isize, value as isize, 0isize);
+            // SAFETY: `f` is the procedure the program gave MPI_COMM_CREATE_KEYVAL, with
+            // the interface of COMM_COPY_ATTR_FUNCTION (MPI-3.1 section 6.7.2); every
+            // argument points to a local of the right type.
+            unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
+            (ierr, (flag != 0).then_some(out as usize))
+        }
+        AttrCopy::Fortran1(f) => {
+            let (extra, value, mut out) = (extra as c_int, value as c_int, 0 as c_int);
+            // SAFETY: as above, for MPI_KEYVAL_CREATE's COPY_FUNCTION (MPI-3.1 section
+            // 17.2.7), whose values are INTEGERs.
+            unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
+            (ierr, (flag != 0).then_some(out as usize))
+        }
+    }
+}
+
+/// Calls an attribute delete function in any language; its return code.
+pub fn delete_attr(f: AttrDelete, comm: c_int, key: c_int, value: usize, extra: usize) -> c_int {
+    let mut ierr: c_int = 0;
+    match f {
+        AttrDelete::C(f) => call_delete_attr(f, comm, key, value, extra),
+        AttrDelete::Fortran(f) => {
+            let (value, extra) = (value as isize, extra as isize);
+            // SAFETY: the procedure the program gave MPI_COMM_CREATE_KEYVAL, with the
+            // interface of COMM_DELETE_ATTR_FUNCTION; every argument points to a local.
+            unsafe { f(&comm, &key, &value, &extra, &mut ierr) };
+            ierr
+        }
+        AttrDelete::Fortran1(f) => {
+            let (value, extra) = (value as c_int, extra as c_int);
+            // SAFETY: as above, for MPI_KEYVAL_CREATE's DELETE_FUNCTION.
+            unsafe { f(&comm, &key, &value, &extra, &mut ierr) };
+            ierr
         }
     }
 }

@@ -30,51 +30,6 @@ macro_rules! unsupported {
     )*};
 }
 
-// Datatypes.
-pending!(
-    MPI_Pack_external,
-    MPI_Pack_external_size,
-    MPI_Type_create_darray,
-    MPI_Type_create_f90_complex,
-    MPI_Type_create_f90_integer,
-    MPI_Type_create_f90_real,
-    MPI_Type_create_keyval,
-    MPI_Type_delete_attr,
-    MPI_Type_free_keyval,
-    MPI_Type_get_attr,
-    MPI_Type_get_contents,
-    MPI_Type_get_envelope,
-    MPI_Type_get_extent_x,
-    MPI_Type_get_name,
-    MPI_Type_get_true_extent_x,
-    MPI_Type_match_size,
-    MPI_Type_set_attr,
-    MPI_Type_set_name,
-    MPI_Unpack_external,
-);
-
-// Communicators, inter-communicators, info objects, error classes.
-pending!(
-    MPI_Add_error_class,
-    MPI_Add_error_code,
-    MPI_Add_error_string,
-    MPI_Comm_create_group,
-    MPI_Comm_dup_with_info,
-    MPI_Comm_get_info,
-    MPI_Comm_idup,
-    MPI_Comm_remote_group,
-    MPI_Comm_remote_size,
-    MPI_Comm_set_info,
-    MPI_Comm_split_type,
-    MPI_Info_delete,
-    MPI_Info_dup,
-    MPI_Info_get_nkeys,
-    MPI_Info_get_nthkey,
-    MPI_Info_get_valuelen,
-    MPI_Intercomm_create,
-    MPI_Intercomm_merge,
-);
-
 // Collectives and topologies.
 pending!(
     MPI_Alltoallw,
@@ -150,11 +105,9 @@ unsupported!(
     MPI_Win_allocate,
     MPI_Win_allocate_shared,
     MPI_Win_attach,
-    MPI_Win_call_errhandler,
     MPI_Win_complete,
     MPI_Win_create,
     MPI_Win_create_dynamic,
-    MPI_Win_create_errhandler,
     MPI_Win_create_keyval,
     MPI_Win_delete_attr,
     MPI_Win_detach,
@@ -166,7 +119,6 @@ unsupported!(
     MPI_Win_free,
     MPI_Win_free_keyval,
     MPI_Win_get_attr,
-    MPI_Win_get_errhandler,
     MPI_Win_get_group,
     MPI_Win_get_info,
     MPI_Win_get_name,
@@ -174,7 +126,6 @@ unsupported!(
     MPI_Win_lock_all,
     MPI_Win_post,
     MPI_Win_set_attr,
-    MPI_Win_set_errhandler,
     MPI_Win_set_info,
     MPI_Win_set_name,
     MPI_Win_shared_query,
@@ -190,14 +141,11 @@ unsupported!(
 unsupported!(
     class::UNSUPPORTED_OPERATION,
     "MPI-IO is not implemented yet":
-    MPI_File_call_errhandler,
     MPI_File_close,
-    MPI_File_create_errhandler,
     MPI_File_delete,
     MPI_File_get_amode,
     MPI_File_get_atomicity,
     MPI_File_get_byte_offset,
-    MPI_File_get_errhandler,
     MPI_File_get_group,
     MPI_File_get_info,
     MPI_File_get_position,
@@ -232,7 +180,6 @@ unsupported!(
     MPI_File_seek,
     MPI_File_seek_shared,
     MPI_File_set_atomicity,
-    MPI_File_set_errhandler,
     MPI_File_set_info,
     MPI_File_set_size,
     MPI_File_set_view,
