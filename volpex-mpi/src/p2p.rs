@@ -403,22 +403,19 @@ pub fn set_elements(st: &mut MpiStatus, dt: &Datatype, count: i64) -> Result<()>
             format!("{count} elements of {} overflow", dt.name),
         )
     };
-    let bytes = if dt.sig.elements == 0 {
-        if count > 0 {
+    let bytes = match count.checked_div(dt.sig.elements) {
+        None if count > 0 => {
             return Err(MpiError::new(
                 class::TYPE,
                 format!("{} has no basic elements to count", dt.name),
-            ));
+            ))
         }
-        0
-    } else {
-        let whole = (count / dt.sig.elements)
+        None => 0,
+        Some(whole) => whole
             .checked_mul(dt.size as u64)
-            .ok_or_else(too_many)?;
-        whole
-            .checked_add(first_elements_bytes(dt, count % dt.sig.elements))
+            .and_then(|b| b.checked_add(first_elements_bytes(dt, count % dt.sig.elements)))
             .filter(|&b| b < 1 << 63)
-            .ok_or_else(too_many)?
+            .ok_or_else(too_many)?,
     };
     *st = MpiStatus {
         count_lo: (bytes & 0xffff_ffff) as u32 as c_int,
