@@ -8,8 +8,8 @@
 //! program from its start).
 
 use volpex_tests::abi::{
-    checkpoint_survives_two_losses, compile_c, compile_fortran, faults_change_nothing,
-    first_line, job, singleton, TempDir,
+    checkpoint_survives_two_losses, compile_c, compile_fortran, faults_change_nothing, first_line,
+    job, singleton, TempDir,
 };
 
 /// The C programs, and the arguments that make them run long enough for a fault to
