@@ -515,6 +515,9 @@
       parameter (MPI_DISTRIBUTE_NONE=123)
       integer MPI_DISTRIBUTE_DFLT_DARG
       parameter (MPI_DISTRIBUTE_DFLT_DARG=-49767)
+      external MPI_TYPE_NULL_COPY_FN
+      external MPI_TYPE_NULL_DELETE_FN
+      external MPI_TYPE_DUP_FN
       integer MPI_TYPECLASS_INTEGER
       parameter (MPI_TYPECLASS_INTEGER=1)
       integer MPI_TYPECLASS_REAL

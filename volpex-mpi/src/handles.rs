@@ -73,6 +73,9 @@ pub const MAX_OBJECT_NAME: usize = 128;
 /// MPI_MAX_LIBRARY_VERSION_STRING.
 pub const MAX_LIBRARY_VERSION_STRING: usize = 256;
 
+/// MPI_BSEND_OVERHEAD: bytes of attached buffer a buffered send counts beyond its data.
+pub const BSEND_OVERHEAD: usize = 96;
+
 /// MPI_THREAD_SINGLE.
 pub const THREAD_SINGLE: c_int = 0;
 /// MPI_THREAD_SERIALIZED: the most this library provides (calls from any thread, one at a

@@ -266,11 +266,7 @@ fn fold(parts: &[Vec<u8>], recv: &mut BufMut<'_>, count: usize, op: c_int) -> Re
     let dt = recv.dt.clone();
     for p in rest.iter().rev() {
         let (mem, origin) = laid_out(&dt, count, p)?;
-        let input = Buf {
-            mem: &mem,
-            origin,
-            dt: dt.clone(),
-        };
+        let input = Buf::new(&mem, origin, dt.clone());
         crate::coll::reduce_local(&input, recv, count, op)?;
     }
     Ok(())

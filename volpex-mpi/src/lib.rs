@@ -33,17 +33,25 @@
 
 pub mod coll;
 pub mod comm;
+pub mod darray;
 pub mod datatype;
+pub mod envelope;
 pub mod error;
+pub mod external32;
 pub mod ffi;
 pub mod ft;
+pub mod grequest;
 pub mod handles;
 pub mod icoll;
 pub mod info;
 pub mod op;
+pub mod overlap;
 pub mod p2p;
+pub mod predefined;
 pub mod request;
+pub mod signature;
 pub mod state;
 pub mod table;
 pub mod topo;
+pub mod typeattr;
 pub mod types;

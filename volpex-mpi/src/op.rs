@@ -140,7 +140,7 @@ macro_rules! int_elems {
         }
     )*};
 }
-int_elems!(i8, u8, i16, u16, i32, u32, i64, u64);
+int_elems!(i8, u8, i16, u16, i32, u32, i64, u64, i128);
 
 macro_rules! float_elems {
     ($($t:ty),*) => {$(
@@ -219,48 +219,30 @@ macro_rules! loc_pairs {
     )*};
 }
 
-/// `(value, index)` pairs for MINLOC and MAXLOC: the C structs of `MPI_FLOAT_INT` and
-/// the others, padding as a named field so they are plain data.
+/// `(value, index)` pairs for MINLOC and MAXLOC: the data of the C structs of
+/// `MPI_FLOAT_INT` and the others as a message carries it, without the structs'
+/// padding (packed: `MPI_DOUBLE_INT` is 12 bytes, its type size).
 macro_rules! pair_elems {
-    ($($name:ident { $v:ty, $($pad:ident: $pt:ty),* ; $i:ty }),*) => {$(
-        #[repr(C)]
+    ($($name:ident { $v:ty, $i:ty }),*) => {$(
+        #[repr(C, packed)]
         #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
         #[doc = concat!("A `(", stringify!($v), ", index)` pair.")]
         pub struct $name {
             v: $v,
-            $($pad: $pt,)*
             i: $i,
         }
         loc_pairs!($name);
     )*};
 }
 pair_elems!(
-    FloatInt { f32, ; i32 },
-    TwoInt { i32, ; i32 },
-    ShortInt { i16, pad: i16 ; i32 },
-    TwoF32 { f32, ; f32 },
-    TwoF64 { f64, ; f64 }
+    FloatInt { f32, i32 },
+    TwoInt { i32, i32 },
+    ShortInt { i16, i32 },
+    TwoF32 { f32, f32 },
+    TwoF64 { f64, f64 },
+    DoubleInt { f64, i32 },
+    LongInt { i64, i32 }
 );
-
-/// `struct { double; int; }` (16 bytes).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
-pub struct DoubleInt {
-    v: f64,
-    i: i32,
-    pad: i32,
-}
-
-/// `struct { long; int; }` (16 bytes).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
-pub struct LongInt {
-    v: i64,
-    i: i32,
-    pad: i32,
-}
-
-loc_pairs!(DoubleInt, LongInt);
 
 /// A predefined operation as a `volpex::Operation` on `T` (checked with
 /// `Elem::supports` before use).
@@ -306,6 +288,7 @@ macro_rules! with_elem {
             $crate::datatype::Prim::U32 => $f::<u32>($($args),*),
             $crate::datatype::Prim::I64 => $f::<i64>($($args),*),
             $crate::datatype::Prim::U64 => $f::<u64>($($args),*),
+            $crate::datatype::Prim::I128 => $f::<i128>($($args),*),
             $crate::datatype::Prim::F32 => $f::<f32>($($args),*),
             $crate::datatype::Prim::F64 => $f::<f64>($($args),*),
             $crate::datatype::Prim::CF32 => $f::<$crate::op::Cf32>($($args),*),
@@ -319,7 +302,10 @@ macro_rules! with_elem {
             $crate::datatype::Prim::TwoF64 => $f::<$crate::op::TwoF64>($($args),*),
             $crate::datatype::Prim::Opaque(_) => Err($crate::error::MpiError::new(
                 $crate::handles::class::OP,
-                format!("{} is not defined on this type (long double)", $op.name),
+                format!(
+                    "{} is not defined on this type (long double, half or quad precision)",
+                    $op.name
+                ),
             )),
         }
     }};
@@ -333,32 +319,14 @@ mod tests {
 
     #[test]
     fn minloc_takes_the_lower_index_on_ties() {
-        let mut a = [DoubleInt {
-            v: 2.0,
-            i: 3,
-            pad: 0,
-        }];
-        Predef(OpKind::MinLoc).combine(
-            &mut a,
-            &[DoubleInt {
-                v: 2.0,
-                i: 1,
-                pad: 0,
-            }],
-        );
-        assert_eq!(a[0].i, 1);
-        Predef(OpKind::MinLoc).combine(
-            &mut a,
-            &[DoubleInt {
-                v: 5.0,
-                i: 0,
-                pad: 0,
-            }],
-        );
-        assert_eq!((a[0].v, a[0].i), (2.0, 1));
+        let mut a = [DoubleInt { v: 2.0, i: 3 }];
+        Predef(OpKind::MinLoc).combine(&mut a, &[DoubleInt { v: 2.0, i: 1 }]);
+        assert_eq!({ a[0].i }, 1);
+        Predef(OpKind::MinLoc).combine(&mut a, &[DoubleInt { v: 5.0, i: 0 }]);
+        assert_eq!(({ a[0].v }, { a[0].i }), (2.0, 1));
         let mut m = [TwoInt { v: 1, i: 9 }];
         Predef(OpKind::MaxLoc).combine(&mut m, &[TwoInt { v: 7, i: 4 }]);
-        assert_eq!((m[0].v, m[0].i), (7, 4));
+        assert_eq!(({ m[0].v }, { m[0].i }), (7, 4));
     }
 
     #[test]

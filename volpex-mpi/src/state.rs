@@ -11,7 +11,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use volpex::{Communicator, Group, InterCommunicator, Universe};
 
-use crate::datatype::{self, Datatype};
+use crate::datatype::Datatype;
 use crate::error::{MpiError, Result};
 use crate::handles::{self, class, ERRORS_ARE_FATAL, ERRORS_RETURN};
 use crate::op::{self, Op};
@@ -116,6 +116,8 @@ pub struct State {
     pub groups: Table<Group>,
     /// Datatypes.
     pub types: Table<Arc<Datatype>>,
+    /// Datatype keyvals and the F90 types.
+    pub dtypes: crate::typeattr::TypeState,
     /// Reduction operations.
     pub ops: Table<Op>,
     /// Requests.
@@ -189,8 +191,8 @@ pub fn init(required: c_int) -> Result<c_int> {
     let mut groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
     groups.predefine(me.exclude(&[0]));
     let mut types = Table::new(handles::TAG_DATATYPE, "datatype", class::TYPE);
-    for (i, (name, prim)) in datatype::PREDEFINED.iter().enumerate() {
-        let mut t = Datatype::predefined(name, *prim);
+    for (i, p) in crate::predefined::PREDEFINED.iter().enumerate() {
+        let mut t = Datatype::predefined(p);
         t.handle = handles::TAG_DATATYPE | (i as c_int + 1);
         types.predefine(Arc::new(t));
     }
@@ -224,6 +226,7 @@ pub fn init(required: c_int) -> Result<c_int> {
         comms,
         groups,
         types,
+        dtypes: crate::typeattr::TypeState::new(),
         ops,
         requests: Table::new(handles::TAG_REQUEST, "request", class::REQUEST),
         errhandlers,

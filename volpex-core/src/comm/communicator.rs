@@ -9,6 +9,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::group::{derive_id, Group, Members};
 use super::process::{AnyProcess, Process};
@@ -19,6 +20,8 @@ use super::{Status, Tag, TAG_UB};
 use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::error::Error;
 use crate::exit::EXIT_FAULT;
+use crate::message::Key;
+use crate::pull::MatchState;
 
 /// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
 /// Clones share the same communicator.
@@ -414,6 +417,60 @@ impl Communicator {
         self.count_send()
     }
 
+    /// `send_on`, synchronously (MPI_Ssend, MPI-3.1 section 3.4): the message is logged
+    /// as any other, and complete once a receive claimed it (`wait_matched`,
+    /// `test_matched`; see `pull::engine::synchronous`). Returns its key.
+    pub(crate) fn send_synchronous_on(
+        &self,
+        ctx: u32,
+        tag: Tag,
+        dst: u32,
+        bytes: &[u8],
+    ) -> Result<Key, Error> {
+        let dst = self.world_rank(dst)?;
+        self.inner.check_restored()?;
+        let mut core = self.inner.rt.lock();
+        let key = core.engine.expect_match(ctx, tag, dst);
+        if let Err(e) = core.send(ctx, tag, dst, bytes) {
+            core.engine.forget_match(&key);
+            return Err(e.into());
+        }
+        drop(core);
+        self.count_send()?;
+        Ok(key)
+    }
+
+    /// Drives the loop until a receive claimed synchronous message `key`; an error when
+    /// every replica of its destination is gone.
+    pub(crate) fn wait_matched(&self, key: &Key) -> Result<(), Error> {
+        let mut core = self.inner.rt.lock();
+        let r = core
+            .drive_until(|c| matched(c.engine.match_state(key), key), &mut [])
+            .map_err(Error::EventLoop);
+        core.engine.forget_match(key);
+        r?
+    }
+
+    /// Whether a receive claimed synchronous message `key` (one non-blocking loop turn
+    /// first); once it did, the engine forgets it.
+    pub(crate) fn test_matched(&self, key: &Key) -> Result<bool, Error> {
+        let mut core = self.inner.rt.lock();
+        if core.engine.match_state(key) == MatchState::Waiting {
+            core.turn(Some(Duration::ZERO), false)
+                .map_err(Error::EventLoop)?;
+        }
+        let r = matched(core.engine.match_state(key), key);
+        if r.is_some() {
+            core.engine.forget_match(key);
+        }
+        r.map_or(Ok(false), |r| r.map(|()| true))
+    }
+
+    /// Stops waiting for synchronous message `key` (its request was cancelled or freed).
+    pub(crate) fn forget_match(&self, key: &Key) {
+        self.inner.rt.lock().engine.forget_match(key);
+    }
+
     /// An exchange in context `ctx`: sends block i of `sends` to its rank (of this
     /// communicator) with `tag`, then waits for every receive of `recvs` (posted before),
     /// whose buffers take their large messages straight from the socket from the first
@@ -526,4 +583,13 @@ fn distinct(ranks: &[u32]) -> bool {
     let mut sorted = ranks.to_vec();
     sorted.sort_unstable();
     sorted.windows(2).all(|w| w[0] != w[1])
+}
+
+/// A synchronous send's outcome once it has one.
+fn matched(state: MatchState, key: &Key) -> Option<Result<(), Error>> {
+    match state {
+        MatchState::Waiting => None,
+        MatchState::Matched => Some(Ok(())),
+        MatchState::Lost => Some(Err(Error::RankLost { rank: key.dst })),
+    }
 }

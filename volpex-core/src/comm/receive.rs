@@ -106,6 +106,15 @@ impl Communicator {
             .map_err(Error::EventLoop)
     }
 
+    /// Drives the loop for up to `d` (returns sooner when anything happened).
+    pub(crate) fn drive_for(&self, d: Duration) -> Result<(), Error> {
+        self.inner
+            .rt
+            .lock()
+            .turn(Some(d), false)
+            .map_err(Error::EventLoop)
+    }
+
     pub(crate) fn detach(&self, id: RecvId) {
         self.inner.rt.lock().engine.detach(id);
     }

@@ -6,12 +6,16 @@
 //! the indices, every other replica waits for exactly those requests. With one replica
 //! per rank, or a send-deterministic program, each replica decides for itself.
 //!
-//! Owns a request's state (done, a posted receive, a running immediate collective) and
-//! the coordination of "which completed". Must never let a replica pick completions the
+//! Owns a request's state (done, a posted receive, a running immediate collective, a
+//! generalized request the program completes) and the coordination of "which
+//! completed". Must never let a replica pick completions the
 //! leader did not record, and never run a collective itself (`collective::immediate`
 //! does; the request only joins its thread and copies the result out).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -22,6 +26,7 @@ use super::Status;
 use crate::datatype::Target;
 use crate::error::Error;
 use crate::message::matching::RecvId;
+use crate::message::Key;
 use crate::pull::ChoiceState;
 
 enum State<'a> {
@@ -50,8 +55,24 @@ enum State<'a> {
         handle: JoinHandle<Result<Vec<u8>, Error>>,
         out: Sink<'a>,
     },
+    /// A synchronous send (MPI_Issend), logged, until a receive claims it.
+    Synchronous {
+        comm: Communicator,
+        key: Key,
+        status: Status,
+    },
+    /// An operation the program runs itself and marks complete (`Request::generalized`).
+    Generalized {
+        comm: Communicator,
+        done: Arc<AtomicBool>,
+    },
     Taken,
 }
+
+/// How long a wait for a generalized request lets the event loop run before looking at
+/// the request again: it is completed by the program (maybe on another thread), not by
+/// anything the loop sees.
+const GENERALIZED_LOOK: Duration = Duration::from_millis(1);
 
 /// Puts the bytes an immediate collective returned into the caller's buffer.
 pub(crate) type Sink<'a> = Box<dyn FnOnce(&[u8]) -> Result<(), Error> + 'a>;
@@ -66,6 +87,18 @@ impl<'a> Request<'a> {
     pub(crate) fn done(st: Status) -> Request<'a> {
         Request {
             state: State::Done(st),
+        }
+    }
+
+    /// Synchronous send `key` (logged): complete once a receive claims it; `status` is
+    /// its status then.
+    pub(crate) fn synchronous(comm: &Communicator, key: Key, status: Status) -> Request<'a> {
+        Request {
+            state: State::Synchronous {
+                comm: comm.clone(),
+                key,
+                status,
+            },
         }
     }
 
@@ -103,13 +136,34 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// A generalized request (MPI_Grequest_start, MPI-3.1 section 12.2): an operation the
+    /// program runs itself, complete once `done` is true (set by the program, from any
+    /// thread). It waits and tests like any request, and `wait_any` and the other calls
+    /// that pick completed requests choose it like the others, so every replica of the
+    /// rank reports the same ones; `comm` is the communicator those choices go through.
+    /// Its status is empty: the program's query function makes the one MPI returns.
+    pub fn generalized(comm: &Communicator, done: Arc<AtomicBool>) -> Request<'static> {
+        Request {
+            state: State::Generalized {
+                comm: comm.clone(),
+                done,
+            },
+        }
+    }
+
     fn comm(&self) -> Option<&Communicator> {
         match &self.state {
             State::Receive { comm, .. }
             | State::Received { comm, .. }
-            | State::Collective { comm, .. } => Some(comm),
+            | State::Collective { comm, .. }
+            | State::Synchronous { comm, .. }
+            | State::Generalized { comm, .. } => Some(comm),
             State::Done(_) | State::Taken => None,
         }
+    }
+
+    fn is_generalized(&self) -> bool {
+        matches!(self.state, State::Generalized { .. })
     }
 
     /// Blocks until the operation completes (MPI_Wait).
@@ -139,6 +193,16 @@ impl<'a> Request<'a> {
                 Ok(comm.status_for(&key, n))
             }
             State::Collective { comm, handle, out } => finish_collective(&comm, handle, out),
+            State::Synchronous { comm, key, status } => {
+                comm.wait_matched(&key)?;
+                Ok(status)
+            }
+            State::Generalized { comm, done } => {
+                while !done.load(Ordering::Acquire) {
+                    comm.drive_for(GENERALIZED_LOOK)?;
+                }
+                Ok(generalized_status(&comm))
+            }
             State::Taken => Err(Error::RequestCompleted),
         }
     }
@@ -150,13 +214,25 @@ impl<'a> Request<'a> {
     /// usual). Every replica of the rank gets the same answer: the leader replica decides
     /// and the others follow, as for a wildcard receive. A send (complete at once: its
     /// message is in the sender log), an immediate collective and a completed request
-    /// are not cancelled (false).
+    /// are not cancelled (false). A synchronous send is not cancelled either, but it no
+    /// longer waits for its receive: it completes at once, as a buffered send, and its
+    /// message is delivered as usual (MPI-3.1 section 3.8.4: a wait for a request marked
+    /// for cancellation returns whatever other processes do).
     pub fn cancel(&mut self) -> Result<bool, Error> {
+        if let State::Synchronous { comm, key, status } = &self.state {
+            comm.forget_match(key);
+            self.state = State::Done(*status);
+            return Ok(false);
+        }
         let (comm, id, slot) = match &self.state {
             State::Receive { comm, id, slot, .. } | State::Received { comm, id, slot, .. } => {
                 (comm, *id, *slot)
             }
-            State::Done(_) | State::Collective { .. } | State::Taken => return Ok(false),
+            State::Synchronous { .. }
+            | State::Done(_)
+            | State::Collective { .. }
+            | State::Generalized { .. }
+            | State::Taken => return Ok(false),
         };
         // A receive `test` completed here may still be pending in a sibling: ask all the
         // same, so that every replica takes the same slots (the leader answers no).
@@ -209,8 +285,29 @@ impl<'a> Request<'a> {
                     Ok(None)
                 }
             }
+            State::Synchronous { comm, key, status } => {
+                if !comm.test_matched(key)? {
+                    return Ok(None);
+                }
+                let st = *status;
+                self.state = State::Done(st);
+                Ok(Some(st))
+            }
+            State::Generalized { comm, done } => Ok(done
+                .load(Ordering::Acquire)
+                .then(|| generalized_status(comm))),
             State::Taken => Err(Error::RequestCompleted),
         }
+    }
+}
+
+/// The status of a completed generalized request.
+fn generalized_status(comm: &Communicator) -> Status {
+    Status {
+        source: comm.rank(),
+        tag: 0,
+        bytes: 0,
+        cancelled: false,
     }
 }
 
@@ -234,8 +331,15 @@ fn finish_collective(
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
-        if let State::Receive { comm, id, .. } = &self.state {
-            comm.detach(*id);
+        match &self.state {
+            State::Receive { comm, id, .. } => comm.detach(*id),
+            // Its message stays in the log and is delivered; nobody waits for the match.
+            State::Synchronous { comm, key, .. } => comm.forget_match(key),
+            State::Done(_)
+            | State::Received { .. }
+            | State::Collective { .. }
+            | State::Generalized { .. }
+            | State::Taken => {}
         }
     }
 }
@@ -291,6 +395,9 @@ fn complete_some(
         return take(requests, (0..n).collect());
     };
     let slot = comm.post_choice();
+    // A generalized request is completed by the program, which the loop does not see:
+    // a wait looks at it again every `GENERALIZED_LOOK`.
+    let generalized = requests.iter().any(Request::is_generalized);
     loop {
         let choice = match slot {
             None => ChoiceState::Yours,
@@ -314,7 +421,11 @@ fn complete_some(
                     }
                     return take(requests, ready);
                 }
-                comm.drive_once()?;
+                if generalized {
+                    comm.drive_for(GENERALIZED_LOOK)?;
+                } else {
+                    comm.drive_once()?;
+                }
             }
             ChoiceState::Waiting => comm.drive_once()?,
         }

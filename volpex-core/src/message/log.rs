@@ -211,6 +211,14 @@ impl SendLog {
         }
     }
 
+    /// Whether some live replica of `dst` reported having the message with `order` on
+    /// `comm`.
+    pub fn received_by_some(&self, comm: u32, dst: u32, order: u64) -> bool {
+        self.consumed
+            .get(&(comm, dst))
+            .is_some_and(|marks| marks.iter().any(|&w| w != u64::MAX && w > order))
+    }
+
     /// The key and order number the next `append` for (comm, tag, dst) will get.
     pub fn peek_next(&self, comm: u32, tag: i32, src: u32, dst: u32) -> (Key, u64) {
         let seq = self.seqs.get(&(comm, tag, dst)).copied().unwrap_or(0);

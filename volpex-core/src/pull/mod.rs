@@ -10,4 +10,6 @@ pub mod decision;
 pub mod engine;
 pub mod foreign;
 
-pub use engine::{ChoiceState, Engine, EngineEvent, RecvError, SnapshotAnswer, Waiter, WriteAhead};
+pub use engine::{
+    ChoiceState, Engine, EngineEvent, MatchState, RecvError, SnapshotAnswer, Waiter, WriteAhead,
+};

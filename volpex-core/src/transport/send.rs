@@ -484,7 +484,8 @@ impl Core {
         if !to_it || !c.link.out.is_empty() {
             return false;
         }
-        let head = data_header(&key, req, order, payload.len(), confirm).encode();
+        let sync = self.engine.is_synchronous(&key);
+        let head = data_header(&key, req, order, payload.len(), confirm, sync).encode();
         let total = HEADER_BYTES + payload.len();
         // The whole frame in one call: the kernel takes what the socket buffer holds, and
         // the engine's DATA frame carries on from there (also after an error, which shows

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use super::header::{Header, Kind, WireError, FLAG_BY_ORDER, FLAG_CONFIRM, FLAG_LATE};
+use super::header::{Header, Kind, WireError, FLAG_BY_ORDER, FLAG_CONFIRM, FLAG_LATE, FLAG_SYNC};
 use crate::message::{Key, ReqId, Want};
 
 /// A pull-protocol frame between two replicas.
@@ -31,6 +31,9 @@ pub enum Frame {
         confirm: bool,
         /// It waited in the sender's log before this pull came (`FLAG_LATE`).
         late: bool,
+        /// It was sent synchronously: tell the sender's replicas when a receive claims
+        /// it (`FLAG_SYNC`, MATCHED).
+        sync: bool,
     },
     /// Parked: the sender has not made that send yet.
     Ack {
@@ -85,6 +88,12 @@ pub enum Frame {
         /// First order number not received at the checkpoint.
         watermark: u64,
     },
+    /// A receive of the receiver claimed synchronous message `key` (MPI-3.1 section 3.4:
+    /// the matching receive has started), sent to every replica of its sender.
+    Matched {
+        /// The message.
+        key: Key,
+    },
     /// A regenerated replica asks its sibling for its latest snapshot.
     SnapshotAsk {
         /// Asker-chosen id, echoed in the answer.
@@ -133,15 +142,20 @@ pub enum Frame {
 }
 
 /// The header of a DATA frame, for writers that send the payload from elsewhere.
-pub fn data_header(key: &Key, req: ReqId, order: u64, len: usize, confirm: bool) -> Header {
+pub fn data_header(
+    key: &Key,
+    req: ReqId,
+    order: u64,
+    len: usize,
+    confirm: bool,
+    sync: bool,
+) -> Header {
     let h = keyed(Kind::Data, &Want::Key(*key), req, order, len);
-    if confirm {
-        Header {
-            flags: FLAG_CONFIRM,
-            ..h
-        }
-    } else {
-        h
+    let confirm = if confirm { FLAG_CONFIRM } else { 0 };
+    let sync = if sync { FLAG_SYNC } else { 0 };
+    Header {
+        flags: confirm | sync,
+        ..h
     }
 }
 
@@ -232,8 +246,9 @@ impl Frame {
                 payload,
                 confirm,
                 late,
+                sync,
             } => {
-                let h = data_header(key, *req, *order, payload.len(), *confirm);
+                let h = data_header(key, *req, *order, payload.len(), *confirm, *sync);
                 let flags = if *late { h.flags | FLAG_LATE } else { h.flags };
                 (Header { flags, ..h }, payload.clone())
             }
@@ -261,6 +276,10 @@ impl Frame {
                 watermark,
             } => (
                 watermark_header(Kind::Checkpointed, *comm, (*src, *dst), *watermark),
+                Bytes::new(),
+            ),
+            Frame::Matched { key } => (
+                keyed(Kind::Matched, &Want::Key(*key), ReqId(0), 0, 0),
                 Bytes::new(),
             ),
             Frame::SnapshotAsk { req } => (
@@ -335,6 +354,7 @@ impl Frame {
                 payload,
                 confirm: h.flags & FLAG_CONFIRM != 0,
                 late: h.flags & FLAG_LATE != 0,
+                sync: h.flags & FLAG_SYNC != 0,
             },
             Kind::Ack => Frame::Ack {
                 want: want_of(h)?,
@@ -365,6 +385,7 @@ impl Frame {
                 dst: h.dst,
                 watermark: h.aux,
             },
+            Kind::Matched => Frame::Matched { key: key_of(h) },
             Kind::SnapshotAsk => Frame::SnapshotAsk { req: ReqId(h.req) },
             Kind::Snapshot => Frame::Snapshot {
                 req: ReqId(h.req),
@@ -436,6 +457,7 @@ mod tests {
                 payload: Bytes::from_static(b"hello"),
                 confirm: false,
                 late: false,
+                sync: false,
             },
             Frame::Data {
                 key,
@@ -444,6 +466,7 @@ mod tests {
                 payload: Bytes::from_static(b"hello"),
                 confirm: true,
                 late: false,
+                sync: true,
             },
             Frame::Data {
                 key,
@@ -452,7 +475,9 @@ mod tests {
                 payload: Bytes::from_static(b"hello"),
                 confirm: false,
                 late: true,
+                sync: false,
             },
+            Frame::Matched { key },
             Frame::Ack {
                 want: by_order,
                 req: ReqId(9),

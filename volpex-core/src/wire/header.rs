@@ -5,7 +5,7 @@ use crate::config::{CONTROL_PAYLOAD_BYTES_MAX, FRAME_PAYLOAD_BYTES_MAX, HEADER_B
 /// First four bytes of every frame: "VPX1".
 pub const MAGIC: u32 = u32::from_le_bytes(*b"VPX1");
 /// Wire version; bumped on any incompatible change.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 
 /// Bit of `flags`: the key fields of a PULL, ACK, GONE or CANCEL name
 /// (comm, src, dst, order) with the order number in `seq` and `tag` 0, instead of a key.
@@ -16,6 +16,11 @@ pub const FLAG_CONFIRM: u8 = 2;
 /// Bit of `flags`, DATA only: the message waited in the sender's log at least
 /// `config::LATE_PULL` before this pull for it came (the receiver may pull ahead).
 pub const FLAG_LATE: u8 = 4;
+
+/// Bit of `flags`, DATA only: the message was sent synchronously (MPI_Ssend): once a
+/// receive of the receiver's claims it, the receiver tells every replica of the sender
+/// with MATCHED.
+pub const FLAG_SYNC: u8 = 8;
 
 /// Handshake payload sizes.
 pub const NONCE_BYTES: usize = 32;
@@ -68,6 +73,9 @@ pub enum Kind {
     SnapshotAsk = 16,
     /// The answer to SNAPSHOT_ASK: the latest snapshot (empty payload: none yet).
     Snapshot = 17,
+    /// A receive claimed the synchronous message named by the key fields: the sender's
+    /// synchronous send may complete.
+    Matched = 18,
 }
 
 impl Kind {
@@ -90,6 +98,7 @@ impl Kind {
             15 => Kind::Checkpointed,
             16 => Kind::SnapshotAsk,
             17 => Kind::Snapshot,
+            18 => Kind::Matched,
             _ => return None,
         })
     }
@@ -108,7 +117,8 @@ impl Kind {
             | Kind::Consumed
             | Kind::Checkpointed
             | Kind::SnapshotAsk
-            | Kind::Takeover => PayloadRule::Exactly(0),
+            | Kind::Takeover
+            | Kind::Matched => PayloadRule::Exactly(0),
             Kind::Data | Kind::Decided | Kind::Choices | Kind::Snapshot => {
                 PayloadRule::AtMost(FRAME_PAYLOAD_BYTES_MAX)
             }
@@ -335,7 +345,7 @@ impl Header {
         let flags = u8_at(Field::Flags);
         let allowed = match kind {
             Kind::Pull | Kind::Ack | Kind::Gone | Kind::Ended | Kind::Cancel => FLAG_BY_ORDER,
-            Kind::Data => FLAG_CONFIRM | FLAG_LATE,
+            Kind::Data => FLAG_CONFIRM | FLAG_LATE | FLAG_SYNC,
             Kind::Hello
             | Kind::Challenge
             | Kind::Auth
@@ -346,7 +356,8 @@ impl Header {
             | Kind::Control
             | Kind::Takeover
             | Kind::Decided
-            | Kind::Choices => 0,
+            | Kind::Choices
+            | Kind::Matched => 0,
         };
         if flags & !allowed != 0 {
             return Err(WireError::BadFlags { kind, flags });
@@ -426,9 +437,15 @@ mod tests {
             Err(WireError::BadFlags { .. })
         ));
         let mut h = Header::new(Kind::Data, 0).encode();
-        h[6] = FLAG_CONFIRM | FLAG_LATE;
+        h[6] = FLAG_CONFIRM | FLAG_LATE | FLAG_SYNC;
         assert!(Header::decode(&h).is_ok());
-        h[6] = 8;
+        h[6] = 16;
+        assert!(matches!(
+            Header::decode(&h),
+            Err(WireError::BadFlags { .. })
+        ));
+        let mut h = Header::new(Kind::Matched, 0).encode();
+        h[6] = FLAG_SYNC;
         assert!(matches!(
             Header::decode(&h),
             Err(WireError::BadFlags { .. })

@@ -75,6 +75,7 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
             payload: Bytes::from_static(b"payload"),
             confirm: true,
             late: false,
+            sync: false,
         },
     );
     let consumed = std::iter::from_fn(|| rx.poll_transmit())
@@ -199,6 +200,7 @@ fn pulls_ahead_after(comm: u32, len: usize, confirm: bool) -> usize {
         req,
         order,
         late,
+        sync,
         ..
     } = data
     else {
@@ -215,6 +217,7 @@ fn pulls_ahead_after(comm: u32, len: usize, confirm: bool) -> usize {
             payload: Bytes::new(),
             confirm,
             late,
+            sync,
         },
     );
     assert!(matches!(rx.take(now, first), Some(Ok(_))));

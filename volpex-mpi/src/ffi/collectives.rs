@@ -82,12 +82,15 @@ pub unsafe extern "C" fn MPI_Iallreduce(
         }
         let sr = red_send(sendbuf, &t, n)?;
         let rr = reg(recvbuf, &t, n)?;
-        if let Some(s) = &sr {
-            raw::disjoint(s, &rr)?;
-        }
+        let (mut store, one) = (datatype::Packed::default(), [(0, n)]);
         // SAFETY: `count` elements to send, read during this call (the data is copied
-        // before it returns); disjoint (checked).
-        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        // before it returns), before the receive buffer is made (`read_apart`).
+        let s = sr
+            .map(|s| {
+                // SAFETY: see above.
+                unsafe { raw::read_apart(&mut store, s, t.clone(), &one, Some((&rr, &t, &one))) }
+            })
+            .transpose()?;
         // SAFETY: the receive buffer stays valid and untouched until the request
         // completes (MPI-3.1 section 5.12).
         let mem = unsafe { raw::write_until_complete(rr) };
@@ -154,12 +157,17 @@ pub unsafe extern "C" fn MPI_Reduce(
         } else {
             None
         };
-        if let (Some(s), Some(r)) = (&sr, &rr) {
-            raw::disjoint(s, r)?;
-        }
+        let (mut store, one) = (datatype::Packed::default(), [(0, n)]);
+        let recv = rr.as_ref().map(|r| (r, &*t, &one[..]));
         // SAFETY: the send buffer holds `count` elements; the root's receive buffer has
-        // room for them (recvbuf is significant only at the root); disjoint (checked).
-        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        // room for them (recvbuf is significant only at the root), made after
+        // (`read_apart`).
+        let s = sr
+            .map(|s| {
+                // SAFETY: see above.
+                unsafe { raw::read_apart(&mut store, s, t.clone(), &one, recv) }
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = rr.map(|r| unsafe { raw::write(r, t.clone()) });
         coll::reduce(comm, s.as_ref(), r.as_mut(), n, op, root)
@@ -194,11 +202,15 @@ fn whole_impl(
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let sr = red_send(sendbuf, &t, n)?;
         let rr = reg(recvbuf, &t, n)?;
-        if let Some(s) = &sr {
-            raw::disjoint(s, &rr)?;
-        }
-        // SAFETY: `count` elements in each buffer (MPI-3.1 5.9); disjoint (checked).
-        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        let (mut store, one) = (datatype::Packed::default(), [(0, n)]);
+        // SAFETY: `count` elements in each buffer (MPI-3.1 5.9); the receive buffer is
+        // made after (`read_apart`).
+        let s = sr
+            .map(|s| {
+                // SAFETY: see above.
+                unsafe { raw::read_apart(&mut store, s, t.clone(), &one, Some((&rr, &t, &one))) }
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, t) };
         f(comm, s.as_ref(), &mut r, n, op)
@@ -291,12 +303,16 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
             .ok_or_else(|| MpiError::new(class::COUNT, "count too large"))?;
         let sr = red_send(sendbuf, &t, total)?;
         let rr = reg(recvbuf, &t, if sr.is_none() { total } else { n })?;
-        if let Some(s) = &sr {
-            raw::disjoint(s, &rr)?;
-        }
+        let mut store = datatype::Packed::default();
+        let recv = (&rr, &*t, &[(0, n)][..]);
         // SAFETY: size x recvcount elements to send, recvcount (or, in place, all) to
-        // receive (MPI-3.1 5.10.1); disjoint (checked).
-        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        // receive (MPI-3.1 5.10.1); the receive buffer is made after (`read_apart`).
+        let s = sr
+            .map(|s| {
+                // SAFETY: see above.
+                unsafe { raw::read_apart(&mut store, s, t.clone(), &[(0, total)], Some(recv)) }
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, t) };
         coll::reduce_scatter_block(comm, s.as_ref(), &mut r, n, op)
@@ -334,12 +350,16 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
         let mine = counts.get(comm::rank(comm)? as usize).copied().unwrap_or(0);
         let sr = red_send(sendbuf, &t, total)?;
         let rr = reg(recvbuf, &t, if sr.is_none() { total } else { mine })?;
-        if let Some(s) = &sr {
-            raw::disjoint(s, &rr)?;
-        }
+        let mut store = datatype::Packed::default();
+        let recv = (&rr, &*t, &[(0, mine)][..]);
         // SAFETY: the sum of the counts to send, this rank's count (or, in place, all)
-        // to receive; disjoint (checked).
-        let s = sr.map(|s| unsafe { raw::read(s, t.clone()) });
+        // to receive; the receive buffer is made after (`read_apart`).
+        let s = sr
+            .map(|s| {
+                // SAFETY: see above.
+                unsafe { raw::read_apart(&mut store, s, t.clone(), &[(0, total)], Some(recv)) }
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, t) };
         coll::reduce_scatter(comm, s.as_ref(), &mut r, &counts, op)
@@ -376,18 +396,23 @@ pub unsafe extern "C" fn MPI_Gather(
             let all = n
                 .checked_mul(size_of_comm(comm)?)
                 .ok_or_else(|| MpiError::new(class::COUNT, "count too large"))?;
-            Some((reg(recvbuf, &t, all)?, t, n))
+            Some((reg(recvbuf, &t, all)?, t, n, [(0, all)]))
         } else {
             None
         };
-        if let (Some(s), Some(r)) = (&send, &recv) {
-            raw::disjoint(&s.0, &r.0)?;
-        }
+        let mut store = datatype::Packed::default();
+        let beside = recv.as_ref().map(|(r, t, _, b)| (r, &**t, &b[..]));
         // SAFETY: the send buffer holds sendcount elements; at the root the receive
-        // buffer has room for size x recvcount (MPI-3.1 5.5); disjoint (checked).
-        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        // buffer has room for size x recvcount (MPI-3.1 5.5), made after (`read_apart`).
+        let s = send
+            .map(|(r, t, n)| {
+                // SAFETY: see above.
+                let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, n)], beside) }?;
+                Ok::<_, MpiError>((b, n))
+            })
+            .transpose()?;
         // SAFETY: as above.
-        let mut r = recv.map(|(r, t, n)| (unsafe { raw::write(r, t) }, n));
+        let mut r = recv.map(|(r, t, n, _)| (unsafe { raw::write(r, t) }, n));
         coll::gather(
             comm,
             s.as_ref().map(|(b, n)| (b, *n)),
@@ -439,11 +464,16 @@ pub unsafe extern "C" fn MPI_Gatherv(
         } else {
             None
         };
-        if let (Some(s), Some(r)) = (&send, &recv) {
-            raw::disjoint(&s.0, &r.0)?;
-        }
+        let mut store = datatype::Packed::default();
+        let beside = recv.as_ref().map(|(r, t, b)| (r, &**t, &b[..]));
         // SAFETY: as MPI_Gather, with the root's blocks at their displacements.
-        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        let s = send
+            .map(|(r, t, n)| {
+                // SAFETY: see above.
+                let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, n)], beside) }?;
+                Ok::<_, MpiError>((b, n))
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = recv.map(|(r, t, b)| (unsafe { raw::write(r, t) }, b));
         coll::gatherv(
@@ -479,7 +509,7 @@ pub unsafe extern "C" fn MPI_Scatter(
             let all = n
                 .checked_mul(size_of_comm(comm)?)
                 .ok_or_else(|| MpiError::new(class::COUNT, "count too large"))?;
-            Some((reg(sendbuf, &t, all)?, t, n))
+            Some((reg(sendbuf, &t, all)?, t, n, all))
         } else {
             None
         };
@@ -487,16 +517,21 @@ pub unsafe extern "C" fn MPI_Scatter(
             None
         } else {
             let (t, n) = (dt(recvtype)?, cnt(recvcount)?);
-            Some((reg(recvbuf, &t, n)?, t, n))
+            Some((reg(recvbuf, &t, n)?, t, n, [(0, n)]))
         };
-        if let (Some(s), Some(r)) = (&send, &recv) {
-            raw::disjoint(&s.0, &r.0)?;
-        }
+        let mut store = datatype::Packed::default();
+        let beside = recv.as_ref().map(|(r, t, _, b)| (r, &**t, &b[..]));
         // SAFETY: at the root size x sendcount elements to send; recvcount elements of
-        // room (MPI-3.1 5.6); disjoint (checked).
-        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        // room (MPI-3.1 5.6), made after (`read_apart`).
+        let s = send
+            .map(|(r, t, n, all)| {
+                // SAFETY: see above.
+                let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, all)], beside) }?;
+                Ok::<_, MpiError>((b, n))
+            })
+            .transpose()?;
         // SAFETY: as above.
-        let mut r = recv.map(|(r, t, n)| (unsafe { raw::write(r, t) }, n));
+        let mut r = recv.map(|(r, t, n, _)| (unsafe { raw::write(r, t) }, n));
         coll::scatter(
             comm,
             s.as_ref().map(|(b, n)| (b, *n)),
@@ -546,15 +581,20 @@ pub unsafe extern "C" fn MPI_Scatterv(
             None
         } else {
             let (t, n) = (dt(recvtype)?, cnt(recvcount)?);
-            Some((reg(recvbuf, &t, n)?, t, n))
+            Some((reg(recvbuf, &t, n)?, t, n, [(0, n)]))
         };
-        if let (Some(s), Some(r)) = (&send, &recv) {
-            raw::disjoint(&s.0, &r.0)?;
-        }
+        let mut store = datatype::Packed::default();
+        let beside = recv.as_ref().map(|(r, t, _, b)| (r, &**t, &b[..]));
         // SAFETY: as MPI_Scatter, with the root's blocks at their displacements.
-        let s = send.map(|(r, t, b)| (unsafe { raw::read(r, t) }, b));
+        let s = send
+            .map(|(r, t, b)| {
+                // SAFETY: see above.
+                let s = unsafe { raw::read_apart(&mut store, r, t, &b, beside) }?;
+                Ok::<_, MpiError>((s, b))
+            })
+            .transpose()?;
         // SAFETY: as above.
-        let mut r = recv.map(|(r, t, n)| (unsafe { raw::write(r, t) }, n));
+        let mut r = recv.map(|(r, t, n, _)| (unsafe { raw::write(r, t) }, n));
         coll::scatterv(
             comm,
             s.as_ref().map(|(b, bl)| (b, bl.clone())),
@@ -592,12 +632,17 @@ pub unsafe extern "C" fn MPI_Allgather(
             .checked_mul(size_of_comm(comm)?)
             .ok_or_else(|| MpiError::new(class::COUNT, "count too large"))?;
         let rr = reg(recvbuf, &rt, all)?;
-        if let Some(s) = &send {
-            raw::disjoint(&s.0, &rr)?;
-        }
-        // SAFETY: sendcount elements to send, room for size x recvcount (MPI-3.1 5.7);
-        // disjoint (checked).
-        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        let mut store = datatype::Packed::default();
+        let beside = (&rr, &*rt, &[(0, all)][..]);
+        // SAFETY: sendcount elements to send, room for size x recvcount (MPI-3.1 5.7),
+        // made after (`read_apart`).
+        let s = send
+            .map(|(r, t, n)| {
+                // SAFETY: see above.
+                let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, n)], Some(beside)) }?;
+                Ok::<_, MpiError>((b, n))
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, rt) };
         coll::allgather(comm, s.as_ref().map(|(b, n)| (b, *n)), (&mut r, rn))
@@ -640,11 +685,16 @@ pub unsafe extern "C" fn MPI_Allgatherv(
             )
         }?;
         let rr = raw::region(recvbuf, &rt, &bl)?;
-        if let Some(s) = &send {
-            raw::disjoint(&s.0, &rr)?;
-        }
+        let mut store = datatype::Packed::default();
+        let beside = (&rr, &*rt, &bl[..]);
         // SAFETY: as MPI_Allgather, with blocks at their displacements.
-        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        let s = send
+            .map(|(r, t, n)| {
+                // SAFETY: see above.
+                let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, n)], Some(beside)) }?;
+                Ok::<_, MpiError>((b, n))
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, rt) };
         coll::allgatherv(comm, s.as_ref().map(|(b, n)| (b, *n)), &mut r, bl)
@@ -674,19 +724,23 @@ pub unsafe extern "C" fn MPI_Alltoall(
             None
         } else {
             let (t, n) = (dt(sendtype)?, cnt(sendcount)?);
-            Some((
-                reg(sendbuf, &t, n.checked_mul(size).ok_or_else(too_large)?)?,
-                t,
-                n,
-            ))
+            let all = n.checked_mul(size).ok_or_else(too_large)?;
+            Some((reg(sendbuf, &t, all)?, t, n, all))
         };
         let (rt, rn) = (dt(recvtype)?, cnt(recvcount)?);
-        let rr = reg(recvbuf, &rt, rn.checked_mul(size).ok_or_else(too_large)?)?;
-        if let Some(s) = &send {
-            raw::disjoint(&s.0, &rr)?;
-        }
-        // SAFETY: size x count elements in each buffer (MPI-3.1 5.8); disjoint (checked).
-        let s = send.map(|(r, t, n)| (unsafe { raw::read(r, t) }, n));
+        let rall = rn.checked_mul(size).ok_or_else(too_large)?;
+        let rr = reg(recvbuf, &rt, rall)?;
+        let mut store = datatype::Packed::default();
+        let beside = (&rr, &*rt, &[(0, rall)][..]);
+        // SAFETY: size x count elements in each buffer (MPI-3.1 5.8); the receive buffer
+        // is made after (`read_apart`).
+        let s = send
+            .map(|(r, t, n, all)| {
+                // SAFETY: see above.
+                let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, all)], Some(beside)) }?;
+                Ok::<_, MpiError>((b, n))
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, rt) };
         coll::alltoall(comm, s.as_ref().map(|(b, n)| (b, *n)), (&mut r, rn))
@@ -742,11 +796,17 @@ pub unsafe extern "C" fn MPI_Alltoallv(
             )
         }?;
         let rr = raw::region(recvbuf, &rt, &rbl)?;
-        if let Some(s) = &send {
-            raw::disjoint(&s.0, &rr)?;
-        }
-        // SAFETY: the blocks at their displacements in each buffer; disjoint (checked).
-        let s = send.map(|(r, t, b)| (unsafe { raw::read(r, t) }, b));
+        let mut store = datatype::Packed::default();
+        let beside = (&rr, &*rt, &rbl[..]);
+        // SAFETY: the blocks at their displacements in each buffer; the receive buffer
+        // is made after (`read_apart`).
+        let s = send
+            .map(|(r, t, b)| {
+                // SAFETY: see above.
+                let s = unsafe { raw::read_apart(&mut store, r, t, &b, Some(beside)) }?;
+                Ok::<_, MpiError>((s, b))
+            })
+            .transpose()?;
         // SAFETY: as above.
         let mut r = unsafe { raw::write(rr, rt) };
         coll::alltoallv(comm, s.as_ref().map(|(b, bl)| (b, bl.clone())), &mut r, rbl)
@@ -766,9 +826,12 @@ pub unsafe extern "C" fn MPI_Reduce_local(
     guard("MPI_Reduce_local", COMM_WORLD, || {
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let (ir, or) = (reg(inbuf, &t, n)?, reg(inoutbuf, &t, n)?);
-        raw::disjoint(&ir, &or)?;
-        // SAFETY: `count` elements in each buffer (MPI-3.1 5.9.7); disjoint (checked).
-        let (i, mut o) = unsafe { (raw::read(ir, t.clone()), raw::write(or, t)) };
+        let (mut store, one) = (datatype::Packed::default(), [(0, n)]);
+        // SAFETY: `count` elements in each buffer (MPI-3.1 5.9.7); the inout buffer is
+        // made after (`read_apart`).
+        let i = unsafe { raw::read_apart(&mut store, ir, t.clone(), &one, Some((&or, &t, &one))) }?;
+        // SAFETY: as above.
+        let mut o = unsafe { raw::write(or, t) };
         coll::reduce_local(&i, &mut o, n, op)
     })
 }

@@ -677,7 +677,6 @@ fortran_c! {
     mpi_type_get_true_extent_x_ => MPI_Type_get_true_extent_x(datatype: int, true_lb: lout,
         true_extent: lout);
     mpi_type_match_size_ => MPI_Type_match_size(typeclass: int, size: int, type_: out);
-    mpi_type_set_attr_ => MPI_Type_set_attr(type_: int, type_keyval: int, attr_val: mbuf);
     mpi_win_call_errhandler_ => MPI_Win_call_errhandler(win: int, errorcode: int);
     mpi_win_complete_ => MPI_Win_complete(win: int);
     mpi_win_create_dynamic_ => MPI_Win_create_dynamic(info: int, comm: int, win: out);
@@ -1333,6 +1332,34 @@ pub unsafe extern "C" fn mpi_errhandler_create_(
     set_ierr(ierr, code);
 }
 
+/// MPI_GREQUEST_START(QUERY_FN, FREE_FN, CANCEL_FN, EXTRA_STATE, REQUEST, IERROR): the
+/// three procedures are Fortran subroutines taking every argument by reference, with an
+/// IERROR of their own last, and EXTRA_STATE is an INTEGER(KIND=MPI_ADDRESS_KIND)
+/// (MPI-3.1 section 12.2), so they are called as Fortran's, not as C's.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_grequest_start_(
+    query_fn: Option<raw::FortranGreqQueryFn>,
+    free_fn: Option<raw::FortranGreqFreeFn>,
+    cancel_fn: Option<raw::FortranGreqCancelFn>,
+    extra_state: *const isize,
+    request: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Grequest_start", || {
+        let extra = value(extra_state, "extra_state")?;
+        let fns = raw::GreqFns::Fortran {
+            query: query_fn,
+            free: free_fn,
+            cancel: cancel_fn,
+        };
+        Ok(guard("MPI_Grequest_start", COMM_WORLD, || {
+            let h = grequest::start(fns, extra as usize)?;
+            set(request, "request", h)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn mpi_win_create_errhandler_(
     function: Option<raw::ErrFn>,
@@ -1713,6 +1740,243 @@ pub unsafe extern "C" fn mpix_output_commit_(
     set_ierr(ierr, code);
 }
 
+// ---- Datatypes: names, attributes, external32 ----
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_set_name_(
+    datatype: *const c_int,
+    name: *const c_char,
+    ierr: *mut c_int,
+    name_len: usize,
+) {
+    let code = shim("MPI_Type_set_name", || {
+        let t = value(datatype, "datatype")?;
+        let s = c_string(name, name_len, "type_name")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPI_Type_set_name(t, s.as_ptr()) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_get_name_(
+    datatype: *const c_int,
+    name: *mut c_char,
+    resultlen: *mut c_int,
+    ierr: *mut c_int,
+    name_len: usize,
+) {
+    let code = shim("MPI_Type_get_name", || {
+        let t = value(datatype, "datatype")?;
+        // SAFETY: as in mpi_get_processor_name_.
+        string_out(name, name_len, resultlen, MAX_OBJECT_NAME, |p, n| unsafe {
+            MPI_Type_get_name(t, p, n)
+        })
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_TYPE_CREATE_KEYVAL(TYPE_COPY_ATTR_FN, TYPE_DELETE_ATTR_FN, TYPE_KEYVAL,
+/// EXTRA_STATE, IERROR): the two procedures take every argument by reference (MPI-3.1
+/// section 6.7.4); EXTRA_STATE is an INTEGER(KIND=MPI_ADDRESS_KIND) value.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_create_keyval_(
+    copy_fn: Option<raw::FortranCopyAttrFn>,
+    delete_fn: Option<raw::FortranDeleteAttrFn>,
+    keyval: *mut c_int,
+    extra_state: *const isize,
+    ierr: *mut c_int,
+) {
+    use crate::typeattr::{CopyFn, DeleteFn};
+    let code = shim("MPI_Type_create_keyval", || {
+        let extra = value(extra_state, "extra_state")?;
+        Ok(guard("MPI_Type_create_keyval", COMM_WORLD, || {
+            let k = crate::typeattr::create_keyval(
+                copy_fn.map(CopyFn::Fortran),
+                delete_fn.map(DeleteFn::Fortran),
+                extra as usize,
+            )?;
+            set(keyval, "type_keyval", k)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_TYPE_SET_ATTR(DATATYPE, TYPE_KEYVAL, ATTRIBUTE_VAL, IERROR): the value, an
+/// INTEGER(KIND=MPI_ADDRESS_KIND), is stored as C stores its `void *`.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_set_attr_(
+    datatype: *const c_int,
+    keyval: *const c_int,
+    val: *const isize,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Type_set_attr", || {
+        let (t, k, v) = (
+            value(datatype, "datatype")?,
+            value(keyval, "type_keyval")?,
+            value(val, "attribute_val")?,
+        );
+        Ok(guard("MPI_Type_set_attr", COMM_WORLD, || {
+            crate::typeattr::set_attr(t, k, v as usize)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_get_attr_(
+    datatype: *const c_int,
+    keyval: *const c_int,
+    val: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Type_get_attr", || {
+        let (t, k) = (value(datatype, "datatype")?, value(keyval, "type_keyval")?);
+        Ok(guard(
+            "MPI_Type_get_attr",
+            COMM_WORLD,
+            || match crate::typeattr::get_attr(t, k)? {
+                Some(v) => {
+                    set(val, "attribute_val", v as isize)?;
+                    set(flag, "flag", 1)
+                }
+                None => set(flag, "flag", 0),
+            },
+        ))
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_TYPE_NULL_COPY_FN for Fortran programs: nothing is copied.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_null_copy_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const isize,
+    _in: *const isize,
+    _out: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    if let Err(e) = set(flag, "flag", 0) {
+        error::raise("MPI_TYPE_NULL_COPY_FN", COMM_WORLD, e);
+    }
+    set_ierr(ierr, class::SUCCESS);
+}
+
+/// MPI_TYPE_DUP_FN for Fortran programs: the value is copied.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_dup_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const isize,
+    val_in: *const isize,
+    val_out: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_TYPE_DUP_FN", || {
+        set(
+            val_out,
+            "attribute_val_out",
+            value(val_in, "attribute_val_in")?,
+        )?;
+        set(flag, "flag", 1)?;
+        Ok(class::SUCCESS)
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_TYPE_NULL_DELETE_FN for Fortran programs: nothing to do.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_null_delete_fn_(
+    _datatype: *const c_int,
+    _key: *const c_int,
+    _val: *const isize,
+    _extra: *const isize,
+    ierr: *mut c_int,
+) {
+    set_ierr(ierr, class::SUCCESS);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_pack_external_size_(
+    datarep: *const c_char,
+    incount: *const c_int,
+    datatype: *const c_int,
+    size: *mut isize,
+    ierr: *mut c_int,
+    datarep_len: usize,
+) {
+    let code = shim("MPI_Pack_external_size", || {
+        let d = c_string(datarep, datarep_len, "datarep")?;
+        let (n, t) = (value(incount, "incount")?, value(datatype, "datatype")?);
+        // SAFETY: a NUL-terminated string we own; `size` is the caller's.
+        Ok(unsafe { MPI_Pack_external_size(d.as_ptr(), n, t, size) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_pack_external_(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    incount: *const c_int,
+    datatype: *const c_int,
+    outbuf: *mut c_void,
+    outsize: *const isize,
+    position: *mut isize,
+    ierr: *mut c_int,
+    datarep_len: usize,
+) {
+    let code = shim("MPI_Pack_external", || {
+        let d = c_string(datarep, datarep_len, "datarep")?;
+        let (n, t, o) = (
+            value(incount, "incount")?,
+            value(datatype, "datatype")?,
+            value(outsize, "outsize")?,
+        );
+        let (i, out) = (
+            buffer(inbuf),
+            buffer(outbuf as *const c_void) as *mut c_void,
+        );
+        // SAFETY: the caller's buffers and position, under MPI_Pack_external's contract.
+        Ok(unsafe { MPI_Pack_external(d.as_ptr(), i, n, t, out, o, position) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_unpack_external_(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: *const isize,
+    position: *mut isize,
+    outbuf: *mut c_void,
+    outcount: *const c_int,
+    datatype: *const c_int,
+    ierr: *mut c_int,
+    datarep_len: usize,
+) {
+    let code = shim("MPI_Unpack_external", || {
+        let d = c_string(datarep, datarep_len, "datarep")?;
+        let (s, n, t) = (
+            value(insize, "insize")?,
+            value(outcount, "outcount")?,
+            value(datatype, "datatype")?,
+        );
+        let (i, out) = (
+            buffer(inbuf),
+            buffer(outbuf as *const c_void) as *mut c_void,
+        );
+        // SAFETY: the caller's buffers and position, under MPI_Unpack_external's contract.
+        Ok(unsafe { MPI_Unpack_external(d.as_ptr(), i, s, position, out, n, t) })
+    });
+    set_ierr(ierr, code);
+}
+
 // ---- Not implemented: the routine exists and answers MPI_ERR_OTHER ----
 
 /// `mpi_x_ => "MPI_X"(n)`: a routine of `n` arguments before `ierror`.
@@ -1736,18 +2000,10 @@ fortran_stubs! {
     mpi_file_get_view_ => "MPI_File_get_view"(a, b, c, d, e);
     mpi_file_open_ => "MPI_File_open"(a, b, c, d, e);
     mpi_file_set_view_ => "MPI_File_set_view"(a, b, c, d, e, f);
-    mpi_grequest_start_ => "MPI_Grequest_start"(a, b, c, d, e);
     mpi_lookup_name_ => "MPI_Lookup_name"(a, b, c);
     mpi_open_port_ => "MPI_Open_port"(a, b);
-    mpi_pack_external_ => "MPI_Pack_external"(a, b, c, d, e, f, g);
-    mpi_pack_external_size_ => "MPI_Pack_external_size"(a, b, c, d);
     mpi_publish_name_ => "MPI_Publish_name"(a, b, c);
     mpi_register_datarep_ => "MPI_Register_datarep"(a, b, c, d, e);
-    mpi_type_create_keyval_ => "MPI_Type_create_keyval"(a, b, c, d);
-    mpi_type_get_attr_ => "MPI_Type_get_attr"(a, b, c, d);
-    mpi_type_get_name_ => "MPI_Type_get_name"(a, b, c);
-    mpi_type_set_name_ => "MPI_Type_set_name"(a, b);
-    mpi_unpack_external_ => "MPI_Unpack_external"(a, b, c, d, e, f, g);
     mpi_unpublish_name_ => "MPI_Unpublish_name"(a, b, c);
     mpi_win_allocate_ => "MPI_Win_allocate"(a, b, c, d, e, f);
     mpi_win_allocate_shared_ => "MPI_Win_allocate_shared"(a, b, c, d, e, f);

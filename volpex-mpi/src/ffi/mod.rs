@@ -63,7 +63,7 @@ use crate::handles::{
 };
 use crate::state::{self, Phase};
 use crate::topo::{self, Cart};
-use crate::{p2p, request, types};
+use crate::{grequest, p2p, request, types};
 use raw::Region;
 
 type Comm = c_int;
@@ -91,10 +91,31 @@ fn blocks(counts: &[c_int], displs: &[c_int]) -> Result<Blocks> {
         .collect()
 }
 
+/// The memory of an immediate receive of `count` elements of `t` over `r`.
+///
+/// # Safety
+/// As `raw::write_until_complete`.
+unsafe fn recv_until_complete(r: Region, t: Arc<Datatype>, count: usize) -> p2p::RecvMem {
+    if t.contiguous {
+        // SAFETY: forwarded contract.
+        p2p::RecvMem::Bytes(unsafe { raw::write_until_complete(r) })
+    } else {
+        // SAFETY: forwarded contract.
+        let b = unsafe { raw::write_typed_until_complete(r, t) };
+        p2p::RecvMem::Scattered(p2p::Scatter::new(b, count))
+    }
+}
+
+/// Fills the status of a call that completes one operation. Its MPI_ERROR field is left
+/// as the program set it: only the calls that complete several operations set it, when
+/// they return MPI_ERR_IN_STATUS (MPI-3.1 section 3.2.5).
 fn set_status(p: *mut MpiStatus, st: MpiStatus) -> Result<()> {
     // SAFETY: `p` is the status argument of an MPI call: null (ignored) or writable.
     if let Some(s) = unsafe { raw::status(p) }? {
-        *s = st;
+        *s = MpiStatus {
+            MPI_ERROR: s.MPI_ERROR,
+            ..st
+        };
     }
     Ok(())
 }

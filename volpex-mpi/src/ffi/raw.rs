@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::os::raw::c_int;
 use std::sync::Arc;
 
-use crate::datatype::{Buf, BufMut, Datatype};
+use crate::datatype::{Buf, BufMut, Datatype, Packed};
 use crate::error::{MpiError, Result};
 use crate::handles::{class, MpiStatus, IN_PLACE};
 
@@ -18,10 +18,11 @@ use crate::handles::{class, MpiStatus, IN_PLACE};
 pub struct Pending(pub volpex::Request<'static>, pub c_int);
 
 // SAFETY: `volpex::Request` is not `Send` only because a receive request may hold a
-// `Target::Scattered(&mut dyn Layout)`; this crate only ever posts receives into byte
-// slices (`Target::Contiguous`, plain `&mut [u8]`), and every other part of a request
-// (its communicator, a thread handle) is `Send`. A request is used by one thread at a
-// time: the table's mutex, or the call that took it out of the table.
+// `Target::Scattered(Box<dyn Layout>)`; this crate only ever posts receives into byte
+// slices (`Target::Contiguous`, plain `&mut [u8]`) and into `p2p::Scatter`s (a byte
+// slice, an offset and an `Arc<Datatype>`, all `Send`), and every other part of a
+// request (its communicator, a thread handle) is `Send`. A request is used by one thread
+// at a time: the table's mutex, or the call that took it out of the table.
 unsafe impl Send for Pending {}
 
 /// The memory a buffer argument covers: `len` bytes from address `start`, with the C
@@ -108,10 +109,12 @@ pub fn bytes_region(p: *const c_void, len: usize) -> Result<Region> {
     })
 }
 
-/// Refuses a send and a receive region that overlap (MPI-3.1 section 2.3: no aliasing
-/// between arguments; MPI_IN_PLACE is the way to reuse a buffer).
+/// Refuses a send and a receive region that overlap at all: for arguments that are plain
+/// bytes on one side (MPI_Pack's output, MPI_Unpack's input), where the extents are the
+/// bytes (MPI-3.1 section 2.3: no aliasing between arguments; MPI_IN_PLACE is the way to
+/// reuse a buffer).
 pub fn disjoint(a: &Region, b: &Region) -> Result<()> {
-    if a.len == 0 || b.len == 0 || a.start + a.len <= b.start || b.start + b.len <= a.start {
+    if apart(a, b) {
         Ok(())
     } else {
         Err(MpiError::new(
@@ -119,6 +122,81 @@ pub fn disjoint(a: &Region, b: &Region) -> Result<()> {
             "send and receive buffers overlap (use MPI_IN_PLACE)",
         ))
     }
+}
+
+fn apart(a: &Region, b: &Region) -> bool {
+    a.len == 0 || b.len == 0 || a.start + a.len <= b.start || b.start + b.len <= a.start
+}
+
+/// The address of a region's origin (the C pointer).
+fn origin_address(r: &Region) -> usize {
+    r.start.wrapping_add_signed(r.origin)
+}
+
+/// The receive buffer of a call, as `read_apart` compares it with the send buffer: its
+/// region, its datatype and the ranges of elements (first, count) it receives.
+pub type Receiving<'b> = (&'b Region, &'b Datatype, &'b [(i128, usize)]);
+
+/// The send buffer of a call that also receives into `recv`: `send` itself when the
+/// two regions are apart (the common case: no copy); when their extents overlap but no
+/// byte is both sent and received (MPI-3.1 section 3.10 forbids only that: two strided
+/// types may interleave), a packed copy of the data in `store`, read before the receive
+/// buffer exists, so that no slice over the send region ever aliases the receive one.
+/// A byte both sent and received is MPI_ERR_BUFFER.
+///
+/// # Safety
+/// As `read` for `send`; and the caller makes no view of `recv` until the returned
+/// buffer has been read (a receive is written after `read_apart` returns).
+pub unsafe fn read_apart<'a>(
+    store: &'a mut Packed,
+    send: Region,
+    dt: Arc<Datatype>,
+    blocks: &[(i128, usize)],
+    recv: Option<Receiving<'_>>,
+) -> Result<Buf<'a>> {
+    let Some((rr, rdt, rblocks)) = recv else {
+        // SAFETY: forwarded contract.
+        return Ok(unsafe { read(send, dt) });
+    };
+    if apart(&send, rr) {
+        // SAFETY: forwarded contract; no byte of `send` is in `recv` (checked).
+        return Ok(unsafe { read(send, dt) });
+    }
+    let s = crate::overlap::Touch {
+        base: origin_address(&send),
+        dt: &dt,
+        blocks,
+    };
+    let r = crate::overlap::Touch {
+        base: origin_address(rr),
+        dt: rdt,
+        blocks: rblocks,
+    };
+    if crate::overlap::share_bytes(&s, &r) {
+        return Err(MpiError::new(
+            class::BUFFER,
+            "send and receive buffers share bytes (use MPI_IN_PLACE)",
+        ));
+    }
+    let base = s.base as i128;
+    for &(first, count) in blocks {
+        store.pieces.push((first, count, store.data.len()));
+        for (off, len) in dt.touched(first, count) {
+            let at = usize::try_from(base + off).map_err(|_| too_far())?;
+            if at < send.start || at + len > send.start + send.len {
+                return Err(MpiError::new(
+                    class::INTERN,
+                    "a block outside its buffer's region",
+                ));
+            }
+            // SAFETY: inside `send` (checked above), which the caller vouches readable;
+            // the slice lives for this copy only, and these bytes are not received.
+            store
+                .data
+                .extend_from_slice(unsafe { std::slice::from_raw_parts(at as *const u8, len) });
+        }
+    }
+    Ok(store.buf(dt))
 }
 
 /// A send buffer over `r`.
@@ -134,11 +212,7 @@ pub unsafe fn read<'a>(r: Region, dt: Arc<Datatype>) -> Buf<'a> {
         // caller vouches it is readable for the call (MPI-3.1 section 3.2.2).
         unsafe { std::slice::from_raw_parts(r.start as *const u8, r.len) }
     };
-    Buf {
-        mem,
-        origin: r.origin,
-        dt,
-    }
+    Buf::new(mem, r.origin, dt)
 }
 
 /// A receive buffer over `r`.
@@ -172,6 +246,17 @@ pub unsafe fn write_until_complete(r: Region) -> &'static mut [u8] {
     // SAFETY: as `write`; the lifetime is the request's, which the MPI standard bounds:
     // the buffer stays allocated and untouched by the program until the request completes.
     unsafe { std::slice::from_raw_parts_mut(r.start as *mut u8, r.len) }
+}
+
+/// The receive buffer of an immediate receive into a non-contiguous datatype, which must
+/// live until it completes.
+///
+/// # Safety
+/// As `write_until_complete`.
+pub unsafe fn write_typed_until_complete(r: Region, dt: Arc<Datatype>) -> BufMut<'static> {
+    // SAFETY: as `write`, for the lifetime of the request, which the caller vouches for
+    // (MPI-3.1 section 3.7.2).
+    unsafe { write(r, dt) }
 }
 
 fn check_ptr<T>(p: *const T, what: &str) -> Result<()> {
@@ -389,6 +474,146 @@ pub type FortranCopyFn = unsafe extern "C" fn(
     *mut c_int,
     *mut c_int,
 );
+/// A Fortran `TYPE_COPY_ATTR_FUNCTION`: the interface of `FortranCopyFn` (MPI-3.1
+/// section 6.7.4), with a datatype for the communicator.
+pub type FortranCopyAttrFn = FortranCopyFn;
+/// A Fortran `TYPE_DELETE_ATTR_FUNCTION(DATATYPE, TYPE_KEYVAL, ATTRIBUTE_VAL,
+/// EXTRA_STATE, IERROR)`: the interface of `FortranDeleteFn`.
+pub type FortranDeleteAttrFn = FortranDeleteFn;
+
+/// Calls a Fortran attribute copy function: (its IERROR, the new value if FLAG says
+/// to copy).
+pub fn call_fortran_copy_attr(
+    f: FortranCopyAttrFn,
+    old: c_int,
+    key: c_int,
+    extra: usize,
+    value: usize,
+) -> (c_int, Option<usize>) {
+    let (extra, value) = (extra as isize, value as isize);
+    let (mut out, mut flag, mut ierr): (isize, c_int, c_int) = (0, 0, 0);
+    // SAFETY: `f` is the procedure the program gave MPI_TYPE_CREATE_KEYVAL (MPI-3.1
+    // section 6.7.4, Fortran binding); every argument points to a local of the type the
+    // binding declares, which it may read and (out, flag, ierr) write.
+    unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
+    (ierr, (flag != 0).then_some(out as usize))
+}
+
+/// Calls a Fortran attribute delete function: its IERROR.
+pub fn call_fortran_delete_attr(
+    f: FortranDeleteAttrFn,
+    handle: c_int,
+    key: c_int,
+    value: usize,
+    extra: usize,
+) -> c_int {
+    let (value, extra) = (value as isize, extra as isize);
+    let mut ierr: c_int = 0;
+    // SAFETY: as `call_fortran_copy_attr`, for the delete procedure.
+    unsafe { f(&handle, &key, &value, &extra, &mut ierr) };
+    ierr
+}
+
+/// `MPI_Grequest_query_function`: `int f(void *extra_state, MPI_Status *status)`.
+pub type GreqQueryFn = unsafe extern "C" fn(*mut c_void, *mut MpiStatus) -> c_int;
+/// `MPI_Grequest_free_function`: `int f(void *extra_state)`.
+pub type GreqFreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+/// `MPI_Grequest_cancel_function`: `int f(void *extra_state, int complete)`.
+pub type GreqCancelFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
+/// Fortran `SUBROUTINE QUERY_FN(EXTRA_STATE, STATUS, IERROR)`, every argument by
+/// reference, `EXTRA_STATE` an `INTEGER(KIND=MPI_ADDRESS_KIND)`.
+pub type FortranGreqQueryFn = unsafe extern "C" fn(*mut isize, *mut MpiStatus, *mut c_int);
+/// Fortran `SUBROUTINE FREE_FN(EXTRA_STATE, IERROR)`.
+pub type FortranGreqFreeFn = unsafe extern "C" fn(*mut isize, *mut c_int);
+/// Fortran `SUBROUTINE CANCEL_FN(EXTRA_STATE, COMPLETE, IERROR)`, `COMPLETE` a LOGICAL.
+pub type FortranGreqCancelFn = unsafe extern "C" fn(*mut isize, *mut c_int, *mut c_int);
+
+/// The callbacks of a generalized request (MPI-3.1 section 12.2), as C or Fortran gave
+/// them; a null one does nothing and returns MPI_SUCCESS.
+#[derive(Debug, Clone, Copy)]
+pub enum GreqFns {
+    /// From MPI_Grequest_start.
+    C {
+        /// Fills the status.
+        query: Option<GreqQueryFn>,
+        /// Frees the program's state.
+        free: Option<GreqFreeFn>,
+        /// Starts a cancel.
+        cancel: Option<GreqCancelFn>,
+    },
+    /// From MPI_GREQUEST_START in Fortran.
+    Fortran {
+        /// Fills the status.
+        query: Option<FortranGreqQueryFn>,
+        /// Frees the program's state.
+        free: Option<FortranGreqFreeFn>,
+        /// Starts a cancel.
+        cancel: Option<FortranGreqCancelFn>,
+    },
+}
+
+impl GreqFns {
+    /// Calls the query function with `extra` on `st`; its error code.
+    pub fn query(&self, extra: usize, st: &mut MpiStatus) -> c_int {
+        match *self {
+            // SAFETY: `f` is the query function the program gave MPI_Grequest_start, with
+            // the signature of MPI_Grequest_query_function; `extra` is the program's own
+            // pointer, passed back as it came, and `st` a status it may write.
+            GreqFns::C { query: Some(f), .. } => unsafe { f(extra as *mut c_void, st) },
+            GreqFns::Fortran { query: Some(f), .. } => {
+                let (mut extra, mut ierr) = (extra as isize, 0);
+                // SAFETY: the Fortran subroutine the program gave MPI_GREQUEST_START,
+                // whose three arguments are by reference: locals and a status it may
+                // write (six INTEGERs, laid out as the C status).
+                unsafe { f(&mut extra, st, &mut ierr) };
+                ierr
+            }
+            GreqFns::C { query: None, .. } | GreqFns::Fortran { query: None, .. } => 0,
+        }
+    }
+
+    /// Calls the free function with `extra`; its error code.
+    pub fn free(&self, extra: usize) -> c_int {
+        match *self {
+            // SAFETY: the free function the program gave MPI_Grequest_start, with the
+            // signature of MPI_Grequest_free_function; `extra` passed back as it came.
+            GreqFns::C { free: Some(f), .. } => unsafe { f(extra as *mut c_void) },
+            GreqFns::Fortran { free: Some(f), .. } => {
+                let (mut extra, mut ierr) = (extra as isize, 0);
+                // SAFETY: the program's Fortran subroutine; both arguments are locals.
+                unsafe { f(&mut extra, &mut ierr) };
+                ierr
+            }
+            GreqFns::C { free: None, .. } | GreqFns::Fortran { free: None, .. } => 0,
+        }
+    }
+
+    /// Calls the cancel function with `extra` and whether the request is complete; its
+    /// error code.
+    pub fn cancel(&self, extra: usize, complete: bool) -> c_int {
+        match *self {
+            GreqFns::C {
+                cancel: Some(f), ..
+            } => {
+                // SAFETY: the cancel function the program gave MPI_Grequest_start, with
+                // the signature of MPI_Grequest_cancel_function; `extra` passed back as
+                // it came.
+                unsafe { f(extra as *mut c_void, c_int::from(complete)) }
+            }
+            GreqFns::Fortran {
+                cancel: Some(f), ..
+            } => {
+                let (mut extra, mut done, mut ierr) = (extra as isize, c_int::from(complete), 0);
+                // SAFETY: the program's Fortran subroutine; its arguments are locals (a
+                // LOGICAL is an INTEGER, 1 for .TRUE. in gfortran).
+                unsafe { f(&mut extra, &mut done, &mut ierr) };
+                ierr
+            }
+            GreqFns::C { cancel: None, .. } | GreqFns::Fortran { cancel: None, .. } => 0,
+        }
+    }
+}
+
 /// A Fortran `COMM_DELETE_ATTR_FUNCTION(COMM, COMM_KEYVAL, ATTRIBUTE_VAL, EXTRA_STATE,
 /// IERROR)`.
 pub type FortranDeleteFn =

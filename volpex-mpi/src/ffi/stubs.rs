@@ -30,39 +30,6 @@ macro_rules! unsupported {
     )*};
 }
 
-// Point-to-point: generalized requests, matched receives, statuses.
-pending!(
-    MPI_Grequest_complete,
-    MPI_Grequest_start,
-    MPI_Imrecv,
-    MPI_Status_set_cancelled,
-    MPI_Status_set_elements,
-    MPI_Status_set_elements_x,
-);
-
-// Datatypes.
-pending!(
-    MPI_Pack_external,
-    MPI_Pack_external_size,
-    MPI_Type_create_darray,
-    MPI_Type_create_f90_complex,
-    MPI_Type_create_f90_integer,
-    MPI_Type_create_f90_real,
-    MPI_Type_create_keyval,
-    MPI_Type_delete_attr,
-    MPI_Type_free_keyval,
-    MPI_Type_get_attr,
-    MPI_Type_get_contents,
-    MPI_Type_get_envelope,
-    MPI_Type_get_extent_x,
-    MPI_Type_get_name,
-    MPI_Type_get_true_extent_x,
-    MPI_Type_match_size,
-    MPI_Type_set_attr,
-    MPI_Type_set_name,
-    MPI_Unpack_external,
-);
-
 // Collectives and topologies.
 pending!(
     MPI_Alltoallw,

@@ -258,6 +258,7 @@ impl Engine {
                         payload: value.clone(),
                         confirm: false,
                         late: false,
+                        sync: false,
                     },
                 );
                 self.out_choices_after(w.from, slot);
@@ -281,6 +282,7 @@ impl Engine {
                     payload: more,
                     confirm: false,
                     late: false,
+                    sync: false,
                 },
             );
         }

@@ -44,6 +44,7 @@ mod serve;
 mod service;
 mod silence;
 mod snapshot;
+mod synchronous;
 mod timers;
 
 use std::time::Duration;
@@ -58,6 +59,8 @@ pub use self::service::Waiter;
 use self::silence::Silence;
 pub use self::snapshot::SnapshotAnswer;
 use self::snapshot::Snapshots;
+pub use self::synchronous::MatchState;
+use self::synchronous::Synchronous;
 use self::timers::{Timer, TimerTable};
 use super::decision::{slot_key, Slot, DECISION_CTX};
 use crate::config::{Config, DECISIONS_HELD_MAX};
@@ -179,6 +182,9 @@ pub struct Engine {
     catching_up: bool,
     /// Checkpoints taken here and snapshots asked for.
     snapshots: Snapshots,
+    /// Synchronous sends waiting for their receive, and synchronous messages waiting for
+    /// one (`synchronous`).
+    sync: Synchronous,
 }
 
 impl Engine {
@@ -252,6 +258,7 @@ impl Engine {
             incarnations,
             catching_up: false,
             snapshots: Snapshots::default(),
+            sync: Synchronous::default(),
             cfg,
         }
     }
@@ -618,6 +625,7 @@ impl Engine {
             }
         }
         self.needs = needs;
+        self.tell_matched();
     }
 
     fn drain_loopback(&mut self, now: Duration) {
@@ -640,6 +648,7 @@ impl Engine {
                 payload,
                 confirm,
                 late,
+                sync,
             } => {
                 // Its length: the payload's, or what landed straight in a receive's
                 // buffer (`note_landed`).
@@ -649,7 +658,11 @@ impl Engine {
                     n => n,
                 };
                 self.streams.on_data(&key, late, confirm, len);
+                let fresh = !self.consumed.has(key.comm, key.src, order);
                 self.on_data(now, from, key, order, payload);
+                if sync && fresh && key.comm != DECISION_CTX {
+                    self.note_synchronous(key);
+                }
                 if confirm {
                     // The sender kept no copy and waits for this (see `send_unlogged`).
                     self.out.send(
@@ -683,6 +696,7 @@ impl Engine {
                     log::debug!("{}: CONSUMED from {from} for {src}->{dst} ignored", self.me);
                 }
             }
+            Frame::Matched { key } => self.on_matched(from.rank, key),
             Frame::Takeover { rank, base } => self.on_takeover(from, rank, base),
             Frame::Choices {
                 rank,

@@ -332,6 +332,7 @@ impl Engine {
         late: bool,
     ) {
         self.carry_choices(w.from, choices);
+        let sync = self.is_synchronous(&key);
         self.out.send(
             w.from,
             Frame::Data {
@@ -341,6 +342,7 @@ impl Engine {
                 payload,
                 confirm: false,
                 late,
+                sync,
             },
         );
     }

@@ -247,6 +247,7 @@ impl Job {
                         payload: bytes(x[1], usize::from(raw.len) % (PAYLOAD_MAX + 1)),
                         confirm: x[0] & (1 << 41) != 0,
                         late: x[0] & (1 << 42) != 0,
+                        sync: x[0] & (1 << 43) != 0,
                     },
                 )
             }
@@ -261,9 +262,23 @@ impl Job {
             ),
             3 if x[2] & 1 == 0 => frame(answer_to, answer_from, Frame::Gone { want, req }),
             3 => frame(answer_to, answer_from, Frame::Ended { want, req }),
-            4 => {
+            4 if x[2] & 1 == 0 => {
                 let from = if from == cancel_to { to } else { from };
                 frame(cancel_to, from, Frame::Cancel { want, req })
+            }
+            4 => {
+                // A receiver's MATCHED for one of the sender's messages, real or not.
+                let key = match want {
+                    Want::Key(k) => k,
+                    Want::Order { comm, src, dst, .. } => Key {
+                        comm,
+                        tag: tag(x[0] >> 16),
+                        src,
+                        dst,
+                        seq: num(x[2] >> 9),
+                    },
+                };
+                frame(cancel_to, from, Frame::Matched { key })
             }
             5 => frame(
                 to,
