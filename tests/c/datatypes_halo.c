@@ -86,6 +86,19 @@ static void interleaved_collectives(int rank, int size, int round) {
             CHECK(m[i * w + 2 * k] == k * 100 + rank * 10 + i + round);
             CHECK(m[i * w + 2 * k + 1] == rank * 100 + k * 10 + i + round);
         }
+    /* The same with displacements (the blocks one after the other). */
+    int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size);
+    for (int k = 0; k < size; k++) {
+        counts[k] = 1;
+        displs[k] = k;
+        for (int i = 0; i < ROWS; i++) m[i * w + 2 * k] = -1;
+    }
+    CHECK_OK(MPI_Alltoallv(&m[1], counts, displs, col2, &m[0], counts, displs, col2,
+                           MPI_COMM_WORLD));
+    for (int i = 0; i < ROWS; i++)
+        for (int k = 0; k < size; k++) CHECK(m[i * w + 2 * k] == k * 100 + rank * 10 + i + round);
+    free(counts);
+    free(displs);
     /* A reduction whose input and output interleave: odd columns summed into even. */
     CHECK_OK(MPI_Allreduce(&m[1], &m[0], size, col2, MPI_SUM, MPI_COMM_WORLD));
     for (int i = 0; i < ROWS; i++)

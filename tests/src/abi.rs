@@ -4,10 +4,10 @@
 //! job, and the fault scenarios every language must pass.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::{bin, run, Run, TempPath};
+use crate::{run, Run, TempPath};
 
 /// How long one job of these tests may take.
 pub const DEADLINE: Duration = Duration::from_secs(120);
@@ -34,43 +34,36 @@ impl Drop for TempDir {
 
 /// Compiles `tests/c/NAME.c` with volpexcc (`-O2 -Wall -Werror`) into `dir`.
 pub fn compile_c(dir: &TempDir, name: &str) -> PathBuf {
-    let out = dir.0.join(name);
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("c")
         .join(format!("{name}.c"));
-    let st = Command::new(bin("volpexcc"))
-        .args(["-O2", "-Wall", "-Werror", "-o"])
-        .arg(&out)
-        .arg(src)
-        .output()
-        .expect("run volpexcc");
-    assert!(
-        st.status.success(),
-        "volpexcc {name}.c failed:\n{}{}",
-        String::from_utf8_lossy(&st.stdout),
-        String::from_utf8_lossy(&st.stderr)
-    );
-    out
+    compile_with("volpexcc", dir, &src, &["-O2", "-Wall", "-Werror"])
 }
 
-/// Compiles `tests/fortran/FILE` with `wrapper` (volpexf90 or volpexf77) into `dir`
-/// (run there, so the compiler's `.mod` files land there too, not in the source tree).
+/// Compiles `tests/fortran/FILE` (`.f90` or `.f`) with `wrapper` (volpexf90, volpexf77)
+/// into `dir`, named as the file without its extension.
 pub fn compile_fortran(wrapper: &str, dir: &TempDir, file: &str) -> PathBuf {
-    let name = file.split('.').next().unwrap_or(file);
-    let out = dir.0.join(name);
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fortran")
         .join(file);
-    let st = Command::new(bin(wrapper))
+    compile_with(wrapper, dir, &src, &["-O2", "-Wall"])
+}
+
+fn compile_with(wrapper: &str, dir: &TempDir, src: &Path, flags: &[&str]) -> PathBuf {
+    let name = src.file_stem().expect("a source file name");
+    let out = dir.0.join(name);
+    let st = Command::new(crate::bin(wrapper))
         .current_dir(&dir.0)
-        .args(["-O2", "-Wall", "-o"])
+        .args(flags)
+        .arg("-o")
         .arg(&out)
         .arg(src)
         .output()
-        .expect("run the Fortran wrapper");
+        .expect("run the wrapper compiler");
     assert!(
         st.status.success(),
-        "{wrapper} {file} failed:\n{}{}",
+        "{wrapper} {} failed:\n{}{}",
+        src.display(),
         String::from_utf8_lossy(&st.stdout),
         String::from_utf8_lossy(&st.stderr)
     );
@@ -86,12 +79,33 @@ pub fn job(args: &[&str], program: &Path, prog_args: &[&str]) -> String {
 
 /// Runs `program` alone, as `./a.out`.
 pub fn singleton(program: &Path, args: &[&str]) -> Output {
-    Command::new(program)
+    let child = Command::new(program)
         .args(args)
         .env_remove("VOLPEX_RANK")
         .env_remove("VOLPEX_LAUNCHER")
-        .output()
-        .expect("run the program alone")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the program alone");
+    // A program that hangs is ended by its pid at the deadline, and the test fails.
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(DEADLINE) {
+        Ok(out) => out.expect("wait for the program"),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!(
+                "{} {args:?} alone did not end within {DEADLINE:?}",
+                program.display()
+            );
+        }
+    }
 }
 
 /// The first line of `stdout` that starts with `prefix`.

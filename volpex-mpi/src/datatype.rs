@@ -67,8 +67,12 @@ pub enum Prim {
     TwoF32,
     /// double[2] (MPI_2DOUBLE_PRECISION).
     TwoF64,
-    /// Bytes no predefined operation applies to (long double, half and quad precision
-    /// and their pairs), of this size.
+    /// long double (MAX and MIN only).
+    LongDouble,
+    /// struct { long double; int; }, its data without the padding (20 bytes).
+    LongDoubleInt,
+    /// Bytes no predefined operation applies to (long double complex, half and quad
+    /// precision and their pairs), of this size.
     Opaque(usize),
 }
 
@@ -83,7 +87,8 @@ impl Prim {
             Prim::I64 | Prim::U64 | Prim::F64 | Prim::CF32 => 8,
             Prim::FloatInt | Prim::TwoInt | Prim::TwoF32 => 8,
             Prim::DoubleInt | Prim::LongInt => 12,
-            Prim::I128 | Prim::CF64 | Prim::TwoF64 => 16,
+            Prim::I128 | Prim::CF64 | Prim::TwoF64 | Prim::LongDouble => 16,
+            Prim::LongDoubleInt => 20,
             Prim::Opaque(n) => n,
         }
     }
@@ -154,11 +159,9 @@ fn round_up(v: usize, to: usize) -> usize {
 impl Datatype {
     /// A predefined type.
     pub fn predefined(p: &Predef) -> Datatype {
-        let (blocks, size, extent, sig, align, marker) = match p.layout {
-            Layout::Plain(b, n) => {
-                let size = b.native() * n;
-                (vec![(0, size)], size, size, vec![(b, n)], b.align(), None)
-            }
+        let size = p.size();
+        let (blocks, extent, sig, align, marker) = match p.layout {
+            Layout::Plain(b, n) => (vec![(0, size)], size, vec![(b, n)], b.align(), None),
             Layout::Pair(b) => {
                 let int = Basic::Int {
                     native: 4,
@@ -173,16 +176,9 @@ impl Datatype {
                     vec![(0, b.native()), (at as isize, 4)]
                 };
                 let ext = round_up(at + 4, align);
-                (
-                    blocks,
-                    b.native() + 4,
-                    ext,
-                    vec![(b, 1), (int, 1)],
-                    align,
-                    None,
-                )
+                (blocks, ext, vec![(b, 1), (int, 1)], align, None)
             }
-            Layout::Marker(m) => (vec![], 0, 0, vec![], 1, Some(m)),
+            Layout::Marker(m) => (vec![], 0, vec![], 1, Some(m)),
         };
         let mut t = Datatype {
             name: p.name.to_string(),

@@ -14,8 +14,11 @@
 //!                          |    ffi/mpix.rs: the MPIX_ fault-tolerance extensions
 //!                          v
 //!             safe layer:  p2p, coll, request, comm, topo, types  (the MPI semantics)
-//!                          state (handle tables behind one mutex), table, datatype,
-//!                          op (reductions), error (classes, error handlers), handles,
+//!                          state (handle tables behind one mutex), table, datatype
+//!                          (type maps, buffers) with predefined, darray, envelope,
+//!                          signature, typeattr (names, attributes), external32 and
+//!                          overlap (the bytes two buffers share), op (reductions),
+//!                          error (classes, error handlers), handles,
 //!                          ft (checkpoint and restore as bytes, seeds)
 //!                          |
 //!                          v

@@ -244,6 +244,69 @@ pair_elems!(
     LongInt { i64, i32 }
 );
 
+/// A C `long double` as its bytes (x86-64: the x87 80-bit format in 16 bytes; aarch64:
+/// binary128), ordered exactly, so MAX, MIN, MAXLOC and MINLOC apply; Rust has no
+/// arithmetic of this precision, so SUM and PROD do not.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct LongDouble([u8; 16]);
+
+impl LongDouble {
+    /// An integer whose order is the value's (zeros equal; NaNs aside).
+    fn key(self) -> i128 {
+        #[cfg(target_arch = "x86_64")]
+        let (negative, magnitude) = {
+            let [m @ .., s0, s1, _, _, _, _, _, _] = self.0;
+            let se = u16::from_le_bytes([s0, s1]);
+            let mant = u64::from_le_bytes(m);
+            (
+                se >> 15 == 1,
+                (u128::from(se & 0x7fff) << 64) | u128::from(mant),
+            )
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let (negative, magnitude) = {
+            let b = u128::from_le_bytes(self.0);
+            (b >> 127 == 1, b & !(1 << 127))
+        };
+        if negative {
+            -(magnitude as i128)
+        } else {
+            magnitude as i128
+        }
+    }
+}
+
+impl PartialEq for LongDouble {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl PartialOrd for LongDouble {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.key().cmp(&other.key()))
+    }
+}
+
+impl Elem for LongDouble {
+    fn supports(op: OpKind) -> bool {
+        matches!(op, OpKind::Max | OpKind::Min)
+    }
+    fn combine(op: OpKind, a: &mut Self, b: Self) {
+        let better = match op {
+            OpKind::Max => b > *a,
+            OpKind::Min => b < *a,
+            _ => false,
+        };
+        if better {
+            *a = b;
+        }
+    }
+}
+
+pair_elems!(LongDoubleInt { LongDouble, i32 });
+
 /// A predefined operation as a `volpex::Operation` on `T` (checked with
 /// `Elem::supports` before use).
 #[derive(Debug, Clone, Copy)]
@@ -300,10 +363,14 @@ macro_rules! with_elem {
             $crate::datatype::Prim::ShortInt => $f::<$crate::op::ShortInt>($($args),*),
             $crate::datatype::Prim::TwoF32 => $f::<$crate::op::TwoF32>($($args),*),
             $crate::datatype::Prim::TwoF64 => $f::<$crate::op::TwoF64>($($args),*),
+            $crate::datatype::Prim::LongDouble => $f::<$crate::op::LongDouble>($($args),*),
+            $crate::datatype::Prim::LongDoubleInt => {
+                $f::<$crate::op::LongDoubleInt>($($args),*)
+            }
             $crate::datatype::Prim::Opaque(_) => Err($crate::error::MpiError::new(
                 $crate::handles::class::OP,
                 format!(
-                    "{} is not defined on this type (long double, half or quad precision)",
+                    "{} is not defined on this type (half or quad precision)",
                     $op.name
                 ),
             )),
@@ -327,6 +394,35 @@ mod tests {
         let mut m = [TwoInt { v: 1, i: 9 }];
         Predef(OpKind::MaxLoc).combine(&mut m, &[TwoInt { v: 7, i: 4 }]);
         assert_eq!(({ m[0].v }, { m[0].i }), (7, 4));
+    }
+
+    #[test]
+    fn long_doubles_order_exactly() {
+        // 1.0, 2.0 and -3.0 as x87 values (or binary128 elsewhere), from C.
+        let ld = |v: f64| -> LongDouble {
+            let mut b = [0u8; 16];
+            if cfg!(target_arch = "x86_64") {
+                let bits = v.to_bits();
+                let exp = ((bits >> 52) & 0x7ff) as u16 + 16383 - 1023;
+                let sign = ((bits >> 63) as u16) << 15;
+                let mant = (1u64 << 63) | ((bits & ((1 << 52) - 1)) << 11);
+                b[..8].copy_from_slice(&mant.to_le_bytes());
+                b[8..10].copy_from_slice(&(sign | exp).to_le_bytes());
+            } else {
+                let bits = v.to_bits() as u128;
+                let exp = ((bits >> 52) & 0x7ff) + 16383 - 1023;
+                let q = ((bits >> 63) << 127) | (exp << 112) | ((bits & ((1 << 52) - 1)) << 60);
+                b = q.to_le_bytes();
+            }
+            LongDouble(b)
+        };
+        let mut a = [ld(1.0), ld(-3.0)];
+        Predef(OpKind::Max).combine(&mut a, &[ld(2.0), ld(-2.5)]);
+        assert!(a[0] == ld(2.0) && a[1] == ld(-2.5));
+        let mut p = [LongDoubleInt { v: ld(1.0), i: 4 }];
+        Predef(OpKind::MinLoc).combine(&mut p, &[LongDoubleInt { v: ld(-3.0), i: 7 }]);
+        assert_eq!({ p[0].i }, 7);
+        assert!(!LongDouble::supports(OpKind::Sum));
     }
 
     #[test]

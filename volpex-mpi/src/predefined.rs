@@ -176,9 +176,9 @@ const fn pair(name: &'static str, prim: Prim, b: Basic) -> Predef {
 }
 
 /// The predefined datatypes in handle order (handle = TAG_DATATYPE | position + 1), as
-/// `mpi.h` numbers them. Types no predefined operation applies to (long double, half
-/// and quad precision) reduce as `Prim::Opaque`: MPI_ERR_OP for a predefined operation,
-/// user operations only.
+/// `mpi.h` numbers them. Types no predefined operation applies to (long double complex,
+/// half and quad precision) reduce as `Prim::Opaque`: MPI_ERR_OP for a predefined
+/// operation, user operations only; `long double` has MAX, MIN, MAXLOC and MINLOC.
 pub const PREDEFINED: &[Predef] = &[
     plain("MPI_CHAR", Prim::I8, BYTE),
     plain("MPI_SIGNED_CHAR", Prim::I8, int(1)),
@@ -195,7 +195,7 @@ pub const PREDEFINED: &[Predef] = &[
     plain("MPI_UNSIGNED_LONG_LONG", Prim::U64, uint(8)),
     plain("MPI_FLOAT", Prim::F32, float(4)),
     plain("MPI_DOUBLE", Prim::F64, float(8)),
-    plain("MPI_LONG_DOUBLE", Prim::Opaque(16), LDOUBLE),
+    plain("MPI_LONG_DOUBLE", Prim::LongDouble, LDOUBLE),
     plain("MPI_PACKED", Prim::U8, BYTE),
     plain("MPI_C_BOOL", Prim::U8, boolean(1)),
     plain("MPI_INT8_T", Prim::I8, int(1)),
@@ -221,7 +221,7 @@ pub const PREDEFINED: &[Predef] = &[
     pair("MPI_LONG_INT", Prim::LongInt, LONG),
     two("MPI_2INT", Prim::TwoInt, int(4)),
     pair("MPI_SHORT_INT", Prim::ShortInt, int(2)),
-    pair("MPI_LONG_DOUBLE_INT", Prim::Opaque(20), LDOUBLE),
+    pair("MPI_LONG_DOUBLE_INT", Prim::LongDoubleInt, LDOUBLE),
     plain("MPI_CHARACTER", Prim::U8, BYTE),
     plain("MPI_INTEGER", Prim::I32, int(4)),
     plain("MPI_REAL", Prim::F32, float(4)),
@@ -270,6 +270,28 @@ pub const PREDEFINED: &[Predef] = &[
         layout: Layout::Marker(Marker::Ub),
     },
 ];
+
+impl Predef {
+    /// MPI_Type_size.
+    pub const fn size(&self) -> usize {
+        match self.layout {
+            Layout::Plain(b, n) => b.native() * n,
+            Layout::Pair(b) => b.native() + 4,
+            Layout::Marker(_) => 0,
+        }
+    }
+}
+
+/// The size of the predefined type whose handle is `h`, if it is one: known without the
+/// state (MPI_Type_size of a basic type is called once per element by some programs).
+pub fn size_of_handle(h: i32) -> Option<usize> {
+    use crate::handles::TAG_DATATYPE;
+    if h & !0x00ff_ffff != TAG_DATATYPE {
+        return None;
+    }
+    let i = usize::try_from(h & 0x00ff_ffff).ok()?.checked_sub(1)?;
+    PREDEFINED.get(i).map(Predef::size)
+}
 
 /// The position in `PREDEFINED` of the type named `name`.
 pub fn index_of(name: &str) -> Option<usize> {
@@ -342,6 +364,10 @@ mod tests {
         assert_eq!(index_of("MPI_CXX_BOOL"), Some(0x44 - 1));
         assert_eq!(index_of("MPI_UB"), Some(0x49 - 1));
         assert_eq!(PREDEFINED.len(), 0x49);
+        assert_eq!(size_of_handle(0x4c00_0008), Some(4));
+        assert_eq!(size_of_handle(0x4c00_0022), Some(12), "MPI_DOUBLE_INT");
+        assert_eq!(size_of_handle(0x4c00_004a), None);
+        assert_eq!(size_of_handle(0x4400_0001), None);
     }
 
     #[test]

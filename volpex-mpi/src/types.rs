@@ -18,6 +18,12 @@ pub fn any(h: c_int) -> Result<Arc<Datatype>> {
     state::with(|s| s.types.get(h).cloned())
 }
 
+/// `f` of the datatype behind `h`, without taking a reference to it (queries such as
+/// MPI_Type_size, which some programs call once per element).
+pub fn query<R>(h: c_int, f: impl FnOnce(&Datatype) -> R) -> Result<R> {
+    state::with(|s| Ok(f(s.types.get(h)?)))
+}
+
 /// Adds a new datatype.
 pub fn add(t: Datatype) -> Result<c_int> {
     state::with(|s| {

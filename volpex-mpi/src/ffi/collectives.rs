@@ -93,11 +93,10 @@ pub unsafe extern "C" fn MPI_Iallreduce(
         let sr = red_send(sendbuf, &t, n)?;
         let rr = reg(recvbuf, &t, n)?;
         let (mut store, one) = (datatype::Packed::default(), [(0, n)]);
-        // SAFETY: `count` elements to send, read during this call (the data is copied
-        // before it returns), before the receive buffer is made (`read_apart`).
         let s = sr
             .map(|s| {
-                // SAFETY: see above.
+                // SAFETY: `count` elements to send, read during this call (the data is copied
+                // before it returns), before the receive buffer is made (`read_apart`).
                 unsafe { raw::read_apart(&mut store, s, t.clone(), &one, Some((&rr, &t, &one))) }
             })
             .transpose()?;
@@ -169,12 +168,11 @@ pub unsafe extern "C" fn MPI_Reduce(
         };
         let (mut store, one) = (datatype::Packed::default(), [(0, n)]);
         let recv = rr.as_ref().map(|r| (r, &*t, &one[..]));
-        // SAFETY: the send buffer holds `count` elements; the root's receive buffer has
-        // room for them (recvbuf is significant only at the root), made after
-        // (`read_apart`).
         let s = sr
             .map(|s| {
-                // SAFETY: see above.
+                // SAFETY: the send buffer holds `count` elements; the root's receive buffer has
+                // room for them (recvbuf is significant only at the root), made after
+                // (`read_apart`).
                 unsafe { raw::read_apart(&mut store, s, t.clone(), &one, recv) }
             })
             .transpose()?;
@@ -211,11 +209,10 @@ fn whole_impl(
         let sr = red_send(sendbuf, &t, n)?;
         let rr = reg(recvbuf, &t, n)?;
         let (mut store, one) = (datatype::Packed::default(), [(0, n)]);
-        // SAFETY: `count` elements in each buffer (MPI-3.1 5.9); the receive buffer is
-        // made after (`read_apart`).
         let s = sr
             .map(|s| {
-                // SAFETY: see above.
+                // SAFETY: `count` elements in each buffer (MPI-3.1 5.9); the receive buffer is
+                // made after (`read_apart`).
                 unsafe { raw::read_apart(&mut store, s, t.clone(), &one, Some((&rr, &t, &one))) }
             })
             .transpose()?;
@@ -315,11 +312,10 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
         let rr = reg(recvbuf, &t, if sr.is_none() { total } else { n })?;
         let mut store = datatype::Packed::default();
         let recv = (&rr, &*t, &[(0, n)][..]);
-        // SAFETY: size x recvcount elements to send, recvcount (or, in place, all) to
-        // receive (MPI-3.1 5.10.1); the receive buffer is made after (`read_apart`).
         let s = sr
             .map(|s| {
-                // SAFETY: see above.
+                // SAFETY: size x recvcount elements to send, recvcount (or, in place, all) to
+                // receive (MPI-3.1 5.10.1); the receive buffer is made after (`read_apart`).
                 unsafe { raw::read_apart(&mut store, s, t.clone(), &[(0, total)], Some(recv)) }
             })
             .transpose()?;
@@ -360,11 +356,10 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
         let rr = reg(recvbuf, &t, if sr.is_none() { total } else { mine })?;
         let mut store = datatype::Packed::default();
         let recv = (&rr, &*t, &[(0, mine)][..]);
-        // SAFETY: the sum of the counts to send, this rank's count (or, in place, all)
-        // to receive; the receive buffer is made after (`read_apart`).
         let s = sr
             .map(|s| {
-                // SAFETY: see above.
+                // SAFETY: the sum of the counts to send, this rank's count (or, in place, all)
+                // to receive; the receive buffer is made after (`read_apart`).
                 unsafe { raw::read_apart(&mut store, s, t.clone(), &[(0, total)], Some(recv)) }
             })
             .transpose()?;
@@ -413,11 +408,10 @@ pub unsafe extern "C" fn MPI_Gather(
         };
         let mut store = datatype::Packed::default();
         let beside = recv.as_ref().map(|(r, t, _, b)| (r, &**t, &b[..]));
-        // SAFETY: the send buffer holds sendcount elements; at the root the receive
-        // buffer has room for size x recvcount (MPI-3.1 5.5), made after (`read_apart`).
         let s = send
             .map(|(r, t, n)| {
-                // SAFETY: see above.
+                // SAFETY: the send buffer holds sendcount elements; at the root the receive
+                // buffer has room for size x recvcount (MPI-3.1 5.5), made after (`read_apart`).
                 let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, n)], beside) }?;
                 Ok::<_, MpiError>((b, n))
             })
@@ -478,10 +472,9 @@ pub unsafe extern "C" fn MPI_Gatherv(
         };
         let mut store = datatype::Packed::default();
         let beside = recv.as_ref().map(|(r, t, b)| (r, &**t, &b[..]));
-        // SAFETY: as MPI_Gather, with the root's blocks at their displacements.
         let s = send
             .map(|(r, t, n)| {
-                // SAFETY: see above.
+                // SAFETY: as MPI_Gather, with the root's blocks at their displacements.
                 let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, n)], beside) }?;
                 Ok::<_, MpiError>((b, n))
             })
@@ -536,11 +529,10 @@ pub unsafe extern "C" fn MPI_Scatter(
         };
         let mut store = datatype::Packed::default();
         let beside = recv.as_ref().map(|(r, t, _, b)| (r, &**t, &b[..]));
-        // SAFETY: at the root size x sendcount elements to send; recvcount elements of
-        // room (MPI-3.1 5.6), made after (`read_apart`).
         let s = send
             .map(|(r, t, n, all)| {
-                // SAFETY: see above.
+                // SAFETY: at the root size x sendcount elements to send; recvcount elements of
+                // room (MPI-3.1 5.6), made after (`read_apart`).
                 let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, all)], beside) }?;
                 Ok::<_, MpiError>((b, n))
             })
@@ -601,10 +593,9 @@ pub unsafe extern "C" fn MPI_Scatterv(
         };
         let mut store = datatype::Packed::default();
         let beside = recv.as_ref().map(|(r, t, _, b)| (r, &**t, &b[..]));
-        // SAFETY: as MPI_Scatter, with the root's blocks at their displacements.
         let s = send
             .map(|(r, t, b)| {
-                // SAFETY: see above.
+                // SAFETY: as MPI_Scatter, with the root's blocks at their displacements.
                 let s = unsafe { raw::read_apart(&mut store, r, t, &b, beside) }?;
                 Ok::<_, MpiError>((s, b))
             })
@@ -652,11 +643,10 @@ pub unsafe extern "C" fn MPI_Allgather(
         let rr = reg(recvbuf, &rt, all)?;
         let mut store = datatype::Packed::default();
         let beside = (&rr, &*rt, &[(0, all)][..]);
-        // SAFETY: sendcount elements to send, room for size x recvcount (MPI-3.1 5.7),
-        // made after (`read_apart`).
         let s = send
             .map(|(r, t, n)| {
-                // SAFETY: see above.
+                // SAFETY: sendcount elements to send, room for size x recvcount (MPI-3.1 5.7),
+                // made after (`read_apart`).
                 let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, n)], Some(beside)) }?;
                 Ok::<_, MpiError>((b, n))
             })
@@ -706,10 +696,9 @@ pub unsafe extern "C" fn MPI_Allgatherv(
         let rr = raw::region(recvbuf, &rt, &bl)?;
         let mut store = datatype::Packed::default();
         let beside = (&rr, &*rt, &bl[..]);
-        // SAFETY: as MPI_Allgather, with blocks at their displacements.
         let s = send
             .map(|(r, t, n)| {
-                // SAFETY: see above.
+                // SAFETY: as MPI_Allgather, with blocks at their displacements.
                 let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, n)], Some(beside)) }?;
                 Ok::<_, MpiError>((b, n))
             })
@@ -753,11 +742,10 @@ pub unsafe extern "C" fn MPI_Alltoall(
         let rr = reg(recvbuf, &rt, rall)?;
         let mut store = datatype::Packed::default();
         let beside = (&rr, &*rt, &[(0, rall)][..]);
-        // SAFETY: size x count elements in each buffer (MPI-3.1 5.8); the receive buffer
-        // is made after (`read_apart`).
         let s = send
             .map(|(r, t, n, all)| {
-                // SAFETY: see above.
+                // SAFETY: size x count elements in each buffer (MPI-3.1 5.8); the receive buffer
+                // is made after (`read_apart`).
                 let b = unsafe { raw::read_apart(&mut store, r, t, &[(0, all)], Some(beside)) }?;
                 Ok::<_, MpiError>((b, n))
             })
@@ -815,11 +803,10 @@ pub unsafe extern "C" fn MPI_Alltoallv(
         let rr = raw::region(recvbuf, &rt, &rbl)?;
         let mut store = datatype::Packed::default();
         let beside = (&rr, &*rt, &rbl[..]);
-        // SAFETY: the blocks at their displacements in each buffer; the receive buffer
-        // is made after (`read_apart`).
         let s = send
             .map(|(r, t, b)| {
-                // SAFETY: see above.
+                // SAFETY: the blocks at their displacements in each buffer; the receive buffer
+                // is made after (`read_apart`).
                 let s = unsafe { raw::read_apart(&mut store, r, t, &b, Some(beside)) }?;
                 Ok::<_, MpiError>((s, b))
             })

@@ -10,16 +10,18 @@ use crate::envelope::Combiner;
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_size(datatype: Dtype, size: *mut c_int) -> c_int {
     guard("MPI_Type_size", COMM_WORLD, || {
-        let t = types::any(datatype)?;
-        set(size, "size", c_int::try_from(t.size).unwrap_or(UNDEFINED))
+        let n = match crate::predefined::size_of_handle(datatype) {
+            Some(n) => n,
+            None => types::query(datatype, |t| t.size)?,
+        };
+        set(size, "size", c_int::try_from(n).unwrap_or(UNDEFINED))
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_size_x(datatype: Dtype, size: *mut i64) -> c_int {
     guard("MPI_Type_size_x", COMM_WORLD, || {
-        let t = types::any(datatype)?;
-        set(size, "size", t.size as i64)
+        set(size, "size", types::query(datatype, |t| t.size as i64)?)
     })
 }
 
@@ -30,9 +32,9 @@ pub unsafe extern "C" fn MPI_Type_get_extent(
     extent: *mut isize,
 ) -> c_int {
     guard("MPI_Type_get_extent", COMM_WORLD, || {
-        let t = types::any(datatype)?;
-        set(lb, "lb", t.lb)?;
-        set(extent, "extent", t.extent)
+        let (l, e) = types::query(datatype, |t| (t.lb, t.extent))?;
+        set(lb, "lb", l)?;
+        set(extent, "extent", e)
     })
 }
 
@@ -43,31 +45,30 @@ pub unsafe extern "C" fn MPI_Type_get_true_extent(
     extent: *mut isize,
 ) -> c_int {
     guard("MPI_Type_get_true_extent", COMM_WORLD, || {
-        let t = types::any(datatype)?;
-        set(lb, "true_lb", t.true_lb)?;
-        set(extent, "true_extent", t.true_ub - t.true_lb)
+        let (l, u) = types::query(datatype, |t| (t.true_lb, t.true_ub))?;
+        set(lb, "true_lb", l)?;
+        set(extent, "true_extent", u - l)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_extent(datatype: Dtype, extent: *mut isize) -> c_int {
     guard("MPI_Type_extent", COMM_WORLD, || {
-        set(extent, "extent", types::any(datatype)?.extent)
+        set(extent, "extent", types::query(datatype, |t| t.extent)?)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_lb(datatype: Dtype, lb: *mut isize) -> c_int {
     guard("MPI_Type_lb", COMM_WORLD, || {
-        set(lb, "lb", types::any(datatype)?.lb)
+        set(lb, "lb", types::query(datatype, |t| t.lb)?)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_ub(datatype: Dtype, ub: *mut isize) -> c_int {
     guard("MPI_Type_ub", COMM_WORLD, || {
-        let t = types::any(datatype)?;
-        set(ub, "ub", t.lb + t.extent)
+        set(ub, "ub", types::query(datatype, |t| t.lb + t.extent)?)
     })
 }
 
@@ -443,9 +444,9 @@ pub unsafe extern "C" fn MPI_Type_get_extent_x(
     extent: *mut i64,
 ) -> c_int {
     guard("MPI_Type_get_extent_x", COMM_WORLD, || {
-        let t = types::any(datatype)?;
-        set(lb, "lb", t.lb as i64)?;
-        set(extent, "extent", t.extent as i64)
+        let (l, e) = types::query(datatype, |t| (t.lb as i64, t.extent as i64))?;
+        set(lb, "lb", l)?;
+        set(extent, "extent", e)
     })
 }
 
@@ -456,9 +457,9 @@ pub unsafe extern "C" fn MPI_Type_get_true_extent_x(
     extent: *mut i64,
 ) -> c_int {
     guard("MPI_Type_get_true_extent_x", COMM_WORLD, || {
-        let t = types::any(datatype)?;
-        set(lb, "true_lb", t.true_lb as i64)?;
-        set(extent, "true_extent", (t.true_ub - t.true_lb) as i64)
+        let (l, u) = types::query(datatype, |t| (t.true_lb as i64, t.true_ub as i64))?;
+        set(lb, "true_lb", l)?;
+        set(extent, "true_extent", u - l)
     })
 }
 
@@ -506,7 +507,7 @@ pub unsafe extern "C" fn MPI_Type_get_envelope(
     combiner: *mut c_int,
 ) -> c_int {
     guard("MPI_Type_get_envelope", COMM_WORLD, || {
-        let [i, a, d, c] = types::any(datatype)?.contents.envelope();
+        let [i, a, d, c] = types::query(datatype, |t| t.contents.envelope())?;
         set(num_integers, "num_integers", i)?;
         set(num_addresses, "num_addresses", a)?;
         set(num_datatypes, "num_datatypes", d)?;

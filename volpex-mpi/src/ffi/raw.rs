@@ -1,6 +1,7 @@
 //! The one place C pointers become Rust values. Every function here checks what it can
 //! (null, `MPI_IN_PLACE` where it is not allowed, alignment, address overflow, that a
-//! send and a receive buffer of one call do not overlap) and documents what it must take
+//! send and a receive buffer of one call share no byte, and that no two slices it makes
+//! for one call alias: `read_apart`) and documents what it must take
 //! on trust from the MPI standard: that a buffer argument points to memory holding
 //! `count` elements of its datatype for the duration of the call (MPI-3.1 section 3.2.2),
 //! or, for an immediate receive, until the request completes (section 3.7.2).
@@ -180,7 +181,11 @@ pub unsafe fn read_apart<'a>(
     }
     let base = s.base as i128;
     for &(first, count) in blocks {
-        store.pieces.push((first, count, store.data.len()));
+        // Ranges that follow each other are one piece, as they are in memory.
+        match store.pieces.last_mut() {
+            Some((f, n, _)) if *f + *n as i128 == first => *n += count,
+            _ => store.pieces.push((first, count, store.data.len())),
+        }
         for (off, len) in dt.touched(first, count) {
             let at = usize::try_from(base + off).map_err(|_| too_far())?;
             if at < send.start || at + len > send.start + send.len {

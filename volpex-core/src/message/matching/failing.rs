@@ -1,8 +1,16 @@
 //! Completing posted operations that can never match: their message's sender lost every
 //! replica, evicted it everywhere, or ended without sending it. The engine decides that;
 //! this file only finds the operations concerned and completes them with its error.
+//! An immediate probe whose choice the leader makes is never failed: it cannot wait
+//! forever (the leader answers "nothing" when no candidate is here), and a follower
+//! must take the leader's answer.
 
-use super::{Key, Matcher, RecvSpec, TagSel, Want};
+use super::{Key, Matcher, Mode, Posted, RecvSpec, TagSel, Want};
+
+/// Whether an unresolved operation may fail because its candidates are gone.
+fn may_fail(p: &Posted) -> bool {
+    !(p.mode == Mode::ImmediateProbe && p.slot.is_some())
+}
 
 impl<E: Clone> Matcher<E> {
     /// Completes every operation waiting for `key` with `err`.
@@ -26,6 +34,10 @@ impl<E: Clone> Matcher<E> {
     ) {
         let mut i = 0;
         while i < self.unresolved.len() {
+            if !may_fail(&self.unresolved[i]) {
+                i += 1;
+                continue;
+            }
             let spec = &self.unresolved[i].spec;
             let mut first = None;
             let mut all = !spec.ranks().is_empty();
@@ -65,7 +77,8 @@ impl<E: Clone> Matcher<E> {
     pub fn fail_unresolved(&mut self, doomed: impl Fn(&RecvSpec) -> Option<E>) {
         let mut i = 0;
         while i < self.unresolved.len() {
-            match doomed(&self.unresolved[i].spec) {
+            let p = &self.unresolved[i];
+            match doomed(&p.spec).filter(|_| may_fail(p)) {
                 Some(err) => {
                     if let Some(p) = self.unresolved.remove(i) {
                         self.finish(p.id, Err(err));

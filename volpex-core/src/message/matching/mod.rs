@@ -356,7 +356,8 @@ impl<E: Clone> Matcher<E> {
                 None
             } else {
                 match (p.spec.exact_stream(), p.slot) {
-                    (Some(stream), None) => Some(Some(stream)),
+                    // An immediate probe reports what is here now, even on one stream.
+                    (Some(stream), None) if p.mode != Mode::ImmediateProbe => Some(Some(stream)),
                     _ => self.choose(p, watermark, chooser, needs),
                 }
             };

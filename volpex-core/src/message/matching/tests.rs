@@ -211,6 +211,54 @@ fn probe_then_receive_get_the_same_message() {
     assert_eq!(c.0.get(&1), Some(&None));
 }
 
+/// MPI_Iprobe of one stream (MPI-3.1 section 3.8.1) without coordination (one replica
+/// per rank) says at once whether its message is here: nothing, while it is not (it is
+/// fetched meanwhile), instead of waiting for it.
+#[test]
+fn uncoordinated_immediate_probe_of_one_stream_does_not_wait() {
+    let mut m = Matcher::<()>::new(9);
+    let mut c = Leader::default();
+    let marks = HashMap::new();
+    let ip = m.post(RecvSpec::exact(0, 1, 4), Mode::ImmediateProbe, None);
+    let needs = run(&mut m, &mut c, &marks);
+    assert_eq!(m.take(ip), Some((Ok(Matched::Nothing), None)));
+    assert!(needs.contains(&Need::Message {
+        want: Want::Key(key(4, 1, 0)),
+        needed: true,
+    }));
+    m.arrive(key(4, 1, 0), 0, Bytes::from_static(b"x"), 0);
+    let ip = m.post(RecvSpec::exact(0, 1, 4), Mode::ImmediateProbe, None);
+    run(&mut m, &mut c, &marks);
+    assert_eq!(got(&mut m, ip), Some(key(4, 1, 0)));
+}
+
+/// A follower's immediate probe waits for its leader's answer even when every source it
+/// could match ended: it is not failed (the leader answers "nothing"), while a receive
+/// from the same source is.
+#[test]
+fn coordinated_immediate_probe_is_not_failed_by_an_ended_source() {
+    let mut m = Matcher::<&str>::new(9);
+    let mut f = Follower(HashMap::new());
+    let ip = m.post(RecvSpec::exact(0, 1, 4), Mode::ImmediateProbe, Some(0));
+    let r = m.post(
+        RecvSpec {
+            comm: 0,
+            src: any(&[1]),
+            tag: TagSel::Tag(5),
+        },
+        Mode::Receive,
+        Some(1),
+    );
+    let mut needs = Vec::new();
+    m.resolve(&|_, _| 0, &mut f, &mut needs);
+    m.fail_unresolved_by_candidates(&|_, _| 0, |_, _| Some("ended"));
+    assert_eq!(m.take(ip), None);
+    assert_eq!(m.take(r), Some((Err("ended"), None)));
+    f.0.insert(0, None);
+    m.resolve(&|_, _| 0, &mut f, &mut needs);
+    assert_eq!(m.take(ip), Some((Ok(Matched::Nothing), None)));
+}
+
 /// A dropped receive still claims its message.
 #[test]
 fn detached_receive_still_claims() {

@@ -658,9 +658,12 @@ impl Engine {
                     n => n,
                 };
                 self.streams.on_data(&key, late, confirm, len);
-                let fresh = !self.consumed.has(key.comm, key.src, order);
+                // A synchronous message is noted once (not a duplicate copy).
+                let note = sync
+                    && key.comm != DECISION_CTX
+                    && !self.consumed.has(key.comm, key.src, order);
                 self.on_data(now, from, key, order, payload);
-                if sync && fresh && key.comm != DECISION_CTX {
+                if note {
                     self.note_synchronous(key);
                 }
                 if confirm {
@@ -696,7 +699,7 @@ impl Engine {
                     log::debug!("{}: CONSUMED from {from} for {src}->{dst} ignored", self.me);
                 }
             }
-            Frame::Matched { key } => self.on_matched(from.rank, key),
+            Frame::Matched { key } => self.on_matched(from, key),
             Frame::Takeover { rank, base } => self.on_takeover(from, rank, base),
             Frame::Choices {
                 rank,

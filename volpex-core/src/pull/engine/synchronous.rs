@@ -6,11 +6,16 @@
 //! replica whose partner died would never hear. Instead the message says it is
 //! synchronous (DATA with `FLAG_SYNC`), and the receiver, once one of its receives claimed
 //! it (posted receives claim their messages in order, arrived or not; a matched probe
-//! claims too, a probe does not), tells *every* replica of the sender with MATCHED. So
-//! each sender replica completes its send on the first MATCHED from any replica of the
-//! receiver, in any order: a receiver replica that dies after pulling leaves the others,
-//! which claim the same message and say so. A MATCHED for a send not made here yet (a
-//! sender replica behind its sibling) is kept until it is made.
+//! claims too, a probe does not), tells *every* replica of the sender with MATCHED.
+//!
+//! A sender replica completes its send on the MATCHED of its own team's receiver (the
+//! one that pulls from it), or once every live, caught-up replica of the receiver sent
+//! one. Not on any MATCHED: a replica behind its sibling would find its send complete
+//! where, in its own run, the receive could not have started yet (another team's
+//! receiver went on with the sibling's messages, and claimed it early). Not only on its
+//! team's: when that receiver replica dies, the others claim the same message and say
+//! so, and nobody is held back. MATCHEDs that come before the send is made (the replica
+//! is behind) are kept for it.
 //!
 //! A regenerated sender replica replays sends whose receives were claimed before it
 //! existed, so no MATCHED will come: for it, a receiver replica's report that it received
@@ -22,7 +27,7 @@
 //! of completion only.
 
 use super::Engine;
-use crate::message::{Key, Map, Set};
+use crate::message::{Key, Map, ReplicaId, Set};
 use crate::wire::Frame;
 
 /// Where a synchronous send stands (`Engine::match_state`).
@@ -36,19 +41,21 @@ pub enum MatchState {
     Lost,
 }
 
-/// A synchronous send of this replica, or a MATCHED that came before it.
-#[derive(Debug, Clone, Copy)]
+/// A synchronous send of this replica, or MATCHEDs that came before it.
+#[derive(Debug, Clone, Default)]
 struct Pending {
     /// Its order number among the sends to its destination on its communicator.
     order: u64,
-    /// A MATCHED came for it.
-    matched: bool,
+    /// This replica made the send (`expect_match`).
+    made: bool,
+    /// The replicas of the destination whose MATCHED came.
+    matched: Vec<u32>,
 }
 
 /// Both sides' state.
 #[derive(Debug, Default)]
 pub(super) struct Synchronous {
-    /// Sender: synchronous sends not complete here yet (and early MATCHEDs, order 0).
+    /// Sender: synchronous sends not complete here yet, and MATCHEDs for sends not made.
     sending: Map<Key, Pending>,
     /// Receiver: synchronous messages that arrived and that no receive claimed yet.
     unclaimed: Set<Key>,
@@ -59,18 +66,16 @@ impl Engine {
     /// receiver for MATCHED (see `match_state`). Returns its key.
     pub fn expect_match(&mut self, comm: u32, tag: i32, dst: u32) -> Key {
         let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
-        let p = self.sync.sending.entry(key).or_insert(Pending {
-            order,
-            matched: false,
-        });
+        let p = self.sync.sending.entry(key).or_default();
         p.order = order;
+        p.made = true;
         key
     }
 
     /// Whether the message `key` of this replica is a synchronous send in flight (its
     /// DATA frames carry `FLAG_SYNC`).
     pub fn is_synchronous(&self, key: &Key) -> bool {
-        !self.sync.sending.is_empty() && self.sync.sending.contains_key(key)
+        !self.sync.sending.is_empty() && self.sync.sending.get(key).is_some_and(|p| p.made)
     }
 
     /// Where synchronous send `key` (see `expect_match`) stands.
@@ -78,7 +83,13 @@ impl Engine {
         let Some(p) = self.sync.sending.get(key) else {
             return MatchState::Matched;
         };
-        if p.matched {
+        // Its own team's receiver, or every live caught-up one (module doc).
+        let everyone = || {
+            (0..self.replicas)
+                .filter(|&k| self.liveness.is_candidate(ReplicaId::new(key.dst, k)))
+                .all(|k| p.matched.contains(&k))
+        };
+        if p.matched.contains(&self.me.replica) || (!p.matched.is_empty() && everyone()) {
             return MatchState::Matched;
         }
         // A regenerated replica replays sends claimed before it joined (module doc).
@@ -99,16 +110,18 @@ impl Engine {
     }
 
     /// A MATCHED from `from`: a receive of its rank claimed our message `key`.
-    pub(super) fn on_matched(&mut self, from: u32, key: Key) {
-        if key.src != self.me.rank || key.dst != from {
+    pub(super) fn on_matched(&mut self, from: ReplicaId, key: Key) {
+        if key.src != self.me.rank || key.dst != from.rank {
             log::warn!(
-                "{}: MATCHED {key} from rank {from} is not for us; dropped",
+                "{}: MATCHED {key} from {from} is not for us; dropped",
                 self.me
             );
             return;
         }
         if let Some(p) = self.sync.sending.get_mut(&key) {
-            p.matched = true;
+            if !p.matched.contains(&from.replica) {
+                p.matched.push(from.replica);
+            }
             return;
         }
         // Not sent here yet (this replica is behind the one the receiver pulled from):
@@ -118,8 +131,8 @@ impl Engine {
             self.sync.sending.insert(
                 key,
                 Pending {
-                    order: 0,
-                    matched: true,
+                    matched: vec![from.replica],
+                    ..Pending::default()
                 },
             );
         }
@@ -147,7 +160,7 @@ impl Engine {
             self.sync.unclaimed.remove(&key);
             if key.src == self.me.rank {
                 // Sent to ourselves: no frame for this replica.
-                self.on_matched(self.me.rank, key);
+                self.on_matched(self.me, key);
             }
             self.send_to_replicas_of(key.src, || Frame::Matched { key });
         }
@@ -319,6 +332,51 @@ mod tests {
         at(&mut all, s1).forget_match(&key);
         at(&mut all, s1).handle_frame(NOW, r0, Frame::Matched { key });
         assert!(!at(&mut all, s1).is_synchronous(&key));
+    }
+
+    /// A sender replica behind its sibling: the receive its sibling's message let the
+    /// other team's receiver post does not complete its send, made before or after that
+    /// MATCHED came, while its own team's receiver has not posted yet; that one's
+    /// MATCHED does.
+    #[test]
+    fn another_teams_matched_waits_for_the_own_teams() {
+        let mut all = job(2);
+        let (s0, s1) = (ReplicaId::new(0, 0), ReplicaId::new(0, 1));
+        let (r0, r1) = (ReplicaId::new(1, 0), ReplicaId::new(1, 1));
+        let k0 = send_sync(at(&mut all, s0), 8);
+        let k1 = send_sync(at(&mut all, s1), 8);
+        route(&mut all, &[]);
+        let id1 = at(&mut all, r1).post(NOW, exact(8), Mode::Receive);
+        let matched = route(&mut all, &[]);
+        assert!(matched.contains(&(s0, 1)), "{matched:?}");
+        assert_eq!(at(&mut all, s1).match_state(&k1), MatchState::Matched);
+        assert_eq!(at(&mut all, s0).match_state(&k0), MatchState::Waiting);
+        let id0 = at(&mut all, r0).post(NOW, exact(8), Mode::Receive);
+        route(&mut all, &[]);
+        assert_eq!(at(&mut all, s0).match_state(&k0), MatchState::Matched);
+        assert!(at(&mut all, r0).take(NOW, id0).is_some());
+        assert!(at(&mut all, r1).take(NOW, id1).is_some());
+    }
+
+    /// The same with the MATCHED before the send.
+    #[test]
+    fn an_early_matched_waits_for_the_other_live_receivers() {
+        let mut all = job(2);
+        let (s0, s1) = (ReplicaId::new(0, 0), ReplicaId::new(0, 1));
+        let (r0, r1) = (ReplicaId::new(1, 0), ReplicaId::new(1, 1));
+        let id1 = at(&mut all, r1).post(NOW, exact(3), Mode::Receive);
+        route(&mut all, &[]);
+        let key = send_sync(at(&mut all, s1), 3);
+        route(&mut all, &[]);
+        assert_eq!(at(&mut all, s1).match_state(&key), MatchState::Matched);
+        assert!(at(&mut all, r1).take(NOW, id1).is_some());
+        assert_eq!(send_sync(at(&mut all, s0), 3), key);
+        route(&mut all, &[]);
+        assert_eq!(at(&mut all, s0).match_state(&key), MatchState::Waiting);
+        let id0 = at(&mut all, r0).post(NOW, exact(3), Mode::Receive);
+        route(&mut all, &[]);
+        assert_eq!(at(&mut all, s0).match_state(&key), MatchState::Matched);
+        assert!(at(&mut all, r0).take(NOW, id0).is_some());
     }
 
     /// Every replica of the destination lost: the send ends with an error, not a hang.
