@@ -31,9 +31,10 @@ pub unsafe extern "C" fn MPI_Ibcast(
 ) -> c_int {
     guard("MPI_Ibcast", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            let args = (buffer, count, datatype, root);
-            // SAFETY: MPI_Ibcast's arguments; the buffer is the request's until it completes.
-            return unsafe { intercomm::bcast(comm, &ic, args, Some(request)) };
+            // SAFETY: MPI_Ibcast's own arguments.
+            return unsafe {
+                intercomm::bcast(buffer, count, datatype, root, comm, &ic, Some(request))
+            };
         }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         if !t.contiguous {
@@ -65,10 +66,19 @@ pub unsafe extern "C" fn MPI_Iallreduce(
 ) -> c_int {
     guard("MPI_Iallreduce", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            let args = (sendbuf, recvbuf, count, datatype, op);
-            // SAFETY: MPI_Iallreduce's arguments; the buffers are the request's until it
-            // completes.
-            return unsafe { intercomm::allreduce(comm, &ic, args, Some(request)) };
+            // SAFETY: MPI_Iallreduce's own arguments.
+            return unsafe {
+                intercomm::allreduce(
+                    sendbuf,
+                    recvbuf,
+                    count,
+                    datatype,
+                    op,
+                    comm,
+                    &ic,
+                    Some(request),
+                )
+            };
         }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         if !t.contiguous {
@@ -111,9 +121,8 @@ pub unsafe extern "C" fn MPI_Bcast(
 ) -> c_int {
     guard("MPI_Bcast", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            let args = (buffer, count, datatype, root);
-            // SAFETY: MPI_Bcast's arguments.
-            return unsafe { intercomm::bcast(comm, &ic, args, None) };
+            // SAFETY: MPI_Bcast's own arguments.
+            return unsafe { intercomm::bcast(buffer, count, datatype, root, comm, &ic, None) };
         }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let r = reg(buffer, &t, n)?;
@@ -144,9 +153,10 @@ pub unsafe extern "C" fn MPI_Reduce(
 ) -> c_int {
     guard("MPI_Reduce", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            let args = (sendbuf, recvbuf, count, datatype, op, root);
-            // SAFETY: MPI_Reduce's arguments.
-            return unsafe { intercomm::reduce(comm, &ic, args, None) };
+            // SAFETY: MPI_Reduce's own arguments.
+            return unsafe {
+                intercomm::reduce(sendbuf, recvbuf, count, datatype, op, root, comm, &ic, None)
+            };
         }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let at_root = comm::rank(comm)? == root;
@@ -188,14 +198,12 @@ fn whole_impl(
     guard(name, comm, || {
         if let Some(ic) = state::inter(comm)? {
             if name != "MPI_Allreduce" {
-                return Err(MpiError::new(
-                    class::COMM,
-                    format!("{name} is not defined on inter-communicators"),
-                ));
+                return intercomm::scan(name);
             }
-            let args = (sendbuf, recvbuf, count, datatype, op);
-            // SAFETY: MPI_Allreduce's arguments.
-            return unsafe { intercomm::allreduce(comm, &ic, args, None) };
+            // SAFETY: MPI_Allreduce's own arguments.
+            return unsafe {
+                intercomm::allreduce(sendbuf, recvbuf, count, datatype, op, comm, &ic, None)
+            };
         }
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let sr = red_send(sendbuf, &t, n)?;
@@ -288,10 +296,12 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
 ) -> c_int {
     guard("MPI_Reduce_scatter_block", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            let counts = vec![cnt(recvcount)?; ic.size() as usize];
-            let args = (sendbuf, recvbuf, counts, datatype, op);
-            // SAFETY: MPI_Reduce_scatter_block's buffers.
-            return unsafe { intercomm::reduce_scatter(comm, &ic, args, None) };
+            // SAFETY: MPI_Reduce_scatter_block's own arguments.
+            return unsafe {
+                intercomm::reduce_scatter_block(
+                    sendbuf, recvbuf, recvcount, datatype, op, comm, &ic, None,
+                )
+            };
         }
         let (t, n) = (dt(datatype)?, cnt(recvcount)?);
         let size = size_of_comm(comm)?;
@@ -326,14 +336,12 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
 ) -> c_int {
     guard("MPI_Reduce_scatter", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            // SAFETY: one count per process of the local group (MPI-3.1 section 5.10.1).
-            let counts = unsafe { raw::array(recvcounts, ic.size() as usize, "recvcounts") }?
-                .iter()
-                .map(|&c| cnt(c))
-                .collect::<Result<Vec<usize>>>()?;
-            let args = (sendbuf, recvbuf, counts, datatype, op);
-            // SAFETY: MPI_Reduce_scatter's buffers.
-            return unsafe { intercomm::reduce_scatter(comm, &ic, args, None) };
+            // SAFETY: MPI_Reduce_scatter's own arguments.
+            return unsafe {
+                intercomm::reduce_scatter(
+                    sendbuf, recvbuf, recvcounts, datatype, op, comm, &ic, None,
+                )
+            };
         }
         let t = dt(datatype)?;
         let size = size_of_comm(comm)?;
@@ -374,10 +382,13 @@ pub unsafe extern "C" fn MPI_Gather(
 ) -> c_int {
     guard("MPI_Gather", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            let send = (sendbuf, sendcount, sendtype);
-            let recv = (recvbuf, recvcount, None, recvtype);
-            // SAFETY: MPI_Gather's arguments.
-            return unsafe { intercomm::gather(comm, &ic, send, recv, root, None) };
+            // SAFETY: MPI_Gather's own arguments.
+            return unsafe {
+                intercomm::gather(
+                    sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &ic,
+                    None,
+                )
+            };
         }
         let at_root = comm::rank(comm)? == root;
         let send = if at_root && raw::in_place(sendbuf) {
@@ -430,12 +441,13 @@ pub unsafe extern "C" fn MPI_Gatherv(
 ) -> c_int {
     guard("MPI_Gatherv", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            // SAFETY: at the root, one count and displacement per remote process.
-            let bl = unsafe { intercomm::root_blocks(&ic, root, recvcounts, displs) }?;
-            let send = (sendbuf, sendcount, sendtype);
-            let recv = (recvbuf, 0, bl, recvtype);
-            // SAFETY: MPI_Gatherv's arguments.
-            return unsafe { intercomm::gather(comm, &ic, send, recv, root, None) };
+            // SAFETY: MPI_Gatherv's own arguments.
+            return unsafe {
+                intercomm::gatherv(
+                    sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                    comm, &ic, None,
+                )
+            };
         }
         let at_root = comm::rank(comm)? == root;
         let send = if at_root && raw::in_place(sendbuf) {
@@ -491,10 +503,13 @@ pub unsafe extern "C" fn MPI_Scatter(
 ) -> c_int {
     guard("MPI_Scatter", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            let send = (sendbuf, sendcount, None, sendtype);
-            let recv = (recvbuf, recvcount, recvtype);
-            // SAFETY: MPI_Scatter's arguments.
-            return unsafe { intercomm::scatter(comm, &ic, send, recv, root, None) };
+            // SAFETY: MPI_Scatter's own arguments.
+            return unsafe {
+                intercomm::scatter(
+                    sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &ic,
+                    None,
+                )
+            };
         }
         let at_root = comm::rank(comm)? == root;
         let send = if at_root {
@@ -547,12 +562,13 @@ pub unsafe extern "C" fn MPI_Scatterv(
 ) -> c_int {
     guard("MPI_Scatterv", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            // SAFETY: at the root, one count and displacement per remote process.
-            let bl = unsafe { intercomm::root_blocks(&ic, root, sendcounts, displs) }?;
-            let send = (sendbuf, 0, bl, sendtype);
-            let recv = (recvbuf, recvcount, recvtype);
-            // SAFETY: MPI_Scatterv's arguments.
-            return unsafe { intercomm::scatter(comm, &ic, send, recv, root, None) };
+            // SAFETY: MPI_Scatterv's own arguments.
+            return unsafe {
+                intercomm::scatterv(
+                    sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                    comm, &ic, None,
+                )
+            };
         }
         let at_root = comm::rank(comm)? == root;
         let send = if at_root {
@@ -607,10 +623,12 @@ pub unsafe extern "C" fn MPI_Allgather(
 ) -> c_int {
     guard("MPI_Allgather", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            let send = (sendbuf, sendcount, sendtype);
-            let recv = (recvbuf, recvcount, None, recvtype);
-            // SAFETY: MPI_Allgather's arguments.
-            return unsafe { intercomm::allgather(comm, &ic, send, recv, None) };
+            // SAFETY: MPI_Allgather's own arguments.
+            return unsafe {
+                intercomm::allgather(
+                    sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &ic, None,
+                )
+            };
         }
         let send = if raw::in_place(sendbuf) {
             None
@@ -652,12 +670,13 @@ pub unsafe extern "C" fn MPI_Allgatherv(
 ) -> c_int {
     guard("MPI_Allgatherv", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            // SAFETY: one count and displacement per remote process.
-            let bl = unsafe { intercomm::remote_blocks(&ic, recvcounts, displs) }?;
-            let send = (sendbuf, sendcount, sendtype);
-            let recv = (recvbuf, 0, Some(bl), recvtype);
-            // SAFETY: MPI_Allgatherv's arguments.
-            return unsafe { intercomm::allgather(comm, &ic, send, recv, None) };
+            // SAFETY: MPI_Allgatherv's own arguments.
+            return unsafe {
+                intercomm::allgatherv(
+                    sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &ic,
+                    None,
+                )
+            };
         }
         let send = if raw::in_place(sendbuf) {
             None
@@ -702,10 +721,12 @@ pub unsafe extern "C" fn MPI_Alltoall(
 ) -> c_int {
     guard("MPI_Alltoall", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            let send = (sendbuf, sendcount, None, sendtype);
-            let recv = (recvbuf, recvcount, None, recvtype);
-            // SAFETY: MPI_Alltoall's arguments.
-            return unsafe { intercomm::alltoall(comm, &ic, send, recv, None) };
+            // SAFETY: MPI_Alltoall's own arguments.
+            return unsafe {
+                intercomm::alltoall(
+                    sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &ic, None,
+                )
+            };
         }
         let size = size_of_comm(comm)?;
         let too_large = || MpiError::new(class::COUNT, "count too large");
@@ -749,17 +770,13 @@ pub unsafe extern "C" fn MPI_Alltoallv(
 ) -> c_int {
     guard("MPI_Alltoallv", comm, || {
         if let Some(ic) = state::inter(comm)? {
-            // SAFETY: one count and displacement per remote process on each side.
-            let (sbl, rbl) = unsafe {
-                (
-                    intercomm::remote_blocks(&ic, sendcounts, sdispls)?,
-                    intercomm::remote_blocks(&ic, recvcounts, rdispls)?,
+            // SAFETY: MPI_Alltoallv's own arguments.
+            return unsafe {
+                intercomm::alltoallv(
+                    sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                    comm, &ic, None,
                 )
             };
-            let send = (sendbuf, 0, Some(sbl), sendtype);
-            let recv = (recvbuf, 0, Some(rbl), recvtype);
-            // SAFETY: MPI_Alltoallv's arguments.
-            return unsafe { intercomm::alltoall(comm, &ic, send, recv, None) };
         }
         let size = size_of_comm(comm)?;
         let send = if raw::in_place(sendbuf) {

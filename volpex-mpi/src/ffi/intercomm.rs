@@ -6,10 +6,13 @@
 //! `MPI_ROOT` only, the others' nowhere in the root's group; `MPI_IN_PLACE` is not
 //! allowed. Thin shells over `icoll`; never sends a message itself.
 //!
-//! Each shell builds buffers that live as long as the operation (`'static`), so one body
-//! serves the blocking form (run at once, before the call returns) and the immediate one
-//! (run on its own thread until the request completes: MPI-3.1 section 5.12 keeps the
-//! buffers the program's until then).
+//! Each function takes its MPI function's arguments in their order, then the
+//! inter-communicator and where an immediate form puts its request (`Req`; `None` for the
+//! blocking form), so an exported function hands its arguments over unchanged. Each
+//! builds buffers that live as long as the operation (`'static`), so one body serves the
+//! blocking form (run at once, before the call returns) and the immediate one (run on its
+//! own thread until the request completes: MPI-3.1 section 5.12 keeps the buffers the
+//! program's until then).
 
 use volpex::InterCommunicator;
 
@@ -89,16 +92,11 @@ fn remote(ic: &InterCommunicator) -> usize {
     ic.remote_size() as usize
 }
 
-/// MPI_Barrier, MPI_Ibarrier.
-pub(super) fn barrier(comm: Comm, ic: &InterCommunicator, request: Req) -> Result<()> {
-    run(comm, ic, request, icoll::barrier)
-}
-
 /// MPI_Bcast, MPI_Ibcast.
 ///
 /// # Safety
 /// The arguments of MPI_Bcast (the buffer, until the request completes).
-pub(super) unsafe fn bcast(
+unsafe fn bcast_on(
     comm: Comm,
     ic: &InterCommunicator,
     (buffer, count, datatype, root): (*mut c_void, c_int, Dtype, c_int),
@@ -121,7 +119,7 @@ pub(super) unsafe fn bcast(
 ///
 /// # Safety
 /// The arguments of MPI_Gather or MPI_Gatherv.
-pub(super) unsafe fn gather(
+unsafe fn gather_on(
     comm: Comm,
     ic: &InterCommunicator,
     (sendbuf, sendcount, sendtype): (*const c_void, c_int, Dtype),
@@ -135,7 +133,7 @@ pub(super) unsafe fn gather(
         Role::Root => {
             let bl = match rblocks {
                 Some(b) => b,
-                None => icoll::gather_blocks(ic, cnt(recvcount)?),
+                None => icoll::blocks_of(ic, cnt(recvcount)?),
             };
             // SAFETY: the root's receive blocks, until the end.
             recv = Some((unsafe { sink(recvbuf, recvtype, &bl) }?, bl));
@@ -163,7 +161,7 @@ pub(super) unsafe fn gather(
 ///
 /// # Safety
 /// At the root, `counts` and `displs` point to one int per remote process.
-pub(super) unsafe fn root_blocks(
+unsafe fn root_blocks(
     ic: &InterCommunicator,
     root: c_int,
     counts: *const c_int,
@@ -181,7 +179,7 @@ pub(super) unsafe fn root_blocks(
 ///
 /// # Safety
 /// The arguments of MPI_Scatter or MPI_Scatterv.
-pub(super) unsafe fn scatter(
+unsafe fn scatter_on(
     comm: Comm,
     ic: &InterCommunicator,
     (sendbuf, sendcount, sblocks, sendtype): (*const c_void, c_int, Option<Blocks>, Dtype),
@@ -194,7 +192,7 @@ pub(super) unsafe fn scatter(
         Role::Root => {
             let bl = match sblocks {
                 Some(b) => b,
-                None => icoll::gather_blocks(ic, cnt(sendcount)?),
+                None => icoll::blocks_of(ic, cnt(sendcount)?),
             };
             // SAFETY: the root's send blocks, until the end.
             send = Some((unsafe { source(sendbuf, sendtype, &bl) }?, bl));
@@ -222,7 +220,7 @@ pub(super) unsafe fn scatter(
 ///
 /// # Safety
 /// The arguments of MPI_Allgather or MPI_Allgatherv.
-pub(super) unsafe fn allgather(
+unsafe fn allgather_on(
     comm: Comm,
     ic: &InterCommunicator,
     (sendbuf, sendcount, sendtype): (*const c_void, c_int, Dtype),
@@ -247,7 +245,7 @@ pub(super) unsafe fn allgather(
 ///
 /// # Safety
 /// `counts` and `displs` point to one int per remote process.
-pub(super) unsafe fn remote_blocks(
+unsafe fn remote_blocks(
     ic: &InterCommunicator,
     counts: *const c_int,
     displs: *const c_int,
@@ -260,7 +258,7 @@ pub(super) unsafe fn remote_blocks(
 ///
 /// # Safety
 /// The arguments of MPI_Alltoall or MPI_Alltoallv.
-pub(super) unsafe fn alltoall(
+unsafe fn alltoall_on(
     comm: Comm,
     ic: &InterCommunicator,
     (sendbuf, sendcount, sblocks, sendtype): (*const c_void, c_int, Option<Blocks>, Dtype),
@@ -289,10 +287,7 @@ pub(super) unsafe fn alltoall(
 ///
 /// # Safety
 /// The arguments of MPI_Alltoallw: each array holds one entry per remote process.
-// Called by MPI_Alltoallw and MPI_Ialltoallw once they exist (they are still stubs of the
-// collectives area).
-#[allow(dead_code)]
-pub(super) unsafe fn alltoallw(
+unsafe fn alltoallw_on(
     comm: Comm,
     ic: &InterCommunicator,
     (sendbuf, sendcounts, sdispls, sendtypes): (
@@ -362,7 +357,7 @@ fn check_op(op: c_int) -> Result<()> {
 ///
 /// # Safety
 /// The arguments of MPI_Reduce.
-pub(super) unsafe fn reduce(
+unsafe fn reduce_on(
     comm: Comm,
     ic: &InterCommunicator,
     (sendbuf, recvbuf, count, datatype, op, root): (
@@ -394,7 +389,7 @@ pub(super) unsafe fn reduce(
 ///
 /// # Safety
 /// The arguments of MPI_Allreduce.
-pub(super) unsafe fn allreduce(
+unsafe fn allreduce_on(
     comm: Comm,
     ic: &InterCommunicator,
     (sendbuf, recvbuf, count, datatype, op): (*const c_void, *mut c_void, c_int, Dtype, c_int),
@@ -416,7 +411,7 @@ pub(super) unsafe fn allreduce(
 ///
 /// # Safety
 /// The send and receive buffers of MPI_Reduce_scatter.
-pub(super) unsafe fn reduce_scatter(
+unsafe fn reduce_scatter_on(
     comm: Comm,
     ic: &InterCommunicator,
     (sendbuf, recvbuf, counts, datatype, op): (
@@ -438,4 +433,354 @@ pub(super) unsafe fn reduce_scatter(
     run(comm, ic, request, move |ic| {
         icoll::reduce_scatter(ic, (&s, total), &mut r, &counts, op)
     })
+}
+
+// ---- The exported functions' arguments ----
+
+/// MPI_Barrier, MPI_Ibarrier.
+pub(super) fn barrier(comm: Comm, ic: &InterCommunicator, request: Req) -> Result<()> {
+    run(comm, ic, request, icoll::barrier)
+}
+
+/// MPI_Bcast, MPI_Ibcast.
+///
+/// # Safety
+/// MPI_Bcast's arguments; the buffer stays the operation's until it completes.
+pub(super) unsafe fn bcast(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    root: c_int,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { bcast_on(comm, ic, (buffer, count, datatype, root), request) }
+}
+
+/// MPI_Reduce, MPI_Ireduce.
+///
+/// # Safety
+/// MPI_Reduce's arguments, the buffers the operation's until it completes.
+pub(super) unsafe fn reduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    op: c_int,
+    root: c_int,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    let args = (sendbuf, recvbuf, count, datatype, op, root);
+    // SAFETY: the caller's contract.
+    unsafe { reduce_on(comm, ic, args, request) }
+}
+
+/// MPI_Allreduce, MPI_Iallreduce.
+///
+/// # Safety
+/// MPI_Allreduce's arguments, the buffers the operation's until it completes.
+pub(super) unsafe fn allreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    op: c_int,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    let args = (sendbuf, recvbuf, count, datatype, op);
+    // SAFETY: the caller's contract.
+    unsafe { allreduce_on(comm, ic, args, request) }
+}
+
+/// MPI_Scan, MPI_Exscan and their immediate forms: not defined on inter-communicators.
+pub(super) fn scan(name: &str) -> Result<()> {
+    Err(MpiError::new(
+        class::COMM,
+        format!("{name} is not defined on inter-communicators"),
+    ))
+}
+
+/// MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block.
+///
+/// # Safety
+/// MPI_Reduce_scatter_block's arguments, the buffers the operation's until it completes.
+pub(super) unsafe fn reduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    datatype: Dtype,
+    op: c_int,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    let counts = vec![cnt(recvcount)?; ic.size() as usize];
+    // SAFETY: the caller's contract.
+    unsafe { reduce_scatter_on(comm, ic, (sendbuf, recvbuf, counts, datatype, op), request) }
+}
+
+/// MPI_Reduce_scatter, MPI_Ireduce_scatter: one count per process of the local group.
+///
+/// # Safety
+/// MPI_Reduce_scatter's arguments, the buffers the operation's until it completes.
+pub(super) unsafe fn reduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    datatype: Dtype,
+    op: c_int,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    // SAFETY: one count per process of the local group (MPI-3.1 section 5.10.1).
+    let counts = unsafe { raw::array(recvcounts, ic.size() as usize, "recvcounts") }?
+        .iter()
+        .map(|&c| cnt(c))
+        .collect::<Result<Vec<usize>>>()?;
+    // SAFETY: the caller's contract.
+    unsafe { reduce_scatter_on(comm, ic, (sendbuf, recvbuf, counts, datatype, op), request) }
+}
+
+/// MPI_Gather, MPI_Igather.
+///
+/// # Safety
+/// MPI_Gather's arguments, the buffers the operation's until it completes.
+pub(super) unsafe fn gather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dtype,
+    root: c_int,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    let send = (sendbuf, sendcount, sendtype);
+    let recv = (recvbuf, recvcount, None, recvtype);
+    // SAFETY: the caller's contract.
+    unsafe { gather_on(comm, ic, send, recv, root, request) }
+}
+
+/// MPI_Gatherv, MPI_Igatherv.
+///
+/// # Safety
+/// MPI_Gatherv's arguments, the buffers the operation's until it completes.
+pub(super) unsafe fn gatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: Dtype,
+    root: c_int,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    // SAFETY: at the root, one count and displacement per remote process.
+    let bl = unsafe { root_blocks(ic, root, recvcounts, displs) }?;
+    let send = (sendbuf, sendcount, sendtype);
+    // SAFETY: the caller's contract.
+    unsafe { gather_on(comm, ic, send, (recvbuf, 0, bl, recvtype), root, request) }
+}
+
+/// MPI_Scatter, MPI_Iscatter.
+///
+/// # Safety
+/// MPI_Scatter's arguments, the buffers the operation's until it completes.
+pub(super) unsafe fn scatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dtype,
+    root: c_int,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    let send = (sendbuf, sendcount, None, sendtype);
+    // SAFETY: the caller's contract.
+    unsafe {
+        scatter_on(
+            comm,
+            ic,
+            send,
+            (recvbuf, recvcount, recvtype),
+            root,
+            request,
+        )
+    }
+}
+
+/// MPI_Scatterv, MPI_Iscatterv.
+///
+/// # Safety
+/// MPI_Scatterv's arguments, the buffers the operation's until it completes.
+pub(super) unsafe fn scatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dtype,
+    root: c_int,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    // SAFETY: at the root, one count and displacement per remote process.
+    let bl = unsafe { root_blocks(ic, root, sendcounts, displs) }?;
+    let send = (sendbuf, 0, bl, sendtype);
+    // SAFETY: the caller's contract.
+    unsafe {
+        scatter_on(
+            comm,
+            ic,
+            send,
+            (recvbuf, recvcount, recvtype),
+            root,
+            request,
+        )
+    }
+}
+
+/// MPI_Allgather, MPI_Iallgather.
+///
+/// # Safety
+/// MPI_Allgather's arguments, the buffers the operation's until it completes.
+pub(super) unsafe fn allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dtype,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    let send = (sendbuf, sendcount, sendtype);
+    // SAFETY: the caller's contract.
+    unsafe {
+        allgather_on(
+            comm,
+            ic,
+            send,
+            (recvbuf, recvcount, None, recvtype),
+            request,
+        )
+    }
+}
+
+/// MPI_Allgatherv, MPI_Iallgatherv.
+///
+/// # Safety
+/// MPI_Allgatherv's arguments, the buffers the operation's until it completes.
+pub(super) unsafe fn allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: Dtype,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    // SAFETY: one count and displacement per remote process.
+    let bl = unsafe { remote_blocks(ic, recvcounts, displs) }?;
+    let send = (sendbuf, sendcount, sendtype);
+    // SAFETY: the caller's contract.
+    unsafe { allgather_on(comm, ic, send, (recvbuf, 0, Some(bl), recvtype), request) }
+}
+
+/// MPI_Alltoall, MPI_Ialltoall.
+///
+/// # Safety
+/// MPI_Alltoall's arguments, the buffers the operation's until it completes.
+pub(super) unsafe fn alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dtype,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    let send = (sendbuf, sendcount, None, sendtype);
+    let recv = (recvbuf, recvcount, None, recvtype);
+    // SAFETY: the caller's contract.
+    unsafe { alltoall_on(comm, ic, send, recv, request) }
+}
+
+/// MPI_Alltoallv, MPI_Ialltoallv.
+///
+/// # Safety
+/// MPI_Alltoallv's arguments, the buffers the operation's until it completes.
+pub(super) unsafe fn alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: Dtype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: Dtype,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    // SAFETY: one count and displacement per remote process on each side.
+    let (sbl, rbl) = unsafe {
+        (
+            remote_blocks(ic, sendcounts, sdispls)?,
+            remote_blocks(ic, recvcounts, rdispls)?,
+        )
+    };
+    let send = (sendbuf, 0, Some(sbl), sendtype);
+    let recv = (recvbuf, 0, Some(rbl), recvtype);
+    // SAFETY: the caller's contract.
+    unsafe { alltoall_on(comm, ic, send, recv, request) }
+}
+
+/// MPI_Alltoallw, MPI_Ialltoallw.
+///
+/// # Safety
+/// MPI_Alltoallw's arguments, the buffers the operation's until it completes.
+// Called once MPI_Alltoallw and MPI_Ialltoallw hand inter-communicators over (they are
+// still stubs of the collectives area here).
+#[allow(dead_code)]
+pub(super) unsafe fn alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const Dtype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const Dtype,
+    comm: Comm,
+    ic: &InterCommunicator,
+    request: Req,
+) -> Result<()> {
+    let send = (sendbuf, sendcounts, sdispls, sendtypes);
+    let recv = (recvbuf, recvcounts, rdispls, recvtypes);
+    // SAFETY: the caller's contract.
+    unsafe { alltoallw_on(comm, ic, send, recv, request) }
 }
