@@ -242,8 +242,20 @@ impl<'a> Request<'a> {
 
     /// Completes the operation if it can without waiting (MPI_Test). Not coordinated:
     /// how often it says "not yet" may differ between replicas (see the determinism
-    /// contract); `test_any` is.
+    /// contract); `test_any` is. A "not yet" gives the CPU away first (see
+    /// `Communicator::idle`).
     pub fn test(&mut self) -> Result<Option<Status>, Error> {
+        let st = self.test_quietly()?;
+        if st.is_none() {
+            if let Some(c) = self.comm() {
+                c.idle();
+            }
+        }
+        Ok(st)
+    }
+
+    /// `test` without giving the CPU away (for a caller that tests several requests).
+    fn test_quietly(&mut self) -> Result<Option<Status>, Error> {
         match &mut self.state {
             State::Done(st) | State::Received { status: st, .. } => Ok(Some(*st)),
             State::Receive {
@@ -404,7 +416,7 @@ fn complete_some(
             ChoiceState::Yours => {
                 let mut ready = Vec::new();
                 for (i, r) in requests.iter_mut().enumerate() {
-                    if r.test()?.is_some() {
+                    if r.test_quietly()?.is_some() {
                         ready.push(i);
                         if how == Some_::One {
                             break;
@@ -414,6 +426,9 @@ fn complete_some(
                 if !ready.is_empty() || !block {
                     if let Some(s) = slot {
                         comm.make_choice(s, encode(&ready));
+                    }
+                    if ready.is_empty() {
+                        comm.idle();
                     }
                     return take(requests, ready);
                 }

@@ -662,9 +662,10 @@ pub fn call_fortran_copy_attr(
 ) -> (c_int, Option<usize>) {
     let (extra, value) = (extra as isize, value as isize);
     let (mut out, mut flag, mut ierr): (isize, c_int, c_int) = (0, 0, 0);
-    // SAFETY: `f` is the procedure the program gave MPI_TYPE_CREATE_KEYVAL (MPI-3.1
-    // section 6.7.4, Fortran binding); every argument points to a local of the type the
-    // binding declares, which it may read and (out, flag, ierr) write.
+    // SAFETY: `f` is the procedure the program gave MPI_COMM_CREATE_KEYVAL or
+    // MPI_TYPE_CREATE_KEYVAL (MPI-3.1 sections 6.7.2 and 6.7.4, Fortran binding); every
+    // argument points to a local of the type the binding declares, which it may read
+    // and (out, flag, ierr) write.
     unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
     (ierr, (flag != 0).then_some(out as usize))
 }
@@ -836,21 +837,15 @@ pub fn copy_attr(
     extra: usize,
     value: usize,
 ) -> (c_int, Option<usize>) {
-    let (mut flag, mut ierr) = (0 as c_int, 0 as c_int);
     match f {
         AttrCopy::C(f) => call_copy_attr(f, old, key, extra, value),
-        AttrCopy::Fortran(f) => {
-            let (extra, value, mut out) = (extra as isize, value as isize, 0isize);
-            // SAFETY: `f` is the procedure the program gave MPI_COMM_CREATE_KEYVAL, with
-            // the interface of COMM_COPY_ATTR_FUNCTION (MPI-3.1 section 6.7.2); every
-            // argument points to a local of the right type.
-            unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
-            (ierr, (flag != 0).then_some(out as usize))
-        }
+        AttrCopy::Fortran(f) => call_fortran_copy_attr(f, old, key, extra, value),
         AttrCopy::Fortran1(f) => {
             let (extra, value, mut out) = (extra as c_int, value as c_int, 0 as c_int);
-            // SAFETY: as above, for MPI_KEYVAL_CREATE's COPY_FUNCTION (MPI-3.1 section
-            // 17.2.7), whose values are INTEGERs.
+            let (mut flag, mut ierr) = (0 as c_int, 0 as c_int);
+            // SAFETY: `f` is the procedure the program gave MPI_KEYVAL_CREATE, with the
+            // interface of MPI-1's COPY_FUNCTION (MPI-3.1 section 17.2.7), whose values
+            // are INTEGERs; every argument points to a local of the right type.
             unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
             (ierr, (flag != 0).then_some(out as usize))
         }
@@ -859,19 +854,13 @@ pub fn copy_attr(
 
 /// Calls an attribute delete function in any language; its return code.
 pub fn delete_attr(f: AttrDelete, comm: c_int, key: c_int, value: usize, extra: usize) -> c_int {
-    let mut ierr: c_int = 0;
     match f {
         AttrDelete::C(f) => call_delete_attr(f, comm, key, value, extra),
-        AttrDelete::Fortran(f) => {
-            let (value, extra) = (value as isize, extra as isize);
-            // SAFETY: the procedure the program gave MPI_COMM_CREATE_KEYVAL, with the
-            // interface of COMM_DELETE_ATTR_FUNCTION; every argument points to a local.
-            unsafe { f(&comm, &key, &value, &extra, &mut ierr) };
-            ierr
-        }
+        AttrDelete::Fortran(f) => call_fortran_delete_attr(f, comm, key, value, extra),
         AttrDelete::Fortran1(f) => {
-            let (value, extra) = (value as c_int, extra as c_int);
-            // SAFETY: as above, for MPI_KEYVAL_CREATE's DELETE_FUNCTION.
+            let (value, extra, mut ierr) = (value as c_int, extra as c_int, 0 as c_int);
+            // SAFETY: the procedure the program gave MPI_KEYVAL_CREATE, with the
+            // interface of MPI-1's DELETE_FUNCTION; every argument points to a local.
             unsafe { f(&comm, &key, &value, &extra, &mut ierr) };
             ierr
         }
