@@ -7,7 +7,7 @@
 ! (MPI_ADD_ERROR_STRING, MPI_ERROR_STRING); a Fortran error handler called by
 ! MPI_COMM_CALL_ERRHANDLER; info keys and values (delete, nthkey, valuelen);
 ! MPI_COMM_CREATE_GROUP, MPI_COMM_SPLIT_TYPE, MPI_INTERCOMM_CREATE and
-! MPI_INTERCOMM_MERGE. Arguments: [ROUNDS [WORK_MS]] (3, 0): WORK_MS of
+! MPI_INTERCOMM_MERGE; MPI_ALLOC_MEM and MPI_FREE_MEM. Arguments: [ROUNDS [WORK_MS]] (3, 0): WORK_MS of
 ! computing (a busy wait) per round. Rank 0 prints a checksum.
 module callbacks
   use mpi
@@ -43,7 +43,10 @@ end module callbacks
 program comm_fortran
   use mpi
   use callbacks
+  use iso_c_binding
   implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: bytes, addr
+  integer, pointer :: mem(:)
   integer :: ierr, rank, size, key, dupkey, oldkey, c, d, eh, cls, code, len
   integer :: round, rounds, half, ic, merged, mrank, s, world, g, n, i
   integer :: info, nkeys, vlen, sumv, shared
@@ -129,6 +132,16 @@ program comm_fortran
   call check(handler_calls == 1 .and. handler_code == code, 'handler')
   call MPI_Errhandler_free(eh, ierr)
   call MPI_Comm_free(c, ierr)
+
+  ! Memory from the library, used through a Fortran pointer.
+  bytes = 40
+  call MPI_Alloc_mem(bytes, MPI_INFO_NULL, addr, ierr)
+  call check(ierr == MPI_SUCCESS .and. addr /= 0, 'alloc_mem')
+  call c_f_pointer(transfer(addr, c_null_ptr), mem, [10])
+  mem = rank
+  call check(sum(mem) == 10 * rank, 'allocated memory')
+  call MPI_Free_mem(mem, ierr)
+  call check(ierr == MPI_SUCCESS, 'free_mem')
 
   ! Info.
   call MPI_Info_create(info, ierr)

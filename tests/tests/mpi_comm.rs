@@ -8,7 +8,8 @@
 //! program from its start).
 
 use volpex_tests::abi::{
-    compile_c, compile_fortran, faults_change_nothing, first_line, job, singleton, TempDir,
+    checkpoint_survives_two_losses, compile_c, compile_fortran, faults_change_nothing, first_line,
+    job, singleton, TempDir,
 };
 
 /// The C programs, and the arguments that make them run long enough for a fault to
@@ -54,6 +55,17 @@ fn a_lost_replica_changes_nothing() {
     for (name, args) in C_PROGRAMS.iter().filter(|(_, a)| !a.is_empty()) {
         faults_change_nothing(&compile_c(&dir, name), name, args);
     }
+}
+
+/// An inter-communicator and a communicator of MPI_Comm_create_group made before the
+/// checkpoints: each replacement replica restored from its sibling's snapshot makes them
+/// again without a message (the leaders' exchange is answered from the snapshot, like a
+/// split) and the result is the failure-free run's. Reference: DESIGN.md,
+/// "Regeneration".
+#[test]
+fn communicators_survive_restoring_a_checkpoint() {
+    let dir = TempDir::new("mpi-comm-checkpoint");
+    checkpoint_survives_two_losses(&compile_c(&dir, "comm_checkpoint"));
 }
 
 /// MPI_COMM_SELF's attributes are deleted at MPI_Finalize, the one set last first

@@ -105,6 +105,11 @@ pub mod collective {
     /// exchange steps of recursive doubling, and half the messages); above, recursive
     /// doubling.
     pub const CHAIN_SCAN_RANKS: u32 = 4;
+    /// The contexts a communicator's immediate collectives take turns in: the n-th one
+    /// started runs in context n modulo this, after the one before it there. More
+    /// outstanding at once than this wait for each other (correct, not concurrent); a
+    /// context per operation would leave its streams' pulls ahead standing for ever.
+    pub const IMMEDIATE_LANES: u64 = 16;
 }
 
 /// Runtime tunables of one replica: the protocol engine's, and the transport's own.

@@ -187,8 +187,14 @@ typedef struct MPI_Status {
 #define MPI_ARGVS_NULL ((char ***)0)
 #define MPI_IN_PLACE ((void *)1)
 #define MPI_BOTTOM ((void *)0)
-#define MPI_UNWEIGHTED ((int *)2)
-#define MPI_WEIGHTS_EMPTY ((int *)3)
+/* The weights sentinels of the distributed graph constructors are the addresses of
+ * two objects of the library (the same common blocks Fortran's mpif.h names), so that a
+ * compiler checking array arguments sees memory, not a small integer cast to a
+ * pointer. */
+extern int mpi_fortran_unweighted_[1];
+extern int mpi_fortran_weights_empty_[1];
+#define MPI_UNWEIGHTED (mpi_fortran_unweighted_)
+#define MPI_WEIGHTS_EMPTY (mpi_fortran_weights_empty_)
 
 #define MPI_MAX_PROCESSOR_NAME 256
 #define MPI_MAX_ERROR_STRING 512

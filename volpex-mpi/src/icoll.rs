@@ -107,11 +107,6 @@ fn recv_blocks(ic: &InterCommunicator, buf: &mut BufMut<'_>, blocks: &Blocks) ->
     Ok(())
 }
 
-/// `n` blocks of `k` elements, one after the other.
-fn uniform(n: c_int, k: usize) -> Blocks {
-    (0..n).map(|r| (i128::from(r) * k as i128, k)).collect()
-}
-
 /// MPI_Barrier: nobody leaves before every process of the other group entered.
 pub fn barrier(ic: &InterCommunicator) -> Result<()> {
     ic.bridge().barrier()?;
@@ -149,11 +144,6 @@ pub fn gather(
         (Role::Leaf(r), Some((s, k)), _) => send_to(ic, r, &s.bytes(0, k)?),
         _ => Err(missing_buffer()),
     }
-}
-
-/// MPI_Gather's blocks: `k` elements per remote rank.
-pub fn gather_blocks(ic: &InterCommunicator, k: usize) -> Blocks {
-    uniform(ic.remote_size(), k)
 }
 
 /// MPI_Scatter / MPI_Scatterv: the root sends block r of its buffer to remote rank r.
@@ -198,9 +188,13 @@ pub fn allgather(
     recv_blocks(ic, rbuf, blocks)
 }
 
-/// The blocks of MPI_Allgather, MPI_Alltoall: `k` elements per remote rank.
+/// The blocks of the collectives without counts per rank (MPI_Gather's root,
+/// MPI_Scatter's, MPI_Allgather, MPI_Alltoall): `k` elements per remote rank, one after
+/// the other.
 pub fn blocks_of(ic: &InterCommunicator, k: usize) -> Blocks {
-    uniform(ic.remote_size(), k)
+    (0..ic.remote_size())
+        .map(|r| (i128::from(r) * k as i128, k))
+        .collect()
 }
 
 /// MPI_Alltoall / MPI_Alltoallv: block r of the send buffer goes to remote rank r, and

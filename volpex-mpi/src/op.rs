@@ -1,6 +1,7 @@
 //! Reduction operations (MPI-3.1 section 5.9.2): the predefined ones on the predefined
-//! types, as `volpex::Operation`s over typed elements, and the dispatch from a datatype's
-//! primitive to the Rust type the collective runs on.
+//! types, as `volpex::Operation`s over typed elements, the program's own (MPI_Op_create,
+//! run by `coll::reduce`), and the dispatch from a datatype's primitive to the Rust type
+//! the collective runs on.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -76,35 +77,6 @@ pub struct User {
     pub f: crate::ffi::raw::UserFn,
     /// Whether the algorithms may reorder it.
     pub commute: bool,
-}
-
-/// A user operation as a `volpex::Operation` on elements of datatype `dt` (handle).
-#[derive(Debug, Clone, Copy)]
-pub struct UserOp {
-    /// The function and its commutativity.
-    pub user: User,
-    /// The datatype handle the function is called with.
-    pub dt: std::os::raw::c_int,
-}
-
-impl<T: Pod> volpex::Operation<T> for UserOp {
-    fn combine(&self, lhs: &mut [T], rhs: &[T]) {
-        // MPI-3.1 section 5.9.5: the function computes inoutvec = invec op inoutvec, where
-        // invec holds the lower ranks' part (lhs); the result goes back to lhs.
-        let mut inout: Vec<T> = rhs.to_vec();
-        crate::ffi::raw::call_user_op(
-            self.user.f,
-            bytemuck::cast_slice_mut(lhs),
-            bytemuck::cast_slice_mut(&mut inout),
-            rhs.len(),
-            self.dt,
-        );
-        lhs.copy_from_slice(&inout);
-    }
-
-    fn is_commutative(&self) -> bool {
-        self.user.commute
-    }
 }
 
 /// An element type a predefined operation can combine.
@@ -336,12 +308,12 @@ pub fn check<T: Elem>(op: &Op, type_name: &str) -> Result<()> {
     }
 }
 
-/// Calls `$f::<T>($args)` with `T` the Rust type of primitive `$prim`; an opaque type
-/// (long double) is an MPI_ERR_OP error.
+/// Calls `$f::<T>($args)` with `T` the Rust type of primitive `$prim`; `$opaque` is the
+/// value for an opaque type (half or quad precision), on which no operation is defined.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! with_elem {
-    ($prim:expr, $op:expr, $f:ident ( $($args:expr),* )) => {{
+    ($prim:expr, $f:ident ( $($args:expr),* ), $opaque:expr) => {{
         match $prim {
             $crate::datatype::Prim::I8 => $f::<i8>($($args),*),
             $crate::datatype::Prim::U8 => $f::<u8>($($args),*),
@@ -367,13 +339,7 @@ macro_rules! with_elem {
             $crate::datatype::Prim::LongDoubleInt => {
                 $f::<$crate::op::LongDoubleInt>($($args),*)
             }
-            $crate::datatype::Prim::Opaque(_) => Err($crate::error::MpiError::new(
-                $crate::handles::class::OP,
-                format!(
-                    "{} is not defined on this type (half or quad precision)",
-                    $op.name
-                ),
-            )),
+            $crate::datatype::Prim::Opaque(_) => $opaque,
         }
     }};
 }

@@ -19,23 +19,25 @@ pub struct Touch<'a> {
     pub blocks: &'a [(i128, usize)],
 }
 
-/// The address ranges `t` touches, sorted and merged.
-fn ranges(t: &Touch<'_>) -> Vec<(i128, i128)> {
-    let base = t.base as i128;
+/// The address ranges the touches `ts` touch, sorted and merged.
+fn ranges(ts: &[Touch<'_>]) -> Vec<(i128, i128)> {
     let mut v: Vec<(i128, i128)> = Vec::new();
-    for &(first, count) in t.blocks {
-        if count == 0 || t.dt.size == 0 {
-            continue;
+    for t in ts {
+        let base = t.base as i128;
+        for &(first, count) in t.blocks {
+            if count == 0 || t.dt.size == 0 {
+                continue;
+            }
+            if t.dt.contiguous {
+                let at = base + first * t.dt.extent as i128;
+                v.push((at, at + (t.dt.size as i128) * count as i128));
+                continue;
+            }
+            v.extend(
+                t.dt.touched(first, count)
+                    .map(|(off, len)| (base + off, base + off + len as i128)),
+            );
         }
-        if t.dt.contiguous {
-            let at = base + first * t.dt.extent as i128;
-            v.push((at, at + (t.dt.size as i128) * count as i128));
-            continue;
-        }
-        v.extend(
-            t.dt.touched(first, count)
-                .map(|(off, len)| (base + off, base + off + len as i128)),
-        );
     }
     v.sort_unstable();
     let mut merged: Vec<(i128, i128)> = Vec::with_capacity(v.len());
@@ -50,6 +52,12 @@ fn ranges(t: &Touch<'_>) -> Vec<(i128, i128)> {
 
 /// Whether some byte is touched by both `a` and `b`.
 pub fn share_bytes(a: &Touch<'_>, b: &Touch<'_>) -> bool {
+    any_share_bytes(std::slice::from_ref(a), std::slice::from_ref(b))
+}
+
+/// Whether some byte is touched by one of `a` and one of `b`: the two sides of a call
+/// whose blocks each have their own datatype and place (MPI_Alltoallw's).
+pub fn any_share_bytes(a: &[Touch<'_>], b: &[Touch<'_>]) -> bool {
     let (x, y) = (ranges(a), ranges(b));
     let (mut i, mut j) = (0, 0);
     while i < x.len() && j < y.len() {
@@ -122,5 +130,41 @@ mod tests {
             blocks: &[(0, 1), (6, 1)],
         };
         assert!(!share_bytes(&send, &gap));
+    }
+
+    /// Blocks of their own datatypes and places (MPI_Alltoallw's) share a byte when any
+    /// one of a side's does with any one of the other's.
+    #[test]
+    fn pieces_of_several_datatypes() {
+        let (col, d) = (column(4, 6), double());
+        let m = 0x20000usize;
+        let one = [(0i128, 1usize)];
+        let send = [
+            Touch {
+                base: m + 8,
+                dt: &col,
+                blocks: &one,
+            },
+            Touch {
+                base: m + 40,
+                dt: &d,
+                blocks: &one,
+            },
+        ];
+        let mut recv = [
+            Touch {
+                base: m,
+                dt: &col,
+                blocks: &one,
+            },
+            Touch {
+                base: m + 32,
+                dt: &d,
+                blocks: &one,
+            },
+        ];
+        assert!(!any_share_bytes(&send, &recv));
+        recv[1].base = m + 3 * 48 + 8;
+        assert!(any_share_bytes(&send, &recv), "the column's last element");
     }
 }

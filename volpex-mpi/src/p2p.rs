@@ -20,6 +20,7 @@ use crate::error::{MpiError, Result};
 use crate::ffi::raw::Pending;
 use crate::handles::{class, MpiStatus, ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED};
 use crate::request::{self, status_of, Active};
+use crate::signature::SigPart;
 use crate::state;
 
 fn check_send_tag(tag: c_int) -> Result<()> {
@@ -389,46 +390,66 @@ pub fn get_count(st: &MpiStatus, dt: &Datatype) -> c_int {
     c_int::try_from(bytes / size).unwrap_or(UNDEFINED)
 }
 
-/// MPI_Get_elements(_x): the basic elements of `dt` in a message of `bytes` bytes, or
-/// `None` (MPI_UNDEFINED) when they are not whole. A datatype of one basic type counts
-/// them; another counts whole elements of the datatype.
-pub fn elements(bytes: u64, dt: &Datatype) -> Option<u64> {
-    match dt.base {
-        Some(p) if p.size() > 0 && bytes.is_multiple_of(p.size() as u64) => {
-            Some(bytes / p.size() as u64)
-        }
-        _ => match dt.size {
-            0 => (bytes == 0).then_some(0),
-            n => bytes.is_multiple_of(n as u64).then(|| bytes / n as u64),
-        },
-    }
-}
-
 /// MPI_Status_set_elements(_x) (MPI-3.1 section 12.3): `st` says that `count` basic
-/// elements of `dt` arrived, so that MPI_Get_elements with `dt` gives `count` and
-/// MPI_Get_count a matching number.
+/// elements of `dt` arrived (whole elements of `dt`, then the first basic elements of
+/// one more), so that MPI_Get_elements with `dt` gives `count` and MPI_Get_count a
+/// matching number.
 pub fn set_elements(st: &mut MpiStatus, dt: &Datatype, count: i64) -> Result<()> {
     let count = u64::try_from(count)
         .map_err(|_| MpiError::new(class::COUNT, format!("negative count {count}")))?;
-    let Some(p) = dt.base else {
-        return Err(MpiError::new(
-            class::TYPE,
-            format!(
-                "{}: elements of a datatype made of several basic types cannot be set yet",
-                dt.name
-            ),
-        ));
+    let too_many = || {
+        MpiError::new(
+            class::COUNT,
+            format!("{count} elements of {} overflow", dt.name),
+        )
     };
-    let bytes = count
-        .checked_mul(p.size() as u64)
-        .filter(|&b| b < 1 << 63)
-        .ok_or_else(|| MpiError::new(class::COUNT, format!("{count} elements overflow")))?;
+    let bytes = match count.checked_div(dt.sig.elements) {
+        None if count > 0 => {
+            return Err(MpiError::new(
+                class::TYPE,
+                format!("{} has no basic elements to count", dt.name),
+            ))
+        }
+        None => 0,
+        Some(whole) => whole
+            .checked_mul(dt.size as u64)
+            .and_then(|b| b.checked_add(first_elements_bytes(dt, count % dt.sig.elements)))
+            .filter(|&b| b < 1 << 63)
+            .ok_or_else(too_many)?,
+    };
     *st = MpiStatus {
         count_lo: (bytes & 0xffff_ffff) as u32 as c_int,
         count_hi: (bytes >> 32) as u32 as c_int,
         ..*st
     };
     Ok(())
+}
+
+/// The bytes the first `n` basic elements of one element of `dt` take (`n` less than
+/// the element has), in signature order.
+fn first_elements_bytes(dt: &Datatype, mut n: u64) -> u64 {
+    let mut bytes = 0u64;
+    for part in dt.sig.parts.iter() {
+        if n == 0 {
+            break;
+        }
+        let (unit, per, k) = match part {
+            SigPart::Basic(b, k) => (b.native() as u64, 1, *k as u64),
+            SigPart::Nested(k, t) => (t.size as u64, t.sig.elements, *k as u64),
+        };
+        if n >= per.saturating_mul(k) {
+            bytes += unit * k;
+            n -= per * k;
+            continue;
+        }
+        bytes += (n / per) * unit;
+        n %= per;
+        if let SigPart::Nested(_, t) = part {
+            bytes += first_elements_bytes(t, n);
+        }
+        break;
+    }
+    bytes
 }
 
 /// MPI_Mprobe: waits for a message and takes it for this caller (MPI_MESSAGE_NO_PROC for
@@ -471,4 +492,55 @@ pub fn mrecv(msg: &mut c_int, buf: &mut BufMut<'_>, count: usize) -> Result<MpiS
 pub fn imrecv(msg: &mut c_int, buf: &mut BufMut<'_>, count: usize) -> Result<c_int> {
     let st = mrecv(msg, buf, count)?;
     request::add(Active::Done(st))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::envelope::{Combiner, Contents};
+    use crate::predefined::{index_of, PREDEFINED};
+    use crate::signature::elements;
+
+    fn named(name: &str) -> Arc<Datatype> {
+        Arc::new(Datatype::predefined(
+            &PREDEFINED[index_of(name).expect("predefined")],
+        ))
+    }
+
+    fn made(c: Combiner) -> Contents {
+        Contents::new(c, vec![], vec![], vec![])
+    }
+
+    /// MPI-3.1 section 12.3: MPI_Get_elements gives back what MPI_Status_set_elements
+    /// set, for a basic type, a struct of two kinds and a type nesting it.
+    #[test]
+    fn set_elements_is_what_get_elements_counts() {
+        let st = Arc::new(
+            Datatype::derived(
+                made(Combiner::Struct),
+                &[(0, 2, named("MPI_INT")), (8, 1, named("MPI_DOUBLE"))],
+            )
+            .expect("struct"),
+        );
+        let nested =
+            Datatype::derived(made(Combiner::Contiguous), &[(0, 3, st.clone())]).expect("nest");
+        for dt in [&*named("MPI_DOUBLE"), &*st, &nested] {
+            for count in 0..20 {
+                let mut status = MpiStatus::empty();
+                set_elements(&mut status, dt, count).expect("set");
+                assert_eq!(
+                    elements(dt, status.bytes()),
+                    Some(count as u64),
+                    "{}",
+                    dt.name
+                );
+            }
+        }
+        let mut status = MpiStatus::empty();
+        set_elements(&mut status, &st, 4).expect("set");
+        assert_eq!(status.bytes(), 16 + 4, "one struct, then one int");
+        assert!(set_elements(&mut status, &st, -1).is_err());
+    }
 }

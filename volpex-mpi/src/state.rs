@@ -32,8 +32,8 @@ pub struct CommEntry {
     pub errhandler: c_int,
     /// Its name (MPI_Comm_set_name).
     pub name: String,
-    /// Its Cartesian topology, if it has one.
-    pub topo: Option<crate::topo::Cart>,
+    /// Its process topology, if it has one.
+    pub topo: Option<crate::topo::Topology>,
     /// Attributes the program set: (key, value) in the order set.
     pub attrs: Vec<(c_int, usize)>,
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::group::{derive_id, Group, Members};
+use super::immediate::Lanes;
 use super::process::{AnyProcess, Process};
 use super::receive::{Arrivals, RecvInto};
 use super::request::Request;
@@ -35,6 +36,8 @@ pub struct Communicator {
     pub(super) members: Arc<Members>,
     /// Communicators created from this one so far (names the next one's context).
     created: Arc<AtomicU32>,
+    /// The contexts its immediate collectives run in (`immediate.rs`).
+    pub(super) lanes: Arc<Lanes>,
 }
 
 /// Who a receive names: one rank of the communicator, or any (`ANY_SOURCE`).
@@ -52,6 +55,7 @@ impl Communicator {
             rank: inner.me.rank,
             members: Arc::new(Members::new(world)),
             created: Arc::new(AtomicU32::new(0)),
+            lanes: Arc::new(Lanes::new()),
             inner,
         }
     }
@@ -100,6 +104,7 @@ impl Communicator {
             rank,
             members: Arc::new(members),
             created: Arc::new(AtomicU32::new(0)),
+            lanes: Arc::new(Lanes::new()),
         })
     }
 
@@ -114,6 +119,7 @@ impl Communicator {
             rank,
             members: Arc::new(Members::new(remote)),
             created: Arc::new(AtomicU32::new(0)),
+            lanes: Arc::new(Lanes::new()),
         }
     }
 
@@ -171,23 +177,17 @@ impl Communicator {
             .map(|(_, r)| self.members.world[*r])
             .collect::<Vec<u32>>()
             .into();
-        let members = Members::new(world);
-        let Some(rank) = members.local(self.inner.me.rank) else {
-            return Err(Error::Usage(
+        let id = derive_id(
+            self.id,
+            nth,
+            &[b"split".as_slice(), &c.to_le_bytes()].concat(),
+        );
+        match self.named(id, world) {
+            Some(new) => Ok(Some(new)),
+            None => Err(Error::Usage(
                 "split: this process is missing from its own color",
-            ));
-        };
-        Ok(Some(Communicator {
-            inner: self.inner.clone(),
-            id: derive_id(
-                self.id,
-                nth,
-                &[b"split".as_slice(), &c.to_le_bytes()].concat(),
-            ),
-            rank,
-            members: Arc::new(members),
-            created: Arc::new(AtomicU32::new(0)),
-        }))
+            )),
+        }
     }
 
     /// A communicator of the members of `group` (a subgroup of this one's), or `None`
@@ -246,13 +246,15 @@ impl Communicator {
         &self,
         task: impl FnOnce() -> Result<(), Error> + Send + 'static,
     ) -> Result<Request<'a>, Error> {
-        let handle = std::thread::Builder::new()
-            .name("volpex-itask".into())
-            .spawn(move || task().map(|()| Vec::new()))
-            .map_err(Error::ImmediateCollectiveStart)?;
+        // A thread waiting for any of several requests sleeps in `poll`: wake it.
+        let running = crate::collective::immediate::start(
+            self.clone(),
+            move |_| task().map(|()| Vec::new()),
+            |c| c.inner.rt.wake(),
+        )?;
         Ok(Request::collective(
             self,
-            handle,
+            running,
             Box::new(|bytes: &[u8]| crate::datatype::derive::check_len(bytes.len(), 0)),
         ))
     }

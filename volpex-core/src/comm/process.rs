@@ -410,7 +410,11 @@ impl<'a> Process<'a> {
         let id = self.post(tag, Mode::ImmediateProbe)?;
         Ok(match self.comm.wait(id)? {
             Matched::Message { key, payload } => Some(self.comm.status_for(&key, payload.len())),
-            Matched::Nothing => None,
+            Matched::Nothing => {
+                // A program that polls with MPI_Iprobe: see `Communicator::idle`.
+                self.comm.idle();
+                None
+            }
         })
     }
 

@@ -14,7 +14,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
@@ -23,6 +22,7 @@ use super::communicator::Communicator;
 use super::process::deliver;
 use super::receive::message;
 use super::Status;
+use crate::collective::immediate::Running;
 use crate::datatype::Target;
 use crate::error::Error;
 use volpex_proto::message::matching::RecvId;
@@ -52,7 +52,7 @@ enum State<'a> {
     /// place.
     Collective {
         comm: Communicator,
-        handle: JoinHandle<Result<Vec<u8>, Error>>,
+        running: Running,
         out: Sink<'a>,
     },
     /// A synchronous send (MPI_Issend), logged, until a receive claims it.
@@ -122,15 +122,11 @@ impl<'a> Request<'a> {
         }
     }
 
-    pub(crate) fn collective(
-        comm: &Communicator,
-        handle: JoinHandle<Result<Vec<u8>, Error>>,
-        out: Sink<'a>,
-    ) -> Request<'a> {
+    pub(crate) fn collective(comm: &Communicator, running: Running, out: Sink<'a>) -> Request<'a> {
         Request {
             state: State::Collective {
                 comm: comm.clone(),
-                handle,
+                running,
                 out,
             },
         }
@@ -192,7 +188,7 @@ impl<'a> Request<'a> {
                 let n = deliver(buf, elem, &data)?;
                 Ok(comm.status_for(&key, n))
             }
-            State::Collective { comm, handle, out } => finish_collective(&comm, handle, out),
+            State::Collective { comm, running, out } => finish_collective(&comm, running, out),
             State::Synchronous { comm, key, status } => {
                 comm.wait_matched(&key)?;
                 Ok(status)
@@ -246,8 +242,20 @@ impl<'a> Request<'a> {
 
     /// Completes the operation if it can without waiting (MPI_Test). Not coordinated:
     /// how often it says "not yet" may differ between replicas (see the determinism
-    /// contract); `test_any` is.
+    /// contract); `test_any` is. A "not yet" gives the CPU away first (see
+    /// `Communicator::idle`).
     pub fn test(&mut self) -> Result<Option<Status>, Error> {
+        let st = self.test_quietly()?;
+        if st.is_none() {
+            if let Some(c) = self.comm() {
+                c.idle();
+            }
+        }
+        Ok(st)
+    }
+
+    /// `test` without giving the CPU away (for a caller that tests several requests).
+    fn test_quietly(&mut self) -> Result<Option<Status>, Error> {
         match &mut self.state {
             State::Done(st) | State::Received { status: st, .. } => Ok(Some(*st)),
             State::Receive {
@@ -276,12 +284,14 @@ impl<'a> Request<'a> {
                 }
                 None => Ok(None),
             },
-            State::Collective { handle, .. } => {
-                if handle.is_finished() {
+            State::Collective { running, .. } => {
+                if running.is_done() {
                     let st = self.wait_here()?;
                     self.state = State::Done(st);
                     Ok(Some(st))
                 } else {
+                    // Its thread needs the CPU more than a caller polling for it.
+                    std::thread::yield_now();
                     Ok(None)
                 }
             }
@@ -314,12 +324,10 @@ fn generalized_status(comm: &Communicator) -> Status {
 /// Joins an immediate collective's thread and puts its result in place.
 fn finish_collective(
     comm: &Communicator,
-    handle: JoinHandle<Result<Vec<u8>, Error>>,
+    running: Running,
     out: Sink<'_>,
 ) -> Result<Status, Error> {
-    let result = handle
-        .join()
-        .map_err(|_| Error::ImmediateCollectivePanicked)??;
+    let result = running.join()?;
     out(&result)?;
     Ok(Status {
         source: comm.rank(),
@@ -408,7 +416,7 @@ fn complete_some(
             ChoiceState::Yours => {
                 let mut ready = Vec::new();
                 for (i, r) in requests.iter_mut().enumerate() {
-                    if r.test()?.is_some() {
+                    if r.test_quietly()?.is_some() {
                         ready.push(i);
                         if how == Some_::One {
                             break;
@@ -418,6 +426,9 @@ fn complete_some(
                 if !ready.is_empty() || !block {
                     if let Some(s) = slot {
                         comm.make_choice(s, encode(&ready));
+                    }
+                    if ready.is_empty() {
+                        comm.idle();
                     }
                     return take(requests, ready);
                 }

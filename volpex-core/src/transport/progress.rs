@@ -184,6 +184,13 @@ impl Runtime {
         }
     }
 
+    /// Rouses whoever sleeps in `poll` holding the core (an application thread waiting
+    /// for any of several requests learns that an immediate collective's thread is done,
+    /// which no socket would tell it).
+    pub fn wake(&self) {
+        let _ = self.waker.wake();
+    }
+
     /// Stops the background thread (it exits after its current turn).
     pub fn stop(&self) {
         self.stop.store(true, Ordering::SeqCst);

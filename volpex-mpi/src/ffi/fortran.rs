@@ -45,6 +45,12 @@ pub static mpi_fortran_status_ignore_: Common<6> = Common::new();
 pub static mpi_fortran_statuses_ignore_: Common<6> = Common::new();
 #[no_mangle]
 pub static mpi_fortran_errcodes_ignore_: Common<1> = Common::new();
+/// MPI_UNWEIGHTED, in C (`mpi.h`) as in Fortran.
+#[no_mangle]
+pub static mpi_fortran_unweighted_: Common<1> = Common::new();
+/// MPI_WEIGHTS_EMPTY, in C (`mpi.h`) as in Fortran.
+#[no_mangle]
+pub static mpi_fortran_weights_empty_: Common<1> = Common::new();
 
 /// The addresses a sentinel may have: ours, and the one the executable uses (a common
 /// block in the program may be allocated there, with ours bound to it or not).
@@ -68,6 +74,8 @@ struct Sentinels {
     in_place: Addrs,
     status: Addrs,
     statuses: Addrs,
+    unweighted: Addrs,
+    weights_empty: Addrs,
 }
 
 fn sentinels() -> &'static Sentinels {
@@ -80,7 +88,22 @@ fn sentinels() -> &'static Sentinels {
             &mpi_fortran_statuses_ignore_,
             c"mpi_fortran_statuses_ignore_",
         ),
+        unweighted: Addrs::of(&mpi_fortran_unweighted_, c"mpi_fortran_unweighted_"),
+        weights_empty: Addrs::of(&mpi_fortran_weights_empty_, c"mpi_fortran_weights_empty_"),
     })
+}
+
+/// Which weights sentinel `p` is, if any (MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY: C's and
+/// Fortran's are the same objects).
+pub(super) fn weights_sentinel(p: *const c_int) -> Option<raw::Sentinel> {
+    let s = sentinels();
+    if s.unweighted.is(p) {
+        Some(raw::Sentinel::Unweighted)
+    } else if s.weights_empty.is(p) {
+        Some(raw::Sentinel::WeightsEmpty)
+    } else {
+        None
+    }
 }
 
 /// A choice buffer: MPI_BOTTOM becomes C's (null), MPI_IN_PLACE C's.
@@ -1383,6 +1406,32 @@ pub unsafe extern "C" fn mpi_file_create_errhandler_(
     set_ierr(ierr, code);
 }
 
+/// MPI_ALLOC_MEM(SIZE, INFO, BASEPTR, IERROR): SIZE and BASEPTR are
+/// INTEGER(KIND=MPI_ADDRESS_KIND); BASEPTR gets the address (for a Cray pointer or
+/// C_F_POINTER), MPI-3.1 section 8.2.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_alloc_mem_(
+    size: *const isize,
+    info: *const c_int,
+    baseptr: *mut isize,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Alloc_mem", || {
+        let (n, i) = (value(size, "size")?, value(info, "info")?);
+        // SAFETY: `baseptr` is the caller's address-sized INTEGER, where the C function
+        // writes a pointer (the same size).
+        Ok(unsafe { MPI_Alloc_mem(n, i, baseptr as *mut c_void) })
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_FREE_MEM(BASE, IERROR): BASE is the memory itself (a choice argument).
+#[no_mangle]
+pub unsafe extern "C" fn mpi_free_mem_(base: *mut c_void, ierr: *mut c_int) {
+    // SAFETY: the program passes memory MPI_ALLOC_MEM gave it.
+    set_ierr(ierr, unsafe { MPI_Free_mem(base) });
+}
+
 /// MPI_COMM_CREATE_KEYVAL(COMM_COPY_ATTR_FN, COMM_DELETE_ATTR_FN, COMM_KEYVAL,
 /// EXTRA_STATE, IERROR): Fortran procedures (MPI-3.1 section 6.7.2), called with every
 /// argument by reference; EXTRA_STATE is INTEGER(KIND=MPI_ADDRESS_KIND), passed back by
@@ -1965,7 +2014,6 @@ macro_rules! fortran_stubs {
 }
 
 fortran_stubs! {
-    mpi_alloc_mem_ => "MPI_Alloc_mem"(a, b, c);
     mpi_close_port_ => "MPI_Close_port"(a);
     mpi_comm_accept_ => "MPI_Comm_accept"(a, b, c, d, e);
     mpi_comm_connect_ => "MPI_Comm_connect"(a, b, c, d, e);
@@ -1975,7 +2023,6 @@ fortran_stubs! {
     mpi_file_get_view_ => "MPI_File_get_view"(a, b, c, d, e);
     mpi_file_open_ => "MPI_File_open"(a, b, c, d, e);
     mpi_file_set_view_ => "MPI_File_set_view"(a, b, c, d, e, f);
-    mpi_free_mem_ => "MPI_Free_mem"(a);
     mpi_lookup_name_ => "MPI_Lookup_name"(a, b, c);
     mpi_open_port_ => "MPI_Open_port"(a, b);
     mpi_publish_name_ => "MPI_Publish_name"(a, b, c);

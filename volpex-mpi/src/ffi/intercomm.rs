@@ -135,7 +135,7 @@ pub(super) unsafe fn gather(
         Role::Root => {
             let bl = match rblocks {
                 Some(b) => b,
-                None => icoll::gather_blocks(ic, cnt(recvcount)?),
+                None => icoll::blocks_of(ic, cnt(recvcount)?),
             };
             // SAFETY: the root's receive blocks, until the end.
             recv = Some((unsafe { sink(recvbuf, recvtype, &bl) }?, bl));
@@ -194,7 +194,7 @@ pub(super) unsafe fn scatter(
         Role::Root => {
             let bl = match sblocks {
                 Some(b) => b,
-                None => icoll::gather_blocks(ic, cnt(sendcount)?),
+                None => icoll::blocks_of(ic, cnt(sendcount)?),
             };
             // SAFETY: the root's send blocks, until the end.
             send = Some((unsafe { source(sendbuf, sendtype, &bl) }?, bl));
@@ -289,9 +289,6 @@ pub(super) unsafe fn alltoall(
 ///
 /// # Safety
 /// The arguments of MPI_Alltoallw: each array holds one entry per remote process.
-// Called by MPI_Alltoallw and MPI_Ialltoallw once they exist (they are still stubs of the
-// collectives area).
-#[allow(dead_code)]
 pub(super) unsafe fn alltoallw(
     comm: Comm,
     ic: &InterCommunicator,

@@ -4,7 +4,7 @@
 //! names (`pmpi`) and the extensions (`mpix`). Each function is a thin shell: it turns its
 //! C arguments into checked Rust values through `raw` (the only `unsafe` in the crate),
 //! calls the safe layer, and answers through `error::guard` with the communicator's error
-//! handler. Functions not implemented yet are in `stubs`. This module holds the helpers
+//! handler. Functions this library does not support are in `stubs`. This module holds the helpers
 //! the shells share; it must never hold MPI logic of its own.
 //!
 //! # Safety

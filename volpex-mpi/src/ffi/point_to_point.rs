@@ -353,6 +353,25 @@ pub unsafe extern "C" fn MPI_Mprobe(
     })
 }
 
+/// Runs `f` (MPI_Mrecv, MPI_Imrecv) on matched message `*message` and a receive buffer
+/// of `count` elements of `datatype` at `buf`.
+fn with_matched<T>(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    message: *mut c_int,
+    f: impl FnOnce(&mut c_int, &mut datatype::BufMut<'_>, usize) -> Result<T>,
+) -> Result<T> {
+    let (t, n) = (dt(datatype)?, cnt(count)?);
+    let r = reg(buf, &t, n)?;
+    // SAFETY: `message` points to a message handle.
+    let m = unsafe { raw::out(message, "message") }?;
+    // SAFETY: room for `count` elements (MPI-3.1 section 3.8.3); both calls receive the
+    // message before they return.
+    let mut b = unsafe { raw::write(r, t) };
+    f(m, &mut b, n)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Mrecv(
     buf: *mut c_void,
@@ -362,13 +381,7 @@ pub unsafe extern "C" fn MPI_Mrecv(
     status: *mut MpiStatus,
 ) -> c_int {
     guard("MPI_Mrecv", COMM_WORLD, || {
-        let (t, n) = (dt(datatype)?, cnt(count)?);
-        let r = reg(buf, &t, n)?;
-        // SAFETY: `message` points to a message handle.
-        let m = unsafe { raw::out(message, "message") }?;
-        // SAFETY: room for `count` elements (MPI-3.1 section 3.8.3).
-        let mut b = unsafe { raw::write(r, t) };
-        let st = p2p::mrecv(m, &mut b, n)?;
+        let st = with_matched(buf, count, datatype, message, p2p::mrecv)?;
         set_status(status, st)
     })
 }
@@ -382,14 +395,7 @@ pub unsafe extern "C" fn MPI_Imrecv(
     request: *mut c_int,
 ) -> c_int {
     guard("MPI_Imrecv", COMM_WORLD, || {
-        let (t, n) = (dt(datatype)?, cnt(count)?);
-        let r = reg(buf, &t, n)?;
-        // SAFETY: `message` points to a message handle.
-        let m = unsafe { raw::out(message, "message") }?;
-        // SAFETY: room for `count` elements (MPI-3.1 section 3.8.3); the message is
-        // received before the call returns.
-        let mut b = unsafe { raw::write(r, t) };
-        let h = p2p::imrecv(m, &mut b, n)?;
+        let h = with_matched(buf, count, datatype, message, p2p::imrecv)?;
         set(request, "request", h)
     })
 }

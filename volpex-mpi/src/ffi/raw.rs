@@ -10,6 +10,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::os::raw::c_int;
 use std::sync::Arc;
 
+use crate::coll::job::{Piece, Source};
 use crate::datatype::{Buf, BufMut, Datatype, Packed};
 use crate::error::{MpiError, Result};
 use crate::handles::{class, MpiStatus, IN_PLACE};
@@ -19,11 +20,14 @@ use crate::handles::{class, MpiStatus, IN_PLACE};
 pub struct Pending(pub volpex::Request<'static>, pub c_int);
 
 // SAFETY: `volpex::Request` is not `Send` only because a receive request may hold a
-// `Target::Scattered(Box<dyn Layout>)`; this crate only ever posts receives into byte
-// slices (`Target::Contiguous`, plain `&mut [u8]`) and into `p2p::Scatter`s (a byte
-// slice, an offset and an `Arc<Datatype>`, all `Send`), and every other part of a
-// request (its communicator, a thread handle) is `Send`. A request is used by one thread
-// at a time: the table's mutex, or the call that took it out of the table.
+// `Target::Scattered(Box<dyn Layout>)` and an immediate collective a boxed closure that
+// puts its result in place; this crate only ever posts receives into byte slices
+// (`Target::Contiguous`, plain `&mut [u8]`) and into `p2p::Scatter`s (a byte slice, an
+// offset and an `Arc<Datatype>`), and its collectives' closures hold only what the job
+// owns (`coll::job::Output`: byte slices and `Arc<Datatype>`s), all `Send`, as is every
+// other part of a request (its communicator, a running collective's handle). A request
+// is used by one thread at a time: the table's mutex, or the call that took it out of the
+// table.
 unsafe impl Send for Pending {}
 
 /// The memory a buffer argument covers: `len` bytes from address `start`, with the C
@@ -49,17 +53,37 @@ const BOTTOM_MIN_ADDRESS: isize = 65536;
 /// The region `count` elements of `dt` from element `first` take at `p` (`p` null:
 /// MPI_BOTTOM, with `dt` giving absolute addresses).
 pub fn region(p: *const c_void, dt: &Datatype, blocks: &[(i128, usize)]) -> Result<Region> {
-    let mut lo: Option<isize> = None;
-    let mut hi: isize = 0;
-    for &(first, count) in blocks {
-        let (off, len) = dt.span(first, count)?;
+    let spans = blocks
+        .iter()
+        .map(|&(first, count)| dt.span(first, count))
+        .collect::<Result<Vec<_>>>()?;
+    region_of(p, &spans)
+}
+
+/// The region of pieces at byte offsets from `p`, each `(offset, count, datatype)`
+/// (MPI_Alltoallw's blocks, each of its own datatype).
+pub fn pieces_region(p: *const c_void, pieces: &[(isize, usize, &Datatype)]) -> Result<Region> {
+    let spans = pieces
+        .iter()
+        .map(|&(at, count, dt)| {
+            let (off, len) = dt.span(0, count)?;
+            Ok((off.checked_add(at).ok_or_else(too_far)?, len))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    region_of(p, &spans)
+}
+
+/// The region covering `spans` (offset from `p`, length in bytes).
+fn region_of(p: *const c_void, spans: &[(isize, usize)]) -> Result<Region> {
+    let mut bounds: Option<(isize, isize)> = None;
+    for &(off, len) in spans {
         if len == 0 {
             continue;
         }
-        lo = Some(lo.map_or(off, |l| l.min(off)));
-        hi = hi.max(off.checked_add(len as isize).ok_or_else(too_far)?);
+        let end = off.checked_add(len as isize).ok_or_else(too_far)?;
+        bounds = Some(bounds.map_or((off, end), |(l, h)| (l.min(off), h.max(end))));
     }
-    let Some(lo) = lo else {
+    let Some((lo, hi)) = bounds else {
         return Ok(Region {
             start: 0,
             len: 0,
@@ -179,29 +203,109 @@ pub unsafe fn read_apart<'a>(
             "send and receive buffers share bytes (use MPI_IN_PLACE)",
         ));
     }
-    let base = s.base as i128;
     for &(first, count) in blocks {
         // Ranges that follow each other are one piece, as they are in memory.
         match store.pieces.last_mut() {
             Some((f, n, _)) if *f + *n as i128 == first => *n += count,
             _ => store.pieces.push((first, count, store.data.len())),
         }
-        for (off, len) in dt.touched(first, count) {
-            let at = usize::try_from(base + off).map_err(|_| too_far())?;
-            if at < send.start || at + len > send.start + send.len {
-                return Err(MpiError::new(
-                    class::INTERN,
-                    "a block outside its buffer's region",
-                ));
-            }
-            // SAFETY: inside `send` (checked above), which the caller vouches readable;
-            // the slice lives for this copy only, and these bytes are not received.
-            store
-                .data
-                .extend_from_slice(unsafe { std::slice::from_raw_parts(at as *const u8, len) });
-        }
+        // SAFETY: forwarded contract; these bytes are not received (checked above).
+        unsafe { copy_touched(&send, s.base as i128, &dt, (first, count), &mut store.data) }?;
     }
     Ok(store.buf(dt))
+}
+
+/// Appends to `out` the bytes `count` elements of `dt` from element `first` touch, the
+/// buffer's origin at address `base`, in message order.
+///
+/// # Safety
+/// `send` must be readable, as `read` requires, and none of its bytes written while this
+/// runs.
+unsafe fn copy_touched(
+    send: &Region,
+    base: i128,
+    dt: &Datatype,
+    (first, count): (i128, usize),
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    for (off, len) in dt.touched(first, count) {
+        let at = usize::try_from(base + off).map_err(|_| too_far())?;
+        if at < send.start || at + len > send.start + send.len {
+            return Err(MpiError::new(
+                class::INTERN,
+                "a block outside its buffer's region",
+            ));
+        }
+        // SAFETY: inside `send` (checked above), which the caller vouches readable; the
+        // slice lives for this copy only.
+        out.extend_from_slice(unsafe { std::slice::from_raw_parts(at as *const u8, len) });
+    }
+    Ok(())
+}
+
+/// What `pieces` of the buffer over `r` touch, each piece's blocks in `blocks`.
+fn touches<'t>(
+    r: &Region,
+    pieces: &'t [Piece],
+    blocks: &'t [[(i128, usize); 1]],
+) -> Vec<crate::overlap::Touch<'t>> {
+    let origin = origin_address(r);
+    pieces
+        .iter()
+        .zip(blocks)
+        .map(|(p, b)| crate::overlap::Touch {
+            base: origin.wrapping_add_signed(p.at),
+            dt: &p.dt,
+            blocks: &b[..],
+        })
+        .collect()
+}
+
+/// The send buffer of a collective that also receives into `recv` (its region and the
+/// pieces it receives into), `pieces` of it sent: what `read_apart` is for a call whose
+/// pieces may each have their own datatype and place (MPI_Alltoallw). The program's
+/// memory when the two regions are apart (no copy); when their extents overlap but no
+/// byte is both sent and received, a packed copy of the pieces the job owns, read now,
+/// before the receive buffer exists. A byte both sent and received is MPI_ERR_BUFFER.
+///
+/// # Safety
+/// As `read` for `send`, whose region must cover the bytes `pieces` touch (`region` or
+/// `pieces_region` made it from them); and the caller makes no view of `recv` until this
+/// returns.
+pub unsafe fn source<'a>(
+    send: Region,
+    dt: Arc<Datatype>,
+    pieces: &[Piece],
+    recv: Option<(&Region, &[Piece])>,
+) -> Result<Source<'a>> {
+    let Some((rr, rps)) = recv.filter(|(rr, _)| !apart(&send, rr)) else {
+        // SAFETY: forwarded contract; no byte of `send` is in `recv` (checked).
+        return Ok(Source::Memory(unsafe { read(send, dt) }));
+    };
+    // A piece without data may lie anywhere (even outside the buffer): it touches nothing.
+    let with_data = |ps: &[Piece]| ps.iter().filter(|p| p.has_data()).cloned().collect();
+    let (sps, rps): (Vec<Piece>, Vec<Piece>) = (with_data(pieces), with_data(rps));
+    let blocks = |ps: &[Piece]| ps.iter().map(|p| [(0, p.count)]).collect::<Vec<_>>();
+    let (sb, rb) = (blocks(&sps), blocks(&rps));
+    let (st, rt) = (touches(&send, &sps, &sb), touches(rr, &rps, &rb));
+    if crate::overlap::any_share_bytes(&st, &rt) {
+        return Err(MpiError::new(
+            class::BUFFER,
+            "send and receive buffers share bytes (use MPI_IN_PLACE)",
+        ));
+    }
+    let mut data = Vec::new();
+    let mut copied = Vec::with_capacity(sps.len());
+    for (p, t) in sps.iter().zip(&st) {
+        copied.push((p.clone(), data.len()));
+        // SAFETY: forwarded contract; these bytes are not received (checked above).
+        unsafe { copy_touched(&send, t.base as i128, &p.dt, (0, p.count), &mut data) }?;
+    }
+    Ok(Source::Copy {
+        data,
+        pieces: copied,
+        dt,
+    })
 }
 
 /// A send buffer over `r`.
@@ -319,6 +423,54 @@ pub unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]>
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
+/// The weights of a distributed graph's edges (MPI-3.1 section 7.5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weights<'a> {
+    /// MPI_UNWEIGHTED: the graph has no weights.
+    Unweighted,
+    /// MPI_WEIGHTS_EMPTY: weighted, and this process gives no edge.
+    Empty,
+    /// One weight per edge.
+    Given(&'a [c_int]),
+}
+
+/// The two weights sentinels (`mpi.h` makes them addresses of library objects).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sentinel {
+    /// MPI_UNWEIGHTED.
+    Unweighted,
+    /// MPI_WEIGHTS_EMPTY.
+    WeightsEmpty,
+}
+
+/// A weights argument of `n` entries: MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY or an array.
+///
+/// # Safety
+/// Any other `p` must point to `n` readable ints when `n > 0`.
+pub unsafe fn weights<'a>(p: *const c_int, n: usize, what: &str) -> Result<Weights<'a>> {
+    match super::fortran::weights_sentinel(p) {
+        Some(Sentinel::Unweighted) => Ok(Weights::Unweighted),
+        Some(Sentinel::WeightsEmpty) if n == 0 => Ok(Weights::Empty),
+        Some(Sentinel::WeightsEmpty) => Err(MpiError::arg(format!(
+            "{what}: MPI_WEIGHTS_EMPTY with {n} edges"
+        ))),
+        // SAFETY: forwarded contract.
+        None => unsafe { array(p, n, what) }.map(Weights::Given),
+    }
+}
+
+/// An output weights array of `n` entries, None for a sentinel (nothing to write).
+///
+/// # Safety
+/// Any other `p` must point to `n` writable ints when `n > 0`.
+pub unsafe fn weights_out<'a>(p: *mut c_int, n: usize) -> Result<Option<&'a mut [c_int]>> {
+    if super::fortran::weights_sentinel(p).is_some() {
+        return Ok(None);
+    }
+    // SAFETY: forwarded contract.
+    unsafe { array_mut(p, n, "weights") }.map(Some)
+}
+
 /// An output or in-out array of `n` elements (`MPI_Request array_of_requests[]`).
 ///
 /// # Safety
@@ -389,17 +541,30 @@ pub unsafe fn put_attr(p: *mut c_void, v: *const c_int) -> Result<()> {
 /// `MPI_User_function`: `void f(void *invec, void *inoutvec, int *len, MPI_Datatype *)`.
 pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
 
-/// Calls a user operation on `len` elements: `inout = input op inout`.
-pub fn call_user_op(f: UserFn, input: &mut [u8], inout: &mut [u8], len: usize, dt: c_int) {
+/// Calls a user operation on `len` elements of datatype `dt` (handle): `inout = input op
+/// inout`, each buffer holding the elements as the datatype lays them out in memory,
+/// with their origin `origin` bytes in.
+pub fn call_user_op(
+    f: UserFn,
+    input: &mut [u8],
+    inout: &mut [u8],
+    origin: usize,
+    len: usize,
+    dt: c_int,
+) {
+    if origin > input.len() || origin > inout.len() {
+        return;
+    }
     let mut len = c_int::try_from(len).unwrap_or(c_int::MAX);
     let mut dt = dt;
     // SAFETY: `f` is the function the program gave MPI_Op_create, with the signature of
     // MPI_User_function (MPI-3.1 section 5.9.5); both buffers hold `len` elements of
-    // `dt` and are ours for the call; `len` and `dt` are locals it may read.
+    // `dt` laid out from their origin, `origin` bytes in (checked to be inside them), and
+    // are ours for the call; `len` and `dt` are locals it may read.
     unsafe {
         f(
-            input.as_mut_ptr() as *mut c_void,
-            inout.as_mut_ptr() as *mut c_void,
+            input.as_mut_ptr().add(origin) as *mut c_void,
+            inout.as_mut_ptr().add(origin) as *mut c_void,
             &mut len,
             &mut dt,
         )
@@ -497,9 +662,10 @@ pub fn call_fortran_copy_attr(
 ) -> (c_int, Option<usize>) {
     let (extra, value) = (extra as isize, value as isize);
     let (mut out, mut flag, mut ierr): (isize, c_int, c_int) = (0, 0, 0);
-    // SAFETY: `f` is the procedure the program gave MPI_TYPE_CREATE_KEYVAL (MPI-3.1
-    // section 6.7.4, Fortran binding); every argument points to a local of the type the
-    // binding declares, which it may read and (out, flag, ierr) write.
+    // SAFETY: `f` is the procedure the program gave MPI_COMM_CREATE_KEYVAL or
+    // MPI_TYPE_CREATE_KEYVAL (MPI-3.1 sections 6.7.2 and 6.7.4, Fortran binding); every
+    // argument points to a local of the type the binding declares, which it may read
+    // and (out, flag, ierr) write.
     unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
     (ierr, (flag != 0).then_some(out as usize))
 }
@@ -671,21 +837,15 @@ pub fn copy_attr(
     extra: usize,
     value: usize,
 ) -> (c_int, Option<usize>) {
-    let (mut flag, mut ierr) = (0 as c_int, 0 as c_int);
     match f {
         AttrCopy::C(f) => call_copy_attr(f, old, key, extra, value),
-        AttrCopy::Fortran(f) => {
-            let (extra, value, mut out) = (extra as isize, value as isize, 0isize);
-            // SAFETY: `f` is the procedure the program gave MPI_COMM_CREATE_KEYVAL, with
-            // the interface of COMM_COPY_ATTR_FUNCTION (MPI-3.1 section 6.7.2); every
-            // argument points to a local of the right type.
-            unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
-            (ierr, (flag != 0).then_some(out as usize))
-        }
+        AttrCopy::Fortran(f) => call_fortran_copy_attr(f, old, key, extra, value),
         AttrCopy::Fortran1(f) => {
             let (extra, value, mut out) = (extra as c_int, value as c_int, 0 as c_int);
-            // SAFETY: as above, for MPI_KEYVAL_CREATE's COPY_FUNCTION (MPI-3.1 section
-            // 17.2.7), whose values are INTEGERs.
+            let (mut flag, mut ierr) = (0 as c_int, 0 as c_int);
+            // SAFETY: `f` is the procedure the program gave MPI_KEYVAL_CREATE, with the
+            // interface of MPI-1's COPY_FUNCTION (MPI-3.1 section 17.2.7), whose values
+            // are INTEGERs; every argument points to a local of the right type.
             unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
             (ierr, (flag != 0).then_some(out as usize))
         }
@@ -694,19 +854,13 @@ pub fn copy_attr(
 
 /// Calls an attribute delete function in any language; its return code.
 pub fn delete_attr(f: AttrDelete, comm: c_int, key: c_int, value: usize, extra: usize) -> c_int {
-    let mut ierr: c_int = 0;
     match f {
         AttrDelete::C(f) => call_delete_attr(f, comm, key, value, extra),
-        AttrDelete::Fortran(f) => {
-            let (value, extra) = (value as isize, extra as isize);
-            // SAFETY: the procedure the program gave MPI_COMM_CREATE_KEYVAL, with the
-            // interface of COMM_DELETE_ATTR_FUNCTION; every argument points to a local.
-            unsafe { f(&comm, &key, &value, &extra, &mut ierr) };
-            ierr
-        }
+        AttrDelete::Fortran(f) => call_fortran_delete_attr(f, comm, key, value, extra),
         AttrDelete::Fortran1(f) => {
-            let (value, extra) = (value as c_int, extra as c_int);
-            // SAFETY: as above, for MPI_KEYVAL_CREATE's DELETE_FUNCTION.
+            let (value, extra, mut ierr) = (value as c_int, extra as c_int, 0 as c_int);
+            // SAFETY: the procedure the program gave MPI_KEYVAL_CREATE, with the
+            // interface of MPI-1's DELETE_FUNCTION; every argument points to a local.
             unsafe { f(&comm, &key, &value, &extra, &mut ierr) };
             ierr
         }

@@ -1,24 +1,14 @@
-//! Functions of `mpi.h` that are not implemented yet, or that this library does not
-//! support: each exists, so a program that calls it links, and answers through the
-//! error handler of MPI_COMM_WORLD with a message naming it (see `error::not_implemented`
-//! and `error::unsupported`). Their C arguments are not read, so the Rust declarations
+//! Functions of `mpi.h` that this library does not support (dynamic processes, one-sided
+//! communication, I/O): each exists, so a program that calls it links, and answers
+//! through the error handler of MPI_COMM_WORLD with a message naming it (see
+//! `error::unsupported`). Their C arguments are not read, so the Rust declarations
 //! take none: under the C calling convention a callee that ignores its arguments is
 //! called correctly. Must never hold a function that does something.
 
 use std::os::raw::c_int;
 
-use crate::error::{not_implemented, unsupported};
+use crate::error::unsupported;
 use crate::handles::class;
-
-/// Functions still to be written: MPI_ERR_OTHER, "... is not implemented yet".
-macro_rules! pending {
-    ($($name:ident),* $(,)?) => {$(
-        #[no_mangle]
-        pub extern "C" fn $name() -> c_int {
-            not_implemented(stringify!($name))
-        }
-    )*};
-}
 
 /// Functions this library does not support: `$class` with `$why`.
 macro_rules! unsupported {
@@ -29,45 +19,6 @@ macro_rules! unsupported {
         }
     )*};
 }
-
-// Collectives and topologies.
-pending!(
-    MPI_Alltoallw,
-    MPI_Dist_graph_create,
-    MPI_Dist_graph_create_adjacent,
-    MPI_Dist_graph_neighbors,
-    MPI_Dist_graph_neighbors_count,
-    MPI_Graph_create,
-    MPI_Graph_get,
-    MPI_Graph_map,
-    MPI_Graph_neighbors,
-    MPI_Graph_neighbors_count,
-    MPI_Graphdims_get,
-    MPI_Iallgather,
-    MPI_Iallgatherv,
-    MPI_Ialltoall,
-    MPI_Ialltoallv,
-    MPI_Ialltoallw,
-    MPI_Iexscan,
-    MPI_Igather,
-    MPI_Igatherv,
-    MPI_Ineighbor_allgather,
-    MPI_Ineighbor_allgatherv,
-    MPI_Ineighbor_alltoall,
-    MPI_Ineighbor_alltoallv,
-    MPI_Ineighbor_alltoallw,
-    MPI_Ireduce,
-    MPI_Ireduce_scatter,
-    MPI_Ireduce_scatter_block,
-    MPI_Iscan,
-    MPI_Iscatter,
-    MPI_Iscatterv,
-    MPI_Neighbor_allgather,
-    MPI_Neighbor_allgatherv,
-    MPI_Neighbor_alltoall,
-    MPI_Neighbor_alltoallv,
-    MPI_Neighbor_alltoallw,
-);
 
 // Process creation and management (MPI-3.1 chapter 10): a Volpex job has a fixed set of
 // ranks, each replicated; new processes and connections between jobs are not supported.

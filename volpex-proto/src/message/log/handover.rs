@@ -135,6 +135,9 @@ impl SendLog {
                     choices,
                     retained,
                     logged_at: std::time::Duration::ZERO,
+                    // Only complete sends are handed over (at a checkpoint no request is
+                    // outstanding), and their other replicas flag their own copies.
+                    sync: false,
                 },
             );
             at = next;

@@ -39,6 +39,9 @@ pub struct LogEntry {
     retained: bool,
     /// When it was logged (the engine's clock; zero when not known).
     pub logged_at: Duration,
+    /// Sent synchronously: whoever serves it says so (`FLAG_SYNC`), so that every
+    /// receiver replica that claims it tells the sender's replicas (MATCHED).
+    pub sync: bool,
 }
 
 /// Answer to "do you have this key?".
@@ -182,6 +185,7 @@ impl SendLog {
                 choices,
                 retained: false,
                 logged_at: now,
+                sync: false,
             },
         );
         debug_assert!(earlier.is_none(), "{key} logged twice");
@@ -219,6 +223,13 @@ impl SendLog {
         match self.consumed.get(&(comm, dst)) {
             Some(marks) => marks.iter().all(|&w| w > order),
             None => (0..self.replicas as u32).all(|k| dead.is_some_and(|d| d.contains(&k))),
+        }
+    }
+
+    /// Marks logged message `key` as sent synchronously (`LogEntry::sync`).
+    pub fn mark_synchronous(&mut self, key: &Key) {
+        if let Some(e) = self.entries.get_mut(key) {
+            e.sync = true;
         }
     }
 

@@ -25,14 +25,24 @@ use crate::wire::control::ReplicaStats;
 use crate::wire::frame::data_header;
 use crate::wire::Frame;
 
-/// A logged message as it is served: key, order number, payload, and how many of this
-/// rank's choices it may depend on.
+/// A logged message as it is served: key, order number, payload, how many of this
+/// rank's choices it may depend on, and whether it was sent synchronously.
 struct Logged {
     key: Key,
     order: u64,
     payload: Bytes,
     choices: u64,
     logged_at: Duration,
+    sync: bool,
+}
+
+/// What a DATA frame says of its message besides its bytes.
+#[derive(Debug, Clone, Copy, Default)]
+struct DataFlags {
+    /// It waited in the log before this pull came (`FLAG_LATE`).
+    late: bool,
+    /// It was sent synchronously (`FLAG_SYNC`).
+    sync: bool,
 }
 
 /// The serving side of one replica, over the engine's parts it uses.
@@ -184,12 +194,16 @@ impl Serving<'_> {
             self.log
                 .append(comm, tag, self.me.rank, dst, payload.clone(), choices, now)?;
         self.stats.sends += 1;
+        let sync = self.sync.is_made(&key);
+        if sync {
+            self.log.mark_synchronous(&key);
+        }
         for want in [Want::Key(key), self.order_want(comm, dst, order)] {
             if !self.service.has_waiters(&want) {
                 continue;
             }
             if self.coord.may_leave(choices) {
-                self.serve_parked(want, key, order, &payload, choices);
+                self.serve_parked(want, (key, order, sync), &payload, choices);
             } else {
                 self.block(now, want);
             }
@@ -258,19 +272,19 @@ impl Serving<'_> {
                 payload: e.payload.clone(),
                 choices: e.choices,
                 logged_at: e.logged_at,
+                sync: e.sync,
             }),
             Lookup::Evicted | Lookup::NotYetSent => None,
         }
     }
 
-    /// Answers every pull parked for `want` with the message. An answer a direct write
-    /// began goes on as the rest of that write, on its link (nothing, when it went out
-    /// whole).
+    /// Answers every pull parked for `want` with the message (key, order number, sent
+    /// synchronously). An answer a direct write began goes on as the rest of that write,
+    /// on its link (nothing, when it went out whole).
     pub(super) fn serve_parked(
         &mut self,
         want: Want,
-        key: Key,
-        order: u64,
+        (key, order, sync): (Key, u64, bool),
         payload: &Bytes,
         choices: u64,
     ) {
@@ -281,7 +295,8 @@ impl Serving<'_> {
             }
             self.stats.served += 1;
             let Some(written) = written else {
-                self.data_to(w, key, order, payload.clone(), choices, false);
+                let flags = DataFlags { late: false, sync };
+                self.data_to(w, (key, order), payload.clone(), choices, flags);
                 continue;
             };
             // `write_ahead` offers no direct write of a message that carries choices.
@@ -297,9 +312,7 @@ impl Serving<'_> {
                         payload: payload.clone(),
                         confirm: written.confirm,
                         late: false,
-                        // As `write_ahead` wrote it: the send is in flight until after
-                        // this.
-                        sync: self.sync.is_made(&key),
+                        sync,
                     },
                     written: written.bytes,
                     link: written.link,
@@ -317,7 +330,7 @@ impl Serving<'_> {
             match self.logged(&want) {
                 Some(m) if self.coord.may_leave(m.choices) => {
                     self.service.unblock(&want);
-                    self.serve_parked(want, m.key, m.order, &m.payload, m.choices);
+                    self.serve_parked(want, (m.key, m.order, m.sync), &m.payload, m.choices);
                 }
                 Some(_) => {}
                 None => self.service.unblock(&want),
@@ -357,7 +370,8 @@ impl Serving<'_> {
                     // the ones after it.
                     self.announce().flush_choices();
                     self.stats.served += 1;
-                    self.data_to(w, slot_key(self.me.rank, slot), slot, payload, 0, false);
+                    let key = slot_key(self.me.rank, slot);
+                    self.data_to(w, (key, slot), payload, 0, DataFlags::default());
                     self.announce().out_choices_after(from, slot);
                     return;
                 }
@@ -401,7 +415,8 @@ impl Serving<'_> {
                 // It waited in the log: the receiver could have had it sooner by pulling
                 // ahead (see `receive::on_data`).
                 let late = !m.logged_at.is_zero() && now.saturating_sub(m.logged_at) >= LATE_PULL;
-                self.data_to(w, m.key, m.order, m.payload, m.choices, late);
+                let flags = DataFlags { late, sync: m.sync };
+                self.data_to(w, (m.key, m.order), m.payload, m.choices, flags);
             }
             None => {
                 self.service.park(want, w);
@@ -426,19 +441,17 @@ impl Serving<'_> {
         );
     }
 
-    /// Sends a logged message to `w`, preceded by the choices it must carry (see
-    /// `carry_choices`); `late`: it waited in the log before the pull came.
+    /// Sends a logged message (key, order number) to `w`, preceded by the choices it
+    /// must carry (see `carry_choices`).
     fn data_to(
         &mut self,
         w: Waiter,
-        key: Key,
-        order: u64,
+        (key, order): (Key, u64),
         payload: Bytes,
         choices: u64,
-        late: bool,
+        DataFlags { late, sync }: DataFlags,
     ) {
         self.announce().carry_choices(w.from, choices);
-        let sync = self.sync.is_made(&key);
         self.out.send(
             w.from,
             Frame::Data {

@@ -4,7 +4,9 @@
 //! A pull alone cannot say that: receivers pull ahead of their receives, and under
 //! replication each receiver replica pulls from one replica of the sender, so a sender
 //! replica whose partner died would never hear. Instead the message says it is
-//! synchronous (DATA with `FLAG_SYNC`), and the receiver, once one of its receives claimed
+//! synchronous (DATA with `FLAG_SYNC`: the sender log keeps the flag with the message, so
+//! every replica that serves it says so, also one whose own send completed long ago),
+//! and the receiver, once one of its receives claimed
 //! it (posted receives claim their messages in order, arrived or not; a matched probe
 //! claims too, a probe does not), tells *every* replica of the sender with MATCHED.
 //!
@@ -212,8 +214,8 @@ mod tests {
     }
 
     /// Moves every frame (deferred ones too) to its live destination until none is left;
-    /// counts the MATCHED frames that reached each replica.
-    fn route(all: &mut [(ReplicaId, Engine)], dead: &[ReplicaId]) -> Vec<(ReplicaId, usize)> {
+    /// returns the MATCHED frames delivered, as (to, from).
+    fn route(all: &mut [(ReplicaId, Engine)], dead: &[ReplicaId]) -> Vec<(ReplicaId, ReplicaId)> {
         let mut matched = Vec::new();
         loop {
             let mut moved = Vec::new();
@@ -230,7 +232,7 @@ mod tests {
                     continue;
                 }
                 if matches!(f, Frame::Matched { .. }) {
-                    matched.push((to, 1));
+                    matched.push((to, from));
                 }
                 at(all, to).handle_frame(NOW, from, f);
             }
@@ -288,7 +290,7 @@ mod tests {
         // The receive claims it: the message was here already, MATCHED goes at once.
         let id = at(&mut all, r).post(NOW, exact(5), Mode::Receive);
         let matched = route(&mut all, &[]);
-        assert_eq!(matched, vec![(s, 1)]);
+        assert_eq!(matched, vec![(s, r)]);
         assert_eq!(at(&mut all, s).match_state(&key), MatchState::Matched);
         assert!(at(&mut all, r).take(NOW, id).is_some());
         at(&mut all, s).forget_match(&key);
@@ -357,7 +359,7 @@ mod tests {
         route(&mut all, &[]);
         let id1 = at(&mut all, r1).post(NOW, exact(8), Mode::Receive);
         let matched = route(&mut all, &[]);
-        assert!(matched.contains(&(s0, 1)), "{matched:?}");
+        assert!(matched.contains(&(s0, r1)), "{matched:?}");
         assert_eq!(at(&mut all, s1).match_state(&k1), MatchState::Matched);
         assert_eq!(at(&mut all, s0).match_state(&k0), MatchState::Waiting);
         let id0 = at(&mut all, r0).post(NOW, exact(8), Mode::Receive);
@@ -385,6 +387,30 @@ mod tests {
         let id0 = at(&mut all, r0).post(NOW, exact(3), Mode::Receive);
         route(&mut all, &[]);
         assert_eq!(at(&mut all, s0).match_state(&key), MatchState::Matched);
+        assert!(at(&mut all, r0).take(NOW, id0).is_some());
+    }
+
+    /// A sender replica that completed its send (and forgot it) still flags the message
+    /// when it serves it, so a receiver replica that pulls it from there after failing
+    /// over tells the sender's replicas (the one whose own team's receiver it is waits
+    /// for exactly that).
+    #[test]
+    fn a_completed_send_is_still_served_as_synchronous() {
+        let mut all = job(2);
+        let (s0, s1) = (ReplicaId::new(0, 0), ReplicaId::new(0, 1));
+        let (r0, r1) = (ReplicaId::new(1, 0), ReplicaId::new(1, 1));
+        let id1 = at(&mut all, r1).post(NOW, exact(9), Mode::Receive);
+        route(&mut all, &[]);
+        let key = send_sync(at(&mut all, s1), 9);
+        route(&mut all, &[]);
+        assert_eq!(at(&mut all, s1).match_state(&key), MatchState::Matched);
+        at(&mut all, s1).forget_match(&key);
+        assert!(at(&mut all, r1).take(NOW, id1).is_some());
+        // 1.0 cannot reach 0.0: it fails over and pulls the message from 0.1.
+        at(&mut all, r0).handle_peer_down(NOW, s0, true);
+        let id0 = at(&mut all, r0).post(NOW, exact(9), Mode::Receive);
+        let matched = route(&mut all, &[]);
+        assert_eq!(matched, vec![(s1, r0)]);
         assert!(at(&mut all, r0).take(NOW, id0).is_some());
     }
 
