@@ -1,5 +1,5 @@
 //! Arbitrary inputs into the engines of a 3 x 2 job, with the checks of the property
-//! test `volpex-core/tests/simulator/hostile/engine_frames.rs`
+//! test `volpex-proto/tests/simulator/hostile/engine_frames.rs`
 //! (`engine_check::check_inputs`): no panic, no endless exchange between engines, frames
 //! per input bounded, heap growth per input bounded, hostile frames that come again grow
 //! nothing. Bytes become inputs through the `arbitrary` crate; `drive::Job::step_of`
@@ -10,15 +10,15 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../volpex-core/tests/simulator/hostile/alloc.rs"]
+#[path = "../../volpex-proto/tests/simulator/hostile/alloc.rs"]
 #[allow(dead_code)]
 mod alloc;
-#[path = "../../volpex-core/tests/simulator/hostile/drive.rs"]
+#[path = "../../volpex-proto/tests/simulator/hostile/drive.rs"]
 #[allow(dead_code)]
 mod drive;
-#[path = "../../volpex-core/tests/simulator/hostile/engine_check.rs"]
+#[path = "../../volpex-proto/tests/simulator/hostile/engine_check.rs"]
 mod engine_check;
-#[path = "../../volpex-core/tests/simulator/hostile/pick.rs"]
+#[path = "../../volpex-proto/tests/simulator/hostile/pick.rs"]
 mod pick;
 
 /// One input as the fuzzer makes it; becomes a `drive::Raw`.

@@ -1,5 +1,5 @@
 //! Arbitrary bytes into the frame decoder, with the checks of the property test
-//! `volpex-core/tests/simulator/hostile/wire_decode.rs` (`decode_check::check_stream`):
+//! `volpex-proto/tests/simulator/hostile/wire_decode.rs` (`decode_check::check_stream`):
 //! no panic, no frame over the reader's payload limit, heap within the read buffer plus
 //! one payload buffer of the limit.
 //!
@@ -10,13 +10,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use volpex::config::{CONTROL_PAYLOAD_BYTES_MAX, FRAME_PAYLOAD_BYTES_MAX};
-use volpex::wire::header::CHALLENGE_BYTES;
+use volpex_proto::limits::{CONTROL_PAYLOAD_BYTES_MAX, FRAME_PAYLOAD_BYTES_MAX};
+use volpex_proto::wire::header::CHALLENGE_BYTES;
 
-#[path = "../../volpex-core/tests/simulator/hostile/alloc.rs"]
+#[path = "../../volpex-proto/tests/simulator/hostile/alloc.rs"]
 #[allow(dead_code)]
 mod alloc;
-#[path = "../../volpex-core/tests/simulator/hostile/decode_check.rs"]
+#[path = "../../volpex-proto/tests/simulator/hostile/decode_check.rs"]
 mod decode_check;
 
 fuzz_target!(|data: &[u8]| {

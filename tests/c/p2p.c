@@ -23,18 +23,28 @@ int main(int argc, char **argv) {
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
     double sum = 0;
 
-    /* A ring of blocking sends in every mode. */
+    /* Room for one buffered send at a time (MPI-3.1 section 3.6). */
+    static char bsend_room[N * sizeof(double) + MPI_BSEND_OVERHEAD];
+    CHECK_OK(MPI_Buffer_attach(bsend_room, (int)sizeof bsend_room));
+
+    /* A ring of blocking sends in every mode, each after its receive is posted: a
+     * synchronous send completes only once its receive has started and a ready send
+     * needs it posted (MPI-3.1 section 3.4), so a ring of either that sends first
+     * would be an erroneous program. */
     for (int round = 0; round < rounds; round++) {
         double out[N], in[N];
         for (int i = 0; i < N; i++) out[i] = rank * 1000.0 + round + i * 0.5;
         MPI_Status st;
+        MPI_Request rq;
+        CHECK_OK(MPI_Irecv(in, N, MPI_DOUBLE, prev, round, MPI_COMM_WORLD, &rq));
+        if (round % 4 == 3) CHECK_OK(MPI_Barrier(MPI_COMM_WORLD)); /* every receive posted */
         switch (round % 4) {
         case 0: CHECK_OK(MPI_Send(out, N, MPI_DOUBLE, next, round, MPI_COMM_WORLD)); break;
         case 1: CHECK_OK(MPI_Ssend(out, N, MPI_DOUBLE, next, round, MPI_COMM_WORLD)); break;
         case 2: CHECK_OK(MPI_Bsend(out, N, MPI_DOUBLE, next, round, MPI_COMM_WORLD)); break;
         default: CHECK_OK(MPI_Rsend(out, N, MPI_DOUBLE, next, round, MPI_COMM_WORLD)); break;
         }
-        CHECK_OK(MPI_Recv(in, N, MPI_DOUBLE, prev, round, MPI_COMM_WORLD, &st));
+        CHECK_OK(MPI_Wait(&rq, &st));
         CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == round);
         int count;
         CHECK_OK(MPI_Get_count(&st, MPI_DOUBLE, &count));
@@ -42,6 +52,13 @@ int main(int argc, char **argv) {
         for (int i = 0; i < N; i++) CHECK(in[i] == prev * 1000.0 + round + i * 0.5);
         sum += in[N - 1];
         if (work_ms > 0) nanosleep(&work, NULL);
+    }
+
+    {
+        void *room;
+        int size;
+        CHECK_OK(MPI_Buffer_detach(&room, &size));
+        CHECK(room == bsend_room && size == (int)sizeof bsend_room);
     }
 
     /* Immediate: post receives first, Waitall, then Waitany and Testsome. */

@@ -70,10 +70,10 @@ program errors
   call MPI_Errhandler_free(eh, ierr)
   call check(eh == MPI_ERRHANDLER_NULL, 'errhandler_free')
 
-  ! Not implemented: a clear code, not a link error.
+  ! A graph query on a communicator without a graph: a clear class.
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
   call MPI_Graph_neighbors_count(MPI_COMM_WORLD, 0, x, ierr)
-  call check(ierr == MPI_ERR_OTHER, 'not implemented')
+  call check(ierr == MPI_ERR_TOPOLOGY, 'no graph topology')
   x = MPI_REQUEST_NULL
   call MPI_Cancel(x, ierr)
   call check(ierr == MPI_ERR_REQUEST, 'cancel of MPI_REQUEST_NULL')

@@ -18,9 +18,11 @@ program p2p
     end function
   end interface
   integer, parameter :: n = 100
+  integer, parameter :: size_of_room = 8 * n + MPI_BSEND_OVERHEAD
+  character :: room(size_of_room)
   integer :: ierr, rank, size, next, prev, round, rounds, work_ms, i, count
   integer :: status(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 4), reqs(4)
-  integer :: idx, outcount, indices(4), val, srcs, tags, k, k2
+  integer :: idx, outcount, indices(4), val, srcs, tags, k, k2, rq
   integer, volatile :: got(2)
   ! Buffers of requests that outlive the call that named them are VOLATILE, so the
   ! compiler neither caches nor moves their accesses (MPI-3.1 section 17.1.17).
@@ -45,11 +47,19 @@ program p2p
   prev = mod(rank + size - 1, size)
   total = 0
 
-  ! A ring of blocking sends in every mode.
+  ! Room for one buffered send at a time (MPI-3.1 section 3.6).
+  call MPI_Buffer_attach(room, size_of_room, ierr)
+  call check(ierr == MPI_SUCCESS, 'buffer_attach')
+
+  ! A ring of blocking sends in every mode, each after its receive is posted: a
+  ! synchronous send completes only once its receive has started and a ready send
+  ! needs it posted (MPI-3.1 section 3.4).
   do round = 0, rounds - 1
     do i = 1, n
       out(i) = rank * 1000d0 + round + i * 0.5d0
     end do
+    call MPI_Irecv(in, n, MPI_DOUBLE_PRECISION, prev, round, MPI_COMM_WORLD, rq, ierr)
+    if (mod(round, 4) == 3) call MPI_Barrier(MPI_COMM_WORLD, ierr)
     select case (mod(round, 4))
     case (0)
       call MPI_Send(out, n, MPI_DOUBLE_PRECISION, next, round, MPI_COMM_WORLD, ierr)
@@ -61,7 +71,7 @@ program p2p
       call MPI_Rsend(out, n, MPI_DOUBLE_PRECISION, next, round, MPI_COMM_WORLD, ierr)
     end select
     call check(ierr == MPI_SUCCESS, 'send')
-    call MPI_Recv(in, n, MPI_DOUBLE_PRECISION, prev, round, MPI_COMM_WORLD, status, ierr)
+    call MPI_Wait(rq, status, ierr)
     call check(status(MPI_SOURCE) == prev .and. status(MPI_TAG) == round, 'status')
     call MPI_Get_count(status, MPI_DOUBLE_PRECISION, count, ierr)
     call check(count == n, 'get_count')
@@ -71,6 +81,9 @@ program p2p
     total = total + in(n)
     if (work_ms > 0) i = usleep(work_ms * 1000)
   end do
+
+  call MPI_Buffer_detach(room, k, ierr)
+  call check(ierr == MPI_SUCCESS .and. k == size_of_room, 'buffer_detach')
 
   ! Immediate operations, completed by MPI_WAITALL with a status array.
   got = -1

@@ -1,10 +1,10 @@
-//! What the C and Fortran interface tests (`tests/c_abi.rs`, `tests/fortran_abi.rs`)
-//! share: a temporary build directory, running a compiled MPI program alone or as a
-//! job, and the checkpoint scenario both languages must pass. Never compiles anything
-//! itself: each test file knows its wrapper compiler.
+//! What the C and Fortran interface tests (`tests/c_abi.rs`, `tests/fortran_abi.rs`,
+//! `tests/mpi_*.rs`) share: a temporary build directory, compiling a test program of
+//! `tests/c/` or `tests/fortran/` with our wrapper compilers, running it alone or as a
+//! job, and the fault scenarios every language must pass.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use crate::{run, Run, TempPath};
@@ -32,6 +32,44 @@ impl Drop for TempDir {
     }
 }
 
+/// Compiles `tests/c/NAME.c` with volpexcc (`-O2 -Wall -Werror`) into `dir`.
+pub fn compile_c(dir: &TempDir, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("c")
+        .join(format!("{name}.c"));
+    compile_with("volpexcc", dir, &src, &["-O2", "-Wall", "-Werror"])
+}
+
+/// Compiles `tests/fortran/FILE` (`.f90` or `.f`) with `wrapper` (volpexf90, volpexf77)
+/// into `dir`, named as the file without its extension.
+pub fn compile_fortran(wrapper: &str, dir: &TempDir, file: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fortran")
+        .join(file);
+    compile_with(wrapper, dir, &src, &["-O2", "-Wall"])
+}
+
+fn compile_with(wrapper: &str, dir: &TempDir, src: &Path, flags: &[&str]) -> PathBuf {
+    let name = src.file_stem().expect("a source file name");
+    let out = dir.0.join(name);
+    let st = Command::new(crate::bin(wrapper))
+        .current_dir(&dir.0)
+        .args(flags)
+        .arg("-o")
+        .arg(&out)
+        .arg(src)
+        .output()
+        .expect("run the wrapper compiler");
+    assert!(
+        st.status.success(),
+        "{wrapper} {} failed:\n{}{}",
+        src.display(),
+        String::from_utf8_lossy(&st.stdout),
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
+}
+
 /// Runs `program` with volpexrun's `args`; asserts it succeeded and returns stdout.
 pub fn job(args: &[&str], program: &Path, prog_args: &[&str]) -> String {
     let r = run(args, program, prog_args, DEADLINE);
@@ -41,12 +79,33 @@ pub fn job(args: &[&str], program: &Path, prog_args: &[&str]) -> String {
 
 /// Runs `program` alone, as `./a.out`.
 pub fn singleton(program: &Path, args: &[&str]) -> Output {
-    Command::new(program)
+    let child = Command::new(program)
         .args(args)
         .env_remove("VOLPEX_RANK")
         .env_remove("VOLPEX_LAUNCHER")
-        .output()
-        .expect("run the program alone")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the program alone");
+    // A program that hangs is ended by its pid at the deadline, and the test fails.
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(DEADLINE) {
+        Ok(out) => out.expect("wait for the program"),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!(
+                "{} {args:?} alone did not end within {DEADLINE:?}",
+                program.display()
+            );
+        }
+    }
 }
 
 /// The first line of `stdout` that starts with `prefix`.

@@ -14,7 +14,10 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub mod abi;
+pub mod prerequisites;
 pub mod testhosts;
+
+pub use prerequisites::{has_command, npb_verified, official_npb, prerequisite};
 
 /// Directory of the build profile the tests were built with (`target/debug`, ...).
 pub fn profile_dir() -> PathBuf {
@@ -134,6 +137,22 @@ impl Run {
             })
             .unwrap_or("?")
             .to_string()
+    }
+
+    /// Whether the report records a SIGKILL of incarnation 0 of replica `rank.replica`
+    /// while the job ran (a timed `--fault R.I:kill@T` lands only then).
+    pub fn killed(&self, rank: u64, replica: u64) -> bool {
+        self.report
+            .as_ref()
+            .and_then(|r| r["events"].as_array())
+            .is_some_and(|es| {
+                es.iter().any(|e| {
+                    e["kind"] == "killed"
+                        && e["rank"] == rank
+                        && e["replica"] == replica
+                        && e["incarnation"] == 0
+                })
+            })
     }
 
     /// Asserts that no process the job started is still running.
@@ -339,4 +358,13 @@ pub fn thread_cpu_lists() -> Result<Vec<String>, Box<dyn std::error::Error>> {
         lines.push(list.trim().to_string());
     }
     Ok(lines)
+}
+
+/// The CPUs the calling thread may run on (as volpexrun sees its own).
+pub fn allowed_cpus() -> Result<Vec<usize>, String> {
+    use nix::sched::{sched_getaffinity, CpuSet};
+    let set = sched_getaffinity(nix::unistd::Pid::from_raw(0)).map_err(|e| e.to_string())?;
+    Ok((0..CpuSet::count())
+        .filter(|&c| set.is_set(c).unwrap_or(false))
+        .collect())
 }

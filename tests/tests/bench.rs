@@ -42,8 +42,7 @@ fn pingpong_prints_one_csv_row_per_size() {
 
 #[test]
 fn compare_with_open_mpi_has_the_promised_csv() {
-    if Command::new("mpicc").arg("--version").output().is_err() {
-        eprintln!("Open MPI not installed: .ci/run installs it; skipping here");
+    if !volpex_tests::prerequisite(volpex_tests::has_command("mpicc"), "Open MPI (mpicc)") {
         return;
     }
     let svg = volpex_tests::TempPath::new("pingpong.svg");
@@ -68,8 +67,7 @@ fn compare_with_open_mpi_has_the_promised_csv() {
 
 #[test]
 fn compare_collectives_with_open_mpi_has_the_promised_csv() {
-    if Command::new("mpicc").arg("--version").output().is_err() {
-        eprintln!("Open MPI not installed: .ci/run installs it; skipping here");
+    if !volpex_tests::prerequisite(volpex_tests::has_command("mpicc"), "Open MPI (mpicc)") {
         return;
     }
     let stdout = volpex_bench(
@@ -162,8 +160,7 @@ fn npb_subcommand_writes_one_csv_row_per_job_and_a_ratio_for_each_kill() {
 
 #[test]
 fn compare_overlap_with_open_mpi_has_a_row_per_case() {
-    if Command::new("mpicc").arg("--version").output().is_err() {
-        eprintln!("Open MPI not installed: .ci/run installs it; skipping here");
+    if !volpex_tests::prerequisite(volpex_tests::has_command("mpicc"), "Open MPI (mpicc)") {
         return;
     }
     let stdout = volpex_bench(
@@ -222,13 +219,11 @@ fn compare_overlap_with_open_mpi_has_a_row_per_case() {
 /// official code built with our own wrappers (Fortran EP, C IS) under volpexrun.
 #[test]
 fn compare_npb_runs_the_official_code_over_open_mpi_and_over_volpex() {
-    let npb = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/npb3.4-mpi");
-    if !npb.join("Makefile").is_file() {
-        eprintln!("no NPB source at {}: skipping", npb.display());
-        return;
-    }
-    if Command::new("mpif90").arg("--version").output().is_err() {
-        eprintln!("Open MPI not installed: .ci/run installs it; skipping here");
+    let npb = volpex_tests::official_npb();
+    let sources = format!("the official NPB sources ({})", npb.display());
+    if !volpex_tests::prerequisite(npb.join("Makefile").is_file(), &sources)
+        || !volpex_tests::prerequisite(volpex_tests::has_command("mpif90"), "Open MPI (mpif90)")
+    {
         return;
     }
     let build = volpex_tests::abi::TempDir::new("compare-npb");

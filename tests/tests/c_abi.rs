@@ -8,33 +8,11 @@
 //! MPI_Cancel of receives (section 3.8.4, `cancel.c`: every replica of a rank must reach
 //! the same outcome, so a killed or stopped replica changes nothing there either).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use volpex_tests::abi::{first_line, job, singleton, TempDir, DEADLINE};
+use volpex_tests::abi::{compile_c, first_line, job, singleton, TempDir, DEADLINE};
 use volpex_tests::{bin, run};
-
-fn sources() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("c")
-}
-
-/// Compiles `tests/c/NAME.c` with volpexcc into `dir`.
-fn compile(dir: &TempDir, name: &str) -> PathBuf {
-    let out = dir.0.join(name);
-    let st = Command::new(bin("volpexcc"))
-        .args(["-O2", "-Wall", "-Werror", "-o"])
-        .arg(&out)
-        .arg(sources().join(format!("{name}.c")))
-        .output()
-        .expect("run volpexcc");
-    assert!(
-        st.status.success(),
-        "volpexcc {name}.c failed:\n{}{}",
-        String::from_utf8_lossy(&st.stdout),
-        String::from_utf8_lossy(&st.stderr)
-    );
-    out
-}
 
 /// Every function `mpi.h` declares links (stubs included): a program taking the address
 /// of each one builds with volpexcc.
@@ -158,7 +136,7 @@ fn volpexcc_show() {
 #[test]
 fn datatype_sizes_match_c() {
     let dir = TempDir::new("abi");
-    let abi = compile(&dir, "abi");
+    let abi = compile_c(&dir, "abi");
     let out = singleton(&abi, &[]);
     assert!(
         out.status.success(),
@@ -180,7 +158,7 @@ fn singleton_runs_as_one_rank() {
         ("cancel", "cancel: ok size 1"),
         ("pmpi", "pmpi: ok size 1"),
     ] {
-        let exe = compile(&dir, name);
+        let exe = compile_c(&dir, name);
         let out = singleton(&exe, &[]);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
@@ -204,7 +182,7 @@ fn programs_pass_with_and_without_replicas() {
         "cancel",
         "pmpi",
     ] {
-        let exe = compile(&dir, name);
+        let exe = compile_c(&dir, name);
         for args in [&["-n", "4", "-r", "1"][..], &["-n", "3", "-r", "2"][..]] {
             let out = job(args, &exe, &[]);
             let n = args[1];
@@ -223,7 +201,7 @@ fn a_lost_replica_changes_nothing() {
         ("collectives", ["40", "10"]),
         ("cancel", ["60", "10"]),
     ] {
-        volpex_tests::abi::faults_change_nothing(&compile(&dir, name), name, &args);
+        volpex_tests::abi::faults_change_nothing(&compile_c(&dir, name), name, &args);
     }
 }
 
@@ -232,7 +210,7 @@ fn a_lost_replica_changes_nothing() {
 #[test]
 fn mpix_output_leaves_one_complete_copy() {
     let dir = TempDir::new("coutput");
-    volpex_tests::abi::output_survives_lost_replicas(&compile(&dir, "output"));
+    volpex_tests::abi::output_survives_lost_replicas(&compile_c(&dir, "output"));
 }
 
 /// Under the default MPI_ERRORS_ARE_FATAL a send to a rank that does not exist ends the
@@ -240,7 +218,7 @@ fn mpix_output_leaves_one_complete_copy() {
 #[test]
 fn errors_are_fatal_by_default() {
     let dir = TempDir::new("fatal");
-    let exe = compile(&dir, "errors");
+    let exe = compile_c(&dir, "errors");
     let r = run(&["-n", "3", "-r", "2"], &exe, &["fatal"], DEADLINE);
     r.assert_no_leftovers();
     assert_eq!(r.code, Some(1), "{}", r.stderr);
@@ -259,12 +237,13 @@ fn errors_are_fatal_by_default() {
 
 /// The official NPB 3.4 IS (the suite's C benchmark), unmodified, built by its own
 /// Makefile with `MPICC=volpexcc`, verifies at `-n 4 -r 1` (class S) and at `-n 4 -r 2`
-/// with a replica killed mid-run (class A). Skipped when `../shared/npb3.4-mpi` is absent.
+/// with a replica killed mid-run (class A). Needs `../shared/npb3.4-mpi` (see
+/// `volpex_tests::prerequisite`).
 #[test]
 fn official_npb_is_builds_and_verifies() {
-    let npb = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/npb3.4-mpi");
-    if !npb.join("IS/is.c").is_file() {
-        eprintln!("skipped: {} not found", npb.display());
+    let npb = volpex_tests::official_npb();
+    let sources = format!("the official NPB sources ({})", npb.display());
+    if !volpex_tests::prerequisite(npb.join("IS/is.c").is_file(), &sources) {
         return;
     }
     let dir = TempDir::new("npb");
@@ -305,10 +284,7 @@ fn official_npb_is_builds_and_verifies() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let verified = |out: &str| {
-        out.lines()
-            .any(|l| l.contains("Verification") && l.contains("SUCCESSFUL"))
-    };
+    let verified = volpex_tests::npb_verified;
     let s = job(&["-n", "4"], &dir.0.join("bin/is.S.x"), &[]);
     assert!(verified(&s), "{s}");
     let r = run(
@@ -319,9 +295,14 @@ fn official_npb_is_builds_and_verifies() {
     );
     r.assert_no_leftovers();
     assert!(verified(r.ok()), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.killed(2, 1),
+        "the kill of 2.1 landed mid-run\n{}",
+        r.stderr
+    );
 }
 
-/// The MPIX_ fault-tolerance extensions (README, "C and Fortran programs"): a C program
+/// The MPIX_ fault-tolerance extensions (docs/C-FORTRAN.md): a C program
 /// that checkpoints its state (a plain struct) with MPIX_Checkpoint every iteration
 /// loses replica 1.0 and then replica 0.1 mid-run; each comes back as a new incarnation
 /// restored from its sibling's latest checkpoint (MPIX_Restored; the report says
@@ -331,7 +312,7 @@ fn official_npb_is_builds_and_verifies() {
 #[test]
 fn mpix_checkpoint_restores_a_regenerated_c_replica() {
     let dir = TempDir::new("mpix");
-    let exe = compile(&dir, "checkpoint");
+    let exe = compile_c(&dir, "checkpoint");
     let r = volpex_tests::abi::checkpoint_survives_two_losses(&exe);
     assert!(r.stderr.contains("restored at iteration"), "{}", r.stderr);
 }

@@ -85,6 +85,7 @@ fn series(
 ) {
     let n = 4;
     let mut faults = 0;
+    let mut runs = 0;
     for r in [2, 3] {
         for seed in seeds(r) {
             let spec = format!("{seed}:{rates}");
@@ -98,19 +99,29 @@ fn series(
                 run.stderr
             );
             faults += injected(&run);
+            runs += 1;
             eprintln!("{name} -r {r} seed {seed}: {}", replay(&run));
         }
     }
-    eprintln!("{name}: {faults} faults injected in the series");
+    eprintln!("{name}: {faults} faults injected in {runs} runs");
+    // The rates give several faults per run on average: a series with fewer faults than
+    // runs did not test what it claims to (chaos off, or jobs ending before any landed).
+    assert!(
+        faults >= runs,
+        "{name}: only {faults} faults injected in {runs} runs"
+    );
 }
 
-fn same_output_as_failure_free(name: &str, args: &[&str]) {
+/// Runs example `name` failure-free, checks that its one result line starts with
+/// `result` (the ring's checksum, the stencil's residual), then under chaos: the same
+/// output every time.
+fn same_output_as_failure_free(name: &str, args: &[&str], result: &str) {
     let program = example(name);
     let reference = job(&program, args, 4, 1, None);
     let expect = reference.ok().to_string();
     assert!(
-        expect.contains("checksum") || !expect.is_empty(),
-        "{expect}"
+        expect.lines().count() == 1 && expect.starts_with(result),
+        "{name}: {expect}"
     );
     series(name, &program, args, SPEC, |run| {
         run.code == Some(0) && run.stdout == expect
@@ -133,12 +144,16 @@ fn npb_verifies(bench: &str) {
 
 #[test]
 fn ring_under_chaos_gives_the_failure_free_checksum() {
-    same_output_as_failure_free("ring", RING);
+    same_output_as_failure_free("ring", RING, "ring: ranks=4 rounds=300 checksum=");
 }
 
 #[test]
 fn stencil_under_chaos_gives_the_failure_free_result() {
-    same_output_as_failure_free("stencil", STENCIL);
+    same_output_as_failure_free(
+        "stencil",
+        STENCIL,
+        "stencil: ranks=4 cells=1200 iters=300 residual=",
+    );
 }
 
 #[test]
@@ -170,9 +185,17 @@ fn a_chaos_schedule_replays_with_fault_flags() {
         .split_once("replay: ")
         .map(|(_, f)| f.split_whitespace().filter(|w| *w != "--fault").collect())
         .unwrap_or_default();
+    // Without a schedule of kills or stops the "replay" would be a failure-free run.
+    assert!(
+        flags
+            .iter()
+            .any(|f| f.contains(":kill@") || f.contains(":stop@")),
+        "no kill or stop to replay in {line:?}\n{}",
+        first.stderr
+    );
     let (n, r) = ("4".to_string(), "2".to_string());
     let mut la: Vec<&str> = vec!["-n", &n, "-r", &r];
-    for f in flags.iter().filter(|f| !f.starts_with('(')) {
+    for f in &flags {
         la.extend(["--fault", f]);
     }
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());

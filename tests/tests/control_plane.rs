@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use volpex::wire::header::{Header, Kind, HELLO_BYTES};
+use volpex_proto::wire::header::{Header, Kind, HELLO_BYTES};
 use volpex_tests::{example, run, spawn, Run};
 
 const DEADLINE: Duration = Duration::from_secs(120);

@@ -25,6 +25,40 @@ fn seeded() -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(seed)
 }
 
+/// The replica a `R.I:kill@T` fault names and its time.
+fn kill_of(fault: &str) -> Option<(u64, u64, f64)> {
+    let (who, at) = fault.split_once(":kill@")?;
+    let (rank, replica) = who.split_once('.')?;
+    Some((rank.parse().ok()?, replica.parse().ok()?, at.parse().ok()?))
+}
+
+/// `with_faults_and`, where every timed kill (`R.I:kill@T`) must land while the job
+/// runs: a run that ended before one of them is run again with every kill time halved
+/// (the failure-free time was measured on a loaded machine), at most four times.
+fn with_kills(name: &str, args: &[&str], r: &str, faults: &[String], more: &[&str]) -> Run {
+    let mut scale = 1.0;
+    for _ in 0..4 {
+        let scaled: Vec<String> = faults
+            .iter()
+            .map(|f| match kill_of(f) {
+                Some((rank, k, at)) => format!("{rank}.{k}:kill@{:.3}", at * scale),
+                None => f.clone(),
+            })
+            .collect();
+        let run = with_faults_and(name, args, r, &scaled, more);
+        let landed = scaled
+            .iter()
+            .filter_map(|f| kill_of(f))
+            .all(|(rank, k, _)| run.killed(rank, k));
+        if landed {
+            return run;
+        }
+        eprintln!("{name}: {scaled:?} did not all land before the job ended; again, earlier");
+        scale /= 2.0;
+    }
+    panic!("{name}: the kills in {faults:?} never landed while the job ran");
+}
+
 fn with_faults(name: &str, args: &[&str], r: &str, faults: &[String]) -> Run {
     with_faults_and(name, args, r, faults, &[])
 }
@@ -52,8 +86,13 @@ fn sigkill_of_any_one_replica_changes_nothing() {
             let replica = rng.random_range(0..2);
             let at = rng.random_range(0.05..t.as_secs_f64() * 0.8);
             let fault = format!("{rank}.{replica}:kill@{at:.3}");
-            let run = with_faults(name, args, "2", std::slice::from_ref(&fault));
-            assert_eq!(run.ok(), expect, "{name} with {fault}\n{}", run.stderr);
+            let run = with_kills(name, args, "2", &[fault], &[]);
+            assert_eq!(
+                run.ok(),
+                expect,
+                "{name} with a kill of {rank}.{replica}\n{}",
+                run.stderr
+            );
         }
     }
 }
@@ -92,8 +131,13 @@ fn r3_survives_two_replicas_of_one_rank() {
             format!("{rank}.{k1}:kill@{a:.3}"),
             format!("{rank}.{k2}:kill@{b:.3}"),
         ];
-        let run = with_faults(name, args, "3", &faults);
-        assert_eq!(run.ok(), expect, "{name} with {faults:?}\n{}", run.stderr);
+        let run = with_kills(name, args, "3", &faults, &[]);
+        assert_eq!(
+            run.ok(),
+            expect,
+            "{name} with kills of {rank}.{k1} and {rank}.{k2}\n{}",
+            run.stderr
+        );
     }
 }
 
@@ -185,8 +229,11 @@ fn large_messages_survive_kills_mid_transfer() {
     let (expect, _) = reference("ring", args);
     assert!(expect.contains("bad_payload_words=0"), "{expect}");
     for fault in ["1.0:kill@0.15", "2.1:kill@0.1", "0.0:exit@sends=7"] {
-        let run = with_faults("ring", args, "2", &[fault.to_string()]);
+        let run = with_kills("ring", args, "2", &[fault.to_string()], &[]);
         assert_eq!(run.ok(), expect, "ring with {fault}\n{}", run.stderr);
+        if fault.contains("exit@") {
+            assert_eq!(run.state(0, 0), "failed", "{fault}\n{}", run.stderr);
+        }
     }
 }
 
@@ -218,6 +265,13 @@ fn messages_that_skip_the_log_arrive_whole_and_late_confirmations_fall_back() {
         run.assert_no_leftovers();
         let what = format!("r={r} fault={fault} {wait} --regenerate {regenerate}");
         assert_eq!(run.ok(), expect, "{what}\n{}", run.stderr);
+        if let Some((rank, k, _)) = kill_of(fault) {
+            assert!(
+                run.killed(rank, k),
+                "{what}: the kill never landed\n{}",
+                run.stderr
+            );
+        }
         let unlogged = run.counter("unlogged");
         assert_eq!(unlogged > 0, skips, "{what}: unlogged={unlogged}");
     }

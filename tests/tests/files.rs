@@ -324,7 +324,12 @@ fn replicas_that_write_different_bytes_are_caught_at_the_file() {
     let d = dir.0.to_string_lossy().into_owned();
     let mut args = rust_args(&d);
     args.push("--diverge".into());
-    let unchecked = run(&["-n", "2", "-r", "2"], &bin("files"), &strs(&args), DEADLINE);
+    let unchecked = run(
+        &["-n", "2", "-r", "2"],
+        &bin("files"),
+        &strs(&args),
+        DEADLINE,
+    );
     unchecked.assert_no_leftovers();
     unchecked.ok();
     let dir = fresh_dir();

@@ -13,36 +13,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use volpex_tests::abi::{first_line, job, singleton, TempDir, DEADLINE};
+use volpex_tests::abi::{compile_fortran, first_line, job, singleton, TempDir, DEADLINE};
 use volpex_tests::{bin, run};
-
-fn sources() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fortran")
-}
 
 fn include() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../volpex-mpi/include")
-}
-
-/// Compiles `tests/fortran/FILE` with `wrapper` (volpexf90 or volpexf77) into `dir`
-/// (run there, so the compiler's `.mod` files land there too, not in the source tree).
-fn compile_with(wrapper: &str, dir: &TempDir, file: &str) -> PathBuf {
-    let name = file.split('.').next().unwrap_or(file);
-    let out = dir.0.join(name);
-    let st = Command::new(bin(wrapper))
-        .current_dir(&dir.0)
-        .args(["-O2", "-Wall", "-o"])
-        .arg(&out)
-        .arg(sources().join(file))
-        .output()
-        .expect("run the Fortran wrapper");
-    assert!(
-        st.status.success(),
-        "{wrapper} {file} failed:\n{}{}",
-        String::from_utf8_lossy(&st.stdout),
-        String::from_utf8_lossy(&st.stderr)
-    );
-    out
 }
 
 /// The test programs: (source, wrapper).
@@ -201,9 +176,13 @@ fn every_c_function_has_a_fortran_twin() {
         {
             continue;
         }
+        // The tool information interface has no Fortran binding (MPI-3.1 section 14.3);
+        // the predefined copy functions are Fortran's own externals.
         let c_only = name.ends_with("_f2c")
             || name.ends_with("_c2f")
-            || matches!(name, "MPI_COMM_DUP_FN" | "MPI_Alloc_mem" | "MPI_Free_mem");
+            || name.starts_with("MPI_T_")
+            || name.ends_with("_DUP_FN")
+            || matches!(name, "MPI_Alloc_mem" | "MPI_Free_mem");
         if c_only {
             continue;
         }
@@ -222,7 +201,7 @@ fn every_c_function_has_a_fortran_twin() {
 fn fortran_singleton_runs_as_one_rank() {
     let dir = TempDir::new("fsingleton");
     for (file, wrapper) in PROGRAMS {
-        let exe = compile_with(wrapper, &dir, file);
+        let exe = compile_fortran(wrapper, &dir, file);
         let out = singleton(&exe, &[]);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let name = file.split('.').next().unwrap_or(file);
@@ -239,7 +218,7 @@ fn fortran_singleton_runs_as_one_rank() {
 fn fortran_programs_pass_with_and_without_replicas() {
     let dir = TempDir::new("fprograms");
     for (file, wrapper) in PROGRAMS {
-        let exe = compile_with(wrapper, &dir, file);
+        let exe = compile_fortran(wrapper, &dir, file);
         let name = file.split('.').next().unwrap_or(file);
         for args in [&["-n", "4", "-r", "1"][..], &["-n", "3", "-r", "2"][..]] {
             let out = job(args, &exe, &[]);
@@ -258,7 +237,7 @@ fn fortran_a_lost_replica_changes_nothing() {
         ("collectives.f90", ["40", "10"]),
         ("cancel.f90", ["60", "10"]),
     ] {
-        let exe = compile_with("volpexf90", &dir, file);
+        let exe = compile_fortran("volpexf90", &dir, file);
         let name = file.split('.').next().unwrap_or(file);
         volpex_tests::abi::faults_change_nothing(&exe, name, &args);
     }
@@ -269,7 +248,7 @@ fn fortran_a_lost_replica_changes_nothing() {
 #[test]
 fn fortran_mpix_output_leaves_one_complete_copy() {
     let dir = TempDir::new("foutput");
-    let exe = compile_with("volpexf90", &dir, "output.f90");
+    let exe = compile_fortran("volpexf90", &dir, "output.f90");
     volpex_tests::abi::output_survives_lost_replicas(&exe);
 }
 
@@ -278,7 +257,7 @@ fn fortran_mpix_output_leaves_one_complete_copy() {
 #[test]
 fn fortran_errors_are_fatal_by_default() {
     let dir = TempDir::new("ffatal");
-    let exe = compile_with("volpexf90", &dir, "errors.f90");
+    let exe = compile_fortran("volpexf90", &dir, "errors.f90");
     let r = run(&["-n", "3", "-r", "2"], &exe, &["fatal"], DEADLINE);
     r.assert_no_leftovers();
     assert_eq!(r.code, Some(1), "{}", r.stderr);
@@ -300,7 +279,7 @@ fn fortran_errors_are_fatal_by_default() {
 #[test]
 fn fortran_mpix_checkpoint_restores_a_regenerated_replica() {
     let dir = TempDir::new("fmpix");
-    let exe = compile_with("volpexf90", &dir, "checkpoint.f90");
+    let exe = compile_fortran("volpexf90", &dir, "checkpoint.f90");
     volpex_tests::abi::checkpoint_survives_two_losses(&exe);
 }
 
@@ -310,13 +289,13 @@ fn fortran_mpix_checkpoint_restores_a_regenerated_replica() {
 /// `-fallow-invalid-boz` the suite's randi8.f needs with gfortran 10 or later), class S,
 /// each at `-n 4 -r 2` losing two replicas mid-run: replica 1.0 exits abruptly after a
 /// number of its sends (a point inside the run whatever the machine's speed) and
-/// replica 2.1 is killed with SIGKILL 0.5 s in. Each verifies. Skipped when the
-/// sources are absent.
+/// replica 2.1 is killed with SIGKILL 0.5 s in. Each verifies. Needs the sources
+/// (see `volpex_tests::prerequisite`).
 #[test]
 fn official_npb_fortran_codes_verify_with_lost_replicas() {
-    let npb = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/npb3.4-mpi");
-    if !npb.join("BT/bt.f").is_file() {
-        eprintln!("skipped: {} not found", npb.display());
+    let npb = volpex_tests::official_npb();
+    let sources = format!("the official NPB sources ({})", npb.display());
+    if !volpex_tests::prerequisite(npb.join("BT/bt.f").is_file(), &sources) {
         return;
     }
     let dir = TempDir::new("npbf");
@@ -402,12 +381,7 @@ fn official_npb_fortran_codes_verify_with_lost_replicas() {
             );
             r.assert_no_leftovers();
             let out = r.ok();
-            assert!(
-                out.lines()
-                    .any(|l| l.contains("Verification") && l.contains("SUCCESSFUL")),
-                "{b}:\n{out}\n{}",
-                r.stderr
-            );
+            assert!(volpex_tests::npb_verified(out), "{b}:\n{out}\n{}", r.stderr);
             if r.state(1, 0) == "failed" {
                 fired = true;
                 break;

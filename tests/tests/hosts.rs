@@ -499,7 +499,7 @@ fn bind_team_splits_a_hosts_cpus_between_the_teams_it_runs() {
     let _one = serial();
     let net = TestNet::new(3);
     let hf = hostfile(&net, 2);
-    let allowed = volpex::bootstrap::affinity::allowed_cpus().expect("our CPU affinity");
+    let allowed = volpex_tests::allowed_cpus().expect("our CPU affinity");
     let base = volpex_tests::TempPath::new("cpus");
     // Spread: h0 runs 0.0 1.0 (team 0 only), h1 runs 0.1 and 2.0 (both teams).
     // Every replica writes its file (and, until renamed, a `.part`).
@@ -535,7 +535,7 @@ fn bind_team_splits_a_hosts_cpus_between_the_teams_it_runs() {
         let f = &files.iter().find(|(w, _)| *w == who).expect("listed").1;
         let text = std::fs::read_to_string(&f.0).expect("the replica wrote its CPUs");
         let first = text.lines().next().expect("a line");
-        volpex::bootstrap::affinity::parse_cpus(first).expect("a CPU list")
+        volpex_proto::launch::parse_cpus(first).expect("a CPU list")
     };
     // One team on h0: left alone.
     assert_eq!(cpus((0, 0)), allowed);
@@ -557,7 +557,7 @@ fn a_hosts_agent_gives_a_dead_teams_cpus_to_the_survivors() {
     let _one = serial();
     let net = TestNet::new(3);
     let hf = hostfile(&net, 2);
-    let allowed = volpex::bootstrap::affinity::allowed_cpus().expect("our CPU affinity");
+    let allowed = volpex_tests::allowed_cpus().expect("our CPU affinity");
     let base = volpex_tests::TempPath::new("rebind");
     let files: Vec<volpex_tests::TempPath> = (0..3)
         .map(|r| volpex_tests::TempPath(format!("{}.{r}.1", base.0.display()).into()))
@@ -594,7 +594,7 @@ fn a_hosts_agent_gives_a_dead_teams_cpus_to_the_survivors() {
     ]);
     let base_arg = base.0.display().to_string();
     // 0.1 waits until it may use every CPU, whether 2.0 dies before or after it starts.
-    let expect = format!("0.1={}", volpex::bootstrap::affinity::format_cpus(&allowed));
+    let expect = format!("0.1={}", volpex_proto::launch::format_cpus(&allowed));
     let run = spawn_with(
         &["ip", "netns", "exec", &head],
         &[("VOLPEX_LOG", "volpexrun=info")],
@@ -611,7 +611,7 @@ fn a_hosts_agent_gives_a_dead_teams_cpus_to_the_survivors() {
     );
     let text = std::fs::read_to_string(&files[0].0).expect("0.1 wrote its CPUs");
     for line in text.lines() {
-        let cpus = volpex::bootstrap::affinity::parse_cpus(line).expect("a CPU list");
+        let cpus = volpex_proto::launch::parse_cpus(line).expect("a CPU list");
         assert_eq!(
             cpus, allowed,
             "every thread of 0.1 may use every CPU: {text}"

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use volpex::wire::header::{Header, Kind, CHALLENGE_BYTES, HELLO_BYTES};
+use volpex_proto::wire::header::{Header, Kind, CHALLENGE_BYTES, HELLO_BYTES};
 use volpex_tests::{example, run, spawn};
 
 const RING: &[&str] = &["--rounds", "300", "--work-ms", "3"];

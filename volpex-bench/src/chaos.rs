@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::compare::volpexrun;
+use crate::runs::volpexrun;
 
 /// The report line of a verified NPB run.
 const VERIFIED: &str = "Verification    =               SUCCESSFUL";
@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long, default_value_t = 5.0, value_parser = parse_minutes)]
     pub minutes: f64,
     /// The chaos spec after `SEED:` for the ring and the stencil (about 2 s each at the
-    /// sizes used; see volpexrun's README, "Chaos").
+    /// sizes used; see docs/REGENERATION.md, "Chaos").
     #[arg(
         long,
         default_value = "kill=2,stop=2,stop-for=0.3,exit=0.1,exit-sends=100"

@@ -10,6 +10,7 @@ mod overlap;
 mod pingpong;
 mod plot;
 mod regen;
+mod runs;
 
 use clap::{Parser, Subcommand};
 

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
-use crate::compare::volpexrun;
+use crate::runs::volpexrun;
 
 /// The benchmarks the `npb` binary knows.
 const BENCHES: [&str; 8] = ["bt", "sp", "lu", "ep", "is", "cg", "mg", "ft"];

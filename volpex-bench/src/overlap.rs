@@ -224,5 +224,5 @@ fn pipeline(world: &volpex::Communicator, a: &Args) -> Result<(), volpex::Error>
 
 /// The median of `v` (NaN when empty).
 fn median(v: Vec<f64>) -> f64 {
-    crate::compare::median(v)
+    crate::runs::median(v)
 }

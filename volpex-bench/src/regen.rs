@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::compare::{median, volpexrun};
 use crate::npb::{npb_binary, parse_report};
+use crate::runs::{median, volpexrun};
 
 /// Options of `volpex-bench regen`.
 #[derive(clap::Args, Debug)]

@@ -8,9 +8,8 @@
 
 use std::io;
 
-use crate::message::log::LogFull;
-use crate::pull::RecvError;
-use crate::transport::SendError;
+use volpex_proto::message::log::LogFull;
+use volpex_proto::pull::RecvError;
 
 /// Everything a Volpex call can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -134,16 +133,6 @@ pub enum Error {
     /// `Universe::restored`: its counters are the checkpoint's, its program is not.
     #[error("a replica restored from a checkpoint must call Universe::restored() before it communicates")]
     NotRestored,
-}
-
-impl From<SendError> for Error {
-    fn from(e: SendError) -> Self {
-        match e {
-            SendError::RankLost { rank } => Error::RankLost { rank },
-            SendError::Io(e) => Error::EventLoop(e),
-            SendError::LogRefused(full) => Error::LogRefused(full),
-        }
-    }
 }
 
 impl From<RecvError> for Error {

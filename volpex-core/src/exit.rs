@@ -1,24 +1,54 @@
-//! Every exit code a replica process ends with on its own, in one table, so the runtime
-//! and the launcher read them from one place.
+//! The one place that ends the process on the runtime's own decision, and the exit codes
+//! it ends with (the table is `volpex_proto::launch::exit`'s, shared with the launcher).
 //!
-//! Owns the numbers only. Must never import anything: every layer that ends the process
-//! (the transport, the heartbeat, fault injection in the communicators) depends on this
-//! module, and it on none of them.
-//!
-//! | code | constant | meaning |
-//! |---|---|---|
-//! | 75 | `EXIT_RETIRED` | the replica fell too far behind the senders' logs and retired (the launcher counts it as retired, not failed) |
-//! | 76 | `EXIT_ORPHANED` | the connection (or heartbeat) to the launcher was lost: the replica is orphaned |
-//! | 77 | `EXIT_DRAINED` | the replica got SIGTERM (its machine goes away), told the launcher, and its drain grace ended (the launcher counts it as drained, not failed) |
-//! | 99 | `EXIT_FAULT` | injected fault: `exit@sends=N` or `exit@choices=N` ended the replica on purpose |
-//!
-//! Any other code is the application's own (`0` after a normal finalize).
+//! Owns `end`: every layer that must end the process (the transport when the replica
+//! retires or is orphaned, the heartbeat, the handover, fault injection and `abort` in
+//! the communicators) calls it with the reason, and nothing else in the crate calls
+//! `std::process::exit`. Must never import another module of the crate.
 
-/// Process exit code of a replica that fell behind the logs and retired.
-pub const EXIT_RETIRED: i32 = 75;
-/// Process exit code when the launcher connection is lost (orphaned replica).
-pub const EXIT_ORPHANED: i32 = 76;
-/// Process exit code of a replica whose drain grace after SIGTERM ended.
-pub const EXIT_DRAINED: i32 = 77;
-/// Process exit code used by `exit@sends` and `exit@choices` fault injection.
-pub const EXIT_FAULT: i32 = 99;
+pub use volpex_proto::launch::exit::{EXIT_DRAINED, EXIT_FAULT, EXIT_ORPHANED, EXIT_RETIRED};
+
+/// The exit code of `abort(code)`: `code` when it is a plain failure code (1-255,
+/// except the codes volpexrun reads as retired, orphaned, drained or an injected fault),
+/// else 1.
+pub fn abort_exit_code(code: i32) -> i32 {
+    match code {
+        EXIT_RETIRED | EXIT_ORPHANED | EXIT_DRAINED | EXIT_FAULT => 1,
+        c @ 1..=255 => c,
+        _ => 1,
+    }
+}
+
+/// Why the runtime ends this process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// The replica fell too far behind the senders' logs (`EXIT_RETIRED`).
+    Retired,
+    /// The launcher is gone (`EXIT_ORPHANED`).
+    Orphaned,
+    /// The replica drained: it handed over, or its grace ended (`EXIT_DRAINED`).
+    Drained,
+    /// Injected fault (`EXIT_FAULT`).
+    Fault,
+    /// The program called `abort` with this code (see `abort_exit_code`).
+    Abort(i32),
+}
+
+impl End {
+    /// The process exit code.
+    pub(crate) fn code(self) -> i32 {
+        match self {
+            End::Retired => EXIT_RETIRED,
+            End::Orphaned => EXIT_ORPHANED,
+            End::Drained => EXIT_DRAINED,
+            End::Fault => EXIT_FAULT,
+            End::Abort(code) => code,
+        }
+    }
+}
+
+/// Ends the process now with `why`'s exit code (the caller printed why).
+pub(crate) fn end(why: End) -> ! {
+    log::debug!("ending the process: {why:?}");
+    std::process::exit(why.code())
+}

@@ -21,29 +21,24 @@
 //!
 //! ```text
 //!  API  lib.rs re-exports: comm/ (Universe, Communicator, Process, Request, receive,
-//!   |     collective methods) --uses--> collective/ (algorithms on collective::PointToPoint,
-//!   |     which comm implements; collective never imports comm)
+//!   |     collective methods, checkpoint, output files)
 //!   v
-//!  transport/  Core, the driver: event_loop (mio poll, routing), peers (dial, accept),
-//!   |          launcher (control link, finalize), send (the send command's writes),
-//!   |          progress (driver lock, background thread), auth (handshake)
-//!   | drives (now, event) -> frames
+//!  collective/ (algorithms on collective::PointToPoint, which comm implements)
+//!  bootstrap/  (joining a job: launcher connection, rendezvous, heartbeat, CPU binding,
+//!   |           the handover's blocking ends)
 //!   v
-//!  pull/  Engine, no I/O and no clock: fetches | service | choices (Coordination over
-//!   |     decision + foreign) | silence | timers (TimerTable) | outbox; logic in
-//!   |     receive, serve, choices
+//!  transport/  Core, the driver of the protocol engine (`volpex_proto::Engine`): the
+//!   |          mio event loop, peers, sends, the launcher link, draining; progress (who
+//!   |          drives when); clock (the transport's one clock)
 //!   v
-//!  message/ (key, matching, sender log, watermarks, pool)   replica/ (liveness)
-//!  wire/ (header, frame, stream, control)                   bootstrap/ -> transport::auth
-//!
-//!  leaves any layer may use: config (every limit), exit (exit codes), error, datatype
+//!  datatype/ (Equivalence, buffers, layouts)      env (the one reader of the environment)
+//!  error (Error)    exit (the one place that ends the process)    config (every limit)
 //! ```
 //!
-//! Dependencies point down: `collective` never imports `comm`, `comm` never imports
-//! `wire`, `transport` never imports `bootstrap`. The pull engine takes `(now, event)` and
-//! yields frames; the mio transport drives it in production and a seeded simulator
-//! (`tests/simulator/`) drives it in tests. `docs/ARCHITECTURE.md` has the picture of the
-//! whole workspace.
+//! Dependencies point down; `tests/tests/layering.rs` of the workspace checks them
+//! against `docs/ARCHITECTURE.md`. The protocol itself (wire format, sender log, pull
+//! engine, replica choice, checkpoints) is the `volpex-proto` crate: no I/O and no
+//! clock, driven here by the mio transport and in its tests by a seeded simulator.
 //!
 //! # Glossary
 //!
@@ -68,17 +63,17 @@ pub mod datatype;
 mod error;
 
 pub use collective::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
-pub use comm::communicator::abort_exit_code;
 pub use comm::{
     dims_create, initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess,
-    CartesianCommunicator, CartesianLayout, Communicator, Group, Message, OutputFile, Process,
-    Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
+    CartesianCommunicator, CartesianGrid, CartesianLayout, Communicator, Group, InterCommunicator,
+    Message, OutputFile, Process, Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
 };
 pub use datatype::{
     bytemuck, Buffer, BufferMut, Elements, ElementsMut, Equivalence, Indexed, IndexedMut, Layout,
     LayoutError, Partition, PartitionMut, Strided, StridedMut, Target,
 };
 pub use error::Error;
+pub use exit::abort_exit_code;
 // The runtime's diagnostics on stderr, for the programs that want them (never installed by
 // the library itself).
 pub use comm::universe::log_to_stderr;
@@ -86,26 +81,19 @@ pub use comm::universe::log_to_stderr;
 /// `volpex-derive` crate; see `datatype::derive` for its message form).
 pub use volpex_derive::Equivalence;
 
-// Runtime internals, public only for the launcher (`volpexrun`), the benchmarks and the
-// engine simulator of this workspace: not part of the API and not covered by semver.
-#[doc(hidden)]
-pub mod bootstrap;
-#[doc(hidden)]
-pub mod checkpoint;
-#[doc(hidden)]
-pub mod config;
-#[doc(hidden)]
+// The runtime beneath the API: private (the protocol itself is the `volpex-proto` crate).
+mod bootstrap;
+mod config;
+mod env;
+mod transport;
+
+/// The exit codes a replica ends with on its own (`volpex_proto::launch::exit`), for
+/// programs and bindings that report them.
 pub mod exit;
-#[doc(hidden)]
-pub mod message;
-#[doc(hidden)]
-pub mod pull;
-#[doc(hidden)]
-pub mod replica;
-#[doc(hidden)]
-pub mod transport;
-#[doc(hidden)]
-pub mod wire;
+
+/// Where the collective algorithms switch, in bytes and ranks (for tests and benchmarks
+/// that exercise both sides of each switch).
+pub use config::collective as collective_limits;
 
 /// Seconds since an arbitrary fixed point in the past (MPI_Wtime).
 pub fn wtime() -> f64 {

@@ -185,6 +185,7 @@ mod tests {
             }),
             written: vec![],
             problem: None,
+            unseen: vec![],
         };
         assert_eq!(decode::<Up>(&encode(&up)), Some(up));
         assert_eq!(decode::<Down>(&[0xff; 3]), None);

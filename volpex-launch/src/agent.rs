@@ -502,8 +502,8 @@ fn start_one(
     let mut cmd = Command::new(&spec.program);
     if let Some(list) = cpus.cpus_of(p.replica, p.rank) {
         cmd.env(
-            volpex::bootstrap::vars::CPUS,
-            volpex::bootstrap::affinity::format_cpus(&list),
+            volpex_proto::launch::vars::CPUS,
+            volpex_proto::launch::format_cpus(&list),
         );
     }
     let reads_input = spec.stdin_rank == Some(p.rank);
@@ -517,8 +517,8 @@ fn start_one(
         .stderr(Stdio::piped())
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .envs(p.env.iter().map(|(k, v)| (k, v)))
-        .env(volpex::bootstrap::vars::LAUNCHER, launcher)
-        .env(volpex::bootstrap::vars::BIND, "auto");
+        .env(volpex_proto::launch::vars::LAUNCHER, launcher)
+        .env(volpex_proto::launch::vars::BIND, "auto");
     let (rank, replica, incarnation) = (p.rank, p.replica, p.incarnation);
     match cmd.spawn() {
         Ok(mut child) => {

@@ -2,11 +2,13 @@
 //!
 //! Owns the policy only: volpexrun applies it to a local job, an agent to its own host's
 //! processes, and the processes bind themselves to the list they are given
-//! (`VOLPEX_CPUS`, see `volpex::bootstrap::affinity`). Never starts or signals processes.
+//! (`VOLPEX_CPUS`; the system calls are `affinity`). Never starts or signals processes.
 
 use serde::{Deserialize, Serialize};
-use volpex::bootstrap::affinity::{allowed_cpus, bind_process, format_cpus};
-use volpex::bootstrap::vars;
+use volpex_proto::launch::format_cpus;
+use volpex_proto::launch::vars;
+
+use crate::affinity::{allowed_cpus, bind_process};
 
 use crate::error::BindError;
 

@@ -76,7 +76,12 @@ pub fn parse_hostfile(text: &str, origin: &str) -> Result<Vec<HostSpec>, HostsEr
         let (name, hydra_slots) = match word.split_once(':') {
             Some((n, s)) if !s.contains(':') => (
                 n,
-                Some(parse_slots(s).ok_or_else(|| err(HostProblem::BadSlots(s.into())))?),
+                Some(parse_slots(s).ok_or_else(|| {
+                    err(HostProblem::BadSlots {
+                        given: s.into(),
+                        max: SLOTS_MAX,
+                    })
+                })?),
             ),
             Some(_) | None => (word, None),
         };
@@ -90,8 +95,12 @@ pub fn parse_hostfile(text: &str, origin: &str) -> Result<Vec<HostSpec>, HostsEr
                     if slots.is_some() {
                         return Err(err(HostProblem::SlotsTwice));
                     }
-                    slots =
-                        Some(parse_slots(v).ok_or_else(|| err(HostProblem::BadSlots(v.into())))?);
+                    slots = Some(parse_slots(v).ok_or_else(|| {
+                        err(HostProblem::BadSlots {
+                            given: v.into(),
+                            max: SLOTS_MAX,
+                        })
+                    })?);
                 }
                 Some((k, _)) => return Err(err(HostProblem::UnknownAttribute(k.into()))),
                 None => return Err(err(HostProblem::Unexpected(w.into()))),
@@ -131,7 +140,12 @@ pub fn parse_host_list(list: &str) -> Result<Vec<HostSpec>, HostsError> {
         let (name, slots) = match item.rsplit_once(':') {
             Some((n, s)) if s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty() => (
                 n,
-                parse_slots(s).ok_or_else(|| err(HostProblem::SlotsOutOfRange(s.into())))?,
+                parse_slots(s).ok_or_else(|| {
+                    err(HostProblem::SlotsOutOfRange {
+                        given: s.into(),
+                        max: SLOTS_MAX,
+                    })
+                })?,
             ),
             _ => (item, 1),
         };

@@ -17,19 +17,21 @@
 //! dispatches to a subcommand; it must never decide anything about a job.
 #![deny(unsafe_code)]
 
+mod affinity;
 mod agent;
 mod binding;
 mod chaos;
 mod cli;
 mod control;
 mod error;
+mod event;
+mod fault;
 mod hostfile;
 mod job;
 mod output;
 mod placement;
 mod plan;
 mod remote;
-mod report;
 mod slurm;
 mod stdin;
 

@@ -5,7 +5,7 @@
 //! of rank x on a stream is printed the first time any replica of x produces it; later
 //! copies are dropped. A new incarnation of a replica that replays its rank's program
 //! numbers its lines from 0 like any replica: the lines its rank already printed are
-//! copies. Output marks (`volpex::bootstrap::OUTPUT_MARK`) are never printed: a replica
+//! copies. Output marks (`volpex_proto::launch::OUTPUT_MARK`) are never printed: a replica
 //! writes `checkpoint:N` where it took checkpoint N, and a new incarnation restored from
 //! checkpoint N writes `restored:N` first; its later lines are numbered from where its
 //! rank's lines stood at checkpoint N (known from a sibling's mark; until then they wait).
@@ -86,7 +86,7 @@ pub fn pump<R: Read, E: Send + 'static>(
         match r.read_until(b'\n', &mut text) {
             Ok(0) | Err(_) => break,
             Ok(_) => {
-                let mark = match volpex::bootstrap::parse_output_mark(&text) {
+                let mark = match volpex_proto::launch::parse_output_mark(&text) {
                     Some(("checkpoint", number)) => Some(Mark::Checkpoint { number, at: index }),
                     Some(("restored", number)) => {
                         segment = Some(number);
@@ -97,8 +97,8 @@ pub fn pump<R: Read, E: Send + 'static>(
                 };
                 let diag = mark.is_some()
                     || stream == Stream::Err
-                        && text.starts_with(volpex::bootstrap::DIAG_PREFIX.as_bytes())
-                        && text.get(volpex::bootstrap::DIAG_PREFIX.len()) == Some(&b'[');
+                        && text.starts_with(volpex_proto::launch::DIAG_PREFIX.as_bytes())
+                        && text.get(volpex_proto::launch::DIAG_PREFIX.len()) == Some(&b'[');
                 let line = Line {
                     rank,
                     replica,
@@ -331,7 +331,7 @@ mod tests {
 
     #[test]
     fn marks_are_never_printed_and_a_restored_replica_continues_its_ranks_numbering() {
-        let m = |what: &str, n: u64| volpex::bootstrap::output_mark(what, n);
+        let m = |what: &str, n: u64| volpex_proto::launch::output_mark(what, n);
         let sibling = pumped(
             &format!(
                 "a\nb\n{}\nc\n{}\nd\n",

@@ -14,7 +14,7 @@ use crossbeam_channel::Sender;
 use crate::agent::{read_frame, write_frame, FromAgent, ToAgent};
 use crate::cli::LauncherKind;
 use crate::error::RemoteError;
-use crate::job::event::{Event, HostEvent};
+use crate::event::{Event, HostEvent};
 
 /// How to reach hosts.
 #[derive(Debug, Clone)]

@@ -404,7 +404,7 @@
       integer MPIX_ERR_PROC_FAILED
       parameter (MPIX_ERR_PROC_FAILED=58)
       integer MPI_ERR_LASTCODE
-      parameter (MPI_ERR_LASTCODE=58)
+      parameter (MPI_ERR_LASTCODE=74)
 !
 ! Volpex extensions: the longest TMPPATH MPIX_OUTPUT_OPEN gives
       integer MPIX_MAX_OUTPUT_PATH
@@ -456,6 +456,115 @@
       integer MPI_SEEK_END
       parameter (MPI_SEEK_END=604)
 !
+! MPI 3.1 datatypes, decoding, darrays, one-sided constants
+      integer MPI_LOGICAL1
+      parameter (MPI_LOGICAL1=1275068471)
+      integer MPI_LOGICAL2
+      parameter (MPI_LOGICAL2=1275068472)
+      integer MPI_LOGICAL4
+      parameter (MPI_LOGICAL4=1275068473)
+      integer MPI_LOGICAL8
+      parameter (MPI_LOGICAL8=1275068474)
+      integer MPI_INTEGER16
+      parameter (MPI_INTEGER16=1275068475)
+      integer MPI_REAL2
+      parameter (MPI_REAL2=1275068476)
+      integer MPI_REAL16
+      parameter (MPI_REAL16=1275068477)
+      integer MPI_COMPLEX4
+      parameter (MPI_COMPLEX4=1275068478)
+      integer MPI_COMPLEX8
+      parameter (MPI_COMPLEX8=1275068479)
+      integer MPI_COMPLEX16
+      parameter (MPI_COMPLEX16=1275068480)
+      integer MPI_COMPLEX32
+      parameter (MPI_COMPLEX32=1275068481)
+      integer MPI_2COMPLEX
+      parameter (MPI_2COMPLEX=1275068482)
+      integer MPI_2DOUBLE_COMPLEX
+      parameter (MPI_2DOUBLE_COMPLEX=1275068483)
+      integer MPI_CXX_BOOL
+      parameter (MPI_CXX_BOOL=1275068484)
+      integer MPI_CXX_FLOAT_COMPLEX
+      parameter (MPI_CXX_FLOAT_COMPLEX=1275068485)
+      integer MPI_CXX_DOUBLE_COMPLEX
+      parameter (MPI_CXX_DOUBLE_COMPLEX=1275068486)
+      integer MPI_CXX_LONG_DOUBLE_COMPLEX
+      parameter (MPI_CXX_LONG_DOUBLE_COMPLEX=1275068487)
+      integer MPI_LB
+      parameter (MPI_LB=1275068488)
+      integer MPI_UB
+      parameter (MPI_UB=1275068489)
+      integer MPI_COMBINER_HVECTOR_INTEGER
+      parameter (MPI_COMBINER_HVECTOR_INTEGER=14)
+      integer MPI_COMBINER_HINDEXED_INTEGER
+      parameter (MPI_COMBINER_HINDEXED_INTEGER=15)
+      integer MPI_COMBINER_STRUCT_INTEGER
+      parameter (MPI_COMBINER_STRUCT_INTEGER=16)
+      integer MPI_COMBINER_F90_REAL
+      parameter (MPI_COMBINER_F90_REAL=17)
+      integer MPI_COMBINER_F90_COMPLEX
+      parameter (MPI_COMBINER_F90_COMPLEX=18)
+      integer MPI_COMBINER_F90_INTEGER
+      parameter (MPI_COMBINER_F90_INTEGER=19)
+      integer MPI_DISTRIBUTE_BLOCK
+      parameter (MPI_DISTRIBUTE_BLOCK=121)
+      integer MPI_DISTRIBUTE_CYCLIC
+      parameter (MPI_DISTRIBUTE_CYCLIC=122)
+      integer MPI_DISTRIBUTE_NONE
+      parameter (MPI_DISTRIBUTE_NONE=123)
+      integer MPI_DISTRIBUTE_DFLT_DARG
+      parameter (MPI_DISTRIBUTE_DFLT_DARG=-49767)
+      external MPI_TYPE_NULL_COPY_FN
+      external MPI_TYPE_NULL_DELETE_FN
+      external MPI_TYPE_DUP_FN
+      integer MPI_TYPECLASS_INTEGER
+      parameter (MPI_TYPECLASS_INTEGER=1)
+      integer MPI_TYPECLASS_REAL
+      parameter (MPI_TYPECLASS_REAL=2)
+      integer MPI_TYPECLASS_COMPLEX
+      parameter (MPI_TYPECLASS_COMPLEX=3)
+      integer MPI_COMM_TYPE_SHARED
+      parameter (MPI_COMM_TYPE_SHARED=1)
+      integer MPI_DISPLACEMENT_CURRENT
+      parameter (MPI_DISPLACEMENT_CURRENT=-54278278)
+      integer MPI_MODE_NOCHECK
+      parameter (MPI_MODE_NOCHECK=1024)
+      integer MPI_MODE_NOSTORE
+      parameter (MPI_MODE_NOSTORE=2048)
+      integer MPI_MODE_NOPUT
+      parameter (MPI_MODE_NOPUT=4096)
+      integer MPI_MODE_NOPRECEDE
+      parameter (MPI_MODE_NOPRECEDE=8192)
+      integer MPI_MODE_NOSUCCEED
+      parameter (MPI_MODE_NOSUCCEED=16384)
+      integer MPI_LOCK_EXCLUSIVE
+      parameter (MPI_LOCK_EXCLUSIVE=234)
+      integer MPI_LOCK_SHARED
+      parameter (MPI_LOCK_SHARED=235)
+      integer MPI_WIN_BASE
+      parameter (MPI_WIN_BASE=1681915912)
+      integer MPI_WIN_SIZE
+      parameter (MPI_WIN_SIZE=1681915913)
+      integer MPI_WIN_DISP_UNIT
+      parameter (MPI_WIN_DISP_UNIT=1681915914)
+      integer MPI_WIN_CREATE_FLAVOR
+      parameter (MPI_WIN_CREATE_FLAVOR=1681915915)
+      integer MPI_WIN_MODEL
+      parameter (MPI_WIN_MODEL=1681915916)
+      integer MPI_WIN_FLAVOR_CREATE
+      parameter (MPI_WIN_FLAVOR_CREATE=1)
+      integer MPI_WIN_FLAVOR_ALLOCATE
+      parameter (MPI_WIN_FLAVOR_ALLOCATE=2)
+      integer MPI_WIN_FLAVOR_DYNAMIC
+      parameter (MPI_WIN_FLAVOR_DYNAMIC=3)
+      integer MPI_WIN_FLAVOR_SHARED
+      parameter (MPI_WIN_FLAVOR_SHARED=4)
+      integer MPI_WIN_SEPARATE
+      parameter (MPI_WIN_SEPARATE=1)
+      integer MPI_WIN_UNIFIED
+      parameter (MPI_WIN_UNIFIED=2)
+!
 ! Sentinels: the library compares the address of the argument with
 ! the address of these common blocks.
       integer MPI_BOTTOM
@@ -463,14 +572,30 @@
       integer MPI_STATUS_IGNORE(MPI_STATUS_SIZE)
       integer MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1)
       integer MPI_ERRCODES_IGNORE(1)
+      integer MPI_UNWEIGHTED(1)
+      integer MPI_WEIGHTS_EMPTY(1)
       common /mpi_fortran_bottom/ MPI_BOTTOM
       common /mpi_fortran_in_place/ MPI_IN_PLACE
       common /mpi_fortran_status_ignore/ MPI_STATUS_IGNORE
       common /mpi_fortran_statuses_ignore/ MPI_STATUSES_IGNORE
       common /mpi_fortran_errcodes_ignore/ MPI_ERRCODES_IGNORE
+      common /mpi_fortran_unweighted/ MPI_UNWEIGHTED
+      common /mpi_fortran_weights_empty/ MPI_WEIGHTS_EMPTY
 !
 ! Functions
       double precision MPI_WTIME
       double precision MPI_WTICK
       external MPI_WTIME
       external MPI_WTICK
+      integer*8 MPI_AINT_ADD
+      integer*8 MPI_AINT_DIFF
+      external MPI_AINT_ADD
+      external MPI_AINT_DIFF
+!
+! Attribute copy and delete procedures (MPI-3.1 section 6.7.2)
+      external MPI_COMM_NULL_COPY_FN
+      external MPI_COMM_NULL_DELETE_FN
+      external MPI_COMM_DUP_FN
+      external MPI_NULL_COPY_FN
+      external MPI_NULL_DELETE_FN
+      external MPI_DUP_FN

@@ -52,6 +52,15 @@ pub const ANY_TAG: c_int = -1;
 /// MPI_UNDEFINED.
 pub const UNDEFINED: c_int = -32766;
 
+/// MPI_ROOT: the root of an inter-communicator collective, in the root's group.
+pub const ROOT: c_int = -3;
+/// MPI_COMM_TYPE_SHARED.
+pub const COMM_TYPE_SHARED: c_int = 1;
+/// MPI_MAX_INFO_KEY.
+pub const MAX_INFO_KEY: usize = 255;
+/// MPI_MAX_INFO_VAL.
+pub const MAX_INFO_VAL: usize = 1024;
+
 /// MPI_IN_PLACE, as an address.
 pub const IN_PLACE: usize = 1;
 
@@ -64,9 +73,16 @@ pub const MAX_OBJECT_NAME: usize = 128;
 /// MPI_MAX_LIBRARY_VERSION_STRING.
 pub const MAX_LIBRARY_VERSION_STRING: usize = 256;
 
+/// MPI_BSEND_OVERHEAD: bytes of attached buffer a buffered send counts beyond its data.
+pub const BSEND_OVERHEAD: usize = 96;
+
+/// MPI_THREAD_SINGLE.
+pub const THREAD_SINGLE: c_int = 0;
 /// MPI_THREAD_SERIALIZED: the most this library provides (calls from any thread, one at a
 /// time).
 pub const THREAD_SERIALIZED: c_int = 2;
+/// MPI_THREAD_MULTIPLE.
+pub const THREAD_MULTIPLE: c_int = 3;
 
 /// MPI_IDENT.
 pub const IDENT: c_int = 0;
@@ -96,7 +112,8 @@ pub mod attr {
     pub const APPNUM: c_int = 0x6440_0007;
 }
 
-/// Error classes (MPI-3.1 section 8.4), as in `mpi.h`.
+/// Error classes (MPI-3.1 section 8.4, and section 14.3.9 for the tool interface's), as
+/// in `mpi.h`.
 pub mod class {
     use std::os::raw::c_int;
     /// MPI_SUCCESS.
@@ -139,28 +156,118 @@ pub mod class {
     pub const PENDING: c_int = 18;
     /// MPI_ERR_REQUEST.
     pub const REQUEST: c_int = 19;
+    /// MPI_ERR_ACCESS.
+    pub const ACCESS: c_int = 20;
+    /// MPI_ERR_AMODE.
+    pub const AMODE: c_int = 21;
+    /// MPI_ERR_BAD_FILE.
+    pub const BAD_FILE: c_int = 22;
+    /// MPI_ERR_CONVERSION.
+    pub const CONVERSION: c_int = 23;
+    /// MPI_ERR_DUP_DATAREP.
+    pub const DUP_DATAREP: c_int = 24;
+    /// MPI_ERR_FILE_EXISTS.
+    pub const FILE_EXISTS: c_int = 25;
+    /// MPI_ERR_FILE_IN_USE.
+    pub const FILE_IN_USE: c_int = 26;
+    /// MPI_ERR_FILE.
+    pub const FILE: c_int = 27;
+    /// MPI_ERR_INFO.
+    pub const INFO: c_int = 28;
+    /// MPI_ERR_INFO_KEY.
+    pub const INFO_KEY: c_int = 29;
+    /// MPI_ERR_INFO_VALUE.
+    pub const INFO_VALUE: c_int = 30;
+    /// MPI_ERR_INFO_NOKEY.
+    pub const INFO_NOKEY: c_int = 31;
     /// MPI_ERR_IO.
     pub const IO: c_int = 32;
-    /// MPI_ERR_ACCESS: permission denied.
-    pub const ACCESS: c_int = 20;
-    /// MPI_ERR_NO_SPACE: the disk is full.
+    /// MPI_ERR_NAME.
+    pub const NAME: c_int = 33;
+    /// MPI_ERR_NO_MEM.
+    pub const NO_MEM: c_int = 34;
+    /// MPI_ERR_NOT_SAME.
+    pub const NOT_SAME: c_int = 35;
+    /// MPI_ERR_NO_SPACE.
     pub const NO_SPACE: c_int = 36;
     /// MPI_ERR_NO_SUCH_FILE.
     pub const NO_SUCH_FILE: c_int = 37;
-    /// MPI_ERR_QUOTA: over a disk quota.
+    /// MPI_ERR_PORT.
+    pub const PORT: c_int = 38;
+    /// MPI_ERR_QUOTA.
     pub const QUOTA: c_int = 39;
-    /// MPI_ERR_READ_ONLY: a read-only file or file system.
+    /// MPI_ERR_READ_ONLY.
     pub const READ_ONLY: c_int = 40;
-    /// MPI_ERR_INFO_KEY.
-    pub const INFO_KEY: c_int = 29;
-    /// MPI_ERR_INFO: an invalid info object.
-    pub const INFO: c_int = 28;
+    /// MPI_ERR_SERVICE.
+    pub const SERVICE: c_int = 41;
+    /// MPI_ERR_SPAWN.
+    pub const SPAWN: c_int = 42;
+    /// MPI_ERR_UNSUPPORTED_DATAREP.
+    pub const UNSUPPORTED_DATAREP: c_int = 43;
+    /// MPI_ERR_UNSUPPORTED_OPERATION.
+    pub const UNSUPPORTED_OPERATION: c_int = 44;
+    /// MPI_ERR_WIN.
+    pub const WIN: c_int = 45;
+    /// MPI_ERR_BASE.
+    pub const BASE: c_int = 46;
+    /// MPI_ERR_LOCKTYPE.
+    pub const LOCKTYPE: c_int = 47;
     /// MPI_ERR_KEYVAL.
     pub const KEYVAL: c_int = 48;
-    /// MPIX_ERR_PROC_FAILED: every replica of a rank the call needs is gone.
+    /// MPI_ERR_RMA_CONFLICT.
+    pub const RMA_CONFLICT: c_int = 49;
+    /// MPI_ERR_RMA_SYNC.
+    pub const RMA_SYNC: c_int = 50;
+    /// MPI_ERR_SIZE.
+    pub const SIZE: c_int = 51;
+    /// MPI_ERR_DISP.
+    pub const DISP: c_int = 52;
+    /// MPI_ERR_ASSERT.
+    pub const ASSERT: c_int = 53;
+    /// MPI_ERR_RMA_RANGE.
+    pub const RMA_RANGE: c_int = 54;
+    /// MPI_ERR_RMA_ATTACH.
+    pub const RMA_ATTACH: c_int = 55;
+    /// MPI_ERR_RMA_SHARED.
+    pub const RMA_SHARED: c_int = 56;
+    /// MPI_ERR_RMA_FLAVOR.
+    pub const RMA_FLAVOR: c_int = 57;
+    /// MPIX_ERR_PROC_FAILED.
     pub const PROC_FAILED: c_int = 58;
-    /// MPI_ERR_LASTCODE.
-    pub const LASTCODE: c_int = 58;
+    /// MPI_T_ERR_MEMORY.
+    pub const T_MEMORY: c_int = 59;
+    /// MPI_T_ERR_NOT_INITIALIZED.
+    pub const T_NOT_INITIALIZED: c_int = 60;
+    /// MPI_T_ERR_CANNOT_INIT.
+    pub const T_CANNOT_INIT: c_int = 61;
+    /// MPI_T_ERR_INVALID_INDEX.
+    pub const T_INVALID_INDEX: c_int = 62;
+    /// MPI_T_ERR_INVALID_ITEM.
+    pub const T_INVALID_ITEM: c_int = 63;
+    /// MPI_T_ERR_INVALID_HANDLE.
+    pub const T_INVALID_HANDLE: c_int = 64;
+    /// MPI_T_ERR_OUT_OF_HANDLES.
+    pub const T_OUT_OF_HANDLES: c_int = 65;
+    /// MPI_T_ERR_OUT_OF_SESSIONS.
+    pub const T_OUT_OF_SESSIONS: c_int = 66;
+    /// MPI_T_ERR_INVALID_SESSION.
+    pub const T_INVALID_SESSION: c_int = 67;
+    /// MPI_T_ERR_CVAR_SET_NOT_NOW.
+    pub const T_CVAR_SET_NOT_NOW: c_int = 68;
+    /// MPI_T_ERR_CVAR_SET_NEVER.
+    pub const T_CVAR_SET_NEVER: c_int = 69;
+    /// MPI_T_ERR_PVAR_NO_STARTSTOP.
+    pub const T_PVAR_NO_STARTSTOP: c_int = 70;
+    /// MPI_T_ERR_PVAR_NO_WRITE.
+    pub const T_PVAR_NO_WRITE: c_int = 71;
+    /// MPI_T_ERR_PVAR_NO_ATOMIC.
+    pub const T_PVAR_NO_ATOMIC: c_int = 72;
+    /// MPI_T_ERR_INVALID_NAME.
+    pub const T_INVALID_NAME: c_int = 73;
+    /// MPI_T_ERR_INVALID.
+    pub const T_INVALID: c_int = 74;
+    /// MPI_ERR_LASTCODE: the largest predefined error code.
+    pub const LASTCODE: c_int = 74;
 }
 
 /// The C `MPI_Status`: three public fields, then the library's own (cancelled flag,

@@ -13,9 +13,13 @@
 //!                          |    implemented yet (MPI_ERR_OTHER naming the function);
 //!                          |    ffi/mpix.rs: the MPIX_ fault-tolerance extensions
 //!                          v
-//!             safe layer:  p2p, coll, request, comm, topo, types  (the MPI semantics)
-//!                          state (handle tables behind one mutex), table, datatype,
-//!                          op (reductions), error (classes, error handlers), handles,
+//!             safe layer:  p2p, coll, request (grequest: generalized requests), comm,
+//!                          topo, types  (the MPI semantics)
+//!                          state (handle tables behind one mutex), table, datatype
+//!                          (type maps, buffers) with predefined, darray, envelope,
+//!                          signature, typeattr (names, attributes), external32 and
+//!                          overlap (the bytes two buffers share), op (reductions),
+//!                          error (classes, error handlers), handles,
 //!                          ft (checkpoint and restore as bytes, seeds)
 //!                          |
 //!                          v
@@ -26,22 +30,32 @@
 //! Handles are ints tagged by kind (`handles`); a bad handle, a null pointer or a
 //! negative count is an MPI error (`MPI_ERRORS_ARE_FATAL` prints the function and the
 //! reason and exits; `MPI_ERRORS_RETURN` returns the class), never undefined behaviour
-//! in this crate. Every send is buffered by the volpex sender log, so all send modes are
-//! the standard mode and immediate sends complete at once.
+//! in this crate. Every send is buffered by the volpex sender log, so immediate sends
+//! complete at once, but for the synchronous mode, which waits for its receive (`p2p`).
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod coll;
 pub mod comm;
+pub mod darray;
 pub mod datatype;
+pub mod envelope;
 pub mod error;
+pub mod external32;
 pub mod ffi;
 pub mod ft;
+pub mod grequest;
 pub mod handles;
+pub mod icoll;
+pub mod info;
 pub mod op;
+pub mod overlap;
 pub mod p2p;
+pub mod predefined;
 pub mod request;
+pub mod signature;
 pub mod state;
 pub mod table;
 pub mod topo;
+pub mod typeattr;
 pub mod types;

@@ -1,6 +1,7 @@
 //! Reduction operations (MPI-3.1 section 5.9.2): the predefined ones on the predefined
-//! types, as `volpex::Operation`s over typed elements, and the dispatch from a datatype's
-//! primitive to the Rust type the collective runs on.
+//! types, as `volpex::Operation`s over typed elements, the program's own (MPI_Op_create,
+//! run by `coll::reduce`), and the dispatch from a datatype's primitive to the Rust type
+//! the collective runs on.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -78,35 +79,6 @@ pub struct User {
     pub commute: bool,
 }
 
-/// A user operation as a `volpex::Operation` on elements of datatype `dt` (handle).
-#[derive(Debug, Clone, Copy)]
-pub struct UserOp {
-    /// The function and its commutativity.
-    pub user: User,
-    /// The datatype handle the function is called with.
-    pub dt: std::os::raw::c_int,
-}
-
-impl<T: Pod> volpex::Operation<T> for UserOp {
-    fn combine(&self, lhs: &mut [T], rhs: &[T]) {
-        // MPI-3.1 section 5.9.5: the function computes inoutvec = invec op inoutvec, where
-        // invec holds the lower ranks' part (lhs); the result goes back to lhs.
-        let mut inout: Vec<T> = rhs.to_vec();
-        crate::ffi::raw::call_user_op(
-            self.user.f,
-            bytemuck::cast_slice_mut(lhs),
-            bytemuck::cast_slice_mut(&mut inout),
-            rhs.len(),
-            self.dt,
-        );
-        lhs.copy_from_slice(&inout);
-    }
-
-    fn is_commutative(&self) -> bool {
-        self.user.commute
-    }
-}
-
 /// An element type a predefined operation can combine.
 pub trait Elem: Pod + Send {
     /// Whether `op` is defined on this type (MPI-3.1 section 5.9.2).
@@ -140,7 +112,7 @@ macro_rules! int_elems {
         }
     )*};
 }
-int_elems!(i8, u8, i16, u16, i32, u32, i64, u64);
+int_elems!(i8, u8, i16, u16, i32, u32, i64, u64, i128);
 
 macro_rules! float_elems {
     ($($t:ty),*) => {$(
@@ -219,48 +191,93 @@ macro_rules! loc_pairs {
     )*};
 }
 
-/// `(value, index)` pairs for MINLOC and MAXLOC: the C structs of `MPI_FLOAT_INT` and
-/// the others, padding as a named field so they are plain data.
+/// `(value, index)` pairs for MINLOC and MAXLOC: the data of the C structs of
+/// `MPI_FLOAT_INT` and the others as a message carries it, without the structs'
+/// padding (packed: `MPI_DOUBLE_INT` is 12 bytes, its type size).
 macro_rules! pair_elems {
-    ($($name:ident { $v:ty, $($pad:ident: $pt:ty),* ; $i:ty }),*) => {$(
-        #[repr(C)]
+    ($($name:ident { $v:ty, $i:ty }),*) => {$(
+        #[repr(C, packed)]
         #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
         #[doc = concat!("A `(", stringify!($v), ", index)` pair.")]
         pub struct $name {
             v: $v,
-            $($pad: $pt,)*
             i: $i,
         }
         loc_pairs!($name);
     )*};
 }
 pair_elems!(
-    FloatInt { f32, ; i32 },
-    TwoInt { i32, ; i32 },
-    ShortInt { i16, pad: i16 ; i32 },
-    TwoF32 { f32, ; f32 },
-    TwoF64 { f64, ; f64 }
+    FloatInt { f32, i32 },
+    TwoInt { i32, i32 },
+    ShortInt { i16, i32 },
+    TwoF32 { f32, f32 },
+    TwoF64 { f64, f64 },
+    DoubleInt { f64, i32 },
+    LongInt { i64, i32 }
 );
 
-/// `struct { double; int; }` (16 bytes).
+/// A C `long double` as its bytes (x86-64: the x87 80-bit format in 16 bytes; aarch64:
+/// binary128), ordered exactly, so MAX, MIN, MAXLOC and MINLOC apply; Rust has no
+/// arithmetic of this precision, so SUM and PROD do not.
 #[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
-pub struct DoubleInt {
-    v: f64,
-    i: i32,
-    pad: i32,
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct LongDouble([u8; 16]);
+
+impl LongDouble {
+    /// An integer whose order is the value's (zeros equal; NaNs aside).
+    fn key(self) -> i128 {
+        #[cfg(target_arch = "x86_64")]
+        let (negative, magnitude) = {
+            let [m @ .., s0, s1, _, _, _, _, _, _] = self.0;
+            let se = u16::from_le_bytes([s0, s1]);
+            let mant = u64::from_le_bytes(m);
+            (
+                se >> 15 == 1,
+                (u128::from(se & 0x7fff) << 64) | u128::from(mant),
+            )
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let (negative, magnitude) = {
+            let b = u128::from_le_bytes(self.0);
+            (b >> 127 == 1, b & !(1 << 127))
+        };
+        if negative {
+            -(magnitude as i128)
+        } else {
+            magnitude as i128
+        }
+    }
 }
 
-/// `struct { long; int; }` (16 bytes).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
-pub struct LongInt {
-    v: i64,
-    i: i32,
-    pad: i32,
+impl PartialEq for LongDouble {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
 }
 
-loc_pairs!(DoubleInt, LongInt);
+impl PartialOrd for LongDouble {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.key().cmp(&other.key()))
+    }
+}
+
+impl Elem for LongDouble {
+    fn supports(op: OpKind) -> bool {
+        matches!(op, OpKind::Max | OpKind::Min)
+    }
+    fn combine(op: OpKind, a: &mut Self, b: Self) {
+        let better = match op {
+            OpKind::Max => b > *a,
+            OpKind::Min => b < *a,
+            _ => false,
+        };
+        if better {
+            *a = b;
+        }
+    }
+}
+
+pair_elems!(LongDoubleInt { LongDouble, i32 });
 
 /// A predefined operation as a `volpex::Operation` on `T` (checked with
 /// `Elem::supports` before use).
@@ -291,12 +308,12 @@ pub fn check<T: Elem>(op: &Op, type_name: &str) -> Result<()> {
     }
 }
 
-/// Calls `$f::<T>($args)` with `T` the Rust type of primitive `$prim`; an opaque type
-/// (long double) is an MPI_ERR_OP error.
+/// Calls `$f::<T>($args)` with `T` the Rust type of primitive `$prim`; `$opaque` is the
+/// value for an opaque type (half or quad precision), on which no operation is defined.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! with_elem {
-    ($prim:expr, $op:expr, $f:ident ( $($args:expr),* )) => {{
+    ($prim:expr, $f:ident ( $($args:expr),* ), $opaque:expr) => {{
         match $prim {
             $crate::datatype::Prim::I8 => $f::<i8>($($args),*),
             $crate::datatype::Prim::U8 => $f::<u8>($($args),*),
@@ -306,6 +323,7 @@ macro_rules! with_elem {
             $crate::datatype::Prim::U32 => $f::<u32>($($args),*),
             $crate::datatype::Prim::I64 => $f::<i64>($($args),*),
             $crate::datatype::Prim::U64 => $f::<u64>($($args),*),
+            $crate::datatype::Prim::I128 => $f::<i128>($($args),*),
             $crate::datatype::Prim::F32 => $f::<f32>($($args),*),
             $crate::datatype::Prim::F64 => $f::<f64>($($args),*),
             $crate::datatype::Prim::CF32 => $f::<$crate::op::Cf32>($($args),*),
@@ -317,10 +335,11 @@ macro_rules! with_elem {
             $crate::datatype::Prim::ShortInt => $f::<$crate::op::ShortInt>($($args),*),
             $crate::datatype::Prim::TwoF32 => $f::<$crate::op::TwoF32>($($args),*),
             $crate::datatype::Prim::TwoF64 => $f::<$crate::op::TwoF64>($($args),*),
-            $crate::datatype::Prim::Opaque(_) => Err($crate::error::MpiError::new(
-                $crate::handles::class::OP,
-                format!("{} is not defined on this type (long double)", $op.name),
-            )),
+            $crate::datatype::Prim::LongDouble => $f::<$crate::op::LongDouble>($($args),*),
+            $crate::datatype::Prim::LongDoubleInt => {
+                $f::<$crate::op::LongDoubleInt>($($args),*)
+            }
+            $crate::datatype::Prim::Opaque(_) => $opaque,
         }
     }};
 }
@@ -333,32 +352,43 @@ mod tests {
 
     #[test]
     fn minloc_takes_the_lower_index_on_ties() {
-        let mut a = [DoubleInt {
-            v: 2.0,
-            i: 3,
-            pad: 0,
-        }];
-        Predef(OpKind::MinLoc).combine(
-            &mut a,
-            &[DoubleInt {
-                v: 2.0,
-                i: 1,
-                pad: 0,
-            }],
-        );
-        assert_eq!(a[0].i, 1);
-        Predef(OpKind::MinLoc).combine(
-            &mut a,
-            &[DoubleInt {
-                v: 5.0,
-                i: 0,
-                pad: 0,
-            }],
-        );
-        assert_eq!((a[0].v, a[0].i), (2.0, 1));
+        let mut a = [DoubleInt { v: 2.0, i: 3 }];
+        Predef(OpKind::MinLoc).combine(&mut a, &[DoubleInt { v: 2.0, i: 1 }]);
+        assert_eq!({ a[0].i }, 1);
+        Predef(OpKind::MinLoc).combine(&mut a, &[DoubleInt { v: 5.0, i: 0 }]);
+        assert_eq!(({ a[0].v }, { a[0].i }), (2.0, 1));
         let mut m = [TwoInt { v: 1, i: 9 }];
         Predef(OpKind::MaxLoc).combine(&mut m, &[TwoInt { v: 7, i: 4 }]);
-        assert_eq!((m[0].v, m[0].i), (7, 4));
+        assert_eq!(({ m[0].v }, { m[0].i }), (7, 4));
+    }
+
+    #[test]
+    fn long_doubles_order_exactly() {
+        // 1.0, 2.0 and -3.0 as x87 values (or binary128 elsewhere), from C.
+        let ld = |v: f64| -> LongDouble {
+            let mut b = [0u8; 16];
+            if cfg!(target_arch = "x86_64") {
+                let bits = v.to_bits();
+                let exp = ((bits >> 52) & 0x7ff) as u16 + 16383 - 1023;
+                let sign = ((bits >> 63) as u16) << 15;
+                let mant = (1u64 << 63) | ((bits & ((1 << 52) - 1)) << 11);
+                b[..8].copy_from_slice(&mant.to_le_bytes());
+                b[8..10].copy_from_slice(&(sign | exp).to_le_bytes());
+            } else {
+                let bits = v.to_bits() as u128;
+                let exp = ((bits >> 52) & 0x7ff) + 16383 - 1023;
+                let q = ((bits >> 63) << 127) | (exp << 112) | ((bits & ((1 << 52) - 1)) << 60);
+                b = q.to_le_bytes();
+            }
+            LongDouble(b)
+        };
+        let mut a = [ld(1.0), ld(-3.0)];
+        Predef(OpKind::Max).combine(&mut a, &[ld(2.0), ld(-2.5)]);
+        assert!(a[0] == ld(2.0) && a[1] == ld(-2.5));
+        let mut p = [LongDoubleInt { v: ld(1.0), i: 4 }];
+        Predef(OpKind::MinLoc).combine(&mut p, &[LongDoubleInt { v: ld(-3.0), i: 7 }]);
+        assert_eq!({ p[0].i }, 7);
+        assert!(!LongDouble::supports(OpKind::Sum));
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! Requests of immediate operations (MPI-3.1 section 3.7) and persistent ones (section
-//! 3.9), and their completion: `Wait`, `Test` and the `all`/`any`/`some` families, over
-//! `volpex::Request`.
+//! Requests of immediate operations (MPI-3.1 section 3.7), persistent ones (section 3.9)
+//! and generalized ones (section 12.2, `grequest`), and their completion: `Wait`, `Test`
+//! and the `all`/`any`/`some` families, over `volpex::Request`.
 //!
 //! Which of several requests `Waitany`/`Testany`/`Waitsome`/`Testsome` report depends on
 //! timing, so they go through `volpex::wait_any` and friends, which make every replica of
@@ -16,22 +16,25 @@ use volpex::Request;
 use crate::datatype::Datatype;
 use crate::error::{MpiError, Result};
 use crate::ffi::raw::{Pending, Region};
-use crate::handles::{class, MpiStatus, ANY_SOURCE, ANY_TAG, NULL, UNDEFINED};
+use crate::grequest::{self, Grequest};
+use crate::handles::{class, MpiStatus, ANY_SOURCE, ANY_TAG, COMM_WORLD, NULL, UNDEFINED};
 use crate::state;
 
 /// An operation in flight.
 pub enum Active {
     /// A volpex request (a send's is complete from the start).
     Volpex(Pending),
-    /// Complete with this status (an operation with MPI_PROC_NULL).
+    /// Complete with this status (an operation with MPI_PROC_NULL, a matched receive).
     Done(MpiStatus),
+    /// A generalized request: its volpex request completes when the program says so.
+    Generalized(Pending, Arc<Grequest>),
 }
 
 /// What a persistent request does at each `MPI_Start`.
 #[derive(Clone)]
 pub struct Persistent {
-    /// A send (true) or a receive.
-    pub send: bool,
+    /// A send in this mode, or a receive (None).
+    pub send: Option<crate::p2p::SendMode>,
     /// Communicator handle.
     pub comm: c_int,
     /// The buffer's memory.
@@ -169,12 +172,8 @@ fn finish(h: &mut c_int, p: Option<Persistent>) {
     }
 }
 
-/// MPI_Wait.
-pub fn wait(h: &mut c_int) -> Result<MpiStatus> {
-    let Some((a, p)) = take_active(*h)? else {
-        return Ok(inactive());
-    };
-    finish(h, p);
+/// Waits for operation `a` of request `h` to complete.
+fn complete(h: c_int, a: Active) -> Result<MpiStatus> {
     match a {
         Active::Done(st) => Ok(st),
         Active::Volpex(r) => {
@@ -183,40 +182,80 @@ pub fn wait(h: &mut c_int) -> Result<MpiStatus> {
                 .map(|st| status_of(&st))
                 .map_err(|e| MpiError::from(e).on(comm))
         }
+        Active::Generalized(r, g) => {
+            let comm = r.1;
+            r.0.wait().map_err(|e| MpiError::from(e).on(comm))?;
+            grequest::finished(h, &g)
+        }
     }
+}
+
+/// Completes operation `a` of request `h` if it is complete: its status; `None` (and `a`
+/// as it was) when it is not.
+fn try_complete(h: c_int, a: &mut Active) -> Result<Option<MpiStatus>> {
+    match a {
+        Active::Done(st) => Ok(Some(*st)),
+        Active::Volpex(r) => {
+            let comm = r.1;
+            r.0.test()
+                .map(|o| o.as_ref().map(status_of))
+                .map_err(|e| MpiError::from(e).on(comm))
+        }
+        Active::Generalized(_, g) if !g.is_done() => Ok(None),
+        Active::Generalized(_, g) => grequest::finished(h, g).map(Some),
+    }
+}
+
+/// Whether operation `a` is complete (a receive that is takes its message).
+fn is_complete(a: &mut Active) -> Result<bool> {
+    match a {
+        Active::Done(_) => Ok(true),
+        Active::Generalized(_, g) => Ok(g.is_done()),
+        Active::Volpex(r) => {
+            let comm = r.1;
+            r.0.test()
+                .map(|o| o.is_some())
+                .map_err(|e| MpiError::from(e).on(comm))
+        }
+    }
+}
+
+/// MPI_Wait.
+pub fn wait(h: &mut c_int) -> Result<MpiStatus> {
+    let Some((a, p)) = take_active(*h)? else {
+        return Ok(inactive());
+    };
+    let r = complete(*h, a);
+    finish(h, p);
+    r
 }
 
 /// MPI_Test: completes `*h` if it can without waiting.
 pub fn test(h: &mut c_int) -> Result<Option<MpiStatus>> {
-    let Some((a, p)) = take_active(*h)? else {
+    let Some((mut a, p)) = take_active(*h)? else {
         return Ok(Some(inactive()));
     };
-    let st = match a {
-        Active::Done(st) => st,
-        Active::Volpex(mut r) => match r.0.test() {
-            Ok(Some(st)) => status_of(&st),
-            Ok(None) => {
-                put_back(*h, Active::Volpex(r), p);
-                return Ok(None);
-            }
-            Err(e) => {
-                let comm = r.1;
-                finish(h, p);
-                return Err(MpiError::from(e).on(comm));
-            }
-        },
-    };
+    let r = try_complete(*h, &mut a);
+    if let Ok(None) = r {
+        put_back(*h, a, p);
+        return Ok(None);
+    }
     finish(h, p);
-    Ok(Some(st))
+    r
 }
 
-/// MPI_Request_get_status: like MPI_Test, but the request stays as it is.
+/// MPI_Request_get_status: like MPI_Test, but the request stays as it is (a done
+/// generalized request's query function runs; its free function does not).
 pub fn get_status(h: c_int) -> Result<Option<MpiStatus>> {
     let Some((mut a, p)) = take_active(h)? else {
         return Ok(Some(inactive()));
     };
     let st = match &mut a {
         Active::Done(st) => Ok(Some(*st)),
+        Active::Generalized(_, g) => match g.is_done() {
+            true => g.query().map(Some),
+            false => Ok(None),
+        },
         Active::Volpex(r) => {
             let comm = r.1;
             r.0.test()
@@ -230,9 +269,10 @@ pub fn get_status(h: c_int) -> Result<Option<MpiStatus>> {
 
 /// MPI_Cancel: cancels a pending receive (see `volpex::Request::cancel`: every replica
 /// of the rank gets the same answer); the request still has to be completed, and its
-/// status then says whether it was cancelled (MPI_Test_cancelled). A send, complete from
-/// the start (its message is in the sender log), an immediate collective, a completed
-/// request and an inactive persistent one are left as they are.
+/// status then says whether it was cancelled (MPI_Test_cancelled). A generalized
+/// request's cancel function is called (its query function then says). A send,
+/// complete from the start (its message is in the sender log), an immediate collective,
+/// a completed request and an inactive persistent one are left as they are.
 pub fn cancel(h: c_int) -> Result<()> {
     if h == NULL {
         return Err(MpiError::new(
@@ -245,6 +285,7 @@ pub fn cancel(h: c_int) -> Result<()> {
     };
     let r = match &mut a {
         Active::Done(_) => Ok(()),
+        Active::Generalized(_, g) => g.cancel(),
         Active::Volpex(r) => {
             let comm = r.1;
             r.0.cancel()
@@ -257,18 +298,69 @@ pub fn cancel(h: c_int) -> Result<()> {
 }
 
 /// MPI_Request_free: forgets the request; a receive not yet complete discards its
-/// message when it arrives.
+/// message when it arrives; a generalized request not yet complete stays until
+/// MPI_Grequest_complete, which then calls its free function.
 pub fn free(h: &mut c_int) -> Result<()> {
-    state::with(|s| s.requests.remove(*h).map(drop))?;
+    let e = state::with(|s| s.requests.take(*h))?;
+    let handle = *h;
     *h = NULL;
+    if let (Some(Active::Generalized(_, g)), None) = (&e.active, &e.persistent) {
+        let g = g.clone();
+        let r = grequest::free(handle, &g);
+        if let Ok(false) = r {
+            put_back_entry(handle, e);
+            return Ok(());
+        }
+        release(handle);
+        return r.map(drop);
+    }
+    release(handle);
     Ok(())
+}
+
+fn put_back_entry(h: c_int, e: ReqEntry) {
+    let _ = state::with(|s| {
+        s.requests.put_back(h, e);
+        Ok(())
+    });
+}
+
+fn release(h: c_int) {
+    let _ = state::with(|s| {
+        s.requests.release(h);
+        Ok(())
+    });
+}
+
+/// The error of a multiple completion call whose statuses say which operations failed
+/// (MPI-3.1 section 3.7.5: MPI_ERR_IN_STATUS when there are statuses to say it in).
+fn in_status(e: MpiError, statuses: bool) -> MpiError {
+    if !statuses {
+        return e;
+    }
+    let comm = e.comm;
+    let mut err = MpiError::new(class::IN_STATUS, e.msg);
+    err.comm = comm;
+    err
+}
+
+/// Writes `st` into a status of a multiple completion call: its MPI_ERROR field as it was
+/// unless `failed` (the call returns MPI_ERR_IN_STATUS, and each status says how its
+/// operation ended).
+fn put_status(slot: &mut MpiStatus, st: MpiStatus, failed: bool) {
+    let error = if failed { st.MPI_ERROR } else { slot.MPI_ERROR };
+    *slot = MpiStatus {
+        MPI_ERROR: error,
+        ..st
+    };
 }
 
 /// MPI_Waitall. `statuses` has one entry per request, or is None (MPI_STATUSES_IGNORE).
 pub fn wait_all(hs: &mut [c_int], mut statuses: Option<&mut [MpiStatus]>) -> Result<()> {
     let mut first: Option<MpiError> = None;
-    for (i, h) in hs.iter_mut().enumerate() {
-        let st = match wait(h) {
+    let mut done = Vec::with_capacity(hs.len());
+    for h in hs.iter_mut() {
+        done.push(match wait(h) {
             Ok(st) => st,
             Err(e) => {
                 let mut st = inactive();
@@ -276,20 +368,16 @@ pub fn wait_all(hs: &mut [c_int], mut statuses: Option<&mut [MpiStatus]>) -> Res
                 first.get_or_insert(e);
                 st
             }
-        };
-        if let Some(s) = statuses.as_deref_mut().and_then(|s| s.get_mut(i)) {
-            *s = st;
+        });
+    }
+    if let Some(sts) = statuses.as_deref_mut() {
+        for (slot, st) in sts.iter_mut().zip(done) {
+            put_status(slot, st, first.is_some());
         }
     }
     match first {
         None => Ok(()),
-        Some(e) if statuses.is_some() => {
-            let comm = e.comm;
-            let mut err = MpiError::new(class::IN_STATUS, e.msg);
-            err.comm = comm;
-            Err(err)
-        }
-        Some(e) => Err(e),
+        Some(e) => Err(in_status(e, statuses.is_some())),
     }
 }
 
@@ -299,22 +387,47 @@ pub fn test_all(hs: &mut [c_int], statuses: Option<&mut [MpiStatus]>) -> Result<
         let Some((mut a, p)) = take_active(h)? else {
             continue;
         };
-        let ready = match &mut a {
-            Active::Done(_) => Ok(true),
-            Active::Volpex(r) => {
-                let comm = r.1;
-                r.0.test()
-                    .map(|r| r.is_some())
-                    .map_err(|e| MpiError::from(e).on(comm))
-            }
-        };
+        let r = is_complete(&mut a);
         put_back(h, a, p);
-        if !ready? {
+        if !r? {
             return Ok(false);
         }
     }
     wait_all(hs, statuses)?;
     Ok(true)
+}
+
+/// An active request `gather` took out of the table.
+struct Slot {
+    /// Its index in the caller's array.
+    at: usize,
+    handle: c_int,
+    persistent: Option<Persistent>,
+    comm: c_int,
+    /// Set for a generalized request.
+    greq: Option<Arc<Grequest>>,
+}
+
+impl Slot {
+    /// Gives the request back to its table slot.
+    fn put_back(self, r: Request<'static>) {
+        let a = match self.greq {
+            Some(g) => Active::Generalized(Pending(r, self.comm), g),
+            None => Active::Volpex(Pending(r, self.comm)),
+        };
+        put_back(self.handle, a, self.persistent);
+    }
+
+    /// Its request completed with `st`: the caller's handle is finished, and the MPI
+    /// status says how it ended (MPI_ERROR set when it failed).
+    fn finish(self, hs: &mut [c_int], st: &volpex::Status) -> (c_int, Result<MpiStatus>) {
+        let r = match &self.greq {
+            Some(g) => grequest::finished(self.handle, g),
+            None => Ok(status_of(st)),
+        };
+        finish(&mut hs[self.at], self.persistent);
+        (self.at as c_int, r)
+    }
 }
 
 /// The active requests among `hs`, taken out of the table.
@@ -324,30 +437,32 @@ enum Gathered {
     Active(Vec<Slot>, Vec<Request<'static>>),
 }
 
-/// Where a gathered request came from: its index in the caller's array, its handle, its
-/// persistent operation and its communicator.
-type Slot = (usize, c_int, Option<Persistent>, c_int);
-
 fn gather(hs: &mut [c_int]) -> Result<Gathered> {
     let mut at: Vec<Slot> = Vec::new();
     let mut reqs = Vec::new();
     for (i, h) in hs.iter_mut().enumerate() {
-        match take_active(*h) {
-            Ok(None) => {}
+        let (r, greq, p) = match take_active(*h) {
+            Ok(None) => continue,
             Ok(Some((Active::Done(st), p))) => {
                 finish(h, p);
                 scatter(at, reqs);
                 return Ok(Gathered::Done(i, st));
             }
-            Ok(Some((Active::Volpex(r), p))) => {
-                at.push((i, *h, p, r.1));
-                reqs.push(r.0);
-            }
+            Ok(Some((Active::Volpex(r), p))) => (r, None, p),
+            Ok(Some((Active::Generalized(r, g), p))) => (r, Some(g), p),
             Err(e) => {
                 scatter(at, reqs);
                 return Err(e);
             }
-        }
+        };
+        at.push(Slot {
+            at: i,
+            handle: *h,
+            persistent: p,
+            comm: r.1,
+            greq,
+        });
+        reqs.push(r.0);
     }
     Ok(if at.is_empty() {
         Gathered::None
@@ -358,8 +473,8 @@ fn gather(hs: &mut [c_int]) -> Result<Gathered> {
 
 /// Puts requests `gather` took back into their slots.
 fn scatter(at: Vec<Slot>, reqs: Vec<Request<'static>>) {
-    for ((_, h, p, comm), r) in at.into_iter().zip(reqs) {
-        put_back(h, Active::Volpex(Pending(r, comm)), p);
+    for (slot, r) in at.into_iter().zip(reqs) {
+        slot.put_back(r);
     }
 }
 
@@ -376,31 +491,35 @@ pub fn any(hs: &mut [c_int], block: bool) -> Result<Option<(c_int, MpiStatus)>> 
             } else {
                 volpex::test_any(&mut reqs)
             };
-            let done = match r {
+            match r {
                 Ok(Some((k, st))) => {
-                    let (i, _, p, _) = at.remove(k);
-                    finish(&mut hs[i], p);
-                    Some((i as c_int, status_of(&st)))
-                }
-                Ok(None) => None,
-                Err(e) => {
-                    let comm = at.first().map_or(crate::handles::COMM_WORLD, |s| s.3);
+                    let (i, done) = at.remove(k).finish(hs, &st);
                     scatter(at, reqs);
-                    return Err(MpiError::from(e).on(comm));
+                    done.map(|st| Some((i, st)))
                 }
-            };
-            scatter(at, reqs);
-            Ok(done)
+                Ok(None) => {
+                    scatter(at, reqs);
+                    Ok(None)
+                }
+                Err(e) => {
+                    let comm = at.first().map_or(COMM_WORLD, |s| s.comm);
+                    scatter(at, reqs);
+                    Err(MpiError::from(e).on(comm))
+                }
+            }
         }
     }
 }
 
+/// One request a "some" call completed: its index, and its status or error.
+pub type Completed = (c_int, Result<MpiStatus>);
+
 /// MPI_Waitsome / MPI_Testsome: the completed requests' indices and statuses; `None`
 /// when no request is active (outcount MPI_UNDEFINED).
-pub fn some(hs: &mut [c_int], block: bool) -> Result<Option<Vec<(c_int, MpiStatus)>>> {
+pub fn some(hs: &mut [c_int], block: bool) -> Result<Option<Vec<Completed>>> {
     match gather(hs)? {
         Gathered::None => Ok(None),
-        Gathered::Done(i, st) => Ok(Some(vec![(i as c_int, st)])),
+        Gathered::Done(i, st) => Ok(Some(vec![(i as c_int, Ok(st))])),
         Gathered::Active(mut at, mut reqs) => {
             let r = if block {
                 volpex::wait_some(&mut reqs)
@@ -412,20 +531,48 @@ pub fn some(hs: &mut [c_int], block: bool) -> Result<Option<Vec<(c_int, MpiStatu
                     let mut out = Vec::with_capacity(done.len());
                     // Indices refer to the list before removal, in ascending order.
                     for (k, st) in done.iter().rev() {
-                        let (i, _, p, _) = at.remove(*k);
-                        finish(&mut hs[i], p);
-                        out.push((i as c_int, status_of(st)));
+                        out.push(at.remove(*k).finish(hs, st));
                     }
                     out.reverse();
                     scatter(at, reqs);
                     Ok(Some(out))
                 }
                 Err(e) => {
-                    let comm = at.first().map_or(crate::handles::COMM_WORLD, |s| s.3);
+                    let comm = at.first().map_or(COMM_WORLD, |s| s.comm);
                     scatter(at, reqs);
                     Err(MpiError::from(e).on(comm))
                 }
             }
         }
+    }
+}
+
+/// The statuses of a "some" call's completed requests, and its error: MPI_ERR_IN_STATUS
+/// (or the first error, with MPI_STATUSES_IGNORE) when any failed, each status then
+/// saying how its request ended.
+pub fn some_statuses(
+    done: Vec<Completed>,
+    statuses: bool,
+) -> (Vec<(c_int, MpiStatus)>, Result<()>) {
+    let mut first = None;
+    let out = done
+        .into_iter()
+        .map(|(i, r)| match r {
+            Ok(st) => (i, st),
+            Err(e) => {
+                let mut st = inactive();
+                st.MPI_ERROR = e.class;
+                first.get_or_insert(e);
+                (i, st)
+            }
+        })
+        .collect();
+    (out, first.map_or(Ok(()), |e| Err(in_status(e, statuses))))
+}
+
+/// Writes the statuses of a "some" call (`put_status`).
+pub fn put_some_statuses(slots: &mut [MpiStatus], done: &[(c_int, MpiStatus)], failed: bool) {
+    for (slot, (_, st)) in slots.iter_mut().zip(done) {
+        put_status(slot, *st, failed);
     }
 }

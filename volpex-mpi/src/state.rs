@@ -9,9 +9,9 @@ use std::os::raw::c_int;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use volpex::{Communicator, Group, Universe};
+use volpex::{Communicator, Group, InterCommunicator, Universe};
 
-use crate::datatype::{self, Datatype};
+use crate::datatype::Datatype;
 use crate::error::{MpiError, Result};
 use crate::handles::{self, class, ERRORS_ARE_FATAL, ERRORS_RETURN};
 use crate::op::{self, Op};
@@ -20,26 +20,78 @@ use crate::table::Table;
 
 /// A communicator and what the C interface keeps with it.
 pub struct CommEntry {
-    /// The communicator.
+    /// The communicator (of an inter-communicator, its point-to-point face: ranks name
+    /// the remote group).
     pub comm: Communicator,
+    /// The inter-communicator, for one.
+    pub inter: Option<InterCommunicator>,
+    /// The hints set with MPI_Comm_set_info or given at creation (MPI-3.1 section
+    /// 6.4.4), in the order set.
+    pub info: Vec<(String, String)>,
     /// Its error handler (MPI_ERRORS_ARE_FATAL or MPI_ERRORS_RETURN).
     pub errhandler: c_int,
     /// Its name (MPI_Comm_set_name).
     pub name: String,
-    /// Its Cartesian topology, if it has one.
-    pub topo: Option<crate::topo::Cart>,
+    /// Its process topology, if it has one.
+    pub topo: Option<crate::topo::Topology>,
     /// Attributes the program set: (key, value) in the order set.
     pub attrs: Vec<(c_int, usize)>,
 }
 
+impl CommEntry {
+    /// An intra-communicator's entry, with `errhandler` and `name`.
+    pub fn intra(comm: Communicator, errhandler: c_int, name: &str) -> CommEntry {
+        CommEntry {
+            comm,
+            inter: None,
+            info: Vec::new(),
+            errhandler,
+            name: name.into(),
+            topo: None,
+            attrs: Vec::new(),
+        }
+    }
+}
+
+/// The kind of object an error handler was made for (MPI-3.1 section 8.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrKind {
+    /// MPI_ERRORS_ARE_FATAL and MPI_ERRORS_RETURN: any object.
+    Predefined,
+    /// MPI_Comm_create_errhandler.
+    Comm,
+    /// MPI_Win_create_errhandler.
+    Win,
+    /// MPI_File_create_errhandler.
+    File,
+}
+
+/// An error handler: the program's function, if it is not a predefined handler.
+#[derive(Debug, Clone, Copy)]
+pub struct ErrEntry {
+    /// The function (None: predefined).
+    pub f: Option<crate::ffi::raw::ErrFn>,
+    /// What it was made for.
+    pub kind: ErrKind,
+}
+
+/// An error code the program added (MPI_Add_error_class, MPI_Add_error_code; MPI-3.1
+/// section 8.5).
+#[derive(Debug, Clone)]
+pub struct UserCode {
+    /// Its class (itself for a class).
+    pub class: c_int,
+    /// The text MPI_Add_error_string gave it (empty until then).
+    pub text: String,
+}
 /// An attribute key the program made.
 #[derive(Debug, Clone, Copy)]
 pub struct Keyval {
     /// Called on MPI_Comm_dup (None: MPI_COMM_NULL_COPY_FN, not copied).
-    pub copy: Option<crate::ffi::raw::CopyAttrFn>,
+    pub copy: Option<crate::ffi::raw::AttrCopy>,
     /// Called when the attribute goes (None: nothing to call).
-    pub delete: Option<crate::ffi::raw::DeleteAttrFn>,
-    /// The program's extra_state pointer.
+    pub delete: Option<crate::ffi::raw::AttrDelete>,
+    /// The program's extra_state (a pointer from C, a value from Fortran).
     pub extra: usize,
 }
 
@@ -64,12 +116,19 @@ pub struct State {
     pub groups: Table<Group>,
     /// Datatypes.
     pub types: Table<Arc<Datatype>>,
+    /// Datatype keyvals and the F90 types.
+    pub dtypes: crate::typeattr::TypeState,
     /// Reduction operations.
     pub ops: Table<Op>,
     /// Requests.
     pub requests: Table<ReqEntry>,
-    /// Error handlers (only the two predefined ones so far).
-    pub errhandlers: Table<Option<crate::ffi::raw::ErrFn>>,
+    /// Error handlers.
+    pub errhandlers: Table<ErrEntry>,
+    /// The error handler of MPI_FILE_NULL: what files opened later start with
+    /// (MPI-3.1 section 13.7: MPI_ERRORS_RETURN until the program sets another).
+    pub file_errhandler: c_int,
+    /// Error codes and classes the program added, from MPI_ERR_LASTCODE + 1 on.
+    pub codes: Vec<UserCode>,
     /// Messages taken by MPI_Mprobe, until MPI_Mrecv (slot 1, MPI_MESSAGE_NO_PROC, holds
     /// none).
     pub messages: Table<Option<volpex::Message>>,
@@ -127,25 +186,13 @@ pub fn init(required: c_int) -> Result<c_int> {
     };
     let mut comms = Table::new(handles::TAG_COMM, "communicator", class::COMM);
     let w = (world.rank(), world.size());
-    comms.predefine(CommEntry {
-        comm: world,
-        errhandler: ERRORS_ARE_FATAL,
-        name: "MPI_COMM_WORLD".into(),
-        topo: None,
-        attrs: Vec::new(),
-    });
-    comms.predefine(CommEntry {
-        comm: me_comm,
-        errhandler: ERRORS_ARE_FATAL,
-        name: "MPI_COMM_SELF".into(),
-        topo: None,
-        attrs: Vec::new(),
-    });
+    comms.predefine(CommEntry::intra(world, ERRORS_ARE_FATAL, "MPI_COMM_WORLD"));
+    comms.predefine(CommEntry::intra(me_comm, ERRORS_ARE_FATAL, "MPI_COMM_SELF"));
     let mut groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
     groups.predefine(me.exclude(&[0]));
     let mut types = Table::new(handles::TAG_DATATYPE, "datatype", class::TYPE);
-    for (i, (name, prim)) in datatype::PREDEFINED.iter().enumerate() {
-        let mut t = Datatype::predefined(name, *prim);
+    for (i, p) in crate::predefined::PREDEFINED.iter().enumerate() {
+        let mut t = Datatype::predefined(p);
         t.handle = handles::TAG_DATATYPE | (i as c_int + 1);
         types.predefine(Arc::new(t));
     }
@@ -158,28 +205,40 @@ pub fn init(required: c_int) -> Result<c_int> {
         });
     }
     let mut errhandlers = Table::new(handles::TAG_ERRHANDLER, "error handler", class::ARG);
-    errhandlers.predefine(None); // MPI_ERRORS_ARE_FATAL
-    errhandlers.predefine(None); // MPI_ERRORS_RETURN
-    let provided = required.clamp(0, handles::THREAD_SERIALIZED);
+    let predefined = ErrEntry {
+        f: None,
+        kind: ErrKind::Predefined,
+    };
+    errhandlers.predefine(predefined); // MPI_ERRORS_ARE_FATAL
+    errhandlers.predefine(predefined); // MPI_ERRORS_RETURN
+                                       // MPI-3.1 section 12.4.3: the level granted is at most what the library supports,
+                                       // MPI_THREAD_SERIALIZED (every replica must make the same calls in the same order,
+                                       // which calls from several threads at once would not), and at least the one asked
+                                       // for when that is lower.
+    let provided = required.clamp(handles::THREAD_SINGLE, handles::THREAD_SERIALIZED);
+    let infos = {
+        let mut t = Table::new(handles::TAG_INFO, "info", class::INFO);
+        t.predefine(crate::info::environment(w.1, required)); // MPI_INFO_ENV
+        t
+    };
     g.state = Some(State {
         universe: Some(universe),
         comms,
         groups,
         types,
+        dtypes: crate::typeattr::TypeState::new(),
         ops,
         requests: Table::new(handles::TAG_REQUEST, "request", class::REQUEST),
         errhandlers,
+        file_errhandler: ERRORS_RETURN,
+        codes: Vec::new(),
         messages: {
             let mut t = Table::new(handles::TAG_MESSAGE, "message", class::REQUEST);
             t.predefine(None); // MPI_MESSAGE_NO_PROC
             t
         },
         keyvals: Table::new(handles::TAG_KEYVAL, "attribute key", class::KEYVAL),
-        infos: {
-            let mut t = Table::new(handles::TAG_INFO, "info", class::INFO);
-            t.predefine(Vec::new()); // MPI_INFO_ENV
-            t
-        },
+        infos,
         thread_level: provided,
         world: w,
         main_thread: std::thread::current().id(),
@@ -229,6 +288,26 @@ pub fn comm(h: c_int) -> Result<Communicator> {
     with(|s| Ok(s.comms.get(h)?.comm.clone()))
 }
 
+/// The intra-communicator behind handle `h`: MPI_ERR_COMM for an inter-communicator
+/// (`what` names what needs an intra-communicator).
+pub fn intra(h: c_int, what: &str) -> Result<Communicator> {
+    with(|s| {
+        let e = s.comms.get(h)?;
+        if e.inter.is_some() {
+            return Err(MpiError::new(
+                class::COMM,
+                format!("{what} needs an intra-communicator; {h:#x} is an inter-communicator"),
+            ));
+        }
+        Ok(e.comm.clone())
+    })
+}
+
+/// The inter-communicator behind handle `h`, if it is one.
+pub fn inter(h: c_int) -> Result<Option<InterCommunicator>> {
+    with(|s| Ok(s.comms.get(h)?.inter.clone()))
+}
+
 /// The datatype behind handle `h`, committed.
 pub fn datatype(h: c_int) -> Result<Arc<Datatype>> {
     with(|s| {
@@ -273,20 +352,41 @@ pub fn errhandler(h: c_int) -> Handler {
             Err(_) => return Handler::Fatal,
         },
     };
-    match e {
-        ERRORS_RETURN => Handler::Return,
-        ERRORS_ARE_FATAL => Handler::Fatal,
-        other => match s.errhandlers.get(other) {
-            Ok(Some(f)) => Handler::User(*f, comm),
-            _ => Handler::Fatal,
-        },
+    s.handler(e, comm)
+}
+
+impl State {
+    /// What error handler `e` does for object `obj`.
+    pub fn handler(&self, e: c_int, obj: c_int) -> Handler {
+        match e {
+            ERRORS_RETURN => Handler::Return,
+            ERRORS_ARE_FATAL => Handler::Fatal,
+            other => match self.errhandlers.get(other) {
+                Ok(ErrEntry { f: Some(f), .. }) => Handler::User(*f, obj),
+                _ => Handler::Fatal,
+            },
+        }
+    }
+
+    /// Error handler `errh`, checked to be one for objects of `kind` (MPI-3.1 section
+    /// 8.3: a handler made for another kind of object is MPI_ERR_ARG).
+    pub fn errhandler_for(&self, errh: c_int, kind: ErrKind) -> Result<()> {
+        let e = self.errhandlers.get(errh)?;
+        if e.kind == ErrKind::Predefined || e.kind == kind {
+            Ok(())
+        } else {
+            Err(MpiError::arg(format!(
+                "error handler {errh:#x} was made for {:?} objects, not {kind:?} ones",
+                e.kind
+            )))
+        }
     }
 }
 
 /// Sets the error handler of communicator `h`.
 pub fn set_errhandler(h: c_int, errh: c_int) -> Result<()> {
     with(|s| {
-        s.errhandlers.get(errh)?;
+        s.errhandler_for(errh, ErrKind::Comm)?;
         s.comms.get_mut(h)?.errhandler = errh;
         Ok(())
     })

@@ -1,16 +1,135 @@
-//! Cartesian process topologies (MPI-3.1 chapter 7): `MPI_Dims_create` and a
-//! communicator's grid (dimensions, periodicity) with the rank/coordinate arithmetic.
-//! Ranks are laid out in row-major order (the last dimension varies fastest) and never
-//! reordered.
+//! Process topologies (MPI-3.1 chapter 7): the topology a communicator carries
+//! (`Topology`: a Cartesian grid, a graph or a distributed graph), what `MPI_Topo_test`
+//! says of it, and the neighbours its neighbourhood collectives exchange with (section
+//! 7.6); Cartesian grids here (`MPI_Dims_create`, dimensions, periodicity and the
+//! rank/coordinate arithmetic), graphs and distributed graphs in `topo/graph.rs`. Ranks
+//! are never reordered (`reorder` is a hint the standard lets us ignore; Open MPI and
+//! MPICH ignore it too unless a mapping module is configured): Cartesian ranks are laid
+//! out in row-major order (the last dimension varies fastest).
+//!
+//! Owns the topologies and their communicators' creation. Must never send a message
+//! itself: a topology is made from the communicator splits and duplicates of `volpex`,
+//! and a distributed graph's edges travel by its all-to-all.
+
+pub mod graph;
 
 use std::os::raw::c_int;
+
+use volpex::Communicator;
 
 use crate::error::{MpiError, Result};
 use crate::handles::{class, NULL, PROC_NULL, UNDEFINED};
 use crate::state::{self, CommEntry};
+pub use graph::{DistGraph, Graph};
 
-/// MPI_CART, as `MPI_Topo_test` answers.
+/// MPI_GRAPH, as `MPI_Topo_test` answers.
+pub const GRAPH: c_int = 1;
+/// MPI_CART.
 pub const CART: c_int = 2;
+/// MPI_DIST_GRAPH.
+pub const DIST_GRAPH: c_int = 3;
+
+/// The topology of a communicator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Topology {
+    /// A Cartesian grid (MPI_Cart_create).
+    Cart(Cart),
+    /// A graph (MPI_Graph_create).
+    Graph(Graph),
+    /// A distributed graph (MPI_Dist_graph_create, MPI_Dist_graph_create_adjacent).
+    DistGraph(DistGraph),
+}
+
+/// A neighbour of a neighbourhood collective: its rank (or MPI_PROC_NULL) and the slot
+/// its messages travel in (`volpex::Communicator::neighbor_exchange`).
+pub type Neighbor = (c_int, u32);
+
+/// The neighbours of one rank, in the order of the neighbourhood collectives' buffers
+/// (MPI-3.1 section 7.6): it receives block i from `sources[i]` and sends block j to
+/// `destinations[j]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Neighbors {
+    /// Where its blocks come from.
+    pub sources: Vec<Neighbor>,
+    /// Where its blocks go.
+    pub destinations: Vec<Neighbor>,
+}
+
+impl Topology {
+    /// What MPI_Topo_test answers.
+    pub fn kind(&self) -> c_int {
+        match self {
+            Topology::Cart(_) => CART,
+            Topology::Graph(_) => GRAPH,
+            Topology::DistGraph(_) => DIST_GRAPH,
+        }
+    }
+
+    /// The neighbours of `rank` (section 7.6). Cartesian: along each dimension the
+    /// rank below, then the one above (MPI_Cart_shift by 1; MPI_PROC_NULL off a
+    /// non-periodic edge), for both buffers; a message sent to the neighbour below
+    /// travels in that dimension's "down" slot and arrives in the receiver's block of
+    /// the neighbour above, so a periodic dimension of size 1 or 2 pairs the right
+    /// blocks. Graph: the neighbours in MPI_Graph_neighbors order, for both buffers.
+    /// Distributed graph: the sources and the destinations.
+    pub fn neighbors(&self, rank: c_int) -> Result<Neighbors> {
+        match self {
+            Topology::Cart(cart) => {
+                let mut sources = Vec::with_capacity(2 * cart.dims.len());
+                let mut destinations = Vec::with_capacity(2 * cart.dims.len());
+                for d in 0..cart.dims.len() {
+                    let (below, above) = cart.shift(rank, d as c_int, 1)?;
+                    let (down, up) = (2 * d as u32, 2 * d as u32 + 1);
+                    sources.extend([(below, up), (above, down)]);
+                    destinations.extend([(below, down), (above, up)]);
+                }
+                Ok(Neighbors {
+                    sources,
+                    destinations,
+                })
+            }
+            Topology::Graph(g) => {
+                let n: Vec<Neighbor> = g.neighbors(rank)?.iter().map(|&r| (r, 0)).collect();
+                Ok(Neighbors {
+                    sources: n.clone(),
+                    destinations: n,
+                })
+            }
+            Topology::DistGraph(g) => Ok(Neighbors {
+                sources: g.sources.iter().map(|&r| (r, 0)).collect(),
+                destinations: g.destinations.iter().map(|&r| (r, 0)).collect(),
+            }),
+        }
+    }
+}
+
+/// The topology of communicator `comm` and this process's rank in it; MPI_ERR_TOPOLOGY
+/// without one.
+pub fn of(comm: c_int) -> Result<(Topology, c_int)> {
+    state::with(|s| {
+        let e = s.comms.get(comm)?;
+        let t = e.topo.clone().ok_or_else(|| {
+            MpiError::new(class::TOPOLOGY, "the communicator has no process topology")
+        })?;
+        Ok((t, e.comm.rank()))
+    })
+}
+
+/// Registers `new`, made from communicator `comm`, with topology `topo` (and `comm`'s
+/// error handler, MPI-3.1 section 8.3.1); `None` (a process outside the new group) is
+/// MPI_COMM_NULL.
+pub fn register(comm: c_int, new: Option<Communicator>, topo: Topology) -> Result<c_int> {
+    let Some(new) = new else {
+        return Ok(NULL);
+    };
+    state::with(|s| {
+        let errhandler = s.comms.get(comm)?.errhandler;
+        Ok(s.comms.insert(CommEntry {
+            topo: Some(topo),
+            ..CommEntry::intra(new, errhandler, "")
+        }))
+    })
+}
 
 /// A Cartesian grid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,7 +218,7 @@ pub fn dims_create(nnodes: c_int, dims: &mut [c_int]) -> Result<()> {
 /// MPI_Cart_create: a communicator of the first `prod(dims)` ranks of `comm` with the
 /// grid; MPI_COMM_NULL at the others.
 pub fn cart_create(comm: c_int, cart: Cart) -> Result<c_int> {
-    let c = state::comm(comm)?;
+    let c = state::intra(comm, "MPI_Cart_create")?;
     let n = cart.size();
     if cart.dims.iter().any(|&d| d <= 0) || n > c.size() {
         return Err(MpiError::new(
@@ -108,43 +227,29 @@ pub fn cart_create(comm: c_int, cart: Cart) -> Result<c_int> {
         ));
     }
     let color = (c.rank() < n).then_some(0);
-    match c.split_by_color_with_key(color, c.rank())? {
-        Some(new) => state::with(|s| {
-            let errhandler = s.comms.get(comm)?.errhandler;
-            Ok(s.comms.insert(CommEntry {
-                comm: new,
-                errhandler,
-                name: String::new(),
-                topo: Some(cart),
-                attrs: Vec::new(),
-            }))
-        }),
-        None => Ok(NULL),
-    }
+    let new = c.split_by_color_with_key(color, c.rank())?;
+    register(comm, new, Topology::Cart(cart))
 }
 
 /// The grid of communicator `comm`.
 pub fn cart_of(comm: c_int) -> Result<(Cart, c_int)> {
-    state::with(|s| {
-        let e = s.comms.get(comm)?;
-        let cart = e.topo.clone().ok_or_else(|| {
-            MpiError::new(
-                class::TOPOLOGY,
-                "the communicator has no Cartesian topology",
-            )
-        })?;
-        Ok((cart, e.comm.rank()))
-    })
+    match of(comm)? {
+        (Topology::Cart(cart), rank) => Ok((cart, rank)),
+        _ => Err(MpiError::new(
+            class::TOPOLOGY,
+            "the communicator has no Cartesian topology",
+        )),
+    }
 }
 
-/// MPI_Topo_test: MPI_CART or MPI_UNDEFINED.
+/// MPI_Topo_test: MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH or MPI_UNDEFINED.
 pub fn topo_test(comm: c_int) -> Result<c_int> {
     state::with(|s| {
-        Ok(if s.comms.get(comm)?.topo.is_some() {
-            CART
-        } else {
-            UNDEFINED
-        })
+        Ok(s.comms
+            .get(comm)?
+            .topo
+            .as_ref()
+            .map_or(UNDEFINED, Topology::kind))
     })
 }
 
@@ -175,16 +280,7 @@ pub fn cart_sub(comm: c_int, remain: &[bool]) -> Result<c_int> {
     };
     let c = state::comm(comm)?;
     match c.split_by_color_with_key(Some(color), rank)? {
-        Some(new) => state::with(|s| {
-            let errhandler = s.comms.get(comm)?.errhandler;
-            Ok(s.comms.insert(CommEntry {
-                comm: new,
-                errhandler,
-                name: String::new(),
-                topo: Some(sub),
-                attrs: Vec::new(),
-            }))
-        }),
+        Some(new) => register(comm, Some(new), Topology::Cart(sub)),
         None => Err(MpiError::new(class::INTERN, "MPI_Cart_sub: no sub-grid")),
     }
 }

@@ -115,8 +115,7 @@ fn planes<const N: usize>(v: &mut [f64], np: usize) -> [&mut [f64]; N] {
 // Each is a function of its own, never inlined, so that its rows come in as parameters:
 // only there does the compiler know that `&mut` slices do not overlap, and it vectorizes
 // the loop across the lines. Written inline over windows of shared arrays (or inlined),
-// the loops stay scalar, every value reloaded after each store (docs/MEASUREMENTS.md,
-// session 10).
+// the loops stay scalar, every value reloaded after each store.
 
 /// Eliminates the sub-diagonals below position 0 of a row of lines: `fac` gets 1 / c0,
 /// row 0 (c0, d0, e0) is scaled by it, rows 1 (b1, c1, d1) and 2 (a2, b2, c2) lose

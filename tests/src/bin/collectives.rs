@@ -1,12 +1,12 @@
 //! Test program: every collective against a sequential computation of its expected
 //! result (MPI-3.1 chapter 5), for any number of ranks, including zero-length parts and
 //! a non-commutative user operation, on small vectors and on vectors above the switch
-//! points of the large-vector algorithms (`volpex::config::collective`). `--iters`
+//! points of the large-vector algorithms (`volpex::collective_limits`). `--iters`
 //! repeats the whole set (with `--work-ms` between rounds) so replicas can be killed
 //! mid-run. `--late-ms L` repeats the large all-to-all once more, the last rank entering
 //! it L ms late (its senders wait for its pulls). Prints one line from rank 0.
 
-use volpex::config::collective as limit;
+use volpex::collective_limits as limit;
 use volpex::{Communicator, SystemOperation, UserOperation};
 
 fn check(ok: bool, what: &str) {

@@ -83,7 +83,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &mut all,
             SystemOperation::sum(),
         )?;
-        let word = if diverge && step == 10 { "STEP" } else { "step" };
+        let word = if diverge && step == 10 {
+            "STEP"
+        } else {
+            "step"
+        };
         writeln!(log, "rank {rank} {word} {step} all {all}")?;
         log.flush()?;
 

@@ -37,14 +37,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .filter_map(|e| e.split_once('='))
         .find(|(who, _)| *who == me)
     {
-        Some((_, cpus)) => Some(volpex::bootstrap::affinity::parse_cpus(cpus)?),
+        Some((_, cpus)) => Some(volpex_proto::launch::parse_cpus(cpus)?),
         None => None,
     };
     let first = volpex_tests::thread_cpu_lists()?;
     let reached = |now: &Vec<String>| match &target {
         Some(want) => now
             .iter()
-            .all(|l| volpex::bootstrap::affinity::parse_cpus(l).as_ref() == Ok(want)),
+            .all(|l| volpex_proto::launch::parse_cpus(l).as_ref() == Ok(want)),
         None => *now != first,
     };
     let until = Instant::now()

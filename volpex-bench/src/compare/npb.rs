@@ -111,7 +111,7 @@ impl Cell {
     /// The median time of the runs that reported.
     pub fn median(&self) -> Option<f64> {
         let t: Vec<f64> = self.reports().map(|(seconds, _)| seconds).collect();
-        (!t.is_empty()).then(|| super::median(t))
+        (!t.is_empty()).then(|| crate::runs::median(t))
     }
 
     /// (seconds, Mop/s) of each run that reported.
@@ -134,7 +134,7 @@ impl Cell {
 
     /// The median rate of the runs that reported, when every one of them printed a rate.
     fn median_rate(&self) -> Option<f64> {
-        self.rates().map(super::median)
+        self.rates().map(crate::runs::median)
     }
 
     /// The best run, as (seconds, Mop/s): the highest rate when every run that reported
@@ -244,7 +244,7 @@ fn paired(base: &Cell, cell: &Cell) -> Option<f64> {
             _ => None,
         })
         .collect();
-    (!ratios.is_empty()).then(|| super::median(ratios))
+    (!ratios.is_empty()).then(|| crate::runs::median(ratios))
 }
 
 /// The best run of `cell` over the best run of `base` (see `Cell::best`).
@@ -495,7 +495,7 @@ pub fn run(a: &Args) -> Result<(), String> {
                         return Ok(());
                     }
                 };
-                let Some(mpirun) = super::on_path("mpirun") else {
+                let Some(mpirun) = crate::runs::on_path("mpirun") else {
                     eprintln!(
                         "volpex-bench: skipping compare npb: Open MPI's mpirun is not installed (apt-get install openmpi-bin)"
                     );
@@ -505,7 +505,7 @@ pub fn run(a: &Args) -> Result<(), String> {
                 Runner::OpenMpi { mpirun, build }
             }
             Side::Volpex => Runner::Volpex {
-                vrun: super::volpexrun()?,
+                vrun: crate::runs::volpexrun()?,
                 npb: crate::npb::npb_binary(a.npb.as_ref())?,
             },
             Side::VolpexOfficial => {
@@ -514,7 +514,7 @@ pub fn run(a: &Args) -> Result<(), String> {
                 })?;
                 let build = official_build(a, &tc, &class, &benches, &jobs)?;
                 Runner::VolpexOfficial {
-                    vrun: super::volpexrun()?,
+                    vrun: crate::runs::volpexrun()?,
                     build,
                 }
             }

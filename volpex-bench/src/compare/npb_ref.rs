@@ -29,12 +29,12 @@ impl Toolchain {
         let missing = |what: &str, package: &str| {
             format!("{what} is not installed (apt-get install {package})")
         };
-        let fc = super::on_path("mpif90")
+        let fc = crate::runs::on_path("mpif90")
             .ok_or_else(|| missing("Open MPI's mpif90", "openmpi-bin libopenmpi-dev"))?;
-        let cc = super::on_path("mpicc")
+        let cc = crate::runs::on_path("mpicc")
             .ok_or_else(|| missing("Open MPI's mpicc", "openmpi-bin libopenmpi-dev"))?;
-        super::on_path("gfortran").ok_or_else(|| missing("gfortran", "gfortran"))?;
-        super::on_path("make").ok_or_else(|| missing("make", "make"))?;
+        crate::runs::on_path("gfortran").ok_or_else(|| missing("gfortran", "gfortran"))?;
+        crate::runs::on_path("make").ok_or_else(|| missing("make", "make"))?;
         // mpif90 without a Fortran compiler behind it fails here.
         let version = dump_version(&fc)
             .ok_or_else(|| missing("a Fortran compiler behind mpif90", "gfortran"))?;
@@ -63,11 +63,11 @@ impl Toolchain {
         };
         let fc = beside("volpexf90")?;
         let cc = beside("volpexcc")?;
-        super::on_path("make").ok_or("make is not installed (apt-get install make)")?;
+        crate::runs::on_path("make").ok_or("make is not installed (apt-get install make)")?;
         // volpexf90 runs gfortran (or $VOLPEX_FC); its version decides the flags.
         let gfortran = std::env::var_os("VOLPEX_FC")
             .map(PathBuf::from)
-            .or_else(|| super::on_path("gfortran"))
+            .or_else(|| crate::runs::on_path("gfortran"))
             .ok_or("gfortran is not installed (apt-get install gfortran)")?;
         let version = dump_version(&gfortran)
             .ok_or_else(|| format!("{} -dumpversion failed", gfortran.display()))?;

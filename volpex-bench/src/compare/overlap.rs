@@ -88,7 +88,8 @@ pub(crate) fn rows(samples: &[BTreeMap<Key, Vec<f64>>]) -> Rows {
     for (s, side) in samples.iter().enumerate() {
         for (k, v) in side {
             rows.entry(k.clone())
-                .or_insert_with(|| vec![None; samples.len()])[s] = Some(super::median(v.clone()));
+                .or_insert_with(|| vec![None; samples.len()])[s] =
+                Some(crate::runs::median(v.clone()));
         }
     }
     rows
@@ -161,7 +162,10 @@ pub fn run(a: &Args) -> Result<(), String> {
         return Err("--np: the pipeline needs at least 2 ranks".into());
     }
     let missing = "is not installed (apt-get install openmpi-bin libopenmpi-dev)";
-    let (Some(mpicc), Some(mpirun)) = (super::on_path("mpicc"), super::on_path("mpirun")) else {
+    let (Some(mpicc), Some(mpirun)) = (
+        crate::runs::on_path("mpicc"),
+        crate::runs::on_path("mpirun"),
+    ) else {
         eprintln!("volpex-bench: skipping compare overlap: Open MPI's mpicc or mpirun {missing}");
         return Ok(());
     };
@@ -200,7 +204,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     } else {
         PathBuf::new()
     };
-    let vrun = super::volpexrun()?;
+    let vrun = crate::runs::volpexrun()?;
     let me: PathBuf = std::env::current_exe().map_err(|e| e.to_string())?;
     let arrival_args = [
         "--part".to_string(),

@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use crate::message::ReplicaId;
-use crate::transport::auth::{self, JobKey, PeerId};
-use crate::wire::control::{self, ToLauncher, ToProcess};
-use crate::wire::stream::{read_one, write_one};
+use volpex_proto::handshake::{self, JobKey, PeerId};
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::{self, ToLauncher, ToProcess};
+use volpex_proto::wire::stream::{read_one, write_one};
 
 /// Starts the file layer of this replica; its connection opens at the first use.
 pub fn activate(
@@ -48,7 +48,7 @@ fn connect(
     let mut s = TcpStream::connect_timeout(&launcher, timeout)?;
     let _ = s.set_nodelay(true);
     s.set_read_timeout(Some(timeout))?;
-    let server = auth::client_blocking(&mut s, &key, PeerId::Replica(me, incarnation))
+    let server = handshake::client_blocking(&mut s, &key, PeerId::Replica(me, incarnation))
         .map_err(|e| other(format!("files connection handshake: {e}")))?;
     if server != PeerId::Launcher {
         return Err(other("the control address is not a launcher".into()));

@@ -25,80 +25,36 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use volpex_proto::handshake::{self, JobKey, PeerId};
+use volpex_proto::launch::DIAG_PREFIX;
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::{self, Liveness, ToLauncher};
+use volpex_proto::wire::stream::{read_one, write_one};
+
+use crate::env::Heartbeat;
 use crate::error::Error;
-use crate::exit::{EXIT_DRAINED, EXIT_ORPHANED};
-use crate::message::ReplicaId;
-use crate::transport::auth::{self, JobKey, PeerId};
-use crate::wire::control::{self, Liveness, ToLauncher};
-use crate::wire::stream::{read_one, write_one};
+use crate::exit::{self, End};
+use crate::transport::Drain;
 
 /// Added to two intervals: a heartbeat turn later than this means the process stalled.
 const STALL_SLACK: Duration = Duration::from_millis(200);
 
-/// Heartbeat timing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HeartbeatConfig {
-    /// How often each side sends a beat (`VOLPEX_HEARTBEAT_MS`).
-    pub interval: Duration,
-    /// Silence after which the other side counts as gone (`VOLPEX_HEARTBEAT_TIMEOUT_MS`).
-    pub timeout: Duration,
-    /// How long the replica runs on after SIGTERM (`VOLPEX_DRAIN_GRACE_MS`); `None`:
-    /// SIGTERM ends it at once, as usual.
-    pub drain_grace: Option<Duration>,
-}
-
-impl Default for HeartbeatConfig {
-    fn default() -> Self {
-        HeartbeatConfig {
-            interval: Duration::from_millis(250),
-            timeout: Duration::from_millis(2_000),
-            drain_grace: None,
-        }
-    }
-}
-
-impl HeartbeatConfig {
-    /// Defaults overridden by `VOLPEX_HEARTBEAT_MS` and `VOLPEX_HEARTBEAT_TIMEOUT_MS`.
-    pub fn from_env() -> Result<HeartbeatConfig, Error> {
-        let mut c = HeartbeatConfig::default();
-        if let Some(v) = crate::config::env_u64(super::vars::HEARTBEAT_MS).map_err(Error::Launch)? {
-            c.interval = Duration::from_millis(v.max(10));
-        }
-        if let Some(v) =
-            crate::config::env_u64(super::vars::HEARTBEAT_TIMEOUT_MS).map_err(Error::Launch)?
-        {
-            c.timeout = Duration::from_millis(v.max(1));
-        }
-        if let Some(v) =
-            crate::config::env_u64(super::vars::DRAIN_GRACE_MS).map_err(Error::Launch)?
-        {
-            c.drain_grace = Some(Duration::from_millis(v));
-        }
-        if c.timeout <= c.interval {
-            return Err(Error::Launch(format!(
-                "heartbeat timeout ({:?}) must be longer than the interval ({:?})",
-                c.timeout, c.interval
-            )));
-        }
-        Ok(c)
-    }
-}
-
-/// Opens the heartbeat connection and starts its threads.
+/// Opens the heartbeat connection and starts its threads; `drain` is where they note a
+/// preemption notice and learn that this replica hands over.
 pub fn start(
     launcher: SocketAddr,
     key: &JobKey,
-    me: ReplicaId,
-    incarnation: u32,
-    cfg: HeartbeatConfig,
+    (me, incarnation): (ReplicaId, u32),
+    cfg: Heartbeat,
     connect_timeout: Duration,
+    drain: Arc<Drain>,
 ) -> Result<(), Error> {
     let mut s = TcpStream::connect_timeout(&launcher, connect_timeout)
         .map_err(|e| Error::Bootstrap(format!("heartbeat connection to {launcher}: {e}")))?;
     let _ = s.set_nodelay(true);
     s.set_read_timeout(Some(connect_timeout))
         .map_err(|e| Error::Bootstrap(e.to_string()))?;
-    let server = auth::client_blocking(&mut s, key, PeerId::Replica(me, incarnation))
+    let server = handshake::client_blocking(&mut s, key, PeerId::Replica(me, incarnation))
         .map_err(|e| Error::Bootstrap(format!("heartbeat handshake: {e}")))?;
     if server != PeerId::Launcher {
         return Err(Error::Bootstrap(
@@ -131,6 +87,7 @@ pub fn start(
     let reader = s.clone();
     {
         let heard_ms = heard_ms.clone();
+        let drain = drain.clone();
         std::thread::Builder::new()
             .name("volpex-heartbeat-rx".into())
             .spawn(move || loop {
@@ -142,7 +99,7 @@ pub fn start(
                         Err(e) => log::warn!("replica {me}: bad heartbeat frame: {e}"),
                     },
                     // Replaced while handing over: the grace bounds its life.
-                    Err(_) if super::handover::handing_over() => return,
+                    Err(_) if drain.handing_over() => return,
                     Err(e) => {
                         // Closed: the launcher ended, or it declared us dead. Either way
                         // nobody will use this replica any more.
@@ -161,7 +118,7 @@ pub fn start(
             let before = start.elapsed();
             std::thread::sleep(cfg.interval);
             if write_one(&mut &*s, &beat.0, &beat.1).is_err()
-                && !super::handover::handing_over()
+                && !drain.handing_over()
             {
                 orphaned(me, "cannot send a heartbeat to the launcher");
             }
@@ -172,21 +129,21 @@ pub fn start(
                         draining_since = Some(now);
                         eprintln!(
                             "{}[{me}] SIGTERM: draining (grace {:.1} s)",
-                            super::DIAG_PREFIX,
+                            DIAG_PREFIX,
                             grace.as_secs_f64()
                         );
                         let notice = control::encode(&ToLauncher::Draining {
                             grace_ms: grace.as_millis() as u64,
-                            checkpoints: super::handover::checkpoints(),
+                            checkpoints: drain.checkpoints(),
                         });
                         if write_one(&mut &*s, &notice.0, &notice.1).is_err() {
                             orphaned(me, "cannot tell the launcher it drains");
                         }
-                        super::handover::set_draining();
+                        drain.set_draining();
                     }
                     Some(t) if now.saturating_sub(t) >= grace => {
-                        eprintln!("{}[{me}] drain grace over; exiting", super::DIAG_PREFIX);
-                        std::process::exit(EXIT_DRAINED);
+                        eprintln!("{}[{me}] drain grace over; exiting", DIAG_PREFIX);
+                        exit::end(End::Drained);
                     }
                     None | Some(_) => {}
                 }
@@ -197,7 +154,7 @@ pub fn start(
                 heard_ms.store(now.as_millis() as u64, Ordering::Relaxed);
             }
             let heard = Duration::from_millis(heard_ms.load(Ordering::Relaxed));
-            if now.saturating_sub(heard) > cfg.timeout && !super::handover::handing_over() {
+            if now.saturating_sub(heard) > cfg.timeout && !drain.handing_over() {
                 orphaned(
                     me,
                     &format!(
@@ -213,6 +170,6 @@ pub fn start(
 }
 
 fn orphaned(me: ReplicaId, why: &str) -> ! {
-    eprintln!("{}[{me}] {why}; exiting", super::DIAG_PREFIX);
-    std::process::exit(EXIT_ORPHANED);
+    eprintln!("{}[{me}] {why}; exiting", DIAG_PREFIX);
+    exit::end(End::Orphaned);
 }

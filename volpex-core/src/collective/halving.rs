@@ -55,11 +55,13 @@ impl Members {
     }
 }
 
-/// Offsets splitting `len` elements into `parts` contiguous parts of nearly equal
-/// length (the first `len % parts` one longer): `parts + 1` entries.
-pub(super) fn even_bounds(len: usize, parts: usize) -> Vec<usize> {
-    let (q, r) = (len / parts, len % parts);
-    (0..=parts).map(|i| i * q + i.min(r)).collect()
+/// Offsets splitting `len` values, in whole elements of `granule` values, into `parts`
+/// contiguous parts of nearly equal length (the first `elements % parts` one element
+/// longer): `parts + 1` entries.
+pub(super) fn even_bounds(len: usize, parts: usize, granule: usize) -> Vec<usize> {
+    let elements = len / granule;
+    let (q, r) = (elements / parts, elements % parts);
+    (0..=parts).map(|i| (i * q + i.min(r)) * granule).collect()
 }
 
 /// Pairs up the first 2(n - p) ranks (the even one's vector goes to the odd one, which

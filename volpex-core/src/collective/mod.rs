@@ -24,13 +24,14 @@
 //!
 //! Files: this one (broadcast, reductions, scan, reduce-scatter), `blocks` (gather,
 //! scatter, all-gather, all-to-all), `tree` and `halving` (the algorithms they share),
-//! `barrier`, `immediate` (the same on a thread of their own), `ops` (operations), `p2p`
-//! (`PointToPoint`, all they run on).
+//! `barrier`, `neighbor` (the exchanges of process topologies), `immediate` (the same on
+//! a thread of their own), `ops` (operations), `p2p` (`PointToPoint`, all they run on).
 
 pub mod barrier;
 mod blocks;
 mod halving;
 pub mod immediate;
+pub mod neighbor;
 pub mod ops;
 mod p2p;
 mod tree;
@@ -67,6 +68,8 @@ mod tag {
     pub const REDUCE_SCATTER: i32 = 10;
     /// The reduced parts of a large reduce, on their way to the root.
     pub const REDUCE_PARTS: i32 = 11;
+    /// Neighbourhood exchanges: this tag plus the slot of the message.
+    pub const NEIGHBOR: i32 = 16;
 }
 
 /// Where the algorithms switch: `config::collective`.
@@ -116,8 +119,9 @@ fn broadcast_with<T: Pod>(
 
 /// MPI_Reduce (MPI-3.1 section 5.9.1): the element-wise reduction of every rank's `send`
 /// lands in `recv` at `root` (`recv` is ignored elsewhere). Commutative operations from
-/// `limit::HALVING_BYTES` (and at least one element per rank): reduce-scatter by
-/// recursive halving, then every part straight to the root (Rabenseifner). Up to
+/// `limit::HALVING_BYTES` (and at least one element, `op.granule()` values, per rank):
+/// reduce-scatter by recursive halving, then every part straight to the root
+/// (Rabenseifner). Up to
 /// `limit::FLAT_BYTES` on at most `limit::FLAT_RANKS` ranks, a flat tree: every rank
 /// sends to the root, which combines all in rank order. Otherwise a binomial tree, each
 /// rank combining its children's partials in rank order: rooted at the root for
@@ -154,7 +158,10 @@ fn reduce_with<T: Pod, O: Operation<T>>(
         None
     };
     let bytes = std::mem::size_of_val(send);
-    if op.is_commutative() && bytes >= limit::HALVING_BYTES && send.len() >= n as usize {
+    if op.is_commutative()
+        && bytes >= limit::HALVING_BYTES
+        && send.len() / op.granule() >= n as usize
+    {
         reduce_halving(comm, root, send, out, op)
     } else if n <= limit::FLAT_RANKS && bytes <= limit::FLAT_BYTES {
         tree::reduce_flat(comm, tag, root, send, out, op)
@@ -174,7 +181,7 @@ fn reduce_halving<T: Pod, O: Operation<T>>(
 ) -> Result<(), Error> {
     let (n, me) = comm.shape();
     let m = Members::of(n);
-    let bounds = even_bounds(send.len(), m.p as usize);
+    let bounds = even_bounds(send.len(), m.p as usize, op.granule());
     let part = |k: u32| bounds[k as usize]..bounds[k as usize + 1];
     // The root posts its receives first, so they wait at the members.
     let mut parts = Vec::new();
@@ -220,10 +227,10 @@ pub fn all_reduce<T: Pod, O: Operation<T>>(
     }
     if op.is_commutative()
         && std::mem::size_of_val(send) >= limit::HALVING_BYTES
-        && send.len() >= n as usize
+        && send.len() / op.granule() >= n as usize
     {
         recv.copy_from_slice(send);
-        let bounds = even_bounds(send.len(), Members::of(n).p as usize);
+        let bounds = even_bounds(send.len(), Members::of(n).p as usize, op.granule());
         let member = halving::reduce_scatter(comm, tag::ALL_REDUCE, recv, &bounds, op)?;
         return halving::all_gather(comm, tag::ALL_REDUCE, recv, &bounds, member);
     }

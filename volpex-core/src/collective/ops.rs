@@ -11,6 +11,13 @@ pub trait Operation<T> {
     fn combine(&self, lhs: &mut [T], rhs: &[T]);
     /// Whether `a op b == b op a` (lets the algorithms reorder).
     fn is_commutative(&self) -> bool;
+    /// How many `T` make one element that the operation combines whole (1 unless
+    /// overridden): an algorithm that splits a vector among ranks cuts it only between
+    /// elements. A user operation over an MPI derived datatype, run on its bytes,
+    /// combines whole instances of the datatype (MPI-3.1 section 5.9.5).
+    fn granule(&self) -> usize {
+        1
+    }
 }
 
 /// Primitive types the predefined operations work on.

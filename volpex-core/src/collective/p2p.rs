@@ -15,8 +15,8 @@
 //! every replica of a rank doing the same thing.
 
 use crate::error::Error;
-use crate::message::matching::RecvId;
 use bytemuck::Pod;
+use volpex_proto::message::matching::RecvId;
 
 use super::expect_len;
 
@@ -60,10 +60,6 @@ pub trait PointToPoint {
     /// Sends `bytes` to each of `dsts` in turn with `tag`, copying them into the local log
     /// once for all.
     fn send_internal_each(&self, tag: i32, dsts: &[u32], bytes: &[u8]) -> Result<(), Error>;
-
-    /// A context of its own for one immediate collective, with the same ranks, equal in
-    /// every replica of every member (each call makes the next one).
-    fn immediate_context(&self) -> Box<dyn PointToPoint + Send>;
 }
 
 /// A receive posted in the collective context; dropping it unfinished discards its

@@ -69,7 +69,7 @@ pub(super) fn scatter_ring<T: Pod>(
 ) -> Result<(), Error> {
     let (n, me) = comm.shape();
     let rel = (me + n - root) % n;
-    let at = even_bounds(buf.len(), n as usize);
+    let at = even_bounds(buf.len(), n as usize, 1);
     let block = |b: u32| at[b as usize]..at[b as usize + 1];
     let abs = |r: u32| (r + root) % n;
     let (left, right) = ((me + n - 1) % n, (me + 1) % n);

@@ -10,6 +10,7 @@
 //! checkpoint (at most one more copy of the latest snapshot in memory), never a
 //! snapshot the engine still holds.
 
+use std::convert::Infallible;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -20,13 +21,14 @@ use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use volpex_proto::checkpoint::Snapshot;
+use volpex_proto::handshake::JobKey;
+use volpex_proto::pull::SnapshotAnswer;
+
 use super::universe::Inner;
 use super::{Communicator, Universe};
-use crate::bootstrap::{self, handover};
-use crate::checkpoint::Snapshot;
+use crate::bootstrap::handover;
 use crate::error::Error;
-use crate::pull::SnapshotAnswer;
-use crate::transport::auth::JobKey;
 use crate::transport::{Core, Runtime};
 
 impl Communicator {
@@ -46,7 +48,7 @@ impl Communicator {
             let runtime = core.engine.checkpoint_state().map_err(Error::Usage)?;
             // A preemption notice came: this checkpoint is handed over (see
             // `bootstrap::handover`).
-            let draining = handover::draining() && inner.launched;
+            let draining = core.drain().draining() && inner.launched;
             // The mark goes out before any sibling can restore this checkpoint (and
             // mark the restore in its own output).
             if inner.launched {
@@ -75,17 +77,35 @@ impl Communicator {
             } else {
                 None
             };
-            handover::checkpointed();
+            core.drain().checkpointed();
             // Draining, the snapshot was kept; handing it over returns only if that is
             // impossible.
             if let Some(bytes) = kept.filter(|_| draining) {
-                let Err(e) = core.hand_over(number, bytes);
+                let Err(e) = hand_over(&mut core, number, bytes);
                 log::warn!("cannot hand over at checkpoint {number}: {e}");
             }
         }
         inner.checkpoints.store(number, Ordering::Relaxed);
         Ok(())
     }
+}
+
+/// This draining replica took checkpoint `number` (`snapshot`) and stops here: its
+/// snapshot and log are served to its next incarnation (`bootstrap::handover`), the
+/// launcher is told where, and the loop serves peers until the process exits. Returns
+/// only if the handover cannot be offered.
+fn hand_over(core: &mut Core, number: u64, snapshot: Bytes) -> Result<Infallible, String> {
+    let (ip, h) = core.handover(number, snapshot)?;
+    let addr = handover::serve(
+        ip,
+        *core.key(),
+        (core.engine.me(), core.incarnation()),
+        h,
+        core.config().tcp_congestion.as_deref(),
+        core.drain(),
+    )
+    .map_err(|e| format!("cannot serve the handover: {e}"))?;
+    core.serve_handed_over(number, addr)
 }
 
 /// The allocation the next checkpoint encodes into (a fresh one of tens of megabytes
@@ -154,16 +174,11 @@ impl Inner {
 /// be fetched (the predecessor is gone): the caller restores from a sibling instead.
 pub(crate) fn take_handover(
     core: &mut Core,
+    addr: SocketAddr,
     key: &JobKey,
     incarnation: u32,
     timeout: Duration,
 ) -> Result<Option<Snapshot>, Error> {
-    let Ok(addr) = std::env::var(bootstrap::vars::HANDOVER) else {
-        return Ok(None);
-    };
-    let addr: SocketAddr = addr
-        .parse()
-        .map_err(|e| Error::Launch(format!("{}={addr}: {e}", bootstrap::vars::HANDOVER)))?;
     let me = core.engine.me();
     let (h, stream) = match handover::fetch(addr, key, me, incarnation, timeout) {
         Ok(got) => got,
@@ -178,7 +193,7 @@ pub(crate) fn take_handover(
     core.engine
         .restore(now, h.number, h.snapshot.clone(), &snapshot.runtime);
     core.engine.import_log(h.log).map_err(Error::RestoreState)?;
-    handover::checkpointed();
+    core.drain().checkpointed();
     if let Err(e) = handover::confirm(stream) {
         log::warn!("could not confirm the handover to {addr}: {e}");
     }
@@ -226,7 +241,7 @@ pub(crate) fn fetch_and_restore(rt: &Runtime) -> Result<Option<Snapshot>, Error>
                 let now = core.now();
                 core.engine.restore(now, number, bytes, &snapshot.runtime);
                 core.flush();
-                handover::checkpointed();
+                core.drain().checkpointed();
                 log::info!("restored checkpoint {number}");
                 return Ok(Some(snapshot));
             }
@@ -236,9 +251,9 @@ pub(crate) fn fetch_and_restore(rt: &Runtime) -> Result<Option<Snapshot>, Error>
 
 /// Marks the point of a checkpoint (or of a restore) in the output streams, so the
 /// launcher numbers a restored replica's lines like its siblings' (see
-/// `bootstrap::output_mark`).
+/// `volpex_proto::launch::output_mark`).
 pub(crate) fn output_mark(what: &str, number: u64) {
-    let mark = bootstrap::output_mark(what, number);
+    let mark = volpex_proto::launch::output_mark(what, number);
     let mut out = std::io::stdout().lock();
     let _ = out.flush();
     let _ = writeln!(out, "{mark}");

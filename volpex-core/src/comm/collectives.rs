@@ -6,9 +6,9 @@
 //!
 //! Owns the mapping from those methods to the algorithms, the message form of their
 //! buffers (collectives that only move data run on bytes: plain data borrowed as it is,
-//! derived types encoded, partitions packed; reductions run on plain-data values), and the
-//! wrapping of a running immediate collective in a `Request`. Must never hold a collective
-//! algorithm itself (they live in `collective`, which never sees a `Communicator`).
+//! derived types encoded, partitions packed; reductions run on plain-data values). Must
+//! never hold a collective algorithm itself (they live in `collective`, which never sees
+//! a `Communicator`).
 //!
 //! Their immediate forms are in `immediate.rs`.
 
@@ -17,15 +17,12 @@ use bytemuck::Pod;
 use super::communicator::{Communicator, Partner};
 use super::process::Process;
 use super::receive::RecvInto;
-use super::request::Sink;
-use crate::collective::immediate::{start, Running};
 use crate::collective::{self, Operation, PointToPoint};
-use crate::datatype::derive::check_len;
 use crate::datatype::{
     BufferMut, Elements, ElementsMut, Equivalence, Partition, PartitionMut, Target,
 };
 use crate::error::Error;
-use crate::message::matching::{Mode, RecvId};
+use volpex_proto::message::matching::{Mode, RecvId};
 
 impl PointToPoint for Communicator {
     fn shape(&self) -> (u32, u32) {
@@ -69,15 +66,6 @@ impl PointToPoint for Communicator {
     fn send_internal_each(&self, tag: i32, dsts: &[u32], bytes: &[u8]) -> Result<(), Error> {
         self.send_each_on(self.id + 1, tag, dsts, bytes)
     }
-
-    /// Named like a created communicator, so it is the same in every replica of every
-    /// member.
-    fn immediate_context(&self) -> Box<dyn PointToPoint + Send> {
-        match self.child(b"immediate", self.members.world.clone()) {
-            Some(c) => Box::new(c),
-            None => unreachable!("a process is always a member of its communicator"),
-        }
-    }
 }
 
 /// Runs `f` on the message form of `recv`: its memory for plain data, else a scratch
@@ -97,44 +85,6 @@ pub(super) fn into_values<T: Equivalence>(
 /// Counts of elements as counts of bytes.
 pub(super) fn scaled(counts: &[usize], wire: usize) -> Vec<usize> {
     counts.iter().map(|c| c * wire).collect()
-}
-
-/// Decodes an immediate collective's result into `recv`.
-pub(super) fn sink<'a, T: Equivalence>(recv: &'a mut [T]) -> Sink<'a> {
-    Box::new(move |bytes| {
-        check_len(bytes.len(), recv.len() * T::WIRE_BYTES)?;
-        T::decode(bytes, recv)
-    })
-}
-
-/// Unpacks an immediate collective's result into a partition.
-pub(super) fn sink_partition<'a, T: Equivalence>(mut recv: PartitionMut<'a, T>) -> Sink<'a> {
-    Box::new(move |bytes| recv.unpack(bytes))
-}
-
-/// An immediate collective without a result here.
-pub(super) fn no_result<'a>() -> Sink<'a> {
-    Box::new(|bytes| check_len(bytes.len(), 0))
-}
-
-/// Runs a reduction-like algorithm on `input` in an immediate context; the result is
-/// `len` values.
-pub(super) fn start_values<T, F>(
-    comm: &dyn PointToPoint,
-    input: &[T],
-    len: usize,
-    run: F,
-) -> Result<Running, Error>
-where
-    T: Pod + Send,
-    F: FnOnce(&dyn PointToPoint, &[T], &mut [T]) -> Result<(), Error> + Send + 'static,
-{
-    let input = input.to_vec();
-    start(comm, move |c| {
-        let mut result = vec![T::zeroed(); len];
-        run(c, &input, &mut result)?;
-        Ok(bytemuck::cast_slice(&result).to_vec())
-    })
 }
 
 /// The check every all-to-all makes: blocks of equal length.
@@ -300,6 +250,29 @@ impl Communicator {
         O: Operation<S::Elem>,
     {
         collective::scan(self, send.elements(), recv.elements_mut(), &op, false)
+    }
+
+    /// A neighbourhood exchange (the data movement of MPI_Neighbor_allgather and
+    /// MPI_Neighbor_alltoall and their forms, MPI-3.1 section 7.6): sends each
+    /// `(rank, slot, bytes)` of `sends` and receives each `(rank, slot, buf)` of `recvs`,
+    /// a message of exactly the buffer's length. A receive takes only a message its
+    /// sender sent in the same slot (say, the direction of a Cartesian shift); between
+    /// two ranks in one slot, messages match in the order sent. Collective in the sense
+    /// that every rank named calls it, with sends and receives that pair up.
+    pub fn neighbor_exchange(
+        &self,
+        sends: &[(i32, u32, &[u8])],
+        recvs: &mut [(i32, u32, &mut [u8])],
+    ) -> Result<(), Error> {
+        let sends = sends
+            .iter()
+            .map(|&(r, slot, b)| Ok((self.check_rank(r)?, slot, b)))
+            .collect::<Result<Vec<_>, Error>>()?;
+        let recvs = recvs
+            .iter_mut()
+            .map(|(r, slot, b)| Ok((self.check_rank(*r)?, *slot, &mut **b)))
+            .collect::<Result<Vec<_>, Error>>()?;
+        collective::neighbor::exchange(self, &sends, recvs)
     }
 
     /// Exclusive prefix reduction over ranks 0..rank; rank 0's `recv` is left as it was

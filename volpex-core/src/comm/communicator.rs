@@ -9,15 +9,20 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::group::{derive_id, Group, Members};
+use super::immediate::Lanes;
 use super::process::{AnyProcess, Process};
 use super::receive::{Arrivals, RecvInto};
+use super::request::Request;
 use super::universe::Inner;
 use super::{Status, Tag, TAG_UB};
 use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::error::Error;
-use crate::exit::EXIT_FAULT;
+use crate::exit::{self, abort_exit_code, End};
+use volpex_proto::message::Key;
+use volpex_proto::pull::MatchState;
 
 /// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
 /// Clones share the same communicator.
@@ -31,18 +36,8 @@ pub struct Communicator {
     pub(super) members: Arc<Members>,
     /// Communicators created from this one so far (names the next one's context).
     created: Arc<AtomicU32>,
-}
-
-/// The exit code of `abort(code)`: `code` when it is a plain failure code (1-255,
-/// except the codes volpexrun reads as retired, orphaned, drained or an injected fault),
-/// else 1.
-pub fn abort_exit_code(code: i32) -> i32 {
-    use crate::exit::{EXIT_DRAINED, EXIT_ORPHANED, EXIT_RETIRED};
-    match code {
-        EXIT_RETIRED | EXIT_ORPHANED | EXIT_DRAINED | EXIT_FAULT => 1,
-        c @ 1..=255 => c,
-        _ => 1,
-    }
+    /// The contexts its immediate collectives run in (`immediate.rs`).
+    pub(super) lanes: Arc<Lanes>,
 }
 
 /// Who a receive names: one rank of the communicator, or any (`ANY_SOURCE`).
@@ -60,6 +55,7 @@ impl Communicator {
             rank: inner.me.rank,
             members: Arc::new(Members::new(world)),
             created: Arc::new(AtomicU32::new(0)),
+            lanes: Arc::new(Lanes::new()),
             inner,
         }
     }
@@ -88,8 +84,18 @@ impl Communicator {
     }
 
     pub(super) fn child(&self, what: &[u8], world: Arc<[u32]>) -> Option<Communicator> {
-        let nth = self.created.fetch_add(1, Ordering::Relaxed);
-        let id = derive_id(self.id, nth, what);
+        let nth = self.next_creation();
+        self.named(derive_id(self.id, nth, what), world)
+    }
+
+    /// Takes the number of the next communicator created from this one.
+    pub(super) fn next_creation(&self) -> u32 {
+        self.created.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A communicator with context `id` and members `world` (world ranks in rank order),
+    /// or `None` when this process is not one of them.
+    pub(super) fn named(&self, id: u32, world: Arc<[u32]>) -> Option<Communicator> {
         let members = Members::new(world);
         let rank = members.local(self.inner.me.rank)?;
         Some(Communicator {
@@ -98,7 +104,23 @@ impl Communicator {
             rank,
             members: Arc::new(members),
             created: Arc::new(AtomicU32::new(0)),
+            lanes: Arc::new(Lanes::new()),
         })
+    }
+
+    /// A communicator with context `id` whose ranks name the processes of `remote`
+    /// (world ranks in rank order) and whose own rank is `rank`: the point-to-point face
+    /// of an inter-communicator (MPI-3.1 section 6.6: a destination or source rank names
+    /// a process of the remote group; `any_process()` matches only the remote group).
+    pub(super) fn addressing(&self, id: u32, remote: Arc<[u32]>, rank: u32) -> Communicator {
+        Communicator {
+            inner: self.inner.clone(),
+            id,
+            rank,
+            members: Arc::new(Members::new(remote)),
+            created: Arc::new(AtomicU32::new(0)),
+            lanes: Arc::new(Lanes::new()),
+        }
     }
 
     /// A new communicator with the same members and its own message space
@@ -155,23 +177,17 @@ impl Communicator {
             .map(|(_, r)| self.members.world[*r])
             .collect::<Vec<u32>>()
             .into();
-        let members = Members::new(world);
-        let Some(rank) = members.local(self.inner.me.rank) else {
-            return Err(Error::Usage(
+        let id = derive_id(
+            self.id,
+            nth,
+            &[b"split".as_slice(), &c.to_le_bytes()].concat(),
+        );
+        match self.named(id, world) {
+            Some(new) => Ok(Some(new)),
+            None => Err(Error::Usage(
                 "split: this process is missing from its own color",
-            ));
-        };
-        Ok(Some(Communicator {
-            inner: self.inner.clone(),
-            id: derive_id(
-                self.id,
-                nth,
-                &[b"split".as_slice(), &c.to_le_bytes()].concat(),
-            ),
-            rank,
-            members: Arc::new(members),
-            created: Arc::new(AtomicU32::new(0)),
-        }))
+            )),
+        }
     }
 
     /// A communicator of the members of `group` (a subgroup of this one's), or `None`
@@ -180,6 +196,67 @@ impl Communicator {
     pub fn create(&self, group: &Group) -> Option<Communicator> {
         let what: Vec<u8> = group.world.iter().flat_map(|w| w.to_le_bytes()).collect();
         self.child(&[b"create".as_slice(), &what].concat(), group.world.clone())
+    }
+
+    /// A communicator of the members of `group` (a subgroup of this one's), made by them
+    /// alone (MPI_Comm_create_group, MPI-3.1 section 6.4.2): only the members call it,
+    /// all with the same group and `tag`, and calls with the same group and tag happen
+    /// in the same order on every member. The context is named by this communicator,
+    /// the group, the tag and how many such calls this process made before, so every
+    /// replica of every member names it alike without a message; processes outside the
+    /// group that make other calls meanwhile change nothing. `None` when this process is
+    /// not in `group`.
+    pub fn create_from_group(&self, group: &Group, tag: Tag) -> Option<Communicator> {
+        let mut what: Vec<u8> = b"create_group".to_vec();
+        what.extend_from_slice(&tag.to_le_bytes());
+        what.extend(group.world.iter().flat_map(|w| w.to_le_bytes()));
+        let nth = {
+            let mut made = self.inner.group_creations.lock();
+            let n = made.entry((self.id, what.clone())).or_insert(0);
+            *n += 1;
+            *n - 1
+        };
+        self.named(derive_id(self.id, nth, &what), group.world.clone())
+    }
+
+    /// Splits into the ranks of each host (MPI_Comm_split_type with
+    /// MPI_COMM_TYPE_SHARED, MPI-3.1 section 6.4.2), ranked by `key`, then by rank here.
+    /// A rank's host is where its first replica ran when the job started (the replicas of
+    /// a rank run on different hosts; every one of them must land in the same
+    /// communicator), as the launcher's address table says; a job started on one
+    /// machine, or without a launcher, is one host. Collective, like
+    /// `split_by_color_with_key`.
+    pub fn split_by_host(&self, key: i32) -> Result<Option<Communicator>, Error> {
+        let host = self
+            .inner
+            .hosts
+            .get(self.inner.me.rank as usize)
+            .copied()
+            .unwrap_or(0);
+        self.split_by_color_with_key(Some(host as i32), key)
+    }
+
+    /// Starts `task` (blocking operations, on communicators of its own) on a thread of
+    /// its own and returns a request that completes when it returns: an immediate
+    /// operation made of blocking ones, as the immediate collectives are (see
+    /// `collective::immediate`; an MPI library builds its inter-communicator ones this
+    /// way). Every replica of the rank must start the same tasks in the same order, each
+    /// on communicators every replica names alike.
+    pub fn immediate_task<'a>(
+        &self,
+        task: impl FnOnce() -> Result<(), Error> + Send + 'static,
+    ) -> Result<Request<'a>, Error> {
+        // A thread waiting for any of several requests sleeps in `poll`: wake it.
+        let running = crate::collective::immediate::start(
+            self.clone(),
+            move |_| task().map(|()| Vec::new()),
+            |c| c.inner.rt.wake(),
+        )?;
+        Ok(Request::collective(
+            self,
+            running,
+            Box::new(|bytes: &[u8]| crate::datatype::derive::check_len(bytes.len(), 0)),
+        ))
     }
 
     /// The partner at `rank` (checked when used).
@@ -282,7 +359,7 @@ impl Communicator {
             "volpex: rank {} aborted the job (communicator {}, error code {code})",
             self.inner.me.rank, self.id
         );
-        std::process::exit(abort_exit_code(code))
+        exit::end(End::Abort(abort_exit_code(code)))
     }
 
     /// MPI_Sendrecv receiving a vector of `T` (tag 0).
@@ -330,6 +407,60 @@ impl Communicator {
         self.count_send()
     }
 
+    /// `send_on`, synchronously (MPI_Ssend, MPI-3.1 section 3.4): the message is logged
+    /// as any other, and complete once a receive claimed it (`wait_matched`,
+    /// `test_matched`; see `volpex_proto::pull::engine::synchronous`). Returns its key.
+    pub(crate) fn send_synchronous_on(
+        &self,
+        ctx: u32,
+        tag: Tag,
+        dst: u32,
+        bytes: &[u8],
+    ) -> Result<Key, Error> {
+        let dst = self.world_rank(dst)?;
+        self.inner.check_restored()?;
+        let mut core = self.inner.rt.lock();
+        let key = core.engine.expect_match(ctx, tag, dst);
+        if let Err(e) = core.send(ctx, tag, dst, bytes) {
+            core.engine.forget_match(&key);
+            return Err(e.into());
+        }
+        drop(core);
+        self.count_send()?;
+        Ok(key)
+    }
+
+    /// Drives the loop until a receive claimed synchronous message `key`; an error when
+    /// every replica of its destination is gone.
+    pub(crate) fn wait_matched(&self, key: &Key) -> Result<(), Error> {
+        let mut core = self.inner.rt.lock();
+        let r = core
+            .drive_until(|c| matched(c.engine.match_state(key), key), &mut [])
+            .map_err(Error::EventLoop);
+        core.engine.forget_match(key);
+        r?
+    }
+
+    /// Whether a receive claimed synchronous message `key` (one non-blocking loop turn
+    /// first); once it did, the engine forgets it.
+    pub(crate) fn test_matched(&self, key: &Key) -> Result<bool, Error> {
+        let mut core = self.inner.rt.lock();
+        if core.engine.match_state(key) == MatchState::Waiting {
+            core.turn(Some(Duration::ZERO), false)
+                .map_err(Error::EventLoop)?;
+        }
+        let r = matched(core.engine.match_state(key), key);
+        if r.is_some() {
+            core.engine.forget_match(key);
+        }
+        r.map_or(Ok(false), |r| r.map(|()| true))
+    }
+
+    /// Stops waiting for synchronous message `key` (its request was cancelled or freed).
+    pub(crate) fn forget_match(&self, key: &Key) {
+        self.inner.rt.lock().engine.forget_match(key);
+    }
+
     /// An exchange in context `ctx`: sends block i of `sends` to its rank (of this
     /// communicator) with `tag`, then waits for every receive of `recvs` (posted before),
     /// whose buffers take their large messages straight from the socket from the first
@@ -355,7 +486,7 @@ impl Communicator {
         // large block stays out of the log, so small exchanges skip the check.
         let exclusive = !sends
             .iter()
-            .any(|(_, b)| b.len() >= crate::config::DIRECT_WRITE_BYTES_MIN)
+            .any(|(_, b)| b.len() >= volpex_proto::limits::DIRECT_WRITE_BYTES_MIN)
             || distinct(&dsts);
         let mut unsettled = Vec::with_capacity(sends.len());
         let mut result = Ok(());
@@ -419,7 +550,7 @@ impl Communicator {
                 "volpex[{}] exits after send {n} (fault injection)",
                 inner.me
             );
-            std::process::exit(EXIT_FAULT);
+            exit::end(End::Fault);
         }
         Ok(())
     }
@@ -442,4 +573,13 @@ fn distinct(ranks: &[u32]) -> bool {
     let mut sorted = ranks.to_vec();
     sorted.sort_unstable();
     sorted.windows(2).all(|w| w[0] != w[1])
+}
+
+/// A synchronous send's outcome once it has one.
+fn matched(state: MatchState, key: &Key) -> Option<Result<(), Error>> {
+    match state {
+        MatchState::Waiting => None,
+        MatchState::Matched => Some(Ok(())),
+        MatchState::Lost => Some(Err(Error::RankLost { rank: key.dst })),
+    }
 }

@@ -9,14 +9,15 @@
 //! methods, and `collective::PointToPoint` for `Communicator`), `immediate` (their
 //! immediate forms), `request`, `status`, `group`, `universe`, `checkpoint` (checkpoints
 //! and restoring them), `output` (output files written by every replica, committed
-//! once), `topology` (Cartesian grids). `comm` depends on `collective`, never the other
-//! way.
+//! once), `topology` (Cartesian grids), `inter` (inter-communicators). `comm` depends on
+//! `collective`, never the other way.
 
 mod checkpoint;
 mod collectives;
 pub mod communicator;
 pub mod group;
 mod immediate;
+pub mod inter;
 pub mod output;
 pub mod process;
 mod receive;
@@ -27,11 +28,12 @@ pub mod universe;
 
 pub use communicator::Communicator;
 pub use group::Group;
+pub use inter::InterCommunicator;
 pub use output::OutputFile;
 pub use process::{AnyProcess, Message, Process, ANY_SOURCE};
 pub use request::{test_any, test_some, wait_all, wait_any, wait_some, Request};
 pub use status::Status;
-pub use topology::{dims_create, CartesianCommunicator, CartesianLayout};
+pub use topology::{dims_create, CartesianCommunicator, CartesianGrid, CartesianLayout};
 pub use universe::{initialize, Universe};
 
 /// A message tag.

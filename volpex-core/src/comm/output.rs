@@ -17,7 +17,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::bootstrap::vars;
+use std::net::SocketAddr;
 
 /// Who writes: names the temporary of one rank of one job.
 #[derive(Debug, Clone)]
@@ -29,10 +29,12 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    /// This process, from its launch environment.
-    pub(crate) fn from_env(rank: u32) -> Writer {
-        let launcher = std::env::var(vars::LAUNCHER)
-            .unwrap_or_else(|_| format!("alone-{}", std::process::id()));
+    /// Rank `rank` in the job of the launcher at `launcher` (`None`: a process alone).
+    pub(crate) fn new(launcher: Option<SocketAddr>, rank: u32) -> Writer {
+        let launcher = launcher.map_or_else(
+            || format!("alone-{}", std::process::id()),
+            |a| a.to_string(),
+        );
         let job = blake3::hash(launcher.as_bytes()).to_hex()[..12].to_string();
         Writer { job, rank }
     }

@@ -14,8 +14,8 @@ use super::request::Request;
 use super::{Status, Tag};
 use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence, Target};
 use crate::error::Error;
-use crate::message::matching::{Matched, Mode};
-use crate::message::Key;
+use volpex_proto::message::matching::{Matched, Mode};
+use volpex_proto::message::Key;
 
 /// `MPI_ANY_SOURCE`: what `Process::rank` returns for `any_process()`.
 pub const ANY_SOURCE: i32 = -1;
@@ -116,12 +116,13 @@ impl<'a> Process<'a> {
         self.comm.send_on(self.comm.id(), tag, dst, &buf.bytes())
     }
 
-    /// Synchronous send with tag 0 (MPI_Ssend, as the `mpi` crate's `synchronous_send`).
-    /// Every Volpex send is buffered in the sender log, which any replica of the receiver
-    /// pulls from, so it returns once the message is logged, like `send`: a program that
-    /// is correct with synchronous sends is correct with it.
+    /// Synchronous send with tag 0 (MPI_Ssend, as the `mpi` crate's `synchronous_send`,
+    /// MPI-3.1 section 3.4): the message goes into the sender log as any other, and the
+    /// call returns once a receive of the destination claimed it (the matching receive
+    /// has started), whichever replica of the destination claimed it first. An error
+    /// when every replica of the destination is gone.
     pub fn synchronous_send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<(), Error> {
-        self.send_with_tag(buf, 0)
+        self.synchronous_send_with_tag(buf, 0)
     }
 
     /// Synchronous send with a tag (see `synchronous_send`).
@@ -130,7 +131,12 @@ impl<'a> Process<'a> {
         buf: &B,
         tag: Tag,
     ) -> Result<(), Error> {
-        self.send_with_tag(buf, tag)
+        let dst = self.dest()?;
+        Communicator::check_tag(tag)?;
+        let key = self
+            .comm
+            .send_synchronous_on(self.comm.id(), tag, dst, &buf.bytes())?;
+        self.comm.wait_matched(&key)
     }
 
     /// Ready send with tag 0 (MPI_Rsend): MPI requires the receive to be posted already;
@@ -149,13 +155,14 @@ impl<'a> Process<'a> {
         self.send_with_tag(buf, 0)
     }
 
-    /// Immediate synchronous send (MPI_Issend): complete once logged (see
-    /// `synchronous_send`).
+    /// Immediate synchronous send (MPI_Issend): the message is logged at once (the buffer
+    /// is free again when this returns) and the request completes once a receive claimed
+    /// it (see `synchronous_send`). `cancel` makes it complete at once instead.
     pub fn immediate_synchronous_send<'r, B: Buffer + ?Sized>(
         &self,
         buf: &B,
     ) -> Result<Request<'r>, Error> {
-        self.immediate_send_with_tag(buf, 0)
+        self.immediate_synchronous_send_with_tag(buf, 0)
     }
 
     /// Immediate synchronous send with a tag.
@@ -164,7 +171,19 @@ impl<'a> Process<'a> {
         buf: &B,
         tag: Tag,
     ) -> Result<Request<'r>, Error> {
-        self.immediate_send_with_tag(buf, tag)
+        let bytes = buf.bytes();
+        let dst = self.dest()?;
+        Communicator::check_tag(tag)?;
+        let key = self
+            .comm
+            .send_synchronous_on(self.comm.id(), tag, dst, &bytes)?;
+        let status = Status {
+            source: self.comm.rank(),
+            tag,
+            bytes: bytes.len(),
+            cancelled: false,
+        };
+        Ok(Request::synchronous(self.comm, key, status))
     }
 
     /// Immediate ready send (MPI_Irsend): complete once logged (see `ready_send`).
@@ -211,7 +230,7 @@ impl<'a> Process<'a> {
         &self,
         tag: Option<Tag>,
         mode: Mode,
-    ) -> Result<crate::message::matching::RecvId, Error> {
+    ) -> Result<volpex_proto::message::matching::RecvId, Error> {
         let spec = self.comm.spec(self.comm.id(), self.partner, tag)?;
         self.comm.post(spec, mode)
     }
@@ -291,7 +310,7 @@ impl<'a> Process<'a> {
         let (key, data) = message(self.comm.wait(id)?)?;
         let len = data.len();
         let v = vec_from_bytes::<T>(&data);
-        crate::message::pool::recycle(data);
+        volpex_proto::message::pool::recycle(data);
         Ok((v?, self.comm.status_for(&key, len)))
     }
 
@@ -313,20 +332,50 @@ impl<'a> Process<'a> {
         self.immediate_receive_tagged(buf, Some(tag))
     }
 
+    /// Immediate receive with any tag into `target`, a layout the caller made (such as a
+    /// foreign datatype's) that takes messages of whole `elem`-byte elements; the request
+    /// holds the target until it completes.
+    pub fn immediate_receive_target<'b>(
+        &self,
+        target: Target<'b>,
+        elem: usize,
+    ) -> Result<Request<'b>, Error> {
+        self.immediate_receive_posted(target, elem, None)
+    }
+
+    /// `immediate_receive_target` with a tag.
+    pub fn immediate_receive_target_with_tag<'b>(
+        &self,
+        target: Target<'b>,
+        elem: usize,
+        tag: Tag,
+    ) -> Result<Request<'b>, Error> {
+        self.immediate_receive_posted(target, elem, Some(tag))
+    }
+
     fn immediate_receive_tagged<'b, B: BufferMut + ?Sized>(
         &self,
         buf: &'b mut B,
         tag: Option<Tag>,
     ) -> Result<Request<'b>, Error> {
-        let id = self.post(tag, Mode::Receive)?;
         let elem = buf.elem_bytes();
+        self.immediate_receive_posted(buf.target(), elem, tag)
+    }
+
+    fn immediate_receive_posted<'b>(
+        &self,
+        target: Target<'b>,
+        elem: usize,
+        tag: Option<Tag>,
+    ) -> Result<Request<'b>, Error> {
+        let id = self.post(tag, Mode::Receive)?;
         // Only an ANY_SOURCE receive has a coordination slot (`Engine::post`): asking
         // costs a lock.
         let slot = match self.partner {
             Partner::Any => self.comm.receive_slot(id),
             Partner::Rank(_) => None,
         };
-        Ok(Request::receive(self.comm, id, buf.target(), elem, slot))
+        Ok(Request::receive(self.comm, id, target, elem, slot))
     }
 
     /// Waits for a message with any tag and returns its status without receiving it
@@ -361,7 +410,11 @@ impl<'a> Process<'a> {
         let id = self.post(tag, Mode::ImmediateProbe)?;
         Ok(match self.comm.wait(id)? {
             Matched::Message { key, payload } => Some(self.comm.status_for(&key, payload.len())),
-            Matched::Nothing => None,
+            Matched::Nothing => {
+                // A program that polls with MPI_Iprobe: see `Communicator::idle`.
+                self.comm.idle();
+                None
+            }
         })
     }
 

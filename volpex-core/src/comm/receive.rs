@@ -13,12 +13,12 @@ use bytes::Bytes;
 use super::communicator::{Communicator, Partner};
 use super::{Status, Tag};
 use crate::error::Error;
-use crate::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
-use crate::message::Key;
-use crate::pull::decision::CANCELLED_MATCH;
-use crate::pull::ChoiceState;
 use crate::transport::progress::AppGuard;
 use crate::transport::{Core, Landing};
+use volpex_proto::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
+use volpex_proto::message::Key;
+use volpex_proto::pull::decision::CANCELLED_MATCH;
+use volpex_proto::pull::ChoiceState;
 
 impl Communicator {
     /// What a receive from `from` with `tag` (`None`: any tag) in context `ctx` matches.
@@ -84,6 +84,17 @@ impl Communicator {
     }
 
     /// Completes `id` if it is done, without waiting (one non-blocking loop turn).
+    /// After a poll found nothing done: gives the CPU away when this process may have to
+    /// share its core (`Config::yield_when_idle`, the default), as Open MPI does on a
+    /// crowded host, so a program that polls (MPI_Test in a loop) does not keep the
+    /// process it waits for off the CPU (3 ranks polling `MPI_Testall` on 2 cores: 10 ms
+    /// a round trip without it, one scheduler time slice).
+    pub(crate) fn idle(&self) {
+        if self.inner.rt.lock().spin_config().yield_between {
+            std::thread::yield_now();
+        }
+    }
+
     pub(crate) fn test(&self, id: RecvId) -> Result<Option<Matched>, Error> {
         let mut core = self.inner.rt.lock();
         if let Some(r) = core.take(id) {
@@ -103,6 +114,15 @@ impl Communicator {
             .rt
             .lock()
             .turn(None, false)
+            .map_err(Error::EventLoop)
+    }
+
+    /// Drives the loop for up to `d` (returns sooner when anything happened).
+    pub(crate) fn drive_for(&self, d: Duration) -> Result<(), Error> {
+        self.inner
+            .rt
+            .lock()
+            .turn(Some(d), false)
             .map_err(Error::EventLoop)
     }
 
@@ -211,7 +231,7 @@ pub(crate) struct RecvInto<'b> {
     at: Option<usize>,
     /// The bytes that landed in the buffer straight from the socket.
     landed: Option<usize>,
-    result: Option<Result<Matched, crate::pull::RecvError>>,
+    result: Option<Result<Matched, volpex_proto::pull::RecvError>>,
 }
 
 impl<'b> RecvInto<'b> {
@@ -239,7 +259,7 @@ impl<'b> RecvInto<'b> {
             Some(n) if payload.is_empty() => check_whole(n, elem).map(|()| n)?,
             _ => {
                 let n = fill_bytes(buf, elem, &payload);
-                crate::message::pool::recycle(payload);
+                volpex_proto::message::pool::recycle(payload);
                 n?
             }
         };

@@ -6,12 +6,15 @@
 //! the indices, every other replica waits for exactly those requests. With one replica
 //! per rank, or a send-deterministic program, each replica decides for itself.
 //!
-//! Owns a request's state (done, a posted receive, a running immediate collective) and
-//! the coordination of "which completed". Must never let a replica pick completions the
+//! Owns a request's state (done, a posted receive, a running immediate collective, a
+//! generalized request the program completes) and the coordination of "which
+//! completed". Must never let a replica pick completions the
 //! leader did not record, and never run a collective itself (`collective::immediate`
 //! does; the request only joins its thread and copies the result out).
 
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -19,10 +22,12 @@ use super::communicator::Communicator;
 use super::process::deliver;
 use super::receive::message;
 use super::Status;
+use crate::collective::immediate::Running;
 use crate::datatype::Target;
 use crate::error::Error;
-use crate::message::matching::RecvId;
-use crate::pull::ChoiceState;
+use volpex_proto::message::matching::RecvId;
+use volpex_proto::message::Key;
+use volpex_proto::pull::ChoiceState;
 
 enum State<'a> {
     Done(Status),
@@ -47,11 +52,27 @@ enum State<'a> {
     /// place.
     Collective {
         comm: Communicator,
-        handle: JoinHandle<Result<Vec<u8>, Error>>,
+        running: Running,
         out: Sink<'a>,
+    },
+    /// A synchronous send (MPI_Issend), logged, until a receive claims it.
+    Synchronous {
+        comm: Communicator,
+        key: Key,
+        status: Status,
+    },
+    /// An operation the program runs itself and marks complete (`Request::generalized`).
+    Generalized {
+        comm: Communicator,
+        done: Arc<AtomicBool>,
     },
     Taken,
 }
+
+/// How long a wait for a generalized request lets the event loop run before looking at
+/// the request again: it is completed by the program (maybe on another thread), not by
+/// anything the loop sees.
+const GENERALIZED_LOOK: Duration = Duration::from_millis(1);
 
 /// Puts the bytes an immediate collective returned into the caller's buffer.
 pub(crate) type Sink<'a> = Box<dyn FnOnce(&[u8]) -> Result<(), Error> + 'a>;
@@ -66,6 +87,18 @@ impl<'a> Request<'a> {
     pub(crate) fn done(st: Status) -> Request<'a> {
         Request {
             state: State::Done(st),
+        }
+    }
+
+    /// Synchronous send `key` (logged): complete once a receive claims it; `status` is
+    /// its status then.
+    pub(crate) fn synchronous(comm: &Communicator, key: Key, status: Status) -> Request<'a> {
+        Request {
+            state: State::Synchronous {
+                comm: comm.clone(),
+                key,
+                status,
+            },
         }
     }
 
@@ -89,16 +122,27 @@ impl<'a> Request<'a> {
         }
     }
 
-    pub(crate) fn collective(
-        comm: &Communicator,
-        handle: JoinHandle<Result<Vec<u8>, Error>>,
-        out: Sink<'a>,
-    ) -> Request<'a> {
+    pub(crate) fn collective(comm: &Communicator, running: Running, out: Sink<'a>) -> Request<'a> {
         Request {
             state: State::Collective {
                 comm: comm.clone(),
-                handle,
+                running,
                 out,
+            },
+        }
+    }
+
+    /// A generalized request (MPI_Grequest_start, MPI-3.1 section 12.2): an operation the
+    /// program runs itself, complete once `done` is true (set by the program, from any
+    /// thread). It waits and tests like any request, and `wait_any` and the other calls
+    /// that pick completed requests choose it like the others, so every replica of the
+    /// rank reports the same ones; `comm` is the communicator those choices go through.
+    /// Its status is empty: the program's query function makes the one MPI returns.
+    pub fn generalized(comm: &Communicator, done: Arc<AtomicBool>) -> Request<'static> {
+        Request {
+            state: State::Generalized {
+                comm: comm.clone(),
+                done,
             },
         }
     }
@@ -107,9 +151,15 @@ impl<'a> Request<'a> {
         match &self.state {
             State::Receive { comm, .. }
             | State::Received { comm, .. }
-            | State::Collective { comm, .. } => Some(comm),
+            | State::Collective { comm, .. }
+            | State::Synchronous { comm, .. }
+            | State::Generalized { comm, .. } => Some(comm),
             State::Done(_) | State::Taken => None,
         }
+    }
+
+    fn is_generalized(&self) -> bool {
+        matches!(self.state, State::Generalized { .. })
     }
 
     /// Blocks until the operation completes (MPI_Wait).
@@ -138,7 +188,17 @@ impl<'a> Request<'a> {
                 let n = deliver(buf, elem, &data)?;
                 Ok(comm.status_for(&key, n))
             }
-            State::Collective { comm, handle, out } => finish_collective(&comm, handle, out),
+            State::Collective { comm, running, out } => finish_collective(&comm, running, out),
+            State::Synchronous { comm, key, status } => {
+                comm.wait_matched(&key)?;
+                Ok(status)
+            }
+            State::Generalized { comm, done } => {
+                while !done.load(Ordering::Acquire) {
+                    comm.drive_for(GENERALIZED_LOOK)?;
+                }
+                Ok(generalized_status(&comm))
+            }
             State::Taken => Err(Error::RequestCompleted),
         }
     }
@@ -150,13 +210,25 @@ impl<'a> Request<'a> {
     /// usual). Every replica of the rank gets the same answer: the leader replica decides
     /// and the others follow, as for a wildcard receive. A send (complete at once: its
     /// message is in the sender log), an immediate collective and a completed request
-    /// are not cancelled (false).
+    /// are not cancelled (false). A synchronous send is not cancelled either, but it no
+    /// longer waits for its receive: it completes at once, as a buffered send, and its
+    /// message is delivered as usual (MPI-3.1 section 3.8.4: a wait for a request marked
+    /// for cancellation returns whatever other processes do).
     pub fn cancel(&mut self) -> Result<bool, Error> {
+        if let State::Synchronous { comm, key, status } = &self.state {
+            comm.forget_match(key);
+            self.state = State::Done(*status);
+            return Ok(false);
+        }
         let (comm, id, slot) = match &self.state {
             State::Receive { comm, id, slot, .. } | State::Received { comm, id, slot, .. } => {
                 (comm, *id, *slot)
             }
-            State::Done(_) | State::Collective { .. } | State::Taken => return Ok(false),
+            State::Synchronous { .. }
+            | State::Done(_)
+            | State::Collective { .. }
+            | State::Generalized { .. }
+            | State::Taken => return Ok(false),
         };
         // A receive `test` completed here may still be pending in a sibling: ask all the
         // same, so that every replica takes the same slots (the leader answers no).
@@ -170,8 +242,20 @@ impl<'a> Request<'a> {
 
     /// Completes the operation if it can without waiting (MPI_Test). Not coordinated:
     /// how often it says "not yet" may differ between replicas (see the determinism
-    /// contract); `test_any` is.
+    /// contract); `test_any` is. A "not yet" gives the CPU away first (see
+    /// `Communicator::idle`).
     pub fn test(&mut self) -> Result<Option<Status>, Error> {
+        let st = self.test_quietly()?;
+        if st.is_none() {
+            if let Some(c) = self.comm() {
+                c.idle();
+            }
+        }
+        Ok(st)
+    }
+
+    /// `test` without giving the CPU away (for a caller that tests several requests).
+    fn test_quietly(&mut self) -> Result<Option<Status>, Error> {
         match &mut self.state {
             State::Done(st) | State::Received { status: st, .. } => Ok(Some(*st)),
             State::Receive {
@@ -188,7 +272,7 @@ impl<'a> Request<'a> {
                         Target::Scattered(l) => Target::Scattered(Box::new(&mut **l)),
                     };
                     let n = deliver(target, *elem, &data);
-                    crate::message::pool::recycle(data);
+                    volpex_proto::message::pool::recycle(data);
                     let st = comm.status_for(&key, n?);
                     self.state = State::Received {
                         comm: comm.clone(),
@@ -200,29 +284,50 @@ impl<'a> Request<'a> {
                 }
                 None => Ok(None),
             },
-            State::Collective { handle, .. } => {
-                if handle.is_finished() {
+            State::Collective { running, .. } => {
+                if running.is_done() {
                     let st = self.wait_here()?;
                     self.state = State::Done(st);
                     Ok(Some(st))
                 } else {
+                    // Its thread needs the CPU more than a caller polling for it.
+                    std::thread::yield_now();
                     Ok(None)
                 }
             }
+            State::Synchronous { comm, key, status } => {
+                if !comm.test_matched(key)? {
+                    return Ok(None);
+                }
+                let st = *status;
+                self.state = State::Done(st);
+                Ok(Some(st))
+            }
+            State::Generalized { comm, done } => Ok(done
+                .load(Ordering::Acquire)
+                .then(|| generalized_status(comm))),
             State::Taken => Err(Error::RequestCompleted),
         }
+    }
+}
+
+/// The status of a completed generalized request.
+fn generalized_status(comm: &Communicator) -> Status {
+    Status {
+        source: comm.rank(),
+        tag: 0,
+        bytes: 0,
+        cancelled: false,
     }
 }
 
 /// Joins an immediate collective's thread and puts its result in place.
 fn finish_collective(
     comm: &Communicator,
-    handle: JoinHandle<Result<Vec<u8>, Error>>,
+    running: Running,
     out: Sink<'_>,
 ) -> Result<Status, Error> {
-    let result = handle
-        .join()
-        .map_err(|_| Error::ImmediateCollectivePanicked)??;
+    let result = running.join()?;
     out(&result)?;
     Ok(Status {
         source: comm.rank(),
@@ -234,8 +339,15 @@ fn finish_collective(
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
-        if let State::Receive { comm, id, .. } = &self.state {
-            comm.detach(*id);
+        match &self.state {
+            State::Receive { comm, id, .. } => comm.detach(*id),
+            // Its message stays in the log and is delivered; nobody waits for the match.
+            State::Synchronous { comm, key, .. } => comm.forget_match(key),
+            State::Done(_)
+            | State::Received { .. }
+            | State::Collective { .. }
+            | State::Generalized { .. }
+            | State::Taken => {}
         }
     }
 }
@@ -291,6 +403,9 @@ fn complete_some(
         return take(requests, (0..n).collect());
     };
     let slot = comm.post_choice();
+    // A generalized request is completed by the program, which the loop does not see:
+    // a wait looks at it again every `GENERALIZED_LOOK`.
+    let generalized = requests.iter().any(Request::is_generalized);
     loop {
         let choice = match slot {
             None => ChoiceState::Yours,
@@ -301,7 +416,7 @@ fn complete_some(
             ChoiceState::Yours => {
                 let mut ready = Vec::new();
                 for (i, r) in requests.iter_mut().enumerate() {
-                    if r.test()?.is_some() {
+                    if r.test_quietly()?.is_some() {
                         ready.push(i);
                         if how == Some_::One {
                             break;
@@ -312,9 +427,16 @@ fn complete_some(
                     if let Some(s) = slot {
                         comm.make_choice(s, encode(&ready));
                     }
+                    if ready.is_empty() {
+                        comm.idle();
+                    }
                     return take(requests, ready);
                 }
-                comm.drive_once()?;
+                if generalized {
+                    comm.drive_for(GENERALIZED_LOOK)?;
+                } else {
+                    comm.drive_once()?;
+                }
             }
             ChoiceState::Waiting => comm.drive_once()?,
         }

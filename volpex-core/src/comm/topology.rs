@@ -13,13 +13,152 @@ use std::ops::Deref;
 use super::Communicator;
 use crate::error::Error;
 
+/// A Cartesian grid: processes along each dimension, and whether each wraps around,
+/// with the rank <-> coordinates arithmetic (ranks in row-major order). A value of its
+/// own, so a binding that keeps a communicator's grid beside it (the C ABI's handle
+/// tables) computes with the same code as `CartesianCommunicator`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CartesianGrid {
+    dims: Vec<i32>,
+    periods: Vec<bool>,
+}
+
+impl CartesianGrid {
+    /// A grid of `dims` processes along each dimension, `periods` saying which wrap
+    /// around (MPI-3.1 section 7.5.1): one flag per dimension, every dimension positive,
+    /// at most `i32::MAX` processes in all.
+    pub fn new(dims: &[i32], periods: &[bool]) -> Result<CartesianGrid, Error> {
+        if dims.len() != periods.len() {
+            return Err(Error::Usage(
+                "create_cartesian_communicator: dims and periods differ in length",
+            ));
+        }
+        if dims.iter().any(|&d| d <= 0) {
+            return Err(Error::Usage(
+                "create_cartesian_communicator: every dimension must be positive",
+            ));
+        }
+        if dims
+            .iter()
+            .try_fold(1i32, |p, &d| p.checked_mul(d))
+            .is_none()
+        {
+            return Err(Error::Usage(
+                "create_cartesian_communicator: the grid has more processes than the communicator",
+            ));
+        }
+        Ok(CartesianGrid {
+            dims: dims.to_vec(),
+            periods: periods.to_vec(),
+        })
+    }
+
+    /// Processes along each dimension.
+    pub fn dims(&self) -> &[i32] {
+        &self.dims
+    }
+
+    /// Whether each dimension wraps around.
+    pub fn periods(&self) -> &[bool] {
+        &self.periods
+    }
+
+    /// Number of processes in the grid.
+    pub fn size(&self) -> i32 {
+        self.dims.iter().product()
+    }
+
+    /// Coordinates of `rank` (MPI_Cart_coords).
+    pub fn coordinates(&self, rank: i32) -> Result<Vec<i32>, Error> {
+        if !(0..self.size()).contains(&rank) {
+            return Err(Error::RankOutOfRange {
+                rank: rank.into(),
+                size: self.size() as u32,
+            });
+        }
+        Ok(coords_of(&self.dims, rank))
+    }
+
+    /// The rank at `coords`, wrapped along periodic dimensions; `None` outside a
+    /// non-periodic one (MPI_Cart_rank; MPI_PROC_NULL in a shift).
+    pub fn rank_at(&self, coords: &[i32]) -> Result<Option<i32>, Error> {
+        if coords.len() != self.dims.len() {
+            return Err(Error::Usage(
+                "coordinates_to_rank: one coordinate per dimension",
+            ));
+        }
+        let mut r = 0;
+        for ((&c, &d), &p) in coords.iter().zip(&self.dims).zip(&self.periods) {
+            let c = if p {
+                c.rem_euclid(d)
+            } else if (0..d).contains(&c) {
+                c
+            } else {
+                return Ok(None);
+            };
+            r = r * d + c;
+        }
+        Ok(Some(r))
+    }
+
+    /// Source and destination of `rank`'s shift by `displacement` along `dimension`
+    /// (MPI_Cart_shift): the ranks it receives from and sends to; `None`
+    /// (MPI_PROC_NULL) past the edge of a non-periodic dimension.
+    pub fn shift(
+        &self,
+        rank: i32,
+        dimension: i32,
+        displacement: i32,
+    ) -> Result<(Option<i32>, Option<i32>), Error> {
+        let dim = usize::try_from(dimension)
+            .ok()
+            .filter(|&d| d < self.dims.len())
+            .ok_or(Error::Usage("shift: no such dimension"))?;
+        let me = self.coordinates(rank)?;
+        let at = |delta: i32| {
+            let mut c = me.clone();
+            c[dim] = c[dim].saturating_add(delta);
+            self.rank_at(&c)
+        };
+        Ok((at(displacement.saturating_neg())?, at(displacement)?))
+    }
+
+    /// The sub-grid through `rank` keeping the dimensions where `retain` is true
+    /// (MPI_Cart_sub), and the color of `rank`'s sub-grid: its coordinates along the
+    /// dropped dimensions (split with this color and the rank as key, the kept
+    /// coordinates follow row-major order).
+    pub fn sub(&self, rank: i32, retain: &[bool]) -> Result<(i32, CartesianGrid), Error> {
+        if retain.len() != self.dims.len() {
+            return Err(Error::Usage("subgroup: one flag per dimension"));
+        }
+        let me = self.coordinates(rank)?;
+        let mut color = 0;
+        for i in 0..self.dims.len() {
+            if !retain[i] {
+                color = color * self.dims[i] + me[i];
+            }
+        }
+        let kept = |i: &usize| retain[*i];
+        let grid = CartesianGrid {
+            dims: (0..self.dims.len())
+                .filter(kept)
+                .map(|i| self.dims[i])
+                .collect(),
+            periods: (0..self.dims.len())
+                .filter(kept)
+                .map(|i| self.periods[i])
+                .collect(),
+        };
+        Ok((color, grid))
+    }
+}
+
 /// A communicator whose ranks form a grid (MPI_Cart_create). Every communicator method
 /// works on it (it dereferences to its `Communicator`).
 #[derive(Clone)]
 pub struct CartesianCommunicator {
     comm: Communicator,
-    dims: Vec<i32>,
-    periods: Vec<bool>,
+    grid: CartesianGrid,
 }
 
 /// A grid's shape and this process's place in it (MPI_Cart_get).
@@ -63,86 +202,67 @@ impl Communicator {
         reorder: bool,
     ) -> Result<Option<CartesianCommunicator>, Error> {
         let _ = reorder;
-        if dims.len() != periods.len() {
+        let grid = CartesianGrid::new(dims, periods)?;
+        let n = grid.size();
+        if n > self.size() {
             return Err(Error::Usage(
-                "create_cartesian_communicator: dims and periods differ in length",
-            ));
-        }
-        if dims.iter().any(|&d| d <= 0) {
-            return Err(Error::Usage(
-                "create_cartesian_communicator: every dimension must be positive",
-            ));
-        }
-        let n = dims
-            .iter()
-            .try_fold(1i32, |p, &d| p.checked_mul(d))
-            .filter(|&n| n <= self.size())
-            .ok_or(Error::Usage(
                 "create_cartesian_communicator: the grid has more processes than the communicator",
-            ))?;
+            ));
+        }
         let color = (self.rank() < n).then_some(0);
         Ok(self
             .split_by_color_with_key(color, self.rank())?
-            .map(|comm| CartesianCommunicator {
-                comm,
-                dims: dims.to_vec(),
-                periods: periods.to_vec(),
-            }))
+            .map(|comm| CartesianCommunicator { comm, grid }))
     }
 }
 
 impl CartesianCommunicator {
+    /// `comm` with the grid `grid` (as `create_cartesian_communicator` made them; a
+    /// binding that keeps the two apart puts them together again here). `grid` must have
+    /// exactly `comm`'s size.
+    pub fn from_grid(comm: Communicator, grid: CartesianGrid) -> Result<Self, Error> {
+        if grid.size() != comm.size() {
+            return Err(Error::Usage(
+                "a Cartesian grid must have as many processes as its communicator",
+            ));
+        }
+        Ok(CartesianCommunicator { comm, grid })
+    }
+
     /// The grid's communicator.
     pub fn as_communicator(&self) -> &Communicator {
         &self.comm
     }
 
+    /// The grid.
+    pub fn grid(&self) -> &CartesianGrid {
+        &self.grid
+    }
+
     /// Number of dimensions (MPI_Cartdim_get).
     pub fn num_dimensions(&self) -> i32 {
-        self.dims.len() as i32
+        self.grid.dims.len() as i32
     }
 
     /// The grid and this process's coordinates (MPI_Cart_get).
     pub fn get_layout(&self) -> CartesianLayout {
         CartesianLayout {
-            dims: self.dims.clone(),
-            periods: self.periods.clone(),
-            coords: coords_of(&self.dims, self.comm.rank()),
+            dims: self.grid.dims.clone(),
+            periods: self.grid.periods.clone(),
+            coords: coords_of(&self.grid.dims, self.comm.rank()),
         }
     }
 
     /// Coordinates of `rank` (MPI_Cart_coords).
     pub fn rank_to_coordinates(&self, rank: i32) -> Result<Vec<i32>, Error> {
         self.comm.check_rank(rank)?;
-        Ok(coords_of(&self.dims, rank))
-    }
-
-    /// The rank at `coords`, wrapped along periodic dimensions; `None` outside a
-    /// non-periodic one.
-    fn rank_or_none(&self, coords: &[i32]) -> Result<Option<i32>, Error> {
-        if coords.len() != self.dims.len() {
-            return Err(Error::Usage(
-                "coordinates_to_rank: one coordinate per dimension",
-            ));
-        }
-        let mut r = 0;
-        for ((&c, &d), &p) in coords.iter().zip(&self.dims).zip(&self.periods) {
-            let c = if p {
-                c.rem_euclid(d)
-            } else if (0..d).contains(&c) {
-                c
-            } else {
-                return Ok(None);
-            };
-            r = r * d + c;
-        }
-        Ok(Some(r))
+        Ok(coords_of(&self.grid.dims, rank))
     }
 
     /// The rank at `coords` (MPI_Cart_rank), wrapped along periodic dimensions; an error
     /// outside a non-periodic one.
     pub fn coordinates_to_rank(&self, coords: &[i32]) -> Result<i32, Error> {
-        self.rank_or_none(coords)?.ok_or(Error::Usage(
+        self.grid.rank_at(coords)?.ok_or(Error::Usage(
             "coordinates_to_rank: coordinates outside a non-periodic dimension",
         ))
     }
@@ -155,49 +275,18 @@ impl CartesianCommunicator {
         dimension: i32,
         displacement: i32,
     ) -> Result<(Option<i32>, Option<i32>), Error> {
-        let dim = usize::try_from(dimension)
-            .ok()
-            .filter(|&d| d < self.dims.len())
-            .ok_or(Error::Usage("shift: no such dimension"))?;
-        let me = coords_of(&self.dims, self.comm.rank());
-        let at = |delta: i32| {
-            let mut c = me.clone();
-            c[dim] = c[dim].saturating_add(delta);
-            self.rank_or_none(&c)
-        };
-        Ok((at(displacement.saturating_neg())?, at(displacement)?))
+        self.grid.shift(self.comm.rank(), dimension, displacement)
     }
 
     /// The sub-grid through this process keeping the dimensions where `retain` is true
     /// (MPI_Cart_sub). Collective over this grid.
     pub fn subgroup(&self, retain: &[bool]) -> Result<CartesianCommunicator, Error> {
-        if retain.len() != self.dims.len() {
-            return Err(Error::Usage("subgroup: one flag per dimension"));
-        }
-        let me = coords_of(&self.dims, self.comm.rank());
-        // Color: the coordinates along the dropped dimensions; key: the rank (the
-        // row-major order of the kept coordinates follows it).
-        let mut color = 0;
-        for i in 0..self.dims.len() {
-            if !retain[i] {
-                color = color * self.dims[i] + me[i];
-            }
-        }
-        let keep =
-            |v: &[i32]| -> Vec<i32> { (0..v.len()).filter(|&i| retain[i]).map(|i| v[i]).collect() };
-        let periods = (0..self.dims.len())
-            .filter(|&i| retain[i])
-            .map(|i| self.periods[i])
-            .collect();
+        let (color, grid) = self.grid.sub(self.comm.rank(), retain)?;
         match self
             .comm
             .split_by_color_with_key(Some(color), self.comm.rank())?
         {
-            Some(comm) => Ok(CartesianCommunicator {
-                comm,
-                dims: keep(&self.dims),
-                periods,
-            }),
+            Some(comm) => Ok(CartesianCommunicator { comm, grid }),
             None => unreachable!("a process has a color, so it is in its sub-grid"),
         }
     }
@@ -293,5 +382,36 @@ mod tests {
         assert_eq!(coords_of(&[2, 3], 4), [1, 1]);
         assert_eq!(coords_of(&[2, 3], 5), [1, 2]);
         assert_eq!(coords_of(&[4], 3), [3]);
+    }
+
+    #[test]
+    fn shifts_wrap_only_on_periodic_dimensions() {
+        let g = CartesianGrid::new(&[2, 3], &[false, true]).unwrap();
+        assert_eq!(g.size(), 6);
+        assert_eq!(g.coordinates(5).unwrap(), [1, 2]);
+        assert!(g.coordinates(6).is_err());
+        assert_eq!(g.rank_at(&[1, 2]).unwrap(), Some(5));
+        assert_eq!(g.shift(5, 1, 1).unwrap(), (Some(4), Some(3)));
+        assert_eq!(g.shift(5, 0, 1).unwrap(), (Some(2), None));
+        assert_eq!(g.rank_at(&[0, -1]).unwrap(), Some(2));
+        assert_eq!(g.rank_at(&[2, 0]).unwrap(), None);
+        assert!(g.rank_at(&[0]).is_err());
+        assert!(g.shift(0, 2, 1).is_err());
+    }
+
+    #[test]
+    fn a_sub_grid_keeps_its_dimensions_and_colors_by_the_dropped_ones() {
+        let g = CartesianGrid::new(&[2, 3, 2], &[true, false, true]).unwrap();
+        // Rank 9 is (1, 1, 1): keeping dimension 1, the color is (1, 1) -> 1 * 2 + 1.
+        let (color, sub) = g.sub(9, &[false, true, false]).unwrap();
+        assert_eq!(color, 3);
+        assert_eq!((sub.dims(), sub.periods()), (&[3][..], &[false][..]));
+        assert!(g.sub(9, &[true]).is_err());
+        for bad in [
+            (&[2, 0][..], &[true, true][..]),
+            (&[2][..], &[true, false][..]),
+        ] {
+            assert!(CartesianGrid::new(bad.0, bad.1).is_err());
+        }
     }
 }

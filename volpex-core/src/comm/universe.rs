@@ -6,19 +6,23 @@
 //! and never install a global logger: that is the application's choice (`log_to_stderr`
 //! is there for the programs that want ours).
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
 
 use parking_lot::Mutex;
 
+use volpex_proto::launch::DIAG_PREFIX;
+use volpex_proto::message::ReplicaId;
+
+use super::output::Writer;
 use super::Communicator;
 use crate::bootstrap;
-use crate::config::Config;
+use crate::env;
 use crate::error::Error;
-use crate::message::ReplicaId;
-use crate::transport::{Core, Membership, Runtime};
+use crate::transport::{Core, Drain, Membership, Runtime, SystemClock, TransportClock};
 
 /// Shared state behind every communicator of a process.
 pub(crate) struct Inner {
@@ -43,6 +47,14 @@ pub(crate) struct Inner {
     pub(crate) awaiting_restore: AtomicBool,
     /// This process is a regenerated incarnation.
     pub(crate) regenerated: bool,
+    /// Who writes this replica's output files (`Universe::create_output`).
+    pub(crate) writer: Writer,
+    /// How many communicators this process made from each (context id, description)
+    /// with `create_from_group`, which names the next one.
+    pub(crate) group_creations: Mutex<HashMap<(u32, Vec<u8>), u32>>,
+    /// The host of every rank's first replica at the start, as an index into the sorted
+    /// list of the job's hosts (`split_by_host`).
+    pub(crate) hosts: Vec<u32>,
 }
 
 impl Inner {
@@ -67,6 +79,9 @@ impl Inner {
             restored_state: Mutex::new(None),
             awaiting_restore: AtomicBool::new(false),
             regenerated: false,
+            writer: Writer::new(None, me.rank),
+            group_creations: Mutex::new(HashMap::new()),
+            hosts: vec![0; ranks as usize],
         }
     }
 
@@ -91,11 +106,18 @@ pub struct Universe {
 /// whatever logger the application installed (none: they are dropped); `log_to_stderr`
 /// installs ours.
 pub fn initialize() -> Result<Universe, Error> {
-    let cfg = Config::from_env().map_err(Error::Launch)?;
-    let start = Instant::now();
-    let inner = if bootstrap::launched() {
+    let env = env::read()?;
+    let cfg = env.config;
+    let clock = TransportClock::System(SystemClock::starting_now());
+    let drain = Arc::new(Drain::default());
+    let inner = if let Some(launch) = env.launch {
         let connect_timeout = cfg.connect_timeout;
-        let j = bootstrap::join(connect_timeout, cfg.tcp_congestion.as_deref())?;
+        let j = bootstrap::join(
+            &launch,
+            connect_timeout,
+            cfg.tcp_congestion.as_deref(),
+            &drain,
+        )?;
         // The job's processes on this host: those listening on our address.
         let mine = j
             .addrs
@@ -111,11 +133,11 @@ pub fn initialize() -> Result<Universe, Error> {
             .filter(|a| a.map(|a| a.ip()) == mine)
             .count();
         let cfg = cfg.for_host(here);
+        let hosts = host_indices(&j.addrs);
         let (hard_spin, spin, shared) = (cfg.hard_spin, cfg.spin, cfg.shared_host);
         let (core, waker) = Core::new(
             j.me,
-            j.ranks,
-            j.replicas,
+            (j.ranks, j.replicas),
             j.key,
             cfg,
             Some(j.listener),
@@ -126,17 +148,23 @@ pub fn initialize() -> Result<Universe, Error> {
                 incarnation: j.incarnation,
                 catch_up: j.catch_up,
             },
-            start,
+            clock,
+            drain,
         )
         .map_err(Error::EventLoopStart)?;
         let mut core = core;
-        core.exit_after_choices = j.exit_after_choices;
+        core.exit_after_choices = launch.exit_after_choices;
         bootstrap::files::activate(j.launcher_addr, j.key, j.me, j.incarnation, connect_timeout);
         let regenerated = j.catch_up.is_some();
-        let handed_over = if regenerated {
-            super::checkpoint::take_handover(&mut core, &j.key, j.incarnation, connect_timeout)?
-        } else {
-            None
+        let handed_over = match launch.handover.filter(|_| regenerated) {
+            Some(addr) => super::checkpoint::take_handover(
+                &mut core,
+                addr,
+                &j.key,
+                j.incarnation,
+                connect_timeout,
+            )?,
+            None => None,
         };
         let (rt, bg) = Runtime::start(core, waker);
         log::debug!(
@@ -153,9 +181,11 @@ pub fn initialize() -> Result<Universe, Error> {
             None
         };
         let mut inner = Inner::new(rt, j.me, (j.ranks, j.replicas), bg);
-        inner.exit_after_sends = j.exit_after_sends;
+        inner.exit_after_sends = launch.exit_after_sends;
         inner.launched = true;
         inner.regenerated = regenerated;
+        inner.writer = Writer::new(Some(launch.launcher), j.me.rank);
+        inner.hosts = hosts;
         if let Some(s) = snapshot {
             volpex_files::restore(&s.files);
             super::checkpoint::output_mark("restored", s.number);
@@ -171,14 +201,14 @@ pub fn initialize() -> Result<Universe, Error> {
         let me = ReplicaId::new(0, 0);
         let (core, waker) = Core::new(
             me,
-            1,
-            1,
+            (1, 1),
             [0; 32],
             cfg,
             None,
             None,
             Membership::alone(),
-            start,
+            clock,
+            drain,
         )
         .map_err(Error::EventLoopStart)?;
         let (rt, bg) = Runtime::start(core, waker);
@@ -189,6 +219,25 @@ pub fn initialize() -> Result<Universe, Error> {
     })
 }
 
+/// The host of every rank's first registered replica, as an index into the sorted list
+/// of those hosts (0 for a rank without one).
+fn host_indices(addrs: &[Vec<Option<std::net::SocketAddr>>]) -> Vec<u32> {
+    let first: Vec<Option<IpAddr>> = addrs
+        .iter()
+        .map(|r| r.iter().flatten().next().map(|a| a.ip()))
+        .collect();
+    let mut distinct: Vec<IpAddr> = first.iter().flatten().copied().collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    first
+        .iter()
+        .map(|h| {
+            h.and_then(|ip| distinct.binary_search(&ip).ok())
+                .map_or(0, |i| i as u32)
+        })
+        .collect()
+}
+
 /// Installs a global logger (env_logger) for a program that wants the runtime's
 /// diagnostics and has no logger of its own: they go to stderr as
 /// `volpex[RANK.REPLICA] time LEVEL target: message` at the level in `VOLPEX_LOG` (else
@@ -197,15 +246,8 @@ pub fn initialize() -> Result<Universe, Error> {
 /// already installed is left alone. The library never calls it itself.
 pub fn log_to_stderr() {
     use std::io::Write;
-    let who = format!(
-        "{}[{}.{}]",
-        bootstrap::DIAG_PREFIX,
-        std::env::var(bootstrap::vars::RANK).unwrap_or_else(|_| "0".into()),
-        std::env::var(bootstrap::vars::REPLICA).unwrap_or_else(|_| "0".into())
-    );
-    let level = std::env::var("VOLPEX_LOG")
-        .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| "warn".into());
+    let (rank, replica, level) = env::log_settings();
+    let who = format!("{DIAG_PREFIX}[{rank}.{replica}]");
     let _ = env_logger::Builder::new()
         .parse_filters(&level)
         .format(move |buf, rec| {
@@ -250,8 +292,7 @@ impl Universe {
         &self,
         path: impl AsRef<std::path::Path>,
     ) -> std::io::Result<super::OutputFile> {
-        let who = super::output::Writer::from_env(self.inner.me.rank);
-        super::OutputFile::create(path.as_ref(), who)
+        super::OutputFile::create(path.as_ref(), self.inner.writer.clone())
     }
 }
 
@@ -268,5 +309,29 @@ impl Drop for Universe {
         if let Some(h) = inner.bg.lock().take() {
             let _ = h.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ip: &str) -> Option<std::net::SocketAddr> {
+        Some(format!("{ip}:1000").parse().expect("an address"))
+    }
+
+    /// A rank's host is where its first registered replica is, numbered in address
+    /// order: ranks on one machine share one number, whatever their other replicas.
+    #[test]
+    fn hosts_are_numbered_by_the_first_replica() {
+        let table = vec![
+            vec![at("10.0.0.2"), at("10.0.0.1")],
+            vec![None, at("10.0.0.3")],
+            vec![at("10.0.0.2"), at("10.0.0.3")],
+            vec![None, None],
+        ];
+        assert_eq!(host_indices(&table), vec![0, 1, 0, 0]);
+        let local = vec![vec![at("127.0.0.1"), at("127.0.0.1")]; 3];
+        assert_eq!(host_indices(&local), vec![0, 0, 0]);
     }
 }

@@ -1,37 +1,39 @@
 //! `Core`: the mio poll, every connection, and the engine they feed.
 //!
-//! Owns the sockets, the routing of the engine's frames and the ends of the process the
-//! loop decides (retired, orphaned, injected fault; the codes are in `crate::exit`). Must
-//! never decide protocol questions (the engine does) nor define exit codes of its own.
+//! Owns the sockets, the routing of the engine's frames and the decisions to end the
+//! process the loop makes (orphaned, injected fault; `crate::exit` ends it). Must never
+//! decide protocol questions (the engine does).
 
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use super::auth::{JobKey, PeerId};
-use super::connection::{Conn, Step};
-use super::send::DirectWrite;
+use volpex_proto::handshake::{JobKey, PeerId, Step};
+use volpex_proto::limits::{CONTROL_PAYLOAD_BYTES_MAX, FRAME_PAYLOAD_BYTES_MAX};
+use volpex_proto::message::matching::{Matched, RecvId};
+use volpex_proto::message::{Map, ReplicaId};
+use volpex_proto::pull::{Engine, Resumed};
+use volpex_proto::wire::header::WireError;
+use volpex_proto::wire::stream::{Landing, ReadStatus};
+use volpex_proto::wire::Frame;
+
+use super::clock::TransportClock;
+use super::connection::Conn;
+use super::drain::Drain;
 use super::spin::{BulkWindow, Spin};
-use crate::config::{Config, FRAME_PAYLOAD_BYTES_MAX};
-use crate::exit::{EXIT_FAULT, EXIT_ORPHANED};
-use crate::message::matching::{Matched, RecvId};
-use crate::message::{Map, ReplicaId};
-use crate::pull::Engine;
-use crate::wire::header::WireError;
-use crate::wire::stream::{Landing, ReadStatus};
-use crate::wire::Frame;
+use crate::config::Config;
+use crate::exit::{self, End};
 
 const LISTENER: Token = Token(0);
 
 /// A waiting caller's deferred frames (speculative pulls) go after its turns found
-/// nothing for this long: a message on its way arrives within it (8 B in ~5 µs on the
-/// 2-core VM), and a write before it would delay reading that message by the write's
-/// cost (measured: the second of two 8 B messages 4 µs later).
+/// nothing for this long: a small message on its way arrives within it, and a write
+/// before it would delay reading that message by the write's cost.
 const IDLE_FLUSH_AFTER: Duration = Duration::from_micros(20);
 /// Token of the waker that kicks a thread out of `poll`.
 pub const WAKER: Token = Token(1);
@@ -87,8 +89,6 @@ pub struct Core {
     pub(super) launcher: Option<Token>,
     /// Connections with frames queued since the last flush.
     pub(super) dirty: Vec<Token>,
-    /// DATA frames partly written straight from the sender's buffer (see `send`).
-    pub(super) direct: Vec<DirectWrite>,
     addrs: Vec<Vec<Option<SocketAddr>>>,
     /// This process's incarnation (see `ToProcess::Joining`).
     pub(super) incarnation: u32,
@@ -101,7 +101,8 @@ pub struct Core {
     /// A regenerated incarnation: caught up once it received this many messages.
     pub(super) catch_up: Option<u64>,
     next_token: usize,
-    start: Instant,
+    /// The transport's one clock (see `clock`).
+    clock: TransportClock,
     pub(super) shutdown: bool,
     signals: Arc<Signals>,
     /// Fault injection: exit right after making this many coordinated choices.
@@ -117,6 +118,8 @@ pub struct Core {
     pub(super) polled_at: Duration,
     /// The counters the launcher last got (see `stats`).
     pub(super) stats_sent: super::stats::StatsSent,
+    /// Where this replica stands with draining (shared with the heartbeat threads).
+    pub(super) drain: Arc<Drain>,
 }
 
 impl Core {
@@ -125,14 +128,14 @@ impl Core {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         me: ReplicaId,
-        ranks: u32,
-        replicas: u32,
+        (ranks, replicas): (u32, u32),
         key: JobKey,
         cfg: Config,
         listener: Option<TcpListener>,
         launcher: Option<std::net::TcpStream>,
         table: Membership,
-        start: Instant,
+        clock: TransportClock,
+        drain: Arc<Drain>,
     ) -> io::Result<(Core, Waker)> {
         let Membership {
             addrs,
@@ -144,7 +147,7 @@ impl Core {
         let waker = Waker::new(poll.registry(), WAKER)?;
         super::keepalive::describe(cfg.peer_timeout);
         let mut core = Core {
-            engine: Engine::joining(me, ranks, replicas, cfg.clone(), &incarnations),
+            engine: Engine::joining(me, ranks, replicas, cfg.protocol.clone(), &incarnations),
             me,
             key,
             cfg,
@@ -155,14 +158,13 @@ impl Core {
             peers: Map::default(),
             launcher: None,
             dirty: Vec::new(),
-            direct: Vec::new(),
             addrs,
             incarnation,
             incarnations,
             fenced_below: Map::default(),
             catch_up,
             next_token: FIRST_CONN,
-            start,
+            clock,
             shutdown: false,
             signals: Arc::new(Signals::default()),
             exit_after_choices: None,
@@ -171,6 +173,7 @@ impl Core {
             bulk: BulkWindow::default(),
             polled_at: Duration::ZERO,
             stats_sent: Default::default(),
+            drain,
         };
         if let Some(l) = core.listener.as_mut() {
             core.poll
@@ -184,7 +187,7 @@ impl Core {
             let mut conn = Conn::incoming(stream, Duration::ZERO)?;
             conn.register(core.poll.registry(), token, Interest::READABLE)?;
             conn.link.establish(PeerId::Launcher);
-            conn.reader.max_payload = crate::config::CONTROL_PAYLOAD_BYTES_MAX;
+            conn.reader.max_payload = CONTROL_PAYLOAD_BYTES_MAX;
             core.conns.insert(token, conn);
             core.launcher = Some(token);
         }
@@ -211,6 +214,21 @@ impl Core {
         Ok((core, waker))
     }
 
+    /// The job key.
+    pub fn key(&self) -> &JobKey {
+        &self.key
+    }
+
+    /// This process's incarnation.
+    pub fn incarnation(&self) -> u32 {
+        self.incarnation
+    }
+
+    /// The tunables this loop runs with.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
     /// Flags shared with the progress thread.
     pub fn signals(&self) -> Arc<Signals> {
         self.signals.clone()
@@ -218,7 +236,12 @@ impl Core {
 
     /// Time since the process joined, the engine's clock.
     pub fn now(&self) -> Duration {
-        self.start.elapsed()
+        self.clock.now()
+    }
+
+    /// The transport's clock.
+    pub fn clock(&self) -> TransportClock {
+        self.clock.clone()
     }
 
     /// True once the launcher said the job is done (or is gone).
@@ -237,7 +260,7 @@ impl Core {
     /// message: it may compute next, and a pull that waited for its next call into the
     /// library would reach the sender after the send it was meant for (LU's pipeline: one
     /// step behind on every step).
-    pub fn take(&mut self, id: RecvId) -> Option<Result<Matched, crate::pull::RecvError>> {
+    pub fn take(&mut self, id: RecvId) -> Option<Result<Matched, volpex_proto::pull::RecvError>> {
         let now = self.now();
         let r = self.engine.take(now, id);
         if r.is_some() && self.engine.has_transmit() {
@@ -254,10 +277,10 @@ impl Core {
         self.flush();
     }
 
-    /// Moves every frame the engine wants sent now onto its connection, and the deferred
-    /// frames to peers that get a write anyway, then writes each connection that got
-    /// frames once (one `writev` for all of them). Not while a direct write is half done
-    /// (see `write_direct`).
+    /// Moves every frame the engine wants sent now onto its connection (the rests of
+    /// frames direct writes began first, each on its link), and the deferred frames to
+    /// peers that get a write anyway, then writes each connection that got frames once
+    /// (one `writev` for all of them).
     pub fn flush(&mut self) {
         if let Some(n) = self.exit_after_choices {
             if self.engine.stats().choices >= n {
@@ -265,8 +288,11 @@ impl Core {
                     "volpex[{}] exits after choice {n} (fault injection)",
                     self.me
                 );
-                std::process::exit(EXIT_FAULT);
+                exit::end(End::Fault);
             }
+        }
+        while let Some(r) = self.engine.poll_resumed() {
+            self.route_resumed(r);
         }
         while let Some((to, frame)) = self.engine.poll_transmit() {
             self.route(to, frame);
@@ -294,21 +320,9 @@ impl Core {
         if !self.engine_knows_alive(to) {
             return;
         }
-        let already = match &frame {
-            Frame::Data { key, req, .. } => self
-                .direct
-                .iter()
-                .position(|d| d.to == to && d.key == *key && d.req == *req)
-                .map(|i| {
-                    let d = self.direct.swap_remove(i);
-                    (d.token, d.written)
-                }),
-            _ => None,
-        };
-        let token = match (already, self.peers.get(&to)) {
-            (Some((t, _)), _) => t,
-            (None, Some(t)) => *t,
-            (None, None) => {
+        let token = match self.peers.get(&to) {
+            Some(t) => *t,
+            None => {
                 let now = self.now();
                 match self.dial(now, to) {
                     Some(t) => t,
@@ -319,18 +333,31 @@ impl Core {
                 }
             }
         };
-        let already = already.map(|(_, written)| written);
         let (h, payload) = frame.to_parts();
         if let Some(c) = self.conns.get_mut(&token) {
-            match already {
-                // Frames routed since the direct write began (a deferred speculative
-                // pull) must not land inside this frame on the wire.
-                Some(written) => c.link.out.push_front_rest(&h, payload, written),
-                None => c.send(h, payload),
-            }
-            if !self.dirty.contains(&token) {
-                self.dirty.push(token);
-            }
+            c.send(h, payload);
+            self.mark_dirty(token);
+        }
+    }
+
+    /// The rest of a frame a direct write began goes first on the link it began on
+    /// (frames routed there since, such as a deferred speculative pull, must not land
+    /// inside it on the wire), or nowhere if that connection is gone.
+    fn route_resumed(&mut self, r: Resumed) {
+        if !self.engine_knows_alive(r.to) {
+            return;
+        }
+        let token = Token(r.link as usize);
+        let (h, payload) = r.frame.to_parts();
+        if let Some(c) = self.conns.get_mut(&token) {
+            c.link.out.push_front_rest(&h, payload, r.written);
+            self.mark_dirty(token);
+        }
+    }
+
+    fn mark_dirty(&mut self, token: Token) {
+        if !self.dirty.contains(&token) {
+            self.dirty.push(token);
         }
     }
 
@@ -449,12 +476,12 @@ impl Core {
         match peer {
             Some(PeerId::Launcher) => {
                 // A replica handing over is replaced: the grace bounds its life.
-                if !self.shutdown && !crate::bootstrap::handover::handing_over() {
+                if !self.shutdown && !self.drain.handing_over() {
                     log::error!(
                         "volpex: replica {}: connection to the launcher lost ({why}); exiting",
                         self.me
                     );
-                    std::process::exit(EXIT_ORPHANED);
+                    exit::end(End::Orphaned);
                 }
             }
             Some(PeerId::Replica(r, inc)) if self.is_stale(r, inc) => {
@@ -623,9 +650,7 @@ impl Core {
                 Ok(s) => {
                     // Frames right behind the one that ends the handshake may be large.
                     let limit = match s {
-                        Step::Established(PeerId::Launcher) => {
-                            Some(crate::config::CONTROL_PAYLOAD_BYTES_MAX)
-                        }
+                        Step::Established(PeerId::Launcher) => Some(CONTROL_PAYLOAD_BYTES_MAX),
                         Step::Established(PeerId::Replica(..)) => Some(FRAME_PAYLOAD_BYTES_MAX),
                         Step::Nothing | Step::Frame(..) => None,
                     };
@@ -643,7 +668,7 @@ impl Core {
         });
         if c.peer().is_some() {
             c.reader.max_payload = if c.peer() == Some(PeerId::Launcher) {
-                crate::config::CONTROL_PAYLOAD_BYTES_MAX
+                CONTROL_PAYLOAD_BYTES_MAX
             } else {
                 FRAME_PAYLOAD_BYTES_MAX
             };
@@ -712,5 +737,50 @@ impl Core {
     /// (its reader must not change hands before the frame is complete).
     pub fn landing_in_progress(&self) -> bool {
         self.conns.values().any(|c| c.reader.is_landing())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicU64;
+
+    use super::*;
+    use crate::transport::clock::Clock;
+
+    /// A clock the test moves by hand.
+    #[derive(Default)]
+    struct Manual(AtomicU64);
+
+    impl Clock for Manual {
+        fn now(&self) -> Duration {
+            Duration::from_micros(self.0.load(Ordering::SeqCst))
+        }
+    }
+
+    /// The loop reads time from the clock it was given, never from the system: a turn
+    /// that waits for nothing leaves it where it was, and moving it by hand is what the
+    /// engine sees.
+    #[test]
+    fn the_core_runs_on_the_clock_it_is_given() {
+        let clock = Arc::new(Manual::default());
+        clock.0.store(5_000_000, Ordering::SeqCst);
+        let (mut core, _waker) = Core::new(
+            ReplicaId::new(0, 0),
+            (1, 1),
+            [0; 32],
+            Config::default(),
+            None,
+            None,
+            Membership::alone(),
+            TransportClock::Given(clock.clone()),
+            Arc::new(Drain::default()),
+        )
+        .expect("a core alone");
+        assert_eq!(core.now(), Duration::from_secs(5));
+        core.turn(Some(Duration::ZERO), false).expect("a turn");
+        assert_eq!(core.now(), Duration::from_secs(5));
+        clock.0.store(7_000_000, Ordering::SeqCst);
+        assert_eq!(core.now(), Duration::from_secs(7));
+        assert_eq!(core.clock().now(), Duration::from_secs(7));
     }
 }

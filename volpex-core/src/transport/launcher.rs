@@ -8,18 +8,18 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::event_loop::Core;
-use crate::exit::EXIT_RETIRED;
-use crate::message::ReplicaId;
-use crate::pull::EngineEvent;
-use crate::wire::control::{self, ToLauncher, ToProcess};
-use crate::wire::header::{Header, Kind};
+use crate::exit::{self, End};
+use volpex_proto::message::ReplicaId;
+use volpex_proto::pull::EngineEvent;
+use volpex_proto::wire::control::{self, ToLauncher, ToProcess};
+use volpex_proto::wire::header::{Header, Kind};
 
 /// How long one loop turn waits while a finalized replica serves its log.
 const SERVE_AFTER_FINALIZE_TURN: Duration = Duration::from_millis(100);
 
 impl Core {
     /// Sends a control message to the launcher (best effort, flushed now).
-    pub fn to_launcher(&mut self, msg: &ToLauncher) {
+    pub fn tell_launcher(&mut self, msg: &ToLauncher) {
         let (h, p) = control::encode(msg);
         if let Some(t) = self.launcher {
             if let Some(c) = self.conns.get_mut(&t) {
@@ -37,7 +37,7 @@ impl Core {
         self.engine.finalize(now);
         let stats = self.engine.stats();
         self.flush_all();
-        self.to_launcher(&ToLauncher::Finalized { stats });
+        self.tell_launcher(&ToLauncher::Finalized { stats });
         while !self.shutdown_requested() {
             if let Err(e) = self.turn(Some(SERVE_AFTER_FINALIZE_TURN), false) {
                 log::error!("event loop failed while serving after finalize: {e}");
@@ -102,12 +102,12 @@ impl Core {
             match ev {
                 EngineEvent::Retire { reason } => {
                     eprintln!("volpex[{}] {reason}; retiring", self.me);
-                    self.to_launcher(&ToLauncher::Retired { reason });
-                    std::process::exit(EXIT_RETIRED);
+                    self.tell_launcher(&ToLauncher::Retired { reason });
+                    exit::end(End::Retired);
                 }
                 EngineEvent::Fence { peer } => {
                     if self.launcher.is_some() {
-                        self.to_launcher(&ToLauncher::Fence {
+                        self.tell_launcher(&ToLauncher::Fence {
                             rank: peer.rank,
                             replica: peer.replica,
                             incarnation: self.incarnation_of(peer),

@@ -6,20 +6,21 @@
 //! to peers, timeouts on connection setup, and the launcher control connection. Must never
 //! decide protocol questions (which replica, what to answer): that is the engine's job.
 
-pub mod auth;
-pub mod connection;
-pub mod event_loop;
-mod handover;
-pub mod keepalive;
+mod clock;
+mod connection;
+mod drain;
+mod event_loop;
+mod keepalive;
 mod launcher;
 mod peers;
 pub mod progress;
-pub mod send;
-pub mod spin;
+mod send;
+mod spin;
 mod stats;
 pub mod tuning;
 
-pub use crate::wire::stream::Landing;
+pub use clock::{SystemClock, TransportClock};
+pub use drain::Drain;
 pub use event_loop::{Core, Membership};
 pub use progress::Runtime;
-pub use send::{SendError, Unsettled};
+pub use volpex_proto::wire::stream::Landing;

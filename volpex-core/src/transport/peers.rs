@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use mio::{Interest, Token};
 
-use super::auth::PeerId;
 use super::connection::Conn;
 use super::event_loop::Core;
-use crate::message::ReplicaId;
+use volpex_proto::handshake::PeerId;
+use volpex_proto::message::ReplicaId;
 
 impl Core {
     pub(super) fn dial(&mut self, now: Duration, to: ReplicaId) -> Option<Token> {

@@ -14,19 +14,22 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mio::Waker;
 use parking_lot::{Mutex, MutexGuard};
 
+use super::clock::TransportClock;
 use super::event_loop::{Core, Signals};
 use super::spin::Spin;
 use crate::config::{APP_ACTIVE_LOOK_MAX, APP_ACTIVE_WINDOW, APP_HANDOVER_SPIN, BACKGROUND_POLL};
-use crate::wire::stream::Landing;
+use volpex_proto::wire::stream::Landing;
 
 /// The shared runtime of one replica.
 pub struct Runtime {
     core: Mutex<Core>,
+    /// The core's clock, read before its lock is taken.
+    clock: TransportClock,
     waker: Waker,
     signals: Arc<Signals>,
     /// How often the application released the core (no clock on the message path).
@@ -81,7 +84,7 @@ impl AppGuard<'_> {
             yield_between: yield_when_idle,
             hard,
         } = self.guard.spin_config();
-        let start = Instant::now();
+        let start = self.guard.now();
         let (spin_until, hard_until) = (start + spin, start + hard);
         let mut spinning = !spin.is_zero();
         let mut hard_spin = !hard.is_zero();
@@ -107,7 +110,7 @@ impl AppGuard<'_> {
                 }
                 spins += 1;
                 if hard_spin || spins.is_multiple_of(16) {
-                    let now = Instant::now();
+                    let now = self.guard.now();
                     spinning = now < spin_until;
                     hard_spin = now < hard_until;
                 }
@@ -118,18 +121,18 @@ impl AppGuard<'_> {
 
 /// The lock of `m`; while another thread holds it (the background thread, asleep in
 /// `poll` until the waker rouses it), tried again between yields of the CPU for up to
-/// `spin` before sleeping on it.
-fn take<T>(m: &Mutex<T>, spin: Duration) -> MutexGuard<'_, T> {
+/// `spin` of `clock` before sleeping on it.
+fn take<'m, T>(m: &'m Mutex<T>, spin: Duration, clock: &TransportClock) -> MutexGuard<'m, T> {
     if let Some(g) = m.try_lock() {
         return g;
     }
-    let until = Instant::now() + spin;
+    let until = clock.now() + spin;
     loop {
         std::thread::yield_now();
         if let Some(g) = m.try_lock() {
             return g;
         }
-        if Instant::now() >= until {
+        if clock.now() >= until {
             return m.lock();
         }
     }
@@ -147,8 +150,10 @@ impl Runtime {
     /// Wraps a core and starts the background progress thread.
     pub fn start(core: Core, waker: Waker) -> (Arc<Runtime>, JoinHandle<()>) {
         let signals = core.signals();
+        let clock = core.clock();
         let rt = Arc::new(Runtime {
             core: Mutex::new(core),
+            clock,
             waker,
             signals,
             app_uses: AtomicU64::new(0),
@@ -175,8 +180,15 @@ impl Runtime {
         }
         AppGuard {
             rt: self,
-            guard: take(&self.core, APP_HANDOVER_SPIN),
+            guard: take(&self.core, APP_HANDOVER_SPIN, &self.clock),
         }
+    }
+
+    /// Rouses whoever sleeps in `poll` holding the core (an application thread waiting
+    /// for any of several requests learns that an immediate collective's thread is done,
+    /// which no socket would tell it).
+    pub fn wake(&self) {
+        let _ = self.waker.wake();
     }
 
     /// Stops the background thread (it exits after its current turn).
@@ -213,6 +225,7 @@ impl Runtime {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::SystemClock;
 
     #[test]
     fn looks_grow_apart_while_the_application_stays_active_and_start_over_after_a_serve() {
@@ -231,9 +244,10 @@ mod tests {
         let m = std::sync::Arc::new(Mutex::new(0u32));
         for hold in [Duration::from_micros(100), Duration::from_millis(20)] {
             let held = m.lock();
+            let clock = TransportClock::System(SystemClock::starting_now());
             let other = m.clone();
             let taker = std::thread::spawn(move || {
-                *take(&other, Duration::from_millis(2)) += 1;
+                *take(&other, Duration::from_millis(2), &clock) += 1;
             });
             std::thread::sleep(hold);
             drop(held);
@@ -241,7 +255,11 @@ mod tests {
         }
         assert_eq!(*m.lock(), 2);
         // Free: taken at once.
-        *take(&m, Duration::ZERO) += 1;
+        *take(
+            &m,
+            Duration::ZERO,
+            &TransportClock::System(SystemClock::starting_now()),
+        ) += 1;
         assert_eq!(*m.lock(), 3);
     }
 }

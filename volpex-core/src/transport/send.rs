@@ -1,24 +1,26 @@
 //! Sending a message: the application's send command, carried out under the core's lock.
 //! The engine decides what to log, whom to answer and whether a message may skip the log
-//! (`Engine::write_ahead`, `send`, `send_unlogged`); this module does the writing: a
-//! large message starts going out from the sender's buffer to the replicas whose pulls
-//! wait for it before it is copied into the log, an exchange's large block waits in the
-//! sender's buffer until its pull comes, and the sender blocks (turning the loop) while
-//! the log is full. Must never decide protocol questions itself.
+//! (`Engine::write_ahead`, `send`, `send_unlogged`) and makes every frame; this module
+//! carries the command out: a large message's DATA frames (the engine's headers, then
+//! the sender's buffer) start going out to the replicas whose pulls wait for it before it
+//! is copied into the log, and the engine learns how much went out
+//! (`Engine::handle_written`); an exchange's large block waits in the sender's buffer
+//! until its pull comes; the sender blocks (turning the loop) while the log is full. Must
+//! never decide protocol questions nor make wire bytes itself.
 
 use std::io;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use mio::Token;
+use volpex_proto::handshake::PeerId;
+use volpex_proto::limits::{DIRECT_WRITE_BYTES_MIN, HEADER_BYTES, UNLOGGED_BYTES_MIN};
+use volpex_proto::message::log::LogFull;
+use volpex_proto::message::pool;
+use volpex_proto::pull::{DirectWrite, WriteAhead};
+use volpex_proto::wire::stream::Landing;
 
-use super::auth::PeerId;
 use super::event_loop::Core;
-use crate::config::{DIRECT_WRITE_BYTES_MIN, FULL_LOG_TURN, HEADER_BYTES, UNLOGGED_BYTES_MIN};
-use crate::message::log::LogFull;
-use crate::message::{pool, Key, ReplicaId, ReqId};
-use crate::pull::WriteAhead;
-use crate::wire::frame::data_header;
-use crate::wire::stream::Landing;
+use crate::config::FULL_LOG_TURN;
+use crate::error::Error;
 
 /// Why a send failed.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +37,16 @@ pub enum SendError {
     /// The log refused a message it had just made room for (a bug of ours).
     #[error("sender log refused a message it had room for: {0:?}")]
     LogRefused(LogFull),
+}
+
+impl From<SendError> for Error {
+    fn from(e: SendError) -> Self {
+        match e {
+            SendError::RankLost { rank } => Error::RankLost { rank },
+            SendError::Io(e) => Error::EventLoop(e),
+            SendError::LogRefused(full) => Error::LogRefused(full),
+        }
+    }
 }
 
 /// A send polls the sockets first when they were last polled longer ago than this (see
@@ -63,24 +75,9 @@ enum Place {
     /// the exchange ends.
     Held,
     /// It went out whole from the sender's buffer to every live replica of its
-    /// destination, asking each to confirm it, as message `order` of (comm, dst).
-    Out {
-        order: u64,
-        /// The direct writes that carried it, so its DATA is not written again to their
-        /// receivers if it is logged after all.
-        direct: Vec<DirectWrite>,
-    },
-}
-
-/// A DATA frame partly written straight from the sender's buffer: the rest must follow
-/// on the same connection (see `Core::write_direct`).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct DirectWrite {
-    pub(super) to: ReplicaId,
-    pub(super) key: Key,
-    pub(super) req: ReqId,
-    pub(super) token: Token,
-    pub(super) written: usize,
+    /// destination, asking each to confirm it, as message `order` of (comm, dst) (the
+    /// engine knows: its DATA is not written again if it is logged after all).
+    Out { order: u64 },
 }
 
 impl Core {
@@ -150,7 +147,10 @@ impl Core {
         )? {
             return Ok(unsettled(self.went_out(order)));
         }
-        if bytes.len() >= DIRECT_WRITE_BYTES_MIN && self.direct.is_empty() && dst != self.me.rank {
+        if bytes.len() >= DIRECT_WRITE_BYTES_MIN
+            && !self.engine.wrote_ahead(comm, tag, dst)
+            && dst != self.me.rank
+        {
             self.engine.note_held();
             return Ok(unsettled(Place::Held));
         }
@@ -195,12 +195,11 @@ impl Core {
         Ok(())
     }
 
-    /// The place of a send that just went out whole as message `order`: its direct writes
-    /// go with it, and the rest of their frames is written now.
+    /// The place of a send that just went out whole as message `order`; what was queued
+    /// meanwhile is written now.
     fn went_out(&mut self, order: u64) -> Place {
-        let direct = std::mem::take(&mut self.direct);
         self.flush();
-        Place::Out { order, direct }
+        Place::Out { order }
     }
 
     /// Whether every live replica of an `Unsettled` send's destination confirmed it.
@@ -221,7 +220,7 @@ impl Core {
     /// the log.
     pub fn settle_all(&mut self, mut sends: Vec<Unsettled<'_>>) -> Result<(), SendError> {
         let longest = sends.iter().map(|u| u.bytes.len()).max().unwrap_or(0);
-        let until = Instant::now() + self.engine.config().settle_wait(longest);
+        let until = self.now() + self.cfg.settle_wait(longest);
         let waited = self.poll_until(until, |c| {
             c.release_awaited(&mut sends, &mut [])?;
             Ok(sends.iter().all(|u| c.delivered(u)))
@@ -243,16 +242,14 @@ impl Core {
             tag,
             dst,
             bytes,
-            place,
+            place: _,
         } = u;
         if delivered {
             self.engine.send_unlogged(comm, tag, dst);
         } else {
+            // Out or held, the engine knows what went out of it already (a DATA frame
+            // that went out whole is not written again).
             self.wait_for_log_room(&[dst], bytes.len(), 1, &mut [])?;
-            match place {
-                Place::Out { direct, .. } => self.direct.extend(direct),
-                Place::Held => {}
-            }
             self.log_send(comm, tag, dst, pool::copy(bytes))?;
         }
         self.end_send();
@@ -327,7 +324,7 @@ impl Core {
     /// instead of leaving it to the next time this replica enters the library. Right
     /// after a receive (a ping-pong) this costs nothing. With `message` (comm, tag, dst),
     /// a send to one destination, it is skipped when a pull for that message is parked
-    /// already (a poll costs 1.3 µs of a 4 µs send on the 2-core VM).
+    /// already (a poll is a large part of a small send's cost).
     fn read_before_send(
         &mut self,
         message: Option<(u32, i32, u32)>,
@@ -381,16 +378,16 @@ impl Core {
         skip_from: Option<usize>,
     ) -> (u64, bool) {
         let WriteAhead {
-            key,
             order,
-            waiters,
+            writes,
             confirm,
+            ..
         } = self
             .engine
             .write_ahead(comm, tag, dst, bytes.len(), skip_from);
         let mut whole = true;
-        for w in &waiters {
-            whole &= self.write_direct(w.from, key, w.req, order, bytes, confirm);
+        for w in &writes {
+            whole &= self.write_direct(w, bytes, confirm);
         }
         (order, confirm && whole)
     }
@@ -404,7 +401,7 @@ impl Core {
         order: u64,
         len: usize,
     ) -> Result<bool, SendError> {
-        let until = Instant::now() + self.engine.config().confirm_wait(len);
+        let until = self.now() + self.cfg.confirm_wait(len);
         self.poll_until(until, |c| Ok(c.engine.delivered(comm, dst, order)))
     }
 
@@ -413,7 +410,7 @@ impl Core {
     /// receiver may need it to read and confirm.
     fn poll_until(
         &mut self,
-        until: Instant,
+        until: Duration,
         mut done: impl FnMut(&mut Core) -> Result<bool, SendError>,
     ) -> Result<bool, SendError> {
         let yield_when_idle = self.spin_config().yield_between;
@@ -421,7 +418,7 @@ impl Core {
             if done(self)? {
                 return Ok(true);
             }
-            if Instant::now() >= until {
+            if self.now() >= until {
                 return Ok(false);
             }
             self.turn(Some(Duration::ZERO), false)?;
@@ -461,52 +458,34 @@ impl Core {
             .map_err(SendError::LogRefused)
     }
 
-    /// Starts writing a DATA frame to `to` straight from the sender's buffer, before the
-    /// message is copied into the log, when the connection is idle. The engine's DATA
-    /// frame for the same (to, key, req) later carries on where this stopped.
-    /// True when the whole frame went out.
-    fn write_direct(
-        &mut self,
-        to: ReplicaId,
-        key: Key,
-        req: ReqId,
-        order: u64,
-        payload: &[u8],
-        confirm: bool,
-    ) -> bool {
-        let Some(&token) = self.peers.get(&to) else {
+    /// Starts writing a DATA frame the engine made (`w`: its receiver and header; the
+    /// payload is the sender's buffer) when the connection to its receiver is idle, and
+    /// tells the engine how much went out: once the message is logged, the engine issues
+    /// the rest (`Engine::poll_resumed`). True when the whole frame went out.
+    fn write_direct(&mut self, w: &DirectWrite, payload: &[u8], confirm: bool) -> bool {
+        let Some(&token) = self.peers.get(&w.to) else {
             return false;
         };
         let Some(c) = self.conns.get_mut(&token) else {
             return false;
         };
-        let to_it = matches!(c.peer(), Some(PeerId::Replica(p, _)) if p == to);
+        let to_it = matches!(c.peer(), Some(PeerId::Replica(p, _)) if p == w.to);
         if !to_it || !c.link.out.is_empty() {
             return false;
         }
-        let head = data_header(&key, req, order, payload.len(), confirm).encode();
         let total = HEADER_BYTES + payload.len();
         // The whole frame in one call: the kernel takes what the socket buffer holds, and
-        // the engine's DATA frame carries on from there (also after an error, which shows
-        // again when that frame is written).
-        let bufs = [io::IoSlice::new(&head), io::IoSlice::new(payload)];
+        // the engine's rest of the frame carries on from there (also after an error,
+        // which shows again when that rest is written).
+        let bufs = [io::IoSlice::new(&w.header), io::IoSlice::new(payload)];
         let written = io::Write::write_vectored(&mut c.stream, &bufs).unwrap_or(0);
-        if written > 0 {
-            self.direct.push(DirectWrite {
-                to,
-                key,
-                req,
-                token,
-                written,
-            });
-        }
+        self.engine
+            .handle_written(w.to, w.req, written, token.0 as u64, confirm);
         written == total
     }
 
-    /// `flush` at the end of a send command: direct writes whose DATA frame was not
-    /// routed (its receiver died meanwhile) are over.
+    /// `flush` at the end of a send command.
     fn end_send(&mut self) {
         self.flush();
-        self.direct.clear();
     }
 }

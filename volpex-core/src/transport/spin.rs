@@ -14,13 +14,12 @@ use crate::config::{Config, SPIN_SHARED};
 /// thread from the CPU when the spinning thread has a real-time priority.
 const BULK_BYTES: usize = 64 << 10;
 
-/// For this long after a large message, a blocked call spins at most `SPIN_SHARED`
-/// (measured: NPB FT class A on 2 ranks under `chrt -r 10`, 0.89 s with a 1 ms spin,
-/// 0.99 s with 50 ms). Long enough for the waits of an exchange that just sent or read
-/// one, short enough that waits further on in a compute phase spin in full: NPB LU sends
-/// a 163-327 KB face every 65-80 ms iteration, and with 100 ms here its pipeline waits
-/// slept after 1 ms even on cores of its own (LU class A on 2 ranks 0.96 of that paired,
-/// FT, IS and MG unchanged; `docs/MEASUREMENTS.md`, session 15).
+/// For this long after a large message, a blocked call spins at most `SPIN_SHARED` (a
+/// long spin at real-time priority slowed NPB FT's exchanges). Long enough for the waits
+/// of an exchange that just sent or read one, short enough that waits further on in a
+/// compute phase spin in full: NPB LU sends a face of a few hundred KB every iteration of
+/// tens of milliseconds, and a longer window made its pipeline waits sleep after 1 ms
+/// even on cores of their own.
 const BULK_SPIN_FOR: Duration = Duration::from_millis(10);
 
 /// How a blocked call waits.

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use super::event_loop::Core;
 use crate::config::STATS_INTERVAL;
-use crate::wire::control::{ReplicaStats, ToLauncher};
+use volpex_proto::wire::control::{ReplicaStats, ToLauncher};
 
 /// What the launcher last got.
 #[derive(Debug, Default)]
@@ -41,7 +41,7 @@ impl Core {
                 log::info!("{}: caught up after {} messages", self.me, stats.receives);
                 self.catch_up = None;
                 self.engine.set_catching_up(false);
-                self.to_launcher(&ToLauncher::CaughtUp {
+                self.tell_launcher(&ToLauncher::CaughtUp {
                     receives: stats.receives,
                 });
             }
@@ -55,7 +55,7 @@ impl Core {
                 return Some(due - now);
             }
         }
-        self.to_launcher(&ToLauncher::Stats {
+        self.tell_launcher(&ToLauncher::Stats {
             stats: stats.clone(),
         });
         self.stats_sent = StatsSent {

@@ -7,10 +7,9 @@
 //! Congestion control: BBR, which some systems make the default, paces its sends at the
 //! bandwidth it estimates, and on loopback that estimate keeps big messages below the
 //! memory speed (`ss -ti` showed windows of 11-28 segments and pacing gains below 1).
-//! CUBIC sends what the window allows at once. Measured on the 2-core VM whose default is
-//! BBR, ping-pong, 10-12 alternating runs of 780 round trips, paired ratios CUBIC / BBR:
-//! 1 MiB 0.87-0.88, 2 MiB 0.93, 4 MiB 0.91, 256 KiB 0.98, 8 B 1.02. The choice must
-//! reach a socket before its handshake (`tune_listener`, `connect`): a socket that began
+//! CUBIC sends what the window allows at once, and large ping-pongs ran faster under it
+//! in alternating runs (docs/BENCHMARKS.md, "Ping-pong"). The choice must reach a socket
+//! before its handshake (`tune_listener`, `connect`): a socket that began
 //! under BBR keeps BBR's pacing after a switch to CUBIC.
 
 use mio::net::TcpStream;

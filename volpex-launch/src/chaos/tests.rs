@@ -3,7 +3,7 @@
 //! the cap, and a schedule that prints as `--fault` specs that parse back.
 
 use super::*;
-use crate::cli::parse_fault;
+use crate::fault::parse_fault;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)

@@ -6,8 +6,8 @@ use std::io::{self, Write};
 use std::net::TcpStream as StdStream;
 use std::time::{Duration, Instant};
 
-use volpex::config::HEADER_BYTES;
-use volpex::wire::control::{self, ToProcess};
+use volpex_proto::limits::HEADER_BYTES;
+use volpex_proto::wire::control::{self, ToProcess};
 
 /// A write to a replica that takes longer than this counts as failed.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);

@@ -6,13 +6,13 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
-use volpex::message::ReplicaId;
-use volpex::transport::auth::{client_blocking, new_job_key, JobKey, PeerId};
-use volpex::wire::control::{self, ToLauncher};
-use volpex::wire::stream::write_one;
+use volpex_proto::handshake::{client_blocking, new_job_key, JobKey, PeerId};
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::{self, ToLauncher};
+use volpex_proto::wire::stream::write_one;
 
 use super::{serve, Beats, Incarnations};
-use crate::job::event::{ControlEvent, Event};
+use crate::event::{ControlEvent, Event};
 
 const WAIT: Duration = Duration::from_secs(5);
 

@@ -6,7 +6,8 @@ use std::io;
 use std::time::Duration;
 
 use super::*;
-use crate::cli::{parse_export, parse_fault};
+use crate::cli::parse_export;
+use crate::fault::parse_fault;
 use crate::hostfile::{parse_host_list, parse_hostfile};
 
 fn io_err() -> io::Error {

@@ -8,12 +8,13 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use volpex::bootstrap::{key_hex, vars};
-use volpex::transport::auth::JobKey;
+use volpex_proto::handshake::JobKey;
+use volpex_proto::launch::{key_hex, vars};
 
 use super::state::{RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
-use crate::cli::{Args, Fault, FaultAction, Regenerate};
+use crate::cli::{Args, Regenerate};
 use crate::control::Beats;
+use crate::fault::{Fault, FaultAction};
 
 /// One environment variable.
 pub type Var = (String, String);
@@ -32,7 +33,7 @@ pub fn common(args: &Args, beats: Beats) -> Vec<Var> {
             beats.timeout.as_millis().to_string(),
         ),
         (
-            volpex::config::PEER_TIMEOUT_VAR.into(),
+            volpex_proto::launch::vars::PEER_TIMEOUT_MS.into(),
             ((args.peer_timeout * 1000.0).round() as u64).to_string(),
         ),
     ];
@@ -117,7 +118,7 @@ pub fn newcomer(rank: u32, replica: u32, inc: u32, handover: Option<String>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::parse_fault;
+    use crate::fault::parse_fault;
 
     fn args(extra: &[&str]) -> Args {
         let mut argv = vec!["volpexrun", "-n", "3", "-r", "2"];
@@ -144,7 +145,10 @@ mod tests {
         assert_eq!(get(&env, vars::REPLICAS), Some("2"));
         assert_eq!(get(&env, vars::HEARTBEAT_MS), Some("250"));
         assert_eq!(get(&env, vars::HEARTBEAT_TIMEOUT_MS), Some("2000"));
-        assert_eq!(get(&env, volpex::config::PEER_TIMEOUT_VAR), Some("1500"));
+        assert_eq!(
+            get(&env, volpex_proto::launch::vars::PEER_TIMEOUT_MS),
+            Some("1500")
+        );
         assert_eq!(get(&env, vars::REGENERATE), Some("1"));
         assert_eq!(get(&env, vars::DRAIN_GRACE_MS), Some("30000"));
         let never = common(&args(&["--regenerate", "never"]), beats());

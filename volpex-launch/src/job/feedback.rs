@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use volpex::message::ReplicaId;
+use volpex_proto::message::ReplicaId;
 
 use super::replica::{Origin, Replica, ReplicaState};
 
@@ -286,7 +286,7 @@ pub fn status_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use volpex::wire::control::ReplicaStats;
+    use volpex_proto::wire::control::ReplicaStats;
 
     fn grid(ranks: u32, replicas: u32) -> Vec<Replica> {
         let mut v = Vec::new();

@@ -21,10 +21,10 @@
 //! every decision is the state machine's.
 
 mod env;
-pub mod event;
 mod exit_policy;
 pub mod feedback;
 pub mod replica;
+mod report;
 mod respawn;
 mod spawn;
 mod state;
@@ -36,19 +36,20 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
-use volpex::message::ReplicaId;
+use volpex_proto::message::ReplicaId;
 
-use self::event::{ControlEvent, Event, HostEvent};
 use self::state::JobState;
 use self::step::{Action, Input};
 use crate::agent::{FromAgent, ToAgent};
 use crate::binding::{self, Bind};
 use crate::chaos::Chaos;
-use crate::cli::{Args, FaultAction};
+use crate::cli::Args;
 use crate::control::{self, Incarnations};
+use crate::event::{ControlEvent, Event, HostEvent};
+use crate::fault::FaultAction;
 use crate::output::{Dedup, Line, Mark, Stream};
 use crate::remote::AgentLink;
-use crate::report::{EventReport, ReplicaReport, Report};
+use report::{EventReport, ReplicaReport, Report};
 
 /// How long to wait for output pipes to drain after the last process exited.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
@@ -207,7 +208,7 @@ impl Job {
                 let i = self.idx(to);
                 if let Some((c, w)) = self.files[i].as_mut() {
                     if *c == inc {
-                        control::send(w, &volpex::wire::control::ToProcess::Files { bytes });
+                        control::send(w, &volpex_proto::wire::control::ToProcess::Files { bytes });
                     }
                 }
             }

@@ -7,9 +7,9 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex::exit::{EXIT_ORPHANED, EXIT_RETIRED};
-use volpex::message::ReplicaId;
-use volpex::wire::control::ReplicaStats;
+use volpex_proto::launch::exit::{EXIT_ORPHANED, EXIT_RETIRED};
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::ReplicaStats;
 
 /// Life of one replica as the launcher sees it.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,7 @@
 //! incarnation starts (the state machine's `regen` does) and reports every failure back
 //! to it as an input.
 
-use volpex::message::ReplicaId;
+use volpex_proto::message::ReplicaId;
 
 use super::step::Input;
 use super::{env, HostLink, Job};

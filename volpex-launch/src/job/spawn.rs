@@ -13,12 +13,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
-use volpex::bootstrap::{key_hex, vars};
-use volpex::message::ReplicaId;
-use volpex::transport::auth::new_job_key;
+use volpex_proto::handshake::new_job_key;
+use volpex_proto::launch::{key_hex, vars};
+use volpex_proto::message::ReplicaId;
 
 use super::env::{self, Var};
-use super::event::Event;
 use super::replica::HostState;
 use super::state::{Config, JobState};
 use super::step::Input;
@@ -28,6 +27,7 @@ use crate::chaos::Chaos;
 use crate::cli::{Args, LauncherKind, SSH_DEFAULT};
 use crate::control::{self, Beats, Incarnations};
 use crate::error::StartError;
+use crate::event::Event;
 use crate::hostfile::HostSpec;
 use crate::output::{pump, Dedup, Stream};
 use crate::placement::{place, Placement};
@@ -237,7 +237,7 @@ impl Job {
         // A local job crowds this machine: its heartbeat threads may starve.
         let per_cpu = match &placement {
             None => {
-                let cpus = volpex::bootstrap::affinity::allowed_cpus().map_or(1, |c| c.len());
+                let cpus = crate::affinity::allowed_cpus().map_or(1, |c| c.len());
                 f64::from(args.ranks) * f64::from(args.replicas) / cpus.max(1) as f64
             }
             Some(_) => 1.0,
@@ -448,7 +448,7 @@ impl Job {
             .envs(l.common.iter().map(|(k, v)| (k, v)))
             .envs(env);
         if let Some(list) = l.cpus.cpus_of(id.replica, id.rank) {
-            cmd.env(vars::CPUS, volpex::bootstrap::affinity::format_cpus(&list));
+            cmd.env(vars::CPUS, volpex_proto::launch::format_cpus(&list));
         }
         if let Some(d) = &l.wdir {
             cmd.current_dir(d);

@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex::message::ReplicaId;
-use volpex::wire::control::{ToLauncher, ToProcess};
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::{ToLauncher, ToProcess};
 
 /// What the driver reports to the state machine.
 #[derive(Debug, Clone, PartialEq)]

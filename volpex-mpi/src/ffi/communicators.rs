@@ -1,6 +1,8 @@
-//! Communicators and groups in `mpi.h` (MPI-3.1 chapter 6): dup, split, create, free,
-//! compare, names, attributes and group set operations. Thin shells over `comm`; never
-//! sends a message itself.
+//! Communicators and groups in `mpi.h` (MPI-3.1 chapter 6): dup (blocking, immediate,
+//! with info), split (by color, by type), create (collective over the communicator or
+//! over the group), inter-communicators (create, merge, remote group), free, compare,
+//! info hints, names, attributes and group set operations. Thin shells over `comm`;
+//! never sends a message itself.
 
 use super::*;
 
@@ -53,6 +55,28 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
     })
 }
 
+/// MPI_Comm_disconnect (MPI-3.1 section 10.5.4): waits for the communicator's pending
+/// communication, then frees it. Sends complete once logged here, and a receive still
+/// pending on a freed communicator completes later as with MPI_Comm_free, so this is
+/// MPI_Comm_free.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_disconnect(comm: *mut c_int) -> c_int {
+    guard("MPI_Comm_disconnect", COMM_WORLD, || {
+        // SAFETY: `comm` points to a communicator handle.
+        let h = unsafe { raw::out(comm, "comm") }?;
+        comm::free(h)
+    })
+}
+
+/// MPI_Comm_get_parent (MPI-3.1 section 10.3.2): no process of a Volpex job was started
+/// by MPI_Comm_spawn, so there is no parent: MPI_COMM_NULL.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_parent(parent: *mut c_int) -> c_int {
+    guard("MPI_Comm_get_parent", COMM_WORLD, || {
+        set(parent, "parent", crate::handles::NULL)
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_compare(a: Comm, b: Comm, result: *mut c_int) -> c_int {
     guard("MPI_Comm_compare", COMM_WORLD, || {
@@ -63,8 +87,116 @@ pub unsafe extern "C" fn MPI_Comm_compare(a: Comm, b: Comm, result: *mut c_int) 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_test_inter(comm: Comm, flag: *mut c_int) -> c_int {
     guard("MPI_Comm_test_inter", comm, || {
-        comm::size(comm)?;
-        set(flag, "flag", 0)
+        set(flag, "flag", c_int::from(comm::is_inter(comm)?))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_remote_size(comm: Comm, size: *mut c_int) -> c_int {
+    guard("MPI_Comm_remote_size", comm, || {
+        set(size, "size", comm::remote_size(comm)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_remote_group(comm: Comm, group: *mut c_int) -> c_int {
+    guard("MPI_Comm_remote_group", comm, || {
+        set(group, "group", comm::remote_group(comm)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_group(
+    comm: Comm,
+    group: c_int,
+    tag: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_create_group", comm, || {
+        set(newcomm, "newcomm", comm::create_group(comm, group, tag)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_idup(
+    comm: Comm,
+    newcomm: *mut c_int,
+    request: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_idup", comm, || {
+        let (c, r) = comm::idup(comm)?;
+        set(newcomm, "newcomm", c)?;
+        set(request, "request", r)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_dup_with_info(
+    comm: Comm,
+    info: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_dup_with_info", comm, || {
+        set(newcomm, "newcomm", comm::dup_with_info(comm, info)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Comm_set_info(comm: Comm, info: c_int) -> c_int {
+    guard("MPI_Comm_set_info", comm, || comm::set_info(comm, info))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_info(comm: Comm, info: *mut c_int) -> c_int {
+    guard("MPI_Comm_get_info", comm, || {
+        set(info, "info_used", comm::get_info(comm)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split_type(
+    comm: Comm,
+    split_type: c_int,
+    key: c_int,
+    info: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_split_type", comm, || {
+        set(
+            newcomm,
+            "newcomm",
+            comm::split_type(comm, split_type, key, info)?,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Intercomm_create(
+    local_comm: Comm,
+    local_leader: c_int,
+    peer_comm: Comm,
+    remote_leader: c_int,
+    tag: c_int,
+    newintercomm: *mut c_int,
+) -> c_int {
+    guard("MPI_Intercomm_create", local_comm, || {
+        let ic = comm::intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag)?;
+        set(newintercomm, "newintercomm", ic)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Intercomm_merge(
+    intercomm: Comm,
+    high: c_int,
+    newintracomm: *mut c_int,
+) -> c_int {
+    guard("MPI_Intercomm_merge", intercomm, || {
+        set(
+            newintracomm,
+            "newintracomm",
+            comm::intercomm_merge(intercomm, high != 0)?,
+        )
     })
 }
 
@@ -161,8 +293,8 @@ pub unsafe extern "C" fn MPI_Comm_create_keyval(
 ) -> c_int {
     guard("MPI_Comm_create_keyval", COMM_WORLD, || {
         let k = comm::create_keyval(crate::state::Keyval {
-            copy,
-            delete,
+            copy: copy.map(raw::AttrCopy::C),
+            delete: delete.map(raw::AttrDelete::C),
             extra: extra_state as usize,
         })?;
         set(keyval, "comm_keyval", k)
@@ -195,10 +327,12 @@ pub unsafe extern "C" fn MPI_Keyval_free(keyval: *mut c_int) -> c_int {
     unsafe { MPI_Comm_free_keyval(keyval) }
 }
 
-/// MPI_COMM_DUP_FN: the copy function that copies the attribute's value.
+/// MPI_COMM_DUP_FN: the copy function that copies the attribute's value. Also
+/// MPI_TYPE_DUP_FN and MPI_WIN_DUP_FN, whose first argument is another kind of handle
+/// (an int as well) and which do the same.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_COMM_DUP_FN(
-    _old: Comm,
+    _old: c_int,
     _key: c_int,
     _extra: *mut c_void,
     value_in: *mut c_void,
@@ -376,4 +510,32 @@ pub unsafe extern "C" fn MPI_Group_free(group: *mut c_int) -> c_int {
         let h = unsafe { raw::out(group, "group") }?;
         comm::group_free(h)
     })
+}
+
+/// MPI_TYPE_DUP_FN: see MPI_COMM_DUP_FN.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_TYPE_DUP_FN(
+    old: c_int,
+    key: c_int,
+    extra: *mut c_void,
+    value_in: *mut c_void,
+    value_out: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    unsafe { MPI_COMM_DUP_FN(old, key, extra, value_in, value_out, flag) }
+}
+
+/// MPI_WIN_DUP_FN: see MPI_COMM_DUP_FN.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_WIN_DUP_FN(
+    old: c_int,
+    key: c_int,
+    extra: *mut c_void,
+    value_in: *mut c_void,
+    value_out: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    unsafe { MPI_COMM_DUP_FN(old, key, extra, value_in, value_out, flag) }
 }

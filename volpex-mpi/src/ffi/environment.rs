@@ -1,6 +1,8 @@
-//! The environment and error handling of `mpi.h` (MPI-3.1 chapters 8 and 9): init and
-//! finalize, abort, thread levels, versions, processor name, clock, memory allocation,
-//! error handlers, classes and strings. Thin shells over `state` and `error`; never touches a message.
+//! The environment and error handling of `mpi.h` (MPI-3.1 chapter 8, and section 12.4
+//! for threads): init and finalize, abort, thread levels, versions, processor name,
+//! clock, memory allocation, error handlers on communicators, windows and files, error
+//! classes, codes and strings, the program's own included. Thin shells over `state` and
+//! `error`; never touches a message.
 
 use super::*;
 
@@ -24,9 +26,12 @@ pub unsafe extern "C" fn MPI_Init_thread(
     })
 }
 
+/// MPI_Finalize: first frees MPI_COMM_SELF's attributes, calling their delete functions
+/// in the reverse order they were set (MPI-3.1 section 8.7.1), then leaves the job.
 #[no_mangle]
 pub extern "C" fn MPI_Finalize() -> c_int {
     guard("MPI_Finalize", COMM_WORLD, || {
+        comm::delete_all_attrs(crate::handles::COMM_SELF)?;
         // What the program's streams and Fortran units still hold goes through the
         // file layer now, while the rank's writer can still apply it.
         super::raw::flush_program_output();
@@ -152,20 +157,39 @@ pub unsafe extern "C" fn MPI_Error_string(
     resultlen: *mut c_int,
 ) -> c_int {
     guard("MPI_Error_string", COMM_WORLD, || {
-        let s = error::error_string(code)
-            .ok_or_else(|| MpiError::arg(format!("invalid error code {code}")))?;
+        let s = error::string_of(code)?;
         // SAFETY: MPI_MAX_ERROR_STRING bytes at `string` (MPI-3.1 section 8.4).
-        unsafe { raw::put_string(string, MAX_ERROR_STRING, s, resultlen) }
+        unsafe { raw::put_string(string, MAX_ERROR_STRING, &s, resultlen) }
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Error_class(code: c_int, errorclass: *mut c_int) -> c_int {
     guard("MPI_Error_class", COMM_WORLD, || {
-        if error::error_string(code).is_none() {
-            return Err(MpiError::arg(format!("invalid error code {code}")));
-        }
-        set(errorclass, "errorclass", code)
+        set(errorclass, "errorclass", error::class_of(code)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Add_error_class(errorclass: *mut c_int) -> c_int {
+    guard("MPI_Add_error_class", COMM_WORLD, || {
+        set(errorclass, "errorclass", error::add_class()?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
+    guard("MPI_Add_error_code", COMM_WORLD, || {
+        set(errorcode, "errorcode", error::add_code(errorclass)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
+    guard("MPI_Add_error_string", COMM_WORLD, || {
+        // SAFETY: a NUL-terminated string (MPI-3.1 section 8.5).
+        let s = unsafe { raw::string(string, "string") }?;
+        error::add_string(errorcode, s)
     })
 }
 
@@ -210,15 +234,123 @@ pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
     })
 }
 
+/// A new error handler for objects of `kind`.
+fn create_errhandler(
+    f: Option<raw::ErrFn>,
+    kind: state::ErrKind,
+    errhandler: *mut c_int,
+) -> Result<()> {
+    let f = f.ok_or_else(|| MpiError::arg("the error handler function is a null pointer"))?;
+    let h = state::with(|s| Ok(s.errhandlers.insert(state::ErrEntry { f: Some(f), kind })))?;
+    set(errhandler, "errhandler", h)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_create_errhandler(
     f: Option<raw::ErrFn>,
     errhandler: *mut c_int,
 ) -> c_int {
     guard("MPI_Comm_create_errhandler", COMM_WORLD, || {
-        let f = f.ok_or_else(|| MpiError::arg("comm_errhandler_fn is a null pointer"))?;
-        let h = state::with(|s| Ok(s.errhandlers.insert(Some(f))))?;
-        set(errhandler, "errhandler", h)
+        create_errhandler(f, state::ErrKind::Comm, errhandler)
+    })
+}
+
+/// MPI_Win_create_errhandler (MPI-3.1 section 8.3.2): the handler exists for the windows
+/// to come; no window can be made yet, so setting it on one is MPI_ERR_WIN.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_errhandler(
+    f: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+) -> c_int {
+    guard("MPI_Win_create_errhandler", COMM_WORLD, || {
+        create_errhandler(f, state::ErrKind::Win, errhandler)
+    })
+}
+
+/// MPI_File_create_errhandler (MPI-3.1 section 8.3.3).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_create_errhandler(
+    f: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+) -> c_int {
+    guard("MPI_File_create_errhandler", COMM_WORLD, || {
+        create_errhandler(f, state::ErrKind::File, errhandler)
+    })
+}
+
+/// The error of a window function given `win`: no window exists yet (MPI_Win_create is
+/// not implemented), so every handle is invalid, MPI_WIN_NULL included.
+fn no_window(win: c_int) -> MpiError {
+    MpiError::new(
+        class::WIN,
+        format!("invalid window {win:#x} (one-sided communication is not implemented yet)"),
+    )
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_set_errhandler(win: c_int, errhandler: c_int) -> c_int {
+    guard("MPI_Win_set_errhandler", COMM_WORLD, || {
+        state::with(|s| s.errhandler_for(errhandler, state::ErrKind::Win))?;
+        Err(no_window(win))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_get_errhandler(win: c_int, _errhandler: *mut c_int) -> c_int {
+    guard("MPI_Win_get_errhandler", COMM_WORLD, || Err(no_window(win)))
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_call_errhandler(win: c_int, _errorcode: c_int) -> c_int {
+    guard("MPI_Win_call_errhandler", COMM_WORLD, || {
+        Err(no_window(win))
+    })
+}
+
+/// The default file error handler's handle (that of MPI_FILE_NULL); `file` must be
+/// MPI_FILE_NULL, the only file there is until MPI-IO is implemented.
+fn file_null(file: c_int) -> Result<()> {
+    if file == NULL {
+        Ok(())
+    } else {
+        Err(MpiError::new(
+            class::FILE,
+            format!("invalid file {file:#x} (MPI-IO is not implemented yet)"),
+        ))
+    }
+}
+
+/// MPI_File_set_errhandler: on MPI_FILE_NULL, sets the handler files start with
+/// (MPI-3.1 section 13.7). Errors of the file functions go to that handler.
+#[no_mangle]
+pub extern "C" fn MPI_File_set_errhandler(file: c_int, errhandler: c_int) -> c_int {
+    error::guard_file("MPI_File_set_errhandler", || {
+        file_null(file)?;
+        state::with(|s| {
+            s.errhandler_for(errhandler, state::ErrKind::File)?;
+            s.file_errhandler = errhandler;
+            Ok(())
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_errhandler(file: c_int, errhandler: *mut c_int) -> c_int {
+    error::guard_file("MPI_File_get_errhandler", || {
+        file_null(file)?;
+        let e = state::with(|s| Ok(s.file_errhandler))?;
+        set(errhandler, "errhandler", e)
+    })
+}
+
+/// MPI_File_call_errhandler: on MPI_FILE_NULL, calls the default file handler.
+#[no_mangle]
+pub extern "C" fn MPI_File_call_errhandler(file: c_int, errorcode: c_int) -> c_int {
+    error::guard_file("MPI_File_call_errhandler", || {
+        file_null(file)?;
+        let h = state::with(|s| Ok(s.handler(s.file_errhandler, file)))?;
+        error::call_handler("MPI_File_call_errhandler", h, errorcode);
+        Ok(())
     })
 }
 
@@ -231,12 +363,28 @@ pub unsafe extern "C" fn MPI_Errhandler_create(
     unsafe { MPI_Comm_create_errhandler(f, errhandler) }
 }
 
+/// MPI_Comm_call_errhandler (MPI-3.1 section 8.3.4): calls the communicator's handler
+/// with `errorcode`; MPI_SUCCESS once the handler returned.
 #[no_mangle]
 pub extern "C" fn MPI_Comm_call_errhandler(comm: Comm, errorcode: c_int) -> c_int {
     guard("MPI_Comm_call_errhandler", comm, || {
-        Err(MpiError::new(
-            errorcode,
-            "MPI_Comm_call_errhandler called by the program",
-        ))
+        let h = state::with(|s| {
+            let e = s.comms.get(comm)?.errhandler;
+            Ok(s.handler(e, comm))
+        })?;
+        error::call_handler("MPI_Comm_call_errhandler", h, errorcode);
+        Ok(())
     })
+}
+
+/// MPI_Aint_add (MPI-3.1 section 4.1.12): the address `disp` bytes past `base`.
+#[no_mangle]
+pub extern "C" fn MPI_Aint_add(base: isize, disp: isize) -> isize {
+    base.wrapping_add(disp)
+}
+
+/// MPI_Aint_diff (MPI-3.1 section 4.1.12): the distance in bytes between two addresses.
+#[no_mangle]
+pub extern "C" fn MPI_Aint_diff(addr1: isize, addr2: isize) -> isize {
+    addr1.wrapping_sub(addr2)
 }

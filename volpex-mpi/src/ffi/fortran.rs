@@ -45,6 +45,12 @@ pub static mpi_fortran_status_ignore_: Common<6> = Common::new();
 pub static mpi_fortran_statuses_ignore_: Common<6> = Common::new();
 #[no_mangle]
 pub static mpi_fortran_errcodes_ignore_: Common<1> = Common::new();
+/// MPI_UNWEIGHTED, in C (`mpi.h`) as in Fortran.
+#[no_mangle]
+pub static mpi_fortran_unweighted_: Common<1> = Common::new();
+/// MPI_WEIGHTS_EMPTY, in C (`mpi.h`) as in Fortran.
+#[no_mangle]
+pub static mpi_fortran_weights_empty_: Common<1> = Common::new();
 
 /// The addresses a sentinel may have: ours, and the one the executable uses (a common
 /// block in the program may be allocated there, with ours bound to it or not).
@@ -68,6 +74,8 @@ struct Sentinels {
     in_place: Addrs,
     status: Addrs,
     statuses: Addrs,
+    unweighted: Addrs,
+    weights_empty: Addrs,
 }
 
 fn sentinels() -> &'static Sentinels {
@@ -80,7 +88,22 @@ fn sentinels() -> &'static Sentinels {
             &mpi_fortran_statuses_ignore_,
             c"mpi_fortran_statuses_ignore_",
         ),
+        unweighted: Addrs::of(&mpi_fortran_unweighted_, c"mpi_fortran_unweighted_"),
+        weights_empty: Addrs::of(&mpi_fortran_weights_empty_, c"mpi_fortran_weights_empty_"),
     })
+}
+
+/// Which weights sentinel `p` is, if any (MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY: C's and
+/// Fortran's are the same objects).
+pub(super) fn weights_sentinel(p: *const c_int) -> Option<raw::Sentinel> {
+    let s = sentinels();
+    if s.unweighted.is(p) {
+        Some(raw::Sentinel::Unweighted)
+    } else if s.weights_empty.is(p) {
+        Some(raw::Sentinel::WeightsEmpty)
+    } else {
+        None
+    }
 }
 
 /// A choice buffer: MPI_BOTTOM becomes C's (null), MPI_IN_PLACE C's.
@@ -144,6 +167,7 @@ macro_rules! fty {
     (aout) => { *mut isize };
     (aints) => { *const isize };
     (lout) => { *mut i64 };
+    (lint) => { *const i64 };
     (ranges) => { *const [c_int; 3] };
 }
 
@@ -152,6 +176,9 @@ macro_rules! fconv {
         value($p, stringify!($p))?
     };
     (aint, $p:ident) => {
+        value($p, stringify!($p))?
+    };
+    (lint, $p:ident) => {
         value($p, stringify!($p))?
     };
     (out, $p:ident) => {
@@ -393,6 +420,311 @@ fortran! {
     mpi_info_free_ => MPI_Info_free(info: out);
 
     mpix_regenerated_ => MPIX_Regenerated(flag: out);
+}
+
+/// The C type of a converted Fortran argument of each kind (see `fconv`).
+macro_rules! cty {
+    (int) => { c_int };
+    (aint) => { isize };
+    (lint) => { i64 };
+    (out) => { *mut c_int };
+    (ints) => { *const c_int };
+    (buf) => { *const c_void };
+    (mbuf) => { *mut c_void };
+    (st) => { *mut MpiStatus };
+    (cst) => { *const MpiStatus };
+    (aout) => { *mut isize };
+    (aints) => { *const isize };
+    (lout) => { *mut i64 };
+    (ranges) => { *const [c_int; 3] };
+}
+
+/// `fortran!` for C functions reached by their exported symbol (declared here from the
+/// argument kinds) rather than by their Rust item: the Fortran routine does not depend on
+/// which module of `ffi` defines the C function, or whether it is still in `stubs`.
+macro_rules! fortran_c {
+    ($($f:ident => $c:ident($($a:ident: $k:ident),*);)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $f($($a: fty!($k),)* ierr: *mut c_int) {
+            extern "C" {
+                fn $c($($a: cty!($k)),*) -> c_int;
+            }
+            let code = shim(stringify!($c), || {
+                $(let $a = fconv!($k, $a);)*
+                // SAFETY: the C function gets the Fortran caller's own pointers (and
+                // the C sentinels for the Fortran ones), under the same MPI contract.
+                Ok(unsafe { $c($($a),*) })
+            });
+            set_ierr(ierr, code);
+        }
+    )*};
+}
+
+// The rest of MPI 3.1 whose arguments are all integers, handles, buffers, addresses,
+// offsets and statuses.
+fortran_c! {
+    mpi_accumulate_ => MPI_Accumulate(origin_addr: buf, origin_count: int,
+        origin_datatype: int, target_rank: int, target_disp: aint, target_count: int,
+        target_datatype: int, op: int, win: int);
+    mpi_add_error_class_ => MPI_Add_error_class(errorclass: out);
+    mpi_add_error_code_ => MPI_Add_error_code(errorclass: int, errorcode: out);
+    mpi_alltoallw_ => MPI_Alltoallw(sendbuf: buf, sendcounts: ints, sdispls: ints,
+        sendtypes: ints, recvbuf: mbuf, recvcounts: ints, rdispls: ints, recvtypes: ints,
+        comm: int);
+    mpi_comm_create_group_ => MPI_Comm_create_group(comm: int, group: int, tag: int,
+        newcomm: out);
+    mpi_comm_disconnect_ => MPI_Comm_disconnect(comm: out);
+    mpi_comm_dup_with_info_ => MPI_Comm_dup_with_info(comm: int, info: int, newcomm: out);
+    mpi_comm_get_info_ => MPI_Comm_get_info(comm: int, info_used: out);
+    mpi_comm_get_parent_ => MPI_Comm_get_parent(parent: out);
+    mpi_comm_idup_ => MPI_Comm_idup(comm: int, newcomm: out, request: out);
+    mpi_comm_join_ => MPI_Comm_join(fd: int, intercomm: out);
+    mpi_comm_remote_group_ => MPI_Comm_remote_group(comm: int, group: out);
+    mpi_comm_remote_size_ => MPI_Comm_remote_size(comm: int, size: out);
+    mpi_comm_set_info_ => MPI_Comm_set_info(comm: int, info: int);
+    mpi_comm_split_type_ => MPI_Comm_split_type(comm: int, split_type: int, key: int,
+        info: int, newcomm: out);
+    mpi_compare_and_swap_ => MPI_Compare_and_swap(origin_addr: buf, compare_addr: buf,
+        result_addr: mbuf, datatype: int, target_rank: int, target_disp: aint, win: int);
+    mpi_dist_graph_create_ => MPI_Dist_graph_create(comm_old: int, n: int, nodes: ints,
+        degrees: ints, targets: ints, weights: ints, info: int, reorder: int, newcomm: out);
+    mpi_dist_graph_create_adjacent_ => MPI_Dist_graph_create_adjacent(comm_old: int,
+        indegree: int, sources: ints, sourceweights: ints, outdegree: int, destinations: ints,
+        destweights: ints, info: int, reorder: int, comm_dist_graph: out);
+    mpi_dist_graph_neighbors_ => MPI_Dist_graph_neighbors(comm: int, maxindegree: int,
+        sources: out, sourceweights: out, maxoutdegree: int, destinations: out,
+        destweights: out);
+    mpi_dist_graph_neighbors_count_ => MPI_Dist_graph_neighbors_count(comm: int,
+        inneighbors: out, outneighbors: out, weighted: out);
+    mpi_fetch_and_op_ => MPI_Fetch_and_op(origin_addr: buf, result_addr: mbuf, datatype: int,
+        target_rank: int, target_disp: aint, op: int, win: int);
+    mpi_file_call_errhandler_ => MPI_File_call_errhandler(fh: int, errorcode: int);
+    mpi_file_close_ => MPI_File_close(fh: out);
+    mpi_file_get_amode_ => MPI_File_get_amode(fh: int, amode: out);
+    mpi_file_get_atomicity_ => MPI_File_get_atomicity(fh: int, flag: out);
+    mpi_file_get_byte_offset_ => MPI_File_get_byte_offset(fh: int, offset: lint, disp: lout);
+    mpi_file_get_errhandler_ => MPI_File_get_errhandler(file: int, errhandler: out);
+    mpi_file_get_group_ => MPI_File_get_group(fh: int, group: out);
+    mpi_file_get_info_ => MPI_File_get_info(fh: int, info_used: out);
+    mpi_file_get_position_ => MPI_File_get_position(fh: int, offset: lout);
+    mpi_file_get_position_shared_ => MPI_File_get_position_shared(fh: int, offset: lout);
+    mpi_file_get_size_ => MPI_File_get_size(fh: int, size: lout);
+    mpi_file_get_type_extent_ => MPI_File_get_type_extent(fh: int, datatype: int,
+        extent: aout);
+    mpi_file_iread_ => MPI_File_iread(fh: int, buf: mbuf, count: int, datatype: int,
+        request: out);
+    mpi_file_iread_all_ => MPI_File_iread_all(fh: int, buf: mbuf, count: int, datatype: int,
+        request: out);
+    mpi_file_iread_at_ => MPI_File_iread_at(fh: int, offset: lint, buf: mbuf, count: int,
+        datatype: int, request: out);
+    mpi_file_iread_at_all_ => MPI_File_iread_at_all(fh: int, offset: lint, buf: mbuf,
+        count: int, datatype: int, request: out);
+    mpi_file_iread_shared_ => MPI_File_iread_shared(fh: int, buf: mbuf, count: int,
+        datatype: int, request: out);
+    mpi_file_iwrite_ => MPI_File_iwrite(fh: int, buf: buf, count: int, datatype: int,
+        request: out);
+    mpi_file_iwrite_all_ => MPI_File_iwrite_all(fh: int, buf: buf, count: int, datatype: int,
+        request: out);
+    mpi_file_iwrite_at_ => MPI_File_iwrite_at(fh: int, offset: lint, buf: buf, count: int,
+        datatype: int, request: out);
+    mpi_file_iwrite_at_all_ => MPI_File_iwrite_at_all(fh: int, offset: lint, buf: buf,
+        count: int, datatype: int, request: out);
+    mpi_file_iwrite_shared_ => MPI_File_iwrite_shared(fh: int, buf: buf, count: int,
+        datatype: int, request: out);
+    mpi_file_preallocate_ => MPI_File_preallocate(fh: int, size: lint);
+    mpi_file_read_ => MPI_File_read(fh: int, buf: mbuf, count: int, datatype: int, status: st);
+    mpi_file_read_all_ => MPI_File_read_all(fh: int, buf: mbuf, count: int, datatype: int,
+        status: st);
+    mpi_file_read_all_begin_ => MPI_File_read_all_begin(fh: int, buf: mbuf, count: int,
+        datatype: int);
+    mpi_file_read_all_end_ => MPI_File_read_all_end(fh: int, buf: mbuf, status: st);
+    mpi_file_read_at_ => MPI_File_read_at(fh: int, offset: lint, buf: mbuf, count: int,
+        datatype: int, status: st);
+    mpi_file_read_at_all_ => MPI_File_read_at_all(fh: int, offset: lint, buf: mbuf, count: int,
+        datatype: int, status: st);
+    mpi_file_read_at_all_begin_ => MPI_File_read_at_all_begin(fh: int, offset: lint, buf: mbuf,
+        count: int, datatype: int);
+    mpi_file_read_at_all_end_ => MPI_File_read_at_all_end(fh: int, buf: mbuf, status: st);
+    mpi_file_read_ordered_ => MPI_File_read_ordered(fh: int, buf: mbuf, count: int,
+        datatype: int, status: st);
+    mpi_file_read_ordered_begin_ => MPI_File_read_ordered_begin(fh: int, buf: mbuf, count: int,
+        datatype: int);
+    mpi_file_read_ordered_end_ => MPI_File_read_ordered_end(fh: int, buf: mbuf, status: st);
+    mpi_file_read_shared_ => MPI_File_read_shared(fh: int, buf: mbuf, count: int,
+        datatype: int, status: st);
+    mpi_file_seek_ => MPI_File_seek(fh: int, offset: lint, whence: int);
+    mpi_file_seek_shared_ => MPI_File_seek_shared(fh: int, offset: lint, whence: int);
+    mpi_file_set_atomicity_ => MPI_File_set_atomicity(fh: int, flag: int);
+    mpi_file_set_errhandler_ => MPI_File_set_errhandler(file: int, errhandler: int);
+    mpi_file_set_info_ => MPI_File_set_info(fh: int, info: int);
+    mpi_file_set_size_ => MPI_File_set_size(fh: int, size: lint);
+    mpi_file_sync_ => MPI_File_sync(fh: int);
+    mpi_file_write_ => MPI_File_write(fh: int, buf: buf, count: int, datatype: int,
+        status: st);
+    mpi_file_write_all_ => MPI_File_write_all(fh: int, buf: buf, count: int, datatype: int,
+        status: st);
+    mpi_file_write_all_begin_ => MPI_File_write_all_begin(fh: int, buf: buf, count: int,
+        datatype: int);
+    mpi_file_write_all_end_ => MPI_File_write_all_end(fh: int, buf: buf, status: st);
+    mpi_file_write_at_ => MPI_File_write_at(fh: int, offset: lint, buf: buf, count: int,
+        datatype: int, status: st);
+    mpi_file_write_at_all_ => MPI_File_write_at_all(fh: int, offset: lint, buf: buf,
+        count: int, datatype: int, status: st);
+    mpi_file_write_at_all_begin_ => MPI_File_write_at_all_begin(fh: int, offset: lint,
+        buf: buf, count: int, datatype: int);
+    mpi_file_write_at_all_end_ => MPI_File_write_at_all_end(fh: int, buf: buf, status: st);
+    mpi_file_write_ordered_ => MPI_File_write_ordered(fh: int, buf: buf, count: int,
+        datatype: int, status: st);
+    mpi_file_write_ordered_begin_ => MPI_File_write_ordered_begin(fh: int, buf: buf,
+        count: int, datatype: int);
+    mpi_file_write_ordered_end_ => MPI_File_write_ordered_end(fh: int, buf: buf, status: st);
+    mpi_file_write_shared_ => MPI_File_write_shared(fh: int, buf: buf, count: int,
+        datatype: int, status: st);
+    mpi_get_ => MPI_Get(origin_addr: mbuf, origin_count: int, origin_datatype: int,
+        target_rank: int, target_disp: aint, target_count: int, target_datatype: int,
+        win: int);
+    mpi_get_accumulate_ => MPI_Get_accumulate(origin_addr: buf, origin_count: int,
+        origin_datatype: int, result_addr: mbuf, result_count: int, result_datatype: int,
+        target_rank: int, target_disp: aint, target_count: int, target_datatype: int, op: int,
+        win: int);
+    mpi_graph_create_ => MPI_Graph_create(comm_old: int, nnodes: int, index: ints, edges: ints,
+        reorder: int, comm_graph: out);
+    mpi_graph_get_ => MPI_Graph_get(comm: int, maxindex: int, maxedges: int, index: out,
+        edges: out);
+    mpi_graph_map_ => MPI_Graph_map(comm: int, nnodes: int, index: ints, edges: ints,
+        newrank: out);
+    mpi_graph_neighbors_ => MPI_Graph_neighbors(comm: int, rank: int, maxneighbors: int,
+        neighbors: out);
+    mpi_graph_neighbors_count_ => MPI_Graph_neighbors_count(comm: int, rank: int,
+        nneighbors: out);
+    mpi_graphdims_get_ => MPI_Graphdims_get(comm: int, nnodes: out, nedges: out);
+    mpi_grequest_complete_ => MPI_Grequest_complete(request: int);
+    mpi_iallgather_ => MPI_Iallgather(sendbuf: buf, sendcount: int, sendtype: int,
+        recvbuf: mbuf, recvcount: int, recvtype: int, comm: int, request: out);
+    mpi_iallgatherv_ => MPI_Iallgatherv(sendbuf: buf, sendcount: int, sendtype: int,
+        recvbuf: mbuf, recvcounts: ints, displs: ints, recvtype: int, comm: int, request: out);
+    mpi_ialltoall_ => MPI_Ialltoall(sendbuf: buf, sendcount: int, sendtype: int, recvbuf: mbuf,
+        recvcount: int, recvtype: int, comm: int, request: out);
+    mpi_ialltoallv_ => MPI_Ialltoallv(sendbuf: buf, sendcounts: ints, sdispls: ints,
+        sendtype: int, recvbuf: mbuf, recvcounts: ints, rdispls: ints, recvtype: int,
+        comm: int, request: out);
+    mpi_ialltoallw_ => MPI_Ialltoallw(sendbuf: buf, sendcounts: ints, sdispls: ints,
+        sendtypes: ints, recvbuf: mbuf, recvcounts: ints, rdispls: ints, recvtypes: ints,
+        comm: int, request: out);
+    mpi_iexscan_ => MPI_Iexscan(sendbuf: buf, recvbuf: mbuf, count: int, datatype: int,
+        op: int, comm: int, request: out);
+    mpi_igather_ => MPI_Igather(sendbuf: buf, sendcount: int, sendtype: int, recvbuf: mbuf,
+        recvcount: int, recvtype: int, root: int, comm: int, request: out);
+    mpi_igatherv_ => MPI_Igatherv(sendbuf: buf, sendcount: int, sendtype: int, recvbuf: mbuf,
+        recvcounts: ints, displs: ints, recvtype: int, root: int, comm: int, request: out);
+    mpi_imrecv_ => MPI_Imrecv(buf: mbuf, count: int, datatype: int, message: out,
+        request: out);
+    mpi_ineighbor_allgather_ => MPI_Ineighbor_allgather(sendbuf: buf, sendcount: int,
+        sendtype: int, recvbuf: mbuf, recvcount: int, recvtype: int, comm: int, request: out);
+    mpi_ineighbor_allgatherv_ => MPI_Ineighbor_allgatherv(sendbuf: buf, sendcount: int,
+        sendtype: int, recvbuf: mbuf, recvcounts: ints, displs: ints, recvtype: int, comm: int,
+        request: out);
+    mpi_ineighbor_alltoall_ => MPI_Ineighbor_alltoall(sendbuf: buf, sendcount: int,
+        sendtype: int, recvbuf: mbuf, recvcount: int, recvtype: int, comm: int, request: out);
+    mpi_ineighbor_alltoallv_ => MPI_Ineighbor_alltoallv(sendbuf: buf, sendcounts: ints,
+        sdispls: ints, sendtype: int, recvbuf: mbuf, recvcounts: ints, rdispls: ints,
+        recvtype: int, comm: int, request: out);
+    mpi_ineighbor_alltoallw_ => MPI_Ineighbor_alltoallw(sendbuf: buf, sendcounts: ints,
+        sdispls: aints, sendtypes: ints, recvbuf: mbuf, recvcounts: ints, rdispls: aints,
+        recvtypes: ints, comm: int, request: out);
+    mpi_info_dup_ => MPI_Info_dup(info: int, newinfo: out);
+    mpi_info_get_nkeys_ => MPI_Info_get_nkeys(info: int, nkeys: out);
+    mpi_intercomm_create_ => MPI_Intercomm_create(local_comm: int, local_leader: int,
+        peer_comm: int, remote_leader: int, tag: int, newintercomm: out);
+    mpi_intercomm_merge_ => MPI_Intercomm_merge(intercomm: int, high: int, newintracomm: out);
+    mpi_ireduce_ => MPI_Ireduce(sendbuf: buf, recvbuf: mbuf, count: int, datatype: int,
+        op: int, root: int, comm: int, request: out);
+    mpi_ireduce_scatter_ => MPI_Ireduce_scatter(sendbuf: buf, recvbuf: mbuf, recvcounts: ints,
+        datatype: int, op: int, comm: int, request: out);
+    mpi_ireduce_scatter_block_ => MPI_Ireduce_scatter_block(sendbuf: buf, recvbuf: mbuf,
+        recvcount: int, datatype: int, op: int, comm: int, request: out);
+    mpi_iscan_ => MPI_Iscan(sendbuf: buf, recvbuf: mbuf, count: int, datatype: int, op: int,
+        comm: int, request: out);
+    mpi_iscatter_ => MPI_Iscatter(sendbuf: buf, sendcount: int, sendtype: int, recvbuf: mbuf,
+        recvcount: int, recvtype: int, root: int, comm: int, request: out);
+    mpi_iscatterv_ => MPI_Iscatterv(sendbuf: buf, sendcounts: ints, displs: ints,
+        sendtype: int, recvbuf: mbuf, recvcount: int, recvtype: int, root: int, comm: int,
+        request: out);
+    mpi_neighbor_allgather_ => MPI_Neighbor_allgather(sendbuf: buf, sendcount: int,
+        sendtype: int, recvbuf: mbuf, recvcount: int, recvtype: int, comm: int);
+    mpi_neighbor_allgatherv_ => MPI_Neighbor_allgatherv(sendbuf: buf, sendcount: int,
+        sendtype: int, recvbuf: mbuf, recvcounts: ints, displs: ints, recvtype: int,
+        comm: int);
+    mpi_neighbor_alltoall_ => MPI_Neighbor_alltoall(sendbuf: buf, sendcount: int,
+        sendtype: int, recvbuf: mbuf, recvcount: int, recvtype: int, comm: int);
+    mpi_neighbor_alltoallv_ => MPI_Neighbor_alltoallv(sendbuf: buf, sendcounts: ints,
+        sdispls: ints, sendtype: int, recvbuf: mbuf, recvcounts: ints, rdispls: ints,
+        recvtype: int, comm: int);
+    mpi_neighbor_alltoallw_ => MPI_Neighbor_alltoallw(sendbuf: buf, sendcounts: ints,
+        sdispls: aints, sendtypes: ints, recvbuf: mbuf, recvcounts: ints, rdispls: aints,
+        recvtypes: ints, comm: int);
+    mpi_put_ => MPI_Put(origin_addr: buf, origin_count: int, origin_datatype: int,
+        target_rank: int, target_disp: aint, target_count: int, target_datatype: int,
+        win: int);
+    mpi_raccumulate_ => MPI_Raccumulate(origin_addr: buf, origin_count: int,
+        origin_datatype: int, target_rank: int, target_disp: aint, target_count: int,
+        target_datatype: int, op: int, win: int, request: out);
+    mpi_rget_ => MPI_Rget(origin_addr: mbuf, origin_count: int, origin_datatype: int,
+        target_rank: int, target_disp: aint, target_count: int, target_datatype: int, win: int,
+        request: out);
+    mpi_rget_accumulate_ => MPI_Rget_accumulate(origin_addr: buf, origin_count: int,
+        origin_datatype: int, result_addr: mbuf, result_count: int, result_datatype: int,
+        target_rank: int, target_disp: aint, target_count: int, target_datatype: int, op: int,
+        win: int, request: out);
+    mpi_rput_ => MPI_Rput(origin_addr: buf, origin_count: int, origin_datatype: int,
+        target_rank: int, target_disp: aint, target_count: int, target_datatype: int, win: int,
+        request: out);
+    mpi_status_set_cancelled_ => MPI_Status_set_cancelled(status: st, flag: int);
+    mpi_status_set_elements_ => MPI_Status_set_elements(status: st, datatype: int, count: int);
+    mpi_status_set_elements_x_ => MPI_Status_set_elements_x(status: st, datatype: int,
+        count: lint);
+    mpi_type_create_darray_ => MPI_Type_create_darray(size: int, rank: int, ndims: int,
+        gsize_array: ints, distrib_array: ints, darg_array: ints, psize_array: ints,
+        order: int, oldtype: int, newtype: out);
+    mpi_type_create_f90_complex_ => MPI_Type_create_f90_complex(p: int, r: int, newtype: out);
+    mpi_type_create_f90_integer_ => MPI_Type_create_f90_integer(r: int, newtype: out);
+    mpi_type_create_f90_real_ => MPI_Type_create_f90_real(p: int, r: int, newtype: out);
+    mpi_type_delete_attr_ => MPI_Type_delete_attr(type_: int, type_keyval: int);
+    mpi_type_free_keyval_ => MPI_Type_free_keyval(type_keyval: out);
+    mpi_type_get_contents_ => MPI_Type_get_contents(mtype: int, max_integers: int,
+        max_addresses: int, max_datatypes: int, array_of_integers: out,
+        array_of_addresses: aout, array_of_datatypes: out);
+    mpi_type_get_envelope_ => MPI_Type_get_envelope(type_: int, num_integers: out,
+        num_addresses: out, num_datatypes: out, combiner: out);
+    mpi_type_get_extent_x_ => MPI_Type_get_extent_x(type_: int, lb: lout, extent: lout);
+    mpi_type_get_true_extent_x_ => MPI_Type_get_true_extent_x(datatype: int, true_lb: lout,
+        true_extent: lout);
+    mpi_type_match_size_ => MPI_Type_match_size(typeclass: int, size: int, type_: out);
+    mpi_win_call_errhandler_ => MPI_Win_call_errhandler(win: int, errorcode: int);
+    mpi_win_complete_ => MPI_Win_complete(win: int);
+    mpi_win_create_dynamic_ => MPI_Win_create_dynamic(info: int, comm: int, win: out);
+    mpi_win_delete_attr_ => MPI_Win_delete_attr(win: int, win_keyval: int);
+    mpi_win_fence_ => MPI_Win_fence(assert: int, win: int);
+    mpi_win_flush_ => MPI_Win_flush(rank: int, win: int);
+    mpi_win_flush_all_ => MPI_Win_flush_all(win: int);
+    mpi_win_flush_local_ => MPI_Win_flush_local(rank: int, win: int);
+    mpi_win_flush_local_all_ => MPI_Win_flush_local_all(win: int);
+    mpi_win_free_ => MPI_Win_free(win: out);
+    mpi_win_free_keyval_ => MPI_Win_free_keyval(win_keyval: out);
+    mpi_win_get_errhandler_ => MPI_Win_get_errhandler(win: int, errhandler: out);
+    mpi_win_get_group_ => MPI_Win_get_group(win: int, group: out);
+    mpi_win_get_info_ => MPI_Win_get_info(win: int, info_used: out);
+    mpi_win_lock_ => MPI_Win_lock(lock_type: int, rank: int, assert: int, win: int);
+    mpi_win_lock_all_ => MPI_Win_lock_all(assert: int, win: int);
+    mpi_win_post_ => MPI_Win_post(group: int, assert: int, win: int);
+    mpi_win_set_errhandler_ => MPI_Win_set_errhandler(win: int, errhandler: int);
+    mpi_win_set_info_ => MPI_Win_set_info(win: int, info: int);
+    mpi_win_start_ => MPI_Win_start(group: int, assert: int, win: int);
+    mpi_win_sync_ => MPI_Win_sync(win: int);
+    mpi_win_test_ => MPI_Win_test(win: int, flag: out);
+    mpi_win_unlock_ => MPI_Win_unlock(rank: int, win: int);
+    mpi_win_unlock_all_ => MPI_Win_unlock_all(win: int);
+    mpi_win_wait_ => MPI_Win_wait(win: int);
 }
 
 // ---- Environment ----
@@ -894,7 +1226,7 @@ fn attr(comm: c_int, keyval: c_int) -> Result<Option<i64>> {
     if keyval & !0x00ff_ffff == TAG_KEYVAL {
         return Ok(comm::user_attr(comm, keyval)?.map(|v| v as i64));
     }
-    Ok(comm::get_attr(comm, keyval)?.map(|v| i64::from(*v)))
+    Ok(comm::attr_value(comm, keyval)?.map(i64::from))
 }
 
 #[no_mangle]
@@ -1023,6 +1355,311 @@ pub unsafe extern "C" fn mpi_errhandler_create_(
     set_ierr(ierr, code);
 }
 
+/// MPI_GREQUEST_START(QUERY_FN, FREE_FN, CANCEL_FN, EXTRA_STATE, REQUEST, IERROR): the
+/// three procedures are Fortran subroutines taking every argument by reference, with an
+/// IERROR of their own last, and EXTRA_STATE is an INTEGER(KIND=MPI_ADDRESS_KIND)
+/// (MPI-3.1 section 12.2), so they are called as Fortran's, not as C's.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_grequest_start_(
+    query_fn: Option<raw::FortranGreqQueryFn>,
+    free_fn: Option<raw::FortranGreqFreeFn>,
+    cancel_fn: Option<raw::FortranGreqCancelFn>,
+    extra_state: *const isize,
+    request: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Grequest_start", || {
+        let extra = value(extra_state, "extra_state")?;
+        let fns = raw::GreqFns::Fortran {
+            query: query_fn,
+            free: free_fn,
+            cancel: cancel_fn,
+        };
+        Ok(guard("MPI_Grequest_start", COMM_WORLD, || {
+            let h = grequest::start(fns, extra as usize)?;
+            set(request, "request", h)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_create_errhandler_(
+    function: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: as mpi_comm_create_errhandler_ (a window handler takes the same two
+    // arguments by reference).
+    let code = unsafe { MPI_Win_create_errhandler(function, errhandler) };
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_file_create_errhandler_(
+    function: Option<raw::ErrFn>,
+    errhandler: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: as mpi_comm_create_errhandler_.
+    let code = unsafe { MPI_File_create_errhandler(function, errhandler) };
+    set_ierr(ierr, code);
+}
+
+/// MPI_ALLOC_MEM(SIZE, INFO, BASEPTR, IERROR): SIZE and BASEPTR are
+/// INTEGER(KIND=MPI_ADDRESS_KIND); BASEPTR gets the address (for a Cray pointer or
+/// C_F_POINTER), MPI-3.1 section 8.2.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_alloc_mem_(
+    size: *const isize,
+    info: *const c_int,
+    baseptr: *mut isize,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Alloc_mem", || {
+        let (n, i) = (value(size, "size")?, value(info, "info")?);
+        // SAFETY: `baseptr` is the caller's address-sized INTEGER, where the C function
+        // writes a pointer (the same size).
+        Ok(unsafe { MPI_Alloc_mem(n, i, baseptr as *mut c_void) })
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_FREE_MEM(BASE, IERROR): BASE is the memory itself (a choice argument).
+#[no_mangle]
+pub unsafe extern "C" fn mpi_free_mem_(base: *mut c_void, ierr: *mut c_int) {
+    // SAFETY: the program passes memory MPI_ALLOC_MEM gave it.
+    set_ierr(ierr, unsafe { MPI_Free_mem(base) });
+}
+
+/// MPI_COMM_CREATE_KEYVAL(COMM_COPY_ATTR_FN, COMM_DELETE_ATTR_FN, COMM_KEYVAL,
+/// EXTRA_STATE, IERROR): Fortran procedures (MPI-3.1 section 6.7.2), called with every
+/// argument by reference; EXTRA_STATE is INTEGER(KIND=MPI_ADDRESS_KIND), passed back by
+/// value. MPI_COMM_NULL_COPY_FN and friends are procedures of this library.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_create_keyval_(
+    copy: Option<raw::FortranCopyFn>,
+    delete: Option<raw::FortranDeleteFn>,
+    keyval: *mut c_int,
+    extra_state: *const isize,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Comm_create_keyval", || {
+        let extra = value(extra_state, "extra_state")? as usize;
+        Ok(guard("MPI_Comm_create_keyval", COMM_WORLD, || {
+            let k = comm::create_keyval(crate::state::Keyval {
+                copy: copy.map(raw::AttrCopy::Fortran),
+                delete: delete.map(raw::AttrDelete::Fortran),
+                extra,
+            })?;
+            set(keyval, "comm_keyval", k)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_KEYVAL_CREATE (MPI-1, deprecated): as MPI_COMM_CREATE_KEYVAL with INTEGER
+/// EXTRA_STATE and attribute values.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_keyval_create_(
+    copy: Option<raw::Fortran1CopyFn>,
+    delete: Option<raw::Fortran1DeleteFn>,
+    keyval: *mut c_int,
+    extra_state: *const c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Keyval_create", || {
+        let extra = value(extra_state, "extra_state")? as usize;
+        Ok(guard("MPI_Keyval_create", COMM_WORLD, || {
+            let k = comm::create_keyval(crate::state::Keyval {
+                copy: copy.map(raw::AttrCopy::Fortran1),
+                delete: delete.map(raw::AttrDelete::Fortran1),
+                extra,
+            })?;
+            set(keyval, "keyval", k)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_free_keyval_(keyval: *mut c_int, ierr: *mut c_int) {
+    // SAFETY: the caller's INTEGER.
+    set_ierr(ierr, unsafe { MPI_Comm_free_keyval(keyval) });
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_keyval_free_(keyval: *mut c_int, ierr: *mut c_int) {
+    // SAFETY: the caller's INTEGER.
+    set_ierr(ierr, unsafe { MPI_Comm_free_keyval(keyval) });
+}
+
+/// Sets a Fortran LOGICAL and INTEGER, for the predefined attribute procedures.
+fn logical(flag: *mut c_int, v: bool, ierr: *mut c_int) {
+    let _ = set(flag, "flag", c_int::from(v));
+    set_ierr(ierr, class::SUCCESS);
+}
+
+/// MPI_COMM_NULL_COPY_FN (and MPI_NULL_COPY_FN): does not copy (FLAG = .FALSE.).
+#[no_mangle]
+pub extern "C" fn mpi_comm_null_copy_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const isize,
+    _val_in: *const isize,
+    _val_out: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    logical(flag, false, ierr);
+}
+
+/// MPI_COMM_DUP_FN: copies the value (ATTRIBUTE_VAL_OUT = ATTRIBUTE_VAL_IN, FLAG =
+/// .TRUE.).
+#[no_mangle]
+pub extern "C" fn mpi_comm_dup_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const isize,
+    val_in: *const isize,
+    val_out: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    match value(val_in, "attribute_val_in").and_then(|v| set(val_out, "attribute_val_out", v)) {
+        Ok(()) => logical(flag, true, ierr),
+        Err(e) => set_ierr(ierr, e.class),
+    }
+}
+
+/// MPI_COMM_NULL_DELETE_FN (and MPI_NULL_DELETE_FN): does nothing.
+#[no_mangle]
+pub extern "C" fn mpi_comm_null_delete_fn_(
+    _comm: *const c_int,
+    _key: *const c_int,
+    _val: *const isize,
+    _extra: *const isize,
+    ierr: *mut c_int,
+) {
+    set_ierr(ierr, class::SUCCESS);
+}
+
+/// MPI_NULL_COPY_FN (MPI-1, INTEGER values): does not copy.
+#[no_mangle]
+pub extern "C" fn mpi_null_copy_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const c_int,
+    _val_in: *const c_int,
+    _val_out: *mut c_int,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    logical(flag, false, ierr);
+}
+
+/// MPI_DUP_FN (MPI-1, INTEGER values): copies the value.
+#[no_mangle]
+pub extern "C" fn mpi_dup_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const c_int,
+    val_in: *const c_int,
+    val_out: *mut c_int,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    match value(val_in, "attribute_val_in").and_then(|v| set(val_out, "attribute_val_out", v)) {
+        Ok(()) => logical(flag, true, ierr),
+        Err(e) => set_ierr(ierr, e.class),
+    }
+}
+
+/// MPI_NULL_DELETE_FN (MPI-1, INTEGER values): does nothing.
+#[no_mangle]
+pub extern "C" fn mpi_null_delete_fn_(
+    _comm: *const c_int,
+    _key: *const c_int,
+    _val: *const c_int,
+    _extra: *const c_int,
+    ierr: *mut c_int,
+) {
+    set_ierr(ierr, class::SUCCESS);
+}
+
+/// MPI_ADD_ERROR_STRING(ERRORCODE, STRING, IERROR), CHARACTER*(*) STRING (trailing
+/// blanks dropped).
+#[no_mangle]
+pub unsafe extern "C" fn mpi_add_error_string_(
+    errorcode: *const c_int,
+    string: *const c_char,
+    ierr: *mut c_int,
+    string_len: usize,
+) {
+    let code = shim("MPI_Add_error_string", || {
+        let e = value(errorcode, "errorcode")?;
+        let s = c_string(string, string_len, "string")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPI_Add_error_string(e, s.as_ptr()) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_delete_(
+    info: *const c_int,
+    key: *const c_char,
+    ierr: *mut c_int,
+    key_len: usize,
+) {
+    let code = shim("MPI_Info_delete", || {
+        let i = value(info, "info")?;
+        let k = c_string(key, key_len, "key")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPI_Info_delete(i, k.as_ptr()) })
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_INFO_GET_NTHKEY(INFO, N, KEY, IERROR): N counts from 0, as in C (MPI-3.1
+/// section 9); KEY is blank-padded.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_get_nthkey_(
+    info: *const c_int,
+    n: *const c_int,
+    key: *mut c_char,
+    ierr: *mut c_int,
+    key_len: usize,
+) {
+    let code = shim("MPI_Info_get_nthkey", || {
+        let (i, n) = (value(info, "info")?, value(n, "n")?);
+        Ok(guard("MPI_Info_get_nthkey", COMM_WORLD, || {
+            let k = crate::info::nthkey(i, n)?;
+            // SAFETY: the CHARACTER argument of `key_len` bytes (its hidden length).
+            unsafe { raw::put_fortran_string(key, key_len, &k) }.map(drop)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_get_valuelen_(
+    info: *const c_int,
+    key: *const c_char,
+    valuelen: *mut c_int,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+    key_len: usize,
+) {
+    let code = shim("MPI_Info_get_valuelen", || {
+        let i = value(info, "info")?;
+        let k = c_string(key, key_len, "key")?;
+        // SAFETY: a NUL-terminated key we own; the caller's INTEGER and LOGICAL.
+        Ok(unsafe { MPI_Info_get_valuelen(i, k.as_ptr(), valuelen, flag) })
+    });
+    set_ierr(ierr, code);
+}
+
 // ---- MPIX_ fault-tolerance extensions ----
 
 #[no_mangle]
@@ -1126,6 +1763,243 @@ pub unsafe extern "C" fn mpix_output_commit_(
     set_ierr(ierr, code);
 }
 
+// ---- Datatypes: names, attributes, external32 ----
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_set_name_(
+    datatype: *const c_int,
+    name: *const c_char,
+    ierr: *mut c_int,
+    name_len: usize,
+) {
+    let code = shim("MPI_Type_set_name", || {
+        let t = value(datatype, "datatype")?;
+        let s = c_string(name, name_len, "type_name")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPI_Type_set_name(t, s.as_ptr()) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_get_name_(
+    datatype: *const c_int,
+    name: *mut c_char,
+    resultlen: *mut c_int,
+    ierr: *mut c_int,
+    name_len: usize,
+) {
+    let code = shim("MPI_Type_get_name", || {
+        let t = value(datatype, "datatype")?;
+        // SAFETY: as in mpi_get_processor_name_.
+        string_out(name, name_len, resultlen, MAX_OBJECT_NAME, |p, n| unsafe {
+            MPI_Type_get_name(t, p, n)
+        })
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_TYPE_CREATE_KEYVAL(TYPE_COPY_ATTR_FN, TYPE_DELETE_ATTR_FN, TYPE_KEYVAL,
+/// EXTRA_STATE, IERROR): the two procedures take every argument by reference (MPI-3.1
+/// section 6.7.4); EXTRA_STATE is an INTEGER(KIND=MPI_ADDRESS_KIND) value.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_create_keyval_(
+    copy_fn: Option<raw::FortranCopyAttrFn>,
+    delete_fn: Option<raw::FortranDeleteAttrFn>,
+    keyval: *mut c_int,
+    extra_state: *const isize,
+    ierr: *mut c_int,
+) {
+    use crate::typeattr::{CopyFn, DeleteFn};
+    let code = shim("MPI_Type_create_keyval", || {
+        let extra = value(extra_state, "extra_state")?;
+        Ok(guard("MPI_Type_create_keyval", COMM_WORLD, || {
+            let k = crate::typeattr::create_keyval(
+                copy_fn.map(CopyFn::Fortran),
+                delete_fn.map(DeleteFn::Fortran),
+                extra as usize,
+            )?;
+            set(keyval, "type_keyval", k)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_TYPE_SET_ATTR(DATATYPE, TYPE_KEYVAL, ATTRIBUTE_VAL, IERROR): the value, an
+/// INTEGER(KIND=MPI_ADDRESS_KIND), is stored as C stores its `void *`.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_set_attr_(
+    datatype: *const c_int,
+    keyval: *const c_int,
+    val: *const isize,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Type_set_attr", || {
+        let (t, k, v) = (
+            value(datatype, "datatype")?,
+            value(keyval, "type_keyval")?,
+            value(val, "attribute_val")?,
+        );
+        Ok(guard("MPI_Type_set_attr", COMM_WORLD, || {
+            crate::typeattr::set_attr(t, k, v as usize)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_get_attr_(
+    datatype: *const c_int,
+    keyval: *const c_int,
+    val: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Type_get_attr", || {
+        let (t, k) = (value(datatype, "datatype")?, value(keyval, "type_keyval")?);
+        Ok(guard(
+            "MPI_Type_get_attr",
+            COMM_WORLD,
+            || match crate::typeattr::get_attr(t, k)? {
+                Some(v) => {
+                    set(val, "attribute_val", v as isize)?;
+                    set(flag, "flag", 1)
+                }
+                None => set(flag, "flag", 0),
+            },
+        ))
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_TYPE_NULL_COPY_FN for Fortran programs: nothing is copied.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_null_copy_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const isize,
+    _in: *const isize,
+    _out: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    if let Err(e) = set(flag, "flag", 0) {
+        error::raise("MPI_TYPE_NULL_COPY_FN", COMM_WORLD, e);
+    }
+    set_ierr(ierr, class::SUCCESS);
+}
+
+/// MPI_TYPE_DUP_FN for Fortran programs: the value is copied.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_dup_fn_(
+    _old: *const c_int,
+    _key: *const c_int,
+    _extra: *const isize,
+    val_in: *const isize,
+    val_out: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_TYPE_DUP_FN", || {
+        set(
+            val_out,
+            "attribute_val_out",
+            value(val_in, "attribute_val_in")?,
+        )?;
+        set(flag, "flag", 1)?;
+        Ok(class::SUCCESS)
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_TYPE_NULL_DELETE_FN for Fortran programs: nothing to do.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_null_delete_fn_(
+    _datatype: *const c_int,
+    _key: *const c_int,
+    _val: *const isize,
+    _extra: *const isize,
+    ierr: *mut c_int,
+) {
+    set_ierr(ierr, class::SUCCESS);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_pack_external_size_(
+    datarep: *const c_char,
+    incount: *const c_int,
+    datatype: *const c_int,
+    size: *mut isize,
+    ierr: *mut c_int,
+    datarep_len: usize,
+) {
+    let code = shim("MPI_Pack_external_size", || {
+        let d = c_string(datarep, datarep_len, "datarep")?;
+        let (n, t) = (value(incount, "incount")?, value(datatype, "datatype")?);
+        // SAFETY: a NUL-terminated string we own; `size` is the caller's.
+        Ok(unsafe { MPI_Pack_external_size(d.as_ptr(), n, t, size) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_pack_external_(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    incount: *const c_int,
+    datatype: *const c_int,
+    outbuf: *mut c_void,
+    outsize: *const isize,
+    position: *mut isize,
+    ierr: *mut c_int,
+    datarep_len: usize,
+) {
+    let code = shim("MPI_Pack_external", || {
+        let d = c_string(datarep, datarep_len, "datarep")?;
+        let (n, t, o) = (
+            value(incount, "incount")?,
+            value(datatype, "datatype")?,
+            value(outsize, "outsize")?,
+        );
+        let (i, out) = (
+            buffer(inbuf),
+            buffer(outbuf as *const c_void) as *mut c_void,
+        );
+        // SAFETY: the caller's buffers and position, under MPI_Pack_external's contract.
+        Ok(unsafe { MPI_Pack_external(d.as_ptr(), i, n, t, out, o, position) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_unpack_external_(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: *const isize,
+    position: *mut isize,
+    outbuf: *mut c_void,
+    outcount: *const c_int,
+    datatype: *const c_int,
+    ierr: *mut c_int,
+    datarep_len: usize,
+) {
+    let code = shim("MPI_Unpack_external", || {
+        let d = c_string(datarep, datarep_len, "datarep")?;
+        let (s, n, t) = (
+            value(insize, "insize")?,
+            value(outcount, "outcount")?,
+            value(datatype, "datatype")?,
+        );
+        let (i, out) = (
+            buffer(inbuf),
+            buffer(outbuf as *const c_void) as *mut c_void,
+        );
+        // SAFETY: the caller's buffers and position, under MPI_Unpack_external's contract.
+        Ok(unsafe { MPI_Unpack_external(d.as_ptr(), i, s, position, out, n, t) })
+    });
+    set_ierr(ierr, code);
+}
+
 // ---- Not implemented: the routine exists and answers MPI_ERR_OTHER ----
 
 /// `mpi_x_ => "MPI_X"(n)`: a routine of `n` arguments before `ierror`.
@@ -1140,33 +2014,57 @@ macro_rules! fortran_stubs {
 }
 
 fortran_stubs! {
-    mpi_alltoallw_ => "MPI_Alltoallw"(a, b, c, d, e, f, g, h, i);
-    mpi_imrecv_ => "MPI_Imrecv"(a, b, c, d, e);
-    mpi_graph_create_ => "MPI_Graph_create"(a, b, c, d, e, f);
-    mpi_graphdims_get_ => "MPI_Graphdims_get"(a, b, c);
-    mpi_graph_get_ => "MPI_Graph_get"(a, b, c, d, e);
-    mpi_graph_neighbors_count_ => "MPI_Graph_neighbors_count"(a, b, c);
-    mpi_graph_neighbors_ => "MPI_Graph_neighbors"(a, b, c, d);
-    mpi_graph_map_ => "MPI_Graph_map"(a, b, c, d, e);
-    mpi_intercomm_create_ => "MPI_Intercomm_create"(a, b, c, d, e, f);
-    mpi_intercomm_merge_ => "MPI_Intercomm_merge"(a, b, c);
-    mpi_comm_remote_size_ => "MPI_Comm_remote_size"(a, b);
-    mpi_comm_remote_group_ => "MPI_Comm_remote_group"(a, b);
-    mpi_add_error_class_ => "MPI_Add_error_class"(a);
-    mpi_add_error_code_ => "MPI_Add_error_code"(a, b);
-    mpi_add_error_string_ => "MPI_Add_error_string"(a, b);
-    mpi_comm_create_keyval_ => "MPI_Comm_create_keyval (Fortran)"(a, b, c, d);
-    mpi_keyval_create_ => "MPI_Keyval_create (Fortran)"(a, b, c, d);
-    mpi_comm_free_keyval_ => "MPI_Comm_free_keyval (Fortran)"(a);
-    mpi_keyval_free_ => "MPI_Keyval_free (Fortran)"(a);
-    mpi_file_open_ => "MPI_File_open"(a, b, c, d, e);
-    mpi_file_close_ => "MPI_File_close"(a);
+    mpi_close_port_ => "MPI_Close_port"(a);
+    mpi_comm_accept_ => "MPI_Comm_accept"(a, b, c, d, e);
+    mpi_comm_connect_ => "MPI_Comm_connect"(a, b, c, d, e);
+    mpi_comm_spawn_ => "MPI_Comm_spawn"(a, b, c, d, e, f, g, h);
+    mpi_comm_spawn_multiple_ => "MPI_Comm_spawn_multiple"(a, b, c, d, e, f, g, h, i);
     mpi_file_delete_ => "MPI_File_delete"(a, b);
+    mpi_file_get_view_ => "MPI_File_get_view"(a, b, c, d, e);
+    mpi_file_open_ => "MPI_File_open"(a, b, c, d, e);
     mpi_file_set_view_ => "MPI_File_set_view"(a, b, c, d, e, f);
-    mpi_file_read_at_ => "MPI_File_read_at"(a, b, c, d, e, f);
-    mpi_file_read_at_all_ => "MPI_File_read_at_all"(a, b, c, d, e, f);
-    mpi_file_write_at_ => "MPI_File_write_at"(a, b, c, d, e, f);
-    mpi_file_write_at_all_ => "MPI_File_write_at_all"(a, b, c, d, e, f);
+    mpi_lookup_name_ => "MPI_Lookup_name"(a, b, c);
+    mpi_open_port_ => "MPI_Open_port"(a, b);
+    mpi_publish_name_ => "MPI_Publish_name"(a, b, c);
+    mpi_register_datarep_ => "MPI_Register_datarep"(a, b, c, d, e);
+    mpi_unpublish_name_ => "MPI_Unpublish_name"(a, b, c);
+    mpi_win_allocate_ => "MPI_Win_allocate"(a, b, c, d, e, f);
+    mpi_win_allocate_shared_ => "MPI_Win_allocate_shared"(a, b, c, d, e, f);
+    mpi_win_attach_ => "MPI_Win_attach"(a, b, c);
+    mpi_win_create_ => "MPI_Win_create"(a, b, c, d, e, f);
+    mpi_win_create_keyval_ => "MPI_Win_create_keyval"(a, b, c, d);
+    mpi_win_detach_ => "MPI_Win_detach"(a, b);
+    mpi_win_get_attr_ => "MPI_Win_get_attr"(a, b, c, d);
+    mpi_win_get_name_ => "MPI_Win_get_name"(a, b, c);
+    mpi_win_set_attr_ => "MPI_Win_set_attr"(a, b, c);
+    mpi_win_set_name_ => "MPI_Win_set_name"(a, b);
+    mpi_win_shared_query_ => "MPI_Win_shared_query"(a, b, c, d, e);
+}
+
+// ---- Address arithmetic (MPI-3.1 section 4.1.12): functions, not subroutines ----
+
+/// MPI_AINT_ADD(BASE, DISP): INTEGER(KIND=MPI_ADDRESS_KIND) function.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_aint_add_(base: *const isize, disp: *const isize) -> isize {
+    match (value(base, "base"), value(disp, "disp")) {
+        (Ok(b), Ok(d)) => MPI_Aint_add(b, d),
+        (Err(e), _) | (_, Err(e)) => {
+            error::raise("MPI_AINT_ADD", COMM_WORLD, e);
+            0
+        }
+    }
+}
+
+/// MPI_AINT_DIFF(ADDR1, ADDR2): INTEGER(KIND=MPI_ADDRESS_KIND) function.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_aint_diff_(a: *const isize, b: *const isize) -> isize {
+    match (value(a, "addr1"), value(b, "addr2")) {
+        (Ok(a), Ok(b)) => MPI_Aint_diff(a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            error::raise("MPI_AINT_DIFF", COMM_WORLD, e);
+            0
+        }
+    }
 }
 
 // ---- Conversions the C side uses on Fortran objects ----

@@ -4,7 +4,7 @@
 //! names (`pmpi`) and the extensions (`mpix`). Each function is a thin shell: it turns its
 //! C arguments into checked Rust values through `raw` (the only `unsafe` in the crate),
 //! calls the safe layer, and answers through `error::guard` with the communicator's error
-//! handler. Functions not implemented yet are in `stubs`. This module holds the helpers
+//! handler. Functions this library does not support are in `stubs`. This module holds the helpers
 //! the shells share; it must never hold MPI logic of its own.
 //!
 //! # Safety
@@ -29,12 +29,14 @@ mod datatypes;
 mod environment;
 mod fortran;
 mod info;
+mod intercomm;
 mod mpix;
 mod pmpi;
 mod point_to_point;
 pub mod raw;
 mod requests;
 mod stubs;
+mod tools;
 mod topologies;
 
 pub use collectives::*;
@@ -44,6 +46,7 @@ pub use environment::*;
 pub use info::*;
 pub use point_to_point::*;
 pub use requests::*;
+pub use tools::*;
 pub use topologies::*;
 
 use std::ffi::{c_char, c_void};
@@ -55,12 +58,12 @@ use crate::comm::{self, SetOp};
 use crate::datatype::{self, Datatype};
 use crate::error::{self, guard, MpiError, Result};
 use crate::handles::{
-    class, MpiStatus, COMM_WORLD, MAX_ERROR_STRING, MAX_LIBRARY_VERSION_STRING, MAX_OBJECT_NAME,
-    MAX_PROCESSOR_NAME, NULL, UNDEFINED,
+    class, MpiStatus, COMM_WORLD, MAX_ERROR_STRING, MAX_INFO_KEY, MAX_LIBRARY_VERSION_STRING,
+    MAX_OBJECT_NAME, MAX_PROCESSOR_NAME, NULL, UNDEFINED,
 };
 use crate::state::{self, Phase};
 use crate::topo::{self, Cart};
-use crate::{p2p, request, types};
+use crate::{grequest, p2p, request, types};
 use raw::Region;
 
 type Comm = c_int;
@@ -88,10 +91,31 @@ fn blocks(counts: &[c_int], displs: &[c_int]) -> Result<Blocks> {
         .collect()
 }
 
+/// The memory of an immediate receive of `count` elements of `t` over `r`.
+///
+/// # Safety
+/// As `raw::write_until_complete`.
+unsafe fn recv_until_complete(r: Region, t: Arc<Datatype>, count: usize) -> p2p::RecvMem {
+    if t.contiguous {
+        // SAFETY: forwarded contract.
+        p2p::RecvMem::Bytes(unsafe { raw::write_until_complete(r) })
+    } else {
+        // SAFETY: forwarded contract.
+        let b = unsafe { raw::write_typed_until_complete(r, t) };
+        p2p::RecvMem::Scattered(p2p::Scatter::new(b, count))
+    }
+}
+
+/// Fills the status of a call that completes one operation. Its MPI_ERROR field is left
+/// as the program set it: only the calls that complete several operations set it, when
+/// they return MPI_ERR_IN_STATUS (MPI-3.1 section 3.2.5).
 fn set_status(p: *mut MpiStatus, st: MpiStatus) -> Result<()> {
     // SAFETY: `p` is the status argument of an MPI call: null (ignored) or writable.
     if let Some(s) = unsafe { raw::status(p) }? {
-        *s = st;
+        *s = MpiStatus {
+            MPI_ERROR: s.MPI_ERROR,
+            ..st
+        };
     }
     Ok(())
 }

@@ -4,9 +4,10 @@
 //! except an immediate call's buffer, which `request` holds.
 
 use super::*;
+use crate::p2p::SendMode;
 
 fn send_impl(
-    name: &'static str,
+    (name, mode): (&'static str, SendMode),
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -19,7 +20,7 @@ fn send_impl(
         let r = reg(buf, &t, n)?;
         // SAFETY: MPI_Send's buffer holds `count` elements of `datatype` (MPI-3.1 3.2.2).
         let b = unsafe { raw::read(r, t) };
-        p2p::send(comm, &b, n, dest, tag)
+        p2p::send(comm, &b, n, (dest, tag), mode)
     })
 }
 
@@ -32,7 +33,15 @@ pub unsafe extern "C" fn MPI_Send(
     tag: c_int,
     comm: Comm,
 ) -> c_int {
-    send_impl("MPI_Send", buf, count, datatype, dest, tag, comm)
+    send_impl(
+        ("MPI_Send", SendMode::Standard),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+    )
 }
 
 #[no_mangle]
@@ -44,7 +53,15 @@ pub unsafe extern "C" fn MPI_Ssend(
     tag: c_int,
     comm: Comm,
 ) -> c_int {
-    send_impl("MPI_Ssend", buf, count, datatype, dest, tag, comm)
+    send_impl(
+        ("MPI_Ssend", SendMode::Synchronous),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+    )
 }
 
 #[no_mangle]
@@ -56,7 +73,15 @@ pub unsafe extern "C" fn MPI_Bsend(
     tag: c_int,
     comm: Comm,
 ) -> c_int {
-    send_impl("MPI_Bsend", buf, count, datatype, dest, tag, comm)
+    send_impl(
+        ("MPI_Bsend", SendMode::Buffered),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+    )
 }
 
 #[no_mangle]
@@ -68,11 +93,19 @@ pub unsafe extern "C" fn MPI_Rsend(
     tag: c_int,
     comm: Comm,
 ) -> c_int {
-    send_impl("MPI_Rsend", buf, count, datatype, dest, tag, comm)
+    send_impl(
+        ("MPI_Rsend", SendMode::Ready),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+    )
 }
 
 fn isend_impl(
-    name: &'static str,
+    (name, mode): (&'static str, SendMode),
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -84,9 +117,9 @@ fn isend_impl(
     guard(name, comm, || {
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let r = reg(buf, &t, n)?;
-        // SAFETY: as MPI_Send; the send is complete (copied) when the call returns.
+        // SAFETY: as MPI_Send; the message is copied when the call returns.
         let b = unsafe { raw::read(r, t) };
-        let h = p2p::isend(comm, &b, n, dest, tag)?;
+        let h = p2p::isend(comm, &b, n, (dest, tag), mode)?;
         set(request, "request", h)
     })
 }
@@ -101,7 +134,16 @@ pub unsafe extern "C" fn MPI_Isend(
     comm: Comm,
     request: *mut c_int,
 ) -> c_int {
-    isend_impl("MPI_Isend", buf, count, datatype, dest, tag, comm, request)
+    isend_impl(
+        ("MPI_Isend", SendMode::Standard),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        request,
+    )
 }
 
 #[no_mangle]
@@ -114,7 +156,16 @@ pub unsafe extern "C" fn MPI_Issend(
     comm: Comm,
     request: *mut c_int,
 ) -> c_int {
-    isend_impl("MPI_Issend", buf, count, datatype, dest, tag, comm, request)
+    isend_impl(
+        ("MPI_Issend", SendMode::Synchronous),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        request,
+    )
 }
 
 #[no_mangle]
@@ -127,7 +178,16 @@ pub unsafe extern "C" fn MPI_Ibsend(
     comm: Comm,
     request: *mut c_int,
 ) -> c_int {
-    isend_impl("MPI_Ibsend", buf, count, datatype, dest, tag, comm, request)
+    isend_impl(
+        ("MPI_Ibsend", SendMode::Buffered),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        request,
+    )
 }
 
 #[no_mangle]
@@ -140,7 +200,16 @@ pub unsafe extern "C" fn MPI_Irsend(
     comm: Comm,
     request: *mut c_int,
 ) -> c_int {
-    isend_impl("MPI_Irsend", buf, count, datatype, dest, tag, comm, request)
+    isend_impl(
+        ("MPI_Irsend", SendMode::Ready),
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        request,
+    )
 }
 
 #[no_mangle]
@@ -175,19 +244,10 @@ pub unsafe extern "C" fn MPI_Irecv(
 ) -> c_int {
     guard("MPI_Irecv", comm, || {
         let (t, n) = (dt(datatype)?, cnt(count)?);
-        if !t.contiguous {
-            return Err(MpiError::new(
-                class::TYPE,
-                format!(
-                    "{}: immediate receives into non-contiguous datatypes are not implemented yet",
-                    t.name
-                ),
-            ));
-        }
         let r = reg(buf, &t, n)?;
         // SAFETY: the receive buffer stays valid and untouched until the request
         // completes (MPI-3.1 section 3.7.2).
-        let mem = unsafe { raw::write_until_complete(r) };
+        let mem = unsafe { recv_until_complete(r, t, n) };
         let h = p2p::irecv(comm, mem, source, tag)?;
         set(request, "request", h)
     })
@@ -212,9 +272,13 @@ pub unsafe extern "C" fn MPI_Sendrecv(
         let (st_, sn) = (dt(sendtype)?, cnt(sendcount)?);
         let (rt, rn) = (dt(recvtype)?, cnt(recvcount)?);
         let (sr, rr) = (reg(sendbuf, &st_, sn)?, reg(recvbuf, &rt, rn)?);
-        raw::disjoint(&sr, &rr)?;
-        // SAFETY: MPI_Sendrecv's buffers as MPI_Send's and MPI_Recv's; disjoint (checked).
-        let (s, mut r) = unsafe { (raw::read(sr, st_), raw::write(rr, rt)) };
+        let mut store = datatype::Packed::default();
+        let recv = (&rr, &*rt, &[(0, rn)][..]);
+        // SAFETY: MPI_Sendrecv's send buffer as MPI_Send's; the receive buffer is made
+        // after it, and no byte is both sent and received (checked; MPI-3.1 3.10).
+        let s = unsafe { raw::read_apart(&mut store, sr, st_, &[(0, sn)], Some(recv)) }?;
+        // SAFETY: as MPI_Recv's; apart from the send data (above).
+        let mut r = unsafe { raw::write(rr, rt) };
         let st = p2p::sendrecv(comm, (&s, sn, dest, sendtag), (&mut r, rn, source, recvtag))?;
         set_status(status, st)
     })
@@ -289,6 +353,25 @@ pub unsafe extern "C" fn MPI_Mprobe(
     })
 }
 
+/// Runs `f` (MPI_Mrecv, MPI_Imrecv) on matched message `*message` and a receive buffer
+/// of `count` elements of `datatype` at `buf`.
+fn with_matched<T>(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    message: *mut c_int,
+    f: impl FnOnce(&mut c_int, &mut datatype::BufMut<'_>, usize) -> Result<T>,
+) -> Result<T> {
+    let (t, n) = (dt(datatype)?, cnt(count)?);
+    let r = reg(buf, &t, n)?;
+    // SAFETY: `message` points to a message handle.
+    let m = unsafe { raw::out(message, "message") }?;
+    // SAFETY: room for `count` elements (MPI-3.1 section 3.8.3); both calls receive the
+    // message before they return.
+    let mut b = unsafe { raw::write(r, t) };
+    f(m, &mut b, n)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Mrecv(
     buf: *mut c_void,
@@ -298,14 +381,22 @@ pub unsafe extern "C" fn MPI_Mrecv(
     status: *mut MpiStatus,
 ) -> c_int {
     guard("MPI_Mrecv", COMM_WORLD, || {
-        let (t, n) = (dt(datatype)?, cnt(count)?);
-        let r = reg(buf, &t, n)?;
-        // SAFETY: `message` points to a message handle.
-        let m = unsafe { raw::out(message, "message") }?;
-        // SAFETY: room for `count` elements (MPI-3.1 section 3.8.3).
-        let mut b = unsafe { raw::write(r, t) };
-        let st = p2p::mrecv(m, &mut b, n)?;
+        let st = with_matched(buf, count, datatype, message, p2p::mrecv)?;
         set_status(status, st)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Imrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+    message: *mut c_int,
+    request: *mut c_int,
+) -> c_int {
+    guard("MPI_Imrecv", COMM_WORLD, || {
+        let h = with_matched(buf, count, datatype, message, p2p::imrecv)?;
+        set(request, "request", h)
     })
 }
 
@@ -320,43 +411,6 @@ pub unsafe extern "C" fn MPI_Get_count(
         let st = unsafe { raw::input(status, "status") }?;
         let t = dt(datatype)?;
         set(count, "count", p2p::get_count(st, &t))
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements(
-    status: *const MpiStatus,
-    datatype: Dtype,
-    count: *mut c_int,
-) -> c_int {
-    guard("MPI_Get_elements", COMM_WORLD, || {
-        // SAFETY: as MPI_Get_count.
-        let st = unsafe { raw::input(status, "status") }?;
-        let t = dt(datatype)?;
-        let n = match t.base {
-            Some(p) if p.size() > 0 && st.bytes() % p.size() as u64 == 0 => {
-                c_int::try_from(st.bytes() / p.size() as u64).unwrap_or(UNDEFINED)
-            }
-            _ => p2p::get_count(st, &t),
-        };
-        set(count, "count", n)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements_x(
-    status: *const MpiStatus,
-    datatype: Dtype,
-    count: *mut i64,
-) -> c_int {
-    guard("MPI_Get_elements_x", COMM_WORLD, || {
-        let mut n: c_int = 0;
-        // SAFETY: the same status and datatype; `n` is a local.
-        let code = unsafe { MPI_Get_elements(status, datatype, &mut n) };
-        if code != class::SUCCESS {
-            return Err(MpiError::new(code, "MPI_Get_elements failed"));
-        }
-        set(count, "count", i64::from(n))
     })
 }
 
@@ -398,18 +452,25 @@ pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut
     })
 }
 
+/// MPI_Buffer_attach: the buffer MPI_Bsend checks messages against (see `p2p::bsend`).
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Buffer_attach(_buffer: *mut c_void, _size: c_int) -> c_int {
-    // Sends are buffered by the sender log; the user's buffer is never used.
-    guard("MPI_Buffer_attach", COMM_WORLD, || state::with(|_| Ok(())))
+pub unsafe extern "C" fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+    guard("MPI_Buffer_attach", COMM_WORLD, || {
+        state::with(|_| Ok(()))?;
+        p2p::bsend::attach(buffer as usize, size)
+    })
 }
 
+/// MPI_Buffer_detach: the buffer and size attached, at once (no buffered message is ever
+/// kept in it; see `p2p::bsend`).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
     guard("MPI_Buffer_detach", COMM_WORLD, || {
+        state::with(|_| Ok(()))?;
         // SAFETY: `buffer_addr` points to a `void *` (MPI-3.1 section 3.6.1).
-        *unsafe { raw::out(buffer_addr as *mut *mut c_void, "buffer_addr") }? =
-            std::ptr::null_mut();
-        set(size, "size", 0)
+        let out = unsafe { raw::out(buffer_addr as *mut *mut c_void, "buffer_addr") }?;
+        let (addr, n) = p2p::bsend::detach();
+        *out = addr as *mut c_void;
+        set(size, "size", n)
     })
 }

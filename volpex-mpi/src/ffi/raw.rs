@@ -1,6 +1,7 @@
 //! The one place C pointers become Rust values. Every function here checks what it can
 //! (null, `MPI_IN_PLACE` where it is not allowed, alignment, address overflow, that a
-//! send and a receive buffer of one call do not overlap) and documents what it must take
+//! send and a receive buffer of one call share no byte, and that no two slices it makes
+//! for one call alias: `read_apart`) and documents what it must take
 //! on trust from the MPI standard: that a buffer argument points to memory holding
 //! `count` elements of its datatype for the duration of the call (MPI-3.1 section 3.2.2),
 //! or, for an immediate receive, until the request completes (section 3.7.2).
@@ -9,7 +10,8 @@ use std::ffi::{c_char, c_void, CStr};
 use std::os::raw::c_int;
 use std::sync::Arc;
 
-use crate::datatype::{Buf, BufMut, Datatype};
+use crate::coll::job::{Piece, Source};
+use crate::datatype::{Buf, BufMut, Datatype, Packed};
 use crate::error::{MpiError, Result};
 use crate::handles::{class, MpiStatus, IN_PLACE};
 
@@ -18,10 +20,14 @@ use crate::handles::{class, MpiStatus, IN_PLACE};
 pub struct Pending(pub volpex::Request<'static>, pub c_int);
 
 // SAFETY: `volpex::Request` is not `Send` only because a receive request may hold a
-// `Target::Scattered(&mut dyn Layout)`; this crate only ever posts receives into byte
-// slices (`Target::Contiguous`, plain `&mut [u8]`), and every other part of a request
-// (its communicator, a thread handle) is `Send`. A request is used by one thread at a
-// time: the table's mutex, or the call that took it out of the table.
+// `Target::Scattered(Box<dyn Layout>)` and an immediate collective a boxed closure that
+// puts its result in place; this crate only ever posts receives into byte slices
+// (`Target::Contiguous`, plain `&mut [u8]`) and into `p2p::Scatter`s (a byte slice, an
+// offset and an `Arc<Datatype>`), and its collectives' closures hold only what the job
+// owns (`coll::job::Output`: byte slices and `Arc<Datatype>`s), all `Send`, as is every
+// other part of a request (its communicator, a running collective's handle). A request
+// is used by one thread at a time: the table's mutex, or the call that took it out of the
+// table.
 unsafe impl Send for Pending {}
 
 /// The memory a buffer argument covers: `len` bytes from address `start`, with the C
@@ -47,17 +53,37 @@ const BOTTOM_MIN_ADDRESS: isize = 65536;
 /// The region `count` elements of `dt` from element `first` take at `p` (`p` null:
 /// MPI_BOTTOM, with `dt` giving absolute addresses).
 pub fn region(p: *const c_void, dt: &Datatype, blocks: &[(i128, usize)]) -> Result<Region> {
-    let mut lo: Option<isize> = None;
-    let mut hi: isize = 0;
-    for &(first, count) in blocks {
-        let (off, len) = dt.span(first, count)?;
+    let spans = blocks
+        .iter()
+        .map(|&(first, count)| dt.span(first, count))
+        .collect::<Result<Vec<_>>>()?;
+    region_of(p, &spans)
+}
+
+/// The region of pieces at byte offsets from `p`, each `(offset, count, datatype)`
+/// (MPI_Alltoallw's blocks, each of its own datatype).
+pub fn pieces_region(p: *const c_void, pieces: &[(isize, usize, &Datatype)]) -> Result<Region> {
+    let spans = pieces
+        .iter()
+        .map(|&(at, count, dt)| {
+            let (off, len) = dt.span(0, count)?;
+            Ok((off.checked_add(at).ok_or_else(too_far)?, len))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    region_of(p, &spans)
+}
+
+/// The region covering `spans` (offset from `p`, length in bytes).
+fn region_of(p: *const c_void, spans: &[(isize, usize)]) -> Result<Region> {
+    let mut bounds: Option<(isize, isize)> = None;
+    for &(off, len) in spans {
         if len == 0 {
             continue;
         }
-        lo = Some(lo.map_or(off, |l| l.min(off)));
-        hi = hi.max(off.checked_add(len as isize).ok_or_else(too_far)?);
+        let end = off.checked_add(len as isize).ok_or_else(too_far)?;
+        bounds = Some(bounds.map_or((off, end), |(l, h)| (l.min(off), h.max(end))));
     }
-    let Some(lo) = lo else {
+    let Some((lo, hi)) = bounds else {
         return Ok(Region {
             start: 0,
             len: 0,
@@ -108,10 +134,12 @@ pub fn bytes_region(p: *const c_void, len: usize) -> Result<Region> {
     })
 }
 
-/// Refuses a send and a receive region that overlap (MPI-3.1 section 2.3: no aliasing
-/// between arguments; MPI_IN_PLACE is the way to reuse a buffer).
+/// Refuses a send and a receive region that overlap at all: for arguments that are plain
+/// bytes on one side (MPI_Pack's output, MPI_Unpack's input), where the extents are the
+/// bytes (MPI-3.1 section 2.3: no aliasing between arguments; MPI_IN_PLACE is the way to
+/// reuse a buffer).
 pub fn disjoint(a: &Region, b: &Region) -> Result<()> {
-    if a.len == 0 || b.len == 0 || a.start + a.len <= b.start || b.start + b.len <= a.start {
+    if apart(a, b) {
         Ok(())
     } else {
         Err(MpiError::new(
@@ -119,6 +147,165 @@ pub fn disjoint(a: &Region, b: &Region) -> Result<()> {
             "send and receive buffers overlap (use MPI_IN_PLACE)",
         ))
     }
+}
+
+fn apart(a: &Region, b: &Region) -> bool {
+    a.len == 0 || b.len == 0 || a.start + a.len <= b.start || b.start + b.len <= a.start
+}
+
+/// The address of a region's origin (the C pointer).
+fn origin_address(r: &Region) -> usize {
+    r.start.wrapping_add_signed(r.origin)
+}
+
+/// The receive buffer of a call, as `read_apart` compares it with the send buffer: its
+/// region, its datatype and the ranges of elements (first, count) it receives.
+pub type Receiving<'b> = (&'b Region, &'b Datatype, &'b [(i128, usize)]);
+
+/// The send buffer of a call that also receives into `recv`: `send` itself when the
+/// two regions are apart (the common case: no copy); when their extents overlap but no
+/// byte is both sent and received (MPI-3.1 section 3.10 forbids only that: two strided
+/// types may interleave), a packed copy of the data in `store`, read before the receive
+/// buffer exists, so that no slice over the send region ever aliases the receive one.
+/// A byte both sent and received is MPI_ERR_BUFFER.
+///
+/// # Safety
+/// As `read` for `send`; and the caller makes no view of `recv` until the returned
+/// buffer has been read (a receive is written after `read_apart` returns).
+pub unsafe fn read_apart<'a>(
+    store: &'a mut Packed,
+    send: Region,
+    dt: Arc<Datatype>,
+    blocks: &[(i128, usize)],
+    recv: Option<Receiving<'_>>,
+) -> Result<Buf<'a>> {
+    let Some((rr, rdt, rblocks)) = recv else {
+        // SAFETY: forwarded contract.
+        return Ok(unsafe { read(send, dt) });
+    };
+    if apart(&send, rr) {
+        // SAFETY: forwarded contract; no byte of `send` is in `recv` (checked).
+        return Ok(unsafe { read(send, dt) });
+    }
+    let s = crate::overlap::Touch {
+        base: origin_address(&send),
+        dt: &dt,
+        blocks,
+    };
+    let r = crate::overlap::Touch {
+        base: origin_address(rr),
+        dt: rdt,
+        blocks: rblocks,
+    };
+    if crate::overlap::share_bytes(&s, &r) {
+        return Err(MpiError::new(
+            class::BUFFER,
+            "send and receive buffers share bytes (use MPI_IN_PLACE)",
+        ));
+    }
+    for &(first, count) in blocks {
+        // Ranges that follow each other are one piece, as they are in memory.
+        match store.pieces.last_mut() {
+            Some((f, n, _)) if *f + *n as i128 == first => *n += count,
+            _ => store.pieces.push((first, count, store.data.len())),
+        }
+        // SAFETY: forwarded contract; these bytes are not received (checked above).
+        unsafe { copy_touched(&send, s.base as i128, &dt, (first, count), &mut store.data) }?;
+    }
+    Ok(store.buf(dt))
+}
+
+/// Appends to `out` the bytes `count` elements of `dt` from element `first` touch, the
+/// buffer's origin at address `base`, in message order.
+///
+/// # Safety
+/// `send` must be readable, as `read` requires, and none of its bytes written while this
+/// runs.
+unsafe fn copy_touched(
+    send: &Region,
+    base: i128,
+    dt: &Datatype,
+    (first, count): (i128, usize),
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    for (off, len) in dt.touched(first, count) {
+        let at = usize::try_from(base + off).map_err(|_| too_far())?;
+        if at < send.start || at + len > send.start + send.len {
+            return Err(MpiError::new(
+                class::INTERN,
+                "a block outside its buffer's region",
+            ));
+        }
+        // SAFETY: inside `send` (checked above), which the caller vouches readable; the
+        // slice lives for this copy only.
+        out.extend_from_slice(unsafe { std::slice::from_raw_parts(at as *const u8, len) });
+    }
+    Ok(())
+}
+
+/// What `pieces` of the buffer over `r` touch, each piece's blocks in `blocks`.
+fn touches<'t>(
+    r: &Region,
+    pieces: &'t [Piece],
+    blocks: &'t [[(i128, usize); 1]],
+) -> Vec<crate::overlap::Touch<'t>> {
+    let origin = origin_address(r);
+    pieces
+        .iter()
+        .zip(blocks)
+        .map(|(p, b)| crate::overlap::Touch {
+            base: origin.wrapping_add_signed(p.at),
+            dt: &p.dt,
+            blocks: &b[..],
+        })
+        .collect()
+}
+
+/// The send buffer of a collective that also receives into `recv` (its region and the
+/// pieces it receives into), `pieces` of it sent: what `read_apart` is for a call whose
+/// pieces may each have their own datatype and place (MPI_Alltoallw). The program's
+/// memory when the two regions are apart (no copy); when their extents overlap but no
+/// byte is both sent and received, a packed copy of the pieces the job owns, read now,
+/// before the receive buffer exists. A byte both sent and received is MPI_ERR_BUFFER.
+///
+/// # Safety
+/// As `read` for `send`, whose region must cover the bytes `pieces` touch (`region` or
+/// `pieces_region` made it from them); and the caller makes no view of `recv` until this
+/// returns.
+pub unsafe fn source<'a>(
+    send: Region,
+    dt: Arc<Datatype>,
+    pieces: &[Piece],
+    recv: Option<(&Region, &[Piece])>,
+) -> Result<Source<'a>> {
+    let Some((rr, rps)) = recv.filter(|(rr, _)| !apart(&send, rr)) else {
+        // SAFETY: forwarded contract; no byte of `send` is in `recv` (checked).
+        return Ok(Source::Memory(unsafe { read(send, dt) }));
+    };
+    // A piece without data may lie anywhere (even outside the buffer): it touches nothing.
+    let with_data = |ps: &[Piece]| ps.iter().filter(|p| p.has_data()).cloned().collect();
+    let (sps, rps): (Vec<Piece>, Vec<Piece>) = (with_data(pieces), with_data(rps));
+    let blocks = |ps: &[Piece]| ps.iter().map(|p| [(0, p.count)]).collect::<Vec<_>>();
+    let (sb, rb) = (blocks(&sps), blocks(&rps));
+    let (st, rt) = (touches(&send, &sps, &sb), touches(rr, &rps, &rb));
+    if crate::overlap::any_share_bytes(&st, &rt) {
+        return Err(MpiError::new(
+            class::BUFFER,
+            "send and receive buffers share bytes (use MPI_IN_PLACE)",
+        ));
+    }
+    let mut data = Vec::new();
+    let mut copied = Vec::with_capacity(sps.len());
+    for (p, t) in sps.iter().zip(&st) {
+        copied.push((p.clone(), data.len()));
+        // SAFETY: forwarded contract; these bytes are not received (checked above).
+        unsafe { copy_touched(&send, t.base as i128, &p.dt, (0, p.count), &mut data) }?;
+    }
+    Ok(Source::Copy {
+        data,
+        pieces: copied,
+        dt,
+    })
 }
 
 /// A send buffer over `r`.
@@ -134,11 +321,7 @@ pub unsafe fn read<'a>(r: Region, dt: Arc<Datatype>) -> Buf<'a> {
         // caller vouches it is readable for the call (MPI-3.1 section 3.2.2).
         unsafe { std::slice::from_raw_parts(r.start as *const u8, r.len) }
     };
-    Buf {
-        mem,
-        origin: r.origin,
-        dt,
-    }
+    Buf::new(mem, r.origin, dt)
 }
 
 /// A receive buffer over `r`.
@@ -172,6 +355,17 @@ pub unsafe fn write_until_complete(r: Region) -> &'static mut [u8] {
     // SAFETY: as `write`; the lifetime is the request's, which the MPI standard bounds:
     // the buffer stays allocated and untouched by the program until the request completes.
     unsafe { std::slice::from_raw_parts_mut(r.start as *mut u8, r.len) }
+}
+
+/// The receive buffer of an immediate receive into a non-contiguous datatype, which must
+/// live until it completes.
+///
+/// # Safety
+/// As `write_until_complete`.
+pub unsafe fn write_typed_until_complete(r: Region, dt: Arc<Datatype>) -> BufMut<'static> {
+    // SAFETY: as `write`, for the lifetime of the request, which the caller vouches for
+    // (MPI-3.1 section 3.7.2).
+    unsafe { write(r, dt) }
 }
 
 fn check_ptr<T>(p: *const T, what: &str) -> Result<()> {
@@ -227,6 +421,54 @@ pub unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]>
     check_ptr(p, what)?;
     // SAFETY: non-null, aligned; `n` readable elements by the caller's contract.
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// The weights of a distributed graph's edges (MPI-3.1 section 7.5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weights<'a> {
+    /// MPI_UNWEIGHTED: the graph has no weights.
+    Unweighted,
+    /// MPI_WEIGHTS_EMPTY: weighted, and this process gives no edge.
+    Empty,
+    /// One weight per edge.
+    Given(&'a [c_int]),
+}
+
+/// The two weights sentinels (`mpi.h` makes them addresses of library objects).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sentinel {
+    /// MPI_UNWEIGHTED.
+    Unweighted,
+    /// MPI_WEIGHTS_EMPTY.
+    WeightsEmpty,
+}
+
+/// A weights argument of `n` entries: MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY or an array.
+///
+/// # Safety
+/// Any other `p` must point to `n` readable ints when `n > 0`.
+pub unsafe fn weights<'a>(p: *const c_int, n: usize, what: &str) -> Result<Weights<'a>> {
+    match super::fortran::weights_sentinel(p) {
+        Some(Sentinel::Unweighted) => Ok(Weights::Unweighted),
+        Some(Sentinel::WeightsEmpty) if n == 0 => Ok(Weights::Empty),
+        Some(Sentinel::WeightsEmpty) => Err(MpiError::arg(format!(
+            "{what}: MPI_WEIGHTS_EMPTY with {n} edges"
+        ))),
+        // SAFETY: forwarded contract.
+        None => unsafe { array(p, n, what) }.map(Weights::Given),
+    }
+}
+
+/// An output weights array of `n` entries, None for a sentinel (nothing to write).
+///
+/// # Safety
+/// Any other `p` must point to `n` writable ints when `n > 0`.
+pub unsafe fn weights_out<'a>(p: *mut c_int, n: usize) -> Result<Option<&'a mut [c_int]>> {
+    if super::fortran::weights_sentinel(p).is_some() {
+        return Ok(None);
+    }
+    // SAFETY: forwarded contract.
+    unsafe { array_mut(p, n, "weights") }.map(Some)
 }
 
 /// An output or in-out array of `n` elements (`MPI_Request array_of_requests[]`).
@@ -289,7 +531,7 @@ pub unsafe fn string(p: *const c_char, what: &str) -> Result<String> {
 ///
 /// # Safety
 /// A non-null `p` must point to a writable `void *`.
-pub unsafe fn put_attr(p: *mut c_void, v: &'static c_int) -> Result<()> {
+pub unsafe fn put_attr(p: *mut c_void, v: *const c_int) -> Result<()> {
     // SAFETY: forwarded contract.
     let slot = unsafe { out(p as *mut *const c_int, "attribute_val") }?;
     *slot = v;
@@ -299,17 +541,30 @@ pub unsafe fn put_attr(p: *mut c_void, v: &'static c_int) -> Result<()> {
 /// `MPI_User_function`: `void f(void *invec, void *inoutvec, int *len, MPI_Datatype *)`.
 pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
 
-/// Calls a user operation on `len` elements: `inout = input op inout`.
-pub fn call_user_op(f: UserFn, input: &mut [u8], inout: &mut [u8], len: usize, dt: c_int) {
+/// Calls a user operation on `len` elements of datatype `dt` (handle): `inout = input op
+/// inout`, each buffer holding the elements as the datatype lays them out in memory,
+/// with their origin `origin` bytes in.
+pub fn call_user_op(
+    f: UserFn,
+    input: &mut [u8],
+    inout: &mut [u8],
+    origin: usize,
+    len: usize,
+    dt: c_int,
+) {
+    if origin > input.len() || origin > inout.len() {
+        return;
+    }
     let mut len = c_int::try_from(len).unwrap_or(c_int::MAX);
     let mut dt = dt;
     // SAFETY: `f` is the function the program gave MPI_Op_create, with the signature of
     // MPI_User_function (MPI-3.1 section 5.9.5); both buffers hold `len` elements of
-    // `dt` and are ours for the call; `len` and `dt` are locals it may read.
+    // `dt` laid out from their origin, `origin` bytes in (checked to be inside them), and
+    // are ours for the call; `len` and `dt` are locals it may read.
     unsafe {
         f(
-            input.as_mut_ptr() as *mut c_void,
-            inout.as_mut_ptr() as *mut c_void,
+            input.as_mut_ptr().add(origin) as *mut c_void,
+            inout.as_mut_ptr().add(origin) as *mut c_void,
             &mut len,
             &mut dt,
         )
@@ -319,12 +574,14 @@ pub fn call_user_op(f: UserFn, input: &mut [u8], inout: &mut [u8], len: usize, d
 /// `MPI_Comm_errhandler_function`: `void f(MPI_Comm *comm, int *error_code, ...)`.
 pub type ErrFn = unsafe extern "C" fn(*mut c_int, *mut c_int, ...);
 
-/// Calls the program's error handler for an error of class `code` on `comm`.
+/// Calls the program's error handler for an error of class `code` on `comm` (or on a
+/// window or a file: their handler functions take the same two pointers).
 pub fn call_errhandler(f: ErrFn, comm: c_int, code: c_int) {
     let (mut comm, mut code) = (comm, code);
-    // SAFETY: `f` is the function the program gave MPI_Comm_create_errhandler, with the
-    // signature of MPI_Comm_errhandler_function (MPI-3.1 section 8.3.1); its two
-    // arguments point to locals it may read and write.
+    // SAFETY: `f` is the function the program gave MPI_Comm_create_errhandler (or
+    // MPI_Win_/MPI_File_create_errhandler), with the signature of
+    // MPI_Comm_errhandler_function (MPI-3.1 section 8.3.1); its two arguments point to
+    // locals it may read and write.
     unsafe { f(&mut comm, &mut code) }
 }
 
@@ -373,6 +630,241 @@ pub fn call_delete_attr(
     // the signature of MPI_Comm_delete_attr_function; `value` and `extra` are the
     // program's own pointers, passed back as they came.
     unsafe { f(comm, key, value as *mut c_void, extra as *mut c_void) }
+}
+
+/// A Fortran `COMM_COPY_ATTR_FUNCTION(OLDCOMM, COMM_KEYVAL, EXTRA_STATE,
+/// ATTRIBUTE_VAL_IN, ATTRIBUTE_VAL_OUT, FLAG, IERROR)`: every argument by reference,
+/// the state and values INTEGER(KIND=MPI_ADDRESS_KIND), FLAG a LOGICAL.
+pub type FortranCopyFn = unsafe extern "C" fn(
+    *const c_int,
+    *const c_int,
+    *const isize,
+    *const isize,
+    *mut isize,
+    *mut c_int,
+    *mut c_int,
+);
+/// A Fortran `TYPE_COPY_ATTR_FUNCTION`: the interface of `FortranCopyFn` (MPI-3.1
+/// section 6.7.4), with a datatype for the communicator.
+pub type FortranCopyAttrFn = FortranCopyFn;
+/// A Fortran `TYPE_DELETE_ATTR_FUNCTION(DATATYPE, TYPE_KEYVAL, ATTRIBUTE_VAL,
+/// EXTRA_STATE, IERROR)`: the interface of `FortranDeleteFn`.
+pub type FortranDeleteAttrFn = FortranDeleteFn;
+
+/// Calls a Fortran attribute copy function: (its IERROR, the new value if FLAG says
+/// to copy).
+pub fn call_fortran_copy_attr(
+    f: FortranCopyAttrFn,
+    old: c_int,
+    key: c_int,
+    extra: usize,
+    value: usize,
+) -> (c_int, Option<usize>) {
+    let (extra, value) = (extra as isize, value as isize);
+    let (mut out, mut flag, mut ierr): (isize, c_int, c_int) = (0, 0, 0);
+    // SAFETY: `f` is the procedure the program gave MPI_COMM_CREATE_KEYVAL or
+    // MPI_TYPE_CREATE_KEYVAL (MPI-3.1 sections 6.7.2 and 6.7.4, Fortran binding); every
+    // argument points to a local of the type the binding declares, which it may read
+    // and (out, flag, ierr) write.
+    unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
+    (ierr, (flag != 0).then_some(out as usize))
+}
+
+/// Calls a Fortran attribute delete function: its IERROR.
+pub fn call_fortran_delete_attr(
+    f: FortranDeleteAttrFn,
+    handle: c_int,
+    key: c_int,
+    value: usize,
+    extra: usize,
+) -> c_int {
+    let (value, extra) = (value as isize, extra as isize);
+    let mut ierr: c_int = 0;
+    // SAFETY: as `call_fortran_copy_attr`, for the delete procedure.
+    unsafe { f(&handle, &key, &value, &extra, &mut ierr) };
+    ierr
+}
+
+/// `MPI_Grequest_query_function`: `int f(void *extra_state, MPI_Status *status)`.
+pub type GreqQueryFn = unsafe extern "C" fn(*mut c_void, *mut MpiStatus) -> c_int;
+/// `MPI_Grequest_free_function`: `int f(void *extra_state)`.
+pub type GreqFreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+/// `MPI_Grequest_cancel_function`: `int f(void *extra_state, int complete)`.
+pub type GreqCancelFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
+/// Fortran `SUBROUTINE QUERY_FN(EXTRA_STATE, STATUS, IERROR)`, every argument by
+/// reference, `EXTRA_STATE` an `INTEGER(KIND=MPI_ADDRESS_KIND)`.
+pub type FortranGreqQueryFn = unsafe extern "C" fn(*mut isize, *mut MpiStatus, *mut c_int);
+/// Fortran `SUBROUTINE FREE_FN(EXTRA_STATE, IERROR)`.
+pub type FortranGreqFreeFn = unsafe extern "C" fn(*mut isize, *mut c_int);
+/// Fortran `SUBROUTINE CANCEL_FN(EXTRA_STATE, COMPLETE, IERROR)`, `COMPLETE` a LOGICAL.
+pub type FortranGreqCancelFn = unsafe extern "C" fn(*mut isize, *mut c_int, *mut c_int);
+
+/// The callbacks of a generalized request (MPI-3.1 section 12.2), as C or Fortran gave
+/// them; a null one does nothing and returns MPI_SUCCESS.
+#[derive(Debug, Clone, Copy)]
+pub enum GreqFns {
+    /// From MPI_Grequest_start.
+    C {
+        /// Fills the status.
+        query: Option<GreqQueryFn>,
+        /// Frees the program's state.
+        free: Option<GreqFreeFn>,
+        /// Starts a cancel.
+        cancel: Option<GreqCancelFn>,
+    },
+    /// From MPI_GREQUEST_START in Fortran.
+    Fortran {
+        /// Fills the status.
+        query: Option<FortranGreqQueryFn>,
+        /// Frees the program's state.
+        free: Option<FortranGreqFreeFn>,
+        /// Starts a cancel.
+        cancel: Option<FortranGreqCancelFn>,
+    },
+}
+
+impl GreqFns {
+    /// Calls the query function with `extra` on `st`; its error code.
+    pub fn query(&self, extra: usize, st: &mut MpiStatus) -> c_int {
+        match *self {
+            // SAFETY: `f` is the query function the program gave MPI_Grequest_start, with
+            // the signature of MPI_Grequest_query_function; `extra` is the program's own
+            // pointer, passed back as it came, and `st` a status it may write.
+            GreqFns::C { query: Some(f), .. } => unsafe { f(extra as *mut c_void, st) },
+            GreqFns::Fortran { query: Some(f), .. } => {
+                let (mut extra, mut ierr) = (extra as isize, 0);
+                // SAFETY: the Fortran subroutine the program gave MPI_GREQUEST_START,
+                // whose three arguments are by reference: locals and a status it may
+                // write (six INTEGERs, laid out as the C status).
+                unsafe { f(&mut extra, st, &mut ierr) };
+                ierr
+            }
+            GreqFns::C { query: None, .. } | GreqFns::Fortran { query: None, .. } => 0,
+        }
+    }
+
+    /// Calls the free function with `extra`; its error code.
+    pub fn free(&self, extra: usize) -> c_int {
+        match *self {
+            // SAFETY: the free function the program gave MPI_Grequest_start, with the
+            // signature of MPI_Grequest_free_function; `extra` passed back as it came.
+            GreqFns::C { free: Some(f), .. } => unsafe { f(extra as *mut c_void) },
+            GreqFns::Fortran { free: Some(f), .. } => {
+                let (mut extra, mut ierr) = (extra as isize, 0);
+                // SAFETY: the program's Fortran subroutine; both arguments are locals.
+                unsafe { f(&mut extra, &mut ierr) };
+                ierr
+            }
+            GreqFns::C { free: None, .. } | GreqFns::Fortran { free: None, .. } => 0,
+        }
+    }
+
+    /// Calls the cancel function with `extra` and whether the request is complete; its
+    /// error code.
+    pub fn cancel(&self, extra: usize, complete: bool) -> c_int {
+        match *self {
+            GreqFns::C {
+                cancel: Some(f), ..
+            } => {
+                // SAFETY: the cancel function the program gave MPI_Grequest_start, with
+                // the signature of MPI_Grequest_cancel_function; `extra` passed back as
+                // it came.
+                unsafe { f(extra as *mut c_void, c_int::from(complete)) }
+            }
+            GreqFns::Fortran {
+                cancel: Some(f), ..
+            } => {
+                let (mut extra, mut done, mut ierr) = (extra as isize, c_int::from(complete), 0);
+                // SAFETY: the program's Fortran subroutine; its arguments are locals (a
+                // LOGICAL is an INTEGER, 1 for .TRUE. in gfortran).
+                unsafe { f(&mut extra, &mut done, &mut ierr) };
+                ierr
+            }
+            GreqFns::C { cancel: None, .. } | GreqFns::Fortran { cancel: None, .. } => 0,
+        }
+    }
+}
+
+/// A Fortran `COMM_DELETE_ATTR_FUNCTION(COMM, COMM_KEYVAL, ATTRIBUTE_VAL, EXTRA_STATE,
+/// IERROR)`.
+pub type FortranDeleteFn =
+    unsafe extern "C" fn(*const c_int, *const c_int, *const isize, *const isize, *mut c_int);
+/// MPI-1's Fortran `COPY_FUNCTION` (MPI_KEYVAL_CREATE): as `FortranCopyFn` with INTEGER
+/// state and values.
+pub type Fortran1CopyFn = unsafe extern "C" fn(
+    *const c_int,
+    *const c_int,
+    *const c_int,
+    *const c_int,
+    *mut c_int,
+    *mut c_int,
+    *mut c_int,
+);
+/// MPI-1's Fortran `DELETE_FUNCTION`: as `FortranDeleteFn` with INTEGER ones.
+pub type Fortran1DeleteFn =
+    unsafe extern "C" fn(*const c_int, *const c_int, *const c_int, *const c_int, *mut c_int);
+
+/// An attribute copy function of the program, in its language (MPI-3.1 sections 6.7.2
+/// and 17.2.7: a Fortran callback gets every argument by reference).
+#[derive(Debug, Clone, Copy)]
+pub enum AttrCopy {
+    /// MPI_Comm_create_keyval's.
+    C(CopyAttrFn),
+    /// MPI_COMM_CREATE_KEYVAL's.
+    Fortran(FortranCopyFn),
+    /// MPI_KEYVAL_CREATE's (INTEGER values).
+    Fortran1(Fortran1CopyFn),
+}
+
+/// An attribute delete function of the program, in its language.
+#[derive(Debug, Clone, Copy)]
+pub enum AttrDelete {
+    /// MPI_Comm_create_keyval's.
+    C(DeleteAttrFn),
+    /// MPI_COMM_CREATE_KEYVAL's.
+    Fortran(FortranDeleteFn),
+    /// MPI_KEYVAL_CREATE's (INTEGER values).
+    Fortran1(Fortran1DeleteFn),
+}
+
+/// Calls an attribute copy function in any language: its return code, and the new value
+/// if it says to copy. Fortran's values are the attribute's value itself (MPI-1's,
+/// INTEGERs, cut to 32 bits and sign-extended back).
+pub fn copy_attr(
+    f: AttrCopy,
+    old: c_int,
+    key: c_int,
+    extra: usize,
+    value: usize,
+) -> (c_int, Option<usize>) {
+    match f {
+        AttrCopy::C(f) => call_copy_attr(f, old, key, extra, value),
+        AttrCopy::Fortran(f) => call_fortran_copy_attr(f, old, key, extra, value),
+        AttrCopy::Fortran1(f) => {
+            let (extra, value, mut out) = (extra as c_int, value as c_int, 0 as c_int);
+            let (mut flag, mut ierr) = (0 as c_int, 0 as c_int);
+            // SAFETY: `f` is the procedure the program gave MPI_KEYVAL_CREATE, with the
+            // interface of MPI-1's COPY_FUNCTION (MPI-3.1 section 17.2.7), whose values
+            // are INTEGERs; every argument points to a local of the right type.
+            unsafe { f(&old, &key, &extra, &value, &mut out, &mut flag, &mut ierr) };
+            (ierr, (flag != 0).then_some(out as usize))
+        }
+    }
+}
+
+/// Calls an attribute delete function in any language; its return code.
+pub fn delete_attr(f: AttrDelete, comm: c_int, key: c_int, value: usize, extra: usize) -> c_int {
+    match f {
+        AttrDelete::C(f) => call_delete_attr(f, comm, key, value, extra),
+        AttrDelete::Fortran(f) => call_fortran_delete_attr(f, comm, key, value, extra),
+        AttrDelete::Fortran1(f) => {
+            let (value, extra, mut ierr) = (value as c_int, extra as c_int, 0 as c_int);
+            // SAFETY: the procedure the program gave MPI_KEYVAL_CREATE, with the
+            // interface of MPI-1's DELETE_FUNCTION; every argument points to a local.
+            unsafe { f(&comm, &key, &value, &extra, &mut ierr) };
+            ierr
+        }
+    }
 }
 
 /// Bytes in front of every MPI_Alloc_mem block, holding its size.

@@ -1,13 +1,15 @@
 //! Persistent requests and completion in `mpi.h` (MPI-3.1 sections 3.7-3.9): `*_init`,
-//! start, wait, test and their any/some/all forms, request status, cancel and free. Thin shells
-//! over `request`; never owns a request's state.
+//! start, wait, test and their any/some/all forms, request status, cancel and free;
+//! generalized requests and statuses (sections 12.2, 12.3). Thin shells over `request`
+//! and `grequest`; never owns a request's state.
 
 use super::*;
+use crate::p2p::SendMode;
 
 // ---- Persistent requests ----
 
 fn send_init(
-    name: &'static str,
+    (name, mode): (&'static str, SendMode),
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -21,7 +23,7 @@ fn send_init(
         let region = reg(buf, &t, n)?;
         comm::size(comm)?;
         let h = request::add_persistent(request::Persistent {
-            send: true,
+            send: Some(mode),
             comm,
             region,
             dt: t,
@@ -44,7 +46,7 @@ pub unsafe extern "C" fn MPI_Send_init(
     request: *mut c_int,
 ) -> c_int {
     send_init(
-        "MPI_Send_init",
+        ("MPI_Send_init", SendMode::Standard),
         buf,
         count,
         datatype,
@@ -66,7 +68,7 @@ pub unsafe extern "C" fn MPI_Ssend_init(
     request: *mut c_int,
 ) -> c_int {
     send_init(
-        "MPI_Ssend_init",
+        ("MPI_Ssend_init", SendMode::Synchronous),
         buf,
         count,
         datatype,
@@ -88,7 +90,7 @@ pub unsafe extern "C" fn MPI_Bsend_init(
     request: *mut c_int,
 ) -> c_int {
     send_init(
-        "MPI_Bsend_init",
+        ("MPI_Bsend_init", SendMode::Buffered),
         buf,
         count,
         datatype,
@@ -110,7 +112,7 @@ pub unsafe extern "C" fn MPI_Rsend_init(
     request: *mut c_int,
 ) -> c_int {
     send_init(
-        "MPI_Rsend_init",
+        ("MPI_Rsend_init", SendMode::Ready),
         buf,
         count,
         datatype,
@@ -133,19 +135,10 @@ pub unsafe extern "C" fn MPI_Recv_init(
 ) -> c_int {
     guard("MPI_Recv_init", comm, || {
         let (t, n) = (dt(datatype)?, cnt(count)?);
-        if !t.contiguous {
-            return Err(MpiError::new(
-                class::TYPE,
-                format!(
-                    "{}: persistent receives into non-contiguous datatypes are not implemented yet",
-                    t.name
-                ),
-            ));
-        }
         let region = reg(buf, &t, n)?;
         comm::size(comm)?;
         let h = request::add_persistent(request::Persistent {
-            send: false,
+            send: None,
             comm,
             region,
             dt: t,
@@ -160,15 +153,15 @@ pub unsafe extern "C" fn MPI_Recv_init(
 /// Starts persistent request `h`.
 fn start(h: c_int) -> Result<()> {
     let p = request::to_start(h)?;
-    let active = if p.send {
+    let active = if let Some(mode) = p.send {
         // SAFETY: the buffer given to MPI_Send_init holds `count` elements whenever the
         // request is started (MPI-3.1 section 3.9); the send copies it before returning.
         let b = unsafe { raw::read(p.region, p.dt.clone()) };
-        p2p::start_send(p.comm, &b, p.count, p.peer, p.tag)?
+        p2p::start_send(p.comm, &b, p.count, (p.peer, p.tag), mode)?
     } else {
         // SAFETY: the buffer given to MPI_Recv_init stays valid and untouched until the
         // started receive completes (MPI-3.1 sections 3.7.2 and 3.9).
-        let mem = unsafe { raw::write_until_complete(p.region) };
+        let mem = unsafe { recv_until_complete(p.region, p.dt, p.count) };
         p2p::start_recv(p.comm, mem, p.peer, p.tag)?
     };
     request::activate(h, active)
@@ -351,14 +344,16 @@ fn some_impl(
         // SAFETY: `incount` indices (MPI-3.1 section 3.7.5).
         let idx = unsafe { raw::array_mut(indices, n, "array_of_indices") }?;
         // SAFETY: `incount` statuses, or MPI_STATUSES_IGNORE.
-        let mut sts = unsafe { raw::statuses(statuses, n) }?;
-        for (k, (i, st)) in done.iter().enumerate() {
+        let sts = unsafe { raw::statuses(statuses, n) }?;
+        let (done, result) = request::some_statuses(done, sts.is_some());
+        for (k, (i, _)) in done.iter().enumerate() {
             idx[k] = *i;
-            if let Some(s) = sts.as_deref_mut() {
-                s[k] = *st;
-            }
         }
-        set(outcount, "outcount", done.len() as c_int)
+        if let Some(s) = sts {
+            request::put_some_statuses(s, &done, result.is_err());
+        }
+        set(outcount, "outcount", done.len() as c_int)?;
+        result
     })
 }
 
@@ -398,4 +393,68 @@ pub unsafe extern "C" fn MPI_Testsome(
         indices,
         statuses,
     )
+}
+
+// ---- Generalized requests and statuses (MPI-3.1 sections 12.2, 12.3) ----
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Grequest_start(
+    query_fn: Option<raw::GreqQueryFn>,
+    free_fn: Option<raw::GreqFreeFn>,
+    cancel_fn: Option<raw::GreqCancelFn>,
+    extra_state: *mut c_void,
+    request: *mut c_int,
+) -> c_int {
+    guard("MPI_Grequest_start", COMM_WORLD, || {
+        let fns = raw::GreqFns::C {
+            query: query_fn,
+            free: free_fn,
+            cancel: cancel_fn,
+        };
+        let h = grequest::start(fns, extra_state as usize)?;
+        set(request, "request", h)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Grequest_complete(request: c_int) -> c_int {
+    guard("MPI_Grequest_complete", COMM_WORLD, || {
+        grequest::complete(request)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_cancelled(status: *mut MpiStatus, flag: c_int) -> c_int {
+    guard("MPI_Status_set_cancelled", COMM_WORLD, || {
+        // SAFETY: `status` points to a status the program owns.
+        let st = unsafe { raw::out(status, "status") }?;
+        st.cancelled = c_int::from(flag != 0);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements(
+    status: *mut MpiStatus,
+    datatype: Dtype,
+    count: c_int,
+) -> c_int {
+    guard("MPI_Status_set_elements", COMM_WORLD, || {
+        // SAFETY: `status` points to a status the program owns.
+        let st = unsafe { raw::out(status, "status") }?;
+        p2p::set_elements(st, &*dt(datatype)?, i64::from(count))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements_x(
+    status: *mut MpiStatus,
+    datatype: Dtype,
+    count: i64,
+) -> c_int {
+    guard("MPI_Status_set_elements_x", COMM_WORLD, || {
+        // SAFETY: `status` points to a status the program owns.
+        let st = unsafe { raw::out(status, "status") }?;
+        p2p::set_elements(st, &*dt(datatype)?, count)
+    })
 }

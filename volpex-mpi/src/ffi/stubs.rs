@@ -1,42 +1,157 @@
-//! Functions of `mpi.h` not implemented yet: each exists, so a program that calls it
-//! links, and answers `MPI_ERR_OTHER` with a message naming it (through the error
-//! handler of MPI_COMM_WORLD; see `error::not_implemented`). Their C arguments are not
-//! read, so the Rust declarations take none: under the C calling convention a callee
-//! that ignores its arguments is called correctly.
+//! Functions of `mpi.h` that this library does not support (dynamic processes, one-sided
+//! communication, I/O): each exists, so a program that calls it links, and answers
+//! through the error handler of MPI_COMM_WORLD with a message naming it (see
+//! `error::unsupported`). Their C arguments are not read, so the Rust declarations
+//! take none: under the C calling convention a callee that ignores its arguments is
+//! called correctly. Must never hold a function that does something.
 
 use std::os::raw::c_int;
 
-use crate::error::not_implemented;
+use crate::error::unsupported;
+use crate::handles::class;
 
-macro_rules! stubs {
-    ($($name:ident),* $(,)?) => {$(
+/// Functions this library does not support: `$class` with `$why`.
+macro_rules! unsupported {
+    ($class:expr, $why:literal: $($name:ident),* $(,)?) => {$(
         #[no_mangle]
         pub extern "C" fn $name() -> c_int {
-            not_implemented(stringify!($name))
+            unsupported(stringify!($name), $class, $why)
         }
     )*};
 }
 
-stubs!(
-    MPI_Add_error_class,
-    MPI_Add_error_code,
-    MPI_Add_error_string,
-    MPI_Alltoallw,
-    MPI_Comm_remote_group,
-    MPI_Comm_remote_size,
-    MPI_Graph_create,
-    MPI_Graph_get,
-    MPI_Graph_map,
-    MPI_Graph_neighbors,
-    MPI_Graph_neighbors_count,
-    MPI_Graphdims_get,
-    MPI_Imrecv,
-    MPI_Intercomm_create,
-    MPI_Intercomm_merge,
+// Process creation and management (MPI-3.1 chapter 10): a Volpex job has a fixed set of
+// ranks, each replicated; new processes and connections between jobs are not supported.
+unsupported!(class::SPAWN, "a Volpex job cannot spawn processes":
+    MPI_Comm_spawn,
+    MPI_Comm_spawn_multiple,
+);
+unsupported!(
+    class::UNSUPPORTED_OPERATION,
+    "a Volpex job cannot connect to other jobs (ports, name publishing)":
+    MPI_Close_port,
+    MPI_Comm_accept,
+    MPI_Comm_connect,
+    MPI_Comm_join,
+    MPI_Lookup_name,
+    MPI_Open_port,
+    MPI_Publish_name,
+    MPI_Unpublish_name,
+);
+
+// One-sided communication (MPI-3.1 chapter 11).
+unsupported!(
+    class::UNSUPPORTED_OPERATION,
+    "one-sided communication is not implemented yet":
+    MPI_Accumulate,
+    MPI_Compare_and_swap,
+    MPI_Fetch_and_op,
+    MPI_Get,
+    MPI_Get_accumulate,
+    MPI_Put,
+    MPI_Raccumulate,
+    MPI_Rget,
+    MPI_Rget_accumulate,
+    MPI_Rput,
+    MPI_Win_allocate,
+    MPI_Win_allocate_shared,
+    MPI_Win_attach,
+    MPI_Win_complete,
+    MPI_Win_create,
+    MPI_Win_create_dynamic,
+    MPI_Win_create_keyval,
+    MPI_Win_delete_attr,
+    MPI_Win_detach,
+    MPI_Win_fence,
+    MPI_Win_flush,
+    MPI_Win_flush_all,
+    MPI_Win_flush_local,
+    MPI_Win_flush_local_all,
+    MPI_Win_free,
+    MPI_Win_free_keyval,
+    MPI_Win_get_attr,
+    MPI_Win_get_group,
+    MPI_Win_get_info,
+    MPI_Win_get_name,
+    MPI_Win_lock,
+    MPI_Win_lock_all,
+    MPI_Win_post,
+    MPI_Win_set_attr,
+    MPI_Win_set_info,
+    MPI_Win_set_name,
+    MPI_Win_shared_query,
+    MPI_Win_start,
+    MPI_Win_sync,
+    MPI_Win_test,
+    MPI_Win_unlock,
+    MPI_Win_unlock_all,
+    MPI_Win_wait,
+);
+
+// I/O (MPI-3.1 chapter 13).
+unsupported!(
+    class::UNSUPPORTED_OPERATION,
+    "MPI-IO is not implemented yet":
+    MPI_File_close,
+    MPI_File_delete,
+    MPI_File_get_amode,
+    MPI_File_get_atomicity,
+    MPI_File_get_byte_offset,
+    MPI_File_get_group,
+    MPI_File_get_info,
+    MPI_File_get_position,
+    MPI_File_get_position_shared,
+    MPI_File_get_size,
+    MPI_File_get_type_extent,
+    MPI_File_get_view,
+    MPI_File_iread,
+    MPI_File_iread_all,
+    MPI_File_iread_at,
+    MPI_File_iread_at_all,
+    MPI_File_iread_shared,
+    MPI_File_iwrite,
+    MPI_File_iwrite_all,
+    MPI_File_iwrite_at,
+    MPI_File_iwrite_at_all,
+    MPI_File_iwrite_shared,
+    MPI_File_open,
+    MPI_File_preallocate,
+    MPI_File_read,
+    MPI_File_read_all,
+    MPI_File_read_all_begin,
+    MPI_File_read_all_end,
+    MPI_File_read_at,
+    MPI_File_read_at_all,
+    MPI_File_read_at_all_begin,
+    MPI_File_read_at_all_end,
+    MPI_File_read_ordered,
+    MPI_File_read_ordered_begin,
+    MPI_File_read_ordered_end,
+    MPI_File_read_shared,
+    MPI_File_seek,
+    MPI_File_seek_shared,
+    MPI_File_set_atomicity,
+    MPI_File_set_info,
+    MPI_File_set_size,
+    MPI_File_set_view,
+    MPI_File_sync,
+    MPI_File_write,
+    MPI_File_write_all,
+    MPI_File_write_all_begin,
+    MPI_File_write_all_end,
+    MPI_File_write_at,
+    MPI_File_write_at_all,
+    MPI_File_write_at_all_begin,
+    MPI_File_write_at_all_end,
+    MPI_File_write_ordered,
+    MPI_File_write_ordered_begin,
+    MPI_File_write_ordered_end,
+    MPI_File_write_shared,
+    MPI_Register_datarep,
 );
 
 /// MPI_Pcontrol: profiling control, which MPI lets an implementation ignore.
 #[no_mangle]
 pub extern "C" fn MPI_Pcontrol(_level: c_int) -> c_int {
-    crate::handles::class::SUCCESS
+    class::SUCCESS
 }

@@ -11,7 +11,7 @@ use super::super::replica::{Replica, ReplicaState};
 use super::super::step::Action;
 use super::{JobState, Timer};
 use crate::chaos::Live;
-use crate::cli::FaultAction;
+use crate::fault::FaultAction;
 
 /// What the generator may know of a replica. A new incarnation still catching up counts
 /// as gone: it cannot carry its rank alone (it needs a caught-up sibling), so it must not
@@ -68,7 +68,7 @@ mod tests {
     use std::time::Duration;
 
     use nix::sys::signal::Signal;
-    use volpex::message::ReplicaId;
+    use volpex_proto::message::ReplicaId;
 
     use super::super::super::replica::HostState;
     use super::super::super::step::{Action, Input};

@@ -8,9 +8,9 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex::exit::{EXIT_DRAINED, EXIT_FAULT, EXIT_ORPHANED, EXIT_RETIRED};
-use volpex::message::ReplicaId;
-use volpex::wire::control::ToProcess;
+use volpex_proto::launch::exit::{EXIT_DRAINED, EXIT_FAULT, EXIT_ORPHANED, EXIT_RETIRED};
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::ToProcess;
 
 use super::super::replica::{describe_exit, Origin, ReplicaState};
 use super::super::step::Action;
@@ -180,7 +180,7 @@ impl JobState {
 
     /// Replica `by` found replica `rank.replica` unreachable or silent while it needed it
     /// for choices (its rank's silent leader, a sibling that does not take its choices, or
-    /// any replica that does not answer its takeover, see `volpex::pull::foreign`): end it
+    /// any replica that does not answer its takeover, see `volpex_proto::pull::foreign`): end it
     /// and announce its death, so that only one replica of a rank ever makes choices and
     /// no takeover waits forever. A replica that already finished is left alone.
     pub(super) fn fence(&mut self, by: ReplicaId, rank: u32, replica: u32, incarnation: u32) {

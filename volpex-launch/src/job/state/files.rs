@@ -11,8 +11,8 @@
 
 use std::time::Duration;
 
-use volpex::message::ReplicaId;
 use volpex_files::coordinator::{Effect, Live};
+use volpex_proto::message::ReplicaId;
 
 use super::super::step::Action;
 use super::JobState;

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use volpex::message::ReplicaId;
+use volpex_proto::message::ReplicaId;
 
 use super::super::replica::{HostState, ReplicaState};
 use super::super::step::Action;

@@ -5,8 +5,8 @@
 //!
 //! Must never do I/O; an answer is an `Action::Send`.
 
-use volpex::message::ReplicaId;
-use volpex::wire::control::{ToLauncher, ToProcess};
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::{ToLauncher, ToProcess};
 
 use super::super::replica::{Replica, ReplicaState};
 use super::super::step::Action;

@@ -12,8 +12,8 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex::message::ReplicaId;
-use volpex::wire::control::ToProcess;
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::ToProcess;
 
 use super::super::replica::{Host, HostState, Replica, ReplicaState};
 use super::super::step::Action;

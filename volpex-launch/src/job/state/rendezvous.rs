@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex::message::ReplicaId;
-use volpex::wire::control::ToProcess;
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::ToProcess;
 
 use super::super::replica::ReplicaState;
 use super::super::step::Action;

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex::wire::control::ToProcess;
+use volpex_proto::wire::control::ToProcess;
 
 use super::super::exit_policy::{self, AtShutdown, Grid, Progress};
 use super::super::replica::ReplicaState;

@@ -3,15 +3,16 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex::exit::EXIT_RETIRED;
-use volpex::message::ReplicaId;
-use volpex::wire::control::{ReplicaStats, ToLauncher, ToProcess};
+use volpex_proto::launch::exit::EXIT_RETIRED;
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::{ReplicaStats, ToLauncher, ToProcess};
 
 use super::super::exit_policy::Verdict;
 use super::super::replica::{HostState, ReplicaState};
 use super::super::step::{Action, Input};
 use super::{Config, JobState};
-use crate::cli::{parse_fault, Regenerate};
+use crate::cli::Regenerate;
+use crate::fault::parse_fault;
 
 fn s(secs: f64) -> Duration {
     Duration::from_secs_f64(secs)
@@ -436,7 +437,7 @@ fn a_preemption_notice_after_an_interrupt_is_an_ending() {
         Input::Message {
             id: id(0, 1),
             inc: 0,
-            msg: volpex::wire::control::ToLauncher::Draining {
+            msg: volpex_proto::wire::control::ToLauncher::Draining {
                 grace_ms: 30_000,
                 checkpoints: 0,
             },

@@ -4,14 +4,15 @@
 
 use std::time::Duration;
 
-use volpex::message::ReplicaId;
-use volpex::wire::control::{ReplicaStats, ToLauncher, ToProcess};
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::{ReplicaStats, ToLauncher, ToProcess};
 
 use super::super::super::replica::ReplicaState;
 use super::super::super::step::{Action, Input};
 use super::super::{Config, JobState};
 use super::{config, exited, id, local, register, running, s, state};
-use crate::cli::{parse_fault, Regenerate};
+use crate::cli::Regenerate;
+use crate::fault::parse_fault;
 
 pub(super) fn regen(ranks: u32, replicas: u32, mode: Regenerate) -> Config {
     Config {
@@ -598,7 +599,7 @@ fn an_injected_crash_is_regenerated_a_program_error_is_not() {
         )
     };
     // `exit@sends` stands in for a crash.
-    let actions = exit(&mut st, id(1, 0), volpex::exit::EXIT_FAULT);
+    let actions = exit(&mut st, id(1, 0), volpex_proto::launch::exit::EXIT_FAULT);
     assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
     // A program's own exit code is its failure: the exit policy's, not regenerated.
     assert_eq!(spawns(&exit(&mut st, id(0, 1), 3)), []);
@@ -633,7 +634,7 @@ fn a_preempted_replica_that_checkpoints_is_replaced_when_it_hands_over() {
         let exit = Input::Exited {
             id: id(1, 0),
             inc: 0,
-            code: Some(volpex::exit::EXIT_DRAINED),
+            code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
             signal: None,
         };
         assert_eq!(spawns(&st.handle(exit, s(2.5))), []);
@@ -661,7 +662,7 @@ fn a_draining_replica_whose_grace_ends_first_is_regenerated_from_its_sibling() {
     let exit = Input::Exited {
         id: id(1, 0),
         inc: 0,
-        code: Some(volpex::exit::EXIT_DRAINED),
+        code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
         signal: None,
     };
     assert_eq!(spawns(&st.handle(exit, s(2.0))), [(id(1, 0), 1, 0)]);

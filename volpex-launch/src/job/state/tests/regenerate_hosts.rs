@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use volpex::message::ReplicaId;
-use volpex::wire::control::ToLauncher;
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::control::ToLauncher;
 
 use super::super::super::replica::HostState;
 use super::super::super::step::{Action, Input};

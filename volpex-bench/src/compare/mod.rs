@@ -1,0 +1,509 @@
+//! Side-by-side runs: the same benchmark under Volpex and under Open MPI over TCP,
+//! alternating, several rounds, medians per message size.
+
+mod npb;
+mod npb_ref;
+mod overlap;
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::runs::{median, on_path, volpexrun};
+
+/// What to compare.
+#[derive(clap::Subcommand, Debug)]
+pub enum What {
+    /// Ping-pong latency and bandwidth, 1 B .. 4 MiB.
+    Pingpong(Args),
+    /// All-reduce, broadcast and all-to-all times, 8 B .. 1 MiB.
+    Collectives(CollectiveArgs),
+    /// The official NPB 3.4 MPI code under Open MPI (built into the target directory)
+    /// against our ports under volpexrun, per benchmark and rank count.
+    Npb(npb::Args),
+    /// Delivery while the sender computes, and a receive-compute-send pipeline:
+    /// `volpex-bench overlap` against `c/overlap.c` under Open MPI.
+    Overlap(overlap::Args),
+}
+
+/// One way of running a benchmark: a column of the comparison tables.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The official or C program under Open MPI's mpirun over TCP.
+    #[value(name = "openmpi")]
+    OpenMpi,
+    /// Our Rust program under volpexrun, one replica per rank.
+    #[value(name = "volpex")]
+    Volpex,
+    /// The official program built with our MPI wrappers (`volpexf90`, `volpexcc`) under
+    /// volpexrun, one replica per rank.
+    #[value(name = "volpex-official")]
+    VolpexOfficial,
+}
+
+impl Side {
+    /// The name in column headers and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::OpenMpi => "openmpi",
+            Side::Volpex => "volpex",
+            Side::VolpexOfficial => "volpex-official",
+        }
+    }
+}
+
+/// Collective comparison options.
+#[derive(clap::Args, Debug)]
+pub struct CollectiveArgs {
+    /// Ranks on both sides.
+    #[arg(short = 'n', long = "np", default_value_t = 4)]
+    pub ranks: u32,
+    /// Replicas per rank on the Volpex side.
+    #[arg(short = 'r', long = "replicas", default_value_t = 1)]
+    pub replicas: u32,
+    /// Runs of each side, alternating; the medians are reported.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Print CSV: op,size_bytes,volpex_us,openmpi_us,ratio.
+    #[arg(long)]
+    pub csv: bool,
+    /// Largest size in bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_bytes: usize,
+    /// Operations per size up to 8 KiB (fewer for larger sizes).
+    #[arg(long, default_value_t = 500)]
+    pub iters: u64,
+    /// How operations are timed (see `volpex-bench collectives --help`).
+    #[arg(long, value_enum, default_value_t = crate::collectives::Method::Loop)]
+    pub method: crate::collectives::Method,
+    /// Operations to compare, comma-separated (see `volpex-bench collectives --help`).
+    #[arg(long, value_delimiter = ',', default_values_t = crate::collectives::DEFAULT_OPS.map(String::from))]
+    pub ops: Vec<String>,
+}
+
+/// Header of `compare collectives --csv` output.
+pub const COLLECTIVES_CSV_HEADER: &str = "op,size_bytes,volpex_us,openmpi_us,ratio";
+
+/// Comparison options.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Replicas per rank on the Volpex side (each replica pulls from its own team).
+    #[arg(short = 'r', long = "replicas", default_value_t = 1)]
+    pub replicas: u32,
+    /// Runs of each side, alternating; the medians are reported.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Print CSV: size_bytes,volpex_lat_us,openmpi_lat_us,lat_ratio,volpex_mbps,openmpi_mbps,bw_ratio.
+    #[arg(long)]
+    pub csv: bool,
+    /// Largest message size in bytes.
+    #[arg(long, default_value_t = 4 << 20)]
+    pub max_bytes: usize,
+    /// Round trips per size up to 8 KiB (fewer for larger sizes).
+    #[arg(long, default_value_t = 2000)]
+    pub iters: u64,
+    /// Also write a figure here (SVG): latency and bandwidth against size, both sides
+    /// (as `volpex-bench plot pingpong` draws the CSV).
+    #[arg(long)]
+    pub svg: Option<PathBuf>,
+}
+
+/// Header of `--csv` output.
+pub const CSV_HEADER: &str =
+    "size_bytes,volpex_lat_us,openmpi_lat_us,lat_ratio,volpex_mbps,openmpi_mbps,bw_ratio";
+
+/// Removes a directory when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Rows of `size_bytes,lat_us,mbps` in a program's output.
+fn parse(out: &str) -> BTreeMap<usize, (f64, f64)> {
+    out.lines()
+        .filter_map(|l| {
+            let mut f = l.trim().split(',');
+            let size = f.next()?.parse().ok()?;
+            let lat = f.next()?.parse().ok()?;
+            let bw = f.next()?.parse().ok()?;
+            Some((size, (lat, bw)))
+        })
+        .collect()
+}
+
+/// The directory of the C programs: $VOLPEX_BENCH_C_DIR, else `c/` in this crate.
+fn c_dir() -> PathBuf {
+    std::env::var_os("VOLPEX_BENCH_C_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("c"))
+}
+
+/// `mpirun -n NP` over TCP on loopback, with `--oversubscribe --bind-to
+/// core:overload-allowed` only when `np` exceeds this machine's CPUs (so Open MPI keeps
+/// its default binding otherwise), and Open MPI's own `--timeout`.
+fn mpirun_command(mpirun: &Path, np: u32, timeout_s: u64) -> Command {
+    let mut cmd = Command::new(mpirun);
+    if nix::unistd::geteuid().is_root() {
+        cmd.arg("--allow-run-as-root");
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if np as usize > cpus {
+        // Bound to cores in turn, as volpexrun binds a crowded host's processes: left to
+        // the kernel, Open MPI's times at 4 ranks on 2 cores take one of two levels by
+        // where the processes land (NPB IS class A 0.11 or 0.17 s).
+        cmd.args(["--oversubscribe", "--bind-to", "core:overload-allowed"]);
+    }
+    cmd.args([
+        "--mca",
+        "btl",
+        "self,tcp",
+        "--mca",
+        "btl_tcp_if_include",
+        "lo",
+    ])
+    .args(["--timeout", &timeout_s.to_string()])
+    .args(["-n", &np.to_string()]);
+    cmd
+}
+
+/// A finished child process.
+struct Finished {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `cmd` to its end, capturing its output; past `limit` it gets SIGTERM (by its
+/// process id; mpirun and volpexrun end their own processes on it), then SIGKILL 5 s
+/// later, and the result is an error.
+fn run_bounded(cmd: &mut Command, limit: Duration) -> Result<Finished, String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
+    let reader = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = reader(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = reader(child.stderr.take().map(|p| Box::new(p) as _));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let start = Instant::now();
+    let mut termed: Option<Instant> = None;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) => {}
+            Err(e) => break Err(format!("waiting for {:?}: {e}", cmd.get_program())),
+        }
+        match termed {
+            None if start.elapsed() > limit => {
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+                termed = Some(Instant::now());
+            }
+            Some(t) if t.elapsed() > Duration::from_secs(5) => {
+                let _ = child.kill();
+            }
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let status = match status {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+    };
+    let (stdout, stderr) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
+    if termed.is_some() {
+        return Err(format!(
+            "{:?} did not finish within {} s; ended",
+            cmd.get_program(),
+            limit.as_secs()
+        ));
+    }
+    Ok(Finished {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+fn run_capture(cmd: &mut Command, what: &str) -> Result<String, String> {
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {what}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The 1, 5 and 15 minute load averages, as the kernel reports them (the machine may be
+/// shared; the figures say how much).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Both sides of a comparison: a compiled C program for Open MPI, and this binary's
+/// subcommand under volpexrun.
+struct Harness {
+    _tmp: TempDir,
+    c_bin: PathBuf,
+    mpirun: PathBuf,
+    vrun: PathBuf,
+    me: PathBuf,
+}
+
+impl Harness {
+    fn new(c_file: &str) -> Result<Harness, String> {
+        let missing = "is not installed (apt-get install openmpi-bin libopenmpi-dev)";
+        let mpicc = on_path("mpicc").ok_or(format!("Open MPI's mpicc {missing}"))?;
+        let mpirun = on_path("mpirun").ok_or(format!("Open MPI's mpirun {missing}"))?;
+        let src_dir = c_dir();
+        let tmp = TempDir(
+            std::env::temp_dir().join(format!("volpex-bench-{}-{c_file}", std::process::id())),
+        );
+        std::fs::create_dir_all(&tmp.0).map_err(|e| format!("{}: {e}", tmp.0.display()))?;
+        let c_bin = tmp.0.join("bench");
+        run_capture(
+            Command::new(&mpicc)
+                .arg("-O3")
+                .arg("-o")
+                .arg(&c_bin)
+                .arg(src_dir.join(c_file)),
+            "mpicc",
+        )?;
+        Ok(Harness {
+            _tmp: tmp,
+            c_bin,
+            mpirun,
+            vrun: volpexrun()?,
+            me: std::env::current_exe().map_err(|e| e.to_string())?,
+        })
+    }
+
+    fn openmpi(&self, ranks: u32, args: &[String]) -> Result<String, String> {
+        let mut cmd = Command::new(&self.mpirun);
+        if nix::unistd::geteuid().is_root() {
+            cmd.arg("--allow-run-as-root");
+        }
+        cmd.args(["--oversubscribe", "--mca", "btl", "tcp,self"])
+            .args([
+                "--mca",
+                "btl_tcp_if_include",
+                "lo",
+                "-n",
+                &ranks.to_string(),
+            ])
+            .arg(&self.c_bin)
+            .args(args);
+        run_capture(&mut cmd, "mpirun")
+    }
+
+    fn volpex(
+        &self,
+        ranks: u32,
+        replicas: u32,
+        sub: &str,
+        args: &[String],
+    ) -> Result<String, String> {
+        let mut cmd = Command::new(&self.vrun);
+        cmd.args(["-n", &ranks.to_string(), "-r", &replicas.to_string()])
+            .arg(&self.me)
+            .arg(sub)
+            .args(args);
+        run_capture(&mut cmd, "volpexrun")
+    }
+}
+
+/// Runs the comparison.
+pub fn run(what: &What) -> Result<(), String> {
+    match what {
+        What::Pingpong(a) => pingpong(a),
+        What::Collectives(a) => collectives(a),
+        What::Npb(a) => npb::run(a),
+        What::Overlap(a) => overlap::run(a),
+    }
+}
+
+fn pingpong(a: &Args) -> Result<(), String> {
+    let h = Harness::new("pingpong.c")?;
+    let common = [
+        "--csv".to_string(),
+        "--max-bytes".to_string(),
+        a.max_bytes.to_string(),
+        "--iters".to_string(),
+        a.iters.to_string(),
+    ];
+    let mut volpex: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    let mut ompi: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    let rounds = a.rounds.max(1);
+    for round in 1..=rounds {
+        eprintln!("volpex-bench: round {round}/{rounds}: Open MPI");
+        for (s, (l, _)) in parse(&h.openmpi(2, &common)?) {
+            ompi.entry(s).or_default().push(l);
+        }
+        eprintln!(
+            "volpex-bench: round {round}/{rounds}: Volpex r={}",
+            a.replicas
+        );
+        for (s, (l, _)) in parse(&h.volpex(2, a.replicas, "pingpong", &common)?) {
+            volpex.entry(s).or_default().push(l);
+        }
+    }
+    // The CSV is kept for the figure whether or not it is printed.
+    let mut csv = format!("{CSV_HEADER}\n");
+    if a.csv {
+        println!("{CSV_HEADER}");
+    } else {
+        println!(
+            "{:>10} {:>12} {:>12} {:>8} {:>12} {:>12} {:>8}",
+            "bytes", "volpex_us", "openmpi_us", "lat x", "volpex_MB/s", "openmpi_MB/s", "bw x"
+        );
+    }
+    for (size, vl) in volpex {
+        let Some(ol) = ompi.remove(&size) else {
+            continue;
+        };
+        // Bandwidth from the median latency (bytes per microsecond = MB/s), so the ratio
+        // is not distorted by the rounding of the printed rates.
+        let (vl, ol) = (median(vl), median(ol));
+        let (vb, ob) = (size as f64 / vl, size as f64 / ol);
+        let row = format!(
+            "{size},{vl:.3},{ol:.3},{:.3},{vb:.1},{ob:.1},{:.3}",
+            vl / ol,
+            vb / ob
+        );
+        csv.push_str(&row);
+        csv.push('\n');
+        if a.csv {
+            println!("{row}");
+        } else {
+            println!(
+                "{size:>10} {vl:>12.3} {ol:>12.3} {:>8.2} {vb:>12.1} {ob:>12.1} {:>8.2}",
+                vl / ol,
+                vb / ob
+            );
+        }
+    }
+    if let Some(p) = &a.svg {
+        crate::plot::write(p, &crate::plot::pingpong_svg(&csv, None)?)?;
+    }
+    Ok(())
+}
+
+/// Rows of `op,size_bytes,time_us`.
+fn parse_ops(out: &str) -> Vec<((String, usize), f64)> {
+    out.lines()
+        .filter_map(|l| {
+            let mut f = l.trim().split(',');
+            let op = f.next()?.to_string();
+            let size = f.next()?.parse().ok()?;
+            let t = f.next()?.parse().ok()?;
+            Some(((op, size), t))
+        })
+        .collect()
+}
+
+fn collectives(a: &CollectiveArgs) -> Result<(), String> {
+    let h = Harness::new("collectives.c")?;
+    let common = [
+        "--csv".to_string(),
+        "--max-bytes".to_string(),
+        a.max_bytes.to_string(),
+        "--iters".to_string(),
+        a.iters.to_string(),
+        "--method".to_string(),
+        a.method.name().to_string(),
+        "--ops".to_string(),
+        a.ops.join(","),
+    ];
+    let mut volpex: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
+    let mut ompi: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
+    let rounds = a.rounds.max(1);
+    eprintln!("volpex-bench: load average at start: {}", load_average());
+    for round in 1..=rounds {
+        // Alternate which side goes first, so a trend in the machine's load does not
+        // favour one of them.
+        for side in if round % 2 == 1 { [0, 1] } else { [1, 0] } {
+            if side == 0 {
+                eprintln!("volpex-bench: round {round}/{rounds}: Open MPI");
+                for (k, t) in parse_ops(&h.openmpi(a.ranks, &common)?) {
+                    ompi.entry(k).or_default().push(t);
+                }
+            } else {
+                eprintln!(
+                    "volpex-bench: round {round}/{rounds}: Volpex r={}",
+                    a.replicas
+                );
+                for (k, t) in parse_ops(&h.volpex(a.ranks, a.replicas, "collectives", &common)?) {
+                    volpex.entry(k).or_default().push(t);
+                }
+            }
+        }
+    }
+    eprintln!("volpex-bench: load average at end: {}", load_average());
+    if a.csv {
+        println!("{COLLECTIVES_CSV_HEADER}");
+    } else {
+        // `ratio` is of the medians; `paired` the median of each round's ratio (the two
+        // sides of a round ran one right after the other, under about the same load).
+        println!(
+            "{:<10} {:>10} {:>12} {:>12} {:>8} {:>8}",
+            "op", "bytes", "volpex_us", "openmpi_us", "ratio", "paired"
+        );
+    }
+    for ((op, size), v) in volpex {
+        let Some(o) = ompi.remove(&(op.clone(), size)) else {
+            continue;
+        };
+        let paired = median(v.iter().zip(&o).map(|(v, o)| v / o).collect());
+        let (v, o) = (median(v), median(o));
+        if a.csv {
+            println!("{op},{size},{v:.3},{o:.3},{:.3}", v / o);
+        } else {
+            println!(
+                "{op:<10} {size:>10} {v:>12.3} {o:>12.3} {:>8.2} {paired:>8.2}",
+                v / o
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_only_csv_rows() {
+        let rows = parse("size_bytes,lat_us,mbps\n8,10.5,0.8\nnoise\n16,11,1.5\n");
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[&8], (10.5, 0.8));
+    }
+}

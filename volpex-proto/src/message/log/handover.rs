@@ -1,0 +1,234 @@
+//! The whole sender log handed from a draining replica to its next incarnation (see
+//! `bootstrap::handover`): the new incarnation serves every message its predecessor sent
+//! that a receiver may still pull, and keeps the predecessor's view of who consumed and
+//! checkpointed what. Owns the log's encoding (a postcard head, then the payloads as they
+//! are); must never do I/O.
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use super::{LogEntry, SendLog};
+use crate::message::{Key, Map};
+
+/// One entry's place in the encoding: key fields, order, choices, retained, length.
+type EntryHead = ((u32, i32, u32, u32, u64), u64, u64, bool, u64);
+/// Per (comm, dst) marks, one per replica of dst.
+type Marks = Vec<((u32, u32), Vec<u64>)>;
+
+/// Everything of a log but its payloads.
+#[derive(Debug, Serialize, Deserialize)]
+struct Head {
+    entries: Vec<EntryHead>,
+    seqs: Vec<((u32, i32, u32), u64)>,
+    orders: Vec<((u32, u32), u64)>,
+    consumed: Marks,
+    dead: Vec<(u32, Vec<u32>)>,
+    checkpointed: Marks,
+    joining: Vec<(u32, Vec<u32>)>,
+    evicted_count: u64,
+}
+
+fn key_fields(k: &Key) -> (u32, i32, u32, u32, u64) {
+    (k.comm, k.tag, k.src, k.dst, k.seq)
+}
+
+fn sorted<K: Ord + Copy, V: Clone>(m: &Map<K, V>) -> Vec<(K, V)> {
+    let mut v: Vec<(K, V)> = m.iter().map(|(k, v)| (*k, v.clone())).collect();
+    v.sort_unstable_by_key(|(k, _)| *k);
+    v
+}
+
+impl SendLog {
+    /// The log encoded for a new incarnation of this replica: a little-endian u64 length
+    /// of the postcard head, the head, then every payload in send order.
+    pub fn export(&self) -> Result<Vec<u8>, String> {
+        let live: Vec<(&Key, &LogEntry)> = self
+            .fifo
+            .iter()
+            .filter_map(|k| self.entries.get(k).map(|e| (k, e)))
+            .collect();
+        let head = Head {
+            entries: live
+                .iter()
+                .map(|(k, e)| {
+                    (
+                        key_fields(k),
+                        e.order,
+                        e.choices,
+                        e.retained,
+                        e.payload.len() as u64,
+                    )
+                })
+                .collect(),
+            seqs: sorted(&self.seqs),
+            orders: sorted(&self.orders),
+            consumed: sorted(&self.consumed),
+            dead: sorted(&self.dead),
+            checkpointed: sorted(&self.checkpointed),
+            joining: sorted(&self.joining),
+            evicted_count: self.evicted_count,
+        };
+        let head = postcard::to_stdvec(&head).map_err(|e| e.to_string())?;
+        let payload: usize = live.iter().map(|(_, e)| e.payload.len()).sum();
+        let mut out = Vec::with_capacity(8 + head.len() + payload);
+        out.extend_from_slice(&(head.len() as u64).to_le_bytes());
+        out.extend_from_slice(&head);
+        for (_, e) in live {
+            out.extend_from_slice(&e.payload);
+        }
+        Ok(out)
+    }
+
+    /// Replaces this (fresh) log's contents with an exported one; the bounds stay this
+    /// log's. Payloads share `bytes`.
+    pub fn import(&mut self, bytes: Bytes) -> Result<(), String> {
+        let len = bytes
+            .get(..8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(u64::from_le_bytes)
+            .ok_or("handed-over log: truncated")?;
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|l| l.checked_add(8))
+            .filter(|&e| e <= bytes.len())
+            .ok_or("handed-over log: bad head length")?;
+        let head: Head = postcard::from_bytes(&bytes[8..end]).map_err(|e| e.to_string())?;
+        let mut at = end;
+        let mut fresh = SendLog::new(self.bytes_max, self.replicas as u32);
+        fresh.retain_max = self.retain_max;
+        for ((comm, tag, src, dst, seq), order, choices, retained, len) in head.entries {
+            let len = usize::try_from(len).map_err(|_| "handed-over log: bad length")?;
+            let next = at
+                .checked_add(len)
+                .filter(|&n| n <= bytes.len())
+                .ok_or("handed-over log: payloads truncated")?;
+            let key = Key {
+                comm,
+                tag,
+                src,
+                dst,
+                seq,
+            };
+            let cost = Self::cost(len);
+            fresh.bytes_used += cost;
+            fresh.fifo.push_back(key);
+            if retained {
+                fresh.retained_bytes += cost;
+                fresh.retained.push_back(key);
+                fresh
+                    .retained_by_dst
+                    .entry((comm, dst))
+                    .or_default()
+                    .push_back((order, key));
+            } else {
+                fresh
+                    .by_dst
+                    .entry((comm, dst))
+                    .or_default()
+                    .push_back((order, key));
+            }
+            fresh.entries.insert(
+                key,
+                LogEntry {
+                    payload: bytes.slice(at..next),
+                    order,
+                    choices,
+                    retained,
+                    logged_at: std::time::Duration::ZERO,
+                    // Only complete sends are handed over (at a checkpoint no request is
+                    // outstanding), and their other replicas flag their own copies.
+                    sync: false,
+                },
+            );
+            at = next;
+        }
+        for q in fresh
+            .by_dst
+            .values_mut()
+            .chain(fresh.retained_by_dst.values_mut())
+        {
+            q.make_contiguous().sort_unstable_by_key(|(o, _)| *o);
+        }
+        fresh.seqs = head.seqs.into_iter().collect();
+        fresh.orders = head.orders.into_iter().collect();
+        fresh.consumed = head.consumed.into_iter().collect();
+        fresh.dead = head.dead.into_iter().collect();
+        fresh.checkpointed = head.checkpointed.into_iter().collect();
+        fresh.joining = head.joining.into_iter().collect();
+        fresh.evicted_count = head.evicted_count;
+        *self = fresh;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::log::Lookup;
+    use std::time::Duration;
+
+    #[test]
+    fn a_handed_over_log_serves_what_the_old_one_did() {
+        let mut old = SendLog::new(1 << 20, 2);
+        let mut keys = Vec::new();
+        for i in 0..5u8 {
+            let (k, _) = old
+                .append(
+                    0,
+                    7,
+                    1,
+                    2,
+                    Bytes::from(vec![i; 10 + i as usize]),
+                    0,
+                    Duration::ZERO,
+                )
+                .expect("room");
+            keys.push(k);
+        }
+        old.append(3, 1, 1, 0, Bytes::from_static(b"other"), 2, Duration::ZERO)
+            .expect("room");
+        // Both replicas of rank 2 have the first two: they are dropped.
+        old.note_consumed(0, 2, 0, 2);
+        old.note_consumed(0, 2, 1, 2);
+        let bytes = Bytes::from(old.export().expect("export"));
+        let mut new = SendLog::new(1 << 20, 2);
+        new.import(bytes).expect("import");
+        for (i, k) in keys.iter().enumerate() {
+            match (old.lookup(k), new.lookup(k)) {
+                (Lookup::Present(a), Lookup::Present(b)) => {
+                    assert_eq!(a.payload, b.payload);
+                    assert_eq!((a.order, a.choices), (b.order, b.choices));
+                }
+                (Lookup::Evicted, Lookup::Evicted) => assert!(i < 2),
+                (a, b) => panic!("entry {i}: {a:?} against {b:?}"),
+            }
+        }
+        assert_eq!(new.progress(), old.progress());
+        assert_eq!(new.used_bytes(), old.used_bytes());
+        // The next send continues the numbering.
+        let (k, order) = new
+            .append(0, 7, 1, 2, Bytes::from_static(b"next"), 0, Duration::ZERO)
+            .expect("room");
+        assert_eq!((k.seq, order), (5, 5));
+        // Consumption goes on from the old marks.
+        new.note_consumed(0, 2, 0, 5);
+        new.note_consumed(0, 2, 1, 5);
+        assert!(matches!(new.lookup(&keys[4]), Lookup::Evicted));
+    }
+
+    #[test]
+    fn a_damaged_handover_is_refused() {
+        let mut old = SendLog::new(1 << 20, 1);
+        old.append(0, 0, 0, 1, Bytes::from_static(b"abcdef"), 0, Duration::ZERO)
+            .expect("room");
+        let bytes = old.export().expect("export");
+        let mut new = SendLog::new(1 << 20, 1);
+        assert!(new
+            .import(Bytes::from(bytes[..bytes.len() - 2].to_vec()))
+            .is_err());
+        assert!(new
+            .import(Bytes::from_static(b"\xff\xff\xff\xff\xff\xff\xff\x7f"))
+            .is_err());
+        assert!(new.import(Bytes::new()).is_err());
+    }
+}

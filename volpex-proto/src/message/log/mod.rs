@@ -1,0 +1,772 @@
+//! The sender-based message log (VolpexMPI section 3, "buffer management").
+//!
+//! Every send is appended here and served from here to whichever replica of the
+//! destination pulls it. The log is bounded in bytes; when full it evicts the oldest
+//! entries that some replica of their destination has already received, and refuses new
+//! entries (the caller blocks) rather than evict anything no replica has received.
+//! Entries every live replica of their destination has received are dropped at once: no
+//! one can ask for them again, and their memory is reused for the next sends. When lost
+//! replicas are regenerated (`retaining`), a new incarnation replays its program and asks
+//! for them again: they are *retained*, oldest dropped first beyond a bound in bytes,
+//! until every live replica of the destination took a checkpoint past them (CHECKPOINTED
+//! notices): a new incarnation restored from a checkpoint never asks for what is below
+//! it. Log memory is then bounded by the traffic of one checkpoint interval.
+//! It owns the per-(comm, tag, dst) seq counters and per-(comm, dst) order numbers, so a
+//! lookup can tell "evicted" from "not sent yet". It must never do I/O.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::{Key, Map};
+use crate::limits::LOG_ENTRY_OVERHEAD_BYTES;
+
+mod handover;
+
+/// One logged message. The payload is stored once and shared by every pull of it.
+#[derive(Debug, Clone)]
+pub struct LogEntry {
+    /// Message bytes.
+    pub payload: Bytes,
+    /// Order number among all sends from this rank to the destination on this comm.
+    pub order: u64,
+    /// Coordinated choices (slots `0..choices`) the sender had made or followed before
+    /// this send; the message may depend on them (see `pull::decision`).
+    pub choices: u64,
+    /// Every live replica of the destination has it: kept only for a new incarnation
+    /// replaying the program (counted in the retained bytes).
+    retained: bool,
+    /// When it was logged (the engine's clock; zero when not known).
+    pub logged_at: Duration,
+    /// Sent synchronously: whoever serves it says so (`FLAG_SYNC`), so that every
+    /// receiver replica that claims it tells the sender's replicas (MATCHED).
+    pub sync: bool,
+}
+
+/// Answer to "do you have this key?".
+#[derive(Debug)]
+pub enum Lookup<'a> {
+    /// Logged: serve it.
+    Present(&'a LogEntry),
+    /// Sent once, since evicted: answer GONE.
+    Evicted,
+    /// This replica has not made that send yet: park the request.
+    NotYetSent,
+}
+
+/// The log is full of messages no replica of their destination has received yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogFull {
+    /// Bytes in use.
+    pub used_bytes: usize,
+    /// Bytes the new entry needs.
+    pub need_bytes: usize,
+}
+
+/// Bounded store of this replica's sent messages.
+#[derive(Debug)]
+pub struct SendLog {
+    bytes_max: usize,
+    bytes_used: usize,
+    entries: Map<Key, LogEntry>,
+    /// Keys in send order, oldest first (eviction order).
+    fifo: VecDeque<Key>,
+    /// Next seq per (comm, tag, dst).
+    seqs: Map<(u32, i32, u32), u64>,
+    /// Next order number per (comm, dst).
+    orders: Map<(u32, u32), u64>,
+    /// Watermark each replica of dst reported, per (comm, dst); `u64::MAX` for a dead one.
+    consumed: Map<(u32, u32), Vec<u64>>,
+    /// Replicas per rank (length of each watermark vector).
+    replicas: usize,
+    /// Replicas known dead, per rank: their watermark starts at `u64::MAX`.
+    dead: Map<u32, Vec<u32>>,
+    /// Keys per (comm, dst) in send (= order) order, for eager eviction.
+    by_dst: Map<(u32, u32), VecDeque<(u64, Key)>>,
+    evicted_count: u64,
+    /// `Some(bound)`: entries every live replica received are retained up to `bound`
+    /// bytes for regenerated replicas (see `retaining`); `None`: dropped at once.
+    retain_max: Option<usize>,
+    /// Retained entries, oldest first, and their bytes.
+    retained: VecDeque<Key>,
+    retained_bytes: usize,
+    /// The retained entries' keys per (comm, dst) by order number (they left `by_dst`):
+    /// a replay pulls them by order too.
+    retained_by_dst: Map<(u32, u32), VecDeque<(u64, Key)>>,
+    /// Checkpoint watermark each replica of dst reported, per (comm, dst): 0 until it
+    /// took one, `u64::MAX` for a dead one.
+    checkpointed: Map<(u32, u32), Vec<u64>>,
+    /// Replicas per rank that are new incarnations catching up: dead for consumption,
+    /// but their checkpoint watermark counts (from 0, until they report the snapshot
+    /// they restored).
+    joining: Map<u32, Vec<u32>>,
+}
+
+impl SendLog {
+    /// An empty log bounded at `bytes_max`, for destinations with `replicas` replicas.
+    pub fn new(bytes_max: usize, replicas: u32) -> Self {
+        SendLog {
+            bytes_max,
+            bytes_used: 0,
+            entries: Map::default(),
+            fifo: VecDeque::new(),
+            seqs: Map::default(),
+            orders: Map::default(),
+            consumed: Map::default(),
+            replicas: replicas.max(1) as usize,
+            dead: Map::default(),
+            by_dst: Map::default(),
+            evicted_count: 0,
+            retain_max: None,
+            retained: VecDeque::new(),
+            retained_bytes: 0,
+            retained_by_dst: Map::default(),
+            checkpointed: Map::default(),
+            joining: Map::default(),
+        }
+    }
+
+    /// Keeps entries every live replica of their destination received, up to `bytes`
+    /// (oldest dropped first), so a regenerated replica can replay its program.
+    pub fn retaining(mut self, bytes: usize) -> Self {
+        self.retain_max = Some(bytes);
+        self
+    }
+
+    fn cost(len: usize) -> usize {
+        len + LOG_ENTRY_OVERHEAD_BYTES
+    }
+
+    /// Appends a message from `src` that may depend on `choices` coordinated choices and
+    /// returns its key and order number, or `LogFull` when even after eviction there is
+    /// no room. An entry larger than the whole bound is accepted into an empty log, so one
+    /// huge message cannot block forever. `now` (the engine's clock) is kept as the
+    /// entry's `logged_at`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn append(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        src: u32,
+        dst: u32,
+        payload: Bytes,
+        choices: u64,
+        now: Duration,
+    ) -> Result<(Key, u64), LogFull> {
+        let need = Self::cost(payload.len());
+        if self.bytes_used + need > self.bytes_max && !self.entries.is_empty() {
+            self.evict_for(need);
+            if self.bytes_used + need > self.bytes_max && !self.entries.is_empty() {
+                return Err(LogFull {
+                    used_bytes: self.bytes_used,
+                    need_bytes: need,
+                });
+            }
+        }
+        let seq_slot = self.seqs.entry((comm, tag, dst)).or_insert(0);
+        let key = Key {
+            comm,
+            tag,
+            src,
+            dst,
+            seq: *seq_slot,
+        };
+        *seq_slot += 1;
+        let order_slot = self.orders.entry((comm, dst)).or_insert(0);
+        let order = *order_slot;
+        *order_slot += 1;
+        self.bytes_used += need;
+        let earlier = self.entries.insert(
+            key,
+            LogEntry {
+                payload,
+                order,
+                choices,
+                retained: false,
+                logged_at: now,
+                sync: false,
+            },
+        );
+        debug_assert!(earlier.is_none(), "{key} logged twice");
+        // Over the bound only with one entry alone (a message larger than the log).
+        debug_assert!(
+            self.bytes_used <= self.bytes_max || self.entries.len() == 1,
+            "log over its bound: {} of {} bytes in {} entries",
+            self.bytes_used,
+            self.bytes_max,
+            self.entries.len()
+        );
+        self.fifo.push_back(key);
+        let queue = self.by_dst.entry((comm, dst)).or_default();
+        debug_assert!(
+            queue.back().is_none_or(|&(o, _)| o < order),
+            "order numbers to {dst} on {comm} not increasing"
+        );
+        queue.push_back((order, key));
+        Ok((key, order))
+    }
+
+    /// Takes the key and order number of a message every live replica of `dst` already
+    /// has, without keeping it: lookups answer `Evicted`.
+    pub fn append_unlogged(&mut self, comm: u32, tag: i32, src: u32, dst: u32) -> (Key, u64) {
+        let (key, order) = self.peek_next(comm, tag, src, dst);
+        self.seqs.insert((comm, tag, dst), key.seq + 1);
+        self.orders.insert((comm, dst), order + 1);
+        (key, order)
+    }
+
+    /// Whether every replica of `dst` reported a watermark past `order` on `comm` (a dead
+    /// one counts as past everything).
+    pub fn delivered(&self, comm: u32, dst: u32, order: u64) -> bool {
+        let dead = self.dead.get(&dst);
+        match self.consumed.get(&(comm, dst)) {
+            Some(marks) => marks.iter().all(|&w| w > order),
+            None => (0..self.replicas as u32).all(|k| dead.is_some_and(|d| d.contains(&k))),
+        }
+    }
+
+    /// Marks logged message `key` as sent synchronously (`LogEntry::sync`).
+    pub fn mark_synchronous(&mut self, key: &Key) {
+        if let Some(e) = self.entries.get_mut(key) {
+            e.sync = true;
+        }
+    }
+
+    /// Whether some live replica of `dst` reported having the message with `order` on
+    /// `comm`.
+    pub fn received_by_some(&self, comm: u32, dst: u32, order: u64) -> bool {
+        self.consumed
+            .get(&(comm, dst))
+            .is_some_and(|marks| marks.iter().any(|&w| w != u64::MAX && w > order))
+    }
+
+    /// The key and order number the next `append` for (comm, tag, dst) will get.
+    pub fn peek_next(&self, comm: u32, tag: i32, src: u32, dst: u32) -> (Key, u64) {
+        let seq = self.seqs.get(&(comm, tag, dst)).copied().unwrap_or(0);
+        let order = self.orders.get(&(comm, dst)).copied().unwrap_or(0);
+        (
+            Key {
+                comm,
+                tag,
+                src,
+                dst,
+                seq,
+            },
+            order,
+        )
+    }
+
+    /// Looks a key up.
+    pub fn lookup(&self, key: &Key) -> Lookup<'_> {
+        if let Some(e) = self.entries.get(key) {
+            return Lookup::Present(e);
+        }
+        let next = self
+            .seqs
+            .get(&(key.comm, key.tag, key.dst))
+            .copied()
+            .unwrap_or(0);
+        if key.seq < next {
+            Lookup::Evicted
+        } else {
+            Lookup::NotYetSent
+        }
+    }
+
+    /// The key of the `order`-th message to `dst` on `comm`, whatever its tag, while its
+    /// entry (or the record of its eviction under memory pressure) is still here.
+    pub fn key_at_order(&self, comm: u32, dst: u32, order: u64) -> Option<Key> {
+        [&self.by_dst, &self.retained_by_dst]
+            .into_iter()
+            .find_map(|index| {
+                let q = index.get(&(comm, dst))?;
+                let i = q.binary_search_by_key(&order, |&(o, _)| o).ok()?;
+                q.get(i).map(|(_, k)| *k)
+            })
+    }
+
+    /// Number of messages this replica has sent to `dst` on `comm` (its progress).
+    pub fn sent_to(&self, comm: u32, dst: u32) -> u64 {
+        self.orders.get(&(comm, dst)).copied().unwrap_or(0)
+    }
+
+    /// Records that replica `replica` of `dst` has received every message below
+    /// `watermark` on `comm`; drops what every live replica of `dst` now has.
+    pub fn note_consumed(&mut self, comm: u32, dst: u32, replica: u32, watermark: u64) {
+        let marks = self.marks(comm, dst);
+        match marks.get_mut(replica as usize) {
+            Some(slot) if watermark > *slot => *slot = watermark,
+            // Nothing moved: nothing new to drop.
+            Some(_) | None => return,
+        }
+        self.drop_fully_consumed(comm, dst);
+    }
+
+    /// A new incarnation of replica `replica` of `dst` replays the program: it counts as
+    /// having everything until it caught up (`note_caught_up`), so it holds nothing back.
+    pub fn note_joining(&mut self, dst: u32, replica: u32) {
+        self.note_dead(dst, replica);
+        let list = self.joining.entry(dst).or_default();
+        if !list.contains(&replica) {
+            list.push(replica);
+        }
+        for ((_, d), marks) in self.checkpointed.iter_mut() {
+            if *d == dst {
+                if let Some(m) = marks.get_mut(replica as usize) {
+                    *m = 0;
+                }
+            }
+        }
+    }
+
+    /// Replica `replica` of `dst` took a checkpoint (or restored one) when it had every
+    /// message below `watermark` on `comm`: what every replica of dst has and every
+    /// replica's checkpoint is past need not be kept for a replay.
+    pub fn note_checkpoint(&mut self, comm: u32, dst: u32, replica: u32, watermark: u64) {
+        let marks = self.checkpoint_marks(comm, dst);
+        match marks.get_mut(replica as usize) {
+            Some(slot) if *slot != u64::MAX && watermark > *slot => *slot = watermark,
+            Some(_) | None => return,
+        }
+        self.release_checkpointed(comm, dst);
+    }
+
+    /// Drops the retained entries to dst on `comm` below every replica's checkpoint.
+    fn release_checkpointed(&mut self, comm: u32, dst: u32) {
+        let below = self.checkpoint_floor(comm, dst);
+        let entries = &mut self.entries;
+        let mut freed = 0;
+        let mut dropped = 0;
+        self.retained.retain(|k| {
+            let gone =
+                k.comm == comm && k.dst == dst && entries.get(k).is_some_and(|e| e.order < below);
+            if gone {
+                if let Some(e) = entries.remove(k) {
+                    freed += Self::cost(e.payload.len());
+                    dropped += 1;
+                    super::pool::recycle(e.payload);
+                }
+            }
+            !gone
+        });
+        self.bytes_used -= freed;
+        self.retained_bytes = self.retained_bytes.saturating_sub(freed);
+        self.evicted_count += dropped;
+        if let Some(q) = self.retained_by_dst.get_mut(&(comm, dst)) {
+            while q.front().is_some_and(|&(order, _)| order < below) {
+                q.pop_front();
+            }
+        }
+    }
+
+    fn checkpoint_marks(&mut self, comm: u32, dst: u32) -> &mut Vec<u64> {
+        let replicas = self.replicas;
+        let (dead, joining) = (self.dead.get(&dst), self.joining.get(&dst));
+        self.checkpointed.entry((comm, dst)).or_insert_with(|| {
+            (0..replicas as u32)
+                .map(|k| {
+                    let gone = dead.is_some_and(|d| d.contains(&k))
+                        && !joining.is_some_and(|j| j.contains(&k));
+                    if gone {
+                        u64::MAX
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        })
+    }
+
+    /// Every replica of dst that may still be regenerated from its checkpoint is past
+    /// this order number on `comm`.
+    fn checkpoint_floor(&self, comm: u32, dst: u32) -> u64 {
+        match self.checkpointed.get(&(comm, dst)) {
+            Some(m) => m.iter().copied().min().unwrap_or(0),
+            None => 0,
+        }
+    }
+
+    /// The new incarnation of replica `replica` of `dst` caught up: from now on entries
+    /// wait for its watermarks like any live replica's (starting from nothing: its
+    /// CONSUMED reports raise them). What was released meanwhile stays retained.
+    pub fn note_caught_up(&mut self, dst: u32, replica: u32) {
+        let Some(list) = self.dead.get_mut(&dst) else {
+            return;
+        };
+        let before = list.len();
+        list.retain(|&k| k != replica);
+        if list.len() == before {
+            return;
+        }
+        if let Some(j) = self.joining.get_mut(&dst) {
+            j.retain(|&k| k != replica);
+        }
+        for ((_, d), marks) in self.consumed.iter_mut() {
+            if *d == dst {
+                if let Some(m) = marks.get_mut(replica as usize) {
+                    *m = 0;
+                }
+            }
+        }
+    }
+
+    /// Replica `replica` of `dst` is dead: it will never ask for anything again.
+    pub fn note_dead(&mut self, dst: u32, replica: u32) {
+        let list = self.dead.entry(dst).or_default();
+        if list.contains(&replica) {
+            return;
+        }
+        list.push(replica);
+        if let Some(j) = self.joining.get_mut(&dst) {
+            j.retain(|&k| k != replica);
+        }
+        let comms: Vec<u32> = self
+            .consumed
+            .keys()
+            .filter(|(_, d)| *d == dst)
+            .map(|(c, _)| *c)
+            .collect();
+        for comm in comms {
+            self.note_consumed(comm, dst, replica, u64::MAX);
+        }
+        // Its checkpoint no longer holds anything back, from the next report on; not at
+        // once: what it had not consumed stays retained above it, for a new incarnation
+        // announced right after may restore from it (a handover at one replica).
+        for ((_, d), marks) in self.checkpointed.iter_mut() {
+            if *d == dst {
+                if let Some(m) = marks.get_mut(replica as usize) {
+                    *m = u64::MAX;
+                }
+            }
+        }
+    }
+
+    fn marks(&mut self, comm: u32, dst: u32) -> &mut Vec<u64> {
+        let replicas = self.replicas;
+        let dead = self.dead.get(&dst);
+        self.consumed.entry((comm, dst)).or_insert_with(|| {
+            (0..replicas)
+                .map(|k| {
+                    if dead.is_some_and(|d| d.contains(&(k as u32))) {
+                        u64::MAX
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        })
+    }
+
+    fn drop_fully_consumed(&mut self, comm: u32, dst: u32) {
+        let all = self
+            .consumed
+            .get(&(comm, dst))
+            .and_then(|m| m.iter().min().copied())
+            .unwrap_or(0);
+        let floor = match self.retain_max {
+            Some(_) => self.checkpoint_floor(comm, dst),
+            None => u64::MAX,
+        };
+        let Some(q) = self.by_dst.get_mut(&(comm, dst)) else {
+            return;
+        };
+        while let Some(&(order, key)) = q.front() {
+            if order >= all {
+                break;
+            }
+            q.pop_front();
+            if self.retain_max.is_some() && order >= floor {
+                if let Some(e) = self.entries.get_mut(&key) {
+                    if !e.retained {
+                        e.retained = true;
+                        self.retained_bytes += Self::cost(e.payload.len());
+                        self.retained.push_back(key);
+                        self.retained_by_dst
+                            .entry((comm, dst))
+                            .or_default()
+                            .push_back((order, key));
+                    }
+                }
+            } else if let Some(e) = self.entries.remove(&key) {
+                self.bytes_used -= Self::cost(e.payload.len());
+                self.evicted_count += 1;
+                super::pool::recycle(e.payload);
+            }
+        }
+        self.trim_retained();
+        // Keys of dropped entries linger in the eviction queue; compact it now and then.
+        if self.fifo.len() > 2 * self.entries.len() + 64 {
+            let entries = &self.entries;
+            self.fifo.retain(|k| entries.contains_key(k));
+        }
+    }
+
+    /// Drops the oldest retained entries beyond the retention bound.
+    fn trim_retained(&mut self) {
+        debug_assert!(
+            self.retained_bytes <= self.bytes_used,
+            "retained {} of {} bytes held",
+            self.retained_bytes,
+            self.bytes_used
+        );
+        let max = self.retain_max.unwrap_or(0);
+        while self.retained_bytes > max {
+            let Some(key) = self.retained.pop_front() else {
+                self.retained_bytes = 0;
+                break;
+            };
+            // Retained in order per (comm, dst): it is the oldest of its stream.
+            if let Some(q) = self.retained_by_dst.get_mut(&(key.comm, key.dst)) {
+                if q.front().is_some_and(|&(_, k)| k == key) {
+                    q.pop_front();
+                }
+            }
+            if let Some(e) = self.entries.remove(&key) {
+                let cost = Self::cost(e.payload.len());
+                self.bytes_used -= cost;
+                self.retained_bytes = self.retained_bytes.saturating_sub(cost);
+                self.evicted_count += 1;
+                super::pool::recycle(e.payload);
+            }
+        }
+    }
+
+    /// The numbering state: next seq per (comm, tag, dst) and next order per (comm, dst).
+    #[allow(clippy::type_complexity)]
+    pub fn progress(&self) -> (Vec<((u32, i32, u32), u64)>, Vec<((u32, u32), u64)>) {
+        let mut seqs: Vec<_> = self.seqs.iter().map(|(k, v)| (*k, *v)).collect();
+        let mut orders: Vec<_> = self.orders.iter().map(|(k, v)| (*k, *v)).collect();
+        seqs.sort_unstable();
+        orders.sort_unstable();
+        (seqs, orders)
+    }
+
+    /// Continues the numbering from a snapshot's `progress`; everything below reads as
+    /// evicted (sent by the incarnation the snapshot came from).
+    pub fn restore_progress(
+        &mut self,
+        seqs: &[((u32, i32, u32), u64)],
+        orders: &[((u32, u32), u64)],
+    ) {
+        self.seqs = seqs.iter().copied().collect();
+        self.orders = orders.iter().copied().collect();
+    }
+
+    /// Bytes of entries retained for regenerated replicas.
+    pub fn retained_bytes(&self) -> usize {
+        self.retained_bytes
+    }
+
+    /// Some replica of dst has every message below the highest reported watermark.
+    fn evictable(&self, key: &Key, entry: &LogEntry) -> bool {
+        let any = self
+            .consumed
+            .get(&(key.comm, key.dst))
+            .and_then(|m| m.iter().filter(|w| **w != u64::MAX).max().copied())
+            .unwrap_or(0);
+        entry.order < any
+    }
+
+    /// Evicts oldest-first among entries some destination replica has received, until
+    /// `need` more bytes fit or nothing more may go.
+    fn evict_for(&mut self, need: usize) {
+        let mut kept = VecDeque::with_capacity(self.fifo.len());
+        while let Some(key) = self.fifo.pop_front() {
+            if self.bytes_used + need <= self.bytes_max {
+                kept.push_back(key);
+                kept.extend(self.fifo.drain(..));
+                break;
+            }
+            let evict = match self.entries.get(&key) {
+                Some(e) => self.evictable(&key, e),
+                None => true,
+            };
+            if evict {
+                if let Some(e) = self.entries.remove(&key) {
+                    let cost = Self::cost(e.payload.len());
+                    self.bytes_used -= cost;
+                    if e.retained {
+                        self.retained_bytes = self.retained_bytes.saturating_sub(cost);
+                    }
+                    self.evicted_count += 1;
+                }
+            } else {
+                kept.push_back(key);
+            }
+        }
+        self.fifo = kept;
+    }
+
+    /// Whether `copies` entries of `len` payload bytes each would be accepted now (after
+    /// eviction). One entry is always accepted into an empty log; more only if they fit
+    /// (see `could_hold`).
+    pub fn has_room_for(&mut self, len: usize, copies: usize) -> bool {
+        let need = Self::cost(len) * copies;
+        if (copies == 1 && self.entries.is_empty()) || self.bytes_used + need <= self.bytes_max {
+            return true;
+        }
+        self.evict_for(need);
+        self.bytes_used + need <= self.bytes_max
+    }
+
+    /// Whether `copies` entries of `len` payload bytes each fit in the log at all.
+    pub fn could_hold(&self, len: usize, copies: usize) -> bool {
+        Self::cost(len) * copies <= self.bytes_max
+    }
+
+    /// Bytes currently held.
+    pub fn used_bytes(&self) -> usize {
+        self.bytes_used
+    }
+
+    /// Entries evicted so far.
+    pub fn evicted_count(&self) -> u64 {
+        self.evicted_count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(n: usize) -> Bytes {
+        Bytes::from(vec![7u8; n])
+    }
+
+    #[test]
+    fn an_unlogged_send_takes_its_numbers_and_reads_as_evicted() {
+        let mut log = SendLog::new(1 << 20, 2);
+        log.append(0, 5, 1, 2, msg(1), 0, Duration::ZERO).unwrap();
+        assert!(!log.delivered(0, 2, 0));
+        let (k, o) = log.append_unlogged(0, 5, 1, 2);
+        assert_eq!((k.seq, o), (1, 1));
+        assert!(matches!(log.lookup(&k), Lookup::Evicted));
+        let (k2, o2) = log.append(0, 5, 1, 2, msg(1), 0, Duration::ZERO).unwrap();
+        assert_eq!((k2.seq, o2), (2, 2));
+        // Delivered once every live replica's watermark is past it.
+        log.note_consumed(0, 2, 0, 2);
+        assert!(!log.delivered(0, 2, 1));
+        log.note_dead(2, 1);
+        assert!(log.delivered(0, 2, 1));
+        assert!(!log.delivered(0, 2, 2));
+    }
+
+    #[test]
+    fn seq_and_order_count_per_key_and_pair() {
+        let mut log = SendLog::new(1 << 20, 1);
+        let (k0, o0) = log.append(0, 5, 1, 2, msg(1), 0, Duration::ZERO).unwrap();
+        let (k1, o1) = log.append(0, 6, 1, 2, msg(1), 0, Duration::ZERO).unwrap();
+        let (k2, o2) = log.append(0, 5, 1, 2, msg(1), 0, Duration::ZERO).unwrap();
+        assert_eq!((k0.seq, k1.seq, k2.seq), (0, 0, 1));
+        assert_eq!((o0, o1, o2), (0, 1, 2));
+        assert_eq!(log.sent_to(0, 2), 3);
+        let unsent = Key { seq: 2, ..k0 };
+        assert!(matches!(log.lookup(&unsent), Lookup::NotYetSent));
+        assert_eq!(log.key_at_order(0, 2, 1), Some(k1));
+        assert_eq!(log.key_at_order(0, 2, 3), None);
+    }
+
+    #[test]
+    fn never_evicts_unreceived_and_blocks_instead() {
+        let per = 100 + LOG_ENTRY_OVERHEAD_BYTES;
+        let mut log = SendLog::new(per * 2, 2);
+        let (k0, _) = log.append(0, 0, 0, 1, msg(100), 0, Duration::ZERO).unwrap();
+        log.append(0, 0, 0, 1, msg(100), 0, Duration::ZERO).unwrap();
+        assert!(
+            log.append(0, 0, 0, 1, msg(100), 0, Duration::ZERO).is_err(),
+            "nothing received yet"
+        );
+        assert!(matches!(log.lookup(&k0), Lookup::Present(_)));
+        log.note_consumed(0, 1, 0, 1);
+        assert!(
+            matches!(log.lookup(&k0), Lookup::Present(_)),
+            "replica 1 still may ask"
+        );
+        let (k2, _) = log.append(0, 0, 0, 1, msg(100), 0, Duration::ZERO).unwrap();
+        assert!(matches!(log.lookup(&k0), Lookup::Evicted));
+        assert!(matches!(log.lookup(&k2), Lookup::Present(_)));
+        assert_eq!(log.evicted_count(), 1);
+    }
+
+    #[test]
+    fn entries_every_live_replica_has_are_dropped_at_once() {
+        let mut log = SendLog::new(1 << 20, 2);
+        let (k0, _) = log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).unwrap();
+        let (k1, _) = log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).unwrap();
+        log.note_consumed(0, 1, 1, 2);
+        assert!(matches!(log.lookup(&k0), Lookup::Present(_)));
+        log.note_dead(1, 0);
+        assert!(matches!(log.lookup(&k0), Lookup::Evicted));
+        assert!(matches!(log.lookup(&k1), Lookup::Evicted));
+        assert_eq!(log.used_bytes(), 0);
+    }
+
+    #[test]
+    fn retained_entries_stay_for_a_replay_up_to_their_bound() {
+        let per = 10 + LOG_ENTRY_OVERHEAD_BYTES;
+        let mut log = SendLog::new(1 << 20, 2).retaining(2 * per);
+        let keys: Vec<Key> = (0..3)
+            .map(|_| {
+                log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO)
+                    .unwrap()
+                    .0
+            })
+            .collect();
+        log.note_dead(1, 0);
+        log.note_consumed(0, 1, 1, 3);
+        // Everyone live has all three; the two newest stay for a replay.
+        assert!(matches!(log.lookup(&keys[0]), Lookup::Evicted));
+        assert!(matches!(log.lookup(&keys[1]), Lookup::Present(_)));
+        assert!(matches!(log.lookup(&keys[2]), Lookup::Present(_)));
+        assert_eq!(log.retained_bytes(), 2 * per);
+        // A replay asks by order too (wildcard receives).
+        assert_eq!(log.key_at_order(0, 1, 0), None);
+        assert_eq!(log.key_at_order(0, 1, 1), Some(keys[1]));
+        assert_eq!(log.key_at_order(0, 1, 2), Some(keys[2]));
+        // A new incarnation of replica 0 joins, then catches up: entries wait for it.
+        log.note_joining(1, 0);
+        log.note_caught_up(1, 0);
+        let (k3, _) = log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).unwrap();
+        log.note_consumed(0, 1, 1, 4);
+        assert!(matches!(log.lookup(&k3), Lookup::Present(_)));
+        assert!(!log.delivered(0, 1, 3), "replica 0 has not reported yet");
+        log.note_consumed(0, 1, 0, 4);
+        assert!(log.delivered(0, 1, 3));
+        assert_eq!(log.retained_bytes(), 2 * per, "still bounded");
+        assert!(matches!(log.lookup(&k3), Lookup::Present(_)));
+        assert!(matches!(log.lookup(&keys[1]), Lookup::Evicted));
+    }
+
+    #[test]
+    fn a_handover_at_one_replica_keeps_what_its_checkpoint_has_not() {
+        let mut log = SendLog::new(1 << 20, 1).retaining(1 << 20);
+        let keys: Vec<Key> = (0..3)
+            .map(|_| {
+                log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO)
+                    .unwrap()
+                    .0
+            })
+            .collect();
+        log.note_consumed(0, 1, 0, 1);
+        log.note_checkpoint(0, 1, 0, 1);
+        assert!(matches!(log.lookup(&keys[0]), Lookup::Evicted));
+        // The only replica drains and its next incarnation restores its checkpoint.
+        log.note_joining(1, 0);
+        assert!(matches!(log.lookup(&keys[1]), Lookup::Present(_)));
+        assert!(matches!(log.lookup(&keys[2]), Lookup::Present(_)));
+        log.note_checkpoint(0, 1, 0, 1);
+        log.note_caught_up(1, 0);
+        assert!(matches!(log.lookup(&keys[1]), Lookup::Present(_)));
+        log.note_consumed(0, 1, 0, 3);
+        log.note_checkpoint(0, 1, 0, 3);
+        assert!(matches!(log.lookup(&keys[2]), Lookup::Evicted));
+    }
+
+    #[test]
+    fn oversized_entry_fits_an_empty_log() {
+        let mut log = SendLog::new(10, 1);
+        assert!(log.append(0, 0, 0, 1, msg(1000), 0, Duration::ZERO).is_ok());
+        assert!(log.append(0, 0, 0, 1, msg(1), 0, Duration::ZERO).is_err());
+    }
+}

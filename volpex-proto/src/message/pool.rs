@@ -1,0 +1,98 @@
+//! Reusable buffers for large payloads.
+//!
+//! A megabyte-sized allocation that goes back to the OS costs a page fault per 4 KiB the
+//! next time one is made, which on a virtual machine costs more than the copy itself.
+//! Large payload buffers (received frames, sender-log copies) are therefore returned here
+//! when their last user drops them and handed out again for the next large payload.
+//! Bounded in total bytes; owns no other state and never blocks beyond a short lock.
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+
+use crate::limits::{POOLED_BYTES_MIN, POOL_BYTES_MAX};
+
+struct Pool {
+    /// Free buffers, each with capacity a power of two.
+    free: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    free: Vec::new(),
+    bytes: 0,
+});
+
+/// An empty vector with room for at least `len` bytes, reused when possible.
+#[inline]
+pub fn take(len: usize) -> Vec<u8> {
+    if len < POOLED_BYTES_MIN {
+        return Vec::with_capacity(len);
+    }
+    let cap = len.next_power_of_two();
+    let mut pool = POOL.lock();
+    if let Some(i) = pool.free.iter().rposition(|v| v.capacity() == cap) {
+        let v = pool.free.swap_remove(i);
+        pool.bytes -= v.capacity();
+        return v;
+    }
+    drop(pool);
+    Vec::with_capacity(cap)
+}
+
+/// A copy of `data` in a pooled buffer.
+#[inline]
+pub fn copy(data: &[u8]) -> Bytes {
+    if data.len() < POOLED_BYTES_MIN {
+        return Bytes::copy_from_slice(data);
+    }
+    let mut v = take(data.len());
+    v.extend_from_slice(data);
+    Bytes::from(v)
+}
+
+/// Gives a payload's buffer back if this was its last user.
+#[inline]
+pub fn recycle(b: Bytes) {
+    if b.len() < POOLED_BYTES_MIN {
+        return;
+    }
+    let Ok(mut m) = b.try_into_mut() else {
+        return;
+    };
+    // Emptied first: the conversion moves the bytes to the start of the buffer, a copy
+    // of the whole payload otherwise (`bytes` 1.12 `From<BytesMut> for Vec`).
+    m.clear();
+    let v: Vec<u8> = m.into();
+    if !v.capacity().is_power_of_two() {
+        return;
+    }
+    let mut pool = POOL.lock();
+    if pool.bytes + v.capacity() <= POOL_BYTES_MAX {
+        pool.bytes += v.capacity();
+        pool.free.push(v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_buffers_come_back() {
+        let b = copy(&vec![3u8; 100_000]);
+        let ptr = b.as_ptr();
+        recycle(b);
+        let v = take(100_000);
+        assert_eq!(v.as_ptr(), ptr, "the same allocation is reused");
+        assert!(v.is_empty() && v.capacity() >= 100_000);
+    }
+
+    #[test]
+    fn shared_or_small_buffers_are_left_alone() {
+        let b = copy(&vec![1u8; 100_000]);
+        let c = b.clone();
+        recycle(b);
+        assert_eq!(c.len(), 100_000);
+        recycle(Bytes::from_static(b"tiny"));
+    }
+}

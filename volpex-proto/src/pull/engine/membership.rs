@@ -1,0 +1,122 @@
+//! Membership as the engine sees it, `Roster`: replicas that die, new incarnations that
+//! join and catch up, incarnation numbers and each replica's ordinal (its place in its
+//! rank's order of leadership). A type over the engine's parts it changes (liveness, the
+//! log's and the service's view of consumers, the incarnation table); `Engine::roster`
+//! makes it, and the engine's `handle_peer_*` inputs carry out what its answers ask of
+//! the other sides (asking again what a lost replica was asked, coordination). Never
+//! moves a message itself.
+
+use super::outbox::Outbox;
+use super::service::Service;
+use crate::message::{Consumed, ReplicaId, SendLog};
+use crate::replica::Liveness;
+use crate::wire::Frame;
+
+/// What a replica's loss did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Gone {
+    /// Nothing new (it was known dead, or it is this replica).
+    Known,
+    /// Its connection failed and it is the last replica of its rank: suspect until the
+    /// launcher says it is gone.
+    Suspect,
+    /// It is dead now; `rank_lost`: its rank has no live replica left.
+    Dead {
+        /// Its rank has no live replica left.
+        rank_lost: bool,
+    },
+}
+
+/// Who is in the job, over the engine's parts that record it.
+pub(super) struct Roster<'e> {
+    pub(super) me: ReplicaId,
+    pub(super) liveness: &'e mut Liveness,
+    pub(super) log: &'e mut SendLog,
+    pub(super) service: &'e mut Service,
+    pub(super) incarnations: &'e mut Vec<Vec<u32>>,
+    pub(super) consumed: &'e Consumed,
+    pub(super) out: &'e mut Outbox,
+}
+
+/// The newest incarnation of `r` in `incarnations`.
+pub(super) fn incarnation_of(incarnations: &[Vec<u32>], r: ReplicaId) -> u32 {
+    r.entry(incarnations).copied().unwrap_or(0)
+}
+
+impl Roster<'_> {
+    /// `peer` is gone: `confirmed` when the launcher said so (it ended the process),
+    /// otherwise its connection failed (which leaves the last replica of a rank suspect,
+    /// not dead). `successor`: a new incarnation takes its place at once (joining), so
+    /// its rank stays alive even if it had no other replica.
+    pub(super) fn gone(
+        &mut self,
+        now: std::time::Duration,
+        peer: ReplicaId,
+        confirmed: bool,
+        successor: bool,
+    ) -> Gone {
+        debug_assert_ne!(peer, self.me);
+        if !confirmed && self.liveness.is_last_usable(peer) {
+            // A failed connection is no proof of death: after a stall of the whole
+            // machine (or of `peer`) its connections time out while it lives on. The
+            // launcher, which sees processes exit, says when a rank's last replica is
+            // gone; until then `peer` stays suspect, and what waits for it asks it again
+            // over a new connection when its ack timeout or keepalive comes.
+            if self.liveness.suspect(peer, now) {
+                log::info!(
+                    "{}: connection to {peer}, the last replica of its rank, failed; \
+                     suspecting it until the launcher says it is gone",
+                    self.me
+                );
+            }
+            return Gone::Suspect;
+        }
+        if !self.liveness.mark_dead(peer) {
+            return Gone::Known;
+        }
+        log::info!("{}: replica {peer} is dead", self.me);
+        if successor {
+            self.liveness.mark_joining(peer);
+        }
+        self.log.note_dead(peer.rank, peer.replica);
+        self.service.forget(peer);
+        Gone::Dead {
+            rank_lost: !self.liveness.rank_alive(peer.rank),
+        }
+    }
+
+    /// Incarnation `inc` of `peer` registered (its predecessor is gone already) and
+    /// replays its program: it may pull from here and is told at once how far this
+    /// replica received its rank's streams (so its log lets go of what it sends again),
+    /// but is not asked for messages nor waited for before evicting log entries until it
+    /// caught up.
+    pub(super) fn join(&mut self, peer: ReplicaId, inc: u32) {
+        if let Some(slot) = peer.entry_mut(self.incarnations) {
+            *slot = inc;
+        }
+        self.liveness.mark_joining(peer);
+        self.log.note_joining(peer.rank, peer.replica);
+        for (comm, watermark) in self.consumed.from_source(peer.rank) {
+            self.out.send(
+                peer,
+                Frame::Consumed {
+                    comm,
+                    src: peer.rank,
+                    dst: self.me.rank,
+                    watermark,
+                },
+            );
+        }
+    }
+
+    /// A joining incarnation of `peer` caught up: an ordinary live replica again. True
+    /// if that is news.
+    pub(super) fn caught_up(&mut self, peer: ReplicaId) -> bool {
+        if !self.liveness.mark_caught_up(peer) {
+            return false;
+        }
+        log::info!("{}: {peer} caught up", self.me);
+        self.log.note_caught_up(peer.rank, peer.replica);
+        true
+    }
+}

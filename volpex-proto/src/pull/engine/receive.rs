@@ -1,0 +1,994 @@
+//! The receiver side of the pull protocol: asking the best replica for what the matcher
+//! needs, taking DATA, failing over on deaths, silence and GONE, hedging against lagging
+//! replicas, and speculative pulls. The state is `fetches`; this file is the logic that
+//! also needs liveness, the matcher and the outbox. Must never serve other replicas.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::ahead::{any_tag_stream, stream_of, AHEAD_MAX};
+use super::fetches::{Ask, AskState, Pending};
+use super::timers::Timer;
+use super::{Engine, EngineEvent, RecvError};
+use crate::message::{Key, ReplicaId, ReqId, Want};
+use crate::pull::decision::{Authority, Slot, DECISION_CTX};
+use crate::wire::Frame;
+
+impl Engine {
+    /// Makes sure `want` is being fetched.
+    pub(super) fn want(&mut self, now: Duration, want: Want, needed: bool) {
+        if let Some(p) = self.fetches.get_mut(&want) {
+            if needed && !p.needed {
+                p.needed = true;
+                p.hedge_at = now + self.cfg.hedge_timeout;
+                let speculated_at = p.speculated_at;
+                // A leader that went silent while we only stood by is needed now.
+                let silent = p.replicas(|a| a.state == AskState::Silent);
+                if want.comm() == DECISION_CTX {
+                    for k in silent {
+                        self.fence(ReplicaId::new(self.me.rank, k));
+                    }
+                }
+                // A speculative pull still waiting for a write goes now: we wait for it.
+                let late = self.out.hurry_pull(want);
+                if let Some(t) = speculated_at {
+                    self.streams
+                        .on_needed(stream_of(&want), now.saturating_sub(t), late);
+                }
+                if !self
+                    .fetches
+                    .get(&want)
+                    .is_some_and(Pending::any_outstanding)
+                {
+                    self.ask_next(now, want);
+                }
+            }
+            return;
+        }
+        if let Want::Key(k) = want {
+            if self.matcher.is_unexpected(&k) {
+                return;
+            }
+        }
+        let hedge_at = if needed {
+            now + self.cfg.hedge_timeout
+        } else {
+            Duration::MAX
+        };
+        self.fetches
+            .insert(want, Pending::new(hedge_at, needed, false));
+        self.ask_next(now, want);
+    }
+
+    /// After the application took the message `key` (of `len` bytes) of a stream, asks
+    /// ahead for the stream's next ones, as many as `ahead::Streams::window` says: by
+    /// order number for an `ANY_TAG` receive (`any_tag` names its (comm, src)), else by
+    /// key. A sender that sends a few in a row, or runs ahead, then answers each of its
+    /// sends at once, and one that finished long ago answers a few at each wake-up.
+    pub(super) fn speculate_after(
+        &mut self,
+        now: Duration,
+        key: Key,
+        len: usize,
+        any_tag: Option<(u32, u32)>,
+    ) {
+        let stream = match any_tag {
+            Some((comm, src)) => any_tag_stream(comm, src),
+            None => stream_of(&Want::Key(key)),
+        };
+        let Some((ahead, eager)) = self.streams.window(&stream, key.is_point_to_point(), len)
+        else {
+            return;
+        };
+        // Pulls go out half a window at a time, together in one write: a stream read one
+        // message at a time costs its sender one read of pulls per half window, not one
+        // per message. Standing pulls were made in order, so when the one just past the
+        // first half of the window stands, fewer than half are missing: most takes stop
+        // at this one lookup. (An eager stream goes on: it hurries pulls made while lazy.)
+        let half = ahead.div_ceil(2);
+        // An `ANY_TAG` stream's place: its (comm, src) and first order number not taken.
+        let by_order = any_tag.map(|(comm, src)| (comm, src, self.consumed.watermark(comm, src)));
+        let dst = self.me.rank;
+        let order_want = |comm, src, order| Want::Order {
+            comm,
+            src,
+            dst,
+            order,
+        };
+        let probe = match by_order {
+            Some((comm, src, first)) => order_want(comm, src, first + (ahead - half) as u64),
+            None => Want::Key(Key {
+                seq: key.seq.saturating_add(1 + (ahead - half) as u64),
+                ..key
+            }),
+        };
+        if !eager && self.fetches.contains(&probe) {
+            return;
+        }
+        // The next `ahead` messages not here yet.
+        let mut next = [Want::Key(key); AHEAD_MAX];
+        let mut n = 0;
+        match by_order {
+            Some((comm, src, first)) => {
+                // By order, less those here unclaimed already.
+                let wanted = ahead.saturating_sub(self.matcher.unexpected_from(comm, src));
+                let mut order = first;
+                for slot in &mut next[..wanted] {
+                    while self.consumed.has(comm, src, order) {
+                        order += 1;
+                    }
+                    *slot = order_want(comm, src, order);
+                    order += 1;
+                }
+                n = wanted;
+            }
+            None => {
+                let claimed_below = self.matcher.next_claim(key.comm, key.tag, key.src);
+                for i in 1..=ahead as u64 {
+                    let Some(seq) = key.seq.checked_add(i) else {
+                        break;
+                    };
+                    let k = Key { seq, ..key };
+                    // A receive posted for it already asks for it.
+                    if claimed_below <= seq && !self.matcher.is_unexpected(&k) {
+                        next[n] = Want::Key(k);
+                        n += 1;
+                    }
+                }
+            }
+        }
+        let next = &next[..n];
+        let missing = next.iter().filter(|w| !self.fetches.contains(w)).count();
+        if missing >= half {
+            for &want in next {
+                self.speculate(now, want);
+            }
+        }
+        if eager {
+            // Asked while the stream was lazy: they go now.
+            for &want in next {
+                self.out.hurry_pull(want);
+            }
+        }
+    }
+
+    /// Asks ahead for `want`, unless it is a message to ourselves, a choice, or already
+    /// asked for.
+    fn speculate(&mut self, now: Duration, want: Want) {
+        if want.src() == self.me.rank || want.comm() == DECISION_CTX || self.fetches.contains(&want)
+        {
+            return;
+        }
+        let defer = !self.streams.is_eager(&stream_of(&want));
+        self.fetches.insert(want, Pending::speculative(now, defer));
+        self.ask_next(now, want);
+    }
+
+    /// `peer` did not answer the ask for `want` in time: fence it if it is the leader of
+    /// our choices, otherwise suspect it and ask another replica.
+    pub(super) fn on_silent(&mut self, now: Duration, want: Want, peer: ReplicaId) {
+        if let Some(a) = self
+            .fetches
+            .get_mut(&want)
+            .and_then(|p| p.asks.iter_mut().find(|a| a.replica == peer.replica))
+        {
+            a.state = AskState::Silent;
+        }
+        if want.comm() == DECISION_CTX {
+            // Only fence a leader this replica is waiting on; a standing pull just waits.
+            if self.fetches.get(&want).is_some_and(|p| p.needed) {
+                log::info!(
+                    "{}: leader {peer} silent for {:?}; fencing it",
+                    self.me,
+                    self.cfg.ack_timeout
+                );
+                self.fence(peer);
+            }
+            return;
+        }
+        if self.liveness.suspect(peer, now) {
+            log::info!(
+                "{}: replica {peer} silent for {:?} (ack timeout); failing over",
+                self.me,
+                self.cfg.ack_timeout
+            );
+            self.stats.failovers += 1;
+        }
+        if !self
+            .fetches
+            .get(&want)
+            .is_some_and(Pending::any_outstanding)
+        {
+            self.ask_next(now, want);
+        }
+    }
+
+    pub(super) fn on_data(
+        &mut self,
+        now: Duration,
+        from: ReplicaId,
+        key: Key,
+        order: u64,
+        payload: Bytes,
+    ) {
+        if from.rank != key.src || key.dst != self.me.rank {
+            log::warn!("{}: DATA {key} from {from} is not for us; dropped", self.me);
+            return;
+        }
+        if self.coord.refused.remove(&from)
+            || self.coord.foreign.is_fenced(from, self.ordinal_of(from))
+        {
+            // It may depend on a choice the new leader of a rank decides differently;
+            // the pull stays out and fails over or is asked again.
+            log::info!(
+                "{}: DATA {key} from {from} dropped (stale choices)",
+                self.me
+            );
+            // The sender forgot the pull it answered. A parked ask would wait forever
+            // while the sender stays responsive: wait for an answer from now on, so the
+            // ack timeout asks again elsewhere (not at once: the sender may repeat the
+            // same stale choices until the takeover reaches it).
+            let by_order = Want::Order {
+                comm: key.comm,
+                src: key.src,
+                dst: key.dst,
+                order,
+            };
+            for want in [Want::Key(key), by_order] {
+                if let Some(p) = self.fetches.get_mut(&want) {
+                    for a in p.asks.iter_mut() {
+                        if a.replica == from.replica && a.outstanding() {
+                            a.state = AskState::Sent { at: now };
+                        }
+                    }
+                }
+            }
+            return;
+        }
+        if self.consumed.has(key.comm, key.src, order) {
+            log::trace!("{}: duplicate DATA {key} from {from} dropped", self.me);
+            return;
+        }
+        if key.comm == DECISION_CTX {
+            let adopted = self.coord.decisions.adopt(key.seq, payload, from.replica);
+            if let Slot::Held(_) = self.coord.decisions.slot(key.seq) {
+                self.complete(now, from, &[Want::Key(key)]);
+            }
+            if adopted {
+                self.after_record(now, key.seq);
+            }
+            return;
+        }
+        let by_order = Want::Order {
+            comm: key.comm,
+            src: key.src,
+            dst: key.dst,
+            order,
+        };
+        self.complete(now, from, &[Want::Key(key), by_order]);
+        self.stats.receives += 1;
+        let first_missing = self.consumed.watermark(key.comm, key.src);
+        debug_assert!(
+            !self.consumed.has(key.comm, key.src, order),
+            "{key} received twice"
+        );
+        if self.consumed.record(key.comm, key.src, order) {
+            self.timers
+                .set_if_idle(Timer::ConsumedNotice, self.consumed_notice_after);
+        }
+        self.matcher.arrive(key, order, payload, first_missing);
+        self.rematch(now);
+    }
+
+    /// `wants` arrived from `from`: forget them, withdraw the other asks, and mark the
+    /// replicas that were asked first but answered later as lagging.
+    fn complete(&mut self, now: Duration, from: ReplicaId, wants: &[Want]) {
+        self.liveness.clear_suspicion(from);
+        let mut lagging = Vec::new();
+        for want in wants {
+            let Some(p) = self.fetches.remove(want) else {
+                continue;
+            };
+            for a in p.asks.iter().filter(|a| a.outstanding()) {
+                if a.replica == from.replica {
+                    continue;
+                }
+                let other = ReplicaId::new(from.rank, a.replica);
+                // The sibling we asked first is behind the one that answered.
+                if other.rank != self.me.rank && self.liveness.suspect(other, now) {
+                    log::info!(
+                        "{}: replica {other} lags behind {from} for {want}; preferring others",
+                        self.me
+                    );
+                    self.stats.failovers += 1;
+                    lagging.push(other);
+                }
+                self.out.send(
+                    other,
+                    Frame::Cancel {
+                        want: *want,
+                        req: a.req,
+                    },
+                );
+            }
+        }
+        for other in lagging {
+            self.fail_over(now, other, false);
+        }
+    }
+
+    /// A sender parked our pull. If another replica already parked one for the same
+    /// message, that one is alive and simply has not sent yet: withdraw this (hedge) ask
+    /// at once, so the message crosses the network only once.
+    pub(super) fn on_ack(&mut self, from: ReplicaId, want: Want, req: ReqId) {
+        if from.rank != want.src() {
+            return;
+        }
+        let Some(p) = self.fetches.get_mut(&want) else {
+            return;
+        };
+        let other_parked = p
+            .asks
+            .iter()
+            .any(|a| a.replica != from.replica && a.state == AskState::Parked);
+        let Some(a) = p.ask_mut(from.replica, req) else {
+            return;
+        };
+        match a.state {
+            AskState::Sent { .. } | AskState::Silent if other_parked => {
+                a.state = AskState::Dropped;
+                self.out.send(from, Frame::Cancel { want, req });
+            }
+            AskState::Sent { .. } | AskState::Silent => a.state = AskState::Parked,
+            AskState::Parked | AskState::Gone | AskState::Ended | AskState::Dropped => {}
+        }
+    }
+
+    /// The sender replica `from` cannot serve `want`: it evicted it (`AskState::Gone`), or
+    /// its program ended without sending it (`AskState::Ended`, never for a choice). Ask
+    /// another replica; once none is left the receive fails (see `ask_next`).
+    pub(super) fn on_refused(
+        &mut self,
+        now: Duration,
+        from: ReplicaId,
+        want: Want,
+        req: ReqId,
+        why: AskState,
+    ) {
+        if from.rank != want.src() || (why == AskState::Ended && want.comm() == DECISION_CTX) {
+            return;
+        }
+        let Some(a) = self
+            .fetches
+            .get_mut(&want)
+            .and_then(|p| p.ask_mut(from.replica, req))
+        else {
+            return;
+        };
+        a.state = why;
+        log::debug!("{}: {from} answered {why:?} for {want}", self.me);
+        self.ask_next(now, want);
+    }
+
+    /// Every live replica of `want`'s sender ended without sending it: unresolved
+    /// receives (wildcards) that can take nothing else fail too.
+    fn ended_everywhere(&mut self, want: Want) {
+        self.ended.insert(want);
+        let (liveness, ended, consumed) = (&self.liveness, &self.ended, &self.consumed);
+        self.matcher.fail_unresolved_by_candidates(
+            &|comm, src| consumed.watermark(comm, src),
+            |src, candidate| {
+                if !liveness.rank_alive(src) {
+                    Some(RecvError::RankLost { rank: src })
+                } else if ended.contains(candidate) {
+                    Some(RecvError::SenderEnded { rank: src })
+                } else {
+                    None
+                }
+            },
+        );
+    }
+
+    /// The replica to ask for `want` next: the leader for a choice, otherwise the best
+    /// replica of the sender not asked yet (own team first).
+    fn choose_replica(&self, want: &Want, p: &Pending) -> Option<u32> {
+        let asked = |k: u32| {
+            p.asks
+                .iter()
+                .any(|a| a.replica == k && a.state != AskState::Dropped)
+        };
+        if want.comm() == DECISION_CTX {
+            return match self.coord.decisions.authority() {
+                Authority::Follower { leader } if !asked(*leader) => Some(*leader),
+                Authority::Follower { .. } | Authority::TakingOver { .. } | Authority::Leader => {
+                    None
+                }
+            };
+        }
+        self.liveness.choose(want.src(), self.me.replica, asked)
+    }
+
+    /// Sends the pull for `want` to the best replica not asked yet. If none is left, the
+    /// receive fails: rank lost when every replica is dead, retirement when the live ones
+    /// all evicted it; otherwise it keeps waiting on the outstanding asks.
+    pub(super) fn ask_next(&mut self, now: Duration, want: Want) {
+        let Some(p) = self.fetches.get(&want) else {
+            return;
+        };
+        if let Some(k) = self.choose_replica(&want, p) {
+            let mut defer = false;
+            if let Some(p) = self.fetches.get_mut(&want) {
+                // A move away from an ask that still stands, or that the sender lost
+                // (evicted), is a failover; one away from a replica whose program ended
+                // (a pull ahead of a sender that finished, as every job's end has some)
+                // is not, and a dead replica's asks are counted where it died.
+                if p.asks
+                    .iter()
+                    .any(|a| !matches!(a.state, AskState::Dropped | AskState::Ended))
+                {
+                    self.stats.failovers += 1;
+                }
+                defer = std::mem::take(&mut p.defer);
+            }
+            let (to, pull) = self.new_ask(now, want, k, false);
+            if defer {
+                self.out.defer(to, pull);
+            } else {
+                self.out.send(to, pull);
+            }
+            return;
+        }
+        if want.comm() == DECISION_CTX {
+            // A choice is never lost: the leader (maybe this replica, after a takeover)
+            // makes it; a GONE means we fell behind.
+            if p.any_gone() {
+                let reason = format!(
+                    "replica {} fell too far behind: choice {} evicted",
+                    self.me, want
+                );
+                self.retire(reason);
+            }
+            return;
+        }
+        if !p.needed {
+            // Nobody waits for it yet; whoever does will ask again and report.
+            if !p.any_outstanding() {
+                let ended = p.any_ended();
+                self.fetches.remove(&want);
+                if ended {
+                    self.ended_everywhere(want);
+                }
+            }
+            return;
+        }
+        if p.any_outstanding() {
+            return;
+        }
+        if self.liveness.rank_alive(want.src()) && !self.liveness.has_candidate(want.src()) {
+            // Only new incarnations still catching up are left: ask once one caught up
+            // (or fail once they died; see `retry_idle`).
+            return;
+        }
+        let (ended, gone) = (p.any_ended(), p.any_gone());
+        let err = if !self.liveness.rank_alive(want.src()) {
+            RecvError::RankLost { rank: want.src() }
+        } else if ended {
+            log::info!(
+                "{}: every replica of rank {} ended without sending {want}",
+                self.me,
+                want.src()
+            );
+            RecvError::SenderEnded { rank: want.src() }
+        } else if gone && self.ask_silent_again(now, want) {
+            return;
+        } else if gone {
+            let reason = if self.catching_up {
+                format!(
+                    "rank {} cannot be regenerated: messages evicted ({want}); call checkpoint",
+                    self.me.rank
+                )
+            } else {
+                format!(
+                    "replica {} fell too far behind: message {want} evicted",
+                    self.me
+                )
+            };
+            self.retire(reason.clone());
+            RecvError::Retired { reason }
+        } else {
+            // Every live replica was dropped (cancelled); ask them all again. If none may
+            // be asked (the rank's only live replicas are new incarnations still catching
+            // up), wait: `handle_peer_alive` asks again once one caught up.
+            if let Some(p) = self.fetches.get_mut(&want) {
+                p.asks.clear();
+            }
+            let askable = self
+                .fetches
+                .get(&want)
+                .is_some_and(|p| self.choose_replica(&want, p).is_some());
+            if askable {
+                self.ask_next(now, want);
+            }
+            return;
+        };
+        self.fetches.remove(&want);
+        if err == (RecvError::SenderEnded { rank: want.src() }) {
+            self.ended_everywhere(want);
+        }
+        match want {
+            Want::Key(key) => self.matcher.fail_key(&key, err),
+            Want::Order { comm, src, .. } => self.matcher.fail_unresolved(|spec| {
+                (spec.comm == comm && spec.ranks() == [src]).then(|| err.clone())
+            }),
+        }
+    }
+
+    /// The replicas that evicted `want` cannot serve it, but one that went silent (stopped,
+    /// or starved of CPU) may still hold it: ask it again rather than retire, since this
+    /// replica only lags because it was waiting for that one. A silent replica that is
+    /// really gone is declared dead by the launcher, and then this replica retires.
+    /// Returns whether it asked.
+    fn ask_silent_again(&mut self, now: Duration, want: Want) -> bool {
+        let src = want.src();
+        let Some(p) = self.fetches.get(&want) else {
+            return false;
+        };
+        let silent = p.replicas(|a| {
+            a.state == AskState::Silent
+                && self.liveness.is_candidate(ReplicaId::new(src, a.replica))
+        });
+        if silent.is_empty() {
+            return false;
+        }
+        for k in silent {
+            log::debug!(
+                "{}: {want} evicted elsewhere; asking silent replica {src}.{k} again",
+                self.me
+            );
+            let (to, pull) = self.new_ask(now, want, k, false);
+            self.out.send(to, pull);
+        }
+        true
+    }
+
+    pub(super) fn retire(&mut self, reason: String) {
+        if !self.retired {
+            self.retired = true;
+            self.out.event(EngineEvent::Retire { reason });
+        }
+    }
+
+    /// Asks again for every message from `rank` that no ask waits for (they waited for a
+    /// replica of it to catch up, or its last replica died).
+    pub(super) fn retry_idle(&mut self, now: Duration, rank: u32) {
+        let idle = self
+            .fetches
+            .wants(|w, p| w.src() == rank && !p.any_outstanding());
+        for want in idle {
+            self.ask_next(now, want);
+        }
+    }
+
+    /// Re-posts every pull outstanding at `peer` to another replica of its rank; `gone`:
+    /// that incarnation is gone (dead, or replaced by a joining successor whose asks start
+    /// afresh: what the old one parked would otherwise be waited for forever).
+    pub(super) fn fail_over(&mut self, now: Duration, peer: ReplicaId, gone: bool) {
+        let dead = gone || !self.liveness.is_usable(peer);
+        let wants = self.fetches.wants(|w, p| {
+            w.src() == peer.rank
+                && p.asks
+                    .iter()
+                    .any(|a| a.replica == peer.replica && a.outstanding())
+        });
+        for want in wants {
+            if dead {
+                if let Some(p) = self.fetches.get_mut(&want) {
+                    for a in p.asks.iter_mut().filter(|a| a.replica == peer.replica) {
+                        a.state = AskState::Dropped;
+                    }
+                }
+            }
+            if !self.fetches.others_outstanding(&want, peer.replica) {
+                // `ask_next` counts a move away from an ask that still stands; a pull
+                // taken off a dead replica (its asks dropped) to another one is a
+                // failover too (one that waits for the successor of the only replica, a
+                // handover at one replica, is not: it moves nowhere).
+                let only_dropped = self
+                    .fetches
+                    .get(&want)
+                    .is_some_and(|p| p.asks.iter().all(|a| a.state == AskState::Dropped));
+                if dead && only_dropped && self.liveness.has_candidate(want.src()) {
+                    self.stats.failovers += 1;
+                }
+                self.ask_next(now, want);
+            }
+        }
+    }
+
+    /// Asks one more replica whether it already has the message the current asks are
+    /// still waiting for; the first DATA wins and the rest are cancelled.
+    pub(super) fn hedge(&mut self, now: Duration, want: Want) {
+        let Some(p) = self.fetches.get_mut(&want) else {
+            return;
+        };
+        p.hedge_at = now + self.cfg.hedge_timeout;
+        if want.comm() == DECISION_CTX {
+            return;
+        }
+        // Withdraw earlier hedges that were only parked too, keeping the first ask.
+        let mut cancels = Vec::new();
+        let mut seen_outstanding = false;
+        for a in p.asks.iter_mut() {
+            if a.state == AskState::Parked {
+                if seen_outstanding {
+                    cancels.push((a.replica, a.req));
+                    a.state = AskState::Dropped;
+                }
+                seen_outstanding = true;
+            } else if a.outstanding() {
+                seen_outstanding = true;
+            }
+        }
+        let outstanding = p.replicas(Ask::outstanding);
+        let gone = p.replicas(|a| matches!(a.state, AskState::Gone | AskState::Ended));
+        let last_hedged = p.asks.last().map(|a| a.replica);
+        let src = want.src();
+        for (k, req) in cancels {
+            self.out
+                .send(ReplicaId::new(src, k), Frame::Cancel { want, req });
+        }
+        if self.replicas < 2 {
+            return;
+        }
+        // Rotate through the siblings not currently asked, starting after the last one.
+        let start = last_hedged.map_or(self.me.replica, |k| k + 1);
+        let candidate = (0..self.replicas)
+            .map(|i| (start + i) % self.replicas)
+            .find(|&k| {
+                !outstanding.contains(&k)
+                    && !gone.contains(&k)
+                    && self.liveness.is_candidate(ReplicaId::new(src, k))
+            });
+        if let Some(k) = candidate {
+            log::trace!("{}: hedging {want} at replica {k}", self.me);
+            let (to, pull) = self.new_ask(now, want, k, true);
+            self.out.send(to, pull);
+        }
+    }
+
+    /// A new ask for `want` to replica `k` of its sender, recorded (replacing an earlier
+    /// one to `k` unless `keep_outstanding` and it still waits): where it goes, and the
+    /// PULL to send there.
+    fn new_ask(
+        &mut self,
+        now: Duration,
+        want: Want,
+        k: u32,
+        keep_outstanding: bool,
+    ) -> (ReplicaId, Frame) {
+        // Data already received is never asked for again (DESIGN "Pull protocol").
+        debug_assert!(
+            match want {
+                Want::Order {
+                    comm, src, order, ..
+                } => comm == DECISION_CTX || !self.consumed.has(comm, src, order),
+                Want::Key(k) => !self.matcher.is_unexpected(&k),
+            },
+            "{}: asking again for {want}, which arrived",
+            self.me
+        );
+        let req = self.fetches.new_req();
+        if let Some(p) = self.fetches.get_mut(&want) {
+            p.record_ask(k, req, now, keep_outstanding);
+        }
+        let pull = Frame::Pull {
+            want,
+            req,
+            consumed: self.consumed.watermark(want.comm(), want.src()),
+        };
+        (ReplicaId::new(want.src(), k), pull)
+    }
+
+    /// Tells the senders how far this replica received their streams.
+    pub(super) fn tell_consumed(&mut self) {
+        for (comm, src, watermark) in self.consumed.take_dirty() {
+            let dst = self.me.rank;
+            self.send_to_replicas_of(src, || Frame::Consumed {
+                comm,
+                src,
+                dst,
+                watermark,
+            });
+        }
+    }
+
+    /// Sends `frame()` to every usable replica of `rank` but this one.
+    pub(super) fn send_to_replicas_of(&mut self, rank: u32, frame: impl Fn() -> Frame) {
+        for k in 0..self.replicas {
+            let to = ReplicaId::new(rank, k);
+            if to != self.me && self.liveness.is_usable(to) {
+                self.out.send(to, frame());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use bytes::Bytes;
+
+    use crate::config::Config;
+    use crate::message::matching::{Matched, Mode, RecvSpec, Source, TagSel};
+    use crate::message::{ReplicaId, Want};
+    use crate::pull::Engine;
+    use crate::wire::Frame;
+
+    fn spec() -> RecvSpec {
+        RecvSpec {
+            comm: 0,
+            src: Source::Rank(0),
+            tag: TagSel::Tag(3),
+        }
+    }
+
+    /// Moves frames both ways (deferred ones too) until none is left.
+    fn deliver(a: &mut (ReplicaId, Engine), b: &mut (ReplicaId, Engine), now: Duration) {
+        fn one_way(
+            from: &mut (ReplicaId, Engine),
+            to: &mut (ReplicaId, Engine),
+            now: Duration,
+        ) -> bool {
+            let mut moved = false;
+            while let Some((_, f)) = from.1.poll_transmit().or_else(|| from.1.poll_deferred()) {
+                to.1.handle_frame(now, from.0, f);
+                moved = true;
+            }
+            moved
+        }
+        while one_way(a, b, now) | one_way(b, a, now) {}
+    }
+
+    fn pulled_seq(f: &Frame) -> Option<u64> {
+        match f {
+            Frame::Pull {
+                want: Want::Key(k), ..
+            } => Some(k.seq),
+            _ => None,
+        }
+    }
+
+    /// Replica 0.0 (sender) and 1.0 (receiver) of a 2-rank job at one replica, started.
+    fn started_pair(now: Duration) -> ((ReplicaId, Engine), (ReplicaId, Engine)) {
+        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+        let mut sender = (s, Engine::new(s, 2, 1, Config::default()));
+        let mut receiver = (r, Engine::new(r, 2, 1, Config::default()));
+        sender.1.start(now);
+        receiver.1.start(now);
+        (sender, receiver)
+    }
+
+    /// The receiver takes a first message, then posts the next receive `gap` later,
+    /// before its speculative pull left (it wrote nothing to the sender); the sender then
+    /// sends the second, and three more the receiver takes in a row. Returns the seqs of
+    /// the pulls the receiver sends at once after taking the fifth (half its window of
+    /// eight is used up then).
+    fn pulls_after_a_gap_of(gap: Duration) -> Vec<u64> {
+        let now = Duration::from_secs(1);
+        let (mut sender, mut receiver) = started_pair(now);
+        let r = receiver.0;
+        sender
+            .1
+            .send(now, 0, 3, 1, Bytes::from_static(b"first"))
+            .expect("room");
+        let id = receiver.1.post(now, spec(), Mode::Receive);
+        deliver(&mut sender, &mut receiver, now);
+        assert!(matches!(
+            receiver.1.take(now, id),
+            Some(Ok(Matched::Message { .. }))
+        ));
+        // The pull for the next message waits for a write to the sender.
+        assert!(receiver.1.poll_transmit().is_none());
+        let later = now + gap;
+        let id = receiver.1.post(later, spec(), Mode::Receive);
+        let hurried = receiver.1.poll_transmit().expect("the pull goes now");
+        assert_eq!(pulled_seq(&hurried.1), Some(1));
+        sender.1.handle_frame(later, r, hurried.1);
+        sender
+            .1
+            .send(later, 0, 3, 1, Bytes::from_static(b"second"))
+            .expect("room");
+        deliver(&mut sender, &mut receiver, later);
+        assert!(matches!(
+            receiver.1.take(later, id),
+            Some(Ok(Matched::Message { .. }))
+        ));
+        for _ in 0..3 {
+            sender
+                .1
+                .send(later, 0, 3, 1, Bytes::from_static(b"more"))
+                .expect("room");
+        }
+        deliver(&mut sender, &mut receiver, later);
+        for _ in 0..3 {
+            let id = receiver.1.post(later, spec(), Mode::Receive);
+            assert!(matches!(
+                receiver.1.take(later, id),
+                Some(Ok(Matched::Message { .. }))
+            ));
+        }
+        std::iter::from_fn(|| receiver.1.poll_transmit())
+            .filter_map(|(_, f)| pulled_seq(&f))
+            .collect()
+    }
+
+    /// A speculative pull waits for the next write to its sender. If the application
+    /// posts the receive it was meant for first, after computing a while (it wrote
+    /// nothing to that sender meanwhile: LU's pipeline), the stream turns eager: its next
+    /// speculative pulls leave at once, for the next few messages, so a sender running
+    /// ahead answers each send at once.
+    #[test]
+    fn a_stream_whose_speculative_pull_was_late_pulls_ahead_at_once() {
+        // Pulls 2 to 8 (a stream of small messages asks eight ahead) left with the
+        // write that carried pull 1; the next half window leaves at once.
+        assert_eq!(
+            pulls_after_a_gap_of(Duration::from_millis(1)),
+            [9, 10, 11, 12]
+        );
+    }
+
+    /// A message whose pull came when it had been in the sender's log for a while (the
+    /// sender computed, or sent a burst) comes with FLAG_LATE: the receiver pulls that
+    /// stream ahead from then on.
+    #[test]
+    fn a_message_that_waited_in_the_log_makes_its_stream_pull_ahead() {
+        let (late, mut receiver) = a_burst_taken_late(1);
+        assert!(late, "the DATA says it waited");
+        let ahead: Vec<u64> = std::iter::from_fn(|| receiver.poll_transmit())
+            .filter_map(|(_, f)| pulled_seq(&f))
+            .collect();
+        assert_eq!(ahead, (1..=8).collect::<Vec<u64>>());
+    }
+
+    /// A stream received with `ANY_TAG` (rsmpi's `receive_into`) pulls ahead too, by
+    /// order number: half a window at a time, skipping what is here.
+    #[test]
+    fn an_any_tag_stream_pulls_ahead_by_order() {
+        let now = Duration::from_secs(1);
+        let (mut sender, mut receiver) = started_pair(now);
+        let r = receiver.0;
+        let any = RecvSpec {
+            tag: TagSel::Any,
+            ..spec()
+        };
+        let mut orders = Vec::new();
+        for _ in 0..5 {
+            sender
+                .1
+                .send(now, 0, 3, 1, Bytes::from_static(b"msg"))
+                .expect("room");
+            let id = receiver.1.post(now, any.clone(), Mode::Receive);
+            deliver(&mut sender, &mut receiver, now);
+            assert!(matches!(
+                receiver.1.take(now, id),
+                Some(Ok(Matched::Message { .. }))
+            ));
+            // What the receiver asks now, handed on to the sender.
+            let mut asked = Vec::new();
+            while let Some((_, f)) = receiver
+                .1
+                .poll_transmit()
+                .or_else(|| receiver.1.poll_deferred())
+            {
+                if let Frame::Pull {
+                    want: Want::Order { order, .. },
+                    ..
+                } = f
+                {
+                    asked.push(order);
+                }
+                sender.1.handle_frame(now, r, f);
+            }
+            orders.push(asked);
+        }
+        // Taking message 0 asks for 1 to 8; 1 to 3 come by those pulls and ask for
+        // nothing; taking 4 leaves four missing (9 to 12), asked together.
+        let expected: [Vec<u64>; 5] = [
+            (1..=8).collect(),
+            vec![],
+            vec![],
+            vec![],
+            (9..=12).collect(),
+        ];
+        assert_eq!(orders, expected);
+    }
+
+    /// A pull the old incarnation of a sender parked is asked again of its successor once
+    /// that one caught up (a handover at one replica: nobody else could answer it).
+    #[test]
+    fn a_pull_parked_at_a_replaced_incarnation_is_asked_of_its_successor() {
+        let now = Duration::from_secs(1);
+        let ((s, mut sender), (r, mut receiver)) = started_pair(now);
+        let _id = receiver.post(now, spec(), Mode::Receive);
+        let (_, pull) = receiver.poll_transmit().expect("a pull");
+        sender.handle_frame(now, r, pull);
+        let later = now + Duration::from_millis(50);
+        sender.handle_timeout(later);
+        let (_, ack) = sender.poll_transmit().expect("parked: an ACK");
+        assert!(matches!(ack, Frame::Ack { .. }), "{ack:?}");
+        receiver.handle_frame(later, s, ack);
+        receiver.handle_peer_joining(later, s, 1);
+        receiver.handle_peer_alive(later, s);
+        let asked: Vec<u64> = std::iter::from_fn(|| receiver.poll_transmit())
+            .filter(|(to, _)| *to == s)
+            .filter_map(|(_, f)| pulled_seq(&f))
+            .collect();
+        assert_eq!(asked, [0], "the successor is asked");
+        assert_eq!(receiver.stats().failovers, 0, "nothing failed");
+    }
+
+    /// Replica 0.0 sends two messages to 1.0 (each rank has `replicas` replicas), and 1.0
+    /// posts the receive for the first 1 ms later, then takes it: whether the DATA came
+    /// with FLAG_LATE, and the receiver's engine.
+    fn a_burst_taken_late(replicas: u32) -> (bool, Engine) {
+        let now = Duration::from_secs(1);
+        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+        let mut sender = Engine::new(s, 2, replicas, Config::default());
+        let mut receiver = Engine::new(r, 2, replicas, Config::default());
+        sender.start(now);
+        receiver.start(now);
+        for m in [&b"first"[..], b"second"] {
+            sender
+                .send(now, 0, 3, 1, Bytes::from_static(m))
+                .expect("room");
+        }
+        let later = now + Duration::from_millis(1);
+        let id = receiver.post(later, spec(), Mode::Receive);
+        let (_, pull) = receiver.poll_transmit().expect("a pull");
+        sender.handle_frame(later, r, pull);
+        let (_, data) = sender.poll_transmit().expect("an answer");
+        let late = matches!(data, Frame::Data { late: true, .. });
+        receiver.handle_frame(later, s, data);
+        assert!(matches!(
+            receiver.take(later, id),
+            Some(Ok(Matched::Message { .. }))
+        ));
+        (late, receiver)
+    }
+
+    /// Pulls ahead that a sender's replica answers ENDED (its program finished first, as
+    /// at the end of every replicated job) move to its sibling without counting as
+    /// failovers: nothing failed.
+    #[test]
+    fn pulls_ahead_of_a_sender_that_ended_are_no_failovers() {
+        let (_, mut receiver) = a_burst_taken_late(2);
+        let (s, later) = (ReplicaId::new(0, 0), Duration::from_millis(1001));
+        let ahead: Vec<Frame> = std::iter::from_fn(|| receiver.poll_transmit())
+            .map(|(_, f)| f)
+            .filter(|f| pulled_seq(f).is_some())
+            .collect();
+        assert!(!ahead.is_empty(), "the stream pulls ahead");
+        for f in ahead {
+            if let Frame::Pull { want, req, .. } = f {
+                receiver.handle_frame(later, s, Frame::Ended { want, req });
+            }
+        }
+        let moved = std::iter::from_fn(|| receiver.poll_transmit())
+            .filter(|(to, f)| *to == ReplicaId::new(0, 1) && pulled_seq(f).is_some())
+            .count();
+        assert!(moved > 0, "asked the sibling");
+        assert_eq!(receiver.stats().failovers, 0);
+    }
+
+    /// A receive that follows the previous one closely (a loop of collectives) keeps its
+    /// stream lazy: the next pull waits for a write, which costs nothing extra.
+    #[test]
+    fn a_stream_received_in_a_tight_loop_stays_lazy() {
+        assert_eq!(
+            pulls_after_a_gap_of(Duration::from_micros(5)),
+            Vec::<u64>::new()
+        );
+    }
+}
