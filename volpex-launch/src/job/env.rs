@@ -37,13 +37,12 @@ pub fn common(args: &Args, beats: Beats) -> Vec<Var> {
             ((args.peer_timeout * 1000.0).round() as u64).to_string(),
         ),
     ];
-    // With one replica per rank there is no sibling to regenerate from: senders need
-    // not keep anything for a replay. A preemption notice is handled at any degree (the
-    // replica hands over at its next checkpoint).
-    if args.regenerate != Regenerate::Never && args.replicas > 1 {
-        common.push((vars::REGENERATE.into(), "1".into()));
-    }
+    // Senders keep what a new incarnation may replay, at any degree: with one replica
+    // per rank a preemption notice still hands the replica's checkpoint over to its
+    // replacement, which pulls again the messages after that checkpoint that its
+    // predecessor had already pulled ahead (without them kept, it found one evicted).
     if args.regenerate != Regenerate::Never {
+        common.push((vars::REGENERATE.into(), "1".into()));
         common.push((
             vars::DRAIN_GRACE_MS.into(),
             ((args.drain_grace * 1000.0).round() as u64).to_string(),
@@ -156,7 +155,7 @@ mod tests {
         assert_eq!(get(&never, vars::DRAIN_GRACE_MS), None);
         let mut single = args(&[]);
         single.replicas = 1;
-        assert_eq!(get(&common(&single, beats()), vars::REGENERATE), None);
+        assert_eq!(get(&common(&single, beats()), vars::REGENERATE), Some("1"));
         // The default rendezvous wait of the replicas is long enough.
         assert_eq!(get(&env, vars::RENDEZVOUS_TIMEOUT_MS), None);
     }
