@@ -520,8 +520,6 @@ fn bind_team_splits_a_hosts_cpus_between_the_teams_it_runs() {
     let mut la: Vec<&str> = vec!["--ssh-cmd", &ssh];
     la.extend_from_slice(BEATS);
     la.extend_from_slice(&["-n", "3", "-r", "2", "--hosts", &hf, "--bind", "team"]);
-    // Each replica writes a file of its own: without the file layer (docs/FILES.md).
-    la.extend_from_slice(&["-x", "VOLPEX_FILES=0"]);
     let base_arg = base.0.display().to_string();
     let run = spawn_with(
         &["ip", "netns", "exec", &head],
@@ -593,9 +591,6 @@ fn a_hosts_agent_gives_a_dead_teams_cpus_to_the_survivors() {
         "never",
         "--fault",
         "2.0:kill@0.5",
-        // Each replica writes a file of its own: without the file layer.
-        "-x",
-        "VOLPEX_FILES=0",
     ]);
     let base_arg = base.0.display().to_string();
     // 0.1 waits until it may use every CPU, whether 2.0 dies before or after it starts.

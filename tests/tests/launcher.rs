@@ -108,9 +108,7 @@ fn cpus_of_job(launcher_args: &[&str], ranks: u32, replicas: u32) -> Vec<Vec<Vec
         .collect();
     let n = ranks.to_string();
     let r = replicas.to_string();
-    // Each replica writes a file of its own (its CPUs): not the same file operations in
-    // every replica, so without the file layer (docs/FILES.md).
-    let mut args = vec!["-n", n.as_str(), "-r", r.as_str(), "-x", "VOLPEX_FILES=0"];
+    let mut args = vec!["-n", n.as_str(), "-r", r.as_str()];
     args.extend_from_slice(launcher_args);
     let base_arg = base.0.display().to_string();
     run(&args, &bin("cpus"), &[&base_arg], Duration::from_secs(60)).ok();
@@ -222,9 +220,6 @@ fn the_cpus_of_a_dead_team_go_to_the_survivors() {
             "0.1:kill@0.3",
             "--fault",
             "1.1:kill@0.3",
-            // Each replica writes a file of its own: without the file layer.
-            "-x",
-            "VOLPEX_FILES=0",
         ],
         &bin("rebind"),
         &[&base_arg, "--teams", "0,2", "--expect", &expect],
