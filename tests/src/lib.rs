@@ -337,6 +337,14 @@ pub fn result_lines<'a>(stdout: &'a str, prefix: &str) -> Vec<&'a str> {
     stdout.lines().filter(|l| l.starts_with(prefix)).collect()
 }
 
+/// For test programs that write a file of each replica's own (the CPUs it may use, the
+/// choices it followed), which the file layer refuses (replicas must make the same file
+/// operations, docs/FILES.md): turns the layer off in this process. Call it first in
+/// `main`, before `volpex::initialize()` and before any thread starts.
+pub fn without_file_layer() {
+    std::env::set_var("VOLPEX_FILES", "0");
+}
+
 /// For the test programs: prints `<program>: FAILED <what>` and exits 1 unless `ok`.
 pub fn check(program: &str, ok: bool, what: &str) {
     if !ok {

@@ -10,6 +10,7 @@ fn check(ok: bool, what: &str) {
 }
 
 fn main() -> Result<(), volpex::Error> {
+    volpex_tests::without_file_layer();
     // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
     volpex::log_to_stderr();
     let universe = volpex::initialize()?;

@@ -9,6 +9,7 @@
 use std::time::{Duration, Instant};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    volpex_tests::without_file_layer();
     // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
     volpex::log_to_stderr();
     let args: Vec<String> = std::env::args().collect();

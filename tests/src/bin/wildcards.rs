@@ -402,6 +402,7 @@ fn cancel(
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    volpex_tests::without_file_layer();
     // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
     volpex::log_to_stderr();
     let args: Vec<String> = std::env::args().skip(1).collect();
