@@ -33,7 +33,8 @@ pub struct Config {
     pub send_deterministic: bool,
     /// The launcher regenerates lost replicas (`VOLPEX_REGENERATE`, 0 or 1, set by
     /// volpexrun): the log retains what a new incarnation replaying the program needs,
-    /// and no send skips the log.
+    /// and, with siblings to regenerate from (more than one replica per rank), no send
+    /// skips the log.
     pub regenerate: bool,
     /// Bound on those retained entries (`VOLPEX_REPLAY_BYTES`).
     pub replay_bytes_max: usize,

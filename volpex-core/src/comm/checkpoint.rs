@@ -57,7 +57,7 @@ impl Communicator {
             // Without regeneration only a handover restores a snapshot, so the state is
             // encoded (a copy of all of it) only for one: NPB FT class A on one process
             // ran 5% faster without its three.
-            let kept = if core.engine.config().regenerate || draining {
+            let kept = if core.engine.regenerates_from_siblings() || draining {
                 let snapshot = Snapshot {
                     number,
                     runtime,

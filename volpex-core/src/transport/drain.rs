@@ -75,6 +75,8 @@ impl Core {
     /// What this draining replica, stopped at checkpoint `number` (`snapshot`), hands its
     /// next incarnation, and the address to serve it on (this replica's own).
     pub fn handover(&mut self, number: u64, snapshot: Bytes) -> Result<(IpAddr, Handover), String> {
+        // What arrives from now on is the successor's to pull again.
+        self.engine.hand_over();
         let log = self.engine.export_log()?;
         let ip = match self.addr_of(self.me) {
             Some(a) => a.ip(),

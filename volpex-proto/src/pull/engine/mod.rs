@@ -194,6 +194,9 @@ pub struct Engine {
     /// The application finalized: it sends nothing more, so a pull for a message not
     /// sent yet is answered ENDED.
     finalized: bool,
+    /// This replica handed its checkpoint over to its next incarnation (`hand_over`): it
+    /// receives nothing more, and reports nothing it receives.
+    handed_over: bool,
     /// Messages that every live replica of their sender answered ENDED for.
     ended: Set<Want>,
     /// Which streams are pulled ahead, and how far.
@@ -281,6 +284,7 @@ impl Engine {
             fenced: Set::default(),
             liveness: Liveness::new(ranks, replicas),
             finalized: false,
+            handed_over: false,
             ended: Set::default(),
             streams: ahead::Streams::default(),
             landed: Map::default(),
@@ -713,17 +717,43 @@ impl Engine {
     /// Next frame to put on the wire now. A pull whose message arrived (or was given up)
     /// before the pull left is dropped: several messages of a stream often come in one
     /// read, and taking the first asks for the second before that is handled.
+    /// After `hand_over`, no pull and no report of what arrived leaves.
     #[inline]
     pub fn poll_transmit(&mut self) -> Option<(ReplicaId, Frame)> {
-        let fetches = &self.fetches;
-        self.out
-            .poll_transmit(|f| matches!(f, Frame::Pull { want, .. } if !fetches.contains(want)))
+        let (fetches, handed_over) = (&self.fetches, self.handed_over);
+        self.out.poll_transmit(|f| match f {
+            Frame::Pull { want, .. } => handed_over || !fetches.contains(want),
+            Frame::Consumed { .. } => handed_over,
+            _ => false,
+        })
+    }
+
+    /// Whether a lost replica may be regenerated from a sibling (regeneration on and more
+    /// than one replica per rank): checkpoints are then kept for siblings to restore. At
+    /// `-r 1` only a handover restores one, from the snapshot it hands over.
+    pub fn regenerates_from_siblings(&self) -> bool {
+        self.cfg.regenerate && self.replicas > 1
+    }
+
+    /// This draining replica stopped at the checkpoint it hands over to its next
+    /// incarnation: from now on it pulls nothing and reports no receipt (CONSUMED, or
+    /// the watermark a pull carries). Its senders then keep every message after that
+    /// checkpoint, and the successor pulls them again, also those this replica had
+    /// already pulled ahead (at `-r 1` nothing else would keep them: the log drops what
+    /// every replica of the destination reported, and a large message may skip it).
+    pub fn hand_over(&mut self) {
+        self.handed_over = true;
     }
 
     /// Next frame that may wait (speculative pulls): for a write to its peer, or until
     /// the driver has nothing else to do.
     #[inline]
     pub fn poll_deferred(&mut self) -> Option<(ReplicaId, Frame)> {
+        if self.handed_over {
+            // Only speculative pulls wait there (`hand_over`).
+            while self.out.poll_deferred().is_some() {}
+            return None;
+        }
         self.out.poll_deferred()
     }
 
@@ -733,6 +763,9 @@ impl Engine {
         &mut self,
         rides: impl Fn(ReplicaId) -> bool,
     ) -> Option<(ReplicaId, Frame)> {
+        if self.handed_over {
+            return self.poll_deferred();
+        }
         self.out.poll_deferred_to(rides)
     }
 

@@ -234,6 +234,7 @@ mod tests {
     use crate::message::matching::{Matched, Mode, RecvSpec, Source, TagSel};
     use crate::message::ReplicaId;
     use crate::pull::Engine;
+    use crate::wire::Frame;
 
     const COMM: u32 = 8;
 
@@ -367,5 +368,82 @@ mod tests {
         assert_eq!(engines[2].1.stats().receives, 5);
         // Past the checkpoint: kept for the next regeneration.
         assert_eq!(engines[0].1.stats().evicted, covered);
+    }
+
+    /// At `-r 1` a draining replica hands its checkpoint over: after `hand_over` it
+    /// pulls nothing and reports no receipt, so its sender keeps every message past the
+    /// checkpoint (also one the old replica pulled ahead), and the successor restored
+    /// from the snapshot receives them all.
+    #[test]
+    fn a_handed_over_checkpoint_keeps_what_came_after_it() {
+        let cfg = Config {
+            regenerate: true,
+            ..Config::default()
+        };
+        let mut now = Duration::from_secs(1);
+        let ids = [ReplicaId::new(0, 0), ReplicaId::new(1, 0)];
+        let mut engines: Vec<(ReplicaId, Engine)> = ids
+            .iter()
+            .map(|&id| (id, Engine::new(id, 2, 1, cfg.clone())))
+            .collect();
+        for (_, e) in engines.iter_mut() {
+            e.start(now);
+        }
+        let send = |engines: &mut Vec<(ReplicaId, Engine)>, i: u8, now: Duration| {
+            engines[0]
+                .1
+                .send(now, COMM, 3, 1, Bytes::from(vec![i; 4]))
+                .expect("room in the log");
+        };
+        for i in 0..2u8 {
+            send(&mut engines, i, now);
+        }
+        receive(&mut engines, 1, &mut now);
+        let state = engines[1].1.checkpoint_state().expect("quiet point");
+        let covered = state
+            .received
+            .iter()
+            .find(|r| r.comm == COMM && r.src == 0)
+            .map_or(0, |r| r.watermark);
+        let snapshot = Snapshot {
+            number: 1,
+            runtime: state.clone(),
+            ..Default::default()
+        };
+        let bytes = snapshot.encode().expect("encodes");
+        engines[1].1.checkpoint_taken(1, bytes.clone(), &state);
+        engines[1].1.hand_over();
+        // The old replica stays and would pull ahead; nothing it does reaches rank 0.
+        for i in 2..5u8 {
+            send(&mut engines, i, now);
+        }
+        settle(&mut engines, &mut now);
+        while let Some((_, f)) = engines[1].1.poll_transmit() {
+            assert!(
+                !matches!(f, Frame::Pull { .. } | Frame::Consumed { .. }),
+                "{f:?} after the handover"
+            );
+        }
+        assert!(engines[0].1.stats().evicted <= covered);
+        // Nor may a large one skip the log on its word (`delivered` is what lets it).
+        for order in covered..5 {
+            assert!(!engines[0].1.delivered(COMM, 1, order), "{order} delivered");
+        }
+
+        // Its successor takes over from the snapshot.
+        let old = ids[1];
+        engines[0].1.handle_peer_down(now, old, true);
+        let incs = vec![vec![0], vec![1]];
+        let mut fresh = Engine::joining(old, 2, 1, cfg.clone(), &incs);
+        fresh.set_catching_up(true);
+        fresh.start(now);
+        engines[1] = (old, fresh);
+        engines[0].1.handle_peer_joining(now, old, 1);
+        let restored = Snapshot::decode(&bytes).expect("decodes");
+        engines[1].1.restore(now, 1, bytes, &restored.runtime);
+        settle(&mut engines, &mut now);
+        for i in 1..5u8 {
+            assert_eq!(receive(&mut engines, 1, &mut now), Bytes::from(vec![i; 4]));
+        }
     }
 }
