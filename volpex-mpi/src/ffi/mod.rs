@@ -62,7 +62,7 @@ use crate::handles::{
     MAX_OBJECT_NAME, MAX_PROCESSOR_NAME, NULL, UNDEFINED,
 };
 use crate::state::{self, Phase};
-use crate::topo::{self, Cart};
+use crate::topo;
 use crate::{grequest, p2p, request, types};
 use raw::Region;
 
