@@ -23,6 +23,23 @@
 #![allow(clippy::missing_safety_doc)]
 #![allow(clippy::too_many_arguments)]
 
+/// Defines exported functions of one C signature that differ only in a value they hand
+/// to one shared body: `variants! { fn(a: A, b: B) => body; MPI_X = x, MPI_Y = y }`
+/// makes `MPI_X(a, b)` return `body(("MPI_X", x), a, b)` (the name is what the error
+/// handler reports). The send modes of MPI_Send, MPI_Isend and MPI_Send_init, and the
+/// blocking and testing forms of the completion calls, are each one family.
+macro_rules! variants {
+    (fn $args:tt => $body:ident; $($name:ident = $variant:expr),+ $(,)?) => {
+        $(variants!(@one $name, $variant, $body, $args);)+
+    };
+    (@one $name:ident, $variant:expr, $body:ident, ($($arg:ident: $ty:ty),* $(,)?)) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            $body((stringify!($name), $variant), $($arg),*)
+        }
+    };
+}
+
 mod collectives;
 mod communicators;
 mod datatypes;
@@ -118,6 +135,18 @@ fn set_status(p: *mut MpiStatus, st: MpiStatus) -> Result<()> {
         };
     }
     Ok(())
+}
+
+/// Answers a call that may or may not have completed (MPI_Test, MPI_Iprobe, ...):
+/// `flag` true and the status filled, or `flag` false and the status untouched.
+fn set_flag_status(flag: *mut c_int, status: *mut MpiStatus, st: Option<MpiStatus>) -> Result<()> {
+    match st {
+        Some(st) => {
+            set(flag, "flag", 1)?;
+            set_status(status, st)
+        }
+        None => set(flag, "flag", 0),
+    }
 }
 
 fn set<T>(p: *mut T, what: &str, v: T) -> Result<()> {
