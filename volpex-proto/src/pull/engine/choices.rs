@@ -427,7 +427,8 @@ impl Engine {
         }
         let next = self.consumed.watermark(DECISION_CTX, self.me.rank);
         if let Slot::Unknown = self.coord.decisions.slot(next) {
-            self.want(now, Want::Key(slot_key(self.me.rank, next)), false);
+            let want = Want::Key(slot_key(self.me.rank, next));
+            self.receiving().want(now, want, false);
         }
     }
 
@@ -451,7 +452,7 @@ impl Engine {
                             .any(|a| a.replica == leader && a.outstanding())
                     });
                     if !asked {
-                        self.ask_next(now, want);
+                        self.receiving().ask_next(now, want);
                     }
                 }
                 Authority::TakingOver { .. } => {}
@@ -572,13 +573,6 @@ impl Engine {
                 self.on_authority_change(now);
             }
             Err(e) => log::error!("{}: bad DECIDED from {from}: {e}", self.me),
-        }
-    }
-
-    pub(super) fn fence(&mut self, peer: ReplicaId) {
-        if self.fenced.insert(peer) {
-            log::info!("{}: asking the launcher to fence {peer}", self.me);
-            self.out.event(super::EngineEvent::Fence { peer });
         }
     }
 }

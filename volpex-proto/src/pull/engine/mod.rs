@@ -32,12 +32,12 @@
 //! | `serve::Serving` | `serving()` | the send commands, answering and parking pulls, the output commit |
 //! | `choices::Announce` | `announce()` | choices leaving: batches to followers, carried choices, stability notices |
 //! | `membership::Roster` | `roster()` | deaths, joining and caught-up incarnations, the incarnation table |
+//! | `receive::Receiving` | `receiving()` | asking, taking DATA, failing over, hedging, pulling ahead, telling senders how far it received |
 //!
 //! This file is the engine's API (each input, command and output in one place, calling
 //! the sides and then what their answers ask of the others), dispatch and timers; the
-//! receiving side (asking, failing over, hedging, pulling ahead) is `receive`, the rest of
-//! the coordination (recording, takeover, fencing) `choices`, checkpoints `snapshot`, all
-//! still on the whole engine. Receiving is split in two: `message::matching` decides which
+//! rest of the coordination (recording, takeover) is `choices`, checkpoints `snapshot`
+//! and synchronous sends `synchronous`, still on the whole engine. Receiving is split in two: `message::matching` decides which
 //! message each posted receive matches and says what it needs; the engine fetches it.
 //!
 //! Speculative pulls (pulling ahead): see `ahead`. A pull nobody waits for yet (a
@@ -71,6 +71,7 @@ use self::fetches::{AskState, Fetches};
 use self::membership::{Gone, Roster};
 use self::outbox::Outbox;
 pub use self::outbox::Resumed;
+use self::receive::Receiving;
 use self::serve::Serving;
 use self::service::Service;
 use self::service::Waiter;
@@ -432,7 +433,8 @@ impl Engine {
             Slot::Evicted => ChoiceState::Waiting,
             Slot::Unknown if self.coord.decisions.is_leader() => ChoiceState::Yours,
             Slot::Unknown => {
-                self.want(now, Want::Key(slot_key(self.me.rank, slot)), true);
+                let want = Want::Key(slot_key(self.me.rank, slot));
+                self.receiving().want(now, want, true);
                 self.drain_loopback(now);
                 ChoiceState::Waiting
             }
@@ -485,8 +487,11 @@ impl Engine {
         }
         for need in needs {
             match need {
-                Need::Message { want, needed } => self.want(now, want, needed),
-                Need::Choice(slot) => self.want(now, Want::Key(slot_key(self.me.rank, slot)), true),
+                Need::Message { want, needed } => self.receiving().want(now, want, needed),
+                Need::Choice(slot) => {
+                    let want = Want::Key(slot_key(self.me.rank, slot));
+                    self.receiving().want(now, want, true);
+                }
             }
         }
         self.rematch(now);
@@ -600,12 +605,12 @@ impl Engine {
         if peer == self.me {
             self.catching_up = false;
             self.consumed.mark_all_dirty();
-            self.tell_consumed();
+            self.receiving().tell_consumed();
             self.tell_checkpoint();
             return;
         }
         if self.roster().caught_up(peer) {
-            self.retry_idle(now, peer.rank);
+            self.receiving().retry_idle(now, peer.rank);
         }
         self.rematch(now);
         self.drain_loopback(now);
@@ -667,7 +672,7 @@ impl Engine {
             );
         }
         for (want, peer) in due.silent {
-            self.on_silent(now, want, peer);
+            self.receiving().on_silent(now, want, peer);
         }
         for peer in self.coord.decisions.overdue(now, ack_timeout) {
             self.fence(peer);
@@ -685,12 +690,12 @@ impl Engine {
             self.timers.set(Timer::OutputCommit, now + ack_timeout);
         }
         for want in due.hedge {
-            self.hedge(now, want);
+            self.receiving().hedge(now, want);
         }
         if self.timers.is_due(Timer::ConsumedNotice, now) {
             self.timers.stop(Timer::ConsumedNotice);
             self.consumed_notice_after = now + self.cfg.consumed_interval;
-            self.tell_consumed();
+            self.receiving().tell_consumed();
         }
         self.drain_loopback(now);
     }
@@ -764,7 +769,7 @@ impl Engine {
         let (r, any_tag) = self.matcher.take(id)?;
         if let Ok(Matched::Message { key, payload, .. }) = &r {
             let len = self.landed.remove(key).unwrap_or(payload.len());
-            self.speculate_after(now, *key, len, any_tag);
+            self.receiving().speculate_after(now, *key, len, any_tag);
         }
         Some(r)
     }
@@ -822,6 +827,72 @@ impl Engine {
         }
     }
 
+    /// The receiving side (see `Receiving`).
+    fn receiving(&mut self) -> Receiving<'_> {
+        Receiving {
+            me: self.me,
+            replicas: self.replicas,
+            cfg: &self.cfg,
+            fetches: &mut self.fetches,
+            matcher: &mut self.matcher,
+            liveness: &mut self.liveness,
+            consumed: &mut self.consumed,
+            consumed_notice_after: self.consumed_notice_after,
+            decisions: &self.coord.decisions,
+            streams: &mut self.streams,
+            timers: &mut self.timers,
+            out: &mut self.out,
+            stats: &mut self.stats,
+            ended: &mut self.ended,
+            fenced: &mut self.fenced,
+            retired: &mut self.retired,
+            catching_up: self.catching_up,
+        }
+    }
+
+    /// A DATA frame from `from`: dropped when it is not for us, when the choices it may
+    /// depend on were refused (`Receiving::stale`) or when it is a duplicate; a choice of
+    /// this rank is adopted and recorded; a message goes to the receiving side, and the
+    /// matcher matches again.
+    fn on_data(&mut self, now: Duration, from: ReplicaId, key: Key, order: u64, payload: Bytes) {
+        if from.rank != key.src || key.dst != self.me.rank {
+            log::warn!("{}: DATA {key} from {from} is not for us; dropped", self.me);
+            return;
+        }
+        if self.coord.refused.remove(&from)
+            || self.coord.foreign.is_fenced(from, self.ordinal_of(from))
+        {
+            self.receiving().stale(now, from, key, order);
+            return;
+        }
+        if self.consumed.has(key.comm, key.src, order) {
+            log::trace!("{}: duplicate DATA {key} from {from} dropped", self.me);
+            return;
+        }
+        if key.comm == DECISION_CTX {
+            let adopted = self.coord.decisions.adopt(key.seq, payload, from.replica);
+            if let Slot::Held(_) = self.coord.decisions.slot(key.seq) {
+                self.receiving().complete(now, from, &[Want::Key(key)]);
+            }
+            if adopted {
+                self.after_record(now, key.seq);
+            }
+            return;
+        }
+        self.receiving().arrived(now, from, key, order, payload);
+        self.rematch(now);
+    }
+
+    /// This replica must retire (see `Receiving::retire`).
+    fn retire(&mut self, reason: String) {
+        self.receiving().retire(reason);
+    }
+
+    /// Asks the launcher to fence `peer` (see `receive::fence`).
+    fn fence(&mut self, peer: ReplicaId) {
+        receive::fence(self.me, &mut self.fenced, &mut self.out, peer);
+    }
+
     /// The newest incarnation of `r` known here.
     fn incarnation_of(&self, r: ReplicaId) -> u32 {
         membership::incarnation_of(&self.incarnations, r)
@@ -851,9 +922,9 @@ impl Engine {
         match self.roster().gone(now, peer, confirmed, successor) {
             Gone::Known | Gone::Suspect => {}
             Gone::Dead { rank_lost } => {
-                self.fail_over(now, peer, true);
+                self.receiving().fail_over(now, peer, true);
                 if rank_lost {
-                    self.retry_idle(now, peer.rank);
+                    self.receiving().retry_idle(now, peer.rank);
                 }
                 let liveness = &self.liveness;
                 self.matcher.fail_unresolved(|spec| {
@@ -885,8 +956,11 @@ impl Engine {
         }
         for need in needs.drain(..) {
             match need {
-                Need::Message { want, needed } => self.want(now, want, needed),
-                Need::Choice(slot) => self.want(now, Want::Key(slot_key(self.me.rank, slot)), true),
+                Need::Message { want, needed } => self.receiving().want(now, want, needed),
+                Need::Choice(slot) => {
+                    let want = Want::Key(slot_key(self.me.rank, slot));
+                    self.receiving().want(now, want, true);
+                }
             }
         }
         self.needs = needs;
@@ -946,9 +1020,15 @@ impl Engine {
                     );
                 }
             }
-            Frame::Ack { want, req, .. } => self.on_ack(from, want, req),
-            Frame::Gone { want, req } => self.on_refused(now, from, want, req, AskState::Gone),
-            Frame::Ended { want, req } => self.on_refused(now, from, want, req, AskState::Ended),
+            Frame::Ack { want, req, .. } => self.receiving().on_ack(from, want, req),
+            Frame::Gone { want, req } => {
+                self.receiving()
+                    .on_refused(now, from, want, req, AskState::Gone)
+            }
+            Frame::Ended { want, req } => {
+                self.receiving()
+                    .on_refused(now, from, want, req, AskState::Ended)
+            }
             Frame::Cancel { want, req } => self.service.cancel(&want, Waiter { from, req }),
             Frame::Consumed {
                 comm,

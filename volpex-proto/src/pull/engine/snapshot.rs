@@ -107,7 +107,7 @@ impl Engine {
             self.fetches.remove(&want);
         }
         self.checkpoint_taken(number, bytes, state);
-        self.tell_consumed();
+        self.receiving().tell_consumed();
         self.stand(now);
         self.drain_loopback(now);
     }
@@ -164,12 +164,13 @@ impl Engine {
         for i in 0..self.snapshots.marks.len() {
             let (comm, src, watermark) = self.snapshots.marks[i];
             let dst = self.me.rank;
-            self.send_to_replicas_of(src, || Frame::Checkpointed {
-                comm,
-                src,
-                dst,
-                watermark,
-            });
+            self.receiving()
+                .send_to_replicas_of(src, || Frame::Checkpointed {
+                    comm,
+                    src,
+                    dst,
+                    watermark,
+                });
         }
     }
 

@@ -173,7 +173,8 @@ impl Engine {
                 // Sent to ourselves: no frame for this replica.
                 self.on_matched(self.me, key);
             }
-            self.send_to_replicas_of(key.src, || Frame::Matched { key });
+            self.receiving()
+                .send_to_replicas_of(key.src, || Frame::Matched { key });
         }
     }
 }
