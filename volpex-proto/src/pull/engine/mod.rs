@@ -606,7 +606,8 @@ impl Engine {
             self.catching_up = false;
             self.consumed.mark_all_dirty();
             self.receiving().tell_consumed();
-            self.tell_checkpoint();
+            self.snapshots
+                .tell_checkpoint(self.me, self.replicas, &self.liveness, &mut self.out);
             return;
         }
         if self.roster().caught_up(peer) {
@@ -883,6 +884,24 @@ impl Engine {
         self.rematch(now);
     }
 
+    /// Sends MATCHED for every synchronous message a receive claimed since it arrived
+    /// (see `synchronous`); one sent to ourselves is matched here at once.
+    fn tell_matched(&mut self) {
+        for key in self.sync.take_claimed(&self.matcher) {
+            if key.src == self.me.rank {
+                self.sync.on_matched(self.me, &self.log, self.me, key);
+            }
+            receive::to_replicas_of(
+                self.me,
+                self.replicas,
+                &self.liveness,
+                &mut self.out,
+                key.src,
+                || Frame::Matched { key },
+            );
+        }
+    }
+
     /// This replica must retire (see `Receiving::retire`).
     fn retire(&mut self, reason: String) {
         self.receiving().retire(reason);
@@ -1005,7 +1024,8 @@ impl Engine {
                     && !self.consumed.has(key.comm, key.src, order);
                 self.on_data(now, from, key, order, payload);
                 if note {
-                    self.note_synchronous(key);
+                    self.sync.arrived(key);
+                    self.tell_matched();
                 }
                 if confirm {
                     // The sender kept no copy and waits for this (see `send_unlogged`).
@@ -1046,7 +1066,7 @@ impl Engine {
                     log::debug!("{}: CONSUMED from {from} for {src}->{dst} ignored", self.me);
                 }
             }
-            Frame::Matched { key } => self.on_matched(from, key),
+            Frame::Matched { key } => self.sync.on_matched(self.me, &self.log, from, key),
             Frame::Takeover { rank, base } => self.on_takeover(from, rank, base),
             Frame::Choices {
                 rank,
@@ -1057,7 +1077,11 @@ impl Engine {
             Frame::Decided { rank, entries } => self.on_decided(now, from, rank, &entries),
             f @ (Frame::Checkpointed { .. }
             | Frame::SnapshotAsk { .. }
-            | Frame::Snapshot { .. }) => self.on_snapshot_frame(from, f),
+            | Frame::Snapshot { .. }) => {
+                let receives = self.stats.receives;
+                self.snapshots
+                    .handle(self.me, from, f, receives, &mut self.log, &mut self.out)
+            }
         }
     }
 }

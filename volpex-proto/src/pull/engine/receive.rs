@@ -737,12 +737,24 @@ impl Receiving<'_> {
     }
 
     /// Sends `frame()` to every usable replica of `rank` but this one.
-    pub(super) fn send_to_replicas_of(&mut self, rank: u32, frame: impl Fn() -> Frame) {
-        for k in 0..self.replicas {
-            let to = ReplicaId::new(rank, k);
-            if to != self.me && self.liveness.is_usable(to) {
-                self.out.send(to, frame());
-            }
+    fn send_to_replicas_of(&mut self, rank: u32, frame: impl Fn() -> Frame) {
+        to_replicas_of(self.me, self.replicas, self.liveness, self.out, rank, frame);
+    }
+}
+
+/// Sends `frame()` to every usable replica of `rank` (of `replicas` each) but `me`.
+pub(super) fn to_replicas_of(
+    me: ReplicaId,
+    replicas: u32,
+    liveness: &Liveness,
+    out: &mut Outbox,
+    rank: u32,
+    frame: impl Fn() -> Frame,
+) {
+    for k in 0..replicas {
+        let to = ReplicaId::new(rank, k);
+        if to != me && liveness.is_usable(to) {
+            out.send(to, frame());
         }
     }
 }
