@@ -35,9 +35,10 @@
 //! | `receive::Receiving` | `receiving()` | asking, taking DATA, failing over, hedging, pulling ahead, telling senders how far it received |
 //!
 //! This file is the engine's API (each input, command and output in one place, calling
-//! the sides and then what their answers ask of the others), dispatch and timers; the
-//! rest of the coordination (recording, takeover) is `choices`, checkpoints `snapshot`
-//! and synchronous sends `synchronous`, still on the whole engine. Receiving is split in two: `message::matching` decides which
+//! the sides and then what their answers ask of the others), dispatch, timers, and the
+//! glue that spans the sides (a DATA frame, recording a choice, leadership changes);
+//! `snapshot` and `synchronous` add the engine's checkpoint and synchronous-send
+//! commands and getters, and no other file holds an `impl Engine`. Receiving is split in two: `message::matching` decides which
 //! message each posted receive matches and says what it needs; the engine fetches it.
 //!
 //! Speculative pulls (pulling ahead): see `ahead`. A pull nobody waits for yet (a
@@ -66,7 +67,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use self::choices::{Coordination, EngineChooser};
+use self::choices::{Announce, Coordination, EngineChooser};
 use self::fetches::{AskState, Fetches};
 use self::membership::{Gone, Roster};
 use self::outbox::Outbox;
@@ -81,9 +82,9 @@ use self::snapshot::Snapshots;
 pub use self::synchronous::MatchState;
 use self::synchronous::Synchronous;
 use self::timers::{Timer, TimerTable};
-use super::decision::{ordinal, slot_key, Slot, DECISION_CTX};
+use super::decision::{ordinal, slot_key, Authority, Slot, DECISION_CTX};
 use crate::config::Config;
-use crate::limits::{DECISIONS_HELD_MAX, HEADER_BYTES};
+use crate::limits::{CHOICES_BATCH_WAIT, DECISIONS_HELD_MAX, HEADER_BYTES};
 use crate::message::log::LogFull;
 use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, Map, ReplicaId, ReqId, SendLog, Set, Want};
@@ -1082,6 +1083,179 @@ impl Engine {
                 self.snapshots
                     .handle(self.me, from, f, receives, &mut self.log, &mut self.out)
             }
+        }
+    }
+
+    // ---- internals: the coordination's glue (see `choices`) ----
+
+    /// The outgoing side of the choices (see `Announce`).
+    fn announce(&mut self) -> Announce<'_> {
+        Announce {
+            me: self.me,
+            replicas: self.replicas,
+            coord: &mut self.coord,
+            service: &mut self.service,
+            liveness: &self.liveness,
+            consumed: &self.consumed,
+            timers: &mut self.timers,
+            out: &mut self.out,
+        }
+    }
+    /// A choice was recorded here: it counts as received for eviction, and followers
+    /// waiting for it get it. A leader sends its followers new choices `CHOICES_BATCH` at a
+    /// time, or `CHOICES_BATCH_WAIT` after the first: one write (and one answer from each
+    /// follower) per choice was most of what an `ANY_SOURCE` receive cost over a specific
+    /// one at r = 2. A replica that adopted a choice passes it on at once.
+    fn after_record(&mut self, now: Duration, slot: u64) {
+        let advanced = self.consumed.record(DECISION_CTX, self.me.rank, slot);
+        if self.coord.decisions.is_leader() {
+            if self.coord.one_more_unsent() {
+                self.announce().send_choices();
+            } else {
+                self.timers
+                    .set_if_idle(Timer::ChoicesBatch, now + CHOICES_BATCH_WAIT);
+            }
+        } else {
+            self.announce().answer_choice_pull(slot);
+            if advanced {
+                self.announce().report_choices();
+            }
+        }
+        self.fetches
+            .remove(&Want::Key(slot_key(self.me.rank, slot)));
+        self.stand(now);
+        self.rematch(now);
+    }
+
+    /// A follower keeps a pull for the first choice it does not hold standing at the
+    /// leader (see `decision`).
+    fn stand(&mut self, now: Duration) {
+        if !self.coord.decisions.enabled() || self.coord.decisions.is_leader() {
+            return;
+        }
+        let next = self.consumed.watermark(DECISION_CTX, self.me.rank);
+        if let Slot::Unknown = self.coord.decisions.slot(next) {
+            let want = Want::Key(slot_key(self.me.rank, next));
+            self.receiving().want(now, want, false);
+        }
+    }
+
+    /// Leadership may have changed: a new leader drops its pulls for choices (it makes or
+    /// adopted them), a follower re-asks the new leader.
+    fn on_authority_change(&mut self, now: Duration) {
+        if self.coord.has_unsent() {
+            self.announce().send_choices();
+        }
+        let choice_wants = self.fetches.wants(|w, _| w.comm() == DECISION_CTX);
+        for want in choice_wants {
+            match self.coord.decisions.authority() {
+                Authority::Leader => {
+                    self.fetches.remove(&want);
+                }
+                Authority::Follower { leader } => {
+                    let leader = *leader;
+                    let asked = self.fetches.get(&want).is_some_and(|p| {
+                        p.asks
+                            .iter()
+                            .any(|a| a.replica == leader && a.outstanding())
+                    });
+                    if !asked {
+                        self.receiving().ask_next(now, want);
+                    }
+                }
+                Authority::TakingOver { .. } => {}
+            }
+        }
+        self.stand(now);
+        self.rematch(now);
+    }
+
+    /// The launcher confirmed sibling `peer` dead: take over its choices if it led (ask
+    /// every live replica of the job what it holds), and let out what waited for it.
+    fn sibling_dead(&mut self, now: Duration, peer: ReplicaId) {
+        let others: Vec<ReplicaId> = self
+            .liveness
+            .usable()
+            .filter(|p| p.rank != self.me.rank && *p != peer)
+            .collect();
+        if let Some(asked) = self
+            .coord
+            .decisions
+            .on_dead(peer.replica, now, others.into_iter())
+        {
+            if self.catching_up {
+                // It never saw the choices the dead replicas made: it cannot lead.
+                self.retire(format!(
+                    "rank {} cannot be regenerated: its last caught-up replica died before \
+                     incarnation {} of {} caught up",
+                    self.me.rank,
+                    self.incarnation_of(self.me),
+                    self.me
+                ));
+                return;
+            }
+            let base = self.consumed.watermark(DECISION_CTX, self.me.rank);
+            for to in asked {
+                self.out.send(
+                    to,
+                    Frame::Takeover {
+                        rank: self.me.rank,
+                        base,
+                    },
+                );
+            }
+        }
+        self.serving().release_blocked(now);
+        self.on_authority_change(now);
+    }
+
+    /// TAKEOVER from `from`: answer with the choices of its rank held here.
+    fn on_takeover(&mut self, from: ReplicaId, rank: u32, base: u64) {
+        let ord = self.ordinal_of(from);
+        if let Some(entries) = self.coord.takeover_answer(self.me, from, ord, rank, base) {
+            self.out.send(from, Frame::Decided { rank, entries });
+        }
+    }
+
+    /// CHOICES from `from`, just before a DATA frame that may depend on them. Our own
+    /// rank's choices, from a sibling, are adopted as if pulled (a message from our own
+    /// rank may depend on them).
+    fn on_choices(
+        &mut self,
+        now: Duration,
+        from: ReplicaId,
+        rank: u32,
+        term: u32,
+        stable: u64,
+        entries: &Bytes,
+    ) {
+        if rank == self.me.rank {
+            for (slot, v) in self.coord.carried(self.me, from, entries) {
+                if self.coord.decisions.adopt(slot, v, from.replica) {
+                    self.after_record(now, slot);
+                }
+            }
+            return;
+        }
+        let ord = self.ordinal_of(from);
+        self.coord
+            .note_foreign(self.me, from, ord, rank, term, stable, entries);
+    }
+
+    /// DECIDED from `from`: its answer to our takeover.
+    fn on_decided(&mut self, now: Duration, from: ReplicaId, rank: u32, entries: &Bytes) {
+        if rank != self.me.rank {
+            log::warn!("{}: DECIDED from {from} for rank {rank} ignored", self.me);
+            return;
+        }
+        match self.coord.decisions.on_decided(from, entries) {
+            Ok(adopted) => {
+                for slot in adopted {
+                    self.after_record(now, slot);
+                }
+                self.on_authority_change(now);
+            }
+            Err(e) => log::error!("{}: bad DECIDED from {from}: {e}", self.me),
         }
     }
 }
