@@ -19,7 +19,8 @@
 //!                          (type maps, buffers) with predefined, darray, envelope,
 //!                          signature, typeattr (names, attributes), external32 and
 //!                          overlap (the bytes two buffers share), op (reductions),
-//!                          error (classes, error handlers), handles,
+//!                          errhandler (what the error handlers do, codes a
+//!                          program adds), error (classes), handles,
 //!                          ft (checkpoint and restore as bytes, seeds)
 //!                          |
 //!                          v
@@ -40,6 +41,7 @@ pub mod comm;
 pub mod darray;
 pub mod datatype;
 pub mod envelope;
+pub mod errhandler;
 pub mod error;
 pub mod external32;
 pub mod ffi;

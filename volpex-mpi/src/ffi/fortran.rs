@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 use super::mpix::*;
 use super::*;
-use crate::error::{self, MpiError, Result};
+use crate::error::{MpiError, Result};
 use crate::handles::{class, MpiStatus, COMM_WORLD, IN_PLACE, TAG_KEYVAL, UNDEFINED};
 
 /// A Fortran common block of `N` INTEGERs, defined here so that every program unit that
@@ -140,7 +140,7 @@ fn value<T: Copy>(p: *const T, what: &str) -> Result<T> {
 fn shim(name: &'static str, body: impl FnOnce() -> Result<c_int>) -> c_int {
     match body() {
         Ok(code) => code,
-        Err(e) => error::raise(name, COMM_WORLD, e),
+        Err(e) => errhandler::raise(name, COMM_WORLD, e),
     }
 }
 
@@ -1739,7 +1739,7 @@ pub unsafe extern "C" fn mpi_type_null_copy_fn_(
     ierr: *mut c_int,
 ) {
     if let Err(e) = set(flag, "flag", 0) {
-        error::raise("MPI_TYPE_NULL_COPY_FN", COMM_WORLD, e);
+        errhandler::raise("MPI_TYPE_NULL_COPY_FN", COMM_WORLD, e);
     }
     set_ierr(ierr, class::SUCCESS);
 }
@@ -1863,7 +1863,7 @@ macro_rules! fortran_stubs {
         #[no_mangle]
         pub extern "C" fn $f($($a: *mut c_void,)* ierr: *mut c_int) {
             $(let _ = $a;)*
-            set_ierr(ierr, error::not_implemented($name));
+            set_ierr(ierr, errhandler::not_implemented($name));
         }
     )*};
 }
@@ -1904,7 +1904,7 @@ pub unsafe extern "C" fn mpi_aint_add_(base: *const isize, disp: *const isize) -
     match (value(base, "base"), value(disp, "disp")) {
         (Ok(b), Ok(d)) => MPI_Aint_add(b, d),
         (Err(e), _) | (_, Err(e)) => {
-            error::raise("MPI_AINT_ADD", COMM_WORLD, e);
+            errhandler::raise("MPI_AINT_ADD", COMM_WORLD, e);
             0
         }
     }
@@ -1916,7 +1916,7 @@ pub unsafe extern "C" fn mpi_aint_diff_(a: *const isize, b: *const isize) -> isi
     match (value(a, "addr1"), value(b, "addr2")) {
         (Ok(a), Ok(b)) => MPI_Aint_diff(a, b),
         (Err(e), _) | (_, Err(e)) => {
-            error::raise("MPI_AINT_DIFF", COMM_WORLD, e);
+            errhandler::raise("MPI_AINT_DIFF", COMM_WORLD, e);
             0
         }
     }

@@ -3,7 +3,7 @@
 //! `communicators`, `topologies`, `info`), the Fortran bindings (`fortran`), the profiling
 //! names (`pmpi`) and the extensions (`mpix`). Each function is a thin shell: it turns its
 //! C arguments into checked Rust values through `raw` (the only `unsafe` in the crate),
-//! calls the safe layer, and answers through `error::guard` with the communicator's error
+//! calls the safe layer, and answers through `errhandler::guard` with the communicator's error
 //! handler. Functions this library does not support are in `stubs`. This module holds the helpers
 //! the shells share; it must never hold MPI logic of its own.
 //!
@@ -73,7 +73,8 @@ use std::sync::Arc;
 use crate::coll::{self, Blocks};
 use crate::comm::{self, SetOp};
 use crate::datatype::{self, Datatype};
-use crate::error::{self, guard, MpiError, Result};
+use crate::errhandler::{self, guard};
+use crate::error::{MpiError, Result};
 use crate::handles::{
     class, MpiStatus, COMM_WORLD, MAX_ERROR_STRING, MAX_INFO_KEY, MAX_LIBRARY_VERSION_STRING,
     MAX_OBJECT_NAME, MAX_PROCESSOR_NAME, NULL, UNDEFINED,
