@@ -8,8 +8,8 @@
 use std::os::raw::c_int;
 use std::sync::Arc;
 
+use crate::datatype::envelope::{Combiner, Contents};
 use crate::datatype::Datatype;
-use crate::envelope::{Combiner, Contents};
 use crate::error::{MpiError, Result};
 
 /// MPI_ORDER_C.
@@ -262,7 +262,7 @@ pub fn darray(a: &Darray<'_>, old: Arc<Datatype>) -> Result<Datatype> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predefined::{index_of, PREDEFINED};
+    use crate::datatype::predefined::{index_of, PREDEFINED};
 
     fn int() -> Arc<Datatype> {
         Arc::new(Datatype::predefined(

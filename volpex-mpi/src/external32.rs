@@ -5,11 +5,11 @@
 //! packed native data of a datatype element by element along its signature; must never
 //! see a user buffer (`types` packs and unpacks those).
 
+use crate::datatype::predefined::Basic;
+use crate::datatype::signature::walk;
 use crate::datatype::Datatype;
 use crate::error::{MpiError, Result};
 use crate::handles::class;
-use crate::predefined::Basic;
-use crate::signature::walk;
 
 /// The only data representation MPI_Pack_external knows.
 pub const EXTERNAL32: &str = "external32";
@@ -207,7 +207,7 @@ pub fn convert_all(dt: &Datatype, count: usize, input: &[u8], to_ext: bool) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predefined::{index_of, PREDEFINED};
+    use crate::datatype::predefined::{index_of, PREDEFINED};
 
     fn named(name: &str) -> Datatype {
         Datatype::predefined(&PREDEFINED[index_of(name).unwrap()])

@@ -16,10 +16,11 @@
 //!             safe layer:  p2p, coll, request (grequest: generalized requests), comm,
 //!                          topo, types  (the MPI semantics)
 //!                          state (handle tables behind one mutex), table, datatype
-//!                          (type maps, buffers) with predefined, darray, envelope,
-//!                          signature, typeattr (names, attributes), external32 and
+//!                          (type maps, buffers; its predefined types, envelopes and
+//!                          signatures), darray, typeattr (names, attributes), external32 and
 //!                          overlap (the bytes two buffers share), op (reductions),
-//!                          error (classes, error handlers), handles,
+//!                          errhandler (what the error handlers do, codes a
+//!                          program adds), error (classes), handles,
 //!                          ft (checkpoint and restore as bytes, seeds)
 //!                          |
 //!                          v
@@ -39,7 +40,7 @@ pub mod coll;
 pub mod comm;
 pub mod darray;
 pub mod datatype;
-pub mod envelope;
+pub mod errhandler;
 pub mod error;
 pub mod external32;
 pub mod ffi;
@@ -51,9 +52,7 @@ pub mod info;
 pub mod op;
 pub mod overlap;
 pub mod p2p;
-pub mod predefined;
 pub mod request;
-pub mod signature;
 pub mod state;
 pub mod table;
 pub mod topo;

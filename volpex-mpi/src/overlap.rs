@@ -75,8 +75,8 @@ pub fn any_share_bytes(a: &[Touch<'_>], b: &[Touch<'_>]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::envelope::{Combiner, Contents};
-    use crate::predefined::{index_of, PREDEFINED};
+    use crate::datatype::envelope::{Combiner, Contents};
+    use crate::datatype::predefined::{index_of, PREDEFINED};
     use std::sync::Arc;
 
     fn double() -> Arc<Datatype> {

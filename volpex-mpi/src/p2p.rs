@@ -15,12 +15,12 @@ use std::os::raw::c_int;
 
 use volpex::{BufferMut, Communicator, Layout, Process, Target};
 
+use crate::datatype::signature::SigPart;
 use crate::datatype::{Buf, BufMut, Datatype};
 use crate::error::{MpiError, Result};
 use crate::ffi::raw::Pending;
 use crate::handles::{class, MpiStatus, ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED};
 use crate::request::{self, status_of, Active};
-use crate::signature::SigPart;
 use crate::state;
 
 fn check_send_tag(tag: c_int) -> Result<()> {
@@ -499,9 +499,9 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::envelope::{Combiner, Contents};
-    use crate::predefined::{index_of, PREDEFINED};
-    use crate::signature::elements;
+    use crate::datatype::envelope::{Combiner, Contents};
+    use crate::datatype::predefined::{index_of, PREDEFINED};
+    use crate::datatype::signature::elements;
 
     fn named(name: &str) -> Arc<Datatype> {
         Arc::new(Datatype::predefined(

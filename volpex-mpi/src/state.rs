@@ -191,7 +191,7 @@ pub fn init(required: c_int) -> Result<c_int> {
     let mut groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
     groups.predefine(me.exclude(&[0]));
     let mut types = Table::new(handles::TAG_DATATYPE, "datatype", class::TYPE);
-    for (i, p) in crate::predefined::PREDEFINED.iter().enumerate() {
+    for (i, p) in crate::datatype::predefined::PREDEFINED.iter().enumerate() {
         let mut t = Datatype::predefined(p);
         t.handle = handles::TAG_DATATYPE | (i as c_int + 1);
         types.predefine(Arc::new(t));

@@ -11,8 +11,8 @@
 
 use std::os::raw::c_int;
 
+use crate::datatype::envelope::Combiner;
 use crate::datatype::Datatype;
-use crate::envelope::Combiner;
 use crate::error::{MpiError, Result};
 use crate::ffi::raw;
 use crate::handles::{class, MAX_OBJECT_NAME, NULL};

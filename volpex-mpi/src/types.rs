@@ -6,11 +6,11 @@
 use std::os::raw::c_int;
 use std::sync::Arc;
 
+use crate::datatype::envelope::{Combiner, Contents};
+use crate::datatype::predefined;
 use crate::datatype::{count, Datatype};
-use crate::envelope::{Combiner, Contents};
 use crate::error::{MpiError, Result};
 use crate::handles::{class, TAG_DATATYPE};
-use crate::predefined;
 use crate::state;
 
 /// The datatype behind `h`, committed or not (for queries and constructors).

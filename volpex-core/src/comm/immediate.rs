@@ -26,7 +26,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use bytemuck::{Pod, Zeroable};
+use bytemuck::Pod;
 use parking_lot::{Condvar, Mutex};
 
 use super::collectives::{all_to_all_blocks, scaled};
@@ -140,13 +140,59 @@ where
     )
 }
 
-/// The message form of `send` (owned) and a zeroed output of `recv_len` elements of `T`
-/// in message form, for a collective that moves data.
-fn encoded<T: Equivalence>(send: &[T], recv_len: usize) -> (Vec<u8>, Vec<u8>) {
-    (
+/// A collective that moves data, in message form: `send` goes in, `recv` is filled.
+fn moving<'a, T, F>(
+    comm: &Communicator,
+    send: &[T],
+    recv: &'a mut [T],
+    run: F,
+) -> Result<Request<'a>, Error>
+where
+    T: Equivalence,
+    F: FnOnce(&dyn PointToPoint, &[u8], &mut [u8]) -> Result<(), Error> + Send + 'static,
+{
+    let output = vec![0u8; recv.len() * T::WIRE_BYTES];
+    launch(comm, T::encode(send).into_owned(), output, sink(recv), run)
+}
+
+/// A collective that moves data where this process only gives (a gather's non-root).
+fn giving<'a, T, F>(comm: &Communicator, send: &[T], run: F) -> Result<Request<'a>, Error>
+where
+    T: Equivalence,
+    F: FnOnce(&dyn PointToPoint, &[u8], &mut [u8]) -> Result<(), Error> + Send + 'static,
+{
+    launch(
+        comm,
         T::encode(send).into_owned(),
-        vec![0u8; recv_len * T::WIRE_BYTES],
+        Vec::new(),
+        no_result(),
+        run,
     )
+}
+
+/// A collective that moves data where this process only takes (a scatter's non-root).
+fn taking<'a, T, F>(comm: &Communicator, recv: &'a mut [T], run: F) -> Result<Request<'a>, Error>
+where
+    T: Equivalence,
+    F: FnOnce(&dyn PointToPoint, &[u8], &mut [u8]) -> Result<(), Error> + Send + 'static,
+{
+    let output = vec![0u8; recv.len() * T::WIRE_BYTES];
+    launch(comm, Vec::new(), output, sink(recv), run)
+}
+
+/// A reduction: `send`'s elements go in, `recv` (zeroed while it runs) is filled.
+fn reducing<'a, T, F>(
+    comm: &Communicator,
+    send: &[T],
+    recv: &'a mut [T],
+    run: F,
+) -> Result<Request<'a>, Error>
+where
+    T: Pod + Send + Equivalence,
+    F: FnOnce(&dyn PointToPoint, &[T], &mut [T]) -> Result<(), Error> + Send + 'static,
+{
+    let output = vec![T::zeroed(); recv.len()];
+    launch(comm, send.to_vec(), output, sink(recv), run)
 }
 
 impl Communicator {
@@ -209,13 +255,10 @@ impl Communicator {
         R: ElementsMut<Elem = S::Elem> + ?Sized,
         O: Operation<S::Elem> + Send + 'static,
     {
-        let recv = recv.elements_mut();
-        let out = vec![S::Elem::zeroed(); recv.len()];
-        launch(
+        reducing(
             self,
-            send.elements().to_vec(),
-            out,
-            sink(recv),
+            send.elements(),
+            recv.elements_mut(),
             move |c, s, r| collective::all_reduce(c, s, r, &op),
         )
     }
@@ -231,9 +274,12 @@ impl Communicator {
         S::Elem: Equivalence + 'a,
         R: ElementsMut<Elem = S::Elem> + ?Sized,
     {
-        let recv = recv.elements_mut();
-        let (bytes, out) = encoded(send.elements(), recv.len());
-        launch(self, bytes, out, sink(recv), collective::all_gather)
+        moving(
+            self,
+            send.elements(),
+            recv.elements_mut(),
+            collective::all_gather,
+        )
     }
 
     /// Starts an all-gather with counts (MPI_Iallgatherv, section 5.12.5).
@@ -244,8 +290,7 @@ impl Communicator {
         counts: &[usize],
     ) -> Result<Request<'a>, Error> {
         let counts = scaled(counts, T::WIRE_BYTES);
-        let (bytes, out) = encoded(send, recv.len());
-        launch(self, bytes, out, sink(recv), move |c, s, r| {
+        moving(self, send, recv, move |c, s, r| {
             collective::all_gather_varcount(c, s, r, &counts)
         })
     }
@@ -280,9 +325,12 @@ impl Communicator {
         R: ElementsMut<Elem = S::Elem> + ?Sized,
     {
         all_to_all_blocks(self.ranks(), send.elements().len())?;
-        let recv = recv.elements_mut();
-        let (bytes, out) = encoded(send.elements(), recv.len());
-        launch(self, bytes, out, sink(recv), collective::all_to_all)
+        moving(
+            self,
+            send.elements(),
+            recv.elements_mut(),
+            collective::all_to_all,
+        )
     }
 
     /// Starts an all-to-all with counts (MPI_Ialltoallv, section 5.12.6).
@@ -295,8 +343,7 @@ impl Communicator {
     ) -> Result<Request<'a>, Error> {
         let sc = scaled(send_counts, T::WIRE_BYTES);
         let rc = scaled(recv_counts, T::WIRE_BYTES);
-        let (bytes, out) = encoded(send, recv.len());
-        launch(self, bytes, out, sink(recv), move |c, s, r| {
+        moving(self, send, recv, move |c, s, r| {
             collective::all_to_all_varcount(c, s, &sc, r, &rc)
         })
     }
@@ -328,8 +375,7 @@ impl Communicator {
         T: Pod + Send,
         O: Operation<T> + Send + 'static,
     {
-        let out = vec![T::zeroed(); recv.len()];
-        launch(self, send.to_vec(), out, sink(recv), move |c, s, r| {
+        reducing(self, send, recv, move |c, s, r| {
             collective::reduce_scatter_block(c, s, r, &op)
         })
     }
@@ -347,8 +393,7 @@ impl Communicator {
         O: Operation<T> + Send + 'static,
     {
         let counts = counts.to_vec();
-        let out = vec![T::zeroed(); recv.len()];
-        launch(self, send.to_vec(), out, sink(recv), move |c, s, r| {
+        reducing(self, send, recv, move |c, s, r| {
             collective::reduce_scatter(c, s, r, &counts, &op)
         })
     }
@@ -443,12 +488,12 @@ impl Process<'_> {
         O: Operation<S::Elem> + Send + 'static,
     {
         let root = self.at_root()?;
-        let recv = recv.elements_mut();
-        let out = vec![S::Elem::zeroed(); recv.len()];
-        let input = send.elements().to_vec();
-        launch(self.comm, input, out, sink(recv), move |c, s, r| {
-            collective::reduce(c, root, s, Some(r), &op)
-        })
+        reducing(
+            self.comm,
+            send.elements(),
+            recv.elements_mut(),
+            move |c, s, r| collective::reduce(c, root, s, Some(r), &op),
+        )
     }
 
     /// Starts a contribution to a reduction at this root (MPI_Ireduce), at the others.
@@ -477,11 +522,12 @@ impl Process<'_> {
         R: ElementsMut<Elem = S::Elem> + ?Sized,
     {
         let root = self.at_root()?;
-        let recv = recv.elements_mut();
-        let (bytes, out) = encoded(send.elements(), recv.len());
-        launch(self.comm, bytes, out, sink(recv), move |c, s, r| {
-            collective::gather(c, root, s, Some(r))
-        })
+        moving(
+            self.comm,
+            send.elements(),
+            recv.elements_mut(),
+            move |c, s, r| collective::gather(c, root, s, Some(r)),
+        )
     }
 
     /// Starts a contribution to a gather at this root (MPI_Igather), at the others.
@@ -491,8 +537,7 @@ impl Process<'_> {
         S::Elem: Equivalence,
     {
         let root = self.root()?;
-        let (bytes, _) = encoded(send.elements(), 0);
-        launch(self.comm, bytes, Vec::new(), no_result(), move |c, s, _| {
+        giving(self.comm, send.elements(), move |c, s, _| {
             collective::gather(c, root, s, None)
         })
     }
@@ -506,8 +551,7 @@ impl Process<'_> {
     ) -> Result<Request<'a>, Error> {
         let root = self.at_root()?;
         let counts = scaled(counts, T::WIRE_BYTES);
-        let (bytes, out) = encoded(send, recv.len());
-        launch(self.comm, bytes, out, sink(recv), move |c, s, r| {
+        moving(self.comm, send, recv, move |c, s, r| {
             collective::gather_varcount(c, root, s, Some((r, &counts)))
         })
     }
@@ -519,8 +563,7 @@ impl Process<'_> {
         S::Elem: Equivalence,
     {
         let root = self.root()?;
-        let (bytes, _) = encoded(send.elements(), 0);
-        launch(self.comm, bytes, Vec::new(), no_result(), move |c, s, _| {
+        giving(self.comm, send.elements(), move |c, s, _| {
             collective::gather_varcount(c, root, s, None)
         })
     }
@@ -537,11 +580,12 @@ impl Process<'_> {
         R: ElementsMut<Elem = S::Elem> + ?Sized,
     {
         let root = self.at_root()?;
-        let recv = recv.elements_mut();
-        let (bytes, out) = encoded(send.elements(), recv.len());
-        launch(self.comm, bytes, out, sink(recv), move |c, s, r| {
-            collective::scatter(c, root, Some(s), r)
-        })
+        moving(
+            self.comm,
+            send.elements(),
+            recv.elements_mut(),
+            move |c, s, r| collective::scatter(c, root, Some(s), r),
+        )
     }
 
     /// Starts receiving this root's block of a scatter (MPI_Iscatter), at the others.
@@ -551,9 +595,7 @@ impl Process<'_> {
         R::Elem: Equivalence,
     {
         let root = self.root()?;
-        let recv = recv.elements_mut();
-        let (_, out) = encoded::<R::Elem>(&[], recv.len());
-        launch(self.comm, Vec::new(), out, sink(recv), move |c, _, r| {
+        taking(self.comm, recv.elements_mut(), move |c, _, r| {
             collective::scatter(c, root, None, r)
         })
     }
@@ -567,8 +609,7 @@ impl Process<'_> {
     ) -> Result<Request<'a>, Error> {
         let root = self.at_root()?;
         let counts = scaled(counts, T::WIRE_BYTES);
-        let (bytes, out) = encoded(send, recv.len());
-        launch(self.comm, bytes, out, sink(recv), move |c, s, r| {
+        moving(self.comm, send, recv, move |c, s, r| {
             collective::scatter_varcount(c, root, Some((s, &counts)), r)
         })
     }
@@ -583,9 +624,7 @@ impl Process<'_> {
         R::Elem: Equivalence,
     {
         let root = self.root()?;
-        let recv = recv.elements_mut();
-        let (_, out) = encoded::<R::Elem>(&[], recv.len());
-        launch(self.comm, Vec::new(), out, sink(recv), move |c, _, r| {
+        taking(self.comm, recv.elements_mut(), move |c, _, r| {
             collective::scatter_varcount(c, root, None, r)
         })
     }

@@ -229,6 +229,12 @@ impl CartesianCommunicator {
         Ok(CartesianCommunicator { comm, grid })
     }
 
+    /// The communicator and the grid apart (the inverse of `from_grid`), for a binding
+    /// that keeps the two apart.
+    pub fn into_parts(self) -> (Communicator, CartesianGrid) {
+        (self.comm, self.grid)
+    }
+
     /// The grid's communicator.
     pub fn as_communicator(&self) -> &Communicator {
         &self.comm

@@ -396,7 +396,7 @@ pub fn start(job: Job<'static>) -> Result<c_int> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predefined::{index_of, PREDEFINED};
+    use crate::datatype::predefined::{index_of, PREDEFINED};
 
     fn int() -> Arc<Datatype> {
         Arc::new(Datatype::predefined(

@@ -5,12 +5,12 @@
 //! `external32`; never reads a message buffer beyond what a pack call names.
 
 use super::*;
-use crate::envelope::Combiner;
+use crate::datatype::envelope::Combiner;
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_size(datatype: Dtype, size: *mut c_int) -> c_int {
     guard("MPI_Type_size", COMM_WORLD, || {
-        let n = match crate::predefined::size_of_handle(datatype) {
+        let n = match crate::datatype::predefined::size_of_handle(datatype) {
             Some(n) => n,
             None => types::query(datatype, |t| t.size)?,
         };
@@ -468,7 +468,7 @@ pub unsafe extern "C" fn MPI_Type_get_true_extent_x(
 fn elements(status: *const MpiStatus, datatype: Dtype) -> Result<Option<u64>> {
     // SAFETY: `status` points to a status a completed operation filled.
     let st = unsafe { raw::input(status, "status") }?;
-    Ok(crate::signature::elements(
+    Ok(crate::datatype::signature::elements(
         &*types::any(datatype)?,
         st.bytes(),
     ))

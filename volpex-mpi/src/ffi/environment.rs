@@ -157,7 +157,7 @@ pub unsafe extern "C" fn MPI_Error_string(
     resultlen: *mut c_int,
 ) -> c_int {
     guard("MPI_Error_string", COMM_WORLD, || {
-        let s = error::string_of(code)?;
+        let s = errhandler::string_of(code)?;
         // SAFETY: MPI_MAX_ERROR_STRING bytes at `string` (MPI-3.1 section 8.4).
         unsafe { raw::put_string(string, MAX_ERROR_STRING, &s, resultlen) }
     })
@@ -166,21 +166,21 @@ pub unsafe extern "C" fn MPI_Error_string(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Error_class(code: c_int, errorclass: *mut c_int) -> c_int {
     guard("MPI_Error_class", COMM_WORLD, || {
-        set(errorclass, "errorclass", error::class_of(code)?)
+        set(errorclass, "errorclass", errhandler::class_of(code)?)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Add_error_class(errorclass: *mut c_int) -> c_int {
     guard("MPI_Add_error_class", COMM_WORLD, || {
-        set(errorclass, "errorclass", error::add_class()?)
+        set(errorclass, "errorclass", errhandler::add_class()?)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
     guard("MPI_Add_error_code", COMM_WORLD, || {
-        set(errorcode, "errorcode", error::add_code(errorclass)?)
+        set(errorcode, "errorcode", errhandler::add_code(errorclass)?)
     })
 }
 
@@ -189,7 +189,7 @@ pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c
     guard("MPI_Add_error_string", COMM_WORLD, || {
         // SAFETY: a NUL-terminated string (MPI-3.1 section 8.5).
         let s = unsafe { raw::string(string, "string") }?;
-        error::add_string(errorcode, s)
+        errhandler::add_string(errorcode, s)
     })
 }
 
@@ -324,7 +324,7 @@ fn file_null(file: c_int) -> Result<()> {
 /// (MPI-3.1 section 13.7). Errors of the file functions go to that handler.
 #[no_mangle]
 pub extern "C" fn MPI_File_set_errhandler(file: c_int, errhandler: c_int) -> c_int {
-    error::guard_file("MPI_File_set_errhandler", || {
+    errhandler::guard_file("MPI_File_set_errhandler", || {
         file_null(file)?;
         state::with(|s| {
             s.errhandler_for(errhandler, state::ErrKind::File)?;
@@ -336,7 +336,7 @@ pub extern "C" fn MPI_File_set_errhandler(file: c_int, errhandler: c_int) -> c_i
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_errhandler(file: c_int, errhandler: *mut c_int) -> c_int {
-    error::guard_file("MPI_File_get_errhandler", || {
+    errhandler::guard_file("MPI_File_get_errhandler", || {
         file_null(file)?;
         let e = state::with(|s| Ok(s.file_errhandler))?;
         set(errhandler, "errhandler", e)
@@ -346,10 +346,10 @@ pub unsafe extern "C" fn MPI_File_get_errhandler(file: c_int, errhandler: *mut c
 /// MPI_File_call_errhandler: on MPI_FILE_NULL, calls the default file handler.
 #[no_mangle]
 pub extern "C" fn MPI_File_call_errhandler(file: c_int, errorcode: c_int) -> c_int {
-    error::guard_file("MPI_File_call_errhandler", || {
+    errhandler::guard_file("MPI_File_call_errhandler", || {
         file_null(file)?;
         let h = state::with(|s| Ok(s.handler(s.file_errhandler, file)))?;
-        error::call_handler("MPI_File_call_errhandler", h, errorcode);
+        errhandler::call_handler("MPI_File_call_errhandler", h, errorcode);
         Ok(())
     })
 }
@@ -372,7 +372,7 @@ pub extern "C" fn MPI_Comm_call_errhandler(comm: Comm, errorcode: c_int) -> c_in
             let e = s.comms.get(comm)?.errhandler;
             Ok(s.handler(e, comm))
         })?;
-        error::call_handler("MPI_Comm_call_errhandler", h, errorcode);
+        errhandler::call_handler("MPI_Comm_call_errhandler", h, errorcode);
         Ok(())
     })
 }

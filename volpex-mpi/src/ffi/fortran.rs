@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 use super::mpix::*;
 use super::*;
-use crate::error::{self, MpiError, Result};
+use crate::error::{MpiError, Result};
 use crate::handles::{class, MpiStatus, COMM_WORLD, IN_PLACE, TAG_KEYVAL, UNDEFINED};
 
 /// A Fortran common block of `N` INTEGERs, defined here so that every program unit that
@@ -140,7 +140,7 @@ fn value<T: Copy>(p: *const T, what: &str) -> Result<T> {
 fn shim(name: &'static str, body: impl FnOnce() -> Result<c_int>) -> c_int {
     match body() {
         Ok(code) => code,
-        Err(e) => error::raise(name, COMM_WORLD, e),
+        Err(e) => errhandler::raise(name, COMM_WORLD, e),
     }
 }
 
@@ -169,6 +169,8 @@ macro_rules! fty {
     (lout) => { *mut i64 };
     (lint) => { *const i64 };
     (ranges) => { *const [c_int; 3] };
+    (userfn) => { Option<raw::UserFn> };
+    (errfn) => { Option<raw::ErrFn> };
 }
 
 macro_rules! fconv {
@@ -209,6 +211,12 @@ macro_rules! fconv {
         $p
     };
     (ranges, $p:ident) => {
+        $p
+    };
+    (userfn, $p:ident) => {
+        $p
+    };
+    (errfn, $p:ident) => {
         $p
     };
 }
@@ -371,6 +379,9 @@ fortran! {
         sendtype: int, recvbuf: mbuf, recvcounts: ints, rdispls: ints, recvtype: int,
         comm: int);
     mpi_op_commutative_ => MPI_Op_commutative(op: int, commute: out);
+    // A Fortran `SUBROUTINE F(INVEC, INOUTVEC, LEN, TYPE)` takes its four arguments by
+    // reference, as `MPI_User_function` does.
+    mpi_op_create_ => MPI_Op_create(function: userfn, commute: int, op: out);
     mpi_op_free_ => MPI_Op_free(op: out);
 
     mpi_comm_size_ => MPI_Comm_size(comm: int, size: out);
@@ -382,6 +393,17 @@ fortran! {
     mpi_comm_compare_ => MPI_Comm_compare(comm1: int, comm2: int, result: out);
     mpi_comm_test_inter_ => MPI_Comm_test_inter(comm: int, flag: out);
     mpi_comm_group_ => MPI_Comm_group(comm: int, group: out);
+    // A Fortran `SUBROUTINE H(COMM, ERROR_CODE)` takes both by reference, as the C
+    // handler does (a window's and a file's handler too).
+    mpi_comm_create_errhandler_ => MPI_Comm_create_errhandler(function: errfn,
+        errhandler: out);
+    mpi_errhandler_create_ => MPI_Comm_create_errhandler(function: errfn, errhandler: out);
+    mpi_win_create_errhandler_ => MPI_Win_create_errhandler(function: errfn,
+        errhandler: out);
+    mpi_file_create_errhandler_ => MPI_File_create_errhandler(function: errfn,
+        errhandler: out);
+    mpi_comm_free_keyval_ => MPI_Comm_free_keyval(keyval: out);
+    mpi_keyval_free_ => MPI_Comm_free_keyval(keyval: out);
     mpi_comm_delete_attr_ => MPI_Comm_delete_attr(comm: int, keyval: int);
     mpi_attr_delete_ => MPI_Attr_delete(comm: int, keyval: int);
     mpi_group_size_ => MPI_Group_size(group: int, size: out);
@@ -810,82 +832,6 @@ fn string_out(
     Ok(class::SUCCESS)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_get_processor_name_(
-    name: *mut c_char,
-    resultlen: *mut c_int,
-    ierr: *mut c_int,
-    name_len: usize,
-) {
-    let code = shim("MPI_Get_processor_name", || {
-        string_out(name, name_len, resultlen, MAX_PROCESSOR_NAME, |p, n| {
-            // SAFETY: `p` holds MPI_MAX_PROCESSOR_NAME + 1 bytes, `n` is a local.
-            unsafe { MPI_Get_processor_name(p, n) }
-        })
-    });
-    set_ierr(ierr, code);
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_get_library_version_(
-    version: *mut c_char,
-    resultlen: *mut c_int,
-    ierr: *mut c_int,
-    version_len: usize,
-) {
-    let code = shim("MPI_Get_library_version", || {
-        string_out(
-            version,
-            version_len,
-            resultlen,
-            MAX_LIBRARY_VERSION_STRING,
-            // SAFETY: as in mpi_get_processor_name_.
-            |p, n| unsafe { MPI_Get_library_version(p, n) },
-        )
-    });
-    set_ierr(ierr, code);
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_error_string_(
-    errorcode: *const c_int,
-    string: *mut c_char,
-    resultlen: *mut c_int,
-    ierr: *mut c_int,
-    string_len: usize,
-) {
-    let code = shim("MPI_Error_string", || {
-        let e = value(errorcode, "errorcode")?;
-        // SAFETY: as in mpi_get_processor_name_.
-        string_out(
-            string,
-            string_len,
-            resultlen,
-            MAX_ERROR_STRING,
-            |p, n| unsafe { MPI_Error_string(e, p, n) },
-        )
-    });
-    set_ierr(ierr, code);
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_comm_get_name_(
-    comm: *const c_int,
-    name: *mut c_char,
-    resultlen: *mut c_int,
-    ierr: *mut c_int,
-    name_len: usize,
-) {
-    let code = shim("MPI_Comm_get_name", || {
-        let c = value(comm, "comm")?;
-        // SAFETY: as in mpi_get_processor_name_.
-        string_out(name, name_len, resultlen, MAX_OBJECT_NAME, |p, n| unsafe {
-            MPI_Comm_get_name(c, p, n)
-        })
-    });
-    set_ierr(ierr, code);
-}
-
 /// A Fortran string as a C string (trailing blanks dropped).
 fn c_string(p: *const c_char, len: usize, what: &str) -> Result<std::ffi::CString> {
     // SAFETY: a CHARACTER argument of `len` bytes (its hidden length).
@@ -893,20 +839,68 @@ fn c_string(p: *const c_char, len: usize, what: &str) -> Result<std::ffi::CStrin
     std::ffi::CString::new(s).map_err(|_| MpiError::arg(format!("{what} holds a NUL byte")))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_comm_set_name_(
-    comm: *const c_int,
-    name: *const c_char,
-    ierr: *mut c_int,
-    name_len: usize,
-) {
-    let code = shim("MPI_Comm_set_name", || {
-        let c = value(comm, "comm")?;
-        let s = c_string(name, name_len, "comm_name")?;
-        // SAFETY: a NUL-terminated string we own.
-        Ok(unsafe { MPI_Comm_set_name(c, s.as_ptr()) })
-    });
-    set_ierr(ierr, code);
+/// `mpi_x_ => MPI_X(cap)` or `mpi_x_ => MPI_X(cap, handle)`: a Fortran routine
+/// `([INTEGER HANDLE,] CHARACTER*(*) STRING, INTEGER RESULTLEN, IERROR)` (the string's
+/// hidden length last) over the C function that fills a string of at most `cap` bytes;
+/// the string comes back blank-padded.
+macro_rules! string_out_fns {
+    ($($f:ident => $c:ident($cap:ident $(, $h:ident)?);)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $f(
+            $($h: *const c_int,)?
+            string: *mut c_char,
+            resultlen: *mut c_int,
+            ierr: *mut c_int,
+            string_len: usize,
+        ) {
+            let code = shim(stringify!($c), || {
+                $(let $h = value($h, stringify!($h))?;)?
+                // SAFETY: `p` holds `cap` + 1 bytes, `n` is a local.
+                string_out(string, string_len, resultlen, $cap, |p, n| unsafe {
+                    $c($($h,)? p, n)
+                })
+            });
+            set_ierr(ierr, code);
+        }
+    )*};
+}
+
+string_out_fns! {
+    mpi_get_processor_name_ => MPI_Get_processor_name(MAX_PROCESSOR_NAME);
+    mpi_get_library_version_ => MPI_Get_library_version(MAX_LIBRARY_VERSION_STRING);
+    mpi_error_string_ => MPI_Error_string(MAX_ERROR_STRING, errorcode);
+    mpi_comm_get_name_ => MPI_Comm_get_name(MAX_OBJECT_NAME, comm);
+    mpi_type_get_name_ => MPI_Type_get_name(MAX_OBJECT_NAME, datatype);
+}
+
+/// `mpi_x_ => MPI_X(handle, "what")`: a Fortran routine `(INTEGER HANDLE, CHARACTER*(*)
+/// STRING, IERROR)` (the string's hidden length last, trailing blanks dropped) over the
+/// C function taking the handle and a C string; `what` names the string in errors.
+macro_rules! string_in_fns {
+    ($($f:ident => $c:ident($h:ident, $what:literal);)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $f(
+            $h: *const c_int,
+            string: *const c_char,
+            ierr: *mut c_int,
+            string_len: usize,
+        ) {
+            let code = shim(stringify!($c), || {
+                let $h = value($h, stringify!($h))?;
+                let s = c_string(string, string_len, $what)?;
+                // SAFETY: a NUL-terminated string we own.
+                Ok(unsafe { $c($h, s.as_ptr()) })
+            });
+            set_ierr(ierr, code);
+        }
+    )*};
+}
+
+string_in_fns! {
+    mpi_comm_set_name_ => MPI_Comm_set_name(comm, "comm_name");
+    mpi_type_set_name_ => MPI_Type_set_name(datatype, "type_name");
+    mpi_add_error_string_ => MPI_Add_error_string(errorcode, "string");
+    mpi_info_delete_ => MPI_Info_delete(info, "key");
 }
 
 #[no_mangle]
@@ -1030,13 +1024,17 @@ pub unsafe extern "C" fn mpi_testany_(
     set_ierr(ierr, code);
 }
 
+/// MPI_WAITSOME (`block`) and MPI_TESTSOME with the routine's arguments (incount,
+/// requests, outcount, indices, statuses): the C function, then the indices one-based.
 fn some(
     block: bool,
-    incount: *const c_int,
-    requests: *mut c_int,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut c_int,
+    (incount, requests, outcount, indices, statuses): (
+        *const c_int,
+        *mut c_int,
+        *mut c_int,
+        *mut c_int,
+        *mut c_int,
+    ),
 ) -> Result<c_int> {
     let n = value(incount, "incount")?;
     let sts = status(statuses);
@@ -1071,10 +1069,8 @@ pub unsafe extern "C" fn mpi_waitsome_(
     statuses: *mut c_int,
     ierr: *mut c_int,
 ) {
-    let code = shim("MPI_Waitsome", || {
-        some(true, incount, requests, outcount, indices, statuses)
-    });
-    set_ierr(ierr, code);
+    let args = (incount, requests, outcount, indices, statuses);
+    set_ierr(ierr, shim("MPI_Waitsome", || some(true, args)));
 }
 
 #[no_mangle]
@@ -1086,10 +1082,8 @@ pub unsafe extern "C" fn mpi_testsome_(
     statuses: *mut c_int,
     ierr: *mut c_int,
 ) {
-    let code = shim("MPI_Testsome", || {
-        some(false, incount, requests, outcount, indices, statuses)
-    });
-    set_ierr(ierr, code);
+    let args = (incount, requests, outcount, indices, statuses);
+    set_ierr(ierr, shim("MPI_Testsome", || some(false, args)));
 }
 
 #[no_mangle]
@@ -1229,6 +1223,29 @@ fn attr(comm: c_int, keyval: c_int) -> Result<Option<i64>> {
     Ok(comm::attr_value(comm, keyval)?.map(i64::from))
 }
 
+/// MPI_COMM_GET_ATTR and MPI_ATTR_GET: the attribute value in `T` (an
+/// INTEGER(KIND=MPI_ADDRESS_KIND), or MPI-1's INTEGER) and the LOGICAL flag.
+fn get_attr<T>(
+    (name, keyval_name): (&'static str, &str),
+    comm: *const c_int,
+    keyval: *const c_int,
+    val: *mut T,
+    flag: *mut c_int,
+    of: impl FnOnce(i64) -> T,
+) -> c_int {
+    shim(name, || {
+        let c = value(comm, "comm")?;
+        let k = value(keyval, keyval_name)?;
+        Ok(guard(name, c, || match attr(c, k)? {
+            Some(v) => {
+                set(val, "attribute_val", of(v))?;
+                set(flag, "flag", 1)
+            }
+            None => set(flag, "flag", 0),
+        }))
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn mpi_comm_get_attr_(
     comm: *const c_int,
@@ -1237,18 +1254,8 @@ pub unsafe extern "C" fn mpi_comm_get_attr_(
     flag: *mut c_int,
     ierr: *mut c_int,
 ) {
-    let code = shim("MPI_Comm_get_attr", || {
-        let c = value(comm, "comm")?;
-        let k = value(keyval, "comm_keyval")?;
-        Ok(guard("MPI_Comm_get_attr", c, || match attr(c, k)? {
-            Some(v) => {
-                set(val, "attribute_val", v)?;
-                set(flag, "flag", 1)
-            }
-            None => set(flag, "flag", 0),
-        }))
-    });
-    set_ierr(ierr, code);
+    let names = ("MPI_Comm_get_attr", "comm_keyval");
+    set_ierr(ierr, get_attr(names, comm, keyval, val, flag, |v| v));
 }
 
 #[no_mangle]
@@ -1259,18 +1266,29 @@ pub unsafe extern "C" fn mpi_attr_get_(
     flag: *mut c_int,
     ierr: *mut c_int,
 ) {
-    let code = shim("MPI_Attr_get", || {
-        let c = value(comm, "comm")?;
-        let k = value(keyval, "keyval")?;
-        Ok(guard("MPI_Attr_get", c, || match attr(c, k)? {
-            Some(v) => {
-                set(val, "attribute_val", v as c_int)?;
-                set(flag, "flag", 1)
-            }
-            None => set(flag, "flag", 0),
-        }))
-    });
-    set_ierr(ierr, code);
+    let names = ("MPI_Attr_get", "keyval");
+    set_ierr(
+        ierr,
+        get_attr(names, comm, keyval, val, flag, |v| v as c_int),
+    );
+}
+
+/// MPI_COMM_SET_ATTR and MPI_ATTR_PUT: the attribute value as an
+/// INTEGER(KIND=MPI_ADDRESS_KIND) or MPI-1's INTEGER.
+fn set_attr<T: Copy + Into<i64>>(
+    name: &'static str,
+    comm: *const c_int,
+    keyval: *const c_int,
+    val: *const T,
+) -> c_int {
+    shim(name, || {
+        let (c, k, v) = (
+            value(comm, "comm")?,
+            value(keyval, "keyval")?,
+            value(val, "val")?,
+        );
+        Ok(guard(name, c, || comm::set_attr(c, k, v.into() as usize)))
+    })
 }
 
 #[no_mangle]
@@ -1280,17 +1298,7 @@ pub unsafe extern "C" fn mpi_comm_set_attr_(
     val: *const i64,
     ierr: *mut c_int,
 ) {
-    let code = shim("MPI_Comm_set_attr", || {
-        let (c, k, v) = (
-            value(comm, "comm")?,
-            value(keyval, "keyval")?,
-            value(val, "val")?,
-        );
-        Ok(guard("MPI_Comm_set_attr", c, || {
-            comm::set_attr(c, k, v as usize)
-        }))
-    });
-    set_ierr(ierr, code);
+    set_ierr(ierr, set_attr("MPI_Comm_set_attr", comm, keyval, val));
 }
 
 #[no_mangle]
@@ -1300,60 +1308,10 @@ pub unsafe extern "C" fn mpi_attr_put_(
     val: *const c_int,
     ierr: *mut c_int,
 ) {
-    let code = shim("MPI_Attr_put", || {
-        let (c, k, v) = (
-            value(comm, "comm")?,
-            value(keyval, "keyval")?,
-            value(val, "val")?,
-        );
-        Ok(guard("MPI_Attr_put", c, || {
-            comm::set_attr(c, k, v as usize)
-        }))
-    });
-    set_ierr(ierr, code);
+    set_ierr(ierr, set_attr("MPI_Attr_put", comm, keyval, val));
 }
 
 // ---- The program's own procedures ----
-
-/// MPI_OP_CREATE: a Fortran `SUBROUTINE F(INVEC, INOUTVEC, LEN, TYPE)` takes its four
-/// arguments by reference, as `MPI_User_function` does.
-#[no_mangle]
-pub unsafe extern "C" fn mpi_op_create_(
-    function: Option<raw::UserFn>,
-    commute: *const c_int,
-    op: *mut c_int,
-    ierr: *mut c_int,
-) {
-    let code = shim("MPI_Op_create", || {
-        // SAFETY: `op` is the caller's INTEGER.
-        Ok(unsafe { MPI_Op_create(function, value(commute, "commute")?, op) })
-    });
-    set_ierr(ierr, code);
-}
-
-/// MPI_COMM_CREATE_ERRHANDLER: a Fortran `SUBROUTINE H(COMM, ERROR_CODE)` takes both by
-/// reference, as the C handler does.
-#[no_mangle]
-pub unsafe extern "C" fn mpi_comm_create_errhandler_(
-    function: Option<raw::ErrFn>,
-    errhandler: *mut c_int,
-    ierr: *mut c_int,
-) {
-    // SAFETY: `errhandler` is the caller's INTEGER.
-    let code = unsafe { MPI_Comm_create_errhandler(function, errhandler) };
-    set_ierr(ierr, code);
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_errhandler_create_(
-    function: Option<raw::ErrFn>,
-    errhandler: *mut c_int,
-    ierr: *mut c_int,
-) {
-    // SAFETY: as mpi_comm_create_errhandler_.
-    let code = unsafe { MPI_Comm_create_errhandler(function, errhandler) };
-    set_ierr(ierr, code);
-}
 
 /// MPI_GREQUEST_START(QUERY_FN, FREE_FN, CANCEL_FN, EXTRA_STATE, REQUEST, IERROR): the
 /// three procedures are Fortran subroutines taking every argument by reference, with an
@@ -1380,29 +1338,6 @@ pub unsafe extern "C" fn mpi_grequest_start_(
             set(request, "request", h)
         }))
     });
-    set_ierr(ierr, code);
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_win_create_errhandler_(
-    function: Option<raw::ErrFn>,
-    errhandler: *mut c_int,
-    ierr: *mut c_int,
-) {
-    // SAFETY: as mpi_comm_create_errhandler_ (a window handler takes the same two
-    // arguments by reference).
-    let code = unsafe { MPI_Win_create_errhandler(function, errhandler) };
-    set_ierr(ierr, code);
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_file_create_errhandler_(
-    function: Option<raw::ErrFn>,
-    errhandler: *mut c_int,
-    ierr: *mut c_int,
-) {
-    // SAFETY: as mpi_comm_create_errhandler_.
-    let code = unsafe { MPI_File_create_errhandler(function, errhandler) };
     set_ierr(ierr, code);
 }
 
@@ -1480,18 +1415,6 @@ pub unsafe extern "C" fn mpi_keyval_create_(
         }))
     });
     set_ierr(ierr, code);
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_comm_free_keyval_(keyval: *mut c_int, ierr: *mut c_int) {
-    // SAFETY: the caller's INTEGER.
-    set_ierr(ierr, unsafe { MPI_Comm_free_keyval(keyval) });
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_keyval_free_(keyval: *mut c_int, ierr: *mut c_int) {
-    // SAFETY: the caller's INTEGER.
-    set_ierr(ierr, unsafe { MPI_Comm_free_keyval(keyval) });
 }
 
 /// Sets a Fortran LOGICAL and INTEGER, for the predefined attribute procedures.
@@ -1585,40 +1508,6 @@ pub extern "C" fn mpi_null_delete_fn_(
     ierr: *mut c_int,
 ) {
     set_ierr(ierr, class::SUCCESS);
-}
-
-/// MPI_ADD_ERROR_STRING(ERRORCODE, STRING, IERROR), CHARACTER*(*) STRING (trailing
-/// blanks dropped).
-#[no_mangle]
-pub unsafe extern "C" fn mpi_add_error_string_(
-    errorcode: *const c_int,
-    string: *const c_char,
-    ierr: *mut c_int,
-    string_len: usize,
-) {
-    let code = shim("MPI_Add_error_string", || {
-        let e = value(errorcode, "errorcode")?;
-        let s = c_string(string, string_len, "string")?;
-        // SAFETY: a NUL-terminated string we own.
-        Ok(unsafe { MPI_Add_error_string(e, s.as_ptr()) })
-    });
-    set_ierr(ierr, code);
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_info_delete_(
-    info: *const c_int,
-    key: *const c_char,
-    ierr: *mut c_int,
-    key_len: usize,
-) {
-    let code = shim("MPI_Info_delete", || {
-        let i = value(info, "info")?;
-        let k = c_string(key, key_len, "key")?;
-        // SAFETY: a NUL-terminated string we own.
-        Ok(unsafe { MPI_Info_delete(i, k.as_ptr()) })
-    });
-    set_ierr(ierr, code);
 }
 
 /// MPI_INFO_GET_NTHKEY(INFO, N, KEY, IERROR): N counts from 0, as in C (MPI-3.1
@@ -1765,40 +1654,6 @@ pub unsafe extern "C" fn mpix_output_commit_(
 
 // ---- Datatypes: names, attributes, external32 ----
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_set_name_(
-    datatype: *const c_int,
-    name: *const c_char,
-    ierr: *mut c_int,
-    name_len: usize,
-) {
-    let code = shim("MPI_Type_set_name", || {
-        let t = value(datatype, "datatype")?;
-        let s = c_string(name, name_len, "type_name")?;
-        // SAFETY: a NUL-terminated string we own.
-        Ok(unsafe { MPI_Type_set_name(t, s.as_ptr()) })
-    });
-    set_ierr(ierr, code);
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_get_name_(
-    datatype: *const c_int,
-    name: *mut c_char,
-    resultlen: *mut c_int,
-    ierr: *mut c_int,
-    name_len: usize,
-) {
-    let code = shim("MPI_Type_get_name", || {
-        let t = value(datatype, "datatype")?;
-        // SAFETY: as in mpi_get_processor_name_.
-        string_out(name, name_len, resultlen, MAX_OBJECT_NAME, |p, n| unsafe {
-            MPI_Type_get_name(t, p, n)
-        })
-    });
-    set_ierr(ierr, code);
-}
-
 /// MPI_TYPE_CREATE_KEYVAL(TYPE_COPY_ATTR_FN, TYPE_DELETE_ATTR_FN, TYPE_KEYVAL,
 /// EXTRA_STATE, IERROR): the two procedures take every argument by reference (MPI-3.1
 /// section 6.7.4); EXTRA_STATE is an INTEGER(KIND=MPI_ADDRESS_KIND) value.
@@ -1884,7 +1739,7 @@ pub unsafe extern "C" fn mpi_type_null_copy_fn_(
     ierr: *mut c_int,
 ) {
     if let Err(e) = set(flag, "flag", 0) {
-        error::raise("MPI_TYPE_NULL_COPY_FN", COMM_WORLD, e);
+        errhandler::raise("MPI_TYPE_NULL_COPY_FN", COMM_WORLD, e);
     }
     set_ierr(ierr, class::SUCCESS);
 }
@@ -2008,7 +1863,7 @@ macro_rules! fortran_stubs {
         #[no_mangle]
         pub extern "C" fn $f($($a: *mut c_void,)* ierr: *mut c_int) {
             $(let _ = $a;)*
-            set_ierr(ierr, error::not_implemented($name));
+            set_ierr(ierr, errhandler::not_implemented($name));
         }
     )*};
 }
@@ -2049,7 +1904,7 @@ pub unsafe extern "C" fn mpi_aint_add_(base: *const isize, disp: *const isize) -
     match (value(base, "base"), value(disp, "disp")) {
         (Ok(b), Ok(d)) => MPI_Aint_add(b, d),
         (Err(e), _) | (_, Err(e)) => {
-            error::raise("MPI_AINT_ADD", COMM_WORLD, e);
+            errhandler::raise("MPI_AINT_ADD", COMM_WORLD, e);
             0
         }
     }
@@ -2061,7 +1916,7 @@ pub unsafe extern "C" fn mpi_aint_diff_(a: *const isize, b: *const isize) -> isi
     match (value(a, "addr1"), value(b, "addr2")) {
         (Ok(a), Ok(b)) => MPI_Aint_diff(a, b),
         (Err(e), _) | (_, Err(e)) => {
-            error::raise("MPI_AINT_DIFF", COMM_WORLD, e);
+            errhandler::raise("MPI_AINT_DIFF", COMM_WORLD, e);
             0
         }
     }

@@ -3,7 +3,7 @@
 //! `communicators`, `topologies`, `info`), the Fortran bindings (`fortran`), the profiling
 //! names (`pmpi`) and the extensions (`mpix`). Each function is a thin shell: it turns its
 //! C arguments into checked Rust values through `raw` (the only `unsafe` in the crate),
-//! calls the safe layer, and answers through `error::guard` with the communicator's error
+//! calls the safe layer, and answers through `errhandler::guard` with the communicator's error
 //! handler. Functions this library does not support are in `stubs`. This module holds the helpers
 //! the shells share; it must never hold MPI logic of its own.
 //!
@@ -22,6 +22,23 @@
 #![allow(non_snake_case)]
 #![allow(clippy::missing_safety_doc)]
 #![allow(clippy::too_many_arguments)]
+
+/// Defines exported functions of one C signature that differ only in a value they hand
+/// to one shared body: `variants! { fn(a: A, b: B) => body; MPI_X = x, MPI_Y = y }`
+/// makes `MPI_X(a, b)` return `body(("MPI_X", x), a, b)` (the name is what the error
+/// handler reports). The send modes of MPI_Send, MPI_Isend and MPI_Send_init, and the
+/// blocking and testing forms of the completion calls, are each one family.
+macro_rules! variants {
+    (fn $args:tt => $body:ident; $($name:ident = $variant:expr),+ $(,)?) => {
+        $(variants!(@one $name, $variant, $body, $args);)+
+    };
+    (@one $name:ident, $variant:expr, $body:ident, ($($arg:ident: $ty:ty),* $(,)?)) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            $body((stringify!($name), $variant), $($arg),*)
+        }
+    };
+}
 
 mod collectives;
 mod communicators;
@@ -56,13 +73,14 @@ use std::sync::Arc;
 use crate::coll::{self, Blocks};
 use crate::comm::{self, SetOp};
 use crate::datatype::{self, Datatype};
-use crate::error::{self, guard, MpiError, Result};
+use crate::errhandler::{self, guard};
+use crate::error::{MpiError, Result};
 use crate::handles::{
     class, MpiStatus, COMM_WORLD, MAX_ERROR_STRING, MAX_INFO_KEY, MAX_LIBRARY_VERSION_STRING,
     MAX_OBJECT_NAME, MAX_PROCESSOR_NAME, NULL, UNDEFINED,
 };
 use crate::state::{self, Phase};
-use crate::topo::{self, Cart};
+use crate::topo;
 use crate::{grequest, p2p, request, types};
 use raw::Region;
 
@@ -118,6 +136,18 @@ fn set_status(p: *mut MpiStatus, st: MpiStatus) -> Result<()> {
         };
     }
     Ok(())
+}
+
+/// Answers a call that may or may not have completed (MPI_Test, MPI_Iprobe, ...):
+/// `flag` true and the status filled, or `flag` false and the status untouched.
+fn set_flag_status(flag: *mut c_int, status: *mut MpiStatus, st: Option<MpiStatus>) -> Result<()> {
+    match st {
+        Some(st) => {
+            set(flag, "flag", 1)?;
+            set_status(status, st)
+        }
+        None => set(flag, "flag", 0),
+    }
 }
 
 fn set<T>(p: *mut T, what: &str, v: T) -> Result<()> {

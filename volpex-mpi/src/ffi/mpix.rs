@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_void};
 use std::os::raw::c_int;
 
 use super::{cnt, raw, set};
-use crate::error::guard;
+use crate::errhandler::guard;
 use crate::ft;
 use crate::handles::COMM_WORLD;
 

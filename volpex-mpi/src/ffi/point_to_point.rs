@@ -24,84 +24,19 @@ fn send_impl(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Send(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Dtype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-) -> c_int {
-    send_impl(
-        ("MPI_Send", SendMode::Standard),
-        buf,
-        count,
-        datatype,
-        dest,
-        tag,
-        comm,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ssend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Dtype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-) -> c_int {
-    send_impl(
-        ("MPI_Ssend", SendMode::Synchronous),
-        buf,
-        count,
-        datatype,
-        dest,
-        tag,
-        comm,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Bsend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Dtype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-) -> c_int {
-    send_impl(
-        ("MPI_Bsend", SendMode::Buffered),
-        buf,
-        count,
-        datatype,
-        dest,
-        tag,
-        comm,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rsend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Dtype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-) -> c_int {
-    send_impl(
-        ("MPI_Rsend", SendMode::Ready),
-        buf,
-        count,
-        datatype,
-        dest,
-        tag,
-        comm,
-    )
+variants! {
+    fn(
+        buf: *const c_void,
+        count: c_int,
+        datatype: Dtype,
+        dest: c_int,
+        tag: c_int,
+        comm: Comm,
+    ) => send_impl;
+    MPI_Send = SendMode::Standard,
+    MPI_Ssend = SendMode::Synchronous,
+    MPI_Bsend = SendMode::Buffered,
+    MPI_Rsend = SendMode::Ready,
 }
 
 fn isend_impl(
@@ -124,92 +59,20 @@ fn isend_impl(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Isend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Dtype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-    request: *mut c_int,
-) -> c_int {
-    isend_impl(
-        ("MPI_Isend", SendMode::Standard),
-        buf,
-        count,
-        datatype,
-        dest,
-        tag,
-        comm,
-        request,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Issend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Dtype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-    request: *mut c_int,
-) -> c_int {
-    isend_impl(
-        ("MPI_Issend", SendMode::Synchronous),
-        buf,
-        count,
-        datatype,
-        dest,
-        tag,
-        comm,
-        request,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ibsend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Dtype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-    request: *mut c_int,
-) -> c_int {
-    isend_impl(
-        ("MPI_Ibsend", SendMode::Buffered),
-        buf,
-        count,
-        datatype,
-        dest,
-        tag,
-        comm,
-        request,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Irsend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Dtype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-    request: *mut c_int,
-) -> c_int {
-    isend_impl(
-        ("MPI_Irsend", SendMode::Ready),
-        buf,
-        count,
-        datatype,
-        dest,
-        tag,
-        comm,
-        request,
-    )
+variants! {
+    fn(
+        buf: *const c_void,
+        count: c_int,
+        datatype: Dtype,
+        dest: c_int,
+        tag: c_int,
+        comm: Comm,
+        request: *mut c_int,
+    ) => isend_impl;
+    MPI_Isend = SendMode::Standard,
+    MPI_Issend = SendMode::Synchronous,
+    MPI_Ibsend = SendMode::Buffered,
+    MPI_Irsend = SendMode::Ready,
 }
 
 #[no_mangle]
@@ -328,13 +191,7 @@ pub unsafe extern "C" fn MPI_Iprobe(
     status: *mut MpiStatus,
 ) -> c_int {
     guard("MPI_Iprobe", comm, || {
-        match p2p::iprobe(comm, source, tag)? {
-            Some(st) => {
-                set(flag, "flag", 1)?;
-                set_status(status, st)
-            }
-            None => set(flag, "flag", 0),
-        }
+        set_flag_status(flag, status, p2p::iprobe(comm, source, tag)?)
     })
 }
 

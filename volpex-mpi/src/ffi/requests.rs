@@ -35,92 +35,20 @@ fn send_init(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Send_init(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Dtype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-    request: *mut c_int,
-) -> c_int {
-    send_init(
-        ("MPI_Send_init", SendMode::Standard),
-        buf,
-        count,
-        datatype,
-        dest,
-        tag,
-        comm,
-        request,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ssend_init(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Dtype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-    request: *mut c_int,
-) -> c_int {
-    send_init(
-        ("MPI_Ssend_init", SendMode::Synchronous),
-        buf,
-        count,
-        datatype,
-        dest,
-        tag,
-        comm,
-        request,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Bsend_init(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Dtype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-    request: *mut c_int,
-) -> c_int {
-    send_init(
-        ("MPI_Bsend_init", SendMode::Buffered),
-        buf,
-        count,
-        datatype,
-        dest,
-        tag,
-        comm,
-        request,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rsend_init(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Dtype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-    request: *mut c_int,
-) -> c_int {
-    send_init(
-        ("MPI_Rsend_init", SendMode::Ready),
-        buf,
-        count,
-        datatype,
-        dest,
-        tag,
-        comm,
-        request,
-    )
+variants! {
+    fn(
+        buf: *const c_void,
+        count: c_int,
+        datatype: Dtype,
+        dest: c_int,
+        tag: c_int,
+        comm: Comm,
+        request: *mut c_int,
+    ) => send_init;
+    MPI_Send_init = SendMode::Standard,
+    MPI_Ssend_init = SendMode::Synchronous,
+    MPI_Bsend_init = SendMode::Buffered,
+    MPI_Rsend_init = SendMode::Ready,
 }
 
 #[no_mangle]
@@ -210,13 +138,7 @@ pub unsafe extern "C" fn MPI_Test(
     guard("MPI_Test", COMM_WORLD, || {
         // SAFETY: `req` points to a request handle.
         let h = unsafe { raw::out(req, "request") }?;
-        match request::test(h)? {
-            Some(st) => {
-                set(flag, "flag", 1)?;
-                set_status(status, st)
-            }
-            None => set(flag, "flag", 0),
-        }
+        set_flag_status(flag, status, request::test(h)?)
     })
 }
 
@@ -226,17 +148,9 @@ pub unsafe extern "C" fn MPI_Request_get_status(
     flag: *mut c_int,
     status: *mut MpiStatus,
 ) -> c_int {
-    guard(
-        "MPI_Request_get_status",
-        COMM_WORLD,
-        || match request::get_status(req)? {
-            Some(st) => {
-                set(flag, "flag", 1)?;
-                set_status(status, st)
-            }
-            None => set(flag, "flag", 0),
-        },
-    )
+    guard("MPI_Request_get_status", COMM_WORLD, || {
+        set_flag_status(flag, status, request::get_status(req)?)
+    })
 }
 
 #[no_mangle]
@@ -326,9 +240,9 @@ pub unsafe extern "C" fn MPI_Testany(
     })
 }
 
+/// MPI_Waitsome (`block`) and MPI_Testsome.
 fn some_impl(
-    name: &'static str,
-    block: bool,
+    (name, block): (&'static str, bool),
     incount: c_int,
     reqs: *mut c_int,
     outcount: *mut c_int,
@@ -357,42 +271,16 @@ fn some_impl(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Waitsome(
-    incount: c_int,
-    reqs: *mut c_int,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut MpiStatus,
-) -> c_int {
-    some_impl(
-        "MPI_Waitsome",
-        true,
-        incount,
-        reqs,
-        outcount,
-        indices,
-        statuses,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Testsome(
-    incount: c_int,
-    reqs: *mut c_int,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut MpiStatus,
-) -> c_int {
-    some_impl(
-        "MPI_Testsome",
-        false,
-        incount,
-        reqs,
-        outcount,
-        indices,
-        statuses,
-    )
+variants! {
+    fn(
+        incount: c_int,
+        reqs: *mut c_int,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: *mut MpiStatus,
+    ) => some_impl;
+    MPI_Waitsome = true,
+    MPI_Testsome = false,
 }
 
 // ---- Generalized requests and statuses (MPI-3.1 sections 12.2, 12.3) ----

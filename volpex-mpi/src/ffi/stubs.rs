@@ -1,13 +1,13 @@
 //! Functions of `mpi.h` that this library does not support (dynamic processes, one-sided
 //! communication, I/O): each exists, so a program that calls it links, and answers
 //! through the error handler of MPI_COMM_WORLD with a message naming it (see
-//! `error::unsupported`). Their C arguments are not read, so the Rust declarations
+//! `errhandler::unsupported`). Their C arguments are not read, so the Rust declarations
 //! take none: under the C calling convention a callee that ignores its arguments is
 //! called correctly. Must never hold a function that does something.
 
 use std::os::raw::c_int;
 
-use crate::error::unsupported;
+use crate::errhandler::unsupported;
 use crate::handles::class;
 
 /// Functions this library does not support: `$class` with `$why`.

@@ -33,11 +33,12 @@ pub unsafe extern "C" fn MPI_Cart_create(
                 raw::array(periods, n, "periods")?,
             )
         };
-        let cart = Cart {
-            dims: d.to_vec(),
-            periods: p.iter().map(|&x| x != 0).collect(),
-        };
-        set(comm_cart, "comm_cart", topo::cart_create(comm, cart)?)
+        let periods: Vec<bool> = p.iter().map(|&x| x != 0).collect();
+        set(
+            comm_cart,
+            "comm_cart",
+            topo::cart_create(comm, d, &periods)?,
+        )
     })
 }
 
@@ -52,7 +53,7 @@ pub unsafe extern "C" fn MPI_Topo_test(comm: Comm, status: *mut c_int) -> c_int 
 pub unsafe extern "C" fn MPI_Cartdim_get(comm: Comm, ndims: *mut c_int) -> c_int {
     guard("MPI_Cartdim_get", comm, || {
         let (cart, _) = topo::cart_of(comm)?;
-        set(ndims, "ndims", cart.dims.len() as c_int)
+        set(ndims, "ndims", cart.dims().len() as c_int)
     })
 }
 
@@ -66,8 +67,8 @@ pub unsafe extern "C" fn MPI_Cart_get(
 ) -> c_int {
     guard("MPI_Cart_get", comm, || {
         let (cart, rank) = topo::cart_of(comm)?;
-        let n = cart.dims.len().min(cnt(maxdims)?);
-        let me = cart.coords(rank)?;
+        let n = cart.dims().len().min(cnt(maxdims)?);
+        let me = cart.coordinates(rank)?;
         // SAFETY: `maxdims` entries in each array (MPI-3.1 section 7.5.5).
         let (d, p, c) = unsafe {
             (
@@ -77,8 +78,8 @@ pub unsafe extern "C" fn MPI_Cart_get(
             )
         };
         for i in 0..n {
-            d[i] = cart.dims[i];
-            p[i] = c_int::from(cart.periods[i]);
+            d[i] = cart.dims()[i];
+            p[i] = c_int::from(cart.periods()[i]);
             c[i] = me[i];
         }
         Ok(())
@@ -94,8 +95,8 @@ pub unsafe extern "C" fn MPI_Cart_rank(
     guard("MPI_Cart_rank", comm, || {
         let (cart, _) = topo::cart_of(comm)?;
         // SAFETY: one coordinate per dimension (MPI-3.1 section 7.5.5).
-        let c = unsafe { raw::array(coords, cart.dims.len(), "coords") }?;
-        set(rank, "rank", cart.rank(c)?)
+        let c = unsafe { raw::array(coords, cart.dims().len(), "coords") }?;
+        set(rank, "rank", topo::cart_rank(&cart, c)?)
     })
 }
 
@@ -108,7 +109,7 @@ pub unsafe extern "C" fn MPI_Cart_coords(
 ) -> c_int {
     guard("MPI_Cart_coords", comm, || {
         let (cart, _) = topo::cart_of(comm)?;
-        let me = cart.coords(rank)?;
+        let me = cart.coordinates(rank)?;
         let n = me.len().min(cnt(maxdims)?);
         // SAFETY: `maxdims` coordinates (MPI-3.1 section 7.5.5).
         let c = unsafe { raw::array_mut(coords, n, "coords") }?;
@@ -127,7 +128,7 @@ pub unsafe extern "C" fn MPI_Cart_shift(
 ) -> c_int {
     guard("MPI_Cart_shift", comm, || {
         let (cart, rank) = topo::cart_of(comm)?;
-        let (s, d) = cart.shift(rank, direction, disp)?;
+        let (s, d) = topo::cart_shift(&cart, rank, direction, disp)?;
         set(source, "rank_source", s)?;
         set(dest, "rank_dest", d)
     })
@@ -142,7 +143,7 @@ pub unsafe extern "C" fn MPI_Cart_sub(
     guard("MPI_Cart_sub", comm, || {
         let (cart, _) = topo::cart_of(comm)?;
         // SAFETY: one flag per dimension (MPI-3.1 section 7.5.7).
-        let r = unsafe { raw::array(remain_dims, cart.dims.len(), "remain_dims") }?;
+        let r = unsafe { raw::array(remain_dims, cart.dims().len(), "remain_dims") }?;
         let remain: Vec<bool> = r.iter().map(|&x| x != 0).collect();
         set(newcomm, "newcomm", topo::cart_sub(comm, &remain)?)
     })

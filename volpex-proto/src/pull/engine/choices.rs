@@ -1,9 +1,10 @@
 //! Coordinated choices in the engine: `Coordination` holds this rank's choices
 //! (`decision::Decisions`), the choices of other ranks heard of (`foreign::Foreign`), and
-//! what peers are owed about them; the `impl Engine` block below is the glue: recording
-//! choices, batching them to followers, the followers' standing pull, carrying unstable
-//! choices before a message, leadership changes, takeover and fencing. Never fetches or
-//! serves a message itself: it asks `receive` and `serve` to.
+//! what peers are owed about them, and reads the choice frames (carried choices,
+//! CHOICES of other ranks, TAKEOVER); `Announce` sends them (batches to followers,
+//! choices carried before a message, stability notices). The engine's glue (recording a
+//! choice, the followers' standing pull, leadership changes, takeover) is in `mod.rs`.
+//! Never fetches or serves a message itself.
 
 use std::time::Duration;
 
@@ -12,11 +13,10 @@ use bytes::Bytes;
 use super::outbox::Outbox;
 use super::service::Service;
 use super::timers::{Timer, TimerTable};
-use super::Engine;
-use crate::limits::{CHOICES_BATCH, CHOICES_BATCH_WAIT, CHOICES_CARRIED_MAX, CHOICES_PER_ANSWER};
+use crate::limits::{CHOICES_BATCH, CHOICES_CARRIED_MAX, CHOICES_PER_ANSWER};
 use crate::message::matching::{Choice, Chooser};
 use crate::message::{Consumed, ReplicaId, ReqId, Set, Want};
-use crate::pull::decision::{self, slot_key, Authority, Decisions, Slot, DECISION_CTX};
+use crate::pull::decision::{self, slot_key, Decisions, Slot, DECISION_CTX};
 use crate::pull::foreign::{decode_entries, Foreign, Refused};
 use crate::replica::Liveness;
 use crate::wire::Frame;
@@ -61,6 +61,87 @@ impl Coordination {
             notice_after: Duration::ZERO,
             unsent: 0,
         }
+    }
+
+    /// The choices of this rank that sibling `from` carried on a message to `me` (see
+    /// `foreign`), to adopt in order; none when choices are not coordinated, and none
+    /// (the message refused) when they are malformed.
+    pub(super) fn carried(
+        &mut self,
+        me: ReplicaId,
+        from: ReplicaId,
+        entries: &Bytes,
+    ) -> Vec<(u64, Bytes)> {
+        if from == me || !self.decisions.enabled() {
+            return Vec::new();
+        }
+        decode_entries(entries).unwrap_or_else(|e| {
+            log::error!("{me}: bad CHOICES from {from}: {e}");
+            self.refused.insert(from);
+            Vec::new()
+        })
+    }
+
+    /// CHOICES of another rank from `from` (of ordinal `ord`), just before a DATA frame
+    /// that may depend on them: noted, or the DATA refused when they predate a takeover
+    /// or are malformed.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn note_foreign(
+        &mut self,
+        me: ReplicaId,
+        from: ReplicaId,
+        ord: u32,
+        rank: u32,
+        term: u32,
+        stable: u64,
+        entries: &Bytes,
+    ) {
+        match self.foreign.note(from, ord, rank, term, stable, entries) {
+            Ok(()) => {}
+            Err(Refused::Stale) => {
+                log::info!(
+                    "{me}: choices of rank {rank} from {from} predate its takeover; the message they go with is dropped"
+                );
+                self.refused.insert(from);
+            }
+            Err(Refused::Malformed(e)) => {
+                log::error!("{me}: bad CHOICES from {from}: {e}");
+                self.refused.insert(from);
+            }
+        }
+    }
+
+    /// TAKEOVER from `from` (of ordinal `ord`) for `rank`: the choices of that rank held
+    /// here, to answer with DECIDED; none for a TAKEOVER that does not come from `rank`.
+    pub(super) fn takeover_answer(
+        &mut self,
+        me: ReplicaId,
+        from: ReplicaId,
+        ord: u32,
+        rank: u32,
+        base: u64,
+    ) -> Option<Bytes> {
+        if from.rank != rank {
+            log::warn!("{me}: TAKEOVER from {from} for rank {rank} ignored");
+            return None;
+        }
+        Some(if rank == me.rank {
+            self.decisions.on_takeover(from.replica, base)
+        } else {
+            self.foreign.on_takeover(from, ord, base)
+        })
+    }
+
+    /// The leader made one more choice its followers were not sent: whether a batch of
+    /// them (`CHOICES_BATCH`) is ready to go.
+    pub(super) fn one_more_unsent(&mut self) -> bool {
+        self.unsent += 1;
+        self.unsent >= CHOICES_BATCH
+    }
+
+    /// Whether the leader made choices its followers were not sent yet.
+    pub(super) fn has_unsent(&self) -> bool {
+        self.unsent > 0
     }
 
     /// Whether a message sent now must be preceded by CHOICES frames (so it cannot be
@@ -358,234 +439,9 @@ impl Announce<'_> {
     }
 }
 
-impl Engine {
-    /// The outgoing side of the choices (see `Announce`).
-    pub(super) fn announce(&mut self) -> Announce<'_> {
-        Announce {
-            me: self.me,
-            replicas: self.replicas,
-            coord: &mut self.coord,
-            service: &mut self.service,
-            liveness: &self.liveness,
-            consumed: &self.consumed,
-            timers: &mut self.timers,
-            out: &mut self.out,
-        }
-    }
-    /// A choice was recorded here: it counts as received for eviction, and followers
-    /// waiting for it get it. A leader sends its followers new choices `CHOICES_BATCH` at a
-    /// time, or `CHOICES_BATCH_WAIT` after the first: one write (and one answer from each
-    /// follower) per choice was most of what an `ANY_SOURCE` receive cost over a specific
-    /// one at r = 2. A replica that adopted a choice passes it on at once.
-    pub(super) fn after_record(&mut self, now: Duration, slot: u64) {
-        let advanced = self.consumed.record(DECISION_CTX, self.me.rank, slot);
-        if self.coord.decisions.is_leader() {
-            self.coord.unsent += 1;
-            if self.coord.unsent >= CHOICES_BATCH {
-                self.announce().send_choices();
-            } else {
-                self.timers
-                    .set_if_idle(Timer::ChoicesBatch, now + CHOICES_BATCH_WAIT);
-            }
-        } else {
-            self.announce().answer_choice_pull(slot);
-            if advanced {
-                self.announce().report_choices();
-            }
-        }
-        self.fetches
-            .remove(&Want::Key(slot_key(self.me.rank, slot)));
-        self.stand(now);
-        self.rematch(now);
-    }
-
-    /// Choices of this rank carried by a sibling's message to us (see `foreign`).
-    fn adopt_carried(&mut self, now: Duration, from: ReplicaId, entries: &Bytes) {
-        if from == self.me || !self.coord.decisions.enabled() {
-            return;
-        }
-        match decode_entries(entries) {
-            Ok(list) => {
-                for (slot, v) in list {
-                    if self.coord.decisions.adopt(slot, v, from.replica) {
-                        self.after_record(now, slot);
-                    }
-                }
-            }
-            Err(e) => {
-                log::error!("{}: bad CHOICES from {from}: {e}", self.me);
-                self.coord.refused.insert(from);
-            }
-        }
-    }
-
-    /// A follower keeps a pull for the first choice it does not hold standing at the
-    /// leader (see `decision`).
-    pub(super) fn stand(&mut self, now: Duration) {
-        if !self.coord.decisions.enabled() || self.coord.decisions.is_leader() {
-            return;
-        }
-        let next = self.consumed.watermark(DECISION_CTX, self.me.rank);
-        if let Slot::Unknown = self.coord.decisions.slot(next) {
-            self.want(now, Want::Key(slot_key(self.me.rank, next)), false);
-        }
-    }
-
-    /// Leadership may have changed: a new leader drops its pulls for choices (it makes or
-    /// adopted them), a follower re-asks the new leader.
-    pub(super) fn on_authority_change(&mut self, now: Duration) {
-        if self.coord.unsent > 0 {
-            self.announce().send_choices();
-        }
-        let choice_wants = self.fetches.wants(|w, _| w.comm() == DECISION_CTX);
-        for want in choice_wants {
-            match self.coord.decisions.authority() {
-                Authority::Leader => {
-                    self.fetches.remove(&want);
-                }
-                Authority::Follower { leader } => {
-                    let leader = *leader;
-                    let asked = self.fetches.get(&want).is_some_and(|p| {
-                        p.asks
-                            .iter()
-                            .any(|a| a.replica == leader && a.outstanding())
-                    });
-                    if !asked {
-                        self.ask_next(now, want);
-                    }
-                }
-                Authority::TakingOver { .. } => {}
-            }
-        }
-        self.stand(now);
-        self.rematch(now);
-    }
-
-    /// The launcher confirmed sibling `peer` dead: take over its choices if it led (ask
-    /// every live replica of the job what it holds), and let out what waited for it.
-    pub(super) fn sibling_dead(&mut self, now: Duration, peer: ReplicaId) {
-        let others: Vec<ReplicaId> = self
-            .liveness
-            .usable()
-            .filter(|p| p.rank != self.me.rank && *p != peer)
-            .collect();
-        if let Some(asked) = self
-            .coord
-            .decisions
-            .on_dead(peer.replica, now, others.into_iter())
-        {
-            if self.catching_up {
-                // It never saw the choices the dead replicas made: it cannot lead.
-                self.retire(format!(
-                    "rank {} cannot be regenerated: its last caught-up replica died before \
-                     incarnation {} of {} caught up",
-                    self.me.rank,
-                    self.incarnation_of(self.me),
-                    self.me
-                ));
-                return;
-            }
-            let base = self.consumed.watermark(DECISION_CTX, self.me.rank);
-            for to in asked {
-                self.out.send(
-                    to,
-                    Frame::Takeover {
-                        rank: self.me.rank,
-                        base,
-                    },
-                );
-            }
-        }
-        self.serving().release_blocked(now);
-        self.on_authority_change(now);
-    }
-
-    /// TAKEOVER from `from`: answer with the choices of its rank held here.
-    pub(super) fn on_takeover(&mut self, from: ReplicaId, rank: u32, base: u64) {
-        if from.rank != rank {
-            log::warn!("{}: TAKEOVER from {from} for rank {rank} ignored", self.me);
-            return;
-        }
-        let entries = if rank == self.me.rank {
-            self.coord.decisions.on_takeover(from.replica, base)
-        } else {
-            let ord = self.ordinal_of(from);
-            self.coord.foreign.on_takeover(from, ord, base)
-        };
-        self.out.send(from, Frame::Decided { rank, entries });
-    }
-
-    /// CHOICES from `from`, just before a DATA frame that may depend on them.
-    pub(super) fn on_choices(
-        &mut self,
-        now: Duration,
-        from: ReplicaId,
-        rank: u32,
-        term: u32,
-        stable: u64,
-        entries: &Bytes,
-    ) {
-        if rank == self.me.rank {
-            // Our own rank's choices, from a sibling: adopt them as if pulled (a message
-            // from our own rank may depend on them).
-            self.adopt_carried(now, from, entries);
-            return;
-        }
-        let ord = self.ordinal_of(from);
-        match self
-            .coord
-            .foreign
-            .note(from, ord, rank, term, stable, entries)
-        {
-            Ok(()) => {}
-            Err(Refused::Stale) => {
-                log::info!(
-                    "{}: choices of rank {rank} from {from} predate its takeover; the message they go with is dropped",
-                    self.me
-                );
-                self.coord.refused.insert(from);
-            }
-            Err(Refused::Malformed(e)) => {
-                log::error!("{}: bad CHOICES from {from}: {e}", self.me);
-                self.coord.refused.insert(from);
-            }
-        }
-    }
-
-    /// DECIDED from `from`: its answer to our takeover.
-    pub(super) fn on_decided(
-        &mut self,
-        now: Duration,
-        from: ReplicaId,
-        rank: u32,
-        entries: &Bytes,
-    ) {
-        if rank != self.me.rank {
-            log::warn!("{}: DECIDED from {from} for rank {rank} ignored", self.me);
-            return;
-        }
-        match self.coord.decisions.on_decided(from, entries) {
-            Ok(adopted) => {
-                for slot in adopted {
-                    self.after_record(now, slot);
-                }
-                self.on_authority_change(now);
-            }
-            Err(e) => log::error!("{}: bad DECIDED from {from}: {e}", self.me),
-        }
-    }
-
-    pub(super) fn fence(&mut self, peer: ReplicaId) {
-        if self.fenced.insert(peer) {
-            log::info!("{}: asking the launcher to fence {peer}", self.me);
-            self.out.event(super::EngineEvent::Fence { peer });
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::ChoiceState;
+    use super::super::{ChoiceState, Engine};
     use super::*;
 
     fn coordination(replicas: u32) -> Coordination {

@@ -32,12 +32,13 @@
 //! | `serve::Serving` | `serving()` | the send commands, answering and parking pulls, the output commit |
 //! | `choices::Announce` | `announce()` | choices leaving: batches to followers, carried choices, stability notices |
 //! | `membership::Roster` | `roster()` | deaths, joining and caught-up incarnations, the incarnation table |
+//! | `receive::Receiving` | `receiving()` | asking, taking DATA, failing over, hedging, pulling ahead, telling senders how far it received |
 //!
 //! This file is the engine's API (each input, command and output in one place, calling
-//! the sides and then what their answers ask of the others), dispatch and timers; the
-//! receiving side (asking, failing over, hedging, pulling ahead) is `receive`, the rest of
-//! the coordination (recording, takeover, fencing) `choices`, checkpoints `snapshot`, all
-//! still on the whole engine. Receiving is split in two: `message::matching` decides which
+//! the sides and then what their answers ask of the others), dispatch, timers, and the
+//! glue that spans the sides (a DATA frame, recording a choice, leadership changes);
+//! `snapshot` and `synchronous` add the engine's checkpoint and synchronous-send
+//! commands and getters, and no other file holds an `impl Engine`. Receiving is split in two: `message::matching` decides which
 //! message each posted receive matches and says what it needs; the engine fetches it.
 //!
 //! Speculative pulls (pulling ahead): see `ahead`. A pull nobody waits for yet (a
@@ -66,11 +67,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use self::choices::{Coordination, EngineChooser};
+use self::choices::{Announce, Coordination, EngineChooser};
 use self::fetches::{AskState, Fetches};
 use self::membership::{Gone, Roster};
 use self::outbox::Outbox;
 pub use self::outbox::Resumed;
+use self::receive::Receiving;
 use self::serve::Serving;
 use self::service::Service;
 use self::service::Waiter;
@@ -80,9 +82,9 @@ use self::snapshot::Snapshots;
 pub use self::synchronous::MatchState;
 use self::synchronous::Synchronous;
 use self::timers::{Timer, TimerTable};
-use super::decision::{ordinal, slot_key, Slot, DECISION_CTX};
+use super::decision::{ordinal, slot_key, Authority, Slot, DECISION_CTX};
 use crate::config::Config;
-use crate::limits::{DECISIONS_HELD_MAX, HEADER_BYTES};
+use crate::limits::{CHOICES_BATCH_WAIT, DECISIONS_HELD_MAX, HEADER_BYTES};
 use crate::message::log::LogFull;
 use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, Map, ReplicaId, ReqId, SendLog, Set, Want};
@@ -436,7 +438,8 @@ impl Engine {
             Slot::Evicted => ChoiceState::Waiting,
             Slot::Unknown if self.coord.decisions.is_leader() => ChoiceState::Yours,
             Slot::Unknown => {
-                self.want(now, Want::Key(slot_key(self.me.rank, slot)), true);
+                let want = Want::Key(slot_key(self.me.rank, slot));
+                self.receiving().want(now, want, true);
                 self.drain_loopback(now);
                 ChoiceState::Waiting
             }
@@ -489,8 +492,11 @@ impl Engine {
         }
         for need in needs {
             match need {
-                Need::Message { want, needed } => self.want(now, want, needed),
-                Need::Choice(slot) => self.want(now, Want::Key(slot_key(self.me.rank, slot)), true),
+                Need::Message { want, needed } => self.receiving().want(now, want, needed),
+                Need::Choice(slot) => {
+                    let want = Want::Key(slot_key(self.me.rank, slot));
+                    self.receiving().want(now, want, true);
+                }
             }
         }
         self.rematch(now);
@@ -604,12 +610,13 @@ impl Engine {
         if peer == self.me {
             self.catching_up = false;
             self.consumed.mark_all_dirty();
-            self.tell_consumed();
-            self.tell_checkpoint();
+            self.receiving().tell_consumed();
+            self.snapshots
+                .tell_checkpoint(self.me, self.replicas, &self.liveness, &mut self.out);
             return;
         }
         if self.roster().caught_up(peer) {
-            self.retry_idle(now, peer.rank);
+            self.receiving().retry_idle(now, peer.rank);
         }
         self.rematch(now);
         self.drain_loopback(now);
@@ -671,7 +678,7 @@ impl Engine {
             );
         }
         for (want, peer) in due.silent {
-            self.on_silent(now, want, peer);
+            self.receiving().on_silent(now, want, peer);
         }
         for peer in self.coord.decisions.overdue(now, ack_timeout) {
             self.fence(peer);
@@ -689,12 +696,12 @@ impl Engine {
             self.timers.set(Timer::OutputCommit, now + ack_timeout);
         }
         for want in due.hedge {
-            self.hedge(now, want);
+            self.receiving().hedge(now, want);
         }
         if self.timers.is_due(Timer::ConsumedNotice, now) {
             self.timers.stop(Timer::ConsumedNotice);
             self.consumed_notice_after = now + self.cfg.consumed_interval;
-            self.tell_consumed();
+            self.receiving().tell_consumed();
         }
         self.drain_loopback(now);
     }
@@ -797,7 +804,7 @@ impl Engine {
         let (r, any_tag) = self.matcher.take(id)?;
         if let Ok(Matched::Message { key, payload, .. }) = &r {
             let len = self.landed.remove(key).unwrap_or(payload.len());
-            self.speculate_after(now, *key, len, any_tag);
+            self.receiving().speculate_after(now, *key, len, any_tag);
         }
         Some(r)
     }
@@ -855,6 +862,90 @@ impl Engine {
         }
     }
 
+    /// The receiving side (see `Receiving`).
+    fn receiving(&mut self) -> Receiving<'_> {
+        Receiving {
+            me: self.me,
+            replicas: self.replicas,
+            cfg: &self.cfg,
+            fetches: &mut self.fetches,
+            matcher: &mut self.matcher,
+            liveness: &mut self.liveness,
+            consumed: &mut self.consumed,
+            consumed_notice_after: self.consumed_notice_after,
+            decisions: &self.coord.decisions,
+            streams: &mut self.streams,
+            timers: &mut self.timers,
+            out: &mut self.out,
+            stats: &mut self.stats,
+            ended: &mut self.ended,
+            fenced: &mut self.fenced,
+            retired: &mut self.retired,
+            catching_up: self.catching_up,
+        }
+    }
+
+    /// A DATA frame from `from`: dropped when it is not for us, when the choices it may
+    /// depend on were refused (`Receiving::stale`) or when it is a duplicate; a choice of
+    /// this rank is adopted and recorded; a message goes to the receiving side, and the
+    /// matcher matches again.
+    fn on_data(&mut self, now: Duration, from: ReplicaId, key: Key, order: u64, payload: Bytes) {
+        if from.rank != key.src || key.dst != self.me.rank {
+            log::warn!("{}: DATA {key} from {from} is not for us; dropped", self.me);
+            return;
+        }
+        if self.coord.refused.remove(&from)
+            || self.coord.foreign.is_fenced(from, self.ordinal_of(from))
+        {
+            self.receiving().stale(now, from, key, order);
+            return;
+        }
+        if self.consumed.has(key.comm, key.src, order) {
+            log::trace!("{}: duplicate DATA {key} from {from} dropped", self.me);
+            return;
+        }
+        if key.comm == DECISION_CTX {
+            let adopted = self.coord.decisions.adopt(key.seq, payload, from.replica);
+            if let Slot::Held(_) = self.coord.decisions.slot(key.seq) {
+                self.receiving().complete(now, from, &[Want::Key(key)]);
+            }
+            if adopted {
+                self.after_record(now, key.seq);
+            }
+            return;
+        }
+        self.receiving().arrived(now, from, key, order, payload);
+        self.rematch(now);
+    }
+
+    /// Sends MATCHED for every synchronous message a receive claimed since it arrived
+    /// (see `synchronous`); one sent to ourselves is matched here at once.
+    fn tell_matched(&mut self) {
+        for key in self.sync.take_claimed(&self.matcher) {
+            if key.src == self.me.rank {
+                self.sync.on_matched(self.me, &self.log, self.me, key);
+            }
+            receive::to_replicas_of(
+                self.me,
+                self.replicas,
+                &self.liveness,
+                &mut self.out,
+                key.src,
+                || Frame::Matched { key },
+            );
+        }
+    }
+
+    /// This replica must retire (see `Receiving::retire`).
+    fn retire(&mut self, reason: String) {
+        self.receiving().retire(reason);
+    }
+
+    /// Asks the launcher to fence `peer` (see `receive::fence`).
+    fn fence(&mut self, peer: ReplicaId) {
+        receive::fence(self.me, &mut self.fenced, &mut self.out, peer);
+    }
+
     /// The newest incarnation of `r` known here.
     fn incarnation_of(&self, r: ReplicaId) -> u32 {
         membership::incarnation_of(&self.incarnations, r)
@@ -884,9 +975,9 @@ impl Engine {
         match self.roster().gone(now, peer, confirmed, successor) {
             Gone::Known | Gone::Suspect => {}
             Gone::Dead { rank_lost } => {
-                self.fail_over(now, peer, true);
+                self.receiving().fail_over(now, peer, true);
                 if rank_lost {
-                    self.retry_idle(now, peer.rank);
+                    self.receiving().retry_idle(now, peer.rank);
                 }
                 let liveness = &self.liveness;
                 self.matcher.fail_unresolved(|spec| {
@@ -918,8 +1009,11 @@ impl Engine {
         }
         for need in needs.drain(..) {
             match need {
-                Need::Message { want, needed } => self.want(now, want, needed),
-                Need::Choice(slot) => self.want(now, Want::Key(slot_key(self.me.rank, slot)), true),
+                Need::Message { want, needed } => self.receiving().want(now, want, needed),
+                Need::Choice(slot) => {
+                    let want = Want::Key(slot_key(self.me.rank, slot));
+                    self.receiving().want(now, want, true);
+                }
             }
         }
         self.needs = needs;
@@ -964,7 +1058,8 @@ impl Engine {
                     && !self.consumed.has(key.comm, key.src, order);
                 self.on_data(now, from, key, order, payload);
                 if note {
-                    self.note_synchronous(key);
+                    self.sync.arrived(key);
+                    self.tell_matched();
                 }
                 if confirm {
                     // The sender kept no copy and waits for this (see `send_unlogged`).
@@ -979,9 +1074,15 @@ impl Engine {
                     );
                 }
             }
-            Frame::Ack { want, req, .. } => self.on_ack(from, want, req),
-            Frame::Gone { want, req } => self.on_refused(now, from, want, req, AskState::Gone),
-            Frame::Ended { want, req } => self.on_refused(now, from, want, req, AskState::Ended),
+            Frame::Ack { want, req, .. } => self.receiving().on_ack(from, want, req),
+            Frame::Gone { want, req } => {
+                self.receiving()
+                    .on_refused(now, from, want, req, AskState::Gone)
+            }
+            Frame::Ended { want, req } => {
+                self.receiving()
+                    .on_refused(now, from, want, req, AskState::Ended)
+            }
             Frame::Cancel { want, req } => self.service.cancel(&want, Waiter { from, req }),
             Frame::Consumed {
                 comm,
@@ -999,7 +1100,7 @@ impl Engine {
                     log::debug!("{}: CONSUMED from {from} for {src}->{dst} ignored", self.me);
                 }
             }
-            Frame::Matched { key } => self.on_matched(from, key),
+            Frame::Matched { key } => self.sync.on_matched(self.me, &self.log, from, key),
             Frame::Takeover { rank, base } => self.on_takeover(from, rank, base),
             Frame::Choices {
                 rank,
@@ -1010,7 +1111,184 @@ impl Engine {
             Frame::Decided { rank, entries } => self.on_decided(now, from, rank, &entries),
             f @ (Frame::Checkpointed { .. }
             | Frame::SnapshotAsk { .. }
-            | Frame::Snapshot { .. }) => self.on_snapshot_frame(from, f),
+            | Frame::Snapshot { .. }) => {
+                let receives = self.stats.receives;
+                self.snapshots
+                    .handle(self.me, from, f, receives, &mut self.log, &mut self.out)
+            }
+        }
+    }
+
+    // ---- internals: the coordination's glue (see `choices`) ----
+
+    /// The outgoing side of the choices (see `Announce`).
+    fn announce(&mut self) -> Announce<'_> {
+        Announce {
+            me: self.me,
+            replicas: self.replicas,
+            coord: &mut self.coord,
+            service: &mut self.service,
+            liveness: &self.liveness,
+            consumed: &self.consumed,
+            timers: &mut self.timers,
+            out: &mut self.out,
+        }
+    }
+    /// A choice was recorded here: it counts as received for eviction, and followers
+    /// waiting for it get it. A leader sends its followers new choices `CHOICES_BATCH` at a
+    /// time, or `CHOICES_BATCH_WAIT` after the first: one write (and one answer from each
+    /// follower) per choice was most of what an `ANY_SOURCE` receive cost over a specific
+    /// one at r = 2. A replica that adopted a choice passes it on at once.
+    fn after_record(&mut self, now: Duration, slot: u64) {
+        let advanced = self.consumed.record(DECISION_CTX, self.me.rank, slot);
+        if self.coord.decisions.is_leader() {
+            if self.coord.one_more_unsent() {
+                self.announce().send_choices();
+            } else {
+                self.timers
+                    .set_if_idle(Timer::ChoicesBatch, now + CHOICES_BATCH_WAIT);
+            }
+        } else {
+            self.announce().answer_choice_pull(slot);
+            if advanced {
+                self.announce().report_choices();
+            }
+        }
+        self.fetches
+            .remove(&Want::Key(slot_key(self.me.rank, slot)));
+        self.stand(now);
+        self.rematch(now);
+    }
+
+    /// A follower keeps a pull for the first choice it does not hold standing at the
+    /// leader (see `decision`).
+    fn stand(&mut self, now: Duration) {
+        if !self.coord.decisions.enabled() || self.coord.decisions.is_leader() {
+            return;
+        }
+        let next = self.consumed.watermark(DECISION_CTX, self.me.rank);
+        if let Slot::Unknown = self.coord.decisions.slot(next) {
+            let want = Want::Key(slot_key(self.me.rank, next));
+            self.receiving().want(now, want, false);
+        }
+    }
+
+    /// Leadership may have changed: a new leader drops its pulls for choices (it makes or
+    /// adopted them), a follower re-asks the new leader.
+    fn on_authority_change(&mut self, now: Duration) {
+        if self.coord.has_unsent() {
+            self.announce().send_choices();
+        }
+        let choice_wants = self.fetches.wants(|w, _| w.comm() == DECISION_CTX);
+        for want in choice_wants {
+            match self.coord.decisions.authority() {
+                Authority::Leader => {
+                    self.fetches.remove(&want);
+                }
+                Authority::Follower { leader } => {
+                    let leader = *leader;
+                    let asked = self.fetches.get(&want).is_some_and(|p| {
+                        p.asks
+                            .iter()
+                            .any(|a| a.replica == leader && a.outstanding())
+                    });
+                    if !asked {
+                        self.receiving().ask_next(now, want);
+                    }
+                }
+                Authority::TakingOver { .. } => {}
+            }
+        }
+        self.stand(now);
+        self.rematch(now);
+    }
+
+    /// The launcher confirmed sibling `peer` dead: take over its choices if it led (ask
+    /// every live replica of the job what it holds), and let out what waited for it.
+    fn sibling_dead(&mut self, now: Duration, peer: ReplicaId) {
+        let others: Vec<ReplicaId> = self
+            .liveness
+            .usable()
+            .filter(|p| p.rank != self.me.rank && *p != peer)
+            .collect();
+        if let Some(asked) = self
+            .coord
+            .decisions
+            .on_dead(peer.replica, now, others.into_iter())
+        {
+            if self.catching_up {
+                // It never saw the choices the dead replicas made: it cannot lead.
+                self.retire(format!(
+                    "rank {} cannot be regenerated: its last caught-up replica died before \
+                     incarnation {} of {} caught up",
+                    self.me.rank,
+                    self.incarnation_of(self.me),
+                    self.me
+                ));
+                return;
+            }
+            let base = self.consumed.watermark(DECISION_CTX, self.me.rank);
+            for to in asked {
+                self.out.send(
+                    to,
+                    Frame::Takeover {
+                        rank: self.me.rank,
+                        base,
+                    },
+                );
+            }
+        }
+        self.serving().release_blocked(now);
+        self.on_authority_change(now);
+    }
+
+    /// TAKEOVER from `from`: answer with the choices of its rank held here.
+    fn on_takeover(&mut self, from: ReplicaId, rank: u32, base: u64) {
+        let ord = self.ordinal_of(from);
+        if let Some(entries) = self.coord.takeover_answer(self.me, from, ord, rank, base) {
+            self.out.send(from, Frame::Decided { rank, entries });
+        }
+    }
+
+    /// CHOICES from `from`, just before a DATA frame that may depend on them. Our own
+    /// rank's choices, from a sibling, are adopted as if pulled (a message from our own
+    /// rank may depend on them).
+    fn on_choices(
+        &mut self,
+        now: Duration,
+        from: ReplicaId,
+        rank: u32,
+        term: u32,
+        stable: u64,
+        entries: &Bytes,
+    ) {
+        if rank == self.me.rank {
+            for (slot, v) in self.coord.carried(self.me, from, entries) {
+                if self.coord.decisions.adopt(slot, v, from.replica) {
+                    self.after_record(now, slot);
+                }
+            }
+            return;
+        }
+        let ord = self.ordinal_of(from);
+        self.coord
+            .note_foreign(self.me, from, ord, rank, term, stable, entries);
+    }
+
+    /// DECIDED from `from`: its answer to our takeover.
+    fn on_decided(&mut self, now: Duration, from: ReplicaId, rank: u32, entries: &Bytes) {
+        if rank != self.me.rank {
+            log::warn!("{}: DECIDED from {from} for rank {rank} ignored", self.me);
+            return;
+        }
+        match self.coord.decisions.on_decided(from, entries) {
+            Ok(adopted) => {
+                for slot in adopted {
+                    self.after_record(now, slot);
+                }
+                self.on_authority_change(now);
+            }
+            Err(e) => log::error!("{}: bad DECIDED from {from}: {e}", self.me),
         }
     }
 }

@@ -1,21 +1,70 @@
-//! The receiver side of the pull protocol: asking the best replica for what the matcher
-//! needs, taking DATA, failing over on deaths, silence and GONE, hedging against lagging
-//! replicas, and speculative pulls. The state is `fetches`; this file is the logic that
-//! also needs liveness, the matcher and the outbox. Must never serve other replicas.
+//! The receiving side of the pull protocol, `Receiving`: asking the best replica for
+//! what the matcher needs, taking DATA, failing over on deaths, silence and GONE, hedging
+//! against lagging replicas, speculative pulls, and telling senders how far this replica
+//! received. A type over the engine's parts it uses (`Engine::receiving` makes it); its
+//! own state is `fetches`. The engine carries out what spans the coordination (a DATA
+//! frame's choices, recording an adopted choice, matching again after an arrival). Must
+//! never serve other replicas.
 
 use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::ahead::{any_tag_stream, stream_of, AHEAD_MAX};
-use super::fetches::{Ask, AskState, Pending};
-use super::timers::Timer;
-use super::{Engine, EngineEvent, RecvError};
-use crate::message::{Key, ReplicaId, ReqId, Want};
-use crate::pull::decision::{Authority, Slot, DECISION_CTX};
+use super::ahead::{self, any_tag_stream, stream_of, AHEAD_MAX};
+use super::fetches::{Ask, AskState, Fetches, Pending};
+use super::outbox::Outbox;
+use super::timers::{Timer, TimerTable};
+use super::{EngineEvent, RecvError};
+use crate::config::Config;
+use crate::message::matching::Matcher;
+use crate::message::{Consumed, Key, ReplicaId, ReqId, Set, Want};
+use crate::pull::decision::{Authority, Decisions, DECISION_CTX};
+use crate::replica::Liveness;
+use crate::wire::control::ReplicaStats;
 use crate::wire::Frame;
 
-impl Engine {
+/// The receiving side of one replica, over the engine's parts it uses.
+pub(super) struct Receiving<'e> {
+    pub(super) me: ReplicaId,
+    pub(super) replicas: u32,
+    pub(super) cfg: &'e Config,
+    pub(super) fetches: &'e mut Fetches,
+    pub(super) matcher: &'e mut Matcher<RecvError>,
+    pub(super) liveness: &'e mut Liveness,
+    pub(super) consumed: &'e mut Consumed,
+    /// The earliest time senders may hear of `consumed` again.
+    pub(super) consumed_notice_after: Duration,
+    /// This rank's choices: who leads them, so who is asked for one.
+    pub(super) decisions: &'e Decisions,
+    pub(super) streams: &'e mut ahead::Streams,
+    pub(super) timers: &'e mut TimerTable,
+    pub(super) out: &'e mut Outbox,
+    pub(super) stats: &'e mut ReplicaStats,
+    /// Messages that every live replica of their sender answered ENDED for.
+    pub(super) ended: &'e mut Set<Want>,
+    /// Replicas the launcher was asked to fence.
+    pub(super) fenced: &'e mut Set<ReplicaId>,
+    /// This replica is retiring (asked once).
+    pub(super) retired: &'e mut bool,
+    /// A regenerated incarnation that has not caught up yet.
+    pub(super) catching_up: bool,
+}
+
+/// Asks the launcher to fence `peer` (once): a sibling that makes or holds choices is
+/// silent or unreachable.
+pub(super) fn fence(me: ReplicaId, fenced: &mut Set<ReplicaId>, out: &mut Outbox, peer: ReplicaId) {
+    if fenced.insert(peer) {
+        log::info!("{me}: asking the launcher to fence {peer}");
+        out.event(EngineEvent::Fence { peer });
+    }
+}
+
+impl Receiving<'_> {
+    /// Asks the launcher to fence `peer` (see `fence`).
+    fn fence(&mut self, peer: ReplicaId) {
+        fence(self.me, self.fenced, self.out, peer);
+    }
+
     /// Makes sure `want` is being fetched.
     pub(super) fn want(&mut self, now: Duration, want: Want, needed: bool) {
         if let Some(p) = self.fetches.get_mut(&want) {
@@ -204,7 +253,40 @@ impl Engine {
         }
     }
 
-    pub(super) fn on_data(
+    /// A DATA frame from `from` followed CHOICES that were refused, or a fenced
+    /// incarnation sent it: it may depend on a choice the new leader of a rank decides
+    /// differently, so it is dropped and its pull stays out, to fail over or be asked
+    /// again.
+    pub(super) fn stale(&mut self, now: Duration, from: ReplicaId, key: Key, order: u64) {
+        log::info!(
+            "{}: DATA {key} from {from} dropped (stale choices)",
+            self.me
+        );
+        // The sender forgot the pull it answered. A parked ask would wait forever
+        // while the sender stays responsive: wait for an answer from now on, so the
+        // ack timeout asks again elsewhere (not at once: the sender may repeat the
+        // same stale choices until the takeover reaches it).
+        let by_order = Want::Order {
+            comm: key.comm,
+            src: key.src,
+            dst: key.dst,
+            order,
+        };
+        for want in [Want::Key(key), by_order] {
+            if let Some(p) = self.fetches.get_mut(&want) {
+                for a in p.asks.iter_mut() {
+                    if a.replica == from.replica && a.outstanding() {
+                        a.state = AskState::Sent { at: now };
+                    }
+                }
+            }
+        }
+    }
+
+    /// Message `key` (the `order`-th of its stream) arrived from `from`, new here: its
+    /// pulls end, it counts as received, and the matcher has it (the engine matches
+    /// again).
+    pub(super) fn arrived(
         &mut self,
         now: Duration,
         from: ReplicaId,
@@ -212,54 +294,6 @@ impl Engine {
         order: u64,
         payload: Bytes,
     ) {
-        if from.rank != key.src || key.dst != self.me.rank {
-            log::warn!("{}: DATA {key} from {from} is not for us; dropped", self.me);
-            return;
-        }
-        if self.coord.refused.remove(&from)
-            || self.coord.foreign.is_fenced(from, self.ordinal_of(from))
-        {
-            // It may depend on a choice the new leader of a rank decides differently;
-            // the pull stays out and fails over or is asked again.
-            log::info!(
-                "{}: DATA {key} from {from} dropped (stale choices)",
-                self.me
-            );
-            // The sender forgot the pull it answered. A parked ask would wait forever
-            // while the sender stays responsive: wait for an answer from now on, so the
-            // ack timeout asks again elsewhere (not at once: the sender may repeat the
-            // same stale choices until the takeover reaches it).
-            let by_order = Want::Order {
-                comm: key.comm,
-                src: key.src,
-                dst: key.dst,
-                order,
-            };
-            for want in [Want::Key(key), by_order] {
-                if let Some(p) = self.fetches.get_mut(&want) {
-                    for a in p.asks.iter_mut() {
-                        if a.replica == from.replica && a.outstanding() {
-                            a.state = AskState::Sent { at: now };
-                        }
-                    }
-                }
-            }
-            return;
-        }
-        if self.consumed.has(key.comm, key.src, order) {
-            log::trace!("{}: duplicate DATA {key} from {from} dropped", self.me);
-            return;
-        }
-        if key.comm == DECISION_CTX {
-            let adopted = self.coord.decisions.adopt(key.seq, payload, from.replica);
-            if let Slot::Held(_) = self.coord.decisions.slot(key.seq) {
-                self.complete(now, from, &[Want::Key(key)]);
-            }
-            if adopted {
-                self.after_record(now, key.seq);
-            }
-            return;
-        }
         let by_order = Want::Order {
             comm: key.comm,
             src: key.src,
@@ -278,12 +312,11 @@ impl Engine {
                 .set_if_idle(Timer::ConsumedNotice, self.consumed_notice_after);
         }
         self.matcher.arrive(key, order, payload, first_missing);
-        self.rematch(now);
     }
 
     /// `wants` arrived from `from`: forget them, withdraw the other asks, and mark the
     /// replicas that were asked first but answered later as lagging.
-    fn complete(&mut self, now: Duration, from: ReplicaId, wants: &[Want]) {
+    pub(super) fn complete(&mut self, now: Duration, from: ReplicaId, wants: &[Want]) {
         self.liveness.clear_suspicion(from);
         let mut lagging = Vec::new();
         for want in wants {
@@ -399,7 +432,7 @@ impl Engine {
                 .any(|a| a.replica == k && a.state != AskState::Dropped)
         };
         if want.comm() == DECISION_CTX {
-            return match self.coord.decisions.authority() {
+            return match self.decisions.authority() {
                 Authority::Follower { leader } if !asked(*leader) => Some(*leader),
                 Authority::Follower { .. } | Authority::TakingOver { .. } | Authority::Leader => {
                     None
@@ -553,8 +586,8 @@ impl Engine {
     }
 
     pub(super) fn retire(&mut self, reason: String) {
-        if !self.retired {
-            self.retired = true;
+        if !*self.retired {
+            *self.retired = true;
             self.out.event(EngineEvent::Retire { reason });
         }
     }
@@ -704,12 +737,24 @@ impl Engine {
     }
 
     /// Sends `frame()` to every usable replica of `rank` but this one.
-    pub(super) fn send_to_replicas_of(&mut self, rank: u32, frame: impl Fn() -> Frame) {
-        for k in 0..self.replicas {
-            let to = ReplicaId::new(rank, k);
-            if to != self.me && self.liveness.is_usable(to) {
-                self.out.send(to, frame());
-            }
+    fn send_to_replicas_of(&mut self, rank: u32, frame: impl Fn() -> Frame) {
+        to_replicas_of(self.me, self.replicas, self.liveness, self.out, rank, frame);
+    }
+}
+
+/// Sends `frame()` to every usable replica of `rank` (of `replicas` each) but `me`.
+pub(super) fn to_replicas_of(
+    me: ReplicaId,
+    replicas: u32,
+    liveness: &Liveness,
+    out: &mut Outbox,
+    rank: u32,
+    frame: impl Fn() -> Frame,
+) {
+    for k in 0..replicas {
+        let to = ReplicaId::new(rank, k);
+        if to != me && liveness.is_usable(to) {
+            out.send(to, frame());
         }
     }
 }

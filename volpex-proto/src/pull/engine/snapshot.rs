@@ -8,10 +8,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::outbox::Outbox;
+use super::receive::to_replicas_of;
 use super::Engine;
 use crate::checkpoint::RuntimeState;
-use crate::message::{ReplicaId, ReqId};
+use crate::message::{ReplicaId, ReqId, SendLog};
 use crate::pull::decision::DECISION_CTX;
+use crate::replica::Liveness;
 use crate::wire::Frame;
 
 /// A sibling's answer to SNAPSHOT_ASK.
@@ -53,6 +56,85 @@ pub(super) struct Snapshots {
     asked: Option<Asked>,
 }
 
+impl Snapshots {
+    /// Tells the senders of every stream the latest checkpoint reaches how far it does
+    /// (again when this replica becomes an ordinary live one: senders counted it from
+    /// nothing while it caught up): CHECKPOINTED to every usable replica of each sender.
+    pub(super) fn tell_checkpoint(
+        &self,
+        me: ReplicaId,
+        replicas: u32,
+        liveness: &Liveness,
+        out: &mut Outbox,
+    ) {
+        for &(comm, src, watermark) in &self.marks {
+            let dst = me.rank;
+            to_replicas_of(me, replicas, liveness, out, src, || Frame::Checkpointed {
+                comm,
+                src,
+                dst,
+                watermark,
+            });
+        }
+    }
+
+    /// A snapshot frame from `from`: SNAPSHOT_ASK is answered with the latest
+    /// checkpoint and how many messages this replica received (`receives`), SNAPSHOT
+    /// answers ours, CHECKPOINTED tells the log how far a receiver's checkpoint reaches.
+    pub(super) fn handle(
+        &mut self,
+        me: ReplicaId,
+        from: ReplicaId,
+        frame: Frame,
+        receives: u64,
+        log: &mut SendLog,
+        out: &mut Outbox,
+    ) {
+        match frame {
+            Frame::SnapshotAsk { req } => {
+                if from.rank != me.rank {
+                    log::warn!("{me}: SNAPSHOT_ASK from {from} ignored");
+                    return;
+                }
+                let (number, payload) = self.latest.clone().unwrap_or_default();
+                out.send(
+                    from,
+                    Frame::Snapshot {
+                        req,
+                        number,
+                        receives,
+                        payload,
+                    },
+                );
+            }
+            Frame::Snapshot {
+                req,
+                number,
+                receives,
+                payload,
+            } => match &mut self.asked {
+                Some((to, r, answer @ None)) if *to == from && *r == req => {
+                    *answer = Some((number, receives, payload));
+                }
+                _ => log::debug!("{me}: unexpected SNAPSHOT from {from}"),
+            },
+            Frame::Checkpointed {
+                comm,
+                src,
+                dst,
+                watermark,
+            } => {
+                if src == me.rank && dst == from.rank {
+                    log.note_checkpoint(comm, dst, from.replica, watermark);
+                } else {
+                    log::debug!("{me}: CHECKPOINTED from {from} for {src}->{dst} ignored");
+                }
+            }
+            other => log::warn!("{me}: {other:?} is not a snapshot frame"),
+        }
+    }
+}
+
 impl Engine {
     /// The runtime's state for a checkpoint, or why none may be taken here.
     pub fn checkpoint_state(&self) -> Result<RuntimeState, &'static str> {
@@ -85,7 +167,8 @@ impl Engine {
             .filter(|r| r.comm != DECISION_CTX)
             .map(|r| (r.comm, r.src, r.watermark))
             .collect();
-        self.tell_checkpoint();
+        self.snapshots
+            .tell_checkpoint(self.me, self.replicas, &self.liveness, &mut self.out);
     }
 
     /// Restores a sibling's checkpoint `number` into this fresh engine: numbering,
@@ -107,7 +190,7 @@ impl Engine {
             self.fetches.remove(&want);
         }
         self.checkpoint_taken(number, bytes, state);
-        self.tell_consumed();
+        self.receiving().tell_consumed();
         self.stand(now);
         self.drain_loopback(now);
     }
@@ -154,70 +237,6 @@ impl Engine {
             },
             Some((to, _, None)) if !self.liveness.is_usable(*to) => SnapshotAnswer::Lost,
             Some((_, _, None)) => SnapshotAnswer::Waiting,
-        }
-    }
-
-    /// Tells the senders of every stream the latest checkpoint reaches how far it does
-    /// (again when this replica becomes an ordinary live one: senders counted it from
-    /// nothing while it caught up).
-    pub(super) fn tell_checkpoint(&mut self) {
-        for i in 0..self.snapshots.marks.len() {
-            let (comm, src, watermark) = self.snapshots.marks[i];
-            let dst = self.me.rank;
-            self.send_to_replicas_of(src, || Frame::Checkpointed {
-                comm,
-                src,
-                dst,
-                watermark,
-            });
-        }
-    }
-
-    pub(super) fn on_snapshot_frame(&mut self, from: ReplicaId, frame: Frame) {
-        match frame {
-            Frame::SnapshotAsk { req } => {
-                if from.rank != self.me.rank {
-                    log::warn!("{}: SNAPSHOT_ASK from {from} ignored", self.me);
-                    return;
-                }
-                let (number, payload) = self.snapshots.latest.clone().unwrap_or_default();
-                self.out.send(
-                    from,
-                    Frame::Snapshot {
-                        req,
-                        number,
-                        receives: self.stats.receives,
-                        payload,
-                    },
-                );
-            }
-            Frame::Snapshot {
-                req,
-                number,
-                receives,
-                payload,
-            } => match &mut self.snapshots.asked {
-                Some((to, r, answer @ None)) if *to == from && *r == req => {
-                    *answer = Some((number, receives, payload));
-                }
-                _ => log::debug!("{}: unexpected SNAPSHOT from {from}", self.me),
-            },
-            Frame::Checkpointed {
-                comm,
-                src,
-                dst,
-                watermark,
-            } => {
-                if src == self.me.rank && dst == from.rank {
-                    self.log.note_checkpoint(comm, dst, from.replica, watermark);
-                } else {
-                    log::debug!(
-                        "{}: CHECKPOINTED from {from} for {src}->{dst} ignored",
-                        self.me
-                    );
-                }
-            }
-            other => log::warn!("{}: {other:?} is not a snapshot frame", self.me),
         }
     }
 }

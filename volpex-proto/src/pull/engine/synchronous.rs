@@ -29,8 +29,8 @@
 //! of completion only.
 
 use super::Engine;
-use crate::message::{Key, Map, ReplicaId, Set};
-use crate::wire::Frame;
+use crate::message::matching::Matcher;
+use crate::message::{Key, Map, ReplicaId, SendLog, Set};
 
 /// Where a synchronous send stands (`Engine::match_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +69,56 @@ impl Synchronous {
     #[inline]
     pub(super) fn is_made(&self, key: &Key) -> bool {
         !self.sending.is_empty() && self.sending.get(key).is_some_and(|p| p.made)
+    }
+
+    /// A MATCHED from `from` to `me`: a receive of its rank claimed our message `key`
+    /// (`log` says which sends `me` made already).
+    pub(super) fn on_matched(&mut self, me: ReplicaId, log: &SendLog, from: ReplicaId, key: Key) {
+        if key.src != me.rank || key.dst != from.rank {
+            log::warn!("{me}: MATCHED {key} from {from} is not for us; dropped");
+            return;
+        }
+        if let Some(p) = self.sending.get_mut(&key) {
+            if !p.matched.contains(&from.replica) {
+                p.matched.push(from.replica);
+            }
+            return;
+        }
+        // Not sent here yet (this replica is behind the one the receiver pulled from):
+        // kept for `expect_match`. Anything else is a send complete here already.
+        let (next, _) = log.peek_next(key.comm, key.tag, key.src, key.dst);
+        if key.seq >= next.seq {
+            self.sending.insert(
+                key,
+                Pending {
+                    matched: vec![from.replica],
+                    ..Pending::default()
+                },
+            );
+        }
+    }
+
+    /// The synchronous message `key` arrived here (once: not a duplicate).
+    pub(super) fn arrived(&mut self, key: Key) {
+        self.unclaimed.insert(key);
+    }
+
+    /// The synchronous messages a receive claimed since they arrived, forgotten here:
+    /// their senders are told MATCHED.
+    pub(super) fn take_claimed<E: Clone>(&mut self, matcher: &Matcher<E>) -> Vec<Key> {
+        if self.unclaimed.is_empty() {
+            return Vec::new();
+        }
+        let claimed: Vec<Key> = self
+            .unclaimed
+            .iter()
+            .filter(|k| matcher.next_claim(k.comm, k.tag, k.src) > k.seq)
+            .copied()
+            .collect();
+        for key in &claimed {
+            self.unclaimed.remove(key);
+        }
+        claimed
     }
 }
 
@@ -118,63 +168,6 @@ impl Engine {
     /// cancelled or freed).
     pub fn forget_match(&mut self, key: &Key) {
         self.sync.sending.remove(key);
-    }
-
-    /// A MATCHED from `from`: a receive of its rank claimed our message `key`.
-    pub(super) fn on_matched(&mut self, from: ReplicaId, key: Key) {
-        if key.src != self.me.rank || key.dst != from.rank {
-            log::warn!(
-                "{}: MATCHED {key} from {from} is not for us; dropped",
-                self.me
-            );
-            return;
-        }
-        if let Some(p) = self.sync.sending.get_mut(&key) {
-            if !p.matched.contains(&from.replica) {
-                p.matched.push(from.replica);
-            }
-            return;
-        }
-        // Not sent here yet (this replica is behind the one the receiver pulled from):
-        // kept for `expect_match`. Anything else is a send complete here already.
-        let (next, _) = self.log.peek_next(key.comm, key.tag, key.src, key.dst);
-        if key.seq >= next.seq {
-            self.sync.sending.insert(
-                key,
-                Pending {
-                    matched: vec![from.replica],
-                    ..Pending::default()
-                },
-            );
-        }
-    }
-
-    /// The synchronous message `key` arrived here (once: not a duplicate).
-    pub(super) fn note_synchronous(&mut self, key: Key) {
-        self.sync.unclaimed.insert(key);
-        self.tell_matched();
-    }
-
-    /// Sends MATCHED for every synchronous message a receive claimed since it arrived.
-    pub(super) fn tell_matched(&mut self) {
-        if self.sync.unclaimed.is_empty() {
-            return;
-        }
-        let claimed: Vec<Key> = self
-            .sync
-            .unclaimed
-            .iter()
-            .filter(|k| self.matcher.next_claim(k.comm, k.tag, k.src) > k.seq)
-            .copied()
-            .collect();
-        for key in claimed {
-            self.sync.unclaimed.remove(&key);
-            if key.src == self.me.rank {
-                // Sent to ourselves: no frame for this replica.
-                self.on_matched(self.me, key);
-            }
-            self.send_to_replicas_of(key.src, || Frame::Matched { key });
-        }
     }
 }
 

@@ -14,15 +14,19 @@
 //! it, and the struct's padding, which is extent and not data (MPI_Type_size of
 //! `MPI_DOUBLE_INT` is 12, its extent 16), as in Open MPI and MPICH.
 
+pub mod envelope;
+pub mod predefined;
+pub mod signature;
+
 use std::borrow::Cow;
 use std::os::raw::c_int;
 use std::sync::Arc;
 
-use crate::envelope::{Combiner, Contents};
+use crate::datatype::envelope::{Combiner, Contents};
+use crate::datatype::predefined::{Basic, Layout, Marker, Predef};
+use crate::datatype::signature::{Builder as SigBuilder, Signature};
 use crate::error::{MpiError, Result};
 use crate::handles::class;
-use crate::predefined::{Basic, Layout, Marker, Predef};
-use crate::signature::{Builder as SigBuilder, Signature};
 
 /// The element types reductions know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -582,7 +586,7 @@ pub fn count(c: c_int) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predefined::{index_of, PREDEFINED};
+    use crate::datatype::predefined::{index_of, PREDEFINED};
 
     fn named(name: &str) -> Arc<Datatype> {
         Arc::new(Datatype::predefined(&PREDEFINED[index_of(name).unwrap()]))
@@ -694,7 +698,7 @@ mod tests {
 
     #[test]
     fn signatures_count_basic_elements() {
-        use crate::signature::elements;
+        use crate::datatype::signature::elements;
         let di = named("MPI_DOUBLE_INT");
         assert_eq!(elements(&di, 24), Some(4));
         assert_eq!(elements(&di, 20), Some(3));

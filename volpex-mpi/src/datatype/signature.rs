@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
+use crate::datatype::predefined::Basic;
 use crate::datatype::Datatype;
-use crate::predefined::Basic;
 
 /// A run of a signature.
 #[derive(Debug, Clone)]

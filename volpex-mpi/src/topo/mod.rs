@@ -1,8 +1,9 @@
 //! Process topologies (MPI-3.1 chapter 7): the topology a communicator carries
 //! (`Topology`: a Cartesian grid, a graph or a distributed graph), what `MPI_Topo_test`
 //! says of it, and the neighbours its neighbourhood collectives exchange with (section
-//! 7.6); Cartesian grids here (`MPI_Dims_create`, dimensions, periodicity and the
-//! rank/coordinate arithmetic), graphs and distributed graphs in `topo/graph.rs`. Ranks
+//! 7.6); Cartesian grids here over `volpex::CartesianGrid`, which does their arithmetic
+//! for the Rust API too (MPI's answers on top: MPI_PROC_NULL, error classes), graphs and
+//! distributed graphs in `topo/graph.rs`. Ranks
 //! are never reordered (`reorder` is a hint the standard lets us ignore; Open MPI and
 //! MPICH ignore it too unless a mapping module is configured): Cartesian ranks are laid
 //! out in row-major order (the last dimension varies fastest).
@@ -15,7 +16,7 @@ pub mod graph;
 
 use std::os::raw::c_int;
 
-use volpex::Communicator;
+use volpex::{CartesianGrid, Communicator};
 
 use crate::error::{MpiError, Result};
 use crate::handles::{class, NULL, PROC_NULL, UNDEFINED};
@@ -33,7 +34,7 @@ pub const DIST_GRAPH: c_int = 3;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Topology {
     /// A Cartesian grid (MPI_Cart_create).
-    Cart(Cart),
+    Cart(CartesianGrid),
     /// A graph (MPI_Graph_create).
     Graph(Graph),
     /// A distributed graph (MPI_Dist_graph_create, MPI_Dist_graph_create_adjacent).
@@ -75,10 +76,11 @@ impl Topology {
     pub fn neighbors(&self, rank: c_int) -> Result<Neighbors> {
         match self {
             Topology::Cart(cart) => {
-                let mut sources = Vec::with_capacity(2 * cart.dims.len());
-                let mut destinations = Vec::with_capacity(2 * cart.dims.len());
-                for d in 0..cart.dims.len() {
-                    let (below, above) = cart.shift(rank, d as c_int, 1)?;
+                let ndims = cart.dims().len();
+                let mut sources = Vec::with_capacity(2 * ndims);
+                let mut destinations = Vec::with_capacity(2 * ndims);
+                for d in 0..ndims {
+                    let (below, above) = cart_shift(cart, rank, d as c_int, 1)?;
                     let (down, up) = (2 * d as u32, 2 * d as u32 + 1);
                     sources.extend([(below, up), (above, down)]);
                     destinations.extend([(below, down), (above, up)]);
@@ -131,81 +133,27 @@ pub fn register(comm: c_int, new: Option<Communicator>, topo: Topology) -> Resul
     })
 }
 
-/// A Cartesian grid.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cart {
-    /// Processes along each dimension.
-    pub dims: Vec<c_int>,
-    /// Whether each dimension wraps around.
-    pub periods: Vec<bool>,
+/// MPI_Cart_rank: the rank at `coords` (wrapped along periodic dimensions);
+/// MPI_ERR_ARG outside a non-periodic dimension (MPI-3.1 section 7.5.5).
+pub fn cart_rank(cart: &CartesianGrid, coords: &[c_int]) -> Result<c_int> {
+    cart.rank_at(coords)?.ok_or_else(|| {
+        MpiError::new(
+            class::ARG,
+            format!("coordinates {coords:?} are outside the grid"),
+        )
+    })
 }
 
-impl Cart {
-    /// Number of processes in the grid.
-    pub fn size(&self) -> c_int {
-        self.dims.iter().product()
-    }
-
-    /// Coordinates of `rank`.
-    pub fn coords(&self, rank: c_int) -> Result<Vec<c_int>> {
-        if rank < 0 || rank >= self.size() {
-            return Err(MpiError::new(
-                class::RANK,
-                format!("rank {rank} is not in the grid"),
-            ));
-        }
-        let mut c = vec![0; self.dims.len()];
-        let mut r = rank;
-        for (i, &d) in self.dims.iter().enumerate().rev() {
-            c[i] = r % d;
-            r /= d;
-        }
-        Ok(c)
-    }
-
-    /// The rank at `coords` (wrapped along periodic dimensions); an error outside the grid.
-    pub fn rank(&self, coords: &[c_int]) -> Result<c_int> {
-        self.rank_or_null(coords)?.ok_or_else(|| {
-            MpiError::new(
-                class::ARG,
-                format!("coordinates {coords:?} are outside the grid"),
-            )
-        })
-    }
-
-    /// The rank at `coords`, None outside a non-periodic dimension.
-    fn rank_or_null(&self, coords: &[c_int]) -> Result<Option<c_int>> {
-        if coords.len() != self.dims.len() {
-            return Err(MpiError::arg("wrong number of coordinates"));
-        }
-        let mut r = 0;
-        for ((&c, &d), &p) in coords.iter().zip(&self.dims).zip(&self.periods) {
-            let c = if p {
-                c.rem_euclid(d)
-            } else if (0..d).contains(&c) {
-                c
-            } else {
-                return Ok(None);
-            };
-            r = r * d + c;
-        }
-        Ok(Some(r))
-    }
-
-    /// MPI_Cart_shift: (source, destination) of a shift by `disp` along `direction`.
-    pub fn shift(&self, rank: c_int, direction: c_int, disp: c_int) -> Result<(c_int, c_int)> {
-        let dir = usize::try_from(direction)
-            .ok()
-            .filter(|&d| d < self.dims.len())
-            .ok_or_else(|| MpiError::arg(format!("invalid direction {direction}")))?;
-        let me = self.coords(rank)?;
-        let at = |delta: c_int| -> Result<c_int> {
-            let mut c = me.clone();
-            c[dir] += delta;
-            Ok(self.rank_or_null(&c)?.unwrap_or(PROC_NULL))
-        };
-        Ok((at(-disp)?, at(disp)?))
-    }
+/// MPI_Cart_shift: (source, destination) of `rank`'s shift by `disp` along `direction`,
+/// MPI_PROC_NULL past the edge of a non-periodic dimension (MPI-3.1 section 7.5.6).
+pub fn cart_shift(
+    cart: &CartesianGrid,
+    rank: c_int,
+    direction: c_int,
+    disp: c_int,
+) -> Result<(c_int, c_int)> {
+    let (source, dest) = cart.shift(rank, direction, disp)?;
+    Ok((source.unwrap_or(PROC_NULL), dest.unwrap_or(PROC_NULL)))
 }
 
 /// MPI_Dims_create: fills the zero entries of `dims` so their product with the others is
@@ -216,23 +164,25 @@ pub fn dims_create(nnodes: c_int, dims: &mut [c_int]) -> Result<()> {
 }
 
 /// MPI_Cart_create: a communicator of the first `prod(dims)` ranks of `comm` with the
-/// grid; MPI_COMM_NULL at the others.
-pub fn cart_create(comm: c_int, cart: Cart) -> Result<c_int> {
+/// grid (`volpex::Communicator::create_cartesian_communicator`); MPI_COMM_NULL at the
+/// others. A dimension that is not positive, or a grid larger than `comm`, is
+/// MPI_ERR_DIMS (MPI-3.1 section 7.5.1).
+pub fn cart_create(comm: c_int, dims: &[c_int], periods: &[bool]) -> Result<c_int> {
     let c = state::intra(comm, "MPI_Cart_create")?;
-    let n = cart.size();
-    if cart.dims.iter().any(|&d| d <= 0) || n > c.size() {
+    let bad_dims = |e: volpex::Error| MpiError::new(class::DIMS, e.to_string());
+    let grid = CartesianGrid::new(dims, periods).map_err(bad_dims)?;
+    if grid.size() > c.size() {
         return Err(MpiError::new(
             class::DIMS,
-            format!("grid {:?} does not fit {} processes", cart.dims, c.size()),
+            format!("grid {dims:?} does not fit {} processes", c.size()),
         ));
     }
-    let color = (c.rank() < n).then_some(0);
-    let new = c.split_by_color_with_key(color, c.rank())?;
-    register(comm, new, Topology::Cart(cart))
+    let new = c.create_cartesian_communicator(dims, periods, false)?;
+    register(comm, new.map(|cc| cc.into_parts().0), Topology::Cart(grid))
 }
 
 /// The grid of communicator `comm`.
-pub fn cart_of(comm: c_int) -> Result<(Cart, c_int)> {
+pub fn cart_of(comm: c_int) -> Result<(CartesianGrid, c_int)> {
     match of(comm)? {
         (Topology::Cart(cart), rank) => Ok((cart, rank)),
         _ => Err(MpiError::new(
@@ -253,36 +203,14 @@ pub fn topo_test(comm: c_int) -> Result<c_int> {
     })
 }
 
-/// MPI_Cart_sub: the sub-grids keeping the dimensions where `remain` is true.
+/// MPI_Cart_sub: the sub-grids keeping the dimensions where `remain` is true
+/// (`volpex::CartesianCommunicator::subgroup`, MPI-3.1 section 7.5.7).
 pub fn cart_sub(comm: c_int, remain: &[bool]) -> Result<c_int> {
-    let (cart, rank) = cart_of(comm)?;
-    if remain.len() != cart.dims.len() {
-        return Err(MpiError::arg("remain_dims has the wrong length"));
-    }
-    let me = cart.coords(rank)?;
-    // Color: the coordinates along the dropped dimensions; key: the rank (row-major
-    // order of the kept coordinates follows it).
-    let mut color = 0;
-    for i in 0..cart.dims.len() {
-        if !remain[i] {
-            color = color * cart.dims[i] + me[i];
-        }
-    }
-    let sub = Cart {
-        dims: (0..cart.dims.len())
-            .filter(|&i| remain[i])
-            .map(|i| cart.dims[i])
-            .collect(),
-        periods: (0..cart.dims.len())
-            .filter(|&i| remain[i])
-            .map(|i| cart.periods[i])
-            .collect(),
-    };
-    let c = state::comm(comm)?;
-    match c.split_by_color_with_key(Some(color), rank)? {
-        Some(new) => register(comm, Some(new), Topology::Cart(sub)),
-        None => Err(MpiError::new(class::INTERN, "MPI_Cart_sub: no sub-grid")),
-    }
+    let (cart, _) = cart_of(comm)?;
+    let sub =
+        volpex::CartesianCommunicator::from_grid(state::comm(comm)?, cart)?.subgroup(remain)?;
+    let (new, grid) = sub.into_parts();
+    register(comm, Some(new), Topology::Cart(grid))
 }
 
 #[cfg(test)]
@@ -308,15 +236,18 @@ mod tests {
 
     #[test]
     fn shifts_wrap_only_on_periodic_dimensions() {
-        let g = Cart {
-            dims: vec![2, 3],
-            periods: vec![false, true],
-        };
-        assert_eq!(g.coords(5).unwrap(), vec![1, 2]);
-        assert_eq!(g.rank(&[1, 2]).unwrap(), 5);
-        assert_eq!(g.shift(5, 1, 1).unwrap(), (4, 3));
-        assert_eq!(g.shift(5, 0, 1).unwrap(), (2, PROC_NULL));
-        assert_eq!(g.rank(&[0, -1]).unwrap(), 2);
-        assert!(g.rank(&[2, 0]).is_err());
+        let g = CartesianGrid::new(&[2, 3], &[false, true]).unwrap();
+        assert_eq!(g.coordinates(5).unwrap(), vec![1, 2]);
+        assert_eq!(cart_rank(&g, &[1, 2]).unwrap(), 5);
+        assert_eq!(cart_shift(&g, 5, 1, 1).unwrap(), (4, 3));
+        assert_eq!(cart_shift(&g, 5, 0, 1).unwrap(), (2, PROC_NULL));
+        assert_eq!(cart_rank(&g, &[0, -1]).unwrap(), 2);
+        let outside = cart_rank(&g, &[2, 0]).unwrap_err();
+        assert_eq!(outside.class, class::ARG);
+        assert_eq!(
+            g.coordinates(6).map_err(MpiError::from).unwrap_err().class,
+            class::RANK
+        );
+        assert_eq!(cart_shift(&g, 0, 2, 1).unwrap_err().class, class::ARG);
     }
 }
