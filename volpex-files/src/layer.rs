@@ -1031,6 +1031,28 @@ fn done<T>(
     }
 }
 
+thread_local! {
+    /// Set while `shared_open` runs its opens.
+    static SHARED_OPEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, whose opens (in this thread) open files that several ranks write and read
+/// (MPI-IO's files, opened by every rank of a communicator): such a file's size at open
+/// is not part of the rank's outcome (another rank's writer may change it at any time;
+/// the replicas of this rank would decide it differently), its reads are cut to the
+/// file system's size rather than the model's, and `fstat` reports the larger of the
+/// two. The rank's own writes to it follow the layer's rule like any other.
+pub fn shared_open<T>(f: impl FnOnce() -> T) -> T {
+    SHARED_OPEN.with(|c| c.set(true));
+    let r = f();
+    SHARED_OPEN.with(|c| c.set(false));
+    r
+}
+
+fn opening_shared() -> bool {
+    SHARED_OPEN.with(|c| c.get())
+}
+
 /// open / openat / creat / fopen.
 pub fn open(dirfd: c_int, path: &Path, flags: c_int, mode: u32) -> Handled<c_int> {
     let acc = flags & libc::O_ACCMODE;
@@ -1047,6 +1069,9 @@ pub fn open(dirfd: c_int, path: &Path, flags: c_int, mode: u32) -> Handled<c_int
         if !write {
             return match known {
                 Known::File(id) => {
+                    if opening_shared() {
+                        g.model.share(id);
+                    }
                     let desc = g.model.open_read(id);
                     match real::placeholder(flags & libc::O_CLOEXEC != 0) {
                         Ok(fd) if fd < FD_LIMIT => {
@@ -1100,7 +1125,11 @@ pub fn open(dirfd: c_int, path: &Path, flags: c_int, mode: u32) -> Handled<c_int
         header.extend_from_slice(&flags.to_le_bytes());
         let (seq, trace) = g.next(&header);
         g.in_flight = true;
-        let decide = |s: &State| s.decide_open(&abs, create, excl);
+        let shared = opening_shared();
+        let decide = |s: &State| match s.decide_open(&abs, create, excl) {
+            Outcome::Ok { existed, .. } if shared => Outcome::Ok { existed, size: 0 },
+            o => o,
+        };
         let outcome = State::outcome(sh, g, seq, trace, &decide);
         g.in_flight = false;
         let (existed, size) = match outcome {
@@ -1120,6 +1149,11 @@ pub fn open(dirfd: c_int, path: &Path, flags: c_int, mode: u32) -> Handled<c_int
             g.model
                 .open_write(seq, Arc::from(abs.as_path()), (existed, size), access, mode);
         g.push(entry);
+        if shared {
+            if let Some(d) = g.model.desc_of_id(desc) {
+                g.model.share(d);
+            }
+        }
         g.model.bind(fd, desc);
         mark(fd, true);
         sh.cond.notify_all();
@@ -1221,6 +1255,15 @@ pub fn read(fd: c_int, buf: &mut [u8], at: Option<u64>) -> Result<usize, c_int> 
             g.read_base(file, offset, &mut disk)?
         } else {
             0
+        };
+        // A shared file holds what the file system has, or this rank wrote.
+        let out = match g.model.file(file) {
+            Some(f) if f.shared => {
+                let end = f.size.max(offset + got as u64);
+                let n = end.saturating_sub(offset).min(out.len() as u64);
+                &mut out[..n as usize]
+            }
+            _ => out,
         };
         overlay::read(
             &g.journal,
@@ -1339,9 +1382,17 @@ pub fn fstat(fd: c_int) -> Result<StatInfo, c_int> {
     done(|_, g| {
         let d = g.model.desc_of(fd).ok_or(libc::EBADF)?;
         let f = g.model.file(d.file).ok_or(libc::EBADF)?;
+        let on_disk = || {
+            let c = cpath(f.path.as_deref()?)?;
+            real::stat(&c).ok().map(|st| st.st_size as u64)
+        };
+        let size = match f.shared {
+            true => f.size.max(on_disk().unwrap_or(0)),
+            false => f.size,
+        };
         Ok(StatInfo {
             path: f.path.as_ref().map(|p| p.to_path_buf()),
-            size: f.size,
+            size,
         })
     })
 }
