@@ -357,6 +357,31 @@ pub fn finish() {
     });
 }
 
+/// Waits until the file operations this replica made so far are applied: in the writer,
+/// until its files thread applied them (an operation that waits for the other replicas
+/// to produce it waits for them); in another replica, until the writer says so, for
+/// `SYNC_WAIT` at most (as a close does). A rank that tells another rank something
+/// after this (MPI-IO's collective calls) has its files on the file system as its
+/// program left them. Returns at once before the first file operation.
+pub fn settle() {
+    let Some(sh) = shared() else { return };
+    let _op = sh.ops.lock();
+    inside(|| {
+        let mut g = sh.state.lock();
+        if g.finished || !g.worker {
+            return;
+        }
+        let start = Instant::now();
+        let target = g.produced;
+        wait_while(
+            sh,
+            &mut g,
+            "the writer to apply this replica's file operations",
+            |s| s.known_applied() < target && (s.role.writing || start.elapsed() < SYNC_WAIT),
+        );
+    });
+}
+
 /// Waits while `busy` holds (and the layer can go on), telling the worker it is
 /// urgent. Returns at once after `finish`.
 fn wait_while(

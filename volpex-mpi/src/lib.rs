@@ -48,6 +48,7 @@ pub mod grequest;
 pub mod handles;
 pub mod icoll;
 pub mod info;
+pub mod io;
 pub mod op;
 pub mod overlap;
 pub mod p2p;
