@@ -934,8 +934,13 @@ impl State {
 
     /// Reads the file system's copy of `file` (as applied through `applied`) at `off`.
     fn read_base(&mut self, file: FileId, off: u64, buf: &mut [u8]) -> Result<usize, c_int> {
-        let now = self.model.file(file).and_then(|f| f.path.clone());
-        let Some(path) = overlay::path_at(&self.journal, self.kept, file, now) else {
+        let f = self.model.file(file);
+        let (now, shared) = (f.and_then(|f| f.path.clone()), f.is_some_and(|f| f.shared));
+        let at = match shared {
+            true => now,
+            false => overlay::path_at(&self.journal, self.kept, file, now),
+        };
+        let Some(path) = at else {
             return Ok(0);
         };
         self.check_replay(&path)?;
@@ -1276,7 +1281,10 @@ pub fn read(fd: c_int, buf: &mut [u8], at: Option<u64>) -> Result<usize, c_int> 
             }
         }
         let kept = g.kept;
-        let got = if overlay::reads_disk(&g.journal, kept, file) {
+        // A shared file's bytes are on the file system whoever made it (other ranks
+        // write it; a replica that replays reads what is there now).
+        let shared = g.model.file(file).is_some_and(|f| f.shared);
+        let got = if shared || overlay::reads_disk(&g.journal, kept, file) {
             g.read_base(file, offset, &mut disk)?
         } else {
             0
@@ -1290,7 +1298,11 @@ pub fn read(fd: c_int, buf: &mut [u8], at: Option<u64>) -> Result<usize, c_int> 
             }
             _ => out,
         };
-        overlay::read(
+        let read = match shared {
+            true => overlay::read_shared,
+            false => overlay::read,
+        };
+        read(
             &g.journal,
             kept,
             file,
@@ -1556,7 +1568,12 @@ pub fn unlink(dirfd: c_int, path: &Path, dir: bool) -> Handled<()> {
         };
         header.extend_from_slice(abs.as_os_str().as_bytes());
         let p = abs.clone();
-        let decide = move |s: &State| s.decide_existing(&p, dir);
+        // A removal does not need the size: it is no outcome (another rank may be
+        // writing a file several ranks share while the replicas decide).
+        let decide = move |s: &State| match s.decide_existing(&p, dir) {
+            Outcome::Ok { existed, .. } => Outcome::Ok { existed, size: 0 },
+            o => o,
+        };
         name_op(sh, g, &header, &decide, |s, seq, _| {
             if dir {
                 s.model.dir_op(seq, Arc::from(abs.as_path()), false, 0)

@@ -285,6 +285,15 @@ impl Model {
             self.descs.remove(&id);
             if let Some(f) = self.files.get_mut(&file) {
                 f.open = f.open.saturating_sub(1);
+                // A shared file closed is the file system's again: other ranks may
+                // remove it, cut it or write it before this rank opens it next.
+                if f.shared && f.open == 0 {
+                    if let Some(p) = f.path.take() {
+                        if self.paths.get(&*p) == Some(&Named::File(file)) {
+                            self.paths.remove(&*p);
+                        }
+                    }
+                }
             }
         }
         if !write {

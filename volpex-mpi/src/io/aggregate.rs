@@ -261,7 +261,7 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
     let Some(plan) = Plan::new(&spans) else {
         return Ok(0);
     };
-    let size = h.file.metadata().map_err(|e| sys(e, "fstat"))?.len();
+    let size = super::file::file_size(h)?;
     let mine = with_data(pieces);
     let n = comm.size() as usize;
     for r in 0..plan.rounds {

@@ -119,6 +119,24 @@ pub fn comm_of(h: &Handle) -> Result<Communicator> {
     state::comm(h.comm)
 }
 
+/// The size of the file: the larger of what this rank wrote and what the file system
+/// holds (other ranks' writes, applied). It depends on when it is asked, so the rank's
+/// leader replica asks and the others take its answer (`Communicator::decide`).
+pub fn file_size(h: &Handle) -> Result<u64> {
+    let mut err = None;
+    let size = comm_of(h)?.decide(|| match h.file.metadata() {
+        Ok(m) => m.len(),
+        Err(e) => {
+            err = Some(e);
+            0
+        }
+    })?;
+    match err {
+        Some(e) => Err(sys(e, "fstat")),
+        None => Ok(size),
+    }
+}
+
 /// Checks an access mode alone (section 13.2.1).
 pub fn check_amode(amode: c_int) -> Result<()> {
     let known = MODE_CREATE
@@ -254,7 +272,7 @@ pub fn open(comm_h: c_int, path: &str, amode: c_int, info: Vec<(String, String)>
     let fcomm = crate::comm::dup(comm_h)?;
     let byte_h = crate::types::named("MPI_BYTE")?;
     let byte = state::datatype(byte_h)?;
-    let mut entry = FileEntry {
+    let entry = FileEntry {
         comm: fcomm,
         path,
         amode,
@@ -267,13 +285,17 @@ pub fn open(comm_h: c_int, path: &str, amode: c_int, info: Vec<(String, String)>
         errhandler: state::with(|s| Ok(s.file_errhandler)).unwrap_or(ERRORS_RETURN),
         split: None,
     };
+    let h = state::with(|s| Ok(s.files.insert(entry)))?;
     if amode & MODE_APPEND != 0 {
         // Both pointers start at the end (section 13.2.1).
-        let size = entry.file.metadata().map_err(|e| sys(e, "fstat"))?.len();
-        entry.pos = size;
-        entry.shared_pos = size;
+        let size = file_size(&handle(h)?)?;
+        with(h, |e| {
+            e.pos = size;
+            e.shared_pos = size;
+            Ok(())
+        })?;
     }
-    state::with(|s| Ok(s.files.insert(entry)))
+    Ok(h)
 }
 
 /// MPI_File_close (section 13.2.2): collective. The file's operations applied, then a
@@ -389,7 +411,7 @@ pub fn preallocate(fh: c_int, size: i64) -> Result<()> {
     settle_all(&comm)?;
     let mut mine = class::SUCCESS;
     if comm.rank() == 0 {
-        let now = h.file.metadata().map_err(|e| sys(e, "fstat"))?.len();
+        let now = file_size(&h)?;
         if now < size {
             if let Err(e) = h.file.set_len(size) {
                 mine = super::class_of(&e);
@@ -407,8 +429,7 @@ pub fn preallocate(fh: c_int, size: i64) -> Result<()> {
 /// MPI_File_get_size (section 13.2.6): the larger of what this rank wrote and what the
 /// file system holds (other ranks' writes applied).
 pub fn size(fh: c_int) -> Result<u64> {
-    let h = handle(fh)?;
-    Ok(h.file.metadata().map_err(|e| sys(e, "fstat"))?.len())
+    file_size(&handle(fh)?)
 }
 
 /// MPI_File_sync (section 13.6.1): collective in MPI; here the rank's operations reach
@@ -448,7 +469,7 @@ pub fn seek(fh: c_int, offset: i64, whence: c_int) -> Result<()> {
 
 /// Where the file ends, in etypes of the view (whole etypes before the end).
 pub fn end_etypes(h: &Handle) -> Result<u64> {
-    let size = h.file.metadata().map_err(|e| sys(e, "fstat"))?.len();
+    let size = file_size(h)?;
     Ok(h.view.data_before(size).div_ceil(h.view.esize()))
 }
 
