@@ -32,6 +32,52 @@ impl Drop for TempDir {
     }
 }
 
+/// A tmpfs mounted (with `options`, such as `size=64k`) on a fresh directory, unmounted
+/// and removed when dropped (also when the test fails). Needs root.
+pub struct Mount(pub TempDir);
+
+impl Mount {
+    pub fn tmpfs(options: &str) -> Mount {
+        let dir = TempDir::new("files-mount");
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(&dir.0)
+            .status()
+            .expect("run mount");
+        assert!(
+            st.success(),
+            "mount -t tmpfs -o {options} failed (root is needed)"
+        );
+        Mount(dir)
+    }
+
+    /// Mounts it again with `options` (`ro`).
+    pub fn remount(&self, options: &str) {
+        let st = Command::new("mount")
+            .args(["-o", &format!("remount,{options}")])
+            .arg(&self.0 .0)
+            .status()
+            .expect("run mount");
+        assert!(st.success(), "mount -o remount,{options} failed");
+    }
+
+    /// The names in it, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.0 .0)
+            .expect("read the mount")
+            .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0 .0).status();
+    }
+}
+
 /// Compiles `tests/c/NAME.c` with volpexcc (`-O2 -Wall -Werror`) into `dir`.
 pub fn compile_c(dir: &TempDir, name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -38,6 +38,9 @@ pub const MODE_APPEND: c_int = 128;
 /// MPI_MODE_SEQUENTIAL.
 pub const MODE_SEQUENTIAL: c_int = 256;
 
+/// MPI_DISPLACEMENT_CURRENT.
+pub const DISPLACEMENT_CURRENT: i64 = -54278278;
+
 /// MPI_SEEK_SET.
 pub const SEEK_SET: c_int = 600;
 /// MPI_SEEK_CUR.
@@ -496,10 +499,10 @@ pub fn set_view(
             "an uncommitted etype or filetype",
         ));
     }
-    let end = disp == -1; // MPI_DISPLACEMENT_CURRENT
-    if end && h.amode & MODE_SEQUENTIAL == 0 {
-        return Err(MpiError::arg(
-            "MPI_DISPLACEMENT_CURRENT with a file not opened MPI_MODE_SEQUENTIAL",
+    if disp == DISPLACEMENT_CURRENT {
+        return Err(MpiError::new(
+            class::UNSUPPORTED_OPERATION,
+            "MPI_DISPLACEMENT_CURRENT (MPI_MODE_SEQUENTIAL files) is not supported",
         ));
     }
     let disp =
