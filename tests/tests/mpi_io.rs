@@ -2,7 +2,7 @@
 //! (docs/conformance/io.md). `tests/c/io.c` opens one file from every rank and writes it
 //! with views (strided, struct filetypes), collectively (two-phase), independently,
 //! nonblocking, split and ordered, reads it back and checks it, and checks the errors;
-//! `tests/fortran/io.f90` does the same through the Fortran bindings. At `-r 1`, `-r 2`,
+//! `tests/fortran/io_fortran.f90` does the same through the Fortran bindings. At `-r 1`, `-r 2`,
 //! `-r 3` and with the writer replica killed, another replica killed, a replica stopped,
 //! and two of three killed one after the other, the file is byte-identical to the
 //! failure-free run's and the program's result line is the same. Every write reaches the
@@ -41,7 +41,7 @@ fn io_run(args: &[&str], exe: &Path, name: &str) -> (Run, String, Vec<u8>) {
 fn programs(dir: &TempDir) -> Vec<(&'static str, std::path::PathBuf)> {
     vec![
         ("io:", compile_c(dir, "io")),
-        ("io_fortran:", compile_fortran("volpexf90", dir, "io.f90")),
+        ("io_fortran:", compile_fortran("volpexf90", dir, "io_fortran.f90")),
     ]
 }
 

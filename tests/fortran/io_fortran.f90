@@ -8,7 +8,7 @@
 ! (MPI_FILE_READ_AT_ALL) and checks them. MPI_FILE_GET_VIEW gives the view
 ! back, MPI_FILE_GET_SIZE the size; opening a missing file is
 ! MPI_ERR_NO_SUCH_FILE (MPI_ERRORS_RETURN on files). Rank 0 prints one line.
-program io
+program io_fortran
   use mpi
   use iso_c_binding, only: c_int
   implicit none
@@ -109,4 +109,4 @@ contains
     print '(a,i0,a,a)', 'rank ', rank, ': FAILED ', what
     call exit(1)
   end subroutine
-end program io
+end program io_fortran
