@@ -51,7 +51,9 @@ impl View {
         if etype.size == 0 {
             return Err(MpiError::new(class::TYPE, "an etype with no data"));
         }
-        if filetype.size == 0 || filetype.size % etype.size != 0 {
+        // A filetype without data is a rank that accesses nothing (MPICH's
+        // setview_zero); any access of data through it is an error (`pieces`).
+        if filetype.size % etype.size != 0 {
             return Err(MpiError::new(
                 class::TYPE,
                 format!(
@@ -60,7 +62,7 @@ impl View {
                 ),
             ));
         }
-        if filetype.blocks.iter().any(|&(off, _)| off < 0) || filetype.extent <= 0 {
+        if filetype.blocks.iter().any(|&(off, _)| off < 0) || (filetype.size > 0 && filetype.extent <= 0) {
             return Err(MpiError::new(
                 class::TYPE,
                 "a filetype with negative displacements or extent",
@@ -87,6 +89,12 @@ impl View {
         let mut out: Vec<Piece> = Vec::new();
         if len == 0 {
             return Ok(out);
+        }
+        if size == 0 {
+            return Err(MpiError::new(
+                class::TYPE,
+                "an access of data through a filetype without data",
+            ));
         }
         let mut tile = start / size;
         let mut skip = start % size;
@@ -144,6 +152,9 @@ impl View {
             return 0;
         }
         let ft = &self.filetype;
+        if ft.size == 0 {
+            return 0;
+        }
         let ext = ft.extent as u64;
         let rel = size - self.disp;
         let tiles = rel / ext;
