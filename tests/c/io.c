@@ -8,13 +8,14 @@
  *   - a struct filetype (an int and a double, resized) written independently at
  *     explicit offsets (MPI_File_write_at) and nonblocking (MPI_File_iwrite_at);
  *   - an ordered part (MPI_File_write_ordered: rank r writes r + 1 bytes, in rank order);
- *   - a split collective (MPI_File_write_at_all_begin / _end).
+ *   - a split collective (MPI_File_write_at_all_begin / _end);
+ *   - external32 (a file of MPI_COMM_SELF, removed at close).
  * Then MPI_File_sync, a barrier, and every rank reads back its neighbour's strided
  * blocks (MPI_File_read_all), its own struct records (MPI_File_read_at) and the ordered
  * part (MPI_File_read_ordered) and checks them. Errors: opening a missing file
  * (MPI_ERR_NO_SUCH_FILE), a bad amode (MPI_ERR_AMODE), MPI_MODE_EXCL on an existing file
  * (MPI_ERR_FILE_EXISTS), a write to a read-only file (MPI_ERR_READ_ONLY), a data
- * representation other than "native" (MPI_ERR_UNSUPPORTED_DATAREP), a file error
+ * representation other than "native" and "external32" (MPI_ERR_UNSUPPORTED_DATAREP), a file error
  * handler of the program's. The file of the failure-free run is what every run must
  * leave. `diverge`: replica 1 of rank 0 writes other bytes (VOLPEX_VERIFY_OUTPUT=1 must
  * catch it at the file). */
@@ -104,13 +105,13 @@ int main(int argc, char **argv) {
     MPI_Errhandler eh;
     CHECK_OK(MPI_File_create_errhandler(on_file_error, &eh));
     CHECK_OK(MPI_File_set_errhandler(fh, eh));
-    CHECK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL) != MPI_SUCCESS);
+    CHECK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "internal", MPI_INFO_NULL) != MPI_SUCCESS);
     CHECK(handler_calls == 1);
     CHECK_OK(MPI_File_call_errhandler(fh, MPI_ERR_IO));
     CHECK(handler_calls == 2);
     CHECK_OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
     CHECK_OK(MPI_Errhandler_free(&eh));
-    CHECK(err_class(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL)) ==
+    CHECK(err_class(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "internal", MPI_INFO_NULL)) ==
           MPI_ERR_UNSUPPORTED_DATAREP);
 
     /* The types. */
@@ -273,6 +274,23 @@ int main(int argc, char **argv) {
     CHECK(err_class(MPI_File_write_at(fh, 0, tail, 1, MPI_CHAR, &st)) == MPI_ERR_READ_ONLY);
     CHECK_OK(MPI_File_get_size(fh, &fsize));
     CHECK(fsize == t.rounds * round_bytes);
+    CHECK_OK(MPI_File_close(&fh));
+
+    /* external32: big-endian in the file, native in memory (a file of MPI_COMM_SELF). */
+    char ext[4096];
+    snprintf(ext, sizeof ext, "%s/ext-%d.dat", dir, rank);
+    CHECK_OK(MPI_File_open(MPI_COMM_SELF, ext,
+                           MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                           MPI_INFO_NULL, &fh));
+    CHECK_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
+    int v = 0x01020304, v_back = 0;
+    CHECK_OK(MPI_File_write_at(fh, 0, &v, 1, MPI_INT, &st));
+    CHECK_OK(MPI_File_read_at(fh, 0, &v_back, 1, MPI_INT, &st));
+    CHECK(v_back == v);
+    unsigned char raw4[4];
+    CHECK_OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    CHECK_OK(MPI_File_read_at(fh, 0, raw4, 4, MPI_BYTE, &st));
+    CHECK(raw4[0] == 1 && raw4[1] == 2 && raw4[2] == 3 && raw4[3] == 4);
     CHECK_OK(MPI_File_close(&fh));
 
     /* A scratch file removed at close, and MPI_File_delete. */

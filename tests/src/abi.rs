@@ -65,7 +65,12 @@ impl Mount {
     pub fn names(&self) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(&self.0 .0)
             .expect("read the mount")
-            .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .collect();
         v.sort();
         v

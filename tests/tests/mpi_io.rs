@@ -30,9 +30,19 @@ fn io_run(args: &[&str], exe: &Path, name: &str) -> (Run, String, Vec<u8>) {
     let line = first_line(r.ok(), name);
     let names: Vec<String> = std::fs::read_dir(&dir.0)
         .expect("read the test directory")
-        .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
-    assert_eq!(names, ["io.dat"], "{name} {args:?}: the directory\n{}", r.stderr);
+    assert_eq!(
+        names,
+        ["io.dat"],
+        "{name} {args:?}: the directory\n{}",
+        r.stderr
+    );
     let bytes = std::fs::read(dir.0.join("io.dat")).expect("read io.dat");
     (r, line, bytes)
 }
@@ -41,7 +51,10 @@ fn io_run(args: &[&str], exe: &Path, name: &str) -> (Run, String, Vec<u8>) {
 fn programs(dir: &TempDir) -> Vec<(&'static str, std::path::PathBuf)> {
     vec![
         ("io:", compile_c(dir, "io")),
-        ("io_fortran:", compile_fortran("volpexf90", dir, "io_fortran.f90")),
+        (
+            "io_fortran:",
+            compile_fortran("volpexf90", dir, "io_fortran.f90"),
+        ),
     ]
 }
 
@@ -70,12 +83,28 @@ fn mpi_io_files_are_the_failure_free_runs_whatever_replicas_die() {
             (&["-n", "3", "-r", "3"], None),
             // The writer of rank 0 (replica 0 at first), mid-run: its new incarnation
             // replays the program from the start.
-            (&["-n", "3", "-r", "2", "--fault", "0.0:kill@0.3"], Some((0, 0))),
-            (&["-n", "3", "-r", "2", "--fault", "1.1:kill@0.5"], Some((1, 1))),
-            (&["-n", "3", "-r", "2", "--fault", "2.0:stop@0.4"], Some((2, 0))),
+            (
+                &["-n", "3", "-r", "2", "--fault", "0.0:kill@0.3"],
+                Some((0, 0)),
+            ),
+            (
+                &["-n", "3", "-r", "2", "--fault", "1.1:kill@0.5"],
+                Some((1, 1)),
+            ),
+            (
+                &["-n", "3", "-r", "2", "--fault", "2.0:stop@0.4"],
+                Some((2, 0)),
+            ),
             (
                 &[
-                    "-n", "3", "-r", "3", "--fault", "0.0:kill@0.2", "--fault", "0.1:kill@0.6",
+                    "-n",
+                    "3",
+                    "-r",
+                    "3",
+                    "--fault",
+                    "0.0:kill@0.2",
+                    "--fault",
+                    "0.1:kill@0.6",
                 ],
                 Some((0, 1)),
             ),

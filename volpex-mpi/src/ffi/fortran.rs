@@ -982,7 +982,11 @@ pub unsafe extern "C" fn mpi_file_open_(
     filename_len: usize,
 ) {
     let code = shim("MPI_File_open", || {
-        let (c, a, i) = (value(comm, "comm")?, value(amode, "amode")?, value(info, "info")?);
+        let (c, a, i) = (
+            value(comm, "comm")?,
+            value(amode, "amode")?,
+            value(info, "info")?,
+        );
         let name = c_string(filename, filename_len, "filename")?;
         let mut h: c_int = 0;
         // SAFETY: a NUL-terminated string we own and a local handle.
@@ -1057,7 +1061,9 @@ pub unsafe extern "C" fn mpi_file_get_view_(
         set(etype, "etype", e)?;
         set(filetype, "filetype", t)?;
         // SAFETY: `rep` is NUL-terminated (zeroed, and MPI_File_get_view writes less).
-        let r = unsafe { CStr::from_ptr(rep.as_ptr()) }.to_string_lossy().into_owned();
+        let r = unsafe { CStr::from_ptr(rep.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
         // SAFETY: the CHARACTER argument of `datarep_len` bytes.
         unsafe { raw::put_fortran_string(datarep, datarep_len, &r) }?;
         Ok(code)

@@ -13,6 +13,7 @@ type Offset = i64;
 
 /// The packed bytes of `count` elements of `datatype` at `buf`, passed to `f`.
 fn with_data<R>(
+    fh: File,
     buf: *const c_void,
     count: c_int,
     datatype: Dtype,
@@ -21,14 +22,41 @@ fn with_data<R>(
     let (t, n) = (dt(datatype)?, cnt(count)?);
     let r = reg(buf, &t, n)?;
     // SAFETY: a write's buffer holds `count` elements of `datatype` (MPI-3.1 13.4.1).
-    let b = unsafe { raw::read(r, t) };
+    let b = unsafe { raw::read(r, t.clone()) };
     let data = b.bytes(0, n)?;
-    f(&data)
+    match external(fh)? {
+        false => f(&data),
+        true => f(&to_external(&t, n, &data, true)?),
+    }
+}
+
+/// Whether file `fh`'s view is in external32.
+fn external(fh: File) -> Result<bool> {
+    file::with(fh, |e| Ok(e.view.external32))
+}
+
+/// `data` (whole elements of `t` first, up to `n`) converted to (`to_ext`) or from
+/// external32; a partial element at the end stays as it is.
+fn to_external(t: &Datatype, n: usize, data: &[u8], to_ext: bool) -> Result<Vec<u8>> {
+    if !file::same_layout(t)? {
+        return Err(MpiError::new(
+            class::UNSUPPORTED_DATAREP,
+            "external32 for a datatype whose basic elements differ in size from native",
+        ));
+    }
+    let whole = match t.size {
+        0 => 0,
+        s => (data.len() / s).min(n),
+    };
+    let mut v = crate::external32::convert_all(t, whole, &data[..whole * t.size], to_ext)?;
+    v.extend_from_slice(&data[whole * t.size..]);
+    Ok(v)
 }
 
 /// Reads into `count` elements of `datatype` at `buf` with `f` (given the bytes to fill
 /// in data order; returns how many it filled). Returns the bytes read.
 fn into_buffer(
+    fh: File,
     buf: *mut c_void,
     count: c_int,
     datatype: Dtype,
@@ -38,13 +66,19 @@ fn into_buffer(
     let r = reg(buf, &t, n)?;
     let len = t.bytes_of(n)?;
     // SAFETY: a read's buffer holds `count` writable elements of `datatype` (13.4.1).
-    let mut m = unsafe { raw::write(r, t) };
-    if let Some(dst) = m.in_place(0, n)? {
-        return f(dst);
+    let mut m = unsafe { raw::write(r, t.clone()) };
+    let ext = external(fh)?;
+    if !ext {
+        if let Some(dst) = m.in_place(0, n)? {
+            return f(dst);
+        }
     }
     let mut v = vec![0u8; len];
     let got = f(&mut v)?;
-    m.write(0, n, &v[..got])?;
+    match ext {
+        false => m.write(0, n, &v[..got])?,
+        true => m.write(0, n, &to_external(&t, n, &v[..got], false)?)?,
+    }
     Ok(got)
 }
 
@@ -54,7 +88,7 @@ fn write_impl(
     coll: bool,
     (buf, count, datatype): (*const c_void, c_int, Dtype),
 ) -> Result<MpiStatus> {
-    let n = with_data(buf, count, datatype, |d| access::write(fh, at, coll, d))?;
+    let n = with_data(fh, buf, count, datatype, |d| access::write(fh, at, coll, d))?;
     Ok(access::status(n))
 }
 
@@ -64,7 +98,7 @@ fn read_impl(
     coll: bool,
     (buf, count, datatype): (*mut c_void, c_int, Dtype),
 ) -> Result<MpiStatus> {
-    let n = into_buffer(buf, count, datatype, |d| access::read(fh, at, coll, d))?;
+    let n = into_buffer(fh, buf, count, datatype, |d| access::read(fh, at, coll, d))?;
     Ok(access::status(n))
 }
 
@@ -430,14 +464,14 @@ pub unsafe extern "C" fn MPI_File_get_view(
     datarep: *mut c_char,
 ) -> c_int {
     fio::guard("MPI_File_get_view", fh, || {
-        let (d, e, f) = file::get_view(fh)?;
+        let (d, e, f, rep) = file::get_view(fh)?;
         set(disp, "disp", d)?;
         set(etype, "etype", e)?;
         set(filetype, "filetype", f)?;
         let mut len = 0;
         // SAFETY: `datarep` holds MPI_MAX_DATAREP_STRING (128) characters (MPI-3.1
-        // 13.3); 7 are written.
-        unsafe { raw::put_string(datarep, "native".len() + 1, "native", &mut len) }
+        // 13.3); at most 11 are written.
+        unsafe { raw::put_string(datarep, rep.len() + 1, rep, &mut len) }
     })
 }
 

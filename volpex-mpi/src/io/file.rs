@@ -486,13 +486,19 @@ pub fn set_view(
     info: Vec<(String, String)>,
 ) -> Result<()> {
     let h = handle(fh)?;
-    if !datarep.eq_ignore_ascii_case("native") {
-        return Err(MpiError::new(
-            class::UNSUPPORTED_DATAREP,
-            format!("data representation {datarep:?} (only \"native\" is supported)"),
-        ));
-    }
     let (etype, filetype) = (state::datatype(types.0)?, state::datatype(types.1)?);
+    let external32 = match datarep {
+        "native" => false,
+        "external32" if same_layout(&etype)? && same_layout(&filetype)? => true,
+        _ => {
+            return Err(MpiError::new(
+                class::UNSUPPORTED_DATAREP,
+                format!(
+                    "data representation {datarep:?} (\"native\" is supported, and \"external32\" for types whose basic elements are as large in both)"
+                ),
+            ))
+        }
+    };
     if !etype.committed || !filetype.committed {
         return Err(MpiError::new(
             class::TYPE,
@@ -507,7 +513,8 @@ pub fn set_view(
     }
     let disp =
         u64::try_from(disp).map_err(|_| MpiError::arg(format!("negative displacement {disp}")))?;
-    let view = View::new(disp, etype, filetype, types)?;
+    let mut view = View::new(disp, etype, filetype, types)?;
+    view.external32 = external32;
     let comm = comm_of(&h)?;
     comm.barrier()?;
     with(fh, |e| {
@@ -517,6 +524,11 @@ pub fn set_view(
         merge_info(&mut e.info, info);
         Ok(())
     })
+}
+
+/// Whether `t`'s data takes as many bytes in external32 as in memory.
+pub fn same_layout(t: &crate::datatype::Datatype) -> Result<bool> {
+    Ok(crate::external32::size(t, 1)? == t.size as u64)
 }
 
 /// Sets the hints in `new` over `old`.
@@ -530,8 +542,8 @@ pub fn merge_info(old: &mut Vec<(String, String)>, new: Vec<(String, String)>) {
 }
 
 /// MPI_File_get_view: the displacement and the handles, derived ones duplicated
-/// (section 13.3: "new datatypes").
-pub fn get_view(fh: c_int) -> Result<(i64, c_int, c_int)> {
+/// (section 13.3: "new datatypes"), and the data representation.
+pub fn get_view(fh: c_int) -> Result<(i64, c_int, c_int, &'static str)> {
     let v = with(fh, |e| Ok(e.view.clone()))?;
     let dup = |h: c_int, t: &Arc<crate::datatype::Datatype>| -> Result<c_int> {
         if t.predefined {
@@ -546,6 +558,7 @@ pub fn get_view(fh: c_int) -> Result<(i64, c_int, c_int)> {
         v.disp as i64,
         dup(v.handles.0, &v.etype)?,
         dup(v.handles.1, &v.filetype)?,
+        if v.external32 { "external32" } else { "native" },
     ))
 }
 

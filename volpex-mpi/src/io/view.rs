@@ -22,6 +22,9 @@ pub struct View {
     pub filetype: Arc<Datatype>,
     /// Their handles as the program gave them.
     pub handles: (i32, i32),
+    /// The data representation is external32 (big-endian; only for types whose basic
+    /// elements have the same size in both, so the layout is the native one).
+    pub external32: bool,
 }
 
 /// A piece of file: (offset in bytes, length).
@@ -35,6 +38,7 @@ impl View {
             etype: byte.clone(),
             filetype: byte,
             handles: (handle, handle),
+            external32: false,
         }
     }
 
@@ -62,7 +66,9 @@ impl View {
                 ),
             ));
         }
-        if filetype.blocks.iter().any(|&(off, _)| off < 0) || (filetype.size > 0 && filetype.extent <= 0) {
+        if filetype.blocks.iter().any(|&(off, _)| off < 0)
+            || (filetype.size > 0 && filetype.extent <= 0)
+        {
             return Err(MpiError::new(
                 class::TYPE,
                 "a filetype with negative displacements or extent",
@@ -73,6 +79,7 @@ impl View {
             etype,
             filetype,
             handles,
+            external32: false,
         })
     }
 
