@@ -114,39 +114,102 @@ impl Plan {
     }
 }
 
-/// Exchanges `send[j]` with every rank `j`: what each rank sent this one, by rank.
-fn exchange(comm: &Communicator, send: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
-    let n = comm.size() as usize;
-    let counts: Vec<u64> = send.iter().map(|v| v.len() as u64).collect();
-    let mut rcounts = vec![0u64; n];
-    comm.all_to_all_into(&counts[..], &mut rcounts[..])?;
-    let flat: Vec<u8> = send.concat();
-    let sc: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
-    let rc: Vec<usize> = rcounts.iter().map(|&c| c as usize).collect();
-    let mut recv = vec![0u8; rc.iter().sum()];
-    comm.all_to_all_varcount_into(&flat[..], &sc, &mut recv[..], &rc)?;
-    let mut out = Vec::with_capacity(n);
-    let mut at = 0;
-    for c in rc {
-        out.push(recv[at..at + c].to_vec());
-        at += c;
-    }
-    Ok(out)
+/// The tag of the exchange's messages (the file's communicator is its own: nothing else
+/// is sent on it but collectives).
+const TAG: i32 = 13;
+
+/// What the ranks sent this one in an exchange: the bytes, and where each rank's are.
+struct Received {
+    bytes: Vec<u8>,
+    at: Vec<(usize, usize)>,
 }
 
-/// Encodes `(file offset, length)` descriptors, then `data` after them.
-fn encode(desc: &[(u64, usize)], data: &[u8]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(8 + desc.len() * 16 + data.len());
+impl Received {
+    /// What rank `j` sent.
+    fn from(&self, j: usize) -> &[u8] {
+        let (a, n) = self.at[j];
+        &self.bytes[a..a + n]
+    }
+}
+
+/// Messages to every rank, built in one buffer: `flat[at[j]..]` holds rank `j`'s.
+#[derive(Default)]
+struct Outgoing {
+    flat: Vec<u8>,
+    counts: Vec<usize>,
+}
+
+impl Outgoing {
+    /// Ends the message to the next rank.
+    fn close(&mut self, start: usize) {
+        self.counts.push(self.flat.len() - start);
+    }
+}
+
+/// Sends each rank `j` its message and receives every rank's (their sizes first, in an
+/// all-to-all of counts; then point-to-point, each message received in place).
+fn exchange(comm: &Communicator, out: &Outgoing) -> Result<Received> {
+    let n = comm.size() as usize;
+    let me = comm.rank() as usize;
+    let counts: Vec<u64> = out.counts.iter().map(|&c| c as u64).collect();
+    let mut rcounts = vec![0u64; n];
+    comm.all_to_all_into(&counts[..], &mut rcounts[..])?;
+    let mut sat = Vec::with_capacity(n);
+    let mut x = 0;
+    for &c in &out.counts {
+        sat.push(x);
+        x += c;
+    }
+    let mut at = Vec::with_capacity(n);
+    let mut total = 0;
+    for &c in &rcounts {
+        let c =
+            usize::try_from(c).map_err(|_| MpiError::new(class::INTERN, "a message too large"))?;
+        at.push((total, c));
+        total += c;
+    }
+    // Sends are buffered (the sender log): all of them first, then the receives.
+    for step in 1..n {
+        let to = (me + step) % n;
+        if out.counts[to] > 0 {
+            let block = &out.flat[sat[to]..sat[to] + out.counts[to]];
+            comm.process_at_rank(to as i32).send_with_tag(block, TAG)?;
+        }
+    }
+    let mut bytes = vec![0u8; total];
+    let (a, c) = at[me];
+    if c != out.counts[me] {
+        return Err(MpiError::new(
+            class::INTERN,
+            "an exchange's own block changed size",
+        ));
+    }
+    bytes[a..a + c].copy_from_slice(&out.flat[sat[me]..sat[me] + c]);
+    for step in 1..n {
+        let from = (me + n - step) % n;
+        let (a, c) = at[from];
+        if c > 0 {
+            comm.process_at_rank(from as i32)
+                .receive_into_with_tag(&mut bytes[a..a + c], TAG)?;
+        }
+    }
+    Ok(Received { bytes, at })
+}
+
+/// Appends `(file offset, length)` descriptors, then `data` after them, to `v`.
+fn encode_into(v: &mut Vec<u8>, desc: &[(u64, usize)], data: impl FnOnce(&mut Vec<u8>)) {
+    if desc.is_empty() {
+        return;
+    }
     v.extend_from_slice(&(desc.len() as u64).to_le_bytes());
     for &(o, l) in desc {
         v.extend_from_slice(&o.to_le_bytes());
         v.extend_from_slice(&(l as u64).to_le_bytes());
     }
-    v.extend_from_slice(data);
-    v
+    data(v);
 }
 
-/// Decodes what `encode` made: the descriptors and the data.
+/// Decodes what `encode_into` made: the descriptors and the data.
 fn decode(b: &[u8]) -> Result<(Vec<(u64, usize)>, &[u8])> {
     let bad = || MpiError::new(class::INTERN, "a malformed collective I/O message");
     let word = |i: usize| -> Result<u64> {
@@ -181,23 +244,20 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
     let n = comm.size() as usize;
     let mut failure: Option<MpiError> = None;
     for r in 0..plan.rounds {
-        let send: Vec<Vec<u8>> = (0..n)
-            .map(|i| {
-                let (a, b) = plan.window(i, r);
-                let parts: Vec<_> = clip(&mine, a, b).collect();
-                let desc: Vec<(u64, usize)> = parts.iter().map(|&(o, _, l)| (o, l)).collect();
-                let mut bytes = Vec::with_capacity(parts.iter().map(|p| p.2).sum());
+        let mut out = Outgoing::default();
+        for i in 0..n {
+            let (a, b) = plan.window(i, r);
+            let parts: Vec<_> = clip(&mine, a, b).collect();
+            let desc: Vec<(u64, usize)> = parts.iter().map(|&(o, _, l)| (o, l)).collect();
+            let start = out.flat.len();
+            encode_into(&mut out.flat, &desc, |v| {
                 for &(_, at, l) in &parts {
-                    bytes.extend_from_slice(&data[at..at + l]);
+                    v.extend_from_slice(&data[at..at + l]);
                 }
-                if desc.is_empty() {
-                    Vec::new()
-                } else {
-                    encode(&desc, &bytes)
-                }
-            })
-            .collect();
-        let got = exchange(&comm, send)?;
+            });
+            out.close(start);
+        }
+        let got = exchange(&comm, &out)?;
         // Assemble this aggregator's window, and write its covered runs.
         let me = comm.rank() as usize;
         let (a, b) = plan.window(me, r);
@@ -206,8 +266,8 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
         }
         let mut buf = vec![0u8; (b - a) as usize];
         let mut runs: Vec<(u64, u64)> = Vec::new();
-        for m in &got {
-            let (desc, bytes) = decode(m)?;
+        for j in 0..n {
+            let (desc, bytes) = decode(got.from(j))?;
             let mut at = 0;
             for (o, l) in desc {
                 let s = (o - a) as usize;
@@ -267,24 +327,21 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
     for r in 0..plan.rounds {
         // Requests: to each aggregator, the pieces in its window.
         let mut asked: Vec<Vec<(u64, usize, usize)>> = Vec::with_capacity(n);
-        let send: Vec<Vec<u8>> = (0..n)
-            .map(|i| {
-                let (a, b) = plan.window(i, r);
-                let parts: Vec<_> = clip(&mine, a, b).collect();
-                let desc: Vec<(u64, usize)> = parts.iter().map(|&(o, _, l)| (o, l)).collect();
-                asked.push(parts);
-                if desc.is_empty() {
-                    Vec::new()
-                } else {
-                    encode(&desc, &[])
-                }
-            })
-            .collect();
-        let got = exchange(&comm, send)?;
+        let mut requests = Outgoing::default();
+        for i in 0..n {
+            let (a, b) = plan.window(i, r);
+            let parts: Vec<_> = clip(&mine, a, b).collect();
+            let desc: Vec<(u64, usize)> = parts.iter().map(|&(o, _, l)| (o, l)).collect();
+            asked.push(parts);
+            let start = requests.flat.len();
+            encode_into(&mut requests.flat, &desc, |_| {});
+            requests.close(start);
+        }
+        let got = exchange(&comm, &requests)?;
         let me = comm.rank() as usize;
         let (a, b) = plan.window(me, r);
         let mut buf = vec![0u8; b.saturating_sub(a) as usize];
-        if a < b && got.iter().any(|m| !m.is_empty()) {
+        if a < b && (0..n).any(|j| !got.from(j).is_empty()) {
             let want = (b.min(size.max(a)) - a) as usize;
             let mut k = 0;
             while k < want {
@@ -298,22 +355,22 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
         }
         // Answers: the bytes each rank asked for, in its order (what the file lacks
         // reads as zeros; the count below stops at the end of the file).
-        let answers: Vec<Vec<u8>> = got
-            .iter()
-            .map(|m| {
-                let (desc, _) = decode(m)?;
-                let mut v = Vec::new();
-                for (o, l) in desc {
-                    let s = (o - a) as usize;
-                    v.extend_from_slice(buf.get(s..s + l).ok_or_else(|| {
-                        MpiError::new(class::INTERN, "a request outside the domain")
-                    })?);
-                }
-                Ok(v)
-            })
-            .collect::<Result<_>>()?;
-        let back = exchange(&comm, answers)?;
-        for (parts, bytes) in asked.iter().zip(&back) {
+        let mut answers = Outgoing::default();
+        for j in 0..n {
+            let (desc, _) = decode(got.from(j))?;
+            let start = answers.flat.len();
+            for (o, l) in desc {
+                let s = (o - a) as usize;
+                let chunk = buf
+                    .get(s..s + l)
+                    .ok_or_else(|| MpiError::new(class::INTERN, "a request outside the domain"))?;
+                answers.flat.extend_from_slice(chunk);
+            }
+            answers.close(start);
+        }
+        let back = exchange(&comm, &answers)?;
+        for (j, parts) in asked.iter().enumerate() {
+            let bytes = back.from(j);
             let mut at = 0;
             for &(_, d, l) in parts {
                 let chunk = bytes.get(at..at + l).ok_or_else(|| {
@@ -363,7 +420,8 @@ mod tests {
 
     #[test]
     fn messages_round_trip() {
-        let m = encode(&[(5, 2), (9, 1)], b"abc");
+        let mut m = Vec::new();
+        encode_into(&mut m, &[(5, 2), (9, 1)], |v| v.extend_from_slice(b"abc"));
         let (d, data) = decode(&m).unwrap();
         assert_eq!(d, vec![(5, 2), (9, 1)]);
         assert_eq!(data, b"abc");
