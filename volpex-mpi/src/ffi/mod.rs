@@ -1,6 +1,6 @@
 //! The exported C functions of `mpi.h`, one submodule per chapter of the standard
 //! (`environment`, `point_to_point`, `requests`, `datatypes`, `collectives`,
-//! `communicators`, `topologies`, `info`), the Fortran bindings (`fortran`), the profiling
+//! `communicators`, `topologies`, `info`, `io`), the Fortran bindings (`fortran`), the profiling
 //! names (`pmpi`) and the extensions (`mpix`). Each function is a thin shell: it turns its
 //! C arguments into checked Rust values through `raw` (the only `unsafe` in the crate),
 //! calls the safe layer, and answers through `error::guard` with the communicator's error
