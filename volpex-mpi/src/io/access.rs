@@ -167,6 +167,10 @@ pub fn write(fh: i32, at: Where, collective: bool, data: &[u8]) -> Result<usize>
     let pos = start(fh, &h, at, data.len())?;
     if collective {
         super::aggregate::write(&h, pos, data)?;
+        // What a collective write wrote is on the file system before the rank's next
+        // communication, so the ranks read it after their next collective call, as
+        // with ROMIO (MPI-3.1 13.6.1 asks for sync-barrier-sync; programs rely on less).
+        volpex_files::settle();
     } else {
         write_at(&h, pos, data)?;
     }
