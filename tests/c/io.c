@@ -7,7 +7,9 @@
  *     two-phase path runs) and with a nonblocking collective (MPI_File_iwrite_at_all);
  *   - a struct filetype (an int and a double, resized) written independently at
  *     explicit offsets (MPI_File_write_at) and nonblocking (MPI_File_iwrite_at);
- *   - an ordered part (MPI_File_write_ordered: rank r writes r + 1 bytes, in rank order);
+ *   - an ordered part (MPI_File_write_ordered: rank r writes r + 1 bytes, in rank order),
+ *     and the same at the shared pointer with independent calls (MPI_File_write_shared,
+ *     MPI_File_iwrite_shared), one rank after the other;
  *   - a split collective (MPI_File_write_at_all_begin / _end);
  *   - external32 (a file of MPI_COMM_SELF, removed at close).
  * Then MPI_File_sync, a barrier, and every rank reads back its neighbour's strided
@@ -140,7 +142,7 @@ int main(int argc, char **argv) {
     const MPI_Offset rec_bytes = (MPI_Offset)size * RECS * 12;
     const MPI_Offset split_bytes = (MPI_Offset)size * B * sizeof(int);
     const MPI_Offset ordered_bytes = (MPI_Offset)size * (size + 1) / 2;
-    const MPI_Offset round_bytes = 2 * strided_bytes + rec_bytes + split_bytes + ordered_bytes;
+    const MPI_Offset round_bytes = 2 * strided_bytes + rec_bytes + split_bytes + 2 * ordered_bytes;
 
     int *data = malloc(sizeof(int) * B * K);
     int *back = malloc(sizeof(int) * B * K);
@@ -205,6 +207,26 @@ int main(int argc, char **argv) {
         CHECK_OK(MPI_File_get_position_shared(fh, &shared));
         CHECK(shared == ordered_bytes);
 
+        /* Independent accesses at the shared pointer, one rank after the other. */
+        MPI_Offset shbase = obase + ordered_bytes;
+        CHECK_OK(MPI_File_set_view(fh, shbase, MPI_CHAR, MPI_CHAR, "native", MPI_INFO_NULL));
+        for (int q = 0; q < size; q++) {
+            if (q == rank) {
+                if (rank % 2) {
+                    CHECK_OK(MPI_File_write_shared(fh, mine, rank + 1, MPI_CHAR, &st));
+                } else {
+                    CHECK_OK(MPI_File_iwrite_shared(fh, mine, rank + 1, MPI_CHAR, &req));
+                    CHECK_OK(MPI_Wait(&req, &st));
+                }
+                CHECK_OK(MPI_Get_count(&st, MPI_CHAR, &count));
+                CHECK(count == rank + 1);
+                CHECK_OK(MPI_File_sync(fh));
+            }
+            CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+        }
+        CHECK_OK(MPI_File_get_position_shared(fh, &shared));
+        CHECK(shared == ordered_bytes);
+
         /* Sync, barrier, sync: every rank's bytes are there (section 13.6.1). */
         CHECK_OK(MPI_File_sync(fh));
         CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
@@ -244,6 +266,15 @@ int main(int argc, char **argv) {
         CHECK(count == ordered_bytes);
         for (int q = 0, at = 0; q < size; at += ++q)
             for (int i = 0; i <= q; i++) CHECK(all[at + i] == 'a' + (r + q) % 26);
+        /* The shared part, read back at the shared pointer by rank 0 alone. */
+        CHECK_OK(MPI_File_set_view(fh, shbase, MPI_CHAR, MPI_CHAR, "native", MPI_INFO_NULL));
+        if (rank == 0) {
+            char sh[256];
+            CHECK_OK(MPI_File_read_shared(fh, sh, (int)ordered_bytes, MPI_CHAR, &st));
+            CHECK_OK(MPI_Get_count(&st, MPI_CHAR, &count));
+            CHECK(count == ordered_bytes && !memcmp(sh, all, ordered_bytes));
+        }
+        CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
         nanosleep(&t.work, NULL);
     }
 

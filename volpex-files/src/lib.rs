@@ -47,6 +47,6 @@ mod sys;
 mod worker;
 
 pub use layer::{
-    activate, deliver, finish, link_lost, restore, settle, shared_open, snapshot, Connect,
+    activate, deliver, finish, link_lost, private, restore, settle, shared_open, snapshot, Connect,
     Identity, Sender,
 };

@@ -195,6 +195,7 @@ file_write! {
     MPI_File_write() => Where::Individual, false;
     MPI_File_write_all() => Where::Individual, true;
     MPI_File_write_ordered() => Where::Ordered, true;
+    MPI_File_write_shared() => Where::Shared, false;
 }
 
 file_read! {
@@ -203,6 +204,7 @@ file_read! {
     MPI_File_read() => Where::Individual, false;
     MPI_File_read_all() => Where::Individual, true;
     MPI_File_read_ordered() => Where::Ordered, true;
+    MPI_File_read_shared() => Where::Shared, false;
 }
 
 file_iwrite! {
@@ -210,6 +212,7 @@ file_iwrite! {
     MPI_File_iwrite_at_all(offset) => off, true;
     MPI_File_iwrite() => Where::Individual, false;
     MPI_File_iwrite_all() => Where::Individual, true;
+    MPI_File_iwrite_shared() => Where::Shared, false;
 }
 
 file_iread! {
@@ -217,63 +220,7 @@ file_iread! {
     MPI_File_iread_at_all(offset) => off, true;
     MPI_File_iread() => Where::Individual, false;
     MPI_File_iread_all() => Where::Individual, true;
-}
-
-/// The independent shared-pointer calls (see `io::shared`).
-fn no_shared(fh: File, name: &'static str) -> c_int {
-    fio::guard(name, fh, || {
-        file::handle(fh)?;
-        Err(MpiError::new(
-            class::UNSUPPORTED_OPERATION,
-            format!(
-                "{name}: independent accesses at the shared file pointer are not supported under replication (use the _ordered calls)"
-            ),
-        ))
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn MPI_File_read_shared(
-    fh: File,
-    _buf: *mut c_void,
-    _count: c_int,
-    _datatype: Dtype,
-    _status: *mut MpiStatus,
-) -> c_int {
-    no_shared(fh, "MPI_File_read_shared")
-}
-
-#[no_mangle]
-pub extern "C" fn MPI_File_write_shared(
-    fh: File,
-    _buf: *const c_void,
-    _count: c_int,
-    _datatype: Dtype,
-    _status: *mut MpiStatus,
-) -> c_int {
-    no_shared(fh, "MPI_File_write_shared")
-}
-
-#[no_mangle]
-pub extern "C" fn MPI_File_iread_shared(
-    fh: File,
-    _buf: *mut c_void,
-    _count: c_int,
-    _datatype: Dtype,
-    _request: *mut c_int,
-) -> c_int {
-    no_shared(fh, "MPI_File_iread_shared")
-}
-
-#[no_mangle]
-pub extern "C" fn MPI_File_iwrite_shared(
-    fh: File,
-    _buf: *const c_void,
-    _count: c_int,
-    _datatype: Dtype,
-    _request: *mut c_int,
-) -> c_int {
-    no_shared(fh, "MPI_File_iwrite_shared")
+    MPI_File_iread_shared() => Where::Shared, false;
 }
 
 // Split collectives (section 13.4.5): the access at `_begin`, its status at `_end`.

@@ -27,6 +27,8 @@ pub enum Where {
     Individual,
     /// The shared file pointer, in rank order (`_ordered` calls).
     Ordered,
+    /// The shared file pointer, in the order the ranks come (`_shared` calls).
+    Shared,
 }
 
 /// Which way the data goes.
@@ -63,7 +65,7 @@ pub fn check(h: &Handle, dir: Dir, at: Where) -> Result<()> {
         }
         Dir::Read | Dir::Write => {}
     }
-    if h.amode & MODE_SEQUENTIAL != 0 && at != Where::Ordered {
+    if h.amode & MODE_SEQUENTIAL != 0 && !matches!(at, Where::Ordered | Where::Shared) {
         return Err(MpiError::new(
             class::UNSUPPORTED_OPERATION,
             "only the shared file pointer may be used with MPI_MODE_SEQUENTIAL",
@@ -142,7 +144,8 @@ fn start(fh: i32, h: &Handle, at: Where, bytes: usize) -> Result<u64> {
             u64::try_from(o).map_err(|_| MpiError::arg(format!("negative offset {o}")))
         }
         Where::Individual => file::with(fh, |e| Ok(e.pos)),
-        Where::Ordered => super::shared::ordered_start(fh, h, etypes(h, bytes)?),
+        Where::Ordered => super::shared::ordered_start(h, etypes(h, bytes)?),
+        Where::Shared => super::shared::take(h, etypes(h, bytes)?),
     }
 }
 

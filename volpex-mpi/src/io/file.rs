@@ -69,11 +69,9 @@ pub struct FileEntry {
     pub file: Arc<std::fs::File>,
     /// The view.
     pub view: View,
-    /// The individual file pointer, in etypes of the view.
+    /// The individual file pointer, in etypes of the view (the shared one is in a file
+    /// of its own: `shared`).
     pub pos: u64,
-    /// The shared file pointer, in etypes of the view (the same in every rank: only
-    /// collective calls move it, see `shared`).
-    pub shared_pos: u64,
     /// Atomic mode (MPI_File_set_atomicity).
     pub atomic: bool,
     /// Hints given at open, MPI_File_set_info and MPI_File_set_view.
@@ -97,6 +95,8 @@ pub struct Handle {
     pub view: View,
     /// Atomic mode.
     pub atomic: bool,
+    /// Its path as given.
+    pub path: PathBuf,
 }
 
 /// The entry of open file `fh`, for `f`.
@@ -113,6 +113,7 @@ pub fn handle(fh: c_int) -> Result<Handle> {
             file: e.file.clone(),
             view: e.view.clone(),
             atomic: e.atomic,
+            path: e.path.clone(),
         })
     })
 }
@@ -282,22 +283,26 @@ pub fn open(comm_h: c_int, path: &str, amode: c_int, info: Vec<(String, String)>
         file,
         view: View::bytes(byte, byte_h),
         pos: 0,
-        shared_pos: 0,
         atomic: false,
         info,
         errhandler: state::with(|s| Ok(s.file_errhandler)).unwrap_or(ERRORS_RETURN),
         split: None,
     };
     let h = state::with(|s| Ok(s.files.insert(entry)))?;
-    if amode & MODE_APPEND != 0 {
-        // Both pointers start at the end (section 13.2.1).
-        let size = file_size(&handle(h)?)?;
-        with(h, |e| {
-            e.pos = size;
-            e.shared_pos = size;
-            Ok(())
-        })?;
+    // Both pointers start at the end with MPI_MODE_APPEND (section 13.2.1).
+    let start = match amode & MODE_APPEND {
+        0 => 0,
+        _ => file_size(&handle(h)?)?,
+    };
+    with(h, |e| {
+        e.pos = start;
+        Ok(())
+    })?;
+    let fcomm = state::comm(fcomm)?;
+    if fcomm.rank() == 0 {
+        super::shared::set(&fcomm, &handle(h)?.path, start)?;
     }
+    fcomm.barrier()?;
     Ok(h)
 }
 
@@ -318,9 +323,12 @@ pub fn close(fh: &mut c_int) -> Result<()> {
         Err(e) => super::class_of(e),
     };
     let all = agree(&comm, mine)?;
-    if e.amode & MODE_DELETE_ON_CLOSE != 0 && comm.rank() == 0 {
-        let _ = std::fs::remove_file(&e.path);
-        volpex_files::settle();
+    if comm.rank() == 0 {
+        super::shared::remove(&comm, &e.path)?;
+        if e.amode & MODE_DELETE_ON_CLOSE != 0 {
+            let _ = std::fs::remove_file(&e.path);
+            volpex_files::settle();
+        }
     }
     comm.barrier()?;
     let mut c = e.comm;
@@ -505,22 +513,35 @@ pub fn set_view(
             "an uncommitted etype or filetype",
         ));
     }
-    if disp == DISPLACEMENT_CURRENT {
-        return Err(MpiError::new(
-            class::UNSUPPORTED_OPERATION,
-            "MPI_DISPLACEMENT_CURRENT (MPI_MODE_SEQUENTIAL files) is not supported",
-        ));
-    }
-    let disp =
-        u64::try_from(disp).map_err(|_| MpiError::arg(format!("negative displacement {disp}")))?;
+    let comm = comm_of(&h)?;
+    let disp = if disp == DISPLACEMENT_CURRENT {
+        // The shared pointer's place, in bytes (section 13.3; MPI_MODE_SEQUENTIAL only).
+        if h.amode & MODE_SEQUENTIAL == 0 {
+            return Err(MpiError::arg(
+                "MPI_DISPLACEMENT_CURRENT with a file not opened MPI_MODE_SEQUENTIAL",
+            ));
+        }
+        let mut at = [0u64];
+        if comm.rank() == 0 {
+            at[0] = h.view.byte_offset(super::shared::position(fh)?)?;
+        }
+        comm.process_at_rank(0).broadcast_into(&mut at)?;
+        at[0]
+    } else {
+        u64::try_from(disp).map_err(|_| MpiError::arg(format!("negative displacement {disp}")))?
+    };
     let mut view = View::new(disp, etype, filetype, types)?;
     view.external32 = external32;
-    let comm = comm_of(&h)?;
+    // Both pointers go back to 0: rank 0 resets the shared one once every rank is here
+    // (one may still read it before its own set_view), and the others wait for it.
+    comm.barrier()?;
+    if comm.rank() == 0 {
+        super::shared::set(&comm, &h.path, 0)?;
+    }
     comm.barrier()?;
     with(fh, |e| {
         e.view = view;
         e.pos = 0;
-        e.shared_pos = 0;
         merge_info(&mut e.info, info);
         Ok(())
     })
