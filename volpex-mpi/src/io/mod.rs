@@ -18,7 +18,8 @@
 //!  access      reads and writes: explicit offsets, individual and shared pointers,
 //!      |       blocking, nonblocking (complete at once), collective, split
 //!  aggregate   two-phase collective writes and reads (a few ranks write large runs)
-//!  shared      the shared file pointer: ordered accesses by a prefix sum
+//!  shared      the shared file pointer: a file moved by each rank's leader replica
+//!              under flock, the others taking its answer; ordered accesses
 //!  view        flattening a view into (offset, length) pieces
 //! ```
 //!
