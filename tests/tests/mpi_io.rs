@@ -47,6 +47,9 @@ fn io_run(args: &[&str], exe: &Path, name: &str) -> (Run, String, Vec<u8>) {
     (r, line, bytes)
 }
 
+/// A run's volpexrun arguments, and the replica its fault must hit before it finished.
+type Case<'a> = (&'a [&'a str], Option<(u64, u64)>);
+
 /// The programs: (result line prefix, executable).
 fn programs(dir: &TempDir) -> Vec<(&'static str, std::path::PathBuf)> {
     vec![
@@ -78,7 +81,7 @@ fn mpi_io_files_are_the_failure_free_runs_whatever_replicas_die() {
     let build = TempDir::new("io-build");
     for (name, exe) in programs(&build) {
         let (_, line, bytes) = io_run(&["-n", "3", "-r", "1"], &exe, name);
-        let cases: &[(&[&str], Option<(u64, u64)>)] = &[
+        let cases: &[Case] = &[
             (&["-n", "3", "-r", "2"], None),
             (&["-n", "3", "-r", "3"], None),
             // The writer of rank 0 (replica 0 at first), mid-run: its new incarnation

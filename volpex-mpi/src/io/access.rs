@@ -77,7 +77,7 @@ pub fn check(h: &Handle, dir: Dir, at: Where) -> Result<()> {
 /// The number of etypes in `bytes` bytes of data (an access must move whole etypes).
 pub fn etypes(h: &Handle, bytes: usize) -> Result<u64> {
     let e = h.view.esize();
-    if bytes as u64 % e != 0 {
+    if !(bytes as u64).is_multiple_of(e) {
         return Err(MpiError::new(
             class::TYPE,
             format!("{bytes} bytes of data are not whole etypes of {e} bytes"),

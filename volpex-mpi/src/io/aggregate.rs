@@ -209,8 +209,11 @@ fn encode_into(v: &mut Vec<u8>, desc: &[(u64, usize)], data: impl FnOnce(&mut Ve
     data(v);
 }
 
+/// `(file offset, length)` of the pieces a message carries.
+type Descriptors = Vec<(u64, usize)>;
+
 /// Decodes what `encode_into` made: the descriptors and the data.
-fn decode(b: &[u8]) -> Result<(Vec<(u64, usize)>, &[u8])> {
+fn decode(b: &[u8]) -> Result<(Descriptors, &[u8])> {
     let bad = || MpiError::new(class::INTERN, "a malformed collective I/O message");
     let word = |i: usize| -> Result<u64> {
         let s = b.get(i * 8..i * 8 + 8).ok_or_else(bad)?;

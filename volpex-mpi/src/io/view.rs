@@ -57,7 +57,7 @@ impl View {
         }
         // A filetype without data is a rank that accesses nothing (MPICH's
         // setview_zero); any access of data through it is an error (`pieces`).
-        if filetype.size % etype.size != 0 {
+        if !filetype.size.is_multiple_of(etype.size) {
             return Err(MpiError::new(
                 class::TYPE,
                 format!(
