@@ -7,7 +7,8 @@
 //! and two of three killed one after the other, the file is byte-identical to the
 //! failure-free run's and the program's result line is the same. Every write reaches the
 //! file layer (a replica that writes other bytes is caught by `VOLPEX_VERIFY_OUTPUT=1`),
-//! and a full disk is the program's MPI_ERR_NO_SPACE.
+//! a full disk is the program's MPI_ERR_NO_SPACE, and on several test hosts sharing the
+//! file system the file is the failure-free run's too.
 
 use std::path::Path;
 
@@ -193,5 +194,56 @@ fn a_full_disk_is_mpi_err_no_space() {
             "-r {r}: {}",
             run.stderr
         );
+    }
+}
+
+/// On several hosts sharing the file system (the test hosts see the machine's, as hosts
+/// see an NFS export or a bind mount; docs/FILES.md, "Several hosts"): three ranks of two
+/// replicas over three hosts, two slots each, rank 0's writer killed mid-run: the file is
+/// the failure-free run's.
+#[test]
+#[cfg_attr(
+    not(feature = "root-tests"),
+    ignore = "needs root: test hosts in network namespaces"
+)]
+fn mpi_io_files_on_several_hosts_sharing_the_file_system() {
+    #[cfg(feature = "root-tests")]
+    {
+        let build = TempDir::new("io-build");
+        let exe = compile_c(&build, "io");
+        let (_, line, bytes) = io_run(&["-n", "3", "-r", "1"], &exe, "io:");
+        let net = volpex_tests::testhosts::TestNet::new(3);
+        let lines: Vec<String> = (0..net.len())
+            .map(|i| format!("{} slots=2", net.name(i)))
+            .collect();
+        let hf = net.hostfile("hosts.txt", &lines);
+        let (ssh, hf) = (net.ssh_cmd(), hf.to_string_lossy().into_owned());
+        let dir = TempDir::new("io-hosts");
+        let d = dir.0.to_string_lossy().into_owned();
+        let la = [
+            "--ssh-cmd",
+            ssh.as_str(),
+            "--hosts",
+            hf.as_str(),
+            "-n",
+            "3",
+            "-r",
+            "2",
+            "--fault",
+            "0.0:kill@0.5",
+        ];
+        let r = volpex_tests::spawn_with(
+            &["ip", "netns", "exec", &net.head()],
+            &[],
+            &la,
+            &exe,
+            &[&d, ROUNDS, WORK_MS],
+        )
+        .wait(DEADLINE);
+        r.assert_no_leftovers();
+        assert_eq!(first_line(r.ok(), "io:"), line, "{}", r.stderr);
+        let got = std::fs::read(dir.0.join("io.dat")).expect("read io.dat");
+        assert!(got == bytes, "io.dat differs on hosts\n{}", r.stderr);
+        assert_ne!(r.state(0, 0), "finished", "{}", r.stderr);
     }
 }
