@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     --io) io=1; shift ;;
     --bin) bin=${2:?--bin needs a directory}; shift 2 ;;
     --match) match=${2:?--match needs a regex}; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "mpich-suite: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
