@@ -78,6 +78,8 @@ int main(int argc, char **argv) {
     MPI_Info info;
     CHECK_OK(MPI_Info_create(&info));
     CHECK_OK(MPI_Info_set(info, "cb_buffer_size", "16777216"));
+    /* Two aggregators (the default is one per host: the Fortran program has that). */
+    CHECK_OK(MPI_Info_set(info, "cb_nodes", "2"));
     CHECK_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
     CHECK_OK(MPI_Info_free(&info));
     int amode;

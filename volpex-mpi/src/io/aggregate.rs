@@ -28,6 +28,35 @@ use volpex::Communicator;
 /// Bytes of each domain one round moves (ROMIO's `cb_buffer_size` default).
 pub const BUFFER: u64 = 16 << 20;
 
+/// The aggregators of a file opened on `comm`: `cb_nodes` of them, spread over the
+/// ranks, when the hints say so; else one per host, the lowest rank on each (ROMIO's
+/// default). Every replica of every rank must get the same list, so each rank's host is
+/// the one its leader replica runs on (`Communicator::decide`).
+pub fn aggregators(comm: &Communicator, hints: &[(String, String)]) -> Result<Vec<usize>> {
+    let n = comm.size() as usize;
+    let wanted = hints
+        .iter()
+        .find(|(k, _)| k == "cb_nodes")
+        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+        .filter(|&k| k > 0);
+    if let Some(k) = wanted {
+        let k = k.min(n);
+        return Ok((0..k).map(|i| i * n / k).collect());
+    }
+    let host = comm.decide(|| {
+        use std::hash::{Hash, Hasher};
+        // SipHash with fixed keys: the same name hashes the same in every process.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        crate::types::processor_name().hash(&mut h);
+        h.finish()
+    })?;
+    let mut hosts = vec![0u64; n];
+    comm.all_gather_into(&[host][..], &mut hosts[..])?;
+    Ok((0..n)
+        .filter(|&j| !hosts[..j].contains(&hosts[j]))
+        .collect())
+}
+
 /// The span `[lo, hi)` of each rank's pieces (`(u64::MAX, 0)`: none).
 fn spans(comm: &Communicator, pieces: &[Piece]) -> Result<Vec<[u64; 2]>> {
     let lo = pieces.iter().map(|p| p.0).min().unwrap_or(u64::MAX);
@@ -88,26 +117,35 @@ fn with_data(pieces: Vec<Piece>) -> Vec<(u64, usize, usize)> {
 struct Plan {
     domains: Vec<(u64, u64)>,
     rounds: u64,
+    /// The aggregators' ranks, by domain.
+    aggregators: Vec<usize>,
 }
 
 impl Plan {
-    fn new(spans: &[[u64; 2]]) -> Option<Plan> {
+    fn new(spans: &[[u64; 2]], aggregators: &[usize]) -> Option<Plan> {
         let lo = spans.iter().map(|s| s[0]).min()?;
         let hi = spans.iter().map(|s| s[1]).max()?;
         if lo >= hi {
             return None;
         }
-        let domains = domains(lo, hi, spans.len());
+        let domains = domains(lo, hi, aggregators.len());
         let rounds = domains
             .iter()
             .map(|(a, b)| (b - a).div_ceil(BUFFER))
             .max()
             .unwrap_or(0);
-        Some(Plan { domains, rounds })
+        Some(Plan {
+            domains,
+            rounds,
+            aggregators: aggregators.to_vec(),
+        })
     }
 
-    /// Aggregator `i`'s window in round `r`.
-    fn window(&self, i: usize, r: u64) -> (u64, u64) {
+    /// Rank `j`'s window in round `r` (empty for a rank that is no aggregator).
+    fn window(&self, j: usize, r: u64) -> (u64, u64) {
+        let Some(i) = self.aggregators.iter().position(|&a| a == j) else {
+            return (0, 0);
+        };
         let (a, b) = self.domains[i];
         let s = (a + r * BUFFER).min(b);
         (s, (s + BUFFER).min(b))
@@ -140,6 +178,12 @@ struct Outgoing {
 }
 
 impl Outgoing {
+    /// Empties it for the next round (its memory stays: no page faults again).
+    fn clear(&mut self) {
+        self.flat.clear();
+        self.counts.clear();
+    }
+
     /// Ends the message to the next rank.
     fn close(&mut self, start: usize) {
         self.counts.push(self.flat.len() - start);
@@ -147,8 +191,9 @@ impl Outgoing {
 }
 
 /// Sends each rank `j` its message and receives every rank's (their sizes first, in an
-/// all-to-all of counts; then point-to-point, each message received in place).
-fn exchange(comm: &Communicator, out: &Outgoing) -> Result<Received> {
+/// all-to-all of counts; then point-to-point, each message received in place). `into`
+/// is the last round's `Received`, whose memory is used again.
+fn exchange(comm: &Communicator, out: &Outgoing, into: Option<Received>) -> Result<Received> {
     let n = comm.size() as usize;
     let me = comm.rank() as usize;
     let counts: Vec<u64> = out.counts.iter().map(|&c| c as u64).collect();
@@ -176,7 +221,8 @@ fn exchange(comm: &Communicator, out: &Outgoing) -> Result<Received> {
             comm.process_at_rank(to as i32).send_with_tag(block, TAG)?;
         }
     }
-    let mut bytes = vec![0u8; total];
+    let mut bytes = into.map(|r| r.bytes).unwrap_or_default();
+    bytes.resize(total, 0);
     let (a, c) = at[me];
     if c != out.counts[me] {
         return Err(MpiError::new(
@@ -240,14 +286,16 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
     if !interleaved(&spans) {
         return write_at(h, pos, data);
     }
-    let Some(plan) = Plan::new(&spans) else {
+    let Some(plan) = Plan::new(&spans, &h.aggregators) else {
         return Ok(());
     };
     let mine = with_data(pieces);
     let n = comm.size() as usize;
     let mut failure: Option<MpiError> = None;
+    // Memory used again every round (fresh buffers cost a page fault per page).
+    let (mut out, mut received, mut buf) = (Outgoing::default(), None, Vec::new());
     for r in 0..plan.rounds {
-        let mut out = Outgoing::default();
+        out.clear();
         for i in 0..n {
             let (a, b) = plan.window(i, r);
             let parts: Vec<_> = clip(&mine, a, b).collect();
@@ -260,14 +308,15 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
             });
             out.close(start);
         }
-        let got = exchange(&comm, &out)?;
+        let got = exchange(&comm, &out, received.take())?;
         // Assemble this aggregator's window, and write its covered runs.
         let me = comm.rank() as usize;
         let (a, b) = plan.window(me, r);
         if a >= b {
+            received = Some(got);
             continue;
         }
-        let mut buf = vec![0u8; (b - a) as usize];
+        buf.resize((b - a) as usize, 0);
         let mut runs: Vec<(u64, u64)> = Vec::new();
         for j in 0..n {
             let (desc, bytes) = decode(got.from(j))?;
@@ -298,6 +347,7 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
                 failure.get_or_insert(sys(err, "write"));
             }
         }
+        received = Some(got);
     }
     if h.atomic {
         volpex_files::settle();
@@ -321,7 +371,7 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
     if !interleaved(&spans) {
         return read_at(h, pos, out);
     }
-    let Some(plan) = Plan::new(&spans) else {
+    let Some(plan) = Plan::new(&spans, &h.aggregators) else {
         return Ok(0);
     };
     let size = super::file::file_size(h)?;
@@ -340,7 +390,7 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
             encode_into(&mut requests.flat, &desc, |_| {});
             requests.close(start);
         }
-        let got = exchange(&comm, &requests)?;
+        let got = exchange(&comm, &requests, None)?;
         let me = comm.rank() as usize;
         let (a, b) = plan.window(me, r);
         let mut buf = vec![0u8; b.saturating_sub(a) as usize];
@@ -371,7 +421,7 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
             }
             answers.close(start);
         }
-        let back = exchange(&comm, &answers)?;
+        let back = exchange(&comm, &answers, None)?;
         for (j, parts) in asked.iter().enumerate() {
             let bytes = back.from(j);
             let mut at = 0;

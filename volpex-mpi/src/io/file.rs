@@ -80,6 +80,8 @@ pub struct FileEntry {
     pub errhandler: c_int,
     /// A split collective in progress.
     pub split: Option<Split>,
+    /// The ranks that write and read for the others in collective accesses.
+    pub aggregators: Arc<[usize]>,
 }
 
 /// What an access needs of an open file, taken out of the table.
@@ -97,6 +99,8 @@ pub struct Handle {
     pub atomic: bool,
     /// Its path as given.
     pub path: PathBuf,
+    /// The collective accesses' aggregators.
+    pub aggregators: Arc<[usize]>,
 }
 
 /// The entry of open file `fh`, for `f`.
@@ -114,6 +118,7 @@ pub fn handle(fh: c_int) -> Result<Handle> {
             view: e.view.clone(),
             atomic: e.atomic,
             path: e.path.clone(),
+            aggregators: e.aggregators.clone(),
         })
     })
 }
@@ -274,6 +279,7 @@ pub fn open(comm_h: c_int, path: &str, amode: c_int, info: Vec<(String, String)>
     };
     let file = Arc::new(file);
     let fcomm = crate::comm::dup(comm_h)?;
+    let aggregators = super::aggregate::aggregators(&state::comm(fcomm)?, &info)?;
     let byte_h = crate::types::named("MPI_BYTE")?;
     let byte = state::datatype(byte_h)?;
     let entry = FileEntry {
@@ -287,6 +293,7 @@ pub fn open(comm_h: c_int, path: &str, amode: c_int, info: Vec<(String, String)>
         info,
         errhandler: state::with(|s| Ok(s.file_errhandler)).unwrap_or(ERRORS_RETURN),
         split: None,
+        aggregators: aggregators.into(),
     };
     let h = state::with(|s| Ok(s.files.insert(entry)))?;
     // Both pointers start at the end with MPI_MODE_APPEND (section 13.2.1).
