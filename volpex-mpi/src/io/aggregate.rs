@@ -376,6 +376,17 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
     };
     let size = super::file::file_size(h)?;
     let mine = with_data(pieces);
+    // Bytes read: the data before the first piece byte at or past the end of the file;
+    // the buffer past them is left as it was (MPI-3.1 13.4.1: only what was read).
+    let mut n_read = 0;
+    for &(off, at, len) in &mine {
+        if off + len as u64 <= size {
+            n_read = at + len;
+        } else {
+            n_read = at + size.saturating_sub(off) as usize;
+            break;
+        }
+    }
     let n = comm.size() as usize;
     for r in 0..plan.rounds {
         // Requests: to each aggregator, the pieces in its window.
@@ -429,19 +440,10 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
                 let chunk = bytes.get(at..at + l).ok_or_else(|| {
                     MpiError::new(class::INTERN, "a collective I/O answer too short")
                 })?;
-                out[d..d + l].copy_from_slice(chunk);
+                let k = l.min(n_read.saturating_sub(d));
+                out[d..d + k].copy_from_slice(&chunk[..k]);
                 at += l;
             }
-        }
-    }
-    // Bytes read: the data before the first piece byte at or past the end of the file.
-    let mut n_read = 0;
-    for &(off, at, len) in &mine {
-        if off + len as u64 <= size {
-            n_read = at + len;
-        } else {
-            n_read = at + size.saturating_sub(off) as usize;
-            break;
         }
     }
     Ok(n_read)
