@@ -247,3 +247,69 @@ fn mpi_io_files_on_several_hosts_sharing_the_file_system() {
         assert_ne!(r.state(0, 0), "finished", "{}", r.stderr);
     }
 }
+
+/// The official NPB 3.4 BT with its MPI-IO subtype (`SUBTYPE=full`: collective writes
+/// of the solution through a view every 5 steps, read back and checked at the end),
+/// unmodified, class W at `-n 4`: it verifies at `-r 1`, and at `-r 2` with rank 0's
+/// writer replica and another replica killed mid-run its output file `btio.full.out` is
+/// the failure-free run's, byte for byte. Needs the sources (see
+/// `volpex_tests::prerequisite`).
+#[test]
+fn official_npb_bt_io_verifies_and_writes_its_file_once() {
+    let npb = volpex_tests::official_npb();
+    let sources = format!("the official NPB sources ({})", npb.display());
+    if !volpex_tests::prerequisite(npb.join("BT/full_mpiio.f").is_file(), &sources) {
+        return;
+    }
+    let src = TempDir::new("npb-btio");
+    volpex_tests::abi::official_npb_copy(&npb, &src);
+    let out = std::process::Command::new("make")
+        .current_dir(&src.0)
+        .args(["bt", "CLASS=W", "NPROCS=4", "SUBTYPE=full"])
+        .output()
+        .expect("run make");
+    assert!(
+        out.status.success(),
+        "make bt SUBTYPE=full:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let exe = src.0.join("bin/bt.W.x.mpi_io_full");
+    let bt = |args: &[&str]| {
+        let dir = TempDir::new("npb-btio-run");
+        // In its own directory (`env -C`): BT writes btio.full.out where it runs.
+        let d = dir.0.to_string_lossy().into_owned();
+        let r = volpex_tests::spawn_with(&["env", "-C", &d], &[], args, &exe, &[]).wait(DEADLINE);
+        r.assert_no_leftovers();
+        assert!(
+            r.ok()
+                .contains("Verification    =               SUCCESSFUL"),
+            "{args:?}:\n{}",
+            r.stdout
+        );
+        let file = std::fs::read(dir.0.join("btio.full.out")).expect("read btio.full.out");
+        (r, file)
+    };
+    let (_, reference) = bt(&["-n", "4", "-r", "1"]);
+    let (r, file) = bt(&[
+        "-n",
+        "4",
+        "-r",
+        "2",
+        "--fault",
+        "0.0:kill@0.4",
+        "--fault",
+        "2.1:kill@0.3",
+    ]);
+    assert!(
+        file == reference,
+        "btio.full.out differs from the failure-free run's\n{}",
+        r.stderr
+    );
+    assert_ne!(
+        r.state(0, 0),
+        "finished",
+        "the kill came late\n{}",
+        r.stderr
+    );
+}
