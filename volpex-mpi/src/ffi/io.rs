@@ -238,7 +238,7 @@ macro_rules! split_write {
             fio::guard(stringify!($begin), fh, || {
                 access::no_split(fh)?;
                 let st = write_impl(fh, $at$(($off))?, true, (buf, count, datatype))?;
-                access::begin_split(fh, st.count_lo as u32 as usize | ((st.count_hi as u32 as usize) << 32), true)
+                access::begin_split(fh, st.bytes() as usize, true)
             })
         }
 
@@ -266,7 +266,7 @@ macro_rules! split_read {
             fio::guard(stringify!($begin), fh, || {
                 access::no_split(fh)?;
                 let st = read_impl(fh, $at$(($off))?, true, (buf, count, datatype))?;
-                access::begin_split(fh, st.count_lo as u32 as usize | ((st.count_hi as u32 as usize) << 32), false)
+                access::begin_split(fh, st.bytes() as usize, false)
             })
         }
 
