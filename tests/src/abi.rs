@@ -32,6 +32,95 @@ impl Drop for TempDir {
     }
 }
 
+/// A tmpfs mounted (with `options`, such as `size=64k`) on a fresh directory, unmounted
+/// and removed when dropped (also when the test fails). Needs root.
+pub struct Mount(pub TempDir);
+
+impl Mount {
+    pub fn tmpfs(options: &str) -> Mount {
+        let dir = TempDir::new("files-mount");
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(&dir.0)
+            .status()
+            .expect("run mount");
+        assert!(
+            st.success(),
+            "mount -t tmpfs -o {options} failed (root is needed)"
+        );
+        Mount(dir)
+    }
+
+    /// Mounts it again with `options` (`ro`).
+    pub fn remount(&self, options: &str) {
+        let st = Command::new("mount")
+            .args(["-o", &format!("remount,{options}")])
+            .arg(&self.0 .0)
+            .status()
+            .expect("run mount");
+        assert!(st.success(), "mount -o remount,{options} failed");
+    }
+
+    /// The names in it, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.0 .0)
+            .expect("read the mount")
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0 .0).status();
+    }
+}
+
+/// A copy of the official NPB sources `npb` in `dir`, ready for `make` with our wrapper
+/// compilers: `MPIFC = volpexf90` and `MPICC = volpexcc` in `config/make.def` (with the
+/// `-fallow-invalid-boz` the suite's randi8.f needs with gfortran 10 or later), and
+/// `bin/`.
+pub fn official_npb_copy(npb: &Path, dir: &TempDir) {
+    let copy = Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", npb.display()))
+        .arg(&dir.0)
+        .status()
+        .expect("cp");
+    assert!(copy.success());
+    let template = std::fs::read_to_string(dir.0.join("config/make.def.template"))
+        .expect("read make.def.template");
+    let def: String = template
+        .lines()
+        .map(|l| {
+            if l.starts_with("MPIFC") {
+                format!("MPIFC = {}", crate::bin("volpexf90").display())
+            } else if l.starts_with("MPICC") {
+                format!("MPICC = {}", crate::bin("volpexcc").display())
+            } else if l.starts_with("FFLAGS") {
+                "FFLAGS = -O3 -fallow-invalid-boz".to_string()
+            } else if l.starts_with("FMPI_")
+                || l.starts_with("CMPI_LIB")
+                || l.starts_with("CMPI_INC")
+            {
+                String::new()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(dir.0.join("config/make.def"), def).expect("write make.def");
+    std::fs::create_dir_all(dir.0.join("bin")).expect("mkdir bin");
+}
+
 /// Compiles `tests/c/NAME.c` with volpexcc (`-O2 -Wall -Werror`) into `dir`.
 pub fn compile_c(dir: &TempDir, name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use volpex_tests::abi::{TempDir, DEADLINE};
+use volpex_tests::abi::{Mount, TempDir, DEADLINE};
 use volpex_tests::{bin, run, Run};
 
 /// Steps each program writes, and the pause after each: about 1.4 s of writing.
@@ -354,45 +354,6 @@ fn replicas_that_write_different_bytes_are_caught_at_the_file() {
         "no {want:?} in\n{}",
         r.stderr
     );
-}
-
-/// A tmpfs of `size` mounted on a fresh directory, unmounted and removed when dropped
-/// (also when the test fails).
-struct Mount(TempDir);
-
-impl Mount {
-    fn tmpfs(options: &str) -> Mount {
-        let dir = TempDir::new("files-mount");
-        let st = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
-            .arg(&dir.0)
-            .status()
-            .expect("run mount");
-        assert!(
-            st.success(),
-            "mount -t tmpfs -o {options} failed (root is needed)"
-        );
-        Mount(dir)
-    }
-
-    fn remount(&self, options: &str) {
-        let st = Command::new("mount")
-            .args(["-o", &format!("remount,{options}")])
-            .arg(&self.0 .0)
-            .status()
-            .expect("run mount");
-        assert!(st.success(), "mount -o remount,{options} failed");
-    }
-
-    fn names(&self) -> Vec<String> {
-        contents(&self.0 .0).into_keys().collect()
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0 .0).status();
-    }
 }
 
 /// A full disk: every write the disk refused reaches the program as its call's error

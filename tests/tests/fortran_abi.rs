@@ -299,37 +299,7 @@ fn official_npb_fortran_codes_verify_with_lost_replicas() {
         return;
     }
     let dir = TempDir::new("npbf");
-    let copy = Command::new("cp")
-        .arg("-r")
-        .arg(format!("{}/.", npb.display()))
-        .arg(&dir.0)
-        .status()
-        .expect("cp");
-    assert!(copy.success());
-    let template = std::fs::read_to_string(dir.0.join("config/make.def.template"))
-        .expect("read make.def.template");
-    let def: String = template
-        .lines()
-        .map(|l| {
-            if l.starts_with("MPIFC") {
-                format!("MPIFC = {}", bin("volpexf90").display())
-            } else if l.starts_with("MPICC") {
-                format!("MPICC = {}", bin("volpexcc").display())
-            } else if l.starts_with("FFLAGS") {
-                "FFLAGS = -O3 -fallow-invalid-boz".to_string()
-            } else if l.starts_with("FMPI_")
-                || l.starts_with("CMPI_LIB")
-                || l.starts_with("CMPI_INC")
-            {
-                String::new()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    std::fs::write(dir.0.join("config/make.def"), def).expect("write make.def");
-    std::fs::create_dir_all(dir.0.join("bin")).expect("mkdir bin");
+    volpex_tests::abi::official_npb_copy(&npb, &dir);
     // (benchmark, sends after which replica 1.0 exits): early in each run, so that
     // replica is still running then, but after it took part.
     let benchmarks = [

@@ -357,6 +357,31 @@ pub fn finish() {
     });
 }
 
+/// Waits until the file operations this replica made so far are applied: in the writer,
+/// until its files thread applied them (an operation that waits for the other replicas
+/// to produce it waits for them); in another replica, until the writer says so, for
+/// `SYNC_WAIT` at most (as a close does). A rank that tells another rank something
+/// after this (MPI-IO's collective calls) has its files on the file system as its
+/// program left them. Returns at once before the first file operation.
+pub fn settle() {
+    let Some(sh) = shared() else { return };
+    let _op = sh.ops.lock();
+    inside(|| {
+        let mut g = sh.state.lock();
+        if g.finished || !g.worker {
+            return;
+        }
+        let start = Instant::now();
+        let target = g.produced;
+        wait_while(
+            sh,
+            &mut g,
+            "the writer to apply this replica's file operations",
+            |s| s.known_applied() < target && (s.role.writing || start.elapsed() < SYNC_WAIT),
+        );
+    });
+}
+
 /// Waits while `busy` holds (and the layer can go on), telling the worker it is
 /// urgent. Returns at once after `finish`.
 fn wait_while(
@@ -909,8 +934,13 @@ impl State {
 
     /// Reads the file system's copy of `file` (as applied through `applied`) at `off`.
     fn read_base(&mut self, file: FileId, off: u64, buf: &mut [u8]) -> Result<usize, c_int> {
-        let now = self.model.file(file).and_then(|f| f.path.clone());
-        let Some(path) = overlay::path_at(&self.journal, self.kept, file, now) else {
+        let f = self.model.file(file);
+        let (now, shared) = (f.and_then(|f| f.path.clone()), f.is_some_and(|f| f.shared));
+        let at = match shared {
+            true => now,
+            false => overlay::path_at(&self.journal, self.kept, file, now),
+        };
+        let Some(path) = at else {
             return Ok(0);
         };
         self.check_replay(&path)?;
@@ -1031,6 +1061,28 @@ fn done<T>(
     }
 }
 
+thread_local! {
+    /// Set while `shared_open` runs its opens.
+    static SHARED_OPEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, whose opens (in this thread) open files that several ranks write and read
+/// (MPI-IO's files, opened by every rank of a communicator): such a file's size at open
+/// is not part of the rank's outcome (another rank's writer may change it at any time;
+/// the replicas of this rank would decide it differently), its reads are cut to the
+/// file system's size rather than the model's, and `fstat` reports the larger of the
+/// two. The rank's own writes to it follow the layer's rule like any other.
+pub fn shared_open<T>(f: impl FnOnce() -> T) -> T {
+    SHARED_OPEN.with(|c| c.set(true));
+    let r = f();
+    SHARED_OPEN.with(|c| c.set(false));
+    r
+}
+
+fn opening_shared() -> bool {
+    SHARED_OPEN.with(|c| c.get())
+}
+
 /// open / openat / creat / fopen.
 pub fn open(dirfd: c_int, path: &Path, flags: c_int, mode: u32) -> Handled<c_int> {
     let acc = flags & libc::O_ACCMODE;
@@ -1047,6 +1099,9 @@ pub fn open(dirfd: c_int, path: &Path, flags: c_int, mode: u32) -> Handled<c_int
         if !write {
             return match known {
                 Known::File(id) => {
+                    if opening_shared() {
+                        g.model.share(id);
+                    }
                     let desc = g.model.open_read(id);
                     match real::placeholder(flags & libc::O_CLOEXEC != 0) {
                         Ok(fd) if fd < FD_LIMIT => {
@@ -1100,7 +1155,11 @@ pub fn open(dirfd: c_int, path: &Path, flags: c_int, mode: u32) -> Handled<c_int
         header.extend_from_slice(&flags.to_le_bytes());
         let (seq, trace) = g.next(&header);
         g.in_flight = true;
-        let decide = |s: &State| s.decide_open(&abs, create, excl);
+        let shared = opening_shared();
+        let decide = |s: &State| match s.decide_open(&abs, create, excl) {
+            Outcome::Ok { existed, .. } if shared => Outcome::Ok { existed, size: 0 },
+            o => o,
+        };
         let outcome = State::outcome(sh, g, seq, trace, &decide);
         g.in_flight = false;
         let (existed, size) = match outcome {
@@ -1120,6 +1179,11 @@ pub fn open(dirfd: c_int, path: &Path, flags: c_int, mode: u32) -> Handled<c_int
             g.model
                 .open_write(seq, Arc::from(abs.as_path()), (existed, size), access, mode);
         g.push(entry);
+        if shared {
+            if let Some(d) = g.model.desc_of_id(desc) {
+                g.model.share(d);
+            }
+        }
         g.model.bind(fd, desc);
         mark(fd, true);
         sh.cond.notify_all();
@@ -1217,12 +1281,28 @@ pub fn read(fd: c_int, buf: &mut [u8], at: Option<u64>) -> Result<usize, c_int> 
             }
         }
         let kept = g.kept;
-        let got = if overlay::reads_disk(&g.journal, kept, file) {
+        // A shared file's bytes are on the file system whoever made it (other ranks
+        // write it; a replica that replays reads what is there now).
+        let shared = g.model.file(file).is_some_and(|f| f.shared);
+        let got = if shared || overlay::reads_disk(&g.journal, kept, file) {
             g.read_base(file, offset, &mut disk)?
         } else {
             0
         };
-        overlay::read(
+        // A shared file holds what the file system has, or this rank wrote.
+        let out = match g.model.file(file) {
+            Some(f) if f.shared => {
+                let end = f.size.max(offset + got as u64);
+                let n = end.saturating_sub(offset).min(out.len() as u64);
+                &mut out[..n as usize]
+            }
+            _ => out,
+        };
+        let read = match shared {
+            true => overlay::read_shared,
+            false => overlay::read,
+        };
+        read(
             &g.journal,
             kept,
             file,
@@ -1339,9 +1419,17 @@ pub fn fstat(fd: c_int) -> Result<StatInfo, c_int> {
     done(|_, g| {
         let d = g.model.desc_of(fd).ok_or(libc::EBADF)?;
         let f = g.model.file(d.file).ok_or(libc::EBADF)?;
+        let on_disk = || {
+            let c = cpath(f.path.as_deref()?)?;
+            real::stat(&c).ok().map(|st| st.st_size as u64)
+        };
+        let size = match f.shared {
+            true => f.size.max(on_disk().unwrap_or(0)),
+            false => f.size,
+        };
         Ok(StatInfo {
             path: f.path.as_ref().map(|p| p.to_path_buf()),
-            size: f.size,
+            size,
         })
     })
 }
@@ -1480,7 +1568,12 @@ pub fn unlink(dirfd: c_int, path: &Path, dir: bool) -> Handled<()> {
         };
         header.extend_from_slice(abs.as_os_str().as_bytes());
         let p = abs.clone();
-        let decide = move |s: &State| s.decide_existing(&p, dir);
+        // A removal does not need the size: it is no outcome (another rank may be
+        // writing a file several ranks share while the replicas decide).
+        let decide = move |s: &State| match s.decide_existing(&p, dir) {
+            Outcome::Ok { existed, .. } => Outcome::Ok { existed, size: 0 },
+            o => o,
+        };
         name_op(sh, g, &header, &decide, |s, seq, _| {
             if dir {
                 s.model.dir_op(seq, Arc::from(abs.as_path()), false, 0)

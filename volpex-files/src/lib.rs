@@ -47,5 +47,6 @@ mod sys;
 mod worker;
 
 pub use layer::{
-    activate, deliver, finish, link_lost, restore, snapshot, Connect, Identity, Sender,
+    activate, deliver, finish, link_lost, private, restore, settle, shared_open, snapshot, Connect,
+    Identity, Sender,
 };

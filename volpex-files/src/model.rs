@@ -30,6 +30,10 @@ pub struct File {
     pub size: u64,
     /// Open descriptions of it.
     pub open: u32,
+    /// Several ranks write it (an MPI-IO file): its size is the larger of the model's
+    /// and the file system's, and reads are not cut to the model's size.
+    #[serde(default)]
+    pub shared: bool,
 }
 
 /// An open file description.
@@ -121,6 +125,18 @@ impl Model {
         self.files.get(&id)
     }
 
+    /// The file an open description is of.
+    pub fn desc_of_id(&self, desc: DescId) -> Option<FileId> {
+        self.descs.get(&desc).map(|d| d.file)
+    }
+
+    /// Marks file `id` as written by several ranks (see `File::shared`).
+    pub fn share(&mut self, id: FileId) {
+        if let Some(f) = self.files.get_mut(&id) {
+            f.shared = true;
+        }
+    }
+
     /// The description behind a descriptor.
     pub fn desc_of(&self, fd: i32) -> Option<&Desc> {
         self.fds.get(&fd).and_then(|d| self.descs.get(d))
@@ -193,6 +209,7 @@ impl Model {
                     path: Some(path.clone()),
                     size: before,
                     open: 0,
+                    shared: false,
                 },
             );
             self.paths.insert(path.to_path_buf(), Named::File(seq));
@@ -268,6 +285,15 @@ impl Model {
             self.descs.remove(&id);
             if let Some(f) = self.files.get_mut(&file) {
                 f.open = f.open.saturating_sub(1);
+                // A shared file closed is the file system's again: other ranks may
+                // remove it, cut it or write it before this rank opens it next.
+                if f.shared && f.open == 0 {
+                    if let Some(p) = f.path.take() {
+                        if self.paths.get(&*p) == Some(&Named::File(file)) {
+                            self.paths.remove(&*p);
+                        }
+                    }
+                }
             }
         }
         if !write {
@@ -349,9 +375,16 @@ impl Model {
         if !d.read {
             return Err(EBADF);
         }
-        let size = self.files.get(&d.file).map_or(0, |f| f.size);
+        let (size, shared) = self
+            .files
+            .get(&d.file)
+            .map_or((0, false), |f| (f.size, f.shared));
         let offset = at.unwrap_or(d.offset);
-        let n = size.saturating_sub(offset).min(len);
+        // A shared file's reader cuts the read to what the file system has.
+        let n = match shared {
+            true => len,
+            false => size.saturating_sub(offset).min(len),
+        };
         if at.is_none() {
             d.offset = offset + n;
         }
@@ -440,6 +473,7 @@ impl Model {
                         path: None,
                         size,
                         open: 0,
+                        shared: false,
                     },
                 );
                 seq

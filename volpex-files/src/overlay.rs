@@ -70,6 +70,31 @@ pub fn read(
     buf: &mut [u8],
     base: &mut dyn FnMut(u64, &mut [u8]) -> usize,
 ) {
+    read_over(journal, applied, file, offset, buf, base, true)
+}
+
+/// `read` of a file several ranks write (`File::shared`): the file system's bytes always
+/// count (other ranks' writes are there), this replica's own operations laid over them.
+pub fn read_shared(
+    journal: &Journal,
+    applied: Seq,
+    file: FileId,
+    offset: u64,
+    buf: &mut [u8],
+    base: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+) {
+    read_over(journal, applied, file, offset, buf, base, false)
+}
+
+fn read_over(
+    journal: &Journal,
+    applied: Seq,
+    file: FileId,
+    offset: u64,
+    buf: &mut [u8],
+    base: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    resets: bool,
+) {
     let mine: Vec<&Op> = journal
         .after(applied)
         .map(|e| &e.op)
@@ -77,10 +102,11 @@ pub fn read(
         .collect();
     // The last entry that made the file empty: what came before it does not count.
     let reset = mine.iter().rposition(|op| {
-        matches!(
-            op,
-            Op::Open { create: true, .. } | Op::Open { truncate: true, .. }
-        )
+        resets
+            && matches!(
+                op,
+                Op::Open { create: true, .. } | Op::Open { truncate: true, .. }
+            )
     });
     let from = match reset {
         Some(i) => {

@@ -30,6 +30,10 @@ typedef int MPI_Datatype;
 typedef int MPI_Group;
 typedef int MPI_Op;
 typedef int MPI_Request;
+/* ROMIO's names for I/O requests, which Open MPI's and MPICH's mpi.h also have. */
+typedef MPI_Request MPIO_Request;
+#define MPIO_Wait MPI_Wait
+#define MPIO_Test MPI_Test
 typedef int MPI_Errhandler;
 typedef int MPI_Info;
 typedef int MPI_Message;

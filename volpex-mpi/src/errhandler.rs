@@ -22,6 +22,16 @@ use crate::state;
 /// of `comm` (of MPI_COMM_WORLD when the function has no communicator, or when `comm` is
 /// not a valid communicator).
 pub fn guard(func: &'static str, comm: c_int, body: impl FnOnce() -> Result<()>) -> c_int {
+    guard_with(func, body, || state::errhandler(comm))
+}
+
+/// Runs the body of `func` and answers for its errors with the handler `handler` gives
+/// (asked only on an error; an error naming its communicator goes to that one's).
+pub fn guard_with(
+    func: &'static str,
+    body: impl FnOnce() -> Result<()>,
+    handler: impl FnOnce() -> state::Handler,
+) -> c_int {
     let result = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<&str>()
@@ -35,7 +45,10 @@ pub fn guard(func: &'static str, comm: c_int, body: impl FnOnce() -> Result<()>)
     });
     match result {
         Ok(()) => class::SUCCESS,
-        Err(e) => raise(func, comm, e),
+        Err(e) => match e.comm {
+            Some(c) => raise_with(func, state::errhandler(c), e),
+            None => raise_with(func, handler(), e),
+        },
     }
 }
 
@@ -46,7 +59,7 @@ pub fn raise(func: &str, comm: c_int, e: MpiError) -> c_int {
 }
 
 /// Applies handler `h` to `e`: returns the class, or ends the process.
-fn raise_with(func: &str, h: state::Handler, e: MpiError) -> c_int {
+pub fn raise_with(func: &str, h: state::Handler, e: MpiError) -> c_int {
     if e.retired {
         eprintln!("volpex-mpi: {func}: {}; this replica leaves the job", e.msg);
         std::process::exit(volpex::exit::EXIT_RETIRED);
@@ -74,20 +87,6 @@ pub fn call_handler(func: &str, h: state::Handler, code: c_int) {
         h,
         MpiError::new(code, format!("error code {code} raised by the program")),
     );
-}
-
-/// `guard` for the file functions: errors go to the default file error handler, that of
-/// MPI_FILE_NULL (MPI-3.1 section 13.7; MPI_ERRORS_RETURN unless the program set
-/// another).
-pub fn guard_file(func: &'static str, body: impl FnOnce() -> Result<()>) -> c_int {
-    match body() {
-        Ok(()) => class::SUCCESS,
-        Err(e) => {
-            let h = state::with(|s| Ok(s.handler(s.file_errhandler, crate::handles::NULL)))
-                .unwrap_or(state::Handler::Fatal);
-            raise_with(func, h, e)
-        }
-    }
 }
 
 /// The first code MPI_Add_error_class and MPI_Add_error_code give.

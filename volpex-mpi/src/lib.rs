@@ -14,7 +14,9 @@
 //!                          |    ffi/mpix.rs: the MPIX_ fault-tolerance extensions
 //!                          v
 //!             safe layer:  p2p, coll, request (grequest: generalized requests), comm,
-//!                          topo, types  (the MPI semantics)
+//!                          topo, types, io (MPI-IO over the file layer's calls: handles,
+//!                          views, access, two-phase aggregation, the shared pointer)
+//!                          (the MPI semantics)
 //!                          state (handle tables behind one mutex), table, datatype
 //!                          (type maps, buffers; its predefined types, envelopes and
 //!                          signatures), darray, typeattr (names, attributes), external32 and
@@ -49,6 +51,7 @@ pub mod grequest;
 pub mod handles;
 pub mod icoll;
 pub mod info;
+pub mod io;
 pub mod op;
 pub mod overlap;
 pub mod p2p;

@@ -136,6 +136,8 @@ pub struct State {
     pub keyvals: Table<Keyval>,
     /// Info objects: (key, value) pairs in the order set.
     pub infos: Table<Vec<(String, String)>>,
+    /// Open files (MPI_File_open).
+    pub files: Table<crate::io::file::FileEntry>,
     /// Thread level granted by MPI_Init_thread.
     pub thread_level: c_int,
     /// This process's rank in MPI_COMM_WORLD and world size.
@@ -239,6 +241,7 @@ pub fn init(required: c_int) -> Result<c_int> {
         },
         keyvals: Table::new(handles::TAG_KEYVAL, "attribute key", class::KEYVAL),
         infos,
+        files: Table::new(handles::TAG_FILE, "file", class::FILE),
         thread_level: provided,
         world: w,
         main_thread: std::thread::current().id(),
@@ -267,6 +270,8 @@ pub fn finalize() -> Result<()> {
         s.messages.clear_created();
         s.comms = Table::new(handles::TAG_COMM, "communicator", class::COMM);
         s.groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
+        // Files left open are closed (their descriptors) before the universe goes.
+        s.files = Table::new(handles::TAG_FILE, "file", class::FILE);
         crate::ft::discard_outputs();
         drop(s.universe.take());
     }

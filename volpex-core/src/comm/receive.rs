@@ -144,6 +144,36 @@ impl Communicator {
         st
     }
 
+    /// A value every replica of this rank must see the same although it depends on
+    /// timing (the size of a file other ranks write, for MPI-IO): the rank's leader
+    /// replica computes it with `f` and records it as a choice (see "Wildcards and
+    /// choices" in docs/LIBRARY.md); the other replicas take the leader's value and never
+    /// call `f`. Every replica must make the same calls of it, in the same order. With
+    /// one replica per rank, `f` answers.
+    pub fn decide(&self, f: impl FnOnce() -> u64) -> Result<u64, Error> {
+        let Some(slot) = self.post_choice() else {
+            return Ok(f());
+        };
+        loop {
+            match self.choice(slot) {
+                ChoiceState::Made(v) => {
+                    let b: [u8; 8] =
+                        v[..].try_into().map_err(|_| Error::RequestChoiceMismatch {
+                            choice: v.to_vec(),
+                            requests: 0,
+                        })?;
+                    return Ok(u64::from_le_bytes(b));
+                }
+                ChoiceState::Yours => {
+                    let x = f();
+                    self.make_choice(slot, Bytes::copy_from_slice(&x.to_le_bytes()));
+                    return Ok(x);
+                }
+                ChoiceState::Waiting => self.drive_once()?,
+            }
+        }
+    }
+
     /// Records this replica's (the leader's) choice for `slot`.
     pub(crate) fn make_choice(&self, slot: u64, value: Bytes) {
         let mut core = self.inner.rt.lock();

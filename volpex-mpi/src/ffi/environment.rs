@@ -307,28 +307,19 @@ pub extern "C" fn MPI_Win_call_errhandler(win: c_int, _errorcode: c_int) -> c_in
     })
 }
 
-/// The default file error handler's handle (that of MPI_FILE_NULL); `file` must be
-/// MPI_FILE_NULL, the only file there is until MPI-IO is implemented.
-fn file_null(file: c_int) -> Result<()> {
-    if file == NULL {
-        Ok(())
-    } else {
-        Err(MpiError::new(
-            class::FILE,
-            format!("invalid file {file:#x} (MPI-IO is not implemented yet)"),
-        ))
-    }
-}
-
-/// MPI_File_set_errhandler: on MPI_FILE_NULL, sets the handler files start with
-/// (MPI-3.1 section 13.7). Errors of the file functions go to that handler.
+/// MPI_File_set_errhandler (MPI-3.1 section 13.7): on a file, its handler; on
+/// MPI_FILE_NULL, the handler files opened later start with, which also answers the
+/// errors of calls with no valid file.
 #[no_mangle]
 pub extern "C" fn MPI_File_set_errhandler(file: c_int, errhandler: c_int) -> c_int {
-    errhandler::guard_file("MPI_File_set_errhandler", || {
-        file_null(file)?;
+    crate::io::guard("MPI_File_set_errhandler", file, || {
         state::with(|s| {
             s.errhandler_for(errhandler, state::ErrKind::File)?;
-            s.file_errhandler = errhandler;
+            if file == NULL {
+                s.file_errhandler = errhandler;
+            } else {
+                s.files.get_mut(file)?.errhandler = errhandler;
+            }
             Ok(())
         })
     })
@@ -336,19 +327,27 @@ pub extern "C" fn MPI_File_set_errhandler(file: c_int, errhandler: c_int) -> c_i
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_errhandler(file: c_int, errhandler: *mut c_int) -> c_int {
-    errhandler::guard_file("MPI_File_get_errhandler", || {
-        file_null(file)?;
-        let e = state::with(|s| Ok(s.file_errhandler))?;
+    crate::io::guard("MPI_File_get_errhandler", file, || {
+        let e = state::with(|s| match file {
+            NULL => Ok(s.file_errhandler),
+            f => Ok(s.files.get(f)?.errhandler),
+        })?;
         set(errhandler, "errhandler", e)
     })
 }
 
-/// MPI_File_call_errhandler: on MPI_FILE_NULL, calls the default file handler.
+/// MPI_File_call_errhandler: calls the file's handler (MPI_FILE_NULL's for
+/// MPI_FILE_NULL).
 #[no_mangle]
 pub extern "C" fn MPI_File_call_errhandler(file: c_int, errorcode: c_int) -> c_int {
-    errhandler::guard_file("MPI_File_call_errhandler", || {
-        file_null(file)?;
-        let h = state::with(|s| Ok(s.handler(s.file_errhandler, file)))?;
+    crate::io::guard("MPI_File_call_errhandler", file, || {
+        let h = state::with(|s| {
+            let e = match file {
+                NULL => s.file_errhandler,
+                f => s.files.get(f)?.errhandler,
+            };
+            Ok(s.handler(e, file))
+        })?;
         errhandler::call_handler("MPI_File_call_errhandler", h, errorcode);
         Ok(())
     })

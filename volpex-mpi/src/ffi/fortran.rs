@@ -963,6 +963,108 @@ pub unsafe extern "C" fn mpi_info_get_(
     set_ierr(ierr, code);
 }
 
+// ---- MPI-IO routines with CHARACTER arguments ----
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_file_open_(
+    comm: *const c_int,
+    filename: *const c_char,
+    amode: *const c_int,
+    info: *const c_int,
+    fh: *mut c_int,
+    ierr: *mut c_int,
+    filename_len: usize,
+) {
+    let code = shim("MPI_File_open", || {
+        let (c, a, i) = (
+            value(comm, "comm")?,
+            value(amode, "amode")?,
+            value(info, "info")?,
+        );
+        let name = c_string(filename, filename_len, "filename")?;
+        let mut h: c_int = 0;
+        // SAFETY: a NUL-terminated string we own and a local handle.
+        let code = unsafe { MPI_File_open(c, name.as_ptr(), a, i, &mut h) };
+        set(fh, "fh", h)?;
+        Ok(code)
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_file_delete_(
+    filename: *const c_char,
+    info: *const c_int,
+    ierr: *mut c_int,
+    filename_len: usize,
+) {
+    let code = shim("MPI_File_delete", || {
+        let i = value(info, "info")?;
+        let name = c_string(filename, filename_len, "filename")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPI_File_delete(name.as_ptr(), i) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_file_set_view_(
+    fh: *const c_int,
+    disp: *const i64,
+    etype: *const c_int,
+    filetype: *const c_int,
+    datarep: *const c_char,
+    info: *const c_int,
+    ierr: *mut c_int,
+    datarep_len: usize,
+) {
+    let code = shim("MPI_File_set_view", || {
+        let (f, d) = (value(fh, "fh")?, value(disp, "disp")?);
+        let (e, t, i) = (
+            value(etype, "etype")?,
+            value(filetype, "filetype")?,
+            value(info, "info")?,
+        );
+        let rep = c_string(datarep, datarep_len, "datarep")?;
+        // SAFETY: a NUL-terminated string we own.
+        Ok(unsafe { MPI_File_set_view(f, d, e, t, rep.as_ptr(), i) })
+    });
+    set_ierr(ierr, code);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_file_get_view_(
+    fh: *const c_int,
+    disp: *mut i64,
+    etype: *mut c_int,
+    filetype: *mut c_int,
+    datarep: *mut c_char,
+    ierr: *mut c_int,
+    datarep_len: usize,
+) {
+    let code = shim("MPI_File_get_view", || {
+        let f = value(fh, "fh")?;
+        let (mut d, mut e, mut t) = (0i64, 0, 0);
+        let mut rep = [0 as c_char; 129];
+        // SAFETY: locals, and a buffer of MPI_MAX_DATAREP_STRING + 1 bytes.
+        let code = unsafe { MPI_File_get_view(f, &mut d, &mut e, &mut t, rep.as_mut_ptr()) };
+        if code != class::SUCCESS {
+            return Ok(code);
+        }
+        set(disp, "disp", d)?;
+        set(etype, "etype", e)?;
+        set(filetype, "filetype", t)?;
+        // SAFETY: `rep` is NUL-terminated (zeroed, and MPI_File_get_view writes less).
+        let r = unsafe { CStr::from_ptr(rep.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+        // SAFETY: the CHARACTER argument of `datarep_len` bytes.
+        unsafe { raw::put_fortran_string(datarep, datarep_len, &r) }?;
+        Ok(code)
+    });
+    set_ierr(ierr, code);
+}
+
 // ---- Completion with 1-based indices ----
 
 /// A C index (0-based, or MPI_UNDEFINED) as Fortran's (1-based).
@@ -1874,10 +1976,6 @@ fortran_stubs! {
     mpi_comm_connect_ => "MPI_Comm_connect"(a, b, c, d, e);
     mpi_comm_spawn_ => "MPI_Comm_spawn"(a, b, c, d, e, f, g, h);
     mpi_comm_spawn_multiple_ => "MPI_Comm_spawn_multiple"(a, b, c, d, e, f, g, h, i);
-    mpi_file_delete_ => "MPI_File_delete"(a, b);
-    mpi_file_get_view_ => "MPI_File_get_view"(a, b, c, d, e);
-    mpi_file_open_ => "MPI_File_open"(a, b, c, d, e);
-    mpi_file_set_view_ => "MPI_File_set_view"(a, b, c, d, e, f);
     mpi_lookup_name_ => "MPI_Lookup_name"(a, b, c);
     mpi_open_port_ => "MPI_Open_port"(a, b);
     mpi_publish_name_ => "MPI_Publish_name"(a, b, c);

@@ -1,6 +1,6 @@
 //! The exported C functions of `mpi.h`, one submodule per chapter of the standard
 //! (`environment`, `point_to_point`, `requests`, `datatypes`, `collectives`,
-//! `communicators`, `topologies`, `info`), the Fortran bindings (`fortran`), the profiling
+//! `communicators`, `topologies`, `info`, `io`), the Fortran bindings (`fortran`), the profiling
 //! names (`pmpi`) and the extensions (`mpix`). Each function is a thin shell: it turns its
 //! C arguments into checked Rust values through `raw` (the only `unsafe` in the crate),
 //! calls the safe layer, and answers through `errhandler::guard` with the communicator's error
@@ -47,6 +47,7 @@ mod environment;
 mod fortran;
 mod info;
 mod intercomm;
+mod io;
 mod mpix;
 mod pmpi;
 mod point_to_point;
@@ -61,6 +62,7 @@ pub use communicators::*;
 pub use datatypes::*;
 pub use environment::*;
 pub use info::*;
+pub use io::*;
 pub use point_to_point::*;
 pub use requests::*;
 pub use tools::*;

@@ -1,5 +1,5 @@
 //! Functions of `mpi.h` that this library does not support (dynamic processes, one-sided
-//! communication, I/O): each exists, so a program that calls it links, and answers
+//! communication, user data representations): each exists, so a program that calls it links, and answers
 //! through the error handler of MPI_COMM_WORLD with a message naming it (see
 //! `errhandler::unsupported`). Their C arguments are not read, so the Rust declarations
 //! take none: under the C calling convention a callee that ignores its arguments is
@@ -88,65 +88,10 @@ unsupported!(
     MPI_Win_wait,
 );
 
-// I/O (MPI-3.1 chapter 13).
+// External data representations (MPI-3.1 section 13.5.3): only "native" is supported.
 unsupported!(
     class::UNSUPPORTED_OPERATION,
-    "MPI-IO is not implemented yet":
-    MPI_File_close,
-    MPI_File_delete,
-    MPI_File_get_amode,
-    MPI_File_get_atomicity,
-    MPI_File_get_byte_offset,
-    MPI_File_get_group,
-    MPI_File_get_info,
-    MPI_File_get_position,
-    MPI_File_get_position_shared,
-    MPI_File_get_size,
-    MPI_File_get_type_extent,
-    MPI_File_get_view,
-    MPI_File_iread,
-    MPI_File_iread_all,
-    MPI_File_iread_at,
-    MPI_File_iread_at_all,
-    MPI_File_iread_shared,
-    MPI_File_iwrite,
-    MPI_File_iwrite_all,
-    MPI_File_iwrite_at,
-    MPI_File_iwrite_at_all,
-    MPI_File_iwrite_shared,
-    MPI_File_open,
-    MPI_File_preallocate,
-    MPI_File_read,
-    MPI_File_read_all,
-    MPI_File_read_all_begin,
-    MPI_File_read_all_end,
-    MPI_File_read_at,
-    MPI_File_read_at_all,
-    MPI_File_read_at_all_begin,
-    MPI_File_read_at_all_end,
-    MPI_File_read_ordered,
-    MPI_File_read_ordered_begin,
-    MPI_File_read_ordered_end,
-    MPI_File_read_shared,
-    MPI_File_seek,
-    MPI_File_seek_shared,
-    MPI_File_set_atomicity,
-    MPI_File_set_info,
-    MPI_File_set_size,
-    MPI_File_set_view,
-    MPI_File_sync,
-    MPI_File_write,
-    MPI_File_write_all,
-    MPI_File_write_all_begin,
-    MPI_File_write_all_end,
-    MPI_File_write_at,
-    MPI_File_write_at_all,
-    MPI_File_write_at_all_begin,
-    MPI_File_write_at_all_end,
-    MPI_File_write_ordered,
-    MPI_File_write_ordered_begin,
-    MPI_File_write_ordered_end,
-    MPI_File_write_shared,
+    "only the \"native\" data representation is supported":
     MPI_Register_datarep,
 );
 

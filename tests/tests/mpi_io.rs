@@ -1,0 +1,315 @@
+//! MPI-IO (MPI-3.1 chapter 13) through the C and Fortran interfaces, under replication
+//! (docs/conformance/io.md). `tests/c/io.c` opens one file from every rank and writes it
+//! with views (strided, struct filetypes), collectively (two-phase), independently,
+//! nonblocking, split and ordered, reads it back and checks it, and checks the errors;
+//! `tests/fortran/io_fortran.f90` does the same through the Fortran bindings. At `-r 1`, `-r 2`,
+//! `-r 3` and with the writer replica killed, another replica killed, a replica stopped,
+//! and two of three killed one after the other, the file is byte-identical to the
+//! failure-free run's and the program's result line is the same. Every write reaches the
+//! file layer (a replica that writes other bytes is caught by `VOLPEX_VERIFY_OUTPUT=1`),
+//! a full disk is the program's MPI_ERR_NO_SPACE, and on several test hosts sharing the
+//! file system the file is the failure-free run's too.
+
+use std::path::Path;
+
+use volpex_tests::abi::{
+    compile_c, compile_fortran, first_line, singleton, Mount, TempDir, DEADLINE,
+};
+use volpex_tests::{run, Run};
+
+/// Rounds and milliseconds of work per round: about 1 s of writing.
+const ROUNDS: &str = "30";
+const WORK_MS: &str = "25";
+
+/// Runs `exe DIR ROUNDS WORK_MS` with volpexrun's `args` in a fresh directory: the run,
+/// the program's line and the file's bytes.
+fn io_run(args: &[&str], exe: &Path, name: &str) -> (Run, String, Vec<u8>) {
+    let dir = TempDir::new("io");
+    let d = dir.0.to_string_lossy().into_owned();
+    let r = run(args, exe, &[&d, ROUNDS, WORK_MS], DEADLINE);
+    r.assert_no_leftovers();
+    let line = first_line(r.ok(), name);
+    let names: Vec<String> = std::fs::read_dir(&dir.0)
+        .expect("read the test directory")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["io.dat"],
+        "{name} {args:?}: the directory\n{}",
+        r.stderr
+    );
+    let bytes = std::fs::read(dir.0.join("io.dat")).expect("read io.dat");
+    (r, line, bytes)
+}
+
+/// A run's volpexrun arguments, and the replica its fault must hit before it finished.
+type Case<'a> = (&'a [&'a str], Option<(u64, u64)>);
+
+/// The programs: (result line prefix, executable).
+fn programs(dir: &TempDir) -> Vec<(&'static str, std::path::PathBuf)> {
+    vec![
+        ("io:", compile_c(dir, "io")),
+        (
+            "io_fortran:",
+            compile_fortran("volpexf90", dir, "io_fortran.f90"),
+        ),
+    ]
+}
+
+#[test]
+fn io_programs_run_alone() {
+    let build = TempDir::new("io-build");
+    for (name, exe) in programs(&build) {
+        let dir = TempDir::new("io-alone");
+        let out = singleton(&exe, &[&dir.0.to_string_lossy(), "2"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains(&format!("{name} ok size 1")),
+            "{name} alone:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn mpi_io_files_are_the_failure_free_runs_whatever_replicas_die() {
+    let build = TempDir::new("io-build");
+    for (name, exe) in programs(&build) {
+        let (_, line, bytes) = io_run(&["-n", "3", "-r", "1"], &exe, name);
+        let cases: &[Case] = &[
+            (&["-n", "3", "-r", "2"], None),
+            (&["-n", "3", "-r", "3"], None),
+            // The writer of rank 0 (replica 0 at first), mid-run: its new incarnation
+            // replays the program from the start.
+            (
+                &["-n", "3", "-r", "2", "--fault", "0.0:kill@0.3"],
+                Some((0, 0)),
+            ),
+            (
+                &["-n", "3", "-r", "2", "--fault", "1.1:kill@0.5"],
+                Some((1, 1)),
+            ),
+            (
+                &["-n", "3", "-r", "2", "--fault", "2.0:stop@0.4"],
+                Some((2, 0)),
+            ),
+            (
+                &[
+                    "-n",
+                    "3",
+                    "-r",
+                    "3",
+                    "--fault",
+                    "0.0:kill@0.2",
+                    "--fault",
+                    "0.1:kill@0.6",
+                ],
+                Some((0, 1)),
+            ),
+        ];
+        for (args, hit) in cases {
+            let (r, got_line, got) = io_run(args, &exe, name);
+            assert_eq!(got_line, line, "{name} {args:?}\n{}", r.stderr);
+            assert!(
+                got == bytes,
+                "{name} {args:?}: io.dat differs from the failure-free run's ({} bytes, {} expected)\n{}",
+                got.len(),
+                bytes.len(),
+                r.stderr
+            );
+            if let Some((rank, replica)) = hit {
+                assert_ne!(
+                    r.state(*rank, *replica),
+                    "finished",
+                    "{name} {args:?}: the fault came after the replica finished\n{}",
+                    r.stderr
+                );
+            }
+        }
+    }
+}
+
+/// The MPI-IO calls of libvolpexmpi reach the file layer (the library's own `pwrite`s go
+/// through the layer's symbols): a replica that writes other bytes than its sibling is
+/// caught at the file by `VOLPEX_VERIFY_OUTPUT=1`; without it the job ends well and the
+/// writer's bytes are written.
+#[test]
+fn replicas_that_write_different_bytes_through_mpi_io_are_caught() {
+    let build = TempDir::new("io-build");
+    let exe = compile_c(&build, "io");
+    let dir = TempDir::new("io-diverge");
+    let d = dir.0.to_string_lossy().into_owned();
+    let r = run(
+        &["-n", "2", "-r", "2", "-x", "VOLPEX_VERIFY_OUTPUT=1"],
+        &exe,
+        &[&d, "2", "0", "diverge"],
+        DEADLINE,
+    );
+    r.assert_no_leftovers();
+    assert_eq!(r.code, Some(74), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("output verification failed: rank 0")
+            && r.stderr.contains("io.dat at offset 0"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A full disk: the write's ENOSPC reaches every rank's program as MPI_ERR_NO_SPACE (36),
+/// at the write or at MPI_File_close, at `-r 1` and `-r 2`, and the job fails naming the
+/// file (exit 74).
+#[test]
+#[cfg_attr(
+    not(feature = "root-tests"),
+    ignore = "needs root: mounts a small tmpfs"
+)]
+fn a_full_disk_is_mpi_err_no_space() {
+    let build = TempDir::new("io-build");
+    let exe = compile_c(&build, "io_full");
+    for r in ["1", "2"] {
+        let m = Mount::tmpfs("size=64k");
+        let dir = m.0 .0.to_string_lossy().into_owned();
+        let run = run(&["-n", "2", "-r", r], &exe, &[&dir, "102400"], DEADLINE);
+        run.assert_no_leftovers();
+        assert_eq!(run.code, Some(74), "-r {r}: {}\n{}", run.stdout, run.stderr);
+        for rank in 0..2 {
+            let line = run
+                .stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("rank {rank} write class")))
+                .unwrap_or_else(|| panic!("-r {r}: no line of rank {rank} in\n{}", run.stdout));
+            assert!(
+                line.contains("class 36"),
+                "-r {r}: {line:?} has no MPI_ERR_NO_SPACE"
+            );
+        }
+        assert!(
+            run.stderr.contains("full.dat") && run.stderr.contains("ENOSPC"),
+            "-r {r}: {}",
+            run.stderr
+        );
+    }
+}
+
+/// On several hosts sharing the file system (the test hosts see the machine's, as hosts
+/// see an NFS export or a bind mount; docs/FILES.md, "Several hosts"): three ranks of two
+/// replicas over three hosts, two slots each, rank 0's writer killed mid-run: the file is
+/// the failure-free run's.
+#[test]
+#[cfg_attr(
+    not(feature = "root-tests"),
+    ignore = "needs root: test hosts in network namespaces"
+)]
+fn mpi_io_files_on_several_hosts_sharing_the_file_system() {
+    #[cfg(feature = "root-tests")]
+    {
+        let build = TempDir::new("io-build");
+        let exe = compile_c(&build, "io");
+        let (_, line, bytes) = io_run(&["-n", "3", "-r", "1"], &exe, "io:");
+        let net = volpex_tests::testhosts::TestNet::new(3);
+        let lines: Vec<String> = (0..net.len())
+            .map(|i| format!("{} slots=2", net.name(i)))
+            .collect();
+        let hf = net.hostfile("hosts.txt", &lines);
+        let (ssh, hf) = (net.ssh_cmd(), hf.to_string_lossy().into_owned());
+        let dir = TempDir::new("io-hosts");
+        let d = dir.0.to_string_lossy().into_owned();
+        let la = [
+            "--ssh-cmd",
+            ssh.as_str(),
+            "--hosts",
+            hf.as_str(),
+            "-n",
+            "3",
+            "-r",
+            "2",
+            "--fault",
+            "0.0:kill@0.5",
+        ];
+        let r = volpex_tests::spawn_with(
+            &["ip", "netns", "exec", &net.head()],
+            &[],
+            &la,
+            &exe,
+            &[&d, ROUNDS, WORK_MS],
+        )
+        .wait(DEADLINE);
+        r.assert_no_leftovers();
+        assert_eq!(first_line(r.ok(), "io:"), line, "{}", r.stderr);
+        let got = std::fs::read(dir.0.join("io.dat")).expect("read io.dat");
+        assert!(got == bytes, "io.dat differs on hosts\n{}", r.stderr);
+        assert_ne!(r.state(0, 0), "finished", "{}", r.stderr);
+    }
+}
+
+/// The official NPB 3.4 BT with its MPI-IO subtype (`SUBTYPE=full`: collective writes
+/// of the solution through a view every 5 steps, read back and checked at the end),
+/// unmodified, class W at `-n 4`: it verifies at `-r 1`, and at `-r 2` with rank 0's
+/// writer replica and another replica killed mid-run its output file `btio.full.out` is
+/// the failure-free run's, byte for byte. Needs the sources (see
+/// `volpex_tests::prerequisite`).
+#[test]
+fn official_npb_bt_io_verifies_and_writes_its_file_once() {
+    let npb = volpex_tests::official_npb();
+    let sources = format!("the official NPB sources ({})", npb.display());
+    if !volpex_tests::prerequisite(npb.join("BT/full_mpiio.f").is_file(), &sources) {
+        return;
+    }
+    let src = TempDir::new("npb-btio");
+    volpex_tests::abi::official_npb_copy(&npb, &src);
+    let out = std::process::Command::new("make")
+        .current_dir(&src.0)
+        .args(["bt", "CLASS=W", "NPROCS=4", "SUBTYPE=full"])
+        .output()
+        .expect("run make");
+    assert!(
+        out.status.success(),
+        "make bt SUBTYPE=full:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let exe = src.0.join("bin/bt.W.x.mpi_io_full");
+    let bt = |args: &[&str]| {
+        let dir = TempDir::new("npb-btio-run");
+        // In its own directory (`env -C`): BT writes btio.full.out where it runs.
+        let d = dir.0.to_string_lossy().into_owned();
+        let r = volpex_tests::spawn_with(&["env", "-C", &d], &[], args, &exe, &[]).wait(DEADLINE);
+        r.assert_no_leftovers();
+        assert!(
+            r.ok()
+                .contains("Verification    =               SUCCESSFUL"),
+            "{args:?}:\n{}",
+            r.stdout
+        );
+        let file = std::fs::read(dir.0.join("btio.full.out")).expect("read btio.full.out");
+        (r, file)
+    };
+    let (_, reference) = bt(&["-n", "4", "-r", "1"]);
+    let (r, file) = bt(&[
+        "-n",
+        "4",
+        "-r",
+        "2",
+        "--fault",
+        "0.0:kill@0.4",
+        "--fault",
+        "2.1:kill@0.3",
+    ]);
+    assert!(
+        file == reference,
+        "btio.full.out differs from the failure-free run's\n{}",
+        r.stderr
+    );
+    assert_ne!(
+        r.state(0, 0),
+        "finished",
+        "the kill came late\n{}",
+        r.stderr
+    );
+}

@@ -1,0 +1,485 @@
+//! Collective reads and writes (MPI-3.1 section 13.4.3's `_all` calls), two-phase as
+//! ROMIO does them: when the ranks' accesses interleave in the file, the range they
+//! cover is cut into one contiguous domain per rank (the aggregators); in rounds of at
+//! most `BUFFER` bytes of each domain, every rank sends each aggregator its pieces that
+//! fall there (descriptors and data in one all-to-all), and the aggregator writes what it
+//! got as large contiguous runs. A read goes the other way: the aggregators read their
+//! runs and send each rank its bytes. When the accesses do not interleave (each rank's
+//! span is apart from the others'), each rank does its own access: its runs are as
+//! large as its view makes them, and nothing crosses the network (ROMIO's
+//! `romio_cb_write=automatic`).
+//!
+//! Every message here is an ordinary collective of the file's communicator, so all
+//! replicas of a rank send and receive the same bytes; the aggregator's writes are that
+//! rank's, applied by its writer replica.
+//!
+//! Owns the exchange; must never change a file pointer or read the handle tables.
+
+use super::access::{read_at, write_at};
+use super::file::{comm_of, Handle};
+use super::sys;
+use super::view::Piece;
+use crate::error::{MpiError, Result};
+use crate::handles::class;
+use std::os::unix::fs::FileExt;
+
+use volpex::Communicator;
+
+/// Bytes of each domain one round moves (ROMIO's `cb_buffer_size` default).
+pub const BUFFER: u64 = 16 << 20;
+
+/// The aggregators of a file opened on `comm`: `cb_nodes` of them, spread over the
+/// ranks, when the hints say so; else one per host, the lowest rank on each (ROMIO's
+/// default). Every replica of every rank must get the same list, so each rank's host is
+/// the one its leader replica runs on (`Communicator::decide`).
+pub fn aggregators(comm: &Communicator, hints: &[(String, String)]) -> Result<Vec<usize>> {
+    let n = comm.size() as usize;
+    let wanted = hints
+        .iter()
+        .find(|(k, _)| k == "cb_nodes")
+        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+        .filter(|&k| k > 0);
+    if let Some(k) = wanted {
+        let k = k.min(n);
+        return Ok((0..k).map(|i| i * n / k).collect());
+    }
+    let host = comm.decide(|| {
+        use std::hash::{Hash, Hasher};
+        // SipHash with fixed keys: the same name hashes the same in every process.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        crate::types::processor_name().hash(&mut h);
+        h.finish()
+    })?;
+    let mut hosts = vec![0u64; n];
+    comm.all_gather_into(&[host][..], &mut hosts[..])?;
+    Ok((0..n)
+        .filter(|&j| !hosts[..j].contains(&hosts[j]))
+        .collect())
+}
+
+/// The span `[lo, hi)` of each rank's pieces (`(u64::MAX, 0)`: none).
+fn spans(comm: &Communicator, pieces: &[Piece]) -> Result<Vec<[u64; 2]>> {
+    let lo = pieces.iter().map(|p| p.0).min().unwrap_or(u64::MAX);
+    let hi = pieces.iter().map(|p| p.0 + p.1 as u64).max().unwrap_or(0);
+    let mut all = vec![[0u64; 2]; comm.size() as usize];
+    comm.all_gather_into(&[[lo, hi]][..], &mut all[..])?;
+    Ok(all)
+}
+
+/// Whether two ranks' spans overlap.
+fn interleaved(spans: &[[u64; 2]]) -> bool {
+    let mut s: Vec<[u64; 2]> = spans.iter().copied().filter(|s| s[0] < s[1]).collect();
+    s.sort_unstable();
+    s.windows(2).any(|w| w[1][0] < w[0][1])
+}
+
+/// The aggregators' domains: `[lo, hi)` cut in `n` contiguous parts.
+fn domains(lo: u64, hi: u64, n: usize) -> Vec<(u64, u64)> {
+    let len = hi - lo;
+    let part = len.div_ceil(n as u64).max(1);
+    (0..n as u64)
+        .map(|i| {
+            let a = (lo + i * part).min(hi);
+            (a, (a + part).min(hi))
+        })
+        .collect()
+}
+
+/// The parts of `pieces` (with their data positions) inside `[a, b)`: (file offset,
+/// data offset, length).
+fn clip(
+    pieces: &[(u64, usize, usize)],
+    a: u64,
+    b: u64,
+) -> impl Iterator<Item = (u64, usize, usize)> + '_ {
+    pieces.iter().filter_map(move |&(off, at, len)| {
+        let s = off.max(a);
+        let e = (off + len as u64).min(b);
+        (s < e).then(|| (s, at + (s - off) as usize, (e - s) as usize))
+    })
+}
+
+/// The pieces of an access with the data offset of each.
+fn with_data(pieces: Vec<Piece>) -> Vec<(u64, usize, usize)> {
+    let mut at = 0;
+    pieces
+        .into_iter()
+        .map(|(off, len)| {
+            let p = (off, at, len);
+            at += len;
+            p
+        })
+        .collect()
+}
+
+/// The rounds of a collective access over `spans`: each round, aggregator `i` handles
+/// `[round start, round end)` of its domain.
+struct Plan {
+    domains: Vec<(u64, u64)>,
+    rounds: u64,
+    /// The aggregators' ranks, by domain.
+    aggregators: Vec<usize>,
+}
+
+impl Plan {
+    fn new(spans: &[[u64; 2]], aggregators: &[usize]) -> Option<Plan> {
+        let lo = spans.iter().map(|s| s[0]).min()?;
+        let hi = spans.iter().map(|s| s[1]).max()?;
+        if lo >= hi {
+            return None;
+        }
+        let domains = domains(lo, hi, aggregators.len());
+        let rounds = domains
+            .iter()
+            .map(|(a, b)| (b - a).div_ceil(BUFFER))
+            .max()
+            .unwrap_or(0);
+        Some(Plan {
+            domains,
+            rounds,
+            aggregators: aggregators.to_vec(),
+        })
+    }
+
+    /// Rank `j`'s window in round `r` (empty for a rank that is no aggregator).
+    fn window(&self, j: usize, r: u64) -> (u64, u64) {
+        let Some(i) = self.aggregators.iter().position(|&a| a == j) else {
+            return (0, 0);
+        };
+        let (a, b) = self.domains[i];
+        let s = (a + r * BUFFER).min(b);
+        (s, (s + BUFFER).min(b))
+    }
+}
+
+/// The tag of the exchange's messages (the file's communicator is its own: nothing else
+/// is sent on it but collectives).
+const TAG: i32 = 13;
+
+/// What the ranks sent this one in an exchange: the bytes, and where each rank's are.
+struct Received {
+    bytes: Vec<u8>,
+    at: Vec<(usize, usize)>,
+}
+
+impl Received {
+    /// What rank `j` sent.
+    fn from(&self, j: usize) -> &[u8] {
+        let (a, n) = self.at[j];
+        &self.bytes[a..a + n]
+    }
+}
+
+/// Messages to every rank, built in one buffer: `flat[at[j]..]` holds rank `j`'s.
+#[derive(Default)]
+struct Outgoing {
+    flat: Vec<u8>,
+    counts: Vec<usize>,
+}
+
+impl Outgoing {
+    /// Empties it for the next round (its memory stays: no page faults again).
+    fn clear(&mut self) {
+        self.flat.clear();
+        self.counts.clear();
+    }
+
+    /// Ends the message to the next rank.
+    fn close(&mut self, start: usize) {
+        self.counts.push(self.flat.len() - start);
+    }
+}
+
+/// Sends each rank `j` its message and receives every rank's (their sizes first, in an
+/// all-to-all of counts; then point-to-point, each message received in place). `into`
+/// is the last round's `Received`, whose memory is used again.
+fn exchange(comm: &Communicator, out: &Outgoing, into: Option<Received>) -> Result<Received> {
+    let n = comm.size() as usize;
+    let me = comm.rank() as usize;
+    let counts: Vec<u64> = out.counts.iter().map(|&c| c as u64).collect();
+    let mut rcounts = vec![0u64; n];
+    comm.all_to_all_into(&counts[..], &mut rcounts[..])?;
+    let mut sat = Vec::with_capacity(n);
+    let mut x = 0;
+    for &c in &out.counts {
+        sat.push(x);
+        x += c;
+    }
+    let mut at = Vec::with_capacity(n);
+    let mut total = 0;
+    for &c in &rcounts {
+        let c =
+            usize::try_from(c).map_err(|_| MpiError::new(class::INTERN, "a message too large"))?;
+        at.push((total, c));
+        total += c;
+    }
+    // Sends are buffered (the sender log): all of them first, then the receives.
+    for step in 1..n {
+        let to = (me + step) % n;
+        if out.counts[to] > 0 {
+            let block = &out.flat[sat[to]..sat[to] + out.counts[to]];
+            comm.process_at_rank(to as i32).send_with_tag(block, TAG)?;
+        }
+    }
+    let mut bytes = into.map(|r| r.bytes).unwrap_or_default();
+    bytes.resize(total, 0);
+    let (a, c) = at[me];
+    if c != out.counts[me] {
+        return Err(MpiError::new(
+            class::INTERN,
+            "an exchange's own block changed size",
+        ));
+    }
+    bytes[a..a + c].copy_from_slice(&out.flat[sat[me]..sat[me] + c]);
+    for step in 1..n {
+        let from = (me + n - step) % n;
+        let (a, c) = at[from];
+        if c > 0 {
+            comm.process_at_rank(from as i32)
+                .receive_into_with_tag(&mut bytes[a..a + c], TAG)?;
+        }
+    }
+    Ok(Received { bytes, at })
+}
+
+/// Appends `(file offset, length)` descriptors, then `data` after them, to `v`.
+fn encode_into(v: &mut Vec<u8>, desc: &[(u64, usize)], data: impl FnOnce(&mut Vec<u8>)) {
+    if desc.is_empty() {
+        return;
+    }
+    v.extend_from_slice(&(desc.len() as u64).to_le_bytes());
+    for &(o, l) in desc {
+        v.extend_from_slice(&o.to_le_bytes());
+        v.extend_from_slice(&(l as u64).to_le_bytes());
+    }
+    data(v);
+}
+
+/// `(file offset, length)` of the pieces a message carries.
+type Descriptors = Vec<(u64, usize)>;
+
+/// Decodes what `encode_into` made: the descriptors and the data.
+fn decode(b: &[u8]) -> Result<(Descriptors, &[u8])> {
+    let bad = || MpiError::new(class::INTERN, "a malformed collective I/O message");
+    let word = |i: usize| -> Result<u64> {
+        let s = b.get(i * 8..i * 8 + 8).ok_or_else(bad)?;
+        Ok(u64::from_le_bytes(s.try_into().map_err(|_| bad())?))
+    };
+    if b.is_empty() {
+        return Ok((Vec::new(), &[]));
+    }
+    let n = usize::try_from(word(0)?).map_err(|_| bad())?;
+    let mut d = Vec::with_capacity(n.min(b.len() / 16));
+    for i in 0..n {
+        let l = usize::try_from(word(2 + 2 * i)?).map_err(|_| bad())?;
+        d.push((word(1 + 2 * i)?, l));
+    }
+    let start = 8 + 16 * n;
+    Ok((d, b.get(start..).ok_or_else(bad)?))
+}
+
+/// A collective write of `data` at view position `pos` (etypes).
+pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
+    let comm = comm_of(h)?;
+    let pieces = h.view.pieces(pos * h.view.esize(), data.len() as u64)?;
+    let spans = spans(&comm, &pieces)?;
+    if !interleaved(&spans) {
+        return write_at(h, pos, data);
+    }
+    let Some(plan) = Plan::new(&spans, &h.aggregators) else {
+        return Ok(());
+    };
+    let mine = with_data(pieces);
+    let n = comm.size() as usize;
+    let mut failure: Option<MpiError> = None;
+    // Memory used again every round (fresh buffers cost a page fault per page).
+    let (mut out, mut received, mut buf) = (Outgoing::default(), None, Vec::new());
+    for r in 0..plan.rounds {
+        out.clear();
+        for i in 0..n {
+            let (a, b) = plan.window(i, r);
+            let parts: Vec<_> = clip(&mine, a, b).collect();
+            let desc: Vec<(u64, usize)> = parts.iter().map(|&(o, _, l)| (o, l)).collect();
+            let start = out.flat.len();
+            encode_into(&mut out.flat, &desc, |v| {
+                for &(_, at, l) in &parts {
+                    v.extend_from_slice(&data[at..at + l]);
+                }
+            });
+            out.close(start);
+        }
+        let got = exchange(&comm, &out, received.take())?;
+        // Assemble this aggregator's window, and write its covered runs.
+        let me = comm.rank() as usize;
+        let (a, b) = plan.window(me, r);
+        if a >= b {
+            received = Some(got);
+            continue;
+        }
+        buf.resize((b - a) as usize, 0);
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for j in 0..n {
+            let (desc, bytes) = decode(got.from(j))?;
+            let mut at = 0;
+            for (o, l) in desc {
+                let s = (o - a) as usize;
+                let chunk = bytes.get(at..at + l).ok_or_else(|| {
+                    MpiError::new(class::INTERN, "a collective I/O message too short")
+                })?;
+                buf.get_mut(s..s + l)
+                    .ok_or_else(|| MpiError::new(class::INTERN, "a piece outside its domain"))?
+                    .copy_from_slice(chunk);
+                runs.push((o, o + l as u64));
+                at += l;
+            }
+        }
+        runs.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for (s, e) in runs {
+            match merged.last_mut() {
+                Some(m) if s <= m.1 => m.1 = m.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        for (s, e) in merged {
+            let chunk = &buf[(s - a) as usize..(e - a) as usize];
+            if let Err(err) = h.file.write_all_at(chunk, s) {
+                failure.get_or_insert(sys(err, "write"));
+            }
+        }
+        received = Some(got);
+    }
+    if h.atomic {
+        volpex_files::settle();
+    }
+    // Every rank learns whether an aggregator failed (its data was in that write).
+    let mine_class = failure.as_ref().map_or(class::SUCCESS, |e| e.class);
+    let all = super::file::agree(&comm, mine_class)?;
+    match failure {
+        Some(e) => Err(e),
+        None if all != class::SUCCESS => Err(MpiError::new(all, "an aggregator's write failed")),
+        None => Ok(()),
+    }
+}
+
+/// A collective read into `out` from view position `pos` (etypes). Returns the bytes
+/// read: up to the first byte past the end of the file.
+pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
+    let comm = comm_of(h)?;
+    let pieces = h.view.pieces(pos * h.view.esize(), out.len() as u64)?;
+    let spans = spans(&comm, &pieces)?;
+    if !interleaved(&spans) {
+        return read_at(h, pos, out);
+    }
+    let Some(plan) = Plan::new(&spans, &h.aggregators) else {
+        return Ok(0);
+    };
+    let size = super::file::file_size(h)?;
+    let mine = with_data(pieces);
+    // Bytes read: the data before the first piece byte at or past the end of the file;
+    // the buffer past them is left as it was (MPI-3.1 13.4.1: only what was read).
+    let mut n_read = 0;
+    for &(off, at, len) in &mine {
+        if off + len as u64 <= size {
+            n_read = at + len;
+        } else {
+            n_read = at + size.saturating_sub(off) as usize;
+            break;
+        }
+    }
+    let n = comm.size() as usize;
+    for r in 0..plan.rounds {
+        // Requests: to each aggregator, the pieces in its window.
+        let mut asked: Vec<Vec<(u64, usize, usize)>> = Vec::with_capacity(n);
+        let mut requests = Outgoing::default();
+        for i in 0..n {
+            let (a, b) = plan.window(i, r);
+            let parts: Vec<_> = clip(&mine, a, b).collect();
+            let desc: Vec<(u64, usize)> = parts.iter().map(|&(o, _, l)| (o, l)).collect();
+            asked.push(parts);
+            let start = requests.flat.len();
+            encode_into(&mut requests.flat, &desc, |_| {});
+            requests.close(start);
+        }
+        let got = exchange(&comm, &requests, None)?;
+        let me = comm.rank() as usize;
+        let (a, b) = plan.window(me, r);
+        let mut buf = vec![0u8; b.saturating_sub(a) as usize];
+        if a < b && (0..n).any(|j| !got.from(j).is_empty()) {
+            let want = (b.min(size.max(a)) - a) as usize;
+            let mut k = 0;
+            while k < want {
+                match h.file.read_at(&mut buf[k..want], a + k as u64) {
+                    Ok(0) => break,
+                    Ok(x) => k += x,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(sys(e, "read")),
+                }
+            }
+        }
+        // Answers: the bytes each rank asked for, in its order (what the file lacks
+        // reads as zeros; the count below stops at the end of the file).
+        let mut answers = Outgoing::default();
+        for j in 0..n {
+            let (desc, _) = decode(got.from(j))?;
+            let start = answers.flat.len();
+            for (o, l) in desc {
+                let s = (o - a) as usize;
+                let chunk = buf
+                    .get(s..s + l)
+                    .ok_or_else(|| MpiError::new(class::INTERN, "a request outside the domain"))?;
+                answers.flat.extend_from_slice(chunk);
+            }
+            answers.close(start);
+        }
+        let back = exchange(&comm, &answers, None)?;
+        for (j, parts) in asked.iter().enumerate() {
+            let bytes = back.from(j);
+            let mut at = 0;
+            for &(_, d, l) in parts {
+                let chunk = bytes.get(at..at + l).ok_or_else(|| {
+                    MpiError::new(class::INTERN, "a collective I/O answer too short")
+                })?;
+                let k = l.min(n_read.saturating_sub(d));
+                out[d..d + k].copy_from_slice(&chunk[..k]);
+                at += l;
+            }
+        }
+    }
+    Ok(n_read)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_that_overlap_interleave_and_apart_ones_do_not() {
+        assert!(!interleaved(&[[0, 10], [10, 20], [u64::MAX, 0]]));
+        assert!(interleaved(&[[0, 12], [10, 20]]));
+        assert!(interleaved(&[[0, 100], [4, 8]]));
+    }
+
+    #[test]
+    fn domains_cover_the_range_once() {
+        assert_eq!(domains(10, 20, 3), vec![(10, 14), (14, 18), (18, 20)]);
+        assert_eq!(domains(0, 2, 4), vec![(0, 1), (1, 2), (2, 2), (2, 2)]);
+    }
+
+    #[test]
+    fn clipping_keeps_the_data_offsets() {
+        let p = with_data(vec![(0, 4), (8, 4)]);
+        let c: Vec<_> = clip(&p, 2, 10).collect();
+        assert_eq!(c, vec![(2, 2, 2), (8, 4, 2)]);
+    }
+
+    #[test]
+    fn messages_round_trip() {
+        let mut m = Vec::new();
+        encode_into(&mut m, &[(5, 2), (9, 1)], |v| v.extend_from_slice(b"abc"));
+        let (d, data) = decode(&m).unwrap();
+        assert_eq!(d, vec![(5, 2), (9, 1)]);
+        assert_eq!(data, b"abc");
+        assert_eq!(decode(&[]).unwrap().0, vec![]);
+    }
+}
