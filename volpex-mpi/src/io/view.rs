@@ -184,7 +184,7 @@ fn to_usize(n: u64) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predefined::{index_of, PREDEFINED};
+    use crate::datatype::predefined::{index_of, PREDEFINED};
 
     fn named(name: &str) -> Arc<Datatype> {
         Arc::new(Datatype::predefined(&PREDEFINED[index_of(name).unwrap()]))
