@@ -1,4 +1,5 @@
-//! Exports every `MPI_` function of `mpi.h` a second time under its profiling name
+//! Compiles `csrc/long_double.c` (C `long double` arithmetic for MPI_SUM and MPI_PROD),
+//! and exports every `MPI_` function of `mpi.h` a second time under its profiling name
 //! (`PMPI_Send` for `MPI_Send`, MPI-3.1 chapter 14), as tools like mpiP expect: a tool
 //! defines `MPI_Send` itself and calls `PMPI_Send`, which must reach the library's code.
 //!
@@ -15,6 +16,11 @@ fn main() {
     println!("cargo:rerun-if-changed={}", header.display());
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic-functions");
+    // Long double arithmetic, which Rust does not have (`op::LongDouble`).
+    println!("cargo:rerun-if-changed=csrc/long_double.c");
+    cc::Build::new()
+        .file("csrc/long_double.c")
+        .compile("volpex_long_double");
     let text = std::fs::read_to_string(header).unwrap_or_else(|e| {
         println!("cargo:warning=cannot read {}: {e}", header.display());
         String::new()

@@ -496,13 +496,17 @@ static void sizes(void) {
     CHECK_OK(MPI_Reduce_local(&p, &q, 1, MPI_CXX_BOOL, MPI_LOR));
     CHECK(q == 1);
     CHECK(MPI_Reduce_local(&a, &b, 1, MPI_REAL16, MPI_SUM) != MPI_SUCCESS);
-    /* long double: MAX and MIN, exactly; no arithmetic. */
+    /* long double: MAX and MIN, exactly; SUM and PROD in long double precision. */
     long double lx[2] = {1.5L, -1e-4000L}, ly[2] = {1.5L + 1e-18L, -2e-4000L};
     CHECK_OK(MPI_Reduce_local(lx, ly, 2, MPI_LONG_DOUBLE, MPI_MAX));
     CHECK(ly[0] == 1.5L + 1e-18L && ly[1] == -1e-4000L);
     CHECK_OK(MPI_Reduce_local(lx, ly, 2, MPI_LONG_DOUBLE, MPI_MIN));
     CHECK(ly[0] == 1.5L && ly[1] == -1e-4000L);
-    CHECK(MPI_Reduce_local(lx, ly, 2, MPI_LONG_DOUBLE, MPI_SUM) != MPI_SUCCESS);
+    long double sx[2] = {1.0L, 3.0L}, sy[2] = {1e-18L, 0.5L};
+    CHECK_OK(MPI_Reduce_local(sx, sy, 2, MPI_LONG_DOUBLE, MPI_SUM));
+    CHECK(sy[0] == 1.0L + 1e-18L && sy[0] != 1.0L && sy[1] == 3.5L);
+    CHECK_OK(MPI_Reduce_local(sx, sy, 2, MPI_LONG_DOUBLE, MPI_PROD));
+    CHECK(sy[0] == 1.0L + 1e-18L && sy[1] == 10.5L);
     /* The _x routines. */
     MPI_Count lb, ext, sz;
     MPI_Datatype v;

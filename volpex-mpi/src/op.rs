@@ -217,8 +217,9 @@ pair_elems!(
 );
 
 /// A C `long double` as its bytes (x86-64: the x87 80-bit format in 16 bytes; aarch64:
-/// binary128), ordered exactly, so MAX, MIN, MAXLOC and MINLOC apply; Rust has no
-/// arithmetic of this precision, so SUM and PROD do not.
+/// binary128), ordered exactly, so MAX, MIN, MAXLOC and MINLOC apply; SUM and PROD are
+/// the C compiler's arithmetic (`ffi::raw::long_double_combine`), Rust having none of
+/// this precision.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
 pub struct LongDouble([u8; 16]);
@@ -263,12 +264,16 @@ impl PartialOrd for LongDouble {
 
 impl Elem for LongDouble {
     fn supports(op: OpKind) -> bool {
-        matches!(op, OpKind::Max | OpKind::Min)
+        matches!(op, OpKind::Max | OpKind::Min | OpKind::Sum | OpKind::Prod)
     }
     fn combine(op: OpKind, a: &mut Self, b: Self) {
         let better = match op {
             OpKind::Max => b > *a,
             OpKind::Min => b < *a,
+            OpKind::Sum | OpKind::Prod => {
+                crate::ffi::raw::long_double_combine(op == OpKind::Prod, &mut a.0, &b.0);
+                false
+            }
             _ => false,
         };
         if better {
@@ -388,7 +393,11 @@ mod tests {
         let mut p = [LongDoubleInt { v: ld(1.0), i: 4 }];
         Predef(OpKind::MinLoc).combine(&mut p, &[LongDoubleInt { v: ld(-3.0), i: 7 }]);
         assert_eq!({ p[0].i }, 7);
-        assert!(!LongDouble::supports(OpKind::Sum));
+        let mut s = [ld(1.0), ld(-3.0)];
+        Predef(OpKind::Sum).combine(&mut s, &[ld(2.0), ld(-2.5)]);
+        assert!(s[0] == ld(3.0) && s[1] == ld(-5.5));
+        Predef(OpKind::Prod).combine(&mut s, &[ld(2.0), ld(-2.0)]);
+        assert!(s[0] == ld(6.0) && s[1] == ld(11.0));
     }
 
     #[test]

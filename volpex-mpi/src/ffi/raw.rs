@@ -1005,3 +1005,23 @@ pub fn ignore_sigpipe() {
         }
     }
 }
+
+extern "C" {
+    fn volpex_long_double_sum(a: *mut u8, b: *const u8);
+    fn volpex_long_double_prod(a: *mut u8, b: *const u8);
+}
+
+/// `a = a + b` (`prod`: `a * b`) on two C `long double`s as their 16 bytes
+/// (`csrc/long_double.c`: Rust has no arithmetic of that precision).
+pub fn long_double_combine(prod: bool, a: &mut [u8; 16], b: &[u8; 16]) {
+    let (a, b) = (a.as_mut_ptr(), b.as_ptr());
+    // SAFETY: both point to 16 valid bytes, the size of a C long double on the targets
+    // we build for (checked by tests/c/abi.c), which the C side copies in and out.
+    unsafe {
+        if prod {
+            volpex_long_double_prod(a, b);
+        } else {
+            volpex_long_double_sum(a, b);
+        }
+    }
+}
