@@ -108,77 +108,28 @@ fn done_request(request: *mut c_int, st: MpiStatus) -> Result<()> {
     set(request, "request", h)
 }
 
-macro_rules! file_write {
-    ($($name:ident($($off:ident)?) => $at:expr, $coll:expr;)*) => {$(
+/// Exports a family of accesses that differ only in where they go (`$at`, with the
+/// offset argument when there is one) and whether they are collective: `$access`
+/// (`write_impl`, `read_impl`) on a `$buf` buffer, its status handed to the caller by
+/// `$finish` through a `$out` argument (`set_status` for the blocking forms,
+/// `done_request` for the nonblocking ones, which are done at once).
+macro_rules! file_access {
+    (
+        $buf:ty, $access:ident, $out:ident: $out_ty:ty => $finish:ident;
+        $($name:ident($($off:ident)?) => $at:expr, $coll:expr;)*
+    ) => {$(
         #[no_mangle]
         pub unsafe extern "C" fn $name(
             fh: File,
             $($off: Offset,)?
-            buf: *const c_void,
+            buf: $buf,
             count: c_int,
             datatype: Dtype,
-            status: *mut MpiStatus,
+            $out: $out_ty,
         ) -> c_int {
             fio::guard(stringify!($name), fh, || {
-                let st = write_impl(fh, $at$(($off))?, $coll, (buf, count, datatype))?;
-                set_status(status, st)
-            })
-        }
-    )*};
-}
-
-macro_rules! file_read {
-    ($($name:ident($($off:ident)?) => $at:expr, $coll:expr;)*) => {$(
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            fh: File,
-            $($off: Offset,)?
-            buf: *mut c_void,
-            count: c_int,
-            datatype: Dtype,
-            status: *mut MpiStatus,
-        ) -> c_int {
-            fio::guard(stringify!($name), fh, || {
-                let st = read_impl(fh, $at$(($off))?, $coll, (buf, count, datatype))?;
-                set_status(status, st)
-            })
-        }
-    )*};
-}
-
-macro_rules! file_iwrite {
-    ($($name:ident($($off:ident)?) => $at:expr, $coll:expr;)*) => {$(
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            fh: File,
-            $($off: Offset,)?
-            buf: *const c_void,
-            count: c_int,
-            datatype: Dtype,
-            request: *mut c_int,
-        ) -> c_int {
-            fio::guard(stringify!($name), fh, || {
-                let st = write_impl(fh, $at$(($off))?, $coll, (buf, count, datatype))?;
-                done_request(request, st)
-            })
-        }
-    )*};
-}
-
-macro_rules! file_iread {
-    ($($name:ident($($off:ident)?) => $at:expr, $coll:expr;)*) => {$(
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            fh: File,
-            $($off: Offset,)?
-            buf: *mut c_void,
-            count: c_int,
-            datatype: Dtype,
-            request: *mut c_int,
-        ) -> c_int {
-            fio::guard(stringify!($name), fh, || {
-                let st = read_impl(fh, $at$(($off))?, $coll, (buf, count, datatype))?;
-                done_request(request, st)
+                let st = $access(fh, $at$(($off))?, $coll, (buf, count, datatype))?;
+                $finish($out, st)
             })
         }
     )*};
@@ -189,7 +140,8 @@ fn off(o: Offset) -> Where {
     Where::Offset(o)
 }
 
-file_write! {
+file_access! {
+    *const c_void, write_impl, status: *mut MpiStatus => set_status;
     MPI_File_write_at(offset) => off, false;
     MPI_File_write_at_all(offset) => off, true;
     MPI_File_write() => Where::Individual, false;
@@ -198,7 +150,8 @@ file_write! {
     MPI_File_write_shared() => Where::Shared, false;
 }
 
-file_read! {
+file_access! {
+    *mut c_void, read_impl, status: *mut MpiStatus => set_status;
     MPI_File_read_at(offset) => off, false;
     MPI_File_read_at_all(offset) => off, true;
     MPI_File_read() => Where::Individual, false;
@@ -207,7 +160,8 @@ file_read! {
     MPI_File_read_shared() => Where::Shared, false;
 }
 
-file_iwrite! {
+file_access! {
+    *const c_void, write_impl, request: *mut c_int => done_request;
     MPI_File_iwrite_at(offset) => off, false;
     MPI_File_iwrite_at_all(offset) => off, true;
     MPI_File_iwrite() => Where::Individual, false;
@@ -215,7 +169,8 @@ file_iwrite! {
     MPI_File_iwrite_shared() => Where::Shared, false;
 }
 
-file_iread! {
+file_access! {
+    *mut c_void, read_impl, request: *mut c_int => done_request;
     MPI_File_iread_at(offset) => off, false;
     MPI_File_iread_at_all(offset) => off, true;
     MPI_File_iread() => Where::Individual, false;
