@@ -40,6 +40,16 @@ pub struct Config {
     pub replay_bytes_max: usize,
 }
 
+impl Config {
+    /// Whether a lost replica of a job of `replicas` replicas per rank may be regenerated
+    /// from a sibling: regeneration on and siblings to regenerate from. Checkpoints are
+    /// then kept for siblings and no send skips the log; at `-r 1` only a handover
+    /// restores a replica, from the snapshot it hands over (`Engine::hand_over`).
+    pub fn regenerates_from_siblings(&self, replicas: u32) -> bool {
+        self.regenerate && replicas > 1
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {

@@ -735,11 +735,9 @@ impl Engine {
         })
     }
 
-    /// Whether a lost replica may be regenerated from a sibling (regeneration on and more
-    /// than one replica per rank): checkpoints are then kept for siblings to restore. At
-    /// `-r 1` only a handover restores one, from the snapshot it hands over.
+    /// `Config::regenerates_from_siblings` for this job.
     pub fn regenerates_from_siblings(&self) -> bool {
-        self.cfg.regenerate && self.replicas > 1
+        self.cfg.regenerates_from_siblings(self.replicas)
     }
 
     /// This draining replica stopped at the checkpoint it hands over to its next

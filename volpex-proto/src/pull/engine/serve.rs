@@ -112,11 +112,9 @@ impl Serving<'_> {
                 .filter(|w| w.from != self.me && self.liveness.is_usable(w.from))
                 .collect()
         };
-        // A regenerated replica replays from the log: nothing may skip it then. At -r 1
-        // only a handover restores a replica, and its snapshot holds what arrived before
-        // it (`Engine::hand_over`).
+        // A regenerated replica replays from the log: nothing may skip it then.
         let confirm = skip_log_from.is_some_and(|min| len >= min)
-            && !(self.cfg.regenerate && self.replicas > 1)
+            && !self.cfg.regenerates_from_siblings(self.replicas)
             && self.all_replicas_waiting(dst, &waiters);
         let sync = self.sync.is_made(&key);
         let writes = waiters
