@@ -74,7 +74,7 @@ fn failures(stdout: &str, out: &Path) -> String {
         let log = std::fs::read_to_string(out.join("volpexcc/out").join(format!("{name}.log")))
             .unwrap_or_default();
         let lines: Vec<&str> = log.lines().collect();
-        for l in &lines[lines.len().saturating_sub(8)..] {
+        for l in &lines[lines.len().saturating_sub(40)..] {
             text.push_str("    ");
             text.push_str(l);
             text.push('\n');
