@@ -256,36 +256,11 @@ pub fn activate(id: Identity, connect: Connect) {
         .unwrap_or(JOURNAL_BYTES_DEFAULT)
         .max(1 << 16);
     let verify = std::env::var("VOLPEX_VERIFY_OUTPUT").is_ok_and(|v| v == "1");
-    let state = State {
-        id,
-        cfg: Config {
-            journal_bytes_max,
-            verify,
-        },
-        model: Model::default(),
-        journal: Journal::default(),
-        produced: 0,
-        in_flight: false,
-        trace: 0,
-        role: Role {
-            gate: 0,
-            ..Role::default()
-        },
-        own_applied: 0,
-        outbox: Outbox::default(),
-        link: Link::Idle(Some(connect)),
-        worker: false,
-        finished: false,
-        private: HashSet::new(),
-        readers: HashMap::new(),
-        sticky: HashMap::new(),
-        decided: BTreeMap::new(),
-        syncs: BTreeMap::new(),
-        problem: None,
-        retiring: false,
-        kept: 0,
-        hold_until: None,
+    let cfg = Config {
+        journal_bytes_max,
+        verify,
     };
+    let state = State::new(id, cfg, Link::Idle(Some(connect)));
     let fresh = SHARED
         .set(Shared {
             state: Mutex::new(state),
@@ -534,6 +509,37 @@ fn cpath(p: &Path) -> Option<CString> {
 }
 
 impl State {
+    /// A replica's state before its first file operation.
+    pub(crate) fn new(id: Identity, cfg: Config, link: Link) -> State {
+        State {
+            id,
+            cfg,
+            model: Model::default(),
+            journal: Journal::default(),
+            produced: 0,
+            in_flight: false,
+            trace: 0,
+            role: Role {
+                gate: 0,
+                ..Role::default()
+            },
+            own_applied: 0,
+            outbox: Outbox::default(),
+            link,
+            worker: false,
+            finished: false,
+            private: HashSet::new(),
+            readers: HashMap::new(),
+            sticky: HashMap::new(),
+            decided: BTreeMap::new(),
+            syncs: BTreeMap::new(),
+            problem: None,
+            retiring: false,
+            kept: 0,
+            hold_until: None,
+        }
+    }
+
     pub(crate) fn known_applied(&self) -> Seq {
         if self.role.writing {
             self.own_applied

@@ -192,7 +192,11 @@ fn report(g: &mut State, now: Instant) -> (Option<Vec<u8>>, Option<Duration>) {
         g.retain();
     }
     let applied = if g.role.writing { g.own_applied } else { 0 };
-    let state = (g.produced, applied, g.finished);
+    // An operation still deciding its outcome is not produced yet for the others: the
+    // writer applies a creation, a truncation or a removal only once every live replica
+    // has produced it, and a replica that decided after that would read the change.
+    let produced = g.done_through();
+    let state = (produced, applied, g.finished);
     if !g.outbox.dirty && state == g.outbox.sent {
         return (None, None);
     }
@@ -220,7 +224,7 @@ fn report(g: &mut State, now: Instant) -> (Option<Vec<u8>>, Option<Duration>) {
         failures: std::mem::take(&mut g.outbox.failures),
     });
     let up = Up {
-        produced: g.produced,
+        produced,
         finished: g.finished,
         writer,
         written: std::mem::take(&mut g.outbox.written),
@@ -237,4 +241,46 @@ fn report(g: &mut State, now: Instant) -> (Option<Vec<u8>>, Option<Duration>) {
     g.outbox.last_sent = Some(now);
     g.outbox.sent = state;
     (Some(protocol::encode(&up)), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layer::{Config, Identity, Link, State};
+
+    fn follower() -> State {
+        let id = Identity {
+            rank: 0,
+            replica: 1,
+            incarnation: 0,
+            retire_code: 75,
+        };
+        let cfg = Config {
+            journal_bytes_max: 1 << 16,
+            verify: false,
+        };
+        State::new(id, cfg, Link::Up(std::sync::Arc::new(Box::new(|_| Ok(())))))
+    }
+
+    fn produced(g: &mut State) -> Option<Seq> {
+        let (bytes, _) = report(g, Instant::now());
+        bytes
+            .and_then(|b| protocol::decode::<Up>(&b))
+            .map(|up| up.produced)
+    }
+
+    #[test]
+    fn an_operation_deciding_its_outcome_is_not_reported_produced() {
+        let mut g = follower();
+        // Operation 1 numbered, its outcome not decided yet (waiting for the launcher's
+        // first answer): the writer must not apply it yet.
+        g.produced = 1;
+        g.in_flight = true;
+        g.outbox.dirty = true;
+        assert_eq!(produced(&mut g), Some(0));
+        // Decided: now it is produced, and reported even though nothing else changed.
+        g.in_flight = false;
+        g.outbox.last_sent = None;
+        assert_eq!(produced(&mut g), Some(1));
+    }
 }
