@@ -46,6 +46,19 @@ impl ReplicaState {
         }
     }
 
+    /// Its application is still computing: lost now, it is worth a new incarnation.
+    pub fn computing(&self) -> bool {
+        match self {
+            ReplicaState::Starting | ReplicaState::Running => true,
+            ReplicaState::Finalized
+            | ReplicaState::Finished
+            | ReplicaState::Failed(_)
+            | ReplicaState::Retired(_)
+            | ReplicaState::Ended
+            | ReplicaState::Drained => false,
+        }
+    }
+
     /// Its application finished (it may still serve its log).
     pub fn completed(&self) -> bool {
         match self {
@@ -119,6 +132,9 @@ pub struct Replica {
     /// It got a preemption notice and hands over at its next checkpoint
     /// (`ToLauncher::Handover`).
     pub draining: bool,
+    /// A new incarnation that takes its state over from its draining predecessor, not
+    /// from a sibling: it needs no sibling to catch up.
+    pub handover: bool,
 }
 
 /// What a replica's program last wrote to standard error, for its failure's summary: the
@@ -187,6 +203,7 @@ impl Replica {
             last_words: LastWords::Silent,
             fenced: false,
             draining: false,
+            handover: false,
         }
     }
 
@@ -201,7 +218,7 @@ impl Replica {
     }
 
     /// It holds its rank's state: one of the first processes, or a new incarnation that
-    /// caught up.
+    /// caught up. Only such a replica is a source for a new incarnation of a sibling.
     pub fn caught_up(&self) -> bool {
         match self.origin {
             Origin::Start => true,

@@ -179,11 +179,7 @@ impl JobState {
     /// from that sibling at once and ended.
     pub(super) fn drain(&mut self, i: usize, grace_ms: u64, checkpoints: u64) {
         let id = self.procs[i].id;
-        if !matches!(
-            self.procs[i].state,
-            ReplicaState::Starting | ReplicaState::Running
-        ) || self.procs[i].draining
-        {
+        if !self.procs[i].state.computing() || self.procs[i].draining {
             return;
         }
         let grace = grace_ms as f64 / 1000.0;
@@ -231,11 +227,63 @@ impl JobState {
         }
     }
 
-    /// Whether a replica of `id`'s rank other than `id` is alive.
+    /// Whether a replica of `id`'s rank other than `id` is alive and holds the rank's
+    /// state (see `Replica::caught_up`): a new incarnation still catching up has nothing
+    /// to give.
     fn sibling_alive(&self, id: ReplicaId) -> bool {
         (0..self.replicas)
             .filter(|&k| k != id.replica)
-            .any(|k| self.replica(ReplicaId::new(id.rank, k)).state.alive())
+            .map(|k| self.replica(ReplicaId::new(id.rank, k)))
+            .any(|p| p.state.alive() && p.caught_up())
+    }
+
+    /// A replica of `rank` that held its state was lost: if none that does is left, the
+    /// new incarnations of the rank still catching up from a sibling have nowhere to get
+    /// it from. They are ended (their rank is lost), not left to count as its replicas.
+    /// One taking over from its draining predecessor's handover needs no sibling.
+    pub(super) fn orphan_newcomers(&mut self, rank: u32) {
+        let current: Vec<usize> = (0..self.replicas)
+            .map(|k| self.idx(ReplicaId::new(rank, k)))
+            .collect();
+        if current
+            .iter()
+            .any(|&j| self.procs[j].state.alive() && self.procs[j].caught_up())
+        {
+            return;
+        }
+        for j in current {
+            let p = &self.procs[j];
+            if !p.state.alive() || p.caught_up() || p.handover {
+                continue;
+            }
+            let (id, inc) = (p.id, p.incarnation);
+            // It answered its predecessor's loss: that loss is the replica's story.
+            let before = self.procs[..j]
+                .iter()
+                .rev()
+                .find(|q| q.id == id)
+                .and_then(|q| {
+                    let why = match &q.state {
+                        ReplicaState::Failed(w) | ReplicaState::Retired(w) => w.as_str(),
+                        ReplicaState::Drained => "drained",
+                        ReplicaState::Starting
+                        | ReplicaState::Running
+                        | ReplicaState::Finalized
+                        | ReplicaState::Finished
+                        | ReplicaState::Ended => return None,
+                    };
+                    Some(format!(" (incarnation {}: {why})", q.incarnation))
+                })
+                .unwrap_or_default();
+            log::info!("incarnation {inc} of replica {id} has no source left; ending it");
+            self.signal(j, Signal::SIGKILL);
+            self.mark_dead(
+                j,
+                ReplicaState::Failed(format!(
+                    "ended before catching up: no replica holding rank {rank}'s state was left{before}"
+                )),
+            );
+        }
     }
 
     /// Where a new incarnation of `procs[i]`'s replica would go, if one may start now
@@ -307,7 +355,9 @@ impl JobState {
             self.hosts[host].state = HostState::Launching;
             self.hosts[host].launched_at = now;
         }
-        self.procs.push(Replica::newcomer(id, inc, host, now));
+        let mut newcomer = Replica::newcomer(id, inc, host, now);
+        newcomer.handover = handover.is_some();
+        self.procs.push(newcomer);
         let slot = self.slot(id);
         self.slots[slot] = self.procs.len() - 1;
         // From now on the writer of its rank's files waits for it too before changing
