@@ -237,6 +237,6 @@ pub enum Action {
     /// A live line about the run (a regeneration): printed like `Print` unless
     /// `--quiet`.
     Live(String),
-    /// Silence the output, except the stderr of this rank (whose errors explain a failure).
+    /// Silence the standard error, except this rank's (whose errors explain a failure).
     Mute(Option<u32>),
 }

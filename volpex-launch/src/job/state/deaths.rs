@@ -128,6 +128,12 @@ impl JobState {
                         if c != 0 {
                             self.program_codes[id.rank as usize].get_or_insert(c);
                         }
+                        let why = match (c, &self.procs[i].state) {
+                            (0, ReplicaState::Starting | ReplicaState::Running) => format!(
+                                "{why} without calling MPI_Finalize (a program that initialized must finalize before it exits; in Rust, let the Universe drop)"
+                            ),
+                            _ => why,
+                        };
                         self.mark_dead(i, ReplicaState::Failed(why))
                     }
                     (None, None) => self.mark_dead(i, ReplicaState::Failed(why)),
