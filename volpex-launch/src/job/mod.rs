@@ -232,7 +232,12 @@ impl Job {
                 inc,
                 host,
                 handover,
-            } => self.spawn(id, inc, host, handover),
+            } => {
+                // The live lines about what led to it (the loss it answers) come before
+                // the line about the new incarnation.
+                self.live();
+                self.spawn(id, inc, host, handover)
+            }
             Action::Signal { id, inc, signal } => {
                 let Some(p) = self.state.incarnation(id, inc) else {
                     return;

@@ -363,6 +363,14 @@ impl JobState {
         // From now on the writer of its rank's files waits for it too before changing
         // bytes already written: it will read them as they were.
         self.files_membership(id.rank);
+        // The spawn first: the driver says what led to it (the loss it answers) before
+        // it carries it out, and this line after.
+        self.out.push(Action::Spawn {
+            id,
+            inc,
+            host,
+            handover,
+        });
         self.out.push(Action::Live(format!(
             "rank {} replica {}: starting incarnation {inc} on {} at {:.1} s",
             id.rank,
@@ -370,12 +378,6 @@ impl JobState {
             self.hosts[host].name,
             now.as_secs_f64()
         )));
-        self.out.push(Action::Spawn {
-            id,
-            inc,
-            host,
-            handover,
-        });
     }
 
     /// Where a new incarnation of `id` goes: a host that is up (or idle: nothing was

@@ -104,6 +104,12 @@ fn a_killed_replica_gets_a_new_incarnation_on_this_machine() {
         prints(&actions),
         ["rank 1 replica 0: starting incarnation 1 on localhost at 2.0 s"]
     );
+    // The spawn comes first: the driver prints the loss it answers before this line.
+    let spawn = actions
+        .iter()
+        .position(|a| matches!(a, Action::Spawn { .. }));
+    let line = actions.iter().position(|a| matches!(a, Action::Live(_)));
+    assert!(spawn < line, "{actions:?}");
     let p = st.replica(id(1, 0));
     assert_eq!((p.incarnation, &p.state), (1, &ReplicaState::Starting));
     assert_eq!(st.regenerations(), 1);
