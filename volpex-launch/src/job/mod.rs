@@ -610,7 +610,10 @@ impl Job {
                 .enumerate()
                 .map(|(i, p)| {
                     let ended = self.feedback.ended_at(i);
-                    ReplicaReport::new(p, &hosts[p.host].name, ended)
+                    let replaced = replicas
+                        .iter()
+                        .any(|q| q.id == p.id && q.incarnation > p.incarnation);
+                    ReplicaReport::new(p, &hosts[p.host].name, ended, replaced)
                 })
                 .collect(),
             events: EventReport::by_time(self.feedback.records()),

@@ -59,6 +59,19 @@ impl ReplicaState {
         }
     }
 
+    /// How a replica in this state ended, in words (for one that is no longer alive).
+    pub fn words(&self) -> String {
+        match self {
+            ReplicaState::Failed(w) | ReplicaState::Retired(w) => w.clone(),
+            ReplicaState::Drained => "ended after a preemption notice (SIGTERM)".into(),
+            ReplicaState::Finished => "finished".into(),
+            ReplicaState::Ended => "ended".into(),
+            ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => {
+                "alive".into()
+            }
+        }
+    }
+
     /// Its application finished (it may still serve its log).
     pub fn completed(&self) -> bool {
         match self {

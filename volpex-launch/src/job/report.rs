@@ -47,9 +47,10 @@ pub struct ReplicaReport {
 }
 
 impl ReplicaReport {
-    /// Builds one line from the launcher's view of a replica and when it was seen to end;
-    /// a failure's detail ends with what its program last wrote to standard error.
-    pub fn new(p: &Replica, host: &str, ended: Option<Duration>) -> Self {
+    /// Builds one line from the launcher's view of a replica, when it was seen to end and
+    /// whether a later incarnation replaced it; a failure's detail ends with what its
+    /// program last wrote to standard error.
+    pub fn new(p: &Replica, host: &str, ended: Option<Duration>, replaced: bool) -> Self {
         let (id, pid, stats) = (p.id, p.pid, p.stats.clone());
         let (name, detail) = match &p.state {
             ReplicaState::Finished => ("finished", None),
@@ -64,7 +65,11 @@ impl ReplicaReport {
             ReplicaState::Ended => ("ended", None),
             ReplicaState::Drained => (
                 "drained",
-                Some("preemption notice (SIGTERM); replaced".into()),
+                Some(if replaced {
+                    "preemption notice (SIGTERM); replaced".into()
+                } else {
+                    "preemption notice (SIGTERM); its drain grace ran out before it could be replaced".into()
+                }),
             ),
             ReplicaState::Finalized => ("finalized", None),
             ReplicaState::Starting | ReplicaState::Running => ("running", None),
@@ -261,6 +266,26 @@ mod tests {
             incarnation: 2,
             what,
         }
+    }
+
+    /// Issue 42 item 3: a drained replica is said to be replaced only when it was.
+    #[test]
+    fn a_drained_replica_is_replaced_only_if_a_later_incarnation_started() {
+        let mut p = Replica::starting(ReplicaId::new(1, 0), 0);
+        p.state = ReplicaState::Drained;
+        let r = ReplicaReport::new(&p, "localhost", None, true);
+        assert_eq!(r.state, "drained");
+        assert_eq!(
+            r.detail.as_deref(),
+            Some("preemption notice (SIGTERM); replaced")
+        );
+        let r = ReplicaReport::new(&p, "localhost", None, false);
+        assert_eq!(
+            r.detail.as_deref(),
+            Some(
+                "preemption notice (SIGTERM); its drain grace ran out before it could be replaced"
+            )
+        );
     }
 
     #[test]

@@ -126,16 +126,20 @@ pub fn lost_message(grid: Grid<'_>, rank: u32) -> String {
         .map(|(k, s)| {
             let id = ReplicaId::new(rank, k as u32);
             match s {
-                ReplicaState::Failed(w) | ReplicaState::Retired(w) => format!("{id}: {w}"),
-                other => format!("{id}: {other:?}"),
+                // Drained and still its replica's current incarnation: not replaced.
+                ReplicaState::Drained => format!(
+                    "{id}: {}, and its drain grace ran out before it could be replaced",
+                    s.words()
+                ),
+                other => format!("{id}: {}", other.words()),
             }
         })
         .collect();
-    format!(
-        "rank {rank} lost: all {} replicas failed ({})",
-        grid.replicas,
-        why.join("; ")
-    )
+    let all = match grid.replicas {
+        1 => "its only replica".to_string(),
+        n => format!("all {n} replicas"),
+    };
+    format!("rank {rank} lost: {all} failed ({})", why.join("; "))
 }
 
 /// What becomes of a replica when the job is done.

@@ -4,7 +4,7 @@
 use super::*;
 
 /// One letter per replica state: S starting, R running, Z finalized, F finished,
-/// X failed, T retired, E ended.
+/// X failed, T retired, E ended (and D drained, for the messages).
 const LETTERS: [char; 7] = ['S', 'R', 'Z', 'F', 'X', 'T', 'E'];
 
 fn state(c: char) -> ReplicaState {
@@ -16,6 +16,7 @@ fn state(c: char) -> ReplicaState {
         'X' => ReplicaState::Failed("exited with code 3".into()),
         'T' => ReplicaState::Retired("fell behind".into()),
         'E' => ReplicaState::Ended,
+        'D' => ReplicaState::Drained,
         other => panic!("no state for {other:?}"),
     }
 }
@@ -110,13 +111,21 @@ fn lost_message_names_every_replica() {
     with_grid("FR XE", |g| {
         assert_eq!(
             lost_message(g, 1),
-            "rank 1 lost: all 2 replicas failed (1.0: exited with code 3; 1.1: Ended)"
+            "rank 1 lost: all 2 replicas failed (1.0: exited with code 3; 1.1: ended)"
         );
     });
     with_grid("T", |g| {
         assert_eq!(
             lost_message(g, 0),
-            "rank 0 lost: all 1 replicas failed (0.0: fell behind)"
+            "rank 0 lost: its only replica failed (0.0: fell behind)"
+        );
+    });
+    // Issue 42 item 3: a drained replica still current was not replaced; its state is
+    // said in words.
+    with_grid("D", |g| {
+        assert_eq!(
+            lost_message(g, 0),
+            "rank 0 lost: its only replica failed (0.0: ended after a preemption notice (SIGTERM), and its drain grace ran out before it could be replaced)"
         );
     });
 }
