@@ -74,7 +74,7 @@ pub fn run(args: &Args) -> i32 {
         Ok(j) => j,
         Err(e) => {
             eprintln!("volpexrun: {e}");
-            return 1;
+            return exit_policy::start_error_code(&e);
         }
     };
     job.main_loop();
@@ -619,18 +619,26 @@ impl Job {
             events: EventReport::by_time(self.feedback.records()),
         };
         eprint!("{}", report.text());
-        if let Some(path) = &args.report {
-            if let Err(e) = report.write(path) {
-                eprintln!("volpexrun: cannot write report {}: {e}", path.display());
-            }
-        }
         if let Some(c) = self.state.chaos() {
             eprintln!("volpexrun: {}", chaos_summary(c));
         }
         if let Some(f) = verdict.failure() {
             eprintln!("volpexrun: error: {f}");
         }
-        report.exit_code
+        match args.report.as_ref().map(|path| (path, report.write(path))) {
+            // The job's result is lost to whoever reads the report: the job fails.
+            Some((path, Err(e))) => {
+                eprintln!(
+                    "volpexrun: error: --report {}: cannot write the report: {e}",
+                    path.display()
+                );
+                match report.exit_code {
+                    0 => exit_policy::EXIT_LAUNCHER,
+                    code => code,
+                }
+            }
+            Some((_, Ok(()))) | None => report.exit_code,
+        }
     }
 }
 

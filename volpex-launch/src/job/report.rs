@@ -247,6 +247,20 @@ impl Report {
         s
     }
 
+    /// Whether `path` can take the report, checked before the job starts: it is opened
+    /// for writing without changing it (created, then removed, if it did not exist). A
+    /// device that fails every write (`/dev/full`) passes: `write` finds it out.
+    pub fn check_writable(path: &std::path::Path) -> std::io::Result<()> {
+        use std::fs::OpenOptions;
+        match OpenOptions::new().write(true).create_new(true).open(path) {
+            Ok(_) => std::fs::remove_file(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                OpenOptions::new().append(true).open(path).map(|_| ())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Writes the JSON report.
     pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
@@ -266,6 +280,27 @@ mod tests {
             incarnation: 2,
             what,
         }
+    }
+
+    /// Issue 42 item 3: `--report` is checked before the job starts, leaving what is
+    /// there as it was.
+    #[test]
+    fn a_report_path_is_checked_without_changing_it() {
+        let dir = std::env::temp_dir().join(format!("volpex-report-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let new = dir.join("new.json");
+        let old = dir.join("old.json");
+        std::fs::write(&old, "before").expect("write");
+        let results = [
+            Report::check_writable(&new).is_ok(),
+            new.exists(),
+            Report::check_writable(&old).is_ok(),
+            std::fs::read_to_string(&old).ok() == Some("before".into()),
+            Report::check_writable(&dir).is_err(),
+            Report::check_writable(&dir.join("missing/r.json")).is_err(),
+        ];
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(results, [true, false, true, true, true, true]);
     }
 
     /// Issue 42 item 3: a drained replica is said to be replaced only when it was.

@@ -217,3 +217,50 @@ fn every_combination_of_outcomes() {
     }
     assert_eq!(seen, 7 + 49 + 343 + 49 + 2401 + 343 + 117_649 + 117_649);
 }
+
+/// Issue 42 item 3: a command line wrong in itself exits 2, as clap's usage errors do;
+/// what it could not have known (files, hosts, the system) exits 1.
+#[test]
+fn start_errors_exit_2_for_the_command_line_and_1_for_the_rest() {
+    use crate::error::{CliError, HostProblem, HostsError, StartError};
+    let usage = [
+        StartError::FaultOutsideJob {
+            rank: 5,
+            replica: 0,
+            ranks: 2,
+            replicas: 1,
+        },
+        StartError::Cli(CliError::StdinOutsideJob { rank: 7, ranks: 2 }),
+        StartError::Cli(CliError::ExportEmptyName { spec: "".into() }),
+        StartError::Hosts(HostsError::List {
+            list: "".into(),
+            problem: HostProblem::EmptyName,
+        }),
+        StartError::Cli(CliError::HeartbeatTimeoutTooShort {
+            timeout: 0.1,
+            interval: 0.25,
+        }),
+    ];
+    for e in &usage {
+        assert_eq!(start_error_code(e), EXIT_USAGE, "{e}");
+    }
+    let other = [
+        StartError::Wdir {
+            path: "/nonexistent".into(),
+            source: std::io::ErrorKind::NotFound.into(),
+        },
+        StartError::ProgramIsDirectory {
+            program: "/tmp".into(),
+        },
+        StartError::Report {
+            path: "/proc/x".into(),
+            source: std::io::ErrorKind::NotFound.into(),
+        },
+        StartError::Hosts(HostsError::Empty {
+            origin: "hosts.txt".into(),
+        }),
+    ];
+    for e in &other {
+        assert_eq!(start_error_code(e), EXIT_LAUNCHER, "{e}");
+    }
+}
