@@ -67,6 +67,8 @@ pub(super) struct Regen {
     /// lost meanwhile (`held`) are looked at again at the end of the hold.
     hold_until: Duration,
     held: Vec<usize>,
+    /// How long volpexrun's last stall lasted (what `hold_until` answers).
+    stall: Duration,
     /// For the summary.
     notes: Vec<String>,
 }
@@ -83,6 +85,7 @@ impl Regen {
             no_room_said: false,
             hold_until: Duration::ZERO,
             held: Vec::new(),
+            stall: Duration::ZERO,
             notes: Vec::new(),
         }
     }
@@ -139,7 +142,21 @@ impl JobState {
                 late.as_secs_f64()
             );
             self.regen.hold_until = now + self.heartbeat_timeout;
+            self.regen.stall = late;
         }
+    }
+
+    /// If volpexrun stalled (stopped, or starved of CPU) so recently that the exits of
+    /// the replicas that gave it up are still coming in, the words that say so: a rank
+    /// lost now was lost to volpexrun's own stall.
+    pub(super) fn stall_note(&self) -> Option<String> {
+        (self.now < self.regen.hold_until).then(|| {
+            format!(
+                "volpexrun itself did not run for {:.1} s (it was stopped, or starved of CPU), longer than the heartbeat timeout ({:.1} s): its processes gave it up",
+                self.regen.stall.as_secs_f64(),
+                self.heartbeat_timeout.as_secs_f64()
+            )
+        })
     }
 
     /// After a stall's hold: the replicas lost meanwhile are regenerated if a sibling

@@ -151,6 +151,35 @@ fn after_a_launcher_stall_no_replica_is_regenerated_from_a_sibling_that_is_exiti
     assert_eq!(spawns(&st.tick(s(7.1))), [(id(1, 0), 1, 0)]);
 }
 
+/// Issue 42 item 3: a rank lost because volpexrun itself was stopped says so.
+#[test]
+fn a_rank_lost_to_the_launchers_own_stall_names_the_stall() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    st.woke(s(1.2), s(21.2));
+    for k in 0..2 {
+        let input = Input::Exited {
+            id: id(0, k),
+            inc: 0,
+            code: Some(76),
+            signal: None,
+        };
+        st.handle(input, s(21.3));
+    }
+    st.tick(s(21.3));
+    let why = st.failure().unwrap_or_default().to_string();
+    assert!(why.starts_with("rank 0 lost"), "{why}");
+    assert!(
+        why.ends_with("; volpexrun itself did not run for 20.0 s (it was stopped, or starved of CPU), longer than the heartbeat timeout (2.0 s): its processes gave it up"),
+        "{why}"
+    );
+    // Without a stall, no such words.
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    killed(&mut st, id(0, 0), 0, s(1.0));
+    killed(&mut st, id(0, 1), 0, s(1.0));
+    st.tick(s(1.0));
+    assert!(st.failure().is_some_and(|w| !w.contains("did not run")));
+}
+
 /// Without a stall, the same loss is regenerated at once (the hold is not the rule).
 #[test]
 fn a_wait_that_ends_on_time_holds_nothing() {
