@@ -768,8 +768,13 @@ fn a_newcomer_still_catching_up_is_no_source_and_is_ended_with_its_rank() {
         "1.1 is not regenerated from 1.0's newcomer"
     );
     assert!(actions.contains(&sigkill(id(1, 0), 1)), "{actions:?}");
-    // Its registration, on its way, changes nothing (no table with nothing to catch up).
+    // Its registration, on its way, changes nothing (no table with nothing to catch up),
+    // nor does its own retirement, which it may announce on hearing 1.1 died.
     assert_eq!(newcomer_registers(&mut st, id(1, 0), 1, s(2.1)), []);
+    let retired = ToLauncher::Retired {
+        reason: "rank 1 cannot be regenerated: its last caught-up replica died".into(),
+    };
+    assert_eq!(msg(&mut st, id(1, 0), 1, retired, s(2.1)), []);
     st.tick(s(2.1));
     let why = st.failure().unwrap_or_default().to_string();
     assert_eq!(
