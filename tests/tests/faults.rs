@@ -276,3 +276,62 @@ fn messages_that_skip_the_log_arrive_whole_and_late_confirmations_fall_back() {
         assert_eq!(unlogged > 0, skips, "{what}: unlogged={unlogged}");
     }
 }
+
+/// The one `volpexrun: error` line of a run.
+fn the_error(run: &Run) -> String {
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("volpexrun: error"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", run.stderr);
+    errors[0].to_string()
+}
+
+/// Issue 42 item 2: every replica of a rank killed at the same moment loses that rank
+/// (exit 70), as kills apart do; no new incarnation is started from a sibling that was
+/// killed with it (before the fix: replacements "caught up in 0.0 s" from nobody and the
+/// job failed with "rank 0: no replica finished cleanly", exit 1).
+#[test]
+fn every_replica_of_a_rank_killed_at_once_loses_that_rank() {
+    // At least 3 s of run: the kills at 1 s land while it runs.
+    let args = &["--rounds", "1500", "--work-ms", "2"];
+    for r in [2u32, 3] {
+        let faults: Vec<String> = (0..r).map(|k| format!("1.{k}:kill@1")).collect();
+        let run = with_faults("ring", args, &r.to_string(), &faults);
+        assert_eq!(run.code, Some(70), "-r {r}\n{}", run.stderr);
+        let error = the_error(&run);
+        assert!(error.contains("error: rank 1 lost"), "-r {r}: {error}");
+        for never in ["starting incarnation", "caught up in"] {
+            assert!(
+                !run.stderr.contains(never),
+                "-r {r}: {never}\n{}",
+                run.stderr
+            );
+        }
+    }
+}
+
+/// Issue 42 item 2: every replica of rank 1 of a C program dies of SIGSEGV at the same
+/// point: their exits come one by one, the first may be regenerated from a sibling that
+/// is dying too, but once none that holds the rank's state is left the rank is lost
+/// (exit 70, naming SIGSEGV), and no newcomer catches up from nothing.
+#[test]
+fn every_replica_of_a_rank_segfaulting_loses_that_rank() {
+    use volpex_tests::abi::{compile_c, TempDir};
+    let dir = TempDir::new("misbehave");
+    let exe = compile_c(&dir, "misbehave");
+    for r in ["2", "3"] {
+        let run = run(&["-n", "4", "-r", r], &exe, &["segv"], DEADLINE);
+        run.assert_no_leftovers();
+        assert_eq!(run.code, Some(70), "-r {r}\n{}", run.stderr);
+        let error = the_error(&run);
+        assert!(error.contains("error: rank 1 lost"), "-r {r}: {error}");
+        assert!(error.contains("SIGSEGV"), "-r {r}: {error}");
+        assert!(
+            !run.stderr.contains("caught up in"),
+            "-r {r}\n{}",
+            run.stderr
+        );
+    }
+}

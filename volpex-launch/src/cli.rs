@@ -264,18 +264,23 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
-/// A `SECONDS` flag: a finite number in (0, `SECONDS_MAX`].
+/// A `SECONDS` flag: a finite number in [`SECONDS_MIN`, `SECONDS_MAX`] (a timeout or
+/// period below a millisecond means nothing to a clock that ticks in them, and `1e-300`
+/// would print as 300 digits).
 pub fn parse_seconds(s: &str) -> Result<f64, CliError> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= SECONDS_MAX => Ok(v),
+        Ok(v) if (SECONDS_MIN..=SECONDS_MAX).contains(&v) => Ok(v),
         _ => Err(CliError::NotSeconds { input: s.into() }),
     }
 }
 
-/// A `SECONDS` flag where 0 means "off": a finite number in [0, `SECONDS_MAX`].
+/// The shortest time a `SECONDS` flag takes: a millisecond.
+pub const SECONDS_MIN: f64 = 0.001;
+
+/// A `SECONDS` flag where 0 means "off": 0, or a number as `parse_seconds` takes.
 pub fn parse_seconds_or_zero(s: &str) -> Result<f64, CliError> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && (0.0..=SECONDS_MAX).contains(&v) => Ok(v),
+        Ok(v) if v == 0.0 || (SECONDS_MIN..=SECONDS_MAX).contains(&v) => Ok(v),
         _ => Err(CliError::NotSecondsOrZero { input: s.into() }),
     }
 }
@@ -486,6 +491,9 @@ impl Args {
 
 /// Splits `VAR=VALUE` / `VAR` into a pair, taking the launcher's value for a bare name.
 pub fn parse_export(s: &str) -> Result<(String, String), CliError> {
+    if s.is_empty() {
+        return Err(CliError::ExportEmptyName { spec: s.into() });
+    }
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
         Some(_) => Err(CliError::ExportEmptyName { spec: s.into() }),

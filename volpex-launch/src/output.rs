@@ -161,9 +161,12 @@ impl Dedup {
         }
     }
 
-    /// Stops printing (the job failed and its message must stand alone), except the
-    /// standard error of rank `explains`: a lost rank's last words say why it failed,
-    /// and may come after its exit was seen.
+    /// Stops printing standard error (the job failed: the other ranks' errors about the
+    /// loss would bury its message), except rank `explains`'s: a lost rank's last words
+    /// say why it failed, and may come after its exit was seen. Standard output still
+    /// prints: what the processes wrote before they were ended is the program's output,
+    /// as under mpirun (a rank's last result line may arrive after another rank's exit
+    /// failed the job).
     pub fn mute(&mut self, explains: Option<u32>) {
         self.muted = true;
         self.explains = explains;
@@ -265,8 +268,11 @@ impl Dedup {
                 return false;
             }
         }
-        let explains = line.stream == Stream::Err && self.explains == Some(line.rank);
-        !(self.muted && line.index.is_some() && !explains)
+        let heard = match line.stream {
+            Stream::Out => true,
+            Stream::Err => self.explains == Some(line.rank),
+        };
+        !(self.muted && line.index.is_some() && !heard)
     }
 
     /// Flushes stdout.
@@ -364,6 +370,25 @@ mod tests {
         printed = offer_all(&mut d, sibling[5..].to_vec());
         assert_eq!(printed, Vec::<String>::new(), "the sibling's d is a copy");
         assert!(d.pending.is_empty());
+    }
+
+    #[test]
+    fn a_failed_job_keeps_standard_output_and_the_lost_ranks_standard_error() {
+        let mut d = Dedup::new(3, false);
+        d.mute(Some(1));
+        let mut out = line(0, 0, 0);
+        out.rank = 2;
+        assert!(d.admit(&out), "another rank's result line still prints");
+        let mut err = Line {
+            stream: Stream::Err,
+            ..out.clone()
+        };
+        assert!(
+            !d.admit(&err),
+            "another rank's error about the loss does not"
+        );
+        err.rank = 1;
+        assert!(d.admit(&err), "the lost rank's last words do");
     }
 
     #[test]

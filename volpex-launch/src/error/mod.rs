@@ -15,14 +15,16 @@ use thiserror::Error;
 /// A command-line value or combination that is not valid (`cli`).
 #[derive(Debug, Error)]
 pub enum CliError {
-    /// A `SECONDS` flag that is not a positive number up to 10^6.
-    #[error("{input:?} is not a positive number of seconds (allowed: 0 < SECONDS <= 1000000)")]
+    /// A `SECONDS` flag that is not a number from 0.001 to 10^6.
+    #[error("{input:?} is not a number of seconds (allowed: 0.001 <= SECONDS <= 1000000)")]
     NotSeconds {
         /// What was given.
         input: String,
     },
-    /// A `SECONDS` flag that takes 0, given something not in [0, 10^6].
-    #[error("{input:?} is not a number of seconds (allowed: 0 <= SECONDS <= 1000000; 0 = off)")]
+    /// A `SECONDS` flag that takes 0, given something else not in [0.001, 10^6].
+    #[error(
+        "{input:?} is not a number of seconds (allowed: 0 = off, or 0.001 <= SECONDS <= 1000000)"
+    )]
     NotSecondsOrZero {
         /// What was given.
         input: String,
@@ -471,7 +473,7 @@ pub enum PlanError {
     },
 }
 
-/// The job cannot start (`job`): nothing runs, volpexrun exits with 1.
+/// The job cannot start (`job`): nothing runs; volpexrun exits with 2 or 1 (`job::exit_policy::start_error_code`).
 #[derive(Debug, Error)]
 pub enum StartError {
     /// A bad flag.
@@ -559,6 +561,28 @@ pub enum StartError {
     ProgramNotFound {
         /// The program.
         program: String,
+    },
+    /// `--wdir DIR` cannot be the processes' working directory.
+    #[error("--wdir {}: {source}", path.display())]
+    Wdir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The program is a directory.
+    #[error("cannot start {program}: it is a directory")]
+    ProgramIsDirectory {
+        /// The program.
+        program: String,
+    },
+    /// `--report FILE` cannot be written.
+    #[error("--report {}: cannot write the report there: {source}", path.display())]
+    Report {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
     },
     /// Hosts were lost at start and some rank has no replica left (the state machine's
     /// message names them).

@@ -18,7 +18,22 @@ fn io_err() -> io::Error {
 fn cli_errors_read_as_before() {
     assert_eq!(
         CliError::NotSeconds { input: "x".into() }.to_string(),
-        "\"x\" is not a positive number of seconds (allowed: 0 < SECONDS <= 1000000)"
+        "\"x\" is not a number of seconds (allowed: 0.001 <= SECONDS <= 1000000)"
+    );
+    // Issue 42 item 3: a tiny time is refused in the words given, not in 300 digits.
+    assert_eq!(
+        crate::cli::parse_seconds("1e-300")
+            .map(|_| ())
+            .unwrap_err()
+            .to_string(),
+        "\"1e-300\" is not a number of seconds (allowed: 0.001 <= SECONDS <= 1000000)"
+    );
+    assert!(crate::cli::parse_seconds_or_zero("1e-300").is_err());
+    assert_eq!(crate::cli::parse_seconds_or_zero("0").ok(), Some(0.0));
+    assert_eq!(crate::cli::parse_seconds("0.001").ok(), Some(0.001));
+    assert_eq!(
+        parse_export("").map(|_| ()).unwrap_err().to_string(),
+        "-x \"\": empty variable name"
     );
     assert_eq!(
         CliError::HeartbeatTimeoutTooShort {
@@ -246,6 +261,30 @@ fn start_errors_read_as_before() {
         }
         .to_string(),
         "cannot start ./nope: gone"
+    );
+    // Issue 42 item 3: the directory or file at fault is named.
+    assert_eq!(
+        StartError::Wdir {
+            path: "/nonexistent".into(),
+            source: io_err()
+        }
+        .to_string(),
+        "--wdir /nonexistent: gone"
+    );
+    assert_eq!(
+        StartError::ProgramIsDirectory {
+            program: "/tmp".into()
+        }
+        .to_string(),
+        "cannot start /tmp: it is a directory"
+    );
+    assert_eq!(
+        StartError::Report {
+            path: "/proc/x".into(),
+            source: io_err()
+        }
+        .to_string(),
+        "--report /proc/x: cannot write the report there: gone"
     );
     // Wrapped errors print as themselves.
     assert_eq!(

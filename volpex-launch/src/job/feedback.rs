@@ -93,17 +93,6 @@ pub struct Feedback {
     records: Vec<Record>,
 }
 
-/// How a replica that is no longer alive ended, in words.
-fn ending(state: &ReplicaState) -> String {
-    match state {
-        ReplicaState::Failed(w) | ReplicaState::Retired(w) => w.clone(),
-        ReplicaState::Drained => "drained".into(),
-        ReplicaState::Finished => "finished".into(),
-        ReplicaState::Ended => "ended".into(),
-        ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => "alive".into(),
-    }
-}
-
 impl Feedback {
     /// Everything seen so far, in the order it was seen.
     pub fn records(&self) -> &[Record] {
@@ -166,7 +155,7 @@ impl Feedback {
                     p.id
                 ));
             } else if was && !alive && running && p.state != ReplicaState::Finished {
-                self.record(now, p, Happening::Lost(ending(&p.state)));
+                self.record(now, p, Happening::Lost(p.state.words()));
                 let left = (0..replicas)
                     .filter(|&k| {
                         procs.iter().any(|q| {
@@ -184,7 +173,7 @@ impl Feedback {
                 lines.push(format!(
                     "replica {}{inc} lost: {}; rank {} goes on with {left} of {replicas} replica{}",
                     p.id,
-                    ending(&p.state),
+                    p.state.words(),
                     p.id.rank,
                     if replicas == 1 { "" } else { "s" }
                 ));

@@ -74,7 +74,7 @@ pub fn run(args: &Args) -> i32 {
         Ok(j) => j,
         Err(e) => {
             eprintln!("volpexrun: {e}");
-            return 1;
+            return exit_policy::start_error_code(&e);
         }
     };
     job.main_loop();
@@ -232,7 +232,12 @@ impl Job {
                 inc,
                 host,
                 handover,
-            } => self.spawn(id, inc, host, handover),
+            } => {
+                // The live lines about what led to it (the loss it answers) come before
+                // the line about the new incarnation.
+                self.live();
+                self.spawn(id, inc, host, handover)
+            }
             Action::Signal { id, inc, signal } => {
                 let Some(p) = self.state.incarnation(id, inc) else {
                     return;
@@ -605,24 +610,35 @@ impl Job {
                 .enumerate()
                 .map(|(i, p)| {
                     let ended = self.feedback.ended_at(i);
-                    ReplicaReport::new(p, &hosts[p.host].name, ended)
+                    let replaced = replicas
+                        .iter()
+                        .any(|q| q.id == p.id && q.incarnation > p.incarnation);
+                    ReplicaReport::new(p, &hosts[p.host].name, ended, replaced)
                 })
                 .collect(),
             events: EventReport::by_time(self.feedback.records()),
         };
         eprint!("{}", report.text());
-        if let Some(path) = &args.report {
-            if let Err(e) = report.write(path) {
-                eprintln!("volpexrun: cannot write report {}: {e}", path.display());
-            }
-        }
         if let Some(c) = self.state.chaos() {
             eprintln!("volpexrun: {}", chaos_summary(c));
         }
         if let Some(f) = verdict.failure() {
             eprintln!("volpexrun: error: {f}");
         }
-        report.exit_code
+        match args.report.as_ref().map(|path| (path, report.write(path))) {
+            // The job's result is lost to whoever reads the report: the job fails.
+            Some((path, Err(e))) => {
+                eprintln!(
+                    "volpexrun: error: --report {}: cannot write the report: {e}",
+                    path.display()
+                );
+                match report.exit_code {
+                    0 => exit_policy::EXIT_LAUNCHER,
+                    code => code,
+                }
+            }
+            Some((_, Ok(()))) | None => report.exit_code,
+        }
     }
 }
 

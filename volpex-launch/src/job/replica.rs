@@ -46,6 +46,32 @@ impl ReplicaState {
         }
     }
 
+    /// Its application is still computing: lost now, it is worth a new incarnation.
+    pub fn computing(&self) -> bool {
+        match self {
+            ReplicaState::Starting | ReplicaState::Running => true,
+            ReplicaState::Finalized
+            | ReplicaState::Finished
+            | ReplicaState::Failed(_)
+            | ReplicaState::Retired(_)
+            | ReplicaState::Ended
+            | ReplicaState::Drained => false,
+        }
+    }
+
+    /// How a replica in this state ended, in words (for one that is no longer alive).
+    pub fn words(&self) -> String {
+        match self {
+            ReplicaState::Failed(w) | ReplicaState::Retired(w) => w.clone(),
+            ReplicaState::Drained => "ended after a preemption notice (SIGTERM)".into(),
+            ReplicaState::Finished => "finished".into(),
+            ReplicaState::Ended => "ended".into(),
+            ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => {
+                "alive".into()
+            }
+        }
+    }
+
     /// Its application finished (it may still serve its log).
     pub fn completed(&self) -> bool {
         match self {
@@ -119,6 +145,9 @@ pub struct Replica {
     /// It got a preemption notice and hands over at its next checkpoint
     /// (`ToLauncher::Handover`).
     pub draining: bool,
+    /// A new incarnation that takes its state over from its draining predecessor, not
+    /// from a sibling: it needs no sibling to catch up.
+    pub handover: bool,
 }
 
 /// What a replica's program last wrote to standard error, for its failure's summary: the
@@ -187,6 +216,7 @@ impl Replica {
             last_words: LastWords::Silent,
             fenced: false,
             draining: false,
+            handover: false,
         }
     }
 
@@ -201,7 +231,7 @@ impl Replica {
     }
 
     /// It holds its rank's state: one of the first processes, or a new incarnation that
-    /// caught up.
+    /// caught up. Only such a replica is a source for a new incarnation of a sibling.
     pub fn caught_up(&self) -> bool {
         match self.origin {
             Origin::Start => true,

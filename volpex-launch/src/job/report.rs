@@ -47,9 +47,10 @@ pub struct ReplicaReport {
 }
 
 impl ReplicaReport {
-    /// Builds one line from the launcher's view of a replica and when it was seen to end;
-    /// a failure's detail ends with what its program last wrote to standard error.
-    pub fn new(p: &Replica, host: &str, ended: Option<Duration>) -> Self {
+    /// Builds one line from the launcher's view of a replica, when it was seen to end and
+    /// whether a later incarnation replaced it; a failure's detail ends with what its
+    /// program last wrote to standard error.
+    pub fn new(p: &Replica, host: &str, ended: Option<Duration>, replaced: bool) -> Self {
         let (id, pid, stats) = (p.id, p.pid, p.stats.clone());
         let (name, detail) = match &p.state {
             ReplicaState::Finished => ("finished", None),
@@ -64,7 +65,11 @@ impl ReplicaReport {
             ReplicaState::Ended => ("ended", None),
             ReplicaState::Drained => (
                 "drained",
-                Some("preemption notice (SIGTERM); replaced".into()),
+                Some(if replaced {
+                    "preemption notice (SIGTERM); replaced".into()
+                } else {
+                    "preemption notice (SIGTERM); its drain grace ran out before it could be replaced".into()
+                }),
             ),
             ReplicaState::Finalized => ("finalized", None),
             ReplicaState::Starting | ReplicaState::Running => ("running", None),
@@ -242,6 +247,20 @@ impl Report {
         s
     }
 
+    /// Whether `path` can take the report, checked before the job starts: it is opened
+    /// for writing without changing it (created, then removed, if it did not exist). A
+    /// device that fails every write (`/dev/full`) passes: `write` finds it out.
+    pub fn check_writable(path: &std::path::Path) -> std::io::Result<()> {
+        use std::fs::OpenOptions;
+        match OpenOptions::new().write(true).create_new(true).open(path) {
+            Ok(_) => std::fs::remove_file(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                OpenOptions::new().append(true).open(path).map(|_| ())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Writes the JSON report.
     pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
@@ -261,6 +280,47 @@ mod tests {
             incarnation: 2,
             what,
         }
+    }
+
+    /// Issue 42 item 3: `--report` is checked before the job starts, leaving what is
+    /// there as it was.
+    #[test]
+    fn a_report_path_is_checked_without_changing_it() {
+        let dir = std::env::temp_dir().join(format!("volpex-report-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let new = dir.join("new.json");
+        let old = dir.join("old.json");
+        std::fs::write(&old, "before").expect("write");
+        let results = [
+            Report::check_writable(&new).is_ok(),
+            new.exists(),
+            Report::check_writable(&old).is_ok(),
+            std::fs::read_to_string(&old).ok() == Some("before".into()),
+            Report::check_writable(&dir).is_err(),
+            Report::check_writable(&dir.join("missing/r.json")).is_err(),
+        ];
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(results, [true, false, true, true, true, true]);
+    }
+
+    /// Issue 42 item 3: a drained replica is said to be replaced only when it was.
+    #[test]
+    fn a_drained_replica_is_replaced_only_if_a_later_incarnation_started() {
+        let mut p = Replica::starting(ReplicaId::new(1, 0), 0);
+        p.state = ReplicaState::Drained;
+        let r = ReplicaReport::new(&p, "localhost", None, true);
+        assert_eq!(r.state, "drained");
+        assert_eq!(
+            r.detail.as_deref(),
+            Some("preemption notice (SIGTERM); replaced")
+        );
+        let r = ReplicaReport::new(&p, "localhost", None, false);
+        assert_eq!(
+            r.detail.as_deref(),
+            Some(
+                "preemption notice (SIGTERM); its drain grace ran out before it could be replaced"
+            )
+        );
     }
 
     #[test]

@@ -53,7 +53,7 @@ pub fn print_map(args: &Args) -> i32 {
         }
         Err(e) => {
             eprintln!("volpexrun: {e}");
-            1
+            super::exit_policy::start_error_code(&e)
         }
     }
 }
@@ -109,6 +109,35 @@ fn placement_for(args: &Args) -> Result<(LauncherKind, Option<Placement>), Start
         args.oversubscribe,
     )?;
     Ok((kind, Some(p)))
+}
+
+/// Before a local job starts: `--wdir` is a directory, and the program, given as a path
+/// (taken from `--wdir`, as the processes will), is not one (exec would only say
+/// "Permission denied").
+fn check_local_start(program: &str, wdir: Option<&Path>) -> Result<(), StartError> {
+    if let Some(dir) = wdir {
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(StartError::Wdir {
+                    path: dir.to_path_buf(),
+                    source: std::io::ErrorKind::NotADirectory.into(),
+                })
+            }
+            Err(source) => {
+                return Err(StartError::Wdir {
+                    path: dir.to_path_buf(),
+                    source,
+                })
+            }
+        }
+    }
+    if program.contains('/') && wdir.unwrap_or(Path::new(".")).join(program).is_dir() {
+        return Err(StartError::ProgramIsDirectory {
+            program: program.into(),
+        });
+    }
+    Ok(())
 }
 
 /// The program as a path that exists here (for staging): a name without a slash is
@@ -221,6 +250,15 @@ impl Job {
         }
         let (program, prog_args) = args.command.split_first().ok_or(StartError::NoProgram)?;
         let (kind, placement) = placement_for(args)?;
+        if placement.is_none() {
+            check_local_start(program, args.wdir.as_deref())?;
+        }
+        if let Some(path) = &args.report {
+            super::report::Report::check_writable(path).map_err(|source| StartError::Report {
+                path: path.clone(),
+                source,
+            })?;
+        }
         let key = new_job_key();
         let bind_ip = match (&placement, args.launcher_addr) {
             (_, Some(ip)) => ip,
@@ -641,5 +679,40 @@ impl Job {
             }
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 42 item 3: a bad `--wdir` names the directory, a directory given as the
+    /// program says so.
+    #[test]
+    fn a_local_start_names_a_bad_wdir_and_a_program_that_is_a_directory() {
+        let tmp = std::env::temp_dir();
+        let missing = tmp.join(format!("volpex-no-such-dir-{}", std::process::id()));
+        assert!(matches!(
+            check_local_start("true", Some(&missing)),
+            Err(StartError::Wdir { path, .. }) if path == missing
+        ));
+        let exe = std::env::current_exe().expect("the test binary");
+        let not_dir = check_local_start("true", Some(&exe));
+        assert!(
+            matches!(&not_dir, Err(StartError::Wdir { source, .. }) if source.kind() == std::io::ErrorKind::NotADirectory),
+            "{not_dir:?}"
+        );
+        let dir = tmp.to_string_lossy().into_owned();
+        assert!(matches!(
+            check_local_start(&dir, None),
+            Err(StartError::ProgramIsDirectory { .. })
+        ));
+        // Taken from --wdir, as the processes will.
+        assert!(matches!(
+            check_local_start("./", Some(&tmp)),
+            Err(StartError::ProgramIsDirectory { .. })
+        ));
+        assert!(check_local_start("true", Some(&tmp)).is_ok());
+        assert!(check_local_start(&exe.to_string_lossy(), None).is_ok());
     }
 }

@@ -194,7 +194,8 @@ pub enum Action {
     /// Drop this incarnation's control connection (not a newer one's).
     CloseControl(ReplicaId, u32),
     /// Start incarnation `inc` of replica `id` on `host`, over the host's launcher path
-    /// (a child here, the host's agent elsewhere), with `VOLPEX_INCARNATION`.
+    /// (a child here, the host's agent elsewhere), with `VOLPEX_INCARNATION`. The live
+    /// lines about what led to it print first; its own `Live` line follows it.
     Spawn {
         /// Which replica.
         id: ReplicaId,
@@ -237,6 +238,6 @@ pub enum Action {
     /// A live line about the run (a regeneration): printed like `Print` unless
     /// `--quiet`.
     Live(String),
-    /// Silence the output, except the stderr of this rank (whose errors explain a failure).
+    /// Silence the standard error, except this rank's (whose errors explain a failure).
     Mute(Option<u32>),
 }

@@ -16,11 +16,50 @@
 //! | 124 (`EXIT_TIMEOUT`) | `--timeout` ran out (as `timeout(1)`) |
 //! | 128 + S | volpexrun was interrupted by signal S: 129 SIGHUP, 130 SIGINT, 143 SIGTERM |
 //! | 1 (`EXIT_LAUNCHER`) | volpexrun could not start or run the job (bad hosts, no reachable replica, ...) |
-//! | 2 | the command line is wrong (clap's usage error) |
+//! | 2 (`EXIT_USAGE`) | the command line is wrong: clap's usage errors, and values that do not fit the job (`start_error_code`) |
 
 use volpex_proto::message::ReplicaId;
 
 use super::replica::ReplicaState;
+use crate::error::{HostsError, StartError};
+
+/// The command line is wrong (clap's own code for a usage error).
+pub const EXIT_USAGE: i32 = 2;
+
+/// volpexrun's exit code for a job that could not start: `EXIT_USAGE` for a command line
+/// wrong in itself (a bad value, a `--fault` or `--stdin` outside the job, `--host ''`,
+/// hosts with `--launcher local`), `EXIT_LAUNCHER` for what the command line could not
+/// have known (files, hosts, the system).
+pub fn start_error_code(e: &StartError) -> i32 {
+    match e {
+        StartError::Cli(_)
+        | StartError::FaultOutsideJob { .. }
+        | StartError::NoProgram
+        | StartError::LocalWithHosts
+        | StartError::SshWithoutHosts
+        | StartError::Hosts(HostsError::List { .. }) => EXIT_USAGE,
+        StartError::Hosts(
+            HostsError::Line { .. } | HostsError::Empty { .. } | HostsError::Read { .. },
+        )
+        | StartError::Slurm(_)
+        | StartError::Placement(_)
+        | StartError::Bind(_)
+        | StartError::Remote(_)
+        | StartError::ControlPort { .. }
+        | StartError::ControlAddr(_)
+        | StartError::Thread(_)
+        | StartError::Signals(_)
+        | StartError::Spawn { .. }
+        | StartError::Watch { .. }
+        | StartError::CurrentDir(_)
+        | StartError::CurrentExe(_)
+        | StartError::ProgramNotFound { .. }
+        | StartError::Wdir { .. }
+        | StartError::ProgramIsDirectory { .. }
+        | StartError::Report { .. }
+        | StartError::NoReachableReplica(_) => EXIT_LAUNCHER,
+    }
+}
 
 /// A rank was lost to failures (killed, silent, host lost, retired), not to its program's
 /// own exit code.
@@ -126,16 +165,20 @@ pub fn lost_message(grid: Grid<'_>, rank: u32) -> String {
         .map(|(k, s)| {
             let id = ReplicaId::new(rank, k as u32);
             match s {
-                ReplicaState::Failed(w) | ReplicaState::Retired(w) => format!("{id}: {w}"),
-                other => format!("{id}: {other:?}"),
+                // Drained and still its replica's current incarnation: not replaced.
+                ReplicaState::Drained => format!(
+                    "{id}: {}, and its drain grace ran out before it could be replaced",
+                    s.words()
+                ),
+                other => format!("{id}: {}", other.words()),
             }
         })
         .collect();
-    format!(
-        "rank {rank} lost: all {} replicas failed ({})",
-        grid.replicas,
-        why.join("; ")
-    )
+    let all = match grid.replicas {
+        1 => "its only replica".to_string(),
+        n => format!("all {n} replicas"),
+    };
+    format!("rank {rank} lost: {all} failed ({})", why.join("; "))
 }
 
 /// What becomes of a replica when the job is done.

@@ -4,7 +4,7 @@
 use super::*;
 
 /// One letter per replica state: S starting, R running, Z finalized, F finished,
-/// X failed, T retired, E ended.
+/// X failed, T retired, E ended (and D drained, for the messages).
 const LETTERS: [char; 7] = ['S', 'R', 'Z', 'F', 'X', 'T', 'E'];
 
 fn state(c: char) -> ReplicaState {
@@ -16,6 +16,7 @@ fn state(c: char) -> ReplicaState {
         'X' => ReplicaState::Failed("exited with code 3".into()),
         'T' => ReplicaState::Retired("fell behind".into()),
         'E' => ReplicaState::Ended,
+        'D' => ReplicaState::Drained,
         other => panic!("no state for {other:?}"),
     }
 }
@@ -110,13 +111,21 @@ fn lost_message_names_every_replica() {
     with_grid("FR XE", |g| {
         assert_eq!(
             lost_message(g, 1),
-            "rank 1 lost: all 2 replicas failed (1.0: exited with code 3; 1.1: Ended)"
+            "rank 1 lost: all 2 replicas failed (1.0: exited with code 3; 1.1: ended)"
         );
     });
     with_grid("T", |g| {
         assert_eq!(
             lost_message(g, 0),
-            "rank 0 lost: all 1 replicas failed (0.0: fell behind)"
+            "rank 0 lost: its only replica failed (0.0: fell behind)"
+        );
+    });
+    // Issue 42 item 3: a drained replica still current was not replaced; its state is
+    // said in words.
+    with_grid("D", |g| {
+        assert_eq!(
+            lost_message(g, 0),
+            "rank 0 lost: its only replica failed (0.0: ended after a preemption notice (SIGTERM), and its drain grace ran out before it could be replaced)"
         );
     });
 }
@@ -207,4 +216,51 @@ fn every_combination_of_outcomes() {
         }
     }
     assert_eq!(seen, 7 + 49 + 343 + 49 + 2401 + 343 + 117_649 + 117_649);
+}
+
+/// Issue 42 item 3: a command line wrong in itself exits 2, as clap's usage errors do;
+/// what it could not have known (files, hosts, the system) exits 1.
+#[test]
+fn start_errors_exit_2_for_the_command_line_and_1_for_the_rest() {
+    use crate::error::{CliError, HostProblem, HostsError, StartError};
+    let usage = [
+        StartError::FaultOutsideJob {
+            rank: 5,
+            replica: 0,
+            ranks: 2,
+            replicas: 1,
+        },
+        StartError::Cli(CliError::StdinOutsideJob { rank: 7, ranks: 2 }),
+        StartError::Cli(CliError::ExportEmptyName { spec: "".into() }),
+        StartError::Hosts(HostsError::List {
+            list: "".into(),
+            problem: HostProblem::EmptyName,
+        }),
+        StartError::Cli(CliError::HeartbeatTimeoutTooShort {
+            timeout: 0.1,
+            interval: 0.25,
+        }),
+    ];
+    for e in &usage {
+        assert_eq!(start_error_code(e), EXIT_USAGE, "{e}");
+    }
+    let other = [
+        StartError::Wdir {
+            path: "/nonexistent".into(),
+            source: std::io::ErrorKind::NotFound.into(),
+        },
+        StartError::ProgramIsDirectory {
+            program: "/tmp".into(),
+        },
+        StartError::Report {
+            path: "/proc/x".into(),
+            source: std::io::ErrorKind::NotFound.into(),
+        },
+        StartError::Hosts(HostsError::Empty {
+            origin: "hosts.txt".into(),
+        }),
+    ];
+    for e in &other {
+        assert_eq!(start_error_code(e), EXIT_LAUNCHER, "{e}");
+    }
 }

@@ -21,10 +21,7 @@ impl JobState {
     /// fence, its host, retirement) to a dead state, and starts a new incarnation of it
     /// if it was computing (see `regen`).
     pub(super) fn lose(&mut self, i: usize, state: ReplicaState) {
-        let computing = matches!(
-            self.procs[i].state,
-            ReplicaState::Starting | ReplicaState::Running
-        );
+        let computing = self.procs[i].state.computing();
         self.mark_dead(i, state);
         if computing {
             self.regenerate(i);
@@ -73,6 +70,9 @@ impl JobState {
                     msg: notice.clone(),
                 });
             }
+        }
+        if self.procs[i].caught_up() {
+            self.orphan_newcomers(id.rank);
         }
     }
 
@@ -128,6 +128,12 @@ impl JobState {
                         if c != 0 {
                             self.program_codes[id.rank as usize].get_or_insert(c);
                         }
+                        let why = match (c, &self.procs[i].state) {
+                            (0, ReplicaState::Starting | ReplicaState::Running) => format!(
+                                "{why} without calling MPI_Finalize (a program that initialized must finalize before it exits; in Rust, let the Universe drop)"
+                            ),
+                            _ => why,
+                        };
                         self.mark_dead(i, ReplicaState::Failed(why))
                     }
                     (None, None) => self.mark_dead(i, ReplicaState::Failed(why)),

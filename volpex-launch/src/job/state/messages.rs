@@ -83,6 +83,14 @@ impl JobState {
                     }
                 }
             }
+            ToLauncher::Retired { reason }
+                if !self.procs[i].state.alive()
+                    && !matches!(self.procs[i].state, ReplicaState::Retired(_)) =>
+            {
+                // Ended already (a newcomer whose rank lost its last replica holding its
+                // state): the launcher's reason stands.
+                log::debug!("replica {id}, already ended, retired: {reason}");
+            }
             ToLauncher::Retired { reason } => {
                 self.out.push(Action::Print(format!(
                     "{reason}; the job goes on without it"

@@ -603,6 +603,9 @@ impl JobState {
             .into_iter()
             .partition(|t| t.at <= now);
         self.timers = later;
+        // Replicas killed at the same moment are all dead before any is regenerated: a
+        // sibling killed with it is no source.
+        let mut killed = Vec::new();
         for t in due {
             let id = ReplicaId::new(t.fault.rank, t.fault.replica);
             let sig = match t.fault.action {
@@ -623,11 +626,17 @@ impl JobState {
                 // Dead from now on, whatever it reported before its exit shows: a replica
                 // that had just finalized must not complete its rank (and end the
                 // slower siblings) while the signal is on its way.
-                self.lose(
+                if self.procs[i].state.computing() {
+                    killed.push(i);
+                }
+                self.mark_dead(
                     i,
                     ReplicaState::Failed("killed by SIGKILL (fault injection)".into()),
                 );
             }
+        }
+        for i in killed {
+            self.regenerate(i);
         }
     }
 }

@@ -67,6 +67,8 @@ pub(super) struct Regen {
     /// lost meanwhile (`held`) are looked at again at the end of the hold.
     hold_until: Duration,
     held: Vec<usize>,
+    /// How long volpexrun's last stall lasted (what `hold_until` answers).
+    stall: Duration,
     /// For the summary.
     notes: Vec<String>,
 }
@@ -83,6 +85,7 @@ impl Regen {
             no_room_said: false,
             hold_until: Duration::ZERO,
             held: Vec::new(),
+            stall: Duration::ZERO,
             notes: Vec::new(),
         }
     }
@@ -126,20 +129,37 @@ impl JobState {
     }
 
     /// volpexrun's wait for its next input, due to end by `due`, ended at `now`. Much
-    /// later (by more than the heartbeat timeout) means volpexrun itself did not run (it
-    /// was stopped, or starved of CPU): its replicas may have given it up and be exiting,
-    /// their exits still on the way. Regeneration then waits one heartbeat timeout for
-    /// them before it trusts a sibling as a source; a rank that lost every replica is
-    /// lost, as without regeneration.
+    /// later (by more than half the heartbeat timeout) means volpexrun itself did not run
+    /// (it was stopped, or starved of CPU): its replicas may have given it up and be
+    /// exiting, their exits still on the way. Regeneration then waits one heartbeat
+    /// timeout for them before it trusts a sibling as a source; a rank that lost every
+    /// replica is lost, as without regeneration. Half: the lateness undercounts the stall
+    /// by up to a tick (the wait began before `due`), and the replicas count their silence
+    /// from the last heartbeat, up to an interval before it (a stop of 2.1 s at the
+    /// default 2 s timeout made every replica exit, and showed 1.9 s late).
     pub fn woke(&mut self, due: Duration, now: Duration) {
         let late = now.saturating_sub(due);
-        if late > self.heartbeat_timeout {
+        if late > self.heartbeat_timeout / 2 {
             log::info!(
                 "volpexrun did not run for {:.1} s: no regeneration before its replicas' exits are in",
                 late.as_secs_f64()
             );
             self.regen.hold_until = now + self.heartbeat_timeout;
+            self.regen.stall = late;
         }
+    }
+
+    /// If volpexrun stalled (stopped, or starved of CPU) so recently that the exits of
+    /// the replicas that gave it up are still coming in, the words that say so: a rank
+    /// lost now was lost to volpexrun's own stall.
+    pub(super) fn stall_note(&self) -> Option<String> {
+        (self.now < self.regen.hold_until).then(|| {
+            format!(
+                "volpexrun itself did not run for {:.1} s (it was stopped, or starved of CPU), and its processes give it up after {:.1} s without its heartbeat",
+                self.regen.stall.as_secs_f64(),
+                self.heartbeat_timeout.as_secs_f64()
+            )
+        })
     }
 
     /// After a stall's hold: the replicas lost meanwhile are regenerated if a sibling
@@ -179,11 +199,7 @@ impl JobState {
     /// from that sibling at once and ended.
     pub(super) fn drain(&mut self, i: usize, grace_ms: u64, checkpoints: u64) {
         let id = self.procs[i].id;
-        if !matches!(
-            self.procs[i].state,
-            ReplicaState::Starting | ReplicaState::Running
-        ) || self.procs[i].draining
-        {
+        if !self.procs[i].state.computing() || self.procs[i].draining {
             return;
         }
         let grace = grace_ms as f64 / 1000.0;
@@ -231,11 +247,63 @@ impl JobState {
         }
     }
 
-    /// Whether a replica of `id`'s rank other than `id` is alive.
+    /// Whether a replica of `id`'s rank other than `id` is alive and holds the rank's
+    /// state (see `Replica::caught_up`): a new incarnation still catching up has nothing
+    /// to give.
     fn sibling_alive(&self, id: ReplicaId) -> bool {
         (0..self.replicas)
             .filter(|&k| k != id.replica)
-            .any(|k| self.replica(ReplicaId::new(id.rank, k)).state.alive())
+            .map(|k| self.replica(ReplicaId::new(id.rank, k)))
+            .any(|p| p.state.alive() && p.caught_up())
+    }
+
+    /// A replica of `rank` that held its state was lost: if none that does is left, the
+    /// new incarnations of the rank still catching up from a sibling have nowhere to get
+    /// it from. They are ended (their rank is lost), not left to count as its replicas.
+    /// One taking over from its draining predecessor's handover needs no sibling.
+    pub(super) fn orphan_newcomers(&mut self, rank: u32) {
+        let current: Vec<usize> = (0..self.replicas)
+            .map(|k| self.idx(ReplicaId::new(rank, k)))
+            .collect();
+        if current
+            .iter()
+            .any(|&j| self.procs[j].state.alive() && self.procs[j].caught_up())
+        {
+            return;
+        }
+        for j in current {
+            let p = &self.procs[j];
+            if !p.state.alive() || p.caught_up() || p.handover {
+                continue;
+            }
+            let (id, inc) = (p.id, p.incarnation);
+            // It answered its predecessor's loss: that loss is the replica's story.
+            let before = self.procs[..j]
+                .iter()
+                .rev()
+                .find(|q| q.id == id)
+                .and_then(|q| {
+                    let why = match &q.state {
+                        ReplicaState::Failed(w) | ReplicaState::Retired(w) => w.as_str(),
+                        ReplicaState::Drained => "drained",
+                        ReplicaState::Starting
+                        | ReplicaState::Running
+                        | ReplicaState::Finalized
+                        | ReplicaState::Finished
+                        | ReplicaState::Ended => return None,
+                    };
+                    Some(format!(" (incarnation {}: {why})", q.incarnation))
+                })
+                .unwrap_or_default();
+            log::info!("incarnation {inc} of replica {id} has no source left; ending it");
+            self.signal(j, Signal::SIGKILL);
+            self.mark_dead(
+                j,
+                ReplicaState::Failed(format!(
+                    "ended before catching up: no replica holding rank {rank}'s state was left{before}"
+                )),
+            );
+        }
     }
 
     /// Where a new incarnation of `procs[i]`'s replica would go, if one may start now
@@ -307,12 +375,22 @@ impl JobState {
             self.hosts[host].state = HostState::Launching;
             self.hosts[host].launched_at = now;
         }
-        self.procs.push(Replica::newcomer(id, inc, host, now));
+        let mut newcomer = Replica::newcomer(id, inc, host, now);
+        newcomer.handover = handover.is_some();
+        self.procs.push(newcomer);
         let slot = self.slot(id);
         self.slots[slot] = self.procs.len() - 1;
         // From now on the writer of its rank's files waits for it too before changing
         // bytes already written: it will read them as they were.
         self.files_membership(id.rank);
+        // The spawn first: the driver says what led to it (the loss it answers) before
+        // it carries it out, and this line after.
+        self.out.push(Action::Spawn {
+            id,
+            inc,
+            host,
+            handover,
+        });
         self.out.push(Action::Live(format!(
             "rank {} replica {}: starting incarnation {inc} on {} at {:.1} s",
             id.rank,
@@ -320,12 +398,6 @@ impl JobState {
             self.hosts[host].name,
             now.as_secs_f64()
         )));
-        self.out.push(Action::Spawn {
-            id,
-            inc,
-            host,
-            handover,
-        });
     }
 
     /// Where a new incarnation of `id` goes: a host that is up (or idle: nothing was

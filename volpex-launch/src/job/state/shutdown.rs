@@ -54,7 +54,10 @@ impl JobState {
                 match exit_policy::progress(grid) {
                     Progress::Running => {}
                     Progress::Lost { rank } => {
-                        let why = exit_policy::lost_message(grid, rank);
+                        let mut why = exit_policy::lost_message(grid, rank);
+                        if let Some(note) = self.stall_note() {
+                            why = format!("{why}; {note}");
+                        }
                         let code = exit_policy::rank_code(self.program_codes[rank as usize]);
                         self.fail(why, code, Some(rank), now);
                     }

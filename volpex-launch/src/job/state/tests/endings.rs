@@ -199,3 +199,25 @@ fn a_deaf_host_does_not_hold_the_end() {
     assert!(st.all_exited());
     assert_eq!(st.verdict(), Verdict::Succeeded);
 }
+
+/// Issue 42 item 3: a program that initialized and exits 0 without finalizing (a C `main`
+/// that returns without MPI_Finalize) is told so; one that never initialized (`hostname`)
+/// finished.
+#[test]
+fn an_exit_0_without_finalizing_names_mpi_finalize() {
+    let mut st = running(local(config(2, 1)));
+    exited(&mut st, id(1, 0), Some(0), None);
+    let ReplicaState::Failed(why) = state(&st, id(1, 0)) else {
+        panic!("{:?}", state(&st, id(1, 0)));
+    };
+    assert!(
+        why.starts_with("exited with code 0 without calling MPI_Finalize"),
+        "{why}"
+    );
+    st.tick(s(1.0));
+    assert!(st.failure().is_some_and(|w| w.contains("MPI_Finalize")));
+    // Never registered: a program that does not use the library finished.
+    let mut st = local(config(1, 1));
+    exited(&mut st, id(0, 0), Some(0), None);
+    assert_eq!(state(&st, id(0, 0)), ReplicaState::Finished);
+}

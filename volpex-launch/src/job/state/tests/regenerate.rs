@@ -104,6 +104,12 @@ fn a_killed_replica_gets_a_new_incarnation_on_this_machine() {
         prints(&actions),
         ["rank 1 replica 0: starting incarnation 1 on localhost at 2.0 s"]
     );
+    // The spawn comes first: the driver prints the loss it answers before this line.
+    let spawn = actions
+        .iter()
+        .position(|a| matches!(a, Action::Spawn { .. }));
+    let line = actions.iter().position(|a| matches!(a, Action::Live(_)));
+    assert!(spawn < line, "{actions:?}");
     let p = st.replica(id(1, 0));
     assert_eq!((p.incarnation, &p.state), (1, &ReplicaState::Starting));
     assert_eq!(st.regenerations(), 1);
@@ -143,6 +149,53 @@ fn after_a_launcher_stall_no_replica_is_regenerated_from_a_sibling_that_is_exiti
     assert_eq!(exit_76(&mut st, id(1, 0)), [], "1.0 during the hold");
     assert_eq!(spawns(&st.tick(s(6.0))), [], "still holding");
     assert_eq!(spawns(&st.tick(s(7.1))), [(id(1, 0), 1, 0)]);
+}
+
+/// Issue 42 item 3: a rank lost because volpexrun itself was stopped says so.
+#[test]
+fn a_rank_lost_to_the_launchers_own_stall_names_the_stall() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    st.woke(s(1.2), s(21.2));
+    for k in 0..2 {
+        let input = Input::Exited {
+            id: id(0, k),
+            inc: 0,
+            code: Some(76),
+            signal: None,
+        };
+        st.handle(input, s(21.3));
+    }
+    st.tick(s(21.3));
+    let why = st.failure().unwrap_or_default().to_string();
+    assert!(why.starts_with("rank 0 lost"), "{why}");
+    assert!(
+        why.ends_with("; volpexrun itself did not run for 20.0 s (it was stopped, or starved of CPU), and its processes give it up after 2.0 s without its heartbeat"),
+        "{why}"
+    );
+    // A stall a little shorter than the heartbeat timeout counts (the replicas may have
+    // counted a tick and a heartbeat interval more): both exits are in before anything
+    // is regenerated.
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    st.woke(s(1.2), s(3.1));
+    let input = |k| Input::Exited {
+        id: id(1, k),
+        inc: 0,
+        code: Some(76),
+        signal: None,
+    };
+    assert_eq!(spawns(&st.handle(input(0), s(3.1))), []);
+    assert_eq!(spawns(&st.tick(s(3.2))), [], "held");
+    st.handle(input(1), s(3.2));
+    st.tick(s(3.2));
+    assert!(st
+        .failure()
+        .is_some_and(|w| w.starts_with("rank 1 lost") && w.contains("did not run for 1.9 s")));
+    // Without a stall, no such words.
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    killed(&mut st, id(0, 0), 0, s(1.0));
+    killed(&mut st, id(0, 1), 0, s(1.0));
+    st.tick(s(1.0));
+    assert!(st.failure().is_some_and(|w| !w.contains("did not run")));
 }
 
 /// Without a stall, the same loss is regenerated at once (the hold is not the rule).
@@ -666,4 +719,108 @@ fn a_draining_replica_whose_grace_ends_first_is_regenerated_from_its_sibling() {
         signal: None,
     };
     assert_eq!(spawns(&st.handle(exit, s(2.0))), [(id(1, 0), 1, 0)]);
+}
+
+/// Issue 42 item 2: every replica of a rank killed at the same moment (`--fault
+/// 1.0:kill@2 --fault 1.1:kill@2`) loses the rank, as kills apart do; no new incarnation
+/// starts, since none of the killed is a source for another.
+#[test]
+fn replicas_killed_at_the_same_moment_lose_their_rank_and_start_nothing() {
+    for replicas in [2, 3] {
+        let faults = (0..replicas)
+            .map(|k| parse_fault(&format!("1.{k}:kill@2")).expect("a fault"))
+            .collect();
+        let config = Config {
+            faults,
+            ..regen(4, replicas, Regenerate::Spare)
+        };
+        let mut st = running(local(config));
+        let actions = st.tick(s(2.0));
+        assert_eq!(spawns(&actions), [], "-r {replicas}: {actions:?}");
+        assert_eq!(st.regenerations(), 0);
+        let why = st.failure().unwrap_or_default().to_string();
+        assert!(why.starts_with("rank 1 lost"), "-r {replicas}: {why}");
+        assert_eq!(st.verdict().exit_code(), 70);
+    }
+}
+
+/// Issue 42 item 2: a new incarnation still catching up holds none of its rank's state,
+/// so it is no source for its sibling's; once the last replica holding the state is
+/// lost, the newcomers catching up are ended and the rank is lost (exit 70), whatever
+/// order the exits come in (every replica of a rank segfaulting).
+#[test]
+fn a_newcomer_still_catching_up_is_no_source_and_is_ended_with_its_rank() {
+    let sigkill = |who: ReplicaId, inc: u32| Action::Signal {
+        id: who,
+        inc,
+        signal: nix::sys::signal::Signal::SIGKILL,
+    };
+    // -r 2: 1.0 is replaced from 1.1; 1.1 goes before its replacement caught up.
+    let mut st = running(local(regen(4, 2, Regenerate::Spare)));
+    assert_eq!(
+        spawns(&killed(&mut st, id(1, 0), 0, s(2.0))),
+        [(id(1, 0), 1, 0)]
+    );
+    let actions = killed(&mut st, id(1, 1), 0, s(2.01));
+    assert_eq!(
+        spawns(&actions),
+        [],
+        "1.1 is not regenerated from 1.0's newcomer"
+    );
+    assert!(actions.contains(&sigkill(id(1, 0), 1)), "{actions:?}");
+    // Its registration, on its way, changes nothing (no table with nothing to catch up),
+    // nor does its own retirement, which it may announce on hearing 1.1 died.
+    assert_eq!(newcomer_registers(&mut st, id(1, 0), 1, s(2.1)), []);
+    let retired = ToLauncher::Retired {
+        reason: "rank 1 cannot be regenerated: its last caught-up replica died".into(),
+    };
+    assert_eq!(msg(&mut st, id(1, 0), 1, retired, s(2.1)), []);
+    st.tick(s(2.1));
+    let why = st.failure().unwrap_or_default().to_string();
+    assert_eq!(
+        why,
+        "rank 1 lost: all 2 replicas failed (1.0: ended before catching up: no replica holding rank 1's state was left (incarnation 0: killed by SIGKILL); 1.1: killed by SIGKILL)"
+    );
+    assert_eq!(st.verdict().exit_code(), 70);
+
+    // -r 3: 1.1's replacement comes from 1.2 (which holds the state); when 1.2 goes too,
+    // both newcomers are ended.
+    let mut st = running(local(regen(4, 3, Regenerate::Spare)));
+    assert_eq!(
+        spawns(&killed(&mut st, id(1, 0), 0, s(2.0))),
+        [(id(1, 0), 1, 0)]
+    );
+    assert_eq!(
+        spawns(&killed(&mut st, id(1, 1), 0, s(2.0))),
+        [(id(1, 1), 2, 0)]
+    );
+    let actions = killed(&mut st, id(1, 2), 0, s(2.0));
+    assert_eq!(spawns(&actions), []);
+    assert!(actions.contains(&sigkill(id(1, 0), 1)), "{actions:?}");
+    assert!(actions.contains(&sigkill(id(1, 1), 2)), "{actions:?}");
+    st.tick(s(2.0));
+    assert!(st.failure().is_some_and(|w| w.starts_with("rank 1 lost")));
+    assert_eq!(st.verdict().exit_code(), 70);
+}
+
+/// A newcomer that caught up holds the state: its sibling's replacement comes from it,
+/// and it is not ended when the others go.
+#[test]
+fn a_newcomer_that_caught_up_is_a_source() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    killed(&mut st, id(1, 0), 0, s(2.0));
+    newcomer_registers(&mut st, id(1, 0), 1, s(2.1));
+    msg(
+        &mut st,
+        id(1, 0),
+        1,
+        ToLauncher::CaughtUp { receives: 0 },
+        s(2.2),
+    );
+    assert_eq!(
+        spawns(&killed(&mut st, id(1, 1), 0, s(3.0))),
+        [(id(1, 1), 2, 0)]
+    );
+    assert_eq!(state(&st, id(1, 0)), ReplicaState::Running);
+    assert_eq!(st.failure(), None);
 }
