@@ -123,7 +123,7 @@ fn copy_attrs(from: c_int, to: c_int) -> Result<()> {
     })?;
     for (k, v, kv) in attrs {
         let Some(f) = kv.copy else { continue };
-        match crate::ffi::raw::copy_attr(f, from, k, kv.extra, v) {
+        match crate::raw::copy_attr(f, from, k, kv.extra, v) {
             (class::SUCCESS, Some(nv)) => state::with(|s| {
                 s.comms.get_mut(to)?.attrs.push((k, nv));
                 Ok(())
@@ -405,7 +405,7 @@ pub fn delete_attr(comm: c_int, key: c_int) -> Result<()> {
         Ok((v, kv))
     })?;
     if let Some(f) = kv.delete {
-        let code = crate::ffi::raw::delete_attr(f, comm, key, value, kv.extra);
+        let code = crate::raw::delete_attr(f, comm, key, value, kv.extra);
         if code != class::SUCCESS {
             return Err(MpiError::new(
                 code,

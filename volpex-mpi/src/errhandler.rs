@@ -67,7 +67,7 @@ pub fn raise_with(func: &str, h: state::Handler, e: MpiError) -> c_int {
     match h {
         state::Handler::Return => return e.class,
         state::Handler::User(f, c) => {
-            crate::ffi::raw::call_errhandler(f, c, e.class);
+            crate::raw::call_errhandler(f, c, e.class);
             return e.class;
         }
         state::Handler::Fatal => {}

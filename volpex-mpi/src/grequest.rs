@@ -22,8 +22,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::error::{MpiError, Result};
-use crate::ffi::raw::{GreqFns, Pending};
 use crate::handles::{class, MpiStatus, COMM_WORLD};
+use crate::raw::{GreqFns, Pending};
 use crate::request::{self, Active};
 use crate::state;
 

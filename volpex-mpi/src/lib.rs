@@ -55,6 +55,7 @@ pub mod io;
 pub mod op;
 pub mod overlap;
 pub mod p2p;
+pub mod raw;
 pub mod request;
 pub mod state;
 pub mod table;

@@ -18,8 +18,8 @@ use volpex::{BufferMut, Communicator, Layout, Process, Target};
 use crate::datatype::signature::SigPart;
 use crate::datatype::{Buf, BufMut, Datatype};
 use crate::error::{MpiError, Result};
-use crate::ffi::raw::Pending;
 use crate::handles::{class, MpiStatus, ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED};
+use crate::raw::Pending;
 use crate::request::{self, status_of, Active};
 use crate::state;
 

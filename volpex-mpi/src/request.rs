@@ -15,9 +15,9 @@ use volpex::Request;
 
 use crate::datatype::Datatype;
 use crate::error::{MpiError, Result};
-use crate::ffi::raw::{Pending, Region};
 use crate::grequest::{self, Grequest};
 use crate::handles::{class, MpiStatus, ANY_SOURCE, ANY_TAG, COMM_WORLD, NULL, UNDEFINED};
+use crate::raw::{Pending, Region};
 use crate::state;
 
 /// An operation in flight.

@@ -70,7 +70,7 @@ pub enum ErrKind {
 #[derive(Debug, Clone, Copy)]
 pub struct ErrEntry {
     /// The function (None: predefined).
-    pub f: Option<crate::ffi::raw::ErrFn>,
+    pub f: Option<crate::raw::ErrFn>,
     /// What it was made for.
     pub kind: ErrKind,
 }
@@ -88,9 +88,9 @@ pub struct UserCode {
 #[derive(Debug, Clone, Copy)]
 pub struct Keyval {
     /// Called on MPI_Comm_dup (None: MPI_COMM_NULL_COPY_FN, not copied).
-    pub copy: Option<crate::ffi::raw::AttrCopy>,
+    pub copy: Option<crate::raw::AttrCopy>,
     /// Called when the attribute goes (None: nothing to call).
-    pub delete: Option<crate::ffi::raw::AttrDelete>,
+    pub delete: Option<crate::raw::AttrDelete>,
     /// The program's extra_state (a pointer from C, a value from Fortran).
     pub extra: usize,
 }
@@ -174,7 +174,7 @@ pub fn init(required: c_int) -> Result<c_int> {
             ))
         }
     }
-    crate::ffi::raw::ignore_sigpipe();
+    crate::raw::ignore_sigpipe();
     // A C or Fortran program has no Rust logger of its own: the runtime's diagnostics go
     // to stderr (VOLPEX_LOG).
     volpex::log_to_stderr();
@@ -340,7 +340,7 @@ pub enum Handler {
     /// MPI_ERRORS_RETURN.
     Return,
     /// The program's function (MPI_Comm_create_errhandler), for this communicator.
-    User(crate::ffi::raw::ErrFn, c_int),
+    User(crate::raw::ErrFn, c_int),
 }
 
 /// The error handler of communicator `h`: MPI_COMM_WORLD's if `h` is not a communicator,

@@ -18,8 +18,9 @@ use crate::error::{MpiError, Result};
 use crate::handles::{class, PROC_NULL};
 use crate::topo::{self, Neighbor};
 
-use super::job::{self, Job, Output, Piece, PiecedMut, Source};
+use super::job::{self, Job, Output};
 use super::lengths;
+use crate::datatype::piece::{Piece, PiecedMut, Source};
 
 /// The neighbours of this rank in communicator `comm`'s topology.
 pub fn neighbors(comm: c_int) -> Result<topo::Neighbors> {

@@ -51,7 +51,6 @@ mod io;
 mod mpix;
 mod pmpi;
 mod point_to_point;
-pub mod raw;
 mod requests;
 mod stubs;
 mod tools;
@@ -81,6 +80,7 @@ use crate::handles::{
     class, MpiStatus, COMM_WORLD, MAX_ERROR_STRING, MAX_INFO_KEY, MAX_LIBRARY_VERSION_STRING,
     MAX_OBJECT_NAME, MAX_PROCESSOR_NAME, NULL, UNDEFINED,
 };
+use crate::raw;
 use crate::state::{self, Phase};
 use crate::topo;
 use crate::{grequest, p2p, request, types};

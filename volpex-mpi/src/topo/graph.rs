@@ -11,14 +11,14 @@
 //! implementation; this one is the same in every replica of a rank). Weights are kept
 //! as given; `MPI_UNWEIGHTED` graphs have none.
 //!
-//! Owns the graphs. Must never hold a raw pointer (`ffi::raw::weights` reads the
+//! Owns the graphs. Must never hold a raw pointer (`raw::weights` reads the
 //! weights arguments).
 
 use std::os::raw::c_int;
 
 use crate::error::{MpiError, Result};
-use crate::ffi::raw::Weights;
 use crate::handles::class;
+use crate::raw::Weights;
 use crate::state;
 
 use super::{register, Topology};
