@@ -52,6 +52,7 @@ pub mod handles;
 pub mod icoll;
 pub mod info;
 pub mod io;
+pub mod lifecycle;
 pub mod op;
 pub mod overlap;
 pub mod p2p;

@@ -3,7 +3,9 @@
 //! thread waiting in `MPI_Recv` never blocks another thread's `MPI_Comm_rank`).
 //!
 //! Lifecycle (MPI-3.1 section 8.7): not initialized, running (after `MPI_Init`),
-//! finalized (after `MPI_Finalize`, which drops every object and then the universe).
+//! finalized (after `MPI_Finalize`, which drops every object and then the universe);
+//! `lifecycle` builds the state and tears it down, this module only holds it. Must never
+//! call a module above the tables (the entries' operations are theirs).
 
 use std::os::raw::c_int;
 use std::sync::Arc;
@@ -14,7 +16,7 @@ use volpex::{Communicator, Group, InterCommunicator, Universe};
 use crate::datatype::Datatype;
 use crate::error::{MpiError, Result};
 use crate::handles::{self, class, ERRORS_ARE_FATAL, ERRORS_RETURN};
-use crate::op::{self, Op};
+use crate::op::Op;
 use crate::request::ReqEntry;
 use crate::table::Table;
 
@@ -161,8 +163,10 @@ pub fn phase() -> Phase {
     GLOBAL.lock().phase
 }
 
-/// Joins the job (MPI_Init): builds the tables with their predefined objects.
-pub fn init(required: c_int) -> Result<c_int> {
+/// Starts the library (MPI_Init): `build` makes the state (the universe joined, the
+/// tables with their predefined objects) under the lock, so that no other thread starts
+/// or uses MPI meanwhile; it must not use the state itself.
+pub fn start(build: impl FnOnce() -> Result<State>) -> Result<()> {
     let mut g = GLOBAL.lock();
     match g.phase {
         Phase::NotStarted => {}
@@ -174,108 +178,22 @@ pub fn init(required: c_int) -> Result<c_int> {
             ))
         }
     }
-    crate::raw::ignore_sigpipe();
-    // A C or Fortran program has no Rust logger of its own: the runtime's diagnostics go
-    // to stderr (VOLPEX_LOG).
-    volpex::log_to_stderr();
-    let universe = volpex::initialize()?;
-    let world = universe.world();
-    // Every rank creates MPI_COMM_SELF here, first, so the count of communicators created
-    // from the world (which names the next one) is the same everywhere.
-    let me = world.group().include(&[world.rank()]);
-    let Some(me_comm) = world.create(&me) else {
-        return Err(MpiError::new(class::INTERN, "cannot make MPI_COMM_SELF"));
-    };
-    let mut comms = Table::new(handles::TAG_COMM, "communicator", class::COMM);
-    let w = (world.rank(), world.size());
-    comms.predefine(CommEntry::intra(world, ERRORS_ARE_FATAL, "MPI_COMM_WORLD"));
-    comms.predefine(CommEntry::intra(me_comm, ERRORS_ARE_FATAL, "MPI_COMM_SELF"));
-    let mut groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
-    groups.predefine(me.exclude(&[0]));
-    let mut types = Table::new(handles::TAG_DATATYPE, "datatype", class::TYPE);
-    for (i, p) in crate::datatype::predefined::PREDEFINED.iter().enumerate() {
-        let mut t = Datatype::predefined(p);
-        t.handle = handles::TAG_DATATYPE | (i as c_int + 1);
-        types.predefine(Arc::new(t));
-    }
-    let mut ops = Table::new(handles::TAG_OP, "operation", class::OP);
-    for (name, kind) in op::PREDEFINED {
-        ops.predefine(Op {
-            name,
-            kind: *kind,
-            user: None,
-        });
-    }
-    let mut errhandlers = Table::new(handles::TAG_ERRHANDLER, "error handler", class::ARG);
-    let predefined = ErrEntry {
-        f: None,
-        kind: ErrKind::Predefined,
-    };
-    errhandlers.predefine(predefined); // MPI_ERRORS_ARE_FATAL
-    errhandlers.predefine(predefined); // MPI_ERRORS_RETURN
-                                       // MPI-3.1 section 12.4.3: the level granted is at most what the library supports,
-                                       // MPI_THREAD_SERIALIZED (every replica must make the same calls in the same order,
-                                       // which calls from several threads at once would not), and at least the one asked
-                                       // for when that is lower.
-    let provided = required.clamp(handles::THREAD_SINGLE, handles::THREAD_SERIALIZED);
-    let infos = {
-        let mut t = Table::new(handles::TAG_INFO, "info", class::INFO);
-        t.predefine(crate::info::environment(w.1, required)); // MPI_INFO_ENV
-        t
-    };
-    g.state = Some(State {
-        universe: Some(universe),
-        comms,
-        groups,
-        types,
-        dtypes: crate::typeattr::TypeState::new(),
-        ops,
-        requests: Table::new(handles::TAG_REQUEST, "request", class::REQUEST),
-        errhandlers,
-        file_errhandler: ERRORS_RETURN,
-        codes: Vec::new(),
-        messages: {
-            let mut t = Table::new(handles::TAG_MESSAGE, "message", class::REQUEST);
-            t.predefine(None); // MPI_MESSAGE_NO_PROC
-            t
-        },
-        keyvals: Table::new(handles::TAG_KEYVAL, "attribute key", class::KEYVAL),
-        infos,
-        files: Table::new(handles::TAG_FILE, "file", class::FILE),
-        thread_level: provided,
-        world: w,
-        main_thread: std::thread::current().id(),
-    });
+    g.state = Some(build()?);
     g.phase = Phase::Running;
-    Ok(provided)
+    Ok(())
 }
 
-/// Leaves the job (MPI_Finalize): drops every request, communicator and object, then the
-/// universe, which tells volpexrun this replica finished and serves its log until the
-/// whole job is done.
-pub fn finalize() -> Result<()> {
-    let state = {
-        let mut g = GLOBAL.lock();
-        if g.phase != Phase::Running {
-            return Err(MpiError::new(
-                class::OTHER,
-                "MPI_Finalize called while MPI is not running",
-            ));
-        }
-        g.phase = Phase::Finalized;
-        g.state.take()
-    };
-    if let Some(mut s) = state {
-        s.requests.clear_created();
-        s.messages.clear_created();
-        s.comms = Table::new(handles::TAG_COMM, "communicator", class::COMM);
-        s.groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
-        // Files left open are closed (their descriptors) before the universe goes.
-        s.files = Table::new(handles::TAG_FILE, "file", class::FILE);
-        crate::ft::discard_outputs();
-        drop(s.universe.take());
+/// Ends the library (MPI_Finalize): the state, taken out for the caller to tear down.
+pub fn stop() -> Result<Option<State>> {
+    let mut g = GLOBAL.lock();
+    if g.phase != Phase::Running {
+        return Err(MpiError::new(
+            class::OTHER,
+            "MPI_Finalize called while MPI is not running",
+        ));
     }
-    Ok(())
+    g.phase = Phase::Finalized;
+    Ok(g.state.take())
 }
 
 /// Runs `f` on the state, if MPI is running.
