@@ -14,7 +14,7 @@ use crate::handles::{self, class, ERRORS_ARE_FATAL, ERRORS_RETURN};
 use crate::op::{self, Op};
 use crate::state::{self, CommEntry, ErrEntry, ErrKind, State};
 use crate::table::Table;
-use crate::{ft, info, raw, typeattr};
+use crate::{ft, info, raw};
 
 /// Joins the job (MPI_Init): builds the tables with their predefined objects.
 pub fn init(required: c_int) -> Result<c_int> {
@@ -79,7 +79,7 @@ fn build(required: c_int, provided: c_int) -> Result<State> {
         comms,
         groups,
         types,
-        dtypes: typeattr::TypeState::new(),
+        dtypes: state::TypeState::new(),
         ops,
         requests: Table::new(handles::TAG_REQUEST, "request", class::REQUEST),
         errhandlers,

@@ -13,10 +13,12 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use volpex::{Communicator, Group, InterCommunicator, Universe};
 
+use crate::datatype::envelope::Combiner;
 use crate::datatype::Datatype;
 use crate::error::{MpiError, Result};
 use crate::handles::{self, class, ERRORS_ARE_FATAL, ERRORS_RETURN};
 use crate::op::Op;
+use crate::raw;
 use crate::request::ReqEntry;
 use crate::table::Table;
 
@@ -97,6 +99,66 @@ pub struct Keyval {
     pub extra: usize,
 }
 
+/// High byte of every datatype keyval handle (MPI_Type_create_keyval).
+pub const TAG_TYPE_KEYVAL: c_int = 0x25 << 24;
+
+/// A copy function (`MPI_Type_copy_attr_function`, or its Fortran form, every argument
+/// by reference).
+#[derive(Debug, Clone, Copy)]
+pub enum CopyFn {
+    /// C.
+    C(raw::CopyAttrFn),
+    /// Fortran.
+    Fortran(raw::FortranCopyAttrFn),
+}
+
+/// A delete function (`MPI_Type_delete_attr_function`, or its Fortran form).
+#[derive(Debug, Clone, Copy)]
+pub enum DeleteFn {
+    /// C.
+    C(raw::DeleteAttrFn),
+    /// Fortran.
+    Fortran(raw::FortranDeleteAttrFn),
+}
+
+/// A datatype keyval.
+#[derive(Debug, Clone, Copy)]
+pub struct TypeKeyval {
+    /// Called by MPI_Type_dup (None: MPI_TYPE_NULL_COPY_FN, not copied).
+    pub copy: Option<CopyFn>,
+    /// Called when an attribute goes (None: MPI_TYPE_NULL_DELETE_FN).
+    pub delete: Option<DeleteFn>,
+    /// The program's extra_state.
+    pub extra: usize,
+    /// MPI_Type_free_keyval was called: attributes that use it stay and are deleted as
+    /// usual; it cannot be given to a call any more.
+    pub freed: bool,
+}
+
+/// The datatype side of the state (its operations are `typeattr`'s).
+pub struct TypeState {
+    /// Datatype keyvals.
+    pub keyvals: Table<TypeKeyval>,
+    /// The F90 types made so far: (combiner, integers of the call, handle).
+    pub f90: Vec<(Combiner, Vec<c_int>, c_int)>,
+}
+
+impl TypeState {
+    /// Empty.
+    pub fn new() -> TypeState {
+        TypeState {
+            keyvals: Table::new(TAG_TYPE_KEYVAL, "datatype keyval", class::KEYVAL),
+            f90: Vec::new(),
+        }
+    }
+}
+
+impl Default for TypeState {
+    fn default() -> Self {
+        TypeState::new()
+    }
+}
+
 /// Where the library is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -119,7 +181,7 @@ pub struct State {
     /// Datatypes.
     pub types: Table<Arc<Datatype>>,
     /// Datatype keyvals and the F90 types.
-    pub dtypes: crate::typeattr::TypeState,
+    pub dtypes: TypeState,
     /// Reduction operations.
     pub ops: Table<Op>,
     /// Requests.

@@ -575,7 +575,7 @@ pub unsafe extern "C" fn MPI_Type_create_keyval(
     extra_state: *mut c_void,
 ) -> c_int {
     guard("MPI_Type_create_keyval", COMM_WORLD, || {
-        use crate::typeattr::{CopyFn, DeleteFn};
+        use crate::state::{CopyFn, DeleteFn};
         let k = crate::typeattr::create_keyval(
             copy_fn.map(CopyFn::C),
             delete_fn.map(DeleteFn::C),

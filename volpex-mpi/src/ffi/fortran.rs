@@ -1767,7 +1767,7 @@ pub unsafe extern "C" fn mpi_type_create_keyval_(
     extra_state: *const isize,
     ierr: *mut c_int,
 ) {
-    use crate::typeattr::{CopyFn, DeleteFn};
+    use crate::state::{CopyFn, DeleteFn};
     let code = shim("MPI_Type_create_keyval", || {
         let extra = value(extra_state, "extra_state")?;
         Ok(guard("MPI_Type_create_keyval", COMM_WORLD, || {
