@@ -61,5 +61,6 @@ pub mod request;
 pub mod state;
 pub mod table;
 pub mod topo;
+pub mod topology;
 pub mod typeattr;
 pub mod types;

@@ -21,6 +21,7 @@ use crate::op::Op;
 use crate::raw;
 use crate::request::ReqEntry;
 use crate::table::Table;
+use crate::topology::Topology;
 
 /// A communicator and what the C interface keeps with it.
 pub struct CommEntry {
@@ -37,7 +38,7 @@ pub struct CommEntry {
     /// Its name (MPI_Comm_set_name).
     pub name: String,
     /// Its process topology, if it has one.
-    pub topo: Option<crate::topo::Topology>,
+    pub topo: Option<Topology>,
     /// Attributes the program set: (key, value) in the order set.
     pub attrs: Vec<(c_int, usize)>,
 }

@@ -6,6 +6,7 @@
 use super::fortran::weights_sentinel;
 use super::*;
 use crate::topo::graph;
+use crate::topology;
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
@@ -129,7 +130,7 @@ pub unsafe extern "C" fn MPI_Cart_shift(
 ) -> c_int {
     guard("MPI_Cart_shift", comm, || {
         let (cart, rank) = topo::cart_of(comm)?;
-        let (s, d) = topo::cart_shift(&cart, rank, direction, disp)?;
+        let (s, d) = topology::cart_shift(&cart, rank, direction, disp)?;
         set(source, "rank_source", s)?;
         set(dest, "rank_dest", d)
     })
