@@ -21,7 +21,8 @@ use crate::handles::{
     self, attr, class, COMM_TYPE_SHARED, CONGRUENT, IDENT, NULL, SIMILAR, UNDEFINED, UNEQUAL,
 };
 use crate::info::Pairs;
-use crate::request::{self, Active};
+use crate::request;
+use crate::state::Active;
 use crate::state::{self, CommEntry};
 
 /// MPI_Comm_size: the local group's size.

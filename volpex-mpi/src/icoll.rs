@@ -33,7 +33,8 @@ use crate::datatype::{Buf, BufMut, Datatype};
 use crate::error::{class_name, MpiError, Result};
 use crate::handles::{class, PROC_NULL, ROOT};
 use crate::raw::Pending;
-use crate::request::{self, Active};
+use crate::request;
+use crate::state::Active;
 
 /// The tag of every message on the bridge (the order of the calls tells them apart).
 const TAG: i32 = 0;

@@ -16,10 +16,10 @@ use volpex::{Communicator, Group, InterCommunicator, Universe};
 use crate::datatype::envelope::Combiner;
 use crate::datatype::Datatype;
 use crate::error::{MpiError, Result};
-use crate::handles::{self, class, ERRORS_ARE_FATAL, ERRORS_RETURN};
+use crate::grequest::Grequest;
+use crate::handles::{self, class, MpiStatus, ERRORS_ARE_FATAL, ERRORS_RETURN};
 use crate::op::Op;
-use crate::raw;
-use crate::request::ReqEntry;
+use crate::raw::{self, Pending, Region};
 use crate::table::Table;
 use crate::topology::Topology;
 
@@ -158,6 +158,57 @@ impl Default for TypeState {
     fn default() -> Self {
         TypeState::new()
     }
+}
+
+/// An operation in flight.
+pub enum Active {
+    /// A volpex request (a send's is complete from the start).
+    Volpex(Pending),
+    /// Complete with this status (an operation with MPI_PROC_NULL, a matched receive).
+    Done(MpiStatus),
+    /// A generalized request: its volpex request completes when the program says so.
+    Generalized(Pending, Arc<Grequest>),
+}
+
+/// What a persistent request does at each `MPI_Start`.
+#[derive(Clone)]
+pub struct Persistent {
+    /// A send in this mode, or a receive (None).
+    pub send: Option<SendMode>,
+    /// Communicator handle.
+    pub comm: c_int,
+    /// The buffer's memory.
+    pub region: Region,
+    /// Its datatype.
+    pub dt: Arc<Datatype>,
+    /// Element count.
+    pub count: usize,
+    /// Destination or source rank.
+    pub peer: c_int,
+    /// Tag.
+    pub tag: c_int,
+}
+
+/// A request in the table (its operations are `request`'s).
+pub struct ReqEntry {
+    /// The operation in flight (None: an inactive persistent request).
+    pub active: Option<Active>,
+    /// Set for a persistent request.
+    pub persistent: Option<Persistent>,
+}
+
+/// A send mode (MPI-3.1 section 3.4; `p2p` sends in it, a persistent send keeps it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendMode {
+    /// MPI_Send: buffered in the sender log.
+    Standard,
+    /// MPI_Bsend: the standard mode, once the message fits the attached buffer.
+    Buffered,
+    /// MPI_Ssend: complete once a receive claimed the message.
+    Synchronous,
+    /// MPI_Rsend: the receive must be posted already; a pulled message never depends on
+    /// that, so it is the standard mode.
+    Ready,
 }
 
 /// Where the library is in its life.

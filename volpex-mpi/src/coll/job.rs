@@ -28,8 +28,9 @@ use crate::datatype::{Buf, BufMut};
 use crate::error::{MpiError, Result};
 use crate::handles::class;
 use crate::raw::Pending;
-use crate::request::{self, Active};
+use crate::request;
 use crate::state;
+use crate::state::Active;
 
 /// A collective run on packed bytes: reads this rank's input, writes its result (whose
 /// length the `Job` says). Errors are the runtime's: every MPI argument was checked when

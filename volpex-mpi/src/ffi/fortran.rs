@@ -1436,7 +1436,7 @@ pub unsafe extern "C" fn mpi_grequest_start_(
             cancel: cancel_fn,
         };
         Ok(guard("MPI_Grequest_start", COMM_WORLD, || {
-            let h = grequest::start(fns, extra as usize)?;
+            let h = request::start_generalized(fns, extra as usize)?;
             set(request, "request", h)
         }))
     });

@@ -83,7 +83,7 @@ use crate::handles::{
 use crate::raw;
 use crate::state::{self, Phase};
 use crate::topo;
-use crate::{grequest, p2p, request, types};
+use crate::{p2p, request, types};
 use raw::Region;
 
 type Comm = c_int;
