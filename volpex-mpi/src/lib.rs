@@ -64,3 +64,4 @@ pub mod topo;
 pub mod topology;
 pub mod typeattr;
 pub mod types;
+pub mod view;

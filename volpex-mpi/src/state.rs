@@ -8,6 +8,7 @@
 //! call a module above the tables (the entries' operations are theirs).
 
 use std::os::raw::c_int;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -22,6 +23,7 @@ use crate::op::Op;
 use crate::raw::{self, Pending, Region};
 use crate::table::Table;
 use crate::topology::Topology;
+use crate::view::View;
 
 /// A communicator and what the C interface keeps with it.
 pub struct CommEntry {
@@ -211,6 +213,42 @@ pub enum SendMode {
     Ready,
 }
 
+/// A split collective begun and not ended: its status (section 13.4.5).
+#[derive(Clone, Copy)]
+pub struct Split {
+    /// Bytes the access moved.
+    pub bytes: usize,
+    /// A write (`_end` of the other direction is erroneous).
+    pub write: bool,
+}
+
+/// An open file (its operations are `io::file`'s).
+pub struct FileEntry {
+    /// The file's own communicator (a duplicate of the one it was opened on).
+    pub comm: c_int,
+    /// Its path as given.
+    pub path: PathBuf,
+    /// The access mode.
+    pub amode: c_int,
+    /// The descriptor.
+    pub file: Arc<std::fs::File>,
+    /// The view.
+    pub view: View,
+    /// The individual file pointer, in etypes of the view (the shared one is in a file
+    /// of its own: `shared`).
+    pub pos: u64,
+    /// Atomic mode (MPI_File_set_atomicity).
+    pub atomic: bool,
+    /// Hints given at open, MPI_File_set_info and MPI_File_set_view.
+    pub info: Vec<(String, String)>,
+    /// Its error handler.
+    pub errhandler: c_int,
+    /// A split collective in progress.
+    pub split: Option<Split>,
+    /// The ranks that write and read for the others in collective accesses.
+    pub aggregators: Arc<[usize]>,
+}
+
 /// Where the library is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -253,7 +291,7 @@ pub struct State {
     /// Info objects: (key, value) pairs in the order set.
     pub infos: Table<Vec<(String, String)>>,
     /// Open files (MPI_File_open).
-    pub files: Table<crate::io::file::FileEntry>,
+    pub files: Table<FileEntry>,
     /// Thread level granted by MPI_Init_thread.
     pub thread_level: c_int,
     /// This process's rank in MPI_COMM_WORLD and world size.
