@@ -170,6 +170,19 @@ pub fn delete_all(h: c_int) -> Result<()> {
     Ok(())
 }
 
+/// MPI_Type_free: the delete functions of its attributes run first (MPI-3.1 section
+/// 6.7.4); a predefined type (named or F90) is refused.
+pub fn free(h: c_int) -> Result<()> {
+    if types::any(h)?.predefined {
+        return Err(MpiError::new(
+            class::TYPE,
+            "a predefined datatype cannot be freed",
+        ));
+    }
+    delete_all(h)?;
+    state::with(|s| s.types.remove(h).map(drop))
+}
+
 /// MPI_Type_dup: the same type, committed or not as `h` is, with the attributes whose
 /// copy functions say so (MPI-3.1 section 4.1.10); the name is not copied.
 pub fn dup(h: c_int) -> Result<c_int> {
