@@ -12,10 +12,11 @@
 //! both kinds alike; everything else asks `inter` first.
 
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::Ordering;
 
 use volpex::{Communicator, Group, InterCommunicator};
 
+use crate::errhandler::LASTUSEDCODE_VALUE;
 use crate::error::{MpiError, Result};
 use crate::handles::{
     self, attr, class, COMM_TYPE_SHARED, CONGRUENT, IDENT, NULL, SIMILAR, UNDEFINED, UNEQUAL,
@@ -633,15 +634,6 @@ pub static IO_VALUE: c_int = handles::ANY_SOURCE;
 pub static WTIME_IS_GLOBAL_VALUE: c_int = 0;
 /// MPI_APPNUM's value.
 pub static APPNUM_VALUE: c_int = 0;
-/// MPI_LASTUSEDCODE's value: the largest error code or class so far (MPI-3.1 section
-/// 8.5), raised by MPI_Add_error_class and MPI_Add_error_code.
-pub static LASTUSEDCODE_VALUE: AtomicI32 = AtomicI32::new(class::LASTCODE);
-
-/// Raises MPI_LASTUSEDCODE to `code`.
-pub fn note_code(code: c_int) {
-    LASTUSEDCODE_VALUE.fetch_max(code, Ordering::Relaxed);
-}
-
 /// MPI_Comm_get_attr for the predefined keys: where the value lives, or None (flag
 /// false) for a key without a value.
 pub fn get_attr(comm: c_int, key: c_int) -> Result<Option<*const c_int>> {

@@ -1,6 +1,9 @@
 //! The library's global state: the volpex universe and the handle tables, behind one
 //! mutex held only for lookups (a blocking call clones what it needs and lets go, so a
-//! thread waiting in `MPI_Recv` never blocks another thread's `MPI_Comm_rank`).
+//! thread waiting in `MPI_Recv` never blocks another thread's `MPI_Comm_rank`), and what
+//! each table's entries hold (`CommEntry`, `ReqEntry`, `FileEntry`, `TypeState`, ...):
+//! the entries are defined here, with the table; their operations are in the modules
+//! above (`comm`, `request`, `io`, `typeattr`, ...).
 //!
 //! Lifecycle (MPI-3.1 section 8.7): not initialized, running (after `MPI_Init`),
 //! finalized (after `MPI_Finalize`, which drops every object and then the universe);
