@@ -292,6 +292,7 @@ fn every_crate_follows_its_documented_layers() {
         "volpex-launch",
         "volpex-bench",
         "npb",
+        "volpex-mpi",
         "volpex-files",
         "tests",
     ];
