@@ -23,8 +23,7 @@ use crate::handles::{
 };
 use crate::info::Pairs;
 use crate::request;
-use crate::state::Active;
-use crate::state::{self, CommEntry};
+use crate::state::{self, Active, CommEntry};
 
 /// MPI_Comm_size: the local group's size.
 pub fn size(comm: c_int) -> Result<c_int> {

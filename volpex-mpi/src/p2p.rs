@@ -21,8 +21,7 @@ use crate::error::{MpiError, Result};
 use crate::handles::{class, MpiStatus, ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED};
 use crate::raw::Pending;
 use crate::request::{self, status_of};
-use crate::state;
-use crate::state::{Active, SendMode};
+use crate::state::{self, Active, SendMode};
 
 fn check_send_tag(tag: c_int) -> Result<()> {
     if tag < 0 {

@@ -10,7 +10,7 @@
 //! here, and the safe layer calls the program's functions (user operations, error
 //! handlers, attribute callbacks, generalized requests) through it. Holds every
 //! raw-pointer dereference of the crate. Must never hold MPI semantics, nor use a module
-//! above the datatypes (it knows buffers, errors and handles, nothing of the tables).
+//! above it (it knows buffers, datatypes, errors and handles, nothing of the tables).
 #![allow(unsafe_code)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]

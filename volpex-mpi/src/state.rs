@@ -80,7 +80,7 @@ pub enum ErrKind {
 #[derive(Debug, Clone, Copy)]
 pub struct ErrEntry {
     /// The function (None: predefined).
-    pub f: Option<crate::raw::ErrFn>,
+    pub f: Option<raw::ErrFn>,
     /// What it was made for.
     pub kind: ErrKind,
 }
@@ -98,9 +98,9 @@ pub struct UserCode {
 #[derive(Debug, Clone, Copy)]
 pub struct Keyval {
     /// Called on MPI_Comm_dup (None: MPI_COMM_NULL_COPY_FN, not copied).
-    pub copy: Option<crate::raw::AttrCopy>,
+    pub copy: Option<raw::AttrCopy>,
     /// Called when the attribute goes (None: nothing to call).
-    pub delete: Option<crate::raw::AttrDelete>,
+    pub delete: Option<raw::AttrDelete>,
     /// The program's extra_state (a pointer from C, a value from Fortran).
     pub extra: usize,
 }
@@ -238,7 +238,7 @@ pub struct FileEntry {
     /// The view.
     pub view: View,
     /// The individual file pointer, in etypes of the view (the shared one is in a file
-    /// of its own: `shared`).
+    /// of its own: `io::shared`).
     pub pos: u64,
     /// Atomic mode (MPI_File_set_atomicity).
     pub atomic: bool,
@@ -413,7 +413,7 @@ pub enum Handler {
     /// MPI_ERRORS_RETURN.
     Return,
     /// The program's function (MPI_Comm_create_errhandler), for this communicator.
-    User(crate::raw::ErrFn, c_int),
+    User(raw::ErrFn, c_int),
 }
 
 /// The error handler of communicator `h`: MPI_COMM_WORLD's if `h` is not a communicator,

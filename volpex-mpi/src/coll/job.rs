@@ -29,8 +29,7 @@ use crate::error::{MpiError, Result};
 use crate::handles::class;
 use crate::raw::Pending;
 use crate::request;
-use crate::state;
-use crate::state::Active;
+use crate::state::{self, Active};
 
 /// A collective run on packed bytes: reads this rank's input, writes its result (whose
 /// length the `Job` says). Errors are the runtime's: every MPI argument was checked when
