@@ -10,8 +10,8 @@
 //! a user operation on whole elements of any datatype (`reduce`). `MPI_IN_PLACE` arrives
 //! here as `None` for the side it replaces (section 5.2.1 lists where it is allowed);
 //! the input is then a copy of the receive buffer's data taken at the call. Blocks at
-//! displacements (`v` and `w` forms) are pieces of the buffer (`job::Piece`), packed in
-//! rank order. The neighbourhood collectives of process topologies are in `neighbor`.
+//! displacements (`v` and `w` forms) are pieces of the buffer (`datatype::piece::Piece`),
+//! packed in rank order. The neighbourhood collectives of process topologies are in `neighbor`.
 //!
 //! Owns the MPI semantics of each collective. Must never hold a raw pointer (`raw`
 //! made the buffers) nor a collective algorithm (they are `volpex`'s).

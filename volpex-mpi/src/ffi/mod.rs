@@ -2,7 +2,7 @@
 //! (`environment`, `point_to_point`, `requests`, `datatypes`, `collectives`,
 //! `communicators`, `topologies`, `info`, `io`), the Fortran bindings (`fortran`), the profiling
 //! names (`pmpi`) and the extensions (`mpix`). Each function is a thin shell: it turns its
-//! C arguments into checked Rust values through `raw` (every raw-pointer dereference is there),
+//! C arguments into checked Rust values through `raw` (every raw pointer is read there),
 //! calls the safe layer, and answers through `errhandler::guard` with the communicator's error
 //! handler. Functions this library does not support are in `stubs`. This module holds the helpers
 //! the shells share; it must never hold MPI logic of its own.
