@@ -18,7 +18,7 @@ use std::path::Path;
 
 use crate::journal::{Entry, FileId, Gate, Op};
 use crate::protocol::{Failure, Outcome, Seq};
-use crate::sys::real;
+use crate::real;
 
 /// What applying one entry gave.
 #[derive(Debug, Default)]

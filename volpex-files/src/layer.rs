@@ -9,9 +9,9 @@
 //! Reads lay the journal over the file system (`overlay`).
 //!
 //! Owns the replica's state of the layer (one, behind a mutex) and the waits; the worker
-//! thread (`worker`) applies and reports. Must never call a function this crate exports
-//! while holding the state (it would come back here): its own I/O goes through
-//! `sys::real`.
+//! thread (`worker`, above this module: `activate` is handed its start) applies and
+//! reports. Must never call a function this crate exports while holding the state (it
+//! would come back here): its own I/O goes through `real`.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::journal::{Entry, FileId, Journal, Op};
 use crate::model::{Access, Known, Model};
 use crate::protocol::{self, Down, Failure, Outcome, Recorded, Seq, Written};
-use crate::sys::real;
+use crate::real;
 use crate::{overlay, paths};
 
 /// Who this process is, and how it leaves when its files cannot go on.
@@ -137,6 +137,9 @@ pub(crate) struct State {
     pub outbox: Outbox,
     pub link: Link,
     pub worker: bool,
+    /// Starts the files thread (`worker::start`, handed to `activate`: the worker sits
+    /// above this module).
+    start_worker: fn(),
     /// The program is done with files (finalized): nothing waits any more.
     pub finished: bool,
     /// Files this process made for itself (mkstemp): never the rank's.
@@ -244,8 +247,11 @@ pub(crate) fn shared() -> Option<&'static Shared> {
 }
 
 /// Starts the layer in this process (a replica of a launched job). Files opened before
-/// stay the C library's. `VOLPEX_FILES=0` leaves the layer off.
-pub fn activate(id: Identity, connect: Connect) {
+/// stay the C library's. `VOLPEX_FILES=0` leaves the layer off. The modules above this
+/// one hand in what it must not name: `install` runs once before the layer turns on (the
+/// exported functions' setup, `sys::init`), `start_worker` starts the files thread
+/// (`worker::start`) at the rank's first file.
+pub(crate) fn activate(id: Identity, connect: Connect, install: fn(), start_worker: fn()) {
     if std::env::var("VOLPEX_FILES").is_ok_and(|v| v == "0") {
         log::info!("VOLPEX_FILES=0: the program's files are not replicated");
         return;
@@ -260,7 +266,7 @@ pub fn activate(id: Identity, connect: Connect) {
         journal_bytes_max,
         verify,
     };
-    let state = State::new(id, cfg, Link::Idle(Some(connect)));
+    let state = State::new(id, cfg, Link::Idle(Some(connect)), start_worker);
     let fresh = SHARED
         .set(Shared {
             state: Mutex::new(state),
@@ -269,7 +275,7 @@ pub fn activate(id: Identity, connect: Connect) {
         })
         .is_ok();
     if fresh {
-        crate::sys::init();
+        install();
         ACTIVE.store(true, Ordering::SeqCst);
     }
 }
@@ -510,7 +516,7 @@ fn cpath(p: &Path) -> Option<CString> {
 
 impl State {
     /// A replica's state before its first file operation.
-    pub(crate) fn new(id: Identity, cfg: Config, link: Link) -> State {
+    pub(crate) fn new(id: Identity, cfg: Config, link: Link, start_worker: fn()) -> State {
         State {
             id,
             cfg,
@@ -527,6 +533,7 @@ impl State {
             outbox: Outbox::default(),
             link,
             worker: false,
+            start_worker,
             finished: false,
             private: HashSet::new(),
             readers: HashMap::new(),
@@ -813,7 +820,7 @@ impl State {
     fn ensure_worker(&mut self) {
         if !self.worker {
             self.worker = true;
-            crate::worker::start();
+            (self.start_worker)();
         }
     }
 

@@ -14,8 +14,8 @@
 //!  program (C stdio, POSIX, libgfortran, libstdc++, Rust std::fs)
 //!     |  open/write/rename/stat/fopen ... (the C library's names, defined here)
 //!     v
-//!  sys/      the only unsafe code: raw arguments -> checked values; C library behind
-//!     |      (`real`); stdio streams made with fopencookie (`stdio`)
+//!  sys/      raw arguments -> checked values; stdio streams made with fopencookie
+//!     |      (`stdio`); what the layer does not track goes to the C library (`real`)
 //!     v
 //!  layer     the replica's state: model (offsets, sizes, names), journal (operations not
 //!     |      applied yet), overlay (reads), outcomes recorded by the writer; waits
@@ -26,6 +26,11 @@
 //!                          v
 //!  coordinator (in volpexrun): per rank, who writes, how far applied, outcomes, gates
 //! ```
+//!
+//! The picture is the way an operation travels; the imports point down the layers of
+//! `docs/ARCHITECTURE.md`: `sys` and `worker` use `layer`, which neither names (`activate`
+//! below hands it the worker's start), and `real`, the C library's own functions, is the
+//! bottom every module's own I/O goes through. `sys` and `real` hold the only unsafe code.
 //!
 //! Words: *operation* one numbered file operation of a rank (`Seq`); *writer* the
 //! replica that applies them; *journal* a replica's operations not known applied;
@@ -43,10 +48,17 @@ mod model;
 mod overlay;
 mod paths;
 pub mod protocol;
+mod real;
 mod sys;
 mod worker;
 
 pub use layer::{
-    activate, deliver, finish, link_lost, private, restore, settle, shared_open, snapshot, Connect,
-    Identity, Sender,
+    deliver, finish, link_lost, private, restore, settle, shared_open, snapshot, Connect, Identity,
+    Sender,
 };
+
+/// Starts the layer in this process (a replica of a launched job). Files opened before
+/// stay the C library's. `VOLPEX_FILES=0` leaves the layer off.
+pub fn activate(id: Identity, connect: Connect) {
+    layer::activate(id, connect, sys::init, worker::start);
+}

@@ -18,6 +18,7 @@ use crate::apply::{Applied, Applier};
 use crate::journal::{Entry, Gate};
 use crate::layer::{shared, Link, State};
 use crate::protocol::{self, Outcome, Recorded, Seq, Up, WriterReport};
+use crate::real;
 
 /// Entries applied in one batch, at most (and bytes).
 const BATCH_ENTRIES: usize = 1024;
@@ -90,7 +91,7 @@ fn run() {
                 // Said why: this replica retires.
                 let code = g.id.retire_code;
                 applier.close_all();
-                crate::sys::real::exit_now(code);
+                real::exit_now(code);
             }
             sh.cond.wait_for(&mut g, wake.unwrap_or(IDLE).min(IDLE));
             continue;
@@ -259,7 +260,12 @@ mod tests {
             journal_bytes_max: 1 << 16,
             verify: false,
         };
-        State::new(id, cfg, Link::Up(std::sync::Arc::new(Box::new(|_| Ok(())))))
+        State::new(
+            id,
+            cfg,
+            Link::Up(std::sync::Arc::new(Box::new(|_| Ok(())))),
+            || {},
+        )
     }
 
     fn produced(g: &mut State) -> Option<Seq> {

@@ -12,17 +12,18 @@
 //! both kinds alike; everything else asks `inter` first.
 
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::Ordering;
 
 use volpex::{Communicator, Group, InterCommunicator};
 
+use crate::errhandler::LASTUSEDCODE_VALUE;
 use crate::error::{MpiError, Result};
 use crate::handles::{
     self, attr, class, COMM_TYPE_SHARED, CONGRUENT, IDENT, NULL, SIMILAR, UNDEFINED, UNEQUAL,
 };
 use crate::info::Pairs;
-use crate::request::{self, Active};
-use crate::state::{self, CommEntry};
+use crate::request;
+use crate::state::{self, Active, CommEntry};
 
 /// MPI_Comm_size: the local group's size.
 pub fn size(comm: c_int) -> Result<c_int> {
@@ -123,7 +124,7 @@ fn copy_attrs(from: c_int, to: c_int) -> Result<()> {
     })?;
     for (k, v, kv) in attrs {
         let Some(f) = kv.copy else { continue };
-        match crate::ffi::raw::copy_attr(f, from, k, kv.extra, v) {
+        match crate::raw::copy_attr(f, from, k, kv.extra, v) {
             (class::SUCCESS, Some(nv)) => state::with(|s| {
                 s.comms.get_mut(to)?.attrs.push((k, nv));
                 Ok(())
@@ -405,7 +406,7 @@ pub fn delete_attr(comm: c_int, key: c_int) -> Result<()> {
         Ok((v, kv))
     })?;
     if let Some(f) = kv.delete {
-        let code = crate::ffi::raw::delete_attr(f, comm, key, value, kv.extra);
+        let code = crate::raw::delete_attr(f, comm, key, value, kv.extra);
         if code != class::SUCCESS {
             return Err(MpiError::new(
                 code,
@@ -632,15 +633,6 @@ pub static IO_VALUE: c_int = handles::ANY_SOURCE;
 pub static WTIME_IS_GLOBAL_VALUE: c_int = 0;
 /// MPI_APPNUM's value.
 pub static APPNUM_VALUE: c_int = 0;
-/// MPI_LASTUSEDCODE's value: the largest error code or class so far (MPI-3.1 section
-/// 8.5), raised by MPI_Add_error_class and MPI_Add_error_code.
-pub static LASTUSEDCODE_VALUE: AtomicI32 = AtomicI32::new(class::LASTCODE);
-
-/// Raises MPI_LASTUSEDCODE to `code`.
-pub fn note_code(code: c_int) {
-    LASTUSEDCODE_VALUE.fetch_max(code, Ordering::Relaxed);
-}
-
 /// MPI_Comm_get_attr for the predefined keys: where the value lives, or None (flag
 /// false) for a key without a value.
 pub fn get_attr(comm: c_int, key: c_int) -> Result<Option<*const c_int>> {

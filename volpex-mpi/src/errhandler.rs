@@ -13,6 +13,7 @@
 
 use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::error::{error_string, MpiError, Result};
 use crate::handles::class;
@@ -67,7 +68,7 @@ pub fn raise_with(func: &str, h: state::Handler, e: MpiError) -> c_int {
     match h {
         state::Handler::Return => return e.class,
         state::Handler::User(f, c) => {
-            crate::ffi::raw::call_errhandler(f, c, e.class);
+            crate::raw::call_errhandler(f, c, e.class);
             return e.class;
         }
         state::Handler::Fatal => {}
@@ -109,6 +110,11 @@ pub fn add_code(errorclass: c_int) -> Result<c_int> {
     add_code_of(Some(errorclass))
 }
 
+/// MPI_LASTUSEDCODE's value (an attribute of every communicator, `comm::get_attr`): the
+/// largest error code or class so far (MPI-3.1 section 8.5), raised by
+/// MPI_Add_error_class and MPI_Add_error_code.
+pub static LASTUSEDCODE_VALUE: AtomicI32 = AtomicI32::new(class::LASTCODE);
+
 fn add_code_of(of: Option<c_int>) -> Result<c_int> {
     let code = state::with(|s| {
         let code = FIRST_USER_CODE + s.codes.len() as c_int;
@@ -118,7 +124,7 @@ fn add_code_of(of: Option<c_int>) -> Result<c_int> {
         });
         Ok(code)
     })?;
-    crate::comm::note_code(code);
+    LASTUSEDCODE_VALUE.fetch_max(code, Ordering::Relaxed);
     Ok(code)
 }
 

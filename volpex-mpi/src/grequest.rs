@@ -12,7 +12,9 @@
 //!
 //! Owns the callbacks and the "done" flag of every generalized request, by handle (the
 //! flag must be reachable while a wait holds the request out of its table slot, from the
-//! thread that completes it). Must never call a callback but where section 12.2 says.
+//! thread that completes it). Must never call a callback but where section 12.2 says,
+//! nor reach the request table: `request` starts and completes them there
+//! (`request::start_generalized`, `request::complete_generalized`).
 
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
@@ -22,10 +24,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::error::{MpiError, Result};
-use crate::ffi::raw::{GreqFns, Pending};
-use crate::handles::{class, MpiStatus, COMM_WORLD};
-use crate::request::{self, Active};
-use crate::state;
+use crate::handles::{class, MpiStatus};
+use crate::raw::GreqFns;
 
 /// One generalized request.
 pub struct Grequest {
@@ -68,51 +68,49 @@ impl Grequest {
     pub fn cancel(&self) -> Result<()> {
         callback_error("cancel", self.fns.cancel(self.extra, self.is_done()))
     }
+
+    /// Calls the free function.
+    pub fn free_function(&self) -> Result<()> {
+        callback_error("free", self.fns.free(self.extra))
+    }
 }
 
-/// MPI_Grequest_start: a new active request that completes when the program calls
-/// `complete` on it.
-pub fn start(fns: GreqFns, extra: usize) -> Result<c_int> {
-    let world = state::comm(COMM_WORLD)?;
-    let done = Arc::new(AtomicBool::new(false));
-    let g = Arc::new(Grequest {
+/// A generalized request with the program's functions `fns` and `extra_state`, done once
+/// `done` is set (MPI_Grequest_start; `request::start_generalized` puts it in the table).
+pub fn new(fns: GreqFns, extra: usize, done: Arc<AtomicBool>) -> Arc<Grequest> {
+    Arc::new(Grequest {
         fns,
         extra,
-        done: done.clone(),
+        done,
         freed: AtomicBool::new(false),
-    });
-    let r = volpex::Request::generalized(&world, done);
-    let h = request::add(Active::Generalized(Pending(r, COMM_WORLD), g.clone()))?;
-    LIVE.lock().insert(h, g);
-    Ok(h)
+    })
 }
 
-/// MPI_Grequest_complete: request `h` is done; a wait on it returns (from any thread).
-/// If the program freed it already, its free function runs now.
-pub fn complete(h: c_int) -> Result<()> {
-    let freed = {
-        // Under the lock, so that of this and `free` exactly one sees both calls made.
-        let mut live = LIVE.lock();
-        let g = live
-            .get(&h)
-            .cloned()
-            .ok_or_else(|| MpiError::new(class::REQUEST, "not a generalized request"))?;
-        if g.done.swap(true, Ordering::AcqRel) {
-            return Err(MpiError::new(
-                class::REQUEST,
-                "MPI_Grequest_complete called twice on one request",
-            ));
-        }
-        g.freed.load(Ordering::Acquire).then(|| {
-            live.remove(&h);
-            g
-        })
-    };
-    if let Some(g) = freed {
-        state::with(|s| s.requests.remove(h).map(drop))?;
-        callback_error("free", g.fns.free(g.extra))?;
+/// Request `h` is the generalized request `g` until it is freed.
+pub fn register(h: c_int, g: Arc<Grequest>) {
+    LIVE.lock().insert(h, g);
+}
+
+/// MPI_Grequest_complete of request `h`: marks it done (a wait on it returns, from any
+/// thread). If the program freed it already, returns it: the caller takes it out of the
+/// request table, then calls `free_function`.
+pub fn complete(h: c_int) -> Result<Option<Arc<Grequest>>> {
+    // Under the lock, so that of this and `free` exactly one sees both calls made.
+    let mut live = LIVE.lock();
+    let g = live
+        .get(&h)
+        .cloned()
+        .ok_or_else(|| MpiError::new(class::REQUEST, "not a generalized request"))?;
+    if g.done.swap(true, Ordering::AcqRel) {
+        return Err(MpiError::new(
+            class::REQUEST,
+            "MPI_Grequest_complete called twice on one request",
+        ));
     }
-    Ok(())
+    Ok(g.freed.load(Ordering::Acquire).then(|| {
+        live.remove(&h);
+        g
+    }))
 }
 
 /// A wait or test completed request `h`: its status from the query function, then the
@@ -139,6 +137,6 @@ pub fn free(h: c_int, g: &Grequest) -> Result<bool> {
         }
         live.remove(&h);
     }
-    callback_error("free", g.fns.free(g.extra))?;
+    g.free_function()?;
     Ok(true)
 }

@@ -31,9 +31,10 @@ use volpex::InterCommunicator;
 use crate::coll::Blocks;
 use crate::datatype::{Buf, BufMut, Datatype};
 use crate::error::{class_name, MpiError, Result};
-use crate::ffi::raw::Pending;
 use crate::handles::{class, PROC_NULL, ROOT};
-use crate::request::{self, Active};
+use crate::raw::Pending;
+use crate::request;
+use crate::state::Active;
 
 /// The tag of every message on the bridge (the order of the calls tells them apart).
 const TAG: i32 = 0;

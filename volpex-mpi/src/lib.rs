@@ -7,28 +7,37 @@
 //!  Fortran program --calls--> ffi/fortran.rs  mpi_*_ (gfortran names): arguments by
 //!                          |    reference, Fortran sentinels (common blocks), 1-based
 //!                          |    indices, blank-padded strings -> the C functions
-//!  C program  --calls-->  ffi/  the exported MPI_* functions; ffi/raw.rs is the only
-//!                          |    unsafe code: C pointers + counts -> checked slices,
-//!                          |    references and handles; ffi/stubs.rs: functions not
-//!                          |    implemented yet (MPI_ERR_OTHER naming the function);
-//!                          |    ffi/mpix.rs: the MPIX_ fault-tolerance extensions
+//!  C program  --calls-->  ffi/  the exported MPI_* functions: C pointers + counts ->
+//!                          |    checked slices, references and handles through `raw`;
+//!                          |    ffi/stubs.rs: functions not implemented yet
+//!                          |    (MPI_ERR_OTHER naming the function); ffi/mpix.rs: the
+//!                          |    MPIX_ fault-tolerance extensions
 //!                          v
-//!             safe layer:  p2p, coll, request (grequest: generalized requests), comm,
-//!                          topo, types, io (MPI-IO over the file layer's calls: handles,
-//!                          views, access, two-phase aggregation, the shared pointer)
-//!                          (the MPI semantics)
-//!                          state (handle tables behind one mutex), table, datatype
-//!                          (type maps, buffers; its predefined types, envelopes and
-//!                          signatures), darray, typeattr (names, attributes), external32 and
-//!                          overlap (the bytes two buffers share), op (reductions),
-//!                          errhandler (what the error handlers do, codes a
-//!                          program adds), error (classes), handles,
-//!                          ft (checkpoint and restore as bytes, seeds)
+//!             safe layer:  io (MPI-IO over the file layer's calls: handles, access,
+//!                          two-phase aggregation, the shared pointer), lifecycle
+//!                          (MPI_Init, MPI_Finalize), comm, icoll, coll, p2p, typeattr
+//!                          (names, attributes), info, request, topo, types, errhandler
+//!                          (what the error handlers do, codes a program adds), ft
+//!                          (checkpoint and restore as bytes, seeds): the MPI semantics
+//!                          state (the handle tables behind one mutex, and what their
+//!                          entries hold), grequest (generalized requests' callbacks),
+//!                          op (reductions)
+//!                          raw: the one place C pointers become Rust values (every
+//!                          raw-pointer dereference), and calls into the program's
+//!                          functions
+//!                          view (file views), darray, external32, overlap (the bytes
+//!                          two buffers share), datatype (type maps, buffers, pieces;
+//!                          its predefined types, envelopes and signatures), table,
+//!                          topology (what a communicator's topology is), error
+//!                          (classes), handles
 //!                          |
 //!                          v
 //!             volpex      Communicator, Process, Request, collectives: the same API
 //!                         Rust programs use
 //! ```
+//!
+//! Every module uses only those listed after it (`docs/ARCHITECTURE.md` gives the layers;
+//! `tests/tests/layering.rs` checks them).
 //!
 //! Handles are ints tagged by kind (`handles`); a bad handle, a null pointer or a
 //! negative count is an MPI error (`MPI_ERRORS_ARE_FATAL` prints the function and the
@@ -52,12 +61,16 @@ pub mod handles;
 pub mod icoll;
 pub mod info;
 pub mod io;
+pub mod lifecycle;
 pub mod op;
 pub mod overlap;
 pub mod p2p;
+pub mod raw;
 pub mod request;
 pub mod state;
 pub mod table;
 pub mod topo;
+pub mod topology;
 pub mod typeattr;
 pub mod types;
+pub mod view;

@@ -74,7 +74,7 @@ pub struct Op {
 #[derive(Debug, Clone, Copy)]
 pub struct User {
     /// `void f(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype)`.
-    pub f: crate::ffi::raw::UserFn,
+    pub f: crate::raw::UserFn,
     /// Whether the algorithms may reorder it.
     pub commute: bool,
 }
@@ -218,7 +218,7 @@ pair_elems!(
 
 /// A C `long double` as its bytes (x86-64: the x87 80-bit format in 16 bytes; aarch64:
 /// binary128), ordered exactly, so MAX, MIN, MAXLOC and MINLOC apply; SUM and PROD are
-/// the C compiler's arithmetic (`ffi::raw::long_double_combine`), Rust having none of
+/// the C compiler's arithmetic (`raw::long_double_combine`), Rust having none of
 /// this precision.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
@@ -271,7 +271,7 @@ impl Elem for LongDouble {
             OpKind::Max => b > *a,
             OpKind::Min => b < *a,
             OpKind::Sum | OpKind::Prod => {
-                crate::ffi::raw::long_double_combine(op == OpKind::Prod, &mut a.0, &b.0);
+                crate::raw::long_double_combine(op == OpKind::Prod, &mut a.0, &b.0);
                 false
             }
             _ => false,

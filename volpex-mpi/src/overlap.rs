@@ -3,7 +3,7 @@
 //! touches, not the span of its extents. Two strided types whose extents interleave
 //! (the columns of one matrix in a halo exchange) touch disjoint bytes and are valid.
 //! This module answers "do these two buffers share a byte?"; it must never read or
-//! write them (`ffi::raw` builds the views that do).
+//! write them (`raw` builds the views that do).
 
 use crate::datatype::Datatype;
 

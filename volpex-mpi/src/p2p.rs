@@ -18,10 +18,10 @@ use volpex::{BufferMut, Communicator, Layout, Process, Target};
 use crate::datatype::signature::SigPart;
 use crate::datatype::{Buf, BufMut, Datatype};
 use crate::error::{MpiError, Result};
-use crate::ffi::raw::Pending;
 use crate::handles::{class, MpiStatus, ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED};
-use crate::request::{self, status_of, Active};
-use crate::state;
+use crate::raw::Pending;
+use crate::request::{self, status_of};
+use crate::state::{self, Active, SendMode};
 
 fn check_send_tag(tag: c_int) -> Result<()> {
     if tag < 0 {
@@ -48,20 +48,6 @@ fn source(comm: &Communicator, src: c_int) -> Process<'_> {
     } else {
         comm.process_at_rank(src)
     }
-}
-
-/// A send mode (MPI-3.1 section 3.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SendMode {
-    /// MPI_Send: buffered in the sender log.
-    Standard,
-    /// MPI_Bsend: the standard mode, once the message fits the attached buffer.
-    Buffered,
-    /// MPI_Ssend: complete once a receive claimed the message.
-    Synchronous,
-    /// MPI_Rsend: the receive must be posted already; a pulled message never depends on
-    /// that, so it is the standard mode.
-    Ready,
 }
 
 /// MPI_Send, MPI_Bsend, MPI_Ssend, MPI_Rsend.

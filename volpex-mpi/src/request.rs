@@ -7,54 +7,43 @@
 //! the rank report the same ones. A request is taken out of its table slot while a call
 //! waits on it (its handle stays reserved) and released when it completes; a persistent
 //! request goes back to its slot, inactive, until the next `MPI_Start`.
+//!
+//! Owns the operations on the request table; what an entry holds (`state::ReqEntry`,
+//! `Active`, `Persistent`) is defined with the table. Must never call a generalized
+//! request's functions itself (`grequest` does, where section 12.2 says).
 
 use std::os::raw::c_int;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use volpex::Request;
 
-use crate::datatype::Datatype;
 use crate::error::{MpiError, Result};
-use crate::ffi::raw::{Pending, Region};
 use crate::grequest::{self, Grequest};
 use crate::handles::{class, MpiStatus, ANY_SOURCE, ANY_TAG, COMM_WORLD, NULL, UNDEFINED};
-use crate::state;
+use crate::raw::{GreqFns, Pending};
+use crate::state::{self, Active, Persistent, ReqEntry};
 
-/// An operation in flight.
-pub enum Active {
-    /// A volpex request (a send's is complete from the start).
-    Volpex(Pending),
-    /// Complete with this status (an operation with MPI_PROC_NULL, a matched receive).
-    Done(MpiStatus),
-    /// A generalized request: its volpex request completes when the program says so.
-    Generalized(Pending, Arc<Grequest>),
+/// MPI_Grequest_start (MPI-3.1 section 12.2): a new active generalized request that
+/// completes when the program calls `complete_generalized` on it.
+pub fn start_generalized(fns: GreqFns, extra: usize) -> Result<c_int> {
+    let world = state::comm(COMM_WORLD)?;
+    let done = Arc::new(AtomicBool::new(false));
+    let g = grequest::new(fns, extra, done.clone());
+    let r = volpex::Request::generalized(&world, done);
+    let h = add(Active::Generalized(Pending(r, COMM_WORLD), g.clone()))?;
+    grequest::register(h, g);
+    Ok(h)
 }
 
-/// What a persistent request does at each `MPI_Start`.
-#[derive(Clone)]
-pub struct Persistent {
-    /// A send in this mode, or a receive (None).
-    pub send: Option<crate::p2p::SendMode>,
-    /// Communicator handle.
-    pub comm: c_int,
-    /// The buffer's memory.
-    pub region: Region,
-    /// Its datatype.
-    pub dt: Arc<Datatype>,
-    /// Element count.
-    pub count: usize,
-    /// Destination or source rank.
-    pub peer: c_int,
-    /// Tag.
-    pub tag: c_int,
-}
-
-/// A request in the table.
-pub struct ReqEntry {
-    /// The operation in flight (None: an inactive persistent request).
-    pub active: Option<Active>,
-    /// Set for a persistent request.
-    pub persistent: Option<Persistent>,
+/// MPI_Grequest_complete: request `h` is done; a wait on it returns (from any thread).
+/// If the program freed it already, its free function runs now.
+pub fn complete_generalized(h: c_int) -> Result<()> {
+    if let Some(g) = grequest::complete(h)? {
+        state::with(|s| s.requests.remove(h).map(drop))?;
+        g.free_function()?;
+    }
+    Ok(())
 }
 
 /// Adds an active request, returns its handle.

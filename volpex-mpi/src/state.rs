@@ -1,22 +1,32 @@
 //! The library's global state: the volpex universe and the handle tables, behind one
 //! mutex held only for lookups (a blocking call clones what it needs and lets go, so a
-//! thread waiting in `MPI_Recv` never blocks another thread's `MPI_Comm_rank`).
+//! thread waiting in `MPI_Recv` never blocks another thread's `MPI_Comm_rank`), and what
+//! each table's entries hold (`CommEntry`, `ReqEntry`, `FileEntry`, `TypeState`, ...):
+//! the entries are defined here, with the table; their operations are in the modules
+//! above (`comm`, `request`, `io`, `typeattr`, ...).
 //!
 //! Lifecycle (MPI-3.1 section 8.7): not initialized, running (after `MPI_Init`),
-//! finalized (after `MPI_Finalize`, which drops every object and then the universe).
+//! finalized (after `MPI_Finalize`, which drops every object and then the universe);
+//! `lifecycle` builds the state and tears it down, this module only holds it. Must never
+//! call a module above the tables (the entries' operations are theirs).
 
 use std::os::raw::c_int;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 use volpex::{Communicator, Group, InterCommunicator, Universe};
 
+use crate::datatype::envelope::Combiner;
 use crate::datatype::Datatype;
 use crate::error::{MpiError, Result};
-use crate::handles::{self, class, ERRORS_ARE_FATAL, ERRORS_RETURN};
-use crate::op::{self, Op};
-use crate::request::ReqEntry;
+use crate::grequest::Grequest;
+use crate::handles::{self, class, MpiStatus, ERRORS_ARE_FATAL, ERRORS_RETURN};
+use crate::op::Op;
+use crate::raw::{self, Pending, Region};
 use crate::table::Table;
+use crate::topology::Topology;
+use crate::view::View;
 
 /// A communicator and what the C interface keeps with it.
 pub struct CommEntry {
@@ -33,7 +43,7 @@ pub struct CommEntry {
     /// Its name (MPI_Comm_set_name).
     pub name: String,
     /// Its process topology, if it has one.
-    pub topo: Option<crate::topo::Topology>,
+    pub topo: Option<Topology>,
     /// Attributes the program set: (key, value) in the order set.
     pub attrs: Vec<(c_int, usize)>,
 }
@@ -70,7 +80,7 @@ pub enum ErrKind {
 #[derive(Debug, Clone, Copy)]
 pub struct ErrEntry {
     /// The function (None: predefined).
-    pub f: Option<crate::ffi::raw::ErrFn>,
+    pub f: Option<raw::ErrFn>,
     /// What it was made for.
     pub kind: ErrKind,
 }
@@ -88,11 +98,158 @@ pub struct UserCode {
 #[derive(Debug, Clone, Copy)]
 pub struct Keyval {
     /// Called on MPI_Comm_dup (None: MPI_COMM_NULL_COPY_FN, not copied).
-    pub copy: Option<crate::ffi::raw::AttrCopy>,
+    pub copy: Option<raw::AttrCopy>,
     /// Called when the attribute goes (None: nothing to call).
-    pub delete: Option<crate::ffi::raw::AttrDelete>,
+    pub delete: Option<raw::AttrDelete>,
     /// The program's extra_state (a pointer from C, a value from Fortran).
     pub extra: usize,
+}
+
+/// High byte of every datatype keyval handle (MPI_Type_create_keyval).
+pub const TAG_TYPE_KEYVAL: c_int = 0x25 << 24;
+
+/// A copy function (`MPI_Type_copy_attr_function`, or its Fortran form, every argument
+/// by reference).
+#[derive(Debug, Clone, Copy)]
+pub enum CopyFn {
+    /// C.
+    C(raw::CopyAttrFn),
+    /// Fortran.
+    Fortran(raw::FortranCopyAttrFn),
+}
+
+/// A delete function (`MPI_Type_delete_attr_function`, or its Fortran form).
+#[derive(Debug, Clone, Copy)]
+pub enum DeleteFn {
+    /// C.
+    C(raw::DeleteAttrFn),
+    /// Fortran.
+    Fortran(raw::FortranDeleteAttrFn),
+}
+
+/// A datatype keyval.
+#[derive(Debug, Clone, Copy)]
+pub struct TypeKeyval {
+    /// Called by MPI_Type_dup (None: MPI_TYPE_NULL_COPY_FN, not copied).
+    pub copy: Option<CopyFn>,
+    /// Called when an attribute goes (None: MPI_TYPE_NULL_DELETE_FN).
+    pub delete: Option<DeleteFn>,
+    /// The program's extra_state.
+    pub extra: usize,
+    /// MPI_Type_free_keyval was called: attributes that use it stay and are deleted as
+    /// usual; it cannot be given to a call any more.
+    pub freed: bool,
+}
+
+/// The datatype side of the state (its operations are `typeattr`'s).
+pub struct TypeState {
+    /// Datatype keyvals.
+    pub keyvals: Table<TypeKeyval>,
+    /// The F90 types made so far: (combiner, integers of the call, handle).
+    pub f90: Vec<(Combiner, Vec<c_int>, c_int)>,
+}
+
+impl TypeState {
+    /// Empty.
+    pub fn new() -> TypeState {
+        TypeState {
+            keyvals: Table::new(TAG_TYPE_KEYVAL, "datatype keyval", class::KEYVAL),
+            f90: Vec::new(),
+        }
+    }
+}
+
+impl Default for TypeState {
+    fn default() -> Self {
+        TypeState::new()
+    }
+}
+
+/// An operation in flight.
+pub enum Active {
+    /// A volpex request (a send's is complete from the start).
+    Volpex(Pending),
+    /// Complete with this status (an operation with MPI_PROC_NULL, a matched receive).
+    Done(MpiStatus),
+    /// A generalized request: its volpex request completes when the program says so.
+    Generalized(Pending, Arc<Grequest>),
+}
+
+/// What a persistent request does at each `MPI_Start`.
+#[derive(Clone)]
+pub struct Persistent {
+    /// A send in this mode, or a receive (None).
+    pub send: Option<SendMode>,
+    /// Communicator handle.
+    pub comm: c_int,
+    /// The buffer's memory.
+    pub region: Region,
+    /// Its datatype.
+    pub dt: Arc<Datatype>,
+    /// Element count.
+    pub count: usize,
+    /// Destination or source rank.
+    pub peer: c_int,
+    /// Tag.
+    pub tag: c_int,
+}
+
+/// A request in the table (its operations are `request`'s).
+pub struct ReqEntry {
+    /// The operation in flight (None: an inactive persistent request).
+    pub active: Option<Active>,
+    /// Set for a persistent request.
+    pub persistent: Option<Persistent>,
+}
+
+/// A send mode (MPI-3.1 section 3.4; `p2p` sends in it, a persistent send keeps it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendMode {
+    /// MPI_Send: buffered in the sender log.
+    Standard,
+    /// MPI_Bsend: the standard mode, once the message fits the attached buffer.
+    Buffered,
+    /// MPI_Ssend: complete once a receive claimed the message.
+    Synchronous,
+    /// MPI_Rsend: the receive must be posted already; a pulled message never depends on
+    /// that, so it is the standard mode.
+    Ready,
+}
+
+/// A split collective begun and not ended: its status (section 13.4.5).
+#[derive(Clone, Copy)]
+pub struct Split {
+    /// Bytes the access moved.
+    pub bytes: usize,
+    /// A write (`_end` of the other direction is erroneous).
+    pub write: bool,
+}
+
+/// An open file (its operations are `io::file`'s).
+pub struct FileEntry {
+    /// The file's own communicator (a duplicate of the one it was opened on).
+    pub comm: c_int,
+    /// Its path as given.
+    pub path: PathBuf,
+    /// The access mode.
+    pub amode: c_int,
+    /// The descriptor.
+    pub file: Arc<std::fs::File>,
+    /// The view.
+    pub view: View,
+    /// The individual file pointer, in etypes of the view (the shared one is in a file
+    /// of its own: `io::shared`).
+    pub pos: u64,
+    /// Atomic mode (MPI_File_set_atomicity).
+    pub atomic: bool,
+    /// Hints given at open, MPI_File_set_info and MPI_File_set_view.
+    pub info: Vec<(String, String)>,
+    /// Its error handler.
+    pub errhandler: c_int,
+    /// A split collective in progress.
+    pub split: Option<Split>,
+    /// The ranks that write and read for the others in collective accesses.
+    pub aggregators: Arc<[usize]>,
 }
 
 /// Where the library is in its life.
@@ -117,7 +274,7 @@ pub struct State {
     /// Datatypes.
     pub types: Table<Arc<Datatype>>,
     /// Datatype keyvals and the F90 types.
-    pub dtypes: crate::typeattr::TypeState,
+    pub dtypes: TypeState,
     /// Reduction operations.
     pub ops: Table<Op>,
     /// Requests.
@@ -137,7 +294,7 @@ pub struct State {
     /// Info objects: (key, value) pairs in the order set.
     pub infos: Table<Vec<(String, String)>>,
     /// Open files (MPI_File_open).
-    pub files: Table<crate::io::file::FileEntry>,
+    pub files: Table<FileEntry>,
     /// Thread level granted by MPI_Init_thread.
     pub thread_level: c_int,
     /// This process's rank in MPI_COMM_WORLD and world size.
@@ -161,8 +318,10 @@ pub fn phase() -> Phase {
     GLOBAL.lock().phase
 }
 
-/// Joins the job (MPI_Init): builds the tables with their predefined objects.
-pub fn init(required: c_int) -> Result<c_int> {
+/// Starts the library (MPI_Init): `build` makes the state (the universe joined, the
+/// tables with their predefined objects) under the lock, so that no other thread starts
+/// or uses MPI meanwhile; it must not use the state itself.
+pub fn start(build: impl FnOnce() -> Result<State>) -> Result<()> {
     let mut g = GLOBAL.lock();
     match g.phase {
         Phase::NotStarted => {}
@@ -174,108 +333,22 @@ pub fn init(required: c_int) -> Result<c_int> {
             ))
         }
     }
-    crate::ffi::raw::ignore_sigpipe();
-    // A C or Fortran program has no Rust logger of its own: the runtime's diagnostics go
-    // to stderr (VOLPEX_LOG).
-    volpex::log_to_stderr();
-    let universe = volpex::initialize()?;
-    let world = universe.world();
-    // Every rank creates MPI_COMM_SELF here, first, so the count of communicators created
-    // from the world (which names the next one) is the same everywhere.
-    let me = world.group().include(&[world.rank()]);
-    let Some(me_comm) = world.create(&me) else {
-        return Err(MpiError::new(class::INTERN, "cannot make MPI_COMM_SELF"));
-    };
-    let mut comms = Table::new(handles::TAG_COMM, "communicator", class::COMM);
-    let w = (world.rank(), world.size());
-    comms.predefine(CommEntry::intra(world, ERRORS_ARE_FATAL, "MPI_COMM_WORLD"));
-    comms.predefine(CommEntry::intra(me_comm, ERRORS_ARE_FATAL, "MPI_COMM_SELF"));
-    let mut groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
-    groups.predefine(me.exclude(&[0]));
-    let mut types = Table::new(handles::TAG_DATATYPE, "datatype", class::TYPE);
-    for (i, p) in crate::datatype::predefined::PREDEFINED.iter().enumerate() {
-        let mut t = Datatype::predefined(p);
-        t.handle = handles::TAG_DATATYPE | (i as c_int + 1);
-        types.predefine(Arc::new(t));
-    }
-    let mut ops = Table::new(handles::TAG_OP, "operation", class::OP);
-    for (name, kind) in op::PREDEFINED {
-        ops.predefine(Op {
-            name,
-            kind: *kind,
-            user: None,
-        });
-    }
-    let mut errhandlers = Table::new(handles::TAG_ERRHANDLER, "error handler", class::ARG);
-    let predefined = ErrEntry {
-        f: None,
-        kind: ErrKind::Predefined,
-    };
-    errhandlers.predefine(predefined); // MPI_ERRORS_ARE_FATAL
-    errhandlers.predefine(predefined); // MPI_ERRORS_RETURN
-                                       // MPI-3.1 section 12.4.3: the level granted is at most what the library supports,
-                                       // MPI_THREAD_SERIALIZED (every replica must make the same calls in the same order,
-                                       // which calls from several threads at once would not), and at least the one asked
-                                       // for when that is lower.
-    let provided = required.clamp(handles::THREAD_SINGLE, handles::THREAD_SERIALIZED);
-    let infos = {
-        let mut t = Table::new(handles::TAG_INFO, "info", class::INFO);
-        t.predefine(crate::info::environment(w.1, required)); // MPI_INFO_ENV
-        t
-    };
-    g.state = Some(State {
-        universe: Some(universe),
-        comms,
-        groups,
-        types,
-        dtypes: crate::typeattr::TypeState::new(),
-        ops,
-        requests: Table::new(handles::TAG_REQUEST, "request", class::REQUEST),
-        errhandlers,
-        file_errhandler: ERRORS_RETURN,
-        codes: Vec::new(),
-        messages: {
-            let mut t = Table::new(handles::TAG_MESSAGE, "message", class::REQUEST);
-            t.predefine(None); // MPI_MESSAGE_NO_PROC
-            t
-        },
-        keyvals: Table::new(handles::TAG_KEYVAL, "attribute key", class::KEYVAL),
-        infos,
-        files: Table::new(handles::TAG_FILE, "file", class::FILE),
-        thread_level: provided,
-        world: w,
-        main_thread: std::thread::current().id(),
-    });
+    g.state = Some(build()?);
     g.phase = Phase::Running;
-    Ok(provided)
+    Ok(())
 }
 
-/// Leaves the job (MPI_Finalize): drops every request, communicator and object, then the
-/// universe, which tells volpexrun this replica finished and serves its log until the
-/// whole job is done.
-pub fn finalize() -> Result<()> {
-    let state = {
-        let mut g = GLOBAL.lock();
-        if g.phase != Phase::Running {
-            return Err(MpiError::new(
-                class::OTHER,
-                "MPI_Finalize called while MPI is not running",
-            ));
-        }
-        g.phase = Phase::Finalized;
-        g.state.take()
-    };
-    if let Some(mut s) = state {
-        s.requests.clear_created();
-        s.messages.clear_created();
-        s.comms = Table::new(handles::TAG_COMM, "communicator", class::COMM);
-        s.groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
-        // Files left open are closed (their descriptors) before the universe goes.
-        s.files = Table::new(handles::TAG_FILE, "file", class::FILE);
-        crate::ft::discard_outputs();
-        drop(s.universe.take());
+/// Ends the library (MPI_Finalize): the state, taken out for the caller to tear down.
+pub fn stop() -> Result<Option<State>> {
+    let mut g = GLOBAL.lock();
+    if g.phase != Phase::Running {
+        return Err(MpiError::new(
+            class::OTHER,
+            "MPI_Finalize called while MPI is not running",
+        ));
     }
-    Ok(())
+    g.phase = Phase::Finalized;
+    Ok(g.state.take())
 }
 
 /// Runs `f` on the state, if MPI is running.
@@ -340,7 +413,7 @@ pub enum Handler {
     /// MPI_ERRORS_RETURN.
     Return,
     /// The program's function (MPI_Comm_create_errhandler), for this communicator.
-    User(crate::ffi::raw::ErrFn, c_int),
+    User(raw::ErrFn, c_int),
 }
 
 /// The error handler of communicator `h`: MPI_COMM_WORLD's if `h` is not a communicator,

@@ -1,7 +1,8 @@
 //! Names and attributes of datatypes (MPI-3.1 sections 6.7.4 and 6.8): MPI_Type_set_name
 //! and get_name; datatype keyvals with the program's copy and delete functions, C or
 //! Fortran; MPI_Type_set_attr, get_attr and delete_attr; what MPI_Type_dup and
-//! MPI_Type_free do with attributes. Owns the datatype side of the state (`TypeState`).
+//! MPI_Type_free do with attributes: the operations on the datatype side of the state
+//! (`state::TypeState`, which holds the keyvals and the F90 types).
 //! Calls the program's functions with the state unlocked (they may call MPI), and must
 //! never call one twice for one event.
 //!
@@ -11,74 +12,12 @@
 
 use std::os::raw::c_int;
 
-use crate::datatype::envelope::Combiner;
 use crate::datatype::Datatype;
 use crate::error::{MpiError, Result};
-use crate::ffi::raw;
 use crate::handles::{class, MAX_OBJECT_NAME, NULL};
-use crate::state;
-use crate::table::Table;
+use crate::raw;
+use crate::state::{self, CopyFn, DeleteFn, TypeKeyval};
 use crate::types;
-
-/// High byte of every datatype keyval handle (MPI_Type_create_keyval).
-pub const TAG_TYPE_KEYVAL: c_int = 0x25 << 24;
-
-/// A copy function (`MPI_Type_copy_attr_function`, or its Fortran form, every argument
-/// by reference).
-#[derive(Debug, Clone, Copy)]
-pub enum CopyFn {
-    /// C.
-    C(raw::CopyAttrFn),
-    /// Fortran.
-    Fortran(raw::FortranCopyAttrFn),
-}
-
-/// A delete function (`MPI_Type_delete_attr_function`, or its Fortran form).
-#[derive(Debug, Clone, Copy)]
-pub enum DeleteFn {
-    /// C.
-    C(raw::DeleteAttrFn),
-    /// Fortran.
-    Fortran(raw::FortranDeleteAttrFn),
-}
-
-/// A datatype keyval.
-#[derive(Debug, Clone, Copy)]
-pub struct TypeKeyval {
-    /// Called by MPI_Type_dup (None: MPI_TYPE_NULL_COPY_FN, not copied).
-    pub copy: Option<CopyFn>,
-    /// Called when an attribute goes (None: MPI_TYPE_NULL_DELETE_FN).
-    pub delete: Option<DeleteFn>,
-    /// The program's extra_state.
-    pub extra: usize,
-    /// MPI_Type_free_keyval was called: attributes that use it stay and are deleted as
-    /// usual; it cannot be given to a call any more.
-    pub freed: bool,
-}
-
-/// The datatype side of the state.
-pub struct TypeState {
-    /// Datatype keyvals.
-    pub keyvals: Table<TypeKeyval>,
-    /// The F90 types made so far: (combiner, integers of the call, handle).
-    pub f90: Vec<(Combiner, Vec<c_int>, c_int)>,
-}
-
-impl TypeState {
-    /// Empty.
-    pub fn new() -> TypeState {
-        TypeState {
-            keyvals: Table::new(TAG_TYPE_KEYVAL, "datatype keyval", class::KEYVAL),
-            f90: Vec::new(),
-        }
-    }
-}
-
-impl Default for TypeState {
-    fn default() -> Self {
-        TypeState::new()
-    }
-}
 
 /// MPI_Type_set_name: at most MPI_MAX_OBJECT_NAME - 1 bytes are kept (Open MPI and
 /// MPICH truncate too).
@@ -229,6 +168,19 @@ pub fn delete_all(h: c_int) -> Result<()> {
         remove(h, key)?;
     }
     Ok(())
+}
+
+/// MPI_Type_free: the delete functions of its attributes run first (MPI-3.1 section
+/// 6.7.4); a predefined type (named or F90) is refused.
+pub fn free(h: c_int) -> Result<()> {
+    if types::any(h)?.predefined {
+        return Err(MpiError::new(
+            class::TYPE,
+            "a predefined datatype cannot be freed",
+        ));
+    }
+    delete_all(h)?;
+    state::with(|s| s.types.remove(h).map(drop))
 }
 
 /// MPI_Type_dup: the same type, committed or not as `h` is, with the attributes whose

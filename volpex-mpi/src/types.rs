@@ -1,7 +1,8 @@
 //! Datatype handles and constructors (MPI-3.1 section 4.1): each constructor checks its
 //! arguments, builds the type map (`datatype`) and records its call (`envelope`);
-//! commit, free, MPI_Type_get_contents, the F90 types and MPI_Type_match_size (section
-//! 17.1.9); and small environment helpers (processor name, pack and unpack).
+//! commit, MPI_Type_get_contents, the F90 types and MPI_Type_match_size (section
+//! 17.1.9); and small environment helpers (processor name, pack and unpack). Freeing a
+//! type is `typeattr`'s (its attributes' delete functions run first).
 
 use std::os::raw::c_int;
 use std::sync::Arc;
@@ -42,19 +43,6 @@ pub fn commit(h: c_int) -> Result<()> {
         }
         Ok(())
     })
-}
-
-/// MPI_Type_free: the delete functions of its attributes run first (MPI-3.1 section
-/// 6.7.4); a predefined type (named or F90) is refused.
-pub fn free(h: c_int) -> Result<()> {
-    if any(h)?.predefined {
-        return Err(MpiError::new(
-            class::TYPE,
-            "a predefined datatype cannot be freed",
-        ));
-    }
-    crate::typeattr::delete_all(h)?;
-    state::with(|s| s.types.remove(h).map(drop))
 }
 
 /// A derived type of `parts` recording `contents`.

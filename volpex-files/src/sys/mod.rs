@@ -1,7 +1,7 @@
-//! The crate's only unsafe code: the C library functions it exports in the program's
-//! place (`symbols`: open, write, rename, stat, ...; `stdio`: fopen and its kin), which
-//! turn the program's raw pointers into checked values and call `layer`, and the C
-//! library's own functions behind them (`real`).
+//! The C library functions this crate exports in the program's place (`symbols`: open,
+//! write, rename, stat, ...; `stdio`: fopen and its kin), which turn the program's raw
+//! pointers into checked values and call `layer`, and hand what the layer does not track
+//! to the C library's own functions (`crate::real`, the crate's other unsafe module).
 //!
 //! How a program gets these: `libvolpexmpi.so`, linked by `volpexcc` and `volpexf90`,
 //! defines them, and the dynamic linker binds the program's calls, and those of its
@@ -12,10 +12,9 @@
 //! not track costs one bit test before the C library's function runs.
 //!
 //! Must never decide anything about the files (the layer does), nor call an exported
-//! function of this crate from the inside (`real` only).
+//! function of this crate from the inside (`crate::real` only).
 #![allow(unsafe_code)]
 
-pub mod real;
 mod stdio;
 mod symbols;
 

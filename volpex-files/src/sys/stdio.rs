@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use libc::{off64_t, size_t, ssize_t, FILE};
 
-use super::real::{self, set_errno};
 use crate::layer::{self, tracked, Handled};
+use crate::real::{self, set_errno};
 
 /// glibc's `cookie_io_functions_t`.
 #[repr(C)]

@@ -14,8 +14,8 @@ use std::path::Path;
 
 use libc::{mode_t, off_t, size_t, ssize_t};
 
-use super::real::{self, set_errno};
 use crate::layer::{self, tracked, Handled, StatInfo};
+use crate::real::{self, set_errno};
 
 /// A C string argument as a path; `None` for a null pointer.
 ///

@@ -10,10 +10,10 @@
 //! a user operation on whole elements of any datatype (`reduce`). `MPI_IN_PLACE` arrives
 //! here as `None` for the side it replaces (section 5.2.1 lists where it is allowed);
 //! the input is then a copy of the receive buffer's data taken at the call. Blocks at
-//! displacements (`v` and `w` forms) are pieces of the buffer (`job::Piece`), packed in
-//! rank order. The neighbourhood collectives of process topologies are in `neighbor`.
+//! displacements (`v` and `w` forms) are pieces of the buffer (`datatype::piece::Piece`),
+//! packed in rank order. The neighbourhood collectives of process topologies are in `neighbor`.
 //!
-//! Owns the MPI semantics of each collective. Must never hold a raw pointer (`ffi::raw`
+//! Owns the MPI semantics of each collective. Must never hold a raw pointer (`raw`
 //! made the buffers) nor a collective algorithm (they are `volpex`'s).
 
 pub mod job;
@@ -25,11 +25,12 @@ use std::os::raw::c_int;
 
 use volpex::Communicator;
 
+use crate::datatype::piece::{pack, pieces, Piece, Pieced, PiecedMut, Source};
 use crate::datatype::{Buf, BufMut};
 use crate::error::{MpiError, Result};
 use crate::handles::class;
 use crate::state;
-use job::{pack, pieces, Job, Output, Piece, Pieced, PiecedMut, Source};
+use job::{Job, Output};
 use reduce::{Combiner, Red};
 
 /// Blocks of a `v` collective: (first element, count) per rank.

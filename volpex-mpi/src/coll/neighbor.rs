@@ -1,6 +1,6 @@
 //! Neighbourhood collectives (MPI-3.1 section 7.6): MPI_Neighbor_allgather(v) and
 //! MPI_Neighbor_alltoall(v/w), and their immediate forms (section 7.7), on a
-//! communicator's Cartesian, graph or distributed graph topology (`topo::Neighbors`
+//! communicator's Cartesian, graph or distributed graph topology (`topology::Neighbors`
 //! says who, in which order). Each is a `Job` whose kernel is one
 //! `volpex::Communicator::neighbor_exchange`: this rank's blocks for its destinations,
 //! packed one after the other, and a receive for each source into the pieces of the
@@ -16,13 +16,15 @@ use std::os::raw::c_int;
 
 use crate::error::{MpiError, Result};
 use crate::handles::{class, PROC_NULL};
-use crate::topo::{self, Neighbor};
+use crate::topo;
+use crate::topology::{Neighbor, Neighbors};
 
-use super::job::{self, Job, Output, Piece, PiecedMut, Source};
+use super::job::{self, Job, Output};
 use super::lengths;
+use crate::datatype::piece::{Piece, PiecedMut, Source};
 
 /// The neighbours of this rank in communicator `comm`'s topology.
-pub fn neighbors(comm: c_int) -> Result<topo::Neighbors> {
+pub fn neighbors(comm: c_int) -> Result<Neighbors> {
     let (t, rank) = topo::of(comm)?;
     t.neighbors(rank)
 }

@@ -13,7 +13,7 @@
 //! are combined in rank order where the operation does not commute.
 //!
 //! Owns the operation side of a reduction. Must never move data itself (the algorithms
-//! are `volpex`'s) nor hold a raw pointer (`ffi::raw::call_user_op` calls the program).
+//! are `volpex`'s) nor hold a raw pointer (`raw::call_user_op` calls the program).
 
 use std::borrow::Cow;
 use std::os::raw::c_int;
@@ -256,7 +256,7 @@ impl volpex::Operation<u8> for Packed {
         // where invec holds the lower ranks' part (lhs); the result goes back to lhs.
         let (mut invec, origin) = self.image(lhs, n);
         let (mut inout, _) = self.image(rhs, n);
-        crate::ffi::raw::call_user_op(
+        crate::raw::call_user_op(
             self.user.f,
             bytemuck::cast_slice_mut(&mut invec),
             bytemuck::cast_slice_mut(&mut inout),

@@ -15,6 +15,7 @@
 //! `MPI_DOUBLE_INT` is 12, its extent 16), as in Open MPI and MPICH.
 
 pub mod envelope;
+pub mod piece;
 pub mod predefined;
 pub mod signature;
 

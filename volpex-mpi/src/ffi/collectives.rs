@@ -12,8 +12,9 @@ use volpex::InterCommunicator;
 
 use super::intercomm::{self, Req};
 use super::*;
-use crate::coll::job::{self, Job, Piece, Pieced, PiecedMut, Source};
+use crate::coll::job::{self, Job};
 use crate::coll::neighbor::{self, Sends};
+use crate::datatype::piece::{self, Piece, Pieced, PiecedMut, Source};
 use crate::datatype::BufMut;
 
 /// Exports a collective's blocking form `$blocking` and immediate form `$immediate`
@@ -478,7 +479,7 @@ fn side(
     Ok(Some(Side {
         region: raw::region(p, t, blocks)?,
         dt: t.clone(),
-        pieces: job::pieces(t, blocks)?,
+        pieces: piece::pieces(t, blocks)?,
     }))
 }
 

@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::datatype::envelope::Combiner;
+use crate::typeattr;
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_size(datatype: Dtype, size: *mut c_int) -> c_int {
@@ -322,7 +323,7 @@ pub unsafe extern "C" fn MPI_Type_create_resized(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_dup(oldtype: Dtype, newtype: *mut c_int) -> c_int {
     guard("MPI_Type_dup", COMM_WORLD, || {
-        set(newtype, "newtype", crate::typeattr::dup(oldtype)?)
+        set(newtype, "newtype", typeattr::dup(oldtype)?)
     })
 }
 
@@ -340,7 +341,7 @@ pub unsafe extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
     guard("MPI_Type_free", COMM_WORLD, || {
         // SAFETY: `datatype` points to a datatype handle.
         let h = unsafe { raw::out(datatype, "datatype") }?;
-        types::free(*h)?;
+        typeattr::free(*h)?;
         *h = NULL;
         Ok(())
     })
@@ -550,7 +551,7 @@ pub unsafe extern "C" fn MPI_Type_set_name(datatype: Dtype, name: *const c_char)
     guard("MPI_Type_set_name", COMM_WORLD, || {
         // SAFETY: a NUL-terminated string (MPI-3.1 section 6.8).
         let n = unsafe { raw::string(name, "type_name") }?;
-        crate::typeattr::set_name(datatype, &n)
+        typeattr::set_name(datatype, &n)
     })
 }
 
@@ -561,7 +562,7 @@ pub unsafe extern "C" fn MPI_Type_get_name(
     resultlen: *mut c_int,
 ) -> c_int {
     guard("MPI_Type_get_name", COMM_WORLD, || {
-        let n = crate::typeattr::get_name(datatype)?;
+        let n = typeattr::get_name(datatype)?;
         // SAFETY: room for MPI_MAX_OBJECT_NAME characters (MPI-3.1 section 6.8).
         unsafe { raw::put_string(name, MAX_OBJECT_NAME, &n, resultlen) }
     })
@@ -575,8 +576,8 @@ pub unsafe extern "C" fn MPI_Type_create_keyval(
     extra_state: *mut c_void,
 ) -> c_int {
     guard("MPI_Type_create_keyval", COMM_WORLD, || {
-        use crate::typeattr::{CopyFn, DeleteFn};
-        let k = crate::typeattr::create_keyval(
+        use crate::state::{CopyFn, DeleteFn};
+        let k = typeattr::create_keyval(
             copy_fn.map(CopyFn::C),
             delete_fn.map(DeleteFn::C),
             extra_state as usize,
@@ -589,7 +590,7 @@ pub unsafe extern "C" fn MPI_Type_create_keyval(
 pub unsafe extern "C" fn MPI_Type_free_keyval(keyval: *mut c_int) -> c_int {
     guard("MPI_Type_free_keyval", COMM_WORLD, || {
         // SAFETY: `keyval` points to a keyval handle.
-        crate::typeattr::free_keyval(unsafe { raw::out(keyval, "type_keyval") }?)
+        typeattr::free_keyval(unsafe { raw::out(keyval, "type_keyval") }?)
     })
 }
 
@@ -600,7 +601,7 @@ pub unsafe extern "C" fn MPI_Type_set_attr(
     value: *mut c_void,
 ) -> c_int {
     guard("MPI_Type_set_attr", COMM_WORLD, || {
-        crate::typeattr::set_attr(datatype, keyval, value as usize)
+        typeattr::set_attr(datatype, keyval, value as usize)
     })
 }
 
@@ -612,7 +613,7 @@ pub unsafe extern "C" fn MPI_Type_get_attr(
     flag: *mut c_int,
 ) -> c_int {
     guard("MPI_Type_get_attr", COMM_WORLD, || {
-        match crate::typeattr::get_attr(datatype, keyval)? {
+        match typeattr::get_attr(datatype, keyval)? {
             Some(v) => {
                 // `attribute_val` points to a `void *` (MPI-3.1 section 6.7.4).
                 set(value as *mut usize, "attribute_val", v)?;
@@ -626,7 +627,7 @@ pub unsafe extern "C" fn MPI_Type_get_attr(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_delete_attr(datatype: Dtype, keyval: c_int) -> c_int {
     guard("MPI_Type_delete_attr", COMM_WORLD, || {
-        crate::typeattr::delete_attr(datatype, keyval)
+        typeattr::delete_attr(datatype, keyval)
     })
 }
 

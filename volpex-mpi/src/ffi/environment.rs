@@ -5,12 +5,13 @@
 //! `error`; never touches a message.
 
 use super::*;
+use crate::lifecycle;
 
 // ---- Environment ----
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
-    guard("MPI_Init", COMM_WORLD, || state::init(0).map(drop))
+    guard("MPI_Init", COMM_WORLD, || lifecycle::init(0).map(drop))
 }
 
 #[no_mangle]
@@ -21,7 +22,7 @@ pub unsafe extern "C" fn MPI_Init_thread(
     provided: *mut c_int,
 ) -> c_int {
     guard("MPI_Init_thread", COMM_WORLD, || {
-        let p = state::init(required)?;
+        let p = lifecycle::init(required)?;
         set(provided, "provided", p)
     })
 }
@@ -35,7 +36,7 @@ pub extern "C" fn MPI_Finalize() -> c_int {
         // What the program's streams and Fortran units still hold goes through the
         // file layer now, while the rank's writer can still apply it.
         super::raw::flush_program_output();
-        state::finalize()
+        lifecycle::finalize()
     })
 }
 

@@ -1436,7 +1436,7 @@ pub unsafe extern "C" fn mpi_grequest_start_(
             cancel: cancel_fn,
         };
         Ok(guard("MPI_Grequest_start", COMM_WORLD, || {
-            let h = grequest::start(fns, extra as usize)?;
+            let h = request::start_generalized(fns, extra as usize)?;
             set(request, "request", h)
         }))
     });
@@ -1767,7 +1767,7 @@ pub unsafe extern "C" fn mpi_type_create_keyval_(
     extra_state: *const isize,
     ierr: *mut c_int,
 ) {
-    use crate::typeattr::{CopyFn, DeleteFn};
+    use crate::state::{CopyFn, DeleteFn};
     let code = shim("MPI_Type_create_keyval", || {
         let extra = value(extra_state, "extra_state")?;
         Ok(guard("MPI_Type_create_keyval", COMM_WORLD, || {

@@ -6,7 +6,7 @@
 use super::*;
 use crate::io::access::{self, Where};
 use crate::io::{self as fio, file, shared};
-use crate::request::Active;
+use crate::state::Active;
 
 type File = c_int;
 type Offset = i64;

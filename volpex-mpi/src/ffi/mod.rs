@@ -2,7 +2,7 @@
 //! (`environment`, `point_to_point`, `requests`, `datatypes`, `collectives`,
 //! `communicators`, `topologies`, `info`, `io`), the Fortran bindings (`fortran`), the profiling
 //! names (`pmpi`) and the extensions (`mpix`). Each function is a thin shell: it turns its
-//! C arguments into checked Rust values through `raw` (the only `unsafe` in the crate),
+//! C arguments into checked Rust values through `raw` (every raw pointer is read there),
 //! calls the safe layer, and answers through `errhandler::guard` with the communicator's error
 //! handler. Functions this library does not support are in `stubs`. This module holds the helpers
 //! the shells share; it must never hold MPI logic of its own.
@@ -51,7 +51,6 @@ mod io;
 mod mpix;
 mod pmpi;
 mod point_to_point;
-pub mod raw;
 mod requests;
 mod stubs;
 mod tools;
@@ -81,9 +80,10 @@ use crate::handles::{
     class, MpiStatus, COMM_WORLD, MAX_ERROR_STRING, MAX_INFO_KEY, MAX_LIBRARY_VERSION_STRING,
     MAX_OBJECT_NAME, MAX_PROCESSOR_NAME, NULL, UNDEFINED,
 };
+use crate::raw;
 use crate::state::{self, Phase};
 use crate::topo;
-use crate::{grequest, p2p, request, types};
+use crate::{p2p, request, types};
 use raw::Region;
 
 type Comm = c_int;

@@ -4,7 +4,7 @@
 //! except an immediate call's buffer, which `request` holds.
 
 use super::*;
-use crate::p2p::SendMode;
+use crate::state::SendMode;
 
 fn send_impl(
     (name, mode): (&'static str, SendMode),

@@ -4,7 +4,7 @@
 //! and `grequest`; never owns a request's state.
 
 use super::*;
-use crate::p2p::SendMode;
+use crate::state::SendMode;
 
 // ---- Persistent requests ----
 
@@ -22,7 +22,7 @@ fn send_init(
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let region = reg(buf, &t, n)?;
         comm::size(comm)?;
-        let h = request::add_persistent(request::Persistent {
+        let h = request::add_persistent(state::Persistent {
             send: Some(mode),
             comm,
             region,
@@ -65,7 +65,7 @@ pub unsafe extern "C" fn MPI_Recv_init(
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let region = reg(buf, &t, n)?;
         comm::size(comm)?;
-        let h = request::add_persistent(request::Persistent {
+        let h = request::add_persistent(state::Persistent {
             send: None,
             comm,
             region,
@@ -299,7 +299,7 @@ pub unsafe extern "C" fn MPI_Grequest_start(
             free: free_fn,
             cancel: cancel_fn,
         };
-        let h = grequest::start(fns, extra_state as usize)?;
+        let h = request::start_generalized(fns, extra_state as usize)?;
         set(request, "request", h)
     })
 }
@@ -307,7 +307,7 @@ pub unsafe extern "C" fn MPI_Grequest_start(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Grequest_complete(request: c_int) -> c_int {
     guard("MPI_Grequest_complete", COMM_WORLD, || {
-        grequest::complete(request)
+        request::complete_generalized(request)
     })
 }
 

@@ -3,8 +3,10 @@
 //! and MPI_Topo_test. Thin shells over `topo`; never sends a message itself (their
 //! neighbourhood collectives are in `collectives`).
 
+use super::fortran::weights_sentinel;
 use super::*;
 use crate::topo::graph;
+use crate::topology;
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
@@ -128,7 +130,7 @@ pub unsafe extern "C" fn MPI_Cart_shift(
 ) -> c_int {
     guard("MPI_Cart_shift", comm, || {
         let (cart, rank) = topo::cart_of(comm)?;
-        let (s, d) = topo::cart_shift(&cart, rank, direction, disp)?;
+        let (s, d) = topology::cart_shift(&cart, rank, direction, disp)?;
         set(source, "rank_source", s)?;
         set(dest, "rank_dest", d)
     })
@@ -299,9 +301,14 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
         let (src, sw, dst, dw) = unsafe {
             (
                 raw::array(sources, i, "sources")?,
-                raw::weights(sourceweights, i, "sourceweights")?,
+                raw::weights(
+                    sourceweights,
+                    weights_sentinel(sourceweights),
+                    i,
+                    "sourceweights",
+                )?,
                 raw::array(destinations, o, "destinations")?,
-                raw::weights(destweights, o, "destweights")?,
+                raw::weights(destweights, weights_sentinel(destweights), o, "destweights")?,
             )
         };
         let h = graph::dist_graph_create_adjacent(comm, (src, sw), (dst, dw))?;
@@ -338,7 +345,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create(
         let (dst, w) = unsafe {
             (
                 raw::array(targets, m, "destinations")?,
-                raw::weights(weights, m, "weights")?,
+                raw::weights(weights, weights_sentinel(weights), m, "weights")?,
             )
         };
         let h = graph::dist_graph_create(comm, src, deg, dst, w)?;
@@ -388,7 +395,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_neighbors(
             ] {
                 let n = n.min(w.len());
                 // SAFETY: as above.
-                if let Some(out) = unsafe { raw::weights_out(p, n) }? {
+                if let Some(out) = unsafe { raw::weights_out(p, weights_sentinel(p), n) }? {
                     out.copy_from_slice(&w[..n]);
                 }
             }

@@ -13,10 +13,11 @@
 
 use std::os::unix::fs::FileExt;
 
-use super::file::{self, Handle, Split, MODE_RDONLY, MODE_SEQUENTIAL, MODE_WRONLY};
+use super::file::{self, Handle, MODE_RDONLY, MODE_SEQUENTIAL, MODE_WRONLY};
 use super::sys;
 use crate::error::{MpiError, Result};
 use crate::handles::{class, MpiStatus, ANY_SOURCE, ANY_TAG};
+use crate::state::Split;
 
 /// Where an access starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

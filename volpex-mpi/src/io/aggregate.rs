@@ -18,9 +18,9 @@
 use super::access::{read_at, write_at};
 use super::file::{comm_of, Handle};
 use super::sys;
-use super::view::Piece;
 use crate::error::{MpiError, Result};
 use crate::handles::class;
+use crate::view::Piece;
 use std::os::unix::fs::FileExt;
 
 use volpex::Communicator;

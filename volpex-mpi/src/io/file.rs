@@ -3,7 +3,8 @@
 //! closing (`MPI_MODE_DELETE_ON_CLOSE`), deleting, sizes, sync, hints, the individual
 //! file pointer and the error handler of each file.
 //!
-//! Owns the `FileEntry` of each open file; must never do I/O while holding the state's
+//! Owns the operations on each open file's entry (`state::FileEntry`, defined with the
+//! table); must never do I/O while holding the state's
 //! lock, nor reach the file system other than through `std::fs` (the file layer).
 
 use std::fs::OpenOptions;
@@ -14,10 +15,10 @@ use std::sync::Arc;
 use volpex::{Communicator, SystemOperation};
 
 use super::sys;
-use super::view::View;
 use crate::error::{MpiError, Result};
 use crate::handles::{class, ERRORS_RETURN};
-use crate::state;
+use crate::state::{self, FileEntry};
+use crate::view::View;
 
 /// MPI_MODE_CREATE.
 pub const MODE_CREATE: c_int = 1;
@@ -47,42 +48,6 @@ pub const SEEK_SET: c_int = 600;
 pub const SEEK_CUR: c_int = 602;
 /// MPI_SEEK_END.
 pub const SEEK_END: c_int = 604;
-
-/// A split collective begun and not ended: its status (section 13.4.5).
-#[derive(Clone, Copy)]
-pub struct Split {
-    /// Bytes the access moved.
-    pub bytes: usize,
-    /// A write (`_end` of the other direction is erroneous).
-    pub write: bool,
-}
-
-/// An open file.
-pub struct FileEntry {
-    /// The file's own communicator (a duplicate of the one it was opened on).
-    pub comm: c_int,
-    /// Its path as given.
-    pub path: PathBuf,
-    /// The access mode.
-    pub amode: c_int,
-    /// The descriptor.
-    pub file: Arc<std::fs::File>,
-    /// The view.
-    pub view: View,
-    /// The individual file pointer, in etypes of the view (the shared one is in a file
-    /// of its own: `shared`).
-    pub pos: u64,
-    /// Atomic mode (MPI_File_set_atomicity).
-    pub atomic: bool,
-    /// Hints given at open, MPI_File_set_info and MPI_File_set_view.
-    pub info: Vec<(String, String)>,
-    /// Its error handler.
-    pub errhandler: c_int,
-    /// A split collective in progress.
-    pub split: Option<Split>,
-    /// The ranks that write and read for the others in collective accesses.
-    pub aggregators: Arc<[usize]>,
-}
 
 /// What an access needs of an open file, taken out of the table.
 #[derive(Clone)]

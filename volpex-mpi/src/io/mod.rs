@@ -20,8 +20,10 @@
 //!  aggregate   two-phase collective writes and reads (a few ranks write large runs)
 //!  shared      the shared file pointer: a file moved by each rank's leader replica
 //!              under flock, the others taking its answer; ordered accesses
-//!  view        flattening a view into (offset, length) pieces
 //! ```
+//!
+//! Below it, `view` (a top-level module: the open file's entry in `state` holds one)
+//! flattens a view into (offset, length) pieces.
 //!
 //! Must never touch the file system but through `std::fs` calls the layer sees, and
 //! never hold the state's lock across I/O or communication.
@@ -30,7 +32,6 @@ pub mod access;
 pub mod aggregate;
 pub mod file;
 pub mod shared;
-pub mod view;
 
 use std::os::raw::c_int;
 

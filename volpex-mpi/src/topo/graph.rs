@@ -11,94 +11,19 @@
 //! implementation; this one is the same in every replica of a rank). Weights are kept
 //! as given; `MPI_UNWEIGHTED` graphs have none.
 //!
-//! Owns the graphs. Must never hold a raw pointer (`ffi::raw::weights` reads the
+//! Owns the graphs' creation (`topology::Graph` and `DistGraph` are what they are).
+//! Must never hold a raw pointer (`raw::weights` reads the
 //! weights arguments).
 
 use std::os::raw::c_int;
 
 use crate::error::{MpiError, Result};
-use crate::ffi::raw::Weights;
 use crate::handles::class;
+use crate::raw::Weights;
 use crate::state;
 
-use super::{register, Topology};
-
-/// A graph topology: node i's neighbours are `edges[index[i - 1]..index[i]]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Graph {
-    /// Cumulative degrees, one per node.
-    pub index: Vec<c_int>,
-    /// Every node's neighbours, one after the other.
-    pub edges: Vec<c_int>,
-}
-
-impl Graph {
-    /// Checks `index` and `edges` describe a graph of `index.len()` nodes.
-    fn new(index: &[c_int], edges: &[c_int]) -> Result<Graph> {
-        let bad = |why: String| MpiError::new(class::ARG, why);
-        let mut before = 0;
-        for (i, &x) in index.iter().enumerate() {
-            if x < before {
-                return Err(bad(format!(
-                    "index[{i}] = {x} is below index[{}]",
-                    i.max(1) - 1
-                )));
-            }
-            before = x;
-        }
-        if before as usize != edges.len() {
-            return Err(bad(format!(
-                "index ends at {before} but {} edges are given",
-                edges.len()
-            )));
-        }
-        let n = index.len() as c_int;
-        if let Some(e) = edges.iter().find(|&&e| e < 0 || e >= n) {
-            return Err(MpiError::new(
-                class::TOPOLOGY,
-                format!("edge to {e} in a graph of {n} nodes"),
-            ));
-        }
-        Ok(Graph {
-            index: index.to_vec(),
-            edges: edges.to_vec(),
-        })
-    }
-
-    /// The neighbours of node `rank` (MPI_Graph_neighbors).
-    pub fn neighbors(&self, rank: c_int) -> Result<&[c_int]> {
-        let r = usize::try_from(rank)
-            .ok()
-            .filter(|&r| r < self.index.len())
-            .ok_or_else(|| {
-                MpiError::new(
-                    class::RANK,
-                    format!("rank {rank} is not a node of the graph"),
-                )
-            })?;
-        let lo = if r == 0 {
-            0
-        } else {
-            self.index[r - 1] as usize
-        };
-        Ok(&self.edges[lo..self.index[r] as usize])
-    }
-}
-
-/// A distributed graph topology: this process's edges.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DistGraph {
-    /// Where its incoming edges come from.
-    pub sources: Vec<c_int>,
-    /// Their weights (empty if unweighted).
-    pub source_weights: Vec<c_int>,
-    /// Where its outgoing edges go.
-    pub destinations: Vec<c_int>,
-    /// Their weights (empty if unweighted).
-    pub destination_weights: Vec<c_int>,
-    /// Whether the graph has weights (not MPI_UNWEIGHTED).
-    pub weighted: bool,
-}
+use super::register;
+use crate::topology::{DistGraph, Graph, Topology};
 
 /// Checks every rank of `ranks` is one of `size`.
 fn check_ranks(ranks: &[c_int], size: c_int, what: &str) -> Result<()> {
@@ -257,23 +182,6 @@ pub fn dist_graph_create(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_graph_answers_its_neighbours() {
-        // The example of MPI-3.1 section 7.5.3: 4 nodes.
-        let g = Graph::new(&[2, 3, 4, 6], &[1, 3, 0, 3, 0, 2]).unwrap();
-        assert_eq!(g.neighbors(0).unwrap(), &[1, 3]);
-        assert_eq!(g.neighbors(1).unwrap(), &[0]);
-        assert_eq!(g.neighbors(3).unwrap(), &[0, 2]);
-        assert!(g.neighbors(4).is_err());
-    }
-
-    #[test]
-    fn a_bad_graph_is_an_error() {
-        assert!(Graph::new(&[2, 1], &[1, 0]).is_err());
-        assert!(Graph::new(&[1, 2], &[1, 2]).is_err());
-        assert!(Graph::new(&[1, 3], &[1, 0]).is_err());
-    }
 
     #[test]
     fn weights_follow_the_sentinels() {

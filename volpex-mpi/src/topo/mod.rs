@@ -1,14 +1,14 @@
-//! Process topologies (MPI-3.1 chapter 7): the topology a communicator carries
-//! (`Topology`: a Cartesian grid, a graph or a distributed graph), what `MPI_Topo_test`
-//! says of it, and the neighbours its neighbourhood collectives exchange with (section
-//! 7.6); Cartesian grids here over `volpex::CartesianGrid`, which does their arithmetic
-//! for the Rust API too (MPI's answers on top: MPI_PROC_NULL, error classes), graphs and
-//! distributed graphs in `topo/graph.rs`. Ranks
+//! Process topologies (MPI-3.1 chapter 7): making communicators with a topology and what
+//! the query functions answer of a communicator's topology (`topology::Topology`: a
+//! Cartesian grid, a graph or a distributed graph, with its neighbours); Cartesian grids
+//! here over `volpex::CartesianGrid`, which does their arithmetic for the Rust API too
+//! (MPI's answers on top: MPI_PROC_NULL, error classes), graphs and distributed graphs in
+//! `topo/graph.rs`. Ranks
 //! are never reordered (`reorder` is a hint the standard lets us ignore; Open MPI and
 //! MPICH ignore it too unless a mapping module is configured): Cartesian ranks are laid
 //! out in row-major order (the last dimension varies fastest).
 //!
-//! Owns the topologies and their communicators' creation. Must never send a message
+//! Owns the topologies' communicators' creation. Must never send a message
 //! itself: a topology is made from the communicator splits and duplicates of `volpex`,
 //! and a distributed graph's edges travel by its all-to-all.
 
@@ -19,91 +19,9 @@ use std::os::raw::c_int;
 use volpex::{CartesianGrid, Communicator};
 
 use crate::error::{MpiError, Result};
-use crate::handles::{class, NULL, PROC_NULL, UNDEFINED};
+use crate::handles::{class, NULL, UNDEFINED};
 use crate::state::{self, CommEntry};
-pub use graph::{DistGraph, Graph};
-
-/// MPI_GRAPH, as `MPI_Topo_test` answers.
-pub const GRAPH: c_int = 1;
-/// MPI_CART.
-pub const CART: c_int = 2;
-/// MPI_DIST_GRAPH.
-pub const DIST_GRAPH: c_int = 3;
-
-/// The topology of a communicator.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Topology {
-    /// A Cartesian grid (MPI_Cart_create).
-    Cart(CartesianGrid),
-    /// A graph (MPI_Graph_create).
-    Graph(Graph),
-    /// A distributed graph (MPI_Dist_graph_create, MPI_Dist_graph_create_adjacent).
-    DistGraph(DistGraph),
-}
-
-/// A neighbour of a neighbourhood collective: its rank (or MPI_PROC_NULL) and the slot
-/// its messages travel in (`volpex::Communicator::neighbor_exchange`).
-pub type Neighbor = (c_int, u32);
-
-/// The neighbours of one rank, in the order of the neighbourhood collectives' buffers
-/// (MPI-3.1 section 7.6): it receives block i from `sources[i]` and sends block j to
-/// `destinations[j]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Neighbors {
-    /// Where its blocks come from.
-    pub sources: Vec<Neighbor>,
-    /// Where its blocks go.
-    pub destinations: Vec<Neighbor>,
-}
-
-impl Topology {
-    /// What MPI_Topo_test answers.
-    pub fn kind(&self) -> c_int {
-        match self {
-            Topology::Cart(_) => CART,
-            Topology::Graph(_) => GRAPH,
-            Topology::DistGraph(_) => DIST_GRAPH,
-        }
-    }
-
-    /// The neighbours of `rank` (section 7.6). Cartesian: along each dimension the
-    /// rank below, then the one above (MPI_Cart_shift by 1; MPI_PROC_NULL off a
-    /// non-periodic edge), for both buffers; a message sent to the neighbour below
-    /// travels in that dimension's "down" slot and arrives in the receiver's block of
-    /// the neighbour above, so a periodic dimension of size 1 or 2 pairs the right
-    /// blocks. Graph: the neighbours in MPI_Graph_neighbors order, for both buffers.
-    /// Distributed graph: the sources and the destinations.
-    pub fn neighbors(&self, rank: c_int) -> Result<Neighbors> {
-        match self {
-            Topology::Cart(cart) => {
-                let ndims = cart.dims().len();
-                let mut sources = Vec::with_capacity(2 * ndims);
-                let mut destinations = Vec::with_capacity(2 * ndims);
-                for d in 0..ndims {
-                    let (below, above) = cart_shift(cart, rank, d as c_int, 1)?;
-                    let (down, up) = (2 * d as u32, 2 * d as u32 + 1);
-                    sources.extend([(below, up), (above, down)]);
-                    destinations.extend([(below, down), (above, up)]);
-                }
-                Ok(Neighbors {
-                    sources,
-                    destinations,
-                })
-            }
-            Topology::Graph(g) => {
-                let n: Vec<Neighbor> = g.neighbors(rank)?.iter().map(|&r| (r, 0)).collect();
-                Ok(Neighbors {
-                    sources: n.clone(),
-                    destinations: n,
-                })
-            }
-            Topology::DistGraph(g) => Ok(Neighbors {
-                sources: g.sources.iter().map(|&r| (r, 0)).collect(),
-                destinations: g.destinations.iter().map(|&r| (r, 0)).collect(),
-            }),
-        }
-    }
-}
+use crate::topology::Topology;
 
 /// The topology of communicator `comm` and this process's rank in it; MPI_ERR_TOPOLOGY
 /// without one.
@@ -142,18 +60,6 @@ pub fn cart_rank(cart: &CartesianGrid, coords: &[c_int]) -> Result<c_int> {
             format!("coordinates {coords:?} are outside the grid"),
         )
     })
-}
-
-/// MPI_Cart_shift: (source, destination) of `rank`'s shift by `disp` along `direction`,
-/// MPI_PROC_NULL past the edge of a non-periodic dimension (MPI-3.1 section 7.5.6).
-pub fn cart_shift(
-    cart: &CartesianGrid,
-    rank: c_int,
-    direction: c_int,
-    disp: c_int,
-) -> Result<(c_int, c_int)> {
-    let (source, dest) = cart.shift(rank, direction, disp)?;
-    Ok((source.unwrap_or(PROC_NULL), dest.unwrap_or(PROC_NULL)))
 }
 
 /// MPI_Dims_create: fills the zero entries of `dims` so their product with the others is
@@ -216,6 +122,8 @@ pub fn cart_sub(comm: c_int, remain: &[bool]) -> Result<c_int> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handles::PROC_NULL;
+    use crate::topology::cart_shift;
 
     #[test]
     fn dims_create_balances() {

@@ -5,12 +5,22 @@
 //! on trust from the MPI standard: that a buffer argument points to memory holding
 //! `count` elements of its datatype for the duration of the call (MPI-3.1 section 3.2.2),
 //! or, for an immediate receive, until the request completes (section 3.7.2).
+//!
+//! The bottom of the C interface: the exported functions (`ffi`) make their arguments
+//! here, and the safe layer calls the program's functions (user operations, error
+//! handlers, attribute callbacks, generalized requests) through it. Holds every
+//! raw-pointer dereference of the crate. Must never hold MPI semantics, nor use a module
+//! above it (it knows buffers, datatypes, errors and handles, nothing of the tables).
+#![allow(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+#![allow(clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, c_void, CStr};
 use std::os::raw::c_int;
 use std::sync::Arc;
 
-use crate::coll::job::{Piece, Source};
+use crate::datatype::piece::{Piece, Source};
 use crate::datatype::{Buf, BufMut, Datatype, Packed};
 use crate::error::{MpiError, Result};
 use crate::handles::{class, MpiStatus, IN_PLACE};
@@ -444,11 +454,18 @@ pub enum Sentinel {
 }
 
 /// A weights argument of `n` entries: MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY or an array.
+/// `sentinel` says which sentinel `p` is, if any (the interface that owns the sentinels'
+/// addresses tells).
 ///
 /// # Safety
 /// Any other `p` must point to `n` readable ints when `n > 0`.
-pub unsafe fn weights<'a>(p: *const c_int, n: usize, what: &str) -> Result<Weights<'a>> {
-    match super::fortran::weights_sentinel(p) {
+pub unsafe fn weights<'a>(
+    p: *const c_int,
+    sentinel: Option<Sentinel>,
+    n: usize,
+    what: &str,
+) -> Result<Weights<'a>> {
+    match sentinel {
         Some(Sentinel::Unweighted) => Ok(Weights::Unweighted),
         Some(Sentinel::WeightsEmpty) if n == 0 => Ok(Weights::Empty),
         Some(Sentinel::WeightsEmpty) => Err(MpiError::arg(format!(
@@ -459,12 +476,17 @@ pub unsafe fn weights<'a>(p: *const c_int, n: usize, what: &str) -> Result<Weigh
     }
 }
 
-/// An output weights array of `n` entries, None for a sentinel (nothing to write).
+/// An output weights array of `n` entries, None for a sentinel (nothing to write;
+/// `sentinel` says which sentinel `p` is, if any).
 ///
 /// # Safety
 /// Any other `p` must point to `n` writable ints when `n > 0`.
-pub unsafe fn weights_out<'a>(p: *mut c_int, n: usize) -> Result<Option<&'a mut [c_int]>> {
-    if super::fortran::weights_sentinel(p).is_some() {
+pub unsafe fn weights_out<'a>(
+    p: *mut c_int,
+    sentinel: Option<Sentinel>,
+    n: usize,
+) -> Result<Option<&'a mut [c_int]>> {
+    if sentinel.is_some() {
         return Ok(None);
     }
     // SAFETY: forwarded contract.

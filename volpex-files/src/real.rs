@@ -3,6 +3,12 @@
 //! library (cancellation points, errno), and called either with the program's raw
 //! arguments (pass-through, `raw_*`) or through safe wrappers that take checked Rust values
 //! and return `Result<_, errno>` (the layer's own I/O).
+//!
+//! The bottom of the crate, and with `sys` its only unsafe code: the exported functions
+//! (`sys`) pass through to it, and the layer, the worker and the writer (`apply`) do
+//! their own I/O with it, so none of them comes back into an exported function. Must
+//! never decide anything about the files nor use another module of this crate.
+#![allow(unsafe_code)]
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicUsize, Ordering};
