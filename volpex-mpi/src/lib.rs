@@ -56,6 +56,7 @@ pub mod op;
 pub mod overlap;
 pub mod p2p;
 pub mod request;
+pub mod rma;
 pub mod state;
 pub mod table;
 pub mod topo;

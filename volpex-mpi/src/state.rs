@@ -138,6 +138,8 @@ pub struct State {
     pub infos: Table<Vec<(String, String)>>,
     /// Open files (MPI_File_open).
     pub files: Table<crate::io::file::FileEntry>,
+    /// Windows (MPI_Win_create, MPI_Win_allocate).
+    pub wins: Table<crate::rma::window::WinEntry>,
     /// Thread level granted by MPI_Init_thread.
     pub thread_level: c_int,
     /// This process's rank in MPI_COMM_WORLD and world size.
@@ -242,6 +244,7 @@ pub fn init(required: c_int) -> Result<c_int> {
         keyvals: Table::new(handles::TAG_KEYVAL, "attribute key", class::KEYVAL),
         infos,
         files: Table::new(handles::TAG_FILE, "file", class::FILE),
+        wins: Table::new(handles::TAG_WIN, "window", class::WIN),
         thread_level: provided,
         world: w,
         main_thread: std::thread::current().id(),
@@ -272,6 +275,7 @@ pub fn finalize() -> Result<()> {
         s.groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
         // Files left open are closed (their descriptors) before the universe goes.
         s.files = Table::new(handles::TAG_FILE, "file", class::FILE);
+        s.wins = Table::new(handles::TAG_WIN, "window", class::WIN);
         crate::ft::discard_outputs();
         drop(s.universe.take());
     }

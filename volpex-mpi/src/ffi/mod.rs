@@ -53,6 +53,7 @@ mod pmpi;
 mod point_to_point;
 pub mod raw;
 mod requests;
+mod rma;
 mod stubs;
 mod tools;
 mod topologies;
@@ -65,6 +66,7 @@ pub use info::*;
 pub use io::*;
 pub use point_to_point::*;
 pub use requests::*;
+pub use rma::*;
 pub use tools::*;
 pub use topologies::*;
 
