@@ -83,6 +83,8 @@ int main(int argc, char **argv) {
         CHECK_OK(MPI_Win_fence(0, wa));
         CHECK_OK(MPI_Put(v, SLOTS / 2, MPI_INT, right, 0, 1, even, wa));
         CHECK_OK(MPI_Get(got, SLOTS / 2, MPI_INT, left, 1, 1, even, wa));
+        /* Of no bytes: still answered (its origin waits for the answer). */
+        CHECK_OK(MPI_Get(got, 0, MPI_INT, right, 0, 0, MPI_INT, wa));
         long add = rank + 1, before = -1, ticket = -1, cas = -1, cmp_to = k, next = k + 1;
         CHECK_OK(MPI_Accumulate(&add, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, wc));
         CHECK_OK(MPI_Fetch_and_op(NULL, &before, MPI_LONG, 0, 1, MPI_NO_OP, wc));

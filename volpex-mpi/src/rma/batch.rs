@@ -63,19 +63,12 @@ pub enum Access {
 }
 
 impl Access {
-    /// How many bytes of reply this operation makes.
-    pub fn reply_len(&self) -> u64 {
+    /// Whether this operation has an answer (its origin waits for one, even of no bytes).
+    pub fn answers(&self) -> bool {
         match self {
-            Access::Put { .. } => 0,
-            Access::Get { pieces } => total(pieces),
-            Access::Acc { pieces, fetch, .. } => {
-                if *fetch {
-                    total(pieces)
-                } else {
-                    0
-                }
-            }
-            Access::Cas { compare, .. } => compare.len() as u64,
+            Access::Put { .. } => false,
+            Access::Get { .. } | Access::Cas { .. } => true,
+            Access::Acc { fetch, .. } => *fetch,
         }
     }
 }

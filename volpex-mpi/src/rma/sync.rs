@@ -109,7 +109,7 @@ impl Exchange<'_> {
                 .receive_vec_with_tag::<u8>(tag)?;
             let ops = batch::decode(&bytes)?;
             let answer = self.apply(&ops)?;
-            if ops.iter().any(|op| op.reply_len() > 0) {
+            if ops.iter().any(Access::answers) {
                 self.comm
                     .process_at_rank(o)
                     .send_with_tag(&answer[..], tag + 1)?;
