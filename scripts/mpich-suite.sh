@@ -3,7 +3,7 @@
 # built with volpexcc and run under volpexrun, compared with the entries that pass under
 # Open MPI 4.1.4. Exit 0 when every baseline entry of the selection passes.
 #
-#   scripts/mpich-suite.sh [-r R] [--half] [--kill] [--mpi3] [--io] [--bin DIR] [--match REGEX]
+#   scripts/mpich-suite.sh [-r R] [--half] [--kill] [--mpi3] [--io|--rma] [--bin DIR] [--match REGEX]
 #
 #   -r R         replicas per rank (2)
 #   --half       the fixed half that CI runs: every other program of each directory, in
@@ -14,6 +14,7 @@
 #   --mpi3       also the entries of the suite's mpi3 category (openmpi-pass-mpi3.txt)
 #   --io         MPICH's io directory instead (tests/mpich-io, vendored here, with its own
 #                Open MPI baseline; not with --half, --kill or --mpi3)
+#   --rma        MPICH's rma directory instead (tests/mpich-rma, the same way)
 #   --bin DIR    where volpexcc and volpexrun are (default: build them, target/release)
 #   --match RE   only the entries whose "dir/test NP ARGS" line matches RE (not with --half)
 #
@@ -22,17 +23,18 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 suite=${MPICHTESTS_HOME_DIR:-$root/../shared/mpich-tests}
-replicas=2 half=0 kill=0 io=0 bin="" match=""
+replicas=2 half=0 kill=0 extra="" bin="" match=""
 while [ $# -gt 0 ]; do
   case $1 in
     -r) replicas=${2:?-r needs a number}; shift 2 ;;
     --half) half=1; shift ;;
     --kill) kill=1; shift ;;
     --mpi3) export MPICHTESTS_ALSO="${MPICHTESTS_ALSO:-} mpi3"; shift ;;
-    --io) io=1; shift ;;
+    --io) extra=io; shift ;;
+    --rma) extra=rma; shift ;;
     --bin) bin=${2:?--bin needs a directory}; shift 2 ;;
     --match) match=${2:?--match needs a regex}; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "mpich-suite: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,13 +49,13 @@ for b in volpexcc volpexrun; do
   [ -x "$bin/$b" ] || { echo "mpich-suite: no $b in $bin" >&2; exit 2; }
 done
 
-if [ $io = 1 ]; then
+if [ -n "$extra" ]; then
   [ $half = 0 ] && [ $kill = 0 ] && [ -z "${MPICHTESTS_ALSO:-}" ] \
-    || { echo "mpich-suite: --io cannot be combined with --half, --kill or --mpi3" >&2; exit 2; }
-  export MPICHTESTS_HOME_DIR=$suite MPICHTESTS_OUT=${MPICHTESTS_OUT:-$root/target/mpich-io}
+    || { echo "mpich-suite: --$extra cannot be combined with --half, --kill or --mpi3" >&2; exit 2; }
+  export MPICHTESTS_HOME_DIR=$suite MPICHTESTS_OUT=${MPICHTESTS_OUT:-$root/target/mpich-$extra}
   export MPICHTESTS_TIMEOUT=${MPICHTESTS_TIMEOUT:-120}
   [ -z "$match" ] || export MPICHTESTS_MATCH=$match
-  exec "$root/tests/mpich-io/run" "$bin/volpexcc" "$bin/volpexrun" -r "$replicas" -n
+  exec "$root/tests/mpich-$extra/run" "$bin/volpexcc" "$bin/volpexrun" -r "$replicas" -n
 fi
 
 export MPICHTESTS_OUT=${MPICHTESTS_OUT:-$root/target/mpich-tests}

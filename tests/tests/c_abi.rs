@@ -181,6 +181,7 @@ fn programs_pass_with_and_without_replicas() {
         "topo",
         "cancel",
         "pmpi",
+        "rma",
     ] {
         let exe = compile_c(&dir, name);
         for args in [&["-n", "4", "-r", "1"][..], &["-n", "3", "-r", "2"][..]] {
@@ -200,6 +201,7 @@ fn a_lost_replica_changes_nothing() {
         ("p2p", ["60", "10"]),
         ("collectives", ["40", "10"]),
         ("cancel", ["60", "10"]),
+        ("rma", ["60", "10"]),
     ] {
         volpex_tests::abi::faults_change_nothing(&compile_c(&dir, name), name, &args);
     }

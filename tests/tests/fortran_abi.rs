@@ -28,6 +28,7 @@ const PROGRAMS: &[(&str, &str)] = &[
     ("datatypes.f", "volpexf77"),
     ("errors.f90", "volpexf90"),
     ("cancel.f90", "volpexf90"),
+    ("rma.f90", "volpexf90"),
 ];
 
 /// `volpexf90 -show` prints the compiler command like `mpif90 -show`: gfortran, the
@@ -236,6 +237,7 @@ fn fortran_a_lost_replica_changes_nothing() {
         ("p2p.f90", ["60", "10"]),
         ("collectives.f90", ["40", "10"]),
         ("cancel.f90", ["60", "10"]),
+        ("rma.f90", ["60", "10"]),
     ] {
         let exe = compile_fortran("volpexf90", &dir, file);
         let name = file.split('.').next().unwrap_or(file);

@@ -29,6 +29,8 @@ pub const TAG_KEYVAL: c_int = 0x24 << 24;
 pub const TAG_INFO: c_int = 0x5c << 24;
 /// High byte of every file handle (MPI_File_open).
 pub const TAG_FILE: c_int = 0x46 << 24;
+/// High byte of every window handle (MPI_Win_create, MPI_Win_allocate).
+pub const TAG_WIN: c_int = 0x57 << 24;
 /// MPI_MESSAGE_NO_PROC: the message a matched probe of MPI_PROC_NULL gets.
 pub const MESSAGE_NO_PROC: c_int = TAG_MESSAGE | 1;
 

@@ -14,7 +14,8 @@
 //!                          |    MPIX_ fault-tolerance extensions
 //!                          v
 //!             safe layer:  io (MPI-IO over the file layer's calls: handles, access,
-//!                          two-phase aggregation, the shared pointer), lifecycle
+//!                          two-phase aggregation, the shared pointer), rma (one-sided
+//!                          communication: windows, epochs, batches), lifecycle
 //!                          (MPI_Init, MPI_Finalize), comm, icoll, coll, p2p, typeattr
 //!                          (names, attributes), info, request, topo, types, errhandler
 //!                          (what the error handlers do, codes a program adds), ft
@@ -25,7 +26,8 @@
 //!                          raw: the one place C pointers become Rust values (every
 //!                          raw-pointer dereference), and calls into the program's
 //!                          functions
-//!                          view (file views), darray, external32, overlap (the bytes
+//!                          view (file views), window (what a window's entry holds),
+//!                          darray, external32, overlap (the bytes
 //!                          two buffers share), datatype (type maps, buffers, pieces;
 //!                          its predefined types, envelopes and signatures), table,
 //!                          topology (what a communicator's topology is), error
@@ -67,6 +69,7 @@ pub mod overlap;
 pub mod p2p;
 pub mod raw;
 pub mod request;
+pub mod rma;
 pub mod state;
 pub mod table;
 pub mod topo;
@@ -74,3 +77,4 @@ pub mod topology;
 pub mod typeattr;
 pub mod types;
 pub mod view;
+pub mod window;

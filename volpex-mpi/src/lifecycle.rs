@@ -93,6 +93,7 @@ fn build(required: c_int, provided: c_int) -> Result<State> {
         keyvals: Table::new(handles::TAG_KEYVAL, "attribute key", class::KEYVAL),
         infos,
         files: Table::new(handles::TAG_FILE, "file", class::FILE),
+        wins: Table::new(handles::TAG_WIN, "window", class::WIN),
         thread_level: provided,
         world: w,
         main_thread: std::thread::current().id(),
@@ -110,6 +111,7 @@ pub fn finalize() -> Result<()> {
         s.groups = Table::new(handles::TAG_GROUP, "group", class::GROUP);
         // Files left open are closed (their descriptors) before the universe goes.
         s.files = Table::new(handles::TAG_FILE, "file", class::FILE);
+        s.wins = Table::new(handles::TAG_WIN, "window", class::WIN);
         ft::discard_outputs();
         drop(s.universe.take());
     }

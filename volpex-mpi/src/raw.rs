@@ -889,6 +889,31 @@ pub fn delete_attr(f: AttrDelete, comm: c_int, key: c_int, value: usize, extra: 
     }
 }
 
+/// A window's memory as a byte slice, for the synchronization call applying one-sided
+/// operations to it (`rma::sync`).
+///
+/// # Safety
+/// `base`..`base + size` must be the window's memory: what the program gave
+/// MPI_Win_create (MPI-3.1 section 11.2.1: it stays valid until MPI_Win_free) or what
+/// MPI_Win_allocate made; the caller is inside an MPI call on the window, during which
+/// MPI-3.1 section 11.7 forbids the program to access what the epoch's operations access,
+/// and uses the slice only until it returns.
+pub unsafe fn window_memory(base: usize, size: usize) -> Result<&'static mut [u8]> {
+    if size == 0 {
+        return Ok(&mut []);
+    }
+    if base == 0 {
+        return Err(MpiError::new(
+            class::BASE,
+            "a window of bytes at a null base",
+        ));
+    }
+    base.checked_add(size).ok_or_else(too_far)?;
+    // SAFETY: the caller's contract: `size` bytes at `base` are the window's memory,
+    // writable, and no other view of them exists while the slice lives.
+    Ok(unsafe { std::slice::from_raw_parts_mut(base as *mut u8, size) })
+}
+
 /// Bytes in front of every MPI_Alloc_mem block, holding its size.
 const ALLOC_HEADER: usize = 16;
 

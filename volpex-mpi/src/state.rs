@@ -295,6 +295,8 @@ pub struct State {
     pub infos: Table<Vec<(String, String)>>,
     /// Open files (MPI_File_open).
     pub files: Table<FileEntry>,
+    /// Windows (MPI_Win_create, MPI_Win_allocate).
+    pub wins: Table<crate::window::WinEntry>,
     /// Thread level granted by MPI_Init_thread.
     pub thread_level: c_int,
     /// This process's rank in MPI_COMM_WORLD and world size.

@@ -81,7 +81,51 @@ pub enum Prim {
     Opaque(usize),
 }
 
+/// The primitive types an operation can run on, in a fixed order: a primitive's position
+/// is its code in one-sided batches (`rma::batch`), the same in every process.
+const CODED: [Prim; 23] = [
+    Prim::I8,
+    Prim::U8,
+    Prim::I16,
+    Prim::U16,
+    Prim::I32,
+    Prim::U32,
+    Prim::I64,
+    Prim::U64,
+    Prim::I128,
+    Prim::F32,
+    Prim::F64,
+    Prim::CF32,
+    Prim::CF64,
+    Prim::FloatInt,
+    Prim::DoubleInt,
+    Prim::LongInt,
+    Prim::TwoInt,
+    Prim::ShortInt,
+    Prim::TwoF32,
+    Prim::TwoF64,
+    Prim::LongDouble,
+    Prim::LongDoubleInt,
+    Prim::Opaque(0),
+];
+
 impl Prim {
+    /// Its code (`None` for bytes no operation applies to).
+    pub fn code(self) -> Option<u8> {
+        match self {
+            Prim::Opaque(_) => None,
+            p => CODED.iter().position(|&c| c == p).map(|i| i as u8),
+        }
+    }
+
+    /// The primitive of code `c`.
+    pub fn from_code(c: u8) -> Option<Prim> {
+        match CODED.get(c as usize) {
+            Some(Prim::Opaque(_)) | None => None,
+            Some(&p) => Some(p),
+        }
+    }
+
     /// Size in bytes.
     pub fn size(self) -> usize {
         match self {

@@ -279,35 +279,6 @@ pub unsafe extern "C" fn MPI_File_create_errhandler(
     })
 }
 
-/// The error of a window function given `win`: no window exists yet (MPI_Win_create is
-/// not implemented), so every handle is invalid, MPI_WIN_NULL included.
-fn no_window(win: c_int) -> MpiError {
-    MpiError::new(
-        class::WIN,
-        format!("invalid window {win:#x} (one-sided communication is not implemented yet)"),
-    )
-}
-
-#[no_mangle]
-pub extern "C" fn MPI_Win_set_errhandler(win: c_int, errhandler: c_int) -> c_int {
-    guard("MPI_Win_set_errhandler", COMM_WORLD, || {
-        state::with(|s| s.errhandler_for(errhandler, state::ErrKind::Win))?;
-        Err(no_window(win))
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn MPI_Win_get_errhandler(win: c_int, _errhandler: *mut c_int) -> c_int {
-    guard("MPI_Win_get_errhandler", COMM_WORLD, || Err(no_window(win)))
-}
-
-#[no_mangle]
-pub extern "C" fn MPI_Win_call_errhandler(win: c_int, _errorcode: c_int) -> c_int {
-    guard("MPI_Win_call_errhandler", COMM_WORLD, || {
-        Err(no_window(win))
-    })
-}
-
 /// MPI_File_set_errhandler (MPI-3.1 section 13.7): on a file, its handler; on
 /// MPI_FILE_NULL, the handler files opened later start with, which also answers the
 /// errors of calls with no valid file.

@@ -722,8 +722,12 @@ fortran_c! {
     mpi_type_get_true_extent_x_ => MPI_Type_get_true_extent_x(datatype: int, true_lb: lout,
         true_extent: lout);
     mpi_type_match_size_ => MPI_Type_match_size(typeclass: int, size: int, type_: out);
+    mpi_win_allocate_ => MPI_Win_allocate(size: aint, disp_unit: int, info: int, comm: int,
+        baseptr: mbuf, win: out);
     mpi_win_call_errhandler_ => MPI_Win_call_errhandler(win: int, errorcode: int);
     mpi_win_complete_ => MPI_Win_complete(win: int);
+    mpi_win_create_ => MPI_Win_create(base: mbuf, size: aint, disp_unit: int, info: int,
+        comm: int, win: out);
     mpi_win_create_dynamic_ => MPI_Win_create_dynamic(info: int, comm: int, win: out);
     mpi_win_delete_attr_ => MPI_Win_delete_attr(win: int, win_keyval: int);
     mpi_win_fence_ => MPI_Win_fence(assert: int, win: int);
@@ -871,6 +875,7 @@ string_out_fns! {
     mpi_error_string_ => MPI_Error_string(MAX_ERROR_STRING, errorcode);
     mpi_comm_get_name_ => MPI_Comm_get_name(MAX_OBJECT_NAME, comm);
     mpi_type_get_name_ => MPI_Type_get_name(MAX_OBJECT_NAME, datatype);
+    mpi_win_get_name_ => MPI_Win_get_name(MAX_OBJECT_NAME, win);
 }
 
 /// `mpi_x_ => MPI_X(handle, "what")`: a Fortran routine `(INTEGER HANDLE, CHARACTER*(*)
@@ -899,6 +904,7 @@ macro_rules! string_in_fns {
 string_in_fns! {
     mpi_comm_set_name_ => MPI_Comm_set_name(comm, "comm_name");
     mpi_type_set_name_ => MPI_Type_set_name(datatype, "type_name");
+    mpi_win_set_name_ => MPI_Win_set_name(win, "win_name");
     mpi_add_error_string_ => MPI_Add_error_string(errorcode, "string");
     mpi_info_delete_ => MPI_Info_delete(info, "key");
 }
@@ -1495,6 +1501,81 @@ pub unsafe extern "C" fn mpi_comm_create_keyval_(
     set_ierr(ierr, code);
 }
 
+/// MPI_WIN_CREATE_KEYVAL: as MPI_COMM_CREATE_KEYVAL, for windows.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_create_keyval_(
+    copy: Option<raw::FortranCopyFn>,
+    delete: Option<raw::FortranDeleteFn>,
+    keyval: *mut c_int,
+    extra_state: *const isize,
+    ierr: *mut c_int,
+) {
+    let code = shim("MPI_Win_create_keyval", || {
+        let extra = value(extra_state, "extra_state")? as usize;
+        Ok(guard("MPI_Win_create_keyval", COMM_WORLD, || {
+            let k = comm::create_keyval(crate::state::Keyval {
+                copy: copy.map(raw::AttrCopy::Fortran),
+                delete: delete.map(raw::AttrDelete::Fortran),
+                extra,
+            })?;
+            set(keyval, "win_keyval", k)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_WIN_GET_ATTR: the value itself (INTEGER(KIND=MPI_ADDRESS_KIND)), the predefined
+/// attributes' included (MPI_WIN_BASE: the address).
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_get_attr_(
+    win: *const c_int,
+    keyval: *const c_int,
+    val: *mut i64,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    use crate::rma::object;
+    let code = shim("MPI_Win_get_attr", || {
+        let (w, k) = (value(win, "win")?, value(keyval, "win_keyval")?);
+        Ok(object::guard("MPI_Win_get_attr", w, || {
+            let v = match object::fixed_attr(w, k)? {
+                Some((_, v)) => Some(v as i64),
+                None => object::user_attr(w, k)?.map(|v| v as i64),
+            };
+            match v {
+                Some(v) => {
+                    set(val, "attribute_val", v)?;
+                    set(flag, "flag", 1)
+                }
+                None => set(flag, "flag", 0),
+            }
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
+/// MPI_WIN_SET_ATTR: the value itself (INTEGER(KIND=MPI_ADDRESS_KIND)).
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_set_attr_(
+    win: *const c_int,
+    keyval: *const c_int,
+    val: *const i64,
+    ierr: *mut c_int,
+) {
+    use crate::rma::object;
+    let code = shim("MPI_Win_set_attr", || {
+        let (w, k, v) = (
+            value(win, "win")?,
+            value(keyval, "win_keyval")?,
+            value(val, "val")?,
+        );
+        Ok(object::guard("MPI_Win_set_attr", w, || {
+            object::set_attr(w, k, v as usize)
+        }))
+    });
+    set_ierr(ierr, code);
+}
+
 /// MPI_KEYVAL_CREATE (MPI-1, deprecated): as MPI_COMM_CREATE_KEYVAL with INTEGER
 /// EXTRA_STATE and attribute values.
 #[no_mangle]
@@ -1981,16 +2062,9 @@ fortran_stubs! {
     mpi_publish_name_ => "MPI_Publish_name"(a, b, c);
     mpi_register_datarep_ => "MPI_Register_datarep"(a, b, c, d, e);
     mpi_unpublish_name_ => "MPI_Unpublish_name"(a, b, c);
-    mpi_win_allocate_ => "MPI_Win_allocate"(a, b, c, d, e, f);
     mpi_win_allocate_shared_ => "MPI_Win_allocate_shared"(a, b, c, d, e, f);
     mpi_win_attach_ => "MPI_Win_attach"(a, b, c);
-    mpi_win_create_ => "MPI_Win_create"(a, b, c, d, e, f);
-    mpi_win_create_keyval_ => "MPI_Win_create_keyval"(a, b, c, d);
     mpi_win_detach_ => "MPI_Win_detach"(a, b);
-    mpi_win_get_attr_ => "MPI_Win_get_attr"(a, b, c, d);
-    mpi_win_get_name_ => "MPI_Win_get_name"(a, b, c);
-    mpi_win_set_attr_ => "MPI_Win_set_attr"(a, b, c);
-    mpi_win_set_name_ => "MPI_Win_set_name"(a, b);
     mpi_win_shared_query_ => "MPI_Win_shared_query"(a, b, c, d, e);
 }
 

@@ -52,6 +52,7 @@ mod mpix;
 mod pmpi;
 mod point_to_point;
 mod requests;
+mod rma;
 mod stubs;
 mod tools;
 mod topologies;
@@ -64,6 +65,7 @@ pub use info::*;
 pub use io::*;
 pub use point_to_point::*;
 pub use requests::*;
+pub use rma::*;
 pub use tools::*;
 pub use topologies::*;
 

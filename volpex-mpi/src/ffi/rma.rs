@@ -1,0 +1,456 @@
+//! One-sided calls of `mpi.h` (MPI-3.1 chapter 11): windows, communication calls and
+//! active target synchronization. Thin shells over `crate::rma`; errors go to the
+//! window's error handler (`rma::object::guard`). A get's origin buffer is kept until the
+//! synchronization that ends its epoch writes it (MPI-3.1 section 11.3.2 forbids the
+//! program to touch it before); nothing else is kept past the call.
+
+use super::*;
+use crate::rma::access::{self, Target};
+use crate::rma::{object, sync};
+use crate::window::{FLAVOR_ALLOCATE, FLAVOR_CREATE};
+
+type Win = c_int;
+type Aint = isize;
+
+/// The window's memory for the synchronization call running on it.
+fn memory(win: Win) -> Result<&'static mut [u8]> {
+    let (base, size) = object::memory(win)?;
+    // SAFETY: `base`/`size` are what MPI_Win_create was given or what MPI_Win_allocate
+    // made, valid until MPI_Win_free (MPI-3.1 section 11.2); this call is inside MPI on
+    // the window, and uses the slice only until it returns.
+    unsafe { raw::window_memory(base, size) }
+}
+
+fn target(rank: c_int, disp: Aint, count: c_int, datatype: Dtype) -> Result<Target> {
+    Ok(Target {
+        rank,
+        disp,
+        count: cnt(count)?,
+        dt: dt(datatype)?,
+    })
+}
+
+/// The packed bytes of `count` elements of `datatype` at `buf`.
+fn packed(buf: *const c_void, count: c_int, datatype: Dtype) -> Result<Vec<u8>> {
+    let (t, n) = (dt(datatype)?, cnt(count)?);
+    let r = reg(buf, &t, n)?;
+    // SAFETY: an origin buffer holds `count` elements of its datatype (MPI-3.1 11.3).
+    let b = unsafe { raw::read(r, t) };
+    Ok(b.bytes(0, n)?.into_owned())
+}
+
+/// `count` elements of `datatype` at `buf`, written when the epoch ends.
+fn landing(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Dtype,
+) -> Result<(datatype::BufMut<'static>, usize)> {
+    let (t, n) = (dt(datatype)?, cnt(count)?);
+    let r = reg(buf, &t, n)?;
+    // SAFETY: a result buffer holds `count` writable elements of its datatype and the
+    // program leaves it alone until the synchronization ending the epoch (11.3.2).
+    Ok((unsafe { raw::write_typed_until_complete(r, t) }, n))
+}
+
+// ---- Windows (section 11.2) ----
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create(
+    base: *mut c_void,
+    size: Aint,
+    disp_unit: c_int,
+    info: c_int,
+    comm: Comm,
+    win: *mut Win,
+) -> c_int {
+    guard("MPI_Win_create", comm, || {
+        let size = usize::try_from(size)
+            .map_err(|_| MpiError::new(class::SIZE, format!("window size {size}")))?;
+        raw::bytes_region(base, size)?;
+        let h = object::create(
+            base as usize,
+            size,
+            disp_unit,
+            crate::info::pairs(info)?,
+            comm,
+            FLAVOR_CREATE,
+            false,
+        )?;
+        set(win, "win", h)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate(
+    size: Aint,
+    disp_unit: c_int,
+    info: c_int,
+    comm: Comm,
+    baseptr: *mut c_void,
+    win: *mut Win,
+) -> c_int {
+    guard("MPI_Win_allocate", comm, || {
+        let n = usize::try_from(size)
+            .map_err(|_| MpiError::new(class::SIZE, format!("window size {size}")))?;
+        let base = raw::alloc_mem(n.max(1))
+            .ok_or_else(|| MpiError::new(class::NO_MEM, format!("{n} bytes for a window")))?;
+        // Zeroed, so every replica's window starts the same.
+        // SAFETY: `base` is a fresh allocation of at least `n` bytes.
+        unsafe { std::ptr::write_bytes(base as *mut u8, 0, n) };
+        let made = object::create(
+            base as usize,
+            n,
+            disp_unit,
+            crate::info::pairs(info)?,
+            comm,
+            FLAVOR_ALLOCATE,
+            true,
+        );
+        let h = match made {
+            Ok(h) => h,
+            Err(e) => {
+                // SAFETY: `base` came from `alloc_mem` just above and is not shared.
+                unsafe { raw::free_mem(base) };
+                return Err(e);
+            }
+        };
+        set(baseptr as *mut *mut c_void, "baseptr", base)?;
+        set(win, "win", h)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_free(win: *mut Win) -> c_int {
+    // SAFETY: `win` points to a window handle.
+    let h = unsafe { win.as_ref() }.copied().unwrap_or(NULL);
+    object::guard("MPI_Win_free", h, || {
+        // SAFETY: `win` points to a window handle (MPI-3.1 section 11.2.5).
+        let w = unsafe { raw::out(win, "win") }?;
+        if let Some(base) = object::free(w)? {
+            // SAFETY: an MPI_Win_allocate window's memory came from `alloc_mem`, and the
+            // window (the only holder of the address but the program) is gone.
+            unsafe { raw::free_mem(base as *mut c_void) };
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_group(win: Win, group: *mut c_int) -> c_int {
+    object::guard("MPI_Win_get_group", win, || {
+        set(group, "group", object::group(win)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_set_name(win: Win, name: *const c_char) -> c_int {
+    object::guard("MPI_Win_set_name", win, || {
+        // SAFETY: a NUL-terminated string (MPI-3.1 section 6.8).
+        let n = unsafe { raw::string(name, "win_name") }?;
+        let n: String = n.chars().take(MAX_OBJECT_NAME - 1).collect();
+        object::with(win, |e| {
+            e.name = n;
+            Ok(())
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_name(
+    win: Win,
+    name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    object::guard("MPI_Win_get_name", win, || {
+        let n = object::with(win, |e| Ok(e.name.clone()))?;
+        // SAFETY: MPI_MAX_OBJECT_NAME bytes at `name` (MPI-3.1 section 6.8).
+        unsafe { raw::put_string(name, MAX_OBJECT_NAME, &n, resultlen) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_set_info(win: Win, info: c_int) -> c_int {
+    object::guard("MPI_Win_set_info", win, || {
+        let hints = crate::info::pairs(info)?;
+        object::with(win, |e| {
+            for (k, v) in hints {
+                e.info.retain(|(x, _)| *x != k);
+                e.info.push((k, v));
+            }
+            Ok(())
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_info(win: Win, info_used: *mut c_int) -> c_int {
+    object::guard("MPI_Win_get_info", win, || {
+        let hints = object::with(win, |e| Ok(e.info.clone()))?;
+        set(info_used, "info_used", crate::info::from_pairs(hints)?)
+    })
+}
+
+// ---- Attributes (section 6.7.4) ----
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_keyval(
+    copy: Option<raw::CopyAttrFn>,
+    delete: Option<raw::DeleteAttrFn>,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> c_int {
+    guard("MPI_Win_create_keyval", COMM_WORLD, || {
+        let k = comm::create_keyval(crate::state::Keyval {
+            copy: copy.map(raw::AttrCopy::C),
+            delete: delete.map(raw::AttrDelete::C),
+            extra: extra_state as usize,
+        })?;
+        set(keyval, "win_keyval", k)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_free_keyval(keyval: *mut c_int) -> c_int {
+    guard("MPI_Win_free_keyval", COMM_WORLD, || {
+        // SAFETY: `keyval` points to a keyval handle.
+        comm::free_keyval(unsafe { raw::out(keyval, "win_keyval") }?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_set_attr(win: Win, keyval: c_int, value: *mut c_void) -> c_int {
+    object::guard("MPI_Win_set_attr", win, || {
+        object::set_attr(win, keyval, value as usize)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_delete_attr(win: Win, keyval: c_int) -> c_int {
+    object::guard("MPI_Win_delete_attr", win, || {
+        object::delete_attr(win, keyval)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_attr(
+    win: Win,
+    keyval: c_int,
+    value: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    object::guard("MPI_Win_get_attr", win, || {
+        let v = match object::fixed_attr(win, keyval)? {
+            // C gets where the value is (the base itself for MPI_WIN_BASE).
+            Some((at, _)) => Some(at),
+            None => object::user_attr(win, keyval)?,
+        };
+        match v {
+            Some(v) => {
+                // `attribute_val` points to a `void *` (MPI-3.1 section 6.7.4).
+                set(value as *mut usize, "attribute_val", v)?;
+                set(flag, "flag", 1)
+            }
+            None => set(flag, "flag", 0),
+        }
+    })
+}
+
+// ---- Error handlers (section 8.3.2) ----
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_set_errhandler(win: Win, errhandler: c_int) -> c_int {
+    object::guard("MPI_Win_set_errhandler", win, || {
+        state::with(|s| {
+            s.errhandler_for(errhandler, state::ErrKind::Win)?;
+            s.wins.get_mut(win)?.errhandler = errhandler;
+            Ok(())
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_errhandler(win: Win, errhandler: *mut c_int) -> c_int {
+    object::guard("MPI_Win_get_errhandler", win, || {
+        let e = object::with(win, |e| Ok(e.errhandler))?;
+        set(errhandler, "errhandler", e)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_call_errhandler(win: Win, errorcode: c_int) -> c_int {
+    object::guard("MPI_Win_call_errhandler", win, || {
+        let h = state::with(|s| Ok(s.handler(s.wins.get(win)?.errhandler, win)))?;
+        errhandler::call_handler("MPI_Win_call_errhandler", h, errorcode);
+        Ok(())
+    })
+}
+
+// ---- Communication calls (section 11.3) ----
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Put(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: Dtype,
+    target_rank: c_int,
+    target_disp: Aint,
+    target_count: c_int,
+    target_datatype: Dtype,
+    win: Win,
+) -> c_int {
+    object::guard("MPI_Put", win, || {
+        let data = packed(origin_addr, origin_count, origin_datatype)?;
+        let t = target(target_rank, target_disp, target_count, target_datatype)?;
+        access::put(win, data, t)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: Dtype,
+    target_rank: c_int,
+    target_disp: Aint,
+    target_count: c_int,
+    target_datatype: Dtype,
+    win: Win,
+) -> c_int {
+    object::guard("MPI_Get", win, || {
+        let (buf, n) = landing(origin_addr, origin_count, origin_datatype)?;
+        let t = target(target_rank, target_disp, target_count, target_datatype)?;
+        access::get(win, buf, n, t)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: Dtype,
+    target_rank: c_int,
+    target_disp: Aint,
+    target_count: c_int,
+    target_datatype: Dtype,
+    op: c_int,
+    win: Win,
+) -> c_int {
+    object::guard("MPI_Accumulate", win, || {
+        let data = packed(origin_addr, origin_count, origin_datatype)?;
+        let t = target(target_rank, target_disp, target_count, target_datatype)?;
+        access::accumulate(win, data, Some(&dt(origin_datatype)?), op, t, None)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: Dtype,
+    result_addr: *mut c_void,
+    result_count: c_int,
+    result_datatype: Dtype,
+    target_rank: c_int,
+    target_disp: Aint,
+    target_count: c_int,
+    target_datatype: Dtype,
+    op: c_int,
+    win: Win,
+) -> c_int {
+    object::guard("MPI_Get_accumulate", win, || {
+        let no_op = state::op(op)?.kind == crate::op::OpKind::NoOp;
+        let (data, origin) = if no_op {
+            (Vec::new(), None)
+        } else {
+            (
+                packed(origin_addr, origin_count, origin_datatype)?,
+                Some(dt(origin_datatype)?),
+            )
+        };
+        let result = landing(result_addr, result_count, result_datatype)?;
+        let t = target(target_rank, target_disp, target_count, target_datatype)?;
+        access::accumulate(win, data, origin.as_ref(), op, t, Some(result))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Fetch_and_op(
+    origin_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: Dtype,
+    target_rank: c_int,
+    target_disp: Aint,
+    op: c_int,
+    win: Win,
+) -> c_int {
+    object::guard("MPI_Fetch_and_op", win, || {
+        let no_op = state::op(op)?.kind == crate::op::OpKind::NoOp;
+        let data = if no_op {
+            Vec::new()
+        } else {
+            packed(origin_addr, 1, datatype)?
+        };
+        let result = landing(result_addr, 1, datatype)?;
+        let t = target(target_rank, target_disp, 1, datatype)?;
+        let origin = dt(datatype)?;
+        access::accumulate(win, data, Some(&origin), op, t, Some(result))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Compare_and_swap(
+    origin_addr: *const c_void,
+    compare_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: Dtype,
+    target_rank: c_int,
+    target_disp: Aint,
+    win: Win,
+) -> c_int {
+    object::guard("MPI_Compare_and_swap", win, || {
+        let data = packed(origin_addr, 1, datatype)?;
+        let compare = packed(compare_addr, 1, datatype)?;
+        let (result, _) = landing(result_addr, 1, datatype)?;
+        let t = target(target_rank, target_disp, 1, datatype)?;
+        access::compare_and_swap(win, data, compare, result, t)
+    })
+}
+
+// ---- Active target synchronization (section 11.5) ----
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_fence(assert: c_int, win: Win) -> c_int {
+    object::guard("MPI_Win_fence", win, || {
+        sync::fence(win, assert, memory(win)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_start(group: c_int, _assert: c_int, win: Win) -> c_int {
+    object::guard("MPI_Win_start", win, || sync::start(win, group))
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_complete(win: Win) -> c_int {
+    object::guard("MPI_Win_complete", win, || {
+        sync::complete(win, memory(win)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_post(group: c_int, _assert: c_int, win: Win) -> c_int {
+    object::guard("MPI_Win_post", win, || sync::post(win, group))
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_wait(win: Win) -> c_int {
+    object::guard("MPI_Win_wait", win, || sync::wait(win, memory(win)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_test(win: Win, flag: *mut c_int) -> c_int {
+    object::guard("MPI_Win_test", win, || {
+        let done = sync::test(win, memory(win)?)?;
+        set(flag, "flag", done as c_int)
+    })
+}
