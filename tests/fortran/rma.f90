@@ -16,9 +16,13 @@ program rma
   integer, parameter :: n = 8
   integer :: ierr, rank, size, left, right, round, rounds, work_ms, i, wa, wc, len
   integer :: world, lg, rg
-  integer :: a(n), v(n), got(n)
+  ! Changed by MPI between the calls that name them (the window, the gets' buffers):
+  ! volatile, so the compiler reads them again (MPI-3.1 section 17.1.17).
+  integer, volatile :: a(n), got(n)
+  integer :: v(n)
   integer(kind=MPI_ADDRESS_KIND) :: wsize, lb, disp, baseptr, unit
-  integer :: counter(1), mark(1)
+  integer, volatile :: counter(1)
+  integer :: mark(1)
   logical :: flag
   double precision :: total, all
   character(len=MPI_MAX_OBJECT_NAME) :: name

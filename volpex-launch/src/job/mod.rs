@@ -29,6 +29,7 @@ mod respawn;
 mod spawn;
 mod state;
 mod step;
+mod watchdog;
 
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -151,6 +152,8 @@ struct Job {
     quiet: bool,
     /// The status line, on a terminal (not with `--quiet`).
     status: Option<indicatif::ProgressBar>,
+    /// Notes that volpexrun runs, to tell a stall of its own (`watchdog`).
+    watchdog: Option<watchdog::Watchdog>,
 }
 
 impl Job {
@@ -541,9 +544,11 @@ impl Job {
             }
             let next = self.state.next_tick(now);
             let got = self.rx.recv_timeout(next.saturating_sub(now));
-            // The wait ends by `next` at the latest; much later means this process did not
-            // run (SIGSTOP, a starved CPU), and its replicas may have given it up.
-            self.state.woke(next, self.now());
+            // The wait ends by `next` at the latest, and the watchdog notes every tenth
+            // of a second; much later than either means this process did not run
+            // (SIGSTOP, a starved CPU), and its replicas may have given it up.
+            let due = self.watchdog.as_ref().map_or(next, |w| next.min(w.due()));
+            self.state.woke(due, self.now());
             match got {
                 Ok(ev) => self.on_event(ev),
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}

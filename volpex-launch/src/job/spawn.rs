@@ -362,6 +362,7 @@ impl Job {
             }
         };
         let procs = args.ranks as usize * args.replicas as usize;
+        let start = Instant::now();
         let mut job = Job {
             hosts: (0..state.hosts().len())
                 .map(|_| HostIo {
@@ -370,7 +371,7 @@ impl Job {
                 })
                 .collect(),
             state,
-            start: Instant::now(),
+            start,
             rx,
             writers: (0..procs).map(|_| None).collect(),
             files: (0..procs).map(|_| None).collect(),
@@ -387,6 +388,7 @@ impl Job {
             feedback: Default::default(),
             quiet: args.quiet,
             status: status_line(args.quiet),
+            watchdog: super::watchdog::Watchdog::start(start),
         };
         if let crate::cli::StdinTarget::Rank(r) = args.stdin {
             let hub =
