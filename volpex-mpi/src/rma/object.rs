@@ -195,12 +195,15 @@ pub fn group(win: c_int) -> Result<c_int> {
 /// `win`'s error handler (MPI_COMM_WORLD's when `win` is not a window).
 pub fn guard(func: &'static str, win: c_int, body: impl FnOnce() -> Result<()>) -> c_int {
     crate::errhandler::guard_with(func, body, || {
-        state::with(|s| {
+        let own = state::with(|s| {
             Ok(match s.wins.get(win) {
-                Ok(w) if win != NULL => s.handler(w.errhandler, win),
-                _ => state::errhandler(crate::handles::COMM_WORLD),
+                Ok(w) if win != NULL => Some(s.handler(w.errhandler, win)),
+                _ => None,
             })
-        })
-        .unwrap_or(state::Handler::Fatal)
+        });
+        // MPI_COMM_WORLD's, asked outside the state's lock (which is not reentrant).
+        own.ok()
+            .flatten()
+            .unwrap_or_else(|| state::errhandler(crate::handles::COMM_WORLD))
     })
 }
