@@ -549,6 +549,9 @@ impl Job {
             // (SIGSTOP, a starved CPU), and its replicas may have given it up.
             let due = self.watchdog.as_ref().map_or(next, |w| next.min(w.due()));
             self.state.woke(due, self.now());
+            if let Some((began, ended)) = self.watchdog.as_mut().and_then(|w| w.take_gap()) {
+                self.state.woke(began, ended);
+            }
             match got {
                 Ok(ev) => self.on_event(ev),
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}

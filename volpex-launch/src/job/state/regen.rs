@@ -144,8 +144,10 @@ impl JobState {
                 "volpexrun did not run for {:.1} s: no regeneration before its replicas' exits are in",
                 late.as_secs_f64()
             );
-            self.regen.hold_until = now + self.heartbeat_timeout;
-            self.regen.stall = late;
+            if now + self.heartbeat_timeout > self.regen.hold_until {
+                self.regen.hold_until = now + self.heartbeat_timeout;
+                self.regen.stall = late;
+            }
         }
     }
 
