@@ -49,6 +49,14 @@ pub enum CliError {
         /// What is wrong with it.
         problem: FaultProblem,
     },
+    /// A `--preemption-notice` value that does not parse.
+    #[error("--preemption-notice {spec:?}: {problem}")]
+    Notice {
+        /// The value as given.
+        spec: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A `--chaos` spec that does not parse.
     #[error(
         "chaos {spec:?}: {problem} (expected SEED:kill=RATE,stop=RATE,stop-for=S,exit=P,exit-sends=N,from=S,until=S,max=N,last=yes|no)"
@@ -499,6 +507,9 @@ pub enum StartError {
     /// `--launcher local` with hosts.
     #[error("--launcher local runs everything on this machine; drop --hosts/--host")]
     LocalWithHosts,
+    /// `--preemption-notice` on a job with remote hosts (not watched there yet).
+    #[error("--preemption-notice watches this machine only: it does not go with --hosts, --host or Slurm yet")]
+    NoticeWithHosts,
     /// `--launcher ssh` without hosts.
     #[error("--launcher ssh needs hosts: --hosts FILE or --host a,b,c")]
     SshWithoutHosts,

@@ -457,6 +457,13 @@ impl Job {
             }),
             Event::Control(ControlEvent::Fatal { why }) => self.input(Input::ControlFailed { why }),
             Event::Host(h, ev) => self.on_host_event(h, ev),
+            Event::Notice(crate::notice::Report::Say(text)) => self.say(&text),
+            // The watcher watches this machine: host 0 of a local job.
+            Event::Notice(crate::notice::Report::Notice(seen)) => self.input(Input::Notice {
+                host: 0,
+                said: seen.said,
+                deadline_in: seen.deadline_in,
+            }),
         }
     }
 
@@ -616,7 +623,23 @@ impl Job {
                     ReplicaReport::new(p, &hosts[p.host].name, ended, replaced)
                 })
                 .collect(),
-            events: EventReport::by_time(self.feedback.records()),
+            events: EventReport::by_time(
+                self.feedback.records(),
+                self.state
+                    .notices()
+                    .iter()
+                    .flat_map(|n| {
+                        n.noticed.iter().map(|&(id, inc)| {
+                            EventReport::notice(
+                                n,
+                                &hosts[n.host].name,
+                                (id, inc),
+                                self.state.handed_over_at(id, inc),
+                            )
+                        })
+                    })
+                    .collect(),
+            ),
         };
         eprint!("{}", report.text());
         if let Some(c) = self.state.chaos() {

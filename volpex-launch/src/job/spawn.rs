@@ -29,6 +29,7 @@ use crate::control::{self, Beats, Incarnations};
 use crate::error::StartError;
 use crate::event::Event;
 use crate::hostfile::HostSpec;
+use crate::notice::NoticeSpec;
 use crate::output::{pump, Dedup, Stream};
 use crate::placement::{place, Placement};
 use crate::remote::{start_agent, Shell};
@@ -250,6 +251,9 @@ impl Job {
         }
         let (program, prog_args) = args.command.split_first().ok_or(StartError::NoProgram)?;
         let (kind, placement) = placement_for(args)?;
+        if placement.is_some() && args.preemption_notice != NoticeSpec::None {
+            return Err(StartError::NoticeWithHosts);
+        }
         if placement.is_none() {
             check_local_start(program, args.wdir.as_deref())?;
         }
@@ -323,6 +327,13 @@ impl Job {
                     }
                 })
                 .map_err(StartError::Thread)?;
+        }
+        {
+            let tx = tx.clone();
+            crate::notice::start(args.preemption_notice.clone(), move |r| {
+                tx.send(Event::Notice(r)).is_ok()
+            })
+            .map_err(StartError::Thread)?;
         }
         let config = Config {
             ranks: args.ranks,
