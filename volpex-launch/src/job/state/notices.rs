@@ -1,7 +1,10 @@
 //! Preemption notices in the job's state machine (`--preemption-notice`): a host's
 //! notice makes every replica living there a preempted one, as `--fault R.K:term@T` does
-//! (SIGTERM: it drains and hands over to a new incarnation, see `regen`), and the
-//! notice's deadline bounds the drain: a noticed process still there at the deadline is
+//! (SIGTERM: it drains and hands over to a new incarnation, see `regen`), one replica of
+//! a rank at a time: the next gets its SIGTERM once the replacement of the one before
+//! caught up, so the rank always keeps a caught-up replica that is not handing over
+//! (siblings handing over at once can leave a newcomer without the rank's choices: it
+//! retires, or the job stalls). The notice's deadline bounds the drain: a noticed process still there at the deadline is
 //! ended, and, if it was not replaced yet, regenerated from a sibling like any lost
 //! replica. Keeps each notice with when every handover finished (its replica's next
 //! incarnation caught up), for the live line and the report.
@@ -31,6 +34,8 @@ pub struct HostNotice {
     pub deadline: Duration,
     /// The incarnations living on the host when it was acted on.
     pub noticed: Vec<(ReplicaId, u32)>,
+    /// Which of `noticed` got their SIGTERM.
+    signalled: Vec<bool>,
     /// Acted on (the job's replicas know each other's addresses by then).
     applied: bool,
     /// Every handover finished, and it was said.
@@ -71,6 +76,7 @@ impl JobState {
             at: now,
             deadline,
             noticed: Vec::new(),
+            signalled: Vec::new(),
             applied: false,
             done: false,
             expired: false,
@@ -110,17 +116,12 @@ impl JobState {
             let mut names = Vec::new();
             for i in living {
                 let p = &self.procs[i];
-                log::info!(
-                    "preemption notice: SIGTERM to replica {} (incarnation {})",
-                    p.id,
-                    p.incarnation
-                );
                 names.push(p.id.to_string());
                 self.notices[n].noticed.push((p.id, p.incarnation));
-                self.signal(i, Signal::SIGTERM);
+                self.notices[n].signalled.push(false);
             }
             self.out.push(Action::Live(format!(
-                "replicas on {} hand over before the deadline: {}",
+                "replicas on {} hand over before the deadline, one of a rank at a time: {}",
                 self.hosts[host].name,
                 if names.is_empty() {
                     "(none)".to_string()
@@ -131,10 +132,56 @@ impl JobState {
         }
     }
 
-    /// The notices' progress at `now`: every handover finished (said once), or the
-    /// deadline passed (the noticed processes still there are ended).
+    /// Whether noticed incarnation `inc` of `id` got its SIGTERM and its handover is
+    /// under way: it lives, or a newer incarnation does, that has not caught up yet.
+    fn handing_over(&self, id: ReplicaId, inc: u32) -> bool {
+        self.handed_over_at(id, inc).is_none()
+            && self
+                .procs
+                .iter()
+                .any(|p| p.id == id && p.incarnation >= inc && p.state.alive())
+    }
+
+    /// SIGTERM to every noticed replica whose rank has no other replica handing over.
+    fn signal_noticed(&mut self) {
+        for n in 0..self.notices.len() {
+            if self.notices[n].expired {
+                continue;
+            }
+            for j in 0..self.notices[n].noticed.len() {
+                if self.notices[n].signalled[j] {
+                    continue;
+                }
+                let (id, inc) = self.notices[n].noticed[j];
+                let busy = self.notices.iter().any(|m| {
+                    m.noticed.iter().zip(&m.signalled).any(|(&(o, oi), &sig)| {
+                        sig && o.rank == id.rank && self.handing_over(o, oi)
+                    })
+                });
+                if busy {
+                    continue;
+                }
+                self.notices[n].signalled[j] = true;
+                let Some(i) = self.find(id, inc) else {
+                    continue;
+                };
+                if !self.procs[i].state.computing() || self.procs[i].exited {
+                    continue;
+                }
+                log::info!("preemption notice: SIGTERM to replica {id} (incarnation {inc})");
+                self.signal(i, Signal::SIGTERM);
+            }
+        }
+    }
+
+    /// The notices' progress at `now`: the next replicas to hand over, every handover
+    /// finished (said once), or the deadline passed (the noticed processes still there
+    /// are ended).
     pub(super) fn check_notices(&mut self, now: Duration) {
         self.apply_notices();
+        if self.running() {
+            self.signal_noticed();
+        }
         for n in 0..self.notices.len() {
             let notice = &self.notices[n];
             if !notice.applied || notice.noticed.is_empty() {
