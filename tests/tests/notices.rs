@@ -133,7 +133,7 @@ impl Drop for FakeMetadata {
 
 /// Reads one request from `conn` and answers it as `cloud`'s metadata server in `mode`.
 /// Some(true): a well-formed request answered; Some(false): refused (missing header or
-/// token); None: not a request.
+/// token); None: not a request, or not for this cloud.
 fn serve(conn: TcpStream, cloud: Cloud, mode: Mode, deadline: jiff::Timestamp) -> Option<bool> {
     conn.set_nonblocking(false).ok()?;
     conn.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
@@ -162,41 +162,41 @@ fn serve(conn: TcpStream, cloud: Cloud, mode: Mode, deadline: jiff::Timestamp) -
     let (status, body, ok) = match (cloud, method.as_str(), path.as_str()) {
         (Cloud::Gcp, "GET", "/computeMetadata/v1/instance/preempted") => {
             if header("metadata-flavor") != Some("Google") {
-                (403, "missing Metadata-Flavor".to_string(), false)
+                (403, "missing Metadata-Flavor".to_string(), Some(false))
             } else {
                 let body = match mode {
                     Mode::Quiet => "FALSE",
                     Mode::Notice => "TRUE",
                     Mode::Garbage => "<html><body>Service Unavailable</body></html>",
                 };
-                (200, body.to_string(), true)
+                (200, body.to_string(), Some(true))
             }
         }
         (Cloud::Aws, "PUT", "/latest/api/token") => {
             if header("x-aws-ec2-metadata-token-ttl-seconds").is_none() {
-                (400, String::new(), false)
+                (400, String::new(), Some(false))
             } else {
-                (200, TOKEN.to_string(), true)
+                (200, TOKEN.to_string(), Some(true))
             }
         }
         (Cloud::Aws, "GET", "/latest/meta-data/spot/instance-action") => {
             if header("x-aws-ec2-metadata-token") != Some(TOKEN) {
-                (401, String::new(), false)
+                (401, String::new(), Some(false))
             } else {
                 match mode {
-                    Mode::Quiet => (404, "Not Found".to_string(), true),
+                    Mode::Quiet => (404, "Not Found".to_string(), Some(true)),
                     Mode::Notice => (
                         200,
                         format!(r#"{{"action": "terminate", "time": "{deadline}"}}"#),
-                        true,
+                        Some(true),
                     ),
-                    Mode::Garbage => (200, "{\"action\": [1, 2".to_string(), true),
+                    Mode::Garbage => (200, "{\"action\": [1, 2".to_string(), Some(true)),
                 }
             }
         }
         (Cloud::Azure, "GET", "/metadata/scheduledevents?api-version=2020-07-01") => {
             if header("metadata") != Some("true") {
-                (400, "missing Metadata: true".to_string(), false)
+                (400, "missing Metadata: true".to_string(), Some(false))
             } else {
                 let body = match mode {
                     Mode::Quiet => r#"{"DocumentIncarnation": 1, "Events": []}"#.to_string(),
@@ -208,10 +208,11 @@ fn serve(conn: TcpStream, cloud: Cloud, mode: Mode, deadline: jiff::Timestamp) -
                     ),
                     Mode::Garbage => "\u{1}\u{2} not json".to_string(),
                 };
-                (200, body, true)
+                (200, body, Some(true))
             }
         }
-        _ => (404, "Not Found".to_string(), false),
+        // Another cloud's path (`auto` asks them all): not this server's.
+        _ => (404, "Not Found".to_string(), None),
     };
     let mut w = conn;
     let flavor = match cloud {
@@ -223,7 +224,7 @@ fn serve(conn: TcpStream, cloud: Cloud, mode: Mode, deadline: jiff::Timestamp) -
         "HTTP/1.1 {status} X\r\nContent-Length: {}\r\n{flavor}Connection: close\r\n\r\n{body}",
         body.len()
     );
-    Some(ok)
+    ok
 }
 
 /// Every line a rank printed, in order, and the result line: what must not change.
