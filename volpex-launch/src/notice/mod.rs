@@ -141,19 +141,19 @@ impl Notice {
         let (deadline_in, when) = match self.deadline {
             Some(t) => {
                 let left = now.duration_until(t).try_into().unwrap_or(Duration::ZERO);
-                (left, t.to_string())
+                (left, format!("deadline {t}"))
             }
             None => (
                 self.cloud.notice_period(),
                 format!(
-                    "no time given: {} s after the notice",
+                    "no time given: deadline in {} s",
                     self.cloud.notice_period().as_secs()
                 ),
             ),
         };
         Seen {
             cloud: self.cloud,
-            said: format!("{} ({}, deadline {when})", self.cloud.name(), self.what),
+            said: format!("{} ({}, {when})", self.cloud.name(), self.what),
             deadline_in,
         }
     }
@@ -209,6 +209,10 @@ mod tests {
             key: "TRUE".into(),
         };
         assert_eq!(gcp.seen(now).deadline_in, Duration::from_secs(30));
+        assert_eq!(
+            gcp.seen(now).said,
+            "gcp (preempted, no time given: deadline in 30 s)"
+        );
         let aws = Notice {
             cloud: Cloud::Aws,
             what: "terminate".into(),
