@@ -7,225 +7,18 @@
 //! job; `auto` with nothing answering watches nothing.
 //! Reference: issue 46 items 1 and 4; docs/VOLPEXRUN.md "Preemption notices".
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::net::TcpListener;
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+use std::time::Duration;
 
+use volpex_tests::metadata::{Cloud, FakeMetadata, Mode};
 use volpex_tests::{bin, run, spawn, LiveJob, Run};
 
 const DEADLINE: Duration = Duration::from_secs(180);
 const WAIT: Duration = Duration::from_secs(60);
 /// `regen`: 400 rounds, rank 0 works 20 ms each (about 8 s), a checkpoint every round.
 const ARGS: &[&str] = &["400", "20", "checkpoint"];
-/// How far ahead the fake servers put the deadline.
-const NOTICE_AHEAD_S: i64 = 90;
-
-/// What the fake metadata server answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// Nothing scheduled.
-    Quiet,
-    /// A preemption is scheduled.
-    Notice,
-    /// 200 with a body that is no answer at all.
-    Garbage,
-}
-
-/// Which metadata server the fake plays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Cloud {
-    Aws,
-    Gcp,
-    Azure,
-}
-
-/// A metadata server on 127.0.0.1: one thread, one connection at a time, `Connection:
-/// close`. Dropping it (or `die`) closes its port: connections are refused from then on.
-struct FakeMetadata {
-    addr: SocketAddr,
-    mode: Arc<Mutex<Mode>>,
-    /// Well-formed requests answered in the current mode (headers as the cloud wants).
-    asked: Arc<AtomicU64>,
-    /// Requests that lacked the cloud's header or token.
-    refused: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl FakeMetadata {
-    fn start(cloud: Cloud) -> FakeMetadata {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake metadata server");
-        listener.set_nonblocking(true).expect("nonblocking");
-        let addr = listener.local_addr().expect("address");
-        let mode = Arc::new(Mutex::new(Mode::Quiet));
-        let asked = Arc::new(AtomicU64::new(0));
-        let refused = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let deadline =
-            jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + NOTICE_AHEAD_S)
-                .expect("a time");
-        let thread = {
-            let (mode, asked, refused, stop) =
-                (mode.clone(), asked.clone(), refused.clone(), stop.clone());
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    match listener.accept() {
-                        Ok((conn, _)) => {
-                            let m = *mode.lock().unwrap();
-                            match serve(conn, cloud, m, deadline) {
-                                Some(true) => asked.fetch_add(1, Ordering::Relaxed),
-                                Some(false) => refused.fetch_add(1, Ordering::Relaxed),
-                                None => 0,
-                            };
-                        }
-                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
-                    }
-                }
-            })
-        };
-        FakeMetadata {
-            addr,
-            mode,
-            asked,
-            refused,
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    /// `--preemption-notice KIND=URL` for this server.
-    fn flag(&self, kind: &str) -> String {
-        format!("{kind}=http://{}", self.addr)
-    }
-
-    /// Answers `mode` from now on (and counts the requests in it from 0).
-    fn set(&self, mode: Mode) {
-        *self.mode.lock().unwrap() = mode;
-        self.asked.store(0, Ordering::Relaxed);
-    }
-
-    /// Waits until `n` well-formed requests were answered in the current mode.
-    fn wait_asked(&self, n: u64) {
-        let until = Instant::now() + WAIT;
-        while self.asked.load(Ordering::Relaxed) < n {
-            assert!(Instant::now() < until, "the watcher never asked");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Closes the port: the server is gone.
-    fn die(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for FakeMetadata {
-    fn drop(&mut self) {
-        self.die();
-    }
-}
-
-/// Reads one request from `conn` and answers it as `cloud`'s metadata server in `mode`.
-/// Some(true): a well-formed request answered; Some(false): refused (missing header or
-/// token); None: not a request, or not for this cloud.
-fn serve(conn: TcpStream, cloud: Cloud, mode: Mode, deadline: jiff::Timestamp) -> Option<bool> {
-    conn.set_nonblocking(false).ok()?;
-    conn.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    let mut reader = BufReader::new(conn.try_clone().ok()?);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut words = line.split_whitespace();
-    let (method, path) = (words.next()?.to_string(), words.next()?.to_string());
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).ok()? == 0 || h.trim().is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-        }
-    }
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
-    const TOKEN: &str = "AQAEAFAKE-TOKEN==";
-    let (status, body, ok) = match (cloud, method.as_str(), path.as_str()) {
-        (Cloud::Gcp, "GET", "/computeMetadata/v1/instance/preempted") => {
-            if header("metadata-flavor") != Some("Google") {
-                (403, "missing Metadata-Flavor".to_string(), Some(false))
-            } else {
-                let body = match mode {
-                    Mode::Quiet => "FALSE",
-                    Mode::Notice => "TRUE",
-                    Mode::Garbage => "<html><body>Service Unavailable</body></html>",
-                };
-                (200, body.to_string(), Some(true))
-            }
-        }
-        (Cloud::Aws, "PUT", "/latest/api/token") => {
-            if header("x-aws-ec2-metadata-token-ttl-seconds").is_none() {
-                (400, String::new(), Some(false))
-            } else {
-                (200, TOKEN.to_string(), Some(true))
-            }
-        }
-        (Cloud::Aws, "GET", "/latest/meta-data/spot/instance-action") => {
-            if header("x-aws-ec2-metadata-token") != Some(TOKEN) {
-                (401, String::new(), Some(false))
-            } else {
-                match mode {
-                    Mode::Quiet => (404, "Not Found".to_string(), Some(true)),
-                    Mode::Notice => (
-                        200,
-                        format!(r#"{{"action": "terminate", "time": "{deadline}"}}"#),
-                        Some(true),
-                    ),
-                    Mode::Garbage => (200, "{\"action\": [1, 2".to_string(), Some(true)),
-                }
-            }
-        }
-        (Cloud::Azure, "GET", "/metadata/scheduledevents?api-version=2020-07-01") => {
-            if header("metadata") != Some("true") {
-                (400, "missing Metadata: true".to_string(), Some(false))
-            } else {
-                let body = match mode {
-                    Mode::Quiet => r#"{"DocumentIncarnation": 1, "Events": []}"#.to_string(),
-                    Mode::Notice => format!(
-                        r#"{{"DocumentIncarnation": 2, "Events": [{{"EventId": "602d9444-d2cd-49c7-8624-8643e7171297", "EventType": "Preempt", "ResourceType": "VirtualMachine", "Resources": ["vm0"], "EventStatus": "Scheduled", "NotBefore": "{}", "Description": "", "EventSource": "Platform", "DurationInSeconds": -1}}]}}"#,
-                        jiff::fmt::rfc2822::DateTimePrinter::new()
-                            .timestamp_to_rfc9110_string(&deadline)
-                            .ok()?
-                    ),
-                    Mode::Garbage => "\u{1}\u{2} not json".to_string(),
-                };
-                (200, body, Some(true))
-            }
-        }
-        // Another cloud's path (`auto` asks them all): not this server's.
-        _ => (404, "Not Found".to_string(), None),
-    };
-    let mut w = conn;
-    let flavor = match cloud {
-        Cloud::Gcp => "Metadata-Flavor: Google\r\n",
-        Cloud::Aws | Cloud::Azure => "",
-    };
-    let _ = write!(
-        w,
-        "HTTP/1.1 {status} X\r\nContent-Length: {}\r\n{flavor}Connection: close\r\n\r\n{body}",
-        body.len()
-    );
-    ok
-}
 
 /// Every line a rank printed, in order, and the result line: what must not change.
 fn output_of(run: &Run) -> Vec<String> {
@@ -284,11 +77,7 @@ fn a_notice_mid_run_hands_every_replica_over(cloud: Cloud, kind: &str, said: &st
         ARGS,
     );
     let watching = job.wait_stderr(WAIT, |l| l.contains("preemption notices at"));
-    let name = match cloud {
-        Cloud::Aws => "aws",
-        Cloud::Gcp => "gcp",
-        Cloud::Azure => "azure",
-    };
+    let name = cloud.name();
     assert!(
         watching
             .as_deref()
@@ -433,28 +222,147 @@ fn auto_with_nothing_answering_watches_nothing() {
     assert!(!run.stderr.contains("watching"), "{}", run.stderr);
 }
 
-/// With remote hosts the notice is not watched (yet): a clear error before anything
-/// starts.
+/// Over ssh to the project's test hosts (network namespaces, each with its own sshd and
+/// a fake metadata server on the clouds' link-local address, 169.254.169.254:80):
+/// `-n 2 -r 2` concentrated on h0 and h1, h2 spare. h0's agent watches h0's server, which
+/// schedules a notice mid-run: both replicas on h0 hand over to new incarnations on h2
+/// before the deadline; the other hosts are never noticed, and the result is right.
 #[test]
-fn a_notice_with_hosts_is_refused_before_anything_starts() {
-    let run = run(
+#[cfg_attr(
+    not(feature = "root-tests"),
+    ignore = "needs root: test hosts in network namespaces"
+)]
+fn a_hosts_notice_is_watched_by_its_agent_and_its_replicas_move_to_a_spare_host() {
+    use volpex_tests::testhosts::TestNet;
+    let net = TestNet::new(3);
+    let dir = TempDir(volpex_tests::TempPath::new("metadata").0.clone());
+    std::fs::create_dir_all(&dir.0).expect("a directory");
+    let mut servers = Vec::new();
+    for i in 0..net.len() {
+        let ns = net.ns(i);
+        let ip = std::process::Command::new("ip")
+            .args(["-n", &ns, "addr", "add", "169.254.169.254/32", "dev", "lo"])
+            .status()
+            .expect("ip");
+        assert!(ip.success(), "link-local address on {ns}");
+        let mode = dir.0.join(format!("mode{i}"));
+        std::fs::write(&mode, "quiet").expect("mode file");
+        let log = dir.0.join(format!("log{i}"));
+        let server = bin("fake_metadata");
+        let cmd = [
+            server.to_str().expect("a path"),
+            "gcp",
+            "169.254.169.254:80",
+            mode.to_str().expect("a path"),
+        ];
+        servers.push(Server(net.daemon(&ns, &net.name(i), &cmd, &log)));
+    }
+    let lines: Vec<String> = (0..net.len())
+        .map(|i| format!("{} slots=2", net.name(i)))
+        .collect();
+    let hf = net.hostfile("hosts.txt", &lines);
+    let (head, ssh) = (net.head(), net.ssh_cmd());
+    let hf = hf.to_string_lossy().into_owned();
+    let mut job = volpex_tests::spawn_with(
+        &["ip", "netns", "exec", &head],
+        &[],
         &[
+            "--ssh-cmd",
+            &ssh,
+            "--map",
+            "concentrate",
             "-n",
-            "1",
-            "--host",
-            "localhost",
+            "2",
+            "-r",
+            "2",
+            "--hosts",
+            &hf,
             "--preemption-notice",
             "gcp",
         ],
         &bin("regen"),
-        &["10", "1"],
-        DEADLINE,
+        &["300", "20", "checkpoint"],
     );
-    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    let watching = job.wait_stderr(WAIT, |l| {
+        l.contains("h0: watching gcp preemption notices at http://169.254.169.254")
+    });
+    assert!(watching.is_some(), "h0's agent does not watch");
+    let seen = job.wait_stderr(WAIT, |l| l.contains("regen: rank 0 round 60"));
+    assert!(seen.is_some(), "the job never got going");
+    std::fs::write(dir.0.join("mode0"), "notice").expect("mode file");
+    let done = job.wait_stderr(WAIT, |l| l.contains("for h0: every replica handed over"));
+    let run = job.wait(DEADLINE);
+    for s in &mut servers {
+        let _ = s.0.kill();
+        let _ = s.0.wait();
+    }
     assert!(
-        run.stderr
-            .contains("--preemption-notice watches this machine only"),
-        "{}",
+        done.is_some(),
+        "h0's replicas never handed over\n{}",
         run.stderr
     );
+    let out = run.ok();
+    for r in 0..2 {
+        let mine: Vec<u32> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("regen: rank {r} round ")))
+            .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+            .collect();
+        assert_eq!(
+            mine,
+            (1..=30).map(|i| i * 10).collect::<Vec<u32>>(),
+            "{out}"
+        );
+    }
+    assert_eq!(
+        out.lines().filter(|l| l.ends_with(" ok")).count(),
+        1,
+        "{out}"
+    );
+    let notices = events(&run, "notice");
+    assert_eq!(notices.len(), 2, "h0 held two replicas\n{}", run.stderr);
+    for n in &notices {
+        assert!(
+            n["detail"].as_str().is_some_and(|d| d.ends_with(" for h0")),
+            "{n}"
+        );
+        let handed = n["handed_over_s"].as_f64().unwrap_or(f64::NAN);
+        assert!(handed < n["deadline_s"].as_f64().unwrap_or(f64::NAN), "{n}");
+    }
+    for kind in ["killed", "died", "retired"] {
+        assert!(
+            events(&run, kind).is_empty(),
+            "a replica was lost\n{}",
+            run.stderr
+        );
+    }
+    let report = run.report.as_ref().expect("a report");
+    for p in report["processes"].as_array().expect("processes") {
+        if p["incarnation"] != 0 {
+            assert_eq!(
+                p["host"], "h2",
+                "the new incarnations go to the spare host: {p}"
+            );
+        }
+    }
+    drop(net);
+}
+
+/// A directory removed when the test ends.
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A fake metadata server started in a test host, killed when the test ends.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -507,9 +507,6 @@ pub enum StartError {
     /// `--launcher local` with hosts.
     #[error("--launcher local runs everything on this machine; drop --hosts/--host")]
     LocalWithHosts,
-    /// `--preemption-notice` on a job with remote hosts (not watched there yet).
-    #[error("--preemption-notice watches this machine only: it does not go with --hosts, --host or Slurm yet")]
-    NoticeWithHosts,
     /// `--launcher ssh` without hosts.
     #[error("--launcher ssh needs hosts: --hosts FILE or --host a,b,c")]
     SshWithoutHosts,

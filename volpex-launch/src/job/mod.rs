@@ -515,6 +515,17 @@ impl Job {
                 }),
                 FromAgent::Fatal { error } => self.input(Input::HostLost { host, why: error }),
                 FromAgent::PipeEnd => self.act(Action::ForgetPipes { host, count: 1 }, None),
+                FromAgent::Watcher(crate::notice::Report::Say(text)) => {
+                    let name = &self.state.hosts()[host].name;
+                    self.say(&format!("{name}: {text}"))
+                }
+                FromAgent::Watcher(crate::notice::Report::Notice(seen)) => {
+                    self.input(Input::Notice {
+                        host,
+                        said: seen.said,
+                        deadline_in: seen.deadline_in,
+                    })
+                }
                 FromAgent::Exited {
                     rank,
                     replica,

@@ -29,7 +29,6 @@ use crate::control::{self, Beats, Incarnations};
 use crate::error::StartError;
 use crate::event::Event;
 use crate::hostfile::HostSpec;
-use crate::notice::NoticeSpec;
 use crate::output::{pump, Dedup, Stream};
 use crate::placement::{place, Placement};
 use crate::remote::{start_agent, Shell};
@@ -251,9 +250,6 @@ impl Job {
         }
         let (program, prog_args) = args.command.split_first().ok_or(StartError::NoProgram)?;
         let (kind, placement) = placement_for(args)?;
-        if placement.is_some() && args.preemption_notice != NoticeSpec::None {
-            return Err(StartError::NoticeWithHosts);
-        }
         if placement.is_none() {
             check_local_start(program, args.wdir.as_deref())?;
         }
@@ -328,7 +324,8 @@ impl Job {
                 })
                 .map_err(StartError::Thread)?;
         }
-        {
+        // A local job's machine is watched here; a remote host's by its agent.
+        if placement.is_none() {
             let tx = tx.clone();
             crate::notice::start(args.preemption_notice.clone(), move |r| {
                 tx.send(Event::Notice(r)).is_ok()
@@ -641,6 +638,7 @@ impl Job {
                 procs,
                 regenerate: args.regenerate != crate::cli::Regenerate::Never,
                 stdin_rank: self.stdin.as_ref().map(|(r, _)| *r),
+                preemption_notice: args.preemption_notice.clone(),
             };
             match start_agent(
                 shell,
@@ -679,6 +677,7 @@ impl Job {
                 procs: Vec::new(),
                 regenerate: true,
                 stdin_rank: self.stdin.as_ref().map(|(r, _)| *r),
+                preemption_notice: args.preemption_notice.clone(),
             },
         });
         self.input(Input::Launched);

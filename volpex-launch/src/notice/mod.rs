@@ -1,5 +1,6 @@
-//! `--preemption-notice`: watching a cloud's metadata server for the notice that this
-//! machine is about to be taken back (AWS spot, Google Cloud spot and preemptible VMs,
+//! `--preemption-notice`: watching a cloud's metadata server for the notice that a
+//! machine is about to be taken back (volpexrun for its own machine, a host's agent for
+//! its host) (AWS spot, Google Cloud spot and preemptible VMs,
 //! Azure spot), so that its replicas hand over to new incarnations before it goes.
 //!
 //! Parts: this file (the flag's value, and what a watcher reports), `answers` (what
@@ -14,12 +15,14 @@ mod watch;
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 pub use watch::{start, Report};
 
 use crate::error::CliError;
 
 /// The clouds whose notices volpexrun reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Cloud {
     /// AWS EC2 spot: IMDSv2 `spot/instance-action`.
     Aws,
@@ -56,8 +59,8 @@ impl Cloud {
 /// `metadata.google.internal` resolves to it).
 pub const METADATA_BASE: &str = "http://169.254.169.254";
 
-/// What `--preemption-notice` asks for.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// What `--preemption-notice` asks for (also what volpexrun hands every host's agent).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum NoticeSpec {
     /// No watcher (the default).
     #[default]
@@ -124,7 +127,7 @@ pub struct Notice {
 }
 
 /// What the watcher hands the job's driver: a notice, its deadline made relative.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Seen {
     /// Whose notice.
     pub cloud: Cloud,

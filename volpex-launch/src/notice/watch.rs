@@ -24,8 +24,8 @@ const BODY_MAX_BYTES: u64 = 64 * 1024;
 const AWS_TOKEN_TTL: Duration = Duration::from_secs(6 * 3600);
 const AWS_TOKEN_RENEW: Duration = Duration::from_secs(3600);
 
-/// What the watcher tells the driver.
-#[derive(Debug, Clone, PartialEq)]
+/// What the watcher tells the driver (from a host's agent: in a `FromAgent::Watcher`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Report {
     /// A line for the user: the server watched, none found, trouble or its end.
     Say(String),

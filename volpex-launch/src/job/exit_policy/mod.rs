@@ -36,7 +36,6 @@ pub fn start_error_code(e: &StartError) -> i32 {
         | StartError::FaultOutsideJob { .. }
         | StartError::NoProgram
         | StartError::LocalWithHosts
-        | StartError::NoticeWithHosts
         | StartError::SshWithoutHosts
         | StartError::Hosts(HostsError::List { .. }) => EXIT_USAGE,
         StartError::Hosts(
