@@ -457,10 +457,21 @@ impl Job {
             }),
             Event::Control(ControlEvent::Fatal { why }) => self.input(Input::ControlFailed { why }),
             Event::Host(h, ev) => self.on_host_event(h, ev),
-            Event::Notice(crate::notice::Report::Say(text)) => self.say(&text),
-            // The watcher watches this machine: host 0 of a local job.
-            Event::Notice(crate::notice::Report::Notice(seen)) => self.input(Input::Notice {
-                host: 0,
+            // volpexrun's own watcher watches this machine: host 0 of a local job.
+            Event::Notice(report) => self.on_watcher(0, report),
+        }
+    }
+
+    /// What the preemption notice watcher of `host` (volpexrun's own, or the host's
+    /// agent's) reports.
+    fn on_watcher(&mut self, host: usize, report: crate::notice::Report) {
+        match report {
+            crate::notice::Report::Say(text) => {
+                let name = &self.state.hosts()[host].name;
+                self.say(&format!("{name}: {text}"))
+            }
+            crate::notice::Report::Notice(seen) => self.input(Input::Notice {
+                host,
                 said: seen.said,
                 deadline_in: seen.deadline_in,
             }),
@@ -515,17 +526,7 @@ impl Job {
                 }),
                 FromAgent::Fatal { error } => self.input(Input::HostLost { host, why: error }),
                 FromAgent::PipeEnd => self.act(Action::ForgetPipes { host, count: 1 }, None),
-                FromAgent::Watcher(crate::notice::Report::Say(text)) => {
-                    let name = &self.state.hosts()[host].name;
-                    self.say(&format!("{name}: {text}"))
-                }
-                FromAgent::Watcher(crate::notice::Report::Notice(seen)) => {
-                    self.input(Input::Notice {
-                        host,
-                        said: seen.said,
-                        deadline_in: seen.deadline_in,
-                    })
-                }
+                FromAgent::Watcher(report) => self.on_watcher(host, report),
                 FromAgent::Exited {
                     rank,
                     replica,
