@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 /// How far ahead the fake servers put the deadline.
 pub const NOTICE_AHEAD_S: i64 = 90;
+/// The Azure VM the fake server answers for, and a neighbour in its availability set.
+pub const AZURE_VM: &str = "vm0";
+const AZURE_NEIGHBOUR: &str = "vm7";
 /// How long `FakeMetadata::wait_asked` waits.
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -233,17 +236,34 @@ pub fn serve(conn: TcpStream, cloud: Cloud, mode: Mode, deadline: jiff::Timestam
             if header("metadata") != Some("true") {
                 (400, "missing Metadata: true".to_string(), Some(false))
             } else {
+                let http_date = |t: &jiff::Timestamp| {
+                    jiff::fmt::rfc2822::DateTimePrinter::new().timestamp_to_rfc9110_string(t)
+                };
+                // A neighbour in the availability set is preempted sooner: its event is
+                // in the answer too, and must not be taken for this VM's.
+                let sooner =
+                    jiff::Timestamp::from_second(deadline.as_second() - NOTICE_AHEAD_S).ok()?;
                 let body = match mode {
                     Mode::Quiet => r#"{"DocumentIncarnation": 1, "Events": []}"#.to_string(),
                     Mode::Notice => format!(
-                        r#"{{"DocumentIncarnation": 2, "Events": [{{"EventId": "602d9444-d2cd-49c7-8624-8643e7171297", "EventType": "Preempt", "ResourceType": "VirtualMachine", "Resources": ["vm0"], "EventStatus": "Scheduled", "NotBefore": "{}", "Description": "", "EventSource": "Platform", "DurationInSeconds": -1}}]}}"#,
-                        jiff::fmt::rfc2822::DateTimePrinter::new()
-                            .timestamp_to_rfc9110_string(&deadline)
-                            .ok()?
+                        r#"{{"DocumentIncarnation": 2, "Events": [{{"EventId": "0d3a7a51-neighbour", "EventType": "Preempt", "ResourceType": "VirtualMachine", "Resources": ["{AZURE_NEIGHBOUR}"], "EventStatus": "Scheduled", "NotBefore": "{}", "Description": "", "EventSource": "Platform", "DurationInSeconds": -1}}, {{"EventId": "602d9444-d2cd-49c7-8624-8643e7171297", "EventType": "Preempt", "ResourceType": "VirtualMachine", "Resources": ["{AZURE_VM}"], "EventStatus": "Scheduled", "NotBefore": "{}", "Description": "", "EventSource": "Platform", "DurationInSeconds": -1}}]}}"#,
+                        http_date(&sooner).ok()?,
+                        http_date(&deadline).ok()?
                     ),
                     Mode::Garbage => "\u{1}\u{2} not json".to_string(),
                 };
                 (200, body, Some(true))
+            }
+        }
+        (
+            Cloud::Azure,
+            "GET",
+            "/metadata/instance/compute/name?api-version=2021-02-01&format=text",
+        ) => {
+            if header("metadata") != Some("true") {
+                (400, "missing Metadata: true".to_string(), Some(false))
+            } else {
+                (200, AZURE_VM.to_string(), None)
             }
         }
         // Another cloud's path (`auto` asks them all): not this server's.

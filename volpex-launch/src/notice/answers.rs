@@ -66,8 +66,10 @@ pub fn aws(status: u16, body: &str) -> Answer {
     }
 }
 
-/// Azure's Scheduled Events: the earliest `Preempt` event, if any.
-pub fn azure(status: u16, body: &str) -> Answer {
+/// Azure's Scheduled Events: the earliest `Preempt` event for this VM (`me`, its name,
+/// if known: the answer lists the events of every VM of an availability set; an event
+/// that names no resource is everyone's), if any.
+pub fn azure(status: u16, body: &str, me: Option<&str>) -> Answer {
     #[derive(Deserialize)]
     struct Events {
         #[serde(rename = "Events")]
@@ -81,6 +83,8 @@ pub fn azure(status: u16, body: &str) -> Answer {
         kind: String,
         #[serde(rename = "NotBefore", default)]
         not_before: String,
+        #[serde(rename = "Resources", default)]
+        resources: Vec<String>,
     }
     if status != 200 {
         return Err(format!("HTTP status {status}"));
@@ -88,7 +92,15 @@ pub fn azure(status: u16, body: &str) -> Answer {
     let doc: Events = serde_json::from_str(body)
         .map_err(|e| format!("not scheduled events ({e}): {}", quote(body)))?;
     let mut first: Option<Notice> = None;
-    for e in doc.events.into_iter().filter(|e| e.kind == "Preempt") {
+    let mine = |e: &Event| match me {
+        Some(name) => e.resources.is_empty() || e.resources.iter().any(|r| r == name),
+        None => true,
+    };
+    for e in doc
+        .events
+        .into_iter()
+        .filter(|e| e.kind == "Preempt" && mine(e))
+    {
         // NotBefore is an HTTP date ("Mon, 19 Sep 2016 18:29:47 GMT"); empty while
         // the event has started.
         let deadline = match e.not_before.trim() {
@@ -158,7 +170,7 @@ mod tests {
     #[test]
     fn azure_takes_the_earliest_preempt_event() {
         assert_eq!(
-            azure(200, r#"{"DocumentIncarnation": 1, "Events": []}"#).unwrap(),
+            azure(200, r#"{"DocumentIncarnation": 1, "Events": []}"#, None).unwrap(),
             None
         );
         let body = r#"{"DocumentIncarnation": 3, "Events": [
@@ -168,21 +180,36 @@ mod tests {
              "NotBefore": "Mon, 19 Sep 2016 18:29:47 GMT"},
             {"EventId": "c", "EventType": "Preempt", "NotBefore": "Mon, 19 Sep 2016 18:40:00 GMT"}
         ]}"#;
-        let n = azure(200, body).unwrap().unwrap();
+        let n = azure(200, body, None).unwrap().unwrap();
         assert_eq!(n.key, "b");
         assert_eq!(n.deadline, at("2016-09-19T18:29:47Z"));
         let only_reboot = r#"{"Events": [{"EventId": "a", "EventType": "Reboot"}]}"#;
-        assert_eq!(azure(200, only_reboot).unwrap(), None);
+        assert_eq!(azure(200, only_reboot, None).unwrap(), None);
         let started = r#"{"Events": [{"EventId": "s", "EventType": "Preempt", "NotBefore": ""}]}"#;
-        assert_eq!(azure(200, started).unwrap().unwrap().deadline, None);
+        assert_eq!(azure(200, started, None).unwrap().unwrap().deadline, None);
         for bad in [
             "",
             "[]",
             r#"{"Events": 3}"#,
             r#"{"Events": [{"EventType": "Preempt", "NotBefore": "soon"}]}"#,
         ] {
-            assert!(azure(200, bad).is_err(), "{bad:?}");
+            assert!(azure(200, bad, None).is_err(), "{bad:?}");
         }
-        assert!(azure(400, "{}").is_err());
+        assert!(azure(400, "{}", None).is_err());
+    }
+
+    #[test]
+    fn azure_counts_only_this_vms_events() {
+        let body = r#"{"Events": [
+            {"EventId": "other", "EventType": "Preempt", "Resources": ["vm2"],
+             "NotBefore": "Mon, 19 Sep 2016 18:00:00 GMT"},
+            {"EventId": "mine", "EventType": "Preempt", "Resources": ["vm1", "vm3"],
+             "NotBefore": "Mon, 19 Sep 2016 18:29:47 GMT"}
+        ]}"#;
+        assert_eq!(azure(200, body, None).unwrap().unwrap().key, "other");
+        assert_eq!(azure(200, body, Some("vm1")).unwrap().unwrap().key, "mine");
+        assert_eq!(azure(200, body, Some("vm9")).unwrap(), None);
+        let anyone = r#"{"Events": [{"EventId": "e", "EventType": "Preempt", "Resources": []}]}"#;
+        assert!(azure(200, anyone, Some("vm9")).unwrap().is_some());
     }
 }

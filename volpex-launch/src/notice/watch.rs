@@ -126,6 +126,8 @@ struct Server {
     agent: ureq::Agent,
     /// AWS: the IMDSv2 token and when it was had.
     token: Option<(String, Instant)>,
+    /// Azure: this VM's name, once asked (`None` inside: the server did not say).
+    vm_name: Option<Option<String>>,
 }
 
 impl Server {
@@ -144,6 +146,7 @@ impl Server {
             base,
             agent,
             token: None,
+            vm_name: None,
         }
     }
 
@@ -161,12 +164,19 @@ impl Server {
                 answers::gcp(status, &body)
             }
             Cloud::Azure => {
+                if self.vm_name.is_none() {
+                    self.vm_name = Some(self.azure_vm_name());
+                }
                 let url = format!(
                     "{}/metadata/scheduledevents?api-version=2020-07-01",
                     self.base
                 );
                 let (status, body) = read(self.agent.get(&url).header("Metadata", "true").call())?;
-                answers::azure(status, &body)
+                answers::azure(
+                    status,
+                    &body,
+                    self.vm_name.as_ref().and_then(|n| n.as_deref()),
+                )
             }
             Cloud::Aws => {
                 let token = self.aws_token()?;
@@ -183,6 +193,21 @@ impl Server {
                 }
                 answers::aws(status, &body)
             }
+        }
+    }
+
+    /// Azure: this VM's name (`instance/compute/name`), to tell its scheduled events
+    /// from its neighbours'; `None` if the server does not say (every `Preempt` counts).
+    fn azure_vm_name(&self) -> Option<String> {
+        let url = format!(
+            "{}/metadata/instance/compute/name?api-version=2021-02-01&format=text",
+            self.base
+        );
+        match read(self.agent.get(&url).header("Metadata", "true").call()) {
+            Ok((200, name)) if !name.trim().is_empty() && name.len() < 256 => {
+                Some(name.trim().to_string())
+            }
+            Ok(_) | Err(_) => None,
         }
     }
 
