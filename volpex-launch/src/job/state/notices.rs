@@ -85,8 +85,8 @@ impl JobState {
     }
 
     /// Acts on the notices not acted on yet, once the address table went out (before,
-    /// a new incarnation could not be placed): SIGTERM to every replica living on the
-    /// host.
+    /// a new incarnation could not be placed): every replica living on the host is to
+    /// hand over (`signal_noticed` sends the SIGTERMs).
     fn apply_notices(&mut self) {
         if self.rendezvous.waiting() || !self.running() {
             return;
@@ -132,8 +132,8 @@ impl JobState {
         }
     }
 
-    /// Whether noticed incarnation `inc` of `id` got its SIGTERM and its handover is
-    /// under way: it lives, or a newer incarnation does, that has not caught up yet.
+    /// Whether the handover of noticed incarnation `inc` of `id` (once signalled) is
+    /// still under way: it lives, or a newer incarnation does, and none caught up yet.
     fn handing_over(&self, id: ReplicaId, inc: u32) -> bool {
         self.handed_over_at(id, inc).is_none()
             && self
