@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub mod abi;
+pub mod metadata;
 pub mod prerequisites;
 pub mod testhosts;
 

@@ -71,6 +71,9 @@ pub struct StartSpec {
     /// `--stdin RANK`: this rank's processes read the bytes of `ToAgent::Stdin`; every
     /// other process (and all with `None`) reads /dev/null.
     pub stdin_rank: Option<u32>,
+    /// `--preemption-notice`: the agent watches its host's metadata server and reports
+    /// what it sees (`FromAgent::Watcher`).
+    pub preemption_notice: crate::notice::NoticeSpec,
 }
 
 /// volpexrun -> agent.
@@ -163,6 +166,8 @@ pub enum FromAgent {
     },
     /// One output pipe ended.
     PipeEnd,
+    /// The host's preemption notice watcher reports (`--preemption-notice`).
+    Watcher(crate::notice::Report),
     /// A process ended.
     Exited {
         /// Rank.
@@ -210,6 +215,7 @@ impl FromAgent {
             | FromAgent::StartFailed { .. }
             | FromAgent::Fatal { .. }
             | FromAgent::PipeEnd
+            | FromAgent::Watcher(_)
             | FromAgent::Exited { .. } => None,
         }
     }
@@ -327,6 +333,19 @@ pub fn main() -> i32 {
                 }
             });
     }
+    {
+        let tx = tx.clone();
+        if let Err(e) = crate::notice::start(spec.preemption_notice.clone(), move |r| {
+            tx.send(AgentEvent::Out(FromAgent::Watcher(r))).is_ok()
+        }) {
+            let _ = write_frame(
+                &mut out,
+                &FromAgent::Watcher(crate::notice::Report::Say(format!(
+                    "cannot start the preemption notice watcher: {e}"
+                ))),
+            );
+        }
+    }
     let fatal = |out: &mut std::io::StdoutLock<'_>, error: String| {
         let _ = write_frame(out, &FromAgent::Fatal { error });
         1
@@ -418,6 +437,7 @@ pub fn main() -> i32 {
                     | FromAgent::Started { .. }
                     | FromAgent::StartFailed { .. }
                     | FromAgent::Fatal { .. }
+                    | FromAgent::Watcher(_)
                     | FromAgent::Line { .. } => {}
                 }
                 if !launcher_gone && write_frame(&mut out, &msg).is_err() {

@@ -161,6 +161,15 @@ pub struct Args {
     #[arg(long, value_name = "S", default_value_t = 30.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub drain_grace: f64,
 
+    /// Watch the cloud's metadata server for the notice that this machine is taken back
+    /// (aws: spot instance-action; gcp: instance/preempted; azure: a Preempt scheduled
+    /// event; auto: the one that answers at start; none). Without hosts volpexrun watches
+    /// this machine, with hosts each host's agent its host. On a notice every replica on
+    /// the host hands over to a new incarnation before the notice's deadline, one of a
+    /// rank at a time. `KIND=http://HOST:PORT` replaces the metadata server's address.
+    #[arg(long = "preemption-notice", value_name = "aws|gcp|azure|auto|none[=URL]", default_value = "none", value_parser = crate::notice::parse_spec)]
+    pub preemption_notice: crate::notice::NoticeSpec,
+
     /// Hostfile (also --hostfile, --machinefile): Open MPI's `host` or `host slots=N`,
     /// or Hydra's `host:N`, per line; `#` comments.
     #[arg(long = "hosts", visible_aliases = ["hostfile", "machinefile"], value_name = "FILE", conflicts_with = "host")]

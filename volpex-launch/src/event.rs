@@ -1,5 +1,6 @@
 //! The events the launcher's driver loop takes from its threads: control connections,
-//! process reapers, output pumps, the signal handler and the agent links of remote hosts.
+//! process reapers, output pumps, the signal handler, the agent links of remote hosts and
+//! the preemption notice watcher.
 //!
 //! Owns only the types: `control`, `remote` and the driver import them from here, so the
 //! threads that produce events never depend on the driver. Must never do I/O or decide
@@ -45,6 +46,8 @@ pub enum Event {
     },
     /// From the agent link of host `.0`.
     Host(usize, HostEvent),
+    /// From the `--preemption-notice` watcher of this machine.
+    Notice(crate::notice::Report),
 }
 
 /// What a control connection reported.

@@ -1,6 +1,6 @@
 //! `volpexrun`: starts a replicated Volpex job and sees it through.
 //!
-//! Modules: `cli` (flags, fault specs), `chaos` (`--chaos`: random faults from a seed), `hostfile` (host lists), `placement` (which host
+//! Modules: `cli` (flags, fault specs), `chaos` (`--chaos`: random faults from a seed), `hostfile` (host lists), `notice` (`--preemption-notice`: the clouds' preemption notices), `placement` (which host
 //! runs which replica), `job` (the job: its driver loop, `job::event` the events the
 //! threads report, `job::state` the pure state machine, `job::exit_policy` when the job
 //! is done or lost and its exit code, `job::env` and `job::spawn` starting processes),
@@ -28,6 +28,7 @@ mod event;
 mod fault;
 mod hostfile;
 mod job;
+mod notice;
 mod output;
 mod placement;
 mod plan;

@@ -49,6 +49,14 @@ pub enum CliError {
         /// What is wrong with it.
         problem: FaultProblem,
     },
+    /// A `--preemption-notice` value that does not parse.
+    #[error("--preemption-notice {spec:?}: {problem}")]
+    Notice {
+        /// The value as given.
+        spec: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A `--chaos` spec that does not parse.
     #[error(
         "chaos {spec:?}: {problem} (expected SEED:kill=RATE,stop=RATE,stop-for=S,exit=P,exit-sends=N,from=S,until=S,max=N,last=yes|no)"

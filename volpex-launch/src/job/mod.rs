@@ -460,6 +460,24 @@ impl Job {
             }),
             Event::Control(ControlEvent::Fatal { why }) => self.input(Input::ControlFailed { why }),
             Event::Host(h, ev) => self.on_host_event(h, ev),
+            // volpexrun's own watcher watches this machine: host 0 of a local job.
+            Event::Notice(report) => self.on_watcher(0, report),
+        }
+    }
+
+    /// What the preemption notice watcher of `host` (volpexrun's own, or the host's
+    /// agent's) reports.
+    fn on_watcher(&mut self, host: usize, report: crate::notice::Report) {
+        match report {
+            crate::notice::Report::Say(text) => {
+                let name = &self.state.hosts()[host].name;
+                self.say(&format!("{name}: {text}"))
+            }
+            crate::notice::Report::Notice(seen) => self.input(Input::Notice {
+                host,
+                said: seen.said,
+                deadline_in: seen.deadline_in,
+            }),
         }
     }
 
@@ -511,6 +529,7 @@ impl Job {
                 }),
                 FromAgent::Fatal { error } => self.input(Input::HostLost { host, why: error }),
                 FromAgent::PipeEnd => self.act(Action::ForgetPipes { host, count: 1 }, None),
+                FromAgent::Watcher(report) => self.on_watcher(host, report),
                 FromAgent::Exited {
                     rank,
                     replica,
@@ -624,7 +643,23 @@ impl Job {
                     ReplicaReport::new(p, &hosts[p.host].name, ended, replaced)
                 })
                 .collect(),
-            events: EventReport::by_time(self.feedback.records()),
+            events: EventReport::by_time(
+                self.feedback.records(),
+                self.state
+                    .notices()
+                    .iter()
+                    .flat_map(|n| {
+                        n.noticed.iter().map(|&(id, inc)| {
+                            EventReport::notice(
+                                n,
+                                &hosts[n.host].name,
+                                (id, inc),
+                                self.state.handed_over_at(id, inc),
+                            )
+                        })
+                    })
+                    .collect(),
+            ),
         };
         eprint!("{}", report.text());
         if let Some(c) = self.state.chaos() {

@@ -10,6 +10,8 @@ use volpex_proto::wire::control::ReplicaStats;
 
 use super::feedback::{Happening, Record};
 use super::replica::{Replica, ReplicaState};
+use super::state::HostNotice;
+use volpex_proto::message::ReplicaId;
 
 /// One incarnation of a replica in the report.
 #[derive(Debug, Serialize)]
@@ -102,7 +104,8 @@ pub struct EventReport {
     /// counters arrived, at most 0.5 s late).
     pub t_s: f64,
     /// killed (by a signal) | died (exited, silent, fenced, cut off) | retired | drained |
-    /// failover | lagging | regenerated (a new incarnation started) | caught_up.
+    /// failover | lagging | regenerated (a new incarnation started) | caught_up |
+    /// notice (a preemption notice for the incarnation's host, `--preemption-notice`).
     pub kind: &'static str,
     /// Rank.
     pub rank: u32,
@@ -110,15 +113,24 @@ pub struct EventReport {
     pub replica: u32,
     /// Which incarnation.
     pub incarnation: u32,
-    /// Why it died; failovers: `N pulls (M in all)`; lagging: how far behind whom.
+    /// Why it died; failovers: `N pulls (M in all)`; lagging: how far behind whom;
+    /// notice: which notice, for which host.
     pub detail: Option<String>,
+    /// Notice: when the host goes, seconds since the job started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_s: Option<f64>,
+    /// Notice: when the incarnation's handover finished (its replacement caught up),
+    /// seconds since the job started; absent if it never did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handed_over_s: Option<f64>,
 }
 
 impl EventReport {
     /// The report's events: every record, by time (a death is seen a moment after the
-    /// step that recorded its replacement's start).
-    pub fn by_time(records: &[Record]) -> Vec<EventReport> {
+    /// step that recorded its replacement's start); `notices` are the `notice` events (`EventReport::notice`).
+    pub fn by_time(records: &[Record], notices: Vec<EventReport>) -> Vec<EventReport> {
         let mut events: Vec<EventReport> = records.iter().map(EventReport::new).collect();
+        events.extend(notices);
         events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         events
     }
@@ -151,6 +163,28 @@ impl EventReport {
             replica: r.id.replica,
             incarnation: r.incarnation,
             detail,
+            deadline_s: None,
+            handed_over_s: None,
+        }
+    }
+
+    /// The `notice` event of incarnation `inc` of `id`, which lived on `host` when
+    /// `notice` came, and whose replacement caught up at `handed_over`.
+    pub fn notice(
+        notice: &HostNotice,
+        host: &str,
+        (id, inc): (ReplicaId, u32),
+        handed_over: Option<Duration>,
+    ) -> Self {
+        EventReport {
+            t_s: notice.at.as_secs_f64(),
+            kind: "notice",
+            rank: id.rank,
+            replica: id.replica,
+            incarnation: inc,
+            detail: Some(format!("preemption notice {} for {host}", notice.said)),
+            deadline_s: Some(notice.deadline.as_secs_f64()),
+            handed_over_s: handed_over.map(|t| t.as_secs_f64()),
         }
     }
 }
@@ -325,19 +359,22 @@ mod tests {
 
     #[test]
     fn events_are_named_by_kind_and_sorted_by_time() {
-        let events = EventReport::by_time(&[
-            record(
-                3,
-                Happening::Lost("killed by SIGKILL (fault injection)".into()),
-            ),
-            record(
-                1,
-                Happening::Lost("silent on host h1: no heartbeat for 2.1 s".into()),
-            ),
-            record(2, Happening::Lost("retired (exit code 75)".into())),
-            record(4, Happening::Failover { new: 1, total: 3 }),
-            record(5, Happening::Regenerated),
-        ]);
+        let events = EventReport::by_time(
+            &[
+                record(
+                    3,
+                    Happening::Lost("killed by SIGKILL (fault injection)".into()),
+                ),
+                record(
+                    1,
+                    Happening::Lost("silent on host h1: no heartbeat for 2.1 s".into()),
+                ),
+                record(2, Happening::Lost("retired (exit code 75)".into())),
+                record(4, Happening::Failover { new: 1, total: 3 }),
+                record(5, Happening::Regenerated),
+            ],
+            Vec::new(),
+        );
         let kinds: Vec<(f64, &str)> = events.iter().map(|e| (e.t_s, e.kind)).collect();
         assert_eq!(
             kinds,

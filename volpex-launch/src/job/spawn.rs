@@ -324,6 +324,14 @@ impl Job {
                 })
                 .map_err(StartError::Thread)?;
         }
+        // A local job's machine is watched here; a remote host's by its agent.
+        if placement.is_none() {
+            let tx = tx.clone();
+            crate::notice::start(args.preemption_notice.clone(), move |r| {
+                tx.send(Event::Notice(r)).is_ok()
+            })
+            .map_err(StartError::Thread)?;
+        }
         let config = Config {
             ranks: args.ranks,
             replicas: args.replicas,
@@ -632,6 +640,7 @@ impl Job {
                 procs,
                 regenerate: args.regenerate != crate::cli::Regenerate::Never,
                 stdin_rank: self.stdin.as_ref().map(|(r, _)| *r),
+                preemption_notice: args.preemption_notice.clone(),
             };
             match start_agent(
                 shell,
@@ -670,6 +679,7 @@ impl Job {
                 procs: Vec::new(),
                 regenerate: true,
                 stdin_rank: self.stdin.as_ref().map(|(r, _)| *r),
+                preemption_notice: args.preemption_notice.clone(),
             },
         });
         self.input(Input::Launched);

@@ -157,6 +157,16 @@ pub enum Input {
         /// Why.
         why: String,
     },
+    /// A preemption notice for `host` (`--preemption-notice`): its machine goes in
+    /// `deadline_in`.
+    Notice {
+        /// Index of the host.
+        host: usize,
+        /// Which notice, in the watcher's words.
+        said: String,
+        /// How long until the machine goes.
+        deadline_in: Duration,
+    },
     /// The link of `host` ended; `code` is the remote shell's exit code if known.
     LinkEnded {
         /// Index of the host.

@@ -25,10 +25,12 @@ mod deaths;
 mod files;
 mod hosts;
 mod messages;
+mod notices;
 mod regen;
 mod rendezvous;
 mod shutdown;
 
+pub use notices::HostNotice;
 use regen::Regen;
 
 /// How long every replica has to register before the table goes out without it.
@@ -154,6 +156,8 @@ pub struct JobState {
     files_damaged: Vec<String>,
     /// Processes counted gone for the files at a later time (on hosts cut off).
     files_ends: Vec<(Duration, usize)>,
+    /// Preemption notices (`--preemption-notice`), in the order they came.
+    notices: Vec<HostNotice>,
     /// Actions decided so far by the input being handled.
     out: Vec<Action>,
 }
@@ -224,6 +228,7 @@ impl JobState {
             files: volpex_files::coordinator::Coordinator::new(config.ranks, config.replicas),
             files_damaged: Vec::new(),
             files_ends: Vec::new(),
+            notices: Vec::new(),
             out: Vec::new(),
         }
     }
@@ -296,6 +301,9 @@ impl JobState {
             next = next.min(t);
         }
         if let Some(t) = self.kill_at {
+            next = next.min(t);
+        }
+        if let Some(t) = self.next_notice_deadline() {
             next = next.min(t);
         }
         next
@@ -399,6 +407,11 @@ impl JobState {
             } => self.remote_exited(host, ReplicaId::new(rank, replica), inc, code, signal),
             Input::HostLost { host, why } => self.host_lost(host, why, now),
             Input::LinkEnded { host, code, stderr } => self.link_ended(host, code, &stderr, now),
+            Input::Notice {
+                host,
+                said,
+                deadline_in,
+            } => self.notice(host, said, now + deadline_in),
         }
         std::mem::take(&mut self.out)
     }
@@ -458,6 +471,7 @@ impl JobState {
             Rendezvous::Waiting { .. } => self.rendezvous(now),
             Rendezvous::TableSent => {}
         }
+        self.check_notices(now);
         self.check_progress(now);
         std::mem::take(&mut self.out)
     }

@@ -90,6 +90,11 @@ impl Regen {
         }
     }
 
+    /// Whether lost replicas are regenerated at all (`--regenerate` is not `never`).
+    pub(super) fn on(&self) -> bool {
+        self.mode != Regenerate::Never
+    }
+
     pub(super) fn notes(&self) -> &[String] {
         &self.notes
     }

@@ -699,5 +699,6 @@ fn remote_hosts_get_a_grace_to_report_exits_after_the_job_failed() {
 }
 
 mod endings;
+mod notices;
 mod regenerate;
 mod regenerate_hosts;
