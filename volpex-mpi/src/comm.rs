@@ -374,31 +374,51 @@ pub fn free_keyval(k: &mut c_int) -> Result<()> {
     Ok(())
 }
 
+/// Where an object's attributes are kept: its entry's list of (keyval, value), in the
+/// order set (a communicator's, a window's).
+pub type Attrs = fn(&mut state::State, c_int) -> Result<&mut Vec<(c_int, usize)>>;
+
+fn comm_attrs(s: &mut state::State, comm: c_int) -> Result<&mut Vec<(c_int, usize)>> {
+    Ok(&mut s.comms.get_mut(comm)?.attrs)
+}
+
 /// MPI_Comm_set_attr: replaces (calling the delete function on the old value first,
 /// MPI-3.1 section 6.7.2) or adds.
 pub fn set_attr(comm: c_int, key: c_int, value: usize) -> Result<()> {
-    let had = state::with(|s| {
-        s.keyvals.get(key)?;
-        Ok(s.comms.get(comm)?.attrs.iter().any(|a| a.0 == key))
-    })?;
-    if had {
-        delete_attr(comm, key)?;
-    }
-    state::with(|s| {
-        s.comms.get_mut(comm)?.attrs.push((key, value));
-        Ok(())
-    })
+    set_attr_in(comm_attrs, comm, key, value)
 }
 
 /// MPI_Comm_delete_attr: calls the key's delete function and removes the attribute; a
 /// delete function's error code is the call's, and the attribute stays.
 pub fn delete_attr(comm: c_int, key: c_int) -> Result<()> {
+    delete_attr_in(comm_attrs, comm, key)
+}
+
+/// A user attribute's value: Ok(None) when not set.
+pub fn user_attr(comm: c_int, key: c_int) -> Result<Option<usize>> {
+    user_attr_in(comm_attrs, comm, key)
+}
+
+/// `set_attr` on object `obj`'s attributes (`attrs`).
+pub fn set_attr_in(attrs: Attrs, obj: c_int, key: c_int, value: usize) -> Result<()> {
+    let had = state::with(|s| {
+        s.keyvals.get(key)?;
+        Ok(attrs(s, obj)?.iter().any(|a| a.0 == key))
+    })?;
+    if had {
+        delete_attr_in(attrs, obj, key)?;
+    }
+    state::with(|s| {
+        attrs(s, obj)?.push((key, value));
+        Ok(())
+    })
+}
+
+/// `delete_attr` on object `obj`'s attributes (`attrs`); its delete function gets `obj`.
+pub fn delete_attr_in(attrs: Attrs, obj: c_int, key: c_int) -> Result<()> {
     let (value, kv) = state::with(|s| {
         let kv = *s.keyvals.get(key)?;
-        let v = s
-            .comms
-            .get(comm)?
-            .attrs
+        let v = attrs(s, obj)?
             .iter()
             .find(|a| a.0 == key)
             .map(|a| a.1)
@@ -406,7 +426,7 @@ pub fn delete_attr(comm: c_int, key: c_int) -> Result<()> {
         Ok((v, kv))
     })?;
     if let Some(f) = kv.delete {
-        let code = crate::raw::delete_attr(f, comm, key, value, kv.extra);
+        let code = crate::raw::delete_attr(f, obj, key, value, kv.extra);
         if code != class::SUCCESS {
             return Err(MpiError::new(
                 code,
@@ -415,21 +435,16 @@ pub fn delete_attr(comm: c_int, key: c_int) -> Result<()> {
         }
     }
     state::with(|s| {
-        s.comms.get_mut(comm)?.attrs.retain(|a| a.0 != key);
+        attrs(s, obj)?.retain(|a| a.0 != key);
         Ok(())
     })
 }
 
-/// A user attribute's value: Ok(None) when not set.
-pub fn user_attr(comm: c_int, key: c_int) -> Result<Option<usize>> {
+/// `user_attr` on object `obj`'s attributes (`attrs`).
+pub fn user_attr_in(attrs: Attrs, obj: c_int, key: c_int) -> Result<Option<usize>> {
     state::with(|s| {
         s.keyvals.get(key)?;
-        Ok(s.comms
-            .get(comm)?
-            .attrs
-            .iter()
-            .find(|a| a.0 == key)
-            .map(|a| a.1))
+        Ok(attrs(s, obj)?.iter().find(|a| a.0 == key).map(|a| a.1))
     })
 }
 

@@ -1501,7 +1501,7 @@ pub unsafe extern "C" fn mpi_comm_create_keyval_(
     set_ierr(ierr, code);
 }
 
-/// MPI_WIN_CREATE_KEYVAL: as MPI_COMM_CREATE_KEYVAL, for windows.
+/// MPI_WIN_CREATE_KEYVAL: window keys share the one key table.
 #[no_mangle]
 pub unsafe extern "C" fn mpi_win_create_keyval_(
     copy: Option<raw::FortranCopyFn>,
@@ -1510,18 +1510,8 @@ pub unsafe extern "C" fn mpi_win_create_keyval_(
     extra_state: *const isize,
     ierr: *mut c_int,
 ) {
-    let code = shim("MPI_Win_create_keyval", || {
-        let extra = value(extra_state, "extra_state")? as usize;
-        Ok(guard("MPI_Win_create_keyval", COMM_WORLD, || {
-            let k = comm::create_keyval(crate::state::Keyval {
-                copy: copy.map(raw::AttrCopy::Fortran),
-                delete: delete.map(raw::AttrDelete::Fortran),
-                extra,
-            })?;
-            set(keyval, "win_keyval", k)
-        }))
-    });
-    set_ierr(ierr, code);
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { mpi_comm_create_keyval_(copy, delete, keyval, extra_state, ierr) }
 }
 
 /// MPI_WIN_GET_ATTR: the value itself (INTEGER(KIND=MPI_ADDRESS_KIND)), the predefined

@@ -192,6 +192,7 @@ pub unsafe extern "C" fn MPI_Win_get_info(win: Win, info_used: *mut c_int) -> c_
 
 // ---- Attributes (section 6.7.4) ----
 
+/// MPI_Win_create_keyval: window keys share the one key table.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_create_keyval(
     copy: Option<raw::CopyAttrFn>,
@@ -199,22 +200,14 @@ pub unsafe extern "C" fn MPI_Win_create_keyval(
     keyval: *mut c_int,
     extra_state: *mut c_void,
 ) -> c_int {
-    guard("MPI_Win_create_keyval", COMM_WORLD, || {
-        let k = comm::create_keyval(crate::state::Keyval {
-            copy: copy.map(raw::AttrCopy::C),
-            delete: delete.map(raw::AttrDelete::C),
-            extra: extra_state as usize,
-        })?;
-        set(keyval, "win_keyval", k)
-    })
+    // SAFETY: the same arguments, under the same contract.
+    unsafe { MPI_Comm_create_keyval(copy, delete, keyval, extra_state) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_free_keyval(keyval: *mut c_int) -> c_int {
-    guard("MPI_Win_free_keyval", COMM_WORLD, || {
-        // SAFETY: `keyval` points to a keyval handle.
-        comm::free_keyval(unsafe { raw::out(keyval, "win_keyval") }?)
-    })
+    // SAFETY: the same argument, under the same contract.
+    unsafe { MPI_Comm_free_keyval(keyval) }
 }
 
 #[no_mangle]

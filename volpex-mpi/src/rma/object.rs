@@ -121,7 +121,12 @@ pub fn is_fixed(key: c_int) -> bool {
     (key::BASE..=key::MODEL).contains(&key)
 }
 
-/// MPI_Win_set_attr (section 6.7.4): replaces (deleting the old value first) or adds.
+fn win_attrs(s: &mut state::State, win: c_int) -> Result<&mut Vec<(c_int, usize)>> {
+    Ok(&mut s.wins.get_mut(win)?.attrs)
+}
+
+/// MPI_Win_set_attr (section 6.7.4): replaces (deleting the old value first) or adds;
+/// the predefined attributes cannot be set.
 pub fn set_attr(win: c_int, key: c_int, value: usize) -> Result<()> {
     if is_fixed(key) {
         return Err(MpiError::new(
@@ -129,60 +134,17 @@ pub fn set_attr(win: c_int, key: c_int, value: usize) -> Result<()> {
             "a predefined window attribute cannot be set",
         ));
     }
-    let had = state::with(|s| {
-        s.keyvals.get(key)?;
-        Ok(s.wins.get(win)?.attrs.iter().any(|a| a.0 == key))
-    })?;
-    if had {
-        delete_attr(win, key)?;
-    }
-    with(win, |e| {
-        e.attrs.push((key, value));
-        Ok(())
-    })
+    crate::comm::set_attr_in(win_attrs, win, key, value)
 }
 
 /// MPI_Win_get_attr of a key the program made.
 pub fn user_attr(win: c_int, key: c_int) -> Result<Option<usize>> {
-    state::with(|s| {
-        s.keyvals.get(key)?;
-        Ok(s.wins
-            .get(win)?
-            .attrs
-            .iter()
-            .find(|a| a.0 == key)
-            .map(|a| a.1))
-    })
+    crate::comm::user_attr_in(win_attrs, win, key)
 }
 
-/// MPI_Win_delete_attr: calls the key's delete function, then removes the attribute; a
-/// delete function's error is the call's, and the attribute stays.
+/// MPI_Win_delete_attr: calls the key's delete function, then removes the attribute.
 pub fn delete_attr(win: c_int, key: c_int) -> Result<()> {
-    let (value, kv) = state::with(|s| {
-        let kv = *s.keyvals.get(key)?;
-        let v = s
-            .wins
-            .get(win)?
-            .attrs
-            .iter()
-            .find(|a| a.0 == key)
-            .map(|a| a.1)
-            .ok_or_else(|| MpiError::new(class::KEYVAL, format!("no attribute {key:#x} here")))?;
-        Ok((v, kv))
-    })?;
-    if let Some(f) = kv.delete {
-        let code = crate::raw::delete_attr(f, win, key, value, kv.extra);
-        if code != class::SUCCESS {
-            return Err(MpiError::new(
-                code,
-                format!("the delete function of attribute key {key:#x} failed with {code}"),
-            ));
-        }
-    }
-    with(win, |e| {
-        e.attrs.retain(|a| a.0 != key);
-        Ok(())
-    })
+    crate::comm::delete_attr_in(win_attrs, win, key)
 }
 
 /// MPI_Win_get_group: a new group of the window's processes.

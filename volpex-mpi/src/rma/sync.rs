@@ -49,14 +49,19 @@ fn sync_error(msg: &str) -> MpiError {
     MpiError::new(class::RMA_SYNC, msg.to_string())
 }
 
-/// Takes the window's queue and what the exchange needs; `mem` is the window's memory.
-fn take(win: c_int, mem: &mut [u8]) -> Result<Exchange<'_>> {
+/// The exchange of window `win` (memory `mem`): with the window's queue for an end of an
+/// access epoch (`queue`), with none for serving an exposure epoch (whose operations on
+/// others stay queued for this process's own MPI_Win_complete).
+fn exchange(win: c_int, mem: &mut [u8], queue: bool) -> Result<Exchange<'_>> {
     let (comm, queued, landings) = object::with(win, |e| {
-        Ok((
-            e.comm,
-            std::mem::take(&mut e.queued),
-            std::mem::take(&mut e.landings),
-        ))
+        Ok(match queue {
+            true => (
+                e.comm,
+                std::mem::take(&mut e.queued),
+                std::mem::take(&mut e.landings),
+            ),
+            false => (e.comm, BTreeMap::new(), BTreeMap::new()),
+        })
     })?;
     Ok(Exchange {
         comm: state::comm(comm)?,
@@ -179,7 +184,7 @@ pub fn fence(win: c_int, assert: c_int, mem: &mut [u8]) -> Result<()> {
             ));
         }
     } else {
-        let mut x = take(win, mem)?;
+        let mut x = exchange(win, mem, true)?;
         let all: Vec<i32> = (0..x.comm.size()).collect();
         x.send(&all, FENCE)?;
         x.serve(&all, FENCE)?;
@@ -233,7 +238,7 @@ pub fn complete(win: c_int, mem: &mut [u8]) -> Result<()> {
             .take()
             .ok_or_else(|| sync_error("MPI_Win_complete without MPI_Win_start"))
     })?;
-    let mut x = take(win, mem)?;
+    let mut x = exchange(win, mem, true)?;
     x.send(&targets, PSCW)?;
     if targets.contains(&x.comm.rank()) {
         x.apply_own()?;
@@ -289,26 +294,16 @@ fn exposed(win: c_int) -> Result<(Vec<i32>, Communicator)> {
 /// MPI_Win_wait: ends the exposure epoch once every origin's batch is applied.
 pub fn wait(win: c_int, mem: &mut [u8]) -> Result<()> {
     let (origins, _) = exposed(win)?;
-    if !object::with(win, |e| Ok(e.epoch.served))? {
-        let mut x = take(win, mem)?;
-        // Operations this process queued on others stay for its own MPI_Win_complete.
-        let (queued, landings) = (
-            std::mem::take(&mut x.queued),
-            std::mem::take(&mut x.landings),
-        );
-        let served = x.serve(&origins, PSCW);
-        object::with(win, |e| {
-            e.queued = queued;
-            e.landings = landings;
-            Ok(())
-        })?;
-        served?;
-    }
+    let served = match object::with(win, |e| Ok(e.epoch.served))? {
+        true => Ok(()),
+        false => exchange(win, mem, false)?.serve(&origins, PSCW),
+    };
     object::with(win, |e| {
         e.epoch.exposure = None;
         e.epoch.served = false;
         Ok(())
-    })
+    })?;
+    served
 }
 
 /// MPI_Win_test: MPI_Win_wait if every origin's batch is here, else false. Every replica
