@@ -4,6 +4,7 @@
 //!
 //! Owns these types; must never touch the tables, a window's memory or the network.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
 
@@ -99,7 +100,7 @@ pub struct WinEntry {
     /// Epochs open.
     pub epoch: Epoch,
     /// This epoch's operations, per target rank, in the order issued.
-    pub queued: BTreeMap<i32, Vec<Access>>,
+    pub queued: BTreeMap<i32, Vec<Access<'static>>>,
     /// Where their answers land, per target rank, in the same order.
     pub landings: BTreeMap<i32, Vec<Landing>>,
 }
@@ -107,15 +108,16 @@ pub struct WinEntry {
 /// `(offset, length)` in bytes of the target's window.
 pub type Pieces = Vec<(u64, u64)>;
 
-/// One operation, as the target applies it.
+/// One operation, as the target applies it: its bytes owned where the origin queues it,
+/// borrowed from the batch where the target decodes it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Access {
+pub enum Access<'a> {
     /// MPI_Put: `data` spread over `pieces`.
     Put {
         /// Where in the window.
         pieces: Pieces,
         /// The origin's bytes, as many as the pieces take.
-        data: Vec<u8>,
+        data: Cow<'a, [u8]>,
     },
     /// MPI_Get: the bytes of `pieces` go back.
     Get {
@@ -128,7 +130,7 @@ pub enum Access {
         /// Where in the window.
         pieces: Pieces,
         /// The origin's bytes, as many as the pieces take.
-        data: Vec<u8>,
+        data: Cow<'a, [u8]>,
         /// The predefined operation's handle.
         op: i32,
         /// The code of the primitive type it runs on (`Prim::code`).
@@ -142,13 +144,13 @@ pub enum Access {
         /// The element's offset in the window.
         at: u64,
         /// What the element must hold to be replaced.
-        compare: Vec<u8>,
+        compare: Cow<'a, [u8]>,
         /// Its replacement.
-        data: Vec<u8>,
+        data: Cow<'a, [u8]>,
     },
 }
 
-impl Access {
+impl Access<'_> {
     /// Whether this operation has an answer (its origin waits for one, even of no bytes).
     pub fn answers(&self) -> bool {
         match self {

@@ -90,7 +90,7 @@ fn pieces(win: c_int, t: &Target) -> Result<Option<Pieces>> {
     Ok(Some(out))
 }
 
-fn queue(win: c_int, rank: c_int, op: Access, landing: Option<Landing>) -> Result<()> {
+fn queue(win: c_int, rank: c_int, op: Access<'static>, landing: Option<Landing>) -> Result<()> {
     object::with(win, |e| {
         e.queued.entry(rank).or_default().push(op);
         if let Some(l) = landing {
@@ -119,7 +119,15 @@ pub fn put(win: c_int, data: Vec<u8>, t: Target) -> Result<()> {
     let Some(pieces) = pieces(win, &t)? else {
         return Ok(());
     };
-    queue(win, t.rank, Access::Put { pieces, data }, None)
+    queue(
+        win,
+        t.rank,
+        Access::Put {
+            pieces,
+            data: data.into(),
+        },
+        None,
+    )
 }
 
 /// MPI_Get (section 11.3.2): `count` elements land in `buf` when the epoch ends.
@@ -208,7 +216,7 @@ pub fn accumulate(
     let landing = result.map(|(buf, count)| Landing { buf, count, len });
     let acc = Access::Acc {
         pieces,
-        data,
+        data: data.into(),
         op,
         prim,
         fetch: landing.is_some(),
@@ -245,7 +253,11 @@ pub fn compare_and_swap(
     queue(
         win,
         t.rank,
-        Access::Cas { at, compare, data },
+        Access::Cas {
+            at,
+            compare: compare.into(),
+            data: data.into(),
+        },
         Some(Landing {
             buf: result,
             count: 1,

@@ -12,6 +12,8 @@
 //! primitive's code (`u8`), whether it fetches (`u8`), the data; compare-and-swap: the
 //! compare bytes then the new bytes (one element: the one piece's length each).
 
+use std::borrow::Cow;
+
 use crate::coll::reduce::Combiner;
 use crate::datatype::Prim;
 use crate::error::{MpiError, Result};
@@ -120,7 +122,7 @@ impl<'a> Reader<'a> {
 }
 
 /// The operations in `bytes`.
-pub fn decode(bytes: &[u8]) -> Result<Vec<Access>> {
+pub fn decode(bytes: &[u8]) -> Result<Vec<Access<'_>>> {
     let mut r = Reader(bytes);
     let n = r.u64()?;
     if n > bytes.len() as u64 {
@@ -131,7 +133,7 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Access>> {
         let op = match r.u8()? {
             PUT => {
                 let pieces = r.pieces()?;
-                let data = r.take(total(&pieces))?.to_vec();
+                let data = Cow::Borrowed(r.take(total(&pieces))?);
                 Access::Put { pieces, data }
             }
             GET => Access::Get {
@@ -142,7 +144,7 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Access>> {
                 let op = r.i32()?;
                 let prim = r.u8()?;
                 let fetch = r.u8()? != 0;
-                let data = r.take(total(&pieces))?.to_vec();
+                let data = Cow::Borrowed(r.take(total(&pieces))?);
                 Access::Acc {
                     pieces,
                     data,
@@ -156,8 +158,8 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Access>> {
                 let &[(at, len)] = &pieces[..] else {
                     return Err(malformed("a compare-and-swap of several pieces"));
                 };
-                let compare = r.take(len)?.to_vec();
-                let data = r.take(len)?.to_vec();
+                let compare = Cow::Borrowed(r.take(len)?);
+                let data = Cow::Borrowed(r.take(len)?);
                 Access::Cas { at, compare, data }
             }
             k => return Err(malformed(&format!("kind {k}"))),
@@ -290,22 +292,22 @@ mod tests {
         let ops = vec![
             Access::Put {
                 pieces: vec![(0, 4), (8, 4)],
-                data: (0..8).collect(),
+                data: Cow::Owned((0..8).collect()),
             },
             Access::Get {
                 pieces: vec![(4, 4)],
             },
             Access::Acc {
                 pieces: vec![(0, 8)],
-                data: vec![1; 8],
+                data: Cow::Owned(vec![1; 8]),
                 op: 3,
                 prim: Prim::I32.code().unwrap_or(0),
                 fetch: true,
             },
             Access::Cas {
                 at: 16,
-                compare: vec![0; 8],
-                data: vec![9; 8],
+                compare: Cow::Owned(vec![0; 8]),
+                data: Cow::Owned(vec![9; 8]),
             },
         ];
         assert_eq!(decode(&encode(&ops)).ok(), Some(ops));
@@ -315,7 +317,7 @@ mod tests {
     fn cut_or_lying_batches_are_refused() {
         let b = encode(&[Access::Put {
             pieces: vec![(0, 4)],
-            data: vec![1, 2, 3, 4],
+            data: Cow::Owned(vec![1, 2, 3, 4]),
         }]);
         for n in 0..b.len() {
             assert!(decode(&b[..n]).is_err(), "cut at {n}");
@@ -332,11 +334,11 @@ mod tests {
         let ops = vec![
             Access::Put {
                 pieces: vec![(0, 8)],
-                data: i32s(&[5, 7]),
+                data: Cow::Owned(i32s(&[5, 7])),
             },
             Access::Acc {
                 pieces: vec![(0, 8)],
-                data: i32s(&[1, 2]),
+                data: Cow::Owned(i32s(&[1, 2])),
                 op: op_handle(OpKind::Sum),
                 prim: Prim::I32.code().unwrap_or(0),
                 fetch: true,
@@ -346,13 +348,13 @@ mod tests {
             },
             Access::Cas {
                 at: 16,
-                compare: i32s(&[0]),
-                data: i32s(&[42]),
+                compare: Cow::Owned(i32s(&[0])),
+                data: Cow::Owned(i32s(&[42])),
             },
             Access::Cas {
                 at: 16,
-                compare: i32s(&[0]),
-                data: i32s(&[43]),
+                compare: Cow::Owned(i32s(&[0])),
+                data: Cow::Owned(i32s(&[43])),
             },
         ];
         let reply = apply(&mut mem, &ops, &kind).expect("applies");

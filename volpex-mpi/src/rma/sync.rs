@@ -41,7 +41,7 @@ const PSCW_ANSWER: i32 = 4;
 struct Exchange<'m> {
     comm: Communicator,
     mem: &'m mut [u8],
-    queued: BTreeMap<i32, Vec<Access>>,
+    queued: BTreeMap<i32, Vec<Access<'static>>>,
     landings: BTreeMap<i32, Vec<Landing>>,
 }
 
