@@ -3,8 +3,9 @@
  *   segv: every rank all-reduces ROUNDS (200) times, WORK_MS (5) apart; halfway, rank 1
  *         dereferences a null pointer, so every replica of rank 1 dies of SIGSEGV at
  *         about the same moment.
- *   nofinalize: every rank all-reduces once, prints its result line and returns from
- *         main without MPI_Finalize. */
+ *   nofinalize: every rank all-reduces once, prints its result line, waits in a barrier
+ *         until every rank printed (the first exit fails the job and ends the others)
+ *         and returns from main without MPI_Finalize. */
 #include <mpi.h>
 #include <string.h>
 #include <time.h>
@@ -25,6 +26,8 @@ int main(int argc, char **argv) {
         long mine = rank;
         CHECK_OK(MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
         printf("misbehave: rank %d of %d sum %ld\n", rank, size, sum);
+        fflush(stdout);
+        CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
         return 0;
     }
     CHECK(strcmp(argv[1], "segv") == 0);
