@@ -148,6 +148,8 @@ pub struct Replica {
     /// A new incarnation that takes its state over from its draining predecessor, not
     /// from a sibling: it needs no sibling to catch up.
     pub handover: bool,
+    /// A fault stopped it (SIGSTOP) and it has not been continued since.
+    pub stopped: bool,
 }
 
 /// What a replica's program last wrote to standard error, for its failure's summary: the
@@ -217,6 +219,7 @@ impl Replica {
             fenced: false,
             draining: false,
             handover: false,
+            stopped: false,
         }
     }
 

@@ -591,7 +591,7 @@ impl JobState {
             format!("interrupted by {name}; forwarded it to every process"),
             exit_policy::interrupted_code(sig),
         ));
-        self.timers.clear();
+        self.end_faults();
         for p in self.procs.iter_mut() {
             if exit_policy::ends_on_failure(&p.state) {
                 p.state = ReplicaState::Ended;
@@ -636,6 +636,11 @@ impl JobState {
                 self.procs[i].incarnation
             );
             self.signal(i, sig);
+            match sig {
+                Signal::SIGSTOP => self.procs[i].stopped = true,
+                Signal::SIGCONT => self.procs[i].stopped = false,
+                _ => {}
+            }
             if sig == Signal::SIGKILL {
                 // Dead from now on, whatever it reported before its exit shows: a replica
                 // that had just finalized must not complete its rank (and end the
@@ -651,6 +656,20 @@ impl JobState {
         }
         for i in killed {
             self.regenerate(i);
+        }
+    }
+
+    /// The run is over (every rank completed, or volpexrun was interrupted): no fault
+    /// fires any more, and every replica a fault stopped is continued now, so that it can
+    /// exit (a stopped process neither hears SHUTDOWN nor acts on SIGTERM; a pending
+    /// `cont@` dropped with the timers left it stopped until its heartbeat timed out).
+    fn end_faults(&mut self) {
+        self.timers.clear();
+        for i in 0..self.procs.len() {
+            if self.procs[i].stopped {
+                self.procs[i].stopped = false;
+                self.signal(i, Signal::SIGCONT);
+            }
         }
     }
 }

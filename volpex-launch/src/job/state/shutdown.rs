@@ -122,7 +122,7 @@ impl JobState {
     pub(super) fn begin_shutdown(&mut self, now: Duration) {
         self.shutdown_at = Some(now);
         // Faults are for the run; the job is done.
-        self.timers.clear();
+        self.end_faults();
         for i in 0..self.procs.len() {
             let id = self.procs[i].id;
             match exit_policy::at_shutdown(&self.procs[i].state) {

@@ -221,3 +221,36 @@ fn an_exit_0_without_finalizing_names_mpi_finalize() {
     exited(&mut st, id(0, 0), Some(0), None);
     assert_eq!(state(&st, id(0, 0)), ReplicaState::Finished);
 }
+
+/// A replica a fault stopped is continued when the job ends before its `cont@` (chaos
+/// stops one that had just finalized, and every rank completes): it must hear SHUTDOWN
+/// and exit. Dropping the pending continue with the fault timers left it stopped until its
+/// heartbeat timed out, and its rank, whose other replicas had been ended, counted as
+/// failed (CI: `chaos` LU seed 5, "rank 2: no replica finished cleanly").
+#[test]
+fn a_replica_stopped_by_a_fault_is_continued_when_the_job_ends() {
+    let mut c = config(1, 2);
+    c.faults = ["0.1:stop@0.5", "0.1:cont@5"]
+        .iter()
+        .map(|f| parse_fault(f).expect("a fault"))
+        .collect();
+    let mut st = running(local(c));
+    let stop = st.tick(s(0.5));
+    assert!(stop.contains(&Action::Signal {
+        inc: 0,
+        id: id(0, 1),
+        signal: Signal::SIGSTOP
+    }));
+    finalized(&mut st, id(0, 1));
+    let end = st.tick(s(1.0));
+    assert!(
+        end.contains(&Action::Signal {
+            inc: 0,
+            id: id(0, 1),
+            signal: Signal::SIGCONT
+        }),
+        "{end:?}"
+    );
+    // Continued once, and no fault fires after the end.
+    assert_eq!(st.tick(s(6.0)), []);
+}
