@@ -167,7 +167,10 @@ pub struct Args {
     /// this machine, with hosts each host's agent its host. On a notice every replica on
     /// the host hands over to a new incarnation before the notice's deadline, one of a
     /// rank at a time. `KIND=http://HOST:PORT` replaces the metadata server's address.
-    #[arg(long = "preemption-notice", value_name = "aws|gcp|azure|auto|none[=URL]", default_value = "none", value_parser = crate::notice::parse_spec)]
+    /// `file=PATH`: the notice is the file PATH appearing (a Kubernetes preStop hook
+    /// writes it), holding the seconds left or nothing (30 s); `{host}` in PATH is the
+    /// host's name.
+    #[arg(long = "preemption-notice", value_name = "aws|gcp|azure|auto|none[=URL]|file=PATH", default_value = "none", value_parser = crate::notice::parse_spec)]
     pub preemption_notice: crate::notice::NoticeSpec,
 
     /// Hostfile (also --hostfile, --machinefile): Open MPI's `host` or `host slots=N`,

@@ -29,6 +29,7 @@ mod fault;
 mod hostfile;
 mod job;
 mod notice;
+mod operator;
 mod output;
 mod placement;
 mod plan;

@@ -510,6 +510,14 @@ pub enum StartError {
     /// `--launcher ssh` without hosts.
     #[error("--launcher ssh needs hosts: --hosts FILE or --host a,b,c")]
     SshWithoutHosts,
+    /// The hostfile an `mpirun` variable names (no `--hosts` given) is bad.
+    #[error("{var} names the hostfile (no --hosts given): {source}")]
+    EnvHostfile {
+        /// The variable.
+        var: &'static str,
+        /// What is wrong with the file.
+        source: HostsError,
+    },
     /// A bad host list.
     #[error(transparent)]
     Hosts(#[from] HostsError),

@@ -71,6 +71,7 @@ impl Job {
         let spec = crate::agent::StartSpec {
             host: name.clone(),
             procs: vec![proc],
+            preemption_notice: r.template.preemption_notice.for_host(&name),
             ..r.template.clone()
         };
         match crate::remote::start_agent(

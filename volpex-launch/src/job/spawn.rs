@@ -58,23 +58,38 @@ pub fn print_map(args: &Args) -> i32 {
     }
 }
 
-/// Which launcher applies: the flag, else Slurm inside an allocation without hosts, else
-/// ssh with hosts, else local.
+/// Which launcher applies: the flag, else ssh with hosts, else Slurm inside an allocation,
+/// else ssh over a hostfile the environment names (`operator`: what an MPI Operator's
+/// launcher pod, or a site's `mpirun` setup, gives), else local.
 fn launcher_kind(args: &Args) -> LauncherKind {
     match args.launcher {
         Some(k) => k,
         None if args.hostfile.is_some() || args.host.is_some() => LauncherKind::Ssh,
         None if crate::slurm::in_allocation() => LauncherKind::Slurm,
+        None if crate::operator::hostfile().is_some() => LauncherKind::Ssh,
         None => LauncherKind::Local,
     }
 }
 
-/// Hosts from --hosts or --host, if given; with `-N`, each gets exactly that many slots.
-fn given_hosts(args: &Args) -> Result<Option<Vec<HostSpec>>, StartError> {
+/// Hosts from --hosts or --host, if given, else (with `from_env`) from the hostfile the
+/// environment names; with `-N`, each gets exactly that many slots.
+fn given_hosts(args: &Args, from_env: bool) -> Result<Option<Vec<HostSpec>>, StartError> {
     let mut hosts = match (&args.hostfile, &args.host) {
         (Some(f), _) => crate::hostfile::read_hostfile(f)?,
         (None, Some(list)) => crate::hostfile::parse_host_list(list)?,
-        (None, None) => return Ok(None),
+        (None, None) => match crate::operator::hostfile().filter(|_| from_env) {
+            Some(f) => {
+                let hosts = crate::hostfile::read_hostfile(&f.value)
+                    .map_err(|source| StartError::EnvHostfile { var: f.var, source })?;
+                eprintln!(
+                    "volpexrun: no --hosts given: running over the hostfile {} that {} names",
+                    f.value.display(),
+                    f.var
+                );
+                hosts
+            }
+            None => return Ok(None),
+        },
     };
     if let Some(per_host) = args.npernode {
         for h in &mut hosts {
@@ -95,8 +110,8 @@ fn placement_for(args: &Args) -> Result<(LauncherKind, Option<Placement>), Start
             }
             return Ok((kind, None));
         }
-        LauncherKind::Ssh => given_hosts(args)?.ok_or(StartError::SshWithoutHosts)?,
-        LauncherKind::Slurm => match given_hosts(args)? {
+        LauncherKind::Ssh => given_hosts(args, true)?.ok_or(StartError::SshWithoutHosts)?,
+        LauncherKind::Slurm => match given_hosts(args, false)? {
             Some(h) => h,
             None => crate::slurm::allocation_hosts()?,
         },
@@ -109,6 +124,15 @@ fn placement_for(args: &Args) -> Result<(LauncherKind, Option<Placement>), Start
         args.oversubscribe,
     )?;
     Ok((kind, Some(p)))
+}
+
+/// The remote shell when neither `--ssh-cmd` nor `VOLPEX_SSH` says: `SSH_DEFAULT`, with
+/// the arguments the environment gives an `mpirun` for it (`operator`), if any.
+fn default_ssh() -> String {
+    match crate::operator::ssh_args() {
+        Some(extra) => format!("{SSH_DEFAULT} {}", extra.value),
+        None => SSH_DEFAULT.to_string(),
+    }
 }
 
 /// Before a local job starts: `--wdir` is a directory, and the program, given as a path
@@ -327,7 +351,7 @@ impl Job {
         // A local job's machine is watched here; a remote host's by its agent.
         if placement.is_none() {
             let tx = tx.clone();
-            crate::notice::start(args.preemption_notice.clone(), move |r| {
+            crate::notice::start(args.preemption_notice.for_host("localhost"), move |r| {
                 tx.send(Event::Notice(r)).is_ok()
             })
             .map_err(StartError::Thread)?;
@@ -445,7 +469,7 @@ impl Job {
                         .ssh_cmd
                         .clone()
                         .or_else(|| std::env::var("VOLPEX_SSH").ok())
-                        .unwrap_or_else(|| SSH_DEFAULT.to_string()),
+                        .unwrap_or_else(default_ssh),
                 )?;
                 let launcher_ip = match (args.launcher_addr, kind) {
                     (Some(ip), _) => Some(ip.to_string()),
@@ -640,7 +664,7 @@ impl Job {
                 procs,
                 regenerate: args.regenerate != crate::cli::Regenerate::Never,
                 stdin_rank: self.stdin.as_ref().map(|(r, _)| *r),
-                preemption_notice: args.preemption_notice.clone(),
+                preemption_notice: args.preemption_notice.for_host(&p.hosts[h].name),
             };
             match start_agent(
                 shell,

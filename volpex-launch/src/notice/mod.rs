@@ -1,16 +1,19 @@
-//! `--preemption-notice`: watching a cloud's metadata server for the notice that a
-//! machine is about to be taken back (volpexrun for its own machine, a host's agent for
-//! its host) (AWS spot, Google Cloud spot and preemptible VMs,
-//! Azure spot), so that its replicas hand over to new incarnations before it goes.
+//! `--preemption-notice`: watching for the notice that a machine is about to be taken
+//! back (volpexrun for its own machine, a host's agent for its host), so that its replicas
+//! hand over to new incarnations before it goes: a cloud's metadata server (AWS spot,
+//! Google Cloud spot and preemptible VMs, Azure spot), or a file that appears (what a
+//! Kubernetes pod's `preStop` hook, or any site's script, writes before the machine goes).
 //!
 //! Parts: this file (the flag's value, and what a watcher reports), `answers` (what
 //! each cloud's metadata server answers, parsed: pure functions), `watch` (the thread
-//! that asks over plain HTTP, with `ureq`). The job's state machine decides what a
-//! notice does (`job::state`'s notices). Owns the watcher and its HTTP; must never touch
-//! a process or decide anything about the job, and never panic or block the launcher on
-//! a bad answer: a watcher that cannot read its server says so once and keeps watching.
+//! that asks over plain HTTP, with `ureq`), `file` (the thread that looks for the file).
+//! The job's state machine decides what a notice does (`job::state`'s notices). Owns the
+//! watchers and their HTTP; must never touch a process or decide anything about the job,
+//! and never panic or block the launcher on a bad answer: a watcher that cannot read its
+//! server says so once and keeps watching.
 
 mod answers;
+mod file;
 mod watch;
 
 use std::time::Duration;
@@ -77,15 +80,45 @@ pub enum NoticeSpec {
         /// Its base address (`KIND=URL`), else `METADATA_BASE`.
         base: String,
     },
+    /// Watch for this file to appear (`file=PATH`; `{host}` in it is the host's name).
+    File {
+        /// Where.
+        path: String,
+    },
+}
+
+/// The placeholder for the host's name in `file=PATH`.
+pub const HOST_PLACEHOLDER: &str = "{host}";
+
+impl NoticeSpec {
+    /// The spec as the watcher of host `name` runs it: `{host}` in a file's path becomes
+    /// `name` (one notice directory shared by the hosts, one file each).
+    pub fn for_host(&self, name: &str) -> NoticeSpec {
+        match self {
+            NoticeSpec::File { path } => NoticeSpec::File {
+                path: path.replace(HOST_PLACEHOLDER, name),
+            },
+            NoticeSpec::None | NoticeSpec::Auto { .. } | NoticeSpec::Cloud { .. } => self.clone(),
+        }
+    }
 }
 
 /// Parses `--preemption-notice`: `none`, `auto`, `aws`, `gcp`, `azure`, each but `none`
-/// optionally `=URL` (an `http://` base address replacing the metadata server's).
+/// optionally `=URL` (an `http://` base address replacing the metadata server's); or
+/// `file=PATH` (an absolute path).
 pub fn parse_spec(s: &str) -> Result<NoticeSpec, CliError> {
     let bad = |why: &str| CliError::Notice {
         spec: s.into(),
         problem: why.into(),
     };
+    if let Some(path) = s.strip_prefix("file=") {
+        if !path.starts_with('/') {
+            return Err(bad(
+                "file=PATH needs an absolute path (the agents on other hosts run elsewhere)",
+            ));
+        }
+        return Ok(NoticeSpec::File { path: path.into() });
+    }
     let (kind, base) = match s.split_once('=') {
         Some((k, url)) => {
             let url = url.trim_end_matches('/');
@@ -108,7 +141,7 @@ pub fn parse_spec(s: &str) -> Result<NoticeSpec, CliError> {
             .find(|c| c.name() == k)
             .map(|cloud| NoticeSpec::Cloud { cloud, base })
             .ok_or_else(|| {
-                bad("expected aws, gcp, azure, auto or none, optionally =http://HOST[:PORT]")
+                bad("expected aws, gcp, azure, auto or none, optionally =http://HOST[:PORT], or file=PATH")
             }),
     }
 }
@@ -129,12 +162,10 @@ pub struct Notice {
 /// What the watcher hands the job's driver: a notice, its deadline made relative.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Seen {
-    /// Whose notice.
-    pub cloud: Cloud,
     /// Its words and deadline, for the live line and the report.
     pub said: String,
     /// How long from now the machine goes: the server's deadline (0 if already past),
-    /// else the cloud's `notice_period`.
+    /// else the cloud's `notice_period` (a file's: its own, else `file::NOTICE_PERIOD`).
     pub deadline_in: Duration,
 }
 
@@ -155,7 +186,6 @@ impl Notice {
             ),
         };
         Seen {
-            cloud: self.cloud,
             said: format!("{} ({}, {when})", self.cloud.name(), self.what),
             deadline_in,
         }
@@ -189,8 +219,22 @@ mod tests {
                 base: METADATA_BASE.into()
             }
         );
+        assert_eq!(
+            parse_spec("file=/tmp/notice-{host}").unwrap(),
+            NoticeSpec::File {
+                path: "/tmp/notice-{host}".into()
+            }
+        );
+        assert_eq!(
+            parse_spec("file=/n/{host}/{host}").unwrap().for_host("h1"),
+            NoticeSpec::File {
+                path: "/n/h1/h1".into()
+            }
+        );
         for bad in [
             "",
+            "file=",
+            "file=notice",
             "ibm",
             "gcp=",
             "gcp=https://x",

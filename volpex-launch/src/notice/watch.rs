@@ -51,6 +51,7 @@ pub fn start(
 fn run(spec: NoticeSpec, tell: impl Fn(Report) -> bool) {
     let mut server = match spec {
         NoticeSpec::None => return,
+        NoticeSpec::File { path } => return super::file::run(path, tell),
         NoticeSpec::Cloud { cloud, base } => Server::new(cloud, base, POLL_TIMEOUT),
         NoticeSpec::Auto { base } => {
             let found = Cloud::ALL.into_iter().find_map(|cloud| {

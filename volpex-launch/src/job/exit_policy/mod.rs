@@ -41,6 +41,7 @@ pub fn start_error_code(e: &StartError) -> i32 {
         StartError::Hosts(
             HostsError::Line { .. } | HostsError::Empty { .. } | HostsError::Read { .. },
         )
+        | StartError::EnvHostfile { .. }
         | StartError::Slurm(_)
         | StartError::Placement(_)
         | StartError::Bind(_)
