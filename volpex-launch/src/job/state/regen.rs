@@ -433,14 +433,19 @@ impl JobState {
         // Hosts whose agent runs or is starting (at the job's start, or for a new
         // incarnation: a `Spawn` waits in its link), and hosts where no process was
         // placed (their agent starts with the new incarnation); never one where a
-        // replica went silent (it may be cut off).
+        // replica went silent (it may be cut off), nor one with a preemption notice (it
+        // goes: what starts there would have to move again).
         let usable = |h: &Host| match h.state {
             HostState::Up | HostState::Idle => true,
             HostState::Launching => h.agent || h.launched_at > Duration::ZERO,
             HostState::Lost(_) => false,
         };
         let up: Vec<usize> = (0..self.hosts.len())
-            .filter(|&h| usable(&self.hosts[h]) && !self.regen.suspect[h])
+            .filter(|&h| {
+                usable(&self.hosts[h])
+                    && !self.regen.suspect[h]
+                    && !self.notices.iter().any(|n| n.host == h)
+            })
             .collect();
         let least = |hosts: Vec<usize>| hosts.into_iter().min_by_key(|&h| (load(h), h));
         let apart: Vec<usize> = up.iter().copied().filter(|&h| !holds(h)).collect();

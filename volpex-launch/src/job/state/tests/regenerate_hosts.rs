@@ -255,3 +255,25 @@ fn no_new_incarnation_goes_to_a_host_where_a_replica_was_fenced() {
     };
     assert_eq!(spawns(&msg(&mut st, id(1, 1), 0, fence, s(2.0))), []);
 }
+
+/// A host with a preemption notice takes no new incarnation, even with free slots: it
+/// goes, and what started there would have to move again.
+#[test]
+fn no_new_incarnation_goes_to_a_host_with_a_preemption_notice() {
+    let mut st = remote_up(Regenerate::Spare, 2);
+    // The spare h2 is noticed (nothing of the job runs there yet).
+    st.handle(
+        Input::Notice {
+            host: 2,
+            said: "file /notices/h2 (deadline in 30.0 s, as it says)".into(),
+            deadline_in: s(30.0),
+        },
+        s(1.0),
+    );
+    st.tick(s(1.0));
+    // h0 lost 0.0: h2 and h3 are free and apart from rank 0; h2 is noticed.
+    assert_eq!(
+        spawns(&remote_killed(&mut st, 0, id(0, 0), 0, s(2.0))),
+        [(id(0, 0), 1, 3)]
+    );
+}
