@@ -388,6 +388,13 @@ impl TestNet {
         pids_in(&self.ns(i))
     }
 
+    /// Starts host `i`'s sshd again after `kill_host` (a machine or pod back under the
+    /// same name) and waits until it answers.
+    pub fn restart_sshd(&mut self, i: usize) {
+        self.start_sshd(i);
+        self.wait_ssh(i, Duration::from_secs(20));
+    }
+
     /// SIGKILLs every process on host `i` (sshd included); returns how many.
     pub fn kill_host(&mut self, i: usize) -> usize {
         let pids = self.pids(i);

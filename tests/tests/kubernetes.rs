@@ -18,7 +18,7 @@
 //! deploy/kubernetes/README.md.
 
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use volpex_tests::testhosts::TestNet;
 use volpex_tests::{bin, example, run, spawn_with, LiveJob, Run};
@@ -295,4 +295,108 @@ fn a_terminating_pod_hands_its_replicas_over_through_the_prestop_file() {
     assert_eq!(hosts_of(&run, 1), ["h4"], "{}", run.stderr);
     run.assert_no_leftovers();
     assert_pods_idle(&net, &[1]);
+}
+
+/// Issue 46's target: a job on 4 pods with 2 spares gets 8 notices over its run, one pod
+/// at a time, each pod that runs a replica noticed in turn: the pod's replica hands over
+/// to a free pod, the pod is deleted (its processes killed) and recreated under the same
+/// name (sshd back, no notice file), and becomes a spare again (a lost host is tried
+/// again). The output is the failure-free run's and no rank is lost.
+#[test]
+fn eight_notices_on_four_pods_with_spares_lose_nothing() {
+    let _one = serial();
+    const ROUNDS: &[&str] = &["1800", "20", "checkpoint"];
+    let base = regen_lines(&run(
+        &["-n", "2", "-r", "2"],
+        &bin("regen"),
+        ROUNDS,
+        DEADLINE,
+    ));
+    let mut net = TestNet::new(6);
+    let env = operator_env(&net, 1, false);
+    let notices = net.dir.join("notices");
+    std::fs::create_dir_all(&notices).expect("notice directory");
+    let flag = format!("file={}/{{host}}", notices.display());
+    let mut job = launch(
+        &net,
+        &env,
+        &["-n", "2", "-r", "2", "--preemption-notice", &flag],
+        &bin("regen"),
+        ROUNDS,
+    );
+    let going = job.wait_stderr(WAIT, |l| l.contains("regen: rank 0 round 100"));
+    assert!(going.is_some(), "the job never got going");
+    // Where each replica runs (rank-major: 0.0, 0.1, 1.0, 1.1), from the spread placement
+    // of 4 processes on pods of one slot, then from the live lines.
+    let mut at = [0usize, 2, 1, 3];
+    let mut noticed = [0u32; 6];
+    // When each pod may take a replica (none while it runs one): a recreated pod once its
+    // notice's deadline passed and volpexrun tries a lost host again (5 s after the loss).
+    let mut ready: [Option<Instant>; 6] = [
+        None,
+        None,
+        None,
+        None,
+        Some(Instant::now()),
+        Some(Instant::now()),
+    ];
+    for n in 0..8 {
+        let free = ready
+            .iter()
+            .flatten()
+            .min()
+            .copied()
+            .expect("a pod to move to");
+        std::thread::sleep(free.saturating_duration_since(Instant::now()));
+        // The pod with a replica noticed the fewest times so far.
+        let (slot, pod) = at
+            .iter()
+            .copied()
+            .enumerate()
+            .min_by_key(|&(_, h)| (noticed[h], h))
+            .expect("four replicas");
+        noticed[pod] += 1;
+        let name = net.name(pod);
+        std::fs::write(notices.join(&name), "4\n").expect("write the notice");
+        let (rank, replica) = (slot / 2, slot % 2);
+        let moved = job.wait_stderr(WAIT, |l| {
+            l.contains(&format!(
+                "rank {rank} replica {replica}: starting incarnation"
+            ))
+        });
+        let to = moved
+            .as_deref()
+            .and_then(|l| l.split(" on ").nth(1))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|h| h.strip_prefix('h'))
+            .and_then(|i| i.parse::<usize>().ok())
+            .unwrap_or_else(|| panic!("notice {n} on {name}: no new incarnation ({moved:?})"));
+        let done = job.wait_stderr(WAIT, |l| {
+            l.contains(&format!("for {name}: every replica handed over"))
+        });
+        assert!(
+            done.is_some(),
+            "notice {n} on {name}: the handover never finished"
+        );
+        at[slot] = to;
+        ready[to] = None;
+        // The pod goes, and comes back under its name without its notice file.
+        net.kill_host(pod);
+        std::fs::remove_file(notices.join(&name)).expect("remove the notice");
+        net.restart_sshd(pod);
+        ready[pod] = Some(Instant::now() + Duration::from_secs(6));
+        eprintln!("notice {n}: {rank}.{replica} moved from {name} to h{to}");
+    }
+    let run = job.wait(DEADLINE);
+    assert_eq!(regen_lines(&run), base, "{}", run.stderr);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(events(&run, "notice").len(), 8, "{}", run.stderr);
+    for kind in ["killed", "died", "retired"] {
+        assert!(
+            events(&run, kind).is_empty(),
+            "a replica was lost\n{}",
+            run.stderr
+        );
+    }
+    run.assert_no_leftovers();
 }

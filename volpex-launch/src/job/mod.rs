@@ -274,6 +274,8 @@ impl Job {
             Action::CutHost(h) => {
                 if let HostLink::Agent(link) = &mut self.hosts[h].link {
                     link.kill();
+                    // No agent there now: one starts if the host is tried again.
+                    self.hosts[h].link = HostLink::Local;
                 }
                 self.open_pipes = self.open_pipes.saturating_sub(self.hosts[h].open_pipes);
                 self.hosts[h].open_pipes = 0;

@@ -253,7 +253,8 @@ pub enum HostState {
     Launching,
     /// The agent runs (or the host is this machine).
     Up,
-    /// Unreachable at start, or its link ended during the run.
+    /// Unreachable at start, or its link ended during the run (tried again later for a
+    /// new incarnation, see `Host::lost_at`).
     Lost(String),
 }
 
@@ -270,6 +271,12 @@ pub struct Host {
     /// When its remote shell was started, since the job started (the launch timeout
     /// counts from then).
     pub launched_at: Duration,
+    /// When it was last lost, since the job started: a lost host is tried again for a new
+    /// incarnation `HOST_RETRY_AFTER` later (a preempted machine's replacement, a pod
+    /// recreated under the same name).
+    pub lost_at: Option<Duration>,
+    /// How many times it was lost.
+    pub losses: u32,
 }
 
 /// How a process ended, in words (`killed by SIGKILL`, `exited with code 3`).

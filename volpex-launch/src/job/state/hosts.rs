@@ -104,6 +104,10 @@ impl JobState {
         }
         let starting = self.hosts[h].state == HostState::Launching;
         self.hosts[h].state = HostState::Lost(why.clone());
+        self.hosts[h].lost_at = Some(now);
+        self.hosts[h].losses += 1;
+        // Its agent is gone: a new one starts if the host is tried again.
+        self.hosts[h].agent = false;
         self.out.push(Action::CutHost(h));
         let name = self.hosts[h].name.clone();
         let mut lost = Vec::new();

@@ -208,6 +208,8 @@ impl JobState {
                     state,
                     agent: false,
                     launched_at: Duration::ZERO,
+                    lost_at: None,
+                    losses: 0,
                 })
                 .collect(),
             procs,
@@ -305,6 +307,9 @@ impl JobState {
         }
         if let Some(t) = self.next_notice_deadline() {
             next = next.min(t);
+        }
+        if let Some(t) = self.next_host_retry() {
+            next = next.min(t.max(now));
         }
         next
     }
@@ -421,6 +426,7 @@ impl JobState {
     pub fn tick(&mut self, now: Duration) -> Vec<Action> {
         self.now = now;
         self.release_held();
+        self.retry_waiting();
         self.run_chaos(now);
         self.fire_timers(now);
         self.check_launch_timeouts(now);

@@ -24,6 +24,20 @@ use crate::cli::Regenerate;
 /// after which the rank is no longer regenerated.
 pub const CRASH_LOOP_LIMIT: u32 = 3;
 
+/// A lost host is tried again for a new incarnation this long after it was lost, doubled
+/// for every further loss (up to `HOST_RETRY_MAX`), and only where no host that was never
+/// lost has room: a preempted machine's replacement or a recreated pod answers under the
+/// same name, a host that stays down costs one failed start per period.
+pub const HOST_RETRY_AFTER: Duration = Duration::from_secs(5);
+/// The longest wait before a lost host is tried again.
+const HOST_RETRY_MAX: Duration = Duration::from_secs(320);
+
+/// When host `h`, lost at `at` for the `losses`-th time, may be tried again.
+fn retry_at(at: Duration, losses: u32) -> Duration {
+    let factor = 1u32 << losses.saturating_sub(1).min(6);
+    at + (HOST_RETRY_AFTER * factor).min(HOST_RETRY_MAX)
+}
+
 /// Where a new incarnation gets its state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Source {
@@ -61,6 +75,12 @@ pub(super) struct Regen {
     suspect: Vec<bool>,
     /// No host had room once: said once.
     no_room_said: bool,
+    /// Replicas not regenerated for want of room: tried again when a lost host may be
+    /// tried again (`HOST_RETRY_AFTER`).
+    waiting: Vec<usize>,
+    /// They were tried again at this time: only a host that may be tried after it is a
+    /// reason to try them again.
+    retried_at: Duration,
     /// volpexrun itself stalled (frozen, or starved of CPU) longer than the heartbeat
     /// timeout: replicas that lost its heartbeat meanwhile are exiting, and their exits
     /// are still on their way. Until then no sibling is trusted as a source; the replicas
@@ -83,6 +103,8 @@ impl Regen {
             local: true,
             suspect: vec![false; hosts],
             no_room_said: false,
+            waiting: Vec::new(),
+            retried_at: Duration::ZERO,
             hold_until: Duration::ZERO,
             held: Vec::new(),
             stall: Duration::ZERO,
@@ -174,6 +196,30 @@ impl JobState {
     pub(super) fn release_held(&mut self) {
         if self.now >= self.regen.hold_until && !self.regen.held.is_empty() {
             for i in std::mem::take(&mut self.regen.held) {
+                self.regenerate(i);
+            }
+        }
+    }
+
+    /// When a lost host may next be tried again, while replicas wait for room.
+    pub(super) fn next_host_retry(&self) -> Option<Duration> {
+        if self.regen.waiting.is_empty() {
+            return None;
+        }
+        self.hosts
+            .iter()
+            .filter(|h| matches!(h.state, HostState::Lost(_)))
+            .filter_map(|h| h.lost_at.map(|t| retry_at(t, h.losses)))
+            .filter(|&t| t > self.regen.retried_at)
+            .min()
+    }
+
+    /// The replicas waiting for room are tried again once a lost host may be (a new
+    /// agent is started there for them).
+    pub(super) fn retry_waiting(&mut self) {
+        if self.next_host_retry().is_some_and(|t| self.now >= t) {
+            self.regen.retried_at = self.now;
+            for i in std::mem::take(&mut self.regen.waiting) {
                 self.regenerate(i);
             }
         }
@@ -356,6 +402,9 @@ impl JobState {
         match self.choose_host(id) {
             Ok(h) => Some(h),
             Err(why) => {
+                if !self.regen.waiting.contains(&i) {
+                    self.regen.waiting.push(i);
+                }
                 if !self.regen.no_room_said {
                     self.regen.no_room_said = true;
                     let why = format!("replica {id} is not regenerated: {why}");
@@ -377,7 +426,7 @@ impl JobState {
         r.started += 1;
         let inc = r.highest;
         let now = self.now;
-        if self.hosts[host].state == HostState::Idle {
+        if let HostState::Idle | HostState::Lost(_) = self.hosts[host].state {
             // Its agent starts now (the driver reports `LinkOpened` or `HostLost`).
             self.hosts[host].state = HostState::Launching;
             self.hosts[host].launched_at = now;
@@ -431,23 +480,28 @@ impl JobState {
                 .any(|p| p.host == h && p.id.rank == id.rank && p.state.alive())
         };
         // Hosts whose agent runs or is starting (at the job's start, or for a new
-        // incarnation: a `Spawn` waits in its link), and hosts where no process was
-        // placed (their agent starts with the new incarnation); never one where a
-        // replica went silent (it may be cut off), nor one with a preemption notice (it
-        // goes: what starts there would have to move again).
+        // incarnation: a `Spawn` waits in its link), hosts where no process was placed
+        // (their agent starts with the new incarnation), and hosts lost at least
+        // `HOST_RETRY_AFTER` ago (a new agent is tried: the machine, or a pod of the same
+        // name, may be back); never one where a replica went silent (it may be cut off
+        // and come back with its old processes), nor one whose preemption notice's
+        // deadline is still ahead (it goes: what starts there would have to move again).
+        let now = self.now;
         let usable = |h: &Host| match h.state {
             HostState::Up | HostState::Idle => true,
             HostState::Launching => h.agent || h.launched_at > Duration::ZERO,
-            HostState::Lost(_) => false,
+            HostState::Lost(_) => h.lost_at.is_some_and(|t| now >= retry_at(t, h.losses)),
         };
         let up: Vec<usize> = (0..self.hosts.len())
             .filter(|&h| {
                 usable(&self.hosts[h])
                     && !self.regen.suspect[h]
-                    && !self.notices.iter().any(|n| n.host == h)
+                    && !self.notices.iter().any(|n| n.host == h && now < n.deadline)
             })
             .collect();
-        let least = |hosts: Vec<usize>| hosts.into_iter().min_by_key(|&h| (load(h), h));
+        // Hosts lost before come last.
+        let lost = |h: usize| matches!(self.hosts[h].state, HostState::Lost(_));
+        let least = |hosts: Vec<usize>| hosts.into_iter().min_by_key(|&h| (lost(h), load(h), h));
         let apart: Vec<usize> = up.iter().copied().filter(|&h| !holds(h)).collect();
         let free: Vec<usize> = apart
             .iter()

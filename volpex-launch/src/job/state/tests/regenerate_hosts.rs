@@ -277,3 +277,46 @@ fn no_new_incarnation_goes_to_a_host_with_a_preemption_notice() {
         [(id(0, 0), 1, 3)]
     );
 }
+
+/// A lost host is tried again `HOST_RETRY_AFTER` after it was lost (a preempted machine's
+/// replacement, a pod recreated under the same name): the replicas that found no room
+/// meanwhile go there with a new agent; lost again, it waits twice as long.
+#[test]
+fn a_lost_host_is_tried_again_for_the_replicas_that_found_no_room() {
+    use super::super::regen::HOST_RETRY_AFTER;
+    let mut st = remote_up(Regenerate::Spare, 0);
+    let lose_h1 = |st: &mut JobState, at: f64| {
+        st.handle(
+            Input::HostLost {
+                host: 1,
+                why: "remote shell ended".into(),
+            },
+            s(at),
+        )
+    };
+    // h0 holds both ranks: no room for 0.1 and 1.1.
+    assert_eq!(spawns(&lose_h1(&mut st, 1.0)), []);
+    let retry = 1.0 + HOST_RETRY_AFTER.as_secs_f64();
+    assert_eq!(
+        st.next_tick(s(retry - 0.05)),
+        s(retry),
+        "the retry is a deadline"
+    );
+    assert_eq!(spawns(&st.tick(s(retry - 0.1))), []);
+    assert_eq!(
+        spawns(&st.tick(s(retry))),
+        [(id(0, 1), 1, 1), (id(1, 1), 1, 1)],
+        "both go to h1, whose new agent starts with them"
+    );
+    assert_eq!(st.hosts()[1].state, HostState::Launching);
+    // Its agent cannot start: lost again, tried again twice as late.
+    assert_eq!(spawns(&lose_h1(&mut st, retry + 1.0)), []);
+    let again = retry + 1.0 + 2.0 * HOST_RETRY_AFTER.as_secs_f64();
+    assert_eq!(spawns(&st.tick(s(again - 0.1))), []);
+    assert_eq!(
+        spawns(&st.tick(s(again))),
+        [(id(0, 1), 2, 1), (id(1, 1), 2, 1)]
+    );
+    // Nothing waits any more: no retry deadline.
+    assert_eq!(st.next_host_retry(), None);
+}
