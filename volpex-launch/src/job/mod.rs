@@ -104,7 +104,9 @@ struct RemoteLaunch {
 
 /// How a host's processes are started and signalled.
 enum HostLink {
-    /// Children of volpexrun on this machine (or a remote host whose shell never ran).
+    /// Children of volpexrun on this machine; for a remote host, no agent now (its shell
+    /// never ran, or the host was lost and its shell cut): one starts with its next new
+    /// incarnation.
     Local,
     /// A `volpexrun agent` over ssh or srun.
     Agent(AgentLink),

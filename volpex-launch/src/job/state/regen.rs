@@ -32,7 +32,7 @@ pub const HOST_RETRY_AFTER: Duration = Duration::from_secs(5);
 /// The longest wait before a lost host is tried again.
 const HOST_RETRY_MAX: Duration = Duration::from_secs(320);
 
-/// When host `h`, lost at `at` for the `losses`-th time, may be tried again.
+/// When a host lost at `at`, for the `losses`-th time, may be tried again.
 fn retry_at(at: Duration, losses: u32) -> Duration {
     let factor = 1u32 << losses.saturating_sub(1).min(6);
     at + (HOST_RETRY_AFTER * factor).min(HOST_RETRY_MAX)
