@@ -135,6 +135,8 @@ pub fn initialize() -> Result<Universe, Error> {
         let cfg = cfg.for_host(here);
         let hosts = host_indices(&j.addrs);
         let (hard_spin, spin, shared) = (cfg.hard_spin, cfg.spin, cfg.shared_host);
+        let regenerated = j.catch_up.is_some();
+        let handover = launch.handover.filter(|_| regenerated);
         let (core, waker) = Core::new(
             j.me,
             (j.ranks, j.replicas),
@@ -147,6 +149,7 @@ pub fn initialize() -> Result<Universe, Error> {
                 incarnations: j.incarnations,
                 incarnation: j.incarnation,
                 catch_up: j.catch_up,
+                handover: handover.is_some(),
             },
             clock,
             drain,
@@ -155,15 +158,18 @@ pub fn initialize() -> Result<Universe, Error> {
         let mut core = core;
         core.exit_after_choices = launch.exit_after_choices;
         bootstrap::files::activate(j.launcher_addr, j.key, j.me, j.incarnation, connect_timeout);
-        let regenerated = j.catch_up.is_some();
-        let handed_over = match launch.handover.filter(|_| regenerated) {
-            Some(addr) => super::checkpoint::take_handover(
-                &mut core,
-                addr,
-                &j.key,
-                j.incarnation,
-                connect_timeout,
-            )?,
+        let handed_over = match handover {
+            Some(addr) => {
+                let got = super::checkpoint::take_handover(
+                    &mut core,
+                    addr,
+                    &j.key,
+                    j.incarnation,
+                    connect_timeout,
+                )?;
+                core.settle_after_handover(got.is_some());
+                got
+            }
             None => None,
         };
         let (rt, bg) = Runtime::start(core, waker);

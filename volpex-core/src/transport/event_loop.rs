@@ -59,6 +59,10 @@ pub struct Membership {
     pub incarnation: u32,
     /// `Some(n)`: a regenerated incarnation, caught up after receiving n messages.
     pub catch_up: Option<u64>,
+    /// It takes its draining predecessor's state over before it runs (`VOLPEX_HANDOVER`):
+    /// not catching up, and what the table says of its siblings is taken in only after
+    /// that restore (`settle_after_handover`), as a caught-up replica takes it.
+    pub handover: bool,
 }
 
 impl Membership {
@@ -69,6 +73,7 @@ impl Membership {
             incarnations: vec![vec![0]],
             incarnation: 0,
             catch_up: None,
+            handover: false,
         }
     }
 }
@@ -120,6 +125,8 @@ pub struct Core {
     pub(super) stats_sent: super::stats::StatsSent,
     /// Where this replica stands with draining (shared with the heartbeat threads).
     pub(super) drain: Arc<Drain>,
+    /// Replicas the table gave no address, kept for `settle_after_handover`.
+    dead_at_start: Vec<ReplicaId>,
 }
 
 impl Core {
@@ -142,6 +149,7 @@ impl Core {
             incarnations,
             incarnation,
             catch_up,
+            handover,
         } = table;
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER)?;
@@ -174,6 +182,7 @@ impl Core {
             polled_at: Duration::ZERO,
             stats_sent: Default::default(),
             drain,
+            dead_at_start: Vec::new(),
         };
         if let Some(l) = core.listener.as_mut() {
             core.poll
@@ -191,11 +200,11 @@ impl Core {
             core.conns.insert(token, conn);
             core.launcher = Some(token);
         }
-        if core.catch_up.is_some() {
+        if core.catch_up.is_some() && !handover {
             core.engine.set_catching_up(true);
         }
         // Replicas that never registered are dead from the start.
-        let dead: Vec<ReplicaId> = core
+        core.dead_at_start = core
             .addrs
             .iter()
             .enumerate()
@@ -206,12 +215,31 @@ impl Core {
                     .map(move |(k, _)| ReplicaId::new(r as u32, k as u32))
             })
             .collect();
-        for d in dead {
-            core.engine.handle_peer_down(Duration::ZERO, d, true);
+        if !handover {
+            core.take_in_dead_at_start(Duration::ZERO);
         }
         let now = core.now();
         core.engine.start(now);
         Ok((core, waker))
+    }
+
+    fn take_in_dead_at_start(&mut self, now: Duration) {
+        for d in std::mem::take(&mut self.dead_at_start) {
+            self.engine.handle_peer_down(now, d, true);
+        }
+    }
+
+    /// A new incarnation made with `Membership::handover`, once its predecessor's state is
+    /// restored (`restored`) or could not be fetched: in the second case it catches up as
+    /// any new incarnation; then the siblings the table gave no address are dead to it (a
+    /// dead leader's choices are taken over by a replica holding its rank's state, and
+    /// one catching up retires).
+    pub fn settle_after_handover(&mut self, restored: bool) {
+        if !restored && self.catch_up.is_some() {
+            self.engine.set_catching_up(true);
+        }
+        let now = self.now();
+        self.take_in_dead_at_start(now);
     }
 
     /// The job key.
