@@ -313,15 +313,17 @@ impl JobState {
     /// A replica of `rank` that held its state was lost: if none that does is left, the
     /// new incarnations of the rank still catching up from a sibling have nowhere to get
     /// it from. They are ended (their rank is lost), not left to count as its replicas.
-    /// One taking over from its draining predecessor's handover needs no sibling.
+    /// One taking over from its draining predecessor's handover needs no sibling, and
+    /// holds the state (its predecessor's, with its sender log): while it lives, the
+    /// others still catch up from it.
     pub(super) fn orphan_newcomers(&mut self, rank: u32) {
         let current: Vec<usize> = (0..self.replicas)
             .map(|k| self.idx(ReplicaId::new(rank, k)))
             .collect();
-        if current
-            .iter()
-            .any(|&j| self.procs[j].state.alive() && self.procs[j].caught_up())
-        {
+        if current.iter().any(|&j| {
+            let p = &self.procs[j];
+            p.state.alive() && (p.caught_up() || p.handover)
+        }) {
             return;
         }
         for j in current {

@@ -138,3 +138,46 @@ fn a_notice_before_the_table_waits_for_it_and_never_without_regeneration() {
         .iter()
         .any(|p| p.contains("regeneration is off")));
 }
+
+/// A new incarnation taking over its draining predecessor's handover holds the rank's
+/// state: when the predecessor exits, a sibling's new incarnation still catching up is
+/// not ended for want of a source (a whole machine noticed while the other team was being
+/// regenerated lost every rank that way).
+#[test]
+fn a_handover_newcomer_keeps_its_siblings_newcomer_alive() {
+    use super::regenerate::killed;
+    let mut st = running(local(regen(1, 2, Regenerate::Spare)));
+    assert_eq!(
+        spawns(&killed(&mut st, id(0, 1), 0, s(1.0))),
+        [(id(0, 1), 1, 0)]
+    );
+    newcomer_registers(&mut st, id(0, 1), 1, s(1.1));
+    // 0.0, the only replica holding the state, hands over at its checkpoint.
+    let drain = ToLauncher::Draining {
+        grace_ms: 30_000,
+        checkpoints: 2,
+    };
+    msg(&mut st, id(0, 0), 0, drain, s(2.0));
+    let offer = ToLauncher::Handover {
+        addr: "127.0.0.1:4000".into(),
+    };
+    assert_eq!(
+        spawns(&msg(&mut st, id(0, 0), 0, offer, s(2.0))),
+        [(id(0, 0), 2, 0)]
+    );
+    newcomer_registers(&mut st, id(0, 0), 2, s(2.1));
+    let exit = Input::Exited {
+        id: id(0, 0),
+        inc: 0,
+        code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
+        signal: None,
+    };
+    let actions = st.handle(exit, s(2.2));
+    assert_eq!(
+        signalled(&actions, Signal::SIGKILL),
+        [],
+        "0.1's newcomer catches up from 0.0's successor"
+    );
+    assert!(st.incarnation(id(0, 1), 1).is_some_and(|p| p.state.alive()));
+    assert_eq!(st.failure(), None);
+}
