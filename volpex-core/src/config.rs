@@ -14,6 +14,10 @@ use std::time::Duration;
 /// the kernel's softirq thread.
 pub const HARD_SPIN_DEFAULT: Duration = Duration::from_micros(20);
 
+/// Capacity of each ring of a shared-memory connection, each direction (docs/SHM.md): a
+/// larger frame goes through in pieces, as through a socket buffer.
+pub const SHM_RING_BYTES: usize = 512 << 10;
+
 /// How long a blocked call polls (yielding between polls) before it sleeps, when its host
 /// has a core for each of the job's processes there: longer than a compute phase between
 /// a send and its wait (`volpex-bench overlap`, C = 10 ms), so a message sent before one
@@ -145,6 +149,9 @@ pub struct Config {
     /// TCP congestion control of peer connections (`VOLPEX_TCP_CONGESTION`, default
     /// `cubic`; `system` = `None`, the system's default; see `transport::tuning`).
     pub tcp_congestion: Option<String>,
+    /// Whether peers on this host are dialed through shared memory (`VOLPEX_SHM`, 0 or
+    /// 1; docs/SHM.md).
+    pub shm: bool,
 }
 
 impl Default for Config {
@@ -159,6 +166,7 @@ impl Default for Config {
             shared_host: false,
             peer_timeout: Some(PEER_TIMEOUT_DEFAULT),
             tcp_congestion: Some(TCP_CONGESTION_DEFAULT.to_string()),
+            shm: true,
         }
     }
 }

@@ -37,7 +37,9 @@ const LISTENER: Token = Token(0);
 const IDLE_FLUSH_AFTER: Duration = Duration::from_micros(20);
 /// Token of the waker that kicks a thread out of `poll`.
 pub const WAKER: Token = Token(1);
-const FIRST_CONN: usize = 2;
+/// Token of the shared-memory listener (`colocated`).
+pub(super) const SHM_LISTENER: Token = Token(2);
+const FIRST_CONN: usize = 3;
 
 /// Flags shared between the application thread and the background progress thread.
 #[derive(Debug, Default)]
@@ -120,6 +122,8 @@ pub struct Core {
     pub(super) stats_sent: super::stats::StatsSent,
     /// Where this replica stands with draining (shared with the heartbeat threads).
     pub(super) drain: Arc<Drain>,
+    /// Shared-memory connections to peers on this host.
+    pub(super) colocated: super::colocated::Colocated,
 }
 
 impl Core {
@@ -174,6 +178,7 @@ impl Core {
             polled_at: Duration::ZERO,
             stats_sent: Default::default(),
             drain,
+            colocated: Default::default(),
         };
         if let Some(l) = core.listener.as_mut() {
             core.poll
@@ -191,6 +196,7 @@ impl Core {
             core.conns.insert(token, conn);
             core.launcher = Some(token);
         }
+        core.start_colocated();
         if core.catch_up.is_some() {
             core.engine.set_catching_up(true);
         }
@@ -355,7 +361,7 @@ impl Core {
         }
     }
 
-    fn mark_dirty(&mut self, token: Token) {
+    pub(super) fn mark_dirty(&mut self, token: Token) {
         if !self.dirty.contains(&token) {
             self.dirty.push(token);
         }
@@ -468,10 +474,14 @@ impl Core {
     /// Closes a connection. If it carried an authenticated replica (or the one we dialed),
     /// that replica is reported dead to the engine.
     pub(super) fn close(&mut self, token: Token, why: &str) {
-        let Some(c) = self.conns.remove(&token) else {
+        let Some(mut c) = self.conns.remove(&token) else {
             return;
         };
         let _ = c.deregister(self.poll.registry());
+        let now = self.now();
+        if self.colocated_closed(token, &mut c, now) {
+            return;
+        }
         let peer = c.intended_peer();
         match peer {
             Some(PeerId::Launcher) => {
@@ -561,9 +571,11 @@ impl Core {
         // Whoever sleeps in poll holding the core is woken when an application thread
         // (other than itself) wants the core; it does not sleep if one already does.
         let others = usize::from(!background);
-        let res = if wait != Some(Duration::ZERO) {
+        let slept = wait != Some(Duration::ZERO);
+        let res = if slept {
             self.signals.in_poll.store(true, Ordering::SeqCst);
-            if self.signals.app_waiting.load(Ordering::SeqCst) > others {
+            if self.signals.app_waiting.load(Ordering::SeqCst) > others || self.colocated_sleep()
+            {
                 wait = Some(Duration::ZERO);
             }
             let r = self.poll.poll(&mut events, wait);
@@ -592,7 +604,11 @@ impl Core {
             match ev.token() {
                 LISTENER => self.accept(),
                 WAKER => {}
+                SHM_LISTENER => self.accept_colocated(),
                 t => {
+                    if !self.on_colocated_event(t) {
+                        continue;
+                    }
                     if ev.is_writable() {
                         self.on_writable(t);
                     }
@@ -603,6 +619,7 @@ impl Core {
             }
         }
         self.events = events;
+        self.colocated_turn(now, slept);
         if deadline.is_some() || handshaking {
             if deadline.is_some_and(|at| at <= now) {
                 self.engine.handle_timeout(now);
@@ -621,7 +638,7 @@ impl Core {
 
     fn on_writable(&mut self, token: Token) {
         if let Some(c) = self.conns.get_mut(&token) {
-            if let Ok(Some(e)) | Err(e) = c.stream.take_error() {
+            if let Ok(Some(e)) | Err(e) = c.take_error() {
                 let why = format!("connect failed: {e}");
                 self.close(token, &why);
                 return;
@@ -630,7 +647,12 @@ impl Core {
         self.flush_conn(token);
     }
 
-    fn on_readable(&mut self, token: Token, landings: &mut [Landing<'_>], now: Duration) {
+    pub(super) fn on_readable(
+        &mut self,
+        token: Token,
+        landings: &mut [Landing<'_>],
+        now: Duration,
+    ) {
         let me = PeerId::Replica(self.me, self.incarnation);
         let key = self.key;
         let Some(c) = self.conns.get_mut(&token) else {
@@ -645,7 +667,7 @@ impl Core {
             ..
         } = c;
         // The handshake must advance frame by frame, so the link is updated inline.
-        let result = reader.read_from(&mut &*stream, landings, |h, p| {
+        let result = reader.read_from(stream, landings, |h, p| {
             match link.on_frame(&key, me, h, p) {
                 Ok(s) => {
                     // Frames right behind the one that ends the handshake may be large.

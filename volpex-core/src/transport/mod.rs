@@ -7,6 +7,7 @@
 //! decide protocol questions (which replica, what to answer): that is the engine's job.
 
 mod clock;
+mod colocated;
 mod connection;
 mod drain;
 mod event_loop;
@@ -15,6 +16,10 @@ mod launcher;
 mod peers;
 pub mod progress;
 mod send;
+// The transport's one exception to `deny(unsafe_code)`: mapping and reading shared
+// memory, each block with a `// SAFETY:` line.
+#[allow(unsafe_code)]
+mod shm;
 mod spin;
 mod stats;
 pub mod tuning;
