@@ -12,7 +12,7 @@ use mio::{Interest, Token};
 
 use super::connection::{Conn, Pipe};
 use super::event_loop::{Core, SHM_LISTENER};
-use super::shm::{DialError, Listener, ShmPipe};
+use super::shm::{unavailable, DialError, Listener, ShmPipe};
 use crate::config::SHM_RING_BYTES;
 use volpex_proto::handshake::PeerId;
 use volpex_proto::message::ReplicaId;
@@ -31,36 +31,20 @@ pub struct Colocated {
     refused: Vec<ReplicaId>,
 }
 
-/// Says once that shared memory is unavailable here.
-fn unavailable(me: ReplicaId, e: &std::io::Error) {
-    log::warn!("{me}: shared memory unavailable ({e}): peers on this host use TCP");
-}
-
 impl Core {
-    /// Listens for shared-memory connections under our TCP listener's address, when on
-    /// and some other replica shares our address.
-    pub(super) fn start_colocated(&mut self) {
-        let Some(mine) = self.addr_of(self.me) else {
+    /// Takes the shared-memory listener (`None`: off or unavailable, TCP only).
+    pub(super) fn start_colocated(&mut self, listener: Option<Listener>) {
+        let Some(l) = listener else {
             return;
         };
-        if !self.cfg.shm {
-            log::debug!("{}: shared memory off (VOLPEX_SHM=0)", self.me);
-            return;
-        }
-        match Listener::bind(mine) {
-            Ok(l) => {
-                let r = self.poll.registry().register(
-                    &mut SourceFd(&l.fd()),
-                    SHM_LISTENER,
-                    Interest::READABLE,
-                );
-                match r {
-                    Ok(()) => {
-                        self.colocated.listener = Some(l);
-                        self.colocated.dial = true;
-                    }
-                    Err(e) => unavailable(self.me, &e),
-                }
+        let r = self
+            .poll
+            .registry()
+            .register(&mut SourceFd(&l.fd()), SHM_LISTENER, Interest::READABLE);
+        match r {
+            Ok(()) => {
+                self.colocated.listener = Some(l);
+                self.colocated.dial = true;
             }
             Err(e) => unavailable(self.me, &e),
         }

@@ -50,6 +50,16 @@ pub struct Signals {
     pub in_poll: AtomicBool,
 }
 
+/// Where peers reach this process.
+#[derive(Default)]
+pub struct Listeners {
+    /// Peers on any host.
+    pub tcp: Option<TcpListener>,
+    /// Peers on this host (`VOLPEX_SHM`; bound before the process registers, so no
+    /// peer finds it missing).
+    pub shm: Option<super::shm::Listener>,
+}
+
 /// Who is in the job, as the launcher's table says when this process joins.
 #[derive(Debug, Clone, Default)]
 pub struct Membership {
@@ -135,7 +145,7 @@ impl Core {
         (ranks, replicas): (u32, u32),
         key: JobKey,
         cfg: Config,
-        listener: Option<TcpListener>,
+        listeners: Listeners,
         launcher: Option<std::net::TcpStream>,
         table: Membership,
         clock: TransportClock,
@@ -147,6 +157,10 @@ impl Core {
             incarnation,
             catch_up,
         } = table;
+        let Listeners {
+            tcp: listener,
+            shm,
+        } = listeners;
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER)?;
         super::keepalive::describe(cfg.peer_timeout);
@@ -196,7 +210,7 @@ impl Core {
             core.conns.insert(token, conn);
             core.launcher = Some(token);
         }
-        core.start_colocated();
+        core.start_colocated(shm);
         if core.catch_up.is_some() {
             core.engine.set_catching_up(true);
         }
@@ -791,7 +805,7 @@ mod tests {
             (1, 1),
             [0; 32],
             Config::default(),
-            None,
+            Listeners::default(),
             None,
             Membership::alone(),
             TransportClock::Given(clock.clone()),

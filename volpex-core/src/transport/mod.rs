@@ -26,6 +26,7 @@ pub mod tuning;
 
 pub use clock::{SystemClock, TransportClock};
 pub use drain::Drain;
-pub use event_loop::{Core, Membership};
+pub use event_loop::{Core, Listeners, Membership};
 pub use progress::Runtime;
+pub use shm::{unavailable as shm_unavailable, Listener as ShmListener};
 pub use volpex_proto::wire::stream::Landing;

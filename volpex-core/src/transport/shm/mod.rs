@@ -33,6 +33,11 @@ fn socket_name(addr: SocketAddr) -> String {
     format!("volpex-shm/{addr}")
 }
 
+/// Says that shared memory is unavailable here, the one line of the fall back to TCP.
+pub fn unavailable(me: impl std::fmt::Display, e: &io::Error) {
+    log::warn!("{me}: shared memory unavailable ({e}): peers on this host use TCP");
+}
+
 /// This replica's listener for shared-memory connections.
 pub struct Listener {
     sock: UnixListener,
