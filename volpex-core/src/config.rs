@@ -14,9 +14,12 @@ use std::time::Duration;
 /// the kernel's softirq thread.
 pub const HARD_SPIN_DEFAULT: Duration = Duration::from_micros(20);
 
-/// Capacity of each ring of a shared-memory connection, each direction (docs/SHM.md): a
-/// larger frame goes through in pieces, as through a socket buffer.
-pub const SHM_RING_BYTES: usize = 512 << 10;
+/// Capacity of each ring of a shared-memory connection, each direction (docs/SHM.md):
+/// what a peer TCP connection's send buffer takes (`SOCKET_BUFFER_BYTES`), so a frame
+/// that goes out in one write there does here too (a large send skips the log only if
+/// its frame went out whole); a larger frame goes through in pieces. Pages are taken
+/// only as bytes first reach them.
+pub const SHM_RING_BYTES: usize = SOCKET_BUFFER_BYTES;
 
 /// How long a blocked call polls (yielding between polls) before it sleeps, when its host
 /// has a core for each of the job's processes there: longer than a compute phase between

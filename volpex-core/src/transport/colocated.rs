@@ -16,6 +16,7 @@ use super::shm::{unavailable, DialError, Listener, ShmPipe};
 use crate::config::SHM_RING_BYTES;
 use volpex_proto::handshake::PeerId;
 use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::stream::Landing;
 
 /// Shared-memory state of a core.
 #[derive(Default)]
@@ -159,7 +160,12 @@ impl Core {
 
     /// After the poll: reads every ring that got bytes and writes every one with bytes
     /// waiting for space (neither needs an event while both sides are awake).
-    pub(super) fn colocated_turn(&mut self, now: Duration, slept: bool) {
+    pub(super) fn colocated_turn(
+        &mut self,
+        now: Duration,
+        slept: bool,
+        landings: &mut [Landing<'_>],
+    ) {
         let mut i = 0;
         while let Some(&t) = self.colocated.tokens.get(i) {
             i += 1;
@@ -174,7 +180,7 @@ impl Core {
                 p.awake();
             }
             if p.readable() {
-                self.on_readable(t, &mut [], now);
+                self.on_readable(t, landings, now);
             }
             if pending {
                 self.flush_conn(t);

@@ -633,7 +633,7 @@ impl Core {
             }
         }
         self.events = events;
-        self.colocated_turn(now, slept);
+        self.colocated_turn(now, slept, landings);
         if deadline.is_some() || handshaking {
             if deadline.is_some_and(|at| at <= now) {
                 self.engine.handle_timeout(now);
