@@ -22,9 +22,7 @@ use super::Communicator;
 use crate::bootstrap;
 use crate::env;
 use crate::error::Error;
-use crate::transport::{
-    Core, Drain, Listeners, Membership, Runtime, SystemClock, TransportClock,
-};
+use crate::transport::{Core, Drain, Listeners, Membership, Runtime, SystemClock, TransportClock};
 
 /// Shared state behind every communicator of a process.
 pub(crate) struct Inner {

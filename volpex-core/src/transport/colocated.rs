@@ -38,10 +38,10 @@ impl Core {
         let Some(l) = listener else {
             return;
         };
-        let r = self
-            .poll
-            .registry()
-            .register(&mut SourceFd(&l.fd()), SHM_LISTENER, Interest::READABLE);
+        let r =
+            self.poll
+                .registry()
+                .register(&mut SourceFd(&l.fd()), SHM_LISTENER, Interest::READABLE);
         match r {
             Ok(()) => {
                 self.colocated.listener = Some(l);
@@ -104,7 +104,9 @@ impl Core {
                 Ok(Some(pipe)) => {
                     let token = self.token();
                     let c = Conn::accepted(Pipe::Shm(pipe), self.now());
-                    if c.register(self.poll.registry(), token, Interest::READABLE).is_ok() {
+                    if c.register(self.poll.registry(), token, Interest::READABLE)
+                        .is_ok()
+                    {
                         self.conns.insert(token, c);
                         self.colocated.tokens.push(token);
                     }

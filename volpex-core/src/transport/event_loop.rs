@@ -157,10 +157,7 @@ impl Core {
             incarnation,
             catch_up,
         } = table;
-        let Listeners {
-            tcp: listener,
-            shm,
-        } = listeners;
+        let Listeners { tcp: listener, shm } = listeners;
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER)?;
         super::keepalive::describe(cfg.peer_timeout);
@@ -588,8 +585,7 @@ impl Core {
         let slept = wait != Some(Duration::ZERO);
         let res = if slept {
             self.signals.in_poll.store(true, Ordering::SeqCst);
-            if self.signals.app_waiting.load(Ordering::SeqCst) > others || self.colocated_sleep()
-            {
+            if self.signals.app_waiting.load(Ordering::SeqCst) > others || self.colocated_sleep() {
                 wait = Some(Duration::ZERO);
             }
             let r = self.poll.poll(&mut events, wait);

@@ -368,7 +368,11 @@ mod tests {
         d.write_all(b"last").expect("written");
         drop(d);
         a.on_event(4096).expect("an event");
-        assert_eq!(a.read(&mut buf).expect("read"), 4, "published bytes still come");
+        assert_eq!(
+            a.read(&mut buf).expect("read"),
+            4,
+            "published bytes still come"
+        );
         assert_eq!(a.read(&mut buf).expect("the end"), 0);
         assert_eq!(
             a.write(b"x").err().map(|e| e.kind()),
@@ -380,9 +384,10 @@ mod tests {
     fn a_bad_setup_message_is_refused() {
         let name = addr(2);
         let l = Listener::bind(name).expect("a listener");
-        let sock =
-            UnixStream::connect_addr(&UnixAddr::from_abstract_name(socket_name(name)).expect("name"))
-                .expect("connected");
+        let sock = UnixStream::connect_addr(
+            &UnixAddr::from_abstract_name(socket_name(name)).expect("name"),
+        )
+        .expect("connected");
         (&sock).write_all(b"VPXSHMup").expect("sent");
         let mut a = l.accept().expect("accept").expect("a connection");
         let e = a.on_event(4096).err().expect("refused");

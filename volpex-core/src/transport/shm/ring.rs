@@ -202,7 +202,11 @@ impl<'a> Ring<'a> {
         // passes them (it reads `head` with acquire ordering before writing).
         unsafe {
             std::ptr::copy_nonoverlapping(self.data.add(start), dst.as_mut_ptr(), first);
-            std::ptr::copy_nonoverlapping(self.data, dst.as_mut_ptr().add(first), dst.len() - first);
+            std::ptr::copy_nonoverlapping(
+                self.data,
+                dst.as_mut_ptr().add(first),
+                dst.len() - first,
+            );
         }
     }
 }
@@ -256,11 +260,12 @@ mod tests {
         let mut expect = 0u8;
         // Chunks of 7 against a capacity of 16: every position of the wrap is crossed.
         for _ in 0..50 {
-            let chunk: Vec<u8> = (0..7).map(|_| {
-                next = next.wrapping_add(1);
-                next
-            })
-            .collect();
+            let chunk: Vec<u8> = (0..7)
+                .map(|_| {
+                    next = next.wrapping_add(1);
+                    next
+                })
+                .collect();
             assert_eq!(put(&r, &chunk), 7);
             for b in take(&r, 7) {
                 expect = expect.wrapping_add(1);
@@ -299,7 +304,11 @@ mod tests {
         assert_eq!(r.readable(), Ok(0));
         assert_eq!(take(&r, 16), Vec::<u8>::new());
         assert_eq!(put(&r, &[9]), 1);
-        assert_eq!(take(&r, 16), vec![9], "the unpublished bytes were overwritten");
+        assert_eq!(
+            take(&r, 16),
+            vec![9],
+            "the unpublished bytes were overwritten"
+        );
     }
 
     #[test]
@@ -308,7 +317,10 @@ mod tests {
         o.ctrl.tail.0.store(100, Ordering::Relaxed);
         o.ctrl.head.0.store(50, Ordering::Relaxed);
         let r = o.ring();
-        let bad = Corrupt { head: 50, tail: 100 };
+        let bad = Corrupt {
+            head: 50,
+            tail: 100,
+        };
         assert_eq!(r.readable(), Err(bad));
         assert_eq!(r.read(&mut [0; 64]), Err(bad));
         assert_eq!(r.write(&[IoSlice::new(&[1])]), Err(bad));
@@ -346,7 +358,12 @@ mod tests {
         let mut o = Owned::new(64);
         let (ctrl, data) = (&*o.ctrl, o.data.as_mut_ptr());
         // SAFETY: `data` holds 64 bytes for the scope; one ring produces, one consumes.
-        let (w, r) = unsafe { (Ring::from_raw(ctrl, data, 64), Ring::from_raw(ctrl, data, 64)) };
+        let (w, r) = unsafe {
+            (
+                Ring::from_raw(ctrl, data, 64),
+                Ring::from_raw(ctrl, data, 64),
+            )
+        };
         let total = 200_000usize;
         std::thread::scope(|s| {
             s.spawn(move || {

@@ -82,7 +82,9 @@ impl Segment {
             ),
         )?;
         let seg = Segment::map_fd(&file, ring_bytes, layout)?;
-        seg.head().ring_bytes.store(ring_bytes as u64, Ordering::Relaxed);
+        seg.head()
+            .ring_bytes
+            .store(ring_bytes as u64, Ordering::Relaxed);
         seg.head().magic.store(MAGIC, Ordering::Release);
         Ok((seg, OwnedFd::from(file)))
     }
