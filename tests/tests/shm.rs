@@ -90,7 +90,7 @@ fn shm_entries() -> std::collections::BTreeSet<String> {
 fn shm_leaves_nothing_after_a_killed_job() {
     let before = shm_entries();
     let args = &["--rounds", "100000", "--work-ms", "1"];
-    let mut job = spawn(&["-n", "3", "-r", "2"], &example("ring"), args);
+    let job = spawn(&["-n", "3", "-r", "2"], &example("ring"), args);
     let launcher = job.pid();
     let deadline = Instant::now() + Duration::from_secs(60);
     let mapped = loop {

@@ -390,7 +390,7 @@ mod tests {
         .expect("connected");
         (&sock).write_all(b"VPXSHMup").expect("sent");
         let mut a = l.accept().expect("accept").expect("a connection");
-        let e = a.on_event(4096).err().expect("refused");
+        let e = a.on_event(4096).expect_err("refused");
         assert_eq!(e.kind(), io::ErrorKind::InvalidData);
     }
 
