@@ -27,9 +27,10 @@ pub struct Colocated {
     /// segment failed).
     dial: bool,
     /// Connections through shared memory (checked every turn).
-    pub(super) tokens: Vec<Token>,
-    /// Peers whose shared-memory connection failed before its handshake: TCP from now on.
-    refused: Vec<ReplicaId>,
+    tokens: Vec<Token>,
+    /// Peers (by listener address: a new incarnation has another) whose shared-memory
+    /// listener refused us or whose connection failed before its handshake: TCP.
+    refused: Vec<SocketAddr>,
 }
 
 impl Core {
@@ -59,10 +60,10 @@ impl Core {
 
     /// Dials `to` through shared memory if it is on this host; `None`: use TCP.
     pub(super) fn dial_colocated(&mut self, now: Duration, to: ReplicaId) -> Option<Token> {
-        if !self.colocated.dial || self.colocated.refused.contains(&to) {
+        let addr = self.colocated_with(to)?;
+        if !self.colocated.dial || self.colocated.refused.contains(&addr) {
             return None;
         }
-        let addr = self.colocated_with(to)?;
         let pipe = match ShmPipe::dial(addr, SHM_RING_BYTES) {
             Ok(p) => p,
             Err(DialError::Unavailable(e)) => {
@@ -72,7 +73,7 @@ impl Core {
             }
             Err(DialError::Peer(e)) => {
                 log::debug!("{}: no shared memory to {to} ({e}): TCP", self.me);
-                self.colocated.refused.push(to);
+                self.colocated.refused.push(addr);
                 return None;
             }
         };
@@ -207,7 +208,9 @@ impl Core {
             "{}: the shared-memory connection to {r} did not come up: TCP",
             self.me
         );
-        self.colocated.refused.push(r);
+        if let Some(a) = self.addr_of(r) {
+            self.colocated.refused.push(a);
+        }
         if self.peers.get(&r) == Some(&token) {
             self.peers.remove(&r);
         }
