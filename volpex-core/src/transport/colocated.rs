@@ -191,17 +191,19 @@ impl Core {
         }
     }
 
-    /// A connection closes: forget it here. A shared-memory dial whose handshake failed
-    /// before its time ran out (the peer refused or dropped the setup) is dialed again
-    /// over TCP with the frames it held; true when so (the peer is not down).
+    /// A connection closes: forget it here. A shared-memory dial to a current
+    /// incarnation whose handshake failed before its time ran out (the peer refused or
+    /// dropped the setup) is dialed again over TCP with the frames it held; true when so
+    /// (the peer is not down).
     pub(super) fn colocated_closed(&mut self, token: Token, c: &mut Conn, now: Duration) -> bool {
         self.colocated.tokens.retain(|t| *t != token);
         let retry = c.is_shm() && c.dialed && c.peer().is_none();
         let timed_out = now > c.opened_at + self.cfg.connect_timeout;
-        let Some(PeerId::Replica(r, _)) = c.intended_peer() else {
+        let Some(PeerId::Replica(r, inc)) = c.intended_peer() else {
             return false;
         };
-        if !retry || timed_out {
+        // A fenced incarnation's connection closes as any other does.
+        if !retry || timed_out || self.is_stale(r, inc) {
             return false;
         }
         log::info!(
