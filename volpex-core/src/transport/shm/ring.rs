@@ -8,6 +8,9 @@
 use std::io::IoSlice;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
+/// A large write is published in pieces of this size (see `Ring::write`).
+const PUBLISH_BYTES: usize = 64 << 10;
+
 /// A value on a cache line of its own, so the producer's and the consumer's words do
 /// not share one.
 #[repr(C, align(128))]
@@ -93,19 +96,19 @@ impl<'a> Ring<'a> {
         let mut room = self.cap - self.filled(head, tail)?;
         let mut at = tail;
         for b in bufs {
-            if room == 0 {
-                break;
+            let mut b: &[u8] = b;
+            while room > 0 && !b.is_empty() {
+                // Published piece by piece: a consumer that polls copies out the first
+                // piece while we copy in the next.
+                let n = b.len().min(room).min(PUBLISH_BYTES);
+                self.copy_in(at, &b[..n]);
+                at += n as u64;
+                room -= n;
+                b = &b[n..];
+                self.ctrl.tail.0.store(at, Ordering::Release);
             }
-            let n = b.len().min(room);
-            self.copy_in(at, &b[..n]);
-            at += n as u64;
-            room -= n;
         }
-        let n = (at - tail) as usize;
-        if n > 0 {
-            self.ctrl.tail.0.store(at, Ordering::Release);
-        }
-        Ok(n)
+        Ok((at - tail) as usize)
     }
 
     /// Consumer: copies out what the ring holds, at most `out.len()` bytes, and frees
@@ -273,6 +276,23 @@ mod tests {
             }
         }
         assert_eq!(r.readable(), Ok(0));
+    }
+
+    /// A write larger than a publishing piece, across the wrap: every piece lands in
+    /// order and the call reports all of them.
+    #[test]
+    fn a_large_write_is_published_whole_in_pieces() {
+        let cap = 4 * PUBLISH_BYTES;
+        let mut o = Owned::new(cap);
+        let r = o.ring();
+        assert_eq!(put(&r, &vec![0; cap / 2]), cap / 2);
+        assert_eq!(take(&r, cap / 2).len(), cap / 2);
+        let big: Vec<u8> = (0..3 * PUBLISH_BYTES + 5)
+            .map(|i| (i % 253) as u8)
+            .collect();
+        assert_eq!(put(&r, &big), big.len());
+        assert_eq!(r.readable(), Ok(big.len()));
+        assert_eq!(take(&r, cap), big);
     }
 
     #[test]
