@@ -19,7 +19,11 @@ use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
 
 use nix::sys::eventfd::{EfdFlags, EventFd};
-use nix::sys::socket::{recvmsg, sendmsg, ControlMessage, ControlMessageOwned, MsgFlags};
+use nix::sys::socket::sockopt::PeerCredentials;
+use nix::sys::socket::{
+    getsockopt, recvmsg, sendmsg, ControlMessage, ControlMessageOwned, MsgFlags,
+};
+use nix::unistd::getuid;
 
 use ring::{Corrupt, Ring};
 use segment::Segment;
@@ -58,18 +62,26 @@ impl Listener {
     }
 
     /// The next connection waiting, if any (its setup message may still be coming).
+    /// Connections from processes of another user are dropped at once: they could send
+    /// descriptors we would hold until the handshake timed out.
     pub fn accept(&self) -> io::Result<Option<ShmPipe>> {
-        match self.sock.accept() {
-            Ok((sock, _)) => {
-                sock.set_nonblocking(true)?;
-                Ok(Some(ShmPipe {
-                    sock,
-                    linked: None,
-                    peer_gone: false,
-                }))
+        loop {
+            let sock = match self.sock.accept() {
+                Ok((sock, _)) => sock,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let uid = getsockopt(&sock, PeerCredentials).map(|c| c.uid());
+            if uid != Ok(getuid().as_raw()) {
+                log::debug!("a shared-memory connection from another user ({uid:?}) dropped");
+                continue;
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
-            Err(e) => Err(e),
+            sock.set_nonblocking(true)?;
+            return Ok(Some(ShmPipe {
+                sock,
+                linked: None,
+                peer_gone: false,
+            }));
         }
     }
 }
