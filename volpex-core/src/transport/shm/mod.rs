@@ -95,6 +95,19 @@ pub enum DialError {
     Peer(io::Error),
 }
 
+/// Connects to the listener of the replica whose TCP listener is `addr` without ever
+/// blocking: a full backlog (a peer that does not accept, stopped) is an error, and the
+/// caller dials TCP instead.
+fn connect(addr: SocketAddr) -> io::Result<UnixStream> {
+    use socket2::{Domain, SockAddr, Socket, Type};
+    // An abstract name: a NUL byte, then the name (as `UnixAddr::from_abstract_name`).
+    let name = SockAddr::unix(format!("\0{}", socket_name(addr)))?;
+    let sock = Socket::new(Domain::UNIX, Type::STREAM, None)?;
+    sock.set_nonblocking(true)?;
+    sock.connect(&name)?;
+    Ok(UnixStream::from(OwnedFd::from(sock)))
+}
+
 /// The linked state of a connection: the segment, which side we are, the bells.
 struct Linked {
     seg: Segment,
@@ -147,9 +160,7 @@ impl ShmPipe {
                 .map_err(|e| DialError::Unavailable(e.into()))
         };
         let (mine, theirs) = (bell()?, bell()?);
-        let name = UnixAddr::from_abstract_name(socket_name(addr)).map_err(DialError::Peer)?;
-        let sock = UnixStream::connect_addr(&name).map_err(DialError::Peer)?;
-        sock.set_nonblocking(true).map_err(DialError::Peer)?;
+        let sock = connect(addr).map_err(DialError::Peer)?;
         let fds = [fd.as_raw_fd(), theirs.as_raw_fd(), mine.as_raw_fd()];
         let sent = sendmsg::<()>(
             sock.as_raw_fd(),
