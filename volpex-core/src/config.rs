@@ -14,6 +14,13 @@ use std::time::Duration;
 /// the kernel's softirq thread.
 pub const HARD_SPIN_DEFAULT: Duration = Duration::from_micros(20);
 
+/// Capacity of each ring of a shared-memory connection, each direction (docs/SHM.md):
+/// what a peer TCP connection's send buffer takes (`SOCKET_BUFFER_BYTES`), so a frame
+/// that goes out in one write there does here too (a large send skips the log only if
+/// its frame went out whole); a larger frame goes through in pieces. Pages are taken
+/// only as bytes first reach them.
+pub const SHM_RING_BYTES: usize = SOCKET_BUFFER_BYTES;
+
 /// How long a blocked call polls (yielding between polls) before it sleeps, when its host
 /// has a core for each of the job's processes there: longer than a compute phase between
 /// a send and its wait (`volpex-bench overlap`, C = 10 ms), so a message sent before one
@@ -145,6 +152,9 @@ pub struct Config {
     /// TCP congestion control of peer connections (`VOLPEX_TCP_CONGESTION`, default
     /// `cubic`; `system` = `None`, the system's default; see `transport::tuning`).
     pub tcp_congestion: Option<String>,
+    /// Whether peers on this host are dialed through shared memory (`VOLPEX_SHM`, 0 or
+    /// 1; docs/SHM.md).
+    pub shm: bool,
 }
 
 impl Default for Config {
@@ -159,6 +169,7 @@ impl Default for Config {
             shared_host: false,
             peer_timeout: Some(PEER_TIMEOUT_DEFAULT),
             tcp_congestion: Some(TCP_CONGESTION_DEFAULT.to_string()),
+            shm: true,
         }
     }
 }

@@ -140,6 +140,9 @@ fn config() -> Result<Config, String> {
     if let Some(v) = u64_var(vars::YIELD)? {
         c.yield_when_idle = v != 0;
     }
+    if let Some(v) = u64_var(vars::SHM)? {
+        c.shm = v != 0;
+    }
     if let Some(v) = u64_var(vars::PEER_TIMEOUT_MS)? {
         c.peer_timeout = (v > 0).then(|| Duration::from_millis(v));
     }

@@ -71,6 +71,8 @@ pub mod vars {
     pub const HARD_SPIN_US: &str = "VOLPEX_HARD_SPIN_US";
     /// Whether a spinning call yields the CPU between polls (0 or 1).
     pub const YIELD: &str = "VOLPEX_YIELD";
+    /// Whether peers on the same host talk through shared memory (0 or 1).
+    pub const SHM: &str = "VOLPEX_SHM";
     /// TCP user timeout and keepalive bound of peer connections, in ms (0: the kernel's).
     pub const PEER_TIMEOUT_MS: &str = "VOLPEX_PEER_TIMEOUT_MS";
     /// The program is send-deterministic (0 or 1): replicas choose on their own.
@@ -113,6 +115,7 @@ pub mod vars {
         SPIN_US,
         HARD_SPIN_US,
         YIELD,
+        SHM,
         PEER_TIMEOUT_MS,
         SEND_DETERMINISTIC,
         CONFIRM_WAIT_US,

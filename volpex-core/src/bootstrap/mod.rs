@@ -36,7 +36,7 @@ pub struct Joined {
     /// The job key.
     pub key: JobKey,
     /// Where peers reach us.
-    pub listener: mio::net::TcpListener,
+    pub listeners: crate::transport::Listeners,
     /// The launcher's control address.
     pub launcher_addr: SocketAddr,
     /// Authenticated control connection to the launcher.
@@ -55,11 +55,13 @@ pub struct Joined {
 /// Joins the job `launch` describes (what volpexrun passed in the environment). The
 /// peer listener gets the TCP congestion control `congestion` before any peer can dial it
 /// (`tuning::tune_listener`); `drain` is the drain state the heartbeat shares with the
-/// event loop.
+/// event loop. With `shm`, it also listens for peers on this host through shared memory
+/// (docs/SHM.md) before it registers.
 pub fn join(
     launch: &Launch,
     connect_timeout: Duration,
     congestion: Option<&str>,
+    shm: bool,
     drain: &Arc<Drain>,
 ) -> Result<Joined, Error> {
     // Before any thread starts: they inherit the binding.
@@ -102,6 +104,14 @@ pub fn join(
                 .map_err(|e| Error::Bootstrap(e.to_string()))?
                 .ip(),
         )?,
+    };
+    let shm = match shm.then(|| crate::transport::ShmListener::bind(my_addr)) {
+        Some(Ok(l)) => Some(l),
+        Some(Err(e)) => {
+            crate::transport::shm_unavailable(me, &e);
+            None
+        }
+        None => None,
     };
     let _ = s.set_nodelay(true);
     s.set_read_timeout(Some(rendezvous))
@@ -174,7 +184,10 @@ pub fn join(
         ranks,
         replicas,
         key,
-        listener,
+        listeners: crate::transport::Listeners {
+            tcp: Some(listener),
+            shm,
+        },
         launcher_addr,
         launcher: s,
         addrs,

@@ -22,7 +22,7 @@ use super::Communicator;
 use crate::bootstrap;
 use crate::env;
 use crate::error::Error;
-use crate::transport::{Core, Drain, Membership, Runtime, SystemClock, TransportClock};
+use crate::transport::{Core, Drain, Listeners, Membership, Runtime, SystemClock, TransportClock};
 
 /// Shared state behind every communicator of a process.
 pub(crate) struct Inner {
@@ -116,6 +116,7 @@ pub fn initialize() -> Result<Universe, Error> {
             &launch,
             connect_timeout,
             cfg.tcp_congestion.as_deref(),
+            cfg.shm,
             &drain,
         )?;
         // The job's processes on this host: those listening on our address.
@@ -142,7 +143,7 @@ pub fn initialize() -> Result<Universe, Error> {
             (j.ranks, j.replicas),
             j.key,
             cfg,
-            Some(j.listener),
+            j.listeners,
             Some(j.launcher),
             Membership {
                 addrs: j.addrs,
@@ -210,7 +211,7 @@ pub fn initialize() -> Result<Universe, Error> {
             (1, 1),
             [0; 32],
             cfg,
-            None,
+            Listeners::default(),
             None,
             Membership::alone(),
             clock,

@@ -1,6 +1,9 @@
-//! One TCP connection: its socket, reader and `Link` (the handshake state and output
-//! queue, `volpex_proto::handshake`). Must never decide what a frame means.
+//! One connection to a peer or the launcher: its byte stream (a TCP socket, or a pair
+//! of shared-memory rings to a peer on this host, `shm`), reader and `Link` (the
+//! handshake state and output queue, `volpex_proto::handshake`). Must never decide what
+//! a frame means.
 
+use std::io::{self, IoSlice, Read, Write};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
@@ -12,12 +15,55 @@ use volpex_proto::handshake::{Link, PeerId};
 use volpex_proto::wire::header::Header;
 use volpex_proto::wire::stream::FrameReader;
 
-/// A connection and its buffers.
-pub struct Conn {
-    /// The socket (non-blocking), registered with the poll by its descriptor. A std
+use super::shm::ShmPipe;
+
+/// What a connection's bytes go through.
+pub enum Pipe {
+    /// A TCP socket (non-blocking), registered with the poll by its descriptor. A std
     /// stream, not mio's: std reads into spare capacity without zero-filling it first,
     /// which matters for megabyte payloads; one descriptor per connection.
-    pub stream: std::net::TcpStream,
+    Tcp(std::net::TcpStream),
+    /// Shared-memory rings to a peer on this host: its socket (the peer's life) and its
+    /// bell are registered with the poll.
+    Shm(ShmPipe),
+}
+
+impl Read for Pipe {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Pipe::Tcp(s) => s.read(buf),
+            Pipe::Shm(p) => p.read(buf),
+        }
+    }
+}
+
+impl Write for Pipe {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Pipe::Tcp(s) => s.write(buf),
+            Pipe::Shm(p) => p.write(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Pipe::Tcp(s) => s.write_vectored(bufs),
+            Pipe::Shm(p) => p.write_vectored(bufs),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Pipe::Tcp(s) => s.flush(),
+            Pipe::Shm(p) => p.flush(),
+        }
+    }
+}
+
+/// A connection and its buffers.
+pub struct Conn {
+    /// Where its bytes go.
+    pub stream: Pipe,
     /// Incoming frame decoder.
     pub reader: FrameReader,
     /// Handshake state and output.
@@ -38,26 +84,57 @@ impl Conn {
         expect: PeerId,
         now: Duration,
     ) -> std::io::Result<Conn> {
-        Ok(Conn {
-            stream: stream.into(),
+        Ok(Conn::dialing(Pipe::Tcp(stream.into()), me, expect, now))
+    }
+
+    /// An accepted connection.
+    pub fn incoming(stream: TcpStream, now: Duration) -> std::io::Result<Conn> {
+        Ok(Conn::accepted(Pipe::Tcp(stream.into()), now))
+    }
+
+    /// A connection we dial through `stream`, HELLO queued.
+    pub fn dialing(stream: Pipe, me: PeerId, expect: PeerId, now: Duration) -> Conn {
+        Conn {
+            stream,
             reader: FrameReader::new(),
             link: Link::dialing(me, expect),
             opened_at: now,
             want_write: false,
             dialed: true,
-        })
+        }
     }
 
-    /// An accepted connection.
-    pub fn incoming(stream: TcpStream, now: Duration) -> std::io::Result<Conn> {
-        Ok(Conn {
-            stream: stream.into(),
+    /// A connection accepted on `stream`.
+    pub fn accepted(stream: Pipe, now: Duration) -> Conn {
+        Conn {
+            stream,
             reader: FrameReader::new(),
             link: Link::accepting(),
             opened_at: now,
             want_write: false,
             dialed: false,
-        })
+        }
+    }
+
+    /// The shared-memory pipe, if the connection is one.
+    pub fn shm(&mut self) -> Option<&mut ShmPipe> {
+        match &mut self.stream {
+            Pipe::Shm(p) => Some(p),
+            Pipe::Tcp(_) => None,
+        }
+    }
+
+    /// Whether the connection goes through shared memory.
+    pub fn is_shm(&self) -> bool {
+        matches!(self.stream, Pipe::Shm(_))
+    }
+
+    /// A socket error pending on a TCP connection (a connect that failed).
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        match &self.stream {
+            Pipe::Tcp(s) => s.take_error(),
+            Pipe::Shm(_) => Ok(None),
+        }
     }
 
     /// The authenticated peer, if any.
@@ -77,23 +154,59 @@ impl Conn {
 }
 
 impl Conn {
-    /// Registers the socket with the poll.
+    /// Registers the socket with the poll (a shared-memory connection: its socket and,
+    /// once linked, its bell, both for reading only: a ring has room again when the
+    /// peer's bell or a turn of the loop says so, `Core::turn`).
     pub fn register(&self, r: &Registry, token: Token, interest: Interest) -> std::io::Result<()> {
-        r.register(&mut SourceFd(&self.stream.as_raw_fd()), token, interest)
+        match &self.stream {
+            Pipe::Tcp(s) => r.register(&mut SourceFd(&s.as_raw_fd()), token, interest),
+            Pipe::Shm(p) => {
+                let (sock, bell) = p.fds();
+                r.register(&mut SourceFd(&sock), token, Interest::READABLE)?;
+                match bell {
+                    Some(b) => r.register(&mut SourceFd(&b), token, Interest::READABLE),
+                    None => Ok(()),
+                }
+            }
+        }
     }
 
-    /// Changes the socket's interest.
+    /// Registers a shared-memory connection's bell once the setup message brought it.
+    pub fn register_bell(&self, r: &Registry, token: Token) -> std::io::Result<()> {
+        match &self.stream {
+            Pipe::Shm(p) => match p.fds().1 {
+                Some(b) => r.register(&mut SourceFd(&b), token, Interest::READABLE),
+                None => Ok(()),
+            },
+            Pipe::Tcp(_) => Ok(()),
+        }
+    }
+
+    /// Changes the socket's interest (a shared-memory connection's never changes).
     pub fn reregister(
         &self,
         r: &Registry,
         token: Token,
         interest: Interest,
     ) -> std::io::Result<()> {
-        r.reregister(&mut SourceFd(&self.stream.as_raw_fd()), token, interest)
+        match &self.stream {
+            Pipe::Tcp(s) => r.reregister(&mut SourceFd(&s.as_raw_fd()), token, interest),
+            Pipe::Shm(_) => Ok(()),
+        }
     }
 
-    /// Removes the socket from the poll.
+    /// Removes the connection's descriptors from the poll.
     pub fn deregister(&self, r: &Registry) -> std::io::Result<()> {
-        r.deregister(&mut SourceFd(&self.stream.as_raw_fd()))
+        match &self.stream {
+            Pipe::Tcp(s) => r.deregister(&mut SourceFd(&s.as_raw_fd())),
+            Pipe::Shm(p) => {
+                let (sock, bell) = p.fds();
+                let first = r.deregister(&mut SourceFd(&sock));
+                match bell {
+                    Some(b) => first.and(r.deregister(&mut SourceFd(&b))),
+                    None => first,
+                }
+            }
+        }
     }
 }

@@ -37,7 +37,9 @@ const LISTENER: Token = Token(0);
 const IDLE_FLUSH_AFTER: Duration = Duration::from_micros(20);
 /// Token of the waker that kicks a thread out of `poll`.
 pub const WAKER: Token = Token(1);
-const FIRST_CONN: usize = 2;
+/// Token of the shared-memory listener (`colocated`).
+pub(super) const SHM_LISTENER: Token = Token(2);
+const FIRST_CONN: usize = 3;
 
 /// Flags shared between the application thread and the background progress thread.
 #[derive(Debug, Default)]
@@ -46,6 +48,16 @@ pub struct Signals {
     pub app_waiting: AtomicUsize,
     /// True while the background thread sleeps in `poll`.
     pub in_poll: AtomicBool,
+}
+
+/// Where peers reach this process.
+#[derive(Default)]
+pub struct Listeners {
+    /// Peers on any host.
+    pub tcp: Option<TcpListener>,
+    /// Peers on this host (`VOLPEX_SHM`; bound before the process registers, so no
+    /// peer finds it missing).
+    pub shm: Option<super::shm::Listener>,
 }
 
 /// Who is in the job, as the launcher's table says when this process joins.
@@ -127,6 +139,8 @@ pub struct Core {
     pub(super) drain: Arc<Drain>,
     /// Replicas the table gave no address, kept for `settle_after_handover`.
     dead_at_start: Vec<ReplicaId>,
+    /// Shared-memory connections to peers on this host.
+    pub(super) colocated: super::colocated::Colocated,
 }
 
 impl Core {
@@ -138,7 +152,7 @@ impl Core {
         (ranks, replicas): (u32, u32),
         key: JobKey,
         cfg: Config,
-        listener: Option<TcpListener>,
+        listeners: Listeners,
         launcher: Option<std::net::TcpStream>,
         table: Membership,
         clock: TransportClock,
@@ -151,6 +165,7 @@ impl Core {
             catch_up,
             handover,
         } = table;
+        let Listeners { tcp: listener, shm } = listeners;
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER)?;
         super::keepalive::describe(cfg.peer_timeout);
@@ -183,6 +198,7 @@ impl Core {
             stats_sent: Default::default(),
             drain,
             dead_at_start: Vec::new(),
+            colocated: Default::default(),
         };
         if let Some(l) = core.listener.as_mut() {
             core.poll
@@ -200,6 +216,7 @@ impl Core {
             core.conns.insert(token, conn);
             core.launcher = Some(token);
         }
+        core.start_colocated(shm);
         if core.catch_up.is_some() && !handover {
             core.engine.set_catching_up(true);
         }
@@ -383,7 +400,7 @@ impl Core {
         }
     }
 
-    fn mark_dirty(&mut self, token: Token) {
+    pub(super) fn mark_dirty(&mut self, token: Token) {
         if !self.dirty.contains(&token) {
             self.dirty.push(token);
         }
@@ -496,10 +513,14 @@ impl Core {
     /// Closes a connection. If it carried an authenticated replica (or the one we dialed),
     /// that replica is reported dead to the engine.
     pub(super) fn close(&mut self, token: Token, why: &str) {
-        let Some(c) = self.conns.remove(&token) else {
+        let Some(mut c) = self.conns.remove(&token) else {
             return;
         };
         let _ = c.deregister(self.poll.registry());
+        let now = self.now();
+        if self.colocated_closed(token, &mut c, now) {
+            return;
+        }
         let peer = c.intended_peer();
         match peer {
             Some(PeerId::Launcher) => {
@@ -589,9 +610,10 @@ impl Core {
         // Whoever sleeps in poll holding the core is woken when an application thread
         // (other than itself) wants the core; it does not sleep if one already does.
         let others = usize::from(!background);
-        let res = if wait != Some(Duration::ZERO) {
+        let slept = wait != Some(Duration::ZERO);
+        let res = if slept {
             self.signals.in_poll.store(true, Ordering::SeqCst);
-            if self.signals.app_waiting.load(Ordering::SeqCst) > others {
+            if self.signals.app_waiting.load(Ordering::SeqCst) > others || self.colocated_sleep() {
                 wait = Some(Duration::ZERO);
             }
             let r = self.poll.poll(&mut events, wait);
@@ -620,7 +642,11 @@ impl Core {
             match ev.token() {
                 LISTENER => self.accept(),
                 WAKER => {}
+                SHM_LISTENER => self.accept_colocated(),
                 t => {
+                    if !self.on_colocated_event(t) {
+                        continue;
+                    }
                     if ev.is_writable() {
                         self.on_writable(t);
                     }
@@ -631,6 +657,7 @@ impl Core {
             }
         }
         self.events = events;
+        self.colocated_turn(now, slept, landings);
         if deadline.is_some() || handshaking {
             if deadline.is_some_and(|at| at <= now) {
                 self.engine.handle_timeout(now);
@@ -649,7 +676,7 @@ impl Core {
 
     fn on_writable(&mut self, token: Token) {
         if let Some(c) = self.conns.get_mut(&token) {
-            if let Ok(Some(e)) | Err(e) = c.stream.take_error() {
+            if let Ok(Some(e)) | Err(e) = c.take_error() {
                 let why = format!("connect failed: {e}");
                 self.close(token, &why);
                 return;
@@ -658,7 +685,12 @@ impl Core {
         self.flush_conn(token);
     }
 
-    fn on_readable(&mut self, token: Token, landings: &mut [Landing<'_>], now: Duration) {
+    pub(super) fn on_readable(
+        &mut self,
+        token: Token,
+        landings: &mut [Landing<'_>],
+        now: Duration,
+    ) {
         let me = PeerId::Replica(self.me, self.incarnation);
         let key = self.key;
         let Some(c) = self.conns.get_mut(&token) else {
@@ -673,7 +705,7 @@ impl Core {
             ..
         } = c;
         // The handshake must advance frame by frame, so the link is updated inline.
-        let result = reader.read_from(&mut &*stream, landings, |h, p| {
+        let result = reader.read_from(stream, landings, |h, p| {
             match link.on_frame(&key, me, h, p) {
                 Ok(s) => {
                     // Frames right behind the one that ends the handshake may be large.
@@ -797,7 +829,7 @@ mod tests {
             (1, 1),
             [0; 32],
             Config::default(),
-            None,
+            Listeners::default(),
             None,
             Membership::alone(),
             TransportClock::Given(clock.clone()),

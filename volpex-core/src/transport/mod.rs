@@ -7,6 +7,7 @@
 //! decide protocol questions (which replica, what to answer): that is the engine's job.
 
 mod clock;
+mod colocated;
 mod connection;
 mod drain;
 mod event_loop;
@@ -15,12 +16,17 @@ mod launcher;
 mod peers;
 pub mod progress;
 mod send;
+// The transport's one exception to `deny(unsafe_code)`: mapping and reading shared
+// memory, each block with a `// SAFETY:` line.
+#[allow(unsafe_code)]
+mod shm;
 mod spin;
 mod stats;
 pub mod tuning;
 
 pub use clock::{SystemClock, TransportClock};
 pub use drain::Drain;
-pub use event_loop::{Core, Membership};
+pub use event_loop::{Core, Listeners, Membership};
 pub use progress::Runtime;
+pub use shm::{unavailable as shm_unavailable, Listener as ShmListener};
 pub use volpex_proto::wire::stream::Landing;

@@ -15,6 +15,9 @@ use volpex_proto::message::ReplicaId;
 
 impl Core {
     pub(super) fn dial(&mut self, now: Duration, to: ReplicaId) -> Option<Token> {
+        if let Some(t) = self.dial_colocated(now, to) {
+            return Some(t);
+        }
         let addr = self.addr_of(to)?;
         let stream = match super::tuning::connect(addr, &self.cfg) {
             Ok(s) => s,

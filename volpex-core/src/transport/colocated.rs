@@ -1,0 +1,230 @@
+//! The event loop's side of shared-memory connections to peers on this host
+//! (docs/SHM.md): listening, dialing a co-located peer before trying TCP, accepting,
+//! the turn's checks of every ring (bytes that came without an event, the announcement
+//! before sleeping), and the fall back to TCP. Must never touch a ring's memory (`shm`
+//! does) nor decide protocol questions.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mio::unix::SourceFd;
+use mio::{Interest, Token};
+
+use super::connection::{Conn, Pipe};
+use super::event_loop::{Core, SHM_LISTENER};
+use super::shm::{unavailable, DialError, Listener, ShmPipe};
+use crate::config::SHM_RING_BYTES;
+use volpex_proto::handshake::PeerId;
+use volpex_proto::message::ReplicaId;
+use volpex_proto::wire::stream::Landing;
+
+/// Shared-memory state of a core.
+#[derive(Default)]
+pub struct Colocated {
+    /// Where peers on this host dial us; `None` when off (`VOLPEX_SHM=0`) or unavailable.
+    listener: Option<Listener>,
+    /// Whether we dial peers on this host through shared memory (off once making a
+    /// segment failed).
+    dial: bool,
+    /// Connections through shared memory (checked every turn).
+    tokens: Vec<Token>,
+    /// Peers (by listener address: a new incarnation has another) whose shared-memory
+    /// listener refused us or whose connection failed before its handshake: TCP.
+    refused: Vec<SocketAddr>,
+}
+
+impl Core {
+    /// Takes the shared-memory listener (`None`: off or unavailable, TCP only).
+    pub(super) fn start_colocated(&mut self, listener: Option<Listener>) {
+        let Some(l) = listener else {
+            return;
+        };
+        let r =
+            self.poll
+                .registry()
+                .register(&mut SourceFd(&l.fd()), SHM_LISTENER, Interest::READABLE);
+        match r {
+            Ok(()) => {
+                self.colocated.listener = Some(l);
+                self.colocated.dial = true;
+            }
+            Err(e) => unavailable(self.me, &e),
+        }
+    }
+
+    /// Whether `to` is on this host: the launcher's table gives it our address.
+    fn colocated_with(&self, to: ReplicaId) -> Option<SocketAddr> {
+        let (mine, theirs) = (self.addr_of(self.me)?, self.addr_of(to)?);
+        (mine.ip() == theirs.ip() && to != self.me).then_some(theirs)
+    }
+
+    /// Dials `to` through shared memory if it is on this host; `None`: use TCP.
+    pub(super) fn dial_colocated(&mut self, now: Duration, to: ReplicaId) -> Option<Token> {
+        let addr = self.colocated_with(to)?;
+        if !self.colocated.dial || self.colocated.refused.contains(&addr) {
+            return None;
+        }
+        let pipe = match ShmPipe::dial(addr, SHM_RING_BYTES) {
+            Ok(p) => p,
+            Err(DialError::Unavailable(e)) => {
+                unavailable(self.me, &e);
+                self.colocated.dial = false;
+                return None;
+            }
+            Err(DialError::Peer(e)) => {
+                log::debug!("{}: no shared memory to {to} ({e}): TCP", self.me);
+                self.colocated.refused.push(addr);
+                return None;
+            }
+        };
+        let token = self.token();
+        let (me, them) = (
+            PeerId::Replica(self.me, self.incarnation),
+            PeerId::Replica(to, self.incarnation_of(to)),
+        );
+        let conn = Conn::dialing(Pipe::Shm(pipe), me, them, now);
+        if let Err(e) = conn.register(self.poll.registry(), token, Interest::READABLE) {
+            log::warn!("{}: register failed: {e}", self.me);
+            return None;
+        }
+        self.conns.insert(token, conn);
+        self.peers.insert(to, token);
+        self.colocated.tokens.push(token);
+        self.mark_dirty(token);
+        log::debug!("{}: dialing {to} through shared memory", self.me);
+        Some(token)
+    }
+
+    /// Takes every shared-memory connection waiting on our listener.
+    pub(super) fn accept_colocated(&mut self) {
+        loop {
+            let Some(l) = self.colocated.listener.as_ref() else {
+                return;
+            };
+            match l.accept() {
+                Ok(Some(pipe)) => {
+                    let token = self.token();
+                    let c = Conn::accepted(Pipe::Shm(pipe), self.now());
+                    if c.register(self.poll.registry(), token, Interest::READABLE)
+                        .is_ok()
+                    {
+                        self.conns.insert(token, c);
+                        self.colocated.tokens.push(token);
+                    }
+                }
+                Ok(None) => return,
+                Err(e) => {
+                    log::warn!("{}: accepting a shared-memory connection: {e}", self.me);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// An event on a shared-memory connection's descriptors: its setup message, its
+    /// bell, or its peer's end closing. False when the connection was closed.
+    pub(super) fn on_colocated_event(&mut self, token: Token) -> bool {
+        let Some(c) = self.conns.get_mut(&token) else {
+            return false;
+        };
+        let Some(pipe) = c.shm() else {
+            return true;
+        };
+        match pipe.on_event(SHM_RING_BYTES) {
+            Ok(false) => true,
+            Ok(true) => {
+                if let Err(e) = c.register_bell(self.poll.registry(), token) {
+                    self.close(token, &format!("cannot poll a shared-memory bell: {e}"));
+                    return false;
+                }
+                true
+            }
+            Err(e) => {
+                self.close(token, &format!("shared-memory connection: {e}"));
+                false
+            }
+        }
+    }
+
+    /// Before the poll sleeps: tells every shared-memory peer to ring our bell. True
+    /// when something came meanwhile (then the poll must not sleep).
+    pub(super) fn colocated_sleep(&mut self) -> bool {
+        let mut woke = false;
+        for t in &self.colocated.tokens {
+            if let Some(c) = self.conns.get_mut(t) {
+                let pending = !c.link.out.is_empty();
+                if let Some(p) = c.shm() {
+                    woke |= p.sleeps(pending);
+                }
+            }
+        }
+        woke
+    }
+
+    /// After the poll: reads every ring that got bytes and writes every one with bytes
+    /// waiting for space (neither needs an event while both sides are awake).
+    pub(super) fn colocated_turn(
+        &mut self,
+        now: Duration,
+        slept: bool,
+        landings: &mut [Landing<'_>],
+    ) {
+        let mut i = 0;
+        while let Some(&t) = self.colocated.tokens.get(i) {
+            i += 1;
+            let Some(c) = self.conns.get_mut(&t) else {
+                continue;
+            };
+            let pending = !c.link.out.is_empty();
+            let Some(p) = c.shm() else {
+                continue;
+            };
+            if slept {
+                p.awake();
+            }
+            if p.readable() {
+                self.on_readable(t, landings, now);
+            }
+            if pending {
+                self.flush_conn(t);
+            }
+        }
+    }
+
+    /// A connection closes: forget it here. A shared-memory dial to a current
+    /// incarnation whose handshake failed before its time ran out (the peer refused or
+    /// dropped the setup) is dialed again over TCP with the frames it held; true when so
+    /// (the peer is not down).
+    pub(super) fn colocated_closed(&mut self, token: Token, c: &mut Conn, now: Duration) -> bool {
+        self.colocated.tokens.retain(|t| *t != token);
+        let retry = c.is_shm() && c.dialed && c.peer().is_none();
+        let timed_out = now > c.opened_at + self.cfg.connect_timeout;
+        let Some(PeerId::Replica(r, inc)) = c.intended_peer() else {
+            return false;
+        };
+        // A fenced incarnation's connection closes as any other does.
+        if !retry || timed_out || self.is_stale(r, inc) {
+            return false;
+        }
+        log::info!(
+            "{}: the shared-memory connection to {r} did not come up: TCP",
+            self.me
+        );
+        if let Some(a) = self.addr_of(r) {
+            self.colocated.refused.push(a);
+        }
+        if self.peers.get(&r) == Some(&token) {
+            self.peers.remove(&r);
+        }
+        let Some(t) = self.dial(now, r) else {
+            return false;
+        };
+        let held = std::mem::take(&mut c.link.held);
+        if let Some(n) = self.conns.get_mut(&t) {
+            for (h, p) in held {
+                n.send(h, p);
+            }
+        }
+        true
+    }
+}
