@@ -174,6 +174,30 @@ impl Communicator {
         }
     }
 
+    /// The next slot of this rank's choices, for a decision the program makes over
+    /// time (`poll_choice`, `record_choice`) rather than at once (`decide`); `None`
+    /// when the rank runs one replica (nothing to coordinate). Every replica must take
+    /// the same slots in the same order.
+    pub fn choice_slot(&self) -> Option<u64> {
+        self.post_choice()
+    }
+
+    /// Where choice `slot` stands, without waiting (asks the leader for it if need be).
+    pub fn poll_choice(&self, slot: u64) -> Decision {
+        match self.choice(slot) {
+            ChoiceState::Made(v) => Decision::Made(v),
+            ChoiceState::Yours => Decision::Yours,
+            ChoiceState::Waiting => Decision::Waiting,
+        }
+    }
+
+    /// Records `value` as choice `slot`: only after `poll_choice` said `Yours`, and
+    /// before anything that depends on it leaves this process (a message sent after it
+    /// carries it to whoever might depend on it; docs/PROTOCOL.md, "Choices").
+    pub fn record_choice(&self, slot: u64, value: Vec<u8>) {
+        self.make_choice(slot, Bytes::from(value));
+    }
+
     /// Records this replica's (the leader's) choice for `slot`.
     pub(crate) fn make_choice(&self, slot: u64, value: Bytes) {
         let mut core = self.inner.rt.lock();
@@ -250,6 +274,17 @@ impl Communicator {
             cancelled: false,
         }
     }
+}
+
+/// Where a choice slot stands (`Communicator::poll_choice`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Made, by the leader replica (or by this one earlier): act on it.
+    Made(Bytes),
+    /// This replica leads: decide, `record_choice`, then act.
+    Yours,
+    /// The leader has not told this replica yet: turn the loop and ask again.
+    Waiting,
 }
 
 /// One receive waited for by `Arrivals`, with the buffer its message goes to.
