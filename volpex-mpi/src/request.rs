@@ -209,8 +209,12 @@ fn is_complete(a: &mut Active) -> Result<bool> {
     }
 }
 
-/// MPI_Wait.
+/// MPI_Wait. While a window allows locks, a serving call (`rma::passive`): it tests
+/// the request between serving its origins' requests.
 pub fn wait(h: &mut c_int) -> Result<MpiStatus> {
+    if crate::rma::passive::active() {
+        return crate::rma::passive::serve(&crate::ffi::rma::memory, || test(h));
+    }
     let Some((a, p)) = take_active(*h)? else {
         return Ok(inactive());
     };

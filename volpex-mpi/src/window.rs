@@ -70,6 +70,18 @@ pub struct Epoch {
     /// The exposure epoch's batches are applied (by this process's own
     /// MPI_Win_complete, which serves them while its gets wait for their answers).
     pub served: bool,
+    /// Passive target (MPI_Win_lock, lock_all): the ranks locked, each with the lock's
+    /// kind and whether a request went there in this epoch (which took the lock).
+    pub locks: BTreeMap<i32, (LockKind, bool)>,
+}
+
+/// A passive-target lock's kind (MPI-3.1 section 11.5.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockKind {
+    /// MPI_LOCK_SHARED.
+    Shared,
+    /// MPI_LOCK_EXCLUSIVE.
+    Exclusive,
 }
 
 /// A window.

@@ -117,8 +117,9 @@ impl Communicator {
             .map_err(Error::EventLoop)
     }
 
-    /// Drives the loop for up to `d` (returns sooner when anything happened).
-    pub(crate) fn drive_for(&self, d: Duration) -> Result<(), Error> {
+    /// Drives the loop for up to `d` (returns sooner when anything happened): a caller
+    /// that polls several things waits here between rounds.
+    pub fn drive_for(&self, d: Duration) -> Result<(), Error> {
         self.inner
             .rt
             .lock()

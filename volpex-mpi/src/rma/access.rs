@@ -39,7 +39,9 @@ fn pieces(win: c_int, t: &Target) -> Result<Option<Pieces>> {
         return Ok(None);
     }
     let (size, unit) = object::with(win, |e| {
-        let open = e.epoch.fence || e.epoch.access.as_ref().is_some_and(|g| g.contains(&t.rank));
+        let open = e.epoch.fence
+            || e.epoch.access.as_ref().is_some_and(|g| g.contains(&t.rank))
+            || e.epoch.locks.contains_key(&t.rank);
         let peer = usize::try_from(t.rank)
             .ok()
             .and_then(|r| e.peers.get(r).copied())
@@ -53,7 +55,7 @@ fn pieces(win: c_int, t: &Target) -> Result<Option<Pieces>> {
             return Err(MpiError::new(
                 class::RMA_SYNC,
                 format!(
-                    "no access epoch to rank {} is open (MPI_Win_fence or MPI_Win_start first)",
+                    "no access epoch to rank {} is open (MPI_Win_fence, MPI_Win_start or MPI_Win_lock first)",
                     t.rank
                 ),
             ));

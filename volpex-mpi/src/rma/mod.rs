@@ -35,4 +35,5 @@
 pub mod access;
 pub mod batch;
 pub mod object;
+pub mod passive;
 pub mod sync;

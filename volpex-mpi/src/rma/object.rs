@@ -37,6 +37,8 @@ pub fn create(
     let peers = all.chunks(2).map(|c| (c[0], c[1])).collect();
     let dup = crate::comm::dup(comm_h)?;
     let errhandler = state::with(|s| Ok(s.comms.get(comm_h)?.errhandler))?;
+    // MPI-3.1 section 11.2.1: `no_locks` says the window is never locked.
+    let locks = !info.iter().any(|(k, v)| k == "no_locks" && v == "true");
     let entry = WinEntry {
         comm: dup,
         base,
@@ -58,7 +60,11 @@ pub fn create(
         queued: BTreeMap::new(),
         landings: BTreeMap::new(),
     };
-    state::with(|s| Ok(s.wins.insert(entry)))
+    let h = state::with(|s| Ok(s.wins.insert(entry)))?;
+    if locks {
+        super::passive::register(h, state::comm(dup)?)?;
+    }
+    Ok(h)
 }
 
 /// Where window `win`'s memory is: (address, bytes).
@@ -74,25 +80,29 @@ pub fn with<R>(win: c_int, f: impl FnOnce(&mut WinEntry) -> Result<R>) -> Result
 /// MPI_Win_free (section 11.2.5): collective; every epoch must be over. Deletes the
 /// attributes (calling their delete functions), then a barrier, so that no process frees
 /// memory another may still access. Returns the memory to free if it was ours.
-pub fn free(win: &mut c_int) -> Result<Option<usize>> {
+pub fn free(win: &mut c_int, mem: &super::passive::Memory) -> Result<Option<usize>> {
     let h = *win;
     let (comm, busy) = with(h, |e| {
         Ok((
             e.comm,
-            e.epoch.access.is_some() || e.epoch.exposure.is_some() || !e.queued.is_empty(),
+            e.epoch.access.is_some()
+                || e.epoch.exposure.is_some()
+                || !e.queued.is_empty()
+                || !e.epoch.locks.is_empty(),
         ))
     })?;
     if busy {
         return Err(MpiError::new(
             class::RMA_SYNC,
-            "MPI_Win_free with an access or exposure epoch open (end it first)",
+            "MPI_Win_free with an access, exposure or lock epoch open (end it first)",
         ));
     }
     let keys: Vec<c_int> = with(h, |e| Ok(e.attrs.iter().map(|a| a.0).collect()))?;
     for k in keys {
         delete_attr(h, k)?;
     }
-    state::comm(comm)?.barrier()?;
+    super::passive::barrier(&state::comm(comm)?, mem)?;
+    super::passive::unregister(h);
     let e = state::with(|s| s.wins.remove(h))?;
     let mut c = e.comm;
     crate::comm::free(&mut c)?;

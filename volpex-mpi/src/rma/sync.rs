@@ -144,18 +144,23 @@ impl Exchange<'_> {
     }
 
     /// Writes target `t`'s answer into the buffers waiting for it, in order.
-    fn land(&mut self, t: i32, mut answer: &[u8]) -> Result<()> {
-        for mut l in self.landings.remove(&t).unwrap_or_default() {
-            let n = usize::try_from(l.len).map_err(|_| short())?;
-            if n > answer.len() {
-                return Err(short());
-            }
-            let (a, rest) = answer.split_at(n);
-            l.buf.write(0, l.count, a)?;
-            answer = rest;
-        }
-        Ok(())
+    fn land(&mut self, t: i32, answer: &[u8]) -> Result<()> {
+        land(self.landings.remove(&t).unwrap_or_default(), answer)
     }
+}
+
+/// Writes an answer into the buffers waiting for it, in order.
+pub(super) fn land(landings: Vec<Landing>, mut answer: &[u8]) -> Result<()> {
+    for mut l in landings {
+        let n = usize::try_from(l.len).map_err(|_| short())?;
+        if n > answer.len() {
+            return Err(short());
+        }
+        let (a, rest) = answer.split_at(n);
+        l.buf.write(0, l.count, a)?;
+        answer = rest;
+    }
+    Ok(())
 }
 
 fn short() -> MpiError {
