@@ -14,6 +14,8 @@ use crate::datatype::BufMut;
 pub const FLAVOR_CREATE: c_int = 1;
 /// MPI_WIN_FLAVOR_ALLOCATE.
 pub const FLAVOR_ALLOCATE: c_int = 2;
+/// MPI_WIN_FLAVOR_DYNAMIC.
+pub const FLAVOR_DYNAMIC: c_int = 3;
 /// MPI_WIN_UNIFIED: the one memory model here (no separate public copy).
 pub const MODEL_UNIFIED: c_int = 2;
 

@@ -1,24 +1,29 @@
-//! One-sided calls of `mpi.h` (MPI-3.1 chapter 11): windows, communication calls and
-//! active target synchronization. Thin shells over `crate::rma`; errors go to the
+//! One-sided calls of `mpi.h` (MPI-3.1 chapter 11): windows, communication calls (also
+//! request-based), active and passive target synchronization. Thin shells over `crate::rma`; errors go to the
 //! window's error handler (`rma::object::guard`). A get's origin buffer is kept until the
 //! synchronization that ends its epoch writes it (MPI-3.1 section 11.3.2 forbids the
 //! program to touch it before); nothing else is kept past the call.
 
 use super::*;
 use crate::rma::access::{self, Target};
+use crate::rma::batch::Window;
 use crate::rma::{object, passive, sync};
-use crate::window::{FLAVOR_ALLOCATE, FLAVOR_CREATE};
+use crate::window::{FLAVOR_ALLOCATE, FLAVOR_CREATE, FLAVOR_DYNAMIC};
 
 type Win = c_int;
 type Aint = isize;
 
 /// The window's memory for the synchronization call running on it.
-pub(crate) fn memory(win: Win) -> Result<&'static mut [u8]> {
+pub(crate) fn memory(win: Win) -> Result<Box<dyn Window>> {
+    if let Some(regions) = object::attached(win)? {
+        return Ok(Box::new(raw::Attached(regions)));
+    }
     let (base, size) = object::memory(win)?;
     // SAFETY: `base`/`size` are what MPI_Win_create was given or what MPI_Win_allocate
     // made, valid until MPI_Win_free (MPI-3.1 section 11.2); this call is inside MPI on
     // the window, and uses the slice only until it returns.
-    unsafe { raw::window_memory(base, size) }
+    let bytes: &'static mut [u8] = unsafe { raw::window_memory(base, size) }?;
+    Ok(Box::new(bytes))
 }
 
 fn target(rank: c_int, disp: Aint, count: c_int, datatype: Dtype) -> Result<Target> {
@@ -117,6 +122,37 @@ pub unsafe extern "C" fn MPI_Win_allocate(
         set(baseptr as *mut *mut c_void, "baseptr", base)?;
         set(win, "win", h)
     })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, comm: Comm, win: *mut Win) -> c_int {
+    guard("MPI_Win_create_dynamic", comm, || {
+        let h = object::create(
+            0,
+            0,
+            1,
+            crate::info::pairs(info)?,
+            comm,
+            FLAVOR_DYNAMIC,
+            false,
+        )?;
+        set(win, "win", h)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_attach(win: Win, base: *mut c_void, size: Aint) -> c_int {
+    object::guard("MPI_Win_attach", win, || {
+        let size = usize::try_from(size)
+            .map_err(|_| MpiError::new(class::SIZE, format!("attached size {size}")))?;
+        raw::bytes_region(base, size)?;
+        object::attach(win, base as usize, size)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_detach(win: Win, base: *const c_void) -> c_int {
+    object::guard("MPI_Win_detach", win, || object::detach(win, base as usize))
 }
 
 #[no_mangle]
@@ -414,7 +450,7 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
 #[no_mangle]
 pub extern "C" fn MPI_Win_fence(assert: c_int, win: Win) -> c_int {
     object::guard("MPI_Win_fence", win, || {
-        sync::fence(win, assert, memory(win)?)
+        sync::fence(win, assert, &mut *memory(win)?)
     })
 }
 
@@ -426,7 +462,7 @@ pub extern "C" fn MPI_Win_start(group: c_int, _assert: c_int, win: Win) -> c_int
 #[no_mangle]
 pub extern "C" fn MPI_Win_complete(win: Win) -> c_int {
     object::guard("MPI_Win_complete", win, || {
-        sync::complete(win, memory(win)?)
+        sync::complete(win, &mut *memory(win)?)
     })
 }
 
@@ -437,13 +473,13 @@ pub extern "C" fn MPI_Win_post(group: c_int, _assert: c_int, win: Win) -> c_int 
 
 #[no_mangle]
 pub extern "C" fn MPI_Win_wait(win: Win) -> c_int {
-    object::guard("MPI_Win_wait", win, || sync::wait(win, memory(win)?))
+    object::guard("MPI_Win_wait", win, || sync::wait(win, &mut *memory(win)?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_test(win: Win, flag: *mut c_int) -> c_int {
     object::guard("MPI_Win_test", win, || {
-        let done = sync::test(win, memory(win)?)?;
+        let done = sync::test(win, &mut *memory(win)?)?;
         set(flag, "flag", done as c_int)
     })
 }

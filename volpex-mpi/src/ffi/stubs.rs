@@ -42,11 +42,8 @@ unsupported!(
 // One-sided communication (MPI-3.1 chapter 11).
 unsupported!(
     class::UNSUPPORTED_OPERATION,
-    "dynamic and shared-memory windows are not implemented yet":
+    "shared-memory windows are not implemented yet":
     MPI_Win_allocate_shared,
-    MPI_Win_attach,
-    MPI_Win_create_dynamic,
-    MPI_Win_detach,
     MPI_Win_shared_query,
 );
 

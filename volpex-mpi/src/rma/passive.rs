@@ -31,10 +31,10 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use volpex::{Communicator, Decision, PostedMessage};
 
-use super::batch;
+use super::batch::{self, Window};
 use super::object;
 use crate::error::{MpiError, Result};
-use crate::handles::{class, COMM_WORLD};
+use crate::handles::{class, COMM_WORLD, PROC_NULL};
 use crate::state;
 use crate::window::{Access, Landing, LockKind as Kind};
 
@@ -48,7 +48,7 @@ pub const LOCK_EXCLUSIVE: c_int = 234;
 pub const LOCK_SHARED: c_int = 235;
 
 /// The window's memory for a window handle (the C layer's; see `ffi::rma`).
-pub type Memory = dyn Fn(c_int) -> Result<&'static mut [u8]>;
+pub type Memory = dyn Fn(c_int) -> Result<Box<dyn Window>>;
 
 /// Reads an MPI lock type.
 pub fn kind_of(t: c_int) -> Result<Kind> {
@@ -295,7 +295,8 @@ fn apply(s: &mut Served, w: c_int, origin: i32, r: Request, mem: &Memory) -> Res
     } else {
         s.holders.entry(origin).or_insert(r.kind);
     }
-    let window = mem(w)?;
+    let mut window = mem(w)?;
+    let window = &mut *window;
     let kinds = |h| Ok(state::op(h)?.kind);
     match r.body {
         Body::Remote(bytes) => {
@@ -429,8 +430,11 @@ fn own(win: c_int, r: Request, mem: &Memory) -> Result<()> {
 }
 
 /// MPI_Win_lock (section 11.5.3): a lock of `kind` at `rank` (lazy, but at this process
-/// itself).
+/// itself; nothing at MPI_PROC_NULL, as Open MPI and MPICH do).
 pub fn lock(win: c_int, kind: Kind, rank: c_int, mem: &Memory) -> Result<()> {
+    if rank == PROC_NULL {
+        return Ok(());
+    }
     let me = object::with(win, |e| {
         if e.epoch.locks.contains_key(&rank) {
             return Err(sync_error(format!(
@@ -517,11 +521,17 @@ fn finish(win: c_int, targets: &[i32], release: bool, mem: &Memory) -> Result<()
 
 /// MPI_Win_unlock: the epoch's operations on `rank` are complete there when it returns.
 pub fn unlock(win: c_int, rank: c_int, mem: &Memory) -> Result<()> {
+    if rank == PROC_NULL {
+        return Ok(());
+    }
     finish(win, &[rank], true, mem)
 }
 
 /// MPI_Win_flush (and flush_local): the operations on `rank` so far are complete.
 pub fn flush(win: c_int, rank: c_int, mem: &Memory) -> Result<()> {
+    if rank == PROC_NULL {
+        return Ok(());
+    }
     finish(win, &[rank], false, mem)
 }
 
