@@ -392,7 +392,7 @@ pub fn serve<T>(mem: &Memory, mut poll: impl FnMut() -> Result<Option<T>>) -> Re
             return Ok(v);
         }
         if !served {
-            world()?.drive_for(Duration::from_millis(1))?;
+            world()?.drive_for(Duration::from_micros(50))?;
         }
     })();
     let ended = match outer && SLOT.with(Cell::get).is_some() {
@@ -574,11 +574,20 @@ pub fn sync(mem: &Memory) -> Result<()> {
     serve(mem, || Ok(Some(())))
 }
 
-/// A barrier over `comm` that serves while it waits (MPI_Barrier, MPI_Win_free's).
+/// A barrier over `comm` that serves while it waits (MPI_Barrier, MPI_Win_free's): the
+/// blocking barrier itself, on a thread of its own (so its messages are the ones a
+/// member without a window that allows locks exchanges in its plain barrier), while
+/// this thread serves.
 pub fn barrier(comm: &Communicator, mem: &Memory) -> Result<()> {
     if !active() {
         return Ok(comm.barrier()?);
     }
-    let mut r = comm.immediate_barrier()?;
-    serve(mem, || r.test().map(|o| o.map(drop)).map_err(MpiError::from))
+    std::thread::scope(|scope| {
+        let running = scope.spawn(|| comm.barrier());
+        serve(mem, || Ok(running.is_finished().then_some(())))?;
+        match running.join() {
+            Ok(r) => Ok(r?),
+            Err(_) => Err(MpiError::new(class::INTERN, "the barrier's thread panicked")),
+        }
+    })
 }
