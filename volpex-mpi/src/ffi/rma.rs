@@ -450,7 +450,7 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
 #[no_mangle]
 pub extern "C" fn MPI_Win_fence(assert: c_int, win: Win) -> c_int {
     object::guard("MPI_Win_fence", win, || {
-        sync::fence(win, assert, &mut *memory(win)?)
+        sync::fence(win, assert, &memory)
     })
 }
 
@@ -462,7 +462,7 @@ pub extern "C" fn MPI_Win_start(group: c_int, _assert: c_int, win: Win) -> c_int
 #[no_mangle]
 pub extern "C" fn MPI_Win_complete(win: Win) -> c_int {
     object::guard("MPI_Win_complete", win, || {
-        sync::complete(win, &mut *memory(win)?)
+        sync::complete(win, &memory)
     })
 }
 
@@ -473,13 +473,13 @@ pub extern "C" fn MPI_Win_post(group: c_int, _assert: c_int, win: Win) -> c_int 
 
 #[no_mangle]
 pub extern "C" fn MPI_Win_wait(win: Win) -> c_int {
-    object::guard("MPI_Win_wait", win, || sync::wait(win, &mut *memory(win)?))
+    object::guard("MPI_Win_wait", win, || sync::wait(win, &memory))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_test(win: Win, flag: *mut c_int) -> c_int {
     object::guard("MPI_Win_test", win, || {
-        let done = sync::test(win, &mut *memory(win)?)?;
+        let done = sync::test(win, &memory)?;
         set(flag, "flag", done as c_int)
     })
 }

@@ -435,6 +435,11 @@ pub fn lock(win: c_int, kind: Kind, rank: c_int, mem: &Memory) -> Result<()> {
     if rank == PROC_NULL {
         return Ok(());
     }
+    if !SERVED.lock().contains_key(&win) {
+        return Err(sync_error(
+            "MPI_Win_lock on a window made with info no_locks = true",
+        ));
+    }
     let me = object::with(win, |e| {
         if e.epoch.locks.contains_key(&rank) {
             return Err(sync_error(format!(
@@ -590,4 +595,16 @@ pub fn barrier(comm: &Communicator, mem: &Memory) -> Result<()> {
             Err(_) => Err(MpiError::new(class::INTERN, "the barrier's thread panicked")),
         }
     })
+}
+
+/// The next message with `tag` from `rank` of `comm`, waited for in a serving call while
+/// a window allows locks (active target synchronization waits so, since a target may
+/// still owe a late origin its passive requests).
+pub fn receive(comm: &Communicator, rank: i32, tag: i32, mem: &Memory) -> Result<bytes::Bytes> {
+    if !active() {
+        let (v, _) = comm.process_at_rank(rank).receive_vec_with_tag::<u8>(tag)?;
+        return Ok(v.into());
+    }
+    let mut posted = comm.process_at_rank(rank).post_message_with_tag(tag)?;
+    serve(mem, || posted.test().map_err(MpiError::from))
 }
