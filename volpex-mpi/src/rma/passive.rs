@@ -376,9 +376,8 @@ fn end(mem: &Memory) -> Result<()> {
     Ok(())
 }
 
-/// Runs a serving call: steps of serving until `poll` answers (it must not block), then
-/// the call's end. Without a window that allows locks, just `poll` until it answers.
-pub fn serve<T>(mem: &Memory, mut poll: impl FnMut() -> Result<Option<T>>) -> Result<T> {
+/// Opens a serving call (an inner one is part of the outer); true for the outer one.
+fn open_call() -> bool {
     let outer = DEPTH.with(|d| {
         d.set(d.get() + 1);
         d.get() == 1
@@ -386,15 +385,11 @@ pub fn serve<T>(mem: &Memory, mut poll: impl FnMut() -> Result<Option<T>>) -> Re
     if outer && active() {
         SLOT.with(|c| c.set(world().ok().and_then(|w| w.choice_slot())));
     }
-    let r: Result<T> = (|| loop {
-        let served = if active() { step(mem)? } else { false };
-        if let Some(v) = poll()? {
-            return Ok(v);
-        }
-        if !served {
-            world()?.drive_for(Duration::from_micros(50))?;
-        }
-    })();
+    outer
+}
+
+/// Closes the serving call `open_call` opened, whose work ended with `r`.
+fn close_call<T>(outer: bool, mem: &Memory, r: Result<T>) -> Result<T> {
     let ended = match outer && SLOT.with(Cell::get).is_some() {
         true => end(mem),
         false => Ok(()),
@@ -403,6 +398,32 @@ pub fn serve<T>(mem: &Memory, mut poll: impl FnMut() -> Result<Option<T>>) -> Re
     let v = r?;
     ended?;
     Ok(v)
+}
+
+/// One round of a serving call that waits: a step of serving, or, with nothing to
+/// apply, a short wait for the network.
+fn round(mem: &Memory) -> Result<()> {
+    let served = if active() { step(mem)? } else { false };
+    if !served {
+        world()?.drive_for(Duration::from_micros(50))?;
+    }
+    Ok(())
+}
+
+/// Runs a serving call: rounds of serving until `poll` answers (it must not block),
+/// then the call's end.
+pub fn serve<T>(mem: &Memory, mut poll: impl FnMut() -> Result<Option<T>>) -> Result<T> {
+    let outer = open_call();
+    let r = (|| loop {
+        if active() && step(mem)? {
+            continue;
+        }
+        if let Some(v) = poll()? {
+            return Ok(v);
+        }
+        world()?.drive_for(Duration::from_micros(50))?;
+    })();
+    close_call(outer, mem, r)
 }
 
 // ---- The origin's side ----
@@ -580,21 +601,25 @@ pub fn sync(mem: &Memory) -> Result<()> {
 }
 
 /// A barrier over `comm` that serves while it waits (MPI_Barrier, MPI_Win_free's): the
-/// blocking barrier itself, on a thread of its own (so its messages are the ones a
-/// member without a window that allows locks exchanges in its plain barrier), while
-/// this thread serves.
+/// plain barrier's messages (a member without a window that allows locks uses the plain
+/// one), with a round of serving between its polls.
 pub fn barrier(comm: &Communicator, mem: &Memory) -> Result<()> {
     if !active() {
         return Ok(comm.barrier()?);
     }
-    std::thread::scope(|scope| {
-        let running = scope.spawn(|| comm.barrier());
-        serve(mem, || Ok(running.is_finished().then_some(())))?;
-        match running.join() {
-            Ok(r) => Ok(r?),
-            Err(_) => Err(MpiError::new(class::INTERN, "the barrier's thread panicked")),
-        }
-    })
+    let outer = open_call();
+    let mut failed = None;
+    let r = comm.barrier_between(&mut || {
+        round(mem).map_err(|e| {
+            failed = Some(e);
+            volpex::Error::Usage("serving a passive-target request failed")
+        })
+    });
+    let r = match (r, failed) {
+        (_, Some(e)) => Err(e),
+        (r, None) => r.map_err(MpiError::from),
+    };
+    close_call(outer, mem, r)
 }
 
 /// The next message with `tag` from `rank` of `comm`, waited for in a serving call while
