@@ -920,7 +920,9 @@ pub struct Attached(pub Vec<(u64, usize, usize)>);
 
 impl crate::rma::batch::Window for Attached {
     fn piece(&mut self, off: u64, len: u64) -> Result<&mut [u8]> {
-        let inside = |from: u64, size: usize| off >= from && len <= size as u64 && off - from <= size as u64 - len;
+        let inside = |from: u64, size: usize| {
+            off >= from && len <= size as u64 && off - from <= size as u64 - len
+        };
         // A window address (MPI_Get_address after the attach); else the address itself
         // (one taken before the attach: the same only where replicas are alike).
         let at = self

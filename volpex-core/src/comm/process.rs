@@ -421,7 +421,9 @@ impl<'a> Process<'a> {
     /// same in every replica, only when it is here differs) or waited for.
     pub fn post_message_with_tag(&self, tag: Tag) -> Result<PostedMessage, Error> {
         if matches!(self.partner, Partner::Any) {
-            return Err(Error::Usage("a posted message comes from one rank, not any"));
+            return Err(Error::Usage(
+                "a posted message comes from one rank, not any",
+            ));
         }
         let id = self.post(Some(tag), Mode::Receive)?;
         Ok(PostedMessage {

@@ -429,7 +429,11 @@ pub unsafe extern "C" fn MPI_Pack_size(
 pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut isize) -> c_int {
     guard("MPI_Get_address", COMM_WORLD, || {
         // Memory attached to a dynamic window has a window address (`rma::object`).
-        set(address, "address", crate::rma::object::address(location as usize))
+        set(
+            address,
+            "address",
+            crate::rma::object::address(location as usize),
+        )
     })
 }
 

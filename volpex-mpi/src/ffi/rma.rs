@@ -449,9 +449,7 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
 
 #[no_mangle]
 pub extern "C" fn MPI_Win_fence(assert: c_int, win: Win) -> c_int {
-    object::guard("MPI_Win_fence", win, || {
-        sync::fence(win, assert, &memory)
-    })
+    object::guard("MPI_Win_fence", win, || sync::fence(win, assert, &memory))
 }
 
 #[no_mangle]
@@ -461,9 +459,7 @@ pub extern "C" fn MPI_Win_start(group: c_int, _assert: c_int, win: Win) -> c_int
 
 #[no_mangle]
 pub extern "C" fn MPI_Win_complete(win: Win) -> c_int {
-    object::guard("MPI_Win_complete", win, || {
-        sync::complete(win, &memory)
-    })
+    object::guard("MPI_Win_complete", win, || sync::complete(win, &memory))
 }
 
 #[no_mangle]
@@ -495,7 +491,9 @@ pub extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, _assert: c_int, wi
 
 #[no_mangle]
 pub extern "C" fn MPI_Win_unlock(rank: c_int, win: Win) -> c_int {
-    object::guard("MPI_Win_unlock", win, || passive::unlock(win, rank, &memory))
+    object::guard("MPI_Win_unlock", win, || {
+        passive::unlock(win, rank, &memory)
+    })
 }
 
 #[no_mangle]
@@ -505,7 +503,9 @@ pub extern "C" fn MPI_Win_lock_all(_assert: c_int, win: Win) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn MPI_Win_unlock_all(win: Win) -> c_int {
-    object::guard("MPI_Win_unlock_all", win, || passive::unlock_all(win, &memory))
+    object::guard("MPI_Win_unlock_all", win, || {
+        passive::unlock_all(win, &memory)
+    })
 }
 
 #[no_mangle]
@@ -523,7 +523,9 @@ pub extern "C" fn MPI_Win_flush_local(rank: c_int, win: Win) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn MPI_Win_flush_all(win: Win) -> c_int {
-    object::guard("MPI_Win_flush_all", win, || passive::flush_all(win, &memory))
+    object::guard("MPI_Win_flush_all", win, || {
+        passive::flush_all(win, &memory)
+    })
 }
 
 #[no_mangle]
@@ -547,11 +549,14 @@ pub extern "C" fn MPI_Win_sync(win: Win) -> c_int {
 /// put's and an accumulate's data were copied; `fetch`: the epoch's operations on the
 /// target are flushed first, so a get's data is here).
 fn rma_request(win: Win, rank: c_int, fetch: bool, request: *mut c_int) -> Result<()> {
-    let locked = rank == crate::handles::PROC_NULL || object::with(win, |e| Ok(e.epoch.locks.contains_key(&rank)))?;
+    let locked = rank == crate::handles::PROC_NULL
+        || object::with(win, |e| Ok(e.epoch.locks.contains_key(&rank)))?;
     if !locked {
         return Err(MpiError::new(
             class::RMA_SYNC,
-            format!("request-based operations need a passive-target epoch (rank {rank} is not locked)"),
+            format!(
+                "request-based operations need a passive-target epoch (rank {rank} is not locked)"
+            ),
         ));
     }
     if fetch && rank != crate::handles::PROC_NULL {

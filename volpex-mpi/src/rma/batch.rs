@@ -335,7 +335,7 @@ mod tests {
 
     #[test]
     fn operations_apply_in_order_and_reply_in_order() {
-        let mut mem = vec![0u8; 24];
+        let mut mem = [0u8; 24];
         let i32s = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         let ops = vec![
             Access::Put {
@@ -371,7 +371,7 @@ mod tests {
 
     #[test]
     fn an_access_outside_the_window_is_a_range_error() {
-        let mut mem = vec![0u8; 8];
+        let mut mem = [0u8; 8];
         let e = apply(
             &mut &mut mem[..],
             &[Access::Get {

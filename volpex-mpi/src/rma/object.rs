@@ -220,7 +220,10 @@ pub fn attach(win: c_int, base: usize, size: usize) -> Result<()> {
     }
     let mut all = ATTACHED.lock();
     if all.len() as u64 >= (1 << (62 - REGION_BITS)) - 1 {
-        return Err(MpiError::new(class::NO_MEM, "too many MPI_Win_attach calls"));
+        return Err(MpiError::new(
+            class::NO_MEM,
+            "too many MPI_Win_attach calls",
+        ));
     }
     all.push(Some(Region { win, base, size }));
     Ok(())
@@ -272,7 +275,11 @@ pub fn attached(win: c_int) -> Result<Option<Vec<(u64, usize, usize)>>> {
             .enumerate()
             .filter_map(|(k, r)| {
                 let r = r.as_ref().filter(|r| r.win == win)?;
-                Some((WINDOW_ADDRESSES + ((k as u64) << REGION_BITS), r.base, r.size))
+                Some((
+                    WINDOW_ADDRESSES + ((k as u64) << REGION_BITS),
+                    r.base,
+                    r.size,
+                ))
             })
             .collect(),
     ))

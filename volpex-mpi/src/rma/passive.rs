@@ -194,7 +194,10 @@ fn request_bytes(kind: Kind, release: bool, ops: &[Access]) -> Vec<u8> {
 }
 
 fn bad_request() -> MpiError {
-    MpiError::new(class::INTERN, "a passive-target request that does not decode")
+    MpiError::new(
+        class::INTERN,
+        "a passive-target request that does not decode",
+    )
 }
 
 /// The leader's pick: takes what arrived, and returns the requests that apply now, in
@@ -268,7 +271,10 @@ fn next_request(s: &mut Served, origin: i32) -> Result<Request> {
     if let Some(r) = s.pending.get_mut(&origin).and_then(VecDeque::pop_front) {
         return Ok(r);
     }
-    let fresh = s.comm.process_at_rank(origin).post_message_with_tag(REQUEST)?;
+    let fresh = s
+        .comm
+        .process_at_rank(origin)
+        .post_message_with_tag(REQUEST)?;
     let p = s.posted.insert(origin, fresh).ok_or_else(bad_request)?;
     let b = p.wait()?;
     if b.len() < 2 {

@@ -18,8 +18,8 @@ use std::os::raw::c_int;
 use volpex::Communicator;
 
 use super::batch;
-use super::passive::{self, Memory};
 use super::object;
+use super::passive::{self, Memory};
 use crate::error::{MpiError, Result};
 use crate::handles::class;
 use crate::state;
