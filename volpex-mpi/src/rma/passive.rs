@@ -107,14 +107,34 @@ struct Served {
     own_made: u64,
 }
 
-impl Served {
-    fn applies(&self, origin: i32, kind: Kind) -> bool {
-        self.holders.contains_key(&origin)
-            || match kind {
-                Kind::Exclusive => self.holders.is_empty(),
-                Kind::Shared => !self.holders.values().any(|&k| k == Kind::Exclusive),
-            }
+/// Whether a request of `origin` for a lock of `kind` applies with `holders` holding
+/// locks: its origin holds one, or the lock is free (MPI-3.1 section 11.5.3).
+fn grants(holders: &BTreeMap<i32, Kind>, origin: i32, kind: Kind) -> bool {
+    holders.contains_key(&origin)
+        || match kind {
+            Kind::Exclusive => holders.is_empty(),
+            Kind::Shared => !holders.values().any(|&k| k == Kind::Exclusive),
+        }
+}
+
+/// Takes or gives back `origin`'s lock in `holders` as request `r` does.
+fn hold(holders: &mut BTreeMap<i32, Kind>, origin: i32, r: &Request) {
+    if r.release {
+        holders.remove(&origin);
+    } else {
+        holders.entry(origin).or_insert(r.kind);
     }
+}
+
+/// A request as it came from another origin.
+fn parse(b: bytes::Bytes) -> Result<Request> {
+    let (&kind, rest) = b.split_first().ok_or_else(bad_request)?;
+    let &release = rest.first().ok_or_else(bad_request)?;
+    Ok(Request {
+        kind: kind_code(kind)?,
+        release: release == 1,
+        body: Body::Remote(b.slice(2..)),
+    })
 }
 
 /// Every window that allows locks, by handle.
@@ -219,14 +239,7 @@ fn pick(served: &mut BTreeMap<c_int, Served>) -> Result<Vec<(c_int, i32, Request
                     }
                     Err(e) => return Err(e.into()),
                 };
-                let (&kind, rest) = b.split_first().ok_or_else(bad_request)?;
-                let release = *rest.first().ok_or_else(bad_request)? == 1;
-                let kind = kind_code(kind)?;
-                s.pending.entry(o).or_default().push_back(Request {
-                    kind,
-                    release,
-                    body: Body::Remote(b.slice(2..)),
-                });
+                s.pending.entry(o).or_default().push_back(parse(b)?);
                 *p = s.comm.process_at_rank(o).post_message_with_tag(REQUEST)?;
             }
         }
@@ -239,20 +252,11 @@ fn pick(served: &mut BTreeMap<c_int, Served>) -> Result<Vec<(c_int, i32, Request
             let mut any = false;
             for (&o, q) in s.pending.iter_mut() {
                 while let Some(r) = q.front() {
-                    let ok = holders.contains_key(&o)
-                        || match r.kind {
-                            Kind::Exclusive => holders.is_empty(),
-                            Kind::Shared => !holders.values().any(|&k| k == Kind::Exclusive),
-                        };
-                    if !ok {
+                    if !grants(&holders, o, r.kind) {
                         break;
                     }
                     let Some(r) = q.pop_front() else { break };
-                    if r.release {
-                        holders.remove(&o);
-                    } else {
-                        holders.entry(o).or_insert(r.kind);
-                    }
+                    hold(&mut holders, o, &r);
                     out.push((w, o, r));
                     any = true;
                 }
@@ -276,31 +280,19 @@ fn next_request(s: &mut Served, origin: i32) -> Result<Request> {
         .process_at_rank(origin)
         .post_message_with_tag(REQUEST)?;
     let p = s.posted.insert(origin, fresh).ok_or_else(bad_request)?;
-    let b = p.wait()?;
-    if b.len() < 2 {
-        return Err(bad_request());
-    }
-    Ok(Request {
-        kind: kind_code(b[0])?,
-        release: b[1] == 1,
-        body: Body::Remote(b.slice(2..)),
-    })
+    parse(p.wait()?)
 }
 
 /// Applies request `r` of `origin` to window `w`: the lock table, the operations, the
 /// answer.
 fn apply(s: &mut Served, w: c_int, origin: i32, r: Request, mem: &Memory) -> Result<()> {
-    if !s.applies(origin, r.kind) {
+    if !grants(&s.holders, origin, r.kind) {
         return Err(MpiError::new(
             class::INTERN,
             "the leader replica applied a request whose lock is held here",
         ));
     }
-    if r.release {
-        s.holders.remove(&origin);
-    } else {
-        s.holders.entry(origin).or_insert(r.kind);
-    }
+    hold(&mut s.holders, origin, &r);
     let mut window = mem(w)?;
     let window = &mut *window;
     let kinds = |h| Ok(state::op(h)?.kind);
