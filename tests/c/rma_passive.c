@@ -4,7 +4,8 @@
  * exclusive lock (no update may be lost); under MPI_Win_lock_all puts into its right
  * neighbour's window, gets from its left one with MPI_Rget and accumulates into rank 0
  * with MPI_Raccumulate; reads its own window under a lock on itself; the targets do
- * nothing but wait in MPI_Barrier, MPI_Recv, MPI_Wait or MPI_Win_sync. Every value is
+ * nothing but wait in MPI_Barrier, MPI_Recv, MPI_Wait or MPI_Win_sync. A window made
+ * with info no_locks cannot be locked. Every value is
  * checked; the checksum holds only what does not depend on timing.
  * Usage: rma_passive [ROUNDS [WORK_MS]]; prints "rma_passive: ok size N checksum X". */
 #include <mpi.h>
@@ -41,6 +42,18 @@ int main(int argc, char **argv) {
     CHECK_OK(MPI_Win_unlock(0, wc));
     CHECK(MPI_Win_unlock(0, wc) == MPI_ERR_RMA_SYNC);
     CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* A window that says it is never locked cannot be. */
+    MPI_Info info;
+    MPI_Win wn;
+    int nb[1];
+    CHECK_OK(MPI_Info_create(&info));
+    CHECK_OK(MPI_Info_set(info, "no_locks", "true"));
+    CHECK_OK(MPI_Win_create(nb, sizeof nb, sizeof(int), info, MPI_COMM_WORLD, &wn));
+    CHECK_OK(MPI_Win_set_errhandler(wn, MPI_ERRORS_RETURN));
+    CHECK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, wn) == MPI_ERR_RMA_SYNC);
+    CHECK_OK(MPI_Win_free(&wn));
+    CHECK_OK(MPI_Info_free(&info));
 
     for (int k = 0; k < t.rounds; k++) {
         /* A ticket, under an exclusive lock: all of them differ. */
