@@ -82,21 +82,6 @@ impl PostedMessage {
         }
     }
 
-    /// The message, if it is here already, without turning the loop (a caller that
-    /// polls many of them turns it once per round itself, with `drive_for`).
-    pub fn ready(&mut self) -> Result<Option<Bytes>, Error> {
-        let Some(id) = self.id else {
-            return Err(Error::RequestCompleted);
-        };
-        match self.comm.take_now(id)? {
-            Some(m) => {
-                self.id = None;
-                Ok(Some(message(m)?.1))
-            }
-            None => Ok(None),
-        }
-    }
-
     /// Waits for the message.
     pub fn wait(mut self) -> Result<Bytes, Error> {
         let id = self.id.take().ok_or(Error::RequestCompleted)?;

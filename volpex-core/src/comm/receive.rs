@@ -95,14 +95,6 @@ impl Communicator {
         }
     }
 
-    /// Completes `id` if it is done, without turning the loop.
-    pub(crate) fn take_now(&self, id: RecvId) -> Result<Option<Matched>, Error> {
-        match self.inner.rt.lock().take(id) {
-            Some(r) => r.map(Some).map_err(Error::from),
-            None => Ok(None),
-        }
-    }
-
     pub(crate) fn test(&self, id: RecvId) -> Result<Option<Matched>, Error> {
         let mut core = self.inner.rt.lock();
         if let Some(r) = core.take(id) {

@@ -229,8 +229,7 @@ fn pick(served: &mut BTreeMap<c_int, Served>) -> Result<Vec<(c_int, i32, Request
         let mut ended = Vec::new();
         for (&o, p) in s.posted.iter_mut() {
             loop {
-                // The serving call's round turns the loop; here only what came.
-                let b = match p.ready() {
+                let b = match p.test() {
                     Ok(Some(b)) => b,
                     Ok(None) => break,
                     // An origin whose program ended (or that is lost) sends nothing more.
