@@ -918,7 +918,7 @@ pub unsafe fn window_memory(base: usize, size: usize) -> Result<&'static mut [u8
 /// (window address, address, bytes) per region (`rma::object::attached`).
 pub struct Attached(pub Vec<(u64, usize, usize)>);
 
-impl crate::rma::batch::Window for Attached {
+impl crate::window::Window for Attached {
     fn piece(&mut self, off: u64, len: u64) -> Result<&mut [u8]> {
         let inside = |from: u64, size: usize| {
             off >= from && len <= size as u64 && off - from <= size as u64 - len

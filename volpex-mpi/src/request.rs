@@ -209,12 +209,9 @@ fn is_complete(a: &mut Active) -> Result<bool> {
     }
 }
 
-/// MPI_Wait. While a window allows locks, a serving call (`rma::passive`): it tests
-/// the request between serving its origins' requests.
+/// MPI_Wait (while a window allows locks, `ffi`'s MPI_Wait serves instead: it tests
+/// the request between serving its origins' requests, `rma::passive`).
 pub fn wait(h: &mut c_int) -> Result<MpiStatus> {
-    if crate::rma::passive::active() {
-        return crate::rma::passive::serve(&crate::ffi::rma::memory, || test(h));
-    }
     let Some((a, p)) = take_active(*h)? else {
         return Ok(inactive());
     };

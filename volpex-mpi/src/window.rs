@@ -174,3 +174,10 @@ impl Access<'_> {
         }
     }
 }
+
+/// A window's bytes, by piece: one block of memory (offsets into it), or the regions
+/// attached to a dynamic window (window addresses; `crate::raw::Attached`).
+pub trait Window {
+    /// The `len` bytes at `off`: MPI_ERR_RMA_RANGE where they are not the window's.
+    fn piece(&mut self, off: u64, len: u64) -> crate::error::Result<&mut [u8]>;
+}

@@ -172,12 +172,7 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Access<'_>>> {
     Ok(ops)
 }
 
-/// A window's bytes, by piece: one block of memory (offsets into it), or the regions
-/// attached to a dynamic window (window addresses; `crate::raw::Attached`).
-pub trait Window {
-    /// The `len` bytes at `off`: MPI_ERR_RMA_RANGE where they are not the window's.
-    fn piece(&mut self, off: u64, len: u64) -> Result<&mut [u8]>;
-}
+pub use crate::window::Window;
 
 impl Window for &mut [u8] {
     fn piece(&mut self, off: u64, len: u64) -> Result<&mut [u8]> {
