@@ -182,6 +182,8 @@ fn programs_pass_with_and_without_replicas() {
         "cancel",
         "pmpi",
         "rma",
+        "rma_passive",
+        "rma_dynamic",
     ] {
         let exe = compile_c(&dir, name);
         for args in [&["-n", "4", "-r", "1"][..], &["-n", "3", "-r", "2"][..]] {
@@ -202,6 +204,8 @@ fn a_lost_replica_changes_nothing() {
         ("collectives", ["40", "10"]),
         ("cancel", ["60", "10"]),
         ("rma", ["60", "10"]),
+        ("rma_passive", ["60", "10"]),
+        ("rma_dynamic", ["60", "10"]),
     ] {
         volpex_tests::abi::faults_change_nothing(&compile_c(&dir, name), name, &args);
     }

@@ -65,8 +65,9 @@ mod error;
 pub use collective::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
 pub use comm::{
     dims_create, initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess,
-    CartesianCommunicator, CartesianGrid, CartesianLayout, Communicator, Group, InterCommunicator,
-    Message, OutputFile, Process, Request, Status, Tag, Universe, ANY_SOURCE, TAG_UB,
+    CartesianCommunicator, CartesianGrid, CartesianLayout, Communicator, Decision, Group,
+    InterCommunicator, Message, OutputFile, PostedMessage, Process, Request, Status, Tag, Universe,
+    ANY_SOURCE, TAG_UB,
 };
 pub use datatype::{
     bytemuck, Buffer, BufferMut, Elements, ElementsMut, Equivalence, Indexed, IndexedMut, Layout,

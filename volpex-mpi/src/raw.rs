@@ -914,6 +914,41 @@ pub unsafe fn window_memory(base: usize, size: usize) -> Result<&'static mut [u8
     Ok(unsafe { std::slice::from_raw_parts_mut(base as *mut u8, size) })
 }
 
+/// The memory attached to a dynamic window, as a one-sided operation's target sees it:
+/// (window address, address, bytes) per region (`rma::object::attached`).
+pub struct Attached(pub Vec<(u64, usize, usize)>);
+
+impl crate::window::Window for Attached {
+    fn piece(&mut self, off: u64, len: u64) -> Result<&mut [u8]> {
+        let inside = |from: u64, size: usize| {
+            off >= from && len <= size as u64 && off - from <= size as u64 - len
+        };
+        // A window address (MPI_Get_address after the attach); else the address itself
+        // (one taken before the attach: the same only where replicas are alike).
+        let at = self
+            .0
+            .iter()
+            .find(|&&(v, _, s)| inside(v, s))
+            .map(|&(v, base, _)| base + (off - v) as usize)
+            .or_else(|| {
+                self.0
+                    .iter()
+                    .any(|&(_, base, s)| inside(base as u64, s))
+                    .then_some(off as usize)
+            })
+            .ok_or_else(|| {
+                MpiError::new(
+                    class::RMA_RANGE,
+                    format!("an access of {len} bytes at window address {off:#x}, which no attached memory holds"),
+                )
+            })?;
+        // SAFETY: `at .. at + len` lies inside memory the program attached to the
+        // window (MPI-3.1 section 11.2.4: valid until it detaches it), and the caller is
+        // inside an MPI call applying the window's operations, as for `window_memory`.
+        unsafe { window_memory(at, len as usize) }
+    }
+}
+
 /// Bytes in front of every MPI_Alloc_mem block, holding its size.
 const ALLOC_HEADER: usize = 16;
 

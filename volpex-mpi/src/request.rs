@@ -209,7 +209,8 @@ fn is_complete(a: &mut Active) -> Result<bool> {
     }
 }
 
-/// MPI_Wait.
+/// MPI_Wait (while a window allows locks, `ffi`'s MPI_Wait serves instead: it tests
+/// the request between serving its origins' requests, `rma::passive`).
 pub fn wait(h: &mut c_int) -> Result<MpiStatus> {
     let Some((a, p)) = take_active(*h)? else {
         return Ok(inactive());

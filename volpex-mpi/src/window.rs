@@ -14,6 +14,8 @@ use crate::datatype::BufMut;
 pub const FLAVOR_CREATE: c_int = 1;
 /// MPI_WIN_FLAVOR_ALLOCATE.
 pub const FLAVOR_ALLOCATE: c_int = 2;
+/// MPI_WIN_FLAVOR_DYNAMIC.
+pub const FLAVOR_DYNAMIC: c_int = 3;
 /// MPI_WIN_UNIFIED: the one memory model here (no separate public copy).
 pub const MODEL_UNIFIED: c_int = 2;
 
@@ -70,6 +72,18 @@ pub struct Epoch {
     /// The exposure epoch's batches are applied (by this process's own
     /// MPI_Win_complete, which serves them while its gets wait for their answers).
     pub served: bool,
+    /// Passive target (MPI_Win_lock, lock_all): the ranks locked, each with the lock's
+    /// kind and whether a request went there in this epoch (which took the lock).
+    pub locks: BTreeMap<i32, (LockKind, bool)>,
+}
+
+/// A passive-target lock's kind (MPI-3.1 section 11.5.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockKind {
+    /// MPI_LOCK_SHARED.
+    Shared,
+    /// MPI_LOCK_EXCLUSIVE.
+    Exclusive,
 }
 
 /// A window.
@@ -159,4 +173,11 @@ impl Access<'_> {
             Access::Acc { fetch, .. } => *fetch,
         }
     }
+}
+
+/// A window's bytes, by piece: one block of memory (offsets into it), or the regions
+/// attached to a dynamic window (window addresses; `crate::raw::Attached`).
+pub trait Window {
+    /// The `len` bytes at `off`: MPI_ERR_RMA_RANGE where they are not the window's.
+    fn piece(&mut self, off: u64, len: u64) -> crate::error::Result<&mut [u8]>;
 }

@@ -24,6 +24,71 @@ use crate::datatype::{
 use crate::error::Error;
 use volpex_proto::message::matching::{Mode, RecvId};
 
+/// The communicator's collective context with its receives waited for by polling, and
+/// `between` called between polls (`Communicator::barrier_between`).
+struct Polled<'c, 'f> {
+    comm: &'c Communicator,
+    between: std::cell::RefCell<&'f mut dyn FnMut() -> Result<(), Error>>,
+}
+
+impl PointToPoint for Polled<'_, '_> {
+    fn shape(&self) -> (u32, u32) {
+        self.comm.shape()
+    }
+
+    fn post_internal(&self, tag: i32, src: u32) -> Result<RecvId, Error> {
+        self.comm.post_internal(tag, src)
+    }
+
+    fn wait_internal_into(&self, id: RecvId, buf: &mut [u8], elem: usize) -> Result<usize, Error> {
+        loop {
+            if let Some(m) = self.comm.test(id)? {
+                let (_, data) = super::receive::message(m)?;
+                return super::receive::fill_bytes(buf, elem, &data);
+            }
+            (self.between.borrow_mut())()?;
+        }
+    }
+
+    fn discard(&self, id: RecvId) {
+        self.comm.discard(id)
+    }
+
+    fn send_internal(&self, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), Error> {
+        self.comm.send_internal(tag, dst, bytes)
+    }
+
+    fn exchange_internal(
+        &self,
+        tag: i32,
+        sends: &[(u32, &[u8])],
+        recvs: Vec<(RecvId, &mut [u8])>,
+        elem: usize,
+    ) -> Result<Vec<usize>, Error> {
+        self.comm.exchange_internal(tag, sends, recvs, elem)
+    }
+
+    fn send_internal_each(&self, tag: i32, dsts: &[u32], bytes: &[u8]) -> Result<(), Error> {
+        self.comm.send_internal_each(tag, dsts, bytes)
+    }
+}
+
+impl Communicator {
+    /// `barrier`, calling `between` while it waits (each call must return soon; it may
+    /// wait a little itself, say with `drive_for`): the same messages as `barrier`, so
+    /// members may use either. The thread stays this one (a caller that serves requests
+    /// of other processes between polls, as a passive-target MPI window does).
+    pub fn barrier_between(
+        &self,
+        between: &mut dyn FnMut() -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        collective::barrier::barrier(&Polled {
+            comm: self,
+            between: std::cell::RefCell::new(between),
+        })
+    }
+}
+
 impl PointToPoint for Communicator {
     fn shape(&self) -> (u32, u32) {
         (self.members.world.len() as u32, self.rank)

@@ -59,6 +59,44 @@ pub(crate) fn deliver(target: Target<'_>, elem: usize, data: &[u8]) -> Result<us
     }
 }
 
+/// A posted receive of one whole message from one rank (`Process::post_message_with_tag`);
+/// dropped before it completed, it claims nothing.
+pub struct PostedMessage {
+    comm: Communicator,
+    /// `None` once its message was taken.
+    id: Option<volpex_proto::message::matching::RecvId>,
+}
+
+impl PostedMessage {
+    /// The message, if it is here (one non-blocking turn of the loop).
+    pub fn test(&mut self) -> Result<Option<Bytes>, Error> {
+        let Some(id) = self.id else {
+            return Err(Error::RequestCompleted);
+        };
+        match self.comm.test(id)? {
+            Some(m) => {
+                self.id = None;
+                Ok(Some(message(m)?.1))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Waits for the message.
+    pub fn wait(mut self) -> Result<Bytes, Error> {
+        let id = self.id.take().ok_or(Error::RequestCompleted)?;
+        Ok(message(self.comm.wait(id)?)?.1)
+    }
+}
+
+impl Drop for PostedMessage {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.comm.detach(id);
+        }
+    }
+}
+
 impl Message {
     /// Receives it into `buf` (MPI_Mrecv).
     pub fn matched_receive_into<B: BufferMut + ?Sized>(self, buf: &mut B) -> Result<Status, Error> {
@@ -376,6 +414,22 @@ impl<'a> Process<'a> {
             Partner::Rank(_) => None,
         };
         Ok(Request::receive(self.comm, id, target, elem, slot))
+    }
+
+    /// Posts a receive of the next whole message with `tag` from this rank, of any
+    /// length, to be tested (without coordination: from one source the message is the
+    /// same in every replica, only when it is here differs) or waited for.
+    pub fn post_message_with_tag(&self, tag: Tag) -> Result<PostedMessage, Error> {
+        if matches!(self.partner, Partner::Any) {
+            return Err(Error::Usage(
+                "a posted message comes from one rank, not any",
+            ));
+        }
+        let id = self.post(Some(tag), Mode::Receive)?;
+        Ok(PostedMessage {
+            comm: self.comm.clone(),
+            id: Some(id),
+        })
     }
 
     /// Waits for a message with any tag and returns its status without receiving it

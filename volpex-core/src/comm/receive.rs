@@ -117,8 +117,9 @@ impl Communicator {
             .map_err(Error::EventLoop)
     }
 
-    /// Drives the loop for up to `d` (returns sooner when anything happened).
-    pub(crate) fn drive_for(&self, d: Duration) -> Result<(), Error> {
+    /// Drives the loop for up to `d` (returns sooner when anything happened): a caller
+    /// that polls several things waits here between rounds.
+    pub fn drive_for(&self, d: Duration) -> Result<(), Error> {
         self.inner
             .rt
             .lock()
@@ -172,6 +173,30 @@ impl Communicator {
                 ChoiceState::Waiting => self.drive_once()?,
             }
         }
+    }
+
+    /// The next slot of this rank's choices, for a decision the program makes over
+    /// time (`poll_choice`, `record_choice`) rather than at once (`decide`); `None`
+    /// when the rank runs one replica (nothing to coordinate). Every replica must take
+    /// the same slots in the same order.
+    pub fn choice_slot(&self) -> Option<u64> {
+        self.post_choice()
+    }
+
+    /// Where choice `slot` stands, without waiting (asks the leader for it if need be).
+    pub fn poll_choice(&self, slot: u64) -> Decision {
+        match self.choice(slot) {
+            ChoiceState::Made(v) => Decision::Made(v),
+            ChoiceState::Yours => Decision::Yours,
+            ChoiceState::Waiting => Decision::Waiting,
+        }
+    }
+
+    /// Records `value` as choice `slot`: only after `poll_choice` said `Yours`, and
+    /// before anything that depends on it leaves this process (a message sent after it
+    /// carries it to whoever might depend on it; docs/PROTOCOL.md, "Choices").
+    pub fn record_choice(&self, slot: u64, value: Vec<u8>) {
+        self.make_choice(slot, Bytes::from(value));
     }
 
     /// Records this replica's (the leader's) choice for `slot`.
@@ -250,6 +275,17 @@ impl Communicator {
             cancelled: false,
         }
     }
+}
+
+/// Where a choice slot stands (`Communicator::poll_choice`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Made, by the leader replica (or by this one earlier): act on it.
+    Made(Bytes),
+    /// This replica leads: decide, `record_choice`, then act.
+    Yours,
+    /// The leader has not told this replica yet: turn the loop and ask again.
+    Waiting,
 }
 
 /// One receive waited for by `Arrivals`, with the buffer its message goes to.

@@ -84,12 +84,32 @@ macro_rules! on_inter {
     }};
 }
 
+/// MPI_Barrier: a serving call while a window allows locks (`rma::passive`), so a
+/// target waiting here applies its origins' requests.
+#[no_mangle]
+pub extern "C" fn MPI_Barrier(comm: Comm) -> c_int {
+    guard("MPI_Barrier", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            return intercomm::barrier(comm, &ic, None);
+        }
+        crate::rma::passive::barrier(&state::comm(comm)?, &super::rma::memory)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibarrier(comm: Comm, request: *mut c_int) -> c_int {
+    guard("MPI_Ibarrier", comm, || {
+        if let Some(ic) = state::inter(comm)? {
+            return intercomm::barrier(comm, &ic, Some(request));
+        }
+        // SAFETY: `request` is the call's output argument.
+        let out = unsafe { raw::out(request, "request") }?;
+        *out = job::start(coll::barrier(comm)?)?;
+        Ok(())
+    })
+}
+
 collective! {
-    MPI_Barrier / MPI_Ibarrier(; comm) inter(ic, request) {
-        intercomm::barrier(comm, ic, request)
-    } {
-        coll::barrier(comm)
-    }
     MPI_Bcast / MPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: Dtype, root: c_int; comm)
     inter(ic, request) {
         let args = (buffer, count, datatype, root);

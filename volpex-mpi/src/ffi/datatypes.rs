@@ -428,7 +428,12 @@ pub unsafe extern "C" fn MPI_Pack_size(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut isize) -> c_int {
     guard("MPI_Get_address", COMM_WORLD, || {
-        set(address, "address", location as isize)
+        // Memory attached to a dynamic window has a window address (`rma::object`).
+        set(
+            address,
+            "address",
+            crate::rma::object::address(location as usize),
+        )
     })
 }
 

@@ -724,12 +724,14 @@ fortran_c! {
     mpi_type_match_size_ => MPI_Type_match_size(typeclass: int, size: int, type_: out);
     mpi_win_allocate_ => MPI_Win_allocate(size: aint, disp_unit: int, info: int, comm: int,
         baseptr: mbuf, win: out);
+    mpi_win_attach_ => MPI_Win_attach(win: int, base: mbuf, size: aint);
     mpi_win_call_errhandler_ => MPI_Win_call_errhandler(win: int, errorcode: int);
     mpi_win_complete_ => MPI_Win_complete(win: int);
     mpi_win_create_ => MPI_Win_create(base: mbuf, size: aint, disp_unit: int, info: int,
         comm: int, win: out);
     mpi_win_create_dynamic_ => MPI_Win_create_dynamic(info: int, comm: int, win: out);
     mpi_win_delete_attr_ => MPI_Win_delete_attr(win: int, win_keyval: int);
+    mpi_win_detach_ => MPI_Win_detach(win: int, base: buf);
     mpi_win_fence_ => MPI_Win_fence(assert: int, win: int);
     mpi_win_flush_ => MPI_Win_flush(rank: int, win: int);
     mpi_win_flush_all_ => MPI_Win_flush_all(win: int);
@@ -2053,8 +2055,6 @@ fortran_stubs! {
     mpi_register_datarep_ => "MPI_Register_datarep"(a, b, c, d, e);
     mpi_unpublish_name_ => "MPI_Unpublish_name"(a, b, c);
     mpi_win_allocate_shared_ => "MPI_Win_allocate_shared"(a, b, c, d, e, f);
-    mpi_win_attach_ => "MPI_Win_attach"(a, b, c);
-    mpi_win_detach_ => "MPI_Win_detach"(a, b);
     mpi_win_shared_query_ => "MPI_Win_shared_query"(a, b, c, d, e);
 }
 

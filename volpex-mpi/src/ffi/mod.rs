@@ -52,7 +52,7 @@ mod mpix;
 mod pmpi;
 mod point_to_point;
 mod requests;
-mod rma;
+pub(crate) mod rma;
 mod stubs;
 mod tools;
 mod topologies;

@@ -88,6 +88,16 @@ pub unsafe extern "C" fn MPI_Recv(
     guard("MPI_Recv", comm, || {
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let r = reg(buf, &t, n)?;
+        if crate::rma::passive::active() {
+            // A serving call (`rma::passive`): an immediate receive, tested between
+            // serving origins' requests.
+            // SAFETY: MPI_Recv's buffer has room for `count` elements (MPI-3.1 3.2.4),
+            // and the call does not return before the receive completed.
+            let mem = unsafe { recv_until_complete(r, t, n) };
+            let mut h = p2p::irecv(comm, mem, source, tag)?;
+            let st = crate::rma::passive::serve(&super::rma::memory, || request::test(&mut h))?;
+            return set_status(status, st);
+        }
         // SAFETY: MPI_Recv's buffer has room for `count` elements (MPI-3.1 3.2.4).
         let mut b = unsafe { raw::write(r, t) };
         let st = p2p::recv(comm, &mut b, n, source, tag)?;

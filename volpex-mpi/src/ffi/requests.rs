@@ -124,7 +124,12 @@ pub unsafe extern "C" fn MPI_Wait(req: *mut c_int, status: *mut MpiStatus) -> c_
     guard("MPI_Wait", COMM_WORLD, || {
         // SAFETY: `req` points to a request handle.
         let h = unsafe { raw::out(req, "request") }?;
-        let st = request::wait(h)?;
+        // While a window allows locks, a serving call (`rma::passive`).
+        let st = if crate::rma::passive::active() {
+            crate::rma::passive::serve(&super::rma::memory, || request::test(h))?
+        } else {
+            request::wait(h)?
+        };
         set_status(status, st)
     })
 }

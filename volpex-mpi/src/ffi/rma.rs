@@ -1,24 +1,29 @@
-//! One-sided calls of `mpi.h` (MPI-3.1 chapter 11): windows, communication calls and
-//! active target synchronization. Thin shells over `crate::rma`; errors go to the
+//! One-sided calls of `mpi.h` (MPI-3.1 chapter 11): windows, communication calls (also
+//! request-based), active and passive target synchronization. Thin shells over `crate::rma`; errors go to the
 //! window's error handler (`rma::object::guard`). A get's origin buffer is kept until the
 //! synchronization that ends its epoch writes it (MPI-3.1 section 11.3.2 forbids the
 //! program to touch it before); nothing else is kept past the call.
 
 use super::*;
 use crate::rma::access::{self, Target};
-use crate::rma::{object, sync};
-use crate::window::{FLAVOR_ALLOCATE, FLAVOR_CREATE};
+use crate::rma::batch::Window;
+use crate::rma::{object, passive, sync};
+use crate::window::{FLAVOR_ALLOCATE, FLAVOR_CREATE, FLAVOR_DYNAMIC};
 
 type Win = c_int;
 type Aint = isize;
 
 /// The window's memory for the synchronization call running on it.
-fn memory(win: Win) -> Result<&'static mut [u8]> {
+pub(crate) fn memory(win: Win) -> Result<Box<dyn Window>> {
+    if let Some(regions) = object::attached(win)? {
+        return Ok(Box::new(raw::Attached(regions)));
+    }
     let (base, size) = object::memory(win)?;
     // SAFETY: `base`/`size` are what MPI_Win_create was given or what MPI_Win_allocate
     // made, valid until MPI_Win_free (MPI-3.1 section 11.2); this call is inside MPI on
     // the window, and uses the slice only until it returns.
-    unsafe { raw::window_memory(base, size) }
+    let bytes: &'static mut [u8] = unsafe { raw::window_memory(base, size) }?;
+    Ok(Box::new(bytes))
 }
 
 fn target(rank: c_int, disp: Aint, count: c_int, datatype: Dtype) -> Result<Target> {
@@ -120,13 +125,44 @@ pub unsafe extern "C" fn MPI_Win_allocate(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, comm: Comm, win: *mut Win) -> c_int {
+    guard("MPI_Win_create_dynamic", comm, || {
+        let h = object::create(
+            0,
+            0,
+            1,
+            crate::info::pairs(info)?,
+            comm,
+            FLAVOR_DYNAMIC,
+            false,
+        )?;
+        set(win, "win", h)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_attach(win: Win, base: *mut c_void, size: Aint) -> c_int {
+    object::guard("MPI_Win_attach", win, || {
+        let size = usize::try_from(size)
+            .map_err(|_| MpiError::new(class::SIZE, format!("attached size {size}")))?;
+        raw::bytes_region(base, size)?;
+        object::attach(win, base as usize, size)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_detach(win: Win, base: *const c_void) -> c_int {
+    object::guard("MPI_Win_detach", win, || object::detach(win, base as usize))
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn MPI_Win_free(win: *mut Win) -> c_int {
     // SAFETY: `win` points to a window handle.
     let h = unsafe { win.as_ref() }.copied().unwrap_or(NULL);
     object::guard("MPI_Win_free", h, || {
         // SAFETY: `win` points to a window handle (MPI-3.1 section 11.2.5).
         let w = unsafe { raw::out(win, "win") }?;
-        if let Some(base) = object::free(w)? {
+        if let Some(base) = object::free(w, &memory)? {
             // SAFETY: an MPI_Win_allocate window's memory came from `alloc_mem`, and the
             // window (the only holder of the address but the program) is gone.
             unsafe { raw::free_mem(base as *mut c_void) };
@@ -413,9 +449,7 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
 
 #[no_mangle]
 pub extern "C" fn MPI_Win_fence(assert: c_int, win: Win) -> c_int {
-    object::guard("MPI_Win_fence", win, || {
-        sync::fence(win, assert, memory(win)?)
-    })
+    object::guard("MPI_Win_fence", win, || sync::fence(win, assert, &memory))
 }
 
 #[no_mangle]
@@ -425,9 +459,7 @@ pub extern "C" fn MPI_Win_start(group: c_int, _assert: c_int, win: Win) -> c_int
 
 #[no_mangle]
 pub extern "C" fn MPI_Win_complete(win: Win) -> c_int {
-    object::guard("MPI_Win_complete", win, || {
-        sync::complete(win, memory(win)?)
-    })
+    object::guard("MPI_Win_complete", win, || sync::complete(win, &memory))
 }
 
 #[no_mangle]
@@ -437,13 +469,205 @@ pub extern "C" fn MPI_Win_post(group: c_int, _assert: c_int, win: Win) -> c_int 
 
 #[no_mangle]
 pub extern "C" fn MPI_Win_wait(win: Win) -> c_int {
-    object::guard("MPI_Win_wait", win, || sync::wait(win, memory(win)?))
+    object::guard("MPI_Win_wait", win, || sync::wait(win, &memory))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_test(win: Win, flag: *mut c_int) -> c_int {
     object::guard("MPI_Win_test", win, || {
-        let done = sync::test(win, memory(win)?)?;
+        let done = sync::test(win, &memory)?;
         set(flag, "flag", done as c_int)
+    })
+}
+
+// ---- Passive target synchronization (section 11.5.3) ----
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, _assert: c_int, win: Win) -> c_int {
+    object::guard("MPI_Win_lock", win, || {
+        passive::lock(win, passive::kind_of(lock_type)?, rank, &memory)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_unlock(rank: c_int, win: Win) -> c_int {
+    object::guard("MPI_Win_unlock", win, || {
+        passive::unlock(win, rank, &memory)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_lock_all(_assert: c_int, win: Win) -> c_int {
+    object::guard("MPI_Win_lock_all", win, || passive::lock_all(win, &memory))
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_unlock_all(win: Win) -> c_int {
+    object::guard("MPI_Win_unlock_all", win, || {
+        passive::unlock_all(win, &memory)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_flush(rank: c_int, win: Win) -> c_int {
+    object::guard("MPI_Win_flush", win, || passive::flush(win, rank, &memory))
+}
+
+/// A get's buffer is written only when its answer came, so a local flush is a flush.
+#[no_mangle]
+pub extern "C" fn MPI_Win_flush_local(rank: c_int, win: Win) -> c_int {
+    object::guard("MPI_Win_flush_local", win, || {
+        passive::flush(win, rank, &memory)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_flush_all(win: Win) -> c_int {
+    object::guard("MPI_Win_flush_all", win, || {
+        passive::flush_all(win, &memory)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_flush_local_all(win: Win) -> c_int {
+    object::guard("MPI_Win_flush_local_all", win, || {
+        passive::flush_all(win, &memory)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Win_sync(win: Win) -> c_int {
+    object::guard("MPI_Win_sync", win, || {
+        object::with(win, |_| Ok(()))?;
+        passive::sync(&memory)
+    })
+}
+
+// ---- Request-based operations (section 11.3.5) ----
+
+/// The request of an operation on `rank` in a passive-target epoch: complete at once (a
+/// put's and an accumulate's data were copied; `fetch`: the epoch's operations on the
+/// target are flushed first, so a get's data is here).
+fn rma_request(win: Win, rank: c_int, fetch: bool, request: *mut c_int) -> Result<()> {
+    let locked = rank == crate::handles::PROC_NULL
+        || object::with(win, |e| Ok(e.epoch.locks.contains_key(&rank)))?;
+    if !locked {
+        return Err(MpiError::new(
+            class::RMA_SYNC,
+            format!(
+                "request-based operations need a passive-target epoch (rank {rank} is not locked)"
+            ),
+        ));
+    }
+    if fetch && rank != crate::handles::PROC_NULL {
+        passive::flush(win, rank, &memory)?;
+    }
+    let h = request::add(state::Active::Done(MpiStatus::new(
+        crate::handles::ANY_SOURCE,
+        crate::handles::ANY_TAG,
+        0,
+    )))?;
+    set(request, "request", h)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rput(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: Dtype,
+    target_rank: c_int,
+    target_disp: Aint,
+    target_count: c_int,
+    target_datatype: Dtype,
+    win: Win,
+    request: *mut c_int,
+) -> c_int {
+    object::guard("MPI_Rput", win, || {
+        let data = packed(origin_addr, origin_count, origin_datatype)?;
+        let t = target(target_rank, target_disp, target_count, target_datatype)?;
+        access::put(win, data, t)?;
+        rma_request(win, target_rank, false, request)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: Dtype,
+    target_rank: c_int,
+    target_disp: Aint,
+    target_count: c_int,
+    target_datatype: Dtype,
+    win: Win,
+    request: *mut c_int,
+) -> c_int {
+    object::guard("MPI_Rget", win, || {
+        let (buf, n) = landing(origin_addr, origin_count, origin_datatype)?;
+        let t = target(target_rank, target_disp, target_count, target_datatype)?;
+        access::get(win, buf, n, t)?;
+        rma_request(win, target_rank, true, request)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Raccumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: Dtype,
+    target_rank: c_int,
+    target_disp: Aint,
+    target_count: c_int,
+    target_datatype: Dtype,
+    op: c_int,
+    win: Win,
+    request: *mut c_int,
+) -> c_int {
+    object::guard("MPI_Raccumulate", win, || {
+        let data = packed(origin_addr, origin_count, origin_datatype)?;
+        let t = target(target_rank, target_disp, target_count, target_datatype)?;
+        access::accumulate(win, data, Some(&dt(origin_datatype)?), op, t, None)?;
+        rma_request(win, target_rank, false, request)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: Dtype,
+    result_addr: *mut c_void,
+    result_count: c_int,
+    result_datatype: Dtype,
+    target_rank: c_int,
+    target_disp: Aint,
+    target_count: c_int,
+    target_datatype: Dtype,
+    op: c_int,
+    win: Win,
+    request: *mut c_int,
+) -> c_int {
+    // SAFETY: the same arguments, under the same contract.
+    let rc = unsafe {
+        MPI_Get_accumulate(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            result_addr,
+            result_count,
+            result_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            op,
+            win,
+        )
+    };
+    if rc != 0 {
+        return rc;
+    }
+    object::guard("MPI_Rget_accumulate", win, || {
+        rma_request(win, target_rank, true, request)
     })
 }

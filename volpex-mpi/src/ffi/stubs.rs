@@ -42,25 +42,9 @@ unsupported!(
 // One-sided communication (MPI-3.1 chapter 11).
 unsupported!(
     class::UNSUPPORTED_OPERATION,
-    "passive target synchronization, request-based operations, dynamic and shared-memory windows are not implemented yet":
-    MPI_Raccumulate,
-    MPI_Rget,
-    MPI_Rget_accumulate,
-    MPI_Rput,
+    "shared-memory windows are not implemented yet":
     MPI_Win_allocate_shared,
-    MPI_Win_attach,
-    MPI_Win_create_dynamic,
-    MPI_Win_detach,
-    MPI_Win_flush,
-    MPI_Win_flush_all,
-    MPI_Win_flush_local,
-    MPI_Win_flush_local_all,
-    MPI_Win_lock,
-    MPI_Win_lock_all,
     MPI_Win_shared_query,
-    MPI_Win_sync,
-    MPI_Win_unlock,
-    MPI_Win_unlock_all,
 );
 
 // External data representations (MPI-3.1 section 13.5.3): only "native" is supported.

@@ -17,7 +17,7 @@ use crate::error::{MpiError, Result};
 use crate::handles::{class, PROC_NULL};
 use crate::op::OpKind;
 use crate::state;
-use crate::window::{Access, Landing, Pieces};
+use crate::window::{Access, Landing, Pieces, FLAVOR_DYNAMIC};
 
 /// Where an operation goes: rank, displacement (in the target's units), and the target
 /// datatype with its count.
@@ -38,8 +38,10 @@ fn pieces(win: c_int, t: &Target) -> Result<Option<Pieces>> {
     if t.rank == PROC_NULL {
         return Ok(None);
     }
-    let (size, unit) = object::with(win, |e| {
-        let open = e.epoch.fence || e.epoch.access.as_ref().is_some_and(|g| g.contains(&t.rank));
+    let (dynamic, (size, unit)) = object::with(win, |e| {
+        let open = e.epoch.fence
+            || e.epoch.access.as_ref().is_some_and(|g| g.contains(&t.rank))
+            || e.epoch.locks.contains_key(&t.rank);
         let peer = usize::try_from(t.rank)
             .ok()
             .and_then(|r| e.peers.get(r).copied())
@@ -53,12 +55,12 @@ fn pieces(win: c_int, t: &Target) -> Result<Option<Pieces>> {
             return Err(MpiError::new(
                 class::RMA_SYNC,
                 format!(
-                    "no access epoch to rank {} is open (MPI_Win_fence or MPI_Win_start first)",
+                    "no access epoch to rank {} is open (MPI_Win_fence, MPI_Win_start or MPI_Win_lock first)",
                     t.rank
                 ),
             ));
         }
-        Ok(peer)
+        Ok((e.fixed.flavor == FLAVOR_DYNAMIC, peer))
     })?;
     let range = || {
         MpiError::new(
@@ -78,7 +80,8 @@ fn pieces(win: c_int, t: &Target) -> Result<Option<Pieces>> {
             continue;
         }
         let at = start + off;
-        if at < 0 || at + len as i128 > size as i128 {
+        // A dynamic window's displacements are window addresses, checked at the target.
+        if at < 0 || !dynamic && at + len as i128 > size as i128 {
             return Err(range());
         }
         let (at, len) = (at as u64, len as u64);
@@ -188,6 +191,15 @@ pub fn accumulate(
     t: Target,
     result: Option<(BufMut<'static>, usize)>,
 ) -> Result<()> {
+    // Of no bytes at all: nothing happens, whatever the datatypes (MPICH's badrma).
+    let no_result = match &result {
+        Some((buf, count)) => buf.dt.bytes_of(*count)? == 0,
+        None => true,
+    };
+    if t.dt.bytes_of(t.count)? == 0 && data.is_empty() && no_result {
+        state::op(op)?;
+        return Ok(());
+    }
     let (kind, prim) = checked_op(op, &t.dt)?;
     let data = if kind == OpKind::NoOp {
         vec![0; t.dt.bytes_of(t.count)?]

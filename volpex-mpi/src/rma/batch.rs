@@ -172,23 +172,24 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Access<'_>>> {
     Ok(ops)
 }
 
-/// The window's bytes of piece `(off, len)`.
-fn piece(mem: &mut [u8], (off, len): (u64, u64)) -> Result<&mut [u8]> {
-    let range = usize::try_from(off)
-        .ok()
-        .zip(usize::try_from(len).ok())
-        .and_then(|(o, l)| Some(o..o.checked_add(l)?))
-        .filter(|r| r.end <= mem.len())
-        .ok_or_else(|| {
-            MpiError::new(
-                class::RMA_RANGE,
-                format!(
-                    "an access of {len} bytes at byte {off} of a window of {} bytes",
-                    mem.len()
-                ),
-            )
-        })?;
-    Ok(&mut mem[range])
+pub use crate::window::Window;
+
+impl Window for &mut [u8] {
+    fn piece(&mut self, off: u64, len: u64) -> Result<&mut [u8]> {
+        let size = self.len();
+        let range = usize::try_from(off)
+            .ok()
+            .zip(usize::try_from(len).ok())
+            .and_then(|(o, l)| Some(o..o.checked_add(l)?))
+            .filter(|r| r.end <= size)
+            .ok_or_else(|| {
+                MpiError::new(
+                    class::RMA_RANGE,
+                    format!("an access of {len} bytes at byte {off} of a window of {size} bytes"),
+                )
+            })?;
+        Ok(&mut self[range])
+    }
 }
 
 /// How an accumulate combines: MPI_REPLACE, MPI_NO_OP, or an operation on a primitive.
@@ -211,7 +212,7 @@ fn combiner(kind: OpKind, prim: Prim) -> Combine {
 /// Applies `ops` to window `mem` in order; returns the reply (the data of the
 /// operations that return some, in order). `kind_of` gives an op handle's operation.
 pub fn apply(
-    mem: &mut [u8],
+    mem: &mut dyn Window,
     ops: &[Access],
     kind_of: &dyn Fn(i32) -> Result<OpKind>,
 ) -> Result<Vec<u8>> {
@@ -221,7 +222,7 @@ pub fn apply(
             Access::Put { pieces, data } => {
                 let mut d = &data[..];
                 for &p in pieces {
-                    let m = piece(mem, p)?;
+                    let m = mem.piece(p.0, p.1)?;
                     let (a, b) = d.split_at(m.len().min(d.len()));
                     m[..a.len()].copy_from_slice(a);
                     d = b;
@@ -229,7 +230,7 @@ pub fn apply(
             }
             Access::Get { pieces } => {
                 for &p in pieces {
-                    reply.extend_from_slice(piece(mem, p)?);
+                    reply.extend_from_slice(mem.piece(p.0, p.1)?);
                 }
             }
             Access::Acc {
@@ -243,7 +244,7 @@ pub fn apply(
                 let how = combiner(kind_of(*op)?, prim);
                 let mut d = &data[..];
                 for &p in pieces {
-                    let m = piece(mem, p)?;
+                    let m = mem.piece(p.0, p.1)?;
                     if *fetch {
                         reply.extend_from_slice(m);
                     }
@@ -257,7 +258,7 @@ pub fn apply(
                 }
             }
             Access::Cas { at, compare, data } => {
-                let m = piece(mem, (*at, compare.len() as u64))?;
+                let m = mem.piece(*at, compare.len() as u64)?;
                 reply.extend_from_slice(m);
                 if m == &compare[..] {
                     m.copy_from_slice(data);
@@ -329,7 +330,7 @@ mod tests {
 
     #[test]
     fn operations_apply_in_order_and_reply_in_order() {
-        let mut mem = vec![0u8; 24];
+        let mut mem = [0u8; 24];
         let i32s = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         let ops = vec![
             Access::Put {
@@ -357,7 +358,7 @@ mod tests {
                 data: Cow::Owned(i32s(&[43])),
             },
         ];
-        let reply = apply(&mut mem, &ops, &kind).expect("applies");
+        let reply = apply(&mut &mut mem[..], &ops, &kind).expect("applies");
         assert_eq!(reply, i32s(&[5, 7, 6, 9, 0, 42]));
         assert_eq!(&mem[..8], &i32s(&[6, 9])[..]);
         assert_eq!(&mem[16..20], &i32s(&[42])[..]);
@@ -365,9 +366,9 @@ mod tests {
 
     #[test]
     fn an_access_outside_the_window_is_a_range_error() {
-        let mut mem = vec![0u8; 8];
+        let mut mem = [0u8; 8];
         let e = apply(
-            &mut mem,
+            &mut &mut mem[..],
             &[Access::Get {
                 pieces: vec![(4, 8)],
             }],

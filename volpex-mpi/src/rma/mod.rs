@@ -14,6 +14,7 @@
 //!      |
 //!      v
 //!  sync        fence, post/start/complete/wait/test: the epochs and the exchange
+//!  passive     lock/unlock, lock_all, flush, sync; the target's serving calls
 //!      |
 //!  access      the origin's calls: checks, and the queue of the epoch
 //!      |
@@ -25,9 +26,11 @@
 //! What a window's table entry holds (`crate::window`) sits below `state`, which holds
 //! the table.
 //!
-//! Passive target synchronization (MPI_Win_lock, lock_all, flush, the request-based
-//! MPI_R* calls), dynamic and shared-memory windows are not implemented yet: they answer
-//! MPI_ERR_UNSUPPORTED_OPERATION naming the function (`ffi/stubs.rs`).
+//! Passive target synchronization is the exception to "at the end of the epoch, as
+//! messages" on the target's side: the target calls nothing, so it applies its origins'
+//! requests inside its own serving calls, in an order and at calls its leader replica
+//! chooses (`passive`). Dynamic and shared-memory windows are not implemented yet: they
+//! answer MPI_ERR_UNSUPPORTED_OPERATION naming the function (`ffi/stubs.rs`).
 //!
 //! Must never touch window memory outside a synchronization call, nor keep a pointer
 //! past the window's life.
@@ -35,4 +38,5 @@
 pub mod access;
 pub mod batch;
 pub mod object;
+pub mod passive;
 pub mod sync;

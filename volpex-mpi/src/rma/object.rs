@@ -8,10 +8,12 @@
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
 
+use parking_lot::Mutex;
+
 use crate::error::{MpiError, Result};
 use crate::handles::{class, NULL};
 use crate::state;
-use crate::window::{key, Epoch, Fixed, WinEntry, MODEL_UNIFIED};
+use crate::window::{key, Epoch, Fixed, WinEntry, FLAVOR_DYNAMIC, MODEL_UNIFIED};
 
 /// Makes a window over `comm_h` (collective): `base` and `size` the memory, whose owner
 /// `owned` says.
@@ -37,6 +39,8 @@ pub fn create(
     let peers = all.chunks(2).map(|c| (c[0], c[1])).collect();
     let dup = crate::comm::dup(comm_h)?;
     let errhandler = state::with(|s| Ok(s.comms.get(comm_h)?.errhandler))?;
+    // MPI-3.1 section 11.2.1: `no_locks` says the window is never locked.
+    let locks = !info.iter().any(|(k, v)| k == "no_locks" && v == "true");
     let entry = WinEntry {
         comm: dup,
         base,
@@ -58,7 +62,11 @@ pub fn create(
         queued: BTreeMap::new(),
         landings: BTreeMap::new(),
     };
-    state::with(|s| Ok(s.wins.insert(entry)))
+    let h = state::with(|s| Ok(s.wins.insert(entry)))?;
+    if locks {
+        super::passive::register(h, state::comm(dup)?)?;
+    }
+    Ok(h)
 }
 
 /// Where window `win`'s memory is: (address, bytes).
@@ -74,25 +82,34 @@ pub fn with<R>(win: c_int, f: impl FnOnce(&mut WinEntry) -> Result<R>) -> Result
 /// MPI_Win_free (section 11.2.5): collective; every epoch must be over. Deletes the
 /// attributes (calling their delete functions), then a barrier, so that no process frees
 /// memory another may still access. Returns the memory to free if it was ours.
-pub fn free(win: &mut c_int) -> Result<Option<usize>> {
+pub fn free(win: &mut c_int, mem: &super::passive::Memory) -> Result<Option<usize>> {
     let h = *win;
     let (comm, busy) = with(h, |e| {
         Ok((
             e.comm,
-            e.epoch.access.is_some() || e.epoch.exposure.is_some() || !e.queued.is_empty(),
+            e.epoch.access.is_some()
+                || e.epoch.exposure.is_some()
+                || !e.queued.is_empty()
+                || !e.epoch.locks.is_empty(),
         ))
     })?;
     if busy {
         return Err(MpiError::new(
             class::RMA_SYNC,
-            "MPI_Win_free with an access or exposure epoch open (end it first)",
+            "MPI_Win_free with an access, exposure or lock epoch open (end it first)",
         ));
     }
     let keys: Vec<c_int> = with(h, |e| Ok(e.attrs.iter().map(|a| a.0).collect()))?;
     for k in keys {
         delete_attr(h, k)?;
     }
-    state::comm(comm)?.barrier()?;
+    super::passive::barrier(&state::comm(comm)?, mem)?;
+    super::passive::unregister(h);
+    for r in ATTACHED.lock().iter_mut() {
+        if r.as_ref().is_some_and(|r| r.win == h) {
+            *r = None;
+        }
+    }
     let e = state::with(|s| s.wins.remove(h))?;
     let mut c = e.comm;
     crate::comm::free(&mut c)?;
@@ -168,4 +185,102 @@ pub fn guard(func: &'static str, win: c_int, body: impl FnOnce() -> Result<()>) 
             .flatten()
             .unwrap_or_else(|| state::errhandler(crate::handles::COMM_WORLD))
     })
+}
+
+/// Memory attached to a dynamic window (MPI_Win_attach).
+struct Region {
+    win: c_int,
+    base: usize,
+    size: usize,
+}
+
+/// Every region attached so far, in attach order (a detached one leaves its place
+/// empty): the k-th attach of the program is region k in every replica.
+static ATTACHED: Mutex<Vec<Option<Region>>> = Mutex::new(Vec::new());
+
+/// Where window addresses start: region k's bytes are at `WINDOW_ADDRESSES + (k <<
+/// REGION_BITS)` on.
+const WINDOW_ADDRESSES: u64 = 1 << 62;
+const REGION_BITS: u32 = 40;
+
+/// MPI_Win_attach (section 11.2.4): `size` bytes at `base` join dynamic window `win`.
+pub fn attach(win: c_int, base: usize, size: usize) -> Result<()> {
+    let flavor = with(win, |e| Ok(e.fixed.flavor))?;
+    if flavor != FLAVOR_DYNAMIC {
+        return Err(MpiError::new(
+            class::RMA_FLAVOR,
+            "MPI_Win_attach on a window not made by MPI_Win_create_dynamic",
+        ));
+    }
+    if size as u64 >= 1 << REGION_BITS {
+        return Err(MpiError::new(
+            class::SIZE,
+            format!("attaching {size} bytes: at most 2^{REGION_BITS} - 1 at once"),
+        ));
+    }
+    let mut all = ATTACHED.lock();
+    if all.len() as u64 >= (1 << (62 - REGION_BITS)) - 1 {
+        return Err(MpiError::new(
+            class::NO_MEM,
+            "too many MPI_Win_attach calls",
+        ));
+    }
+    all.push(Some(Region { win, base, size }));
+    Ok(())
+}
+
+/// MPI_Win_detach: the region attached to `win` at `base` leaves it.
+pub fn detach(win: c_int, base: usize) -> Result<()> {
+    with(win, |_| Ok(()))?;
+    let mut all = ATTACHED.lock();
+    let r = all
+        .iter_mut()
+        .find(|r| r.as_ref().is_some_and(|r| r.win == win && r.base == base))
+        .ok_or_else(|| {
+            MpiError::new(
+                class::ARG,
+                "MPI_Win_detach of memory not attached to the window",
+            )
+        })?;
+    *r = None;
+    Ok(())
+}
+
+/// MPI_Get_address of `at`: inside memory attached to a dynamic window, its window
+/// address, the same in every replica (a program sends it to origins as a target
+/// displacement, and replicas of one process have their memory at different
+/// addresses); elsewhere the address itself.
+pub fn address(at: usize) -> isize {
+    let all = ATTACHED.lock();
+    for (k, r) in all.iter().enumerate() {
+        if let Some(r) = r {
+            if at >= r.base && at - r.base < r.size.max(1) {
+                let virt = WINDOW_ADDRESSES + ((k as u64) << REGION_BITS) + (at - r.base) as u64;
+                return virt as isize;
+            }
+        }
+    }
+    at as isize
+}
+
+/// The regions attached to dynamic window `win`, as (window address, address, bytes);
+/// `None` for a window of another flavor.
+pub fn attached(win: c_int) -> Result<Option<Vec<(u64, usize, usize)>>> {
+    if with(win, |e| Ok(e.fixed.flavor))? != FLAVOR_DYNAMIC {
+        return Ok(None);
+    }
+    let all = ATTACHED.lock();
+    Ok(Some(
+        all.iter()
+            .enumerate()
+            .filter_map(|(k, r)| {
+                let r = r.as_ref().filter(|r| r.win == win)?;
+                Some((
+                    WINDOW_ADDRESSES + ((k as u64) << REGION_BITS),
+                    r.base,
+                    r.size,
+                ))
+            })
+            .collect(),
+    ))
 }

@@ -19,6 +19,7 @@ use volpex::Communicator;
 
 use super::batch;
 use super::object;
+use super::passive::{self, Memory};
 use crate::error::{MpiError, Result};
 use crate::handles::class;
 use crate::state;
@@ -40,7 +41,8 @@ const PSCW_ANSWER: i32 = 4;
 /// `origins` applied here.
 struct Exchange<'m> {
     comm: Communicator,
-    mem: &'m mut [u8],
+    win: c_int,
+    mem: &'m Memory,
     queued: BTreeMap<i32, Vec<Access<'static>>>,
     landings: BTreeMap<i32, Vec<Landing>>,
 }
@@ -52,7 +54,7 @@ fn sync_error(msg: &str) -> MpiError {
 /// The exchange of window `win` (memory `mem`): with the window's queue for an end of an
 /// access epoch (`queue`), with none for serving an exposure epoch (whose operations on
 /// others stay queued for this process's own MPI_Win_complete).
-fn exchange(win: c_int, mem: &mut [u8], queue: bool) -> Result<Exchange<'_>> {
+fn exchange(win: c_int, mem: &Memory, queue: bool) -> Result<Exchange<'_>> {
     let (comm, queued, landings) = object::with(win, |e| {
         Ok(match queue {
             true => (
@@ -65,6 +67,7 @@ fn exchange(win: c_int, mem: &mut [u8], queue: bool) -> Result<Exchange<'_>> {
     })?;
     Ok(Exchange {
         comm: state::comm(comm)?,
+        win,
         mem,
         queued,
         landings,
@@ -94,7 +97,10 @@ impl Exchange<'_> {
 
     /// Applies `ops` to this process's window; returns their answers.
     fn apply(&mut self, ops: &[Access]) -> Result<Vec<u8>> {
-        batch::apply(self.mem, ops, &|h| Ok(state::op(h)?.kind))
+        // The window's memory only while applying: a serving wait in between may apply
+        // passive-target requests to it.
+        let mut w = (self.mem)(self.win)?;
+        batch::apply(&mut *w, ops, &|h| Ok(state::op(h)?.kind))
     }
 
     /// Receives and applies the batch of each of `origins` (but this process) in
@@ -109,10 +115,7 @@ impl Exchange<'_> {
                 self.apply_own()?;
                 continue;
             }
-            let (bytes, _) = self
-                .comm
-                .process_at_rank(o)
-                .receive_vec_with_tag::<u8>(tag)?;
+            let bytes = passive::receive(&self.comm, o, tag, self.mem)?;
             let ops = batch::decode(&bytes)?;
             let answer = self.apply(&ops)?;
             if ops.iter().any(Access::answers) {
@@ -134,28 +137,30 @@ impl Exchange<'_> {
             .filter(|&t| t != me && targets.contains(&t))
             .collect();
         for t in waiting {
-            let (bytes, _) = self
-                .comm
-                .process_at_rank(t)
-                .receive_vec_with_tag::<u8>(tag)?;
+            let bytes = passive::receive(&self.comm, t, tag, self.mem)?;
             self.land(t, &bytes)?;
         }
         Ok(())
     }
 
     /// Writes target `t`'s answer into the buffers waiting for it, in order.
-    fn land(&mut self, t: i32, mut answer: &[u8]) -> Result<()> {
-        for mut l in self.landings.remove(&t).unwrap_or_default() {
-            let n = usize::try_from(l.len).map_err(|_| short())?;
-            if n > answer.len() {
-                return Err(short());
-            }
-            let (a, rest) = answer.split_at(n);
-            l.buf.write(0, l.count, a)?;
-            answer = rest;
-        }
-        Ok(())
+    fn land(&mut self, t: i32, answer: &[u8]) -> Result<()> {
+        land(self.landings.remove(&t).unwrap_or_default(), answer)
     }
+}
+
+/// Writes an answer into the buffers waiting for it, in order.
+pub(super) fn land(landings: Vec<Landing>, mut answer: &[u8]) -> Result<()> {
+    for mut l in landings {
+        let n = usize::try_from(l.len).map_err(|_| short())?;
+        if n > answer.len() {
+            return Err(short());
+        }
+        let (a, rest) = answer.split_at(n);
+        l.buf.write(0, l.count, a)?;
+        answer = rest;
+    }
+    Ok(())
 }
 
 fn short() -> MpiError {
@@ -168,7 +173,7 @@ fn short() -> MpiError {
 /// MPI_Win_fence (section 11.5.1): collective over the window's group. Ends the epoch
 /// of the previous fence (unless `MPI_MODE_NOPRECEDE`: none precedes, so nothing moves)
 /// and starts the next (unless `MPI_MODE_NOSUCCEED`).
-pub fn fence(win: c_int, assert: c_int, mem: &mut [u8]) -> Result<()> {
+pub fn fence(win: c_int, assert: c_int, mem: &Memory) -> Result<()> {
     let open = object::with(win, |e| {
         if e.epoch.access.is_some() || e.epoch.exposure.is_some() {
             return Err(sync_error(
@@ -231,7 +236,7 @@ pub fn start(win: c_int, group: c_int) -> Result<()> {
 /// applied here, at once. A process that also exposes its window (MPI_Win_post) serves
 /// its origins' batches here, before it waits for answers: its targets may be waiting
 /// in their own MPI_Win_complete for it (a ring of post/start/complete/wait).
-pub fn complete(win: c_int, mem: &mut [u8]) -> Result<()> {
+pub fn complete(win: c_int, mem: &Memory) -> Result<()> {
     let targets = object::with(win, |e| {
         e.epoch
             .access
@@ -292,7 +297,7 @@ fn exposed(win: c_int) -> Result<(Vec<i32>, Communicator)> {
 }
 
 /// MPI_Win_wait: ends the exposure epoch once every origin's batch is applied.
-pub fn wait(win: c_int, mem: &mut [u8]) -> Result<()> {
+pub fn wait(win: c_int, mem: &Memory) -> Result<()> {
     let (origins, _) = exposed(win)?;
     let served = match object::with(win, |e| Ok(e.epoch.served))? {
         true => Ok(()),
@@ -308,7 +313,7 @@ pub fn wait(win: c_int, mem: &mut [u8]) -> Result<()> {
 
 /// MPI_Win_test: MPI_Win_wait if every origin's batch is here, else false. Every replica
 /// gets the same answer (each probe is answered by the rank's leader).
-pub fn test(win: c_int, mem: &mut [u8]) -> Result<bool> {
+pub fn test(win: c_int, mem: &Memory) -> Result<bool> {
     let (origins, comm) = exposed(win)?;
     let served = object::with(win, |e| Ok(e.epoch.served))?;
     for o in origins.into_iter().filter(|_| !served) {

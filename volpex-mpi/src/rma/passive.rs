@@ -1,0 +1,633 @@
+//! Passive target synchronization (MPI-3.1 section 11.5.3): MPI_Win_lock / unlock,
+//! lock_all / unlock_all, flush (all, local), sync, and the target's side of it, which
+//! the target's program never calls: its *serving calls* apply what origins send while
+//! they wait (section 11.7.3: progress inside MPI calls).
+//!
+//! An origin's lock on another process is lazy: its first request (sent at a flush or at
+//! unlock, with the epoch's operations on that target) acquires the lock there, the one
+//! at unlock releases it, and the origin waits for every request's answer. A lock on
+//! itself is taken at once, as an *own request*, so the program may then touch its
+//! window directly. The target keeps one receive of the next request posted per origin
+//! and window, and per window which origins hold which lock; a request applies when its
+//! origin holds a lock, or when the lock it asks for is free (exclusive: nobody holds
+//! one; shared: nobody holds an exclusive one).
+//!
+//! Under replication every replica of the target must apply the same requests in the
+//! same order in the same serving call: the rank's leader replica decides, as it decides
+//! an `ANY_SOURCE` match. A serving call takes choice slots; the leader records in the
+//! current slot each list of (window, origin) it applies, then the empty list when the
+//! call returns; a follower applies the lists it reads and leaves the call at the empty
+//! one (docs/PROTOCOL.md, "Passive target").
+//!
+//! Owns the lock tables, the posted request receives and the serving calls; must never
+//! keep window memory past a call (the C layer hands it in), nor serve outside an MPI
+//! call.
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, VecDeque};
+use std::os::raw::c_int;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use volpex::{Communicator, Decision, PostedMessage};
+
+use super::batch::{self, Window};
+use super::object;
+use crate::error::{MpiError, Result};
+use crate::handles::{class, COMM_WORLD, PROC_NULL};
+use crate::state;
+use crate::window::{Access, Landing, LockKind as Kind};
+
+/// Tags on the window's communicator: a request (lock kind, release, batch), its answer.
+const REQUEST: i32 = 5;
+const ANSWER: i32 = 6;
+
+/// MPI_LOCK_EXCLUSIVE.
+pub const LOCK_EXCLUSIVE: c_int = 234;
+/// MPI_LOCK_SHARED.
+pub const LOCK_SHARED: c_int = 235;
+
+/// The window's memory for a window handle (the C layer's; see `ffi::rma`).
+pub type Memory = dyn Fn(c_int) -> Result<Box<dyn Window>>;
+
+/// Reads an MPI lock type.
+pub fn kind_of(t: c_int) -> Result<Kind> {
+    match t {
+        LOCK_SHARED => Ok(Kind::Shared),
+        LOCK_EXCLUSIVE => Ok(Kind::Exclusive),
+        t => Err(MpiError::new(
+            class::LOCKTYPE,
+            format!("lock type {t}: MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE"),
+        )),
+    }
+}
+
+fn code(k: Kind) -> u8 {
+    match k {
+        Kind::Shared => 1,
+        Kind::Exclusive => 2,
+    }
+}
+
+fn kind_code(c: u8) -> Result<Kind> {
+    match c {
+        1 => Ok(Kind::Shared),
+        2 => Ok(Kind::Exclusive),
+        _ => Err(bad_request()),
+    }
+}
+
+/// What a request does at the target.
+enum Body {
+    /// From another origin: its batch's bytes; the answer goes back as a message.
+    Remote(bytes::Bytes),
+    /// From this process itself: the operations, and where their answers land.
+    Own(Vec<Access<'static>>, Vec<Landing>),
+}
+
+/// One request of an origin at a target.
+struct Request {
+    kind: Kind,
+    release: bool,
+    body: Body,
+}
+
+/// A target's side of one window that allows locks.
+struct Served {
+    comm: Communicator,
+    /// The posted receive of each other origin's next request.
+    posted: BTreeMap<i32, PostedMessage>,
+    /// Requests here that do not apply yet (the leader's; and own requests, everywhere).
+    pending: BTreeMap<i32, VecDeque<Request>>,
+    /// Who holds which lock.
+    holders: BTreeMap<i32, Kind>,
+    /// Own requests applied so far.
+    own_done: u64,
+    /// Own requests made so far.
+    own_made: u64,
+}
+
+/// Whether a request of `origin` for a lock of `kind` applies with `holders` holding
+/// locks: its origin holds one, or the lock is free (MPI-3.1 section 11.5.3).
+fn grants(holders: &BTreeMap<i32, Kind>, origin: i32, kind: Kind) -> bool {
+    holders.contains_key(&origin)
+        || match kind {
+            Kind::Exclusive => holders.is_empty(),
+            Kind::Shared => !holders.values().any(|&k| k == Kind::Exclusive),
+        }
+}
+
+/// Takes or gives back `origin`'s lock in `holders` as request `r` does.
+fn hold(holders: &mut BTreeMap<i32, Kind>, origin: i32, r: &Request) {
+    if r.release {
+        holders.remove(&origin);
+    } else {
+        holders.entry(origin).or_insert(r.kind);
+    }
+}
+
+/// A request as it came from another origin.
+fn parse(b: bytes::Bytes) -> Result<Request> {
+    let (&kind, rest) = b.split_first().ok_or_else(bad_request)?;
+    let &release = rest.first().ok_or_else(bad_request)?;
+    Ok(Request {
+        kind: kind_code(kind)?,
+        release: release == 1,
+        body: Body::Remote(b.slice(2..)),
+    })
+}
+
+/// Every window that allows locks, by handle.
+static SERVED: Mutex<BTreeMap<c_int, Served>> = Mutex::new(BTreeMap::new());
+
+thread_local! {
+    /// Serving calls open on this thread (an inner one is part of the outer).
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// The choice slot of the open serving call.
+    static SLOT: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+fn world() -> Result<Communicator> {
+    state::comm(COMM_WORLD)
+}
+
+/// Starts serving window `win` (made over `comm`, this process `me` of `n`): posts a
+/// receive for each other origin's first request.
+pub fn register(win: c_int, comm: Communicator) -> Result<()> {
+    let me = comm.rank();
+    let mut posted = BTreeMap::new();
+    for o in (0..comm.size()).filter(|&o| o != me) {
+        posted.insert(o, comm.process_at_rank(o).post_message_with_tag(REQUEST)?);
+    }
+    SERVED.lock().insert(
+        win,
+        Served {
+            comm,
+            posted,
+            pending: BTreeMap::new(),
+            holders: BTreeMap::new(),
+            own_done: 0,
+            own_made: 0,
+        },
+    );
+    Ok(())
+}
+
+/// Stops serving window `win` (MPI_Win_free, after its barrier).
+pub fn unregister(win: c_int) {
+    SERVED.lock().remove(&win);
+}
+
+/// Whether serving calls serve: some window allows locks.
+pub fn active() -> bool {
+    !SERVED.lock().is_empty()
+}
+
+/// Encodes a list of (window, origin).
+fn encode(list: &[(c_int, i32)]) -> Vec<u8> {
+    list.iter()
+        .flat_map(|&(w, o)| w.to_le_bytes().into_iter().chain(o.to_le_bytes()))
+        .collect()
+}
+
+fn decode(v: &[u8]) -> Result<Vec<(c_int, i32)>> {
+    if !v.len().is_multiple_of(8) {
+        return Err(MpiError::new(
+            class::INTERN,
+            "a passive-target choice that does not decode",
+        ));
+    }
+    Ok(v.chunks(8)
+        .map(|c| {
+            let w = c_int::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            let o = i32::from_le_bytes([c[4], c[5], c[6], c[7]]);
+            (w, o)
+        })
+        .collect())
+}
+
+/// A request's header and batch, as it travels.
+fn request_bytes(kind: Kind, release: bool, ops: &[Access]) -> Vec<u8> {
+    let mut v = vec![code(kind), u8::from(release)];
+    v.extend_from_slice(&batch::encode(ops));
+    v
+}
+
+fn bad_request() -> MpiError {
+    MpiError::new(
+        class::INTERN,
+        "a passive-target request that does not decode",
+    )
+}
+
+/// The leader's pick: takes what arrived, and returns the requests that apply now, in
+/// the order they are to be applied (windows ascending, origins ascending, each
+/// origin's in order), having taken them out of the pending queues.
+fn pick(served: &mut BTreeMap<c_int, Served>) -> Result<Vec<(c_int, i32, Request)>> {
+    let mut out = Vec::new();
+    for (&w, s) in served.iter_mut() {
+        let mut ended = Vec::new();
+        for (&o, p) in s.posted.iter_mut() {
+            loop {
+                let b = match p.test() {
+                    Ok(Some(b)) => b,
+                    Ok(None) => break,
+                    // An origin whose program ended (or that is lost) sends nothing more.
+                    Err(volpex::Error::SenderEnded { .. } | volpex::Error::RankLost { .. }) => {
+                        ended.push(o);
+                        break;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                s.pending.entry(o).or_default().push_back(parse(b)?);
+                *p = s.comm.process_at_rank(o).post_message_with_tag(REQUEST)?;
+            }
+        }
+        for o in ended {
+            s.posted.remove(&o);
+        }
+        // Apply in rounds until nothing more applies (a release may free the lock).
+        let mut holders = s.holders.clone();
+        loop {
+            let mut any = false;
+            for (&o, q) in s.pending.iter_mut() {
+                while let Some(r) = q.front() {
+                    if !grants(&holders, o, r.kind) {
+                        break;
+                    }
+                    let Some(r) = q.pop_front() else { break };
+                    hold(&mut holders, o, &r);
+                    out.push((w, o, r));
+                    any = true;
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The next request of `origin` at window `w`: queued here, or (a follower) the one its
+/// posted receive gets.
+fn next_request(s: &mut Served, origin: i32) -> Result<Request> {
+    if let Some(r) = s.pending.get_mut(&origin).and_then(VecDeque::pop_front) {
+        return Ok(r);
+    }
+    let fresh = s
+        .comm
+        .process_at_rank(origin)
+        .post_message_with_tag(REQUEST)?;
+    let p = s.posted.insert(origin, fresh).ok_or_else(bad_request)?;
+    parse(p.wait()?)
+}
+
+/// Applies request `r` of `origin` to window `w`: the lock table, the operations, the
+/// answer.
+fn apply(s: &mut Served, w: c_int, origin: i32, r: Request, mem: &Memory) -> Result<()> {
+    if !grants(&s.holders, origin, r.kind) {
+        return Err(MpiError::new(
+            class::INTERN,
+            "the leader replica applied a request whose lock is held here",
+        ));
+    }
+    hold(&mut s.holders, origin, &r);
+    let mut window = mem(w)?;
+    let window = &mut *window;
+    let kinds = |h| Ok(state::op(h)?.kind);
+    match r.body {
+        Body::Remote(bytes) => {
+            let ops = batch::decode(&bytes)?;
+            let answer = batch::apply(window, &ops, &kinds)?;
+            s.comm
+                .process_at_rank(origin)
+                .send_with_tag(&answer[..], ANSWER)?;
+        }
+        Body::Own(ops, landings) => {
+            let answer = batch::apply(window, &ops, &kinds)?;
+            super::sync::land(landings, &answer)?;
+            s.own_done += 1;
+        }
+    }
+    Ok(())
+}
+
+/// One step of the open serving call: applies what the leader decided (or, leading,
+/// decides and applies). True when something was applied.
+fn step(mem: &Memory) -> Result<bool> {
+    let world = world()?;
+    let mut served = SERVED.lock();
+    let slot = SLOT.with(Cell::get);
+    let list = match slot.map(|s| world.poll_choice(s)) {
+        None | Some(Decision::Yours) => {
+            let picked = pick(&mut served)?;
+            if picked.is_empty() {
+                return Ok(false);
+            }
+            if let Some(s) = slot {
+                let ids: Vec<(c_int, i32)> = picked.iter().map(|&(w, o, _)| (w, o)).collect();
+                world.record_choice(s, encode(&ids));
+            }
+            for (w, o, r) in picked {
+                let s = served.get_mut(&w).ok_or_else(bad_request)?;
+                apply(s, w, o, r, mem)?;
+            }
+            None
+        }
+        Some(Decision::Made(v)) if v.is_empty() => return Ok(false),
+        Some(Decision::Made(v)) => Some(decode(&v)?),
+        Some(Decision::Waiting) => return Ok(false),
+    };
+    for (w, o) in list.unwrap_or_default() {
+        let s = served.get_mut(&w).ok_or_else(|| {
+            MpiError::new(
+                class::INTERN,
+                "the leader replica applied a request on a window this replica does not have",
+            )
+        })?;
+        let r = next_request(s, o)?;
+        apply(s, w, o, r, mem)?;
+    }
+    SLOT.with(|c| c.set(world.choice_slot()));
+    Ok(true)
+}
+
+/// Ends the open serving call: the leader records that nothing more was applied in it;
+/// a follower applies the rest the leader did and returns when the leader's call did.
+fn end(mem: &Memory) -> Result<()> {
+    let world = world()?;
+    while let Some(s) = SLOT.with(Cell::get) {
+        match world.poll_choice(s) {
+            Decision::Yours => {
+                world.record_choice(s, Vec::new());
+                break;
+            }
+            Decision::Made(v) if v.is_empty() => break,
+            Decision::Made(_) => {
+                step(mem)?;
+            }
+            Decision::Waiting => world.drive_for(Duration::from_millis(1))?,
+        }
+    }
+    SLOT.with(|c| c.set(None));
+    Ok(())
+}
+
+/// Opens a serving call (an inner one is part of the outer); true for the outer one.
+fn open_call() -> bool {
+    let outer = DEPTH.with(|d| {
+        d.set(d.get() + 1);
+        d.get() == 1
+    });
+    if outer && active() {
+        SLOT.with(|c| c.set(world().ok().and_then(|w| w.choice_slot())));
+    }
+    outer
+}
+
+/// Closes the serving call `open_call` opened, whose work ended with `r`.
+fn close_call<T>(outer: bool, mem: &Memory, r: Result<T>) -> Result<T> {
+    let ended = match outer && SLOT.with(Cell::get).is_some() {
+        true => end(mem),
+        false => Ok(()),
+    };
+    DEPTH.with(|d| d.set(d.get() - 1));
+    let v = r?;
+    ended?;
+    Ok(v)
+}
+
+/// One round of a serving call that waits: a step of serving, or, with nothing to
+/// apply, a short wait for the network.
+fn round(mem: &Memory) -> Result<()> {
+    let served = if active() { step(mem)? } else { false };
+    if !served {
+        world()?.drive_for(Duration::from_micros(50))?;
+    }
+    Ok(())
+}
+
+/// Runs a serving call: rounds of serving until `poll` answers (it must not block),
+/// then the call's end.
+pub fn serve<T>(mem: &Memory, mut poll: impl FnMut() -> Result<Option<T>>) -> Result<T> {
+    let outer = open_call();
+    let r = (|| loop {
+        if active() && step(mem)? {
+            continue;
+        }
+        if let Some(v) = poll()? {
+            return Ok(v);
+        }
+        world()?.drive_for(Duration::from_micros(50))?;
+    })();
+    close_call(outer, mem, r)
+}
+
+// ---- The origin's side ----
+
+fn sync_error(msg: impl Into<String>) -> MpiError {
+    MpiError::new(class::RMA_SYNC, msg.into())
+}
+
+/// Queues an own request at window `win` and serves until it applied.
+fn own(win: c_int, r: Request, mem: &Memory) -> Result<()> {
+    let want = {
+        let mut served = SERVED.lock();
+        let s = served
+            .get_mut(&win)
+            .ok_or_else(|| sync_error("the window was made with info no_locks = true"))?;
+        let me = s.comm.rank();
+        s.pending.entry(me).or_default().push_back(r);
+        s.own_made += 1;
+        s.own_made
+    };
+    serve(mem, || {
+        let done = SERVED.lock().get(&win).map_or(want, |s| s.own_done);
+        Ok((done >= want).then_some(()))
+    })
+}
+
+/// MPI_Win_lock (section 11.5.3): a lock of `kind` at `rank` (lazy, but at this process
+/// itself; nothing at MPI_PROC_NULL, as Open MPI and MPICH do).
+pub fn lock(win: c_int, kind: Kind, rank: c_int, mem: &Memory) -> Result<()> {
+    if rank == PROC_NULL {
+        return Ok(());
+    }
+    if !SERVED.lock().contains_key(&win) {
+        return Err(sync_error(
+            "MPI_Win_lock on a window made with info no_locks = true",
+        ));
+    }
+    let me = object::with(win, |e| {
+        if e.epoch.locks.contains_key(&rank) {
+            return Err(sync_error(format!(
+                "MPI_Win_lock: rank {rank} is locked already in this epoch"
+            )));
+        }
+        if e.epoch.access.is_some() || e.epoch.fence && !e.queued.is_empty() {
+            return Err(sync_error("MPI_Win_lock inside an active target epoch"));
+        }
+        if usize::try_from(rank).map_or(true, |r| r >= e.peers.len()) {
+            return Err(MpiError::new(
+                class::RANK,
+                format!("rank {rank} is not in the window's group"),
+            ));
+        }
+        e.epoch.locks.insert(rank, (kind, false));
+        Ok(e.comm)
+    })?;
+    let me = state::comm(me)?.rank();
+    if rank == me {
+        let r = Request {
+            kind,
+            release: false,
+            body: Body::Own(Vec::new(), Vec::new()),
+        };
+        own(win, r, mem)?;
+    }
+    Ok(())
+}
+
+/// Sends the requests of `targets` (flush, or with `release` unlock) and waits for their
+/// answers, serving meanwhile.
+fn finish(win: c_int, targets: &[i32], release: bool, mem: &Memory) -> Result<()> {
+    let comm = state::comm(object::with(win, |e| Ok(e.comm))?)?;
+    let me = comm.rank();
+    let mut work = object::with(win, |e| {
+        let mut work = Vec::new();
+        for &t in targets {
+            let Some(&(kind, sent)) = e.epoch.locks.get(&t) else {
+                return Err(sync_error(format!("rank {t} is not locked")));
+            };
+            let ops = e.queued.remove(&t).unwrap_or_default();
+            let landings = e.landings.remove(&t).unwrap_or_default();
+            if t != me && ops.is_empty() && !(release && sent) {
+                if release {
+                    e.epoch.locks.remove(&t);
+                }
+                continue;
+            }
+            match release {
+                true => {
+                    e.epoch.locks.remove(&t);
+                }
+                false => {
+                    e.epoch.locks.insert(t, (kind, true));
+                }
+            }
+            work.push((t, kind, ops, landings));
+        }
+        Ok(work)
+    })?;
+    let mut waits = Vec::new();
+    for (t, kind, ops, landings) in work.drain(..) {
+        if t == me {
+            let r = Request {
+                kind,
+                release,
+                body: Body::Own(ops, landings),
+            };
+            own(win, r, mem)?;
+            continue;
+        }
+        let answer = comm.process_at_rank(t).post_message_with_tag(ANSWER)?;
+        comm.process_at_rank(t)
+            .send_with_tag(&request_bytes(kind, release, &ops)[..], REQUEST)?;
+        waits.push((answer, landings));
+    }
+    for (mut answer, landings) in waits {
+        let bytes = serve(mem, || answer.test().map_err(MpiError::from))?;
+        super::sync::land(landings, &bytes)?;
+    }
+    Ok(())
+}
+
+/// MPI_Win_unlock: the epoch's operations on `rank` are complete there when it returns.
+pub fn unlock(win: c_int, rank: c_int, mem: &Memory) -> Result<()> {
+    if rank == PROC_NULL {
+        return Ok(());
+    }
+    finish(win, &[rank], true, mem)
+}
+
+/// MPI_Win_flush (and flush_local): the operations on `rank` so far are complete.
+pub fn flush(win: c_int, rank: c_int, mem: &Memory) -> Result<()> {
+    if rank == PROC_NULL {
+        return Ok(());
+    }
+    finish(win, &[rank], false, mem)
+}
+
+fn locked(win: c_int) -> Result<Vec<i32>> {
+    object::with(win, |e| Ok(e.epoch.locks.keys().copied().collect()))
+}
+
+/// MPI_Win_flush_all (and flush_local_all).
+pub fn flush_all(win: c_int, mem: &Memory) -> Result<()> {
+    finish(win, &locked(win)?, false, mem)
+}
+
+/// MPI_Win_lock_all: a shared lock at every process of the window.
+pub fn lock_all(win: c_int, mem: &Memory) -> Result<()> {
+    let n = object::with(win, |e| {
+        if !e.epoch.locks.is_empty() {
+            return Err(sync_error("MPI_Win_lock_all while a lock is held"));
+        }
+        Ok(e.peers.len() as i32)
+    })?;
+    for r in 0..n {
+        lock(win, Kind::Shared, r, mem)?;
+    }
+    Ok(())
+}
+
+/// MPI_Win_unlock_all.
+pub fn unlock_all(win: c_int, mem: &Memory) -> Result<()> {
+    let all = locked(win)?;
+    if all.is_empty() {
+        return Err(sync_error("MPI_Win_unlock_all without MPI_Win_lock_all"));
+    }
+    finish(win, &all, true, mem)
+}
+
+/// MPI_Win_sync: the window's memory is one copy here (MPI_WIN_UNIFIED); a serving call,
+/// so a program that polls its window with it sees its origins' requests applied.
+pub fn sync(mem: &Memory) -> Result<()> {
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    serve(mem, || Ok(Some(())))
+}
+
+/// A barrier over `comm` that serves while it waits (MPI_Barrier, MPI_Win_free's): the
+/// plain barrier's messages (a member without a window that allows locks uses the plain
+/// one), with a round of serving between its polls.
+pub fn barrier(comm: &Communicator, mem: &Memory) -> Result<()> {
+    if !active() {
+        return Ok(comm.barrier()?);
+    }
+    let outer = open_call();
+    let mut failed = None;
+    let r = comm.barrier_between(&mut || {
+        round(mem).map_err(|e| {
+            failed = Some(e);
+            volpex::Error::Usage("serving a passive-target request failed")
+        })
+    });
+    let r = match (r, failed) {
+        (_, Some(e)) => Err(e),
+        (r, None) => r.map_err(MpiError::from),
+    };
+    close_call(outer, mem, r)
+}
+
+/// The next message with `tag` from `rank` of `comm`, waited for in a serving call while
+/// a window allows locks (active target synchronization waits so, since a target may
+/// still owe a late origin its passive requests).
+pub fn receive(comm: &Communicator, rank: i32, tag: i32, mem: &Memory) -> Result<bytes::Bytes> {
+    if !active() {
+        let (v, _) = comm.process_at_rank(rank).receive_vec_with_tag::<u8>(tag)?;
+        return Ok(v.into());
+    }
+    let mut posted = comm.process_at_rank(rank).post_message_with_tag(tag)?;
+    serve(mem, || posted.test().map_err(MpiError::from))
+}
