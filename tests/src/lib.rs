@@ -104,6 +104,33 @@ pub struct Run {
 }
 
 impl Run {
+    /// The `--report`'s events of `kind`.
+    pub fn events(&self, kind: &str) -> Vec<&serde_json::Value> {
+        self.report
+            .as_ref()
+            .and_then(|r| r["events"].as_array())
+            .map(|es| es.iter().filter(|e| e["kind"] == kind).collect())
+            .unwrap_or_default()
+    }
+
+    /// The `regen` program's lines (`regen: rank R ...`), each rank's in the order it
+    /// printed them, ranks in order (they interleave at will), and its result line.
+    pub fn regen_lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .ok()
+            .lines()
+            .filter(|l| l.starts_with("regen: "))
+            .map(str::to_string)
+            .collect();
+        lines.sort_by_key(|l| {
+            l.split_whitespace()
+                .nth(2)
+                .and_then(|r| r.parse::<u32>().ok())
+                .unwrap_or(u32::MAX)
+        });
+        lines
+    }
+
     /// Asserts success and returns stdout.
     pub fn ok(&self) -> &str {
         assert_eq!(

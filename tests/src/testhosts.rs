@@ -388,6 +388,16 @@ impl TestNet {
         pids_in(&self.ns(i))
     }
 
+    /// Panics naming what is left if a host other than those in `skip` still runs a
+    /// process of the job 20 s from now.
+    pub fn assert_idle(&self, skip: &[usize]) {
+        for i in (0..self.len()).filter(|i| !skip.contains(i)) {
+            if let Err(left) = self.wait_idle(i, Duration::from_secs(20)) {
+                panic!("processes left on {}: {left:?}", self.name(i));
+            }
+        }
+    }
+
     /// Starts host `i`'s sshd again after `kill_host` (a machine or pod back under the
     /// same name) and waits until it answers.
     pub fn restart_sshd(&mut self, i: usize) {

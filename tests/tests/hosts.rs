@@ -114,14 +114,6 @@ fn wait_rendezvous(job: &mut LiveJob) -> Duration {
     t0.elapsed()
 }
 
-fn assert_hosts_idle(net: &TestNet, skip: &[usize]) {
-    for i in (0..net.len()).filter(|i| !skip.contains(i)) {
-        if let Err(left) = net.wait_idle(i, Duration::from_secs(20)) {
-            panic!("processes left on {}: {left:?}", net.name(i));
-        }
-    }
-}
-
 #[test]
 fn four_hosts_give_the_local_result_with_anti_affinity() {
     let _one = serial();
@@ -157,7 +149,7 @@ fn four_hosts_give_the_local_result_with_anti_affinity() {
             [(0, 0), (1, 0)]
         );
         run.assert_no_leftovers();
-        assert_hosts_idle(&net, &[]);
+        net.assert_idle(&[]);
     }
     // Fault injection reaches remote replicas through their host's agent.
     let expect = local_reference("ring", RING);
@@ -188,7 +180,7 @@ fn four_hosts_give_the_local_result_with_anti_affinity() {
         run.stderr
     );
     run.assert_no_leftovers();
-    assert_hosts_idle(&net, &[]);
+    net.assert_idle(&[]);
 }
 
 #[test]
@@ -235,7 +227,7 @@ fn a_host_cut_off_silently_is_declared_dead_and_the_job_finishes() {
     if let Err(left) = net.wait_idle(1, Duration::from_secs(30)) {
         panic!("processes left on the cut host: {left:?}");
     }
-    assert_hosts_idle(&net, &[1]);
+    net.assert_idle(&[1]);
 }
 
 #[test]
@@ -262,7 +254,7 @@ fn killing_every_process_on_a_host_changes_nothing() {
         assert_eq!(state, "failed", "{rank}.{replica}: {detail}");
     }
     run.assert_no_leftovers();
-    assert_hosts_idle(&net, &[2]);
+    net.assert_idle(&[2]);
 }
 
 #[test]
@@ -308,7 +300,7 @@ fn unreachable_hosts_at_start_are_reported_and_covered_ranks_run() {
         }
     }
     run.assert_no_leftovers();
-    assert_hosts_idle(&net, &[2, 3]);
+    net.assert_idle(&[2, 3]);
 }
 
 #[test]
@@ -339,7 +331,7 @@ fn unreachable_hosts_that_leave_a_rank_uncovered_are_refused() {
     );
     assert!(run.stdout.is_empty(), "{}", run.stdout);
     run.assert_no_leftovers();
-    assert_hosts_idle(&net, &[0, 2]);
+    net.assert_idle(&[0, 2]);
 }
 
 #[test]
@@ -375,7 +367,7 @@ fn sixteen_ranks_times_three_start_across_the_hosts() {
     );
     assert!(line.contains("48 of 48 replicas registered"), "{line}");
     run.assert_no_leftovers();
-    assert_hosts_idle(&net, &[]);
+    net.assert_idle(&[]);
 }
 
 #[test]
@@ -414,7 +406,7 @@ fn stage_copies_the_program_and_removes_it() {
         })
         .unwrap_or_default();
     run.assert_no_leftovers();
-    assert_hosts_idle(&net, &[]);
+    net.assert_idle(&[]);
     let after: Vec<String> = std::fs::read_dir("/tmp")
         .map(|d| {
             d.filter_map(|e| e.ok())
@@ -553,7 +545,7 @@ fn bind_team_splits_a_hosts_cpus_between_the_teams_it_runs() {
         assert!(t1.iter().all(|c| !t0.contains(c)), "{t0:?} / {t1:?}");
     }
     run.assert_no_leftovers();
-    assert_hosts_idle(&net, &[]);
+    net.assert_idle(&[]);
 }
 
 /// Binding follows the living processes on remote hosts too: h1 runs 0.1 and 2.0 (two
@@ -625,5 +617,5 @@ fn a_hosts_agent_gives_a_dead_teams_cpus_to_the_survivors() {
         );
     }
     run.assert_no_leftovers();
-    assert_hosts_idle(&net, &[]);
+    net.assert_idle(&[]);
 }

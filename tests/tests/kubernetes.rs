@@ -60,23 +60,6 @@ fn ring_reference() -> &'static str {
     })
 }
 
-/// `regen`'s lines, each rank's in order (ranks interleave at will).
-fn regen_lines(run: &Run) -> Vec<String> {
-    let mut lines: Vec<String> = run
-        .ok()
-        .lines()
-        .filter(|l| l.starts_with("regen: "))
-        .map(str::to_string)
-        .collect();
-    lines.sort_by_key(|l| {
-        l.split_whitespace()
-            .nth(2)
-            .and_then(|r| r.parse::<u32>().ok())
-            .unwrap_or(u32::MAX)
-    });
-    lines
-}
-
 /// The launcher pod's environment for Open MPI (`hydra`: for MPICH) over `net`, its
 /// hostfile written with `slots` per worker pod.
 fn operator_env(net: &TestNet, slots: u32, hydra: bool) -> Vec<(String, String)> {
@@ -133,22 +116,6 @@ fn hosts_of(run: &Run, inc: u64) -> Vec<String> {
         .collect()
 }
 
-fn events<'a>(run: &'a Run, kind: &str) -> Vec<&'a serde_json::Value> {
-    run.report
-        .as_ref()
-        .and_then(|r| r["events"].as_array())
-        .map(|es| es.iter().filter(|e| e["kind"] == kind).collect())
-        .unwrap_or_default()
-}
-
-fn assert_pods_idle(net: &TestNet, skip: &[usize]) {
-    for i in (0..net.len()).filter(|i| !skip.contains(i)) {
-        if let Err(left) = net.wait_idle(i, Duration::from_secs(20)) {
-            panic!("processes left on {}: {left:?}", net.name(i));
-        }
-    }
-}
-
 /// The operator's environment alone runs the job on its worker pods, in Open MPI's and
 /// in MPICH's form.
 #[test]
@@ -181,7 +148,7 @@ fn an_mpijob_launcher_runs_over_the_operators_hostfile_and_environment() {
         assert_eq!(hosts, ["h0", "h0", "h1", "h1"], "{}", run.stderr);
         run.assert_no_leftovers();
     }
-    assert_pods_idle(&net, &[]);
+    net.assert_idle(&[]);
 }
 
 /// A hostfile the environment names that cannot be read is said with the variable's name,
@@ -228,7 +195,7 @@ fn a_deleted_worker_pod_is_a_lost_host_and_the_spare_pod_takes_its_replicas() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(hosts_of(&run, 1), ["h4"], "{}", run.stderr);
     run.assert_no_leftovers();
-    assert_pods_idle(&net, &[1]);
+    net.assert_idle(&[1]);
 }
 
 /// A pod being deleted runs its preStop hook before its SIGTERM: the hook writes the
@@ -238,12 +205,7 @@ fn a_deleted_worker_pod_is_a_lost_host_and_the_spare_pod_takes_its_replicas() {
 #[test]
 fn a_terminating_pod_hands_its_replicas_over_through_the_prestop_file() {
     let _one = serial();
-    let base = regen_lines(&run(
-        &["-n", "2", "-r", "2"],
-        &bin("regen"),
-        REGEN,
-        DEADLINE,
-    ));
+    let base = run(&["-n", "2", "-r", "2"], &bin("regen"), REGEN, DEADLINE).regen_lines();
     let mut net = TestNet::new(5);
     let env = operator_env(&net, 1, false);
     let notices = net.dir.join("notices");
@@ -267,9 +229,9 @@ fn a_terminating_pod_hands_its_replicas_over_through_the_prestop_file() {
     // The grace period is over for the pod: everything in it is killed.
     net.kill_host(1);
     let run = job.wait(DEADLINE);
-    assert_eq!(regen_lines(&run), base, "{}", run.stderr);
+    assert_eq!(run.regen_lines(), base, "{}", run.stderr);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let noticed = events(&run, "notice");
+    let noticed = run.events("notice");
     assert_eq!(noticed.len(), 1, "the replica on h1\n{}", run.stderr);
     for n in &noticed {
         assert!(
@@ -287,14 +249,14 @@ fn a_terminating_pod_hands_its_replicas_over_through_the_prestop_file() {
     }
     for kind in ["killed", "died", "retired"] {
         assert!(
-            events(&run, kind).is_empty(),
+            run.events(kind).is_empty(),
             "a replica was lost\n{}",
             run.stderr
         );
     }
     assert_eq!(hosts_of(&run, 1), ["h4"], "{}", run.stderr);
     run.assert_no_leftovers();
-    assert_pods_idle(&net, &[1]);
+    net.assert_idle(&[1]);
 }
 
 /// Issue 46's target: a job on 4 pods with 2 spares gets 8 notices over its run, one pod
@@ -306,12 +268,7 @@ fn a_terminating_pod_hands_its_replicas_over_through_the_prestop_file() {
 fn eight_notices_on_four_pods_with_spares_lose_nothing() {
     let _one = serial();
     const ROUNDS: &[&str] = &["1800", "20", "checkpoint"];
-    let base = regen_lines(&run(
-        &["-n", "2", "-r", "2"],
-        &bin("regen"),
-        ROUNDS,
-        DEADLINE,
-    ));
+    let base = run(&["-n", "2", "-r", "2"], &bin("regen"), ROUNDS, DEADLINE).regen_lines();
     let mut net = TestNet::new(6);
     let env = operator_env(&net, 1, false);
     let notices = net.dir.join("notices");
@@ -388,12 +345,12 @@ fn eight_notices_on_four_pods_with_spares_lose_nothing() {
         eprintln!("notice {n}: {rank}.{replica} moved from {name} to h{to}");
     }
     let run = job.wait(DEADLINE);
-    assert_eq!(regen_lines(&run), base, "{}", run.stderr);
+    assert_eq!(run.regen_lines(), base, "{}", run.stderr);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert_eq!(events(&run, "notice").len(), 8, "{}", run.stderr);
+    assert_eq!(run.events("notice").len(), 8, "{}", run.stderr);
     for kind in ["killed", "died", "retired"] {
         assert!(
-            events(&run, kind).is_empty(),
+            run.events(kind).is_empty(),
             "a replica was lost\n{}",
             run.stderr
         );

@@ -13,49 +13,22 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use volpex_tests::metadata::{Cloud, FakeMetadata, Mode};
-use volpex_tests::{bin, run, spawn, LiveJob, Run};
+use volpex_tests::{bin, run, spawn, LiveJob};
 
 const DEADLINE: Duration = Duration::from_secs(180);
 const WAIT: Duration = Duration::from_secs(60);
 /// `regen`: 400 rounds, rank 0 works 20 ms each (about 8 s), a checkpoint every round.
 const ARGS: &[&str] = &["400", "20", "checkpoint"];
 
-/// Every line a rank printed, in order, and the result line: what must not change.
-fn output_of(run: &Run) -> Vec<String> {
-    let out = run.ok();
-    let mut lines: Vec<String> = out
-        .lines()
-        .filter(|l| l.starts_with("regen: "))
-        .map(str::to_string)
-        .collect();
-    // Ranks interleave at will; each rank's own lines keep their order.
-    lines.sort_by_key(|l| {
-        l.split_whitespace()
-            .nth(2)
-            .and_then(|r| r.parse::<u32>().ok())
-            .unwrap_or(u32::MAX)
-    });
-    lines
-}
-
 /// The failure-free run's output (once per test binary).
 fn failure_free() -> &'static Vec<String> {
     static BASE: OnceLock<Vec<String>> = OnceLock::new();
     BASE.get_or_init(|| {
         let run = run(&["-n", "3", "-r", "2"], &bin("regen"), ARGS, DEADLINE);
-        let lines = output_of(&run);
+        let lines = run.regen_lines();
         assert_eq!(lines.len(), 3 * 40 + 1, "{}", run.stdout);
         lines
     })
-}
-
-/// The report's events of `kind`.
-fn events<'a>(run: &'a Run, kind: &str) -> Vec<&'a serde_json::Value> {
-    run.report
-        .as_ref()
-        .and_then(|r| r["events"].as_array())
-        .map(|es| es.iter().filter(|e| e["kind"] == kind).collect())
-        .unwrap_or_default()
 }
 
 /// Waits until the job is well into its run (rank 0 past round 100).
@@ -98,14 +71,14 @@ fn a_notice_mid_run_hands_every_replica_over(cloud: Cloud, kind: &str, said: &st
         "the handovers never finished\n{}",
         run.stderr
     );
-    assert_eq!(&output_of(&run), base, "{}", run.stderr);
+    assert_eq!(&run.regen_lines(), base, "{}", run.stderr);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(
         fake.refused.load(Ordering::Relaxed),
         0,
         "a request without the cloud's headers"
     );
-    let notices = events(&run, "notice");
+    let notices = run.events("notice");
     assert_eq!(
         notices.len(),
         6,
@@ -130,7 +103,7 @@ fn a_notice_mid_run_hands_every_replica_over(cloud: Cloud, kind: &str, said: &st
     }
     for kind in ["killed", "died", "retired"] {
         assert!(
-            events(&run, kind).is_empty(),
+            run.events(kind).is_empty(),
             "a replica was lost\n{}",
             run.stderr
         );
@@ -184,14 +157,14 @@ fn garbage_and_a_dead_server_do_not_stop_the_job() {
         fake.wait_asked(2);
         fake.die();
         let run = job.wait(DEADLINE);
-        assert_eq!(&output_of(&run), base, "{kind}\n{}", run.stderr);
+        assert_eq!(&run.regen_lines(), base, "{kind}\n{}", run.stderr);
         let trouble: Vec<&str> = run
             .stderr
             .lines()
             .filter(|l| l.contains("metadata server at") && l.contains("still watching"))
             .collect();
         assert_eq!(trouble.len(), 1, "{kind}: said once\n{}", run.stderr);
-        assert!(events(&run, "notice").is_empty(), "{kind}");
+        assert!(run.events("notice").is_empty(), "{kind}");
         assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
         run.assert_no_leftovers();
     }
@@ -319,7 +292,7 @@ fn a_hosts_notice_is_watched_by_its_agent_and_its_replicas_move_to_a_spare_host(
         1,
         "{out}"
     );
-    let notices = events(&run, "notice");
+    let notices = run.events("notice");
     assert_eq!(notices.len(), 2, "h0 held two replicas\n{}", run.stderr);
     for n in &notices {
         assert!(
@@ -331,7 +304,7 @@ fn a_hosts_notice_is_watched_by_its_agent_and_its_replicas_move_to_a_spare_host(
     }
     for kind in ["killed", "died", "retired"] {
         assert!(
-            events(&run, kind).is_empty(),
+            run.events(kind).is_empty(),
             "a replica was lost\n{}",
             run.stderr
         );
