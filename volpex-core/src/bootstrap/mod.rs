@@ -41,8 +41,10 @@ pub struct Joined {
     pub launcher_addr: SocketAddr,
     /// Authenticated control connection to the launcher.
     pub launcher: TcpStream,
-    /// Every replica's address, `None` if it never registered.
+    /// Every replica's address, `None` if it is dead or has not registered yet.
     pub addrs: Vec<Vec<Option<SocketAddr>>>,
+    /// Replicas whose newest incarnation is starting (not registered yet).
+    pub starting: Vec<ReplicaId>,
     /// This process's incarnation.
     pub incarnation: u32,
     /// Incarnation of every replica, `[rank][replica]`.
@@ -137,14 +139,15 @@ pub fn join(
     )?;
     // Death notices for replicas that never registered may come first; the table
     // leaves those out anyway.
-    let (table, incarnations, catch_up) = loop {
+    let (table, starting, incarnations, catch_up) = loop {
         let (h, p) = read_one(&mut s).map_err(|e| Error::Bootstrap(format!("rendezvous: {e}")))?;
         match control::decode::<ToProcess>(&h, &p) {
             Ok(ToProcess::Table {
                 addrs,
+                starting,
                 incarnations,
                 catch_up,
-            }) => break (addrs, incarnations, catch_up),
+            }) => break (addrs, starting, incarnations, catch_up),
             Ok(ToProcess::Death { rank, replica, .. }) => {
                 log::debug!("replica {rank}.{replica} died before the rendezvous")
             }
@@ -168,6 +171,11 @@ pub fn join(
     {
         return Err(Error::Bootstrap("address table has the wrong shape".into()));
     }
+    let starting = starting
+        .into_iter()
+        .map(|(rank, replica)| ReplicaId::new(rank, replica))
+        .filter(|r| r.rank < ranks && r.replica < replicas)
+        .collect();
     let addrs = table
         .into_iter()
         .map(|reps| {
@@ -191,6 +199,7 @@ pub fn join(
         launcher_addr,
         launcher: s,
         addrs,
+        starting,
         incarnation,
         incarnations,
         catch_up,

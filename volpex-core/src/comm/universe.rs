@@ -147,6 +147,7 @@ pub fn initialize() -> Result<Universe, Error> {
             Some(j.launcher),
             Membership {
                 addrs: j.addrs,
+                starting: j.starting,
                 incarnations: j.incarnations,
                 incarnation: j.incarnation,
                 catch_up: j.catch_up,

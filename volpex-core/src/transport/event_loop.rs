@@ -63,8 +63,12 @@ pub struct Listeners {
 /// Who is in the job, as the launcher's table says when this process joins.
 #[derive(Debug, Clone, Default)]
 pub struct Membership {
-    /// Peer listener of every replica, `[rank][replica]`; `None` for a dead one.
+    /// Peer listener of every replica, `[rank][replica]`; `None` for a dead one or one
+    /// that is `starting`.
     pub addrs: Vec<Vec<Option<SocketAddr>>>,
+    /// Replicas whose newest incarnation the launcher started and which had not
+    /// registered: their rank is not lost, they are reached once they join.
+    pub starting: Vec<ReplicaId>,
     /// Incarnation of every replica, `[rank][replica]`.
     pub incarnations: Vec<Vec<u32>>,
     /// This process's incarnation.
@@ -82,6 +86,7 @@ impl Membership {
     pub fn alone() -> Membership {
         Membership {
             addrs: vec![vec![None]],
+            starting: Vec::new(),
             incarnations: vec![vec![0]],
             incarnation: 0,
             catch_up: None,
@@ -137,8 +142,11 @@ pub struct Core {
     pub(super) stats_sent: super::stats::StatsSent,
     /// Where this replica stands with draining (shared with the heartbeat threads).
     pub(super) drain: Arc<Drain>,
-    /// Replicas the table gave no address, kept for `settle_after_handover`.
+    /// Replicas the table gave no address and did not list as starting, kept for
+    /// `settle_after_handover`.
     dead_at_start: Vec<ReplicaId>,
+    /// Replicas the table listed as starting, kept for `settle_after_handover`.
+    starting_at_start: Vec<ReplicaId>,
     /// Shared-memory connections to peers on this host.
     pub(super) colocated: super::colocated::Colocated,
 }
@@ -160,6 +168,7 @@ impl Core {
     ) -> io::Result<(Core, Waker)> {
         let Membership {
             addrs,
+            starting,
             incarnations,
             incarnation,
             catch_up,
@@ -198,6 +207,7 @@ impl Core {
             stats_sent: Default::default(),
             drain,
             dead_at_start: Vec::new(),
+            starting_at_start: Vec::new(),
             colocated: Default::default(),
         };
         if let Some(l) = core.listener.as_mut() {
@@ -220,7 +230,7 @@ impl Core {
         if core.catch_up.is_some() && !handover {
             core.engine.set_catching_up(true);
         }
-        // Replicas that never registered are dead from the start.
+        // Replicas that never registered are dead from the start, unless starting.
         core.dead_at_start = core
             .addrs
             .iter()
@@ -231,16 +241,22 @@ impl Core {
                     .filter(|(_, a)| a.is_none())
                     .map(move |(k, _)| ReplicaId::new(r as u32, k as u32))
             })
+            .filter(|r| !starting.contains(r))
             .collect();
+        core.starting_at_start = starting;
         if !handover {
-            core.take_in_dead_at_start(Duration::ZERO);
+            core.take_in_table_at_start(Duration::ZERO);
         }
         let now = core.now();
         core.engine.start(now);
         Ok((core, waker))
     }
 
-    fn take_in_dead_at_start(&mut self, now: Duration) {
+    /// What the table said of the others: the dead are dead, the starting are waited
+    /// for.
+    fn take_in_table_at_start(&mut self, now: Duration) {
+        let starting = std::mem::take(&mut self.starting_at_start);
+        self.engine.handle_peers_starting(now, &starting);
         for d in std::mem::take(&mut self.dead_at_start) {
             self.engine.handle_peer_down(now, d, true);
         }
@@ -256,7 +272,7 @@ impl Core {
             self.engine.set_catching_up(true);
         }
         let now = self.now();
-        self.take_in_dead_at_start(now);
+        self.take_in_table_at_start(now);
     }
 
     /// The job key.
@@ -461,6 +477,9 @@ impl Core {
             *slot = Some(a);
         }
         if inc == known {
+            // One the table listed as starting registered (otherwise nothing new).
+            let now = self.now();
+            self.engine.handle_peer_joining(now, r, inc);
             return;
         }
         if let Some(slot) = r.entry_mut(&mut self.incarnations) {

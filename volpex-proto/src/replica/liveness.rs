@@ -19,6 +19,10 @@ pub enum PeerState {
     /// A new incarnation replays the program to catch up: it is answered and told what
     /// was consumed, but not asked for messages.
     Joining,
+    /// A new incarnation the launcher started has not registered yet: it can be neither
+    /// reached nor asked, but its rank is not lost; it becomes `Joining` when it
+    /// registers.
+    Starting,
 }
 
 /// Beliefs about every replica of the job.
@@ -50,16 +54,32 @@ impl Liveness {
         self.idx(id).map_or(PeerState::Dead, |i| self.states[i])
     }
 
-    /// True unless known dead (a joining incarnation is usable: it is answered).
+    /// True unless known dead or not registered yet (a joining incarnation is usable:
+    /// it is answered).
     pub fn is_usable(&self, id: ReplicaId) -> bool {
-        !matches!(self.state(id), PeerState::Dead)
+        match self.state(id) {
+            PeerState::Alive | PeerState::Suspect { .. } | PeerState::Joining => true,
+            PeerState::Dead | PeerState::Starting => false,
+        }
     }
 
     /// Whether it may be asked for messages: alive or suspect, not dead nor joining.
     pub fn is_candidate(&self, id: ReplicaId) -> bool {
         match self.state(id) {
             PeerState::Alive | PeerState::Suspect { .. } => true,
-            PeerState::Dead | PeerState::Joining => false,
+            PeerState::Dead | PeerState::Joining | PeerState::Starting => false,
+        }
+    }
+
+    /// A new incarnation of `id` was started and has not registered; returns true if
+    /// that changed anything.
+    pub fn mark_starting(&mut self, id: ReplicaId) -> bool {
+        match self.idx(id) {
+            Some(i) if self.states[i] != PeerState::Starting => {
+                self.states[i] = PeerState::Starting;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -125,9 +145,9 @@ impl Liveness {
         }
     }
 
-    /// True when at least one replica of `rank` is not dead.
+    /// True when at least one replica of `rank` is not dead (a starting one counts).
     pub fn rank_alive(&self, rank: u32) -> bool {
-        (0..self.replicas).any(|k| self.is_usable(ReplicaId::new(rank, k)))
+        (0..self.replicas).any(|k| self.state(ReplicaId::new(rank, k)) != PeerState::Dead)
     }
 
     /// Whether `id` is the only replica of its rank not known dead.
@@ -159,7 +179,7 @@ impl Liveness {
                 PeerState::Suspect { .. } => {
                     suspect.get_or_insert(k);
                 }
-                PeerState::Dead | PeerState::Joining => {}
+                PeerState::Dead | PeerState::Joining | PeerState::Starting => {}
             }
         }
         suspect

@@ -100,11 +100,15 @@ pub enum ToLauncher {
 /// Launcher -> process.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub enum ToProcess {
-    /// Listener address of every replica, `[rank][replica]`; `None` for one that never
-    /// registered (dead at start).
+    /// Listener address of every replica, `[rank][replica]`; `None` for one that is dead
+    /// or has not registered yet (`starting`).
     Table {
         /// The addresses.
         addrs: Vec<Vec<Option<String>>>,
+        /// `(rank, replica)` of every replica whose newest incarnation the launcher
+        /// started but which had not registered yet: not dead (its rank is not lost), but
+        /// unreachable until it joins (`Joining`, with its address and this incarnation).
+        starting: Vec<(u32, u32)>,
         /// Incarnation of every replica, `[rank][replica]` (0 for the first process of
         /// each; see `Incarnation`).
         incarnations: Vec<Vec<u32>>,

@@ -63,7 +63,6 @@ impl JobState {
             self.procs.iter().filter(|p| p.addr.is_some()).count(),
             self.procs.len()
         );
-        let table = self.table(None);
         for i in 0..self.procs.len() {
             if self.procs[i].addr.is_none() && self.procs[i].state.alive() {
                 log::warn!(
@@ -74,6 +73,8 @@ impl JobState {
                 self.signal(i, Signal::SIGKILL);
             }
         }
+        // After the marking: a replica ended here is dead in the table, not starting.
+        let table = self.table(None);
         for p in &self.procs {
             self.out.push(Action::Send {
                 to: p.id,
@@ -83,8 +84,9 @@ impl JobState {
     }
 
     /// The address table: every live replica's address (dead ones `None`; new
-    /// incarnations still catching up included) and the current incarnations.
-    /// `catch_up` is `Some` for a new incarnation's own table.
+    /// incarnations still catching up included), the live ones that have not registered
+    /// yet (new incarnations starting) and the current incarnations. `catch_up` is
+    /// `Some` for a new incarnation's own table.
     pub(super) fn table(&self, catch_up: Option<u64>) -> ToProcess {
         let addrs: Vec<Vec<Option<String>>> = (0..self.ranks)
             .map(|r| {
@@ -100,6 +102,14 @@ impl JobState {
                     .collect()
             })
             .collect();
+        let starting = (0..self.ranks)
+            .flat_map(|r| (0..self.replicas).map(move |k| ReplicaId::new(r, k)))
+            .filter(|&id| {
+                let p = &self.procs[self.idx(id)];
+                p.state.alive() && p.addr.is_none()
+            })
+            .map(|id| (id.rank, id.replica))
+            .collect();
         let incarnations = (0..self.ranks)
             .map(|r| {
                 (0..self.replicas)
@@ -109,6 +119,7 @@ impl JobState {
             .collect();
         ToProcess::Table {
             addrs,
+            starting,
             incarnations,
             catch_up,
         }

@@ -85,6 +85,18 @@ impl Roster<'_> {
         }
     }
 
+    /// A new incarnation of `peer` was started and has not registered: unreachable and
+    /// not asked, not waited for before evicting, its rank not lost. True if that is news.
+    pub(super) fn starting(&mut self, peer: ReplicaId) -> bool {
+        if !self.liveness.mark_starting(peer) {
+            return false;
+        }
+        log::info!("{}: replica {peer} is starting", self.me);
+        self.log.note_dead(peer.rank, peer.replica);
+        self.service.forget(peer);
+        true
+    }
+
     /// Incarnation `inc` of `peer` registered (its predecessor is gone already) and
     /// replays its program: it may pull from here and is told at once how far this
     /// replica received its rank's streams (so its log lets go of what it sends again),

@@ -88,7 +88,7 @@ use crate::limits::{CHOICES_BATCH_WAIT, DECISIONS_HELD_MAX, HEADER_BYTES};
 use crate::message::log::LogFull;
 use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, Map, ReplicaId, ReqId, SendLog, Set, Want};
-use crate::replica::Liveness;
+use crate::replica::{Liveness, PeerState};
 use crate::wire::control::ReplicaStats;
 use crate::wire::Frame;
 
@@ -589,13 +589,19 @@ impl Engine {
 
     /// A new incarnation `inc` of `peer` registered and replays its program: it may pull
     /// from here and is sent consumption notices, but is not asked for messages nor
-    /// waited for before evicting log entries until `handle_peer_alive`.
+    /// waited for before evicting log entries until `handle_peer_alive`. Also the news
+    /// that a replica this process was told is starting (`handle_peers_starting`, same
+    /// `inc`) registered.
     pub fn handle_peer_joining(&mut self, now: Duration, peer: ReplicaId, inc: u32) {
-        if peer == self.me || inc <= self.incarnation_of(peer) {
+        let known = self.incarnation_of(peer);
+        let registered = inc == known && self.liveness.state(peer) == PeerState::Starting;
+        if peer == self.me || (inc <= known && !registered) {
             return;
         }
-        // Whatever the older incarnation was doing, it is gone.
-        self.peer_gone(now, peer, true, true);
+        if !registered {
+            // Whatever the older incarnation was doing, it is gone.
+            self.peer_gone(now, peer, true, true);
+        }
         self.roster().join(peer, inc);
         if peer.rank == self.me.rank {
             self.coord.decisions.on_joining(peer.replica, inc);
@@ -620,6 +626,28 @@ impl Engine {
         }
         self.rematch(now);
         self.drain_loopback(now);
+    }
+
+    /// The launcher's table, when this process joined, listed `peers` as starting: new
+    /// incarnations that had not registered yet. Their ranks are not lost, but they can
+    /// neither be reached nor asked until they join (`handle_peer_joining` with the
+    /// incarnation they have here). A sibling's predecessor is gone with its choices (the
+    /// takeover runs as for a death).
+    pub fn handle_peers_starting(&mut self, now: Duration, peers: &[ReplicaId]) {
+        let peers: Vec<ReplicaId> = peers
+            .iter()
+            .copied()
+            .filter(|&p| p != self.me && self.roster().starting(p))
+            .collect();
+        for &peer in &peers {
+            if peer.rank == self.me.rank && self.coord.decisions.enabled() {
+                self.sibling_dead(now, peer);
+            }
+        }
+        if !peers.is_empty() {
+            self.rematch(now);
+            self.drain_loopback(now);
+        }
     }
 
     /// Starts what runs without being asked: a follower's standing pull for its leader's

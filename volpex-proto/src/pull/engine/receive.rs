@@ -974,6 +974,36 @@ mod tests {
         assert_eq!(receiver.stats().failovers, 0, "nothing failed");
     }
 
+    /// A process that joins while every replica of a rank is a new incarnation not yet
+    /// registered (a whole machine handing over at once) waits for them: its receive
+    /// from that rank neither fails (the rank is not lost) nor asks anyone until one of
+    /// them registered and caught up, which is then asked.
+    #[test]
+    fn a_rank_whose_replicas_are_all_starting_is_waited_for_not_lost() {
+        let now = Duration::from_secs(1);
+        let r = ReplicaId::new(1, 0);
+        let (s0, s1) = (ReplicaId::new(0, 0), ReplicaId::new(0, 1));
+        let mut receiver = Engine::joining(r, 2, 2, Config::default(), &[vec![1, 1], vec![0, 0]]);
+        receiver.handle_peers_starting(now, &[s0, s1]);
+        receiver.start(now);
+        assert!(receiver.rank_alive(0), "starting replicas keep their rank");
+        let id = receiver.post(now, spec(), Mode::Receive);
+        let later = now + Duration::from_secs(5);
+        receiver.handle_timeout(later);
+        assert!(receiver.take(later, id).is_none(), "it waits");
+        let asked = |e: &mut Engine| -> Vec<(ReplicaId, u64)> {
+            std::iter::from_fn(|| e.poll_transmit())
+                .filter_map(|(to, f)| pulled_seq(&f).map(|q| (to, q)))
+                .collect()
+        };
+        assert_eq!(asked(&mut receiver), [], "nobody to ask yet");
+        receiver.handle_peer_joining(later, s1, 1);
+        assert_eq!(asked(&mut receiver), [], "joining: not asked yet");
+        receiver.handle_peer_alive(later, s1);
+        assert_eq!(asked(&mut receiver), [(s1, 0)], "caught up: asked");
+        assert!(receiver.take(later, id).is_none());
+    }
+
     /// Replica 0.0 sends two messages to 1.0 (each rank has `replicas` replicas), and 1.0
     /// posts the receive for the first 1 ms later, then takes it: whether the DATA came
     /// with FLAG_LATE, and the receiver's engine.

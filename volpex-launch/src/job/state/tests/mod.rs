@@ -180,6 +180,7 @@ fn a_replica_that_does_not_register_is_ended_after_the_grace() {
         to: id(0, 0),
         msg: ToProcess::Table {
             addrs: vec![vec![Some("10.0.0.0:7000".into()), None]],
+            starting: vec![],
             incarnations: vec![vec![0, 0]],
             catch_up: None,
         }

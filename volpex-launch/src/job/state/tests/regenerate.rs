@@ -257,6 +257,7 @@ fn a_newcomer_gets_its_table_and_the_others_hear_it_is_joining_then_alive() {
                         vec![Some("10.0.1.0:8001".into()), Some("10.0.0.0:7001".into())],
                         vec![Some("10.0.0.1:7000".into()), Some("10.0.0.1:7001".into())],
                     ],
+                    starting: vec![],
                     incarnations: vec![vec![1, 0], vec![0, 0]],
                     // Its sibling's count, not another rank's.
                     catch_up: Some(42),
@@ -292,6 +293,30 @@ fn a_newcomer_gets_its_table_and_the_others_hear_it_is_joining_then_alive() {
         .collect();
     assert_eq!(alive, [id(0, 0), id(0, 1), id(1, 0), id(1, 1)]);
     assert_eq!(st.replica(id(0, 0)).caught_up_at, Some(s(3.3)));
+}
+
+/// Two replicas lost at once: the first newcomer to register is told the other is
+/// starting (not dead: its rank is not lost), and the second is told nothing of the kind.
+#[test]
+fn a_newcomer_is_told_which_others_are_still_starting() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    killed(&mut st, id(0, 0), 0, s(2.0));
+    killed(&mut st, id(1, 1), 0, s(2.0));
+    let starting_in = |actions: &[Action], to: ReplicaId| {
+        actions.iter().find_map(|a| match a {
+            Action::Send {
+                to: t,
+                msg: ToProcess::Table {
+                    starting, addrs, ..
+                },
+            } if *t == to => Some((starting.clone(), addrs[1][1].is_some())),
+            _ => None,
+        })
+    };
+    let first = newcomer_registers(&mut st, id(0, 0), 1, s(2.5));
+    assert_eq!(starting_in(&first, id(0, 0)), Some((vec![(1, 1)], false)));
+    let second = newcomer_registers(&mut st, id(1, 1), 1, s(2.6));
+    assert_eq!(starting_in(&second, id(1, 1)), Some((vec![], true)));
 }
 
 #[test]
