@@ -248,8 +248,10 @@ impl JobState {
     /// `procs[i]` got a preemption notice (SIGTERM: its machine goes away within
     /// `grace_ms`). A replica that has checkpointed (`checkpoints` > 0), or has no live
     /// sibling, runs on and serves until its next checkpoint, where it stops and hands
-    /// over (`handover`). One that never checkpointed, with a live sibling, is replaced
-    /// from that sibling at once and ended.
+    /// over (`handover`). So does one that never checkpointed when a replay from the
+    /// program's start can no longer be served (`replay_from_start_served`): a replacement
+    /// would retire. Otherwise one that never checkpointed, with a live sibling, is
+    /// replaced from that sibling at once and ended (the replacement replays meanwhile).
     pub(super) fn drain(&mut self, i: usize, grace_ms: u64, checkpoints: u64) {
         let id = self.procs[i].id;
         if !self.procs[i].state.computing() || self.procs[i].draining {
@@ -258,7 +260,7 @@ impl JobState {
         let grace = grace_ms as f64 / 1000.0;
         self.procs[i].draining = true;
         let sibling = self.sibling_alive(id);
-        if checkpoints > 0 || !sibling {
+        if checkpoints > 0 || !sibling || !self.replay_from_start_served() {
             self.out.push(Action::Print(format!(
                 "replica {id} got a preemption notice (SIGTERM): it hands over to its replacement at its next checkpoint (within {grace:.1} s)"
             )));
@@ -298,6 +300,19 @@ impl JobState {
                 "replica {id} stopped at a checkpoint but cannot be replaced now; it serves until its grace ends"
             ))),
         }
+    }
+
+    /// Whether, as far as the replicas' latest counters tell, a new incarnation could
+    /// still replay the program from its start: no live replica has evicted a log entry
+    /// or sent a message it never logged. Without checkpoints a sender log keeps
+    /// everything up to the replay budget (`VOLPEX_REPLAY_BYTES`), so an eviction means
+    /// that budget ran out (NPB FT class B: its set-up's all-to-alls).
+    fn replay_from_start_served(&self) -> bool {
+        self.procs
+            .iter()
+            .filter(|p| p.state.alive())
+            .filter_map(|p| p.stats.as_ref())
+            .all(|s| s.evicted == 0 && s.unlogged == 0)
     }
 
     /// Whether a replica of `id`'s rank other than `id` is alive and holds the rank's

@@ -643,6 +643,31 @@ fn a_preemption_notice_starts_the_replacement_at_once_and_ends_the_old_one() {
     assert_eq!(msg(&mut st, id(1, 0), 0, drain, s(1.2)), []);
 }
 
+/// Once a sender evicted a log entry (its replay budget ran out before any checkpoint),
+/// a replacement replaying from the start would retire: a replica that never
+/// checkpointed runs on to its next checkpoint and hands over there instead.
+#[test]
+fn a_preemption_notice_after_an_eviction_waits_for_the_next_checkpoint() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    let evicted = ReplicaStats {
+        evicted: 1,
+        ..stats(10)
+    };
+    msg(&mut st, id(0, 1), 0, ToLauncher::Stats { stats: evicted }, s(0.5));
+    let drain = ToLauncher::Draining {
+        grace_ms: 30_000,
+        checkpoints: 0,
+    };
+    let actions = msg(&mut st, id(1, 0), 0, drain, s(1.0));
+    assert_eq!(spawns(&actions), []);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Signal { .. })));
+    assert!(
+        prints(&actions)[0].contains("at its next checkpoint"),
+        "{actions:?}"
+    );
+    assert_eq!(state(&st, id(1, 0)), ReplicaState::Running);
+}
+
 #[test]
 fn a_preemption_notice_without_room_for_a_replacement_lets_it_run_on() {
     let mut st = running(local(regen(2, 2, Regenerate::Never)));
