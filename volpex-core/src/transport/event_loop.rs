@@ -467,7 +467,14 @@ impl Core {
 
     /// A new incarnation of `r` joins (the launcher's JOINING notice, or its handshake
     /// arriving first): close every connection of older ones, route to the new one.
-    pub(super) fn on_joining(&mut self, r: ReplicaId, inc: u32, addr: Option<SocketAddr>) {
+    /// `handover`: it takes its draining predecessor's state over.
+    pub(super) fn on_joining(
+        &mut self,
+        r: ReplicaId,
+        inc: u32,
+        addr: Option<SocketAddr>,
+        handover: bool,
+    ) {
         let known = self.incarnation_of(r);
         // Our own successor (this replica drains and hands over): nothing to route.
         if r == self.me || self.is_stale(r, inc) {
@@ -479,7 +486,7 @@ impl Core {
         if inc == known {
             // One the table listed as starting registered (otherwise nothing new).
             let now = self.now();
-            self.engine.handle_peer_joining(now, r, inc);
+            self.engine.handle_peer_joining(now, r, inc, handover);
             return;
         }
         if let Some(slot) = r.entry_mut(&mut self.incarnations) {
@@ -488,7 +495,7 @@ impl Core {
         self.close_incarnations_below(r, inc, "an old incarnation (fenced)");
         log::info!("{}: incarnation {inc} of {r} joins", self.me);
         let now = self.now();
-        self.engine.handle_peer_joining(now, r, inc);
+        self.engine.handle_peer_joining(now, r, inc, handover);
     }
 
     pub(super) fn addr_of(&self, to: ReplicaId) -> Option<SocketAddr> {
@@ -761,8 +768,9 @@ impl Core {
                         return;
                     }
                     if inc > self.incarnation_of(r) {
-                        // Its handshake outran the launcher's JOINING notice.
-                        self.on_joining(r, inc, None);
+                        // Its handshake outran the launcher's JOINING notice (which
+                        // would have said whether it takes a handover over).
+                        self.on_joining(r, inc, None, false);
                     }
                     log::debug!("{}: connection to {r} established", self.me);
                     self.settle_route(r, token);

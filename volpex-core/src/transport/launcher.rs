@@ -71,8 +71,14 @@ impl Core {
                 replica,
                 incarnation,
                 addr,
+                handover,
             }) => match addr.parse() {
-                Ok(a) => self.on_joining(ReplicaId::new(rank, replica), incarnation, Some(a)),
+                Ok(a) => self.on_joining(
+                    ReplicaId::new(rank, replica),
+                    incarnation,
+                    Some(a),
+                    handover,
+                ),
                 Err(e) => log::warn!("{}: bad address {addr:?} in JOINING: {e}", self.me),
             },
             Ok(ToProcess::Alive {

@@ -141,6 +141,11 @@ pub enum ToProcess {
         incarnation: u32,
         /// Its listener address, `ip:port`.
         addr: String,
+        /// It takes its draining predecessor's state over (a handover): it goes on from
+        /// where that one stopped, so senders keep what that one had not consumed
+        /// (its consumption and checkpoint marks stand) instead of treating it as a
+        /// replica replaying from a checkpoint.
+        handover: bool,
     },
     /// That incarnation caught up: it is an ordinary live replica again (asked for
     /// messages, counted before evicting log entries).

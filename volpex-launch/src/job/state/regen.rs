@@ -563,6 +563,7 @@ impl JobState {
             replica: id.replica,
             incarnation: inc,
             addr,
+            handover: self.procs[i].handover,
         };
         for &j in &self.slots {
             if j != i && self.procs[j].state.alive() {

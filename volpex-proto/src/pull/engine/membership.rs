@@ -27,6 +27,22 @@ pub(super) enum Gone {
     },
 }
 
+/// What takes a lost replica's place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Successor {
+    /// Nothing (yet): it died.
+    None,
+    /// A new incarnation that replays its program (from the start or from a checkpoint):
+    /// it holds nothing back in this replica's sender log until it caught up, and the
+    /// log retains what a replay from its checkpoint needs.
+    Replays,
+    /// A new incarnation that goes on from where its draining predecessor stopped (a
+    /// handover): the log keeps the predecessor's consumption and checkpoint marks, so
+    /// what that one had not consumed is kept for its successor, however far beyond the
+    /// replay budget (NPB FT class B sends more than the budget between checkpoints).
+    TakesOver,
+}
+
 /// Who is in the job, over the engine's parts that record it.
 pub(super) struct Roster<'e> {
     pub(super) me: ReplicaId,
@@ -46,14 +62,14 @@ pub(super) fn incarnation_of(incarnations: &[Vec<u32>], r: ReplicaId) -> u32 {
 impl Roster<'_> {
     /// `peer` is gone: `confirmed` when the launcher said so (it ended the process),
     /// otherwise its connection failed (which leaves the last replica of a rank suspect,
-    /// not dead). `successor`: a new incarnation takes its place at once (joining), so
-    /// its rank stays alive even if it had no other replica.
+    /// not dead). `successor`: a new incarnation taking its place at once (joining) keeps
+    /// its rank alive even if it had no other replica.
     pub(super) fn gone(
         &mut self,
         now: std::time::Duration,
         peer: ReplicaId,
         confirmed: bool,
-        successor: bool,
+        successor: Successor,
     ) -> Gone {
         debug_assert_ne!(peer, self.me);
         if !confirmed && self.liveness.is_last_usable(peer) {
@@ -75,10 +91,16 @@ impl Roster<'_> {
             return Gone::Known;
         }
         log::info!("{}: replica {peer} is dead", self.me);
-        if successor {
-            self.liveness.mark_joining(peer);
+        match successor {
+            Successor::None => self.log.note_dead(peer.rank, peer.replica),
+            Successor::Replays => {
+                self.liveness.mark_joining(peer);
+                self.log.note_dead(peer.rank, peer.replica);
+            }
+            Successor::TakesOver => {
+                self.liveness.mark_joining(peer);
+            }
         }
-        self.log.note_dead(peer.rank, peer.replica);
         self.service.forget(peer);
         Gone::Dead {
             rank_lost: !self.liveness.rank_alive(peer.rank),
@@ -86,28 +108,33 @@ impl Roster<'_> {
     }
 
     /// A new incarnation of `peer` was started and has not registered: unreachable and
-    /// not asked, not waited for before evicting, its rank not lost. True if that is news.
+    /// not asked, its rank not lost. Its slot's marks in the sender log stay as its
+    /// predecessor left them (holding back more, never less) until it joins: it may take
+    /// that one's state over. True if that is news.
     pub(super) fn starting(&mut self, peer: ReplicaId) -> bool {
         if !self.liveness.mark_starting(peer) {
             return false;
         }
         log::info!("{}: replica {peer} is starting", self.me);
-        self.log.note_dead(peer.rank, peer.replica);
         self.service.forget(peer);
         true
     }
 
     /// Incarnation `inc` of `peer` registered (its predecessor is gone already) and
-    /// replays its program: it may pull from here and is told at once how far this
-    /// replica received its rank's streams (so its log lets go of what it sends again),
-    /// but is not asked for messages nor waited for before evicting log entries until it
-    /// caught up.
-    pub(super) fn join(&mut self, peer: ReplicaId, inc: u32) {
+    /// replays its program or takes its predecessor's state over (`successor`): it may
+    /// pull from here and is told at once how far this replica received its rank's
+    /// streams (so its log lets go of what it sends again), but is not asked for
+    /// messages until it caught up, nor, replaying, waited for before evicting log
+    /// entries.
+    pub(super) fn join(&mut self, peer: ReplicaId, inc: u32, successor: Successor) {
         if let Some(slot) = peer.entry_mut(self.incarnations) {
             *slot = inc;
         }
         self.liveness.mark_joining(peer);
-        self.log.note_joining(peer.rank, peer.replica);
+        match successor {
+            Successor::TakesOver => {}
+            Successor::None | Successor::Replays => self.log.note_joining(peer.rank, peer.replica),
+        }
         for (comm, watermark) in self.consumed.from_source(peer.rank) {
             self.out.send(
                 peer,

@@ -69,7 +69,7 @@ use bytes::Bytes;
 
 use self::choices::{Announce, Coordination, EngineChooser};
 use self::fetches::{AskState, Fetches};
-use self::membership::{Gone, Roster};
+use self::membership::{Gone, Roster, Successor};
 use self::outbox::Outbox;
 pub use self::outbox::Resumed;
 use self::receive::Receiving;
@@ -584,25 +584,37 @@ impl Engine {
     /// otherwise its connection failed (which leaves the last replica of a rank suspect,
     /// not dead).
     pub fn handle_peer_down(&mut self, now: Duration, peer: ReplicaId, confirmed: bool) {
-        self.peer_gone(now, peer, confirmed, false);
+        self.peer_gone(now, peer, confirmed, Successor::None);
     }
 
     /// A new incarnation `inc` of `peer` registered and replays its program: it may pull
     /// from here and is sent consumption notices, but is not asked for messages nor
     /// waited for before evicting log entries until `handle_peer_alive`. Also the news
     /// that a replica this process was told is starting (`handle_peers_starting`, same
-    /// `inc`) registered.
-    pub fn handle_peer_joining(&mut self, now: Duration, peer: ReplicaId, inc: u32) {
+    /// `inc`) registered. `handover`: it takes its draining predecessor's state over and
+    /// goes on from where that one stopped (see `Successor::TakesOver`).
+    pub fn handle_peer_joining(
+        &mut self,
+        now: Duration,
+        peer: ReplicaId,
+        inc: u32,
+        handover: bool,
+    ) {
         let known = self.incarnation_of(peer);
         let registered = inc == known && self.liveness.state(peer) == PeerState::Starting;
         if peer == self.me || (inc <= known && !registered) {
             return;
         }
+        let successor = if handover {
+            Successor::TakesOver
+        } else {
+            Successor::Replays
+        };
         if !registered {
             // Whatever the older incarnation was doing, it is gone.
-            self.peer_gone(now, peer, true, true);
+            self.peer_gone(now, peer, true, successor);
         }
-        self.roster().join(peer, inc);
+        self.roster().join(peer, inc, successor);
         if peer.rank == self.me.rank {
             self.coord.decisions.on_joining(peer.replica, inc);
         }
@@ -985,7 +997,7 @@ impl Engine {
     /// `peer` is gone (see `Roster::gone`): the coordination learns it first (a sibling
     /// fenced or dead, a foreign leader forgotten), then what was asked of it is asked
     /// elsewhere and receives only it could answer fail.
-    fn peer_gone(&mut self, now: Duration, peer: ReplicaId, confirmed: bool, successor: bool) {
+    fn peer_gone(&mut self, now: Duration, peer: ReplicaId, confirmed: bool, successor: Successor) {
         if peer == self.me {
             return;
         }

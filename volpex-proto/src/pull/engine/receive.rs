@@ -964,7 +964,7 @@ mod tests {
         let (_, ack) = sender.poll_transmit().expect("parked: an ACK");
         assert!(matches!(ack, Frame::Ack { .. }), "{ack:?}");
         receiver.handle_frame(later, s, ack);
-        receiver.handle_peer_joining(later, s, 1);
+        receiver.handle_peer_joining(later, s, 1, true);
         receiver.handle_peer_alive(later, s);
         let asked: Vec<u64> = std::iter::from_fn(|| receiver.poll_transmit())
             .filter(|(to, _)| *to == s)
@@ -972,6 +972,56 @@ mod tests {
             .collect();
         assert_eq!(asked, [0], "the successor is asked");
         assert_eq!(receiver.stats().failovers, 0, "nothing failed");
+    }
+
+    /// A sender's log keeps what a draining replica had not consumed for the successor
+    /// that takes its state over, beyond the replay budget (NPB FT class B sends more than
+    /// the budget between two checkpoints: its handover newcomers retired with "fell too
+    /// far behind: message evicted"); for a successor that replays, that is retained only
+    /// within the budget.
+    #[test]
+    fn what_a_handed_over_replica_had_not_consumed_outlasts_the_replay_budget() {
+        use crate::message::log::Lookup;
+        use crate::message::Key;
+        let kept = |handover: bool| -> usize {
+            let now = Duration::from_secs(1);
+            let cfg = Config {
+                regenerate: true,
+                replay_bytes_max: 0,
+                ..Config::default()
+            };
+            let mut sender = Engine::new(ReplicaId::new(0, 0), 2, 2, cfg);
+            sender.start(now);
+            for i in 0..8u8 {
+                sender
+                    .send(now, 0, 3, 1, Bytes::from(vec![i; 64]))
+                    .expect("room");
+            }
+            let consumed = |watermark| Frame::Consumed {
+                comm: 0,
+                src: 0,
+                dst: 1,
+                watermark,
+            };
+            // 1.0 stopped at its checkpoint after 3 messages; 1.1 took all 8.
+            sender.handle_frame(now, ReplicaId::new(1, 0), consumed(3));
+            sender.handle_frame(now, ReplicaId::new(1, 1), consumed(8));
+            sender.handle_peer_joining(now, ReplicaId::new(1, 0), 1, handover);
+            (0..8)
+                .filter(|&seq| {
+                    let key = Key {
+                        comm: 0,
+                        tag: 3,
+                        src: 0,
+                        dst: 1,
+                        seq,
+                    };
+                    matches!(sender.log.lookup(&key), Lookup::Present(_))
+                })
+                .count()
+        };
+        assert_eq!(kept(true), 5, "messages 3 to 7, for the successor");
+        assert_eq!(kept(false), 0, "nothing beyond a budget of 0");
     }
 
     /// A process that joins while every replica of a rank is a new incarnation not yet
@@ -997,7 +1047,7 @@ mod tests {
                 .collect()
         };
         assert_eq!(asked(&mut receiver), [], "nobody to ask yet");
-        receiver.handle_peer_joining(later, s1, 1);
+        receiver.handle_peer_joining(later, s1, 1, false);
         assert_eq!(asked(&mut receiver), [], "joining: not asked yet");
         receiver.handle_peer_alive(later, s1);
         assert_eq!(asked(&mut receiver), [(s1, 0)], "caught up: asked");

@@ -361,7 +361,7 @@ mod tests {
         engines[2] = (dead, fresh);
         for (id, e) in engines.iter_mut() {
             if *id != dead {
-                e.handle_peer_joining(now, dead, 1);
+                e.handle_peer_joining(now, dead, 1, false);
             }
         }
         assert!(engines[2].1.ask_snapshot(), "its sibling is asked");
@@ -457,7 +457,7 @@ mod tests {
         fresh.set_catching_up(true);
         fresh.start(now);
         engines[1] = (old, fresh);
-        engines[0].1.handle_peer_joining(now, old, 1);
+        engines[0].1.handle_peer_joining(now, old, 1, false);
         let restored = Snapshot::decode(&bytes).expect("decodes");
         engines[1].1.restore(now, 1, bytes, &restored.runtime);
         settle(&mut engines, &mut now);

@@ -233,6 +233,7 @@ fn a_newcomer_gets_its_table_and_the_others_hear_it_is_joining_then_alive() {
         replica: 0,
         incarnation: 1,
         addr: "10.0.1.0:8001".into(),
+        handover: false,
     };
     assert_eq!(
         actions,
@@ -653,7 +654,13 @@ fn a_preemption_notice_after_an_eviction_waits_for_the_next_checkpoint() {
         evicted: 1,
         ..stats(10)
     };
-    msg(&mut st, id(0, 1), 0, ToLauncher::Stats { stats: evicted }, s(0.5));
+    msg(
+        &mut st,
+        id(0, 1),
+        0,
+        ToLauncher::Stats { stats: evicted },
+        s(0.5),
+    );
     let drain = ToLauncher::Draining {
         grace_ms: 30_000,
         checkpoints: 0,
