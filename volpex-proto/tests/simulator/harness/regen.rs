@@ -284,7 +284,7 @@ impl Sim {
             if !self.runnable(j) && self.reps[j].announced {
                 engine.handle_peer_down(now, id, true);
             } else if joining.contains(&j) {
-                engine.handle_peer_joining(now, id, self.reps[j].inc);
+                engine.handle_peer_joining(now, id, self.reps[j].inc, false);
             }
         }
         engine.start(now);
@@ -296,7 +296,7 @@ impl Sim {
         self.tally.started += 1;
         for j in 0..self.reps.len() {
             if j != i && self.runnable(j) {
-                self.reps[j].engine.handle_peer_joining(now, slot, inc);
+                self.reps[j].engine.handle_peer_joining(now, slot, inc, false);
                 self.collect(j);
             }
         }
