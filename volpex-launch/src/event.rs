@@ -44,8 +44,8 @@ pub enum Event {
         /// The bytes.
         bytes: Option<Vec<u8>>,
     },
-    /// From the agent link of host `.0`.
-    Host(usize, HostEvent),
+    /// From an agent link.
+    Host(LinkId, HostEvent),
     /// From the `--preemption-notice` watcher of this machine.
     Notice(crate::notice::Report),
 }
@@ -106,6 +106,16 @@ pub enum ControlEvent {
         /// What happened, for the user.
         why: String,
     },
+}
+
+/// Which agent link an event comes from: a host's links are numbered as they start, so
+/// the end of a lost host's old link, read late, cannot end the link that replaced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkId {
+    /// Index of the host.
+    pub host: usize,
+    /// The how-manieth link to that host (from 0).
+    pub generation: u32,
 }
 
 /// What a host's link reported.

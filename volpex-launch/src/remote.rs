@@ -14,7 +14,7 @@ use crossbeam_channel::Sender;
 use crate::agent::{read_frame, write_frame, FromAgent, ToAgent};
 use crate::cli::LauncherKind;
 use crate::error::RemoteError;
-use crate::event::{Event, HostEvent};
+use crate::event::{Event, HostEvent, LinkId};
 
 /// How to reach hosts.
 #[derive(Debug, Clone)]
@@ -137,7 +137,7 @@ impl AgentLink {
 pub fn start_agent(
     shell: &Shell,
     host_name: &str,
-    index: usize,
+    index: LinkId,
     agent_path: &str,
     start: ToAgent,
     tx: Sender<Event>,
@@ -200,7 +200,7 @@ pub fn start_agent(
                         }
                         Ok(None) => break,
                         Err(e) => {
-                            log::debug!("host {index}: agent stream: {e}");
+                            log::debug!("host {}: agent stream: {e}", index.host);
                             break;
                         }
                     }

@@ -46,7 +46,7 @@ use crate::binding::{self, Bind};
 use crate::chaos::Chaos;
 use crate::cli::Args;
 use crate::control::{self, Incarnations};
-use crate::event::{ControlEvent, Event, HostEvent};
+use crate::event::{ControlEvent, Event, HostEvent, LinkId};
 use crate::fault::FaultAction;
 use crate::output::{Dedup, Line, Mark, Stream};
 use crate::remote::AgentLink;
@@ -115,8 +115,28 @@ enum HostLink {
 /// The I/O side of a host.
 struct HostIo {
     link: HostLink,
+    /// Agent links started to this host so far; the current one's events carry
+    /// `links - 1` as their generation, an older one's are stale.
+    links: u32,
     /// Output pipes of this host not yet at EOF.
     open_pipes: usize,
+}
+
+impl HostIo {
+    /// The id of a new agent link to this host (`host`), which makes every earlier one's
+    /// stale.
+    fn next_link(&mut self, host: usize) -> LinkId {
+        self.links += 1;
+        LinkId {
+            host,
+            generation: self.links - 1,
+        }
+    }
+
+    /// Whether `link` is this host's newest link.
+    fn is_current(&self, link: LinkId) -> bool {
+        self.links.checked_sub(1) == Some(link.generation)
+    }
 }
 
 struct Job {
@@ -463,7 +483,16 @@ impl Job {
                 silent_for,
             }),
             Event::Control(ControlEvent::Fatal { why }) => self.input(Input::ControlFailed { why }),
-            Event::Host(h, ev) => self.on_host_event(h, ev),
+            Event::Host(link, ev) => {
+                if self.hosts[link.host].is_current(link) {
+                    self.on_host_event(link.host, ev);
+                } else {
+                    log::debug!(
+                        "host {}: an event of an old link ignored: {ev:?}",
+                        link.host
+                    );
+                }
+            }
             // volpexrun's own watcher watches this machine: host 0 of a local job.
             Event::Notice(report) => self.on_watcher(0, report),
         }
@@ -483,6 +512,12 @@ impl Job {
                 deadline_in: seen.deadline_in,
             }),
         }
+    }
+
+    /// The id of a new agent link to `host`: the events of every earlier link are stale
+    /// from now on.
+    fn next_link(&mut self, host: usize) -> LinkId {
+        self.hosts[host].next_link(host)
     }
 
     fn on_host_event(&mut self, host: usize, ev: HostEvent) {
@@ -715,5 +750,27 @@ fn chaos_summary(c: &Chaos) -> String {
 impl Drop for Job {
     fn drop(&mut self) {
         self.kill_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{HostIo, HostLink};
+
+    /// A lost host's old link ends late (its reader thread reports the ssh channel's end
+    /// after the host was tried again): only the newest link's events count.
+    #[test]
+    fn only_the_newest_link_of_a_host_is_heard() {
+        let mut io = HostIo {
+            link: HostLink::Local,
+            links: 0,
+            open_pipes: 0,
+        };
+        let first = io.next_link(3);
+        assert!(io.is_current(first));
+        let second = io.next_link(3);
+        assert_eq!((second.host, second.generation), (3, 1));
+        assert!(!io.is_current(first), "the lost host's old link");
+        assert!(io.is_current(second));
     }
 }

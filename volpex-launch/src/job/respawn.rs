@@ -64,6 +64,10 @@ impl Job {
     /// Starts the agent of a host where nothing was placed, with one process; its
     /// success or failure reaches the state machine like the first agents'.
     fn start_agent_for(&mut self, host: usize, proc: ProcSpec) {
+        if self.remote.is_none() {
+            return;
+        }
+        let link = self.next_link(host);
         let Some(r) = self.remote.as_ref() else {
             return;
         };
@@ -77,7 +81,7 @@ impl Job {
         match crate::remote::start_agent(
             &r.shell,
             &name,
-            host,
+            link,
             &r.agent_path,
             ToAgent::Start(Box::new(spec)),
             self.tx.clone(),

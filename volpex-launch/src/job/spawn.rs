@@ -399,6 +399,7 @@ impl Job {
             hosts: (0..state.hosts().len())
                 .map(|_| HostIo {
                     link: HostLink::Local,
+                    links: 0,
                     open_pipes: 0,
                 })
                 .collect(),
@@ -669,7 +670,7 @@ impl Job {
             match start_agent(
                 shell,
                 &p.hosts[h].name,
-                h,
+                self.next_link(h),
                 &agent_path,
                 ToAgent::Start(Box::new(spec)),
                 tx.clone(),
