@@ -296,7 +296,9 @@ impl Sim {
         self.tally.started += 1;
         for j in 0..self.reps.len() {
             if j != i && self.runnable(j) {
-                self.reps[j].engine.handle_peer_joining(now, slot, inc, false);
+                self.reps[j]
+                    .engine
+                    .handle_peer_joining(now, slot, inc, false);
                 self.collect(j);
             }
         }
