@@ -161,14 +161,24 @@ impl Core {
         woke
     }
 
+    /// Whether every peer connection goes through shared memory (and there is one):
+    /// then only the rings carry messages.
+    pub(super) fn rings_only(&self) -> bool {
+        let launcher = self.launcher.is_some_and(|t| self.conns.contains_key(&t));
+        let tokens = self.colocated.tokens.len();
+        tokens > 0 && self.conns.len() == tokens + usize::from(launcher)
+    }
+
     /// After the poll: reads every ring that got bytes and writes every one with bytes
-    /// waiting for space (neither needs an event while both sides are awake).
+    /// waiting for space (neither needs an event while both sides are awake). True when
+    /// a ring had bytes.
     pub(super) fn colocated_turn(
         &mut self,
         now: Duration,
         slept: bool,
         landings: &mut [Landing<'_>],
-    ) {
+    ) -> bool {
+        let mut came = false;
         let mut i = 0;
         while let Some(&t) = self.colocated.tokens.get(i) {
             i += 1;
@@ -183,12 +193,14 @@ impl Core {
                 p.awake();
             }
             if p.readable() {
+                came = true;
                 self.on_readable(t, landings, now);
             }
             if pending {
                 self.flush_conn(t);
             }
         }
+        came
     }
 
     /// A connection closes: forget it here. A shared-memory dial to a current
