@@ -89,11 +89,34 @@ impl<'a> Ring<'a> {
 
     /// Producer: copies as much of `bufs` as fits and publishes it. Returns how many
     /// bytes went in (0 when the ring is full).
+    #[cfg(test)]
     pub fn write(&self, bufs: &[IoSlice<'_>]) -> Result<usize, Corrupt> {
+        self.write_seen(bufs, &mut 0)
+    }
+
+    /// Producer: `write`, knowing that the consumer had freed the ring up to `head_seen`
+    /// when we last looked (it only moves forward). While the room that leaves holds
+    /// `bufs`, `head` is not read: the consumer's cache line stays where it is and the
+    /// write costs the producer no miss. Otherwise `head` is read and `head_seen`
+    /// updated.
+    pub fn write_seen(&self, bufs: &[IoSlice<'_>], head_seen: &mut u64) -> Result<usize, Corrupt> {
         let tail = self.ctrl.tail.0.load(Ordering::Relaxed);
-        // Acquire: the consumer's copy out of these bytes is done before we overwrite.
-        let head = self.ctrl.head.0.load(Ordering::Acquire);
-        let mut room = self.cap - self.filled(head, tail)?;
+        let want: usize = bufs.iter().map(|b| b.len()).sum();
+        let known = tail
+            .checked_sub(*head_seen)
+            .filter(|n| *n <= self.cap as u64)
+            .map(|n| self.cap - n as usize);
+        let mut room = match known {
+            Some(room) if room >= want => room,
+            _ => {
+                // Acquire: the consumer's copy out of these bytes is done before we
+                // overwrite (an earlier acquire covers the bytes below `head_seen`).
+                let head = self.ctrl.head.0.load(Ordering::Acquire);
+                let room = self.cap - self.filled(head, tail)?;
+                *head_seen = head;
+                room
+            }
+        };
         let mut at = tail;
         for b in bufs {
             let mut b: &[u8] = b;
@@ -312,6 +335,32 @@ mod tests {
         assert_eq!(put(&r, &[9, 10, 11, 12]), 3, "only the freed space");
         assert_eq!(take(&r, 100), vec![4, 5, 6, 7, 8, 9, 10, 11]);
         assert_eq!(take(&r, 100), Vec::<u8>::new());
+    }
+
+    /// A producer that trusts its last view of `head` never overwrites bytes the
+    /// consumer has not copied out, and reads `head` again once that view leaves too
+    /// little room.
+    #[test]
+    fn a_stale_view_of_the_head_is_safe_and_refreshed_when_short() {
+        let mut o = Owned::new(16);
+        let r = o.ring();
+        let mut seen = 0;
+        let put_seen = |seen: &mut u64, b: &[u8]| r.write_seen(&[IoSlice::new(b)], seen);
+        assert_eq!(put_seen(&mut seen, &[1; 10]), Ok(10));
+        assert_eq!(take(&r, 4), vec![1; 4]);
+        assert_eq!(put_seen(&mut seen, &[2; 6]), Ok(6), "fits the stale view");
+        assert_eq!(seen, 0, "head not read");
+        assert_eq!(
+            put_seen(&mut seen, &[3; 8]),
+            Ok(4),
+            "the freed 4 bytes only"
+        );
+        assert_eq!(seen, 4, "head read again");
+        assert_eq!(put_seen(&mut seen, &[4]), Ok(0), "full");
+        let mut expect = vec![1; 6];
+        expect.extend([2; 6]);
+        expect.extend([3; 4]);
+        assert_eq!(take(&r, 16), expect);
     }
 
     /// Bytes written into the data but not published (a producer that died mid-copy, or
