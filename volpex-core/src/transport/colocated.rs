@@ -31,15 +31,7 @@ pub struct Colocated {
     /// Peers (by listener address: a new incarnation has another) whose shared-memory
     /// listener refused us or whose connection failed before its handshake: TCP.
     refused: Vec<SocketAddr>,
-    /// Turns in a row that ended at once (`quick_turn`).
-    quick: u32,
 }
-
-/// A spinning caller's turns may end at once this many times in a row (`quick_turn`);
-/// the next one is whole (the clock, the kernel when due, the timers, the idle flush).
-/// An empty quick turn costs tens of nanoseconds, so the whole turn comes within a
-/// microsecond.
-const QUICK_TURNS: u32 = 16;
 
 impl Core {
     /// Takes the shared-memory listener (`None`: off or unavailable, TCP only).
@@ -175,24 +167,6 @@ impl Core {
         let launcher = self.launcher.is_some_and(|t| self.conns.contains_key(&t));
         let tokens = self.colocated.tokens.len();
         tokens > 0 && self.conns.len() == tokens + usize::from(launcher)
-    }
-
-    /// Whether a spinning caller's turn can end at once, before reading the clock:
-    /// every peer connection goes through shared memory, nothing waits to be written,
-    /// no ring has bytes for us, and fewer than `QUICK_TURNS` turns in a row ended so.
-    /// Nothing else can have changed since the last turn: the caller holds the core.
-    pub(super) fn quick_turn(&mut self) -> bool {
-        let idle = self.colocated.quick < QUICK_TURNS
-            && self.dirty.is_empty()
-            && !self.engine.has_transmit()
-            && self.rings_only()
-            && self.colocated.tokens.iter().all(|t| {
-                self.conns.get(t).is_none_or(|c| {
-                    c.link.out.is_empty() && !matches!(&c.stream, Pipe::Shm(p) if p.readable())
-                })
-            });
-        self.colocated.quick = if idle { self.colocated.quick + 1 } else { 0 };
-        idle
     }
 
     /// After the poll: reads every ring that got bytes and writes every one with bytes

@@ -591,10 +591,6 @@ impl Core {
         background: bool,
         landings: &mut [Landing<'_>],
     ) -> io::Result<()> {
-        let spinning = timeout == Some(Duration::ZERO) && !background;
-        if spinning && self.quick_turn() {
-            return Ok(());
-        }
         // One clock reading for the turn, unless its poll may sleep.
         let before = self.now();
         // Deferred frames go once the caller waits: before a turn that may sleep, and
@@ -603,6 +599,7 @@ impl Core {
         let idle = self
             .idle_since
             .is_some_and(|t| before.saturating_sub(t) >= IDLE_FLUSH_AFTER);
+        let spinning = timeout == Some(Duration::ZERO) && !background;
         if !spinning || idle {
             self.flush_all();
         } else {
