@@ -488,6 +488,11 @@ impl Core {
         to.entry(&self.addrs).copied().flatten()
     }
 
+    /// The peer listener of every replica of `rank` (`None`: dead).
+    pub(super) fn addrs_of_rank(&self, rank: u32) -> &[Option<SocketAddr>] {
+        self.addrs.get(rank as usize).map_or(&[], Vec::as_slice)
+    }
+
     /// Writes what the connection can take; closes it on error.
     pub(super) fn flush_conn(&mut self, token: Token) {
         let Some(c) = self.conns.get_mut(&token) else {
