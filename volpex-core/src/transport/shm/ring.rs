@@ -171,7 +171,7 @@ impl<'a> Ring<'a> {
     /// one at `head` (`RingCtrl::skip`).
     fn past_skip(&self, head: u64) -> u64 {
         let cap = self.cap as u64;
-        if head % cap != 0 && self.ctrl.skip.0.load(Ordering::Acquire) == head {
+        if !head.is_multiple_of(cap) && self.ctrl.skip.0.load(Ordering::Acquire) == head {
             head.next_multiple_of(cap)
         } else {
             head
