@@ -1,5 +1,6 @@
-//! Side-by-side runs: the same benchmark under Volpex and under Open MPI over TCP,
-//! alternating, several rounds, medians per message size.
+//! Side-by-side runs: the same benchmark under Volpex and under Open MPI over TCP (for
+//! ping-pong also Open MPI's shared memory and Volpex over TCP), alternating, several
+//! rounds, medians per message size.
 
 mod npb;
 mod npb_ref;
