@@ -55,14 +55,33 @@ fn compare_with_open_mpi_has_the_promised_csv() {
     let mut lines = stdout.lines();
     assert_eq!(
         lines.next(),
-        Some("size_bytes,volpex_lat_us,openmpi_lat_us,lat_ratio,volpex_mbps,openmpi_mbps,bw_ratio")
+        Some(
+            "size_bytes,volpex_lat_us,openmpi-sm_lat_us,openmpi-tcp_lat_us,\
+             volpex_mbps,openmpi-sm_mbps,openmpi-tcp_mbps,openmpi-sm_lat_ratio,openmpi-tcp_lat_ratio"
+        )
     );
-    assert_eq!(lines.filter(|l| l.split(',').count() == 7).count(), 11);
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|f| f.parse().expect("a number")).collect())
+        .collect();
+    assert_eq!(rows.len(), 11, "1 B to 1 KiB: {stdout}");
+    for r in &rows {
+        assert_eq!(r.len(), 9, "{stdout}");
+        // Latencies and their ratios (the rates of 1 B round to 0.0 MB/s).
+        let (lat, ratios) = (&r[1..4], &r[7..]);
+        assert!(
+            lat.iter().chain(ratios).all(|v| *v > 0.0),
+            "every side measured: {stdout}"
+        );
+    }
     let figure = std::fs::read_to_string(&svg.0).expect("svg written");
-    assert!(
-        figure.starts_with("<svg") && figure.contains("Open MPI") && figure.contains("bandwidth"),
-        "{figure}"
-    );
+    for side in [
+        "Volpex",
+        "Open MPI (shared memory)",
+        "Open MPI (TCP)",
+        "bandwidth",
+    ] {
+        assert!(figure.contains(side), "{side}: {figure}");
+    }
 }
 
 #[test]

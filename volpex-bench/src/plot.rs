@@ -188,6 +188,9 @@ fn display(side: &str) -> String {
     match side {
         "openmpi" => "Open MPI".into(),
         "volpex" => "Volpex".into(),
+        "volpex-tcp" => "Volpex (TCP)".into(),
+        "openmpi-sm" => "Open MPI (shared memory)".into(),
+        "openmpi-tcp" => "Open MPI (TCP)".into(),
         other => other.to_string(),
     }
 }
@@ -504,7 +507,7 @@ pub const LAG_COLOR: RGBColor = RGBColor(0x7F, 0x7F, 0x7F);
 /// theirs in every figure, the others take the palette's in turn.
 fn side_color(name: &str, k: usize) -> RGBColor {
     match name {
-        "openmpi" => OPENMPI_COLOR,
+        "openmpi" | "openmpi-sm" => OPENMPI_COLOR,
         "volpex" => VOLPEX_COLOR,
         _ => SIDE_COLORS[k % SIDE_COLORS.len()],
     }

@@ -21,6 +21,16 @@ pub const HARD_SPIN_DEFAULT: Duration = Duration::from_micros(20);
 /// only as bytes first reach them.
 pub const SHM_RING_BYTES: usize = SOCKET_BUFFER_BYTES;
 
+/// A send to a rank whose every replica this process reaches through shared memory skips
+/// the log from this size on when they all confirm it at once (docs/PROTOCOL.md,
+/// "Unlogged sends"; over TCP `volpex_proto::limits::UNLOGGED_BYTES_MIN`). A receiver
+/// copies out of the ring at memory speed, so its confirmation comes before the copy
+/// into the log would end, and the sender is free to read the answer instead of copying
+/// (ping-pong 512 KiB 119 -> 20 us, 1 MiB 138 -> 37 us). Not lower: a receiver that
+/// computes confirms only after `Config::confirm_wait` (20 us plus 1 us per 10 KB),
+/// which this size keeps within about 1.5 copies.
+pub const SHM_UNLOGGED_BYTES_MIN: usize = 512 << 10;
+
 /// How long a blocked call polls (yielding between polls) before it sleeps, when its host
 /// has a core for each of the job's processes there: longer than a compute phase between
 /// a send and its wait (`volpex-bench overlap`, C = 10 ms), so a message sent before one

@@ -1,5 +1,6 @@
-//! Side-by-side runs: the same benchmark under Volpex and under Open MPI over TCP,
-//! alternating, several rounds, medians per message size.
+//! Side-by-side runs: the same benchmark under Volpex and under Open MPI over TCP (for
+//! ping-pong also Open MPI's shared memory and Volpex over TCP), alternating, several
+//! rounds, medians per message size.
 
 mod npb;
 mod npb_ref;
@@ -89,13 +90,20 @@ pub const COLLECTIVES_CSV_HEADER: &str = "op,size_bytes,volpex_us,openmpi_us,rat
 /// Comparison options.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Replicas per rank on the Volpex side (each replica pulls from its own team).
+    /// Replicas per rank on the Volpex sides (each replica pulls from its own team).
     #[arg(short = 'r', long = "replicas", default_value_t = 1)]
     pub replicas: u32,
-    /// Runs of each side, alternating; the medians are reported.
+    /// Runs of each side, alternating (the order turns each round); the medians are
+    /// reported.
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
-    /// Print CSV: size_bytes,volpex_lat_us,openmpi_lat_us,lat_ratio,volpex_mbps,openmpi_mbps,bw_ratio.
+    /// The columns, comma-separated; ratios are of the first side's latency to each
+    /// other's.
+    #[arg(long, value_enum, value_delimiter = ',',
+          default_values_t = [PingSide::Volpex, PingSide::OpenMpiSm, PingSide::OpenMpiTcp])]
+    pub sides: Vec<PingSide>,
+    /// Print CSV: size_bytes, then per side {side}_lat_us and {side}_mbps, then per side
+    /// after the first {side}_lat_ratio (first side's latency over this side's).
     #[arg(long)]
     pub csv: bool,
     /// Largest message size in bytes.
@@ -104,15 +112,68 @@ pub struct Args {
     /// Round trips per size up to 8 KiB (fewer for larger sizes).
     #[arg(long, default_value_t = 2000)]
     pub iters: u64,
-    /// Also write a figure here (SVG): latency and bandwidth against size, both sides
-    /// (as `volpex-bench plot pingpong` draws the CSV).
+    /// Also write a figure here (SVG): latency and bandwidth against size, a line per
+    /// side (as `volpex-bench plot pingpong` draws the CSV).
     #[arg(long)]
     pub svg: Option<PathBuf>,
 }
 
-/// Header of `--csv` output.
-pub const CSV_HEADER: &str =
-    "size_bytes,volpex_lat_us,openmpi_lat_us,lat_ratio,volpex_mbps,openmpi_mbps,bw_ratio";
+/// A column of `compare pingpong`: a library and the transport it uses on one host.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PingSide {
+    /// `volpex-bench pingpong` under volpexrun as users run it: shared memory between
+    /// processes on one host (docs/SHM.md).
+    #[value(name = "volpex")]
+    Volpex,
+    /// The same with `VOLPEX_SHM=0`: TCP on loopback, as between two hosts.
+    #[value(name = "volpex-tcp")]
+    VolpexTcp,
+    /// `c/pingpong.c` under Open MPI's default transport on one host, shared memory
+    /// (`--mca btl self,vader`).
+    #[value(name = "openmpi-sm")]
+    OpenMpiSm,
+    /// `c/pingpong.c` under Open MPI over TCP on loopback (`--mca btl self,tcp`).
+    #[value(name = "openmpi-tcp")]
+    OpenMpiTcp,
+}
+
+impl PingSide {
+    /// The name in column headers and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            PingSide::Volpex => "volpex",
+            PingSide::VolpexTcp => "volpex-tcp",
+            PingSide::OpenMpiSm => "openmpi-sm",
+            PingSide::OpenMpiTcp => "openmpi-tcp",
+        }
+    }
+}
+
+/// Which of Open MPI's byte transports a run uses between its processes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Btl {
+    /// TCP on loopback: `--mca btl self,tcp --mca btl_tcp_if_include lo`.
+    Tcp,
+    /// Shared memory, Open MPI's default on one host: `--mca btl self,vader`.
+    Sm,
+}
+
+impl Btl {
+    /// The `mpirun` arguments that choose it.
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            Btl::Tcp => &[
+                "--mca",
+                "btl",
+                "self,tcp",
+                "--mca",
+                "btl_tcp_if_include",
+                "lo",
+            ],
+            Btl::Sm => &["--mca", "btl", "self,vader"],
+        }
+    }
+}
 
 /// Removes a directory when dropped.
 struct TempDir(PathBuf);
@@ -158,16 +219,9 @@ fn mpirun_command(mpirun: &Path, np: u32, timeout_s: u64) -> Command {
         // where the processes land (NPB IS class A 0.11 or 0.17 s).
         cmd.args(["--oversubscribe", "--bind-to", "core:overload-allowed"]);
     }
-    cmd.args([
-        "--mca",
-        "btl",
-        "self,tcp",
-        "--mca",
-        "btl_tcp_if_include",
-        "lo",
-    ])
-    .args(["--timeout", &timeout_s.to_string()])
-    .args(["-n", &np.to_string()]);
+    cmd.args(Btl::Tcp.args())
+        .args(["--timeout", &timeout_s.to_string()])
+        .args(["-n", &np.to_string()]);
     cmd
 }
 
@@ -307,33 +361,31 @@ impl Harness {
         })
     }
 
-    fn openmpi(&self, ranks: u32, args: &[String]) -> Result<String, String> {
+    fn openmpi(&self, btl: Btl, ranks: u32, args: &[String]) -> Result<String, String> {
         let mut cmd = Command::new(&self.mpirun);
         if nix::unistd::geteuid().is_root() {
             cmd.arg("--allow-run-as-root");
         }
-        cmd.args(["--oversubscribe", "--mca", "btl", "tcp,self"])
-            .args([
-                "--mca",
-                "btl_tcp_if_include",
-                "lo",
-                "-n",
-                &ranks.to_string(),
-            ])
+        cmd.arg("--oversubscribe")
+            .args(btl.args())
+            .args(["-n", &ranks.to_string()])
             .arg(&self.c_bin)
             .args(args);
         run_capture(&mut cmd, "mpirun")
     }
 
+    /// `shm`: whether processes on one host use shared memory (`VOLPEX_SHM`).
     fn volpex(
         &self,
         ranks: u32,
         replicas: u32,
+        shm: bool,
         sub: &str,
         args: &[String],
     ) -> Result<String, String> {
         let mut cmd = Command::new(&self.vrun);
-        cmd.args(["-n", &ranks.to_string(), "-r", &replicas.to_string()])
+        cmd.env("VOLPEX_SHM", if shm { "1" } else { "0" })
+            .args(["-n", &ranks.to_string(), "-r", &replicas.to_string()])
             .arg(&self.me)
             .arg(sub)
             .args(args);
@@ -352,6 +404,15 @@ pub fn run(what: &What) -> Result<(), String> {
 }
 
 fn pingpong(a: &Args) -> Result<(), String> {
+    let mut sides: Vec<PingSide> = Vec::new();
+    for s in &a.sides {
+        if !sides.contains(s) {
+            sides.push(*s);
+        }
+    }
+    if sides.is_empty() {
+        return Err("--sides names no side".into());
+    }
     let h = Harness::new("pingpong.c")?;
     let common = [
         "--csv".to_string(),
@@ -360,56 +421,80 @@ fn pingpong(a: &Args) -> Result<(), String> {
         "--iters".to_string(),
         a.iters.to_string(),
     ];
-    let mut volpex: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-    let mut ompi: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    // Per side, per size, the latency of each round.
+    let mut lat: Vec<BTreeMap<usize, Vec<f64>>> = vec![BTreeMap::new(); sides.len()];
     let rounds = a.rounds.max(1);
+    eprintln!("volpex-bench: load average at start: {}", load_average());
     for round in 1..=rounds {
-        eprintln!("volpex-bench: round {round}/{rounds}: Open MPI");
-        for (s, (l, _)) in parse(&h.openmpi(2, &common)?) {
-            ompi.entry(s).or_default().push(l);
-        }
-        eprintln!(
-            "volpex-bench: round {round}/{rounds}: Volpex r={}",
-            a.replicas
-        );
-        for (s, (l, _)) in parse(&h.volpex(2, a.replicas, "pingpong", &common)?) {
-            volpex.entry(s).or_default().push(l);
+        // The order turns each round, so a trend in the machine's load favours no side.
+        for k in (0..sides.len()).map(|i| (i + round - 1) % sides.len()) {
+            let side = sides[k];
+            eprintln!("volpex-bench: round {round}/{rounds}: {}", side.name());
+            let out = match side {
+                PingSide::Volpex => h.volpex(2, a.replicas, true, "pingpong", &common)?,
+                PingSide::VolpexTcp => h.volpex(2, a.replicas, false, "pingpong", &common)?,
+                PingSide::OpenMpiSm => h.openmpi(Btl::Sm, 2, &common)?,
+                PingSide::OpenMpiTcp => h.openmpi(Btl::Tcp, 2, &common)?,
+            };
+            for (s, (l, _)) in parse(&out) {
+                lat[k].entry(s).or_default().push(l);
+            }
         }
     }
+    eprintln!("volpex-bench: load average at end: {}", load_average());
+    let names: Vec<&str> = sides.iter().map(|s| s.name()).collect();
+    let mut header = vec!["size_bytes".to_string()];
+    header.extend(names.iter().map(|n| format!("{n}_lat_us")));
+    header.extend(names.iter().map(|n| format!("{n}_mbps")));
+    header.extend(names[1..].iter().map(|n| format!("{n}_lat_ratio")));
     // The CSV is kept for the figure whether or not it is printed.
-    let mut csv = format!("{CSV_HEADER}\n");
+    let mut csv = header.join(",") + "\n";
     if a.csv {
-        println!("{CSV_HEADER}");
+        println!("{}", header.join(","));
     } else {
-        println!(
-            "{:>10} {:>12} {:>12} {:>8} {:>12} {:>12} {:>8}",
-            "bytes", "volpex_us", "openmpi_us", "lat x", "volpex_MB/s", "openmpi_MB/s", "bw x"
-        );
+        let mut line = format!("{:>10}", "bytes");
+        for n in &names {
+            line.push_str(&format!(" {:>13}", format!("{n}_us")));
+        }
+        for n in &names {
+            line.push_str(&format!(" {:>13}", format!("{n}_MB/s")));
+        }
+        for n in &names[1..] {
+            line.push_str(&format!(" {:>13}", format!("x {n}")));
+        }
+        println!("{line}");
     }
-    for (size, vl) in volpex {
-        let Some(ol) = ompi.remove(&size) else {
-            continue;
-        };
-        // Bandwidth from the median latency (bytes per microsecond = MB/s), so the ratio
-        // is not distorted by the rounding of the printed rates.
-        let (vl, ol) = (median(vl), median(ol));
-        let (vb, ob) = (size as f64 / vl, size as f64 / ol);
-        let row = format!(
-            "{size},{vl:.3},{ol:.3},{:.3},{vb:.1},{ob:.1},{:.3}",
-            vl / ol,
-            vb / ob
-        );
+    // Sizes every side measured.
+    let sizes: Vec<usize> = lat[0]
+        .keys()
+        .copied()
+        .filter(|s| lat.iter().all(|m| m.contains_key(s)))
+        .collect();
+    for size in sizes {
+        let med: Vec<f64> = lat
+            .iter_mut()
+            .map(|m| median(m.remove(&size).unwrap_or_default()))
+            .collect();
+        // Bandwidth from the median latency (bytes per microsecond = MB/s).
+        let bw: Vec<f64> = med.iter().map(|l| size as f64 / l).collect();
+        let ratios: Vec<f64> = med[1..].iter().map(|l| med[0] / l).collect();
+        let mut row = size.to_string();
+        let mut line = format!("{size:>10}");
+        for l in &med {
+            row.push_str(&format!(",{l:.3}"));
+            line.push_str(&format!(" {l:>13.3}"));
+        }
+        for b in &bw {
+            row.push_str(&format!(",{b:.1}"));
+            line.push_str(&format!(" {b:>13.1}"));
+        }
+        for r in &ratios {
+            row.push_str(&format!(",{r:.3}"));
+            line.push_str(&format!(" {r:>13.2}"));
+        }
         csv.push_str(&row);
         csv.push('\n');
-        if a.csv {
-            println!("{row}");
-        } else {
-            println!(
-                "{size:>10} {vl:>12.3} {ol:>12.3} {:>8.2} {vb:>12.1} {ob:>12.1} {:>8.2}",
-                vl / ol,
-                vb / ob
-            );
-        }
+        println!("{}", if a.csv { &row } else { &line });
     }
     if let Some(p) = &a.svg {
         crate::plot::write(p, &crate::plot::pingpong_svg(&csv, None)?)?;
@@ -453,7 +538,7 @@ fn collectives(a: &CollectiveArgs) -> Result<(), String> {
         for side in if round % 2 == 1 { [0, 1] } else { [1, 0] } {
             if side == 0 {
                 eprintln!("volpex-bench: round {round}/{rounds}: Open MPI");
-                for (k, t) in parse_ops(&h.openmpi(a.ranks, &common)?) {
+                for (k, t) in parse_ops(&h.openmpi(Btl::Tcp, a.ranks, &common)?) {
                     ompi.entry(k).or_default().push(t);
                 }
             } else {
@@ -461,7 +546,9 @@ fn collectives(a: &CollectiveArgs) -> Result<(), String> {
                     "volpex-bench: round {round}/{rounds}: Volpex r={}",
                     a.replicas
                 );
-                for (k, t) in parse_ops(&h.volpex(a.ranks, a.replicas, "collectives", &common)?) {
+                for (k, t) in
+                    parse_ops(&h.volpex(a.ranks, a.replicas, true, "collectives", &common)?)
+                {
                     volpex.entry(k).or_default().push(t);
                 }
             }

@@ -13,8 +13,9 @@ use mio::{Interest, Token};
 use super::connection::{Conn, Pipe};
 use super::event_loop::{Core, SHM_LISTENER};
 use super::shm::{unavailable, DialError, Listener, ShmPipe};
-use crate::config::SHM_RING_BYTES;
+use crate::config::{SHM_RING_BYTES, SHM_UNLOGGED_BYTES_MIN};
 use volpex_proto::handshake::PeerId;
+use volpex_proto::limits::UNLOGGED_BYTES_MIN;
 use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::stream::Landing;
 
@@ -161,14 +162,49 @@ impl Core {
         woke
     }
 
+    /// Whether every peer connection goes through shared memory (and there is one):
+    /// then only the rings carry messages.
+    pub(super) fn rings_only(&self) -> bool {
+        let launcher = self.launcher.is_some_and(|t| self.conns.contains_key(&t));
+        let tokens = self.colocated.tokens.len();
+        tokens > 0 && self.conns.len() == tokens + usize::from(launcher)
+    }
+
+    /// From what size a send to `dst` may skip the log (`Core::send`):
+    /// `SHM_UNLOGGED_BYTES_MIN` when this process reaches every live replica of `dst`
+    /// through shared memory, else `UNLOGGED_BYTES_MIN` (over TCP the copy into the log
+    /// hides behind the receiver's reading up to that size).
+    pub(super) fn unlogged_from(&self, dst: u32) -> usize {
+        let replicas = self.addrs_of_rank(dst);
+        let mut live = replicas
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.is_some())
+            .map(|(k, _)| ReplicaId::new(dst, k as u32))
+            .peekable();
+        let colocated = live.peek().is_some()
+            && live.all(|r| {
+                self.peers
+                    .get(&r)
+                    .is_some_and(|t| self.colocated.tokens.contains(t))
+            });
+        if colocated {
+            SHM_UNLOGGED_BYTES_MIN
+        } else {
+            UNLOGGED_BYTES_MIN
+        }
+    }
+
     /// After the poll: reads every ring that got bytes and writes every one with bytes
-    /// waiting for space (neither needs an event while both sides are awake).
+    /// waiting for space (neither needs an event while both sides are awake). True when
+    /// a ring had bytes.
     pub(super) fn colocated_turn(
         &mut self,
         now: Duration,
         slept: bool,
         landings: &mut [Landing<'_>],
-    ) {
+    ) -> bool {
+        let mut came = false;
         let mut i = 0;
         while let Some(&t) = self.colocated.tokens.get(i) {
             i += 1;
@@ -183,12 +219,14 @@ impl Core {
                 p.awake();
             }
             if p.readable() {
+                came = true;
                 self.on_readable(t, landings, now);
             }
             if pending {
                 self.flush_conn(t);
             }
         }
+        came
     }
 
     /// A connection closes: forget it here. A shared-memory dial to a current

@@ -35,6 +35,11 @@ const LISTENER: Token = Token(0);
 /// nothing for this long: a small message on its way arrives within it, and a write
 /// before it would delay reading that message by the write's cost.
 const IDLE_FLUSH_AFTER: Duration = Duration::from_micros(20);
+/// While a caller spins and every peer connection goes through shared memory, its turns
+/// read the rings and ask the kernel (epoll) and the protocol's timers only this often:
+/// what only the kernel tells (the launcher's messages, a new connection, a peer's death)
+/// and every timer tolerate far more, and a poll costs more than the rest of the turn.
+const KERNEL_POLL_EVERY: Duration = Duration::from_micros(10);
 /// Token of the waker that kicks a thread out of `poll`.
 pub const WAKER: Token = Token(1);
 /// Token of the shared-memory listener (`colocated`).
@@ -138,6 +143,8 @@ pub struct Core {
     bulk: BulkWindow,
     /// When the sockets were last polled (see `send::read_before_send`).
     pub(super) polled_at: Duration,
+    /// When the kernel was last polled (`KERNEL_POLL_EVERY`).
+    kernel_polled_at: Duration,
     /// The counters the launcher last got (see `stats`).
     pub(super) stats_sent: super::stats::StatsSent,
     /// Where this replica stands with draining (shared with the heartbeat threads).
@@ -204,6 +211,7 @@ impl Core {
             idle_since: None,
             bulk: BulkWindow::default(),
             polled_at: Duration::ZERO,
+            kernel_polled_at: Duration::ZERO,
             stats_sent: Default::default(),
             drain,
             dead_at_start: Vec::new(),
@@ -322,6 +330,10 @@ impl Core {
     /// library would reach the sender after the send it was meant for (LU's pipeline: one
     /// step behind on every step).
     pub fn take(&mut self, id: RecvId) -> Option<Result<Matched, volpex_proto::pull::RecvError>> {
+        // Asked after every turn of a wait: the clock is read once it is done.
+        if !self.engine.is_done(id) {
+            return None;
+        }
         let now = self.now();
         let r = self.engine.take(now, id);
         if r.is_some() && self.engine.has_transmit() {
@@ -502,6 +514,11 @@ impl Core {
         to.entry(&self.addrs).copied().flatten()
     }
 
+    /// The peer listener of every replica of `rank` (`None`: dead).
+    pub(super) fn addrs_of_rank(&self, rank: u32) -> &[Option<SocketAddr>] {
+        self.addrs.get(rank as usize).map_or(&[], Vec::as_slice)
+    }
+
     /// Writes what the connection can take; closes it on error.
     pub(super) fn flush_conn(&mut self, token: Token) {
         let Some(c) = self.conns.get_mut(&token) else {
@@ -605,63 +622,75 @@ impl Core {
         background: bool,
         landings: &mut [Landing<'_>],
     ) -> io::Result<()> {
+        // One clock reading for the turn, unless its poll may sleep.
+        let before = self.now();
         // Deferred frames go once the caller waits: before a turn that may sleep, and
         // after turns that found nothing for a while (so a message already in a socket,
         // or about to arrive, is read first: writing costs the receiver a few µs).
         let idle = self
             .idle_since
-            .is_some_and(|t| self.now().saturating_sub(t) >= IDLE_FLUSH_AFTER);
-        if background || idle || timeout != Some(Duration::ZERO) {
+            .is_some_and(|t| before.saturating_sub(t) >= IDLE_FLUSH_AFTER);
+        let spinning = timeout == Some(Duration::ZERO) && !background;
+        if !spinning || idle {
             self.flush_all();
         } else {
             self.flush();
         }
-        let mut wait = timeout;
-        // Timers set during this turn fire on the next one.
-        let before = self.now();
-        let deadline = self.engine.poll_timeout();
-        if let Some(at) = deadline {
-            let d = at.saturating_sub(before);
-            wait = Some(wait.map_or(d, |w| w.min(d)));
-        }
-        if let Some(d) = self.report_stats(before) {
-            wait = Some(wait.map_or(d, |w| w.min(d)));
-        }
-        let handshaking = self.conns.values().any(|c| c.peer().is_none());
-        if handshaking {
-            let d = self.cfg.connect_timeout.min(Duration::from_millis(100));
-            wait = Some(wait.map_or(d, |w| w.min(d)));
-        }
+        // A spinning caller whose peers are all on this host reads its rings every turn
+        // and asks the kernel (and the timers) only now and then.
+        let kernel = !spinning
+            || !self.rings_only()
+            || before.saturating_sub(self.kernel_polled_at) >= KERNEL_POLL_EVERY;
         let mut events = std::mem::replace(&mut self.events, Events::with_capacity(0));
-        // Whoever sleeps in poll holding the core is woken when an application thread
-        // (other than itself) wants the core; it does not sleep if one already does.
-        let others = usize::from(!background);
-        let slept = wait != Some(Duration::ZERO);
-        let res = if slept {
-            self.signals.in_poll.store(true, Ordering::SeqCst);
-            if self.signals.app_waiting.load(Ordering::SeqCst) > others || self.colocated_sleep() {
-                wait = Some(Duration::ZERO);
+        let (mut deadline, mut handshaking, mut slept) = (None, false, false);
+        let now = if kernel {
+            let mut wait = timeout;
+            // Timers set during this turn fire on the next one.
+            deadline = self.engine.poll_timeout();
+            if let Some(at) = deadline {
+                let d = at.saturating_sub(before);
+                wait = Some(wait.map_or(d, |w| w.min(d)));
             }
-            let r = self.poll.poll(&mut events, wait);
-            self.signals.in_poll.store(false, Ordering::SeqCst);
-            r
+            if let Some(d) = self.report_stats(before) {
+                wait = Some(wait.map_or(d, |w| w.min(d)));
+            }
+            handshaking = self.conns.values().any(|c| c.peer().is_none());
+            if handshaking {
+                let d = self.cfg.connect_timeout.min(Duration::from_millis(100));
+                wait = Some(wait.map_or(d, |w| w.min(d)));
+            }
+            // Whoever sleeps in poll holding the core is woken when an application thread
+            // (other than itself) wants the core; it does not sleep if one already does.
+            let others = usize::from(!background);
+            slept = wait != Some(Duration::ZERO);
+            let res = if slept {
+                self.signals.in_poll.store(true, Ordering::SeqCst);
+                if self.signals.app_waiting.load(Ordering::SeqCst) > others
+                    || self.colocated_sleep()
+                {
+                    wait = Some(Duration::ZERO);
+                }
+                let r = self.poll.poll(&mut events, wait);
+                self.signals.in_poll.store(false, Ordering::SeqCst);
+                r
+            } else {
+                self.poll.poll(&mut events, wait)
+            };
+            match res {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.events = events;
+                    return Err(e);
+                }
+            }
+            // A poll that did not wait took a fraction of a microsecond.
+            let now = if slept { self.now() } else { before };
+            self.kernel_polled_at = now;
+            now
         } else {
-            self.poll.poll(&mut events, wait)
-        };
-        match res {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                self.events = events;
-                return Err(e);
-            }
-        }
-        // One clock reading for everything this turn handles.
-        let now = self.now();
-        self.idle_since = match self.idle_since {
-            _ if !events.is_empty() => None,
-            Some(t) => Some(t),
-            None => Some(now),
+            events.clear();
+            before
         };
         self.polled_at = now;
         for ev in events.iter() {
@@ -682,8 +711,14 @@ impl Core {
                 }
             }
         }
+        let came = !events.is_empty();
         self.events = events;
-        self.colocated_turn(now, slept, landings);
+        let came = self.colocated_turn(now, slept, landings) || came;
+        self.idle_since = match self.idle_since {
+            _ if came => None,
+            Some(t) => Some(t),
+            None => Some(now),
+        };
         if deadline.is_some() || handshaking {
             if deadline.is_some_and(|at| at <= now) {
                 self.engine.handle_timeout(now);
@@ -818,6 +853,11 @@ impl Core {
     /// How a blocked call waits now (see `spin`).
     pub fn spin_config(&self) -> Spin {
         self.bulk.spin(&self.cfg, self.now())
+    }
+
+    /// The clock reading of the latest turn (a spinning caller needs no fresher one).
+    pub fn turned_at(&self) -> Duration {
+        self.polled_at
     }
 
     /// Whether a large message is being read straight into a waiting receive's buffer

@@ -110,7 +110,7 @@ impl AppGuard<'_> {
                 }
                 spins += 1;
                 if hard_spin || spins.is_multiple_of(16) {
-                    let now = self.guard.now();
+                    let now = self.guard.turned_at();
                     spinning = now < spin_until;
                     hard_spin = now < hard_until;
                 }

@@ -84,13 +84,12 @@ impl Core {
     /// Sends one message from `comm`/`tag` to world rank `dst`. It returns once the
     /// message is in the log (MPI buffered semantics); a large one first starts going out
     /// from `bytes`, and is copied into the log while the receiver reads it. A very large
-    /// one that went out whole to every live replica of `dst` is not copied at all once
-    /// they all confirm it (MPI lets a standard send wait for its receiver); if the
-    /// confirmations are late, it is copied after all.
+    /// one (`unlogged_from`) that went out whole to every live replica of `dst` is not
+    /// copied at all once they all confirm it (MPI lets a standard send wait for its
+    /// receiver); if the confirmations are late, it is copied after all.
     pub fn send(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), SendError> {
-        if let Some(order) =
-            self.send_ahead(comm, tag, dst, bytes, Some(UNLOGGED_BYTES_MIN), &mut [])?
-        {
+        let skip_from = self.unlogged_from(dst);
+        if let Some(order) = self.send_ahead(comm, tag, dst, bytes, Some(skip_from), &mut [])? {
             if self.await_delivery(comm, dst, order, bytes.len())? {
                 self.engine.send_unlogged(comm, tag, dst);
                 self.end_send();

@@ -117,6 +117,9 @@ struct Linked {
     mine: File,
     /// The peer's bell.
     theirs: File,
+    /// How far the peer had read our outbound ring when we last looked
+    /// (`Ring::write_seen`).
+    head_seen: u64,
 }
 
 impl Linked {
@@ -180,6 +183,7 @@ impl ShmPipe {
                 side: 0,
                 mine: File::from(mine),
                 theirs: File::from(theirs),
+                head_seen: 0,
             }),
             peer_gone: false,
         })
@@ -264,6 +268,7 @@ impl ShmPipe {
             side: 1,
             mine: File::from(mine),
             theirs: File::from(theirs),
+            head_seen: 0,
         });
         Ok(true)
     }
@@ -323,14 +328,14 @@ impl Write for ShmPipe {
     }
 
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        let Some(l) = &self.linked else {
+        let Some(l) = &mut self.linked else {
             return Err(io::ErrorKind::WouldBlock.into());
         };
         if self.peer_gone {
             return Err(io::ErrorKind::BrokenPipe.into());
         }
-        let ring = l.outbound();
-        let n = ring.write(bufs).map_err(corrupt)?;
+        let ring = l.seg.ring(l.side);
+        let n = ring.write_seen(bufs, &mut l.head_seen).map_err(corrupt)?;
         if n > 0 {
             if ring.producer_must_wake() {
                 l.ring_theirs();

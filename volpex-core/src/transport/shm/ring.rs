@@ -11,6 +11,13 @@ use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 /// A large write is published in pieces of this size (see `Ring::write`).
 const PUBLISH_BYTES: usize = 64 << 10;
 
+/// Once this far into a lap of the ring, a producer that finds the ring empty starts
+/// its next bytes at the start of the data (`RingCtrl::skip`): traffic stays on memory
+/// the caches hold (a few pages for small messages, one message's size for large ones)
+/// instead of sweeping the whole ring, and the check costs one read of the consumer's
+/// `head` per this many bytes while the consumer keeps up.
+const REWIND_AFTER: u64 = 64 << 10;
+
 /// A value on a cache line of its own, so the producer's and the consumer's words do
 /// not share one.
 #[repr(C, align(128))]
@@ -32,6 +39,11 @@ pub struct RingCtrl {
     /// Set by the producer before it sleeps with bytes it could not write; the consumer
     /// that frees space clears it and rings the producer's bell.
     writer_waiting: Padded<AtomicU32>,
+    /// Where the producer skipped the rest of a lap (written by the producer only, with
+    /// release ordering before the `tail` that follows): it found the ring empty there
+    /// (`head` equal to it) and went on at the next multiple of the capacity, the start
+    /// of the data. A consumer whose `head` equals it reads on from there.
+    skip: Padded<AtomicU64>,
 }
 
 /// The ring's indices broke the rule (`head <= tail <= head + capacity`): the other
@@ -89,11 +101,48 @@ impl<'a> Ring<'a> {
 
     /// Producer: copies as much of `bufs` as fits and publishes it. Returns how many
     /// bytes went in (0 when the ring is full).
+    #[cfg(test)]
     pub fn write(&self, bufs: &[IoSlice<'_>]) -> Result<usize, Corrupt> {
-        let tail = self.ctrl.tail.0.load(Ordering::Relaxed);
-        // Acquire: the consumer's copy out of these bytes is done before we overwrite.
-        let head = self.ctrl.head.0.load(Ordering::Acquire);
-        let mut room = self.cap - self.filled(head, tail)?;
+        self.write_seen(bufs, &mut 0)
+    }
+
+    /// Producer: `write`, knowing that the consumer had freed the ring up to `head_seen`
+    /// when we last looked (it only moves forward). While the room that leaves holds
+    /// `bufs`, `head` is not read: the consumer's cache line stays where it is and the
+    /// write costs the producer no miss. Otherwise `head` is read and `head_seen`
+    /// updated.
+    pub fn write_seen(&self, bufs: &[IoSlice<'_>], head_seen: &mut u64) -> Result<usize, Corrupt> {
+        let mut tail = self.ctrl.tail.0.load(Ordering::Relaxed);
+        let want: usize = bufs.iter().map(|b| b.len()).sum();
+        let cap = self.cap as u64;
+        if want > 0 && tail % cap >= REWIND_AFTER {
+            let head = self.head()?;
+            self.filled(head, tail)?;
+            *head_seen = head;
+            if head == tail {
+                // Empty: start again at the start of the data. The consumer learns it
+                // from `skip`, published before the bytes' `tail`.
+                self.ctrl.skip.0.store(tail, Ordering::Release);
+                tail = tail.next_multiple_of(cap);
+                *head_seen = tail;
+            }
+        }
+        let known = tail
+            .checked_sub(*head_seen)
+            .filter(|n| *n <= cap)
+            .map(|n| self.cap - n as usize);
+        let mut room = match known {
+            Some(room) if room >= want => room,
+            _ => {
+                // Acquire (in `head`): the consumer's copy out of these bytes is done
+                // before we overwrite (an earlier acquire covers the bytes below
+                // `head_seen`).
+                let head = self.head()?;
+                let room = self.cap - self.filled(head, tail)?;
+                *head_seen = head;
+                room
+            }
+        };
         let mut at = tail;
         for b in bufs {
             let mut b: &[u8] = b;
@@ -111,12 +160,39 @@ impl<'a> Ring<'a> {
         Ok((at - tail) as usize)
     }
 
+    /// How far the consumer has read, read with acquire ordering (its copy out is
+    /// done), past a lap the producer skipped there.
+    fn head(&self) -> Result<u64, Corrupt> {
+        let head = self.ctrl.head.0.load(Ordering::Acquire);
+        Ok(self.past_skip(head))
+    }
+
+    /// `head`, or the start of the next lap if the producer skipped the rest of this
+    /// one at `head` (`RingCtrl::skip`).
+    fn past_skip(&self, head: u64) -> u64 {
+        let cap = self.cap as u64;
+        if !head.is_multiple_of(cap) && self.ctrl.skip.0.load(Ordering::Acquire) == head {
+            head.next_multiple_of(cap)
+        } else {
+            head
+        }
+    }
+
+    /// Consumer: `head` and `tail` (acquire: the producer's bytes below it are written),
+    /// past a skipped lap when bytes came after it.
+    fn consumer_view(&self) -> (u64, u64) {
+        let head = self.ctrl.head.0.load(Ordering::Relaxed);
+        let tail = self.ctrl.tail.0.load(Ordering::Acquire);
+        if tail == head {
+            return (head, tail);
+        }
+        (self.past_skip(head), tail)
+    }
+
     /// Consumer: copies out what the ring holds, at most `out.len()` bytes, and frees
     /// their space. Returns how many bytes came out (0 when empty).
     pub fn read(&self, out: &mut [u8]) -> Result<usize, Corrupt> {
-        let head = self.ctrl.head.0.load(Ordering::Relaxed);
-        // Acquire: the producer's bytes below `tail` are written.
-        let tail = self.ctrl.tail.0.load(Ordering::Acquire);
+        let (head, tail) = self.consumer_view();
         let n = self.filled(head, tail)?.min(out.len());
         if n == 0 {
             return Ok(0);
@@ -128,16 +204,14 @@ impl<'a> Ring<'a> {
 
     /// Consumer: bytes waiting to be read.
     pub fn readable(&self) -> Result<usize, Corrupt> {
-        let head = self.ctrl.head.0.load(Ordering::Relaxed);
-        let tail = self.ctrl.tail.0.load(Ordering::Acquire);
+        let (head, tail) = self.consumer_view();
         self.filled(head, tail)
     }
 
     /// Producer: bytes that fit now.
     pub fn writable(&self) -> Result<usize, Corrupt> {
         let tail = self.ctrl.tail.0.load(Ordering::Relaxed);
-        let head = self.ctrl.head.0.load(Ordering::Acquire);
-        Ok(self.cap - self.filled(head, tail)?)
+        Ok(self.cap - self.filled(self.head()?, tail)?)
     }
 
     /// Consumer, before sleeping: announces it and says whether bytes came meanwhile
@@ -232,6 +306,7 @@ mod tests {
                     head: Padded(AtomicU64::new(0)),
                     reader_sleeping: Padded(AtomicU32::new(0)),
                     writer_waiting: Padded(AtomicU32::new(0)),
+                    skip: Padded(AtomicU64::new(0)),
                 }),
                 data: vec![0; cap],
             }
@@ -314,6 +389,32 @@ mod tests {
         assert_eq!(take(&r, 100), Vec::<u8>::new());
     }
 
+    /// A producer that trusts its last view of `head` never overwrites bytes the
+    /// consumer has not copied out, and reads `head` again once that view leaves too
+    /// little room.
+    #[test]
+    fn a_stale_view_of_the_head_is_safe_and_refreshed_when_short() {
+        let mut o = Owned::new(16);
+        let r = o.ring();
+        let mut seen = 0;
+        let put_seen = |seen: &mut u64, b: &[u8]| r.write_seen(&[IoSlice::new(b)], seen);
+        assert_eq!(put_seen(&mut seen, &[1; 10]), Ok(10));
+        assert_eq!(take(&r, 4), vec![1; 4]);
+        assert_eq!(put_seen(&mut seen, &[2; 6]), Ok(6), "fits the stale view");
+        assert_eq!(seen, 0, "head not read");
+        assert_eq!(
+            put_seen(&mut seen, &[3; 8]),
+            Ok(4),
+            "the freed 4 bytes only"
+        );
+        assert_eq!(seen, 4, "head read again");
+        assert_eq!(put_seen(&mut seen, &[4]), Ok(0), "full");
+        let mut expect = vec![1; 6];
+        expect.extend([2; 6]);
+        expect.extend([3; 4]);
+        assert_eq!(take(&r, 16), expect);
+    }
+
     /// Bytes written into the data but not published (a producer that died mid-copy, or
     /// is still copying) are never read: only `tail` makes bytes visible.
     #[test]
@@ -372,38 +473,48 @@ mod tests {
     }
 
     /// A producer and a consumer thread: every byte arrives once, in order, whatever the
-    /// interleaving (the release/acquire pairs at work).
+    /// interleaving (the release/acquire pairs at work), in a small ring and in one
+    /// large enough for the producer to skip laps when it finds the ring empty.
     #[test]
     fn a_producer_and_a_consumer_thread_agree_on_every_byte() {
-        let mut o = Owned::new(64);
+        agree(64, 200_000, 37, 29);
+        agree(4 * REWIND_AFTER as usize, 3_000_000, 3001, 1999);
+    }
+
+    /// `total` bytes through a ring of `cap`, written in chunks of 1 to `chunk` bytes and
+    /// read `read` at a time.
+    fn agree(cap: usize, total: usize, chunk: usize, read: usize) {
+        let mut o = Owned::new(cap);
         let (ctrl, data) = (&*o.ctrl, o.data.as_mut_ptr());
-        // SAFETY: `data` holds 64 bytes for the scope; one ring produces, one consumes.
+        // SAFETY: `data` holds `cap` bytes for the scope; one ring produces, one consumes.
         let (w, r) = unsafe {
             (
-                Ring::from_raw(ctrl, data, 64),
-                Ring::from_raw(ctrl, data, 64),
+                Ring::from_raw(ctrl, data, cap),
+                Ring::from_raw(ctrl, data, cap),
             )
         };
-        let total = 200_000usize;
         std::thread::scope(|s| {
             s.spawn(move || {
                 let r = w;
+                let mut seen = 0;
                 let mut sent = 0usize;
                 let mut len = 1;
                 while sent < total {
-                    let chunk: Vec<u8> = (sent..(sent + len).min(total))
+                    let piece: Vec<u8> = (sent..(sent + len).min(total))
                         .map(|i| (i % 251) as u8)
                         .collect();
-                    let n = put(&r, &chunk);
+                    let n = r
+                        .write_seen(&[IoSlice::new(&piece)], &mut seen)
+                        .expect("sane indices");
                     sent += n;
-                    len = len % 37 + 1;
+                    len = len % chunk + 1;
                     if n == 0 {
                         std::thread::yield_now();
                     }
                 }
             });
             let mut got = 0usize;
-            let mut buf = [0u8; 29];
+            let mut buf = vec![0u8; read];
             while got < total {
                 let n = r.read(&mut buf).expect("sane indices");
                 for (i, b) in buf[..n].iter().enumerate() {
@@ -415,5 +526,32 @@ mod tests {
                 }
             }
         });
+    }
+
+    /// Far enough into a lap, a producer that finds the ring empty goes on at the start
+    /// of the data, and the consumer follows; one that finds bytes unread goes on where
+    /// it was.
+    #[test]
+    fn an_empty_ring_starts_the_next_bytes_at_the_start_of_the_data() {
+        let cap = 4 * REWIND_AFTER as usize;
+        let first = REWIND_AFTER as usize + 10;
+        let mut o = Owned::new(cap);
+        {
+            let r = o.ring();
+            assert_eq!(put(&r, &vec![7; first]), first);
+            assert_eq!(take(&r, first - 1).len(), first - 1);
+            assert_eq!(put(&r, b"kept"), 4, "one byte unread: no skip");
+            assert_eq!(take(&r, 5), b"\x07kept".to_vec());
+            assert_eq!(put(&r, b"rewound"), 7);
+            assert_eq!(
+                r.readable(),
+                Ok(7),
+                "the skipped rest of the lap is not data"
+            );
+            assert_eq!(take(&r, 100), b"rewound".to_vec());
+            assert_eq!(r.readable(), Ok(0));
+        }
+        assert_eq!(&o.data[first..first + 4], b"kept");
+        assert_eq!(&o.data[..7], b"rewound");
     }
 }

@@ -19,7 +19,7 @@ use nix::sys::mman::{mmap, munmap, MapFlags, ProtFlags};
 use super::ring::{Padded, Ring, RingCtrl};
 
 /// First word of a segment: "VPXSHM" and the layout's version.
-const MAGIC: u64 = u64::from_le_bytes(*b"VPXSHM01");
+const MAGIC: u64 = u64::from_le_bytes(*b"VPXSHM02");
 
 /// The segment's first cache line.
 #[repr(C)]

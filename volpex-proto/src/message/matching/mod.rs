@@ -643,6 +643,12 @@ impl<E: Clone> Matcher<E> {
         self.next_key(comm, tag, src).seq
     }
 
+    /// Whether `id` completed (`take` would return it).
+    #[inline]
+    pub fn is_done(&self, id: RecvId) -> bool {
+        self.done.contains_key(&id)
+    }
+
     /// The result of a completed operation (once).
     pub fn take(&mut self, id: RecvId) -> Option<Finished<E>> {
         let d = self.done.remove(&id)?;

@@ -835,6 +835,12 @@ impl Engine {
         .min()
     }
 
+    /// Whether receive or probe `id` completed (`take` would return it).
+    #[inline]
+    pub fn is_done(&self, id: RecvId) -> bool {
+        self.matcher.is_done(id)
+    }
+
     /// The outcome of a receive or probe, once complete. Taking a message also asks,
     /// speculatively, for the next one of its stream.
     #[inline]
