@@ -144,7 +144,7 @@ pub struct Args {
     /// (killed, silent, its host lost, retired) that restores its sibling's latest
     /// checkpoint or replays its rank from the start. spare: only into a free slot
     /// (locally: this machine); always: oversubscribe if needed; never: a lost replica
-    /// stays lost. Sets VOLPEX_REGENERATE=1 (unless never, or -r 1).
+    /// stays lost. Sets VOLPEX_REGENERATE=1 (unless never; at -r 1 too, for handovers).
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Regenerate::Spare)]
     pub regenerate: Regenerate,
 
