@@ -717,7 +717,8 @@ impl State {
         if g.role.writing && g.role.epoch == epoch {
             g.note_applied(vec![(seq, trace, a)]);
         } else {
-            let mut e = g.model.write_entry(seq, file, offset, Arc::from(data), gate);
+            let data = g.journal.copy(data);
+            let mut e = g.model.write_entry(seq, file, offset, data, gate);
             e.trace = trace;
             g.journal.push(e);
             g.retain();
@@ -1356,9 +1357,15 @@ pub fn write(fd: c_int, data: &[u8], at: Option<u64>) -> Result<usize, c_int> {
             return State::write_in_place(sh, g, &header, file, offset, data, gate);
         }
         let (seq, _) = g.next(&header);
-        let entry = g
-            .model
-            .write_entry(seq, file, offset, Arc::from(data), gate);
+        if g.hold_until.is_none() && g.known_applied() >= seq {
+            // Its writer applied it already (it runs ahead): nothing to keep.
+            let path = g.model.file(file).and_then(|f| f.path.clone());
+            g.digest(seq, path.as_deref(), offset, data);
+            g.outbox.dirty = true;
+            return Ok(data.len());
+        }
+        let data_copy = g.journal.copy(data);
+        let entry = g.model.write_entry(seq, file, offset, data_copy, gate);
         g.push(entry);
         sh.cond.notify_all();
         let max = g.cfg.journal_bytes_max;
