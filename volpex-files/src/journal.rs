@@ -7,7 +7,8 @@
 //! Reads of a file this rank wrote see the file system as applied, with the journal laid
 //! over it (`overlay`).
 //!
-//! Owns the entries and their byte count; must never touch the file system.
+//! Owns the entries, their byte count and the buffers of trimmed writes kept for later
+//! ones; must never touch the file system.
 
 use std::collections::VecDeque;
 use std::path::Path;
