@@ -275,4 +275,37 @@ mod tests {
         assert!(j.after(0).next().is_none());
         assert_eq!(j.bytes(), 0);
     }
+
+    #[test]
+    fn a_trimmed_writes_buffer_holds_a_later_write() {
+        let mut j = Journal::default();
+        let data = j.copy(&[7u8; SPARE_MIN]);
+        let at = data.as_ptr();
+        j.push(Entry {
+            op: Op::Write {
+                file: 1,
+                path: None,
+                offset: 0,
+                data,
+            },
+            ..write(1, 0)
+        });
+        j.trim_through(1);
+        let again = j.copy(&[9u8; 100]);
+        assert_eq!(again.as_ptr(), at, "the trimmed buffer is used again");
+        assert_eq!(&again[..], &[9u8; 100][..]);
+        // A buffer someone else still holds (a batch of the files thread) is not.
+        let held = j.copy(&[1u8; SPARE_MIN]);
+        j.push(Entry {
+            op: Op::Write {
+                file: 1,
+                path: None,
+                offset: 0,
+                data: held.clone(),
+            },
+            ..write(2, 0)
+        });
+        j.trim_through(2);
+        assert_ne!(j.copy(&[2u8; 10]).as_ptr(), held.as_ptr());
+    }
 }

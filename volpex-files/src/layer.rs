@@ -1763,3 +1763,49 @@ pub fn private(path: &Path) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer() -> State {
+        let id = Identity {
+            rank: 0,
+            replica: 0,
+            incarnation: 0,
+            retire_code: 75,
+        };
+        let cfg = Config {
+            journal_bytes_max: 1 << 16,
+            verify: false,
+        };
+        let mut g = State::new(id, cfg, Link::Up(Arc::new(Box::new(|_| Ok(())))), || {});
+        g.role.heard = true;
+        g.role.writing = true;
+        g.produced = 4;
+        g.own_applied = 4;
+        g.role.gate = 4;
+        g
+    }
+
+    #[test]
+    fn only_a_writer_with_nothing_unapplied_writes_at_once() {
+        let mut g = writer();
+        assert!(g.applies_now(Gate::Free));
+        // A rewrite waits for the other replicas (the gate is at 4: operation 5 waits).
+        assert!(!g.applies_now(Gate::Everyone));
+        g.role.gate = 5;
+        assert!(g.applies_now(Gate::Everyone));
+        // Behind its own journal: the write goes after what is there, in order.
+        g.own_applied = 3;
+        assert!(!g.applies_now(Gate::Free));
+        g.own_applied = 4;
+        // Replaying from before its writer's point: it keeps what it writes.
+        g.hold_until = Some(9);
+        assert!(!g.applies_now(Gate::Free));
+        g.hold_until = None;
+        // Not the writer: the journal.
+        g.role.writing = false;
+        assert!(!g.applies_now(Gate::Free));
+    }
+}
