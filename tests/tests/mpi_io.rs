@@ -7,6 +7,7 @@
 //! and two of three killed one after the other, the file is byte-identical to the
 //! failure-free run's and the program's result line is the same. Every write reaches the
 //! file layer (a replica that writes other bytes is caught by `VOLPEX_VERIFY_OUTPUT=1`),
+//! the shared file pointer moves once when a leader dies right after moving it,
 //! a full disk is the program's MPI_ERR_NO_SPACE, and on several test hosts sharing the
 //! file system the file is the failure-free run's too.
 
@@ -133,6 +134,57 @@ fn mpi_io_files_are_the_failure_free_runs_whatever_replicas_die() {
             }
         }
     }
+}
+
+/// The shared file pointer when a rank's leader replica dies right after moving it,
+/// before its siblings learnt where (`--fault 1.0:exit@choices=N`, each of rank 1's
+/// first choices in turn: the open's, then its moves and reads of the pointer): the next
+/// leader answers the recorded position instead of moving the pointer again, so every
+/// rank sees the pointer where the failure-free run has it and the file has no hole
+/// (`tests/c/io_shared.c` checks both; once, at a load of 60, a storm of fences ended
+/// leaders in that moment and `io.c` found the pointer past its place).
+#[test]
+fn a_leader_dying_after_moving_the_shared_pointer_does_not_move_it_twice() {
+    let build = TempDir::new("io-build");
+    let exe = compile_c(&build, "io_shared");
+    let shared_run = |args: &[&str]| {
+        let dir = TempDir::new("io-shared");
+        let d = dir.0.to_string_lossy().into_owned();
+        let r = run(args, &exe, &[&d, "3"], DEADLINE);
+        r.assert_no_leftovers();
+        let line = first_line(r.ok(), "io_shared:");
+        let names: Vec<String> = std::fs::read_dir(&dir.0)
+            .expect("read the test directory")
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(
+            names,
+            ["shared.dat"],
+            "{args:?}: the directory\n{}",
+            r.stderr
+        );
+        let bytes = std::fs::read(dir.0.join("shared.dat")).expect("read shared.dat");
+        (r, line, bytes)
+    };
+    let (_, line, bytes) = shared_run(&["-n", "2", "-r", "1"]);
+    assert_eq!(line, "io_shared: ok 9");
+    // A leader fenced before its Nth choice (a very loaded machine) makes no fault:
+    // most runs must have had theirs.
+    let mut fired = 0;
+    for n in 1..=6 {
+        let fault = format!("1.0:exit@choices={n}");
+        let args = ["-n", "2", "-r", "2", "--fault", fault.as_str()];
+        let (r, got_line, got) = shared_run(&args);
+        assert_eq!(got_line, line, "{args:?}\n{}", r.stderr);
+        assert!(got == bytes, "{args:?}: shared.dat differs\n{}", r.stderr);
+        fired += usize::from(r.stderr.contains(&format!("exits after choice {n}")));
+    }
+    assert!(fired >= 4, "the fault fired in {fired} runs of 6");
 }
 
 /// The MPI-IO calls of libvolpexmpi reach the file layer (the library's own `pwrite`s go

@@ -6,7 +6,9 @@
  * interleave: the two-phase path, aggregators writing large runs). The time is from a
  * barrier before MPI_File_open to the end of MPI_File_close (which waits for the data to
  * be written: the file layer's writer applied it, at -r > 1 too); rank 0 prints
- * "io_write: MIB MiB PATTERN in S s (R MiB/s)" and removes the file. */
+ * "io_write: MIB MiB PATTERN in S s (R MiB/s)" and removes the file. DIR must be one the
+ * file layer replicates: not under /dev, /proc or /sys (a file in /dev/shm is written by
+ * every replica itself, docs/FILES.md); for a RAM disk mount a tmpfs elsewhere. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

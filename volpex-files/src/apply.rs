@@ -92,19 +92,7 @@ impl Applier {
                 path,
                 offset,
                 data,
-            } => {
-                if let Some(p) = path {
-                    changed(&mut out, p);
-                }
-                if !self.broken.contains_key(file) {
-                    let r = self
-                        .fd(*file, path.as_deref())
-                        .and_then(|fd| real::pwrite_all(fd, data, *offset));
-                    if let Err(errno) = r {
-                        out.failure = Some(self.fail_opt(*file, path.as_deref(), "write", errno));
-                    }
-                }
-            }
+            } => return self.write(e.seq, e.gate, *file, path.as_deref(), *offset, data),
             Op::SetLen { file, path, len } => {
                 if let Some(p) = path {
                     changed(&mut out, p);
@@ -222,6 +210,34 @@ impl Applier {
                         })
                     }
                 }
+            }
+        }
+        out
+    }
+
+    /// Applies write operation `seq`: `data` at `offset` of `file` (at `path`). The
+    /// files thread applies a journal entry with it; a writer whose journal holds
+    /// nothing unapplied applies its program's write with it at once, from the
+    /// program's buffer (`layer::write`).
+    pub fn write(
+        &mut self,
+        seq: Seq,
+        gate: Gate,
+        file: FileId,
+        path: Option<&Path>,
+        offset: u64,
+        data: &[u8],
+    ) -> Applied {
+        let mut out = Applied::default();
+        if let (Some(p), Gate::Everyone) = (path, gate) {
+            out.mutated.push((show(p), seq));
+        }
+        if !self.broken.contains_key(&file) {
+            let r = self
+                .fd(file, path)
+                .and_then(|fd| real::pwrite_all(fd, data, offset));
+            if let Err(errno) = r {
+                out.failure = Some(self.fail_opt(file, path, "write", errno));
             }
         }
         out

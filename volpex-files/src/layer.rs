@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard, ReentrantMutex};
 use serde::{Deserialize, Serialize};
 
-use crate::journal::{Entry, FileId, Journal, Op};
+use crate::apply::{Applied, Applier};
+use crate::journal::{Entry, FileId, Gate, Journal, Op};
 use crate::model::{Access, Known, Model};
 use crate::protocol::{self, Down, Failure, Outcome, Recorded, Seq, Written};
 use crate::real;
@@ -169,6 +170,10 @@ pub(crate) struct State {
 pub(crate) struct Shared {
     pub state: Mutex<State>,
     pub cond: Condvar,
+    /// The writer's hands: the files thread applies the journal with them, and a writer
+    /// with nothing unapplied applies its program's write with them at once (`write`).
+    /// Taken without the state's lock held, or after it (never the other way round).
+    pub applier: Mutex<Applier>,
     /// Serializes the program's file operations (threads of one program calling at once
     /// could otherwise number them differently in each replica; they still might, and the
     /// trace check then says so).
@@ -271,6 +276,7 @@ pub(crate) fn activate(id: Identity, connect: Connect, install: fn(), start_work
         .set(Shared {
             state: Mutex::new(state),
             cond: Condvar::new(),
+            applier: Mutex::new(Applier::default()),
             ops: ReentrantMutex::new(()),
         })
         .is_ok();
@@ -633,27 +639,133 @@ impl State {
 
     fn push(&mut self, mut e: Entry) {
         e.trace = self.trace;
-        if self.cfg.verify {
-            if let Op::Write {
-                path, offset, data, ..
-            } = &e.op
-            {
-                let h = blake3::hash(data);
-                let mut hash = [0u8; 16];
-                hash.copy_from_slice(&h.as_bytes()[..16]);
-                self.outbox.written.push(Written {
-                    seq: e.seq,
-                    path: path
-                        .as_ref()
-                        .map_or_else(|| "(a removed file)".into(), |p| p.display().to_string()),
-                    offset: *offset,
-                    len: data.len() as u64,
-                    hash,
-                });
-            }
+        if let Op::Write {
+            path, offset, data, ..
+        } = &e.op
+        {
+            self.digest(e.seq, path.as_deref(), *offset, data);
         }
         self.journal.push(e);
         self.retain();
+    }
+
+    /// With `VOLPEX_VERIFY_OUTPUT=1`: the digest of write `seq` goes to the launcher.
+    fn digest(&mut self, seq: Seq, path: Option<&Path>, offset: u64, data: &[u8]) {
+        if !self.cfg.verify {
+            return;
+        }
+        let h = blake3::hash(data);
+        let mut hash = [0u8; 16];
+        hash.copy_from_slice(&h.as_bytes()[..16]);
+        self.outbox.written.push(Written {
+            seq,
+            path: path.map_or_else(|| "(a removed file)".into(), |p| p.display().to_string()),
+            offset,
+            len: data.len() as u64,
+            hash,
+        });
+    }
+
+    /// Whether this replica applies its program's next write (with `gate`) itself, at
+    /// once, instead of through the journal: it is the rank's writer, it applied every
+    /// operation it produced (so the write is next in order, and the files thread has
+    /// nothing in hand), it does not replay from before its writer's point, and the
+    /// write may be applied now (an append; a rewrite once every live replica has
+    /// produced it: `Role::gate`). Then the bytes go from the program's buffer to the
+    /// file without a copy into the journal; nothing else changes (the others keep their
+    /// copy until this writer reports it applied, a failure breaks the file as the
+    /// files thread's would).
+    fn applies_now(&self, gate: Gate) -> bool {
+        let gate_open = match gate {
+            Gate::Free => true,
+            Gate::Everyone => self.role.gate > self.produced,
+        };
+        self.role.writing
+            && gate_open
+            && self.hold_until.is_none()
+            && !self.in_flight
+            && self.own_applied == self.produced
+            && self.problem.is_none()
+            && matches!(self.link, Link::Up(_))
+    }
+
+    /// Applies the program's write at once (`applies_now` said so): numbers it, writes
+    /// `data` with the state's lock released (the files thread finds nothing to apply:
+    /// the operation counts as not produced until it is applied, `in_flight`), and takes
+    /// note of it as the files thread does of what it applied. A writer that lost its
+    /// role meanwhile keeps the write in its journal, as any other replica does.
+    fn write_in_place(
+        sh: &Shared,
+        g: &mut MutexGuard<'_, State>,
+        header: &[u8],
+        file: FileId,
+        offset: u64,
+        data: &[u8],
+        gate: Gate,
+    ) -> Result<usize, c_int> {
+        let (seq, trace) = g.next(header);
+        let path = g.model.file(file).and_then(|f| f.path.clone());
+        g.digest(seq, path.as_deref(), offset, data);
+        let epoch = g.role.epoch;
+        g.in_flight = true;
+        let a = MutexGuard::unlocked(g, || {
+            sh.applier
+                .lock()
+                .write(seq, gate, file, path.as_deref(), offset, data)
+        });
+        g.in_flight = false;
+        if g.role.writing && g.role.epoch == epoch {
+            g.note_applied(vec![(seq, trace, a)]);
+        } else {
+            let data = g.journal.copy(data);
+            let mut e = g.model.write_entry(seq, file, offset, data, gate);
+            e.trace = trace;
+            g.journal.push(e);
+            g.retain();
+        }
+        sh.cond.notify_all();
+        Ok(data.len())
+    }
+
+    /// Takes note of what the writer applied (`done`: each operation, its trace and
+    /// what applying it gave).
+    pub(crate) fn note_applied(&mut self, done: Vec<(Seq, u64, Applied)>) {
+        for (seq, trace, a) in done {
+            if let Some(outcome) = a.outcome {
+                let r = Recorded {
+                    seq,
+                    outcome,
+                    trace,
+                };
+                self.outbox.recorded.push(r);
+                // A failure is the file's from now on (its program waits for this).
+                if let Some(file) = self.syncs.remove(&seq) {
+                    if let Outcome::Failed { errno } = outcome {
+                        self.sticky.insert(file, errno);
+                    }
+                }
+                self.outbox.urgent = true;
+            }
+            if let Some(f) = a.failure {
+                log::warn!(
+                    "replica {}.{}: {} of {} failed: {}",
+                    self.id.rank,
+                    self.id.replica,
+                    f.what,
+                    f.path,
+                    protocol::errno_name(f.errno)
+                );
+                self.outbox.failures.push(f);
+                self.outbox.urgent = true;
+            }
+            self.outbox.mutated.extend(a.mutated);
+            self.own_applied = self.own_applied.max(seq);
+        }
+        if !self.pending() {
+            self.own_applied = self.own_applied.max(self.done_through());
+        }
+        self.retain();
+        self.outbox.dirty = true;
     }
 
     /// Whether the journal holds operations the writer has not applied.
@@ -1241,10 +1353,19 @@ pub fn write(fd: c_int, data: &[u8], at: Option<u64>) -> Result<usize, c_int> {
         header.extend_from_slice(&file.to_le_bytes());
         header.extend_from_slice(&offset.to_le_bytes());
         header.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        if g.applies_now(gate) {
+            return State::write_in_place(sh, g, &header, file, offset, data, gate);
+        }
         let (seq, _) = g.next(&header);
-        let entry = g
-            .model
-            .write_entry(seq, file, offset, Arc::from(data), gate);
+        if g.hold_until.is_none() && g.known_applied() >= seq {
+            // Its writer applied it already (it runs ahead): nothing to keep.
+            let path = g.model.file(file).and_then(|f| f.path.clone());
+            g.digest(seq, path.as_deref(), offset, data);
+            g.outbox.dirty = true;
+            return Ok(data.len());
+        }
+        let data_copy = g.journal.copy(data);
+        let entry = g.model.write_entry(seq, file, offset, data_copy, gate);
         g.push(entry);
         sh.cond.notify_all();
         let max = g.cfg.journal_bytes_max;
@@ -1641,4 +1762,50 @@ pub fn private(path: &Path) {
             sh.state.lock().private.insert(abs);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer() -> State {
+        let id = Identity {
+            rank: 0,
+            replica: 0,
+            incarnation: 0,
+            retire_code: 75,
+        };
+        let cfg = Config {
+            journal_bytes_max: 1 << 16,
+            verify: false,
+        };
+        let mut g = State::new(id, cfg, Link::Up(Arc::new(Box::new(|_| Ok(())))), || {});
+        g.role.heard = true;
+        g.role.writing = true;
+        g.produced = 4;
+        g.own_applied = 4;
+        g.role.gate = 4;
+        g
+    }
+
+    #[test]
+    fn only_a_writer_with_nothing_unapplied_writes_at_once() {
+        let mut g = writer();
+        assert!(g.applies_now(Gate::Free));
+        // A rewrite waits for the other replicas (the gate is at 4: operation 5 waits).
+        assert!(!g.applies_now(Gate::Everyone));
+        g.role.gate = 5;
+        assert!(g.applies_now(Gate::Everyone));
+        // Behind its own journal: the write goes after what is there, in order.
+        g.own_applied = 3;
+        assert!(!g.applies_now(Gate::Free));
+        g.own_applied = 4;
+        // Replaying from before its writer's point: it keeps what it writes.
+        g.hold_until = Some(9);
+        assert!(!g.applies_now(Gate::Free));
+        g.hold_until = None;
+        // Not the writer: the journal.
+        g.role.writing = false;
+        assert!(!g.applies_now(Gate::Free));
+    }
 }

@@ -350,7 +350,7 @@ impl Model {
         seq: Seq,
         file: FileId,
         offset: u64,
-        data: Arc<[u8]>,
+        data: Arc<Vec<u8>>,
         gate: Gate,
     ) -> Entry {
         Entry {

@@ -169,7 +169,7 @@ mod tests {
             file,
             path: None,
             offset,
-            data: data.into(),
+            data: Arc::new(data.to_vec()),
         }
     }
 

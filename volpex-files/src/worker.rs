@@ -8,16 +8,17 @@
 //! them (an outcome, a full journal, a send), else at most every millisecond from the
 //! writer and every 5 ms from the others.
 //!
-//! Owns the thread, the connection's sender and the writer's `Applier`; must never hold
-//! the state while it does I/O.
+//! Owns the thread and the connection's sender (the writer's `Applier` is the layer's:
+//! the program's thread applies a write itself when nothing is pending); must never
+//! hold the state while it does I/O.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::apply::{Applied, Applier};
+use crate::apply::Applied;
 use crate::journal::{Entry, Gate};
 use crate::layer::{shared, Link, State};
-use crate::protocol::{self, Outcome, Recorded, Seq, Up, WriterReport};
+use crate::protocol::{self, Seq, Up, WriterReport};
 use crate::real;
 
 /// Entries applied in one batch, at most (and bytes).
@@ -42,7 +43,6 @@ pub(crate) fn start() {
 
 fn run() {
     let Some(sh) = shared() else { return };
-    let mut applier = Applier::default();
     loop {
         let mut g = sh.state.lock();
         if let Link::Idle(c) = &mut g.link {
@@ -78,8 +78,8 @@ fn run() {
         // journal says it is not.
         if let [e] = batch.as_slice() {
             if e.op.renames() {
-                let a = applier.apply(e);
-                settle(&mut g, vec![(e.seq, e.trace, a)]);
+                let a = sh.applier.lock().apply(e);
+                g.note_applied(vec![(e.seq, e.trace, a)]);
                 sh.cond.notify_all();
                 continue;
             }
@@ -90,7 +90,7 @@ fn run() {
             if g.outbox.problem_sent {
                 // Said why: this replica retires.
                 let code = g.id.retire_code;
-                applier.close_all();
+                sh.applier.lock().close_all();
                 real::exit_now(code);
             }
             sh.cond.wait_for(&mut g, wake.unwrap_or(IDLE).min(IDLE));
@@ -109,12 +109,15 @@ fn run() {
         if batch.is_empty() {
             continue;
         }
-        let done: Vec<(Seq, u64, Applied)> = batch
-            .iter()
-            .map(|e| (e.seq, e.trace, applier.apply(e)))
-            .collect();
+        let done: Vec<(Seq, u64, Applied)> = {
+            let mut applier = sh.applier.lock();
+            batch
+                .iter()
+                .map(|e| (e.seq, e.trace, applier.apply(e)))
+                .collect()
+        };
         let mut g = sh.state.lock();
-        settle(&mut g, done);
+        g.note_applied(done);
         sh.cond.notify_all();
     }
 }
@@ -141,46 +144,6 @@ fn batch(g: &State) -> Vec<Entry> {
         }
     }
     out
-}
-
-/// Takes note of what the writer applied.
-fn settle(g: &mut State, done: Vec<(Seq, u64, Applied)>) {
-    for (seq, trace, a) in done {
-        if let Some(outcome) = a.outcome {
-            let r = Recorded {
-                seq,
-                outcome,
-                trace,
-            };
-            g.outbox.recorded.push(r);
-            // A failure is the file's from now on (its program waits for this).
-            if let Some(file) = g.syncs.remove(&seq) {
-                if let Outcome::Failed { errno } = outcome {
-                    g.sticky.insert(file, errno);
-                }
-            }
-            g.outbox.urgent = true;
-        }
-        if let Some(f) = a.failure {
-            log::warn!(
-                "replica {}.{}: {} of {} failed: {}",
-                g.id.rank,
-                g.id.replica,
-                f.what,
-                f.path,
-                protocol::errno_name(f.errno)
-            );
-            g.outbox.failures.push(f);
-            g.outbox.urgent = true;
-        }
-        g.outbox.mutated.extend(a.mutated);
-        g.own_applied = g.own_applied.max(seq);
-    }
-    if !g.pending() {
-        g.own_applied = g.own_applied.max(g.done_through());
-    }
-    g.retain();
-    g.outbox.dirty = true;
 }
 
 /// The report to send now, if one is due; else when the next one will be.

@@ -152,8 +152,18 @@ impl Communicator {
     /// call `f`. Every replica must make the same calls of it, in the same order. With
     /// one replica per rank, `f` answers.
     pub fn decide(&self, f: impl FnOnce() -> u64) -> Result<u64, Error> {
+        self.decide_in_slot(|_| f())
+    }
+
+    /// `decide`, with `f` given the choice's slot (`None`: one replica per rank): the
+    /// same in every replica and incarnation of the rank, and never reused by it. A
+    /// leader that dies after `f` and before its siblings learnt the value leaves the
+    /// choice to the next leader, which calls `f` again: an `f` that changes something
+    /// outside the process (a file other ranks read) can record the slot there and, when
+    /// it finds it, answer what it answered before instead of changing it twice.
+    pub fn decide_in_slot(&self, f: impl FnOnce(Option<u64>) -> u64) -> Result<u64, Error> {
         let Some(slot) = self.post_choice() else {
-            return Ok(f());
+            return Ok(f(None));
         };
         loop {
             match self.choice(slot) {
@@ -166,7 +176,7 @@ impl Communicator {
                     return Ok(u64::from_le_bytes(b));
                 }
                 ChoiceState::Yours => {
-                    let x = f();
+                    let x = f(Some(slot));
                     self.make_choice(slot, Bytes::copy_from_slice(&x.to_le_bytes()));
                     return Ok(x);
                 }

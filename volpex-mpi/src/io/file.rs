@@ -272,7 +272,7 @@ pub fn open(comm_h: c_int, path: &str, amode: c_int, info: Vec<(String, String)>
     })?;
     let fcomm = state::comm(fcomm)?;
     if fcomm.rank() == 0 {
-        super::shared::set(&fcomm, &handle(h)?.path, start)?;
+        super::shared::make(&fcomm, &handle(h)?.path, start)?;
     }
     fcomm.barrier()?;
     Ok(h)

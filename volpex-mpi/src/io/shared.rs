@@ -1,7 +1,8 @@
 //! The shared file pointer (MPI-3.1 section 13.4.4), in etypes of the current view.
 //!
-//! It lives in a small file beside the data file (`.NAME.volpex-shfp`, 8 bytes,
-//! little-endian), as ROMIO keeps it in a hidden file: an independent access
+//! It lives in a small file beside the data file (`.NAME.volpex-shfp`: 8 bytes,
+//! little-endian, then the ranks' records of their moves, `record_at`), as ROMIO keeps
+//! it in a hidden file: an independent access
 //! (`MPI_File_read_shared`, `write_shared` and their immediate forms) takes its position
 //! with a fetch-and-add under an exclusive `flock`, so accesses of different ranks
 //! never overlap, in the order the ranks come. Which rank comes first depends on timing,
@@ -9,8 +10,10 @@
 //! (the pointer file is the layer's `private` file: only the leader touches it) and the
 //! other replicas take the position it got (`Communicator::decide`), as they take its
 //! choice of a wildcard receive's source. A leader that dies after moving the pointer
-//! and before its siblings learnt the position leaves a gap: the new leader takes the
-//! pointer again (the replicas still agree; the file has a hole of that access's size).
+//! and before its siblings learnt the position leaves the choice to the next leader,
+//! which moves the pointer again: so every move records its choice slot (the same in
+//! every replica of the rank) in the pointer file, and a move that finds its slot there
+//! answers the position recorded with it and changes nothing.
 //!
 //! Ordered accesses (`_ordered`) are collective: an all-gather of the counts, rank 0's
 //! leader takes the pointer past all of them in one fetch-and-add, a broadcast of where
@@ -46,13 +49,29 @@ enum Step {
     Add(u64),
     /// Sets it.
     Set(u64),
+    /// Makes the file anew with this value (at open: no record of an earlier job's
+    /// moves stays; no rank moves it before the open's barrier).
+    Make(u64),
     /// Reads it.
     Read,
 }
 
+/// Moves a rank keeps recorded in the pointer file (a ring, by slot): more than a leader
+/// can make before its siblings hear of them.
+const RECORDS: u64 = 64;
+
+/// Where, in the pointer file, the record of `rank`'s move in choice `slot` is: after
+/// the pointer (8 bytes), `RECORDS` records of 16 bytes per rank of the file's
+/// communicator, each `slot + 1` (0: none) and the pointer before the move.
+fn record_at(rank: u64, slot: u64) -> u64 {
+    8 + (rank * RECORDS + slot % RECORDS) * 16
+}
+
 /// Opens the pointer file (making it), locks it, applies `step`; returns the value
-/// before. Only in the rank's leader replica.
-fn locked(p: &Path, step: Step) -> std::io::Result<u64> {
+/// before. Only in the rank's leader replica. `mark`, (rank, choice slot) under
+/// replication: a move whose slot is recorded was made by a leader that died before its
+/// siblings learnt the value; it is not made again, its value before is the answer.
+fn locked(p: &Path, step: Step, mark: Option<(u64, u64)>) -> std::io::Result<u64> {
     let f = OpenOptions::new()
         .read(true)
         .write(true)
@@ -61,28 +80,60 @@ fn locked(p: &Path, step: Step) -> std::io::Result<u64> {
         .open(p)?;
     let f = nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
         .map_err(|(_, e)| std::io::Error::from_raw_os_error(e as i32))?;
+    if let Step::Make(_) = step {
+        f.set_len(0)?;
+    }
+    let moves = !matches!(step, Step::Read);
+    let record = mark.filter(|_| moves).map(|(rank, slot)| {
+        let at = record_at(rank, slot);
+        (at, slot + 1)
+    });
+    if let Some((at, tag)) = record {
+        let mut b = [0u8; 16];
+        if read_full(&f, &mut b, at)? == 16 && b[..8] == tag.to_le_bytes() {
+            let mut before = [0u8; 8];
+            before.copy_from_slice(&b[8..]);
+            return Ok(u64::from_le_bytes(before));
+        }
+    }
     let old = read_value(&f)?;
     let new = match step {
         Step::Add(n) => old + n,
-        Step::Set(v) => v,
+        Step::Set(v) | Step::Make(v) => v,
         Step::Read => old,
     };
-    if new != old || matches!(step, Step::Set(_)) {
+    if moves {
+        // The pointer first: a leader killed between the two writes leaves a gap (the
+        // next leader moves the pointer again), never two accesses at one position.
         f.write_all_at(&new.to_le_bytes(), 0)?;
+    }
+    if let Some((at, tag)) = record {
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&tag.to_le_bytes());
+        b[8..].copy_from_slice(&old.to_le_bytes());
+        f.write_all_at(&b, at)?;
     }
     Ok(old)
 }
 
-fn read_value(f: &File) -> std::io::Result<u64> {
-    let mut b = [0u8; 8];
+/// Reads up to `b.len()` bytes at `at`: how many there were.
+fn read_full(f: &File, b: &mut [u8], at: u64) -> std::io::Result<usize> {
     let mut n = 0;
-    while n < 8 {
-        match f.read_at(&mut b[n..], n as u64)? {
+    while n < b.len() {
+        match f.read_at(&mut b[n..], at + n as u64)? {
             0 => break,
             k => n += k,
         }
     }
-    Ok(if n == 8 { u64::from_le_bytes(b) } else { 0 })
+    Ok(n)
+}
+
+fn read_value(f: &File) -> std::io::Result<u64> {
+    let mut b = [0u8; 8];
+    Ok(match read_full(f, &mut b, 0)? {
+        8 => u64::from_le_bytes(b),
+        _ => 0,
+    })
 }
 
 /// `step` on the pointer of the file at `path`, done by this rank's leader replica and
@@ -91,7 +142,8 @@ fn step(comm: &Communicator, path: &Path, s: Step) -> Result<u64> {
     let p = pointer_path(path);
     volpex_files::private(&p);
     let mut err = None;
-    let v = comm.decide(|| match locked(&p, s) {
+    let rank = comm.rank() as u64;
+    let v = comm.decide_in_slot(|slot| match locked(&p, s, slot.map(|k| (rank, k))) {
         Ok(v) => v,
         Err(e) => {
             err = Some(e);
@@ -105,7 +157,12 @@ fn step(comm: &Communicator, path: &Path, s: Step) -> Result<u64> {
 }
 
 /// Makes the pointer of the file at `path` with value `at` (rank 0 of the file's
-/// communicator, at open; MPI_File_set_view and seek_shared set it).
+/// communicator, at open, before a barrier).
+pub fn make(comm: &Communicator, path: &Path, at: u64) -> Result<()> {
+    step(comm, path, Step::Make(at)).map(drop)
+}
+
+/// Sets the pointer of the file at `path` to `at` (MPI_File_set_view, seek_shared).
 pub fn set(comm: &Communicator, path: &Path, at: u64) -> Result<()> {
     step(comm, path, Step::Set(at)).map(drop)
 }
