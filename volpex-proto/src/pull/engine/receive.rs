@@ -974,6 +974,40 @@ mod tests {
         assert_eq!(receiver.stats().failovers, 0, "nothing failed");
     }
 
+    /// A receiver that pulled one message twice, by its key and by its order number (a
+    /// receive by tag, then one with `ANY_TAG`), gets one direct write of it, not two:
+    /// two DATA frames written straight to one link follow each other on the wire even
+    /// when the first went out only in part (NPB FT class B's all-to-all over shared
+    /// memory broke its streams so).
+    #[test]
+    fn a_message_pulled_twice_by_one_replica_is_written_to_it_directly_once() {
+        let now = Duration::from_secs(1);
+        let ((_, mut sender), (r, mut receiver)) = started_pair(now);
+        let _by_key = receiver.post(now, spec(), Mode::Receive);
+        let any = RecvSpec {
+            tag: TagSel::Any,
+            ..spec()
+        };
+        let _by_order = receiver.post(now, any, Mode::Receive);
+        let mut wants = Vec::new();
+        while let Some((_, f)) = receiver
+            .poll_transmit()
+            .or_else(|| receiver.poll_deferred())
+        {
+            if let Frame::Pull { want, .. } = &f {
+                wants.push(*want);
+            }
+            sender.handle_frame(now, r, f);
+        }
+        assert!(
+            wants.iter().any(|w| matches!(w, Want::Key(_)))
+                && wants.iter().any(|w| matches!(w, Want::Order { .. })),
+            "pulled by key and by order: {wants:?}"
+        );
+        let ahead = sender.write_ahead(0, 3, 1, 1 << 20, None);
+        assert_eq!(ahead.writes.len(), 1, "one direct write to {r}");
+    }
+
     /// A sender's log keeps what a draining replica had not consumed for the successor
     /// that takes its state over, beyond the replay budget (NPB FT class B sends more than
     /// the budget between two checkpoints: its handover newcomers retired with "fell too

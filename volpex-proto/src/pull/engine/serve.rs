@@ -117,8 +117,19 @@ impl Serving<'_> {
             && !self.cfg.regenerates_from_siblings(self.replicas)
             && self.all_replicas_waiting(dst, &waiters);
         let sync = self.sync.is_made(&key);
+        // One direct write per replica: one that pulled the message twice (by its key and
+        // by its order number) would get two DATA frames written straight to its link,
+        // and the second's bytes would follow the first's on the wire even when the first
+        // went out only in part (NPB FT's all-to-all over shared memory: a corrupt
+        // stream). The other pull is answered when the message is logged, after the rest.
+        let mut seen: Vec<ReplicaId> = Vec::with_capacity(waiters.len());
         let writes = waiters
             .iter()
+            .filter(|w| {
+                let first = !seen.contains(&w.from);
+                seen.push(w.from);
+                first
+            })
             .map(|w| DirectWrite {
                 to: w.from,
                 req: w.req,
