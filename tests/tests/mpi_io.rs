@@ -22,6 +22,19 @@ use volpex_tests::{run, Run};
 const ROUNDS: &str = "30";
 const WORK_MS: &str = "25";
 
+/// The names in directory `dir`.
+fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("read the test directory")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
 /// Runs `exe DIR ROUNDS WORK_MS` with volpexrun's `args` in a fresh directory: the run,
 /// the program's line and the file's bytes.
 fn io_run(args: &[&str], exe: &Path, name: &str) -> (Run, String, Vec<u8>) {
@@ -30,15 +43,7 @@ fn io_run(args: &[&str], exe: &Path, name: &str) -> (Run, String, Vec<u8>) {
     let r = run(args, exe, &[&d, ROUNDS, WORK_MS], DEADLINE);
     r.assert_no_leftovers();
     let line = first_line(r.ok(), name);
-    let names: Vec<String> = std::fs::read_dir(&dir.0)
-        .expect("read the test directory")
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
+    let names = entries(&dir.0);
     assert_eq!(
         names,
         ["io.dat"],
@@ -153,15 +158,7 @@ fn a_leader_dying_after_moving_the_shared_pointer_does_not_move_it_twice() {
         let r = run(args, &exe, &[&d, "3"], DEADLINE);
         r.assert_no_leftovers();
         let line = first_line(r.ok(), "io_shared:");
-        let names: Vec<String> = std::fs::read_dir(&dir.0)
-            .expect("read the test directory")
-            .map(|e| {
-                e.expect("an entry")
-                    .file_name()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect();
+        let names = entries(&dir.0);
         assert_eq!(
             names,
             ["shared.dat"],

@@ -122,15 +122,11 @@ impl Serving<'_> {
         // and the second's bytes would follow the first's on the wire even when the first
         // went out only in part (NPB FT's all-to-all over shared memory: a corrupt
         // stream). The other pull is answered when the message is logged, after the rest.
-        let mut seen: Vec<ReplicaId> = Vec::with_capacity(waiters.len());
         let writes = waiters
             .iter()
-            .filter(|w| {
-                let first = !seen.contains(&w.from);
-                seen.push(w.from);
-                first
-            })
-            .map(|w| DirectWrite {
+            .enumerate()
+            .filter(|&(i, w)| !waiters[..i].iter().any(|p| p.from == w.from))
+            .map(|(_, w)| DirectWrite {
                 to: w.from,
                 req: w.req,
                 header: data_header(&key, w.req, order, len, confirm, sync).encode(),
