@@ -42,20 +42,22 @@ impl SendLog {
     /// The log encoded for a new incarnation of this replica: a little-endian u64 length
     /// of the postcard head, the head, then every payload in send order.
     pub fn export(&self) -> Result<Vec<u8>, String> {
-        let live: Vec<(&Key, &LogEntry)> = self
+        // Live entries in send order, then the retained ones (every live replica has them).
+        let live: Vec<(&Key, &LogEntry, bool)> = self
             .fifo
             .iter()
-            .filter_map(|k| self.entries.get(k).map(|e| (k, e)))
+            .filter_map(|k| self.entries.get(k).map(|e| (k, e, false)))
+            .chain(self.retained.iter().map(|(k, e)| (k, e, true)))
             .collect();
         let head = Head {
             entries: live
                 .iter()
-                .map(|(k, e)| {
+                .map(|(k, e, retained)| {
                     (
                         key_fields(k),
                         e.order,
                         e.choices,
-                        e.retained,
+                        *retained,
                         e.payload.len() as u64,
                     )
                 })
@@ -69,11 +71,11 @@ impl SendLog {
             evicted_count: self.evicted_count,
         };
         let head = postcard::to_stdvec(&head).map_err(|e| e.to_string())?;
-        let payload: usize = live.iter().map(|(_, e)| e.payload.len()).sum();
+        let payload: usize = live.iter().map(|(_, e, _)| e.payload.len()).sum();
         let mut out = Vec::with_capacity(8 + head.len() + payload);
         out.extend_from_slice(&(head.len() as u64).to_le_bytes());
         out.extend_from_slice(&head);
-        for (_, e) in live {
+        for (_, e, _) in live {
             out.extend_from_slice(&e.payload);
         }
         Ok(out)
@@ -96,6 +98,7 @@ impl SendLog {
         let mut at = end;
         let mut fresh = SendLog::new(self.bytes_max, self.replicas as u32);
         fresh.retain_max = self.retain_max;
+        let mut retained_entries = Vec::new();
         for ((comm, tag, src, dst, seq), order, choices, retained, len) in head.entries {
             let len = usize::try_from(len).map_err(|_| "handed-over log: bad length")?;
             let next = at
@@ -109,45 +112,43 @@ impl SendLog {
                 dst,
                 seq,
             };
+            let entry = LogEntry {
+                payload: bytes.slice(at..next),
+                order,
+                choices,
+                logged_at: std::time::Duration::ZERO,
+                // Only complete sends are handed over (at a checkpoint no request is
+                // outstanding), and their other replicas flag their own copies.
+                sync: false,
+            };
             let cost = Self::cost(len);
             fresh.bytes_used += cost;
-            fresh.fifo.push_back(key);
             if retained {
                 fresh.retained_bytes += cost;
-                fresh.retained.push_back(key);
-                fresh
-                    .retained_by_dst
-                    .entry((comm, dst))
-                    .or_default()
-                    .push_back((order, key));
+                retained_entries.push((key, entry));
             } else {
+                fresh.fifo.push_back(key);
                 fresh
                     .by_dst
                     .entry((comm, dst))
                     .or_default()
                     .push_back((order, key));
+                fresh.entries.insert(key, entry);
             }
-            fresh.entries.insert(
-                key,
-                LogEntry {
-                    payload: bytes.slice(at..next),
-                    order,
-                    choices,
-                    retained,
-                    logged_at: std::time::Duration::ZERO,
-                    // Only complete sends are handed over (at a checkpoint no request is
-                    // outstanding), and their other replicas flag their own copies.
-                    sync: false,
-                },
-            );
             at = next;
         }
-        for q in fresh
-            .by_dst
-            .values_mut()
-            .chain(fresh.retained_by_dst.values_mut())
-        {
+        for q in fresh.by_dst.values_mut() {
             q.make_contiguous().sort_unstable_by_key(|(o, _)| *o);
+        }
+        // Retained entries go in per (comm, dst) by order number, and into the eviction
+        // queue ahead of the live ones (they are older than the live ones of their
+        // stream).
+        retained_entries.sort_by_key(|(k, e)| (k.comm, k.dst, e.order));
+        for (key, _) in retained_entries.iter().rev() {
+            fresh.fifo.push_front(*key);
+        }
+        for (key, entry) in retained_entries {
+            fresh.retained.push(key, entry);
         }
         fresh.seqs = head.seqs.into_iter().collect();
         fresh.orders = head.orders.into_iter().collect();
@@ -214,6 +215,44 @@ mod tests {
         new.note_consumed(0, 2, 0, 5);
         new.note_consumed(0, 2, 1, 5);
         assert!(matches!(new.lookup(&keys[4]), Lookup::Evicted));
+    }
+
+    #[test]
+    fn retained_entries_are_handed_over_and_stay_retained() {
+        let mut old = SendLog::new(1 << 20, 1).retaining(1 << 20);
+        let keys: Vec<Key> = (0..4u8)
+            .map(|i| {
+                old.append(
+                    0,
+                    i32::from(i % 2),
+                    1,
+                    2,
+                    Bytes::from(vec![i; 5]),
+                    0,
+                    Duration::ZERO,
+                )
+                .expect("room")
+                .0
+            })
+            .collect();
+        old.note_consumed(0, 2, 0, 2);
+        let mut new = SendLog::new(1 << 20, 1).retaining(1 << 20);
+        new.import(Bytes::from(old.export().expect("export")))
+            .expect("import");
+        assert_eq!(new.retained_bytes(), old.retained_bytes());
+        assert_eq!(new.used_bytes(), old.used_bytes());
+        for k in &keys {
+            match (old.lookup(k), new.lookup(k)) {
+                (Lookup::Present(a), Lookup::Present(b)) => assert_eq!(a.payload, b.payload),
+                (a, b) => panic!("{k}: {a:?} against {b:?}"),
+            }
+        }
+        assert_eq!(new.key_at_order(0, 2, 1), Some(keys[1]));
+        // The retained ones leave at the next checkpoint, the live ones stay.
+        new.note_checkpoint(0, 2, 0, 2);
+        assert!(matches!(new.lookup(&keys[1]), Lookup::Evicted));
+        assert!(matches!(new.lookup(&keys[2]), Lookup::Present(_)));
+        assert_eq!(new.retained_bytes(), 0);
     }
 
     #[test]

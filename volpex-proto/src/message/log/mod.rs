@@ -23,6 +23,9 @@ use super::{Key, Map};
 use crate::limits::LOG_ENTRY_OVERHEAD_BYTES;
 
 mod handover;
+mod retained;
+
+use retained::Retained;
 
 /// One logged message. The payload is stored once and shared by every pull of it.
 #[derive(Debug, Clone)]
@@ -34,9 +37,6 @@ pub struct LogEntry {
     /// Coordinated choices (slots `0..choices`) the sender had made or followed before
     /// this send; the message may depend on them (see `pull::decision`).
     pub choices: u64,
-    /// Every live replica of the destination has it: kept only for a new incarnation
-    /// replaying the program (counted in the retained bytes).
-    retained: bool,
     /// When it was logged (the engine's clock; zero when not known).
     pub logged_at: Duration,
     /// Sent synchronously: whoever serves it says so (`FLAG_SYNC`), so that every
@@ -88,12 +88,10 @@ pub struct SendLog {
     /// `Some(bound)`: entries every live replica received are retained up to `bound`
     /// bytes for regenerated replicas (see `retaining`); `None`: dropped at once.
     retain_max: Option<usize>,
-    /// Retained entries, oldest first, and their bytes.
-    retained: VecDeque<Key>,
+    /// Entries every live replica of their destination has (they left `entries` and
+    /// `by_dst`), kept for a replay, and their bytes.
+    retained: Retained,
     retained_bytes: usize,
-    /// The retained entries' keys per (comm, dst) by order number (they left `by_dst`):
-    /// a replay pulls them by order too.
-    retained_by_dst: Map<(u32, u32), VecDeque<(u64, Key)>>,
     /// Checkpoint watermark each replica of dst reported, per (comm, dst): 0 until it
     /// took one, `u64::MAX` for a dead one.
     checkpointed: Map<(u32, u32), Vec<u64>>,
@@ -119,9 +117,8 @@ impl SendLog {
             by_dst: Map::default(),
             evicted_count: 0,
             retain_max: None,
-            retained: VecDeque::new(),
+            retained: Retained::default(),
             retained_bytes: 0,
-            retained_by_dst: Map::default(),
             checkpointed: Map::default(),
             joining: Map::default(),
         }
@@ -155,9 +152,9 @@ impl SendLog {
         now: Duration,
     ) -> Result<(Key, u64), LogFull> {
         let need = Self::cost(payload.len());
-        if self.bytes_used + need > self.bytes_max && !self.entries.is_empty() {
+        if self.bytes_used + need > self.bytes_max && !self.is_empty() {
             self.evict_for(need);
-            if self.bytes_used + need > self.bytes_max && !self.entries.is_empty() {
+            if self.bytes_used + need > self.bytes_max && !self.is_empty() {
                 return Err(LogFull {
                     used_bytes: self.bytes_used,
                     need_bytes: need,
@@ -183,7 +180,6 @@ impl SendLog {
                 payload,
                 order,
                 choices,
-                retained: false,
                 logged_at: now,
                 sync: false,
             },
@@ -191,7 +187,7 @@ impl SendLog {
         debug_assert!(earlier.is_none(), "{key} logged twice");
         // Over the bound only with one entry alone (a message larger than the log).
         debug_assert!(
-            self.bytes_used <= self.bytes_max || self.entries.len() == 1,
+            self.bytes_used <= self.bytes_max || self.entries.len() + self.retained.len() == 1,
             "log over its bound: {} of {} bytes in {} entries",
             self.bytes_used,
             self.bytes_max,
@@ -230,6 +226,8 @@ impl SendLog {
     pub fn mark_synchronous(&mut self, key: &Key) {
         if let Some(e) = self.entries.get_mut(key) {
             e.sync = true;
+        } else if let Some(e) = self.retained.get_mut(key) {
+            e.sync = true;
         }
     }
 
@@ -259,31 +257,34 @@ impl SendLog {
 
     /// Looks a key up.
     pub fn lookup(&self, key: &Key) -> Lookup<'_> {
-        if let Some(e) = self.entries.get(key) {
-            return Lookup::Present(e);
-        }
         let next = self
             .seqs
             .get(&(key.comm, key.tag, key.dst))
             .copied()
             .unwrap_or(0);
-        if key.seq < next {
-            Lookup::Evicted
-        } else {
-            Lookup::NotYetSent
+        if key.seq >= next {
+            return Lookup::NotYetSent;
+        }
+        match self.entries.get(key).or_else(|| self.retained.get(key)) {
+            Some(e) => Lookup::Present(e),
+            None => Lookup::Evicted,
         }
     }
 
     /// The key of the `order`-th message to `dst` on `comm`, whatever its tag, while its
     /// entry (or the record of its eviction under memory pressure) is still here.
     pub fn key_at_order(&self, comm: u32, dst: u32, order: u64) -> Option<Key> {
-        [&self.by_dst, &self.retained_by_dst]
-            .into_iter()
-            .find_map(|index| {
-                let q = index.get(&(comm, dst))?;
-                let i = q.binary_search_by_key(&order, |&(o, _)| o).ok()?;
-                q.get(i).map(|(_, k)| *k)
-            })
+        if order >= self.sent_to(comm, dst) {
+            return None;
+        }
+        let live = self.by_dst.get(&(comm, dst)).and_then(|q| {
+            if q.front()?.0 > order {
+                return None;
+            }
+            let i = q.binary_search_by_key(&order, |&(o, _)| o).ok()?;
+            q.get(i).map(|(_, k)| *k)
+        });
+        live.or_else(|| self.retained.key_at_order(comm, dst, order))
     }
 
     /// Number of messages this replica has sent to `dst` on `comm` (its progress).
@@ -335,29 +336,24 @@ impl SendLog {
     /// Drops the retained entries to dst on `comm` below every replica's checkpoint.
     fn release_checkpointed(&mut self, comm: u32, dst: u32) {
         let below = self.checkpoint_floor(comm, dst);
-        let entries = &mut self.entries;
-        let mut freed = 0;
-        let mut dropped = 0;
-        self.retained.retain(|k| {
-            let gone =
-                k.comm == comm && k.dst == dst && entries.get(k).is_some_and(|e| e.order < below);
-            if gone {
-                if let Some(e) = entries.remove(k) {
-                    freed += Self::cost(e.payload.len());
-                    dropped += 1;
-                    super::pool::recycle(e.payload);
-                }
-            }
-            !gone
-        });
-        self.bytes_used -= freed;
-        self.retained_bytes = self.retained_bytes.saturating_sub(freed);
-        self.evicted_count += dropped;
-        if let Some(q) = self.retained_by_dst.get_mut(&(comm, dst)) {
-            while q.front().is_some_and(|&(order, _)| order < below) {
-                q.pop_front();
+        while self
+            .retained
+            .front(comm, dst)
+            .is_some_and(|(_, e)| e.order < below)
+        {
+            if let Some((_, e)) = self.retained.pop_front(comm, dst) {
+                self.drop_retained(e);
             }
         }
+    }
+
+    /// Frees a retained entry that left `retained`.
+    fn drop_retained(&mut self, e: LogEntry) {
+        let cost = Self::cost(e.payload.len());
+        self.bytes_used -= cost;
+        self.retained_bytes = self.retained_bytes.saturating_sub(cost);
+        self.evicted_count += 1;
+        super::pool::recycle(e.payload);
     }
 
     fn checkpoint_marks(&mut self, comm: u32, dst: u32) -> &mut Vec<u64> {
@@ -476,19 +472,13 @@ impl SendLog {
                 break;
             }
             q.pop_front();
+            let Some(e) = self.entries.remove(&key) else {
+                continue;
+            };
             if self.retain_max.is_some() && order >= floor {
-                if let Some(e) = self.entries.get_mut(&key) {
-                    if !e.retained {
-                        e.retained = true;
-                        self.retained_bytes += Self::cost(e.payload.len());
-                        self.retained.push_back(key);
-                        self.retained_by_dst
-                            .entry((comm, dst))
-                            .or_default()
-                            .push_back((order, key));
-                    }
-                }
-            } else if let Some(e) = self.entries.remove(&key) {
+                self.retained_bytes += Self::cost(e.payload.len());
+                self.retained.push(key, e);
+            } else {
                 self.bytes_used -= Self::cost(e.payload.len());
                 self.evicted_count += 1;
                 super::pool::recycle(e.payload);
@@ -496,9 +486,10 @@ impl SendLog {
         }
         self.trim_retained();
         // Keys of dropped entries linger in the eviction queue; compact it now and then.
-        if self.fifo.len() > 2 * self.entries.len() + 64 {
-            let entries = &self.entries;
-            self.fifo.retain(|k| entries.contains_key(k));
+        if self.fifo.len() > 2 * (self.entries.len() + self.retained.len()) + 64 {
+            let (entries, retained) = (&self.entries, &self.retained);
+            self.fifo
+                .retain(|k| entries.contains_key(k) || retained.get(k).is_some());
         }
     }
 
@@ -512,23 +503,11 @@ impl SendLog {
         );
         let max = self.retain_max.unwrap_or(0);
         while self.retained_bytes > max {
-            let Some(key) = self.retained.pop_front() else {
+            let Some((_, e)) = self.retained.pop_oldest() else {
                 self.retained_bytes = 0;
                 break;
             };
-            // Retained in order per (comm, dst): it is the oldest of its stream.
-            if let Some(q) = self.retained_by_dst.get_mut(&(key.comm, key.dst)) {
-                if q.front().is_some_and(|&(_, k)| k == key) {
-                    q.pop_front();
-                }
-            }
-            if let Some(e) = self.entries.remove(&key) {
-                let cost = Self::cost(e.payload.len());
-                self.bytes_used -= cost;
-                self.retained_bytes = self.retained_bytes.saturating_sub(cost);
-                self.evicted_count += 1;
-                super::pool::recycle(e.payload);
-            }
+            self.drop_retained(e);
         }
     }
 
@@ -578,17 +557,25 @@ impl SendLog {
                 kept.extend(self.fifo.drain(..));
                 break;
             }
+            // A retained entry is the oldest of its stream when its key comes up here
+            // (both in order), and every live replica has it.
+            if self
+                .retained
+                .front(key.comm, key.dst)
+                .is_some_and(|(k, _)| *k == key)
+            {
+                if let Some((_, e)) = self.retained.pop_front(key.comm, key.dst) {
+                    self.drop_retained(e);
+                }
+                continue;
+            }
             let evict = match self.entries.get(&key) {
                 Some(e) => self.evictable(&key, e),
                 None => true,
             };
             if evict {
                 if let Some(e) = self.entries.remove(&key) {
-                    let cost = Self::cost(e.payload.len());
-                    self.bytes_used -= cost;
-                    if e.retained {
-                        self.retained_bytes = self.retained_bytes.saturating_sub(cost);
-                    }
+                    self.bytes_used -= Self::cost(e.payload.len());
                     self.evicted_count += 1;
                 }
             } else {
@@ -603,7 +590,7 @@ impl SendLog {
     /// (see `could_hold`).
     pub fn has_room_for(&mut self, len: usize, copies: usize) -> bool {
         let need = Self::cost(len) * copies;
-        if (copies == 1 && self.entries.is_empty()) || self.bytes_used + need <= self.bytes_max {
+        if (copies == 1 && self.is_empty()) || self.bytes_used + need <= self.bytes_max {
             return true;
         }
         self.evict_for(need);
@@ -613,6 +600,11 @@ impl SendLog {
     /// Whether `copies` entries of `len` payload bytes each fit in the log at all.
     pub fn could_hold(&self, len: usize, copies: usize) -> bool {
         Self::cost(len) * copies <= self.bytes_max
+    }
+
+    /// Whether no entry is held (live or retained).
+    fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.retained.len() == 0
     }
 
     /// Bytes currently held.
@@ -736,6 +728,39 @@ mod tests {
         assert_eq!(log.retained_bytes(), 2 * per, "still bounded");
         assert!(matches!(log.lookup(&k3), Lookup::Present(_)));
         assert!(matches!(log.lookup(&keys[1]), Lookup::Evicted));
+    }
+
+    #[test]
+    fn a_full_log_evicts_retained_entries_oldest_first_and_releases_by_checkpoint() {
+        let per = 10 + LOG_ENTRY_OVERHEAD_BYTES;
+        let mut log = SendLog::new(3 * per, 1).retaining(1 << 20);
+        let keys: Vec<Key> = (0..3)
+            .map(|i| {
+                log.append(0, i % 2, 0, 1, msg(10), 0, Duration::ZERO)
+                    .unwrap()
+                    .0
+            })
+            .collect();
+        log.note_consumed(0, 1, 0, 3);
+        assert_eq!(log.retained_bytes(), 3 * per);
+        assert!(keys
+            .iter()
+            .all(|k| matches!(log.lookup(k), Lookup::Present(_))));
+        // Full: the next send evicts the oldest retained entry.
+        let (k3, _) = log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).unwrap();
+        assert!(matches!(log.lookup(&keys[0]), Lookup::Evicted));
+        assert!(matches!(log.lookup(&keys[1]), Lookup::Present(_)));
+        assert_eq!(log.retained_bytes(), 2 * per);
+        assert_eq!(log.used_bytes(), 3 * per);
+        assert_eq!(log.key_at_order(0, 1, 0), None);
+        assert_eq!(log.key_at_order(0, 1, 1), Some(keys[1]));
+        assert_eq!(log.key_at_order(0, 1, 3), Some(k3));
+        // A checkpoint past order 2 releases the retained entries below it.
+        log.note_checkpoint(0, 1, 0, 3);
+        assert!(matches!(log.lookup(&keys[2]), Lookup::Evicted));
+        assert_eq!(log.retained_bytes(), 0);
+        assert!(matches!(log.lookup(&k3), Lookup::Present(_)));
+        assert_eq!(log.evicted_count(), 3);
     }
 
     #[test]
