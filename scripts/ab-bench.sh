@@ -14,6 +14,8 @@
 # Example:
 #   scripts/ab-bench.sh /tmp/old target/release 8 -n 2 -r 2 -- \
 #       pingpong --min-bytes 8 --max-bytes 8 --iters 20000
+# PREFIX (default empty) goes before each volpexrun, e.g. PREFIX="chrt -r 10" to see
+# through other jobs' load (report plain figures as well).
 # Needs python3 for the summary.
 set -eu
 if [ $# -lt 4 ]; then
@@ -34,7 +36,7 @@ for i in $(seq "$rounds"); do
     for side in old new; do
         dir=$old
         [ "$side" = new ] && dir=$new
-        "$dir/volpexrun" "${run_args[@]}" "$dir/volpex-bench" "$@" --csv 2>/dev/null |
+        ${PREFIX:-} "$dir/volpexrun" "${run_args[@]}" "$dir/volpex-bench" "$@" --csv 2>/dev/null |
             grep -E '^[^,]+,[0-9]' | sed "s/^/$i,/" >>"$out/$side" || true
     done
 done
