@@ -558,16 +558,23 @@ impl SendLog {
                 break;
             }
             // A retained entry is the oldest of its stream when its key comes up here
-            // (both in order), and every live replica has it.
-            if self
-                .retained
-                .front(key.comm, key.dst)
-                .is_some_and(|(k, _)| *k == key)
-            {
-                if let Some((_, e)) = self.retained.pop_front(key.comm, key.dst) {
-                    self.drop_retained(e);
+            // (both in order).
+            let retained = match self.retained.front(key.comm, key.dst) {
+                Some((k, e)) if *k == key => Some(self.evictable(&key, e)),
+                Some(_) | None => None,
+            };
+            match retained {
+                Some(true) => {
+                    if let Some((_, e)) = self.retained.pop_front(key.comm, key.dst) {
+                        self.drop_retained(e);
+                    }
+                    continue;
                 }
-                continue;
+                Some(false) => {
+                    kept.push_back(key);
+                    continue;
+                }
+                None => {}
             }
             let evict = match self.entries.get(&key) {
                 Some(e) => self.evictable(&key, e),
@@ -761,6 +768,20 @@ mod tests {
         assert_eq!(log.retained_bytes(), 0);
         assert!(matches!(log.lookup(&k3), Lookup::Present(_)));
         assert_eq!(log.evicted_count(), 3);
+    }
+
+    #[test]
+    fn retained_entries_of_a_destination_with_no_live_replica_are_not_evicted() {
+        let per = 10 + LOG_ENTRY_OVERHEAD_BYTES;
+        let mut log = SendLog::new(2 * per, 1).retaining(1 << 20);
+        let (k0, _) = log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).unwrap();
+        log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).unwrap();
+        log.note_consumed(0, 1, 0, 2);
+        // Its only replica died: a new incarnation may replay and ask for them again.
+        log.note_dead(1, 0);
+        assert!(log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).is_err());
+        assert!(matches!(log.lookup(&k0), Lookup::Present(_)));
+        assert_eq!(log.retained_bytes(), 2 * per);
     }
 
     #[test]
