@@ -315,9 +315,11 @@ impl Receiving<'_> {
     }
 
     /// `wants` arrived from `from`: forget them, withdraw the other asks, and mark the
-    /// replicas that were asked first but answered later as lagging when a receive
-    /// waited for them at least the lag timeout (a shorter wait is the ordinary drift
-    /// between teams on a loaded host, and moving pulls then only couples the teams).
+    /// replicas asked before that did not answer as lagging: one that never even
+    /// acknowledged an ask a hedge interval old (stopped, or cut off), or one a receive
+    /// waited for at least the lag timeout. A live replica that parked the pull and is
+    /// behind by less is the ordinary drift between teams on a loaded host, and moving
+    /// pulls away from it would only couple the teams.
     pub(super) fn complete(&mut self, now: Duration, from: ReplicaId, wants: &[Want]) {
         self.liveness.clear_suspicion(from);
         let mut lagging = Vec::new();
@@ -333,8 +335,13 @@ impl Receiving<'_> {
                     continue;
                 }
                 let other = ReplicaId::new(from.rank, a.replica);
-                // The sibling we asked first is far behind the one that answered.
-                if far_behind && other.rank != self.me.rank && self.liveness.suspect(other, now) {
+                let silent = matches!(a.state, AskState::Sent { at }
+                    if now.saturating_sub(at) >= self.cfg.hedge_timeout);
+                // The sibling we asked first is silent, or far behind the one that answered.
+                if (silent || far_behind)
+                    && other.rank != self.me.rank
+                    && self.liveness.suspect(other, now)
+                {
                     log::info!(
                         "{}: replica {other} lags behind {from} for {want}; preferring others",
                         self.me
@@ -1013,11 +1020,11 @@ mod tests {
         assert_eq!(ahead.writes.len(), 1, "one direct write to {r}");
     }
 
-    /// Replica 1.0 waits for a message its own team's sender 0.0 has not sent yet; the
-    /// hedge asks 0.1, which has, and its DATA arrives `answered_after` the receive began
-    /// waiting. Returns the receiver's failovers and which replica it asks first for the
+    /// Replica 1.0 waits for a message its own team's sender 0.0 has not sent yet (and
+    /// says so with an ACK if `acked`, else it is stopped); the hedge asks 0.1, which has,
+    /// and its DATA arrives `answered_after` the receive began waiting. Returns the receiver's failovers and which replica it asks first for the
     /// next message.
-    fn hedge_answered_after(answered_after: Duration) -> (u64, ReplicaId) {
+    fn hedge_answered_after(answered_after: Duration, acked: bool) -> (u64, ReplicaId) {
         let now = Duration::from_secs(1);
         let ids = [
             ReplicaId::new(0, 0),
@@ -1060,9 +1067,11 @@ mod tests {
         };
         let id = engines[2].post(now, spec(), Mode::Receive);
         route(&mut engines, now, true);
-        let ack_at = now + Duration::from_millis(2);
-        engines[0].handle_timeout(ack_at);
-        route(&mut engines, ack_at, true);
+        if acked {
+            let ack_at = now + Duration::from_millis(2);
+            engines[0].handle_timeout(ack_at);
+            route(&mut engines, ack_at, true);
+        }
         let hedge_at = now + Config::default().hedge_timeout;
         engines[2].handle_timeout(hedge_at);
         let held = route(&mut engines, hedge_at, true);
@@ -1088,14 +1097,17 @@ mod tests {
     /// (NPB FT at `-n 4 -r 2` beside another job counted 18 to 129 failovers without a
     /// failure: teams drift apart by hundreds of milliseconds on a loaded host). One
     /// answered after a receive waited the lag timeout marks the first replica far
-    /// behind: later pulls go to the one that answered.
+    /// behind, and one that never acknowledged the pull (stopped) is failed over from at
+    /// the hedge's answer, as before: later pulls go to the one that answered.
     #[test]
-    fn only_a_replica_far_behind_its_sibling_is_failed_over_from() {
-        let lag = Config::default().lag_timeout;
-        let drift = hedge_answered_after(lag / 2);
+    fn only_a_replica_far_behind_its_sibling_or_silent_is_failed_over_from() {
+        let cfg = Config::default();
+        let drift = hedge_answered_after(cfg.lag_timeout / 2, true);
         assert_eq!(drift, (0, ReplicaId::new(0, 0)), "drift moves nothing");
-        let far = hedge_answered_after(lag);
+        let far = hedge_answered_after(cfg.lag_timeout, true);
         assert_eq!(far, (1, ReplicaId::new(0, 1)), "far behind: failed over");
+        let stopped = hedge_answered_after(cfg.hedge_timeout, false);
+        assert_eq!(stopped, (1, ReplicaId::new(0, 1)), "silent: failed over");
     }
 
     /// A sender's log keeps what a draining replica had not consumed for the successor
