@@ -26,7 +26,8 @@ pub struct Config {
     pub hedge_timeout: Duration,
     /// A replica asked first whose sibling answered a pull that a receive had waited
     /// for this long is far behind: later pulls prefer other replicas of its rank
-    /// (`VOLPEX_LAG_MS`). Shorter waits answered by a hedge move nothing.
+    /// (`VOLPEX_LAG_MS`). Shorter waits answered by a hedge move nothing, unless the
+    /// replica asked first never acknowledged the pull (see `receive::complete`).
     pub lag_timeout: Duration,
     /// How often a receiver tells all replicas of a sender how far it has consumed
     /// (`VOLPEX_CONSUMED_MS`); lets sender logs evict.
