@@ -260,6 +260,35 @@ fn sigterm_and_sighup_are_forwarded_and_give_143_and_129() {
     }
 }
 
+/// SIGUSR1 and SIGUSR2 reach every process and the job goes on, as under mpirun; by
+/// default they ended volpexrun alone, exit 138, and left its processes running.
+#[test]
+fn sigusr1_and_sigusr2_are_forwarded_and_the_job_goes_on() {
+    let program =
+        "n=0; trap 'echo got-usr1; n=$((n+1))' USR1; trap 'echo got-usr2; n=$((n+1))' USR2; \
+                   echo ready >&2; while [ $n -lt 2 ]; do sleep 0.05; done";
+    let mut job = spawn(&["-n", "2", "-r", "2"], &sh(), &["-c", program]);
+    wait_ready(&mut job, 2);
+    signal(job.pid(), Signal::SIGUSR1);
+    job.wait_stderr(Duration::from_secs(60), |l| {
+        l.ends_with("SIGUSR1: forwarded to every process")
+    })
+    .expect("SIGUSR1 forwarded");
+    signal(job.pid(), Signal::SIGUSR2);
+    let r = job.wait(DEADLINE);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    for said in ["got-usr1", "got-usr2"] {
+        assert_eq!(
+            r.stdout.lines().filter(|l| *l == said).count(),
+            2,
+            "{said} once per rank\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+    r.assert_no_leftovers();
+}
+
 #[test]
 fn sigint_ends_a_program_that_ignores_it_after_the_kill_grace() {
     let mut job = spawn(

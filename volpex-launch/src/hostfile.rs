@@ -7,6 +7,7 @@
 //! MPI). Must never resolve names, touch the network or guess: anything else is one error
 //! naming the file and line.
 
+use std::io::Read;
 use std::path::Path;
 
 use crate::error::{HostProblem, HostsError};
@@ -116,12 +117,27 @@ pub fn parse_hostfile(text: &str, origin: &str) -> Result<Vec<HostSpec>, HostsEr
     Ok(hosts)
 }
 
-/// Reads and parses a hostfile.
+/// The largest hostfile read: room for a line of comment per slot of the largest host
+/// list we accept, far beyond any real one. A larger "file" (`/dev/zero`, a log given by
+/// mistake) is refused rather than read until memory runs out.
+pub const HOSTFILE_BYTES_MAX: u64 = 16 << 20;
+
+/// Reads and parses a hostfile (at most `HOSTFILE_BYTES_MAX` bytes).
 pub fn read_hostfile(path: &Path) -> Result<Vec<HostSpec>, HostsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| HostsError::Read {
+    let read_err = |source| HostsError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(HOSTFILE_BYTES_MAX + 1).read_to_string(&mut text))
+        .map_err(read_err)?;
+    if text.len() as u64 > HOSTFILE_BYTES_MAX {
+        return Err(HostsError::TooLarge {
+            path: path.to_path_buf(),
+            max: HOSTFILE_BYTES_MAX,
+        });
+    }
     parse_hostfile(&text, &path.display().to_string())
 }
 
@@ -166,6 +182,16 @@ mod tests {
             name: name.into(),
             slots,
         }
+    }
+
+    /// A hostfile that never ends (`/dev/zero`) is refused with an error naming it; it was
+    /// read until memory ran out (volpexrun hung, growing). Only what the bound lets
+    /// through is read: an endless file behaves as a long one.
+    #[test]
+    fn an_endless_hostfile_is_refused_not_read_forever() {
+        let e = read_hostfile(Path::new("/dev/zero")).unwrap_err();
+        assert!(matches!(e, HostsError::TooLarge { .. }), "{e:?}");
+        assert!(e.to_string().contains("/dev/zero"), "{e}");
     }
 
     #[test]

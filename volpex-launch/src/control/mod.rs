@@ -37,7 +37,8 @@ use volpex_proto::handshake::{JobKey, PeerId};
 use volpex_proto::handshake::{Link, Step};
 use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::{self, Liveness, ToLauncher};
-use volpex_proto::wire::stream::{FrameReader, ReadStatus};
+use volpex_proto::wire::header::WireError;
+use volpex_proto::wire::stream::{FrameReader, ReadError, ReadStatus};
 
 use crate::event::{ControlEvent, Event};
 
@@ -120,6 +121,9 @@ struct Server {
     /// Accepting paused after running out of descriptors.
     accept_retry: Option<Instant>,
     fatal_sent: bool,
+    /// A connection spoke another wire version and was told about (once: anyone may
+    /// connect, so this must not flood the output or end the job).
+    version_warned: bool,
     /// After a stall, events wait until then (see `STALL_GRACE`), in order.
     hold_until: Option<Instant>,
     held: Vec<ControlEvent>,
@@ -170,6 +174,7 @@ pub fn serve(
         next_beat: now + beats.interval,
         accept_retry: None,
         fatal_sent: false,
+        version_warned: false,
         hold_until: None,
         held: Vec::new(),
     };
@@ -444,6 +449,11 @@ impl Server {
         let closed = match status {
             Ok(ReadStatus::Open) => false,
             Ok(ReadStatus::Closed) => true,
+            Err(ReadError::Wire(e @ WireError::BadVersion(_))) if !self.version_warned => {
+                self.version_warned = true;
+                log::warn!("a connection to volpexrun was refused: {e}");
+                true
+            }
             Err(e) => {
                 log::debug!("control connection: {}", failed.unwrap_or(e.to_string()));
                 true

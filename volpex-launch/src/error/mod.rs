@@ -190,6 +190,14 @@ pub enum HostsError {
         /// The file.
         origin: String,
     },
+    /// The hostfile is larger than any host list (`hostfile::HOSTFILE_BYTES_MAX`).
+    #[error("hostfile {} is larger than {max} bytes: not a host list", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The bound, in bytes.
+        max: u64,
+    },
     /// The hostfile cannot be read.
     #[error("cannot read hostfile {}: {source}", path.display())]
     Read {

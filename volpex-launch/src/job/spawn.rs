@@ -333,9 +333,12 @@ impl Job {
                 .map_err(StartError::Thread)?;
         }
         {
-            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-            let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
-                .map_err(StartError::Signals)?;
+            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
+            // SIGUSR1 and SIGUSR2 are forwarded and the job goes on (as mpirun does);
+            // left at their default, they ended volpexrun alone and orphaned the job.
+            let mut signals =
+                signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2])
+                    .map_err(StartError::Signals)?;
             let tx = tx.clone();
             std::thread::Builder::new()
                 .name("volpexrun-signals".into())

@@ -4,8 +4,9 @@ use crate::limits::{CONTROL_PAYLOAD_BYTES_MAX, FRAME_PAYLOAD_BYTES_MAX, HEADER_B
 
 /// First four bytes of every frame: "VPX1".
 pub const MAGIC: u32 = u32::from_le_bytes(*b"VPX1");
-/// Wire version; bumped on any incompatible change.
-pub const VERSION: u8 = 3;
+/// Wire version; bumped on any incompatible change, of a frame or of a control message's
+/// encoding (4: `ToProcess::Table::starting` and `ToProcess::Joining`'s handover flag).
+pub const VERSION: u8 = 4;
 
 /// Bit of `flags`: the key fields of a PULL, ACK, GONE or CANCEL name
 /// (comm, src, dst, order) with the order number in `seq` and `tag` 0, instead of a key.
@@ -138,8 +139,11 @@ pub enum WireError {
     /// Field `magic` is not "VPX1".
     #[error("bad magic {0:#010x}")]
     BadMagic(u32),
-    /// Field `version` is not ours.
-    #[error("unsupported wire version {0}")]
+    /// Field `version` is not ours: the peer was built from another Volpex.
+    #[error(
+        "wire version {0}, not {VERSION}: the other side was built from another version of \
+         Volpex (build volpexrun and the program from the same one)"
+    )]
     BadVersion(u8),
     /// Field `kind` is not a known frame kind.
     #[error("unknown frame kind {0}")]
@@ -453,6 +457,27 @@ mod tests {
             Header::decode(&h),
             Err(WireError::BadFlags { .. })
         ));
+    }
+
+    /// A frame from a build of another wire version (volpexrun and a program built from
+    /// different Volpex versions) is refused with an error that says so and what to do,
+    /// and 3 is such a version: its `ToProcess::Table` and `Joining` decode differently
+    /// (a program of version 3 under a volpexrun of today failed with "control payload
+    /// does not decode: Found an Option discriminant that wasn't 0 or 1").
+    #[test]
+    fn another_wire_version_is_named_with_what_to_do() {
+        for other in [3, VERSION + 1] {
+            let mut h = Header::new(Kind::Data, 0).encode();
+            h[4] = other;
+            let err = Header::decode(&h).expect_err("another version");
+            assert_eq!(err, WireError::BadVersion(other));
+            let text = err.to_string();
+            assert!(
+                text.contains(&format!("wire version {other}, not {VERSION}"))
+                    && text.contains("build volpexrun and the program from the same one"),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -39,7 +39,10 @@ pub fn start_error_code(e: &StartError) -> i32 {
         | StartError::SshWithoutHosts
         | StartError::Hosts(HostsError::List { .. }) => EXIT_USAGE,
         StartError::Hosts(
-            HostsError::Line { .. } | HostsError::Empty { .. } | HostsError::Read { .. },
+            HostsError::Line { .. }
+            | HostsError::Empty { .. }
+            | HostsError::Read { .. }
+            | HostsError::TooLarge { .. },
         )
         | StartError::EnvHostfile { .. }
         | StartError::Slurm(_)

@@ -579,6 +579,15 @@ impl JobState {
         let name = Signal::try_from(sig)
             .map(|s| s.to_string())
             .unwrap_or_else(|_| format!("signal {sig}"));
+        if let Ok(user @ (Signal::SIGUSR1 | Signal::SIGUSR2)) = Signal::try_from(sig) {
+            // The program's to handle, as under mpirun: forwarded, and the job goes on.
+            for i in 0..self.procs.len() {
+                self.signal(i, user);
+            }
+            self.out
+                .push(Action::Print(format!("{name}: forwarded to every process")));
+            return;
+        }
         if self.kill_at.is_some() {
             self.kill_at = None;
             self.out.push(Action::Print(format!(

@@ -417,6 +417,30 @@ fn an_interrupt_ends_every_process_once() {
     assert_eq!(st.verdict().exit_code(), 130);
 }
 
+/// SIGUSR1 and SIGUSR2 go to every live process and the job goes on, as under mpirun
+/// (they ended volpexrun alone and orphaned the job's processes).
+#[test]
+fn user_signals_are_forwarded_and_end_nothing() {
+    let mut st = running(local(config(1, 2)));
+    exited(&mut st, id(0, 1), Some(1), None);
+    for (sig, signal) in [(10, Signal::SIGUSR1), (12, Signal::SIGUSR2)] {
+        let actions = st.handle(Input::Interrupted(sig), s(1.0));
+        assert_eq!(
+            actions,
+            [
+                Action::Signal {
+                    id: id(0, 0),
+                    inc: 0,
+                    signal
+                },
+                Action::Print(format!("{signal}: forwarded to every process"))
+            ]
+        );
+        assert_eq!(st.failure(), None);
+        assert!(!st.interrupting());
+    }
+}
+
 #[test]
 fn a_second_interrupt_kills_at_once() {
     let mut st = running(local(config(1, 2)));
