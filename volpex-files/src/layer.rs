@@ -70,6 +70,11 @@ pub(crate) struct Config {
 
 /// The journal's bound unless `VOLPEX_FILES_JOURNAL_BYTES` says.
 const JOURNAL_BYTES_DEFAULT: usize = 256 << 20;
+/// How far (in bytes kept) a replica that does not replay may run ahead of its writer
+/// before a write waits for it (when the journal's bound is not lower): the bytes it
+/// keeps then fit in the journal's spare buffers again, so a follower that keeps large
+/// writes (a two-phase aggregator's) stops taking new memory once it has this much.
+const AHEAD_BYTES: usize = 64 << 20;
 /// A wait this long says so in the log (once per wait).
 const WAIT_NOTE: Duration = Duration::from_secs(10);
 /// How long a close or fsync waits for the writer's word on it.
@@ -1373,9 +1378,12 @@ pub fn write(fd: c_int, parts: &[&[u8]], at: Option<u64>) -> Result<usize, c_int
         let entry = g.model.write_entry(seq, file, offset, data_copy, gate);
         g.push(entry);
         sh.cond.notify_all();
-        let max = g.cfg.journal_bytes_max;
+        let max = match g.hold_until {
+            Some(_) => g.cfg.journal_bytes_max,
+            None => g.cfg.journal_bytes_max.min(AHEAD_BYTES),
+        };
         if g.journal.bytes() > max {
-            log::info!(
+            log::debug!(
                 "replica {}.{}: file journal full ({} bytes): waiting for the writer",
                 g.id.rank,
                 g.id.replica,
