@@ -234,12 +234,10 @@ impl Applier {
             out.mutated.push((show(p), seq));
         }
         if !self.broken.contains_key(&file) {
-            let r = self
-                .fd(file, path)
-                .and_then(|fd| match parts {
-                    [one] => real::pwrite_all(fd, one, offset),
-                    _ => real::pwritev_all(fd, parts, offset),
-                });
+            let r = self.fd(file, path).and_then(|fd| match parts {
+                [one] => real::pwrite_all(fd, one, offset),
+                _ => real::pwritev_all(fd, parts, offset),
+            });
             if let Err(errno) = r {
                 out.failure = Some(self.fail_opt(file, path, "write", errno));
             }

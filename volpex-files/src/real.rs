@@ -344,3 +344,26 @@ pub fn exit_now(code: c_int) -> ! {
     // SAFETY: _exit takes no pointer and does not return.
     unsafe { libc::_exit(code) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn a_gathered_write_of_more_parts_than_one_call_takes_lands_whole() {
+        let path = std::env::temp_dir().join(format!("volpex-pwritev-{}", std::process::id()));
+        let file = std::fs::File::create(&path).unwrap();
+        let bytes: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
+        // 3000 parts of one byte and an empty one: three calls of at most 1024 vectors.
+        let mut parts: Vec<&[u8]> = bytes.chunks(1).collect();
+        parts.insert(7, &[]);
+        let r = pwritev_all(file.as_raw_fd(), &parts, 5);
+        let got = std::fs::read(&path);
+        std::fs::remove_file(&path).unwrap();
+        r.unwrap();
+        let got = got.unwrap();
+        assert_eq!(&got[..5], &[0; 5]);
+        assert_eq!(&got[5..], &bytes[..]);
+    }
+}

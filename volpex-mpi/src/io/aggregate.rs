@@ -360,8 +360,9 @@ fn exchange_pieces(
         .collect();
     let mut got = vec![0u64; 2 * n];
     comm.all_to_all_into(&sizes[..], &mut got[..])?;
-    let size =
-        |c: u64| usize::try_from(c).map_err(|_| MpiError::new(class::INTERN, "a message too large"));
+    let size = |c: u64| {
+        usize::try_from(c).map_err(|_| MpiError::new(class::INTERN, "a message too large"))
+    };
     into.desc.resize_with(n, Vec::new);
     into.at.clear();
     let mut total = 0;
@@ -426,20 +427,21 @@ fn arrived_pieces<'a>(
     Ok(pieces)
 }
 
-/// Writes the pieces of a round in window `[a, b)`: each run of adjacent pieces with one
-/// gathered write from where they arrived (no copy). Pieces that overlap (ranks writing
+/// A gathered write: its file offset and the parts it writes there, one after another.
+type Gathered<'a> = (u64, Vec<&'a [u8]>);
+
+/// The writes of a round's pieces in window `[a, b)`: one per run of adjacent pieces,
+/// gathered from where the pieces arrived (no copy). Pieces that overlap (ranks writing
 /// the same bytes) are laid into `buf` in the ranks' order first, so the later rank's
 /// bytes win, as if the ranks wrote one after another.
-fn write_pieces(
-    h: &Handle,
+fn gather<'a>(
     (a, b): (u64, u64),
-    pieces: Vec<(u64, &[u8])>,
-    buf: &mut Vec<u8>,
-) -> Result<()> {
+    pieces: Vec<(u64, &'a [u8])>,
+    buf: &'a mut Vec<u8>,
+) -> Result<Vec<Gathered<'a>>> {
     let end = |p: &(u64, &[u8])| p.0 + p.1.len() as u64;
-    let outside = || MpiError::new(class::INTERN, "a piece outside its domain");
     if pieces.iter().any(|p| p.0 < a || end(p) > b) {
-        return Err(outside());
+        return Err(MpiError::new(class::INTERN, "a piece outside its domain"));
     }
     let mut sorted = pieces.clone();
     sorted.sort_by_key(|p| p.0);
@@ -464,18 +466,16 @@ fn write_pieces(
     } else {
         sorted
     };
-    let fd = h.file.as_raw_fd();
-    let mut k = 0;
-    while k < runs.len() {
-        let mut e = k + 1;
-        while e < runs.len() && runs[e].0 == end(&runs[e - 1]) {
-            e += 1;
+    let mut out: Vec<Gathered<'a>> = Vec::new();
+    let mut next = None;
+    for p in runs {
+        match out.last_mut() {
+            Some(w) if next == Some(p.0) => w.1.push(p.1),
+            _ => out.push((p.0, vec![p.1])),
         }
-        let parts: Vec<&[u8]> = runs[k..e].iter().map(|p| p.1).collect();
-        volpex_files::write_at(fd, &parts, runs[k].0).map_err(|err| sys(err, "write"))?;
-        k = e;
+        next = Some(end(&p));
     }
-    Ok(())
+    Ok(out)
 }
 
 /// A collective write of `data` at view position `pos` (etypes).
@@ -503,8 +503,10 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
             continue;
         }
         let pieces = arrived_pieces(me, &round, data, &arrived)?;
-        if let Err(e) = write_pieces(h, window, pieces, &mut buf) {
-            failure.get_or_insert(e);
+        for (at, parts) in gather(window, pieces, &mut buf)? {
+            if let Err(err) = volpex_files::write_at(h.file.as_raw_fd(), &parts, at) {
+                failure.get_or_insert(sys(err, "write"));
+            }
         }
     }
     SCRATCH.with(|s| s.set((round, arrived, buf)));
@@ -630,6 +632,43 @@ mod tests {
         let p = with_data(vec![(0, 4), (8, 4)]);
         let c: Vec<_> = clip(&p, 2, 10).collect();
         assert_eq!(c, vec![(2, 2, 2), (8, 4, 2)]);
+    }
+
+    #[test]
+    fn adjacent_pieces_make_one_gathered_write_and_overlaps_go_through_the_buffer() {
+        let (x, y, z) = (vec![1u8; 4], vec![2u8; 4], vec![3u8; 2]);
+        let mut buf = Vec::new();
+        // Rank order y, x, z; in the file x, y adjacent, then z after a hole.
+        let pieces = vec![(14, &y[..]), (10, &x[..]), (20, &z[..])];
+        let w = gather((10, 30), pieces, &mut buf).unwrap();
+        assert_eq!(w, vec![(10, vec![&x[..], &y[..]]), (20, vec![&z[..]])]);
+        assert!(buf.is_empty());
+        // x over [10, 14), y over [12, 16): the later rank's bytes win where they overlap.
+        let pieces = vec![(10, &x[..]), (12, &y[..]), (20, &z[..])];
+        let w = gather((10, 30), pieces, &mut buf).unwrap();
+        let flat: Vec<(u64, Vec<u8>)> = w.into_iter().map(|(o, p)| (o, p.concat())).collect();
+        assert_eq!(flat, vec![(10, vec![1, 1, 2, 2, 2, 2]), (20, vec![3, 3])]);
+        let outside = vec![(8, &x[..])];
+        assert!(gather((10, 30), outside, &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn a_round_sends_the_callers_bytes_when_they_are_one_run_else_packs_them() {
+        let plan = Plan::new(&[[0, 16], [0, 16]], &[0, 1]).unwrap();
+        let data: Vec<u8> = (0..8).collect();
+        let mut round = Round::default();
+        // Data in file order: each aggregator's pieces are one run of `data`.
+        let mine = with_data(vec![(0, 2), (4, 2), (8, 2), (12, 2)]);
+        round.build(2, &plan, 0, &mine, &data);
+        assert!(matches!(round.data[0], Source::Caller(_)));
+        assert_eq!(round.data_for(0, &data), &[0, 1, 2, 3]);
+        assert_eq!(round.data_for(1, &data), &[4, 5, 6, 7]);
+        // Out of file order: aggregator 0's pieces are data 0..2 and 4..6: packed.
+        let mine = with_data(vec![(0, 2), (8, 2), (4, 2), (12, 2)]);
+        round.build(2, &plan, 0, &mine, &data);
+        assert!(matches!(round.data[0], Source::Packed(_)));
+        assert_eq!(round.data_for(0, &data), &[0, 1, 4, 5]);
+        assert_eq!(round.data_for(1, &data), &[2, 3, 6, 7]);
     }
 
     #[test]
