@@ -2,8 +2,10 @@
 //! ROMIO does them: when the ranks' accesses interleave in the file, the range they
 //! cover is cut into one contiguous domain per rank (the aggregators); in rounds of at
 //! most `BUFFER` bytes of each domain, every rank sends each aggregator its pieces that
-//! fall there (descriptors and data in one all-to-all), and the aggregator writes what it
-//! got as large contiguous runs. A read goes the other way: the aggregators read their
+//! fall there (their descriptors, then their data straight from the caller's buffer), and
+//! the aggregator writes each contiguous run of what it got with one gathered write from
+//! the buffers the pieces arrived in (the bytes are copied only by the transport and the
+//! kernel). A read goes the other way: the aggregators read their
 //! runs and send each rank its bytes. When the accesses do not interleave (each rank's
 //! span is apart from the others'), each rank does its own access: its runs are as
 //! large as its view makes them, and nothing crosses the network (ROMIO's
