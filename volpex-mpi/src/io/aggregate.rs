@@ -259,24 +259,26 @@ fn encode_into(v: &mut Vec<u8>, desc: &[(u64, usize)]) {
 /// `(file offset, length)` of the pieces a message carries.
 type Descriptors = Vec<(u64, usize)>;
 
-/// Decodes what `encode_into` made: the descriptors and the data.
-fn decode(b: &[u8]) -> Result<(Descriptors, &[u8])> {
+/// Decodes what `encode_into` made (nothing may follow the descriptors).
+fn decode(b: &[u8]) -> Result<Descriptors> {
     let bad = || MpiError::new(class::INTERN, "a malformed collective I/O message");
     let word = |i: usize| -> Result<u64> {
         let s = b.get(i * 8..i * 8 + 8).ok_or_else(bad)?;
         Ok(u64::from_le_bytes(s.try_into().map_err(|_| bad())?))
     };
     if b.is_empty() {
-        return Ok((Vec::new(), &[]));
+        return Ok(Vec::new());
     }
     let n = usize::try_from(word(0)?).map_err(|_| bad())?;
-    let mut d = Vec::with_capacity(n.min(b.len() / 16));
-    for i in 0..n {
-        let l = usize::try_from(word(2 + 2 * i)?).map_err(|_| bad())?;
-        d.push((word(1 + 2 * i)?, l));
+    if Some(b.len()) != n.checked_mul(16).and_then(|x| x.checked_add(8)) {
+        return Err(bad());
     }
-    let start = 8 + 16 * n;
-    Ok((d, b.get(start..).ok_or_else(bad)?))
+    (0..n)
+        .map(|i| {
+            let l = usize::try_from(word(2 + 2 * i)?).map_err(|_| bad())?;
+            Ok((word(1 + 2 * i)?, l))
+        })
+        .collect()
 }
 
 /// Where the data a rank sends one aggregator in a round of a write is.
@@ -416,7 +418,7 @@ fn arrived_pieces<'a>(
         } else {
             (&arrived.desc[j][..], &arrived.bytes[arrived.at[j].clone()])
         };
-        let (desc, _) = decode(desc)?;
+        let desc = decode(desc)?;
         let mut at = 0;
         for (o, l) in desc {
             let chunk = bytes.get(at..at + l).ok_or_else(|| {
@@ -584,7 +586,7 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
         // reads as zeros; the count below stops at the end of the file).
         let mut answers = Outgoing::default();
         for j in 0..n {
-            let (desc, _) = decode(got.from(j))?;
+            let desc = decode(got.from(j))?;
             let start = answers.flat.len();
             for (o, l) in desc {
                 let s = (o - a) as usize;
@@ -677,10 +679,10 @@ mod tests {
     fn messages_round_trip() {
         let mut m = Vec::new();
         encode_into(&mut m, &[(5, 2), (9, 1)]);
-        m.extend_from_slice(b"abc");
-        let (d, data) = decode(&m).unwrap();
-        assert_eq!(d, vec![(5, 2), (9, 1)]);
-        assert_eq!(data, b"abc");
-        assert_eq!(decode(&[]).unwrap().0, vec![]);
+        assert_eq!(decode(&m).unwrap(), vec![(5, 2), (9, 1)]);
+        assert_eq!(decode(&[]).unwrap(), vec![]);
+        m.push(0);
+        assert!(decode(&m).is_err());
+        assert!(decode(&m[..20]).is_err());
     }
 }
