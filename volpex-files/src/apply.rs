@@ -92,7 +92,7 @@ impl Applier {
                 path,
                 offset,
                 data,
-            } => return self.write(e.seq, e.gate, *file, path.as_deref(), *offset, data),
+            } => return self.write(e.seq, e.gate, *file, path.as_deref(), *offset, &[data]),
             Op::SetLen { file, path, len } => {
                 if let Some(p) = path {
                     changed(&mut out, p);
@@ -215,7 +215,8 @@ impl Applier {
         out
     }
 
-    /// Applies write operation `seq`: `data` at `offset` of `file` (at `path`). The
+    /// Applies write operation `seq`: `parts`, one after another, at `offset` of `file`
+    /// (at `path`). The
     /// files thread applies a journal entry with it; a writer whose journal holds
     /// nothing unapplied applies its program's write with it at once, from the
     /// program's buffer (`layer::write`).
@@ -226,16 +227,17 @@ impl Applier {
         file: FileId,
         path: Option<&Path>,
         offset: u64,
-        data: &[u8],
+        parts: &[&[u8]],
     ) -> Applied {
         let mut out = Applied::default();
         if let (Some(p), Gate::Everyone) = (path, gate) {
             out.mutated.push((show(p), seq));
         }
         if !self.broken.contains_key(&file) {
-            let r = self
-                .fd(file, path)
-                .and_then(|fd| real::pwrite_all(fd, data, offset));
+            let r = self.fd(file, path).and_then(|fd| match parts {
+                [one] => real::pwrite_all(fd, one, offset),
+                _ => real::pwritev_all(fd, parts, offset),
+            });
             if let Err(errno) = r {
                 out.failure = Some(self.fail_opt(file, path, "write", errno));
             }

@@ -204,15 +204,18 @@ impl Journal {
         }
     }
 
-    /// A write's bytes for an entry: a copy of `data`, in a spare buffer when one is
-    /// large enough.
-    pub fn copy(&mut self, data: &[u8]) -> Arc<Vec<u8>> {
-        let mut v = match self.spare.iter().position(|b| b.capacity() >= data.len()) {
+    /// A write's bytes for an entry: a copy of `parts`, one after another, in a spare
+    /// buffer when one is large enough.
+    pub fn copy(&mut self, parts: &[&[u8]]) -> Arc<Vec<u8>> {
+        let len = parts.iter().map(|p| p.len()).sum();
+        let mut v = match self.spare.iter().position(|b| b.capacity() >= len) {
             Some(i) => self.spare.swap_remove(i),
-            None => Vec::with_capacity(data.len()),
+            None => Vec::with_capacity(len),
         };
         v.clear();
-        v.extend_from_slice(data);
+        for p in parts {
+            v.extend_from_slice(p);
+        }
         Arc::new(v)
     }
 
@@ -279,7 +282,7 @@ mod tests {
     #[test]
     fn a_trimmed_writes_buffer_holds_a_later_write() {
         let mut j = Journal::default();
-        let data = j.copy(&[7u8; SPARE_MIN]);
+        let data = j.copy(&[&[7u8; SPARE_MIN]]);
         let at = data.as_ptr();
         j.push(Entry {
             op: Op::Write {
@@ -291,11 +294,11 @@ mod tests {
             ..write(1, 0)
         });
         j.trim_through(1);
-        let again = j.copy(&[9u8; 100]);
+        let again = j.copy(&[&[9u8; 100]]);
         assert_eq!(again.as_ptr(), at, "the trimmed buffer is used again");
         assert_eq!(&again[..], &[9u8; 100][..]);
         // A buffer someone else still holds (a batch of the files thread) is not.
-        let held = j.copy(&[1u8; SPARE_MIN]);
+        let held = j.copy(&[&[1u8; SPARE_MIN]]);
         j.push(Entry {
             op: Op::Write {
                 file: 1,
@@ -306,6 +309,6 @@ mod tests {
             ..write(2, 0)
         });
         j.trim_through(2);
-        assert_ne!(j.copy(&[2u8; 10]).as_ptr(), held.as_ptr());
+        assert_ne!(j.copy(&[&[2u8; 10]]).as_ptr(), held.as_ptr());
     }
 }

@@ -70,6 +70,11 @@ pub(crate) struct Config {
 
 /// The journal's bound unless `VOLPEX_FILES_JOURNAL_BYTES` says.
 const JOURNAL_BYTES_DEFAULT: usize = 256 << 20;
+/// How far (in bytes kept) a replica that does not replay may run ahead of its writer
+/// before a write waits for it (when the journal's bound is not lower): the bytes it
+/// keeps then fit in the journal's spare buffers again, so a follower that keeps large
+/// writes (a two-phase aggregator's) stops taking new memory once it has this much.
+const AHEAD_BYTES: usize = 64 << 20;
 /// A wait this long says so in the log (once per wait).
 const WAIT_NOTE: Duration = Duration::from_secs(10);
 /// How long a close or fsync waits for the writer's word on it.
@@ -643,25 +648,29 @@ impl State {
             path, offset, data, ..
         } = &e.op
         {
-            self.digest(e.seq, path.as_deref(), *offset, data);
+            self.digest(e.seq, path.as_deref(), *offset, &[data]);
         }
         self.journal.push(e);
         self.retain();
     }
 
     /// With `VOLPEX_VERIFY_OUTPUT=1`: the digest of write `seq` goes to the launcher.
-    fn digest(&mut self, seq: Seq, path: Option<&Path>, offset: u64, data: &[u8]) {
+    fn digest(&mut self, seq: Seq, path: Option<&Path>, offset: u64, parts: &[&[u8]]) {
         if !self.cfg.verify {
             return;
         }
-        let h = blake3::hash(data);
+        let mut hasher = blake3::Hasher::new();
+        for p in parts {
+            hasher.update(p);
+        }
+        let h = hasher.finalize();
         let mut hash = [0u8; 16];
         hash.copy_from_slice(&h.as_bytes()[..16]);
         self.outbox.written.push(Written {
             seq,
             path: path.map_or_else(|| "(a removed file)".into(), |p| p.display().to_string()),
             offset,
-            len: data.len() as u64,
+            len: parts.iter().map(|p| p.len() as u64).sum(),
             hash,
         });
     }
@@ -700,31 +709,31 @@ impl State {
         header: &[u8],
         file: FileId,
         offset: u64,
-        data: &[u8],
+        parts: &[&[u8]],
         gate: Gate,
     ) -> Result<usize, c_int> {
         let (seq, trace) = g.next(header);
         let path = g.model.file(file).and_then(|f| f.path.clone());
-        g.digest(seq, path.as_deref(), offset, data);
+        g.digest(seq, path.as_deref(), offset, parts);
         let epoch = g.role.epoch;
         g.in_flight = true;
         let a = MutexGuard::unlocked(g, || {
             sh.applier
                 .lock()
-                .write(seq, gate, file, path.as_deref(), offset, data)
+                .write(seq, gate, file, path.as_deref(), offset, parts)
         });
         g.in_flight = false;
         if g.role.writing && g.role.epoch == epoch {
             g.note_applied(vec![(seq, trace, a)]);
         } else {
-            let data = g.journal.copy(data);
+            let data = g.journal.copy(parts);
             let mut e = g.model.write_entry(seq, file, offset, data, gate);
             e.trace = trace;
             g.journal.push(e);
             g.retain();
         }
         sh.cond.notify_all();
-        Ok(data.len())
+        Ok(parts.iter().map(|p| p.len()).sum())
     }
 
     /// Takes note of what the writer applied (`done`: each operation, its trace and
@@ -1335,8 +1344,9 @@ pub fn close(fd: c_int) -> Result<(), c_int> {
     })
 }
 
-/// write / pwrite (`at`) / writev.
-pub fn write(fd: c_int, data: &[u8], at: Option<u64>) -> Result<usize, c_int> {
+/// write / pwrite (`at`) / writev: `parts`, one after another, as one operation.
+pub fn write(fd: c_int, parts: &[&[u8]], at: Option<u64>) -> Result<usize, c_int> {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
     done(|sh, g| {
         if g.problem.is_some() {
             return Err(libc::EIO);
@@ -1345,32 +1355,35 @@ pub fn write(fd: c_int, data: &[u8], at: Option<u64>) -> Result<usize, c_int> {
         if let Some(&e) = g.sticky.get(&desc.file) {
             return Err(e);
         }
-        if data.is_empty() {
+        if len == 0 {
             return Ok(0);
         }
-        let (file, offset, gate) = g.model.write(fd, data.len() as u64, at)?;
+        let (file, offset, gate) = g.model.write(fd, len as u64, at)?;
         let mut header = b"write".to_vec();
         header.extend_from_slice(&file.to_le_bytes());
         header.extend_from_slice(&offset.to_le_bytes());
-        header.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        header.extend_from_slice(&(len as u64).to_le_bytes());
         if g.applies_now(gate) {
-            return State::write_in_place(sh, g, &header, file, offset, data, gate);
+            return State::write_in_place(sh, g, &header, file, offset, parts, gate);
         }
         let (seq, _) = g.next(&header);
         if g.hold_until.is_none() && g.known_applied() >= seq {
             // Its writer applied it already (it runs ahead): nothing to keep.
             let path = g.model.file(file).and_then(|f| f.path.clone());
-            g.digest(seq, path.as_deref(), offset, data);
+            g.digest(seq, path.as_deref(), offset, parts);
             g.outbox.dirty = true;
-            return Ok(data.len());
+            return Ok(len);
         }
-        let data_copy = g.journal.copy(data);
+        let data_copy = g.journal.copy(parts);
         let entry = g.model.write_entry(seq, file, offset, data_copy, gate);
         g.push(entry);
         sh.cond.notify_all();
-        let max = g.cfg.journal_bytes_max;
+        let max = match g.hold_until {
+            Some(_) => g.cfg.journal_bytes_max,
+            None => g.cfg.journal_bytes_max.min(AHEAD_BYTES),
+        };
         if g.journal.bytes() > max {
-            log::info!(
+            log::debug!(
                 "replica {}.{}: file journal full ({} bytes): waiting for the writer",
                 g.id.rank,
                 g.id.replica,
@@ -1380,7 +1393,7 @@ pub fn write(fd: c_int, data: &[u8], at: Option<u64>) -> Result<usize, c_int> {
                 s.journal.bytes() > max / 2
             });
         }
-        Ok(data.len())
+        Ok(len)
     })
 }
 

@@ -57,6 +57,19 @@ pub use layer::{
     Sender,
 };
 
+/// Writes `parts`, one after another, at `offset` of descriptor `fd`, as one `pwritev`
+/// does: through the layer (one operation, applied without a copy when this replica
+/// may write at once) when it tracks `fd`, else with the C library's `pwritev`. For
+/// Rust code of the runtime (MPI-IO's aggregators) that writes gathered pieces.
+pub fn write_at(fd: std::os::raw::c_int, parts: &[&[u8]], offset: u64) -> std::io::Result<()> {
+    let r = if layer::tracked(fd) {
+        layer::write(fd, parts, Some(offset)).map(|_| ())
+    } else {
+        real::pwritev_all(fd, parts, offset)
+    };
+    r.map_err(std::io::Error::from_raw_os_error)
+}
+
 /// Starts the layer in this process (a replica of a launched job). Files opened before
 /// stay the C library's. `VOLPEX_FILES=0` leaves the layer off.
 pub fn activate(id: Identity, connect: Connect) {

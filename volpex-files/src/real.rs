@@ -200,6 +200,43 @@ pub fn pwrite_all(fd: c_int, mut data: &[u8], mut off: u64) -> Result<(), c_int>
     Ok(())
 }
 
+/// Writes all of `parts`, one after another, at `off` (`pwritev`, at most `IOV_MAX`
+/// vectors a call).
+pub fn pwritev_all(fd: c_int, parts: &[&[u8]], mut off: u64) -> Result<(), c_int> {
+    const MAX: usize = 1024;
+    let mut parts: Vec<&[u8]> = parts.iter().copied().filter(|p| !p.is_empty()).collect();
+    let mut first = 0;
+    while first < parts.len() {
+        let iov: Vec<libc::iovec> = parts[first..(first + MAX).min(parts.len())]
+            .iter()
+            .map(|p| libc::iovec {
+                iov_base: p.as_ptr() as *mut c_void,
+                iov_len: p.len(),
+            })
+            .collect();
+        // SAFETY: each iovec names a readable slice that lives through the call.
+        let n = unsafe { raw_pwritev(fd, iov.as_ptr(), iov.len() as c_int, off as off_t) };
+        let mut n = match n {
+            n if n > 0 => n as usize,
+            0 => return Err(libc::EIO),
+            _ if errno() == libc::EINTR => continue,
+            _ => return Err(errno()),
+        };
+        off += n as u64;
+        while n > 0 {
+            let p = parts[first];
+            if n >= p.len() {
+                n -= p.len();
+                first += 1;
+            } else {
+                parts[first] = &p[n..];
+                n = 0;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads up to `buf.len()` bytes at `off` (fewer at the end of the file).
 pub fn pread_full(fd: c_int, buf: &mut [u8], off: u64) -> Result<usize, c_int> {
     let mut done = 0;
@@ -306,4 +343,27 @@ pub fn dup_from(fd: c_int, min: c_int, cloexec: bool) -> Result<c_int, c_int> {
 pub fn exit_now(code: c_int) -> ! {
     // SAFETY: _exit takes no pointer and does not return.
     unsafe { libc::_exit(code) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn a_gathered_write_of_more_parts_than_one_call_takes_lands_whole() {
+        let path = std::env::temp_dir().join(format!("volpex-pwritev-{}", std::process::id()));
+        let file = std::fs::File::create(&path).unwrap();
+        let bytes: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
+        // 3000 parts of one byte and an empty one: three calls of at most 1024 vectors.
+        let mut parts: Vec<&[u8]> = bytes.chunks(1).collect();
+        parts.insert(7, &[]);
+        let r = pwritev_all(file.as_raw_fd(), &parts, 5);
+        let got = std::fs::read(&path);
+        std::fs::remove_file(&path).unwrap();
+        r.unwrap();
+        let got = got.unwrap();
+        assert_eq!(&got[..5], &[0; 5]);
+        assert_eq!(&got[5..], &bytes[..]);
+    }
 }

@@ -113,7 +113,7 @@ unsafe extern "C" fn cookie_write(c: *mut c_void, buf: *const c_char, n: size_t)
     }
     // SAFETY: stdio hands `n` readable bytes.
     let b = unsafe { std::slice::from_raw_parts(buf as *const u8, n) };
-    match layer::write(fd, b, None) {
+    match layer::write(fd, &[b], None) {
         Ok(k) => k as ssize_t,
         Err(e) => {
             set_errno(e);

@@ -280,7 +280,7 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssiz
     if tracked(fd) {
         // SAFETY: write's contract: `n` readable bytes at `buf`.
         return match unsafe { bytes(buf, n) } {
-            Some(b) => size(layer::write(fd, b, None)),
+            Some(b) => size(layer::write(fd, &[b], None)),
             None => fail(libc::EFAULT),
         };
     }
@@ -297,7 +297,7 @@ unsafe fn pwrite_any(fd: c_int, buf: *const c_void, n: size_t, off: off_t) -> ss
         // SAFETY: pwrite's contract.
         let b = unsafe { bytes(buf, n) };
         return match (b, pos(off)) {
-            (Some(b), Ok(at)) => size(layer::write(fd, b, Some(at))),
+            (Some(b), Ok(at)) => size(layer::write(fd, &[b], Some(at))),
             (None, _) => fail(libc::EFAULT),
             (_, Err(e)) => fail(e),
         };
@@ -339,7 +339,7 @@ unsafe fn writev_any(fd: c_int, iov: *const libc::iovec, n: c_int, at: Option<of
         Ok(a) => a,
         Err(e) => return fail(e),
     };
-    size(layer::write(fd, &parts.concat(), at))
+    size(layer::write(fd, &parts, at))
 }
 
 /// writev(2).

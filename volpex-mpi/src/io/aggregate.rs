@@ -2,8 +2,10 @@
 //! ROMIO does them: when the ranks' accesses interleave in the file, the range they
 //! cover is cut into one contiguous domain per rank (the aggregators); in rounds of at
 //! most `BUFFER` bytes of each domain, every rank sends each aggregator its pieces that
-//! fall there (descriptors and data in one all-to-all), and the aggregator writes what it
-//! got as large contiguous runs. A read goes the other way: the aggregators read their
+//! fall there (their descriptors, then their data straight from the caller's buffer), and
+//! the aggregator writes each contiguous run of what it got with one gathered write from
+//! the buffers the pieces arrived in (the bytes are copied only by the transport and the
+//! kernel). A read goes the other way: the aggregators read their
 //! runs and send each rank its bytes. When the accesses do not interleave (each rank's
 //! span is apart from the others'), each rank does its own access: its runs are as
 //! large as its view makes them, and nothing crosses the network (ROMIO's
@@ -21,6 +23,9 @@ use super::sys;
 use crate::error::{MpiError, Result};
 use crate::handles::class;
 use crate::view::Piece;
+use std::cell::Cell;
+use std::ops::Range;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
 use volpex::Communicator;
@@ -152,6 +157,11 @@ impl Plan {
     }
 }
 
+thread_local! {
+    /// A write's buffers, kept from call to call.
+    static SCRATCH: Cell<(Round, Arrived, Vec<u8>)> = Cell::default();
+}
+
 /// The tag of the exchange's messages (the file's communicator is its own: nothing else
 /// is sent on it but collectives).
 const TAG: i32 = 13;
@@ -178,12 +188,6 @@ struct Outgoing {
 }
 
 impl Outgoing {
-    /// Empties it for the next round (its memory stays: no page faults again).
-    fn clear(&mut self) {
-        self.flat.clear();
-        self.counts.clear();
-    }
-
     /// Ends the message to the next rank.
     fn close(&mut self, start: usize) {
         self.counts.push(self.flat.len() - start);
@@ -191,9 +195,8 @@ impl Outgoing {
 }
 
 /// Sends each rank `j` its message and receives every rank's (their sizes first, in an
-/// all-to-all of counts; then point-to-point, each message received in place). `into`
-/// is the last round's `Received`, whose memory is used again.
-fn exchange(comm: &Communicator, out: &Outgoing, into: Option<Received>) -> Result<Received> {
+/// all-to-all of counts; then point-to-point, each message received in place).
+fn exchange(comm: &Communicator, out: &Outgoing) -> Result<Received> {
     let n = comm.size() as usize;
     let me = comm.rank() as usize;
     let counts: Vec<u64> = out.counts.iter().map(|&c| c as u64).collect();
@@ -221,8 +224,7 @@ fn exchange(comm: &Communicator, out: &Outgoing, into: Option<Received>) -> Resu
             comm.process_at_rank(to as i32).send_with_tag(block, TAG)?;
         }
     }
-    let mut bytes = into.map(|r| r.bytes).unwrap_or_default();
-    bytes.resize(total, 0);
+    let mut bytes = vec![0; total];
     let (a, c) = at[me];
     if c != out.counts[me] {
         return Err(MpiError::new(
@@ -242,8 +244,8 @@ fn exchange(comm: &Communicator, out: &Outgoing, into: Option<Received>) -> Resu
     Ok(Received { bytes, at })
 }
 
-/// Appends `(file offset, length)` descriptors, then `data` after them, to `v`.
-fn encode_into(v: &mut Vec<u8>, desc: &[(u64, usize)], data: impl FnOnce(&mut Vec<u8>)) {
+/// Appends `(file offset, length)` descriptors to `v` (nothing when there are none).
+fn encode_into(v: &mut Vec<u8>, desc: &[(u64, usize)]) {
     if desc.is_empty() {
         return;
     }
@@ -252,30 +254,232 @@ fn encode_into(v: &mut Vec<u8>, desc: &[(u64, usize)], data: impl FnOnce(&mut Ve
         v.extend_from_slice(&o.to_le_bytes());
         v.extend_from_slice(&(l as u64).to_le_bytes());
     }
-    data(v);
 }
 
 /// `(file offset, length)` of the pieces a message carries.
 type Descriptors = Vec<(u64, usize)>;
 
-/// Decodes what `encode_into` made: the descriptors and the data.
-fn decode(b: &[u8]) -> Result<(Descriptors, &[u8])> {
+/// Decodes what `encode_into` made (nothing may follow the descriptors).
+fn decode(b: &[u8]) -> Result<Descriptors> {
     let bad = || MpiError::new(class::INTERN, "a malformed collective I/O message");
     let word = |i: usize| -> Result<u64> {
         let s = b.get(i * 8..i * 8 + 8).ok_or_else(bad)?;
         Ok(u64::from_le_bytes(s.try_into().map_err(|_| bad())?))
     };
     if b.is_empty() {
-        return Ok((Vec::new(), &[]));
+        return Ok(Vec::new());
     }
     let n = usize::try_from(word(0)?).map_err(|_| bad())?;
-    let mut d = Vec::with_capacity(n.min(b.len() / 16));
-    for i in 0..n {
-        let l = usize::try_from(word(2 + 2 * i)?).map_err(|_| bad())?;
-        d.push((word(1 + 2 * i)?, l));
+    if Some(b.len()) != n.checked_mul(16).and_then(|x| x.checked_add(8)) {
+        return Err(bad());
     }
-    let start = 8 + 16 * n;
-    Ok((d, b.get(start..).ok_or_else(bad)?))
+    (0..n)
+        .map(|i| {
+            let l = usize::try_from(word(2 + 2 * i)?).map_err(|_| bad())?;
+            Ok((word(1 + 2 * i)?, l))
+        })
+        .collect()
+}
+
+/// Where the data a rank sends one aggregator in a round of a write is.
+#[derive(Clone)]
+enum Source {
+    /// A run of the caller's buffer: the pieces in a window are a run of the access's
+    /// data when the view's file offsets do not go back (MPI-3.1 section 13.3 requires
+    /// it of filetypes), so nothing is packed.
+    Caller(Range<usize>),
+    /// A run of `Round::packed` (pieces whose data is not one run).
+    Packed(Range<usize>),
+}
+
+/// What this rank sends each aggregator in one round of a write: the descriptors of its
+/// pieces in the aggregator's window, and where their data is.
+#[derive(Default)]
+struct Round {
+    desc: Vec<Vec<u8>>,
+    data: Vec<Source>,
+    packed: Vec<u8>,
+}
+
+impl Round {
+    /// Fills it for round `r` of `plan` (its memory stays from round to round).
+    fn build(&mut self, n: usize, plan: &Plan, r: u64, mine: &[(u64, usize, usize)], data: &[u8]) {
+        self.desc.resize_with(n, Vec::new);
+        self.data.clear();
+        self.packed.clear();
+        for (i, desc) in self.desc.iter_mut().enumerate() {
+            desc.clear();
+            let (a, b) = plan.window(i, r);
+            let parts: Vec<_> = clip(mine, a, b).collect();
+            let pairs: Vec<(u64, usize)> = parts.iter().map(|&(o, _, l)| (o, l)).collect();
+            encode_into(desc, &pairs);
+            let one_run = parts.windows(2).all(|w| w[0].1 + w[0].2 == w[1].1);
+            self.data.push(match (parts.first(), parts.last()) {
+                (Some(f), Some(l)) if one_run => Source::Caller(f.1..l.1 + l.2),
+                _ => {
+                    let start = self.packed.len();
+                    for &(_, at, l) in &parts {
+                        self.packed.extend_from_slice(&data[at..at + l]);
+                    }
+                    Source::Packed(start..self.packed.len())
+                }
+            });
+        }
+    }
+
+    /// The data for rank `j`.
+    fn data_for<'a>(&'a self, j: usize, data: &'a [u8]) -> &'a [u8] {
+        match &self.data[j] {
+            Source::Caller(r) => &data[r.clone()],
+            Source::Packed(r) => &self.packed[r.clone()],
+        }
+    }
+}
+
+/// What the other ranks sent this aggregator in one round of a write.
+#[derive(Default)]
+struct Arrived {
+    /// Each rank's descriptors.
+    desc: Vec<Vec<u8>>,
+    /// Every rank's data, one after another (memory kept from round to round).
+    bytes: Vec<u8>,
+    /// Where each rank's data is in `bytes`.
+    at: Vec<Range<usize>>,
+}
+
+/// One round of a write's exchange: sends each aggregator this rank's descriptors and
+/// data for its window (sizes first, in an all-to-all; then two messages, each received
+/// in place), and receives what the others send this rank into `into`.
+fn exchange_pieces(
+    comm: &Communicator,
+    round: &Round,
+    data: &[u8],
+    into: &mut Arrived,
+) -> Result<()> {
+    let n = comm.size() as usize;
+    let me = comm.rank() as usize;
+    let sizes: Vec<u64> = (0..n)
+        .flat_map(|j| [round.desc[j].len(), round.data_for(j, data).len()])
+        .map(|c| c as u64)
+        .collect();
+    let mut got = vec![0u64; 2 * n];
+    comm.all_to_all_into(&sizes[..], &mut got[..])?;
+    let size = |c: u64| {
+        usize::try_from(c).map_err(|_| MpiError::new(class::INTERN, "a message too large"))
+    };
+    into.desc.resize_with(n, Vec::new);
+    into.at.clear();
+    let mut total = 0;
+    for j in 0..n {
+        let c = if j == me { 0 } else { size(got[2 * j + 1])? };
+        into.at.push(total..total + c);
+        total += c;
+    }
+    // Sends are buffered (the sender log): all of them first, then the receives.
+    for step in 1..n {
+        let to = (me + step) % n;
+        let dest = comm.process_at_rank(to as i32);
+        for block in [&round.desc[to][..], round.data_for(to, data)] {
+            if !block.is_empty() {
+                dest.send_with_tag(block, TAG)?;
+            }
+        }
+    }
+    if into.bytes.len() < total {
+        into.bytes.resize(total, 0);
+    }
+    for step in 1..n {
+        let from = (me + n - step) % n;
+        let src = comm.process_at_rank(from as i32);
+        let desc = &mut into.desc[from];
+        desc.resize(size(got[2 * from])?, 0);
+        if !desc.is_empty() {
+            src.receive_into_with_tag(&mut desc[..], TAG)?;
+        }
+        let r = into.at[from].clone();
+        if !r.is_empty() {
+            src.receive_into_with_tag(&mut into.bytes[r], TAG)?;
+        }
+    }
+    Ok(())
+}
+
+/// The pieces of a round an aggregator writes: (file offset, bytes), in the ranks' order.
+fn arrived_pieces<'a>(
+    me: usize,
+    round: &'a Round,
+    data: &'a [u8],
+    arrived: &'a Arrived,
+) -> Result<Vec<(u64, &'a [u8])>> {
+    let mut pieces = Vec::new();
+    for j in 0..arrived.at.len() {
+        let (desc, bytes) = if j == me {
+            (&round.desc[me][..], round.data_for(me, data))
+        } else {
+            (&arrived.desc[j][..], &arrived.bytes[arrived.at[j].clone()])
+        };
+        let desc = decode(desc)?;
+        let mut at = 0;
+        for (o, l) in desc {
+            let chunk = bytes.get(at..at + l).ok_or_else(|| {
+                MpiError::new(class::INTERN, "a collective I/O message too short")
+            })?;
+            pieces.push((o, chunk));
+            at += l;
+        }
+    }
+    Ok(pieces)
+}
+
+/// A gathered write: its file offset and the parts it writes there, one after another.
+type Gathered<'a> = (u64, Vec<&'a [u8]>);
+
+/// The writes of a round's pieces in window `[a, b)`: one per run of adjacent pieces,
+/// gathered from where the pieces arrived (no copy). Pieces that overlap (ranks writing
+/// the same bytes) are laid into `buf` in the ranks' order first, so the later rank's
+/// bytes win, as if the ranks wrote one after another.
+fn gather<'a>(
+    (a, b): (u64, u64),
+    pieces: Vec<(u64, &'a [u8])>,
+    buf: &'a mut Vec<u8>,
+) -> Result<Vec<Gathered<'a>>> {
+    let end = |p: &(u64, &[u8])| p.0 + p.1.len() as u64;
+    if pieces.iter().any(|p| p.0 < a || end(p) > b) {
+        return Err(MpiError::new(class::INTERN, "a piece outside its domain"));
+    }
+    let mut sorted = pieces.clone();
+    sorted.sort_by_key(|p| p.0);
+    let runs: Vec<(u64, &[u8])> = if sorted.windows(2).any(|w| w[1].0 < end(&w[0])) {
+        buf.resize((b - a) as usize, 0);
+        for &(o, chunk) in &pieces {
+            let s = (o - a) as usize;
+            buf[s..s + chunk.len()].copy_from_slice(chunk);
+        }
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for p in &sorted {
+            match merged.last_mut() {
+                Some(m) if p.0 <= m.1 => m.1 = m.1.max(end(p)),
+                _ => merged.push((p.0, end(p))),
+            }
+        }
+        let buf = &buf[..];
+        merged
+            .into_iter()
+            .map(|(s, e)| (s, &buf[(s - a) as usize..(e - a) as usize]))
+            .collect()
+    } else {
+        sorted
+    };
+    let mut out: Vec<Gathered<'a>> = Vec::new();
+    let mut next = None;
+    for p in runs {
+        match out.last_mut() {
+            Some(w) if next == Some(p.0) => w.1.push(p.1),
+            _ => out.push((p.0, vec![p.1])),
+        }
+        next = Some(end(&p));
+    }
+    Ok(out)
 }
 
 /// A collective write of `data` at view position `pos` (etypes).
@@ -290,65 +494,26 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
         return Ok(());
     };
     let mine = with_data(pieces);
-    let n = comm.size() as usize;
+    let me = comm.rank() as usize;
     let mut failure: Option<MpiError> = None;
-    // Memory used again every round (fresh buffers cost a page fault per page).
-    let (mut out, mut received, mut buf) = (Outgoing::default(), None, Vec::new());
+    // Memory used again every round, and from call to call (fresh buffers cost a page
+    // fault per page).
+    let (mut round, mut arrived, mut buf) = SCRATCH.with(|s| s.take());
     for r in 0..plan.rounds {
-        out.clear();
-        for i in 0..n {
-            let (a, b) = plan.window(i, r);
-            let parts: Vec<_> = clip(&mine, a, b).collect();
-            let desc: Vec<(u64, usize)> = parts.iter().map(|&(o, _, l)| (o, l)).collect();
-            let start = out.flat.len();
-            encode_into(&mut out.flat, &desc, |v| {
-                for &(_, at, l) in &parts {
-                    v.extend_from_slice(&data[at..at + l]);
-                }
-            });
-            out.close(start);
-        }
-        let got = exchange(&comm, &out, received.take())?;
-        // Assemble this aggregator's window, and write its covered runs.
-        let me = comm.rank() as usize;
-        let (a, b) = plan.window(me, r);
-        if a >= b {
-            received = Some(got);
+        round.build(comm.size() as usize, &plan, r, &mine, data);
+        exchange_pieces(&comm, &round, data, &mut arrived)?;
+        let window = plan.window(me, r);
+        if window.0 >= window.1 {
             continue;
         }
-        buf.resize((b - a) as usize, 0);
-        let mut runs: Vec<(u64, u64)> = Vec::new();
-        for j in 0..n {
-            let (desc, bytes) = decode(got.from(j))?;
-            let mut at = 0;
-            for (o, l) in desc {
-                let s = (o - a) as usize;
-                let chunk = bytes.get(at..at + l).ok_or_else(|| {
-                    MpiError::new(class::INTERN, "a collective I/O message too short")
-                })?;
-                buf.get_mut(s..s + l)
-                    .ok_or_else(|| MpiError::new(class::INTERN, "a piece outside its domain"))?
-                    .copy_from_slice(chunk);
-                runs.push((o, o + l as u64));
-                at += l;
-            }
-        }
-        runs.sort_unstable();
-        let mut merged: Vec<(u64, u64)> = Vec::new();
-        for (s, e) in runs {
-            match merged.last_mut() {
-                Some(m) if s <= m.1 => m.1 = m.1.max(e),
-                _ => merged.push((s, e)),
-            }
-        }
-        for (s, e) in merged {
-            let chunk = &buf[(s - a) as usize..(e - a) as usize];
-            if let Err(err) = h.file.write_all_at(chunk, s) {
+        let pieces = arrived_pieces(me, &round, data, &arrived)?;
+        for (at, parts) in gather(window, pieces, &mut buf)? {
+            if let Err(err) = volpex_files::write_at(h.file.as_raw_fd(), &parts, at) {
                 failure.get_or_insert(sys(err, "write"));
             }
         }
-        received = Some(got);
     }
+    SCRATCH.with(|s| s.set((round, arrived, buf)));
     if h.atomic {
         volpex_files::settle();
     }
@@ -398,10 +563,10 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
             let desc: Vec<(u64, usize)> = parts.iter().map(|&(o, _, l)| (o, l)).collect();
             asked.push(parts);
             let start = requests.flat.len();
-            encode_into(&mut requests.flat, &desc, |_| {});
+            encode_into(&mut requests.flat, &desc);
             requests.close(start);
         }
-        let got = exchange(&comm, &requests, None)?;
+        let got = exchange(&comm, &requests)?;
         let me = comm.rank() as usize;
         let (a, b) = plan.window(me, r);
         let mut buf = vec![0u8; b.saturating_sub(a) as usize];
@@ -421,7 +586,7 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
         // reads as zeros; the count below stops at the end of the file).
         let mut answers = Outgoing::default();
         for j in 0..n {
-            let (desc, _) = decode(got.from(j))?;
+            let desc = decode(got.from(j))?;
             let start = answers.flat.len();
             for (o, l) in desc {
                 let s = (o - a) as usize;
@@ -432,7 +597,7 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
             }
             answers.close(start);
         }
-        let back = exchange(&comm, &answers, None)?;
+        let back = exchange(&comm, &answers)?;
         for (j, parts) in asked.iter().enumerate() {
             let bytes = back.from(j);
             let mut at = 0;
@@ -474,12 +639,50 @@ mod tests {
     }
 
     #[test]
+    fn adjacent_pieces_make_one_gathered_write_and_overlaps_go_through_the_buffer() {
+        let (x, y, z) = (vec![1u8; 4], vec![2u8; 4], vec![3u8; 2]);
+        let mut buf = Vec::new();
+        // Rank order y, x, z; in the file x, y adjacent, then z after a hole.
+        let pieces = vec![(14, &y[..]), (10, &x[..]), (20, &z[..])];
+        let w = gather((10, 30), pieces, &mut buf).unwrap();
+        assert_eq!(w, vec![(10, vec![&x[..], &y[..]]), (20, vec![&z[..]])]);
+        assert!(buf.is_empty());
+        // x over [10, 14), y over [12, 16): the later rank's bytes win where they overlap.
+        let pieces = vec![(10, &x[..]), (12, &y[..]), (20, &z[..])];
+        let w = gather((10, 30), pieces, &mut buf).unwrap();
+        let flat: Vec<(u64, Vec<u8>)> = w.into_iter().map(|(o, p)| (o, p.concat())).collect();
+        assert_eq!(flat, vec![(10, vec![1, 1, 2, 2, 2, 2]), (20, vec![3, 3])]);
+        let outside = vec![(8, &x[..])];
+        assert!(gather((10, 30), outside, &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn a_round_sends_the_callers_bytes_when_they_are_one_run_else_packs_them() {
+        let plan = Plan::new(&[[0, 16], [0, 16]], &[0, 1]).unwrap();
+        let data: Vec<u8> = (0..8).collect();
+        let mut round = Round::default();
+        // Data in file order: each aggregator's pieces are one run of `data`.
+        let mine = with_data(vec![(0, 2), (4, 2), (8, 2), (12, 2)]);
+        round.build(2, &plan, 0, &mine, &data);
+        assert!(matches!(round.data[0], Source::Caller(_)));
+        assert_eq!(round.data_for(0, &data), &[0, 1, 2, 3]);
+        assert_eq!(round.data_for(1, &data), &[4, 5, 6, 7]);
+        // Out of file order: aggregator 0's pieces are data 0..2 and 4..6: packed.
+        let mine = with_data(vec![(0, 2), (8, 2), (4, 2), (12, 2)]);
+        round.build(2, &plan, 0, &mine, &data);
+        assert!(matches!(round.data[0], Source::Packed(_)));
+        assert_eq!(round.data_for(0, &data), &[0, 1, 4, 5]);
+        assert_eq!(round.data_for(1, &data), &[2, 3, 6, 7]);
+    }
+
+    #[test]
     fn messages_round_trip() {
         let mut m = Vec::new();
-        encode_into(&mut m, &[(5, 2), (9, 1)], |v| v.extend_from_slice(b"abc"));
-        let (d, data) = decode(&m).unwrap();
-        assert_eq!(d, vec![(5, 2), (9, 1)]);
-        assert_eq!(data, b"abc");
-        assert_eq!(decode(&[]).unwrap().0, vec![]);
+        encode_into(&mut m, &[(5, 2), (9, 1)]);
+        assert_eq!(decode(&m).unwrap(), vec![(5, 2), (9, 1)]);
+        assert_eq!(decode(&[]).unwrap(), vec![]);
+        m.push(0);
+        assert!(decode(&m).is_err());
+        assert!(decode(&m[..20]).is_err());
     }
 }
