@@ -88,6 +88,9 @@ mod config;
 mod env;
 mod transport;
 
+/// Memory processes on one host share by load and store (MPI_Win_allocate_shared).
+pub use transport::shared;
+
 /// The exit codes a replica ends with on its own (`volpex_proto::launch::exit`), for
 /// programs and bindings that report them.
 pub mod exit;

@@ -85,14 +85,18 @@ macro_rules! on_inter {
 }
 
 /// MPI_Barrier: a serving call while a window allows locks (`rma::passive`), so a
-/// target waiting here applies its origins' requests.
+/// target waiting here applies its origins' requests; then the team barrier of every
+/// shared window it spans (`rma::shared`), which orders their loads and stores.
 #[no_mangle]
 pub extern "C" fn MPI_Barrier(comm: Comm) -> c_int {
     guard("MPI_Barrier", comm, || {
         if let Some(ic) = state::inter(comm)? {
             return intercomm::barrier(comm, &ic, None);
         }
-        crate::rma::passive::barrier(&state::comm(comm)?, &super::rma::memory)
+        let c = state::comm(comm)?;
+        crate::rma::passive::barrier(&c, &super::rma::memory)?;
+        crate::rma::shared::after_barrier(&c);
+        Ok(())
     })
 }
 

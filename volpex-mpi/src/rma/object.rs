@@ -105,6 +105,7 @@ pub fn free(win: &mut c_int, mem: &super::passive::Memory) -> Result<Option<usiz
     }
     super::passive::barrier(&state::comm(comm)?, mem)?;
     super::passive::unregister(h);
+    super::shared::free(h);
     for r in ATTACHED.lock().iter_mut() {
         if r.as_ref().is_some_and(|r| r.win == h) {
             *r = None;
