@@ -65,6 +65,9 @@ struct Team {
     units: Vec<c_int>,
     /// The window's processes, to know which barriers hold them all.
     group: Group,
+    /// The window's communicator, whose runtime a waiting member keeps driving (it
+    /// answers its peers meanwhile).
+    comm: Communicator,
     /// The leader's links to every member (with their ranks), or a member's to the
     /// leader (rank 0): a link that closes is a member lost.
     links: Vec<(i32, UnixStream)>,
@@ -170,6 +173,7 @@ pub fn allocate(
         regions,
         units: peers.iter().map(|p| p.1 as c_int).collect(),
         group: wcomm.group(),
+        comm: wcomm,
         links,
         barriers: 0,
         me,
@@ -295,9 +299,10 @@ fn team_barrier(h: c_int, t: &mut Team) {
             );
         }
         polls = polls.wrapping_add(1);
-        match polls {
-            0..1000 => std::hint::spin_loop(),
-            _ => std::thread::sleep(Duration::from_micros(20)),
+        if polls < 1000 {
+            std::hint::spin_loop();
+        } else if t.comm.drive_for(Duration::from_micros(20)).is_err() {
+            std::thread::sleep(Duration::from_micros(20));
         }
     }
 }
