@@ -1,7 +1,7 @@
 /* Shared-memory windows (MPI-3.1 section 11.2.3): MPI_Win_allocate_shared and
  * MPI_Win_shared_query. A contiguous window where rank 1 has no memory: every rank's
  * size, unit and address from MPI_Win_shared_query (MPI_PROC_NULL: rank 0's), each
- * rank's memory right after the previous one's, the window's attributes; each round
+ * rank's memory right after the previous one's (a rank without memory: NULL), the window's attributes; each round
  * under MPI_Win_lock_all every rank stores straight into a slot of its own in every
  * rank's memory, accumulates into a counter of rank 0's with
  * MPI_Accumulate and a flush, then MPI_Win_sync + MPI_Barrier + MPI_Win_sync and loads
@@ -35,7 +35,8 @@ int main(int argc, char **argv) {
         int unit;
         CHECK_OK(MPI_Win_shared_query(w, r, &sz, &unit, &base[r]));
         CHECK(sz == (r == 1 ? 0 : SLOTS * (MPI_Aint)sizeof(int)) && unit == sizeof(int));
-        if (r > 0) CHECK((char *)base[r] == (char *)base[r - 1] + (r == 2 ? 0 : SLOTS * sizeof(int)));
+        if (r == 1) CHECK(base[r] == NULL);
+        if (r > 1) CHECK((char *)base[r] == (char *)base[0] + (r - 1) * SLOTS * sizeof(int));
     }
     CHECK(base[rank] == a);
     {

@@ -73,8 +73,6 @@ struct Team {
     links: Vec<(i32, UnixStream)>,
     /// Team barriers this process has entered.
     barriers: u64,
-    /// This process's rank in the window.
-    me: usize,
 }
 
 /// Every shared window of this process, by handle.
@@ -163,7 +161,7 @@ pub fn allocate(
         )
     });
     let me = wcomm.rank() as usize;
-    let base = mem.addr() + regions[me].0;
+    let base = address(&mem, regions[me]);
     object::with(h, |e| {
         e.base = base;
         Ok(())
@@ -176,7 +174,6 @@ pub fn allocate(
         comm: wcomm,
         links,
         barriers: 0,
-        me,
     };
     TEAMS.lock().insert(h, entry);
     Ok((h, base))
@@ -337,7 +334,8 @@ pub fn free(win: c_int) {
 }
 
 /// MPI_Win_shared_query (section 11.2.3): rank `rank`'s (size, displacement unit,
-/// address) in window `win`; for MPI_PROC_NULL the lowest rank's with memory.
+/// address) in window `win`; for MPI_PROC_NULL the lowest rank's with memory (size 0
+/// and a null address when none has).
 pub fn query(win: c_int, rank: c_int) -> Result<(usize, c_int, usize)> {
     let teams = TEAMS.lock();
     let t = teams.get(&win).ok_or_else(|| {
@@ -347,7 +345,7 @@ pub fn query(win: c_int, rank: c_int) -> Result<(usize, c_int, usize)> {
         )
     })?;
     let r = match rank {
-        PROC_NULL => t.regions.iter().position(|r| r.1 > 0).unwrap_or(t.me),
+        PROC_NULL => t.regions.iter().position(|r| r.1 > 0).unwrap_or(0),
         r => usize::try_from(r)
             .ok()
             .filter(|&r| r < t.regions.len())
@@ -355,8 +353,16 @@ pub fn query(win: c_int, rank: c_int) -> Result<(usize, c_int, usize)> {
                 MpiError::new(class::RANK, format!("rank {r} is not in the window's group"))
             })?,
     };
-    let (off, size) = t.regions[r];
-    Ok((size, t.units[r], t.mem.addr() + off))
+    Ok((t.regions[r].1, t.units[r], address(&t.mem, t.regions[r])))
+}
+
+/// Where a rank's memory is: null for none, as Open MPI and MPICH answer (MPICH's
+/// `win_shared_noncontig_put` checks it).
+fn address(mem: &SharedMemory, (off, size): (usize, usize)) -> usize {
+    match size {
+        0 => 0,
+        _ => mem.addr() + off,
+    }
 }
 
 #[cfg(test)]
