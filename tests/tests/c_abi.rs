@@ -185,6 +185,7 @@ fn programs_pass_with_and_without_replicas() {
         "rma_passive",
         "rma_dynamic",
         "rma_shared",
+        "rma_serving",
     ] {
         let exe = compile_c(&dir, name);
         for args in [&["-n", "4", "-r", "1"][..], &["-n", "3", "-r", "2"][..]] {
@@ -207,6 +208,7 @@ fn a_lost_replica_changes_nothing() {
         ("rma", ["60", "10"]),
         ("rma_passive", ["60", "10"]),
         ("rma_dynamic", ["60", "10"]),
+        ("rma_serving", ["60", "10"]),
     ] {
         volpex_tests::abi::faults_change_nothing(&compile_c(&dir, name), name, &args);
     }

@@ -35,9 +35,10 @@ macro_rules! collective {
                     return on_inter!(stringify!($blocking), ic, None $(, $ic, $req, $inter)?);
                 }
                 // The caller's arguments are valid for the call, which the job does not
-                // outlive (it runs to completion here).
+                // outlive (it runs to completion here, serving passive-target requests
+                // meanwhile while a window allows locks).
                 let job: Result<Job<'_>> = $body;
-                job::run(job?)
+                crate::rma::passive::collective(job?, &super::rma::memory)
             })
         }
 
