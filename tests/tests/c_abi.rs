@@ -217,8 +217,10 @@ fn a_lost_replica_changes_nothing() {
 /// A shared-memory window's team (replica k of every rank, sharing one memory by load
 /// and store) is one failure unit: a member killed, or stopped until volpexrun ends it,
 /// mid-run ends every member of its team with a message naming the window, never a
-/// wrong value, and the other team finishes with the failure-free checksum; its new
-/// incarnation ends at MPI_Win_allocate_shared. At `-r 1` the job fails. Reference:
+/// wrong value, and the other team finishes with the failure-free checksum (the new
+/// incarnation cannot rejoin the window its team made). At `-r 1` the job fails. (A
+/// replica lost before a shared window exists changes nothing: `fortran_abi.rs`'s
+/// lost-replica test, whose `rma.f90` makes its shared window last.) Reference:
 /// MPI-3.1 section 11.2.3; docs/PROTOCOL.md, "Shared-memory windows".
 #[test]
 fn a_lost_member_of_a_shared_window_ends_its_team() {

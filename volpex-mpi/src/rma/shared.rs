@@ -17,8 +17,10 @@
 //! The member's link to the leader (the leader's to each member) closes when it dies; a
 //! team barrier waiting for it sees that, marks the memory lost, and every member of
 //! the team ends (exit code 1, naming the window) before it could load what the lost
-//! member did not store; other teams go on. A regenerated replica reaching
-//! MPI_Win_allocate_shared ends the same way.
+//! member did not store; other teams go on. A new incarnation (replaying the program)
+//! that reaches MPI_Win_allocate_shared joins its team if the team is still making the
+//! window, and ends when the team made it without it (the leader no longer listens, or
+//! no member comes).
 //!
 //! Owns the teams' memory, their links and their barriers; must never touch the memory
 //! but its control words (the program owns the rest), nor let a member go on past a
@@ -134,12 +136,6 @@ pub fn allocate(
             "the communicator's processes are not all on one host",
         ));
     }
-    if crate::ft::regenerated()? {
-        end_team(
-            WHAT,
-            "this replica is a new incarnation and its team made the window without it",
-        );
-    }
     let noncontig = info
         .iter()
         .any(|(k, v)| k == "alloc_shared_noncontig" && v == "true");
@@ -154,12 +150,20 @@ pub fn allocate(
         0 => lead(&name, total, wcomm.size() as usize),
         me => join(&name, total, me),
     };
-    let (mem, links) = joined.unwrap_or_else(|e| {
-        end_team(
+    let (mem, links) = match joined {
+        Ok(j) => j,
+        Err(e) if crate::ft::regenerated()? => end_team(
+            WHAT,
+            &format!(
+                "this replica is a new incarnation, and team {team} made the window \
+                 without it or lost it ({e})"
+            ),
+        ),
+        Err(e) => end_team(
             WHAT,
             &format!("team {team} could not share the window's memory ({e})"),
-        )
-    });
+        ),
+    };
     let me = wcomm.rank() as usize;
     let base = address(&mem, regions[me]);
     object::with(h, |e| {
