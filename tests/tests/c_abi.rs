@@ -229,22 +229,48 @@ fn a_lost_member_of_a_shared_window_ends_its_team() {
     let args = ["100", "10"];
     let reference = first_line(&job(&["-n", "3", "-r", "1"], &exe, &args), "rma_shared");
     for fault in ["1.0:kill@0.4", "0.1:kill@0.4", "2.0:stop@0.4"] {
-        let r = run(&["-n", "3", "-r", "2", "--fault", fault], &exe, &args, DEADLINE);
+        let r = run(
+            &["-n", "3", "-r", "2", "--fault", fault],
+            &exe,
+            &args,
+            DEADLINE,
+        );
         r.assert_no_leftovers();
-        assert_eq!(first_line(r.ok(), "rma_shared"), reference, "{fault}\n{}", r.stderr);
+        assert_eq!(
+            first_line(r.ok(), "rma_shared"),
+            reference,
+            "{fault}\n{}",
+            r.stderr
+        );
         assert!(
             r.stderr.contains("replica in this replica's team was lost")
-                && r.stderr.contains("so this replica ends and the other teams go on"),
+                && r.stderr
+                    .contains("so this replica ends and the other teams go on"),
             "{fault}\n{}",
             r.stderr
         );
         let team = u64::from(fault.as_bytes()[2] - b'0');
         for rank in 0..3 {
-            assert_ne!(r.state(rank, team), "finished", "{fault}: {rank}.{team}\n{}", r.stderr);
-            assert_eq!(r.state(rank, 1 - team), "finished", "{fault}: {rank}.{}", 1 - team);
+            assert_ne!(
+                r.state(rank, team),
+                "finished",
+                "{fault}: {rank}.{team}\n{}",
+                r.stderr
+            );
+            assert_eq!(
+                r.state(rank, 1 - team),
+                "finished",
+                "{fault}: {rank}.{}",
+                1 - team
+            );
         }
     }
-    let r = run(&["-n", "3", "-r", "1", "--fault", "1.0:kill@0.4"], &exe, &args, DEADLINE);
+    let r = run(
+        &["-n", "3", "-r", "1", "--fault", "1.0:kill@0.4"],
+        &exe,
+        &args,
+        DEADLINE,
+    );
     r.assert_no_leftovers();
     assert_ne!(r.code, Some(0), "{}", r.stderr);
     assert!(!r.stdout.contains("rma_shared: ok"), "{}", r.stdout);

@@ -102,8 +102,8 @@ fn layout(sizes: &[u64], noncontig: bool) -> Result<(Vec<(usize, usize)>, usize)
 /// unique on the host while the job runs (its launcher's address), nothing left in the
 /// file system.
 fn meeting_point(comm_id: u32, team: u32) -> String {
-    let job = std::env::var("VOLPEX_LAUNCHER")
-        .unwrap_or_else(|_| format!("pid{}", std::process::id()));
+    let job =
+        std::env::var("VOLPEX_LAUNCHER").unwrap_or_else(|_| format!("pid{}", std::process::id()));
     format!("volpex-win/{job}/{comm_id:08x}/{team}")
 }
 
@@ -247,7 +247,10 @@ fn join(name: &str, total: usize, me: i32) -> io::Result<(SharedMemory, Vec<(i32
     let (got, fd) = recv_fd(&sock, &mut len)?;
     let fd = fd.filter(|_| got == 8 && u64::from_le_bytes(len) == total as u64);
     let fd = fd.ok_or_else(|| {
-        io::Error::new(io::ErrorKind::InvalidData, "the leader sent no memory of the right size")
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the leader sent no memory of the right size",
+        )
     })?;
     let mem = SharedMemory::open(fd, total)?;
     sock.set_nonblocking(true)?;
@@ -319,7 +322,11 @@ pub fn after_barrier(comm: &Communicator) {
     let g = comm.group();
     for (&h, t) in teams.iter_mut() {
         let all: Vec<i32> = (0..t.regions.len() as i32).collect();
-        if t.group.translate_ranks(&all, &g).iter().all(Option::is_some) {
+        if t.group
+            .translate_ranks(&all, &g)
+            .iter()
+            .all(Option::is_some)
+        {
             team_barrier(h, t);
         }
     }
@@ -354,7 +361,10 @@ pub fn query(win: c_int, rank: c_int) -> Result<(usize, c_int, usize)> {
             .ok()
             .filter(|&r| r < t.regions.len())
             .ok_or_else(|| {
-                MpiError::new(class::RANK, format!("rank {r} is not in the window's group"))
+                MpiError::new(
+                    class::RANK,
+                    format!("rank {r} is not in the window's group"),
+                )
             })?,
     };
     Ok((t.regions[r].1, t.units[r], address(&t.mem, t.regions[r])))
