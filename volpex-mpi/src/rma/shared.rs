@@ -130,7 +130,7 @@ pub fn allocate(
     const WHAT: &str = "MPI_Win_allocate_shared";
     let comm = state::intra(comm_h, WHAT)?;
     let local = comm.split_by_host(0)?;
-    if local.map_or(true, |l| l.size() != comm.size()) {
+    if local.is_none_or(|l| l.size() != comm.size()) {
         return Err(MpiError::new(
             class::RMA_SHARED,
             "the communicator's processes are not all on one host",
