@@ -99,12 +99,18 @@ fn layout(sizes: &[u64], noncontig: bool) -> Result<(Vec<(usize, usize)>, usize)
 }
 
 /// The abstract socket team `team` of the window over communicator `comm_id` meets at:
-/// unique on the host while the job runs (its launcher's address), nothing left in the
-/// file system.
+/// unique on the host to this run of the job (a hash of its secret key, which the name
+/// must not show: abstract names are listed in /proc/net/unix; the launcher's address
+/// alone comes back in a later job, while a process of the earlier one may still
+/// listen), nothing left in the file system.
 fn meeting_point(comm_id: u32, team: u32) -> String {
-    let job =
-        std::env::var("VOLPEX_LAUNCHER").unwrap_or_else(|_| format!("pid{}", std::process::id()));
-    format!("volpex-win/{job}/{comm_id:08x}/{team}")
+    use std::hash::{Hash, Hasher};
+    let key = std::env::var("VOLPEX_JOB_KEY")
+        .or_else(|_| std::env::var("VOLPEX_LAUNCHER"))
+        .unwrap_or_else(|_| format!("pid{}", std::process::id()));
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    format!("volpex-win/{:016x}/{comm_id:08x}/{team}", h.finish())
 }
 
 /// Ends this replica: its team's memory is lost (see the module's doc).
@@ -147,8 +153,8 @@ pub fn allocate(
     let team = state::with(|s| Ok(s.universe.as_ref().map_or(0, |u| u.replica())))?;
     let name = meeting_point(wcomm.id(), team);
     let joined = match wcomm.rank() {
-        0 => lead(&name, total, wcomm.size() as usize),
-        me => join(&name, total, me),
+        0 => lead(&wcomm, &name, total),
+        me => join(&wcomm, &name, total, me),
     };
     let (mem, links) = match joined {
         Ok(j) => j,
@@ -179,12 +185,29 @@ pub fn allocate(
         links,
         barriers: 0,
     };
-    TEAMS.lock().insert(h, entry);
+    // Nobody stores before the whole team has the memory: under replication a member
+    // may run ahead of a sibling on the other teams' messages (a late joiner found
+    // another member's stores in its fresh memory).
+    let mut teams = TEAMS.lock();
+    team_barrier(h, teams.entry(h).or_insert(entry));
     Ok((h, base))
 }
 
-/// The leader: makes the memory, hands it to the `n - 1` others as they come.
-fn lead(name: &str, total: usize, n: usize) -> io::Result<(SharedMemory, Vec<(i32, UnixStream)>)> {
+/// Waits a little for a team member, driving the runtime meanwhile (the process answers
+/// its peers and notices its launcher's end).
+fn pause(comm: &Communicator) {
+    if comm.drive_for(Duration::from_millis(1)).is_err() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The leader: makes the memory, hands it to the others of `comm` as they come.
+fn lead(
+    comm: &Communicator,
+    name: &str,
+    total: usize,
+) -> io::Result<(SharedMemory, Vec<(i32, UnixStream)>)> {
+    let n = comm.size() as usize;
     let (mem, fd) = SharedMemory::create(total)?;
     let listener = UnixListener::bind_addr(&SocketAddr::from_abstract_name(name)?)?;
     listener.set_nonblocking(true)?;
@@ -200,7 +223,7 @@ fn lead(name: &str, total: usize, n: usize) -> io::Result<(SharedMemory, Vec<(i3
                         format!("{} of {} members joined", links.len() + 1, n),
                     ));
                 }
-                std::thread::sleep(Duration::from_millis(1));
+                pause(comm);
                 continue;
             }
             Err(e) => return Err(e),
@@ -229,14 +252,19 @@ fn lead(name: &str, total: usize, n: usize) -> io::Result<(SharedMemory, Vec<(i3
 }
 
 /// A member: asks the leader for the memory.
-fn join(name: &str, total: usize, me: i32) -> io::Result<(SharedMemory, Vec<(i32, UnixStream)>)> {
+fn join(
+    comm: &Communicator,
+    name: &str,
+    total: usize,
+    me: i32,
+) -> io::Result<(SharedMemory, Vec<(i32, UnixStream)>)> {
     let addr = SocketAddr::from_abstract_name(name)?;
     let deadline = Instant::now() + JOIN_TIMEOUT;
     let mut sock = loop {
         match UnixStream::connect_addr(&addr) {
             Ok(s) => break s,
             Err(e) if Instant::now() > deadline => return Err(e),
-            Err(_) => std::thread::sleep(Duration::from_millis(2)),
+            Err(_) => pause(comm),
         }
     };
     sock.set_read_timeout(Some(JOIN_TIMEOUT))?;
