@@ -197,7 +197,9 @@ pub unsafe extern "C" fn MPI_Win_free(win: *mut Win) -> c_int {
     object::guard("MPI_Win_free", h, || {
         // SAFETY: `win` points to a window handle (MPI-3.1 section 11.2.5).
         let w = unsafe { raw::out(win, "win") }?;
-        if let Some(base) = object::free(w, &memory)? {
+        let freed = object::free(w, &memory)?;
+        shared::free(h);
+        if let Some(base) = freed {
             // SAFETY: an MPI_Win_allocate window's memory came from `alloc_mem`, and the
             // window (the only holder of the address but the program) is gone.
             unsafe { raw::free_mem(base as *mut c_void) };

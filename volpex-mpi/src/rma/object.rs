@@ -105,7 +105,6 @@ pub fn free(win: &mut c_int, mem: &'static super::passive::Memory) -> Result<Opt
     }
     super::passive::barrier(&state::comm(comm)?, mem)?;
     super::passive::unregister(h);
-    super::shared::free(h);
     for r in ATTACHED.lock().iter_mut() {
         if r.as_ref().is_some_and(|r| r.win == h) {
             *r = None;

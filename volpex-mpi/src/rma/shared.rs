@@ -367,7 +367,7 @@ pub fn after_fence(win: c_int) {
     }
 }
 
-/// MPI_Win_free of window `win` (after its barrier): its memory goes.
+/// MPI_Win_free of window `win` (after `object::free`): its memory goes.
 pub fn free(win: c_int) {
     TEAMS.lock().remove(&win);
 }
