@@ -2,10 +2,12 @@
 ! (MPI_WIN_CREATE) and one MPI allocates (MPI_WIN_ALLOCATE), their attributes and name;
 ! each round, between fences, every rank puts into its right neighbour, gets from its
 ! left one and adds into rank 0's counter; then post/start/complete/wait around the
-! ring. Rank 0 prints one line that the test compares. Arguments: [ROUNDS [WORK_MS]].
+! ring. Then a shared-memory window (MPI_WIN_ALLOCATE_SHARED, MPI_WIN_SHARED_QUERY):
+! every rank stores into its right neighbour's memory, MPI_WIN_SYNC, MPI_BARRIER, and
+! loads its own. Rank 0 prints one line that the test compares. Arguments: [ROUNDS [WORK_MS]].
 program rma
   use mpi
-  use iso_c_binding, only: c_int
+  use iso_c_binding, only: c_int, c_ptr, c_f_pointer
   implicit none
   interface
     integer(c_int) function usleep(us) bind(c, name='usleep')
@@ -27,6 +29,10 @@ program rma
   double precision :: total, all
   character(len=MPI_MAX_OBJECT_NAME) :: name
   character(len=32) :: arg
+  integer :: ws, wunit
+  integer(kind=MPI_ADDRESS_KIND) :: rbase, rsize
+  type(c_ptr) :: cp
+  integer, pointer :: mine(:), theirs(:)
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -120,6 +126,26 @@ program rma
   call MPI_Win_free(wa, ierr)
   call MPI_Win_free(wc, ierr)
   call check(wa == MPI_WIN_NULL .and. wc == MPI_WIN_NULL, 'MPI_Win_free')
+
+  call MPI_Win_allocate_shared(2 * unit, int(unit), MPI_INFO_NULL, MPI_COMM_WORLD, baseptr, &
+                               ws, ierr)
+  call check(ierr == MPI_SUCCESS, 'MPI_Win_allocate_shared')
+  call MPI_Win_shared_query(ws, right, rsize, wunit, rbase, ierr)
+  call check(ierr == MPI_SUCCESS .and. rsize == 2 * unit .and. wunit == unit, &
+             'MPI_Win_shared_query')
+  cp = transfer(baseptr, cp)
+  call c_f_pointer(cp, mine, [2])
+  cp = transfer(rbase, cp)
+  call c_f_pointer(cp, theirs, [2])
+  call MPI_Win_lock_all(0, ws, ierr)
+  theirs(2) = 10 * rank + 3
+  call MPI_Win_sync(ws, ierr)
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  call MPI_Win_sync(ws, ierr)
+  call check(mine(1) == 0 .and. mine(2) == 10 * left + 3, 'shared load')
+  total = total + mine(2)
+  call MPI_Win_unlock_all(ws, ierr)
+  call MPI_Win_free(ws, ierr)
 
   call MPI_Reduce(total, all, 1, MPI_DOUBLE_PRECISION, MPI_SUM, 0, MPI_COMM_WORLD, ierr)
   if (rank == 0) print '(a,i0,a,f0.2)', 'rma: ok size ', size, ' checksum ', all

@@ -184,6 +184,8 @@ fn programs_pass_with_and_without_replicas() {
         "rma",
         "rma_passive",
         "rma_dynamic",
+        "rma_shared",
+        "rma_serving",
     ] {
         let exe = compile_c(&dir, name);
         for args in [&["-n", "4", "-r", "1"][..], &["-n", "3", "-r", "2"][..]] {
@@ -206,9 +208,72 @@ fn a_lost_replica_changes_nothing() {
         ("rma", ["60", "10"]),
         ("rma_passive", ["60", "10"]),
         ("rma_dynamic", ["60", "10"]),
+        ("rma_serving", ["60", "10"]),
     ] {
         volpex_tests::abi::faults_change_nothing(&compile_c(&dir, name), name, &args);
     }
+}
+
+/// A shared-memory window's team (replica k of every rank, sharing one memory by load
+/// and store) is one failure unit: a member killed, or stopped until volpexrun ends it,
+/// mid-run ends every member of its team with a message naming the window, never a
+/// wrong value, and the other team finishes with the failure-free checksum (the new
+/// incarnation cannot rejoin the window its team made). At `-r 1` the job fails. (A
+/// replica lost before a shared window exists changes nothing: `fortran_abi.rs`'s
+/// lost-replica test, whose `rma.f90` makes its shared window last.) Reference:
+/// MPI-3.1 section 11.2.3; docs/PROTOCOL.md, "Shared-memory windows".
+#[test]
+fn a_lost_member_of_a_shared_window_ends_its_team() {
+    let dir = TempDir::new("shared");
+    let exe = compile_c(&dir, "rma_shared");
+    let args = ["100", "10"];
+    let reference = first_line(&job(&["-n", "3", "-r", "1"], &exe, &args), "rma_shared");
+    for fault in ["1.0:kill@0.4", "0.1:kill@0.4", "2.0:stop@0.4"] {
+        let r = run(
+            &["-n", "3", "-r", "2", "--fault", fault],
+            &exe,
+            &args,
+            DEADLINE,
+        );
+        r.assert_no_leftovers();
+        assert_eq!(
+            first_line(r.ok(), "rma_shared"),
+            reference,
+            "{fault}\n{}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("replica in this replica's team was lost")
+                && r.stderr
+                    .contains("so this replica ends and the other teams go on"),
+            "{fault}\n{}",
+            r.stderr
+        );
+        let team = u64::from(fault.as_bytes()[2] - b'0');
+        for rank in 0..3 {
+            assert_ne!(
+                r.state(rank, team),
+                "finished",
+                "{fault}: {rank}.{team}\n{}",
+                r.stderr
+            );
+            assert_eq!(
+                r.state(rank, 1 - team),
+                "finished",
+                "{fault}: {rank}.{}",
+                1 - team
+            );
+        }
+    }
+    let r = run(
+        &["-n", "3", "-r", "1", "--fault", "1.0:kill@0.4"],
+        &exe,
+        &args,
+        DEADLINE,
+    );
+    r.assert_no_leftovers();
+    assert_ne!(r.code, Some(0), "{}", r.stderr);
+    assert!(!r.stdout.contains("rma_shared: ok"), "{}", r.stdout);
 }
 
 /// MPIX_Output_open / MPIX_Output_commit: one complete copy of each rank's file, from a

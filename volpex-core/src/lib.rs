@@ -64,10 +64,10 @@ mod error;
 
 pub use collective::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOperation};
 pub use comm::{
-    dims_create, initialize, test_any, test_some, wait_all, wait_any, wait_some, AnyProcess,
-    CartesianCommunicator, CartesianGrid, CartesianLayout, Communicator, Decision, Group,
-    InterCommunicator, Message, OutputFile, PostedMessage, Process, Request, Status, Tag, Universe,
-    ANY_SOURCE, TAG_UB,
+    dims_create, initialize, polling_between, test_any, test_some, wait_all, wait_any, wait_some,
+    AnyProcess, Between, CartesianCommunicator, CartesianGrid, CartesianLayout, Communicator,
+    Decision, Group, InterCommunicator, Message, OutputFile, PostedMessage, Process, Request,
+    Status, Tag, Universe, ANY_SOURCE, TAG_UB,
 };
 pub use datatype::{
     bytemuck, Buffer, BufferMut, Elements, ElementsMut, Equivalence, Indexed, IndexedMut, Layout,
@@ -87,6 +87,9 @@ mod bootstrap;
 mod config;
 mod env;
 mod transport;
+
+/// Memory processes on one host share by load and store (MPI_Win_allocate_shared).
+pub use transport::shared;
 
 /// The exit codes a replica ends with on its own (`volpex_proto::launch::exit`), for
 /// programs and bindings that report them.

@@ -80,6 +80,15 @@ pub fn raise_with(func: &str, h: state::Handler, e: MpiError) -> c_int {
     std::process::exit(1);
 }
 
+/// Ends this replica, whatever the error handler, when it cannot go on correctly but
+/// its siblings can (a shared window's team lost a member, `rma::shared`): exit code 1,
+/// which volpexrun reads as the program's failure (no new incarnation), and the rank
+/// lives on in its other replicas.
+pub fn end_replica(func: &str, msg: &str) -> ! {
+    eprintln!("volpex-mpi: {func}: {msg}{}", state::whoami());
+    std::process::exit(1);
+}
+
 /// Calls handler `h` with `code` as a program's `MPI_*_call_errhandler` asks (MPI-3.1
 /// section 8.3.4): MPI_ERRORS_ARE_FATAL ends the process; otherwise it returns.
 pub fn call_handler(func: &str, h: state::Handler, code: c_int) {

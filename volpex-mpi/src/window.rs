@@ -16,6 +16,8 @@ pub const FLAVOR_CREATE: c_int = 1;
 pub const FLAVOR_ALLOCATE: c_int = 2;
 /// MPI_WIN_FLAVOR_DYNAMIC.
 pub const FLAVOR_DYNAMIC: c_int = 3;
+/// MPI_WIN_FLAVOR_SHARED.
+pub const FLAVOR_SHARED: c_int = 4;
 /// MPI_WIN_UNIFIED: the one memory model here (no separate public copy).
 pub const MODEL_UNIFIED: c_int = 2;
 

@@ -24,69 +24,40 @@ use crate::datatype::{
 use crate::error::Error;
 use volpex_proto::message::matching::{Mode, RecvId};
 
-/// The communicator's collective context with its receives waited for by polling, and
-/// `between` called between polls (`Communicator::barrier_between`).
-struct Polled<'c, 'f> {
-    comm: &'c Communicator,
-    between: std::cell::RefCell<&'f mut dyn FnMut() -> Result<(), Error>>,
+/// What this thread calls between polls while a blocking collective waits for a
+/// message (`polling_between`), if anything.
+pub type Between = Box<dyn FnMut() -> Result<(), Error>>;
+
+thread_local! {
+    static BETWEEN: std::cell::RefCell<Option<Between>> = const { std::cell::RefCell::new(None) };
 }
 
-impl PointToPoint for Polled<'_, '_> {
-    fn shape(&self) -> (u32, u32) {
-        self.comm.shape()
-    }
-
-    fn post_internal(&self, tag: i32, src: u32) -> Result<RecvId, Error> {
-        self.comm.post_internal(tag, src)
-    }
-
-    fn wait_internal_into(&self, id: RecvId, buf: &mut [u8], elem: usize) -> Result<usize, Error> {
-        loop {
-            if let Some(m) = self.comm.test(id)? {
-                let (_, data) = super::receive::message(m)?;
-                return super::receive::fill_bytes(buf, elem, &data);
-            }
-            (self.between.borrow_mut())()?;
-        }
-    }
-
-    fn discard(&self, id: RecvId) {
-        self.comm.discard(id)
-    }
-
-    fn send_internal(&self, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), Error> {
-        self.comm.send_internal(tag, dst, bytes)
-    }
-
-    fn exchange_internal(
-        &self,
-        tag: i32,
-        sends: &[(u32, &[u8])],
-        recvs: Vec<(RecvId, &mut [u8])>,
-        elem: usize,
-    ) -> Result<Vec<usize>, Error> {
-        self.comm.exchange_internal(tag, sends, recvs, elem)
-    }
-
-    fn send_internal_each(&self, tag: i32, dsts: &[u32], bytes: &[u8]) -> Result<(), Error> {
-        self.comm.send_internal_each(tag, dsts, bytes)
-    }
+/// Runs `f` with every blocking collective it runs on this thread waiting by polling,
+/// and calling `between` between polls (each call must return soon; it may wait a
+/// little itself, say with `Communicator::drive_for`): the same messages as without, so
+/// members may run the collective either way. The thread stays this one (a caller that
+/// serves requests of other processes while it waits, as a passive-target MPI window
+/// does). A collective that `between` itself runs waits the plain way.
+pub fn polling_between<R>(between: Between, f: impl FnOnce() -> R) -> R {
+    let outer = BETWEEN.with(|b| b.borrow_mut().replace(between));
+    let r = f();
+    BETWEEN.with(|b| *b.borrow_mut() = outer);
+    r
 }
 
-impl Communicator {
-    /// `barrier`, calling `between` while it waits (each call must return soon; it may
-    /// wait a little itself, say with `drive_for`): the same messages as `barrier`, so
-    /// members may use either. The thread stays this one (a caller that serves requests
-    /// of other processes between polls, as a passive-target MPI window does).
-    pub fn barrier_between(
-        &self,
-        between: &mut dyn FnMut() -> Result<(), Error>,
-    ) -> Result<(), Error> {
-        collective::barrier::barrier(&Polled {
-            comm: self,
-            between: std::cell::RefCell::new(between),
-        })
-    }
+/// Calls this thread's `between` (set: `polling`).
+fn between() -> Result<(), Error> {
+    let Some(mut f) = BETWEEN.with(|b| b.borrow_mut().take()) else {
+        return Ok(());
+    };
+    let r = f();
+    BETWEEN.with(|b| *b.borrow_mut() = Some(f));
+    r
+}
+
+/// Whether this thread's collectives wait by polling (`polling_between`).
+fn polling() -> bool {
+    BETWEEN.with(|b| b.borrow().is_some())
 }
 
 impl PointToPoint for Communicator {
@@ -100,7 +71,16 @@ impl PointToPoint for Communicator {
     }
 
     fn wait_internal_into(&self, id: RecvId, buf: &mut [u8], elem: usize) -> Result<usize, Error> {
-        self.wait_into(id, buf, elem).map(|st| st.count_bytes())
+        if !polling() {
+            return self.wait_into(id, buf, elem).map(|st| st.count_bytes());
+        }
+        loop {
+            if let Some(m) = self.test(id)? {
+                let (_, data) = super::receive::message(m)?;
+                return super::receive::fill_bytes(buf, elem, &data);
+            }
+            between()?;
+        }
     }
 
     fn discard(&self, id: RecvId) {
@@ -118,6 +98,16 @@ impl PointToPoint for Communicator {
         recvs: Vec<(RecvId, &mut [u8])>,
         elem: usize,
     ) -> Result<Vec<usize>, Error> {
+        if polling() {
+            // The same messages, sent first, then each receive waited for by polling.
+            for &(dst, bytes) in sends {
+                self.send_internal(tag, dst, bytes)?;
+            }
+            return recvs
+                .into_iter()
+                .map(|(id, buf)| self.wait_internal_into(id, buf, elem))
+                .collect();
+        }
         let mut all: Vec<_> = recvs
             .into_iter()
             .map(|(id, buf)| RecvInto::new(id, buf))

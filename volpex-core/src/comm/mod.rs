@@ -26,6 +26,7 @@ pub mod status;
 pub mod topology;
 pub mod universe;
 
+pub use collectives::{polling_between, Between};
 pub use communicator::Communicator;
 pub use group::Group;
 pub use inter::InterCommunicator;

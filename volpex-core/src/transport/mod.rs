@@ -28,5 +28,6 @@ pub use clock::{SystemClock, TransportClock};
 pub use drain::Drain;
 pub use event_loop::{Core, Listeners, Membership};
 pub use progress::Runtime;
+pub use shm::shared;
 pub use shm::{unavailable as shm_unavailable, Listener as ShmListener};
 pub use volpex_proto::wire::stream::Landing;

@@ -444,14 +444,19 @@ impl Datatype {
     }
 
     /// The byte blocks `count` elements from element `first` touch, as (offset from the
-    /// origin, length), in type-map order.
+    /// origin, length), in type-map order: one block for a contiguous type (a 1 MiB
+    /// MPI_Put of MPI_BYTE was a million blocks, 4 ms of merging them again).
     pub fn touched(&self, first: i128, count: usize) -> impl Iterator<Item = (i128, usize)> + '_ {
         let ext = self.extent as i128;
-        (0..count as i128).flat_map(move |e| {
-            self.blocks
-                .iter()
-                .map(move |&(off, len)| ((first + e) * ext + off as i128, len))
-        })
+        let whole = self.contiguous.then(|| (first * ext, count * self.size));
+        let each = (!self.contiguous).then_some(0..count as i128);
+        whole
+            .into_iter()
+            .chain(each.into_iter().flatten().flat_map(move |e| {
+                self.blocks
+                    .iter()
+                    .map(move |&(off, len)| ((first + e) * ext + off as i128, len))
+            }))
     }
 
     /// Where element `e` starts in memory whose byte 0 is at `-origin` from the origin.

@@ -35,9 +35,10 @@ macro_rules! collective {
                     return on_inter!(stringify!($blocking), ic, None $(, $ic, $req, $inter)?);
                 }
                 // The caller's arguments are valid for the call, which the job does not
-                // outlive (it runs to completion here).
+                // outlive (it runs to completion here, serving passive-target requests
+                // meanwhile while a window allows locks).
                 let job: Result<Job<'_>> = $body;
-                job::run(job?)
+                crate::rma::passive::collective(job?, &super::rma::memory)
             })
         }
 
@@ -85,14 +86,18 @@ macro_rules! on_inter {
 }
 
 /// MPI_Barrier: a serving call while a window allows locks (`rma::passive`), so a
-/// target waiting here applies its origins' requests.
+/// target waiting here applies its origins' requests; then the team barrier of every
+/// shared window it spans (`rma::shared`), which orders their loads and stores.
 #[no_mangle]
 pub extern "C" fn MPI_Barrier(comm: Comm) -> c_int {
     guard("MPI_Barrier", comm, || {
         if let Some(ic) = state::inter(comm)? {
             return intercomm::barrier(comm, &ic, None);
         }
-        crate::rma::passive::barrier(&state::comm(comm)?, &super::rma::memory)
+        let c = state::comm(comm)?;
+        crate::rma::passive::barrier(&c, &super::rma::memory)?;
+        crate::rma::shared::after_barrier(&c);
+        Ok(())
     })
 }
 

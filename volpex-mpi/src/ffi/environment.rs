@@ -28,11 +28,13 @@ pub unsafe extern "C" fn MPI_Init_thread(
 }
 
 /// MPI_Finalize: first frees MPI_COMM_SELF's attributes, calling their delete functions
-/// in the reverse order they were set (MPI-3.1 section 8.7.1), then leaves the job.
+/// in the reverse order they were set (MPI-3.1 section 8.7.1), then a barrier that
+/// serves passive-target requests (`rma::passive::finalize`), then leaves the job.
 #[no_mangle]
 pub extern "C" fn MPI_Finalize() -> c_int {
     guard("MPI_Finalize", COMM_WORLD, || {
         comm::delete_all_attrs(crate::handles::COMM_SELF)?;
+        crate::rma::passive::finalize(&super::rma::memory)?;
         // What the program's streams and Fortran units still hold goes through the
         // file layer now, while the rank's writer can still apply it.
         super::raw::flush_program_output();

@@ -724,6 +724,10 @@ fortran_c! {
     mpi_type_match_size_ => MPI_Type_match_size(typeclass: int, size: int, type_: out);
     mpi_win_allocate_ => MPI_Win_allocate(size: aint, disp_unit: int, info: int, comm: int,
         baseptr: mbuf, win: out);
+    mpi_win_allocate_shared_ => MPI_Win_allocate_shared(size: aint, disp_unit: int,
+        info: int, comm: int, baseptr: mbuf, win: out);
+    mpi_win_shared_query_ => MPI_Win_shared_query(win: int, rank: int, size: aout,
+        disp_unit: out, baseptr: mbuf);
     mpi_win_attach_ => MPI_Win_attach(win: int, base: mbuf, size: aint);
     mpi_win_call_errhandler_ => MPI_Win_call_errhandler(win: int, errorcode: int);
     mpi_win_complete_ => MPI_Win_complete(win: int);
@@ -2054,8 +2058,6 @@ fortran_stubs! {
     mpi_publish_name_ => "MPI_Publish_name"(a, b, c);
     mpi_register_datarep_ => "MPI_Register_datarep"(a, b, c, d, e);
     mpi_unpublish_name_ => "MPI_Unpublish_name"(a, b, c);
-    mpi_win_allocate_shared_ => "MPI_Win_allocate_shared"(a, b, c, d, e, f);
-    mpi_win_shared_query_ => "MPI_Win_shared_query"(a, b, c, d, e);
 }
 
 // ---- Address arithmetic (MPI-3.1 section 4.1.12): functions, not subroutines ----

@@ -7,7 +7,7 @@
 use super::*;
 use crate::rma::access::{self, Target};
 use crate::rma::batch::Window;
-use crate::rma::{object, passive, sync};
+use crate::rma::{object, passive, shared, sync};
 use crate::window::{FLAVOR_ALLOCATE, FLAVOR_CREATE, FLAVOR_DYNAMIC};
 
 type Win = c_int;
@@ -124,6 +124,41 @@ pub unsafe extern "C" fn MPI_Win_allocate(
     })
 }
 
+/// MPI_Win_allocate_shared (MPI-3.1 section 11.2.3): `rma::shared`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate_shared(
+    size: Aint,
+    disp_unit: c_int,
+    info: c_int,
+    comm: Comm,
+    baseptr: *mut c_void,
+    win: *mut Win,
+) -> c_int {
+    guard("MPI_Win_allocate_shared", comm, || {
+        let n = usize::try_from(size)
+            .map_err(|_| MpiError::new(class::SIZE, format!("window size {size}")))?;
+        let (h, base) = shared::allocate(n, disp_unit, crate::info::pairs(info)?, comm)?;
+        set(baseptr as *mut *mut c_void, "baseptr", base as *mut c_void)?;
+        set(win, "win", h)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_shared_query(
+    win: Win,
+    rank: c_int,
+    size: *mut Aint,
+    disp_unit: *mut c_int,
+    baseptr: *mut c_void,
+) -> c_int {
+    object::guard("MPI_Win_shared_query", win, || {
+        let (n, unit, base) = shared::query(win, rank)?;
+        set(size, "size", n as Aint)?;
+        set(disp_unit, "disp_unit", unit)?;
+        set(baseptr as *mut *mut c_void, "baseptr", base as *mut c_void)
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, comm: Comm, win: *mut Win) -> c_int {
     guard("MPI_Win_create_dynamic", comm, || {
@@ -162,7 +197,9 @@ pub unsafe extern "C" fn MPI_Win_free(win: *mut Win) -> c_int {
     object::guard("MPI_Win_free", h, || {
         // SAFETY: `win` points to a window handle (MPI-3.1 section 11.2.5).
         let w = unsafe { raw::out(win, "win") }?;
-        if let Some(base) = object::free(w, &memory)? {
+        let freed = object::free(w, &memory)?;
+        shared::free(h);
+        if let Some(base) = freed {
             // SAFETY: an MPI_Win_allocate window's memory came from `alloc_mem`, and the
             // window (the only holder of the address but the program) is gone.
             unsafe { raw::free_mem(base as *mut c_void) };

@@ -39,14 +39,6 @@ unsupported!(
     MPI_Unpublish_name,
 );
 
-// One-sided communication (MPI-3.1 chapter 11).
-unsupported!(
-    class::UNSUPPORTED_OPERATION,
-    "shared-memory windows are not implemented yet":
-    MPI_Win_allocate_shared,
-    MPI_Win_shared_query,
-);
-
 // External data representations (MPI-3.1 section 13.5.3): only "native" is supported.
 unsupported!(
     class::UNSUPPORTED_OPERATION,

@@ -15,6 +15,7 @@
 //!      v
 //!  sync        fence, post/start/complete/wait/test: the epochs and the exchange
 //!  passive     lock/unlock, lock_all, flush, sync; the target's serving calls
+//!  shared      shared-memory windows: each team's memory, links and barriers
 //!      |
 //!  access      the origin's calls: checks, and the queue of the epoch
 //!      |
@@ -29,8 +30,8 @@
 //! Passive target synchronization is the exception to "at the end of the epoch, as
 //! messages" on the target's side: the target calls nothing, so it applies its origins'
 //! requests inside its own serving calls, in an order and at calls its leader replica
-//! chooses (`passive`). Dynamic and shared-memory windows are not implemented yet: they
-//! answer MPI_ERR_UNSUPPORTED_OPERATION naming the function (`ffi/stubs.rs`).
+//! chooses (`passive`). Shared-memory windows are the other exception: their processes
+//! load and store, and each team of replicas shares one memory (`shared`).
 //!
 //! Must never touch window memory outside a synchronization call, nor keep a pointer
 //! past the window's life.
@@ -39,4 +40,5 @@ pub mod access;
 pub mod batch;
 pub mod object;
 pub mod passive;
+pub mod shared;
 pub mod sync;

@@ -82,7 +82,7 @@ pub fn with<R>(win: c_int, f: impl FnOnce(&mut WinEntry) -> Result<R>) -> Result
 /// MPI_Win_free (section 11.2.5): collective; every epoch must be over. Deletes the
 /// attributes (calling their delete functions), then a barrier, so that no process frees
 /// memory another may still access. Returns the memory to free if it was ours.
-pub fn free(win: &mut c_int, mem: &super::passive::Memory) -> Result<Option<usize>> {
+pub fn free(win: &mut c_int, mem: &'static super::passive::Memory) -> Result<Option<usize>> {
     let h = *win;
     let (comm, busy) = with(h, |e| {
         Ok((

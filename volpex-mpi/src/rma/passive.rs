@@ -33,6 +33,7 @@ use volpex::{Communicator, Decision, PostedMessage};
 
 use super::batch::{self, Window};
 use super::object;
+use crate::coll::job::{self, Job};
 use crate::error::{MpiError, Result};
 use crate::handles::{class, COMM_WORLD, PROC_NULL};
 use crate::state;
@@ -598,26 +599,52 @@ pub fn sync(mem: &Memory) -> Result<()> {
     serve(mem, || Ok(Some(())))
 }
 
-/// A barrier over `comm` that serves while it waits (MPI_Barrier, MPI_Win_free's): the
-/// plain barrier's messages (a member without a window that allows locks uses the plain
-/// one), with a round of serving between its polls.
-pub fn barrier(comm: &Communicator, mem: &Memory) -> Result<()> {
+/// Runs `work` (blocking collectives, on this thread) as a serving call while a window
+/// allows locks: each collective sends and receives its plain messages, polling its
+/// receives and serving between polls (`volpex::polling_between`), so a member that
+/// serves nothing (a window over part of a communicator) takes part with the plain
+/// collective. The collectives make no choices, so the serving call's slots are the
+/// same in every replica.
+fn serving<T>(mem: &'static Memory, work: impl FnOnce() -> Result<T>) -> Result<T> {
     if !active() {
-        return Ok(comm.barrier()?);
+        return work();
     }
     let outer = open_call();
-    let mut failed = None;
-    let r = comm.barrier_between(&mut || {
-        round(mem).map_err(|e| {
-            failed = Some(e);
-            volpex::Error::Usage("serving a passive-target request failed")
-        })
-    });
-    let r = match (r, failed) {
-        (_, Some(e)) => Err(e),
-        (r, None) => r.map_err(MpiError::from),
+    let failed = std::rc::Rc::new(Cell::new(None));
+    let failure = failed.clone();
+    let r = volpex::polling_between(
+        Box::new(move || {
+            round(mem).map_err(|e| {
+                failure.set(Some(e));
+                volpex::Error::Usage("serving a passive-target request failed")
+            })
+        }),
+        work,
+    );
+    let r = match failed.take() {
+        Some(e) => Err(e),
+        None => r,
     };
     close_call(outer, mem, r)
+}
+
+/// A barrier over `comm` that serves while it waits (MPI_Barrier, MPI_Win_free's).
+pub fn barrier(comm: &Communicator, mem: &'static Memory) -> Result<()> {
+    serving(mem, || Ok(comm.barrier()?))
+}
+
+/// A blocking collective of the C interface (`coll::job`: MPI_Allreduce, MPI_Bcast,
+/// ...), serving while it waits.
+pub fn collective(job: Job<'_>, mem: &'static Memory) -> Result<()> {
+    serving(mem, || job::run(job))
+}
+
+/// MPI_Finalize's barrier over MPI_COMM_WORLD, before the job is left: a serving call,
+/// so a target that finalizes still applies the requests of origins whose epochs on it
+/// are open (MPI-3.1 section 11.5.3: a passive target's progress), and every process
+/// takes part whether or not it serves.
+pub fn finalize(mem: &'static Memory) -> Result<()> {
+    barrier(&world()?, mem)
 }
 
 /// The next message with `tag` from `rank` of `comm`, waited for in a serving call while

@@ -198,7 +198,10 @@ pub fn fence(win: c_int, assert: c_int, mem: &Memory) -> Result<()> {
     object::with(win, |e| {
         e.epoch.fence = assert & MODE_NOSUCCEED == 0;
         Ok(())
-    })
+    })?;
+    // A shared window's loads and stores are ordered by its team's own barrier.
+    super::shared::after_fence(win);
+    Ok(())
 }
 
 /// The window-group ranks of group `g`'s members (MPI_ERR_GROUP if one is not in it).

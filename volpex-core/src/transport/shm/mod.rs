@@ -10,6 +10,7 @@
 
 mod ring;
 mod segment;
+pub mod shared;
 
 use std::fs::File;
 use std::io::{self, IoSlice, IoSliceMut, Read, Write};
