@@ -16,45 +16,12 @@ const DEADLINE: Duration = Duration::from_secs(180);
 /// Rounds and rank 0's milliseconds per round: about 8 s of run.
 const ARGS: &[&str] = &["400", "20"];
 const WAIT: Duration = Duration::from_secs(60);
-
-/// The pid of incarnation `inc` of replica `rank.replica`, a child of volpexrun `parent`.
-fn find(parent: u32, rank: u32, replica: u32, inc: u32) -> Option<i32> {
-    let want = [
-        format!("VOLPEX_RANK={rank}"),
-        format!("VOLPEX_REPLICA={replica}"),
-    ];
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // pid (comm) state ppid ...: comm may hold spaces; what follows the last ')' does not.
-        let after = stat.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
-        let mut fields = after.split_whitespace();
-        let (state, ppid) = (fields.next(), fields.next());
-        if ppid != Some(&parent.to_string()) || state == Some("Z") {
-            continue;
-        }
-        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-        let vars: Vec<String> = environ
-            .split(|&b| b == 0)
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-            .collect();
-        let incarnation = vars
-            .iter()
-            .find_map(|v| v.strip_prefix("VOLPEX_INCARNATION="))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0u32);
-        if want.iter().all(|w| vars.contains(w)) && incarnation == inc {
-            return Some(pid);
-        }
-    }
-    None
-}
+/// The heartbeat timeout of the jobs here on this machine. Their faults are kills and
+/// preemption notices, which volpexrun sees as exits: no replica needs detecting by its
+/// silence, and at the default 2 s a loaded machine (load 18-40 on 2 cores) stalled
+/// long enough to have four or five live replicas declared dead at once, which failed
+/// the job.
+const HEARTBEAT: [&str; 2] = ["--heartbeat-timeout", "30"];
 
 /// The report's incarnations of replica `rank.replica`, in order.
 fn incarnations(run: &Run, rank: u64, replica: u64) -> Vec<serde_json::Value> {
@@ -124,7 +91,7 @@ fn check_report(run: &Run, rank: u64, replica: u64, count: usize) {
 fn kill_incarnation(job: &LiveJob, rank: u32, replica: u32, inc: u32) {
     let until = std::time::Instant::now() + WAIT;
     loop {
-        if let Some(pid) = find(job.pid(), rank, replica, inc) {
+        if let Some(pid) = job.pid_of(rank, replica, inc) {
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
             return;
         }
@@ -147,6 +114,7 @@ fn kill_three_times(program: &str, args: &[&str]) -> Run {
 fn kill_three_times_of(program: &str, args: &[&str], launcher: &[&str]) -> Run {
     let mut la = launcher.to_vec();
     la.extend(["-r", "2"]);
+    la.extend(HEARTBEAT);
     let mut job = spawn(&la, &bin(program), args);
     for inc in 0..3u32 {
         if inc > 0 {
@@ -211,6 +179,8 @@ fn faults_hit_whichever_incarnation_is_current_by_replay() {
             "3",
             "-r",
             "2",
+            HEARTBEAT[0],
+            HEARTBEAT[1],
             "--fault",
             "1.0:kill@1.5",
             "--fault",
@@ -235,6 +205,8 @@ fn never_keeps_a_lost_replica_lost() {
             "3",
             "-r",
             "2",
+            HEARTBEAT[0],
+            HEARTBEAT[1],
             "--regenerate",
             "never",
             "--fault",
@@ -261,6 +233,8 @@ fn a_checkpointing_program_survives_three_kills_of_one_replica() {
             "3",
             "-r",
             "2",
+            HEARTBEAT[0],
+            HEARTBEAT[1],
             "--fault",
             "0.0:kill@1.5",
             "--fault",
@@ -334,6 +308,8 @@ fn regen_on_test_hosts(net: &volpex_tests::testhosts::TestNet) -> LiveJob {
             "2",
             "-r",
             "2",
+            HEARTBEAT[0],
+            HEARTBEAT[1],
             "--hosts",
             &hf,
         ],
@@ -460,7 +436,7 @@ fn an_old_incarnation_that_wakes_up_after_its_replacement_is_fenced() {
 fn preempt(job: &LiveJob, rank: u32) {
     let until = std::time::Instant::now() + WAIT;
     let pid = loop {
-        if let Some(pid) = find(job.pid(), rank, 0, 0) {
+        if let Some(pid) = job.pid_of(rank, 0, 0) {
             break pid;
         }
         assert!(std::time::Instant::now() < until, "{rank}.0 never ran");
@@ -477,7 +453,7 @@ fn preempt(job: &LiveJob, rank: u32) {
 /// no sibling at all: the handover is what keeps the rank.
 fn preemption_hands_over(replicas: &str) {
     let mut job = spawn(
-        &["-n", "3", "-r", replicas],
+        &["-n", "3", "-r", replicas, HEARTBEAT[0], HEARTBEAT[1]],
         &bin("regen"),
         &["400", "20", "checkpoint"],
     );
@@ -523,7 +499,11 @@ fn a_preempted_rank_without_replicas_survives_by_handover() {
 /// starts at once (it replays from its sibling's senders' logs) and the old one is ended.
 #[test]
 fn a_preempted_replica_that_never_checkpointed_is_replaced_at_once() {
-    let mut job = spawn(&["-n", "3", "-r", "2"], &bin("regen"), ARGS);
+    let mut job = spawn(
+        &["-n", "3", "-r", "2", HEARTBEAT[0], HEARTBEAT[1]],
+        &bin("regen"),
+        ARGS,
+    );
     preempt(&job, 1);
     let started = job.wait_stderr(WAIT, |l| {
         l.contains("replica 1.0 got a preemption notice (SIGTERM): its replacement starts now")
@@ -547,6 +527,7 @@ fn handing_over_at_once(replicas: &[(u64, u64)]) {
         .map(|(r, k)| format!("{r}.{k}:term@3"))
         .collect();
     let mut args: Vec<&str> = vec!["-n", "3", "-r", "2"];
+    args.extend(HEARTBEAT);
     for f in &faults {
         args.extend(["--fault", f.as_str()]);
     }
@@ -593,6 +574,8 @@ fn with_small_replay_budget(every: &str) -> Run {
             "4",
             "-r",
             "2",
+            HEARTBEAT[0],
+            HEARTBEAT[1],
             "-x",
             "VOLPEX_REPLAY_BYTES=2048",
             "--fault",
