@@ -107,41 +107,40 @@ fn kill_incarnation(job: &LiveJob, rank: u32, replica: u32, inc: u32) {
 /// `--fault`: the job runs and has checkpointed by then), then twice more, each time
 /// once the previous new incarnation caught up (the launcher says so).
 fn kill_three_times(program: &str, args: &[&str]) -> Run {
-    kill_three_times_of(program, args, &["-n", "3", "--fault", "1.0:kill@1.5"])
+    kill_three_times_of(1, program, args, &["-n", "3", "--fault", "1.0:kill@1.5"])
 }
 
-/// `kill_three_times` with other volpexrun options: `-n` and the first kill's `--fault`.
-fn kill_three_times_of(program: &str, args: &[&str], launcher: &[&str]) -> Run {
+/// `kill_three_times` of replica `rank.0`, with other volpexrun options: `-n` and the
+/// first kill's `--fault`.
+fn kill_three_times_of(rank: u32, program: &str, args: &[&str], launcher: &[&str]) -> Run {
     let mut la = launcher.to_vec();
     la.extend(["-r", "2"]);
     la.extend(HEARTBEAT);
     let mut job = spawn(&la, &bin(program), args);
     for inc in 0..3u32 {
         if inc > 0 {
-            kill_incarnation(&job, 1, 0, inc);
+            kill_incarnation(&job, rank, 0, inc);
         }
         let next = inc + 1;
         let caught_up = job.wait_stderr(WAIT, |l| {
             l.contains(&format!(
-                "rank 1 replica 0: incarnation {next} caught up in"
+                "rank {rank} replica 0: incarnation {next} caught up in"
             ))
         });
         assert!(
             caught_up.is_some(),
-            "incarnation {next} of replica 1.0 never caught up"
+            "incarnation {next} of replica {rank}.0 never caught up"
         );
     }
     let run = job.wait(DEADLINE);
-    let incs = incarnations(&run, 1, 0);
+    let incs = incarnations(&run, rank.into(), 0);
     assert_eq!(incs.len(), 4, "{}", run.stderr);
     for p in &incs[1..3] {
         assert!(p["caught_up_after_s"].as_f64().is_some(), "{p}");
         assert_eq!(p["state"], "failed", "{p}");
     }
-    for needle in [
-        "3 regenerations",
-        "rank 1 replica 0: incarnation 3 started on localhost at",
-    ] {
+    let started = format!("rank {rank} replica 0: incarnation 3 started on localhost at");
+    for needle in ["3 regenerations", started.as_str()] {
         assert!(run.stderr.contains(needle), "{needle}\n{}", run.stderr);
     }
     run.assert_no_leftovers();
@@ -225,26 +224,16 @@ fn never_keeps_a_lost_replica_lost() {
 #[test]
 fn a_checkpointing_program_survives_three_kills_of_one_replica() {
     // Rank 0 prints: its replica 0 is killed three times, each new incarnation restored
-    // from its sibling's latest checkpoint goes on printing where the rank stands.
+    // from its sibling's latest checkpoint goes on printing where the rank stands. The
+    // first kill 1.5 s in, the others once the previous new incarnation caught up (kills
+    // at 3.5 and 5.5 s of a 6 s run could hit one still catching up, or come too late
+    // for the last one to catch up before the end).
     let iters = 120u64;
-    let run = run(
-        &[
-            "-n",
-            "3",
-            "-r",
-            "2",
-            HEARTBEAT[0],
-            HEARTBEAT[1],
-            "--fault",
-            "0.0:kill@1.5",
-            "--fault",
-            "0.0:kill@3.5",
-            "--fault",
-            "0.0:kill@5.5",
-        ],
-        &bin("checkpointed"),
+    let run = kill_three_times_of(
+        0,
+        "checkpointed",
         &[&iters.to_string(), "50", "1"],
-        DEADLINE,
+        &["-n", "3", "--fault", "0.0:kill@1.5"],
     );
     let out = run.ok();
     let printed: Vec<u64> = out
@@ -308,8 +297,6 @@ fn regen_on_test_hosts(net: &volpex_tests::testhosts::TestNet) -> LiveJob {
             "2",
             "-r",
             "2",
-            HEARTBEAT[0],
-            HEARTBEAT[1],
             "--hosts",
             &hf,
         ],
@@ -642,7 +629,7 @@ fn a_replay_past_the_logs_says_so_and_the_job_goes_on() {
 fn npb_ports_verify_with_three_kills_of_one_replica() {
     for bench in ["lu", "sp"] {
         let launcher = ["-n", "4", "--fault", "1.0:kill@0.8"];
-        let run = kill_three_times_of("npb", &[bench, "--class", "W"], &launcher);
+        let run = kill_three_times_of(1, "npb", &[bench, "--class", "W"], &launcher);
         let out = run.ok();
         assert_eq!(
             out.matches("Verification    =               SUCCESSFUL")
