@@ -278,6 +278,48 @@ impl LiveJob {
         self.child.id()
     }
 
+    /// The pid of incarnation `inc` of replica `rank.replica` of this job (a child of its
+    /// volpexrun), if it runs.
+    pub fn pid_of(&self, rank: u32, replica: u32, inc: u32) -> Option<i32> {
+        let parent = self.pid().to_string();
+        let want = [
+            format!("VOLPEX_RANK={rank}"),
+            format!("VOLPEX_REPLICA={replica}"),
+        ];
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // pid (comm) state ppid ...: comm may hold spaces; what follows the last ')'
+            // does not.
+            let after = stat.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
+            let mut fields = after.split_whitespace();
+            let (state, ppid) = (fields.next(), fields.next());
+            if ppid != Some(parent.as_str()) || state == Some("Z") {
+                continue;
+            }
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let vars: Vec<String> = environ
+                .split(|&b| b == 0)
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .collect();
+            let incarnation = vars
+                .iter()
+                .find_map(|v| v.strip_prefix("VOLPEX_INCARNATION="))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0u32);
+            if want.iter().all(|w| vars.contains(w)) && incarnation == inc {
+                return Some(pid);
+            }
+        }
+        None
+    }
+
     /// Waits until a stderr line satisfies `f` (returns it) or the deadline passes.
     pub fn wait_stderr(&mut self, deadline: Duration, f: impl Fn(&str) -> bool) -> Option<String> {
         let end = Instant::now() + deadline;

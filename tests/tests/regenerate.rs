@@ -16,45 +16,12 @@ const DEADLINE: Duration = Duration::from_secs(180);
 /// Rounds and rank 0's milliseconds per round: about 8 s of run.
 const ARGS: &[&str] = &["400", "20"];
 const WAIT: Duration = Duration::from_secs(60);
-
-/// The pid of incarnation `inc` of replica `rank.replica`, a child of volpexrun `parent`.
-fn find(parent: u32, rank: u32, replica: u32, inc: u32) -> Option<i32> {
-    let want = [
-        format!("VOLPEX_RANK={rank}"),
-        format!("VOLPEX_REPLICA={replica}"),
-    ];
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // pid (comm) state ppid ...: comm may hold spaces; what follows the last ')' does not.
-        let after = stat.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
-        let mut fields = after.split_whitespace();
-        let (state, ppid) = (fields.next(), fields.next());
-        if ppid != Some(&parent.to_string()) || state == Some("Z") {
-            continue;
-        }
-        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-        let vars: Vec<String> = environ
-            .split(|&b| b == 0)
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-            .collect();
-        let incarnation = vars
-            .iter()
-            .find_map(|v| v.strip_prefix("VOLPEX_INCARNATION="))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0u32);
-        if want.iter().all(|w| vars.contains(w)) && incarnation == inc {
-            return Some(pid);
-        }
-    }
-    None
-}
+/// The heartbeat timeout of the jobs here on this machine. Their faults are kills and
+/// preemption notices, which volpexrun sees as exits: no replica needs detecting by its
+/// silence, and at the default 2 s a loaded machine (load 18-40 on 2 cores) stalled
+/// long enough to have four or five live replicas declared dead at once, which failed
+/// the job.
+const HEARTBEAT: [&str; 2] = ["--heartbeat-timeout", "30"];
 
 /// The report's incarnations of replica `rank.replica`, in order.
 fn incarnations(run: &Run, rank: u64, replica: u64) -> Vec<serde_json::Value> {
@@ -124,7 +91,7 @@ fn check_report(run: &Run, rank: u64, replica: u64, count: usize) {
 fn kill_incarnation(job: &LiveJob, rank: u32, replica: u32, inc: u32) {
     let until = std::time::Instant::now() + WAIT;
     loop {
-        if let Some(pid) = find(job.pid(), rank, replica, inc) {
+        if let Some(pid) = job.pid_of(rank, replica, inc) {
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
             return;
         }
@@ -140,40 +107,40 @@ fn kill_incarnation(job: &LiveJob, rank: u32, replica: u32, inc: u32) {
 /// `--fault`: the job runs and has checkpointed by then), then twice more, each time
 /// once the previous new incarnation caught up (the launcher says so).
 fn kill_three_times(program: &str, args: &[&str]) -> Run {
-    kill_three_times_of(program, args, &["-n", "3", "--fault", "1.0:kill@1.5"])
+    kill_three_times_of(1, program, args, &["-n", "3", "--fault", "1.0:kill@1.5"])
 }
 
-/// `kill_three_times` with other volpexrun options: `-n` and the first kill's `--fault`.
-fn kill_three_times_of(program: &str, args: &[&str], launcher: &[&str]) -> Run {
+/// `kill_three_times` of replica `rank.0`, with other volpexrun options: `-n` and the
+/// first kill's `--fault`.
+fn kill_three_times_of(rank: u32, program: &str, args: &[&str], launcher: &[&str]) -> Run {
     let mut la = launcher.to_vec();
     la.extend(["-r", "2"]);
+    la.extend(HEARTBEAT);
     let mut job = spawn(&la, &bin(program), args);
     for inc in 0..3u32 {
         if inc > 0 {
-            kill_incarnation(&job, 1, 0, inc);
+            kill_incarnation(&job, rank, 0, inc);
         }
         let next = inc + 1;
         let caught_up = job.wait_stderr(WAIT, |l| {
             l.contains(&format!(
-                "rank 1 replica 0: incarnation {next} caught up in"
+                "rank {rank} replica 0: incarnation {next} caught up in"
             ))
         });
         assert!(
             caught_up.is_some(),
-            "incarnation {next} of replica 1.0 never caught up"
+            "incarnation {next} of replica {rank}.0 never caught up"
         );
     }
     let run = job.wait(DEADLINE);
-    let incs = incarnations(&run, 1, 0);
+    let incs = incarnations(&run, rank.into(), 0);
     assert_eq!(incs.len(), 4, "{}", run.stderr);
     for p in &incs[1..3] {
         assert!(p["caught_up_after_s"].as_f64().is_some(), "{p}");
         assert_eq!(p["state"], "failed", "{p}");
     }
-    for needle in [
-        "3 regenerations",
-        "rank 1 replica 0: incarnation 3 started on localhost at",
-    ] {
+    let started = format!("rank {rank} replica 0: incarnation 3 started on localhost at");
+    for needle in ["3 regenerations", started.as_str()] {
         assert!(run.stderr.contains(needle), "{needle}\n{}", run.stderr);
     }
     run.assert_no_leftovers();
@@ -211,6 +178,8 @@ fn faults_hit_whichever_incarnation_is_current_by_replay() {
             "3",
             "-r",
             "2",
+            HEARTBEAT[0],
+            HEARTBEAT[1],
             "--fault",
             "1.0:kill@1.5",
             "--fault",
@@ -235,6 +204,8 @@ fn never_keeps_a_lost_replica_lost() {
             "3",
             "-r",
             "2",
+            HEARTBEAT[0],
+            HEARTBEAT[1],
             "--regenerate",
             "never",
             "--fault",
@@ -253,24 +224,16 @@ fn never_keeps_a_lost_replica_lost() {
 #[test]
 fn a_checkpointing_program_survives_three_kills_of_one_replica() {
     // Rank 0 prints: its replica 0 is killed three times, each new incarnation restored
-    // from its sibling's latest checkpoint goes on printing where the rank stands.
+    // from its sibling's latest checkpoint goes on printing where the rank stands. The
+    // first kill 1.5 s in, the others once the previous new incarnation caught up (kills
+    // at 3.5 and 5.5 s of a 6 s run could hit one still catching up, or come too late
+    // for the last one to catch up before the end).
     let iters = 120u64;
-    let run = run(
-        &[
-            "-n",
-            "3",
-            "-r",
-            "2",
-            "--fault",
-            "0.0:kill@1.5",
-            "--fault",
-            "0.0:kill@3.5",
-            "--fault",
-            "0.0:kill@5.5",
-        ],
-        &bin("checkpointed"),
+    let run = kill_three_times_of(
+        0,
+        "checkpointed",
         &[&iters.to_string(), "50", "1"],
-        DEADLINE,
+        &["-n", "3", "--fault", "0.0:kill@1.5"],
     );
     let out = run.ok();
     let printed: Vec<u64> = out
@@ -460,7 +423,7 @@ fn an_old_incarnation_that_wakes_up_after_its_replacement_is_fenced() {
 fn preempt(job: &LiveJob, rank: u32) {
     let until = std::time::Instant::now() + WAIT;
     let pid = loop {
-        if let Some(pid) = find(job.pid(), rank, 0, 0) {
+        if let Some(pid) = job.pid_of(rank, 0, 0) {
             break pid;
         }
         assert!(std::time::Instant::now() < until, "{rank}.0 never ran");
@@ -477,7 +440,7 @@ fn preempt(job: &LiveJob, rank: u32) {
 /// no sibling at all: the handover is what keeps the rank.
 fn preemption_hands_over(replicas: &str) {
     let mut job = spawn(
-        &["-n", "3", "-r", replicas],
+        &["-n", "3", "-r", replicas, HEARTBEAT[0], HEARTBEAT[1]],
         &bin("regen"),
         &["400", "20", "checkpoint"],
     );
@@ -523,7 +486,11 @@ fn a_preempted_rank_without_replicas_survives_by_handover() {
 /// starts at once (it replays from its sibling's senders' logs) and the old one is ended.
 #[test]
 fn a_preempted_replica_that_never_checkpointed_is_replaced_at_once() {
-    let mut job = spawn(&["-n", "3", "-r", "2"], &bin("regen"), ARGS);
+    let mut job = spawn(
+        &["-n", "3", "-r", "2", HEARTBEAT[0], HEARTBEAT[1]],
+        &bin("regen"),
+        ARGS,
+    );
     preempt(&job, 1);
     let started = job.wait_stderr(WAIT, |l| {
         l.contains("replica 1.0 got a preemption notice (SIGTERM): its replacement starts now")
@@ -547,6 +514,7 @@ fn handing_over_at_once(replicas: &[(u64, u64)]) {
         .map(|(r, k)| format!("{r}.{k}:term@3"))
         .collect();
     let mut args: Vec<&str> = vec!["-n", "3", "-r", "2"];
+    args.extend(HEARTBEAT);
     for f in &faults {
         args.extend(["--fault", f.as_str()]);
     }
@@ -593,6 +561,8 @@ fn with_small_replay_budget(every: &str) -> Run {
             "4",
             "-r",
             "2",
+            HEARTBEAT[0],
+            HEARTBEAT[1],
             "-x",
             "VOLPEX_REPLAY_BYTES=2048",
             "--fault",
@@ -659,7 +629,7 @@ fn a_replay_past_the_logs_says_so_and_the_job_goes_on() {
 fn npb_ports_verify_with_three_kills_of_one_replica() {
     for bench in ["lu", "sp"] {
         let launcher = ["-n", "4", "--fault", "1.0:kill@0.8"];
-        let run = kill_three_times_of("npb", &[bench, "--class", "W"], &launcher);
+        let run = kill_three_times_of(1, "npb", &[bench, "--class", "W"], &launcher);
         let out = run.ok();
         assert_eq!(
             out.matches("Verification    =               SUCCESSFUL")

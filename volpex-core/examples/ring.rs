@@ -16,6 +16,10 @@ struct Args {
     /// Extra payload bytes carried with the token.
     #[arg(long, default_value_t = 0)]
     payload: usize,
+    /// Every this many rounds rank 0 says on stderr how far it got (`ring: round N`), so
+    /// that a test can act on the job's progress; 0: never.
+    #[arg(long, default_value_t = 0)]
+    progress: u64,
 }
 
 fn mix(token: u64, rank: i32, round: u64) -> u64 {
@@ -56,6 +60,9 @@ fn main() -> Result<(), volpex::Error> {
                 .skip(1)
                 .filter(|(i, w)| **w != seal ^ *i as u64)
                 .count() as u64;
+            if args.progress > 0 && (round + 1) % args.progress == 0 {
+                eprintln!("ring: round {}", round + 1);
+            }
         } else {
             prev.receive_into(&mut msg[..])?;
             msg[0] = mix(msg[0], rank, round);
