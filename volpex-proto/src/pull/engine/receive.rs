@@ -68,8 +68,8 @@ impl Receiving<'_> {
     /// Makes sure `want` is being fetched.
     pub(super) fn want(&mut self, now: Duration, want: Want, needed: bool) {
         if let Some(p) = self.fetches.get_mut(&want) {
-            if needed && !p.needed() {
-                p.needed_since = Some(now);
+            if needed && !p.needed {
+                p.needed = true;
                 p.hedge_at = now + self.cfg.hedge_timeout;
                 let speculated_at = p.speculated_at;
                 // A leader that went silent while we only stood by is needed now.
@@ -106,7 +106,7 @@ impl Receiving<'_> {
             Duration::MAX
         };
         self.fetches
-            .insert(want, Pending::new(hedge_at, needed.then_some(now), false));
+            .insert(want, Pending::new(hedge_at, needed, false));
         self.ask_next(now, want);
     }
 
@@ -226,7 +226,7 @@ impl Receiving<'_> {
         }
         if want.comm() == DECISION_CTX {
             // Only fence a leader this replica is waiting on; a standing pull just waits.
-            if self.fetches.get(&want).is_some_and(|p| p.needed()) {
+            if self.fetches.get(&want).is_some_and(|p| p.needed) {
                 log::info!(
                     "{}: leader {peer} silent for {:?}; fencing it",
                     self.me,
@@ -315,11 +315,7 @@ impl Receiving<'_> {
     }
 
     /// `wants` arrived from `from`: forget them, withdraw the other asks, and mark the
-    /// replicas asked before that did not answer as lagging: one that never even
-    /// acknowledged an ask a hedge interval old (stopped, or cut off), or one a receive
-    /// waited for at least the lag timeout. A live replica that parked the pull and is
-    /// behind by less is the ordinary drift between teams on a loaded host, and moving
-    /// pulls away from it would only couple the teams.
+    /// replicas that were asked first but answered later as lagging.
     pub(super) fn complete(&mut self, now: Duration, from: ReplicaId, wants: &[Want]) {
         self.liveness.clear_suspicion(from);
         let mut lagging = Vec::new();
@@ -327,21 +323,13 @@ impl Receiving<'_> {
             let Some(p) = self.fetches.remove(want) else {
                 continue;
             };
-            let far_behind = p
-                .needed_since
-                .is_some_and(|t| now.saturating_sub(t) >= self.cfg.lag_timeout);
             for a in p.asks.iter().filter(|a| a.outstanding()) {
                 if a.replica == from.replica {
                     continue;
                 }
                 let other = ReplicaId::new(from.rank, a.replica);
-                let silent = matches!(a.state, AskState::Sent { at }
-                    if now.saturating_sub(at) >= self.cfg.hedge_timeout);
-                // The sibling we asked first is silent, or far behind the one that answered.
-                if (silent || far_behind)
-                    && other.rank != self.me.rank
-                    && self.liveness.suspect(other, now)
-                {
+                // The sibling we asked first is behind the one that answered.
+                if other.rank != self.me.rank && self.liveness.suspect(other, now) {
                     log::info!(
                         "{}: replica {other} lags behind {from} for {want}; preferring others",
                         self.me
@@ -496,7 +484,7 @@ impl Receiving<'_> {
             }
             return;
         }
-        if !p.needed() {
+        if !p.needed {
             // Nobody waits for it yet; whoever does will ask again and report.
             if !p.any_outstanding() {
                 let ended = p.any_ended();
@@ -1018,96 +1006,6 @@ mod tests {
         );
         let ahead = sender.write_ahead(0, 3, 1, 1 << 20, None);
         assert_eq!(ahead.writes.len(), 1, "one direct write to {r}");
-    }
-
-    /// Replica 1.0 waits for a message its own team's sender 0.0 has not sent yet (and
-    /// says so with an ACK if `acked`, else it is stopped); the hedge asks 0.1, which has,
-    /// and its DATA arrives `answered_after` the receive began waiting. Returns the receiver's failovers and which replica it asks first for the
-    /// next message.
-    fn hedge_answered_after(answered_after: Duration, acked: bool) -> (u64, ReplicaId) {
-        let now = Duration::from_secs(1);
-        let ids = [
-            ReplicaId::new(0, 0),
-            ReplicaId::new(0, 1),
-            ReplicaId::new(1, 0),
-        ];
-        let mut engines: Vec<Engine> = ids
-            .iter()
-            .map(|&id| Engine::new(id, 2, 2, Config::default()))
-            .collect();
-        for e in engines.iter_mut() {
-            e.start(now);
-        }
-        let payload = || Bytes::from_static(b"m");
-        engines[1].send(now, 0, 3, 1, payload()).expect("room");
-        engines[1].send(now, 0, 3, 1, payload()).expect("room");
-        // Frames go from `from` to their address; the receiver's to 0.1 wait in `held`
-        // until `answered_after`.
-        let route = |engines: &mut Vec<Engine>, at: Duration, hold: bool| {
-            let mut held = Vec::new();
-            loop {
-                let mut moved = false;
-                for from in 0..ids.len() {
-                    while let Some((to, f)) = engines[from].poll_transmit() {
-                        let Some(i) = ids.iter().position(|&id| id == to) else {
-                            continue;
-                        };
-                        moved = true;
-                        if hold && from == 1 && i == 2 {
-                            held.push(f);
-                        } else {
-                            engines[i].handle_frame(at, ids[from], f);
-                        }
-                    }
-                }
-                if !moved {
-                    return held;
-                }
-            }
-        };
-        let id = engines[2].post(now, spec(), Mode::Receive);
-        route(&mut engines, now, true);
-        if acked {
-            let ack_at = now + Duration::from_millis(2);
-            engines[0].handle_timeout(ack_at);
-            route(&mut engines, ack_at, true);
-        }
-        let hedge_at = now + Config::default().hedge_timeout;
-        engines[2].handle_timeout(hedge_at);
-        let held = route(&mut engines, hedge_at, true);
-        assert!(!held.is_empty(), "0.1 answered the hedge");
-        let at = now + answered_after;
-        for f in held {
-            engines[2].handle_frame(at, ids[1], f);
-        }
-        assert!(matches!(
-            engines[2].take(at, id),
-            Some(Ok(Matched::Message { .. }))
-        ));
-        let _next = engines[2].post(at, spec(), Mode::Receive);
-        let first = std::iter::from_fn(|| engines[2].poll_transmit())
-            .find(|(_, f)| matches!(f, Frame::Pull { .. }))
-            .map(|(to, _)| to)
-            .expect("a pull for the next message");
-        (engines[2].stats().failovers, first)
-    }
-
-    /// A hedge answered within the lag timeout delivers the message and moves nothing:
-    /// the receiver keeps asking its own team's sender first, and nothing failed over
-    /// (NPB FT at `-n 4 -r 2` beside another job counted 18 to 129 failovers without a
-    /// failure: teams drift apart by hundreds of milliseconds on a loaded host). One
-    /// answered after a receive waited the lag timeout marks the first replica far
-    /// behind, and one that never acknowledged the pull (stopped) is failed over from at
-    /// the hedge's answer, as before: later pulls go to the one that answered.
-    #[test]
-    fn only_a_replica_far_behind_its_sibling_or_silent_is_failed_over_from() {
-        let cfg = Config::default();
-        let drift = hedge_answered_after(cfg.lag_timeout / 2, true);
-        assert_eq!(drift, (0, ReplicaId::new(0, 0)), "drift moves nothing");
-        let far = hedge_answered_after(cfg.lag_timeout, true);
-        assert_eq!(far, (1, ReplicaId::new(0, 1)), "far behind: failed over");
-        let stopped = hedge_answered_after(cfg.hedge_timeout, false);
-        assert_eq!(stopped, (1, ReplicaId::new(0, 1)), "silent: failed over");
     }
 
     /// A sender's log keeps what a draining replica had not consumed for the successor
