@@ -157,6 +157,32 @@ impl TestNet {
         p
     }
 
+    /// Starts volpexrun in the head namespace over every host of this net, two slots
+    /// each (`--ssh-cmd` and `--hosts` set; `args` follow them), with `env` set.
+    pub fn spawn_job(
+        &self,
+        env: &[(&str, &str)],
+        args: &[&str],
+        program: &Path,
+        prog_args: &[&str],
+    ) -> crate::LiveJob {
+        let lines: Vec<String> = (0..self.len())
+            .map(|i| format!("{} slots=2", self.name(i)))
+            .collect();
+        let hosts = self.hostfile("hosts.txt", &lines);
+        let (head, ssh) = (self.head(), self.ssh_cmd());
+        let hosts = hosts.to_string_lossy();
+        let mut la = vec!["--ssh-cmd", &ssh, "--hosts", &hosts];
+        la.extend_from_slice(args);
+        crate::spawn_with(
+            &["ip", "netns", "exec", &head],
+            env,
+            &la,
+            program,
+            prog_args,
+        )
+    }
+
     fn build(&mut self, sshd: bool) {
         let head = self.head();
         must(&["ip", "netns", "add", &head]);

@@ -27,26 +27,18 @@ fn notice_to_handed_over_for_npb_class_b_on_test_hosts() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(10);
     let net = TestNet::new(5);
-    let lines: Vec<String> = (0..5).map(|i| format!("{} slots=2", net.name(i))).collect();
-    let hosts = net.hostfile("hosts.txt", &lines).display().to_string();
     let notices = net.dir.join("notices");
     std::fs::create_dir_all(&notices).expect("notice directory");
     let flag = format!("file={}/{{host}}", notices.display());
-    let (head, ssh) = (net.head(), net.ssh_cmd());
-    let mut job = volpex_tests::spawn_with(
-        &["ip", "netns", "exec", &head],
+    let mut job = net.spawn_job(
         &[],
         &[
-            "--ssh-cmd",
-            &ssh,
             "--map",
             "concentrate",
             "-n",
             "4",
             "-r",
             "2",
-            "--hosts",
-            &hosts,
             "--preemption-notice",
             &flag,
         ],

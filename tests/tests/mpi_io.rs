@@ -262,33 +262,12 @@ fn mpi_io_files_on_several_hosts_sharing_the_file_system() {
         let exe = compile_c(&build, "io");
         let (_, line, bytes) = io_run(&["-n", "3", "-r", "1"], &exe, "io:");
         let net = volpex_tests::testhosts::TestNet::new(3);
-        let lines: Vec<String> = (0..net.len())
-            .map(|i| format!("{} slots=2", net.name(i)))
-            .collect();
-        let hf = net.hostfile("hosts.txt", &lines);
-        let (ssh, hf) = (net.ssh_cmd(), hf.to_string_lossy().into_owned());
         let dir = TempDir::new("io-hosts");
         let d = dir.0.to_string_lossy().into_owned();
-        let la = [
-            "--ssh-cmd",
-            ssh.as_str(),
-            "--hosts",
-            hf.as_str(),
-            "-n",
-            "3",
-            "-r",
-            "2",
-            "--fault",
-            "0.0:kill@0.5",
-        ];
-        let r = volpex_tests::spawn_with(
-            &["ip", "netns", "exec", &net.head()],
-            &[],
-            &la,
-            &exe,
-            &[&d, ROUNDS, WORK_MS],
-        )
-        .wait(DEADLINE);
+        let la = ["-n", "3", "-r", "2", "--fault", "0.0:kill@0.5"];
+        let r = net
+            .spawn_job(&[], &la, &exe, &[&d, ROUNDS, WORK_MS])
+            .wait(DEADLINE);
         r.assert_no_leftovers();
         assert_eq!(first_line(r.ok(), "io:"), line, "{}", r.stderr);
         let got = std::fs::read(dir.0.join("io.dat")).expect("read io.dat");

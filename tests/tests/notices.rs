@@ -230,26 +230,15 @@ fn a_hosts_notice_is_watched_by_its_agent_and_its_replicas_move_to_a_spare_host(
         ];
         servers.push(Server(net.daemon(&ns, &net.name(i), &cmd, &log)));
     }
-    let lines: Vec<String> = (0..net.len())
-        .map(|i| format!("{} slots=2", net.name(i)))
-        .collect();
-    let hf = net.hostfile("hosts.txt", &lines);
-    let (head, ssh) = (net.head(), net.ssh_cmd());
-    let hf = hf.to_string_lossy().into_owned();
-    let mut job = volpex_tests::spawn_with(
-        &["ip", "netns", "exec", &head],
+    let mut job = net.spawn_job(
         &[],
         &[
-            "--ssh-cmd",
-            &ssh,
             "--map",
             "concentrate",
             "-n",
             "2",
             "-r",
             "2",
-            "--hosts",
-            &hf,
             "--preemption-notice",
             "gcp",
         ],

@@ -272,19 +272,9 @@ fn a_checkpointing_program_survives_three_kills_of_one_replica() {
 /// slots each, concentrated (h0 and h1 hold the job, the others nothing); short
 /// heartbeat and peer timeouts.
 fn regen_on_test_hosts(net: &volpex_tests::testhosts::TestNet) -> LiveJob {
-    let lines: Vec<String> = (0..net.len())
-        .map(|i| format!("{} slots=2", net.name(i)))
-        .collect();
-    let hf = net.hostfile("hosts.txt", &lines);
-    let head = net.head();
-    let ssh = net.ssh_cmd();
-    let hf = hf.to_string_lossy().into_owned();
-    volpex_tests::spawn_with(
-        &["ip", "netns", "exec", &head],
+    net.spawn_job(
         &[("VOLPEX_LOG", "volpexrun=info")],
         &[
-            "--ssh-cmd",
-            &ssh,
             "--heartbeat-interval",
             "0.5",
             "--heartbeat-timeout",
@@ -297,8 +287,6 @@ fn regen_on_test_hosts(net: &volpex_tests::testhosts::TestNet) -> LiveJob {
             "2",
             "-r",
             "2",
-            "--hosts",
-            &hf,
         ],
         &bin("regen"),
         &["300", "20", "checkpoint"],

@@ -69,8 +69,7 @@ pub unsafe extern "C" fn MPI_Win_create(
     win: *mut Win,
 ) -> c_int {
     guard("MPI_Win_create", comm, || {
-        let size = usize::try_from(size)
-            .map_err(|_| MpiError::new(class::SIZE, format!("window size {size}")))?;
+        let size = window_size(size)?;
         raw::bytes_region(base, size)?;
         let h = object::create(
             base as usize,
@@ -95,8 +94,7 @@ pub unsafe extern "C" fn MPI_Win_allocate(
     win: *mut Win,
 ) -> c_int {
     guard("MPI_Win_allocate", comm, || {
-        let n = usize::try_from(size)
-            .map_err(|_| MpiError::new(class::SIZE, format!("window size {size}")))?;
+        let n = window_size(size)?;
         let base = raw::alloc_mem(n.max(1))
             .ok_or_else(|| MpiError::new(class::NO_MEM, format!("{n} bytes for a window")))?;
         // Zeroed, so every replica's window starts the same.
@@ -135,8 +133,7 @@ pub unsafe extern "C" fn MPI_Win_allocate_shared(
     win: *mut Win,
 ) -> c_int {
     guard("MPI_Win_allocate_shared", comm, || {
-        let n = usize::try_from(size)
-            .map_err(|_| MpiError::new(class::SIZE, format!("window size {size}")))?;
+        let n = window_size(size)?;
         let (h, base) = shared::allocate(n, disp_unit, crate::info::pairs(info)?, comm)?;
         set(baseptr as *mut *mut c_void, "baseptr", base as *mut c_void)?;
         set(win, "win", h)
@@ -707,4 +704,9 @@ pub unsafe extern "C" fn MPI_Rget_accumulate(
     object::guard("MPI_Rget_accumulate", win, || {
         rma_request(win, target_rank, true, request)
     })
+}
+
+/// A window's size argument as a byte count (MPI_ERR_SIZE when negative).
+fn window_size(size: Aint) -> Result<usize> {
+    usize::try_from(size).map_err(|_| MpiError::new(class::SIZE, format!("window size {size}")))
 }

@@ -71,28 +71,27 @@ impl Liveness {
         }
     }
 
-    /// A new incarnation of `id` was started and has not registered; returns true if
-    /// that changed anything.
-    pub fn mark_starting(&mut self, id: ReplicaId) -> bool {
+    /// Sets `id`'s state to `to`; returns true if that changed it.
+    fn set_state(&mut self, id: ReplicaId, to: PeerState) -> bool {
         match self.idx(id) {
-            Some(i) if self.states[i] != PeerState::Starting => {
-                self.states[i] = PeerState::Starting;
+            Some(i) if self.states[i] != to => {
+                self.states[i] = to;
                 true
             }
             _ => false,
         }
     }
 
+    /// A new incarnation of `id` was started and has not registered; returns true if
+    /// that changed anything.
+    pub fn mark_starting(&mut self, id: ReplicaId) -> bool {
+        self.set_state(id, PeerState::Starting)
+    }
+
     /// A new incarnation of `id` replays the program; returns true if that changed
     /// anything.
     pub fn mark_joining(&mut self, id: ReplicaId) -> bool {
-        match self.idx(id) {
-            Some(i) if self.states[i] != PeerState::Joining => {
-                self.states[i] = PeerState::Joining;
-                true
-            }
-            _ => false,
-        }
+        self.set_state(id, PeerState::Joining)
     }
 
     /// A joining incarnation caught up; returns true if it was joining.
@@ -116,13 +115,7 @@ impl Liveness {
 
     /// Marks dead; returns true if it was not already.
     pub fn mark_dead(&mut self, id: ReplicaId) -> bool {
-        match self.idx(id) {
-            Some(i) if self.states[i] != PeerState::Dead => {
-                self.states[i] = PeerState::Dead;
-                true
-            }
-            _ => false,
-        }
+        self.set_state(id, PeerState::Dead)
     }
 
     /// Marks an alive replica suspect; returns true if it changed.
