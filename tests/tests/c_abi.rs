@@ -214,7 +214,7 @@ fn a_lost_replica_changes_nothing() {
 }
 
 /// The same for passive-target serving inside collectives and MPI_Finalize. Ignored for
-/// a known defect (2026-12-06, 1 run in 3 of the whole c_abi binary): with replica 2.0
+/// a known defect (2026-12-06, 1 failure in 4 runs of c_abi here): with replica 2.0
 /// stopped, its sibling 2.1 read a window value its serving had not yet applied
 /// (`rma_serving.c:75: a[0] == v`) and exited 1, so rank 2 was lost. Run it with
 /// `--ignored` when mending the serving's choice slots under a lost leader.
