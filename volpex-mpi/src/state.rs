@@ -250,6 +250,8 @@ pub struct FileEntry {
     pub split: Option<Split>,
     /// The ranks that write and read for the others in collective accesses.
     pub aggregators: Arc<[usize]>,
+    /// Bytes of each aggregator's domain one round of a collective access moves.
+    pub round: u64,
 }
 
 /// Where the library is in its life.

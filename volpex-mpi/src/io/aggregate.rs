@@ -1,7 +1,7 @@
 //! Collective reads and writes (MPI-3.1 section 13.4.3's `_all` calls), two-phase as
 //! ROMIO does them: when the ranks' accesses interleave in the file, the range they
 //! cover is cut into one contiguous domain per rank (the aggregators); in rounds of at
-//! most `BUFFER` bytes of each domain, every rank sends each aggregator its pieces that
+//! most `round_bytes` of each domain, every rank sends each aggregator its pieces that
 //! fall there (their descriptors, then their data straight from the caller's buffer), and
 //! the aggregator writes each contiguous run of what it got with one gathered write from
 //! the buffers the pieces arrived in (the bytes are copied only by the transport and the
@@ -30,8 +30,27 @@ use std::os::unix::fs::FileExt;
 
 use volpex::Communicator;
 
-/// Bytes of each domain one round moves (ROMIO's `cb_buffer_size` default).
-pub const BUFFER: u64 = 16 << 20;
+/// Bytes of each domain one round moves unless the `cb_buffer_size` hint says (ROMIO's
+/// default is 16 MiB). A round's bytes are received and then written by the aggregator
+/// (and received by each of its replicas): at 4 MiB they are still in the processor's
+/// cache when the aggregator writes them, at 16 MiB they are not once its replicas and
+/// the senders share the cache (a 1 GiB strided write at `-r 2`: the aggregator's copy
+/// into a tmpfs took 6 times as long, docs/conformance/io.md "Speed").
+pub const BUFFER: u64 = 4 << 20;
+
+/// The `cb_buffer_size` hint at open (a positive number of bytes), rank 0's as in ROMIO
+/// (every rank must cut the rounds alike), else `BUFFER`.
+pub fn round_bytes(comm: &Communicator, hints: &[(String, String)]) -> Result<u64> {
+    let mine = hints
+        .iter()
+        .find(|(k, _)| k == "cb_buffer_size")
+        .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+        .filter(|&b| b > 0)
+        .unwrap_or(BUFFER);
+    let mut all = vec![0u64; comm.size() as usize];
+    comm.all_gather_into(&[mine][..], &mut all[..])?;
+    Ok(all[0])
+}
 
 /// The aggregators of a file opened on `comm`: `cb_nodes` of them, spread over the
 /// ranks, when the hints say so; else one per host, the lowest rank on each (ROMIO's
@@ -124,10 +143,12 @@ struct Plan {
     rounds: u64,
     /// The aggregators' ranks, by domain.
     aggregators: Vec<usize>,
+    /// Bytes of a domain each round moves.
+    round: u64,
 }
 
 impl Plan {
-    fn new(spans: &[[u64; 2]], aggregators: &[usize]) -> Option<Plan> {
+    fn new(spans: &[[u64; 2]], aggregators: &[usize], round: u64) -> Option<Plan> {
         let lo = spans.iter().map(|s| s[0]).min()?;
         let hi = spans.iter().map(|s| s[1]).max()?;
         if lo >= hi {
@@ -136,13 +157,14 @@ impl Plan {
         let domains = domains(lo, hi, aggregators.len());
         let rounds = domains
             .iter()
-            .map(|(a, b)| (b - a).div_ceil(BUFFER))
+            .map(|(a, b)| (b - a).div_ceil(round))
             .max()
             .unwrap_or(0);
         Some(Plan {
             domains,
             rounds,
             aggregators: aggregators.to_vec(),
+            round,
         })
     }
 
@@ -152,8 +174,8 @@ impl Plan {
             return (0, 0);
         };
         let (a, b) = self.domains[i];
-        let s = (a + r * BUFFER).min(b);
-        (s, (s + BUFFER).min(b))
+        let s = (a + r * self.round).min(b);
+        (s, (s + self.round).min(b))
     }
 }
 
@@ -490,7 +512,7 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
     if !interleaved(&spans) {
         return write_at(h, pos, data);
     }
-    let Some(plan) = Plan::new(&spans, &h.aggregators) else {
+    let Some(plan) = Plan::new(&spans, &h.aggregators, h.round) else {
         return Ok(());
     };
     let mine = with_data(pieces);
@@ -536,7 +558,7 @@ pub fn read(h: &Handle, pos: u64, out: &mut [u8]) -> Result<usize> {
     if !interleaved(&spans) {
         return read_at(h, pos, out);
     }
-    let Some(plan) = Plan::new(&spans, &h.aggregators) else {
+    let Some(plan) = Plan::new(&spans, &h.aggregators, h.round) else {
         return Ok(0);
     };
     let size = super::file::file_size(h)?;
@@ -657,8 +679,27 @@ mod tests {
     }
 
     #[test]
+    fn rounds_cut_each_domain_in_windows_of_the_round_size() {
+        // Two aggregators over [0, 100): domains [0, 50) and [50, 100), 20 bytes a round.
+        let plan = Plan::new(&[[0, 60], [40, 100]], &[0, 1], 20).unwrap();
+        assert_eq!(plan.rounds, 3);
+        let w: Vec<_> = (0..3).map(|r| (plan.window(0, r), plan.window(1, r))).collect();
+        assert_eq!(
+            w,
+            vec![
+                ((0, 20), (50, 70)),
+                ((20, 40), (70, 90)),
+                ((40, 50), (90, 100))
+            ]
+        );
+        // A rank that is no aggregator has no window.
+        let plan = Plan::new(&[[0, 60], [40, 100]], &[1], 20).unwrap();
+        assert_eq!((plan.rounds, plan.window(0, 0)), (5, (0, 0)));
+    }
+
+    #[test]
     fn a_round_sends_the_callers_bytes_when_they_are_one_run_else_packs_them() {
-        let plan = Plan::new(&[[0, 16], [0, 16]], &[0, 1]).unwrap();
+        let plan = Plan::new(&[[0, 16], [0, 16]], &[0, 1], BUFFER).unwrap();
         let data: Vec<u8> = (0..8).collect();
         let mut round = Round::default();
         // Data in file order: each aggregator's pieces are one run of `data`.

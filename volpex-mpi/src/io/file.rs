@@ -66,6 +66,8 @@ pub struct Handle {
     pub path: PathBuf,
     /// The collective accesses' aggregators.
     pub aggregators: Arc<[usize]>,
+    /// Bytes of each aggregator's domain one round of a collective access moves.
+    pub round: u64,
 }
 
 /// The entry of open file `fh`, for `f`.
@@ -84,6 +86,7 @@ pub fn handle(fh: c_int) -> Result<Handle> {
             atomic: e.atomic,
             path: e.path.clone(),
             aggregators: e.aggregators.clone(),
+            round: e.round,
         })
     })
 }
@@ -245,6 +248,7 @@ pub fn open(comm_h: c_int, path: &str, amode: c_int, info: Vec<(String, String)>
     let file = Arc::new(file);
     let fcomm = crate::comm::dup(comm_h)?;
     let aggregators = super::aggregate::aggregators(&state::comm(fcomm)?, &info)?;
+    let round = super::aggregate::round_bytes(&state::comm(fcomm)?, &info)?;
     let byte_h = crate::types::named("MPI_BYTE")?;
     let byte = state::datatype(byte_h)?;
     let entry = FileEntry {
@@ -259,6 +263,7 @@ pub fn open(comm_h: c_int, path: &str, amode: c_int, info: Vec<(String, String)>
         errhandler: state::with(|s| Ok(s.file_errhandler)).unwrap_or(ERRORS_RETURN),
         split: None,
         aggregators: aggregators.into(),
+        round,
     };
     let h = state::with(|s| Ok(s.files.insert(entry)))?;
     // Both pointers start at the end with MPI_MODE_APPEND (section 13.2.1).
