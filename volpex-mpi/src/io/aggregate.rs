@@ -683,7 +683,9 @@ mod tests {
         // Two aggregators over [0, 100): domains [0, 50) and [50, 100), 20 bytes a round.
         let plan = Plan::new(&[[0, 60], [40, 100]], &[0, 1], 20).unwrap();
         assert_eq!(plan.rounds, 3);
-        let w: Vec<_> = (0..3).map(|r| (plan.window(0, r), plan.window(1, r))).collect();
+        let w: Vec<_> = (0..3)
+            .map(|r| (plan.window(0, r), plan.window(1, r)))
+            .collect();
         assert_eq!(
             w,
             vec![
