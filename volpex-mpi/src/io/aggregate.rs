@@ -33,20 +33,23 @@ use volpex::Communicator;
 /// Bytes of each domain one round moves unless the `cb_buffer_size` hint says (ROMIO's
 /// default is 16 MiB). A round's bytes are received and then written by the aggregator
 /// (and received by each of its replicas): at 4 MiB they are still in the processor's
-/// cache when the aggregator writes them, at 16 MiB they are not once its replicas and
-/// the senders share the cache (a 1 GiB strided write at `-r 2`: the aggregator's copy
-/// into a tmpfs took 6 times as long, docs/conformance/io.md "Speed").
+/// cache when the aggregator writes them, at 16 MiB they were not once its replicas and
+/// the senders shared a 32 MiB cache (a 1 GiB strided write at `-r 2`: the aggregator's
+/// copy into a tmpfs took 6 times as long, docs/conformance/io.md "Speed").
 pub const BUFFER: u64 = 4 << 20;
 
-/// The `cb_buffer_size` hint at open (a positive number of bytes), rank 0's as in ROMIO
-/// (every rank must cut the rounds alike), else `BUFFER`.
+/// The largest round a hint may ask for.
+const BUFFER_MAX: u64 = 1 << 30;
+
+/// The `cb_buffer_size` hint at open (a positive number of bytes, at most `BUFFER_MAX`),
+/// rank 0's as in ROMIO (every rank must cut the rounds alike), else `BUFFER`.
 pub fn round_bytes(comm: &Communicator, hints: &[(String, String)]) -> Result<u64> {
     let mine = hints
         .iter()
         .find(|(k, _)| k == "cb_buffer_size")
         .and_then(|(_, v)| v.trim().parse::<u64>().ok())
         .filter(|&b| b > 0)
-        .unwrap_or(BUFFER);
+        .map_or(BUFFER, |b| b.min(BUFFER_MAX));
     let mut all = vec![0u64; comm.size() as usize];
     comm.all_gather_into(&[mine][..], &mut all[..])?;
     Ok(all[0])
