@@ -232,7 +232,7 @@ mod tests {
         s.park(want(1), waiter(1, 3));
         s.forget(ReplicaId::new(1, 0));
         assert!(!s.has_waiters(&want(0)));
-        assert_eq!(s.take(&want(1)), [waiter(1, 3)]);
+        assert_eq!(s.take(&want(1)).as_slice(), [waiter(1, 3)]);
     }
 
     #[test]
@@ -262,7 +262,7 @@ mod tests {
         s.note_written(waiter(0, 1), began);
         assert!(s.any_written(&want(0)));
         let answering = s.take_answering(&want(0));
-        assert_eq!(answering, [waiter(0, 1), waiter(1, 2)]);
+        assert_eq!(answering.as_slice(), [waiter(0, 1), waiter(1, 2)]);
         let marks: Vec<_> = answering.into_iter().map(|w| s.take_written(w)).collect();
         assert_eq!(marks, [Some(began), None]);
         assert!(!s.any_written(&want(0)));
