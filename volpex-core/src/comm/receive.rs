@@ -15,6 +15,7 @@ use super::{Status, Tag};
 use crate::error::Error;
 use crate::transport::progress::AppGuard;
 use crate::transport::{Core, Landing};
+use volpex_proto::limits::LARGE_PAYLOAD_BYTES;
 use volpex_proto::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
 use volpex_proto::message::Key;
 use volpex_proto::pull::decision::CANCELLED_MATCH;
@@ -321,6 +322,17 @@ impl<'b> RecvInto<'b> {
         }
     }
 
+    /// Whether its buffer is here and could take a landing: only a payload larger than
+    /// `LARGE_PAYLOAD_BYTES` lands (a smaller one is copied out of the read buffer), so
+    /// a buffer no larger is never lent.
+    fn may_land(&self) -> bool {
+        self.at.is_none()
+            && self
+                .buf
+                .as_ref()
+                .is_some_and(|b| b.len() > LARGE_PAYLOAD_BYTES)
+    }
+
     /// The completed receive's status, its message in the buffer (copied there if it
     /// did not land).
     pub(crate) fn finish(self, comm: &Communicator, elem: usize) -> Result<Status, Error> {
@@ -359,12 +371,13 @@ impl<'a, 'b> Arrivals<'a, 'b> {
     }
 
     /// Lends the buffer of each receive that now knows its message to a landing (until
-    /// then nothing can land).
+    /// then nothing can land), if it `may_land` (a small receive's wait asks the engine
+    /// nothing here and allocates nothing).
     pub(crate) fn offer(&mut self, core: &Core) {
         for r in self
             .all
             .iter_mut()
-            .filter(|r| r.result.is_none() && r.at.is_none())
+            .filter(|r| r.result.is_none() && r.may_land())
         {
             if let Some(want) = core.engine.landing_for(r.id) {
                 if let Some(buf) = r.buf.take() {
@@ -413,7 +426,7 @@ impl<'a, 'b> Arrivals<'a, 'b> {
                         for r in all.iter_mut().filter(|r| r.result.is_none()) {
                             r.result = c.take(r.id);
                             changed |= r.result.is_some()
-                                || (r.at.is_none() && c.engine.landing_for(r.id).is_some());
+                                || (r.may_land() && c.engine.landing_for(r.id).is_some());
                         }
                         if changed {
                             Some(false)

@@ -852,7 +852,12 @@ impl Core {
 
     /// How a blocked call waits now (see `spin`).
     pub fn spin_config(&self) -> Spin {
-        self.bulk.spin(&self.cfg, self.now())
+        self.spin_config_at(self.now())
+    }
+
+    /// How a call blocked at `now` waits.
+    pub fn spin_config_at(&self, now: Duration) -> Spin {
+        self.bulk.spin(&self.cfg, now)
     }
 
     /// The clock reading of the latest turn (a spinning caller needs no fresher one).

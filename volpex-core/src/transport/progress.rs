@@ -79,12 +79,12 @@ impl AppGuard<'_> {
         if let Some(v) = done(&mut self.guard) {
             return Ok(v);
         }
+        let start = self.guard.now();
         let Spin {
             poll: spin,
             yield_between: yield_when_idle,
             hard,
-        } = self.guard.spin_config();
-        let start = self.guard.now();
+        } = self.guard.spin_config_at(start);
         let (spin_until, hard_until) = (start + spin, start + hard);
         let mut spinning = !spin.is_zero();
         let mut hard_spin = !hard.is_zero();

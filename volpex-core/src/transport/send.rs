@@ -50,7 +50,7 @@ impl From<SendError> for Error {
 }
 
 /// A send polls the sockets first when they were last polled longer ago than this (see
-/// `Core::read_before_send`): one non-blocking poll, a microsecond, against a pull that
+/// `Core::start_send`): one non-blocking poll, a microsecond, against a pull that
 /// would otherwise wait for the sender's next blocking call.
 const READ_BEFORE_SEND_AFTER: Duration = Duration::from_micros(50);
 
@@ -89,14 +89,16 @@ impl Core {
     /// receiver); if the confirmations are late, it is copied after all.
     pub fn send(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), SendError> {
         let skip_from = self.unlogged_from(dst);
-        if let Some(order) = self.send_ahead(comm, tag, dst, bytes, Some(skip_from), &mut [])? {
+        let (ahead, now) = self.send_ahead(comm, tag, dst, bytes, Some(skip_from), &mut [])?;
+        if let Some(order) = ahead {
             if self.await_delivery(comm, dst, order, bytes.len())? {
                 self.engine.send_unlogged(comm, tag, dst);
                 self.end_send();
                 return Ok(());
             }
+            return self.log_and_end(comm, tag, dst, bytes, self.now());
         }
-        self.log_and_end(comm, tag, dst, bytes)
+        self.log_and_end(comm, tag, dst, bytes, now)
     }
 
     /// `send` to a rank this one exchanges with, by a caller that keeps `bytes`
@@ -123,8 +125,8 @@ impl Core {
         landings: &mut [Landing<'_>],
     ) -> Result<Option<Unsettled<'b>>, SendError> {
         if !exclusive {
-            self.send_ahead(comm, tag, dst, bytes, None, landings)?;
-            self.log_and_end(comm, tag, dst, bytes)?;
+            let (_, now) = self.send_ahead(comm, tag, dst, bytes, None, landings)?;
+            self.log_and_end(comm, tag, dst, bytes, now)?;
             return Ok(None);
         }
         let unsettled = |place| {
@@ -136,14 +138,15 @@ impl Core {
                 place,
             })
         };
-        if let Some(order) = self.send_ahead(
+        let (ahead, now) = self.send_ahead(
             comm,
             tag,
             dst,
             bytes,
             Some(DIRECT_WRITE_BYTES_MIN),
             landings,
-        )? {
+        )?;
+        if let Some(order) = ahead {
             return Ok(unsettled(self.went_out(order)));
         }
         if bytes.len() >= DIRECT_WRITE_BYTES_MIN
@@ -153,7 +156,7 @@ impl Core {
             self.engine.note_held();
             return Ok(unsettled(Place::Held));
         }
-        self.log_and_end(comm, tag, dst, bytes)?;
+        self.log_and_end(comm, tag, dst, bytes, now)?;
         Ok(None)
     }
 
@@ -188,7 +191,7 @@ impl Core {
             } else {
                 // Logged now: it is settled.
                 let _logged = sends.remove(i);
-                self.log_and_end(comm, tag, dst, bytes)?;
+                self.log_and_end(comm, tag, dst, bytes, self.now())?;
             }
         }
         Ok(())
@@ -249,7 +252,7 @@ impl Core {
             // Out or held, the engine knows what went out of it already (a DATA frame
             // that went out whole is not written again).
             self.wait_for_log_room(&[dst], bytes.len(), 1, &mut [])?;
-            self.log_send(comm, tag, dst, pool::copy(bytes))?;
+            self.log_send(self.now(), comm, tag, dst, pool::copy(bytes))?;
         }
         self.end_send();
         Ok(())
@@ -268,19 +271,18 @@ impl Core {
         bytes: &[u8],
         skip_from: Option<usize>,
         landings: &mut [Landing<'_>],
-    ) -> Result<Option<u64>, SendError> {
-        self.read_before_send(Some((comm, tag, dst)), landings)?;
-        self.wait_for_log_room(&[dst], bytes.len(), 1, landings)?;
+    ) -> Result<(Option<u64>, Duration), SendError> {
+        let now = self.start_send(Some((comm, tag, dst)), &[dst], bytes.len(), 1, landings)?;
         if bytes.len() < DIRECT_WRITE_BYTES_MIN {
-            return Ok(None);
+            return Ok((None, now));
         }
-        self.note_bulk(bytes.len(), self.now());
+        self.note_bulk(bytes.len(), now);
         // Speculative pulls waiting for this command's write go first, in a write of
         // their own: a receiver that answers the message being written finds its pull
         // here, instead of after the copy into the log.
         self.flush_all();
         let (order, confirmed) = self.write_ahead(comm, tag, dst, bytes, skip_from);
-        Ok(confirmed.then_some(order))
+        Ok((confirmed.then_some(order), self.now()))
     }
 
     /// `send` of one buffer to each of `dsts` (world ranks) with one copy into the log for
@@ -301,17 +303,17 @@ impl Core {
         {
             return Ok(false);
         }
-        self.read_before_send(None, &mut [])?;
-        self.wait_for_log_room(dsts, bytes.len(), dsts.len(), &mut [])?;
+        let mut now = self.start_send(None, dsts, bytes.len(), dsts.len(), &mut [])?;
         if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
             self.flush_all();
             for &dst in dsts {
                 self.write_ahead(comm, tag, dst, bytes, None);
             }
+            now = self.now();
         }
         let payload = pool::copy(bytes);
         for &dst in dsts {
-            self.log_send(comm, tag, dst, payload.clone())?;
+            self.log_send(now, comm, tag, dst, payload.clone())?;
         }
         self.end_send();
         Ok(true)
@@ -323,30 +325,43 @@ impl Core {
     /// instead of leaving it to the next time this replica enters the library. Right
     /// after a receive (a ping-pong) this costs nothing. With `message` (comm, tag, dst),
     /// a send to one destination, it is skipped when a pull for that message is parked
-    /// already (a poll is a large part of a small send's cost).
-    fn read_before_send(
+    /// already (a poll is a large part of a small send's cost). Then waits for room in
+    /// the log (`wait_for_log_room`).
+    ///
+    /// Returns the clock reading the send logs its message with (one reading per small
+    /// send: each costs tens of nanoseconds on a virtual machine): this one, or the
+    /// turn's, or a fresh one after the wait for room in the log turned the loop.
+    fn start_send(
         &mut self,
         message: Option<(u32, i32, u32)>,
+        dsts: &[u32],
+        len: usize,
+        copies: usize,
         landings: &mut [Landing<'_>],
-    ) -> Result<(), SendError> {
-        if self.now().saturating_sub(self.polled_at) >= READ_BEFORE_SEND_AFTER
+    ) -> Result<Duration, SendError> {
+        let mut now = self.now();
+        if now.saturating_sub(self.polled_at) >= READ_BEFORE_SEND_AFTER
             && !message
                 .is_some_and(|(comm, tag, dst)| self.engine.next_send_awaited(comm, tag, dst))
         {
             self.turn_with(Some(Duration::ZERO), false, landings)?;
+            now = self.polled_at;
         }
-        Ok(())
+        if self.wait_for_log_room(dsts, len, copies, landings)? {
+            now = self.now();
+        }
+        Ok(now)
     }
 
     /// Blocks until the log has room for `copies` messages of `len` bytes (or a
-    /// destination is lost).
+    /// destination is lost). True when it had to wait.
     fn wait_for_log_room(
         &mut self,
         dsts: &[u32],
         len: usize,
         copies: usize,
         landings: &mut [Landing<'_>],
-    ) -> Result<(), SendError> {
+    ) -> Result<bool, SendError> {
         let mut blocked = false;
         while !self.engine.log_has_room(len, copies) {
             if !blocked {
@@ -361,7 +376,7 @@ impl Core {
             }
             self.turn_with(Some(FULL_LOG_TURN), false, landings)?;
         }
-        Ok(())
+        Ok(blocked)
     }
 
     /// Starts writing the next message from `comm`/`tag` to `dst` straight from `bytes`
@@ -435,22 +450,23 @@ impl Core {
         tag: i32,
         dst: u32,
         bytes: &[u8],
+        now: Duration,
     ) -> Result<(), SendError> {
-        self.log_send(comm, tag, dst, pool::copy(bytes))?;
+        self.log_send(now, comm, tag, dst, pool::copy(bytes))?;
         self.end_send();
         Ok(())
     }
 
-    /// Logs the next message from `comm`/`tag` to `dst`. The caller made room under the
-    /// same lock, so the log does not refuse it.
+    /// Logs the next message from `comm`/`tag` to `dst` at `now`. The caller made room
+    /// under the same lock, so the log does not refuse it.
     fn log_send(
         &mut self,
+        now: Duration,
         comm: u32,
         tag: i32,
         dst: u32,
         payload: bytes::Bytes,
     ) -> Result<(), SendError> {
-        let now = self.now();
         self.engine
             .send(now, comm, tag, dst, payload)
             .map(|_| ())

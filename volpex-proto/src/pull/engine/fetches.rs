@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use smallvec::SmallVec;
+
 use super::silence::{ParkedCheck, Silence};
 use crate::message::{Map, ReplicaId, ReqId, Want};
 
@@ -49,7 +51,7 @@ impl Ask {
 /// A message being fetched.
 #[derive(Debug)]
 pub(super) struct Pending {
-    pub(super) asks: Vec<Ask>,
+    pub(super) asks: SmallVec<[Ask; 2]>,
     /// When to ask another replica whether it already has the message.
     pub(super) hedge_at: Duration,
     /// A resolved receive waits for it (else it is fetched ahead).
@@ -64,7 +66,7 @@ impl Pending {
     /// A new fetch; `hedge_at` is `Duration::MAX` for one nobody waits for.
     pub(super) fn new(hedge_at: Duration, needed: bool, defer: bool) -> Pending {
         Pending {
-            asks: Vec::new(),
+            asks: SmallVec::new(),
             hedge_at,
             needed,
             defer,

@@ -7,7 +7,13 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use smallvec::SmallVec;
+
 use crate::message::{Map, ReplicaId, ReqId, Set, Want};
+
+/// The pulls parked for one message: almost always one (two or three with replicas), so
+/// inline, not allocated per message.
+pub(super) type Waiters = SmallVec<[Waiter; 2]>;
 
 /// A replica waiting for a message, and the id of its pull.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -40,7 +46,7 @@ pub(super) struct Written {
 /// Pulls parked here, their pending ACKs, and messages held by the output commit.
 #[derive(Debug, Default)]
 pub(super) struct Service {
-    parked: Map<Want, Vec<Waiter>>,
+    parked: Map<Want, Waiters>,
     /// Parked pulls whose answer a direct write began (see `Engine::handle_written`).
     written: Map<Waiter, Written>,
     /// Parked pulls not yet acknowledged, in parking order.
@@ -70,12 +76,12 @@ impl Service {
 
     /// The pulls parked for `want`.
     pub(super) fn waiters(&self, want: &Want) -> &[Waiter] {
-        self.parked.get(want).map_or(&[], Vec::as_slice)
+        self.parked.get(want).map_or(&[], SmallVec::as_slice)
     }
 
     /// Takes every pull parked for `want` (to answer them, or because no answer can
     /// come).
-    pub(super) fn take(&mut self, want: &Want) -> Vec<Waiter> {
+    pub(super) fn take(&mut self, want: &Want) -> Waiters {
         let taken = self.parked.remove(want).unwrap_or_default();
         if !self.written.is_empty() {
             for w in &taken {
@@ -87,7 +93,7 @@ impl Service {
 
     /// Takes every pull parked for `want` to answer it; the answer takes each one's
     /// direct-write mark with `take_written`.
-    pub(super) fn take_answering(&mut self, want: &Want) -> Vec<Waiter> {
+    pub(super) fn take_answering(&mut self, want: &Want) -> Waiters {
         self.parked.remove(want).unwrap_or_default()
     }
 
@@ -122,7 +128,7 @@ impl Service {
     /// `w` withdrew its pull for `want`.
     pub(super) fn cancel(&mut self, want: &Want, w: Waiter) {
         if let Some(list) = self.parked.get_mut(want) {
-            list.retain(|&x| x != w);
+            list.retain(|x| *x != w);
             if list.is_empty() {
                 self.parked.remove(want);
             }
@@ -226,7 +232,7 @@ mod tests {
         s.park(want(1), waiter(1, 3));
         s.forget(ReplicaId::new(1, 0));
         assert!(!s.has_waiters(&want(0)));
-        assert_eq!(s.take(&want(1)), [waiter(1, 3)]);
+        assert_eq!(s.take(&want(1)).as_slice(), [waiter(1, 3)]);
     }
 
     #[test]
@@ -256,7 +262,7 @@ mod tests {
         s.note_written(waiter(0, 1), began);
         assert!(s.any_written(&want(0)));
         let answering = s.take_answering(&want(0));
-        assert_eq!(answering, [waiter(0, 1), waiter(1, 2)]);
+        assert_eq!(answering.as_slice(), [waiter(0, 1), waiter(1, 2)]);
         let marks: Vec<_> = answering.into_iter().map(|w| s.take_written(w)).collect();
         assert_eq!(marks, [Some(began), None]);
         assert!(!s.any_written(&want(0)));
