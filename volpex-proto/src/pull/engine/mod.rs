@@ -913,6 +913,7 @@ impl Engine {
             replicas: self.replicas,
             cfg: &self.cfg,
             fetches: &mut self.fetches,
+            silence: &mut self.silence,
             matcher: &mut self.matcher,
             liveness: &mut self.liveness,
             consumed: &mut self.consumed,
