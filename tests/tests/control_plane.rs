@@ -335,7 +335,10 @@ impl Throttle {
             if v1.join("cpu.cfs_quota_us").exists() {
                 (
                     v1,
-                    &[("cpu.cfs_period_us", "1000000"), ("cpu.cfs_quota_us", "1000")],
+                    &[
+                        ("cpu.cfs_period_us", "1000000"),
+                        ("cpu.cfs_quota_us", "1000"),
+                    ],
                 )
             } else {
                 (v2, &[("cpu.max", "1000 1000000")])

@@ -12,9 +12,9 @@ use volpex_proto::launch::exit::{EXIT_DRAINED, EXIT_FAULT, EXIT_ORPHANED, EXIT_R
 use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::ToProcess;
 
+use super::super::exit_policy;
 use super::super::replica::{describe_exit, Origin, ReplicaState};
 use super::super::step::Action;
-use super::super::exit_policy;
 use super::JobState;
 
 impl JobState {
