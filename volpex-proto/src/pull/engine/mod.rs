@@ -705,17 +705,7 @@ impl Engine {
         }
         let due = self.fetches.scan(now, &self.silence, ack_timeout);
         for (peer, want, req) in due.ping {
-            self.silence.pinged(peer, now);
-            let consumed = self.consumed.watermark(want.comm(), want.src());
-            log::trace!("{}: asking {peer} again for {want} (keepalive)", self.me);
-            self.out.send(
-                peer,
-                Frame::Pull {
-                    want,
-                    req,
-                    consumed,
-                },
-            );
+            self.receiving().ask_again(now, peer, want, req);
         }
         for (want, peer) in due.silent {
             self.receiving().on_silent(now, want, peer);

@@ -654,6 +654,22 @@ impl Receiving<'_> {
         }
     }
 
+    /// Asks `peer`, which parked pull `req` for `want`, again (a live sender answers with
+    /// an ACK, or the DATA if it has sent it since).
+    pub(super) fn ask_again(&mut self, now: Duration, peer: ReplicaId, want: Want, req: ReqId) {
+        self.silence.pinged(peer, now);
+        let consumed = self.consumed.watermark(want.comm(), want.src());
+        log::trace!("{}: asking {peer} again for {want}", self.me);
+        self.out.send(
+            peer,
+            Frame::Pull {
+                want,
+                req,
+                consumed,
+            },
+        );
+    }
+
     /// Asks one more replica whether it already has the message the current asks are
     /// still waiting for; the first DATA wins and the rest are cancelled.
     pub(super) fn hedge(&mut self, now: Duration, want: Want) {
@@ -688,18 +704,7 @@ impl Receiving<'_> {
                     }
                 }
                 Some(_) => {}
-                None => {
-                    self.silence.pinged(peer, now);
-                    let consumed = self.consumed.watermark(want.comm(), want.src());
-                    self.out.send(
-                        peer,
-                        Frame::Pull {
-                            want,
-                            req,
-                            consumed,
-                        },
-                    );
-                }
+                None => self.ask_again(now, peer, want, req),
             }
         }
         let Some(p) = self.fetches.get_mut(&want) else {
