@@ -1,7 +1,7 @@
 //! Periodic counter reports to the launcher: whenever the engine's counters changed, and
-//! at most every `config::STATS_INTERVAL` (a new failover at once), the loop sends `ToLauncher::Stats` on the
-//! control connection, so the launcher holds a replica's latest counters however it ends
-//! (killed, failed, ended once its rank finished elsewhere).
+//! at most every `config::STATS_INTERVAL` (a new failover at once), the loop sends
+//! `ToLauncher::Stats` on the control connection, so the launcher holds a replica's latest
+//! counters however it ends (killed, failed, ended once its rank finished elsewhere).
 //!
 //! A regenerated incarnation also says here when it caught up (its receive counter reached
 //! the launcher's target, `ToLauncher::CaughtUp`).

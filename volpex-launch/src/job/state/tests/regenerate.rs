@@ -890,18 +890,8 @@ fn a_newcomer_that_caught_up_is_a_source() {
 fn a_forwarded_user_signal_that_kills_a_rank_ends_the_job_as_mpirun() {
     let mut st = running(local(regen(2, 2, Regenerate::Always)));
     st.handle(Input::Interrupted(10), s(1.0));
-    let mut actions = Vec::new();
-    for k in 0..2 {
-        actions.extend(st.handle(
-            Input::Exited {
-                id: id(0, k),
-                inc: 0,
-                code: None,
-                signal: Some(10),
-            },
-            s(1.1),
-        ));
-    }
+    let mut actions = exited(&mut st, id(0, 0), None, Some(10));
+    actions.extend(exited(&mut st, id(0, 1), None, Some(10)));
     actions.extend(st.tick(s(1.2)));
     assert_eq!(spawns(&actions), [], "{actions:?}");
     let why = st.failure().unwrap_or_default().to_string();
@@ -915,18 +905,6 @@ fn a_forwarded_user_signal_that_kills_a_rank_ends_the_job_as_mpirun() {
     assert_eq!(st.verdict().exit_code(), 138);
     // A SIGUSR1 from elsewhere is a failure, as before: replaced.
     let mut st = running(local(regen(1, 2, Regenerate::Always)));
-    let actions = killed_by(&mut st, id(0, 0), 10);
+    let actions = exited(&mut st, id(0, 0), None, Some(10));
     assert_eq!(spawns(&actions), [(id(0, 0), 1, 0)], "{actions:?}");
-}
-
-fn killed_by(st: &mut JobState, who: ReplicaId, signal: i32) -> Vec<Action> {
-    st.handle(
-        Input::Exited {
-            id: who,
-            inc: 0,
-            code: None,
-            signal: Some(signal),
-        },
-        s(1.0),
-    )
 }
