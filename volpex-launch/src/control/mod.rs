@@ -104,7 +104,7 @@ struct Watch {
     back_at: Option<Instant>,
     /// The connection, while open.
     token: Option<Token>,
-    /// Its process was found starved, not dead, since it was last heard (said once).
+    /// Its process was found runnable (starved, not dead) since it was last heard.
     starved: bool,
 }
 
@@ -671,12 +671,15 @@ impl Server {
                 continue;
             }
             // A local process the machine starves (every CPU busy, its heartbeat thread
-            // waiting its turn) is not dead; a stopped one is.
+            // waiting its turn) is not dead; a stopped one is. Found runnable once in
+            // this silence, it stays starved while it sleeps between its turns.
+            let vitals = self.current.local_pid(i, w.inc).map(vitals::of);
             let starved = silent_for <= self.beats.timeout * STARVED_TIMEOUTS_MAX
-                && self
-                    .current
-                    .local_pid(i, w.inc)
-                    .is_some_and(|pid| vitals::of(pid) == vitals::Vitals::Runnable);
+                && match vitals {
+                    Some(vitals::Vitals::Runnable) => true,
+                    Some(vitals::Vitals::Idle) => w.starved,
+                    Some(vitals::Vitals::Stopped) | None => false,
+                };
             if !starved {
                 silent.push((i, w.inc, silent_for));
             } else if !w.starved {
