@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use volpex_proto::wire::header::{Header, Kind, HELLO_BYTES};
-use volpex_tests::{example, run, spawn, Run};
+use volpex_tests::{example, prerequisite, run, spawn, spawn_with, Run};
 
 const DEADLINE: Duration = Duration::from_secs(120);
 const RING: &[&str] = &["--rounds", "150", "--work-ms", "2", "--payload", "256"];
@@ -312,6 +312,115 @@ fn a_stopped_replica_is_declared_dead_after_the_default_timeout() {
     assert!(
         silent_s < 3.0,
         "declared dead after {silent_s} s of silence (default timeout 2 s)"
+    );
+}
+
+/// A process held in a CPU cgroup that lets it run 1 ms per second: runnable (state R),
+/// starved, never stopped, as on a machine whose every CPU is taken. Dropped, it lets the
+/// process go and removes the cgroup.
+struct Throttle {
+    dir: std::path::PathBuf,
+    parent: std::path::PathBuf,
+    pid: i32,
+}
+
+impl Throttle {
+    /// Throttles `pid` (cgroup v1 `cpu` controller, else v2 `cpu.max`); `None` where
+    /// neither can be written (not root, no cpu controller).
+    fn new(pid: i32) -> Option<Throttle> {
+        let name = format!("volpex-starve-{}-{pid}", std::process::id());
+        let v1 = std::path::Path::new("/sys/fs/cgroup/cpu");
+        let v2 = std::path::Path::new("/sys/fs/cgroup");
+        let (parent, limits): (&std::path::Path, &[(&str, &str)]) =
+            if v1.join("cpu.cfs_quota_us").exists() {
+                (
+                    v1,
+                    &[
+                        ("cpu.cfs_period_us", "1000000"),
+                        ("cpu.cfs_quota_us", "1000"),
+                    ],
+                )
+            } else {
+                (v2, &[("cpu.max", "1000 1000000")])
+            };
+        let dir = parent.join(name);
+        std::fs::create_dir(&dir).ok()?;
+        let t = Throttle {
+            dir,
+            parent: parent.into(),
+            pid,
+        };
+        for (file, value) in limits {
+            std::fs::write(t.dir.join(file), value).ok()?;
+        }
+        std::fs::write(t.dir.join("cgroup.procs"), pid.to_string()).ok()?;
+        Some(t)
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.parent.join("cgroup.procs"), self.pid.to_string());
+        // The cgroup empties once the process has moved out.
+        let end = Instant::now() + Duration::from_secs(10);
+        while std::fs::remove_dir(&self.dir).is_err() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Issue 42: a local replica the machine starves (runnable, but its heartbeat thread gets
+/// no CPU past the heartbeat timeout) is not declared dead; it is waited for, and the job
+/// ends with every replica finished. (A stopped one still is: the test above.)
+#[test]
+fn a_starved_replica_is_not_declared_dead() {
+    let mut job = spawn_with(
+        &[],
+        &[("VOLPEX_LOG", "info")],
+        &[
+            "-n",
+            "2",
+            "-r",
+            "2",
+            "--heartbeat-interval",
+            "0.1",
+            "--heartbeat-timeout",
+            "0.5",
+        ],
+        &example("ring"),
+        &["--rounds", "400", "--work-ms", "5"],
+    );
+    let end = Instant::now() + DEADLINE;
+    let pid = loop {
+        if let Some(pid) = job.pid_of(1, 1, 0) {
+            break pid;
+        }
+        assert!(Instant::now() < end, "1.1 never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let Some(throttle) = Throttle::new(pid) else {
+        prerequisite(false, "a writable CPU cgroup (root)");
+        return;
+    };
+    // Starved past the 0.5 s timeout: either waited for, or (the defect) declared dead.
+    let seen = job.wait_stderr(DEADLINE, |l| {
+        l.contains("starved of CPU, not dead") || l.contains("no heartbeat for")
+    });
+    drop(throttle);
+    let run = job.wait(DEADLINE);
+    let seen = seen.unwrap_or_else(|| panic!("1.1 was never silent\n{}", run.stderr));
+    assert!(
+        seen.contains("starved of CPU, not dead"),
+        "a starved replica was declared dead: {seen}\n{}",
+        run.stderr
+    );
+    run.ok();
+    run.assert_no_leftovers();
+    let state = run.state(1, 1);
+    assert!(
+        state == "finished" || state == "ended",
+        "1.1 {state}\n{}",
+        run.stderr
     );
 }
 

@@ -167,9 +167,17 @@ fn hostfiles_in_hydras_format_and_host_lists_place_as_mpirun_would() {
     std::fs::write(&hf.0, "nodea:2\nnodeb:x\n").expect("write hostfile");
     let (code, _, err) =
         volpexrun_output(&["-n", "2", "--hostfile", &file, "--print-map", "/bin/true"]);
-    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains(&format!("{file}:2:")), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
+    // A file that is not there, a directory, an empty file: command-line errors too (2).
+    std::fs::write(&hf.0, "# no hosts\n").expect("write hostfile");
+    let dir = std::env::temp_dir().display().to_string();
+    for bad in ["/nonexistent/hosts", dir.as_str(), file.as_str()] {
+        let (code, _, err) = volpexrun_output(&["-n", "2", "--hosts", bad, "/bin/true"]);
+        assert_eq!(code, Some(2), "--hosts {bad}: {err}");
+        assert!(err.contains(bad), "{err}");
+    }
 }
 
 #[test]

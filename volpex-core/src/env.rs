@@ -112,6 +112,9 @@ fn config() -> Result<Config, String> {
     if let Some(v) = u64_var(vars::HEDGE_MS)? {
         p.hedge_timeout = Duration::from_millis(v.max(1));
     }
+    if let Some(v) = u64_var(vars::LAG_MS)? {
+        p.lag_timeout = Duration::from_millis(v);
+    }
     if let Some(v) = u64_var(vars::CONSUMED_MS)? {
         p.consumed_interval = Duration::from_millis(v.max(1));
     }

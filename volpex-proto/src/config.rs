@@ -24,6 +24,13 @@ pub struct Config {
     /// A pull parked at the sender for this long is hedged: another replica of the sender
     /// is asked whether it already has the message (`VOLPEX_HEDGE_MS`).
     pub hedge_timeout: Duration,
+    /// A replica asked first whose sibling answered a pull that a receive had waited
+    /// for this long is far behind: later pulls prefer other replicas of its rank
+    /// (`VOLPEX_LAG_MS`). Shorter waits answered by a hedge move nothing, unless the
+    /// replica asked first never acknowledged the pull (see `receive::complete`), or
+    /// parked it and said nothing for a hedge interval after it was asked again (see
+    /// `receive::hedge`).
+    pub lag_timeout: Duration,
     /// How often a receiver tells all replicas of a sender how far it has consumed
     /// (`VOLPEX_CONSUMED_MS`); lets sender logs evict.
     pub consumed_interval: Duration,
@@ -57,6 +64,7 @@ impl Default for Config {
             ack_timeout: Duration::from_millis(2000),
             ack_delay: Duration::from_micros(1000),
             hedge_timeout: Duration::from_millis(200),
+            lag_timeout: Duration::from_millis(1000),
             consumed_interval: Duration::from_millis(20),
             send_deterministic: false,
             regenerate: false,

@@ -61,6 +61,9 @@ pub mod vars {
     pub const ACK_DELAY_US: &str = "VOLPEX_ACK_DELAY_US";
     /// A pull parked for this long asks another replica of the sender too, in ms.
     pub const HEDGE_MS: &str = "VOLPEX_HEDGE_MS";
+    /// A replica a receive waited this long for, while a sibling answered, is far behind
+    /// (later pulls prefer others), in ms.
+    pub const LAG_MS: &str = "VOLPEX_LAG_MS";
     /// How often a receiver tells senders how far it consumed, in ms.
     pub const CONSUMED_MS: &str = "VOLPEX_CONSUMED_MS";
     /// Connection establishment timeout (TCP connect plus handshake), in ms.
@@ -110,6 +113,7 @@ pub mod vars {
         ACK_TIMEOUT_MS,
         ACK_DELAY_US,
         HEDGE_MS,
+        LAG_MS,
         CONSUMED_MS,
         CONNECT_TIMEOUT_MS,
         SPIN_US,

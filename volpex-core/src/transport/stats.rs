@@ -1,7 +1,7 @@
 //! Periodic counter reports to the launcher: whenever the engine's counters changed, and
-//! at most every `config::STATS_INTERVAL`, the loop sends `ToLauncher::Stats` on the
-//! control connection, so the launcher holds a replica's latest counters however it ends
-//! (killed, failed, ended once its rank finished elsewhere).
+//! at most every `config::STATS_INTERVAL` (a new failover at once), the loop sends
+//! `ToLauncher::Stats` on the control connection, so the launcher holds a replica's latest
+//! counters however it ends (killed, failed, ended once its rank finished elsewhere).
 //!
 //! A regenerated incarnation also says here when it caught up (its receive counter reached
 //! the launcher's target, `ToLauncher::CaughtUp`).
@@ -49,7 +49,10 @@ impl Core {
         if stats == self.stats_sent.stats {
             return None;
         }
-        if let Some(at) = self.stats_sent.at {
+        // A failover goes out at once: rare, and the replica that counted it is often
+        // ended moments later (its team is behind), before a batched report was due.
+        let failed_over = stats.failovers != self.stats_sent.stats.failovers;
+        if let Some(at) = self.stats_sent.at.filter(|_| !failed_over) {
             let due = at + STATS_INTERVAL;
             if now < due {
                 return Some(due - now);

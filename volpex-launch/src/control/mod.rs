@@ -44,6 +44,7 @@ use crate::event::{ControlEvent, Event};
 
 mod incarnations;
 mod send;
+mod vitals;
 pub use incarnations::Incarnations;
 pub use send::send;
 
@@ -60,6 +61,10 @@ const LISTENER: Token = Token(0);
 /// process reapers report on waking reach the job first and failures are diagnosed by
 /// their causes.
 const STALL_GRACE: Duration = Duration::from_millis(300);
+/// A replica started on this machine whose heartbeat is overdue but whose process is
+/// runnable (`vitals::Vitals::Runnable`: the machine starves it, it is not stopped) is
+/// waited for up to this many heartbeat timeouts before it is declared dead.
+const STARVED_TIMEOUTS_MAX: u32 = 10;
 
 /// Heartbeat timing on the launcher side.
 #[derive(Debug, Clone, Copy)]
@@ -99,6 +104,8 @@ struct Watch {
     back_at: Option<Instant>,
     /// The connection, while open.
     token: Option<Token>,
+    /// Its process was found runnable (starved, not dead) since it was last heard.
+    starved: bool,
 }
 
 /// The loop's state.
@@ -545,6 +552,7 @@ impl Server {
                     heard: now,
                     back_at: None,
                     token: Some(t),
+                    starved: false,
                 });
                 true
             }
@@ -583,6 +591,7 @@ impl Server {
                         w.back_at = Some(now);
                     }
                     w.heard = now;
+                    w.starved = false;
                 }
                 true
             }
@@ -647,7 +656,7 @@ impl Server {
         }
         let (bh, bp) = control::encode(&Liveness::Beat);
         let mut silent = Vec::new();
-        for (i, w) in self.watches.iter().enumerate() {
+        for (i, w) in self.watches.iter_mut().enumerate() {
             let Some(w) = w else { continue };
             if let Some(c) = w.token.and_then(|t| self.conns.get_mut(&t)) {
                 // A beat that does not fit the socket buffer is dropped: a failed write
@@ -658,8 +667,28 @@ impl Server {
                 let _ = c.link.out.flush_to(&mut c.stream);
             }
             let silent_for = now.saturating_duration_since(w.heard);
-            if silent_for > self.beats.timeout {
+            if silent_for <= self.beats.timeout {
+                continue;
+            }
+            // A local process the machine starves (every CPU busy, its heartbeat thread
+            // waiting its turn) is not dead; a stopped one is. Found runnable once in
+            // this silence, it stays starved while it sleeps between its turns.
+            let vitals = self.current.local_pid(i, w.inc).map(vitals::of);
+            let starved = silent_for <= self.beats.timeout * STARVED_TIMEOUTS_MAX
+                && match vitals {
+                    Some(vitals::Vitals::Runnable) => true,
+                    Some(vitals::Vitals::Idle) => w.starved,
+                    Some(vitals::Vitals::Stopped) | None => false,
+                };
+            if !starved {
                 silent.push((i, w.inc, silent_for));
+            } else if !w.starved {
+                w.starved = true;
+                log::info!(
+                    "replica {}: no heartbeat for {silent_for:.1?}, but its process is runnable (starved of CPU, not dead): waiting up to {:?}",
+                    ReplicaId::new(i as u32 / self.replicas, i as u32 % self.replicas),
+                    self.beats.timeout * STARVED_TIMEOUTS_MAX
+                );
             }
         }
         for (i, inc, silent_for) in silent {

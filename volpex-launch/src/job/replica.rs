@@ -150,6 +150,9 @@ pub struct Replica {
     pub handover: bool,
     /// A fault stopped it (SIGSTOP) and it has not been continued since.
     pub stopped: bool,
+    /// The user signals (SIGUSR1, SIGUSR2) volpexrun forwarded to it: killed by one of
+    /// these, it died of its program's own choice, as under mpirun, not of a failure.
+    pub forwarded: Vec<i32>,
 }
 
 /// What a replica's program last wrote to standard error, for its failure's summary: the
@@ -220,6 +223,7 @@ impl Replica {
             draining: false,
             handover: false,
             stopped: false,
+            forwarded: Vec::new(),
         }
     }
 

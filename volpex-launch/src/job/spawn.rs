@@ -539,6 +539,7 @@ impl Job {
             source: e,
         })?;
         let pid = child.id();
+        self.current.set_local_pid(self.idx(id), inc, pid);
         let tx = self.tx.clone();
         if let (Some(hub), Some(pipe)) = (hub, child.stdin.take()) {
             if let Err(e) = hub.attach(pipe) {

@@ -14,9 +14,9 @@
 //! | the rank's own code | a rank failed because its program exited with a non-zero code: the first such rank's code (`exit 3` in every replica of a rank: 3) |
 //! | 70 (`EXIT_RANK_LOST`) | a rank was lost to failures, not to its program's exit code: every replica killed, silent, on a lost host, retired |
 //! | 124 (`EXIT_TIMEOUT`) | `--timeout` ran out (as `timeout(1)`) |
-//! | 128 + S | volpexrun was interrupted by signal S: 129 SIGHUP, 130 SIGINT, 143 SIGTERM |
-//! | 1 (`EXIT_LAUNCHER`) | volpexrun could not start or run the job (bad hosts, no reachable replica, ...) |
-//! | 2 (`EXIT_USAGE`) | the command line is wrong: clap's usage errors, and values that do not fit the job (`start_error_code`) |
+//! | 128 + S | volpexrun was interrupted by signal S: 129 SIGHUP, 130 SIGINT, 143 SIGTERM; or every replica of a rank was killed by the user signal S volpexrun forwarded (`state::deaths`) |
+//! | 1 (`EXIT_LAUNCHER`) | volpexrun could not start or run the job (hosts unreachable or too few, no reachable replica, ...) |
+//! | 2 (`EXIT_USAGE`) | the command line is wrong: clap's usage errors, a `--hosts` file that cannot be read or parsed, and values that do not fit the job (`start_error_code`) |
 
 use volpex_proto::message::ReplicaId;
 
@@ -27,9 +27,10 @@ use crate::error::{HostsError, StartError};
 pub const EXIT_USAGE: i32 = 2;
 
 /// volpexrun's exit code for a job that could not start: `EXIT_USAGE` for a command line
-/// wrong in itself (a bad value, a `--fault` or `--stdin` outside the job, `--host ''`,
-/// hosts with `--launcher local`), `EXIT_LAUNCHER` for what the command line could not
-/// have known (files, hosts, the system).
+/// wrong in itself (a bad value, a `--fault` or `--stdin` outside the job, `--host ''`, a
+/// `--hosts` file that cannot be read or parsed, hosts with `--launcher local`),
+/// `EXIT_LAUNCHER` for what the command line could not have known (other files, hosts
+/// that cannot hold the job, the system).
 pub fn start_error_code(e: &StartError) -> i32 {
     match e {
         StartError::Cli(_)
@@ -37,14 +38,14 @@ pub fn start_error_code(e: &StartError) -> i32 {
         | StartError::NoProgram
         | StartError::LocalWithHosts
         | StartError::SshWithoutHosts
-        | StartError::Hosts(HostsError::List { .. }) => EXIT_USAGE,
-        StartError::Hosts(
-            HostsError::Line { .. }
+        | StartError::Hosts(
+            HostsError::List { .. }
+            | HostsError::Line { .. }
             | HostsError::Empty { .. }
             | HostsError::Read { .. }
             | HostsError::TooLarge { .. },
-        )
-        | StartError::EnvHostfile { .. }
+        ) => EXIT_USAGE,
+        StartError::EnvHostfile { .. }
         | StartError::Slurm(_)
         | StartError::Placement(_)
         | StartError::Bind(_)

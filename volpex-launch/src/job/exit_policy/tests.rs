@@ -236,6 +236,18 @@ fn start_errors_exit_2_for_the_command_line_and_1_for_the_rest() {
             list: "".into(),
             problem: HostProblem::EmptyName,
         }),
+        StartError::Hosts(HostsError::Empty {
+            origin: "hosts.txt".into(),
+        }),
+        StartError::Hosts(HostsError::Read {
+            path: "/nonexistent".into(),
+            source: std::io::ErrorKind::NotFound.into(),
+        }),
+        StartError::Hosts(HostsError::Line {
+            origin: "hosts.txt".into(),
+            line: 1,
+            problem: HostProblem::EmptyName,
+        }),
         StartError::Cli(CliError::HeartbeatTimeoutTooShort {
             timeout: 0.1,
             interval: 0.25,
@@ -256,9 +268,6 @@ fn start_errors_exit_2_for_the_command_line_and_1_for_the_rest() {
             path: "/proc/x".into(),
             source: std::io::ErrorKind::NotFound.into(),
         },
-        StartError::Hosts(HostsError::Empty {
-            origin: "hosts.txt".into(),
-        }),
     ];
     for e in &other {
         assert_eq!(start_error_code(e), EXIT_LAUNCHER, "{e}");

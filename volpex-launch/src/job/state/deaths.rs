@@ -12,6 +12,7 @@ use volpex_proto::launch::exit::{EXIT_DRAINED, EXIT_FAULT, EXIT_ORPHANED, EXIT_R
 use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::ToProcess;
 
+use super::super::exit_policy;
 use super::super::replica::{describe_exit, Origin, ReplicaState};
 use super::super::step::Action;
 use super::JobState;
@@ -117,6 +118,19 @@ impl JobState {
                     // Drained: handed over to its next incarnation (no longer the current
                     // one, nothing to regenerate), or its grace ended first.
                     (Some(EXIT_DRAINED), None) => self.lose(i, ReplicaState::Drained),
+                    // Killed by a user signal volpexrun forwarded: its program's doing
+                    // (it does not handle the signal), as under mpirun; a new incarnation
+                    // would not escape it. Its rank ends with 128 + S, as mpirun's job.
+                    (_, Some(s)) if self.procs[i].forwarded.contains(&s) => {
+                        self.program_codes[id.rank as usize]
+                            .get_or_insert(exit_policy::interrupted_code(s));
+                        self.mark_dead(
+                            i,
+                            ReplicaState::Failed(format!(
+                                "{why}, which volpexrun forwarded to it (its program does not handle it)"
+                            )),
+                        )
+                    }
                     // Killed, lost volpexrun's heartbeat, or an injected crash
                     // (`exit@sends`, `exit@choices`): not its program's doing.
                     (_, Some(_)) | (Some(EXIT_ORPHANED | EXIT_FAULT), None) => {

@@ -582,6 +582,10 @@ impl JobState {
         if let Ok(user @ (Signal::SIGUSR1 | Signal::SIGUSR2)) = Signal::try_from(sig) {
             // The program's to handle, as under mpirun: forwarded, and the job goes on.
             for i in 0..self.procs.len() {
+                let p = &mut self.procs[i];
+                if !p.exited && !p.forwarded.contains(&sig) {
+                    p.forwarded.push(sig);
+                }
                 self.signal(i, user);
             }
             self.out

@@ -54,8 +54,8 @@ pub(super) struct Pending {
     pub(super) asks: SmallVec<[Ask; 2]>,
     /// When to ask another replica whether it already has the message.
     pub(super) hedge_at: Duration,
-    /// A resolved receive waits for it (else it is fetched ahead).
-    pub(super) needed: bool,
+    /// Since when a resolved receive waits for it (`None`: it is fetched ahead).
+    pub(super) needed_since: Option<Duration>,
     /// Its first ask may wait for the next command's write (a speculative pull).
     pub(super) defer: bool,
     /// A speculative pull: when it was made (see `receive::want`).
@@ -63,12 +63,13 @@ pub(super) struct Pending {
 }
 
 impl Pending {
-    /// A new fetch; `hedge_at` is `Duration::MAX` for one nobody waits for.
-    pub(super) fn new(hedge_at: Duration, needed: bool, defer: bool) -> Pending {
+    /// A new fetch; `hedge_at` is `Duration::MAX` for one nobody waits for, and
+    /// `needed_since` when a receive started waiting for it.
+    pub(super) fn new(hedge_at: Duration, needed_since: Option<Duration>, defer: bool) -> Pending {
         Pending {
             asks: SmallVec::new(),
             hedge_at,
-            needed,
+            needed_since,
             defer,
             speculated_at: None,
         }
@@ -78,7 +79,7 @@ impl Pending {
     pub(super) fn speculative(now: Duration, defer: bool) -> Pending {
         Pending {
             speculated_at: Some(now),
-            ..Pending::new(Duration::MAX, false, defer)
+            ..Pending::new(Duration::MAX, None, defer)
         }
     }
 
@@ -89,6 +90,11 @@ impl Pending {
             .filter(|a| f(a))
             .map(|a| a.replica)
             .collect()
+    }
+
+    /// Whether a resolved receive waits for it.
+    pub(super) fn needed(&self) -> bool {
+        self.needed_since.is_some()
     }
 
     /// Whether any ask still waits for an answer.
@@ -308,7 +314,7 @@ mod tests {
             let p = f
                 .pending
                 .entry(want(seq))
-                .or_insert_with(|| Pending::new(Duration::MAX, true, false));
+                .or_insert_with(|| Pending::new(Duration::MAX, Some(Duration::ZERO), false));
             p.asks.push(Ask {
                 replica,
                 req,
@@ -372,7 +378,10 @@ mod tests {
     #[test]
     fn asks_of_our_own_rank_to_ourselves_never_time_out() {
         let mut f = Fetches::new(ReplicaId::new(1, 0));
-        f.insert(want(0), Pending::new(Duration::MAX, true, false));
+        f.insert(
+            want(0),
+            Pending::new(Duration::MAX, Some(Duration::ZERO), false),
+        );
         let req = f.new_req();
         if let Some(p) = f.get_mut(&want(0)) {
             p.record_ask(0, req, Duration::ZERO, false);
@@ -385,7 +394,7 @@ mod tests {
 
     #[test]
     fn a_new_ask_replaces_a_settled_one_to_the_same_replica() {
-        let mut p = Pending::new(Duration::MAX, true, false);
+        let mut p = Pending::new(Duration::MAX, Some(Duration::ZERO), false);
         p.record_ask(1, ReqId(1), Duration::ZERO, false);
         p.asks[0].state = AskState::Silent;
         p.record_ask(1, ReqId(2), 5 * MS, false);

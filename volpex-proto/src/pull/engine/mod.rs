@@ -705,17 +705,7 @@ impl Engine {
         }
         let due = self.fetches.scan(now, &self.silence, ack_timeout);
         for (peer, want, req) in due.ping {
-            self.silence.pinged(peer, now);
-            let consumed = self.consumed.watermark(want.comm(), want.src());
-            log::trace!("{}: asking {peer} again for {want} (keepalive)", self.me);
-            self.out.send(
-                peer,
-                Frame::Pull {
-                    want,
-                    req,
-                    consumed,
-                },
-            );
+            self.receiving().ask_again(now, peer, want, req);
         }
         for (want, peer) in due.silent {
             self.receiving().on_silent(now, want, peer);
@@ -913,6 +903,7 @@ impl Engine {
             replicas: self.replicas,
             cfg: &self.cfg,
             fetches: &mut self.fetches,
+            silence: &mut self.silence,
             matcher: &mut self.matcher,
             liveness: &mut self.liveness,
             consumed: &mut self.consumed,

@@ -93,6 +93,13 @@ impl Silence {
         }
     }
 
+    /// When we asked `peer` again without hearing from it since, if we did (heard at
+    /// the same instant counts as answered).
+    pub(super) fn unanswered_since(&self, peer: ReplicaId) -> Option<Duration> {
+        let heard = self.last_heard(peer);
+        self.pinged.get(&peer).copied().filter(|&t| t > heard)
+    }
+
     fn last_heard(&self, peer: ReplicaId) -> Duration {
         self.heard.get(&peer).copied().unwrap_or(Duration::ZERO)
     }

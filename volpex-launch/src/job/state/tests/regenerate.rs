@@ -881,3 +881,30 @@ fn a_newcomer_that_caught_up_is_a_source() {
     assert_eq!(state(&st, id(1, 0)), ReplicaState::Running);
     assert_eq!(st.failure(), None);
 }
+
+/// Issue 42: a user signal volpexrun forwarded that kills every replica of a rank (its
+/// program does not handle it) is the program's doing: nothing is regenerated, and the job
+/// ends with 128 + S as mpirun's does (it ended with 70, lost to failures, sometimes after
+/// starting new incarnations).
+#[test]
+fn a_forwarded_user_signal_that_kills_a_rank_ends_the_job_as_mpirun() {
+    let mut st = running(local(regen(2, 2, Regenerate::Always)));
+    st.handle(Input::Interrupted(10), s(1.0));
+    let mut actions = exited(&mut st, id(0, 0), None, Some(10));
+    actions.extend(exited(&mut st, id(0, 1), None, Some(10)));
+    actions.extend(st.tick(s(1.2)));
+    assert_eq!(spawns(&actions), [], "{actions:?}");
+    let why = st.failure().unwrap_or_default().to_string();
+    assert!(
+        why.contains("rank 0") && why.contains("SIGUSR1, which volpexrun forwarded"),
+        "{why}"
+    );
+    for k in 0..2 {
+        exited(&mut st, id(1, k), None, Some(9));
+    }
+    assert_eq!(st.verdict().exit_code(), 138);
+    // A SIGUSR1 from elsewhere is a failure, as before: replaced.
+    let mut st = running(local(regen(1, 2, Regenerate::Always)));
+    let actions = exited(&mut st, id(0, 0), None, Some(10));
+    assert_eq!(spawns(&actions), [(id(0, 0), 1, 0)], "{actions:?}");
+}
