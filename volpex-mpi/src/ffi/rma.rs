@@ -4,6 +4,8 @@
 //! synchronization that ends its epoch writes it (MPI-3.1 section 11.3.2 forbids the
 //! program to touch it before); nothing else is kept past the call.
 
+use std::borrow::Cow;
+
 use super::*;
 use crate::rma::access::{self, Target};
 use crate::rma::batch::Window;
@@ -35,13 +37,32 @@ fn target(rank: c_int, disp: Aint, count: c_int, datatype: Dtype) -> Result<Targ
     })
 }
 
-/// The packed bytes of `count` elements of `datatype` at `buf`.
-fn packed(buf: *const c_void, count: c_int, datatype: Dtype) -> Result<Vec<u8>> {
+/// The packed bytes of `count` elements of `datatype` at `buf`, borrowed from the
+/// origin buffer when it is contiguous: the synchronization that completes the
+/// operation reads them (MPI-3.1 section 11.3: the program leaves an origin buffer
+/// unchanged until then), so a put's data is copied once, into its request.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype` until the operation completes at the
+/// origin (the epoch's end, a flush).
+unsafe fn origin_data(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+) -> Result<Cow<'static, [u8]>> {
     let (t, n) = (dt(datatype)?, cnt(count)?);
     let r = reg(buf, &t, n)?;
-    // SAFETY: an origin buffer holds `count` elements of its datatype (MPI-3.1 11.3).
-    let b = unsafe { raw::read(r, t) };
-    Ok(b.bytes(0, n)?.into_owned())
+    // SAFETY: an origin buffer holds `count` elements of its datatype and the program
+    // leaves it unchanged until the operation completes (the caller's contract).
+    unsafe { raw::read_until_complete(r, t) }.bytes(0, n)
+}
+
+/// The packed bytes of `count` elements of `datatype` at `buf`, copied at the call (a
+/// request-based put's buffer is free at once, as its request is).
+fn packed(buf: *const c_void, count: c_int, datatype: Dtype) -> Result<Cow<'static, [u8]>> {
+    // SAFETY: only for this call: the bytes are copied before it returns.
+    let b = unsafe { origin_data(buf, count, datatype) }?;
+    Ok(Cow::Owned(b.into_owned()))
 }
 
 /// `count` elements of `datatype` at `buf`, written when the epoch ends.
@@ -362,7 +383,7 @@ pub unsafe extern "C" fn MPI_Put(
     win: Win,
 ) -> c_int {
     object::guard("MPI_Put", win, || {
-        let data = packed(origin_addr, origin_count, origin_datatype)?;
+        let data = unsafe { origin_data(origin_addr, origin_count, origin_datatype) }?;
         let t = target(target_rank, target_disp, target_count, target_datatype)?;
         access::put(win, data, t)
     })
@@ -399,7 +420,7 @@ pub unsafe extern "C" fn MPI_Accumulate(
     win: Win,
 ) -> c_int {
     object::guard("MPI_Accumulate", win, || {
-        let data = packed(origin_addr, origin_count, origin_datatype)?;
+        let data = unsafe { origin_data(origin_addr, origin_count, origin_datatype) }?;
         let t = target(target_rank, target_disp, target_count, target_datatype)?;
         access::accumulate(win, data, Some(&dt(origin_datatype)?), op, t, None)
     })
@@ -423,10 +444,10 @@ pub unsafe extern "C" fn MPI_Get_accumulate(
     object::guard("MPI_Get_accumulate", win, || {
         let no_op = state::op(op)?.kind == crate::op::OpKind::NoOp;
         let (data, origin) = if no_op {
-            (Vec::new(), None)
+            (Cow::Borrowed(&[][..]), None)
         } else {
             (
-                packed(origin_addr, origin_count, origin_datatype)?,
+                unsafe { origin_data(origin_addr, origin_count, origin_datatype) }?,
                 Some(dt(origin_datatype)?),
             )
         };
@@ -449,7 +470,7 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
     object::guard("MPI_Fetch_and_op", win, || {
         let no_op = state::op(op)?.kind == crate::op::OpKind::NoOp;
         let data = if no_op {
-            Vec::new()
+            Cow::Borrowed(&[][..])
         } else {
             packed(origin_addr, 1, datatype)?
         };

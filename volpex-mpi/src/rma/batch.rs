@@ -30,9 +30,32 @@ const GET: u8 = 2;
 const ACC: u8 = 3;
 const CAS: u8 = 4;
 
+/// Bytes `ops` take encoded.
+fn encoded_len(ops: &[Access]) -> usize {
+    let pieces = |p: &Pieces| 8 + 16 * p.len();
+    8 + ops
+        .iter()
+        .map(|op| match op {
+            Access::Put { pieces: p, data } => 1 + pieces(p) + data.len(),
+            Access::Get { pieces: p } => 1 + pieces(p),
+            Access::Acc {
+                pieces: p, data, ..
+            } => 1 + pieces(p) + 6 + data.len(),
+            Access::Cas { compare, data, .. } => 1 + 24 + compare.len() + data.len(),
+        })
+        .sum::<usize>()
+}
+
 /// The bytes of `ops`.
 pub fn encode(ops: &[Access]) -> Vec<u8> {
-    let mut v = Vec::new();
+    encode_after(&[], ops)
+}
+
+/// `head`, then the bytes of `ops`, in one buffer of the right size (an operation's
+/// data is copied once, here).
+pub fn encode_after(head: &[u8], ops: &[Access]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(head.len() + encoded_len(ops));
+    v.extend_from_slice(head);
     v.extend_from_slice(&(ops.len() as u64).to_le_bytes());
     let pieces = |v: &mut Vec<u8>, p: &Pieces| {
         v.extend_from_slice(&(p.len() as u64).to_le_bytes());
@@ -311,7 +334,9 @@ mod tests {
                 data: Cow::Owned(vec![9; 8]),
             },
         ];
-        assert_eq!(decode(&encode(&ops)).ok(), Some(ops));
+        let bytes = encode(&ops);
+        assert_eq!(bytes.len(), encoded_len(&ops));
+        assert_eq!(decode(&bytes).ok(), Some(ops));
     }
 
     #[test]

@@ -209,9 +209,7 @@ fn decode(v: &[u8]) -> Result<Vec<(c_int, i32)>> {
 
 /// A request's header and batch, as it travels.
 fn request_bytes(kind: Kind, release: bool, ops: &[Access]) -> Vec<u8> {
-    let mut v = vec![code(kind), u8::from(release)];
-    v.extend_from_slice(&batch::encode(ops));
-    v
+    batch::encode_after(&[code(kind), u8::from(release)], ops)
 }
 
 fn bad_request() -> MpiError {
@@ -524,6 +522,7 @@ fn finish(win: c_int, targets: &[i32], release: bool, mem: &Memory) -> Result<()
     let mut waits = Vec::new();
     for (t, kind, ops, landings) in work.drain(..) {
         if t == me {
+            let ops = ops.into_iter().map(Access::into_owned).collect();
             let r = Request {
                 kind,
                 release,
