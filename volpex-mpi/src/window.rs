@@ -103,6 +103,10 @@ pub struct WinEntry {
     pub owned: bool,
     /// Every rank's (size, displacement unit), to check accesses at the origin.
     pub peers: Vec<(u64, u64)>,
+    /// The ranks whose part of the window allows locks (made without info `no_locks` =
+    /// `true`): each keeps a receive of every other rank's next request posted, which
+    /// MPI_Win_free closes with an empty request.
+    pub lockable: Vec<i32>,
     /// The predefined attributes' values.
     pub fixed: Box<Fixed>,
     /// MPI_Win_set_name.
