@@ -80,7 +80,8 @@ impl Communicator {
     /// on its contexts for messages no receive waits for are withdrawn.
     pub fn free(&self) {
         let mut core = self.inner.rt.lock();
-        core.engine.forget_contexts(&[self.id, self.id.wrapping_add(1)]);
+        core.engine
+            .forget_contexts(&[self.id, self.id.wrapping_add(1)]);
         core.flush();
     }
 

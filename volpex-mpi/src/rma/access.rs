@@ -128,12 +128,7 @@ pub fn put(win: c_int, data: Data, t: Target) -> Result<()> {
     let Some(pieces) = pieces(win, &t)? else {
         return Ok(());
     };
-    queue(
-        win,
-        t.rank,
-        Access::Put { pieces, data },
-        None,
-    )
+    queue(win, t.rank, Access::Put { pieces, data }, None)
 }
 
 /// MPI_Get (section 11.3.2): `count` elements land in `buf` when the epoch ends.
@@ -268,11 +263,7 @@ pub fn compare_and_swap(
     queue(
         win,
         t.rank,
-        Access::Cas {
-            at,
-            compare,
-            data,
-        },
+        Access::Cas { at, compare, data },
         Some(Landing {
             buf: result,
             count: 1,

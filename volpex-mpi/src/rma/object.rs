@@ -39,7 +39,9 @@ pub fn create(
     let mut all = vec![0u64; 3 * comm.size() as usize];
     comm.all_gather_into(&mine[..], &mut all[..])?;
     let peers = all.chunks(3).map(|c| (c[0], c[1])).collect();
-    let lockable = (0..comm.size()).filter(|&r| all[3 * r as usize + 2] != 0).collect();
+    let lockable = (0..comm.size())
+        .filter(|&r| all[3 * r as usize + 2] != 0)
+        .collect();
     let dup = crate::comm::dup(comm_h)?;
     let errhandler = state::with(|s| Ok(s.comms.get(comm_h)?.errhandler))?;
     let entry = WinEntry {

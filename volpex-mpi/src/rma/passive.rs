@@ -182,7 +182,8 @@ pub fn register(win: c_int, comm: Communicator) -> Result<()> {
 pub fn close(comm: &Communicator, targets: &[i32]) -> Result<()> {
     let me = comm.rank();
     for &t in targets.iter().filter(|&&t| t != me) {
-        comm.process_at_rank(t).send_with_tag(&[0u8; 0][..], REQUEST)?;
+        comm.process_at_rank(t)
+            .send_with_tag(&[0u8; 0][..], REQUEST)?;
     }
     Ok(())
 }
