@@ -2,7 +2,10 @@
 //! request-based), active and passive target synchronization. Thin shells over `crate::rma`; errors go to the
 //! window's error handler (`rma::object::guard`). A get's origin buffer is kept until the
 //! synchronization that ends its epoch writes it (MPI-3.1 section 11.3.2 forbids the
-//! program to touch it before); nothing else is kept past the call.
+//! program to touch it before), and a put's or an accumulate's until the one that sends
+//! its data reads it (section 11.3: the program leaves it unchanged until the operation
+//! completes); a request-based put's or accumulate's data are copied at the call, since
+//! its request completes at once. Nothing else is kept past the call.
 
 use std::borrow::Cow;
 
@@ -383,6 +386,7 @@ pub unsafe extern "C" fn MPI_Put(
     win: Win,
 ) -> c_int {
     object::guard("MPI_Put", win, || {
+        // SAFETY: the origin buffer is left unchanged until the epoch ends (MPI-3.1 11.3).
         let data = unsafe { origin_data(origin_addr, origin_count, origin_datatype) }?;
         let t = target(target_rank, target_disp, target_count, target_datatype)?;
         access::put(win, data, t)
@@ -420,6 +424,7 @@ pub unsafe extern "C" fn MPI_Accumulate(
     win: Win,
 ) -> c_int {
     object::guard("MPI_Accumulate", win, || {
+        // SAFETY: the origin buffer is left unchanged until the epoch ends (MPI-3.1 11.3).
         let data = unsafe { origin_data(origin_addr, origin_count, origin_datatype) }?;
         let t = target(target_rank, target_disp, target_count, target_datatype)?;
         access::accumulate(win, data, Some(&dt(origin_datatype)?), op, t, None)
@@ -447,6 +452,7 @@ pub unsafe extern "C" fn MPI_Get_accumulate(
             (Cow::Borrowed(&[][..]), None)
         } else {
             (
+                // SAFETY: the origin buffer is left unchanged until the epoch ends (MPI-3.1 11.3).
                 unsafe { origin_data(origin_addr, origin_count, origin_datatype) }?,
                 Some(dt(origin_datatype)?),
             )
