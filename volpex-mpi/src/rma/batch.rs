@@ -292,6 +292,26 @@ pub fn apply(
     Ok(reply)
 }
 
+/// The window range `(offset, length)` whose bytes are the whole answer of `ops`, when
+/// they are gets of consecutive pieces only (MPI_Get of a window's neighbouring blocks):
+/// the target then answers from its window, without building the answer first.
+pub fn answer_range(ops: &[Access]) -> Option<(u64, u64)> {
+    let mut range: Option<(u64, u64)> = None;
+    for op in ops {
+        let Access::Get { pieces } = op else {
+            return None;
+        };
+        for &(o, l) in pieces {
+            range = match range {
+                None => Some((o, l)),
+                Some((s, n)) if s + n == o => Some((s, n + l)),
+                Some(_) => return None,
+            };
+        }
+    }
+    range
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,6 +357,20 @@ mod tests {
         let bytes = encode(&ops);
         assert_eq!(bytes.len(), encoded_len(&ops));
         assert_eq!(decode(&bytes).ok(), Some(ops));
+    }
+
+    #[test]
+    fn gets_of_neighbouring_pieces_answer_from_one_window_range() {
+        let get = |p: Pieces| Access::Get { pieces: p };
+        let ops = vec![get(vec![(8, 4), (12, 4)]), get(vec![(16, 8)])];
+        assert_eq!(answer_range(&ops), Some((8, 16)));
+        assert_eq!(answer_range(&[get(vec![(8, 4)]), get(vec![(0, 4)])]), None);
+        let put = Access::Put {
+            pieces: vec![(0, 4)],
+            data: Cow::Owned(vec![1; 4]),
+        };
+        assert_eq!(answer_range(&[get(vec![(8, 4)]), put]), None);
+        assert_eq!(answer_range(&[]), None);
     }
 
     #[test]

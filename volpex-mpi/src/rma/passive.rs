@@ -330,10 +330,16 @@ fn apply(s: &mut Served, w: c_int, origin: i32, r: Request, mem: &Memory) -> Res
     match r.body {
         Body::Remote(bytes) => {
             let ops = batch::decode(&bytes)?;
-            let answer = batch::apply(window, &ops, &kinds)?;
-            s.comm
-                .process_at_rank(origin)
-                .send_with_tag(&answer[..], ANSWER)?;
+            let to = s.comm.process_at_rank(origin);
+            // Gets of one window range are answered from the window (one copy fewer of
+            // what may be megabytes); else (or across a dynamic window's regions) the
+            // answer is built.
+            if let Some(Ok(answer)) = batch::answer_range(&ops).map(|(o, l)| window.piece(o, l)) {
+                to.send_with_tag(&answer[..], ANSWER)?;
+            } else {
+                let answer = batch::apply(window, &ops, &kinds)?;
+                to.send_with_tag(&answer[..], ANSWER)?;
+            }
         }
         Body::Own(ops, landings) => {
             let answer = batch::apply(window, &ops, &kinds)?;
