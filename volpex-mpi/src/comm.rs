@@ -344,7 +344,8 @@ pub fn free(comm: &mut c_int) -> Result<()> {
         ));
     }
     delete_all_attrs(*comm)?;
-    state::with(|s| s.comms.remove(*comm).map(drop))?;
+    let entry = state::with(|s| s.comms.remove(*comm))?;
+    entry.comm.free();
     *comm = NULL;
     Ok(())
 }

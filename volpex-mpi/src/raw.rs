@@ -334,6 +334,18 @@ pub unsafe fn read<'a>(r: Region, dt: Arc<Datatype>) -> Buf<'a> {
     Buf::new(mem, r.origin, dt)
 }
 
+/// A send buffer over `r` that the runtime reads after the call returns: the origin
+/// buffer of a one-sided put or accumulate, read by the synchronization that completes
+/// the operation.
+///
+/// # Safety
+/// As `read`, and the program must neither free nor change the memory until the
+/// operation completes at the origin (MPI-3.1 section 11.3).
+pub unsafe fn read_until_complete(r: Region, dt: Arc<Datatype>) -> Buf<'static> {
+    // SAFETY: as `read`, for as long as the operation, which the caller vouches for.
+    unsafe { read(r, dt) }
+}
+
 /// A receive buffer over `r`.
 ///
 /// # Safety

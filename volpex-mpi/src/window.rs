@@ -103,6 +103,10 @@ pub struct WinEntry {
     pub owned: bool,
     /// Every rank's (size, displacement unit), to check accesses at the origin.
     pub peers: Vec<(u64, u64)>,
+    /// The ranks whose part of the window allows locks (made without info `no_locks` =
+    /// `true`): each keeps a receive of every other rank's next request posted, which
+    /// MPI_Win_free closes with an empty request.
+    pub lockable: Vec<i32>,
     /// The predefined attributes' values.
     pub fixed: Box<Fixed>,
     /// MPI_Win_set_name.
@@ -167,6 +171,37 @@ pub enum Access<'a> {
 }
 
 impl Access<'_> {
+    /// The operation with its bytes copied: what an origin applies to its own window,
+    /// whose memory its origin buffer may share (a put from a window to itself).
+    pub fn into_owned(self) -> Access<'static> {
+        let own = |c: Cow<'_, [u8]>| Cow::Owned(c.into_owned());
+        match self {
+            Access::Put { pieces, data } => Access::Put {
+                pieces,
+                data: own(data),
+            },
+            Access::Get { pieces } => Access::Get { pieces },
+            Access::Acc {
+                pieces,
+                data,
+                op,
+                prim,
+                fetch,
+            } => Access::Acc {
+                pieces,
+                data: own(data),
+                op,
+                prim,
+                fetch,
+            },
+            Access::Cas { at, compare, data } => Access::Cas {
+                at,
+                compare: own(compare),
+                data: own(data),
+            },
+        }
+    }
+
     /// Whether this operation has an answer (its origin waits for one, even of no bytes).
     pub fn answers(&self) -> bool {
         match self {

@@ -75,6 +75,16 @@ impl Communicator {
         self.id
     }
 
+    /// The program is done with this communicator (MPI_Comm_free; MPI-3.1 section 6.4.3:
+    /// operations pending on it complete normally): the pulls this replica made ahead
+    /// on its contexts for messages no receive waits for are withdrawn.
+    pub fn free(&self) {
+        let mut core = self.inner.rt.lock();
+        core.engine
+            .forget_contexts(&[self.id, self.id.wrapping_add(1)]);
+        core.flush();
+    }
+
     /// The communicator's group (MPI_Comm_group).
     pub fn group(&self) -> Group {
         Group {

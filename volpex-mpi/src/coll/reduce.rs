@@ -127,7 +127,7 @@ impl Combiner {
         match self {
             Combiner::Predefined { kind, prim } => with_elem!(
                 *prim,
-                local_with(Predef(*kind), input, inout),
+                predefined_local(*kind, input, inout),
                 Err(no_operation())
             ),
             Combiner::User(p) => local_with::<u8>(p.clone(), input, inout),
@@ -202,6 +202,47 @@ fn reduce_with<T: Elem>(
             c.reduce_scatter_into(&send, r, &counts, o)
         }
     })?
+}
+
+/// `local` for a predefined operation: one pass over `inout`, no copies (a one-sided
+/// accumulate applies this to every byte it carries).
+fn predefined_local<T: Elem>(
+    kind: OpKind,
+    input: &[u8],
+    inout: &mut [u8],
+) -> Result<(), volpex::Error> {
+    let input = typed::<T>(input)?;
+    typed_mut::<T, _>(inout, |io| {
+        // One loop per operation, so each is compiled for its constant operation (and
+        // vectorized where it can be), not with a match per element.
+        let mut each = |k| combine_each(k, &input, io);
+        match kind {
+            OpKind::Max => each(OpKind::Max),
+            OpKind::Min => each(OpKind::Min),
+            OpKind::Sum => each(OpKind::Sum),
+            OpKind::Prod => each(OpKind::Prod),
+            OpKind::Land => each(OpKind::Land),
+            OpKind::Band => each(OpKind::Band),
+            OpKind::Lor => each(OpKind::Lor),
+            OpKind::Bor => each(OpKind::Bor),
+            OpKind::Lxor => each(OpKind::Lxor),
+            OpKind::Bxor => each(OpKind::Bxor),
+            OpKind::MinLoc => each(OpKind::MinLoc),
+            OpKind::MaxLoc => each(OpKind::MaxLoc),
+            OpKind::Replace => each(OpKind::Replace),
+            OpKind::NoOp => each(OpKind::NoOp),
+        }
+    })
+}
+
+/// `io = input op io` element by element (the input standing for the lower "rank").
+#[inline(always)]
+fn combine_each<T: Elem>(kind: OpKind, input: &[T], io: &mut [T]) {
+    for (o, &i) in io.iter_mut().zip(input) {
+        let mut x = i;
+        T::combine(kind, &mut x, *o);
+        *o = x;
+    }
 }
 
 fn local_with<T: Elem>(

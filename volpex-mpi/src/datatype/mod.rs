@@ -612,6 +612,16 @@ impl BufMut<'_> {
     /// Spreads `data` over up to `count` elements from `first` (whole or partial:
     /// a shorter message fills the first bytes).
     pub fn write(&mut self, first: i128, count: usize, mut data: &[u8]) -> Result<()> {
+        if self.dt.contiguous {
+            // One copy, not one per element (a 1 MiB MPI_Get of MPI_BYTE landed byte by
+            // byte, 58% of MPICH's rma_contig).
+            let n = data.len().min(self.dt.bytes_of(count)?);
+            if n > 0 {
+                let r = range(self.mem.len(), self.dt.at(self.origin, first, 0)?, n)?;
+                self.mem[r].copy_from_slice(&data[..n]);
+            }
+            return Ok(());
+        }
         let dt = self.dt.clone();
         for e in 0..count as i128 {
             for &(off, len) in dt.blocks.iter() {

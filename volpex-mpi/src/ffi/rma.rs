@@ -2,7 +2,12 @@
 //! request-based), active and passive target synchronization. Thin shells over `crate::rma`; errors go to the
 //! window's error handler (`rma::object::guard`). A get's origin buffer is kept until the
 //! synchronization that ends its epoch writes it (MPI-3.1 section 11.3.2 forbids the
-//! program to touch it before); nothing else is kept past the call.
+//! program to touch it before), and a put's or an accumulate's until the one that sends
+//! its data reads it (section 11.3: the program leaves it unchanged until the operation
+//! completes); a request-based put's or accumulate's data are copied at the call, since
+//! its request completes at once. Nothing else is kept past the call.
+
+use std::borrow::Cow;
 
 use super::*;
 use crate::rma::access::{self, Target};
@@ -35,13 +40,32 @@ fn target(rank: c_int, disp: Aint, count: c_int, datatype: Dtype) -> Result<Targ
     })
 }
 
-/// The packed bytes of `count` elements of `datatype` at `buf`.
-fn packed(buf: *const c_void, count: c_int, datatype: Dtype) -> Result<Vec<u8>> {
+/// The packed bytes of `count` elements of `datatype` at `buf`, borrowed from the
+/// origin buffer when it is contiguous: the synchronization that completes the
+/// operation reads them (MPI-3.1 section 11.3: the program leaves an origin buffer
+/// unchanged until then), so a put's data is copied once, into its request.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype` until the operation completes at the
+/// origin (the epoch's end, a flush).
+unsafe fn origin_data(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Dtype,
+) -> Result<Cow<'static, [u8]>> {
     let (t, n) = (dt(datatype)?, cnt(count)?);
     let r = reg(buf, &t, n)?;
-    // SAFETY: an origin buffer holds `count` elements of its datatype (MPI-3.1 11.3).
-    let b = unsafe { raw::read(r, t) };
-    Ok(b.bytes(0, n)?.into_owned())
+    // SAFETY: an origin buffer holds `count` elements of its datatype and the program
+    // leaves it unchanged until the operation completes (the caller's contract).
+    unsafe { raw::read_until_complete(r, t) }.bytes(0, n)
+}
+
+/// The packed bytes of `count` elements of `datatype` at `buf`, copied at the call (a
+/// request-based put's buffer is free at once, as its request is).
+fn packed(buf: *const c_void, count: c_int, datatype: Dtype) -> Result<Cow<'static, [u8]>> {
+    // SAFETY: only for this call: the bytes are copied before it returns.
+    let b = unsafe { origin_data(buf, count, datatype) }?;
+    Ok(Cow::Owned(b.into_owned()))
 }
 
 /// `count` elements of `datatype` at `buf`, written when the epoch ends.
@@ -362,7 +386,8 @@ pub unsafe extern "C" fn MPI_Put(
     win: Win,
 ) -> c_int {
     object::guard("MPI_Put", win, || {
-        let data = packed(origin_addr, origin_count, origin_datatype)?;
+        // SAFETY: the origin buffer is left unchanged until the epoch ends (MPI-3.1 11.3).
+        let data = unsafe { origin_data(origin_addr, origin_count, origin_datatype) }?;
         let t = target(target_rank, target_disp, target_count, target_datatype)?;
         access::put(win, data, t)
     })
@@ -399,7 +424,8 @@ pub unsafe extern "C" fn MPI_Accumulate(
     win: Win,
 ) -> c_int {
     object::guard("MPI_Accumulate", win, || {
-        let data = packed(origin_addr, origin_count, origin_datatype)?;
+        // SAFETY: the origin buffer is left unchanged until the epoch ends (MPI-3.1 11.3).
+        let data = unsafe { origin_data(origin_addr, origin_count, origin_datatype) }?;
         let t = target(target_rank, target_disp, target_count, target_datatype)?;
         access::accumulate(win, data, Some(&dt(origin_datatype)?), op, t, None)
     })
@@ -423,10 +449,11 @@ pub unsafe extern "C" fn MPI_Get_accumulate(
     object::guard("MPI_Get_accumulate", win, || {
         let no_op = state::op(op)?.kind == crate::op::OpKind::NoOp;
         let (data, origin) = if no_op {
-            (Vec::new(), None)
+            (Cow::Borrowed(&[][..]), None)
         } else {
             (
-                packed(origin_addr, origin_count, origin_datatype)?,
+                // SAFETY: the origin buffer is left unchanged until the epoch ends (MPI-3.1 11.3).
+                unsafe { origin_data(origin_addr, origin_count, origin_datatype) }?,
                 Some(dt(origin_datatype)?),
             )
         };
@@ -449,7 +476,7 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
     object::guard("MPI_Fetch_and_op", win, || {
         let no_op = state::op(op)?.kind == crate::op::OpKind::NoOp;
         let data = if no_op {
-            Vec::new()
+            Cow::Borrowed(&[][..])
         } else {
             packed(origin_addr, 1, datatype)?
         };

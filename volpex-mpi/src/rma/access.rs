@@ -2,11 +2,14 @@
 //! MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op, MPI_Compare_and_swap. Each is
 //! checked (an epoch open to the target, the target's window bounds, the datatypes and
 //! the operation) and queued for the synchronization that ends the epoch; a put's and an
-//! accumulate's data are copied at once, so the origin buffer is free when the call
-//! returns.
+//! accumulate's data stay in the origin buffer until then (MPI-3.1 section 11.3: the
+//! program leaves it unchanged until the operation completes), and are copied once, into
+//! the batch (the C layer copies them at the call for a request-based operation, whose
+//! request completes at once).
 //!
 //! Owns the checks and the queue; must never communicate.
 
+use std::borrow::Cow;
 use std::os::raw::c_int;
 use std::sync::Arc;
 
@@ -116,21 +119,16 @@ fn same_bytes(len: usize, t: &Target, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Bytes an operation carries: borrowed from the origin buffer, or packed.
+pub type Data = Cow<'static, [u8]>;
+
 /// MPI_Put (section 11.3.1): `data` is the origin buffer's packed bytes.
-pub fn put(win: c_int, data: Vec<u8>, t: Target) -> Result<()> {
+pub fn put(win: c_int, data: Data, t: Target) -> Result<()> {
     same_bytes(data.len(), &t, "MPI_Put")?;
     let Some(pieces) = pieces(win, &t)? else {
         return Ok(());
     };
-    queue(
-        win,
-        t.rank,
-        Access::Put {
-            pieces,
-            data: data.into(),
-        },
-        None,
-    )
+    queue(win, t.rank, Access::Put { pieces, data }, None)
 }
 
 /// MPI_Get (section 11.3.2): `count` elements land in `buf` when the epoch ends.
@@ -185,7 +183,7 @@ fn checked_op(op: c_int, dt: &Arc<Datatype>) -> Result<(OpKind, u8)> {
 /// datatype.
 pub fn accumulate(
     win: c_int,
-    data: Vec<u8>,
+    data: Data,
     origin: Option<&Arc<Datatype>>,
     op: c_int,
     t: Target,
@@ -202,7 +200,7 @@ pub fn accumulate(
     }
     let (kind, prim) = checked_op(op, &t.dt)?;
     let data = if kind == OpKind::NoOp {
-        vec![0; t.dt.bytes_of(t.count)?]
+        Cow::Owned(vec![0; t.dt.bytes_of(t.count)?])
     } else {
         if let Some(o) = origin {
             if o.base != t.dt.base {
@@ -228,7 +226,7 @@ pub fn accumulate(
     let landing = result.map(|(buf, count)| Landing { buf, count, len });
     let acc = Access::Acc {
         pieces,
-        data: data.into(),
+        data,
         op,
         prim,
         fetch: landing.is_some(),
@@ -240,8 +238,8 @@ pub fn accumulate(
 /// the old value lands in `result`.
 pub fn compare_and_swap(
     win: c_int,
-    data: Vec<u8>,
-    compare: Vec<u8>,
+    data: Data,
+    compare: Data,
     result: BufMut<'static>,
     t: Target,
 ) -> Result<()> {
@@ -265,11 +263,7 @@ pub fn compare_and_swap(
     queue(
         win,
         t.rank,
-        Access::Cas {
-            at,
-            compare: compare.into(),
-            data: data.into(),
-        },
+        Access::Cas { at, compare, data },
         Some(Landing {
             buf: result,
             count: 1,

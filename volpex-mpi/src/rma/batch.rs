@@ -30,9 +30,32 @@ const GET: u8 = 2;
 const ACC: u8 = 3;
 const CAS: u8 = 4;
 
+/// Bytes `ops` take encoded.
+fn encoded_len(ops: &[Access]) -> usize {
+    let pieces = |p: &Pieces| 8 + 16 * p.len();
+    8 + ops
+        .iter()
+        .map(|op| match op {
+            Access::Put { pieces: p, data } => 1 + pieces(p) + data.len(),
+            Access::Get { pieces: p } => 1 + pieces(p),
+            Access::Acc {
+                pieces: p, data, ..
+            } => 1 + pieces(p) + 6 + data.len(),
+            Access::Cas { compare, data, .. } => 1 + 24 + compare.len() + data.len(),
+        })
+        .sum::<usize>()
+}
+
 /// The bytes of `ops`.
 pub fn encode(ops: &[Access]) -> Vec<u8> {
-    let mut v = Vec::new();
+    encode_after(&[], ops)
+}
+
+/// `head`, then the bytes of `ops`, in one buffer of the right size (an operation's
+/// data is copied once, here).
+pub fn encode_after(head: &[u8], ops: &[Access]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(head.len() + encoded_len(ops));
+    v.extend_from_slice(head);
     v.extend_from_slice(&(ops.len() as u64).to_le_bytes());
     let pieces = |v: &mut Vec<u8>, p: &Pieces| {
         v.extend_from_slice(&(p.len() as u64).to_le_bytes());
@@ -269,6 +292,26 @@ pub fn apply(
     Ok(reply)
 }
 
+/// The window range `(offset, length)` whose bytes are the whole answer of `ops`, when
+/// they are gets of consecutive pieces only (MPI_Get of a window's neighbouring blocks):
+/// the target then answers from its window, without building the answer first.
+pub fn answer_range(ops: &[Access]) -> Option<(u64, u64)> {
+    let mut range: Option<(u64, u64)> = None;
+    for op in ops {
+        let Access::Get { pieces } = op else {
+            return None;
+        };
+        for &(o, l) in pieces {
+            range = match range {
+                None => Some((o, l)),
+                Some((s, n)) if s + n == o => Some((s, n + l)),
+                Some(_) => return None,
+            };
+        }
+    }
+    range
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,7 +354,23 @@ mod tests {
                 data: Cow::Owned(vec![9; 8]),
             },
         ];
-        assert_eq!(decode(&encode(&ops)).ok(), Some(ops));
+        let bytes = encode(&ops);
+        assert_eq!(bytes.len(), encoded_len(&ops));
+        assert_eq!(decode(&bytes).ok(), Some(ops));
+    }
+
+    #[test]
+    fn gets_of_neighbouring_pieces_answer_from_one_window_range() {
+        let get = |p: Pieces| Access::Get { pieces: p };
+        let ops = vec![get(vec![(8, 4), (12, 4)]), get(vec![(16, 8)])];
+        assert_eq!(answer_range(&ops), Some((8, 16)));
+        assert_eq!(answer_range(&[get(vec![(8, 4)]), get(vec![(0, 4)])]), None);
+        let put = Access::Put {
+            pieces: vec![(0, 4)],
+            data: Cow::Owned(vec![1; 4]),
+        };
+        assert_eq!(answer_range(&[get(vec![(8, 4)]), put]), None);
+        assert_eq!(answer_range(&[]), None);
     }
 
     #[test]

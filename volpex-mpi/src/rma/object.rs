@@ -33,14 +33,17 @@ pub fn create(
             format!("displacement unit {disp_unit}: it must be positive"),
         ));
     }
-    let mine = [size as u64, disp_unit as u64];
-    let mut all = vec![0u64; 2 * comm.size() as usize];
-    comm.all_gather_into(&mine[..], &mut all[..])?;
-    let peers = all.chunks(2).map(|c| (c[0], c[1])).collect();
-    let dup = crate::comm::dup(comm_h)?;
-    let errhandler = state::with(|s| Ok(s.comms.get(comm_h)?.errhandler))?;
     // MPI-3.1 section 11.2.1: `no_locks` says the window is never locked.
     let locks = !info.iter().any(|(k, v)| k == "no_locks" && v == "true");
+    let mine = [size as u64, disp_unit as u64, u64::from(locks)];
+    let mut all = vec![0u64; 3 * comm.size() as usize];
+    comm.all_gather_into(&mine[..], &mut all[..])?;
+    let peers = all.chunks(3).map(|c| (c[0], c[1])).collect();
+    let lockable = (0..comm.size())
+        .filter(|&r| all[3 * r as usize + 2] != 0)
+        .collect();
+    let dup = crate::comm::dup(comm_h)?;
+    let errhandler = state::with(|s| Ok(s.comms.get(comm_h)?.errhandler))?;
     let entry = WinEntry {
         comm: dup,
         base,
@@ -48,6 +51,7 @@ pub fn create(
         disp_unit: disp_unit as usize,
         owned,
         peers,
+        lockable,
         fixed: Box::new(Fixed {
             size: size as isize,
             disp_unit,
@@ -103,8 +107,11 @@ pub fn free(win: &mut c_int, mem: &'static super::passive::Memory) -> Result<Opt
     for k in keys {
         delete_attr(h, k)?;
     }
-    super::passive::barrier(&state::comm(comm)?, mem)?;
-    super::passive::unregister(h);
+    let wcomm = state::comm(comm)?;
+    let lockable = with(h, |e| Ok(e.lockable.clone()))?;
+    super::passive::close(&wcomm, &lockable)?;
+    super::passive::barrier(&wcomm, mem)?;
+    super::passive::unregister(h)?;
     for r in ATTACHED.lock().iter_mut() {
         if r.as_ref().is_some_and(|r| r.win == h) {
             *r = None;

@@ -91,6 +91,7 @@ impl Exchange<'_> {
     fn apply_own(&mut self) -> Result<()> {
         let me = self.comm.rank();
         let ops = self.queued.remove(&me).unwrap_or_default();
+        let ops: Vec<Access> = ops.into_iter().map(Access::into_owned).collect();
         let answer = self.apply(&ops)?;
         self.land(me, &answer)
     }

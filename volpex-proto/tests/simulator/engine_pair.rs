@@ -247,6 +247,16 @@ fn a_collective_stream_pulls_ahead_except_after_a_large_exchange_block() {
 /// `comm` (tag 3) that landed straight in its receive's buffer, its DATA asking for
 /// confirmation if `confirm`.
 fn pulls_ahead_after(comm: u32, len: usize, confirm: bool) -> usize {
+    after_one_message(comm, len, confirm).4.len()
+}
+
+/// `pulls_ahead_after`'s scene: the sender, the receiver, their engines, and the pulls
+/// the receiver made ahead (not yet given to the sender).
+fn after_one_message(
+    comm: u32,
+    len: usize,
+    confirm: bool,
+) -> (ReplicaId, ReplicaId, Engine, Engine, Vec<Frame>) {
     let now = Duration::ZERO;
     let (sender, receiver, mut tx, mut rx, spec) = sender_and_receiver(1);
     let first = rx.post(now, RecvSpec { comm, ..spec }, Mode::Receive);
@@ -289,9 +299,53 @@ fn pulls_ahead_after(comm: u32, len: usize, confirm: bool) -> usize {
         },
     );
     assert!(matches!(rx.take(now, first), Some(Ok(_))));
-    std::iter::from_fn(|| rx.poll_transmit().or_else(|| rx.poll_deferred()))
+    let pulls = std::iter::from_fn(|| rx.poll_transmit().or_else(|| rx.poll_deferred()))
         .filter(|(to, f)| *to == sender && matches!(f, Frame::Pull { .. }))
-        .count()
+        .map(|(_, f)| f)
+        .collect();
+    (sender, receiver, tx, rx, pulls)
+}
+
+/// Freeing a communicator (MPI_Comm_free) withdraws the pulls made ahead on it that no
+/// receive waits for, with CANCEL, so the sender answers none of them; a pull a posted
+/// receive waits for stays. (Each freed window left such pulls behind for the job's
+/// life, and every turn of the loop scanned their deadlines.)
+#[test]
+fn freeing_a_communicator_withdraws_its_pulls_ahead_but_not_a_receive_s() {
+    let now = Duration::ZERO;
+    let (sender, receiver, mut tx, mut rx, pulls) = after_one_message(COMM, 64 << 10, false);
+    assert_eq!(pulls.len(), 2, "two pulls ahead, for messages 1 and 2");
+    for f in pulls {
+        tx.handle_frame(now, receiver, f);
+    }
+    let spec = RecvSpec {
+        comm: COMM,
+        src: Source::Rank(0),
+        tag: TagSel::Tag(3),
+    };
+    let second = rx.post(now, spec, Mode::Receive);
+    rx.forget_contexts(&[COMM, COMM + 1]);
+    let cancels: Vec<Frame> = std::iter::from_fn(|| rx.poll_transmit())
+        .filter(|(to, f)| *to == sender && matches!(f, Frame::Cancel { .. }))
+        .map(|(_, f)| f)
+        .collect();
+    assert_eq!(cancels.len(), 1, "message 2's pull, not message 1's");
+    for f in cancels {
+        tx.handle_frame(now, receiver, f);
+    }
+    let mut answered = 0;
+    for n in 1..=2u8 {
+        tx.send(now, COMM, 3, 1, Bytes::from(vec![n; 8]))
+            .expect("the log has room");
+        for (to, f) in std::iter::from_fn(|| tx.poll_transmit()) {
+            if to == receiver && matches!(f, Frame::Data { .. }) {
+                answered += 1;
+                rx.handle_frame(now, sender, f);
+            }
+        }
+    }
+    assert_eq!(answered, 1, "only the receive's pull is answered");
+    assert!(matches!(rx.take(now, second), Some(Ok(_))));
 }
 
 /// A message that depends on a choice its siblings do not hold yet leaves at once,

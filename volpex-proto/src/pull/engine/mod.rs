@@ -504,6 +504,30 @@ impl Engine {
         Ok(())
     }
 
+    /// The program freed a communicator whose contexts are `ctxs` (MPI_Comm_free):
+    /// fetches ahead on them that no receive waits for are dropped and their pulls
+    /// withdrawn with CANCEL, as `cancel` does, so neither this replica nor the senders
+    /// keep them for the job's life (a program making and freeing 500 windows, each
+    /// over a communicator of its own, spent most of its time scanning their deadlines).
+    /// A receive still posted there keeps its fetch; a message that comes all the same
+    /// waits in the unexpected queue.
+    pub fn forget_contexts(&mut self, ctxs: &[u32]) {
+        for want in self
+            .fetches
+            .wants(|w, p| !p.needed && ctxs.contains(&w.comm()))
+        {
+            let Some(p) = self.fetches.remove(&want) else {
+                continue;
+            };
+            for a in p.asks.iter().filter(|a| a.outstanding()) {
+                self.out.send(
+                    ReplicaId::new(want.src(), a.replica),
+                    Frame::Cancel { want, req: a.req },
+                );
+            }
+        }
+    }
+
     // ---- the send path's commands (the serving side, `Serving`) ----
 
     /// What a driver may write before the next `send` to (comm, tag, dst) logs it (see
