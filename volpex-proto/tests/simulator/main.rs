@@ -24,5 +24,6 @@ mod faults;
 mod harness;
 mod hostile;
 mod logs;
+mod one_sided;
 mod regeneration;
 mod wildcards;

@@ -1,0 +1,479 @@
+//! One-sided communication's races (docs/PROTOCOL.md "One-sided communication"), driven
+//! with the engine operations `volpex-mpi/src/rma` makes: an epoch's batch is a logged
+//! send on the window's communicator that each target replica pulls from one replica of
+//! the origin, its answer a send back; a passive-target serving call posts one receive per
+//! origin and takes choice slots, in which the leader records the order it applies
+//! requests in and a follower reads it. A small seeded world of its own (the `Sim`
+//! harness runs fixed message programs): FIFO links delivered in random order, timers,
+//! kills with death notices after a random delay, fences the engines ask for.
+//!
+//! Must never reach into an engine: everything goes through its public commands.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use bytes::Bytes;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use volpex_proto::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
+use volpex_proto::message::ReplicaId;
+use volpex_proto::pull::{ChoiceState, Engine, EngineEvent};
+use volpex_proto::wire::Frame;
+
+use crate::harness::{cfg, seeds};
+
+/// The window's communicator (a duplicate of the program's: no program tag matches).
+const WIN: u32 = 7;
+/// Tags as volpex-mpi's rma uses them: post/start/complete/wait batch and answer, passive
+/// request and answer.
+const BATCH: i32 = 3;
+const BATCH_ANSWER: i32 = 4;
+const REQUEST: i32 = 5;
+const ANSWER: i32 = 6;
+
+/// Replicas of `ranks` ranks, each `r` times, and the network between them.
+struct World {
+    seed: u64,
+    rng: ChaCha8Rng,
+    now: Duration,
+    r: u32,
+    engines: Vec<Engine>,
+    alive: Vec<bool>,
+    /// Frames in flight per (from, to) link, in order.
+    links: BTreeMap<(usize, usize), VecDeque<Frame>>,
+    /// Death notices still to come: (when, dead replica).
+    notices: Vec<(Duration, usize)>,
+    /// Replicas killed (by the test or fenced at an engine's request).
+    kills: usize,
+}
+
+impl World {
+    fn new(seed: u64, ranks: u32, r: u32) -> World {
+        let engines: Vec<Engine> = (0..ranks * r)
+            .map(|i| {
+                let mut e = Engine::new(ReplicaId::new(i / r, i % r), ranks, r, cfg());
+                e.start(Duration::ZERO);
+                e
+            })
+            .collect();
+        let mut w = World {
+            seed,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            now: Duration::ZERO,
+            r,
+            alive: vec![true; engines.len()],
+            engines,
+            links: BTreeMap::new(),
+            notices: Vec::new(),
+            kills: 0,
+        };
+        for i in 0..w.engines.len() {
+            w.flush(i);
+        }
+        w
+    }
+
+    fn fail(&self, what: String) -> ! {
+        panic!("seed {}: t={:?}: {what}", self.seed, self.now)
+    }
+
+    fn idx(&self, id: ReplicaId) -> usize {
+        (id.rank * self.r + id.replica) as usize
+    }
+
+    /// Puts everything replica `i` made on the network; handles its events.
+    fn flush(&mut self, i: usize) {
+        self.flush_some(i, usize::MAX);
+    }
+
+    /// Puts at most `n` of replica `i`'s frames on the network (the rest is lost if it
+    /// dies now); handles its events.
+    fn flush_some(&mut self, i: usize, mut n: usize) {
+        while n > 0 {
+            let Some((to, f)) = self.engines[i]
+                .poll_transmit()
+                .or_else(|| self.engines[i].poll_deferred())
+            else {
+                break;
+            };
+            let to = self.idx(to);
+            self.links.entry((i, to)).or_default().push_back(f);
+            n -= 1;
+        }
+        while let Some(ev) = self.engines[i].poll_event() {
+            match ev {
+                EngineEvent::Retire { reason } => {
+                    self.fail(format!("{} retires: {reason}", self.engines[i].me()))
+                }
+                EngineEvent::Fence { peer } => {
+                    let p = self.idx(peer);
+                    self.kill(p);
+                }
+            }
+        }
+    }
+
+    /// Ends replica `i`: what it has not sent is lost, frames to it are dropped, and the
+    /// others hear of it after a random delay.
+    fn kill(&mut self, i: usize) {
+        if !self.alive[i] {
+            return;
+        }
+        self.alive[i] = false;
+        self.kills += 1;
+        while self.engines[i].poll_transmit().is_some() {}
+        while self.engines[i].poll_deferred().is_some() {}
+        self.links.retain(|&(from, to), _| from != i && to != i);
+        let at = self.now + Duration::from_micros(self.rng.random_range(0..5_000));
+        self.notices.push((at, i));
+    }
+
+    /// One step of the network and the clock: a few frames delivered (a random link's
+    /// first each), due death notices, due timers.
+    fn tick(&mut self) {
+        for _ in 0..self.rng.random_range(1..=4) {
+            let busy: Vec<(usize, usize)> = self
+                .links
+                .iter()
+                .filter(|(_, q)| !q.is_empty())
+                .map(|(k, _)| *k)
+                .collect();
+            if busy.is_empty() {
+                break;
+            }
+            let (from, to) = busy[self.rng.random_range(0..busy.len())];
+            let Some(f) = self.links.get_mut(&(from, to)).and_then(VecDeque::pop_front) else {
+                continue;
+            };
+            let me = self.engines[from].me();
+            self.engines[to].handle_frame(self.now, me, f);
+            self.flush(to);
+        }
+        let now = self.now;
+        let due: Vec<usize> = self
+            .notices
+            .iter()
+            .filter(|&&(at, _)| at <= now)
+            .map(|&(_, i)| i)
+            .collect();
+        self.notices.retain(|&(at, _)| at > now);
+        for dead in due {
+            let id = self.engines[dead].me();
+            for i in 0..self.engines.len() {
+                if self.alive[i] {
+                    self.engines[i].handle_peer_down(now, id, true);
+                    self.flush(i);
+                }
+            }
+        }
+        for i in 0..self.engines.len() {
+            if self.alive[i] && self.engines[i].poll_timeout().is_some_and(|t| t <= now) {
+                self.engines[i].handle_timeout(now);
+                self.flush(i);
+            }
+        }
+        self.now += Duration::from_micros(self.rng.random_range(10..300));
+    }
+
+    /// The payload of a completed receive, if it completed.
+    fn take(&mut self, i: usize, id: RecvId) -> Option<Bytes> {
+        match self.engines[i].take(self.now, id)? {
+            Ok(Matched::Message { payload, .. }) => Some(payload),
+            other => self.fail(format!(
+                "{}: a receive on the window ended with {other:?}",
+                self.engines[i].me()
+            )),
+        }
+    }
+
+    fn post(&mut self, i: usize, src: u32, tag: i32) -> RecvId {
+        let spec = RecvSpec {
+            comm: WIN,
+            src: Source::Rank(src),
+            tag: TagSel::Tag(tag),
+        };
+        self.engines[i].post(self.now, spec, Mode::Receive)
+    }
+
+    fn send(&mut self, i: usize, tag: i32, dst: u32, payload: Vec<u8>) {
+        if let Err(e) = self.engines[i].send(self.now, WIN, tag, dst, Bytes::from(payload)) {
+            self.fail(format!("{}: send failed: {e:?}", self.engines[i].me()));
+        }
+    }
+
+    /// Runs `step` for every live replica in random order, as long as it progresses,
+    /// and ticks, until every live replica's program is done.
+    fn run(&mut self, what: &str, mut step: impl FnMut(&mut World, usize) -> Step) {
+        let limit = Duration::from_secs(60);
+        loop {
+            let mut order: Vec<usize> = (0..self.engines.len()).collect();
+            for k in (1..order.len()).rev() {
+                order.swap(k, self.rng.random_range(0..=k));
+            }
+            let mut all_done = true;
+            for i in order {
+                let mut last = Step::Done;
+                while self.alive[i] {
+                    last = step(self, i);
+                    if last != Step::Progress {
+                        break;
+                    }
+                }
+                if self.alive[i] {
+                    self.flush(i);
+                    all_done &= last == Step::Done;
+                }
+            }
+            if all_done {
+                return;
+            }
+            if self.now > limit {
+                self.fail(format!("{what}: no progress"));
+            }
+            self.tick();
+        }
+    }
+}
+
+/// What one step of a replica's program did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Progress,
+    Blocked,
+    Done,
+}
+
+// ---- Active target: an origin's epochs pulled by the target's replicas ----
+
+/// One operation of a batch on a window of `WINDOW` bytes: a put of bytes, or an
+/// accumulate (wrapping add) that may fetch what was there.
+#[derive(Debug, Clone)]
+enum Op {
+    Put { off: usize, data: Vec<u8> },
+    Acc { off: usize, add: u8, fetch: bool },
+}
+
+const WINDOW: usize = 32;
+
+/// A batch's bytes (the test's own format; the engine carries them opaque).
+fn encode(ops: &[Op]) -> Vec<u8> {
+    let mut v = vec![ops.len() as u8];
+    for op in ops {
+        match op {
+            Op::Put { off, data } => {
+                v.extend_from_slice(&[1, *off as u8, data.len() as u8]);
+                v.extend_from_slice(data);
+            }
+            Op::Acc { off, add, fetch } => v.extend_from_slice(&[2, *off as u8, *add, *fetch as u8]),
+        }
+    }
+    v
+}
+
+/// Applies `ops` to `window` in order; the answer: each fetching accumulate's old byte.
+fn apply(window: &mut [u8], ops: &[Op]) -> Vec<u8> {
+    let mut answer = Vec::new();
+    for op in ops {
+        match op {
+            Op::Put { off, data } => window[*off..*off + data.len()].copy_from_slice(data),
+            Op::Acc { off, add, fetch } => {
+                if *fetch {
+                    answer.push(window[*off]);
+                }
+                window[*off] = window[*off].wrapping_add(*add);
+            }
+        }
+    }
+    answer
+}
+
+fn answers(ops: &[Op]) -> bool {
+    ops.iter().any(|op| matches!(op, Op::Acc { fetch: true, .. }))
+}
+
+/// The origin's epochs: every replica of it issues the same operations (its program is
+/// deterministic), so any of them can serve a target replica's pull.
+fn epochs(rng: &mut ChaCha8Rng, n: usize) -> Vec<Vec<Op>> {
+    (0..n)
+        .map(|_| {
+            (0..rng.random_range(0..5))
+                .map(|_| {
+                    let off = rng.random_range(0..WINDOW - 4);
+                    if rng.random_bool(0.4) {
+                        let len = rng.random_range(1..=4);
+                        Op::Put {
+                            off,
+                            data: (0..len).map(|_| rng.random()).collect(),
+                        }
+                    } else {
+                        Op::Acc {
+                            off,
+                            add: rng.random_range(1..=255),
+                            fetch: rng.random_bool(0.5),
+                        }
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Where one replica is in the epoch program: rank 0 (origin) sends epoch `epoch`'s
+/// batch at `MPI_Win_complete` and waits for its answer if it has one; rank 1 (target)
+/// receives the batch at `MPI_Win_wait`, applies it and answers.
+#[derive(Debug, Default)]
+struct EpochState {
+    epoch: usize,
+    waiting: Option<RecvId>,
+    window: Vec<u8>,
+    /// (epoch, operation) applied, in order (target replicas).
+    applied: Vec<(usize, usize)>,
+}
+
+fn epoch_step(w: &mut World, i: usize, st: &mut EpochState, model: &EpochModel) -> Step {
+    let origin = i < w.r as usize;
+    let e = st.epoch;
+    if e == model.batches.len() {
+        return Step::Done;
+    }
+    let ops = &model.batches[e];
+    match (origin, st.waiting) {
+        (true, None) => {
+            w.send(i, BATCH, 1, encode(ops));
+            if answers(ops) {
+                st.waiting = Some(w.post(i, 1, BATCH_ANSWER));
+            } else {
+                st.epoch += 1;
+            }
+        }
+        (true, Some(id)) => {
+            let Some(got) = w.take(i, id) else {
+                return Step::Blocked;
+            };
+            if got[..] != model.answers[e][..] {
+                w.fail(format!(
+                    "{} got answer {got:?} for epoch {e}, a failure-free run {:?}",
+                    w.engines[i].me(),
+                    model.answers[e]
+                ));
+            }
+            st.waiting = None;
+            st.epoch += 1;
+        }
+        (false, None) => st.waiting = Some(w.post(i, 0, BATCH)),
+        (false, Some(id)) => {
+            let Some(got) = w.take(i, id) else {
+                return Step::Blocked;
+            };
+            // The batch the target replica pulled, from whichever origin replica served
+            // it, is byte for byte the one the program issued for this epoch.
+            if got[..] != encode(ops)[..] {
+                w.fail(format!(
+                    "{} got batch {got:?} for epoch {e}, the origin issued {:?}",
+                    w.engines[i].me(),
+                    encode(ops)
+                ));
+            }
+            let answer = apply(&mut st.window, ops);
+            st.applied.extend((0..ops.len()).map(|k| (e, k)));
+            if st.window != model.windows[e] {
+                w.fail(format!(
+                    "{}: window after epoch {e} is {:?}, a failure-free run's {:?}",
+                    w.engines[i].me(),
+                    st.window,
+                    model.windows[e]
+                ));
+            }
+            if answers(ops) {
+                w.send(i, BATCH_ANSWER, 0, answer);
+            }
+            st.waiting = None;
+            st.epoch += 1;
+        }
+    }
+    Step::Progress
+}
+
+/// A failure-free run of the epochs: the batches, each epoch's answer and the window
+/// after it.
+struct EpochModel {
+    batches: Vec<Vec<Op>>,
+    answers: Vec<Vec<u8>>,
+    windows: Vec<Vec<u8>>,
+}
+
+impl EpochModel {
+    fn new(batches: Vec<Vec<Op>>) -> EpochModel {
+        let mut window = vec![0u8; WINDOW];
+        let (mut answers, mut windows) = (Vec::new(), Vec::new());
+        for ops in &batches {
+            answers.push(apply(&mut window, ops));
+            windows.push(window.clone());
+        }
+        EpochModel {
+            batches,
+            answers,
+            windows,
+        }
+    }
+}
+
+/// An origin's epochs of puts and accumulates pulled by two or three target replicas,
+/// while the origin replica they pull from is killed at a random point of an epoch
+/// (sometimes a target replica too): every target replica gets each epoch's batch once,
+/// byte for byte as issued, applies every operation exactly once and in issue order
+/// (its window equals a failure-free run's after every epoch), and every surviving origin
+/// replica gets the failure-free answers. docs/PROTOCOL.md "One-sided communication".
+#[test]
+fn an_epoch_s_operations_apply_once_in_order_in_every_target_replica_across_failovers() {
+    let (mut runs, mut failovers, mut kills) = (0usize, 0u64, 0usize);
+    for seed in seeds(150, 45) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0e5c);
+        let r = rng.random_range(2..=3);
+        let model = EpochModel::new(epochs(&mut rng, 30));
+        let mut w = World::new(seed, 2, r);
+        let mut states: Vec<EpochState> = (0..2 * r)
+            .map(|_| EpochState {
+                window: vec![0; WINDOW],
+                ..EpochState::default()
+            })
+            .collect();
+        // Kill origin replica 0.0 (the one target replica 1.0 pulls from) when it has
+        // issued `at` epochs; now and then a target replica as well.
+        let at = rng.random_range(0..model.batches.len());
+        let kill_origin = rng.random_bool(0.85);
+        let target_too = rng.random_bool(0.2).then(|| rng.random_range(0..r) as usize);
+        w.run("epochs", |w, i| {
+            if kill_origin && i == 0 && states[0].epoch == at && w.alive[0] {
+                // Mid-epoch: part of what it made left, the rest is lost with it.
+                let n = w.rng.random_range(0..3);
+                w.flush_some(0, n);
+                w.kill(0);
+                if let Some(t) = target_too {
+                    w.kill(r as usize + t);
+                }
+                return Step::Blocked;
+            }
+            epoch_step(w, i, &mut states[i], &model)
+        });
+        for (i, st) in states.iter().enumerate().skip(r as usize) {
+            if !w.alive[i] {
+                continue;
+            }
+            let all: Vec<(usize, usize)> = model
+                .batches
+                .iter()
+                .enumerate()
+                .flat_map(|(e, ops)| (0..ops.len()).map(move |k| (e, k)))
+                .collect();
+            if st.applied != all {
+                w.fail(format!("target replica {i} applied {:?}", st.applied));
+            }
+        }
+        runs += 1;
+        kills += w.kills;
+        failovers += w.engines.iter().map(|e| e.stats().failovers).sum::<u64>();
+    }
+    eprintln!("one-sided epochs: {runs} runs, {kills} kills, {failovers} failovers");
+    assert!(runs == 1 || (kills > 0 && failovers > 0));
+}
