@@ -145,6 +145,10 @@ impl World {
             let Some(f) = self.links.get_mut(&(from, to)).and_then(VecDeque::pop_front) else {
                 continue;
             };
+            // A dead replica's connections are closed: nothing reaches it.
+            if !self.alive[to] {
+                continue;
+            }
             let me = self.engines[from].me();
             self.engines[to].handle_frame(self.now, me, f);
             self.flush(to);
