@@ -15,6 +15,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use volpex_proto::config::Config;
 use volpex_proto::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
 use volpex_proto::message::ReplicaId;
 use volpex_proto::pull::{ChoiceState, Engine, EngineEvent};
@@ -45,13 +46,31 @@ struct World {
     notices: Vec<(Duration, usize)>,
     /// Replicas killed (by the test or fenced at an engine's request).
     kills: usize,
+    /// Each slot's incarnation (0: the first).
+    incs: Vec<u32>,
+    /// Deaths announced to the others.
+    announced: Vec<bool>,
+    /// New incarnations to start: (when, slot).
+    restarts: Vec<(Duration, usize)>,
+    /// A new incarnation replaying its program: the receives at which it caught up.
+    catch_up: Vec<Option<u64>>,
+    /// The launcher's ALIVE notices still to come: (when, slot, incarnation).
+    alive_notices: Vec<(Duration, usize, u32)>,
+    /// New incarnations that caught up.
+    caught_up: usize,
+    cfg: Config,
 }
 
 impl World {
-    fn new(seed: u64, ranks: u32, r: u32) -> World {
+    /// `regenerate`: the launcher regenerates lost replicas (`Config::regenerate`).
+    fn new(seed: u64, ranks: u32, r: u32, regenerate: bool) -> World {
+        let cfg = Config {
+            regenerate,
+            ..cfg()
+        };
         let engines: Vec<Engine> = (0..ranks * r)
             .map(|i| {
-                let mut e = Engine::new(ReplicaId::new(i / r, i % r), ranks, r, cfg());
+                let mut e = Engine::new(ReplicaId::new(i / r, i % r), ranks, r, cfg.clone());
                 e.start(Duration::ZERO);
                 e
             })
@@ -66,6 +85,13 @@ impl World {
             links: BTreeMap::new(),
             notices: Vec::new(),
             kills: 0,
+            incs: vec![0; (ranks * r) as usize],
+            announced: vec![false; (ranks * r) as usize],
+            restarts: Vec::new(),
+            catch_up: vec![None; (ranks * r) as usize],
+            alive_notices: Vec::new(),
+            caught_up: 0,
+            cfg,
         };
         for i in 0..w.engines.len() {
             w.flush(i);
@@ -142,7 +168,11 @@ impl World {
                 break;
             }
             let (from, to) = busy[self.rng.random_range(0..busy.len())];
-            let Some(f) = self.links.get_mut(&(from, to)).and_then(VecDeque::pop_front) else {
+            let Some(f) = self
+                .links
+                .get_mut(&(from, to))
+                .and_then(VecDeque::pop_front)
+            else {
                 continue;
             };
             // A dead replica's connections are closed: nothing reaches it.
@@ -162,6 +192,7 @@ impl World {
             .collect();
         self.notices.retain(|&(at, _)| at > now);
         for dead in due {
+            self.announced[dead] = true;
             let id = self.engines[dead].me();
             for i in 0..self.engines.len() {
                 if self.alive[i] {
@@ -170,6 +201,18 @@ impl World {
                 }
             }
         }
+        let restarts: Vec<usize> = self
+            .restarts
+            .iter()
+            .filter(|&&(at, i)| at <= now && self.announced[i])
+            .map(|&(_, i)| i)
+            .collect();
+        self.restarts
+            .retain(|&(at, i)| !(at <= now && self.announced[i]));
+        for i in restarts {
+            self.start_incarnation(i);
+        }
+        self.check_catch_up();
         for i in 0..self.engines.len() {
             if self.alive[i] && self.engines[i].poll_timeout().is_some_and(|t| t <= now) {
                 self.engines[i].handle_timeout(now);
@@ -177,6 +220,95 @@ impl World {
             }
         }
         self.now += Duration::from_micros(self.rng.random_range(10..300));
+    }
+
+    /// Kills replica `i` and has the launcher start a new incarnation in its slot a
+    /// little after its death is announced.
+    fn regenerate(&mut self, i: usize) {
+        self.kill(i);
+        let at = self.now + Duration::from_micros(self.rng.random_range(0..8_000));
+        self.restarts.push((at, i));
+    }
+
+    /// The launcher starts a new incarnation in slot `i`, which replays its program from
+    /// the start, pulling again what it received (as `harness::regen` does).
+    fn start_incarnation(&mut self, i: usize) {
+        let r = self.r as usize;
+        let (rank, ranks) = (i / r, self.engines.len() / r);
+        let inc = 1 + (0..r).map(|k| self.incs[rank * r + k]).max().unwrap_or(0);
+        self.incs[i] = inc;
+        let table: Vec<Vec<u32>> = (0..ranks)
+            .map(|x| self.incs[x * r..(x + 1) * r].to_vec())
+            .collect();
+        let id = self.engines[i].me();
+        let target = (0..r)
+            .map(|k| rank * r + k)
+            .filter(|&j| j != i && self.alive[j] && self.catch_up[j].is_none())
+            .map(|j| self.engines[j].stats().receives)
+            .max()
+            .unwrap_or(0);
+        let mut e = Engine::joining(id, ranks as u32, self.r, self.cfg.clone(), &table);
+        e.set_catching_up(true);
+        for j in 0..self.engines.len() {
+            if j != i && !self.alive[j] && self.announced[j] {
+                e.handle_peer_down(self.now, self.engines[j].me(), true);
+            }
+        }
+        e.start(self.now);
+        self.engines[i] = e;
+        self.alive[i] = true;
+        self.announced[i] = false;
+        self.catch_up[i] = Some(target);
+        self.links.retain(|&(from, to), _| from != i && to != i);
+        for j in 0..self.engines.len() {
+            if j != i && self.alive[j] {
+                self.engines[j].handle_peer_joining(self.now, id, inc, false);
+                self.flush(j);
+            }
+        }
+        self.flush(i);
+    }
+
+    /// New incarnations that reached their siblings' receives and hold every choice stop
+    /// catching up; the launcher's ALIVE reaches everyone a little later.
+    fn check_catch_up(&mut self) {
+        for i in 0..self.engines.len() {
+            let Some(target) = self.catch_up[i] else {
+                continue;
+            };
+            if !self.alive[i] {
+                self.catch_up[i] = None;
+                continue;
+            }
+            if self.engines[i].stats().receives < target || !self.engines[i].holds_all_choices() {
+                continue;
+            }
+            self.engines[i].set_catching_up(false);
+            self.catch_up[i] = None;
+            self.caught_up += 1;
+            let at = self.now + Duration::from_micros(self.rng.random_range(0..2_000));
+            self.alive_notices.push((at, i, self.incs[i]));
+        }
+        let now = self.now;
+        let due: Vec<(usize, u32)> = self
+            .alive_notices
+            .iter()
+            .filter(|&&(at, _, _)| at <= now)
+            .map(|&(_, i, inc)| (i, inc))
+            .collect();
+        self.alive_notices.retain(|&(at, _, _)| at > now);
+        for (i, inc) in due {
+            if self.incs[i] != inc || !self.alive[i] {
+                continue;
+            }
+            let id = self.engines[i].me();
+            for j in 0..self.engines.len() {
+                if self.alive[j] {
+                    self.engines[j].handle_peer_alive(now, id);
+                    self.flush(j);
+                }
+            }
+        }
     }
 
     /// The payload of a completed receive, if it completed.
@@ -268,7 +400,9 @@ fn encode(ops: &[Op]) -> Vec<u8> {
                 v.extend_from_slice(&[1, *off as u8, data.len() as u8]);
                 v.extend_from_slice(data);
             }
-            Op::Acc { off, add, fetch } => v.extend_from_slice(&[2, *off as u8, *add, *fetch as u8]),
+            Op::Acc { off, add, fetch } => {
+                v.extend_from_slice(&[2, *off as u8, *add, *fetch as u8])
+            }
         }
     }
     v
@@ -292,7 +426,8 @@ fn apply(window: &mut [u8], ops: &[Op]) -> Vec<u8> {
 }
 
 fn answers(ops: &[Op]) -> bool {
-    ops.iter().any(|op| matches!(op, Op::Acc { fetch: true, .. }))
+    ops.iter()
+        .any(|op| matches!(op, Op::Acc { fetch: true, .. }))
 }
 
 /// The origin's epochs: every replica of it issues the same operations (its program is
@@ -424,18 +559,22 @@ impl EpochModel {
 
 /// An origin's epochs of puts and accumulates pulled by two or three target replicas,
 /// while the origin replica they pull from is killed at a random point of an epoch
-/// (sometimes a target replica too): every target replica gets each epoch's batch once,
-/// byte for byte as issued, applies every operation exactly once and in issue order
-/// (its window equals a failure-free run's after every epoch), and every surviving origin
-/// replica gets the failure-free answers. docs/PROTOCOL.md "One-sided communication".
+/// (sometimes a target replica too), half the time replaced by a new incarnation that
+/// replays the origin's program: every target replica gets each epoch's batch once, byte
+/// for byte as issued (by whichever incarnation served it), applies every operation
+/// exactly once and in issue order (its window equals a failure-free run's after every
+/// epoch), and every surviving origin replica, the new incarnation included, gets the
+/// failure-free answers. docs/PROTOCOL.md "One-sided communication".
 #[test]
 fn an_epoch_s_operations_apply_once_in_order_in_every_target_replica_across_failovers() {
     let (mut runs, mut failovers, mut kills) = (0usize, 0u64, 0usize);
+    let (mut regenerated, mut caught_up) = (0usize, 0usize);
     for seed in seeds(150, 45) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0e5c);
         let r = rng.random_range(2..=3);
         let model = EpochModel::new(epochs(&mut rng, 30));
-        let mut w = World::new(seed, 2, r);
+        let regenerate = rng.random_bool(0.5);
+        let mut w = World::new(seed, 2, r, regenerate);
         let mut states: Vec<EpochState> = (0..2 * r)
             .map(|_| EpochState {
                 window: vec![0; WINDOW],
@@ -443,16 +582,32 @@ fn an_epoch_s_operations_apply_once_in_order_in_every_target_replica_across_fail
             })
             .collect();
         // Kill origin replica 0.0 (the one target replica 1.0 pulls from) when it has
-        // issued `at` epochs; now and then a target replica as well.
+        // issued `at` epochs, half the time with a new incarnation replaying the origin's
+        // program in its place; now and then a target replica as well.
         let at = rng.random_range(0..model.batches.len());
         let kill_origin = rng.random_bool(0.85);
-        let target_too = rng.random_bool(0.2).then(|| rng.random_range(0..r) as usize);
+        let target_too = rng
+            .random_bool(0.2)
+            .then(|| rng.random_range(0..r) as usize);
+        let (mut struck, mut incs) = (false, vec![0; 2 * r as usize]);
         w.run("epochs", |w, i| {
-            if kill_origin && i == 0 && states[0].epoch == at && w.alive[0] {
+            if w.incs[i] != incs[i] {
+                // A new incarnation runs the program from its start.
+                incs[i] = w.incs[i];
+                states[i] = EpochState {
+                    window: vec![0; WINDOW],
+                    ..EpochState::default()
+                };
+            }
+            if kill_origin && !struck && i == 0 && states[0].epoch == at {
                 // Mid-epoch: part of what it made left, the rest is lost with it.
+                struck = true;
                 let n = w.rng.random_range(0..3);
                 w.flush_some(0, n);
-                w.kill(0);
+                match regenerate {
+                    true => w.regenerate(0),
+                    false => w.kill(0),
+                }
                 if let Some(t) = target_too {
                     w.kill(r as usize + t);
                 }
@@ -460,6 +615,8 @@ fn an_epoch_s_operations_apply_once_in_order_in_every_target_replica_across_fail
             }
             epoch_step(w, i, &mut states[i], &model)
         });
+        regenerated += usize::from(w.incs[0] > 0);
+        caught_up += w.caught_up;
         for (i, st) in states.iter().enumerate().skip(r as usize) {
             if !w.alive[i] {
                 continue;
@@ -478,8 +635,11 @@ fn an_epoch_s_operations_apply_once_in_order_in_every_target_replica_across_fail
         kills += w.kills;
         failovers += w.engines.iter().map(|e| e.stats().failovers).sum::<u64>();
     }
-    eprintln!("one-sided epochs: {runs} runs, {kills} kills, {failovers} failovers");
-    assert!(runs == 1 || (kills > 0 && failovers > 0));
+    eprintln!(
+        "one-sided epochs: {runs} runs, {kills} kills, {failovers} failovers, \
+         {regenerated} regenerated origin replicas, {caught_up} caught up"
+    );
+    assert!(runs == 1 || (kills > 0 && failovers > 0 && caught_up > 0));
 }
 
 // ---- Passive target: lock order decided in choice slots ----
@@ -496,7 +656,10 @@ fn fetch_and_op(counter: &mut u64, add: u8) -> u64 {
 }
 
 fn add_of(origin: u8, e: u8) -> u8 {
-    origin.wrapping_mul(101).wrapping_add(e.wrapping_mul(7)).wrapping_add(1)
+    origin
+        .wrapping_mul(101)
+        .wrapping_add(e.wrapping_mul(7))
+        .wrapping_add(1)
 }
 
 /// A replica in the lock program: ranks 0 and 1 are origins, each sending `REQUESTS`
@@ -666,7 +829,7 @@ fn a_lock_order_survives_the_death_of_the_leader_that_chose_it() {
     for seed in seeds(200, 4545) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x10c4);
         let r = rng.random_range(2..=3);
-        let mut w = World::new(seed, 3, r);
+        let mut w = World::new(seed, 3, r, false);
         let mut states: Vec<LockState> = (0..3 * r).map(|_| LockState::default()).collect();
         let leader = 2 * r as usize;
         let kill_at = rng.random_bool(0.8).then(|| rng.random_range(1..=4));
@@ -719,7 +882,11 @@ fn a_lock_order_survives_the_death_of_the_leader_that_chose_it() {
         // A follower that recorded choices led after a takeover; a dead leader whose
         // order is no prefix of the survivors' had choices nobody depended on, decided
         // anew.
-        took_over += usize::from(survivors.iter().any(|&i| i != leader && states[i].chosen > 0));
+        took_over += usize::from(
+            survivors
+                .iter()
+                .any(|&i| i != leader && states[i].chosen > 0),
+        );
         redecided += usize::from(!w.alive[leader] && !log.starts_with(&states[leader].log));
     }
     eprintln!(
