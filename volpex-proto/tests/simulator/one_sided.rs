@@ -819,7 +819,8 @@ fn target_step(w: &mut World, i: usize, st: &mut LockState) -> Step {
 /// Two origins' exclusive-lock requests served by two or three target replicas, the
 /// order decided in choice slots by the leader (replica 0), which is killed right after
 /// it recorded a choice and applied it, with a random part of what it made (answers to
-/// origins carrying the choice, choices to its followers) gone out: every surviving
+/// origins carrying the choice, choices to its followers) gone out, sometimes with the
+/// origin replica most likely to hold that choice: every surviving
 /// target replica applies every request exactly once, all in the same order, and every
 /// value an origin replica fetched (from whichever target replica answered it) is the
 /// one that order gives. docs/PROTOCOL.md "Passive target".
@@ -833,6 +834,7 @@ fn a_lock_order_survives_the_death_of_the_leader_that_chose_it() {
         let mut states: Vec<LockState> = (0..3 * r).map(|_| LockState::default()).collect();
         let leader = 2 * r as usize;
         let kill_at = rng.random_bool(0.8).then(|| rng.random_range(1..=4));
+        let origin_too = rng.random_bool(0.25);
         w.run("locks", |w, i| {
             let st = &mut states[i];
             if i < leader {
@@ -843,6 +845,11 @@ fn a_lock_order_survives_the_death_of_the_leader_that_chose_it() {
                 let n = w.rng.random_range(0..4);
                 w.flush_some(i, n);
                 w.kill(i);
+                if origin_too {
+                    // The origin replica most likely to hold the choice (its answers come
+                    // from the leader's team) dies with it: the choice may be lost.
+                    w.kill(0);
+                }
             }
             step
         });
@@ -865,7 +872,11 @@ fn a_lock_order_survives_the_death_of_the_leader_that_chose_it() {
         for &(o, e) in log {
             fetched.insert((o, e), fetch_and_op(&mut counter, add_of(o, e)));
         }
+        // A dead origin replica may have fetched by a choice that died with it.
         for (i, st) in states.iter().enumerate().take(leader) {
+            if !w.alive[i] {
+                continue;
+            }
             let o = (i / r as usize) as u8;
             for (e, got) in st.fetched.iter().enumerate() {
                 if fetched.get(&(o, e as u8)) != Some(got) {
