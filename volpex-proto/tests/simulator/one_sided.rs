@@ -827,24 +827,36 @@ fn target_step(w: &mut World, i: usize, st: &mut LockState) -> Step {
 #[test]
 fn a_lock_order_survives_the_death_of_the_leader_that_chose_it() {
     let (mut runs, mut kills, mut took_over, mut redecided) = (0usize, 0, 0, 0);
+    let (mut regenerated, mut caught_up) = (0usize, 0usize);
     for seed in seeds(200, 4545) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x10c4);
         let r = rng.random_range(2..=3);
-        let mut w = World::new(seed, 3, r, false);
+        let regenerate = rng.random_bool(0.4);
+        let mut w = World::new(seed, 3, r, regenerate);
         let mut states: Vec<LockState> = (0..3 * r).map(|_| LockState::default()).collect();
         let leader = 2 * r as usize;
         let kill_at = rng.random_bool(0.8).then(|| rng.random_range(1..=4));
-        let origin_too = rng.random_bool(0.25);
+        let origin_too = !regenerate && rng.random_bool(0.25);
+        let (mut struck, mut incs) = (false, vec![0; 3 * r as usize]);
         w.run("locks", |w, i| {
+            if w.incs[i] != incs[i] {
+                // A new incarnation runs the program from its start.
+                incs[i] = w.incs[i];
+                states[i] = LockState::default();
+            }
             let st = &mut states[i];
             if i < leader {
                 return origin_step(w, i, st);
             }
             let step = target_step(w, i, st);
-            if i == leader && Some(st.chosen) == kill_at {
+            if i == leader && !struck && Some(st.chosen) == kill_at {
+                struck = true;
                 let n = w.rng.random_range(0..4);
                 w.flush_some(i, n);
-                w.kill(i);
+                match regenerate {
+                    true => w.regenerate(i),
+                    false => w.kill(i),
+                }
                 if origin_too {
                     // The origin replica most likely to hold the choice (its answers come
                     // from the leader's team) dies with it: the choice may be lost.
@@ -899,10 +911,13 @@ fn a_lock_order_survives_the_death_of_the_leader_that_chose_it() {
                 .any(|&i| i != leader && states[i].chosen > 0),
         );
         redecided += usize::from(!w.alive[leader] && !log.starts_with(&states[leader].log));
+        regenerated += usize::from(w.incs[leader] > 0);
+        caught_up += w.caught_up;
     }
     eprintln!(
         "one-sided locks: {runs} runs, {kills} kills, {took_over} taken over, \
-         {redecided} with a dead leader's order decided anew"
+         {redecided} with a dead leader's order decided anew, {regenerated} leaders \
+         regenerated, {caught_up} caught up"
     );
-    assert!(runs == 1 || (kills > 0 && took_over > 0 && redecided > 0));
+    assert!(runs == 1 || (kills > 0 && took_over > 0 && redecided > 0 && caught_up > 0));
 }
