@@ -192,11 +192,12 @@ fn target_step(w: &mut World, i: usize, st: &mut LockState) -> Step {
 /// Two origins' exclusive-lock requests served by two or three target replicas, the
 /// order decided in choice slots by the leader (replica 0), which is killed right after
 /// it recorded a choice and applied it, with a random part of what it made (answers to
-/// origins carrying the choice, choices to its followers) gone out, sometimes with the
-/// origin replica most likely to hold that choice: every surviving
-/// target replica applies every request exactly once, all in the same order, and every
-/// value an origin replica fetched (from whichever target replica answered it) is the
-/// one that order gives. docs/PROTOCOL.md "Passive target".
+/// origins carrying the choice, choices to its followers) gone out; sometimes the origin
+/// replica most likely to hold that choice dies with it, sometimes the leader is
+/// regenerated and replays the serving call as a follower. Every surviving target
+/// replica applies every request exactly once, all in the same order, and every value a
+/// live origin replica fetched (from whichever target replica answered it) is the one
+/// that order gives. docs/PROTOCOL.md "Passive target".
 #[test]
 fn a_lock_order_survives_the_death_of_the_leader_that_chose_it() {
     let (mut runs, mut kills, mut took_over, mut redecided) = (0usize, 0, 0, 0);
