@@ -128,8 +128,9 @@ impl World {
         }
     }
 
-    /// Ends replica `i`: what it has not sent is lost, frames to it are dropped, and the
-    /// others hear of it after a random delay.
+    /// Ends replica `i`: what it has not sent is lost, what it sent still arrives (the
+    /// kernel sends what its sockets hold), frames to it are dropped, and the others hear
+    /// of it after a random delay.
     pub fn kill(&mut self, i: usize) {
         if !self.alive[i] {
             return;
@@ -138,7 +139,7 @@ impl World {
         self.kills += 1;
         while self.engines[i].poll_transmit().is_some() {}
         while self.engines[i].poll_deferred().is_some() {}
-        self.links.retain(|&(from, to), _| from != i && to != i);
+        self.links.retain(|&(_, to), _| to != i);
         let at = self.now + Duration::from_micros(self.rng.random_range(0..5_000));
         self.notices.push((at, i));
     }
