@@ -329,7 +329,8 @@ impl World {
 
     /// Runs `step` on each live replica's program state (from `states`, one per
     /// replica) in random order, as long as it progresses, and ticks, until every live
-    /// replica's program is done and no new incarnation is still to start. A new incarnation starts from a fresh state.
+    /// replica's program is done and no new incarnation is still to start. A new
+    /// incarnation starts from a fresh state.
     pub fn run<S: Default>(
         &mut self,
         what: &str,
