@@ -9,6 +9,8 @@
 //! - `wildcards`: `ANY_SOURCE` / `ANY_TAG` choices under faults;
 //! - `regeneration`: killed replicas replaced by new incarnations replaying the program;
 //! - `engine_pair`: two to four engines driven by hand, one mechanism each;
+//! - `one_sided`: one-sided epochs and passive-target lock orders under failovers,
+//!   leader deaths and regenerations, in a small world of its own;
 //! - `hostile`: property tests: arbitrary bytes into the frame decoder, arbitrary
 //!   well-formed frames from arbitrary peers into engines.
 //!
@@ -24,5 +26,6 @@ mod faults;
 mod harness;
 mod hostile;
 mod logs;
+mod one_sided;
 mod regeneration;
 mod wildcards;
