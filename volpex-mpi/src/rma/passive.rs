@@ -577,6 +577,7 @@ fn finish(win: c_int, targets: &[i32], release: bool, mem: &Memory) -> Result<()
     for (mut answer, landings) in waits {
         let bytes = serve(mem, || answer.test().map_err(MpiError::from))?;
         super::sync::land(landings, &bytes)?;
+        PostedMessage::recycle(bytes);
     }
     Ok(())
 }

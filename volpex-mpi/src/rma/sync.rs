@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
 
-use volpex::Communicator;
+use volpex::{Communicator, PostedMessage};
 
 use super::batch;
 use super::object;
@@ -140,6 +140,7 @@ impl Exchange<'_> {
         for t in waiting {
             let bytes = passive::receive(&self.comm, t, tag, self.mem)?;
             self.land(t, &bytes)?;
+            PostedMessage::recycle(bytes);
         }
         Ok(())
     }
