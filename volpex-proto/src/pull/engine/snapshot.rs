@@ -111,8 +111,8 @@ impl Snapshots {
 
     /// A snapshot frame from `from`: SNAPSHOT_ASK is answered with the latest
     /// checkpoint, the log entries sent before it and how many messages this replica
-    /// received (`receives`), SNAPSHOT
-    /// answers ours, CHECKPOINTED tells the log how far a receiver's checkpoint reaches.
+    /// received (`receives`), SNAPSHOT answers ours, CHECKPOINTED tells the log how far a
+    /// receiver's checkpoint reaches.
     pub(super) fn handle(
         &mut self,
         me: ReplicaId,
