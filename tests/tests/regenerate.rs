@@ -268,6 +268,43 @@ fn a_checkpointing_program_survives_three_kills_of_one_replica() {
     run.assert_no_leftovers();
 }
 
+/// A replica restored from its sibling's checkpoint serves what its rank sent before
+/// that checkpoint, so the rank's messages outlive the sibling: replica 0.0 is killed
+/// after rank 0 sent to ranks 1 and 2 and checkpointed, its new incarnation restores
+/// 0.1's checkpoint, then 0.1 is killed before any replica of ranks 1 and 2 received
+/// what rank 0 sent. Without the sent messages in the snapshot answer, every replica of
+/// ranks 1 and 2 retired ("fell too far behind: message ... evicted") and the job exited
+/// 70. Reference: issue 42; docs/REGENERATION.md "Checkpoints".
+#[test]
+fn a_restored_replica_serves_what_its_rank_sent_before_the_checkpoint() {
+    let gate = volpex_tests::TempPath::new("lagging-gate");
+    let gate_arg = gate.0.to_string_lossy().into_owned();
+    let mut la = vec!["-n", "3", "-r", "2"];
+    la.extend(HEARTBEAT);
+    let mut job = spawn(&la, &bin("lagging"), &[&gate_arg]);
+    let checkpointed = job.wait_stderr(WAIT, |l| l.contains("lagging: rank 0 checkpointed"));
+    assert!(checkpointed.is_some(), "rank 0 never checkpointed");
+    kill_incarnation(&job, 0, 0, 0);
+    let caught_up = job.wait_stderr(WAIT, |l| {
+        l.contains("rank 0 replica 0: incarnation 1 caught up in")
+    });
+    assert!(caught_up.is_some(), "incarnation 1 of 0.0 never caught up");
+    kill_incarnation(&job, 0, 1, 0);
+    std::fs::write(&gate.0, b"go").expect("the gate file");
+    let run = job.wait(DEADLINE);
+    let out = run.ok();
+    assert_eq!(
+        volpex_tests::result_lines(out, "lagging: ").as_slice(),
+        ["lagging: ok"],
+        "{out}"
+    );
+    let incs = incarnations(&run, 0, 0);
+    assert_eq!(incs.len(), 2, "{}", run.stderr);
+    assert_eq!(incs[1]["from"], "snapshot 1", "{}", incs[1]);
+    assert!(!run.stderr.contains("evicted"), "{}", run.stderr);
+    run.assert_no_leftovers();
+}
+
 /// `regen 300 20 checkpoint` at `-n 2 -r 2` over ssh to the test hosts of `net`, two
 /// slots each, concentrated (h0 and h1 hold the job, the others nothing); short
 /// heartbeat and peer timeouts.

@@ -235,11 +235,13 @@ pub(crate) fn fetch_and_restore(rt: &Runtime) -> Result<Option<Snapshot>, Error>
                 number,
                 bytes,
                 receives,
+                log,
             } => {
                 core.catch_up_at_least(receives);
                 let snapshot = Snapshot::decode(&bytes).map_err(Error::RestoreState)?;
                 let now = core.now();
                 core.engine.restore(now, number, bytes, &snapshot.runtime);
+                core.engine.adopt_log(log).map_err(Error::RestoreState)?;
                 core.flush();
                 core.drain().checkpointed();
                 log::info!("restored checkpoint {number}");

@@ -110,6 +110,10 @@ pub enum Frame {
         receives: u64,
         /// The encoded snapshot.
         payload: Bytes,
+        /// The sibling's sender-log entries sent before that checkpoint and still held
+        /// (`SendLog::export_sent_before`); empty when none. The asker serves them should
+        /// the sibling die before their destinations received them.
+        log: Bytes,
     },
     /// The sender becomes the leader of `rank`'s choices: the receiver (a sibling, or a
     /// replica of another rank) must answer with every choice of `rank` it holds from slot
@@ -296,15 +300,28 @@ impl Frame {
                 number,
                 receives,
                 payload,
-            } => (
-                Header {
-                    req: req.0,
-                    aux: *number,
-                    seq: *receives,
-                    ..Header::new(Kind::Snapshot, payload.len())
-                },
-                payload.clone(),
-            ),
+                log,
+            } => {
+                // Both parts in one payload, the snapshot's length in `src`.
+                let both = if log.is_empty() {
+                    payload.clone()
+                } else {
+                    let mut both = Vec::with_capacity(payload.len() + log.len());
+                    both.extend_from_slice(payload);
+                    both.extend_from_slice(log);
+                    Bytes::from(both)
+                };
+                (
+                    Header {
+                        req: req.0,
+                        aux: *number,
+                        seq: *receives,
+                        src: u32::try_from(payload.len()).unwrap_or(u32::MAX),
+                        ..Header::new(Kind::Snapshot, both.len())
+                    },
+                    both,
+                )
+            }
             Frame::Takeover { rank, base } => (
                 Header {
                     src: *rank,
@@ -390,12 +407,23 @@ impl Frame {
             },
             Kind::Matched => Frame::Matched { key: key_of(h) },
             Kind::SnapshotAsk => Frame::SnapshotAsk { req: ReqId(h.req) },
-            Kind::Snapshot => Frame::Snapshot {
-                req: ReqId(h.req),
-                number: h.aux,
-                receives: h.seq,
-                payload,
-            },
+            Kind::Snapshot => {
+                let split = usize::try_from(h.src)
+                    .ok()
+                    .filter(|&n| n <= payload.len())
+                    .ok_or_else(|| WireError::BadLength {
+                        kind: h.kind,
+                        len: payload.len() as u64,
+                        rule: format!("at least the snapshot's {} bytes", h.src),
+                    })?;
+                Frame::Snapshot {
+                    req: ReqId(h.req),
+                    number: h.aux,
+                    receives: h.seq,
+                    log: payload.slice(split..),
+                    payload: payload.slice(..split),
+                }
+            }
             Kind::Takeover => Frame::Takeover {
                 rank: h.src,
                 base: h.seq,
@@ -516,6 +544,14 @@ mod tests {
                 number: 2,
                 receives: 40,
                 payload: Bytes::from_static(b"state"),
+                log: Bytes::from_static(b"sent"),
+            },
+            Frame::Snapshot {
+                req: ReqId(12),
+                number: 0,
+                receives: 3,
+                payload: Bytes::new(),
+                log: Bytes::new(),
             },
             Frame::Takeover { rank: 3, base: 17 },
             Frame::Decided {

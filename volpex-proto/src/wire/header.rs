@@ -5,8 +5,9 @@ use crate::limits::{CONTROL_PAYLOAD_BYTES_MAX, FRAME_PAYLOAD_BYTES_MAX, HEADER_B
 /// First four bytes of every frame: "VPX1".
 pub const MAGIC: u32 = u32::from_le_bytes(*b"VPX1");
 /// Wire version; bumped on any incompatible change, of a frame or of a control message's
-/// encoding (4: `ToProcess::Table::starting` and `ToProcess::Joining`'s handover flag).
-pub const VERSION: u8 = 4;
+/// encoding (4: `ToProcess::Table::starting` and `ToProcess::Joining`'s handover flag;
+/// 5: SNAPSHOT carries the sibling's sender-log entries after the snapshot).
+pub const VERSION: u8 = 5;
 
 /// Bit of `flags`: the key fields of a PULL, ACK, GONE or CANCEL name
 /// (comm, src, dst, order) with the order number in `seq` and `tag` 0, instead of a key.

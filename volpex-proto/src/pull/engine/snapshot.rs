@@ -1,8 +1,9 @@
 //! Checkpoints in the engine: taking the runtime's state at a quiet point, restoring a
 //! sibling's, telling senders how far a checkpoint reaches (CHECKPOINTED, so their logs
 //! let go of what no restored replica will ask for), and moving snapshots between
-//! siblings (SNAPSHOT_ASK, SNAPSHOT). Never decides when a checkpoint is taken nor what the
-//! application's part holds (`checkpoint`, `comm`).
+//! siblings (SNAPSHOT_ASK, SNAPSHOT) with the sender-log entries sent before them. Never
+//! decides when a checkpoint is taken nor what the application's part holds
+//! (`checkpoint`, `comm`).
 
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use super::outbox::Outbox;
 use super::receive::to_replicas_of;
 use super::Engine;
 use crate::checkpoint::RuntimeState;
+use crate::limits::FRAME_PAYLOAD_BYTES_MAX;
 use crate::message::{ReplicaId, ReqId, SendLog};
 use crate::pull::decision::DECISION_CTX;
 use crate::replica::Liveness;
@@ -37,12 +39,15 @@ pub enum SnapshotAnswer {
         bytes: Bytes,
         /// Messages the sibling has received so far.
         receives: u64,
+        /// The sibling's sender-log entries sent before the checkpoint (for
+        /// `Engine::adopt_log`).
+        log: Bytes,
     },
 }
 
 /// A SNAPSHOT_ASK out: to whom, its id, and the answer (number, sibling's receives,
-/// bytes) once in.
-type Asked = (ReplicaId, ReqId, Option<(u64, u64, Bytes)>);
+/// bytes, log entries) once in.
+type Asked = (ReplicaId, ReqId, Option<(u64, u64, Bytes, Bytes)>);
 
 /// Snapshot traffic of one replica.
 #[derive(Debug, Default)]
@@ -52,6 +57,9 @@ pub(super) struct Snapshots {
     /// Checkpoint watermarks of the latest checkpoint, (comm, src, watermark), told to
     /// senders again when this replica becomes an ordinary live one.
     marks: Vec<(u32, u32, u64)>,
+    /// Next order number per (comm, dst) at the latest checkpoint: the log entries below
+    /// go with the snapshot to a sibling restored from it.
+    sent: Vec<((u32, u32), u64)>,
     /// The SNAPSHOT_ASK this replica has out.
     asked: Option<Asked>,
 }
@@ -78,9 +86,33 @@ impl Snapshots {
         }
     }
 
+    /// What this replica sent before its latest checkpoint and still holds, for a sibling
+    /// restored from it (`SendLog::export_sent_before`); empty when there is no checkpoint,
+    /// or when it would not fit in one frame with the snapshot's `snapshot_bytes`.
+    fn sent_before(&self, me: ReplicaId, log: &SendLog, snapshot_bytes: usize) -> Bytes {
+        if self.latest.is_none() {
+            return Bytes::new();
+        }
+        match log.export_sent_before(&self.sent) {
+            Ok(b) if snapshot_bytes + b.len() <= FRAME_PAYLOAD_BYTES_MAX => Bytes::from(b),
+            Ok(b) => {
+                log::warn!(
+                    "{me}: the {} bytes sent before the checkpoint do not fit in the snapshot answer; a restored sibling will not serve them",
+                    b.len()
+                );
+                Bytes::new()
+            }
+            Err(e) => {
+                log::warn!("{me}: the log entries sent before the checkpoint did not encode: {e}");
+                Bytes::new()
+            }
+        }
+    }
+
     /// A snapshot frame from `from`: SNAPSHOT_ASK is answered with the latest
-    /// checkpoint and how many messages this replica received (`receives`), SNAPSHOT
-    /// answers ours, CHECKPOINTED tells the log how far a receiver's checkpoint reaches.
+    /// checkpoint, the log entries sent before it and how many messages this replica
+    /// received (`receives`), SNAPSHOT answers ours, CHECKPOINTED tells the log how far a
+    /// receiver's checkpoint reaches.
     pub(super) fn handle(
         &mut self,
         me: ReplicaId,
@@ -97,6 +129,7 @@ impl Snapshots {
                     return;
                 }
                 let (number, payload) = self.latest.clone().unwrap_or_default();
+                let log = self.sent_before(me, log, payload.len());
                 out.send(
                     from,
                     Frame::Snapshot {
@@ -104,6 +137,7 @@ impl Snapshots {
                         number,
                         receives,
                         payload,
+                        log,
                     },
                 );
             }
@@ -112,9 +146,10 @@ impl Snapshots {
                 number,
                 receives,
                 payload,
+                log,
             } => match &mut self.asked {
                 Some((to, r, answer @ None)) if *to == from && *r == req => {
-                    *answer = Some((number, receives, payload));
+                    *answer = Some((number, receives, payload, log));
                 }
                 _ => log::debug!("{me}: unexpected SNAPSHOT from {from}"),
             },
@@ -167,6 +202,7 @@ impl Engine {
             .filter(|r| r.comm != DECISION_CTX)
             .map(|r| (r.comm, r.src, r.watermark))
             .collect();
+        self.snapshots.sent = state.next_order.clone();
         self.snapshots
             .tell_checkpoint(self.me, self.replicas, &self.liveness, &mut self.out);
     }
@@ -206,6 +242,17 @@ impl Engine {
         self.log.import(bytes)
     }
 
+    /// Takes the log entries a sibling sent before the checkpoint restored here
+    /// (`SnapshotAnswer::Got::log`, `SendLog::adopt`), after `restore`: this replica then
+    /// serves them as its sibling does, should the sibling die before their destinations
+    /// received them.
+    pub fn adopt_log(&mut self, bytes: Bytes) -> Result<(), String> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        self.log.adopt(bytes)
+    }
+
     /// Asks the oldest caught-up live sibling for its latest snapshot; false if there is
     /// none to ask.
     pub fn ask_snapshot(&mut self) -> bool {
@@ -227,13 +274,14 @@ impl Engine {
     pub fn snapshot_answer(&mut self) -> SnapshotAnswer {
         match &self.snapshots.asked {
             None => SnapshotAnswer::Lost,
-            Some((_, _, Some((0, receives, _)))) => SnapshotAnswer::None {
+            Some((_, _, Some((0, receives, _, _)))) => SnapshotAnswer::None {
                 receives: *receives,
             },
-            Some((_, _, Some((number, receives, bytes)))) => SnapshotAnswer::Got {
+            Some((_, _, Some((number, receives, bytes, log)))) => SnapshotAnswer::Got {
                 number: *number,
                 bytes: bytes.clone(),
                 receives: *receives,
+                log: log.clone(),
             },
             Some((to, _, None)) if !self.liveness.is_usable(*to) => SnapshotAnswer::Lost,
             Some((_, _, None)) => SnapshotAnswer::Waiting,
@@ -387,6 +435,95 @@ mod tests {
         assert_eq!(engines[2].1.stats().receives, 5);
         // Past the checkpoint: kept for the next regeneration.
         assert_eq!(engines[0].1.stats().evicted, covered);
+    }
+
+    /// A replica restored from its sibling's checkpoint serves what its rank sent before
+    /// that checkpoint (issue 42): rank 0 sends three messages, replica 0.1 checkpoints,
+    /// 0.0 dies and its new incarnation restores 0.1's checkpoint, then 0.1 dies before
+    /// either replica of rank 1 received anything. Both receive all three from 0.0's new
+    /// incarnation (without the entries in the snapshot answer: GONE, evicted).
+    #[test]
+    fn a_restored_sender_serves_what_its_sibling_sent_before_the_checkpoint() {
+        let cfg = Config {
+            regenerate: true,
+            ..Config::default()
+        };
+        let mut now = Duration::from_secs(1);
+        let ids = [(0, 0), (0, 1), (1, 0), (1, 1)].map(|(r, k)| ReplicaId::new(r, k));
+        let mut engines: Vec<(ReplicaId, Engine)> = ids
+            .iter()
+            .map(|&id| (id, Engine::new(id, 2, 2, cfg.clone())))
+            .collect();
+        for (_, e) in engines.iter_mut() {
+            e.start(now);
+        }
+        for i in 0..3u8 {
+            for (_, sender) in engines.iter_mut().take(2) {
+                sender
+                    .send(now, COMM, 3, 1, Bytes::from(vec![i; 4]))
+                    .expect("room in the log");
+            }
+        }
+        let state = engines[1].1.checkpoint_state().expect("quiet point");
+        let snapshot = Snapshot {
+            number: 1,
+            runtime: state.clone(),
+            ..Default::default()
+        };
+        let bytes = snapshot.encode().expect("encodes");
+        engines[1].1.checkpoint_taken(1, bytes, &state);
+        // One more after the checkpoint: the restored replica sends it again itself.
+        engines[1]
+            .1
+            .send(now, COMM, 3, 1, Bytes::from(vec![3; 4]))
+            .expect("room in the log");
+        settle(&mut engines, &mut now);
+
+        // Replica 0.0 dies; its new incarnation restores 0.1's checkpoint.
+        let dead = ids[0];
+        for (_, e) in engines.iter_mut() {
+            e.handle_peer_down(now, dead, true);
+        }
+        let incs = vec![vec![1, 0], vec![0, 0]];
+        let mut fresh = Engine::joining(dead, 2, 2, cfg.clone(), &incs);
+        fresh.set_catching_up(true);
+        fresh.start(now);
+        engines[0] = (dead, fresh);
+        for (id, e) in engines.iter_mut() {
+            if *id != dead {
+                e.handle_peer_joining(now, dead, 1, false);
+            }
+        }
+        assert!(engines[0].1.ask_snapshot(), "its sibling is asked");
+        settle(&mut engines, &mut now);
+        let SnapshotAnswer::Got {
+            number, bytes, log, ..
+        } = engines[0].1.snapshot_answer()
+        else {
+            panic!("no snapshot came");
+        };
+        let restored = Snapshot::decode(&bytes).expect("decodes");
+        engines[0].1.restore(now, number, bytes, &restored.runtime);
+        engines[0].1.adopt_log(log).expect("the sibling's entries");
+        for (_, e) in engines.iter_mut() {
+            e.handle_peer_alive(now, dead);
+        }
+        engines[0]
+            .1
+            .send(now, COMM, 3, 1, Bytes::from(vec![3; 4]))
+            .expect("room in the log");
+        settle(&mut engines, &mut now);
+
+        // Replica 0.1 dies before rank 1 received anything.
+        let sibling = ids[1];
+        engines.remove(1);
+        for (_, e) in engines.iter_mut() {
+            e.handle_peer_down(now, sibling, true);
+        }
+        for i in 0..4u8 {
+            assert_eq!(receive(&mut engines, 1, &mut now), Bytes::from(vec![i; 4]));
+            assert_eq!(receive(&mut engines, 2, &mut now), Bytes::from(vec![i; 4]));
+        }
     }
 
     /// At `-r 1` a draining replica hands its checkpoint over: after `hand_over` it
