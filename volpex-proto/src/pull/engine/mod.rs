@@ -514,7 +514,7 @@ impl Engine {
     pub fn forget_contexts(&mut self, ctxs: &[u32]) {
         for want in self
             .fetches
-            .wants(|w, p| !p.needed && ctxs.contains(&w.comm()))
+            .wants(|w, p| !p.needed() && ctxs.contains(&w.comm()))
         {
             let Some(p) = self.fetches.remove(&want) else {
                 continue;
