@@ -44,7 +44,7 @@ use crate::event::{ControlEvent, Event};
 
 mod incarnations;
 mod send;
-mod vitals;
+pub(crate) mod vitals;
 pub use incarnations::Incarnations;
 pub use send::send;
 
@@ -63,7 +63,8 @@ const LISTENER: Token = Token(0);
 const STALL_GRACE: Duration = Duration::from_millis(300);
 /// A replica started on this machine whose heartbeat is overdue but whose process is
 /// runnable (`vitals::Vitals::Runnable`: the machine starves it, it is not stopped) is
-/// waited for up to this many heartbeat timeouts before it is declared dead.
+/// waited for up to this many heartbeat timeouts before it is declared dead. One on
+/// another host is judged by what its host's agent reads (`ControlEvent::Overdue`).
 const STARVED_TIMEOUTS_MAX: u32 = 10;
 
 /// Heartbeat timing on the launcher side.
@@ -106,6 +107,22 @@ struct Watch {
     token: Option<Token>,
     /// Its process was found runnable (starved, not dead) since it was last heard.
     starved: bool,
+    /// On another host: when its host's agent was first asked about it since it was last
+    /// heard, and the latest answer, with when it came.
+    asked: Option<Instant>,
+    host_said: Option<(Instant, vitals::Vitals)>,
+}
+
+/// What is known of the process of a replica whose heartbeat is overdue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// Its vitals, read within a heartbeat timeout (here, or by its host's agent).
+    Vitals(vitals::Vitals),
+    /// Its host's agent was asked less than a heartbeat timeout ago and has not answered.
+    Asked,
+    /// Nothing: not on this machine, and its host's agent did not answer for a heartbeat
+    /// timeout (the host is gone, or the agent is).
+    Nothing,
 }
 
 /// The loop's state.
@@ -553,6 +570,8 @@ impl Server {
                     back_at: None,
                     token: Some(t),
                     starved: false,
+                    asked: None,
+                    host_said: None,
                 });
                 true
             }
@@ -592,6 +611,11 @@ impl Server {
                     }
                     w.heard = now;
                     w.starved = false;
+                    if w.asked.take().is_some() {
+                        // An answer to an ask of this silence is old news at the next.
+                        self.current.take_host_said(i, inc);
+                    }
+                    w.host_said = None;
                 }
                 true
             }
@@ -656,6 +680,7 @@ impl Server {
         }
         let (bh, bp) = control::encode(&Liveness::Beat);
         let mut silent = Vec::new();
+        let mut ask = Vec::new();
         for (i, w) in self.watches.iter_mut().enumerate() {
             let Some(w) = w else { continue };
             if let Some(c) = w.token.and_then(|t| self.conns.get_mut(&t)) {
@@ -670,19 +695,27 @@ impl Server {
             if silent_for <= self.beats.timeout {
                 continue;
             }
-            // A local process the machine starves (every CPU busy, its heartbeat thread
-            // waiting its turn) is not dead; a stopped one is. Found runnable once in
-            // this silence, it stays starved while it sleeps between its turns.
-            let vitals = self.current.local_pid(i, w.inc).map(vitals::of);
+            // A process its machine starves (every CPU busy, its heartbeat thread waiting
+            // its turn) is not dead; a stopped one is. Found runnable once in this
+            // silence, it stays starved while it sleeps between its turns.
+            let local = self.current.local_pid(i, w.inc);
+            let seen = match local {
+                Some(pid) => Seen::Vitals(vitals::of(pid)),
+                None => host_says(&self.current, i, w, now, self.beats.timeout),
+            };
             let starved = silent_for <= self.beats.timeout * STARVED_TIMEOUTS_MAX
-                && match vitals {
-                    Some(vitals::Vitals::Runnable) => true,
-                    Some(vitals::Vitals::Idle) => w.starved,
-                    Some(vitals::Vitals::Stopped) | None => false,
+                && match seen {
+                    Seen::Vitals(vitals::Vitals::Runnable) | Seen::Asked => true,
+                    Seen::Vitals(vitals::Vitals::Idle) => w.starved,
+                    Seen::Vitals(vitals::Vitals::Stopped) | Seen::Nothing => false,
                 };
+            if starved && local.is_none() {
+                // Asked again every beat while waited for: each answer is a fresh reading.
+                ask.push((i, w.inc));
+            }
             if !starved {
                 silent.push((i, w.inc, silent_for));
-            } else if !w.starved {
+            } else if !w.starved && seen == Seen::Vitals(vitals::Vitals::Runnable) {
                 w.starved = true;
                 log::info!(
                     "replica {}: no heartbeat for {silent_for:.1?}, but its process is runnable (starved of CPU, not dead): waiting up to {:?}",
@@ -709,6 +742,34 @@ impl Server {
                 silent_for,
             });
         }
+        for (i, inc) in ask {
+            let id = ReplicaId::new(i as u32 / self.replicas, i as u32 % self.replicas);
+            self.emit(ControlEvent::Overdue { id, inc });
+        }
+    }
+}
+
+/// What the agent of its host said of slot `i`'s process (watched by `w`, silent past
+/// the heartbeat timeout, not on this machine), taking its latest answer; an agent silent
+/// for a `timeout` too says `Nothing`.
+fn host_says(
+    current: &Incarnations,
+    i: usize,
+    w: &mut Watch,
+    now: Instant,
+    timeout: Duration,
+) -> Seen {
+    if let Some(v) = current.take_host_said(i, w.inc) {
+        w.host_said = Some((now, v));
+    }
+    let asked = *w.asked.get_or_insert(now);
+    let last_word = w.host_said.map_or(asked, |(at, _)| at);
+    if now.saturating_duration_since(last_word) > timeout {
+        return Seen::Nothing;
+    }
+    match w.host_said {
+        Some((_, v)) => Seen::Vitals(v),
+        None => Seen::Asked,
     }
 }
 
