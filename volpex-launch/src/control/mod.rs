@@ -116,12 +116,12 @@ struct Watch {
 /// What is known of the process of a replica whose heartbeat is overdue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Seen {
-    /// Its vitals, read within a heartbeat timeout (here, or by its host's agent).
+    /// Its vitals, read now here, or by its host's agent within `Beats::agent_window`.
     Vitals(vitals::Vitals),
-    /// Its host's agent was asked less than a heartbeat timeout ago and has not answered.
+    /// Its host's agent was asked less than `Beats::agent_window` ago and has not answered.
     Asked,
-    /// Nothing: not on this machine, and its host's agent did not answer for a heartbeat
-    /// timeout (the host is gone, or the agent is).
+    /// Nothing: not on this machine, and its host's agent did not answer within
+    /// `Beats::agent_window` (the host is gone, or the agent is).
     Nothing,
 }
 
@@ -217,6 +217,13 @@ impl Beats {
     /// A silence longer than this is a gap: two beats missed, and some slack.
     fn gap(&self) -> Duration {
         self.interval * 2 + Duration::from_millis(200)
+    }
+
+    /// A host's agent asked about a silent replica (from half the timeout on) answers
+    /// within this, or its host is taken for gone: at the timeout, unless the gap is
+    /// longer.
+    fn agent_window(&self) -> Duration {
+        (self.timeout / 2).max(self.gap())
     }
 }
 
@@ -692,36 +699,41 @@ impl Server {
                 let _ = c.link.out.flush_to(&mut c.stream);
             }
             let silent_for = now.saturating_duration_since(w.heard);
-            if silent_for <= self.beats.timeout {
-                continue;
-            }
             // A process its machine starves (every CPU busy, its heartbeat thread waiting
             // its turn) is not dead; a stopped one is. Found runnable once in this
             // silence, it stays starved while it sleeps between its turns.
             let local = self.current.local_pid(i, w.inc);
-            let seen = match local {
-                Some(pid) => Seen::Vitals(vitals::of(pid)),
-                None => host_says(&self.current, i, w, now, self.beats.timeout),
-            };
-            let starved = silent_for <= self.beats.timeout * STARVED_TIMEOUTS_MAX
-                && match seen {
-                    Seen::Vitals(vitals::Vitals::Runnable) | Seen::Asked => true,
-                    Seen::Vitals(vitals::Vitals::Idle) => w.starved,
-                    Seen::Vitals(vitals::Vitals::Stopped) | Seen::Nothing => false,
+            let waited = if silent_for <= self.beats.timeout {
+                true
+            } else {
+                let seen = match local {
+                    Some(pid) => Seen::Vitals(vitals::of(pid)),
+                    None => host_says(&self.current, i, w, now, self.beats.agent_window()),
                 };
-            if starved && local.is_none() {
-                // Asked again every beat while waited for: each answer is a fresh reading.
-                ask.push((i, w.inc));
-            }
-            if !starved {
+                let starved = silent_for <= self.beats.timeout * STARVED_TIMEOUTS_MAX
+                    && match seen {
+                        Seen::Vitals(vitals::Vitals::Runnable) | Seen::Asked => true,
+                        Seen::Vitals(vitals::Vitals::Idle) => w.starved,
+                        Seen::Vitals(vitals::Vitals::Stopped) | Seen::Nothing => false,
+                    };
+                if starved && !w.starved && seen == Seen::Vitals(vitals::Vitals::Runnable) {
+                    w.starved = true;
+                    log::info!(
+                        "replica {}: no heartbeat for {silent_for:.1?}, but its process is runnable (starved of CPU, not dead): waiting up to {:?}",
+                        ReplicaId::new(i as u32 / self.replicas, i as u32 % self.replicas),
+                        self.beats.timeout * STARVED_TIMEOUTS_MAX
+                    );
+                }
+                starved
+            };
+            if !waited {
                 silent.push((i, w.inc, silent_for));
-            } else if !w.starved && seen == Seen::Vitals(vitals::Vitals::Runnable) {
-                w.starved = true;
-                log::info!(
-                    "replica {}: no heartbeat for {silent_for:.1?}, but its process is runnable (starved of CPU, not dead): waiting up to {:?}",
-                    ReplicaId::new(i as u32 / self.replicas, i as u32 % self.replicas),
-                    self.beats.timeout * STARVED_TIMEOUTS_MAX
-                );
+            } else if local.is_none() && silent_for > self.beats.timeout / 2 {
+                // Its host's agent is asked from half the timeout on, so that its answer
+                // is in when the verdict is due; again every beat: each answer is a fresh
+                // reading.
+                w.asked.get_or_insert(now);
+                ask.push((i, w.inc));
             }
         }
         for (i, inc, silent_for) in silent {
@@ -750,21 +762,21 @@ impl Server {
 }
 
 /// What the agent of its host said of slot `i`'s process (watched by `w`, silent past
-/// the heartbeat timeout, not on this machine), taking its latest answer; an agent silent
-/// for a `timeout` too says `Nothing`.
+/// the heartbeat timeout, not on this machine), taking its latest answer; an agent that
+/// has not answered for `window` since it was asked says `Nothing`.
 fn host_says(
     current: &Incarnations,
     i: usize,
     w: &mut Watch,
     now: Instant,
-    timeout: Duration,
+    window: Duration,
 ) -> Seen {
     if let Some(v) = current.take_host_said(i, w.inc) {
         w.host_said = Some((now, v));
     }
-    let asked = *w.asked.get_or_insert(now);
+    let asked = w.asked.unwrap_or(now);
     let last_word = w.host_said.map_or(asked, |(at, _)| at);
-    if now.saturating_duration_since(last_word) > timeout {
+    if now.saturating_duration_since(last_word) > window {
         return Seen::Nothing;
     }
     match w.host_said {
