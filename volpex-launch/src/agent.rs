@@ -6,7 +6,8 @@
 //! including the job key, the replicas of this host) on the agent's stdin: the key travels
 //! inside the ssh channel, never on a command line. The agent starts the processes, sends
 //! their pids, their output lines (numbered per replica, as `output::pump` does locally)
-//! and their exits back on stdout, and obeys `Signal` and `EndAll`. When its stdin closes
+//! and their exits back on stdout, obeys `Signal` and `EndAll`, and answers `Vitals` (what
+//! `/proc` says of a process whose heartbeat is overdue). When its stdin closes
 //! (volpexrun or the ssh connection is gone) it kills its processes and exits; it also
 //! exits once all of them have ended, unless volpexrun may still send `Spawn` (a new
 //! incarnation of a replica, with `--regenerate`): then it waits for its stdin to close

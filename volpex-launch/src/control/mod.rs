@@ -5,7 +5,8 @@
 //!
 //! A replica opens two connections: the control connection (`Register` first) and the
 //! heartbeat connection (`Heartbeat` first), on which the loop sends a beat every interval
-//! and reports `Silent` when the replica has sent nothing for the timeout; and, once its
+//! and reports `Silent` when the replica has sent nothing for the timeout and its process
+//! is not found starved (`vitals`, read here or by its host's agent); and, once its
 //! program writes a file the file layer replicates, a third, the files connection
 //! (`Files` first, see `volpex_files`). Connections that
 //! have not yet said who they are are bounded in number (`PENDING_MAX`, the oldest goes
@@ -61,10 +62,11 @@ const LISTENER: Token = Token(0);
 /// process reapers report on waking reach the job first and failures are diagnosed by
 /// their causes.
 const STALL_GRACE: Duration = Duration::from_millis(300);
-/// A replica started on this machine whose heartbeat is overdue but whose process is
-/// runnable (`vitals::Vitals::Runnable`: the machine starves it, it is not stopped) is
-/// waited for up to this many heartbeat timeouts before it is declared dead. One on
-/// another host is judged by what its host's agent reads (`ControlEvent::Overdue`).
+/// A replica whose heartbeat is overdue but whose process is runnable
+/// (`vitals::Vitals::Runnable`: its machine starves it, it is not stopped; read here for a
+/// replica on this machine, by its host's agent for one on another, see
+/// `ControlEvent::Overdue`) is waited for up to this many heartbeat timeouts before it is
+/// declared dead.
 const STARVED_TIMEOUTS_MAX: u32 = 10;
 
 /// Heartbeat timing on the launcher side.
