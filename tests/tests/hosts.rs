@@ -722,11 +722,6 @@ fn a_stopped_replica_on_a_host_is_declared_dead() {
     let run = job.wait(DEADLINE);
     show_summary(&run);
     assert_eq!(run.ok(), expect, "{}", run.stderr);
-    assert!(
-        !run.stderr.contains("starved of CPU"),
-        "a stopped replica was taken for a starved one\n{}",
-        run.stderr
-    );
     let stopped: Vec<serde_json::Value> = report_procs(&run)
         .into_iter()
         .filter(|p| p["rank"] == 1 && p["replica"] == 1)
@@ -735,7 +730,8 @@ fn a_stopped_replica_on_a_host_is_declared_dead() {
     let detail = stopped[0]["detail"].as_str().unwrap_or("");
     assert_eq!(stopped[0]["state"], "failed", "{detail}");
     // Declared at its timeout (0.5 s) give or take the agent's answer, before the 5 s a
-    // starved replica is waited for.
+    // starved replica is waited for. (Other replicas may be found starved on a loaded
+    // machine, and so may 1.1 before it was stopped.)
     let silent_for: f64 = detail
         .split("no heartbeat for ")
         .nth(1)
