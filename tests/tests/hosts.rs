@@ -478,9 +478,11 @@ fn bad_host_input_is_refused_before_anything_starts() {
             .output()
             .expect("run volpexrun");
         let err = String::from_utf8_lossy(&out.stderr);
-        // A command line wrong in itself is a usage error (2); hosts and files that do
-        // not fit, 1.
-        let usage = want.contains("--heartbeat-interval");
+        // A command line wrong in itself, or a hostfile that cannot be read or parsed,
+        // is a usage error (2); hosts that do not fit the job, 1.
+        let usage = want.contains("--heartbeat-interval")
+            || want.contains("hostfile")
+            || want.starts_with(&hf);
         assert_eq!(
             out.status.code(),
             Some(if usage { 2 } else { 1 }),
