@@ -282,10 +282,6 @@ impl LiveJob {
     /// volpexrun), if it runs.
     pub fn pid_of(&self, rank: u32, replica: u32, inc: u32) -> Option<i32> {
         let parent = self.pid().to_string();
-        let want = [
-            format!("VOLPEX_RANK={rank}"),
-            format!("VOLPEX_REPLICA={replica}"),
-        ];
         for entry in std::fs::read_dir("/proc").ok()?.flatten() {
             let Some(pid) = entry
                 .file_name()
@@ -303,17 +299,7 @@ impl LiveJob {
             if ppid != Some(parent.as_str()) || state == Some("Z") {
                 continue;
             }
-            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            let vars: Vec<String> = environ
-                .split(|&b| b == 0)
-                .map(|v| String::from_utf8_lossy(v).into_owned())
-                .collect();
-            let incarnation = vars
-                .iter()
-                .find_map(|v| v.strip_prefix("VOLPEX_INCARNATION="))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0u32);
-            if want.iter().all(|w| vars.contains(w)) && incarnation == inc {
+            if is_replica(pid, rank, replica, inc) {
                 return Some(pid);
             }
         }
@@ -445,4 +431,78 @@ pub fn allowed_cpus() -> Result<Vec<usize>, String> {
     Ok((0..CpuSet::count())
         .filter(|&c| set.is_set(c).unwrap_or(false))
         .collect())
+}
+
+/// True if process `pid` is incarnation `inc` of replica `rank.replica` (by its
+/// environment), of whichever job.
+pub fn is_replica(pid: i32, rank: u32, replica: u32, inc: u32) -> bool {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    let vars: Vec<String> = environ
+        .split(|&b| b == 0)
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .collect();
+    let incarnation = vars
+        .iter()
+        .find_map(|v| v.strip_prefix("VOLPEX_INCARNATION="))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0u32);
+    let want = [
+        format!("VOLPEX_RANK={rank}"),
+        format!("VOLPEX_REPLICA={replica}"),
+    ];
+    want.iter().all(|w| vars.contains(w)) && incarnation == inc
+}
+
+/// A process held in a CPU cgroup that lets it run 1 ms per second: runnable (state R),
+/// starved, never stopped, as on a machine whose every CPU is taken. Dropped, it lets the
+/// process go and removes the cgroup.
+pub struct Throttle {
+    dir: std::path::PathBuf,
+    parent: std::path::PathBuf,
+    pid: i32,
+}
+
+impl Throttle {
+    /// Throttles `pid` (cgroup v1 `cpu` controller, else v2 `cpu.max`); `None` where
+    /// neither can be written (not root, no cpu controller).
+    pub fn new(pid: i32) -> Option<Throttle> {
+        let name = format!("volpex-starve-{}-{pid}", std::process::id());
+        let v1 = std::path::Path::new("/sys/fs/cgroup/cpu");
+        let v2 = std::path::Path::new("/sys/fs/cgroup");
+        let (parent, limits): (&std::path::Path, &[(&str, &str)]) =
+            if v1.join("cpu.cfs_quota_us").exists() {
+                (
+                    v1,
+                    &[
+                        ("cpu.cfs_period_us", "1000000"),
+                        ("cpu.cfs_quota_us", "1000"),
+                    ],
+                )
+            } else {
+                (v2, &[("cpu.max", "1000 1000000")])
+            };
+        let dir = parent.join(name);
+        std::fs::create_dir(&dir).ok()?;
+        let t = Throttle {
+            dir,
+            parent: parent.into(),
+            pid,
+        };
+        for (file, value) in limits {
+            std::fs::write(t.dir.join(file), value).ok()?;
+        }
+        std::fs::write(t.dir.join("cgroup.procs"), pid.to_string()).ok()?;
+        Some(t)
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.parent.join("cgroup.procs"), self.pid.to_string());
+        // The cgroup empties once the process has moved out.
+        let end = Instant::now() + Duration::from_secs(10);
+        while std::fs::remove_dir(&self.dir).is_err() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }

@@ -315,60 +315,6 @@ fn a_stopped_replica_is_declared_dead_after_the_default_timeout() {
     );
 }
 
-/// A process held in a CPU cgroup that lets it run 1 ms per second: runnable (state R),
-/// starved, never stopped, as on a machine whose every CPU is taken. Dropped, it lets the
-/// process go and removes the cgroup.
-struct Throttle {
-    dir: std::path::PathBuf,
-    parent: std::path::PathBuf,
-    pid: i32,
-}
-
-impl Throttle {
-    /// Throttles `pid` (cgroup v1 `cpu` controller, else v2 `cpu.max`); `None` where
-    /// neither can be written (not root, no cpu controller).
-    fn new(pid: i32) -> Option<Throttle> {
-        let name = format!("volpex-starve-{}-{pid}", std::process::id());
-        let v1 = std::path::Path::new("/sys/fs/cgroup/cpu");
-        let v2 = std::path::Path::new("/sys/fs/cgroup");
-        let (parent, limits): (&std::path::Path, &[(&str, &str)]) =
-            if v1.join("cpu.cfs_quota_us").exists() {
-                (
-                    v1,
-                    &[
-                        ("cpu.cfs_period_us", "1000000"),
-                        ("cpu.cfs_quota_us", "1000"),
-                    ],
-                )
-            } else {
-                (v2, &[("cpu.max", "1000 1000000")])
-            };
-        let dir = parent.join(name);
-        std::fs::create_dir(&dir).ok()?;
-        let t = Throttle {
-            dir,
-            parent: parent.into(),
-            pid,
-        };
-        for (file, value) in limits {
-            std::fs::write(t.dir.join(file), value).ok()?;
-        }
-        std::fs::write(t.dir.join("cgroup.procs"), pid.to_string()).ok()?;
-        Some(t)
-    }
-}
-
-impl Drop for Throttle {
-    fn drop(&mut self) {
-        let _ = std::fs::write(self.parent.join("cgroup.procs"), self.pid.to_string());
-        // The cgroup empties once the process has moved out.
-        let end = Instant::now() + Duration::from_secs(10);
-        while std::fs::remove_dir(&self.dir).is_err() && Instant::now() < end {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
 /// Issue 42: a local replica the machine starves (runnable, but its heartbeat thread gets
 /// no CPU past the heartbeat timeout) is not declared dead; it is waited for, and the job
 /// ends with every replica finished. (A stopped one still is: the test above.)
@@ -398,7 +344,7 @@ fn a_starved_replica_is_not_declared_dead() {
         assert!(Instant::now() < end, "1.1 never started");
         std::thread::sleep(Duration::from_millis(20));
     };
-    let Some(throttle) = Throttle::new(pid) else {
+    let Some(throttle) = volpex_tests::Throttle::new(pid) else {
         prerequisite(false, "a writable CPU cgroup (root)");
         return;
     };

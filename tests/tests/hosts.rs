@@ -52,10 +52,21 @@ fn local_reference(name: &str, args: &[&str]) -> String {
 
 /// Starts volpexrun in the head namespace over `net`'s hosts.
 fn spawn_on(net: &TestNet, extra: &[&str], name: &str, args: &[&str]) -> LiveJob {
+    spawn_beating(net, BEATS, extra, name, args)
+}
+
+/// `spawn_on` with heartbeat options `beats`.
+fn spawn_beating(
+    net: &TestNet,
+    beats: &[&str],
+    extra: &[&str],
+    name: &str,
+    args: &[&str],
+) -> LiveJob {
     let head = net.head();
     let ssh = net.ssh_cmd();
     let mut la: Vec<&str> = vec!["--ssh-cmd", &ssh];
-    la.extend_from_slice(BEATS);
+    la.extend_from_slice(beats);
     la.extend_from_slice(extra);
     spawn_with(
         &["ip", "netns", "exec", &head],
@@ -204,7 +215,12 @@ fn a_host_cut_off_silently_is_declared_dead_and_the_job_finishes() {
         l.contains("silent on host h1") && l.contains("declared dead")
     });
     let detection = cut_at.elapsed();
-    assert!(declared.is_some(), "no replica of h1 was declared dead");
+    if declared.is_none() {
+        panic!(
+            "no replica of h1 was declared dead\n{}",
+            job.wait(DEADLINE).stderr
+        );
+    }
     eprintln!(
         "silent host detected {:.2} s after the cut (heartbeat 0.5 s, timeout 3 s, peer timeout 3 s)",
         detection.as_secs_f64()
@@ -462,9 +478,11 @@ fn bad_host_input_is_refused_before_anything_starts() {
             .output()
             .expect("run volpexrun");
         let err = String::from_utf8_lossy(&out.stderr);
-        // A command line wrong in itself is a usage error (2); hosts and files that do
-        // not fit, 1.
-        let usage = want.contains("--heartbeat-interval");
+        // A command line wrong in itself, or a hostfile that cannot be read or parsed,
+        // is a usage error (2); hosts that do not fit the job, 1.
+        let usage = want.contains("--heartbeat-interval")
+            || want.contains("hostfile")
+            || want.starts_with(&hf);
         assert_eq!(
             out.status.code(),
             Some(if usage { 2 } else { 1 }),
@@ -616,6 +634,113 @@ fn a_hosts_agent_gives_a_dead_teams_cpus_to_the_survivors() {
             "every thread of 0.1 may use every CPU: {text}"
         );
     }
+    run.assert_no_leftovers();
+    net.assert_idle(&[]);
+}
+
+/// Heartbeats every 0.1 s, a 0.5 s timeout: a CPU cgroup (whose period is 1 s at most)
+/// can starve a process past it.
+const FAST_BEATS: &[&str] = &["--heartbeat-interval", "0.1", "--heartbeat-timeout", "0.5"];
+
+/// The pid of the first incarnation of replica `rank.replica`, on whichever host of `net`.
+fn replica_pid(net: &TestNet, rank: u32, replica: u32) -> Option<i32> {
+    (0..net.len())
+        .flat_map(|i| net.pids(i))
+        .find(|&p| volpex_tests::is_replica(p, rank, replica, 0))
+}
+
+/// Issue 42: a replica on another host that its machine starves (runnable, but its
+/// heartbeat thread gets no CPU past the heartbeat timeout) is not declared dead: volpexrun
+/// asks that host's agent, which finds it runnable, and waits for it; the job ends with
+/// every replica finished. (The test hosts share the machine's cgroups.)
+#[test]
+fn a_starved_replica_on_a_host_is_not_declared_dead() {
+    let _one = serial();
+    let net = TestNet::new(2);
+    let hf = hostfile(&net, 4);
+    let expect = local_reference("ring", LONG_RING);
+    let mut job = spawn_beating(
+        &net,
+        FAST_BEATS,
+        &["-n", "4", "-r", "2", "--hosts", &hf],
+        "ring",
+        LONG_RING,
+    );
+    wait_rendezvous(&mut job);
+    let pid = replica_pid(&net, 1, 1).expect("1.1 runs on a test host");
+    let Some(throttle) = volpex_tests::Throttle::new(pid) else {
+        volpex_tests::prerequisite(false, "a writable CPU cgroup (root)");
+        return;
+    };
+    // Starved past the 0.5 s timeout: either waited for, or (the defect) declared dead.
+    let seen = job.wait_stderr(DEADLINE, |l| {
+        l.contains("starved of CPU, not dead") || l.contains("declared dead")
+    });
+    drop(throttle);
+    let run = job.wait(DEADLINE);
+    show_summary(&run);
+    let seen = seen.unwrap_or_else(|| panic!("1.1 was never silent\n{}", run.stderr));
+    assert!(
+        seen.contains("replica 1.1") && seen.contains("starved of CPU, not dead"),
+        "a starved replica was declared dead: {seen}\n{}",
+        run.stderr
+    );
+    assert_eq!(run.ok(), expect, "{}", run.stderr);
+    for p in report_procs(&run) {
+        let state = p["state"].as_str().unwrap_or("?");
+        assert!(
+            state == "finished" || state == "ended",
+            "{p}\n{}",
+            run.stderr
+        );
+    }
+    run.assert_no_leftovers();
+    net.assert_idle(&[]);
+}
+
+/// Issue 42: a stopped replica on another host is declared dead at the heartbeat timeout,
+/// not waited for as a starved one: its host's agent finds it stopped.
+#[test]
+fn a_stopped_replica_on_a_host_is_declared_dead() {
+    let _one = serial();
+    let net = TestNet::new(2);
+    let hf = hostfile(&net, 4);
+    let expect = local_reference("ring", LONG_RING);
+    let mut job = spawn_beating(
+        &net,
+        FAST_BEATS,
+        &["-n", "4", "-r", "2", "--hosts", &hf],
+        "ring",
+        LONG_RING,
+    );
+    wait_rendezvous(&mut job);
+    let pid = replica_pid(&net, 1, 1).expect("1.1 runs on a test host");
+    // volpexrun ends it (by its agent) once it is declared dead.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGSTOP,
+    )
+    .expect("stop 1.1");
+    let run = job.wait(DEADLINE);
+    show_summary(&run);
+    assert_eq!(run.ok(), expect, "{}", run.stderr);
+    let stopped: Vec<serde_json::Value> = report_procs(&run)
+        .into_iter()
+        .filter(|p| p["rank"] == 1 && p["replica"] == 1)
+        .collect();
+    assert_eq!(stopped.len(), 1, "{stopped:?}");
+    let detail = stopped[0]["detail"].as_str().unwrap_or("");
+    assert_eq!(stopped[0]["state"], "failed", "{detail}");
+    // Declared at its timeout (0.5 s) give or take the agent's answer, before the 5 s a
+    // starved replica is waited for. (Other replicas may be found starved on a loaded
+    // machine, and so may 1.1 before it was stopped.)
+    let silent_for: f64 = detail
+        .split("no heartbeat for ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("1.1: {detail}"));
+    assert!(silent_for < 5.0, "1.1 waited for as starved: {detail}");
     run.assert_no_leftovers();
     net.assert_idle(&[]);
 }

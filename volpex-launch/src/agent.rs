@@ -6,7 +6,8 @@
 //! including the job key, the replicas of this host) on the agent's stdin: the key travels
 //! inside the ssh channel, never on a command line. The agent starts the processes, sends
 //! their pids, their output lines (numbered per replica, as `output::pump` does locally)
-//! and their exits back on stdout, and obeys `Signal` and `EndAll`. When its stdin closes
+//! and their exits back on stdout, obeys `Signal` and `EndAll`, and answers `Vitals` (what
+//! `/proc` says of a process whose heartbeat is overdue). When its stdin closes
 //! (volpexrun or the ssh connection is gone) it kills its processes and exits; it also
 //! exits once all of them have ended, unless volpexrun may still send `Spawn` (a new
 //! incarnation of a replica, with `--regenerate`): then it waits for its stdin to close
@@ -24,6 +25,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
+use crate::control::vitals::{self, Vitals};
 use crate::output::{pump, Line, Mark, Stream};
 
 /// Largest frame either side accepts.
@@ -106,6 +108,16 @@ pub enum ToAgent {
         /// The host's replicas still alive, as volpexrun knows them.
         living: Vec<(u32, u32)>,
     },
+    /// The heartbeat of this incarnation is overdue: read its process's vitals (see
+    /// `control::vitals`) and answer with `FromAgent::Vitals`.
+    Vitals {
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+        /// Incarnation.
+        incarnation: u32,
+    },
 }
 
 /// agent -> volpexrun.
@@ -181,6 +193,18 @@ pub enum FromAgent {
         /// Signal, if one ended it.
         signal: Option<i32>,
     },
+    /// What `/proc` says of a process's threads (the answer to `ToAgent::Vitals`; `Idle`
+    /// for one that has ended).
+    Vitals {
+        /// Rank.
+        rank: u32,
+        /// Replica index.
+        replica: u32,
+        /// Incarnation.
+        incarnation: u32,
+        /// Its vitals.
+        vitals: Vitals,
+    },
 }
 
 impl FromAgent {
@@ -216,7 +240,8 @@ impl FromAgent {
             | FromAgent::Fatal { .. }
             | FromAgent::PipeEnd
             | FromAgent::Watcher(_)
-            | FromAgent::Exited { .. } => None,
+            | FromAgent::Exited { .. }
+            | FromAgent::Vitals { .. } => None,
         }
     }
 }
@@ -294,7 +319,8 @@ pub fn main() -> i32 {
             | ToAgent::EndAll
             | ToAgent::Stdin(_)
             | ToAgent::StdinEnd
-            | ToAgent::Rebind { .. }),
+            | ToAgent::Rebind { .. }
+            | ToAgent::Vitals { .. }),
         )) => {
             let _ = write_frame(
                 &mut out,
@@ -438,6 +464,7 @@ pub fn main() -> i32 {
                     | FromAgent::StartFailed { .. }
                     | FromAgent::Fatal { .. }
                     | FromAgent::Watcher(_)
+                    | FromAgent::Vitals { .. }
                     | FromAgent::Line { .. } => {}
                 }
                 if !launcher_gone && write_frame(&mut out, &msg).is_err() {
@@ -462,6 +489,27 @@ pub fn main() -> i32 {
                         let _ = kill(Pid::from_raw(pid), sig);
                     }
                 }
+            }
+            AgentEvent::Command(ToAgent::Vitals {
+                rank,
+                replica,
+                incarnation,
+            }) => {
+                let vitals = children
+                    .iter()
+                    .find(|c| {
+                        c.rank == rank
+                            && c.replica == replica
+                            && c.incarnation == incarnation
+                            && !c.exited
+                    })
+                    .map_or(Vitals::Idle, |c| vitals::of(c.pid));
+                let _ = tx.send(AgentEvent::Out(FromAgent::Vitals {
+                    rank,
+                    replica,
+                    incarnation,
+                    vitals,
+                }));
             }
             AgentEvent::Command(ToAgent::Rebind { living }) => {
                 if !cpus.is_empty() {

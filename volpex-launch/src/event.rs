@@ -100,6 +100,14 @@ pub enum ControlEvent {
         /// How long nothing came.
         silent_for: Duration,
     },
+    /// The heartbeat of a replica on another host is overdue: its host's agent is to read
+    /// its process's vitals (`ToAgent::Vitals`; the answer goes to `Incarnations`).
+    Overdue {
+        /// Who.
+        id: ReplicaId,
+        /// Which incarnation of it.
+        inc: u32,
+    },
     /// The control server cannot go on (out of file descriptors, poll failed): the job
     /// cannot gather its replicas and ends with this error.
     Fatal {

@@ -5,7 +5,8 @@
 //!
 //! A replica opens two connections: the control connection (`Register` first) and the
 //! heartbeat connection (`Heartbeat` first), on which the loop sends a beat every interval
-//! and reports `Silent` when the replica has sent nothing for the timeout; and, once its
+//! and reports `Silent` when the replica has sent nothing for the timeout and its process
+//! is not found starved (`vitals`, read here or by its host's agent); and, once its
 //! program writes a file the file layer replicates, a third, the files connection
 //! (`Files` first, see `volpex_files`). Connections that
 //! have not yet said who they are are bounded in number (`PENDING_MAX`, the oldest goes
@@ -44,7 +45,7 @@ use crate::event::{ControlEvent, Event};
 
 mod incarnations;
 mod send;
-mod vitals;
+pub(crate) mod vitals;
 pub use incarnations::Incarnations;
 pub use send::send;
 
@@ -61,9 +62,11 @@ const LISTENER: Token = Token(0);
 /// process reapers report on waking reach the job first and failures are diagnosed by
 /// their causes.
 const STALL_GRACE: Duration = Duration::from_millis(300);
-/// A replica started on this machine whose heartbeat is overdue but whose process is
-/// runnable (`vitals::Vitals::Runnable`: the machine starves it, it is not stopped) is
-/// waited for up to this many heartbeat timeouts before it is declared dead.
+/// A replica whose heartbeat is overdue but whose process is runnable
+/// (`vitals::Vitals::Runnable`: its machine starves it, it is not stopped; read here for a
+/// replica on this machine, by its host's agent for one on another, see
+/// `ControlEvent::Overdue`) is waited for up to this many heartbeat timeouts before it is
+/// declared dead.
 const STARVED_TIMEOUTS_MAX: u32 = 10;
 
 /// Heartbeat timing on the launcher side.
@@ -106,6 +109,22 @@ struct Watch {
     token: Option<Token>,
     /// Its process was found runnable (starved, not dead) since it was last heard.
     starved: bool,
+    /// On another host: when its host's agent was first asked about it since it was last
+    /// heard, and the latest answer, with when it came.
+    asked: Option<Instant>,
+    host_said: Option<(Instant, vitals::Vitals)>,
+}
+
+/// What is known of the process of a replica whose heartbeat is overdue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// Its vitals, read now here, or by its host's agent within `Beats::agent_window`.
+    Vitals(vitals::Vitals),
+    /// Its host's agent was asked less than `Beats::agent_window` ago and has not answered.
+    Asked,
+    /// Nothing: not on this machine, and its host's agent did not answer within
+    /// `Beats::agent_window` (the host is gone, or the agent is).
+    Nothing,
 }
 
 /// The loop's state.
@@ -200,6 +219,13 @@ impl Beats {
     /// A silence longer than this is a gap: two beats missed, and some slack.
     fn gap(&self) -> Duration {
         self.interval * 2 + Duration::from_millis(200)
+    }
+
+    /// A host's agent asked about a silent replica (from half the timeout on) answers
+    /// within this, or its host is taken for gone: at the timeout, unless the gap is
+    /// longer.
+    fn agent_window(&self) -> Duration {
+        (self.timeout / 2).max(self.gap())
     }
 }
 
@@ -553,6 +579,8 @@ impl Server {
                     back_at: None,
                     token: Some(t),
                     starved: false,
+                    asked: None,
+                    host_said: None,
                 });
                 true
             }
@@ -592,6 +620,11 @@ impl Server {
                     }
                     w.heard = now;
                     w.starved = false;
+                    if w.asked.take().is_some() {
+                        // An answer to an ask of this silence is old news at the next.
+                        self.current.take_host_said(i, inc);
+                    }
+                    w.host_said = None;
                 }
                 true
             }
@@ -656,6 +689,7 @@ impl Server {
         }
         let (bh, bp) = control::encode(&Liveness::Beat);
         let mut silent = Vec::new();
+        let mut ask = Vec::new();
         for (i, w) in self.watches.iter_mut().enumerate() {
             let Some(w) = w else { continue };
             if let Some(c) = w.token.and_then(|t| self.conns.get_mut(&t)) {
@@ -667,28 +701,41 @@ impl Server {
                 let _ = c.link.out.flush_to(&mut c.stream);
             }
             let silent_for = now.saturating_duration_since(w.heard);
-            if silent_for <= self.beats.timeout {
-                continue;
-            }
-            // A local process the machine starves (every CPU busy, its heartbeat thread
-            // waiting its turn) is not dead; a stopped one is. Found runnable once in
-            // this silence, it stays starved while it sleeps between its turns.
-            let vitals = self.current.local_pid(i, w.inc).map(vitals::of);
-            let starved = silent_for <= self.beats.timeout * STARVED_TIMEOUTS_MAX
-                && match vitals {
-                    Some(vitals::Vitals::Runnable) => true,
-                    Some(vitals::Vitals::Idle) => w.starved,
-                    Some(vitals::Vitals::Stopped) | None => false,
+            // A process its machine starves (every CPU busy, its heartbeat thread waiting
+            // its turn) is not dead; a stopped one is. Found runnable once in this
+            // silence, it stays starved while it sleeps between its turns.
+            let local = self.current.local_pid(i, w.inc);
+            let waited = if silent_for <= self.beats.timeout {
+                true
+            } else {
+                let seen = match local {
+                    Some(pid) => Seen::Vitals(vitals::of(pid)),
+                    None => host_says(&self.current, i, w, now, self.beats.agent_window()),
                 };
-            if !starved {
+                let starved = silent_for <= self.beats.timeout * STARVED_TIMEOUTS_MAX
+                    && match seen {
+                        Seen::Vitals(vitals::Vitals::Runnable) | Seen::Asked => true,
+                        Seen::Vitals(vitals::Vitals::Idle) => w.starved,
+                        Seen::Vitals(vitals::Vitals::Stopped) | Seen::Nothing => false,
+                    };
+                if starved && !w.starved && seen == Seen::Vitals(vitals::Vitals::Runnable) {
+                    w.starved = true;
+                    log::info!(
+                        "replica {}: no heartbeat for {silent_for:.1?}, but its process is runnable (starved of CPU, not dead): waiting up to {:?}",
+                        ReplicaId::new(i as u32 / self.replicas, i as u32 % self.replicas),
+                        self.beats.timeout * STARVED_TIMEOUTS_MAX
+                    );
+                }
+                starved
+            };
+            if !waited {
                 silent.push((i, w.inc, silent_for));
-            } else if !w.starved {
-                w.starved = true;
-                log::info!(
-                    "replica {}: no heartbeat for {silent_for:.1?}, but its process is runnable (starved of CPU, not dead): waiting up to {:?}",
-                    ReplicaId::new(i as u32 / self.replicas, i as u32 % self.replicas),
-                    self.beats.timeout * STARVED_TIMEOUTS_MAX
-                );
+            } else if local.is_none() && silent_for > self.beats.timeout / 2 {
+                // Its host's agent is asked from half the timeout on, so that its answer
+                // is in when the verdict is due; again every beat: each answer is a fresh
+                // reading.
+                w.asked.get_or_insert(now);
+                ask.push((i, w.inc));
             }
         }
         for (i, inc, silent_for) in silent {
@@ -709,6 +756,34 @@ impl Server {
                 silent_for,
             });
         }
+        for (i, inc) in ask {
+            let id = ReplicaId::new(i as u32 / self.replicas, i as u32 % self.replicas);
+            self.emit(ControlEvent::Overdue { id, inc });
+        }
+    }
+}
+
+/// What the agent of its host said of slot `i`'s process (watched by `w`, silent past
+/// the heartbeat timeout, not on this machine), taking its latest answer; an agent that
+/// has not answered for `window` since it was asked says `Nothing`.
+fn host_says(
+    current: &Incarnations,
+    i: usize,
+    w: &mut Watch,
+    now: Instant,
+    window: Duration,
+) -> Seen {
+    if let Some(v) = current.take_host_said(i, w.inc) {
+        w.host_said = Some((now, v));
+    }
+    let asked = w.asked.unwrap_or(now);
+    let last_word = w.host_said.map_or(asked, |(at, _)| at);
+    if now.saturating_duration_since(last_word) > window {
+        return Seen::Nothing;
+    }
+    match w.host_said {
+        Some((_, v)) => Seen::Vitals(v),
+        None => Seen::Asked,
     }
 }
 

@@ -157,3 +157,42 @@ fn a_fence_request_from_a_replica_out_of_touch_is_ignored() {
         })
     ));
 }
+
+/// A silent replica on another host: its host's agent is waited for a window from the
+/// first ask, its answer counts for a window, an answer of an older incarnation not at all.
+#[test]
+fn a_hosts_agent_is_heard_for_a_window() {
+    use super::vitals::Vitals;
+    use super::{host_says, Seen, Watch};
+    let current = Incarnations::new(2);
+    let t0 = Instant::now();
+    let window = Duration::from_secs(1);
+    let mut w = Watch {
+        inc: 1,
+        heard: t0,
+        back_at: None,
+        token: None,
+        starved: false,
+        asked: Some(t0),
+        host_said: None,
+    };
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    assert_eq!(host_says(&current, 1, &mut w, at(0), window), Seen::Asked);
+    current.set_host_said(1, 0, Vitals::Runnable);
+    assert_eq!(host_says(&current, 1, &mut w, at(900), window), Seen::Asked);
+    assert_eq!(
+        host_says(&current, 1, &mut w, at(1100), window),
+        Seen::Nothing
+    );
+    current.set_host_said(1, 1, Vitals::Runnable);
+    let runnable = Seen::Vitals(Vitals::Runnable);
+    assert_eq!(host_says(&current, 1, &mut w, at(1200), window), runnable);
+    assert_eq!(host_says(&current, 1, &mut w, at(2100), window), runnable);
+    current.set_host_said(1, 1, Vitals::Stopped);
+    let stopped = Seen::Vitals(Vitals::Stopped);
+    assert_eq!(host_says(&current, 1, &mut w, at(2200), window), stopped);
+    assert_eq!(
+        host_says(&current, 1, &mut w, at(3300), window),
+        Seen::Nothing
+    );
+}

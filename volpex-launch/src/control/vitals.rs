@@ -1,10 +1,11 @@
-//! What this machine's `/proc` says about a local replica whose heartbeat is overdue:
-//! stopped, runnable (starved of CPU on a loaded machine, or waiting for the disk), or
-//! neither. Owns reading and parsing `/proc/PID/task/*/stat`; must never decide whether a
-//! replica is dead (the control server does, see `Server::beat`).
+//! What this machine's `/proc` says about a replica whose heartbeat is overdue: stopped,
+//! runnable (starved of CPU on a loaded machine, or waiting for the disk), or neither.
+//! volpexrun reads it for a replica on its own machine, a host's agent for one it started
+//! (`ToAgent::Vitals`). Owns reading and parsing `/proc/PID/task/*/stat`; must never decide
+//! whether a replica is dead (the control server does, see `Server::beat`).
 
 /// The state of a process's threads, as far as a silent heartbeat is concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Vitals {
     /// A thread is stopped (SIGSTOP, `--fault X:stop@T`, a debugger): silent for good.
     Stopped,

@@ -482,6 +482,7 @@ impl Job {
                 inc,
                 silent_for,
             }),
+            Event::Control(ControlEvent::Overdue { id, inc }) => self.ask_vitals(id, inc),
             Event::Control(ControlEvent::Fatal { why }) => self.input(Input::ControlFailed { why }),
             Event::Host(link, ev) => {
                 if self.hosts[link.host].is_current(link) {
@@ -511,6 +512,22 @@ impl Job {
                 said: seen.said,
                 deadline_in: seen.deadline_in,
             }),
+        }
+    }
+
+    /// Asks the agent of the host of incarnation `inc` of `id`, whose heartbeat is overdue,
+    /// what its process is doing (the control server takes the answer, see
+    /// `control::Incarnations::take_host_said`).
+    fn ask_vitals(&mut self, id: ReplicaId, inc: u32) {
+        let Some(host) = self.state.incarnation(id, inc).map(|p| p.host) else {
+            return;
+        };
+        if let HostLink::Agent(link) = &mut self.hosts[host].link {
+            link.send(&ToAgent::Vitals {
+                rank: id.rank,
+                replica: id.replica,
+                incarnation: inc,
+            });
         }
     }
 
@@ -583,6 +600,17 @@ impl Job {
                     code,
                     signal,
                 }),
+                FromAgent::Vitals {
+                    rank,
+                    replica,
+                    incarnation,
+                    vitals,
+                } => {
+                    if rank < self.ranks && replica < self.replicas {
+                        let i = self.idx(ReplicaId::new(rank, replica));
+                        self.current.set_host_said(i, incarnation, vitals);
+                    }
+                }
                 line @ FromAgent::Line { .. } => {
                     if let Some(l) = line.into_line() {
                         if l.rank < self.ranks {
