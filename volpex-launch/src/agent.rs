@@ -25,8 +25,8 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
-use crate::control::vitals::{self, Vitals};
 use crate::output::{pump, Line, Mark, Stream};
+use crate::vitals::{self, Vitals};
 
 /// Largest frame either side accepts.
 pub const FRAME_BYTES_MAX: usize = 64 << 20;
@@ -109,7 +109,7 @@ pub enum ToAgent {
         living: Vec<(u32, u32)>,
     },
     /// The heartbeat of this incarnation is overdue: read its process's vitals (see
-    /// `control::vitals`) and answer with `FromAgent::Vitals`.
+    /// `vitals`) and answer with `FromAgent::Vitals`.
     Vitals {
         /// Rank.
         rank: u32,

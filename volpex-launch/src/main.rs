@@ -36,6 +36,7 @@ mod plan;
 mod remote;
 mod slurm;
 mod stdin;
+mod vitals;
 
 fn main() {
     // The binary, not the library, sets up logging: VOLPEX_LOG (else RUST_LOG) names the

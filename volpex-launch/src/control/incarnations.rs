@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::vitals::Vitals;
+use crate::vitals::Vitals;
 
 /// The current incarnation of every replica (rank-major), shared between the driver, which
 /// raises one before it starts a new incarnation, and the control server, which refuses

@@ -42,10 +42,10 @@ use volpex_proto::wire::header::WireError;
 use volpex_proto::wire::stream::{FrameReader, ReadError, ReadStatus};
 
 use crate::event::{ControlEvent, Event};
+use crate::vitals;
 
 mod incarnations;
 mod send;
-pub(crate) mod vitals;
 pub use incarnations::Incarnations;
 pub use send::send;
 

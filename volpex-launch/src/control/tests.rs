@@ -162,8 +162,8 @@ fn a_fence_request_from_a_replica_out_of_touch_is_ignored() {
 /// first ask, its answer counts for a window, an answer of an older incarnation not at all.
 #[test]
 fn a_hosts_agent_is_heard_for_a_window() {
-    use super::vitals::Vitals;
     use super::{host_says, Seen, Watch};
+    use crate::vitals::Vitals;
     let current = Incarnations::new(2);
     let t0 = Instant::now();
     let window = Duration::from_secs(1);
