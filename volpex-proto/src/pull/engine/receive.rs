@@ -1069,24 +1069,28 @@ mod tests {
         assert_eq!(ahead.writes.len(), 1, "one direct write to {r}");
     }
 
+    /// The ids and engines of 0.0, 0.1 (the two replicas of sender rank 0) and 1.0 (a
+    /// receiver) of a 2-rank, 2-replica job with the default configuration, started at
+    /// `now`.
+    fn two_senders_one_receiver(now: Duration) -> ([ReplicaId; 3], Vec<Engine>) {
+        let ids = [(0, 0), (0, 1), (1, 0)].map(|(r, k)| ReplicaId::new(r, k));
+        let engines = ids
+            .map(|id| {
+                let mut e = Engine::new(id, 2, 2, Config::default());
+                e.start(now);
+                e
+            })
+            .into();
+        (ids, engines)
+    }
+
     /// Replica 1.0 waits for a message its own team's sender 0.0 has not sent yet (and
     /// says so with an ACK if `acked`, else it is stopped); the hedge asks 0.1, which has,
     /// and its DATA arrives `answered_after` the receive began waiting. Returns the receiver's failovers and which replica it asks first for the
     /// next message.
     fn hedge_answered_after(answered_after: Duration, acked: bool) -> (u64, ReplicaId) {
         let now = Duration::from_secs(1);
-        let ids = [
-            ReplicaId::new(0, 0),
-            ReplicaId::new(0, 1),
-            ReplicaId::new(1, 0),
-        ];
-        let mut engines: Vec<Engine> = ids
-            .iter()
-            .map(|&id| Engine::new(id, 2, 2, Config::default()))
-            .collect();
-        for e in engines.iter_mut() {
-            e.start(now);
-        }
+        let (ids, mut engines) = two_senders_one_receiver(now);
         let payload = || Bytes::from_static(b"m");
         engines[1].send(now, 0, 3, 1, payload()).expect("room");
         engines[1].send(now, 0, 3, 1, payload()).expect("room");
@@ -1174,19 +1178,8 @@ mod tests {
     fn a_parked_sender_silent_after_being_asked_again_is_failed_over_from() {
         for live in [false, true] {
             let now = Duration::from_secs(1);
-            let cfg = Config::default();
-            let ids = [
-                ReplicaId::new(0, 0),
-                ReplicaId::new(0, 1),
-                ReplicaId::new(1, 0),
-            ];
-            let mut engines: Vec<Engine> = ids
-                .iter()
-                .map(|&id| Engine::new(id, 2, 2, cfg.clone()))
-                .collect();
-            for e in engines.iter_mut() {
-                e.start(now);
-            }
+            let (ids, mut engines) = two_senders_one_receiver(now);
+            let hedge = Config::default().hedge_timeout;
             // Every frame reaches its replica, except 0.0's once it is stopped.
             let route = |engines: &mut Vec<Engine>, at: Duration, stopped: bool| loop {
                 let mut moved = false;
@@ -1211,7 +1204,7 @@ mod tests {
             engines[0].handle_timeout(ack_at);
             route(&mut engines, ack_at, false);
             let stopped = !live;
-            let mut at = now + cfg.hedge_timeout;
+            let mut at = now + hedge;
             for _ in 0..2 {
                 engines[2].handle_timeout(at);
                 route(&mut engines, at, stopped);
@@ -1219,7 +1212,7 @@ mod tests {
                 engines[0].handle_timeout(acks);
                 engines[1].handle_timeout(acks);
                 route(&mut engines, acks, stopped);
-                at += cfg.hedge_timeout;
+                at += hedge;
             }
             let failovers = engines[2].stats().failovers;
             if live {

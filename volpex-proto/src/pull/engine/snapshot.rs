@@ -349,25 +349,34 @@ mod tests {
         }
     }
 
+    /// The configuration with regeneration on, and the ids and started engines of a
+    /// 2-rank, 2-replica job under it.
+    fn two_ranks_of_two_regenerating(
+        now: Duration,
+    ) -> (Config, [ReplicaId; 4], Vec<(ReplicaId, Engine)>) {
+        let cfg = Config {
+            regenerate: true,
+            ..Config::default()
+        };
+        let ids = [(0, 0), (0, 1), (1, 0), (1, 1)].map(|(r, k)| ReplicaId::new(r, k));
+        let engines = ids
+            .map(|id| {
+                let mut e = Engine::new(id, 2, 2, cfg.clone());
+                e.start(now);
+                (id, e)
+            })
+            .into();
+        (cfg, ids, engines)
+    }
+
     /// A regenerated replica restores its sibling's checkpoint and receives exactly the
     /// messages after it. Senders keep what every live replica received until the
     /// checkpoints of all replicas are past it (then the entries below go), so what the
     /// new incarnation needs after the checkpoint is still there.
     #[test]
     fn a_restored_incarnation_goes_on_from_its_siblings_checkpoint() {
-        let cfg = Config {
-            regenerate: true,
-            ..Config::default()
-        };
         let mut now = Duration::from_secs(1);
-        let ids = [(0, 0), (0, 1), (1, 0), (1, 1)].map(|(r, k)| ReplicaId::new(r, k));
-        let mut engines: Vec<(ReplicaId, Engine)> = ids
-            .iter()
-            .map(|&id| (id, Engine::new(id, 2, 2, cfg.clone())))
-            .collect();
-        for (_, e) in engines.iter_mut() {
-            e.start(now);
-        }
+        let (cfg, ids, mut engines) = two_ranks_of_two_regenerating(now);
         for i in 0..5u8 {
             for (_, sender) in engines.iter_mut().take(2) {
                 sender
@@ -444,19 +453,8 @@ mod tests {
     /// incarnation (without the entries in the snapshot answer: GONE, evicted).
     #[test]
     fn a_restored_sender_serves_what_its_sibling_sent_before_the_checkpoint() {
-        let cfg = Config {
-            regenerate: true,
-            ..Config::default()
-        };
         let mut now = Duration::from_secs(1);
-        let ids = [(0, 0), (0, 1), (1, 0), (1, 1)].map(|(r, k)| ReplicaId::new(r, k));
-        let mut engines: Vec<(ReplicaId, Engine)> = ids
-            .iter()
-            .map(|&id| (id, Engine::new(id, 2, 2, cfg.clone())))
-            .collect();
-        for (_, e) in engines.iter_mut() {
-            e.start(now);
-        }
+        let (cfg, ids, mut engines) = two_ranks_of_two_regenerating(now);
         for i in 0..3u8 {
             for (_, sender) in engines.iter_mut().take(2) {
                 sender
