@@ -649,6 +649,23 @@ fn replica_pid(net: &TestNet, rank: u32, replica: u32) -> Option<i32> {
         .find(|&p| volpex_tests::is_replica(p, rank, replica, 0))
 }
 
+/// The long ring at `-n 4 -r 2` over `net`'s hosts with `FAST_BEATS`, once its
+/// rendezvous is complete: the failure-free output, the job, and the pid of replica 1.1.
+fn fast_beating_ring(net: &TestNet) -> (String, LiveJob, i32) {
+    let hf = hostfile(net, 4);
+    let expect = local_reference("ring", LONG_RING);
+    let mut job = spawn_beating(
+        net,
+        FAST_BEATS,
+        &["-n", "4", "-r", "2", "--hosts", &hf],
+        "ring",
+        LONG_RING,
+    );
+    wait_rendezvous(&mut job);
+    let pid = replica_pid(net, 1, 1).expect("1.1 runs on a test host");
+    (expect, job, pid)
+}
+
 /// Issue 42: a replica on another host that its machine starves (runnable, but its
 /// heartbeat thread gets no CPU past the heartbeat timeout) is not declared dead: volpexrun
 /// asks that host's agent, which finds it runnable, and waits for it; the job ends with
@@ -657,17 +674,7 @@ fn replica_pid(net: &TestNet, rank: u32, replica: u32) -> Option<i32> {
 fn a_starved_replica_on_a_host_is_not_declared_dead() {
     let _one = serial();
     let net = TestNet::new(2);
-    let hf = hostfile(&net, 4);
-    let expect = local_reference("ring", LONG_RING);
-    let mut job = spawn_beating(
-        &net,
-        FAST_BEATS,
-        &["-n", "4", "-r", "2", "--hosts", &hf],
-        "ring",
-        LONG_RING,
-    );
-    wait_rendezvous(&mut job);
-    let pid = replica_pid(&net, 1, 1).expect("1.1 runs on a test host");
+    let (expect, mut job, pid) = fast_beating_ring(&net);
     let Some(throttle) = volpex_tests::Throttle::new(pid) else {
         volpex_tests::prerequisite(false, "a writable CPU cgroup (root)");
         return;
@@ -704,17 +711,7 @@ fn a_starved_replica_on_a_host_is_not_declared_dead() {
 fn a_stopped_replica_on_a_host_is_declared_dead() {
     let _one = serial();
     let net = TestNet::new(2);
-    let hf = hostfile(&net, 4);
-    let expect = local_reference("ring", LONG_RING);
-    let mut job = spawn_beating(
-        &net,
-        FAST_BEATS,
-        &["-n", "4", "-r", "2", "--hosts", &hf],
-        "ring",
-        LONG_RING,
-    );
-    wait_rendezvous(&mut job);
-    let pid = replica_pid(&net, 1, 1).expect("1.1 runs on a test host");
+    let (expect, job, pid) = fast_beating_ring(&net);
     // volpexrun ends it (by its agent) once it is declared dead.
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
