@@ -246,6 +246,80 @@ fn the_cpus_of_a_dead_team_go_to_the_survivors() {
     }
 }
 
+/// Once losses leave a single team whole, the other teams follow it and the job moves at
+/// its pace: on a crowded host the lead team gets a CPU of its own and the teams that
+/// follow share the other, where the plain rule would have team 2 take turns with
+/// team 0 (docs/REGENERATION.md, "Losses that couple teams"). Without regeneration: a
+/// new incarnation would make its team whole again.
+#[test]
+fn the_team_the_others_follow_gets_cpus_of_its_own() {
+    let allowed = allowed_cpus().expect("our own CPU affinity");
+    if !volpex_tests::prerequisite(allowed.len() >= 2, "a second CPU") {
+        return;
+    }
+    // As above: the layout of 2 CPUs, on the first two this process may use.
+    let allowed = allowed[..2].to_vec();
+    let mut two = nix::sched::CpuSet::new();
+    for &c in &allowed {
+        two.set(c).expect("a CPU number the kernel gave us");
+    }
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &two)
+        .expect("pin this test's thread to two CPUs");
+    let base = TempPath::new("lead");
+    let survivors = [(0, 0), (0, 1), (0, 2), (1, 2)];
+    let files: Vec<TempPath> = (0..2)
+        .flat_map(|r| [0, 1, 2].map(|k| TempPath(format!("{}.{r}.{k}", base.0.display()).into())))
+        .collect();
+    let _parts: Vec<TempPath> = files
+        .iter()
+        .map(|f| TempPath(format!("{}.part", f.0.display()).into()))
+        .collect();
+    let base_arg = base.0.display().to_string();
+    let (own, rest) = (allowed[0], allowed[1]);
+    let expect = format!("0.2={own};1.2={own};0.0={rest};0.1={rest}");
+    let r = run(
+        &[
+            "-n",
+            "2",
+            "-r",
+            "3",
+            "--regenerate",
+            "never",
+            "--bind",
+            "team",
+            "--fault",
+            "1.0:kill@0.3",
+            "--fault",
+            "1.1:kill@0.3",
+        ],
+        &bin("rebind"),
+        &[
+            &base_arg,
+            "--teams",
+            "2",
+            "--wait-for",
+            "0.0,0.1",
+            "--expect",
+            &expect,
+        ],
+        Duration::from_secs(120),
+    );
+    r.ok();
+    r.assert_no_leftovers();
+    for (rank, team) in survivors {
+        let f = format!("{}.{rank}.{team}", base.0.display());
+        let text = std::fs::read_to_string(&f).expect("the replica wrote its CPUs");
+        let want = if team == 2 { own } else { rest };
+        for line in text.lines() {
+            assert_eq!(
+                parse_cpus(line).expect("a CPU list"),
+                [want],
+                "replica {rank}.{team}: {text}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_bad_cpu_list_is_a_clear_error() {
     let r = run(

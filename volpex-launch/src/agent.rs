@@ -107,6 +107,9 @@ pub enum ToAgent {
     Rebind {
         /// The host's replicas still alive, as volpexrun knows them.
         living: Vec<(u32, u32)>,
+        /// The team the job's other teams follow (`binding::lead_team`).
+        #[serde(default)]
+        lead: Option<u32>,
     },
     /// The heartbeat of this incarnation is overdue: read its process's vitals (see
     /// `vitals`) and answer with `FromAgent::Vitals`.
@@ -511,14 +514,14 @@ pub fn main() -> i32 {
                     vitals,
                 }));
             }
-            AgentEvent::Command(ToAgent::Rebind { living }) => {
+            AgentEvent::Command(ToAgent::Rebind { living, lead }) => {
                 if !cpus.is_empty() {
                     let teams: Vec<(u32, u32, u32)> = children
                         .iter()
                         .filter(|c| !c.exited && living.contains(&(c.rank, c.replica)))
                         .map(|c| (c.replica, c.rank, c.pid))
                         .collect();
-                    if let Err(e) = crate::binding::rebind(spec.bind, &teams) {
+                    if let Err(e) = crate::binding::rebind(spec.bind, &teams, lead) {
                         log::warn!("cannot bind the survivors again on {}: {e}", spec.host);
                     }
                 }

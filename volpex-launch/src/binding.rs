@@ -41,8 +41,25 @@ pub struct CpuPlan {
 
 impl CpuPlan {
     /// The plan for a host that runs `procs` (rank, team) and may use `allowed` CPUs
-    /// (ascending).
+    /// (ascending), every team on an equal footing (see `following` for a job whose
+    /// teams follow one).
     pub fn new(bind: Bind, procs: &[(u32, u32)], allowed: &[usize]) -> CpuPlan {
+        CpuPlan::following(bind, procs, allowed, None)
+    }
+
+    /// The plan when the other teams follow team `lead` (`lead_team`): on a host that runs
+    /// more processes than it may use CPUs, the lead team gets CPUs of its own (one per
+    /// process, all but one at most) and the teams that follow it share the rest. They
+    /// only follow (each of their ranks has a replica in the lead team, which they could
+    /// pull from), and the job moves at the lead team's pace: sharing its CPUs with them
+    /// slowed NPB CG class A at `-n 4 -r 3` on 2 CPUs by 1.7x (docs/REGENERATION.md,
+    /// "Losses that couple teams").
+    pub fn following(
+        bind: Bind,
+        procs: &[(u32, u32)],
+        allowed: &[usize],
+        lead: Option<u32>,
+    ) -> CpuPlan {
         let crowded = procs.len() > allowed.len();
         let by_team = match bind {
             Bind::None => false,
@@ -57,19 +74,18 @@ impl CpuPlan {
         if !by_team || allowed.is_empty() || (teams.len() < 2 && !crowded) {
             return CpuPlan::default();
         }
-        let (c, r) = (allowed.len(), teams.len());
-        let shares = teams
-            .iter()
-            .enumerate()
-            .map(|(t, &team)| {
-                let cpus = if r <= c {
-                    allowed[t * c / r..(t + 1) * c / r].to_vec()
-                } else {
-                    vec![allowed[t % c]]
-                };
-                (team, cpus)
-            })
-            .collect();
+        let lead = lead.filter(|l| crowded && teams.len() > 1 && teams.contains(l));
+        let shares = match lead {
+            Some(lead) if allowed.len() > 1 => {
+                let mine = procs.iter().filter(|&&(_, t)| t == lead).count();
+                let (own, rest) = allowed.split_at(mine.clamp(1, allowed.len() - 1));
+                let others: Vec<u32> = teams.iter().copied().filter(|&t| t != lead).collect();
+                let mut shares = vec![(lead, own.to_vec())];
+                shares.extend(split(&others, rest));
+                shares
+            }
+            _ => split(&teams, allowed),
+        };
         let each = if crowded {
             teams
                 .iter()
@@ -111,6 +127,40 @@ impl CpuPlan {
     }
 }
 
+/// The team every other team follows, if there is one: the only team with a live
+/// replica of every rank, while some replica outside it lives. A team that lost a
+/// replica pulls that rank's messages from another team and so moves in step with it;
+/// once a single team is whole, every team that still runs follows it, and the job ends
+/// when it finishes. `living` is (rank, team) of every live replica of the job (on any
+/// host); `ranks` and `teams` the job's shape.
+pub fn lead_team(living: &[(u32, u32)], ranks: u32, teams: u32) -> Option<u32> {
+    let whole = |team: u32| (0..ranks).all(|rank| living.contains(&(rank, team)));
+    let mut whole_teams = (0..teams).filter(|&t| whole(t));
+    let lead = whole_teams.next()?;
+    if whole_teams.next().is_some() {
+        return None;
+    }
+    living.iter().any(|&(_, t)| t != lead).then_some(lead)
+}
+
+/// `cpus` (ascending) split between `teams`: each its own share, or one CPU each in turn
+/// when there are more teams than CPUs.
+fn split(teams: &[u32], cpus: &[usize]) -> Vec<(u32, Vec<usize>)> {
+    let (c, r) = (cpus.len(), teams.len());
+    teams
+        .iter()
+        .enumerate()
+        .map(|(t, &team)| {
+            let share = if r <= c {
+                cpus[t * c / r..(t + 1) * c / r].to_vec()
+            } else {
+                vec![cpus[t % c]]
+            };
+            (team, share)
+        })
+        .collect()
+}
+
 /// The plan for the processes `procs` (rank, team) this host runs, from the CPUs this
 /// process may use; empty when `env` (what every process gets) sets `VOLPEX_CPUS`: the
 /// user's binding wins.
@@ -144,13 +194,18 @@ pub fn cpus_env(
 
 /// Binds the living processes of one host, `(team, rank, pid)`, again as `bind` would
 /// bind them had they been the only ones started, so the CPUs of a dead team go to the
-/// survivors (with a single team left that fits, each may use every allowed CPU).
+/// survivors (with a single team left that fits, each may use every allowed CPU), and
+/// the team the others follow, `lead`, gets CPUs of its own (`CpuPlan::following`).
 /// Returns the CPU list each pid now runs on; a process that is gone meanwhile is
 /// skipped.
-pub fn rebind(bind: Bind, living: &[(u32, u32, u32)]) -> Result<Vec<(u32, String)>, BindError> {
+pub fn rebind(
+    bind: Bind,
+    living: &[(u32, u32, u32)],
+    lead: Option<u32>,
+) -> Result<Vec<(u32, String)>, BindError> {
     let allowed = allowed_cpus().map_err(BindError::Affinity)?;
     let procs: Vec<(u32, u32)> = living.iter().map(|&(t, r, _)| (r, t)).collect();
-    let plan = CpuPlan::new(bind, &procs, &allowed);
+    let plan = CpuPlan::following(bind, &procs, &allowed, lead);
     let mut bound = Vec::new();
     for &(team, rank, pid) in living {
         let cpus = plan.cpus_of(team, rank).unwrap_or_else(|| allowed.clone());
@@ -199,6 +254,81 @@ mod tests {
         assert_eq!(plan.cpus_of(0, 1), Some(vec![0]));
         assert_eq!(plan.cpus_of(1, 1), Some(vec![1]));
         assert_eq!(plan.cpus_of(2, 1), Some(vec![0]));
+    }
+
+    #[test]
+    fn the_only_whole_team_leads_while_others_run() {
+        let all = job(4, 3);
+        let without = |gone: &[(u32, u32)]| -> Vec<(u32, u32)> {
+            all.iter().copied().filter(|p| !gone.contains(p)).collect()
+        };
+        // Every team whole, or two whole: nobody follows one team.
+        assert_eq!(lead_team(&all, 4, 3), None);
+        assert_eq!(lead_team(&without(&[(1, 0)]), 4, 3), None);
+        // Both replicas of rank 1 outside team 2 lost, or one replica each of two ranks:
+        // team 2 is the only whole one.
+        assert_eq!(lead_team(&without(&[(1, 0), (1, 1)]), 4, 3), Some(2));
+        assert_eq!(lead_team(&without(&[(1, 0), (2, 1)]), 4, 3), Some(2));
+        // At -r 2, one loss.
+        let two = job(4, 2);
+        let one_lost: Vec<(u32, u32)> = two.iter().copied().filter(|&p| p != (3, 1)).collect();
+        assert_eq!(lead_team(&one_lost, 4, 2), Some(0));
+        // No whole team (cross losses), or nothing outside the whole team (a team lost
+        // every replica): nobody follows.
+        let cross: Vec<(u32, u32)> = two
+            .iter()
+            .copied()
+            .filter(|&p| p != (0, 0) && p != (1, 1))
+            .collect();
+        assert_eq!(lead_team(&cross, 4, 2), None);
+        let team_gone: Vec<(u32, u32)> = two.iter().copied().filter(|&(_, t)| t == 0).collect();
+        assert_eq!(lead_team(&team_gone, 4, 2), None);
+    }
+
+    #[test]
+    fn the_lead_team_gets_cpus_of_its_own_on_a_crowded_host() {
+        // -n 4 -r 3 on 2 CPUs, rank 1 left only in team 2: team 2 alone on the first
+        // CPU, teams 0 and 1 (ranks 0, 2, 3) share the second.
+        let p: Vec<(u32, u32)> = job(4, 3)
+            .into_iter()
+            .filter(|&(k, t)| k != 1 || t == 2)
+            .collect();
+        let plan = CpuPlan::following(Bind::Auto, &p, &[0, 1], Some(2));
+        for k in 0..4 {
+            assert_eq!(plan.cpus_of(2, k), Some(vec![0]), "rank {k} of team 2");
+        }
+        for k in [0, 2, 3] {
+            assert_eq!(plan.cpus_of(0, k), Some(vec![1]), "rank {k} of team 0");
+            assert_eq!(plan.cpus_of(1, k), Some(vec![1]), "rank {k} of team 1");
+        }
+        // Without a lead, team 2 takes its turn on the first CPU with team 0.
+        assert_eq!(
+            CpuPlan::new(Bind::Auto, &p, &[0, 1]).cpus_of(0, 0),
+            Some(vec![0])
+        );
+        // 8 CPUs, 10 processes: one CPU for each of the lead's 4, the other 4 CPUs for
+        // the two teams that follow.
+        let plan = CpuPlan::following(Bind::Auto, &p, &[0, 1, 2, 3, 4, 5, 6, 7], Some(2));
+        let lead: Vec<usize> = (0..4)
+            .filter_map(|k| plan.cpus_of(2, k))
+            .map(|c| c[0])
+            .collect();
+        assert_eq!(lead, vec![0, 1, 2, 3]);
+        assert_eq!(plan.cpus_of(0, 0), Some(vec![4]));
+        assert_eq!(plan.cpus_of(1, 0), Some(vec![6]));
+        // A host with a CPU for every process, a host without the lead team, or one CPU:
+        // as without a lead.
+        let roomy: Vec<usize> = (0..16).collect();
+        assert!(CpuPlan::following(Bind::Auto, &p, &roomy, Some(2)).is_empty());
+        let q: Vec<(u32, u32)> = p.iter().copied().filter(|&(_, t)| t != 2).collect();
+        assert_eq!(
+            CpuPlan::following(Bind::Auto, &q, &[0, 1], Some(2)),
+            CpuPlan::new(Bind::Auto, &q, &[0, 1])
+        );
+        assert_eq!(
+            CpuPlan::following(Bind::Auto, &p, &[5], Some(2)),
+            CpuPlan::new(Bind::Auto, &p, &[5])
+        );
     }
 
     #[test]

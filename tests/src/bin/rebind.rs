@@ -1,10 +1,11 @@
 //! Test program: waits (up to `--wait-s`, default 3) until the CPUs its threads may run on
 //! change, then writes them (`Cpus_allowed_list` of every task, one line per thread) to
 //! `BASE.RANK.REPLICA`, waits until every replica of the teams listed in `--teams` wrote
-//! its file, and ends with a barrier. A replica named in `--expect RANK.REPLICA=CPUS;...`
+//! its file (and every replica named in `--wait-for RANK.REPLICA,...`), and ends with a
+//! barrier. A replica named in `--expect RANK.REPLICA=CPUS;...`
 //! instead waits (up to a minute) until every thread may run on exactly `CPUS`: the test
 //! knows where it will be bound, whether that happens before this program starts looking
-//! or after. Usage: `rebind BASE --teams 0,2 [--expect 0.2=1;1.2=1]`.
+//! or after. Usage: `rebind BASE --teams 0,2 [--wait-for 0.0] [--expect 0.2=1;1.2=1]`.
 
 use std::time::{Duration, Instant};
 
@@ -28,6 +29,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .split(',')
         .map(str::parse)
         .collect::<Result<_, _>>()?;
+    let wait_for: Vec<String> = opt("--wait-for")
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
     let wait = Duration::from_secs_f64(opt("--wait-s").map_or(Ok(3.0), |s| s.parse())?);
     let universe = volpex::initialize()?;
     let world = universe.world();
@@ -69,7 +73,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .iter()
             .all(|&k| std::path::Path::new(&path(r, k)).exists())
     };
-    while !(0..world.size()).all(all) {
+    let named = || {
+        wait_for
+            .iter()
+            .all(|who| std::path::Path::new(&format!("{base}.{who}")).exists())
+    };
+    while !((0..world.size()).all(all) && named()) {
         if Instant::now() > until {
             return Err("not every listed replica wrote its CPUs within a minute".into());
         }

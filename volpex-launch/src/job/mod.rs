@@ -336,7 +336,7 @@ impl Job {
                     .filter(|(_, pid)| *pid > 0)
                     .map(|(id, pid)| (id.replica, id.rank, *pid))
                     .collect();
-                match binding::rebind(bind, &teams) {
+                match binding::rebind(bind, &teams, self.state.lead_team()) {
                     Ok(bound) => {
                         for (pid, cpus) in bound {
                             log::info!("process {pid} now runs on CPUs {cpus}");
@@ -350,6 +350,7 @@ impl Job {
                 // not reached volpexrun yet (a death before the rendezvous).
                 link.send(&ToAgent::Rebind {
                     living: living.iter().map(|(id, _)| (id.rank, id.replica)).collect(),
+                    lead: self.state.lead_team(),
                 });
             }
         }

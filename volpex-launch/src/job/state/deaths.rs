@@ -35,6 +35,39 @@ impl JobState {
         self.rebind && self.failure.is_none() && self.shutdown_at.is_none()
     }
 
+    /// After a death or a new incarnation: if the team the others follow changed, every
+    /// host with a live replica binds its processes again (`Action::Rebind`), so that
+    /// the lead team gets CPUs of its own where it shares a crowded host.
+    pub(super) fn follow_lead(&mut self) {
+        let living: Vec<(u32, u32)> = self
+            .slots
+            .iter()
+            .map(|&i| &self.procs[i])
+            .filter(|p| p.state.alive())
+            .map(|p| (p.id.rank, p.id.replica))
+            .collect();
+        let lead = crate::binding::lead_team(&living, self.ranks, self.replicas);
+        if lead == self.lead {
+            return;
+        }
+        self.lead = lead;
+        let mut hosts: Vec<usize> = self
+            .slots
+            .iter()
+            .map(|&i| &self.procs[i])
+            .filter(|p| p.state.alive())
+            .map(|p| p.host)
+            .collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        for host in hosts {
+            let rebind = Action::Rebind { host };
+            if !self.out.contains(&rebind) {
+                self.out.push(rebind);
+            }
+        }
+    }
+
     /// Moves a replica to a dead state and tells every other replica.
     pub(super) fn mark_dead(&mut self, i: usize, state: ReplicaState) {
         let was_alive = self.procs[i].state.alive();
@@ -58,6 +91,7 @@ impl JobState {
             self.out.push(Action::Rebind {
                 host: self.procs[i].host,
             });
+            self.follow_lead();
         }
         let notice = ToProcess::Death {
             rank: id.rank,

@@ -44,6 +44,10 @@ impl JobState {
             // once more, so the survivors' binding wins.
             self.out.push(Action::Rebind { host });
         }
+        if self.rebinds() {
+            // Its team may be whole again: then nobody follows one team any more.
+            self.follow_lead();
+        }
         if !self.procs[i].caught_up() {
             self.newcomer_registered(i);
         }

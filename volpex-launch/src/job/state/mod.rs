@@ -150,6 +150,9 @@ pub struct JobState {
     kill_at: Option<Duration>,
     /// Teams were bound to CPUs at start: a death during the run asks for `Rebind`.
     rebind: bool,
+    /// The team every other running team follows (`binding::lead_team`), as the hosts
+    /// were last asked to bind for.
+    lead: Option<u32>,
     /// Who writes every rank's files (see `files`).
     files: volpex_files::coordinator::Coordinator,
     /// Files that could not be written: the job fails with the first.
@@ -227,6 +230,7 @@ impl JobState {
             kill_grace: config.kill_grace,
             kill_at: None,
             rebind: false,
+            lead: None,
             files: volpex_files::coordinator::Coordinator::new(config.ranks, config.replicas),
             files_damaged: Vec::new(),
             files_ends: Vec::new(),
@@ -242,6 +246,12 @@ impl JobState {
     }
 
     // Getters.
+
+    /// The team every other running team follows, if any (`binding::lead_team`): a host
+    /// binds it to CPUs of its own (`binding::rebind`).
+    pub fn lead_team(&self) -> Option<u32> {
+        self.lead
+    }
 
     /// Every incarnation of every replica: the first processes rank-major, then the new
     /// incarnations in the order they started.

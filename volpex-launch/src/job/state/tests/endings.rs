@@ -17,6 +17,36 @@ fn deaths_during_the_run_rebind_their_host_when_teams_were_bound() {
     assert!(!exited(&mut st, id(1, 2), None, Some(9)).contains(&Action::Rebind { host: 0 }));
 }
 
+/// Once a single team is whole, the others follow it: every host with a live replica is
+/// bound again, the lead team named (`binding::CpuPlan::following`); a host whose
+/// replicas are all of other teams too, since its binding may have given the lead's
+/// CPUs away before.
+#[test]
+fn when_one_team_is_left_whole_every_host_binds_for_it() {
+    let mut st = running(remote(config(2, 3)));
+    st.rebind_on_deaths();
+    // One loss: teams 1 and 2 are whole, nobody leads.
+    let acts = exited(&mut st, id(1, 0), None, Some(9));
+    assert_eq!(st.lead_team(), None);
+    assert!(acts.contains(&Action::Rebind { host: 0 }), "{acts:?}");
+    assert!(!acts.contains(&Action::Rebind { host: 2 }), "{acts:?}");
+    // The second replica of rank 1: team 2 leads, and every host binds again.
+    let acts = exited(&mut st, id(1, 1), None, Some(9));
+    assert_eq!(st.lead_team(), Some(2));
+    for host in 0..3 {
+        let n = acts
+            .iter()
+            .filter(|a| **a == Action::Rebind { host })
+            .count();
+        assert_eq!(n, 1, "host {host}: {acts:?}");
+    }
+    // Another death that changes nothing about the lead rebinds its own host only.
+    let acts = exited(&mut st, id(0, 0), None, Some(9));
+    assert_eq!(st.lead_team(), Some(2));
+    assert!(acts.contains(&Action::Rebind { host: 0 }), "{acts:?}");
+    assert!(!acts.contains(&Action::Rebind { host: 2 }), "{acts:?}");
+}
+
 /// A process binds itself to its start's CPUs when it joins; if a death on its host asked
 /// for `Rebind` before that, its registration asks again, so it ends up where the survivors
 /// belong (the rebind test on remote hosts failed once under CI load without this).
