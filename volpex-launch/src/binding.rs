@@ -49,7 +49,8 @@ impl CpuPlan {
 
     /// The plan when the other teams follow team `lead` (`lead_team`): on a host that runs
     /// more processes than it may use CPUs, the lead team gets CPUs of its own (one per
-    /// process, all but one at most) and the teams that follow it share the rest. They
+    /// process, all but one at most; its plain share if that already is its own and as
+    /// large) and the teams that follow it share the rest. They
     /// only follow (each of their ranks has a replica in the lead team, which they could
     /// pull from), and the job moves at the lead team's pace: sharing its CPUs with them
     /// slowed NPB CG class A at `-n 4 -r 3` on 2 CPUs by 1.7x (docs/REGENERATION.md,
@@ -74,17 +75,24 @@ impl CpuPlan {
         if !by_team || allowed.is_empty() || (teams.len() < 2 && !crowded) {
             return CpuPlan::default();
         }
-        let lead = lead.filter(|l| crowded && teams.len() > 1 && teams.contains(l));
+        let plain = split(&teams, allowed);
+        let lead = lead.filter(|l| crowded && allowed.len() > 1 && teams.contains(l));
         let shares = match lead {
-            Some(lead) if allowed.len() > 1 => {
+            Some(lead) => {
                 let mine = procs.iter().filter(|&&(_, t)| t == lead).count();
-                let (own, rest) = allowed.split_at(mine.clamp(1, allowed.len() - 1));
+                let want = mine.clamp(1, allowed.len() - 1);
+                let (own, rest) = allowed.split_at(want);
                 let others: Vec<u32> = teams.iter().copied().filter(|&t| t != lead).collect();
-                let mut shares = vec![(lead, own.to_vec())];
-                shares.extend(split(&others, rest));
-                shares
+                if has_own(&plain, lead, want) {
+                    // Its share already is its own and large enough: nothing moves.
+                    plain
+                } else {
+                    let mut shares = vec![(lead, own.to_vec())];
+                    shares.extend(split(&others, rest));
+                    shares
+                }
             }
-            _ => split(&teams, allowed),
+            None => plain,
         };
         let each = if crowded {
             teams
@@ -141,6 +149,19 @@ pub fn lead_team(living: &[(u32, u32)], ranks: u32, teams: u32) -> Option<u32> {
         return None;
     }
     living.iter().any(|&(_, t)| t != lead).then_some(lead)
+}
+
+/// Whether `team`'s share in `shares` is at least `want` CPUs that no other team shares.
+fn has_own(shares: &[(u32, Vec<usize>)], team: u32, want: usize) -> bool {
+    let Some((_, mine)) = shares.iter().find(|(t, _)| *t == team) else {
+        return false;
+    };
+    let shared = |c: &usize| {
+        shares
+            .iter()
+            .any(|(t, cpus)| *t != team && cpus.contains(c))
+    };
+    mine.len() >= want && !mine.iter().any(shared)
 }
 
 /// `cpus` (ascending) split between `teams`: each its own share, or one CPU each in turn
@@ -316,8 +337,18 @@ mod tests {
         assert_eq!(lead, vec![0, 1, 2, 3]);
         assert_eq!(plan.cpus_of(0, 0), Some(vec![4]));
         assert_eq!(plan.cpus_of(1, 0), Some(vec![6]));
+        // Two teams on 2 CPUs already have a CPU each: the lead keeps its own.
+        let p: Vec<(u32, u32)> = job(4, 2).into_iter().filter(|&p| p != (1, 0)).collect();
+        assert_eq!(
+            CpuPlan::following(Bind::Auto, &p, &[0, 1], Some(1)),
+            CpuPlan::new(Bind::Auto, &p, &[0, 1])
+        );
         // A host with a CPU for every process, a host without the lead team, or one CPU:
         // as without a lead.
+        let p: Vec<(u32, u32)> = job(4, 3)
+            .into_iter()
+            .filter(|&(k, t)| k != 1 || t == 2)
+            .collect();
         let roomy: Vec<usize> = (0..16).collect();
         assert!(CpuPlan::following(Bind::Auto, &p, &roomy, Some(2)).is_empty());
         let q: Vec<(u32, u32)> = p.iter().copied().filter(|&(_, t)| t != 2).collect();
