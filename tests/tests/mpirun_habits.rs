@@ -297,6 +297,28 @@ fn sigusr1_and_sigusr2_are_forwarded_and_the_job_goes_on() {
     r.assert_no_leftovers();
 }
 
+/// A program that does not handle SIGUSR1 dies of it in every replica, as under mpirun
+/// (138 = 128 + 10): no replica is regenerated, and no line says its rank goes on.
+#[test]
+fn sigusr1_that_the_program_does_not_handle_ends_the_job_with_138() {
+    let program = "echo ready >&2; while :; do sleep 0.05; done";
+    let mut job = spawn(&["-n", "2", "-r", "2"], &sh(), &["-c", program]);
+    wait_ready(&mut job, 2);
+    signal(job.pid(), Signal::SIGUSR1);
+    let r = job.wait(DEADLINE);
+    assert_eq!(r.code, Some(138), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("killed by SIGUSR1, which volpexrun forwarded"),
+        "{}",
+        r.stderr
+    );
+    for untrue in ["goes on with", "starting incarnation"] {
+        assert!(!r.stderr.contains(untrue), "{untrue}: {}", r.stderr);
+    }
+    r.assert_no_leftovers();
+}
+
 #[test]
 fn sigint_ends_a_program_that_ignores_it_after_the_kill_grace() {
     let mut job = spawn(

@@ -154,6 +154,10 @@ impl Feedback {
                     "replica {} drained after a preemption notice (SIGTERM); its replacement takes over",
                     p.id
                 ));
+            } else if was && !alive && running && p.ended_by_forwarded {
+                // Every replica got the signal: how many are left says nothing.
+                self.record(now, p, Happening::Lost(p.state.words()));
+                lines.push(format!("replica {} ended: {}", p.id, p.state.words()));
             } else if was && !alive && running && p.state != ReplicaState::Finished {
                 self.record(now, p, Happening::Lost(p.state.words()));
                 let left = (0..replicas)
@@ -308,6 +312,14 @@ mod tests {
             ["replica 1.0 lost: killed by SIGKILL; rank 1 goes on with 1 of 2 replicas"]
         );
         assert!(f.observe(&procs, 2, true, SEC).is_empty(), "once");
+        // Killed by a signal volpexrun forwarded to every replica: no "goes on".
+        procs[3].state =
+            ReplicaState::Failed("killed by SIGUSR1, which volpexrun forwarded".into());
+        procs[3].ended_by_forwarded = true;
+        assert_eq!(
+            f.observe(&procs, 2, true, SEC),
+            ["replica 1.1 ended: killed by SIGUSR1, which volpexrun forwarded"]
+        );
         procs[0].stats = stats(2, 10);
         procs[1].stats = stats(0, 10);
         assert_eq!(

@@ -153,6 +153,9 @@ pub struct Replica {
     /// The user signals (SIGUSR1, SIGUSR2) volpexrun forwarded to it: killed by one of
     /// these, it died of its program's own choice, as under mpirun, not of a failure.
     pub forwarded: Vec<i32>,
+    /// It died of one of `forwarded`: its siblings got the same signal, so its end says
+    /// nothing of how its rank goes on.
+    pub ended_by_forwarded: bool,
 }
 
 /// What a replica's program last wrote to standard error, for its failure's summary: the
@@ -224,6 +227,7 @@ impl Replica {
             handover: false,
             stopped: false,
             forwarded: Vec::new(),
+            ended_by_forwarded: false,
         }
     }
 

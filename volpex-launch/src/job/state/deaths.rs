@@ -158,6 +158,7 @@ impl JobState {
                     (_, Some(s)) if self.procs[i].forwarded.contains(&s) => {
                         self.program_codes[id.rank as usize]
                             .get_or_insert(exit_policy::interrupted_code(s));
+                        self.procs[i].ended_by_forwarded = true;
                         self.mark_dead(
                             i,
                             ReplicaState::Failed(format!(
