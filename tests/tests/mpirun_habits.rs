@@ -218,6 +218,20 @@ fn the_exit_code_is_the_failing_ranks_own() {
     assert_eq!(r.code, Some(4), "{}", r.stderr);
     assert!(r.stderr.contains("rank 2 lost"), "{}", r.stderr);
     r.assert_no_leftovers();
+    // 99 is also the code of an injected `exit@sends` fault; from a program in which no
+    // such fault was armed it is the program's own, not a crash to regenerate.
+    let r = run(
+        &["-n", "2", "-r", "2"],
+        &sh(),
+        &[
+            "-c",
+            "if [ \"$VOLPEX_RANK\" = 1 ]; then exit 99; fi; exit 0",
+        ],
+        DEADLINE,
+    );
+    assert_eq!(r.code, Some(99), "{}", r.stderr);
+    assert!(!r.stderr.contains("starting incarnation"), "{}", r.stderr);
+    r.assert_no_leftovers();
     // A rank lost to failures, not to its program: its own documented code, 70.
     let r = run(
         &["-n", "2", "--fault", "1.0:kill@0.3"],

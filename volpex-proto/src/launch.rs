@@ -136,7 +136,7 @@ pub mod vars {
 /// | 75 | `EXIT_RETIRED` | the replica fell too far behind the senders' logs and retired (the launcher counts it as retired, not failed) |
 /// | 76 | `EXIT_ORPHANED` | the connection (or heartbeat) to the launcher was lost: the replica is orphaned |
 /// | 77 | `EXIT_DRAINED` | the replica got SIGTERM (its machine goes away), told the launcher, and handed over or its drain grace ended (the launcher counts it as drained, not failed) |
-/// | 99 | `EXIT_FAULT` | injected fault: `exit@sends=N` or `exit@choices=N` ended the replica on purpose |
+/// | 99 | `EXIT_FAULT` | injected fault: `exit@sends=N` or `exit@choices=N` ended the replica on purpose (the launcher takes it so only from a first incarnation such a fault was armed in; from any other replica it is the program's own code) |
 ///
 /// Any other code is the application's own (`0` after a normal finalize).
 pub mod exit {

@@ -146,6 +146,14 @@ impl JobState {
             ReplicaState::Starting | ReplicaState::Running | ReplicaState::Finalized => {
                 let why = describe_exit(code, signal);
                 log::info!("replica {id} (incarnation {inc}) {why}");
+                let armed = match self.procs[i].incarnation {
+                    0 => self
+                        .exit_faults
+                        .iter()
+                        .find(|f| f.rank == id.rank && f.replica == id.replica)
+                        .copied(),
+                    _ => None,
+                };
                 // Its RETIRED message may still be on its way: it brings the reason.
                 match (code, signal) {
                     (Some(EXIT_RETIRED), None) => self.lose(i, ReplicaState::Retired(why)),
@@ -166,9 +174,18 @@ impl JobState {
                             )),
                         )
                     }
-                    // Killed, lost volpexrun's heartbeat, or an injected crash
-                    // (`exit@sends`, `exit@choices`): not its program's doing.
-                    (_, Some(_)) | (Some(EXIT_ORPHANED | EXIT_FAULT), None) => {
+                    // An injected crash (`exit@sends`, `exit@choices`), armed in first
+                    // incarnations only: not its program's doing. A program that exits
+                    // with the same code by itself is failed as with any other code.
+                    (Some(EXIT_FAULT), None) if armed.is_some() => {
+                        let f = armed.map(|f| f.to_string()).unwrap_or_default();
+                        let why = format!(
+                            "exited on its injected fault --fault {f} (exit code {EXIT_FAULT})"
+                        );
+                        self.lose(i, ReplicaState::Failed(why))
+                    }
+                    // Killed or lost volpexrun's heartbeat: not its program's doing.
+                    (_, Some(_)) | (Some(EXIT_ORPHANED), None) => {
                         self.lose(i, ReplicaState::Failed(why))
                     }
                     // Its program failed (or exited without finishing): the exit policy's,

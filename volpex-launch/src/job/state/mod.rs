@@ -153,6 +153,10 @@ pub struct JobState {
     /// The team every other running team follows (`binding::lead_team`), as the hosts
     /// were last asked to bind for.
     lead: Option<u32>,
+    /// The exit faults armed in first incarnations (`exit@sends`, `exit@choices`): exit
+    /// code `EXIT_FAULT` means such a fault only from one of these; from anyone else it is
+    /// its program's own code.
+    exit_faults: Vec<Fault>,
     /// Who writes every rank's files (see `files`).
     files: volpex_files::coordinator::Coordinator,
     /// Files that could not be written: the job fails with the first.
@@ -231,6 +235,17 @@ impl JobState {
             kill_at: None,
             rebind: false,
             lead: None,
+            exit_faults: config
+                .faults
+                .iter()
+                .filter(|f| {
+                    matches!(
+                        f.action,
+                        FaultAction::ExitAfterSends(_) | FaultAction::ExitAfterChoices(_)
+                    )
+                })
+                .copied()
+                .collect(),
             files: volpex_files::coordinator::Coordinator::new(config.ranks, config.replicas),
             files_damaged: Vec::new(),
             files_ends: Vec::new(),

@@ -696,7 +696,11 @@ fn a_preemption_notice_without_room_for_a_replacement_lets_it_run_on() {
 
 #[test]
 fn an_injected_crash_is_regenerated_a_program_error_is_not() {
-    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    let config = Config {
+        faults: vec![parse_fault("1.0:exit@sends=5").expect("a fault")],
+        ..regen(2, 2, Regenerate::Spare)
+    };
+    let mut st = running(local(config));
     let exit = |st: &mut JobState, who: ReplicaId, code: i32| {
         st.handle(
             Input::Exited {
@@ -709,10 +713,26 @@ fn an_injected_crash_is_regenerated_a_program_error_is_not() {
         )
     };
     // `exit@sends` stands in for a crash.
-    let actions = exit(&mut st, id(1, 0), volpex_proto::launch::exit::EXIT_FAULT);
+    let fault = volpex_proto::launch::exit::EXIT_FAULT;
+    let actions = exit(&mut st, id(1, 0), fault);
     assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
-    // A program's own exit code is its failure: the exit policy's, not regenerated.
+    let first = st
+        .replicas()
+        .iter()
+        .find(|p| p.id == id(1, 0) && p.incarnation == 0)
+        .map(|p| p.state.clone());
+    assert!(
+        matches!(&first, Some(ReplicaState::Failed(w)) if w.contains("--fault 1.0:exit@sends=5")),
+        "{first:?}"
+    );
+    // A program's own exit code is its failure: the exit policy's, not regenerated;
+    // also the fault's code from a replica no fault was armed in.
     assert_eq!(spawns(&exit(&mut st, id(0, 1), 3)), []);
+    assert_eq!(spawns(&exit(&mut st, id(1, 1), fault)), []);
+    assert_eq!(
+        state(&st, id(1, 1)),
+        ReplicaState::Failed("exited with code 99".into())
+    );
 }
 
 #[test]
