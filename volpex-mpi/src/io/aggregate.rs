@@ -4,8 +4,8 @@
 //! most `round_bytes` of each domain, every rank sends each aggregator its pieces that
 //! fall there (their descriptors, then their data straight from the caller's buffer), and
 //! the aggregator writes each contiguous run of what it got with one gathered write from
-//! the buffers the pieces arrived in (the bytes are copied only by the transport and the
-//! kernel). A read goes the other way: the aggregators read their
+//! the transport's own buffers the data arrived in (the bytes are copied only by the
+//! transport and the kernel). A read goes the other way: the aggregators read their
 //! runs and send each rank its bytes. When the accesses do not interleave (each rank's
 //! span is apart from the others'), each rank does its own access: its runs are as
 //! large as its view makes them, and nothing crosses the network (ROMIO's
@@ -28,7 +28,8 @@ use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
-use volpex::Communicator;
+use bytes::Bytes;
+use volpex::{Communicator, PostedMessage};
 
 /// Bytes of each domain one round moves unless the `cb_buffer_size` hint says (ROMIO's
 /// default is 16 MiB). A round's bytes are received and then written by the aggregator
@@ -190,6 +191,10 @@ thread_local! {
 /// The tag of the exchange's messages (the file's communicator is its own: nothing else
 /// is sent on it but collectives).
 const TAG: i32 = 13;
+
+/// The tag of a write's data blocks, apart from their descriptors' (`TAG`), so that an
+/// aggregator posts its receives of a round's blocks before it takes the descriptors.
+const DATA_TAG: i32 = 14;
 
 /// What the ranks sent this one in an exchange: the bytes, and where each rank's are.
 struct Received {
@@ -366,10 +371,23 @@ impl Round {
 struct Arrived {
     /// Each rank's descriptors.
     desc: Vec<Vec<u8>>,
-    /// Every rank's data, one after another (memory kept from round to round).
-    bytes: Vec<u8>,
-    /// Where each rank's data is in `bytes`.
-    at: Vec<Range<usize>>,
+    /// Each rank's data block as the transport received it (empty: none). A block
+    /// received into a buffer of ours was copied twice on the way: the transport asks
+    /// a stream's next messages ahead, so a block is nearly always here before its
+    /// receive, in a buffer of the transport's (1 GiB strided at `-r 1`: 743 of 768
+    /// blocks), and was then copied into ours. The aggregator writes from the
+    /// transport's buffers instead, and gives them back (`recycle`) after the round.
+    data: Vec<Bytes>,
+}
+
+impl Arrived {
+    /// Gives the round's data buffers back to the transport for its next large messages
+    /// (a freed one would cost a page fault per 4 KiB when taken again).
+    fn recycle(&mut self) {
+        for b in self.data.drain(..) {
+            PostedMessage::recycle(b);
+        }
+    }
 }
 
 /// One round of a write's exchange: sends each aggregator this rank's descriptors and
@@ -393,38 +411,58 @@ fn exchange_pieces(
         usize::try_from(c).map_err(|_| MpiError::new(class::INTERN, "a message too large"))
     };
     into.desc.resize_with(n, Vec::new);
-    into.at.clear();
-    let mut total = 0;
+    into.recycle();
+    // The data blocks' receives first (their pulls leave now), then the sends (buffered:
+    // the sender log), then the descriptors.
+    let mut posted: Vec<Option<(PostedMessage, usize)>> = Vec::with_capacity(n);
     for j in 0..n {
         let c = if j == me { 0 } else { size(got[2 * j + 1])? };
-        into.at.push(total..total + c);
-        total += c;
+        posted.push(match c {
+            0 => None,
+            c => Some((
+                comm.process_at_rank(j as i32)
+                    .post_message_with_tag(DATA_TAG)?,
+                c,
+            )),
+        });
     }
-    // Sends are buffered (the sender log): all of them first, then the receives.
     for step in 1..n {
         let to = (me + step) % n;
         let dest = comm.process_at_rank(to as i32);
-        for block in [&round.desc[to][..], round.data_for(to, data)] {
+        for (block, tag) in [
+            (&round.desc[to][..], TAG),
+            (round.data_for(to, data), DATA_TAG),
+        ] {
             if !block.is_empty() {
-                dest.send_with_tag(block, TAG)?;
+                dest.send_with_tag(block, tag)?;
             }
         }
     }
-    if into.bytes.len() < total {
-        into.bytes.resize(total, 0);
-    }
     for step in 1..n {
         let from = (me + n - step) % n;
-        let src = comm.process_at_rank(from as i32);
         let desc = &mut into.desc[from];
         desc.resize(size(got[2 * from])?, 0);
         if !desc.is_empty() {
-            src.receive_into_with_tag(&mut desc[..], TAG)?;
+            comm.process_at_rank(from as i32)
+                .receive_into_with_tag(&mut desc[..], TAG)?;
         }
-        let r = into.at[from].clone();
-        if !r.is_empty() {
-            src.receive_into_with_tag(&mut into.bytes[r], TAG)?;
-        }
+    }
+    for p in posted {
+        let block = match p {
+            None => Bytes::new(),
+            Some((m, c)) => {
+                let b = m.wait()?;
+                if b.len() != c {
+                    PostedMessage::recycle(b);
+                    return Err(MpiError::new(
+                        class::INTERN,
+                        "a collective I/O block of another size than announced",
+                    ));
+                }
+                b
+            }
+        };
+        into.data.push(block);
     }
     Ok(())
 }
@@ -437,11 +475,11 @@ fn arrived_pieces<'a>(
     arrived: &'a Arrived,
 ) -> Result<Vec<(u64, &'a [u8])>> {
     let mut pieces = Vec::new();
-    for j in 0..arrived.at.len() {
+    for j in 0..arrived.data.len() {
         let (desc, bytes) = if j == me {
             (&round.desc[me][..], round.data_for(me, data))
         } else {
-            (&arrived.desc[j][..], &arrived.bytes[arrived.at[j].clone()])
+            (&arrived.desc[j][..], &arrived.data[j][..])
         };
         let desc = decode(desc)?;
         let mut at = 0;
@@ -538,6 +576,7 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
             }
         }
     }
+    arrived.recycle();
     SCRATCH.with(|s| s.set((round, arrived, buf)));
     if h.atomic {
         volpex_files::settle();
