@@ -160,6 +160,9 @@ impl Sources {
     }
 }
 
+/// Per benchmark and column: the unit and each round's value per size.
+type Results = BTreeMap<(String, usize), (String, BTreeMap<usize, Vec<f64>>)>;
+
 /// Runs the comparison.
 pub fn run(a: &Args) -> Result<(), String> {
     if a.benches.is_empty() {
@@ -198,8 +201,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     }
     let osu_args: Vec<&str> = a.osu_args.split_whitespace().collect();
     let limit = Duration::from_secs(a.timeout + 30);
-    // Per benchmark, per column: the unit and each round's value per size.
-    let mut got: BTreeMap<(String, usize), (String, BTreeMap<usize, Vec<f64>>)> = BTreeMap::new();
+    let mut got = Results::new();
     let rounds = a.rounds.max(1);
     eprintln!("volpex-bench: load average at start: {}", load_average());
     for round in 1..=rounds {
@@ -259,11 +261,7 @@ pub fn run(a: &Args) -> Result<(), String> {
 }
 
 /// The medians and ratios, as CSV or as a table.
-fn table(
-    a: &Args,
-    columns: &[Column],
-    mut got: BTreeMap<(String, usize), (String, BTreeMap<usize, Vec<f64>>)>,
-) -> String {
+fn table(a: &Args, columns: &[Column], mut got: Results) -> String {
     let names: Vec<String> = columns.iter().map(|c| c.name()).collect();
     let volpex: Vec<&String> = names[1..].iter().collect();
     let mut header = vec!["bench".to_string(), "size_bytes".into(), "unit".into()];
