@@ -284,6 +284,7 @@ fn lands_once_read_in_chunks_of(step: usize) {
 /// was still going out) goes back to the pool once written, not to the OS.
 #[test]
 fn a_written_large_payload_goes_back_to_the_pool() {
+    let _serial = crate::message::pool::TEST_SERIAL.lock();
     // A size no other test pools (an 8 MiB buffer), so the pool's next one is this one.
     let len = 5_000_001;
     let payload = crate::message::pool::copy(&vec![9u8; len]);
