@@ -285,3 +285,129 @@ fn compare_npb_runs_the_official_code_over_open_mpi_and_over_volpex() {
         );
     }
 }
+
+/// Stand-ins of ours for two OSU one-sided benchmarks (OSU's code is never part of this
+/// repository): each gets or puts through a window and prints OSU's output format, in
+/// OSU 5.3's layout (`mpi/one-sided/osu_NAME.c` beside `osu_1sc.c` and `osu_1sc.h`).
+const OSU_STAND_IN: &[(&str, &str)] = &[
+    (
+        "osu_1sc.h",
+        "#include <mpi.h>\ndouble transfer(int put, int n);\n",
+    ),
+    (
+        "osu_1sc.c",
+        r##"#include <stdio.h>
+#include <stdlib.h>
+#include "osu_1sc.h"
+/* One lock epoch on rank 1's window: a put or a get of n bytes, flushed; the time. */
+double transfer(int put, int n) {
+    int rank;
+    char *base, *buf = calloc(n, 1);
+    MPI_Win win;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Win_allocate(n, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    double t = MPI_Wtime();
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+        if (put) MPI_Put(buf, n, MPI_CHAR, 1, 0, n, MPI_CHAR, win);
+        else MPI_Get(buf, n, MPI_CHAR, 1, 0, n, MPI_CHAR, win);
+        MPI_Win_flush(1, win);
+        MPI_Win_unlock(1, win);
+    }
+    t = MPI_Wtime() - t;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win);
+    free(buf);
+    return t;
+}
+"##,
+    ),
+    (
+        "osu_put_latency.c",
+        r##"#include <stdio.h>
+#include "osu_1sc.h"
+int main(int argc, char **argv) {
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) printf("# OSU MPI_Put Latency Test (stand-in)\n# Size          Latency (us)\n");
+    for (int n = 1; n <= 4; n *= 2) {
+        double t = transfer(1, n);
+        if (rank == 0) printf("%-10d%18.2f\n", n, t * 1e6 + 1.0);
+    }
+    MPI_Finalize();
+    return 0;
+}
+"##,
+    ),
+    (
+        "osu_get_bw.c",
+        r##"#include <stdio.h>
+#include "osu_1sc.h"
+int main(int argc, char **argv) {
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) printf("# OSU MPI_Get Bandwidth Test (stand-in)\n# Size      Bandwidth (MB/s)\n");
+    for (int n = 1024; n <= 4096; n *= 2) {
+        double t = transfer(0, n);
+        if (rank == 0) printf("%-10d%18.2f\n", n, n / (t * 1e6 + 1.0));
+    }
+    MPI_Finalize();
+    return 0;
+}
+"##,
+    ),
+];
+
+/// `compare osu` builds both benchmarks with both compilers and prints, per benchmark and
+/// size, Open MPI's median, Volpex's at -r 1 and -r 2, and the ratios.
+#[test]
+fn compare_osu_runs_one_sided_benchmarks_under_open_mpi_and_volpex() {
+    if !volpex_tests::prerequisite(volpex_tests::has_command("mpicc"), "Open MPI (mpicc)") {
+        return;
+    }
+    let osu = volpex_tests::abi::TempDir::new("compare-osu");
+    let dir = osu.0.join("mpi/one-sided");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    for (name, text) in OSU_STAND_IN {
+        std::fs::write(dir.join(name), text).expect("write stand-in");
+    }
+    let stdout = volpex_bench(
+        Command::new(bin("volpex-bench"))
+            .args(["compare", "osu", "--rounds", "1", "--csv", "-r", "1,2"])
+            .args(["--benches", "put_latency,get_bw", "--osu-dir"])
+            .arg(&osu.0),
+    );
+    let mut lines = stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "bench,size_bytes,unit,openmpi,volpex-r1,volpex-r2,\
+             volpex-r1_ratio,volpex-r2_ratio,volpex-r2_over_volpex-r1"
+        )
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let keys: Vec<(&str, &str, &str)> = rows.iter().map(|r| (r[0], r[1], r[2])).collect();
+    assert_eq!(
+        keys,
+        [
+            ("put_latency", "1", "us"),
+            ("put_latency", "2", "us"),
+            ("put_latency", "4", "us"),
+            ("get_bw", "1024", "MB/s"),
+            ("get_bw", "2048", "MB/s"),
+            ("get_bw", "4096", "MB/s"),
+        ],
+        "{stdout}"
+    );
+    for r in &rows {
+        assert!(
+            r.len() == 9
+                && r[3..]
+                    .iter()
+                    .all(|v| v.parse::<f64>().is_ok_and(|v| v > 0.0)),
+            "every side measured, three ratios: {stdout}"
+        );
+    }
+}

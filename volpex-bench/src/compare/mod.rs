@@ -1,9 +1,11 @@
 //! Side-by-side runs: the same benchmark under Volpex and under Open MPI over TCP (for
-//! ping-pong also Open MPI's shared memory and Volpex over TCP), alternating, several
-//! rounds, medians per message size.
+//! ping-pong also Open MPI's shared memory and Volpex over TCP; for OSU's one-sided
+//! programs Volpex at several replica counts), alternating, several rounds, medians per
+//! message size.
 
 mod npb;
 mod npb_ref;
+mod osu;
 mod overlap;
 
 use std::collections::BTreeMap;
@@ -27,6 +29,9 @@ pub enum What {
     /// Delivery while the sender computes, and a receive-compute-send pipeline:
     /// `volpex-bench overlap` against `c/overlap.c` under Open MPI.
     Overlap(overlap::Args),
+    /// OSU micro-benchmarks' one-sided programs (the user's OSU source directory) under
+    /// Open MPI over TCP (`osc pt2pt`) and under volpexrun over TCP at each replica count.
+    Osu(osu::Args),
 }
 
 /// One way of running a benchmark: a column of the comparison tables.
@@ -400,6 +405,7 @@ pub fn run(what: &What) -> Result<(), String> {
         What::Collectives(a) => collectives(a),
         What::Npb(a) => npb::run(a),
         What::Overlap(a) => overlap::run(a),
+        What::Osu(a) => osu::run(a),
     }
 }
 

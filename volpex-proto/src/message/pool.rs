@@ -66,12 +66,25 @@ pub fn recycle(b: Bytes) {
     if !v.capacity().is_power_of_two() {
         return;
     }
+    if v.capacity() > POOL_BYTES_MAX {
+        return;
+    }
     let mut pool = POOL.lock();
-    if pool.bytes + v.capacity() <= POOL_BYTES_MAX {
-        pool.bytes += v.capacity();
-        pool.free.push(v);
+    // The newest buffer goes in, the oldest ones go out to make room: a program whose
+    // message sizes grow (OSU's bandwidth tests) would otherwise fill the pool with
+    // sizes it no longer sends, and allocate afresh each of its larger messages (a
+    // 32 MiB one-sided answer per flush, page-faulted anew each time).
+    pool.bytes += v.capacity();
+    pool.free.push(v);
+    while pool.bytes > POOL_BYTES_MAX {
+        let old = pool.free.remove(0);
+        pool.bytes -= old.capacity();
     }
 }
+
+/// Held by the tests that fill or read the pool (it is one for the whole process).
+#[cfg(test)]
+pub(crate) static TEST_SERIAL: Mutex<()> = Mutex::new(());
 
 #[cfg(test)]
 mod tests {
@@ -79,12 +92,31 @@ mod tests {
 
     #[test]
     fn large_buffers_come_back() {
+        let _serial = TEST_SERIAL.lock();
         let b = copy(&vec![3u8; 100_000]);
         let ptr = b.as_ptr();
         recycle(b);
         let v = take(100_000);
         assert_eq!(v.as_ptr(), ptr, "the same allocation is reused");
         assert!(v.is_empty() && v.capacity() >= 100_000);
+    }
+
+    #[test]
+    fn a_full_pool_makes_room_for_the_newest_size() {
+        let _serial = TEST_SERIAL.lock();
+        // Enough buffers of a size nothing else pools (16 MiB) to fill the pool, then one
+        // of another (32 MiB): it is kept, the oldest go.
+        let filler: Vec<Bytes> = (0..POOL_BYTES_MAX / (16 << 20))
+            .map(|_| copy(&vec![1u8; (12 << 20) + 1]))
+            .collect();
+        for b in filler {
+            recycle(b);
+        }
+        let big = copy(&vec![2u8; (24 << 20) + 1]);
+        let ptr = big.as_ptr();
+        recycle(big);
+        let v = take((24 << 20) + 1);
+        assert_eq!(v.as_ptr(), ptr, "the newest size was pooled");
     }
 
     #[test]

@@ -417,7 +417,13 @@ impl OutQueue {
             let left = HEADER_BYTES + f.payload.len() - f.written;
             if n >= left {
                 n -= left;
-                self.frames.pop_front();
+                // A large payload whose log entry went first (confirmed, or evicted
+                // while its frame was still going out) has its last user here: its
+                // buffer goes back to the pool, else the next large message of this
+                // size page-faults in a fresh one (a 32 MiB one-sided answer per flush).
+                if let Some(f) = self.frames.pop_front() {
+                    crate::message::pool::recycle(f.payload);
+                }
             } else {
                 f.written += n;
                 n = 0;

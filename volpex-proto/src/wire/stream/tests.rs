@@ -279,3 +279,28 @@ fn lands_once_read_in_chunks_of(step: usize) {
     assert!(first.iter().all(|&b| b == 1));
     assert!(second.iter().all(|&b| b == 2));
 }
+
+/// A large payload whose last user is the out queue (its log entry went while the frame
+/// was still going out) goes back to the pool once written, not to the OS.
+#[test]
+fn a_written_large_payload_goes_back_to_the_pool() {
+    let _serial = crate::message::pool::TEST_SERIAL.lock();
+    // A size no other test pools (an 8 MiB buffer), so the pool's next one is this one.
+    let len = 5_000_001;
+    let payload = crate::message::pool::copy(&vec![9u8; len]);
+    let ptr = payload.as_ptr();
+    let logged = payload.clone();
+    let mut q = OutQueue::default();
+    q.push(&Header::new(Kind::Data, len), payload);
+    // The log lets go of its copy first.
+    crate::message::pool::recycle(logged);
+    let mut w = Vec::new();
+    assert!(q.flush_to(&mut w).unwrap());
+    assert_eq!(w.len(), HEADER_BYTES + len);
+    let again = crate::message::pool::take(len);
+    assert_eq!(
+        again.as_ptr(),
+        ptr,
+        "the written payload's buffer is reused"
+    );
+}
