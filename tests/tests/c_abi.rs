@@ -227,6 +227,41 @@ fn a_lost_replica_changes_nothing_for_serving_collectives() {
     volpex_tests::abi::faults_change_nothing(&exe, "rma_serving", &["60", "10"]);
 }
 
+/// A passive target's serving call and its origin's flush wait as a blocking receive
+/// does, spinning before they sleep: with a spin longer than any wait of the run
+/// (`VOLPEX_SPIN_US`), neither the origin nor the target (in `MPI_Barrier`) of 200
+/// put-and-flush pairs sleeps in the kernel, over TCP or shared memory. Before, each
+/// flush slept on both sides (the target until the request came, the origin until the
+/// answer did), and every wake-up of an idle core cost tens of microseconds
+/// (`tests/c/rma_sleeps.c` counts the voluntary context switches of each side's thread;
+/// a count, not a time: a few are allowed for what else may take a thread off its core).
+#[test]
+fn a_passive_target_and_its_origin_wait_without_sleeping() {
+    let dir = TempDir::new("sleeps");
+    let exe = compile_c(&dir, "rma_sleeps");
+    for shm in ["VOLPEX_SHM=0", "VOLPEX_SHM=1"] {
+        let args = [
+            "-n",
+            "2",
+            "-r",
+            "1",
+            "-x",
+            "VOLPEX_SPIN_US=30000000",
+            "-x",
+            shm,
+        ];
+        let line = first_line(&job(&args, &exe, &["200"]), "rma_sleeps");
+        let count = |what: &str| -> u64 {
+            let at = line.split_whitespace().skip_while(|w| *w != what).nth(1);
+            at.and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{what} in {line}"))
+        };
+        assert_eq!(count("flushes"), 200, "{line}");
+        assert!(count("origin") < 20, "{shm}: {line}");
+        assert!(count("target") < 20, "{shm}: {line}");
+    }
+}
+
 /// A shared-memory window's team (replica k of every rank, sharing one memory by load
 /// and store) is one failure unit: a member killed, or stopped until volpexrun ends it,
 /// mid-run ends every member of its team with a message naming the window, never a

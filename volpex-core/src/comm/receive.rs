@@ -14,7 +14,7 @@ use super::communicator::{Communicator, Partner};
 use super::{Status, Tag};
 use crate::error::Error;
 use crate::transport::progress::AppGuard;
-use crate::transport::{Core, Landing};
+use crate::transport::{Core, Landing, Pace};
 use volpex_proto::limits::LARGE_PAYLOAD_BYTES;
 use volpex_proto::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
 use volpex_proto::message::Key;
@@ -126,6 +126,35 @@ impl Communicator {
             .lock()
             .turn(Some(d), false)
             .map_err(Error::EventLoop)
+    }
+
+    /// One pause of a wait that polls things itself (`Waiting`): while the wait is within
+    /// the spin of a blocking receive's wait (`VOLPEX_SPIN_US`, `VOLPEX_HARD_SPIN_US`,
+    /// `VOLPEX_YIELD`), a turn of the loop that does not sleep, then the CPU given away
+    /// if the blocking waits would; after that, a turn that sleeps until something
+    /// happens or `look` passed. So a serving call (a passive target's, which polls its
+    /// requests and what it waits for) answers as soon as a blocking receive would: a
+    /// turn that sleeps costs the wake-up of an idle core, tens of microseconds.
+    pub fn pause(&self, w: &mut Waiting, look: Duration) -> Result<(), Error> {
+        let mut core = self.inner.rt.lock();
+        let pace = match &mut w.pace {
+            Some(p) => p,
+            None => {
+                let now = core.now();
+                w.pace.insert(Pace::new(core.spin_config_at(now), now))
+            }
+        };
+        if !pace.spinning() {
+            return core.turn(Some(look), false).map_err(Error::EventLoop);
+        }
+        core.turn(Some(Duration::ZERO), false)
+            .map_err(Error::EventLoop)?;
+        let give = pace.polled(|| core.turned_at());
+        drop(core);
+        if give {
+            std::thread::yield_now();
+        }
+        Ok(())
     }
 
     pub(crate) fn detach(&self, id: RecvId) {
@@ -285,6 +314,22 @@ impl Communicator {
             bytes,
             cancelled: false,
         }
+    }
+}
+
+/// A wait that polls several things itself, between which it pauses with
+/// `Communicator::pause`: it starts with the first pause, and waits from then on as a
+/// blocking receive would (spins, then sleeps).
+#[derive(Debug, Default)]
+pub struct Waiting {
+    pace: Option<Pace>,
+}
+
+impl Waiting {
+    /// Starts the wait over (its caller did something: what it waits for may take a
+    /// while from now).
+    pub fn restart(&mut self) {
+        self.pace = None;
     }
 }
 

@@ -30,4 +30,5 @@ pub use event_loop::{Core, Listeners, Membership};
 pub use progress::Runtime;
 pub use shm::shared;
 pub use shm::{unavailable as shm_unavailable, Listener as ShmListener};
+pub(crate) use spin::Pace;
 pub use volpex_proto::wire::stream::Landing;

@@ -21,7 +21,7 @@ use parking_lot::{Mutex, MutexGuard};
 
 use super::clock::TransportClock;
 use super::event_loop::{Core, Signals};
-use super::spin::Spin;
+use super::spin::Pace;
 use crate::config::{APP_ACTIVE_LOOK_MAX, APP_ACTIVE_WINDOW, APP_HANDOVER_SPIN, BACKGROUND_POLL};
 use volpex_proto::wire::stream::Landing;
 
@@ -80,17 +80,13 @@ impl AppGuard<'_> {
             return Ok(v);
         }
         let start = self.guard.now();
-        let Spin {
-            poll: spin,
-            yield_between: yield_when_idle,
-            hard,
-        } = self.guard.spin_config_at(start);
-        let (spin_until, hard_until) = (start + spin, start + hard);
-        let mut spinning = !spin.is_zero();
-        let mut hard_spin = !hard.is_zero();
-        let mut spins = 0u32;
+        let mut pace = Pace::new(self.guard.spin_config_at(start), start);
         loop {
-            let wait = if spinning { Some(Duration::ZERO) } else { None };
+            let wait = if pace.spinning() {
+                Some(Duration::ZERO)
+            } else {
+                None
+            };
             self.guard.turn_with(wait, false, landings)?;
             if let Some(v) = done(&mut self.guard) {
                 return Ok(v);
@@ -103,17 +99,9 @@ impl AppGuard<'_> {
                     return Ok(v);
                 }
             }
-            if spinning {
-                // With more processes than cores, the one we wait for may need the CPU.
-                if yield_when_idle && !hard_spin {
-                    std::thread::yield_now();
-                }
-                spins += 1;
-                if hard_spin || spins.is_multiple_of(16) {
-                    let now = self.guard.turned_at();
-                    spinning = now < spin_until;
-                    hard_spin = now < hard_until;
-                }
+            // With more processes than cores, the one we wait for may need the CPU.
+            if pace.polled(|| self.guard.turned_at()) {
+                std::thread::yield_now();
             }
         }
     }

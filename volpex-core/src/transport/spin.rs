@@ -33,6 +33,55 @@ pub struct Spin {
     pub hard: Duration,
 }
 
+/// Where one blocked call stands in its wait (`Spin`, from when it started): it polls
+/// without sleeping until the spin is over, giving the CPU away between polls once the
+/// hard spin is over (if the spin says so), and then sleeps. The clock is read every
+/// poll during the hard spin, every 16th after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pace {
+    spin_until: Duration,
+    hard_until: Duration,
+    yield_between: bool,
+    spinning: bool,
+    hard: bool,
+    polls: u32,
+}
+
+impl Pace {
+    /// The pace of a wait that starts at `start` and waits as `spin` says.
+    pub fn new(spin: Spin, start: Duration) -> Pace {
+        Pace {
+            spin_until: start + spin.poll,
+            hard_until: start + spin.hard,
+            yield_between: spin.yield_between,
+            spinning: !spin.poll.is_zero(),
+            hard: !spin.hard.is_zero(),
+            polls: 0,
+        }
+    }
+
+    /// Whether the next poll must not sleep.
+    pub fn spinning(&self) -> bool {
+        self.spinning
+    }
+
+    /// A poll found nothing done (`now` reads the clock, when needed); true when the
+    /// caller gives the CPU away before the next one.
+    pub fn polled(&mut self, now: impl FnOnce() -> Duration) -> bool {
+        if !self.spinning {
+            return false;
+        }
+        let give = self.yield_between && !self.hard;
+        self.polls += 1;
+        if self.hard || self.polls.is_multiple_of(16) {
+            let now = now();
+            self.spinning = now < self.spin_until;
+            self.hard = now < self.hard_until;
+        }
+        give
+    }
+}
+
 /// When a large message was last read or sent.
 #[derive(Debug, Default)]
 pub(super) struct BulkWindow {
@@ -91,6 +140,45 @@ mod tests {
         let inside = t + BULK_SPIN_FOR - Duration::from_micros(1);
         assert_eq!(w.spin(&cfg, inside).poll, SPIN_SHARED);
         assert_eq!(w.spin(&cfg, t + BULK_SPIN_FOR).poll, full);
+    }
+
+    /// The pace of a wait: hard polls first, then polls that give the CPU away, then
+    /// sleeps; a wait with no spin sleeps at once.
+    #[test]
+    fn a_wait_polls_hard_then_yields_then_sleeps() {
+        let spin = Spin {
+            poll: Duration::from_micros(100),
+            yield_between: true,
+            hard: Duration::from_micros(10),
+        };
+        let at = |us| Duration::from_micros(us);
+        let mut p = Pace::new(spin, at(1000));
+        assert!(p.spinning());
+        assert!(!p.polled(|| at(1005)), "hard: no yield");
+        assert!(!p.polled(|| at(1010)), "the hard spin ends at this poll");
+        assert!(p.polled(|| unreachable!("read every 16th poll")));
+        for _ in 3..15 {
+            assert!(p.polled(|| unreachable!("read every 16th poll")));
+        }
+        assert!(p.polled(|| at(1099)));
+        assert!(p.spinning());
+        for _ in 16..31 {
+            assert!(p.polled(|| unreachable!("read every 16th poll")));
+        }
+        assert!(p.polled(|| at(1100)));
+        assert!(!p.spinning(), "the spin is over: the next poll sleeps");
+        assert!(!p.polled(|| unreachable!("no clock once it sleeps")));
+        let none = Spin {
+            poll: Duration::ZERO,
+            ..spin
+        };
+        assert!(!Pace::new(none, at(0)).spinning());
+        let no_yield = Spin {
+            yield_between: false,
+            hard: Duration::ZERO,
+            ..spin
+        };
+        assert!(!Pace::new(no_yield, at(0)).polled(|| at(1)));
     }
 
     #[test]

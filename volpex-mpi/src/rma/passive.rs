@@ -29,7 +29,7 @@ use std::os::raw::c_int;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use volpex::{Communicator, Decision, PostedMessage};
+use volpex::{Communicator, Decision, PostedMessage, Waiting};
 
 use super::batch::{self, Window};
 use super::object;
@@ -38,6 +38,10 @@ use crate::error::{MpiError, Result};
 use crate::handles::{class, COMM_WORLD, PROC_NULL};
 use crate::state;
 use crate::window::{Access, Landing, LockKind as Kind};
+
+/// How long a serving call that waits sleeps at most once its spin is over (it wakes as
+/// soon as anything arrives; see `wait`).
+const LOOK: Duration = Duration::from_millis(1);
 
 /// Tags on the window's communicator: a request (lock kind, release, batch), its answer.
 const REQUEST: i32 = 5;
@@ -394,6 +398,7 @@ fn step(mem: &Memory) -> Result<bool> {
 /// a follower applies the rest the leader did and returns when the leader's call did.
 fn end(mem: &Memory) -> Result<()> {
     let world = world()?;
+    let mut waiting = Waiting::default();
     while let Some(s) = SLOT.with(Cell::get) {
         match world.poll_choice(s) {
             Decision::Yours => {
@@ -403,8 +408,9 @@ fn end(mem: &Memory) -> Result<()> {
             Decision::Made(v) if v.is_empty() => break,
             Decision::Made(_) => {
                 step(mem)?;
+                waiting.restart();
             }
-            Decision::Waiting => world.drive_for(Duration::from_millis(1))?,
+            Decision::Waiting => wait(&world, &mut waiting)?,
         }
     }
     SLOT.with(|c| c.set(None));
@@ -435,12 +441,23 @@ fn close_call<T>(outer: bool, mem: &Memory, r: Result<T>) -> Result<T> {
     Ok(v)
 }
 
+/// The pause of a serving call between its polls: it waits as a blocking receive does
+/// (`volpex::Communicator::pause`: spinning first, so a request or an answer that comes
+/// within the spin is taken at once, not after the wake-up of a core that slept; then
+/// sleeping until something arrives, `LOOK` at most).
+fn wait(world: &Communicator, waiting: &mut Waiting) -> Result<()> {
+    Ok(world.pause(waiting, LOOK)?)
+}
+
 /// One round of a serving call that waits: a step of serving, or, with nothing to
-/// apply, a short wait for the network.
-fn round(mem: &Memory) -> Result<()> {
+/// apply, a pause (`wait`) of the wait `waiting`, which starts over when something
+/// was applied.
+fn round(mem: &Memory, waiting: &mut Waiting) -> Result<()> {
     let served = if active() { step(mem)? } else { false };
-    if !served {
-        world()?.drive_for(Duration::from_micros(50))?;
+    if served {
+        waiting.restart();
+    } else {
+        wait(&world()?, waiting)?;
     }
     Ok(())
 }
@@ -449,14 +466,16 @@ fn round(mem: &Memory) -> Result<()> {
 /// then the call's end.
 pub fn serve<T>(mem: &Memory, mut poll: impl FnMut() -> Result<Option<T>>) -> Result<T> {
     let outer = open_call();
+    let mut waiting = Waiting::default();
     let r = (|| loop {
         if active() && step(mem)? {
+            waiting.restart();
             continue;
         }
         if let Some(v) = poll()? {
             return Ok(v);
         }
-        world()?.drive_for(Duration::from_micros(50))?;
+        wait(&world()?, &mut waiting)?;
     })();
     close_call(outer, mem, r)
 }
@@ -650,9 +669,10 @@ fn serving<T>(mem: &'static Memory, work: impl FnOnce() -> Result<T>) -> Result<
     let outer = open_call();
     let failed = std::rc::Rc::new(Cell::new(None));
     let failure = failed.clone();
+    let mut waiting = Waiting::default();
     let r = volpex::polling_between(
         Box::new(move || {
-            round(mem).map_err(|e| {
+            round(mem, &mut waiting).map_err(|e| {
                 failure.set(Some(e));
                 volpex::Error::Usage("serving a passive-target request failed")
             })
