@@ -34,7 +34,8 @@ thread_local! {
 
 /// Runs `f` with every blocking collective it runs on this thread waiting by polling,
 /// and calling `between` between polls (each call must return soon; it may wait a
-/// little itself, say with `Communicator::drive_for`): the same messages as without, so
+/// little itself, paced as a blocking receive waits, with `Communicator::pause`): the
+/// same messages as without, so
 /// members may run the collective either way. The thread stays this one (a caller that
 /// serves requests of other processes while it waits, as a passive-target MPI window
 /// does). A collective that `between` itself runs waits the plain way.
