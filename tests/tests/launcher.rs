@@ -181,29 +181,11 @@ fn a_crowded_host_gives_each_rank_one_cpu_in_turn() {
 /// incarnation of team 1 would take its CPU back.
 #[test]
 fn the_cpus_of_a_dead_team_go_to_the_survivors() {
-    let allowed = allowed_cpus().expect("our own CPU affinity");
-    if !volpex_tests::prerequisite(allowed.len() >= 2, "a second CPU") {
+    let Some(allowed) = pinned_to_two_cpus() else {
         return;
-    }
-    // The layout checked is the one of 2 CPUs: the job runs on the first two this
-    // process may use (a child inherits the affinity of the thread that starts it, and
-    // each test runs on a thread of its own).
-    let allowed = allowed[..2].to_vec();
-    let mut two = nix::sched::CpuSet::new();
-    for &c in &allowed {
-        two.set(c).expect("a CPU number the kernel gave us");
-    }
-    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &two)
-        .expect("pin this test's thread to two CPUs");
-    let base = TempPath::new("rebind");
-    let files: Vec<TempPath> = (0..2)
-        .flat_map(|r| [0, 1, 2].map(|k| TempPath(format!("{}.{r}.{k}", base.0.display()).into())))
-        .collect();
-    let _parts: Vec<TempPath> = files
-        .iter()
-        .map(|f| TempPath(format!("{}.part", f.0.display()).into()))
-        .collect();
-    let base_arg = base.0.display().to_string();
+    };
+    let files = CpuFiles::new("rebind");
+    let base_arg = files.base();
     // Team 2 moves to team 1's CPU, whether team 1 dies before or after it starts looking.
     let expect = format!("0.2={c};1.2={c}", c = allowed[1]);
     let r = run(
@@ -227,8 +209,65 @@ fn the_cpus_of_a_dead_team_go_to_the_survivors() {
     );
     r.ok();
     r.assert_no_leftovers();
-    let cpus = |rank: u32, team: u32| -> Vec<usize> {
-        let f = format!("{}.{rank}.{team}", base.0.display());
+    for rank in 0..2 {
+        assert_eq!(files.cpus(rank, 0), [allowed[0]], "team 0 keeps its CPU");
+        assert_eq!(
+            files.cpus(rank, 2),
+            [allowed[1]],
+            "team 2 takes team 1's CPU"
+        );
+    }
+}
+
+/// The first two CPUs this process may use, this test's thread pinned to them (a child
+/// inherits the affinity of the thread that starts it, and each test runs on a thread of
+/// its own), so the layout checked is the one of 2 CPUs; None (skipped, or failed under
+/// `VOLPEX_TEST_PREREQUISITES=required`) with fewer.
+fn pinned_to_two_cpus() -> Option<Vec<usize>> {
+    let allowed = allowed_cpus().expect("our own CPU affinity");
+    if !volpex_tests::prerequisite(allowed.len() >= 2, "a second CPU") {
+        return None;
+    }
+    let allowed = allowed[..2].to_vec();
+    let mut two = nix::sched::CpuSet::new();
+    for &c in &allowed {
+        two.set(c).expect("a CPU number the kernel gave us");
+    }
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &two)
+        .expect("pin this test's thread to two CPUs");
+    Some(allowed)
+}
+
+/// The files the `rebind` program writes for 2 ranks of 3 teams (`BASE.RANK.TEAM`, and
+/// their `.part`s), removed when dropped.
+struct CpuFiles {
+    base: TempPath,
+    _files: Vec<TempPath>,
+}
+
+impl CpuFiles {
+    fn new(name: &str) -> CpuFiles {
+        let base = TempPath::new(name);
+        let _files = (0..2)
+            .flat_map(|r| [0, 1, 2].map(|k| format!("{}.{r}.{k}", base.0.display())))
+            .flat_map(|f| {
+                [
+                    TempPath(f.clone().into()),
+                    TempPath(format!("{f}.part").into()),
+                ]
+            })
+            .collect();
+        CpuFiles { base, _files }
+    }
+
+    /// BASE, the program's first argument.
+    fn base(&self) -> String {
+        self.base.0.display().to_string()
+    }
+
+    /// The CPUs replica `rank.team` last ran on, the same for every one of its threads.
+    fn cpus(&self, rank: u32, team: u32) -> Vec<usize> {
+        let f = format!("{}.{rank}.{team}", self.base.0.display());
         let text = std::fs::read_to_string(&f).expect("the replica wrote its CPUs");
         let lists: Vec<Vec<usize>> = text
             .lines()
@@ -236,13 +275,9 @@ fn the_cpus_of_a_dead_team_go_to_the_survivors() {
             .collect();
         assert!(
             lists.windows(2).all(|w| w[0] == w[1]),
-            "every thread moved: {text}"
+            "every thread of {rank}.{team} on the same CPUs: {text}"
         );
         lists[0].clone()
-    };
-    for rank in 0..2 {
-        assert_eq!(cpus(rank, 0), [allowed[0]], "team 0 keeps its CPU");
-        assert_eq!(cpus(rank, 2), [allowed[1]], "team 2 takes team 1's CPU");
     }
 }
 
@@ -253,28 +288,11 @@ fn the_cpus_of_a_dead_team_go_to_the_survivors() {
 /// new incarnation would make its team whole again.
 #[test]
 fn the_team_the_others_follow_gets_cpus_of_its_own() {
-    let allowed = allowed_cpus().expect("our own CPU affinity");
-    if !volpex_tests::prerequisite(allowed.len() >= 2, "a second CPU") {
+    let Some(allowed) = pinned_to_two_cpus() else {
         return;
-    }
-    // As above: the layout of 2 CPUs, on the first two this process may use.
-    let allowed = allowed[..2].to_vec();
-    let mut two = nix::sched::CpuSet::new();
-    for &c in &allowed {
-        two.set(c).expect("a CPU number the kernel gave us");
-    }
-    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &two)
-        .expect("pin this test's thread to two CPUs");
-    let base = TempPath::new("lead");
-    let survivors = [(0, 0), (0, 1), (0, 2), (1, 2)];
-    let files: Vec<TempPath> = (0..2)
-        .flat_map(|r| [0, 1, 2].map(|k| TempPath(format!("{}.{r}.{k}", base.0.display()).into())))
-        .collect();
-    let _parts: Vec<TempPath> = files
-        .iter()
-        .map(|f| TempPath(format!("{}.part", f.0.display()).into()))
-        .collect();
-    let base_arg = base.0.display().to_string();
+    };
+    let files = CpuFiles::new("lead");
+    let base_arg = files.base();
     let (own, rest) = (allowed[0], allowed[1]);
     let expect = format!("0.2={own};1.2={own};0.0={rest};0.1={rest}");
     let r = run(
@@ -306,17 +324,9 @@ fn the_team_the_others_follow_gets_cpus_of_its_own() {
     );
     r.ok();
     r.assert_no_leftovers();
-    for (rank, team) in survivors {
-        let f = format!("{}.{rank}.{team}", base.0.display());
-        let text = std::fs::read_to_string(&f).expect("the replica wrote its CPUs");
+    for (rank, team) in [(0, 0), (0, 1), (0, 2), (1, 2)] {
         let want = if team == 2 { own } else { rest };
-        for line in text.lines() {
-            assert_eq!(
-                parse_cpus(line).expect("a CPU list"),
-                [want],
-                "replica {rank}.{team}: {text}"
-            );
-        }
+        assert_eq!(files.cpus(rank, team), [want], "replica {rank}.{team}");
     }
 }
 
