@@ -903,14 +903,11 @@ mod tests {
         }
     }
 
-    /// The loop reads time from the clock it was given, never from the system: a turn
-    /// that waits for nothing leaves it where it was, and moving it by hand is what the
-    /// engine sees.
-    #[test]
-    fn the_core_runs_on_the_clock_it_is_given() {
+    /// A core of a one-process job with no peers, on a hand-moved clock reading 5 s.
+    fn core_alone_at_5_s() -> (Core, Waker, Arc<Manual>) {
         let clock = Arc::new(Manual::default());
         clock.0.store(5_000_000, Ordering::SeqCst);
-        let (mut core, _waker) = Core::new(
+        let (core, waker) = Core::new(
             ReplicaId::new(0, 0),
             (1, 1),
             [0; 32],
@@ -922,6 +919,15 @@ mod tests {
             Arc::new(Drain::default()),
         )
         .expect("a core alone");
+        (core, waker, clock)
+    }
+
+    /// The loop reads time from the clock it was given, never from the system: a turn
+    /// that waits for nothing leaves it where it was, and moving it by hand is what the
+    /// engine sees.
+    #[test]
+    fn the_core_runs_on_the_clock_it_is_given() {
+        let (mut core, _waker, clock) = core_alone_at_5_s();
         assert_eq!(core.now(), Duration::from_secs(5));
         core.turn(Some(Duration::ZERO), false).expect("a turn");
         assert_eq!(core.now(), Duration::from_secs(5));
@@ -935,20 +941,7 @@ mod tests {
     /// turn that may sleep consults them every time.
     #[test]
     fn a_spinning_caller_consults_its_timers_only_every_kernel_poll_interval() {
-        let clock = Arc::new(Manual::default());
-        clock.0.store(5_000_000, Ordering::SeqCst);
-        let (mut core, _waker) = Core::new(
-            ReplicaId::new(0, 0),
-            (1, 1),
-            [0; 32],
-            Config::default(),
-            Listeners::default(),
-            None,
-            Membership::alone(),
-            TransportClock::Given(clock.clone()),
-            Arc::new(Drain::default()),
-        )
-        .expect("a core alone");
+        let (mut core, _waker, clock) = core_alone_at_5_s();
         assert!(!core.rings_only());
         let spin = Some(Duration::ZERO);
         let start = Duration::from_secs(5);
