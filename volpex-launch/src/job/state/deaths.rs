@@ -13,7 +13,7 @@ use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::ToProcess;
 
 use super::super::exit_policy;
-use super::super::replica::{describe_exit, Origin, ReplicaState};
+use super::super::replica::{describe_exit, Origin, Replica, ReplicaState};
 use super::super::step::Action;
 use super::JobState;
 
@@ -39,25 +39,19 @@ impl JobState {
     /// host with a live replica binds its processes again (`Action::Rebind`), so that
     /// the lead team gets CPUs of its own where it shares a crowded host.
     pub(super) fn follow_lead(&mut self) {
-        let living: Vec<(u32, u32)> = self
+        let living: Vec<&Replica> = self
             .slots
             .iter()
             .map(|&i| &self.procs[i])
             .filter(|p| p.state.alive())
-            .map(|p| (p.id.rank, p.id.replica))
             .collect();
-        let lead = crate::binding::lead_team(&living, self.ranks, self.replicas);
+        let teams: Vec<(u32, u32)> = living.iter().map(|p| (p.id.rank, p.id.replica)).collect();
+        let lead = crate::binding::lead_team(&teams, self.ranks, self.replicas);
         if lead == self.lead {
             return;
         }
+        let mut hosts: Vec<usize> = living.iter().map(|p| p.host).collect();
         self.lead = lead;
-        let mut hosts: Vec<usize> = self
-            .slots
-            .iter()
-            .map(|&i| &self.procs[i])
-            .filter(|p| p.state.alive())
-            .map(|p| p.host)
-            .collect();
         hosts.sort_unstable();
         hosts.dedup();
         for host in hosts {
