@@ -3,6 +3,8 @@
  *   segv: every rank all-reduces ROUNDS (200) times, WORK_MS (5) apart; halfway, rank 1
  *         dereferences a null pointer, so every replica of rank 1 dies of SIGSEGV at
  *         about the same moment.
+ *   exitN: the same, but halfway rank 1 calls exit(N) (the program's own exit code,
+ *         which may be one of the codes the runtime also exits with).
  *   nofinalize: every rank all-reduces once, prints its result line, waits in a barrier
  *         until every rank printed (the first exit fails the job and ends the others)
  *         and returns from main without MPI_Finalize. */
@@ -30,10 +32,12 @@ int main(int argc, char **argv) {
         CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
         return 0;
     }
-    CHECK(strcmp(argv[1], "segv") == 0);
+    int exit_code = -1;
+    CHECK(strcmp(argv[1], "segv") == 0 || sscanf(argv[1], "exit%d", &exit_code) == 1);
     for (int i = 0; i < rounds; i++) {
         long mine = rank + i, all = 0;
         if (rank == 1 && i == rounds / 2) {
+            if (exit_code >= 0) exit(exit_code);
             volatile int *nowhere = NULL;
             *nowhere = 1;
         }

@@ -306,6 +306,11 @@ impl LiveJob {
         None
     }
 
+    /// volpexrun's standard error read so far (by `wait_stderr`), for a failure's message.
+    pub fn stderr_so_far(&self) -> String {
+        self.err_lines.join("\n")
+    }
+
     /// Waits until a stderr line satisfies `f` (returns it) or the deadline passes.
     pub fn wait_stderr(&mut self, deadline: Duration, f: impl Fn(&str) -> bool) -> Option<String> {
         let end = Instant::now() + deadline;

@@ -1,6 +1,7 @@
 //! What volpexrun says when things go wrong must be true and must name the cause: the
 //! exit codes of command-line errors, `--report`, `--wdir` and a program that is a
-//! directory checked before anything starts, a program that exits without MPI_Finalize,
+//! directory checked before anything starts, a program that exits without MPI_Finalize
+//! or with one of the runtime's own exit codes,
 //! a preempted replica that was not replaced, the order of the live lines, and volpexrun
 //! itself stopped. Real processes, no timed assertions.
 //! Reference: issue 42 item 3; docs/VOLPEXRUN.md (exit codes, `--report`, output).
@@ -134,6 +135,41 @@ fn a_c_program_without_mpi_finalize_is_told_so_and_keeps_its_output() {
             .map(|rank| format!("misbehave: rank {rank} of 4 sum 6"))
             .collect();
         assert_eq!(lines, expect, "-r {r}\n{}", run.stderr);
+    }
+}
+
+/// A program that exits by itself with 75, 76 or 77, the codes the runtime also ends a
+/// replica with (retired, orphaned, drained): under mpirun the job ends with that code,
+/// and so here. Before, volpexrun took them for the runtime's, called the rank retired
+/// or drained, started replacements and ended the job with 70.
+#[test]
+fn a_programs_own_exit_code_is_not_taken_for_the_runtimes() {
+    let dir = TempDir::new("ownexit");
+    let exe = compile_c(&dir, "misbehave");
+    for code in [75, 76, 77] {
+        let mode = format!("exit{code}");
+        for r in ["1", "2"] {
+            let run = run(&["-n", "2", "-r", r], &exe, &[&mode, "100", "2"], DEADLINE);
+            run.assert_no_leftovers();
+            assert_eq!(run.code, Some(code), "{mode} -r {r}\n{}", run.stderr);
+            let error = run
+                .stderr
+                .lines()
+                .find(|l| l.contains("volpexrun: error"))
+                .unwrap_or_default();
+            assert!(
+                error.contains(&format!("exited with code {code}")),
+                "{mode} -r {r}: {error}\n{}",
+                run.stderr
+            );
+            for wrong in ["retired", "drain", "heartbeat", "starting incarnation"] {
+                assert!(
+                    !run.stderr.contains(wrong),
+                    "{mode} -r {r}: says {wrong:?}\n{}",
+                    run.stderr
+                );
+            }
+        }
     }
 }
 

@@ -328,13 +328,19 @@ fn eight_notices_on_four_pods_with_spares_lose_nothing() {
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|h| h.strip_prefix('h'))
             .and_then(|i| i.parse::<usize>().ok())
-            .unwrap_or_else(|| panic!("notice {n} on {name}: no new incarnation ({moved:?})"));
+            .unwrap_or_else(|| {
+                panic!(
+                    "notice {n} on {name}: no new incarnation ({moved:?})\n{}",
+                    job.stderr_so_far()
+                )
+            });
         let done = job.wait_stderr(WAIT, |l| {
             l.contains(&format!("for {name}: every replica handed over"))
         });
         assert!(
             done.is_some(),
-            "notice {n} on {name}: the handover never finished"
+            "notice {n} on {name}: the handover never finished\n{}",
+            job.stderr_so_far()
         );
         at[slot] = to;
         ready[to] = None;

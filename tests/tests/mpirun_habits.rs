@@ -232,6 +232,15 @@ fn the_exit_code_is_the_failing_ranks_own() {
     assert_eq!(r.code, Some(99), "{}", r.stderr);
     assert!(!r.stderr.contains("starting incarnation"), "{}", r.stderr);
     r.assert_no_leftovers();
+    // So are 75, 76 and 77 (the codes of a retired, orphaned or drained replica) from a
+    // program that never said it retired or drains.
+    for code in [75, 76, 77] {
+        let script = format!("if [ \"$VOLPEX_RANK\" = 1 ]; then exit {code}; fi; exit 0");
+        let r = run(&["-n", "2", "-r", "2"], &sh(), &["-c", &script], DEADLINE);
+        assert_eq!(r.code, Some(code), "{}", r.stderr);
+        assert!(!r.stderr.contains("starting incarnation"), "{}", r.stderr);
+        r.assert_no_leftovers();
+    }
     // A rank lost to failures, not to its program: its own documented code, 70.
     let r = run(
         &["-n", "2", "--fault", "1.0:kill@0.3"],

@@ -347,7 +347,9 @@ impl Core {
         }
         let now = self.now();
         let r = self.engine.take(now, id);
-        if r.is_some() && self.engine.has_transmit() {
+        // A failed receive may have ended this replica (retired): `flush` tells the
+        // launcher so before the process exits, as its exit code alone would not.
+        if r.is_some() && (self.engine.has_transmit() || matches!(r, Some(Err(_)))) {
             self.flush();
         }
         r

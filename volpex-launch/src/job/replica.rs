@@ -7,7 +7,6 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex_proto::launch::exit::{EXIT_ORPHANED, EXIT_RETIRED};
 use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::ReplicaStats;
 
@@ -156,6 +155,24 @@ pub struct Replica {
     /// It died of one of `forwarded`: its siblings got the same signal, so its end says
     /// nothing of how its rank goes on.
     pub ended_by_forwarded: bool,
+    /// Its control connection is open: it registered, and the connection has not closed
+    /// yet. What it said there last may still be on its way when its exit is seen.
+    pub control_open: bool,
+    /// Its exit, seen while `control_open`, with a code that is the runtime's only if the
+    /// replica said so first (retired, drained): judged once the connection closed, when
+    /// every word it sent is in (`state::deaths`).
+    pub held_exit: Option<HeldExit>,
+}
+
+/// An exit whose judgement waits for the replica's last control messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeldExit {
+    /// Its exit code.
+    pub code: Option<i32>,
+    /// The signal that ended it.
+    pub signal: Option<i32>,
+    /// When the exit was seen, since the job started.
+    pub seen_at: Duration,
 }
 
 /// What a replica's program last wrote to standard error, for its failure's summary: the
@@ -228,6 +245,8 @@ impl Replica {
             stopped: false,
             forwarded: Vec::new(),
             ended_by_forwarded: false,
+            control_open: false,
+            held_exit: None,
         }
     }
 
@@ -294,10 +313,6 @@ pub fn describe_exit(code: Option<i32>, signal: Option<i32>) -> String {
             Ok(sig) => format!("killed by {sig}"),
             Err(_) => format!("killed by signal {s}"),
         },
-        (Some(EXIT_RETIRED), None) => format!("retired (exit code {EXIT_RETIRED})"),
-        (Some(EXIT_ORPHANED), None) => {
-            format!("exited: lost volpexrun's heartbeat (exit code {EXIT_ORPHANED})")
-        }
         (Some(c), None) => format!("exited with code {c}"),
         (None, None) => "ended".into(),
     }
@@ -333,10 +348,8 @@ mod tests {
         assert_eq!(describe_exit(None, Some(9)), "killed by SIGKILL");
         assert_eq!(describe_exit(Some(0), Some(15)), "killed by SIGTERM");
         assert_eq!(describe_exit(None, Some(1000)), "killed by signal 1000");
-        assert_eq!(
-            describe_exit(Some(EXIT_RETIRED), None),
-            format!("retired (exit code {EXIT_RETIRED})")
-        );
+        // The runtime's own codes are judged with what the replica said (`deaths`).
+        assert_eq!(describe_exit(Some(75), None), "exited with code 75");
         assert_eq!(describe_exit(None, None), "ended");
     }
 }

@@ -13,9 +13,18 @@ use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::ToProcess;
 
 use super::super::exit_policy;
-use super::super::replica::{describe_exit, Origin, Replica, ReplicaState};
+use super::super::replica::{describe_exit, HeldExit, Origin, Replica, ReplicaState};
 use super::super::step::Action;
 use super::JobState;
+
+/// How long an exit waits for its replica's control connection to close
+/// (`JobState::exited`).
+const EXIT_HOLD: Duration = Duration::from_secs(1);
+
+/// An exit whose code is the runtime's only if the replica said so first.
+fn said_first(code: Option<i32>, signal: Option<i32>) -> bool {
+    signal.is_none() && matches!(code, Some(EXIT_RETIRED | EXIT_DRAINED))
+}
 
 impl JobState {
     /// Moves a replica lost to a cause that is not its program's (a signal, silence, a
@@ -117,10 +126,67 @@ impl JobState {
             return;
         };
         self.procs[i].exited = true;
+        let p = &self.procs[i];
+        if p.control_open && p.state.alive() && said_first(code, signal) {
+            // Retired or drained, if it said so on its control connection, whose last
+            // words come by another way than its exit: judged when the connection closed.
+            log::debug!(
+                "replica {id} (incarnation {inc}) exited; held until its control connection closes"
+            );
+            self.procs[i].held_exit = Some(HeldExit {
+                code,
+                signal,
+                seen_at: self.now,
+            });
+            return;
+        }
+        self.judge_exit(i, code, signal);
+    }
+
+    /// The control connection of an incarnation closed: every word it sent is in, and
+    /// its held exit (if any) is judged.
+    pub(super) fn control_closed(&mut self, id: ReplicaId, inc: u32) {
+        if let Some(i) = self.find(id, inc) {
+            self.procs[i].control_open = false;
+            if let Some(h) = self.procs[i].held_exit.take() {
+                self.judge_exit(i, h.code, h.signal);
+                return;
+            }
+        }
+        self.out.push(Action::CloseControl(id, inc));
+    }
+
+    /// Exits held longer than `EXIT_HOLD` are judged with what came (from `tick`): a
+    /// process that exited closed its connection, but a cut-off host may never say so.
+    pub(super) fn judge_held_exits(&mut self, now: Duration) {
+        for i in 0..self.procs.len() {
+            let due = self.procs[i]
+                .held_exit
+                .filter(|h| now.saturating_sub(h.seen_at) >= EXIT_HOLD);
+            if let Some(h) = due {
+                self.procs[i].held_exit = None;
+                self.judge_exit(i, h.code, h.signal);
+            }
+        }
+    }
+
+    fn judge_exit(&mut self, i: usize, code: Option<i32>, signal: Option<i32>) {
+        let (id, inc) = (self.procs[i].id, self.procs[i].incarnation);
         self.out.push(Action::CloseControl(id, inc));
         self.exit_seen(i, code, signal);
         // Its process is gone: if it wrote its rank's files, its successor may start.
         self.files_ended(i);
+    }
+
+    /// Exit code 76 is the runtime's (the replica gave volpexrun up) when volpexrun has
+    /// a reason to be given up: it stalled itself, the replica's host looked cut off, or
+    /// the job is ending. Otherwise it is the program's own code.
+    fn orphaned_by_us(&self, i: usize) -> bool {
+        self.stall_note().is_some()
+            || self.regen.is_suspect(self.procs[i].host)
+            || self.failure.is_some()
+            || self.shutdown_at.is_some()
+            || self.interrupting()
     }
 
     fn exit_seen(&mut self, i: usize, code: Option<i32>, signal: Option<i32>) {
@@ -148,12 +214,16 @@ impl JobState {
                         .copied(),
                     _ => None,
                 };
-                // Its RETIRED message may still be on its way: it brings the reason.
+                // Codes 75 (retired) and 77 (drained) are the runtime's only if the
+                // replica said so first: a retired one is no longer alive here (its
+                // RETIRED message came), a drained one said it drains. Else they are its
+                // program's own, as 76 is unless volpexrun gave it cause.
                 match (code, signal) {
-                    (Some(EXIT_RETIRED), None) => self.lose(i, ReplicaState::Retired(why)),
                     // Drained: handed over to its next incarnation (no longer the current
                     // one, nothing to regenerate), or its grace ended first.
-                    (Some(EXIT_DRAINED), None) => self.lose(i, ReplicaState::Drained),
+                    (Some(EXIT_DRAINED), None) if self.procs[i].draining => {
+                        self.lose(i, ReplicaState::Drained)
+                    }
                     // Killed by a user signal volpexrun forwarded: its program's doing
                     // (it does not handle the signal), as under mpirun; a new incarnation
                     // would not escape it. Its rank ends with 128 + S, as mpirun's job.
@@ -178,10 +248,15 @@ impl JobState {
                         );
                         self.lose(i, ReplicaState::Failed(why))
                     }
-                    // Killed or lost volpexrun's heartbeat: not its program's doing.
-                    (_, Some(_)) | (Some(EXIT_ORPHANED), None) => {
+                    // Lost volpexrun's heartbeat: not its program's doing.
+                    (Some(EXIT_ORPHANED), None) if self.orphaned_by_us(i) => {
+                        let why = format!(
+                            "exited: lost volpexrun's heartbeat (exit code {EXIT_ORPHANED})"
+                        );
                         self.lose(i, ReplicaState::Failed(why))
                     }
+                    // Killed: not its program's doing.
+                    (_, Some(_)) => self.lose(i, ReplicaState::Failed(why)),
                     // Its program failed (or exited without finishing): the exit policy's,
                     // and its code is its rank's if the rank is lost.
                     (Some(c), None) => {

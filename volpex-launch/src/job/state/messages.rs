@@ -34,6 +34,7 @@ impl JobState {
         }
         self.procs[i].state = ReplicaState::Running;
         self.procs[i].addr = Some(addr);
+        self.procs[i].control_open = true;
         self.out.push(Action::KeepControl(id, inc));
         let host = self.procs[i].host;
         let died_there =

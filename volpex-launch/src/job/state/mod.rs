@@ -374,7 +374,7 @@ impl JobState {
             Input::Launched => self.check_start_coverage(now),
             Input::Registered { id, inc, addr } => self.registered(id, inc, addr),
             Input::Message { id, inc, msg } => self.message(id, inc, msg),
-            Input::ControlClosed { id, inc } => self.out.push(Action::CloseControl(id, inc)),
+            Input::ControlClosed { id, inc } => self.control_closed(id, inc),
             Input::Silent {
                 id,
                 inc,
@@ -450,6 +450,7 @@ impl JobState {
     /// remote exits, the job timeout, the rendezvous and the exit policy.
     pub fn tick(&mut self, now: Duration) -> Vec<Action> {
         self.now = now;
+        self.judge_held_exits(now);
         self.release_held();
         self.retry_waiting();
         self.run_chaos(now);

@@ -138,6 +138,11 @@ impl Regen {
         }
     }
 
+    /// Whether a replica on host `h` went silent or was fenced.
+    pub(super) fn is_suspect(&self, h: usize) -> bool {
+        self.suspect.get(h).copied().unwrap_or(false)
+    }
+
     /// A new incarnation of the rank ended; `failed`: before catching up, or by retiring.
     pub(super) fn ended(&mut self, rank: u32, failed: bool) {
         if let Some(r) = self.ranks.get_mut(rank as usize) {

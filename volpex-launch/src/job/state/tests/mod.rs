@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use volpex_proto::launch::exit::EXIT_RETIRED;
+use volpex_proto::launch::exit::{EXIT_DRAINED, EXIT_ORPHANED, EXIT_RETIRED};
 use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::{ReplicaStats, ToLauncher, ToProcess};
 
@@ -13,6 +13,7 @@ use super::super::step::{Action, Input};
 use super::{Config, JobState};
 use crate::cli::Regenerate;
 use crate::fault::parse_fault;
+use regenerate::{prints, regen, spawns};
 
 fn s(secs: f64) -> Duration {
     Duration::from_secs_f64(secs)
@@ -293,11 +294,10 @@ fn a_rank_without_replicas_fails_the_job() {
 #[test]
 fn a_retired_replica_keeps_the_reason_it_sent() {
     let mut st = running(local(config(1, 2)));
+    // Its exit came before its RETIRED message: judged when its control connection
+    // closed, once every word it sent is in.
     exited(&mut st, id(0, 1), Some(EXIT_RETIRED), None);
-    assert_eq!(
-        state(&st, id(0, 1)),
-        ReplicaState::Retired(format!("retired (exit code {EXIT_RETIRED})"))
-    );
+    assert_eq!(state(&st, id(0, 1)), ReplicaState::Running, "held");
     let reason = "replica 0.1 fell behind the sender logs".to_string();
     let actions = st.handle(
         Input::Message {
@@ -309,14 +309,53 @@ fn a_retired_replica_keeps_the_reason_it_sent() {
         },
         s(1.0),
     );
-    // Announced once, at its exit.
     assert_eq!(
-        actions,
-        [Action::Print(format!(
-            "{reason}; the job goes on without it"
-        ))]
+        prints(&actions),
+        [format!("{reason}; the job goes on without it")]
     );
+    let closed = Input::ControlClosed {
+        id: id(0, 1),
+        inc: 0,
+    };
+    assert_eq!(prints(&st.handle(closed, s(1.0))), Vec::<String>::new());
     assert_eq!(state(&st, id(0, 1)), ReplicaState::Retired(reason));
+    assert!(st.failure().is_none());
+}
+
+/// Exit codes 75, 76 and 77 from a replica that said nothing are its program's own: the
+/// rank fails with that code, nothing is regenerated. 76 is the runtime's (orphaned)
+/// only when volpexrun gave cause; an exit held for its last words is judged at the
+/// latest a second later even if the connection never says it closed.
+#[test]
+fn a_programs_own_exit_with_a_runtime_code_is_its_own() {
+    for code in [EXIT_RETIRED, EXIT_ORPHANED, EXIT_DRAINED] {
+        let mut st = running(local(regen(1, 2, Regenerate::Spare)));
+        for k in 0..2 {
+            exited(&mut st, id(0, k), Some(code), None);
+            let closed = Input::ControlClosed {
+                id: id(0, k),
+                inc: 0,
+            };
+            assert_eq!(spawns(&st.handle(closed, s(1.0))), [], "{code}");
+            assert_eq!(
+                state(&st, id(0, k)),
+                ReplicaState::Failed(format!("exited with code {code}")),
+                "{code}"
+            );
+        }
+        st.tick(s(1.1));
+        assert_eq!(st.verdict().exit_code(), code);
+    }
+    // The connection never says it closed: judged after the hold all the same.
+    let mut st = running(local(regen(1, 2, Regenerate::Spare)));
+    exited(&mut st, id(0, 0), Some(EXIT_DRAINED), None);
+    assert_eq!(spawns(&st.tick(s(1.5))), [], "held");
+    assert_eq!(state(&st, id(0, 0)), ReplicaState::Running);
+    st.tick(s(2.0));
+    assert_eq!(
+        state(&st, id(0, 0)),
+        ReplicaState::Failed(format!("exited with code {EXIT_DRAINED}"))
+    );
 }
 
 #[test]

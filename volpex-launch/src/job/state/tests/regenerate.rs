@@ -768,6 +768,11 @@ fn a_preempted_replica_that_checkpoints_is_replaced_when_it_hands_over() {
             signal: None,
         };
         assert_eq!(spawns(&st.handle(exit, s(2.5))), []);
+        let closed = Input::ControlClosed {
+            id: id(1, 0),
+            inc: 0,
+        };
+        assert_eq!(spawns(&st.handle(closed, s(2.5))), []);
         assert_eq!(
             st.procs
                 .iter()
@@ -795,7 +800,16 @@ fn a_draining_replica_whose_grace_ends_first_is_regenerated_from_its_sibling() {
         code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
         signal: None,
     };
-    assert_eq!(spawns(&st.handle(exit, s(2.0))), [(id(1, 0), 1, 0)]);
+    assert_eq!(
+        spawns(&st.handle(exit, s(2.0))),
+        [],
+        "held for its last words"
+    );
+    let closed = Input::ControlClosed {
+        id: id(1, 0),
+        inc: 0,
+    };
+    assert_eq!(spawns(&st.handle(closed, s(2.0))), [(id(1, 0), 1, 0)]);
 }
 
 /// Issue 42 item 2: every replica of a rank killed at the same moment (`--fault
