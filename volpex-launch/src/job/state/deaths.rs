@@ -179,12 +179,14 @@ impl JobState {
     }
 
     /// Exit code 76 is the runtime's (the replica gave volpexrun up) when volpexrun has
-    /// a reason to be given up: it stalled itself, the replica's host looked cut off, or
-    /// the job is ending. Otherwise it is the program's own code.
+    /// a reason to be given up: it stalled itself, the replica's remote host looked cut
+    /// off (a fence on this machine says nothing of volpexrun's link), or
+    /// it ends the job and closes what it holds. Otherwise it is the program's own code
+    /// (also in a job that failed already: volpexrun ends those replicas by signals).
     fn orphaned_by_us(&self, i: usize) -> bool {
+        let h = self.procs[i].host;
         self.stall_note().is_some()
-            || self.regen.is_suspect(self.procs[i].host)
-            || self.failure.is_some()
+            || (self.hosts[h].agent && self.regen.is_suspect(h))
             || self.shutdown_at.is_some()
             || self.interrupting()
     }
@@ -282,6 +284,10 @@ impl JobState {
                 let why = describe_exit(code, signal);
                 log::info!("replica {id} {why} (before the fence took effect)");
                 self.procs[i].state = ReplicaState::Failed(why);
+                // Its program's own failure code is its rank's, if the rank is lost.
+                if let (Some(c @ 1..), None) = (code, signal) {
+                    self.program_codes[id.rank as usize].get_or_insert(c);
+                }
             }
             ReplicaState::Finished
             | ReplicaState::Failed(_)

@@ -13,7 +13,7 @@ use super::super::step::{Action, Input};
 use super::{Config, JobState};
 use crate::cli::Regenerate;
 use crate::fault::parse_fault;
-use regenerate::{prints, regen, spawns};
+use regenerate::{msg, prints, regen, spawns};
 
 fn s(secs: f64) -> Duration {
     Duration::from_secs_f64(secs)
@@ -342,10 +342,38 @@ fn a_programs_own_exit_with_a_runtime_code_is_its_own() {
                 ReplicaState::Failed(format!("exited with code {code}")),
                 "{code}"
             );
+            // The job failed with the first: the second's exit is still its own.
+            st.tick(s(1.0));
         }
         st.tick(s(1.1));
         assert_eq!(st.verdict().exit_code(), code);
     }
+    // The sibling saw the first exit's connections close and had it fenced before its
+    // exit came in (so a new incarnation starts): the rank still ends with its
+    // program's code, and a fence on this machine is no reason to give volpexrun up.
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    let fence = ToLauncher::Fence {
+        rank: 1,
+        replica: 1,
+        incarnation: 0,
+    };
+    msg(&mut st, id(1, 0), 0, fence, s(1.0));
+    for k in [1, 0] {
+        exited(&mut st, id(1, k), Some(EXIT_ORPHANED), None);
+        st.handle(
+            Input::ControlClosed {
+                id: id(1, k),
+                inc: 0,
+            },
+            s(1.0),
+        );
+    }
+    st.tick(s(1.2));
+    assert_eq!(
+        state(&st, id(1, 0)),
+        ReplicaState::Failed(format!("exited with code {EXIT_ORPHANED}"))
+    );
+    assert_eq!(st.verdict().exit_code(), EXIT_ORPHANED);
     // The connection never says it closed: judged after the hold all the same.
     let mut st = running(local(regen(1, 2, Regenerate::Spare)));
     exited(&mut st, id(0, 0), Some(EXIT_DRAINED), None);
