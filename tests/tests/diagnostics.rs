@@ -163,13 +163,15 @@ fn a_programs_own_exit_code_is_not_taken_for_the_runtimes() {
                 run.stderr
             );
             // volpexrun's own lines (the other rank's replicas, ended with the job, may
-            // say they drain on the SIGTERM that ends them).
+            // say they drain on the SIGTERM that ends them). A new incarnation may start:
+            // the sibling that saw the first exit's connections close may have it fenced
+            // before its exit is in, as with any exit code.
             let said: Vec<&str> = run
                 .stderr
                 .lines()
                 .filter(|l| l.starts_with("volpexrun"))
                 .collect();
-            for wrong in ["retired", "drained", "heartbeat", "starting incarnation"] {
+            for wrong in ["retired", "drained", "heartbeat"] {
                 assert!(
                     !said.iter().any(|l| l.contains(wrong)),
                     "{mode} -r {r}: says {wrong:?}\n{}",
