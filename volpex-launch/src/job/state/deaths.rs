@@ -350,6 +350,11 @@ impl JobState {
             return;
         }
         let i = self.idx(target);
+        if self.procs[i].exited {
+            // Its process is gone (its exit waits for its last words): the exit decides.
+            log::info!("replica {by} asked to fence {target}, which exited; its exit decides");
+            return;
+        }
         if incarnation != self.procs[i].incarnation {
             log::info!(
                 "replica {by} asked to fence incarnation {incarnation} of {target}, now {}; ignored",

@@ -374,6 +374,26 @@ fn a_programs_own_exit_with_a_runtime_code_is_its_own() {
         ReplicaState::Failed(format!("exited with code {EXIT_ORPHANED}"))
     );
     assert_eq!(st.verdict().exit_code(), EXIT_ORPHANED);
+    // Fenced while its exit waits for its last words: the exit decides, nothing starts.
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    exited(&mut st, id(1, 1), Some(EXIT_RETIRED), None);
+    let fence = ToLauncher::Fence {
+        rank: 1,
+        replica: 1,
+        incarnation: 0,
+    };
+    assert_eq!(spawns(&msg(&mut st, id(1, 0), 0, fence, s(1.0))), []);
+    st.handle(
+        Input::ControlClosed {
+            id: id(1, 1),
+            inc: 0,
+        },
+        s(1.0),
+    );
+    assert_eq!(
+        state(&st, id(1, 1)),
+        ReplicaState::Failed(format!("exited with code {EXIT_RETIRED}"))
+    );
     // The connection never says it closed: judged after the hold all the same.
     let mut st = running(local(regen(1, 2, Regenerate::Spare)));
     exited(&mut st, id(0, 0), Some(EXIT_DRAINED), None);
