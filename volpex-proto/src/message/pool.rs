@@ -5,15 +5,21 @@
 //! Large payload buffers (received frames, sender-log copies) are therefore returned here
 //! when their last user drops them and handed out again for the next large payload.
 //! Bounded in total bytes; owns no other state and never blocks beyond a short lock.
+//!
+//! A buffer keeps what it held: `take_filled` hands one out with its bytes already
+//! initialized (stale contents), so a reader that overwrites them need not zero it first
+//! (`read_to_end` initializes its spare room: 768 MiB of `memset` per aggregator replica
+//! per GiB of a collective write, docs/conformance/io.md).
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
 
 use crate::limits::{POOLED_BYTES_MIN, POOL_BYTES_MAX};
 
 struct Pool {
-    /// Free buffers, each with capacity a power of two.
-    free: Vec<Vec<u8>>,
+    /// Free buffers, each with capacity (counted from where it starts) a power of two;
+    /// their length is how many bytes are initialized.
+    free: Vec<BytesMut>,
     bytes: usize,
 }
 
@@ -29,14 +35,41 @@ pub fn take(len: usize) -> Vec<u8> {
         return Vec::with_capacity(len);
     }
     let cap = len.next_power_of_two();
-    let mut pool = POOL.lock();
-    if let Some(i) = pool.free.iter().rposition(|v| v.capacity() == cap) {
-        let v = pool.free.swap_remove(i);
-        pool.bytes -= v.capacity();
-        return v;
+    match take_free(cap) {
+        Some(mut m) => {
+            // Emptied first: the conversion moves the bytes to the start (a copy).
+            m.clear();
+            m.into()
+        }
+        None => Vec::with_capacity(cap),
     }
-    drop(pool);
-    Vec::with_capacity(cap)
+}
+
+/// A buffer of exactly `len` bytes, reused when possible, whose contents are
+/// unspecified (what its last user left, zeros where nobody wrote): for a reader that
+/// overwrites all of them. Zeroes only what was never initialized.
+#[inline]
+pub fn take_filled(len: usize) -> BytesMut {
+    if len < POOLED_BYTES_MIN {
+        return BytesMut::zeroed(len);
+    }
+    let cap = len.next_power_of_two();
+    let mut m = take_free(cap).unwrap_or_else(|| BytesMut::with_capacity(cap));
+    if m.len() >= len {
+        m.truncate(len);
+    } else {
+        m.resize(len, 0);
+    }
+    m
+}
+
+/// A free buffer of capacity `cap`, if the pool has one.
+fn take_free(cap: usize) -> Option<BytesMut> {
+    let mut pool = POOL.lock();
+    let i = pool.free.iter().rposition(|v| v.capacity() == cap)?;
+    let v = pool.free.swap_remove(i);
+    pool.bytes -= v.capacity();
+    Some(v)
 }
 
 /// A copy of `data` in a pooled buffer.
@@ -59,10 +92,16 @@ pub fn recycle(b: Bytes) {
     let Ok(mut m) = b.try_into_mut() else {
         return;
     };
-    // Emptied first: the conversion moves the bytes to the start of the buffer, a copy
-    // of the whole payload otherwise (`bytes` 1.12 `From<BytesMut> for Vec`).
-    m.clear();
-    let v: Vec<u8> = m.into();
+    if !m.capacity().is_power_of_two() {
+        // A slice that does not start at its allocation's start (its capacity counts
+        // from where it starts): the whole allocation, emptied first, as the conversion
+        // moves the bytes to the start of the buffer, a copy of the whole payload
+        // otherwise (`bytes` 1.12 `From<BytesMut> for Vec`).
+        m.clear();
+        let v: Vec<u8> = m.into();
+        m = BytesMut::from(Bytes::from(v));
+    }
+    let v = m;
     if !v.capacity().is_power_of_two() {
         return;
     }
@@ -99,6 +138,28 @@ mod tests {
         let v = take(100_000);
         assert_eq!(v.as_ptr(), ptr, "the same allocation is reused");
         assert!(v.is_empty() && v.capacity() >= 100_000);
+    }
+
+    #[test]
+    fn a_filled_buffer_keeps_its_bytes_and_zeroes_only_the_new_ones() {
+        let _serial = TEST_SERIAL.lock();
+        // A size no other test pools (a 1 MiB buffer).
+        let b = copy(&vec![7u8; 700_000]);
+        let ptr = b.as_ptr();
+        recycle(b);
+        let m = take_filled(600_000);
+        assert_eq!(m.as_ptr(), ptr, "the same allocation is reused");
+        assert_eq!(m.len(), 600_000);
+        assert!(m.iter().all(|&b| b == 7), "reused bytes are not zeroed");
+        recycle(m.freeze());
+        let m = take_filled(800_000);
+        assert_eq!(m.as_ptr(), ptr);
+        assert!(m[..600_000].iter().all(|&b| b == 7));
+        assert!(
+            m[600_000..].iter().all(|&b| b == 0),
+            "the rest is initialized"
+        );
+        assert!(take_filled(1000).iter().all(|&b| b == 0));
     }
 
     #[test]

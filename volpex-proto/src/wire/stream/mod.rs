@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::io::{self, IoSlice, Read, Write};
 use std::ops::Range;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use super::header::{Header, Kind, WireError};
 use crate::limits::{HEADER_BYTES, LARGE_PAYLOAD_BYTES, READ_BUFFER_BYTES};
@@ -76,8 +76,9 @@ fn landing_for<'l, 'b>(landings: &'l mut [Landing<'b>], h: &Header) -> Option<&'
 /// A large payload in progress.
 #[derive(Debug)]
 enum Partial {
-    /// Read into its own buffer.
-    Buffered(Header, Vec<u8>),
+    /// Read into its own buffer (of the payload's length, from the pool: initialized,
+    /// not zeroed); `filled` bytes are there.
+    Buffered(Header, BytesMut, usize),
     /// Read into the receive buffer of a `Landing`; `filled` bytes are there.
     Direct(Header, usize),
     /// The rest of a frame whose landing was withdrawn: read and dropped.
@@ -155,21 +156,21 @@ impl FrameReader {
     ) -> Result<ReadStatus, ReadError> {
         loop {
             match self.partial.take() {
-                Some(Partial::Buffered(h, mut payload)) => {
-                    let want = h.len as usize - payload.len();
-                    match (&mut *r).take(want as u64).read_to_end(&mut payload) {
-                        Ok(n) if n == want => {
-                            self.limit(on_frame(h, Bytes::from(payload))?);
-                        }
-                        Ok(_) => return Ok(ReadStatus::Closed),
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                            self.partial = Some(Partial::Buffered(h, payload));
-                            return Ok(ReadStatus::Open);
-                        }
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                            self.partial = Some(Partial::Buffered(h, payload));
-                        }
-                        Err(e) => return Err(e.into()),
+                Some(Partial::Buffered(h, mut payload, filled)) => {
+                    // Read over the buffer's stale bytes: `read_to_end` would zero its
+                    // spare room first, a `memset` of each large payload.
+                    let len = payload.len();
+                    let (n, step) = read_some(r, &mut payload[filled..])?;
+                    let filled = filled + n;
+                    if filled == len {
+                        self.limit(on_frame(h, payload.freeze())?);
+                    } else {
+                        self.partial = Some(Partial::Buffered(h, payload, filled));
+                    }
+                    match step {
+                        Step::Progress => {}
+                        Step::Drained => return Ok(ReadStatus::Open),
+                        Step::Closed => return Ok(ReadStatus::Closed),
                     }
                 }
                 Some(Partial::Direct(h, filled)) => {
@@ -311,9 +312,9 @@ impl FrameReader {
                         self.partial = Some(Partial::Direct(h, have));
                     }
                     None => {
-                        let mut p = crate::message::pool::take(len);
-                        p.extend_from_slice(&self.buf[body..self.end]);
-                        self.partial = Some(Partial::Buffered(h, p));
+                        let mut p = crate::message::pool::take_filled(len);
+                        p[..have].copy_from_slice(&self.buf[body..self.end]);
+                        self.partial = Some(Partial::Buffered(h, p, have));
                     }
                 }
                 self.start = self.end;

@@ -304,3 +304,64 @@ fn a_written_large_payload_goes_back_to_the_pool() {
         "the written payload's buffer is reused"
     );
 }
+
+/// A reader that hands out `Chunks`' bytes and notes, from its second read on, whether
+/// it was given a buffer with a zero byte in it.
+struct ZeroWatch {
+    inner: Chunks,
+    reads: usize,
+    saw_zeros: bool,
+}
+
+impl Read for ZeroWatch {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.inner.at < self.inner.data.len() {
+            self.reads += 1;
+            // The first read goes to the reader's own (zeroed) buffer.
+            if self.reads > 1 && out.contains(&0) {
+                self.saw_zeros = true;
+            }
+        }
+        self.inner.read(out)
+    }
+}
+
+/// A large payload read in pieces goes into a pooled buffer over its stale bytes: the
+/// reader does not zero it first (`read_to_end` did: a `memset` of every large payload).
+#[test]
+fn a_large_payload_is_read_over_its_pooled_buffers_stale_bytes() {
+    let _serial = crate::message::pool::TEST_SERIAL.lock();
+    // A size no other test pools (a 4 MiB buffer), so the pool's next one is this one.
+    let len = 3_333_333;
+    let stale = crate::message::pool::copy(&vec![0xab; len]);
+    let ptr = stale.as_ptr();
+    crate::message::pool::recycle(stale);
+    let mut src = ZeroWatch {
+        inner: Chunks {
+            data: data_frame(len, 0x11),
+            at: 0,
+            step: 1 << 16,
+            eof: false,
+        },
+        reads: 0,
+        saw_zeros: false,
+    };
+    let mut r = FrameReader::new();
+    r.max_payload = 1 << 30;
+    let mut got = Vec::new();
+    while got.is_empty() {
+        r.read_from(&mut src, &mut [], |_, p| {
+            got.push(p);
+            Ok(None)
+        })
+        .unwrap();
+    }
+    assert!(src.reads > 2, "the payload came in pieces");
+    assert!(
+        !src.saw_zeros,
+        "the payload's buffer was zeroed before the read"
+    );
+    assert_eq!(got[0].as_ptr(), ptr, "the pooled buffer is reused");
+    assert_eq!(got[0].len(), len);
+    assert!(got[0].iter().all(|&b| b == 0x11));
+}
