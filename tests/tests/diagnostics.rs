@@ -163,15 +163,21 @@ fn a_programs_own_exit_code_is_not_taken_for_the_runtimes() {
                 run.stderr
             );
             // volpexrun's own lines (the other rank's replicas, ended with the job, may
-            // say they drain on the SIGTERM that ends them). A new incarnation may start:
-            // the sibling that saw the first exit's connections close may have it fenced
-            // before its exit is in, as with any exit code.
+            // say they drain on the SIGTERM that ends them). The sibling that saw the
+            // first exit's connections close asks for a fence: the exit decides, nothing
+            // is ended or started for it.
             let said: Vec<&str> = run
                 .stderr
                 .lines()
                 .filter(|l| l.starts_with("volpexrun"))
                 .collect();
-            for wrong in ["retired", "drained", "heartbeat"] {
+            for wrong in [
+                "retired",
+                "drained",
+                "heartbeat",
+                "unresponsive",
+                "starting incarnation",
+            ] {
                 assert!(
                     !said.iter().any(|l| l.contains(wrong)),
                     "{mode} -r {r}: says {wrong:?}\n{}",

@@ -21,6 +21,21 @@ use super::JobState;
 /// (`JobState::exited`).
 const EXIT_HOLD: Duration = Duration::from_secs(1);
 
+/// How long the fence of a replica on this machine waits for its exit. A sibling asks
+/// for a fence when the replica's connections close, and a process that exited by itself
+/// closes them a moment before volpexrun sees its exit: that exit, not a fence (and a
+/// needless new incarnation), tells what happened.
+const FENCE_HOLD: Duration = Duration::from_millis(200);
+
+/// A fence asked for, carried out at `due` unless the replica's exit came first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct HeldFence {
+    pub(super) due: Duration,
+    by: ReplicaId,
+    target: ReplicaId,
+    incarnation: u32,
+}
+
 /// An exit whose code is the runtime's only if the replica said so first.
 fn said_first(code: Option<i32>, signal: Option<i32>) -> bool {
     signal.is_none() && matches!(code, Some(EXIT_RETIRED | EXIT_DRAINED))
@@ -331,6 +346,30 @@ impl JobState {
     /// and announce its death, so that only one replica of a rank ever makes choices and
     /// no takeover waits forever. A replica that already finished is left alone.
     pub(super) fn fence(&mut self, by: ReplicaId, rank: u32, replica: u32, incarnation: u32) {
+        self.fence_when(by, rank, replica, incarnation, false)
+    }
+
+    /// The held fences that came due (from `tick`): each is checked again.
+    pub(super) fn fences_due(&mut self, now: Duration) {
+        let (due, later) = std::mem::take(&mut self.fences)
+            .into_iter()
+            .partition::<Vec<_>, _>(|f| f.due <= now);
+        self.fences = later;
+        for f in due {
+            let t = f.target;
+            self.fence_when(f.by, t.rank, t.replica, f.incarnation, true);
+        }
+    }
+
+    /// `fence`; `waited`: the hold for a replica on this machine is over.
+    fn fence_when(
+        &mut self,
+        by: ReplicaId,
+        rank: u32,
+        replica: u32,
+        incarnation: u32,
+        waited: bool,
+    ) {
         if rank >= self.ranks || replica >= self.replicas || ReplicaId::new(rank, replica) == by {
             log::warn!("replica {by} asked to fence {rank}.{replica}; refused");
             return;
@@ -382,6 +421,19 @@ impl JobState {
                 "replica {by} asked to fence {target}, whose incarnation {} is catching up; ignored",
                 self.procs[i].incarnation
             );
+            return;
+        }
+        if !waited && !self.hosts[self.procs[i].host].agent && self.procs[i].state.alive() {
+            // Here its exit, if it exited, is a moment away.
+            let f = HeldFence {
+                due: self.now + FENCE_HOLD,
+                by,
+                target,
+                incarnation,
+            };
+            if !self.fences.iter().any(|h| h.target == target) {
+                self.fences.push(f);
+            }
             return;
         }
         match self.procs[i].state {

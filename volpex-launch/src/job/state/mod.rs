@@ -165,6 +165,9 @@ pub struct JobState {
     files_ends: Vec<(Duration, usize)>,
     /// Preemption notices (`--preemption-notice`), in the order they came.
     notices: Vec<HostNotice>,
+    /// Fences of replicas on this machine asked for, carried out when due unless the
+    /// replica's exit came first (`deaths::fence`).
+    fences: Vec<deaths::HeldFence>,
     /// Actions decided so far by the input being handled.
     out: Vec<Action>,
 }
@@ -250,6 +253,7 @@ impl JobState {
             files_damaged: Vec::new(),
             files_ends: Vec::new(),
             notices: Vec::new(),
+            fences: Vec::new(),
             out: Vec::new(),
         }
     }
@@ -310,9 +314,10 @@ impl JobState {
         self.failure.is_none() && self.shutdown_at.is_none()
     }
 
-    /// Every process is gone (or no longer waited for): the driver's loop ends.
+    /// Every process is gone (or no longer waited for) and every exit judged: the
+    /// driver's loop ends.
     pub fn all_exited(&self) -> bool {
-        self.procs.iter().all(|p| p.exited)
+        self.procs.iter().all(|p| p.exited && p.held_exit.is_none())
     }
 
     /// The latest time the driver should call `tick` at, given that it is `now`.
@@ -320,6 +325,9 @@ impl JobState {
         let mut next = now + TICK_MAX;
         for t in &self.timers {
             next = next.min(t.at);
+        }
+        for f in &self.fences {
+            next = next.min(f.due);
         }
         if let Some(t) = self.chaos.as_ref().and_then(Chaos::next_at) {
             next = next.min(t);
@@ -451,6 +459,7 @@ impl JobState {
     pub fn tick(&mut self, now: Duration) -> Vec<Action> {
         self.now = now;
         self.judge_held_exits(now);
+        self.fences_due(now);
         self.release_held();
         self.retry_waiting();
         self.run_chaos(now);

@@ -426,10 +426,16 @@ fn fencing_ends_a_working_replica_and_nothing_else() {
     };
     assert_eq!(fence(&mut st, id(0, 0), 0, 0), [], "not itself");
     assert_eq!(fence(&mut st, id(0, 0), 3, 0), [], "not outside the job");
+    // On this machine a fence waits a moment for the replica's exit.
+    assert_eq!(fence(&mut st, id(0, 0), 0, 1), [], "held");
+    assert_eq!(st.next_tick(s(1.0)), s(1.2));
+    assert_eq!(st.tick(s(1.1)), []);
     finalized(&mut st, id(0, 2));
     assert_eq!(fence(&mut st, id(0, 0), 0, 2), [], "not a finished replica");
+    // (Then the job ends: 0.2 finished.)
+    let actions = st.tick(s(1.2));
     assert_eq!(
-        fence(&mut st, id(0, 0), 0, 1),
+        actions[..4],
         [
             Action::Live("replica 0.1 is unresponsive to 0.0; ending it".into()),
             kill(id(0, 1)),
@@ -447,6 +453,30 @@ fn fencing_ends_a_working_replica_and_nothing_else() {
     assert_eq!(
         state(&st, id(0, 1)),
         ReplicaState::Failed("fenced: unresponsive to replica 0.0".into())
+    );
+}
+
+/// A sibling asks to fence a replica on this machine whose connections closed because
+/// its program exited: the exit, a moment later, decides; no fence, nothing regenerated.
+#[test]
+fn a_fence_waits_a_moment_for_the_exit_of_a_replica_here() {
+    let mut st = running(local(regen(1, 2, Regenerate::Spare)));
+    let fence = ToLauncher::Fence {
+        rank: 0,
+        replica: 1,
+        incarnation: 0,
+    };
+    assert_eq!(msg(&mut st, id(0, 0), 0, fence, s(1.0)), []);
+    exited(&mut st, id(0, 1), Some(3), None);
+    let actions = st.tick(s(1.3));
+    assert_eq!(spawns(&actions), []);
+    assert!(
+        !actions.iter().any(|a| matches!(a, Action::Live(_))),
+        "{actions:?}"
+    );
+    assert_eq!(
+        state(&st, id(0, 1)),
+        ReplicaState::Failed("exited with code 3".into())
     );
 }
 

@@ -580,7 +580,12 @@ fn a_fence_request_hits_only_the_incarnation_it_names() {
         ToLauncher::CaughtUp { receives: 0 },
         s(1.3),
     );
-    let actions = msg(&mut st, id(0, 1), 0, fence, s(1.4));
+    assert_eq!(
+        msg(&mut st, id(0, 1), 0, fence, s(1.4)),
+        [],
+        "held a moment"
+    );
+    let actions = st.tick(s(1.6));
     assert!(actions.contains(&Action::Signal {
         id: id(0, 0),
         inc: 1,
