@@ -220,12 +220,12 @@ impl Report {
     /// The human summary printed to stderr.
     pub fn text(&self) -> String {
         let mut s = format!(
-            "volpexrun: {} ranks x {} replicas, {} in {:.2} s, {} failovers{}\n",
-            self.ranks,
-            self.replicas,
+            "volpexrun: {} x {}, {} in {:.2} s, {}{}\n",
+            count(u64::from(self.ranks), "rank"),
+            count(u64::from(self.replicas), "replica"),
             if self.success { "succeeded" } else { "FAILED" },
             self.elapsed_s,
-            self.failovers,
+            count(self.failovers, "failover"),
             match self.regenerations {
                 0 => String::new(),
                 1 => ", 1 regeneration".to_string(),
@@ -302,10 +302,47 @@ impl Report {
     }
 }
 
+/// `n` and `word`, plural unless `n` is 1 (`1 failover`, `2 failovers`).
+fn count(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use volpex_proto::message::ReplicaId;
+
+    /// Found from outside (issue 42): the summary said `4 ranks x 1 replicas` and
+    /// `1 failovers`.
+    #[test]
+    fn the_summary_counts_in_the_singular_for_one() {
+        let report = |ranks, replicas, failovers| Report {
+            ranks,
+            replicas,
+            success: true,
+            exit_code: 0,
+            elapsed_s: 1.0,
+            error: None,
+            failovers,
+            regenerations: 0,
+            regeneration_notes: Vec::new(),
+            processes: Vec::new(),
+            events: Vec::new(),
+        };
+        let first = |r: Report| r.text().lines().next().map(str::to_string);
+        assert_eq!(
+            first(report(4, 1, 1)).as_deref(),
+            Some("volpexrun: 4 ranks x 1 replica, succeeded in 1.00 s, 1 failover")
+        );
+        assert_eq!(
+            first(report(1, 2, 0)).as_deref(),
+            Some("volpexrun: 1 rank x 2 replicas, succeeded in 1.00 s, 0 failovers")
+        );
+    }
 
     fn record(secs: u64, what: Happening) -> Record {
         Record {
