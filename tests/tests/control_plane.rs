@@ -313,6 +313,22 @@ fn a_stopped_replica_is_declared_dead_after_the_default_timeout() {
         silent_s < 3.0,
         "declared dead after {silent_s} s of silence (default timeout 2 s)"
     );
+    // Said once, in volpexrun's words: the line of its loss, not also a log line.
+    let said: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("silent on host"))
+        .collect();
+    assert!(
+        said.iter().all(|l| l.starts_with("volpexrun: ")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        said.iter().any(|l| l.contains("declared dead")),
+        "{}",
+        run.stderr
+    );
 }
 
 /// Issue 42: a local replica the machine starves (runnable, but its heartbeat thread gets

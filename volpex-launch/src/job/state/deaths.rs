@@ -321,12 +321,13 @@ impl JobState {
         }
         let h = self.procs[i].host;
         let why = format!(
-            "silent on host {}: no heartbeat for {:.1} s (--heartbeat-timeout {:.1} s)",
+            "silent on host {}: no heartbeat for {:.1} s (--heartbeat-timeout {:.1} s), declared dead",
             self.hosts[h].name,
             silent_for.as_secs_f64(),
             self.heartbeat_timeout.as_secs_f64()
         );
-        log::warn!("replica {id} {why}; declared dead");
+        // Said once, by the line of its loss (and the summary).
+        log::info!("replica {id} {why}");
         self.regen.suspect(h);
         self.lose(i, ReplicaState::Failed(why));
         self.signal(i, Signal::SIGKILL);

@@ -770,7 +770,8 @@ fn a_silent_remote_replica_is_not_waited_for() {
     assert_eq!(
         state(&st, id(0, 1)),
         ReplicaState::Failed(
-            "silent on host h1: no heartbeat for 2.5 s (--heartbeat-timeout 2.0 s)".into()
+            "silent on host h1: no heartbeat for 2.5 s (--heartbeat-timeout 2.0 s), declared dead"
+                .into()
         )
     );
     assert!(st.replica(id(0, 1)).exited);
