@@ -265,6 +265,14 @@ impl JobState {
         let grace = grace_ms as f64 / 1000.0;
         self.procs[i].draining = true;
         let sibling = self.sibling_alive(id);
+        if checkpoints == 0 && !sibling {
+            // Nothing to rebuild it from but a checkpoint its program has never taken.
+            self.out.push(Action::Print(format!(
+                "replica {id} got a preemption notice (SIGTERM): it hands over to its replacement only if its program checkpoints within {grace:.1} s (it has not so far), and no other replica of rank {} holds its state: if it does not, the rank is lost when the grace ends",
+                id.rank
+            )));
+            return;
+        }
         if checkpoints > 0 || !sibling || !self.replay_from_start_served() {
             self.out.push(Action::Print(format!(
                 "replica {id} got a preemption notice (SIGTERM): it hands over to its replacement at its next checkpoint (within {grace:.1} s)"

@@ -947,3 +947,26 @@ fn a_forwarded_user_signal_that_kills_a_rank_ends_the_job_as_mpirun() {
     let actions = exited(&mut st, id(0, 0), None, Some(10));
     assert_eq!(spawns(&actions), [(id(0, 0), 1, 0)], "{actions:?}");
 }
+
+/// A preemption notice at -r 1 to a program that never checkpointed: the handover is
+/// promised only if it checkpoints within the grace, and the loss of its rank otherwise
+/// is said at once (found from outside: it used to promise the handover plainly).
+#[test]
+fn a_preempted_last_replica_that_never_checkpointed_is_told_what_it_risks() {
+    let mut st = running(local(regen(2, 1, Regenerate::Spare)));
+    let drain = ToLauncher::Draining {
+        grace_ms: 30_000,
+        checkpoints: 0,
+    };
+    let actions = msg(&mut st, id(1, 0), 0, drain, s(1.0));
+    assert_eq!(spawns(&actions), []);
+    let said = prints(&actions).join("\n");
+    assert!(
+        said.contains("only if its program checkpoints within 30.0 s"),
+        "{said}"
+    );
+    assert!(
+        said.contains("the rank is lost when the grace ends"),
+        "{said}"
+    );
+}
