@@ -22,6 +22,7 @@ use crate::fault::{Fault, FaultAction};
 
 mod chaos;
 mod deaths;
+mod exits;
 mod files;
 mod hosts;
 mod messages;
