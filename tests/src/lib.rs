@@ -104,6 +104,18 @@ pub struct Run {
 }
 
 impl Run {
+    /// volpexrun's one `volpexrun: error` line (panics naming the run's stderr if there
+    /// is not exactly one).
+    pub fn the_error(&self) -> &str {
+        let errors: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|l| l.contains("volpexrun: error"))
+            .collect();
+        assert_eq!(errors.len(), 1, "{}", self.stderr);
+        errors[0]
+    }
+
     /// The `--report`'s events of `kind`.
     pub fn events(&self, kind: &str) -> Vec<&serde_json::Value> {
         self.report

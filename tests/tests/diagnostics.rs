@@ -120,11 +120,7 @@ fn a_c_program_without_mpi_finalize_is_told_so_and_keeps_its_output() {
         let run = run(&["-n", "4", "-r", r], &exe, &["nofinalize"], DEADLINE);
         run.assert_no_leftovers();
         assert_eq!(run.code, Some(70), "-r {r}\n{}", run.stderr);
-        let error = run
-            .stderr
-            .lines()
-            .find(|l| l.contains("volpexrun: error"))
-            .unwrap_or_default();
+        let error = run.the_error();
         assert!(
             error.contains("exited with code 0 without calling MPI_Finalize"),
             "-r {r}: {error}"
@@ -152,11 +148,7 @@ fn a_programs_own_exit_code_is_not_taken_for_the_runtimes() {
             let run = run(&["-n", "2", "-r", r], &exe, &[&mode, "100", "2"], DEADLINE);
             run.assert_no_leftovers();
             assert_eq!(run.code, Some(code), "{mode} -r {r}\n{}", run.stderr);
-            let error = run
-                .stderr
-                .lines()
-                .find(|l| l.contains("volpexrun: error"))
-                .unwrap_or_default();
+            let error = run.the_error();
             assert!(
                 error.contains(&format!("exited with code {code}")),
                 "{mode} -r {r}: {error}\n{}",
@@ -210,11 +202,7 @@ fn a_preempted_replica_that_was_not_replaced_is_not_called_replaced() {
     );
     run.assert_no_leftovers();
     assert_eq!(run.code, Some(70), "{}", run.stderr);
-    let error = run
-        .stderr
-        .lines()
-        .find(|l| l.contains("volpexrun: error"))
-        .unwrap_or_default();
+    let error = run.the_error();
     assert!(
         error.contains("rank 1 lost: its only replica failed (1.0: ended after a preemption notice (SIGTERM), and its drain grace ran out before it could be replaced)"),
         "{error}"
@@ -310,11 +298,7 @@ fn a_launcher_that_was_stopped_says_its_stop_lost_the_rank() {
     let run = job.wait(DEADLINE);
     run.assert_no_leftovers();
     assert_eq!(run.code, Some(70), "{}", run.stderr);
-    let error = run
-        .stderr
-        .lines()
-        .find(|l| l.contains("volpexrun: error"))
-        .unwrap_or_default();
+    let error = run.the_error();
     assert!(error.contains(" lost: "), "{error}");
     assert!(
         error.contains("volpexrun itself did not run for") && error.contains("it was stopped"),

@@ -235,13 +235,8 @@ fn losing_every_replica_of_a_rank_fails_clearly() {
     let run = with_faults_and("ring", RING, "2", &faults, &["--regenerate", "never"]);
     // Lost to failures, not to its program's exit code: volpexrun's own code for it.
     assert_eq!(run.code, Some(70), "{}", run.stderr);
-    let errors: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.contains("volpexrun: error"))
-        .collect();
-    assert_eq!(errors.len(), 1, "{}", run.stderr);
-    assert!(errors[0].contains("rank 2 lost"), "{}", errors[0]);
+    let error = run.the_error();
+    assert!(error.contains("rank 2 lost"), "{error}");
     assert!(
         run.stdout.is_empty(),
         "no result from a failed job: {}",
@@ -313,17 +308,6 @@ fn messages_that_skip_the_log_arrive_whole_and_late_confirmations_fall_back() {
     }
 }
 
-/// The one `volpexrun: error` line of a run.
-fn the_error(run: &Run) -> String {
-    let errors: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.contains("volpexrun: error"))
-        .collect();
-    assert_eq!(errors.len(), 1, "{}", run.stderr);
-    errors[0].to_string()
-}
-
 /// Issue 42 item 2: every replica of a rank killed at the same moment loses that rank
 /// (exit 70), as kills apart do; no new incarnation is started from a sibling that was
 /// killed with it (before the fix: replacements "caught up in 0.0 s" from nobody and the
@@ -336,7 +320,7 @@ fn every_replica_of_a_rank_killed_at_once_loses_that_rank() {
         let faults: Vec<String> = (0..r).map(|k| format!("1.{k}:kill@1")).collect();
         let run = with_faults("ring", args, &r.to_string(), &faults);
         assert_eq!(run.code, Some(70), "-r {r}\n{}", run.stderr);
-        let error = the_error(&run);
+        let error = run.the_error();
         assert!(error.contains("error: rank 1 lost"), "-r {r}: {error}");
         for never in ["starting incarnation", "caught up in"] {
             assert!(
@@ -361,7 +345,7 @@ fn every_replica_of_a_rank_segfaulting_loses_that_rank() {
         let run = run(&["-n", "4", "-r", r], &exe, &["segv"], DEADLINE);
         run.assert_no_leftovers();
         assert_eq!(run.code, Some(70), "-r {r}\n{}", run.stderr);
-        let error = the_error(&run);
+        let error = run.the_error();
         assert!(error.contains("error: rank 1 lost"), "-r {r}: {error}");
         assert!(error.contains("SIGSEGV"), "-r {r}: {error}");
         assert!(

@@ -329,21 +329,16 @@ fn unreachable_hosts_that_leave_a_rank_uncovered_are_refused() {
     net.stop_sshd(2);
     let run = spawn_on(&net, &["-n", "4", "-r", "2", "--hosts", &hf], "ring", RING).wait(DEADLINE);
     assert_eq!(run.code, Some(1), "{}", run.stderr);
-    let errors: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.contains("volpexrun: error"))
-        .collect();
-    assert_eq!(errors.len(), 1, "{}", run.stderr);
+    let error = run.the_error();
     assert!(
-        errors[0].contains("cannot start the job: ranks 0, 1 have no replica on a reachable host"),
+        error.contains("cannot start the job: ranks 0, 1 have no replica on a reachable host"),
         "{}",
-        errors[0]
+        error
     );
     assert!(
-        errors[0].contains("h0 (") && errors[0].contains("h2 ("),
+        error.contains("h0 (") && error.contains("h2 ("),
         "{}",
-        errors[0]
+        error
     );
     assert!(run.stdout.is_empty(), "{}", run.stdout);
     run.assert_no_leftovers();

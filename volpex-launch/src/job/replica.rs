@@ -160,7 +160,7 @@ pub struct Replica {
     pub control_open: bool,
     /// Its exit, seen while `control_open`, with a code that is the runtime's only if the
     /// replica said so first (retired, drained): judged once the connection closed, when
-    /// every word it sent is in (`state::deaths`).
+    /// every word it sent is in (`state::exits`).
     pub held_exit: Option<HeldExit>,
 }
 
@@ -348,7 +348,7 @@ mod tests {
         assert_eq!(describe_exit(None, Some(9)), "killed by SIGKILL");
         assert_eq!(describe_exit(Some(0), Some(15)), "killed by SIGTERM");
         assert_eq!(describe_exit(None, Some(1000)), "killed by signal 1000");
-        // The runtime's own codes are judged with what the replica said (`deaths`).
+        // The runtime's own codes are judged with what the replica said (`state::exits`).
         assert_eq!(describe_exit(Some(75), None), "exited with code 75");
         assert_eq!(describe_exit(None, None), "ended");
     }

@@ -101,11 +101,7 @@ pub fn recycle(b: Bytes) {
         let v: Vec<u8> = m.into();
         m = BytesMut::from(Bytes::from(v));
     }
-    let v = m;
-    if !v.capacity().is_power_of_two() {
-        return;
-    }
-    if v.capacity() > POOL_BYTES_MAX {
+    if !m.capacity().is_power_of_two() || m.capacity() > POOL_BYTES_MAX {
         return;
     }
     let mut pool = POOL.lock();
@@ -113,8 +109,8 @@ pub fn recycle(b: Bytes) {
     // message sizes grow (OSU's bandwidth tests) would otherwise fill the pool with
     // sizes it no longer sends, and allocate afresh each of its larger messages (a
     // 32 MiB one-sided answer per flush, page-faulted anew each time).
-    pool.bytes += v.capacity();
-    pool.free.push(v);
+    pool.bytes += m.capacity();
+    pool.free.push(m);
     while pool.bytes > POOL_BYTES_MAX {
         let old = pool.free.remove(0);
         pool.bytes -= old.capacity();

@@ -98,6 +98,11 @@ fn finalized(st: &mut JobState, who: ReplicaId) -> Vec<Action> {
     )
 }
 
+/// Incarnation 0 of `who`'s control connection closed at `now`.
+pub(super) fn closed(st: &mut JobState, who: ReplicaId, now: Duration) -> Vec<Action> {
+    st.handle(Input::ControlClosed { id: who, inc: 0 }, now)
+}
+
 fn exited(
     st: &mut JobState,
     who: ReplicaId,
@@ -313,11 +318,10 @@ fn a_retired_replica_keeps_the_reason_it_sent() {
         prints(&actions),
         [format!("{reason}; the job goes on without it")]
     );
-    let closed = Input::ControlClosed {
-        id: id(0, 1),
-        inc: 0,
-    };
-    assert_eq!(prints(&st.handle(closed, s(1.0))), Vec::<String>::new());
+    assert_eq!(
+        prints(&closed(&mut st, id(0, 1), s(1.0))),
+        Vec::<String>::new()
+    );
     assert_eq!(state(&st, id(0, 1)), ReplicaState::Retired(reason));
     assert!(st.failure().is_none());
 }
@@ -332,11 +336,7 @@ fn a_programs_own_exit_with_a_runtime_code_is_its_own() {
         let mut st = running(local(regen(1, 2, Regenerate::Spare)));
         for k in 0..2 {
             exited(&mut st, id(0, k), Some(code), None);
-            let closed = Input::ControlClosed {
-                id: id(0, k),
-                inc: 0,
-            };
-            assert_eq!(spawns(&st.handle(closed, s(1.0))), [], "{code}");
+            assert_eq!(spawns(&closed(&mut st, id(0, k), s(1.0))), [], "{code}");
             assert_eq!(
                 state(&st, id(0, k)),
                 ReplicaState::Failed(format!("exited with code {code}")),
@@ -360,13 +360,7 @@ fn a_programs_own_exit_with_a_runtime_code_is_its_own() {
     msg(&mut st, id(1, 0), 0, fence, s(1.0));
     for k in [1, 0] {
         exited(&mut st, id(1, k), Some(EXIT_ORPHANED), None);
-        st.handle(
-            Input::ControlClosed {
-                id: id(1, k),
-                inc: 0,
-            },
-            s(1.0),
-        );
+        closed(&mut st, id(1, k), s(1.0));
     }
     st.tick(s(1.2));
     assert_eq!(
@@ -383,13 +377,7 @@ fn a_programs_own_exit_with_a_runtime_code_is_its_own() {
         incarnation: 0,
     };
     assert_eq!(spawns(&msg(&mut st, id(1, 0), 0, fence, s(1.0))), []);
-    st.handle(
-        Input::ControlClosed {
-            id: id(1, 1),
-            inc: 0,
-        },
-        s(1.0),
-    );
+    closed(&mut st, id(1, 1), s(1.0));
     assert_eq!(
         state(&st, id(1, 1)),
         ReplicaState::Failed(format!("exited with code {EXIT_RETIRED}"))

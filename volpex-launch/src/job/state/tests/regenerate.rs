@@ -10,7 +10,7 @@ use volpex_proto::wire::control::{ReplicaStats, ToLauncher, ToProcess};
 use super::super::super::replica::ReplicaState;
 use super::super::super::step::{Action, Input};
 use super::super::{Config, JobState};
-use super::{config, exited, id, local, register, running, s, state};
+use super::{closed, config, exited, id, local, register, running, s, state};
 use crate::cli::Regenerate;
 use crate::fault::parse_fault;
 
@@ -773,11 +773,7 @@ fn a_preempted_replica_that_checkpoints_is_replaced_when_it_hands_over() {
             signal: None,
         };
         assert_eq!(spawns(&st.handle(exit, s(2.5))), []);
-        let closed = Input::ControlClosed {
-            id: id(1, 0),
-            inc: 0,
-        };
-        assert_eq!(spawns(&st.handle(closed, s(2.5))), []);
+        assert_eq!(spawns(&closed(&mut st, id(1, 0), s(2.5))), []);
         assert_eq!(
             st.procs
                 .iter()
@@ -810,11 +806,10 @@ fn a_draining_replica_whose_grace_ends_first_is_regenerated_from_its_sibling() {
         [],
         "held for its last words"
     );
-    let closed = Input::ControlClosed {
-        id: id(1, 0),
-        inc: 0,
-    };
-    assert_eq!(spawns(&st.handle(closed, s(2.0))), [(id(1, 0), 1, 0)]);
+    assert_eq!(
+        spawns(&closed(&mut st, id(1, 0), s(2.0))),
+        [(id(1, 0), 1, 0)]
+    );
 }
 
 /// Issue 42 item 2: every replica of a rank killed at the same moment (`--fault
