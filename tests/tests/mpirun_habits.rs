@@ -72,9 +72,18 @@ fn ring_with_a_kill(more: &[&str]) -> volpex_tests::LiveJob {
     let mut flags = vec!["-n", "3", "-r", "2", "--regenerate", "never"];
     flags.extend_from_slice(more);
     let env = [("VOLPEX_LOG", "info")];
-    let mut job = spawn_with(&[], &env, &flags, &example("ring"), LONG_RING);
-    job.wait_stderr(DEADLINE, |l| l.contains("rendezvous complete"))
-        .expect("the address table went out");
+    // Killed once the ring turns (rank 0 says every 20th round): rank 2's replicas then
+    // have their pulls parked at rank 1's, so the kill makes one of them fail over.
+    // Killed at the rendezvous, the death notice could reach every peer before any
+    // pull was parked at 1.0, and nobody would fail over.
+    let args: Vec<&str> = LONG_RING
+        .iter()
+        .copied()
+        .chain(["--progress", "20"])
+        .collect();
+    let mut job = spawn_with(&[], &env, &flags, &example("ring"), &args);
+    job.wait_stderr(DEADLINE, |l| l.contains("ring: round 20"))
+        .expect("the ring turns");
     let pid = replica_pid(job.pid(), 1, 0).expect("replica 1.0 is a child of volpexrun");
     signal(pid, Signal::SIGKILL);
     job
