@@ -70,6 +70,34 @@ pub fn write_at(fd: std::os::raw::c_int, parts: &[&[u8]], offset: u64) -> std::i
     r.map_err(std::io::Error::from_raw_os_error)
 }
 
+pub use layer::{Deferred, Ticket};
+
+/// Whether a write to `fd` may be made without its bytes (`write_deferred`): `fd` is a
+/// file the layer tracks and this replica is not its rank's writer (see
+/// `layer::may_defer`).
+pub fn may_defer(fd: std::os::raw::c_int) -> bool {
+    layer::may_defer(fd)
+}
+
+/// A write of `len` bytes at `offset` of `fd` made without its bytes, for a replica that
+/// is not its rank's writer (`may_defer`): it counts as the write, and returns once the
+/// writer reports it applied, or once this replica writes the rank's files instead
+/// (`Deferred::Needed`: give the bytes to `fill` before any other file operation).
+/// MPI-IO's aggregators use it so that the follower of an aggregator never receives the
+/// bytes its writer writes (docs/FILES.md, "Writes without their bytes").
+pub fn write_deferred(
+    fd: std::os::raw::c_int,
+    len: u64,
+    offset: u64,
+) -> std::io::Result<Deferred> {
+    layer::write_deferred(fd, len, offset).map_err(std::io::Error::from_raw_os_error)
+}
+
+/// The bytes of a write `write_deferred` made without them, one part after another.
+pub fn fill(ticket: Ticket, parts: &[&[u8]]) -> std::io::Result<()> {
+    layer::fill(ticket, parts).map_err(std::io::Error::from_raw_os_error)
+}
+
 /// Starts the layer in this process (a replica of a launched job). Files opened before
 /// stay the C library's. `VOLPEX_FILES=0` leaves the layer off.
 pub fn activate(id: Identity, connect: Connect) {

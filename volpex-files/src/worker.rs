@@ -152,7 +152,7 @@ fn report(g: &mut State, now: Instant) -> (Option<Vec<u8>>, Option<Duration>) {
         return (None, None);
     }
     if g.role.writing && !g.pending() {
-        g.own_applied = g.own_applied.max(g.done_through());
+        g.own_applied = g.own_applied.max(g.applied_through());
         g.retain();
     }
     let applied = if g.role.writing { g.own_applied } else { 0 };

@@ -19,6 +19,7 @@
 
 use super::access::{read_at, write_at};
 use super::file::{comm_of, Handle};
+use crate::state;
 use super::sys;
 use crate::error::{MpiError, Result};
 use crate::handles::class;
@@ -29,7 +30,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
 use bytes::Bytes;
-use volpex::{Communicator, PostedMessage};
+use volpex::{Communicator, DeferredMessage, PostedMessage};
 
 /// Bytes of each domain one round moves unless the `cb_buffer_size` hint says (ROMIO's
 /// default is 16 MiB). A round's bytes are received and then written by the aggregator
@@ -192,8 +193,10 @@ thread_local! {
 /// is sent on it but collectives).
 const TAG: i32 = 13;
 
-/// The tag of a write's data blocks, apart from their descriptors' (`TAG`), so that an
-/// aggregator posts its receives of a round's blocks before it takes the descriptors.
+/// The tag of a write's data blocks, so that an aggregator posts its receives of a
+/// round's blocks before it takes the descriptors. They go on a communicator of their
+/// own (`Handle::blocks`), where nothing else is sent: a stream of one tag, which the
+/// follower of an aggregator receives deferred (`write`).
 const DATA_TAG: i32 = 14;
 
 /// What the ranks sent this one in an exchange: the bytes, and where each rank's are.
@@ -390,15 +393,24 @@ impl Arrived {
     }
 }
 
-/// One round of a write's exchange: sends each aggregator this rank's descriptors and
-/// data for its window (sizes first, in an all-to-all; then two messages, each received
-/// in place), and receives what the others send this rank into `into`.
+/// Blocks of a round an aggregator's follower did not receive, by rank (`None`: none
+/// was sent, or it was received), with their announced sizes.
+type Deferrals = Vec<Option<(DeferredMessage, usize)>>;
+
+/// One round of a write's exchange: sends each aggregator this rank's descriptors (on
+/// `comm`) and data (on `blocks`) for its window (sizes first, in an all-to-all; then two
+/// messages, each received in place), and receives what the others send this rank into
+/// `into`. With `defer` (this replica is an aggregator but not its rank's file writer),
+/// the data blocks are claimed and not received: their entries in `into.data` stay
+/// empty, and the claims come back.
 fn exchange_pieces(
     comm: &Communicator,
+    blocks: &Communicator,
     round: &Round,
     data: &[u8],
     into: &mut Arrived,
-) -> Result<()> {
+    defer: bool,
+) -> Result<Option<Deferrals>> {
     let n = comm.size() as usize;
     let me = comm.rank() as usize;
     let sizes: Vec<u64> = (0..n)
@@ -415,23 +427,32 @@ fn exchange_pieces(
     // The data blocks' receives first (their pulls leave now), then the sends (buffered:
     // the sender log), then the descriptors.
     let mut posted: Vec<Option<(PostedMessage, usize)>> = Vec::with_capacity(n);
+    let mut deferred: Deferrals = Vec::with_capacity(n);
     for j in 0..n {
         let c = if j == me { 0 } else { size(got[2 * j + 1])? };
-        posted.push(match c {
+        let from = blocks.process_at_rank(j as i32);
+        let claim = match c {
             0 => None,
-            c => Some((
-                comm.process_at_rank(j as i32)
-                    .post_message_with_tag(DATA_TAG)?,
-                c,
-            )),
+            _ if defer => from.defer_message_with_tag(DATA_TAG)?,
+            _ => None,
+        };
+        let got_claim = claim.is_some();
+        deferred.push(claim.map(|d| (d, c)));
+        posted.push(match c {
+            _ if got_claim => None,
+            0 => None,
+            c => Some((from.post_message_with_tag(DATA_TAG)?, c)),
         });
     }
     for step in 1..n {
         let to = (me + step) % n;
-        let dest = comm.process_at_rank(to as i32);
-        for (block, tag) in [
-            (&round.desc[to][..], TAG),
-            (round.data_for(to, data), DATA_TAG),
+        for (dest, block, tag) in [
+            (comm.process_at_rank(to as i32), &round.desc[to][..], TAG),
+            (
+                blocks.process_at_rank(to as i32),
+                round.data_for(to, data),
+                DATA_TAG,
+            ),
         ] {
             if !block.is_empty() {
                 dest.send_with_tag(block, tag)?;
@@ -464,7 +485,61 @@ fn exchange_pieces(
         };
         into.data.push(block);
     }
+    Ok(deferred.iter().any(Option::is_some).then_some(deferred))
+}
+
+/// Receives the blocks of a round that were deferred after all (into `into`).
+fn fetch_deferred(deferred: Deferrals, into: &mut Arrived) -> Result<()> {
+    for (j, d) in deferred.into_iter().enumerate() {
+        let Some((d, c)) = d else { continue };
+        let b = d.fetch()?.wait()?;
+        if b.len() != c {
+            PostedMessage::recycle(b);
+            return Err(MpiError::new(
+                class::INTERN,
+                "a collective I/O block of another size than announced",
+            ));
+        }
+        into.data[j] = b;
+    }
     Ok(())
+}
+
+/// The `(file offset, length)` of the pieces of a round an aggregator writes, in the
+/// ranks' order, from their descriptors alone (`arrived_pieces` without the bytes).
+fn arrived_lengths(me: usize, round: &Round, arrived: &Arrived) -> Result<Vec<(u64, usize)>> {
+    let mut pieces = Vec::new();
+    for j in 0..arrived.desc.len() {
+        let desc = if j == me {
+            &round.desc[me][..]
+        } else {
+            &arrived.desc[j][..]
+        };
+        pieces.extend(decode(desc)?);
+    }
+    Ok(pieces)
+}
+
+/// The `(file offset, length)` of each write `gather` makes of these pieces that writes
+/// anything (an empty write is no file operation), from the pieces' lengths alone.
+fn runs((a, b): (u64, u64), pieces: &[(u64, usize)]) -> Result<Vec<(u64, u64)>> {
+    let end = |p: &(u64, usize)| p.0 + p.1 as u64;
+    if pieces.iter().any(|p| p.0 < a || end(p) > b) {
+        return Err(MpiError::new(class::INTERN, "a piece outside its domain"));
+    }
+    let mut sorted = pieces.to_vec();
+    sorted.sort_by_key(|p| p.0);
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for p in sorted {
+        match out.last_mut() {
+            // `gather` joins pieces that touch (in a gathered write) or overlap (merged in
+            // its buffer).
+            Some(w) if p.0 <= w.0 + w.1 => w.1 = w.1.max(end(&p) - w.0),
+            _ => out.push((p.0, p.1 as u64)),
+        }
+    }
+    out.retain(|w| w.1 > 0);
+    Ok(out)
 }
 
 /// The pieces of a round an aggregator writes: (file offset, bytes), in the ranks' order.
@@ -562,16 +637,62 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
     // Memory used again every round, and from call to call (fresh buffers cost a page
     // fault per page).
     let (mut round, mut arrived, mut buf) = SCRATCH.with(|s| s.take());
+    let blocks = state::comm(h.blocks)?;
+    let fd = h.file.as_raw_fd();
     for r in 0..plan.rounds {
         round.build(comm.size() as usize, &plan, r, &mine, data);
-        exchange_pieces(&comm, &round, data, &mut arrived)?;
         let window = plan.window(me, r);
+        // The follower of an aggregator (a replica that is not its rank's file writer)
+        // does not receive the round's blocks: it makes the writes without their bytes,
+        // which returns once its writer applied them, and then releases the blocks. If it
+        // becomes the writer first, it fetches them from the senders' logs (they keep
+        // them until this replica releases them) and applies what is left.
+        let defer = window.0 < window.1 && volpex_files::may_defer(fd);
+        let deferred = exchange_pieces(&comm, &blocks, &round, data, &mut arrived, defer)?;
         if window.0 >= window.1 {
             continue;
         }
+        // Writes the writer applied (when blocks were deferred), and the one it did not.
+        let mut skip = 0;
+        let mut needed = None;
+        if let Some(deferred) = deferred {
+            let lengths = arrived_lengths(me, &round, &arrived)?;
+            for (at, len) in runs(window, &lengths)? {
+                match volpex_files::write_deferred(fd, len, at) {
+                    Ok(volpex_files::Deferred::Applied) => skip += 1,
+                    Ok(volpex_files::Deferred::Needed(t)) => {
+                        needed = Some(t);
+                        break;
+                    }
+                    Err(err) => {
+                        failure.get_or_insert(sys(err, "write"));
+                        skip += 1;
+                    }
+                }
+            }
+            if needed.is_none() {
+                for (d, _) in deferred.into_iter().flatten() {
+                    d.skip();
+                }
+                continue;
+            }
+            log::info!(
+                "rank {me}: this replica writes the rank's files now: fetching the {} blocks of a collective write it made without them",
+                deferred.iter().flatten().count()
+            );
+            fetch_deferred(deferred, &mut arrived)?;
+        }
         let pieces = arrived_pieces(me, &round, data, &arrived)?;
-        for (at, parts) in gather(window, pieces, &mut buf)? {
-            if let Err(err) = volpex_files::write_at(h.file.as_raw_fd(), &parts, at) {
+        let writes = gather(window, pieces, &mut buf)?;
+        let writes = writes
+            .into_iter()
+            .filter(|(_, parts)| parts.iter().any(|p| !p.is_empty()));
+        for (at, parts) in writes.skip(skip) {
+            let done = match needed.take() {
+                Some(t) => volpex_files::fill(t, &parts),
+                None => volpex_files::write_at(fd, &parts, at),
+            };
+            if let Err(err) = done {
                 failure.get_or_insert(sys(err, "write"));
             }
         }
@@ -718,6 +839,35 @@ mod tests {
         assert_eq!(flat, vec![(10, vec![1, 1, 2, 2, 2, 2]), (20, vec![3, 3])]);
         let outside = vec![(8, &x[..])];
         assert!(gather((10, 30), outside, &mut Vec::new()).is_err());
+    }
+
+    /// A follower that makes a round's writes without their bytes must make the same
+    /// file operations as its writer, which `gather`s them: same offsets, same lengths,
+    /// none empty.
+    #[test]
+    fn runs_from_lengths_alone_are_the_gathered_writes() {
+        let bytes = vec![7u8; 64];
+        let cases: Vec<Vec<(u64, usize)>> = vec![
+            vec![(14, 4), (10, 4), (20, 2)],
+            vec![(10, 4), (12, 4), (20, 2)],
+            vec![(10, 0), (12, 0), (20, 2), (22, 3), (30, 0)],
+            vec![(10, 8), (11, 2), (18, 1), (25, 5), (24, 1)],
+            vec![(16, 0)],
+            vec![],
+        ];
+        for pieces in cases {
+            let with_bytes: Vec<(u64, &[u8])> =
+                pieces.iter().map(|&(o, l)| (o, &bytes[..l])).collect();
+            let mut buf = Vec::new();
+            let gathered: Vec<(u64, u64)> = gather((10, 40), with_bytes, &mut buf)
+                .unwrap()
+                .into_iter()
+                .map(|(o, parts)| (o, parts.iter().map(|p| p.len() as u64).sum()))
+                .filter(|w| w.1 > 0)
+                .collect();
+            assert_eq!(runs((10, 40), &pieces).unwrap(), gathered, "{pieces:?}");
+        }
+        assert!(runs((10, 40), &[(8, 4)]).is_err());
     }
 
     #[test]
