@@ -170,9 +170,10 @@ pub(crate) struct State {
     pub kept: Seq,
     /// Such a replica keeps its entries until it has produced this many operations.
     pub hold_until: Option<Seq>,
-    /// A write produced without its bytes (`write_deferred`) that its program has not
-    /// resolved yet: nothing from it on counts as applied here until `fill` gave them.
-    pub deferred: Option<Seq>,
+    /// Writes produced without their bytes (`write_deferred`) that the program has not
+    /// resolved yet: nothing from the first on counts as applied here, and a writer's
+    /// files thread applies nothing past it, until `fill` gave its bytes.
+    pub deferred: BTreeMap<Seq, Ticket>,
 }
 
 pub(crate) struct Shared {
@@ -558,7 +559,7 @@ impl State {
             retiring: false,
             kept: 0,
             hold_until: None,
-            deferred: None,
+            deferred: BTreeMap::new(),
         }
     }
 
@@ -574,8 +575,8 @@ impl State {
     /// produced, but for one in flight and a deferred write (`write_deferred`) whose
     /// bytes it does not have yet.
     pub(crate) fn applied_through(&self) -> Seq {
-        match self.deferred {
-            Some(d) => self.done_through().min(d - 1),
+        match self.deferred.keys().next() {
+            Some(&d) => self.done_through().min(d - 1),
             None => self.done_through(),
         }
     }
@@ -1411,26 +1412,23 @@ pub fn write(fd: c_int, parts: &[&[u8]], at: Option<u64>) -> Result<usize, c_int
     })
 }
 
-/// A write `write_deferred` numbered without its bytes, which this replica must apply
-/// itself (it became the rank's writer before the last one reported it): `fill` gives
-/// the bytes.
-#[derive(Debug)]
-pub struct Ticket {
-    seq: Seq,
-    trace: u64,
-    file: FileId,
-    offset: u64,
-    len: u64,
-    gate: Gate,
+/// A write `write_deferred` numbered without its bytes, until its program resolves it.
+#[derive(Debug, Clone)]
+pub(crate) struct Ticket {
+    pub(crate) trace: u64,
+    pub(crate) file: FileId,
+    pub(crate) offset: u64,
+    pub(crate) len: u64,
+    pub(crate) gate: Gate,
 }
 
-/// What a write without its bytes came to (`write_deferred`).
-#[derive(Debug)]
+/// What a write made without its bytes came to (`resolve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Deferred {
     /// The rank's writer applied it: the bytes are not needed.
     Applied,
     /// This replica writes the rank's files now and must apply it: `fill`.
-    Needed(Ticket),
+    Needed,
 }
 
 /// Whether a write to `fd` may be made without its bytes (`write_deferred`): `fd` is a
@@ -1447,7 +1445,6 @@ pub fn may_defer(fd: c_int) -> bool {
     g.role.heard
         && !g.role.writing
         && g.hold_until.is_none()
-        && g.deferred.is_none()
         && !g.cfg.verify
         && g.problem.is_none()
         && !g.finished
@@ -1459,14 +1456,12 @@ pub fn may_defer(fd: c_int) -> bool {
 
 /// pwrite of `len` bytes at `at` without the bytes, for a replica that gets them only
 /// if it must apply them (`may_defer` said it may): the operation is numbered and
-/// produced as `write` numbers it, and the call waits until the rank's writer reports it
-/// applied (`Deferred::Applied`) or this replica becomes the writer first
-/// (`Deferred::Needed`: its caller fetches the bytes and gives them to `fill` before any
-/// other file operation). It keeps nothing meanwhile, so its journal holds no bytes for
-/// it and its 64 MiB wait has nothing to count.
-pub fn write_deferred(fd: c_int, len: u64, at: u64) -> Result<Deferred, c_int> {
+/// produced as `write` numbers it, and nothing is kept. Returns its number (0: nothing
+/// to write), which the caller must resolve (`resolve_deferred`) before any other file operation but
+/// further writes made without their bytes.
+pub fn write_deferred(fd: c_int, len: u64, at: u64) -> Result<Seq, c_int> {
     done(|sh, g| {
-        if g.problem.is_some() || g.deferred.is_some() {
+        if g.problem.is_some() {
             return Err(libc::EIO);
         }
         let desc = g.model.desc_of(fd).ok_or(libc::EBADF)?;
@@ -1474,7 +1469,7 @@ pub fn write_deferred(fd: c_int, len: u64, at: u64) -> Result<Deferred, c_int> {
             return Err(e);
         }
         if len == 0 {
-            return Ok(Deferred::Applied);
+            return Ok(0);
         }
         let (file, offset, gate) = g.model.write(fd, len, Some(at))?;
         let mut header = b"write".to_vec();
@@ -1482,45 +1477,66 @@ pub fn write_deferred(fd: c_int, len: u64, at: u64) -> Result<Deferred, c_int> {
         header.extend_from_slice(&offset.to_le_bytes());
         header.extend_from_slice(&len.to_le_bytes());
         let (seq, trace) = g.next(&header);
-        g.deferred = Some(seq);
-        sh.cond.notify_all();
-        wait_while(sh, g, "the writer to apply a write made without its bytes", |s| {
-            s.known_applied() < seq && !s.role.writing
-        });
-        if g.known_applied() >= seq {
-            g.deferred = None;
-            g.outbox.dirty = true;
-            return Ok(Deferred::Applied);
-        }
-        if g.role.writing {
-            return Ok(Deferred::Needed(Ticket {
-                seq,
+        g.deferred.insert(
+            seq,
+            Ticket {
                 trace,
                 file,
                 offset,
                 len,
                 gate,
-            }));
+            },
+        );
+        sh.cond.notify_all();
+        Ok(seq)
+    })
+}
+
+/// Waits until write `seq` (made by `write_deferred`) is applied by the rank's writer
+/// (`Deferred::Applied`), or until this replica becomes the writer first
+/// (`Deferred::Needed`: give its bytes to `fill` next).
+pub fn resolve_deferred(seq: Seq) -> Result<Deferred, c_int> {
+    if seq == 0 {
+        return Ok(Deferred::Applied);
+    }
+    done(|sh, g| {
+        if !g.deferred.contains_key(&seq) {
+            return Err(libc::EINVAL);
+        }
+        wait_while(sh, g, "the writer to apply a write made without its bytes", |s| {
+            s.known_applied() < seq && !s.role.writing
+        });
+        if g.known_applied() >= seq {
+            g.deferred.remove(&seq);
+            g.outbox.dirty = true;
+            sh.cond.notify_all();
+            return Ok(Deferred::Applied);
+        }
+        if g.role.writing {
+            return Ok(Deferred::Needed);
         }
         // The layer cannot go on (it lost volpexrun, or the program finished).
-        g.deferred = None;
+        g.deferred.remove(&seq);
         Err(libc::EIO)
     })
 }
 
-/// The bytes of a write `write_deferred` made without them (`Deferred::Needed`): `parts`,
-/// one after another, as `write` takes them. Kept in the journal, and applied by the
-/// files thread in their place among the operations.
-pub fn fill(t: Ticket, parts: &[&[u8]]) -> Result<(), c_int> {
+/// The bytes of write `seq`, which `write_deferred` made without them (`Deferred::Needed`):
+/// `parts`, one after another, as `write` takes them. Kept in the journal, and applied by
+/// the files thread in their place among the operations.
+pub fn fill(seq: Seq, parts: &[&[u8]]) -> Result<(), c_int> {
     let len: u64 = parts.iter().map(|p| p.len() as u64).sum();
     done(|sh, g| {
-        if g.deferred != Some(t.seq) || len != t.len {
+        let Some(t) = g.deferred.get(&seq).cloned() else {
+            return Err(libc::EINVAL);
+        };
+        if len != t.len || g.deferred.keys().next() != Some(&seq) {
             return Err(libc::EINVAL);
         }
-        g.deferred = None;
-        if g.known_applied() < t.seq {
+        g.deferred.remove(&seq);
+        if g.known_applied() < seq {
             let data = g.journal.copy(parts);
-            let mut e = g.model.write_entry(t.seq, t.file, t.offset, data, t.gate);
+            let mut e = g.model.write_entry(seq, t.file, t.offset, data, t.gate);
             e.trace = t.trace;
             g.journal.push(e);
         }

@@ -620,6 +620,142 @@ fn gather<'a>(
     Ok(out)
 }
 
+/// Bytes of writes a follower made without their bytes that it leaves unresolved (the
+/// senders keep their blocks until it resolves them): the file layer's bound on how far
+/// a follower runs ahead of its writer.
+const DEFERRED_BYTES: u64 = 64 << 20;
+
+/// What resolving a follower's rounds needs of the write they belong to.
+struct Context<'a> {
+    me: usize,
+    n: usize,
+    plan: &'a Plan,
+    mine: &'a [(u64, usize, usize)],
+    data: &'a [u8],
+}
+
+impl<'a> Context<'a> {
+    fn new(
+        me: usize,
+        n: usize,
+        plan: &'a Plan,
+        mine: &'a [(u64, usize, usize)],
+        data: &'a [u8],
+    ) -> Context<'a> {
+        Context {
+            me,
+            n,
+            plan,
+            mine,
+            data,
+        }
+    }
+}
+
+/// A round whose writes a follower made without their bytes, until they are resolved.
+struct Unresolved {
+    r: u64,
+    window: (u64, u64),
+    /// The writes' numbers (0: none, it failed) and lengths, in the order `gather` makes
+    /// them.
+    writes: Vec<(volpex_files::Seq, u64)>,
+    deferred: Deferrals,
+    /// The descriptors, and the blocks that were received after all.
+    arrived: Arrived,
+}
+
+/// A follower's unresolved rounds, oldest first.
+#[derive(Default)]
+struct Deferred {
+    rounds: std::collections::VecDeque<Unresolved>,
+    bytes: u64,
+}
+
+impl Deferred {
+    fn push(&mut self, u: Unresolved) {
+        self.bytes += u.writes.iter().map(|w| w.1).sum::<u64>();
+        self.rounds.push_back(u);
+    }
+
+    fn resolve_all(
+        &mut self,
+        cx: &Context,
+        buf: &mut Vec<u8>,
+        failure: &mut Option<MpiError>,
+    ) -> Result<()> {
+        while !self.rounds.is_empty() {
+            self.resolve_one(cx, buf, failure)?;
+        }
+        Ok(())
+    }
+
+    /// Resolves the oldest round: waits until the writer applied its writes and releases
+    /// its blocks, or, if this replica writes the rank's files by then, fetches them and
+    /// gives the file layer the bytes of the writes not applied.
+    fn resolve_one(
+        &mut self,
+        cx: &Context,
+        buf: &mut Vec<u8>,
+        failure: &mut Option<MpiError>,
+    ) -> Result<()> {
+        let Some(u) = self.rounds.pop_front() else {
+            return Ok(());
+        };
+        self.bytes -= u.writes.iter().map(|w| w.1).sum::<u64>();
+        let mut needed = Vec::new();
+        for (i, &(seq, _)) in u.writes.iter().enumerate() {
+            match volpex_files::resolve(seq) {
+                Ok(volpex_files::Deferred::Applied) => {}
+                Ok(volpex_files::Deferred::Needed) => needed.push(i),
+                Err(err) => {
+                    failure.get_or_insert(sys(err, "write"));
+                }
+            }
+        }
+        let mut arrived = u.arrived;
+        if needed.is_empty() {
+            for (d, _) in u.deferred.into_iter().flatten() {
+                d.skip();
+            }
+            arrived.recycle();
+            return Ok(());
+        }
+        log::info!(
+            "rank {}: this replica writes the rank's files now: fetching the {} blocks of a collective write it made without them",
+            cx.me,
+            u.deferred.iter().flatten().count()
+        );
+        fetch_deferred(u.deferred, &mut arrived)?;
+        let mut round = Round::default();
+        round.build(cx.n, cx.plan, u.r, cx.mine, cx.data);
+        let pieces = arrived_pieces(cx.me, &round, cx.data, &arrived)?;
+        let writes: Vec<Gathered> = gather(u.window, pieces, buf)?
+            .into_iter()
+            .filter(|(_, parts)| parts.iter().any(|p| !p.is_empty()))
+            .collect();
+        for i in needed {
+            let (seq, len) = u.writes[i];
+            let parts = match writes.get(i) {
+                Some((_, parts)) if parts.iter().map(|p| p.len() as u64).sum::<u64>() == len => {
+                    parts
+                }
+                _ => {
+                    return Err(MpiError::new(
+                        class::INTERN,
+                        "a deferred collective write no longer matches its pieces",
+                    ))
+                }
+            };
+            if let Err(err) = volpex_files::fill(seq, parts) {
+                failure.get_or_insert(sys(err, "write"));
+            }
+        }
+        drop(writes);
+        arrived.recycle();
+        Ok(())
+    }
+}
+
 /// A collective write of `data` at view position `pos` (etypes).
 pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
     let comm = comm_of(h)?;
@@ -639,64 +775,63 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
     let (mut round, mut arrived, mut buf) = SCRATCH.with(|s| s.take());
     let blocks = state::comm(h.blocks)?;
     let fd = h.file.as_raw_fd();
+    let n = comm.size() as usize;
+    // The follower of an aggregator (a replica that is not its rank's file writer) does
+    // not receive the rounds' blocks: it makes each round's writes without their bytes
+    // and goes on; once its writer reports them applied, it releases the blocks. If it
+    // becomes the writer first, it fetches them from the senders' logs (every replica of
+    // a sender keeps them until this replica releases them) and applies what is left.
+    // It resolves its oldest rounds once they hold `DEFERRED_BYTES`, and all of them
+    // before a write with its bytes and before it returns (the caller's buffer holds its
+    // own pieces).
+    let mut waiting = Deferred::default();
     for r in 0..plan.rounds {
-        round.build(comm.size() as usize, &plan, r, &mine, data);
+        round.build(n, &plan, r, &mine, data);
         let window = plan.window(me, r);
-        // The follower of an aggregator (a replica that is not its rank's file writer)
-        // does not receive the round's blocks: it makes the writes without their bytes,
-        // which returns once its writer applied them, and then releases the blocks. If it
-        // becomes the writer first, it fetches them from the senders' logs (they keep
-        // them until this replica releases them) and applies what is left.
         let defer = window.0 < window.1 && volpex_files::may_defer(fd);
+        if !defer {
+            waiting.resolve_all(&Context::new(me, n, &plan, &mine, data), &mut buf, &mut failure)?;
+        }
         let deferred = exchange_pieces(&comm, &blocks, &round, data, &mut arrived, defer)?;
         if window.0 >= window.1 {
             continue;
         }
-        // Writes the writer applied (when blocks were deferred), and the one it did not.
-        let mut skip = 0;
-        let mut needed = None;
         if let Some(deferred) = deferred {
             let lengths = arrived_lengths(me, &round, &arrived)?;
+            let mut writes = Vec::new();
             for (at, len) in runs(window, &lengths)? {
                 match volpex_files::write_deferred(fd, len, at) {
-                    Ok(volpex_files::Deferred::Applied) => skip += 1,
-                    Ok(volpex_files::Deferred::Needed(t)) => {
-                        needed = Some(t);
-                        break;
-                    }
+                    Ok(seq) => writes.push((seq, len)),
                     Err(err) => {
                         failure.get_or_insert(sys(err, "write"));
-                        skip += 1;
+                        writes.push((0, len));
                     }
                 }
             }
-            if needed.is_none() {
-                for (d, _) in deferred.into_iter().flatten() {
-                    d.skip();
-                }
-                continue;
+            waiting.push(Unresolved {
+                r,
+                window,
+                writes,
+                deferred,
+                arrived: Arrived {
+                    desc: arrived.desc.clone(),
+                    data: std::mem::take(&mut arrived.data),
+                },
+            });
+            let cx = Context::new(me, n, &plan, &mine, data);
+            while waiting.bytes > DEFERRED_BYTES {
+                waiting.resolve_one(&cx, &mut buf, &mut failure)?;
             }
-            log::info!(
-                "rank {me}: this replica writes the rank's files now: fetching the {} blocks of a collective write it made without them",
-                deferred.iter().flatten().count()
-            );
-            fetch_deferred(deferred, &mut arrived)?;
+            continue;
         }
         let pieces = arrived_pieces(me, &round, data, &arrived)?;
-        let writes = gather(window, pieces, &mut buf)?;
-        let writes = writes
-            .into_iter()
-            .filter(|(_, parts)| parts.iter().any(|p| !p.is_empty()));
-        for (at, parts) in writes.skip(skip) {
-            let done = match needed.take() {
-                Some(t) => volpex_files::fill(t, &parts),
-                None => volpex_files::write_at(fd, &parts, at),
-            };
-            if let Err(err) = done {
+        for (at, parts) in gather(window, pieces, &mut buf)? {
+            if let Err(err) = volpex_files::write_at(fd, &parts, at) {
                 failure.get_or_insert(sys(err, "write"));
             }
         }
     }
+    waiting.resolve_all(&Context::new(me, n, &plan, &mine, data), &mut buf, &mut failure)?;
     arrived.recycle();
     SCRATCH.with(|s| s.set((round, arrived, buf)));
     if h.atomic {
