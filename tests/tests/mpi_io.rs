@@ -176,7 +176,14 @@ fn a_collective_write_is_whole_when_the_aggregators_writer_dies_in_it() {
         (&["-r", "2", "--fault", "0.0:kill@0.5"], (0, 0)),
         (&["-r", "2", "--fault", "0.0:kill@0.7"], (0, 0)),
         (
-            &["-r", "3", "--fault", "0.0:kill@0.3", "--fault", "0.1:kill@0.6"],
+            &[
+                "-r",
+                "3",
+                "--fault",
+                "0.0:kill@0.3",
+                "--fault",
+                "0.1:kill@0.6",
+            ],
             (0, 1),
         ),
     ];
@@ -199,7 +206,10 @@ fn a_collective_write_is_whole_when_the_aggregators_writer_dies_in_it() {
         );
         fetched += usize::from(r.stderr.contains("fetching the"));
     }
-    assert!(fetched > 0, "no follower took over in the middle of a write");
+    assert!(
+        fetched > 0,
+        "no follower took over in the middle of a write"
+    );
 }
 
 /// The shared file pointer when a rank's leader replica dies right after moving it,

@@ -1503,9 +1503,12 @@ pub fn resolve_deferred(seq: Seq) -> Result<Deferred, c_int> {
         if !g.deferred.contains_key(&seq) {
             return Err(libc::EINVAL);
         }
-        wait_while(sh, g, "the writer to apply a write made without its bytes", |s| {
-            s.known_applied() < seq && !s.role.writing
-        });
+        wait_while(
+            sh,
+            g,
+            "the writer to apply a write made without its bytes",
+            |s| s.known_applied() < seq && !s.role.writing,
+        );
         if g.known_applied() >= seq {
             g.deferred.remove(&seq);
             g.outbox.dirty = true;

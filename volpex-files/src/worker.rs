@@ -264,7 +264,9 @@ mod tests {
                 gate: Gate::Free,
             },
         );
-        let e = g.model.write_entry(2, 7, 4, Arc::new(vec![1; 4]), Gate::Free);
+        let e = g
+            .model
+            .write_entry(2, 7, 4, Arc::new(vec![1; 4]), Gate::Free);
         g.journal.push(e);
         assert!(batch(&g).is_empty());
         let applied = |g: &mut State| {

@@ -19,10 +19,10 @@
 
 use super::access::{read_at, write_at};
 use super::file::{comm_of, Handle};
-use crate::state;
 use super::sys;
 use crate::error::{MpiError, Result};
 use crate::handles::class;
+use crate::state;
 use crate::view::Piece;
 use std::cell::Cell;
 use std::ops::Range;
@@ -790,7 +790,11 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
         let window = plan.window(me, r);
         let defer = window.0 < window.1 && volpex_files::may_defer(fd);
         if !defer {
-            waiting.resolve_all(&Context::new(me, n, &plan, &mine, data), &mut buf, &mut failure)?;
+            waiting.resolve_all(
+                &Context::new(me, n, &plan, &mine, data),
+                &mut buf,
+                &mut failure,
+            )?;
         }
         let deferred = exchange_pieces(&comm, &blocks, &round, data, &mut arrived, defer)?;
         if window.0 >= window.1 {
@@ -831,7 +835,11 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
             }
         }
     }
-    waiting.resolve_all(&Context::new(me, n, &plan, &mine, data), &mut buf, &mut failure)?;
+    waiting.resolve_all(
+        &Context::new(me, n, &plan, &mine, data),
+        &mut buf,
+        &mut failure,
+    )?;
     arrived.recycle();
     SCRATCH.with(|s| s.set((round, arrived, buf)));
     if h.atomic {
@@ -981,7 +989,7 @@ mod tests {
     /// none empty.
     #[test]
     fn runs_from_lengths_alone_are_the_gathered_writes() {
-        let bytes = vec![7u8; 64];
+        let bytes = [7u8; 64];
         let cases: Vec<Vec<(u64, usize)>> = vec![
             vec![(14, 4), (10, 4), (20, 2)],
             vec![(10, 4), (12, 4), (20, 2)],
