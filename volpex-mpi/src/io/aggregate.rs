@@ -11,9 +11,13 @@
 //! large as its view makes them, and nothing crosses the network (ROMIO's
 //! `romio_cb_write=automatic`).
 //!
-//! Every message here is an ordinary collective of the file's communicator, so all
-//! replicas of a rank send and receive the same bytes; the aggregator's writes are that
-//! rank's, applied by its writer replica.
+//! Every message here is an ordinary message of the file's communicators, so all
+//! replicas of a rank send the same bytes; the aggregator's writes are that rank's,
+//! applied by its writer replica. The aggregator's other replicas (followers) do not
+//! receive the data blocks while the writer lives: they defer those receives and make
+//! the writes without their bytes, fetching the blocks only if they become the writer
+//! before it reported the writes applied (`write`, docs/FILES.md "Writes without their
+//! bytes").
 //!
 //! Owns the exchange; must never change a file pointer or read the handle tables.
 
