@@ -141,6 +141,77 @@ fn mpi_io_files_are_the_failure_free_runs_whatever_replicas_die() {
     }
 }
 
+/// Runs `io_collective DIR CALLS WORK_MS` with volpexrun's `args`: the run and the file.
+fn collective_run(args: &[&str], exe: &Path) -> (Run, Vec<u8>) {
+    let dir = TempDir::new("io-coll");
+    let d = dir.0.to_string_lossy().into_owned();
+    let r = run(args, exe, &[&d, "40", "10"], DEADLINE);
+    r.assert_no_leftovers();
+    assert!(
+        first_line(r.ok(), "io_collective:").starts_with("io_collective: ok"),
+        "{args:?}\n{}",
+        r.stderr
+    );
+    let bytes = std::fs::read(dir.0.join("io.dat")).expect("read io.dat");
+    (r, bytes)
+}
+
+/// The follower of a two-phase aggregator (replica 1 of rank 0 while replica 0 writes
+/// the rank's files) receives no data block while its writer lives: it makes the writes
+/// without their bytes and waits for its writer's report (docs/FILES.md, "Writes without
+/// their bytes"). Its writer killed in the middle of the collective writes (at `-r 2`,
+/// and at `-r 3` the writer and then its successor), the follower that takes over fetches
+/// the blocks of the writes not reported applied from the senders' logs: the file is
+/// the failure-free run's, and at least one run went through that fetch.
+#[test]
+fn a_collective_write_is_whole_when_the_aggregators_writer_dies_in_it() {
+    let build = TempDir::new("io-build");
+    let exe = compile_c(&build, "io_collective");
+    let (_, expected) = collective_run(&["-n", "4", "-r", "1"], &exe);
+    assert_eq!(expected.len(), 40 * 64 * 4096 * 4);
+    let log = "VOLPEX_LOG=warn,volpexmpi::io=info";
+    let mut fetched = 0;
+    let cases: &[(&[&str], (u64, u64))] = &[
+        (&["-r", "2", "--fault", "0.0:kill@0.3"], (0, 0)),
+        (&["-r", "2", "--fault", "0.0:kill@0.5"], (0, 0)),
+        (&["-r", "2", "--fault", "0.0:kill@0.7"], (0, 0)),
+        (
+            &[
+                "-r",
+                "3",
+                "--fault",
+                "0.0:kill@0.3",
+                "--fault",
+                "0.1:kill@0.6",
+            ],
+            (0, 1),
+        ),
+    ];
+    for (extra, (rank, replica)) in cases {
+        let mut args = vec!["-n", "4", "-x", log];
+        args.extend_from_slice(extra);
+        let (r, got) = collective_run(&args, &exe);
+        assert!(
+            got == expected,
+            "{args:?}: io.dat differs from the failure-free run's ({} bytes, {} expected)\n{}",
+            got.len(),
+            expected.len(),
+            r.stderr
+        );
+        assert_ne!(
+            r.state(*rank, *replica),
+            "finished",
+            "{args:?}: the kill came after the replica finished\n{}",
+            r.stderr
+        );
+        fetched += usize::from(r.stderr.contains("fetching the"));
+    }
+    assert!(
+        fetched > 0,
+        "no follower took over in the middle of a write"
+    );
+}
+
 /// The shared file pointer when a rank's leader replica dies right after moving it,
 /// before its siblings learnt where (`--fault 1.0:exit@choices=N`, each of rank 1's
 /// first choices in turn: the open's, then its moves and reads of the pointer): the next

@@ -170,6 +170,10 @@ pub(crate) struct State {
     pub kept: Seq,
     /// Such a replica keeps its entries until it has produced this many operations.
     pub hold_until: Option<Seq>,
+    /// Writes produced without their bytes (`write_deferred`) that the program has not
+    /// resolved yet: nothing from the first on counts as applied here, and a writer's
+    /// files thread applies nothing past it, until `fill` gave its bytes.
+    pub deferred: BTreeMap<Seq, Ticket>,
 }
 
 pub(crate) struct Shared {
@@ -555,6 +559,7 @@ impl State {
             retiring: false,
             kept: 0,
             hold_until: None,
+            deferred: BTreeMap::new(),
         }
     }
 
@@ -563,6 +568,16 @@ impl State {
             self.own_applied
         } else {
             self.role.applied
+        }
+    }
+
+    /// Operations up to here a writer with an empty journal has applied: all it
+    /// produced, but for one in flight and a deferred write (`write_deferred`) whose
+    /// bytes it does not have yet.
+    pub(crate) fn applied_through(&self) -> Seq {
+        match self.deferred.keys().next() {
+            Some(&d) => self.done_through().min(d - 1),
+            None => self.done_through(),
         }
     }
 
@@ -771,7 +786,7 @@ impl State {
             self.own_applied = self.own_applied.max(seq);
         }
         if !self.pending() {
-            self.own_applied = self.own_applied.max(self.done_through());
+            self.own_applied = self.own_applied.max(self.applied_through());
         }
         self.retain();
         self.outbox.dirty = true;
@@ -1394,6 +1409,144 @@ pub fn write(fd: c_int, parts: &[&[u8]], at: Option<u64>) -> Result<usize, c_int
             });
         }
         Ok(len)
+    })
+}
+
+/// A write `write_deferred` numbered without its bytes, until its program resolves it.
+#[derive(Debug, Clone)]
+pub(crate) struct Ticket {
+    pub(crate) trace: u64,
+    pub(crate) file: FileId,
+    pub(crate) offset: u64,
+    pub(crate) len: u64,
+    pub(crate) gate: Gate,
+}
+
+/// What a write made without its bytes came to (`resolve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deferred {
+    /// The rank's writer applied it: the bytes are not needed.
+    Applied,
+    /// This replica writes the rank's files now and must apply it: `fill`.
+    Needed,
+}
+
+/// Whether a write to `fd` may be made without its bytes (`write_deferred`): `fd` is a
+/// file of the rank this replica does not write (another replica is the rank's writer,
+/// as far as it knows), it does not replay from before its writer's point (it would read
+/// the bytes back), and nothing needs the bytes here (`VOLPEX_VERIFY_OUTPUT`, a broken
+/// file, the layer's problem).
+pub fn may_defer(fd: c_int) -> bool {
+    if !tracked(fd) {
+        return false;
+    }
+    let Some(sh) = shared() else { return false };
+    let g = sh.state.lock();
+    g.role.heard
+        && !g.role.writing
+        && g.hold_until.is_none()
+        && !g.cfg.verify
+        && g.problem.is_none()
+        && !g.finished
+        && matches!(g.link, Link::Up(_))
+        && g.model
+            .desc_of(fd)
+            .is_some_and(|d| !g.sticky.contains_key(&d.file))
+}
+
+/// pwrite of `len` bytes at `at` without the bytes, for a replica that gets them only
+/// if it must apply them (`may_defer` said it may): the operation is numbered and
+/// produced as `write` numbers it, and nothing is kept. Returns its number (0: nothing
+/// to write), which the caller must resolve (`resolve_deferred`) before any other file operation but
+/// further writes made without their bytes.
+pub fn write_deferred(fd: c_int, len: u64, at: u64) -> Result<Seq, c_int> {
+    done(|sh, g| {
+        if g.problem.is_some() {
+            return Err(libc::EIO);
+        }
+        let desc = g.model.desc_of(fd).ok_or(libc::EBADF)?;
+        if let Some(&e) = g.sticky.get(&desc.file) {
+            return Err(e);
+        }
+        if len == 0 {
+            return Ok(0);
+        }
+        let (file, offset, gate) = g.model.write(fd, len, Some(at))?;
+        let mut header = b"write".to_vec();
+        header.extend_from_slice(&file.to_le_bytes());
+        header.extend_from_slice(&offset.to_le_bytes());
+        header.extend_from_slice(&len.to_le_bytes());
+        let (seq, trace) = g.next(&header);
+        g.deferred.insert(
+            seq,
+            Ticket {
+                trace,
+                file,
+                offset,
+                len,
+                gate,
+            },
+        );
+        sh.cond.notify_all();
+        Ok(seq)
+    })
+}
+
+/// Waits until write `seq` (made by `write_deferred`) is applied by the rank's writer
+/// (`Deferred::Applied`), or until this replica becomes the writer first
+/// (`Deferred::Needed`: give its bytes to `fill` next).
+pub fn resolve_deferred(seq: Seq) -> Result<Deferred, c_int> {
+    if seq == 0 {
+        return Ok(Deferred::Applied);
+    }
+    done(|sh, g| {
+        if !g.deferred.contains_key(&seq) {
+            return Err(libc::EINVAL);
+        }
+        wait_while(
+            sh,
+            g,
+            "the writer to apply a write made without its bytes",
+            |s| s.known_applied() < seq && !s.role.writing,
+        );
+        if g.known_applied() >= seq {
+            g.deferred.remove(&seq);
+            g.outbox.dirty = true;
+            sh.cond.notify_all();
+            return Ok(Deferred::Applied);
+        }
+        if g.role.writing {
+            return Ok(Deferred::Needed);
+        }
+        // The layer cannot go on (it lost volpexrun, or the program finished).
+        g.deferred.remove(&seq);
+        Err(libc::EIO)
+    })
+}
+
+/// The bytes of write `seq`, which `write_deferred` made without them (`Deferred::Needed`):
+/// `parts`, one after another, as `write` takes them. Kept in the journal, and applied by
+/// the files thread in their place among the operations.
+pub fn fill(seq: Seq, parts: &[&[u8]]) -> Result<(), c_int> {
+    let len: u64 = parts.iter().map(|p| p.len() as u64).sum();
+    done(|sh, g| {
+        let Some(t) = g.deferred.get(&seq).cloned() else {
+            return Err(libc::EINVAL);
+        };
+        if len != t.len || g.deferred.keys().next() != Some(&seq) {
+            return Err(libc::EINVAL);
+        }
+        g.deferred.remove(&seq);
+        if g.known_applied() < seq {
+            let data = g.journal.copy(parts);
+            let mut e = g.model.write_entry(seq, t.file, t.offset, data, t.gate);
+            e.trace = t.trace;
+            g.journal.push(e);
+        }
+        g.retain();
+        g.outbox.dirty = true;
+        sh.cond.notify_all();
+        Ok(())
     })
 }
 

@@ -70,6 +70,37 @@ pub fn write_at(fd: std::os::raw::c_int, parts: &[&[u8]], offset: u64) -> std::i
     r.map_err(std::io::Error::from_raw_os_error)
 }
 
+pub use layer::Deferred;
+pub use protocol::Seq;
+
+/// Whether a write to `fd` may be made without its bytes (`write_deferred`): `fd` is a
+/// file the layer tracks and this replica is not its rank's writer (see
+/// `layer::may_defer`).
+pub fn may_defer(fd: std::os::raw::c_int) -> bool {
+    layer::may_defer(fd)
+}
+
+/// A write of `len` bytes at `offset` of `fd` made without its bytes, for a replica that
+/// is not its rank's writer (`may_defer`): it counts as the write; returns its number,
+/// which must be given to `resolve` before any other file operation but more such writes.
+/// MPI-IO's aggregators use it so that the follower of an aggregator never receives the
+/// bytes its writer writes (docs/FILES.md, "Writes without their bytes").
+pub fn write_deferred(fd: std::os::raw::c_int, len: u64, offset: u64) -> std::io::Result<Seq> {
+    layer::write_deferred(fd, len, offset).map_err(std::io::Error::from_raw_os_error)
+}
+
+/// Waits until write `seq` (`write_deferred`) is applied by the rank's writer, or this
+/// replica writes the rank's files itself (`Deferred::Needed`: `fill` it next, in order).
+pub fn resolve(seq: Seq) -> std::io::Result<Deferred> {
+    layer::resolve_deferred(seq).map_err(std::io::Error::from_raw_os_error)
+}
+
+/// The bytes of write `seq` (`write_deferred`, resolved `Deferred::Needed`), one part
+/// after another; the earliest such write first.
+pub fn fill(seq: Seq, parts: &[&[u8]]) -> std::io::Result<()> {
+    layer::fill(seq, parts).map_err(std::io::Error::from_raw_os_error)
+}
+
 /// Starts the layer in this process (a replica of a launched job). Files opened before
 /// stay the C library's. `VOLPEX_FILES=0` leaves the layer off.
 pub fn activate(id: Identity, connect: Connect) {

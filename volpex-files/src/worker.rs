@@ -126,7 +126,12 @@ fn run() {
 fn batch(g: &State) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut bytes = 0;
+    let hole = g.deferred.keys().next().copied();
     for e in g.journal.after(g.own_applied) {
+        // A write made without its bytes (`layer::write_deferred`) comes first.
+        if hole.is_some_and(|h| e.seq > h) {
+            break;
+        }
         if e.gate == Gate::Everyone && g.role.gate < e.seq {
             break;
         }
@@ -152,7 +157,7 @@ fn report(g: &mut State, now: Instant) -> (Option<Vec<u8>>, Option<Duration>) {
         return (None, None);
     }
     if g.role.writing && !g.pending() {
-        g.own_applied = g.own_applied.max(g.done_through());
+        g.own_applied = g.own_applied.max(g.applied_through());
         g.retain();
     }
     let applied = if g.role.writing { g.own_applied } else { 0 };
@@ -236,6 +241,47 @@ mod tests {
         bytes
             .and_then(|b| protocol::decode::<Up>(&b))
             .map(|up| up.produced)
+    }
+
+    /// A writer that took over holding a write it made without its bytes
+    /// (`layer::write_deferred`) applies nothing after it and reports nothing from it on
+    /// as applied, until its program gives the bytes (`layer::fill`).
+    #[test]
+    fn a_write_made_without_its_bytes_holds_back_what_comes_after_it() {
+        let mut g = follower();
+        g.role.heard = true;
+        g.role.writing = true;
+        g.role.gate = Seq::MAX;
+        // Operation 1 made without its bytes; operation 2 an ordinary write, kept.
+        g.produced = 2;
+        g.deferred.insert(
+            1,
+            crate::layer::Ticket {
+                trace: 0,
+                file: 7,
+                offset: 0,
+                len: 4,
+                gate: Gate::Free,
+            },
+        );
+        let e = g
+            .model
+            .write_entry(2, 7, 4, Arc::new(vec![1; 4]), Gate::Free);
+        g.journal.push(e);
+        assert!(batch(&g).is_empty());
+        let applied = |g: &mut State| {
+            g.outbox.dirty = true;
+            g.outbox.last_sent = None;
+            let (bytes, _) = report(g, Instant::now());
+            bytes
+                .and_then(|b| protocol::decode::<Up>(&b))
+                .and_then(|up| up.writer)
+                .map(|w| w.applied)
+        };
+        assert_eq!(applied(&mut g), Some(0));
+        // Resolved (its writer's report came after all), what follows goes.
+        g.deferred.clear();
+        assert_eq!(batch(&g).iter().map(|e| e.seq).collect::<Vec<_>>(), [2]);
     }
 
     #[test]

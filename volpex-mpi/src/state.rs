@@ -229,6 +229,10 @@ pub struct Split {
 pub struct FileEntry {
     /// The file's own communicator (a duplicate of the one it was opened on).
     pub comm: c_int,
+    /// Another duplicate, on which only the data blocks of collective writes go
+    /// (`io::aggregate`): a stream of one tag, which an aggregator's follower replica may
+    /// receive deferred.
+    pub blocks: c_int,
     /// Its path as given.
     pub path: PathBuf,
     /// The access mode.

@@ -31,7 +31,7 @@ pub use communicator::Communicator;
 pub use group::Group;
 pub use inter::InterCommunicator;
 pub use output::OutputFile;
-pub use process::{AnyProcess, Message, PostedMessage, Process, ANY_SOURCE};
+pub use process::{AnyProcess, DeferredMessage, Message, PostedMessage, Process, ANY_SOURCE};
 pub use receive::{Decision, Waiting};
 pub use request::{test_any, test_some, wait_all, wait_any, wait_some, Request};
 pub use status::Status;

@@ -97,6 +97,32 @@ impl PostedMessage {
     }
 }
 
+/// A message claimed in its stream without being pulled (`Process::defer_message_with_tag`):
+/// the next receive from its sender with its tag gets the message after it. Until it is
+/// skipped or fetched, this replica's watermark for its sender stays below it, so every
+/// replica of the sender keeps it. Dropped without either, it is never released: the
+/// sender's replicas keep it (and all they send on the communicator after it) for the job.
+pub struct DeferredMessage {
+    comm: Communicator,
+    key: volpex_proto::message::Key,
+}
+
+impl DeferredMessage {
+    /// Releases it without its bytes ever coming: it counts as received.
+    pub fn skip(self) {
+        self.comm.skip_deferred(self.key);
+    }
+
+    /// Pulls it after all, from any live replica of its sender.
+    pub fn fetch(self) -> Result<PostedMessage, Error> {
+        let id = self.comm.post_deferred(self.key)?;
+        Ok(PostedMessage {
+            comm: self.comm,
+            id: Some(id),
+        })
+    }
+}
+
 impl Drop for PostedMessage {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
@@ -438,6 +464,29 @@ impl<'a> Process<'a> {
             comm: self.comm.clone(),
             id: Some(id),
         })
+    }
+
+    /// Claims the next message with `tag` from this rank without pulling it: a deferred
+    /// receive (see `DeferredMessage`), for a replica that needs the message only if
+    /// something fails (the aggregator of an MPI-IO write whose replica is not the
+    /// rank's file writer). The communicator must carry from this rank to the caller's
+    /// only messages with `tag`: a deferred message is counted as received by its
+    /// place in that stream. `None` while an earlier receive that could match is still
+    /// unresolved (receive it normally then).
+    pub fn defer_message_with_tag(&self, tag: Tag) -> Result<Option<DeferredMessage>, Error> {
+        let src = match self.partner {
+            Partner::Any => {
+                return Err(Error::Usage(
+                    "a deferred message comes from one rank, not any",
+                ))
+            }
+            Partner::Rank(r) => self.comm.world_rank(self.comm.check_rank(r)?)?,
+        };
+        Communicator::check_tag(tag)?;
+        Ok(self.comm.defer(src, tag)?.map(|key| DeferredMessage {
+            comm: self.comm.clone(),
+            key,
+        }))
     }
 
     /// Waits for a message with any tag and returns its status without receiving it

@@ -157,6 +157,30 @@ impl Communicator {
         Ok(())
     }
 
+    /// Claims the next message with `tag` from world rank `src` on this communicator's
+    /// point-to-point context without pulling it (`Engine::defer`).
+    pub(crate) fn defer(&self, src: u32, tag: Tag) -> Result<Option<Key>, Error> {
+        self.inner.check_restored()?;
+        Ok(self.inner.rt.lock().engine.defer(self.id(), tag, src))
+    }
+
+    /// A deferred message that will not be taken counts as received (`Engine::skip`).
+    pub(crate) fn skip_deferred(&self, key: Key) {
+        let mut core = self.inner.rt.lock();
+        core.engine.skip(key);
+        core.flush();
+    }
+
+    /// Pulls a deferred message after all (`Engine::post_claimed`).
+    pub(crate) fn post_deferred(&self, key: Key) -> Result<RecvId, Error> {
+        self.inner.check_restored()?;
+        let mut core = self.inner.rt.lock();
+        let now = core.now();
+        let id = core.engine.post_claimed(now, key);
+        core.flush();
+        Ok(id)
+    }
+
     pub(crate) fn detach(&self, id: RecvId) {
         self.inner.rt.lock().engine.detach(id);
     }

@@ -11,9 +11,13 @@
 //! large as its view makes them, and nothing crosses the network (ROMIO's
 //! `romio_cb_write=automatic`).
 //!
-//! Every message here is an ordinary collective of the file's communicator, so all
-//! replicas of a rank send and receive the same bytes; the aggregator's writes are that
-//! rank's, applied by its writer replica.
+//! Every message here is an ordinary message of the file's communicators, so all
+//! replicas of a rank send the same bytes; the aggregator's writes are that rank's,
+//! applied by its writer replica. The aggregator's other replicas (followers) do not
+//! receive the data blocks while the writer lives: they defer those receives and make
+//! the writes without their bytes, fetching the blocks only if they become the writer
+//! before it reported the writes applied (`write`, docs/FILES.md "Writes without their
+//! bytes").
 //!
 //! Owns the exchange; must never change a file pointer or read the handle tables.
 
@@ -22,6 +26,7 @@ use super::file::{comm_of, Handle};
 use super::sys;
 use crate::error::{MpiError, Result};
 use crate::handles::class;
+use crate::state;
 use crate::view::Piece;
 use std::cell::Cell;
 use std::ops::Range;
@@ -29,7 +34,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
 use bytes::Bytes;
-use volpex::{Communicator, PostedMessage};
+use volpex::{Communicator, DeferredMessage, PostedMessage};
 
 /// Bytes of each domain one round moves unless the `cb_buffer_size` hint says (ROMIO's
 /// default is 16 MiB). A round's bytes are received and then written by the aggregator
@@ -192,8 +197,10 @@ thread_local! {
 /// is sent on it but collectives).
 const TAG: i32 = 13;
 
-/// The tag of a write's data blocks, apart from their descriptors' (`TAG`), so that an
-/// aggregator posts its receives of a round's blocks before it takes the descriptors.
+/// The tag of a write's data blocks, so that an aggregator posts its receives of a
+/// round's blocks before it takes the descriptors. They go on a communicator of their
+/// own (`Handle::blocks`), where nothing else is sent: a stream of one tag, which the
+/// follower of an aggregator receives deferred (`write`).
 const DATA_TAG: i32 = 14;
 
 /// What the ranks sent this one in an exchange: the bytes, and where each rank's are.
@@ -390,15 +397,24 @@ impl Arrived {
     }
 }
 
-/// One round of a write's exchange: sends each aggregator this rank's descriptors and
-/// data for its window (sizes first, in an all-to-all; then two messages, each received
-/// in place), and receives what the others send this rank into `into`.
+/// Blocks of a round an aggregator's follower did not receive, by rank (`None`: none
+/// was sent, or it was received), with their announced sizes.
+type Deferrals = Vec<Option<(DeferredMessage, usize)>>;
+
+/// One round of a write's exchange: sends each aggregator this rank's descriptors (on
+/// `comm`) and data (on `blocks`) for its window (sizes first, in an all-to-all; then two
+/// messages, each received in place), and receives what the others send this rank into
+/// `into`. With `defer` (this replica is an aggregator but not its rank's file writer),
+/// the data blocks are claimed and not received: their entries in `into.data` stay
+/// empty, and the claims come back.
 fn exchange_pieces(
     comm: &Communicator,
+    blocks: &Communicator,
     round: &Round,
     data: &[u8],
     into: &mut Arrived,
-) -> Result<()> {
+    defer: bool,
+) -> Result<Option<Deferrals>> {
     let n = comm.size() as usize;
     let me = comm.rank() as usize;
     let sizes: Vec<u64> = (0..n)
@@ -415,23 +431,32 @@ fn exchange_pieces(
     // The data blocks' receives first (their pulls leave now), then the sends (buffered:
     // the sender log), then the descriptors.
     let mut posted: Vec<Option<(PostedMessage, usize)>> = Vec::with_capacity(n);
+    let mut deferred: Deferrals = Vec::with_capacity(n);
     for j in 0..n {
         let c = if j == me { 0 } else { size(got[2 * j + 1])? };
-        posted.push(match c {
+        let from = blocks.process_at_rank(j as i32);
+        let claim = match c {
             0 => None,
-            c => Some((
-                comm.process_at_rank(j as i32)
-                    .post_message_with_tag(DATA_TAG)?,
-                c,
-            )),
+            _ if defer => from.defer_message_with_tag(DATA_TAG)?,
+            _ => None,
+        };
+        let got_claim = claim.is_some();
+        deferred.push(claim.map(|d| (d, c)));
+        posted.push(match c {
+            _ if got_claim => None,
+            0 => None,
+            c => Some((from.post_message_with_tag(DATA_TAG)?, c)),
         });
     }
     for step in 1..n {
         let to = (me + step) % n;
-        let dest = comm.process_at_rank(to as i32);
-        for (block, tag) in [
-            (&round.desc[to][..], TAG),
-            (round.data_for(to, data), DATA_TAG),
+        for (dest, block, tag) in [
+            (comm.process_at_rank(to as i32), &round.desc[to][..], TAG),
+            (
+                blocks.process_at_rank(to as i32),
+                round.data_for(to, data),
+                DATA_TAG,
+            ),
         ] {
             if !block.is_empty() {
                 dest.send_with_tag(block, tag)?;
@@ -464,7 +489,61 @@ fn exchange_pieces(
         };
         into.data.push(block);
     }
+    Ok(deferred.iter().any(Option::is_some).then_some(deferred))
+}
+
+/// Receives the blocks of a round that were deferred after all (into `into`).
+fn fetch_deferred(deferred: Deferrals, into: &mut Arrived) -> Result<()> {
+    for (j, d) in deferred.into_iter().enumerate() {
+        let Some((d, c)) = d else { continue };
+        let b = d.fetch()?.wait()?;
+        if b.len() != c {
+            PostedMessage::recycle(b);
+            return Err(MpiError::new(
+                class::INTERN,
+                "a collective I/O block of another size than announced",
+            ));
+        }
+        into.data[j] = b;
+    }
     Ok(())
+}
+
+/// The `(file offset, length)` of the pieces of a round an aggregator writes, in the
+/// ranks' order, from their descriptors alone (`arrived_pieces` without the bytes).
+fn arrived_lengths(me: usize, round: &Round, arrived: &Arrived) -> Result<Vec<(u64, usize)>> {
+    let mut pieces = Vec::new();
+    for j in 0..arrived.desc.len() {
+        let desc = if j == me {
+            &round.desc[me][..]
+        } else {
+            &arrived.desc[j][..]
+        };
+        pieces.extend(decode(desc)?);
+    }
+    Ok(pieces)
+}
+
+/// The `(file offset, length)` of each write `gather` makes of these pieces that writes
+/// anything (an empty write is no file operation), from the pieces' lengths alone.
+fn runs((a, b): (u64, u64), pieces: &[(u64, usize)]) -> Result<Vec<(u64, u64)>> {
+    let end = |p: &(u64, usize)| p.0 + p.1 as u64;
+    if pieces.iter().any(|p| p.0 < a || end(p) > b) {
+        return Err(MpiError::new(class::INTERN, "a piece outside its domain"));
+    }
+    let mut sorted = pieces.to_vec();
+    sorted.sort_by_key(|p| p.0);
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for p in sorted {
+        match out.last_mut() {
+            // `gather` joins pieces that touch (in a gathered write) or overlap (merged in
+            // its buffer).
+            Some(w) if p.0 <= w.0 + w.1 => w.1 = w.1.max(end(&p) - w.0),
+            _ => out.push((p.0, p.1 as u64)),
+        }
+    }
+    out.retain(|w| w.1 > 0);
+    Ok(out)
 }
 
 /// The pieces of a round an aggregator writes: (file offset, bytes), in the ranks' order.
@@ -545,6 +624,142 @@ fn gather<'a>(
     Ok(out)
 }
 
+/// Bytes of writes a follower made without their bytes that it leaves unresolved (the
+/// senders keep their blocks until it resolves them): the file layer's bound on how far
+/// a follower runs ahead of its writer.
+const DEFERRED_BYTES: u64 = 64 << 20;
+
+/// What resolving a follower's rounds needs of the write they belong to.
+struct Context<'a> {
+    me: usize,
+    n: usize,
+    plan: &'a Plan,
+    mine: &'a [(u64, usize, usize)],
+    data: &'a [u8],
+}
+
+impl<'a> Context<'a> {
+    fn new(
+        me: usize,
+        n: usize,
+        plan: &'a Plan,
+        mine: &'a [(u64, usize, usize)],
+        data: &'a [u8],
+    ) -> Context<'a> {
+        Context {
+            me,
+            n,
+            plan,
+            mine,
+            data,
+        }
+    }
+}
+
+/// A round whose writes a follower made without their bytes, until they are resolved.
+struct Unresolved {
+    r: u64,
+    window: (u64, u64),
+    /// The writes' numbers (0: none, it failed) and lengths, in the order `gather` makes
+    /// them.
+    writes: Vec<(volpex_files::Seq, u64)>,
+    deferred: Deferrals,
+    /// The descriptors, and the blocks that were received after all.
+    arrived: Arrived,
+}
+
+/// A follower's unresolved rounds, oldest first.
+#[derive(Default)]
+struct Deferred {
+    rounds: std::collections::VecDeque<Unresolved>,
+    bytes: u64,
+}
+
+impl Deferred {
+    fn push(&mut self, u: Unresolved) {
+        self.bytes += u.writes.iter().map(|w| w.1).sum::<u64>();
+        self.rounds.push_back(u);
+    }
+
+    fn resolve_all(
+        &mut self,
+        cx: &Context,
+        buf: &mut Vec<u8>,
+        failure: &mut Option<MpiError>,
+    ) -> Result<()> {
+        while !self.rounds.is_empty() {
+            self.resolve_one(cx, buf, failure)?;
+        }
+        Ok(())
+    }
+
+    /// Resolves the oldest round: waits until the writer applied its writes and releases
+    /// its blocks, or, if this replica writes the rank's files by then, fetches them and
+    /// gives the file layer the bytes of the writes not applied.
+    fn resolve_one(
+        &mut self,
+        cx: &Context,
+        buf: &mut Vec<u8>,
+        failure: &mut Option<MpiError>,
+    ) -> Result<()> {
+        let Some(u) = self.rounds.pop_front() else {
+            return Ok(());
+        };
+        self.bytes -= u.writes.iter().map(|w| w.1).sum::<u64>();
+        let mut needed = Vec::new();
+        for (i, &(seq, _)) in u.writes.iter().enumerate() {
+            match volpex_files::resolve(seq) {
+                Ok(volpex_files::Deferred::Applied) => {}
+                Ok(volpex_files::Deferred::Needed) => needed.push(i),
+                Err(err) => {
+                    failure.get_or_insert(sys(err, "write"));
+                }
+            }
+        }
+        let mut arrived = u.arrived;
+        if needed.is_empty() {
+            for (d, _) in u.deferred.into_iter().flatten() {
+                d.skip();
+            }
+            arrived.recycle();
+            return Ok(());
+        }
+        log::info!(
+            "rank {}: this replica writes the rank's files now: fetching the {} blocks of a collective write it made without them",
+            cx.me,
+            u.deferred.iter().flatten().count()
+        );
+        fetch_deferred(u.deferred, &mut arrived)?;
+        let mut round = Round::default();
+        round.build(cx.n, cx.plan, u.r, cx.mine, cx.data);
+        let pieces = arrived_pieces(cx.me, &round, cx.data, &arrived)?;
+        let writes: Vec<Gathered> = gather(u.window, pieces, buf)?
+            .into_iter()
+            .filter(|(_, parts)| parts.iter().any(|p| !p.is_empty()))
+            .collect();
+        for i in needed {
+            let (seq, len) = u.writes[i];
+            let parts = match writes.get(i) {
+                Some((_, parts)) if parts.iter().map(|p| p.len() as u64).sum::<u64>() == len => {
+                    parts
+                }
+                _ => {
+                    return Err(MpiError::new(
+                        class::INTERN,
+                        "a deferred collective write no longer matches its pieces",
+                    ))
+                }
+            };
+            if let Err(err) = volpex_files::fill(seq, parts) {
+                failure.get_or_insert(sys(err, "write"));
+            }
+        }
+        drop(writes);
+        arrived.recycle();
+        Ok(())
+    }
+}
+
 /// A collective write of `data` at view position `pos` (etypes).
 pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
     let comm = comm_of(h)?;
@@ -562,20 +777,73 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
     // Memory used again every round, and from call to call (fresh buffers cost a page
     // fault per page).
     let (mut round, mut arrived, mut buf) = SCRATCH.with(|s| s.take());
+    let blocks = state::comm(h.blocks)?;
+    let fd = h.file.as_raw_fd();
+    let n = comm.size() as usize;
+    // The follower of an aggregator (a replica that is not its rank's file writer) does
+    // not receive the rounds' blocks: it makes each round's writes without their bytes
+    // and goes on; once its writer reports them applied, it releases the blocks. If it
+    // becomes the writer first, it fetches them from the senders' logs (every replica of
+    // a sender keeps them until this replica releases them) and applies what is left.
+    // It resolves its oldest rounds once they hold `DEFERRED_BYTES`, and all of them
+    // before a write with its bytes and before it returns (the caller's buffer holds its
+    // own pieces).
+    let mut waiting = Deferred::default();
     for r in 0..plan.rounds {
-        round.build(comm.size() as usize, &plan, r, &mine, data);
-        exchange_pieces(&comm, &round, data, &mut arrived)?;
+        round.build(n, &plan, r, &mine, data);
         let window = plan.window(me, r);
+        let defer = window.0 < window.1 && volpex_files::may_defer(fd);
+        if !defer {
+            waiting.resolve_all(
+                &Context::new(me, n, &plan, &mine, data),
+                &mut buf,
+                &mut failure,
+            )?;
+        }
+        let deferred = exchange_pieces(&comm, &blocks, &round, data, &mut arrived, defer)?;
         if window.0 >= window.1 {
+            continue;
+        }
+        if let Some(deferred) = deferred {
+            let lengths = arrived_lengths(me, &round, &arrived)?;
+            let mut writes = Vec::new();
+            for (at, len) in runs(window, &lengths)? {
+                match volpex_files::write_deferred(fd, len, at) {
+                    Ok(seq) => writes.push((seq, len)),
+                    Err(err) => {
+                        failure.get_or_insert(sys(err, "write"));
+                        writes.push((0, len));
+                    }
+                }
+            }
+            waiting.push(Unresolved {
+                r,
+                window,
+                writes,
+                deferred,
+                arrived: Arrived {
+                    desc: arrived.desc.clone(),
+                    data: std::mem::take(&mut arrived.data),
+                },
+            });
+            let cx = Context::new(me, n, &plan, &mine, data);
+            while waiting.bytes > DEFERRED_BYTES {
+                waiting.resolve_one(&cx, &mut buf, &mut failure)?;
+            }
             continue;
         }
         let pieces = arrived_pieces(me, &round, data, &arrived)?;
         for (at, parts) in gather(window, pieces, &mut buf)? {
-            if let Err(err) = volpex_files::write_at(h.file.as_raw_fd(), &parts, at) {
+            if let Err(err) = volpex_files::write_at(fd, &parts, at) {
                 failure.get_or_insert(sys(err, "write"));
             }
         }
     }
+    waiting.resolve_all(
+        &Context::new(me, n, &plan, &mine, data),
+        &mut buf,
+        &mut failure,
+    )?;
     arrived.recycle();
     SCRATCH.with(|s| s.set((round, arrived, buf)));
     if h.atomic {
@@ -718,6 +986,35 @@ mod tests {
         assert_eq!(flat, vec![(10, vec![1, 1, 2, 2, 2, 2]), (20, vec![3, 3])]);
         let outside = vec![(8, &x[..])];
         assert!(gather((10, 30), outside, &mut Vec::new()).is_err());
+    }
+
+    /// A follower that makes a round's writes without their bytes must make the same
+    /// file operations as its writer, which `gather`s them: same offsets, same lengths,
+    /// none empty.
+    #[test]
+    fn runs_from_lengths_alone_are_the_gathered_writes() {
+        let bytes = [7u8; 64];
+        let cases: Vec<Vec<(u64, usize)>> = vec![
+            vec![(14, 4), (10, 4), (20, 2)],
+            vec![(10, 4), (12, 4), (20, 2)],
+            vec![(10, 0), (12, 0), (20, 2), (22, 3), (30, 0)],
+            vec![(10, 8), (11, 2), (18, 1), (25, 5), (24, 1)],
+            vec![(16, 0)],
+            vec![],
+        ];
+        for pieces in cases {
+            let with_bytes: Vec<(u64, &[u8])> =
+                pieces.iter().map(|&(o, l)| (o, &bytes[..l])).collect();
+            let mut buf = Vec::new();
+            let gathered: Vec<(u64, u64)> = gather((10, 40), with_bytes, &mut buf)
+                .unwrap()
+                .into_iter()
+                .map(|(o, parts)| (o, parts.iter().map(|p| p.len() as u64).sum()))
+                .filter(|w| w.1 > 0)
+                .collect();
+            assert_eq!(runs((10, 40), &pieces).unwrap(), gathered, "{pieces:?}");
+        }
+        assert!(runs((10, 40), &[(8, 4)]).is_err());
     }
 
     #[test]

@@ -54,6 +54,8 @@ pub const SEEK_END: c_int = 604;
 pub struct Handle {
     /// The file's communicator handle.
     pub comm: c_int,
+    /// The communicator of its collective writes' data blocks.
+    pub blocks: c_int,
     /// The access mode.
     pub amode: c_int,
     /// The descriptor.
@@ -80,6 +82,7 @@ pub fn handle(fh: c_int) -> Result<Handle> {
     with(fh, |e| {
         Ok(Handle {
             comm: e.comm,
+            blocks: e.blocks,
             amode: e.amode,
             file: e.file.clone(),
             view: e.view.clone(),
@@ -247,12 +250,14 @@ pub fn open(comm_h: c_int, path: &str, amode: c_int, info: Vec<(String, String)>
     };
     let file = Arc::new(file);
     let fcomm = crate::comm::dup(comm_h)?;
+    let blocks = crate::comm::dup(comm_h)?;
     let aggregators = super::aggregate::aggregators(&state::comm(fcomm)?, &info)?;
     let round = super::aggregate::round_bytes(&state::comm(fcomm)?, &info)?;
     let byte_h = crate::types::named("MPI_BYTE")?;
     let byte = state::datatype(byte_h)?;
     let entry = FileEntry {
         comm: fcomm,
+        blocks,
         path,
         amode,
         file,
@@ -308,8 +313,9 @@ pub fn close(fh: &mut c_int) -> Result<()> {
         }
     }
     comm.barrier()?;
-    let mut c = e.comm;
-    crate::comm::free(&mut c)?;
+    for mut c in [e.comm, e.blocks] {
+        crate::comm::free(&mut c)?;
+    }
     if let Err(err) = closed {
         return Err(sys(err, &format!("close of {}", e.path.display())));
     }

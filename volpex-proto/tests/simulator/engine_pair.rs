@@ -746,3 +746,103 @@ fn a_failed_connection_to_the_last_replica_of_a_rank_is_retried_not_a_lost_rank(
         Some(Err(RecvError::RankLost { rank: 0 }))
     ));
 }
+
+/// A deferred receive (`Engine::defer`) the receiver's team needs after all: the
+/// message stays in the log of every sender replica while only deferred (no CONSUMED
+/// passes it, however long), and when the replica it would ask first is dead, the
+/// receive taken later (`post_claimed`) pulls it from the other. Skipped instead, it
+/// counts as received and the senders may drop it.
+#[test]
+fn a_deferred_message_stays_logged_and_is_fetched_from_a_live_sender_replica() {
+    let now = Duration::ZERO;
+    let (s0, s1, rx_id) = (
+        ReplicaId::new(0, 0),
+        ReplicaId::new(0, 1),
+        ReplicaId::new(1, 0),
+    );
+    let mut senders = [Engine::new(s0, 2, 2, cfg()), Engine::new(s1, 2, 2, cfg())];
+    let mut rx = Engine::new(rx_id, 2, 2, cfg());
+    rx.start(now);
+    for s in senders.iter_mut() {
+        s.start(now);
+        // The receiver's sibling is gone: only this receiver's watermark counts.
+        s.handle_peer_down(now, ReplicaId::new(1, 1), true);
+        for m in [&b"deferred"[..], b"taken"] {
+            s.send(now, COMM, 3, 1, Bytes::copy_from_slice(m))
+                .expect("room");
+        }
+    }
+    rx.handle_peer_down(now, ReplicaId::new(1, 1), true);
+    // Frames from the receiver to the sender replicas, and back, until none is left.
+    let shuttle = |now: Duration, rx: &mut Engine, senders: &mut [Engine; 2]| loop {
+        let mut moved = false;
+        while let Some((to, f)) = rx.poll_transmit().or_else(|| rx.poll_deferred()) {
+            if let Some(s) = senders.iter_mut().find(|s| s.me() == to) {
+                s.handle_frame(now, rx_id, f);
+            }
+            moved = true;
+        }
+        for s in senders.iter_mut() {
+            let from = s.me();
+            while let Some((to, f)) = s.poll_transmit().or_else(|| s.poll_deferred()) {
+                if to == rx_id {
+                    rx.handle_frame(now, from, f);
+                    moved = true;
+                }
+            }
+        }
+        if !moved {
+            break;
+        }
+    };
+    let deferred = rx.defer(COMM, 3, 0).expect("nothing posted before");
+    let id = rx.post(now, spec_tag3(), Mode::Receive);
+    shuttle(now, &mut rx, &mut senders);
+    match rx.take(now, id) {
+        Some(Ok(Matched::Message { key, .. })) => assert_eq!(key.seq, 1),
+        other => panic!("{other:?}"),
+    }
+    let later = now + Duration::from_secs(1);
+    rx.handle_timeout(later);
+    shuttle(later, &mut rx, &mut senders);
+    assert!(
+        senders.iter().all(|s| !s.delivered(COMM, 1, 0)),
+        "every sender replica keeps the deferred message"
+    );
+    // The replica of the receiver's team dies; the deferred message is taken after all.
+    rx.handle_peer_down(later, s0, true);
+    let id = rx.post_claimed(later, deferred);
+    shuttle(later, &mut rx, &mut senders);
+    match rx.take(later, id) {
+        Some(Ok(Matched::Message { key, payload })) => {
+            assert_eq!((key, &payload[..]), (deferred, &b"deferred"[..]));
+        }
+        other => panic!("{other:?}"),
+    }
+    let end = later + Duration::from_secs(1);
+    rx.handle_timeout(end);
+    shuttle(end, &mut rx, &mut senders);
+    assert!(senders[1].delivered(COMM, 1, 1));
+
+    // Skipped instead (a fresh pair of messages): the senders may drop it.
+    for s in senders.iter_mut() {
+        s.send(end, COMM, 3, 1, Bytes::from_static(b"skipped"))
+            .expect("room");
+    }
+    let deferred = rx.defer(COMM, 3, 0).expect("nothing posted before");
+    assert_eq!(deferred.seq, 2);
+    rx.skip(deferred);
+    let last = end + Duration::from_secs(1);
+    rx.handle_timeout(last);
+    shuttle(last, &mut rx, &mut senders);
+    assert!(senders[1].delivered(COMM, 1, 2));
+}
+
+/// Tag 3 from rank 0 on the test communicator.
+fn spec_tag3() -> RecvSpec {
+    RecvSpec {
+        comm: COMM,
+        src: Source::Rank(0),
+        tag: TagSel::Tag(3),
+    }
+}

@@ -643,6 +643,55 @@ impl<E: Clone> Matcher<E> {
         self.next_key(comm, tag, src).seq
     }
 
+    /// Claims the next message of stream (comm, `tag`, src) for a receive that will
+    /// not wait for it now (a deferred receive, `Engine::defer`): the next receive of the
+    /// stream gets the message after it. `None` while an earlier posted receive that
+    /// could match the stream is unresolved (it must claim first, receives match in
+    /// posting order).
+    pub fn claim(&mut self, comm: u32, tag: i32, src: u32) -> Option<Key> {
+        let spec = RecvSpec::exact(comm, src, tag);
+        if self.unresolved.iter().any(|p| p.spec.overlaps(&spec)) {
+            return None;
+        }
+        let key = self.next_key(comm, tag, src);
+        *self.claimed.entry((comm, tag, src)).or_insert(0) += 1;
+        Some(key)
+    }
+
+    /// Posts a receive of `key`, a message `claim` claimed: it completes like any
+    /// receive (at once when the message is here). Appends what must be fetched.
+    pub fn post_claimed(&mut self, key: Key, needs: &mut Vec<Need>) -> RecvId {
+        let id = RecvId(self.next_id);
+        self.next_id += 1;
+        if let Some(a) = self.arrived.remove(&key) {
+            self.forget_order(&key, a.order);
+            self.finish_at(
+                id,
+                Ok(Matched::Message {
+                    key,
+                    payload: a.payload,
+                }),
+                Some(a.order),
+            );
+            return id;
+        }
+        self.keys.insert(id, key);
+        self.waiting.entry(key).or_default().receive = Some(id);
+        needs.push(Need::Message {
+            want: Want::Key(key),
+            needed: true,
+        });
+        id
+    }
+
+    /// Drops `key`, a message `claim` claimed that its receiver will not take, if it
+    /// arrived (it was pulled ahead).
+    pub fn drop_claimed(&mut self, key: &Key) {
+        if let Some(a) = self.arrived.remove(key) {
+            self.forget_order(key, a.order);
+        }
+    }
+
     /// Whether `id` completed (`take` would return it).
     #[inline]
     pub fn is_done(&self, id: RecvId) -> bool {

@@ -207,6 +207,9 @@ pub struct Engine {
     /// reached the engine without payload), until the receive is taken: the pull-ahead
     /// window is sized by them.
     landed: Map<Key, usize>,
+    /// Streams (comm, src) with deferred receives (`defer`), and the one tag their
+    /// source sends this rank on that communicator: never pulled ahead.
+    deferred: Map<(u32, u32), i32>,
     out: Outbox,
     retired: bool,
     stats: ReplicaStats,
@@ -290,6 +293,7 @@ impl Engine {
             ended: Set::default(),
             streams: ahead::Streams::default(),
             landed: Map::default(),
+            deferred: Map::default(),
             out: Outbox::new(me),
             retired: false,
             stats: ReplicaStats::default(),
@@ -512,6 +516,7 @@ impl Engine {
     /// A receive still posted there keeps its fetch; a message that comes all the same
     /// waits in the unexpected queue.
     pub fn forget_contexts(&mut self, ctxs: &[u32]) {
+        self.deferred.retain(|(comm, _), _| !ctxs.contains(comm));
         for want in self
             .fetches
             .wants(|w, p| !p.needed() && ctxs.contains(&w.comm()))
@@ -862,9 +867,56 @@ impl Engine {
         let (r, any_tag) = self.matcher.take(id)?;
         if let Ok(Matched::Message { key, payload, .. }) = &r {
             let len = self.landed.remove(key).unwrap_or(payload.len());
-            self.receiving().speculate_after(now, *key, len, any_tag);
+            // A stream with deferred receives is never pulled ahead: its messages would
+            // come although the deferred ones are never taken (`defer`).
+            if self.deferred.is_empty() || !self.deferred.contains_key(&(key.comm, key.src)) {
+                self.receiving().speculate_after(now, *key, len, any_tag);
+            }
         }
         Some(r)
+    }
+
+    // ---- deferred receives ----
+
+    /// Claims the next message of stream (comm, `tag`, src) without pulling it: a
+    /// deferred receive. The next receive of the stream gets the message after it; this
+    /// one is either never taken (`skip`: it counts as received, its bytes never cross
+    /// the network) or taken later (`post_claimed`). Until then this replica's watermark
+    /// for (comm, src) stays below it, so every replica of the sender keeps it in its
+    /// log. The caller promises that on `comm` the source sends this rank only messages
+    /// with `tag` (a communicator of their own): a message's order number is then its
+    /// seq, which is how `skip` records it without its DATA. `None` while an earlier
+    /// receive that could match the stream is unresolved.
+    pub fn defer(&mut self, comm: u32, tag: i32, src: u32) -> Option<Key> {
+        let key = self.matcher.claim(comm, tag, src)?;
+        self.deferred.insert((comm, src), tag);
+        Some(key)
+    }
+
+    /// A deferred receive (`defer`) that will not be taken: its message counts as
+    /// received (the watermark moves past it once every earlier one is), so the
+    /// sender's replicas may drop it.
+    pub fn skip(&mut self, key: Key) {
+        self.matcher.drop_claimed(&key);
+        if self.consumed.record(key.comm, key.src, key.seq) {
+            self.timers
+                .set_if_idle(Timer::ConsumedNotice, self.consumed_notice_after);
+        }
+    }
+
+    /// Takes a deferred receive (`defer`) after all: a receive of exactly `key`, pulled
+    /// from any live replica of its sender; its result comes out of `take`.
+    pub fn post_claimed(&mut self, now: Duration, key: Key) -> RecvId {
+        let mut needs = std::mem::take(&mut self.needs);
+        let id = self.matcher.post_claimed(key, &mut needs);
+        for need in needs.drain(..) {
+            if let Need::Message { want, needed } = need {
+                self.receiving().want(now, want, needed);
+            }
+        }
+        self.needs = needs;
+        self.drain_loopback(now);
+        id
     }
 
     /// The DATA of `key` about to be handled carries no payload because its `len` bytes
@@ -962,6 +1014,16 @@ impl Engine {
         if self.consumed.has(key.comm, key.src, order) {
             log::trace!("{}: duplicate DATA {key} from {from} dropped", self.me);
             return;
+        }
+        if !self.deferred.is_empty() {
+            if let Some(&tag) = self.deferred.get(&(key.comm, key.src)) {
+                if tag != key.tag || order != key.seq {
+                    log::error!(
+                        "{}: DATA {key} (order {order}) on a stream with deferred receives of tag {tag}: its order is not its seq, a skipped message may be counted wrongly",
+                        self.me
+                    );
+                }
+            }
         }
         if key.comm == DECISION_CTX {
             let adopted = self.coord.decisions.adopt(key.seq, payload, from.replica);

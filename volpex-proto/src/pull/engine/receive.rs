@@ -930,6 +930,103 @@ mod tests {
             .collect()
     }
 
+    /// Every frame the receiver has to send now, handed on to the sender.
+    fn receiver_frames(
+        sender: &mut (ReplicaId, Engine),
+        receiver: &mut (ReplicaId, Engine),
+        now: Duration,
+    ) -> Vec<Frame> {
+        let mut out = Vec::new();
+        while let Some((_, f)) = receiver
+            .1
+            .poll_transmit()
+            .or_else(|| receiver.1.poll_deferred())
+        {
+            out.push(f.clone());
+            sender.1.handle_frame(now, receiver.0, f);
+        }
+        out
+    }
+
+    /// A deferred receive (`Engine::defer`) claims its message's place in the stream and
+    /// pulls nothing; skipped, it counts as received without its DATA ever coming, so
+    /// the watermark the sender hears passes it (and the sender may drop it).
+    #[test]
+    fn a_skipped_deferred_receive_is_never_pulled_and_counts_as_received() {
+        let now = Duration::from_secs(1);
+        let (mut sender, mut receiver) = started_pair(now);
+        for m in [&b"first"[..], b"second", b"third"] {
+            sender
+                .1
+                .send(now, 0, 3, 1, Bytes::copy_from_slice(m))
+                .expect("room");
+        }
+        let k0 = receiver.1.defer(0, 3, 0).expect("nothing posted before");
+        let k1 = receiver.1.defer(0, 3, 0).expect("nothing posted before");
+        assert_eq!((k0.seq, k1.seq), (0, 1));
+        assert!(receiver_frames(&mut sender, &mut receiver, now).is_empty());
+        // The next receive of the stream gets the third message.
+        let id = receiver.1.post(now, spec(), Mode::Receive);
+        deliver(&mut sender, &mut receiver, now);
+        match receiver.1.take(now, id) {
+            Some(Ok(Matched::Message { key, payload })) => {
+                assert_eq!((key.seq, &payload[..]), (2, &b"third"[..]));
+            }
+            other => panic!("{other:?}"),
+        }
+        receiver.1.skip(k1);
+        receiver.1.skip(k0);
+        let later = now + Duration::from_secs(1);
+        receiver.1.handle_timeout(later);
+        let frames = receiver_frames(&mut sender, &mut receiver, later);
+        assert!(
+            frames.iter().all(|f| !matches!(f, Frame::Pull { .. })),
+            "no pull, not even ahead: {frames:?}"
+        );
+        let told: Vec<u64> = frames
+            .iter()
+            .filter_map(|f| match f {
+                Frame::Consumed { watermark, .. } => Some(*watermark),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(told.last(), Some(&3), "{frames:?}");
+        assert!(sender.1.delivered(0, 1, 2));
+    }
+
+    /// A deferred receive taken after all (`post_claimed`: its replica became its rank's
+    /// file writer) pulls exactly its message, and nothing ahead of it.
+    #[test]
+    fn a_deferred_receive_taken_later_pulls_exactly_its_message() {
+        let now = Duration::from_secs(1);
+        let (mut sender, mut receiver) = started_pair(now);
+        for m in [&b"first"[..], b"second", b"third"] {
+            sender
+                .1
+                .send(now, 0, 3, 1, Bytes::copy_from_slice(m))
+                .expect("room");
+        }
+        let k0 = receiver.1.defer(0, 3, 0).expect("nothing posted before");
+        let id = receiver.1.post_claimed(now, k0);
+        let frames = receiver_frames(&mut sender, &mut receiver, now);
+        let pulled: Vec<u64> = frames.iter().filter_map(pulled_seq).collect();
+        assert_eq!(pulled, [0]);
+        deliver(&mut sender, &mut receiver, now);
+        match receiver.1.take(now, id) {
+            Some(Ok(Matched::Message { key, payload })) => {
+                assert_eq!((key.seq, &payload[..]), (0, &b"first"[..]));
+            }
+            other => panic!("{other:?}"),
+        }
+        let later = now + Duration::from_secs(1);
+        receiver.1.handle_timeout(later);
+        let frames = receiver_frames(&mut sender, &mut receiver, later);
+        assert!(
+            frames.iter().all(|f| pulled_seq(f).is_none()),
+            "nothing pulled ahead: {frames:?}"
+        );
+    }
+
     /// A speculative pull waits for the next write to its sender. If the application
     /// posts the receive it was meant for first, after computing a while (it wrote
     /// nothing to that sender meanwhile: LU's pipeline), the stream turns eager: its next
