@@ -66,8 +66,8 @@ pub use collective::{MaxLoc, MinLoc, Numeric, Operation, SystemOperation, UserOp
 pub use comm::{
     dims_create, initialize, polling_between, test_any, test_some, wait_all, wait_any, wait_some,
     AnyProcess, Between, CartesianCommunicator, CartesianGrid, CartesianLayout, Communicator,
-    Decision, Group, InterCommunicator, Message, OutputFile, PostedMessage, Process, Request,
-    Status, Tag, Universe, Waiting, ANY_SOURCE, TAG_UB,
+    Decision, Group, InterCommunicator, Message, OutputFile, PostedMessage, Process, ReceiveInto,
+    Request, Status, Tag, Universe, Waiting, ANY_SOURCE, TAG_UB,
 };
 pub use datatype::{
     bytemuck, Buffer, BufferMut, Elements, ElementsMut, Equivalence, Indexed, IndexedMut, Layout,

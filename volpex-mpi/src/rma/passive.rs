@@ -29,7 +29,7 @@ use std::os::raw::c_int;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use volpex::{Communicator, Decision, PostedMessage, Waiting};
+use volpex::{Communicator, Decision, PostedMessage, ReceiveInto, Waiting};
 
 use super::batch::{self, Window};
 use super::object;
@@ -588,17 +588,134 @@ fn finish(win: c_int, targets: &[i32], release: bool, mem: &Memory) -> Result<()
             own(win, r, mem)?;
             continue;
         }
-        let answer = comm.process_at_rank(t).post_message_with_tag(ANSWER)?;
-        comm.process_at_rank(t)
-            .send_with_tag(&request_bytes(kind, release, &ops)[..], REQUEST)?;
-        waits.push((answer, landings));
+        // Its pull goes out in the request's write.
+        let to = comm.process_at_rank(t);
+        let answer = match in_place(landings)? {
+            Places::One(buf) => {
+                let len = buf.len();
+                Answer::InPlace(to.post_into_before_send_with_tag(buf, ANSWER)?, len)
+            }
+            Places::Parts(parts) => Answer::Posted(
+                to.post_message_before_send_with_tag(ANSWER)?,
+                Places::Parts(parts),
+            ),
+            Places::Landings(l) => Answer::Posted(
+                to.post_message_before_send_with_tag(ANSWER)?,
+                Places::Landings(l),
+            ),
+        };
+        to.send_with_tag(&request_bytes(kind, release, &ops)[..], REQUEST)?;
+        waits.push(answer);
     }
-    for (mut answer, landings) in waits {
-        let bytes = serve(mem, || answer.test().map_err(MpiError::from))?;
-        super::sync::land(landings, &bytes)?;
-        PostedMessage::recycle(bytes);
+    for answer in waits {
+        match answer {
+            Answer::Posted(mut answer, places) => {
+                let bytes = serve(mem, || answer.test().map_err(MpiError::from))?;
+                places.land(&bytes)?;
+                PostedMessage::recycle(bytes);
+            }
+            Answer::InPlace(mut answer, len) => {
+                if serve_into(mem, &mut answer)?.count_bytes() != len {
+                    return Err(short_answer());
+                }
+            }
+        }
     }
     Ok(())
+}
+
+fn short_answer() -> MpiError {
+    MpiError::new(
+        class::INTERN,
+        "a one-sided answer shorter than its operations",
+    )
+}
+
+/// How an origin receives a target's answer.
+enum Answer {
+    /// Whole, then copied to where it goes.
+    Posted(PostedMessage, Places),
+    /// Into the landings' memory, one slice of this many bytes (`in_place`).
+    InPlace(ReceiveInto<'static>, usize),
+}
+
+/// Where an answer goes at the origin.
+enum Places {
+    /// The landings of its operations, in order.
+    Landings(Vec<Landing>),
+    /// Their memory, contiguous pieces in order.
+    Parts(Vec<&'static mut [u8]>),
+    /// Their memory, one slice.
+    One(&'static mut [u8]),
+}
+
+impl Places {
+    /// Copies `answer` to its places, in order.
+    fn land(self, mut answer: &[u8]) -> Result<()> {
+        match self {
+            Places::Landings(l) => super::sync::land(l, answer),
+            Places::Parts(parts) => {
+                for p in parts {
+                    if p.len() > answer.len() {
+                        return Err(short_answer());
+                    }
+                    let (a, rest) = answer.split_at(p.len());
+                    p.copy_from_slice(a);
+                    answer = rest;
+                }
+                Ok(())
+            }
+            Places::One(p) => Places::Parts(vec![p]).land(answer),
+        }
+    }
+}
+
+/// Answers of at least this many bytes land in place when they can (`in_place`).
+const IN_PLACE_BYTES: u64 = 64 << 10;
+
+/// The memory of `landings` as one slice the answer fills in place (a large one straight
+/// from the socket, no copy of it at all): when each is contiguous bytes starting where
+/// the one before ends (a flush's gets into consecutive places of one array, as
+/// `osu_get_bw`'s 32 gets of 1 MiB) and together at least `IN_PLACE_BYTES`; else the
+/// landings back, or their contiguous pieces when they do not follow each other.
+fn in_place(landings: Vec<Landing>) -> Result<Places> {
+    let total: u64 = landings.iter().map(|l| l.len).sum();
+    let whole = |l: &Landing| {
+        l.buf.dt.contiguous && l.buf.dt.bytes_of(l.count).ok().map(|b| b as u64) == Some(l.len)
+    };
+    if total < IN_PLACE_BYTES || !landings.iter().all(whole) {
+        return Ok(Places::Landings(landings));
+    }
+    let mut parts = Vec::with_capacity(landings.len());
+    for l in landings {
+        let count = l.count;
+        parts.push(
+            l.buf
+                .into_place(count)?
+                .ok_or_else(|| MpiError::new(class::INTERN, "a contiguous landing that is not"))?,
+        );
+    }
+    Ok(match crate::raw::adjacent(parts) {
+        Ok(one) => Places::One(one),
+        Err(parts) => Places::Parts(parts),
+    })
+}
+
+/// A serving call that waits for the answer `answer` receives in place: rounds of
+/// serving, its pauses offering the answer's memory (`volpex::ReceiveInto`).
+fn serve_into(mem: &Memory, answer: &mut ReceiveInto<'_>) -> Result<volpex::Status> {
+    let outer = open_call();
+    let mut waiting = Waiting::default();
+    let r = (|| loop {
+        if active() && step(mem)? {
+            waiting.restart();
+            continue;
+        }
+        if let Some(st) = answer.pause(&mut waiting, LOOK)? {
+            return Ok(st);
+        }
+    })();
+    close_call(outer, mem, r)
 }
 
 /// MPI_Win_unlock: the epoch's operations on `rank` are complete there when it returns.
