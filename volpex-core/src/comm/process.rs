@@ -82,6 +82,23 @@ impl PostedMessage {
         }
     }
 
+    /// The message, if a turn of the loop brought it already (`test` without the turn:
+    /// for a caller that polls several things and turns the loop itself between its
+    /// polls, offering buffers a turn of `test` would not, as a serving call waiting for
+    /// an answer to land in place does).
+    pub fn arrived(&mut self) -> Result<Option<Bytes>, Error> {
+        let Some(id) = self.id else {
+            return Err(Error::RequestCompleted);
+        };
+        match self.comm.arrived(id)? {
+            Some(m) => {
+                self.id = None;
+                Ok(Some(message(m)?.1))
+            }
+            None => Ok(None),
+        }
+    }
+
     /// Waits for the message.
     pub fn wait(mut self) -> Result<Bytes, Error> {
         let id = self.id.take().ok_or(Error::RequestCompleted)?;

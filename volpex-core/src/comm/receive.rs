@@ -109,6 +109,14 @@ impl Communicator {
         }
     }
 
+    /// Completes `id` if an earlier turn of the loop brought its message (no turn).
+    pub(crate) fn arrived(&self, id: RecvId) -> Result<Option<Matched>, Error> {
+        match self.inner.rt.lock().take(id) {
+            Some(r) => r.map(Some).map_err(Error::from),
+            None => Ok(None),
+        }
+    }
+
     pub(crate) fn test(&self, id: RecvId) -> Result<Option<Matched>, Error> {
         let mut core = self.inner.rt.lock();
         if let Some(r) = core.take(id) {
@@ -386,7 +394,11 @@ impl<'b> ReceiveInto<'b> {
         let mut arrivals = Arrivals::new(&mut self.recv);
         let complete = loop {
             arrivals.offer(&core);
-            let spinning = pace.spinning();
+            // While a message lands its bytes come as the socket gets them: the turn
+            // sleeps until the next ones are there rather than spin (the sender needs a
+            // core to write them, and a poll that finds a few kilobytes reads them in
+            // a read call each).
+            let spinning = pace.spinning() && !core.landing_in_progress();
             let wait = if spinning { Duration::ZERO } else { look };
             core.turn_with(Some(wait), false, arrivals.landings())
                 .map_err(Error::EventLoop)?;

@@ -250,16 +250,32 @@ fn bad_request() -> MpiError {
     )
 }
 
+/// How the leader's pick looks for requests.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// Testing each origin's receive, which turns the loop.
+    Turning,
+    /// Taking what earlier turns brought, without a turn: the caller turns the loop
+    /// between its steps, offering an answer's memory (`serve_into`), which a turn of a
+    /// test would not: the answer's first bytes would go to a pooled buffer, and the
+    /// whole of it be copied into place once it is here.
+    Arrived,
+}
+
 /// The leader's pick: takes what arrived, and returns the requests that apply now, in
 /// the order they are to be applied (windows ascending, origins ascending, each
 /// origin's in order), having taken them out of the pending queues.
-fn pick(served: &mut BTreeMap<c_int, Served>) -> Result<Vec<(c_int, i32, Request)>> {
+fn pick(served: &mut BTreeMap<c_int, Served>, look: Look) -> Result<Vec<(c_int, i32, Request)>> {
     let mut out = Vec::new();
     for (&w, s) in served.iter_mut() {
         let mut ended = Vec::new();
         for (&o, p) in s.posted.iter_mut() {
             loop {
-                let b = match p.test() {
+                let got = match look {
+                    Look::Turning => p.test(),
+                    Look::Arrived => p.arrived(),
+                };
+                let b = match got {
                     // The origin's closing request (MPI_Win_free): it sends nothing more.
                     Ok(Some(b)) if b.is_empty() => {
                         ended.push(o);
@@ -356,13 +372,13 @@ fn apply(s: &mut Served, w: c_int, origin: i32, r: Request, mem: &Memory) -> Res
 
 /// One step of the open serving call: applies what the leader decided (or, leading,
 /// decides and applies). True when something was applied.
-fn step(mem: &Memory) -> Result<bool> {
+fn step(mem: &Memory, look: Look) -> Result<bool> {
     let world = world()?;
     let mut served = SERVED.lock();
     let slot = SLOT.with(Cell::get);
     let list = match slot.map(|s| world.poll_choice(s)) {
         None | Some(Decision::Yours) => {
-            let picked = pick(&mut served)?;
+            let picked = pick(&mut served, look)?;
             if picked.is_empty() {
                 return Ok(false);
             }
@@ -407,7 +423,7 @@ fn end(mem: &Memory) -> Result<()> {
             }
             Decision::Made(v) if v.is_empty() => break,
             Decision::Made(_) => {
-                step(mem)?;
+                step(mem, Look::Turning)?;
                 waiting.restart();
             }
             Decision::Waiting => wait(&world, &mut waiting)?,
@@ -453,7 +469,11 @@ fn wait(world: &Communicator, waiting: &mut Waiting) -> Result<()> {
 /// apply, a pause (`wait`) of the wait `waiting`, which starts over when something
 /// was applied.
 fn round(mem: &Memory, waiting: &mut Waiting) -> Result<()> {
-    let served = if active() { step(mem)? } else { false };
+    let served = if active() {
+        step(mem, Look::Turning)?
+    } else {
+        false
+    };
     if served {
         waiting.restart();
     } else {
@@ -468,7 +488,7 @@ pub fn serve<T>(mem: &Memory, mut poll: impl FnMut() -> Result<Option<T>>) -> Re
     let outer = open_call();
     let mut waiting = Waiting::default();
     let r = (|| loop {
-        if active() && step(mem)? {
+        if active() && step(mem, Look::Turning)? {
             waiting.restart();
             continue;
         }
@@ -707,7 +727,7 @@ fn serve_into(mem: &Memory, answer: &mut ReceiveInto<'_>) -> Result<volpex::Stat
     let outer = open_call();
     let mut waiting = Waiting::default();
     let r = (|| loop {
-        if active() && step(mem)? {
+        if active() && step(mem, Look::Arrived)? {
             waiting.restart();
             continue;
         }
