@@ -466,14 +466,28 @@ impl<'a> Process<'a> {
         buf: &'b mut [u8],
         tag: Tag,
     ) -> Result<ReceiveInto<'b>, Error> {
+        self.post_pieces_into_before_send_with_tag(vec![buf], tag)
+    }
+
+    /// `post_into_before_send_with_tag` for the next `bufs.len()` messages with `tag`
+    /// from this rank, the k-th into `bufs[k]`, all waited for together (a large answer
+    /// sent in pieces: each can land while the next is on its way).
+    pub fn post_pieces_into_before_send_with_tag<'b>(
+        &self,
+        bufs: Vec<&'b mut [u8]>,
+        tag: Tag,
+    ) -> Result<ReceiveInto<'b>, Error> {
         if matches!(self.partner, Partner::Any) {
             return Err(Error::Usage(
                 "a posted message comes from one rank, not any",
             ));
         }
-        let spec = self.comm.spec(self.comm.id(), self.partner, Some(tag))?;
-        let id = self.comm.post_then(spec, Mode::Receive, false)?;
-        Ok(ReceiveInto::new(self.comm.clone(), id, buf))
+        let mut recvs = Vec::with_capacity(bufs.len());
+        for buf in bufs {
+            let spec = self.comm.spec(self.comm.id(), self.partner, Some(tag))?;
+            recvs.push((self.comm.post_then(spec, Mode::Receive, false)?, buf));
+        }
+        Ok(ReceiveInto::new(self.comm.clone(), recvs))
     }
 
     fn post_message_then(&self, tag: Tag, flush: bool) -> Result<PostedMessage, Error> {

@@ -354,8 +354,8 @@ impl Waiting {
     }
 }
 
-/// A receive of the next whole message with a tag from one rank into a buffer of the
-/// caller's, waited for in the pauses of a wait that polls other things too (a serving
+/// Receives of the next whole messages with a tag from one rank, each into a buffer of
+/// the caller's (usually one), waited for in the pauses of a wait that polls other things too (a serving
 /// call's, `Waiting`): a large message lands straight in the buffer when its first bytes
 /// come in one of these pauses (read in another turn of the loop, it is copied there
 /// once it is whole). A pause does not return while a message is landing (a turn of the
@@ -364,21 +364,25 @@ impl Waiting {
 /// claims nothing.
 pub struct ReceiveInto<'b> {
     comm: Communicator,
-    /// The receive; taken once it completed.
+    /// The receives, in order; taken once all completed.
     recv: Vec<RecvInto<'b>>,
 }
 
 impl<'b> ReceiveInto<'b> {
-    pub(crate) fn new(comm: Communicator, id: RecvId, buf: &'b mut [u8]) -> Self {
+    pub(crate) fn new(comm: Communicator, recvs: Vec<(RecvId, &'b mut [u8])>) -> Self {
         ReceiveInto {
             comm,
-            recv: vec![RecvInto::new(id, buf)],
+            recv: recvs
+                .into_iter()
+                .map(|(id, buf)| RecvInto::new(id, buf))
+                .collect(),
         }
     }
 
-    /// One pause of the wait `w`, as `Communicator::pause`, offering the buffer: the
-    /// message's status once it is in the buffer (then the receive is over).
-    pub fn pause(&mut self, w: &mut Waiting, look: Duration) -> Result<Option<Status>, Error> {
+    /// One pause of the wait `w`, as `Communicator::pause`, offering the buffers: the
+    /// messages' statuses, in order, once every one is in its buffer (then the receives
+    /// are over).
+    pub fn pause(&mut self, w: &mut Waiting, look: Duration) -> Result<Option<Vec<Status>>, Error> {
         if self.recv.is_empty() {
             return Err(Error::RequestCompleted);
         }
@@ -402,11 +406,12 @@ impl<'b> ReceiveInto<'b> {
             let wait = if spinning { Duration::ZERO } else { look };
             core.turn_with(Some(wait), false, arrivals.landings())
                 .map_err(Error::EventLoop)?;
-            let r = &mut arrivals.all[0];
-            if r.result.is_none() {
+            let mut all = true;
+            for r in arrivals.all.iter_mut().filter(|r| r.result.is_none()) {
                 r.result = core.take(r.id);
+                all &= r.result.is_some();
             }
-            if r.result.is_some() {
+            if all {
                 break true;
             }
             if !core.landing_in_progress() {
@@ -422,16 +427,17 @@ impl<'b> ReceiveInto<'b> {
         if !complete {
             return Ok(None);
         }
-        match self.recv.pop() {
-            Some(r) => r.finish(&self.comm, 1).map(Some),
-            None => Err(Error::RequestCompleted),
-        }
+        std::mem::take(&mut self.recv)
+            .into_iter()
+            .map(|r| r.finish(&self.comm, 1))
+            .collect::<Result<Vec<Status>, Error>>()
+            .map(Some)
     }
 }
 
 impl Drop for ReceiveInto<'_> {
     fn drop(&mut self) {
-        if let Some(r) = self.recv.first() {
+        for r in &self.recv {
             self.comm.detach(r.id);
         }
     }

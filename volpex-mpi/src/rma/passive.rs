@@ -354,11 +354,16 @@ fn apply(s: &mut Served, w: c_int, origin: i32, r: Request, mem: &Memory) -> Res
             // Gets of one window range are answered from the window (one copy fewer of
             // what may be megabytes); else (or across a dynamic window's regions) the
             // answer is built.
+            let send = |answer: &[u8]| -> Result<()> {
+                for piece in answer_pieces(answer) {
+                    to.send_with_tag(piece, ANSWER)?;
+                }
+                Ok(())
+            };
             if let Some(Ok(answer)) = batch::answer_range(&ops).map(|(o, l)| window.piece(o, l)) {
-                to.send_with_tag(&answer[..], ANSWER)?;
+                send(&answer[..])?;
             } else {
-                let answer = batch::apply(window, &ops, &kinds)?;
-                to.send_with_tag(&answer[..], ANSWER)?;
+                send(&batch::apply(window, &ops, &kinds)?[..])?;
             }
         }
         Body::Own(ops, landings) => {
@@ -608,40 +613,101 @@ fn finish(win: c_int, targets: &[i32], release: bool, mem: &Memory) -> Result<()
             own(win, r, mem)?;
             continue;
         }
-        // Its pull goes out in the request's write.
+        // Its pulls go out in the request's write.
         let to = comm.process_at_rank(t);
+        let total = landings.iter().map(|l| l.len).sum::<u64>();
+        let total = usize::try_from(total).map_err(|_| short_answer())?;
+        let posted = |places| -> Result<Answer> {
+            let pieces = (0..pieces_of(total))
+                .map(|_| to.post_message_before_send_with_tag(ANSWER))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            Ok(Answer::Posted(pieces, places))
+        };
         let answer = match in_place(landings)? {
             Places::One(buf) => {
                 let len = buf.len();
-                Answer::InPlace(to.post_into_before_send_with_tag(buf, ANSWER)?, len)
+                let bufs = split_pieces(buf);
+                Answer::InPlace(to.post_pieces_into_before_send_with_tag(bufs, ANSWER)?, len)
             }
-            Places::Parts(parts) => Answer::Posted(
-                to.post_message_before_send_with_tag(ANSWER)?,
-                Places::Parts(parts),
-            ),
-            Places::Landings(l) => Answer::Posted(
-                to.post_message_before_send_with_tag(ANSWER)?,
-                Places::Landings(l),
-            ),
+            places => posted(places)?,
         };
         to.send_with_tag(&request_bytes(kind, release, &ops)[..], REQUEST)?;
         waits.push(answer);
     }
     for answer in waits {
         match answer {
-            Answer::Posted(mut answer, places) => {
-                let bytes = serve(mem, || answer.test().map_err(MpiError::from))?;
-                places.land(&bytes)?;
-                PostedMessage::recycle(bytes);
+            Answer::Posted(mut pieces, places) => {
+                let mut got: Vec<Option<bytes::Bytes>> = vec![None; pieces.len()];
+                serve(mem, || {
+                    for (p, g) in pieces.iter_mut().zip(got.iter_mut()) {
+                        if g.is_none() {
+                            *g = p.test()?;
+                        }
+                    }
+                    Ok(got.iter().all(Option::is_some).then_some(()))
+                })?;
+                let mut got = got.into_iter().flatten();
+                match (got.next(), pieces.len()) {
+                    (Some(bytes), 1) => {
+                        places.land(&bytes)?;
+                        PostedMessage::recycle(bytes);
+                    }
+                    (first, _) => {
+                        let whole: Vec<u8> = first.into_iter().chain(got).flatten().collect();
+                        places.land(&whole)?;
+                    }
+                }
             }
             Answer::InPlace(mut answer, len) => {
-                if serve_into(mem, &mut answer)?.count_bytes() != len {
+                let got: usize = serve_into(mem, &mut answer)?
+                    .iter()
+                    .map(volpex::Status::count_bytes)
+                    .sum();
+                if got != len {
                     return Err(short_answer());
                 }
             }
         }
     }
     Ok(())
+}
+
+/// A target answers a request whose answer has at least this many bytes in pieces of
+/// `ANSWER_PIECE_BYTES` (the last one possibly shorter), each a message of its own: a
+/// piece goes out whole from the window into a socket that holds it, and one its origin
+/// confirmed at once needs no copy in the target's log (docs/PROTOCOL.md, "Unlogged
+/// sends"), where a larger answer does not fit the socket and is copied into the log
+/// while its origin waits. Both sides know the answer's length (the origin from its
+/// operations), so they agree on the pieces.
+const ANSWER_PIECED_FROM: usize = 4 << 20;
+/// See `ANSWER_PIECED_FROM`: the size of an unlogged send (`volpex_proto::limits`).
+const ANSWER_PIECE_BYTES: usize = 2 << 20;
+
+/// How many messages an answer of `len` bytes travels in.
+fn pieces_of(len: usize) -> usize {
+    match len >= ANSWER_PIECED_FROM {
+        true => len.div_ceil(ANSWER_PIECE_BYTES),
+        false => 1,
+    }
+}
+
+/// The pieces an answer travels in (`pieces_of`): the whole of it, or its
+/// `ANSWER_PIECE_BYTES` pieces.
+fn answer_pieces(answer: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let piece = match answer.len() >= ANSWER_PIECED_FROM {
+        true => ANSWER_PIECE_BYTES,
+        false => answer.len().max(1),
+    };
+    let whole = answer.is_empty().then_some(answer);
+    whole.into_iter().chain(answer.chunks(piece))
+}
+
+/// `buf` cut where an answer of its length is (`answer_pieces`).
+fn split_pieces(buf: &'static mut [u8]) -> Vec<&'static mut [u8]> {
+    match buf.len() >= ANSWER_PIECED_FROM {
+        true => buf.chunks_mut(ANSWER_PIECE_BYTES).collect(),
+        false => vec![buf],
+    }
 }
 
 fn short_answer() -> MpiError {
@@ -653,8 +719,8 @@ fn short_answer() -> MpiError {
 
 /// How an origin receives a target's answer.
 enum Answer {
-    /// Whole, then copied to where it goes.
-    Posted(PostedMessage, Places),
+    /// Whole (its pieces, `pieces_of`), then copied to where it goes.
+    Posted(Vec<PostedMessage>, Places),
     /// Into the landings' memory, one slice of this many bytes (`in_place`).
     InPlace(ReceiveInto<'static>, usize),
 }
@@ -723,7 +789,7 @@ fn in_place(landings: Vec<Landing>) -> Result<Places> {
 
 /// A serving call that waits for the answer `answer` receives in place: rounds of
 /// serving, its pauses offering the answer's memory (`volpex::ReceiveInto`).
-fn serve_into(mem: &Memory, answer: &mut ReceiveInto<'_>) -> Result<volpex::Status> {
+fn serve_into(mem: &Memory, answer: &mut ReceiveInto<'_>) -> Result<Vec<volpex::Status>> {
     let outer = open_call();
     let mut waiting = Waiting::default();
     let r = (|| loop {
@@ -852,4 +918,37 @@ pub fn receive(comm: &Communicator, rank: i32, tag: i32, mem: &Memory) -> Result
     }
     let mut posted = comm.process_at_rank(rank).post_message_with_tag(tag)?;
     serve(mem, || posted.test().map_err(MpiError::from))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The target's pieces of an answer (`answer_pieces`) and the origin's (`pieces_of`,
+    /// `split_pieces`) agree for every length: one message below `ANSWER_PIECED_FROM`
+    /// (also for no bytes), else pieces of `ANSWER_PIECE_BYTES` and a shorter last one.
+    #[test]
+    fn both_sides_cut_an_answer_alike() {
+        for len in [
+            0,
+            1,
+            ANSWER_PIECED_FROM - 1,
+            ANSWER_PIECED_FROM,
+            ANSWER_PIECED_FROM + 1,
+            5 * ANSWER_PIECE_BYTES + 3,
+        ] {
+            let answer = vec![7u8; len];
+            let sent: Vec<usize> = answer_pieces(&answer).map(<[u8]>::len).collect();
+            assert_eq!(sent.len(), pieces_of(len), "{len} bytes");
+            assert_eq!(sent.iter().sum::<usize>(), len);
+            let buf: &'static mut [u8] = Box::leak(vec![0u8; len].into_boxed_slice());
+            let landed: Vec<usize> = split_pieces(buf).iter().map(|p| p.len()).collect();
+            match len {
+                0 => assert_eq!(landed, [0]),
+                _ => assert_eq!(landed, sent, "{len} bytes"),
+            }
+        }
+        assert_eq!(pieces_of(ANSWER_PIECED_FROM), 2);
+        assert_eq!(pieces_of(5 * ANSWER_PIECE_BYTES + 3), 6);
+    }
 }
