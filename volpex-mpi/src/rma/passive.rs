@@ -653,7 +653,12 @@ fn finish(win: c_int, targets: &[i32], release: bool, mem: &Memory) -> Result<()
                         PostedMessage::recycle(bytes);
                     }
                     (first, _) => {
-                        let whole: Vec<u8> = first.into_iter().chain(got).flatten().collect();
+                        let pieces: Vec<bytes::Bytes> = first.into_iter().chain(got).collect();
+                        let mut whole = Vec::with_capacity(pieces.iter().map(|b| b.len()).sum());
+                        for b in pieces {
+                            whole.extend_from_slice(&b);
+                            PostedMessage::recycle(b);
+                        }
                         places.land(&whole)?;
                     }
                 }
