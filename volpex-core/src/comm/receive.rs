@@ -355,12 +355,14 @@ impl Waiting {
 }
 
 /// Receives of the next whole messages with a tag from one rank, each into a buffer of
-/// the caller's (usually one), waited for in the pauses of a wait that polls other things too (a serving
-/// call's, `Waiting`): a large message lands straight in the buffer when its first bytes
-/// come in one of these pauses (read in another turn of the loop, it is copied there
-/// once it is whole). A pause does not return while a message is landing (a turn of the
-/// loop that did not offer the buffer would have to drop its rest), so the caller's own
-/// polls between pauses never withdraw a landing. Dropped before it completed, it
+/// the caller's (usually one), waited for in the pauses of a wait that polls other
+/// things too (a serving call's, `Waiting`): a large message lands straight in the
+/// buffer when its first bytes come in one of these pauses (read in another turn of the
+/// loop, it is copied there once it is whole), so the caller's polls must not turn the
+/// loop themselves (`PostedMessage::arrived`). A pause does not return while a message
+/// is landing (a turn of the loop that did not offer the buffer would have to drop its
+/// rest), so the caller's own polls between pauses never withdraw a landing; meanwhile
+/// it sleeps in the poll until more of the message comes, rather than spin. Dropped before it completed, it
 /// claims nothing.
 pub struct ReceiveInto<'b> {
     comm: Communicator,
