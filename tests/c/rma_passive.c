@@ -5,10 +5,12 @@
  * neighbour's window, gets from its left one with MPI_Rget and accumulates into rank 0
  * with MPI_Raccumulate; reads its own window under a lock on itself; the targets do
  * nothing but wait in MPI_Barrier, MPI_Recv, MPI_Wait or MPI_Win_sync. A window made
- * with info no_locks cannot be locked. Every value is
+ * with info no_locks cannot be locked. First, gets of more than 4 MiB from the left
+ * neighbour, into a contiguous buffer and into a strided one. Every value is
  * checked; the checksum holds only what does not depend on timing.
  * Usage: rma_passive [ROUNDS [WORK_MS]]; prints "rma_passive: ok size N checksum X". */
 #include <mpi.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -54,6 +56,39 @@ int main(int argc, char **argv) {
     CHECK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, wn) == MPI_ERR_RMA_SYNC);
     CHECK_OK(MPI_Win_free(&wn));
     CHECK_OK(MPI_Info_free(&info));
+
+    /* Gets of 4 MiB and more: the answer travels in pieces (rma/passive.rs,
+     * ANSWER_PIECED_FROM), into a contiguous buffer (it lands in place) and into a strided
+     * one (it is copied there). BIG is not a multiple of a piece. */
+    enum { BIG = (5 << 20) / 4 + 7 };
+    int *big, *got = malloc(2 * (size_t)BIG * sizeof(int));
+    CHECK(got != NULL);
+    MPI_Win wb;
+    CHECK_OK(MPI_Win_allocate(BIG * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &big,
+                              &wb));
+    CHECK_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, wb));
+    for (int i = 0; i < BIG; i++)
+        big[i] = rank * 1000003 + i;
+    CHECK_OK(MPI_Win_unlock(rank, wb));
+    CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_Datatype every_other;
+    CHECK_OK(MPI_Type_vector(BIG, 1, 2, MPI_INT, &every_other));
+    CHECK_OK(MPI_Type_commit(&every_other));
+    memset(got, 0xff, 2 * (size_t)BIG * sizeof(int));
+    CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, left, 0, wb));
+    CHECK_OK(MPI_Get(got, BIG, MPI_INT, left, 0, BIG, MPI_INT, wb));
+    CHECK_OK(MPI_Win_flush(left, wb));
+    for (int i = 0; i < BIG; i++)
+        CHECK(got[i] == left * 1000003 + i);
+    memset(got, 0xff, 2 * (size_t)BIG * sizeof(int));
+    CHECK_OK(MPI_Get(got, 1, every_other, left, 0, BIG, MPI_INT, wb));
+    CHECK_OK(MPI_Win_unlock(left, wb));
+    for (int i = 0; i < BIG; i++)
+        CHECK(got[2 * i] == left * 1000003 + i && got[2 * i + 1] == -1);
+    checksum += got[2 * (BIG - 1)];
+    CHECK_OK(MPI_Type_free(&every_other));
+    CHECK_OK(MPI_Win_free(&wb));
+    free(got);
 
     for (int k = 0; k < t.rounds; k++) {
         /* A ticket, under an exclusive lock: all of them differ. */

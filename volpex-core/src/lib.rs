@@ -67,7 +67,7 @@ pub use comm::{
     dims_create, initialize, polling_between, test_any, test_some, wait_all, wait_any, wait_some,
     AnyProcess, Between, CartesianCommunicator, CartesianGrid, CartesianLayout, Communicator,
     Decision, DeferredMessage, Group, InterCommunicator, Message, OutputFile, PostedMessage,
-    Process, Request, Status, Tag, Universe, Waiting, ANY_SOURCE, TAG_UB,
+    Process, ReceiveInto, Request, Status, Tag, Universe, Waiting, ANY_SOURCE, TAG_UB,
 };
 pub use datatype::{
     bytemuck, Buffer, BufferMut, Elements, ElementsMut, Equivalence, Indexed, IndexedMut, Layout,

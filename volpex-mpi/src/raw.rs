@@ -901,6 +901,32 @@ pub fn delete_attr(f: AttrDelete, comm: c_int, key: c_int, value: usize, extra: 
     }
 }
 
+/// One slice over `parts` when each starts where the one before ends (the buffers of a
+/// flush's gets into consecutive places of one array, which its answer then fills in
+/// place, `rma::passive`); else the parts, untouched.
+pub fn adjacent(
+    parts: Vec<&'static mut [u8]>,
+) -> std::result::Result<&'static mut [u8], Vec<&'static mut [u8]>> {
+    let follows = parts
+        .windows(2)
+        .all(|w| (w[0].as_ptr() as usize).checked_add(w[0].len()) == Some(w[1].as_ptr() as usize));
+    let Some(first) = parts.first() else {
+        return Err(parts);
+    };
+    if !follows {
+        return Err(parts);
+    }
+    let start = first.as_ptr() as usize;
+    let len = parts.iter().map(|p| p.len()).sum();
+    drop(parts);
+    // SAFETY: the parts were slices of the program's memory (made here from the C
+    // pointers of the calls that queued them, each valid until the epoch ends), each the
+    // only view of its bytes, and each starting where the one before ends: together they
+    // are the `len` bytes from `start`, as one view. They are consumed, so this slice is
+    // the only view of those bytes, for as long as they were valid.
+    Ok(unsafe { std::slice::from_raw_parts_mut(start as *mut u8, len) })
+}
+
 /// A window's memory as a byte slice, for the synchronization call applying one-sided
 /// operations to it (`rma::sync`).
 ///
@@ -1117,5 +1143,33 @@ pub fn long_double_combine(prod: bool, a: &mut [u8; 16], b: &[u8; 16]) {
         } else {
             volpex_long_double_sum(a, b);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parts that follow each other become one slice over all of them; parts with a gap
+    /// between them (or out of order) come back as they were.
+    #[test]
+    fn adjacent_parts_become_one_slice() {
+        let mem: &'static mut [u8] = Box::leak(vec![0u8; 12].into_boxed_slice());
+        let (a, rest) = mem.split_at_mut(4);
+        let (b, c) = rest.split_at_mut(4);
+        let one = adjacent(vec![a, b, c]).expect("adjacent");
+        assert_eq!(one.len(), 12);
+        one.copy_from_slice(&[7; 12]);
+
+        let mem: &'static mut [u8] = Box::leak(vec![0u8; 12].into_boxed_slice());
+        let (a, rest) = mem.split_at_mut(4);
+        let (_gap, c) = rest.split_at_mut(4);
+        let back = adjacent(vec![a, c]).expect_err("a gap");
+        assert_eq!(back.iter().map(|p| p.len()).collect::<Vec<_>>(), [4, 4]);
+
+        let mem: &'static mut [u8] = Box::leak(vec![0u8; 8].into_boxed_slice());
+        let (a, b) = mem.split_at_mut(4);
+        assert!(adjacent(vec![b, a]).is_err(), "out of order");
+        assert!(adjacent(Vec::new()).is_err());
     }
 }

@@ -32,7 +32,7 @@ pub use group::Group;
 pub use inter::InterCommunicator;
 pub use output::OutputFile;
 pub use process::{AnyProcess, DeferredMessage, Message, PostedMessage, Process, ANY_SOURCE};
-pub use receive::{Decision, Waiting};
+pub use receive::{Decision, ReceiveInto, Waiting};
 pub use request::{test_any, test_some, wait_all, wait_any, wait_some, Request};
 pub use status::Status;
 pub use topology::{dims_create, CartesianCommunicator, CartesianGrid, CartesianLayout};

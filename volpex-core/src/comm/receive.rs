@@ -17,7 +17,7 @@ use crate::transport::progress::AppGuard;
 use crate::transport::{Core, Landing, Pace};
 use volpex_proto::limits::LARGE_PAYLOAD_BYTES;
 use volpex_proto::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
-use volpex_proto::message::Key;
+use volpex_proto::message::{Key, Want};
 use volpex_proto::pull::decision::CANCELLED_MATCH;
 use volpex_proto::pull::ChoiceState;
 
@@ -49,6 +49,17 @@ impl Communicator {
 
     /// Posts a receive or probe.
     pub(crate) fn post(&self, spec: RecvSpec, mode: Mode) -> Result<RecvId, Error> {
+        self.post_then(spec, mode, true)
+    }
+
+    /// `post`; with `flush` false, what it has to send (its pull) waits for the next
+    /// write or turn of the loop (`Process::post_message_before_send_with_tag`).
+    pub(crate) fn post_then(
+        &self,
+        spec: RecvSpec,
+        mode: Mode,
+        flush: bool,
+    ) -> Result<RecvId, Error> {
         self.inner.check_restored()?;
         let mut core = self.inner.rt.lock();
         if mode == Mode::ImmediateProbe {
@@ -58,7 +69,9 @@ impl Communicator {
         }
         let now = core.now();
         let id = core.engine.post(now, spec, mode);
-        core.flush();
+        if flush {
+            core.flush();
+        }
         Ok(id)
     }
 
@@ -93,6 +106,14 @@ impl Communicator {
     pub(crate) fn idle(&self) {
         if self.inner.rt.lock().spin_config().yield_between {
             std::thread::yield_now();
+        }
+    }
+
+    /// Completes `id` if an earlier turn of the loop brought its message (no turn).
+    pub(crate) fn arrived(&self, id: RecvId) -> Result<Option<Matched>, Error> {
+        match self.inner.rt.lock().take(id) {
+            Some(r) => r.map(Some).map_err(Error::from),
+            None => Ok(None),
         }
     }
 
@@ -357,6 +378,97 @@ impl Waiting {
     }
 }
 
+/// Receives of the next whole messages with a tag from one rank, each into a buffer of
+/// the caller's (usually one), waited for in the pauses of a wait that polls other
+/// things too (a serving call's, `Waiting`): a large message lands straight in the
+/// buffer when its first bytes come in one of these pauses (read in another turn of the
+/// loop, it is copied there once it is whole), so the caller's polls must not turn the
+/// loop themselves (`PostedMessage::arrived`). A pause does not return while a message
+/// is landing (a turn of the loop that did not offer the buffer would have to drop its
+/// rest), so the caller's own polls between pauses never withdraw a landing; meanwhile
+/// it sleeps in the poll until more of the message comes, rather than spin. Dropped before it completed, it
+/// claims nothing.
+pub struct ReceiveInto<'b> {
+    comm: Communicator,
+    /// The receives, in order; taken once all completed.
+    recv: Vec<RecvInto<'b>>,
+}
+
+impl<'b> ReceiveInto<'b> {
+    pub(crate) fn new(comm: Communicator, recvs: Vec<(RecvId, &'b mut [u8])>) -> Self {
+        ReceiveInto {
+            comm,
+            recv: recvs
+                .into_iter()
+                .map(|(id, buf)| RecvInto::new(id, buf))
+                .collect(),
+        }
+    }
+
+    /// One pause of the wait `w`, as `Communicator::pause`, offering the buffers: the
+    /// messages' statuses, in order, once every one is in its buffer (then the receives
+    /// are over).
+    pub fn pause(&mut self, w: &mut Waiting, look: Duration) -> Result<Option<Vec<Status>>, Error> {
+        if self.recv.is_empty() {
+            return Err(Error::RequestCompleted);
+        }
+        let comm = self.comm.clone();
+        let mut core = comm.inner.rt.lock();
+        let pace = match &mut w.pace {
+            Some(p) => p,
+            None => {
+                let now = core.now();
+                w.pace.insert(Pace::new(core.spin_config_at(now), now))
+            }
+        };
+        let mut arrivals = Arrivals::new(&mut self.recv);
+        let complete = loop {
+            arrivals.offer(&core);
+            // While a message lands its bytes come as the socket gets them: the turn
+            // sleeps until the next ones are there rather than spin (the sender needs a
+            // core to write them, and a poll that finds a few kilobytes reads them in
+            // a read call each).
+            let spinning = pace.spinning() && !core.landing_in_progress();
+            let wait = if spinning { Duration::ZERO } else { look };
+            core.turn_with(Some(wait), false, arrivals.landings())
+                .map_err(Error::EventLoop)?;
+            let mut all = true;
+            for r in arrivals.all.iter_mut().filter(|r| r.result.is_none()) {
+                r.result = core.take(r.id);
+                all &= r.result.is_some();
+            }
+            if all {
+                break true;
+            }
+            if !core.landing_in_progress() {
+                break false;
+            }
+        };
+        drop(arrivals);
+        let give = !complete && pace.spinning() && pace.polled(|| core.turned_at());
+        drop(core);
+        if give {
+            std::thread::yield_now();
+        }
+        if !complete {
+            return Ok(None);
+        }
+        std::mem::take(&mut self.recv)
+            .into_iter()
+            .map(|r| r.finish(&self.comm, 1))
+            .collect::<Result<Vec<Status>, Error>>()
+            .map(Some)
+    }
+}
+
+impl Drop for ReceiveInto<'_> {
+    fn drop(&mut self) {
+        for r in &self.recv {
+            self.comm.detach(r.id);
+        }
+    }
+}
+
 /// Where a choice slot stands (`Communicator::poll_choice`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
@@ -443,21 +555,26 @@ impl<'a, 'b> Arrivals<'a, 'b> {
     /// then nothing can land), if it `may_land` (a small receive's wait asks the engine
     /// nothing here and allocates nothing).
     pub(crate) fn offer(&mut self, core: &Core) {
-        for r in self
-            .all
-            .iter_mut()
-            .filter(|r| r.result.is_none() && r.may_land())
-        {
-            if let Some(want) = core.engine.landing_for(r.id) {
-                if let Some(buf) = r.buf.take() {
-                    r.at = Some(self.landings.len());
-                    self.landings.push(Landing {
-                        want,
-                        buf,
-                        landed: None,
-                    });
+        for i in 0..self.all.len() {
+            let r = &self.all[i];
+            if r.result.is_none() && r.may_land() {
+                if let Some(want) = core.engine.landing_for(r.id) {
+                    self.lend(i, want);
                 }
             }
+        }
+    }
+
+    /// Lends receive `i`'s buffer to a landing of the message `want`.
+    fn lend(&mut self, i: usize, want: Want) {
+        let r = &mut self.all[i];
+        if let Some(buf) = r.buf.take() {
+            r.at = Some(self.landings.len());
+            self.landings.push(Landing {
+                want,
+                buf,
+                landed: None,
+            });
         }
     }
 
@@ -518,7 +635,9 @@ impl Drop for Arrivals<'_, '_> {
         for (i, l) in std::mem::take(&mut self.landings).into_iter().enumerate() {
             if let Some(r) = self.all.iter_mut().find(|r| r.at == Some(i)) {
                 r.buf = Some(l.buf);
-                r.landed = l.landed;
+                r.landed = l.landed.or(r.landed);
+                // Here again: a later `Arrivals` may lend it (`ReceiveInto::pause`).
+                r.at = None;
             }
         }
     }
@@ -555,4 +674,35 @@ pub(crate) fn fill_bytes(dst: &mut [u8], elem: usize, data: &[u8]) -> Result<usi
     check_whole(data.len(), elem)?;
     dst[..data.len()].copy_from_slice(data);
     Ok(data.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A receive whose buffer one `Arrivals` lent (and gave back) may be lent again by the
+    /// next: `ReceiveInto::pause` makes a new `Arrivals` per pause, so a receive whose
+    /// message was not known in the first pause must still land in a later one (before,
+    /// its `at` stayed set and 0 of 40 `osu_get_bw` answers landed in place).
+    #[test]
+    fn a_receive_lent_once_may_be_lent_again() {
+        let mut buf = vec![0u8; LARGE_PAYLOAD_BYTES + 1];
+        let mut one = [RecvInto::new(RecvId(7), &mut buf)];
+        let key = Key {
+            comm: 1,
+            tag: 6,
+            src: 0,
+            dst: 1,
+            seq: 0,
+        };
+        for round in 0..3 {
+            assert!(one[0].may_land(), "round {round}: its buffer is offered");
+            let mut arrivals = Arrivals::new(&mut one);
+            arrivals.lend(0, Want::Key(key));
+            assert_eq!(arrivals.landings().len(), 1);
+            assert!(!arrivals.all[0].may_land(), "lent, it is not offered twice");
+            drop(arrivals);
+        }
+        assert!(one[0].buf.is_some() && one[0].at.is_none());
+    }
 }

@@ -29,7 +29,7 @@ use std::os::raw::c_int;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use volpex::{Communicator, Decision, PostedMessage, Waiting};
+use volpex::{Communicator, Decision, PostedMessage, ReceiveInto, Waiting};
 
 use super::batch::{self, Window};
 use super::object;
@@ -250,16 +250,32 @@ fn bad_request() -> MpiError {
     )
 }
 
+/// How the leader's pick looks for requests.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// Testing each origin's receive, which turns the loop.
+    Turning,
+    /// Taking what earlier turns brought, without a turn: the caller turns the loop
+    /// between its steps, offering an answer's memory (`serve_into`), which a turn of a
+    /// test would not: the answer's first bytes would go to a pooled buffer, and the
+    /// whole of it be copied into place once it is here.
+    Arrived,
+}
+
 /// The leader's pick: takes what arrived, and returns the requests that apply now, in
 /// the order they are to be applied (windows ascending, origins ascending, each
 /// origin's in order), having taken them out of the pending queues.
-fn pick(served: &mut BTreeMap<c_int, Served>) -> Result<Vec<(c_int, i32, Request)>> {
+fn pick(served: &mut BTreeMap<c_int, Served>, look: Look) -> Result<Vec<(c_int, i32, Request)>> {
     let mut out = Vec::new();
     for (&w, s) in served.iter_mut() {
         let mut ended = Vec::new();
         for (&o, p) in s.posted.iter_mut() {
             loop {
-                let b = match p.test() {
+                let got = match look {
+                    Look::Turning => p.test(),
+                    Look::Arrived => p.arrived(),
+                };
+                let b = match got {
                     // The origin's closing request (MPI_Win_free): it sends nothing more.
                     Ok(Some(b)) if b.is_empty() => {
                         ended.push(o);
@@ -338,11 +354,16 @@ fn apply(s: &mut Served, w: c_int, origin: i32, r: Request, mem: &Memory) -> Res
             // Gets of one window range are answered from the window (one copy fewer of
             // what may be megabytes); else (or across a dynamic window's regions) the
             // answer is built.
+            let send = |answer: &[u8]| -> Result<()> {
+                for piece in answer_pieces(answer) {
+                    to.send_with_tag(piece, ANSWER)?;
+                }
+                Ok(())
+            };
             if let Some(Ok(answer)) = batch::answer_range(&ops).map(|(o, l)| window.piece(o, l)) {
-                to.send_with_tag(&answer[..], ANSWER)?;
+                send(&answer[..])?;
             } else {
-                let answer = batch::apply(window, &ops, &kinds)?;
-                to.send_with_tag(&answer[..], ANSWER)?;
+                send(&batch::apply(window, &ops, &kinds)?[..])?;
             }
         }
         Body::Own(ops, landings) => {
@@ -356,13 +377,13 @@ fn apply(s: &mut Served, w: c_int, origin: i32, r: Request, mem: &Memory) -> Res
 
 /// One step of the open serving call: applies what the leader decided (or, leading,
 /// decides and applies). True when something was applied.
-fn step(mem: &Memory) -> Result<bool> {
+fn step(mem: &Memory, look: Look) -> Result<bool> {
     let world = world()?;
     let mut served = SERVED.lock();
     let slot = SLOT.with(Cell::get);
     let list = match slot.map(|s| world.poll_choice(s)) {
         None | Some(Decision::Yours) => {
-            let picked = pick(&mut served)?;
+            let picked = pick(&mut served, look)?;
             if picked.is_empty() {
                 return Ok(false);
             }
@@ -407,7 +428,7 @@ fn end(mem: &Memory) -> Result<()> {
             }
             Decision::Made(v) if v.is_empty() => break,
             Decision::Made(_) => {
-                step(mem)?;
+                step(mem, Look::Turning)?;
                 waiting.restart();
             }
             Decision::Waiting => wait(&world, &mut waiting)?,
@@ -453,7 +474,11 @@ fn wait(world: &Communicator, waiting: &mut Waiting) -> Result<()> {
 /// apply, a pause (`wait`) of the wait `waiting`, which starts over when something
 /// was applied.
 fn round(mem: &Memory, waiting: &mut Waiting) -> Result<()> {
-    let served = if active() { step(mem)? } else { false };
+    let served = if active() {
+        step(mem, Look::Turning)?
+    } else {
+        false
+    };
     if served {
         waiting.restart();
     } else {
@@ -468,7 +493,7 @@ pub fn serve<T>(mem: &Memory, mut poll: impl FnMut() -> Result<Option<T>>) -> Re
     let outer = open_call();
     let mut waiting = Waiting::default();
     let r = (|| loop {
-        if active() && step(mem)? {
+        if active() && step(mem, Look::Turning)? {
             waiting.restart();
             continue;
         }
@@ -588,17 +613,200 @@ fn finish(win: c_int, targets: &[i32], release: bool, mem: &Memory) -> Result<()
             own(win, r, mem)?;
             continue;
         }
-        let answer = comm.process_at_rank(t).post_message_with_tag(ANSWER)?;
-        comm.process_at_rank(t)
-            .send_with_tag(&request_bytes(kind, release, &ops)[..], REQUEST)?;
-        waits.push((answer, landings));
+        // Its pulls go out in the request's write.
+        let to = comm.process_at_rank(t);
+        let total = landings.iter().map(|l| l.len).sum::<u64>();
+        let total = usize::try_from(total).map_err(|_| short_answer())?;
+        let posted = |places| -> Result<Answer> {
+            let pieces = (0..pieces_of(total))
+                .map(|_| to.post_message_before_send_with_tag(ANSWER))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            Ok(Answer::Posted(pieces, places))
+        };
+        let answer = match in_place(landings)? {
+            Places::One(buf) => {
+                let len = buf.len();
+                let bufs = split_pieces(buf);
+                Answer::InPlace(to.post_pieces_into_before_send_with_tag(bufs, ANSWER)?, len)
+            }
+            places => posted(places)?,
+        };
+        to.send_with_tag(&request_bytes(kind, release, &ops)[..], REQUEST)?;
+        waits.push(answer);
     }
-    for (mut answer, landings) in waits {
-        let bytes = serve(mem, || answer.test().map_err(MpiError::from))?;
-        super::sync::land(landings, &bytes)?;
-        PostedMessage::recycle(bytes);
+    for answer in waits {
+        match answer {
+            Answer::Posted(mut pieces, places) => {
+                let mut got: Vec<Option<bytes::Bytes>> = vec![None; pieces.len()];
+                serve(mem, || {
+                    for (p, g) in pieces.iter_mut().zip(got.iter_mut()) {
+                        if g.is_none() {
+                            *g = p.test()?;
+                        }
+                    }
+                    Ok(got.iter().all(Option::is_some).then_some(()))
+                })?;
+                let mut got = got.into_iter().flatten();
+                match (got.next(), pieces.len()) {
+                    (Some(bytes), 1) => {
+                        places.land(&bytes)?;
+                        PostedMessage::recycle(bytes);
+                    }
+                    (first, _) => {
+                        let pieces: Vec<bytes::Bytes> = first.into_iter().chain(got).collect();
+                        let mut whole = Vec::with_capacity(pieces.iter().map(|b| b.len()).sum());
+                        for b in pieces {
+                            whole.extend_from_slice(&b);
+                            PostedMessage::recycle(b);
+                        }
+                        places.land(&whole)?;
+                    }
+                }
+            }
+            Answer::InPlace(mut answer, len) => {
+                let got: usize = serve_into(mem, &mut answer)?
+                    .iter()
+                    .map(volpex::Status::count_bytes)
+                    .sum();
+                if got != len {
+                    return Err(short_answer());
+                }
+            }
+        }
     }
     Ok(())
+}
+
+/// A target answers a request whose answer has at least this many bytes in pieces of
+/// `ANSWER_PIECE_BYTES` (the last one possibly shorter), each a message of its own: a
+/// piece goes out whole from the window into a socket that holds it, and one its origin
+/// confirmed at once needs no copy in the target's log (docs/PROTOCOL.md, "Unlogged
+/// sends"), where a larger answer does not fit the socket and is copied into the log
+/// while its origin waits. Both sides know the answer's length (the origin from its
+/// operations), so they agree on the pieces.
+const ANSWER_PIECED_FROM: usize = 4 << 20;
+/// See `ANSWER_PIECED_FROM`: the size of an unlogged send (`volpex_proto::limits`).
+const ANSWER_PIECE_BYTES: usize = 2 << 20;
+
+/// How many messages an answer of `len` bytes travels in.
+fn pieces_of(len: usize) -> usize {
+    match len >= ANSWER_PIECED_FROM {
+        true => len.div_ceil(ANSWER_PIECE_BYTES),
+        false => 1,
+    }
+}
+
+/// The pieces an answer travels in (`pieces_of`): the whole of it, or its
+/// `ANSWER_PIECE_BYTES` pieces.
+fn answer_pieces(answer: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let piece = match answer.len() >= ANSWER_PIECED_FROM {
+        true => ANSWER_PIECE_BYTES,
+        false => answer.len().max(1),
+    };
+    let whole = answer.is_empty().then_some(answer);
+    whole.into_iter().chain(answer.chunks(piece))
+}
+
+/// `buf` cut where an answer of its length is (`answer_pieces`).
+fn split_pieces(buf: &'static mut [u8]) -> Vec<&'static mut [u8]> {
+    match buf.len() >= ANSWER_PIECED_FROM {
+        true => buf.chunks_mut(ANSWER_PIECE_BYTES).collect(),
+        false => vec![buf],
+    }
+}
+
+fn short_answer() -> MpiError {
+    MpiError::new(
+        class::INTERN,
+        "a one-sided answer shorter than its operations",
+    )
+}
+
+/// How an origin receives a target's answer.
+enum Answer {
+    /// Whole (its pieces, `pieces_of`), then copied to where it goes.
+    Posted(Vec<PostedMessage>, Places),
+    /// Into the landings' memory, one slice of this many bytes (`in_place`).
+    InPlace(ReceiveInto<'static>, usize),
+}
+
+/// Where an answer goes at the origin.
+enum Places {
+    /// The landings of its operations, in order.
+    Landings(Vec<Landing>),
+    /// Their memory, contiguous pieces in order.
+    Parts(Vec<&'static mut [u8]>),
+    /// Their memory, one slice.
+    One(&'static mut [u8]),
+}
+
+impl Places {
+    /// Copies `answer` to its places, in order.
+    fn land(self, mut answer: &[u8]) -> Result<()> {
+        match self {
+            Places::Landings(l) => super::sync::land(l, answer),
+            Places::Parts(parts) => {
+                for p in parts {
+                    if p.len() > answer.len() {
+                        return Err(short_answer());
+                    }
+                    let (a, rest) = answer.split_at(p.len());
+                    p.copy_from_slice(a);
+                    answer = rest;
+                }
+                Ok(())
+            }
+            Places::One(p) => Places::Parts(vec![p]).land(answer),
+        }
+    }
+}
+
+/// Answers of at least this many bytes land in place when they can (`in_place`).
+const IN_PLACE_BYTES: u64 = 64 << 10;
+
+/// The memory of `landings` as one slice the answer fills in place (a large one straight
+/// from the socket, no copy of it at all): when each is contiguous bytes starting where
+/// the one before ends (a flush's gets into consecutive places of one array, as
+/// `osu_get_bw`'s 32 gets of 1 MiB) and together at least `IN_PLACE_BYTES`; else the
+/// landings back, or their contiguous pieces when they do not follow each other.
+fn in_place(landings: Vec<Landing>) -> Result<Places> {
+    let total: u64 = landings.iter().map(|l| l.len).sum();
+    let whole = |l: &Landing| {
+        l.buf.dt.contiguous && l.buf.dt.bytes_of(l.count).ok().map(|b| b as u64) == Some(l.len)
+    };
+    if total < IN_PLACE_BYTES || !landings.iter().all(whole) {
+        return Ok(Places::Landings(landings));
+    }
+    let mut parts = Vec::with_capacity(landings.len());
+    for l in landings {
+        let count = l.count;
+        parts.push(
+            l.buf
+                .into_place(count)?
+                .ok_or_else(|| MpiError::new(class::INTERN, "a contiguous landing that is not"))?,
+        );
+    }
+    Ok(match crate::raw::adjacent(parts) {
+        Ok(one) => Places::One(one),
+        Err(parts) => Places::Parts(parts),
+    })
+}
+
+/// A serving call that waits for the answer `answer` receives in place: rounds of
+/// serving, its pauses offering the answer's memory (`volpex::ReceiveInto`).
+fn serve_into(mem: &Memory, answer: &mut ReceiveInto<'_>) -> Result<Vec<volpex::Status>> {
+    let outer = open_call();
+    let mut waiting = Waiting::default();
+    let r = (|| loop {
+        if active() && step(mem, Look::Arrived)? {
+            waiting.restart();
+            continue;
+        }
+        if let Some(st) = answer.pause(&mut waiting, LOOK)? {
+            return Ok(st);
+        }
+    })();
+    close_call(outer, mem, r)
 }
 
 /// MPI_Win_unlock: the epoch's operations on `rank` are complete there when it returns.
@@ -715,4 +923,37 @@ pub fn receive(comm: &Communicator, rank: i32, tag: i32, mem: &Memory) -> Result
     }
     let mut posted = comm.process_at_rank(rank).post_message_with_tag(tag)?;
     serve(mem, || posted.test().map_err(MpiError::from))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The target's pieces of an answer (`answer_pieces`) and the origin's (`pieces_of`,
+    /// `split_pieces`) agree for every length: one message below `ANSWER_PIECED_FROM`
+    /// (also for no bytes), else pieces of `ANSWER_PIECE_BYTES` and a shorter last one.
+    #[test]
+    fn both_sides_cut_an_answer_alike() {
+        for len in [
+            0,
+            1,
+            ANSWER_PIECED_FROM - 1,
+            ANSWER_PIECED_FROM,
+            ANSWER_PIECED_FROM + 1,
+            5 * ANSWER_PIECE_BYTES + 3,
+        ] {
+            let answer = vec![7u8; len];
+            let sent: Vec<usize> = answer_pieces(&answer).map(<[u8]>::len).collect();
+            assert_eq!(sent.len(), pieces_of(len), "{len} bytes");
+            assert_eq!(sent.iter().sum::<usize>(), len);
+            let buf: &'static mut [u8] = Box::leak(vec![0u8; len].into_boxed_slice());
+            let landed: Vec<usize> = split_pieces(buf).iter().map(|p| p.len()).collect();
+            match len {
+                0 => assert_eq!(landed, [0]),
+                _ => assert_eq!(landed, sent, "{len} bytes"),
+            }
+        }
+        assert_eq!(pieces_of(ANSWER_PIECED_FROM), 2);
+        assert_eq!(pieces_of(5 * ANSWER_PIECE_BYTES + 3), 6);
+    }
 }
