@@ -42,6 +42,10 @@ pub struct LogEntry {
     /// Sent synchronously: whoever serves it says so (`FLAG_SYNC`), so that every
     /// receiver replica that claims it tells the sender's replicas (MATCHED).
     pub sync: bool,
+    /// The payload is the application's buffer of an immediate send, lent to the log
+    /// until its request completes (`mark_lent`, `give_back`): it is never retained for
+    /// a replay, and it is copied if it is still here when the request completes.
+    pub lent: bool,
 }
 
 /// Answer to "do you have this key?".
@@ -182,6 +186,7 @@ impl SendLog {
                 choices,
                 logged_at: now,
                 sync: false,
+                lent: false,
             },
         );
         debug_assert!(earlier.is_none(), "{key} logged twice");
@@ -228,6 +233,34 @@ impl SendLog {
             e.sync = true;
         } else if let Some(e) = self.retained.get_mut(key) {
             e.sync = true;
+        }
+    }
+
+    /// Marks logged message `key` as lent (`LogEntry::lent`): its payload is memory the
+    /// application gets back when the send's request completes (`give_back`).
+    pub fn mark_lent(&mut self, key: &Key) {
+        if let Some(e) = self.entries.get_mut(key) {
+            e.lent = true;
+        }
+    }
+
+    /// Whether the log still holds lent message `key` (not yet received by every live
+    /// replica of its destination, nor evicted).
+    pub fn holds_lent(&self, key: &Key) -> bool {
+        self.entries.get(key).is_some_and(|e| e.lent)
+    }
+
+    /// The request of lent message `key` completes: if the log still holds it, its
+    /// payload is copied into memory of the log's own (true); a lent entry every live
+    /// replica received was dropped then (never retained), so nothing is left to copy.
+    pub fn give_back(&mut self, key: &Key) -> bool {
+        match self.entries.get_mut(key) {
+            Some(e) if e.lent => {
+                e.payload = super::pool::copy(&e.payload);
+                e.lent = false;
+                true
+            }
+            Some(_) | None => false,
         }
     }
 
@@ -475,7 +508,9 @@ impl SendLog {
             let Some(e) = self.entries.remove(&key) else {
                 continue;
             };
-            if self.retain_max.is_some() && order >= floor {
+            // A lent payload is the application's memory: kept only until its request
+            // completes, so it is not retained for a replay (as an unlogged send is not).
+            if self.retain_max.is_some() && order >= floor && !e.lent {
                 self.retained_bytes += Self::cost(e.payload.len());
                 self.retained.push(key, e);
             } else {
