@@ -291,7 +291,7 @@ impl<'a> Process<'a> {
         };
         Ok(
             match self.comm.send_lent_on(self.comm.id(), tag, dst, mem)? {
-                Some(loan) => Request::lent(&self.comm, loan, status),
+                Some(loan) => Request::lent(self.comm, loan, status),
                 None => Request::done(status),
             },
         )

@@ -264,6 +264,19 @@ impl SendLog {
         }
     }
 
+    /// Copies every lent payload the log still holds into memory of its own (the
+    /// program finalized: a request it never completed must not leave the log reading its
+    /// memory while the log serves on). The number copied.
+    pub fn give_back_all(&mut self) -> usize {
+        let mut n = 0;
+        for e in self.entries.values_mut().filter(|e| e.lent) {
+            e.payload = super::pool::copy(&e.payload);
+            e.lent = false;
+            n += 1;
+        }
+        n
+    }
+
     /// Whether some live replica of `dst` reported having the message with `order` on
     /// `comm`.
     pub fn received_by_some(&self, comm: u32, dst: u32, order: u64) -> bool {
@@ -734,6 +747,47 @@ mod tests {
         assert!(matches!(log.lookup(&k0), Lookup::Evicted));
         assert!(matches!(log.lookup(&k1), Lookup::Evicted));
         assert_eq!(log.used_bytes(), 0);
+    }
+
+    #[test]
+    fn a_lent_entry_is_copied_if_still_here_and_never_retained() {
+        let mut log = SendLog::new(1 << 20, 1).retaining(1 << 20);
+        let lent = Bytes::from_owner(vec![7u8; 10]);
+        let (k0, _) = log
+            .append(0, 0, 0, 1, lent.clone(), 0, Duration::ZERO)
+            .unwrap();
+        let (k1, _) = log
+            .append(0, 0, 0, 1, lent.clone(), 0, Duration::ZERO)
+            .unwrap();
+        let (k2, _) = log
+            .append(0, 0, 0, 1, lent.clone(), 0, Duration::ZERO)
+            .unwrap();
+        let (k3, _) = log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).unwrap();
+        for k in [k0, k1, k2] {
+            log.mark_lent(&k);
+            assert!(log.holds_lent(&k));
+        }
+        // Received by every live replica: the lent entry goes, the copied one stays.
+        log.note_consumed(0, 1, 0, 1);
+        assert!(!log.holds_lent(&k0));
+        assert!(matches!(log.lookup(&k0), Lookup::Evicted));
+        assert!(!log.give_back(&k0), "nothing left to copy");
+        // Still here when its request completes: copied into memory of the log's own.
+        assert!(log.give_back(&k1));
+        assert!(!log.holds_lent(&k1));
+        match log.lookup(&k1) {
+            Lookup::Present(e) => {
+                assert_eq!(&e.payload[..], &[7u8; 10]);
+                assert_ne!(e.payload.as_ptr(), lent.as_ptr());
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(log.give_back_all(), 1, "k2 only");
+        assert!(!log.holds_lent(&k2));
+        log.note_consumed(0, 1, 0, 4);
+        // Copied ones are retained as any entry.
+        assert!(matches!(log.lookup(&k1), Lookup::Present(_)));
+        assert!(matches!(log.lookup(&k3), Lookup::Present(_)));
     }
 
     #[test]

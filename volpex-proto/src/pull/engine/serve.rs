@@ -253,6 +253,9 @@ impl Serving<'_> {
     /// next choice stays parked.
     pub(super) fn finalize(&mut self) {
         *self.finalized = true;
+        // A lent payload of a request the program never completed (erroneous: MPI-3.1
+        // section 8.7) must not be read after the program frees its memory.
+        self.log.give_back_all();
         let unsent: Vec<Want> = self
             .service
             .parked_wants()
