@@ -202,17 +202,19 @@ fn programs_pass_with_and_without_replicas() {
 /// receives posted before the sends (confirmed at once: the counter `unlogged` counts
 /// the sends never copied) and to receives posted after the requests completed (copied
 /// then). Over TCP and shared memory, at `-r 1` and at `-r 2` without regeneration
-/// (a replica killed mid-run changes nothing); with regeneration from siblings (the
+/// (a replica killed, or stopped and never continued, mid-run changes nothing: frames
+/// queued to it go with its connection); with regeneration from siblings (the
 /// default at `-r 2`) every send is copied, as their logs must keep it.
 #[test]
 fn lent_isend_buffers_arrive_as_sent() {
     let dir = TempDir::new("lent");
     let exe = compile_c(&dir, "p2p_lent");
-    let cases: [(&str, &str, &str, &str, bool); 5] = [
+    let cases: [(&str, &str, &str, &str, bool); 6] = [
         ("0", "1", "spare", "", true),
         ("1", "1", "spare", "", true),
         ("0", "2", "never", "", true),
         ("0", "2", "never", "1.1:kill@0.1", true),
+        ("0", "2", "never", "1.1:stop@0.1", true),
         ("0", "2", "spare", "", false),
     ];
     for (shm, r, regenerate, fault, lends) in cases {
