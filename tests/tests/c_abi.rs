@@ -196,6 +196,47 @@ fn programs_pass_with_and_without_replicas() {
     }
 }
 
+/// Large `MPI_Isend` buffers are lent to the sender log, not copied (docs/TCP.md): the
+/// program changes each buffer as soon as its request completes (by `MPI_Waitall`,
+/// `MPI_Test`, or `MPI_Request_free`), and every message still arrives as sent, to
+/// receives posted before the sends (confirmed at once: the counter `unlogged` counts
+/// the sends never copied) and to receives posted after the requests completed (copied
+/// then). Over TCP and shared memory, at `-r 1` and at `-r 2` without regeneration
+/// (a replica killed, or stopped and never continued, mid-run changes nothing: frames
+/// queued to it go with its connection); with regeneration from siblings (the
+/// default at `-r 2`) every send is copied, as their logs must keep it.
+#[test]
+fn lent_isend_buffers_arrive_as_sent() {
+    let dir = TempDir::new("lent");
+    let exe = compile_c(&dir, "p2p_lent");
+    let cases: [(&str, &str, &str, &str, bool); 6] = [
+        ("0", "1", "spare", "", true),
+        ("1", "1", "spare", "", true),
+        ("0", "2", "never", "", true),
+        ("0", "2", "never", "1.1:kill@0.1", true),
+        ("0", "2", "never", "1.1:stop@0.1", true),
+        ("0", "2", "spare", "", false),
+    ];
+    for (shm, r, regenerate, fault, lends) in cases {
+        let shm = format!("VOLPEX_SHM={shm}");
+        let mut args = vec!["-n", "4", "-r", r, "-x", &shm, "--regenerate", regenerate];
+        if !fault.is_empty() {
+            args.extend(["--fault", fault]);
+        }
+        let what = args.join(" ");
+        let run = run(&args, &exe, &["10", "20"], DEADLINE);
+        run.assert_no_leftovers();
+        assert_eq!(
+            first_line(run.ok(), "p2p_lent"),
+            "p2p_lent: ok size 4",
+            "{what}\n{}",
+            run.stderr
+        );
+        let unlogged = run.counter("unlogged");
+        assert_eq!(unlogged > 0, lends, "{what}: unlogged={unlogged}");
+    }
+}
+
 /// A replica killed (SIGKILL) or stopped (SIGSTOP, never continued) mid-run changes
 /// nothing: the checksum is the failure-free run's. Reference: VolpexMPI section 3.
 #[test]

@@ -51,6 +51,12 @@ pub const SETTLE_WAIT_SHARED: Duration = Duration::from_millis(5);
 /// Default TCP congestion control of peer connections (see `transport::tuning`).
 pub const TCP_CONGESTION_DEFAULT: &str = "cubic";
 
+/// Immediate sends (MPI_Isend) of at least this many bytes lend their buffer to the log
+/// instead of copying it (`Core::send_lent`): the receiver confirms each such message at
+/// once, and the request's completion copies it only if a confirmation is late. Below it
+/// the copy costs less than the confirmation (a frame back per message).
+pub const LENT_BYTES_MIN: usize = 256 << 10;
+
 /// How long a sender blocked on a full log waits per loop turn.
 pub const FULL_LOG_TURN: Duration = Duration::from_millis(10);
 

@@ -11,6 +11,7 @@
 //! place; one into any other datatype spreads it over the elements as it comes
 //! (`Scatter`), blocking, immediate, persistent or matched alike.
 
+use std::borrow::Cow;
 use std::os::raw::c_int;
 
 use volpex::{BufferMut, Communicator, Layout, Process, Target};
@@ -76,15 +77,31 @@ pub fn send(
     Ok(())
 }
 
-/// MPI_Isend and the other modes.
+/// MPI_Isend and the other modes, over memory the program leaves alone until the
+/// request completes: a standard-mode send of a contiguous buffer lends it to the log
+/// instead of copying it (`Process::immediate_send_lent_with_tag`).
 pub fn isend(
     comm: c_int,
-    buf: &Buf<'_>,
+    buf: &Buf<'static>,
     count: usize,
     to: (c_int, c_int),
     mode: SendMode,
 ) -> Result<c_int> {
-    request::add(start_send(comm, buf, count, to, mode)?)
+    if mode != SendMode::Standard {
+        return request::add(start_send(comm, buf, count, to, mode)?);
+    }
+    let (dest, tag) = to;
+    check_send_tag(tag)?;
+    let c = state::comm(comm)?;
+    if dest == PROC_NULL {
+        return request::add(Active::Done(MpiStatus::empty()));
+    }
+    let p = c.process_at_rank(dest);
+    let r = match buf.bytes(0, count)? {
+        Cow::Borrowed(mem) => p.immediate_send_lent_with_tag(mem, tag)?,
+        Cow::Owned(packed) => p.immediate_send_with_tag(&packed[..], tag)?,
+    };
+    request::add(Active::Volpex(Pending(r, comm)))
 }
 
 /// Starts an immediate send (MPI_Isend and the other modes, MPI_Start of a persistent

@@ -1,5 +1,5 @@
-//! `volpex-bench compare osu`: OSU micro-benchmarks' one-sided programs (public, fetched
-//! by the user; never part of this repository) built with Open MPI's `mpicc` and with
+//! `volpex-bench compare osu`: OSU micro-benchmarks' one-sided and point-to-point
+//! programs (public, fetched by the user; never part of this repository) built with Open MPI's `mpicc` and with
 //! `volpexcc`, run under Open MPI over TCP with its `osc pt2pt` component and under
 //! volpexrun over TCP (`VOLPEX_SHM=0`) at each replica count asked for, alternating
 //! sides, medians per message size.
@@ -23,7 +23,8 @@ pub struct Args {
     /// that directory itself).
     #[arg(long)]
     pub osu_dir: PathBuf,
-    /// One-sided benchmarks, comma-separated, by their name without `osu_`
+    /// Benchmarks, comma-separated, by their name without `osu_`: point-to-point ones
+    /// (`mpi/pt2pt/osu_NAME.c`: `bw`, `latency`, ...) and one-sided ones
     /// (`mpi/one-sided/osu_NAME.c`).
     #[arg(long, value_delimiter = ',', default_value = "put_latency,get_bw")]
     pub benches: Vec<String>,
@@ -107,6 +108,34 @@ struct Sources {
 }
 
 impl Sources {
+    /// The point-to-point benchmarks (`bw`, `latency`, ...: `mpi/pt2pt/osu_NAME.c`),
+    /// compiled with `osu_pt2pt.c` beside them (OSU 5.3) or the `util` helpers (5.4 and
+    /// later).
+    fn find_pt2pt(osu: &Path) -> Option<Sources> {
+        let dir = [osu.join("mpi/pt2pt"), osu.to_path_buf()]
+            .into_iter()
+            .find(|d| d.join("osu_latency.c").is_file())?;
+        if dir.join("osu_pt2pt.c").is_file() {
+            return Some(Sources {
+                helpers: vec![dir.join("osu_pt2pt.c")],
+                includes: vec![dir.clone()],
+                dir,
+            });
+        }
+        let util = [dir.join("../../util"), osu.join("util")]
+            .into_iter()
+            .find(|u| u.join("osu_util.c").is_file())?;
+        Some(Sources {
+            helpers: ["osu_util.c", "osu_util_mpi.c"]
+                .iter()
+                .map(|f| util.join(f))
+                .filter(|p| p.is_file())
+                .collect(),
+            includes: vec![util, dir.clone()],
+            dir,
+        })
+    }
+
     fn find(osu: &Path) -> Result<Sources, String> {
         let dir = [osu.join("mpi/one-sided"), osu.to_path_buf()]
             .into_iter()
@@ -181,12 +210,22 @@ pub fn run(a: &Args) -> Result<(), String> {
         ));
     }
     let vrun = volpexrun()?;
-    let src = Sources::find(&a.osu_dir)?;
+    let one_sided = Sources::find(&a.osu_dir);
+    let pt2pt = Sources::find_pt2pt(&a.osu_dir);
+    // A benchmark is point-to-point if its source is there (`bw`, `latency`), else
+    // one-sided.
+    let sources = |b: &str| -> Result<&Sources, String> {
+        match &pt2pt {
+            Some(p) if p.dir.join(format!("osu_{b}.c")).is_file() => Ok(p),
+            _ => one_sided.as_ref().map_err(Clone::clone),
+        }
+    };
     let tmp =
         TempDir(std::env::temp_dir().join(format!("volpex-bench-{}-osu", std::process::id())));
     std::fs::create_dir_all(&tmp.0).map_err(|e| format!("{}: {e}", tmp.0.display()))?;
     let binary = |bench: &str, side: &str| tmp.0.join(format!("osu_{bench}.{side}"));
     for b in &a.benches {
+        let src = sources(b)?;
         src.build(&mpicc, b, &binary(b, "openmpi"))?;
         src.build(&volpexcc, b, &binary(b, "volpex"))?;
     }
@@ -321,6 +360,23 @@ fn table(a: &Args, columns: &[Column], mut got: Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_the_point_to_point_sources_and_their_helper() {
+        let top = std::env::temp_dir().join(format!("osu-find-{}", std::process::id()));
+        let pt2pt = top.join("mpi/pt2pt");
+        std::fs::create_dir_all(&pt2pt).expect("temp dir");
+        for f in ["osu_latency.c", "osu_bw.c", "osu_pt2pt.c"] {
+            std::fs::write(pt2pt.join(f), "").expect("temp file");
+        }
+        let found = Sources::find_pt2pt(&top);
+        let one_sided = Sources::find(&top);
+        std::fs::remove_dir_all(&top).expect("temp dir removed");
+        let s = found.expect("pt2pt sources");
+        assert_eq!(s.dir, pt2pt);
+        assert_eq!(s.helpers, vec![pt2pt.join("osu_pt2pt.c")]);
+        assert!(one_sided.is_err(), "no one-sided sources there");
+    }
 
     #[test]
     fn reads_the_unit_and_the_rows() {

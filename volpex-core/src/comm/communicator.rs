@@ -21,6 +21,7 @@ use super::{Status, Tag, TAG_UB};
 use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::error::Error;
 use crate::exit::{self, abort_exit_code, End};
+use crate::transport::Loan;
 use volpex_proto::message::Key;
 use volpex_proto::pull::MatchState;
 
@@ -415,6 +416,29 @@ impl Communicator {
         self.inner.check_restored()?;
         self.inner.rt.lock().send(ctx, tag, dst, bytes)?;
         self.count_send()
+    }
+
+    /// `send_on` of memory the caller lends until `give_back` (an immediate send's
+    /// buffer; see `Core::send_lent`). `None`: it was sent as `send_on` sends.
+    pub(crate) fn send_lent_on(
+        &self,
+        ctx: u32,
+        tag: Tag,
+        dst: u32,
+        mem: &'static [u8],
+    ) -> Result<Option<Loan>, Error> {
+        let dst = self.world_rank(dst)?;
+        self.inner.check_restored()?;
+        let loan = self.inner.rt.lock().send_lent(ctx, tag, dst, mem)?;
+        self.count_send()?;
+        Ok(loan)
+    }
+
+    /// Ends the loan of a `send_lent_on` (its request completes): afterwards nothing
+    /// reads the lent memory.
+    pub(crate) fn give_back(&self, loan: Loan) -> Result<(), Error> {
+        self.inner.rt.lock().give_back(loan)?;
+        Ok(())
     }
 
     /// `send_on`, synchronously (MPI_Ssend, MPI-3.1 section 3.4): the message is logged

@@ -315,6 +315,31 @@ impl<'a> Process<'a> {
         }))
     }
 
+    /// Immediate send with a tag of memory the caller lends until the request completes
+    /// (an MPI program's buffer, which it leaves alone until then: MPI-3.1 section 3.7.2):
+    /// a large message is not copied into the log unless its receivers' confirmations
+    /// are late when the request completes (see `Core::send_lent`).
+    pub fn immediate_send_lent_with_tag(
+        &self,
+        mem: &'static [u8],
+        tag: Tag,
+    ) -> Result<Request<'static>, Error> {
+        let dst = self.dest()?;
+        Communicator::check_tag(tag)?;
+        let status = Status {
+            source: self.comm.rank(),
+            tag,
+            bytes: mem.len(),
+            cancelled: false,
+        };
+        Ok(
+            match self.comm.send_lent_on(self.comm.id(), tag, dst, mem)? {
+                Some(loan) => Request::lent(self.comm, loan, status),
+                None => Request::done(status),
+            },
+        )
+    }
+
     fn post(
         &self,
         tag: Option<Tag>,

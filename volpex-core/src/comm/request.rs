@@ -25,6 +25,7 @@ use super::Status;
 use crate::collective::immediate::Running;
 use crate::datatype::Target;
 use crate::error::Error;
+use crate::transport::Loan;
 use volpex_proto::message::matching::RecvId;
 use volpex_proto::message::Key;
 use volpex_proto::pull::ChoiceState;
@@ -59,6 +60,13 @@ enum State<'a> {
     Synchronous {
         comm: Communicator,
         key: Key,
+        status: Status,
+    },
+    /// An immediate send whose buffer is lent to the log (`Core::send_lent`): complete
+    /// from the start, as any send, but its completion gives the buffer back.
+    Lent {
+        comm: Communicator,
+        loan: Loan,
         status: Status,
     },
     /// An operation the program runs itself and marks complete (`Request::generalized`).
@@ -122,6 +130,17 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// An immediate send whose buffer `loan` holds until the request completes.
+    pub(crate) fn lent(comm: &Communicator, loan: Loan, status: Status) -> Request<'a> {
+        Request {
+            state: State::Lent {
+                comm: comm.clone(),
+                loan,
+                status,
+            },
+        }
+    }
+
     pub(crate) fn collective(comm: &Communicator, running: Running, out: Sink<'a>) -> Request<'a> {
         Request {
             state: State::Collective {
@@ -154,7 +173,9 @@ impl<'a> Request<'a> {
             | State::Collective { comm, .. }
             | State::Synchronous { comm, .. }
             | State::Generalized { comm, .. } => Some(comm),
-            State::Done(_) | State::Taken => None,
+            // Complete from the start: a choice among such requests is the same at every
+            // replica.
+            State::Lent { .. } | State::Done(_) | State::Taken => None,
         }
     }
 
@@ -193,6 +214,10 @@ impl<'a> Request<'a> {
                 comm.wait_matched(&key)?;
                 Ok(status)
             }
+            State::Lent { comm, loan, status } => {
+                comm.give_back(loan)?;
+                Ok(status)
+            }
             State::Generalized { comm, done } => {
                 while !done.load(Ordering::Acquire) {
                     comm.drive_for(GENERALIZED_LOOK)?;
@@ -225,6 +250,7 @@ impl<'a> Request<'a> {
                 (comm, *id, *slot)
             }
             State::Synchronous { .. }
+            | State::Lent { .. }
             | State::Done(_)
             | State::Collective { .. }
             | State::Generalized { .. }
@@ -303,6 +329,11 @@ impl<'a> Request<'a> {
                 self.state = State::Done(st);
                 Ok(Some(st))
             }
+            State::Lent { .. } => {
+                let st = self.wait_here()?;
+                self.state = State::Done(st);
+                Ok(Some(st))
+            }
             State::Generalized { comm, done } => Ok(done
                 .load(Ordering::Acquire)
                 .then(|| generalized_status(comm))),
@@ -339,6 +370,17 @@ fn finish_collective(
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
+        if let State::Lent { .. } = self.state {
+            // Freed before it completed (MPI_Request_free): the buffer is given back now,
+            // while the program still leaves it alone.
+            if let State::Lent { comm, loan, .. } = std::mem::replace(&mut self.state, State::Taken)
+            {
+                if let Err(e) = comm.give_back(loan) {
+                    log::warn!("an immediate send's buffer given back with an error: {e}");
+                }
+            }
+            return;
+        }
         match &self.state {
             State::Receive { comm, id, .. } => comm.detach(*id),
             // Its message stays in the log and is delivered; nobody waits for the match.
@@ -346,6 +388,7 @@ impl Drop for Request<'_> {
             State::Done(_)
             | State::Received { .. }
             | State::Collective { .. }
+            | State::Lent { .. }
             | State::Generalized { .. }
             | State::Taken => {}
         }

@@ -28,6 +28,7 @@ pub use clock::{SystemClock, TransportClock};
 pub use drain::Drain;
 pub use event_loop::{Core, Listeners, Membership};
 pub use progress::Runtime;
+pub use send::Loan;
 pub use shm::shared;
 pub use shm::{unavailable as shm_unavailable, Listener as ShmListener};
 pub(crate) use spin::Pace;

@@ -9,17 +9,21 @@
 //! never decide protocol questions nor make wire bytes itself.
 
 use std::io;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
+
+use bytes::Bytes;
 
 use volpex_proto::handshake::PeerId;
 use volpex_proto::limits::{DIRECT_WRITE_BYTES_MIN, HEADER_BYTES, UNLOGGED_BYTES_MIN};
 use volpex_proto::message::log::LogFull;
 use volpex_proto::message::pool;
+use volpex_proto::message::Key;
 use volpex_proto::pull::{DirectWrite, WriteAhead};
 use volpex_proto::wire::stream::Landing;
 
 use super::event_loop::Core;
-use crate::config::FULL_LOG_TURN;
+use crate::config::{FULL_LOG_TURN, LENT_BYTES_MIN};
 use crate::error::Error;
 
 /// Why a send failed.
@@ -80,7 +84,91 @@ enum Place {
     Out { order: u64 },
 }
 
+/// The application's memory an immediate send lends to the log (`Core::send_lent`): the
+/// payload of every frame and log entry of the message, without a copy. `_alive` counts
+/// them: once the last is dropped, nothing here reads the memory any more.
+struct Lent {
+    mem: &'static [u8],
+    _alive: Arc<()>,
+}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        self.mem
+    }
+}
+
+/// An immediate send whose payload is lent to the log (`Core::send_lent`) until its
+/// request completes (`Core::give_back`).
+#[derive(Debug)]
+#[must_use = "a lent send reads the application's memory until it is given back"]
+pub struct Loan {
+    key: Key,
+    len: usize,
+    alive: Weak<()>,
+}
+
+/// How long a `give_back` waiting for the frames that still share the lent memory to be
+/// written lets the loop sleep between looks.
+const LENT_TURN: Duration = Duration::from_millis(1);
+
 impl Core {
+    /// `send` of memory the caller lends until `give_back` (an immediate send's buffer,
+    /// which the program leaves alone until the request completes, MPI-3.1 section
+    /// 3.7.2): a message of at least `LENT_BYTES_MIN` bytes is logged without being
+    /// copied, its DATA frames go out from `mem` and ask each receiver to confirm it.
+    /// `None`: it was sent as `send` sends (smaller, to itself, or where a regenerated
+    /// replica replays from its siblings' logs, which keep every message).
+    pub fn send_lent(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        mem: &'static [u8],
+    ) -> Result<Option<Loan>, SendError> {
+        if mem.len() < LENT_BYTES_MIN || dst == self.me.rank || !self.engine.lends() {
+            self.send(comm, tag, dst, mem)?;
+            return Ok(None);
+        }
+        let len = mem.len();
+        let now = self.start_send(Some((comm, tag, dst)), &[dst], len, 1, &mut [])?;
+        self.note_bulk(len, now);
+        // Speculative pulls waiting for this command's write go first (as `send_ahead`).
+        self.flush_all();
+        let alive = Arc::new(());
+        let weak = Arc::downgrade(&alive);
+        let payload = Bytes::from_owner(Lent { mem, _alive: alive });
+        let key = self
+            .engine
+            .send_lent(now, comm, tag, dst, payload)
+            .map_err(SendError::LogRefused)?;
+        self.end_send();
+        Ok(Some(Loan {
+            key,
+            len,
+            alive: weak,
+        }))
+    }
+
+    /// Ends a `send_lent` loan (its request completes): waits, turning the loop, for
+    /// every live replica of the destination to confirm the message, for at most
+    /// `Config::confirm_wait`; a message some replica has not confirmed by then is copied
+    /// into the log's own memory. Then waits for the frames that still share the lent
+    /// memory to be written (a receiver that reads nothing holds it up, as Open MPI's
+    /// rendezvous waits for its receiver). True when the message was copied.
+    pub fn give_back(&mut self, loan: Loan) -> Result<bool, SendError> {
+        let Loan { key, len, alive } = loan;
+        if self.engine.holds_lent(&key) {
+            let until = self.now() + self.cfg.confirm_wait(len);
+            self.poll_until(until, |c| Ok(!c.engine.holds_lent(&key)))?;
+        }
+        let copied = self.engine.give_back(&key);
+        while alive.strong_count() > 0 {
+            self.turn(Some(LENT_TURN), false)?;
+        }
+        Ok(copied)
+    }
+
     /// Sends one message from `comm`/`tag` to world rank `dst`. It returns once the
     /// message is in the log (MPI buffered semantics); a large one first starts going out
     /// from `bytes`, and is copied into the log while the receiver reads it. A very large

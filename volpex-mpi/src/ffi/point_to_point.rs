@@ -52,8 +52,10 @@ fn isend_impl(
     guard(name, comm, || {
         let (t, n) = (dt(datatype)?, cnt(count)?);
         let r = reg(buf, &t, n)?;
-        // SAFETY: as MPI_Send; the message is copied when the call returns.
-        let b = unsafe { raw::read(r, t) };
+        // SAFETY: as MPI_Send, and the program neither frees nor changes the buffer until
+        // the request completes (MPI-3.1 section 3.7.2): a lent buffer is given back by
+        // the request's completion or free (`volpex::transport::Core::give_back`).
+        let b = unsafe { raw::read_until_complete(r, t) };
         let h = p2p::isend(comm, &b, n, (dest, tag), mode)?;
         set(request, "request", h)
     })

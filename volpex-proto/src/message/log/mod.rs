@@ -42,6 +42,10 @@ pub struct LogEntry {
     /// Sent synchronously: whoever serves it says so (`FLAG_SYNC`), so that every
     /// receiver replica that claims it tells the sender's replicas (MATCHED).
     pub sync: bool,
+    /// The payload is the application's buffer of an immediate send, lent to the log
+    /// until its request completes (`mark_lent`, `give_back`): it is never retained for
+    /// a replay, and it is copied if it is still here when the request completes.
+    pub lent: bool,
 }
 
 /// Answer to "do you have this key?".
@@ -182,6 +186,7 @@ impl SendLog {
                 choices,
                 logged_at: now,
                 sync: false,
+                lent: false,
             },
         );
         debug_assert!(earlier.is_none(), "{key} logged twice");
@@ -229,6 +234,47 @@ impl SendLog {
         } else if let Some(e) = self.retained.get_mut(key) {
             e.sync = true;
         }
+    }
+
+    /// Marks logged message `key` as lent (`LogEntry::lent`): its payload is memory the
+    /// application gets back when the send's request completes (`give_back`).
+    pub fn mark_lent(&mut self, key: &Key) {
+        if let Some(e) = self.entries.get_mut(key) {
+            e.lent = true;
+        }
+    }
+
+    /// Whether the log still holds lent message `key` (not yet received by every live
+    /// replica of its destination, nor evicted).
+    pub fn holds_lent(&self, key: &Key) -> bool {
+        self.entries.get(key).is_some_and(|e| e.lent)
+    }
+
+    /// The request of lent message `key` completes: if the log still holds it, its
+    /// payload is copied into memory of the log's own (true); a lent entry every live
+    /// replica received was dropped then (never retained), so nothing is left to copy.
+    pub fn give_back(&mut self, key: &Key) -> bool {
+        match self.entries.get_mut(key) {
+            Some(e) if e.lent => {
+                e.payload = super::pool::copy(&e.payload);
+                e.lent = false;
+                true
+            }
+            Some(_) | None => false,
+        }
+    }
+
+    /// Copies every lent payload the log still holds into memory of its own (the
+    /// program finalized: a request it never completed must not leave the log reading its
+    /// memory while the log serves on). The number copied.
+    pub fn give_back_all(&mut self) -> usize {
+        let mut n = 0;
+        for e in self.entries.values_mut().filter(|e| e.lent) {
+            e.payload = super::pool::copy(&e.payload);
+            e.lent = false;
+            n += 1;
+        }
+        n
     }
 
     /// Whether some live replica of `dst` reported having the message with `order` on
@@ -475,7 +521,9 @@ impl SendLog {
             let Some(e) = self.entries.remove(&key) else {
                 continue;
             };
-            if self.retain_max.is_some() && order >= floor {
+            // A lent payload is the application's memory: kept only until its request
+            // completes, so it is not retained for a replay (as an unlogged send is not).
+            if self.retain_max.is_some() && order >= floor && !e.lent {
                 self.retained_bytes += Self::cost(e.payload.len());
                 self.retained.push(key, e);
             } else {
@@ -699,6 +747,47 @@ mod tests {
         assert!(matches!(log.lookup(&k0), Lookup::Evicted));
         assert!(matches!(log.lookup(&k1), Lookup::Evicted));
         assert_eq!(log.used_bytes(), 0);
+    }
+
+    #[test]
+    fn a_lent_entry_is_copied_if_still_here_and_never_retained() {
+        let mut log = SendLog::new(1 << 20, 1).retaining(1 << 20);
+        let lent = Bytes::from_owner(vec![7u8; 10]);
+        let (k0, _) = log
+            .append(0, 0, 0, 1, lent.clone(), 0, Duration::ZERO)
+            .unwrap();
+        let (k1, _) = log
+            .append(0, 0, 0, 1, lent.clone(), 0, Duration::ZERO)
+            .unwrap();
+        let (k2, _) = log
+            .append(0, 0, 0, 1, lent.clone(), 0, Duration::ZERO)
+            .unwrap();
+        let (k3, _) = log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).unwrap();
+        for k in [k0, k1, k2] {
+            log.mark_lent(&k);
+            assert!(log.holds_lent(&k));
+        }
+        // Received by every live replica: the lent entry goes, the copied one stays.
+        log.note_consumed(0, 1, 0, 1);
+        assert!(!log.holds_lent(&k0));
+        assert!(matches!(log.lookup(&k0), Lookup::Evicted));
+        assert!(!log.give_back(&k0), "nothing left to copy");
+        // Still here when its request completes: copied into memory of the log's own.
+        assert!(log.give_back(&k1));
+        assert!(!log.holds_lent(&k1));
+        match log.lookup(&k1) {
+            Lookup::Present(e) => {
+                assert_eq!(&e.payload[..], &[7u8; 10]);
+                assert_ne!(e.payload.as_ptr(), lent.as_ptr());
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(log.give_back_all(), 1, "k2 only");
+        assert!(!log.holds_lent(&k2));
+        log.note_consumed(0, 1, 0, 4);
+        // Copied ones are retained as any entry.
+        assert!(matches!(log.lookup(&k1), Lookup::Present(_)));
+        assert!(matches!(log.lookup(&k3), Lookup::Present(_)));
     }
 
     #[test]

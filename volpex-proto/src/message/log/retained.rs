@@ -174,6 +174,7 @@ mod tests {
             choices: 0,
             logged_at: Duration::ZERO,
             sync: false,
+            lent: false,
         }
     }
 

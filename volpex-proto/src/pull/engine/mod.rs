@@ -584,9 +584,53 @@ impl Engine {
         dst: u32,
         payload: Bytes,
     ) -> Result<Key, LogFull> {
-        let r = self.serving().send(now, comm, tag, dst, payload);
+        let r = self.serving().send(now, (comm, tag, dst), payload, false);
         self.drain_loopback(now);
         r
+    }
+
+    /// `send` of a payload the application lends until the send's request completes
+    /// (an immediate send's buffer): logged without a copy, its DATA frames ask each
+    /// receiver to confirm it at once, and it is never retained for a replay. The caller
+    /// must `give_back` it before the request completes. Only where no replica
+    /// regenerates from its siblings' logs (`lends`).
+    pub fn send_lent(
+        &mut self,
+        now: Duration,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        payload: Bytes,
+    ) -> Result<Key, LogFull> {
+        debug_assert!(self.lends());
+        let r = self.serving().send(now, (comm, tag, dst), payload, true);
+        self.drain_loopback(now);
+        r
+    }
+
+    /// Whether a send may lend its payload to the log (`send_lent`): not when a
+    /// regenerated replica replays from its siblings' logs, which must keep what every
+    /// live replica received.
+    pub fn lends(&self) -> bool {
+        !self.cfg.regenerates_from_siblings(self.replicas)
+    }
+
+    /// Whether the log still holds lent message `key` (some live replica of its
+    /// destination has not confirmed it yet).
+    pub fn holds_lent(&self, key: &Key) -> bool {
+        self.log.holds_lent(key)
+    }
+
+    /// Ends the loan of `send_lent`'s message `key`: a payload the log still holds is
+    /// copied into the log's own memory (true). Frames already queued may still share the
+    /// lent payload until they are written.
+    pub fn give_back(&mut self, key: &Key) -> bool {
+        let copied = self.log.give_back(key);
+        if !copied {
+            // Never copied into the log (`ReplicaStats::unlogged`).
+            self.stats.unlogged += 1;
+        }
+        copied
     }
 
     /// Records the send `write_ahead` announced without logging its payload: every live

@@ -34,15 +34,20 @@ struct Logged {
     choices: u64,
     logged_at: Duration,
     sync: bool,
+    /// Lent by the application (`LogEntry::lent`): its DATA asks for confirmation.
+    lent: bool,
 }
 
 /// What a DATA frame says of its message besides its bytes.
 #[derive(Debug, Clone, Copy, Default)]
-struct DataFlags {
+pub(super) struct DataFlags {
     /// It waited in the log before this pull came (`FLAG_LATE`).
     late: bool,
     /// It was sent synchronously (`FLAG_SYNC`).
     sync: bool,
+    /// Its payload is lent by the application: the receiver confirms it at once
+    /// (`FLAG_CONFIRM`), so that the send's request can complete without copying it.
+    confirm: bool,
 }
 
 /// The serving side of one replica, over the engine's parts it uses.
@@ -188,13 +193,14 @@ impl Serving<'_> {
 
     /// Appends a message to the log and answers any pull parked for it. `Err(LogFull)`
     /// means the caller must wait (drive the engine) and try again.
+    /// `lent`: the payload is the application's memory until the send's request completes
+    /// (`SendLog::mark_lent`); its DATA frames ask for confirmation.
     pub(super) fn send(
         &mut self,
         now: Duration,
-        comm: u32,
-        tag: i32,
-        dst: u32,
+        (comm, tag, dst): (u32, i32, u32),
         payload: Bytes,
+        lent: bool,
     ) -> Result<Key, LogFull> {
         let choices = self.coord.decisions.used_bound();
         let (key, order) =
@@ -205,12 +211,20 @@ impl Serving<'_> {
         if sync {
             self.log.mark_synchronous(&key);
         }
+        if lent {
+            self.log.mark_lent(&key);
+        }
         for want in [Want::Key(key), self.order_want(comm, dst, order)] {
             if !self.service.has_waiters(&want) {
                 continue;
             }
             if self.coord.may_leave(choices) {
-                self.serve_parked(want, (key, order, sync), &payload, choices);
+                let flags = DataFlags {
+                    late: false,
+                    sync,
+                    confirm: lent,
+                };
+                self.serve_parked(want, (key, order, flags), &payload, choices);
             } else {
                 self.block(now, want);
             }
@@ -239,6 +253,9 @@ impl Serving<'_> {
     /// next choice stays parked.
     pub(super) fn finalize(&mut self) {
         *self.finalized = true;
+        // A lent payload of a request the program never completed (erroneous: MPI-3.1
+        // section 8.7) must not be read after the program frees its memory.
+        self.log.give_back_all();
         let unsent: Vec<Want> = self
             .service
             .parked_wants()
@@ -280,6 +297,7 @@ impl Serving<'_> {
                 choices: e.choices,
                 logged_at: e.logged_at,
                 sync: e.sync,
+                lent: e.lent,
             }),
             Lookup::Evicted | Lookup::NotYetSent => None,
         }
@@ -291,7 +309,7 @@ impl Serving<'_> {
     pub(super) fn serve_parked(
         &mut self,
         want: Want,
-        (key, order, sync): (Key, u64, bool),
+        (key, order, flags): (Key, u64, DataFlags),
         payload: &Bytes,
         choices: u64,
     ) {
@@ -302,7 +320,6 @@ impl Serving<'_> {
             }
             self.stats.served += 1;
             let Some(written) = written else {
-                let flags = DataFlags { late: false, sync };
                 self.data_to(w, (key, order), payload.clone(), choices, flags);
                 continue;
             };
@@ -319,7 +336,7 @@ impl Serving<'_> {
                         payload: payload.clone(),
                         confirm: written.confirm,
                         late: false,
-                        sync,
+                        sync: flags.sync,
                     },
                     written: written.bytes,
                     link: written.link,
@@ -337,7 +354,12 @@ impl Serving<'_> {
             match self.logged(&want) {
                 Some(m) if self.coord.may_leave(m.choices) => {
                     self.service.unblock(&want);
-                    self.serve_parked(want, (m.key, m.order, m.sync), &m.payload, m.choices);
+                    let flags = DataFlags {
+                        late: false,
+                        sync: m.sync,
+                        confirm: m.lent,
+                    };
+                    self.serve_parked(want, (m.key, m.order, flags), &m.payload, m.choices);
                 }
                 Some(_) => {}
                 None => self.service.unblock(&want),
@@ -422,7 +444,11 @@ impl Serving<'_> {
                 // It waited in the log: the receiver could have had it sooner by pulling
                 // ahead (see `receive::on_data`).
                 let late = !m.logged_at.is_zero() && now.saturating_sub(m.logged_at) >= LATE_PULL;
-                let flags = DataFlags { late, sync: m.sync };
+                let flags = DataFlags {
+                    late,
+                    sync: m.sync,
+                    confirm: m.lent,
+                };
                 self.data_to(w, (m.key, m.order), m.payload, m.choices, flags);
             }
             None => {
@@ -456,7 +482,11 @@ impl Serving<'_> {
         (key, order): (Key, u64),
         payload: Bytes,
         choices: u64,
-        DataFlags { late, sync }: DataFlags,
+        DataFlags {
+            late,
+            sync,
+            confirm,
+        }: DataFlags,
     ) {
         self.announce().carry_choices(w.from, choices);
         self.out.send(
@@ -466,7 +496,7 @@ impl Serving<'_> {
                 req: w.req,
                 order,
                 payload,
-                confirm: false,
+                confirm,
                 late,
                 sync,
             },
