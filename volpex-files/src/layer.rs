@@ -690,6 +690,33 @@ impl State {
         });
     }
 
+    /// The checks and numbering header every write of `len` bytes to `fd` (at `at`, or
+    /// at its file pointer) starts with: the file, offset and gate the model gives it
+    /// and the header the operation is numbered with; `None` for nothing to write.
+    fn start_write(
+        &mut self,
+        fd: c_int,
+        len: u64,
+        at: Option<u64>,
+    ) -> Result<Option<StartedWrite>, c_int> {
+        if self.problem.is_some() {
+            return Err(libc::EIO);
+        }
+        let desc = self.model.desc_of(fd).ok_or(libc::EBADF)?;
+        if let Some(&e) = self.sticky.get(&desc.file) {
+            return Err(e);
+        }
+        if len == 0 {
+            return Ok(None);
+        }
+        let (file, offset, gate) = self.model.write(fd, len, at)?;
+        let mut header = b"write".to_vec();
+        header.extend_from_slice(&file.to_le_bytes());
+        header.extend_from_slice(&offset.to_le_bytes());
+        header.extend_from_slice(&len.to_le_bytes());
+        Ok(Some((file, offset, gate, header)))
+    }
+
     /// Whether this replica applies its program's next write (with `gate`) itself, at
     /// once, instead of through the journal: it is the rank's writer, it applied every
     /// operation it produced (so the write is next in order, and the files thread has
@@ -1363,21 +1390,9 @@ pub fn close(fd: c_int) -> Result<(), c_int> {
 pub fn write(fd: c_int, parts: &[&[u8]], at: Option<u64>) -> Result<usize, c_int> {
     let len: usize = parts.iter().map(|p| p.len()).sum();
     done(|sh, g| {
-        if g.problem.is_some() {
-            return Err(libc::EIO);
-        }
-        let desc = g.model.desc_of(fd).ok_or(libc::EBADF)?;
-        if let Some(&e) = g.sticky.get(&desc.file) {
-            return Err(e);
-        }
-        if len == 0 {
+        let Some((file, offset, gate, header)) = g.start_write(fd, len as u64, at)? else {
             return Ok(0);
-        }
-        let (file, offset, gate) = g.model.write(fd, len as u64, at)?;
-        let mut header = b"write".to_vec();
-        header.extend_from_slice(&file.to_le_bytes());
-        header.extend_from_slice(&offset.to_le_bytes());
-        header.extend_from_slice(&(len as u64).to_le_bytes());
+        };
         if g.applies_now(gate) {
             return State::write_in_place(sh, g, &header, file, offset, parts, gate);
         }
@@ -1411,6 +1426,9 @@ pub fn write(fd: c_int, parts: &[&[u8]], at: Option<u64>) -> Result<usize, c_int
         Ok(len)
     })
 }
+
+/// A write's file, offset, gate and numbering header (`State::start_write`).
+type StartedWrite = (FileId, u64, Gate, Vec<u8>);
 
 /// A write `write_deferred` numbered without its bytes, until its program resolves it.
 #[derive(Debug, Clone)]
@@ -1461,21 +1479,9 @@ pub fn may_defer(fd: c_int) -> bool {
 /// further writes made without their bytes.
 pub fn write_deferred(fd: c_int, len: u64, at: u64) -> Result<Seq, c_int> {
     done(|sh, g| {
-        if g.problem.is_some() {
-            return Err(libc::EIO);
-        }
-        let desc = g.model.desc_of(fd).ok_or(libc::EBADF)?;
-        if let Some(&e) = g.sticky.get(&desc.file) {
-            return Err(e);
-        }
-        if len == 0 {
+        let Some((file, offset, gate, header)) = g.start_write(fd, len, Some(at))? else {
             return Ok(0);
-        }
-        let (file, offset, gate) = g.model.write(fd, len, Some(at))?;
-        let mut header = b"write".to_vec();
-        header.extend_from_slice(&file.to_le_bytes());
-        header.extend_from_slice(&offset.to_le_bytes());
-        header.extend_from_slice(&len.to_le_bytes());
+        };
         let (seq, trace) = g.next(&header);
         g.deferred.insert(
             seq,

@@ -112,43 +112,25 @@ impl Sources {
     /// compiled with `osu_pt2pt.c` beside them (OSU 5.3) or the `util` helpers (5.4 and
     /// later).
     fn find_pt2pt(osu: &Path) -> Option<Sources> {
-        let dir = [osu.join("mpi/pt2pt"), osu.to_path_buf()]
-            .into_iter()
-            .find(|d| d.join("osu_latency.c").is_file())?;
-        if dir.join("osu_pt2pt.c").is_file() {
-            return Some(Sources {
-                helpers: vec![dir.join("osu_pt2pt.c")],
-                includes: vec![dir.clone()],
-                dir,
-            });
-        }
-        let util = [dir.join("../../util"), osu.join("util")]
-            .into_iter()
-            .find(|u| u.join("osu_util.c").is_file())?;
-        Some(Sources {
-            helpers: ["osu_util.c", "osu_util_mpi.c"]
-                .iter()
-                .map(|f| util.join(f))
-                .filter(|p| p.is_file())
-                .collect(),
-            includes: vec![util, dir.clone()],
-            dir,
-        })
+        Self::locate(osu, "mpi/pt2pt", "osu_latency.c", "osu_pt2pt.c").ok()
     }
 
+    /// The one-sided benchmarks (`mpi/one-sided/osu_NAME.c`), compiled with `osu_1sc.c`
+    /// beside them (OSU 5.3) or the `util` helpers.
     fn find(osu: &Path) -> Result<Sources, String> {
-        let dir = [osu.join("mpi/one-sided"), osu.to_path_buf()]
+        Self::locate(osu, "mpi/one-sided", "osu_put_latency.c", "osu_1sc.c")
+    }
+
+    /// The directory of `osu` (its `sub`, or itself) holding `marker`, with its own
+    /// `helper` beside it or else the `util` helpers.
+    fn locate(osu: &Path, sub: &str, marker: &str, helper: &str) -> Result<Sources, String> {
+        let dir = [osu.join(sub), osu.to_path_buf()]
             .into_iter()
-            .find(|d| d.join("osu_put_latency.c").is_file())
-            .ok_or_else(|| {
-                format!(
-                    "{}: no OSU one-sided sources (mpi/one-sided/osu_put_latency.c)",
-                    osu.display()
-                )
-            })?;
-        if dir.join("osu_1sc.c").is_file() {
+            .find(|d| d.join(marker).is_file())
+            .ok_or_else(|| format!("{}: no OSU sources ({sub}/{marker})", osu.display()))?;
+        if dir.join(helper).is_file() {
             return Ok(Sources {
-                helpers: vec![dir.join("osu_1sc.c")],
+                helpers: vec![dir.join(helper)],
                 includes: vec![dir.clone()],
                 dir,
             });
@@ -158,7 +140,7 @@ impl Sources {
             .find(|u| u.join("osu_util.c").is_file())
             .ok_or_else(|| {
                 format!(
-                    "{}: neither osu_1sc.c nor util/osu_util.c beside the one-sided sources",
+                    "{}: neither {helper} nor util/osu_util.c beside the sources",
                     dir.display()
                 )
             })?;

@@ -590,35 +590,31 @@ impl<'a> BufMut<'a> {
     /// The bytes of `count` elements from `first`, to receive into in place, if the
     /// datatype is contiguous.
     pub fn in_place(&mut self, first: i128, count: usize) -> Result<Option<&mut [u8]>> {
+        Ok(self.place(first, count)?.map(|r| &mut self.mem[r]))
+    }
+
+    /// `in_place` for the first `count` elements, for as long as the memory lives.
+    pub fn into_place(self, count: usize) -> Result<Option<&'a mut [u8]>> {
+        let place = self.place(0, count)?;
+        let mem = self.mem;
+        Ok(place.map(|r| &mut mem[r]))
+    }
+
+    /// Where in the memory `count` elements from `first` lie, if the datatype is
+    /// contiguous.
+    fn place(&self, first: i128, count: usize) -> Result<Option<std::ops::Range<usize>>> {
         if !self.dt.contiguous {
             return Ok(None);
         }
         if count == 0 {
-            return Ok(Some(&mut []));
+            return Ok(Some(0..0));
         }
         let r = range(
             self.mem.len(),
             self.dt.at(self.origin, first, 0)?,
             self.dt.bytes_of(count)?,
         )?;
-        Ok(Some(&mut self.mem[r]))
-    }
-
-    /// `in_place` for the first `count` elements, for as long as the memory lives.
-    pub fn into_place(self, count: usize) -> Result<Option<&'a mut [u8]>> {
-        if !self.dt.contiguous {
-            return Ok(None);
-        }
-        if count == 0 {
-            return Ok(Some(&mut []));
-        }
-        let r = range(
-            self.mem.len(),
-            self.dt.at(self.origin, 0, 0)?,
-            self.dt.bytes_of(count)?,
-        )?;
-        let mem = self.mem;
-        Ok(Some(&mut mem[r]))
+        Ok(Some(r))
     }
 
     /// The current data of `count` elements from `first`, in message order.

@@ -12,9 +12,7 @@
 //! `may_cancel`. A receive with a coordination slot (`ANY_SOURCE`) is not decided here:
 //! its slot holds either its match or the leader's "cancelled" (`Chooser::cancelled`).
 
-use super::{
-    Arrival, CancelDiverged, Key, Matched, Matcher, Mode, Need, RecvId, Source, TagSel, Want,
-};
+use super::{Arrival, CancelDiverged, Key, Matched, Matcher, Mode, Need, RecvId, Source, TagSel};
 
 /// A receive to move: its id and the key it claims now.
 type Claim = (RecvId, Key);
@@ -215,23 +213,6 @@ impl<E: Clone> Matcher<E> {
             .claimed
             .entry((key.comm, key.tag, key.src))
             .or_insert(0) += 1;
-        if let Some(a) = self.arrived.remove(&key) {
-            self.forget_order(&key, a.order);
-            self.finish_at(
-                id,
-                Ok(Matched::Message {
-                    key,
-                    payload: a.payload,
-                }),
-                Some(a.order),
-            );
-            return;
-        }
-        self.keys.insert(id, key);
-        self.waiting.entry(key).or_default().receive = Some(id);
-        needs.push(Need::Message {
-            want: Want::Key(key),
-            needed: true,
-        });
+        self.receive_key(id, key, needs);
     }
 }

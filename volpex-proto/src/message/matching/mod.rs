@@ -663,6 +663,13 @@ impl<E: Clone> Matcher<E> {
     pub fn post_claimed(&mut self, key: Key, needs: &mut Vec<Need>) -> RecvId {
         let id = RecvId(self.next_id);
         self.next_id += 1;
+        self.receive_key(id, key, needs);
+        id
+    }
+
+    /// Receive `id` gets message `key`: at once if it arrived, else it waits for it and
+    /// `needs` asks for it.
+    fn receive_key(&mut self, id: RecvId, key: Key, needs: &mut Vec<Need>) {
         if let Some(a) = self.arrived.remove(&key) {
             self.forget_order(&key, a.order);
             self.finish_at(
@@ -673,7 +680,7 @@ impl<E: Clone> Matcher<E> {
                 }),
                 Some(a.order),
             );
-            return id;
+            return;
         }
         self.keys.insert(id, key);
         self.waiting.entry(key).or_default().receive = Some(id);
@@ -681,7 +688,6 @@ impl<E: Clone> Matcher<E> {
             want: Want::Key(key),
             needed: true,
         });
-        id
     }
 
     /// Drops `key`, a message `claim` claimed that its receiver will not take, if it

@@ -584,9 +584,7 @@ impl Engine {
         dst: u32,
         payload: Bytes,
     ) -> Result<Key, LogFull> {
-        let r = self.serving().send(now, (comm, tag, dst), payload, false);
-        self.drain_loopback(now);
-        r
+        self.append_and_serve(now, (comm, tag, dst), payload, false)
     }
 
     /// `send` of a payload the application lends until the send's request completes
@@ -603,7 +601,19 @@ impl Engine {
         payload: Bytes,
     ) -> Result<Key, LogFull> {
         debug_assert!(self.lends());
-        let r = self.serving().send(now, (comm, tag, dst), payload, true);
+        self.append_and_serve(now, (comm, tag, dst), payload, true)
+    }
+
+    /// `send` (`lent`: `send_lent`), then what the sends to this replica itself brought.
+    #[inline]
+    fn append_and_serve(
+        &mut self,
+        now: Duration,
+        to: (u32, i32, u32),
+        payload: Bytes,
+        lent: bool,
+    ) -> Result<Key, LogFull> {
+        let r = self.serving().send(now, to, payload, lent);
         self.drain_loopback(now);
         r
     }

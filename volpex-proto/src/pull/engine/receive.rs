@@ -948,19 +948,26 @@ mod tests {
         out
     }
 
-    /// A deferred receive (`Engine::defer`) claims its message's place in the stream and
-    /// pulls nothing; skipped, it counts as received without its DATA ever coming, so
-    /// the watermark the sender hears passes it (and the sender may drop it).
-    #[test]
-    fn a_skipped_deferred_receive_is_never_pulled_and_counts_as_received() {
-        let now = Duration::from_secs(1);
-        let (mut sender, mut receiver) = started_pair(now);
+    /// A started pair whose sender sent "first", "second" and "third" with tag 3 to the
+    /// receiver.
+    fn three_sent_on_tag_3(now: Duration) -> ((ReplicaId, Engine), (ReplicaId, Engine)) {
+        let (mut sender, receiver) = started_pair(now);
         for m in [&b"first"[..], b"second", b"third"] {
             sender
                 .1
                 .send(now, 0, 3, 1, Bytes::copy_from_slice(m))
                 .expect("room");
         }
+        (sender, receiver)
+    }
+
+    /// A deferred receive (`Engine::defer`) claims its message's place in the stream and
+    /// pulls nothing; skipped, it counts as received without its DATA ever coming, so
+    /// the watermark the sender hears passes it (and the sender may drop it).
+    #[test]
+    fn a_skipped_deferred_receive_is_never_pulled_and_counts_as_received() {
+        let now = Duration::from_secs(1);
+        let (mut sender, mut receiver) = three_sent_on_tag_3(now);
         let k0 = receiver.1.defer(0, 3, 0).expect("nothing posted before");
         let k1 = receiver.1.defer(0, 3, 0).expect("nothing posted before");
         assert_eq!((k0.seq, k1.seq), (0, 1));
@@ -999,13 +1006,7 @@ mod tests {
     #[test]
     fn a_deferred_receive_taken_later_pulls_exactly_its_message() {
         let now = Duration::from_secs(1);
-        let (mut sender, mut receiver) = started_pair(now);
-        for m in [&b"first"[..], b"second", b"third"] {
-            sender
-                .1
-                .send(now, 0, 3, 1, Bytes::copy_from_slice(m))
-                .expect("room");
-        }
+        let (mut sender, mut receiver) = three_sent_on_tag_3(now);
         let k0 = receiver.1.defer(0, 3, 0).expect("nothing posted before");
         let id = receiver.1.post_claimed(now, k0);
         let frames = receiver_frames(&mut sender, &mut receiver, now);
