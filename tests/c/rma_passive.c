@@ -148,6 +148,10 @@ int main(int argc, char **argv) {
         /* My own window, under a lock on myself. */
         CHECK_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, wa));
         CHECK(a[0] == 100 * k + left);
+        /* Read under the lock: after it the left neighbour may already put its next
+         * round's mark here (it does not wait for this rank), so a later read of a[0]
+         * would depend on timing. */
+        int from_left = a[0];
         a[3] = k;
         CHECK_OK(MPI_Put(&mark, 1, MPI_INT, rank, 4, 1, MPI_INT, wa));
         CHECK_OK(MPI_Win_unlock(rank, wa));
@@ -165,7 +169,7 @@ int main(int argc, char **argv) {
         long tickets;
         CHECK_OK(MPI_Allreduce(&ticket, &tickets, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
         CHECK(tickets == (long)k * size * size + (long)size * (size - 1) / 2);
-        checksum += tickets + a[0] + seen + a[4];
+        checksum += tickets + from_left + seen + a[4];
         nanosleep(&t.work, NULL);
     }
     CHECK_OK(MPI_Win_free(&wa));
