@@ -494,15 +494,7 @@ impl Engine {
                 );
             }
         }
-        for need in needs {
-            match need {
-                Need::Message { want, needed } => self.receiving().want(now, want, needed),
-                Need::Choice(slot) => {
-                    let want = Want::Key(slot_key(self.me.rank, slot));
-                    self.receiving().want(now, want, true);
-                }
-            }
-        }
+        self.fetch_needs(now, needs.drain(..));
         self.rematch(now);
         self.drain_loopback(now);
         Ok(())
@@ -963,11 +955,7 @@ impl Engine {
     pub fn post_claimed(&mut self, now: Duration, key: Key) -> RecvId {
         let mut needs = std::mem::take(&mut self.needs);
         let id = self.matcher.post_claimed(key, &mut needs);
-        for need in needs.drain(..) {
-            if let Need::Message { want, needed } = need {
-                self.receiving().want(now, want, needed);
-            }
-        }
+        self.fetch_needs(now, needs.drain(..));
         self.needs = needs;
         self.drain_loopback(now);
         id
@@ -1182,17 +1170,21 @@ impl Engine {
         for slot in chooser.into_recorded() {
             self.after_record(now, slot);
         }
-        for need in needs.drain(..) {
-            match need {
-                Need::Message { want, needed } => self.receiving().want(now, want, needed),
-                Need::Choice(slot) => {
-                    let want = Want::Key(slot_key(self.me.rank, slot));
-                    self.receiving().want(now, want, true);
-                }
-            }
-        }
+        self.fetch_needs(now, needs.drain(..));
         self.needs = needs;
         self.tell_matched();
+    }
+
+    /// Fetches what the matcher said it needs: a message (now, or ahead as a pull
+    /// nobody waits for yet) or the decision of a choice slot.
+    fn fetch_needs(&mut self, now: Duration, needs: impl Iterator<Item = Need>) {
+        for need in needs {
+            let (want, needed) = match need {
+                Need::Message { want, needed } => (want, needed),
+                Need::Choice(slot) => (Want::Key(slot_key(self.me.rank, slot)), true),
+            };
+            self.receiving().want(now, want, needed);
+        }
     }
 
     fn drain_loopback(&mut self, now: Duration) {
