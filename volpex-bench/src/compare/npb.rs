@@ -19,7 +19,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::npb_ref::{RefBuild, Toolchain};
-use super::{mpirun_command, run_bounded, Side};
+use super::{mpirun_command, run_bounded, Btl, Side};
 use crate::npb::parse_report;
 
 /// The benchmarks, in the order of the table (kernels, then pseudo-applications).
@@ -43,7 +43,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = BENCHES.map(String::from))]
     pub benches: Vec<String>,
     /// Sides, comma-separated, in column order; ratios are to the first: openmpi (the
-    /// official code under Open MPI's mpirun over TCP), volpex (our ports under
+    /// official code under Open MPI's mpirun over TCP), openmpi-sm (the same over Open
+    /// MPI's default transport on one host, shared memory), volpex (our ports under
     /// volpexrun), volpex-official (the official code built with volpexf90 and volpexcc,
     /// under volpexrun).
     #[arg(
@@ -390,8 +391,12 @@ fn default_build_root() -> Result<PathBuf, String> {
 
 /// How to run one side.
 enum Runner {
-    /// Official binaries under mpirun.
-    OpenMpi { mpirun: PathBuf, build: RefBuild },
+    /// Official binaries under mpirun, over `btl`.
+    OpenMpi {
+        mpirun: PathBuf,
+        btl: Btl,
+        build: RefBuild,
+    },
     /// Our npb binary under volpexrun.
     Volpex { vrun: PathBuf, npb: PathBuf },
     /// Official binaries built with our wrappers, under volpexrun.
@@ -401,8 +406,8 @@ enum Runner {
 impl Runner {
     fn command(&self, bench: &str, class: &str, np: u32, timeout: u64) -> Command {
         match self {
-            Runner::OpenMpi { mpirun, build } => {
-                let mut cmd = mpirun_command(mpirun, np, timeout);
+            Runner::OpenMpi { mpirun, btl, build } => {
+                let mut cmd = mpirun_command(mpirun, *btl, np, timeout);
                 cmd.arg(build.binary(bench));
                 cmd
             }
@@ -487,7 +492,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     let mut runners = Vec::new();
     for side in &a.sides {
         runners.push(match side {
-            Side::OpenMpi => {
+            Side::OpenMpi | Side::OpenMpiSm => {
                 let tc = match Toolchain::open_mpi() {
                     Ok(tc) => tc,
                     Err(why) => {
@@ -502,7 +507,8 @@ pub fn run(a: &Args) -> Result<(), String> {
                     return Ok(());
                 };
                 let build = official_build(a, &tc, &class, &benches, &jobs)?;
-                Runner::OpenMpi { mpirun, build }
+                let btl = side.btl().unwrap_or(Btl::Tcp);
+                Runner::OpenMpi { mpirun, btl, build }
             }
             Side::Volpex => Runner::Volpex {
                 vrun: crate::runs::volpexrun()?,
