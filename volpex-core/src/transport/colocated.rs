@@ -162,6 +162,12 @@ impl Core {
         woke
     }
 
+    /// The shared-memory connections.
+    #[cfg(test)]
+    pub(super) fn colocated_tokens(&self) -> &[Token] {
+        &self.colocated.tokens
+    }
+
     /// Whether every peer connection goes through shared memory (and there is one):
     /// then only the rings carry messages.
     pub(super) fn rings_only(&self) -> bool {
