@@ -434,6 +434,34 @@ impl Communicator {
         Ok(loan)
     }
 
+    /// `send_lent_on` of memory the caller lends until `take_back` (see
+    /// `Core::send_lent_until_changed`).
+    pub(crate) fn send_lent_until_changed_on(
+        &self,
+        ctx: u32,
+        tag: Tag,
+        dst: u32,
+        mem: &'static [u8],
+    ) -> Result<Option<Loan>, Error> {
+        let dst = self.world_rank(dst)?;
+        self.inner.check_restored()?;
+        let loan = self
+            .inner
+            .rt
+            .lock()
+            .send_lent_until_changed(ctx, tag, dst, mem)?;
+        self.count_send()?;
+        Ok(loan)
+    }
+
+    /// Ends a loan of `Process::send_lent_until_changed_with_tag` at once (its memory is
+    /// about to change): a payload the log still holds is copied into the log's own
+    /// memory; afterwards nothing reads the lent memory.
+    pub fn take_back(&self, loan: Loan) -> Result<(), Error> {
+        self.inner.rt.lock().take_back(loan)?;
+        Ok(())
+    }
+
     /// Ends the loan of a `send_lent_on` (its request completes): afterwards nothing
     /// reads the lent memory.
     pub(crate) fn give_back(&self, loan: Loan) -> Result<(), Error> {

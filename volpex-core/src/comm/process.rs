@@ -14,6 +14,7 @@ use super::request::Request;
 use super::{Status, Tag};
 use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence, Target};
 use crate::error::Error;
+use crate::transport::Loan;
 use volpex_proto::message::matching::{Matched, Mode};
 use volpex_proto::message::Key;
 
@@ -203,6 +204,23 @@ impl<'a> Process<'a> {
         let dst = self.dest()?;
         Communicator::check_tag(tag)?;
         self.comm.send_on(self.comm.id(), tag, dst, &buf.bytes())
+    }
+
+    /// Buffered send with a tag of memory the caller lends until it changes it (a
+    /// one-sided target's window, answering a get): a large message is logged without a
+    /// copy, also where replicas regenerate from their siblings' logs; the caller gives
+    /// the loan back (`Communicator::take_back`, which copies what the log still holds)
+    /// before it changes the memory, and before the memory is freed. `None`: it was sent
+    /// as `send_with_tag` sends (small, or to this process itself).
+    pub fn send_lent_until_changed_with_tag(
+        &self,
+        mem: &'static [u8],
+        tag: Tag,
+    ) -> Result<Option<Loan>, Error> {
+        let dst = self.dest()?;
+        Communicator::check_tag(tag)?;
+        self.comm
+            .send_lent_until_changed_on(self.comm.id(), tag, dst, mem)
     }
 
     /// Synchronous send with tag 0 (MPI_Ssend, as the `mpi` crate's `synchronous_send`,

@@ -16,7 +16,7 @@ use bytes::Bytes;
 
 use volpex_proto::handshake::PeerId;
 use volpex_proto::limits::{DIRECT_WRITE_BYTES_MIN, HEADER_BYTES, UNLOGGED_BYTES_MIN};
-use volpex_proto::message::log::LogFull;
+use volpex_proto::message::log::{Lend, LogFull};
 use volpex_proto::message::pool;
 use volpex_proto::message::Key;
 use volpex_proto::pull::{DirectWrite, WriteAhead};
@@ -126,7 +126,37 @@ impl Core {
         dst: u32,
         mem: &'static [u8],
     ) -> Result<Option<Loan>, SendError> {
-        if mem.len() < LENT_BYTES_MIN || dst == self.me.rank || !self.engine.lends() {
+        if !self.engine.lends() {
+            self.send(comm, tag, dst, mem)?;
+            return Ok(None);
+        }
+        self.lend(comm, tag, dst, mem, Lend::UntilComplete)
+    }
+
+    /// `send` of memory the caller lends until `take_back` (a one-sided target's window,
+    /// answering a get: the target changes it only after taking it back): as `send_lent`,
+    /// but also where regenerated replicas replay from their siblings' logs, which keep
+    /// the payload (retained) until it is taken back and copied then.
+    pub fn send_lent_until_changed(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        mem: &'static [u8],
+    ) -> Result<Option<Loan>, SendError> {
+        self.lend(comm, tag, dst, mem, Lend::UntilChanged)
+    }
+
+    /// `send_lent` and `send_lent_until_changed`: `lend` says until when.
+    fn lend(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        mem: &'static [u8],
+        lend: Lend,
+    ) -> Result<Option<Loan>, SendError> {
+        if mem.len() < LENT_BYTES_MIN || dst == self.me.rank {
             self.send(comm, tag, dst, mem)?;
             return Ok(None);
         }
@@ -138,10 +168,13 @@ impl Core {
         let alive = Arc::new(());
         let weak = Arc::downgrade(&alive);
         let payload = Bytes::from_owner(Lent { mem, _alive: alive });
-        let key = self
-            .engine
-            .send_lent(now, comm, tag, dst, payload)
-            .map_err(SendError::LogRefused)?;
+        let key = match lend {
+            Lend::UntilComplete => self.engine.send_lent(now, comm, tag, dst, payload),
+            Lend::UntilChanged => self
+                .engine
+                .send_lent_until_changed(now, comm, tag, dst, payload),
+        }
+        .map_err(SendError::LogRefused)?;
         self.end_send();
         Ok(Some(Loan {
             key,
@@ -157,11 +190,18 @@ impl Core {
     /// memory to be written (a receiver that reads nothing holds it up, as Open MPI's
     /// rendezvous waits for its receiver). True when the message was copied.
     pub fn give_back(&mut self, loan: Loan) -> Result<bool, SendError> {
-        let Loan { key, len, alive } = loan;
-        if self.engine.holds_lent(&key) {
-            let until = self.now() + self.cfg.confirm_wait(len);
-            self.poll_until(until, |c| Ok(!c.engine.holds_lent(&key)))?;
+        if self.engine.holds_lent(&loan.key) {
+            let until = self.now() + self.cfg.confirm_wait(loan.len);
+            self.poll_until(until, |c| Ok(!c.engine.holds_lent(&loan.key)))?;
         }
+        self.take_back(loan)
+    }
+
+    /// Ends a loan at once (`send_lent_until_changed`: its memory is about to change):
+    /// a payload the log still holds is copied into the log's own memory (true), then it
+    /// waits for the frames that still share the lent memory to be written.
+    pub fn take_back(&mut self, loan: Loan) -> Result<bool, SendError> {
+        let Loan { key, alive, .. } = loan;
         let copied = self.engine.give_back(&key);
         while alive.strong_count() > 0 {
             self.turn(Some(LENT_TURN), false)?;

@@ -85,7 +85,7 @@ use self::timers::{Timer, TimerTable};
 use super::decision::{ordinal, slot_key, Authority, Slot, DECISION_CTX};
 use crate::config::Config;
 use crate::limits::{CHOICES_BATCH_WAIT, DECISIONS_HELD_MAX, HEADER_BYTES};
-use crate::message::log::LogFull;
+use crate::message::log::{Lend, LogFull};
 use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, Map, ReplicaId, ReqId, SendLog, Set, Want};
 use crate::replica::{Liveness, PeerState};
@@ -584,7 +584,7 @@ impl Engine {
         dst: u32,
         payload: Bytes,
     ) -> Result<Key, LogFull> {
-        self.append_and_serve(now, (comm, tag, dst), payload, false)
+        self.append_and_serve(now, (comm, tag, dst), payload, None)
     }
 
     /// `send` of a payload the application lends until the send's request completes
@@ -601,7 +601,23 @@ impl Engine {
         payload: Bytes,
     ) -> Result<Key, LogFull> {
         debug_assert!(self.lends());
-        self.append_and_serve(now, (comm, tag, dst), payload, true)
+        self.append_and_serve(now, (comm, tag, dst), payload, Some(Lend::UntilComplete))
+    }
+
+    /// `send` of a payload the application lends until it changes that memory (a
+    /// one-sided target's window, answering a get): logged without a copy, its DATA
+    /// frames ask each receiver to confirm it, and it is retained for a replay like any
+    /// other payload (also where replicas regenerate from their siblings' logs). The
+    /// caller must `give_back` it before the memory changes.
+    pub fn send_lent_until_changed(
+        &mut self,
+        now: Duration,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        payload: Bytes,
+    ) -> Result<Key, LogFull> {
+        self.append_and_serve(now, (comm, tag, dst), payload, Some(Lend::UntilChanged))
     }
 
     /// `send` (`lent`: `send_lent`), then what the sends to this replica itself brought.
@@ -611,7 +627,7 @@ impl Engine {
         now: Duration,
         to: (u32, i32, u32),
         payload: Bytes,
-        lent: bool,
+        lent: Option<Lend>,
     ) -> Result<Key, LogFull> {
         let r = self.serving().send(now, to, payload, lent);
         self.drain_loopback(now);
@@ -626,7 +642,7 @@ impl Engine {
     }
 
     /// Whether the log still holds lent message `key` (some live replica of its
-    /// destination has not confirmed it yet).
+    /// destination has not confirmed it yet; or, lent until changed, it is retained).
     pub fn holds_lent(&self, key: &Key) -> bool {
         self.log.holds_lent(key)
     }
