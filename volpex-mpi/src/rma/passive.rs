@@ -147,6 +147,15 @@ fn take_back_in(served: &mut BTreeMap<c_int, Served>) -> Result<()> {
     Ok(())
 }
 
+/// Takes back every loan (`take_back_in`) if applying `r` may change a window.
+fn take_back_before(served: &mut BTreeMap<c_int, Served>, r: &Request) -> Result<()> {
+    // Decoding the batch again only while something is lent.
+    match served.values().any(|s| !s.loans.0.is_empty()) && changes(r) {
+        true => take_back_in(served),
+        false => Ok(()),
+    }
+}
+
 /// Whether applying `r` may change a window: anything but a batch of gets alone.
 fn changes(r: &Request) -> bool {
     match &r.body {
@@ -450,9 +459,7 @@ fn step(mem: &Memory, look: Look) -> Result<bool> {
                 world.record_choice(s, encode(&ids));
             }
             for (w, o, r) in picked {
-                if changes(&r) {
-                    take_back_in(&mut served)?;
-                }
+                take_back_before(&mut served, &r)?;
                 let s = served.get_mut(&w).ok_or_else(bad_request)?;
                 apply(s, w, o, r, mem)?;
             }
@@ -470,9 +477,7 @@ fn step(mem: &Memory, look: Look) -> Result<bool> {
             )
         })?;
         let r = next_request(s, o)?;
-        if changes(&r) {
-            take_back_in(&mut served)?;
-        }
+        take_back_before(&mut served, &r)?;
         let s = served.get_mut(&w).ok_or_else(bad_request)?;
         apply(s, w, o, r, mem)?;
     }
