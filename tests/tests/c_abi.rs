@@ -504,14 +504,9 @@ fn a_replayed_origin_gets_what_the_window_held() {
         "the kill landed while the job ran\n{}",
         r.stderr
     );
-    let procs = r
-        .report
-        .as_ref()
-        .and_then(|j| j["processes"].as_array())
-        .cloned()
-        .unwrap_or_default();
-    let replayed: Vec<&serde_json::Value> = procs
-        .iter()
+    let replayed: Vec<&serde_json::Value> = r
+        .processes()
+        .into_iter()
         .filter(|p| p["rank"] == 0 && p["replica"] == 1 && p["incarnation"] != 0)
         .collect();
     // Caught up: it replayed (and checked) every get made before it started.

@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::transport::Loan;
 use volpex_proto::message::matching::{Matched, Mode};
 use volpex_proto::message::Key;
+use volpex_proto::message::Lend;
 
 /// `MPI_ANY_SOURCE`: what `Process::rank` returns for `any_process()`.
 pub const ANY_SOURCE: i32 = -1;
@@ -220,7 +221,7 @@ impl<'a> Process<'a> {
         let dst = self.dest()?;
         Communicator::check_tag(tag)?;
         self.comm
-            .send_lent_until_changed_on(self.comm.id(), tag, dst, mem)
+            .send_lent_on((self.comm.id(), tag, dst), mem, Lend::UntilChanged)
     }
 
     /// Synchronous send with tag 0 (MPI_Ssend, as the `mpi` crate's `synchronous_send`,
@@ -351,7 +352,10 @@ impl<'a> Process<'a> {
             cancelled: false,
         };
         Ok(
-            match self.comm.send_lent_on(self.comm.id(), tag, dst, mem)? {
+            match self
+                .comm
+                .send_lent_on((self.comm.id(), tag, dst), mem, Lend::UntilComplete)?
+            {
                 Some(loan) => Request::lent(self.comm, loan, status),
                 None => Request::done(status),
             },

@@ -113,50 +113,24 @@ pub struct Loan {
 const LENT_TURN: Duration = Duration::from_millis(1);
 
 impl Core {
-    /// `send` of memory the caller lends until `give_back` (an immediate send's buffer,
-    /// which the program leaves alone until the request completes, MPI-3.1 section
-    /// 3.7.2): a message of at least `LENT_BYTES_MIN` bytes is logged without being
-    /// copied, its DATA frames go out from `mem` and ask each receiver to confirm it.
-    /// `None`: it was sent as `send` sends (smaller, to itself, or where a regenerated
-    /// replica replays from its siblings' logs, which keep every message).
+    /// `send` of memory the caller lends until `lend`: a message of at least
+    /// `LENT_BYTES_MIN` bytes is logged without being copied, its DATA frames go out from
+    /// `mem` and ask each receiver to confirm it. `Lend::UntilComplete`: an immediate
+    /// send's buffer, which the program leaves alone until the request completes
+    /// (MPI-3.1 section 3.7.2), ended by `give_back`. `Lend::UntilChanged`: a one-sided
+    /// target's window answering a get, ended by `take_back` before the target changes
+    /// it; also where regenerated replicas replay from their siblings' logs, which keep
+    /// the payload (retained) until it is taken back and copied then. `None`: it was
+    /// sent as `send` sends (smaller, to itself, or lent until complete where a
+    /// regenerated replica replays from its siblings' logs, which keep every message).
     pub fn send_lent(
         &mut self,
-        comm: u32,
-        tag: i32,
-        dst: u32,
-        mem: &'static [u8],
-    ) -> Result<Option<Loan>, SendError> {
-        if !self.engine.lends() {
-            self.send(comm, tag, dst, mem)?;
-            return Ok(None);
-        }
-        self.lend(comm, tag, dst, mem, Lend::UntilComplete)
-    }
-
-    /// `send` of memory the caller lends until `take_back` (a one-sided target's window,
-    /// answering a get: the target changes it only after taking it back): as `send_lent`,
-    /// but also where regenerated replicas replay from their siblings' logs, which keep
-    /// the payload (retained) until it is taken back and copied then.
-    pub fn send_lent_until_changed(
-        &mut self,
-        comm: u32,
-        tag: i32,
-        dst: u32,
-        mem: &'static [u8],
-    ) -> Result<Option<Loan>, SendError> {
-        self.lend(comm, tag, dst, mem, Lend::UntilChanged)
-    }
-
-    /// `send_lent` and `send_lent_until_changed`: `lend` says until when.
-    fn lend(
-        &mut self,
-        comm: u32,
-        tag: i32,
-        dst: u32,
+        (comm, tag, dst): (u32, i32, u32),
         mem: &'static [u8],
         lend: Lend,
     ) -> Result<Option<Loan>, SendError> {
-        if mem.len() < LENT_BYTES_MIN || dst == self.me.rank {
+        let lends = lend == Lend::UntilChanged || self.engine.lends();
+        if mem.len() < LENT_BYTES_MIN || dst == self.me.rank || !lends {
             self.send(comm, tag, dst, mem)?;
             return Ok(None);
         }
@@ -168,13 +142,10 @@ impl Core {
         let alive = Arc::new(());
         let weak = Arc::downgrade(&alive);
         let payload = Bytes::from_owner(Lent { mem, _alive: alive });
-        let key = match lend {
-            Lend::UntilComplete => self.engine.send_lent(now, comm, tag, dst, payload),
-            Lend::UntilChanged => self
-                .engine
-                .send_lent_until_changed(now, comm, tag, dst, payload),
-        }
-        .map_err(SendError::LogRefused)?;
+        let key = self
+            .engine
+            .send_lent(now, (comm, tag, dst), payload, lend)
+            .map_err(SendError::LogRefused)?;
         self.end_send();
         Ok(Some(Loan {
             key,
@@ -197,7 +168,7 @@ impl Core {
         self.take_back(loan)
     }
 
-    /// Ends a loan at once (`send_lent_until_changed`: its memory is about to change):
+    /// Ends a loan at once (one lent `Lend::UntilChanged`: its memory is about to change):
     /// a payload the log still holds is copied into the log's own memory (true), then it
     /// waits for the frames that still share the lent memory to be written.
     pub fn take_back(&mut self, loan: Loan) -> Result<bool, SendError> {

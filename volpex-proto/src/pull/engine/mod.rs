@@ -587,37 +587,22 @@ impl Engine {
         self.append_and_serve(now, (comm, tag, dst), payload, None)
     }
 
-    /// `send` of a payload the application lends until the send's request completes
-    /// (an immediate send's buffer): logged without a copy, its DATA frames ask each
-    /// receiver to confirm it at once, and it is never retained for a replay. The caller
-    /// must `give_back` it before the request completes. Only where no replica
-    /// regenerates from its siblings' logs (`lends`).
+    /// `send` of a payload the application lends to the log until `lend`: logged without a
+    /// copy, its DATA frames ask each receiver to confirm it. `Lend::UntilComplete` (an
+    /// immediate send's buffer, until its request completes): never retained for a
+    /// replay, and only where no replica regenerates from its siblings' logs (`lends`).
+    /// `Lend::UntilChanged` (a one-sided target's window, until it changes): retained
+    /// for a replay like any payload, also where replicas regenerate. The caller must
+    /// `give_back` it before then.
     pub fn send_lent(
         &mut self,
         now: Duration,
-        comm: u32,
-        tag: i32,
-        dst: u32,
+        (comm, tag, dst): (u32, i32, u32),
         payload: Bytes,
+        lend: Lend,
     ) -> Result<Key, LogFull> {
-        debug_assert!(self.lends());
-        self.append_and_serve(now, (comm, tag, dst), payload, Some(Lend::UntilComplete))
-    }
-
-    /// `send` of a payload the application lends until it changes that memory (a
-    /// one-sided target's window, answering a get): logged without a copy, its DATA
-    /// frames ask each receiver to confirm it, and it is retained for a replay like any
-    /// other payload (also where replicas regenerate from their siblings' logs). The
-    /// caller must `give_back` it before the memory changes.
-    pub fn send_lent_until_changed(
-        &mut self,
-        now: Duration,
-        comm: u32,
-        tag: i32,
-        dst: u32,
-        payload: Bytes,
-    ) -> Result<Key, LogFull> {
-        self.append_and_serve(now, (comm, tag, dst), payload, Some(Lend::UntilChanged))
+        debug_assert!(lend == Lend::UntilChanged || self.lends());
+        self.append_and_serve(now, (comm, tag, dst), payload, Some(lend))
     }
 
     /// `send` (`lent`: `send_lent`), then what the sends to this replica itself brought.
