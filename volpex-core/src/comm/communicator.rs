@@ -22,7 +22,7 @@ use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::error::Error;
 use crate::exit::{self, abort_exit_code, End};
 use crate::transport::Loan;
-use volpex_proto::message::Key;
+use volpex_proto::message::{Key, Lend};
 use volpex_proto::pull::MatchState;
 
 /// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
@@ -418,20 +418,28 @@ impl Communicator {
         self.count_send()
     }
 
-    /// `send_on` of memory the caller lends until `give_back` (an immediate send's
-    /// buffer; see `Core::send_lent`). `None`: it was sent as `send_on` sends.
+    /// `send_on` of memory the caller lends until `lend` (see `Core::send_lent`): an
+    /// immediate send's buffer (`give_back`), or a window answering a get (`take_back`).
+    /// `None`: it was sent as `send_on` sends.
     pub(crate) fn send_lent_on(
         &self,
-        ctx: u32,
-        tag: Tag,
-        dst: u32,
+        (ctx, tag, dst): (u32, Tag, u32),
         mem: &'static [u8],
+        lend: Lend,
     ) -> Result<Option<Loan>, Error> {
         let dst = self.world_rank(dst)?;
         self.inner.check_restored()?;
-        let loan = self.inner.rt.lock().send_lent(ctx, tag, dst, mem)?;
+        let loan = self.inner.rt.lock().send_lent((ctx, tag, dst), mem, lend)?;
         self.count_send()?;
         Ok(loan)
+    }
+
+    /// Ends a loan of `Process::send_lent_until_changed_with_tag` at once (its memory is
+    /// about to change): a payload the log still holds is copied into the log's own
+    /// memory; afterwards nothing reads the lent memory.
+    pub fn take_back(&self, loan: Loan) -> Result<(), Error> {
+        self.inner.rt.lock().take_back(loan)?;
+        Ok(())
     }
 
     /// Ends the loan of a `send_lent_on` (its request completes): afterwards nothing

@@ -85,7 +85,7 @@ use self::timers::{Timer, TimerTable};
 use super::decision::{ordinal, slot_key, Authority, Slot, DECISION_CTX};
 use crate::config::Config;
 use crate::limits::{CHOICES_BATCH_WAIT, DECISIONS_HELD_MAX, HEADER_BYTES};
-use crate::message::log::LogFull;
+use crate::message::log::{Lend, LogFull};
 use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, Map, ReplicaId, ReqId, SendLog, Set, Want};
 use crate::replica::{Liveness, PeerState};
@@ -576,24 +576,25 @@ impl Engine {
         dst: u32,
         payload: Bytes,
     ) -> Result<Key, LogFull> {
-        self.append_and_serve(now, (comm, tag, dst), payload, false)
+        self.append_and_serve(now, (comm, tag, dst), payload, None)
     }
 
-    /// `send` of a payload the application lends until the send's request completes
-    /// (an immediate send's buffer): logged without a copy, its DATA frames ask each
-    /// receiver to confirm it at once, and it is never retained for a replay. The caller
-    /// must `give_back` it before the request completes. Only where no replica
-    /// regenerates from its siblings' logs (`lends`).
+    /// `send` of a payload the application lends to the log until `lend`: logged without a
+    /// copy, its DATA frames ask each receiver to confirm it. `Lend::UntilComplete` (an
+    /// immediate send's buffer, until its request completes): never retained for a
+    /// replay, and only where no replica regenerates from its siblings' logs (`lends`).
+    /// `Lend::UntilChanged` (a one-sided target's window, until it changes): retained
+    /// for a replay like any payload, also where replicas regenerate. The caller must
+    /// `give_back` it before then.
     pub fn send_lent(
         &mut self,
         now: Duration,
-        comm: u32,
-        tag: i32,
-        dst: u32,
+        (comm, tag, dst): (u32, i32, u32),
         payload: Bytes,
+        lend: Lend,
     ) -> Result<Key, LogFull> {
-        debug_assert!(self.lends());
-        self.append_and_serve(now, (comm, tag, dst), payload, true)
+        debug_assert!(lend == Lend::UntilChanged || self.lends());
+        self.append_and_serve(now, (comm, tag, dst), payload, Some(lend))
     }
 
     /// `send` (`lent`: `send_lent`), then what the sends to this replica itself brought.
@@ -603,7 +604,7 @@ impl Engine {
         now: Duration,
         to: (u32, i32, u32),
         payload: Bytes,
-        lent: bool,
+        lent: Option<Lend>,
     ) -> Result<Key, LogFull> {
         let r = self.serving().send(now, to, payload, lent);
         self.drain_loopback(now);
@@ -618,7 +619,7 @@ impl Engine {
     }
 
     /// Whether the log still holds lent message `key` (some live replica of its
-    /// destination has not confirmed it yet).
+    /// destination has not confirmed it yet; or, lent until changed, it is retained).
     pub fn holds_lent(&self, key: &Key) -> bool {
         self.log.holds_lent(key)
     }
