@@ -130,20 +130,6 @@ impl Build {
     }
 }
 
-/// `hpcg-ref` in the cargo target directory of this executable.
-fn default_build_root() -> Result<PathBuf, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let dir = exe
-        .parent()
-        .ok_or("the executable has no directory")?
-        .to_path_buf();
-    let target = match dir.file_name().and_then(|n| n.to_str()) {
-        Some("release" | "debug") => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
-        _ => dir,
-    };
-    Ok(target.join("hpcg-ref"))
-}
-
 /// `volpex-bench compare hpcg`.
 pub fn run(a: &Args) -> Result<(), String> {
     let mut sides: Vec<PingSide> = Vec::new();
@@ -163,7 +149,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     }
     let root = match &a.build_dir {
         Some(d) => d.clone(),
-        None => default_build_root()?,
+        None => super::target_dir()?.join("hpcg-ref"),
     };
     let open_mpi = sides
         .iter()

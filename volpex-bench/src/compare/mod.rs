@@ -244,6 +244,20 @@ impl Btl {
     }
 }
 
+/// The cargo target directory this program runs from (the parent of its `release` or
+/// `debug` directory; else its own directory), where reference builds go.
+fn target_dir() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = exe
+        .parent()
+        .ok_or("the executable has no directory")?
+        .to_path_buf();
+    Ok(match dir.file_name().and_then(|n| n.to_str()) {
+        Some("release" | "debug") => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
+        _ => dir,
+    })
+}
+
 /// Removes a directory when dropped.
 struct TempDir(PathBuf);
 

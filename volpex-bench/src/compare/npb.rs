@@ -374,21 +374,6 @@ fn default_src() -> PathBuf {
         })
 }
 
-/// The default build root: `npb-ref` in the cargo target directory (the parent of the
-/// `release` or `debug` directory this program runs from).
-fn default_build_root() -> Result<PathBuf, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let dir = exe
-        .parent()
-        .ok_or("the executable has no directory")?
-        .to_path_buf();
-    let target = match dir.file_name().and_then(|n| n.to_str()) {
-        Some("release" | "debug") => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
-        _ => dir,
-    };
-    Ok(target.join("npb-ref"))
-}
-
 /// How to run one side.
 enum Runner {
     /// Official binaries under mpirun, over `btl`.
@@ -444,7 +429,7 @@ fn official_build(
     let src = a.npb_src.clone().unwrap_or_else(default_src);
     let root = match &a.build_dir {
         Some(d) => d.clone(),
-        None => default_build_root()?,
+        None => super::target_dir()?.join("npb-ref"),
     };
     let build = RefBuild::prepare(&src, &root, tc, class)?;
     for &(b, _) in jobs {
