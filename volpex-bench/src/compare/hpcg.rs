@@ -132,15 +132,7 @@ impl Build {
 
 /// `volpex-bench compare hpcg`.
 pub fn run(a: &Args) -> Result<(), String> {
-    let mut sides: Vec<PingSide> = Vec::new();
-    for s in &a.sides {
-        if !sides.contains(s) {
-            sides.push(*s);
-        }
-    }
-    if sides.is_empty() {
-        return Err("--sides names no side".into());
-    }
+    let sides = super::distinct(&a.sides, "--sides names no side")?;
     if a.local < 16 || !a.local.is_multiple_of(8) {
         return Err(format!(
             "--local {} : HPCG needs a multiple of 8, at least 16",

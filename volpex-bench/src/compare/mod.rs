@@ -258,6 +258,20 @@ fn target_dir() -> Result<PathBuf, String> {
     })
 }
 
+/// `items` in their order, each once; `Err(empty)` when there is none.
+fn distinct<T: PartialEq + Copy>(items: &[T], empty: &str) -> Result<Vec<T>, String> {
+    let mut out: Vec<T> = Vec::new();
+    for s in items {
+        if !out.contains(s) {
+            out.push(*s);
+        }
+    }
+    if out.is_empty() {
+        return Err(empty.into());
+    }
+    Ok(out)
+}
+
 /// Removes a directory when dropped.
 struct TempDir(PathBuf);
 
@@ -489,15 +503,7 @@ pub fn run(what: &What) -> Result<(), String> {
 }
 
 fn pingpong(a: &Args) -> Result<(), String> {
-    let mut sides: Vec<PingSide> = Vec::new();
-    for s in &a.sides {
-        if !sides.contains(s) {
-            sides.push(*s);
-        }
-    }
-    if sides.is_empty() {
-        return Err("--sides names no side".into());
-    }
+    let sides = distinct(&a.sides, "--sides names no side")?;
     let h = Harness::new("pingpong.c")?;
     let common = [
         "--csv".to_string(),
@@ -601,15 +607,7 @@ fn parse_ops(out: &str) -> Vec<((String, usize), f64)> {
 }
 
 fn collectives(a: &CollectiveArgs) -> Result<(), String> {
-    let mut openmpi: Vec<OpenMpiBtl> = Vec::new();
-    for s in &a.openmpi {
-        if !openmpi.contains(s) {
-            openmpi.push(*s);
-        }
-    }
-    if openmpi.is_empty() {
-        return Err("--openmpi names no transport".into());
-    }
+    let openmpi = distinct(&a.openmpi, "--openmpi names no transport")?;
     let h = Harness::new("collectives.c")?;
     let common = [
         "--csv".to_string(),

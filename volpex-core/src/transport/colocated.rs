@@ -162,6 +162,11 @@ impl Core {
         woke
     }
 
+    /// Whether any connection goes through shared memory.
+    pub(super) fn has_colocated(&self) -> bool {
+        !self.colocated.tokens.is_empty()
+    }
+
     /// The shared-memory connections.
     #[cfg(test)]
     pub(super) fn colocated_tokens(&self) -> &[Token] {

@@ -410,6 +410,9 @@ impl Core {
     /// before (a pull half a window ahead is not needed sooner). Over TCP both go in one
     /// write: a second costs a system call.
     fn write_before_riders(&mut self) {
+        if !self.has_colocated() {
+            return; // TCP alone: nothing to look up per flush
+        }
         let mut i = 0;
         while let Some(&t) = self.dirty.get(i) {
             i += 1;
