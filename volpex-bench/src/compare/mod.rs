@@ -305,21 +305,37 @@ fn c_dir() -> PathBuf {
 /// only when `np` exceeds this machine's CPUs (so Open MPI keeps its default binding
 /// otherwise), and Open MPI's own `--timeout`.
 fn mpirun_command(mpirun: &Path, btl: Btl, np: u32, timeout_s: u64) -> Command {
+    let mut cmd = mpirun_placed(mpirun, btl, np);
+    cmd.args(["--timeout", &timeout_s.to_string()]);
+    cmd
+}
+
+/// `mpirun -n NP` over `btl`, placed as `crowded_args` says for this machine's CPUs:
+/// every Open MPI run of `compare` starts here.
+fn mpirun_placed(mpirun: &Path, btl: Btl, np: u32) -> Command {
     let mut cmd = Command::new(mpirun);
     if nix::unistd::geteuid().is_root() {
         cmd.arg("--allow-run-as-root");
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if np as usize > cpus {
-        // Bound to cores in turn, as volpexrun binds a crowded host's processes: left to
-        // the kernel, Open MPI's times at 4 ranks on 2 cores take one of two levels by
-        // where the processes land (NPB IS class A 0.11 or 0.17 s).
-        cmd.args(["--oversubscribe", "--bind-to", "core:overload-allowed"]);
-    }
-    cmd.args(btl.args())
-        .args(["--timeout", &timeout_s.to_string()])
+    cmd.args(crowded_args(np, cpus))
+        .args(btl.args())
         .args(["-n", &np.to_string()]);
     cmd
+}
+
+/// The placement arguments of `np` ranks on `cpus` CPUs: none when every rank has a CPU
+/// (Open MPI then binds to cores and polls without end); with more ranks than CPUs
+/// `--oversubscribe` (which also makes Open MPI yield when idle) and binding to cores in
+/// turn, as volpexrun binds a crowded host's processes: left to the kernel, Open MPI's
+/// times at 4 ranks on 2 cores take one of two levels by where the processes land (NPB
+/// IS class A 0.11 or 0.17 s).
+fn crowded_args(np: u32, cpus: usize) -> &'static [&'static str] {
+    if np as usize > cpus {
+        &["--oversubscribe", "--bind-to", "core:overload-allowed"]
+    } else {
+        &[]
+    }
 }
 
 /// A finished child process.
@@ -459,16 +475,15 @@ impl Harness {
     }
 
     fn openmpi(&self, btl: Btl, ranks: u32, args: &[String]) -> Result<String, String> {
-        let mut cmd = Command::new(&self.mpirun);
-        if nix::unistd::geteuid().is_root() {
-            cmd.arg("--allow-run-as-root");
-        }
-        cmd.arg("--oversubscribe")
-            .args(btl.args())
-            .args(["-n", &ranks.to_string()])
-            .arg(&self.c_bin)
-            .args(args);
-        run_capture(&mut cmd, "mpirun")
+        run_capture(&mut self.openmpi_command(btl, ranks, args), "mpirun")
+    }
+
+    /// The C program under `mpirun`, placed as every Open MPI run of `compare` is
+    /// (`mpirun_placed`).
+    fn openmpi_command(&self, btl: Btl, ranks: u32, args: &[String]) -> Command {
+        let mut cmd = mpirun_placed(&self.mpirun, btl, ranks);
+        cmd.arg(&self.c_bin).args(args);
+        cmd
     }
 
     /// `shm`: whether processes on one host use shared memory (`VOLPEX_SHM`).
@@ -700,6 +715,45 @@ fn collectives(a: &CollectiveArgs) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every Open MPI run of `compare` (the C programs of `compare pingpong` and
+    /// `compare collectives` as much as NPB, OSU and HPCG) is oversubscribed only with
+    /// more ranks than CPUs: `--oversubscribe` makes Open MPI yield when idle, which
+    /// slowed its ping-pong where each rank had a CPU of its own.
+    #[test]
+    fn open_mpi_runs_oversubscribed_only_with_more_ranks_than_cpus() {
+        assert!(crowded_args(2, 2).is_empty());
+        assert_eq!(
+            crowded_args(4, 2),
+            ["--oversubscribe", "--bind-to", "core:overload-allowed"]
+        );
+        let h = Harness {
+            _tmp: TempDir(std::env::temp_dir().join("volpex-bench-test-never-made")),
+            c_bin: PathBuf::from("bench"),
+            mpirun: PathBuf::from("mpirun"),
+            vrun: PathBuf::from("volpexrun"),
+            me: PathBuf::from("volpex-bench"),
+        };
+        let args = |ranks| -> Vec<String> {
+            h.openmpi_command(Btl::Tcp, ranks, &["--csv".to_string()])
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        let fits = args(1);
+        assert!(!fits.iter().any(|a| a == "--oversubscribe"), "{fits:?}");
+        assert!(fits.ends_with(&["-n".into(), "1".into(), "bench".into(), "--csv".into()]));
+        let crowded = args(cpus + 1);
+        assert!(
+            crowded.iter().any(|a| a == "--oversubscribe"),
+            "{crowded:?}"
+        );
+        assert!(
+            crowded.iter().any(|a| a == "core:overload-allowed"),
+            "{crowded:?}"
+        );
+    }
 
     #[test]
     fn collectives_csv_keeps_its_first_columns_and_adds_a_pair_per_side() {
