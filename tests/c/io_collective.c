@@ -1,12 +1,14 @@
 /* A long two-phase collective write, for the aggregator's replicas dying in it:
- * `io_collective DIR CALLS WORK_MS`. Every rank views DIR/io.dat as blocks of 4 KiB dealt
- * to the ranks in turn and writes 64 of them per MPI_File_write_at_all (bytes that name
- * the rank, the call and the place), CALLS times, WORK_MS of sleep between calls;
- * `cb_buffer_size` of 64 KiB makes each call 16 rounds of one aggregator (rank 0, one
- * host). Under replication the follower of rank 0 receives no block while its writer
- * lives (docs/FILES.md, "Writes without their bytes"); killed mid-write, the writer
- * leaves the follower to fetch the blocks of the writes it did not report applied.
- * Prints "io_collective: ok size BYTES". */
+ * `io_collective DIR CALLS WORK_MS [CB_KIB]`. Every rank views DIR/io.dat as blocks of
+ * 4 KiB dealt to the ranks in turn and writes 64 of them per MPI_File_write_at_all (bytes
+ * that name the rank, the call and the place; the buffer is rewritten for each call),
+ * CALLS times, WORK_MS of sleep between calls; `cb_buffer_size` of CB_KIB (64) KiB makes
+ * each call 16 rounds of one aggregator (rank 0, one host); 1024 makes it one round in
+ * which each rank sends the aggregator 256 KiB, a block lent to the transport for the
+ * call, not copied into its sender log. Under replication the follower of rank 0
+ * receives no block while its writer lives (docs/FILES.md, "Writes without their
+ * bytes"); killed mid-write, the writer leaves the follower to fetch the blocks of the
+ * writes it did not report applied. Prints "io_collective: ok size BYTES". */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,9 @@ int main(int argc, char **argv) {
     int work_ms = atoi(argv[3]);
     MPI_Info info;
     CHECK_OK(MPI_Info_create(&info));
-    CHECK_OK(MPI_Info_set(info, "cb_buffer_size", "65536"));
+    char cb[32];
+    snprintf(cb, sizeof cb, "%d", (argc > 4 ? atoi(argv[4]) : 64) * 1024);
+    CHECK_OK(MPI_Info_set(info, "cb_buffer_size", cb));
     MPI_File fh;
     CHECK_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh));
     MPI_Datatype one, filetype;

@@ -143,9 +143,16 @@ fn mpi_io_files_are_the_failure_free_runs_whatever_replicas_die() {
 
 /// Runs `io_collective DIR CALLS WORK_MS` with volpexrun's `args`: the run and the file.
 fn collective_run(args: &[&str], exe: &Path) -> (Run, Vec<u8>) {
+    collective_run_with(args, exe, &["40", "10"])
+}
+
+/// Runs `io_collective DIR PROG...` with volpexrun's `args`: the run and the file.
+fn collective_run_with(args: &[&str], exe: &Path, prog: &[&str]) -> (Run, Vec<u8>) {
     let dir = TempDir::new("io-coll");
     let d = dir.0.to_string_lossy().into_owned();
-    let r = run(args, exe, &[&d, "40", "10"], DEADLINE);
+    let mut prog_args = vec![d.as_str()];
+    prog_args.extend_from_slice(prog);
+    let r = run(args, exe, &prog_args, DEADLINE);
     r.assert_no_leftovers();
     assert!(
         first_line(r.ok(), "io_collective:").starts_with("io_collective: ok"),
@@ -220,6 +227,73 @@ fn a_collective_write_is_whole_when_the_aggregators_writer_dies_in_it() {
         fetched > 0,
         "no follower took over in the middle of a write"
     );
+}
+
+/// The blocks a rank sends an aggregator from its buffer in a collective write are lent
+/// to the transport for the length of the call, not copied into its sender log, at
+/// `-r 2` with regeneration too (docs/FILES.md, "Writes without their bytes"): the
+/// counter `unlogged` counts them (a build that logs them, as every message is where
+/// replicas regenerate from their siblings' logs, counts none). A new incarnation of
+/// the aggregator's follower, replaying from the start, skips the blocks of the writes
+/// its writer reported applied (the senders kept none of them) and catches up; the
+/// writer killed, the follower fetches the blocks its writer had not reported from
+/// senders still in the call; a sender killed, its new incarnation replays. Each file is
+/// the failure-free run's (the program rewrites its buffer after each call).
+#[test]
+fn collective_write_blocks_are_lent_and_replays_skip_them() {
+    let build = TempDir::new("io-build");
+    let exe = compile_c(&build, "io_collective");
+    let prog = ["40", "20", "1024"];
+    let (_, expected) = collective_run_with(&["-n", "4", "-r", "1"], &exe, &prog);
+    assert_eq!(expected.len(), 40 * 64 * 4096 * 4);
+    let cases: &[(&[&str], Option<(u64, u64)>)] = &[
+        (&["-r", "2"], None),
+        (&["-r", "2", "--fault", "0.1:kill@0.4"], Some((0, 1))),
+        (&["-r", "2", "--fault", "0.0:kill@0.5"], Some((0, 0))),
+        (&["-r", "2", "--fault", "2.0:kill@0.5"], Some((2, 0))),
+        (
+            &[
+                "-r",
+                "3",
+                "--fault",
+                "0.0:kill@0.3",
+                "--fault",
+                "0.1:kill@0.6",
+            ],
+            Some((0, 1)),
+        ),
+    ];
+    for (extra, hit) in cases {
+        let mut args = vec!["-n", "4"];
+        args.extend_from_slice(extra);
+        let (r, got) = collective_run_with(&args, &exe, &prog);
+        assert!(
+            got == expected,
+            "{args:?}: io.dat differs from the failure-free run's ({} bytes, {} expected)\n{}",
+            got.len(),
+            expected.len(),
+            r.stderr
+        );
+        let unlogged = r.counter("unlogged");
+        assert!(unlogged > 0, "{args:?}: no block was lent\n{}", r.stderr);
+        assert!(
+            !r.stderr.contains("cannot be regenerated"),
+            "{args:?}\n{}",
+            r.stderr
+        );
+        if let Some((rank, replica)) = hit {
+            if r.state(*rank, *replica) == "finished" && !r.killed(*rank, *replica) {
+                continue; // the kill came after the replica finished
+            }
+            assert!(
+                r.stderr.contains(&format!(
+                    "rank {rank} replica {replica}: incarnation 1 caught up"
+                )),
+                "{args:?}: the killed replica's new incarnation did not catch up\n{}",
+                r.stderr
+            );
+        }
+    }
 }
 
 /// The shared file pointer when a rank's leader replica dies right after moving it,

@@ -1451,9 +1451,11 @@ pub enum Deferred {
 
 /// Whether a write to `fd` may be made without its bytes (`write_deferred`): `fd` is a
 /// file of the rank this replica does not write (another replica is the rank's writer,
-/// as far as it knows), it does not replay from before its writer's point (it would read
-/// the bytes back), and nothing needs the bytes here (`VOLPEX_VERIFY_OUTPUT`, a broken
-/// file, the layer's problem).
+/// as far as it knows), and nothing needs the bytes here (`VOLPEX_VERIFY_OUTPUT`, a
+/// broken file, the layer's problem). A replica that replays from before its writer's
+/// point may too (its senders need not keep what a replay would ask for again: MPI-IO's
+/// collective write blocks are lent, not logged); it then stops keeping what it wrote
+/// for reading it back (`write_deferred`).
 pub fn may_defer(fd: c_int) -> bool {
     if !tracked(fd) {
         return false;
@@ -1462,7 +1464,6 @@ pub fn may_defer(fd: c_int) -> bool {
     let g = sh.state.lock();
     g.role.heard
         && !g.role.writing
-        && g.hold_until.is_none()
         && !g.cfg.verify
         && g.problem.is_none()
         && !g.finished
@@ -1482,6 +1483,17 @@ pub fn write_deferred(fd: c_int, len: u64, at: u64) -> Result<Seq, c_int> {
         let Some((file, offset, gate, header)) = g.start_write(fd, len, Some(at))? else {
             return Ok(0);
         };
+        if let Some(h) = g.hold_until.take() {
+            // A replay: what it kept of its earlier writes would hide this one's bytes
+            // (kept nowhere) from its reads; it reads the files as they are from now on,
+            // as when its journal outgrows its bound (`retain`).
+            log::warn!(
+                "replica {}.{}: replaying, a collective write made without its bytes: a file rewritten before operation {h} cannot be read back as it was",
+                g.id.rank,
+                g.id.replica
+            );
+            g.retain();
+        }
         let (seq, trace) = g.next(&header);
         g.deferred.insert(
             seq,

@@ -419,19 +419,31 @@ impl Communicator {
     }
 
     /// `send_on` of memory the caller lends until `give_back` (an immediate send's
-    /// buffer; see `Core::send_lent`). `None`: it was sent as `send_on` sends.
+    /// buffer; see `Core::send_lent`; `unreplayed`: `Core::send_lent_unreplayed`).
+    /// `None`: it was sent as `send_on` sends.
     pub(crate) fn send_lent_on(
         &self,
         ctx: u32,
         tag: Tag,
         dst: u32,
         mem: &'static [u8],
+        unreplayed: bool,
     ) -> Result<Option<Loan>, Error> {
         let dst = self.world_rank(dst)?;
         self.inner.check_restored()?;
-        let loan = self.inner.rt.lock().send_lent(ctx, tag, dst, mem)?;
+        let mut rt = self.inner.rt.lock();
+        let loan = match unreplayed {
+            true => rt.send_lent_unreplayed(ctx, tag, dst, mem)?,
+            false => rt.send_lent(ctx, tag, dst, mem)?,
+        };
+        drop(rt);
         self.count_send()?;
         Ok(loan)
+    }
+
+    /// Waits a while for the receivers of `loans` to confirm them (`Core::await_loans`).
+    pub(crate) fn await_loans(&self, loans: &[&Loan]) -> Result<bool, Error> {
+        Ok(self.inner.rt.lock().await_loans(loans)?)
     }
 
     /// Ends the loan of a `send_lent_on` (its request completes): afterwards nothing

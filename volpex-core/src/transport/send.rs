@@ -23,7 +23,7 @@ use volpex_proto::pull::{DirectWrite, WriteAhead};
 use volpex_proto::wire::stream::Landing;
 
 use super::event_loop::Core;
-use crate::config::{FULL_LOG_TURN, LENT_BYTES_MIN};
+use crate::config::{FULL_LOG_TURN, LENT_BYTES_MIN, LOANS_WAIT};
 use crate::error::Error;
 
 /// Why a send failed.
@@ -126,7 +126,34 @@ impl Core {
         dst: u32,
         mem: &'static [u8],
     ) -> Result<Option<Loan>, SendError> {
-        if mem.len() < LENT_BYTES_MIN || dst == self.me.rank || !self.engine.lends() {
+        let lends = self.engine.lends();
+        self.lend(comm, tag, dst, mem, lends)
+    }
+
+    /// `send_lent` also where replicas regenerate from their siblings' logs (which keep
+    /// every other message for a replay): for a message no replay asks for again, as
+    /// MPI-IO's collective write blocks, which a replaying aggregator replica skips
+    /// (docs/FILES.md "Writes without their bytes"). A lent message every live replica
+    /// of `dst` received leaves the log.
+    pub fn send_lent_unreplayed(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        mem: &'static [u8],
+    ) -> Result<Option<Loan>, SendError> {
+        self.lend(comm, tag, dst, mem, true)
+    }
+
+    fn lend(
+        &mut self,
+        comm: u32,
+        tag: i32,
+        dst: u32,
+        mem: &'static [u8],
+        lends: bool,
+    ) -> Result<Option<Loan>, SendError> {
+        if mem.len() < LENT_BYTES_MIN || dst == self.me.rank || !lends {
             self.send(comm, tag, dst, mem)?;
             return Ok(None);
         }
@@ -167,6 +194,26 @@ impl Core {
             self.turn(Some(LENT_TURN), false)?;
         }
         Ok(copied)
+    }
+
+    /// Waits, turning the loop, until every live replica of their destinations confirmed
+    /// the messages of `loans` (they left the log), for at most `LOANS_WAIT` plus the
+    /// confirmation wait of those still lent: a collective call's end, before it gives
+    /// its loans back (which copies what is still lent then). True when all were.
+    pub fn await_loans(&mut self, loans: &[&Loan]) -> Result<bool, SendError> {
+        let held = |c: &Core| {
+            loans
+                .iter()
+                .filter(|l| c.engine.holds_lent(&l.key))
+                .map(|l| l.len)
+                .sum::<usize>()
+        };
+        let bytes = held(self);
+        if bytes == 0 {
+            return Ok(true);
+        }
+        let until = self.now() + LOANS_WAIT + self.cfg.confirm_wait(bytes);
+        self.poll_until(until, |c| Ok(held(c) == 0))
     }
 
     /// Sends one message from `comm`/`tag` to world rank `dst`. It returns once the

@@ -26,6 +26,7 @@ use super::file::{comm_of, Handle};
 use super::sys;
 use crate::error::{MpiError, Result};
 use crate::handles::class;
+use crate::raw::{self, Loans};
 use crate::state;
 use crate::view::Piece;
 use std::cell::Cell;
@@ -411,7 +412,7 @@ fn exchange_pieces(
     comm: &Communicator,
     blocks: &Communicator,
     round: &Round,
-    data: &[u8],
+    (data, loans): (&[u8], &mut Loans),
     into: &mut Arrived,
     defer: bool,
 ) -> Result<Option<Deferrals>> {
@@ -448,19 +449,20 @@ fn exchange_pieces(
             c => Some((from.post_message_with_tag(DATA_TAG)?, c)),
         });
     }
+    // A block that is a run of the caller's buffer is lent to the transport for the
+    // length of the call (not copied into the sender log: `write`).
     for step in 1..n {
         let to = (me + step) % n;
-        for (dest, block, tag) in [
-            (comm.process_at_rank(to as i32), &round.desc[to][..], TAG),
-            (
-                blocks.process_at_rank(to as i32),
-                round.data_for(to, data),
-                DATA_TAG,
-            ),
-        ] {
-            if !block.is_empty() {
-                dest.send_with_tag(block, tag)?;
-            }
+        if !round.desc[to].is_empty() {
+            comm.process_at_rank(to as i32)
+                .send_with_tag(&round.desc[to][..], TAG)?;
+        }
+        let dest = blocks.process_at_rank(to as i32);
+        match &round.data[to] {
+            Source::Caller(r) if r.is_empty() => {}
+            Source::Caller(r) => loans.send(&dest, r.clone(), DATA_TAG)?,
+            Source::Packed(r) if r.is_empty() => {}
+            Source::Packed(r) => dest.send_with_tag(&round.packed[r.clone()], DATA_TAG)?,
         }
     }
     for step in 1..n {
@@ -772,6 +774,29 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
         return Ok(());
     };
     let mine = with_data(pieces);
+    // The blocks this rank sends from `data` are lent to the transport, not copied into
+    // the sender log, and given back (copied only if some replica of the aggregator
+    // has not confirmed them by then) as the call ends: after every rank learnt that the
+    // aggregators' writes are done, when the aggregators' followers have released them
+    // once their writers reported them applied (docs/FILES.md "Writes without their
+    // bytes"). A replaying aggregator replica skips the blocks of writes reported
+    // applied, so no replay asks for them again.
+    raw::lending(data, |loans| {
+        let done = write_rounds(h, &comm, &plan, &mine, data, loans);
+        let back = loans.give_back();
+        done.and(back)
+    })
+}
+
+/// The rounds of a collective `write` and their outcome, agreed by every rank.
+fn write_rounds(
+    h: &Handle,
+    comm: &Communicator,
+    plan: &Plan,
+    mine: &[(u64, usize, usize)],
+    data: &[u8],
+    loans: &mut Loans,
+) -> Result<()> {
     let me = comm.rank() as usize;
     let mut failure: Option<MpiError> = None;
     // Memory used again every round, and from call to call (fresh buffers cost a page
@@ -790,17 +815,17 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
     // own pieces).
     let mut waiting = Deferred::default();
     for r in 0..plan.rounds {
-        round.build(n, &plan, r, &mine, data);
+        round.build(n, plan, r, mine, data);
         let window = plan.window(me, r);
         let defer = window.0 < window.1 && volpex_files::may_defer(fd);
         if !defer {
             waiting.resolve_all(
-                &Context::new(me, n, &plan, &mine, data),
+                &Context::new(me, n, plan, mine, data),
                 &mut buf,
                 &mut failure,
             )?;
         }
-        let deferred = exchange_pieces(&comm, &blocks, &round, data, &mut arrived, defer)?;
+        let deferred = exchange_pieces(comm, &blocks, &round, (data, loans), &mut arrived, defer)?;
         if window.0 >= window.1 {
             continue;
         }
@@ -826,7 +851,7 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
                     data: std::mem::take(&mut arrived.data),
                 },
             });
-            let cx = Context::new(me, n, &plan, &mine, data);
+            let cx = Context::new(me, n, plan, mine, data);
             while waiting.bytes > DEFERRED_BYTES {
                 waiting.resolve_one(&cx, &mut buf, &mut failure)?;
             }
@@ -840,7 +865,7 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
         }
     }
     waiting.resolve_all(
-        &Context::new(me, n, &plan, &mine, data),
+        &Context::new(me, n, plan, mine, data),
         &mut buf,
         &mut failure,
     )?;
@@ -851,7 +876,7 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
     }
     // Every rank learns whether an aggregator failed (its data was in that write).
     let mine_class = failure.as_ref().map_or(class::SUCCESS, |e| e.class);
-    let all = super::file::agree(&comm, mine_class)?;
+    let all = super::file::agree(comm, mine_class)?;
     match failure {
         Some(e) => Err(e),
         None if all != class::SUCCESS => Err(MpiError::new(all, "an aggregator's write failed")),

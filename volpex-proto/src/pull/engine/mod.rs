@@ -591,7 +591,9 @@ impl Engine {
     /// (an immediate send's buffer): logged without a copy, its DATA frames ask each
     /// receiver to confirm it at once, and it is never retained for a replay. The caller
     /// must `give_back` it before the request completes. Only where no replica
-    /// regenerates from its siblings' logs (`lends`).
+    /// regenerates from its siblings' logs (`lends`), or for a message no replay asks
+    /// for (MPI-IO's collective write blocks: a replaying aggregator replica skips them,
+    /// docs/PROTOCOL.md "Deferred receives").
     pub fn send_lent(
         &mut self,
         now: Duration,
@@ -600,7 +602,6 @@ impl Engine {
         dst: u32,
         payload: Bytes,
     ) -> Result<Key, LogFull> {
-        debug_assert!(self.lends());
         self.append_and_serve(now, (comm, tag, dst), payload, true)
     }
 
