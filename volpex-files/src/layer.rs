@@ -1473,6 +1473,11 @@ pub fn may_defer(fd: c_int) -> bool {
             .is_some_and(|d| !g.sticky.contains_key(&d.file))
 }
 
+/// Whether the layer is on here with `VOLPEX_VERIFY_OUTPUT=1`.
+pub fn verifies() -> bool {
+    shared().is_some_and(|sh| sh.state.lock().cfg.verify)
+}
+
 /// pwrite of `len` bytes at `at` without the bytes, for a replica that gets them only
 /// if it must apply them (`may_defer` said it may): the operation is numbered and
 /// produced as `write` numbers it, and nothing is kept. Returns its number (0: nothing

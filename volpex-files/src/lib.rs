@@ -80,6 +80,12 @@ pub fn may_defer(fd: std::os::raw::c_int) -> bool {
     layer::may_defer(fd)
 }
 
+/// Whether the replicas compare the bytes they write (`VOLPEX_VERIFY_OUTPUT=1`): then
+/// every replica of a rank needs the bytes of its writes, in a replay too.
+pub fn verifies() -> bool {
+    layer::verifies()
+}
+
 /// A write of `len` bytes at `offset` of `fd` made without its bytes, for a replica that
 /// is not its rank's writer (`may_defer`): it counts as the write; returns its number,
 /// which must be given to `resolve` before any other file operation but more such writes.

@@ -1179,7 +1179,8 @@ mod tests {
 /// copies a message some replica of its destination has not confirmed) before
 /// `lending` returns, also when `f` fails or panics. MPI-IO's collective write lends
 /// the caller's buffer this way for the length of the call (`io::aggregate`).
-pub fn lending<R>(mem: &[u8], f: impl FnOnce(&mut Loans) -> R) -> R {
+/// With `lend` false the sends are ordinary ones (copied into the log).
+pub fn lending<R>(mem: &[u8], lend: bool, f: impl FnOnce(&mut Loans) -> R) -> R {
     // SAFETY: the `'static` slice never leaves `Loans` but inside the requests its
     // `send` makes, which it owns; they are completed (the transport reads the memory no
     // more once `give_back` returns) when `loans` is dropped, here at the latest, while
@@ -1187,6 +1188,7 @@ pub fn lending<R>(mem: &[u8], f: impl FnOnce(&mut Loans) -> R) -> R {
     let lent: &'static [u8] = unsafe { std::slice::from_raw_parts(mem.as_ptr(), mem.len()) };
     let mut loans = Loans {
         mem: lent,
+        lend,
         requests: Vec::new(),
     };
     f(&mut loans)
@@ -1195,6 +1197,7 @@ pub fn lending<R>(mem: &[u8], f: impl FnOnce(&mut Loans) -> R) -> R {
 /// The loans of a `lending` call.
 pub struct Loans {
     mem: &'static [u8],
+    lend: bool,
     /// In the order they were made (given back oldest first: their receivers confirm in
     /// that order).
     requests: Vec<volpex::Request<'static>>,
@@ -1213,6 +1216,10 @@ impl Loans {
             .mem
             .get(range)
             .ok_or_else(|| MpiError::new(class::INTERN, "a lent range outside its memory"))?;
+        if !self.lend {
+            to.send_with_tag(part, tag)?;
+            return Ok(());
+        }
         let r = to.immediate_send_lent_unreplayed_with_tag(part, tag)?;
         self.requests.push(r);
         Ok(())
