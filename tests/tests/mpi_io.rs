@@ -246,7 +246,7 @@ fn collective_write_blocks_are_lent_and_replays_skip_them() {
     let prog = ["40", "20", "1024"];
     let (_, expected) = collective_run_with(&["-n", "4", "-r", "1"], &exe, &prog);
     assert_eq!(expected.len(), 40 * 64 * 4096 * 4);
-    let cases: &[(&[&str], Option<(u64, u64)>)] = &[
+    let cases: &[Case] = &[
         (&["-r", "2"], None),
         (&["-r", "2", "--fault", "0.1:kill@0.4"], Some((0, 1))),
         (&["-r", "2", "--fault", "0.0:kill@0.5"], Some((0, 0))),

@@ -1146,34 +1146,6 @@ pub fn long_double_combine(prod: bool, a: &mut [u8; 16], b: &[u8; 16]) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Parts that follow each other become one slice over all of them; parts with a gap
-    /// between them (or out of order) come back as they were.
-    #[test]
-    fn adjacent_parts_become_one_slice() {
-        let mem: &'static mut [u8] = Box::leak(vec![0u8; 12].into_boxed_slice());
-        let (a, rest) = mem.split_at_mut(4);
-        let (b, c) = rest.split_at_mut(4);
-        let one = adjacent(vec![a, b, c]).expect("adjacent");
-        assert_eq!(one.len(), 12);
-        one.copy_from_slice(&[7; 12]);
-
-        let mem: &'static mut [u8] = Box::leak(vec![0u8; 12].into_boxed_slice());
-        let (a, rest) = mem.split_at_mut(4);
-        let (_gap, c) = rest.split_at_mut(4);
-        let back = adjacent(vec![a, c]).expect_err("a gap");
-        assert_eq!(back.iter().map(|p| p.len()).collect::<Vec<_>>(), [4, 4]);
-
-        let mem: &'static mut [u8] = Box::leak(vec![0u8; 8].into_boxed_slice());
-        let (a, b) = mem.split_at_mut(4);
-        assert!(adjacent(vec![b, a]).is_err(), "out of order");
-        assert!(adjacent(Vec::new()).is_err());
-    }
-}
-
 /// Sends of parts of `mem` lent to the transport (not copied into its log) for the
 /// length of `f`: every loan is given back (`Loans::send`'s requests completed, which
 /// copies a message some replica of its destination has not confirmed) before
@@ -1246,5 +1218,33 @@ impl Drop for Loans {
     fn drop(&mut self) {
         // Each request gives its loan back as it is dropped (oldest first).
         self.requests.drain(..).for_each(drop);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parts that follow each other become one slice over all of them; parts with a gap
+    /// between them (or out of order) come back as they were.
+    #[test]
+    fn adjacent_parts_become_one_slice() {
+        let mem: &'static mut [u8] = Box::leak(vec![0u8; 12].into_boxed_slice());
+        let (a, rest) = mem.split_at_mut(4);
+        let (b, c) = rest.split_at_mut(4);
+        let one = adjacent(vec![a, b, c]).expect("adjacent");
+        assert_eq!(one.len(), 12);
+        one.copy_from_slice(&[7; 12]);
+
+        let mem: &'static mut [u8] = Box::leak(vec![0u8; 12].into_boxed_slice());
+        let (a, rest) = mem.split_at_mut(4);
+        let (_gap, c) = rest.split_at_mut(4);
+        let back = adjacent(vec![a, c]).expect_err("a gap");
+        assert_eq!(back.iter().map(|p| p.len()).collect::<Vec<_>>(), [4, 4]);
+
+        let mem: &'static mut [u8] = Box::leak(vec![0u8; 8].into_boxed_slice());
+        let (a, b) = mem.split_at_mut(4);
+        assert!(adjacent(vec![b, a]).is_err(), "out of order");
+        assert!(adjacent(Vec::new()).is_err());
     }
 }
