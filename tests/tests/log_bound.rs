@@ -32,6 +32,23 @@ fn long_run_with_a_tiny_log_completes() {
     assert!(evicted > 0, "the log never filled: {}", small.stderr);
 }
 
+/// A deferred receive dropped without being skipped or fetched (its caller's error
+/// path) releases its message: 64 messages of 256 KiB, each deferred and dropped by its
+/// receiver, pass through a 4 MiB log (`bin/deferred.rs`). A build whose dropped claims
+/// are never released fills the log and its sender waits for ever (checked: the job
+/// hung until killed).
+#[test]
+fn dropped_deferred_receives_release_their_messages() {
+    let r = run(
+        &["-n", "2", "-x", "VOLPEX_LOG_BYTES=4194304"],
+        &bin("deferred"),
+        &["64"],
+        DEADLINE,
+    );
+    assert!(r.ok().contains("deferred: ok 64"), "{}", r.stderr);
+    r.assert_no_leftovers();
+}
+
 /// A broadcast's sends of one buffer share one log copy (`send_each_on`); with a log too
 /// small to hold a large broadcast's messages to all children at once, they go one by
 /// one, and every collective still gives the right result.

@@ -117,26 +117,39 @@ impl PostedMessage {
 /// A message claimed in its stream without being pulled (`Process::defer_message_with_tag`):
 /// the next receive from its sender with its tag gets the message after it. Until it is
 /// skipped or fetched, this replica's watermark for its sender stays below it, so every
-/// replica of the sender keeps it. Dropped without either, it is never released: the
-/// sender's replicas keep it (and all they send on the communicator after it) for the job.
+/// replica of the sender keeps it. Dropped without either (its caller's error path), it
+/// is skipped: else the sender's replicas would keep it, and all they send on the
+/// communicator after it, for the job.
 pub struct DeferredMessage {
     comm: Communicator,
-    key: volpex_proto::message::Key,
+    /// `None` once skipped or fetched.
+    key: Option<volpex_proto::message::Key>,
 }
 
 impl DeferredMessage {
     /// Releases it without its bytes ever coming: it counts as received.
-    pub fn skip(self) {
-        self.comm.skip_deferred(self.key);
+    pub fn skip(mut self) {
+        if let Some(key) = self.key.take() {
+            self.comm.skip_deferred(key);
+        }
     }
 
     /// Pulls it after all, from any live replica of its sender.
-    pub fn fetch(self) -> Result<PostedMessage, Error> {
-        let id = self.comm.post_deferred(self.key)?;
+    pub fn fetch(mut self) -> Result<PostedMessage, Error> {
+        let key = self.key.take().ok_or(Error::RequestCompleted)?;
+        let id = self.comm.post_deferred(key)?;
         Ok(PostedMessage {
-            comm: self.comm,
+            comm: self.comm.clone(),
             id: Some(id),
         })
+    }
+}
+
+impl Drop for DeferredMessage {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            self.comm.skip_deferred(key);
+        }
     }
 }
 
@@ -598,7 +611,7 @@ impl<'a> Process<'a> {
         Communicator::check_tag(tag)?;
         Ok(self.comm.defer(src, tag)?.map(|key| DeferredMessage {
             comm: self.comm.clone(),
-            key,
+            key: Some(key),
         }))
     }
 
