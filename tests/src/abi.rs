@@ -256,12 +256,7 @@ pub fn checkpoint_survives_two_losses(exe: &Path) -> Run {
         .collect();
     let expect: Vec<String> = (1..=15).map(|i| format!("iteration {}", i * 10)).collect();
     assert_eq!(printed, expect, "each line once, in order\n{out}");
-    let procs = r
-        .report
-        .as_ref()
-        .and_then(|j| j["processes"].as_array())
-        .cloned()
-        .unwrap_or_default();
+    let procs = r.processes();
     for (rank, replica) in [(1, 0), (0, 1)] {
         let from: Vec<&str> = procs
             .iter()

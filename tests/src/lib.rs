@@ -125,6 +125,15 @@ impl Run {
             .unwrap_or_default()
     }
 
+    /// The `--report`'s processes (every incarnation of every replica).
+    pub fn processes(&self) -> Vec<&serde_json::Value> {
+        self.report
+            .as_ref()
+            .and_then(|r| r["processes"].as_array())
+            .map(|ps| ps.iter().collect())
+            .unwrap_or_default()
+    }
+
     /// The `regen` program's lines (`regen: rank R ...`), each rank's in the order it
     /// printed them, ranks in order (they interleave at will), and its result line.
     pub fn regen_lines(&self) -> Vec<String> {

@@ -105,7 +105,8 @@ fn compare_collectives_with_open_mpi_has_the_promised_csv() {
     let mut lines = stdout.lines();
     assert_eq!(
         lines.next(),
-        Some("op,size_bytes,volpex_us,openmpi_us,ratio")
+        Some("op,size_bytes,volpex_us,openmpi_us,ratio,openmpi-sm_us,openmpi-sm_ratio"),
+        "Open MPI over TCP and its shared memory, both by default"
     );
     let rows: Vec<&str> = lines.collect();
     assert_eq!(
@@ -113,6 +114,14 @@ fn compare_collectives_with_open_mpi_has_the_promised_csv() {
         12,
         "3 operations x sizes 8, 32, 128, 512: {rows:?}"
     );
+    for r in &rows {
+        let fields: Vec<&str> = r.split(',').collect();
+        assert_eq!(fields.len(), 7, "{r}");
+        for f in &fields[2..] {
+            let x: f64 = f.parse().unwrap_or(-1.0);
+            assert!(x > 0.0, "{r}");
+        }
+    }
     for op in ["allreduce", "broadcast", "alltoall"] {
         assert_eq!(rows.iter().filter(|r| r.starts_with(op)).count(), 4);
     }
@@ -249,7 +258,12 @@ fn compare_npb_runs_the_official_code_over_open_mpi_and_over_volpex() {
     let stdout = volpex_bench(
         Command::new(bin("volpex-bench"))
             .args(["compare", "npb", "--class", "S", "--np", "1", "--runs", "1"])
-            .args(["--benches", "ep,is", "--csv", "--npb-src"])
+            .args(["--benches", "ep,is", "--csv"])
+            .args([
+                "--sides",
+                "openmpi,openmpi-sm,volpex,volpex-official",
+                "--npb-src",
+            ])
             .arg(&npb)
             .arg("--build-dir")
             .arg(&build.0),
@@ -258,22 +272,25 @@ fn compare_npb_runs_the_official_code_over_open_mpi_and_over_volpex() {
     assert_eq!(
         lines.next(),
         Some(
-            "bench,class,np,openmpi_s,openmpi_verified,volpex_s,volpex_verified,\
-             volpex-official_s,volpex-official_verified,volpex_ratio,volpex_paired,\
-             volpex_best,volpex-official_ratio,volpex-official_paired,volpex-official_best"
+            "bench,class,np,openmpi_s,openmpi_verified,openmpi-sm_s,openmpi-sm_verified,\
+             volpex_s,volpex_verified,volpex-official_s,volpex-official_verified,\
+             openmpi-sm_ratio,openmpi-sm_paired,openmpi-sm_best,\
+             volpex_ratio,volpex_paired,volpex_best,\
+             volpex-official_ratio,volpex-official_paired,volpex-official_best"
         )
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 2, "{stdout}");
     for (row, bench) in rows.iter().zip(["ep", "is"]) {
         assert_eq!(&row[..3], [bench, "S", "1"], "{stdout}");
-        // Each side ran and verified.
-        assert_eq!([row[4], row[6], row[8]], ["yes"; 3], "{stdout}");
+        // Each side ran and verified (Open MPI's two transports, ours, the official
+        // code through our wrappers).
+        assert_eq!([row[4], row[6], row[8], row[10]], ["yes"; 4], "{stdout}");
     }
     // EP runs long enough to print a time and a rate on every side (IS class S may print
-    // 0.00 s and no rate, and then has no ratio): all six ratios are there.
+    // 0.00 s and no rate, and then has no ratio): all nine ratios are there.
     assert!(
-        rows[0][9..15]
+        rows[0][11..20]
             .iter()
             .all(|r| r.parse::<f64>().is_ok_and(|r| r > 0.0)),
         "{stdout}"
@@ -410,4 +427,103 @@ fn compare_osu_runs_one_sided_benchmarks_under_open_mpi_and_volpex() {
             "every side measured, three ratios: {stdout}"
         );
     }
+}
+
+/// A stand-in for HPCG (HPCG's code is never part of this repository), in HPCG's layout
+/// (`src/*.cpp`, `main.cpp` among them): it takes HPCG's options, sums over the ranks and
+/// writes HPCG's report, valid with a rating of 1.5 + nx / 1000, or invalid when told to.
+const HPCG_STAND_IN: &[(&str, &str)] = &[
+    (
+        "src/rating.cpp",
+        "double rating(int nx) { return 1.5 + nx / 1000.0; }\n",
+    ),
+    (
+        "src/main.cpp",
+        r##"#include <mpi.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+double rating(int nx);
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, nx = 0, rt = -1, one = 1, ranks = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strncmp(argv[i], "--nx=", 5)) nx = atoi(argv[i] + 5);
+        if (!strncmp(argv[i], "--rt=", 5)) rt = atoi(argv[i] + 5);
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Allreduce(&one, &ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        FILE *f = fopen("HPCG-Benchmark_3.1_2026-12-07_12-00-00.txt", "w");
+        fprintf(f, "HPCG-Benchmark\nversion=3.1\nMachine Summary::Distributed Processes=%d\n", ranks);
+        fprintf(f, "Final Summary=\n");
+        if (getenv("HPCG_STAND_IN_INVALID") || rt < 0)
+            fprintf(f, "Final Summary::HPCG result is=INVALID.\n");
+        else
+            fprintf(f, "Final Summary::HPCG result is VALID with a GFLOP/s rating of=%g\n", rating(nx));
+        fclose(f);
+    }
+    MPI_Finalize();
+    return 0;
+}
+"##,
+    ),
+];
+
+/// `compare hpcg` builds HPCG with both compilers out of its source tree, runs it on every
+/// side and reports each valid run's rating; a run HPCG calls invalid is an error, never
+/// a figure.
+#[test]
+fn compare_hpcg_builds_both_sides_and_reports_only_valid_ratings() {
+    if !volpex_tests::prerequisite(volpex_tests::has_command("mpicxx"), "Open MPI (mpicxx)") {
+        return;
+    }
+    let hpcg = volpex_tests::abi::TempDir::new("compare-hpcg");
+    let src = hpcg.0.join("hpcg");
+    std::fs::create_dir_all(src.join("src")).expect("mkdir");
+    for (name, text) in HPCG_STAND_IN {
+        std::fs::write(src.join(name), text).expect("write stand-in");
+    }
+    let build = hpcg.0.join("build");
+    let compare = || {
+        let mut c = Command::new(bin("volpex-bench"));
+        c.args(["compare", "hpcg", "--rounds", "2", "--csv", "-n", "2"])
+            .args(["--local", "24", "--rt", "1"])
+            .args(["--sides", "openmpi-sm,openmpi-tcp,volpex,volpex-tcp"])
+            .arg("--hpcg-dir")
+            .arg(&src)
+            .arg("--build-dir")
+            .arg(&build);
+        c
+    };
+    let stdout = volpex_bench(&mut compare());
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[..5],
+        [
+            "side,gflops,ratio",
+            "openmpi-sm,1.5240,1.000",
+            "openmpi-tcp,1.5240,1.000",
+            "volpex,1.5240,1.000",
+            "volpex-tcp,1.5240,1.000",
+        ],
+        "{stdout}"
+    );
+    assert_eq!(lines[5], "run,side,gflops", "{stdout}");
+    assert_eq!(lines.len(), 6 + 2 * 4, "two rounds of four sides: {stdout}");
+    for toolchain in ["openmpi", "volpex"] {
+        assert!(build.join(toolchain).join("xhpcg").is_file(), "{toolchain}");
+    }
+    assert!(
+        !src.join("xhpcg").exists() && !src.join("src/main.o").exists(),
+        "nothing written into HPCG's source"
+    );
+    // An invalid run gives no figure: the comparison fails and says why.
+    let out = compare()
+        .env("HPCG_STAND_IN_INVALID", "1")
+        .output()
+        .expect("run volpex-bench");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("INVALID"), "{stderr}");
 }

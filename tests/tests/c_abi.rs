@@ -476,3 +476,46 @@ fn mpix_checkpoint_restores_a_regenerated_c_replica() {
     let r = volpex_tests::abi::checkpoint_survives_two_losses(&exe);
     assert!(r.stderr.contains("restored at iteration"), "{}", r.stderr);
 }
+
+/// A passive target at `-r 2` lends its gets' answers to its log straight from the
+/// window (`rma::passive`'s `Loans`) and changes the window after each (`rma_lent.c`);
+/// origin replica 0.1 is killed mid-run and regenerated, and its new incarnation replays
+/// every get from the start, pulling the answers from the target's retained log entries
+/// long after the window changed: each must hold the bytes of its round (the program
+/// checks every byte, and exits 1 on a wrong one), so the target must have copied each
+/// lent answer before changing the window. Failed without the copy (`Loans::take_back`
+/// skipped): the new incarnation got a later round's bytes.
+#[test]
+fn a_replayed_origin_gets_what_the_window_held() {
+    let dir = TempDir::new("rma_lent");
+    let exe = compile_c(&dir, "rma_lent");
+    let args = ["60", "10"];
+    let reference = first_line(&job(&["-n", "2", "-r", "1"], &exe, &args), "rma_lent");
+    let r = run(
+        &["-n", "2", "-r", "2", "--fault", "0.1:kill@0.3"],
+        &exe,
+        &args,
+        DEADLINE,
+    );
+    r.assert_no_leftovers();
+    assert_eq!(first_line(r.ok(), "rma_lent"), reference, "{}", r.stderr);
+    assert!(
+        r.killed(0, 1),
+        "the kill landed while the job ran\n{}",
+        r.stderr
+    );
+    let replayed: Vec<&serde_json::Value> = r
+        .processes()
+        .into_iter()
+        .filter(|p| p["rank"] == 0 && p["replica"] == 1 && p["incarnation"] != 0)
+        .collect();
+    // Caught up: it replayed (and checked) every get made before it started.
+    assert!(
+        !replayed.is_empty()
+            && replayed
+                .iter()
+                .all(|p| p["caught_up_after_s"].is_number() && p["state"] != "failed"),
+        "0.1's new incarnation caught up: {replayed:?}\n{}",
+        r.stderr
+    );
+}

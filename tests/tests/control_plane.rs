@@ -120,9 +120,10 @@ fn failovers_after_a_stop_are_counted() {
 /// thread each and a bounded number of descriptors; the job is undisturbed.
 #[test]
 fn idle_and_half_handshake_connections_are_bounded() {
-    // The job lasts about 6 s: long enough to outlive 300 connections made under load (a
-    // connect that finds the backlog full waits a second for its SYN's retry).
-    let args = &["--rounds", "1200", "--work-ms", "5", "--payload", "256"];
+    // The job lasts about 12 s: long enough to outlive 300 connections made under load (a
+    // connect that finds the backlog full waits a second for its SYN's retry; under a
+    // whole test run's load 6 s ended after 249 of them).
+    let args = &["--rounds", "2400", "--work-ms", "5", "--payload", "256"];
     let reference = run(&["-n", "2", "-r", "2"], &example("ring"), args, DEADLINE);
     let expect = reference.ok().to_string();
 

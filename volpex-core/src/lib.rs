@@ -88,6 +88,10 @@ mod config;
 mod env;
 mod transport;
 
+/// A message whose payload is memory the caller lent to the log
+/// (`Process::send_lent_until_changed_with_tag`).
+pub use transport::Loan;
+
 /// Memory processes on one host share by load and store (MPI_Win_allocate_shared).
 pub use transport::shared;
 

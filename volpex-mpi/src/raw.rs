@@ -952,6 +952,27 @@ pub unsafe fn window_memory(base: usize, size: usize) -> Result<&'static mut [u8
     Ok(unsafe { std::slice::from_raw_parts_mut(base as *mut u8, size) })
 }
 
+/// A window's one block of memory (`window_memory`: MPI_Win_create's or
+/// MPI_Win_allocate's), whose pieces may be lent to the log (`Window::lend`).
+pub struct Block(pub &'static mut [u8]);
+
+impl crate::window::Window for Block {
+    fn piece(&mut self, off: u64, len: u64) -> Result<&mut [u8]> {
+        self.0.piece(off, len)
+    }
+
+    fn lend(&mut self, off: u64, len: u64) -> Result<Option<&'static [u8]>> {
+        let p = self.0.piece(off, len)?;
+        // SAFETY: the bytes are the window's memory, valid until MPI_Win_free
+        // (`window_memory`'s contract); `Window::lend`'s caller takes the loan back before
+        // anything may change them and before the window is freed, so nothing writes
+        // them while this view lives.
+        Ok(Some(unsafe {
+            std::slice::from_raw_parts(p.as_ptr(), p.len())
+        }))
+    }
+}
+
 /// The memory attached to a dynamic window, as a one-sided operation's target sees it:
 /// (window address, address, bytes) per region (`rma::object::attached`).
 pub struct Attached(pub Vec<(u64, usize, usize)>);

@@ -217,4 +217,13 @@ impl Access<'_> {
 pub trait Window {
     /// The `len` bytes at `off`: MPI_ERR_RMA_RANGE where they are not the window's.
     fn piece(&mut self, off: u64, len: u64) -> crate::error::Result<&mut [u8]>;
+
+    /// The `len` bytes at `off` to lend to the log (a get's answer, `rma::passive`'s
+    /// `Loans`), where the window is one block of memory only this process stores into;
+    /// `None` otherwise. The caller must take the loan back before anything may change
+    /// those bytes (a request or epoch that writes the window, the program's own stores
+    /// once the MPI call returns) and before the window is freed.
+    fn lend(&mut self, _off: u64, _len: u64) -> crate::error::Result<Option<&'static [u8]>> {
+        Ok(None)
+    }
 }

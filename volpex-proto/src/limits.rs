@@ -62,6 +62,11 @@ pub const LATE_PULL: Duration = Duration::from_micros(50);
 /// Payloads smaller than this come from the ordinary allocator, larger ones from
 /// `message::pool`.
 pub const POOLED_BYTES_MIN: usize = 64 << 10;
+/// Payloads of at most this many bytes are copied (`message::pool::copy`) into one
+/// allocation with their reference count, so that handing the copy to a frame does not
+/// allocate again (an 8-byte message's log entry and its DATA frame: one allocation,
+/// not two).
+pub const INLINE_PAYLOAD_BYTES_MAX: usize = 64;
 /// Most bytes `message::pool` keeps.
 pub const POOL_BYTES_MAX: usize = 256 << 20;
 

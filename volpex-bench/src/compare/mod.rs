@@ -1,8 +1,8 @@
-//! Side-by-side runs: the same benchmark under Volpex and under Open MPI over TCP (for
-//! ping-pong also Open MPI's shared memory and Volpex over TCP; for OSU's one-sided
-//! programs Volpex at several replica counts), alternating, several rounds, medians per
-//! message size.
+//! Side-by-side runs: the same benchmark under Volpex and under Open MPI over TCP and its
+//! shared memory (for ping-pong and HPCG also Volpex over TCP; for OSU's one-sided
+//! programs Volpex at several replica counts), alternating, several rounds, medians.
 
+mod hpcg;
 mod npb;
 mod npb_ref;
 mod osu;
@@ -32,6 +32,9 @@ pub enum What {
     /// OSU micro-benchmarks' one-sided programs (the user's OSU source directory) under
     /// Open MPI over TCP (`osc pt2pt`) and under volpexrun over TCP at each replica count.
     Osu(osu::Args),
+    /// HPCG (the user's HPCG source directory) built with mpicxx and with volpexcxx, under
+    /// Open MPI's shared memory and TCP and under volpexrun: GFLOP/s of the valid runs.
+    Hpcg(hpcg::Args),
 }
 
 /// One way of running a benchmark: a column of the comparison tables.
@@ -40,6 +43,10 @@ pub enum Side {
     /// The official or C program under Open MPI's mpirun over TCP.
     #[value(name = "openmpi")]
     OpenMpi,
+    /// The same under Open MPI's default transport on one host, shared memory
+    /// (`--mca btl self,vader`).
+    #[value(name = "openmpi-sm")]
+    OpenMpiSm,
     /// Our Rust program under volpexrun, one replica per rank.
     #[value(name = "volpex")]
     Volpex,
@@ -54,8 +61,18 @@ impl Side {
     pub fn name(self) -> &'static str {
         match self {
             Side::OpenMpi => "openmpi",
+            Side::OpenMpiSm => "openmpi-sm",
             Side::Volpex => "volpex",
             Side::VolpexOfficial => "volpex-official",
+        }
+    }
+
+    /// Open MPI's transport, for the sides that run under Open MPI.
+    fn btl(self) -> Option<Btl> {
+        match self {
+            Side::OpenMpi => Some(Btl::Tcp),
+            Side::OpenMpiSm => Some(Btl::Sm),
+            Side::Volpex | Side::VolpexOfficial => None,
         }
     }
 }
@@ -72,9 +89,16 @@ pub struct CollectiveArgs {
     /// Runs of each side, alternating; the medians are reported.
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
-    /// Print CSV: op,size_bytes,volpex_us,openmpi_us,ratio.
+    /// Print CSV: op,size_bytes,volpex_us,openmpi_us,ratio, then for Open MPI's shared
+    /// memory side (when `--openmpi` names it) openmpi-sm_us,openmpi-sm_ratio.
     #[arg(long)]
     pub csv: bool,
+    /// Open MPI's transports, a side each, comma-separated: tcp (over loopback, as
+    /// between hosts; its column is `openmpi`), sm (its default on one host, shared
+    /// memory; `openmpi-sm`).
+    #[arg(long = "openmpi", value_enum, value_delimiter = ',',
+          default_values_t = [OpenMpiBtl::Tcp, OpenMpiBtl::Sm])]
+    pub openmpi: Vec<OpenMpiBtl>,
     /// Largest size in bytes.
     #[arg(long, default_value_t = 1 << 20)]
     pub max_bytes: usize,
@@ -89,8 +113,47 @@ pub struct CollectiveArgs {
     pub ops: Vec<String>,
 }
 
-/// Header of `compare collectives --csv` output.
-pub const COLLECTIVES_CSV_HEADER: &str = "op,size_bytes,volpex_us,openmpi_us,ratio";
+/// An Open MPI side of `compare collectives`, by its transport.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMpiBtl {
+    /// TCP on loopback (`--mca btl self,tcp`).
+    #[value(name = "tcp")]
+    Tcp,
+    /// Shared memory (`--mca btl self,vader`).
+    #[value(name = "sm")]
+    Sm,
+}
+
+impl OpenMpiBtl {
+    fn btl(self) -> Btl {
+        match self {
+            OpenMpiBtl::Tcp => Btl::Tcp,
+            OpenMpiBtl::Sm => Btl::Sm,
+        }
+    }
+
+    /// Its columns' name (`openmpi` for TCP, as before there was a second side).
+    fn name(self) -> &'static str {
+        match self {
+            OpenMpiBtl::Tcp => "openmpi",
+            OpenMpiBtl::Sm => "openmpi-sm",
+        }
+    }
+}
+
+/// Header of `compare collectives --csv` output: Volpex and Open MPI over TCP, then a
+/// time and a ratio for each further Open MPI side.
+fn collectives_csv_header(sides: &[OpenMpiBtl]) -> String {
+    let mut h = String::from("op,size_bytes,volpex_us");
+    for (i, s) in sides.iter().enumerate() {
+        if i == 0 {
+            h.push_str(&format!(",{}_us,ratio", s.name()));
+        } else {
+            h.push_str(&format!(",{0}_us,{0}_ratio", s.name()));
+        }
+    }
+    h
+}
 
 /// Comparison options.
 #[derive(clap::Args, Debug)]
@@ -123,21 +186,22 @@ pub struct Args {
     pub svg: Option<PathBuf>,
 }
 
-/// A column of `compare pingpong`: a library and the transport it uses on one host.
+/// A column of `compare pingpong` and `compare hpcg`: a library and the transport it uses
+/// on one host.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PingSide {
-    /// `volpex-bench pingpong` under volpexrun as users run it: shared memory between
-    /// processes on one host (docs/SHM.md).
+    /// The program under volpexrun as users run it (`volpex-bench pingpong`, HPCG built
+    /// with volpexcxx): shared memory between processes on one host (docs/SHM.md).
     #[value(name = "volpex")]
     Volpex,
     /// The same with `VOLPEX_SHM=0`: TCP on loopback, as between two hosts.
     #[value(name = "volpex-tcp")]
     VolpexTcp,
-    /// `c/pingpong.c` under Open MPI's default transport on one host, shared memory
-    /// (`--mca btl self,vader`).
+    /// The program built with Open MPI (`c/pingpong.c`, HPCG built with mpicxx) under its
+    /// default transport on one host, shared memory (`--mca btl self,vader`).
     #[value(name = "openmpi-sm")]
     OpenMpiSm,
-    /// `c/pingpong.c` under Open MPI over TCP on loopback (`--mca btl self,tcp`).
+    /// The same under Open MPI over TCP on loopback (`--mca btl self,tcp`).
     #[value(name = "openmpi-tcp")]
     OpenMpiTcp,
 }
@@ -180,6 +244,34 @@ impl Btl {
     }
 }
 
+/// The cargo target directory this program runs from (the parent of its `release` or
+/// `debug` directory; else its own directory), where reference builds go.
+fn target_dir() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = exe
+        .parent()
+        .ok_or("the executable has no directory")?
+        .to_path_buf();
+    Ok(match dir.file_name().and_then(|n| n.to_str()) {
+        Some("release" | "debug") => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
+        _ => dir,
+    })
+}
+
+/// `items` in their order, each once; `Err(empty)` when there is none.
+fn distinct<T: PartialEq + Copy>(items: &[T], empty: &str) -> Result<Vec<T>, String> {
+    let mut out: Vec<T> = Vec::new();
+    for s in items {
+        if !out.contains(s) {
+            out.push(*s);
+        }
+    }
+    if out.is_empty() {
+        return Err(empty.into());
+    }
+    Ok(out)
+}
+
 /// Removes a directory when dropped.
 struct TempDir(PathBuf);
 
@@ -209,10 +301,10 @@ fn c_dir() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("c"))
 }
 
-/// `mpirun -n NP` over TCP on loopback, with `--oversubscribe --bind-to
-/// core:overload-allowed` only when `np` exceeds this machine's CPUs (so Open MPI keeps
-/// its default binding otherwise), and Open MPI's own `--timeout`.
-fn mpirun_command(mpirun: &Path, np: u32, timeout_s: u64) -> Command {
+/// `mpirun -n NP` over `btl`, with `--oversubscribe --bind-to core:overload-allowed`
+/// only when `np` exceeds this machine's CPUs (so Open MPI keeps its default binding
+/// otherwise), and Open MPI's own `--timeout`.
+fn mpirun_command(mpirun: &Path, btl: Btl, np: u32, timeout_s: u64) -> Command {
     let mut cmd = Command::new(mpirun);
     if nix::unistd::geteuid().is_root() {
         cmd.arg("--allow-run-as-root");
@@ -224,7 +316,7 @@ fn mpirun_command(mpirun: &Path, np: u32, timeout_s: u64) -> Command {
         // where the processes land (NPB IS class A 0.11 or 0.17 s).
         cmd.args(["--oversubscribe", "--bind-to", "core:overload-allowed"]);
     }
-    cmd.args(Btl::Tcp.args())
+    cmd.args(btl.args())
         .args(["--timeout", &timeout_s.to_string()])
         .args(["-n", &np.to_string()]);
     cmd
@@ -406,19 +498,12 @@ pub fn run(what: &What) -> Result<(), String> {
         What::Npb(a) => npb::run(a),
         What::Overlap(a) => overlap::run(a),
         What::Osu(a) => osu::run(a),
+        What::Hpcg(a) => hpcg::run(a),
     }
 }
 
 fn pingpong(a: &Args) -> Result<(), String> {
-    let mut sides: Vec<PingSide> = Vec::new();
-    for s in &a.sides {
-        if !sides.contains(s) {
-            sides.push(*s);
-        }
-    }
-    if sides.is_empty() {
-        return Err("--sides names no side".into());
-    }
+    let sides = distinct(&a.sides, "--sides names no side")?;
     let h = Harness::new("pingpong.c")?;
     let common = [
         "--csv".to_string(),
@@ -522,6 +607,7 @@ fn parse_ops(out: &str) -> Vec<((String, usize), f64)> {
 }
 
 fn collectives(a: &CollectiveArgs) -> Result<(), String> {
+    let openmpi = distinct(&a.openmpi, "--openmpi names no transport")?;
     let h = Harness::new("collectives.c")?;
     let common = [
         "--csv".to_string(),
@@ -534,56 +620,78 @@ fn collectives(a: &CollectiveArgs) -> Result<(), String> {
         "--ops".to_string(),
         a.ops.join(","),
     ];
-    let mut volpex: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
-    let mut ompi: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
+    // Side 0 is Volpex, side k > 0 is openmpi[k - 1]; per side, per (op, size), the time
+    // of each round.
+    let sides = 1 + openmpi.len();
+    let mut times: Vec<BTreeMap<(String, usize), Vec<f64>>> = vec![BTreeMap::new(); sides];
     let rounds = a.rounds.max(1);
     eprintln!("volpex-bench: load average at start: {}", load_average());
     for round in 1..=rounds {
-        // Alternate which side goes first, so a trend in the machine's load does not
-        // favour one of them.
-        for side in if round % 2 == 1 { [0, 1] } else { [1, 0] } {
-            if side == 0 {
-                eprintln!("volpex-bench: round {round}/{rounds}: Open MPI");
-                for (k, t) in parse_ops(&h.openmpi(Btl::Tcp, a.ranks, &common)?) {
-                    ompi.entry(k).or_default().push(t);
-                }
-            } else {
+        // The order turns each round, so a trend in the machine's load favours no side.
+        for k in (0..sides).map(|i| (i + round - 1) % sides) {
+            let out = if k == 0 {
                 eprintln!(
                     "volpex-bench: round {round}/{rounds}: Volpex r={}",
                     a.replicas
                 );
-                for (k, t) in
-                    parse_ops(&h.volpex(a.ranks, a.replicas, true, "collectives", &common)?)
-                {
-                    volpex.entry(k).or_default().push(t);
-                }
+                h.volpex(a.ranks, a.replicas, true, "collectives", &common)?
+            } else {
+                let o = openmpi[k - 1];
+                eprintln!("volpex-bench: round {round}/{rounds}: {}", o.name());
+                h.openmpi(o.btl(), a.ranks, &common)?
+            };
+            for (key, t) in parse_ops(&out) {
+                times[k].entry(key).or_default().push(t);
             }
         }
     }
     eprintln!("volpex-bench: load average at end: {}", load_average());
     if a.csv {
-        println!("{COLLECTIVES_CSV_HEADER}");
+        println!("{}", collectives_csv_header(&openmpi));
     } else {
-        // `ratio` is of the medians; `paired` the median of each round's ratio (the two
-        // sides of a round ran one right after the other, under about the same load).
-        println!(
-            "{:<10} {:>10} {:>12} {:>12} {:>8} {:>8}",
-            "op", "bytes", "volpex_us", "openmpi_us", "ratio", "paired"
-        );
+        // `x NAME` is the ratio of the medians; `paired` the median of each round's ratio
+        // (the sides of a round ran one right after the other, under about the same
+        // load).
+        let mut line = format!("{:<10} {:>10} {:>12}", "op", "bytes", "volpex_us");
+        for o in &openmpi {
+            line.push_str(&format!(" {:>14}", format!("{}_us", o.name())));
+        }
+        for o in &openmpi {
+            line.push_str(&format!(
+                " {:>12} {:>8}",
+                format!("x {}", o.name()),
+                "paired"
+            ));
+        }
+        println!("{line}");
     }
+    let volpex = std::mem::take(&mut times[0]);
     for ((op, size), v) in volpex {
-        let Some(o) = ompi.remove(&(op.clone(), size)) else {
+        let others: Option<Vec<Vec<f64>>> = times[1..]
+            .iter_mut()
+            .map(|m| m.remove(&(op.clone(), size)))
+            .collect();
+        let Some(others) = others else {
             continue;
         };
-        let paired = median(v.iter().zip(&o).map(|(v, o)| v / o).collect());
-        let (v, o) = (median(v), median(o));
+        let v_med = median(v.clone());
+        let meds: Vec<f64> = others.iter().map(|o| median(o.clone())).collect();
         if a.csv {
-            println!("{op},{size},{v:.3},{o:.3},{:.3}", v / o);
+            let mut row = format!("{op},{size},{v_med:.3}");
+            for o in &meds {
+                row.push_str(&format!(",{o:.3},{:.3}", v_med / o));
+            }
+            println!("{row}");
         } else {
-            println!(
-                "{op:<10} {size:>10} {v:>12.3} {o:>12.3} {:>8.2} {paired:>8.2}",
-                v / o
-            );
+            let mut line = format!("{op:<10} {size:>10} {v_med:>12.3}");
+            for o in &meds {
+                line.push_str(&format!(" {o:>14.3}"));
+            }
+            for (o, med) in others.iter().zip(&meds) {
+                let paired = median(v.iter().zip(o).map(|(v, o)| v / o).collect());
+                line.push_str(&format!(" {:>12.2} {paired:>8.2}", v_med / med));
+            }
+            println!("{line}");
         }
     }
     Ok(())
@@ -592,6 +700,22 @@ fn collectives(a: &CollectiveArgs) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn collectives_csv_keeps_its_first_columns_and_adds_a_pair_per_side() {
+        assert_eq!(
+            collectives_csv_header(&[OpenMpiBtl::Tcp]),
+            "op,size_bytes,volpex_us,openmpi_us,ratio"
+        );
+        assert_eq!(
+            collectives_csv_header(&[OpenMpiBtl::Tcp, OpenMpiBtl::Sm]),
+            "op,size_bytes,volpex_us,openmpi_us,ratio,openmpi-sm_us,openmpi-sm_ratio"
+        );
+        assert_eq!(
+            collectives_csv_header(&[OpenMpiBtl::Sm]),
+            "op,size_bytes,volpex_us,openmpi-sm_us,ratio"
+        );
+    }
 
     #[test]
     fn parses_only_csv_rows() {

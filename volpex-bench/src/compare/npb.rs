@@ -19,7 +19,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::npb_ref::{RefBuild, Toolchain};
-use super::{mpirun_command, run_bounded, Side};
+use super::{mpirun_command, run_bounded, Btl, Side};
 use crate::npb::parse_report;
 
 /// The benchmarks, in the order of the table (kernels, then pseudo-applications).
@@ -43,7 +43,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = BENCHES.map(String::from))]
     pub benches: Vec<String>,
     /// Sides, comma-separated, in column order; ratios are to the first: openmpi (the
-    /// official code under Open MPI's mpirun over TCP), volpex (our ports under
+    /// official code under Open MPI's mpirun over TCP), openmpi-sm (the same over Open
+    /// MPI's default transport on one host, shared memory), volpex (our ports under
     /// volpexrun), volpex-official (the official code built with volpexf90 and volpexcc,
     /// under volpexrun).
     #[arg(
@@ -373,25 +374,14 @@ fn default_src() -> PathBuf {
         })
 }
 
-/// The default build root: `npb-ref` in the cargo target directory (the parent of the
-/// `release` or `debug` directory this program runs from).
-fn default_build_root() -> Result<PathBuf, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let dir = exe
-        .parent()
-        .ok_or("the executable has no directory")?
-        .to_path_buf();
-    let target = match dir.file_name().and_then(|n| n.to_str()) {
-        Some("release" | "debug") => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
-        _ => dir,
-    };
-    Ok(target.join("npb-ref"))
-}
-
 /// How to run one side.
 enum Runner {
-    /// Official binaries under mpirun.
-    OpenMpi { mpirun: PathBuf, build: RefBuild },
+    /// Official binaries under mpirun, over `btl`.
+    OpenMpi {
+        mpirun: PathBuf,
+        btl: Btl,
+        build: RefBuild,
+    },
     /// Our npb binary under volpexrun.
     Volpex { vrun: PathBuf, npb: PathBuf },
     /// Official binaries built with our wrappers, under volpexrun.
@@ -401,8 +391,8 @@ enum Runner {
 impl Runner {
     fn command(&self, bench: &str, class: &str, np: u32, timeout: u64) -> Command {
         match self {
-            Runner::OpenMpi { mpirun, build } => {
-                let mut cmd = mpirun_command(mpirun, np, timeout);
+            Runner::OpenMpi { mpirun, btl, build } => {
+                let mut cmd = mpirun_command(mpirun, *btl, np, timeout);
                 cmd.arg(build.binary(bench));
                 cmd
             }
@@ -439,7 +429,7 @@ fn official_build(
     let src = a.npb_src.clone().unwrap_or_else(default_src);
     let root = match &a.build_dir {
         Some(d) => d.clone(),
-        None => default_build_root()?,
+        None => super::target_dir()?.join("npb-ref"),
     };
     let build = RefBuild::prepare(&src, &root, tc, class)?;
     for &(b, _) in jobs {
@@ -487,7 +477,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     let mut runners = Vec::new();
     for side in &a.sides {
         runners.push(match side {
-            Side::OpenMpi => {
+            Side::OpenMpi | Side::OpenMpiSm => {
                 let tc = match Toolchain::open_mpi() {
                     Ok(tc) => tc,
                     Err(why) => {
@@ -502,7 +492,8 @@ pub fn run(a: &Args) -> Result<(), String> {
                     return Ok(());
                 };
                 let build = official_build(a, &tc, &class, &benches, &jobs)?;
-                Runner::OpenMpi { mpirun, build }
+                let btl = side.btl().unwrap_or(Btl::Tcp);
+                Runner::OpenMpi { mpirun, btl, build }
             }
             Side::Volpex => Runner::Volpex {
                 vrun: crate::runs::volpexrun()?,

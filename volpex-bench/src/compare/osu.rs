@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use super::{load_average, mpirun_command, run_bounded, run_capture, TempDir};
+use super::{load_average, mpirun_command, run_bounded, run_capture, Btl, TempDir};
 use crate::runs::{median, on_path, volpexrun};
 
 /// `compare osu` options.
@@ -236,7 +236,7 @@ pub fn run(a: &Args) -> Result<(), String> {
                 );
                 let mut cmd = match col {
                     Column::OpenMpi => {
-                        let mut c = mpirun_command(&mpirun, 2, a.timeout);
+                        let mut c = mpirun_command(&mpirun, Btl::Tcp, 2, a.timeout);
                         c.args(["--mca", "osc", "pt2pt"]).arg(binary(b, "openmpi"));
                         c
                     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use super::{mpirun_command, run_bounded, Side, TempDir};
+use super::{mpirun_command, run_bounded, Btl, Side, TempDir};
 use crate::overlap::{Part, DEFAULT_COMPUTE_US, DEFAULT_MESSAGES, DEFAULT_SIZES};
 
 /// `compare overlap` options.
@@ -22,7 +22,8 @@ pub struct Args {
     #[arg(long)]
     pub csv: bool,
     /// Sides, comma-separated, in column order; ratios are to the first: openmpi (the C
-    /// twin under Open MPI), volpex (this program under volpexrun), volpex-official (the
+    /// twin under Open MPI over TCP), openmpi-sm (the same over Open MPI's shared
+    /// memory), volpex (this program under volpexrun), volpex-official (the
     /// C twin built with volpexcc, under volpexrun).
     #[arg(long, value_delimiter = ',', default_value = "openmpi,volpex")]
     pub sides: Vec<Side>,
@@ -185,7 +186,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         )?;
         Ok(bin)
     };
-    let c_bin = if a.sides.contains(&Side::OpenMpi) {
+    let c_bin = if a.sides.iter().any(|s| s.btl().is_some()) {
         compile(&mpicc, "overlap")?
     } else {
         PathBuf::new()
@@ -233,8 +234,9 @@ pub fn run(a: &Args) -> Result<(), String> {
     let limit = Duration::from_secs(a.timeout + 30);
     let job = |side: Side, np: u32, args: &[String]| -> Result<String, String> {
         let mut cmd = match side {
-            Side::OpenMpi => {
-                let mut c = mpirun_command(&mpirun, np, a.timeout);
+            Side::OpenMpi | Side::OpenMpiSm => {
+                let btl = side.btl().unwrap_or(Btl::Tcp);
+                let mut c = mpirun_command(&mpirun, btl, np, a.timeout);
                 c.arg(&c_bin);
                 c
             }

@@ -22,7 +22,7 @@ use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::error::Error;
 use crate::exit::{self, abort_exit_code, End};
 use crate::transport::Loan;
-use volpex_proto::message::Key;
+use volpex_proto::message::{Key, Lend};
 use volpex_proto::pull::MatchState;
 
 /// A group of ranks with its own message space (MPI communicator, MPI-3.1 chapter 6).
@@ -418,25 +418,19 @@ impl Communicator {
         self.count_send()
     }
 
-    /// `send_on` of memory the caller lends until `give_back` (an immediate send's
-    /// buffer; see `Core::send_lent`; `unreplayed`: `Core::send_lent_unreplayed`).
+    /// `send_on` of memory the caller lends until `lend` (see `Core::send_lent`): an
+    /// immediate send's buffer (`give_back`), a window answering a get (`take_back`), or
+    /// a collective write block no replay asks for (`give_back`).
     /// `None`: it was sent as `send_on` sends.
     pub(crate) fn send_lent_on(
         &self,
-        ctx: u32,
-        tag: Tag,
-        dst: u32,
+        (ctx, tag, dst): (u32, Tag, u32),
         mem: &'static [u8],
-        unreplayed: bool,
+        lend: Lend,
     ) -> Result<Option<Loan>, Error> {
         let dst = self.world_rank(dst)?;
         self.inner.check_restored()?;
-        let mut rt = self.inner.rt.lock();
-        let loan = match unreplayed {
-            true => rt.send_lent_unreplayed(ctx, tag, dst, mem)?,
-            false => rt.send_lent(ctx, tag, dst, mem)?,
-        };
-        drop(rt);
+        let loan = self.inner.rt.lock().send_lent((ctx, tag, dst), mem, lend)?;
         self.count_send()?;
         Ok(loan)
     }
@@ -444,6 +438,14 @@ impl Communicator {
     /// Waits a while for the receivers of `loans` to confirm them (`Core::await_loans`).
     pub(crate) fn await_loans(&self, loans: &[&Loan]) -> Result<bool, Error> {
         Ok(self.inner.rt.lock().await_loans(loans)?)
+    }
+
+    /// Ends a loan of `Process::send_lent_until_changed_with_tag` at once (its memory is
+    /// about to change): a payload the log still holds is copied into the log's own
+    /// memory; afterwards nothing reads the lent memory.
+    pub fn take_back(&self, loan: Loan) -> Result<(), Error> {
+        self.inner.rt.lock().take_back(loan)?;
+        Ok(())
     }
 
     /// Ends the loan of a `send_lent_on` (its request completes): afterwards nothing

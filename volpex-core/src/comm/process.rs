@@ -14,8 +14,10 @@ use super::request::Request;
 use super::{Status, Tag};
 use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence, Target};
 use crate::error::Error;
+use crate::transport::Loan;
 use volpex_proto::message::matching::{Matched, Mode};
 use volpex_proto::message::Key;
+use volpex_proto::message::Lend;
 
 /// `MPI_ANY_SOURCE`: what `Process::rank` returns for `any_process()`.
 pub const ANY_SOURCE: i32 = -1;
@@ -218,6 +220,23 @@ impl<'a> Process<'a> {
         self.comm.send_on(self.comm.id(), tag, dst, &buf.bytes())
     }
 
+    /// Buffered send with a tag of memory the caller lends until it changes it (a
+    /// one-sided target's window, answering a get): a large message is logged without a
+    /// copy, also where replicas regenerate from their siblings' logs; the caller gives
+    /// the loan back (`Communicator::take_back`, which copies what the log still holds)
+    /// before it changes the memory, and before the memory is freed. `None`: it was sent
+    /// as `send_with_tag` sends (small, or to this process itself).
+    pub fn send_lent_until_changed_with_tag(
+        &self,
+        mem: &'static [u8],
+        tag: Tag,
+    ) -> Result<Option<Loan>, Error> {
+        let dst = self.dest()?;
+        Communicator::check_tag(tag)?;
+        self.comm
+            .send_lent_on((self.comm.id(), tag, dst), mem, Lend::UntilChanged)
+    }
+
     /// Synchronous send with tag 0 (MPI_Ssend, as the `mpi` crate's `synchronous_send`,
     /// MPI-3.1 section 3.4): the message goes into the sender log as any other, and the
     /// call returns once a receive of the destination claimed it (the matching receive
@@ -337,26 +356,26 @@ impl<'a> Process<'a> {
         mem: &'static [u8],
         tag: Tag,
     ) -> Result<Request<'static>, Error> {
-        self.lend_with_tag(mem, tag, false)
+        self.lend_with_tag(mem, tag, Lend::UntilComplete)
     }
 
     /// `immediate_send_lent_with_tag` of a message no replay asks for again, lent also
     /// where replicas regenerate from their siblings' logs (MPI-IO's collective write
-    /// blocks; see `Core::send_lent_unreplayed`). The caller completes (or drops) the
-    /// request before the memory changes.
+    /// blocks; see `Core::send_lent`, `Lend::Unreplayed`). The caller completes (or
+    /// drops) the request before the memory changes.
     pub fn immediate_send_lent_unreplayed_with_tag(
         &self,
         mem: &'static [u8],
         tag: Tag,
     ) -> Result<Request<'static>, Error> {
-        self.lend_with_tag(mem, tag, true)
+        self.lend_with_tag(mem, tag, Lend::Unreplayed)
     }
 
     fn lend_with_tag(
         &self,
         mem: &'static [u8],
         tag: Tag,
-        unreplayed: bool,
+        lend: Lend,
     ) -> Result<Request<'static>, Error> {
         let dst = self.dest()?;
         Communicator::check_tag(tag)?;
@@ -369,7 +388,7 @@ impl<'a> Process<'a> {
         Ok(
             match self
                 .comm
-                .send_lent_on(self.comm.id(), tag, dst, mem, unreplayed)?
+                .send_lent_on((self.comm.id(), tag, dst), mem, lend)?
             {
                 Some(loan) => Request::lent(self.comm, loan, status),
                 None => Request::done(status),

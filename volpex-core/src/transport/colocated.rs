@@ -162,6 +162,17 @@ impl Core {
         woke
     }
 
+    /// Whether any connection goes through shared memory.
+    pub(super) fn has_colocated(&self) -> bool {
+        !self.colocated.tokens.is_empty()
+    }
+
+    /// The shared-memory connections.
+    #[cfg(test)]
+    pub(super) fn colocated_tokens(&self) -> &[Token] {
+        &self.colocated.tokens
+    }
+
     /// Whether every peer connection goes through shared memory (and there is one):
     /// then only the rings carry messages.
     pub(super) fn rings_only(&self) -> bool {

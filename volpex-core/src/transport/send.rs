@@ -16,7 +16,7 @@ use bytes::Bytes;
 
 use volpex_proto::handshake::PeerId;
 use volpex_proto::limits::{DIRECT_WRITE_BYTES_MIN, HEADER_BYTES, UNLOGGED_BYTES_MIN};
-use volpex_proto::message::log::LogFull;
+use volpex_proto::message::log::{Lend, LogFull};
 use volpex_proto::message::pool;
 use volpex_proto::message::Key;
 use volpex_proto::pull::{DirectWrite, WriteAhead};
@@ -113,46 +113,30 @@ pub struct Loan {
 const LENT_TURN: Duration = Duration::from_millis(1);
 
 impl Core {
-    /// `send` of memory the caller lends until `give_back` (an immediate send's buffer,
-    /// which the program leaves alone until the request completes, MPI-3.1 section
-    /// 3.7.2): a message of at least `LENT_BYTES_MIN` bytes is logged without being
-    /// copied, its DATA frames go out from `mem` and ask each receiver to confirm it.
-    /// `None`: it was sent as `send` sends (smaller, to itself, or where a regenerated
-    /// replica replays from its siblings' logs, which keep every message).
+    /// `send` of memory the caller lends until `lend`: a message of at least
+    /// `LENT_BYTES_MIN` bytes is logged without being copied, its DATA frames go out from
+    /// `mem` and ask each receiver to confirm it. `Lend::UntilComplete`: an immediate
+    /// send's buffer, which the program leaves alone until the request completes
+    /// (MPI-3.1 section 3.7.2), ended by `give_back`. `Lend::UntilChanged`: a one-sided
+    /// target's window answering a get, ended by `take_back` before the target changes
+    /// it; also where regenerated replicas replay from their siblings' logs, which keep
+    /// the payload (retained) until it is taken back and copied then.
+    /// `Lend::Unreplayed`: as `UntilComplete`, also where regenerated replicas replay
+    /// from their siblings' logs (which keep every other message), for a message no
+    /// replay asks for again: MPI-IO's collective write blocks, which a replaying
+    /// aggregator replica skips (docs/FILES.md "Writes without their bytes"). `None`: it
+    /// was sent as `send` sends (smaller, to itself, or lent until complete where a
+    /// regenerated replica replays from its siblings' logs, which keep every message).
     pub fn send_lent(
         &mut self,
-        comm: u32,
-        tag: i32,
-        dst: u32,
+        (comm, tag, dst): (u32, i32, u32),
         mem: &'static [u8],
+        lend: Lend,
     ) -> Result<Option<Loan>, SendError> {
-        let lends = self.engine.lends();
-        self.lend(comm, tag, dst, mem, lends)
-    }
-
-    /// `send_lent` also where replicas regenerate from their siblings' logs (which keep
-    /// every other message for a replay): for a message no replay asks for again, as
-    /// MPI-IO's collective write blocks, which a replaying aggregator replica skips
-    /// (docs/FILES.md "Writes without their bytes"). A lent message every live replica
-    /// of `dst` received leaves the log.
-    pub fn send_lent_unreplayed(
-        &mut self,
-        comm: u32,
-        tag: i32,
-        dst: u32,
-        mem: &'static [u8],
-    ) -> Result<Option<Loan>, SendError> {
-        self.lend(comm, tag, dst, mem, true)
-    }
-
-    fn lend(
-        &mut self,
-        comm: u32,
-        tag: i32,
-        dst: u32,
-        mem: &'static [u8],
-        lends: bool,
-    ) -> Result<Option<Loan>, SendError> {
+        let lends = match lend {
+            Lend::UntilComplete => self.engine.lends(),
+            Lend::UntilChanged | Lend::Unreplayed => true,
+        };
         if mem.len() < LENT_BYTES_MIN || dst == self.me.rank || !lends {
             self.send(comm, tag, dst, mem)?;
             return Ok(None);
@@ -167,7 +151,7 @@ impl Core {
         let payload = Bytes::from_owner(Lent { mem, _alive: alive });
         let key = self
             .engine
-            .send_lent(now, comm, tag, dst, payload)
+            .send_lent(now, (comm, tag, dst), payload, lend)
             .map_err(SendError::LogRefused)?;
         self.end_send();
         Ok(Some(Loan {
@@ -184,11 +168,18 @@ impl Core {
     /// memory to be written (a receiver that reads nothing holds it up, as Open MPI's
     /// rendezvous waits for its receiver). True when the message was copied.
     pub fn give_back(&mut self, loan: Loan) -> Result<bool, SendError> {
-        let Loan { key, len, alive } = loan;
-        if self.engine.holds_lent(&key) {
-            let until = self.now() + self.cfg.confirm_wait(len);
-            self.poll_until(until, |c| Ok(!c.engine.holds_lent(&key)))?;
+        if self.engine.holds_lent(&loan.key) {
+            let until = self.now() + self.cfg.confirm_wait(loan.len);
+            self.poll_until(until, |c| Ok(!c.engine.holds_lent(&loan.key)))?;
         }
+        self.take_back(loan)
+    }
+
+    /// Ends a loan at once (one lent `Lend::UntilChanged`: its memory is about to change):
+    /// a payload the log still holds is copied into the log's own memory (true), then it
+    /// waits for the frames that still share the lent memory to be written.
+    pub fn take_back(&mut self, loan: Loan) -> Result<bool, SendError> {
+        let Loan { key, alive, .. } = loan;
         let copied = self.engine.give_back(&key);
         while alive.strong_count() > 0 {
             self.turn(Some(LENT_TURN), false)?;

@@ -28,7 +28,7 @@ pub(crate) fn memory(win: Win) -> Result<Box<dyn Window>> {
     // made, valid until MPI_Win_free (MPI-3.1 section 11.2); this call is inside MPI on
     // the window, and uses the slice only until it returns.
     let bytes: &'static mut [u8] = unsafe { raw::window_memory(base, size) }?;
-    Ok(Box::new(bytes))
+    Ok(Box::new(raw::Block(bytes)))
 }
 
 fn target(rank: c_int, disp: Aint, count: c_int, datatype: Dtype) -> Result<Target> {

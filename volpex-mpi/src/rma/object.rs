@@ -13,7 +13,9 @@ use parking_lot::Mutex;
 use crate::error::{MpiError, Result};
 use crate::handles::{class, NULL};
 use crate::state;
-use crate::window::{key, Epoch, Fixed, WinEntry, FLAVOR_DYNAMIC, MODEL_UNIFIED};
+use crate::window::{
+    key, Epoch, Fixed, WinEntry, FLAVOR_ALLOCATE, FLAVOR_CREATE, FLAVOR_DYNAMIC, MODEL_UNIFIED,
+};
 
 /// Makes a window over `comm_h` (collective): `base` and `size` the memory, whose owner
 /// `owned` says.
@@ -68,7 +70,11 @@ pub fn create(
     };
     let h = state::with(|s| Ok(s.wins.insert(entry)))?;
     if locks {
-        super::passive::register(h, state::comm(dup)?)?;
+        // One block of memory only this process stores into (not a shared or dynamic
+        // window's), whose gets' answers may be lent to the log where replicated.
+        let replicated = state::with(|s| Ok(s.universe.as_ref().map_or(1, |u| u.replicas())))? > 1;
+        let lends = replicated && (flavor == FLAVOR_CREATE || flavor == FLAVOR_ALLOCATE);
+        super::passive::register(h, state::comm(dup)?, lends)?;
     }
     Ok(h)
 }

@@ -110,6 +110,60 @@ struct Served {
     own_done: u64,
     /// Own requests made so far.
     own_made: u64,
+    /// Whether gets' answers from this window are lent to the log (`Loans`).
+    lends: bool,
+    /// The answers lent to the log from this window's memory.
+    loans: Loans,
+}
+
+/// Answers to gets lent to the log straight from the window's memory (where replicated,
+/// every answer stays in the target's log until every live replica of its origin has it,
+/// and retained for a replay, which copied every answer): taken back, the log copying
+/// what it still holds, before anything may change the window (a request that is not
+/// gets alone, an own request, an active-target epoch's operations, the serving call's
+/// return to the program) and before it is freed.
+#[derive(Default)]
+struct Loans(Vec<volpex::Loan>);
+
+impl Loans {
+    /// Takes every loan back (`volpex::Communicator::take_back`).
+    fn take_back(&mut self, comm: &Communicator) -> Result<()> {
+        for loan in self.0.drain(..) {
+            comm.take_back(loan)?;
+        }
+        Ok(())
+    }
+}
+
+/// Takes back every answer lent to the log from any window (`Loans`): one may change now.
+pub fn take_back_all() -> Result<()> {
+    take_back_in(&mut SERVED.lock())
+}
+
+fn take_back_in(served: &mut BTreeMap<c_int, Served>) -> Result<()> {
+    for s in served.values_mut() {
+        s.loans.take_back(&s.comm)?;
+    }
+    Ok(())
+}
+
+/// Takes back every loan (`take_back_in`) if applying `r` may change a window.
+fn take_back_before(served: &mut BTreeMap<c_int, Served>, r: &Request) -> Result<()> {
+    // Decoding the batch again only while something is lent.
+    match served.values().any(|s| !s.loans.0.is_empty()) && changes(r) {
+        true => take_back_in(served),
+        false => Ok(()),
+    }
+}
+
+/// Whether applying `r` may change a window: anything but a batch of gets alone.
+fn changes(r: &Request) -> bool {
+    match &r.body {
+        Body::Remote(bytes) => batch::decode(bytes).map_or(true, |ops| {
+            !ops.iter().all(|op| matches!(op, Access::Get { .. }))
+        }),
+        Body::Own(..) => true,
+    }
 }
 
 /// Whether a request of `origin` for a lock of `kind` applies with `holders` holding
@@ -158,7 +212,8 @@ fn world() -> Result<Communicator> {
 
 /// Starts serving window `win` (made over `comm`, this process `me` of `n`): posts a
 /// receive for each other origin's first request.
-pub fn register(win: c_int, comm: Communicator) -> Result<()> {
+/// `lends`: gets' answers are lent to the log (`Loans`).
+pub fn register(win: c_int, comm: Communicator, lends: bool) -> Result<()> {
     let me = comm.rank();
     let mut posted = BTreeMap::new();
     for o in (0..comm.size()).filter(|&o| o != me) {
@@ -173,6 +228,8 @@ pub fn register(win: c_int, comm: Communicator) -> Result<()> {
             holders: BTreeMap::new(),
             own_done: 0,
             own_made: 0,
+            lends,
+            loans: Loans::default(),
         },
     );
     Ok(())
@@ -195,9 +252,10 @@ pub fn close(comm: &Communicator, targets: &[i32]) -> Result<()> {
 /// Stops serving window `win` (MPI_Win_free, after its barrier): takes each origin's
 /// closing request its receive still waits for (sent before the barrier).
 pub fn unregister(win: c_int) -> Result<()> {
-    let Some(s) = SERVED.lock().remove(&win) else {
+    let Some(mut s) = SERVED.lock().remove(&win) else {
         return Ok(());
     };
+    s.loans.take_back(&s.comm)?;
     for (_, p) in s.posted {
         match p.wait() {
             Ok(b) if b.is_empty() => {}
@@ -352,18 +410,27 @@ fn apply(s: &mut Served, w: c_int, origin: i32, r: Request, mem: &Memory) -> Res
             let ops = batch::decode(&bytes)?;
             let to = s.comm.process_at_rank(origin);
             // Gets of one window range are answered from the window (one copy fewer of
-            // what may be megabytes); else (or across a dynamic window's regions) the
-            // answer is built.
-            let send = |answer: &[u8]| -> Result<()> {
+            // what may be megabytes), lent to the log where it lends (`Loans`); else (or
+            // across a dynamic window's regions) the answer is built.
+            let range = batch::answer_range(&ops);
+            let lent = match (s.lends, range) {
+                (true, Some((o, l))) => window.lend(o, l).ok().flatten(),
+                _ => None,
+            };
+            if let Some(answer) = lent {
+                for piece in answer_pieces(answer) {
+                    if let Some(loan) = to.send_lent_until_changed_with_tag(piece, ANSWER)? {
+                        s.loans.0.push(loan);
+                    }
+                }
+            } else if let Some(Ok(answer)) = range.map(|(o, l)| window.piece(o, l)) {
                 for piece in answer_pieces(answer) {
                     to.send_with_tag(piece, ANSWER)?;
                 }
-                Ok(())
-            };
-            if let Some(Ok(answer)) = batch::answer_range(&ops).map(|(o, l)| window.piece(o, l)) {
-                send(&answer[..])?;
             } else {
-                send(&batch::apply(window, &ops, &kinds)?[..])?;
+                for piece in answer_pieces(&batch::apply(window, &ops, &kinds)?) {
+                    to.send_with_tag(piece, ANSWER)?;
+                }
             }
         }
         Body::Own(ops, landings) => {
@@ -392,6 +459,7 @@ fn step(mem: &Memory, look: Look) -> Result<bool> {
                 world.record_choice(s, encode(&ids));
             }
             for (w, o, r) in picked {
+                take_back_before(&mut served, &r)?;
                 let s = served.get_mut(&w).ok_or_else(bad_request)?;
                 apply(s, w, o, r, mem)?;
             }
@@ -409,6 +477,8 @@ fn step(mem: &Memory, look: Look) -> Result<bool> {
             )
         })?;
         let r = next_request(s, o)?;
+        take_back_before(&mut served, &r)?;
+        let s = served.get_mut(&w).ok_or_else(bad_request)?;
         apply(s, w, o, r, mem)?;
     }
     SLOT.with(|c| c.set(world.choice_slot()));
@@ -456,6 +526,12 @@ fn close_call<T>(outer: bool, mem: &Memory, r: Result<T>) -> Result<T> {
         true => end(mem),
         false => Ok(()),
     };
+    // The program may store into its windows once the call returns.
+    let back = match outer {
+        true => take_back_all(),
+        false => Ok(()),
+    };
+    let ended = ended.and(back);
     DEPTH.with(|d| d.set(d.get() - 1));
     let v = r?;
     ended?;

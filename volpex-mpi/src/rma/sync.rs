@@ -99,7 +99,9 @@ impl Exchange<'_> {
     /// Applies `ops` to this process's window; returns their answers.
     fn apply(&mut self, ops: &[Access]) -> Result<Vec<u8>> {
         // The window's memory only while applying: a serving wait in between may apply
-        // passive-target requests to it.
+        // passive-target requests to it. Nothing lent from a window may stay in the log
+        // while a window changes (`passive::take_back_all`).
+        super::passive::take_back_all()?;
         let mut w = (self.mem)(self.win)?;
         batch::apply(&mut *w, ops, &|h| Ok(state::op(h)?.kind))
     }

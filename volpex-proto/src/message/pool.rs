@@ -1,4 +1,4 @@
-//! Reusable buffers for large payloads.
+//! Reusable buffers for large payloads, and copies of small ones.
 //!
 //! A megabyte-sized allocation that goes back to the OS costs a page fault per 4 KiB the
 //! next time one is made, which on a virtual machine costs more than the copy itself.
@@ -10,11 +10,14 @@
 //! initialized (stale contents), so a reader that overwrites them need not zero it first
 //! (`read_to_end` initializes its spare room: 768 MiB of `memset` per aggregator replica
 //! per GiB of a collective write, docs/conformance/io.md).
+//!
+//! A small copy (`copy`, at most `INLINE_PAYLOAD_BYTES_MAX`) holds its bytes in the
+//! allocation of its reference count: sharing it with a frame allocates nothing.
 
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
 
-use crate::limits::{POOLED_BYTES_MIN, POOL_BYTES_MAX};
+use crate::limits::{INLINE_PAYLOAD_BYTES_MAX, POOLED_BYTES_MIN, POOL_BYTES_MAX};
 
 struct Pool {
     /// Free buffers, each with capacity (counted from where it starts) a power of two;
@@ -72,9 +75,34 @@ fn take_free(cap: usize) -> Option<BytesMut> {
     Some(v)
 }
 
-/// A copy of `data` in a pooled buffer.
+/// A small payload's bytes, held in the allocation of its `Bytes`'s reference count.
+struct Inline {
+    len: u8,
+    bytes: [u8; INLINE_PAYLOAD_BYTES_MAX],
+}
+
+const _: () = assert!(INLINE_PAYLOAD_BYTES_MAX <= u8::MAX as usize);
+
+impl AsRef<[u8]> for Inline {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+}
+
+/// A copy of `data` in a pooled buffer. A small one goes into a single allocation whose
+/// clones only count references (`Bytes::copy_from_slice` makes a buffer whose first
+/// clone, the sender log's copy going into a DATA frame, allocates its reference count).
 #[inline]
 pub fn copy(data: &[u8]) -> Bytes {
+    if data.len() <= INLINE_PAYLOAD_BYTES_MAX {
+        if data.is_empty() {
+            return Bytes::new();
+        }
+        let mut bytes = [0u8; INLINE_PAYLOAD_BYTES_MAX];
+        bytes[..data.len()].copy_from_slice(data);
+        let len = data.len() as u8; // at most INLINE_PAYLOAD_BYTES_MAX (checked below)
+        return Bytes::from_owner(Inline { len, bytes });
+    }
     if data.len() < POOLED_BYTES_MIN {
         return Bytes::copy_from_slice(data);
     }
@@ -124,6 +152,27 @@ pub(crate) static TEST_SERIAL: Mutex<()> = Mutex::new(());
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_small_copy_holds_its_bytes_and_clones_share_them() {
+        for len in [
+            0,
+            1,
+            8,
+            INLINE_PAYLOAD_BYTES_MAX,
+            INLINE_PAYLOAD_BYTES_MAX + 1,
+        ] {
+            let data: Vec<u8> = (0..len).map(|i| i as u8 ^ 0x5a).collect();
+            let b = copy(&data);
+            assert_eq!(&b[..], &data[..], "{len} bytes");
+            let c = b.clone();
+            assert_eq!(c.as_ptr(), b.as_ptr(), "a clone shares the bytes");
+            drop(b);
+            assert_eq!(&c[..], &data[..]);
+            assert_eq!(&c.slice(1.min(len)..)[..], &data[1.min(len)..]);
+            recycle(c);
+        }
+    }
 
     #[test]
     fn large_buffers_come_back() {

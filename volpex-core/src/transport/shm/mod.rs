@@ -82,6 +82,8 @@ impl Listener {
                 sock,
                 linked: None,
                 peer_gone: false,
+                #[cfg(test)]
+                writes: 0,
             }));
         }
     }
@@ -147,6 +149,9 @@ pub struct ShmPipe {
     /// The peer's end of the socket closed: once the inbound ring is empty, the stream
     /// reads as closed.
     peer_gone: bool,
+    /// Writes that published bytes (the tests count how a flush writes).
+    #[cfg(test)]
+    pub(crate) writes: usize,
 }
 
 fn corrupt(c: Corrupt) -> io::Error {
@@ -187,6 +192,8 @@ impl ShmPipe {
                 head_seen: 0,
             }),
             peer_gone: false,
+            #[cfg(test)]
+            writes: 0,
         })
     }
 
@@ -338,6 +345,10 @@ impl Write for ShmPipe {
         let ring = l.seg.ring(l.side);
         let n = ring.write_seen(bufs, &mut l.head_seen).map_err(corrupt)?;
         if n > 0 {
+            #[cfg(test)]
+            {
+                self.writes += 1;
+            }
             if ring.producer_must_wake() {
                 l.ring_theirs();
             }

@@ -209,7 +209,7 @@ impl SendLog {
                 // Only complete sends are handed over (at a checkpoint no request is
                 // outstanding), and their other replicas flag their own copies.
                 sync: false,
-                lent: false,
+                lent: None,
             };
             let cost = Self::cost(len);
             fresh.bytes_used += cost;

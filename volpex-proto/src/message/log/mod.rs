@@ -42,10 +42,38 @@ pub struct LogEntry {
     /// Sent synchronously: whoever serves it says so (`FLAG_SYNC`), so that every
     /// receiver replica that claims it tells the sender's replicas (MATCHED).
     pub sync: bool,
-    /// The payload is the application's buffer of an immediate send, lent to the log
-    /// until its request completes (`mark_lent`, `give_back`): it is never retained for
-    /// a replay, and it is copied if it is still here when the request completes.
-    pub lent: bool,
+    /// The payload is the application's memory, lent to the log (`mark_lent`,
+    /// `give_back`): `None` when it is the log's own.
+    pub lent: Option<Lend>,
+}
+
+/// Until when a payload lent to the log (`LogEntry::lent`) stays the application's
+/// memory; it is copied into the log's own if the log still holds it then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lend {
+    /// An immediate send's buffer, until its request completes: never retained for a
+    /// replay (as an unlogged send is not).
+    UntilComplete,
+    /// A one-sided target's window memory, until the target changes it (an answer to a
+    /// get): retained for a replay like the log's own payload, and copied (from the
+    /// entries and the retained ones alike) when given back.
+    UntilChanged,
+    /// A message no replay asks for again, until its request completes (MPI-IO's
+    /// collective write blocks, which a replaying aggregator replica skips): as
+    /// `UntilComplete`, never retained, but lent also where replicas regenerate from
+    /// their siblings' logs.
+    Unreplayed,
+}
+
+impl Lend {
+    /// Whether an entry lent so is retained for a replay once every live replica of its
+    /// destination received it.
+    pub fn retained(self) -> bool {
+        match self {
+            Lend::UntilChanged => true,
+            Lend::UntilComplete | Lend::Unreplayed => false,
+        }
+    }
 }
 
 /// Answer to "do you have this key?".
@@ -186,7 +214,7 @@ impl SendLog {
                 choices,
                 logged_at: now,
                 sync: false,
-                lent: false,
+                lent: None,
             },
         );
         debug_assert!(earlier.is_none(), "{key} logged twice");
@@ -236,31 +264,49 @@ impl SendLog {
         }
     }
 
-    /// Marks logged message `key` as lent (`LogEntry::lent`): its payload is memory the
-    /// application gets back when the send's request completes (`give_back`).
-    pub fn mark_lent(&mut self, key: &Key) {
+    /// Marks logged message `key` as lent (`LogEntry::lent`) until `lend`: its payload is
+    /// memory the application gets back then (`give_back`).
+    pub fn mark_lent(&mut self, key: &Key, lend: Lend) {
         if let Some(e) = self.entries.get_mut(key) {
-            e.lent = true;
+            e.lent = Some(lend);
         }
     }
 
-    /// Whether the log still holds lent message `key` (not yet received by every live
-    /// replica of its destination, nor evicted).
+    /// Whether the log still holds lent message `key`: not yet received by every live
+    /// replica of its destination, nor evicted; or, lent `UntilChanged`, retained.
     pub fn holds_lent(&self, key: &Key) -> bool {
-        self.entries.get(key).is_some_and(|e| e.lent)
+        match self.entries.get(key) {
+            Some(e) => e.lent.is_some(),
+            None => self
+                .retained
+                .get(key)
+                .is_some_and(|e| e.lent == Some(Lend::UntilChanged)),
+        }
     }
 
-    /// The request of lent message `key` completes: if the log still holds it, its
-    /// payload is copied into memory of the log's own (true); a lent entry every live
-    /// replica received was dropped then (never retained), so nothing is left to copy.
-    pub fn give_back(&mut self, key: &Key) -> bool {
+    /// The entry of lent message `key`, if the log holds it (`holds_lent`).
+    fn lent_entry(&mut self, key: &Key) -> Option<&mut LogEntry> {
         match self.entries.get_mut(key) {
-            Some(e) if e.lent => {
+            Some(e) => e.lent.is_some().then_some(e),
+            None => self
+                .retained
+                .get_mut(key)
+                .filter(|e| e.lent == Some(Lend::UntilChanged)),
+        }
+    }
+
+    /// The loan of message `key` ends (the send's request completes, or the window
+    /// changes): if the log still holds it, its payload is copied into memory of the
+    /// log's own (true); a lent entry every live replica received was dropped then
+    /// (never retained, unless lent `UntilChanged`), so nothing is left to copy.
+    pub fn give_back(&mut self, key: &Key) -> bool {
+        match self.lent_entry(key) {
+            Some(e) => {
                 e.payload = super::pool::copy(&e.payload);
-                e.lent = false;
+                e.lent = None;
                 true
             }
-            Some(_) | None => false,
+            None => false,
         }
     }
 
@@ -269,9 +315,15 @@ impl SendLog {
     /// memory while the log serves on). The number copied.
     pub fn give_back_all(&mut self) -> usize {
         let mut n = 0;
-        for e in self.entries.values_mut().filter(|e| e.lent) {
+        let retained = self.retained.iter_mut().map(|(_, e)| e);
+        for e in self
+            .entries
+            .values_mut()
+            .chain(retained)
+            .filter(|e| e.lent.is_some())
+        {
             e.payload = super::pool::copy(&e.payload);
-            e.lent = false;
+            e.lent = None;
             n += 1;
         }
         n
@@ -523,7 +575,7 @@ impl SendLog {
             };
             // A lent payload is the application's memory: kept only until its request
             // completes, so it is not retained for a replay (as an unlogged send is not).
-            if self.retain_max.is_some() && order >= floor && !e.lent {
+            if self.retain_max.is_some() && order >= floor && e.lent.is_none_or(Lend::retained) {
                 self.retained_bytes += Self::cost(e.payload.len());
                 self.retained.push(key, e);
             } else {
@@ -764,7 +816,7 @@ mod tests {
             .unwrap();
         let (k3, _) = log.append(0, 0, 0, 1, msg(10), 0, Duration::ZERO).unwrap();
         for k in [k0, k1, k2] {
-            log.mark_lent(&k);
+            log.mark_lent(&k, Lend::UntilComplete);
             assert!(log.holds_lent(&k));
         }
         // Received by every live replica: the lent entry goes, the copied one stays.
@@ -788,6 +840,46 @@ mod tests {
         // Copied ones are retained as any entry.
         assert!(matches!(log.lookup(&k1), Lookup::Present(_)));
         assert!(matches!(log.lookup(&k3), Lookup::Present(_)));
+    }
+
+    /// A payload lent until its memory changes (a one-sided target's window) is retained
+    /// for a replay like any other, still lent: giving it back copies it whether it is
+    /// still an entry or retained, so that a replay after the window changed gets the
+    /// bytes the first answer had.
+    #[test]
+    fn a_payload_lent_until_changed_is_retained_and_copied_from_there() {
+        let mut log = SendLog::new(1 << 20, 2).retaining(1 << 20);
+        let window = Bytes::from_owner(vec![7u8; 10]);
+        let keys: Vec<Key> = (0..3)
+            .map(|_| {
+                let (k, _) = log
+                    .append(0, 0, 0, 1, window.clone(), 0, Duration::ZERO)
+                    .unwrap();
+                log.mark_lent(&k, Lend::UntilChanged);
+                k
+            })
+            .collect();
+        // Every replica of the destination has the first two: retained, still lent.
+        log.note_consumed(0, 1, 0, 2);
+        log.note_consumed(0, 1, 1, 2);
+        for &k in &keys {
+            assert!(log.holds_lent(&k), "{k}");
+        }
+        assert_eq!(log.retained_bytes(), 2 * (10 + LOG_ENTRY_OVERHEAD_BYTES));
+        assert!(log.give_back(&keys[0]), "copied from the retained ones");
+        assert!(!log.holds_lent(&keys[0]));
+        assert!(!log.give_back(&keys[0]), "given back once");
+        assert_eq!(log.give_back_all(), 2, "one retained, one entry");
+        for &k in &keys {
+            assert!(!log.holds_lent(&k));
+            match log.lookup(&k) {
+                Lookup::Present(e) => {
+                    assert_eq!(&e.payload[..], &[7u8; 10]);
+                    assert_ne!(e.payload.as_ptr(), window.as_ptr(), "{k}: a copy");
+                }
+                other => panic!("{k}: {other:?}"),
+            }
+        }
     }
 
     #[test]

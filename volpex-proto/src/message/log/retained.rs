@@ -141,6 +141,13 @@ impl Retained {
         None
     }
 
+    /// Every entry, to change.
+    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = (&Key, &mut LogEntry)> {
+        self.streams
+            .values_mut()
+            .flat_map(|q| q.iter_mut().map(|k| (&k.key, &mut k.entry)))
+    }
+
     /// Every entry in storage order, for the handover's export.
     pub(super) fn iter(&self) -> impl Iterator<Item = (&Key, &LogEntry)> {
         self.streams
@@ -174,7 +181,7 @@ mod tests {
             choices: 0,
             logged_at: Duration::ZERO,
             sync: false,
-            lent: false,
+            lent: None,
         }
     }
 

@@ -230,6 +230,7 @@ impl Fetches {
         a: &Ask,
         silence: &Silence,
         ack_timeout: Duration,
+        parked: &mut Option<(ReplicaId, Duration)>,
     ) -> Option<Duration> {
         let peer = ReplicaId::new(want.src(), a.replica);
         if peer == self.me {
@@ -237,7 +238,17 @@ impl Fetches {
         }
         match a.state {
             AskState::Sent { at } => Some(at + ack_timeout),
-            AskState::Parked => Some(silence.parked_deadline(peer, ack_timeout)),
+            // A stream's pulls mostly wait at one replica: its parked deadline (two map
+            // lookups) is worked out once per run of asks to it (`parked`, the last one
+            // worked out in this pass), not once per ask.
+            AskState::Parked => match *parked {
+                Some((p, d)) if p == peer => Some(d),
+                _ => {
+                    let d = silence.parked_deadline(peer, ack_timeout);
+                    *parked = Some((peer, d));
+                    Some(d)
+                }
+            },
             AskState::Silent | AskState::Gone | AskState::Ended | AskState::Dropped => None,
         }
     }
@@ -250,10 +261,11 @@ impl Fetches {
         ack_timeout: Duration,
     ) -> Option<Duration> {
         let mut t: Option<Duration> = None;
+        let mut parked = None;
         for (want, p) in &self.pending {
             t = Some(t.map_or(p.hedge_at, |x| x.min(p.hedge_at)));
             for a in &p.asks {
-                if let Some(d) = self.ask_deadline(want, a, silence, ack_timeout) {
+                if let Some(d) = self.ask_deadline(want, a, silence, ack_timeout, &mut parked) {
                     t = Some(t.map_or(d, |x| x.min(d)));
                 }
             }
@@ -264,10 +276,11 @@ impl Fetches {
     /// What is due at `now`: silent asks, peers to ask again (one pull each), hedges.
     pub(super) fn scan(&self, now: Duration, silence: &Silence, ack_timeout: Duration) -> Expired {
         let mut out = Expired::default();
+        let mut parked = None;
         for (want, p) in &self.pending {
             for a in &p.asks {
                 if self
-                    .ask_deadline(want, a, silence, ack_timeout)
+                    .ask_deadline(want, a, silence, ack_timeout, &mut parked)
                     .is_none_or(|d| now < d)
                 {
                     continue;

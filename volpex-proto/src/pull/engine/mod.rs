@@ -85,7 +85,7 @@ use self::timers::{Timer, TimerTable};
 use super::decision::{ordinal, slot_key, Authority, Slot, DECISION_CTX};
 use crate::config::Config;
 use crate::limits::{CHOICES_BATCH_WAIT, DECISIONS_HELD_MAX, HEADER_BYTES};
-use crate::message::log::LogFull;
+use crate::message::log::{Lend, LogFull};
 use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, Map, ReplicaId, ReqId, SendLog, Set, Want};
 use crate::replica::{Liveness, PeerState};
@@ -494,15 +494,7 @@ impl Engine {
                 );
             }
         }
-        for need in needs {
-            match need {
-                Need::Message { want, needed } => self.receiving().want(now, want, needed),
-                Need::Choice(slot) => {
-                    let want = Want::Key(slot_key(self.me.rank, slot));
-                    self.receiving().want(now, want, true);
-                }
-            }
-        }
+        self.fetch_needs(now, needs.drain(..));
         self.rematch(now);
         self.drain_loopback(now);
         Ok(())
@@ -584,25 +576,28 @@ impl Engine {
         dst: u32,
         payload: Bytes,
     ) -> Result<Key, LogFull> {
-        self.append_and_serve(now, (comm, tag, dst), payload, false)
+        self.append_and_serve(now, (comm, tag, dst), payload, None)
     }
 
-    /// `send` of a payload the application lends until the send's request completes
-    /// (an immediate send's buffer): logged without a copy, its DATA frames ask each
-    /// receiver to confirm it at once, and it is never retained for a replay. The caller
-    /// must `give_back` it before the request completes. Only where no replica
-    /// regenerates from its siblings' logs (`lends`), or for a message no replay asks
-    /// for (MPI-IO's collective write blocks: a replaying aggregator replica skips them,
-    /// docs/PROTOCOL.md "Deferred receives").
+    /// `send` of a payload the application lends to the log until `lend`: logged without a
+    /// copy, its DATA frames ask each receiver to confirm it. `Lend::UntilComplete` (an
+    /// immediate send's buffer, until its request completes): never retained for a
+    /// replay, and only where no replica regenerates from its siblings' logs (`lends`).
+    /// `Lend::UntilChanged` (a one-sided target's window, until it changes): retained
+    /// for a replay like any payload, also where replicas regenerate. `Lend::Unreplayed`
+    /// (a message no replay asks for: MPI-IO's collective write blocks, which a replaying
+    /// aggregator replica skips, docs/PROTOCOL.md "Deferred receives"): as
+    /// `UntilComplete`, also where replicas regenerate. The caller must `give_back` it
+    /// before then.
     pub fn send_lent(
         &mut self,
         now: Duration,
-        comm: u32,
-        tag: i32,
-        dst: u32,
+        (comm, tag, dst): (u32, i32, u32),
         payload: Bytes,
+        lend: Lend,
     ) -> Result<Key, LogFull> {
-        self.append_and_serve(now, (comm, tag, dst), payload, true)
+        debug_assert!(lend != Lend::UntilComplete || self.lends());
+        self.append_and_serve(now, (comm, tag, dst), payload, Some(lend))
     }
 
     /// `send` (`lent`: `send_lent`), then what the sends to this replica itself brought.
@@ -612,7 +607,7 @@ impl Engine {
         now: Duration,
         to: (u32, i32, u32),
         payload: Bytes,
-        lent: bool,
+        lent: Option<Lend>,
     ) -> Result<Key, LogFull> {
         let r = self.serving().send(now, to, payload, lent);
         self.drain_loopback(now);
@@ -627,7 +622,7 @@ impl Engine {
     }
 
     /// Whether the log still holds lent message `key` (some live replica of its
-    /// destination has not confirmed it yet).
+    /// destination has not confirmed it yet; or, lent until changed, it is retained).
     pub fn holds_lent(&self, key: &Key) -> bool {
         self.log.holds_lent(key)
     }
@@ -964,11 +959,7 @@ impl Engine {
     pub fn post_claimed(&mut self, now: Duration, key: Key) -> RecvId {
         let mut needs = std::mem::take(&mut self.needs);
         let id = self.matcher.post_claimed(key, &mut needs);
-        for need in needs.drain(..) {
-            if let Need::Message { want, needed } = need {
-                self.receiving().want(now, want, needed);
-            }
-        }
+        self.fetch_needs(now, needs.drain(..));
         self.needs = needs;
         self.drain_loopback(now);
         id
@@ -1183,17 +1174,21 @@ impl Engine {
         for slot in chooser.into_recorded() {
             self.after_record(now, slot);
         }
-        for need in needs.drain(..) {
-            match need {
-                Need::Message { want, needed } => self.receiving().want(now, want, needed),
-                Need::Choice(slot) => {
-                    let want = Want::Key(slot_key(self.me.rank, slot));
-                    self.receiving().want(now, want, true);
-                }
-            }
-        }
+        self.fetch_needs(now, needs.drain(..));
         self.needs = needs;
         self.tell_matched();
+    }
+
+    /// Fetches what the matcher said it needs: a message (now, or ahead as a pull
+    /// nobody waits for yet) or the decision of a choice slot.
+    fn fetch_needs(&mut self, now: Duration, needs: impl Iterator<Item = Need>) {
+        for need in needs {
+            let (want, needed) = match need {
+                Need::Message { want, needed } => (want, needed),
+                Need::Choice(slot) => (Want::Key(slot_key(self.me.rank, slot)), true),
+            };
+            self.receiving().want(now, want, needed);
+        }
     }
 
     fn drain_loopback(&mut self, now: Duration) {

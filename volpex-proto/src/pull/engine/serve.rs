@@ -17,7 +17,7 @@ use super::timers::{Timer, TimerTable};
 use super::{order_want, DirectWrite, WriteAhead};
 use crate::config::Config;
 use crate::limits::{HEADER_BYTES, LATE_PULL};
-use crate::message::log::{LogFull, Lookup};
+use crate::message::log::{Lend, LogFull, Lookup};
 use crate::message::{Consumed, Key, ReplicaId, ReqId, SendLog, Want};
 use crate::pull::decision::{slot_key, Slot, DECISION_CTX};
 use crate::replica::Liveness;
@@ -193,14 +193,14 @@ impl Serving<'_> {
 
     /// Appends a message to the log and answers any pull parked for it. `Err(LogFull)`
     /// means the caller must wait (drive the engine) and try again.
-    /// `lent`: the payload is the application's memory until the send's request completes
-    /// (`SendLog::mark_lent`); its DATA frames ask for confirmation.
+    /// `lent`: the payload is the application's memory until then (`SendLog::mark_lent`);
+    /// its DATA frames ask for confirmation.
     pub(super) fn send(
         &mut self,
         now: Duration,
         (comm, tag, dst): (u32, i32, u32),
         payload: Bytes,
-        lent: bool,
+        lent: Option<Lend>,
     ) -> Result<Key, LogFull> {
         let choices = self.coord.decisions.used_bound();
         let (key, order) =
@@ -211,8 +211,8 @@ impl Serving<'_> {
         if sync {
             self.log.mark_synchronous(&key);
         }
-        if lent {
-            self.log.mark_lent(&key);
+        if let Some(lend) = lent {
+            self.log.mark_lent(&key, lend);
         }
         for want in [Want::Key(key), self.order_want(comm, dst, order)] {
             if !self.service.has_waiters(&want) {
@@ -222,7 +222,7 @@ impl Serving<'_> {
                 let flags = DataFlags {
                     late: false,
                     sync,
-                    confirm: lent,
+                    confirm: lent.is_some(),
                 };
                 self.serve_parked(want, (key, order, flags), &payload, choices);
             } else {
@@ -297,7 +297,7 @@ impl Serving<'_> {
                 choices: e.choices,
                 logged_at: e.logged_at,
                 sync: e.sync,
-                lent: e.lent,
+                lent: e.lent.is_some(),
             }),
             Lookup::Evicted | Lookup::NotYetSent => None,
         }
