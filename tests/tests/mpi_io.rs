@@ -148,6 +148,18 @@ fn collective_run(args: &[&str], exe: &Path) -> (Run, Vec<u8>) {
 
 /// Runs `io_collective DIR PROG...` with volpexrun's `args`: the run and the file.
 fn collective_run_with(args: &[&str], exe: &Path, prog: &[&str]) -> (Run, Vec<u8>) {
+    let (r, mut files) = collective_files(args, exe, prog);
+    let bytes = files.remove("io.dat").expect("io.dat written");
+    (r, bytes)
+}
+
+/// Runs `io_collective DIR PROG...` with volpexrun's `args`: the run and every file in
+/// DIR by name.
+fn collective_files(
+    args: &[&str],
+    exe: &Path,
+    prog: &[&str],
+) -> (Run, std::collections::BTreeMap<String, Vec<u8>>) {
     let dir = TempDir::new("io-coll");
     let d = dir.0.to_string_lossy().into_owned();
     let mut prog_args = vec![d.as_str()];
@@ -159,8 +171,14 @@ fn collective_run_with(args: &[&str], exe: &Path, prog: &[&str]) -> (Run, Vec<u8
         "{args:?}\n{}",
         r.stderr
     );
-    let bytes = std::fs::read(dir.0.join("io.dat")).expect("read io.dat");
-    (r, bytes)
+    let files = entries(&dir.0)
+        .into_iter()
+        .map(|n| {
+            let bytes = std::fs::read(dir.0.join(&n)).expect("read a written file");
+            (n, bytes)
+        })
+        .collect();
+    (r, files)
 }
 
 /// The follower of a two-phase aggregator (replica 1 of rank 0 while replica 0 writes
@@ -497,5 +515,62 @@ fn official_npb_bt_io_verifies_and_writes_its_file_once() {
         "finished",
         "the kill came late\n{}",
         r.stderr
+    );
+}
+
+/// A new incarnation of the aggregator's follower replays the collective writes, whose
+/// blocks were lent (no sender kept them: it makes the writes without their bytes), and
+/// after each one the stdio file of its own it rewrote and reads back (`io_collective`
+/// with PRIVATE 1): it keeps what it writes in the replay, the collective writes' bytes
+/// too (its own pieces, the others' as the file system has them), so it reads its file
+/// as it wrote it then, not as its writer rewrote it since, and catches up instead of
+/// retiring (docs/FILES.md, "Writes without their bytes"). Every file is the failure-free
+/// run's.
+#[test]
+fn a_replay_through_lent_collective_writes_reads_its_own_files_back() {
+    let build = TempDir::new("io-build");
+    let exe = compile_c(&build, "io_collective");
+    let prog = ["30", "20", "1024", "1"];
+    let (_, expected) = collective_files(&["-n", "4", "-r", "1"], &exe, &prog);
+    let names: Vec<&str> = expected.keys().map(String::as_str).collect();
+    assert_eq!(names, ["io.dat", "priv.0", "priv.1", "priv.2", "priv.3"]);
+    let mut caught_up = 0;
+    for fault in ["0.1:kill@0.2", "0.1:kill@0.35", "0.1:kill@0.5"] {
+        let args = [
+            "-n",
+            "4",
+            "-r",
+            "2",
+            "-x",
+            "VOLPEX_LOG=warn",
+            "--fault",
+            fault,
+        ];
+        let (r, got) = collective_files(&args, &exe, &prog);
+        for (name, bytes) in &expected {
+            assert!(
+                got.get(name) == Some(bytes),
+                "{args:?}: {name} differs from the failure-free run's\n{}",
+                r.stderr
+            );
+        }
+        assert_eq!(got.len(), expected.len(), "{args:?}: the directory");
+        for said in [
+            "cannot replay",
+            "cannot be read back",
+            "differs from the writer",
+        ] {
+            assert!(!r.stderr.contains(said), "{args:?}: {said}\n{}", r.stderr);
+        }
+        // Whether the new incarnation catches up before the job ends depends on the
+        // machine's pace; it must in one run at least.
+        caught_up +=
+            usize::from(r.stderr.lines().any(|l| {
+                l.contains("rank 0 replica 1: incarnation ") && l.contains(" caught up in ")
+            }));
+    }
+    assert!(
+        caught_up > 0,
+        "no new incarnation of the follower caught up"
     );
 }

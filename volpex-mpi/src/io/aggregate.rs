@@ -548,6 +548,21 @@ fn runs((a, b): (u64, u64), pieces: &[(u64, usize)]) -> Result<Vec<(u64, u64)>> 
     Ok(out)
 }
 
+/// This rank's own pieces of a round (file offset, bytes), from the caller's buffer.
+fn own_pieces<'a>(me: usize, round: &'a Round, data: &'a [u8]) -> Result<Vec<(u64, &'a [u8])>> {
+    let bytes = round.data_for(me, data);
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    for (o, l) in decode(&round.desc[me])? {
+        let chunk = bytes
+            .get(at..at + l)
+            .ok_or_else(|| MpiError::new(class::INTERN, "a collective I/O message too short"))?;
+        pieces.push((o, chunk));
+        at += l;
+    }
+    Ok(pieces)
+}
+
 /// The pieces of a round an aggregator writes: (file offset, bytes), in the ranks' order.
 fn arrived_pieces<'a>(
     me: usize,
@@ -557,14 +572,13 @@ fn arrived_pieces<'a>(
 ) -> Result<Vec<(u64, &'a [u8])>> {
     let mut pieces = Vec::new();
     for j in 0..arrived.data.len() {
-        let (desc, bytes) = if j == me {
-            (&round.desc[me][..], round.data_for(me, data))
-        } else {
-            (&arrived.desc[j][..], &arrived.data[j][..])
-        };
-        let desc = decode(desc)?;
+        if j == me {
+            pieces.extend(own_pieces(me, round, data)?);
+            continue;
+        }
+        let (desc, bytes) = (&arrived.desc[j][..], &arrived.data[j][..]);
         let mut at = 0;
-        for (o, l) in desc {
+        for (o, l) in decode(desc)? {
             let chunk = bytes.get(at..at + l).ok_or_else(|| {
                 MpiError::new(class::INTERN, "a collective I/O message too short")
             })?;
@@ -832,9 +846,12 @@ fn write_rounds(
         }
         if let Some(deferred) = deferred {
             let lengths = arrived_lengths(me, &round, &arrived)?;
+            // A replaying replica keeps its writes' bytes for reading its files back
+            // (`volpex_files::write_deferred`): its own pieces from here.
+            let own = own_pieces(me, &round, data)?;
             let mut writes = Vec::new();
             for (at, len) in runs(window, &lengths)? {
-                match volpex_files::write_deferred(fd, len, at) {
+                match volpex_files::write_deferred(fd, len, at, &own) {
                     Ok(seq) => writes.push((seq, len)),
                     Err(err) => {
                         failure.get_or_insert(sys(err, "write"));
