@@ -143,17 +143,42 @@ fn mpi_io_files_are_the_failure_free_runs_whatever_replicas_die() {
 
 /// Runs `io_collective DIR CALLS WORK_MS` with volpexrun's `args`: the run and the file.
 fn collective_run(args: &[&str], exe: &Path) -> (Run, Vec<u8>) {
+    collective_run_with(args, exe, &["40", "10"])
+}
+
+/// Runs `io_collective DIR PROG...` with volpexrun's `args`: the run and the file.
+fn collective_run_with(args: &[&str], exe: &Path, prog: &[&str]) -> (Run, Vec<u8>) {
+    let (r, mut files) = collective_files(args, exe, prog);
+    let bytes = files.remove("io.dat").expect("io.dat written");
+    (r, bytes)
+}
+
+/// Runs `io_collective DIR PROG...` with volpexrun's `args`: the run and every file in
+/// DIR by name.
+fn collective_files(
+    args: &[&str],
+    exe: &Path,
+    prog: &[&str],
+) -> (Run, std::collections::BTreeMap<String, Vec<u8>>) {
     let dir = TempDir::new("io-coll");
     let d = dir.0.to_string_lossy().into_owned();
-    let r = run(args, exe, &[&d, "40", "10"], DEADLINE);
+    let mut prog_args = vec![d.as_str()];
+    prog_args.extend_from_slice(prog);
+    let r = run(args, exe, &prog_args, DEADLINE);
     r.assert_no_leftovers();
     assert!(
         first_line(r.ok(), "io_collective:").starts_with("io_collective: ok"),
         "{args:?}\n{}",
         r.stderr
     );
-    let bytes = std::fs::read(dir.0.join("io.dat")).expect("read io.dat");
-    (r, bytes)
+    let files = entries(&dir.0)
+        .into_iter()
+        .map(|n| {
+            let bytes = std::fs::read(dir.0.join(&n)).expect("read a written file");
+            (n, bytes)
+        })
+        .collect();
+    (r, files)
 }
 
 /// The follower of a two-phase aggregator (replica 1 of rank 0 while replica 0 writes
@@ -220,6 +245,76 @@ fn a_collective_write_is_whole_when_the_aggregators_writer_dies_in_it() {
         fetched > 0,
         "no follower took over in the middle of a write"
     );
+}
+
+/// The blocks a rank sends an aggregator from its buffer in a collective write are lent
+/// to the transport for the length of the call, not copied into its sender log, at
+/// `-r 2` with regeneration too (docs/FILES.md, "Writes without their bytes"): the
+/// counter `unlogged` counts them (a build that logs them, as every message is where
+/// replicas regenerate from their siblings' logs, counts none). A new incarnation of
+/// the aggregator's follower, replaying from the start, skips the blocks of the writes
+/// its writer reported applied (the senders kept none of them) and catches up; the
+/// writer killed, the follower fetches the blocks its writer had not reported from
+/// senders still in the call; a sender killed, its new incarnation replays. Each file is
+/// the failure-free run's (the program rewrites its buffer after each call).
+#[test]
+fn collective_write_blocks_are_lent_and_replays_skip_them() {
+    let build = TempDir::new("io-build");
+    let exe = compile_c(&build, "io_collective");
+    let prog = ["40", "20", "1024"];
+    let (_, expected) = collective_run_with(&["-n", "4", "-r", "1"], &exe, &prog);
+    assert_eq!(expected.len(), 40 * 64 * 4096 * 4);
+    let cases: &[Case] = &[
+        (&["-r", "2"], None),
+        (&["-r", "2", "--fault", "0.1:kill@0.4"], Some((0, 1))),
+        (&["-r", "2", "--fault", "0.0:kill@0.5"], Some((0, 0))),
+        (&["-r", "2", "--fault", "2.0:kill@0.5"], Some((2, 0))),
+        (
+            &[
+                "-r",
+                "3",
+                "--fault",
+                "0.0:kill@0.3",
+                "--fault",
+                "0.1:kill@0.6",
+            ],
+            Some((0, 1)),
+        ),
+    ];
+    for (extra, hit) in cases {
+        // The end of a call waits for its blocks' confirmations for as long as this (a
+        // second) instead of 10 ms: a loaded machine's slow report does not copy them all.
+        let mut args = vec!["-n", "4", "-x", "VOLPEX_CONFIRM_WAIT_US=1000000"];
+        args.extend_from_slice(extra);
+        let (r, got) = collective_run_with(&args, &exe, &prog);
+        assert!(
+            got == expected,
+            "{args:?}: io.dat differs from the failure-free run's ({} bytes, {} expected)\n{}",
+            got.len(),
+            expected.len(),
+            r.stderr
+        );
+        let unlogged = r.counter("unlogged");
+        assert!(unlogged > 0, "{args:?}: no block was lent\n{}", r.stderr);
+        assert!(
+            !r.stderr.contains("cannot be regenerated"),
+            "{args:?}\n{}",
+            r.stderr
+        );
+        if let Some((rank, replica)) = hit {
+            if r.state(*rank, *replica) == "finished" && !r.killed(*rank, *replica) {
+                continue; // the kill came after the replica finished
+            }
+            let new_one = format!("rank {rank} replica {replica}: incarnation ");
+            assert!(
+                r.stderr
+                    .lines()
+                    .any(|l| l.contains(&new_one) && l.contains(" caught up in ")),
+                "{args:?}: the killed replica's new incarnation did not catch up\n{}",
+                r.stderr
+            );
+        }
+    }
 }
 
 /// The shared file pointer when a rank's leader replica dies right after moving it,
@@ -420,5 +515,62 @@ fn official_npb_bt_io_verifies_and_writes_its_file_once() {
         "finished",
         "the kill came late\n{}",
         r.stderr
+    );
+}
+
+/// A new incarnation of the aggregator's follower replays the collective writes, whose
+/// blocks were lent (no sender kept them: it makes the writes without their bytes), and
+/// after each one the stdio file of its own it rewrote and reads back (`io_collective`
+/// with PRIVATE 1): it keeps what it writes in the replay, the collective writes' bytes
+/// too (its own pieces, the others' as the file system has them), so it reads its file
+/// as it wrote it then, not as its writer rewrote it since, and catches up instead of
+/// retiring (docs/FILES.md, "Writes without their bytes"). Every file is the failure-free
+/// run's.
+#[test]
+fn a_replay_through_lent_collective_writes_reads_its_own_files_back() {
+    let build = TempDir::new("io-build");
+    let exe = compile_c(&build, "io_collective");
+    let prog = ["30", "20", "1024", "1"];
+    let (_, expected) = collective_files(&["-n", "4", "-r", "1"], &exe, &prog);
+    let names: Vec<&str> = expected.keys().map(String::as_str).collect();
+    assert_eq!(names, ["io.dat", "priv.0", "priv.1", "priv.2", "priv.3"]);
+    let mut caught_up = 0;
+    for fault in ["0.1:kill@0.2", "0.1:kill@0.35", "0.1:kill@0.5"] {
+        let args = [
+            "-n",
+            "4",
+            "-r",
+            "2",
+            "-x",
+            "VOLPEX_LOG=warn",
+            "--fault",
+            fault,
+        ];
+        let (r, got) = collective_files(&args, &exe, &prog);
+        for (name, bytes) in &expected {
+            assert!(
+                got.get(name) == Some(bytes),
+                "{args:?}: {name} differs from the failure-free run's\n{}",
+                r.stderr
+            );
+        }
+        assert_eq!(got.len(), expected.len(), "{args:?}: the directory");
+        for said in [
+            "cannot replay",
+            "cannot be read back",
+            "differs from the writer",
+        ] {
+            assert!(!r.stderr.contains(said), "{args:?}: {said}\n{}", r.stderr);
+        }
+        // Whether the new incarnation catches up before the job ends depends on the
+        // machine's pace; it must in one run at least.
+        caught_up +=
+            usize::from(r.stderr.lines().any(|l| {
+                l.contains("rank 0 replica 1: incarnation ") && l.contains(" caught up in ")
+            }));
+    }
+    assert!(
+        caught_up > 0,
+        "no new incarnation of the follower caught up"
     );
 }

@@ -57,6 +57,13 @@ pub const TCP_CONGESTION_DEFAULT: &str = "cubic";
 /// the copy costs less than the confirmation (a frame back per message).
 pub const LENT_BYTES_MIN: usize = 256 << 10;
 
+/// How long a collective call that lent its blocks (`Core::await_loans`: MPI-IO's
+/// collective write) waits at its end, beyond the confirmation wait of what is still
+/// lent, for its receivers' confirmations before it copies the rest into the log: an
+/// aggregator's follower confirms once its writer reported the round applied, a round
+/// trip through volpexrun (its writer reports every millisecond).
+pub const LOANS_WAIT: Duration = Duration::from_millis(10);
+
 /// How long a sender blocked on a full log waits per loop turn.
 pub const FULL_LOG_TURN: Duration = Duration::from_millis(10);
 

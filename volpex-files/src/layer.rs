@@ -1108,15 +1108,19 @@ impl State {
         }
     }
 
-    /// Reads the file system's copy of `file` (as applied through `applied`) at `off`.
-    fn read_base(&mut self, file: FileId, off: u64, buf: &mut [u8]) -> Result<usize, c_int> {
+    /// Where `read_base` reads `file` (`None`: nowhere, it reads as empty).
+    fn base_path(&self, file: FileId) -> Option<Arc<Path>> {
         let f = self.model.file(file);
         let (now, shared) = (f.and_then(|f| f.path.clone()), f.is_some_and(|f| f.shared));
-        let at = match shared {
+        match shared {
             true => now,
             false => overlay::path_at(&self.journal, self.kept, file, now),
-        };
-        let Some(path) = at else {
+        }
+    }
+
+    /// Reads the file system's copy of `file` (as applied through `applied`) at `off`.
+    fn read_base(&mut self, file: FileId, off: u64, buf: &mut [u8]) -> Result<usize, c_int> {
+        let Some(path) = self.base_path(file) else {
             return Ok(0);
         };
         self.check_replay(&path)?;
@@ -1141,6 +1145,53 @@ impl State {
             }
         };
         real::pread_full(fd, buf, off)
+    }
+
+    /// The bytes of write `seq` of `len` bytes at `offset` of `file`, which a replaying
+    /// replica made without them (`write_deferred`): as the file system has them (the
+    /// writer applied it), with `own` (file offset, bytes) laid over them. `Err`: why they
+    /// cannot be had (nothing read the file system then).
+    fn replayed_bytes(
+        &mut self,
+        seq: Seq,
+        file: FileId,
+        offset: u64,
+        len: u64,
+        own: &[(u64, &[u8])],
+    ) -> Result<Vec<u8>, String> {
+        if self.known_applied() < seq {
+            return Err(format!("its writer has not applied operation {seq}"));
+        }
+        let end = offset + len;
+        let mut data = vec![0u8; len as usize];
+        let covered: u64 = own
+            .iter()
+            .map(|(o, b)| end.min(o + b.len() as u64).saturating_sub((*o).max(offset)))
+            .sum();
+        if covered < len {
+            let Some(path) = self.base_path(file) else {
+                return Err("its file is not on the file system".into());
+            };
+            // As `check_replay`, without retiring.
+            if let Some(&s) = self.role.mutated.get(&*path) {
+                if s > self.done_through() {
+                    return Err(format!(
+                        "{} was changed by file operation {s} since",
+                        path.display()
+                    ));
+                }
+            }
+            self.read_base(file, offset, &mut data)
+                .map_err(|e| format!("reading it back: {}", protocol::errno_name(e)))?;
+        }
+        for (o, b) in own {
+            let (lo, hi) = (offset.max(*o), end.min(o + b.len() as u64));
+            if lo < hi {
+                data[(lo - offset) as usize..(hi - offset) as usize]
+                    .copy_from_slice(&b[(lo - o) as usize..(hi - o) as usize]);
+            }
+        }
+        Ok(data)
     }
 }
 
@@ -1451,9 +1502,11 @@ pub enum Deferred {
 
 /// Whether a write to `fd` may be made without its bytes (`write_deferred`): `fd` is a
 /// file of the rank this replica does not write (another replica is the rank's writer,
-/// as far as it knows), it does not replay from before its writer's point (it would read
-/// the bytes back), and nothing needs the bytes here (`VOLPEX_VERIFY_OUTPUT`, a broken
-/// file, the layer's problem).
+/// as far as it knows), and nothing needs the bytes here (`VOLPEX_VERIFY_OUTPUT`, a
+/// broken file, the layer's problem). A replica that replays from before its writer's
+/// point may too (its senders need not keep what a replay would ask for again: MPI-IO's
+/// collective write blocks are lent, not logged); it then keeps the write's bytes as
+/// the file system has them for reading it back (`write_deferred`).
 pub fn may_defer(fd: c_int) -> bool {
     if !tracked(fd) {
         return false;
@@ -1462,7 +1515,6 @@ pub fn may_defer(fd: c_int) -> bool {
     let g = sh.state.lock();
     g.role.heard
         && !g.role.writing
-        && g.hold_until.is_none()
         && !g.cfg.verify
         && g.problem.is_none()
         && !g.finished
@@ -1472,17 +1524,54 @@ pub fn may_defer(fd: c_int) -> bool {
             .is_some_and(|d| !g.sticky.contains_key(&d.file))
 }
 
+/// Whether the layer is on here with `VOLPEX_VERIFY_OUTPUT=1`.
+pub fn verifies() -> bool {
+    shared().is_some_and(|sh| sh.state.lock().cfg.verify)
+}
+
 /// pwrite of `len` bytes at `at` without the bytes, for a replica that gets them only
 /// if it must apply them (`may_defer` said it may): the operation is numbered and
-/// produced as `write` numbers it, and nothing is kept. Returns its number (0: nothing
-/// to write), which the caller must resolve (`resolve_deferred`) before any other file operation but
-/// further writes made without their bytes.
-pub fn write_deferred(fd: c_int, len: u64, at: u64) -> Result<Seq, c_int> {
+/// produced as `write` numbers it, and nothing is kept. Returns its number, which the
+/// caller must resolve (`resolve_deferred`) before any other file operation but further
+/// writes made without their bytes; 0: nothing to resolve (nothing to write, or a
+/// replay's write kept as below).
+///
+/// A replica that replays from before its writer's point keeps what it writes, to read
+/// its files back as they were (`State::hold_until`); the writer applied this write
+/// already, so it keeps the write's bytes as they are: `own` (this rank's pieces of it,
+/// from the program's buffer: file offset and bytes), the rest read from the file
+/// system (other ranks' bytes of a shared file, as a replay reads them). Where it cannot
+/// read them (the path changed since, or the writer's point is not past it), it stops
+/// keeping what it wrote, for all its files, and says so: a file rewritten later then
+/// cannot be read back in the replay (the replica retires if it tries), as when its
+/// journal outgrows its bound (`retain`).
+pub fn write_deferred(fd: c_int, len: u64, at: u64, own: &[(u64, &[u8])]) -> Result<Seq, c_int> {
     done(|sh, g| {
         let Some((file, offset, gate, header)) = g.start_write(fd, len, Some(at))? else {
             return Ok(0);
         };
         let (seq, trace) = g.next(&header);
+        if let Some(h) = g.hold_until {
+            match g.replayed_bytes(seq, file, offset, len, own) {
+                Ok(data) => {
+                    let data = Arc::new(data);
+                    let entry = g.model.write_entry(seq, file, offset, data, gate);
+                    g.push(entry);
+                    g.outbox.dirty = true;
+                    sh.cond.notify_all();
+                    return Ok(0);
+                }
+                Err(why) => {
+                    log::warn!(
+                        "replica {}.{}: replaying, a collective write made without its bytes ({why}): a file rewritten before operation {h} cannot be read back as it was",
+                        g.id.rank,
+                        g.id.replica
+                    );
+                    g.hold_until = None;
+                    g.retain();
+                }
+            }
+        }
         g.deferred.insert(
             seq,
             Ticket {

@@ -80,13 +80,27 @@ pub fn may_defer(fd: std::os::raw::c_int) -> bool {
     layer::may_defer(fd)
 }
 
+/// Whether the replicas compare the bytes they write (`VOLPEX_VERIFY_OUTPUT=1`): then
+/// every replica of a rank needs the bytes of its writes, in a replay too.
+pub fn verifies() -> bool {
+    layer::verifies()
+}
+
 /// A write of `len` bytes at `offset` of `fd` made without its bytes, for a replica that
 /// is not its rank's writer (`may_defer`): it counts as the write; returns its number,
 /// which must be given to `resolve` before any other file operation but more such writes.
 /// MPI-IO's aggregators use it so that the follower of an aggregator never receives the
-/// bytes its writer writes (docs/FILES.md, "Writes without their bytes").
-pub fn write_deferred(fd: std::os::raw::c_int, len: u64, offset: u64) -> std::io::Result<Seq> {
-    layer::write_deferred(fd, len, offset).map_err(std::io::Error::from_raw_os_error)
+/// bytes its writer writes (docs/FILES.md, "Writes without their bytes"). `own`: this
+/// rank's pieces of the write (file offset, bytes), which a replica replaying from
+/// before its writer's point keeps, with the rest as the file system has it, to read
+/// the file back as it was (0 returned: nothing to resolve).
+pub fn write_deferred(
+    fd: std::os::raw::c_int,
+    len: u64,
+    offset: u64,
+    own: &[(u64, &[u8])],
+) -> std::io::Result<Seq> {
+    layer::write_deferred(fd, len, offset, own).map_err(std::io::Error::from_raw_os_error)
 }
 
 /// Waits until write `seq` (`write_deferred`) is applied by the rank's writer, or this

@@ -1167,6 +1167,81 @@ pub fn long_double_combine(prod: bool, a: &mut [u8; 16], b: &[u8; 16]) {
     }
 }
 
+/// Sends of parts of `mem` lent to the transport (not copied into its log) for the
+/// length of `f`: every loan is given back (`Loans::send`'s requests completed, which
+/// copies a message some replica of its destination has not confirmed) before
+/// `lending` returns, also when `f` fails or panics. MPI-IO's collective write lends
+/// the caller's buffer this way for the length of the call (`io::aggregate`).
+/// With `lend` false the sends are ordinary ones (copied into the log).
+pub fn lending<R>(mem: &[u8], lend: bool, f: impl FnOnce(&mut Loans) -> R) -> R {
+    // SAFETY: the `'static` slice never leaves `Loans` but inside the requests its
+    // `send` makes, which it owns; they are completed (the transport reads the memory no
+    // more once `give_back` returns) when `loans` is dropped, here at the latest, while
+    // `mem` is still borrowed. `f` gets `&mut Loans` only and cannot move them out.
+    let lent: &'static [u8] = unsafe { std::slice::from_raw_parts(mem.as_ptr(), mem.len()) };
+    let mut loans = Loans {
+        mem: lent,
+        lend,
+        requests: Vec::new(),
+    };
+    f(&mut loans)
+}
+
+/// The loans of a `lending` call.
+pub struct Loans {
+    mem: &'static [u8],
+    lend: bool,
+    /// In the order they were made (given back oldest first: their receivers confirm in
+    /// that order).
+    requests: Vec<volpex::Request<'static>>,
+}
+
+impl Loans {
+    /// Sends `mem[range]` to `to` with `tag`, lent (`Process::
+    /// immediate_send_lent_unreplayed_with_tag`: a small one is sent as any message).
+    pub fn send(
+        &mut self,
+        to: &volpex::Process,
+        range: std::ops::Range<usize>,
+        tag: i32,
+    ) -> Result<()> {
+        let part = self
+            .mem
+            .get(range)
+            .ok_or_else(|| MpiError::new(class::INTERN, "a lent range outside its memory"))?;
+        if !self.lend {
+            to.send_with_tag(part, tag)?;
+            return Ok(());
+        }
+        let r = to.immediate_send_lent_unreplayed_with_tag(part, tag)?;
+        self.requests.push(r);
+        Ok(())
+    }
+
+    /// Gives every loan back now (oldest first), with the first error, after waiting a
+    /// while for their receivers' confirmations (`volpex::Request::await_lent`): what is
+    /// confirmed by then is not copied.
+    pub fn give_back(&mut self) -> Result<()> {
+        let mut first = volpex::Request::await_lent(&self.requests).err();
+        for r in self.requests.drain(..) {
+            if let Err(e) = r.wait() {
+                first.get_or_insert(e);
+            }
+        }
+        match first {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Loans {
+    fn drop(&mut self) {
+        // Each request gives its loan back as it is dropped (oldest first).
+        self.requests.drain(..).for_each(drop);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

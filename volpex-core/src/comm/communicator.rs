@@ -419,7 +419,8 @@ impl Communicator {
     }
 
     /// `send_on` of memory the caller lends until `lend` (see `Core::send_lent`): an
-    /// immediate send's buffer (`give_back`), or a window answering a get (`take_back`).
+    /// immediate send's buffer (`give_back`), a window answering a get (`take_back`), or
+    /// a collective write block no replay asks for (`give_back`).
     /// `None`: it was sent as `send_on` sends.
     pub(crate) fn send_lent_on(
         &self,
@@ -432,6 +433,11 @@ impl Communicator {
         let loan = self.inner.rt.lock().send_lent((ctx, tag, dst), mem, lend)?;
         self.count_send()?;
         Ok(loan)
+    }
+
+    /// Waits a while for the receivers of `loans` to confirm them (`Core::await_loans`).
+    pub(crate) fn await_loans(&self, loans: &[&Loan]) -> Result<bool, Error> {
+        Ok(self.inner.rt.lock().await_loans(loans)?)
     }
 
     /// Ends a loan of `Process::send_lent_until_changed_with_tag` at once (its memory is

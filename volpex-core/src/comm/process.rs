@@ -356,6 +356,27 @@ impl<'a> Process<'a> {
         mem: &'static [u8],
         tag: Tag,
     ) -> Result<Request<'static>, Error> {
+        self.lend_with_tag(mem, tag, Lend::UntilComplete)
+    }
+
+    /// `immediate_send_lent_with_tag` of a message no replay asks for again, lent also
+    /// where replicas regenerate from their siblings' logs (MPI-IO's collective write
+    /// blocks; see `Core::send_lent`, `Lend::Unreplayed`). The caller completes (or
+    /// drops) the request before the memory changes.
+    pub fn immediate_send_lent_unreplayed_with_tag(
+        &self,
+        mem: &'static [u8],
+        tag: Tag,
+    ) -> Result<Request<'static>, Error> {
+        self.lend_with_tag(mem, tag, Lend::Unreplayed)
+    }
+
+    fn lend_with_tag(
+        &self,
+        mem: &'static [u8],
+        tag: Tag,
+        lend: Lend,
+    ) -> Result<Request<'static>, Error> {
         let dst = self.dest()?;
         Communicator::check_tag(tag)?;
         let status = Status {
@@ -367,7 +388,7 @@ impl<'a> Process<'a> {
         Ok(
             match self
                 .comm
-                .send_lent_on((self.comm.id(), tag, dst), mem, Lend::UntilComplete)?
+                .send_lent_on((self.comm.id(), tag, dst), mem, lend)?
             {
                 Some(loan) => Request::lent(self.comm, loan, status),
                 None => Request::done(status),

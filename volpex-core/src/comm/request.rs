@@ -183,6 +183,25 @@ impl<'a> Request<'a> {
         matches!(self.state, State::Generalized { .. })
     }
 
+    /// Waits a while, turning the loop, for the receivers of the lent sends among
+    /// `requests` to confirm them (`Core::await_loans`), so that completing them copies
+    /// none: the end of a collective call that lent its blocks. True when every one was
+    /// confirmed.
+    pub fn await_lent(requests: &[Request<'_>]) -> Result<bool, Error> {
+        let mut comm = None;
+        let mut loans = Vec::new();
+        for r in requests {
+            if let State::Lent { comm: c, loan, .. } = &r.state {
+                comm.get_or_insert(c);
+                loans.push(loan);
+            }
+        }
+        match comm {
+            Some(c) => c.await_loans(&loans),
+            None => Ok(true),
+        }
+    }
+
     /// Blocks until the operation completes (MPI_Wait).
     pub fn wait(mut self) -> Result<Status, Error> {
         self.wait_here()

@@ -23,7 +23,7 @@ use volpex_proto::pull::{DirectWrite, WriteAhead};
 use volpex_proto::wire::stream::Landing;
 
 use super::event_loop::Core;
-use crate::config::{FULL_LOG_TURN, LENT_BYTES_MIN};
+use crate::config::{FULL_LOG_TURN, LENT_BYTES_MIN, LOANS_WAIT};
 use crate::error::Error;
 
 /// Why a send failed.
@@ -120,8 +120,12 @@ impl Core {
     /// (MPI-3.1 section 3.7.2), ended by `give_back`. `Lend::UntilChanged`: a one-sided
     /// target's window answering a get, ended by `take_back` before the target changes
     /// it; also where regenerated replicas replay from their siblings' logs, which keep
-    /// the payload (retained) until it is taken back and copied then. `None`: it was
-    /// sent as `send` sends (smaller, to itself, or lent until complete where a
+    /// the payload (retained) until it is taken back and copied then.
+    /// `Lend::Unreplayed`: as `UntilComplete`, also where regenerated replicas replay
+    /// from their siblings' logs (which keep every other message), for a message no
+    /// replay asks for again: MPI-IO's collective write blocks, which a replaying
+    /// aggregator replica skips (docs/FILES.md "Writes without their bytes"). `None`: it
+    /// was sent as `send` sends (smaller, to itself, or lent until complete where a
     /// regenerated replica replays from its siblings' logs, which keep every message).
     pub fn send_lent(
         &mut self,
@@ -129,7 +133,10 @@ impl Core {
         mem: &'static [u8],
         lend: Lend,
     ) -> Result<Option<Loan>, SendError> {
-        let lends = lend == Lend::UntilChanged || self.engine.lends();
+        let lends = match lend {
+            Lend::UntilComplete => self.engine.lends(),
+            Lend::UntilChanged | Lend::Unreplayed => true,
+        };
         if mem.len() < LENT_BYTES_MIN || dst == self.me.rank || !lends {
             self.send(comm, tag, dst, mem)?;
             return Ok(None);
@@ -178,6 +185,26 @@ impl Core {
             self.turn(Some(LENT_TURN), false)?;
         }
         Ok(copied)
+    }
+
+    /// Waits, turning the loop, until every live replica of their destinations confirmed
+    /// the messages of `loans` (they left the log), for at most `LOANS_WAIT` plus the
+    /// confirmation wait of those still lent: a collective call's end, before it gives
+    /// its loans back (which copies what is still lent then). True when all were.
+    pub fn await_loans(&mut self, loans: &[&Loan]) -> Result<bool, SendError> {
+        let held = |c: &Core| {
+            loans
+                .iter()
+                .filter(|l| c.engine.holds_lent(&l.key))
+                .map(|l| l.len)
+                .sum::<usize>()
+        };
+        let bytes = held(self);
+        if bytes == 0 {
+            return Ok(true);
+        }
+        let until = self.now() + LOANS_WAIT + self.cfg.confirm_wait(bytes);
+        self.poll_until(until, |c| Ok(held(c) == 0))
     }
 
     /// Sends one message from `comm`/`tag` to world rank `dst`. It returns once the

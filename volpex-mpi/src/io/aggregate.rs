@@ -26,6 +26,7 @@ use super::file::{comm_of, Handle};
 use super::sys;
 use crate::error::{MpiError, Result};
 use crate::handles::class;
+use crate::raw::{self, Loans};
 use crate::state;
 use crate::view::Piece;
 use std::cell::Cell;
@@ -411,7 +412,7 @@ fn exchange_pieces(
     comm: &Communicator,
     blocks: &Communicator,
     round: &Round,
-    data: &[u8],
+    (data, loans): (&[u8], &mut Loans),
     into: &mut Arrived,
     defer: bool,
 ) -> Result<Option<Deferrals>> {
@@ -448,19 +449,20 @@ fn exchange_pieces(
             c => Some((from.post_message_with_tag(DATA_TAG)?, c)),
         });
     }
+    // A block that is a run of the caller's buffer is lent to the transport for the
+    // length of the call (not copied into the sender log: `write`).
     for step in 1..n {
         let to = (me + step) % n;
-        for (dest, block, tag) in [
-            (comm.process_at_rank(to as i32), &round.desc[to][..], TAG),
-            (
-                blocks.process_at_rank(to as i32),
-                round.data_for(to, data),
-                DATA_TAG,
-            ),
-        ] {
-            if !block.is_empty() {
-                dest.send_with_tag(block, tag)?;
-            }
+        if !round.desc[to].is_empty() {
+            comm.process_at_rank(to as i32)
+                .send_with_tag(&round.desc[to][..], TAG)?;
+        }
+        let dest = blocks.process_at_rank(to as i32);
+        match &round.data[to] {
+            Source::Caller(r) if r.is_empty() => {}
+            Source::Caller(r) => loans.send(&dest, r.clone(), DATA_TAG)?,
+            Source::Packed(r) if r.is_empty() => {}
+            Source::Packed(r) => dest.send_with_tag(&round.packed[r.clone()], DATA_TAG)?,
         }
     }
     for step in 1..n {
@@ -546,6 +548,21 @@ fn runs((a, b): (u64, u64), pieces: &[(u64, usize)]) -> Result<Vec<(u64, u64)>> 
     Ok(out)
 }
 
+/// This rank's own pieces of a round (file offset, bytes), from the caller's buffer.
+fn own_pieces<'a>(me: usize, round: &'a Round, data: &'a [u8]) -> Result<Vec<(u64, &'a [u8])>> {
+    let bytes = round.data_for(me, data);
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    for (o, l) in decode(&round.desc[me])? {
+        let chunk = bytes
+            .get(at..at + l)
+            .ok_or_else(|| MpiError::new(class::INTERN, "a collective I/O message too short"))?;
+        pieces.push((o, chunk));
+        at += l;
+    }
+    Ok(pieces)
+}
+
 /// The pieces of a round an aggregator writes: (file offset, bytes), in the ranks' order.
 fn arrived_pieces<'a>(
     me: usize,
@@ -555,14 +572,13 @@ fn arrived_pieces<'a>(
 ) -> Result<Vec<(u64, &'a [u8])>> {
     let mut pieces = Vec::new();
     for j in 0..arrived.data.len() {
-        let (desc, bytes) = if j == me {
-            (&round.desc[me][..], round.data_for(me, data))
-        } else {
-            (&arrived.desc[j][..], &arrived.data[j][..])
-        };
-        let desc = decode(desc)?;
+        if j == me {
+            pieces.extend(own_pieces(me, round, data)?);
+            continue;
+        }
+        let (desc, bytes) = (&arrived.desc[j][..], &arrived.data[j][..]);
         let mut at = 0;
-        for (o, l) in desc {
+        for (o, l) in decode(desc)? {
             let chunk = bytes.get(at..at + l).ok_or_else(|| {
                 MpiError::new(class::INTERN, "a collective I/O message too short")
             })?;
@@ -772,6 +788,30 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
         return Ok(());
     };
     let mine = with_data(pieces);
+    // The blocks this rank sends from `data` are lent to the transport, not copied into
+    // the sender log, and given back (copied only if some replica of the aggregator
+    // has not confirmed them by then) as the call ends: after every rank learnt that the
+    // aggregators' writes are done, when the aggregators' followers have released them
+    // once their writers reported them applied (docs/FILES.md "Writes without their
+    // bytes"). A replaying aggregator replica skips the blocks of writes reported
+    // applied, so no replay asks for them again; not where the replicas compare what
+    // they write (each needs the bytes, in a replay too).
+    raw::lending(data, !volpex_files::verifies(), |loans| {
+        let done = write_rounds(h, &comm, &plan, &mine, data, loans);
+        let back = loans.give_back();
+        done.and(back)
+    })
+}
+
+/// The rounds of a collective `write` and their outcome, agreed by every rank.
+fn write_rounds(
+    h: &Handle,
+    comm: &Communicator,
+    plan: &Plan,
+    mine: &[(u64, usize, usize)],
+    data: &[u8],
+    loans: &mut Loans,
+) -> Result<()> {
     let me = comm.rank() as usize;
     let mut failure: Option<MpiError> = None;
     // Memory used again every round, and from call to call (fresh buffers cost a page
@@ -790,25 +830,28 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
     // own pieces).
     let mut waiting = Deferred::default();
     for r in 0..plan.rounds {
-        round.build(n, &plan, r, &mine, data);
+        round.build(n, plan, r, mine, data);
         let window = plan.window(me, r);
         let defer = window.0 < window.1 && volpex_files::may_defer(fd);
         if !defer {
             waiting.resolve_all(
-                &Context::new(me, n, &plan, &mine, data),
+                &Context::new(me, n, plan, mine, data),
                 &mut buf,
                 &mut failure,
             )?;
         }
-        let deferred = exchange_pieces(&comm, &blocks, &round, data, &mut arrived, defer)?;
+        let deferred = exchange_pieces(comm, &blocks, &round, (data, loans), &mut arrived, defer)?;
         if window.0 >= window.1 {
             continue;
         }
         if let Some(deferred) = deferred {
             let lengths = arrived_lengths(me, &round, &arrived)?;
+            // A replaying replica keeps its writes' bytes for reading its files back
+            // (`volpex_files::write_deferred`): its own pieces from here.
+            let own = own_pieces(me, &round, data)?;
             let mut writes = Vec::new();
             for (at, len) in runs(window, &lengths)? {
-                match volpex_files::write_deferred(fd, len, at) {
+                match volpex_files::write_deferred(fd, len, at, &own) {
                     Ok(seq) => writes.push((seq, len)),
                     Err(err) => {
                         failure.get_or_insert(sys(err, "write"));
@@ -826,7 +869,7 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
                     data: std::mem::take(&mut arrived.data),
                 },
             });
-            let cx = Context::new(me, n, &plan, &mine, data);
+            let cx = Context::new(me, n, plan, mine, data);
             while waiting.bytes > DEFERRED_BYTES {
                 waiting.resolve_one(&cx, &mut buf, &mut failure)?;
             }
@@ -840,7 +883,7 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
         }
     }
     waiting.resolve_all(
-        &Context::new(me, n, &plan, &mine, data),
+        &Context::new(me, n, plan, mine, data),
         &mut buf,
         &mut failure,
     )?;
@@ -851,7 +894,7 @@ pub fn write(h: &Handle, pos: u64, data: &[u8]) -> Result<()> {
     }
     // Every rank learns whether an aggregator failed (its data was in that write).
     let mine_class = failure.as_ref().map_or(class::SUCCESS, |e| e.class);
-    let all = super::file::agree(&comm, mine_class)?;
+    let all = super::file::agree(comm, mine_class)?;
     match failure {
         Some(e) => Err(e),
         None if all != class::SUCCESS => Err(MpiError::new(all, "an aggregator's write failed")),

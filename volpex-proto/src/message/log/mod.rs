@@ -58,6 +58,22 @@ pub enum Lend {
     /// get): retained for a replay like the log's own payload, and copied (from the
     /// entries and the retained ones alike) when given back.
     UntilChanged,
+    /// A message no replay asks for again, until its request completes (MPI-IO's
+    /// collective write blocks, which a replaying aggregator replica skips): as
+    /// `UntilComplete`, never retained, but lent also where replicas regenerate from
+    /// their siblings' logs.
+    Unreplayed,
+}
+
+impl Lend {
+    /// Whether an entry lent so is retained for a replay once every live replica of its
+    /// destination received it.
+    pub fn retained(self) -> bool {
+        match self {
+            Lend::UntilChanged => true,
+            Lend::UntilComplete | Lend::Unreplayed => false,
+        }
+    }
 }
 
 /// Answer to "do you have this key?".
@@ -559,7 +575,7 @@ impl SendLog {
             };
             // A lent payload is the application's memory: kept only until its request
             // completes, so it is not retained for a replay (as an unlogged send is not).
-            if self.retain_max.is_some() && order >= floor && e.lent != Some(Lend::UntilComplete) {
+            if self.retain_max.is_some() && order >= floor && e.lent.is_none_or(Lend::retained) {
                 self.retained_bytes += Self::cost(e.payload.len());
                 self.retained.push(key, e);
             } else {

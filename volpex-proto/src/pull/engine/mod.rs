@@ -584,8 +584,11 @@ impl Engine {
     /// immediate send's buffer, until its request completes): never retained for a
     /// replay, and only where no replica regenerates from its siblings' logs (`lends`).
     /// `Lend::UntilChanged` (a one-sided target's window, until it changes): retained
-    /// for a replay like any payload, also where replicas regenerate. The caller must
-    /// `give_back` it before then.
+    /// for a replay like any payload, also where replicas regenerate. `Lend::Unreplayed`
+    /// (a message no replay asks for: MPI-IO's collective write blocks, which a replaying
+    /// aggregator replica skips, docs/PROTOCOL.md "Deferred receives"): as
+    /// `UntilComplete`, also where replicas regenerate. The caller must `give_back` it
+    /// before then.
     pub fn send_lent(
         &mut self,
         now: Duration,
@@ -593,7 +596,7 @@ impl Engine {
         payload: Bytes,
         lend: Lend,
     ) -> Result<Key, LogFull> {
-        debug_assert!(lend == Lend::UntilChanged || self.lends());
+        debug_assert!(lend != Lend::UntilComplete || self.lends());
         self.append_and_serve(now, (comm, tag, dst), payload, Some(lend))
     }
 
