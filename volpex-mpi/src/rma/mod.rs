@@ -15,6 +15,7 @@
 //!      v
 //!  sync        fence, post/start/complete/wait/test: the epochs and the exchange
 //!  passive     lock/unlock, lock_all, flush, sync; the target's serving calls
+//!  answer      how a passive-target answer is cut into pieces and where it lands
 //!  shared      shared-memory windows: each team's memory, links and barriers
 //!      |
 //!  access      the origin's calls: checks, and the queue of the epoch
@@ -37,6 +38,7 @@
 //! past the window's life.
 
 pub mod access;
+pub mod answer;
 pub mod batch;
 pub mod object;
 pub mod passive;
