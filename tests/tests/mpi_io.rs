@@ -452,6 +452,82 @@ fn mpi_io_files_on_several_hosts_sharing_the_file_system() {
     }
 }
 
+/// The same on several hosts sharing the file system (docs/FILES.md, "Several hosts"):
+/// the aggregator's follower, killed and regenerated on another host, replays the lent
+/// collective writes and reads its own file back; the bytes of the writes it made without
+/// them come from the shared file system, where its writer on another host applied them.
+/// Four ranks of two replicas on four hosts of two slots, a fifth host spare for the new
+/// incarnation; every file is the failure-free run's.
+#[test]
+#[cfg_attr(
+    not(feature = "root-tests"),
+    ignore = "needs root: test hosts in network namespaces"
+)]
+fn a_replay_on_another_host_reads_its_own_files_back() {
+    #[cfg(feature = "root-tests")]
+    {
+        let build = TempDir::new("io-build");
+        let exe = compile_c(&build, "io_collective");
+        let prog = ["60", "60", "1024", "1"];
+        let (_, expected) = collective_files(&["-n", "4", "-r", "1"], &exe, &prog);
+        let net = volpex_tests::testhosts::TestNet::new(5);
+        let dir = TempDir::new("io-coll-hosts");
+        let d = dir.0.to_string_lossy().into_owned();
+        let mut prog_args = vec![d.as_str()];
+        prog_args.extend_from_slice(&prog);
+        // Concentrated: h0 to h3 hold the job, h4 is the spare. The kill comes after
+        // every host's agent started (over ssh, about 2 s).
+        let la = [
+            "--map",
+            "concentrate",
+            "-n",
+            "4",
+            "-r",
+            "2",
+            "-x",
+            "VOLPEX_LOG=warn",
+            "--fault",
+            "0.1:kill@3",
+        ];
+        let r = net
+            .spawn_job(&[("VOLPEX_LOG", "volpexrun=info")], &la, &exe, &prog_args)
+            .wait(DEADLINE);
+        r.assert_no_leftovers();
+        assert!(
+            first_line(r.ok(), "io_collective:").starts_with("io_collective: ok"),
+            "{}",
+            r.stderr
+        );
+        for (name, bytes) in &expected {
+            let got = std::fs::read(dir.0.join(name)).ok();
+            assert!(
+                got.as_ref() == Some(bytes),
+                "{name} differs from the failure-free run's\n{}",
+                r.stderr
+            );
+        }
+        assert_eq!(entries(&dir.0).len(), expected.len(), "the directory");
+        for said in [
+            "cannot replay",
+            "cannot be read back",
+            "differs from the writer",
+        ] {
+            assert!(!r.stderr.contains(said), "{said}\n{}", r.stderr);
+        }
+        assert_ne!(
+            r.state(0, 1),
+            "finished",
+            "the kill came late\n{}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("rank 0 replica 1: incarnation 1"),
+            "no new incarnation of the follower\n{}",
+            r.stderr
+        );
+    }
+}
+
 /// The official NPB 3.4 BT with its MPI-IO subtype (`SUBTYPE=full`: collective writes
 /// of the solution through a view every 5 steps, read back and checked at the end),
 /// unmodified, class W at `-n 4`: it verifies at `-r 1`, and at `-r 2` with rank 0's
