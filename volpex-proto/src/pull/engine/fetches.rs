@@ -60,6 +60,10 @@ pub(super) struct Pending {
     pub(super) defer: bool,
     /// A speculative pull: when it was made (see `receive::want`).
     pub(super) speculated_at: Option<Duration>,
+    /// The replicas (bit k: replica k, for k < 64) that parked an ask for it: each lacked
+    /// it when asked, so it was behind too, and its answer winning a race later is no sign
+    /// that the others lag (see `receive::complete`).
+    pub(super) parked_by: u64,
 }
 
 impl Pending {
@@ -72,6 +76,7 @@ impl Pending {
             needed_since,
             defer,
             speculated_at: None,
+            parked_by: 0,
         }
     }
 
@@ -110,6 +115,16 @@ impl Pending {
     /// Whether any replica's program ended without sending it.
     pub(super) fn any_ended(&self) -> bool {
         self.asks.iter().any(|a| a.state == AskState::Ended)
+    }
+
+    /// Replica `k` parked an ask for it (lacked it when asked).
+    pub(super) fn note_parked(&mut self, k: u32) {
+        self.parked_by |= 1u64.checked_shl(k).unwrap_or(0);
+    }
+
+    /// Whether replica `k` parked an ask for it (always false for k >= 64).
+    pub(super) fn was_parked_by(&self, k: u32) -> bool {
+        self.parked_by & 1u64.checked_shl(k).unwrap_or(0) != 0
     }
 
     /// The ask `req` sent to `replica`, if it is still on record.
