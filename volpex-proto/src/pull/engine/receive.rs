@@ -686,6 +686,10 @@ impl Receiving<'_> {
         let Some(p) = self.fetches.get_mut(&want) else {
             return;
         };
+        // A hedge turn this late means this process itself did not run on time (its CPU
+        // starved, as on a loaded host all replicas are): a silence it measured says
+        // nothing about the peer, which was likely starved too.
+        let late = now.saturating_sub(p.hedge_at) >= self.cfg.hedge_timeout / 2;
         p.hedge_at = now + self.cfg.hedge_timeout;
         if want.comm() == DECISION_CTX {
             return;
@@ -693,7 +697,10 @@ impl Receiving<'_> {
         // The sender that parked the pull first is asked again (a live one answers at
         // once); asked a hedge interval ago and silent since, it is stopped or cut off:
         // failed over from now, not after an ack timeout, nor only once a sibling
-        // answers (which may be far later when that sibling is behind too).
+        // answers (which may be far later when that sibling is behind too). Unless this
+        // turn is late: then it is asked again, and judged at the next punctual turn (a
+        // starved receiver failed over from live senders, "silent for 954 ms since it was
+        // asked again", in the MPI-IO benchmark at -r 2 on a loaded host).
         let parked = p
             .asks
             .iter()
@@ -701,6 +708,13 @@ impl Receiving<'_> {
             .map(|a| (ReplicaId::new(want.src(), a.replica), a.req));
         if let Some((peer, req)) = parked.filter(|(peer, _)| peer.rank != self.me.rank) {
             match self.silence.unanswered_since(peer) {
+                Some(_) if late => {
+                    log::debug!(
+                        "{}: hedge for {want} late; asking {peer} again instead of judging its silence",
+                        self.me
+                    );
+                    self.ask_again(now, peer, want, req);
+                }
                 Some(t) if now >= t + self.cfg.hedge_timeout => {
                     if self.liveness.suspect(peer, now) {
                         log::info!(
@@ -1389,6 +1403,56 @@ mod tests {
                 assert_eq!(failovers, 1, "a stopped sender is failed over from");
             }
         }
+    }
+
+    /// As above, 0.0 parked 1.0's pull and stopped; but the receiver's own hedge turn
+    /// that would judge 0.0's silence comes late (the receiver did not run on time: on a
+    /// starved host its senders did not either). It asks 0.0 again rather than fail over,
+    /// and fails over at the next turn that comes on time.
+    #[test]
+    fn a_late_hedge_asks_again_before_it_judges_a_silence() {
+        let now = Duration::from_secs(1);
+        let (ids, mut engines) = two_senders_one_receiver(now);
+        let hedge = Config::default().hedge_timeout;
+        let route = |engines: &mut Vec<Engine>, at: Duration, stopped: bool| loop {
+            let mut moved = false;
+            for from in 0..ids.len() {
+                while let Some((to, f)) = engines[from].poll_transmit() {
+                    let Some(i) = ids.iter().position(|&id| id == to) else {
+                        continue;
+                    };
+                    moved = true;
+                    if !(stopped && (from == 0 || i == 0)) {
+                        engines[i].handle_frame(at, ids[from], f);
+                    }
+                }
+            }
+            if !moved {
+                return;
+            }
+        };
+        let turn = |engines: &mut Vec<Engine>, at: Duration| {
+            engines[2].handle_timeout(at);
+            route(engines, at, true);
+            let acks = at + Duration::from_millis(2);
+            engines[1].handle_timeout(acks);
+            route(engines, acks, true);
+        };
+        let _id = engines[2].post(now, spec(), Mode::Receive);
+        route(&mut engines, now, false);
+        let ack_at = now + Duration::from_millis(2);
+        engines[0].handle_timeout(ack_at);
+        route(&mut engines, ack_at, false);
+        // 0.0 stops; the first hedge asks it again, on time.
+        let mut at = now + hedge;
+        turn(&mut engines, at);
+        // The next one, due a hedge interval later, runs 750 ms late.
+        at += hedge + Duration::from_millis(750);
+        turn(&mut engines, at);
+        assert_eq!(engines[2].stats().failovers, 0, "late: asked again");
+        at += hedge;
+        turn(&mut engines, at);
+        assert_eq!(engines[2].stats().failovers, 1, "on time: failed over");
     }
 
     #[test]
