@@ -64,6 +64,9 @@ pub(super) struct Pending {
     /// it when asked, so it was behind too, and its answer winning a race later is no sign
     /// that the others lag (see `receive::complete`).
     pub(super) parked_by: u64,
+    /// How late this replica's hedge turns for it came, in all, while a receive waited:
+    /// time it did not run (starved), not time the sender kept it waiting.
+    pub(super) stalled: Duration,
 }
 
 impl Pending {
@@ -77,6 +80,7 @@ impl Pending {
             defer,
             speculated_at: None,
             parked_by: 0,
+            stalled: Duration::ZERO,
         }
     }
 
@@ -115,6 +119,18 @@ impl Pending {
     /// Whether any replica's program ended without sending it.
     pub(super) fn any_ended(&self) -> bool {
         self.asks.iter().any(|a| a.state == AskState::Ended)
+    }
+
+    /// How long a receive has waited for it at `now`, less the time this replica did not
+    /// run meanwhile: its hedge turns' lateness, and how overdue the next one is (`None`
+    /// when nobody waits for it).
+    pub(super) fn waited_running(&self, now: Duration) -> Option<Duration> {
+        let overdue = now.saturating_sub(self.hedge_at);
+        self.needed_since.map(|t| {
+            now.saturating_sub(t)
+                .saturating_sub(self.stalled)
+                .saturating_sub(overdue)
+        })
     }
 
     /// Replica `k` parked an ask for it (lacked it when asked).

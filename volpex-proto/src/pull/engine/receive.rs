@@ -337,9 +337,12 @@ impl Receiving<'_> {
             // by a hair says nothing about how far behind the others are (the MPI-IO
             // benchmark at -r 2 on a loaded host flipped its pulls between the teams of
             // its aggregator, 64 failovers in one run with nothing failed).
+            // The wait counts only while this replica ran: after a stall of the whole
+            // host (every replica starved at once), the receive waited long, not the
+            // sender that kept it waiting.
             let far_behind = p
-                .needed_since
-                .is_some_and(|t| now.saturating_sub(t) >= self.cfg.lag_timeout)
+                .waited_running(now)
+                .is_some_and(|w| w >= self.cfg.lag_timeout)
                 && !p.was_parked_by(from.replica);
             for a in p.asks.iter().filter(|a| a.outstanding()) {
                 if a.replica == from.replica {
@@ -689,7 +692,9 @@ impl Receiving<'_> {
         // A hedge turn this late means this process itself did not run on time (its CPU
         // starved, as on a loaded host all replicas are): a silence it measured says
         // nothing about the peer, which was likely starved too.
-        let late = now.saturating_sub(p.hedge_at) >= self.cfg.hedge_timeout / 2;
+        let late_by = now.saturating_sub(p.hedge_at);
+        let late = late_by >= self.cfg.hedge_timeout / 2;
+        p.stalled += late_by;
         p.hedge_at = now + self.cfg.hedge_timeout;
         if want.comm() == DECISION_CTX {
             return;
@@ -1247,11 +1252,24 @@ mod tests {
             engines[0].handle_timeout(ack_at);
             route(&mut engines, ack_at, true);
         }
-        let hedge_at = now + Config::default().hedge_timeout;
+        let hedge = Config::default().hedge_timeout;
+        let hedge_at = now + hedge;
         engines[2].handle_timeout(hedge_at);
-        let held = route(&mut engines, hedge_at, true);
+        let mut held = route(&mut engines, hedge_at, true);
         assert!(!held.is_empty(), "0.1 answered the hedge");
         let at = now + answered_after;
+        // The receiver's later turns come on time (it runs; only the answer is slow).
+        let mut turn = hedge_at + hedge;
+        while turn < at {
+            engines[2].handle_timeout(turn);
+            held.extend(route(&mut engines, turn, true));
+            if acked {
+                let acks = turn + Duration::from_millis(2);
+                engines[0].handle_timeout(acks);
+                held.extend(route(&mut engines, acks, true));
+            }
+            turn += hedge;
+        }
         for f in held {
             engines[2].handle_frame(at, ids[1], f);
         }
@@ -1343,6 +1361,51 @@ mod tests {
             0,
             "a race won, nothing failed"
         );
+    }
+
+    /// The whole host stalls (every replica starved at once) while 1.0 waits for a
+    /// message from its own team's 0.0, which parked the pull: its first hedge comes 900
+    /// ms late, and 0.1, which has the message, answers it at once. The receive waited
+    /// more than the lag timeout, but 1.0 ran for only a hedge interval of it: 0.0 is not
+    /// far behind, and nothing fails over (a failure-free io_write -n 4 -r 2 run whose
+    /// processes were all stopped 0.6 to 0.9 s at a time counted 21 failovers so).
+    #[test]
+    fn a_wait_the_receiver_spent_stalled_is_no_lag() {
+        let now = Duration::from_secs(1);
+        let (ids, mut engines) = two_senders_one_receiver(now);
+        let cfg = Config::default();
+        engines[1]
+            .send(now, 0, 3, 1, Bytes::from_static(b"m"))
+            .expect("room");
+        let route = |engines: &mut Vec<Engine>, at: Duration| loop {
+            let mut moved = false;
+            for from in 0..ids.len() {
+                while let Some((to, f)) = engines[from].poll_transmit() {
+                    let Some(i) = ids.iter().position(|&id| id == to) else {
+                        continue;
+                    };
+                    moved = true;
+                    engines[i].handle_frame(at, ids[from], f);
+                }
+            }
+            if !moved {
+                return;
+            }
+        };
+        let id = engines[2].post(now, spec(), Mode::Receive);
+        route(&mut engines, now);
+        let ack_at = now + Duration::from_millis(2);
+        engines[0].handle_timeout(ack_at);
+        route(&mut engines, ack_at);
+        let late = now + cfg.hedge_timeout + Duration::from_millis(900);
+        assert!(late - now >= cfg.lag_timeout);
+        engines[2].handle_timeout(late);
+        route(&mut engines, late);
+        assert!(matches!(
+            engines[2].take(late, id),
+            Some(Ok(Matched::Message { .. }))
+        ));
+        assert_eq!(engines[2].stats().failovers, 0, "the receiver stalled");
     }
 
     /// A sender's log keeps what a draining replica had not consumed for the successor
