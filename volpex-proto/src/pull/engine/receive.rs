@@ -357,8 +357,13 @@ impl Receiving<'_> {
                     && self.liveness.suspect(other, now)
                 {
                     log::info!(
-                        "{}: replica {other} lags behind {from} for {want}; preferring others",
-                        self.me
+                        "{}: replica {other} lags behind {from} for {want} ({}); preferring others",
+                        self.me,
+                        if silent {
+                            "never acknowledged the pull"
+                        } else {
+                            "far behind"
+                        }
                     );
                     self.stats.failovers += 1;
                     lagging.push(other);
