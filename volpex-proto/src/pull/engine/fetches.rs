@@ -67,6 +67,8 @@ pub(super) struct Pending {
     /// How late this replica's hedge turns for it came, in all, while a receive waited:
     /// time it did not run (starved), not time the sender kept it waiting.
     pub(super) stalled: Duration,
+    /// Its latest hedge turn came late (this replica did not run on time).
+    pub(super) late: bool,
 }
 
 impl Pending {
@@ -81,6 +83,7 @@ impl Pending {
             speculated_at: None,
             parked_by: 0,
             stalled: Duration::ZERO,
+            late: false,
         }
     }
 

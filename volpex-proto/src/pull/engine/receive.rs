@@ -344,12 +344,17 @@ impl Receiving<'_> {
                 .waited_running(now)
                 .is_some_and(|w| w >= self.cfg.lag_timeout)
                 && !p.was_parked_by(from.replica);
+            // This replica did not run on time lately (its latest hedge turn came late,
+            // or the next one is overdue): an ask it sees unacknowledged may have waited
+            // for a sender starved with it, and says nothing.
+            let stalled = p.late || now.saturating_sub(p.hedge_at) >= self.cfg.hedge_timeout / 2;
             for a in p.asks.iter().filter(|a| a.outstanding()) {
                 if a.replica == from.replica {
                     continue;
                 }
                 let other = ReplicaId::new(from.rank, a.replica);
-                let silent = matches!(a.state, AskState::Sent { at }
+                let silent = !stalled
+                    && matches!(a.state, AskState::Sent { at }
                     if now.saturating_sub(at) >= self.cfg.hedge_timeout);
                 // The sibling we asked first is silent, or far behind the one that answered.
                 if (silent || far_behind)
@@ -700,6 +705,7 @@ impl Receiving<'_> {
         let late_by = now.saturating_sub(p.hedge_at);
         let late = late_by >= self.cfg.hedge_timeout / 2;
         p.stalled += late_by;
+        p.late = late;
         p.hedge_at = now + self.cfg.hedge_timeout;
         if want.comm() == DECISION_CTX {
             return;
@@ -1401,9 +1407,50 @@ mod tests {
         route(&mut engines, now);
         let ack_at = now + Duration::from_millis(2);
         engines[0].handle_timeout(ack_at);
+        engines[2].handle_timeout(now);
         route(&mut engines, ack_at);
         let late = now + cfg.hedge_timeout + Duration::from_millis(900);
         assert!(late - now >= cfg.lag_timeout);
+        engines[2].handle_timeout(late);
+        route(&mut engines, late);
+        assert!(matches!(
+            engines[2].take(late, id),
+            Some(Ok(Matched::Message { .. }))
+        ));
+        assert_eq!(engines[2].stats().failovers, 0, "the receiver stalled");
+    }
+
+    /// As above, but 0.0 never even acknowledged the pull (it was starved with the
+    /// receiver) when the late hedge's answer came from 0.1: no evidence that 0.0 is
+    /// stopped, and nothing fails over.
+    #[test]
+    fn an_ask_unacknowledged_through_the_receivers_own_stall_is_no_lag() {
+        let now = Duration::from_secs(1);
+        let (ids, mut engines) = two_senders_one_receiver(now);
+        let cfg = Config::default();
+        engines[1]
+            .send(now, 0, 3, 1, Bytes::from_static(b"m"))
+            .expect("room");
+        let route = |engines: &mut Vec<Engine>, at: Duration| loop {
+            let mut moved = false;
+            for from in 0..ids.len() {
+                while let Some((to, f)) = engines[from].poll_transmit() {
+                    let Some(i) = ids.iter().position(|&id| id == to) else {
+                        continue;
+                    };
+                    moved = true;
+                    engines[i].handle_frame(at, ids[from], f);
+                }
+            }
+            if !moved {
+                return;
+            }
+        };
+        let id = engines[2].post(now, spec(), Mode::Receive);
+        route(&mut engines, now);
+        engines[2].handle_timeout(now);
+        // 0.0 got the pull but runs no timer (no ACK): the host stalls until `late`.
+        let late = now + cfg.hedge_timeout + Duration::from_millis(900);
         engines[2].handle_timeout(late);
         route(&mut engines, late);
         assert!(matches!(
