@@ -1235,26 +1235,9 @@ mod tests {
         // Frames go from `from` to their address; the receiver's to 0.1 wait in `held`
         // until `answered_after`.
         let route = |engines: &mut Vec<Engine>, at: Duration, hold: bool| {
-            let mut held = Vec::new();
-            loop {
-                let mut moved = false;
-                for from in 0..ids.len() {
-                    while let Some((to, f)) = engines[from].poll_transmit() {
-                        let Some(i) = ids.iter().position(|&id| id == to) else {
-                            continue;
-                        };
-                        moved = true;
-                        if hold && from == 1 && i == 2 {
-                            held.push(f);
-                        } else {
-                            engines[i].handle_frame(at, ids[from], f);
-                        }
-                    }
-                }
-                if !moved {
-                    return held;
-                }
-            }
+            route_where(&ids, engines, at, |from, to| {
+                !(hold && from == 1 && to == 2)
+            })
         };
         let id = engines[2].post(now, spec(), Mode::Receive);
         route(&mut engines, now, true);
@@ -1325,21 +1308,7 @@ mod tests {
         let now = Duration::from_secs(1);
         let (ids, mut engines) = two_senders_one_receiver(now);
         let cfg = Config::default();
-        let route = |engines: &mut Vec<Engine>, at: Duration| loop {
-            let mut moved = false;
-            for from in 0..ids.len() {
-                while let Some((to, f)) = engines[from].poll_transmit() {
-                    let Some(i) = ids.iter().position(|&id| id == to) else {
-                        continue;
-                    };
-                    moved = true;
-                    engines[i].handle_frame(at, ids[from], f);
-                }
-            }
-            if !moved {
-                return;
-            }
-        };
+        let route = |engines: &mut Vec<Engine>, at: Duration| route_cut(&ids, engines, at, None);
         // Every replica's timers at `at`, then the senders' ACKs a moment later.
         let turn = |engines: &mut Vec<Engine>, at: Duration| {
             engines[2].handle_timeout(at);
@@ -1374,21 +1343,16 @@ mod tests {
         );
     }
 
-    /// The whole host stalls (every replica starved at once) while 1.0 waits for a
-    /// message from its own team's 0.0, which parked the pull: its first hedge comes 900
-    /// ms late, and 0.1, which has the message, answers it at once. The receive waited
-    /// more than the lag timeout, but 1.0 ran for only a hedge interval of it: 0.0 is not
-    /// far behind, and nothing fails over (a failure-free io_write -n 4 -r 2 run whose
-    /// processes were all stopped 0.6 to 0.9 s at a time counted 21 failovers so).
-    #[test]
-    fn a_wait_the_receiver_spent_stalled_is_no_lag() {
-        let now = Duration::from_secs(1);
-        let (ids, mut engines) = two_senders_one_receiver(now);
-        let cfg = Config::default();
-        engines[1]
-            .send(now, 0, 3, 1, Bytes::from_static(b"m"))
-            .expect("room");
-        let route = |engines: &mut Vec<Engine>, at: Duration| loop {
+    /// Moves every frame from engine `from` to engine `to` that `deliver(from, to)`
+    /// allows, at `at`, until none is left; returns the others, in order.
+    fn route_where(
+        ids: &[ReplicaId],
+        engines: &mut [Engine],
+        at: Duration,
+        deliver: impl Fn(usize, usize) -> bool,
+    ) -> Vec<Frame> {
+        let mut kept = Vec::new();
+        loop {
             let mut moved = false;
             for from in 0..ids.len() {
                 while let Some((to, f)) = engines[from].poll_transmit() {
@@ -1396,68 +1360,76 @@ mod tests {
                         continue;
                     };
                     moved = true;
-                    engines[i].handle_frame(at, ids[from], f);
+                    if deliver(from, i) {
+                        engines[i].handle_frame(at, ids[from], f);
+                    } else {
+                        kept.push(f);
+                    }
                 }
             }
             if !moved {
-                return;
+                return kept;
             }
-        };
+        }
+    }
+
+    /// Moves every frame to its replica, at `at`, until none is left; those from or to
+    /// engine `cut` (a stopped replica) are lost.
+    fn route_cut(ids: &[ReplicaId], engines: &mut [Engine], at: Duration, cut: Option<usize>) {
+        route_where(ids, engines, at, |from, to| {
+            cut != Some(from) && cut != Some(to)
+        });
+    }
+
+    /// The whole host stalls (every replica starved at once) while 1.0 waits for a
+    /// message from its own team's 0.0 (which parked the pull if `acked`, else got it but
+    /// ran no timer to acknowledge it): 1.0's first hedge comes 900 ms late, and 0.1,
+    /// which has the message, answers it at once. Returns 1.0's failovers.
+    fn stalled_host_hedge_answered(acked: bool) -> u64 {
+        let now = Duration::from_secs(1);
+        let (ids, mut engines) = two_senders_one_receiver(now);
+        let cfg = Config::default();
+        engines[1]
+            .send(now, 0, 3, 1, Bytes::from_static(b"m"))
+            .expect("room");
         let id = engines[2].post(now, spec(), Mode::Receive);
-        route(&mut engines, now);
-        let ack_at = now + Duration::from_millis(2);
-        engines[0].handle_timeout(ack_at);
+        route_cut(&ids, &mut engines, now, None);
         engines[2].handle_timeout(now);
-        route(&mut engines, ack_at);
+        if acked {
+            let ack_at = now + Duration::from_millis(2);
+            engines[0].handle_timeout(ack_at);
+            route_cut(&ids, &mut engines, ack_at, None);
+        }
         let late = now + cfg.hedge_timeout + Duration::from_millis(900);
         assert!(late - now >= cfg.lag_timeout);
         engines[2].handle_timeout(late);
-        route(&mut engines, late);
+        route_cut(&ids, &mut engines, late, None);
         assert!(matches!(
             engines[2].take(late, id),
             Some(Ok(Matched::Message { .. }))
         ));
-        assert_eq!(engines[2].stats().failovers, 0, "the receiver stalled");
+        engines[2].stats().failovers
     }
 
-    /// As above, but 0.0 never even acknowledged the pull (it was starved with the
-    /// receiver) when the late hedge's answer came from 0.1: no evidence that 0.0 is
-    /// stopped, and nothing fails over.
+    /// The receive waited more than the lag timeout, but 1.0 ran for only a hedge
+    /// interval of it: 0.0 is not far behind, and nothing fails over (a failure-free
+    /// io_write -n 4 -r 2 run whose processes were all stopped 0.6 to 0.9 s at a time
+    /// counted 21 failovers so).
+    #[test]
+    fn a_wait_the_receiver_spent_stalled_is_no_lag() {
+        assert_eq!(stalled_host_hedge_answered(true), 0, "the receiver stalled");
+    }
+
+    /// 0.0 never even acknowledged the pull (it was starved with the receiver) when the
+    /// late hedge's answer came from 0.1: no evidence that 0.0 is stopped, and nothing
+    /// fails over.
     #[test]
     fn an_ask_unacknowledged_through_the_receivers_own_stall_is_no_lag() {
-        let now = Duration::from_secs(1);
-        let (ids, mut engines) = two_senders_one_receiver(now);
-        let cfg = Config::default();
-        engines[1]
-            .send(now, 0, 3, 1, Bytes::from_static(b"m"))
-            .expect("room");
-        let route = |engines: &mut Vec<Engine>, at: Duration| loop {
-            let mut moved = false;
-            for from in 0..ids.len() {
-                while let Some((to, f)) = engines[from].poll_transmit() {
-                    let Some(i) = ids.iter().position(|&id| id == to) else {
-                        continue;
-                    };
-                    moved = true;
-                    engines[i].handle_frame(at, ids[from], f);
-                }
-            }
-            if !moved {
-                return;
-            }
-        };
-        let id = engines[2].post(now, spec(), Mode::Receive);
-        route(&mut engines, now);
-        engines[2].handle_timeout(now);
-        // 0.0 got the pull but runs no timer (no ACK): the host stalls until `late`.
-        let late = now + cfg.hedge_timeout + Duration::from_millis(900);
-        engines[2].handle_timeout(late);
-        route(&mut engines, late);
-        assert!(matches!(
-            engines[2].take(late, id),
-            Some(Ok(Matched::Message { .. }))
-        ));
-        assert_eq!(engines[2].stats().failovers, 0, "the receiver stalled");
+        assert_eq!(
+            stalled_host_hedge_answered(false),
+            0,
+            "the receiver stalled"
+        );
     }
 
     /// A sender's log keeps what a draining replica had not consumed for the successor
@@ -1478,22 +1450,8 @@ mod tests {
             let (ids, mut engines) = two_senders_one_receiver(now);
             let hedge = Config::default().hedge_timeout;
             // Every frame reaches its replica, except 0.0's once it is stopped.
-            let route = |engines: &mut Vec<Engine>, at: Duration, stopped: bool| loop {
-                let mut moved = false;
-                for from in 0..ids.len() {
-                    while let Some((to, f)) = engines[from].poll_transmit() {
-                        let Some(i) = ids.iter().position(|&id| id == to) else {
-                            continue;
-                        };
-                        moved = true;
-                        if !(stopped && (from == 0 || i == 0)) {
-                            engines[i].handle_frame(at, ids[from], f);
-                        }
-                    }
-                }
-                if !moved {
-                    return;
-                }
+            let route = |engines: &mut Vec<Engine>, at: Duration, stopped: bool| {
+                route_cut(&ids, engines, at, stopped.then_some(0))
             };
             let _id = engines[2].post(now, spec(), Mode::Receive);
             route(&mut engines, now, false);
@@ -1529,22 +1487,8 @@ mod tests {
         let now = Duration::from_secs(1);
         let (ids, mut engines) = two_senders_one_receiver(now);
         let hedge = Config::default().hedge_timeout;
-        let route = |engines: &mut Vec<Engine>, at: Duration, stopped: bool| loop {
-            let mut moved = false;
-            for from in 0..ids.len() {
-                while let Some((to, f)) = engines[from].poll_transmit() {
-                    let Some(i) = ids.iter().position(|&id| id == to) else {
-                        continue;
-                    };
-                    moved = true;
-                    if !(stopped && (from == 0 || i == 0)) {
-                        engines[i].handle_frame(at, ids[from], f);
-                    }
-                }
-            }
-            if !moved {
-                return;
-            }
+        let route = |engines: &mut Vec<Engine>, at: Duration, stopped: bool| {
+            route_cut(&ids, engines, at, stopped.then_some(0))
         };
         let turn = |engines: &mut Vec<Engine>, at: Duration| {
             engines[2].handle_timeout(at);
