@@ -116,7 +116,8 @@ impl Feedback {
 
     /// The lines about what changed in `procs` (every incarnation, in the order they
     /// started) since the last look at `now`; `running` is false once the job is ending
-    /// (done, failed or interrupted: deaths are endings then, not news).
+    /// (done, failed or interrupted: deaths are endings then, not news, and nobody is
+    /// said to lag; failovers are still said).
     pub fn observe(
         &mut self,
         procs: &[Replica],
@@ -186,21 +187,21 @@ impl Feedback {
             if failovers > self.seen[i].failovers {
                 let new = failovers - self.seen[i].failovers;
                 self.seen[i].failovers = failovers;
-                if running {
-                    self.record(
-                        now,
-                        p,
-                        Happening::Failover {
-                            new,
-                            total: failovers,
-                        },
-                    );
-                    lines.push(format!(
-                        "replica {} failed over: {new} pull{} moved to another replica of a sender ({failovers} in all)",
-                        p.id,
-                        if new == 1 { "" } else { "s" }
-                    ));
-                }
+                // Said also once the job is ending: a replica's last failovers reach
+                // volpexrun with its final report, and the summary counts them.
+                self.record(
+                    now,
+                    p,
+                    Happening::Failover {
+                        new,
+                        total: failovers,
+                    },
+                );
+                lines.push(format!(
+                    "replica {} failed over: {new} pull{} moved to another replica of a sender ({failovers} in all)",
+                    p.id,
+                    if new == 1 { "" } else { "s" }
+                ));
             }
         }
         if running {
@@ -414,6 +415,28 @@ mod tests {
         assert!(f.observe(&procs, 2, true, 2 * SEC).is_empty());
         procs[1].stats = stats(0, 900 + LAG_LINE_RECEIVES);
         assert!(f.observe(&procs, 2, true, SEC + LAG_LINE_AFTER).is_empty());
+    }
+
+    /// Failovers that reach volpexrun with the final reports, once every rank completed,
+    /// get their line: the summary counts them, and the user sees which replica made them.
+    #[test]
+    fn failovers_in_the_final_reports_are_said() {
+        let mut f = Feedback::default();
+        let mut procs = grid(2, 2);
+        assert!(f.observe(&procs, 2, true, SEC).is_empty());
+        for p in procs.iter_mut() {
+            p.state = ReplicaState::Finished;
+        }
+        procs[2].stats = stats(3, 10);
+        assert_eq!(
+            f.observe(&procs, 2, false, 2 * SEC),
+            ["replica 1.0 failed over: 3 pulls moved to another replica of a sender (3 in all)"]
+        );
+        assert_eq!(
+            f.records().last().map(|r| r.what.clone()),
+            Some(Happening::Failover { new: 3, total: 3 })
+        );
+        assert!(f.observe(&procs, 2, false, 2 * SEC).is_empty(), "once");
     }
 
     #[test]

@@ -670,6 +670,8 @@ impl Job {
             }
         }
         self.dedup.flush();
+        // A final report handled while draining may bring failovers not said yet.
+        self.live();
         let until = Instant::now() + DRAIN_GRACE;
         for h in &mut self.hosts {
             if let HostLink::Agent(link) = &mut h.link {

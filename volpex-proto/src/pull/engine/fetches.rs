@@ -60,6 +60,15 @@ pub(super) struct Pending {
     pub(super) defer: bool,
     /// A speculative pull: when it was made (see `receive::want`).
     pub(super) speculated_at: Option<Duration>,
+    /// The replicas (bit k: replica k, for k < 64) that parked an ask for it: each lacked
+    /// it when asked, so it was behind too, and its answer winning a race later is no sign
+    /// that the others lag (see `receive::complete`).
+    pub(super) parked_by: u64,
+    /// How late this replica's hedge turns for it came, in all, while a receive waited:
+    /// time it did not run (starved), not time the sender kept it waiting.
+    pub(super) stalled: Duration,
+    /// Its latest hedge turn came late (this replica did not run on time).
+    pub(super) late: bool,
 }
 
 impl Pending {
@@ -72,6 +81,9 @@ impl Pending {
             needed_since,
             defer,
             speculated_at: None,
+            parked_by: 0,
+            stalled: Duration::ZERO,
+            late: false,
         }
     }
 
@@ -110,6 +122,28 @@ impl Pending {
     /// Whether any replica's program ended without sending it.
     pub(super) fn any_ended(&self) -> bool {
         self.asks.iter().any(|a| a.state == AskState::Ended)
+    }
+
+    /// How long a receive has waited for it at `now`, less the time this replica did not
+    /// run meanwhile: its hedge turns' lateness, and how overdue the next one is (`None`
+    /// when nobody waits for it).
+    pub(super) fn waited_running(&self, now: Duration) -> Option<Duration> {
+        let overdue = now.saturating_sub(self.hedge_at);
+        self.needed_since.map(|t| {
+            now.saturating_sub(t)
+                .saturating_sub(self.stalled)
+                .saturating_sub(overdue)
+        })
+    }
+
+    /// Replica `k` parked an ask for it (lacked it when asked).
+    pub(super) fn note_parked(&mut self, k: u32) {
+        self.parked_by |= 1u64.checked_shl(k).unwrap_or(0);
+    }
+
+    /// Whether replica `k` parked an ask for it (always false for k >= 64).
+    pub(super) fn was_parked_by(&self, k: u32) -> bool {
+        self.parked_by & 1u64.checked_shl(k).unwrap_or(0) != 0
     }
 
     /// The ask `req` sent to `replica`, if it is still on record.

@@ -320,7 +320,8 @@ impl Receiving<'_> {
     /// `wants` arrived from `from`: forget them, withdraw the other asks, and mark the
     /// replicas asked before that did not answer as lagging: one that never even
     /// acknowledged an ask a hedge interval old (stopped, or cut off), or one a receive
-    /// waited for at least the lag timeout. A live replica that parked the pull and is
+    /// waited for at least the lag timeout while `from` had the message whenever asked
+    /// (`from` never parked an ask for it). A live replica that parked the pull and is
     /// behind by less is the ordinary drift between teams on a loaded host, and moving
     /// pulls away from it would only couple the teams.
     pub(super) fn complete(&mut self, now: Duration, from: ReplicaId, wants: &[Want]) {
@@ -330,15 +331,30 @@ impl Receiving<'_> {
             let Some(p) = self.fetches.remove(want) else {
                 continue;
             };
+            // Waited the lag timeout, and the replica that answered had the message
+            // whenever it was asked: one that parked an ask for it was behind too (the
+            // sender's program had not reached the send), and its answer winning the race
+            // by a hair says nothing about how far behind the others are (the MPI-IO
+            // benchmark at -r 2 on a loaded host flipped its pulls between the teams of
+            // its aggregator, 64 failovers in one run with nothing failed).
+            // The wait counts only while this replica ran: after a stall of the whole
+            // host (every replica starved at once), the receive waited long, not the
+            // sender that kept it waiting.
             let far_behind = p
-                .needed_since
-                .is_some_and(|t| now.saturating_sub(t) >= self.cfg.lag_timeout);
+                .waited_running(now)
+                .is_some_and(|w| w >= self.cfg.lag_timeout)
+                && !p.was_parked_by(from.replica);
+            // This replica did not run on time lately (its latest hedge turn came late,
+            // or the next one is overdue): an ask it sees unacknowledged may have waited
+            // for a sender starved with it, and says nothing.
+            let stalled = p.late || now.saturating_sub(p.hedge_at) >= self.cfg.hedge_timeout / 2;
             for a in p.asks.iter().filter(|a| a.outstanding()) {
                 if a.replica == from.replica {
                     continue;
                 }
                 let other = ReplicaId::new(from.rank, a.replica);
-                let silent = matches!(a.state, AskState::Sent { at }
+                let silent = !stalled
+                    && matches!(a.state, AskState::Sent { at }
                     if now.saturating_sub(at) >= self.cfg.hedge_timeout);
                 // The sibling we asked first is silent, or far behind the one that answered.
                 if (silent || far_behind)
@@ -346,8 +362,13 @@ impl Receiving<'_> {
                     && self.liveness.suspect(other, now)
                 {
                     log::info!(
-                        "{}: replica {other} lags behind {from} for {want}; preferring others",
-                        self.me
+                        "{}: replica {other} lags behind {from} for {want} ({}); preferring others",
+                        self.me,
+                        if silent {
+                            "never acknowledged the pull"
+                        } else {
+                            "far behind"
+                        }
                     );
                     self.stats.failovers += 1;
                     lagging.push(other);
@@ -380,6 +401,8 @@ impl Receiving<'_> {
             .asks
             .iter()
             .any(|a| a.replica != from.replica && a.state == AskState::Parked);
+        // Whichever of its asks it acknowledged, it lacked the message then.
+        p.note_parked(from.replica);
         let Some(a) = p.ask_mut(from.replica, req) else {
             return;
         };
@@ -676,6 +699,13 @@ impl Receiving<'_> {
         let Some(p) = self.fetches.get_mut(&want) else {
             return;
         };
+        // A hedge turn this late means this process itself did not run on time (its CPU
+        // starved, as on a loaded host all replicas are): a silence it measured says
+        // nothing about the peer, which was likely starved too.
+        let late_by = now.saturating_sub(p.hedge_at);
+        let late = late_by >= self.cfg.hedge_timeout / 2;
+        p.stalled += late_by;
+        p.late = late;
         p.hedge_at = now + self.cfg.hedge_timeout;
         if want.comm() == DECISION_CTX {
             return;
@@ -683,7 +713,10 @@ impl Receiving<'_> {
         // The sender that parked the pull first is asked again (a live one answers at
         // once); asked a hedge interval ago and silent since, it is stopped or cut off:
         // failed over from now, not after an ack timeout, nor only once a sibling
-        // answers (which may be far later when that sibling is behind too).
+        // answers (which may be far later when that sibling is behind too). Unless this
+        // turn is late: then it is asked again, and judged at the next punctual turn (a
+        // starved receiver failed over from live senders, "silent for 954 ms since it was
+        // asked again", in the MPI-IO benchmark at -r 2 on a loaded host).
         let parked = p
             .asks
             .iter()
@@ -691,6 +724,13 @@ impl Receiving<'_> {
             .map(|a| (ReplicaId::new(want.src(), a.replica), a.req));
         if let Some((peer, req)) = parked.filter(|(peer, _)| peer.rank != self.me.rank) {
             match self.silence.unanswered_since(peer) {
+                Some(_) if late => {
+                    log::debug!(
+                        "{}: hedge for {want} late; asking {peer} again instead of judging its silence",
+                        self.me
+                    );
+                    self.ask_again(now, peer, want, req);
+                }
                 Some(t) if now >= t + self.cfg.hedge_timeout => {
                     if self.liveness.suspect(peer, now) {
                         log::info!(
@@ -1195,26 +1235,9 @@ mod tests {
         // Frames go from `from` to their address; the receiver's to 0.1 wait in `held`
         // until `answered_after`.
         let route = |engines: &mut Vec<Engine>, at: Duration, hold: bool| {
-            let mut held = Vec::new();
-            loop {
-                let mut moved = false;
-                for from in 0..ids.len() {
-                    while let Some((to, f)) = engines[from].poll_transmit() {
-                        let Some(i) = ids.iter().position(|&id| id == to) else {
-                            continue;
-                        };
-                        moved = true;
-                        if hold && from == 1 && i == 2 {
-                            held.push(f);
-                        } else {
-                            engines[i].handle_frame(at, ids[from], f);
-                        }
-                    }
-                }
-                if !moved {
-                    return held;
-                }
-            }
+            route_where(&ids, engines, at, |from, to| {
+                !(hold && from == 1 && to == 2)
+            })
         };
         let id = engines[2].post(now, spec(), Mode::Receive);
         route(&mut engines, now, true);
@@ -1223,11 +1246,24 @@ mod tests {
             engines[0].handle_timeout(ack_at);
             route(&mut engines, ack_at, true);
         }
-        let hedge_at = now + Config::default().hedge_timeout;
+        let hedge = Config::default().hedge_timeout;
+        let hedge_at = now + hedge;
         engines[2].handle_timeout(hedge_at);
-        let held = route(&mut engines, hedge_at, true);
+        let mut held = route(&mut engines, hedge_at, true);
         assert!(!held.is_empty(), "0.1 answered the hedge");
         let at = now + answered_after;
+        // The receiver's later turns come on time (it runs; only the answer is slow).
+        let mut turn = hedge_at + hedge;
+        while turn < at {
+            engines[2].handle_timeout(turn);
+            held.extend(route(&mut engines, turn, true));
+            if acked {
+                let acks = turn + Duration::from_millis(2);
+                engines[0].handle_timeout(acks);
+                held.extend(route(&mut engines, acks, true));
+            }
+            turn += hedge;
+        }
         for f in held {
             engines[2].handle_frame(at, ids[1], f);
         }
@@ -1261,6 +1297,141 @@ mod tests {
         assert_eq!(stopped, (1, ReplicaId::new(0, 1)), "silent: failed over");
     }
 
+    /// Both replicas of the sender are behind the receiver (its program has not reached
+    /// the send): 0.0 parks the pull, and 0.1 parks every hedge too until, after the
+    /// receive waited the lag timeout, it sends first and answers the next hedge. It won
+    /// a race; 0.0, which answers every question, is not far behind, and nothing fails
+    /// over (the MPI-IO benchmark at -r 2 on a loaded host counted 64 failovers so, its
+    /// receivers' pulls flipping between its aggregator's replicas).
+    #[test]
+    fn a_sibling_that_was_behind_too_winning_the_race_is_no_lag() {
+        let now = Duration::from_secs(1);
+        let (ids, mut engines) = two_senders_one_receiver(now);
+        let cfg = Config::default();
+        let route = |engines: &mut Vec<Engine>, at: Duration| route_cut(&ids, engines, at, None);
+        // Every replica's timers at `at`, then the senders' ACKs a moment later.
+        let turn = |engines: &mut Vec<Engine>, at: Duration| {
+            engines[2].handle_timeout(at);
+            route(engines, at);
+            let acks = at + Duration::from_millis(2);
+            engines[0].handle_timeout(acks);
+            engines[1].handle_timeout(acks);
+            route(engines, acks);
+        };
+        let id = engines[2].post(now, spec(), Mode::Receive);
+        route(&mut engines, now);
+        turn(&mut engines, now);
+        let mut at = now;
+        while at < now + cfg.lag_timeout {
+            at += cfg.hedge_timeout;
+            turn(&mut engines, at);
+        }
+        assert!(engines[2].take(at, id).is_none(), "nobody sent yet");
+        engines[1]
+            .send(at, 0, 3, 1, Bytes::from_static(b"m"))
+            .expect("room");
+        route(&mut engines, at);
+        while engines[2].take(at, id).is_none() {
+            assert!(at < now + 2 * cfg.lag_timeout, "the hedge fetched it");
+            at += cfg.hedge_timeout;
+            turn(&mut engines, at);
+        }
+        assert_eq!(
+            engines[2].stats().failovers,
+            0,
+            "a race won, nothing failed"
+        );
+    }
+
+    /// Moves every frame from engine `from` to engine `to` that `deliver(from, to)`
+    /// allows, at `at`, until none is left; returns the others, in order.
+    fn route_where(
+        ids: &[ReplicaId],
+        engines: &mut [Engine],
+        at: Duration,
+        deliver: impl Fn(usize, usize) -> bool,
+    ) -> Vec<Frame> {
+        let mut kept = Vec::new();
+        loop {
+            let mut moved = false;
+            for from in 0..ids.len() {
+                while let Some((to, f)) = engines[from].poll_transmit() {
+                    let Some(i) = ids.iter().position(|&id| id == to) else {
+                        continue;
+                    };
+                    moved = true;
+                    if deliver(from, i) {
+                        engines[i].handle_frame(at, ids[from], f);
+                    } else {
+                        kept.push(f);
+                    }
+                }
+            }
+            if !moved {
+                return kept;
+            }
+        }
+    }
+
+    /// Moves every frame to its replica, at `at`, until none is left; those from or to
+    /// engine `cut` (a stopped replica) are lost.
+    fn route_cut(ids: &[ReplicaId], engines: &mut [Engine], at: Duration, cut: Option<usize>) {
+        route_where(ids, engines, at, |from, to| {
+            cut != Some(from) && cut != Some(to)
+        });
+    }
+
+    /// The whole host stalls (every replica starved at once) while 1.0 waits for a
+    /// message from its own team's 0.0 (which parked the pull if `acked`, else got it but
+    /// ran no timer to acknowledge it): 1.0's first hedge comes 900 ms late, and 0.1,
+    /// which has the message, answers it at once. Returns 1.0's failovers.
+    fn stalled_host_hedge_answered(acked: bool) -> u64 {
+        let now = Duration::from_secs(1);
+        let (ids, mut engines) = two_senders_one_receiver(now);
+        let cfg = Config::default();
+        engines[1]
+            .send(now, 0, 3, 1, Bytes::from_static(b"m"))
+            .expect("room");
+        let id = engines[2].post(now, spec(), Mode::Receive);
+        route_cut(&ids, &mut engines, now, None);
+        engines[2].handle_timeout(now);
+        if acked {
+            let ack_at = now + Duration::from_millis(2);
+            engines[0].handle_timeout(ack_at);
+            route_cut(&ids, &mut engines, ack_at, None);
+        }
+        let late = now + cfg.hedge_timeout + Duration::from_millis(900);
+        assert!(late - now >= cfg.lag_timeout);
+        engines[2].handle_timeout(late);
+        route_cut(&ids, &mut engines, late, None);
+        assert!(matches!(
+            engines[2].take(late, id),
+            Some(Ok(Matched::Message { .. }))
+        ));
+        engines[2].stats().failovers
+    }
+
+    /// The receive waited more than the lag timeout, but 1.0 ran for only a hedge
+    /// interval of it: 0.0 is not far behind, and nothing fails over (a failure-free
+    /// io_write -n 4 -r 2 run whose processes were all stopped 0.6 to 0.9 s at a time
+    /// counted 21 failovers so).
+    #[test]
+    fn a_wait_the_receiver_spent_stalled_is_no_lag() {
+        assert_eq!(stalled_host_hedge_answered(true), 0, "the receiver stalled");
+    }
+
+    /// 0.0 never even acknowledged the pull (it was starved with the receiver) when the
+    /// late hedge's answer came from 0.1: no evidence that 0.0 is stopped, and nothing
+    /// fails over.
+    #[test]
+    fn an_ask_unacknowledged_through_the_receivers_own_stall_is_no_lag() {
+        assert_eq!(
+            stalled_host_hedge_answered(false),
+            0,
+            "the receiver stalled"
+        );
+    }
+
     /// A sender's log keeps what a draining replica had not consumed for the successor
     /// that takes its state over, beyond the replay budget (NPB FT class B sends more than
     /// the budget between two checkpoints: its handover newcomers retired with "fell too
@@ -1279,22 +1450,8 @@ mod tests {
             let (ids, mut engines) = two_senders_one_receiver(now);
             let hedge = Config::default().hedge_timeout;
             // Every frame reaches its replica, except 0.0's once it is stopped.
-            let route = |engines: &mut Vec<Engine>, at: Duration, stopped: bool| loop {
-                let mut moved = false;
-                for from in 0..ids.len() {
-                    while let Some((to, f)) = engines[from].poll_transmit() {
-                        let Some(i) = ids.iter().position(|&id| id == to) else {
-                            continue;
-                        };
-                        moved = true;
-                        if !(stopped && (from == 0 || i == 0)) {
-                            engines[i].handle_frame(at, ids[from], f);
-                        }
-                    }
-                }
-                if !moved {
-                    return;
-                }
+            let route = |engines: &mut Vec<Engine>, at: Duration, stopped: bool| {
+                route_cut(&ids, engines, at, stopped.then_some(0))
             };
             let _id = engines[2].post(now, spec(), Mode::Receive);
             route(&mut engines, now, false);
@@ -1319,6 +1476,42 @@ mod tests {
                 assert_eq!(failovers, 1, "a stopped sender is failed over from");
             }
         }
+    }
+
+    /// As above, 0.0 parked 1.0's pull and stopped; but the receiver's own hedge turn
+    /// that would judge 0.0's silence comes late (the receiver did not run on time: on a
+    /// starved host its senders did not either). It asks 0.0 again rather than fail over,
+    /// and fails over at the next turn that comes on time.
+    #[test]
+    fn a_late_hedge_asks_again_before_it_judges_a_silence() {
+        let now = Duration::from_secs(1);
+        let (ids, mut engines) = two_senders_one_receiver(now);
+        let hedge = Config::default().hedge_timeout;
+        let route = |engines: &mut Vec<Engine>, at: Duration, stopped: bool| {
+            route_cut(&ids, engines, at, stopped.then_some(0))
+        };
+        let turn = |engines: &mut Vec<Engine>, at: Duration| {
+            engines[2].handle_timeout(at);
+            route(engines, at, true);
+            let acks = at + Duration::from_millis(2);
+            engines[1].handle_timeout(acks);
+            route(engines, acks, true);
+        };
+        let _id = engines[2].post(now, spec(), Mode::Receive);
+        route(&mut engines, now, false);
+        let ack_at = now + Duration::from_millis(2);
+        engines[0].handle_timeout(ack_at);
+        route(&mut engines, ack_at, false);
+        // 0.0 stops; the first hedge asks it again, on time.
+        let mut at = now + hedge;
+        turn(&mut engines, at);
+        // The next one, due a hedge interval later, runs 750 ms late.
+        at += hedge + Duration::from_millis(750);
+        turn(&mut engines, at);
+        assert_eq!(engines[2].stats().failovers, 0, "late: asked again");
+        at += hedge;
+        turn(&mut engines, at);
+        assert_eq!(engines[2].stats().failovers, 1, "on time: failed over");
     }
 
     #[test]
