@@ -165,20 +165,51 @@ fn collective_files(
     let mut prog_args = vec![d.as_str()];
     prog_args.extend_from_slice(prog);
     let r = run(args, exe, &prog_args, DEADLINE);
+    collective_done(r, &dir.0)
+}
+
+/// A finished `io_collective` run that wrote into `dir`: checked, with every file in
+/// `dir` by name.
+fn collective_done(r: Run, dir: &Path) -> (Run, std::collections::BTreeMap<String, Vec<u8>>) {
     r.assert_no_leftovers();
     assert!(
         first_line(r.ok(), "io_collective:").starts_with("io_collective: ok"),
-        "{args:?}\n{}",
+        "{}",
         r.stderr
     );
-    let files = entries(&dir.0)
+    let files = entries(dir)
         .into_iter()
         .map(|n| {
-            let bytes = std::fs::read(dir.0.join(&n)).expect("read a written file");
+            let bytes = std::fs::read(dir.join(&n)).expect("read a written file");
             (n, bytes)
         })
         .collect();
     (r, files)
+}
+
+/// A replay's run (`what`) wrote the files of the failure-free run, `expected`, and
+/// nothing else, and no replica had to give up reading its files back.
+fn assert_replayed_files(
+    what: &str,
+    r: &Run,
+    expected: &std::collections::BTreeMap<String, Vec<u8>>,
+    got: &std::collections::BTreeMap<String, Vec<u8>>,
+) {
+    for (name, bytes) in expected {
+        assert!(
+            got.get(name) == Some(bytes),
+            "{what}: {name} differs from the failure-free run's\n{}",
+            r.stderr
+        );
+    }
+    assert_eq!(got.len(), expected.len(), "{what}: the directory");
+    for said in [
+        "cannot replay",
+        "cannot be read back",
+        "differs from the writer",
+    ] {
+        assert!(!r.stderr.contains(said), "{what}: {said}\n{}", r.stderr);
+    }
 }
 
 /// The follower of a two-phase aggregator (replica 1 of rank 0 while replica 0 writes
@@ -492,28 +523,8 @@ fn a_replay_on_another_host_reads_its_own_files_back() {
         let r = net
             .spawn_job(&[("VOLPEX_LOG", "volpexrun=info")], &la, &exe, &prog_args)
             .wait(DEADLINE);
-        r.assert_no_leftovers();
-        assert!(
-            first_line(r.ok(), "io_collective:").starts_with("io_collective: ok"),
-            "{}",
-            r.stderr
-        );
-        for (name, bytes) in &expected {
-            let got = std::fs::read(dir.0.join(name)).ok();
-            assert!(
-                got.as_ref() == Some(bytes),
-                "{name} differs from the failure-free run's\n{}",
-                r.stderr
-            );
-        }
-        assert_eq!(entries(&dir.0).len(), expected.len(), "the directory");
-        for said in [
-            "cannot replay",
-            "cannot be read back",
-            "differs from the writer",
-        ] {
-            assert!(!r.stderr.contains(said), "{said}\n{}", r.stderr);
-        }
+        let (r, got) = collective_done(r, &dir.0);
+        assert_replayed_files("on hosts", &r, &expected, &got);
         assert_ne!(
             r.state(0, 1),
             "finished",
@@ -623,21 +634,7 @@ fn a_replay_through_lent_collective_writes_reads_its_own_files_back() {
             fault,
         ];
         let (r, got) = collective_files(&args, &exe, &prog);
-        for (name, bytes) in &expected {
-            assert!(
-                got.get(name) == Some(bytes),
-                "{args:?}: {name} differs from the failure-free run's\n{}",
-                r.stderr
-            );
-        }
-        assert_eq!(got.len(), expected.len(), "{args:?}: the directory");
-        for said in [
-            "cannot replay",
-            "cannot be read back",
-            "differs from the writer",
-        ] {
-            assert!(!r.stderr.contains(said), "{args:?}: {said}\n{}", r.stderr);
-        }
+        assert_replayed_files(&format!("{args:?}"), &r, &expected, &got);
         // Whether the new incarnation catches up before the job ends depends on the
         // machine's pace; it must in one run at least.
         caught_up +=
