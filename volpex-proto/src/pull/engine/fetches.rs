@@ -136,6 +136,12 @@ impl Pending {
         })
     }
 
+    /// Whether its hedge turn is (or, at the turn itself, was) due more than half a hedge
+    /// interval ago at `now`: this replica did not run on time.
+    pub(super) fn turn_late(&self, now: Duration, hedge: Duration) -> bool {
+        now.saturating_sub(self.hedge_at) >= hedge / 2
+    }
+
     /// Replica `k` parked an ask for it (lacked it when asked).
     pub(super) fn note_parked(&mut self, k: u32) {
         self.parked_by |= 1u64.checked_shl(k).unwrap_or(0);

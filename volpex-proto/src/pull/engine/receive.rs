@@ -347,7 +347,7 @@ impl Receiving<'_> {
             // This replica did not run on time lately (its latest hedge turn came late,
             // or the next one is overdue): an ask it sees unacknowledged may have waited
             // for a sender starved with it, and says nothing.
-            let stalled = p.late || now.saturating_sub(p.hedge_at) >= self.cfg.hedge_timeout / 2;
+            let stalled = p.late || p.turn_late(now, self.cfg.hedge_timeout);
             for a in p.asks.iter().filter(|a| a.outstanding()) {
                 if a.replica == from.replica {
                     continue;
@@ -702,8 +702,8 @@ impl Receiving<'_> {
         // A hedge turn this late means this process itself did not run on time (its CPU
         // starved, as on a loaded host all replicas are): a silence it measured says
         // nothing about the peer, which was likely starved too.
+        let late = p.turn_late(now, self.cfg.hedge_timeout);
         let late_by = now.saturating_sub(p.hedge_at);
-        let late = late_by >= self.cfg.hedge_timeout / 2;
         p.stalled += late_by;
         p.late = late;
         p.hedge_at = now + self.cfg.hedge_timeout;
