@@ -240,14 +240,15 @@ impl Report {
                 p.incarnation,
                 p.host,
                 p.started_s,
-                if p.from == "replay" {
-                    String::new()
-                } else {
-                    format!(" from {}", p.from)
+                match p.from.as_str() {
+                    "replay" | "restart" => String::new(),
+                    from => format!(" from {from}"),
                 },
-                match p.caught_up_after_s {
-                    Some(t) => format!("caught up in {t:.1} s"),
-                    None => "never caught up".to_string(),
+                match (p.from.as_str(), p.caught_up_after_s) {
+                    // Nothing to catch up: nobody had state yet.
+                    ("restart", _) => "afresh before the rendezvous".to_string(),
+                    (_, Some(t)) => format!("caught up in {t:.1} s"),
+                    (_, None) => "never caught up".to_string(),
                 }
             ));
         }

@@ -4,6 +4,10 @@
 //! limits: `--max-regenerations`, the crash-loop guard, and a newcomer's word that its
 //! rank cannot be regenerated.
 //!
+//! A replica lost before the rendezvous (the address table has not gone out: nobody has
+//! state yet) is started again the same way, from the beginning (`Origin::Restart`): the
+//! table waits for it like for the first processes, and it has nothing to catch up.
+//!
 //! Incarnation numbers are per rank and monotone: a new one is 1 + the highest its rank
 //! ever used, so the core's leadership order (incarnation, index) never lets a newcomer
 //! lead while an older sibling lives. Must never do I/O: a new process is an
@@ -15,7 +19,7 @@ use nix::sys::signal::Signal;
 use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::ToProcess;
 
-use super::super::replica::{Host, HostState, Replica, ReplicaState};
+use super::super::replica::{Host, HostState, Origin, Replica, ReplicaState};
 use super::super::step::Action;
 use super::{JobState, RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
 use crate::cli::Regenerate;
@@ -247,6 +251,13 @@ impl JobState {
         }
         if let Some(host) = self.regeneration_host(i, Source::Sibling) {
             self.start_incarnation(i, host, None);
+        } else if self.rendezvous.waiting() && !self.regen.on() && self.running() {
+            // Said, as the table will go out without it (after the rendezvous the loss
+            // line says all).
+            self.out.push(Action::Print(format!(
+                "replica {} was lost before the rendezvous and is not started again (--regenerate never)",
+                self.procs[i].id
+            )));
         }
     }
 
@@ -394,9 +405,9 @@ impl JobState {
     pub(super) fn regeneration_host(&mut self, i: usize, source: Source) -> Option<usize> {
         let id = self.procs[i].id;
         let rank = id.rank as usize;
+        // Before the rendezvous too: the lost replica is started again in its place.
         let running = self.failure.is_none()
             && self.shutdown_at.is_none()
-            && !self.rendezvous.waiting()
             && self.regen.mode != Regenerate::Never;
         // Only the current incarnation is replaced, once.
         if !running || self.idx(id) != i {
@@ -463,6 +474,12 @@ impl JobState {
         }
         let mut newcomer = Replica::newcomer(id, inc, host, now);
         newcomer.handover = handover.is_some();
+        // Before the table went out nobody has state: it starts from the beginning and
+        // joins the rendezvous (which waits for it) like the first processes.
+        let restart = self.rendezvous.waiting() && handover.is_none();
+        if restart {
+            newcomer.origin = Origin::Restart;
+        }
         self.procs.push(newcomer);
         let slot = self.slot(id);
         self.slots[slot] = self.procs.len() - 1;
@@ -478,11 +495,16 @@ impl JobState {
             handover,
         });
         self.out.push(Action::Live(format!(
-            "rank {} replica {}: starting incarnation {inc} on {} at {:.1} s",
+            "rank {} replica {}: starting incarnation {inc} on {} at {:.1} s{}",
             id.rank,
             id.replica,
             self.hosts[host].name,
-            now.as_secs_f64()
+            now.as_secs_f64(),
+            if restart {
+                ", afresh: it was lost before the rendezvous, which waits for it"
+            } else {
+                ""
+            }
         )));
     }
 
