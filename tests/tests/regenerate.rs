@@ -221,6 +221,55 @@ fn never_keeps_a_lost_replica_lost() {
     run.assert_no_leftovers();
 }
 
+/// A replica killed before the rendezvous is started again, afresh, and the job keeps
+/// its replication degree: every process sleeps 1 s before it initializes, so no replica
+/// has registered when the fault fires at 0.2 s and the table cannot have gone out (it
+/// waits for every replica, or 3 s after every rank had one). The answer is the
+/// failure-free one (rank 0 checks it), each line appears once, and the report lists the
+/// new incarnation, which took part in the job to its end.
+#[test]
+fn a_replica_killed_before_the_rendezvous_is_started_again() {
+    let run = run(
+        &[
+            "-n",
+            "3",
+            "-r",
+            "2",
+            HEARTBEAT[0],
+            HEARTBEAT[1],
+            "-x",
+            "REGEN_INIT_DELAY_MS=1000",
+            "--fault",
+            "1.0:kill@0.2",
+        ],
+        &bin("regen"),
+        &["100", "20"],
+        DEADLINE,
+    );
+    check_output(&run, 3, 100);
+    let incs = incarnations(&run, 1, 0);
+    assert_eq!(incs.len(), 2, "{}", run.stderr);
+    assert_eq!(incs[0]["state"], "failed", "{}", incs[0]);
+    assert_eq!(incs[1]["from"], "restart", "{}", incs[1]);
+    assert!(
+        ["finished", "ended"].contains(&incs[1]["state"].as_str().unwrap_or("")),
+        "it ran with its rank to the end: {}\n{}",
+        incs[1],
+        run.stderr
+    );
+    let report = run.report.as_ref().expect("a report");
+    assert_eq!(report["regenerations"], 1, "{report}");
+    for needle in [
+        "rank 1 replica 0: starting incarnation 1 on localhost at",
+        "afresh: it was lost before the rendezvous",
+        "1 regeneration",
+        "rank 1 replica 0: incarnation 1 started on localhost at",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}\n{}", run.stderr);
+    }
+    run.assert_no_leftovers();
+}
+
 #[test]
 fn a_checkpointing_program_survives_three_kills_of_one_replica() {
     // Rank 0 prints: its replica 0 is killed three times, each new incarnation restored
