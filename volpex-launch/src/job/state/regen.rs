@@ -91,6 +91,10 @@ pub(super) struct Regen {
     /// lost meanwhile (`held`) are looked at again at the end of the hold.
     hold_until: Duration,
     held: Vec<usize>,
+    /// Replicas lost while the only replica holding their rank's state was a new
+    /// incarnation taking over its predecessor's handover, not caught up yet: regenerated
+    /// from it once it has.
+    after_handover: Vec<usize>,
     /// How long volpexrun's last stall lasted (what `hold_until` answers).
     stall: Duration,
     /// For the summary.
@@ -111,6 +115,7 @@ impl Regen {
             retried_at: Duration::ZERO,
             hold_until: Duration::ZERO,
             held: Vec::new(),
+            after_handover: Vec::new(),
             stall: Duration::ZERO,
             notes: Vec::new(),
         }
@@ -349,6 +354,14 @@ impl JobState {
             .any(|p| p.state.alive() && p.caught_up())
     }
 
+    /// Whether a live new incarnation of `rank` is taking over its predecessor's
+    /// handover and has not caught up yet: it will hold the rank's state.
+    fn handover_under_way(&self, rank: u32) -> bool {
+        (0..self.replicas)
+            .map(|k| self.replica(ReplicaId::new(rank, k)))
+            .any(|p| p.state.alive() && p.handover && !p.caught_up())
+    }
+
     /// A replica of `rank` that held its state was lost: if none that does is left, the
     /// new incarnations of the rank still catching up from a sibling have nowhere to get
     /// it from. They are ended (their rank is lost), not left to count as its replicas.
@@ -417,6 +430,17 @@ impl JobState {
             Source::Sibling => self.sibling_alive(id),
             Source::Handover => true,
         };
+        if !has_source && source == Source::Sibling && self.handover_under_way(id.rank) {
+            // Its rank's state is on its way into a handover newcomer: from it, then.
+            if !self.regen.after_handover.contains(&i) {
+                self.regen.after_handover.push(i);
+                self.out.push(Action::Live(format!(
+                    "replica {id} is regenerated once its rank's handover is over (the replica taking it over holds rank {}'s state)",
+                    id.rank
+                )));
+            }
+            return None;
+        }
         if !has_source || self.regen.ranks[rank].stopped.is_some() {
             return None;
         }
@@ -637,6 +661,14 @@ impl JobState {
                     msg: alive.clone(),
                 });
             }
+        }
+        // Its siblings lost while it took its rank's state over have a source now.
+        let (now_due, later) = std::mem::take(&mut self.regen.after_handover)
+            .into_iter()
+            .partition::<Vec<_>, _>(|&j| self.procs[j].id.rank == id.rank);
+        self.regen.after_handover = later;
+        for j in now_due {
+            self.regenerate(j);
         }
     }
 

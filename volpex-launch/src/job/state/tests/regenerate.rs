@@ -1117,3 +1117,49 @@ fn before_the_rendezvous_never_is_never_and_a_rank_needs_a_live_replica() {
         st.failure()
     );
 }
+
+/// A replica lost while its rank's state is on its way into a handover newcomer (its
+/// draining sibling handed over and exited; the newcomer has not caught up): it has no
+/// source at that moment, and is regenerated from the newcomer once it caught up, not
+/// left lost for the rest of the run.
+#[test]
+fn a_replica_lost_during_its_siblings_handover_is_regenerated_after_it() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    let drain = ToLauncher::Draining {
+        grace_ms: 30_000,
+        checkpoints: 2,
+    };
+    msg(&mut st, id(1, 0), 0, drain, s(1.0));
+    let offer = ToLauncher::Handover {
+        addr: "127.0.0.1:4000".into(),
+    };
+    assert_eq!(
+        spawns(&msg(&mut st, id(1, 0), 0, offer, s(2.0))),
+        [(id(1, 0), 1, 0)]
+    );
+    newcomer_registers(&mut st, id(1, 0), 1, s(2.1));
+    let exit = Input::Exited {
+        id: id(1, 0),
+        inc: 0,
+        code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
+        signal: None,
+    };
+    st.handle(exit, s(2.2));
+    // 1.1 is lost while 1.0's newcomer takes the state over: nobody to start it from yet.
+    let actions = killed(&mut st, id(1, 1), 0, s(2.3));
+    assert_eq!(spawns(&actions), []);
+    assert_eq!(
+        prints(&actions),
+        ["replica 1.1 is regenerated once its rank's handover is over (the replica taking it over holds rank 1's state)"]
+    );
+    assert_eq!(st.failure(), None);
+    let actions = msg(
+        &mut st,
+        id(1, 0),
+        1,
+        ToLauncher::CaughtUp { receives: 0 },
+        s(3.0),
+    );
+    assert_eq!(spawns(&actions), [(id(1, 1), 2, 0)]);
+    assert_eq!(st.replica(id(1, 1)).origin, Origin::Replay);
+}
