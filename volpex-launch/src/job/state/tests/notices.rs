@@ -153,26 +153,7 @@ fn a_handover_newcomer_keeps_its_siblings_newcomer_alive() {
     );
     newcomer_registers(&mut st, id(0, 1), 1, s(1.1));
     // 0.0, the only replica holding the state, hands over at its checkpoint.
-    let drain = ToLauncher::Draining {
-        grace_ms: 30_000,
-        checkpoints: 2,
-    };
-    msg(&mut st, id(0, 0), 0, drain, s(2.0));
-    let offer = ToLauncher::Handover {
-        addr: "127.0.0.1:4000".into(),
-    };
-    assert_eq!(
-        spawns(&msg(&mut st, id(0, 0), 0, offer, s(2.0))),
-        [(id(0, 0), 2, 0)]
-    );
-    newcomer_registers(&mut st, id(0, 0), 2, s(2.1));
-    let exit = Input::Exited {
-        id: id(0, 0),
-        inc: 0,
-        code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
-        signal: None,
-    };
-    let actions = st.handle(exit, s(2.2));
+    let actions = super::regenerate::handed_over(&mut st, id(0, 0), 0, 2, 2.0);
     assert_eq!(
         signalled(&actions, Signal::SIGKILL),
         [],

@@ -1118,6 +1118,35 @@ fn before_the_rendezvous_never_is_never_and_a_rank_needs_a_live_replica() {
     );
 }
 
+/// Replica `who` (incarnation `inc`, the only one of its rank holding the state or not)
+/// drains at `at`, hands over there, its replacement (incarnation `new`) registers, and
+/// the old one exits drained: the actions of that exit. The replacement has not caught up.
+pub(super) fn handed_over(
+    st: &mut JobState,
+    who: ReplicaId,
+    inc: u32,
+    new: u32,
+    at: f64,
+) -> Vec<Action> {
+    let drain = ToLauncher::Draining {
+        grace_ms: 30_000,
+        checkpoints: 2,
+    };
+    msg(st, who, inc, drain, s(at));
+    let offer = ToLauncher::Handover {
+        addr: "127.0.0.1:4000".into(),
+    };
+    assert_eq!(spawns(&msg(st, who, inc, offer, s(at))), [(who, new, 0)]);
+    newcomer_registers(st, who, new, s(at + 0.1));
+    let exit = Input::Exited {
+        id: who,
+        inc,
+        code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
+        signal: None,
+    };
+    st.handle(exit, s(at + 0.2))
+}
+
 /// A replica lost while its rank's state is on its way into a handover newcomer (its
 /// draining sibling handed over and exited; the newcomer has not caught up): it has no
 /// source at that moment, and is regenerated from the newcomer once it caught up, not
@@ -1125,26 +1154,7 @@ fn before_the_rendezvous_never_is_never_and_a_rank_needs_a_live_replica() {
 #[test]
 fn a_replica_lost_during_its_siblings_handover_is_regenerated_after_it() {
     let mut st = running(local(regen(2, 2, Regenerate::Spare)));
-    let drain = ToLauncher::Draining {
-        grace_ms: 30_000,
-        checkpoints: 2,
-    };
-    msg(&mut st, id(1, 0), 0, drain, s(1.0));
-    let offer = ToLauncher::Handover {
-        addr: "127.0.0.1:4000".into(),
-    };
-    assert_eq!(
-        spawns(&msg(&mut st, id(1, 0), 0, offer, s(2.0))),
-        [(id(1, 0), 1, 0)]
-    );
-    newcomer_registers(&mut st, id(1, 0), 1, s(2.1));
-    let exit = Input::Exited {
-        id: id(1, 0),
-        inc: 0,
-        code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
-        signal: None,
-    };
-    st.handle(exit, s(2.2));
+    handed_over(&mut st, id(1, 0), 0, 1, 2.0);
     // 1.1 is lost while 1.0's newcomer takes the state over: nobody to start it from yet.
     let actions = killed(&mut st, id(1, 1), 0, s(2.3));
     assert_eq!(spawns(&actions), []);
