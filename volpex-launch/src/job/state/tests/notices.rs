@@ -40,25 +40,10 @@ fn notice(st: &mut JobState, at: f64, deadline_in: f64) -> Vec<Action> {
 /// Replica `who` (incarnation `inc`) drains, hands over at its checkpoint and its
 /// replacement (incarnation `new`) registers and catches up at `at`.
 fn hands_over(st: &mut JobState, who: ReplicaId, inc: u32, new: u32, at: f64) -> Vec<Action> {
-    let drain = ToLauncher::Draining {
-        grace_ms: 30_000,
-        checkpoints: 2,
-    };
-    msg(st, who, inc, drain, s(at));
-    let offer = ToLauncher::Handover {
-        addr: "127.0.0.1:4000".into(),
-    };
-    let started = msg(st, who, inc, offer, s(at));
-    assert_eq!(spawns(&started), [(who, new, 0)]);
+    super::regenerate::hand_over(st, who, inc, new, at);
     newcomer_registers(st, who, new, s(at));
     msg(st, who, new, ToLauncher::CaughtUp { receives: 0 }, s(at));
-    let exit = Input::Exited {
-        id: who,
-        inc,
-        code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
-        signal: None,
-    };
-    st.handle(exit, s(at));
+    super::regenerate::exited_drained(st, who, inc, at);
     st.tick(s(at))
 }
 

@@ -1118,16 +1118,9 @@ fn before_the_rendezvous_never_is_never_and_a_rank_needs_a_live_replica() {
     );
 }
 
-/// Replica `who` (incarnation `inc`, the only one of its rank holding the state or not)
-/// drains at `at`, hands over there, its replacement (incarnation `new`) registers, and
-/// the old one exits drained: the actions of that exit. The replacement has not caught up.
-pub(super) fn handed_over(
-    st: &mut JobState,
-    who: ReplicaId,
-    inc: u32,
-    new: u32,
-    at: f64,
-) -> Vec<Action> {
+/// Replica `who` (incarnation `inc`) drains at `at` and hands over there: its
+/// replacement (incarnation `new`) starts.
+pub(super) fn hand_over(st: &mut JobState, who: ReplicaId, inc: u32, new: u32, at: f64) {
     let drain = ToLauncher::Draining {
         grace_ms: 30_000,
         checkpoints: 2,
@@ -1137,14 +1130,31 @@ pub(super) fn handed_over(
         addr: "127.0.0.1:4000".into(),
     };
     assert_eq!(spawns(&msg(st, who, inc, offer, s(at))), [(who, new, 0)]);
-    newcomer_registers(st, who, new, s(at + 0.1));
+}
+
+/// Incarnation `inc` of `who` exited drained at `at`.
+pub(super) fn exited_drained(st: &mut JobState, who: ReplicaId, inc: u32, at: f64) -> Vec<Action> {
     let exit = Input::Exited {
         id: who,
         inc,
         code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
         signal: None,
     };
-    st.handle(exit, s(at + 0.2))
+    st.handle(exit, s(at))
+}
+
+/// `hand_over`, then the replacement registers and the old one exits drained: the
+/// actions of that exit. The replacement has not caught up.
+pub(super) fn handed_over(
+    st: &mut JobState,
+    who: ReplicaId,
+    inc: u32,
+    new: u32,
+    at: f64,
+) -> Vec<Action> {
+    hand_over(st, who, inc, new, at);
+    newcomer_registers(st, who, new, s(at + 0.1));
+    exited_drained(st, who, inc, at + 0.2)
 }
 
 /// A replica lost while its rank's state is on its way into a handover newcomer (its
