@@ -87,6 +87,14 @@ fn check_report(run: &Run, rank: u64, replica: u64, count: usize) {
     assert_eq!(report["success"], true);
 }
 
+/// `regen ARGS` at `-n 3 -r 2` with the heartbeat timeout of these jobs and `extra`
+/// volpexrun options.
+fn run_regen(extra: &[&str], args: &[&str]) -> Run {
+    let mut la = vec!["-n", "3", "-r", "2", HEARTBEAT[0], HEARTBEAT[1]];
+    la.extend(extra);
+    run(&la, &bin("regen"), args, DEADLINE)
+}
+
 /// Kills the current incarnation `inc` of `rank.replica` once it runs.
 fn kill_incarnation(job: &LiveJob, rank: u32, replica: u32, inc: u32) {
     let until = std::time::Instant::now() + WAIT;
@@ -172,14 +180,8 @@ fn a_replica_killed_three_times_comes_back_each_time_from_checkpoints() {
 
 #[test]
 fn faults_hit_whichever_incarnation_is_current_by_replay() {
-    let run = run(
+    let run = run_regen(
         &[
-            "-n",
-            "3",
-            "-r",
-            "2",
-            HEARTBEAT[0],
-            HEARTBEAT[1],
             "--fault",
             "1.0:kill@1.5",
             "--fault",
@@ -187,9 +189,7 @@ fn faults_hit_whichever_incarnation_is_current_by_replay() {
             "--fault",
             "1.0:kill@4.5",
         ],
-        &bin("regen"),
         ARGS,
-        DEADLINE,
     );
     check_output(&run, 3, 400);
     check_report(&run, 1, 0, 4);
@@ -198,26 +198,49 @@ fn faults_hit_whichever_incarnation_is_current_by_replay() {
 
 #[test]
 fn never_keeps_a_lost_replica_lost() {
-    let run = run(
-        &[
-            "-n",
-            "3",
-            "-r",
-            "2",
-            HEARTBEAT[0],
-            HEARTBEAT[1],
-            "--regenerate",
-            "never",
-            "--fault",
-            "1.0:kill@1",
-        ],
-        &bin("regen"),
+    let run = run_regen(
+        &["--regenerate", "never", "--fault", "1.0:kill@1"],
         &["100", "20"],
-        DEADLINE,
     );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(incarnations(&run, 1, 0).len(), 1, "{}", run.stderr);
     assert_eq!(run.state(1, 0), "failed");
+    run.assert_no_leftovers();
+}
+
+/// A replica killed before the rendezvous is started again, afresh, and the job keeps
+/// its replication degree: every process sleeps 1 s before it initializes, so no replica
+/// has registered when the fault fires at 0.2 s and the table cannot have gone out (it
+/// waits for every replica, or 3 s after every rank had one). The answer is the
+/// failure-free one (rank 0 checks it), each line appears once, and the report lists the
+/// new incarnation, which took part in the job to its end.
+#[test]
+fn a_replica_killed_before_the_rendezvous_is_started_again() {
+    let run = run_regen(
+        &["-x", "REGEN_INIT_DELAY_MS=1000", "--fault", "1.0:kill@0.2"],
+        &["100", "20"],
+    );
+    check_output(&run, 3, 100);
+    let incs = incarnations(&run, 1, 0);
+    assert_eq!(incs.len(), 2, "{}", run.stderr);
+    assert_eq!(incs[0]["state"], "failed", "{}", incs[0]);
+    assert_eq!(incs[1]["from"], "restart", "{}", incs[1]);
+    assert!(
+        ["finished", "ended"].contains(&incs[1]["state"].as_str().unwrap_or("")),
+        "it ran with its rank to the end: {}\n{}",
+        incs[1],
+        run.stderr
+    );
+    let report = run.report.as_ref().expect("a report");
+    assert_eq!(report["regenerations"], 1, "{report}");
+    for needle in [
+        "rank 1 replica 0: starting incarnation 1 on localhost at",
+        "afresh: it was lost before the rendezvous",
+        "1 regeneration",
+        "rank 1 replica 0: incarnation 1 started on localhost at",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}\n{}", run.stderr);
+    }
     run.assert_no_leftovers();
 }
 

@@ -142,7 +142,8 @@ pub struct Args {
 
     /// Regenerate lost replicas: start a new incarnation of a replica lost during the run
     /// (killed, silent, its host lost, retired) that restores its sibling's latest
-    /// checkpoint or replays its rank from the start. spare: only into a free slot
+    /// checkpoint or replays its rank from the start; one lost before the rendezvous
+    /// starts again afresh and joins it. spare: only into a free slot
     /// (locally: this machine); always: oversubscribe if needed; never: a lost replica
     /// stays lost. Sets VOLPEX_REGENERATE=1 (unless never; at -r 1 too, for handovers).
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Regenerate::Spare)]

@@ -9,6 +9,11 @@
 //! With `checkpoint`, every rank checkpoints (round, token) after every round, and a new
 //! incarnation restored from its sibling's checkpoint resumes there.
 //!
+//! With `REGEN_INIT_DELAY_MS=N` in its environment, every process sleeps N ms before it
+//! initializes: a fault timed before that lands before the rendezvous (the launcher
+//! cannot send its address table before every replica registered, or its stragglers'
+//! grace of 3 s is over).
+//!
 //! `volpexrun -n 3 -r 2 regen ROUNDS WORK_MS [checkpoint]`
 
 use std::time::Duration;
@@ -33,6 +38,11 @@ fn main() -> Result<(), volpex::Error> {
     volpex::log_to_stderr();
     let (rounds, work_ms) = (arg(1, 100), arg(2, 20));
     let checkpoints = std::env::args().nth(3).is_some_and(|a| a == "checkpoint");
+    let delay_ms = std::env::var("REGEN_INIT_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    std::thread::sleep(Duration::from_millis(delay_ms));
     let universe = volpex::initialize()?;
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());

@@ -164,10 +164,13 @@ impl Feedback {
                 let left = (0..replicas)
                     .filter(|&k| {
                         procs.iter().any(|q| {
-                            // A new incarnation still catching up does not count yet.
+                            // A new incarnation still catching up does not count yet,
+                            // nor one started again before the rendezvous until it
+                            // registered.
                             q.id == ReplicaId::new(p.id.rank, k)
                                 && (q.state.alive() || q.state.completed())
                                 && q.caught_up()
+                                && !(q.origin == Origin::Restart && q.addr.is_none())
                         })
                     })
                     .count();
@@ -386,6 +389,30 @@ mod tests {
 
     /// Being behind a sibling that finished (its final count against our periodic one) is
     /// how every job with replicas ends, not a lag.
+    /// A replica lost before the rendezvous is started again at once: until the new
+    /// incarnation registered, its rank goes on with one replica fewer.
+    #[test]
+    fn a_replica_started_again_counts_once_it_registered() {
+        let mut f = Feedback::default();
+        let mut procs = grid(2, 2);
+        f.observe(&procs, 2, true, SEC);
+        procs[2].state = ReplicaState::Failed("killed by SIGKILL".into());
+        let mut again = Replica::newcomer(ReplicaId::new(1, 0), 1, 0, SEC);
+        again.origin = Origin::Restart;
+        procs.push(again);
+        assert_eq!(
+            f.observe(&procs, 2, true, SEC),
+            ["replica 1.0 lost: killed by SIGKILL; rank 1 goes on with 1 of 2 replicas"]
+        );
+        procs[4].addr = Some("10.0.0.1:7000".into());
+        procs[4].state = ReplicaState::Running;
+        procs[3].state = ReplicaState::Failed("killed by SIGKILL".into());
+        assert_eq!(
+            f.observe(&procs, 2, true, 2 * SEC),
+            ["replica 1.1 lost: killed by SIGKILL; rank 1 goes on with 1 of 2 replicas"]
+        );
+    }
+
     #[test]
     fn behind_a_sibling_that_finished_is_no_lag() {
         let mut f = Feedback::default();

@@ -90,6 +90,10 @@ impl ReplicaState {
 pub enum Origin {
     /// One of the job's first processes (incarnation 0).
     Start,
+    /// A new incarnation started before the rendezvous (the address table had not gone
+    /// out: nobody had state yet): it starts from the beginning like the first processes
+    /// and takes part in the rendezvous in its lost predecessor's place.
+    Restart,
     /// A new incarnation that replays its rank's program from the start (until its
     /// output says it was restored from a checkpoint).
     Replay,
@@ -98,10 +102,11 @@ pub enum Origin {
 }
 
 impl Origin {
-    /// The words in the report (`from`): `start`, `replay` or `snapshot N`.
+    /// The words in the report (`from`): `start`, `restart`, `replay` or `snapshot N`.
     pub fn word(self) -> String {
         match self {
             Origin::Start => "start".into(),
+            Origin::Restart => "restart".into(),
             Origin::Replay => "replay".into(),
             Origin::Snapshot(n) => format!("snapshot {n}"),
         }
@@ -260,11 +265,12 @@ impl Replica {
         }
     }
 
-    /// It holds its rank's state: one of the first processes, or a new incarnation that
-    /// caught up. Only such a replica is a source for a new incarnation of a sibling.
+    /// It holds its rank's state: one of the first processes (or one started again before
+    /// the rendezvous in a lost one's place), or a new incarnation that caught up. Only
+    /// such a replica is a source for a new incarnation of a sibling.
     pub fn caught_up(&self) -> bool {
         match self.origin {
-            Origin::Start => true,
+            Origin::Start | Origin::Restart => true,
             Origin::Replay | Origin::Snapshot(_) => self.caught_up_at.is_some(),
         }
     }

@@ -25,12 +25,14 @@ pub struct ReplicaReport {
     pub incarnation: u32,
     /// When it was started, seconds since the job started.
     pub started_s: f64,
-    /// Where its state came from: "start" (incarnation 0), "replay" (a new incarnation
-    /// that replays its rank from the start) or "snapshot N" (restored from its sibling's
-    /// checkpoint N).
+    /// Where its state came from: "start" (incarnation 0), "restart" (a new incarnation
+    /// started before the rendezvous, afresh, in a lost one's place), "replay" (a new
+    /// incarnation that replays its rank from the start) or "snapshot N" (restored from
+    /// its sibling's checkpoint N).
     pub from: String,
     /// How long a new incarnation took to catch up with its siblings; `None` for the
-    /// first processes and for a new incarnation that never caught up.
+    /// first processes, one started again before the rendezvous (nothing to catch up) and
+    /// a new incarnation that never caught up.
     pub caught_up_after_s: Option<f64>,
     /// When volpexrun saw it stop (died, finished, ended), seconds since the job started;
     /// `None` if it was still alive as far as volpexrun knew at the end.
@@ -240,14 +242,15 @@ impl Report {
                 p.incarnation,
                 p.host,
                 p.started_s,
-                if p.from == "replay" {
-                    String::new()
-                } else {
-                    format!(" from {}", p.from)
+                match p.from.as_str() {
+                    "replay" | "restart" => String::new(),
+                    from => format!(" from {from}"),
                 },
-                match p.caught_up_after_s {
-                    Some(t) => format!("caught up in {t:.1} s"),
-                    None => "never caught up".to_string(),
+                match (p.from.as_str(), p.caught_up_after_s) {
+                    // Nothing to catch up: nobody had state yet.
+                    ("restart", _) => "afresh before the rendezvous".to_string(),
+                    (_, Some(t)) => format!("caught up in {t:.1} s"),
+                    (_, None) => "never caught up".to_string(),
                 }
             ));
         }

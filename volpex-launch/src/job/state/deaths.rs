@@ -88,12 +88,20 @@ impl JobState {
             return;
         }
         self.files_membership(id.rank);
-        if self.procs[i].origin != Origin::Start {
-            // A new incarnation's life failed if it ended before catching up or gave up
-            // (retired) even after: a systemic cause the next one would meet too.
-            let failed = !self.procs[i].caught_up()
-                || matches!(self.procs[i].state, ReplicaState::Retired(_));
-            self.regen.ended(id.rank, failed);
+        // A new incarnation's life failed if it ended before catching up (one started
+        // again before the rendezvous: before it took part in it) or gave up (retired)
+        // even after: a systemic cause the next one would meet too.
+        let retired = matches!(self.procs[i].state, ReplicaState::Retired(_));
+        match self.procs[i].origin {
+            Origin::Start => {}
+            Origin::Restart => {
+                let failed = retired || self.procs[i].addr.is_none() || self.rendezvous.waiting();
+                self.regen.ended(id.rank, failed);
+            }
+            Origin::Replay | Origin::Snapshot(_) => {
+                let failed = retired || !self.procs[i].caught_up();
+                self.regen.ended(id.rank, failed);
+            }
         }
         if self.rebinds() {
             self.out.push(Action::Rebind {

@@ -406,7 +406,8 @@ impl JobState {
                 checkpoint,
             } => {
                 if let Some(i) = self.find(id, inc) {
-                    if self.procs[i].origin != Origin::Start {
+                    // Only one that catches up restores a snapshot.
+                    if let Origin::Replay | Origin::Snapshot(_) = self.procs[i].origin {
                         self.procs[i].origin = Origin::Snapshot(checkpoint);
                     }
                 }

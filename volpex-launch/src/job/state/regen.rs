@@ -4,6 +4,10 @@
 //! limits: `--max-regenerations`, the crash-loop guard, and a newcomer's word that its
 //! rank cannot be regenerated.
 //!
+//! A replica lost before the rendezvous (the address table has not gone out: nobody has
+//! state yet) is started again the same way, from the beginning (`Origin::Restart`): the
+//! table waits for it like for the first processes, and it has nothing to catch up.
+//!
 //! Incarnation numbers are per rank and monotone: a new one is 1 + the highest its rank
 //! ever used, so the core's leadership order (incarnation, index) never lets a newcomer
 //! lead while an older sibling lives. Must never do I/O: a new process is an
@@ -15,7 +19,7 @@ use nix::sys::signal::Signal;
 use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::ToProcess;
 
-use super::super::replica::{Host, HostState, Replica, ReplicaState};
+use super::super::replica::{Host, HostState, Origin, Replica, ReplicaState};
 use super::super::step::Action;
 use super::{JobState, RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
 use crate::cli::Regenerate;
@@ -87,6 +91,10 @@ pub(super) struct Regen {
     /// lost meanwhile (`held`) are looked at again at the end of the hold.
     hold_until: Duration,
     held: Vec<usize>,
+    /// Replicas lost while the only replica holding their rank's state was a new
+    /// incarnation taking over its predecessor's handover, not caught up yet: regenerated
+    /// from it once it has.
+    after_handover: Vec<usize>,
     /// How long volpexrun's last stall lasted (what `hold_until` answers).
     stall: Duration,
     /// For the summary.
@@ -107,6 +115,7 @@ impl Regen {
             retried_at: Duration::ZERO,
             hold_until: Duration::ZERO,
             held: Vec::new(),
+            after_handover: Vec::new(),
             stall: Duration::ZERO,
             notes: Vec::new(),
         }
@@ -247,6 +256,13 @@ impl JobState {
         }
         if let Some(host) = self.regeneration_host(i, Source::Sibling) {
             self.start_incarnation(i, host, None);
+        } else if self.rendezvous.waiting() && !self.regen.on() && self.running() {
+            // Said, as the table will go out without it (after the rendezvous the loss
+            // line says all).
+            self.out.push(Action::Print(format!(
+                "replica {} was lost before the rendezvous and is not started again (--regenerate never)",
+                self.procs[i].id
+            )));
         }
     }
 
@@ -338,6 +354,14 @@ impl JobState {
             .any(|p| p.state.alive() && p.caught_up())
     }
 
+    /// Whether a live new incarnation of `rank` is taking over its predecessor's
+    /// handover and has not caught up yet: it will hold the rank's state.
+    fn handover_under_way(&self, rank: u32) -> bool {
+        (0..self.replicas)
+            .map(|k| self.replica(ReplicaId::new(rank, k)))
+            .any(|p| p.state.alive() && p.handover && !p.caught_up())
+    }
+
     /// A replica of `rank` that held its state was lost: if none that does is left, the
     /// new incarnations of the rank still catching up from a sibling have nowhere to get
     /// it from. They are ended (their rank is lost), not left to count as its replicas.
@@ -394,9 +418,9 @@ impl JobState {
     pub(super) fn regeneration_host(&mut self, i: usize, source: Source) -> Option<usize> {
         let id = self.procs[i].id;
         let rank = id.rank as usize;
+        // Before the rendezvous too: the lost replica is started again in its place.
         let running = self.failure.is_none()
             && self.shutdown_at.is_none()
-            && !self.rendezvous.waiting()
             && self.regen.mode != Regenerate::Never;
         // Only the current incarnation is replaced, once.
         if !running || self.idx(id) != i {
@@ -406,6 +430,17 @@ impl JobState {
             Source::Sibling => self.sibling_alive(id),
             Source::Handover => true,
         };
+        if !has_source && source == Source::Sibling && self.handover_under_way(id.rank) {
+            // Its rank's state is on its way into a handover newcomer: from it, then.
+            if !self.regen.after_handover.contains(&i) {
+                self.regen.after_handover.push(i);
+                self.out.push(Action::Live(format!(
+                    "replica {id} is regenerated once its rank's handover is over (the replica taking it over holds rank {}'s state)",
+                    id.rank
+                )));
+            }
+            return None;
+        }
         if !has_source || self.regen.ranks[rank].stopped.is_some() {
             return None;
         }
@@ -463,6 +498,12 @@ impl JobState {
         }
         let mut newcomer = Replica::newcomer(id, inc, host, now);
         newcomer.handover = handover.is_some();
+        // Before the table went out nobody has state: it starts from the beginning and
+        // joins the rendezvous (which waits for it) like the first processes.
+        let restart = self.rendezvous.waiting() && handover.is_none();
+        if restart {
+            newcomer.origin = Origin::Restart;
+        }
         self.procs.push(newcomer);
         let slot = self.slot(id);
         self.slots[slot] = self.procs.len() - 1;
@@ -478,11 +519,16 @@ impl JobState {
             handover,
         });
         self.out.push(Action::Live(format!(
-            "rank {} replica {}: starting incarnation {inc} on {} at {:.1} s",
+            "rank {} replica {}: starting incarnation {inc} on {} at {:.1} s{}",
             id.rank,
             id.replica,
             self.hosts[host].name,
-            now.as_secs_f64()
+            now.as_secs_f64(),
+            if restart {
+                ", afresh: it was lost before the rendezvous, which waits for it"
+            } else {
+                ""
+            }
         )));
     }
 
@@ -615,6 +661,14 @@ impl JobState {
                     msg: alive.clone(),
                 });
             }
+        }
+        // Its siblings lost while it took its rank's state over have a source now.
+        let (now_due, later) = std::mem::take(&mut self.regen.after_handover)
+            .into_iter()
+            .partition::<Vec<_>, _>(|&j| self.procs[j].id.rank == id.rank);
+        self.regen.after_handover = later;
+        for j in now_due {
+            self.regenerate(j);
         }
     }
 

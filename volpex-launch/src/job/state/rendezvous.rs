@@ -9,7 +9,7 @@ use nix::sys::signal::Signal;
 use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::ToProcess;
 
-use super::super::replica::ReplicaState;
+use super::super::replica::{Origin, ReplicaState};
 use super::super::step::Action;
 use super::{JobState, Rendezvous, RENDEZVOUS_GRACE, RENDEZVOUS_TIMEOUT};
 
@@ -44,7 +44,15 @@ impl JobState {
         } else {
             RENDEZVOUS_GRACE
         };
-        let grace_over = covered_at.is_some_and(|t| now >= t + grace);
+        // A replica started again in a lost one's place gets the grace from its start.
+        let restarted = self
+            .slots
+            .iter()
+            .map(|&i| &self.procs[i])
+            .filter(|p| p.origin == Origin::Restart && p.state.alive() && p.addr.is_none())
+            .map(|p| p.started_at)
+            .max();
+        let grace_over = covered_at.is_some_and(|t| now >= t.max(restarted.unwrap_or(t)) + grace);
         // A long --launch-timeout stretches the rendezvous with it.
         let deadline = RENDEZVOUS_TIMEOUT.max(self.launch_timeout + RENDEZVOUS_GRACE);
         // No replica registered at all: a program that does not use the library (`hostname`)
@@ -75,9 +83,10 @@ impl JobState {
         }
         // After the marking: a replica ended here is dead in the table, not starting.
         let table = self.table(None);
-        for p in &self.procs {
+        // Once to every replica (its current incarnation), however many it had.
+        for &i in &self.slots {
             self.out.push(Action::Send {
-                to: p.id,
+                to: self.procs[i].id,
                 msg: table.clone(),
             });
         }

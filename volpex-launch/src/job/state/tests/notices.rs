@@ -40,25 +40,10 @@ fn notice(st: &mut JobState, at: f64, deadline_in: f64) -> Vec<Action> {
 /// Replica `who` (incarnation `inc`) drains, hands over at its checkpoint and its
 /// replacement (incarnation `new`) registers and catches up at `at`.
 fn hands_over(st: &mut JobState, who: ReplicaId, inc: u32, new: u32, at: f64) -> Vec<Action> {
-    let drain = ToLauncher::Draining {
-        grace_ms: 30_000,
-        checkpoints: 2,
-    };
-    msg(st, who, inc, drain, s(at));
-    let offer = ToLauncher::Handover {
-        addr: "127.0.0.1:4000".into(),
-    };
-    let started = msg(st, who, inc, offer, s(at));
-    assert_eq!(spawns(&started), [(who, new, 0)]);
+    super::regenerate::hand_over(st, who, inc, new, at);
     newcomer_registers(st, who, new, s(at));
     msg(st, who, new, ToLauncher::CaughtUp { receives: 0 }, s(at));
-    let exit = Input::Exited {
-        id: who,
-        inc,
-        code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
-        signal: None,
-    };
-    st.handle(exit, s(at));
+    super::regenerate::exited_drained(st, who, inc, at);
     st.tick(s(at))
 }
 
@@ -153,26 +138,7 @@ fn a_handover_newcomer_keeps_its_siblings_newcomer_alive() {
     );
     newcomer_registers(&mut st, id(0, 1), 1, s(1.1));
     // 0.0, the only replica holding the state, hands over at its checkpoint.
-    let drain = ToLauncher::Draining {
-        grace_ms: 30_000,
-        checkpoints: 2,
-    };
-    msg(&mut st, id(0, 0), 0, drain, s(2.0));
-    let offer = ToLauncher::Handover {
-        addr: "127.0.0.1:4000".into(),
-    };
-    assert_eq!(
-        spawns(&msg(&mut st, id(0, 0), 0, offer, s(2.0))),
-        [(id(0, 0), 2, 0)]
-    );
-    newcomer_registers(&mut st, id(0, 0), 2, s(2.1));
-    let exit = Input::Exited {
-        id: id(0, 0),
-        inc: 0,
-        code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
-        signal: None,
-    };
-    let actions = st.handle(exit, s(2.2));
+    let actions = super::regenerate::handed_over(&mut st, id(0, 0), 0, 2, 2.0);
     assert_eq!(
         signalled(&actions, Signal::SIGKILL),
         [],

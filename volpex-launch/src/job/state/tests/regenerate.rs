@@ -7,7 +7,7 @@ use std::time::Duration;
 use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::{ReplicaStats, ToLauncher, ToProcess};
 
-use super::super::super::replica::ReplicaState;
+use super::super::super::replica::{Origin, ReplicaState};
 use super::super::super::step::{Action, Input};
 use super::super::{Config, JobState};
 use super::{closed, config, exited, id, local, register, running, s, state};
@@ -964,4 +964,222 @@ fn a_preempted_last_replica_that_never_checkpointed_is_told_what_it_risks() {
         said.contains("the rank is lost when the grace ends"),
         "{said}"
     );
+}
+
+/// The tables among `actions`: (to whom, incarnations, catch_up).
+fn tables(actions: &[Action]) -> Vec<(ReplicaId, Vec<Vec<u32>>, Option<u64>)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send {
+                to,
+                msg:
+                    ToProcess::Table {
+                        incarnations,
+                        catch_up,
+                        ..
+                    },
+            } => Some((*to, incarnations.clone(), *catch_up)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Ranks 0 and 1 at `-r 2` here; everyone but 1.0 registered at 0 s (so the table waits
+/// for 1.0), then 1.0 killed at `at`, before the rendezvous.
+fn killed_before_the_rendezvous(config: Config, at: f64) -> (JobState, Vec<Action>) {
+    let mut st = local(config);
+    for who in [id(0, 0), id(0, 1), id(1, 1)] {
+        register(&mut st, who, s(0.0));
+    }
+    assert_eq!(st.tick(s(0.0)), [], "1.0 has its grace");
+    let actions = killed(&mut st, id(1, 0), 0, s(at));
+    (st, actions)
+}
+
+/// Before the rendezvous nobody has state: a lost replica is started again from the
+/// beginning, the table waits for it and it gets the common table (no catch-up), as one
+/// of the first processes; the rank keeps its replication degree.
+#[test]
+fn a_replica_lost_before_the_rendezvous_is_started_again_and_the_table_waits_for_it() {
+    let (mut st, actions) = killed_before_the_rendezvous(regen(2, 2, Regenerate::Spare), 0.5);
+    assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
+    assert_eq!(
+        prints(&actions),
+        ["rank 1 replica 0: starting incarnation 1 on localhost at 0.5 s, afresh: it was lost before the rendezvous, which waits for it"]
+    );
+    let p = st.replica(id(1, 0));
+    assert_eq!(p.origin, Origin::Restart);
+    assert!(p.caught_up(), "nothing to catch up");
+    assert_eq!(st.regenerations(), 1);
+    assert_eq!(tables(&st.tick(s(1.0))), [], "the table waits for it");
+    // It registers like the first processes: no table of its own, no `Joining`.
+    let actions = newcomer_registers(&mut st, id(1, 0), 1, s(1.2));
+    assert_eq!(actions, [Action::KeepControl(id(1, 0), 1)]);
+    let sent = tables(&st.tick(s(1.2)));
+    let incs = vec![vec![0, 0], vec![1, 0]];
+    assert_eq!(
+        sent,
+        [
+            (id(0, 0), incs.clone(), None),
+            (id(0, 1), incs.clone(), None),
+            (id(1, 0), incs.clone(), None),
+            (id(1, 1), incs, None),
+        ],
+        "once to every replica, the new incarnation in it"
+    );
+    assert_eq!(st.replica(id(1, 0)).state, ReplicaState::Running);
+    // Lost again during the run, it is regenerated from its sibling as usual.
+    let actions = killed(&mut st, id(1, 0), 1, s(3.0));
+    assert_eq!(spawns(&actions), [(id(1, 0), 2, 0)]);
+    assert_eq!(st.replica(id(1, 0)).origin, Origin::Replay);
+    let actions = newcomer_registers(&mut st, id(1, 0), 2, s(3.5));
+    assert!(
+        tables(&actions).contains(&(id(1, 0), vec![vec![0, 0], vec![2, 0]], Some(0))),
+        "{actions:?}"
+    );
+}
+
+/// A replica started again late in the stragglers' grace gets the grace from its start.
+#[test]
+fn a_replica_started_again_gets_the_stragglers_grace_from_its_start() {
+    let (mut st, actions) = killed_before_the_rendezvous(regen(2, 2, Regenerate::Spare), 2.5);
+    assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
+    assert_eq!(tables(&st.tick(s(3.0))), [], "the grace counts from 2.5 s");
+    assert_eq!(tables(&st.tick(s(5.4))), []);
+    // It never registers: ended at the end of its grace, not regenerated again.
+    let actions = st.tick(s(5.5));
+    assert_eq!(tables(&actions).len(), 4, "{actions:?}");
+    assert_eq!(spawns(&actions), []);
+    assert_eq!(
+        state(&st, id(1, 0)),
+        ReplicaState::Failed("did not register in time".into())
+    );
+}
+
+/// The limits hold before the rendezvous too: an incarnation started again that dies
+/// before the table went out failed (the crash-loop guard counts it), and
+/// `--max-regenerations` counts every start.
+#[test]
+fn the_limits_hold_before_the_rendezvous() {
+    let (mut st, _) = killed_before_the_rendezvous(regen(2, 2, Regenerate::Spare), 0.5);
+    for inc in 1..=3 {
+        let actions = killed(&mut st, id(1, 0), inc, s(0.5 + f64::from(inc)));
+        if inc < 3 {
+            assert_eq!(spawns(&actions), [(id(1, 0), inc + 1, 0)]);
+        } else {
+            assert_eq!(spawns(&actions), []);
+            assert_eq!(
+                prints(&actions),
+                ["rank 1 is not regenerated again: its last 3 new incarnations failed (ended before catching up, or retired)"]
+            );
+        }
+    }
+    // The table goes out without it, the job runs at `-r 1` for rank 1.
+    assert_eq!(tables(&st.tick(s(4.0))).len(), 4);
+    let mut c = regen(2, 2, Regenerate::Spare);
+    c.max_regenerations = Some(1);
+    let (mut st, actions) = killed_before_the_rendezvous(c, 0.5);
+    assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
+    let actions = killed(&mut st, id(1, 0), 1, s(1.0));
+    assert_eq!(spawns(&actions), []);
+    assert_eq!(
+        prints(&actions),
+        ["rank 1 is not regenerated again: --max-regenerations 1 reached"]
+    );
+}
+
+/// `--regenerate never` still means never, and says so; a rank that lost every replica
+/// before the rendezvous is lost, as later.
+#[test]
+fn before_the_rendezvous_never_is_never_and_a_rank_needs_a_live_replica() {
+    let (mut st, actions) = killed_before_the_rendezvous(regen(2, 2, Regenerate::Never), 0.5);
+    assert_eq!(spawns(&actions), []);
+    assert_eq!(
+        prints(&actions),
+        ["replica 1.0 was lost before the rendezvous and is not started again (--regenerate never)"]
+    );
+    assert_eq!(tables(&st.tick(s(0.6))).len(), 4, "nobody to wait for");
+    // Both replicas of rank 1 killed at once: no sibling lives, the rank is lost.
+    let mut c = regen(2, 2, Regenerate::Spare);
+    c.faults = vec![
+        parse_fault("1.0:kill@0.5").expect("a fault"),
+        parse_fault("1.1:kill@0.5").expect("a fault"),
+    ];
+    let mut st = local(c);
+    register(&mut st, id(0, 0), s(0.0));
+    let actions = st.tick(s(0.5));
+    assert_eq!(spawns(&actions), []);
+    st.tick(s(0.6));
+    assert!(
+        st.failure().is_some_and(|w| w.starts_with("rank 1 lost")),
+        "{:?}",
+        st.failure()
+    );
+}
+
+/// Replica `who` (incarnation `inc`) drains at `at` and hands over there: its
+/// replacement (incarnation `new`) starts.
+pub(super) fn hand_over(st: &mut JobState, who: ReplicaId, inc: u32, new: u32, at: f64) {
+    let drain = ToLauncher::Draining {
+        grace_ms: 30_000,
+        checkpoints: 2,
+    };
+    msg(st, who, inc, drain, s(at));
+    let offer = ToLauncher::Handover {
+        addr: "127.0.0.1:4000".into(),
+    };
+    assert_eq!(spawns(&msg(st, who, inc, offer, s(at))), [(who, new, 0)]);
+}
+
+/// Incarnation `inc` of `who` exited drained at `at`.
+pub(super) fn exited_drained(st: &mut JobState, who: ReplicaId, inc: u32, at: f64) -> Vec<Action> {
+    let exit = Input::Exited {
+        id: who,
+        inc,
+        code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
+        signal: None,
+    };
+    st.handle(exit, s(at))
+}
+
+/// `hand_over`, then the replacement registers and the old one exits drained: the
+/// actions of that exit. The replacement has not caught up.
+pub(super) fn handed_over(
+    st: &mut JobState,
+    who: ReplicaId,
+    inc: u32,
+    new: u32,
+    at: f64,
+) -> Vec<Action> {
+    hand_over(st, who, inc, new, at);
+    newcomer_registers(st, who, new, s(at + 0.1));
+    exited_drained(st, who, inc, at + 0.2)
+}
+
+/// A replica lost while its rank's state is on its way into a handover newcomer (its
+/// draining sibling handed over and exited; the newcomer has not caught up): it has no
+/// source at that moment, and is regenerated from the newcomer once it caught up, not
+/// left lost for the rest of the run.
+#[test]
+fn a_replica_lost_during_its_siblings_handover_is_regenerated_after_it() {
+    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
+    handed_over(&mut st, id(1, 0), 0, 1, 2.0);
+    // 1.1 is lost while 1.0's newcomer takes the state over: nobody to start it from yet.
+    let actions = killed(&mut st, id(1, 1), 0, s(2.3));
+    assert_eq!(spawns(&actions), []);
+    assert_eq!(
+        prints(&actions),
+        ["replica 1.1 is regenerated once its rank's handover is over (the replica taking it over holds rank 1's state)"]
+    );
+    assert_eq!(st.failure(), None);
+    let actions = msg(
+        &mut st,
+        id(1, 0),
+        1,
+        ToLauncher::CaughtUp { receives: 0 },
+        s(3.0),
+    );
+    assert_eq!(spawns(&actions), [(id(1, 1), 2, 0)]);
+    assert_eq!(st.replica(id(1, 1)).origin, Origin::Replay);
 }

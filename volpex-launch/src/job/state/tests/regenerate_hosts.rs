@@ -320,3 +320,62 @@ fn a_lost_host_is_tried_again_for_the_replicas_that_found_no_room() {
     // Nothing waits any more: no retry deadline.
     assert_eq!(st.next_host_retry(), None);
 }
+
+/// A host unreachable at start: its replicas are started again, afresh, on a spare host
+/// before the rendezvous, and the table waits for them (before, the job ran at reduced
+/// replication, silently).
+#[test]
+fn the_replicas_of_a_host_unreachable_at_start_start_again_elsewhere() {
+    let hosts = (0..3)
+        .map(|h| (format!("h{h}"), HostState::Launching))
+        .collect();
+    let mut st = JobState::new(regen(2, 2, Regenerate::Spare), hosts, |_, k| k as usize);
+    st.set_slots(vec![2, 2, 2]);
+    for h in 0..3 {
+        st.handle(Input::LinkOpened { host: h }, s(0.0));
+    }
+    for h in [0, 2] {
+        let hello = Input::Hello {
+            host: h,
+            hostname: format!("h{h}"),
+            pid: 1,
+        };
+        st.handle(hello, s(0.0));
+    }
+    let lost = Input::HostLost {
+        host: 1,
+        why: "ssh: connection refused".into(),
+    };
+    let actions = st.handle(lost, s(0.5));
+    assert_eq!(spawns(&actions), [(id(0, 1), 1, 2), (id(1, 1), 1, 2)]);
+    assert_eq!(st.failure(), None);
+    for who in [id(0, 0), id(1, 0)] {
+        super::register(&mut st, who, s(0.6));
+    }
+    assert!(
+        !st.tick(s(0.7))
+            .iter()
+            .any(|a| matches!(a, Action::Send { .. })),
+        "the table waits for them"
+    );
+    for who in [id(0, 1), id(1, 1)] {
+        let addr = format!("10.0.2.{}:7000", who.rank);
+        st.handle(
+            Input::Registered {
+                id: who,
+                inc: 1,
+                addr,
+            },
+            s(0.8),
+        );
+    }
+    let sent = st.tick(s(0.8));
+    assert_eq!(
+        sent.iter()
+            .filter(|a| matches!(a, Action::Send { .. }))
+            .count(),
+        4,
+        "{sent:?}"
+    );
+    assert_eq!(st.regenerations(), 2);
+}
