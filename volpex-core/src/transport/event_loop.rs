@@ -439,6 +439,9 @@ impl Core {
                 }
             }
         };
+        if self.has_colocated() && self.publish_in_place(token, to, &frame) {
+            return;
+        }
         let (h, payload) = frame.to_parts();
         if let Some(c) = self.conns.get_mut(&token) {
             c.send(h, payload);

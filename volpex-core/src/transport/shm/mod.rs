@@ -1,13 +1,18 @@
 //! Shared-memory connections between replicas on one host (docs/SHM.md): a pair of
-//! rings in a memfd segment carries the bytes a TCP connection would carry, an abstract
+//! rings in a memfd segment carries the bytes a TCP connection would carry, a slot
+//! arena per direction carries small DATA messages beside them (read in place, no
+//! frame), an abstract
 //! Unix socket carries the segment and the bells once and then stands for the peer's
 //! life, and eventfd bells wake a side that sleeps in its poll.
 //!
 //! Owns setting a connection up (dialing, accepting, checking what the peer sent), the
-//! byte stream over the rings (`Read`, `Write`) and the sleep and wake handshake. Must
-//! never interpret the bytes (the connection's reader and link do), and holds all of the
-//! transport's `unsafe` code (`ring`, `segment`), each block with a `// SAFETY:` line.
+//! byte stream over the rings (`Read`, `Write`), publishing and reading the arena's
+//! slots (`publish`, `take_slot`) and the sleep and wake handshake. Must never
+//! interpret the bytes (the connection's reader and link do; a slot's fields are handed
+//! out as they are), and holds all of the transport's `unsafe` code (`ring`,
+//! `segment`, `shared`), each block with a `// SAFETY:` line.
 
+mod arena;
 mod ring;
 mod segment;
 pub mod shared;
@@ -26,6 +31,7 @@ use nix::sys::socket::{
 };
 use nix::unistd::getuid;
 
+pub use arena::{Meta as SlotMeta, SLOT_PAYLOAD_MAX};
 use ring::{Corrupt, Ring};
 use segment::Segment;
 
@@ -123,9 +129,28 @@ struct Linked {
     /// How far the peer had read our outbound ring when we last looked
     /// (`Ring::write_seen`).
     head_seen: u64,
+    /// Slots we published in our outbound arena.
+    published: u64,
+    /// How far the peer had read our outbound arena when we last looked.
+    slots_seen: u64,
+    /// Slots we read from the inbound arena.
+    taken: u64,
 }
 
 impl Linked {
+    fn new(seg: Segment, side: usize, mine: OwnedFd, theirs: OwnedFd) -> Linked {
+        Linked {
+            seg,
+            side,
+            mine: File::from(mine),
+            theirs: File::from(theirs),
+            head_seen: 0,
+            published: 0,
+            slots_seen: 0,
+            taken: 0,
+        }
+    }
+
     fn inbound(&self) -> Ring<'_> {
         self.seg.ring(1 - self.side)
     }
@@ -184,13 +209,7 @@ impl ShmPipe {
         }
         Ok(ShmPipe {
             sock,
-            linked: Some(Linked {
-                seg,
-                side: 0,
-                mine: File::from(mine),
-                theirs: File::from(theirs),
-                head_seen: 0,
-            }),
+            linked: Some(Linked::new(seg, 0, mine, theirs)),
             peer_gone: false,
             #[cfg(test)]
             writes: 0,
@@ -271,13 +290,12 @@ impl ShmPipe {
         let (Some(seg), Some(mine), Some(theirs)) = (fds.next(), fds.next(), fds.next()) else {
             return Err(io::ErrorKind::InvalidData.into());
         };
-        self.linked = Some(Linked {
-            seg: Segment::open(seg, ring_bytes)?,
-            side: 1,
-            mine: File::from(mine),
-            theirs: File::from(theirs),
-            head_seen: 0,
-        });
+        self.linked = Some(Linked::new(
+            Segment::open(seg, ring_bytes)?,
+            1,
+            mine,
+            theirs,
+        ));
         Ok(true)
     }
 
@@ -296,7 +314,10 @@ impl ShmPipe {
         let Some(l) = &self.linked else {
             return false;
         };
-        let came = l.inbound().reader_sleeps().unwrap_or(true);
+        // `reader_sleeps` fences (sequentially consistent) before it looks: a producer
+        // publishing a slot fences before it looks at our word (`publish`).
+        let came = l.inbound().reader_sleeps().unwrap_or(true)
+            || l.seg.arena(1 - l.side).ready(l.taken).unwrap_or(true);
         let room = pending && l.outbound().writer_waits().unwrap_or(true);
         came || room || self.peer_gone
     }
@@ -308,6 +329,66 @@ impl ShmPipe {
             l.outbound().writer_awake();
         }
     }
+}
+
+impl ShmPipe {
+    /// Publishes a small DATA message in our outbound arena, for the peer to read in
+    /// place, and wakes the peer if it sleeps. False when it does not fit (too long,
+    /// the arena full, the connection not up or the peer gone): send it as a frame.
+    pub fn publish(&mut self, meta: &SlotMeta, payload: &[u8]) -> bool {
+        let Some(l) = &mut self.linked else {
+            return false;
+        };
+        if self.peer_gone {
+            return false;
+        }
+        let arena = l.seg.arena(l.side);
+        if !arena.publish(l.published, &mut l.slots_seen, meta, payload) {
+            return false;
+        }
+        l.published += 1;
+        if l.outbound().producer_must_wake() {
+            l.ring_theirs();
+        }
+        true
+    }
+
+    /// How many slots of the inbound arena are published and not read yet, up to `max`.
+    /// Err: a slot was rewritten past the reader (the peer broke the protocol).
+    pub fn slots_ready(&self, max: usize) -> io::Result<usize> {
+        let Some(l) = &self.linked else {
+            return Ok(0);
+        };
+        let arena = l.seg.arena(1 - l.side);
+        let mut n = 0;
+        while n < max && arena.ready(l.taken + n as u64).map_err(slot_error)? {
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// The next slot of the inbound arena, copied out and proven whole (`None`: none is
+    /// published). Err: it was rewritten under the copy or holds nonsense; it is not
+    /// delivered, and the caller closes the connection as for a corrupt ring.
+    pub fn take_slot(&mut self) -> io::Result<Option<(SlotMeta, Vec<u8>)>> {
+        let Some(l) = &mut self.linked else {
+            return Ok(None);
+        };
+        let got = l.seg.arena(1 - l.side).read(l.taken).map_err(slot_error)?;
+        if got.is_some() {
+            l.taken += 1;
+        }
+        Ok(got)
+    }
+
+    /// Slots read from the inbound arena so far.
+    pub fn slots_taken(&self) -> u64 {
+        self.linked.as_ref().map_or(0, |l| l.taken)
+    }
+}
+
+fn slot_error(e: arena::SlotError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e.to_string())
 }
 
 impl Read for ShmPipe {
