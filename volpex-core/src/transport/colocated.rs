@@ -309,9 +309,14 @@ impl Core {
             order: *order,
             flags: if *late { SLOT_LATE } else { 0 } | if *sync { SLOT_SYNC } else { 0 },
         };
-        let published = p.publish(&meta, payload);
-        self.colocated.in_place_sent += u64::from(published);
-        published
+        if !p.publish(&meta, payload) {
+            return false;
+        }
+        self.colocated.in_place_sent += 1;
+        // The deferred frames to this peer (speculative pulls) ride along in the
+        // ring, as they would behind a DATA frame (`Core::flush`).
+        self.mark_dirty(token);
+        true
     }
 
     /// Reads up to `n` slots of connection `t`'s inbound arena and hands each to the
