@@ -242,23 +242,8 @@ impl Core {
             if slept {
                 p.awake();
             }
-            // The slots published before the ring is read: the frames the peer wrote
-            // into the ring before them are read first (their epochs' acquire makes
-            // those bytes visible to the read).
-            let slots = match p.slots_ready(SLOTS_PER_TURN) {
-                Ok(n) => n,
-                Err(e) => {
-                    self.close(t, &format!("shared-memory connection: {e}"));
-                    continue;
-                }
-            };
-            if p.readable() {
+            if self.take_in_order(t, landings, now) {
                 came = true;
-                self.on_readable(t, landings, now);
-            }
-            if slots > 0 {
-                came = true;
-                self.take_in_place(t, slots, now);
             }
             if pending {
                 self.flush_conn(t);
@@ -308,6 +293,8 @@ impl Core {
             req: req.0,
             order: *order,
             flags: if *late { SLOT_LATE } else { 0 } | if *sync { SLOT_SYNC } else { 0 },
+            // Set where it is published (`ShmPipe::publish`).
+            ring_at: 0,
         };
         if !p.publish(&meta, payload) {
             return false;
@@ -319,51 +306,85 @@ impl Core {
         true
     }
 
-    /// Reads up to `n` slots of connection `t`'s inbound arena and hands each to the
+    /// Takes what connection `t` brought, its ring's frames and its arena's slots, in
+    /// the order the peer sent them: a slot records how far the peer had written the
+    /// ring when it published it (`ring_at`), so the ring is read up to there before the
+    /// slot is taken. The ring's published position is read before the next slot is
+    /// looked at, so a slot published before those bytes shows and nothing overtakes
+    /// it. True when something came.
+    fn take_in_order(&mut self, t: Token, landings: &mut [Landing<'_>], now: Duration) -> bool {
+        let mut came = false;
+        for slots in 0.. {
+            let Some(p) = self.conns.get_mut(&t).and_then(|c| c.shm()) else {
+                break;
+            };
+            let mark = p.inbound_mark();
+            let next = match p.next_slot_at() {
+                Ok(next) if slots < SLOTS_PER_TURN => next,
+                Ok(_) => None,
+                Err(e) => {
+                    self.close(t, &format!("shared-memory connection: {e}"));
+                    break;
+                }
+            };
+            p.read_below(next.unwrap_or(mark));
+            if p.readable() {
+                came = true;
+                self.on_readable(t, landings, now);
+            }
+            let Some(p) = self.conns.get_mut(&t).and_then(|c| c.shm()) else {
+                break;
+            };
+            p.read_below(u64::MAX);
+            if next.is_none() {
+                break;
+            }
+            came = true;
+            self.take_in_place(t, now);
+        }
+        came
+    }
+
+    /// Reads the next slot of connection `t`'s inbound arena and hands it to the
     /// engine as the DATA frame it stands for (the same checks as any DATA). Only from
     /// an established connection (a peer that has not authenticated is never read); a
     /// slot that cannot be proven whole closes the connection, as a corrupt ring does:
     /// the pulls it answered are asked again (`handle_peer_down`).
-    fn take_in_place(&mut self, t: Token, n: usize, now: Duration) {
-        for _ in 0..n {
-            let Some(c) = self.conns.get_mut(&t) else {
-                return;
-            };
-            let Some(PeerId::Replica(from, _)) = c.peer() else {
-                return;
-            };
-            let Some(p) = c.shm() else {
-                return;
-            };
-            let first = p.slots_taken() == 0;
-            match p.take_slot() {
-                Ok(Some((m, payload))) => {
-                    if first {
-                        log::debug!("{}: reading messages in place from {from}", self.me);
-                    }
-                    let frame = Frame::Data {
-                        key: Key {
-                            comm: m.comm,
-                            tag: m.tag,
-                            src: m.src,
-                            dst: m.dst,
-                            seq: m.seq,
-                        },
-                        req: ReqId(m.req),
-                        order: m.order,
-                        payload: Bytes::from(payload),
-                        confirm: false,
-                        late: m.flags & SLOT_LATE != 0,
-                        sync: m.flags & SLOT_SYNC != 0,
-                    };
-                    self.engine.handle_frame(now, from, frame);
+    fn take_in_place(&mut self, t: Token, now: Duration) {
+        let Some(c) = self.conns.get_mut(&t) else {
+            return;
+        };
+        let Some(PeerId::Replica(from, _)) = c.peer() else {
+            return;
+        };
+        let Some(p) = c.shm() else {
+            return;
+        };
+        let first = p.slots_taken() == 0;
+        match p.take_slot() {
+            Ok(Some((m, payload))) => {
+                if first {
+                    log::debug!("{}: reading messages in place from {from}", self.me);
                 }
-                Ok(None) => return,
-                Err(e) => {
-                    self.close(t, &format!("shared-memory connection: {e}"));
-                    return;
-                }
+                let frame = Frame::Data {
+                    key: Key {
+                        comm: m.comm,
+                        tag: m.tag,
+                        src: m.src,
+                        dst: m.dst,
+                        seq: m.seq,
+                    },
+                    req: ReqId(m.req),
+                    order: m.order,
+                    payload: Bytes::from(payload),
+                    confirm: false,
+                    late: m.flags & SLOT_LATE != 0,
+                    sync: m.flags & SLOT_SYNC != 0,
+                };
+                self.engine.handle_frame(now, from, frame);
             }
+            Ok(None) => {}
+            Err(e) => self.close(t, &format!("shared-memory connection: {e}")),
         }
     }
 

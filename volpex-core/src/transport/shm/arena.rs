@@ -19,8 +19,12 @@ pub const SLOTS: usize = 32;
 /// Bytes of one slot (17 cache lines): the header and the largest message it holds.
 pub const SLOT_BYTES: usize = 1088;
 const SLOT_WORDS: usize = SLOT_BYTES / 8;
-/// Words of a slot's header: the epoch, then `Meta` in six words.
-const HEADER_WORDS: usize = 7;
+/// Words of a slot's header: the epoch, then `Meta` in seven words.
+const HEADER_WORDS: usize = 8;
+/// The header word holding the length (low half) and the flags.
+const LEN_WORD: usize = 6;
+/// The header word holding `Meta::ring_at`.
+const RING_AT_WORD: usize = 7;
 /// The largest message a slot holds (larger ones go through the ring as frames).
 pub const SLOT_PAYLOAD_MAX: usize = 1024;
 const _: () = assert!(HEADER_WORDS * 8 + SLOT_PAYLOAD_MAX <= SLOT_BYTES);
@@ -55,6 +59,10 @@ pub struct Meta {
     pub order: u64,
     /// The DATA frame's flags the receiver needs (`late`, `sync`).
     pub flags: u32,
+    /// How many bytes the producer had written into the connection's byte ring when it
+    /// published the slot: the consumer takes the ring's frames up to there first, so
+    /// the connection's frames keep the order they were sent in.
+    pub ring_at: u64,
 }
 
 /// A slot that broke the protocol: rewritten while it was read (or past the reader),
@@ -140,6 +148,7 @@ impl<'a> Arena<'a> {
             meta.req,
             meta.order,
             payload.len() as u64 | (u64::from(meta.flags) << 32),
+            meta.ring_at,
         ];
         for (w, v) in s[1..HEADER_WORDS].iter().zip(header) {
             w.store(v, Ordering::Relaxed);
@@ -175,6 +184,15 @@ impl<'a> Arena<'a> {
         }
     }
 
+    /// Consumer: where in the byte ring the `c`-th slot was published (`Meta::ring_at`),
+    /// if it is published. A slot rewritten meanwhile is caught when it is read.
+    pub fn ring_at(&self, c: u64) -> Result<Option<u64>, SlotError> {
+        if !self.ready(c)? {
+            return Ok(None);
+        }
+        Ok(Some(self.slot(c)[RING_AT_WORD].load(Ordering::Relaxed)))
+    }
+
     /// Consumer: the `c`-th slot's message if it is published (`Ok(None)`: not yet, or
     /// half-written), its copy proven whole, and its space given back.
     pub fn read(&self, c: u64) -> Result<Option<(Meta, Vec<u8>)>, SlotError> {
@@ -195,7 +213,7 @@ impl<'a> Arena<'a> {
         let s = self.slot(c);
         let epoch = published(c);
         let h: [u64; HEADER_WORDS - 1] = std::array::from_fn(|i| s[1 + i].load(Ordering::Relaxed));
-        let len = h[5] & u64::from(u32::MAX);
+        let len = h[LEN_WORD - 1] & u64::from(u32::MAX);
         if len > SLOT_PAYLOAD_MAX as u64 {
             // A length read from a slot being rewritten may be anything: check first.
             self.check(c, epoch)?;
@@ -215,7 +233,8 @@ impl<'a> Arena<'a> {
             seq: h[2],
             req: h[3],
             order: h[4],
-            flags: (h[5] >> 32) as u32,
+            flags: (h[LEN_WORD - 1] >> 32) as u32,
+            ring_at: h[RING_AT_WORD - 1],
         };
         Ok(Some((epoch, meta, payload)))
     }
@@ -270,6 +289,7 @@ mod tests {
             req: 9,
             order,
             flags: 3,
+            ring_at: order * 10,
         }
     }
 
@@ -329,7 +349,7 @@ mod tests {
         let a = o.arena();
         let s = a.slot(0);
         s[0].store(published(0) - 1, Ordering::Release);
-        s[HEADER_WORDS - 1].store(8, Ordering::Relaxed);
+        s[LEN_WORD].store(8, Ordering::Relaxed);
         assert_eq!(a.ready(0), Ok(false));
         assert_eq!(a.read(0), Ok(None));
         assert_eq!(
@@ -371,7 +391,7 @@ mod tests {
         let a = o.arena();
         let mut head_seen = 0;
         assert!(a.publish(0, &mut head_seen, &meta(0), b"x"));
-        a.slot(0)[HEADER_WORDS - 1].store(1 << 20, Ordering::Relaxed);
+        a.slot(0)[LEN_WORD].store(1 << 20, Ordering::Relaxed);
         assert_eq!(a.read(0).err(), Some(SlotError::TooLong(1 << 20)));
     }
 

@@ -88,6 +88,7 @@ impl Listener {
                 sock,
                 linked: None,
                 peer_gone: false,
+                read_below: u64::MAX,
                 #[cfg(test)]
                 writes: 0,
             }));
@@ -174,6 +175,9 @@ pub struct ShmPipe {
     /// The peer's end of the socket closed: once the inbound ring is empty, the stream
     /// reads as closed.
     peer_gone: bool,
+    /// Reads take the inbound ring's bytes only below this stream position
+    /// (`read_below`): the frames sent before a slot are taken before it.
+    read_below: u64,
     /// Writes that published bytes (the tests count how a flush writes).
     #[cfg(test)]
     pub(crate) writes: usize,
@@ -211,6 +215,7 @@ impl ShmPipe {
             sock,
             linked: Some(Linked::new(seg, 0, mine, theirs)),
             peer_gone: false,
+            read_below: u64::MAX,
             #[cfg(test)]
             writes: 0,
         })
@@ -302,9 +307,26 @@ impl ShmPipe {
     /// Whether a read would find bytes (or the end).
     pub fn readable(&self) -> bool {
         match &self.linked {
-            Some(l) => l.inbound().readable().map_or(true, |n| n > 0) || self.peer_gone,
+            Some(l) => {
+                l.inbound()
+                    .readable_below(self.read_below)
+                    .map_or(true, |n| n > 0)
+                    || self.peer_gone
+            }
             None => false,
         }
+    }
+
+    /// Reads take the inbound ring's bytes only below stream position `at` from now on
+    /// (`u64::MAX`: all of them).
+    pub fn read_below(&mut self, at: u64) {
+        self.read_below = at;
+    }
+
+    /// How far the peer has published bytes into the inbound ring (acquire: whatever it
+    /// did before, a slot it published too, is visible afterwards).
+    pub fn inbound_mark(&self) -> u64 {
+        self.linked.as_ref().map_or(0, |l| l.inbound().published())
     }
 
     /// Before the poll sleeps: announces it to the peer (in the inbound ring, and in the
@@ -343,7 +365,11 @@ impl ShmPipe {
             return false;
         }
         let arena = l.seg.arena(l.side);
-        if !arena.publish(l.published, &mut l.slots_seen, meta, payload) {
+        let meta = SlotMeta {
+            ring_at: l.outbound().written(),
+            ..*meta
+        };
+        if !arena.publish(l.published, &mut l.slots_seen, &meta, payload) {
             return false;
         }
         l.published += 1;
@@ -353,18 +379,13 @@ impl ShmPipe {
         true
     }
 
-    /// How many slots of the inbound arena are published and not read yet, up to `max`.
-    /// Err: a slot was rewritten past the reader (the peer broke the protocol).
-    pub fn slots_ready(&self, max: usize) -> io::Result<usize> {
+    /// Where in the inbound ring the next slot of the inbound arena was published
+    /// (`SlotMeta::ring_at`), if it is. Err: a slot was rewritten past the reader.
+    pub fn next_slot_at(&self) -> io::Result<Option<u64>> {
         let Some(l) = &self.linked else {
-            return Ok(0);
+            return Ok(None);
         };
-        let arena = l.seg.arena(1 - l.side);
-        let mut n = 0;
-        while n < max && arena.ready(l.taken + n as u64).map_err(slot_error)? {
-            n += 1;
-        }
-        Ok(n)
+        l.seg.arena(1 - l.side).ring_at(l.taken).map_err(slot_error)
     }
 
     /// The next slot of the inbound arena, copied out and proven whole (`None`: none is
@@ -397,14 +418,14 @@ impl Read for ShmPipe {
             return Err(io::ErrorKind::WouldBlock.into());
         };
         let ring = l.inbound();
-        let n = ring.read(buf).map_err(corrupt)?;
+        let n = ring.read(buf, self.read_below).map_err(corrupt)?;
         if n > 0 {
             if ring.consumer_must_wake() {
                 l.ring_theirs();
             }
             return Ok(n);
         }
-        if self.peer_gone || buf.is_empty() {
+        if buf.is_empty() || (self.peer_gone && ring.readable().map_err(corrupt)? == 0) {
             return Ok(0);
         }
         Err(io::ErrorKind::WouldBlock.into())
@@ -499,6 +520,55 @@ mod tests {
             a.write(b"x").err().map(|e| e.kind()),
             Some(io::ErrorKind::BrokenPipe)
         );
+    }
+
+    /// A slot records how far its producer had written the ring: the consumer reads the
+    /// ring up to there, takes the slot, then reads what was written after it, so the
+    /// connection's frames keep their order; and a peer gone with bytes left beyond the
+    /// limit is not the end yet.
+    #[test]
+    fn a_slot_is_taken_between_the_bytes_written_before_and_after_it() {
+        let name = addr(4);
+        let l = Listener::bind(name).expect("a listener");
+        let mut d = ShmPipe::dial(name, 4096).expect("dialed");
+        let mut a = l.accept().expect("accept").expect("a connection");
+        assert!(a.on_event(4096).expect("the setup message"));
+
+        d.write_all(b"before").expect("written");
+        assert!(d.publish(&SlotMeta::default(), b"slot"));
+        d.write_all(b"after").expect("written");
+
+        let mark = a.inbound_mark();
+        assert_eq!(mark, 11, "the ring holds both writes");
+        let at = a
+            .next_slot_at()
+            .expect("sane")
+            .expect("the slot is published");
+        assert_eq!(at, 6);
+        a.read_below(at);
+        let mut buf = [0u8; 16];
+        assert_eq!(a.read(&mut buf).expect("read"), 6);
+        assert_eq!(&buf[..6], b"before");
+        assert_eq!(
+            a.read(&mut buf).err().map(|e| e.kind()),
+            Some(io::ErrorKind::WouldBlock),
+            "the bytes after the slot wait"
+        );
+        assert!(!a.readable());
+        let (meta, payload) = a.take_slot().expect("whole").expect("published");
+        assert_eq!((meta.ring_at, &payload[..]), (6, &b"slot"[..]));
+        drop(d);
+        a.on_event(4096).expect("an event");
+        a.read_below(at);
+        assert_eq!(
+            a.read(&mut buf).err().map(|e| e.kind()),
+            Some(io::ErrorKind::WouldBlock),
+            "bytes are left beyond the limit: not the end"
+        );
+        a.read_below(u64::MAX);
+        assert_eq!(a.read(&mut buf).expect("read"), 5);
+        assert_eq!(&buf[..5], b"after");
+        assert_eq!(a.read(&mut buf).expect("the end"), 0);
     }
 
     #[test]

@@ -205,10 +205,10 @@ mod tests {
         let acceptor = Segment::open(fd, 4096).expect("the peer's mapping");
         assert_eq!(dialer.ring(0).write(&[IoSlice::new(b"hello")]), Ok(5));
         let mut buf = [0u8; 16];
-        assert_eq!(acceptor.ring(0).read(&mut buf), Ok(5));
+        assert_eq!(acceptor.ring(0).read(&mut buf, u64::MAX), Ok(5));
         assert_eq!(&buf[..5], b"hello");
         assert_eq!(acceptor.ring(1).write(&[IoSlice::new(b"back")]), Ok(4));
-        assert_eq!(dialer.ring(1).read(&mut buf), Ok(4));
+        assert_eq!(dialer.ring(1).read(&mut buf, u64::MAX), Ok(4));
         assert_eq!(&buf[..4], b"back");
     }
 
