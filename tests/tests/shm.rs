@@ -51,7 +51,15 @@ const SMALL: &[&str] = &["--rounds", "300", "--work-ms", "0", "--payload", "256"
 /// sender (docs/SHM.md, "Messages read in place").
 const IN_PLACE: &str = "reading messages in place from";
 
+/// Small messages for longer (at least 1.5 s of work between the rounds), so that a
+/// kill at 1 s lands while the job runs, after its rendezvous.
+const SMALL_LONG: &[&str] = &["--rounds", "1500", "--work-ms", "1", "--payload", "256"];
+
 fn small_ring(r: &str, shm: &str) -> volpex_tests::Run {
+    small_ring_with(r, shm, SMALL)
+}
+
+fn small_ring_with(r: &str, shm: &str, args: &[&str]) -> volpex_tests::Run {
     let on = format!("VOLPEX_SHM={shm}");
     let la = [
         "-n",
@@ -63,7 +71,7 @@ fn small_ring(r: &str, shm: &str) -> volpex_tests::Run {
         "-x",
         "VOLPEX_LOG=volpex::transport=debug",
     ];
-    let run = run(&la, &example("ring"), SMALL, DEADLINE);
+    let run = run(&la, &example("ring"), args, DEADLINE);
     run.assert_no_leftovers();
     run
 }
@@ -94,8 +102,8 @@ fn small_messages_are_read_in_place_at_r1_and_r2() {
 /// after the job ended is tried again earlier.
 #[test]
 fn a_sender_killed_while_receivers_read_in_place_changes_nothing() {
-    let expect = small_ring("2", "1");
-    let mut at = expect.elapsed.as_secs_f64() * 0.4;
+    let expect = small_ring_with("2", "1", SMALL_LONG);
+    let mut at = 1.0_f64.min(expect.elapsed.as_secs_f64() * 0.5);
     for _ in 0..4 {
         let fault = format!("0.0:kill@{at:.3}");
         let la = [
@@ -108,7 +116,7 @@ fn a_sender_killed_while_receivers_read_in_place_changes_nothing() {
             "-x",
             "VOLPEX_LOG=volpex::transport=debug",
         ];
-        let run = run(&la, &example("ring"), SMALL, DEADLINE);
+        let run = run(&la, &example("ring"), SMALL_LONG, DEADLINE);
         run.assert_no_leftovers();
         if !run.killed(0, 0) {
             at /= 2.0;
