@@ -1,6 +1,7 @@
 //! Shared memory between replicas on one host (docs/SHM.md, issue 41): it is used when
 //! the launcher's table puts two replicas on one address and off with `VOLPEX_SHM=0`,
-//! results are the same either way, and a killed job leaves nothing behind.
+//! results are the same either way, small messages are read in place from the slot
+//! arenas (also while a sender is killed), and a killed job leaves nothing behind.
 
 use std::time::{Duration, Instant};
 use volpex_tests::{example, run, spawn};
@@ -41,6 +42,91 @@ fn shm_is_used_on_one_host_and_off_with_volpex_shm_0() {
         );
     }
     assert_eq!(results[0], results[1]);
+}
+
+/// Small messages (256 B, below a slot's 1 KiB) of many rounds: read in place.
+const SMALL: &[&str] = &["--rounds", "300", "--work-ms", "0", "--payload", "256"];
+
+/// The debug line a receiver writes when it first reads a message in place from a
+/// sender (docs/SHM.md, "Messages read in place").
+const IN_PLACE: &str = "reading messages in place from";
+
+/// Small messages for longer (at least 1.5 s of work between the rounds), so that a
+/// kill at 1 s lands while the job runs, after its rendezvous.
+const SMALL_LONG: &[&str] = &["--rounds", "1500", "--work-ms", "1", "--payload", "256"];
+
+fn small_ring(r: &str, shm: &str) -> volpex_tests::Run {
+    small_ring_with(r, shm, SMALL)
+}
+
+fn small_ring_with(r: &str, shm: &str, args: &[&str]) -> volpex_tests::Run {
+    let on = format!("VOLPEX_SHM={shm}");
+    let la = [
+        "-n",
+        "3",
+        "-r",
+        r,
+        "-x",
+        &on,
+        "-x",
+        "VOLPEX_LOG=volpex::transport=debug",
+    ];
+    let run = run(&la, &example("ring"), args, DEADLINE);
+    run.assert_no_leftovers();
+    run
+}
+
+/// Small messages between replicas on one host go through the slot arenas, read in
+/// place, at `-r 1` and `-r 2`: the same result as over TCP (`VOLPEX_SHM=0`, where no
+/// message is read in place).
+#[test]
+fn small_messages_are_read_in_place_at_r1_and_r2() {
+    let tcp = small_ring("1", "0");
+    assert!(!tcp.stderr.contains(IN_PLACE), "{}", tcp.stderr);
+    let expect = tcp.ok().to_string();
+    for r in ["1", "2"] {
+        let run = small_ring(r, "1");
+        assert_eq!(run.ok(), expect, "-r {r}\n{}", run.stderr);
+        let readers = run.stderr.matches(IN_PLACE).count();
+        // Every rank receives from its left neighbour in the ring.
+        assert!(
+            readers >= 3,
+            "-r {r}: {readers} readers in place\n{}",
+            run.stderr
+        );
+    }
+}
+
+/// A sender replica killed while its receivers read its slots in place (`-r 2`): they
+/// fail over to its sibling and the result is the failure-free one. A kill that lands
+/// after the job ended is tried again earlier.
+#[test]
+fn a_sender_killed_while_receivers_read_in_place_changes_nothing() {
+    let expect = small_ring_with("2", "1", SMALL_LONG);
+    let mut at = 1.0_f64.min(expect.elapsed.as_secs_f64() * 0.5);
+    for _ in 0..4 {
+        let fault = format!("0.0:kill@{at:.3}");
+        let la = [
+            "-n",
+            "3",
+            "-r",
+            "2",
+            "--fault",
+            &fault,
+            "-x",
+            "VOLPEX_LOG=volpex::transport=debug",
+        ];
+        let run = run(&la, &example("ring"), SMALL_LONG, DEADLINE);
+        run.assert_no_leftovers();
+        if !run.killed(0, 0) {
+            at /= 2.0;
+            continue;
+        }
+        assert_eq!(run.ok(), expect.ok(), "{fault}\n{}", run.stderr);
+        assert!(run.stderr.contains(IN_PLACE), "{}", run.stderr);
+        return;
+    }
+    panic!("the kill never landed while the job ran");
 }
 
 /// The processes whose parent is `parent`.

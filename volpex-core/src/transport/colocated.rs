@@ -1,8 +1,10 @@
 //! The event loop's side of shared-memory connections to peers on this host
 //! (docs/SHM.md): listening, dialing a co-located peer before trying TCP, accepting,
 //! the turn's checks of every ring (bytes that came without an event, the announcement
-//! before sleeping), and the fall back to TCP. Must never touch a ring's memory (`shm`
-//! does) nor decide protocol questions.
+//! before sleeping), small DATA messages through the connections' slot arenas instead
+//! of the rings (published by `route`, read in place by the turn and handed to the
+//! engine as the DATA frames they stand for), and the fall back to TCP. Must never touch
+//! a ring's memory (`shm` does) nor decide protocol questions.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -12,12 +14,21 @@ use mio::{Interest, Token};
 
 use super::connection::{Conn, Pipe};
 use super::event_loop::{Core, SHM_LISTENER};
-use super::shm::{unavailable, DialError, Listener, ShmPipe};
+use super::shm::{unavailable, DialError, Listener, ShmPipe, SlotMeta, SLOT_PAYLOAD_MAX};
 use crate::config::{SHM_RING_BYTES, SHM_UNLOGGED_BYTES_MIN};
+use bytes::Bytes;
 use volpex_proto::handshake::PeerId;
 use volpex_proto::limits::UNLOGGED_BYTES_MIN;
-use volpex_proto::message::ReplicaId;
+use volpex_proto::message::{Key, ReplicaId, ReqId};
 use volpex_proto::wire::stream::Landing;
+use volpex_proto::wire::Frame;
+
+/// A slot's flags: the DATA frame's `late` and `sync`.
+const SLOT_LATE: u32 = 1;
+const SLOT_SYNC: u32 = 2;
+
+/// Most slots one turn reads from one connection (a slot arena holds 32).
+const SLOTS_PER_TURN: usize = 32;
 
 /// Shared-memory state of a core.
 #[derive(Default)]
@@ -32,6 +43,8 @@ pub struct Colocated {
     /// Peers (by listener address: a new incarnation has another) whose shared-memory
     /// listener refused us or whose connection failed before its handshake: TCP.
     refused: Vec<SocketAddr>,
+    /// DATA messages published in a slot arena instead of sent as frames.
+    pub(super) in_place_sent: u64,
 }
 
 impl Core {
@@ -229,15 +242,150 @@ impl Core {
             if slept {
                 p.awake();
             }
-            if p.readable() {
+            if self.take_in_order(t, landings, now) {
                 came = true;
-                self.on_readable(t, landings, now);
             }
             if pending {
                 self.flush_conn(t);
             }
         }
         came
+    }
+
+    /// Publishes a small DATA frame to `to` in the slot arena of its shared-memory
+    /// connection `token` instead of queuing it there: true when it did (the frame is
+    /// done with). Not when frames wait in the connection's queue (it would overtake
+    /// them), the connection is not established with `to`, the message asks to be
+    /// confirmed or is larger than a slot, or the arena is full (the peer has not read
+    /// its slots yet): then the frame goes through the ring as ever.
+    pub(super) fn publish_in_place(&mut self, token: Token, to: ReplicaId, frame: &Frame) -> bool {
+        let Frame::Data {
+            key,
+            req,
+            order,
+            payload,
+            confirm: false,
+            late,
+            sync,
+        } = frame
+        else {
+            return false;
+        };
+        if payload.len() > SLOT_PAYLOAD_MAX {
+            return false;
+        }
+        let Some(c) = self.conns.get_mut(&token) else {
+            return false;
+        };
+        let established = matches!(c.peer(), Some(PeerId::Replica(p, _)) if p == to);
+        if !established || !c.link.out.is_empty() {
+            return false;
+        }
+        let Some(p) = c.shm() else {
+            return false;
+        };
+        let meta = SlotMeta {
+            comm: key.comm,
+            tag: key.tag,
+            src: key.src,
+            dst: key.dst,
+            seq: key.seq,
+            req: req.0,
+            order: *order,
+            flags: if *late { SLOT_LATE } else { 0 } | if *sync { SLOT_SYNC } else { 0 },
+            // Set where it is published (`ShmPipe::publish`).
+            ring_at: 0,
+        };
+        if !p.publish(&meta, payload) {
+            return false;
+        }
+        self.colocated.in_place_sent += 1;
+        // The deferred frames to this peer (speculative pulls) ride along in the
+        // ring, as they would behind a DATA frame (`Core::flush`).
+        self.mark_dirty(token);
+        true
+    }
+
+    /// Takes what connection `t` brought, its ring's frames and its arena's slots, in
+    /// the order the peer sent them: a slot records how far the peer had written the
+    /// ring when it published it (`ring_at`), so the ring is read up to there before the
+    /// slot is taken. The ring's published position is read before the next slot is
+    /// looked at, so a slot published before those bytes shows and nothing overtakes
+    /// it. True when something came.
+    fn take_in_order(&mut self, t: Token, landings: &mut [Landing<'_>], now: Duration) -> bool {
+        let mut came = false;
+        for slots in 0.. {
+            let Some(p) = self.conns.get_mut(&t).and_then(|c| c.shm()) else {
+                break;
+            };
+            let mark = p.inbound_mark();
+            let next = match p.next_slot_at() {
+                Ok(next) if slots < SLOTS_PER_TURN => next,
+                Ok(_) => None,
+                Err(e) => {
+                    self.close(t, &format!("shared-memory connection: {e}"));
+                    break;
+                }
+            };
+            p.read_below(next.unwrap_or(mark));
+            if p.readable() {
+                came = true;
+                self.on_readable(t, landings, now);
+            }
+            let Some(p) = self.conns.get_mut(&t).and_then(|c| c.shm()) else {
+                break;
+            };
+            p.read_below(u64::MAX);
+            if next.is_none() {
+                break;
+            }
+            came = true;
+            self.take_in_place(t, now);
+        }
+        came
+    }
+
+    /// Reads the next slot of connection `t`'s inbound arena and hands it to the
+    /// engine as the DATA frame it stands for (the same checks as any DATA). Only from
+    /// an established connection (a peer that has not authenticated is never read); a
+    /// slot that cannot be proven whole closes the connection, as a corrupt ring does:
+    /// the pulls it answered are asked again (`handle_peer_down`).
+    fn take_in_place(&mut self, t: Token, now: Duration) {
+        let Some(c) = self.conns.get_mut(&t) else {
+            return;
+        };
+        let Some(PeerId::Replica(from, _)) = c.peer() else {
+            return;
+        };
+        let Some(p) = c.shm() else {
+            return;
+        };
+        let first = p.slots_taken() == 0;
+        match p.take_slot() {
+            Ok(Some((m, payload))) => {
+                if first {
+                    log::debug!("{}: reading messages in place from {from}", self.me);
+                }
+                let frame = Frame::Data {
+                    key: Key {
+                        comm: m.comm,
+                        tag: m.tag,
+                        src: m.src,
+                        dst: m.dst,
+                        seq: m.seq,
+                    },
+                    req: ReqId(m.req),
+                    order: m.order,
+                    payload: Bytes::from(payload),
+                    confirm: false,
+                    late: m.flags & SLOT_LATE != 0,
+                    sync: m.flags & SLOT_SYNC != 0,
+                };
+                self.engine.handle_frame(now, from, frame);
+            }
+            Ok(None) => {}
+            Err(e) => self.close(t, &format!("shared-memory connection: {e}")),
+        }
     }
 
     /// A connection closes: forget it here. A shared-memory dial to a current

@@ -439,6 +439,9 @@ impl Core {
                 }
             }
         };
+        if self.has_colocated() && self.publish_in_place(token, to, &frame) {
+            return;
+        }
         let (h, payload) = frame.to_parts();
         if let Some(c) = self.conns.get_mut(&token) {
             c.send(h, payload);
@@ -1025,13 +1028,44 @@ mod tests {
             assert!(turns < 10_000, "the message never came");
         };
         assert!(matches!(got, Ok(Matched::Message { .. })), "{got:?}");
+        // Larger than a slot: through the ring (a small one goes in a slot, below).
         let before = ring_writes(&mut c1);
-        c1.send(0, 8, 0, b"answer").expect("sent");
+        c1.send(0, 8, 0, &[7u8; 2048]).expect("sent");
         assert_eq!(
             ring_writes(&mut c1) - before,
             2,
             "the message, then the pulls riding along"
         );
+        // Rank 1's pulls for rank 0's next messages are parked at rank 0 once it read
+        // them: a small message answering one is published in a slot, not written into
+        // the ring, and rank 1 reads it in place (docs/SHM.md, "Messages read in place").
+        let id = c1.engine.post(c1.now(), spec(0, 7), Mode::Receive);
+        let mut turns = 0;
+        while !c0.engine.next_send_awaited(0, 7, 1) {
+            for c in [&mut c0, &mut c1] {
+                c.turn(Some(Duration::from_micros(100)), false)
+                    .expect("a turn");
+            }
+            turns += 1;
+            assert!(turns < 10_000, "the pull never came");
+        }
+        let (writes, slots) = (ring_writes(&mut c0), c0.colocated.in_place_sent);
+        c0.send(0, 7, 1, b"second").expect("sent");
+        assert_eq!(ring_writes(&mut c0), writes, "nothing through the ring");
+        assert_eq!(c0.colocated.in_place_sent, slots + 1, "one slot published");
+        let got = loop {
+            c1.turn(Some(Duration::from_micros(100)), false)
+                .expect("a turn");
+            if let Some(r) = c1.take(id) {
+                break r;
+            }
+            turns += 1;
+            assert!(turns < 20_000, "the message in the slot never came");
+        };
+        match got {
+            Ok(Matched::Message { payload, .. }) => assert_eq!(&payload[..], b"second"),
+            other => panic!("{other:?}"),
+        }
     }
 
     /// The loop reads time from the clock it was given, never from the system: a turn

@@ -1,13 +1,18 @@
 //! Shared-memory connections between replicas on one host (docs/SHM.md): a pair of
-//! rings in a memfd segment carries the bytes a TCP connection would carry, an abstract
+//! rings in a memfd segment carries the bytes a TCP connection would carry, a slot
+//! arena per direction carries small DATA messages beside them (read in place, no
+//! frame), an abstract
 //! Unix socket carries the segment and the bells once and then stands for the peer's
 //! life, and eventfd bells wake a side that sleeps in its poll.
 //!
 //! Owns setting a connection up (dialing, accepting, checking what the peer sent), the
-//! byte stream over the rings (`Read`, `Write`) and the sleep and wake handshake. Must
-//! never interpret the bytes (the connection's reader and link do), and holds all of the
-//! transport's `unsafe` code (`ring`, `segment`), each block with a `// SAFETY:` line.
+//! byte stream over the rings (`Read`, `Write`), publishing and reading the arena's
+//! slots (`publish`, `take_slot`) and the sleep and wake handshake. Must never
+//! interpret the bytes (the connection's reader and link do; a slot's fields are handed
+//! out as they are), and holds all of the transport's `unsafe` code (`ring`,
+//! `segment`, `shared`), each block with a `// SAFETY:` line.
 
+mod arena;
 mod ring;
 mod segment;
 pub mod shared;
@@ -26,6 +31,7 @@ use nix::sys::socket::{
 };
 use nix::unistd::getuid;
 
+pub use arena::{Meta as SlotMeta, SLOT_PAYLOAD_MAX};
 use ring::{Corrupt, Ring};
 use segment::Segment;
 
@@ -82,6 +88,7 @@ impl Listener {
                 sock,
                 linked: None,
                 peer_gone: false,
+                read_below: u64::MAX,
                 #[cfg(test)]
                 writes: 0,
             }));
@@ -123,9 +130,28 @@ struct Linked {
     /// How far the peer had read our outbound ring when we last looked
     /// (`Ring::write_seen`).
     head_seen: u64,
+    /// Slots we published in our outbound arena.
+    published: u64,
+    /// How far the peer had read our outbound arena when we last looked.
+    slots_seen: u64,
+    /// Slots we read from the inbound arena.
+    taken: u64,
 }
 
 impl Linked {
+    fn new(seg: Segment, side: usize, mine: OwnedFd, theirs: OwnedFd) -> Linked {
+        Linked {
+            seg,
+            side,
+            mine: File::from(mine),
+            theirs: File::from(theirs),
+            head_seen: 0,
+            published: 0,
+            slots_seen: 0,
+            taken: 0,
+        }
+    }
+
     fn inbound(&self) -> Ring<'_> {
         self.seg.ring(1 - self.side)
     }
@@ -149,6 +175,9 @@ pub struct ShmPipe {
     /// The peer's end of the socket closed: once the inbound ring is empty, the stream
     /// reads as closed.
     peer_gone: bool,
+    /// Reads take the inbound ring's bytes only below this stream position
+    /// (`read_below`): the frames sent before a slot are taken before it.
+    read_below: u64,
     /// Writes that published bytes (the tests count how a flush writes).
     #[cfg(test)]
     pub(crate) writes: usize,
@@ -184,14 +213,9 @@ impl ShmPipe {
         }
         Ok(ShmPipe {
             sock,
-            linked: Some(Linked {
-                seg,
-                side: 0,
-                mine: File::from(mine),
-                theirs: File::from(theirs),
-                head_seen: 0,
-            }),
+            linked: Some(Linked::new(seg, 0, mine, theirs)),
             peer_gone: false,
+            read_below: u64::MAX,
             #[cfg(test)]
             writes: 0,
         })
@@ -271,22 +295,38 @@ impl ShmPipe {
         let (Some(seg), Some(mine), Some(theirs)) = (fds.next(), fds.next(), fds.next()) else {
             return Err(io::ErrorKind::InvalidData.into());
         };
-        self.linked = Some(Linked {
-            seg: Segment::open(seg, ring_bytes)?,
-            side: 1,
-            mine: File::from(mine),
-            theirs: File::from(theirs),
-            head_seen: 0,
-        });
+        self.linked = Some(Linked::new(
+            Segment::open(seg, ring_bytes)?,
+            1,
+            mine,
+            theirs,
+        ));
         Ok(true)
     }
 
     /// Whether a read would find bytes (or the end).
     pub fn readable(&self) -> bool {
         match &self.linked {
-            Some(l) => l.inbound().readable().map_or(true, |n| n > 0) || self.peer_gone,
+            Some(l) => {
+                l.inbound()
+                    .readable_below(self.read_below)
+                    .map_or(true, |n| n > 0)
+                    || self.peer_gone
+            }
             None => false,
         }
+    }
+
+    /// Reads take the inbound ring's bytes only below stream position `at` from now on
+    /// (`u64::MAX`: all of them).
+    pub fn read_below(&mut self, at: u64) {
+        self.read_below = at;
+    }
+
+    /// How far the peer has published bytes into the inbound ring (acquire: whatever it
+    /// did before, a slot it published too, is visible afterwards).
+    pub fn inbound_mark(&self) -> u64 {
+        self.linked.as_ref().map_or(0, |l| l.inbound().published())
     }
 
     /// Before the poll sleeps: announces it to the peer (in the inbound ring, and in the
@@ -296,7 +336,10 @@ impl ShmPipe {
         let Some(l) = &self.linked else {
             return false;
         };
-        let came = l.inbound().reader_sleeps().unwrap_or(true);
+        // `reader_sleeps` fences (sequentially consistent) before it looks: a producer
+        // publishing a slot fences before it looks at our word (`publish`).
+        let came = l.inbound().reader_sleeps().unwrap_or(true)
+            || l.seg.arena(1 - l.side).ready(l.taken).unwrap_or(true);
         let room = pending && l.outbound().writer_waits().unwrap_or(true);
         came || room || self.peer_gone
     }
@@ -310,20 +353,79 @@ impl ShmPipe {
     }
 }
 
+impl ShmPipe {
+    /// Publishes a small DATA message in our outbound arena, for the peer to read in
+    /// place, and wakes the peer if it sleeps. False when it does not fit (too long,
+    /// the arena full, the connection not up or the peer gone): send it as a frame.
+    pub fn publish(&mut self, meta: &SlotMeta, payload: &[u8]) -> bool {
+        let Some(l) = &mut self.linked else {
+            return false;
+        };
+        if self.peer_gone {
+            return false;
+        }
+        let arena = l.seg.arena(l.side);
+        let meta = SlotMeta {
+            ring_at: l.outbound().written(),
+            ..*meta
+        };
+        if !arena.publish(l.published, &mut l.slots_seen, &meta, payload) {
+            return false;
+        }
+        l.published += 1;
+        if l.outbound().producer_must_wake() {
+            l.ring_theirs();
+        }
+        true
+    }
+
+    /// Where in the inbound ring the next slot of the inbound arena was published
+    /// (`SlotMeta::ring_at`), if it is. Err: a slot was rewritten past the reader.
+    pub fn next_slot_at(&self) -> io::Result<Option<u64>> {
+        let Some(l) = &self.linked else {
+            return Ok(None);
+        };
+        l.seg.arena(1 - l.side).ring_at(l.taken).map_err(slot_error)
+    }
+
+    /// The next slot of the inbound arena, copied out and proven whole (`None`: none is
+    /// published). Err: it was rewritten under the copy or holds nonsense; it is not
+    /// delivered, and the caller closes the connection as for a corrupt ring.
+    pub fn take_slot(&mut self) -> io::Result<Option<(SlotMeta, Vec<u8>)>> {
+        let Some(l) = &mut self.linked else {
+            return Ok(None);
+        };
+        let got = l.seg.arena(1 - l.side).read(l.taken).map_err(slot_error)?;
+        if got.is_some() {
+            l.taken += 1;
+        }
+        Ok(got)
+    }
+
+    /// Slots read from the inbound arena so far.
+    pub fn slots_taken(&self) -> u64 {
+        self.linked.as_ref().map_or(0, |l| l.taken)
+    }
+}
+
+fn slot_error(e: arena::SlotError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e.to_string())
+}
+
 impl Read for ShmPipe {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let Some(l) = &self.linked else {
             return Err(io::ErrorKind::WouldBlock.into());
         };
         let ring = l.inbound();
-        let n = ring.read(buf).map_err(corrupt)?;
+        let n = ring.read(buf, self.read_below).map_err(corrupt)?;
         if n > 0 {
             if ring.consumer_must_wake() {
                 l.ring_theirs();
             }
             return Ok(n);
         }
-        if self.peer_gone || buf.is_empty() {
+        if buf.is_empty() || (self.peer_gone && ring.readable().map_err(corrupt)? == 0) {
             return Ok(0);
         }
         Err(io::ErrorKind::WouldBlock.into())
@@ -418,6 +520,55 @@ mod tests {
             a.write(b"x").err().map(|e| e.kind()),
             Some(io::ErrorKind::BrokenPipe)
         );
+    }
+
+    /// A slot records how far its producer had written the ring: the consumer reads the
+    /// ring up to there, takes the slot, then reads what was written after it, so the
+    /// connection's frames keep their order; and a peer gone with bytes left beyond the
+    /// limit is not the end yet.
+    #[test]
+    fn a_slot_is_taken_between_the_bytes_written_before_and_after_it() {
+        let name = addr(4);
+        let l = Listener::bind(name).expect("a listener");
+        let mut d = ShmPipe::dial(name, 4096).expect("dialed");
+        let mut a = l.accept().expect("accept").expect("a connection");
+        assert!(a.on_event(4096).expect("the setup message"));
+
+        d.write_all(b"before").expect("written");
+        assert!(d.publish(&SlotMeta::default(), b"slot"));
+        d.write_all(b"after").expect("written");
+
+        let mark = a.inbound_mark();
+        assert_eq!(mark, 11, "the ring holds both writes");
+        let at = a
+            .next_slot_at()
+            .expect("sane")
+            .expect("the slot is published");
+        assert_eq!(at, 6);
+        a.read_below(at);
+        let mut buf = [0u8; 16];
+        assert_eq!(a.read(&mut buf).expect("read"), 6);
+        assert_eq!(&buf[..6], b"before");
+        assert_eq!(
+            a.read(&mut buf).err().map(|e| e.kind()),
+            Some(io::ErrorKind::WouldBlock),
+            "the bytes after the slot wait"
+        );
+        assert!(!a.readable());
+        let (meta, payload) = a.take_slot().expect("whole").expect("published");
+        assert_eq!((meta.ring_at, &payload[..]), (6, &b"slot"[..]));
+        drop(d);
+        a.on_event(4096).expect("an event");
+        a.read_below(at);
+        assert_eq!(
+            a.read(&mut buf).err().map(|e| e.kind()),
+            Some(io::ErrorKind::WouldBlock),
+            "bytes are left beyond the limit: not the end"
+        );
+        a.read_below(u64::MAX);
+        assert_eq!(a.read(&mut buf).expect("read"), 5);
+        assert_eq!(&buf[..5], b"after");
+        assert_eq!(a.read(&mut buf).expect("the end"), 0);
     }
 
     #[test]

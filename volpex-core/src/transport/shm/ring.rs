@@ -189,10 +189,11 @@ impl<'a> Ring<'a> {
         (self.past_skip(head), tail)
     }
 
-    /// Consumer: copies out what the ring holds, at most `out.len()` bytes, and frees
-    /// their space. Returns how many bytes came out (0 when empty).
-    pub fn read(&self, out: &mut [u8]) -> Result<usize, Corrupt> {
-        let (head, tail) = self.consumer_view();
+    /// Consumer: copies out what the ring holds below stream position `below`, at most
+    /// `out.len()` bytes, and frees their space. Returns how many bytes came out (0 when
+    /// none).
+    pub fn read(&self, out: &mut [u8], below: u64) -> Result<usize, Corrupt> {
+        let (head, tail) = self.consumer_view_below(below);
         let n = self.filled(head, tail)?.min(out.len());
         if n == 0 {
             return Ok(0);
@@ -206,6 +207,35 @@ impl<'a> Ring<'a> {
     pub fn readable(&self) -> Result<usize, Corrupt> {
         let (head, tail) = self.consumer_view();
         self.filled(head, tail)
+    }
+
+    /// Consumer: bytes waiting to be read below stream position `below`.
+    pub fn readable_below(&self, below: u64) -> Result<usize, Corrupt> {
+        let (head, tail) = self.consumer_view_below(below);
+        self.filled(head, tail)
+    }
+
+    /// Consumer: `consumer_view` with the tail held at `below` (the bytes from there on
+    /// are left for later). A head at or past `below` reads nothing, even across a
+    /// skipped lap.
+    fn consumer_view_below(&self, below: u64) -> (u64, u64) {
+        let raw = self.ctrl.head.0.load(Ordering::Relaxed);
+        if raw >= below {
+            return (raw, raw);
+        }
+        let (head, tail) = self.consumer_view();
+        (head, tail.min(below.max(head)))
+    }
+
+    /// Consumer: the stream position the producer has published bytes up to (acquire:
+    /// they, and whatever the producer did before them, are visible).
+    pub fn published(&self) -> u64 {
+        self.ctrl.tail.0.load(Ordering::Acquire)
+    }
+
+    /// Producer: the stream position it has written up to.
+    pub fn written(&self) -> u64 {
+        self.ctrl.tail.0.load(Ordering::Relaxed)
     }
 
     /// Producer: bytes that fit now.
@@ -325,7 +355,7 @@ mod tests {
 
     fn take(r: &Ring<'_>, n: usize) -> Vec<u8> {
         let mut out = vec![0; n];
-        let got = r.read(&mut out).expect("sane indices");
+        let got = r.read(&mut out, u64::MAX).expect("sane indices");
         out.truncate(got);
         out
     }
@@ -443,7 +473,7 @@ mod tests {
             tail: 100,
         };
         assert_eq!(r.readable(), Err(bad));
-        assert_eq!(r.read(&mut [0; 64]), Err(bad));
+        assert_eq!(r.read(&mut [0; 64], u64::MAX), Err(bad));
         assert_eq!(r.write(&[IoSlice::new(&[1])]), Err(bad));
         o.ctrl.head.0.store(101, Ordering::Relaxed);
         let r = o.ring();
@@ -516,7 +546,7 @@ mod tests {
             let mut got = 0usize;
             let mut buf = vec![0u8; read];
             while got < total {
-                let n = r.read(&mut buf).expect("sane indices");
+                let n = r.read(&mut buf, u64::MAX).expect("sane indices");
                 for (i, b) in buf[..n].iter().enumerate() {
                     assert_eq!(*b, ((got + i) % 251) as u8, "byte {}", got + i);
                 }

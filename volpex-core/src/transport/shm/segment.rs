@@ -1,5 +1,6 @@
 //! The memory two processes share for one connection: an anonymous memfd, sealed
-//! against resizing, mapped by both, holding a header and two rings (`ring`).
+//! against resizing, mapped by both, holding a header, two rings (`ring`) and two slot
+//! arenas (`arena`), one of each per direction.
 //!
 //! Owns the layout, the mapping and its checks (size, seals, header) before a peer's
 //! segment is used. Must never hand out memory outside the mapping nor map a segment
@@ -16,10 +17,11 @@ use nix::fcntl::{fcntl, FcntlArg, SealFlag};
 use nix::sys::memfd::{memfd_create, MFdFlags};
 use nix::sys::mman::{mmap, munmap, MapFlags, ProtFlags};
 
+use super::arena::{Arena, ArenaCtrl, ARENA_BYTES};
 use super::ring::{Padded, Ring, RingCtrl};
 
 /// First word of a segment: "VPXSHM" and the layout's version.
-const MAGIC: u64 = u64::from_le_bytes(*b"VPXSHM02");
+const MAGIC: u64 = u64::from_le_bytes(*b"VPXSHM03");
 
 /// The segment's first cache line.
 #[repr(C)]
@@ -30,11 +32,13 @@ struct Head {
     ring_bytes: AtomicU64,
 }
 
-/// Where things are: the header, the two rings' control words, their data.
+/// Where things are: the header, the two rings' control words, their data, the two
+/// arenas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Layout {
     ctrl: [usize; 2],
     data: [usize; 2],
+    arena: [usize; 2],
     total: usize,
 }
 
@@ -44,10 +48,14 @@ impl Layout {
         let ctrl = size_of::<RingCtrl>();
         // Data starts on a page, so a ring never shares a page with control words.
         let data0 = (head + 2 * ctrl).next_multiple_of(4096);
+        // Each arena starts on a page of its own, after the rings.
+        let arena_bytes = ARENA_BYTES.next_multiple_of(4096);
+        let arena0 = data0 + 2 * ring_bytes;
         Layout {
             ctrl: [head, head + ctrl],
             data: [data0, data0 + ring_bytes],
-            total: data0 + 2 * ring_bytes,
+            arena: [arena0, arena0 + arena_bytes],
+            total: arena0 + 2 * arena_bytes,
         }
     }
 }
@@ -154,6 +162,27 @@ impl Segment {
     }
 }
 
+impl Segment {
+    /// Arena `i` (0: the dialer's messages, 1: the acceptor's).
+    pub fn arena(&self, i: usize) -> Arena<'_> {
+        let at = self.layout.arena[i];
+        let words = (ARENA_BYTES - size_of::<ArenaCtrl>()) / 8;
+        // SAFETY: `at` is page aligned inside the mapping and `at + ARENA_BYTES <= total`
+        // (`Layout`), so the control line (128-byte aligned) and the `words` 8-byte
+        // words after it lie inside it; the mapping outlives the borrow, and every
+        // process accesses these bytes only through atomics.
+        unsafe {
+            let base = self.ptr.as_ptr().add(at);
+            let ctrl = &*base.cast::<ArenaCtrl>();
+            let slots = std::slice::from_raw_parts(
+                base.add(size_of::<ArenaCtrl>()).cast::<AtomicU64>(),
+                words,
+            );
+            Arena::new(ctrl, slots)
+        }
+    }
+}
+
 impl Drop for Segment {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `map_fd`, of this length, unmapped only here; no
@@ -176,10 +205,10 @@ mod tests {
         let acceptor = Segment::open(fd, 4096).expect("the peer's mapping");
         assert_eq!(dialer.ring(0).write(&[IoSlice::new(b"hello")]), Ok(5));
         let mut buf = [0u8; 16];
-        assert_eq!(acceptor.ring(0).read(&mut buf), Ok(5));
+        assert_eq!(acceptor.ring(0).read(&mut buf, u64::MAX), Ok(5));
         assert_eq!(&buf[..5], b"hello");
         assert_eq!(acceptor.ring(1).write(&[IoSlice::new(b"back")]), Ok(4));
-        assert_eq!(dialer.ring(1).read(&mut buf), Ok(4));
+        assert_eq!(dialer.ring(1).read(&mut buf, u64::MAX), Ok(4));
         assert_eq!(&buf[..4], b"back");
     }
 
