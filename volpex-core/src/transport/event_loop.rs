@@ -335,18 +335,20 @@ impl Core {
         t
     }
 
-    /// The outcome of a receive or probe, once complete (see `Engine::take`). The pulls
-    /// an eager stream makes for its next messages leave before the application gets the
-    /// message: it may compute next, and a pull that waited for its next call into the
-    /// library would reach the sender after the send it was meant for (LU's pipeline: one
-    /// step behind on every step).
+    /// The outcome of a receive or probe, once complete (see `Engine::take_later`). The
+    /// pulls an eager stream makes for its next messages leave before the application
+    /// gets the message: it may compute next, and a pull that waited for its next call
+    /// into the library would reach the sender after the send it was meant for (LU's
+    /// pipeline: one step behind on every step). A lazy stream's pulls wait for a later
+    /// write anyway: they are worked out at the next turn (`turn_with`), after the
+    /// application's answer to the message is on its way.
     pub fn take(&mut self, id: RecvId) -> Option<Result<Matched, volpex_proto::pull::RecvError>> {
         // Asked after every turn of a wait: the clock is read once it is done.
         if !self.engine.is_done(id) {
             return None;
         }
-        let now = self.now();
-        let r = self.engine.take(now, id);
+        let clock = &self.clock;
+        let r = self.engine.take_later(|| clock.now(), id);
         // A failed receive may have ended this replica (retired): `flush` tells the
         // launcher so before the process exits, as its exit code alone would not.
         if r.is_some() && (self.engine.has_transmit() || matches!(r, Some(Err(_)))) {
@@ -657,6 +659,8 @@ impl Core {
     ) -> io::Result<()> {
         // One clock reading for the turn, unless its poll may sleep.
         let before = self.now();
+        // The pulls ahead of the message taken last (`take`).
+        self.engine.speculate_pending(before);
         // Deferred frames go once the caller waits: before a turn that may sleep, and
         // after turns that found nothing for a while (so a message already in a socket,
         // or about to arrive, is read first: writing costs the receiver a few µs).
