@@ -927,8 +927,8 @@ impl Engine {
     /// (run first if an earlier take left some). A driver takes a message this way so
     /// that its caller has it, and can answer it, before the engine works out the pulls
     /// ahead: a lazy stream's pulls wait for a later write anyway (`poll_deferred`). An
-    /// eager stream's are made at once, as `take` makes them. `now` is read only when
-    /// pulls are made.
+    /// eager stream's are made at once, as `take` makes them, and so is every stream's
+    /// with more than one replica per rank. `now` is read only when pulls are made.
     #[inline]
     pub fn take_later(
         &mut self,
@@ -948,12 +948,15 @@ impl Engine {
             let len = self.landed.remove(key).unwrap_or(payload.len());
             self.speculation = Some((*key, len, any_tag));
             // An eager stream's pulls leave before the caller has the message (they are
-            // not deferred: see `receive::speculate`).
+            // not deferred: see `receive::speculate`). With replicas the partners'
+            // answers come later than a deferred frame waits while its caller idles
+            // (`IDLE_FLUSH_AFTER` in the driver): pulls made after the caller's answer
+            // would go alone then, where made now they ride with that answer.
             let stream = match any_tag {
                 Some((comm, src)) => ahead::any_tag_stream(comm, src),
                 None => ahead::stream_of(&Want::Key(*key)),
             };
-            if self.streams.is_eager(&stream) {
+            if self.replicas > 1 || self.streams.is_eager(&stream) {
                 let t = at.unwrap_or_else(clock);
                 self.speculate_pending(t);
             }
