@@ -991,8 +991,8 @@ mod tests {
 
     /// A message to a peer through shared memory goes in a write of its own, and the
     /// speculative pulls that ride along (here: rank 1's, for rank 0's next messages,
-    /// made when it took the first) in a second one, so the peer reads the message
-    /// without them (`Core::write_before_riders`).
+    /// made after it took the first, as its next turn makes them) in a second one, so
+    /// the peer reads the message without them (`Core::write_before_riders`).
     #[test]
     fn a_message_through_shared_memory_is_written_before_the_pulls_riding_along() {
         let any = "127.0.0.1:0".parse().expect("an address");
@@ -1029,6 +1029,9 @@ mod tests {
             assert!(turns < 10_000, "the message never came");
         };
         assert!(matches!(got, Ok(Matched::Message { .. })), "{got:?}");
+        // What the start of rank 1's next turn does (`Engine::take_later`).
+        let now = c1.now();
+        c1.engine.speculate_pending(now);
         let before = ring_writes(&mut c1);
         c1.send(0, 8, 0, b"answer").expect("sent");
         assert_eq!(

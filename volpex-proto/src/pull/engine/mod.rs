@@ -173,6 +173,10 @@ pub struct DirectWrite {
     pub header: [u8; HEADER_BYTES],
 }
 
+/// A message taken, for the pulls ahead of it: its key, its length and, for an
+/// `ANY_TAG` receive, its (comm, src) stream.
+type Taken = (Key, usize, Option<(u32, u32)>);
+
 /// The pull-protocol state of one replica.
 pub struct Engine {
     me: ReplicaId,
@@ -211,8 +215,8 @@ pub struct Engine {
     /// source sends this rank on that communicator: never pulled ahead.
     deferred: Map<(u32, u32), i32>,
     /// A message taken by `take_later` whose speculative pulls wait for
-    /// `speculate_pending`: its key, length and `ANY_TAG` stream.
-    speculation: Option<(Key, usize, Option<(u32, u32)>)>,
+    /// `speculate_pending`.
+    speculation: Option<Taken>,
     out: Outbox,
     retired: bool,
     stats: ReplicaStats,
