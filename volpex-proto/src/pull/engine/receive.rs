@@ -1093,7 +1093,8 @@ mod tests {
 
     /// `take_later` leaves a lazy stream's pulls ahead for `speculate_pending` (the
     /// driver's next turn, once the caller's answer is on its way) and makes the same
-    /// pulls then as `take`; an eager stream's leave at once, as `take` makes them.
+    /// pulls then as `take`; with replicas, and for an eager stream, it makes them at
+    /// once, as `take` does.
     #[test]
     fn take_later_leaves_a_lazy_streams_pulls_for_later_and_an_eager_ones_not() {
         let now = Duration::from_secs(1);
@@ -1125,6 +1126,21 @@ mod tests {
         }
         assert_eq!(pulled[0], (1..=8).collect::<Vec<u64>>());
         assert_eq!(pulled[1], pulled[0]);
+        // With replicas, the pulls are made with the take (they ride with the answer).
+        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+        let mut sender = (s, Engine::new(s, 2, 2, Config::default()));
+        let mut receiver = (r, Engine::new(r, 2, 2, Config::default()));
+        sender.1.start(now);
+        receiver.1.start(now);
+        sender
+            .1
+            .send(now, 0, 3, 1, Bytes::from_static(b"first"))
+            .expect("room");
+        let id = receiver.1.post(now, spec(), Mode::Receive);
+        deliver(&mut sender, &mut receiver, now);
+        let got = receiver.1.take_later(|| now, id);
+        assert!(matches!(got, Some(Ok(Matched::Message { .. }))), "{got:?}");
+        assert_eq!(seqs(&mut receiver.1), (1..=8).collect::<Vec<u64>>());
         // Eager: the pulls leave with the take, without `speculate_pending`.
         assert_eq!(
             pulls_after_a_gap_taking(Duration::from_millis(1), |e, now, id| e
