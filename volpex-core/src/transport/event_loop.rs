@@ -335,18 +335,20 @@ impl Core {
         t
     }
 
-    /// The outcome of a receive or probe, once complete (see `Engine::take`). The pulls
-    /// an eager stream makes for its next messages leave before the application gets the
-    /// message: it may compute next, and a pull that waited for its next call into the
-    /// library would reach the sender after the send it was meant for (LU's pipeline: one
-    /// step behind on every step).
+    /// The outcome of a receive or probe, once complete (see `Engine::take_later`). The
+    /// pulls an eager stream makes for its next messages leave before the application
+    /// gets the message: it may compute next, and a pull that waited for its next call
+    /// into the library would reach the sender after the send it was meant for (LU's
+    /// pipeline: one step behind on every step). A lazy stream's pulls wait for a later
+    /// write anyway: they are worked out at the next turn (`turn_with`), after the
+    /// application's answer to the message is on its way.
     pub fn take(&mut self, id: RecvId) -> Option<Result<Matched, volpex_proto::pull::RecvError>> {
         // Asked after every turn of a wait: the clock is read once it is done.
         if !self.engine.is_done(id) {
             return None;
         }
-        let now = self.now();
-        let r = self.engine.take(now, id);
+        let clock = &self.clock;
+        let r = self.engine.take_later(|| clock.now(), id);
         // A failed receive may have ended this replica (retired): `flush` tells the
         // launcher so before the process exits, as its exit code alone would not.
         if r.is_some() && (self.engine.has_transmit() || matches!(r, Some(Err(_)))) {
@@ -660,6 +662,8 @@ impl Core {
     ) -> io::Result<()> {
         // One clock reading for the turn, unless its poll may sleep.
         let before = self.now();
+        // The pulls ahead of the message taken last (`take`).
+        self.engine.speculate_pending(before);
         // Deferred frames go once the caller waits: before a turn that may sleep, and
         // after turns that found nothing for a while (so a message already in a socket,
         // or about to arrive, is read first: writing costs the receiver a few µs).
@@ -990,8 +994,8 @@ mod tests {
 
     /// A message to a peer through shared memory goes in a write of its own, and the
     /// speculative pulls that ride along (here: rank 1's, for rank 0's next messages,
-    /// made when it took the first) in a second one, so the peer reads the message
-    /// without them (`Core::write_before_riders`).
+    /// made after it took the first, as its next turn makes them) in a second one, so
+    /// the peer reads the message without them (`Core::write_before_riders`).
     #[test]
     fn a_message_through_shared_memory_is_written_before_the_pulls_riding_along() {
         let any = "127.0.0.1:0".parse().expect("an address");
@@ -1028,6 +1032,9 @@ mod tests {
             assert!(turns < 10_000, "the message never came");
         };
         assert!(matches!(got, Ok(Matched::Message { .. })), "{got:?}");
+        // What the start of rank 1's next turn does (`Engine::take_later`).
+        let now = c1.now();
+        c1.engine.speculate_pending(now);
         // Larger than a slot: through the ring (a small one goes in a slot, below).
         let before = ring_writes(&mut c1);
         c1.send(0, 8, 0, &[7u8; 2048]).expect("sent");

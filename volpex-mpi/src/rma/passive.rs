@@ -317,23 +317,32 @@ enum Look {
     /// Testing each origin's receive, which turns the loop.
     Turning,
     /// Taking what earlier turns brought, without a turn: the caller turns the loop
-    /// between its steps, offering an answer's memory (`serve_into`), which a turn of a
-    /// test would not: the answer's first bytes would go to a pooled buffer, and the
-    /// whole of it be copied into place once it is here.
+    /// between its steps anyway (`round`, `serve`), or offers an answer's memory there
+    /// (`serve_into`), which a turn of a test would not: the answer's first bytes would
+    /// go to a pooled buffer, and the whole of it be copied into place once it is here.
     Arrived,
 }
 
 /// The leader's pick: takes what arrived, and returns the requests that apply now, in
 /// the order they are to be applied (windows ascending, origins ascending, each
-/// origin's in order), having taken them out of the pending queues.
+/// origin's in order), having taken them out of the pending queues. `Look::Turning`
+/// turns the loop once, at the first test: the receives tested after it (the next
+/// request's, posted again; other origins', other windows') take what that turn
+/// brought, as a turn per test would only ask the kernel again in the same microsecond
+/// (an 8 B put + flush turned it three times between the request's arrival and its
+/// answer).
 fn pick(served: &mut BTreeMap<c_int, Served>, look: Look) -> Result<Vec<(c_int, i32, Request)>> {
     let mut out = Vec::new();
+    let mut look = look;
     for (&w, s) in served.iter_mut() {
         let mut ended = Vec::new();
         for (&o, p) in s.posted.iter_mut() {
             loop {
                 let got = match look {
-                    Look::Turning => p.test(),
+                    Look::Turning => {
+                        look = Look::Arrived;
+                        p.test()
+                    }
                     Look::Arrived => p.arrived(),
                 };
                 let b = match got {
@@ -551,10 +560,12 @@ fn wait(world: &Communicator, waiting: &mut Waiting) -> Result<()> {
 
 /// One round of a serving call that waits: a step of serving, or, with nothing to
 /// apply, a pause (`wait`) of the wait `waiting`, which starts over when something
-/// was applied.
+/// was applied. Rounds run between the turns of a polling collective's tests
+/// (`volpex::polling_between`): the step takes what those turns and the pauses
+/// brought, without a turn of its own.
 fn round(mem: &Memory, waiting: &mut Waiting) -> Result<()> {
     let served = if active() {
-        step(mem, Look::Turning)?
+        step(mem, Look::Arrived)?
     } else {
         false
     };
@@ -567,12 +578,14 @@ fn round(mem: &Memory, waiting: &mut Waiting) -> Result<()> {
 }
 
 /// Runs a serving call: rounds of serving until `poll` answers (it must not block),
-/// then the call's end.
+/// then the call's end. The first step turns the loop; the later ones take what the
+/// pauses (`wait`) and `poll` brought.
 pub fn serve<T>(mem: &Memory, mut poll: impl FnMut() -> Result<Option<T>>) -> Result<T> {
     let outer = open_call();
     let mut waiting = Waiting::default();
+    let mut look = Look::Turning;
     let r = (|| loop {
-        if active() && step(mem, Look::Turning)? {
+        if active() && step(mem, look)? {
             waiting.restart();
             continue;
         }
@@ -580,6 +593,7 @@ pub fn serve<T>(mem: &Memory, mut poll: impl FnMut() -> Result<Option<T>>) -> Re
             return Ok(v);
         }
         wait(&world()?, &mut waiting)?;
+        look = Look::Arrived;
     })();
     close_call(outer, mem, r)
 }

@@ -173,6 +173,10 @@ pub struct DirectWrite {
     pub header: [u8; HEADER_BYTES],
 }
 
+/// A message taken, for the pulls ahead of it: its key, its length and, for an
+/// `ANY_TAG` receive, its (comm, src) stream.
+type Taken = (Key, usize, Option<(u32, u32)>);
+
 /// The pull-protocol state of one replica.
 pub struct Engine {
     me: ReplicaId,
@@ -210,6 +214,9 @@ pub struct Engine {
     /// Streams (comm, src) with deferred receives (`defer`), and the one tag their
     /// source sends this rank on that communicator: never pulled ahead.
     deferred: Map<(u32, u32), i32>,
+    /// A message taken by `take_later` whose speculative pulls wait for
+    /// `speculate_pending`.
+    speculation: Option<Taken>,
     out: Outbox,
     retired: bool,
     stats: ReplicaStats,
@@ -294,6 +301,7 @@ impl Engine {
             streams: ahead::Streams::default(),
             landed: Map::default(),
             deferred: Map::default(),
+            speculation: None,
             out: Outbox::new(me),
             retired: false,
             stats: ReplicaStats::default(),
@@ -914,16 +922,63 @@ impl Engine {
     /// speculatively, for the next one of its stream.
     #[inline]
     pub fn take(&mut self, now: Duration, id: RecvId) -> Option<Result<Matched, RecvError>> {
+        let r = self.take_later(|| now, id);
+        self.speculate_pending(now);
+        r
+    }
+
+    /// `take`, leaving the speculative pulls after the message for `speculate_pending`
+    /// (run first if an earlier take left some). A driver takes a message this way so
+    /// that its caller has it, and can answer it, before the engine works out the pulls
+    /// ahead: a lazy stream's pulls wait for a later write anyway (`poll_deferred`). An
+    /// eager stream's are made at once, as `take` makes them, and so is every stream's
+    /// with more than one replica per rank. `now` is read only when pulls are made.
+    #[inline]
+    pub fn take_later(
+        &mut self,
+        now: impl FnOnce() -> Duration,
+        id: RecvId,
+    ) -> Option<Result<Matched, RecvError>> {
         let (r, any_tag) = self.matcher.take(id)?;
+        let mut now = Some(now);
+        let mut clock = move || now.take().map_or(Duration::ZERO, |f| f());
+        let mut at = None;
+        if self.speculation.is_some() {
+            let t = clock();
+            at = Some(t);
+            self.speculate_pending(t);
+        }
         if let Ok(Matched::Message { key, payload, .. }) = &r {
             let len = self.landed.remove(key).unwrap_or(payload.len());
-            // A stream with deferred receives is never pulled ahead: its messages would
-            // come although the deferred ones are never taken (`defer`).
-            if self.deferred.is_empty() || !self.deferred.contains_key(&(key.comm, key.src)) {
-                self.receiving().speculate_after(now, *key, len, any_tag);
+            self.speculation = Some((*key, len, any_tag));
+            // An eager stream's pulls leave before the caller has the message (they are
+            // not deferred: see `receive::speculate`). With replicas the partners'
+            // answers come later than a deferred frame waits while its caller idles
+            // (`IDLE_FLUSH_AFTER` in the driver): pulls made after the caller's answer
+            // would go alone then, where made now they ride with that answer.
+            let stream = match any_tag {
+                Some((comm, src)) => ahead::any_tag_stream(comm, src),
+                None => ahead::stream_of(&Want::Key(*key)),
+            };
+            if self.replicas > 1 || self.streams.is_eager(&stream) {
+                let t = at.unwrap_or_else(clock);
+                self.speculate_pending(t);
             }
         }
         Some(r)
+    }
+
+    /// Makes the speculative pulls a `take_later` left, at `now`.
+    #[inline]
+    pub fn speculate_pending(&mut self, now: Duration) {
+        let Some((key, len, any_tag)) = self.speculation.take() else {
+            return;
+        };
+        // A stream with deferred receives is never pulled ahead: its messages would
+        // come although the deferred ones are never taken (`defer`).
+        if self.deferred.is_empty() || !self.deferred.contains_key(&(key.comm, key.src)) {
+            self.receiving().speculate_after(now, key, len, any_tag);
+        }
     }
 
     // ---- deferred receives ----

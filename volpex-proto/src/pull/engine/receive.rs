@@ -867,9 +867,9 @@ mod tests {
     use bytes::Bytes;
 
     use crate::config::Config;
-    use crate::message::matching::{Matched, Mode, RecvSpec, Source, TagSel};
+    use crate::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
     use crate::message::{ReplicaId, Want};
-    use crate::pull::Engine;
+    use crate::pull::{Engine, RecvError};
     use crate::wire::Frame;
 
     fn spec() -> RecvSpec {
@@ -922,6 +922,14 @@ mod tests {
     /// the pulls the receiver sends at once after taking the fifth (half its window of
     /// eight is used up then).
     fn pulls_after_a_gap_of(gap: Duration) -> Vec<u64> {
+        pulls_after_a_gap_taking(gap, |e, now, id| e.take(now, id))
+    }
+
+    /// `pulls_after_a_gap_of`, the last three messages taken by `take`.
+    fn pulls_after_a_gap_taking(
+        gap: Duration,
+        take: impl Fn(&mut Engine, Duration, RecvId) -> Option<Result<Matched, RecvError>>,
+    ) -> Vec<u64> {
         let now = Duration::from_secs(1);
         let (mut sender, mut receiver) = started_pair(now);
         let r = receiver.0;
@@ -961,7 +969,7 @@ mod tests {
         for _ in 0..3 {
             let id = receiver.1.post(later, spec(), Mode::Receive);
             assert!(matches!(
-                receiver.1.take(later, id),
+                take(&mut receiver.1, later, id),
                 Some(Ok(Matched::Message { .. }))
             ));
         }
@@ -1079,6 +1087,64 @@ mod tests {
         // write that carried pull 1; the next half window leaves at once.
         assert_eq!(
             pulls_after_a_gap_of(Duration::from_millis(1)),
+            [9, 10, 11, 12]
+        );
+    }
+
+    /// `take_later` leaves a lazy stream's pulls ahead for `speculate_pending` (the
+    /// driver's next turn, once the caller's answer is on its way) and makes the same
+    /// pulls then as `take`; with replicas, and for an eager stream, it makes them at
+    /// once, as `take` does.
+    #[test]
+    fn take_later_leaves_a_lazy_streams_pulls_for_later_and_an_eager_ones_not() {
+        let now = Duration::from_secs(1);
+        let seqs = |e: &mut Engine| -> Vec<u64> {
+            std::iter::from_fn(|| e.poll_transmit().or_else(|| e.poll_deferred()))
+                .filter_map(|(_, f)| pulled_seq(&f))
+                .collect()
+        };
+        let mut pulled = Vec::new();
+        for later in [false, true] {
+            let (mut sender, mut receiver) = started_pair(now);
+            sender
+                .1
+                .send(now, 0, 3, 1, Bytes::from_static(b"first"))
+                .expect("room");
+            let id = receiver.1.post(now, spec(), Mode::Receive);
+            deliver(&mut sender, &mut receiver, now);
+            let got = if later {
+                receiver.1.take_later(|| now, id)
+            } else {
+                receiver.1.take(now, id)
+            };
+            assert!(matches!(got, Some(Ok(Matched::Message { .. }))));
+            if later {
+                assert_eq!(seqs(&mut receiver.1), [0u64; 0], "no pull made yet");
+                receiver.1.speculate_pending(now);
+            }
+            pulled.push(seqs(&mut receiver.1));
+        }
+        assert_eq!(pulled[0], (1..=8).collect::<Vec<u64>>());
+        assert_eq!(pulled[1], pulled[0]);
+        // With replicas, the pulls are made with the take (they ride with the answer).
+        let (s, r) = (ReplicaId::new(0, 0), ReplicaId::new(1, 0));
+        let mut sender = (s, Engine::new(s, 2, 2, Config::default()));
+        let mut receiver = (r, Engine::new(r, 2, 2, Config::default()));
+        sender.1.start(now);
+        receiver.1.start(now);
+        sender
+            .1
+            .send(now, 0, 3, 1, Bytes::from_static(b"first"))
+            .expect("room");
+        let id = receiver.1.post(now, spec(), Mode::Receive);
+        deliver(&mut sender, &mut receiver, now);
+        let got = receiver.1.take_later(|| now, id);
+        assert!(matches!(got, Some(Ok(Matched::Message { .. }))), "{got:?}");
+        assert_eq!(seqs(&mut receiver.1), (1..=8).collect::<Vec<u64>>());
+        // Eager: the pulls leave with the take, without `speculate_pending`.
+        assert_eq!(
+            pulls_after_a_gap_taking(Duration::from_millis(1), |e, now, id| e
+                .take_later(|| now, id)),
             [9, 10, 11, 12]
         );
     }

@@ -23,7 +23,10 @@ impl Sim {
             let Some(&(ordinal, g)) = self.reps[i].waiting.get(&id) else {
                 continue;
             };
-            let Some(res) = self.reps[i].engine.take(self.now, id) else {
+            // As the driver takes it: the pulls ahead wait for the replica's next turn
+            // (`speculate_pending` at its next step, timer or frame).
+            let now = self.now;
+            let Some(res) = self.reps[i].engine.take_later(|| now, id) else {
                 continue;
             };
             let who = self.reps[i].engine.me();

@@ -286,6 +286,8 @@ impl Sim {
             return false;
         };
         let now = self.now;
+        // A turn of the driver starts with the pulls ahead of the message taken last.
+        self.reps[i].engine.speculate_pending(now);
         let progressed = match op {
             Op::Send(g) => {
                 let m = self.schedule[g].clone();
@@ -365,6 +367,7 @@ impl Sim {
                     .poll_timeout()
                     .is_some_and(|t| t <= self.now)
             {
+                self.reps[i].engine.speculate_pending(self.now);
                 self.reps[i].engine.handle_timeout(self.now);
                 self.collect(i);
                 self.check_completions(i);

@@ -153,6 +153,7 @@ impl Sim {
                     if let Frame::Data { key, .. } = &frame {
                         self.servers.insert((i, *key), (from, from_inc));
                     }
+                    self.reps[i].engine.speculate_pending(self.now);
                     self.reps[i].engine.handle_frame(self.now, from, frame);
                     self.collect(i);
                     self.check_completions(i);
