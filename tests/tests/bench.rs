@@ -85,6 +85,43 @@ fn compare_with_open_mpi_has_the_promised_csv() {
 }
 
 #[test]
+fn compare_pingpong_measures_from_the_smallest_size_asked() {
+    if !volpex_tests::prerequisite(volpex_tests::has_command("mpicc"), "Open MPI (mpicc)") {
+        return;
+    }
+    let stdout = volpex_bench(
+        Command::new(bin("volpex-bench"))
+            .args(["compare", "pingpong", "--rounds", "1", "--csv"])
+            .args(["--sides", "volpex,openmpi-sm", "--min-bytes", "8"])
+            .args(["--max-bytes", "64", "--iters", "30"]),
+    );
+    let sizes: Vec<&str> = stdout
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').next())
+        .collect();
+    assert_eq!(sizes, ["8", "16", "32", "64"], "{stdout}");
+
+    let out = Command::new(bin("volpex-bench"))
+        .args([
+            "compare",
+            "pingpong",
+            "--min-bytes",
+            "128",
+            "--max-bytes",
+            "64",
+        ])
+        .output()
+        .expect("run volpex-bench");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--min-bytes 128 is larger than --max-bytes 64"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn compare_collectives_with_open_mpi_has_the_promised_csv() {
     if !volpex_tests::prerequisite(volpex_tests::has_command("mpicc"), "Open MPI (mpicc)") {
         return;

@@ -174,6 +174,9 @@ pub struct Args {
     /// after the first {side}_lat_ratio (first side's latency over this side's).
     #[arg(long)]
     pub csv: bool,
+    /// Smallest message size in bytes; the sizes double from it (0 counts as 1).
+    #[arg(long, default_value_t = 1)]
+    pub min_bytes: usize,
     /// Largest message size in bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub max_bytes: usize,
@@ -519,9 +522,17 @@ pub fn run(what: &What) -> Result<(), String> {
 
 fn pingpong(a: &Args) -> Result<(), String> {
     let sides = distinct(&a.sides, "--sides names no side")?;
+    if a.min_bytes > a.max_bytes {
+        return Err(format!(
+            "--min-bytes {} is larger than --max-bytes {}",
+            a.min_bytes, a.max_bytes
+        ));
+    }
     let h = Harness::new("pingpong.c")?;
     let common = [
         "--csv".to_string(),
+        "--min-bytes".to_string(),
+        a.min_bytes.max(1).to_string(),
         "--max-bytes".to_string(),
         a.max_bytes.to_string(),
         "--iters".to_string(),
