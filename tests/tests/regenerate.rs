@@ -244,6 +244,34 @@ fn a_replica_killed_before_the_rendezvous_is_started_again() {
     run.assert_no_leftovers();
 }
 
+/// A first replica that registers later than the stragglers' grace (a slow host) is
+/// ended when the table goes out, and regenerated from its sibling: the rank keeps its
+/// two replicas and the result is the failure-free one.
+#[test]
+fn a_replica_too_late_for_the_rendezvous_is_regenerated_from_its_sibling() {
+    let run = run_regen(&["-x", "REGEN_LATE=1.0:6000"], &["100", "20"]);
+    check_output(&run, 3, 100);
+    let incs = incarnations(&run, 1, 0);
+    assert_eq!(incs.len(), 2, "{}", run.stderr);
+    assert_eq!(incs[0]["state"], "failed", "{}", incs[0]);
+    assert_ne!(incs[1]["from"], "restart", "{}", incs[1]);
+    assert!(
+        ["finished", "ended"].contains(&incs[1]["state"].as_str().unwrap_or("")),
+        "it ran with its rank to the end: {}\n{}",
+        incs[1],
+        run.stderr
+    );
+    let report = run.report.as_ref().expect("a report");
+    assert_eq!(report["regenerations"], 1, "{report}");
+    assert!(
+        run.stderr
+            .contains("rank 1 replica 0: starting incarnation 1 on localhost at"),
+        "{}",
+        run.stderr
+    );
+    run.assert_no_leftovers();
+}
+
 #[test]
 fn a_checkpointing_program_survives_three_kills_of_one_replica() {
     // Rank 0 prints: its replica 0 is killed three times, each new incarnation restored

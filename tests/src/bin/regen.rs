@@ -12,7 +12,9 @@
 //! With `REGEN_INIT_DELAY_MS=N` in its environment, every process sleeps N ms before it
 //! initializes: a fault timed before that lands before the rendezvous (the launcher
 //! cannot send its address table before every replica registered, or its stragglers'
-//! grace of 3 s is over).
+//! grace of 3 s is over). With `REGEN_LATE=R.K:N` as well, only replica K of rank R
+//! sleeps N ms, in its first incarnation: a straggler the launcher ends when its grace is
+//! over.
 //!
 //! `volpexrun -n 3 -r 2 regen ROUNDS WORK_MS [checkpoint]`
 
@@ -33,6 +35,25 @@ fn arg(i: usize, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// The sleep `REGEN_LATE=R.K:N` asks of this process (0 unless it is replica K of rank R
+/// in its first incarnation), from the variables volpexrun sets.
+fn late_ms() -> u64 {
+    let var = |name: &str| std::env::var(name).ok();
+    let Some(late) = var("REGEN_LATE") else {
+        return 0;
+    };
+    let me = format!(
+        "{}.{}",
+        var("VOLPEX_RANK").unwrap_or_default(),
+        var("VOLPEX_REPLICA").unwrap_or_default()
+    );
+    let first = var("VOLPEX_INCARNATION").is_none_or(|i| i == "0");
+    match late.split_once(':') {
+        Some((who, ms)) if who == me && first => ms.parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 fn main() -> Result<(), volpex::Error> {
     // The runtime's diagnostics on stderr (VOLPEX_LOG): the program's choice, not the library's.
     volpex::log_to_stderr();
@@ -42,7 +63,7 @@ fn main() -> Result<(), volpex::Error> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    std::thread::sleep(Duration::from_millis(delay_ms));
+    std::thread::sleep(Duration::from_millis(delay_ms + late_ms()));
     let universe = volpex::initialize()?;
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());

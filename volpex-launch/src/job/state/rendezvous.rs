@@ -71,12 +71,16 @@ impl JobState {
             self.procs.iter().filter(|p| p.addr.is_some()).count(),
             self.procs.len()
         );
+        let mut late = Vec::new();
         for i in 0..self.procs.len() {
             if self.procs[i].addr.is_none() && self.procs[i].state.alive() {
                 log::warn!(
                     "replica {} did not register in time; ending it",
                     self.procs[i].id
                 );
+                if self.procs[i].state.computing() {
+                    late.push(i);
+                }
                 self.mark_dead(i, ReplicaState::Failed("did not register in time".into()));
                 self.signal(i, Signal::SIGKILL);
             }
@@ -89,6 +93,12 @@ impl JobState {
                 to: self.procs[i].id,
                 msg: table.clone(),
             });
+        }
+        // A late replica is lost as one lost right after the table would be (a slow host
+        // is no fault of its program): a new incarnation takes its state from a sibling
+        // that registered, within the limits and the crash-loop guard (`regenerate`).
+        for i in late {
+            self.regenerate(i);
         }
     }
 

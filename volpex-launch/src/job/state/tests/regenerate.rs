@@ -10,7 +10,7 @@ use volpex_proto::wire::control::{ReplicaStats, ToLauncher, ToProcess};
 use super::super::super::replica::{Origin, ReplicaState};
 use super::super::super::step::{Action, Input};
 use super::super::{Config, JobState};
-use super::{closed, config, exited, id, local, register, running, s, state};
+use super::{closed, config, exited, id, kill, local, register, running, s, state};
 use crate::cli::Regenerate;
 use crate::fault::parse_fault;
 
@@ -1047,14 +1047,64 @@ fn a_replica_started_again_gets_the_stragglers_grace_from_its_start() {
     assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
     assert_eq!(tables(&st.tick(s(3.0))), [], "the grace counts from 2.5 s");
     assert_eq!(tables(&st.tick(s(5.4))), []);
-    // It never registers: ended at the end of its grace, not regenerated again.
+    // It never registers: ended at the end of its grace, after which the table is out
+    // and it is regenerated from its sibling as a loss during the run is.
     let actions = st.tick(s(5.5));
     assert_eq!(tables(&actions).len(), 4, "{actions:?}");
-    assert_eq!(spawns(&actions), []);
-    assert_eq!(
-        state(&st, id(1, 0)),
-        ReplicaState::Failed("did not register in time".into())
-    );
+    assert_eq!(spawns(&actions), [(id(1, 0), 2, 0)]);
+    let p = st.replica(id(1, 0));
+    assert_eq!(p.origin, Origin::Replay);
+    assert_eq!(p.incarnation, 2);
+    // The crash-loop guard counted the restart that never registered.
+    assert_eq!(st.regenerations(), 2);
+}
+
+/// A first replica slower to register than the stragglers' grace (a slow host) is ended
+/// when the table goes out and regenerated from its registered sibling, so its rank keeps
+/// its replication degree; with `--regenerate never` it is only ended.
+#[test]
+fn a_replica_that_does_not_register_in_time_is_regenerated_from_its_sibling() {
+    for mode in [Regenerate::Spare, Regenerate::Never] {
+        let mut st = local(regen(2, 2, mode));
+        for who in [id(0, 0), id(0, 1), id(1, 1)] {
+            register(&mut st, who, s(0.0));
+        }
+        assert_eq!(st.tick(s(0.0)), [], "{mode:?}: 1.0 has its grace");
+        assert_eq!(st.tick(s(2.9)), [], "{mode:?}");
+        let actions = st.tick(s(3.0));
+        assert!(actions.contains(&kill(id(1, 0))), "{mode:?}: {actions:?}");
+        assert_eq!(tables(&actions).len(), 4, "{mode:?}: {actions:?}");
+        // The table goes out first: the newcomer is nobody's table entry before it
+        // registers, as any newcomer.
+        let table_at = actions.iter().rposition(|a| {
+            matches!(
+                a,
+                Action::Send {
+                    msg: ToProcess::Table { .. },
+                    ..
+                }
+            )
+        });
+        let spawn_at = actions
+            .iter()
+            .position(|a| matches!(a, Action::Spawn { .. }));
+        match mode {
+            Regenerate::Never => {
+                assert_eq!(spawn_at, None, "{actions:?}");
+                assert_eq!(
+                    state(&st, id(1, 0)),
+                    ReplicaState::Failed("did not register in time".into())
+                );
+            }
+            _ => {
+                assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
+                assert!(table_at < spawn_at, "{actions:?}");
+                let p = st.replica(id(1, 0));
+                assert_eq!(p.origin, Origin::Replay);
+                assert!(!p.caught_up(), "it replays from its sibling's log");
+            }
+        }
+    }
 }
 
 /// The limits hold before the rendezvous too: an incarnation started again that dies
