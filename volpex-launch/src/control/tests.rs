@@ -138,8 +138,9 @@ fn a_fence_request_from_a_replica_out_of_touch_is_ignored() {
         }
         other => panic!("expected the fence request, got {other:?}"),
     }
-    // Its heartbeat stops (beats every 50 ms: a gap is over 300 ms).
-    std::thread::sleep(Duration::from_millis(500));
+    // Its heartbeat stops (beats every 50 ms: a gap is over 300 ms). Long enough that
+    // the server, reading the beat before late on a loaded machine, still sees a gap.
+    std::thread::sleep(Duration::from_millis(1500));
     say(&mut ctl, &fence);
     assert!(next(&rx, Duration::from_millis(300)).is_none(), "overdue");
     // Its heartbeat comes back: still doubtful for a heartbeat timeout (30 s here).
