@@ -6,7 +6,8 @@
 //! the C library untouched. An operation whose result depends on the file system (an
 //! open, a rename, a removal) takes the writer's recorded outcome; a close or an fsync
 //! waits until the writer applied the file through it and takes what the disk said.
-//! Reads lay the journal over the file system (`overlay`).
+//! Reads lay the journal over the file system (`overlay`). Writes made without their
+//! bytes are in `deferred`, the path-changing calls in `names`.
 //!
 //! Owns the replica's state of the layer (one, behind a mutex) and the waits; the worker
 //! thread (`worker`, above this module: `activate` is handed its start) applies and
@@ -31,6 +32,12 @@ use crate::model::{Access, Known, Model};
 use crate::protocol::{self, Down, Failure, Outcome, Recorded, Seq, Written};
 use crate::real;
 use crate::{overlay, paths};
+
+mod deferred;
+mod names;
+
+pub use deferred::{fill, may_defer, resolve_deferred, verifies, write_deferred, Deferred};
+pub use names::{mkdir, rename, unlink};
 
 /// Who this process is, and how it leaves when its files cannot go on.
 pub struct Identity {
@@ -1491,160 +1498,6 @@ pub(crate) struct Ticket {
     pub(crate) gate: Gate,
 }
 
-/// What a write made without its bytes came to (`resolve`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deferred {
-    /// The rank's writer applied it: the bytes are not needed.
-    Applied,
-    /// This replica writes the rank's files now and must apply it: `fill`.
-    Needed,
-}
-
-/// Whether a write to `fd` may be made without its bytes (`write_deferred`): `fd` is a
-/// file of the rank this replica does not write (another replica is the rank's writer,
-/// as far as it knows), and nothing needs the bytes here (`VOLPEX_VERIFY_OUTPUT`, a
-/// broken file, the layer's problem). A replica that replays from before its writer's
-/// point may too (its senders need not keep what a replay would ask for again: MPI-IO's
-/// collective write blocks are lent, not logged); it then keeps the write's bytes as
-/// the file system has them for reading it back (`write_deferred`).
-pub fn may_defer(fd: c_int) -> bool {
-    if !tracked(fd) {
-        return false;
-    }
-    let Some(sh) = shared() else { return false };
-    let g = sh.state.lock();
-    g.role.heard
-        && !g.role.writing
-        && !g.cfg.verify
-        && g.problem.is_none()
-        && !g.finished
-        && matches!(g.link, Link::Up(_))
-        && g.model
-            .desc_of(fd)
-            .is_some_and(|d| !g.sticky.contains_key(&d.file))
-}
-
-/// Whether the layer is on here with `VOLPEX_VERIFY_OUTPUT=1`.
-pub fn verifies() -> bool {
-    shared().is_some_and(|sh| sh.state.lock().cfg.verify)
-}
-
-/// pwrite of `len` bytes at `at` without the bytes, for a replica that gets them only
-/// if it must apply them (`may_defer` said it may): the operation is numbered and
-/// produced as `write` numbers it, and nothing is kept. Returns its number, which the
-/// caller must resolve (`resolve_deferred`) before any other file operation but further
-/// writes made without their bytes; 0: nothing to resolve (nothing to write, or a
-/// replay's write kept as below).
-///
-/// A replica that replays from before its writer's point keeps what it writes, to read
-/// its files back as they were (`State::hold_until`); the writer applied this write
-/// already, so it keeps the write's bytes as they are: `own` (this rank's pieces of it,
-/// from the program's buffer: file offset and bytes), the rest read from the file
-/// system (other ranks' bytes of a shared file, as a replay reads them). Where it cannot
-/// read them (the path changed since, or the writer's point is not past it), it stops
-/// keeping what it wrote, for all its files, and says so: a file rewritten later then
-/// cannot be read back in the replay (the replica retires if it tries), as when its
-/// journal outgrows its bound (`retain`).
-pub fn write_deferred(fd: c_int, len: u64, at: u64, own: &[(u64, &[u8])]) -> Result<Seq, c_int> {
-    done(|sh, g| {
-        let Some((file, offset, gate, header)) = g.start_write(fd, len, Some(at))? else {
-            return Ok(0);
-        };
-        let (seq, trace) = g.next(&header);
-        if let Some(h) = g.hold_until {
-            match g.replayed_bytes(seq, file, offset, len, own) {
-                Ok(data) => {
-                    let data = Arc::new(data);
-                    let entry = g.model.write_entry(seq, file, offset, data, gate);
-                    g.push(entry);
-                    g.outbox.dirty = true;
-                    sh.cond.notify_all();
-                    return Ok(0);
-                }
-                Err(why) => {
-                    log::warn!(
-                        "replica {}.{}: replaying, a collective write made without its bytes ({why}): a file rewritten before operation {h} cannot be read back as it was",
-                        g.id.rank,
-                        g.id.replica
-                    );
-                    g.hold_until = None;
-                    g.retain();
-                }
-            }
-        }
-        g.deferred.insert(
-            seq,
-            Ticket {
-                trace,
-                file,
-                offset,
-                len,
-                gate,
-            },
-        );
-        sh.cond.notify_all();
-        Ok(seq)
-    })
-}
-
-/// Waits until write `seq` (made by `write_deferred`) is applied by the rank's writer
-/// (`Deferred::Applied`), or until this replica becomes the writer first
-/// (`Deferred::Needed`: give its bytes to `fill` next).
-pub fn resolve_deferred(seq: Seq) -> Result<Deferred, c_int> {
-    if seq == 0 {
-        return Ok(Deferred::Applied);
-    }
-    done(|sh, g| {
-        if !g.deferred.contains_key(&seq) {
-            return Err(libc::EINVAL);
-        }
-        wait_while(
-            sh,
-            g,
-            "the writer to apply a write made without its bytes",
-            |s| s.known_applied() < seq && !s.role.writing,
-        );
-        if g.known_applied() >= seq {
-            g.deferred.remove(&seq);
-            g.outbox.dirty = true;
-            sh.cond.notify_all();
-            return Ok(Deferred::Applied);
-        }
-        if g.role.writing {
-            return Ok(Deferred::Needed);
-        }
-        // The layer cannot go on (it lost volpexrun, or the program finished).
-        g.deferred.remove(&seq);
-        Err(libc::EIO)
-    })
-}
-
-/// The bytes of write `seq`, which `write_deferred` made without them (`Deferred::Needed`):
-/// `parts`, one after another, as `write` takes them. Kept in the journal, and applied by
-/// the files thread in their place among the operations.
-pub fn fill(seq: Seq, parts: &[&[u8]]) -> Result<(), c_int> {
-    let len: u64 = parts.iter().map(|p| p.len() as u64).sum();
-    done(|sh, g| {
-        let Some(t) = g.deferred.get(&seq).cloned() else {
-            return Err(libc::EINVAL);
-        };
-        if len != t.len || g.deferred.keys().next() != Some(&seq) {
-            return Err(libc::EINVAL);
-        }
-        g.deferred.remove(&seq);
-        if g.known_applied() < seq {
-            let data = g.journal.copy(parts);
-            let mut e = g.model.write_entry(seq, t.file, t.offset, data, t.gate);
-            e.trace = t.trace;
-            g.journal.push(e);
-        }
-        g.retain();
-        g.outbox.dirty = true;
-        sh.cond.notify_all();
-        Ok(())
-    })
-}
-
 /// read / pread (`at`) / readv.
 pub fn read(fd: c_int, buf: &mut [u8], at: Option<u64>) -> Result<usize, c_int> {
     done(|sh, g| {
@@ -1862,156 +1715,6 @@ pub fn describe(fd: c_int) -> String {
             .and_then(|d| g.model.file(d.file))
             .and_then(|f| f.path.as_ref().map(|p| p.display().to_string()))
             .unwrap_or_else(|| format!("descriptor {fd}"))
-    })
-}
-
-/// A path-changing operation (rename, unlink, mkdir, rmdir) with a recorded outcome.
-fn name_op(
-    sh: &'static Shared,
-    g: &mut MutexGuard<'_, State>,
-    header: &[u8],
-    decide: &dyn Fn(&State) -> Outcome,
-    apply: impl FnOnce(&mut State, Seq, Outcome) -> Entry,
-) -> Handled<()> {
-    if g.finished {
-        return Handled::Pass;
-    }
-    if g.problem.is_some() {
-        return Handled::Done(Err(libc::EIO));
-    }
-    g.ensure_worker();
-    let (seq, trace) = g.next(header);
-    g.in_flight = true;
-    let outcome = State::outcome(sh, g, seq, trace, decide);
-    g.in_flight = false;
-    match outcome {
-        Outcome::Failed { errno } => Handled::Done(Err(errno)),
-        ok @ Outcome::Ok { .. } => {
-            let entry = apply(g, seq, ok);
-            g.push(entry);
-            sh.cond.notify_all();
-            Handled::Done(Ok(()))
-        }
-    }
-}
-
-/// rename / renameat.
-pub fn rename(fromfd: c_int, from: &Path, tofd: c_int, to: &Path) -> Handled<()> {
-    op(|sh, g| {
-        let (Target::Path(a), Target::Path(b)) = (target(g, fromfd, from), target(g, tofd, to))
-        else {
-            return Handled::Pass;
-        };
-        // Neither name is the rank's yet, and the source is not a regular file (a
-        // directory): the system's.
-        if g.model.known(&a) == Known::Unknown && g.model.dir(&a).is_none() {
-            if let Some(Ok(st)) = cpath(&a).map(|c| real::stat(&c)) {
-                if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-                    return Handled::Pass;
-                }
-            }
-        }
-        let mut header = b"rename".to_vec();
-        header.extend_from_slice(a.as_os_str().as_bytes());
-        header.push(0);
-        header.extend_from_slice(b.as_os_str().as_bytes());
-        let (ac, bc) = (a.clone(), b.clone());
-        let decide = move |s: &State| match s.decide_existing(&ac, false) {
-            Outcome::Ok { size, .. } => match s.parent_writable(&bc) {
-                Ok(()) => Outcome::Ok {
-                    existed: true,
-                    size,
-                },
-                Err(errno) => Outcome::Failed { errno },
-            },
-            f => f,
-        };
-        name_op(sh, g, &header, &decide, |s, seq, o| {
-            let size = match o {
-                Outcome::Ok { size, .. } => size,
-                Outcome::Failed { .. } => 0,
-            };
-            s.model
-                .rename(seq, Arc::from(a.as_path()), Arc::from(b.as_path()), size)
-        })
-    })
-}
-
-/// unlink / unlinkat / remove / rmdir (`dir`).
-pub fn unlink(dirfd: c_int, path: &Path, dir: bool) -> Handled<()> {
-    op(|sh, g| {
-        let Target::Path(abs) = target(g, dirfd, path) else {
-            return Handled::Pass;
-        };
-        if g.model.known(&abs) == Known::Unknown && g.model.dir(&abs).is_none() {
-            match cpath(&abs).map(|c| real::stat(&c)) {
-                // A file the system does not have, or not a plain file or directory: the
-                // system answers.
-                Some(Ok(st))
-                    if st.st_mode & libc::S_IFMT != libc::S_IFREG
-                        && st.st_mode & libc::S_IFMT != libc::S_IFDIR =>
-                {
-                    return Handled::Pass
-                }
-                _ => {}
-            }
-        }
-        let mut header = if dir {
-            b"rmdir".to_vec()
-        } else {
-            b"unlink".to_vec()
-        };
-        header.extend_from_slice(abs.as_os_str().as_bytes());
-        let p = abs.clone();
-        // A removal does not need the size: it is no outcome (another rank may be
-        // writing a file several ranks share while the replicas decide).
-        let decide = move |s: &State| match s.decide_existing(&p, dir) {
-            Outcome::Ok { existed, .. } => Outcome::Ok { existed, size: 0 },
-            o => o,
-        };
-        name_op(sh, g, &header, &decide, |s, seq, _| {
-            if dir {
-                s.model.dir_op(seq, Arc::from(abs.as_path()), false, 0)
-            } else {
-                s.model.unlink(seq, Arc::from(abs.as_path()))
-            }
-        })
-    })
-}
-
-/// mkdir / mkdirat.
-pub fn mkdir(dirfd: c_int, path: &Path, mode: u32) -> Handled<()> {
-    op(|sh, g| {
-        let Target::Path(abs) = target(g, dirfd, path) else {
-            return Handled::Pass;
-        };
-        let mut header = b"mkdir".to_vec();
-        header.extend_from_slice(abs.as_os_str().as_bytes());
-        let p = abs.clone();
-        let decide = move |s: &State| {
-            let exists = match (s.model.dir(&p), s.model.known(&p)) {
-                (Some(made), _) => made,
-                (None, Known::File(_)) => true,
-                (None, Known::Gone) => false,
-                (None, Known::Unknown) => cpath(&p).is_some_and(|c| real::stat(&c).is_ok()),
-            };
-            if exists {
-                Outcome::Failed {
-                    errno: libc::EEXIST,
-                }
-            } else {
-                match s.parent_writable(&p) {
-                    Ok(()) => Outcome::Ok {
-                        existed: false,
-                        size: 0,
-                    },
-                    Err(errno) => Outcome::Failed { errno },
-                }
-            }
-        };
-        name_op(sh, g, &header, &decide, |s, seq, _| {
-            s.model.dir_op(seq, Arc::from(abs.as_path()), true, mode)
-        })
     })
 }
 
