@@ -331,11 +331,14 @@ impl Core {
             if p.readable() {
                 came = true;
                 self.on_readable(t, landings, now);
+                // Reading may have closed the connection.
+                let Some(p) = self.conns.get_mut(&t).and_then(|c| c.shm()) else {
+                    break;
+                };
+                p.read_below(u64::MAX);
+            } else {
+                p.read_below(u64::MAX);
             }
-            let Some(p) = self.conns.get_mut(&t).and_then(|c| c.shm()) else {
-                break;
-            };
-            p.read_below(u64::MAX);
             if next.is_none() {
                 break;
             }

@@ -214,8 +214,10 @@ impl Core {
     /// copied at all once they all confirm it (MPI lets a standard send wait for its
     /// receiver); if the confirmations are late, it is copied after all.
     pub fn send(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), SendError> {
-        let skip_from = self.unlogged_from(dst);
-        let (ahead, now) = self.send_ahead(comm, tag, dst, bytes, Some(skip_from), &mut [])?;
+        // Only a message written straight from `bytes` may skip the log (`send_ahead`):
+        // a small one does not look at the peers' connections.
+        let skip_from = (bytes.len() >= DIRECT_WRITE_BYTES_MIN).then(|| self.unlogged_from(dst));
+        let (ahead, now) = self.send_ahead(comm, tag, dst, bytes, skip_from, &mut [])?;
         if let Some(order) = ahead {
             if self.await_delivery(comm, dst, order, bytes.len())? {
                 self.engine.send_unlogged(comm, tag, dst);
