@@ -23,6 +23,7 @@ use volpex_proto::pull::{DirectWrite, WriteAhead};
 use volpex_proto::wire::stream::Landing;
 
 use super::event_loop::Core;
+use super::shm::SLOT_PAYLOAD_MAX;
 use crate::config::{FULL_LOG_TURN, LENT_BYTES_MIN, LOANS_WAIT};
 use crate::error::Error;
 
@@ -402,6 +403,11 @@ impl Core {
     ) -> Result<(Option<u64>, Duration), SendError> {
         let now = self.start_send(Some((comm, tag, dst)), &[dst], bytes.len(), 1, landings)?;
         if bytes.len() < DIRECT_WRITE_BYTES_MIN {
+            // A small message to replicas on this host goes into their slots now, and
+            // into the log after (the caller logs it next).
+            if bytes.len() <= SLOT_PAYLOAD_MAX && self.has_colocated() {
+                self.publish_ahead(comm, tag, dst, bytes);
+            }
             return Ok((None, now));
         }
         self.note_bulk(bytes.len(), now);

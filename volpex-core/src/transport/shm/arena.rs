@@ -428,10 +428,7 @@ mod tests {
         assert!(a.publish(0, &mut head_seen, &meta(0), b"x"));
         let s = a.slot(0);
         let word = s[0].load(Ordering::Relaxed);
-        s[0].store(
-            epoch_of(word) | (2000 << LEN_SHIFT),
-            Ordering::Relaxed,
-        );
+        s[0].store(epoch_of(word) | (2000 << LEN_SHIFT), Ordering::Relaxed);
         assert_eq!(a.read(0).err(), Some(SlotError::TooLong(2000)));
     }
 
@@ -446,7 +443,9 @@ mod tests {
         let mut head_seen = 0;
         assert!(a.publish(0, &mut head_seen, &meta(0), b"8 bytes!"));
         assert_eq!(
-            a.slot(0)[HEADER_WORDS].load(Ordering::Relaxed).to_le_bytes(),
+            a.slot(0)[HEADER_WORDS]
+                .load(Ordering::Relaxed)
+                .to_le_bytes(),
             *b"8 bytes!"
         );
         let (m, got) = a.read(0).expect("whole").expect("published");

@@ -142,6 +142,7 @@ impl Serving<'_> {
             order,
             writes,
             confirm,
+            sync,
         }
     }
 
@@ -214,18 +215,17 @@ impl Serving<'_> {
         if let Some(lend) = lent {
             self.log.mark_lent(&key, lend);
         }
+        let may_leave = self.coord.may_leave(choices);
         for want in [Want::Key(key), self.order_want(comm, dst, order)] {
-            if !self.service.has_waiters(&want) {
-                continue;
-            }
-            if self.coord.may_leave(choices) {
+            if may_leave {
+                // Takes the pulls parked for `want`, if any (one lookup).
                 let flags = DataFlags {
                     late: false,
                     sync,
                     confirm: lent.is_some(),
                 };
                 self.serve_parked(want, (key, order, flags), &payload, choices);
-            } else {
+            } else if self.service.has_waiters(&want) {
                 self.block(now, want);
             }
         }
