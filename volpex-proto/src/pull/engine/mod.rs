@@ -154,8 +154,9 @@ pub struct WriteAhead {
     pub key: Key,
     /// Its order number among the sends to the destination on its communicator.
     pub order: u64,
-    /// Its DATA frames to the live replicas whose pulls for it are parked here.
-    pub writes: Vec<DirectWrite>,
+    /// Its DATA frames to the live replicas whose pulls for it are parked here (inline:
+    /// a small send asks for them on every message, and there are seldom more than two).
+    pub writes: smallvec::SmallVec<[DirectWrite; 2]>,
     /// The frames ask each receiver to confirm it: it may skip the log once all did (see
     /// `send_unlogged`).
     pub confirm: bool,

@@ -11,7 +11,7 @@ use bytes::Bytes;
 
 use super::choices::{Announce, Coordination};
 use super::outbox::{Outbox, Resumed};
-use super::service::{Service, Waiter, Written};
+use super::service::{Service, Waiter, Waiters, Written};
 use super::synchronous::Synchronous;
 use super::timers::{Timer, TimerTable};
 use super::{order_want, DirectWrite, WriteAhead};
@@ -107,8 +107,8 @@ impl Serving<'_> {
         skip_log_from: Option<usize>,
     ) -> WriteAhead {
         let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
-        let waiters: Vec<Waiter> = if self.coord.must_carry() {
-            Vec::new()
+        let waiters: Waiters = if self.coord.must_carry() {
+            Waiters::new()
         } else {
             [Want::Key(key), self.order_want(comm, dst, order)]
                 .iter()
