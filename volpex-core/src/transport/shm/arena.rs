@@ -436,8 +436,7 @@ mod tests {
     /// the header: it crosses between the cores as one line.
     #[test]
     fn a_message_of_eight_bytes_shares_the_epochs_cache_line() {
-        assert!((HEADER_WORDS + 1) * 8 <= 64);
-        assert_eq!(SLOT_BYTES % 64, 0, "every slot starts a cache line");
+        const { assert!((HEADER_WORDS + 1) * 8 <= 64 && SLOT_BYTES.is_multiple_of(64)) };
         let o = Owned::new();
         let a = o.arena();
         let mut head_seen = 0;
