@@ -18,7 +18,7 @@ use super::shm::{unavailable, DialError, Listener, ShmPipe, SlotMeta, SLOT_PAYLO
 use crate::config::{SHM_RING_BYTES, SHM_UNLOGGED_BYTES_MIN};
 use bytes::Bytes;
 use volpex_proto::handshake::PeerId;
-use volpex_proto::limits::UNLOGGED_BYTES_MIN;
+use volpex_proto::limits::{HEADER_BYTES, UNLOGGED_BYTES_MIN};
 use volpex_proto::message::{Key, ReplicaId, ReqId};
 use volpex_proto::wire::stream::Landing;
 use volpex_proto::wire::Frame;
@@ -45,6 +45,9 @@ pub struct Colocated {
     refused: Vec<SocketAddr>,
     /// DATA messages published in a slot arena instead of sent as frames.
     pub(super) in_place_sent: u64,
+    /// Of those, the ones published by their send before it logged them
+    /// (`publish_ahead`).
+    pub(super) published_ahead: u64,
 }
 
 impl Core {
@@ -271,6 +274,72 @@ impl Core {
         else {
             return false;
         };
+        let meta = SlotMeta {
+            comm: key.comm,
+            tag: key.tag,
+            src: key.src,
+            dst: key.dst,
+            seq: key.seq,
+            req: req.0,
+            order: *order,
+            flags: if *late { SLOT_LATE } else { 0 } | if *sync { SLOT_SYNC } else { 0 },
+            // Set where it is published (`ShmPipe::publish`).
+            ring_at: 0,
+        };
+        self.publish_slot(token, to, &meta, payload)
+    }
+
+    /// A send of a small message (at most a slot's size) to `dst` on `comm` with `tag`,
+    /// before it is logged: publishes it in the slot arena of each replica on this host
+    /// whose pull for it is parked here, and tells the engine so (a direct write,
+    /// `Engine::write_ahead` and `handle_written`, as a large message's), so that
+    /// logging it answers only the other pulls. The receiver starts on the message
+    /// while this process copies it into its log and does the log's bookkeeping (about
+    /// half of a small send's instructions), instead of after. A pull that cannot be
+    /// answered so (a TCP peer, a queue not empty, a full arena) is answered when the
+    /// message is logged, as before. The engine offers no such writes while the message
+    /// must carry choices (they go before its DATA).
+    pub(super) fn publish_ahead(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) {
+        let ahead = self.engine.write_ahead(comm, tag, dst, bytes.len(), None);
+        for w in &ahead.writes {
+            let Some(&token) = self.peers.get(&w.to) else {
+                continue;
+            };
+            if !self.colocated.tokens.contains(&token) || !self.engine_knows_alive(w.to) {
+                continue;
+            }
+            let meta = SlotMeta {
+                comm: ahead.key.comm,
+                tag: ahead.key.tag,
+                src: ahead.key.src,
+                dst: ahead.key.dst,
+                seq: ahead.key.seq,
+                req: w.req.0,
+                order: ahead.order,
+                flags: if ahead.sync { SLOT_SYNC } else { 0 },
+                ring_at: 0,
+            };
+            if self.publish_slot(token, w.to, &meta, bytes) {
+                self.colocated.published_ahead += 1;
+                // The whole frame went out: logging it answers this pull with nothing.
+                let whole = HEADER_BYTES + bytes.len();
+                self.engine
+                    .handle_written(w.to, w.req, whole, token.0 as u64, ahead.confirm);
+            }
+        }
+    }
+
+    /// Publishes a message to `to` (`meta` and `payload`) in the slot arena of its
+    /// shared-memory connection `token`: true when it did. Not when frames wait in the
+    /// connection's queue (it would overtake them), the connection is not established
+    /// with `to`, the message is larger than a slot, or the arena is full.
+    fn publish_slot(
+        &mut self,
+        token: Token,
+        to: ReplicaId,
+        meta: &SlotMeta,
+        payload: &[u8],
+    ) -> bool {
         if payload.len() > SLOT_PAYLOAD_MAX {
             return false;
         }
@@ -284,19 +353,7 @@ impl Core {
         let Some(p) = c.shm() else {
             return false;
         };
-        let meta = SlotMeta {
-            comm: key.comm,
-            tag: key.tag,
-            src: key.src,
-            dst: key.dst,
-            seq: key.seq,
-            req: req.0,
-            order: *order,
-            flags: if *late { SLOT_LATE } else { 0 } | if *sync { SLOT_SYNC } else { 0 },
-            // Set where it is published (`ShmPipe::publish`).
-            ring_at: 0,
-        };
-        if !p.publish(&meta, payload) {
+        if !p.publish(meta, payload) {
             return false;
         }
         self.colocated.in_place_sent += 1;
@@ -331,11 +388,14 @@ impl Core {
             if p.readable() {
                 came = true;
                 self.on_readable(t, landings, now);
+                // Reading may have closed the connection.
+                let Some(p) = self.conns.get_mut(&t).and_then(|c| c.shm()) else {
+                    break;
+                };
+                p.read_below(u64::MAX);
+            } else {
+                p.read_below(u64::MAX);
             }
-            let Some(p) = self.conns.get_mut(&t).and_then(|c| c.shm()) else {
-                break;
-            };
-            p.read_below(u64::MAX);
             if next.is_none() {
                 break;
             }

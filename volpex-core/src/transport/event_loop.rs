@@ -370,6 +370,10 @@ impl Core {
     /// peers that get a write anyway, then writes each connection that got frames once
     /// (one `writev` for all of them).
     pub fn flush(&mut self) {
+        // Nothing routed, nothing of the engine's waiting (most turns of a wait).
+        if self.dirty.is_empty() && !self.engine.has_output() && self.exit_after_choices.is_none() {
+            return;
+        }
         if let Some(n) = self.exit_after_choices {
             if self.engine.stats().choices >= n {
                 eprintln!(
@@ -472,7 +476,7 @@ impl Core {
         }
     }
 
-    fn engine_knows_alive(&self, to: ReplicaId) -> bool {
+    pub(super) fn engine_knows_alive(&self, to: ReplicaId) -> bool {
         self.engine.rank_alive(to.rank) && !self.dead_peer(to)
     }
 
@@ -1060,6 +1064,10 @@ mod tests {
         c0.send(0, 7, 1, b"second").expect("sent");
         assert_eq!(ring_writes(&mut c0), writes, "nothing through the ring");
         assert_eq!(c0.colocated.in_place_sent, slots + 1, "one slot published");
+        assert_eq!(
+            c0.colocated.published_ahead, 1,
+            "published by the send before it logged it"
+        );
         let got = loop {
             c1.turn(Some(Duration::from_micros(100)), false)
                 .expect("a turn");
@@ -1073,6 +1081,41 @@ mod tests {
             Ok(Matched::Message { payload, .. }) => assert_eq!(&payload[..], b"second"),
             other => panic!("{other:?}"),
         }
+        // The slot goes before the log (`Core::publish_ahead`): rank 1 takes the third
+        // message while rank 0 has not logged it yet, and logging it then answers the
+        // pull with nothing more (no second slot, no frame).
+        let id = c1.engine.post(c1.now(), spec(0, 7), Mode::Receive);
+        while !c0.engine.next_send_awaited(0, 7, 1) {
+            for c in [&mut c0, &mut c1] {
+                c.turn(Some(Duration::from_micros(100)), false)
+                    .expect("a turn");
+            }
+            turns += 1;
+            assert!(turns < 30_000, "the pull never came");
+        }
+        let (writes, slots) = (ring_writes(&mut c0), c0.colocated.in_place_sent);
+        c0.publish_ahead(0, 7, 1, b"third");
+        assert_eq!(c0.colocated.in_place_sent, slots + 1, "published");
+        let got = loop {
+            c1.turn(Some(Duration::from_micros(100)), false)
+                .expect("a turn");
+            if let Some(r) = c1.take(id) {
+                break r;
+            }
+            turns += 1;
+            assert!(turns < 40_000, "the message in the slot never came");
+        };
+        match got {
+            Ok(Matched::Message { payload, .. }) => assert_eq!(&payload[..], b"third"),
+            other => panic!("{other:?}"),
+        }
+        let now = c0.now();
+        c0.engine
+            .send(now, 0, 7, 1, bytes::Bytes::from_static(b"third"))
+            .expect("logged");
+        c0.flush();
+        assert_eq!(c0.colocated.in_place_sent, slots + 1, "no second slot");
+        assert_eq!(ring_writes(&mut c0), writes, "no frame through the ring");
     }
 
     /// The loop reads time from the clock it was given, never from the system: a turn

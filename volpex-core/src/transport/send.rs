@@ -23,6 +23,7 @@ use volpex_proto::pull::{DirectWrite, WriteAhead};
 use volpex_proto::wire::stream::Landing;
 
 use super::event_loop::Core;
+use super::shm::SLOT_PAYLOAD_MAX;
 use crate::config::{FULL_LOG_TURN, LENT_BYTES_MIN, LOANS_WAIT};
 use crate::error::Error;
 
@@ -214,8 +215,10 @@ impl Core {
     /// copied at all once they all confirm it (MPI lets a standard send wait for its
     /// receiver); if the confirmations are late, it is copied after all.
     pub fn send(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) -> Result<(), SendError> {
-        let skip_from = self.unlogged_from(dst);
-        let (ahead, now) = self.send_ahead(comm, tag, dst, bytes, Some(skip_from), &mut [])?;
+        // Only a message written straight from `bytes` may skip the log (`send_ahead`):
+        // a small one does not look at the peers' connections.
+        let skip_from = (bytes.len() >= DIRECT_WRITE_BYTES_MIN).then(|| self.unlogged_from(dst));
+        let (ahead, now) = self.send_ahead(comm, tag, dst, bytes, skip_from, &mut [])?;
         if let Some(order) = ahead {
             if self.await_delivery(comm, dst, order, bytes.len())? {
                 self.engine.send_unlogged(comm, tag, dst);
@@ -400,6 +403,11 @@ impl Core {
     ) -> Result<(Option<u64>, Duration), SendError> {
         let now = self.start_send(Some((comm, tag, dst)), &[dst], bytes.len(), 1, landings)?;
         if bytes.len() < DIRECT_WRITE_BYTES_MIN {
+            // A small message to replicas on this host goes into their slots now, and
+            // into the log after (the caller logs it next).
+            if bytes.len() <= SLOT_PAYLOAD_MAX && self.has_colocated() {
+                self.publish_ahead(comm, tag, dst, bytes);
+            }
             return Ok((None, now));
         }
         self.note_bulk(bytes.len(), now);

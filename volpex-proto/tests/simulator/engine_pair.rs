@@ -55,6 +55,7 @@ fn confirmed_data_is_acknowledged_at_once_and_not_kept() {
         order,
         writes,
         confirm,
+        ..
     } = tx.write_ahead(COMM, 3, 1, UNLOGGED_BYTES_MIN, Some(UNLOGGED_BYTES_MIN));
     assert!(confirm);
     // Smaller messages, or a caller that keeps the copy, never skip the log.

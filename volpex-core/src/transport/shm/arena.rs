@@ -3,10 +3,14 @@
 //! publishes one by one and the consumer reads in the order they were published,
 //! beside the byte ring (`ring`).
 //!
-//! Owns the publication protocol: a slot's first word is its epoch, odd while the slot
-//! is written and even once it is whole, written last with release ordering; the
+//! Owns the publication protocol: a slot's first word holds its epoch, odd while the
+//! slot is written and even once it is whole, written last with release ordering; the
 //! consumer checks it before and again after its copy (acquire), so a slot rewritten
 //! under it or left half-written by a producer that died is detected and never read.
+//! The same word carries the message's length and flags, and the message follows the
+//! six header words at once: a message of up to 8 bytes lies in the slot's first cache
+//! line with its epoch and header, so it crosses from the producer's core to the
+//! consumer's as one line.
 //! Must never trust what the other process wrote: a length out of bounds or an epoch
 //! that moved past the reader is an error, never a copy.
 
@@ -19,15 +23,28 @@ pub const SLOTS: usize = 32;
 /// Bytes of one slot (17 cache lines): the header and the largest message it holds.
 pub const SLOT_BYTES: usize = 1088;
 const SLOT_WORDS: usize = SLOT_BYTES / 8;
-/// Words of a slot's header: the epoch, then `Meta` in seven words.
-const HEADER_WORDS: usize = 8;
-/// The header word holding the length (low half) and the flags.
-const LEN_WORD: usize = 6;
+/// Words of a slot's header: the epoch word (epoch, length, flags), then the rest of
+/// `Meta` in six words; the message follows.
+const HEADER_WORDS: usize = 7;
 /// The header word holding `Meta::ring_at`.
-const RING_AT_WORD: usize = 7;
+const RING_AT_WORD: usize = 6;
+/// Bits of the epoch word holding the epoch (the low ones); the length and the flags
+/// are above. Epochs compare modulo 2^48: the producer is never more than `SLOTS`
+/// slots ahead of the consumer, so the half of the circle ahead of the expected epoch
+/// is "rewritten past the reader" and the other half "not yet".
+const EPOCH_BITS: u32 = 48;
+const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
+/// Where the length (11 bits: at most `SLOT_PAYLOAD_MAX`, checked) and the flags (5
+/// bits) sit in the epoch word.
+const LEN_SHIFT: u32 = 48;
+const LEN_MASK: u64 = (1 << 11) - 1;
+const FLAGS_SHIFT: u32 = 59;
+/// The flags a slot carries (`Meta::flags` above them are not carried).
+pub const SLOT_FLAGS_MAX: u32 = (1 << 5) - 1;
 /// The largest message a slot holds (larger ones go through the ring as frames).
 pub const SLOT_PAYLOAD_MAX: usize = 1024;
 const _: () = assert!(HEADER_WORDS * 8 + SLOT_PAYLOAD_MAX <= SLOT_BYTES);
+const _: () = assert!(SLOT_PAYLOAD_MAX as u64 <= LEN_MASK && LEN_SHIFT + 11 == FLAGS_SHIFT);
 
 /// Bytes of one direction's arena in the segment: its control line and its slots.
 pub const ARENA_BYTES: usize = size_of::<ArenaCtrl>() + SLOTS * SLOT_BYTES;
@@ -57,7 +74,8 @@ pub struct Meta {
     pub req: u64,
     /// Order number on its (comm, src, dst) stream.
     pub order: u64,
-    /// The DATA frame's flags the receiver needs (`late`, `sync`).
+    /// The DATA frame's flags the receiver needs (`late`, `sync`; at most
+    /// `SLOT_FLAGS_MAX`).
     pub flags: u32,
     /// How many bytes the producer had written into the connection's byte ring when it
     /// published the slot: the consumer takes the ring's frames up to there first, so
@@ -92,9 +110,15 @@ impl std::fmt::Display for SlotError {
     }
 }
 
-/// The epoch of the `p`-th slot published, once whole (odd, one less, while written).
+/// The epoch of the `p`-th slot published, once whole (odd, one less, while written),
+/// modulo 2^48.
 fn published(p: u64) -> u64 {
-    2 * p + 2
+    p.wrapping_mul(2).wrapping_add(2) & EPOCH_MASK
+}
+
+/// The epoch an epoch word holds.
+fn epoch_of(word: u64) -> u64 {
+    word & EPOCH_MASK
 }
 
 /// One direction's arena as one side sees it: its control words and its slots' words.
@@ -137,8 +161,10 @@ impl<'a> Arena<'a> {
 
     /// Writes slot `p` whatever the consumer's position (`publish` checks it).
     fn write(&self, p: u64, meta: &Meta, payload: &[u8]) {
+        debug_assert!(meta.flags <= SLOT_FLAGS_MAX && payload.len() <= SLOT_PAYLOAD_MAX);
         let s = self.slot(p);
-        s[0].store(published(p) - 1, Ordering::Relaxed);
+        let writing = published(p).wrapping_sub(1) & EPOCH_MASK;
+        s[0].store(writing, Ordering::Relaxed);
         // The odd epoch is visible before any word of the new contents.
         fence(Ordering::Release);
         let header = [
@@ -147,7 +173,6 @@ impl<'a> Arena<'a> {
             meta.seq,
             meta.req,
             meta.order,
-            payload.len() as u64 | (u64::from(meta.flags) << 32),
             meta.ring_at,
         ];
         for (w, v) in s[1..HEADER_WORDS].iter().zip(header) {
@@ -167,21 +192,30 @@ impl<'a> Arena<'a> {
             b[..rest.len()].copy_from_slice(rest);
             s[w].store(u64::from_le_bytes(b), Ordering::Relaxed);
         }
+        let whole = published(p)
+            | ((payload.len() as u64 & LEN_MASK) << LEN_SHIFT)
+            | (u64::from(meta.flags & SLOT_FLAGS_MAX) << FLAGS_SHIFT);
         // Release: every word above is written before the even epoch is seen.
-        s[0].store(published(p), Ordering::Release);
+        s[0].store(whole, Ordering::Release);
     }
 
     /// Consumer: whether the `c`-th slot is published (`Err`: it was rewritten past us).
     pub fn ready(&self, c: u64) -> Result<bool, SlotError> {
-        let e = self.slot(c)[0].load(Ordering::Acquire);
-        match e.cmp(&published(c)) {
-            std::cmp::Ordering::Less => Ok(false),
-            std::cmp::Ordering::Equal => Ok(true),
-            std::cmp::Ordering::Greater => Err(SlotError::Reused {
-                expected: published(c),
-                found: e,
-            }),
+        let word = self.slot(c)[0].load(Ordering::Acquire);
+        Self::word_ready(c, word)
+    }
+
+    /// Whether epoch word `word` says the `c`-th slot is published.
+    fn word_ready(c: u64, word: u64) -> Result<bool, SlotError> {
+        let (found, expected) = (epoch_of(word), published(c));
+        if found == expected {
+            return Ok(true);
         }
+        // Ahead of the expected epoch (modulo 2^48): rewritten past the reader.
+        if found.wrapping_sub(expected) & EPOCH_MASK < 1 << (EPOCH_BITS - 1) {
+            return Err(SlotError::Reused { expected, found });
+        }
+        Ok(false)
     }
 
     /// Consumer: where in the byte ring the `c`-th slot was published (`Meta::ring_at`),
@@ -207,13 +241,13 @@ impl<'a> Arena<'a> {
     /// Consumer: copies the `c`-th slot out if its epoch says published (the first half
     /// of `read`; `check` proves the copy).
     fn copy(&self, c: u64) -> Result<Option<(u64, Meta, Vec<u8>)>, SlotError> {
-        if !self.ready(c)? {
+        let s = self.slot(c);
+        let epoch = s[0].load(Ordering::Acquire);
+        if !Self::word_ready(c, epoch)? {
             return Ok(None);
         }
-        let s = self.slot(c);
-        let epoch = published(c);
         let h: [u64; HEADER_WORDS - 1] = std::array::from_fn(|i| s[1 + i].load(Ordering::Relaxed));
-        let len = h[LEN_WORD - 1] & u64::from(u32::MAX);
+        let len = (epoch >> LEN_SHIFT) & LEN_MASK;
         if len > SLOT_PAYLOAD_MAX as u64 {
             // A length read from a slot being rewritten may be anything: check first.
             self.check(c, epoch)?;
@@ -233,7 +267,7 @@ impl<'a> Arena<'a> {
             seq: h[2],
             req: h[3],
             order: h[4],
-            flags: (h[LEN_WORD - 1] >> 32) as u32,
+            flags: (epoch >> FLAGS_SHIFT) as u32,
             ring_at: h[RING_AT_WORD - 1],
         };
         Ok(Some((epoch, meta, payload)))
@@ -245,10 +279,12 @@ impl<'a> Arena<'a> {
         // rewrite that began during the copy shows here.
         fence(Ordering::Acquire);
         let found = self.slot(c)[0].load(Ordering::Relaxed);
+        // The whole word: a slot rewritten with the same epoch would be a peer
+        // breaking the protocol, and its length and flags must not have moved either.
         if found != epoch {
             return Err(SlotError::Reused {
-                expected: epoch,
-                found,
+                expected: epoch_of(epoch),
+                found: epoch_of(found),
             });
         }
         Ok(())
@@ -348,8 +384,7 @@ mod tests {
         let o = Owned::new();
         let a = o.arena();
         let s = a.slot(0);
-        s[0].store(published(0) - 1, Ordering::Release);
-        s[LEN_WORD].store(8, Ordering::Relaxed);
+        s[0].store((published(0) - 1) | (8 << LEN_SHIFT), Ordering::Release);
         assert_eq!(a.ready(0), Ok(false));
         assert_eq!(a.read(0), Ok(None));
         assert_eq!(
@@ -391,8 +426,52 @@ mod tests {
         let a = o.arena();
         let mut head_seen = 0;
         assert!(a.publish(0, &mut head_seen, &meta(0), b"x"));
-        a.slot(0)[LEN_WORD].store(1 << 20, Ordering::Relaxed);
-        assert_eq!(a.read(0).err(), Some(SlotError::TooLong(1 << 20)));
+        let s = a.slot(0);
+        let word = s[0].load(Ordering::Relaxed);
+        s[0].store(epoch_of(word) | (2000 << LEN_SHIFT), Ordering::Relaxed);
+        assert_eq!(a.read(0).err(), Some(SlotError::TooLong(2000)));
+    }
+
+    /// A message of up to 8 bytes lies in its slot's first cache line, with the epoch and
+    /// the header: it crosses between the cores as one line.
+    #[test]
+    fn a_message_of_eight_bytes_shares_the_epochs_cache_line() {
+        const { assert!((HEADER_WORDS + 1) * 8 <= 64 && SLOT_BYTES.is_multiple_of(64)) };
+        let o = Owned::new();
+        let a = o.arena();
+        let mut head_seen = 0;
+        assert!(a.publish(0, &mut head_seen, &meta(0), b"8 bytes!"));
+        assert_eq!(
+            a.slot(0)[HEADER_WORDS]
+                .load(Ordering::Relaxed)
+                .to_le_bytes(),
+            *b"8 bytes!"
+        );
+        let (m, got) = a.read(0).expect("whole").expect("published");
+        assert_eq!((m, got.as_slice()), (meta(0), &b"8 bytes!"[..]));
+    }
+
+    /// Epochs compare modulo 2^48: a reader past the wrap still tells a slot not yet
+    /// published from one rewritten past it.
+    #[test]
+    fn epochs_wrap_around() {
+        let o = Owned::new();
+        let a = o.arena();
+        let start = (1u64 << (EPOCH_BITS - 1)) - 3;
+        // The lap before, as a reader at `start` finds it.
+        for p in start - SLOTS as u64..start {
+            a.write(p, &meta(p), b"w");
+        }
+        let mut head_seen = start;
+        for p in start..start + 3 * SLOTS as u64 {
+            assert_eq!(a.ready(p), Ok(false), "slot {p} not yet");
+            assert!(a.publish(p, &mut head_seen, &meta(p), b"x"));
+            assert_eq!(a.ready(p), Ok(true));
+            assert!(a.read(p).expect("whole").is_some());
+        }
+        let p = start + 3 * SLOTS as u64;
+        a.write(p + SLOTS as u64, &meta(0), b"y");
+        assert!(a.ready(p).is_err(), "a lap ahead of the reader");
     }
 
     /// A producer and a consumer thread over one arena: every message arrives once, in

@@ -154,11 +154,14 @@ pub struct WriteAhead {
     pub key: Key,
     /// Its order number among the sends to the destination on its communicator.
     pub order: u64,
-    /// Its DATA frames to the live replicas whose pulls for it are parked here.
-    pub writes: Vec<DirectWrite>,
+    /// Its DATA frames to the live replicas whose pulls for it are parked here (inline:
+    /// a small send asks for them on every message, and there are seldom more than two).
+    pub writes: smallvec::SmallVec<[DirectWrite; 2]>,
     /// The frames ask each receiver to confirm it: it may skip the log once all did (see
     /// `send_unlogged`).
     pub confirm: bool,
+    /// It is sent synchronously (its frames carry `FLAG_SYNC`).
+    pub sync: bool,
 }
 
 /// A DATA frame the driver writes straight from the sender's buffer: `header`, then the
@@ -831,6 +834,14 @@ impl Engine {
         self.out.has_transmit()
     }
 
+    /// True when frames wait to be put on the wire now (`poll_resumed`, `poll_transmit`)
+    /// or events for the driver (`poll_event`): false means a flush has nothing of the
+    /// engine's to do.
+    #[inline]
+    pub fn has_output(&self) -> bool {
+        self.out.has_output()
+    }
+
     /// Next rest of a frame a direct write began: the driver writes it on its link before
     /// anything else there (poll these before `poll_transmit`).
     #[inline]
@@ -1106,7 +1117,7 @@ impl Engine {
             log::warn!("{}: DATA {key} from {from} is not for us; dropped", self.me);
             return;
         }
-        if self.coord.refused.remove(&from)
+        if (!self.coord.refused.is_empty() && self.coord.refused.remove(&from))
             || self.coord.foreign.is_fenced(from, self.ordinal_of(from))
         {
             self.receiving().stale(now, from, key, order);

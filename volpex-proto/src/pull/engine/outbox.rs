@@ -76,8 +76,15 @@ impl Outbox {
     }
 
     /// True when frames wait to be written now.
+    #[inline]
     pub(super) fn has_transmit(&self) -> bool {
         !self.transmit.is_empty() || !self.resumed.is_empty()
+    }
+
+    /// Whether frames to send now or events wait (`Engine::has_output`).
+    #[inline]
+    pub(super) fn has_output(&self) -> bool {
+        self.has_transmit() || !self.events.is_empty()
     }
 
     pub(super) fn poll_resumed(&mut self) -> Option<Resumed> {

@@ -11,7 +11,7 @@ use bytes::Bytes;
 
 use super::choices::{Announce, Coordination};
 use super::outbox::{Outbox, Resumed};
-use super::service::{Service, Waiter, Written};
+use super::service::{Service, Waiter, Waiters, Written};
 use super::synchronous::Synchronous;
 use super::timers::{Timer, TimerTable};
 use super::{order_want, DirectWrite, WriteAhead};
@@ -107,8 +107,8 @@ impl Serving<'_> {
         skip_log_from: Option<usize>,
     ) -> WriteAhead {
         let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
-        let waiters: Vec<Waiter> = if self.coord.must_carry() {
-            Vec::new()
+        let waiters: Waiters = if self.coord.must_carry() {
+            Waiters::new()
         } else {
             [Want::Key(key), self.order_want(comm, dst, order)]
                 .iter()
@@ -142,6 +142,7 @@ impl Serving<'_> {
             order,
             writes,
             confirm,
+            sync,
         }
     }
 
@@ -214,18 +215,17 @@ impl Serving<'_> {
         if let Some(lend) = lent {
             self.log.mark_lent(&key, lend);
         }
+        let may_leave = self.coord.may_leave(choices);
         for want in [Want::Key(key), self.order_want(comm, dst, order)] {
-            if !self.service.has_waiters(&want) {
-                continue;
-            }
-            if self.coord.may_leave(choices) {
+            if may_leave {
+                // Takes the pulls parked for `want`, if any (one lookup).
                 let flags = DataFlags {
                     late: false,
                     sync,
                     confirm: lent.is_some(),
                 };
                 self.serve_parked(want, (key, order, flags), &payload, choices);
-            } else {
+            } else if self.service.has_waiters(&want) {
                 self.block(now, want);
             }
         }
