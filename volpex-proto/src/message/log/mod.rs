@@ -76,6 +76,16 @@ impl Lend {
     }
 }
 
+/// The tag of *acknowledgements*: messages without bytes that are the only messages their
+/// sender sends their destination on their communicator (a one-sided window's
+/// acknowledgements of requests whose answer carries nothing, docs/PROTOCOL.md "Passive
+/// target"). Kept out of the log (`SendLog::append_ack`): a pull for one already sent is
+/// answered with an empty DATA from the stream's numbering alone (`SendLog::ack_order`),
+/// so nothing is stored, evicted or retained for them, and any replica that sent one can
+/// answer it however late the pull comes (a failover, a replay). Outside the program's
+/// tags (0 to the tag bound); the engine refuses bytes under it.
+pub const ACK_TAG: i32 = i32::MIN + 1;
+
 /// Answer to "do you have this key?".
 #[derive(Debug)]
 pub enum Lookup<'a> {
@@ -234,6 +244,24 @@ impl SendLog {
         );
         queue.push_back((order, key));
         Ok((key, order))
+    }
+
+    /// Takes the key and order number of the next acknowledgement (`ACK_TAG`) from `src`
+    /// to `dst` on `comm` without keeping anything, when every message sent to `dst` on
+    /// `comm` so far was an acknowledgement (so a message's order number is its seq);
+    /// `None` otherwise (the caller logs it as any message).
+    pub fn append_ack(&mut self, comm: u32, src: u32, dst: u32) -> Option<(Key, u64)> {
+        let (key, order) = self.peek_next(comm, ACK_TAG, src, dst);
+        (key.seq == order).then(|| self.append_unlogged(comm, ACK_TAG, src, dst))
+    }
+
+    /// The order number of acknowledgement `key` (`ACK_TAG`) if it was sent and kept out
+    /// of the log (`append_ack`): every message to its destination on its communicator
+    /// was an acknowledgement, so its order number is its seq.
+    pub fn ack_order(&self, key: &Key) -> Option<u64> {
+        let seqs = self.seqs.get(&(key.comm, ACK_TAG, key.dst)).copied()?;
+        (key.tag == ACK_TAG && key.seq < seqs && self.sent_to(key.comm, key.dst) == seqs)
+            .then_some(key.seq)
     }
 
     /// Takes the key and order number of a message every live replica of `dst` already
