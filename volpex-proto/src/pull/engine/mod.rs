@@ -85,7 +85,7 @@ use self::timers::{Timer, TimerTable};
 use super::decision::{ordinal, slot_key, Authority, Slot, DECISION_CTX};
 use crate::config::Config;
 use crate::limits::{CHOICES_BATCH_WAIT, DECISIONS_HELD_MAX, HEADER_BYTES};
-use crate::message::log::{Lend, LogFull};
+use crate::message::log::{Lend, LogFull, Lookup};
 use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
 use crate::message::{Consumed, Key, Map, ReplicaId, ReqId, SendLog, Set, Want};
 use crate::replica::{Liveness, PeerState};
@@ -627,6 +627,12 @@ impl Engine {
     /// live replica received.
     pub fn lends(&self) -> bool {
         !self.cfg.regenerates_from_siblings(self.replicas)
+    }
+
+    /// Whether the sender log holds message `key` (an acknowledgement never is:
+    /// `message::ACK_TAG`).
+    pub fn log_holds(&self, key: &Key) -> bool {
+        matches!(self.log.lookup(key), Lookup::Present(_))
     }
 
     /// Whether the log still holds lent message `key` (some live replica of its
