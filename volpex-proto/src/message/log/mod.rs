@@ -761,6 +761,28 @@ mod tests {
         Bytes::from(vec![7u8; n])
     }
 
+    /// Acknowledgements stay out of the log and are known by their numbering alone
+    /// while every message of their (comm, dst) is one; a stream holding anything else
+    /// logs them (its order numbers are no longer their seqs).
+    #[test]
+    fn acknowledgements_are_numbered_not_stored_while_their_stream_holds_nothing_else() {
+        let mut log = SendLog::new(1 << 20, 2);
+        let (k0, o0) = log.append_ack(3, 1, 2).unwrap();
+        let (k1, o1) = log.append_ack(3, 1, 2).unwrap();
+        assert_eq!((k0.seq, o0, k1.seq, o1), (0, 0, 1, 1));
+        assert_eq!(k1.tag, ACK_TAG);
+        assert!(matches!(log.lookup(&k1), Lookup::Evicted));
+        assert_eq!(log.ack_order(&k1), Some(1));
+        assert_eq!(log.ack_order(&Key { seq: 2, ..k1 }), None);
+        assert!(log.is_empty());
+        // Another destination's stream is its own.
+        assert_eq!(log.append_ack(3, 1, 4).map(|(_, o)| o), Some(0));
+        // Something else on (3, 2): acknowledgements there are logged from then on.
+        log.append(3, 5, 1, 2, msg(1), 0, Duration::ZERO).unwrap();
+        assert!(log.append_ack(3, 1, 2).is_none());
+        assert_eq!(log.ack_order(&k0), None);
+    }
+
     #[test]
     fn an_unlogged_send_takes_its_numbers_and_reads_as_evicted() {
         let mut log = SendLog::new(1 << 20, 2);
