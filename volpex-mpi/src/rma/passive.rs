@@ -343,14 +343,20 @@ enum Look {
 
 /// The leader's pick: takes what arrived, and returns the requests that apply now, in
 /// the order they are to be applied (windows ascending, origins ascending, each
-/// origin's in order), having taken them out of the pending queues. `Look::Turning`
+/// origin's in order), having taken them out of the pending queues, and the (window,
+/// origin) whose request receive it took, to post again (`repost`) once they applied:
+/// posting it makes the pulls ahead of the request taken (the engine's speculation),
+/// work that would otherwise come between the request's arrival and its answer. One
+/// request per origin and step: an origin waits for each request's answer before its
+/// next one to the same target, so the next step takes any other. `Look::Turning`
 /// turns the loop once, at the first test: the receives tested after it (the next
 /// request's, posted again; other origins', other windows') take what that turn
 /// brought, as a turn per test would only ask the kernel again in the same microsecond
 /// (an 8 B put + flush turned it three times between the request's arrival and its
 /// answer).
-fn pick(served: &mut BTreeMap<c_int, Served>, look: Look) -> Result<Vec<(c_int, i32, Request)>> {
+fn pick(served: &mut BTreeMap<c_int, Served>, look: Look) -> Result<(Picked, Vec<(c_int, i32)>)> {
     let mut out = Vec::new();
+    let mut taken = Vec::new();
     let mut look = look;
     for (&w, s) in served.iter_mut() {
         let mut ended = Vec::new();
@@ -379,7 +385,8 @@ fn pick(served: &mut BTreeMap<c_int, Served>, look: Look) -> Result<Vec<(c_int, 
                     Err(e) => return Err(e.into()),
                 };
                 s.pending.entry(o).or_default().push_back(parse(b)?);
-                *p = s.comm.process_at_rank(o).post_message_with_tag(REQUEST)?;
+                taken.push((w, o));
+                break;
             }
         }
         for o in ended {
@@ -405,7 +412,20 @@ fn pick(served: &mut BTreeMap<c_int, Served>, look: Look) -> Result<Vec<(c_int, 
             }
         }
     }
-    Ok(out)
+    Ok((out, taken))
+}
+
+/// Requests the leader picked: (window, origin, request), in the order they apply.
+type Picked = Vec<(c_int, i32, Request)>;
+
+/// Posts again the request receives `pick` took.
+fn repost(served: &mut BTreeMap<c_int, Served>, taken: Vec<(c_int, i32)>) -> Result<()> {
+    for (w, o) in taken {
+        let s = served.get_mut(&w).ok_or_else(bad_request)?;
+        let fresh = s.comm.process_at_rank(o).post_message_with_tag(REQUEST)?;
+        s.posted.insert(o, fresh);
+    }
+    Ok(())
 }
 
 /// The next request of `origin` at window `w`: queued here, or (a follower) the one its
@@ -485,8 +505,9 @@ fn step(mem: &Memory, look: Look) -> Result<bool> {
     let slot = SLOT.with(Cell::get);
     let list = match slot.map(|s| world.poll_choice(s)) {
         None | Some(Decision::Yours) => {
-            let picked = pick(&mut served, look)?;
+            let (picked, taken) = pick(&mut served, look)?;
             if picked.is_empty() {
+                repost(&mut served, taken)?;
                 return Ok(false);
             }
             if let Some(s) = slot {
@@ -498,6 +519,7 @@ fn step(mem: &Memory, look: Look) -> Result<bool> {
                 let s = served.get_mut(&w).ok_or_else(bad_request)?;
                 apply(s, w, o, r, mem)?;
             }
+            repost(&mut served, taken)?;
             None
         }
         Some(Decision::Made(v)) if v.is_empty() => return Ok(false),
