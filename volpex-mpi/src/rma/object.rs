@@ -41,15 +41,15 @@ pub fn create(
     let mut all = vec![0u64; 3 * comm.size() as usize];
     comm.all_gather_into(&mine[..], &mut all[..])?;
     let peers = all.chunks(3).map(|c| (c[0], c[1])).collect();
-    let lockable = (0..comm.size())
+    let lockable: Vec<i32> = (0..comm.size())
         .filter(|&r| all[3 * r as usize + 2] != 0)
         .collect();
-    let lockable_any = !Vec::<i32>::is_empty(&lockable);
     let dup = crate::comm::dup(comm_h)?;
     let errhandler = state::with(|s| Ok(s.comms.get(comm_h)?.errhandler))?;
-    let acks = match lockable_any {
-        true => Some(state::comm(dup)?.duplicate()),
-        false => None,
+    // Where passive targets acknowledge requests without an answer (`rma::passive`).
+    let acks = match lockable.is_empty() {
+        true => None,
+        false => Some(state::comm(dup)?.duplicate()),
     };
     let entry = WinEntry {
         comm: dup,

@@ -349,8 +349,8 @@ enum Look {
 /// work that would otherwise come between the request's arrival and its answer. One
 /// request per origin and step: an origin waits for each request's answer before its
 /// next one to the same target, so the next step takes any other. `Look::Turning`
-/// turns the loop once, at the first test: the receives tested after it (the next
-/// request's, posted again; other origins', other windows') take what that turn
+/// turns the loop once, at the first test: the receives tested after it (other
+/// origins', other windows') take what that turn
 /// brought, as a turn per test would only ask the kernel again in the same microsecond
 /// (an 8 B put + flush turned it three times between the request's arrival and its
 /// answer).
