@@ -318,7 +318,13 @@ fn decode(v: &[u8]) -> Result<Vec<(c_int, i32)>> {
 
 /// A request's header and batch, as it travels.
 fn request_bytes(kind: Kind, release: bool, ack: bool, ops: &[Access]) -> Vec<u8> {
-    let flags = u8::from(release) * RELEASE | u8::from(ack) * ACKNOWLEDGED;
+    let flags = match release {
+        true => RELEASE,
+        false => 0,
+    } | match ack {
+        true => ACKNOWLEDGED,
+        false => 0,
+    };
     batch::encode_after(&[code(kind), flags], ops)
 }
 
@@ -361,32 +367,26 @@ fn pick(served: &mut BTreeMap<c_int, Served>, look: Look) -> Result<(Picked, Vec
     for (&w, s) in served.iter_mut() {
         let mut ended = Vec::new();
         for (&o, p) in s.posted.iter_mut() {
-            loop {
-                let got = match look {
-                    Look::Turning => {
-                        look = Look::Arrived;
-                        p.test()
-                    }
-                    Look::Arrived => p.arrived(),
-                };
-                let b = match got {
-                    // The origin's closing request (MPI_Win_free): it sends nothing more.
-                    Ok(Some(b)) if b.is_empty() => {
-                        ended.push(o);
-                        break;
-                    }
-                    Ok(Some(b)) => b,
-                    Ok(None) => break,
-                    // An origin whose program ended (or that is lost) sends nothing more.
-                    Err(volpex::Error::SenderEnded { .. } | volpex::Error::RankLost { .. }) => {
-                        ended.push(o);
-                        break;
-                    }
-                    Err(e) => return Err(e.into()),
-                };
-                s.pending.entry(o).or_default().push_back(parse(b)?);
-                taken.push((w, o));
-                break;
+            let got = match look {
+                Look::Turning => {
+                    look = Look::Arrived;
+                    p.test()
+                }
+                Look::Arrived => p.arrived(),
+            };
+            match got {
+                // The origin's closing request (MPI_Win_free): it sends nothing more.
+                Ok(Some(b)) if b.is_empty() => ended.push(o),
+                Ok(Some(b)) => {
+                    s.pending.entry(o).or_default().push_back(parse(b)?);
+                    taken.push((w, o));
+                }
+                Ok(None) => {}
+                // An origin whose program ended (or that is lost) sends nothing more.
+                Err(volpex::Error::SenderEnded { .. } | volpex::Error::RankLost { .. }) => {
+                    ended.push(o)
+                }
+                Err(e) => return Err(e.into()),
             }
         }
         for o in ended {
