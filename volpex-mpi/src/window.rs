@@ -93,6 +93,10 @@ pub struct WinEntry {
     /// The window's own communicator (a duplicate of the one it was made over): batches
     /// and answers travel on it, apart from the program's messages.
     pub comm: c_int,
+    /// The window's acknowledgement communicator (another duplicate), when some process's
+    /// part of it allows locks: a passive target acknowledges there each request whose
+    /// answer carries nothing, with messages kept out of its log (`rma::passive`).
+    pub acks: Option<volpex::Communicator>,
     /// Address of this process's window memory.
     pub base: usize,
     /// Bytes of it.

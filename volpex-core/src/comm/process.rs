@@ -15,9 +15,9 @@ use super::{Status, Tag};
 use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence, Target};
 use crate::error::Error;
 use crate::transport::Loan;
-use volpex_proto::message::matching::{Matched, Mode};
-use volpex_proto::message::Key;
+use volpex_proto::message::matching::{Matched, Mode, TagSel};
 use volpex_proto::message::Lend;
+use volpex_proto::message::{Key, ACK_TAG};
 
 /// `MPI_ANY_SOURCE`: what `Process::rank` returns for `any_process()`.
 pub const ANY_SOURCE: i32 = -1;
@@ -218,6 +218,17 @@ impl<'a> Process<'a> {
         let dst = self.dest()?;
         Communicator::check_tag(tag)?;
         self.comm.send_on(self.comm.id(), tag, dst, &buf.bytes())
+    }
+
+    /// Sends this rank the next *acknowledgement* on this communicator: a message without
+    /// bytes that stays out of the sender log (`volpex_proto::message::ACK_TAG`), received
+    /// with `post_acknowledgement_before_send`. The communicator must carry nothing else
+    /// from this process to that rank (else the acknowledgement is logged as any
+    /// message): a one-sided window's acknowledgements of requests whose answer carries
+    /// nothing (docs/PROTOCOL.md, "Passive target").
+    pub fn acknowledge(&self) -> Result<(), Error> {
+        let dst = self.dest()?;
+        self.comm.send_on(self.comm.id(), ACK_TAG, dst, &[])
     }
 
     /// Buffered send with a tag of memory the caller lends until it changes it (a
@@ -563,6 +574,23 @@ impl<'a> Process<'a> {
     /// critical path of a round trip over TCP.
     pub fn post_message_before_send_with_tag(&self, tag: Tag) -> Result<PostedMessage, Error> {
         self.post_message_then(tag, false)
+    }
+
+    /// Posts a receive of the next acknowledgement from this rank (`acknowledge`), its
+    /// pull waiting for the caller's next write as `post_message_before_send_with_tag`'s.
+    pub fn post_acknowledgement_before_send(&self) -> Result<PostedMessage, Error> {
+        if matches!(self.partner, Partner::Any) {
+            return Err(Error::Usage(
+                "a posted message comes from one rank, not any",
+            ));
+        }
+        let mut spec = self.comm.spec(self.comm.id(), self.partner, None)?;
+        spec.tag = TagSel::Tag(ACK_TAG);
+        let id = self.comm.post_then(spec, Mode::Receive, false)?;
+        Ok(PostedMessage {
+            comm: self.comm.clone(),
+            id: Some(id),
+        })
     }
 
     /// Posts a receive of the next whole message with `tag` from this rank into `buf`,

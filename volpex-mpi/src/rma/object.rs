@@ -41,13 +41,19 @@ pub fn create(
     let mut all = vec![0u64; 3 * comm.size() as usize];
     comm.all_gather_into(&mine[..], &mut all[..])?;
     let peers = all.chunks(3).map(|c| (c[0], c[1])).collect();
-    let lockable = (0..comm.size())
+    let lockable: Vec<i32> = (0..comm.size())
         .filter(|&r| all[3 * r as usize + 2] != 0)
         .collect();
     let dup = crate::comm::dup(comm_h)?;
     let errhandler = state::with(|s| Ok(s.comms.get(comm_h)?.errhandler))?;
+    // Where passive targets acknowledge requests without an answer (`rma::passive`).
+    let acks = match lockable.is_empty() {
+        true => None,
+        false => Some(state::comm(dup)?.duplicate()),
+    };
     let entry = WinEntry {
         comm: dup,
+        acks: acks.clone(),
         base,
         size,
         disp_unit: disp_unit as usize,
@@ -74,7 +80,13 @@ pub fn create(
         // window's), whose gets' answers may be lent to the log where replicated.
         let replicated = state::with(|s| Ok(s.universe.as_ref().map_or(1, |u| u.replicas())))? > 1;
         let lends = replicated && (flavor == FLAVOR_CREATE || flavor == FLAVOR_ALLOCATE);
-        super::passive::register(h, state::comm(dup)?, lends)?;
+        let acks = acks.ok_or_else(|| {
+            MpiError::new(
+                class::INTERN,
+                "a lockable window without its acknowledgement communicator",
+            )
+        })?;
+        super::passive::register(h, state::comm(dup)?, acks, lends)?;
     }
     Ok(h)
 }
@@ -126,6 +138,9 @@ pub fn free(win: &mut c_int, mem: &'static super::passive::Memory) -> Result<Opt
     let e = state::with(|s| s.wins.remove(h))?;
     let mut c = e.comm;
     crate::comm::free(&mut c)?;
+    if let Some(acks) = e.acks {
+        acks.free();
+    }
     *win = NULL;
     Ok(e.owned.then_some(e.base))
 }

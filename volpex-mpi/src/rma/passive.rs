@@ -97,12 +97,19 @@ enum Body {
 struct Request {
     kind: Kind,
     release: bool,
+    /// Its answer carries nothing (no get, fetching accumulate or compare-and-swap): the
+    /// target acknowledges it on the window's acknowledgement communicator instead
+    /// (`Served::acks`), a message kept out of the log (`volpex::Process::acknowledge`).
+    ack: bool,
     body: Body,
 }
 
 /// A target's side of one window that allows locks.
 struct Served {
     comm: Communicator,
+    /// Where requests whose answer carries nothing are acknowledged (`Request::ack`):
+    /// a duplicate of `comm` that carries nothing else.
+    acks: Communicator,
     /// The posted receive of each other origin's next request.
     posted: BTreeMap<i32, PostedMessage>,
     /// Requests here that do not apply yet (the leader's; and own requests, everywhere).
@@ -188,13 +195,21 @@ fn hold(holders: &mut BTreeMap<i32, Kind>, origin: i32, r: &Request) {
     }
 }
 
+/// A request's flags byte: it releases the lock; it is acknowledged (`Request::ack`).
+const RELEASE: u8 = 1;
+const ACKNOWLEDGED: u8 = 2;
+
 /// A request as it came from another origin.
 fn parse(b: bytes::Bytes) -> Result<Request> {
     let (&kind, rest) = b.split_first().ok_or_else(bad_request)?;
-    let &release = rest.first().ok_or_else(bad_request)?;
+    let &flags = rest.first().ok_or_else(bad_request)?;
+    if flags & !(RELEASE | ACKNOWLEDGED) != 0 {
+        return Err(bad_request());
+    }
     Ok(Request {
         kind: kind_code(kind)?,
-        release: release == 1,
+        release: flags & RELEASE != 0,
+        ack: flags & ACKNOWLEDGED != 0,
         body: Body::Remote(b.slice(2..)),
     })
 }
@@ -216,7 +231,8 @@ fn world() -> Result<Communicator> {
 /// Starts serving window `win` (made over `comm`, this process `me` of `n`): posts a
 /// receive for each other origin's first request.
 /// `lends`: gets' answers are lent to the log (`Loans`).
-pub fn register(win: c_int, comm: Communicator, lends: bool) -> Result<()> {
+/// `acks`: the window's acknowledgement communicator (`Served::acks`).
+pub fn register(win: c_int, comm: Communicator, acks: Communicator, lends: bool) -> Result<()> {
     let me = comm.rank();
     let mut posted = BTreeMap::new();
     for o in (0..comm.size()).filter(|&o| o != me) {
@@ -226,6 +242,7 @@ pub fn register(win: c_int, comm: Communicator, lends: bool) -> Result<()> {
         win,
         Served {
             comm,
+            acks,
             posted,
             pending: BTreeMap::new(),
             holders: BTreeMap::new(),
@@ -300,8 +317,15 @@ fn decode(v: &[u8]) -> Result<Vec<(c_int, i32)>> {
 }
 
 /// A request's header and batch, as it travels.
-fn request_bytes(kind: Kind, release: bool, ops: &[Access]) -> Vec<u8> {
-    batch::encode_after(&[code(kind), u8::from(release)], ops)
+fn request_bytes(kind: Kind, release: bool, ack: bool, ops: &[Access]) -> Vec<u8> {
+    let flags = match release {
+        true => RELEASE,
+        false => 0,
+    } | match ack {
+        true => ACKNOWLEDGED,
+        false => 0,
+    };
+    batch::encode_after(&[code(kind), flags], ops)
 }
 
 fn bad_request() -> MpiError {
@@ -325,43 +349,44 @@ enum Look {
 
 /// The leader's pick: takes what arrived, and returns the requests that apply now, in
 /// the order they are to be applied (windows ascending, origins ascending, each
-/// origin's in order), having taken them out of the pending queues. `Look::Turning`
-/// turns the loop once, at the first test: the receives tested after it (the next
-/// request's, posted again; other origins', other windows') take what that turn
+/// origin's in order), having taken them out of the pending queues, and the (window,
+/// origin) whose request receive it took, to post again (`repost`) once they applied:
+/// posting it makes the pulls ahead of the request taken (the engine's speculation),
+/// work that would otherwise come between the request's arrival and its answer. One
+/// request per origin and step: an origin waits for each request's answer before its
+/// next one to the same target, so the next step takes any other. `Look::Turning`
+/// turns the loop once, at the first test: the receives tested after it (other
+/// origins', other windows') take what that turn
 /// brought, as a turn per test would only ask the kernel again in the same microsecond
 /// (an 8 B put + flush turned it three times between the request's arrival and its
 /// answer).
-fn pick(served: &mut BTreeMap<c_int, Served>, look: Look) -> Result<Vec<(c_int, i32, Request)>> {
+fn pick(served: &mut BTreeMap<c_int, Served>, look: Look) -> Result<(Picked, Vec<(c_int, i32)>)> {
     let mut out = Vec::new();
+    let mut taken = Vec::new();
     let mut look = look;
     for (&w, s) in served.iter_mut() {
         let mut ended = Vec::new();
         for (&o, p) in s.posted.iter_mut() {
-            loop {
-                let got = match look {
-                    Look::Turning => {
-                        look = Look::Arrived;
-                        p.test()
-                    }
-                    Look::Arrived => p.arrived(),
-                };
-                let b = match got {
-                    // The origin's closing request (MPI_Win_free): it sends nothing more.
-                    Ok(Some(b)) if b.is_empty() => {
-                        ended.push(o);
-                        break;
-                    }
-                    Ok(Some(b)) => b,
-                    Ok(None) => break,
-                    // An origin whose program ended (or that is lost) sends nothing more.
-                    Err(volpex::Error::SenderEnded { .. } | volpex::Error::RankLost { .. }) => {
-                        ended.push(o);
-                        break;
-                    }
-                    Err(e) => return Err(e.into()),
-                };
-                s.pending.entry(o).or_default().push_back(parse(b)?);
-                *p = s.comm.process_at_rank(o).post_message_with_tag(REQUEST)?;
+            let got = match look {
+                Look::Turning => {
+                    look = Look::Arrived;
+                    p.test()
+                }
+                Look::Arrived => p.arrived(),
+            };
+            match got {
+                // The origin's closing request (MPI_Win_free): it sends nothing more.
+                Ok(Some(b)) if b.is_empty() => ended.push(o),
+                Ok(Some(b)) => {
+                    s.pending.entry(o).or_default().push_back(parse(b)?);
+                    taken.push((w, o));
+                }
+                Ok(None) => {}
+                // An origin whose program ended (or that is lost) sends nothing more.
+                Err(volpex::Error::SenderEnded { .. } | volpex::Error::RankLost { .. }) => {
+                    ended.push(o)
+                }
+                Err(e) => return Err(e.into()),
             }
         }
         for o in ended {
@@ -387,7 +412,20 @@ fn pick(served: &mut BTreeMap<c_int, Served>, look: Look) -> Result<Vec<(c_int, 
             }
         }
     }
-    Ok(out)
+    Ok((out, taken))
+}
+
+/// Requests the leader picked: (window, origin, request), in the order they apply.
+type Picked = Vec<(c_int, i32, Request)>;
+
+/// Posts again the request receives `pick` took.
+fn repost(served: &mut BTreeMap<c_int, Served>, taken: Vec<(c_int, i32)>) -> Result<()> {
+    for (w, o) in taken {
+        let s = served.get_mut(&w).ok_or_else(bad_request)?;
+        let fresh = s.comm.process_at_rank(o).post_message_with_tag(REQUEST)?;
+        s.posted.insert(o, fresh);
+    }
+    Ok(())
 }
 
 /// The next request of `origin` at window `w`: queued here, or (a follower) the one its
@@ -418,6 +456,11 @@ fn apply(s: &mut Served, w: c_int, origin: i32, r: Request, mem: &Memory) -> Res
     let window = &mut *window;
     let kinds = |h| Ok(state::op(h)?.kind);
     match r.body {
+        Body::Remote(bytes) if r.ack => {
+            // Nothing to answer: the acknowledgement, out of the log.
+            batch::apply(window, &batch::decode(&bytes)?, &kinds)?;
+            s.acks.process_at_rank(origin).acknowledge()?;
+        }
         Body::Remote(bytes) => {
             let ops = batch::decode(&bytes)?;
             let to = s.comm.process_at_rank(origin);
@@ -462,8 +505,9 @@ fn step(mem: &Memory, look: Look) -> Result<bool> {
     let slot = SLOT.with(Cell::get);
     let list = match slot.map(|s| world.poll_choice(s)) {
         None | Some(Decision::Yours) => {
-            let picked = pick(&mut served, look)?;
+            let (picked, taken) = pick(&mut served, look)?;
             if picked.is_empty() {
+                repost(&mut served, taken)?;
                 return Ok(false);
             }
             if let Some(s) = slot {
@@ -475,6 +519,7 @@ fn step(mem: &Memory, look: Look) -> Result<bool> {
                 let s = served.get_mut(&w).ok_or_else(bad_request)?;
                 apply(s, w, o, r, mem)?;
             }
+            repost(&mut served, taken)?;
             None
         }
         Some(Decision::Made(v)) if v.is_empty() => return Ok(false),
@@ -656,6 +701,7 @@ pub fn lock(win: c_int, kind: Kind, rank: c_int, mem: &Memory) -> Result<()> {
         let r = Request {
             kind,
             release: false,
+            ack: false,
             body: Body::Own(Vec::new(), Vec::new()),
         };
         own(win, r, mem)?;
@@ -701,6 +747,7 @@ fn finish(win: c_int, targets: &[i32], release: bool, mem: &Memory) -> Result<()
             let r = Request {
                 kind,
                 release,
+                ack: false,
                 body: Body::Own(ops, landings),
             };
             own(win, r, mem)?;
@@ -708,6 +755,16 @@ fn finish(win: c_int, targets: &[i32], release: bool, mem: &Memory) -> Result<()
         }
         // Its pulls go out in the request's write.
         let to = comm.process_at_rank(t);
+        if landings.is_empty() {
+            // Nothing to answer: an acknowledgement, on the window's own communicator for
+            // them (`Served::acks`).
+            let acks = object::with(win, |e| Ok(e.acks.clone()))?
+                .ok_or_else(|| sync_error("no process of the window allows locks"))?;
+            let ack = acks.process_at_rank(t).post_acknowledgement_before_send()?;
+            to.send_with_tag(&request_bytes(kind, release, true, &ops)[..], REQUEST)?;
+            waits.push(Answer::Posted(vec![ack], Places::Landings(Vec::new())));
+            continue;
+        }
         let total = landings.iter().map(|l| l.len).sum::<u64>();
         let total = usize::try_from(total).map_err(|_| short_answer())?;
         let posted = |places| -> Result<Answer> {
@@ -724,7 +781,7 @@ fn finish(win: c_int, targets: &[i32], release: bool, mem: &Memory) -> Result<()
             }
             places => posted(places)?,
         };
-        to.send_with_tag(&request_bytes(kind, release, &ops)[..], REQUEST)?;
+        to.send_with_tag(&request_bytes(kind, release, false, &ops)[..], REQUEST)?;
         waits.push(answer);
     }
     for answer in waits {

@@ -20,5 +20,5 @@ pub type Map<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// Hash set with the same hasher (see `Map`).
 pub type Set<K> = rustc_hash::FxHashSet<K>;
-pub use log::{Lend, LogEntry, SendLog};
+pub use log::{Lend, LogEntry, SendLog, ACK_TAG};
 pub use watermark::Consumed;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use volpex_proto::limits::UNLOGGED_BYTES_MIN;
 use volpex_proto::message::matching::{Matched, Mode, RecvSpec, Source, TagSel};
-use volpex_proto::message::{Key, ReplicaId, ReqId};
+use volpex_proto::message::{Key, ReplicaId, ReqId, ACK_TAG};
 use volpex_proto::pull::{ChoiceState, Engine, RecvError, WriteAhead};
 use volpex_proto::wire::Frame;
 
@@ -258,15 +258,30 @@ fn after_one_message(
     len: usize,
     confirm: bool,
 ) -> (ReplicaId, ReplicaId, Engine, Engine, Vec<Frame>) {
+    after_one_message_tagged(comm, 3, len, confirm)
+}
+
+/// `after_one_message` with `tag`.
+fn after_one_message_tagged(
+    comm: u32,
+    tag: i32,
+    len: usize,
+    confirm: bool,
+) -> (ReplicaId, ReplicaId, Engine, Engine, Vec<Frame>) {
     let now = Duration::ZERO;
     let (sender, receiver, mut tx, mut rx, spec) = sender_and_receiver(1);
-    let first = rx.post(now, RecvSpec { comm, ..spec }, Mode::Receive);
+    let spec = RecvSpec {
+        comm,
+        tag: TagSel::Tag(tag),
+        ..spec
+    };
+    let first = rx.post(now, spec, Mode::Receive);
     for (to, f) in std::iter::from_fn(|| rx.poll_transmit()) {
         if to == sender {
             tx.handle_frame(now, receiver, f);
         }
     }
-    tx.send(now, comm, 3, 1, Bytes::from(vec![7u8; len]))
+    tx.send(now, comm, tag, 1, Bytes::from(vec![7u8; len]))
         .expect("the log has room");
     let data = std::iter::from_fn(|| tx.poll_transmit())
         .find_map(|(to, f)| match f {
@@ -305,6 +320,17 @@ fn after_one_message(
         .map(|(_, f)| f)
         .collect();
     (sender, receiver, tx, rx, pulls)
+}
+
+/// An acknowledgement (`ACK_TAG`: an empty message a one-sided target sends for a
+/// request without an answer) is never pulled ahead: its receiver posts each one before
+/// the request it acknowledges, whose write carries the pull, so pulls ahead would only
+/// stand at the target. An empty message of another tag is. docs/PROTOCOL.md "Passive
+/// target".
+#[test]
+fn an_acknowledgement_is_not_pulled_ahead() {
+    assert_eq!(after_one_message_tagged(COMM, ACK_TAG, 0, false).4.len(), 0);
+    assert!(pulls_ahead_after(COMM, 0, false) > 0);
 }
 
 /// Freeing a communicator (MPI_Comm_free) withdraws the pulls made ahead on it that no

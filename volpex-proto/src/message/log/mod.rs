@@ -76,6 +76,16 @@ impl Lend {
     }
 }
 
+/// The tag of *acknowledgements*: messages without bytes that are the only messages their
+/// sender sends their destination on their communicator (a one-sided window's
+/// acknowledgements of requests whose answer carries nothing, docs/PROTOCOL.md "Passive
+/// target"). Kept out of the log (`SendLog::append_ack`): a pull for one already sent is
+/// answered with an empty DATA from the stream's numbering alone (`SendLog::ack_order`),
+/// so nothing is stored, evicted or retained for them, and any replica that sent one can
+/// answer it however late the pull comes (a failover, a replay). Outside the program's
+/// tags (0 to the tag bound); the engine refuses bytes under it.
+pub const ACK_TAG: i32 = i32::MIN + 1;
+
 /// Answer to "do you have this key?".
 #[derive(Debug)]
 pub enum Lookup<'a> {
@@ -234,6 +244,24 @@ impl SendLog {
         );
         queue.push_back((order, key));
         Ok((key, order))
+    }
+
+    /// Takes the key and order number of the next acknowledgement (`ACK_TAG`) from `src`
+    /// to `dst` on `comm` without keeping anything, when every message sent to `dst` on
+    /// `comm` so far was an acknowledgement (so a message's order number is its seq);
+    /// `None` otherwise (the caller logs it as any message).
+    pub fn append_ack(&mut self, comm: u32, src: u32, dst: u32) -> Option<(Key, u64)> {
+        let (key, order) = self.peek_next(comm, ACK_TAG, src, dst);
+        (key.seq == order).then(|| self.append_unlogged(comm, ACK_TAG, src, dst))
+    }
+
+    /// The order number of acknowledgement `key` (`ACK_TAG`) if it was sent and kept out
+    /// of the log (`append_ack`): every message to its destination on its communicator
+    /// was an acknowledgement, so its order number is its seq.
+    pub fn ack_order(&self, key: &Key) -> Option<u64> {
+        let seqs = self.seqs.get(&(key.comm, ACK_TAG, key.dst)).copied()?;
+        (key.tag == ACK_TAG && key.seq < seqs && self.sent_to(key.comm, key.dst) == seqs)
+            .then_some(key.seq)
     }
 
     /// Takes the key and order number of a message every live replica of `dst` already
@@ -731,6 +759,28 @@ mod tests {
 
     fn msg(n: usize) -> Bytes {
         Bytes::from(vec![7u8; n])
+    }
+
+    /// Acknowledgements stay out of the log and are known by their numbering alone
+    /// while every message of their (comm, dst) is one; a stream holding anything else
+    /// logs them (its order numbers are no longer their seqs).
+    #[test]
+    fn acknowledgements_are_numbered_not_stored_while_their_stream_holds_nothing_else() {
+        let mut log = SendLog::new(1 << 20, 2);
+        let (k0, o0) = log.append_ack(3, 1, 2).unwrap();
+        let (k1, o1) = log.append_ack(3, 1, 2).unwrap();
+        assert_eq!((k0.seq, o0, k1.seq, o1), (0, 0, 1, 1));
+        assert_eq!(k1.tag, ACK_TAG);
+        assert!(matches!(log.lookup(&k1), Lookup::Evicted));
+        assert_eq!(log.ack_order(&k1), Some(1));
+        assert_eq!(log.ack_order(&Key { seq: 2, ..k1 }), None);
+        assert!(log.is_empty());
+        // Another destination's stream is its own.
+        assert_eq!(log.append_ack(3, 1, 4).map(|(_, o)| o), Some(0));
+        // Something else on (3, 2): acknowledgements there are logged from then on.
+        log.append(3, 5, 1, 2, msg(1), 0, Duration::ZERO).unwrap();
+        assert!(log.append_ack(3, 1, 2).is_none());
+        assert_eq!(log.ack_order(&k0), None);
     }
 
     #[test]

@@ -85,9 +85,9 @@ use self::timers::{Timer, TimerTable};
 use super::decision::{ordinal, slot_key, Authority, Slot, DECISION_CTX};
 use crate::config::Config;
 use crate::limits::{CHOICES_BATCH_WAIT, DECISIONS_HELD_MAX, HEADER_BYTES};
-use crate::message::log::{Lend, LogFull};
+use crate::message::log::{Lend, LogFull, Lookup};
 use crate::message::matching::{CancelDiverged, Matched, Matcher, Mode, Need, RecvId, RecvSpec};
-use crate::message::{Consumed, Key, Map, ReplicaId, ReqId, SendLog, Set, Want};
+use crate::message::{Consumed, Key, Map, ReplicaId, ReqId, SendLog, Set, Want, ACK_TAG};
 use crate::replica::{Liveness, PeerState};
 use crate::wire::control::ReplicaStats;
 use crate::wire::Frame;
@@ -632,6 +632,12 @@ impl Engine {
         !self.cfg.regenerates_from_siblings(self.replicas)
     }
 
+    /// Whether the sender log holds message `key` (an acknowledgement never is:
+    /// `message::ACK_TAG`).
+    pub fn log_holds(&self, key: &Key) -> bool {
+        matches!(self.log.lookup(key), Lookup::Present(_))
+    }
+
     /// Whether the log still holds lent message `key` (some live replica of its
     /// destination has not confirmed it yet; or, lent until changed, it is retained).
     pub fn holds_lent(&self, key: &Key) -> bool {
@@ -960,6 +966,11 @@ impl Engine {
             self.speculate_pending(t);
         }
         if let Ok(Matched::Message { key, payload, .. }) = &r {
+            // Acknowledgements are never pulled ahead: their receiver posts each one's
+            // receive before the request it acknowledges, whose write carries the pull.
+            if key.tag == ACK_TAG {
+                return Some(r);
+            }
             let len = self.landed.remove(key).unwrap_or(payload.len());
             self.speculation = Some((*key, len, any_tag));
             // An eager stream's pulls leave before the caller has the message (they are

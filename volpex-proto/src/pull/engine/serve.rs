@@ -18,7 +18,7 @@ use super::{order_want, DirectWrite, WriteAhead};
 use crate::config::Config;
 use crate::limits::{HEADER_BYTES, LATE_PULL};
 use crate::message::log::{Lend, LogFull, Lookup};
-use crate::message::{Consumed, Key, ReplicaId, ReqId, SendLog, Want};
+use crate::message::{Consumed, Key, ReplicaId, ReqId, SendLog, Want, ACK_TAG};
 use crate::pull::decision::{slot_key, Slot, DECISION_CTX};
 use crate::replica::Liveness;
 use crate::wire::control::ReplicaStats;
@@ -204,9 +204,22 @@ impl Serving<'_> {
         lent: Option<Lend>,
     ) -> Result<Key, LogFull> {
         let choices = self.coord.decisions.used_bound();
-        let (key, order) =
-            self.log
-                .append(comm, tag, self.me.rank, dst, payload.clone(), choices, now)?;
+        // An acknowledgement stays out of the log (`ACK_TAG`), unless its stream holds
+        // other messages.
+        assert!(
+            tag != ACK_TAG || payload.is_empty() && lent.is_none(),
+            "an acknowledgement carries no bytes"
+        );
+        let ack = match tag == ACK_TAG {
+            true => self.log.append_ack(comm, self.me.rank, dst),
+            false => None,
+        };
+        let (key, order) = match ack {
+            Some(numbered) => numbered,
+            None => self
+                .log
+                .append(comm, tag, self.me.rank, dst, payload.clone(), choices, now)?,
+        };
         self.stats.sends += 1;
         let sync = self.sync.is_made(&key);
         if sync {
@@ -299,7 +312,18 @@ impl Serving<'_> {
                 sync: e.sync,
                 lent: e.lent.is_some(),
             }),
-            Lookup::Evicted | Lookup::NotYetSent => None,
+            // An acknowledgement kept out of the log: the numbering tells it was sent.
+            // It carries every choice made so far (at least those it was sent after).
+            Lookup::Evicted => self.log.ack_order(&key).map(|order| Logged {
+                key,
+                order,
+                payload: Bytes::new(),
+                choices: self.coord.decisions.used_bound(),
+                logged_at: Duration::ZERO,
+                sync: false,
+                lent: false,
+            }),
+            Lookup::NotYetSent => None,
         }
     }
 

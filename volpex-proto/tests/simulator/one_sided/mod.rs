@@ -23,3 +23,6 @@ const BATCH: i32 = 3;
 const BATCH_ANSWER: i32 = 4;
 const REQUEST: i32 = 5;
 const ANSWER: i32 = 6;
+/// The window's acknowledgement communicator (another duplicate): a target acknowledges
+/// there, with `ACK_TAG` and no bytes, what has no answer.
+const ACKS: u32 = 9;

@@ -14,7 +14,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use volpex_proto::config::Config;
 use volpex_proto::message::matching::{Matched, Mode, RecvId, RecvSpec, Source, TagSel};
-use volpex_proto::message::ReplicaId;
+use volpex_proto::message::{Key, ReplicaId};
 use volpex_proto::pull::{Engine, EngineEvent};
 use volpex_proto::wire::Frame;
 
@@ -313,8 +313,12 @@ impl World {
     }
 
     pub fn post(&mut self, i: usize, src: u32, tag: i32) -> RecvId {
+        self.post_on(i, WIN, src, tag)
+    }
+
+    pub fn post_on(&mut self, i: usize, comm: u32, src: u32, tag: i32) -> RecvId {
         let spec = RecvSpec {
-            comm: WIN,
+            comm,
             src: Source::Rank(src),
             tag: TagSel::Tag(tag),
         };
@@ -322,8 +326,13 @@ impl World {
     }
 
     pub fn send(&mut self, i: usize, tag: i32, dst: u32, payload: Vec<u8>) {
-        if let Err(e) = self.engines[i].send(self.now, WIN, tag, dst, Bytes::from(payload)) {
-            self.fail(format!("{}: send failed: {e:?}", self.engines[i].me()));
+        self.send_on(i, WIN, tag, dst, payload);
+    }
+
+    pub fn send_on(&mut self, i: usize, comm: u32, tag: i32, dst: u32, payload: Vec<u8>) -> Key {
+        match self.engines[i].send(self.now, comm, tag, dst, Bytes::from(payload)) {
+            Ok(key) => key,
+            Err(e) => self.fail(format!("{}: send failed: {e:?}", self.engines[i].me())),
         }
     }
 
