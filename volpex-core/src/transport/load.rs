@@ -1,7 +1,10 @@
 //! Whether other work crowds this host's CPUs: the number of runnable tasks of the whole
 //! machine (the fourth field of `/proc/loadavg`, the kernel's instantaneous count),
 //! sampled at most every `SAMPLE_EVERY` when a blocked call starts its wait, against what
-//! this job alone can run (the larger of the CPUs and the job's processes here).
+//! this job alone can run (the larger of the machine's CPUs and the job's processes
+//! here). The count is the whole machine's, so it is held against the whole machine's
+//! CPUs, not the ones this process may use (a container pinned to a few CPUs of a large
+//! machine would otherwise count the other containers' work as its own host's).
 //!
 //! Why a wait cares (docs/SHM.md, "Waits on a host others load"): a wait that polls (and
 //! yields between polls) is, to the kernel's fair scheduler, a process that wants the
@@ -118,6 +121,33 @@ impl HostLoad {
     }
 }
 
+/// The machine's online CPUs (`/sys/devices/system/cpu/online`, ranges such as
+/// "0-3,8-11"); if unreadable, the CPUs this process may use.
+pub(super) fn online_cpus() -> usize {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|t| cpu_count(&t))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// The number of CPUs in a kernel CPU list ("0-3,8,10-11").
+fn cpu_count(list: &str) -> Option<usize> {
+    let mut n = 0;
+    for part in list.trim().split(',') {
+        n += match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+                b.checked_sub(a)? + 1
+            }
+            None => {
+                part.parse::<usize>().ok()?;
+                1
+            }
+        };
+    }
+    (n > 0).then_some(n)
+}
+
 /// The number of runnable tasks in `/proc/loadavg`'s text ("0.50 0.40 0.30 3/456 789").
 fn runnable(text: &[u8]) -> Option<usize> {
     let text = std::str::from_utf8(text).ok()?;
@@ -148,6 +178,18 @@ mod tests {
         assert_eq!(runnable(b"12.02 9.11 7.00 17/1024 31337"), Some(17));
         assert_eq!(runnable(b"0.50 0.40"), None);
         assert_eq!(runnable(b"a b c x/y z"), None);
+    }
+
+    #[test]
+    fn a_cpu_list_counts_its_ranges_and_single_cpus() {
+        assert_eq!(cpu_count("0-1\n"), Some(2));
+        assert_eq!(cpu_count("0"), Some(1));
+        assert_eq!(cpu_count("0-3,8-11"), Some(8));
+        assert_eq!(cpu_count("0,2,4-5"), Some(4));
+        assert_eq!(cpu_count(""), None);
+        assert_eq!(cpu_count("3-1"), None);
+        assert_eq!(cpu_count("x"), None);
+        assert!(online_cpus() >= 1);
     }
 
     /// A sample that found others' work counts only with the next ones: three of the

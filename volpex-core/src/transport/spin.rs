@@ -106,10 +106,9 @@ impl BulkWindow {
     /// within `BULK_SPIN_FOR` of a large message; none (it sleeps at once, and is woken
     /// by its message) while other work crowds the host's CPUs.
     pub(super) fn spin(&self, cfg: &Config, now: Duration) -> Spin {
-        let load = self.load.get_or_init(|| {
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-            HostLoad::new(cfg.watch_load, cfg.here, cpus)
-        });
+        let load = self
+            .load
+            .get_or_init(|| HostLoad::new(cfg.watch_load, cfg.here, super::load::online_cpus()));
         if load.crowded(now) {
             return Spin {
                 poll: Duration::ZERO,
