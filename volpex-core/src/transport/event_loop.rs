@@ -1100,29 +1100,41 @@ mod tests {
         assert_eq!(core.clock().now(), Duration::from_secs(7));
     }
 
-    /// A spinning caller with no peer on this host (every peer over TCP) polls the
-    /// kernel every turn but consults the timers only once `KERNEL_POLL_EVERY` passed; a
-    /// turn that may sleep consults them every time.
-    #[test]
-    fn a_spinning_caller_consults_its_timers_only_every_kernel_poll_interval() {
-        let (mut core, _waker, clock) = core_alone_at_5_s();
-        assert!(!core.rings_only());
+    /// A spinning caller of a core at 5 s whose host has fewer cores than processes
+    /// (`shared`) or not: its turns consult the timers at 5 s, not again until `every`
+    /// passed (but poll), then again. Returns the core, its clock and the last reading
+    /// before `every` passed, in microseconds.
+    fn timers_consulted_every(shared: bool, every: Duration) -> (Core, Waker, Arc<Manual>, u64) {
+        let (mut core, waker, clock) = core_alone_at_5_s();
+        core.cfg.shared_host = shared;
         let spin = Some(Duration::ZERO);
         let start = Duration::from_secs(5);
         core.turn(spin, false).expect("a turn");
         assert_eq!(core.timers_at, start);
-        let soon = 5_000_000 + KERNEL_POLL_EVERY.as_micros() as u64 - 1;
+        let soon = 5_000_000 + every.as_micros() as u64 - 1;
         clock.0.store(soon, Ordering::SeqCst);
         core.turn(spin, false).expect("a turn");
         assert_eq!(core.timers_at, start, "not consulted again so soon");
         assert_eq!(core.turned_at(), Duration::from_micros(soon), "but polled");
         clock.0.store(soon + 1, Ordering::SeqCst);
         core.turn(spin, false).expect("a turn");
-        assert_eq!(core.timers_at, start + KERNEL_POLL_EVERY);
+        assert_eq!(core.timers_at, start + every);
+        (core, waker, clock, soon)
+    }
+
+    /// A spinning caller with no peer on this host (every peer over TCP) polls the
+    /// kernel every turn but consults the timers only once `KERNEL_POLL_EVERY` passed; a
+    /// turn that may sleep consults them every time.
+    #[test]
+    fn a_spinning_caller_consults_its_timers_only_every_kernel_poll_interval() {
+        let (mut core, _waker, clock, soon) = timers_consulted_every(false, KERNEL_POLL_EVERY);
+        assert!(!core.rings_only());
         // A turn that may sleep (here: a background turn, or a wait) consults them.
         clock.0.store(soon + 2, Ordering::SeqCst);
-        core.turn(spin, true).expect("a background turn");
+        core.turn(Some(Duration::ZERO), true)
+            .expect("a background turn");
         assert_eq!(core.timers_at, Duration::from_micros(soon + 2));
+        let start = Duration::from_secs(5);
         assert!(timers_due(false, start, start, KERNEL_POLL_EVERY));
         assert!(!timers_due(true, start, start, KERNEL_POLL_EVERY));
     }
@@ -1131,18 +1143,6 @@ mod tests {
     /// consults its timers only every `KERNEL_POLL_EVERY_SHARED`.
     #[test]
     fn a_caller_on_a_crowded_host_consults_its_timers_less_often() {
-        let (mut core, _waker, clock) = core_alone_at_5_s();
-        core.cfg.shared_host = true;
-        let spin = Some(Duration::ZERO);
-        let start = Duration::from_secs(5);
-        core.turn(spin, false).expect("a turn");
-        assert_eq!(core.timers_at, start);
-        let later = 5_000_000 + KERNEL_POLL_EVERY_SHARED.as_micros() as u64 - 1;
-        clock.0.store(later, Ordering::SeqCst);
-        core.turn(spin, false).expect("a turn");
-        assert_eq!(core.timers_at, start, "not consulted 10 us later");
-        clock.0.store(later + 1, Ordering::SeqCst);
-        core.turn(spin, false).expect("a turn");
-        assert_eq!(core.timers_at, start + KERNEL_POLL_EVERY_SHARED);
+        timers_consulted_every(true, KERNEL_POLL_EVERY_SHARED);
     }
 }
