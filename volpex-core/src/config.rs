@@ -168,6 +168,12 @@ pub struct Config {
     pub confirm_wait: Option<Duration>,
     /// This host runs more of the job's processes than it has cores (see `for_host`).
     pub shared_host: bool,
+    /// The job's processes on this host (see `for_host`; 0 until then).
+    pub here: usize,
+    /// Whether a blocked call sleeps at once while other work crowds the host's CPUs
+    /// (`transport::load`): set by `for_host` unless the user chose the spins
+    /// (`VOLPEX_SPIN_US`, `VOLPEX_HARD_SPIN_US`).
+    pub watch_load: bool,
     /// TCP user timeout and keepalive bound on peer connections
     /// (`VOLPEX_PEER_TIMEOUT_MS`; 0 = `None`, the kernel defaults; see
     /// `transport::keepalive`).
@@ -190,6 +196,8 @@ impl Default for Config {
             hard_spin: None,
             confirm_wait: None,
             shared_host: false,
+            here: 0,
+            watch_load: false,
             peer_timeout: Some(PEER_TIMEOUT_DEFAULT),
             tcp_congestion: Some(TCP_CONGESTION_DEFAULT.to_string()),
             shm: true,
@@ -199,8 +207,11 @@ impl Default for Config {
 
 impl Config {
     /// This configuration for a replica whose host runs `here` of the job's processes:
-    /// the spins resolved (`hard_spin_for`, `spin_for`) and `shared_host` set.
+    /// the spins resolved (`hard_spin_for`, `spin_for`), `shared_host` and `here` set, and
+    /// the host's load watched unless the user chose the spins.
     pub fn for_host(mut self, here: usize) -> Config {
+        self.watch_load = self.spin.is_none() && self.hard_spin.is_none();
+        self.here = here;
         self.hard_spin = Some(self.hard_spin_for(here));
         self.spin = Some(self.spin_for(here));
         self.shared_host = !dedicated(here);
@@ -273,6 +284,23 @@ mod tests {
             ..Config::default()
         };
         assert_eq!(set.hard_spin_for(cores + 1), Duration::from_micros(7));
+    }
+
+    #[test]
+    fn the_load_is_watched_unless_the_user_chose_the_spins() {
+        let c = Config::default().for_host(3);
+        assert!(c.watch_load);
+        assert_eq!(c.here, 3);
+        let spin = Config {
+            spin: Some(Duration::ZERO),
+            ..Config::default()
+        };
+        assert!(!spin.for_host(3).watch_load);
+        let hard = Config {
+            hard_spin: Some(Duration::from_micros(5)),
+            ..Config::default()
+        };
+        assert!(!hard.for_host(3).watch_load);
     }
 
     #[test]

@@ -44,11 +44,17 @@ const IDLE_FLUSH_AFTER: Duration = Duration::from_micros(20);
 /// pending pull: with a TCP peer, 5% of a spinning 8 B ping-pong's samples).
 const KERNEL_POLL_EVERY: Duration = Duration::from_micros(10);
 
+/// `KERNEL_POLL_EVERY` on a host with fewer cores than the job's processes, whose waits
+/// give the CPU away between polls: a turn after a yield came back from another
+/// process's run, most often more than 10 us later, so each such turn polled the kernel
+/// and read the timers (`-r 2` ping-pong: 0.7 `epoll_wait` per message, 6% of the
+/// samples with the timers).
+const KERNEL_POLL_EVERY_SHARED: Duration = Duration::from_micros(100);
+
 /// Whether a turn starting at `now` consults the timers: every turn that may sleep, and
-/// a spinning one once `KERNEL_POLL_EVERY` passed since they were last consulted
-/// (`checked_at`).
-fn timers_due(spinning: bool, now: Duration, checked_at: Duration) -> bool {
-    !spinning || now.saturating_sub(checked_at) >= KERNEL_POLL_EVERY
+/// a spinning one once `every` passed since they were last consulted (`checked_at`).
+fn timers_due(spinning: bool, now: Duration, checked_at: Duration, every: Duration) -> bool {
+    !spinning || now.saturating_sub(checked_at) >= every
 }
 /// Token of the waker that kicks a thread out of `poll`.
 pub const WAKER: Token = Token(1);
@@ -682,7 +688,12 @@ impl Core {
         }
         // A spinning caller consults its timers only now and then; one whose peers are
         // all on this host reads its rings every turn and asks the kernel only then too.
-        let timers = timers_due(spinning, before, self.timers_at);
+        let every = if self.cfg.shared_host {
+            KERNEL_POLL_EVERY_SHARED
+        } else {
+            KERNEL_POLL_EVERY
+        };
+        let timers = timers_due(spinning, before, self.timers_at, every);
         let kernel = timers || !self.rings_only();
         let mut events = std::mem::replace(&mut self.events, Events::with_capacity(0));
         let (mut deadline, mut handshaking, mut slept) = (None, false, false);
@@ -1132,30 +1143,49 @@ mod tests {
         assert_eq!(core.clock().now(), Duration::from_secs(7));
     }
 
-    /// A spinning caller with no peer on this host (every peer over TCP) polls the
-    /// kernel every turn but consults the timers only once `KERNEL_POLL_EVERY` passed; a
-    /// turn that may sleep consults them every time.
-    #[test]
-    fn a_spinning_caller_consults_its_timers_only_every_kernel_poll_interval() {
-        let (mut core, _waker, clock) = core_alone_at_5_s();
-        assert!(!core.rings_only());
+    /// A spinning caller of a core at 5 s whose host has fewer cores than processes
+    /// (`shared`) or not: its turns consult the timers at 5 s, not again until `every`
+    /// passed (but poll), then again. Returns the core, its clock and the last reading
+    /// before `every` passed, in microseconds.
+    fn timers_consulted_every(shared: bool, every: Duration) -> (Core, Waker, Arc<Manual>, u64) {
+        let (mut core, waker, clock) = core_alone_at_5_s();
+        core.cfg.shared_host = shared;
         let spin = Some(Duration::ZERO);
         let start = Duration::from_secs(5);
         core.turn(spin, false).expect("a turn");
         assert_eq!(core.timers_at, start);
-        let soon = 5_000_000 + KERNEL_POLL_EVERY.as_micros() as u64 - 1;
+        let soon = 5_000_000 + every.as_micros() as u64 - 1;
         clock.0.store(soon, Ordering::SeqCst);
         core.turn(spin, false).expect("a turn");
         assert_eq!(core.timers_at, start, "not consulted again so soon");
         assert_eq!(core.turned_at(), Duration::from_micros(soon), "but polled");
         clock.0.store(soon + 1, Ordering::SeqCst);
         core.turn(spin, false).expect("a turn");
-        assert_eq!(core.timers_at, start + KERNEL_POLL_EVERY);
+        assert_eq!(core.timers_at, start + every);
+        (core, waker, clock, soon)
+    }
+
+    /// A spinning caller with no peer on this host (every peer over TCP) polls the
+    /// kernel every turn but consults the timers only once `KERNEL_POLL_EVERY` passed; a
+    /// turn that may sleep consults them every time.
+    #[test]
+    fn a_spinning_caller_consults_its_timers_only_every_kernel_poll_interval() {
+        let (mut core, _waker, clock, soon) = timers_consulted_every(false, KERNEL_POLL_EVERY);
+        assert!(!core.rings_only());
         // A turn that may sleep (here: a background turn, or a wait) consults them.
         clock.0.store(soon + 2, Ordering::SeqCst);
-        core.turn(spin, true).expect("a background turn");
+        core.turn(Some(Duration::ZERO), true)
+            .expect("a background turn");
         assert_eq!(core.timers_at, Duration::from_micros(soon + 2));
-        assert!(timers_due(false, start, start));
-        assert!(!timers_due(true, start, start));
+        let start = Duration::from_secs(5);
+        assert!(timers_due(false, start, start, KERNEL_POLL_EVERY));
+        assert!(!timers_due(true, start, start, KERNEL_POLL_EVERY));
+    }
+
+    /// On a host with fewer cores than processes, a spinning caller (whose polls yield)
+    /// consults its timers only every `KERNEL_POLL_EVERY_SHARED`.
+    #[test]
+    fn a_caller_on_a_crowded_host_consults_its_timers_less_often() {
+        timers_consulted_every(true, KERNEL_POLL_EVERY_SHARED);
     }
 }

@@ -13,6 +13,7 @@ mod drain;
 mod event_loop;
 mod keepalive;
 mod launcher;
+mod load;
 mod peers;
 pub mod progress;
 mod send;

@@ -1,12 +1,16 @@
 //! How a blocked call waits before it sleeps in the kernel: how long it polls, whether it
-//! yields the CPU between polls, and how long it first polls without yielding; and the
-//! window after a large message during which the poll is capped.
+//! yields the CPU between polls, and how long it first polls without yielding; the
+//! window after a large message during which the poll is capped; and no poll at all
+//! while other work crowds the host's CPUs (`load`).
 //!
-//! Owns these rules and the time of the last large message. Must never poll, read or
-//! write a socket: `Core` notes the messages and `progress::drive_until` does the waiting.
+//! Owns these rules, the time of the last large message and the host's load as waits
+//! see it. Must never poll, read or write a socket: `Core` notes the messages and
+//! `progress::drive_until` does the waiting.
 
+use std::cell::OnceCell;
 use std::time::Duration;
 
+use super::load::HostLoad;
 use crate::config::{Config, SPIN_SHARED};
 
 /// A message at least this large was read or sent: the kernel's softirq work moves it
@@ -82,10 +86,12 @@ impl Pace {
     }
 }
 
-/// When a large message was last read or sent.
+/// When a large message was last read or sent, and the host's load (watched from the
+/// first wait on, as the configuration says).
 #[derive(Debug, Default)]
 pub(super) struct BulkWindow {
     at: Option<Duration>,
+    load: OnceCell<HostLoad>,
 }
 
 impl BulkWindow {
@@ -97,8 +103,19 @@ impl BulkWindow {
     }
 
     /// How a call blocked at `now` waits, by `cfg`: its spin capped at `SPIN_SHARED`
-    /// within `BULK_SPIN_FOR` of a large message.
+    /// within `BULK_SPIN_FOR` of a large message; none (it sleeps at once, and is woken
+    /// by its message) while other work crowds the host's CPUs.
     pub(super) fn spin(&self, cfg: &Config, now: Duration) -> Spin {
+        let load = self
+            .load
+            .get_or_init(|| HostLoad::new(cfg.watch_load, cfg.here, super::load::online_cpus()));
+        if load.crowded(now) {
+            return Spin {
+                poll: Duration::ZERO,
+                yield_between: cfg.yield_when_idle,
+                hard: Duration::ZERO,
+            };
+        }
         let poll = cfg.spin.unwrap_or(SPIN_SHARED);
         let bulk = self
             .at
@@ -179,6 +196,40 @@ mod tests {
             ..spin
         };
         assert!(!Pace::new(no_yield, at(0)).polled(|| at(1)));
+    }
+
+    /// A host whose every sample finds others' work (a job that may account for no
+    /// runnable task): from the third sample on, a wait sleeps at once; a configuration
+    /// that does not watch the load (the user chose the spins) keeps its spin.
+    #[test]
+    fn a_wait_on_a_host_crowded_by_others_sleeps_at_once() {
+        let cfg = Config {
+            watch_load: true,
+            ..spinning(1000)
+        };
+        let w = BulkWindow::default();
+        let load = HostLoad::new(true, 0, 0);
+        if !load.watches() {
+            return; // no procfs here, or a real-time test runner
+        }
+        assert!(w.load.set(load).is_ok());
+        let t = |ms| Duration::from_secs(1) + Duration::from_millis(ms);
+        let full = Duration::from_millis(1);
+        assert_eq!(w.spin(&cfg, t(0)).poll, full, "one sample decides nothing");
+        assert_eq!(w.spin(&cfg, t(10)).poll, full);
+        let crowded = w.spin(&cfg, t(20));
+        assert_eq!(crowded.poll, Duration::ZERO);
+        assert_eq!(crowded.hard, Duration::ZERO);
+        assert!(!Pace::new(crowded, t(20)).spinning(), "it sleeps at once");
+
+        let unwatched = BulkWindow::default();
+        let cfg = Config {
+            watch_load: false,
+            ..cfg
+        };
+        for ms in [0, 10, 20, 30] {
+            assert_eq!(unwatched.spin(&cfg, t(ms)).poll, full);
+        }
     }
 
     #[test]
