@@ -208,6 +208,25 @@ fn never_keeps_a_lost_replica_lost() {
     run.assert_no_leftovers();
 }
 
+/// Checks a `run_regen` job whose replica 1.0 failed once: the failure-free result, its
+/// one regeneration, and a second incarnation that ran with its rank to the end, which
+/// it returns.
+fn replaced_once(run: &Run) -> serde_json::Value {
+    check_output(run, 3, 100);
+    let incs = incarnations(run, 1, 0);
+    assert_eq!(incs.len(), 2, "{}", run.stderr);
+    assert_eq!(incs[0]["state"], "failed", "{}", incs[0]);
+    assert!(
+        ["finished", "ended"].contains(&incs[1]["state"].as_str().unwrap_or("")),
+        "it ran with its rank to the end: {}\n{}",
+        incs[1],
+        run.stderr
+    );
+    let report = run.report.as_ref().expect("a report");
+    assert_eq!(report["regenerations"], 1, "{report}");
+    incs[1].clone()
+}
+
 /// A replica killed before the rendezvous is started again, afresh, and the job keeps
 /// its replication degree: every process sleeps 1 s before it initializes, so no replica
 /// has registered when the fault fires at 0.2 s and the table cannot have gone out (it
@@ -220,19 +239,8 @@ fn a_replica_killed_before_the_rendezvous_is_started_again() {
         &["-x", "REGEN_INIT_DELAY_MS=1000", "--fault", "1.0:kill@0.2"],
         &["100", "20"],
     );
-    check_output(&run, 3, 100);
-    let incs = incarnations(&run, 1, 0);
-    assert_eq!(incs.len(), 2, "{}", run.stderr);
-    assert_eq!(incs[0]["state"], "failed", "{}", incs[0]);
-    assert_eq!(incs[1]["from"], "restart", "{}", incs[1]);
-    assert!(
-        ["finished", "ended"].contains(&incs[1]["state"].as_str().unwrap_or("")),
-        "it ran with its rank to the end: {}\n{}",
-        incs[1],
-        run.stderr
-    );
-    let report = run.report.as_ref().expect("a report");
-    assert_eq!(report["regenerations"], 1, "{report}");
+    let second = replaced_once(&run);
+    assert_eq!(second["from"], "restart", "{second}");
     for needle in [
         "rank 1 replica 0: starting incarnation 1 on localhost at",
         "afresh: it was lost before the rendezvous",
@@ -250,19 +258,8 @@ fn a_replica_killed_before_the_rendezvous_is_started_again() {
 #[test]
 fn a_replica_too_late_for_the_rendezvous_is_regenerated_from_its_sibling() {
     let run = run_regen(&["-x", "REGEN_LATE=1.0:6000"], &["100", "20"]);
-    check_output(&run, 3, 100);
-    let incs = incarnations(&run, 1, 0);
-    assert_eq!(incs.len(), 2, "{}", run.stderr);
-    assert_eq!(incs[0]["state"], "failed", "{}", incs[0]);
-    assert_ne!(incs[1]["from"], "restart", "{}", incs[1]);
-    assert!(
-        ["finished", "ended"].contains(&incs[1]["state"].as_str().unwrap_or("")),
-        "it ran with its rank to the end: {}\n{}",
-        incs[1],
-        run.stderr
-    );
-    let report = run.report.as_ref().expect("a report");
-    assert_eq!(report["regenerations"], 1, "{report}");
+    let second = replaced_once(&run);
+    assert_ne!(second["from"], "restart", "{second}");
     assert!(
         run.stderr
             .contains("rank 1 replica 0: starting incarnation 1 on localhost at"),

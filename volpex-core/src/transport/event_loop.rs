@@ -998,6 +998,21 @@ mod tests {
 
     /// Publishing writes of `core`'s shared-memory connections (each side may have
     /// dialed one).
+    /// The payload of receive `id` of `core`, which a slot brings: turns until it is
+    /// taken.
+    fn slot_message(core: &mut Core, id: RecvId) -> bytes::Bytes {
+        for _ in 0..20_000 {
+            core.turn(Some(Duration::from_micros(100)), false)
+                .expect("a turn");
+            match core.take(id) {
+                None => {}
+                Some(Ok(Matched::Message { payload, .. })) => return payload,
+                Some(other) => panic!("{other:?}"),
+            }
+        }
+        panic!("the message in the slot never came");
+    }
+
     fn ring_writes(core: &mut Core) -> usize {
         let tokens = core.colocated_tokens().to_vec();
         assert!(!tokens.is_empty(), "a connection through shared memory");
@@ -1079,19 +1094,7 @@ mod tests {
             c0.colocated.published_ahead, 1,
             "published by the send before it logged it"
         );
-        let got = loop {
-            c1.turn(Some(Duration::from_micros(100)), false)
-                .expect("a turn");
-            if let Some(r) = c1.take(id) {
-                break r;
-            }
-            turns += 1;
-            assert!(turns < 20_000, "the message in the slot never came");
-        };
-        match got {
-            Ok(Matched::Message { payload, .. }) => assert_eq!(&payload[..], b"second"),
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(&slot_message(&mut c1, id)[..], b"second");
         // The slot goes before the log (`Core::publish_ahead`): rank 1 takes the third
         // message while rank 0 has not logged it yet, and logging it then answers the
         // pull with nothing more (no second slot, no frame).
@@ -1107,19 +1110,7 @@ mod tests {
         let (writes, slots) = (ring_writes(&mut c0), c0.colocated.in_place_sent);
         c0.publish_ahead(0, 7, 1, b"third");
         assert_eq!(c0.colocated.in_place_sent, slots + 1, "published");
-        let got = loop {
-            c1.turn(Some(Duration::from_micros(100)), false)
-                .expect("a turn");
-            if let Some(r) = c1.take(id) {
-                break r;
-            }
-            turns += 1;
-            assert!(turns < 40_000, "the message in the slot never came");
-        };
-        match got {
-            Ok(Matched::Message { payload, .. }) => assert_eq!(&payload[..], b"third"),
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(&slot_message(&mut c1, id)[..], b"third");
         let now = c0.now();
         c0.engine
             .send(now, 0, 7, 1, bytes::Bytes::from_static(b"third"))
