@@ -15,7 +15,7 @@ use super::{Status, Tag};
 use crate::datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence, Target};
 use crate::error::Error;
 use crate::transport::Loan;
-use volpex_proto::message::matching::{Matched, Mode, TagSel};
+use volpex_proto::message::matching::{Matched, Mode, RecvSpec, TagSel};
 use volpex_proto::message::Lend;
 use volpex_proto::message::{Key, ACK_TAG};
 
@@ -579,18 +579,9 @@ impl<'a> Process<'a> {
     /// Posts a receive of the next acknowledgement from this rank (`acknowledge`), its
     /// pull waiting for the caller's next write as `post_message_before_send_with_tag`'s.
     pub fn post_acknowledgement_before_send(&self) -> Result<PostedMessage, Error> {
-        if matches!(self.partner, Partner::Any) {
-            return Err(Error::Usage(
-                "a posted message comes from one rank, not any",
-            ));
-        }
-        let mut spec = self.comm.spec(self.comm.id(), self.partner, None)?;
+        let mut spec = self.partner_spec(None)?;
         spec.tag = TagSel::Tag(ACK_TAG);
-        let id = self.comm.post_then(spec, Mode::Receive, false)?;
-        Ok(PostedMessage {
-            comm: self.comm.clone(),
-            id: Some(id),
-        })
+        self.post_spec_then(spec, false)
     }
 
     /// Posts a receive of the next whole message with `tag` from this rank into `buf`,
@@ -626,12 +617,23 @@ impl<'a> Process<'a> {
     }
 
     fn post_message_then(&self, tag: Tag, flush: bool) -> Result<PostedMessage, Error> {
+        let spec = self.partner_spec(Some(tag))?;
+        self.post_spec_then(spec, flush)
+    }
+
+    /// A receive's spec for messages from this rank (one rank, not any) with `tag`.
+    fn partner_spec(&self, tag: Option<Tag>) -> Result<RecvSpec, Error> {
         if matches!(self.partner, Partner::Any) {
             return Err(Error::Usage(
                 "a posted message comes from one rank, not any",
             ));
         }
-        let spec = self.comm.spec(self.comm.id(), self.partner, Some(tag))?;
+        self.comm.spec(self.comm.id(), self.partner, tag)
+    }
+
+    /// Posts a receive of `spec` (`flush`: its pull goes at once, else with the next
+    /// write).
+    fn post_spec_then(&self, spec: RecvSpec, flush: bool) -> Result<PostedMessage, Error> {
         let id = self.comm.post_then(spec, Mode::Receive, flush)?;
         Ok(PostedMessage {
             comm: self.comm.clone(),

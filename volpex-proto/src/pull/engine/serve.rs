@@ -210,9 +210,10 @@ impl Serving<'_> {
             tag != ACK_TAG || payload.is_empty() && lent.is_none(),
             "an acknowledgement carries no bytes"
         );
-        let ack = match tag == ACK_TAG {
-            true => self.log.append_ack(comm, self.me.rank, dst),
-            false => None,
+        let ack = if tag == ACK_TAG {
+            self.log.append_ack(comm, self.me.rank, dst)
+        } else {
+            None
         };
         let (key, order) = match ack {
             Some(numbered) => numbered,
