@@ -687,6 +687,17 @@ impl Server {
             log::debug!("closing a connection of a replaced incarnation");
             self.close(t);
         }
+        // A replaced incarnation's silence is no longer judged here: its connections just
+        // went, so it could only look silent. One handing over to its replacement runs on
+        // until the replacement took over (its drain grace bounds its life), and its end
+        // comes as its exit; the replacement's heartbeat brings a watch of its own.
+        for (i, w) in self.watches.iter_mut().enumerate() {
+            if w.as_ref()
+                .is_some_and(|w| self.current.get(i) != Some(w.inc))
+            {
+                *w = None;
+            }
+        }
         let (bh, bp) = control::encode(&Liveness::Beat);
         let mut silent = Vec::new();
         let mut ask = Vec::new();

@@ -9,7 +9,7 @@ use crossbeam_channel::Receiver;
 use volpex_proto::handshake::{client_blocking, new_job_key, JobKey, PeerId};
 use volpex_proto::message::ReplicaId;
 use volpex_proto::wire::control::{self, ToLauncher};
-use volpex_proto::wire::stream::write_one;
+use volpex_proto::wire::stream::{read_one, write_one};
 
 use super::{serve, Beats, Incarnations};
 use crate::event::{ControlEvent, Event};
@@ -18,13 +18,21 @@ const WAIT: Duration = Duration::from_secs(5);
 
 /// A control server for 1 rank x 2 replicas; its address, events and key.
 fn server(current: &Incarnations) -> (SocketAddr, Receiver<Event>, JobKey) {
+    server_with_timeout(current, Duration::from_secs(30))
+}
+
+/// The same, with a heartbeat timeout of `timeout`.
+fn server_with_timeout(
+    current: &Incarnations,
+    timeout: Duration,
+) -> (SocketAddr, Receiver<Event>, JobKey) {
     let l = TcpListener::bind("127.0.0.1:0").expect("a port");
     let addr = l.local_addr().expect("its address");
     let key = new_job_key();
     let (tx, rx) = crossbeam_channel::unbounded();
     let beats = Beats {
         interval: Duration::from_millis(50),
-        timeout: Duration::from_secs(30),
+        timeout,
     };
     let current = current.clone();
     std::thread::spawn(move || serve(l, key, 1, 2, beats, current, tx));
@@ -95,6 +103,46 @@ fn only_the_current_incarnation_of_a_replica_is_heard() {
         other => panic!("expected 0.1 incarnation 2's end, got {other:?}"),
     }
     assert!(closed_by_server(&mut newer));
+}
+
+/// An incarnation replaced while it hands over (its replacement started, not connected
+/// yet): the server closes its connections, and must not then call it silent, however
+/// long its replacement takes to come up.
+#[test]
+fn a_replaced_incarnation_is_not_called_silent() {
+    let current = Incarnations::new(2);
+    current.set(1, 2);
+    let (addr, rx, key) = server_with_timeout(&current, Duration::from_millis(300));
+    let b = ReplicaId::new(0, 1);
+    let mut ctl = connect(
+        addr,
+        &key,
+        b,
+        2,
+        &ToLauncher::Register {
+            addr: "127.0.0.1:10".into(),
+        },
+    );
+    assert!(matches!(
+        next(&rx, WAIT),
+        Some(ControlEvent::Registered { .. })
+    ));
+    let mut beat = connect(addr, &key, b, 2, &ToLauncher::Heartbeat);
+    // The server beats back once it watches this incarnation.
+    read_one(&mut beat).expect("a beat from the server");
+    // Its replacement starts (and takes its time).
+    current.set(1, 3);
+    match next(&rx, WAIT) {
+        Some(ControlEvent::Closed { id, inc }) => assert_eq!((id, inc), (b, 2)),
+        other => panic!("expected incarnation 2's end, got {other:?}"),
+    }
+    assert!(closed_by_server(&mut ctl));
+    assert!(closed_by_server(&mut beat));
+    // Many heartbeat timeouts later: nothing said of incarnation 2.
+    match next(&rx, Duration::from_millis(1500)) {
+        None => {}
+        Some(other) => panic!("a replaced incarnation judged: {other:?}"),
+    }
 }
 
 /// A fence request from a replica that was itself out of touch (its heartbeat stopped,
