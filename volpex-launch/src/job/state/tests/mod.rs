@@ -861,6 +861,7 @@ fn remote_hosts_get_a_grace_to_report_exits_after_the_job_failed() {
     assert!(st.all_exited());
 }
 
+mod drain;
 mod endings;
 mod notices;
 mod regenerate;

@@ -1,6 +1,6 @@
 //! Regeneration in the job's state machine: a lost replica's new incarnation, its table,
 //! `Joining` and `Alive`, stale events of old incarnations, the limits (host choice:
-//! `regenerate_hosts`).
+//! `regenerate_hosts`; a replica's own preemption notice: `drain`).
 
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use volpex_proto::wire::control::{ReplicaStats, ToLauncher, ToProcess};
 use super::super::super::replica::{Origin, ReplicaState};
 use super::super::super::step::{Action, Input};
 use super::super::{Config, JobState};
-use super::{closed, config, exited, id, kill, local, register, running, s, state};
+use super::{config, exited, id, kill, local, register, running, s, state};
 use crate::cli::Regenerate;
 use crate::fault::parse_fault;
 
@@ -616,90 +616,6 @@ fn new_incarnations_that_retire_even_after_catching_up_stop_the_rank() {
 }
 
 #[test]
-fn a_preemption_notice_starts_the_replacement_at_once_and_ends_the_old_one() {
-    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
-    let drain = ToLauncher::Draining {
-        grace_ms: 30_000,
-        checkpoints: 0,
-    };
-    let actions = msg(&mut st, id(1, 0), 0, drain.clone(), s(1.0));
-    assert_eq!(spawns(&actions), [(id(1, 0), 1, 0)]);
-    assert!(actions.contains(&Action::Signal {
-        id: id(1, 0),
-        inc: 0,
-        signal: nix::sys::signal::Signal::SIGKILL
-    }));
-    // Its siblings and the other rank hear it is gone.
-    assert!(actions.contains(&Action::Send {
-        to: id(1, 1),
-        msg: ToProcess::Death {
-            rank: 1,
-            replica: 0,
-            incarnation: 0
-        }
-    }));
-    // Its own exit afterwards is the drain's, not a loss to regenerate again.
-    assert_eq!(spawns(&killed(&mut st, id(1, 0), 0, s(1.1))), []);
-    assert_eq!(
-        state(&st, id(1, 0)),
-        ReplicaState::Starting,
-        "the new incarnation"
-    );
-    // A second notice from the old one changes nothing.
-    assert_eq!(msg(&mut st, id(1, 0), 0, drain, s(1.2)), []);
-}
-
-/// Once a sender evicted a log entry (its replay budget ran out before any checkpoint),
-/// a replacement replaying from the start would retire: a replica that never
-/// checkpointed runs on to its next checkpoint and hands over there instead.
-#[test]
-fn a_preemption_notice_after_an_eviction_waits_for_the_next_checkpoint() {
-    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
-    let evicted = ReplicaStats {
-        evicted: 1,
-        ..stats(10)
-    };
-    msg(
-        &mut st,
-        id(0, 1),
-        0,
-        ToLauncher::Stats { stats: evicted },
-        s(0.5),
-    );
-    let drain = ToLauncher::Draining {
-        grace_ms: 30_000,
-        checkpoints: 0,
-    };
-    let actions = msg(&mut st, id(1, 0), 0, drain, s(1.0));
-    assert_eq!(spawns(&actions), []);
-    assert!(!actions.iter().any(|a| matches!(a, Action::Signal { .. })));
-    assert!(
-        prints(&actions)[0].contains("at its next checkpoint"),
-        "{actions:?}"
-    );
-    assert_eq!(state(&st, id(1, 0)), ReplicaState::Running);
-}
-
-#[test]
-fn a_preemption_notice_without_room_for_a_replacement_lets_it_run_on() {
-    let mut st = running(local(regen(2, 2, Regenerate::Never)));
-    let actions = msg(
-        &mut st,
-        id(1, 0),
-        0,
-        ToLauncher::Draining {
-            grace_ms: 5_000,
-            checkpoints: 0,
-        },
-        s(1.0),
-    );
-    assert_eq!(spawns(&actions), []);
-    assert!(!actions.iter().any(|a| matches!(a, Action::Signal { .. })));
-    assert!(prints(&actions)[0].contains("runs on for up to 5.0 s"));
-    assert_eq!(state(&st, id(1, 0)), ReplicaState::Running);
-}
-
-#[test]
 fn an_injected_crash_is_regenerated_a_program_error_is_not() {
     let config = Config {
         faults: vec![parse_fault("1.0:exit@sends=5").expect("a fault")],
@@ -737,78 +653,6 @@ fn an_injected_crash_is_regenerated_a_program_error_is_not() {
     assert_eq!(
         state(&st, id(1, 1)),
         ReplicaState::Failed("exited with code 99".into())
-    );
-}
-
-#[test]
-fn a_preempted_replica_that_checkpoints_is_replaced_when_it_hands_over() {
-    // At -r 1 too: the handover is the only source of the rank's state.
-    for replicas in [1, 2] {
-        let mut st = running(local(regen(2, replicas, Regenerate::Spare)));
-        let drain = ToLauncher::Draining {
-            grace_ms: 30_000,
-            checkpoints: 3,
-        };
-        let actions = msg(&mut st, id(1, 0), 0, drain, s(1.0));
-        assert_eq!(spawns(&actions), [], "it waits for its next checkpoint");
-        assert!(!actions.iter().any(|a| matches!(a, Action::Signal { .. })));
-        assert!(
-            prints(&actions)[0].contains("hands over to its replacement at its next checkpoint")
-        );
-        let offer = ToLauncher::Handover {
-            addr: "127.0.0.1:4000".into(),
-        };
-        let actions = msg(&mut st, id(1, 0), 0, offer.clone(), s(2.0));
-        assert!(actions.contains(&Action::Spawn {
-            id: id(1, 0),
-            inc: 1,
-            host: 0,
-            handover: Some("127.0.0.1:4000".into()),
-        }));
-        // The old one exits drained once the new one took over: nothing to regenerate.
-        let exit = Input::Exited {
-            id: id(1, 0),
-            inc: 0,
-            code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
-            signal: None,
-        };
-        assert_eq!(spawns(&st.handle(exit, s(2.5))), []);
-        assert_eq!(spawns(&closed(&mut st, id(1, 0), s(2.5))), []);
-        assert_eq!(
-            st.procs
-                .iter()
-                .find(|p| p.id == id(1, 0) && p.incarnation == 0)
-                .map(|p| p.state.clone()),
-            Some(ReplicaState::Drained)
-        );
-        assert_eq!(state(&st, id(1, 0)), ReplicaState::Starting, "the new one");
-        // A second offer from the old incarnation starts nothing.
-        assert_eq!(spawns(&msg(&mut st, id(1, 0), 0, offer, s(3.0))), []);
-    }
-}
-
-#[test]
-fn a_draining_replica_whose_grace_ends_first_is_regenerated_from_its_sibling() {
-    let mut st = running(local(regen(2, 2, Regenerate::Spare)));
-    let drain = ToLauncher::Draining {
-        grace_ms: 1_000,
-        checkpoints: 1,
-    };
-    assert_eq!(spawns(&msg(&mut st, id(1, 0), 0, drain, s(1.0))), []);
-    let exit = Input::Exited {
-        id: id(1, 0),
-        inc: 0,
-        code: Some(volpex_proto::launch::exit::EXIT_DRAINED),
-        signal: None,
-    };
-    assert_eq!(
-        spawns(&st.handle(exit, s(2.0))),
-        [],
-        "held for its last words"
-    );
-    assert_eq!(
-        spawns(&closed(&mut st, id(1, 0), s(2.0))),
-        [(id(1, 0), 1, 0)]
     );
 }
 
@@ -941,29 +785,6 @@ fn a_forwarded_user_signal_that_kills_a_rank_ends_the_job_as_mpirun() {
     let mut st = running(local(regen(1, 2, Regenerate::Always)));
     let actions = exited(&mut st, id(0, 0), None, Some(10));
     assert_eq!(spawns(&actions), [(id(0, 0), 1, 0)], "{actions:?}");
-}
-
-/// A preemption notice at -r 1 to a program that never checkpointed: the handover is
-/// promised only if it checkpoints within the grace, and the loss of its rank otherwise
-/// is said at once (found from outside: it used to promise the handover plainly).
-#[test]
-fn a_preempted_last_replica_that_never_checkpointed_is_told_what_it_risks() {
-    let mut st = running(local(regen(2, 1, Regenerate::Spare)));
-    let drain = ToLauncher::Draining {
-        grace_ms: 30_000,
-        checkpoints: 0,
-    };
-    let actions = msg(&mut st, id(1, 0), 0, drain, s(1.0));
-    assert_eq!(spawns(&actions), []);
-    let said = prints(&actions).join("\n");
-    assert!(
-        said.contains("only if its program checkpoints within 30.0 s"),
-        "{said}"
-    );
-    assert!(
-        said.contains("the rank is lost when the grace ends"),
-        "{said}"
-    );
 }
 
 /// The tables among `actions`: (to whom, incarnations, catch_up).
