@@ -14,7 +14,9 @@ use mio::{Interest, Token};
 
 use super::connection::{Conn, Pipe};
 use super::event_loop::{Core, SHM_LISTENER};
-use super::shm::{unavailable, DialError, Listener, ShmPipe, SlotMeta, SLOT_PAYLOAD_MAX};
+use super::shm::{
+    unavailable, DialError, Listener, ShmPipe, SlotMeta, SlotTaken, SLOT_PAYLOAD_MAX,
+};
 use crate::config::{SHM_RING_BYTES, SHM_UNLOGGED_BYTES_MIN};
 use bytes::Bytes;
 use volpex_proto::handshake::PeerId;
@@ -48,6 +50,19 @@ pub struct Colocated {
     /// Of those, the ones published by their send before it logged them
     /// (`publish_ahead`).
     pub(super) published_ahead: u64,
+    /// Messages read from a slot straight into a waiting receive's buffer.
+    pub(super) landed: u64,
+}
+
+/// The key of the DATA a slot holds.
+fn slot_key(m: &SlotMeta) -> Key {
+    Key {
+        comm: m.comm,
+        tag: m.tag,
+        src: m.src,
+        dst: m.dst,
+        seq: m.seq,
+    }
 }
 
 impl Core {
@@ -179,7 +194,7 @@ impl Core {
     }
 
     /// Whether any connection goes through shared memory.
-    pub(super) fn has_colocated(&self) -> bool {
+    pub(crate) fn has_colocated(&self) -> bool {
         !self.colocated.tokens.is_empty()
     }
 
@@ -400,17 +415,22 @@ impl Core {
                 break;
             }
             came = true;
-            self.take_in_place(t, now);
+            self.take_in_place(t, landings, now);
         }
         came
     }
 
     /// Reads the next slot of connection `t`'s inbound arena and hands it to the
-    /// engine as the DATA frame it stands for (the same checks as any DATA). Only from
-    /// an established connection (a peer that has not authenticated is never read); a
-    /// slot that cannot be proven whole closes the connection, as a corrupt ring does:
-    /// the pulls it answered are asked again (`handle_peer_down`).
-    fn take_in_place(&mut self, t: Token, now: Duration) {
+    /// engine as the DATA frame it stands for (the same checks as any DATA). A message
+    /// one of `landings` (a waiting receive's buffer, offered because its message is
+    /// known: `Engine::landing_for`) takes is copied straight into that buffer and
+    /// handed over as landed (`Engine::note_landed`, an empty payload), as a large
+    /// frame lands from a ring: no `Vec`, no second copy. Only from an established
+    /// connection (a peer that has not authenticated is never read); a slot that
+    /// cannot be proven whole (moved during the copy, into a buffer or not) is never
+    /// delivered, the landing is not filled, and the connection closes as on a corrupt
+    /// ring: the pulls it answered are asked again (`handle_peer_down`).
+    fn take_in_place(&mut self, t: Token, landings: &mut [Landing<'_>], now: Duration) {
         let Some(c) = self.conns.get_mut(&t) else {
             return;
         };
@@ -421,22 +441,39 @@ impl Core {
             return;
         };
         let first = p.slots_taken() == 0;
-        match p.take_slot() {
-            Ok(Some((m, payload))) => {
+        let mut at = None;
+        let got = p.take_slot_into(|m, len| {
+            // An empty message has nothing to land.
+            if len == 0 || landings.is_empty() {
+                return None;
+            }
+            let key = slot_key(m);
+            let i = landings.iter().position(|l| l.takes(&key, m.order, len))?;
+            at = Some(i);
+            Some(&mut *landings[i].buf)
+        });
+        match got {
+            Ok(Some((m, taken))) => {
                 if first {
                     log::debug!("{}: reading messages in place from {from}", self.me);
                 }
+                let key = slot_key(&m);
+                let payload = match taken {
+                    SlotTaken::Copied(v) => Bytes::from(v),
+                    SlotTaken::Landed(len) => {
+                        if let Some(l) = at.and_then(|i| landings.get_mut(i)) {
+                            l.landed = Some(len);
+                        }
+                        self.colocated.landed += 1;
+                        self.engine.note_landed(key, len);
+                        Bytes::new()
+                    }
+                };
                 let frame = Frame::Data {
-                    key: Key {
-                        comm: m.comm,
-                        tag: m.tag,
-                        src: m.src,
-                        dst: m.dst,
-                        seq: m.seq,
-                    },
+                    key,
                     req: ReqId(m.req),
                     order: m.order,
-                    payload: Bytes::from(payload),
+                    payload,
                     confirm: false,
                     late: m.flags & SLOT_LATE != 0,
                     sync: m.flags & SLOT_SYNC != 0,
