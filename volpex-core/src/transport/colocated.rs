@@ -314,13 +314,15 @@ impl Core {
     /// answered so (a TCP peer, a queue not empty, a full arena) is answered when the
     /// message is logged, as before. The engine offers no such writes while the message
     /// must carry choices (they go before its DATA).
-    pub(super) fn publish_ahead(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) {
-        let ahead = self.engine.write_ahead(comm, tag, dst, bytes.len(), None);
-        for w in &ahead.writes {
-            let Some(&token) = self.peers.get(&w.to) else {
+    /// True when a pull for the message was parked here (published or not): nothing a
+    /// poll before the send could bring changes what the send writes then.
+    pub(super) fn publish_ahead(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) -> bool {
+        let ahead = self.engine.slots_ahead(comm, tag, dst);
+        for &(to, req) in &ahead.to {
+            let Some(&token) = self.peers.get(&to) else {
                 continue;
             };
-            if !self.colocated.tokens.contains(&token) || !self.engine_knows_alive(w.to) {
+            if !self.colocated.tokens.contains(&token) || !self.engine_knows_alive(to) {
                 continue;
             }
             let meta = SlotMeta {
@@ -329,19 +331,20 @@ impl Core {
                 src: ahead.key.src,
                 dst: ahead.key.dst,
                 seq: ahead.key.seq,
-                req: w.req.0,
+                req: req.0,
                 order: ahead.order,
                 flags: if ahead.sync { SLOT_SYNC } else { 0 },
                 ring_at: 0,
             };
-            if self.publish_slot(token, w.to, &meta, bytes) {
+            if self.publish_slot(token, to, &meta, bytes) {
                 self.colocated.published_ahead += 1;
                 // The whole frame went out: logging it answers this pull with nothing.
                 let whole = HEADER_BYTES + bytes.len();
                 self.engine
-                    .handle_written(w.to, w.req, whole, token.0 as u64, ahead.confirm);
+                    .handle_written(to, req, whole, token.0 as u64, false);
             }
         }
+        !ahead.to.is_empty()
     }
 
     /// Publishes a message to `to` (`meta` and `payload`) in the slot arena of its

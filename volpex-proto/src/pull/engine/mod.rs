@@ -75,6 +75,7 @@ use self::outbox::Outbox;
 pub use self::outbox::Resumed;
 use self::receive::Receiving;
 use self::serve::Serving;
+pub use self::serve::SlotsAhead;
 use self::service::Service;
 use self::service::Waiter;
 use self::silence::Silence;
@@ -552,6 +553,14 @@ impl Engine {
     ) -> WriteAhead {
         self.serving()
             .write_ahead(comm, tag, dst, len, skip_log_from)
+    }
+
+    /// `write_ahead` for the shared-memory slots of a small message alone (see
+    /// `Serving::slots_ahead`): its pulls parked here, without frame headers. Each one
+    /// the driver publishes is reported with `handle_written` (whole, no confirmation).
+    #[inline]
+    pub fn slots_ahead(&mut self, comm: u32, tag: i32, dst: u32) -> SlotsAhead {
+        self.serving().slots_ahead(comm, tag, dst)
     }
 
     /// The driver wrote the first `written` bytes of a DATA frame `write_ahead` gave it
