@@ -639,10 +639,7 @@ impl<'a, 'b> Arrivals<'a, 'b> {
 
 impl Drop for Arrivals<'_, '_> {
     fn drop(&mut self) {
-        // From the last: popping an inline vector is a few instructions, draining it
-        // (or moving it out) dozens, on every small receive's wait.
-        while let Some(l) = self.landings.pop() {
-            let i = self.landings.len();
+        for (i, l) in self.landings.drain(..).enumerate() {
             if let Some(r) = self.all.iter_mut().find(|r| r.at == Some(i)) {
                 r.buf = Some(l.buf);
                 r.landed = l.landed.or(r.landed);
