@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+use smallvec::SmallVec;
 
 use super::communicator::{Communicator, Partner};
 use super::{Status, Tag};
@@ -503,15 +504,17 @@ impl<'b> RecvInto<'b> {
         }
     }
 
-    /// Whether its buffer is here and could take a landing: only a payload larger than
-    /// `LARGE_PAYLOAD_BYTES` lands (a smaller one is copied out of the read buffer), so
-    /// a buffer no larger is never lent.
-    fn may_land(&self) -> bool {
+    /// Whether its buffer is here and could take a landing: from a frame only a payload
+    /// larger than `LARGE_PAYLOAD_BYTES` lands (a smaller one is copied out of the read
+    /// buffer), so a buffer no larger is lent only when messages may come in
+    /// shared-memory slots (`slots`: the core reaches a peer so), which land whatever
+    /// their size (docs/SHM.md, "Messages read in place").
+    fn may_land(&self, slots: bool) -> bool {
         self.at.is_none()
             && self
                 .buf
                 .as_ref()
-                .is_some_and(|b| b.len() > LARGE_PAYLOAD_BYTES)
+                .is_some_and(|b| slots || b.len() > LARGE_PAYLOAD_BYTES)
     }
 
     /// The completed receive's status, its message in the buffer (copied there if it
@@ -540,14 +543,16 @@ impl<'b> RecvInto<'b> {
 /// wait; dropping it gives every buffer back to its receive.
 pub(crate) struct Arrivals<'a, 'b> {
     all: &'a mut [RecvInto<'b>],
-    landings: Vec<Landing<'b>>,
+    /// Inline: a small receive's wait lends its buffer (to a shared-memory slot) without
+    /// an allocation.
+    landings: SmallVec<[Landing<'b>; 2]>,
 }
 
 impl<'a, 'b> Arrivals<'a, 'b> {
     pub(crate) fn new(all: &'a mut [RecvInto<'b>]) -> Self {
         Arrivals {
             all,
-            landings: Vec::new(),
+            landings: SmallVec::new(),
         }
     }
 
@@ -555,9 +560,10 @@ impl<'a, 'b> Arrivals<'a, 'b> {
     /// then nothing can land), if it `may_land` (a small receive's wait asks the engine
     /// nothing here and allocates nothing).
     pub(crate) fn offer(&mut self, core: &Core) {
+        let slots = core.has_colocated();
         for i in 0..self.all.len() {
             let r = &self.all[i];
-            if r.result.is_none() && r.may_land() {
+            if r.result.is_none() && r.may_land(slots) {
                 if let Some(want) = core.engine.landing_for(r.id) {
                     self.lend(i, want);
                 }
@@ -609,10 +615,11 @@ impl<'a, 'b> Arrivals<'a, 'b> {
                 .drive_until(
                     |c| {
                         let mut changed = false;
+                        let slots = c.has_colocated();
                         for r in all.iter_mut().filter(|r| r.result.is_none()) {
                             r.result = c.take(r.id);
                             changed |= r.result.is_some()
-                                || (r.may_land() && c.engine.landing_for(r.id).is_some());
+                                || (r.may_land(slots) && c.engine.landing_for(r.id).is_some());
                         }
                         if changed {
                             Some(false)
@@ -632,7 +639,7 @@ impl<'a, 'b> Arrivals<'a, 'b> {
 
 impl Drop for Arrivals<'_, '_> {
     fn drop(&mut self) {
-        for (i, l) in std::mem::take(&mut self.landings).into_iter().enumerate() {
+        for (i, l) in self.landings.drain(..).enumerate() {
             if let Some(r) = self.all.iter_mut().find(|r| r.at == Some(i)) {
                 r.buf = Some(l.buf);
                 r.landed = l.landed.or(r.landed);
@@ -696,11 +703,17 @@ mod tests {
             seq: 0,
         };
         for round in 0..3 {
-            assert!(one[0].may_land(), "round {round}: its buffer is offered");
+            assert!(
+                one[0].may_land(false),
+                "round {round}: its buffer is offered"
+            );
             let mut arrivals = Arrivals::new(&mut one);
             arrivals.lend(0, Want::Key(key));
             assert_eq!(arrivals.landings().len(), 1);
-            assert!(!arrivals.all[0].may_land(), "lent, it is not offered twice");
+            assert!(
+                !arrivals.all[0].may_land(true),
+                "lent, it is not offered twice"
+            );
             drop(arrivals);
         }
         assert!(one[0].buf.is_some() && one[0].at.is_none());

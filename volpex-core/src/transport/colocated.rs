@@ -14,7 +14,9 @@ use mio::{Interest, Token};
 
 use super::connection::{Conn, Pipe};
 use super::event_loop::{Core, SHM_LISTENER};
-use super::shm::{unavailable, DialError, Listener, ShmPipe, SlotMeta, SLOT_PAYLOAD_MAX};
+use super::shm::{
+    unavailable, DialError, Listener, ShmPipe, SlotMeta, SlotTaken, SLOT_PAYLOAD_MAX,
+};
 use crate::config::{SHM_RING_BYTES, SHM_UNLOGGED_BYTES_MIN};
 use bytes::Bytes;
 use volpex_proto::handshake::PeerId;
@@ -48,6 +50,19 @@ pub struct Colocated {
     /// Of those, the ones published by their send before it logged them
     /// (`publish_ahead`).
     pub(super) published_ahead: u64,
+    /// Messages read from a slot straight into a waiting receive's buffer.
+    pub(super) landed: u64,
+}
+
+/// The key of the DATA a slot holds.
+fn slot_key(m: &SlotMeta) -> Key {
+    Key {
+        comm: m.comm,
+        tag: m.tag,
+        src: m.src,
+        dst: m.dst,
+        seq: m.seq,
+    }
 }
 
 impl Core {
@@ -179,7 +194,7 @@ impl Core {
     }
 
     /// Whether any connection goes through shared memory.
-    pub(super) fn has_colocated(&self) -> bool {
+    pub(crate) fn has_colocated(&self) -> bool {
         !self.colocated.tokens.is_empty()
     }
 
@@ -299,13 +314,15 @@ impl Core {
     /// answered so (a TCP peer, a queue not empty, a full arena) is answered when the
     /// message is logged, as before. The engine offers no such writes while the message
     /// must carry choices (they go before its DATA).
-    pub(super) fn publish_ahead(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) {
-        let ahead = self.engine.write_ahead(comm, tag, dst, bytes.len(), None);
-        for w in &ahead.writes {
-            let Some(&token) = self.peers.get(&w.to) else {
+    /// True when a pull for the message was parked here (published or not): nothing a
+    /// poll before the send could bring changes what the send writes then.
+    pub(super) fn publish_ahead(&mut self, comm: u32, tag: i32, dst: u32, bytes: &[u8]) -> bool {
+        let ahead = self.engine.slots_ahead(comm, tag, dst);
+        for &(to, req) in &ahead.to {
+            let Some(&token) = self.peers.get(&to) else {
                 continue;
             };
-            if !self.colocated.tokens.contains(&token) || !self.engine_knows_alive(w.to) {
+            if !self.colocated.tokens.contains(&token) || !self.engine_knows_alive(to) {
                 continue;
             }
             let meta = SlotMeta {
@@ -314,19 +331,20 @@ impl Core {
                 src: ahead.key.src,
                 dst: ahead.key.dst,
                 seq: ahead.key.seq,
-                req: w.req.0,
+                req: req.0,
                 order: ahead.order,
                 flags: if ahead.sync { SLOT_SYNC } else { 0 },
                 ring_at: 0,
             };
-            if self.publish_slot(token, w.to, &meta, bytes) {
+            if self.publish_slot(token, to, &meta, bytes) {
                 self.colocated.published_ahead += 1;
                 // The whole frame went out: logging it answers this pull with nothing.
                 let whole = HEADER_BYTES + bytes.len();
                 self.engine
-                    .handle_written(w.to, w.req, whole, token.0 as u64, ahead.confirm);
+                    .handle_written(to, req, whole, token.0 as u64, false);
             }
         }
+        !ahead.to.is_empty()
     }
 
     /// Publishes a message to `to` (`meta` and `payload`) in the slot arena of its
@@ -400,17 +418,22 @@ impl Core {
                 break;
             }
             came = true;
-            self.take_in_place(t, now);
+            self.take_in_place(t, landings, now);
         }
         came
     }
 
     /// Reads the next slot of connection `t`'s inbound arena and hands it to the
-    /// engine as the DATA frame it stands for (the same checks as any DATA). Only from
-    /// an established connection (a peer that has not authenticated is never read); a
-    /// slot that cannot be proven whole closes the connection, as a corrupt ring does:
-    /// the pulls it answered are asked again (`handle_peer_down`).
-    fn take_in_place(&mut self, t: Token, now: Duration) {
+    /// engine as the DATA frame it stands for (the same checks as any DATA). A message
+    /// one of `landings` (a waiting receive's buffer, offered because its message is
+    /// known: `Engine::landing_for`) takes is copied straight into that buffer and
+    /// handed over as landed (`Engine::note_landed`, an empty payload), as a large
+    /// frame lands from a ring: no `Vec`, no second copy. Only from an established
+    /// connection (a peer that has not authenticated is never read); a slot that
+    /// cannot be proven whole (moved during the copy, into a buffer or not) is never
+    /// delivered, the landing is not filled, and the connection closes as on a corrupt
+    /// ring: the pulls it answered are asked again (`handle_peer_down`).
+    fn take_in_place(&mut self, t: Token, landings: &mut [Landing<'_>], now: Duration) {
         let Some(c) = self.conns.get_mut(&t) else {
             return;
         };
@@ -421,22 +444,39 @@ impl Core {
             return;
         };
         let first = p.slots_taken() == 0;
-        match p.take_slot() {
-            Ok(Some((m, payload))) => {
+        let mut at = None;
+        let got = p.take_slot_into(|m, len| {
+            // An empty message has nothing to land.
+            if len == 0 || landings.is_empty() {
+                return None;
+            }
+            let key = slot_key(m);
+            let i = landings.iter().position(|l| l.takes(&key, m.order, len))?;
+            at = Some(i);
+            Some(&mut *landings[i].buf)
+        });
+        match got {
+            Ok(Some((m, taken))) => {
                 if first {
                     log::debug!("{}: reading messages in place from {from}", self.me);
                 }
+                let key = slot_key(&m);
+                let payload = match taken {
+                    SlotTaken::Copied(v) => Bytes::from(v),
+                    SlotTaken::Landed(len) => {
+                        if let Some(l) = at.and_then(|i| landings.get_mut(i)) {
+                            l.landed = Some(len);
+                        }
+                        self.colocated.landed += 1;
+                        self.engine.note_landed(key, len);
+                        Bytes::new()
+                    }
+                };
                 let frame = Frame::Data {
-                    key: Key {
-                        comm: m.comm,
-                        tag: m.tag,
-                        src: m.src,
-                        dst: m.dst,
-                        seq: m.seq,
-                    },
+                    key,
                     req: ReqId(m.req),
                     order: m.order,
-                    payload: Bytes::from(payload),
+                    payload,
                     confirm: false,
                     late: m.flags & SLOT_LATE != 0,
                     sync: m.flags & SLOT_SYNC != 0,

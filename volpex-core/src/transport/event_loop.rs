@@ -1120,6 +1120,120 @@ mod tests {
         assert_eq!(ring_writes(&mut c0), writes, "no frame through the ring");
     }
 
+    /// Two cores of a two-rank job on this host, rank 1 with a receive posted for rank 0's
+    /// first message on tag 7 whose pull is parked at rank 0: rank 0's send of it is
+    /// published in a slot. Returns both cores and the receive.
+    fn pair_with_a_pull_parked() -> (Core, Core, RecvId) {
+        let any = "127.0.0.1:0".parse().expect("an address");
+        let tcp =
+            [TcpListener::bind(any), TcpListener::bind(any)].map(|l| l.expect("a TCP listener"));
+        let addrs = [0, 1].map(|i| tcp[i].local_addr().expect("its address"));
+        let [t0, t1] = tcp;
+        let (mut c0, mut c1) = (core_of_two(0, &addrs, t0), core_of_two(1, &addrs, t1));
+        let spec = RecvSpec {
+            comm: 0,
+            src: Source::Rank(0),
+            tag: TagSel::Tag(7),
+        };
+        let now = c1.now();
+        let id = c1.engine.post(now, spec, Mode::Receive);
+        c1.flush_all();
+        let mut turns = 0;
+        while !c0.engine.next_send_awaited(0, 7, 1) {
+            for c in [&mut c0, &mut c1] {
+                c.turn(Some(Duration::from_micros(100)), false)
+                    .expect("a turn");
+            }
+            turns += 1;
+            assert!(turns < 30_000, "the pull never came");
+        }
+        (c0, c1, id)
+    }
+
+    /// A message in a slot whose receive waits with its buffer lent (`landing_for`) is
+    /// copied straight into that buffer and handed to the engine as landed: the receive
+    /// completes with an empty payload and its length in the landing (docs/SHM.md,
+    /// "Messages read in place"). A slot for no landing still comes as a payload.
+    #[test]
+    fn a_slot_lands_in_the_waiting_receives_buffer() {
+        let (mut c0, mut c1, id) = pair_with_a_pull_parked();
+        let want = c1.engine.landing_for(id).expect("its message is known");
+        let mut buf = [0u8; 16];
+        let mut landings = [Landing {
+            want,
+            buf: &mut buf,
+            landed: None,
+        }];
+        let slots = c0.colocated.in_place_sent;
+        c0.send(0, 7, 1, b"landed").expect("sent");
+        assert_eq!(c0.colocated.in_place_sent, slots + 1, "published in a slot");
+        let mut turns = 0;
+        let got = loop {
+            c1.turn_with(Some(Duration::from_micros(100)), false, &mut landings)
+                .expect("a turn");
+            if let Some(r) = c1.take(id) {
+                break r;
+            }
+            turns += 1;
+            assert!(turns < 20_000, "the message never came");
+        };
+        match got {
+            Ok(Matched::Message { payload, .. }) => assert!(payload.is_empty(), "{payload:?}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(landings[0].landed, Some(6));
+        assert_eq!(c1.colocated.landed, 1);
+        assert_eq!(&buf[..6], b"landed");
+        // The next message, with no buffer lent, comes as a payload.
+        let spec = RecvSpec {
+            comm: 0,
+            src: Source::Rank(0),
+            tag: TagSel::Tag(7),
+        };
+        let id = c1.engine.post(c1.now(), spec, Mode::Receive);
+        c1.flush_all();
+        while !c0.engine.next_send_awaited(0, 7, 1) {
+            for c in [&mut c0, &mut c1] {
+                c.turn(Some(Duration::from_micros(100)), false)
+                    .expect("a turn");
+            }
+        }
+        c0.send(0, 7, 1, b"copied").expect("sent");
+        assert_eq!(&slot_message(&mut c1, id)[..], b"copied");
+        assert_eq!(c1.colocated.landed, 1);
+    }
+
+    /// A slot whose epoch moves while it is copied into the waiting receive's buffer (its
+    /// producer rewrote it under the reader): not delivered, the landing not filled, and
+    /// the connection closed as on a corrupt ring.
+    #[test]
+    fn a_slot_moved_during_its_copy_into_the_receives_buffer_is_not_delivered() {
+        let (mut c0, mut c1, id) = pair_with_a_pull_parked();
+        let want = c1.engine.landing_for(id).expect("its message is known");
+        let mut buf = [0u8; 16];
+        let mut landings = [Landing {
+            want,
+            buf: &mut buf,
+            landed: None,
+        }];
+        let conns = c1.colocated_tokens().len();
+        c0.send(0, 7, 1, b"moved").expect("sent");
+        crate::transport::shm::during_copy::set(|s| {
+            s[0].fetch_add(2, Ordering::Relaxed);
+        });
+        for _ in 0..2_000 {
+            c1.turn_with(Some(Duration::from_micros(100)), false, &mut landings)
+                .expect("a turn");
+            assert!(c1.take(id).is_none(), "a moved slot was delivered");
+            if c1.colocated_tokens().len() < conns {
+                break;
+            }
+        }
+        assert!(c1.colocated_tokens().len() < conns, "the connection closed");
+        assert_eq!(landings[0].landed, None, "the landing is not filled");
+        assert_eq!(c1.colocated.landed, 0);
+    }
+
     /// The loop reads time from the clock it was given, never from the system: a turn
     /// that waits for nothing leaves it where it was, and moving it by hand is what the
     /// engine sees.

@@ -143,7 +143,7 @@ impl Core {
             return Ok(None);
         }
         let len = mem.len();
-        let now = self.start_send(Some((comm, tag, dst)), &[dst], len, 1, &mut [])?;
+        let (now, _) = self.start_send(Some((comm, tag, dst)), &[dst], len, 1, &mut [])?;
         self.note_bulk(len, now);
         // Speculative pulls waiting for this command's write go first (as `send_ahead`).
         self.flush_all();
@@ -401,11 +401,25 @@ impl Core {
         skip_from: Option<usize>,
         landings: &mut [Landing<'_>],
     ) -> Result<(Option<u64>, Duration), SendError> {
-        let now = self.start_send(Some((comm, tag, dst)), &[dst], bytes.len(), 1, landings)?;
+        let slots = bytes.len() <= SLOT_PAYLOAD_MAX && self.has_colocated();
+        // A small message to replicas on this host whose pulls are parked here goes into
+        // their slots first, and into the log after (the caller logs it next): before
+        // the clock is read and before `start_send`, which would neither poll (a pull
+        // for the message is parked: `Engine::next_send_awaited`) nor wait (the log has
+        // room), so the receiver starts on the message that much sooner.
+        let mut asked = false;
+        if slots && self.engine.log_has_room(bytes.len(), 1) {
+            asked = true;
+            if self.publish_ahead(comm, tag, dst, bytes) {
+                return Ok((None, self.now()));
+            }
+        }
+        let (now, turned) =
+            self.start_send(Some((comm, tag, dst)), &[dst], bytes.len(), 1, landings)?;
         if bytes.len() < DIRECT_WRITE_BYTES_MIN {
-            // A small message to replicas on this host goes into their slots now, and
-            // into the log after (the caller logs it next).
-            if bytes.len() <= SLOT_PAYLOAD_MAX && self.has_colocated() {
+            // No pull was parked before: one the poll or the wait of `start_send`
+            // brought is answered in its slot now.
+            if slots && (!asked || turned) {
                 self.publish_ahead(comm, tag, dst, bytes);
             }
             return Ok((None, now));
@@ -437,7 +451,7 @@ impl Core {
         {
             return Ok(false);
         }
-        let mut now = self.start_send(None, dsts, bytes.len(), dsts.len(), &mut [])?;
+        let (mut now, _) = self.start_send(None, dsts, bytes.len(), dsts.len(), &mut [])?;
         if bytes.len() >= DIRECT_WRITE_BYTES_MIN {
             self.flush_all();
             for &dst in dsts {
@@ -464,7 +478,8 @@ impl Core {
     ///
     /// Returns the clock reading the send logs its message with (one reading per small
     /// send: each costs tens of nanoseconds on a virtual machine): this one, or the
-    /// turn's, or a fresh one after the wait for room in the log turned the loop.
+    /// turn's, or a fresh one after the wait for room in the log turned the loop; and
+    /// whether the loop turned (a pull may have come).
     fn start_send(
         &mut self,
         message: Option<(u32, i32, u32)>,
@@ -472,19 +487,22 @@ impl Core {
         len: usize,
         copies: usize,
         landings: &mut [Landing<'_>],
-    ) -> Result<Duration, SendError> {
+    ) -> Result<(Duration, bool), SendError> {
         let mut now = self.now();
+        let mut turned = false;
         if now.saturating_sub(self.polled_at) >= READ_BEFORE_SEND_AFTER
             && !message
                 .is_some_and(|(comm, tag, dst)| self.engine.next_send_awaited(comm, tag, dst))
         {
             self.turn_with(Some(Duration::ZERO), false, landings)?;
             now = self.polled_at;
+            turned = true;
         }
         if self.wait_for_log_room(dsts, len, copies, landings)? {
             now = self.now();
+            turned = true;
         }
-        Ok(now)
+        Ok((now, turned))
     }
 
     /// Blocks until the log has room for `copies` messages of `len` bytes (or a

@@ -11,6 +11,6 @@ pub mod engine;
 pub mod foreign;
 
 pub use engine::{
-    ChoiceState, DirectWrite, Engine, EngineEvent, MatchState, RecvError, Resumed, SnapshotAnswer,
-    WriteAhead,
+    ChoiceState, DirectWrite, Engine, EngineEvent, MatchState, RecvError, Resumed, SlotsAhead,
+    SnapshotAnswer, WriteAhead,
 };

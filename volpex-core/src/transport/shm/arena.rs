@@ -110,6 +110,40 @@ impl std::fmt::Display for SlotError {
     }
 }
 
+/// Where `Arena::read_into` put a slot's message.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Taken {
+    /// Into the buffer offered, this many bytes.
+    Landed(usize),
+    /// Into a `Vec` of its own.
+    Copied(Vec<u8>),
+}
+
+/// Tests only: something to do to a slot between the copy out of it and the check of
+/// its epoch (a producer rewriting it under the reader), once.
+#[cfg(test)]
+pub mod during_copy {
+    use std::cell::RefCell;
+    use std::sync::atomic::AtomicU64;
+
+    type Hook = Box<dyn FnOnce(&[AtomicU64])>;
+
+    thread_local! {
+        static HOOK: RefCell<Option<Hook>> = RefCell::new(None);
+    }
+
+    /// Runs `f` on the words of the next slot this thread copies, after the copy.
+    pub fn set(f: impl FnOnce(&[AtomicU64]) + 'static) {
+        HOOK.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+    }
+
+    pub(super) fn run(slot: &[AtomicU64]) {
+        if let Some(f) = HOOK.with(|h| h.borrow_mut().take()) {
+            f(slot);
+        }
+    }
+}
+
 /// The epoch of the `p`-th slot published, once whole (odd, one less, while written),
 /// modulo 2^48.
 fn published(p: u64) -> u64 {
@@ -228,19 +262,59 @@ impl<'a> Arena<'a> {
     }
 
     /// Consumer: the `c`-th slot's message if it is published (`Ok(None)`: not yet, or
-    /// half-written), its copy proven whole, and its space given back.
+    /// half-written), its copy proven whole, and its space given back (the tests' view of
+    /// `read_into`).
+    #[cfg(test)]
     pub fn read(&self, c: u64) -> Result<Option<(Meta, Vec<u8>)>, SlotError> {
-        let Some((epoch, meta, payload)) = self.copy(c)? else {
-            return Ok(None);
-        };
-        self.check(c, epoch)?;
-        self.ctrl.head.0.store(c + 1, Ordering::Release);
-        Ok(Some((meta, payload)))
+        let taken = self.read_into(c, |_, _| None)?;
+        Ok(taken.map(|(meta, t)| match t {
+            Taken::Copied(payload) => (meta, payload),
+            Taken::Landed(_) => unreachable!("no buffer was offered"),
+        }))
     }
 
-    /// Consumer: copies the `c`-th slot out if its epoch says published (the first half
-    /// of `read`; `check` proves the copy).
-    fn copy(&self, c: u64) -> Result<Option<(u64, Meta, Vec<u8>)>, SlotError> {
+    /// Consumer: `read`, except that a message `into` offers a buffer for (given its
+    /// header and length; the buffer at least that long) is copied straight there
+    /// instead of into a `Vec`. An `Err` (the slot moved during the copy) means the
+    /// buffer holds nothing: whatever was written there must not count as a message.
+    pub fn read_into<'b>(
+        &self,
+        c: u64,
+        into: impl FnOnce(&Meta, usize) -> Option<&'b mut [u8]>,
+    ) -> Result<Option<(Meta, Taken)>, SlotError> {
+        let Some((epoch, meta, len)) = self.header(c)? else {
+            return Ok(None);
+        };
+        let s = self.slot(c);
+        let words = &s[HEADER_WORDS..HEADER_WORDS + len.div_ceil(8)];
+        let taken = match into(&meta, len) {
+            Some(buf) if buf.len() >= len => {
+                let mut chunks = buf[..len].chunks_mut(8);
+                for (w, b) in words.iter().zip(&mut chunks) {
+                    let v = w.load(Ordering::Relaxed).to_le_bytes();
+                    b.copy_from_slice(&v[..b.len()]);
+                }
+                Taken::Landed(len)
+            }
+            _ => {
+                let mut payload = Vec::with_capacity(len.next_multiple_of(8));
+                for w in words {
+                    payload.extend_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
+                }
+                payload.truncate(len);
+                Taken::Copied(payload)
+            }
+        };
+        #[cfg(test)]
+        during_copy::run(s);
+        self.check(c, epoch)?;
+        self.ctrl.head.0.store(c + 1, Ordering::Release);
+        Ok(Some((meta, taken)))
+    }
+
+    /// Consumer: the `c`-th slot's epoch word, header and length if its epoch says
+    /// published (the first half of `read_into`; `check` proves what was read).
+    fn header(&self, c: u64) -> Result<Option<(u64, Meta, usize)>, SlotError> {
         let s = self.slot(c);
         let epoch = s[0].load(Ordering::Acquire);
         if !Self::word_ready(c, epoch)? {
@@ -253,12 +327,6 @@ impl<'a> Arena<'a> {
             self.check(c, epoch)?;
             return Err(SlotError::TooLong(len));
         }
-        let len = len as usize;
-        let mut payload = Vec::with_capacity(len.next_multiple_of(8));
-        for w in &s[HEADER_WORDS..HEADER_WORDS + len.div_ceil(8)] {
-            payload.extend_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
-        }
-        payload.truncate(len);
         let meta = Meta {
             comm: h[0] as u32,
             tag: (h[0] >> 32) as u32 as i32,
@@ -270,6 +338,21 @@ impl<'a> Arena<'a> {
             flags: (epoch >> FLAGS_SHIFT) as u32,
             ring_at: h[RING_AT_WORD - 1],
         };
+        Ok(Some((epoch, meta, len as usize)))
+    }
+
+    /// Consumer: copies the `c`-th slot out if its epoch says published (`read` without
+    /// its check, for the tests that move the slot in between).
+    #[cfg(test)]
+    fn copy(&self, c: u64) -> Result<Option<(u64, Meta, Vec<u8>)>, SlotError> {
+        let Some((epoch, meta, len)) = self.header(c)? else {
+            return Ok(None);
+        };
+        let mut payload = Vec::new();
+        for w in &self.slot(c)[HEADER_WORDS..HEADER_WORDS + len.div_ceil(8)] {
+            payload.extend_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
+        }
+        payload.truncate(len);
         Ok(Some((epoch, meta, payload)))
     }
 
@@ -412,6 +495,59 @@ mod tests {
         s[0].store(published(SLOTS as u64 * 2) - 1, Ordering::Release);
         assert!(a.check(0, epoch).is_err());
         assert!(a.read(0).is_err(), "an epoch past the reader is an error");
+        assert_eq!(
+            o.ctrl.head.0.load(Ordering::Relaxed),
+            0,
+            "nothing given back"
+        );
+    }
+
+    /// A message read into a buffer offered for it lands there whole (only its own
+    /// bytes written), and one the offer declines is copied out as before.
+    #[test]
+    fn a_slot_lands_in_the_buffer_offered_for_it() {
+        let o = Owned::new();
+        let a = o.arena();
+        let mut head_seen = 0;
+        assert!(a.publish(0, &mut head_seen, &meta(0), b"eleven byte"));
+        assert!(a.publish(1, &mut head_seen, &meta(1), b"declined"));
+        let mut buf = [0xaau8; 16];
+        let got = a
+            .read_into(0, |m, len| {
+                assert_eq!((*m, len), (meta(0), 11));
+                Some(&mut buf[..])
+            })
+            .expect("whole");
+        assert_eq!(got, Some((meta(0), Taken::Landed(11))));
+        assert_eq!(&buf[..11], b"eleven byte");
+        assert_eq!(&buf[11..], &[0xaa; 5], "nothing past the message");
+        let got = a.read_into(1, |_, _| None).expect("whole");
+        assert_eq!(got, Some((meta(1), Taken::Copied(b"declined".to_vec()))));
+        // A buffer too short is not written: the message is copied out instead.
+        assert!(a.publish(2, &mut head_seen, &meta(2), b"too long"));
+        let mut short = [0u8; 4];
+        let got = a.read_into(2, |_, _| Some(&mut short[..])).expect("whole");
+        assert_eq!(got, Some((meta(2), Taken::Copied(b"too long".to_vec()))));
+        assert_eq!(short, [0; 4]);
+    }
+
+    /// A slot rewritten while it is copied into the buffer offered for it: an error (the
+    /// buffer's bytes are no message), and its space is not given back.
+    #[test]
+    fn a_slot_moved_during_its_copy_into_a_buffer_is_refused() {
+        let o = Owned::new();
+        let a = o.arena();
+        let mut head_seen = 0;
+        assert!(a.publish(0, &mut head_seen, &meta(0), b"first"));
+        during_copy::set(|s| {
+            s[0].fetch_add(2, Ordering::Relaxed);
+        });
+        let mut buf = [0u8; 8];
+        let got = a.read_into(0, |_, _| Some(&mut buf[..]));
+        assert!(
+            matches!(got, Err(SlotError::Reused { .. })),
+            "moved: {got:?}"
+        );
         assert_eq!(
             o.ctrl.head.0.load(Ordering::Relaxed),
             0,

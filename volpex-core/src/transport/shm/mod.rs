@@ -31,7 +31,9 @@ use nix::sys::socket::{
 };
 use nix::unistd::getuid;
 
-pub use arena::{Meta as SlotMeta, SLOT_PAYLOAD_MAX};
+#[cfg(test)]
+pub use arena::during_copy;
+pub use arena::{Meta as SlotMeta, Taken as SlotTaken, SLOT_PAYLOAD_MAX};
 use ring::{Corrupt, Ring};
 use segment::Segment;
 
@@ -391,11 +393,33 @@ impl ShmPipe {
     /// The next slot of the inbound arena, copied out and proven whole (`None`: none is
     /// published). Err: it was rewritten under the copy or holds nonsense; it is not
     /// delivered, and the caller closes the connection as for a corrupt ring.
+    #[cfg(test)]
     pub fn take_slot(&mut self) -> io::Result<Option<(SlotMeta, Vec<u8>)>> {
         let Some(l) = &mut self.linked else {
             return Ok(None);
         };
         let got = l.seg.arena(1 - l.side).read(l.taken).map_err(slot_error)?;
+        if got.is_some() {
+            l.taken += 1;
+        }
+        Ok(got)
+    }
+
+    /// `take_slot`, except that a message `into` offers a buffer for (given its header
+    /// and length) is copied straight into it (`SlotTaken::Landed`). An `Err` (the slot
+    /// moved during the copy) leaves nothing in that buffer that counts.
+    pub fn take_slot_into<'b>(
+        &mut self,
+        into: impl FnOnce(&SlotMeta, usize) -> Option<&'b mut [u8]>,
+    ) -> io::Result<Option<(SlotMeta, SlotTaken)>> {
+        let Some(l) = &mut self.linked else {
+            return Ok(None);
+        };
+        let got = l
+            .seg
+            .arena(1 - l.side)
+            .read_into(l.taken, into)
+            .map_err(slot_error)?;
         if got.is_some() {
             l.taken += 1;
         }

@@ -53,6 +53,7 @@
 mod ahead;
 mod choices;
 mod fetches;
+mod landed;
 mod membership;
 mod outbox;
 mod receive;
@@ -74,6 +75,7 @@ use self::outbox::Outbox;
 pub use self::outbox::Resumed;
 use self::receive::Receiving;
 use self::serve::Serving;
+pub use self::serve::SlotsAhead;
 use self::service::Service;
 use self::service::Waiter;
 use self::silence::Silence;
@@ -91,9 +93,6 @@ use crate::message::{Consumed, Key, Map, ReplicaId, ReqId, SendLog, Set, Want, A
 use crate::replica::{Liveness, PeerState};
 use crate::wire::control::ReplicaStats;
 use crate::wire::Frame;
-
-/// Most `Engine::landed` entries kept.
-const LANDED_MAX: usize = 1024;
 
 /// Why a receive did not deliver.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -213,7 +212,7 @@ pub struct Engine {
     /// Lengths of messages that landed straight in their receive's buffer (their DATA
     /// reached the engine without payload), until the receive is taken: the pull-ahead
     /// window is sized by them.
-    landed: Map<Key, usize>,
+    landed: landed::Landed,
     /// Streams (comm, src) with deferred receives (`defer`), and the one tag their
     /// source sends this rank on that communicator: never pulled ahead.
     deferred: Map<(u32, u32), i32>,
@@ -302,7 +301,7 @@ impl Engine {
             handed_over: false,
             ended: Set::default(),
             streams: ahead::Streams::default(),
-            landed: Map::default(),
+            landed: landed::Landed::default(),
             deferred: Map::default(),
             speculation: None,
             out: Outbox::new(me),
@@ -554,6 +553,14 @@ impl Engine {
     ) -> WriteAhead {
         self.serving()
             .write_ahead(comm, tag, dst, len, skip_log_from)
+    }
+
+    /// `write_ahead` for the shared-memory slots of a small message alone (see
+    /// `Serving::slots_ahead`): its pulls parked here, without frame headers. Each one
+    /// the driver publishes is reported with `handle_written` (whole, no confirmation).
+    #[inline]
+    pub fn slots_ahead(&mut self, comm: u32, tag: i32, dst: u32) -> SlotsAhead {
+        self.serving().slots_ahead(comm, tag, dst)
     }
 
     /// The driver wrote the first `written` bytes of a DATA frame `write_ahead` gave it
@@ -1046,13 +1053,6 @@ impl Engine {
     /// landed straight in a waiting receive's buffer.
     #[inline]
     pub fn note_landed(&mut self, key: Key, len: usize) {
-        // A frame lands only in a waiting receive's buffer, so each entry is taken with
-        // its receive, except after a race of two replicas' copies of one message where
-        // the later one landed: such strays are dropped wholesale now and then (a lost
-        // entry only sizes one pull-ahead window as for an empty message).
-        if self.landed.len() >= LANDED_MAX {
-            self.landed.clear();
-        }
         self.landed.insert(key, len);
     }
 
@@ -1296,7 +1296,7 @@ impl Engine {
                 // buffer (`note_landed`).
                 let landed = &self.landed;
                 let len = || match payload.len() {
-                    0 => landed.get(&key).copied().unwrap_or(0),
+                    0 => landed.get(&key).unwrap_or(0),
                     n => n,
                 };
                 self.streams.on_data(&key, late, confirm, len);

@@ -1271,6 +1271,15 @@ mod tests {
         );
         let ahead = sender.write_ahead(0, 3, 1, 1 << 20, None);
         assert_eq!(ahead.writes.len(), 1, "one direct write to {r}");
+        // The slots' version of it (`slots_ahead`, a small message): the same message,
+        // one slot for that replica.
+        let slots = sender.slots_ahead(0, 3, 1);
+        assert_eq!((slots.key, slots.order), (ahead.key, ahead.order));
+        assert_eq!(
+            slots.to.as_slice(),
+            &[(r, ahead.writes[0].req)],
+            "one slot for {r}"
+        );
     }
 
     /// The ids and engines of 0.0, 0.1 (the two replicas of sender rank 0) and 1.0 (a

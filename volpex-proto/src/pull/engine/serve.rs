@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+use smallvec::SmallVec;
 
 use super::choices::{Announce, Coordination};
 use super::outbox::{Outbox, Resumed};
@@ -67,6 +68,21 @@ pub(super) struct Serving<'e> {
     pub(super) sync: &'e Synchronous,
     /// The application finalized: a pull for a message not sent yet is answered ENDED.
     pub(super) finalized: &'e mut bool,
+}
+
+/// What `Engine::slots_ahead` gives a driver: a small message's key, order number and
+/// whether it is synchronous, and the pulls for it parked here (the replica and the
+/// pull's id; one per replica, inline: there are seldom more than two).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotsAhead {
+    /// Its key.
+    pub key: Key,
+    /// Its order number among the sends to the destination on its communicator.
+    pub order: u64,
+    /// It is sent synchronously (its DATA carries `sync`).
+    pub sync: bool,
+    /// The live replicas whose pulls for it are parked here, and those pulls' ids.
+    pub to: SmallVec<[(ReplicaId, ReqId); 2]>,
 }
 
 impl Serving<'_> {
@@ -143,6 +159,34 @@ impl Serving<'_> {
             writes,
             confirm,
             sync,
+        }
+    }
+
+    /// `write_ahead` for the slots of replicas on this host alone (a small message, which
+    /// is always logged: no confirmation asked, so no frame header to build and no
+    /// question of skipping the log): the message's key, order number and whether it is
+    /// synchronous, and the live replicas whose pulls for it are parked here, one pull
+    /// each (the other, by key or by order number, is answered when the message is
+    /// logged, as after `write_ahead`). None while the message must carry choices.
+    pub(super) fn slots_ahead(&self, comm: u32, tag: i32, dst: u32) -> SlotsAhead {
+        let (key, order) = self.log.peek_next(comm, tag, self.me.rank, dst);
+        let mut to = SmallVec::new();
+        if !self.coord.must_carry() {
+            for want in [Want::Key(key), self.order_want(comm, dst, order)] {
+                for w in self.service.waiters(&want) {
+                    let first = !to.iter().any(|(r, _)| *r == w.from);
+                    if first && w.from != self.me && self.liveness.is_usable(w.from) {
+                        to.push((w.from, w.req));
+                    }
+                }
+            }
+        }
+        let sync = !to.is_empty() && self.sync.is_made(&key);
+        SlotsAhead {
+            key,
+            order,
+            sync,
+            to,
         }
     }
 

@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::header::{Header, Kind, WireError};
 use crate::limits::{HEADER_BYTES, LARGE_PAYLOAD_BYTES, READ_BUFFER_BYTES};
-use crate::message::Want;
+use crate::message::{Key, Want};
 
 /// Why reading stopped for good.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +48,21 @@ pub struct Landing<'a> {
 }
 
 impl Landing<'_> {
+    /// Whether the DATA of `key`, `order`-th on its stream, of `len` bytes, may land
+    /// here (a driver reading a message other than from a frame: a shared-memory slot).
+    pub fn takes(&self, key: &Key, order: u64, len: usize) -> bool {
+        let same = match self.want {
+            Want::Key(k) => k == *key,
+            Want::Order {
+                comm,
+                src,
+                dst,
+                order: o,
+            } => key.comm == comm && key.src == src && key.dst == dst && order == o,
+        };
+        same && len <= self.buf.len() && self.landed.is_none()
+    }
+
     fn wants(&self, h: &Header) -> bool {
         let same = match self.want {
             Want::Key(k) => {
