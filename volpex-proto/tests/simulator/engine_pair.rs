@@ -465,6 +465,29 @@ fn a_message_carries_its_choices_and_the_takeover_finds_them() {
 /// leader is gone, a new incarnation at its place holds nothing and gets them again.
 #[test]
 fn a_leader_s_own_choices_are_not_carried_back_to_it() {
+    // The leader dies and a new incarnation replays at its place.
+    own_choices_carried_back(|q, leader, now| {
+        q.handle_peer_down(now, leader, true);
+        q.handle_peer_joining(now, leader, 1, false);
+    });
+}
+
+/// The same with the leader handing its state over to a new incarnation (a preemption
+/// notice's handover), announced as starting first and joining without a death notice
+/// of its predecessor: its joining ends the predecessor (`Engine::peer_gone`), so it gets
+/// them again too.
+#[test]
+fn a_leader_s_own_choices_go_to_a_newcomer_at_its_place() {
+    own_choices_carried_back(|q, leader, now| {
+        q.handle_peers_starting(now, &[leader]);
+        q.handle_peer_joining(now, leader, 1, true);
+    });
+}
+
+/// Rank 0's leader makes a choice and sends rank 1's leader `q` a message after it;
+/// `q`'s reply carries the choice to rank 0's follower but not back to the leader; then
+/// `newcomer` puts a new incarnation at the leader's place, which gets it again.
+fn own_choices_carried_back(newcomer: impl Fn(&mut Engine, ReplicaId, Duration)) {
     let now = Duration::ZERO;
     let (leader, follower) = (ReplicaId::new(0, 0), ReplicaId::new(0, 1));
     let receiver = ReplicaId::new(1, 0);
@@ -533,9 +556,8 @@ fn a_leader_s_own_choices_are_not_carried_back_to_it() {
     );
     let to_follower = pull(&mut q, follower, 1, 0);
     assert!(carries_rank_0(&to_follower), "{to_follower:?}");
-    // The leader dies and a new incarnation replays at its place: it holds none of them.
-    q.handle_peer_down(now, leader, true);
-    q.handle_peer_joining(now, leader, 1, false);
+    // A new incarnation at the leader's place holds none of them.
+    newcomer(&mut q, leader, now);
     while q.poll_transmit().is_some() {}
     let to_newcomer = pull(&mut q, leader, 1, 0);
     assert!(carries_rank_0(&to_newcomer), "{to_newcomer:?}");
