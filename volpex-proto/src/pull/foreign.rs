@@ -8,9 +8,10 @@
 //! CHOICES frame just before the DATA. Whoever receives them keeps them until it hears
 //! that every replica of the deciding rank holds them (the `stable` watermark every
 //! CHOICES frame carries), and sends them on before every DATA it serves meanwhile, so
-//! every replica whose state may depend on a choice holds it. A replica taking over a
-//! rank's choices asks every live replica of the job (TAKEOVER) and adopts what they
-//! hold before choosing anything itself.
+//! every replica whose state may depend on a choice holds it: every replica but their
+//! author, the leader that sent them here itself, which holds them (`vouched_by`). A
+//! replica taking over a rank's choices asks every live replica of the job (TAKEOVER)
+//! and adopts what they hold before choosing anything itself.
 //!
 //! Every CHOICES frame names the *term* that vouches for its entries: the leader whose
 //! choices they are (the sender's leader for its own rank's choices). Answering a
