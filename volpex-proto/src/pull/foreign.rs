@@ -8,9 +8,10 @@
 //! CHOICES frame just before the DATA. Whoever receives them keeps them until it hears
 //! that every replica of the deciding rank holds them (the `stable` watermark every
 //! CHOICES frame carries), and sends them on before every DATA it serves meanwhile, so
-//! every replica whose state may depend on a choice holds it. A replica taking over a
-//! rank's choices asks every live replica of the job (TAKEOVER) and adopts what they
-//! hold before choosing anything itself.
+//! every replica whose state may depend on a choice holds it: every replica but their
+//! author, the leader that sent them here itself, which holds them (`vouched_by`). A
+//! replica taking over a rank's choices asks every live replica of the job (TAKEOVER)
+//! and adopts what they hold before choosing anything itself.
 //!
 //! Every CHOICES frame names the *term* that vouches for its entries: the leader whose
 //! choices they are (the sender's leader for its own rank's choices). Answering a
@@ -39,6 +40,10 @@ struct Heard {
     /// are older terms' choices from `answered_base` on that were not part of the answer.
     fenced_below: u32,
     answered_base: Option<u64>,
+    /// The replica of the rank that vouches for the choices of term `.0` itself (it sent
+    /// them as its rank's leader: the frame's term is its own ordinal), while it is not
+    /// known gone: it holds every choice of that term, so they are not carried back to it.
+    author: Option<(u32, ReplicaId)>,
 }
 
 /// Why a CHOICES frame was not taken.
@@ -110,6 +115,9 @@ impl Foreign {
                 return Err(Refused::Stale);
             }
         }
+        if from.rank == rank && ord == term {
+            h.author = Some((term, from));
+        }
         let before = h.entries.len();
         let mut changed = false;
         if stable > h.stable {
@@ -153,12 +161,35 @@ impl Foreign {
         if ord >= h.fenced_below {
             h.fenced_below = ord;
             h.answered_base = Some(base);
+            // Re-vouched for the new leader: only a frame of its own makes it the author.
+            h.author = None;
             for (t, _) in h.entries.values_mut() {
                 *t = (*t).max(ord);
             }
             self.encoded = None;
         }
         encode_entries(h.entries.range(base..).map(|(s, (_, v))| (s, v)))
+    }
+
+    /// The term whose choices `to` vouches for itself as its rank's leader (it sent them
+    /// here as their author), if any: `to` holds every one of them (it made them, or
+    /// adopted them when it took over, from DECIDED answers that reached it before any
+    /// frame vouched for by it was sent), so a frame of that rank and term is not carried
+    /// to it (a replica adopts its own rank's carried choices, and these it holds).
+    pub fn vouched_by(&self, to: ReplicaId) -> Option<u32> {
+        let (term, author) = self.ranks.get(&to.rank)?.author?;
+        (author == to).then_some(term)
+    }
+
+    /// `peer` is gone (dead, fenced, or replaced by a new incarnation): it no longer
+    /// counts as the author of its rank's choices (a new incarnation at its place holds
+    /// none of them).
+    pub fn forget_author(&mut self, peer: ReplicaId) {
+        if let Some(h) = self.ranks.get_mut(&peer.rank) {
+            if h.author.is_some_and(|(_, a)| a == peer) {
+                h.author = None;
+            }
+        }
     }
 
     /// The CHOICES frames to send before a DATA frame: one for every rank and term with
@@ -267,6 +298,39 @@ mod tests {
             f.note(leader, 0, 2, 0, 0, &Bytes::from_static(&[1, 2, 3])),
             Err(Refused::Malformed("truncated choice entry header".into()))
         );
+    }
+
+    #[test]
+    fn only_the_leader_that_sent_its_own_choices_is_their_author() {
+        let mut f = Foreign::default();
+        let (leader, follower) = (ReplicaId::new(2, 0), ReplicaId::new(2, 1));
+        // A follower passing its leader's choices on (term 0, its ordinal 1) is not their
+        // author, nor is a replica of another rank.
+        f.note(follower, 1, 2, 0, 0, &entries(&[(0, b"a")]))
+            .unwrap();
+        f.note(ReplicaId::new(1, 0), 0, 2, 0, 0, &entries(&[(0, b"a")]))
+            .unwrap();
+        assert_eq!(f.vouched_by(leader), None);
+        assert_eq!(f.vouched_by(follower), None);
+        f.note(leader, 0, 2, 0, 0, &entries(&[(0, b"a"), (1, b"b")]))
+            .unwrap();
+        assert_eq!(f.vouched_by(leader), Some(0));
+        assert_eq!(f.vouched_by(follower), None);
+        assert_eq!(f.vouched_by(ReplicaId::new(3, 0)), None);
+        // Gone (and perhaps replaced by an incarnation that holds nothing): no longer.
+        f.forget_author(follower);
+        assert_eq!(f.vouched_by(leader), Some(0));
+        f.forget_author(leader);
+        assert_eq!(f.vouched_by(leader), None);
+        // A takeover re-vouches for the new leader, which is their author only once a
+        // frame of its own says so.
+        f.note(leader, 0, 2, 0, 0, &entries(&[(2, b"c")])).unwrap();
+        f.on_takeover(follower, 1, 0);
+        assert_eq!(f.vouched_by(leader), None);
+        assert_eq!(f.vouched_by(follower), None);
+        f.note(follower, 1, 2, 1, 0, &entries(&[(3, b"d")]))
+            .unwrap();
+        assert_eq!(f.vouched_by(follower), Some(1));
     }
 
     #[test]

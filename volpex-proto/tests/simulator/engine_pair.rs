@@ -458,6 +458,111 @@ fn a_message_carries_its_choices_and_the_takeover_finds_them() {
     );
 }
 
+/// A receiver that got a leader's own choices along with a message carries them before
+/// the messages it serves any replica of that rank but the leader itself, which holds
+/// them: every DATA between two leaders carried the receiver's own choices back to it
+/// (a CHOICES frame of about five entries each way per put + flush at `-r 2`). Once that
+/// leader is gone, a new incarnation at its place holds nothing and gets them again.
+#[test]
+fn a_leader_s_own_choices_are_not_carried_back_to_it() {
+    // The leader dies and a new incarnation replays at its place.
+    own_choices_carried_back(|q, leader, now| {
+        q.handle_peer_down(now, leader, true);
+        q.handle_peer_joining(now, leader, 1, false);
+    });
+}
+
+/// The same with the leader handing its state over to a new incarnation (a preemption
+/// notice's handover), announced as starting first and joining without a death notice
+/// of its predecessor: its joining ends the predecessor (`Engine::peer_gone`), so it gets
+/// them again too.
+#[test]
+fn a_leader_s_own_choices_go_to_a_newcomer_at_its_place() {
+    own_choices_carried_back(|q, leader, now| {
+        q.handle_peers_starting(now, &[leader]);
+        q.handle_peer_joining(now, leader, 1, true);
+    });
+}
+
+/// Rank 0's leader makes a choice and sends rank 1's leader `q` a message after it;
+/// `q`'s reply carries the choice to rank 0's follower but not back to the leader; then
+/// `newcomer` puts a new incarnation at the leader's place, which gets it again.
+fn own_choices_carried_back(newcomer: impl Fn(&mut Engine, ReplicaId, Duration)) {
+    let now = Duration::ZERO;
+    let (leader, follower) = (ReplicaId::new(0, 0), ReplicaId::new(0, 1));
+    let receiver = ReplicaId::new(1, 0);
+    let mut l = Engine::new(leader, 2, 2, cfg());
+    let mut q = Engine::new(receiver, 2, 2, cfg());
+    for e in [&mut l, &mut q] {
+        e.start(now);
+        while e.poll_transmit().is_some() {}
+    }
+    let slot = l.post_choice().expect("coordinated");
+    l.make_choice(now, slot, Bytes::from_static(b"c"));
+    while l.poll_transmit().is_some() {}
+    // The pull of message `seq` from `src` to `dst` (tag 3), answered by `by`: its frames.
+    let pull = |by: &mut Engine, from: ReplicaId, src: u32, seq: u64| -> Vec<Frame> {
+        by.handle_frame(
+            now,
+            from,
+            Frame::Pull {
+                want: volpex_proto::message::Want::Key(Key {
+                    comm: COMM,
+                    tag: 3,
+                    src,
+                    dst: from.rank,
+                    seq,
+                }),
+                req: ReqId(seq + 1),
+                consumed: seq,
+            },
+        );
+        std::iter::from_fn(|| by.poll_transmit())
+            .filter(|(to, _)| *to == from)
+            .map(|(_, f)| f)
+            .collect()
+    };
+    l.send(now, COMM, 3, 1, Bytes::from_static(b"after the choice"))
+        .unwrap();
+    let to_receiver = pull(&mut l, receiver, 0, 0);
+    assert!(
+        matches!(
+            &to_receiver[..],
+            [
+                Frame::Choices {
+                    rank: 0,
+                    term: 0,
+                    ..
+                },
+                Frame::Data { .. }
+            ]
+        ),
+        "{to_receiver:?}"
+    );
+    for f in to_receiver {
+        q.handle_frame(now, leader, f);
+    }
+    let carries_rank_0 = |frames: &[Frame]| {
+        frames
+            .iter()
+            .any(|f| matches!(f, Frame::Choices { rank: 0, .. }))
+    };
+    q.send(now, COMM, 3, 0, Bytes::from_static(b"reply"))
+        .unwrap();
+    let to_leader = pull(&mut q, leader, 1, 0);
+    assert!(
+        matches!(to_leader.last(), Some(Frame::Data { .. })) && !carries_rank_0(&to_leader),
+        "not back to their author: {to_leader:?}"
+    );
+    let to_follower = pull(&mut q, follower, 1, 0);
+    assert!(carries_rank_0(&to_follower), "{to_follower:?}");
+    // A new incarnation at the leader's place holds none of them.
+    newcomer(&mut q, leader, now);
+    while q.poll_transmit().is_some() {}
+    let to_newcomer = pull(&mut q, leader, 1, 0);
+    assert!(carries_rank_0(&to_newcomer), "{to_newcomer:?}");
+}
+
 /// A receiver that got choices along with a message stops carrying them once it hears
 /// they became stable: the sender tells it before its next message.
 #[test]

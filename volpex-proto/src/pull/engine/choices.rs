@@ -397,7 +397,12 @@ impl Announce<'_> {
             }
         }
         if to != self.me && !self.coord.foreign.is_empty() {
+            // Not back to the leader whose own choices they are: it holds them.
+            let own = self.coord.foreign.vouched_by(to).map(|t| (to.rank, t));
             for (rank, term, stable, entries) in self.coord.foreign.carried() {
+                if own == Some((*rank, *term)) {
+                    continue;
+                }
                 let choices = Frame::Choices {
                     rank: *rank,
                     term: *term,

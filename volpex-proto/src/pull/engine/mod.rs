@@ -1207,6 +1207,7 @@ impl Engine {
         if peer == self.me {
             return;
         }
+        self.coord.foreign.forget_author(peer);
         if peer.rank == self.me.rank && self.coord.decisions.enabled() {
             if confirmed {
                 self.sibling_dead(now, peer);
