@@ -4,6 +4,16 @@
 //! ask, hedges). `scan` (which deadlines passed) and `next_deadline` (the earliest one)
 //! share one rule per ask state. Never sends anything: the engine acts on what `scan`
 //! finds (see `receive`).
+//!
+//! `next_deadline` runs at every timer turn and does not walk the fetches: it answers
+//! from floors kept as fetches change (a lower bound of the hedges and of the unanswered
+//! asks' send times, lowered by every change and made exact again by `refresh` once
+//! passed) and from a count of parked asks per peer (exact; their deadlines come from
+//! `Silence` at the call). A fetch handed out by `get_mut` is accounted for at the next
+//! change of this table or by `next_deadline` itself, so the answer is never later than
+//! the walk's (`walk_deadline`, checked in debug builds): at worst a turn comes early,
+//! finds nothing due and `refresh`es. Never let a change to a fetch bypass `get_mut`,
+//! `insert` or `remove`.
 
 use std::time::Duration;
 
@@ -69,6 +79,8 @@ pub(super) struct Pending {
     pub(super) stalled: Duration,
     /// Its latest hedge turn came late (this replica did not run on time).
     pub(super) late: bool,
+    /// The replicas of its parked asks as `Fetches::parked` counts them.
+    counted_parked: SmallVec<[u32; 2]>,
 }
 
 impl Pending {
@@ -84,6 +96,7 @@ impl Pending {
             parked_by: 0,
             stalled: Duration::ZERO,
             late: false,
+            counted_parked: SmallVec::new(),
         }
     }
 
@@ -195,6 +208,30 @@ pub(super) struct Fetches {
     me: ReplicaId,
     pending: Map<Want, Pending>,
     next_req: ReqId,
+    /// At most the earliest `hedge_at` of any fetch.
+    hedge_floor: Duration,
+    /// At most the earliest send time of any unanswered ask to another replica.
+    sent_floor: Duration,
+    /// How many asks are parked at each peer (other than this replica): exact.
+    parked: SmallVec<[(ReplicaId, u32); 4]>,
+    /// The fetch `get_mut` handed out last, not accounted for yet.
+    touched: Option<Want>,
+}
+
+/// Counts one more (`up`) or one fewer ask parked at `peer`, dropping a count that
+/// reaches 0.
+fn count_parked(parked: &mut SmallVec<[(ReplicaId, u32); 4]>, peer: ReplicaId, up: bool) {
+    match parked.iter().position(|(p, _)| *p == peer) {
+        Some(i) if up => parked[i].1 += 1,
+        Some(i) => {
+            parked[i].1 -= 1;
+            if parked[i].1 == 0 {
+                parked.swap_remove(i);
+            }
+        }
+        None if up => parked.push((peer, 1)),
+        None => debug_assert!(false, "uncounting a parked ask at {peer} never counted"),
+    }
 }
 
 impl Fetches {
@@ -203,6 +240,49 @@ impl Fetches {
             me,
             pending: Map::default(),
             next_req: ReqId(1),
+            hedge_floor: Duration::MAX,
+            sent_floor: Duration::MAX,
+            parked: SmallVec::new(),
+            touched: None,
+        }
+    }
+
+    /// Brings the floors and parked counts up to date with the fetch `get_mut` handed
+    /// out last: its deadlines may have moved earlier, its asks parked or answered.
+    fn account(&mut self) {
+        let Some(want) = self.touched.take() else {
+            return;
+        };
+        let Some(p) = self.pending.get_mut(&want) else {
+            return;
+        };
+        self.hedge_floor = self.hedge_floor.min(p.hedge_at);
+        let mut now_parked: SmallVec<[u32; 2]> = SmallVec::new();
+        for a in &p.asks {
+            if ReplicaId::new(want.src(), a.replica) == self.me {
+                continue;
+            }
+            match a.state {
+                AskState::Sent { at } => self.sent_floor = self.sent_floor.min(at),
+                AskState::Parked => now_parked.push(a.replica),
+                _ => {}
+            }
+        }
+        if now_parked != p.counted_parked {
+            for &r in &p.counted_parked {
+                count_parked(&mut self.parked, ReplicaId::new(want.src(), r), false);
+            }
+            for &r in &now_parked {
+                count_parked(&mut self.parked, ReplicaId::new(want.src(), r), true);
+            }
+            p.counted_parked = now_parked;
+        }
+    }
+
+    /// Forgets the parked asks of `p`, which left the table.
+    fn uncount(&mut self, want: &Want, p: &mut Pending) {
+        for r in p.counted_parked.drain(..) {
+            count_parked(&mut self.parked, ReplicaId::new(want.src(), r), false);
         }
     }
 
@@ -217,20 +297,38 @@ impl Fetches {
         self.pending.get(want)
     }
 
+    /// The fetch of `want`, to change: accounted for at the next change of this table
+    /// (or by `next_deadline`), so keep no other way to change one.
     pub(super) fn get_mut(&mut self, want: &Want) -> Option<&mut Pending> {
-        self.pending.get_mut(want)
+        self.account();
+        let p = self.pending.get_mut(want)?;
+        self.touched = Some(*want);
+        Some(p)
     }
 
     pub(super) fn contains(&self, want: &Want) -> bool {
         self.pending.contains_key(want)
     }
 
-    pub(super) fn insert(&mut self, want: Want, p: Pending) {
-        self.pending.insert(want, p);
+    pub(super) fn insert(&mut self, want: Want, mut p: Pending) {
+        self.account();
+        p.counted_parked.clear();
+        if let Some(mut old) = self.pending.insert(want, p) {
+            self.uncount(&want, &mut old);
+        }
+        self.touched = Some(want);
     }
 
     pub(super) fn remove(&mut self, want: &Want) -> Option<Pending> {
-        self.pending.remove(want)
+        self.account();
+        let mut p = self.pending.remove(want)?;
+        self.uncount(want, &mut p);
+        if self.pending.is_empty() {
+            debug_assert!(self.parked.is_empty());
+            self.hedge_floor = Duration::MAX;
+            self.sent_floor = Duration::MAX;
+        }
+        Some(p)
     }
 
     /// Every want fetched, in the map's (fixed) order.
@@ -259,6 +357,33 @@ impl Fetches {
                     *at = now;
                 }
             }
+        }
+        self.refresh();
+    }
+
+    /// Makes the floors exact again (one walk over the fetches).
+    pub(super) fn refresh(&mut self) {
+        self.account();
+        let (mut hedge, mut sent) = (Duration::MAX, Duration::MAX);
+        for (want, p) in &self.pending {
+            hedge = hedge.min(p.hedge_at);
+            for a in &p.asks {
+                if let AskState::Sent { at } = a.state {
+                    if ReplicaId::new(want.src(), a.replica) != self.me {
+                        sent = sent.min(at);
+                    }
+                }
+            }
+        }
+        self.hedge_floor = hedge;
+        self.sent_floor = sent;
+    }
+
+    /// `refresh` if a floor passed by `now`: a timer turn that found the floors due
+    /// makes them exact, so that the next deadline is not that passed one again.
+    pub(super) fn refresh_if_passed(&mut self, now: Duration, ack_timeout: Duration) {
+        if self.hedge_floor <= now || self.sent_floor.saturating_add(ack_timeout) <= now {
+            self.refresh();
         }
     }
 
@@ -294,12 +419,43 @@ impl Fetches {
     }
 
     /// The earliest deadline of any fetch (`Duration::MAX` for one that waits for
-    /// nothing but a hedge it never makes).
+    /// nothing but a hedge it never makes), or earlier: never later than `walk_deadline`,
+    /// equal to it after `refresh` until a fetch's deadline moves later or a fetch goes.
+    /// Costs a few comparisons and one `Silence` lookup per peer with parked asks.
     pub(super) fn next_deadline(
         &self,
         silence: &Silence,
         ack_timeout: Duration,
     ) -> Option<Duration> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let mut t = self
+            .hedge_floor
+            .min(self.sent_floor.saturating_add(ack_timeout));
+        for &(peer, _) in &self.parked {
+            t = t.min(silence.parked_deadline(peer, ack_timeout));
+        }
+        if let Some((want, p)) = self.touched.and_then(|w| Some((w, self.pending.get(&w)?))) {
+            t = t.min(p.hedge_at);
+            let mut parked = None;
+            for a in &p.asks {
+                if let Some(d) = self.ask_deadline(&want, a, silence, ack_timeout, &mut parked) {
+                    t = t.min(d);
+                }
+            }
+        }
+        debug_assert!(
+            Some(t) <= self.walk_deadline(silence, ack_timeout),
+            "next deadline {t:?} later than the walk's {:?}",
+            self.walk_deadline(silence, ack_timeout)
+        );
+        Some(t)
+    }
+
+    /// The earliest deadline of any fetch, by a walk over all of them (what
+    /// `next_deadline` must never be later than).
+    pub(super) fn walk_deadline(&self, silence: &Silence, ack_timeout: Duration) -> Option<Duration> {
         let mut t: Option<Duration> = None;
         let mut parked = None;
         for (want, p) in &self.pending {
@@ -364,10 +520,15 @@ mod tests {
         let mut f = Fetches::new(ReplicaId::new(0, 0));
         for &(seq, replica, state) in asks {
             let req = f.new_req();
-            let p = f
-                .pending
-                .entry(want(seq))
-                .or_insert_with(|| Pending::new(Duration::MAX, Some(Duration::ZERO), false));
+            if !f.contains(&want(seq)) {
+                f.insert(
+                    want(seq),
+                    Pending::new(Duration::MAX, Some(Duration::ZERO), false),
+                );
+            }
+            let Some(p) = f.get_mut(&want(seq)) else {
+                unreachable!("inserted above");
+            };
             p.asks.push(Ask {
                 replica,
                 req,
@@ -456,5 +617,226 @@ mod tests {
         // A hedge keeps an ask that is still outstanding.
         p.record_ask(1, ReqId(3), 6 * MS, true);
         assert_eq!(p.replicas(Ask::outstanding), [1, 1]);
+    }
+
+    /// Asserts what `next_deadline` promises: never later than the walk, the same after
+    /// `refresh`, and parked asks counted exactly.
+    fn check(f: &mut Fetches, s: &Silence) {
+        let walk = f.walk_deadline(s, ACK);
+        let next = f.next_deadline(s, ACK);
+        assert_eq!(next.is_none(), walk.is_none());
+        assert!(next <= walk, "{next:?} later than {walk:?}");
+        f.refresh();
+        assert_eq!(f.next_deadline(s, ACK), walk);
+        let mut counted: Vec<(ReplicaId, u32)> = f.parked.to_vec();
+        let mut walked: Vec<(ReplicaId, u32)> = Vec::new();
+        for (w, p) in &f.pending {
+            for a in &p.asks {
+                let peer = ReplicaId::new(w.src(), a.replica);
+                if a.state == AskState::Parked && peer != f.me {
+                    match walked.iter_mut().find(|(q, _)| *q == peer) {
+                        Some(e) => e.1 += 1,
+                        None => walked.push((peer, 1)),
+                    }
+                }
+            }
+        }
+        counted.sort();
+        walked.sort();
+        assert_eq!(counted, walked);
+    }
+
+    fn ask(f: &mut Fetches, seq: u64, replica: u32, state: AskState) {
+        let req = f.new_req();
+        if let Some(p) = f.get_mut(&want(seq)) {
+            p.asks.push(Ask {
+                replica,
+                req,
+                state,
+            });
+        }
+    }
+
+    fn set_state(f: &mut Fetches, seq: u64, replica: u32, state: AskState) {
+        if let Some(p) = f.get_mut(&want(seq)) {
+            for a in p.asks.iter_mut().filter(|a| a.replica == replica) {
+                a.state = state;
+            }
+        }
+    }
+
+    #[test]
+    fn a_parked_ask_follows_its_peers_silence_and_leaves_with_its_fetch() {
+        let mut f = fetches_with(&[(0, 1, AskState::Sent { at: 10 * MS })]);
+        let mut s = Silence::default();
+        s.heard(ReplicaId::new(1, 1), 5 * MS);
+        assert_eq!(f.next_deadline(&s, ACK), Some(110 * MS));
+        // The sender parks it: half an ack timeout after it was last heard from.
+        set_state(&mut f, 0, 1, AskState::Parked);
+        assert_eq!(f.next_deadline(&s, ACK), Some(55 * MS));
+        check(&mut f, &s);
+        // Heard again: later; asked again since: the whole timeout.
+        s.heard(ReplicaId::new(1, 1), 30 * MS);
+        assert_eq!(f.next_deadline(&s, ACK), Some(80 * MS));
+        s.pinged(ReplicaId::new(1, 1), 80 * MS);
+        assert_eq!(f.next_deadline(&s, ACK), Some(130 * MS));
+        // A second fetch parked at the same peer, and another fetch still asking.
+        f.insert(want(1), Pending::new(Duration::MAX, None, false));
+        ask(&mut f, 1, 1, AskState::Parked);
+        f.insert(want(2), Pending::new(Duration::MAX, None, false));
+        ask(&mut f, 2, 0, AskState::Sent { at: 100 * MS });
+        check(&mut f, &s);
+        // The parked ones go (answered, or their fetch taken): only the other is left.
+        f.remove(&want(0));
+        set_state(&mut f, 1, 1, AskState::Gone);
+        // (The fetch just changed counts its parked asks at the table's next change.)
+        assert!(f.next_deadline(&s, ACK) <= Some(200 * MS));
+        check(&mut f, &s);
+        assert_eq!(f.next_deadline(&s, ACK), Some(200 * MS));
+    }
+
+    #[test]
+    fn a_hedge_moved_earlier_shows_at_once_and_one_moved_later_after_its_turn() {
+        let mut f = fetches_with(&[(0, 1, AskState::Parked)]);
+        let mut s = Silence::default();
+        s.pinged(ReplicaId::new(1, 1), Duration::ZERO);
+        if let Some(p) = f.get_mut(&want(0)) {
+            p.hedge_at = 30 * MS;
+        }
+        assert_eq!(f.next_deadline(&s, ACK), Some(30 * MS));
+        // The hedge turn moves it on: until the turn's refresh the old one may show.
+        if let Some(p) = f.get_mut(&want(0)) {
+            p.hedge_at = 230 * MS;
+        }
+        assert!(f.next_deadline(&s, ACK) <= Some(100 * MS));
+        f.refresh_if_passed(30 * MS, ACK);
+        assert_eq!(f.next_deadline(&s, ACK), Some(100 * MS));
+        s.heard(ReplicaId::new(1, 1), 90 * MS);
+        assert_eq!(f.next_deadline(&s, ACK), Some(140 * MS));
+        check(&mut f, &s);
+    }
+
+    #[test]
+    fn a_silent_replicas_ask_stops_counting_and_a_new_ask_does() {
+        let mut f = fetches_with(&[(0, 0, AskState::Sent { at: 10 * MS })]);
+        let s = Silence::default();
+        assert_eq!(f.next_deadline(&s, ACK), Some(110 * MS));
+        // Silent: its deadline is gone once a turn passed it.
+        set_state(&mut f, 0, 0, AskState::Silent);
+        f.refresh_if_passed(110 * MS, ACK);
+        assert_eq!(f.next_deadline(&s, ACK), Some(Duration::MAX));
+        // Another replica is asked (a hedge keeps the first ask).
+        let req = f.new_req();
+        if let Some(p) = f.get_mut(&want(0)) {
+            p.record_ask(1, req, 110 * MS, true);
+        }
+        assert_eq!(f.next_deadline(&s, ACK), Some(210 * MS));
+        check(&mut f, &s);
+        // The fetch ends: nothing is due any more.
+        f.remove(&want(0));
+        assert_eq!(f.next_deadline(&s, ACK), None);
+        check(&mut f, &s);
+    }
+
+    #[test]
+    fn asks_removed_leave_an_early_deadline_until_refreshed_and_never_a_late_one() {
+        let mut f = fetches_with(&[
+            (0, 1, AskState::Sent { at: 10 * MS }),
+            (1, 1, AskState::Sent { at: 20 * MS }),
+        ]);
+        let s = Silence::default();
+        assert_eq!(f.next_deadline(&s, ACK), Some(110 * MS));
+        f.remove(&want(0));
+        assert!(f.next_deadline(&s, ACK) <= Some(120 * MS));
+        f.refresh_if_passed(110 * MS, ACK);
+        assert_eq!(f.next_deadline(&s, ACK), Some(120 * MS));
+        // A fetch taken out and put back is counted again (its parked ask once).
+        set_state(&mut f, 1, 1, AskState::Parked);
+        let p = f.remove(&want(1));
+        assert!(f.parked.is_empty());
+        if let Some(p) = p {
+            f.insert(want(1), p);
+        }
+        check(&mut f, &s);
+    }
+
+    #[test]
+    fn the_deadline_is_never_later_than_the_walk_over_random_changes() {
+        use rand::{Rng, SeedableRng};
+        for seed in 0..40u64 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            // This replica is 1.0: asks to replica 0 of rank 1 are to ourselves.
+            let mut f = Fetches::new(ReplicaId::new(1, 0));
+            let mut s = Silence::default();
+            let mut now = Duration::ZERO;
+            for _ in 0..400 {
+                now += MS * rng.gen_range(0..20);
+                let seq = rng.gen_range(0..6u64);
+                let src = rng.gen_range(1..3u32);
+                let w = test_want(src, 0, seq);
+                let replica = rng.gen_range(0..3u32);
+                let state = match rng.gen_range(0..6) {
+                    0 | 1 => AskState::Sent { at: now },
+                    2 => AskState::Parked,
+                    3 => AskState::Silent,
+                    4 => AskState::Gone,
+                    _ => AskState::Dropped,
+                };
+                match rng.gen_range(0..12) {
+                    0 => {
+                        let hedge = if rng.gen_bool(0.5) {
+                            now + 200 * MS
+                        } else {
+                            Duration::MAX
+                        };
+                        f.insert(w, Pending::new(hedge, None, false));
+                    }
+                    1 => {
+                        f.remove(&w);
+                    }
+                    2 | 3 => {
+                        let req = f.new_req();
+                        let keep = rng.gen_bool(0.5);
+                        if let Some(p) = f.get_mut(&w) {
+                            p.record_ask(replica, req, now, keep);
+                        }
+                    }
+                    4 | 5 => {
+                        if let Some(p) = f.get_mut(&w) {
+                            if let Some(a) = p.asks.iter_mut().find(|a| a.replica == replica) {
+                                a.state = state;
+                            }
+                        }
+                    }
+                    6 => {
+                        if let Some(p) = f.get_mut(&w) {
+                            p.hedge_at = now + MS * rng.gen_range(0..300);
+                        }
+                    }
+                    7 => {
+                        if let Some(p) = f.get_mut(&w) {
+                            p.asks.clear();
+                        }
+                    }
+                    8 => s.heard(ReplicaId::new(src, replica), now),
+                    9 => s.pinged(ReplicaId::new(src, replica), now),
+                    10 => {
+                        if s.tick(now, ACK).is_some() {
+                            f.resync(now);
+                        }
+                    }
+                    _ => f.refresh_if_passed(now, ACK),
+                }
+                let walk = f.walk_deadline(&s, ACK);
+                let next = f.next_deadline(&s, ACK);
+                assert!(next <= walk, "seed {seed}: {next:?} later than {walk:?}");
+                assert_eq!(next.is_none(), walk.is_none());
+                // A turn at the deadline it gave finds it passed and refreshes; one at the
+                // walk's sees the same floors or earlier.
+                if rng.gen_bool(0.1) {
+                    check(&mut f, &s);
+                }
+            }
+        }
     }
 }

@@ -837,6 +837,8 @@ impl Engine {
             self.receiving().tell_consumed();
         }
         self.drain_loopback(now);
+        // Fetches' deadlines that passed were acted on: the next is a later one.
+        self.fetches.refresh_if_passed(now, ack_timeout);
     }
 
     // ---- outputs ----
