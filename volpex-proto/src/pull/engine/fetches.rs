@@ -7,9 +7,9 @@
 //!
 //! `next_deadline` runs at every timer turn and does not walk the fetches: it answers
 //! from floors kept as fetches change (a lower bound of the hedges and of the unanswered
-//! asks' send times, lowered by every change and made exact again by `refresh` once
-//! passed) and from a count of parked asks per peer (exact; their deadlines come from
-//! `Silence` at the call). A fetch handed out by `get_mut` is accounted for at the next
+//! asks' send times, lowered by every change, exact again when nothing is left under
+//! one, and made exact by `refresh` once passed) and from a count of parked asks per
+//! peer (exact; their deadlines come from `Silence` at the call). A fetch handed out by `get_mut` is accounted for at the next
 //! change of this table or by `next_deadline` itself, so the answer is never later than
 //! the walk's (`walk_deadline`, checked in debug builds): at worst a turn comes early,
 //! finds nothing due and `refresh`es. Never let a change to a fetch bypass `get_mut`,
@@ -81,6 +81,10 @@ pub(super) struct Pending {
     pub(super) late: bool,
     /// The replicas of its parked asks as `Fetches::parked` counts them.
     counted_parked: SmallVec<[u32; 2]>,
+    /// Its unanswered asks as `Fetches::sent` counts them.
+    counted_sent: u32,
+    /// Whether `Fetches::hedged` counts it.
+    counted_hedge: bool,
 }
 
 impl Pending {
@@ -97,6 +101,8 @@ impl Pending {
             stalled: Duration::ZERO,
             late: false,
             counted_parked: SmallVec::new(),
+            counted_sent: 0,
+            counted_hedge: false,
         }
     }
 
@@ -212,6 +218,11 @@ pub(super) struct Fetches {
     hedge_floor: Duration,
     /// At most the earliest send time of any unanswered ask to another replica.
     sent_floor: Duration,
+    /// How many unanswered asks to other replicas there are (when none, `sent_floor`
+    /// is exact again).
+    sent: usize,
+    /// How many fetches have a hedge time (when none, `hedge_floor` is).
+    hedged: usize,
     /// How many asks are parked at each peer (other than this replica): exact.
     parked: SmallVec<[(ReplicaId, u32); 4]>,
     /// The fetch `get_mut` handed out last, not accounted for yet.
@@ -242,6 +253,8 @@ impl Fetches {
             next_req: ReqId(1),
             hedge_floor: Duration::MAX,
             sent_floor: Duration::MAX,
+            sent: 0,
+            hedged: 0,
             parked: SmallVec::new(),
             touched: None,
         }
@@ -257,17 +270,32 @@ impl Fetches {
             return;
         };
         self.hedge_floor = self.hedge_floor.min(p.hedge_at);
+        let hedge = p.hedge_at != Duration::MAX;
+        if hedge != p.counted_hedge {
+            if hedge {
+                self.hedged += 1;
+            } else {
+                self.hedged -= 1;
+            }
+            p.counted_hedge = hedge;
+        }
         let mut now_parked: SmallVec<[u32; 2]> = SmallVec::new();
+        let mut sent = 0;
         for a in &p.asks {
             if ReplicaId::new(want.src(), a.replica) == self.me {
                 continue;
             }
             match a.state {
-                AskState::Sent { at } => self.sent_floor = self.sent_floor.min(at),
+                AskState::Sent { at } => {
+                    self.sent_floor = self.sent_floor.min(at);
+                    sent += 1;
+                }
                 AskState::Parked => now_parked.push(a.replica),
                 _ => {}
             }
         }
+        self.sent = self.sent + sent as usize - p.counted_sent as usize;
+        p.counted_sent = sent;
         if now_parked != p.counted_parked {
             for &r in &p.counted_parked {
                 count_parked(&mut self.parked, ReplicaId::new(want.src(), r), false);
@@ -277,12 +305,26 @@ impl Fetches {
             }
             p.counted_parked = now_parked;
         }
+        self.reset_empty_floors();
     }
 
-    /// Forgets the parked asks of `p`, which left the table.
+    /// Forgets the asks and hedge of `p`, which left the table, as they were counted.
     fn uncount(&mut self, want: &Want, p: &mut Pending) {
         for r in p.counted_parked.drain(..) {
             count_parked(&mut self.parked, ReplicaId::new(want.src(), r), false);
+        }
+        self.sent -= std::mem::take(&mut p.counted_sent) as usize;
+        self.hedged -= usize::from(std::mem::take(&mut p.counted_hedge));
+        self.reset_empty_floors();
+    }
+
+    /// A floor with nothing left under it is exact: none.
+    fn reset_empty_floors(&mut self) {
+        if self.sent == 0 {
+            self.sent_floor = Duration::MAX;
+        }
+        if self.hedged == 0 {
+            self.hedge_floor = Duration::MAX;
         }
     }
 
@@ -300,7 +342,10 @@ impl Fetches {
     /// The fetch of `want`, to change: accounted for at the next change of this table
     /// (or by `next_deadline`), so keep no other way to change one.
     pub(super) fn get_mut(&mut self, want: &Want) -> Option<&mut Pending> {
-        self.account();
+        // A fetch changed twice in a row is accounted for once, after the second.
+        if self.touched != Some(*want) {
+            self.account();
+        }
         let p = self.pending.get_mut(want)?;
         self.touched = Some(*want);
         Some(p)
@@ -311,8 +356,12 @@ impl Fetches {
     }
 
     pub(super) fn insert(&mut self, want: Want, mut p: Pending) {
-        self.account();
+        if self.touched != Some(want) {
+            self.account();
+        }
         p.counted_parked.clear();
+        p.counted_sent = 0;
+        p.counted_hedge = false;
         if let Some(mut old) = self.pending.insert(want, p) {
             self.uncount(&want, &mut old);
         }
@@ -320,14 +369,16 @@ impl Fetches {
     }
 
     pub(super) fn remove(&mut self, want: &Want) -> Option<Pending> {
-        self.account();
+        // The fetch changed last needs no accounting if it is the one that goes (its
+        // parked asks are uncounted as they were counted).
+        if self.touched == Some(*want) {
+            self.touched = None;
+        } else {
+            self.account();
+        }
         let mut p = self.pending.remove(want)?;
         self.uncount(want, &mut p);
-        if self.pending.is_empty() {
-            debug_assert!(self.parked.is_empty());
-            self.hedge_floor = Duration::MAX;
-            self.sent_floor = Duration::MAX;
-        }
+        debug_assert!(!self.pending.is_empty() || (self.parked.is_empty() && self.sent == 0));
         Some(p)
     }
 
@@ -644,6 +695,22 @@ mod tests {
         counted.sort();
         walked.sort();
         assert_eq!(counted, walked);
+        let sent = f
+            .pending
+            .iter()
+            .flat_map(|(w, p)| p.asks.iter().map(move |a| (w, a)))
+            .filter(|(w, a)| {
+                matches!(a.state, AskState::Sent { .. })
+                    && ReplicaId::new(w.src(), a.replica) != f.me
+            })
+            .count();
+        assert_eq!(f.sent, sent);
+        let hedged = f
+            .pending
+            .values()
+            .filter(|p| p.hedge_at != Duration::MAX)
+            .count();
+        assert_eq!(f.hedged, hedged);
     }
 
     fn ask(f: &mut Fetches, seq: u64, replica: u32, state: AskState) {
@@ -732,6 +799,11 @@ mod tests {
         }
         assert_eq!(f.next_deadline(&s, ACK), Some(210 * MS));
         check(&mut f, &s);
+        // Answered: with no unanswered ask left, its floor goes at the next change.
+        set_state(&mut f, 0, 1, AskState::Gone);
+        f.insert(want(1), Pending::new(Duration::MAX, None, false));
+        assert_eq!(f.next_deadline(&s, ACK), Some(Duration::MAX));
+        f.remove(&want(1));
         // The fetch ends: nothing is due any more.
         f.remove(&want(0));
         assert_eq!(f.next_deadline(&s, ACK), None);
