@@ -212,7 +212,12 @@ pub(super) struct Expired {
 #[derive(Debug)]
 pub(super) struct Fetches {
     me: ReplicaId,
-    pending: Map<Want, Pending>,
+    /// Where each fetch is in `slots`.
+    pending: Map<Want, usize>,
+    /// The fetches (a free slot is `None`): a fetch changed last is found again by its
+    /// slot, without a lookup.
+    slots: Vec<Option<(Want, Pending)>>,
+    free: Vec<usize>,
     next_req: ReqId,
     /// At most the earliest `hedge_at` of any fetch.
     hedge_floor: Duration,
@@ -225,8 +230,8 @@ pub(super) struct Fetches {
     hedged: usize,
     /// How many asks are parked at each peer (other than this replica): exact.
     parked: SmallVec<[(ReplicaId, u32); 4]>,
-    /// The fetch `get_mut` handed out last, not accounted for yet.
-    touched: Option<Want>,
+    /// The slot of the fetch `get_mut` handed out last, not accounted for yet.
+    touched: Option<usize>,
 }
 
 /// Counts one more (`up`) or one fewer ask parked at `peer`, dropping a count that
@@ -250,6 +255,8 @@ impl Fetches {
         Fetches {
             me,
             pending: Map::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
             next_req: ReqId(1),
             hedge_floor: Duration::MAX,
             sent_floor: Duration::MAX,
@@ -263,10 +270,10 @@ impl Fetches {
     /// Brings the floors and parked counts up to date with the fetch `get_mut` handed
     /// out last: its deadlines may have moved earlier, its asks parked or answered.
     fn account(&mut self) {
-        let Some(want) = self.touched.take() else {
+        let Some(i) = self.touched.take() else {
             return;
         };
-        let Some(p) = self.pending.get_mut(&want) else {
+        let Some((want, p)) = self.slots.get_mut(i).and_then(Option::as_mut) else {
             return;
         };
         self.hedge_floor = self.hedge_floor.min(p.hedge_at);
@@ -336,19 +343,30 @@ impl Fetches {
     }
 
     pub(super) fn get(&self, want: &Want) -> Option<&Pending> {
-        self.pending.get(want)
+        self.slot(*self.pending.get(want)?)
+    }
+
+    fn slot(&self, i: usize) -> Option<&Pending> {
+        self.slots.get(i)?.as_ref().map(|(_, p)| p)
+    }
+
+    /// Every fetch, in the map's (fixed) order.
+    fn iter(&self) -> impl Iterator<Item = (&Want, &Pending)> {
+        self.pending
+            .iter()
+            .filter_map(|(w, &i)| Some((w, self.slot(i)?)))
     }
 
     /// The fetch of `want`, to change: accounted for at the next change of this table
     /// (or by `next_deadline`), so keep no other way to change one.
     pub(super) fn get_mut(&mut self, want: &Want) -> Option<&mut Pending> {
         // A fetch changed twice in a row is accounted for once, after the second.
-        if self.touched != Some(*want) {
+        let i = *self.pending.get(want)?;
+        if self.touched != Some(i) {
             self.account();
         }
-        let p = self.pending.get_mut(want)?;
-        self.touched = Some(*want);
-        Some(p)
+        self.touched = Some(i);
+        self.slots.get_mut(i)?.as_mut().map(|(_, p)| p)
     }
 
     pub(super) fn contains(&self, want: &Want) -> bool {
@@ -356,27 +374,36 @@ impl Fetches {
     }
 
     pub(super) fn insert(&mut self, want: Want, mut p: Pending) {
-        if self.touched != Some(want) {
-            self.account();
-        }
         p.counted_parked.clear();
         p.counted_sent = 0;
         p.counted_hedge = false;
-        if let Some(mut old) = self.pending.insert(want, p) {
-            self.uncount(&want, &mut old);
+        let (free, slots) = (&mut self.free, &mut self.slots);
+        let i = *self.pending.entry(want).or_insert_with(|| {
+            free.pop().unwrap_or_else(|| {
+                slots.push(None);
+                slots.len() - 1
+            })
+        });
+        if self.touched != Some(i) {
+            self.account();
         }
-        self.touched = Some(want);
+        if let Some((w, mut old)) = self.slots[i].replace((want, p)) {
+            self.uncount(&w, &mut old);
+        }
+        self.touched = Some(i);
     }
 
     pub(super) fn remove(&mut self, want: &Want) -> Option<Pending> {
         // The fetch changed last needs no accounting if it is the one that goes (its
         // parked asks are uncounted as they were counted).
-        if self.touched == Some(*want) {
+        let i = self.pending.remove(want)?;
+        if self.touched == Some(i) {
             self.touched = None;
         } else {
             self.account();
         }
-        let mut p = self.pending.remove(want)?;
+        let (_, mut p) = self.slots[i].take()?;
+        self.free.push(i);
         self.uncount(want, &mut p);
         debug_assert!(!self.pending.is_empty() || (self.parked.is_empty() && self.sent == 0));
         Some(p)
@@ -384,8 +411,7 @@ impl Fetches {
 
     /// Every want fetched, in the map's (fixed) order.
     pub(super) fn wants(&self, f: impl Fn(&Want, &Pending) -> bool) -> Vec<Want> {
-        self.pending
-            .iter()
+        self.iter()
             .filter(|(w, p)| f(w, p))
             .map(|(w, _)| *w)
             .collect()
@@ -393,7 +419,7 @@ impl Fetches {
 
     /// Whether some ask other than `replica`'s still waits for `want`.
     pub(super) fn others_outstanding(&self, want: &Want, replica: u32) -> bool {
-        self.pending.get(want).is_some_and(|p| {
+        self.get(want).is_some_and(|p| {
             p.asks
                 .iter()
                 .any(|a| a.replica != replica && a.outstanding())
@@ -402,7 +428,7 @@ impl Fetches {
 
     /// This process did not run for a while: asks in flight start their clock again.
     pub(super) fn resync(&mut self, now: Duration) {
-        for p in self.pending.values_mut() {
+        for (_, p) in self.slots.iter_mut().flatten() {
             for a in p.asks.iter_mut() {
                 if let AskState::Sent { at } = &mut a.state {
                     *at = now;
@@ -416,7 +442,7 @@ impl Fetches {
     pub(super) fn refresh(&mut self) {
         self.account();
         let (mut hedge, mut sent) = (Duration::MAX, Duration::MAX);
-        for (want, p) in &self.pending {
+        for (want, p) in self.iter() {
             hedge = hedge.min(p.hedge_at);
             for a in &p.asks {
                 if let AskState::Sent { at } = a.state {
@@ -487,7 +513,11 @@ impl Fetches {
         for &(peer, _) in &self.parked {
             t = t.min(silence.parked_deadline(peer, ack_timeout));
         }
-        if let Some((want, p)) = self.touched.and_then(|w| Some((w, self.pending.get(&w)?))) {
+        if let Some((want, p)) = self
+            .touched
+            .and_then(|i| self.slots.get(i)?.as_ref())
+            .map(|(w, p)| (*w, p))
+        {
             t = t.min(p.hedge_at);
             let mut parked = None;
             for a in &p.asks {
@@ -509,7 +539,7 @@ impl Fetches {
     pub(super) fn walk_deadline(&self, silence: &Silence, ack_timeout: Duration) -> Option<Duration> {
         let mut t: Option<Duration> = None;
         let mut parked = None;
-        for (want, p) in &self.pending {
+        for (want, p) in self.iter() {
             t = Some(t.map_or(p.hedge_at, |x| x.min(p.hedge_at)));
             for a in &p.asks {
                 if let Some(d) = self.ask_deadline(want, a, silence, ack_timeout, &mut parked) {
@@ -524,7 +554,7 @@ impl Fetches {
     pub(super) fn scan(&self, now: Duration, silence: &Silence, ack_timeout: Duration) -> Expired {
         let mut out = Expired::default();
         let mut parked = None;
-        for (want, p) in &self.pending {
+        for (want, p) in self.iter() {
             for a in &p.asks {
                 if self
                     .ask_deadline(want, a, silence, ack_timeout, &mut parked)
@@ -681,7 +711,7 @@ mod tests {
         assert_eq!(f.next_deadline(s, ACK), walk);
         let mut counted: Vec<(ReplicaId, u32)> = f.parked.to_vec();
         let mut walked: Vec<(ReplicaId, u32)> = Vec::new();
-        for (w, p) in &f.pending {
+        for (w, p) in f.iter() {
             for a in &p.asks {
                 let peer = ReplicaId::new(w.src(), a.replica);
                 if a.state == AskState::Parked && peer != f.me {
@@ -696,7 +726,6 @@ mod tests {
         walked.sort();
         assert_eq!(counted, walked);
         let sent = f
-            .pending
             .iter()
             .flat_map(|(w, p)| p.asks.iter().map(move |a| (w, a)))
             .filter(|(w, a)| {
@@ -706,9 +735,8 @@ mod tests {
             .count();
         assert_eq!(f.sent, sent);
         let hedged = f
-            .pending
-            .values()
-            .filter(|p| p.hedge_at != Duration::MAX)
+            .iter()
+            .filter(|(_, p)| p.hedge_at != Duration::MAX)
             .count();
         assert_eq!(f.hedged, hedged);
     }
