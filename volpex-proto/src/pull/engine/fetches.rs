@@ -536,7 +536,11 @@ impl Fetches {
 
     /// The earliest deadline of any fetch, by a walk over all of them (what
     /// `next_deadline` must never be later than).
-    pub(super) fn walk_deadline(&self, silence: &Silence, ack_timeout: Duration) -> Option<Duration> {
+    pub(super) fn walk_deadline(
+        &self,
+        silence: &Silence,
+        ack_timeout: Duration,
+    ) -> Option<Duration> {
         let mut t: Option<Duration> = None;
         let mut parked = None;
         for (want, p) in self.iter() {
@@ -870,21 +874,21 @@ mod tests {
             let mut s = Silence::default();
             let mut now = Duration::ZERO;
             for _ in 0..400 {
-                now += MS * rng.gen_range(0..20);
-                let seq = rng.gen_range(0..6u64);
-                let src = rng.gen_range(1..3u32);
+                now += MS * rng.random_range(0..20);
+                let seq = rng.random_range(0..6u64);
+                let src = rng.random_range(1..3u32);
                 let w = test_want(src, 0, seq);
-                let replica = rng.gen_range(0..3u32);
-                let state = match rng.gen_range(0..6) {
+                let replica = rng.random_range(0..3u32);
+                let state = match rng.random_range(0..6) {
                     0 | 1 => AskState::Sent { at: now },
                     2 => AskState::Parked,
                     3 => AskState::Silent,
                     4 => AskState::Gone,
                     _ => AskState::Dropped,
                 };
-                match rng.gen_range(0..12) {
+                match rng.random_range(0..12) {
                     0 => {
-                        let hedge = if rng.gen_bool(0.5) {
+                        let hedge = if rng.random_bool(0.5) {
                             now + 200 * MS
                         } else {
                             Duration::MAX
@@ -896,7 +900,7 @@ mod tests {
                     }
                     2 | 3 => {
                         let req = f.new_req();
-                        let keep = rng.gen_bool(0.5);
+                        let keep = rng.random_bool(0.5);
                         if let Some(p) = f.get_mut(&w) {
                             p.record_ask(replica, req, now, keep);
                         }
@@ -910,7 +914,7 @@ mod tests {
                     }
                     6 => {
                         if let Some(p) = f.get_mut(&w) {
-                            p.hedge_at = now + MS * rng.gen_range(0..300);
+                            p.hedge_at = now + MS * rng.random_range(0..300);
                         }
                     }
                     7 => {
@@ -933,7 +937,7 @@ mod tests {
                 assert_eq!(next.is_none(), walk.is_none());
                 // A turn at the deadline it gave finds it passed and refreshes; one at the
                 // walk's sees the same floors or earlier.
-                if rng.gen_bool(0.1) {
+                if rng.random_bool(0.1) {
                     check(&mut f, &s);
                 }
             }
