@@ -694,6 +694,30 @@ fn a_leader_sends_its_follower_choices_in_batches() {
     );
 }
 
+/// A timer turn at a fetch's deadline (here the hedge turns of two receives nobody
+/// answers, posted 20 ms apart) leaves the next deadline after it: the fetches' deadline
+/// floors are made exact at the turn, so a driver does not turn again at once for a
+/// deadline already handled.
+#[test]
+fn a_timer_turn_moves_the_next_deadline_past_the_one_it_handled() {
+    let (_, _, _tx, mut rx, spec) = sender_and_receiver(2);
+    let other = RecvSpec {
+        tag: TagSel::Tag(4),
+        ..spec.clone()
+    };
+    rx.post(Duration::ZERO, spec, Mode::Receive);
+    rx.post(Duration::from_millis(20), other, Mode::Receive);
+    while rx.poll_transmit().or_else(|| rx.poll_deferred()).is_some() {}
+    let mut t = rx.poll_timeout().expect("a pulled message has a deadline");
+    while t < Duration::from_millis(1000) {
+        rx.handle_timeout(t);
+        while rx.poll_transmit().or_else(|| rx.poll_deferred()).is_some() {}
+        let next = rx.poll_timeout().expect("the receive still waits");
+        assert!(next > t, "the turn at {t:?} left {next:?} due");
+        t = next;
+    }
+}
+
 /// Delivers every frame the engines send each other (frames to engines not in the list
 /// are dropped) until none moves.
 fn exchange(now: Duration, engines: &mut [&mut Engine]) {
