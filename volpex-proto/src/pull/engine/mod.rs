@@ -923,7 +923,9 @@ impl Engine {
         self.out.poll_event()
     }
 
-    /// The earliest time `handle_timeout` has work to do.
+    /// The earliest time `handle_timeout` has work to do, or earlier (never later): after
+    /// a pull ended or a deadline moved later, a turn may come early, find nothing due and
+    /// make the next answer exact.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Duration> {
         let ack_timeout = self.cfg.ack_timeout;
