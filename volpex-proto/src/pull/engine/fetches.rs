@@ -9,11 +9,11 @@
 //! from floors kept as fetches change (a lower bound of the hedges and of the unanswered
 //! asks' send times, lowered by every change, exact again when nothing is left under
 //! one, and made exact by `refresh` once passed) and from a count of parked asks per
-//! peer (exact; their deadlines come from `Silence` at the call). A fetch handed out by `get_mut` is accounted for at the next
-//! change of this table or by `next_deadline` itself, so the answer is never later than
-//! the walk's (`walk_deadline`, checked in debug builds): at worst a turn comes early,
-//! finds nothing due and `refresh`es. Never let a change to a fetch bypass `get_mut`,
-//! `insert` or `remove`.
+//! peer (exact; their deadlines come from `Silence` at the call). A fetch handed out by
+//! `get_mut` is accounted for at the next change of this table or by `next_deadline`
+//! itself, so the answer is never later than the walk's (`walk_deadline`, checked in
+//! debug builds): at worst a turn comes early, finds nothing due and `refresh`es. Never
+//! let a change to a fetch bypass `get_mut`, `insert` or `remove`.
 
 use std::time::Duration;
 
