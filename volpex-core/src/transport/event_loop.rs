@@ -1076,16 +1076,7 @@ mod tests {
         // Rank 1's pulls for rank 0's next messages are parked at rank 0 once it read
         // them: a small message answering one is published in a slot, not written into
         // the ring, and rank 1 reads it in place (docs/SHM.md, "Messages read in place").
-        let id = c1.engine.post(c1.now(), spec(0, 7), Mode::Receive);
-        let mut turns = 0;
-        while !c0.engine.next_send_awaited(0, 7, 1) {
-            for c in [&mut c0, &mut c1] {
-                c.turn(Some(Duration::from_micros(100)), false)
-                    .expect("a turn");
-            }
-            turns += 1;
-            assert!(turns < 10_000, "the pull never came");
-        }
+        let id = park_a_pull(&mut c0, &mut c1);
         let (writes, slots) = (ring_writes(&mut c0), c0.colocated.in_place_sent);
         c0.send(0, 7, 1, b"second").expect("sent");
         assert_eq!(ring_writes(&mut c0), writes, "nothing through the ring");
@@ -1098,15 +1089,7 @@ mod tests {
         // The slot goes before the log (`Core::publish_ahead`): rank 1 takes the third
         // message while rank 0 has not logged it yet, and logging it then answers the
         // pull with nothing more (no second slot, no frame).
-        let id = c1.engine.post(c1.now(), spec(0, 7), Mode::Receive);
-        while !c0.engine.next_send_awaited(0, 7, 1) {
-            for c in [&mut c0, &mut c1] {
-                c.turn(Some(Duration::from_micros(100)), false)
-                    .expect("a turn");
-            }
-            turns += 1;
-            assert!(turns < 30_000, "the pull never came");
-        }
+        let id = park_a_pull(&mut c0, &mut c1);
         let (writes, slots) = (ring_writes(&mut c0), c0.colocated.in_place_sent);
         c0.publish_ahead(0, 7, 1, b"third");
         assert_eq!(c0.colocated.in_place_sent, slots + 1, "published");
@@ -1120,6 +1103,28 @@ mod tests {
         assert_eq!(ring_writes(&mut c0), writes, "no frame through the ring");
     }
 
+    /// Rank 1 (`c1`) posts a receive for rank 0's next message on tag 7, and both turn
+    /// until its pull is parked at rank 0 (`c0`). Returns the receive.
+    fn park_a_pull(c0: &mut Core, c1: &mut Core) -> RecvId {
+        let spec = RecvSpec {
+            comm: 0,
+            src: Source::Rank(0),
+            tag: TagSel::Tag(7),
+        };
+        let id = c1.engine.post(c1.now(), spec, Mode::Receive);
+        c1.flush_all();
+        let mut turns = 0;
+        while !c0.engine.next_send_awaited(0, 7, 1) {
+            for c in [&mut *c0, &mut *c1] {
+                c.turn(Some(Duration::from_micros(100)), false)
+                    .expect("a turn");
+            }
+            turns += 1;
+            assert!(turns < 30_000, "the pull never came");
+        }
+        id
+    }
+
     /// Two cores of a two-rank job on this host, rank 1 with a receive posted for rank 0's
     /// first message on tag 7 whose pull is parked at rank 0: rank 0's send of it is
     /// published in a slot. Returns both cores and the receive.
@@ -1130,23 +1135,7 @@ mod tests {
         let addrs = [0, 1].map(|i| tcp[i].local_addr().expect("its address"));
         let [t0, t1] = tcp;
         let (mut c0, mut c1) = (core_of_two(0, &addrs, t0), core_of_two(1, &addrs, t1));
-        let spec = RecvSpec {
-            comm: 0,
-            src: Source::Rank(0),
-            tag: TagSel::Tag(7),
-        };
-        let now = c1.now();
-        let id = c1.engine.post(now, spec, Mode::Receive);
-        c1.flush_all();
-        let mut turns = 0;
-        while !c0.engine.next_send_awaited(0, 7, 1) {
-            for c in [&mut c0, &mut c1] {
-                c.turn(Some(Duration::from_micros(100)), false)
-                    .expect("a turn");
-            }
-            turns += 1;
-            assert!(turns < 30_000, "the pull never came");
-        }
+        let id = park_a_pull(&mut c0, &mut c1);
         (c0, c1, id)
     }
 
@@ -1185,19 +1174,7 @@ mod tests {
         assert_eq!(c1.colocated.landed, 1);
         assert_eq!(&buf[..6], b"landed");
         // The next message, with no buffer lent, comes as a payload.
-        let spec = RecvSpec {
-            comm: 0,
-            src: Source::Rank(0),
-            tag: TagSel::Tag(7),
-        };
-        let id = c1.engine.post(c1.now(), spec, Mode::Receive);
-        c1.flush_all();
-        while !c0.engine.next_send_awaited(0, 7, 1) {
-            for c in [&mut c0, &mut c1] {
-                c.turn(Some(Duration::from_micros(100)), false)
-                    .expect("a turn");
-            }
-        }
+        let id = park_a_pull(&mut c0, &mut c1);
         c0.send(0, 7, 1, b"copied").expect("sent");
         assert_eq!(&slot_message(&mut c1, id)[..], b"copied");
         assert_eq!(c1.colocated.landed, 1);

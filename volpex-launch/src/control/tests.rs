@@ -50,6 +50,25 @@ fn connect(addr: SocketAddr, key: &JobKey, id: ReplicaId, inc: u32, msg: &ToLaun
     s
 }
 
+/// Connects as incarnation `inc` of `id` and registers; the server says so.
+fn registered(
+    addr: SocketAddr,
+    key: &JobKey,
+    rx: &Receiver<Event>,
+    id: ReplicaId,
+    inc: u32,
+) -> TcpStream {
+    let register = ToLauncher::Register {
+        addr: "127.0.0.1:10".into(),
+    };
+    let s = connect(addr, key, id, inc, &register);
+    assert!(matches!(
+        next(rx, WAIT),
+        Some(ControlEvent::Registered { .. })
+    ));
+    s
+}
+
 /// The next control event (beats and the like are not events), if one comes in time.
 fn next(rx: &Receiver<Event>, within: Duration) -> Option<ControlEvent> {
     let end = Instant::now() + within;
@@ -114,19 +133,7 @@ fn a_replaced_incarnation_is_not_called_silent() {
     current.set(1, 2);
     let (addr, rx, key) = server_with_timeout(&current, Duration::from_millis(300));
     let b = ReplicaId::new(0, 1);
-    let mut ctl = connect(
-        addr,
-        &key,
-        b,
-        2,
-        &ToLauncher::Register {
-            addr: "127.0.0.1:10".into(),
-        },
-    );
-    assert!(matches!(
-        next(&rx, WAIT),
-        Some(ControlEvent::Registered { .. })
-    ));
+    let mut ctl = registered(addr, &key, &rx, b, 2);
     let mut beat = connect(addr, &key, b, 2, &ToLauncher::Heartbeat);
     // The server beats back once it watches this incarnation.
     read_one(&mut beat).expect("a beat from the server");
@@ -153,19 +160,7 @@ fn a_fence_request_from_a_replica_out_of_touch_is_ignored() {
     let current = Incarnations::new(2);
     let (addr, rx, key) = server(&current);
     let a = ReplicaId::new(0, 0);
-    let mut ctl = connect(
-        addr,
-        &key,
-        a,
-        0,
-        &ToLauncher::Register {
-            addr: "127.0.0.1:10".into(),
-        },
-    );
-    assert!(matches!(
-        next(&rx, WAIT),
-        Some(ControlEvent::Registered { .. })
-    ));
+    let mut ctl = registered(addr, &key, &rx, a, 0);
     let mut beat = connect(addr, &key, a, 0, &ToLauncher::Heartbeat);
     let say = |s: &mut TcpStream, msg: &ToLauncher| {
         let (h, p) = control::encode(msg);
