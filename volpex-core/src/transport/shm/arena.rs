@@ -110,6 +110,16 @@ impl std::fmt::Display for SlotError {
     }
 }
 
+/// The first `len` bytes of a slot's payload `words`, copied into a `Vec`.
+fn copy_out(words: &[AtomicU64], len: usize) -> Vec<u8> {
+    let mut payload = Vec::with_capacity(len.next_multiple_of(8));
+    for w in words {
+        payload.extend_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
+    }
+    payload.truncate(len);
+    payload
+}
+
 /// Where `Arena::read_into` put a slot's message.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Taken {
@@ -296,14 +306,7 @@ impl<'a> Arena<'a> {
                 }
                 Taken::Landed(len)
             }
-            _ => {
-                let mut payload = Vec::with_capacity(len.next_multiple_of(8));
-                for w in words {
-                    payload.extend_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
-                }
-                payload.truncate(len);
-                Taken::Copied(payload)
-            }
+            _ => Taken::Copied(copy_out(words, len)),
         };
         #[cfg(test)]
         during_copy::run(s);
@@ -348,12 +351,8 @@ impl<'a> Arena<'a> {
         let Some((epoch, meta, len)) = self.header(c)? else {
             return Ok(None);
         };
-        let mut payload = Vec::new();
-        for w in &self.slot(c)[HEADER_WORDS..HEADER_WORDS + len.div_ceil(8)] {
-            payload.extend_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
-        }
-        payload.truncate(len);
-        Ok(Some((epoch, meta, payload)))
+        let words = &self.slot(c)[HEADER_WORDS..HEADER_WORDS + len.div_ceil(8)];
+        Ok(Some((epoch, meta, copy_out(words, len))))
     }
 
     /// Consumer: whether the `c`-th slot still holds what was copied at `epoch`.

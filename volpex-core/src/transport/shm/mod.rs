@@ -395,14 +395,11 @@ impl ShmPipe {
     /// delivered, and the caller closes the connection as for a corrupt ring.
     #[cfg(test)]
     pub fn take_slot(&mut self) -> io::Result<Option<(SlotMeta, Vec<u8>)>> {
-        let Some(l) = &mut self.linked else {
-            return Ok(None);
-        };
-        let got = l.seg.arena(1 - l.side).read(l.taken).map_err(slot_error)?;
-        if got.is_some() {
-            l.taken += 1;
-        }
-        Ok(got)
+        let got = self.take_slot_into(|_, _| None)?;
+        Ok(got.map(|(meta, t)| match t {
+            SlotTaken::Copied(payload) => (meta, payload),
+            SlotTaken::Landed(_) => unreachable!("no buffer was offered"),
+        }))
     }
 
     /// `take_slot`, except that a message `into` offers a buffer for (given its header
